@@ -1,0 +1,336 @@
+/*
+ * epochcast.h: the one public header of libepochcast.
+ *
+ * epochcast predicts deep-learning training step time, epoch time and GPU memory
+ * from a configuration (model, task, GPU, precision, batch, DataLoader settings)
+ * before anyone rents a GPU. Anything not declared here is not API.
+ *
+ * Conventions (see ../shared/research/style-study.md, part B):
+ *   - every object hangs off an ec_ctx; nothing in the library is global and mutable;
+ *   - functions return an ec_status (EC_OK = 0); on failure ec_ctx_errmsg() holds a
+ *     detailed message such as "models/gpus.csv:12:4: 'mem_bytes' is not a number";
+ *   - units are in the names: _s seconds, _bytes bytes, _bytes_per_s, _flop, _flop_per_s,
+ *     _frac for fractions in 0..1;
+ *   - the library never prints and never aborts.  Hosts that embed it should call
+ *     gsl_set_error_handler_off() once at start-up (the library only uses GSL's _e
+ *     functions or validates input first, but GSL's default handler is process-global).
+ */
+#ifndef EPOCHCAST_H
+#define EPOCHCAST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define EC_API __attribute__((visibility("default")))
+#else
+#define EC_API
+#endif
+
+#define EC_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------------------------
+ * Status codes.  Append only; never renumber.
+ */
+typedef enum ec_status {
+    EC_OK = 0,       /* success */
+    EC_ENOMEM = 1,   /* an allocation failed */
+    EC_EINVAL = 2,   /* invalid argument or configuration value */
+    EC_EDOM = 3,     /* a query outside the domain a model or table covers */
+    EC_EPARSE = 4,   /* malformed input file (CSV, histogram, profile) */
+    EC_EIO = 5,      /* a file could not be opened, read, written or renamed */
+    EC_ENOTFOUND = 6,/* unknown GPU, model, host, key or column */
+    EC_ENOTSUP = 7,  /* the combination is not supported by this build or model */
+    EC_EMISUSE = 8   /* API misuse: NULL handle, wrong order of calls */
+} ec_status;
+
+/* A static, one-line description of a status code ("out of memory", ...). Never NULL. */
+EC_API const char *ec_strerror(int status);
+
+/* ---------------------------------------------------------------------------------
+ * Context.
+ *
+ * The context owns the allocator, the last error message and the registries of
+ * hardware profiles, host profiles and network presets loaded from a models/ folder.
+ * One context must not be used by two threads at once; separate contexts may.
+ */
+typedef struct ec_ctx ec_ctx;
+
+/* Allocator in the shape of lua_Alloc: with nsize == 0 free ptr and return NULL;
+ * otherwise behave like realloc(ptr, nsize).  osize is the old size when known, else 0. */
+typedef void *(*ec_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/* Create a context.  alloc == NULL means realloc/free.  *out is NULL on failure.
+ * Exceptional returns: EC_EMISUSE (out == NULL), EC_ENOMEM. */
+EC_API int ec_ctx_new(ec_alloc_fn alloc, void *ud, ec_ctx **out);
+
+/* Free a context and everything it owns.  NULL is a no-op. */
+EC_API void ec_ctx_free(ec_ctx *ctx);
+
+/* The detailed message of the last failure on this context ("" if none).
+ * Owned by the context, valid until the next call that fails. */
+EC_API const char *ec_ctx_errmsg(const ec_ctx *ctx);
+
+/* Load the data tables of a models/ folder: gpus.csv (hardware profiles),
+ * hosts.csv (host CPU profiles), networks.csv (network presets) and constants.csv
+ * (software constants).  dir == NULL uses ec_default_models_dir().  May be called
+ * once per context.  Exceptional returns: EC_EIO, EC_EPARSE (with file:line:column),
+ * EC_ENOMEM, EC_EMISUSE (already loaded). */
+EC_API int ec_ctx_load_models(ec_ctx *ctx, const char *dir);
+
+/* The models/ folder compiled into this build (the source tree's models/). */
+EC_API const char *ec_default_models_dir(void);
+
+/* ---------------------------------------------------------------------------------
+ * Configuration: the one vocabulary shared by C, Lua, the CLI and run-record CSVs
+ * (DESIGN.md section 2).  A plain struct; initialise it with ec_config_init() and set
+ * fields either directly or by key with ec_config_set().
+ */
+typedef enum ec_strategy { EC_STRATEGY_SINGLE = 0, EC_STRATEGY_DP, EC_STRATEGY_DDP } ec_strategy;
+
+typedef enum ec_precision {
+    EC_PREC_FP32 = 0, /* IEEE fp32 matmuls on CUDA cores */
+    EC_PREC_TF32,     /* fp32 tensors, TF32 tensor-core matmuls (Ampere and later) */
+    EC_PREC_AMP_FP16, /* torch.autocast fp16 with GradScaler, fp32 master weights */
+    EC_PREC_AMP_BF16, /* torch.autocast bf16, fp32 master weights, no scaler */
+    EC_PREC_BF16,     /* pure bf16 model and optimizer states */
+    EC_PREC_FP16      /* pure fp16 model and optimizer states */
+} ec_precision;
+
+typedef enum ec_padding { EC_PAD_MAX_LENGTH = 0, EC_PAD_DYNAMIC, EC_PAD_BUCKETED } ec_padding;
+
+typedef enum ec_optimizer {
+    EC_OPT_SGD = 0, EC_OPT_ADAM, EC_OPT_ADAMW, EC_OPT_ADAMW_FOREACH, EC_OPT_ADAMW_FUSED, EC_OPT_LAMB
+} ec_optimizer;
+
+typedef enum ec_tokenize { EC_TOKENIZE_UPFRONT = 0, EC_TOKENIZE_ON_THE_FLY } ec_tokenize;
+typedef enum ec_tokenizer { EC_TOKENIZER_FAST = 0, EC_TOKENIZER_PYTHON } ec_tokenizer;
+
+#define EC_NAME_MAX 64
+#define EC_PATH_MAX 512
+
+typedef struct ec_config {
+    char model[EC_NAME_MAX];     /* network preset id, e.g. "bert-base" */
+    char task[EC_NAME_MAX];      /* "classify", "squad", "pretrain", "lm", "imagenet"; "" = preset default */
+    char gpu[EC_NAME_MAX];       /* hardware profile id or alias, e.g. "a100-sxm4-80gb" */
+    int num_gpus;                /* GPUs taking part [1] */
+    ec_strategy strategy;        /* [single; ddp when num_gpus > 1 and not set] */
+    char topology[EC_NAME_MAX];  /* "" = profile default; "nvlink", "pcie-switch", "pcie-host", "a16-board" */
+    int nodes;                   /* machines [1] */
+    double network_bytes_per_s;  /* inter-node bandwidth per node [0 = profile default] */
+    ec_precision precision;      /* [fp32] */
+    int batch_per_gpu;           /* micro-batch per GPU (samples) [required, >= 1] */
+    int seq_len;                 /* tokens per sample, or the cap with dynamic padding [preset default] */
+    ec_padding padding;          /* [max_length] */
+    char lengths[EC_PATH_MAX];   /* length distribution spec: "lognormal(60,0.7)", ..., or a CSV path */
+    int image_size;              /* pixels per side for vision models [preset default] */
+    int grad_accum;              /* micro-steps per optimizer step [1] */
+    ec_optimizer optimizer;      /* [adamw] */
+    int checkpointing;           /* activation checkpointing, 0/1 [0] */
+    int compile;                 /* torch.compile, 0/1 [0] */
+    int num_workers;             /* DataLoader workers [0] */
+    int prefetch_factor;         /* batches per worker in flight [2] */
+    int pin_memory;              /* [0] */
+    int persistent_workers;      /* [0] */
+    ec_tokenize tokenize;        /* [upfront] */
+    ec_tokenizer tokenizer;      /* [fast] */
+    double sample_cpu_s;         /* explicit CPU seconds per sample, < 0 = derive [-1] */
+    char host[EC_NAME_MAX];      /* host CPU profile id ["" = "default"] */
+    double dataset_samples;      /* samples per epoch [0 = unknown, no epoch time] */
+    int epochs;                  /* [1] */
+    double eval_samples;         /* evaluation samples per epoch [0] */
+    int data_synthetic;          /* data=synthetic: no input-pipeline cost [0] */
+    double gpu_step_s;           /* a measured GPU step time replacing the compute model [0 = model] */
+    char profile[EC_PATH_MAX];   /* calibrated profile CSV ["" = none] */
+    uint64_t seed;               /* simulation seed [fixed default] */
+    uint64_t set_mask;           /* bit i set when key i was given explicitly (ec_config_key_name(i)) */
+} ec_config;
+
+/* Defaults of DESIGN.md section 2.  batch_per_gpu is 0 (unset) and must be given. */
+EC_API void ec_config_init(ec_config *cfg);
+
+/* Set one key from its text form, as on the CLI ("batch_per_gpu", "16").
+ * Exceptional returns: EC_ENOTFOUND for an unknown key (message names the nearest
+ * valid key), EC_EINVAL for a value that does not parse or is out of range (message
+ * names the key, the value and the valid range or choices). */
+EC_API int ec_config_set(ec_ctx *ctx, ec_config *cfg, const char *key, const char *value);
+
+/* Parse "key=value" (one CLI word). */
+EC_API int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word);
+
+/* The text form of a key's value ("" when it is a default empty string).
+ * Returns EC_ENOTFOUND for an unknown key. */
+EC_API int ec_config_get(const ec_config *cfg, const char *key, char *buf, size_t n);
+
+/* The config keys in their stable order (DESIGN.md section 2), for CSV headers and help. */
+EC_API size_t ec_config_key_count(void);
+EC_API const char *ec_config_key_name(size_t i);
+EC_API const char *ec_config_key_help(size_t i);
+
+/* ---------------------------------------------------------------------------------
+ * Prediction.
+ */
+typedef enum ec_bottleneck {
+    EC_BOTTLENECK_COMPUTE = 0,   /* GPU kernels fill the step */
+    EC_BOTTLENECK_CPU,           /* the host cannot issue kernels fast enough */
+    EC_BOTTLENECK_INPUT,         /* the input pipeline (DataLoader) starves the GPU */
+    EC_BOTTLENECK_H2D,           /* host-to-device copies that do not overlap */
+    EC_BOTTLENECK_COMM           /* exposed gradient communication */
+} ec_bottleneck;
+
+EC_API const char *ec_bottleneck_name(ec_bottleneck b);
+
+/* Warnings, a bit set in ec_result.warnings; the text is in ec_result.warning_text. */
+#define EC_WARN_BF16_EMULATED   (1u << 0) /* bf16 on a GPU without bf16 tensor cores */
+#define EC_WARN_TF32_NO_EFFECT  (1u << 1) /* tf32 before Ampere: runs as fp32 */
+#define EC_WARN_FP16_NO_TENSOR  (1u << 2) /* fp16 on a GPU without tensor cores */
+#define EC_WARN_DOES_NOT_FIT    (1u << 3) /* predicted peak memory exceeds capacity */
+#define EC_WARN_SEQ_TRUNCATED   (1u << 4) /* seq_len above the preset's position limit */
+#define EC_WARN_UNSUPPORTED_GPU (1u << 5) /* the GPU cannot run current PyTorch (Kepler) */
+#define EC_WARN_MODEL_DEFAULTED (1u << 6) /* a hardware figure came from the architecture, not a measurement */
+
+/* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
+typedef struct ec_breakdown {
+    double forward_s;       /* forward kernels (incl. recompute under checkpointing) */
+    double backward_s;      /* backward kernels */
+    double optimizer_s;     /* optimizer kernels (incl. GradScaler unscale) */
+    double h2d_s;           /* host-to-device copy of the batch, the part not overlapped */
+    double cpu_overhead_s;  /* GPU idle while the CPU issues kernels or syncs */
+    double loader_s;        /* GPU idle waiting for the input pipeline */
+    double comm_s;          /* exposed gradient communication */
+} ec_breakdown;
+
+/* Peak GPU memory by part, per GPU (GPU 0 under dp). */
+typedef struct ec_memory {
+    double weights_bytes;       /* parameters (and fp32 master copy for pure 16-bit) */
+    double grads_bytes;         /* gradients (+ DDP bucket copy) */
+    double optimizer_bytes;     /* optimizer states and step temporaries */
+    double cast_cache_bytes;    /* autocast 16-bit weight copies */
+    double activations_bytes;   /* tensors saved for backward at the peak */
+    double workspace_bytes;     /* cuBLAS/cuDNN workspaces, loss/logit temporaries */
+    double context_bytes;       /* CUDA context and loaded kernels (+ NCCL) */
+    double allocator_bytes;     /* caching-allocator rounding and fragmentation */
+    double peak_bytes;          /* the sum above: what nvidia-smi would show at the peak */
+    double capacity_bytes;      /* the GPU's memory */
+    int fits;                   /* peak_bytes <= capacity_bytes */
+} ec_memory;
+
+#define EC_WARNING_TEXT_MAX 512
+
+typedef struct ec_result {
+    double step_s;            /* wall time of one optimizer step (grad_accum micro-steps) */
+    double samples_per_s;     /* training throughput summed over all GPUs */
+    double epoch_s;           /* one epoch, 0 when dataset_samples is unknown */
+    double run_s;             /* all epochs plus one-time costs, 0 when unknown */
+    double gpu_util_frac;     /* share of wall time with a kernel running (nvidia-smi) */
+    ec_bottleneck bottleneck;
+    double gpu_busy_s;        /* kernel time per step */
+    double cpu_issue_s;       /* host time to issue one step */
+    double flop_per_step;     /* model FLOPs of one optimizer step on one GPU */
+    double mfu_frac;          /* model FLOPs / (step time x dense peak at that precision) */
+    double kernels_per_step;  /* GPU kernels launched per optimizer step */
+    double steps_per_epoch;   /* optimizer steps per epoch, 0 when unknown */
+    double epoch_p10_s, epoch_p50_s, epoch_p90_s; /* epoch time interval */
+    ec_breakdown breakdown;
+    ec_memory memory;
+    unsigned warnings;        /* EC_WARN_* bits */
+    char warning_text[EC_WARNING_TEXT_MAX]; /* "; "-separated human text */
+} ec_result;
+
+/* Predict one configuration.  The result is fully written on EC_OK.
+ * A configuration that does not fit in memory is a result (memory.fits = 0), not an error.
+ * Exceptional returns: EC_EMISUSE (models not loaded), EC_ENOTFOUND (unknown gpu, model,
+ * task or host; the message names the nearest valid ids), EC_EINVAL (missing batch,
+ * impossible combination), EC_ENOMEM. */
+EC_API int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res);
+
+/* Largest batch_per_gpu in 1..limit that fits in memory (bisection over ec_predict's memory
+ * model).  *out_batch is 0 when not even batch 1 fits.  limit <= 0 means 65536. */
+EC_API int ec_max_batch(ec_ctx *ctx, const ec_config *cfg, int limit, int *out_batch);
+
+/* ---------------------------------------------------------------------------------
+ * Registries: what was loaded from models/.
+ */
+typedef struct ec_gpu_info {
+    const char *id;              /* "a100-sxm4-80gb" */
+    const char *name;            /* "NVIDIA A100-SXM4-80GB" */
+    const char *architecture;    /* "Ampere" */
+    double compute_capability;   /* 8.0 */
+    int sm_count;
+    double memory_bytes;
+    double memory_bandwidth_bytes_per_s;
+    double peak_fp32_flop_per_s;
+    double peak_tf32_flop_per_s;     /* 0 when absent */
+    double peak_fp16_flop_per_s;     /* tensor cores, fp32 accumulate; 0 when absent */
+    double peak_bf16_flop_per_s;     /* 0 when absent */
+} ec_gpu_info;
+
+EC_API size_t ec_gpu_count(const ec_ctx *ctx);
+EC_API int ec_gpu_get(const ec_ctx *ctx, size_t i, ec_gpu_info *out);
+/* Resolve an id, an alias or an nvidia-smi name to a registry index. */
+EC_API int ec_gpu_find(ec_ctx *ctx, const char *name, size_t *index);
+
+typedef struct ec_model_info {
+    const char *id;              /* "bert-base" */
+    const char *family;          /* "encoder", "decoder", "resnet", "vit" */
+    const char *default_task;    /* "classify" */
+    double params;               /* parameter count with the default task head */
+    int default_seq_len;         /* tokens (transformers), 0 otherwise */
+    int default_image_size;      /* pixels (vision), 0 otherwise */
+} ec_model_info;
+
+EC_API size_t ec_model_count(const ec_ctx *ctx);
+EC_API int ec_model_get(const ec_ctx *ctx, size_t i, ec_model_info *out);
+/* Parameter count of a model with a given task head (task "" = default). */
+EC_API int ec_model_params(ec_ctx *ctx, const char *model, const char *task, double *params);
+
+/* ---------------------------------------------------------------------------------
+ * Run records: measured runs in the config vocabulary plus a measurement
+ * (DESIGN.md section 4): columns id, the config keys, metric, value, source.
+ */
+typedef enum ec_metric { EC_METRIC_SAMPLES_PER_S = 0, EC_METRIC_STEP_TIME_MS, EC_METRIC_EPOCH_TIME_S } ec_metric;
+
+typedef struct ec_runs ec_runs;
+
+typedef struct ec_run {
+    const char *id;
+    const char *source;
+    ec_config config;
+    ec_metric metric;
+    double value;                /* in the metric's unit */
+    size_t line;                 /* line of the row in its file */
+} ec_run;
+
+/* Load a run-record CSV.  Unknown columns are an error (naming file, line and column).
+ * Exceptional returns: EC_EIO, EC_EPARSE, EC_EINVAL, EC_ENOTFOUND, EC_ENOMEM. */
+EC_API int ec_runs_load(ec_ctx *ctx, const char *path, ec_runs **out);
+EC_API void ec_runs_free(ec_runs *runs);
+EC_API size_t ec_runs_count(const ec_runs *runs);
+/* Borrowed pointer into runs; valid until ec_runs_free.  NULL when i is out of range. */
+EC_API const ec_run *ec_runs_get(const ec_runs *runs, size_t i);
+
+/* The metric of a prediction in the unit of a run's metric. */
+EC_API double ec_result_metric(const ec_result *res, ec_metric metric);
+
+/* ---------------------------------------------------------------------------------
+ * CSV output through libcsv, written to PATH.tmp and renamed on ec_csv_close, so a
+ * failure never leaves half a file.  Quoting follows RFC 4180.
+ */
+typedef struct ec_csv_writer ec_csv_writer;
+
+EC_API int ec_csv_open(ec_ctx *ctx, const char *path, ec_csv_writer **out);
+/* Write one row of n fields (each NUL-terminated text). */
+EC_API int ec_csv_row(ec_csv_writer *w, const char *const *fields, size_t n);
+/* Flush, close and rename into place.  Frees w whatever the outcome. */
+EC_API int ec_csv_close(ec_csv_writer *w);
+/* Abandon: close and remove the temporary file.  NULL is a no-op. */
+EC_API void ec_csv_abort(ec_csv_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EPOCHCAST_H */

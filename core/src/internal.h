@@ -1,0 +1,158 @@
+/*
+ * internal.h: declarations shared by the files of core/src, never installed.
+ *
+ * Internal non-static functions are eci_<module>_<verb> and hidden (EC_INTERNAL).
+ * Each module's functions live in core/src/<module>.c.
+ */
+#ifndef EC_INTERNAL_H
+#define EC_INTERNAL_H
+
+#include "epochcast.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#if defined(__GNUC__)
+#define EC_INTERNAL __attribute__((visibility("hidden")))
+#define EC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define EC_INTERNAL
+#define EC_PRINTF(f, a)
+#endif
+
+#define EC_ERRMSG_MAX 1024
+
+/* ---- hardware profile (one row of models/gpus.csv) ---------------------------- */
+typedef struct eci_gpu {
+    char *id, *name, *aliases, *architecture, *default_topology, *source;
+    double compute_capability;
+    int sm_count;
+    double peak_fp32_flop_per_s;
+    double peak_tf32_flop_per_s;      /* 0: no TF32 tensor cores */
+    double peak_fp16_flop_per_s;      /* tensor cores with fp32 accumulate; 0: none */
+    double peak_bf16_flop_per_s;      /* 0: no native bf16 */
+    double emulated_bf16_flop_per_s;  /* measured bf16 GEMM rate where bf16 is not native */
+    double gemm_eff_fp32_frac, gemm_eff_tf32_frac, gemm_eff_fp16_frac, gemm_eff_bf16_frac;
+    double memory_bytes;
+    double memory_bandwidth_bytes_per_s;
+    double memory_eff_frac;
+    double l2_bytes;
+    int pcie_gen, pcie_lanes;
+    double h2d_pinned_bytes_per_s, h2d_pageable_bytes_per_s;
+    double nvlink_bytes_per_s;        /* per GPU per direction, 0: none */
+    int p2p;                          /* GPU peer-to-peer over PCIe allowed */
+    int gpus_per_board;
+    double kernel_floor_s;            /* GPU-side time of an empty back-to-back kernel */
+    int measured;                     /* efficiencies measured (1) or architecture defaults (0) */
+} eci_gpu;
+
+/* ---- host profile (one row of models/hosts.csv) -------------------------------- */
+typedef struct eci_host {
+    char *id, *description, *source;
+    int cores;
+    double dispatch_fwd_s;            /* host time to issue one eager forward op */
+    double dispatch_bwd_s;            /* host time per backward op (C++ autograd engine) */
+    double step_overhead_s;           /* Python training-loop bookkeeping per optimizer step */
+    double memcpy_bytes_per_s;        /* host memcpy (pin-memory copy) */
+    double fast_tokenizer_tokens_per_s;   /* HF tokenizers (Rust), one thread */
+    double python_tokenizer_tokens_per_s; /* slow Python tokenizer, one thread */
+    double worker_start_s;            /* fork + dataset init of one DataLoader worker */
+    double collate_per_sample_s;      /* default collate + __getitem__ cost per sample */
+} eci_host;
+
+/* ---- network preset (one row of models/networks.csv) --------------------------- */
+typedef struct eci_net {
+    char *id, *family, *default_task, *blocks, *source;
+    int layers, hidden, heads, ffn, vocab, max_positions, type_vocab;
+    int default_seq_len, image_size, patch, num_classes;
+    double published_params;
+} eci_net;
+
+/* ---- context ------------------------------------------------------------------- */
+struct ec_ctx {
+    ec_alloc_fn alloc;
+    void *ud;
+    char errmsg[EC_ERRMSG_MAX];
+    int models_loaded;
+    eci_gpu *gpus;   size_t n_gpus;
+    eci_host *hosts; size_t n_hosts;
+    eci_net *nets;   size_t n_nets;
+    struct eci_consts *consts;        /* software constants, constants.csv */
+};
+
+/* ---- errors (err.c) ------------------------------------------------------------ */
+/* Record a detailed message on ctx and return code.  The idiom is
+ *   return eci_error(ctx, EC_EINVAL, "batch_per_gpu must be >= 1 (got %d)", b);
+ * A breakpoint here catches every error the library reports. */
+EC_INTERNAL int eci_error(ec_ctx *ctx, int code, const char *fmt, ...) EC_PRINTF(3, 4);
+EC_INTERNAL void eci_error_clear(ec_ctx *ctx);
+/* The candidate in names[0..n) nearest to word by edit distance (NULL if n == 0). */
+EC_INTERNAL const char *eci_nearest(const char *word, const char *const *names, size_t n);
+
+/* ---- memory (alloc.c) ---------------------------------------------------------- */
+EC_INTERNAL void *eci_malloc(ec_ctx *ctx, size_t n);          /* sets EC_ENOMEM message on failure */
+EC_INTERNAL void *eci_calloc(ec_ctx *ctx, size_t n, size_t size);
+EC_INTERNAL void *eci_realloc(ec_ctx *ctx, void *p, size_t osize, size_t nsize);
+EC_INTERNAL void eci_free(ec_ctx *ctx, void *p, size_t size);  /* size may be 0 when unknown */
+EC_INTERNAL char *eci_strdup(ec_ctx *ctx, const char *s);
+EC_INTERNAL void eci_strfree(ec_ctx *ctx, char *s);
+
+/* ---- CSV tables (table.c), read through libcsv ---------------------------------- */
+/* A parsed CSV file: a header row and data rows of text cells, all rows with the
+ * header's column count.  Cells are NUL-terminated; a UTF-8 BOM and CRLF are accepted;
+ * blank trailing lines are ignored.  Errors name "file:line:column". */
+typedef struct eci_table eci_table;
+
+EC_INTERNAL int eci_table_load(ec_ctx *ctx, const char *path, eci_table **out);
+/* Parse from memory; name is used in messages in place of a path. */
+EC_INTERNAL int eci_table_parse(ec_ctx *ctx, const char *name, const char *buf, size_t len,
+                                eci_table **out);
+EC_INTERNAL void eci_table_free(eci_table *t);
+EC_INTERNAL const char *eci_table_name(const eci_table *t);
+EC_INTERNAL size_t eci_table_rows(const eci_table *t);
+EC_INTERNAL size_t eci_table_cols(const eci_table *t);
+EC_INTERNAL const char *eci_table_header(const eci_table *t, size_t col);
+/* Column index of a header name, or -1 when absent. */
+EC_INTERNAL int eci_table_col(const eci_table *t, const char *name);
+/* Like eci_table_col but an absent column is an EC_EPARSE error naming the file. */
+EC_INTERNAL int eci_table_require(ec_ctx *ctx, const eci_table *t, const char *name, int *col);
+/* Cell text ("" for an empty cell).  row is 0-based over data rows. */
+EC_INTERNAL const char *eci_table_cell(const eci_table *t, size_t row, int col);
+/* 1-based line in the file where data row `row` starts. */
+EC_INTERNAL size_t eci_table_line(const eci_table *t, size_t row);
+/* Parse a cell as a finite number in [lo, hi]; EC_EPARSE "file:line:col: column 'x': ..." otherwise. */
+EC_INTERNAL int eci_table_number(ec_ctx *ctx, const eci_table *t, size_t row, int col,
+                                 double lo, double hi, double *out);
+/* Same for an integer. */
+EC_INTERNAL int eci_table_int(ec_ctx *ctx, const eci_table *t, size_t row, int col,
+                              long lo, long hi, long *out);
+
+/* ---- models/ registries (hw.c, host.c, net.c, consts.c) ------------------------- */
+EC_INTERNAL int eci_hw_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_hw_free(ec_ctx *ctx);
+EC_INTERNAL const eci_gpu *eci_hw_find(ec_ctx *ctx, const char *name); /* sets EC_ENOTFOUND */
+
+EC_INTERNAL int eci_host_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_host_free(ec_ctx *ctx);
+EC_INTERNAL const eci_host *eci_host_find(ec_ctx *ctx, const char *name);
+
+EC_INTERNAL int eci_net_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_net_free(ec_ctx *ctx);
+EC_INTERNAL const eci_net *eci_net_find(ec_ctx *ctx, const char *name);
+
+EC_INTERNAL int eci_consts_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_consts_free(ec_ctx *ctx);
+/* A software constant from constants.csv by name; absent names are a load-time error,
+ * so lookups of the names the model uses cannot fail after ec_ctx_load_models. */
+EC_INTERNAL double eci_const(const ec_ctx *ctx, int which);
+
+/* ---- text helpers (text.c) ------------------------------------------------------ */
+/* Copy with truncation, always NUL-terminated; returns strlen(src). */
+EC_INTERNAL size_t eci_strlcpy(char *dst, const char *src, size_t n);
+/* Case-insensitive compare ignoring spaces, '-' and '_' ("Tesla T4" ~ "tesla-t4"). */
+EC_INTERNAL int eci_name_eq(const char *a, const char *b);
+/* Parse a finite double / integer from a whole string; 0 on success. */
+EC_INTERNAL int eci_parse_double(const char *s, double *out);
+EC_INTERNAL int eci_parse_long(const char *s, long *out);
+
+#endif /* EC_INTERNAL_H */

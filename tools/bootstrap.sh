@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The two README commands in one script:
+#   bash tools/bootstrap.sh quickstart   install what is missing, build, run scenarios/quickstart.lua
+#   bash tools/bootstrap.sh test         install what is missing, build, run every test
+#                                        (a normal build and an ASan+UBSan build)
+# Debian 12 packages only. Safe to run again: it installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-quickstart}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+packages=(build-essential cmake pkg-config libgsl-dev liblua5.4-dev lua5.4 libcsv-dev
+          libcmocka-dev gnuplot-nox)
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "bootstrap: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() { # build DIR [cmake options...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+install_missing
+case "$mode" in
+  quickstart)
+    build build
+    ./build/epochcast run scenarios/quickstart.lua
+    ;;
+  test)
+    build build
+    (cd build && ctest --output-on-failure -j "$jobs")
+    echo "bootstrap: sanitizer build (ASan + UBSan)"
+    build build-asan -DEC_SANITIZE=ON
+    (cd build-asan && ctest --output-on-failure -j "$jobs")
+    ;;
+  *)
+    echo "usage: bash tools/bootstrap.sh [quickstart|test]" >&2; exit 2 ;;
+esac
