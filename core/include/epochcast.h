@@ -316,6 +316,20 @@ EC_API const ec_run *ec_runs_get(const ec_runs *runs, size_t i);
 /* The metric of a prediction in the unit of a run's metric. */
 EC_API double ec_result_metric(const ec_result *res, ec_metric metric);
 
+/* Error statistics of predictions against measurements (DESIGN.md section 6).
+ * Relative error e_i = (predicted_i - measured_i) / measured_i; rows with measured <= 0 are skipped. */
+typedef struct ec_error_stats {
+    size_t n;                 /* rows counted */
+    double mape_frac;         /* mean |e_i| */
+    double bias_frac;         /* mean e_i (positive: predictions too high) */
+    double max_abs_frac;      /* max |e_i| */
+    double within_10_frac;    /* share with |e_i| <= 0.10 */
+    double within_20_frac;    /* share with |e_i| <= 0.20 */
+} ec_error_stats;
+
+EC_API void ec_error_stats_compute(const double *predicted, const double *measured, size_t n,
+                                   ec_error_stats *out);
+
 /* ---------------------------------------------------------------------------------
  * CSV output through libcsv, written to PATH.tmp and renamed on ec_csv_close, so a
  * failure never leaves half a file.  Quoting follows RFC 4180.

@@ -127,6 +127,24 @@ EC_INTERNAL int eci_table_number(ec_ctx *ctx, const eci_table *t, size_t row, in
 EC_INTERNAL int eci_table_int(ec_ctx *ctx, const eci_table *t, size_t row, int col,
                               long lo, long hi, long *out);
 
+/* ---- struct rows from a CSV (registry.c) ------------------------------------------ */
+/* One column of a data table mapped onto a struct field: registry.c reads every row of
+ * a table into an array of structs from a list of these, with located errors. */
+typedef enum { ECI_F_STR, ECI_F_DOUBLE, ECI_F_INT } eci_field_kind;
+typedef struct eci_field {
+    const char *column;
+    eci_field_kind kind;
+    size_t offset;
+    double lo, hi;          /* valid range for numbers */
+} eci_field;
+
+/* Read every row of path into a new array of n structs of `size` bytes.  The first field
+ * must be the unique string id.  Strings are owned by the rows (free with eci_rows_free). */
+EC_INTERNAL int eci_rows_load(ec_ctx *ctx, const char *path, const eci_field *fields, size_t nf,
+                              size_t size, void **rows, size_t *n);
+EC_INTERNAL void eci_rows_free(ec_ctx *ctx, const eci_field *fields, size_t nf, size_t size,
+                               void *rows, size_t n);
+
 /* ---- models/ registries (hw.c, host.c, net.c, consts.c) ------------------------- */
 EC_INTERNAL int eci_hw_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_hw_free(ec_ctx *ctx);

@@ -1,0 +1,186 @@
+/*
+ * compute.c: GPU time of one op on one GPU (DESIGN 3.1, modeling.md 7 and 10.1).
+ *   GEMM: t = max(FLOPs / (peak x eff_large x shape_util x k_util), bytes / (BW x eff_bw), floor)
+ *   shape_util = useful tiles / (waves x SMs x tile): tile and wave quantization, with the
+ *   better of a large and a small tile as cuBLAS's heuristics would pick;
+ *   memory-bound: t = max(bytes / (BW x eff_bw), floor) per kernel.
+ * Peaks and efficiencies come from the hardware profile (gpus.csv), tile sizes and the
+ * other software constants from constants.csv.  Also picks which unit a precision really
+ * runs on and warns where a precision is emulated or has no effect.
+ */
+#include "compute.h"
+#include "consts.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void warn(eci_rates *r, unsigned bit, const char *text)
+{
+    if (r->warnings & bit)
+        return;
+    r->warnings |= bit;
+    size_t len = strlen(r->warning_text);
+    snprintf(r->warning_text + len, sizeof r->warning_text - len, "%s%s", len ? "; " : "", text);
+}
+
+/* The matmul rate a precision gets on a GPU: the unit that really runs it. */
+static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
+{
+    double fp32 = g->peak_fp32_flop_per_s * g->gemm_eff_fp32_frac;
+    r->gemm_peak_flop_per_s = g->peak_fp32_flop_per_s;
+    r->gemm_flop_per_s = fp32;
+    switch (precision) {
+    case EC_PREC_FP32:
+        break;
+    case EC_PREC_TF32:
+        if (g->peak_tf32_flop_per_s > 0 && g->compute_capability >= 8.0) {
+            r->gemm_peak_flop_per_s = g->peak_tf32_flop_per_s;
+            r->gemm_flop_per_s = g->peak_tf32_flop_per_s * g->gemm_eff_tf32_frac;
+        } else {
+            warn(r, EC_WARN_TF32_NO_EFFECT, "tf32 has no effect before Ampere (compute capability < 8.0): matmuls run in fp32");
+        }
+        break;
+    case EC_PREC_AMP_FP16:
+    case EC_PREC_FP16:
+        if (g->peak_fp16_flop_per_s > 0) {
+            r->gemm_peak_flop_per_s = g->peak_fp16_flop_per_s;
+            r->gemm_flop_per_s = g->peak_fp16_flop_per_s * g->gemm_eff_fp16_frac;
+        } else {
+            warn(r, EC_WARN_FP16_NO_TENSOR, "this GPU has no fp16 tensor cores: fp16 matmuls run at the fp32 rate");
+        }
+        break;
+    case EC_PREC_AMP_BF16:
+    case EC_PREC_BF16:
+        if (g->peak_bf16_flop_per_s > 0) {
+            r->gemm_peak_flop_per_s = g->peak_bf16_flop_per_s;
+            r->gemm_flop_per_s = g->peak_bf16_flop_per_s * g->gemm_eff_bf16_frac;
+        } else {
+            double emu = g->emulated_bf16_flop_per_s > 0 ? g->emulated_bf16_flop_per_s : fp32;
+            r->gemm_peak_flop_per_s = emu;
+            r->gemm_flop_per_s = emu * (g->emulated_bf16_flop_per_s > 0 ? g->gemm_eff_bf16_frac : 1.0);
+            warn(r, EC_WARN_BF16_EMULATED, "bf16 is emulated on this GPU (no bf16 tensor cores before Ampere): matmuls run at the measured emulated rate");
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, eci_rates *r)
+{
+    memset(r, 0, sizeof *r);
+    pick_gemm_rate(g, precision, r);
+    r->mem_bytes_per_s = g->memory_bandwidth_bytes_per_s * g->memory_eff_frac;
+    r->floor_s = g->kernel_floor_s;
+    r->sm_count = g->sm_count;
+    r->tile_large_m = eci_const(ctx, EC_C_gemm_tile_large_m);
+    r->tile_large_n = eci_const(ctx, EC_C_gemm_tile_large_n);
+    r->tile_small_m = eci_const(ctx, EC_C_gemm_tile_small_m);
+    r->tile_small_n = eci_const(ctx, EC_C_gemm_tile_small_n);
+    r->tile_small_eff = eci_const(ctx, EC_C_gemm_tile_small_eff_frac);
+    r->k_half = eci_const(ctx, EC_C_gemm_k_half);
+    r->conv_eff = eci_const(ctx, EC_C_conv_eff_frac);
+    r->gemm_scale = 1.0;
+    r->mem_scale = 1.0;
+    int half = precision == EC_PREC_AMP_FP16 || precision == EC_PREC_AMP_BF16 || precision == EC_PREC_FP16 ||
+               precision == EC_PREC_BF16;
+    r->gemm_in_bytes = half ? 2.0 : 4.0;
+}
+
+/* Useful share of the tiles launched: tile quantization (partial tiles at the edges) and
+ * wave quantization (the last wave leaves SMs idle), ceil(C/S) waves for C tiles.  When
+ * the output has fewer tiles than SMs, cuBLAS and cuDNN split the reduction (split-K) so
+ * every SM gets a slice of k: a weight gradient of 64 x 147 summed over 3.2M rows is not
+ * run on 2 SMs. */
+static double tile_util(double m, double n, double k, double batch, double tm, double tn, double sms,
+                        double k_chunk)
+{
+    double tiles = ceil(m / tm) * ceil(n / tn) * batch;
+    double splits = 1;
+    if (tiles < sms) {
+        splits = floor(sms / tiles);
+        double max_splits = floor(k / k_chunk);
+        if (splits > max_splits)
+            splits = max_splits > 1 ? max_splits : 1;
+    }
+    double waves = ceil(tiles * splits / sms);
+    return (m * n * batch * splits) / (waves * sms * tm * tn);
+}
+
+double eci_gemm_util(const eci_rates *r, double m, double n, double k, double batch)
+{
+    double sms = r->sm_count;
+    double k_chunk = 4.0 * r->tile_large_m; /* a split still reduces several tiles' worth of k */
+    double large = tile_util(m, n, k, batch, r->tile_large_m, r->tile_large_n, sms, k_chunk);
+    double small = tile_util(m, n, k, batch, r->tile_small_m, r->tile_small_n, sms, k_chunk) * r->tile_small_eff;
+    double shape = large > small ? large : small;
+    /* Short reductions spend a larger share in the prologue and epilogue. */
+    double k_util = k / (k + r->k_half);
+    return shape * k_util;
+}
+
+double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int conv)
+{
+    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
+        return 0;
+    double flop = 2.0 * m * n * k * batch;
+    double rate = r->gemm_flop_per_s * r->gemm_scale * eci_gemm_util(r, m, n, k, batch);
+    if (conv)
+        rate *= r->conv_eff;
+    double t_math = flop / rate;
+    double bytes = (m * k + k * n + m * n) * batch * r->gemm_in_bytes;
+    double t_mem = bytes / (r->mem_bytes_per_s * r->mem_scale);
+    double t = t_math > t_mem ? t_math : t_mem;
+    return t > r->floor_s ? t : r->floor_s;
+}
+
+double eci_mem_time_s(const eci_rates *r, double bytes, int kernels)
+{
+    double t = bytes / (r->mem_bytes_per_s * r->mem_scale);
+    double floor_s = r->floor_s * (kernels > 0 ? kernels : 1);
+    return t > floor_s ? t : floor_s;
+}
+
+void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
+{
+    memset(c, 0, sizeof *c);
+    double bwd_factor = eci_const(ctx, EC_C_bwd_mem_bytes_factor);
+    switch (op->kind) {
+    case ECI_OP_GEMM:
+    case ECI_OP_CONV: {
+        int conv = op->kind == ECI_OP_CONV;
+        c->fwd_s = eci_gemm_time_s(r, op->m, op->n, op->k, op->batch, conv);
+        c->fwd_kernels = 1;
+        if (op->bwd) {
+            /* dgrad: (m x k) = (m x n)(n x k); wgrad: (n x k) = (n x m)(m x k). */
+            c->bwd_s = eci_gemm_time_s(r, op->m, op->k, op->n, op->batch, conv);
+            c->bwd_kernels = 1;
+            if (op->params > 0) {
+                c->bwd_s += eci_gemm_time_s(r, op->n, op->k, op->m, op->batch, conv);
+                c->bwd_kernels++;
+            } else if (op->batch > 1 || op->name[0] != '\0') {
+                /* Activation-by-activation products (attention) need both input grads. */
+                c->bwd_s += eci_gemm_time_s(r, op->n, op->k, op->m, op->batch, conv);
+                c->bwd_kernels++;
+            }
+            if (op->param_tensors >= 2) { /* bias gradient: a reduction over the rows */
+                c->bwd_s += eci_mem_time_s(r, op->m * op->n * r->gemm_in_bytes, 1);
+                c->bwd_kernels++;
+            }
+        }
+        break;
+    }
+    case ECI_OP_MEM:
+    case ECI_OP_CAST:
+        c->fwd_s = eci_mem_time_s(r, op->fwd_bytes, op->fwd_kernels);
+        c->fwd_kernels = op->fwd_kernels;
+        if (op->bwd) {
+            double bytes = op->bwd_bytes > 0 ? op->bwd_bytes : op->fwd_bytes * bwd_factor;
+            /* Norms compute the input grad and the weight grads in two kernels. */
+            c->bwd_kernels = op->fwd_kernels + (op->params > 0 && op->kind == ECI_OP_MEM ? 1 : 0);
+            c->bwd_s = eci_mem_time_s(r, bytes, c->bwd_kernels);
+        }
+        break;
+    }
+}

@@ -1,0 +1,478 @@
+/*
+ * config.c: the one config vocabulary (DESIGN.md section 2) -- defaults, setting a key
+ * from its text form, reading it back, and the key list with its help.
+ *
+ * One static const table, KEYS, drives everything: name, kind, field offset, range,
+ * choices, default and help of every key, in the stable order of ec_config's fields.
+ * Its inputs are text from the CLI, Lua tables and run-record CSV cells (runs.c).
+ * It does not check that ids (model, gpu, host) exist; ec_predict does, against the registries.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Enums are stored through an int; C lets an enum type be narrower, so check. */
+_Static_assert(sizeof(ec_strategy) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_precision) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_padding) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_optimizer) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_tokenize) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_tokenizer) == sizeof(int), "enum storage");
+
+typedef enum key_kind {
+    KIND_STR,   /* char[size], must fit with its NUL */
+    KIND_INT,   /* int in [lo, hi] */
+    KIND_DBL,   /* double: field = text value x scale, text value in [lo, hi] */
+    KIND_BOOL,  /* int 0/1; accepts 0/1/true/false/yes/no */
+    KIND_ENUM,  /* int-sized enum: index into choices */
+    KIND_U64    /* uint64_t over its full range */
+} key_kind;
+
+/* The table holds no pointers: a pointer in a static const table needs a relocation in a
+ * PIC build, which puts it in .data.rel.ro, and nm reports that as writable data ('d'). */
+typedef struct key_def {
+    char name[24];
+    key_kind kind;
+    size_t off;            /* offsetof(ec_config, field) */
+    size_t size;           /* sizeof the field */
+    double lo, hi;         /* valid range of the text value (KIND_INT, KIND_DBL) */
+    double scale;          /* KIND_DBL: field = value x scale */
+    double def;            /* default (numeric kinds; enum index) */
+    char choices[64];      /* KIND_ENUM: ", "-separated names in enum order */
+    char help[112];        /* one line, with the unit and default */
+} key_def;
+
+#define FSIZE(f) sizeof(((ec_config *)0)->f)
+#define STR(f, help) { #f, KIND_STR, offsetof(ec_config, f), FSIZE(f), 0, 0, 1, 0, "", help }
+#define INT(f, lo, hi, def, help) { #f, KIND_INT, offsetof(ec_config, f), FSIZE(f), lo, hi, 1, def, "", help }
+#define DBL(n, f, lo, hi, sc, def, help) { n, KIND_DBL, offsetof(ec_config, f), FSIZE(f), lo, hi, sc, def, "", help }
+#define BOOL(f, help) { #f, KIND_BOOL, offsetof(ec_config, f), FSIZE(f), 0, 1, 1, 0, "", help }
+#define ENUM(n, f, def, ch, help) { n, KIND_ENUM, offsetof(ec_config, f), FSIZE(f), 0, 0, 1, def, ch, help }
+
+static const key_def KEYS[] = {
+    STR(model, "network preset id, e.g. bert-base, gpt2, resnet50 [required]"),
+    STR(task, "head/objective: classify, squad, pretrain, lm, imagenet [preset default]"),
+    STR(gpu, "hardware profile id, alias or nvidia-smi name, e.g. a100-sxm4-80gb [required]"),
+    INT(num_gpus, 1, 65536, 1, "GPUs taking part, 1..65536 [1]"),
+    ENUM("strategy", strategy, 0, "single, dp, ddp",
+         "single, dp (DataParallel), ddp (DistributedDataParallel) [single; ddp if num_gpus > 1]"),
+    STR(topology, "GPU interconnect: nvlink, pcie-switch, pcie-host, a16-board [profile default]"),
+    INT(nodes, 1, 4096, 1, "machines, 1..4096 [1]"),
+    DBL("network_gbit_per_s", network_bytes_per_s, 0, 1e6, 1e9 / 8, 0,
+        "inter-node bandwidth per node in Gbit/s (1e9 bit/s), 0..1e6 [0 = profile default]"),
+    ENUM("precision", precision, 0, "fp32, tf32, amp_fp16, amp_bf16, bf16, fp16",
+         "fp32, tf32, amp_fp16, amp_bf16, bf16 (pure), fp16 (pure) [fp32]"),
+    INT(batch_per_gpu, 1, 1048576, 0, "micro-batch per GPU in samples, 1..1048576 [required]"),
+    INT(seq_len, 1, 1048576, 0, "tokens per sample, or the cap with padding=dynamic [preset default]"),
+    ENUM("padding", padding, 0, "max_length, dynamic, bucketed",
+         "max_length, dynamic (longest in batch), bucketed (group_by_length) [max_length]"),
+    STR(lengths, "length distribution: lognormal(median,sigma), normal, uniform, fixed, or a CSV path"),
+    INT(image_size, 1, 65536, 0, "pixels per side for vision models [preset default]"),
+    INT(grad_accum, 1, 1048576, 1, "micro-steps per optimizer step, 1..1048576 [1]"),
+    ENUM("optimizer", optimizer, EC_OPT_ADAMW, "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb",
+         "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb [adamw]"),
+    BOOL(checkpointing, "activation (gradient) checkpointing, 0/1 [0]"),
+    BOOL(compile, "torch.compile, 0/1 [0]"),
+    INT(num_workers, 0, 1024, 0, "DataLoader worker processes, 0..1024 [0]"),
+    INT(prefetch_factor, 1, 1024, 2, "batches in flight per DataLoader worker, 1..1024 [2]"),
+    BOOL(pin_memory, "DataLoader pin_memory, 0/1 [0]"),
+    BOOL(persistent_workers, "DataLoader persistent_workers, 0/1 [0]"),
+    ENUM("tokenize", tokenize, 0, "upfront, on_the_fly",
+         "when text is tokenized: upfront (once) or on_the_fly (in the loader) [upfront]"),
+    ENUM("tokenizer", tokenizer, 0, "fast, python", "tokenizer kind: fast (Rust) or python [fast]"),
+    DBL("sample_cpu_s", sample_cpu_s, 0, 3600, 1, -1,
+        "explicit loader CPU seconds per sample, 0..3600 [derived from tokenizer and host]"),
+    STR(host, "host CPU profile id [default]"),
+    DBL("dataset_samples", dataset_samples, 0, 1e15, 1, 0,
+        "training samples per epoch, 0..1e15 [0 = unknown, no epoch time]"),
+    INT(epochs, 1, 1000000, 1, "epochs, 1..1000000 [1]"),
+    DBL("eval_samples", eval_samples, 0, 1e15, 1, 0, "evaluation samples per epoch, 0..1e15 [0]"),
+    ENUM("data", data_synthetic, 0, "real, synthetic",
+         "real, or synthetic (no input-pipeline cost) [real]"),
+    DBL("gpu_step_s", gpu_step_s, 0, 3600, 1, 0,
+        "measured GPU step time in seconds replacing the compute model, 0..3600 [0 = model]"),
+    STR(profile, "calibrated profile CSV from calibrate [none]"),
+    { "seed", KIND_U64, offsetof(ec_config, seed), FSIZE(seed), 0, 0, 1, 0x5eed, "",
+      "simulation random seed, 0..18446744073709551615 [24301]" },
+};
+
+#define N_KEYS (sizeof KEYS / sizeof KEYS[0])
+_Static_assert(N_KEYS <= 64, "set_mask has 64 bits");
+
+static const char BOOL_CHOICES[] = "0, 1, true, false, yes, no";
+
+/* ---- helpers ----------------------------------------------------------------------- */
+
+static int find_key(const char *name, size_t len)
+{
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (strlen(KEYS[i].name) == len && memcmp(KEYS[i].name, name, len) == 0)
+            return (int)i;
+    return -1;
+}
+
+static int unknown_key(ec_ctx *ctx, const char *name, size_t len)
+{
+    const char *names[N_KEYS];
+    char word[EC_NAME_MAX];
+
+    for (size_t i = 0; i < N_KEYS; i++)
+        names[i] = KEYS[i].name;
+    if (len >= sizeof word)
+        len = sizeof word - 1;
+    memcpy(word, name, len);
+    word[len] = '\0';
+    return eci_error(ctx, EC_ENOTFOUND, "unknown key '%s' (did you mean '%s'?)", word,
+                     eci_nearest(word, names, N_KEYS));
+}
+
+static int ascii_ieq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        int ca = (*a >= 'A' && *a <= 'Z') ? *a + 32 : *a;
+        int cb = (*b >= 'A' && *b <= 'Z') ? *b + 32 : *b;
+        if (ca != cb)
+            return 0;
+    }
+    return *a == *b;
+}
+
+/* Index of value among the ", "-separated names of choices, or -1. */
+static int find_choice(const char *choices, const char *value)
+{
+    char tok[sizeof KEYS[0].choices];
+    const char *p = choices;
+    int idx = 0;
+
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        memcpy(tok, p, len);
+        tok[len] = '\0';
+        if (eci_name_eq(tok, value))
+            return idx;
+        p += len;
+        while (*p == ',' || *p == ' ')
+            p++;
+        idx++;
+    }
+    return -1;
+}
+
+/* The idx-th name of choices into buf (n >= sizeof choices); 0 when idx is out of range. */
+static int choice_name(const char *choices, int idx, char *buf, size_t n)
+{
+    const char *p = choices;
+
+    for (int i = 0; *p; i++) {
+        size_t len = strcspn(p, ",");
+        if (i == idx) {
+            if (len >= n)
+                return 0;
+            memcpy(buf, p, len);
+            buf[len] = '\0';
+            return 1;
+        }
+        p += len;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out, int *overflow)
+{
+    char *end;
+    unsigned long long v;
+    int base = 10;
+
+    *overflow = 0;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+        if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+            return -1; /* strtoull would take a second prefix */
+    }
+    /* strtoull skips blanks and accepts a sign (negating!); we accept digits only. */
+    if (!((*s >= '0' && *s <= '9') || (base == 16 && strchr("abcdefABCDEF", *s) && *s)))
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, base);
+    if (*end != '\0')
+        return -1;
+    if (errno == ERANGE) {
+        *overflow = 1;
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+/* Shortest text of v / scale that reads back (x scale) to exactly v: whole numbers
+ * without an exponent ("87599", not "8.7599e+04"), others the shortest %.*g. */
+static void format_double(double v, double scale, char *buf, size_t n)
+{
+    double text = v / scale;
+
+    if (fabs(text) < 1e16 && text == floor(text)) {
+        char tmp[32];
+        snprintf(tmp, sizeof tmp, "%.0f", text);
+        if (strtod(tmp, NULL) * scale == v) {
+            snprintf(buf, n, "%s", tmp);
+            return;
+        }
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "%.*g", prec, text);
+        if (strtod(tmp, NULL) * scale == v) {
+            snprintf(buf, n, "%s", tmp);
+            return;
+        }
+    }
+    snprintf(buf, n, "%.17g", text);
+}
+
+static int out_of_range(ec_ctx *ctx, const key_def *k, const char *value)
+{
+    if (k->kind == KIND_INT)
+        return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range [%ld, %ld]", k->name,
+                         value, (long)k->lo, (long)k->hi);
+    return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range [%g, %g]", k->name, value,
+                     k->lo, k->hi);
+}
+
+/* Put key i back to its default, as ec_config_init does. */
+static void reset_key(ec_config *cfg, size_t i)
+{
+    const key_def *k = &KEYS[i];
+    char *field = (char *)cfg + k->off;
+
+    switch (k->kind) {
+    case KIND_STR:
+        field[0] = '\0';
+        break;
+    case KIND_INT:
+    case KIND_BOOL:
+    case KIND_ENUM: {
+        int v = (int)k->def;
+        memcpy(field, &v, sizeof v);
+        break;
+    }
+    case KIND_DBL: {
+        double v = k->def * k->scale;
+        memcpy(field, &v, sizeof v);
+        break;
+    }
+    case KIND_U64: {
+        uint64_t v = (uint64_t)k->def;
+        memcpy(field, &v, sizeof v);
+        break;
+    }
+    }
+}
+
+/* An empty value means the default, as an empty CSV cell does: the key is reset and its
+ * set_mask bit cleared.  Any other value must parse and lie in range; on failure cfg is
+ * left as it was. */
+static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
+{
+    const key_def *k = &KEYS[i];
+    char *field = (char *)cfg + k->off;
+
+    if (value[0] == '\0') {
+        reset_key(cfg, i);
+        cfg->set_mask &= ~((uint64_t)1 << i);
+        return EC_OK;
+    }
+    switch (k->kind) {
+    case KIND_STR: {
+        size_t len = strlen(value);
+        if (len >= k->size)
+            return eci_error(ctx, EC_EINVAL, "key '%s': value is too long (%zu bytes, at most %zu)",
+                             k->name, len, k->size - 1);
+        memcpy(field, value, len + 1);
+        break;
+    }
+    case KIND_INT: {
+        long l;
+        double d;
+        int iv;
+        if (eci_parse_long(value, &l) != 0) {
+            if (eci_parse_double(value, &d) != 0)
+                return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not a number", k->name, value);
+            if (d < k->lo || d > k->hi)
+                return out_of_range(ctx, k, value);
+            return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not an integer", k->name, value);
+        }
+        if (l < (long)k->lo || l > (long)k->hi)
+            return out_of_range(ctx, k, value);
+        iv = (int)l;
+        memcpy(field, &iv, sizeof iv);
+        break;
+    }
+    case KIND_DBL: {
+        double d;
+        if (eci_parse_double(value, &d) != 0)
+            return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not a number", k->name, value);
+        if (d < k->lo || d > k->hi)
+            return out_of_range(ctx, k, value);
+        d *= k->scale;
+        memcpy(field, &d, sizeof d);
+        break;
+    }
+    case KIND_BOOL: {
+        int b;
+        if (strcmp(value, "1") == 0 || ascii_ieq(value, "true") || ascii_ieq(value, "yes"))
+            b = 1;
+        else if (strcmp(value, "0") == 0 || ascii_ieq(value, "false") || ascii_ieq(value, "no"))
+            b = 0;
+        else
+            return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not one of %s", k->name, value,
+                             BOOL_CHOICES);
+        memcpy(field, &b, sizeof b);
+        break;
+    }
+    case KIND_ENUM: {
+        int e = find_choice(k->choices, value);
+        if (e < 0)
+            return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not one of %s", k->name, value,
+                             k->choices);
+        memcpy(field, &e, sizeof e);
+        break;
+    }
+    case KIND_U64: {
+        uint64_t u;
+        int overflow;
+        if (parse_u64(value, &u, &overflow) != 0) {
+            if (overflow)
+                return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range [0, %llu]",
+                                 k->name, value, (unsigned long long)UINT64_MAX);
+            return eci_error(ctx, EC_EINVAL,
+                             "key '%s': '%s' is not a number (expected an integer in [0, %llu])",
+                             k->name, value, (unsigned long long)UINT64_MAX);
+        }
+        memcpy(field, &u, sizeof u);
+        break;
+    }
+    }
+    cfg->set_mask |= (uint64_t)1 << i;
+    return EC_OK;
+}
+
+/* ---- public API ---------------------------------------------------------------------- */
+
+void ec_config_init(ec_config *cfg)
+{
+    if (cfg == NULL)
+        return;
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < N_KEYS; i++)
+        reset_key(cfg, i);
+    cfg->set_mask = 0;
+}
+
+int ec_config_set(ec_ctx *ctx, ec_config *cfg, const char *key, const char *value)
+{
+    int i;
+
+    if (ctx == NULL)
+        return EC_EMISUSE;
+    if (cfg == NULL || key == NULL || value == NULL)
+        return eci_error(ctx, EC_EMISUSE, "ec_config_set: NULL argument");
+    i = find_key(key, strlen(key));
+    if (i < 0)
+        return unknown_key(ctx, key, strlen(key));
+    return set_key(ctx, cfg, (size_t)i, value);
+}
+
+int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word)
+{
+    const char *eq;
+    int i;
+
+    if (ctx == NULL)
+        return EC_EMISUSE;
+    if (cfg == NULL || word == NULL)
+        return eci_error(ctx, EC_EMISUSE, "ec_config_set_word: NULL argument");
+    eq = strchr(word, '=');
+    if (eq == NULL)
+        return eci_error(ctx, EC_EINVAL, "'%s' is not key=value", word);
+    i = find_key(word, (size_t)(eq - word));
+    if (i < 0)
+        return unknown_key(ctx, word, (size_t)(eq - word));
+    return set_key(ctx, cfg, (size_t)i, eq + 1);
+}
+
+int ec_config_get(const ec_config *cfg, const char *key, char *buf, size_t n)
+{
+    const key_def *k;
+    const char *field;
+    char tmp[EC_PATH_MAX + 8];
+    int i;
+
+    if (cfg == NULL || key == NULL || buf == NULL || n == 0)
+        return EC_EMISUSE;
+    buf[0] = '\0';
+    i = find_key(key, strlen(key));
+    if (i < 0)
+        return EC_ENOTFOUND;
+    k = &KEYS[i];
+    field = (const char *)cfg + k->off;
+    switch (k->kind) {
+    case KIND_STR:
+        /* A field filled directly may lack its NUL; never read past it. */
+        snprintf(tmp, sizeof tmp, "%.*s", (int)k->size, field);
+        break;
+    case KIND_INT:
+    case KIND_BOOL: {
+        int v;
+        memcpy(&v, field, sizeof v);
+        snprintf(tmp, sizeof tmp, "%d", v);
+        break;
+    }
+    case KIND_DBL: {
+        double v;
+        memcpy(&v, field, sizeof v);
+        if (v < 0 && k->def < 0)
+            tmp[0] = '\0'; /* sample_cpu_s < 0: derived, the default, written as "" */
+        else
+            format_double(v, k->scale, tmp, sizeof tmp);
+        break;
+    }
+    case KIND_ENUM: {
+        int v;
+        memcpy(&v, field, sizeof v);
+        if (!choice_name(k->choices, v, tmp, sizeof tmp))
+            return EC_EINVAL; /* a field set directly to a value outside the enum */
+        break;
+    }
+    case KIND_U64: {
+        uint64_t v;
+        memcpy(&v, field, sizeof v);
+        snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+        break;
+    }
+    }
+    if (eci_strlcpy(buf, tmp, n) >= n)
+        return EC_EINVAL; /* truncated; EC_PATH_MAX bytes always suffice */
+    return EC_OK;
+}
+
+size_t ec_config_key_count(void)
+{
+    return N_KEYS;
+}
+
+const char *ec_config_key_name(size_t i)
+{
+    return i < N_KEYS ? KEYS[i].name : NULL;
+}
+
+const char *ec_config_key_help(size_t i)
+{
+    return i < N_KEYS ? KEYS[i].help : NULL;
+}

@@ -1,0 +1,74 @@
+/*
+ * consts.c: loads models/constants.csv, the software constants of the model (PyTorch,
+ * CUDA runtime and training-loop behaviour), each with its unit and source.  Every name
+ * in consts.h must be present exactly once, so lookups cannot fail after loading.
+ */
+#include "internal.h"
+#include "consts.h"
+
+#include <string.h>
+
+static const char *const const_names[EC_C_COUNT] = {
+#define EC_CONST_NAME(name) #name,
+    EC_CONSTS(EC_CONST_NAME)
+#undef EC_CONST_NAME
+};
+
+int eci_consts_load(ec_ctx *ctx, const char *path)
+{
+    eci_table *t = NULL;
+    int rc = eci_table_load(ctx, path, &t);
+    if (rc != EC_OK)
+        return rc;
+    int c_name, c_value;
+    if ((rc = eci_table_require(ctx, t, "name", &c_name)) != EC_OK ||
+        (rc = eci_table_require(ctx, t, "value", &c_value)) != EC_OK)
+        goto done;
+    struct eci_consts *k = eci_calloc(ctx, 1, sizeof *k);
+    if (k == NULL) {
+        rc = EC_ENOMEM;
+        goto done;
+    }
+    size_t seen_line[EC_C_COUNT] = {0};
+    for (size_t r = 0; r < eci_table_rows(t); r++) {
+        const char *name = eci_table_cell(t, r, c_name);
+        size_t id = 0;
+        while (id < EC_C_COUNT && strcmp(const_names[id], name) != 0)
+            id++;
+        if (id == EC_C_COUNT) {
+            const char *near = eci_nearest(name, const_names, EC_C_COUNT);
+            rc = eci_error(ctx, EC_EPARSE, "%s:%zu:%d: unknown constant '%s' (did you mean '%s'?)",
+                           path, eci_table_line(t, r), c_name + 1, name, near);
+            break;
+        }
+        if (seen_line[id] != 0) {
+            rc = eci_error(ctx, EC_EPARSE, "%s:%zu: constant '%s' already defined on line %zu", path,
+                           eci_table_line(t, r), name, seen_line[id]);
+            break;
+        }
+        seen_line[id] = eci_table_line(t, r);
+        if ((rc = eci_table_number(ctx, t, r, c_value, 0.0, 1e15, &k->value[id])) != EC_OK)
+            break;
+    }
+    for (size_t id = 0; rc == EC_OK && id < EC_C_COUNT; id++)
+        if (seen_line[id] == 0)
+            rc = eci_error(ctx, EC_EPARSE, "%s: missing constant '%s'", path, const_names[id]);
+    if (rc == EC_OK)
+        ctx->consts = k;
+    else
+        eci_free(ctx, k, sizeof *k);
+done:
+    eci_table_free(t);
+    return rc;
+}
+
+void eci_consts_free(ec_ctx *ctx)
+{
+    eci_free(ctx, ctx->consts, sizeof *ctx->consts);
+    ctx->consts = NULL;
+}
+
+double eci_const(const ec_ctx *ctx, int which)
+{
+    return ctx->consts->value[which];
+}

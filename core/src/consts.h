@@ -1,0 +1,59 @@
+/*
+ * consts.h: the names of the software constants the model reads from models/constants.csv.
+ * One X-macro list: the enum, the loader's required names and the docs stay in step.
+ * Hardware figures live in gpus.csv and hosts.csv instead; this file is for PyTorch,
+ * CUDA-runtime and training-loop behaviour.
+ */
+#ifndef EC_CONSTS_H
+#define EC_CONSTS_H
+
+#define EC_CONSTS(X)                    \
+    X(cuda_context_bytes)               \
+    X(nccl_context_bytes)               \
+    X(cublas_workspace_bytes)           \
+    X(allocator_frac_static)            \
+    X(allocator_frac_dynamic)           \
+    X(allocator_min_bytes)              \
+    X(dropout_mask_bytes_per_elem)      \
+    X(bwd_gemm_flop_factor)             \
+    X(bwd_mem_bytes_factor)             \
+    X(bwd_kernels_per_fwd_op)           \
+    X(gemm_tile_large_m)                \
+    X(gemm_tile_large_n)                \
+    X(gemm_tile_small_m)                \
+    X(gemm_tile_small_n)                \
+    X(gemm_tile_small_eff_frac)         \
+    X(gemm_k_half)                      \
+    X(conv_eff_frac)                    \
+    X(opt_adam_fused_bytes_per_param)   \
+    X(opt_adam_foreach_bytes_per_param) \
+    X(opt_sgd_bytes_per_param)          \
+    X(opt_lamb_bytes_per_param)         \
+    X(opt_foreach_ops_adam)             \
+    X(opt_foreach_ops_sgd)              \
+    X(opt_foreach_ops_lamb)             \
+    X(foreach_tensors_per_kernel)       \
+    X(gradscaler_bytes_per_param)       \
+    X(syncs_per_micro_step)             \
+    X(mlm_mask_frac)                    \
+    X(h2d_latency_s)                    \
+    X(ddp_bucket_bytes)                 \
+    X(ddp_first_bucket_bytes)           \
+    X(allreduce_latency_s)              \
+    X(nvlink_busbw_frac)                \
+    X(pcie_busbw_frac)                  \
+    X(internode_bytes_per_s)            \
+    X(recompute_forward_frac)
+
+enum eci_const_id {
+#define EC_CONST_ENUM(name) EC_C_##name,
+    EC_CONSTS(EC_CONST_ENUM)
+#undef EC_CONST_ENUM
+    EC_C_COUNT
+};
+
+struct eci_consts {
+    double value[EC_C_COUNT];
+};
+
+#endif /* EC_CONSTS_H */

@@ -1,0 +1,90 @@
+/*
+ * ctx.c: the context object: its allocator, its error buffer and the registries loaded
+ * from a models/ folder (gpus.csv, hosts.csv, networks.csv, constants.csv).
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef EC_MODELS_DIR
+#define EC_MODELS_DIR "models"
+#endif
+
+static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud;
+    (void)osize;
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return realloc(ptr, nsize);
+}
+
+int ec_ctx_new(ec_alloc_fn alloc, void *ud, ec_ctx **out)
+{
+    if (out == NULL)
+        return EC_EMISUSE;
+    *out = NULL;
+    if (alloc == NULL)
+        alloc = default_alloc;
+    ec_ctx *ctx = alloc(ud, NULL, 0, sizeof *ctx);
+    if (ctx == NULL)
+        return EC_ENOMEM;
+    *ctx = (ec_ctx){.alloc = alloc, .ud = ud};
+    *out = ctx;
+    return EC_OK;
+}
+
+void ec_ctx_free(ec_ctx *ctx)
+{
+    if (ctx == NULL)
+        return;
+    eci_hw_free(ctx);
+    eci_host_free(ctx);
+    eci_net_free(ctx);
+    eci_consts_free(ctx);
+    ctx->alloc(ctx->ud, ctx, sizeof *ctx, 0);
+}
+
+const char *ec_default_models_dir(void)
+{
+    return EC_MODELS_DIR;
+}
+
+int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
+{
+    if (ctx == NULL)
+        return EC_EMISUSE;
+    if (ctx->models_loaded)
+        return eci_error(ctx, EC_EMISUSE, "models are already loaded in this context");
+    if (dir == NULL)
+        dir = EC_MODELS_DIR;
+    static const struct {
+        const char *file;
+        int (*load)(ec_ctx *, const char *);
+    } tables[] = {
+        {"constants.csv", eci_consts_load},
+        {"gpus.csv", eci_hw_load},
+        {"hosts.csv", eci_host_load},
+        {"networks.csv", eci_net_load},
+    };
+    char path[EC_PATH_MAX + 32];
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        int n = snprintf(path, sizeof path, "%s/%s", dir, tables[i].file);
+        if (n < 0 || (size_t)n >= sizeof path)
+            return eci_error(ctx, EC_EINVAL, "models folder path too long: '%s'", dir);
+        int rc = tables[i].load(ctx, path);
+        if (rc != EC_OK) {
+            eci_hw_free(ctx);
+            eci_host_free(ctx);
+            eci_net_free(ctx);
+            eci_consts_free(ctx);
+            return rc;
+        }
+    }
+    ctx->models_loaded = 1;
+    eci_error_clear(ctx);
+    return EC_OK;
+}

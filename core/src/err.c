@@ -1,0 +1,93 @@
+/*
+ * err.c: status codes, their static descriptions, and the detailed message kept on a
+ * context.  Every error of the library goes through eci_error(), so one breakpoint there
+ * catches all of them (the purpose of GSL_ERROR).  Nothing here prints.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const status_text[] = {
+    "success",
+    "out of memory",
+    "invalid argument",
+    "outside the domain of the model",
+    "malformed input",
+    "input/output error",
+    "not found",
+    "not supported",
+    "library misuse",
+};
+
+const char *ec_strerror(int status)
+{
+    if (status < 0 || (size_t)status >= sizeof status_text / sizeof status_text[0])
+        return "unknown status";
+    return status_text[status];
+}
+
+int eci_error(ec_ctx *ctx, int code, const char *fmt, ...)
+{
+    if (ctx != NULL) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void eci_error_clear(ec_ctx *ctx)
+{
+    if (ctx != NULL)
+        ctx->errmsg[0] = '\0';
+}
+
+const char *ec_ctx_errmsg(const ec_ctx *ctx)
+{
+    return ctx != NULL ? ctx->errmsg : "no context";
+}
+
+/* Levenshtein distance, case-insensitive, on the first 63 characters: enough to suggest
+ * "batch_per_gpu" for "bach_per_gpu" or "a100-sxm4-80gb" for "a100-sxm-80gb". */
+static size_t edit_distance(const char *a, const char *b)
+{
+    enum { MAXLEN = 64 };
+    size_t la = strlen(a), lb = strlen(b);
+    if (la >= MAXLEN) la = MAXLEN - 1;
+    if (lb >= MAXLEN) lb = MAXLEN - 1;
+    size_t prev[MAXLEN], cur[MAXLEN];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            int ca = a[i - 1], cb = b[j - 1];
+            if (ca >= 'A' && ca <= 'Z') ca += 'a' - 'A';
+            if (cb >= 'A' && cb <= 'Z') cb += 'a' - 'A';
+            size_t sub = prev[j - 1] + (ca != cb);
+            size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, (lb + 1) * sizeof prev[0]);
+    }
+    return prev[lb];
+}
+
+const char *eci_nearest(const char *word, const char *const *names, size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(word, names[i]);
+        /* A name that contains the word ("a100" in "a100-sxm4-80gb") is a good guess too. */
+        if (word[0] != '\0' && strstr(names[i], word) != NULL && d > 1)
+            d = 1 + (strlen(names[i]) - strlen(word)) / 8;
+        if (d < best_d) {
+            best_d = d;
+            best = names[i];
+        }
+    }
+    return best;
+}

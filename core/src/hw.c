@@ -1,0 +1,153 @@
+/*
+ * hw.c: GPU hardware profiles, one row of models/gpus.csv each (peaks per precision,
+ * measured GEMM and bandwidth efficiencies, memory, PCIe and NVLink figures; sources in
+ * the file).  Resolves ids, aliases and nvidia-smi names ("Tesla T4") to a profile.
+ */
+#include "internal.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define G(col, kind, field, lo, hi) {col, kind, offsetof(eci_gpu, field), lo, hi}
+static const eci_field gpu_fields[] = {
+    G("id", ECI_F_STR, id, 0, 0),
+    G("name", ECI_F_STR, name, 0, 0),
+    G("aliases", ECI_F_STR, aliases, 0, 0),
+    G("architecture", ECI_F_STR, architecture, 0, 0),
+    G("compute_capability", ECI_F_DOUBLE, compute_capability, 1.0, 20.0),
+    G("sm_count", ECI_F_INT, sm_count, 1, 10000),
+    G("peak_fp32_flop_per_s", ECI_F_DOUBLE, peak_fp32_flop_per_s, 1e9, 1e17),
+    G("peak_tf32_flop_per_s", ECI_F_DOUBLE, peak_tf32_flop_per_s, 0, 1e17),
+    G("peak_fp16_flop_per_s", ECI_F_DOUBLE, peak_fp16_flop_per_s, 0, 1e17),
+    G("peak_bf16_flop_per_s", ECI_F_DOUBLE, peak_bf16_flop_per_s, 0, 1e17),
+    G("emulated_bf16_flop_per_s", ECI_F_DOUBLE, emulated_bf16_flop_per_s, 0, 1e17),
+    G("gemm_eff_fp32_frac", ECI_F_DOUBLE, gemm_eff_fp32_frac, 0.01, 1.5),
+    G("gemm_eff_tf32_frac", ECI_F_DOUBLE, gemm_eff_tf32_frac, 0.01, 1.5),
+    G("gemm_eff_fp16_frac", ECI_F_DOUBLE, gemm_eff_fp16_frac, 0.01, 1.5),
+    G("gemm_eff_bf16_frac", ECI_F_DOUBLE, gemm_eff_bf16_frac, 0.01, 1.5),
+    G("memory_bytes", ECI_F_DOUBLE, memory_bytes, 1e8, 1e13),
+    G("memory_bandwidth_bytes_per_s", ECI_F_DOUBLE, memory_bandwidth_bytes_per_s, 1e9, 1e14),
+    G("memory_eff_frac", ECI_F_DOUBLE, memory_eff_frac, 0.05, 1.0),
+    G("l2_bytes", ECI_F_DOUBLE, l2_bytes, 0, 1e10),
+    G("pcie_gen", ECI_F_INT, pcie_gen, 1, 8),
+    G("pcie_lanes", ECI_F_INT, pcie_lanes, 1, 32),
+    G("h2d_pinned_bytes_per_s", ECI_F_DOUBLE, h2d_pinned_bytes_per_s, 1e8, 1e12),
+    G("h2d_pageable_bytes_per_s", ECI_F_DOUBLE, h2d_pageable_bytes_per_s, 1e8, 1e12),
+    G("nvlink_bytes_per_s", ECI_F_DOUBLE, nvlink_bytes_per_s, 0, 1e13),
+    G("p2p", ECI_F_INT, p2p, 0, 1),
+    G("gpus_per_board", ECI_F_INT, gpus_per_board, 1, 16),
+    G("default_topology", ECI_F_STR, default_topology, 0, 0),
+    G("kernel_floor_s", ECI_F_DOUBLE, kernel_floor_s, 0, 1e-3),
+    G("measured", ECI_F_INT, measured, 0, 1),
+    G("source", ECI_F_STR, source, 0, 0),
+};
+#undef G
+#define N_GPU_FIELDS (sizeof gpu_fields / sizeof gpu_fields[0])
+
+int eci_hw_load(ec_ctx *ctx, const char *path)
+{
+    void *rows;
+    size_t n;
+    int rc = eci_rows_load(ctx, path, gpu_fields, N_GPU_FIELDS, sizeof(eci_gpu), &rows, &n);
+    if (rc != EC_OK)
+        return rc;
+    ctx->gpus = rows;
+    ctx->n_gpus = n;
+    return EC_OK;
+}
+
+void eci_hw_free(ec_ctx *ctx)
+{
+    eci_rows_free(ctx, gpu_fields, N_GPU_FIELDS, sizeof(eci_gpu), ctx->gpus, ctx->n_gpus);
+    ctx->gpus = NULL;
+    ctx->n_gpus = 0;
+}
+
+/* aliases is a ';'-separated list of other spellings. */
+static int alias_match(const char *aliases, const char *name)
+{
+    char buf[EC_NAME_MAX];
+    const char *p = aliases;
+    while (*p != '\0') {
+        size_t len = strcspn(p, ";");
+        if (len < sizeof buf) {
+            memcpy(buf, p, len);
+            buf[len] = '\0';
+            if (eci_name_eq(buf, name))
+                return 1;
+        }
+        p += len;
+        if (*p == ';')
+            p++;
+    }
+    return 0;
+}
+
+static long gpu_index(const ec_ctx *ctx, const char *name)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++)
+        if (strcmp(ctx->gpus[i].id, name) == 0)
+            return (long)i;
+    for (size_t i = 0; i < ctx->n_gpus; i++)
+        if (eci_name_eq(ctx->gpus[i].id, name) || eci_name_eq(ctx->gpus[i].name, name) ||
+            alias_match(ctx->gpus[i].aliases, name))
+            return (long)i;
+    return -1;
+}
+
+static int not_found(ec_ctx *ctx, const char *name)
+{
+    enum { MAXN = 128 };
+    const char *ids[MAXN];
+    size_t n = ctx->n_gpus < MAXN ? ctx->n_gpus : MAXN;
+    for (size_t i = 0; i < n; i++)
+        ids[i] = ctx->gpus[i].id;
+    const char *near = eci_nearest(name, ids, n);
+    return eci_error(ctx, EC_ENOTFOUND, "unknown gpu '%s' (did you mean '%s'? `epochcast gpus` lists all)",
+                     name, near ? near : "");
+}
+
+const eci_gpu *eci_hw_find(ec_ctx *ctx, const char *name)
+{
+    long i = gpu_index(ctx, name);
+    if (i < 0) {
+        not_found(ctx, name);
+        return NULL;
+    }
+    return &ctx->gpus[i];
+}
+
+size_t ec_gpu_count(const ec_ctx *ctx)
+{
+    return ctx != NULL ? ctx->n_gpus : 0;
+}
+
+int ec_gpu_get(const ec_ctx *ctx, size_t i, ec_gpu_info *out)
+{
+    if (ctx == NULL || out == NULL || i >= ctx->n_gpus)
+        return EC_EINVAL;
+    const eci_gpu *g = &ctx->gpus[i];
+    out->id = g->id;
+    out->name = g->name;
+    out->architecture = g->architecture;
+    out->compute_capability = g->compute_capability;
+    out->sm_count = g->sm_count;
+    out->memory_bytes = g->memory_bytes;
+    out->memory_bandwidth_bytes_per_s = g->memory_bandwidth_bytes_per_s;
+    out->peak_fp32_flop_per_s = g->peak_fp32_flop_per_s;
+    out->peak_tf32_flop_per_s = g->peak_tf32_flop_per_s;
+    out->peak_fp16_flop_per_s = g->peak_fp16_flop_per_s;
+    out->peak_bf16_flop_per_s = g->peak_bf16_flop_per_s;
+    return EC_OK;
+}
+
+int ec_gpu_find(ec_ctx *ctx, const char *name, size_t *index)
+{
+    if (ctx == NULL || name == NULL || index == NULL)
+        return EC_EMISUSE;
+    long i = gpu_index(ctx, name);
+    if (i < 0)
+        return not_found(ctx, name);
+    *index = (size_t)i;
+    return EC_OK;
+}

@@ -1,0 +1,99 @@
+/*
+ * memory.c: peak GPU memory of a training step (DESIGN 3.4, modeling.md 2 and 10.2).
+ *   persistent = weights + optimizer states (bytes per parameter by precision and optimizer)
+ *   peak = context + persistent + max(backward peak, optimizer-step peak) + allocator slack
+ *   backward peak  = cast cache + max(activations, gradients) + workspace
+ *                    (activations are freed layer by layer while gradients appear, so the
+ *                    sum A(1-t) + G t peaks at one end)
+ *   optimizer peak = gradients + step temporaries (foreach AdamW's denom)
+ * Activations are what the op list keeps for backward (workload.c); checkpointing keeps each
+ * layer's input plus one layer's activations.  Constants come from constants.csv.
+ */
+#include "memory.h"
+#include "consts.h"
+
+#include <string.h>
+
+/* Bytes per parameter of weights, gradients and optimizer states (modeling.md 2.1 table). */
+static void bytes_per_param(int precision, int optimizer, double *w, double *g, double *opt)
+{
+    int pure16 = precision == EC_PREC_BF16 || precision == EC_PREC_FP16;
+    double p = pure16 ? 2.0 : 4.0; /* parameter dtype; grads and states follow it */
+    *w = p;
+    *g = p;
+    switch (optimizer) {
+    case EC_OPT_SGD:
+        *opt = p; /* momentum buffer */
+        break;
+    default:      /* Adam, AdamW (all implementations) and LAMB: exp_avg and exp_avg_sq */
+        *opt = 2.0 * p;
+        break;
+    }
+}
+
+static double opt_temp_bytes_per_param(int optimizer, double param_bytes)
+{
+    /* foreach AdamW materialises denom = sqrt(v) (one parameter-sized tensor); the fused
+     * kernel and SGD do not (modeling.md 2.1, [R38]). */
+    if (optimizer == EC_OPT_ADAM || optimizer == EC_OPT_ADAMW || optimizer == EC_OPT_ADAMW_FOREACH)
+        return param_bytes;
+    return 0;
+}
+
+void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
+{
+    const eci_workload *wl = in->wl;
+    memset(m, 0, sizeof *m);
+    double w, g, o;
+    bytes_per_param(in->precision, in->optimizer, &w, &g, &o);
+    double params = wl->params;
+    m->weights_bytes = params * w;
+    m->optimizer_bytes = params * o;
+    double grads = params * g;
+    if (in->ddp) /* DDP keeps a bucket copy of every gradient (gradient_as_bucket_view=False) */
+        grads *= 2.0;
+    m->grads_bytes = grads;
+    int amp = in->precision == EC_PREC_AMP_FP16 || in->precision == EC_PREC_AMP_BF16;
+    m->cast_cache_bytes = amp ? wl->matmul_params * 2.0 : 0;
+
+    /* Activations: layer ops repeat `layers` times; the rest (embeddings, head) once. */
+    double layer_acts = 0, other_acts = 0;
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        if (wl->ops[i].layer)
+            layer_acts += wl->ops[i].saved_bytes;
+        else
+            other_acts += wl->ops[i].saved_bytes;
+    }
+    double acts;
+    if (in->checkpointing && wl->layers > 1)
+        acts = other_acts + wl->layers * wl->layer_input_bytes + layer_acts;
+    else
+        acts = other_acts + wl->layers * layer_acts;
+    m->activations_bytes = acts;
+    m->workspace_bytes = eci_const(ctx, EC_C_cublas_workspace_bytes) + in->extra_workspace_bytes;
+    m->context_bytes = eci_const(ctx, EC_C_cuda_context_bytes) +
+                       (in->num_gpus > 1 ? eci_const(ctx, EC_C_nccl_context_bytes) : 0);
+
+    double bwd_peak = m->cast_cache_bytes + (acts > grads ? acts : grads) + m->workspace_bytes;
+    double opt_peak = grads + params * opt_temp_bytes_per_param(in->optimizer, w);
+    double transient = bwd_peak > opt_peak ? bwd_peak : opt_peak;
+    double allocated = m->weights_bytes + m->optimizer_bytes + transient;
+    double frac = in->dynamic_shapes ? eci_const(ctx, EC_C_allocator_frac_dynamic)
+                                     : eci_const(ctx, EC_C_allocator_frac_static);
+    m->allocator_bytes = allocated * frac * in->allocator_scale;
+
+    /* Report the parts as they stand at the peak: whichever transient phase is larger. */
+    if (opt_peak >= bwd_peak) {
+        m->activations_bytes = 0;
+        m->cast_cache_bytes = 0;
+        m->workspace_bytes = 0;
+        m->optimizer_bytes += params * opt_temp_bytes_per_param(in->optimizer, w);
+    } else if (acts > grads) {
+        m->grads_bytes = 0;
+    } else {
+        m->activations_bytes = 0;
+    }
+    m->peak_bytes = m->context_bytes + allocated + m->allocator_bytes;
+    m->capacity_bytes = in->capacity_bytes;
+    m->fits = m->peak_bytes <= m->capacity_bytes;
+}

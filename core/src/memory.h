@@ -1,0 +1,22 @@
+/*
+ * memory.h: the inputs of the peak-memory estimate (memory.c).
+ */
+#ifndef EC_MEMORY_H
+#define EC_MEMORY_H
+
+#include "workload.h"
+
+typedef struct eci_mem_in {
+    const eci_workload *wl;
+    int precision, optimizer, checkpointing;
+    int ddp;                      /* DDP's gradient bucket copy */
+    int num_gpus;                 /* > 1 adds NCCL buffers */
+    int dynamic_shapes;           /* dynamic padding fragments the allocator more */
+    double extra_workspace_bytes; /* e.g. DataParallel's gathered outputs on GPU 0 */
+    double capacity_bytes;
+    double allocator_scale;       /* calibration factor on allocator slack (1.0) */
+} eci_mem_in;
+
+EC_INTERNAL void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m);
+
+#endif /* EC_MEMORY_H */

@@ -1,0 +1,529 @@
+/*
+ * workload.c: expands a network preset (networks.csv) and a task head into the ops of one
+ * forward micro-step: GEMMs with shapes, convolutions as implicit GEMMs, and memory-bound
+ * kernels with the bytes they move and the activations they keep for backward.
+ * The per-layer accounting follows Korthikanti et al. (modeling.md 2.2): 66·sbh + 9·a·s²·b
+ * bytes per BERT layer in fp32, about 42·sbh + 7·a·s²·b under autocast, as HF eager runs it.
+ * Ops flagged `layer` form one block that predict.c repeats `layers` times.
+ */
+#include "workload.h"
+#include "consts.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const task_names[] = {"classify", "squad", "pretrain", "lm", "imagenet"};
+
+int eci_task_parse(const char *name)
+{
+    for (int i = 0; i < (int)(sizeof task_names / sizeof task_names[0]); i++)
+        if (name != NULL && strcmp(name, task_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *eci_task_name(int task)
+{
+    return task >= 0 && task < (int)(sizeof task_names / sizeof task_names[0]) ? task_names[task] : "?";
+}
+
+/* Byte sizes of the tensors an op touches, from the precision (modeling.md 2.2, 9):
+ * act: GEMM inputs/outputs and pointwise ops that follow them (2 bytes under autocast);
+ * f32k: ops autocast keeps in fp32 (softmax, layer norm, the fp32 residual stream,
+ * embeddings); both are 2 bytes for a pure 16-bit model and 4 in fp32/tf32. */
+typedef struct builder {
+    eci_workload *wl;
+    const eci_shape *sh;
+    double act, f32k, mask;
+    int amp, tensor_math, layer;
+    int overflow;
+} builder;
+
+static eci_op *push(builder *b, const char *name, eci_op_kind kind)
+{
+    if (b->wl->n_ops >= ECI_MAX_OPS) {
+        b->overflow = 1;
+        return NULL;
+    }
+    eci_op *op = &b->wl->ops[b->wl->n_ops++];
+    memset(op, 0, sizeof *op);
+    op->name = name;
+    op->kind = kind;
+    op->fwd_kernels = 1;
+    op->bwd = 1;
+    op->layer = b->layer;
+    op->batch = 1;
+    return op;
+}
+
+/* A memory-bound kernel over `elems` elements moving `bytes_per_elem` (reads + writes). */
+static eci_op *mem(builder *b, const char *name, double elems, double bytes_per_elem, double saved_bytes)
+{
+    eci_op *op = push(b, name, ECI_OP_MEM);
+    if (op != NULL) {
+        op->fwd_bytes = elems * bytes_per_elem;
+        op->saved_bytes = saved_bytes;
+    }
+    return op;
+}
+
+/* An autocast cast of `elems` fp32 elements to 16 bits (read 4, write 2). */
+static void cast(builder *b, const char *name, double elems, double saved_bytes)
+{
+    eci_op *op = push(b, name, ECI_OP_CAST);
+    if (op != NULL) {
+        op->fwd_bytes = elems * 6.0;
+        op->saved_bytes = saved_bytes;
+    }
+}
+
+static eci_op *gemm(builder *b, const char *name, double m, double n, double k, double batch, double saved_bytes)
+{
+    eci_op *op = push(b, name, ECI_OP_GEMM);
+    if (op != NULL) {
+        op->m = m;
+        op->n = n;
+        op->k = k;
+        op->batch = batch;
+        op->tensor_math = b->tensor_math;
+        op->saved_bytes = saved_bytes;
+    }
+    return op;
+}
+
+/* nn.Linear on `rows` rows, in -> out, with bias.  Under autocast the fp32 input is cast
+ * (the copy is what backward keeps) unless it is already 16-bit, and so is the weight
+ * (the autocast weight cache).  save_input = 0 when another op already keeps the input. */
+static void linear(builder *b, const char *name, double rows, double in, double out, int input_is_f32,
+                   int save_input, int bias)
+{
+    double saved = 0;
+    if (b->amp && input_is_f32) {
+        cast(b, "cast_in", rows * in, rows * in * 2.0);
+    } else if (save_input) {
+        saved = rows * in * (input_is_f32 ? b->f32k : b->act);
+    }
+    if (b->amp)
+        cast(b, "cast_w", in * out, 0);
+    eci_op *op = gemm(b, name, rows, out, in, 1, saved);
+    if (op != NULL) {
+        op->params = in * out + (bias ? out : 0);
+        op->param_tensors = bias ? 2 : 1;
+        op->cast_params = in * out;
+    }
+}
+
+static void layer_norm(builder *b, const char *name, double rows, double width, double elem_bytes)
+{
+    /* Saves its input and two fp32 statistics per row. */
+    eci_op *op = mem(b, name, rows * width, 2.0 * elem_bytes, rows * width * elem_bytes + rows * 8.0);
+    if (op != NULL) {
+        op->params = 2.0 * width;
+        op->param_tensors = 2;
+    }
+}
+
+static void dropout(builder *b, const char *name, double elems, double elem_bytes)
+{
+    mem(b, name, elems, 2.0 * elem_bytes + b->mask, elems * b->mask);
+}
+
+/* Eager attention as HF runs it (BertSelfAttention, GPT2Attention): explicit s x s scores,
+ * scale, mask, softmax (fp32 under autocast), dropout, and two batched GEMMs.
+ * seq_sq = E[L^2] so dynamic padding prices the quadratic part right. */
+static void attention_core(builder *b, double batch, double heads, double seq, double seq_sq, double head_dim,
+                           int causal)
+{
+    double T = batch * seq, h = heads * head_dim;
+    double scores = batch * heads * seq_sq;
+    gemm(b, "scores", seq, seq_sq / seq, head_dim, batch * heads, 2.0 * T * h * b->act);
+    mem(b, "scale", scores, 2.0 * b->act, 0);
+    mem(b, causal ? "causal_mask" : "mask_add", scores, 2.0 * b->act, 0);
+    mem(b, "softmax", scores, b->act + b->f32k, scores * b->f32k);
+    dropout(b, "attn_dropout", scores, b->f32k);
+    double probs_saved = scores * b->f32k;
+    if (b->amp) {
+        cast(b, "cast_probs", scores, scores * 2.0);
+        probs_saved = 0;
+    }
+    gemm(b, "context", seq, head_dim, seq_sq / seq, batch * heads, probs_saved + T * h * b->act);
+    mem(b, "merge_heads", T * h, 2.0 * b->act, 0);
+}
+
+/* A fused scaled-dot-product attention kernel (torchvision ViT through
+ * nn.MultiheadAttention's fast path): QK^T and PV FLOPs on tensor cores, no s x s tensor
+ * kept; backward recomputes the scores. */
+static void attention_fused(builder *b, double batch, double heads, double seq, double head_dim)
+{
+    double T = batch * seq, h = heads * head_dim;
+    eci_op *op = gemm(b, "sdpa", seq, seq, 2.0 * head_dim, batch * heads, 4.0 * T * h * b->act + T * heads * 4.0);
+    (void)op;
+}
+
+static void encoder_embeddings(builder *b, const eci_net *net, double T)
+{
+    double h = net->hidden, e = b->f32k;
+    eci_op *op = mem(b, "word_emb", T * h, 2.0 * e, 0);
+    if (op != NULL) {
+        op->params = (double)net->vocab * h;
+        op->param_tensors = 1;
+        /* Backward writes a dense vocab x hidden gradient (zero fill + index_add). */
+        op->bwd_bytes = (double)net->vocab * h * 4.0 * 2.0 + T * h * e;
+    }
+    op = mem(b, "pos_emb", T * h, 2.0 * e, 0);
+    if (op != NULL) {
+        op->params = (double)net->max_positions * h;
+        op->param_tensors = 1;
+    }
+    if (net->type_vocab > 0) {
+        op = mem(b, "type_emb", T * h, 3.0 * e, 0);
+        if (op != NULL) {
+            op->params = (double)net->type_vocab * h;
+            op->param_tensors = 1;
+        }
+    }
+    mem(b, "emb_add", T * h, 3.0 * e, 0);
+    layer_norm(b, "emb_ln", T, h, e);
+    dropout(b, "emb_dropout", T * h, e);
+}
+
+/* One post-LN encoder layer (BERT, RoBERTa, DistilBERT). */
+static void encoder_layer(builder *b, const eci_net *net, double batch, double seq, double seq_sq)
+{
+    double T = batch * seq, h = net->hidden, f = net->ffn, a = net->heads;
+    linear(b, "q", T, h, h, 1, 1, 1);
+    linear(b, "k", T, h, h, 1, 0, 1);
+    linear(b, "v", T, h, h, 1, 0, 1);
+    attention_core(b, batch, a, seq, seq_sq, h / a, 0);
+    linear(b, "attn_out", T, h, h, 0, 1, 1);
+    dropout(b, "out_dropout", T * h, b->act);
+    mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
+    layer_norm(b, "ln_attn", T, h, b->f32k);
+    linear(b, "ffn_in", T, h, f, 1, 1, 1);
+    mem(b, "gelu", T * f, 2.0 * b->act, T * f * b->act);
+    linear(b, "ffn_out", T, f, h, 0, 1, 1);
+    dropout(b, "ffn_dropout", T * h, b->act);
+    mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
+    layer_norm(b, "ln_ffn", T, h, b->f32k);
+}
+
+/* One pre-LN decoder layer (GPT-2): fused c_attn, causal mask, gelu_new written in Python
+ * (eight elementwise kernels in eager mode). */
+static void decoder_layer(builder *b, const eci_net *net, double batch, double seq, double seq_sq)
+{
+    double T = batch * seq, h = net->hidden, f = net->ffn, a = net->heads;
+    layer_norm(b, "ln_1", T, h, b->f32k);
+    linear(b, "c_attn", T, h, 3.0 * h, 1, 1, 1);
+    attention_core(b, batch, a, seq, seq_sq, h / a, 1);
+    linear(b, "attn_proj", T, h, h, 0, 1, 1);
+    dropout(b, "resid_dropout", T * h, b->act);
+    mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
+    layer_norm(b, "ln_2", T, h, b->f32k);
+    linear(b, "c_fc", T, h, f, 1, 1, 1);
+    eci_op *op = mem(b, "gelu_new", T * f, 8.0 * 2.5 * b->act, 4.0 * T * f * b->act);
+    if (op != NULL)
+        op->fwd_kernels = 8;
+    linear(b, "mlp_proj", T, f, h, 0, 1, 1);
+    dropout(b, "mlp_dropout", T * h, b->act);
+    mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
+}
+
+/* One pre-LN ViT encoder block (torchvision EncoderBlock). */
+static void vit_layer(builder *b, const eci_net *net, double batch, double seq)
+{
+    double T = batch * seq, h = net->hidden, f = net->ffn, a = net->heads;
+    layer_norm(b, "ln_1", T, h, b->f32k);
+    linear(b, "in_proj", T, h, 3.0 * h, 1, 1, 1);
+    attention_fused(b, batch, a, seq, h / a);
+    linear(b, "out_proj", T, h, h, 0, 1, 1);
+    dropout(b, "dropout", T * h, b->act);
+    mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
+    layer_norm(b, "ln_2", T, h, b->f32k);
+    linear(b, "mlp_1", T, h, f, 1, 1, 1);
+    mem(b, "gelu", T * f, 2.0 * b->act, T * f * b->act);
+    dropout(b, "mlp_dropout_1", T * f, b->act);
+    linear(b, "mlp_2", T, f, h, 0, 1, 1);
+    dropout(b, "mlp_dropout_2", T * h, b->act);
+    mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
+}
+
+/* Cross entropy over rows x classes: autocast runs log_softmax in fp32, and backward keeps
+ * its output.  Under autocast the 16-bit logits are cast up first. */
+static void cross_entropy(builder *b, double rows, double classes)
+{
+    double n = rows * classes;
+    if (b->amp)
+        cast(b, "cast_logits", n, 0);
+    mem(b, "log_softmax", n, 2.0 * b->f32k, n * b->f32k);
+    mem(b, "nll_loss", rows, 16.0, 0);
+}
+
+static int task_head(builder *b, const eci_net *net, int task, double batch, double seq)
+{
+    double T = batch * seq, h = net->hidden, V = net->vocab;
+    int decoder = strcmp(net->family, "decoder") == 0;
+    switch (task) {
+    case ECI_TASK_CLASSIFY:
+        if (decoder) { /* GPT2ForSequenceClassification: score on the last token, no bias */
+            linear(b, "score", batch, h, net->num_classes, 1, 1, 0);
+        } else { /* pooler (or DistilBERT's pre_classifier) + classifier on the first token */
+            linear(b, "pooler", batch, h, h, 1, 1, 1);
+            mem(b, "tanh", batch * h, 2.0 * b->act, batch * h * b->act);
+            linear(b, "classifier", batch, h, net->num_classes, 0, 1, 1);
+        }
+        cross_entropy(b, batch, net->num_classes);
+        return EC_OK;
+    case ECI_TASK_SQUAD: /* span head: start and end logits for every token */
+        if (decoder)
+            return EC_EINVAL;
+        linear(b, "qa_outputs", T, h, 2, 1, 1, 1);
+        mem(b, "split_logits", T * 2, 2.0 * b->act, 0);
+        cross_entropy(b, 2.0 * batch, seq);
+        return EC_OK;
+    case ECI_TASK_PRETRAIN: { /* MLM on masked positions + NSP (NVIDIA DLE BERT) */
+        if (decoder)
+            return EC_EINVAL;
+        double Tm = ceil(T * b->sh->mlm_frac);
+        mem(b, "gather_masked", Tm * h, 2.0 * b->f32k, 0);
+        linear(b, "mlm_transform", Tm, h, h, 1, 1, 1);
+        mem(b, "mlm_gelu", Tm * h, 2.0 * b->act, Tm * h * b->act);
+        layer_norm(b, "mlm_ln", Tm, h, b->f32k);
+        linear(b, "mlm_decoder", Tm, h, V, 1, 1, 1);
+        b->wl->ops[b->wl->n_ops - 1].params = V; /* decoder weight tied to the word embeddings */
+        b->wl->ops[b->wl->n_ops - 1].param_tensors = 1;
+        cross_entropy(b, Tm, V);
+        linear(b, "pooler", batch, h, h, 1, 1, 1);
+        mem(b, "tanh", batch * h, 2.0 * b->act, batch * h * b->act);
+        linear(b, "nsp", batch, h, 2, 0, 1, 1);
+        cross_entropy(b, batch, 2);
+        return EC_OK;
+    }
+    case ECI_TASK_LM: { /* full-vocabulary head on every token, weight tied (GPT-2; BERT MLM on all) */
+        if (net->vocab == 0)
+            return EC_EINVAL;
+        if (!decoder) {
+            linear(b, "mlm_transform", T, h, h, 1, 1, 1);
+            mem(b, "mlm_gelu", T * h, 2.0 * b->act, T * h * b->act);
+            layer_norm(b, "mlm_ln", T, h, b->f32k);
+        }
+        linear(b, "lm_head", T, h, V, 1, 1, !decoder);
+        b->wl->ops[b->wl->n_ops - 1].params = decoder ? 0 : V;
+        b->wl->ops[b->wl->n_ops - 1].param_tensors = decoder ? 0 : 1;
+        if (decoder) /* HF shifts the logits: a contiguous copy of all of them */
+            mem(b, "shift_logits", T * V, 2.0 * b->act, T * V * b->act);
+        cross_entropy(b, T, V);
+        return EC_OK;
+    }
+    default:
+        return EC_EINVAL;
+    }
+}
+
+/* ---- ResNet (torchvision resnet50, v1.5: stride in the 3x3 conv) ---------------------- */
+static void conv(builder *b, const char *name, double n, double *hw, double cin, double cout, double ksize,
+                 double stride, int first)
+{
+    double pad = floor(ksize / 2.0);
+    double hout = floor((*hw + 2.0 * pad - ksize) / stride) + 1.0;
+    if (b->amp) {
+        if (first)
+            cast(b, "cast_in", n * *hw * *hw * cin, 0);
+        cast(b, "cast_w", cout * cin * ksize * ksize, 0);
+    }
+    eci_op *op = push(b, name, ECI_OP_CONV);
+    if (op != NULL) {
+        op->m = n * hout * hout;
+        op->n = cout;
+        op->k = cin * ksize * ksize;
+        op->tensor_math = b->tensor_math;
+        op->saved_bytes = n * *hw * *hw * cin * b->act;
+        op->params = cout * cin * ksize * ksize;
+        op->param_tensors = 1;
+        op->cast_params = op->params;
+    }
+    *hw = hout;
+}
+
+static void batch_norm(builder *b, double elems, double channels)
+{
+    /* Training BN reads its input twice (statistics, normalise) and writes once; keeps the input. */
+    eci_op *op = mem(b, "batch_norm", elems, 3.0 * b->act, elems * b->act);
+    if (op != NULL) {
+        op->params = 2.0 * channels;
+        op->param_tensors = 2;
+    }
+}
+
+static void resnet(builder *b, const eci_net *net, double n)
+{
+    double hw = b->sh->image_size, c = 64;
+    conv(b, "stem_conv", n, &hw, 3, 64, 7, 2, 1);
+    batch_norm(b, n * hw * hw * 64, 64);
+    mem(b, "relu", n * hw * hw * 64, 2.0 * b->act, 0);
+    double hin = hw;
+    hw = floor((hw + 2.0 - 3.0) / 2.0) + 1.0;
+    mem(b, "maxpool", n * hin * hin * 64, b->act, n * hin * hin * 64 * b->act + n * hw * hw * 64 * 8.0);
+    static const double widths[] = {64, 128, 256, 512};
+    int stage = 0;
+    const char *p = net->blocks;
+    for (; *p != '\0' && stage < 4; stage++) {
+        char *end;
+        long blocks = strtol(p, &end, 10);
+        p = *end == ';' ? end + 1 : end;
+        double w = widths[stage];
+        for (long blk = 0; blk < blocks; blk++) {
+            double stride = (blk == 0 && stage > 0) ? 2 : 1;
+            double h_in = hw;
+            conv(b, "conv1x1_a", n, &hw, c, w, 1, 1, 0);
+            batch_norm(b, n * hw * hw * w, w);
+            mem(b, "relu", n * hw * hw * w, 2.0 * b->act, 0);
+            conv(b, "conv3x3", n, &hw, w, w, 3, stride, 0);
+            batch_norm(b, n * hw * hw * w, w);
+            mem(b, "relu", n * hw * hw * w, 2.0 * b->act, 0);
+            conv(b, "conv1x1_b", n, &hw, w, 4 * w, 1, 1, 0);
+            batch_norm(b, n * hw * hw * 4 * w, 4 * w);
+            if (blk == 0) {
+                double hd = h_in;
+                conv(b, "downsample", n, &hd, c, 4 * w, 1, stride, 0);
+                batch_norm(b, n * hd * hd * 4 * w, 4 * w);
+            }
+            mem(b, "residual_add_relu", n * hw * hw * 4 * w, 5.0 * b->act, n * hw * hw * 4 * w * b->act);
+            c = 4 * w;
+        }
+    }
+    mem(b, "avgpool", n * hw * hw * c, b->act, 0);
+    linear(b, "fc", n, c, net->num_classes, 0, 1, 1);
+    cross_entropy(b, n, net->num_classes);
+}
+
+static void vit(builder *b, const eci_net *net, double n)
+{
+    double h = net->hidden, p = net->patch, img = b->sh->image_size;
+    double patches = floor(img / p) * floor(img / p), seq = patches + 1;
+    if (b->amp) {
+        cast(b, "cast_in", n * 3 * img * img, 0);
+        cast(b, "cast_w", h * 3 * p * p, 0);
+    }
+    eci_op *op = push(b, "patch_embed", ECI_OP_CONV);
+    if (op != NULL) {
+        op->m = n * patches;
+        op->n = h;
+        op->k = 3 * p * p;
+        op->tensor_math = b->tensor_math;
+        op->saved_bytes = n * 3 * img * img * b->act;
+        op->params = h * 3 * p * p + h;
+        op->param_tensors = 2;
+        op->cast_params = h * 3 * p * p;
+    }
+    op = mem(b, "cls_pos_embed", n * seq * h, 3.0 * b->f32k, 0);
+    if (op != NULL) {
+        op->params = h + seq * h;
+        op->param_tensors = 2;
+    }
+    b->layer = 1;
+    vit_layer(b, net, n, seq);
+    b->layer = 0;
+    layer_norm(b, "ln_final", n * seq, h, b->f32k);
+    linear(b, "head", n, h, net->num_classes, 1, 1, 1);
+    cross_entropy(b, n, net->num_classes);
+    b->wl->layers = net->layers;
+    b->wl->layer_input_bytes = n * seq * h * b->f32k;
+    b->wl->tokens = n;
+}
+
+static void sum_up(eci_workload *wl)
+{
+    wl->params = 0;
+    wl->param_tensors = 0;
+    wl->model_flop = 0;
+    wl->matmul_params = 0;
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        const eci_op *op = &wl->ops[i];
+        double reps = op->layer ? wl->layers : 1;
+        wl->params += op->params * reps;
+        wl->param_tensors += op->param_tensors * reps;
+        wl->matmul_params += op->cast_params * reps;
+        if (op->kind == ECI_OP_GEMM || op->kind == ECI_OP_CONV)
+            wl->model_flop += 2.0 * op->m * op->n * op->k * op->batch * reps;
+    }
+}
+
+int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *sh, eci_workload *wl)
+{
+    memset(wl, 0, sizeof *wl);
+    int p = sh->precision;
+    builder b = {.wl = wl, .sh = sh, .mask = sh->mask_bytes};
+    b.amp = p == EC_PREC_AMP_FP16 || p == EC_PREC_AMP_BF16;
+    int pure16 = p == EC_PREC_BF16 || p == EC_PREC_FP16;
+    b.tensor_math = b.amp || pure16;
+    b.act = (b.amp || pure16) ? 2.0 : 4.0;
+    b.f32k = pure16 ? 2.0 : 4.0;
+    wl->layers = 1;
+    int rc = EC_OK;
+    if (strcmp(net->family, "resnet") == 0) {
+        if (task != ECI_TASK_IMAGENET)
+            rc = EC_EINVAL;
+        else
+            resnet(&b, net, sh->batch);
+        wl->tokens = sh->batch;
+        wl->input_bytes = sh->batch * (3.0 * sh->image_size * sh->image_size * 4.0 + 8.0);
+    } else if (strcmp(net->family, "vit") == 0) {
+        if (task != ECI_TASK_IMAGENET)
+            rc = EC_EINVAL;
+        else
+            vit(&b, net, sh->batch);
+        wl->input_bytes = sh->batch * (3.0 * sh->image_size * sh->image_size * 4.0 + 8.0);
+    } else {
+        if (task == ECI_TASK_IMAGENET) {
+            rc = EC_EINVAL;
+        } else {
+            double T = sh->batch * sh->seq;
+            int decoder = strcmp(net->family, "decoder") == 0;
+            if (decoder) {
+                eci_op *op = mem(&b, "wte_wpe", T * net->hidden, 3.0 * b.f32k, 0);
+                if (op != NULL) {
+                    op->params = ((double)net->vocab + net->max_positions) * net->hidden;
+                    op->param_tensors = 2;
+                    op->bwd_bytes = (double)net->vocab * net->hidden * 8.0;
+                }
+                dropout(&b, "emb_dropout", T * net->hidden, b.f32k);
+            } else {
+                encoder_embeddings(&b, net, T);
+            }
+            b.layer = 1;
+            if (decoder)
+                decoder_layer(&b, net, sh->batch, sh->seq, sh->seq_sq);
+            else
+                encoder_layer(&b, net, sh->batch, sh->seq, sh->seq_sq);
+            b.layer = 0;
+            if (decoder)
+                layer_norm(&b, "ln_f", T, net->hidden, b.f32k);
+            wl->layers = net->layers;
+            rc = task_head(&b, net, task, sh->batch, sh->seq);
+            wl->tokens = T;
+            wl->layer_input_bytes = T * net->hidden * b.f32k;
+            /* input_ids, attention_mask, token_type_ids (int64) plus labels */
+            wl->input_bytes = T * 8.0 * (net->type_vocab > 0 ? 3.0 : 2.0) + sh->batch * 16.0 +
+                              (task == ECI_TASK_LM || task == ECI_TASK_PRETRAIN ? T * 8.0 : 0);
+        }
+    }
+    if (rc == EC_OK && b.overflow)
+        rc = eci_error(ctx, EC_ENOTSUP, "model '%s' expands to more than %d ops", net->id, ECI_MAX_OPS);
+    else if (rc != EC_OK)
+        rc = eci_error(ctx, EC_EINVAL, "model '%s' (%s) cannot run task '%s'", net->id, net->family,
+                       eci_task_name(task));
+    if (rc == EC_OK)
+        sum_up(wl);
+    return rc;
+}
+
+double eci_workload_params(const eci_net *net, int task)
+{
+    eci_workload wl;
+    eci_shape sh = {.precision = EC_PREC_FP32, .batch = 1, .seq = 8, .seq_sq = 64,
+                    .image_size = net->image_size > 0 ? net->image_size : 224, .mask_bytes = 1, .mlm_frac = 0.15};
+    if (eci_workload_expand(NULL, net, task, &sh, &wl) != EC_OK)
+        return 0;
+    return wl.params;
+}

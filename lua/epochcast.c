@@ -1,0 +1,653 @@
+/*
+ * epochcast.c: the command-line host, shaped like lua.c: main creates a Lua state and runs
+ * pmain under lua_pcall; scripts run through docall with a traceback msghandler; report
+ * prints "epochcast: msg".  The subcommands gpus, models, predict and validate are thin C
+ * over the public API (every C object they hold sits in a Lua box, so an error cannot leak
+ * it); run executes a Lua scenario with the module preloaded.  No model logic lives here.
+ */
+#include "lec_priv.h"
+
+#include <csv.h>
+#include <gsl/gsl_errno.h>
+#include <lualib.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const progname = "epochcast";
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* ---- lua.c's machinery -------------------------------------------------------------- */
+
+static void l_message(const char *pname, const char *msg)
+{
+    if (pname != NULL)
+        fprintf(stderr, "%s: ", pname);
+    fprintf(stderr, "%s\n", msg);
+    fflush(stderr);
+}
+
+/* Print the error object on top (if status is an error) and pop it. */
+static int report(lua_State *L, int status)
+{
+    if (status != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        l_message(progname, msg != NULL ? msg : "(error object is not a string)");
+        lua_pop(L, 1);
+    }
+    return status;
+}
+
+/* Message handler: add a traceback to the error message. */
+static int msghandler(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+            return 1;
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+/* Call the function below its narg arguments with the traceback handler. */
+static int docall(lua_State *L, int narg, int nres)
+{
+    int base = lua_gettop(L) - narg;
+    lua_pushcfunction(L, msghandler);
+    lua_insert(L, base);
+    int status = lua_pcall(L, narg, nres, base);
+    lua_remove(L, base);
+    return status;
+}
+
+/* arg = {[-k] = host and command, [0] = script, [1..] = script arguments} (lua.c). */
+static void createargtable(lua_State *L, char **argv, int argc, int script)
+{
+    int narg = argc - (script + 1);
+    lua_createtable(L, narg > 0 ? narg : 0, script + 1);
+    for (int i = 0; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i - script);
+    }
+    lua_setglobal(L, "arg");
+}
+
+/* Push arg[1..n] for the main chunk's "..." (lua.c). */
+static int pushargs(lua_State *L)
+{
+    if (lua_getglobal(L, "arg") != LUA_TTABLE)
+        luaL_error(L, "'arg' is not a table");
+    int n = (int)luaL_len(L, -1);
+    luaL_checkstack(L, n + 3, "too many arguments to script");
+    int i;
+    for (i = 1; i <= n; i++)
+        lua_rawgeti(L, -i, i);
+    lua_remove(L, -i);
+    return n;
+}
+
+/* ---- messages ----------------------------------------------------------------------- */
+
+/* A failure: "epochcast: message" on stderr, exit status 1. */
+static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", progname);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return EXIT_FAILURE;
+}
+
+/* A usage error: the message and a hint, exit status 2. */
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", progname);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry '%s%s%s --help'.\n", progname, cmd != NULL ? " " : "",
+            cmd != NULL ? cmd : "");
+    return 2;
+}
+
+static const char main_usage[] =
+    "usage: epochcast [--models DIR] COMMAND [ARGS...]\n"
+    "\n"
+    "Predict deep-learning training step time, epoch time and GPU memory.\n"
+    "\n"
+    "commands:\n"
+    "  gpus                          list the GPU profiles\n"
+    "  models                        list the network presets\n"
+    "  predict key=value ...         predict one configuration (--csv, -o FILE)\n"
+    "  validate RUNS.csv             predict measured runs and report the error\n"
+    "  run SCRIPT.lua [ARGS...]      run a Lua scenario (require \"epochcast\")\n"
+    "\n"
+    "options:\n"
+    "  --models DIR   the models/ folder (default: $EPOCHCAST_MODELS, else the built-in one)\n"
+    "  --help         this text; COMMAND --help describes a command\n"
+    "  --version      print the version\n";
+
+static const char gpus_usage[] =
+    "usage: epochcast gpus\n"
+    "\n"
+    "List the GPU profiles: id, name, architecture, memory (GiB), memory bandwidth\n"
+    "(GB/s = 1e9 bytes/s) and dense fp32 / fp16 tensor peaks (TFLOP/s).\n"
+    "Any id, alias or nvidia-smi name works as gpu=... in a configuration.\n";
+
+static const char models_usage[] =
+    "usage: epochcast models\n"
+    "\n"
+    "List the network presets: id, family, default task and parameters (millions,\n"
+    "with the default task head).\n";
+
+static const char predict_usage[] =
+    "usage: epochcast predict key=value ... [--csv] [-o FILE]\n"
+    "\n"
+    "Predict one training configuration and print the step-time breakdown, GPU\n"
+    "utilization, bottleneck, memory by part and warnings.\n"
+    "  --csv     print a CSV header and one row instead (config keys, then results)\n"
+    "  -o FILE   write that CSV to FILE (atomically)\n"
+    "\n"
+    "example: epochcast predict model=bert-base gpu=t4 batch_per_gpu=32 seq_len=128\n"
+    "\n"
+    "keys:\n";
+
+static const char validate_usage[] =
+    "usage: epochcast validate RUNS.csv [-o OUT.csv] [--profile P]\n"
+    "\n"
+    "Predict every measured run of RUNS.csv (columns: id, config keys, metric, value,\n"
+    "source) and print the error: n, MAPE, share within +-10% and +-20%, bias, overall\n"
+    "and per GPU and per model.\n"
+    "  -o OUT.csv    also write id,gpu,model,metric,predicted,measured,error_pct per run\n"
+    "  --profile P   predict with the calibrated profile P (overrides the runs' profile)\n";
+
+static const char run_usage[] =
+    "usage: epochcast run SCRIPT.lua [ARGS...]\n"
+    "\n"
+    "Run a Lua 5.4 scenario with the standard libraries and the epochcast module\n"
+    "preloaded (local ec = require \"epochcast\").  The global 'arg' holds the script\n"
+    "name at 0 and ARGS from 1, as with lua; the chunk also receives ARGS as '...'.\n";
+
+static int is_help(const char *a)
+{
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+/* ---- CSV to stdout ------------------------------------------------------------------ */
+
+/* One CSV line on stdout; fields that need it are quoted by libcsv. */
+static void print_csv_row(const char *const *fields, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            fputc(',', stdout);
+        size_t len = strlen(fields[i]);
+        if (strcspn(fields[i], ",\"\r\n") < len)
+            csv_fwrite(stdout, fields[i], len);
+        else
+            fputs(fields[i], stdout);
+    }
+    fputc('\n', stdout);
+}
+
+/* Write rows (nrows x ncols fields) to path through the atomic writer; 0 or 1. */
+static int write_csv_file(lua_State *L, ec_ctx *ctx, const char *path, const char *const *fields,
+                          size_t nrows, size_t ncols)
+{
+    void **slot = ecL_newbox(L, ecL_abort_csv);       /* box */
+    ec_csv_writer *w = NULL;
+    int st = ec_csv_open(ctx, path, &w);
+    *slot = w;
+    for (size_t r = 0; st == EC_OK && r < nrows; r++)
+        st = ec_csv_row(w, fields + r * ncols, ncols);
+    w = (ec_csv_writer *)ecL_unbox(L, -1);
+    lua_pop(L, 1);
+    if (st == EC_OK)
+        st = ec_csv_close(w);
+    else
+        ec_csv_abort(w);
+    return st == EC_OK ? 0 : fail("%s", ec_ctx_errmsg(ctx));
+}
+
+/* ---- gpus, models ------------------------------------------------------------------- */
+
+static int cmd_gpus(lua_State *L, int argc, char **argv)
+{
+    if (argc > 0 && is_help(argv[0]))
+        return fputs(gpus_usage, stdout), 0;
+    if (argc > 0)
+        return usage_error("gpus", "gpus: unexpected argument '%s'", argv[0]);
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    size_t n = ec_gpu_count(ctx);
+    int wid = 2, wname = 4;
+    for (size_t i = 0; i < n; i++) {
+        ec_gpu_info g;
+        if (ec_gpu_get(ctx, i, &g) != EC_OK)
+            return fail("%s", ec_ctx_errmsg(ctx));
+        if ((int)strlen(g.id) > wid) wid = (int)strlen(g.id);
+        if ((int)strlen(g.name) > wname) wname = (int)strlen(g.name);
+    }
+    printf("%-*s  %-*s  %-12s %8s %8s %8s %8s\n", wid, "id", wname, "name", "architecture",
+           "mem_gib", "bw_gb/s", "fp32_tf", "fp16_tf");
+    for (size_t i = 0; i < n; i++) {
+        ec_gpu_info g;
+        ec_gpu_get(ctx, i, &g);
+        printf("%-*s  %-*s  %-12s %8.1f %8.0f %8.1f %8.1f\n", wid, g.id, wname, g.name,
+               g.architecture, g.memory_bytes / GIB, g.memory_bandwidth_bytes_per_s / 1e9,
+               g.peak_fp32_flop_per_s / 1e12, g.peak_fp16_flop_per_s / 1e12);
+    }
+    return 0;
+}
+
+static int cmd_models(lua_State *L, int argc, char **argv)
+{
+    if (argc > 0 && is_help(argv[0]))
+        return fputs(models_usage, stdout), 0;
+    if (argc > 0)
+        return usage_error("models", "models: unexpected argument '%s'", argv[0]);
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    size_t n = ec_model_count(ctx);
+    int wid = 2;
+    for (size_t i = 0; i < n; i++) {
+        ec_model_info m;
+        if (ec_model_get(ctx, i, &m) != EC_OK)
+            return fail("%s", ec_ctx_errmsg(ctx));
+        if ((int)strlen(m.id) > wid) wid = (int)strlen(m.id);
+    }
+    printf("%-*s  %-10s %-12s %10s\n", wid, "id", "family", "default_task", "params_m");
+    for (size_t i = 0; i < n; i++) {
+        ec_model_info m;
+        ec_model_get(ctx, i, &m);
+        printf("%-*s  %-10s %-12s %10.1f\n", wid, m.id, m.family, m.default_task, m.params / 1e6);
+    }
+    return 0;
+}
+
+/* ---- predict ------------------------------------------------------------------------ */
+
+/* Header and row of a prediction: every config key (its text via ec_config_get), then
+ * the result columns of l_result.c.  fields gets 2 x ncols pointers into text. */
+#define CELL_MAX EC_WARNING_TEXT_MAX
+static size_t predict_csv(lua_State *L, const ec_config *cfg, const ec_result *res,
+                          const char ***fields_out)
+{
+    size_t nk = ec_config_key_count(), nr = ecL_result_column_count(), n = nk + nr;
+    const char **fields = (const char **)lua_newuserdatauv(L, 2 * n * sizeof *fields, 0);
+    char *text = (char *)lua_newuserdatauv(L, n * CELL_MAX, 0);
+    for (size_t i = 0; i < n; i++) {
+        char *cell = text + i * CELL_MAX;
+        if (i < nk) {
+            fields[i] = ec_config_key_name(i);
+            if (ec_config_get(cfg, fields[i], cell, CELL_MAX) != EC_OK)
+                cell[0] = '\0';
+        } else {
+            fields[i] = ecL_result_column_name(i - nk);
+            ecL_result_column_text(res, i - nk, cell, CELL_MAX);
+        }
+        fields[n + i] = cell;
+    }
+    *fields_out = fields;
+    return n;
+}
+
+/* A config value for the headline: "default" for an empty string or a 0 that means
+ * "the preset's default" (task, seq_len). */
+static const char *config_text(const ec_config *cfg, const char *key, char *buf, size_t n)
+{
+    if (ec_config_get(cfg, key, buf, n) != EC_OK || buf[0] == '\0'
+        || (strcmp(key, "seq_len") == 0 && strcmp(buf, "0") == 0))
+        snprintf(buf, n, "default");
+    return buf;
+}
+
+static void print_breakdown(const ec_config *cfg, const ec_result *res)
+{
+    char model[EC_NAME_MAX + 1], task[EC_NAME_MAX + 1], gpu[EC_NAME_MAX + 1], ngpu[32],
+        prec[32], batch[32], seq[32];
+    printf("%s (%s task) on %s x %s, %s, batch_per_gpu %s, seq_len %s\n",
+           config_text(cfg, "model", model, sizeof model), config_text(cfg, "task", task, sizeof task),
+           config_text(cfg, "gpu", gpu, sizeof gpu), config_text(cfg, "num_gpus", ngpu, sizeof ngpu),
+           config_text(cfg, "precision", prec, sizeof prec),
+           config_text(cfg, "batch_per_gpu", batch, sizeof batch),
+           config_text(cfg, "seq_len", seq, sizeof seq));
+    printf("  step time          %12.3f ms\n", res->step_s * 1e3);
+    printf("  samples/s          %12.1f\n", res->samples_per_s);
+    if (res->epoch_s > 0)
+        printf("  epoch time         %12.1f s   (p10 %.1f s, p90 %.1f s; %.0f steps)\n",
+               res->epoch_s, res->epoch_p10_s, res->epoch_p90_s, res->steps_per_epoch);
+    if (res->run_s > 0)
+        printf("  run time           %12.1f s\n", res->run_s);
+    const ec_breakdown *b = &res->breakdown;
+    printf("per step (ms)\n");
+    printf("  forward            %12.3f\n", b->forward_s * 1e3);
+    printf("  backward           %12.3f\n", b->backward_s * 1e3);
+    printf("  optimizer          %12.3f\n", b->optimizer_s * 1e3);
+    printf("  transfer (H2D)     %12.3f\n", b->h2d_s * 1e3);
+    printf("  CPU overhead       %12.3f\n", b->cpu_overhead_s * 1e3);
+    printf("  loader             %12.3f\n", b->loader_s * 1e3);
+    printf("  comm               %12.3f\n", b->comm_s * 1e3);
+    printf("GPU busy             %12.1f %%\n", res->gpu_util_frac * 100);
+    printf("bottleneck           %12s\n", ec_bottleneck_name(res->bottleneck));
+    printf("MFU                  %12.1f %%\n", res->mfu_frac * 100);
+    const ec_memory *m = &res->memory;
+    printf("memory (GiB)\n");
+    printf("  weights            %12.2f\n", m->weights_bytes / GIB);
+    printf("  gradients          %12.2f\n", m->grads_bytes / GIB);
+    printf("  optimizer states   %12.2f\n", m->optimizer_bytes / GIB);
+    printf("  autocast cache     %12.2f\n", m->cast_cache_bytes / GIB);
+    printf("  activations        %12.2f\n", m->activations_bytes / GIB);
+    printf("  workspace          %12.2f\n", m->workspace_bytes / GIB);
+    printf("  CUDA context       %12.2f\n", m->context_bytes / GIB);
+    printf("  allocator          %12.2f\n", m->allocator_bytes / GIB);
+    printf("  peak               %12.2f of %.2f   fits: %s\n", m->peak_bytes / GIB,
+           m->capacity_bytes / GIB, m->fits ? "yes" : "no");
+    if (res->warning_text[0] != '\0') {
+        printf("warnings\n");
+        const char *t = res->warning_text;
+        while (*t != '\0') {
+            const char *end = strstr(t, "; ");
+            int len = end != NULL ? (int)(end - t) : (int)strlen(t);
+            if (len > 0)
+                printf("  - %.*s\n", len, t);
+            t += len + (end != NULL ? 2 : 0);
+        }
+    }
+}
+
+static int cmd_predict(lua_State *L, int argc, char **argv)
+{
+    int csv = 0;
+    const char *out = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) {
+            fputs(predict_usage, stdout);
+            for (size_t k = 0; k < ec_config_key_count(); k++)
+                printf("  %-20s %s\n", ec_config_key_name(k), ec_config_key_help(k));
+            return 0;
+        }
+    }
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    ec_config cfg;
+    ec_config_init(&cfg);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--csv") == 0) {
+            csv = 1;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (++i >= argc)
+                return usage_error("predict", "predict: %s needs a file name", a);
+            out = argv[i];
+        } else if (a[0] == '-') {
+            return usage_error("predict", "predict: unknown option '%s'", a);
+        } else if (strchr(a, '=') == NULL) {
+            return usage_error("predict", "predict: expected key=value, got '%s'", a);
+        } else if (ec_config_set_word(ctx, &cfg, a) != EC_OK) {
+            return fail("%s", ec_ctx_errmsg(ctx));
+        }
+    }
+    ec_result res;
+    int st = ec_predict(ctx, &cfg, &res);
+    if (st != EC_OK)
+        return fail("%s", ec_ctx_errmsg(ctx));
+    const char **fields = NULL;
+    size_t n = predict_csv(L, &cfg, &res, &fields);
+    if (out != NULL && write_csv_file(L, ctx, out, fields, 2, n) != 0)
+        return EXIT_FAILURE;
+    if (csv) {
+        print_csv_row(fields, n);
+        print_csv_row(fields + n, n);
+    } else {
+        print_breakdown(&cfg, &res);
+    }
+    return 0;
+}
+
+/* ---- validate ----------------------------------------------------------------------- */
+
+typedef struct vrow {
+    const char *key; /* GPU or model name of the group */
+    double predicted, measured;
+} vrow;
+
+static int compare_vrow(const void *a, const void *b)
+{
+    return strcmp(((const vrow *)a)->key, ((const vrow *)b)->key);
+}
+
+static void print_stats(const char *label, const double *p, const double *m, size_t n)
+{
+    ec_error_stats s;
+    ec_error_stats_compute(p, m, n, &s);
+    printf("  %-24s %6zu %8.1f %9.1f %9.1f %+8.1f\n", label, s.n, s.mape_frac * 100,
+           s.within_10_frac * 100, s.within_20_frac * 100, s.bias_frac * 100);
+}
+
+/* Sort rows by key and print one line per distinct key. */
+static void print_groups(lua_State *L, const char *title, vrow *rows, size_t n)
+{
+    double *p = (double *)lua_newuserdatauv(L, (n + 1) * sizeof *p, 0);
+    double *m = (double *)lua_newuserdatauv(L, (n + 1) * sizeof *m, 0);
+    qsort(rows, n, sizeof *rows, compare_vrow);
+    printf("by %s\n", title);
+    for (size_t i = 0; i < n;) {
+        size_t k = 0;
+        const char *key = rows[i].key;
+        for (; i < n && strcmp(rows[i].key, key) == 0; i++, k++) {
+            p[k] = rows[i].predicted;
+            m[k] = rows[i].measured;
+        }
+        print_stats(key, p, m, k);
+    }
+    lua_pop(L, 2);
+}
+
+static int cmd_validate(lua_State *L, int argc, char **argv)
+{
+    const char *runs_path = NULL, *out = NULL, *profile = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(validate_usage, stdout);
+            return 0;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (++i >= argc)
+                return usage_error("validate", "validate: %s needs a file name", a);
+            out = argv[i];
+        } else if (strcmp(a, "--profile") == 0) {
+            if (++i >= argc)
+                return usage_error("validate", "validate: --profile needs a file name");
+            profile = argv[i];
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error("validate", "validate: unknown option '%s'", a);
+        } else if (runs_path == NULL) {
+            runs_path = a;
+        } else {
+            return usage_error("validate", "validate: unexpected argument '%s'", a);
+        }
+    }
+    if (runs_path == NULL)
+        return usage_error("validate", "validate: missing RUNS.csv");
+
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    void **slot = ecL_newbox(L, ecL_free_runs);              /* ctx runs */
+    ec_runs *runs = NULL;
+    int st = ec_runs_load(ctx, runs_path, &runs);
+    *slot = runs;
+    if (st != EC_OK)
+        return fail("%s", ec_ctx_errmsg(ctx));
+    size_t n = ec_runs_count(runs);
+
+    vrow *by_gpu = (vrow *)lua_newuserdatauv(L, (n + 1) * sizeof *by_gpu, 0);
+    vrow *by_model = (vrow *)lua_newuserdatauv(L, (n + 1) * sizeof *by_model, 0);
+    double *pred = (double *)lua_newuserdatauv(L, (n + 1) * sizeof *pred, 0);
+    double *meas = (double *)lua_newuserdatauv(L, (n + 1) * sizeof *meas, 0);
+
+    enum { NCOL = 7, NUM_MAX = 32 };
+    static const char *const header[NCOL] = {"id", "gpu", "model", "metric", "predicted",
+                                             "measured", "error_pct"};
+    void **wslot = ecL_newbox(L, ecL_abort_csv);             /* ... writer */
+    int wbox = lua_gettop(L);
+    ec_csv_writer *w = NULL;
+    if (out != NULL) {
+        st = ec_csv_open(ctx, out, &w);
+        *wslot = w;
+        if (st == EC_OK)
+            st = ec_csv_row(w, header, NCOL);
+        if (st != EC_OK)
+            return fail("%s", ec_ctx_errmsg(ctx));
+    }
+    for (size_t i = 0; i < n; i++) {
+        const ec_run *r = ec_runs_get(runs, i);
+        ec_config cfg = r->config;
+        ec_result res;
+        st = EC_OK;
+        if (profile != NULL)
+            st = ec_config_set(ctx, &cfg, "profile", profile);
+        if (st == EC_OK)
+            st = ec_predict(ctx, &cfg, &res);
+        if (st != EC_OK) {
+            ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
+            return fail("%s:%zu: %s", runs_path, r->line, ec_ctx_errmsg(ctx));
+        }
+        /* Group GPUs by profile id, whatever alias the file used. */
+        const char *gpu = r->config.gpu;
+        size_t gi;
+        ec_gpu_info info;
+        if (ec_gpu_find(ctx, gpu, &gi) == EC_OK && ec_gpu_get(ctx, gi, &info) == EC_OK)
+            gpu = info.id;
+        pred[i] = ec_result_metric(&res, r->metric);
+        meas[i] = r->value;
+        by_gpu[i] = (vrow){gpu, pred[i], meas[i]};
+        by_model[i] = (vrow){r->config.model, pred[i], meas[i]};
+        if (w != NULL) {
+            char p[NUM_MAX], mv[NUM_MAX], e[NUM_MAX];
+            ecL_format_number(pred[i], p, sizeof p);
+            ecL_format_number(meas[i], mv, sizeof mv);
+            if (meas[i] > 0)
+                ecL_format_number((pred[i] - meas[i]) / meas[i] * 100, e, sizeof e);
+            else
+                e[0] = '\0';
+            const char *fields[NCOL] = {r->id, gpu, r->config.model, ecL_metric_name(r->metric),
+                                        p, mv, e};
+            if ((st = ec_csv_row(w, fields, NCOL)) != EC_OK) {
+                ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
+                return fail("%s", ec_ctx_errmsg(ctx));
+            }
+        }
+    }
+    if (w != NULL && ec_csv_close((ec_csv_writer *)ecL_unbox(L, wbox)) != EC_OK)
+        return fail("%s", ec_ctx_errmsg(ctx));
+
+    printf("%s: %zu runs%s%s\n", runs_path, n, profile != NULL ? ", profile " : "",
+           profile != NULL ? profile : "");
+    printf("  %-24s %6s %8s %9s %9s %8s\n", "", "n", "MAPE_%", "within10%", "within20%", "bias_%");
+    print_stats("all", pred, meas, n);
+    print_groups(L, "GPU", by_gpu, n);
+    print_groups(L, "model", by_model, n);
+    return 0;
+}
+
+/* ---- run ---------------------------------------------------------------------------- */
+
+static int cmd_run(lua_State *L, int argc, char **argv, int script)
+{
+    if (script >= argc)
+        return usage_error("run", "run: missing SCRIPT.lua");
+    if (is_help(argv[script]))
+        return fputs(run_usage, stdout), 0;
+    luaL_openlibs(L);
+    luaL_requiref(L, "epochcast", luaopen_epochcast, 1);
+    lua_pop(L, 1);
+    createargtable(L, argv, argc, script);
+    lua_gc(L, LUA_GCGEN, 0, 0);
+    int status = luaL_loadfile(L, argv[script]);
+    if (status == LUA_OK) {
+        int n = pushargs(L);
+        status = docall(L, n, 0);
+    }
+    return report(L, status) == LUA_OK ? 0 : EXIT_FAILURE;
+}
+
+/* ---- main --------------------------------------------------------------------------- */
+
+static int pmain(lua_State *L)
+{
+    int argc = (int)lua_tointeger(L, 1);
+    char **argv = (char **)lua_touserdata(L, 2);
+    int code = 0;
+    int i = 1;
+    luaL_checkversion(L);
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(main_usage, stdout);
+            lua_pushinteger(L, 0);
+            return 1;
+        } else if (strcmp(a, "--version") == 0 || strcmp(a, "-v") == 0) {
+            printf("epochcast %s (%s)\n", EC_VERSION, LUA_RELEASE);
+            lua_pushinteger(L, 0);
+            return 1;
+        } else if (strcmp(a, "--models") == 0 || strncmp(a, "--models=", 9) == 0) {
+            const char *dir = a[8] == '=' ? a + 9 : (++i < argc ? argv[i] : NULL);
+            if (dir == NULL || dir[0] == '\0') {
+                lua_pushinteger(L, usage_error(NULL, "--models needs a folder"));
+                return 1;
+            }
+            lua_pushstring(L, dir);
+            lua_setfield(L, LUA_REGISTRYINDEX, ECL_MODELS_DIR_KEY);
+        } else {
+            lua_pushinteger(L, usage_error(NULL, "unknown option '%s'", a));
+            return 1;
+        }
+    }
+    if (i >= argc) {
+        code = usage_error(NULL, "missing command");
+    } else {
+        const char *cmd = argv[i];
+        int rest = argc - i - 1;
+        char **args = argv + i + 1;
+        if (strcmp(cmd, "gpus") == 0)
+            code = cmd_gpus(L, rest, args);
+        else if (strcmp(cmd, "models") == 0)
+            code = cmd_models(L, rest, args);
+        else if (strcmp(cmd, "predict") == 0)
+            code = cmd_predict(L, rest, args);
+        else if (strcmp(cmd, "validate") == 0)
+            code = cmd_validate(L, rest, args);
+        else if (strcmp(cmd, "run") == 0)
+            code = cmd_run(L, argc, argv, i + 1);
+        else
+            code = usage_error(NULL, "unknown command '%s'", cmd);
+    }
+    fflush(stdout);
+    if (ferror(stdout) && code == 0)
+        code = fail("error writing to standard output");
+    lua_pushinteger(L, code);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+    lua_State *L = luaL_newstate();
+    if (L == NULL) {
+        l_message(argv[0], "cannot create state: not enough memory");
+        return EXIT_FAILURE;
+    }
+    lua_pushcfunction(L, pmain);
+    lua_pushinteger(L, argc);
+    lua_pushlightuserdata(L, argv);
+    int status = lua_pcall(L, 2, 1, 0);
+    int code = status == LUA_OK ? (int)lua_tointeger(L, -1) : EXIT_FAILURE;
+    report(L, status);
+    lua_close(L);
+    return code;
+}

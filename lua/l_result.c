@@ -1,0 +1,230 @@
+/*
+ * l_result.c: the one description of an ec_result's fields outside the core.  A single
+ * table drives both the Lua result table of ec.predict (DESIGN.md section 5) and the result
+ * columns of every CSV we write (ec.write_csv, epochcast predict --csv), so the names, the
+ * order and the number formatting cannot drift apart.  It computes nothing: values are
+ * copied from the struct the core filled.
+ */
+#include "lec_priv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef enum { F_NUM, F_BOOL, F_BOTTLENECK, F_WARNINGS } field_kind;
+
+typedef struct result_field {
+    const char *column; /* CSV column name, units in the name */
+    const char *group;  /* Lua subtable ("breakdown", "memory", "interval") or NULL */
+    const char *key;    /* key in the Lua table or subtable */
+    field_kind kind;
+    size_t offset;      /* into ec_result */
+    int alias;          /* same column as an earlier field: not a CSV column of its own */
+} result_field;
+
+#define F(col, grp, key, kind, member, alias) {col, grp, key, kind, offsetof(ec_result, member), alias}
+
+/* The documented column order: headline numbers, the step's anatomy, the breakdown,
+ * memory by part, the epoch interval, then the warnings. */
+static const result_field fields[] = {
+    F("step_s", NULL, "step_s", F_NUM, step_s, 0),
+    F("samples_per_s", NULL, "samples_per_s", F_NUM, samples_per_s, 0),
+    F("epoch_s", NULL, "epoch_s", F_NUM, epoch_s, 0),
+    F("run_s", NULL, "run_s", F_NUM, run_s, 0),
+    F("gpu_util_frac", NULL, "gpu_util_frac", F_NUM, gpu_util_frac, 0),
+    F("bottleneck", NULL, "bottleneck", F_BOTTLENECK, bottleneck, 0),
+    F("peak_bytes", NULL, "peak_bytes", F_NUM, memory.peak_bytes, 0),
+    F("capacity_bytes", NULL, "capacity_bytes", F_NUM, memory.capacity_bytes, 0),
+    F("fits", NULL, "fits", F_BOOL, memory.fits, 0),
+    F("gpu_busy_s", NULL, "gpu_busy_s", F_NUM, gpu_busy_s, 0),
+    F("cpu_issue_s", NULL, "cpu_issue_s", F_NUM, cpu_issue_s, 0),
+    F("flop_per_step", NULL, "flop_per_step", F_NUM, flop_per_step, 0),
+    F("mfu_frac", NULL, "mfu_frac", F_NUM, mfu_frac, 0),
+    F("kernels_per_step", NULL, "kernels_per_step", F_NUM, kernels_per_step, 0),
+    F("steps_per_epoch", NULL, "steps_per_epoch", F_NUM, steps_per_epoch, 0),
+    F("breakdown_forward_s", "breakdown", "forward_s", F_NUM, breakdown.forward_s, 0),
+    F("breakdown_backward_s", "breakdown", "backward_s", F_NUM, breakdown.backward_s, 0),
+    F("breakdown_optimizer_s", "breakdown", "optimizer_s", F_NUM, breakdown.optimizer_s, 0),
+    F("breakdown_h2d_s", "breakdown", "h2d_s", F_NUM, breakdown.h2d_s, 0),
+    F("breakdown_cpu_overhead_s", "breakdown", "cpu_overhead_s", F_NUM, breakdown.cpu_overhead_s, 0),
+    F("breakdown_loader_s", "breakdown", "loader_s", F_NUM, breakdown.loader_s, 0),
+    F("breakdown_comm_s", "breakdown", "comm_s", F_NUM, breakdown.comm_s, 0),
+    F("memory_weights_bytes", "memory", "weights_bytes", F_NUM, memory.weights_bytes, 0),
+    F("memory_grads_bytes", "memory", "grads_bytes", F_NUM, memory.grads_bytes, 0),
+    F("memory_optimizer_bytes", "memory", "optimizer_bytes", F_NUM, memory.optimizer_bytes, 0),
+    F("memory_cast_cache_bytes", "memory", "cast_cache_bytes", F_NUM, memory.cast_cache_bytes, 0),
+    F("memory_activations_bytes", "memory", "activations_bytes", F_NUM, memory.activations_bytes, 0),
+    F("memory_workspace_bytes", "memory", "workspace_bytes", F_NUM, memory.workspace_bytes, 0),
+    F("memory_context_bytes", "memory", "context_bytes", F_NUM, memory.context_bytes, 0),
+    F("memory_allocator_bytes", "memory", "allocator_bytes", F_NUM, memory.allocator_bytes, 0),
+    F("peak_bytes", "memory", "peak_bytes", F_NUM, memory.peak_bytes, 1),
+    F("capacity_bytes", "memory", "capacity_bytes", F_NUM, memory.capacity_bytes, 1),
+    F("fits", "memory", "fits", F_BOOL, memory.fits, 1),
+    F("epoch_p10_s", "interval", "p10", F_NUM, epoch_p10_s, 0),
+    F("epoch_p50_s", "interval", "p50", F_NUM, epoch_p50_s, 0),
+    F("epoch_p90_s", "interval", "p90", F_NUM, epoch_p90_s, 0),
+    F("warnings", NULL, "warnings", F_WARNINGS, warning_text, 0),
+};
+
+#define N_FIELDS (sizeof fields / sizeof fields[0])
+
+static const char *const groups[] = {"breakdown", "memory", "interval"};
+
+static double field_num(const ec_result *res, const result_field *f)
+{
+    const char *base = (const char *)res;
+    double x;
+    memcpy(&x, base + f->offset, sizeof x);
+    return x;
+}
+
+static int field_int(const ec_result *res, const result_field *f)
+{
+    const char *base = (const char *)res;
+    int i;
+    memcpy(&i, base + f->offset, sizeof i);
+    return i;
+}
+
+static ec_bottleneck field_bottleneck(const ec_result *res, const result_field *f)
+{
+    const char *base = (const char *)res;
+    ec_bottleneck b;
+    memcpy(&b, base + f->offset, sizeof b);
+    return b;
+}
+
+/* Push warning_text ("a; b; c") as the array {"a", "b", "c"}. */
+static void push_warnings(lua_State *L, const char *text)
+{
+    lua_newtable(L);                                  /* arr */
+    lua_Integer n = 0;
+    while (*text != '\0') {
+        const char *end = strstr(text, "; ");
+        size_t len = end != NULL ? (size_t)(end - text) : strlen(text);
+        if (len > 0) {
+            lua_pushlstring(L, text, len);            /* arr s */
+            lua_rawseti(L, -2, ++n);                  /* arr */
+        }
+        text += len;
+        if (end != NULL)
+            text += 2;
+    }
+}
+
+static void push_field(lua_State *L, const ec_result *res, const result_field *f)
+{
+    switch (f->kind) {
+    case F_NUM: lua_pushnumber(L, (lua_Number)field_num(res, f)); break;
+    case F_BOOL: lua_pushboolean(L, field_int(res, f) != 0); break;
+    case F_BOTTLENECK: lua_pushstring(L, ec_bottleneck_name(field_bottleneck(res, f))); break;
+    case F_WARNINGS: push_warnings(L, (const char *)res + f->offset); break;
+    }
+}
+
+void ecL_pushresult(lua_State *L, const ec_result *res)
+{
+    lua_createtable(L, 0, 24);                        /* res */
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        lua_createtable(L, 0, 12);                    /* res sub */
+        lua_setfield(L, -2, groups[g]);               /* res */
+    }
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        const result_field *f = &fields[i];
+        if (f->group == NULL) {
+            push_field(L, res, f);                    /* res v */
+            lua_setfield(L, -2, f->key);              /* res */
+        } else {
+            lua_getfield(L, -1, f->group);            /* res sub */
+            push_field(L, res, f);                    /* res sub v */
+            lua_setfield(L, -2, f->key);              /* res sub */
+            lua_pop(L, 1);                            /* res */
+        }
+    }
+}
+
+/* ---- CSV columns -------------------------------------------------------------------- */
+
+void ecL_format_number(double x, char *buf, size_t n)
+{
+    if (x == 0)
+        snprintf(buf, n, "0"); /* also -0 */
+    else if (isfinite(x) && x == floor(x) && fabs(x) < 1e15)
+        snprintf(buf, n, "%.0f", x);
+    else
+        snprintf(buf, n, "%.6g", x);
+}
+
+/* The i-th field that is a CSV column of its own. */
+static const result_field *column(size_t i)
+{
+    for (size_t k = 0; k < N_FIELDS; k++) {
+        if (fields[k].alias)
+            continue;
+        if (i-- == 0)
+            return &fields[k];
+    }
+    return NULL;
+}
+
+size_t ecL_result_column_count(void)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < N_FIELDS; k++)
+        n += !fields[k].alias;
+    return n;
+}
+
+const char *ecL_result_column_name(size_t i)
+{
+    const result_field *f = column(i);
+    return f != NULL ? f->column : NULL;
+}
+
+void ecL_result_column_text(const ec_result *res, size_t i, char *buf, size_t n)
+{
+    const result_field *f = column(i);
+    if (n == 0)
+        return;
+    buf[0] = '\0';
+    if (f == NULL)
+        return;
+    switch (f->kind) {
+    case F_NUM: ecL_format_number(field_num(res, f), buf, n); break;
+    case F_BOOL: snprintf(buf, n, "%d", field_int(res, f) != 0); break;
+    case F_BOTTLENECK: snprintf(buf, n, "%s", ec_bottleneck_name(field_bottleneck(res, f))); break;
+    case F_WARNINGS: snprintf(buf, n, "%s", (const char *)res + f->offset); break;
+    }
+}
+
+const char *ecL_result_nested_column(const char *group, const char *key)
+{
+    for (size_t k = 0; k < N_FIELDS; k++)
+        if (fields[k].group != NULL && strcmp(fields[k].group, group) == 0
+            && strcmp(fields[k].key, key) == 0)
+            return fields[k].column;
+    return NULL;
+}
+
+/* ec.result_columns() -> {"step_s", "samples_per_s", ...}: the CSV result columns in order. */
+static int l_result_columns(lua_State *L)
+{
+    size_t n = ecL_result_column_count();
+    lua_createtable(L, (int)n, 0);                    /* arr */
+    for (size_t i = 0; i < n; i++) {
+        lua_pushstring(L, ecL_result_column_name(i)); /* arr name */
+        lua_rawseti(L, -2, (lua_Integer)i + 1);       /* arr */
+    }
+    return 1;
+}
+
+static const luaL_Reg result_funcs[] = {
+    {"result_columns", l_result_columns},
+    {NULL, NULL},
+};
+
+int ecL_open_result(lua_State *L)
+{
+    luaL_setfuncs(L, result_funcs, 1);
+    return 0;
+}

@@ -1,0 +1,94 @@
+/*
+ * lec_priv.h: helpers shared by the Lua binding files and the CLI host (not installed).
+ *
+ * Each helper is defined once, in the file that owns its concern: lepochcast.c owns the
+ * context box, owned-pointer boxes, the status-to-Lua conversion and the config-table
+ * reader; l_result.c owns the result table and the result columns of every CSV we write;
+ * l_runs.c owns metric names.  The binding files export one ecL_open_<x> each.
+ */
+#ifndef LEC_PRIV_H
+#define LEC_PRIV_H
+
+#include <stddef.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "epochcast.h"
+
+#if LUA_VERSION_NUM != 504
+#error "epochcast's Lua binding needs Lua 5.4"
+#endif
+
+/* The module opener (lepochcast.c), for hosts that link the binding in statically. */
+LUAMOD_API int luaopen_epochcast(lua_State *L);
+
+/* Registry field a host may set to a models/ folder before opening the module; it wins
+ * over the EPOCHCAST_MODELS environment variable and ec_default_models_dir(). */
+#define ECL_MODELS_DIR_KEY "epochcast.models_dir"
+
+/* ---- lepochcast.c ------------------------------------------------------------------ */
+
+/* Push a box owning a pointer: __gc (and __close) call fn(p) once when p is not NULL.
+ * Returns the slot, NULL at first; store the pointer right after creating the object,
+ * with no Lua call in between, so a later error cannot leak it. */
+void **ecL_newbox(lua_State *L, void (*fn)(void *));
+/* Take ownership of the pointer in the box at idx back from Lua (the box becomes empty). */
+void *ecL_unbox(lua_State *L, int idx);
+/* Free functions of the core types, for ecL_newbox. */
+void ecL_free_ctx(void *p);
+void ecL_free_runs(void *p);
+void ecL_abort_csv(void *p);
+
+/* The models/ folder to load: the registry field above, else $EPOCHCAST_MODELS when not
+ * empty, else NULL (the library's default folder). */
+const char *ecL_models_dir(lua_State *L);
+/* Push a box holding a new context with the models of dir loaded; raises a Lua error with
+ * the library's message when that fails. */
+ec_ctx *ecL_pushctx(lua_State *L, const char *dir);
+/* The context of the running binding function (upvalue 1). */
+ec_ctx *ecL_ctx(lua_State *L);
+
+/* "EINVAL" for EC_EINVAL and so on ("EUNKNOWN" outside the enum). */
+const char *ecL_status_name(int status);
+/* An expected failure, luv style: push nil, "ENAME: message", "ENAME" and return 3.
+ * EC_EMISUSE is a programming error and raises instead. */
+int ecL_fail(lua_State *L, ec_ctx *ctx, int status);
+
+/* Read the config table at idx into cfg (initialised here).  Keys must be strings and
+ * values numbers, booleans or strings; an unknown key or a bad value raises the
+ * library's message ("unknown key 'bach' (did you mean 'batch_per_gpu'?)"). */
+void ecL_toconfig(lua_State *L, int idx, ec_ctx *ctx, ec_config *cfg);
+
+/* ---- l_result.c -------------------------------------------------------------------- */
+
+/* Push a result as the plain table of DESIGN.md section 5. */
+void ecL_pushresult(lua_State *L, const ec_result *res);
+/* The result columns of a CSV row, in their documented order (step_s, samples_per_s, ...,
+ * breakdown_*_s, memory_*_bytes, epoch_p10_s, ..., warnings), and their text. */
+size_t ecL_result_column_count(void);
+const char *ecL_result_column_name(size_t i);
+void ecL_result_column_text(const ec_result *res, size_t i, char *buf, size_t n);
+/* The CSV column a nested result field goes to ("memory", "weights_bytes" ->
+ * "memory_weights_bytes"; "interval", "p10" -> "epoch_p10_s"), or NULL when the pair is
+ * not a result field. */
+const char *ecL_result_nested_column(const char *group, const char *key);
+/* A number in CSV text: integral values without a decimal point, others with %.6g. */
+void ecL_format_number(double x, char *buf, size_t n);
+int ecL_open_result(lua_State *L);
+
+/* ---- l_runs.c ---------------------------------------------------------------------- */
+
+/* "samples_per_s", "step_time_ms" or "epoch_time_s". */
+const char *ecL_metric_name(ec_metric m);
+int ecL_open_runs(lua_State *L);
+
+/* ---- the other binding files -------------------------------------------------------
+ * Every ecL_open_<x> is called by luaopen_epochcast with the module table and the context
+ * box on the stack top; it adds its functions with luaL_setfuncs(L, reg, 1), which makes
+ * the box their upvalue 1 and pops it. */
+int ecL_open_predict(lua_State *L);
+int ecL_open_registry(lua_State *L);
+int ecL_open_csv(lua_State *L);
+
+#endif /* LEC_PRIV_H */

@@ -1,0 +1,202 @@
+/*
+ * lepochcast.c: luaopen_epochcast(), the opener of require "epochcast", and the helpers
+ * every binding file shares.  It creates one ec_ctx per module instance, held in a box
+ * that is upvalue 1 of every module function (lmathlib's setrandfunc, cjson's config),
+ * and loads the models/ folder into it.  It does not touch GSL's error handler: that is
+ * process-global, so hosts set it.  No model logic lives in lua/ (style guide B6).
+ */
+#include "lec_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BOX_META "epochcast.Box"
+
+/* ---- owned-pointer boxes ------------------------------------------------------------ */
+
+typedef struct ecL_box {
+    void *p;
+    void (*fn)(void *p);
+} ecL_box;
+
+static int l_box_gc(lua_State *L)
+{
+    ecL_box *box = (ecL_box *)luaL_checkudata(L, 1, BOX_META);
+    if (box->p != NULL) {
+        void *p = box->p;
+        box->p = NULL; /* idempotent: __gc after __close does nothing */
+        box->fn(p);
+    }
+    return 0;
+}
+
+static const luaL_Reg box_meta[] = {
+    {"__gc", l_box_gc},
+    {"__close", l_box_gc},
+    {NULL, NULL},
+};
+
+void **ecL_newbox(lua_State *L, void (*fn)(void *))
+{
+    ecL_box *box = (ecL_box *)lua_newuserdatauv(L, sizeof *box, 0); /* box */
+    box->p = NULL;
+    box->fn = fn;
+    if (luaL_newmetatable(L, BOX_META)) {  /* box mt */
+        luaL_setfuncs(L, box_meta, 0);
+        lua_pushliteral(L, "epochcast internal");
+        lua_setfield(L, -2, "__metatable");
+    }
+    lua_setmetatable(L, -2);               /* box */
+    return &box->p;
+}
+
+void *ecL_unbox(lua_State *L, int idx)
+{
+    ecL_box *box = (ecL_box *)luaL_checkudata(L, idx, BOX_META);
+    void *p = box->p;
+    box->p = NULL;
+    return p;
+}
+
+void ecL_free_ctx(void *p) { ec_ctx_free((ec_ctx *)p); }
+void ecL_free_runs(void *p) { ec_runs_free((ec_runs *)p); }
+void ecL_abort_csv(void *p) { ec_csv_abort((ec_csv_writer *)p); }
+
+/* ---- the context -------------------------------------------------------------------- */
+
+const char *ecL_models_dir(lua_State *L)
+{
+    const char *dir = NULL;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, ECL_MODELS_DIR_KEY) == LUA_TSTRING)
+        dir = lua_tostring(L, -1); /* the registry keeps the string alive */
+    lua_pop(L, 1);
+    if (dir == NULL) {
+        dir = getenv("EPOCHCAST_MODELS");
+        if (dir != NULL && dir[0] == '\0')
+            dir = NULL;
+    }
+    return dir;
+}
+
+ec_ctx *ecL_pushctx(lua_State *L, const char *dir)
+{
+    void **slot = ecL_newbox(L, ecL_free_ctx); /* box */
+    ec_ctx *ctx = NULL;
+    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK)
+        luaL_error(L, "cannot create an epochcast context: %s", ec_strerror(EC_ENOMEM));
+    *slot = ctx;
+    int st = ec_ctx_load_models(ctx, dir);
+    if (st != EC_OK) {
+        const char *msg = ec_ctx_errmsg(ctx);
+        luaL_error(L, "%s", msg[0] != '\0' ? msg : ec_strerror(st));
+    }
+    return ctx;
+}
+
+ec_ctx *ecL_ctx(lua_State *L)
+{
+    ecL_box *box = (ecL_box *)lua_touserdata(L, lua_upvalueindex(1));
+    if (box == NULL || box->p == NULL)
+        luaL_error(L, "attempt to use a closed epochcast context");
+    return (ec_ctx *)box->p;
+}
+
+/* ---- status codes ------------------------------------------------------------------- */
+
+static const char *const status_names[] = {
+    "OK", "ENOMEM", "EINVAL", "EDOM", "EPARSE", "EIO", "ENOTFOUND", "ENOTSUP", "EMISUSE",
+};
+
+const char *ecL_status_name(int status)
+{
+    if (status < 0 || (size_t)status >= sizeof status_names / sizeof status_names[0])
+        return "EUNKNOWN";
+    return status_names[status];
+}
+
+int ecL_fail(lua_State *L, ec_ctx *ctx, int status)
+{
+    const char *msg = ec_ctx_errmsg(ctx);
+    if (msg[0] == '\0')
+        msg = ec_strerror(status);
+    if (status == EC_EMISUSE)
+        return luaL_error(L, "%s", msg);
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: %s", ecL_status_name(status), msg);
+    lua_pushstring(L, ecL_status_name(status));
+    return 3;
+}
+
+/* ---- config tables ------------------------------------------------------------------ */
+
+/* The text form of one config value, as ec_config_set reads it: integers without ".0",
+ * floats with the shortest of %.15g / %.17g that reads back exactly, booleans as 1/0. */
+static const char *config_text(lua_State *L, int idx, const char *key, char *buf, size_t n)
+{
+    switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+        if (lua_isinteger(L, idx)) {
+            snprintf(buf, n, LUA_INTEGER_FMT, (LUAI_UACINT)lua_tointeger(L, idx));
+        } else {
+            double x = (double)lua_tonumber(L, idx);
+            snprintf(buf, n, "%.15g", x);
+            if (strtod(buf, NULL) != x)
+                snprintf(buf, n, "%.17g", x);
+        }
+        return buf;
+    case LUA_TBOOLEAN:
+        return lua_toboolean(L, idx) ? "1" : "0";
+    case LUA_TSTRING:
+        return lua_tostring(L, idx);
+    default:
+        luaL_error(L, "config key '%s': number, boolean or string expected, got %s", key,
+                   luaL_typename(L, idx));
+        return NULL;
+    }
+}
+
+void ecL_toconfig(lua_State *L, int idx, ec_ctx *ctx, ec_config *cfg)
+{
+    char buf[64];
+    idx = lua_absindex(L, idx);
+    luaL_checktype(L, idx, LUA_TTABLE);
+    ec_config_init(cfg);
+    lua_pushnil(L);                                   /* nil */
+    while (lua_next(L, idx) != 0) {                   /* key value */
+        if (lua_type(L, -2) != LUA_TSTRING)
+            luaL_error(L, "config keys must be strings (got a %s key)", luaL_typename(L, -2));
+        const char *key = lua_tostring(L, -2);
+        const char *text = config_text(L, -1, key, buf, sizeof buf);
+        if (ec_config_set(ctx, cfg, key, text) != EC_OK)
+            luaL_error(L, "%s", ec_ctx_errmsg(ctx));
+        lua_pop(L, 1);                                /* key */
+    }
+}
+
+/* ---- the module --------------------------------------------------------------------- */
+
+typedef int (*ecL_opener)(lua_State *L);
+
+static const ecL_opener openers[] = {
+    ecL_open_predict, ecL_open_registry, ecL_open_runs, ecL_open_csv, ecL_open_result,
+};
+
+LUAMOD_API int luaopen_epochcast(lua_State *L)
+{
+    luaL_checkversion(L);
+    const char *dir = ecL_models_dir(L);
+    lua_createtable(L, 0, 16);                        /* mod */
+    ecL_pushctx(L, dir);                              /* mod ctxbox */
+    int box = lua_gettop(L);
+    for (size_t i = 0; i < sizeof openers / sizeof openers[0]; i++) {
+        lua_pushvalue(L, box - 1);                    /* mod ctxbox mod */
+        lua_pushvalue(L, box);                        /* mod ctxbox mod ctxbox */
+        openers[i](L);                                /* mod ctxbox mod */
+        lua_pop(L, 1);                                /* mod ctxbox */
+    }
+    lua_pop(L, 1);                                    /* mod */
+    lua_pushliteral(L, EC_VERSION);                   /* mod version */
+    lua_setfield(L, -2, "_VERSION");                  /* mod */
+    return 1;
+}

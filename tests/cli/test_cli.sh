@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# test_cli.sh: the epochcast command line as a user meets it: exit codes (0 ok, 1 error,
+# 2 usage), messages that name the key, the nearest id or file:line, --help everywhere,
+# CSV shape, and no output file left behind by a failure.
+#   bash tests/cli/test_cli.sh path/to/epochcast      (cwd tests/, EPOCHCAST_MODELS set)
+set -u
+EC=${1:?usage: test_cli.sh path/to/epochcast}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 n=0
+
+ok()   { n=$((n + 1)); echo "ok   $1"; }
+bad()  { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
+
+# expect NAME STATUS PATTERN -- ARGS...: run epochcast ARGS, check the exit status and that
+# stdout+stderr contain PATTERN (fixed string; "" for any).
+expect() {
+  local name=$1 want=$2 pattern=$3; shift 4
+  local out rc
+  out=$("$EC" "$@" 2>&1); rc=$?
+  if [ "$rc" -ne "$want" ]; then bad "$name" "exit $rc, wanted $want: $out"; return; fi
+  if [ -n "$pattern" ] && ! grep -qF -- "$pattern" <<<"$out"; then
+    bad "$name" "output lacks '$pattern': $out"; return
+  fi
+  ok "$name"
+}
+
+# Fields per line of a CSV file (RFC 4180 quoting), one count per line.
+cat > "$tmp/count.lua" <<'LUA'
+for line in io.lines(arg[1]) do
+  local n, q = 1, false
+  for c in line:gmatch(".") do
+    if c == '"' then q = not q elseif c == "," and not q then n = n + 1 end
+  end
+  print(n)
+end
+LUA
+csv_counts() { lua5.4 "$tmp/count.lua" "$1"; }
+
+P="model=bert-base gpu=t4 batch_per_gpu=16 seq_len=128"
+
+# ---- help, version, usage errors --------------------------------------------------------
+expect "--help" 0 "usage: epochcast" -- --help
+expect "--version" 0 "epochcast " -- --version
+for cmd in gpus models predict validate run; do
+  expect "$cmd --help" 0 "usage: epochcast $cmd" -- "$cmd" --help
+done
+expect "predict --help lists the keys" 0 "batch_per_gpu" -- predict --help
+expect "no command" 2 "--help" --
+expect "unknown command" 2 "unknown command 'predcit'" -- predcit
+expect "unknown option" 2 "--help" -- --frobnicate
+expect "predict word without =" 2 "expected key=value" -- predict bert-base
+expect "predict unknown option" 2 "unknown option '--xml'" -- predict $P --xml
+expect "validate without file" 2 "missing RUNS.csv" -- validate
+expect "run without script" 2 "missing SCRIPT.lua" -- run
+
+# ---- registries -------------------------------------------------------------------------
+expect "gpus" 0 "t4" -- gpus
+expect "models" 0 "bert-base" -- models
+expect "--models with a missing folder" 1 "epochcast: " -- --models "$tmp/nowhere" gpus
+
+# ---- predict ------------------------------------------------------------------------------
+expect "predict" 0 "fits: " -- predict $P
+expect "predict shows the bottleneck" 0 "bottleneck" -- predict $P
+expect "unknown gpu names the nearest id" 1 "'t4'" -- predict model=bert-base gpu=t44 batch_per_gpu=16
+expect "unknown gpu message prefix" 1 "epochcast: " -- predict model=bert-base gpu=t44 batch_per_gpu=16
+expect "unknown model" 1 "bert-bsae" -- predict model=bert-bsae gpu=t4 batch_per_gpu=16
+expect "unknown key names the key" 1 "unknown key 'bach_per_gpu'" -- predict model=bert-base gpu=t4 bach_per_gpu=16
+expect "unknown key suggests" 1 "batch_per_gpu" -- predict model=bert-base gpu=t4 bach_per_gpu=16
+expect "negative batch names the key" 1 "batch_per_gpu" -- predict model=bert-base gpu=t4 batch_per_gpu=-4
+expect "negative batch names the range" 1 "range" -- predict model=bert-base gpu=t4 batch_per_gpu=-4
+
+out=$("$EC" predict $P --csv 2>"$tmp/err"); rc=$?
+printf '%s\n' "$out" > "$tmp/p.csv"
+counts=$(csv_counts "$tmp/p.csv" | sort -u | wc -l)
+if [ $rc -eq 0 ] && [ "$(wc -l < "$tmp/p.csv")" -eq 2 ] && [ "$counts" -eq 1 ] \
+   && head -1 "$tmp/p.csv" | grep -q '^model,.*,step_s,samples_per_s,'; then
+  ok "predict --csv: 2 lines, same column count"
+else
+  bad "predict --csv: 2 lines, same column count" "rc=$rc $(cat "$tmp/err") $out"
+fi
+
+"$EC" predict $P -o "$tmp/o.csv" >/dev/null 2>&1; rc=$?
+if [ $rc -eq 0 ] && [ "$(wc -l < "$tmp/o.csv")" -eq 2 ] && [ ! -e "$tmp/o.csv.tmp" ] \
+   && cmp -s "$tmp/o.csv" "$tmp/p.csv"; then
+  ok "predict -o writes the same CSV"
+else
+  bad "predict -o writes the same CSV" "rc=$rc"
+fi
+"$EC" predict model=bert-base gpu=t44 batch_per_gpu=16 -o "$tmp/o2.csv" >/dev/null 2>&1
+if [ ! -e "$tmp/o2.csv" ] && [ ! -e "$tmp/o2.csv.tmp" ]; then ok "failed predict -o leaves no file"
+else bad "failed predict -o leaves no file"; fi
+
+# ---- validate -----------------------------------------------------------------------------
+cat > "$tmp/runs.csv" <<'EOF'
+id,model,gpu,batch_per_gpu,seq_len,precision,metric,value,source
+r1,bert-base,t4,16,128,amp_fp16,samples_per_s,150,test
+r2,bert-base,Tesla T4,32,128,fp32,samples_per_s,60,test
+r3,bert-base,a100-sxm4-80gb,32,128,amp_fp16,step_time_ms,40,test
+EOF
+expect "validate" 0 "by GPU" -- validate "$tmp/runs.csv"
+expect "validate summary by model" 0 "bert-base" -- validate "$tmp/runs.csv"
+"$EC" validate "$tmp/runs.csv" -o "$tmp/v.csv" >/dev/null 2>&1; rc=$?
+if [ $rc -eq 0 ] && [ "$(head -1 "$tmp/v.csv")" = "id,gpu,model,metric,predicted,measured,error_pct" ] \
+   && [ "$(wc -l < "$tmp/v.csv")" -eq 4 ] && grep -q '^r2,t4,' "$tmp/v.csv"; then
+  ok "validate -o: one row per run, GPU aliases resolved"
+else
+  bad "validate -o: one row per run, GPU aliases resolved" "rc=$rc $(cat "$tmp/v.csv" 2>/dev/null)"
+fi
+
+cat > "$tmp/malformed.csv" <<'EOF'
+id,model,gpu,batch_per_gpu,metric,value,source
+r1,bert-base,t4,16,samples_per_s,150,test
+r2,bert-base,t4,sixteen,samples_per_s,150,test
+EOF
+expect "malformed runs CSV names file:line" 1 "malformed.csv:3" -- validate "$tmp/malformed.csv" -o "$tmp/m.csv"
+if [ ! -e "$tmp/m.csv" ] && [ ! -e "$tmp/m.csv.tmp" ]; then ok "malformed runs leave no output file"
+else bad "malformed runs leave no output file"; fi
+
+cat > "$tmp/unpredictable.csv" <<'EOF'
+id,model,gpu,batch_per_gpu,metric,value,source
+r1,bert-base,t4,16,samples_per_s,150,test
+r2,bert-base,t44,16,samples_per_s,150,test
+EOF
+expect "unpredictable run names file:line" 1 "unpredictable.csv:3: " -- validate "$tmp/unpredictable.csv" -o "$tmp/u.csv"
+if [ ! -e "$tmp/u.csv" ] && [ ! -e "$tmp/u.csv.tmp" ]; then ok "failed validate -o leaves no output file"
+else bad "failed validate -o leaves no output file"; fi
+expect "missing runs file" 1 "epochcast: " -- validate "$tmp/none.csv"
+
+# ---- run ----------------------------------------------------------------------------------
+cat > "$tmp/ok.lua" <<'EOF'
+local ec = require "epochcast"
+local r = assert(ec.predict { model = "bert-base", gpu = "t4", batch_per_gpu = 8 })
+print(arg[0]:match("[^/]*$"), arg[1], select("#", ...), r.fits ~= nil)
+EOF
+expect "run passes arg and ..." 0 "ok.lua	x	2	true" -- run "$tmp/ok.lua" x y
+printf 'local x = 1\nerror("boom")\n' > "$tmp/boom.lua"
+expect "run reports script:line" 1 "epochcast: $tmp/boom.lua:2: boom" -- run "$tmp/boom.lua"
+expect "run shows a traceback" 1 "stack traceback" -- run "$tmp/boom.lua"
+expect "run missing script" 1 "epochcast: " -- run "$tmp/none.lua"
+printf 'local x = \n' > "$tmp/syntax.lua"
+expect "run syntax error" 1 "syntax.lua:2:" -- run "$tmp/syntax.lua"
+
+echo "$((n - fails)) of $n checks passed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,218 @@
+/*
+ * ec_test.c: the helpers of ec_test.h, linked into every unit test.  Depends only on
+ * the public header, cmocka and POSIX (mkdtemp, opendir) for temporary directories.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "ec_test.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void ec_test_assert_rel(double x, double expected, double rtol, const char *expr,
+                        const char *file, int line)
+{
+    double err = fabs(x - expected);
+    double scale = expected != 0.0 ? fabs(expected) : 1.0;
+    if (!(err <= rtol * scale)) {
+        print_error("%s = %.17g, expected %.17g (relative error %.3g > %.3g)\n", expr, x,
+                    expected, expected != 0.0 ? err / scale : err, rtol);
+        _fail(file, line);
+    }
+}
+
+void ec_test_assert_abs(double x, double expected, double atol, const char *expr,
+                        const char *file, int line)
+{
+    double err = fabs(x - expected);
+    if (!(err <= atol)) {
+        print_error("%s = %.17g, expected %.17g (absolute error %.3g > %.3g)\n", expr, x,
+                    expected, err, atol);
+        _fail(file, line);
+    }
+}
+
+void ec_test_assert_contains(const char *haystack, const char *needle, const char *file,
+                             int line)
+{
+    if (haystack == NULL || needle == NULL || strstr(haystack, needle) == NULL) {
+        print_error("\"%s\" does not contain \"%s\"\n", haystack ? haystack : "(null)",
+                    needle ? needle : "(null)");
+        _fail(file, line);
+    }
+}
+
+ec_ctx *ec_test_ctx_bare(void)
+{
+    ec_ctx *ctx = NULL;
+    int rc = ec_ctx_new(NULL, NULL, &ctx);
+    if (rc != EC_OK || ctx == NULL)
+        fail_msg("ec_ctx_new: %s", ec_strerror(rc));
+    return ctx;
+}
+
+ec_ctx *ec_test_ctx(void)
+{
+    ec_ctx *ctx = ec_test_ctx_bare();
+    const char *dir = getenv("EPOCHCAST_MODELS");
+    int rc = ec_ctx_load_models(ctx, dir);
+    if (rc != EC_OK) {
+        print_error("ec_ctx_load_models(%s): %s\n", dir ? dir : "(default)", ec_ctx_errmsg(ctx));
+        ec_ctx_free(ctx);
+        fail();
+    }
+    return ctx;
+}
+
+/* ---- failing allocator ---------------------------------------------------------------- */
+
+/* The header in front of every block: its size, aligned for any type. */
+typedef union block_head {
+    size_t size;
+    max_align_t align;
+} block_head;
+
+void ec_test_failalloc_init(ec_test_failalloc *fa, long fail_at, int persistent)
+{
+    memset(fa, 0, sizeof *fa);
+    fa->fail_at = fail_at;
+    fa->persistent = persistent;
+}
+
+void *ec_test_failalloc_fn(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    ec_test_failalloc *fa = ud;
+    block_head *h = ptr != NULL ? (block_head *)ptr - 1 : NULL;
+    if (h != NULL && osize != 0 && osize != h->size)
+        fa->bad_osize++;
+    if (nsize == 0) {
+        if (h != NULL) {
+            fa->live_bytes -= h->size;
+            fa->live_blocks--;
+            free(h);
+        }
+        return NULL;
+    }
+    fa->count++;
+    if (fa->fail_at > 0 &&
+        (fa->count == fa->fail_at || (fa->persistent && fa->count > fa->fail_at))) {
+        fa->failures++;
+        return NULL;
+    }
+    if (nsize > (size_t)-1 - sizeof(block_head))
+        return NULL;
+    size_t old = h != NULL ? h->size : 0;
+    block_head *nh = realloc(h, sizeof(block_head) + nsize);
+    if (nh == NULL)
+        return NULL;
+    if (h == NULL)
+        fa->live_blocks++;
+    fa->live_bytes += nsize - old; /* wraps correctly when shrinking */
+    nh->size = nsize;
+    return nh + 1;
+}
+
+/* ---- temporary files ------------------------------------------------------------------ */
+
+char *ec_test_path(const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    char *p = malloc(a + b + 2);
+    assert_non_null(p);
+    memcpy(p, dir, a);
+    p[a] = '/';
+    memcpy(p + a + 1, name, b + 1);
+    return p;
+}
+
+char *ec_test_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR");
+    if (base == NULL || base[0] == '\0')
+        base = "/tmp";
+    char *tmpl = ec_test_path(base, "epochcast-test-XXXXXX");
+    if (mkdtemp(tmpl) == NULL) {
+        print_error("mkdtemp(%s): %s\n", tmpl, strerror(errno));
+        free(tmpl);
+        fail();
+    }
+    return tmpl;
+}
+
+void ec_test_rmtree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char *p = ec_test_path(dir, e->d_name);
+        remove(p);
+        free(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+void ec_test_write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL)
+        fail_msg("cannot create %s: %s", path, strerror(errno));
+    size_t n = len > 0 ? fwrite(data, 1, len, f) : 0;
+    int bad = fclose(f) != 0 || n != len;
+    if (bad)
+        fail_msg("cannot write %s", path);
+}
+
+char *ec_test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (buf == NULL)
+            break;
+        if (cap - n < 2) {
+            char *nb = realloc(buf, cap * 2);
+            if (nb == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    if (buf != NULL && ferror(f)) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf != NULL) {
+        buf[n] = '\0';
+        if (len != NULL)
+            *len = n;
+    }
+    return buf;
+}
+
+int ec_test_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}

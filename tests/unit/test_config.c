@@ -1,0 +1,694 @@
+/*
+ * test_config.c: the config vocabulary (core/src/config.c): defaults, every key set and
+ * read back through ec_config_get, every error path with its message, set_mask bits,
+ * the nearest-key suggestion and the seed's full uint64 range.
+ * Needs no models/ folder: a bare context from ec_ctx_new is enough.
+ */
+#include "ec_test.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Fixture: a fresh context for each test. */
+static int setup(void **state)
+{
+    *state = ec_test_ctx_bare();
+    return *state == NULL ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    ec_ctx_free(*state);
+    return 0;
+}
+
+static size_t key_index(const char *name)
+{
+    for (size_t i = 0; i < ec_config_key_count(); i++)
+        if (strcmp(ec_config_key_name(i), name) == 0)
+            return i;
+    fail_msg("no key '%s'", name);
+    return 0;
+}
+
+static uint64_t bit(const char *name)
+{
+    return (uint64_t)1 << key_index(name);
+}
+
+/* Set key=value, expect failure `code` with every substring of `want` in the message,
+ * and check cfg is left untouched. */
+static void expect_set_error(ec_ctx *ctx, const char *key, const char *value, int code,
+                             const char *want1, const char *want2)
+{
+    ec_config cfg, before;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "batch_per_gpu", "7"), EC_OK);
+    before = cfg;
+    int rc = ec_config_set(ctx, &cfg, key, value);
+    if (rc != code)
+        fail_msg("set %s=%s: got %d, want %d (%s)", key, value, rc, code, ec_ctx_errmsg(ctx));
+    const char *msg = ec_ctx_errmsg(ctx);
+    if (want1 != NULL && strstr(msg, want1) == NULL)
+        fail_msg("set %s=%s: message '%s' lacks '%s'", key, value, msg, want1);
+    if (want2 != NULL && strstr(msg, want2) == NULL)
+        fail_msg("set %s=%s: message '%s' lacks '%s'", key, value, msg, want2);
+    assert_memory_equal(&cfg, &before, sizeof cfg);
+}
+
+static void expect_get(const ec_config *cfg, const char *key, const char *want)
+{
+    char buf[EC_PATH_MAX];
+    assert_int_equal(ec_config_get(cfg, key, buf, sizeof buf), EC_OK);
+    if (strcmp(buf, want) != 0)
+        fail_msg("get %s: '%s', want '%s'", key, buf, want);
+}
+
+/* ---- the key list ---------------------------------------------------------------------- */
+
+static void test_key_list(void **state)
+{
+    (void)state;
+    /* DESIGN.md section 2, in ec_config's field order. */
+    static const char *const order[] = {
+        "model", "task", "gpu", "num_gpus", "strategy", "topology", "nodes",
+        "network_gbit_per_s", "precision", "batch_per_gpu", "seq_len", "padding", "lengths",
+        "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "num_workers",
+        "prefetch_factor", "pin_memory", "persistent_workers", "tokenize", "tokenizer",
+        "sample_cpu_s", "host", "dataset_samples", "epochs", "eval_samples", "data",
+        "gpu_step_s", "profile", "seed",
+    };
+    size_t n = sizeof order / sizeof order[0];
+    assert_int_equal(ec_config_key_count(), n);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(ec_config_key_name(i), order[i]);
+        const char *help = ec_config_key_help(i);
+        assert_non_null(help);
+        assert_true(strlen(help) > 10);
+        assert_null(strchr(help, '\n'));
+    }
+    assert_null(ec_config_key_name(n));
+    assert_null(ec_config_key_help(n));
+    assert_null(ec_config_key_name((size_t)-1));
+    /* help carries the unit where there is one */
+    assert_non_null(strstr(ec_config_key_help(key_index("network_gbit_per_s")), "Gbit/s"));
+    assert_non_null(strstr(ec_config_key_help(key_index("gpu_step_s")), "seconds"));
+    assert_non_null(strstr(ec_config_key_help(key_index("batch_per_gpu")), "samples"));
+}
+
+/* ---- defaults ---------------------------------------------------------------------------- */
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    ec_config cfg;
+    memset(&cfg, 0xab, sizeof cfg);
+    ec_config_init(&cfg);
+    assert_string_equal(cfg.model, "");
+    assert_string_equal(cfg.task, "");
+    assert_string_equal(cfg.gpu, "");
+    assert_int_equal(cfg.num_gpus, 1);
+    assert_int_equal(cfg.strategy, EC_STRATEGY_SINGLE);
+    assert_string_equal(cfg.topology, "");
+    assert_int_equal(cfg.nodes, 1);
+    assert_true(cfg.network_bytes_per_s == 0.0);
+    assert_int_equal(cfg.precision, EC_PREC_FP32);
+    assert_int_equal(cfg.batch_per_gpu, 0);
+    assert_int_equal(cfg.seq_len, 0);
+    assert_int_equal(cfg.padding, EC_PAD_MAX_LENGTH);
+    assert_string_equal(cfg.lengths, "");
+    assert_int_equal(cfg.image_size, 0);
+    assert_int_equal(cfg.grad_accum, 1);
+    assert_int_equal(cfg.optimizer, EC_OPT_ADAMW);
+    assert_int_equal(cfg.checkpointing, 0);
+    assert_int_equal(cfg.compile, 0);
+    assert_int_equal(cfg.num_workers, 0);
+    assert_int_equal(cfg.prefetch_factor, 2);
+    assert_int_equal(cfg.pin_memory, 0);
+    assert_int_equal(cfg.persistent_workers, 0);
+    assert_int_equal(cfg.tokenize, EC_TOKENIZE_UPFRONT);
+    assert_int_equal(cfg.tokenizer, EC_TOKENIZER_FAST);
+    assert_true(cfg.sample_cpu_s < 0);
+    assert_string_equal(cfg.host, "");
+    assert_true(cfg.dataset_samples == 0.0);
+    assert_int_equal(cfg.epochs, 1);
+    assert_true(cfg.eval_samples == 0.0);
+    assert_int_equal(cfg.data_synthetic, 0);
+    assert_true(cfg.gpu_step_s == 0.0);
+    assert_string_equal(cfg.profile, "");
+    assert_true(cfg.seed == 0x5eed);
+    assert_true(cfg.set_mask == 0);
+
+    /* padding bytes too: two inits compare equal byte for byte */
+    ec_config again;
+    memset(&again, 0x5a, sizeof again);
+    ec_config_init(&again);
+    assert_memory_equal(&cfg, &again, sizeof cfg);
+
+    /* the text form of the defaults; sample_cpu_s < 0 (derived) reads as "" */
+    expect_get(&cfg, "num_gpus", "1");
+    expect_get(&cfg, "strategy", "single");
+    expect_get(&cfg, "optimizer", "adamw");
+    expect_get(&cfg, "data", "real");
+    expect_get(&cfg, "sample_cpu_s", "");
+    expect_get(&cfg, "network_gbit_per_s", "0");
+    expect_get(&cfg, "seed", "24301");
+    expect_get(&cfg, "model", "");
+    ec_config_init(NULL); /* no-op */
+}
+
+/* ---- every key: set, read back, round trip ------------------------------------------------ */
+
+typedef struct key_case {
+    const char *key, *value, *canonical;
+} key_case;
+
+/* One case per key, in key order, with high-entropy values. */
+static const key_case EVERY_KEY[] = {
+    { "model", "bert-base", "bert-base" },
+    { "task", "squad", "squad" },
+    { "gpu", "NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB" },
+    { "num_gpus", "6", "6" },
+    { "strategy", "dp", "dp" },
+    { "topology", "pcie-switch", "pcie-switch" },
+    { "nodes", "3", "3" },
+    { "network_gbit_per_s", "12.5", "12.5" },
+    { "precision", "amp_bf16", "amp_bf16" },
+    { "batch_per_gpu", "37", "37" },
+    { "seq_len", "384", "384" },
+    { "padding", "bucketed", "bucketed" },
+    { "lengths", "lognormal(60,0.7)", "lognormal(60,0.7)" },
+    { "image_size", "224", "224" },
+    { "grad_accum", "13", "13" },
+    { "optimizer", "adamw_fused", "adamw_fused" },
+    { "checkpointing", "yes", "1" },
+    { "compile", "true", "1" },
+    { "num_workers", "7", "7" },
+    { "prefetch_factor", "5", "5" },
+    { "pin_memory", "1", "1" },
+    { "persistent_workers", "TRUE", "1" },
+    { "tokenize", "on_the_fly", "on_the_fly" },
+    { "tokenizer", "python", "python" },
+    { "sample_cpu_s", "0.00037", "0.00037" },
+    { "host", "epyc-7742", "epyc-7742" },
+    { "dataset_samples", "87599", "87599" },
+    { "epochs", "3", "3" },
+    { "eval_samples", "10570", "10570" },
+    { "data", "synthetic", "synthetic" },
+    { "gpu_step_s", "0.1234", "0.1234" },
+    { "profile", "profiles/a100.csv", "profiles/a100.csv" },
+    { "seed", "987654321987", "987654321987" },
+};
+
+static void test_every_key_round_trip(void **state)
+{
+    ec_ctx *ctx = *state;
+    size_t n = sizeof EVERY_KEY / sizeof EVERY_KEY[0];
+    ec_config cfg, copy;
+
+    assert_int_equal(n, ec_config_key_count());
+    ec_config_init(&cfg);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(EVERY_KEY[i].key, ec_config_key_name(i));
+        int rc = ec_config_set(ctx, &cfg, EVERY_KEY[i].key, EVERY_KEY[i].value);
+        if (rc != EC_OK)
+            fail_msg("set %s: %s", EVERY_KEY[i].key, ec_ctx_errmsg(ctx));
+        assert_true(cfg.set_mask & ((uint64_t)1 << i));
+        expect_get(&cfg, EVERY_KEY[i].key, EVERY_KEY[i].canonical);
+    }
+    /* all 33 bits, nothing else */
+    assert_true(cfg.set_mask == (((uint64_t)1 << n) - 1));
+
+    /* the fields themselves */
+    assert_string_equal(cfg.model, "bert-base");
+    assert_string_equal(cfg.gpu, "NVIDIA A100-SXM4-80GB");
+    assert_int_equal(cfg.num_gpus, 6);
+    assert_int_equal(cfg.strategy, EC_STRATEGY_DP);
+    assert_int_equal(cfg.nodes, 3);
+    /* 12.5 Gbit/s x 1e9 bit / 8 bit per byte = 1.5625e9 bytes/s */
+    assert_true(cfg.network_bytes_per_s == 1.5625e9);
+    assert_int_equal(cfg.precision, EC_PREC_AMP_BF16);
+    assert_int_equal(cfg.batch_per_gpu, 37);
+    assert_int_equal(cfg.padding, EC_PAD_BUCKETED);
+    assert_int_equal(cfg.optimizer, EC_OPT_ADAMW_FUSED);
+    assert_int_equal(cfg.checkpointing, 1);
+    assert_int_equal(cfg.compile, 1);
+    assert_int_equal(cfg.persistent_workers, 1);
+    assert_int_equal(cfg.tokenize, EC_TOKENIZE_ON_THE_FLY);
+    assert_int_equal(cfg.tokenizer, EC_TOKENIZER_PYTHON);
+    assert_true(cfg.sample_cpu_s == 0.00037);
+    assert_true(cfg.dataset_samples == 87599.0);
+    assert_int_equal(cfg.data_synthetic, 1);
+    assert_true(cfg.gpu_step_s == 0.1234);
+    assert_true(cfg.seed == 987654321987ull);
+
+    /* text round trip of the whole config: get every key, set it into a fresh config */
+    ec_config_init(&copy);
+    for (size_t i = 0; i < n; i++) {
+        char buf[EC_PATH_MAX];
+        assert_int_equal(ec_config_get(&cfg, ec_config_key_name(i), buf, sizeof buf), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &copy, ec_config_key_name(i), buf), EC_OK);
+    }
+    assert_memory_equal(&cfg, &copy, sizeof cfg);
+}
+
+/* Doubles read back bit-exact, including values that have no short decimal form and
+ * values written straight into the struct. */
+static void test_double_round_trip(void **state)
+{
+    ec_ctx *ctx = *state;
+    static const double values[] = { 1.0 / 3.0, 0.1, 2.5e-7, 3.7e8, 1e15, 0.0, 123456.789,
+                                     6.02214076e-5, 4095.999999999999 };
+    static const char *const keys[] = { "network_gbit_per_s", "gpu_step_s", "dataset_samples",
+                                        "eval_samples", "sample_cpu_s" };
+    char buf[EC_PATH_MAX];
+
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
+            ec_config a, b;
+            ec_config_init(&a);
+            ec_config_init(&b);
+            double x = values[v];
+            if (strcmp(keys[k], "network_gbit_per_s") == 0)
+                a.network_bytes_per_s = x / 100; /* stay within 0..1e6 Gbit/s */
+            else if (strcmp(keys[k], "gpu_step_s") == 0)
+                a.gpu_step_s = x / 1e12; /* stay within 0..3600 s */
+            else if (strcmp(keys[k], "dataset_samples") == 0)
+                a.dataset_samples = x;
+            else if (strcmp(keys[k], "eval_samples") == 0)
+                a.eval_samples = x;
+            else
+                a.sample_cpu_s = x / 1e12;
+            assert_int_equal(ec_config_get(&a, keys[k], buf, sizeof buf), EC_OK);
+            if (ec_config_set(ctx, &b, keys[k], buf) != EC_OK)
+                fail_msg("%s=%s: %s", keys[k], buf, ec_ctx_errmsg(ctx));
+            b.set_mask = 0;
+            assert_memory_equal(&a, &b, sizeof a);
+        }
+    }
+    /* shortest text: 0.1 reads back as "0.1", not 0.10000000000000001 */
+    ec_config c;
+    ec_config_init(&c);
+    c.gpu_step_s = 0.1;
+    expect_get(&c, "gpu_step_s", "0.1");
+    /* 100 Gbit/s = 1.25e10 bytes/s, read back in Gbit/s */
+    c.network_bytes_per_s = 1.25e10;
+    expect_get(&c, "network_gbit_per_s", "100");
+    assert_int_equal(ec_config_set(ctx, &c, "network_gbit_per_s", "400"), EC_OK);
+    assert_true(c.network_bytes_per_s == 5e10);
+}
+
+static void test_enum_choices(void **state)
+{
+    ec_ctx *ctx = *state;
+    static const struct { const char *key, *value; int want; } cases[] = {
+        { "strategy", "single", EC_STRATEGY_SINGLE }, { "strategy", "dp", EC_STRATEGY_DP },
+        { "strategy", "ddp", EC_STRATEGY_DDP },
+        { "precision", "fp32", EC_PREC_FP32 }, { "precision", "tf32", EC_PREC_TF32 },
+        { "precision", "amp_fp16", EC_PREC_AMP_FP16 }, { "precision", "amp_bf16", EC_PREC_AMP_BF16 },
+        { "precision", "bf16", EC_PREC_BF16 }, { "precision", "fp16", EC_PREC_FP16 },
+        { "precision", "AMP-FP16", EC_PREC_AMP_FP16 }, /* case and - vs _ are forgiven */
+        { "padding", "max_length", EC_PAD_MAX_LENGTH }, { "padding", "dynamic", EC_PAD_DYNAMIC },
+        { "padding", "bucketed", EC_PAD_BUCKETED },
+        { "optimizer", "sgd", EC_OPT_SGD }, { "optimizer", "adam", EC_OPT_ADAM },
+        { "optimizer", "adamw", EC_OPT_ADAMW }, { "optimizer", "adamw_foreach", EC_OPT_ADAMW_FOREACH },
+        { "optimizer", "adamw_fused", EC_OPT_ADAMW_FUSED }, { "optimizer", "lamb", EC_OPT_LAMB },
+        { "tokenize", "upfront", EC_TOKENIZE_UPFRONT }, { "tokenize", "on_the_fly", EC_TOKENIZE_ON_THE_FLY },
+        { "tokenize", "on-the-fly", EC_TOKENIZE_ON_THE_FLY },
+        { "tokenizer", "fast", EC_TOKENIZER_FAST }, { "tokenizer", "python", EC_TOKENIZER_PYTHON },
+        { "data", "real", 0 }, { "data", "synthetic", 1 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ec_config cfg;
+        int got = -1;
+        ec_config_init(&cfg);
+        /* start from a non-default so that the write is seen */
+        cfg.strategy = EC_STRATEGY_DDP;
+        cfg.precision = EC_PREC_FP16;
+        cfg.padding = EC_PAD_BUCKETED;
+        cfg.optimizer = EC_OPT_LAMB;
+        cfg.tokenize = EC_TOKENIZE_ON_THE_FLY;
+        cfg.tokenizer = EC_TOKENIZER_PYTHON;
+        cfg.data_synthetic = 1;
+        assert_int_equal(ec_config_set(ctx, &cfg, cases[i].key, cases[i].value), EC_OK);
+        if (strcmp(cases[i].key, "strategy") == 0) got = (int)cfg.strategy;
+        if (strcmp(cases[i].key, "precision") == 0) got = (int)cfg.precision;
+        if (strcmp(cases[i].key, "padding") == 0) got = (int)cfg.padding;
+        if (strcmp(cases[i].key, "optimizer") == 0) got = (int)cfg.optimizer;
+        if (strcmp(cases[i].key, "tokenize") == 0) got = (int)cfg.tokenize;
+        if (strcmp(cases[i].key, "tokenizer") == 0) got = (int)cfg.tokenizer;
+        if (strcmp(cases[i].key, "data") == 0) got = cfg.data_synthetic;
+        if (got != cases[i].want)
+            fail_msg("%s=%s: got %d, want %d", cases[i].key, cases[i].value, got, cases[i].want);
+    }
+    /* read back by the canonical name */
+    ec_config cfg;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "precision", "Amp-Fp16"), EC_OK);
+    expect_get(&cfg, "precision", "amp_fp16");
+}
+
+static void test_bool_spellings(void **state)
+{
+    ec_ctx *ctx = *state;
+    static const struct { const char *value; int want; } cases[] = {
+        { "0", 0 }, { "1", 1 }, { "true", 1 }, { "false", 0 }, { "yes", 1 }, { "no", 0 },
+        { "True", 1 }, { "NO", 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ec_config cfg;
+        ec_config_init(&cfg);
+        cfg.pin_memory = !cases[i].want;
+        assert_int_equal(ec_config_set(ctx, &cfg, "pin_memory", cases[i].value), EC_OK);
+        assert_int_equal(cfg.pin_memory, cases[i].want);
+        expect_get(&cfg, "pin_memory", cases[i].want ? "1" : "0");
+    }
+}
+
+/* ---- ranges ------------------------------------------------------------------------------ */
+
+static void test_int_ranges(void **state)
+{
+    ec_ctx *ctx = *state;
+    static const struct { const char *key; const char *lo, *hi, *below, *above, *range; } cases[] = {
+        { "num_gpus", "1", "65536", "0", "65537", "[1, 65536]" },
+        { "nodes", "1", "4096", "0", "4097", "[1, 4096]" },
+        { "batch_per_gpu", "1", "1048576", "0", "1048577", "[1, 1048576]" },
+        { "seq_len", "1", "1048576", "0", "1048577", "[1, 1048576]" },
+        { "image_size", "1", "65536", "0", "65537", "[1, 65536]" },
+        { "grad_accum", "1", "1048576", "0", "1048577", "[1, 1048576]" },
+        { "num_workers", "0", "1024", "-1", "1025", "[0, 1024]" },
+        { "prefetch_factor", "1", "1024", "0", "1025", "[1, 1024]" },
+        { "epochs", "1", "1000000", "0", "1000001", "[1, 1000000]" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ec_config cfg;
+        ec_config_init(&cfg);
+        assert_int_equal(ec_config_set(ctx, &cfg, cases[i].key, cases[i].lo), EC_OK);
+        expect_get(&cfg, cases[i].key, cases[i].lo);
+        assert_int_equal(ec_config_set(ctx, &cfg, cases[i].key, cases[i].hi), EC_OK);
+        expect_get(&cfg, cases[i].key, cases[i].hi);
+        expect_set_error(ctx, cases[i].key, cases[i].below, EC_EINVAL, "is out of range",
+                         cases[i].range);
+        expect_set_error(ctx, cases[i].key, cases[i].above, EC_EINVAL, cases[i].key,
+                         cases[i].range);
+    }
+}
+
+static void test_double_ranges(void **state)
+{
+    ec_ctx *ctx = *state;
+    ec_config cfg;
+    ec_config_init(&cfg);
+    /* inclusive bounds */
+    assert_int_equal(ec_config_set(ctx, &cfg, "dataset_samples", "1e15"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "eval_samples", "0"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "sample_cpu_s", "3600"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu_step_s", "0"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "network_gbit_per_s", "1e6"), EC_OK);
+    /* 1e6 Gbit/s = 1e15 bit/s = 1.25e14 bytes/s */
+    assert_true(cfg.network_bytes_per_s == 1.25e14);
+
+    expect_set_error(ctx, "dataset_samples", "1.1e15", EC_EINVAL,
+                     "key 'dataset_samples': '1.1e15' is out of range", "[0, 1e+15]");
+    expect_set_error(ctx, "eval_samples", "-3", EC_EINVAL, "key 'eval_samples'", "out of range");
+    /* a negative sample_cpu_s is only the default, never given */
+    expect_set_error(ctx, "sample_cpu_s", "-1", EC_EINVAL,
+                     "key 'sample_cpu_s': '-1' is out of range [0, 3600]", NULL);
+    expect_set_error(ctx, "gpu_step_s", "3600.5", EC_EINVAL, "key 'gpu_step_s'", "[0, 3600]");
+    expect_set_error(ctx, "network_gbit_per_s", "-0.5", EC_EINVAL, "key 'network_gbit_per_s'",
+                     "[0, 1e+06]");
+    expect_set_error(ctx, "gpu_step_s", "fast", EC_EINVAL,
+                     "key 'gpu_step_s': 'fast' is not a number", NULL);
+    expect_set_error(ctx, "gpu_step_s", "nan", EC_EINVAL, "'nan' is not a number", NULL);
+    expect_set_error(ctx, "dataset_samples", "inf", EC_EINVAL, "'inf' is not a number", NULL);
+    expect_set_error(ctx, "dataset_samples", "1e999", EC_EINVAL, "is not a number", NULL);
+    expect_set_error(ctx, "gpu_step_s", "0.5s", EC_EINVAL, "'0.5s' is not a number", NULL);
+    expect_set_error(ctx, "gpu_step_s", " 0.5", EC_EINVAL, "is not a number", NULL);
+}
+
+/* ---- error paths ----------------------------------------------------------------------------- */
+
+static void test_unknown_key(void **state)
+{
+    ec_ctx *ctx = *state;
+    expect_set_error(ctx, "bach_per_gpu", "16", EC_ENOTFOUND,
+                     "unknown key 'bach_per_gpu' (did you mean 'batch_per_gpu'?)", NULL);
+    expect_set_error(ctx, "precison", "fp32", EC_ENOTFOUND, "(did you mean 'precision'?)", NULL);
+    expect_set_error(ctx, "num_worker", "4", EC_ENOTFOUND, "did you mean 'num_workers'", NULL);
+    /* keys are exact: no case folding */
+    expect_set_error(ctx, "Model", "gpt2", EC_ENOTFOUND, "unknown key 'Model'", "'model'");
+    /* the core field name is not the boundary spelling */
+    expect_set_error(ctx, "network_bytes_per_s", "1e9", EC_ENOTFOUND,
+                     "unknown key 'network_bytes_per_s'", NULL);
+    expect_set_error(ctx, "data_synthetic", "1", EC_ENOTFOUND, "unknown key", NULL);
+    expect_set_error(ctx, "", "1", EC_ENOTFOUND, "unknown key ''", NULL);
+}
+
+static void test_bad_values(void **state)
+{
+    ec_ctx *ctx = *state;
+    expect_set_error(ctx, "batch_per_gpu", "-4", EC_EINVAL,
+                     "key 'batch_per_gpu': '-4' is out of range [1, 1048576]", NULL);
+    expect_set_error(ctx, "batch_per_gpu", "sixteen", EC_EINVAL,
+                     "key 'batch_per_gpu': 'sixteen' is not a number", NULL);
+    expect_set_error(ctx, "batch_per_gpu", "16.5", EC_EINVAL,
+                     "key 'batch_per_gpu': '16.5' is not an integer", NULL);
+    expect_set_error(ctx, "batch_per_gpu", "0x10", EC_EINVAL, "key 'batch_per_gpu': '0x10' is not",
+                     NULL);
+    /* beyond long: still reported as a range error, not a parse error */
+    expect_set_error(ctx, "batch_per_gpu", "99999999999999999999999", EC_EINVAL,
+                     "is out of range [1, 1048576]", NULL);
+    expect_set_error(ctx, "num_gpus", "4294967297", EC_EINVAL, "is out of range [1, 65536]", NULL);
+    expect_set_error(ctx, "precision", "fp8", EC_EINVAL,
+                     "key 'precision': 'fp8' is not one of fp32, tf32, amp_fp16, amp_bf16, bf16, fp16",
+                     NULL);
+    expect_set_error(ctx, "strategy", "fsdp", EC_EINVAL,
+                     "key 'strategy': 'fsdp' is not one of single, dp, ddp", NULL);
+    expect_set_error(ctx, "padding", "longest", EC_EINVAL,
+                     "is not one of max_length, dynamic, bucketed", NULL);
+    expect_set_error(ctx, "optimizer", "adafactor", EC_EINVAL,
+                     "is not one of sgd, adam, adamw, adamw_foreach, adamw_fused, lamb", NULL);
+    expect_set_error(ctx, "tokenize", "lazy", EC_EINVAL, "is not one of upfront, on_the_fly", NULL);
+    expect_set_error(ctx, "tokenizer", "rust", EC_EINVAL, "is not one of fast, python", NULL);
+    expect_set_error(ctx, "data", "fake", EC_EINVAL,
+                     "key 'data': 'fake' is not one of real, synthetic", NULL);
+    /* a prefix of a choice is not the choice */
+    expect_set_error(ctx, "optimizer", "adamw_f", EC_EINVAL, "is not one of", NULL);
+    expect_set_error(ctx, "pin_memory", "2", EC_EINVAL,
+                     "key 'pin_memory': '2' is not one of 0, 1, true, false, yes, no", NULL);
+    expect_set_error(ctx, "compile", "maybe", EC_EINVAL, "key 'compile'", "'maybe'");
+}
+
+static void test_string_too_long(void **state)
+{
+    ec_ctx *ctx = *state;
+    char name[EC_NAME_MAX + 1], path[EC_PATH_MAX + 1];
+    ec_config cfg;
+
+    /* EC_NAME_MAX - 1 characters fit, EC_NAME_MAX do not */
+    memset(name, 'g', sizeof name);
+    name[EC_NAME_MAX - 1] = '\0';
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu", name), EC_OK);
+    assert_int_equal(strlen(cfg.gpu), EC_NAME_MAX - 1);
+    expect_get(&cfg, "gpu", name);
+    name[EC_NAME_MAX - 1] = 'g';
+    name[EC_NAME_MAX] = '\0';
+    expect_set_error(ctx, "gpu", name, EC_EINVAL, "key 'gpu': value is too long",
+                     "(64 bytes, at most 63)");
+    expect_set_error(ctx, "model", name, EC_EINVAL, "key 'model'", "too long");
+    expect_set_error(ctx, "host", name, EC_EINVAL, "key 'host'", "too long");
+
+    memset(path, 'p', sizeof path);
+    path[EC_PATH_MAX - 1] = '\0';
+    assert_int_equal(ec_config_set(ctx, &cfg, "profile", path), EC_OK);
+    expect_get(&cfg, "profile", path);
+    path[EC_PATH_MAX - 1] = 'p';
+    path[EC_PATH_MAX] = '\0';
+    expect_set_error(ctx, "lengths", path, EC_EINVAL, "key 'lengths'", "at most 511");
+    expect_set_error(ctx, "profile", path, EC_EINVAL, "key 'profile'", "too long");
+}
+
+static void test_misuse(void **state)
+{
+    ec_ctx *ctx = *state;
+    ec_config cfg;
+    char buf[8];
+
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(NULL, &cfg, "model", "gpt2"), EC_EMISUSE);
+    assert_int_equal(ec_config_set(ctx, NULL, "model", "gpt2"), EC_EMISUSE);
+    assert_int_equal(ec_config_set(ctx, &cfg, NULL, "gpt2"), EC_EMISUSE);
+    assert_int_equal(ec_config_set(ctx, &cfg, "model", NULL), EC_EMISUSE);
+    assert_int_equal(ec_config_set_word(NULL, &cfg, "model=gpt2"), EC_EMISUSE);
+    assert_int_equal(ec_config_set_word(ctx, &cfg, NULL), EC_EMISUSE);
+    assert_int_equal(ec_config_get(NULL, "model", buf, sizeof buf), EC_EMISUSE);
+    assert_int_equal(ec_config_get(&cfg, NULL, buf, sizeof buf), EC_EMISUSE);
+    assert_int_equal(ec_config_get(&cfg, "model", NULL, 8), EC_EMISUSE);
+    assert_int_equal(ec_config_get(&cfg, "model", buf, 0), EC_EMISUSE);
+    assert_true(cfg.set_mask == 0);
+}
+
+static void test_get_errors(void **state)
+{
+    (void)state;
+    ec_config cfg;
+    char buf[EC_PATH_MAX], small[4];
+
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_get(&cfg, "bach_per_gpu", buf, sizeof buf), EC_ENOTFOUND);
+    assert_string_equal(buf, "");
+    /* truncated output is an error, the buffer still NUL-terminated */
+    assert_int_equal(ec_config_get(&cfg, "optimizer", small, sizeof small), EC_EINVAL);
+    assert_string_equal(small, "ada");
+    assert_int_equal(ec_config_get(&cfg, "num_gpus", small, sizeof small), EC_OK);
+    assert_string_equal(small, "1");
+    /* an enum field written directly with a value outside the enum */
+    cfg.precision = (ec_precision)17;
+    assert_int_equal(ec_config_get(&cfg, "precision", buf, sizeof buf), EC_EINVAL);
+    cfg.optimizer = (ec_optimizer)-1;
+    assert_int_equal(ec_config_get(&cfg, "optimizer", buf, sizeof buf), EC_EINVAL);
+    /* a string field filled without its NUL is read to its size and no further */
+    ec_config_init(&cfg);
+    memset(cfg.model, 'm', sizeof cfg.model);
+    assert_int_equal(ec_config_get(&cfg, "model", buf, sizeof buf), EC_OK);
+    assert_int_equal(strlen(buf), EC_NAME_MAX);
+}
+
+/* ---- set_word, set_mask, empty values -------------------------------------------------------- */
+
+static void test_set_word(void **state)
+{
+    ec_ctx *ctx = *state;
+    ec_config cfg, before;
+
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "batch_per_gpu=16"), EC_OK);
+    assert_int_equal(cfg.batch_per_gpu, 16);
+    assert_true(cfg.set_mask == bit("batch_per_gpu"));
+    /* split at the first '=': the value may hold more */
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "lengths=data/len.csv?x=1"), EC_OK);
+    assert_string_equal(cfg.lengths, "data/len.csv?x=1");
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "precision=tf32"), EC_OK);
+    assert_int_equal(cfg.precision, EC_PREC_TF32);
+
+    before = cfg;
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "batch_per_gpu"), EC_EINVAL);
+    assert_non_null(strstr(ec_ctx_errmsg(ctx), "'batch_per_gpu' is not key=value"));
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "bach_per_gpu=16"), EC_ENOTFOUND);
+    assert_non_null(strstr(ec_ctx_errmsg(ctx),
+                           "unknown key 'bach_per_gpu' (did you mean 'batch_per_gpu'?)"));
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "=16"), EC_ENOTFOUND);
+    assert_non_null(strstr(ec_ctx_errmsg(ctx), "unknown key ''"));
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "num_gpus=0"), EC_EINVAL);
+    assert_non_null(strstr(ec_ctx_errmsg(ctx), "key 'num_gpus': '0' is out of range [1, 65536]"));
+    /* a very long unknown key is cut short in the message, not overflowed */
+    char word[300];
+    memset(word, 'k', sizeof word);
+    strcpy(word + 280, "=1");
+    assert_int_equal(ec_config_set_word(ctx, &cfg, word), EC_ENOTFOUND);
+    assert_non_null(strstr(ec_ctx_errmsg(ctx), "unknown key 'kkk"));
+    assert_memory_equal(&cfg, &before, sizeof cfg);
+}
+
+static void test_set_mask(void **state)
+{
+    ec_ctx *ctx = *state;
+    ec_config cfg;
+
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "num_gpus", "4"), EC_OK);
+    assert_true(cfg.set_mask == bit("num_gpus"));
+    /* strategy untouched: ec_predict may turn single into ddp (bit clear) */
+    assert_false(cfg.set_mask & bit("strategy"));
+    /* setting a key to its default value still marks it as given */
+    assert_int_equal(ec_config_set(ctx, &cfg, "strategy", "single"), EC_OK);
+    assert_true(cfg.set_mask == (bit("num_gpus") | bit("strategy")));
+    assert_int_equal(ec_config_set(ctx, &cfg, "seed", "1"), EC_OK);
+    assert_true(cfg.set_mask & ((uint64_t)1 << 32)); /* seed is the last key, bit 32 */
+    /* a failed set leaves the mask alone */
+    assert_int_equal(ec_config_set(ctx, &cfg, "nodes", "0"), EC_EINVAL);
+    assert_false(cfg.set_mask & bit("nodes"));
+
+    /* an empty value means the default, as an empty CSV cell does: value reset, bit cleared */
+    assert_int_equal(ec_config_set(ctx, &cfg, "num_gpus", ""), EC_OK);
+    assert_int_equal(cfg.num_gpus, 1);
+    assert_false(cfg.set_mask & bit("num_gpus"));
+    assert_int_equal(ec_config_set(ctx, &cfg, "optimizer", "sgd"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "optimizer", ""), EC_OK);
+    assert_int_equal(cfg.optimizer, EC_OPT_ADAMW);
+    assert_int_equal(ec_config_set(ctx, &cfg, "sample_cpu_s", "0.002"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "sample_cpu_s", ""), EC_OK);
+    assert_true(cfg.sample_cpu_s < 0);
+    assert_int_equal(ec_config_set(ctx, &cfg, "model", "gpt2"), EC_OK);
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "model="), EC_OK);
+    assert_string_equal(cfg.model, "");
+    assert_int_equal(ec_config_set(ctx, &cfg, "seed", ""), EC_OK);
+    assert_true(cfg.seed == 0x5eed);
+    assert_true(cfg.set_mask == bit("strategy"));
+}
+
+/* ---- seed ------------------------------------------------------------------------------------ */
+
+static void test_seed_full_range(void **state)
+{
+    ec_ctx *ctx = *state;
+    ec_config cfg;
+
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "seed", "0"), EC_OK);
+    assert_true(cfg.seed == 0);
+    expect_get(&cfg, "seed", "0");
+    assert_int_equal(ec_config_set(ctx, &cfg, "seed", "18446744073709551615"), EC_OK);
+    assert_true(cfg.seed == UINT64_MAX);
+    expect_get(&cfg, "seed", "18446744073709551615");
+    /* above 2^63 (where a signed parse would fail) and above 2^53 (where a double would round) */
+    assert_int_equal(ec_config_set(ctx, &cfg, "seed", "9223372036854775809"), EC_OK);
+    assert_true(cfg.seed == 9223372036854775809ull);
+    assert_int_equal(ec_config_set(ctx, &cfg, "seed", "9007199254740993"), EC_OK);
+    assert_true(cfg.seed == 9007199254740993ull);
+    expect_get(&cfg, "seed", "9007199254740993");
+    assert_int_equal(ec_config_set(ctx, &cfg, "seed", "0x5eed"), EC_OK);
+    assert_true(cfg.seed == 24301);
+    assert_int_equal(ec_config_set(ctx, &cfg, "seed", "0xFFFFFFFFFFFFFFFF"), EC_OK);
+    assert_true(cfg.seed == UINT64_MAX);
+
+    expect_set_error(ctx, "seed", "18446744073709551616", EC_EINVAL,
+                     "key 'seed': '18446744073709551616' is out of range [0, 18446744073709551615]",
+                     NULL);
+    expect_set_error(ctx, "seed", "0x10000000000000000", EC_EINVAL, "is out of range", NULL);
+    /* strtoull would negate these or skip the blank; we do not */
+    expect_set_error(ctx, "seed", "-1", EC_EINVAL, "key 'seed': '-1' is not a number", NULL);
+    expect_set_error(ctx, "seed", "+1", EC_EINVAL, "is not a number", NULL);
+    expect_set_error(ctx, "seed", " 1", EC_EINVAL, "is not a number", NULL);
+    expect_set_error(ctx, "seed", "12ab", EC_EINVAL, "'12ab' is not a number", NULL);
+    expect_set_error(ctx, "seed", "0x", EC_EINVAL, "is not a number", NULL);
+    expect_set_error(ctx, "seed", "0x0x10", EC_EINVAL, "is not a number", NULL);
+    expect_set_error(ctx, "seed", "1.5", EC_EINVAL, "is not a number", NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_key_list),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test_setup_teardown(test_every_key_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_double_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_enum_choices, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bool_spellings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_int_ranges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_double_ranges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_string_too_long, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_misuse, setup, teardown),
+        cmocka_unit_test(test_get_errors),
+        cmocka_unit_test_setup_teardown(test_set_word, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_set_mask, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seed_full_range, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Build bench/data/holdout_runs.csv: measured public runs on GPUs that are NOT in
+../shared/data/runs/calibration.csv, mapped to the run-record schema with the same
+rules that produced calibration.csv.  Python 3 stdlib only.
+
+    python3 tools/data/make_holdout.py                 # write bench/data/holdout_runs.csv
+    python3 tools/data/make_holdout.py --check         # apply the rules to the calibration
+                                                       # GPUs and compare with calibration.csv
+    python3 tools/data/make_holdout.py --shared DIR    # shared folder (default ../shared)
+
+Rules (reverse-engineered from calibration.csv and its source rows):
+  * sources: lambda_v0/v1/v2_pytorch_dle.csv (Lambda, NVIDIA DLE scripts) and the PyTorch
+    READMEs in nvidia_dle_readmes.csv (source_path starting with "PyTorch/").
+  * models: BERT-base / BERT-large SQuAD v1.1 fine-tune -> task squad, seq_len 384, adam;
+    BERT-large pre-training (LAMB) -> task pretrain, seq_len 128/512, lamb, grad_accum from
+    "grad accumulation steps=N" in notes (else 1); ResNet-50 v1.5 -> resnet50, task imagenet,
+    image_size 224, sgd.
+  * precision: amp_fp16 and Lambda v0's "fp16" (FP16 with FP32 master weights) -> amp_fp16;
+    tf32 and fp32 kept; anything else is skipped.
+  * data: ResNet-50 rows whose notes say "synthetic" -> synthetic, else real; BERT -> real.
+  * strategy: single for 1 GPU, ddp otherwise; checkpointing 0, compile 0.
+  * metric samples_per_s (sequences/s or images/s, total over all GPUs).
+  * rows whose notes carry SUSPECT, CAUTION or LOW QUALITY are dropped.
+  * rows with the same (model, task, gpu, num_gpus, precision, batch, seq_len, image_size,
+    grad_accum, data) are merged into their median; source lists the distinct
+    "lambda:<source_path>" / "nvidia:<source_path>" (commit stripped) as
+    "median of N: a; b".
+  * id: <gpu>-<model>-<task>-<n>x-<precision>-b<batch>-<running index>, rows sorted by
+    model, task, gpu, num_gpus, precision, batch, data.
+"""
+import csv
+import os
+import re
+import statistics
+import sys
+
+HEADER = ["id", "model", "task", "gpu", "num_gpus", "strategy", "precision", "batch_per_gpu",
+          "seq_len", "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "data",
+          "metric", "value", "source"]
+FILES = [("lambda", "lambda_v0_pytorch_dle.csv"), ("lambda", "lambda_v1_pytorch_dle.csv"),
+         ("lambda", "lambda_v2_pytorch_dle.csv"), ("nvidia", "nvidia_dle_readmes.csv")]
+SKIP_FLAGS = ("SUSPECT", "CAUTION", "LOW QUALITY")
+
+
+def root_dir():
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def gpu_lookup(path):
+    """nvidia-smi names, aliases and ids of models/gpus.csv -> id (case-insensitive)."""
+    table = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            for k in [r["id"], r["name"]] + r["aliases"].split(";"):
+                table[k.strip().lower()] = r["id"]
+    return table
+
+
+def classify(model, source_path):
+    m = model.lower()
+    if "squad" in m and "bert-base" in m:
+        return "bert-base", "squad"
+    if "squad" in m and "bert-large" in m:
+        return "bert-large", "squad"
+    if "bert-large" in m and "pre-training" in m:
+        return "bert-large", "pretrain"
+    if m.startswith("resnet-50") and "ssd" not in m:
+        return "resnet50", "imagenet"
+    return None
+
+
+def map_rows(shared, gpus):
+    out, skipped = [], {}
+    mdir = os.path.join(shared, "data", "measurements")
+    for key, fname in FILES:
+        path = os.path.join(mdir, fname)
+        if not os.path.exists(path):
+            continue
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                if key == "nvidia" and not r["source_path"].startswith("PyTorch/"):
+                    continue
+                mt = classify(r["model"], r["source_path"])
+                if mt is None:
+                    continue
+                gid = gpus.get(r["gpu"].strip().lower())
+                if gid is None:
+                    skipped[("gpu not in models/gpus.csv", r["gpu"])] = \
+                        skipped.get(("gpu not in models/gpus.csv", r["gpu"]), 0) + 1
+                    continue
+                notes = r["notes"]
+                flag = next((fl for fl in SKIP_FLAGS if fl in notes), None)
+                if flag:
+                    skipped[(flag, gid)] = skipped.get((flag, gid), 0) + 1
+                    continue
+                prec = {"amp_fp16": "amp_fp16", "fp16": "amp_fp16", "tf32": "tf32",
+                        "fp32": "fp32"}.get(r["precision"])
+                if prec is None:
+                    skipped[("precision " + r["precision"], gid)] = \
+                        skipped.get(("precision " + r["precision"], gid), 0) + 1
+                    continue
+                model, task = mt
+                sl = r["seq_len_or_image"]
+                seq = re.sub(r"^seq", "", sl) if model != "resnet50" else ""
+                img = "224" if model == "resnet50" else ""
+                ga = re.search(r"grad accumulation steps=(\d+)", notes)
+                data = "synthetic" if (model == "resnet50" and "synthetic" in notes.lower()) \
+                    else "real"
+                n = int(r["num_gpus"])
+                out.append({
+                    "model": model, "task": task, "gpu": gid, "num_gpus": n,
+                    "strategy": "single" if n == 1 else "ddp", "precision": prec,
+                    "batch_per_gpu": int(r["per_gpu_batch"]), "seq_len": seq,
+                    "image_size": img, "grad_accum": int(ga.group(1)) if ga else 1,
+                    "optimizer": {"squad": "adam", "pretrain": "lamb",
+                                  "imagenet": "sgd"}[task],
+                    "checkpointing": 0, "compile": 0, "data": data,
+                    "metric": "samples_per_s", "value": float(r["value"]),
+                    "src": "%s:%s" % (key, r["source_path"].split("@")[0])})
+    return out, skipped
+
+
+def merge(rows):
+    groups = {}
+    for r in rows:
+        k = tuple(r[c] for c in ("model", "task", "gpu", "num_gpus", "strategy", "precision",
+                                 "batch_per_gpu", "seq_len", "image_size", "grad_accum",
+                                 "optimizer", "checkpointing", "compile", "data", "metric"))
+        groups.setdefault(k, []).append(r)
+    merged = []
+    for k, rs in groups.items():
+        base = dict(rs[0])
+        base["value"] = round(statistics.median(x["value"] for x in rs), 2)
+        srcs = []
+        for x in rs:
+            if x["src"] not in srcs:
+                srcs.append(x["src"])
+        base["source"] = "median of %d: %s" % (len(rs), "; ".join(srcs))
+        merged.append(base)
+    merged.sort(key=lambda r: (r["model"], r["task"], r["gpu"], r["num_gpus"], r["precision"],
+                               r["batch_per_gpu"], r["data"]))
+    for i, r in enumerate(merged):
+        r["id"] = "%s-%s-%s-%dx-%s-b%d-%d" % (r["gpu"], r["model"], r["task"], r["num_gpus"],
+                                              r["precision"], r["batch_per_gpu"], i)
+    return merged
+
+
+def fmt_value(v):
+    return repr(float(v))
+
+
+def main():
+    args = sys.argv[1:]
+    shared = os.path.join(os.path.dirname(root_dir()), "shared")
+    if "--shared" in args:
+        shared = args[args.index("--shared") + 1]
+    gpus = gpu_lookup(os.path.join(root_dir(), "models", "gpus.csv"))
+    with open(os.path.join(shared, "data", "runs", "calibration.csv"), newline="") as f:
+        calib = list(csv.DictReader(f))
+    calib_gpus = sorted({r["gpu"] for r in calib})
+    rows, skipped = map_rows(shared, gpus)
+
+    if "--check" in args:
+        mine = merge([r for r in rows if r["gpu"] in calib_gpus])
+        cols = HEADER[1:-2]
+        ck = {tuple(str(r[c]) for c in cols): r for r in calib}
+        mk = {tuple(str(r[c]) for c in cols): r for r in mine}
+        both = set(ck) & set(mk)
+        same = sum(1 for k in both if abs(float(ck[k]["value"]) - mk[k]["value"]) < 0.011)
+        print("calibration rows: %d, rows from these rules: %d" % (len(ck), len(mk)))
+        print("same config: %d, same value too: %d" % (len(both), same))
+        for k in sorted(set(ck) - set(mk))[:10]:
+            print("  only in calibration:", ck[k]["id"])
+        for k in sorted(set(mk) - set(ck))[:10]:
+            print("  only from rules:   ", mk[k]["id"], mk[k]["source"])
+        return
+
+    hold = merge([r for r in rows if r["gpu"] not in calib_gpus])
+    path = os.path.join(root_dir(), "bench", "data", "holdout_runs.csv")
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(HEADER)
+        for r in hold:
+            w.writerow([fmt_value(r["value"]) if c == "value" else r[c] for c in HEADER])
+    print("wrote %s: %d rows" % (path, len(hold)))
+    for r in hold:
+        print("  ", r["id"], r["value"])
+    for (why, what), n in sorted(skipped.items()):
+        if what not in calib_gpus:
+            print("  skipped %4d rows: %s (%s)" % (n, why, what))
+
+
+if __name__ == "__main__":
+    main()
