@@ -170,7 +170,7 @@ static const char validate_usage[] =
     "  --profile P   predict with the calibrated profile P (overrides the runs' profile)\n";
 
 static const char run_usage[] =
-    "usage: epochcast run SCRIPT.lua [ARGS...]\n"
+    "usage: epochcast run SCRIPT.lua|- [ARGS...]\n"
     "\n"
     "Run a Lua 5.4 scenario with the standard libraries and the epochcast module\n"
     "preloaded (local ec = require \"epochcast\").  The global 'arg' holds the script\n"
@@ -235,12 +235,12 @@ static int cmd_gpus(lua_State *L, int argc, char **argv)
         if ((int)strlen(g.id) > wid) wid = (int)strlen(g.id);
         if ((int)strlen(g.name) > wname) wname = (int)strlen(g.name);
     }
-    printf("%-*s  %-*s  %-12s %8s %8s %8s %8s\n", wid, "id", wname, "name", "architecture",
-           "mem_gib", "bw_gb/s", "fp32_tf", "fp16_tf");
+    printf("%-*s  %-*s  %-12s %8s %8s %12s %12s\n", wid, "id", wname, "name", "architecture",
+           "mem_GiB", "GB/s", "fp32_TFLOP/s", "fp16_TFLOP/s");
     for (size_t i = 0; i < n; i++) {
         ec_gpu_info g;
         ec_gpu_get(ctx, i, &g);
-        printf("%-*s  %-*s  %-12s %8.1f %8.0f %8.1f %8.1f\n", wid, g.id, wname, g.name,
+        printf("%-*s  %-*s  %-12s %8.1f %8.0f %12.1f %12.1f\n", wid, g.id, wname, g.name,
                g.architecture, g.memory_bytes / GIB, g.memory_bandwidth_bytes_per_s / 1e9,
                g.peak_fp32_flop_per_s / 1e12, g.peak_fp16_flop_per_s / 1e12);
     }
@@ -262,7 +262,7 @@ static int cmd_models(lua_State *L, int argc, char **argv)
             return fail("%s", ec_ctx_errmsg(ctx));
         if ((int)strlen(m.id) > wid) wid = (int)strlen(m.id);
     }
-    printf("%-*s  %-10s %-12s %10s\n", wid, "id", "family", "default_task", "params_m");
+    printf("%-*s  %-10s %-12s %10s\n", wid, "id", "family", "default_task", "params_M");
     for (size_t i = 0; i < n; i++) {
         ec_model_info m;
         ec_model_get(ctx, i, &m);
@@ -537,7 +537,7 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
                 e[0] = '\0';
             const char *fields[NCOL] = {r->id, gpu, r->config.model, ecL_metric_name(r->metric),
                                         p, mv, e};
-            if ((st = ec_csv_row(w, fields, NCOL)) != EC_OK) {
+            if (ec_csv_row(w, fields, NCOL) != EC_OK) {
                 ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
                 return fail("%s", ec_ctx_errmsg(ctx));
             }
@@ -568,7 +568,8 @@ static int cmd_run(lua_State *L, int argc, char **argv, int script)
     lua_pop(L, 1);
     createargtable(L, argv, argc, script);
     lua_gc(L, LUA_GCGEN, 0, 0);
-    int status = luaL_loadfile(L, argv[script]);
+    const char *fname = strcmp(argv[script], "-") == 0 ? NULL : argv[script]; /* "-": stdin */
+    int status = luaL_loadfile(L, fname);
     if (status == LUA_OK) {
         int n = pushargs(L);
         status = docall(L, n, 0);

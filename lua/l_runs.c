@@ -61,8 +61,8 @@ static int l_runs_load_runs(lua_State *L)
     for (size_t i = 0; i < n; i++) {
         const ec_run *r = ec_runs_get(runs, i);
         lua_createtable(L, 0, 6);                     /* box arr t */
-        lua_pushstring(L, r->id != NULL ? r->id : "");
-        lua_setfield(L, -2, "id");
+        lua_pushstring(L, r->id != NULL ? r->id : ""); /* box arr t id */
+        lua_setfield(L, -2, "id");                    /* box arr t */
         lua_pushstring(L, r->source != NULL ? r->source : "");
         lua_setfield(L, -2, "source");
         lua_pushstring(L, ecL_metric_name(r->metric));
@@ -70,7 +70,7 @@ static int l_runs_load_runs(lua_State *L)
         lua_pushnumber(L, (lua_Number)r->value);
         lua_setfield(L, -2, "value");
         lua_pushinteger(L, (lua_Integer)r->line);
-        lua_setfield(L, -2, "line");
+        lua_setfield(L, -2, "line");                  /* box arr t */
         push_config(L, &r->config);                   /* box arr t cfg */
         lua_setfield(L, -2, "config");                /* box arr t */
         lua_rawseti(L, -2, (lua_Integer)i + 1);       /* box arr */

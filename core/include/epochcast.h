@@ -331,6 +331,41 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
                                    ec_error_stats *out);
 
 /* ---------------------------------------------------------------------------------
+ * Calibration (DESIGN section 6): a few physical parameters fitted to measured runs with
+ * GSL's nonlinear least squares on log(predicted / measured):
+ *   gemm_scale      multiplies every GPU's measured large-GEMM efficiency
+ *   mem_scale       multiplies every GPU's measured streaming-bandwidth efficiency
+ *   conv_eff        cuDNN convolution throughput relative to a GEMM of the same shape
+ *   attn_eff        fused attention (SDPA) throughput relative to a GEMM
+ *   dispatch_scale  multiplies the host's per-op dispatch time
+ * A weak prior (one e-fold, in log space) keeps parameters no run exercises at their prior.
+ */
+#define EC_FIT_MAX_PARAMS 8
+
+typedef struct ec_fit_report {
+    size_t n_params;
+    const char *names[EC_FIT_MAX_PARAMS];   /* static strings */
+    double values[EC_FIT_MAX_PARAMS];
+    double stderrs[EC_FIT_MAX_PARAMS];      /* standard errors from the fit's covariance */
+    size_t n_runs;                          /* runs fitted */
+    double mape_before_frac;                /* on the fitted runs, with the priors */
+    double mape_after_frac;                 /* on the fitted runs, with the fitted values */
+    size_t iterations;
+} ec_fit_report;
+
+/* Fit the parameters on the runs with use[i] != 0 (use == NULL: all runs).  The context's
+ * current parameters are the starting point and are left unchanged. */
+EC_API int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
+
+/* Use fitted parameters for every later prediction on this context (report == NULL: back to
+ * the priors).  A config's profile=PATH overrides this for that prediction. */
+EC_API int ec_ctx_set_fit(ec_ctx *ctx, const ec_fit_report *report);
+
+/* Write / read a profile CSV (columns parameter,value,stderr,meaning).  Writing is atomic. */
+EC_API int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path);
+EC_API int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out);
+
+/* ---------------------------------------------------------------------------------
  * CSV output through libcsv, written to PATH.tmp and renamed on ec_csv_close, so a
  * failure never leaves half a file.  Quoting follows RFC 4180.
  */

@@ -67,7 +67,16 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
     }
 }
 
-void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, eci_rates *r)
+void eci_calib_default(const ec_ctx *ctx, eci_calib *c)
+{
+    c->gemm_scale = 1.0;
+    c->mem_scale = 1.0;
+    c->conv_eff = eci_const(ctx, EC_C_conv_eff_frac);
+    c->attn_eff = eci_const(ctx, EC_C_sdpa_eff_frac);
+    c->dispatch_scale = 1.0;
+}
+
+void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_calib *c, eci_rates *r)
 {
     memset(r, 0, sizeof *r);
     pick_gemm_rate(g, precision, r);
@@ -80,9 +89,10 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, eci_rate
     r->tile_small_n = eci_const(ctx, EC_C_gemm_tile_small_n);
     r->tile_small_eff = eci_const(ctx, EC_C_gemm_tile_small_eff_frac);
     r->k_half = eci_const(ctx, EC_C_gemm_k_half);
-    r->conv_eff = eci_const(ctx, EC_C_conv_eff_frac);
-    r->gemm_scale = 1.0;
-    r->mem_scale = 1.0;
+    r->conv_eff = c->conv_eff;
+    r->attn_eff = c->attn_eff;
+    r->gemm_scale = c->gemm_scale;
+    r->mem_scale = c->mem_scale;
     int half = precision == EC_PREC_AMP_FP16 || precision == EC_PREC_AMP_BF16 || precision == EC_PREC_FP16 ||
                precision == EC_PREC_BF16;
     r->gemm_in_bytes = half ? 2.0 : 4.0;
@@ -120,14 +130,17 @@ double eci_gemm_util(const eci_rates *r, double m, double n, double k, double ba
     return shape * k_util;
 }
 
-double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int conv)
+/* kind: ECI_OP_GEMM, ECI_OP_CONV (x conv_eff) or ECI_OP_ATTN (x attn_eff). */
+double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int kind)
 {
     if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
         return 0;
     double flop = 2.0 * m * n * k * batch;
     double rate = r->gemm_flop_per_s * r->gemm_scale * eci_gemm_util(r, m, n, k, batch);
-    if (conv)
+    if (kind == ECI_OP_CONV)
         rate *= r->conv_eff;
+    else if (kind == ECI_OP_ATTN)
+        rate *= r->attn_eff;
     double t_math = flop / rate;
     double bytes = (m * k + k * n + m * n) * batch * r->gemm_in_bytes;
     double t_mem = bytes / (r->mem_bytes_per_s * r->mem_scale);
@@ -147,24 +160,26 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
     memset(c, 0, sizeof *c);
     double bwd_factor = eci_const(ctx, EC_C_bwd_mem_bytes_factor);
     switch (op->kind) {
+    case ECI_OP_ATTN:
+        /* FlashAttention-style backward: dQ, dK, dV plus recomputing the scores, about
+         * 2.5 times the forward FLOPs (Dao 2023). */
+        c->fwd_s = eci_gemm_time_s(r, op->m, op->n, op->k, op->batch, ECI_OP_ATTN);
+        c->fwd_kernels = 1;
+        c->bwd_s = 2.5 * c->fwd_s;
+        c->bwd_kernels = 2;
+        break;
     case ECI_OP_GEMM:
     case ECI_OP_CONV: {
-        int conv = op->kind == ECI_OP_CONV;
-        c->fwd_s = eci_gemm_time_s(r, op->m, op->n, op->k, op->batch, conv);
+        int kind = op->kind;
+        c->fwd_s = eci_gemm_time_s(r, op->m, op->n, op->k, op->batch, kind);
         c->fwd_kernels = 1;
         if (op->bwd) {
-            /* dgrad: (m x k) = (m x n)(n x k); wgrad: (n x k) = (n x m)(m x k). */
-            c->bwd_s = eci_gemm_time_s(r, op->m, op->k, op->n, op->batch, conv);
-            c->bwd_kernels = 1;
-            if (op->params > 0) {
-                c->bwd_s += eci_gemm_time_s(r, op->n, op->k, op->m, op->batch, conv);
-                c->bwd_kernels++;
-            } else if (op->batch > 1 || op->name[0] != '\0') {
-                /* Activation-by-activation products (attention) need both input grads. */
-                c->bwd_s += eci_gemm_time_s(r, op->n, op->k, op->m, op->batch, conv);
-                c->bwd_kernels++;
-            }
-            if (op->param_tensors >= 2) { /* bias gradient: a reduction over the rows */
+            /* dgrad: (m x k) = (m x n)(n x k); wgrad or the second input's grad:
+             * (n x k) = (n x m)(m x k); a bias adds a reduction over the rows. */
+            c->bwd_s = eci_gemm_time_s(r, op->m, op->k, op->n, op->batch, kind) +
+                       eci_gemm_time_s(r, op->n, op->k, op->m, op->batch, kind);
+            c->bwd_kernels = 2;
+            if (op->param_tensors >= 2) {
                 c->bwd_s += eci_mem_time_s(r, op->m * op->n * r->gemm_in_bytes, 1);
                 c->bwd_kernels++;
             }

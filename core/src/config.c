@@ -407,6 +407,14 @@ int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word)
     return set_key(ctx, cfg, (size_t)i, eq + 1);
 }
 
+/* Defaults outside the settable range mean "unset, derive it" (batch_per_gpu 0, seq_len 0
+ * "preset default", sample_cpu_s -1 "derive").  ec_config_get writes them as "", which
+ * ec_config_set reads back as the default, so get-then-set round-trips every config. */
+static int unsettable_default(const key_def *k)
+{
+    return k->def < k->lo || k->def > k->hi;
+}
+
 int ec_config_get(const ec_config *cfg, const char *key, char *buf, size_t n)
 {
     const key_def *k;
@@ -431,14 +439,17 @@ int ec_config_get(const ec_config *cfg, const char *key, char *buf, size_t n)
     case KIND_BOOL: {
         int v;
         memcpy(&v, field, sizeof v);
-        snprintf(tmp, sizeof tmp, "%d", v);
+        if (k->kind == KIND_INT && v == (int)k->def && unsettable_default(k))
+            tmp[0] = '\0';
+        else
+            snprintf(tmp, sizeof tmp, "%d", v);
         break;
     }
     case KIND_DBL: {
         double v;
         memcpy(&v, field, sizeof v);
-        if (v < 0 && k->def < 0)
-            tmp[0] = '\0'; /* sample_cpu_s < 0: derived, the default, written as "" */
+        if ((v < 0 || v == k->def * k->scale) && unsettable_default(k))
+            tmp[0] = '\0'; /* sample_cpu_s < 0: derived */
         else
             format_double(v, k->scale, tmp, sizeof tmp);
         break;

@@ -43,7 +43,8 @@
     X(nvlink_busbw_frac)                \
     X(pcie_busbw_frac)                  \
     X(internode_bytes_per_s)            \
-    X(recompute_forward_frac)
+    X(recompute_forward_frac)          \
+    X(sdpa_eff_frac)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

@@ -78,6 +78,10 @@ struct ec_ctx {
     eci_host *hosts; size_t n_hosts;
     eci_net *nets;   size_t n_nets;
     struct eci_consts *consts;        /* software constants, constants.csv */
+    double fit[8];                    /* fitted parameters in use (eci_calib order); fit_set = 0: priors */
+    int fit_set;
+    char profile_path[EC_PATH_MAX];   /* the profile= file whose values are cached below */
+    double profile_fit[8];
 };
 
 /* ---- errors (err.c) ------------------------------------------------------------ */

@@ -248,9 +248,6 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
                          "does not have yet; use padding=max_length",
                          cfg->padding == EC_PAD_DYNAMIC ? "dynamic" : cfg->padding == EC_PAD_BUCKETED ? "bucketed"
                                                                                                      : "max_length");
-    if (cfg->profile[0] != '\0')
-        return eci_error(ctx, EC_ENOTSUP, "profile=%s: calibrated profiles are not supported by this build yet",
-                         cfg->profile);
     r->seq = cfg->seq_len > 0 ? cfg->seq_len : r->net->default_seq_len;
     r->image_size = cfg->image_size > 0 ? cfg->image_size : r->net->image_size;
     r->strategy = cfg->strategy;
@@ -276,6 +273,11 @@ int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
 {
     if (ctx == NULL || cfg == NULL || res == NULL)
         return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_predict: NULL argument") : EC_EMISUSE;
+    return eci_predict(ctx, cfg, NULL, res);
+}
+
+int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
+{
     memset(res, 0, sizeof *res);
     eci_resolved r;
     int rc = eci_resolve(ctx, cfg, &r);
@@ -293,8 +295,13 @@ int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
     if ((rc = eci_workload_expand(ctx, r.net, r.task, &shape, wl)) != EC_OK)
         return rc;
 
+    eci_calib calib;
+    if (fixed != NULL)
+        calib = *fixed;
+    else if ((rc = eci_calib_current(ctx, cfg, &calib)) != EC_OK)
+        return rc;
     eci_rates rates;
-    eci_rates_init(ctx, g, cfg->precision, &rates);
+    eci_rates_init(ctx, g, cfg->precision, &calib, &rates);
     eci_op_cost_t cost[ECI_MAX_OPS];
     size_t first = wl->n_ops, end = wl->n_ops;
     for (size_t i = 0; i < wl->n_ops; i++) {
@@ -309,7 +316,8 @@ int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
         first = end = 0;
 
     plan p = {.wl = wl, .cost = cost, .first_layer = first, .end_layer = end, .host = host,
-              .dispatch_fwd_s = host->dispatch_fwd_s, .dispatch_bwd_s = host->dispatch_bwd_s,
+              .dispatch_fwd_s = host->dispatch_fwd_s * calib.dispatch_scale,
+              .dispatch_bwd_s = host->dispatch_bwd_s * calib.dispatch_scale,
               .host_factor = r.strategy == EC_STRATEGY_DP ? n : 1, .checkpointing = cfg->checkpointing};
 
     double param_bytes = (cfg->precision == EC_PREC_BF16 || cfg->precision == EC_PREC_FP16) ? 2.0 : 4.0;
@@ -336,28 +344,28 @@ int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
         if (cfg->num_workers == 0 && batch_cpu_s > 0)
             host_work(&t, CAUSE_LOADER, batch_cpu_s);
         if (pinned) {
-            gpu_op(&t, host->dispatch_fwd_s, h2d_s, 0, 0);
+            gpu_op(&t, p.dispatch_fwd_s, h2d_s, 0, 0);
         } else { /* pageable: the host stages the batch and blocks on the copy */
             host_work(&t, CAUSE_H2D, wl->input_bytes / host->memcpy_bytes_per_s);
-            gpu_op(&t, host->dispatch_fwd_s, h2d_s, 0, 0);
+            gpu_op(&t, p.dispatch_fwd_s, h2d_s, 0, 0);
             t.pending[CAUSE_H2D] += h2d_s;
             sync_host(&t);
         }
         if (r.strategy == EC_STRATEGY_DP) { /* replicate the parameters from GPU 0 */
             double bcast = (n - 1) * grad_bytes / busbw;
-            gpu_op(&t, host->dispatch_fwd_s * n, bcast, n - 1, 1);
+            gpu_op(&t, p.dispatch_fwd_s * n, bcast, n - 1, 1);
             res->breakdown.comm_s += bcast;
         }
         forward_pass(&t, &p);
         backward_pass(&t, &p);
         if (micro > 0) { /* AccumulateGrad adds into the existing .grad of every tensor */
             double acc = eci_mem_time_s(&rates, 3.0 * grad_bytes, (int)wl->param_tensors);
-            gpu_op(&t, host->dispatch_bwd_s * wl->param_tensors, acc, wl->param_tensors, 1);
+            gpu_op(&t, p.dispatch_bwd_s * wl->param_tensors, acc, wl->param_tensors, 1);
             p.bwd_s += acc;
         }
         if (r.strategy == EC_STRATEGY_DP) { /* reduce every replica's gradients onto GPU 0 */
             double reduce = (n - 1) * grad_bytes / busbw;
-            gpu_op(&t, host->dispatch_bwd_s * n, reduce, n - 1, 1);
+            gpu_op(&t, p.dispatch_bwd_s * n, reduce, n - 1, 1);
             res->breakdown.comm_s += reduce;
         }
         if (syncs > 0)
@@ -375,7 +383,7 @@ int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
         if (last_bucket < first_bucket_min)
             last_bucket = first_bucket_min;
         double exposed = ddp_exposed_s(ctx, grad_bytes, last_bucket, n, busbw, bwd1 / simulate);
-        gpu_op(&t, host->dispatch_bwd_s, exposed, 1, 1);
+        gpu_op(&t, p.dispatch_bwd_s, exposed, 1, 1);
         res->breakdown.comm_s += exposed;
     }
     double opt_bytes, opt_ops;
@@ -403,12 +411,12 @@ int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
     if (cfg->precision == EC_PREC_AMP_FP16 && cfg->optimizer != EC_OPT_ADAMW_FUSED) {
         /* GradScaler: unscale + inf check over every gradient, then found_inf.item() */
         double s = eci_mem_time_s(&rates, eci_const(ctx, EC_C_gradscaler_bytes_per_param) * wl->params, (int)chunks);
-        gpu_op(&t, host->dispatch_fwd_s + host->dispatch_bwd_s * chunks, s, chunks, 1);
+        gpu_op(&t, p.dispatch_fwd_s + p.dispatch_bwd_s * chunks, s, chunks, 1);
         opt_gpu_s += s;
         sync_host(&t);
     }
     double opt_s = eci_mem_time_s(&rates, opt_bytes * wl->params, (int)(opt_ops * chunks));
-    gpu_op(&t, host->dispatch_fwd_s * opt_ops + host->dispatch_bwd_s * opt_ops * chunks, opt_s, opt_ops * chunks, 1);
+    gpu_op(&t, p.dispatch_fwd_s * opt_ops + p.dispatch_bwd_s * opt_ops * chunks, opt_s, opt_ops * chunks, 1);
     opt_gpu_s += opt_s;
     host_work(&t, CAUSE_DISPATCH, host->step_overhead_s);
     sync_host(&t);

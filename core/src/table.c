@@ -292,6 +292,11 @@ static uint32_t col_at(const unsigned char *buf, size_t seg, uint32_t seg_col, s
     return col;
 }
 
+/* The dialect, mostly libcsv's strict mode: RFC 4180 quoting; blanks around an unquoted
+ * field are dropped; blank lines anywhere are skipped (libcsv reports no empty rows);
+ * LF and CRLF line ends may mix, a lone CR is refused; a leading UTF-8 BOM is skipped.
+ * Lines count LFs, columns count UTF-8 characters from 1 after the BOM.  Every byte must
+ * be valid UTF-8 and not NUL. */
 static int parse(ec_ctx *ctx, parse_state *st, const char *name, size_t chunk)
 {
     eci_table *t = st->t;
@@ -638,7 +643,7 @@ int eci_table_number(ec_ctx *ctx, const eci_table *t, size_t row, int col, doubl
         return eci_error(ctx, EC_EPARSE, CELL_FMT "'%s' is too large for a double",
                          CELL_ARGS(t, c, col), s);
     if (!(v >= lo && v <= hi))
-        return eci_error(ctx, EC_EPARSE, CELL_FMT "%s is out of range [%.17g, %.17g]",
+        return eci_error(ctx, EC_EPARSE, CELL_FMT "%s is out of range [%.15g, %.15g]",
                          CELL_ARGS(t, c, col), s, lo, hi);
     *out = v;
     return EC_OK;

@@ -151,14 +151,26 @@ static void attention_core(builder *b, double batch, double heads, double seq, d
     mem(b, "merge_heads", T * h, 2.0 * b->act, 0);
 }
 
-/* A fused scaled-dot-product attention kernel (torchvision ViT through
- * nn.MultiheadAttention's fast path): QK^T and PV FLOPs on tensor cores, no s x s tensor
- * kept; backward recomputes the scores. */
-static void attention_fused(builder *b, double batch, double heads, double seq, double head_dim)
+/* A fused scaled-dot-product attention kernel (F.scaled_dot_product_attention: HF's
+ * default "sdpa" implementation, torchvision ViT's fast path): the QK^T and PV FLOPs in one
+ * kernel, no s x s tensor kept; it keeps Q, K, V, the output and a log-sum-exp per row,
+ * and backward recomputes the scores.  seq_sq = E[L^2] prices dynamic padding. */
+static void attention_fused(builder *b, double batch, double heads, double seq, double seq_sq, double head_dim)
 {
     double T = batch * seq, h = heads * head_dim;
-    eci_op *op = gemm(b, "sdpa", seq, seq, 2.0 * head_dim, batch * heads, 4.0 * T * h * b->act + T * heads * 4.0);
-    (void)op;
+    eci_op *op = gemm(b, "sdpa", seq, seq_sq / seq, 2.0 * head_dim, batch * heads,
+                      4.0 * T * h * b->act + T * heads * 4.0);
+    if (op != NULL)
+        op->kind = ECI_OP_ATTN;
+    mem(b, "merge_heads", T * h, 2.0 * b->act, 0);
+}
+
+static void attention(builder *b, double batch, double heads, double seq, double seq_sq, double head_dim, int causal)
+{
+    if (b->sh->eager_attention)
+        attention_core(b, batch, heads, seq, seq_sq, head_dim, causal);
+    else
+        attention_fused(b, batch, heads, seq, seq_sq, head_dim);
 }
 
 static void encoder_embeddings(builder *b, const eci_net *net, double T)
@@ -195,7 +207,7 @@ static void encoder_layer(builder *b, const eci_net *net, double batch, double s
     linear(b, "q", T, h, h, 1, 1, 1);
     linear(b, "k", T, h, h, 1, 0, 1);
     linear(b, "v", T, h, h, 1, 0, 1);
-    attention_core(b, batch, a, seq, seq_sq, h / a, 0);
+    attention(b, batch, a, seq, seq_sq, h / a, 0);
     linear(b, "attn_out", T, h, h, 0, 1, 1);
     dropout(b, "out_dropout", T * h, b->act);
     mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
@@ -215,7 +227,7 @@ static void decoder_layer(builder *b, const eci_net *net, double batch, double s
     double T = batch * seq, h = net->hidden, f = net->ffn, a = net->heads;
     layer_norm(b, "ln_1", T, h, b->f32k);
     linear(b, "c_attn", T, h, 3.0 * h, 1, 1, 1);
-    attention_core(b, batch, a, seq, seq_sq, h / a, 1);
+    attention(b, batch, a, seq, seq_sq, h / a, 1);
     linear(b, "attn_proj", T, h, h, 0, 1, 1);
     dropout(b, "resid_dropout", T * h, b->act);
     mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
@@ -235,7 +247,7 @@ static void vit_layer(builder *b, const eci_net *net, double batch, double seq)
     double T = batch * seq, h = net->hidden, f = net->ffn, a = net->heads;
     layer_norm(b, "ln_1", T, h, b->f32k);
     linear(b, "in_proj", T, h, 3.0 * h, 1, 1, 1);
-    attention_fused(b, batch, a, seq, h / a);
+    attention_fused(b, batch, a, seq, seq * seq, h / a);
     linear(b, "out_proj", T, h, h, 0, 1, 1);
     dropout(b, "dropout", T * h, b->act);
     mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
@@ -321,8 +333,10 @@ static int task_head(builder *b, const eci_net *net, int task, double batch, dou
 }
 
 /* ---- ResNet (torchvision resnet50, v1.5: stride in the 3x3 conv) ---------------------- */
+/* save_input = 0 when another op already keeps the same input tensor (the downsample
+ * branch reads the block input that conv1x1_a keeps). */
 static void conv(builder *b, const char *name, double n, double *hw, double cin, double cout, double ksize,
-                 double stride, int first)
+                 double stride, int first, int save_input)
 {
     double pad = floor(ksize / 2.0);
     double hout = floor((*hw + 2.0 * pad - ksize) / stride) + 1.0;
@@ -337,7 +351,7 @@ static void conv(builder *b, const char *name, double n, double *hw, double cin,
         op->n = cout;
         op->k = cin * ksize * ksize;
         op->tensor_math = b->tensor_math;
-        op->saved_bytes = n * *hw * *hw * cin * b->act;
+        op->saved_bytes = save_input ? n * *hw * *hw * cin * b->act : 0;
         op->params = cout * cin * ksize * ksize;
         op->param_tensors = 1;
         op->cast_params = op->params;
@@ -358,7 +372,7 @@ static void batch_norm(builder *b, double elems, double channels)
 static void resnet(builder *b, const eci_net *net, double n)
 {
     double hw = b->sh->image_size, c = 64;
-    conv(b, "stem_conv", n, &hw, 3, 64, 7, 2, 1);
+    conv(b, "stem_conv", n, &hw, 3, 64, 7, 2, 1, 1);
     batch_norm(b, n * hw * hw * 64, 64);
     mem(b, "relu", n * hw * hw * 64, 2.0 * b->act, 0);
     double hin = hw;
@@ -375,20 +389,21 @@ static void resnet(builder *b, const eci_net *net, double n)
         for (long blk = 0; blk < blocks; blk++) {
             double stride = (blk == 0 && stage > 0) ? 2 : 1;
             double h_in = hw;
-            conv(b, "conv1x1_a", n, &hw, c, w, 1, 1, 0);
+            conv(b, "conv1x1_a", n, &hw, c, w, 1, 1, 0, 1);
             batch_norm(b, n * hw * hw * w, w);
             mem(b, "relu", n * hw * hw * w, 2.0 * b->act, 0);
-            conv(b, "conv3x3", n, &hw, w, w, 3, stride, 0);
+            conv(b, "conv3x3", n, &hw, w, w, 3, stride, 0, 1);
             batch_norm(b, n * hw * hw * w, w);
             mem(b, "relu", n * hw * hw * w, 2.0 * b->act, 0);
-            conv(b, "conv1x1_b", n, &hw, w, 4 * w, 1, 1, 0);
+            conv(b, "conv1x1_b", n, &hw, w, 4 * w, 1, 1, 0, 1);
             batch_norm(b, n * hw * hw * 4 * w, 4 * w);
             if (blk == 0) {
                 double hd = h_in;
-                conv(b, "downsample", n, &hd, c, 4 * w, 1, stride, 0);
+                conv(b, "downsample", n, &hd, c, 4 * w, 1, stride, 0, 0);
                 batch_norm(b, n * hd * hd * 4 * w, 4 * w);
             }
-            mem(b, "residual_add_relu", n * hw * hw * 4 * w, 5.0 * b->act, n * hw * hw * 4 * w * b->act);
+            /* Its output is the next block's input, which that block's convs keep. */
+            mem(b, "residual_add_relu", n * hw * hw * 4 * w, 5.0 * b->act, 0);
             c = 4 * w;
         }
     }
@@ -444,7 +459,7 @@ static void sum_up(eci_workload *wl)
         wl->params += op->params * reps;
         wl->param_tensors += op->param_tensors * reps;
         wl->matmul_params += op->cast_params * reps;
-        if (op->kind == ECI_OP_GEMM || op->kind == ECI_OP_CONV)
+        if (op->kind == ECI_OP_GEMM || op->kind == ECI_OP_CONV || op->kind == ECI_OP_ATTN)
             wl->model_flop += 2.0 * op->m * op->n * op->k * op->batch * reps;
     }
 }

@@ -19,7 +19,8 @@ typedef enum {
     ECI_OP_GEMM = 0, /* matmul on tensor cores or CUDA cores: 2*m*n*k*batch FLOPs */
     ECI_OP_CONV,     /* convolution as implicit GEMM (m = N*Ho*Wo, n = Cout, k = Cin*kh*kw) */
     ECI_OP_MEM,      /* memory-bound kernel: elementwise, normalisation, softmax, gather, copy */
-    ECI_OP_CAST      /* autocast dtype conversion (memory-bound, issued inside ATen) */
+    ECI_OP_CAST,     /* autocast dtype conversion (memory-bound, issued inside ATen) */
+    ECI_OP_ATTN      /* fused attention (SDPA): 4*b*heads*s^2*d FLOPs, backward recomputes */
 } eci_op_kind;
 
 typedef struct eci_op {
@@ -61,6 +62,7 @@ typedef struct eci_shape {
     int image_size;         /* pixels per side */
     double mask_bytes;      /* bytes per element of a dropout mask */
     double mlm_frac;        /* share of positions predicted by the MLM head */
+    int eager_attention;    /* 1: HF eager attention (s x s scores kept); 0: fused SDPA */
 } eci_shape;
 
 /* Build the op list.  Returns EC_EINVAL for a task the family cannot run. */

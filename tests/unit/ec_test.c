@@ -137,11 +137,8 @@ char *ec_test_tmpdir(void)
     if (base == NULL || base[0] == '\0')
         base = "/tmp";
     char *tmpl = ec_test_path(base, "epochcast-test-XXXXXX");
-    if (mkdtemp(tmpl) == NULL) {
-        print_error("mkdtemp(%s): %s\n", tmpl, strerror(errno));
-        free(tmpl);
-        fail();
-    }
+    if (mkdtemp(tmpl) == NULL)
+        fail_msg("mkdtemp(%s): %s", tmpl, strerror(errno)); /* longjmps; tmpl leaks */
     return tmpl;
 }
 

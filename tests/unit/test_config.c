@@ -156,6 +156,30 @@ static void test_defaults(void **state)
     expect_get(&cfg, "network_gbit_per_s", "0");
     expect_get(&cfg, "seed", "24301");
     expect_get(&cfg, "model", "");
+    /* defaults outside the settable range read as "" too: unset, derived later */
+    expect_get(&cfg, "batch_per_gpu", "");
+    expect_get(&cfg, "seq_len", "");
+    expect_get(&cfg, "image_size", "");
+    expect_get(&cfg, "eval_samples", "0"); /* 0 is settable */
+    expect_get(&cfg, "num_workers", "0");
+
+    /* so the text of a fresh config sets back to the same config, no key marked given */
+    ec_ctx *ctx = ec_test_ctx_bare();
+    ec_config back;
+    ec_config_init(&back);
+    back.optimizer = EC_OPT_SGD;
+    back.seq_len = 77;
+    back.sample_cpu_s = 2.0;
+    for (size_t i = 0; i < ec_config_key_count(); i++) {
+        char buf[EC_PATH_MAX];
+        assert_int_equal(ec_config_get(&cfg, ec_config_key_name(i), buf, sizeof buf), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &back, ec_config_key_name(i), buf), EC_OK);
+        if (buf[0] == '\0')
+            assert_false(back.set_mask & ((uint64_t)1 << i));
+    }
+    back.set_mask = 0;
+    assert_memory_equal(&cfg, &back, sizeof cfg);
+    ec_ctx_free(ctx);
     ec_config_init(NULL); /* no-op */
 }
 

@@ -1,0 +1,201 @@
+/*
+ * bench_logo.c: cross-validated accuracy of the model on measured runs (DESIGN section 6).
+ *
+ *   bench_logo RUNS.csv [OUT.csv]
+ *
+ * 1. priors: every run predicted with the constants.csv / gpus.csv priors (no fitting);
+ * 2. leave-one-GPU-out: for each GPU, fit the calibration parameters on the single-GPU runs
+ *    of the OTHER GPUs, then predict every run (single and multi-GPU) of the GPU left out;
+ * 3. leave-one-model-out: the same with models.
+ * Prints a Markdown report; OUT.csv gets one row per held-out prediction.  Fits use only
+ * single-GPU runs: the multi-GPU runs also depend on the communication model.
+ */
+#include "epochcast.h"
+
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_GROUPS 64
+
+typedef struct held_out {
+    double *pred, *meas;
+    size_t n;
+} held_out;
+
+static int is_single(const ec_run *r)
+{
+    return r->config.num_gpus == 1;
+}
+
+static const char *group_of(const ec_run *r, int by_model)
+{
+    return by_model ? r->config.model : r->config.gpu;
+}
+
+static void print_stats(const char *label, const double *pred, const double *meas, size_t n)
+{
+    ec_error_stats st;
+    ec_error_stats_compute(pred, meas, n, &st);
+    printf("| %-22s | %4zu | %6.1f | %5.0f%% | %5.0f%% | %+6.1f |\n", label, st.n, 100 * st.mape_frac,
+           100 * st.within_10_frac, 100 * st.within_20_frac, 100 * st.bias_frac);
+}
+
+static void table_header(void)
+{
+    printf("| held out               |    n | MAPE %% | ±10%%  | ±20%%  | bias %% |\n");
+    printf("|------------------------|------|--------|-------|-------|--------|\n");
+}
+
+/* Cross-validate over groups (GPUs or models).  Rows of held-out predictions go to csv. */
+static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *csv)
+{
+    size_t n = ec_runs_count(runs);
+    const char *groups[MAX_GROUPS];
+    size_t n_groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *g = group_of(ec_runs_get(runs, i), by_model);
+        size_t k = 0;
+        while (k < n_groups && strcmp(groups[k], g) != 0)
+            k++;
+        if (k == n_groups && n_groups < MAX_GROUPS)
+            groups[n_groups++] = g;
+    }
+    unsigned char *use = calloc(n, 1);
+    double *all_pred = calloc(n, sizeof(double)), *all_meas = calloc(n, sizeof(double));
+    double *s_pred = calloc(n, sizeof(double)), *s_meas = calloc(n, sizeof(double));
+    size_t n_all = 0, n_s = 0;
+    if (use == NULL || all_pred == NULL || all_meas == NULL || s_pred == NULL || s_meas == NULL)
+        return 1;
+    printf("\n### Leave one %s out\n\n", by_model ? "model" : "GPU");
+    printf("Fit on the single-GPU runs of the other %ss; predict every run of the one left out.\n\n",
+           by_model ? "model" : "GPU");
+    table_header();
+    for (size_t k = 0; k < n_groups; k++) {
+        for (size_t i = 0; i < n; i++) {
+            const ec_run *r = ec_runs_get(runs, i);
+            use[i] = is_single(r) && strcmp(group_of(r, by_model), groups[k]) != 0;
+        }
+        ec_fit_report rep;
+        ec_ctx_set_fit(ctx, NULL);
+        if (ec_calibrate(ctx, runs, use, &rep) != EC_OK) {
+            fprintf(stderr, "bench_logo: fit without %s failed: %s\n", groups[k], ec_ctx_errmsg(ctx));
+            return 1;
+        }
+        ec_ctx_set_fit(ctx, &rep);
+        size_t g0 = n_all;
+        for (size_t i = 0; i < n; i++) {
+            const ec_run *r = ec_runs_get(runs, i);
+            if (strcmp(group_of(r, by_model), groups[k]) != 0)
+                continue;
+            ec_result res;
+            if (ec_predict(ctx, &r->config, &res) != EC_OK) {
+                fprintf(stderr, "bench_logo: %s: %s\n", r->id, ec_ctx_errmsg(ctx));
+                return 1;
+            }
+            double p = ec_result_metric(&res, r->metric);
+            all_pred[n_all] = p;
+            all_meas[n_all++] = r->value;
+            if (is_single(r)) {
+                s_pred[n_s] = p;
+                s_meas[n_s++] = r->value;
+            }
+            if (csv != NULL)
+                fprintf(csv, "%s,%s,%s,%s,%d,%.6g,%.6g,%.3f\n", by_model ? "model" : "gpu", groups[k], r->id,
+                        r->config.gpu, r->config.num_gpus, p, r->value, 100.0 * (p - r->value) / r->value);
+        }
+        print_stats(groups[k], all_pred + g0, all_meas + g0, n_all - g0);
+    }
+    print_stats("all runs", all_pred, all_meas, n_all);
+    print_stats("single-GPU runs", s_pred, s_meas, n_s);
+    ec_ctx_set_fit(ctx, NULL);
+    free(use);
+    free(all_pred);
+    free(all_meas);
+    free(s_pred);
+    free(s_meas);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+        fprintf(stderr, "usage: bench_logo RUNS.csv [OUT.csv]\n");
+        return argc < 2 ? 2 : 0;
+    }
+    gsl_set_error_handler_off();
+    ec_ctx *ctx;
+    ec_runs *runs;
+    const char *models = getenv("EPOCHCAST_MODELS");
+    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK || ec_ctx_load_models(ctx, models) != EC_OK ||
+        ec_runs_load(ctx, argv[1], &runs) != EC_OK) {
+        fprintf(stderr, "bench_logo: %s\n", ctx ? ec_ctx_errmsg(ctx) : "out of memory");
+        return 1;
+    }
+    FILE *csv = NULL;
+    if (argc > 2) {
+        csv = fopen(argv[2], "w");
+        if (csv == NULL) {
+            perror(argv[2]);
+            return 1;
+        }
+        fprintf(csv, "held_out_by,group,id,gpu,num_gpus,predicted,measured,error_pct\n");
+    }
+    size_t n = ec_runs_count(runs);
+    printf("# epochcast accuracy on %s (%zu runs)\n\n", argv[1], n);
+    printf("Generated by `bench_logo %s%s%s` (build/bench/bench_logo).\n", argv[1], argc > 2 ? " " : "",
+           argc > 2 ? argv[2] : "");
+
+    /* Priors only. */
+    double *pred = calloc(n, sizeof(double)), *meas = calloc(n, sizeof(double));
+    double *sp = calloc(n, sizeof(double)), *sm = calloc(n, sizeof(double));
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ec_run *r = ec_runs_get(runs, i);
+        ec_result res;
+        if (ec_predict(ctx, &r->config, &res) != EC_OK) {
+            fprintf(stderr, "bench_logo: %s: %s\n", r->id, ec_ctx_errmsg(ctx));
+            return 1;
+        }
+        pred[i] = ec_result_metric(&res, r->metric);
+        meas[i] = r->value;
+        if (is_single(r)) {
+            sp[ns] = pred[i];
+            sm[ns++] = r->value;
+        }
+    }
+    printf("\n### Priors only (no fitting)\n\n");
+    table_header();
+    print_stats("all runs", pred, meas, n);
+    print_stats("single-GPU runs", sp, sm, ns);
+
+    /* In-sample fit on every single-GPU run, for the parameter values. */
+    unsigned char *use = calloc(n, 1);
+    for (size_t i = 0; i < n; i++)
+        use[i] = is_single(ec_runs_get(runs, i));
+    ec_fit_report rep;
+    if (ec_calibrate(ctx, runs, use, &rep) != EC_OK) {
+        fprintf(stderr, "bench_logo: %s\n", ec_ctx_errmsg(ctx));
+        return 1;
+    }
+    printf("\n### Fit on all single-GPU runs (in-sample, for the parameter values)\n\n");
+    printf("%zu runs, %zu iterations; MAPE %.1f%% with the priors, %.1f%% fitted.\n\n", rep.n_runs,
+           rep.iterations, 100 * rep.mape_before_frac, 100 * rep.mape_after_frac);
+    printf("| parameter | value | std. error |\n|---|---|---|\n");
+    for (size_t j = 0; j < rep.n_params; j++)
+        printf("| %s | %.4g | %.2g |\n", rep.names[j], rep.values[j], rep.stderrs[j]);
+
+    int rc = cross_validate(ctx, runs, 0, csv) || cross_validate(ctx, runs, 1, csv);
+    if (csv != NULL)
+        fclose(csv);
+    free(pred);
+    free(meas);
+    free(sp);
+    free(sm);
+    free(use);
+    ec_runs_free(runs);
+    ec_ctx_free(ctx);
+    return rc;
+}
