@@ -134,6 +134,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_logo: %s\n", ctx ? ec_ctx_errmsg(ctx) : "out of memory");
         return 1;
     }
+    ec_ctx_set_fit(ctx, NULL); /* start from the priors, not models/profile.csv */
     FILE *csv = NULL;
     if (argc > 2) {
         csv = fopen(argv[2], "w");

@@ -128,6 +128,7 @@ static const char main_usage[] =
     "  models                        list the network presets\n"
     "  predict key=value ...         predict one configuration (--csv, -o FILE)\n"
     "  validate RUNS.csv             predict measured runs and report the error\n"
+    "  calibrate RUNS.csv -o P.csv   fit the model's physical parameters to measured runs\n"
     "  run SCRIPT.lua [ARGS...]      run a Lua scenario (require \"epochcast\")\n"
     "\n"
     "options:\n"
@@ -555,6 +556,71 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
     return 0;
 }
 
+/* ---- calibrate ---------------------------------------------------------------------- */
+
+static const char calibrate_usage[] =
+    "usage: epochcast calibrate RUNS.csv -o PROFILE.csv [--all]\n"
+    "\n"
+    "Fit the model's physical parameters (GEMM and bandwidth efficiency scales, convolution\n"
+    "and fused-attention efficiency, host dispatch time) to measured runs with nonlinear\n"
+    "least squares on log(predicted/measured), and write them as a profile CSV that\n"
+    "predict, validate and scenarios use with profile=PROFILE.csv.\n"
+    "\n"
+    "  -o FILE   where to write the profile (written atomically)\n"
+    "  --all     fit on every run; by default only single-GPU runs are used, since\n"
+    "            multi-GPU runs also depend on the communication model\n";
+
+static int cmd_calibrate(lua_State *L, int argc, char **argv)
+{
+    const char *runs_path = NULL, *out = NULL;
+    int all = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(calibrate_usage, stdout);
+            return 0;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (++i >= argc)
+                return usage_error("calibrate", "calibrate: %s needs a file name", a);
+            out = argv[i];
+        } else if (strcmp(a, "--all") == 0) {
+            all = 1;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error("calibrate", "calibrate: unknown option '%s'", a);
+        } else if (runs_path == NULL) {
+            runs_path = a;
+        } else {
+            return usage_error("calibrate", "calibrate: unexpected argument '%s'", a);
+        }
+    }
+    if (runs_path == NULL)
+        return usage_error("calibrate", "calibrate: missing RUNS.csv");
+    if (out == NULL)
+        return usage_error("calibrate", "calibrate: missing -o PROFILE.csv");
+
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    void **slot = ecL_newbox(L, ecL_free_runs);              /* ctx runs */
+    ec_runs *runs = NULL;
+    int st = ec_runs_load(ctx, runs_path, &runs);
+    *slot = runs;
+    if (st != EC_OK)
+        return fail("%s", ec_ctx_errmsg(ctx));
+    size_t n = ec_runs_count(runs);
+    unsigned char *use = (unsigned char *)lua_newuserdatauv(L, n + 1, 0);
+    for (size_t i = 0; i < n; i++)
+        use[i] = all || ec_runs_get(runs, i)->config.num_gpus == 1;
+    ec_fit_report rep;
+    if (ec_calibrate(ctx, runs, use, &rep) != EC_OK || ec_profile_write(ctx, &rep, out) != EC_OK)
+        return fail("%s", ec_ctx_errmsg(ctx));
+    printf("%s: fitted %zu runs in %zu iterations; MAPE %.1f%% before, %.1f%% after (in-sample)\n",
+           runs_path, rep.n_runs, rep.iterations, 100 * rep.mape_before_frac, 100 * rep.mape_after_frac);
+    printf("  %-16s %10s %10s\n", "parameter", "value", "std.error");
+    for (size_t j = 0; j < rep.n_params; j++)
+        printf("  %-16s %10.4g %10.2g\n", rep.names[j], rep.values[j], rep.stderrs[j]);
+    printf("wrote %s; use it with profile=%s\n", out, out);
+    return 0;
+}
+
 /* ---- run ---------------------------------------------------------------------------- */
 
 static int cmd_run(lua_State *L, int argc, char **argv, int script)
@@ -623,6 +689,8 @@ static int pmain(lua_State *L)
             code = cmd_predict(L, rest, args);
         else if (strcmp(cmd, "validate") == 0)
             code = cmd_validate(L, rest, args);
+        else if (strcmp(cmd, "calibrate") == 0)
+            code = cmd_calibrate(L, rest, args);
         else if (strcmp(cmd, "run") == 0)
             code = cmd_run(L, argc, argv, i + 1);
         else

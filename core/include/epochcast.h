@@ -76,8 +76,9 @@ EC_API void ec_ctx_free(ec_ctx *ctx);
 EC_API const char *ec_ctx_errmsg(const ec_ctx *ctx);
 
 /* Load the data tables of a models/ folder: gpus.csv (hardware profiles),
- * hosts.csv (host CPU profiles), networks.csv (network presets) and constants.csv
- * (software constants).  dir == NULL uses ec_default_models_dir().  May be called
+ * hosts.csv (host CPU profiles), networks.csv (network presets), constants.csv
+ * (software constants) and, when present, profile.csv (fitted parameters, which become
+ * the context's fit; see ec_ctx_set_fit).  dir == NULL uses ec_default_models_dir().  May be called
  * once per context.  Exceptional returns: EC_EIO, EC_EPARSE (with file:line:column),
  * EC_ENOMEM, EC_EMISUSE (already loaded). */
 EC_API int ec_ctx_load_models(ec_ctx *ctx, const char *dir);
@@ -107,6 +108,11 @@ typedef enum ec_optimizer {
     EC_OPT_SGD = 0, EC_OPT_ADAM, EC_OPT_ADAMW, EC_OPT_ADAMW_FOREACH, EC_OPT_ADAMW_FUSED, EC_OPT_LAMB
 } ec_optimizer;
 
+typedef enum ec_attention {
+    EC_ATTN_SDPA = 0, /* fused F.scaled_dot_product_attention (HF's default implementation) */
+    EC_ATTN_EAGER     /* explicit s x s scores, softmax and dropout kernels (HF "eager") */
+} ec_attention;
+
 typedef enum ec_tokenize { EC_TOKENIZE_UPFRONT = 0, EC_TOKENIZE_ON_THE_FLY } ec_tokenize;
 typedef enum ec_tokenizer { EC_TOKENIZER_FAST = 0, EC_TOKENIZER_PYTHON } ec_tokenizer;
 
@@ -132,6 +138,7 @@ typedef struct ec_config {
     ec_optimizer optimizer;      /* [adamw] */
     int checkpointing;           /* activation checkpointing, 0/1 [0] */
     int compile;                 /* torch.compile, 0/1 [0] */
+    ec_attention attention;      /* attention implementation of transformer presets [sdpa] */
     int num_workers;             /* DataLoader workers [0] */
     int prefetch_factor;         /* batches per worker in flight [2] */
     int pin_memory;              /* [0] */
@@ -333,7 +340,8 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
 /* ---------------------------------------------------------------------------------
  * Calibration (DESIGN section 6): a few physical parameters fitted to measured runs with
  * GSL's nonlinear least squares on log(predicted / measured):
- *   gemm_scale      multiplies every GPU's measured large-GEMM efficiency
+ *   gemm_scale      multiplies every GPU's measured large-GEMM efficiency on tensor cores
+ *   simt_scale      the same on CUDA cores (fp32 matmuls)
  *   mem_scale       multiplies every GPU's measured streaming-bandwidth efficiency
  *   conv_eff        cuDNN convolution throughput relative to a GEMM of the same shape
  *   attn_eff        fused attention (SDPA) throughput relative to a GEMM
@@ -353,8 +361,8 @@ typedef struct ec_fit_report {
     size_t iterations;
 } ec_fit_report;
 
-/* Fit the parameters on the runs with use[i] != 0 (use == NULL: all runs).  The context's
- * current parameters are the starting point and are left unchanged. */
+/* Fit the parameters on the runs with use[i] != 0 (use == NULL: all runs), starting from and
+ * anchored to the priors of constants.csv.  The context's current fit is left unchanged. */
 EC_API int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 
 /* Use fitted parameters for every later prediction on this context (report == NULL: back to

@@ -16,12 +16,13 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { P_GEMM, P_MEM, P_CONV, P_ATTN, P_DISPATCH, N_PARAMS };
+enum { P_GEMM, P_SIMT, P_MEM, P_CONV, P_ATTN, P_DISPATCH, N_PARAMS };
 
-static const char *const param_names[N_PARAMS] = {"gemm_scale", "mem_scale", "conv_eff", "attn_eff",
-                                                  "dispatch_scale"};
+static const char *const param_names[N_PARAMS] = {"gemm_scale", "simt_scale", "mem_scale", "conv_eff",
+                                                  "attn_eff", "dispatch_scale"};
 static const char *const param_meaning[N_PARAMS] = {
-    "multiplies every GPU's measured large-GEMM efficiency",
+    "multiplies every GPU's measured large-GEMM efficiency on tensor cores (tf32, fp16, bf16)",
+    "multiplies every GPU's measured large-GEMM efficiency on CUDA cores (fp32)",
     "multiplies every GPU's measured streaming-bandwidth efficiency",
     "cuDNN convolution throughput relative to a GEMM of the same shape",
     "fused attention (SDPA) throughput relative to a GEMM",
@@ -31,6 +32,7 @@ static const char *const param_meaning[N_PARAMS] = {
 static void calib_to_array(const eci_calib *c, double *x)
 {
     x[P_GEMM] = c->gemm_scale;
+    x[P_SIMT] = c->simt_scale;
     x[P_MEM] = c->mem_scale;
     x[P_CONV] = c->conv_eff;
     x[P_ATTN] = c->attn_eff;
@@ -40,6 +42,7 @@ static void calib_to_array(const eci_calib *c, double *x)
 static void array_to_calib(const double *x, eci_calib *c)
 {
     c->gemm_scale = x[P_GEMM];
+    c->simt_scale = x[P_SIMT];
     c->mem_scale = x[P_MEM];
     c->conv_eff = x[P_CONV];
     c->attn_eff = x[P_ATTN];
@@ -142,8 +145,8 @@ int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_
         eci_free(ctx, rows, n_runs * sizeof *rows);
         return eci_error(ctx, EC_EINVAL, "no runs to calibrate on");
     }
-    eci_calib start;
-    eci_calib_current(ctx, NULL, &start);
+    eci_calib start; /* the priors of constants.csv, whatever fit the context uses now */
+    eci_calib_default(ctx, &start);
     double x0[N_PARAMS];
     calib_to_array(&start, x0);
     fit_data d = {.ctx = ctx, .runs = runs, .rows = rows, .n_rows = n};

@@ -30,6 +30,7 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
     double fp32 = g->peak_fp32_flop_per_s * g->gemm_eff_fp32_frac;
     r->gemm_peak_flop_per_s = g->peak_fp32_flop_per_s;
     r->gemm_flop_per_s = fp32;
+    r->tensor_cores = 0;
     switch (precision) {
     case EC_PREC_FP32:
         break;
@@ -37,6 +38,7 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
         if (g->peak_tf32_flop_per_s > 0 && g->compute_capability >= 8.0) {
             r->gemm_peak_flop_per_s = g->peak_tf32_flop_per_s;
             r->gemm_flop_per_s = g->peak_tf32_flop_per_s * g->gemm_eff_tf32_frac;
+            r->tensor_cores = 1;
         } else {
             warn(r, EC_WARN_TF32_NO_EFFECT, "tf32 has no effect before Ampere (compute capability < 8.0): matmuls run in fp32");
         }
@@ -46,6 +48,7 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
         if (g->peak_fp16_flop_per_s > 0) {
             r->gemm_peak_flop_per_s = g->peak_fp16_flop_per_s;
             r->gemm_flop_per_s = g->peak_fp16_flop_per_s * g->gemm_eff_fp16_frac;
+            r->tensor_cores = 1;
         } else {
             warn(r, EC_WARN_FP16_NO_TENSOR, "this GPU has no fp16 tensor cores: fp16 matmuls run at the fp32 rate");
         }
@@ -55,6 +58,7 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
         if (g->peak_bf16_flop_per_s > 0) {
             r->gemm_peak_flop_per_s = g->peak_bf16_flop_per_s;
             r->gemm_flop_per_s = g->peak_bf16_flop_per_s * g->gemm_eff_bf16_frac;
+            r->tensor_cores = 1;
         } else {
             double emu = g->emulated_bf16_flop_per_s > 0 ? g->emulated_bf16_flop_per_s : fp32;
             r->gemm_peak_flop_per_s = emu;
@@ -70,6 +74,7 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
 void eci_calib_default(const ec_ctx *ctx, eci_calib *c)
 {
     c->gemm_scale = 1.0;
+    c->simt_scale = 1.0;
     c->mem_scale = 1.0;
     c->conv_eff = eci_const(ctx, EC_C_conv_eff_frac);
     c->attn_eff = eci_const(ctx, EC_C_sdpa_eff_frac);
@@ -91,7 +96,7 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     r->k_half = eci_const(ctx, EC_C_gemm_k_half);
     r->conv_eff = c->conv_eff;
     r->attn_eff = c->attn_eff;
-    r->gemm_scale = c->gemm_scale;
+    r->gemm_scale = r->tensor_cores ? c->gemm_scale : c->simt_scale;
     r->mem_scale = c->mem_scale;
     int half = precision == EC_PREC_AMP_FP16 || precision == EC_PREC_AMP_BF16 || precision == EC_PREC_FP16 ||
                precision == EC_PREC_BF16;

@@ -18,6 +18,7 @@ typedef struct eci_rates {
     double sm_count;
     double tile_large_m, tile_large_n, tile_small_m, tile_small_n, tile_small_eff;
     double k_half, conv_eff, attn_eff;
+    int tensor_cores;             /* the matmul unit is a tensor core */
     double gemm_scale, mem_scale; /* calibration factors */
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
@@ -30,7 +31,8 @@ typedef struct eci_op_cost_t {
 
 /* Fitted physical parameters (calibrate.c); all 1.0 / the constants.csv priors by default. */
 typedef struct eci_calib {
-    double gemm_scale;     /* multiplies every measured large-GEMM efficiency */
+    double gemm_scale;     /* multiplies measured large-GEMM efficiency on tensor cores (tf32, 16-bit) */
+    double simt_scale;     /* multiplies measured large-GEMM efficiency on CUDA cores (fp32, emulated) */
     double mem_scale;      /* multiplies every measured streaming-bandwidth efficiency */
     double conv_eff;       /* cuDNN convolution throughput relative to a GEMM */
     double attn_eff;       /* fused attention throughput relative to a GEMM */

@@ -22,6 +22,7 @@ _Static_assert(sizeof(ec_padding) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_optimizer) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_tokenize) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_tokenizer) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_attention) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -77,6 +78,8 @@ static const key_def KEYS[] = {
          "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb [adamw]"),
     BOOL(checkpointing, "activation (gradient) checkpointing, 0/1 [0]"),
     BOOL(compile, "torch.compile, 0/1 [0]"),
+    ENUM("attention", attention, 0, "sdpa, eager",
+         "attention implementation: sdpa (fused, HF default) or eager (explicit s x s scores) [sdpa]"),
     INT(num_workers, 0, 1024, 0, "DataLoader worker processes, 0..1024 [0]"),
     INT(prefetch_factor, 1, 1024, 2, "batches in flight per DataLoader worker, 1..1024 [2]"),
     BOOL(pin_memory, "DataLoader pin_memory, 0/1 [0]"),

@@ -84,6 +84,24 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
             return rc;
         }
     }
+    /* profile.csv, when present, holds parameters fitted on measured runs
+     * (`epochcast calibrate`); it becomes this context's default fit. */
+    int n = snprintf(path, sizeof path, "%s/profile.csv", dir);
+    FILE *probe = n > 0 && (size_t)n < sizeof path ? fopen(path, "r") : NULL;
+    if (probe != NULL) {
+        fclose(probe);
+        ec_fit_report rep;
+        int rc = ec_profile_read(ctx, path, &rep);
+        if (rc == EC_OK)
+            rc = ec_ctx_set_fit(ctx, &rep);
+        if (rc != EC_OK) {
+            eci_hw_free(ctx);
+            eci_host_free(ctx);
+            eci_net_free(ctx);
+            eci_consts_free(ctx);
+            return rc;
+        }
+    }
     ctx->models_loaded = 1;
     eci_error_clear(ctx);
     return EC_OK;

@@ -290,7 +290,8 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     eci_shape shape = {.precision = cfg->precision, .batch = cfg->batch_per_gpu, .seq = r.seq,
                        .seq_sq = (double)r.seq * r.seq, .image_size = r.image_size,
                        .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
-                       .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac)};
+                       .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
+                       .eager_attention = cfg->attention == EC_ATTN_EAGER};
     eci_workload *wl = &r.wl;
     if ((rc = eci_workload_expand(ctx, r.net, r.task, &shape, wl)) != EC_OK)
         return rc;
