@@ -244,10 +244,15 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (cfg->num_gpus < 1 || cfg->grad_accum < 1 || cfg->nodes < 1)
         return eci_error(ctx, EC_EINVAL, "num_gpus, grad_accum and nodes must be >= 1");
     if (cfg->padding != EC_PAD_MAX_LENGTH || cfg->lengths[0] != '\0')
-        return eci_error(ctx, EC_ENOTSUP, "padding=%s and lengths= need the input-pipeline model, which this build "
-                         "does not have yet; use padding=max_length",
+        return eci_error(ctx, EC_ENOTSUP, "key 'padding': padding=%s and lengths= need the input-pipeline model, "
+                         "which this build does not have yet; use padding=max_length",
                          cfg->padding == EC_PAD_DYNAMIC ? "dynamic" : cfg->padding == EC_PAD_BUCKETED ? "bucketed"
                                                                                                      : "max_length");
+    if (cfg->compile)
+        return eci_error(ctx, EC_ENOTSUP, "key 'compile': torch.compile is not modelled by this build yet; use compile=0");
+    if (cfg->gpu_step_s > 0)
+        return eci_error(ctx, EC_ENOTSUP, "key 'gpu_step_s': a measured GPU step time needs the input-pipeline "
+                         "model, which this build does not have yet");
     r->seq = cfg->seq_len > 0 ? cfg->seq_len : r->net->default_seq_len;
     r->image_size = cfg->image_size > 0 ? cfg->image_size : r->net->image_size;
     r->strategy = cfg->strategy;
