@@ -75,7 +75,7 @@ static void test_key_list(void **state)
     static const char *const order[] = {
         "model", "task", "gpu", "num_gpus", "strategy", "topology", "nodes",
         "network_gbit_per_s", "precision", "batch_per_gpu", "seq_len", "padding", "lengths",
-        "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "num_workers",
+        "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "attention", "num_workers",
         "prefetch_factor", "pin_memory", "persistent_workers", "tokenize", "tokenizer",
         "sample_cpu_s", "host", "dataset_samples", "epochs", "eval_samples", "data",
         "gpu_step_s", "profile", "seed",
@@ -209,6 +209,7 @@ static const key_case EVERY_KEY[] = {
     { "optimizer", "adamw_fused", "adamw_fused" },
     { "checkpointing", "yes", "1" },
     { "compile", "true", "1" },
+    { "attention", "EAGER", "eager" },
     { "num_workers", "7", "7" },
     { "prefetch_factor", "5", "5" },
     { "pin_memory", "1", "1" },
@@ -632,7 +633,7 @@ static void test_set_mask(void **state)
     assert_int_equal(ec_config_set(ctx, &cfg, "strategy", "single"), EC_OK);
     assert_true(cfg.set_mask == (bit("num_gpus") | bit("strategy")));
     assert_int_equal(ec_config_set(ctx, &cfg, "seed", "1"), EC_OK);
-    assert_true(cfg.set_mask & ((uint64_t)1 << 32)); /* seed is the last key, bit 32 */
+    assert_true(cfg.set_mask & ((uint64_t)1 << 33)); /* seed is the last key, bit 33 */
     /* a failed set leaves the mask alone */
     assert_int_equal(ec_config_set(ctx, &cfg, "nodes", "0"), EC_EINVAL);
     assert_false(cfg.set_mask & bit("nodes"));

@@ -1,0 +1,415 @@
+/*
+ * test_workload.c: the op lists of core/src/workload.c against closed forms: parameter
+ * counts of every preset against the published counts in models/networks.csv and the exact
+ * size of each task head; forward GEMM FLOPs of a BERT layer (Narayanan: 24·b·s·h² +
+ * 4·b·s²·h); activation bytes per layer (Korthikanti: 66·sbh + 9·a·s²·b in fp32,
+ * 42·sbh + 7·a·s²·b under autocast, HF eager attention); ResNet-50 forward FLOPs against
+ * torchvision's _ops; task/family mismatches and the op-list overflow as errors.
+ */
+#include "ec_test.h"
+#include "internal.h"
+#include "workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static const eci_net *net_or_fail(ec_ctx *ctx, const char *id)
+{
+    const eci_net *net = eci_net_find(ctx, id);
+    if (net == NULL)
+        fail_msg("eci_net_find(%s): %s", id, ec_ctx_errmsg(ctx));
+    return net;
+}
+
+static eci_shape shape_of(int precision, double batch, double seq, int eager)
+{
+    eci_shape sh = {.precision = precision, .batch = batch, .seq = seq, .seq_sq = seq * seq,
+                    .image_size = 224, .mask_bytes = 1.0, .mlm_frac = 0.15, .eager_attention = eager};
+    return sh;
+}
+
+static void expand_or_fail(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *sh, eci_workload *wl)
+{
+    int rc = eci_workload_expand(ctx, net, task, sh, wl);
+    if (rc != EC_OK)
+        fail_msg("eci_workload_expand(%s, %s): %s", net->id, eci_task_name(task), ec_ctx_errmsg(ctx));
+}
+
+/* Sum of 2·m·n·k·batch over the ops of one kind, counting only ops with layer == in_layer. */
+static double flops_of(const eci_workload *wl, eci_op_kind kind, int in_layer)
+{
+    double f = 0;
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        const eci_op *op = &wl->ops[i];
+        if (op->kind == kind && op->layer == in_layer)
+            f += 2.0 * op->m * op->n * op->k * op->batch;
+    }
+    return f;
+}
+
+static double layer_saved_bytes(const eci_workload *wl)
+{
+    double s = 0;
+    for (size_t i = 0; i < wl->n_ops; i++)
+        if (wl->ops[i].layer)
+            s += wl->ops[i].saved_bytes;
+    return s;
+}
+
+static size_t count_ops(const eci_workload *wl, const char *name)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < wl->n_ops; i++)
+        if (strcmp(wl->ops[i].name, name) == 0)
+            n++;
+    return n;
+}
+
+/* ---- task names ------------------------------------------------------------------------- */
+
+static void test_task_parse(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"classify", "squad", "pretrain", "lm", "imagenet"};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(eci_task_parse(names[i]), i);
+        assert_string_equal(eci_task_name(i), names[i]);
+    }
+    /* Unknown names, near misses, wrong case and NULL are all -1 (no fuzzy matching). */
+    assert_int_equal(eci_task_parse("clasify"), -1);
+    assert_int_equal(eci_task_parse("Classify"), -1);
+    assert_int_equal(eci_task_parse(""), -1);
+    assert_int_equal(eci_task_parse("squad2"), -1);
+    assert_int_equal(eci_task_parse(NULL), -1);
+    assert_string_equal(eci_task_name(-1), "?");
+    assert_string_equal(eci_task_name(5), "?");
+}
+
+/* ---- parameter counts ------------------------------------------------------------------- */
+
+/* Every preset with its default task head lands within 1% of the published count of the
+ * bare model (networks.csv published_params); the head is what makes the difference. */
+static void test_params_published(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    assert_true(ec_model_count(ctx) >= 8);
+    for (size_t i = 0; i < ec_model_count(ctx); i++) {
+        ec_model_info info;
+        assert_int_equal(ec_model_get(ctx, i, &info), EC_OK);
+        const eci_net *net = net_or_fail(ctx, info.id);
+        double p = eci_workload_params(net, eci_task_parse(info.default_task));
+        /* |P_model - P_published| <= 1% P_published */
+        if (fabs(p - net->published_params) > 0.01 * net->published_params)
+            fail_msg("%s (%s head): %.0f params, published %.0f (%.3f%%)", info.id, info.default_task, p,
+                     net->published_params, 100.0 * (p - net->published_params) / net->published_params);
+        /* ec_model_get reports the same count as the internal function. */
+        assert_rel(info.params, p, EC_TOL_EXACT);
+    }
+    ec_ctx_free(ctx);
+}
+
+/* Exact counts where the published number is the whole trained model, and the exact size
+ * of each head where it is the bare encoder (HF BertModel includes the pooler). */
+static void test_params_heads_exact(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *bert = net_or_fail(ctx, "bert-base");
+    double h = bert->hidden, V = bert->vocab, C = bert->num_classes, P0 = bert->published_params;
+    assert_int_equal((int)P0, 109482240);
+
+    /* classify = BertModel (incl. pooler h² + h) + classifier h·C + C */
+    double classify = eci_workload_params(bert, ECI_TASK_CLASSIFY);
+    assert_rel(classify, P0 + h * C + C, EC_TOL_EXACT);
+    /* squad = BertModel - pooler (h² + h) + qa_outputs 2h + 2 (BertForQuestionAnswering has no pooler) */
+    double squad = eci_workload_params(bert, ECI_TASK_SQUAD);
+    assert_rel(squad, P0 - (h * h + h) + 2.0 * h + 2.0, EC_TOL_EXACT);
+    /* pretrain = BertModel + MLM transform (h² + h) + its LayerNorm 2h + decoder bias V
+     * (decoder weight tied to word embeddings) + NSP 2h + 2 */
+    double pretrain = eci_workload_params(bert, ECI_TASK_PRETRAIN);
+    assert_rel(pretrain, P0 + (h * h + h) + 2.0 * h + V + 2.0 * h + 2.0, EC_TOL_EXACT);
+    /* lm (MLM on every token) = BertModel - pooler + transform + LayerNorm + decoder bias V */
+    double lm = eci_workload_params(bert, ECI_TASK_LM);
+    assert_rel(lm, P0 - (h * h + h) + (h * h + h) + 2.0 * h + V, EC_TOL_EXACT);
+    /* BERT cannot run imagenet: no head, count 0. */
+    assert_true(eci_workload_params(bert, ECI_TASK_IMAGENET) == 0);
+
+    /* GPT-2: the LM head is tied, so lm = GPT2Model exactly (124,439,808). */
+    const eci_net *gpt2 = net_or_fail(ctx, "gpt2");
+    assert_rel(eci_workload_params(gpt2, ECI_TASK_LM), gpt2->published_params, EC_TOL_EXACT);
+    /* classify adds GPT2ForSequenceClassification's score h·C, no bias. */
+    assert_rel(eci_workload_params(gpt2, ECI_TASK_CLASSIFY), gpt2->published_params + gpt2->hidden * 2.0,
+               EC_TOL_EXACT);
+
+    /* torchvision counts include the classifier: resnet50 and vit_b_16 are exact. */
+    const eci_net *rn = net_or_fail(ctx, "resnet50");
+    assert_rel(eci_workload_params(rn, ECI_TASK_IMAGENET), 25557032.0, EC_TOL_EXACT);
+    const eci_net *vit = net_or_fail(ctx, "vit-b16");
+    assert_rel(eci_workload_params(vit, ECI_TASK_IMAGENET), 86567656.0, EC_TOL_EXACT);
+
+    /* The public entry point agrees and resolves "" to the default task. */
+    double p = 0;
+    assert_int_equal(ec_model_params(ctx, "bert-base", "squad", &p), EC_OK);
+    assert_rel(p, squad, EC_TOL_EXACT);
+    assert_int_equal(ec_model_params(ctx, "bert-base", "", &p), EC_OK);
+    assert_rel(p, classify, EC_TOL_EXACT);
+    assert_int_equal(ec_model_params(ctx, "bert-base", "squadd", &p), EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), "unknown task 'squadd'");
+    assert_int_equal(ec_model_params(ctx, "bert-bsae", "", &p), EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), "did you mean 'bert-base'");
+    assert_int_equal(ec_model_params(ctx, NULL, "", &p), EC_EMISUSE);
+    assert_int_equal(ec_model_params(ctx, "bert-base", "", NULL), EC_EMISUSE);
+    ec_ctx_free(ctx);
+}
+
+/* The count is independent of shape and precision (the weights do not change with them),
+ * and the workload's own total matches eci_workload_params. */
+static void test_params_shape_independent(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *bert = net_or_fail(ctx, "bert-large");
+    double p = eci_workload_params(bert, ECI_TASK_SQUAD);
+    static const int precs[] = {EC_PREC_FP32, EC_PREC_AMP_FP16, EC_PREC_BF16};
+    static eci_workload wl;
+    for (int i = 0; i < 3; i++) {
+        eci_shape sh = shape_of(precs[i], 7, 384, i == 1);
+        expand_or_fail(ctx, bert, ECI_TASK_SQUAD, &sh, &wl);
+        assert_rel(wl.params, p, EC_TOL_EXACT);
+    }
+    ec_ctx_free(ctx);
+}
+
+/* ---- FLOPs ------------------------------------------------------------------------------ */
+
+/* One BERT layer's forward GEMMs: QKV 6·b·s·h², output 2·b·s·h², FFN 16·b·s·h² (f = 4h)
+ * = 24·b·s·h²; the fused attention op adds QK^T + PV = 4·b·s²·h. */
+static void test_bert_layer_flops(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "bert-base");
+    double h = net->hidden, C = net->num_classes, L = net->layers;
+    assert_int_equal(net->ffn, 4 * net->hidden); /* the 24·bsh² form assumes f = 4h */
+    double b = 6, s = 173;
+    static eci_workload wl;
+    eci_shape sh = shape_of(EC_PREC_AMP_BF16, b, s, 0);
+    expand_or_fail(ctx, net, ECI_TASK_CLASSIFY, &sh, &wl);
+    assert_int_equal(wl.layers, 12);
+
+    /* layer GEMMs = 24·b·s·h² */
+    assert_rel(flops_of(&wl, ECI_OP_GEMM, 1), 24.0 * b * s * h * h, EC_TOL_CLOSED_FORM);
+    /* sdpa = 2·(b·a)·s·s·(2·h/a) = 4·b·s²·h */
+    assert_int_equal(count_ops(&wl, "sdpa"), 1);
+    assert_rel(flops_of(&wl, ECI_OP_ATTN, 1), 4.0 * b * s * s * h, EC_TOL_CLOSED_FORM);
+    /* model_flop = L·(24·bsh² + 4·bs²h) + pooler 2·b·h² + classifier 2·b·h·C */
+    assert_rel(wl.model_flop, L * (24.0 * b * s * h * h + 4.0 * b * s * s * h) + 2.0 * b * h * h + 2.0 * b * h * C,
+               EC_TOL_CLOSED_FORM);
+
+    /* Eager attention does the same FLOPs as two batched GEMMs (scores, context). */
+    eci_shape eager = shape_of(EC_PREC_FP32, b, s, 1);
+    expand_or_fail(ctx, net, ECI_TASK_CLASSIFY, &eager, &wl);
+    assert_int_equal(count_ops(&wl, "sdpa"), 0);
+    /* layer GEMMs (eager) = 24·bsh² + 4·bs²h */
+    assert_rel(flops_of(&wl, ECI_OP_GEMM, 1), 24.0 * b * s * h * h + 4.0 * b * s * s * h, EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
+/* GPT-2's LM head: 2·b·s·h·V forward on top of the layers; GEMMs tied (no params). */
+static void test_gpt2_head_flops(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "gpt2");
+    double h = net->hidden, V = net->vocab, L = net->layers, b = 3, s = 777;
+    static eci_workload wl;
+    eci_shape sh = shape_of(EC_PREC_AMP_FP16, b, s, 0);
+    expand_or_fail(ctx, net, ECI_TASK_LM, &sh, &wl);
+    /* head GEMM = 2·b·s·h·V */
+    assert_rel(flops_of(&wl, ECI_OP_GEMM, 0), 2.0 * b * s * h * V, EC_TOL_CLOSED_FORM);
+    /* model_flop = L·(24·bsh² + 4·bs²h) + 2·bshV */
+    assert_rel(wl.model_flop, L * (24.0 * b * s * h * h + 4.0 * b * s * s * h) + 2.0 * b * s * h * V,
+               EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
+/* torchvision resnet50 "_ops": 4.089 GMAC per 224² image -> 8.178 GFLOPs forward. */
+static void test_resnet50_flops(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "resnet50");
+    static eci_workload wl;
+    eci_shape sh = shape_of(EC_PREC_FP32, 1, 0, 0);
+    expand_or_fail(ctx, net, ECI_TASK_IMAGENET, &sh, &wl);
+    /* forward FLOPs per image = 2 x 4.089e9 MAC, within 3% */
+    assert_rel(wl.model_flop, 2.0 * 4.089e9, 0.03);
+    double one = wl.model_flop;
+    /* Linear in the batch: F(b = 11) = 11·F(1). */
+    eci_shape sh11 = shape_of(EC_PREC_AMP_FP16, 11, 0, 0);
+    expand_or_fail(ctx, net, ECI_TASK_IMAGENET, &sh11, &wl);
+    assert_rel(wl.model_flop, 11.0 * one, EC_TOL_CLOSED_FORM);
+    /* 53 convolutions: stem + 16 blocks x 3 + 4 downsamples. */
+    size_t convs = 0;
+    for (size_t i = 0; i < wl.n_ops; i++)
+        convs += wl.ops[i].kind == ECI_OP_CONV;
+    assert_int_equal(convs, 53);
+    ec_ctx_free(ctx);
+}
+
+/* ---- activations (Korthikanti et al., modeling.md 2.2) ---------------------------------- */
+
+/* fp32, HF eager attention, 1-byte dropout masks: per BERT layer
+ *   66·s·b·h + 9·a·s²·b bytes,
+ * plus what Korthikanti leaves out: the two LayerNorms keep a mean and a rstd in fp32 per
+ * row, 2 x 8·b·s bytes. */
+static void test_bert_activations_fp32(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "bert-base");
+    double h = net->hidden, a = net->heads;
+    double b = 6, s = 203;
+    static eci_workload wl;
+    eci_shape sh = shape_of(EC_PREC_FP32, b, s, 1);
+    expand_or_fail(ctx, net, ECI_TASK_CLASSIFY, &sh, &wl);
+    /* A_layer = 66·sbh + 9·a·s²·b + 2·8·b·s */
+    assert_rel(layer_saved_bytes(&wl), 66.0 * s * b * h + 9.0 * a * s * s * b + 2.0 * 8.0 * b * s,
+               EC_TOL_CLOSED_FORM);
+    /* tf32 changes the matmul unit, not the tensors: the same bytes. */
+    eci_shape tf = shape_of(EC_PREC_TF32, b, s, 1);
+    expand_or_fail(ctx, net, ECI_TASK_CLASSIFY, &tf, &wl);
+    assert_rel(layer_saved_bytes(&wl), 66.0 * s * b * h + 9.0 * a * s * s * b + 2.0 * 8.0 * b * s,
+               EC_TOL_CLOSED_FORM);
+    /* What checkpointing keeps per layer: the fp32 layer input, 4·b·s·h. */
+    assert_rel(wl.layer_input_bytes, 4.0 * b * s * h, EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
+/* torch.autocast, eager attention: 16-bit GEMM inputs, but softmax, LayerNorm and the
+ * residual stream in fp32 and a separate cast of the fp32 input for each of Q, K, V:
+ *   42·s·b·h + 7·a·s²·b (+ 2·8·b·s LayerNorm statistics). */
+static void test_bert_activations_autocast(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "bert-large");
+    double h = net->hidden, a = net->heads;
+    double b = 3, s = 317;
+    static eci_workload wl;
+    static const int amp[] = {EC_PREC_AMP_FP16, EC_PREC_AMP_BF16};
+    for (int i = 0; i < 2; i++) {
+        eci_shape sh = shape_of(amp[i], b, s, 1);
+        expand_or_fail(ctx, net, ECI_TASK_SQUAD, &sh, &wl);
+        /* A_layer = 42·sbh + 7·a·s²·b + 2·8·b·s */
+        assert_rel(layer_saved_bytes(&wl), 42.0 * s * b * h + 7.0 * a * s * s * b + 2.0 * 8.0 * b * s,
+                   EC_TOL_CLOSED_FORM);
+    }
+    ec_ctx_free(ctx);
+}
+
+/* Fused SDPA keeps no s x s tensor: activations are linear in s at fixed b·s. */
+static void test_sdpa_no_quadratic_memory(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "bert-base");
+    static eci_workload wl;
+    /* Same tokens b·s = 2048, s x 4: eager grows by the s² term, fused does not. */
+    eci_shape a1 = shape_of(EC_PREC_FP32, 16, 128, 0), a2 = shape_of(EC_PREC_FP32, 4, 512, 0);
+    expand_or_fail(ctx, net, ECI_TASK_CLASSIFY, &a1, &wl);
+    double f1 = layer_saved_bytes(&wl);
+    expand_or_fail(ctx, net, ECI_TASK_CLASSIFY, &a2, &wl);
+    double f2 = layer_saved_bytes(&wl);
+    assert_rel(f2, f1, EC_TOL_CLOSED_FORM);
+    eci_shape e1 = shape_of(EC_PREC_FP32, 16, 128, 1), e2 = shape_of(EC_PREC_FP32, 4, 512, 1);
+    expand_or_fail(ctx, net, ECI_TASK_CLASSIFY, &e1, &wl);
+    double g1 = layer_saved_bytes(&wl);
+    expand_or_fail(ctx, net, ECI_TASK_CLASSIFY, &e2, &wl);
+    double g2 = layer_saved_bytes(&wl);
+    /* difference = 9·a·(s2²·b2 - s1²·b1) */
+    double a = net->heads;
+    assert_rel(g2 - g1, 9.0 * a * (512.0 * 512.0 * 4.0 - 128.0 * 128.0 * 16.0), EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+static void expect_mismatch(ec_ctx *ctx, const char *model, int task)
+{
+    static eci_workload wl;
+    const eci_net *net = net_or_fail(ctx, model);
+    eci_shape sh = shape_of(EC_PREC_FP32, 2, 64, 0);
+    int rc = eci_workload_expand(ctx, net, task, &sh, &wl);
+    if (rc != EC_EINVAL)
+        fail_msg("%s with task %s: rc %d, expected EC_EINVAL", model, eci_task_name(task), rc);
+    assert_contains(ec_ctx_errmsg(ctx), "cannot run task");
+    assert_contains(ec_ctx_errmsg(ctx), model);
+    assert_contains(ec_ctx_errmsg(ctx), eci_task_name(task));
+}
+
+static void test_task_family_mismatch(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    expect_mismatch(ctx, "resnet50", ECI_TASK_SQUAD);
+    expect_mismatch(ctx, "resnet50", ECI_TASK_CLASSIFY);
+    expect_mismatch(ctx, "gpt2", ECI_TASK_SQUAD);
+    expect_mismatch(ctx, "gpt2", ECI_TASK_PRETRAIN);
+    expect_mismatch(ctx, "vit-b16", ECI_TASK_LM);
+    expect_mismatch(ctx, "bert-base", ECI_TASK_IMAGENET);
+    expect_mismatch(ctx, "bert-base", 17);
+    /* The same through the public API. */
+    ec_config cfg;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "model", "resnet50"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "task", "squad"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu", "t4"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "batch_per_gpu", "8"), EC_OK);
+    ec_result res;
+    assert_int_equal(ec_predict(ctx, &cfg, &res), EC_EINVAL);
+    assert_contains(ec_ctx_errmsg(ctx), "cannot run task 'squad'");
+    ec_ctx_free(ctx);
+}
+
+/* A ResNet deep enough to overflow ECI_MAX_OPS is EC_ENOTSUP, not a buffer overrun. */
+static void test_op_overflow(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_net deep = *net_or_fail(ctx, "resnet50");
+    char blocks[] = "3;40;6;3";
+    char id[] = "resnet-deep";
+    deep.blocks = blocks;
+    deep.id = id;
+    static eci_workload wl;
+    eci_shape sh = shape_of(EC_PREC_FP32, 2, 0, 0);
+    assert_int_equal(eci_workload_expand(ctx, &deep, ECI_TASK_IMAGENET, &sh, &wl), EC_ENOTSUP);
+    assert_contains(ec_ctx_errmsg(ctx), "resnet-deep");
+    assert_int_equal(wl.n_ops, ECI_MAX_OPS);
+    ec_ctx_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_task_parse),
+        cmocka_unit_test(test_params_published),
+        cmocka_unit_test(test_params_heads_exact),
+        cmocka_unit_test(test_params_shape_independent),
+        cmocka_unit_test(test_bert_layer_flops),
+        cmocka_unit_test(test_gpt2_head_flops),
+        cmocka_unit_test(test_resnet50_flops),
+        cmocka_unit_test(test_bert_activations_fp32),
+        cmocka_unit_test(test_bert_activations_autocast),
+        cmocka_unit_test(test_sdpa_no_quadratic_memory),
+        cmocka_unit_test(test_task_family_mismatch),
+        cmocka_unit_test(test_op_overflow),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
