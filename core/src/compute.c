@@ -166,11 +166,10 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
     double bwd_factor = eci_const(ctx, EC_C_bwd_mem_bytes_factor);
     switch (op->kind) {
     case ECI_OP_ATTN:
-        /* FlashAttention-style backward: dQ, dK, dV plus recomputing the scores, about
-         * 2.5 times the forward FLOPs (Dao 2023). */
+        /* FlashAttention-style backward: dQ, dK, dV plus recomputing the scores. */
         c->fwd_s = eci_gemm_time_s(r, op->m, op->n, op->k, op->batch, ECI_OP_ATTN);
         c->fwd_kernels = 1;
-        c->bwd_s = 2.5 * c->fwd_s;
+        c->bwd_s = eci_const(ctx, EC_C_sdpa_bwd_flop_factor) * c->fwd_s;
         c->bwd_kernels = 2;
         break;
     case ECI_OP_GEMM:

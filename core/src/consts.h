@@ -44,7 +44,10 @@
     X(pcie_busbw_frac)                  \
     X(internode_bytes_per_s)            \
     X(recompute_forward_frac)          \
-    X(sdpa_eff_frac)
+    X(sdpa_eff_frac)                   \
+    X(sdpa_bwd_flop_factor)            \
+    X(gpus_per_node)                   \
+    X(gelu_new_kernels)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

@@ -265,8 +265,9 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (cfg->num_gpus == 1)
         r->strategy = EC_STRATEGY_SINGLE;
     r->nodes = cfg->nodes;
-    if (!(cfg->set_mask & key_bit("nodes")) && cfg->num_gpus > 8)
-        r->nodes = (cfg->num_gpus + 7) / 8; /* more than one 8-GPU server */
+    int per_node = (int)eci_const(ctx, EC_C_gpus_per_node);
+    if (!(cfg->set_mask & key_bit("nodes")) && cfg->num_gpus > per_node)
+        r->nodes = (cfg->num_gpus + per_node - 1) / per_node; /* more than one server */
     if (r->nodes > cfg->num_gpus)
         return eci_error(ctx, EC_EINVAL, "nodes=%d exceeds num_gpus=%d", r->nodes, cfg->num_gpus);
     r->topology = cfg->topology[0] != '\0' ? cfg->topology : r->gpu->default_topology;
@@ -296,7 +297,8 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
                        .seq_sq = (double)r.seq * r.seq, .image_size = r.image_size,
                        .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
                        .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
-                       .eager_attention = cfg->attention == EC_ATTN_EAGER};
+                       .eager_attention = cfg->attention == EC_ATTN_EAGER,
+                       .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels)};
     eci_workload *wl = &r.wl;
     if ((rc = eci_workload_expand(ctx, r.net, r.task, &shape, wl)) != EC_OK)
         return rc;

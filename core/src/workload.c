@@ -233,9 +233,12 @@ static void decoder_layer(builder *b, const eci_net *net, double batch, double s
     mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
     layer_norm(b, "ln_2", T, h, b->f32k);
     linear(b, "c_fc", T, h, f, 1, 1, 1);
-    eci_op *op = mem(b, "gelu_new", T * f, 8.0 * 2.5 * b->act, 4.0 * T * f * b->act);
+    /* Each of its elementwise ops reads one or two tensors and writes one (~2.5 passes);
+     * autograd keeps about four of the intermediates. */
+    int k = b->sh->gelu_new_kernels > 0 ? b->sh->gelu_new_kernels : 1;
+    eci_op *op = mem(b, "gelu_new", T * f, k * 2.5 * b->act, 4.0 * T * f * b->act);
     if (op != NULL)
-        op->fwd_kernels = 8;
+        op->fwd_kernels = k;
     linear(b, "mlp_proj", T, f, h, 0, 1, 1);
     dropout(b, "mlp_dropout", T * h, b->act);
     mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);

@@ -63,6 +63,7 @@ typedef struct eci_shape {
     double mask_bytes;      /* bytes per element of a dropout mask */
     double mlm_frac;        /* share of positions predicted by the MLM head */
     int eager_attention;    /* 1: HF eager attention (s x s scores kept); 0: fused SDPA */
+    int gelu_new_kernels;   /* elementwise kernels of GPT-2's Python gelu_new (constants.csv) */
 } eci_shape;
 
 /* Build the op list.  Returns EC_EINVAL for a task the family cannot run. */
