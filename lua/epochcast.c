@@ -411,6 +411,64 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
     return 0;
 }
 
+/* ---- commands on a run-record file (validate, calibrate) -------------------------------- */
+
+typedef struct runs_args {
+    const char *runs_path, *out, *profile;
+    int all;
+} runs_args;
+
+enum { OPT_PROFILE = 1, OPT_ALL = 2 };
+
+/* Parse "RUNS.csv [-o FILE] [--profile P] [--all]" (options as allowed).  Returns -1 when
+ * the command should go on, else the exit status (0 after --help). */
+static int parse_runs_args(const char *cmd, const char *usage, int allowed, int argc, char **argv, runs_args *ra)
+{
+    memset(ra, 0, sizeof *ra);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (++i >= argc)
+                return usage_error(cmd, "%s: %s needs a file name", cmd, a);
+            ra->out = argv[i];
+        } else if ((allowed & OPT_PROFILE) && strcmp(a, "--profile") == 0) {
+            if (++i >= argc)
+                return usage_error(cmd, "%s: --profile needs a file name", cmd);
+            ra->profile = argv[i];
+        } else if ((allowed & OPT_ALL) && strcmp(a, "--all") == 0) {
+            ra->all = 1;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error(cmd, "%s: unknown option '%s'", cmd, a);
+        } else if (ra->runs_path == NULL) {
+            ra->runs_path = a;
+        } else {
+            return usage_error(cmd, "%s: unexpected argument '%s'", cmd, a);
+        }
+    }
+    if (ra->runs_path == NULL)
+        return usage_error(cmd, "%s: missing RUNS.csv", cmd);
+    return -1;
+}
+
+/* Push the context and a box owning the loaded runs; NULL (message printed) on failure. */
+static ec_runs *load_runs(lua_State *L, const char *path, ec_ctx **ctx_out)
+{
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    void **slot = ecL_newbox(L, ecL_free_runs);              /* ctx runs */
+    ec_runs *runs = NULL;
+    int st = ec_runs_load(ctx, path, &runs);
+    *slot = runs;
+    *ctx_out = ctx;
+    if (st != EC_OK) {
+        fail("%s", ec_ctx_errmsg(ctx));
+        return NULL;
+    }
+    return runs;
+}
+
 /* ---- validate ----------------------------------------------------------------------- */
 
 typedef struct vrow {
@@ -452,38 +510,16 @@ static void print_groups(lua_State *L, const char *title, vrow *rows, size_t n)
 
 static int cmd_validate(lua_State *L, int argc, char **argv)
 {
-    const char *runs_path = NULL, *out = NULL, *profile = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (is_help(a)) {
-            fputs(validate_usage, stdout);
-            return 0;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (++i >= argc)
-                return usage_error("validate", "validate: %s needs a file name", a);
-            out = argv[i];
-        } else if (strcmp(a, "--profile") == 0) {
-            if (++i >= argc)
-                return usage_error("validate", "validate: --profile needs a file name");
-            profile = argv[i];
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return usage_error("validate", "validate: unknown option '%s'", a);
-        } else if (runs_path == NULL) {
-            runs_path = a;
-        } else {
-            return usage_error("validate", "validate: unexpected argument '%s'", a);
-        }
-    }
-    if (runs_path == NULL)
-        return usage_error("validate", "validate: missing RUNS.csv");
-
-    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
-    void **slot = ecL_newbox(L, ecL_free_runs);              /* ctx runs */
-    ec_runs *runs = NULL;
-    int st = ec_runs_load(ctx, runs_path, &runs);
-    *slot = runs;
-    if (st != EC_OK)
-        return fail("%s", ec_ctx_errmsg(ctx));
+    runs_args ra;
+    int code = parse_runs_args("validate", validate_usage, OPT_PROFILE, argc, argv, &ra);
+    if (code >= 0)
+        return code;
+    const char *runs_path = ra.runs_path, *out = ra.out, *profile = ra.profile;
+    ec_ctx *ctx;
+    ec_runs *runs = load_runs(L, runs_path, &ctx);
+    if (runs == NULL)
+        return EXIT_FAILURE;
+    int st;
     size_t n = ec_runs_count(runs);
 
     vrow *by_gpu = (vrow *)lua_newuserdatauv(L, (n + 1) * sizeof *by_gpu, 0);
@@ -572,39 +608,18 @@ static const char calibrate_usage[] =
 
 static int cmd_calibrate(lua_State *L, int argc, char **argv)
 {
-    const char *runs_path = NULL, *out = NULL;
-    int all = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (is_help(a)) {
-            fputs(calibrate_usage, stdout);
-            return 0;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (++i >= argc)
-                return usage_error("calibrate", "calibrate: %s needs a file name", a);
-            out = argv[i];
-        } else if (strcmp(a, "--all") == 0) {
-            all = 1;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return usage_error("calibrate", "calibrate: unknown option '%s'", a);
-        } else if (runs_path == NULL) {
-            runs_path = a;
-        } else {
-            return usage_error("calibrate", "calibrate: unexpected argument '%s'", a);
-        }
-    }
-    if (runs_path == NULL)
-        return usage_error("calibrate", "calibrate: missing RUNS.csv");
-    if (out == NULL)
+    runs_args ra;
+    int code = parse_runs_args("calibrate", calibrate_usage, OPT_ALL, argc, argv, &ra);
+    if (code >= 0)
+        return code;
+    if (ra.out == NULL)
         return usage_error("calibrate", "calibrate: missing -o PROFILE.csv");
-
-    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
-    void **slot = ecL_newbox(L, ecL_free_runs);              /* ctx runs */
-    ec_runs *runs = NULL;
-    int st = ec_runs_load(ctx, runs_path, &runs);
-    *slot = runs;
-    if (st != EC_OK)
-        return fail("%s", ec_ctx_errmsg(ctx));
+    const char *runs_path = ra.runs_path, *out = ra.out;
+    int all = ra.all;
+    ec_ctx *ctx;
+    ec_runs *runs = load_runs(L, runs_path, &ctx);
+    if (runs == NULL)
+        return EXIT_FAILURE;
     size_t n = ec_runs_count(runs);
     unsigned char *use = (unsigned char *)lua_newuserdatauv(L, n + 1, 0);
     for (size_t i = 0; i < n; i++)

@@ -42,7 +42,7 @@ P="model=bert-base gpu=t4 batch_per_gpu=16 seq_len=128"
 # ---- help, version, usage errors --------------------------------------------------------
 expect "--help" 0 "usage: epochcast" -- --help
 expect "--version" 0 "epochcast " -- --version
-for cmd in gpus models predict validate run; do
+for cmd in gpus models predict validate calibrate run; do
   expect "$cmd --help" 0 "usage: epochcast $cmd" -- "$cmd" --help
 done
 expect "predict --help lists the keys" 0 "batch_per_gpu" -- predict --help
@@ -140,6 +140,18 @@ expect "run shows a traceback" 1 "stack traceback" -- run "$tmp/boom.lua"
 expect "run missing script" 1 "epochcast: " -- run "$tmp/none.lua"
 printf 'local x = \n' > "$tmp/syntax.lua"
 expect "run syntax error" 1 "syntax.lua:2:" -- run "$tmp/syntax.lua"
+
+# ---- calibrate: a profile from measured runs, used by predict --------------------------
+printf 'id,model,gpu,precision,batch_per_gpu,seq_len,metric,value\nr1,bert-base,v100-sxm2-16gb,amp_fp16,32,128,samples_per_s,400\nr2,resnet50,t4,fp32,64,,samples_per_s,120\n' > "$tmp/runs.csv"
+expect "calibrate writes a profile" 0 "wrote $tmp/prof.csv" -- calibrate "$tmp/runs.csv" -o "$tmp/prof.csv"
+expect "predict uses the profile" 0 "step time" -- predict $P profile="$tmp/prof.csv"
+[ -f "$tmp/prof.csv" ] && grep -q '^gemm_scale,' "$tmp/prof.csv" && ok "profile file has gemm_scale" || bad "profile file has gemm_scale"
+expect "calibrate without -o" 2 "missing -o" -- calibrate "$tmp/runs.csv"
+printf 'id,model,gpu,metric,value\nr1,bert-base,no-such-gpu,samples_per_s,3\n' > "$tmp/badruns.csv"
+expect "calibrate names the bad run" 1 "no-such-gpu" -- calibrate "$tmp/badruns.csv" -o "$tmp/prof2.csv"
+[ ! -e "$tmp/prof2.csv" ] && [ ! -e "$tmp/prof2.csv.tmp" ] && ok "failed calibrate leaves no profile" || bad "failed calibrate leaves no profile"
+printf 'parameter,value\ngemm_scael,0.9\n' > "$tmp/badprof.csv"
+expect "bad profile names file:line" 1 "badprof.csv:2:1: unknown parameter 'gemm_scael'" -- predict $P profile="$tmp/badprof.csv"
 
 echo "$((n - fails)) of $n checks passed"
 [ "$fails" -eq 0 ]

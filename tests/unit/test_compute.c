@@ -1,0 +1,440 @@
+/*
+ * test_compute.c: per-op GPU time of core/src/compute.c.  Tile and wave quantization and
+ * split-K against the closed form of modeling.md 7 on a synthetic eci_rates (108 SMs,
+ * 128x128 and 64x64 tiles); the roofline and kernel-floor lower bounds and the invariant
+ * "more FLOP/s or more bandwidth never makes an op slower" over random shapes; the unit
+ * each precision really runs on, with the real gpus.csv.
+ */
+#include "ec_test.h"
+#include "internal.h"
+#include "compute.h"
+#include "consts.h"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <string.h>
+
+/* ---- synthetic rates -------------------------------------------------------------------- */
+
+/* An A100-like GPU with round figures: 108 SMs, tiles 128x128 and 64x64 (small tiles at 70%
+ * of the large tile's throughput), k_half 16, no kernel floor, so that every time below is
+ * max(FLOPs / (rate x util), bytes / bandwidth). */
+static eci_rates synthetic(void)
+{
+    eci_rates r;
+    memset(&r, 0, sizeof r);
+    r.gemm_peak_flop_per_s = 1.3e14;
+    r.gemm_flop_per_s = 1.1e14;
+    r.gemm_in_bytes = 2.0;
+    r.mem_bytes_per_s = 1.7e12;
+    r.floor_s = 0;
+    r.sm_count = 108;
+    r.tile_large_m = 128;
+    r.tile_large_n = 128;
+    r.tile_small_m = 64;
+    r.tile_small_n = 64;
+    r.tile_small_eff = 0.7;
+    r.k_half = 16;
+    r.conv_eff = 0.75;
+    r.attn_eff = 0.5;
+    r.gemm_scale = 1.0;
+    r.mem_scale = 1.0;
+    return r;
+}
+
+/* k_util = k / (k + k_half) */
+static double k_util(double k)
+{
+    return k / (k + 16.0);
+}
+
+/* ---- wave and tile quantization --------------------------------------------------------- */
+
+static void test_wave_quantization(void **state)
+{
+    (void)state;
+    eci_rates r = synthetic();
+    double k = 4096;
+
+    /* 108 tiles of 128x128 (12 x 9) fill exactly one wave:
+     * util = useful / (waves·SMs·tile) = 1536·1152 / (1·108·128·128) = 1; the 64x64 tile
+     * also fills 4 whole waves but at 70%, so the large tile wins. */
+    double m = 1536, n = 1152;
+    assert_rel(eci_gemm_util(&r, m, n, k, 1), 1.0 * k_util(k), EC_TOL_CLOSED_FORM);
+    /* t = 2mnk / (rate·util) */
+    assert_rel(eci_gemm_time_s(&r, m, n, k, 1, ECI_OP_GEMM), 2.0 * m * n * k / (1.1e14 * k_util(k)),
+               EC_TOL_CLOSED_FORM);
+
+    /* 109 tiles (13952 x 128): two waves, the second nearly empty.
+     * Large tile alone (small tile disabled): util = 109·128·128 / (2·108·128·128) = 109/216. */
+    r.tile_small_eff = 0;
+    m = 13952;
+    n = 128;
+    assert_rel(eci_gemm_util(&r, m, n, k, 1), 109.0 / 216.0 * k_util(k), EC_TOL_CLOSED_FORM);
+    /* One tile fewer (13824 x 128, 108 tiles) is one full wave, util 1: the 109th tile
+     * doubles the time.  t = FLOPs/(rate·util), so
+     * t109/t108 = (13952/13824) / (109/216) = (109/108)·(216/109) = 2. */
+    double t108 = eci_gemm_time_s(&r, 13824, 128, k, 1, ECI_OP_GEMM);
+    double t109 = eci_gemm_time_s(&r, 13952, 128, k, 1, ECI_OP_GEMM);
+    assert_rel(t109 / t108, 2.0, EC_TOL_CLOSED_FORM);
+
+    /* With the 64x64 tile available (as cuBLAS's heuristics would pick it):
+     * 436 tiles -> ceil(436/108) = 5 waves, util = 436·64·64 / (5·108·64·64) = 436/540, x 0.7
+     * = 0.5652 > 109/216 = 0.5046, so the small tile wins. */
+    r.tile_small_eff = 0.7;
+    double small = 436.0 / 540.0 * 0.7, large = 109.0 / 216.0;
+    assert_true(small > large);
+    assert_rel(eci_gemm_util(&r, m, n, k, 1), small * k_util(k), EC_TOL_CLOSED_FORM);
+
+    /* Tile quantization: 1000 x 1000 -> 8 x 8 = 64 large tiles (< 108 SMs: split-K by
+     * floor(108/64) = 1, i.e. none), util = 1e6 / (1·108·16384) = 0.565;
+     * small: 16 x 16 = 256 tiles, 3 waves, util = 1e6 / (3·108·4096) = 0.7535, x 0.7 = 0.527.
+     * The large tile wins. */
+    large = 1e6 / (108.0 * 16384.0);
+    small = 1e6 / (3.0 * 108.0 * 4096.0) * 0.7;
+    assert_true(large > small);
+    assert_rel(eci_gemm_util(&r, 1000, 1000, k, 1), large * k_util(k), EC_TOL_CLOSED_FORM);
+
+    /* Batched GEMMs count tiles over the batch: 12 x (128 x 128 x 9) = 108 tiles, one wave. */
+    assert_rel(eci_gemm_util(&r, 128, 1152, k, 12), 1.0 * k_util(k), EC_TOL_CLOSED_FORM);
+}
+
+/* A weight gradient of a 64 x 147 output summed over 3.2M rows: 2 large tiles or 3 small
+ * ones would keep 105 of 108 SMs idle; split-K gives every SM a slice of k. */
+static void test_split_k(void **state)
+{
+    (void)state;
+    eci_rates r = synthetic();
+    double m = 64, n = 147, k = 3.2e6;
+    double flop = 2.0 * m * n * k;
+
+    /* large: 1·2 tiles, splits = floor(108/2) = 54 (k allows floor(3.2e6/512) = 6250),
+     *        1 wave, util = 64·147·54 / (108·128·128) = 0.2871
+     * small: 1·3 tiles, splits = 36, 1 wave, util = 64·147·36 / (108·64·64) = 0.7656, x 0.7 */
+    double large = 64.0 * 147.0 * 54.0 / (108.0 * 128.0 * 128.0);
+    double small = 64.0 * 147.0 * 36.0 / (108.0 * 64.0 * 64.0) * 0.7;
+    assert_true(small > large);
+    assert_rel(eci_gemm_util(&r, m, n, k, 1), small * k_util(k), EC_TOL_CLOSED_FORM);
+    /* Every SM is busy (3 tiles x 36 splits = 108 blocks, one wave): what is left is only
+     * tile quantization (147 of 192 columns) and the small tile's 70%:
+     * t = FLOPs / (rate · 0.7 · 147/192), within 1% (k_util = 0.999995). */
+    double t = eci_gemm_time_s(&r, m, n, k, 1, ECI_OP_GEMM);
+    assert_rel(t, flop / (1.1e14 * 0.7 * 147.0 / 192.0), 0.01);
+
+    /* Without enough k to split (k = 600 < 2 chunks of 512): one block per tile, 3 of 108
+     * SMs busy: util = 64·147 / (108·64·64) x 0.7 = 0.01488 -- 36 x worse per FLOP. */
+    double k2 = 600;
+    double u2 = 64.0 * 147.0 / (108.0 * 64.0 * 64.0) * 0.7;
+    assert_rel(eci_gemm_util(&r, m, n, k2, 1), u2 * k_util(k2), EC_TOL_CLOSED_FORM);
+    double t2 = eci_gemm_time_s(&r, m, n, k2, 1, ECI_OP_GEMM);
+    /* per-FLOP time ratio = util(k) / util(k2) = 36 x k_util ratio */
+    assert_rel((t2 / (2.0 * m * n * k2)) / (t / flop), 36.0 * k_util(k) / k_util(k2), EC_TOL_CLOSED_FORM);
+}
+
+/* Roofline: a GEMM that moves more bytes than it computes is bandwidth-bound, and the
+ * convolution and attention efficiencies scale only the math term. */
+static void test_roofline_and_kinds(void **state)
+{
+    (void)state;
+    eci_rates r = synthetic();
+    /* A 1536 x 1152 x 8 GEMM: bytes = (m·k + k·n + m·n)·2 = 3,581,952;
+     * t_mem = 3,581,952 / 1.7e12 = 2.11 us; t_math = 2·m·n·k/(1.1e14·(8/24)) = 0.77 us. */
+    double m = 1536, n = 1152, k = 8;
+    double bytes = (m * k + k * n + m * n) * 2.0;
+    double t_mem = bytes / 1.7e12;
+    assert_true(2.0 * m * n * k / (1.1e14 * k_util(k)) < t_mem);
+    assert_rel(eci_gemm_time_s(&r, m, n, k, 1, ECI_OP_GEMM), t_mem, EC_TOL_CLOSED_FORM);
+    /* mem_scale 1.25: t = bytes / (BW x 1.25) */
+    r.mem_scale = 1.25;
+    assert_rel(eci_gemm_time_s(&r, m, n, k, 1, ECI_OP_GEMM), t_mem / 1.25, EC_TOL_CLOSED_FORM);
+    r.mem_scale = 1.0;
+
+    /* Math-bound 1536 x 1152 x 4096: conv at 75%, attention at 50% of the GEMM rate,
+     * gemm_scale 0.8 on all three. */
+    k = 4096;
+    double t = 2.0 * m * n * k / (1.1e14 * k_util(k));
+    assert_rel(eci_gemm_time_s(&r, m, n, k, 1, ECI_OP_CONV), t / 0.75, EC_TOL_CLOSED_FORM);
+    assert_rel(eci_gemm_time_s(&r, m, n, k, 1, ECI_OP_ATTN), t / 0.5, EC_TOL_CLOSED_FORM);
+    r.gemm_scale = 0.8;
+    assert_rel(eci_gemm_time_s(&r, m, n, k, 1, ECI_OP_GEMM), t / 0.8, EC_TOL_CLOSED_FORM);
+
+    /* The kernel floor: a 8 x 8 x 8 GEMM takes floor_s; a memory kernel of k launches
+     * takes k floors when its bytes are few. */
+    r.floor_s = 2.7e-6;
+    assert_rel(eci_gemm_time_s(&r, 8, 8, 8, 1, ECI_OP_GEMM), 2.7e-6, EC_TOL_EXACT);
+    assert_rel(eci_mem_time_s(&r, 1000, 3), 3.0 * 2.7e-6, EC_TOL_EXACT);
+    /* kernels <= 0 still costs one floor */
+    assert_rel(eci_mem_time_s(&r, 1000, 0), 2.7e-6, EC_TOL_EXACT);
+    /* 3.7e8 bytes stream at BW: t = 3.7e8 / 1.7e12 */
+    assert_rel(eci_mem_time_s(&r, 3.7e8, 3), 3.7e8 / 1.7e12, EC_TOL_CLOSED_FORM);
+
+    /* Degenerate shapes cost nothing (an empty op is skipped, not a floor). */
+    assert_true(eci_gemm_time_s(&r, 0, 8, 8, 1, ECI_OP_GEMM) == 0);
+    assert_true(eci_gemm_time_s(&r, 8, 8, -1, 1, ECI_OP_GEMM) == 0);
+    assert_true(eci_gemm_time_s(&r, 8, 8, 8, 0, ECI_OP_GEMM) == 0);
+}
+
+/* eci_op_cost: backward of the three kinds. */
+static void test_op_cost(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_rates r = synthetic();
+    r.floor_s = 2.5e-6;
+    double f = eci_const(ctx, EC_C_bwd_mem_bytes_factor);
+
+    /* Memory-bound op with parameters (a norm): fwd = bytes/BW, bwd = f·bytes/BW in
+     * fwd_kernels + 1 kernels (input grad and weight grads). */
+    eci_op op;
+    memset(&op, 0, sizeof op);
+    op.name = "ln";
+    op.kind = ECI_OP_MEM;
+    op.fwd_bytes = 3.7e8;
+    op.fwd_kernels = 1;
+    op.bwd = 1;
+    op.params = 1536;
+    eci_op_cost_t c;
+    eci_op_cost(ctx, &r, &op, &c);
+    assert_rel(c.fwd_s, 3.7e8 / 1.7e12, EC_TOL_CLOSED_FORM);
+    assert_rel(c.bwd_s, f * 3.7e8 / 1.7e12, EC_TOL_CLOSED_FORM);
+    assert_int_equal(c.fwd_kernels, 1);
+    assert_int_equal(c.bwd_kernels, 2);
+    /* An explicit bwd_bytes wins over the factor. */
+    op.bwd_bytes = 1.3e9;
+    eci_op_cost(ctx, &r, &op, &c);
+    assert_rel(c.bwd_s, 1.3e9 / 1.7e12, EC_TOL_CLOSED_FORM);
+    /* No backward: no kernels. */
+    op.bwd = 0;
+    eci_op_cost(ctx, &r, &op, &c);
+    assert_true(c.bwd_s == 0);
+    assert_int_equal(c.bwd_kernels, 0);
+
+    /* Fused attention: backward = 2.5 x forward in 2 kernels. */
+    memset(&op, 0, sizeof op);
+    op.kind = ECI_OP_ATTN;
+    op.m = 384;
+    op.n = 384;
+    op.k = 128;
+    op.batch = 6 * 16;
+    op.bwd = 1;
+    eci_op_cost(ctx, &r, &op, &c);
+    assert_rel(c.fwd_s, eci_gemm_time_s(&r, 384, 384, 128, 96, ECI_OP_ATTN), EC_TOL_EXACT);
+    assert_rel(c.bwd_s, 2.5 * c.fwd_s, EC_TOL_EXACT);
+    assert_int_equal(c.bwd_kernels, 2);
+
+    /* A linear with bias (2 parameter tensors): dgrad (m x k from m x n, n x k) + wgrad
+     * (n x k from n x m, m x k) + a bias reduction over m·n elements of 2 bytes. */
+    memset(&op, 0, sizeof op);
+    op.kind = ECI_OP_GEMM;
+    op.m = 6 * 370;
+    op.n = 3072;
+    op.k = 768;
+    op.batch = 1;
+    op.bwd = 1;
+    op.param_tensors = 2;
+    eci_op_cost(ctx, &r, &op, &c);
+    double want = eci_gemm_time_s(&r, op.m, op.k, op.n, 1, ECI_OP_GEMM) +
+                  eci_gemm_time_s(&r, op.n, op.k, op.m, 1, ECI_OP_GEMM) +
+                  eci_mem_time_s(&r, op.m * op.n * 2.0, 1);
+    assert_rel(c.bwd_s, want, EC_TOL_EXACT);
+    assert_int_equal(c.bwd_kernels, 3);
+    ec_ctx_free(ctx);
+}
+
+/* ---- lower bounds and monotonicity over random shapes ----------------------------------- */
+
+/* Log-uniform in [lo, hi], rounded to an integer. */
+static double log_uniform(gsl_rng *rng, double lo, double hi)
+{
+    return floor(exp(log(lo) + gsl_rng_uniform(rng) * (log(hi) - log(lo))));
+}
+
+static void test_bounds_and_monotone(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    static const char *const gpus[] = {"a100-sxm4-80gb", "t4", "h100-sxm5-80gb", "v100-sxm2-16gb"};
+    static const int precs[] = {EC_PREC_FP32, EC_PREC_TF32, EC_PREC_AMP_FP16, EC_PREC_AMP_BF16};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    assert_non_null(rng);
+    gsl_rng_set(rng, 20240611);
+    eci_calib calib;
+    eci_calib_default(ctx, &calib);
+    for (int trial = 0; trial < 400; trial++) {
+        const eci_gpu *g = eci_hw_find(ctx, gpus[trial % 4]);
+        assert_non_null(g);
+        eci_rates r;
+        eci_rates_init(ctx, g, precs[(trial / 4) % 4], &calib, &r);
+        double m = log_uniform(rng, 1, 3e5), n = log_uniform(rng, 1, 6e4), k = log_uniform(rng, 1, 4e6);
+        double batch = log_uniform(rng, 1, 200);
+        int kind = trial % 3 == 0 ? ECI_OP_GEMM : trial % 3 == 1 ? ECI_OP_CONV : ECI_OP_ATTN;
+        double eff = kind == ECI_OP_CONV ? r.conv_eff : kind == ECI_OP_ATTN ? r.attn_eff : 1.0;
+        double t = eci_gemm_time_s(&r, m, n, k, batch, kind);
+
+        /* t >= FLOPs / (rate x eff): util <= 1 */
+        double t_math = 2.0 * m * n * k * batch / (r.gemm_flop_per_s * r.gemm_scale * eff);
+        /* t >= (mk + kn + mn)·batch·in_bytes / BW */
+        double t_mem = (m * k + k * n + m * n) * batch * r.gemm_in_bytes / r.mem_bytes_per_s;
+        if (!(t >= t_math * (1 - EC_TOL_EXACT) && t >= t_mem * (1 - EC_TOL_EXACT) && t >= r.floor_s))
+            fail_msg("%s %dx%dx%d x%d: t %g < max(math %g, mem %g, floor %g)", g->id, (int)m, (int)n, (int)k,
+                     (int)batch, t, t_math, t_mem, r.floor_s);
+        double util = eci_gemm_util(&r, m, n, k, batch);
+        assert_true(util > 0 && util <= 1.0);
+
+        /* More FLOP/s or more bandwidth never makes the op slower. */
+        eci_rates faster = r;
+        faster.gemm_scale *= 1.0 + 3.0 * gsl_rng_uniform(rng);
+        double t_gemm = eci_gemm_time_s(&faster, m, n, k, batch, kind);
+        faster = r;
+        faster.mem_scale *= 1.0 + 3.0 * gsl_rng_uniform(rng);
+        double t_bw = eci_gemm_time_s(&faster, m, n, k, batch, kind);
+        if (t_gemm > t || t_bw > t)
+            fail_msg("%s %dx%dx%d x%d: faster GPU slower (%g, %g > %g)", g->id, (int)m, (int)n, (int)k,
+                     (int)batch, t_gemm, t_bw, t);
+
+        double bytes = log_uniform(rng, 1, 4e9);
+        int kernels = 1 + (int)gsl_rng_uniform_int(rng, 8);
+        double tm = eci_mem_time_s(&r, bytes, kernels);
+        /* t >= bytes / BW and t >= kernels x floor */
+        assert_true(tm >= bytes / r.mem_bytes_per_s * (1 - EC_TOL_EXACT));
+        assert_true(tm >= kernels * r.floor_s * (1 - EC_TOL_EXACT));
+        assert_true(eci_mem_time_s(&faster, bytes, kernels) <= tm);
+    }
+    gsl_rng_free(rng);
+    ec_ctx_free(ctx);
+}
+
+/* The same invariant end to end: every op of a real workload, priced on faster rates. */
+static void test_op_cost_monotone(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    static eci_workload wl;
+    const eci_net *net = eci_net_find(ctx, "bert-base");
+    eci_shape sh = {.precision = EC_PREC_AMP_FP16, .batch = 6, .seq = 371, .seq_sq = 371.0 * 371.0,
+                    .image_size = 224, .mask_bytes = 1, .mlm_frac = 0.15, .eager_attention = 1};
+    assert_int_equal(eci_workload_expand(ctx, net, ECI_TASK_PRETRAIN, &sh, &wl), EC_OK);
+    eci_calib calib;
+    eci_calib_default(ctx, &calib);
+    eci_rates r, fast;
+    eci_rates_init(ctx, eci_hw_find(ctx, "l4"), EC_PREC_AMP_FP16, &calib, &r);
+    calib.gemm_scale = 1.37;
+    calib.mem_scale = 1.11;
+    eci_rates_init(ctx, eci_hw_find(ctx, "l4"), EC_PREC_AMP_FP16, &calib, &fast);
+    for (size_t i = 0; i < wl.n_ops; i++) {
+        eci_op_cost_t a, b;
+        eci_op_cost(ctx, &r, &wl.ops[i], &a);
+        eci_op_cost(ctx, &fast, &wl.ops[i], &b);
+        if (b.fwd_s > a.fwd_s || b.bwd_s > a.bwd_s)
+            fail_msg("op %zu (%s) slower with faster rates", i, wl.ops[i].name);
+        assert_int_equal(a.fwd_kernels, b.fwd_kernels);
+        assert_int_equal(a.bwd_kernels, b.bwd_kernels);
+    }
+    ec_ctx_free(ctx);
+}
+
+/* ---- precision selection (real gpus.csv) ------------------------------------------------ */
+
+static void rates_for(ec_ctx *ctx, const char *gpu, int precision, eci_rates *r, const eci_gpu **g)
+{
+    *g = eci_hw_find(ctx, gpu);
+    if (*g == NULL)
+        fail_msg("%s: %s", gpu, ec_ctx_errmsg(ctx));
+    eci_calib calib;
+    eci_calib_default(ctx, &calib);
+    eci_rates_init(ctx, *g, precision, &calib, r);
+}
+
+static void test_precision_units(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_rates r;
+    const eci_gpu *g;
+
+    /* tf32 before Ampere (V100, cc 7.0): a warning and the fp32 rate, peak x eff_fp32. */
+    rates_for(ctx, "v100-sxm2-16gb", EC_PREC_TF32, &r, &g);
+    assert_true(r.warnings & EC_WARN_TF32_NO_EFFECT);
+    assert_contains(r.warning_text, "tf32");
+    assert_rel(r.gemm_flop_per_s, g->peak_fp32_flop_per_s * g->gemm_eff_fp32_frac, EC_TOL_EXACT);
+    assert_rel(r.gemm_peak_flop_per_s, g->peak_fp32_flop_per_s, EC_TOL_EXACT);
+    assert_rel(r.gemm_in_bytes, 4.0, EC_TOL_EXACT);
+
+    /* tf32 on an A100: the TF32 tensor-core rate, no warning. */
+    rates_for(ctx, "a100-sxm4-80gb", EC_PREC_TF32, &r, &g);
+    assert_int_equal(r.warnings, 0);
+    assert_rel(r.gemm_flop_per_s, g->peak_tf32_flop_per_s * g->gemm_eff_tf32_frac, EC_TOL_EXACT);
+
+    /* amp_bf16 on a T4 (no bf16 tensor cores): the measured emulated rate. */
+    rates_for(ctx, "t4", EC_PREC_AMP_BF16, &r, &g);
+    assert_true(r.warnings & EC_WARN_BF16_EMULATED);
+    assert_true(g->emulated_bf16_flop_per_s > 0);
+    assert_rel(r.gemm_flop_per_s, g->emulated_bf16_flop_per_s * g->gemm_eff_bf16_frac, EC_TOL_EXACT);
+    assert_rel(r.gemm_peak_flop_per_s, g->emulated_bf16_flop_per_s, EC_TOL_EXACT);
+    assert_rel(r.gemm_in_bytes, 2.0, EC_TOL_EXACT);
+    /* ...which on the T4 is far below its fp16 tensor-core rate. */
+    eci_rates fp16;
+    rates_for(ctx, "t4", EC_PREC_AMP_FP16, &fp16, &g);
+    assert_int_equal(fp16.warnings, 0);
+    assert_true(fp16.gemm_flop_per_s > 10.0 * r.gemm_flop_per_s);
+
+    /* amp_fp16 on a P100 (no tensor cores): a warning and the fp32 rate. */
+    rates_for(ctx, "p100-pcie-16gb", EC_PREC_AMP_FP16, &r, &g);
+    assert_true(r.warnings & EC_WARN_FP16_NO_TENSOR);
+    assert_int_equal(r.warnings & (EC_WARN_BF16_EMULATED | EC_WARN_TF32_NO_EFFECT), 0);
+    assert_rel(r.gemm_flop_per_s, g->peak_fp32_flop_per_s * g->gemm_eff_fp32_frac, EC_TOL_EXACT);
+    /* pure fp16 the same */
+    rates_for(ctx, "p100-pcie-16gb", EC_PREC_FP16, &r, &g);
+    assert_true(r.warnings & EC_WARN_FP16_NO_TENSOR);
+
+    /* bf16 on an H100: native, no warning. */
+    rates_for(ctx, "h100-sxm5-80gb", EC_PREC_BF16, &r, &g);
+    assert_int_equal(r.warnings, 0);
+    assert_rel(r.gemm_flop_per_s, g->peak_bf16_flop_per_s * g->gemm_eff_bf16_frac, EC_TOL_EXACT);
+
+    /* Streaming rate and floor come from the profile: BW x memory_eff_frac. */
+    assert_rel(r.mem_bytes_per_s, g->memory_bandwidth_bytes_per_s * g->memory_eff_frac, EC_TOL_EXACT);
+    assert_rel(r.floor_s, g->kernel_floor_s, EC_TOL_EXACT);
+    assert_rel(r.sm_count, g->sm_count, EC_TOL_EXACT);
+
+    /* The warnings reach ec_predict's result. */
+    ec_config cfg;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "model", "bert-base"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu", "v100-sxm2-16gb"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "precision", "tf32"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "batch_per_gpu", "8"), EC_OK);
+    ec_result res;
+    assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+    assert_true(res.warnings & EC_WARN_TF32_NO_EFFECT);
+    assert_contains(res.warning_text, "tf32");
+    /* ...and tf32 on a V100 then predicts the same step as fp32. */
+    double tf32_step = res.step_s;
+    cfg.precision = EC_PREC_FP32;
+    assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+    assert_int_equal(res.warnings & EC_WARN_TF32_NO_EFFECT, 0);
+    assert_rel(tf32_step, res.step_s, EC_TOL_EXACT);
+
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu", "t4"), EC_OK);
+    cfg.precision = EC_PREC_AMP_BF16;
+    assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+    assert_true(res.warnings & EC_WARN_BF16_EMULATED);
+    assert_contains(res.warning_text, "bf16");
+    ec_ctx_free(ctx);
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wave_quantization),
+        cmocka_unit_test(test_split_k),
+        cmocka_unit_test(test_roofline_and_kinds),
+        cmocka_unit_test(test_op_cost),
+        cmocka_unit_test(test_bounds_and_monotone),
+        cmocka_unit_test(test_op_cost_monotone),
+        cmocka_unit_test(test_precision_units),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
