@@ -216,12 +216,12 @@ int ec_ctx_set_fit(ec_ctx *ctx, const ec_fit_report *report)
         return EC_OK;
     }
     if (report->n_params != N_PARAMS)
-        return eci_error(ctx, EC_EINVAL, "a fit report has %d parameters, not %zu", N_PARAMS, report->n_params);
-    for (int j = 0; j < N_PARAMS; j++) {
+        return eci_error(ctx, EC_EINVAL, "a fit report has %zu parameters, not %d", report->n_params, N_PARAMS);
+    for (int j = 0; j < N_PARAMS; j++) /* check every value before using any */
         if (!(report->values[j] > 0) || !isfinite(report->values[j]))
             return eci_error(ctx, EC_EINVAL, "fitted parameter '%s' must be positive", param_names[j]);
+    for (int j = 0; j < N_PARAMS; j++)
         ctx->fit[j] = report->values[j];
-    }
     ctx->fit_set = 1;
     return EC_OK;
 }

@@ -78,12 +78,16 @@ static size_t edit_distance(const char *a, const char *b)
 const char *eci_nearest(const char *word, const char *const *names, size_t n)
 {
     const char *best = NULL;
-    size_t best_d = (size_t)-1;
+    double best_d = 1e300;
+    size_t wlen = strlen(word);
     for (size_t i = 0; i < n; i++) {
-        size_t d = edit_distance(word, names[i]);
-        /* A name that contains the word ("a100" in "a100-sxm4-80gb") is a good guess too. */
-        if (word[0] != '\0' && strstr(names[i], word) != NULL && d > 1)
-            d = 1 + (strlen(names[i]) - strlen(word)) / 8;
+        double d = (double)edit_distance(word, names[i]);
+        /* A name that starts with the word ("a100" -> "a100-sxm4-80gb") beats one a single
+         * edit away ("a10"); one that merely contains it is nearly as good. */
+        if (wlen > 0 && strncmp(names[i], word, wlen) == 0 && d > 0.5)
+            d = 0.5;
+        else if (wlen > 0 && strstr(names[i], word) != NULL && d > 1.5)
+            d = 1.5;
         if (d < best_d) {
             best_d = d;
             best = names[i];

@@ -27,11 +27,13 @@ typedef struct timeline {
     double gap[N_CAUSES];        /* idle GPU time by cause */
     double pending[N_CAUSES];    /* host work since the last kernel was issued */
     double kernels;
+    double host_busy;            /* host time spent issuing, loading, copying */
 } timeline;
 
 static void host_work(timeline *t, int cause, double s)
 {
     t->cpu += s;
+    t->host_busy += s;
     t->pending[cause] += s;
 }
 
@@ -346,9 +348,11 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     double syncs = eci_const(ctx, EC_C_syncs_per_micro_step);
     timeline t = {0};
     double micro_s[2] = {0, 0};
+    timeline micro_start = t, last_micro = t; /* last_micro: what the last simulated micro-step added */
     int simulate = ga < 2 ? ga : 2;
     for (int micro = 0; micro < simulate; micro++) {
         double start = t.cpu;
+        micro_start = t;
         if (cfg->num_workers == 0 && batch_cpu_s > 0)
             host_work(&t, CAUSE_LOADER, batch_cpu_s);
         if (pinned) {
@@ -379,6 +383,12 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         if (syncs > 0)
             sync_host(&t);
         micro_s[micro] = t.cpu - start;
+        last_micro.busy = t.busy - micro_start.busy;
+        last_micro.copy = t.copy - micro_start.copy;
+        last_micro.kernels = t.kernels - micro_start.kernels;
+        last_micro.host_busy = t.host_busy - micro_start.host_busy;
+        for (int c = 0; c < N_CAUSES; c++)
+            last_micro.gap[c] = t.gap[c] - micro_start.gap[c];
     }
     /* Micro-steps after the second repeat the second exactly (each ends in a sync). */
     double scale_rest = ga > 2 ? (double)(ga - 2) : 0;
@@ -436,13 +446,15 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     res->breakdown.forward_s = p.fwd_s + rest_frac * micro_fwd;
     res->breakdown.backward_s = p.bwd_s + rest_frac * micro_bwd;
     res->breakdown.optimizer_s = opt_gpu_s;
-    double gap_scale = simulate > 0 ? 1.0 + scale_rest / simulate : 1.0;
-    res->breakdown.cpu_overhead_s = t.gap[CAUSE_DISPATCH] * gap_scale;
-    res->breakdown.loader_s = t.gap[CAUSE_LOADER] * gap_scale;
-    res->breakdown.h2d_s = (t.gap[CAUSE_H2D] + t.copy) * gap_scale;
-    res->breakdown.comm_s *= gap_scale > 1 && r.strategy == EC_STRATEGY_DP ? gap_scale : 1.0;
-    double busy = t.busy * (simulate > 0 ? 1.0 + scale_rest / simulate : 1.0);
-    res->kernels_per_step = t.kernels * (simulate > 0 ? 1.0 + scale_rest / simulate : 1.0);
+    /* Micro-steps 3..ga repeat the last simulated one; once-per-step work is not scaled. */
+    res->breakdown.cpu_overhead_s = t.gap[CAUSE_DISPATCH] + scale_rest * last_micro.gap[CAUSE_DISPATCH];
+    res->breakdown.loader_s = t.gap[CAUSE_LOADER] + scale_rest * last_micro.gap[CAUSE_LOADER];
+    res->breakdown.h2d_s = t.gap[CAUSE_H2D] + t.copy + scale_rest * (last_micro.gap[CAUSE_H2D] + last_micro.copy);
+    if (r.strategy == EC_STRATEGY_DP) /* broadcast and reduce happen every micro-step */
+        res->breakdown.comm_s *= (double)ga / simulate;
+    double busy = t.busy + scale_rest * last_micro.busy;
+    res->kernels_per_step = t.kernels + scale_rest * last_micro.kernels;
+    double host_busy = t.host_busy + scale_rest * last_micro.host_busy;
 
     /* Workers in the background: a stall when one batch per worker period is slower than a micro-step. */
     if (cfg->num_workers > 0 && batch_cpu_s > 0) {
@@ -459,7 +471,7 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
 
     res->step_s = step_s;
     res->gpu_busy_s = busy;
-    res->cpu_issue_s = 0;
+    res->cpu_issue_s = host_busy;
     res->samples_per_s = (double)cfg->batch_per_gpu * ga * n / step_s;
     res->gpu_util_frac = busy / step_s > 1.0 ? 1.0 : busy / step_s;
     res->flop_per_step = 3.0 * wl->model_flop * ga;

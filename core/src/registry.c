@@ -12,16 +12,22 @@ static char **str_field(void *row, const eci_field *f)
     return (char **)((char *)row + f->offset);
 }
 
-void eci_rows_free(ec_ctx *ctx, const eci_field *fields, size_t nf, size_t size, void *rows, size_t n)
+/* Free the strings of the first n rows. */
+static void free_strings(ec_ctx *ctx, const eci_field *fields, size_t nf, size_t size, void *rows, size_t n)
 {
-    if (rows == NULL)
-        return;
     for (size_t r = 0; r < n; r++) {
         void *row = (char *)rows + r * size;
         for (size_t f = 0; f < nf; f++)
             if (fields[f].kind == ECI_F_STR)
                 eci_strfree(ctx, *str_field(row, &fields[f]));
     }
+}
+
+void eci_rows_free(ec_ctx *ctx, const eci_field *fields, size_t nf, size_t size, void *rows, size_t n)
+{
+    if (rows == NULL)
+        return;
+    free_strings(ctx, fields, nf, size, rows, n);
     eci_free(ctx, rows, n * size);
 }
 
@@ -80,9 +86,13 @@ int eci_rows_load(ec_ctx *ctx, const char *path, const eci_field *fields, size_t
                 break;
             }
     }
+    size_t capacity = eci_table_rows(t);
     eci_table_free(t);
     if (rc != EC_OK) {
-        eci_rows_free(ctx, fields, nf, size, rows, n);
+        if (rows != NULL) { /* the strings of the rows read so far, then the whole array */
+            free_strings(ctx, fields, nf, size, rows, n);
+            eci_free(ctx, rows, capacity * size);
+        }
         return rc;
     }
     *rows_out = rows;

@@ -210,7 +210,7 @@ static void test_op_cost(void **state)
     assert_true(c.bwd_s == 0);
     assert_int_equal(c.bwd_kernels, 0);
 
-    /* Fused attention: backward = 2.5 x forward in 2 kernels. */
+    /* Fused attention: backward = sdpa_bwd_flop_factor (2.5, FlashAttention-2) x forward in 2 kernels. */
     memset(&op, 0, sizeof op);
     op.kind = ECI_OP_ATTN;
     op.m = 384;
@@ -220,7 +220,8 @@ static void test_op_cost(void **state)
     op.bwd = 1;
     eci_op_cost(ctx, &r, &op, &c);
     assert_rel(c.fwd_s, eci_gemm_time_s(&r, 384, 384, 128, 96, ECI_OP_ATTN), EC_TOL_EXACT);
-    assert_rel(c.bwd_s, 2.5 * c.fwd_s, EC_TOL_EXACT);
+    assert_rel(c.bwd_s, eci_const(ctx, EC_C_sdpa_bwd_flop_factor) * c.fwd_s, EC_TOL_EXACT);
+    assert_true(eci_const(ctx, EC_C_sdpa_bwd_flop_factor) > 1.0);
     assert_int_equal(c.bwd_kernels, 2);
 
     /* A linear with bias (2 parameter tensors): dgrad (m x k from m x n, n x k) + wgrad
@@ -424,6 +425,40 @@ static void test_precision_units(void **state)
     ec_ctx_free(ctx);
 }
 
+/* The calibration factor a GEMM gets follows the unit that runs it: gemm_scale on tensor
+ * cores, simt_scale on CUDA cores (fp32, tf32 before Ampere, emulated bf16). */
+static void test_scale_follows_unit(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_calib calib;
+    eci_calib_default(ctx, &calib);
+    calib.gemm_scale = 0.73;
+    calib.simt_scale = 1.37;
+    calib.mem_scale = 0.91;
+    static const struct {
+        const char *gpu;
+        int precision;
+        double want;
+    } cases[] = {
+        {"a100-sxm4-80gb", EC_PREC_FP32, 1.37},     {"a100-sxm4-80gb", EC_PREC_TF32, 0.73},
+        {"a100-sxm4-80gb", EC_PREC_AMP_FP16, 0.73}, {"v100-sxm2-16gb", EC_PREC_TF32, 1.37},
+        {"v100-sxm2-16gb", EC_PREC_AMP_FP16, 0.73}, {"t4", EC_PREC_AMP_BF16, 1.37},
+        {"p100-pcie-16gb", EC_PREC_AMP_FP16, 1.37}, {"h100-sxm5-80gb", EC_PREC_BF16, 0.73},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        eci_rates r;
+        eci_rates_init(ctx, eci_hw_find(ctx, cases[i].gpu), cases[i].precision, &calib, &r);
+        if (r.gemm_scale != cases[i].want)
+            fail_msg("%s precision %d: gemm_scale %g, expected %g", cases[i].gpu, cases[i].precision, r.gemm_scale,
+                     cases[i].want);
+        assert_int_equal(r.tensor_cores, cases[i].want == 0.73);
+        /* mem_scale applies everywhere */
+        assert_rel(r.mem_scale, 0.91, EC_TOL_EXACT);
+    }
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -435,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_bounds_and_monotone),
         cmocka_unit_test(test_op_cost_monotone),
         cmocka_unit_test(test_precision_units),
+        cmocka_unit_test(test_scale_follows_unit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

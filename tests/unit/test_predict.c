@@ -1,0 +1,480 @@
+/*
+ * test_predict.c: ec_predict and ec_max_batch (core/src/predict.c).  The seed-000 check of
+ * the issue (BERT-base on an A16), regimes that must come out CPU-bound, input-bound and
+ * compute-bound, gradient checkpointing and accumulation, DDP, the ring all-reduce closed
+ * form, determinism, max_batch's contract, and every error return on purpose.
+ */
+#include "ec_test.h"
+#include "internal.h"
+#include "predict.h"
+
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+/* A config from CLI words: "model=bert-base gpu=a16 batch_per_gpu=16". */
+static void config_words(ec_ctx *ctx, ec_config *cfg, const char *words)
+{
+    char buf[512];
+    ec_config_init(cfg);
+    eci_strlcpy(buf, words, sizeof buf);
+    for (char *w = strtok(buf, " "); w != NULL; w = strtok(NULL, " "))
+        if (ec_config_set_word(ctx, cfg, w) != EC_OK)
+            fail_msg("ec_config_set_word(%s): %s", w, ec_ctx_errmsg(ctx));
+}
+
+static void predict_words(ec_ctx *ctx, const char *words, ec_result *res)
+{
+    ec_config cfg;
+    config_words(ctx, &cfg, words);
+    int rc = ec_predict(ctx, &cfg, res);
+    if (rc != EC_OK)
+        fail_msg("ec_predict(%s): %s", words, ec_ctx_errmsg(ctx));
+}
+
+/* Invariants every result must satisfy. */
+static void check_result(const ec_config *cfg, const ec_result *r)
+{
+    assert_true(r->step_s > 0 && isfinite(r->step_s));
+    /* samples/s = batch x grad_accum x GPUs / step */
+    assert_rel(r->samples_per_s, (double)cfg->batch_per_gpu * cfg->grad_accum * cfg->num_gpus / r->step_s,
+               EC_TOL_CLOSED_FORM);
+    assert_true(r->gpu_util_frac > 0 && r->gpu_util_frac <= 1.0);
+    assert_true(r->mfu_frac > 0 && r->mfu_frac < 1.0);
+    /* The GPU cannot be busy longer than the step. */
+    assert_true(r->gpu_busy_s <= r->step_s * (1 + EC_TOL_CLOSED_FORM));
+    assert_true(r->breakdown.forward_s > 0 && r->breakdown.backward_s > r->breakdown.forward_s);
+    assert_true(r->kernels_per_step > 0);
+}
+
+/* ---- the issue's seed-000 check --------------------------------------------------------- */
+
+/* A measured run: BERT-base fine-tuning (classification), one A16 GPU, fp32, batch 16,
+ * seq 256: 40,000 samples in 45 min -> 40000 / (45 x 60 s) = 14.81 samples/s. */
+static void test_seed000_bert_a16(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config cfg;
+    ec_result res;
+    config_words(ctx, &cfg, "model=bert-base task=classify gpu=a16 precision=fp32 batch_per_gpu=16 seq_len=256 "
+                            "dataset_samples=40000");
+    assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+    check_result(&cfg, &res);
+    double measured = 40000.0 / (45.0 * 60.0);
+    /* |predicted - 14.81| <= 20% */
+    assert_rel(res.samples_per_s, measured, 0.20);
+    assert_int_equal(res.bottleneck, EC_BOTTLENECK_COMPUTE);
+    assert_string_equal(ec_bottleneck_name(res.bottleneck), "compute");
+    /* steps per epoch = ceil(40000 / 16) = 2500; epoch = 2500 x step (no workers, no eval) */
+    assert_rel(res.steps_per_epoch, 2500.0, EC_TOL_EXACT);
+    assert_rel(res.epoch_s, 2500.0 * res.step_s, EC_TOL_CLOSED_FORM);
+    assert_rel(res.epoch_s, 45.0 * 60.0, 0.20);
+    /* The A16 row has no measured GEMM efficiency: flagged. */
+    assert_true(res.warnings & EC_WARN_MODEL_DEFAULTED);
+    /* fp32 on the A16's CUDA cores: model FLOPs = 3 x forward, MFU against the fp32 peak. */
+    assert_rel(res.mfu_frac, res.flop_per_step / (res.step_s * 4.5e12), EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
+/* ---- regimes ------------------------------------------------------------------------------ */
+
+
+/* The trend behind it: the host's share of the step grows as the batch shrinks, and a large
+ * batch is compute-bound with the GPU nearly always busy. */
+static void test_overhead_grows_as_batch_shrinks(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config cfg;
+    ec_result small, large;
+    config_words(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=1 seq_len=32");
+    assert_int_equal(ec_predict(ctx, &cfg, &small), EC_OK);
+    check_result(&cfg, &small);
+    config_words(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=64 seq_len=512");
+    assert_int_equal(ec_predict(ctx, &cfg, &large), EC_OK);
+    check_result(&cfg, &large);
+    assert_int_equal(large.bottleneck, EC_BOTTLENECK_COMPUTE);
+    assert_true(large.gpu_util_frac > 0.9);
+    assert_true(small.breakdown.cpu_overhead_s / small.step_s > large.breakdown.cpu_overhead_s / large.step_s);
+    assert_true(small.gpu_util_frac < large.gpu_util_frac);
+    /* At batch 1 the same number of kernels is issued as at batch 64 (shapes, not counts, change). */
+    assert_rel(small.kernels_per_step, large.kernels_per_step, EC_TOL_EXACT);
+    /* A GPT-2 step of 8 tokens on an H200 from a 2-vCPU notebook is CPU-bound. */
+    config_words(ctx, &cfg, "model=gpt2 gpu=h200-sxm-141gb precision=bf16 batch_per_gpu=1 seq_len=8 "
+                            "optimizer=adamw_fused host=colab");
+    assert_int_equal(ec_predict(ctx, &cfg, &small), EC_OK);
+    assert_int_equal(small.bottleneck, EC_BOTTLENECK_CPU);
+    assert_string_equal(ec_bottleneck_name(small.bottleneck), "cpu");
+    assert_true(small.gpu_util_frac < 0.6);
+    ec_ctx_free(ctx);
+}
+
+/* No DataLoader workers and a slow Python tokenizer run in the training loop: the GPU
+ * waits for the input. */
+static void test_input_bound(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config cfg;
+    ec_result res, fast;
+    config_words(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=32 "
+                            "num_workers=0 tokenize=on_the_fly tokenizer=python");
+    assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+    check_result(&cfg, &res);
+    assert_int_equal(res.bottleneck, EC_BOTTLENECK_INPUT);
+    assert_true(res.breakdown.loader_s > res.gpu_busy_s);
+    /* Tokenizing up front removes the stall. */
+    predict_words(ctx, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=32 num_workers=0", &fast);
+    assert_true(fast.bottleneck != EC_BOTTLENECK_INPUT);
+    assert_true(fast.step_s < res.step_s);
+    /* synthetic data costs no input time at all */
+    predict_words(ctx, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=32 num_workers=0 "
+                       "tokenize=on_the_fly tokenizer=python data=synthetic", &fast);
+    assert_true(fast.breakdown.loader_s == 0);
+    ec_ctx_free(ctx);
+}
+
+/* Checkpointing re-runs each layer's forward in backward: slower step, less activation memory. */
+static void test_checkpointing(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result plain, ckpt;
+    predict_words(ctx, "model=bert-large gpu=v100-sxm2-32gb precision=fp32 batch_per_gpu=12 seq_len=384", &plain);
+    predict_words(ctx, "model=bert-large gpu=v100-sxm2-32gb precision=fp32 batch_per_gpu=12 seq_len=384 "
+                       "checkpointing=1", &ckpt);
+    assert_true(ckpt.step_s > plain.step_s);
+    assert_true(ckpt.memory.activations_bytes < plain.memory.activations_bytes);
+    /* The recompute is backward time, at most one more forward and, with 24 layers dominating,
+     * most of one: forward < Δbackward... Δbackward <= forward. */
+    double extra = ckpt.breakdown.backward_s - plain.breakdown.backward_s;
+    assert_true(extra > 0.8 * plain.breakdown.forward_s);
+    assert_true(extra <= plain.breakdown.forward_s * (1 + EC_TOL_CLOSED_FORM));
+    /* the forward itself does not change */
+    assert_rel(ckpt.breakdown.forward_s, plain.breakdown.forward_s, EC_TOL_CLOSED_FORM);
+    /* Compute-bound: the step grows by about a third (HF: ~20-35%), not by 2x. */
+    assert_true(ckpt.step_s / plain.step_s > 1.15 && ckpt.step_s / plain.step_s < 1.5);
+    ec_ctx_free(ctx);
+}
+
+/* Accumulating 4 micro-batches of 8 amortises the optimizer and per-step overhead: its
+ * throughput lies between batch 8 and batch 32 single steps. */
+static void test_grad_accum(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config cfg;
+    ec_result b8, b32, ga4;
+    predict_words(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256", &b8);
+    predict_words(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=32 seq_len=256", &b32);
+    config_words(ctx, &cfg, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256 grad_accum=4");
+    assert_int_equal(ec_predict(ctx, &cfg, &ga4), EC_OK);
+    assert_true(ga4.samples_per_s > b8.samples_per_s);
+    assert_true(ga4.samples_per_s < b32.samples_per_s);
+    /* samples/s = 8 x 4 / step */
+    assert_rel(ga4.samples_per_s, 32.0 / ga4.step_s, EC_TOL_CLOSED_FORM);
+    /* 4 micro-steps of forward: forward = 4 x batch 8's */
+    assert_rel(ga4.breakdown.forward_s, 4.0 * b8.breakdown.forward_s, EC_TOL_CLOSED_FORM);
+    /* model FLOPs per optimizer step = 4 x (3 x forward FLOPs) */
+    assert_rel(ga4.flop_per_step, 4.0 * b8.flop_per_step, EC_TOL_CLOSED_FORM);
+    /* one optimizer step per optimizer step, whatever grad_accum */
+    assert_rel(ga4.breakdown.optimizer_s, b8.breakdown.optimizer_s, EC_TOL_CLOSED_FORM);
+    /* memory is that of batch 8, not 32 */
+    assert_rel(ga4.memory.peak_bytes, b8.memory.peak_bytes, EC_TOL_CLOSED_FORM);
+    /* Micro-steps after the first cost the same (each accumulates into .grad and syncs):
+     * step(ga=7) - step(ga=5) = 2 x (step(ga=5) - step(ga=4)). */
+    ec_result ga5, ga7;
+    predict_words(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256 grad_accum=5", &ga5);
+    predict_words(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256 grad_accum=7", &ga7);
+    assert_rel(ga7.step_s - ga5.step_s, 2.0 * (ga5.step_s - ga4.step_s), EC_TOL_INTEGRAL);
+    ec_ctx_free(ctx);
+}
+
+/* Kernel time can never exceed the step it is part of, with or without accumulation. */
+static void test_grad_accum_busy_within_step(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config cfg;
+    ec_result res;
+    config_words(ctx, &cfg, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256 grad_accum=4");
+    assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+    check_result(&cfg, &res);
+    ec_result one;
+    predict_words(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256", &one);
+    /* Kernel time never exceeds the step; and the optimizer runs once per step, so
+     * busy(ga=4) = 4 fwd/bwd + 3 AccumulateGrad adds (12 B/param) + 1 optimizer (84 B/param)
+     * is strictly less than 4 x busy(ga=1) = 4 (fwd/bwd + optimizer).  (Kernel counts are not
+     * below 4x: each AccumulateGrad add is one kernel per parameter tensor.) */
+    assert_true(res.gpu_busy_s <= res.step_s * (1.0 + EC_TOL_CLOSED_FORM));
+    assert_true(res.gpu_busy_s < 4.0 * one.gpu_busy_s);
+    ec_ctx_free(ctx);
+}
+
+/* DDP on 8 NVLinked A100s: gradients are all-reduced (comm > 0) and 8 GPUs give less than 8x. */
+static void test_ddp(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config cfg;
+    ec_result one, eight, dp;
+    predict_words(ctx, "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128", &one);
+    config_words(ctx, &cfg, "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 num_gpus=8");
+    assert_int_equal(ec_predict(ctx, &cfg, &eight), EC_OK);
+    check_result(&cfg, &eight);
+    assert_true(one.breakdown.comm_s == 0);
+    assert_true(eight.breakdown.comm_s > 0);
+    assert_true(eight.samples_per_s < 8.0 * one.samples_per_s);
+    assert_true(eight.samples_per_s > 4.0 * one.samples_per_s);
+    /* num_gpus > 1 defaults to ddp: the bucket copy of the gradients and NCCL's buffers */
+    assert_true(eight.memory.peak_bytes > one.memory.peak_bytes);
+    /* DataParallel, one process driving 8 replicas, is slower than DDP */
+    predict_words(ctx, "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 num_gpus=8 "
+                       "strategy=dp", &dp);
+    assert_true(dp.samples_per_s < eight.samples_per_s);
+    assert_true(dp.breakdown.comm_s > 0);
+    /* The same GPUs over PCIe through the host expose more communication than over NVLink. */
+    ec_result pcie;
+    predict_words(ctx, "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 num_gpus=8 "
+                       "topology=pcie-host", &pcie);
+    assert_true(pcie.breakdown.comm_s > eight.breakdown.comm_s);
+    ec_ctx_free(ctx);
+}
+
+/* Ring all-reduce (nccl-tests): t = α + 2(n-1)/n · S / B. */
+static void test_allreduce_closed_form(void **state)
+{
+    (void)state;
+    double S = 3.7e8, B = 1.87e11, alpha = 3.1e-5;
+    int n = 6;
+    /* t = 3.1e-5 + 2·5/6 · 3.7e8 / 1.87e11 = 3.1e-5 + 3.2977e-3 */
+    assert_rel(eci_allreduce_s(S, n, B, alpha), alpha + 2.0 * 5.0 / 6.0 * S / B, EC_TOL_CLOSED_FORM);
+    assert_rel(eci_allreduce_s(S, n, B, alpha), 3.3287e-3, 1e-4);
+    /* n = 2: α + S/B */
+    assert_rel(eci_allreduce_s(S, 2, B, 0), S / B, EC_TOL_CLOSED_FORM);
+    /* Bandwidth term tends to 2·S/B for large n: n = 1000 -> 2·999/1000 */
+    assert_rel(eci_allreduce_s(S, 1000, B, 0), 2.0 * 0.999 * S / B, EC_TOL_CLOSED_FORM);
+    /* Nothing to reduce: one rank, or no bytes. */
+    assert_true(eci_allreduce_s(S, 1, B, alpha) == 0);
+    assert_true(eci_allreduce_s(0, n, B, alpha) == 0);
+}
+
+/* Same config, same result, byte for byte. */
+static void test_deterministic(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config cfg;
+    static ec_result a, b;
+    config_words(ctx, &cfg, "model=gpt2 gpu=l4 precision=amp_bf16 batch_per_gpu=6 seq_len=1000 num_gpus=3 "
+                            "num_workers=5 dataset_samples=37000 epochs=3 eval_samples=3700");
+    assert_int_equal(ec_predict(ctx, &cfg, &a), EC_OK);
+    assert_int_equal(ec_predict(ctx, &cfg, &b), EC_OK);
+    assert_memory_equal(&a, &b, sizeof a);
+    /* ...and from a second context. */
+    ec_ctx *ctx2 = ec_test_ctx();
+    assert_int_equal(ec_predict(ctx2, &cfg, &b), EC_OK);
+    assert_memory_equal(&a, &b, sizeof a);
+    ec_ctx_free(ctx2);
+    ec_ctx_free(ctx);
+}
+
+/* A fit report holding the priors, read back from a one-row profile (so the test follows
+ * the parameter list of calibrate.c), with `name` set to `value` for each pair given. */
+static void prior_fit(ec_ctx *ctx, ec_fit_report *rep)
+{
+    char *dir = ec_test_tmpdir();
+    char *path = ec_test_path(dir, "prior.csv");
+    static const char text[] = "parameter,value\ndispatch_scale,1\n";
+    ec_test_write_file(path, text, sizeof text - 1);
+    int rc = ec_profile_read(ctx, path, rep);
+    ec_test_rmtree(dir);
+    free(path);
+    free(dir);
+    if (rc != EC_OK)
+        fail_msg("ec_profile_read: %s", ec_ctx_errmsg(ctx));
+}
+
+static void fit_set_value(ec_fit_report *rep, const char *name, double value)
+{
+    for (size_t j = 0; j < rep->n_params; j++)
+        if (strcmp(rep->names[j], name) == 0) {
+            rep->values[j] = value;
+            return;
+        }
+    fail_msg("no fitted parameter '%s'", name);
+}
+
+/* Faster hardware (fitted GEMM and bandwidth scales above 1) never slows a step. */
+static void test_faster_never_slower(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    static const char *const configs[] = {
+        "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=1 seq_len=32",
+        "model=bert-base gpu=a16 precision=fp32 batch_per_gpu=16 seq_len=256",
+        "model=gpt2 gpu=t4 precision=amp_fp16 batch_per_gpu=3 seq_len=1024 grad_accum=3",
+        "model=resnet50 gpu=v100-sxm2-16gb precision=amp_fp16 batch_per_gpu=96 num_workers=6",
+        "model=vit-b16 gpu=h100-sxm5-80gb precision=bf16 batch_per_gpu=64 num_gpus=4",
+        "model=distilbert-base gpu=rtx3090 precision=tf32 batch_per_gpu=24 tokenize=on_the_fly num_workers=2",
+    };
+    ec_fit_report prior, fast_fit;
+    prior_fit(ctx, &prior);
+    fast_fit = prior;
+    fit_set_value(&fast_fit, "gemm_scale", 1.31);
+    fit_set_value(&fast_fit, "simt_scale", 1.23);
+    fit_set_value(&fast_fit, "mem_scale", 1.17);
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+        ec_result base, fast;
+        assert_int_equal(ec_ctx_set_fit(ctx, &prior), EC_OK);
+        predict_words(ctx, configs[i], &base);
+        assert_int_equal(ec_ctx_set_fit(ctx, &fast_fit), EC_OK);
+        predict_words(ctx, configs[i], &fast);
+        if (fast.step_s > base.step_s)
+            fail_msg("%s: faster GPU predicted slower (%g > %g)", configs[i], fast.step_s, base.step_s);
+        assert_true(fast.gpu_busy_s < base.gpu_busy_s);
+    }
+    /* ec_ctx_set_fit(NULL) is the priors too: the same prediction as the prior report. */
+    ec_result a, b;
+    assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
+    predict_words(ctx, configs[2], &a);
+    assert_int_equal(ec_ctx_set_fit(ctx, &prior), EC_OK);
+    predict_words(ctx, configs[2], &b);
+    assert_rel(a.step_s, b.step_s, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
+/* ---- ec_max_batch -------------------------------------------------------------------------- */
+
+static void test_max_batch(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config cfg;
+    ec_result res;
+    static const int seqs[] = {64, 128, 200, 384, 512};
+    int prev = 1 << 30;
+    for (int i = 0; i < 5; i++) {
+        char words[256];
+        snprintf(words, sizeof words, "model=bert-base gpu=t4 precision=amp_fp16 batch_per_gpu=1 seq_len=%d", seqs[i]);
+        config_words(ctx, &cfg, words);
+        int b = -1;
+        assert_int_equal(ec_max_batch(ctx, &cfg, 0, &b), EC_OK);
+        assert_true(b >= 1);
+        /* b fits ... */
+        cfg.batch_per_gpu = b;
+        assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+        assert_true(res.memory.fits);
+        /* ... and b + 1 does not */
+        cfg.batch_per_gpu = b + 1;
+        assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+        assert_false(res.memory.fits);
+        /* longer sequences never allow a larger batch */
+        if (b > prev)
+            fail_msg("max batch %d at seq %d above %d at a shorter seq", b, seqs[i], prev);
+        prev = b;
+    }
+    /* A limit caps the answer. */
+    int b = 0;
+    config_words(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80gb batch_per_gpu=1 seq_len=128");
+    assert_int_equal(ec_max_batch(ctx, &cfg, 37, &b), EC_OK);
+    assert_int_equal(b, 37);
+    /* Not even batch 1 fits: 0, and still EC_OK. */
+    config_words(ctx, &cfg, "model=gpt2-medium gpu=t4 precision=fp32 batch_per_gpu=1 seq_len=16384");
+    assert_int_equal(ec_max_batch(ctx, &cfg, 0, &b), EC_OK);
+    assert_int_equal(b, 0);
+    /* Errors propagate. */
+    config_words(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80g batch_per_gpu=1");
+    assert_int_equal(ec_max_batch(ctx, &cfg, 0, &b), EC_ENOTFOUND);
+    assert_int_equal(ec_max_batch(ctx, NULL, 0, &b), EC_EMISUSE);
+    assert_int_equal(ec_max_batch(ctx, &cfg, 0, NULL), EC_EMISUSE);
+    assert_int_equal(ec_max_batch(NULL, &cfg, 0, &b), EC_EMISUSE);
+    ec_ctx_free(ctx);
+}
+
+/* ---- errors -------------------------------------------------------------------------------- */
+
+static void expect_error(ec_ctx *ctx, const char *words, int code, const char *msg)
+{
+    ec_config cfg;
+    ec_result res;
+    config_words(ctx, &cfg, words);
+    int rc = ec_predict(ctx, &cfg, &res);
+    if (rc != code)
+        fail_msg("%s: rc %d (%s), expected %d; message: %s", words, rc, ec_strerror(rc), code, ec_ctx_errmsg(ctx));
+    assert_contains(ec_ctx_errmsg(ctx), msg);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    /* required keys */
+    expect_error(ctx, "model=bert-base batch_per_gpu=8", EC_EINVAL, "'gpu' is required");
+    expect_error(ctx, "gpu=t4 batch_per_gpu=8", EC_EINVAL, "'model' is required");
+    expect_error(ctx, "model=bert-base gpu=t4", EC_EINVAL, "'batch_per_gpu' is required");
+    /* unknown names, with the nearest valid id */
+    expect_error(ctx, "model=bert-base gpu=a100-sxm4-80g batch_per_gpu=8", EC_ENOTFOUND, "did you mean 'a100-sxm4-80gb'");
+    expect_error(ctx, "model=bert-base gpu=a100-sxm4-80g batch_per_gpu=8", EC_ENOTFOUND, "unknown gpu 'a100-sxm4-80g'");
+    expect_error(ctx, "model=bert-bsae gpu=t4 batch_per_gpu=8", EC_ENOTFOUND, "did you mean 'bert-base'");
+    expect_error(ctx, "model=bert-base task=squadv2 gpu=t4 batch_per_gpu=8", EC_ENOTFOUND, "unknown task 'squadv2'");
+    expect_error(ctx, "model=bert-base gpu=t4 host=workstaton batch_per_gpu=8", EC_ENOTFOUND, "did you mean 'workstation'");
+    /* impossible combinations */
+    expect_error(ctx, "model=gpt2 task=squad gpu=t4 batch_per_gpu=8", EC_EINVAL, "cannot run task 'squad'");
+    expect_error(ctx, "model=bert-base gpu=t4 batch_per_gpu=8 num_gpus=4 strategy=single", EC_EINVAL, "strategy=single");
+    expect_error(ctx, "model=bert-base gpu=t4 batch_per_gpu=8 num_gpus=2 nodes=3", EC_EINVAL, "nodes=3 exceeds num_gpus=2");
+    expect_error(ctx, "model=bert-base gpu=t4 batch_per_gpu=8 padding=dynamic", EC_ENOTSUP, "padding=dynamic");
+    /* a field set directly to a value the text form would refuse */
+    ec_config cfg;
+    ec_result res;
+    config_words(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=8");
+    cfg.grad_accum = 0;
+    assert_int_equal(ec_predict(ctx, &cfg, &res), EC_EINVAL);
+    assert_contains(ec_ctx_errmsg(ctx), "grad_accum");
+    /* a missing profile file */
+    config_words(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=8 profile=/nonexistent/epochcast-profile.csv");
+    assert_int_equal(ec_predict(ctx, &cfg, &res), EC_EIO);
+
+    /* NULL arguments */
+    config_words(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=8");
+    assert_int_equal(ec_predict(ctx, NULL, &res), EC_EMISUSE);
+    assert_int_equal(ec_predict(ctx, &cfg, NULL), EC_EMISUSE);
+    assert_contains(ec_ctx_errmsg(ctx), "NULL");
+    assert_int_equal(ec_predict(NULL, &cfg, &res), EC_EMISUSE);
+    /* still works after all that */
+    assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+    ec_ctx_free(ctx);
+
+    /* before models are loaded */
+    ec_ctx *bare = ec_test_ctx_bare();
+    assert_int_equal(ec_predict(bare, &cfg, &res), EC_EMISUSE);
+    assert_contains(ec_ctx_errmsg(bare), "ec_ctx_load_models");
+    int b;
+    assert_int_equal(ec_max_batch(bare, &cfg, 0, &b), EC_EMISUSE);
+    ec_ctx_free(bare);
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seed000_bert_a16),
+        cmocka_unit_test(test_overhead_grows_as_batch_shrinks),
+        cmocka_unit_test(test_input_bound),
+        cmocka_unit_test(test_checkpointing),
+        cmocka_unit_test(test_grad_accum),
+        cmocka_unit_test(test_grad_accum_busy_within_step),
+        cmocka_unit_test(test_ddp),
+        cmocka_unit_test(test_allreduce_closed_form),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_faster_never_slower),
+        cmocka_unit_test(test_max_batch),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
