@@ -173,7 +173,14 @@ EC_INTERNAL double eci_const(const ec_ctx *ctx, int which);
 EC_INTERNAL size_t eci_strlcpy(char *dst, const char *src, size_t n);
 /* Case-insensitive compare ignoring spaces, '-' and '_' ("Tesla T4" ~ "tesla-t4"). */
 EC_INTERNAL int eci_name_eq(const char *a, const char *b);
-/* Parse a finite double / integer from a whole string; 0 on success. */
+/* Plain decimal syntax, the one number format of every file and key: [+-]digits[.digits]
+ * [e[+-]digits] (integer: no point, no exponent); no hex, inf, nan or spaces. */
+#define ECI_NUMBER_MAX 128
+EC_INTERNAL int eci_decimal_syntax(const char *s, int integer);
+/* strtod of a string that passed eci_decimal_syntax (at most ECI_NUMBER_MAX characters),
+ * independent of the C locale; *overflow is set when it does not fit in a double. */
+EC_INTERNAL double eci_strtod_c(const char *s, int *overflow);
+/* Parse a finite double / integer from a whole string in that syntax; 0 on success. */
 EC_INTERNAL int eci_parse_double(const char *s, double *out);
 EC_INTERNAL int eci_parse_long(const char *s, long *out);
 

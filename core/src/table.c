@@ -22,7 +22,7 @@
 /* Bytes handed to csv_parse at once when no chunk size is given. */
 #define TABLE_CHUNK 65536
 /* Longest cell text accepted by eci_table_number / eci_table_int. */
-#define NUMBER_MAX 128
+#define NUMBER_MAX ECI_NUMBER_MAX
 /* Longest cell text quoted in a message. */
 #define SHOW_MAX 60
 
@@ -579,35 +579,6 @@ static int number_cell(ec_ctx *ctx, const eci_table *t, size_t row, int col, con
 #define CELL_ARGS(t, c, col) \
     (t)->name, (unsigned long)(c)->line, (unsigned long)(c)->col, (t)->hdr[col]
 
-/* Decimal syntax only: [+-]digits[.digits][(e|E)[+-]digits], or with digits only after
- * the point.  This rejects what strtod would also take: leading blanks, "nan", "inf",
- * hexadecimal. */
-static int decimal_syntax(const char *s, int integer)
-{
-    size_t i = 0, digits = 0;
-    if (s[i] == '+' || s[i] == '-')
-        i++;
-    while (s[i] >= '0' && s[i] <= '9')
-        i++, digits++;
-    if (!integer && s[i] == '.') {
-        i++;
-        while (s[i] >= '0' && s[i] <= '9')
-            i++, digits++;
-    }
-    if (digits == 0)
-        return 0;
-    if (!integer && (s[i] == 'e' || s[i] == 'E')) {
-        size_t e = 0;
-        i++;
-        if (s[i] == '+' || s[i] == '-')
-            i++;
-        while (s[i] >= '0' && s[i] <= '9')
-            i++, e++;
-        if (e == 0)
-            return 0;
-    }
-    return s[i] == '\0';
-}
 
 int eci_table_number(ec_ctx *ctx, const eci_table *t, size_t row, int col, double lo, double hi,
                      double *out)
@@ -621,25 +592,12 @@ int eci_table_number(ec_ctx *ctx, const eci_table *t, size_t row, int col, doubl
     if (n == 0)
         return eci_error(ctx, EC_EPARSE, CELL_FMT "empty cell, expected a number",
                          CELL_ARGS(t, c, col));
-    if (n > NUMBER_MAX || !decimal_syntax(s, 0))
+    if (n > NUMBER_MAX || !eci_decimal_syntax(s, 0))
         return eci_error(ctx, EC_EPARSE, CELL_FMT "'%.*s%s' is not a number",
                          CELL_ARGS(t, c, col), SHOW_MAX, s, n > SHOW_MAX ? "..." : "");
-    /* strtod reads the locale's decimal point; the host may have called setlocale. */
-    char tmp[NUMBER_MAX + 1];
-    memcpy(tmp, s, n + 1);
-    const char *dp = localeconv()->decimal_point;
-    if (dp != NULL && dp[0] != '\0' && dp[0] != '.' && dp[1] == '\0') {
-        char *q = strchr(tmp, '.');
-        if (q != NULL)
-            *q = dp[0];
-    }
-    errno = 0;
-    char *end;
-    double v = strtod(tmp, &end);
-    if (*end != '\0')
-        return eci_error(ctx, EC_EPARSE, CELL_FMT "'%s' is not a number", CELL_ARGS(t, c, col), s);
-    /* ERANGE with a tiny result is underflow to (sub)normal or zero: accepted. */
-    if (!isfinite(v) || (errno == ERANGE && fabs(v) > 1.0))
+    int overflow;
+    double v = eci_strtod_c(s, &overflow);
+    if (overflow)
         return eci_error(ctx, EC_EPARSE, CELL_FMT "'%s' is too large for a double",
                          CELL_ARGS(t, c, col), s);
     if (!(v >= lo && v <= hi))
@@ -661,7 +619,7 @@ int eci_table_int(ec_ctx *ctx, const eci_table *t, size_t row, int col, long lo,
     if (n == 0)
         return eci_error(ctx, EC_EPARSE, CELL_FMT "empty cell, expected an integer",
                          CELL_ARGS(t, c, col));
-    if (n > NUMBER_MAX || !decimal_syntax(s, 1))
+    if (n > NUMBER_MAX || !eci_decimal_syntax(s, 1))
         return eci_error(ctx, EC_EPARSE, CELL_FMT "'%.*s%s' is not an integer",
                          CELL_ARGS(t, c, col), SHOW_MAX, s, n > SHOW_MAX ? "..." : "");
     errno = 0;

@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,14 +43,59 @@ int eci_name_eq(const char *a, const char *b)
     }
 }
 
+int eci_decimal_syntax(const char *s, int integer)
+{
+    size_t i = 0, digits = 0;
+    if (s[i] == '+' || s[i] == '-')
+        i++;
+    while (s[i] >= '0' && s[i] <= '9')
+        i++, digits++;
+    if (!integer && s[i] == '.') {
+        i++;
+        while (s[i] >= '0' && s[i] <= '9')
+            i++, digits++;
+    }
+    if (digits == 0)
+        return 0;
+    if (!integer && (s[i] == 'e' || s[i] == 'E')) {
+        size_t e = 0;
+        i++;
+        if (s[i] == '+' || s[i] == '-')
+            i++;
+        while (s[i] >= '0' && s[i] <= '9')
+            i++, e++;
+        if (e == 0)
+            return 0;
+    }
+    return s[i] == '\0';
+}
+
+double eci_strtod_c(const char *s, int *overflow)
+{
+    /* strtod reads the locale's decimal point, and the host may have called setlocale:
+     * swap '.' for the locale's point in a copy. */
+    char tmp[ECI_NUMBER_MAX + 1];
+    eci_strlcpy(tmp, s, sizeof tmp);
+    const char *dp = localeconv()->decimal_point;
+    if (dp != NULL && dp[0] != '\0' && dp[0] != '.' && dp[1] == '\0') {
+        char *q = strchr(tmp, '.');
+        if (q != NULL)
+            *q = dp[0];
+    }
+    errno = 0;
+    double v = strtod(tmp, NULL);
+    /* ERANGE with a tiny result is underflow to (sub)normal or zero: accepted. */
+    *overflow = !isfinite(v) || (errno == ERANGE && fabs(v) > 1.0);
+    return v;
+}
+
 int eci_parse_double(const char *s, double *out)
 {
-    char *end;
-    if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
+    int overflow;
+    if (s == NULL || strlen(s) > ECI_NUMBER_MAX || !eci_decimal_syntax(s, 0))
         return -1;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*end != '\0' || errno == ERANGE || !isfinite(v))
+    double v = eci_strtod_c(s, &overflow);
+    if (overflow)
         return -1;
     *out = v;
     return 0;
@@ -58,7 +104,7 @@ int eci_parse_double(const char *s, double *out)
 int eci_parse_long(const char *s, long *out)
 {
     char *end;
-    if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
+    if (s == NULL || !eci_decimal_syntax(s, 1))
         return -1;
     errno = 0;
     long v = strtol(s, &end, 10);

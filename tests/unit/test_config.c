@@ -451,6 +451,9 @@ static void test_double_ranges(void **state)
     expect_set_error(ctx, "dataset_samples", "inf", EC_EINVAL, "'inf' is not a number", NULL);
     expect_set_error(ctx, "dataset_samples", "1e999", EC_EINVAL, "is not a number", NULL);
     expect_set_error(ctx, "gpu_step_s", "0.5s", EC_EINVAL, "'0.5s' is not a number", NULL);
+    /* one number syntax for keys and files: no hexadecimal floats, no leading blanks */
+    expect_set_error(ctx, "sample_cpu_s", "0x1p-3", EC_EINVAL, "'0x1p-3' is not a number", NULL);
+    expect_set_error(ctx, "sample_cpu_s", " 0.5", EC_EINVAL, "is not a number", NULL);
     expect_set_error(ctx, "gpu_step_s", " 0.5", EC_EINVAL, "is not a number", NULL);
 }
 
