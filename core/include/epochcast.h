@@ -154,6 +154,8 @@ typedef struct ec_config {
     double gpu_step_s;           /* a measured GPU step time replacing the compute model [0 = model] */
     char profile[EC_PATH_MAX];   /* calibrated profile CSV ["" = none] */
     uint64_t seed;               /* simulation seed [fixed default] */
+    double loop_ops_per_sample;  /* tiny eager ops the forward issues per sample from a Python loop [0] */
+    double loop_syncs_per_sample;/* host-to-device tensor creations per sample in that loop, each a sync [0] */
     uint64_t set_mask;           /* bit i set when key i was given explicitly (ec_config_key_name(i)) */
 } ec_config;
 

@@ -101,6 +101,10 @@ static const key_def KEYS[] = {
     STR(profile, "calibrated profile CSV from calibrate [none]"),
     { "seed", KIND_U64, offsetof(ec_config, seed), FSIZE(seed), 0, 0, 1, 0x5eed, "",
       "simulation random seed, 0..18446744073709551615 [24301]" },
+    DBL("loop_ops_per_sample", loop_ops_per_sample, 0, 1e6, 1, 0,
+        "small eager ops per sample issued from a Python loop in forward (each + backward) [0]"),
+    DBL("loop_syncs_per_sample", loop_syncs_per_sample, 0, 1e6, 1, 0,
+        "torch.tensor(..., device=cuda) calls per sample in that loop; each blocks the host [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

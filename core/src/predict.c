@@ -84,6 +84,12 @@ typedef struct plan {
     double host_factor;          /* DataParallel: one Python process issues every replica */
     int checkpointing;
     double fwd_s, bwd_s;         /* kernel time accumulated by the walk */
+    /* A per-sample Python loop in forward (seed 002): batch x loop_syncs iterations, each
+     * creating a tensor on the device (a tiny blocking copy) and issuing loop_ops / loop_syncs
+     * one-element kernels, every one of them with its own autograd node in backward. */
+    double loop_ops, loop_syncs; /* per micro-step (already x batch) */
+    double loop_kernel_s;        /* a one-element kernel: the GPU's kernel floor */
+    double loop_copy_s;          /* a tiny blocking host-to-device copy (host latency) */
 } plan;
 
 static double fwd_host_s(const plan *p, const eci_op *op)
@@ -108,11 +114,72 @@ static void backward_op(timeline *t, plan *p, size_t i)
     p->bwd_s += c->bwd_s;
 }
 
+/* Add what the timeline did between `before` and now `times` more times.  Exact when each
+ * repetition starts from the same relative state (after a sync, or a host always ahead). */
+static void timeline_repeat(timeline *t, const timeline *before, double times)
+{
+    timeline d = *t;
+    t->cpu += times * (d.cpu - before->cpu);
+    t->gpu += times * (d.gpu - before->gpu);
+    t->busy += times * (d.busy - before->busy);
+    t->copy += times * (d.copy - before->copy);
+    t->kernels += times * (d.kernels - before->kernels);
+    t->host_busy += times * (d.host_busy - before->host_busy);
+    for (int c = 0; c < N_CAUSES; c++)
+        t->gap[c] += times * (d.gap[c] - before->gap[c]);
+}
+
+/* One iteration of the Python loop: an optional blocking tensor creation, then its ops. */
+static void loop_iteration(timeline *t, plan *p, int backward, double ops, int sync)
+{
+    if (backward) {
+        gpu_op(t, p->dispatch_bwd_s * ops * p->host_factor, p->loop_kernel_s * ops, ops, 1);
+        p->bwd_s += p->loop_kernel_s * ops;
+        return;
+    }
+    if (sync) { /* torch.tensor(..., device=cuda): the host builds it, waits for the stream,
+                 * and copies a few bytes: latency the host pays, not GPU work */
+        host_work(t, CAUSE_DISPATCH, p->dispatch_fwd_s * p->host_factor);
+        sync_host(t);
+        host_work(t, CAUSE_DISPATCH, p->loop_copy_s * p->host_factor);
+    }
+    gpu_op(t, p->dispatch_fwd_s * ops * p->host_factor, p->loop_kernel_s * ops, ops, 1);
+    p->fwd_s += p->loop_kernel_s * ops;
+}
+
+/* The whole loop: simulate two iterations, repeat the second for the rest. */
+static void python_loop(timeline *t, plan *p, int backward)
+{
+    if (p->loop_ops <= 0 && p->loop_syncs <= 0)
+        return;
+    int sync = p->loop_syncs > 0;
+    double iters = sync ? p->loop_syncs : p->loop_ops;
+    double ops = sync ? p->loop_ops / p->loop_syncs : 1.0;
+    double whole = floor(iters);
+    int simulate = whole < 2 ? (int)whole : 2;
+    double before_s = backward ? p->bwd_s : p->fwd_s;
+    timeline before = *t;
+    for (int i = 0; i < simulate; i++) {
+        before = *t;
+        before_s = backward ? p->bwd_s : p->fwd_s;
+        loop_iteration(t, p, backward, ops, sync);
+    }
+    double rest = whole - simulate;
+    if (simulate > 0 && rest > 0) {
+        double step_s = (backward ? p->bwd_s : p->fwd_s) - before_s;
+        timeline_repeat(t, &before, rest);
+        *(backward ? &p->bwd_s : &p->fwd_s) += rest * step_s;
+    }
+    if (iters > whole) /* a fractional iteration: its ops without a sync */
+        loop_iteration(t, p, backward, ops * (iters - whole), 0);
+}
+
 static void forward_pass(timeline *t, plan *p)
 {
     const eci_workload *wl = p->wl;
     for (size_t i = 0; i < p->first_layer; i++)
         forward_op(t, p, i);
+    python_loop(t, p, 0); /* after the embeddings it reads */
     for (int l = 0; l < wl->layers && p->first_layer < p->end_layer; l++)
         for (size_t i = p->first_layer; i < p->end_layer; i++)
             forward_op(t, p, i);
@@ -136,6 +203,7 @@ static void backward_pass(timeline *t, plan *p)
         for (size_t i = p->end_layer; i-- > p->first_layer;)
             backward_op(t, p, i);
     }
+    python_loop(t, p, 1);
     for (size_t i = p->first_layer; i-- > 0;)
         backward_op(t, p, i);
 }
@@ -328,7 +396,10 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     plan p = {.wl = wl, .cost = cost, .first_layer = first, .end_layer = end, .host = host,
               .dispatch_fwd_s = host->dispatch_fwd_s * calib.dispatch_scale,
               .dispatch_bwd_s = host->dispatch_bwd_s * calib.dispatch_scale,
-              .host_factor = r.strategy == EC_STRATEGY_DP ? n : 1, .checkpointing = cfg->checkpointing};
+              .host_factor = r.strategy == EC_STRATEGY_DP ? n : 1, .checkpointing = cfg->checkpointing,
+              .loop_ops = cfg->loop_ops_per_sample * cfg->batch_per_gpu,
+              .loop_syncs = cfg->loop_syncs_per_sample * cfg->batch_per_gpu,
+              .loop_kernel_s = rates.floor_s, .loop_copy_s = eci_const(ctx, EC_C_h2d_latency_s)};
 
     double param_bytes = (cfg->precision == EC_PREC_BF16 || cfg->precision == EC_PREC_FP16) ? 2.0 : 4.0;
     double grad_bytes = wl->params * param_bytes;

@@ -78,7 +78,7 @@ static void test_key_list(void **state)
         "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "attention", "num_workers",
         "prefetch_factor", "pin_memory", "persistent_workers", "tokenize", "tokenizer",
         "sample_cpu_s", "host", "dataset_samples", "epochs", "eval_samples", "data",
-        "gpu_step_s", "profile", "seed",
+        "gpu_step_s", "profile", "seed", "loop_ops_per_sample", "loop_syncs_per_sample",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -225,6 +225,8 @@ static const key_case EVERY_KEY[] = {
     { "gpu_step_s", "0.1234", "0.1234" },
     { "profile", "profiles/a100.csv", "profiles/a100.csv" },
     { "seed", "987654321987", "987654321987" },
+    { "loop_ops_per_sample", "240", "240" },
+    { "loop_syncs_per_sample", "80.5", "80.5" },
 };
 
 static void test_every_key_round_trip(void **state)

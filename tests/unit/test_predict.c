@@ -6,6 +6,7 @@
  */
 #include "ec_test.h"
 #include "internal.h"
+#include "consts.h"
 #include "predict.h"
 
 #include <gsl/gsl_errno.h>
@@ -459,6 +460,36 @@ static void test_errors(void **state)
     ec_ctx_free(bare);
 }
 
+/* A per-sample Python loop in forward (seed 002): every iteration creates a tensor on the
+ * device (a blocking copy) and issues a few one-element kernels.  The loop is simulated for
+ * two iterations and extrapolated, so the step must grow linearly in the loop count:
+ * step(3k) - step(2k) = step(2k) - step(k); and each extra sync costs the host at least the
+ * copy latency h2d_latency_s (models/constants.csv). */
+static void test_python_loop(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *base = "model=distilbert-base gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=32 seq_len=128";
+    char words[256];
+    ec_result r0, r1, r2, r3;
+    predict_words(ctx, base, &r0);
+    double syncs[] = {20, 40, 60};
+    ec_result *rs[] = {&r1, &r2, &r3};
+    for (int i = 0; i < 3; i++) {
+        snprintf(words, sizeof words, "%s loop_syncs_per_sample=%g loop_ops_per_sample=%g", base, syncs[i],
+                 3 * syncs[i]);
+        predict_words(ctx, words, rs[i]);
+    }
+    assert_rel(r3.step_s - r2.step_s, r2.step_s - r1.step_s, EC_TOL_CLOSED_FORM);
+    double copy_s = eci_const(ctx, EC_C_h2d_latency_s);
+    assert_true(r1.step_s - r0.step_s >= 32 * 20 * copy_s);
+    /* 32 x 20 x 3 extra kernels forward and as many backward */
+    assert_rel(r1.kernels_per_step - r0.kernels_per_step, 2.0 * 32 * 20 * 3, EC_TOL_CLOSED_FORM);
+    assert_int_equal(r3.bottleneck, EC_BOTTLENECK_CPU);
+    assert_true(r3.gpu_util_frac < r0.gpu_util_frac);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -474,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_faster_never_slower),
         cmocka_unit_test(test_max_batch),
+        cmocka_unit_test(test_python_loop),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
