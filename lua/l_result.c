@@ -25,7 +25,7 @@ typedef struct result_field {
 #define F(col, grp, key, kind, member, alias) {col, grp, key, kind, offsetof(ec_result, member), alias}
 
 /* The documented column order: headline numbers, the step's anatomy, the breakdown,
- * memory by part, the epoch interval, then the warnings. */
+ * memory by part, the epoch interval, multi-GPU scaling, then the warnings. */
 static const result_field fields[] = {
     F("step_s", NULL, "step_s", F_NUM, step_s, 0),
     F("samples_per_s", NULL, "samples_per_s", F_NUM, samples_per_s, 0),
@@ -63,6 +63,13 @@ static const result_field fields[] = {
     F("epoch_p10_s", "interval", "p10", F_NUM, epoch_p10_s, 0),
     F("epoch_p50_s", "interval", "p50", F_NUM, epoch_p50_s, 0),
     F("epoch_p90_s", "interval", "p90", F_NUM, epoch_p90_s, 0),
+    F("single_gpu_samples_per_s", NULL, "single_gpu_samples_per_s", F_NUM, single_gpu_samples_per_s, 0),
+    F("scaling_efficiency_frac", NULL, "scaling_efficiency_frac", F_NUM, scaling_efficiency_frac, 0),
+    F("busbw_bytes_per_s", NULL, "busbw_bytes_per_s", F_NUM, busbw_bytes_per_s, 0),
+    F("comm_total_s", NULL, "comm_total_s", F_NUM, comm_total_s, 0),
+    F("straggler_s", NULL, "straggler_s", F_NUM, straggler_s, 0),
+    F("other_gpu_busy_s", NULL, "other_gpu_busy_s", F_NUM, other_gpu_busy_s, 0),
+    F("other_gpu_peak_bytes", NULL, "other_gpu_peak_bytes", F_NUM, other_gpu_peak_bytes, 0),
     F("warnings", NULL, "warnings", F_WARNINGS, warning_text, 0),
 };
 

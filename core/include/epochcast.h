@@ -210,7 +210,9 @@ typedef struct ec_breakdown {
     double h2d_s;           /* host-to-device copy of the batch, the part not overlapped */
     double cpu_overhead_s;  /* GPU idle while the CPU issues kernels or syncs */
     double loader_s;        /* GPU idle waiting for the input pipeline */
-    double comm_s;          /* exposed gradient communication */
+    double comm_s;          /* communication that adds to the optimizer step: DDP's all-reduce
+                               left after backward, DataParallel's scatter, broadcast, gather
+                               and reduce, and the wait for the slowest GPU */
 } ec_breakdown;
 
 /* Peak GPU memory by part, per GPU (GPU 0 under dp). */
@@ -248,6 +250,14 @@ typedef struct ec_result {
     ec_memory memory;
     unsigned warnings;        /* EC_WARN_* bits */
     char warning_text[EC_WARNING_TEXT_MAX]; /* "; "-separated human text */
+    /* Multi-GPU (DESIGN 3.3).  The fields above describe GPU 0, which under dp does more. */
+    double single_gpu_samples_per_s; /* the same config on one GPU (strategy single) */
+    double scaling_efficiency_frac;  /* samples_per_s / (num_gpus x single_gpu_samples_per_s); 1 on one GPU */
+    double busbw_bytes_per_s;        /* ring bus bandwidth of the topology; 0 on one GPU */
+    double comm_total_s;             /* communication time per step, hidden behind backward or not */
+    double straggler_s;              /* per step, waiting for the slowest GPU (part of breakdown.comm_s) */
+    double other_gpu_busy_s;         /* kernel time per step of each of GPUs 1..n-1 (= gpu_busy_s unless dp) */
+    double other_gpu_peak_bytes;     /* peak memory of each of GPUs 1..n-1 (= memory.peak_bytes unless dp) */
 } ec_result;
 
 /* Predict one configuration.  The result is fully written on EC_OK.

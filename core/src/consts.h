@@ -39,9 +39,13 @@
     X(h2d_latency_s)                    \
     X(ddp_bucket_bytes)                 \
     X(ddp_first_bucket_bytes)           \
-    X(allreduce_latency_s)              \
+    X(allreduce_hop_latency_s)          \
     X(nvlink_busbw_frac)                \
-    X(pcie_busbw_frac)                  \
+    X(pcie_host_busbw_frac)             \
+    X(pcie_p2p_busbw_frac)              \
+    X(nvlink_bridge_busbw_frac)         \
+    X(board_uplink_lanes)               \
+    X(gpu_speed_cv_frac)                \
     X(internode_bytes_per_s)            \
     X(recompute_forward_frac)          \
     X(sdpa_eff_frac)                   \

@@ -8,6 +8,9 @@
  *   optimizer peak = gradients + step temporaries (foreach AdamW's denom)
  * Activations are what the op list keeps for backward (workload.c); checkpointing keeps each
  * layer's input plus one layer's activations.  Constants come from constants.csv.
+ * DataParallel (modeling.md 6.1): GPU 0 holds the optimizer, the gathered outputs and, at
+ * the reduce, its replica's gradients beside the reduced ones; the other GPUs hold a
+ * replica (weights broadcast every step), its gradients and activations, no optimizer.
  */
 #include "memory.h"
 #include "consts.h"
@@ -47,11 +50,15 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
     double w, g, o;
     bytes_per_param(in->precision, in->optimizer, &w, &g, &o);
     double params = wl->params;
+    int replica = in->dp_role == 2;
     m->weights_bytes = params * w;
-    m->optimizer_bytes = params * o;
+    m->optimizer_bytes = replica ? 0 : params * o;
     double grads = params * g;
-    if (in->ddp) /* DDP keeps a bucket copy of every gradient (gradient_as_bucket_view=False) */
+    /* DDP keeps a bucket copy of every gradient (gradient_as_bucket_view=False); DataParallel's
+     * GPU 0 holds its replica's gradients and the reduced sum at once. */
+    if (in->ddp || in->dp_role == 1)
         grads *= 2.0;
+    double opt_temp = replica ? 0 : params * opt_temp_bytes_per_param(in->optimizer, w);
     m->grads_bytes = grads;
     int amp = in->precision == EC_PREC_AMP_FP16 || in->precision == EC_PREC_AMP_BF16;
     m->cast_cache_bytes = amp ? wl->matmul_params * 2.0 : 0;
@@ -75,7 +82,7 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
                        (in->num_gpus > 1 ? eci_const(ctx, EC_C_nccl_context_bytes) : 0);
 
     double bwd_peak = m->cast_cache_bytes + (acts > grads ? acts : grads) + m->workspace_bytes;
-    double opt_peak = grads + params * opt_temp_bytes_per_param(in->optimizer, w);
+    double opt_peak = replica ? 0 : grads + opt_temp;
     double transient = bwd_peak > opt_peak ? bwd_peak : opt_peak;
     double allocated = m->weights_bytes + m->optimizer_bytes + transient;
     double frac = in->dynamic_shapes ? eci_const(ctx, EC_C_allocator_frac_dynamic)
@@ -87,7 +94,7 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
         m->activations_bytes = 0;
         m->cast_cache_bytes = 0;
         m->workspace_bytes = 0;
-        m->optimizer_bytes += params * opt_temp_bytes_per_param(in->optimizer, w);
+        m->optimizer_bytes += opt_temp;
     } else if (acts > grads) {
         m->grads_bytes = 0;
     } else {

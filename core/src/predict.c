@@ -5,9 +5,11 @@
  * GradScaler's inf check, pageable copies) make the host wait for the GPU.  Idle GPU time
  * is charged to whatever the host was doing: dispatch, loading, copying.  Small batches
  * thus come out CPU-bound from the same arithmetic that makes large ones compute-bound.
- * Gradient communication (DDP buckets, DataParallel's broadcast and reduce), memory
+ * Gradient communication (comm.c: DDP buckets filled as the backward walk produces
+ * gradients; DataParallel's scatter, broadcast, gather and reduce through GPU 0), memory
  * (memory.c) and the epoch come on top.  Inputs: the context's models/ tables.
  */
+#include "comm.h"
 #include "compute.h"
 #include "consts.h"
 #include "memory.h"
@@ -81,7 +83,7 @@ typedef struct plan {
     size_t first_layer, end_layer;
     const eci_host *host;
     double dispatch_fwd_s, dispatch_bwd_s;
-    double host_factor;          /* DataParallel: one Python process issues every replica */
+    double host_factor;          /* DataParallel: one Python process issues every replica's forward */
     int checkpointing;
     double fwd_s, bwd_s;         /* kernel time accumulated by the walk */
     /* A per-sample Python loop in forward (seed 002): batch x loop_syncs iterations, each
@@ -90,6 +92,8 @@ typedef struct plan {
     double loop_ops, loop_syncs; /* per micro-step (already x batch) */
     double loop_kernel_s;        /* a one-element kernel: the GPU's kernel floor */
     double loop_copy_s;          /* a tiny blocking host-to-device copy (host latency) */
+    eci_ddp_sched *ddp;          /* DDP's Reducer on the micro-step that all-reduces, else NULL */
+    double grad_elem_bytes;      /* bytes per gradient element */
 } plan;
 
 static double fwd_host_s(const plan *p, const eci_op *op)
@@ -110,8 +114,11 @@ static void backward_op(timeline *t, plan *p, size_t i)
     const eci_op_cost_t *c = &p->cost[i];
     if (c->bwd_kernels == 0)
         return;
-    gpu_op(t, p->dispatch_bwd_s * c->bwd_kernels * p->host_factor, c->bwd_s, c->bwd_kernels, 1);
+    /* Backward runs in the C++ autograd engine, one thread per device: no GIL, even under dp. */
+    gpu_op(t, p->dispatch_bwd_s * c->bwd_kernels, c->bwd_s, c->bwd_kernels, 1);
     p->bwd_s += c->bwd_s;
+    if (p->ddp != NULL) /* this op's gradients are ready: DDP's autograd hook fills a bucket */
+        eci_ddp_ready(p->ddp, t->gpu, p->wl->ops[i].params * p->grad_elem_bytes);
 }
 
 /* Add what the timeline did between `before` and now `times` more times.  Exact when each
@@ -133,7 +140,7 @@ static void timeline_repeat(timeline *t, const timeline *before, double times)
 static void loop_iteration(timeline *t, plan *p, int backward, double ops, int sync)
 {
     if (backward) {
-        gpu_op(t, p->dispatch_bwd_s * ops * p->host_factor, p->loop_kernel_s * ops, ops, 1);
+        gpu_op(t, p->dispatch_bwd_s * ops, p->loop_kernel_s * ops, ops, 1); /* autograd threads: no GIL */
         p->bwd_s += p->loop_kernel_s * ops;
         return;
     }
@@ -208,54 +215,15 @@ static void backward_pass(timeline *t, plan *p)
         backward_op(t, p, i);
 }
 
-/* ---- communication ----------------------------------------------------------------------- */
-/* Ring all-reduce (nccl-tests PERFORMANCE.md): t = alpha + 2(n-1)/n x S / busbw. */
-double eci_allreduce_s(double bytes, int n, double busbw_bytes_per_s, double alpha_s)
+/* ---- communication -----------------------------------------------------------------------
+ * DataParallel's data exchanges all pass through GPU 0 and run on its compute stream,
+ * serialized with its kernels: they are busy time on GPU 0 and exposed communication. */
+static void dp_exchange(timeline *t, const plan *p, double s, double kernels, double *comm_s)
 {
-    if (n <= 1 || bytes <= 0)
-        return 0;
-    return alpha_s + 2.0 * (n - 1) / n * bytes / busbw_bytes_per_s;
-}
-
-/* Bus bandwidth of a ring over the GPUs of the config. */
-static double bus_bandwidth(const ec_ctx *ctx, const eci_gpu *g, const char *topology, int num_gpus, int nodes,
-                            double network_bytes_per_s)
-{
-    double pcie = g->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_busbw_frac);
-    double intra;
-    if (strcmp(topology, "nvlink") == 0 && g->nvlink_bytes_per_s > 0)
-        intra = g->nvlink_bytes_per_s * eci_const(ctx, EC_C_nvlink_busbw_frac);
-    else if (strcmp(topology, "pcie-host") == 0 || !g->p2p)
-        intra = pcie / 2.0; /* no peer-to-peer: every byte goes through host memory twice */
-    else if (strcmp(topology, "a16-board") == 0) {
-        /* 4 GPUs per board share one x16 uplink; peers on a board talk through the switch. */
-        int boards = (num_gpus / nodes + g->gpus_per_board - 1) / g->gpus_per_board;
-        intra = boards > 1 ? pcie * 2.0 / g->gpus_per_board : pcie;
-    } else
-        intra = pcie;
-    if (nodes <= 1)
-        return intra;
-    double per_gpu_net = network_bytes_per_s > 0 ? network_bytes_per_s / ((double)num_gpus / nodes)
-                                                 : eci_const(ctx, EC_C_internode_bytes_per_s);
-    return intra < per_gpu_net ? intra : per_gpu_net;
-}
-
-/* DDP: buckets of ddp_bucket_bytes all-reduced as backward produces them (reverse order);
- * the last bucket (first layers, embeddings) only starts after backward ends, the rest
- * hides behind backward unless it takes longer. */
-static double ddp_exposed_s(const ec_ctx *ctx, double grad_bytes, double last_bucket_bytes, int n, double busbw,
-                            double backward_s)
-{
-    double alpha = eci_const(ctx, EC_C_allreduce_latency_s);
-    double bucket = eci_const(ctx, EC_C_ddp_bucket_bytes);
-    if (last_bucket_bytes > grad_bytes)
-        last_bucket_bytes = grad_bytes;
-    double rest = grad_bytes - last_bucket_bytes;
-    double n_rest = ceil(rest / bucket);
-    double t_rest = n_rest * alpha + (rest > 0 ? eci_allreduce_s(rest, n, busbw, 0) : 0);
-    double t_last = eci_allreduce_s(last_bucket_bytes, n, busbw, alpha);
-    double hidden = t_rest < backward_s ? t_rest : backward_s;
-    return t_last + (t_rest - hidden);
+    if (s <= 0)
+        return;
+    gpu_op(t, p->dispatch_fwd_s * kernels, s, kernels, 1);
+    *comm_s += s;
 }
 
 /* ---- helpers ----------------------------------------------------------------------------- */
@@ -403,7 +371,12 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
 
     double param_bytes = (cfg->precision == EC_PREC_BF16 || cfg->precision == EC_PREC_FP16) ? 2.0 : 4.0;
     double grad_bytes = wl->params * param_bytes;
-    double busbw = n > 1 ? bus_bandwidth(ctx, g, r.topology, n, r.nodes, cfg->network_bytes_per_s) : 0;
+    p.grad_elem_bytes = param_bytes; /* AMP all-reduces the fp32 gradients (modeling.md 6.2) */
+    int dp = r.strategy == EC_STRATEGY_DP, ddp = r.strategy == EC_STRATEGY_DDP;
+    eci_comm comm = {.n = 1, .nodes = 1, .h2d_share_frac = 1.0};
+    if (n > 1 && (rc = eci_comm_init(ctx, g, r.topology, n, r.nodes, cfg->network_bytes_per_s, &comm)) != EC_OK)
+        return rc;
+    double busbw = comm.busbw_bytes_per_s, hop_s = comm.hop_latency_s;
 
     /* Input pipeline, issue-2 level: loading in the loop with num_workers = 0, otherwise a
      * steady-state stall if the workers cannot keep up (the discrete-event pipeline refines it). */
@@ -412,15 +385,22 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
                                                        cfg->batch_per_gpu;
     int pinned = cfg->pin_memory;
     double h2d_bw = pinned ? g->h2d_pinned_bytes_per_s : g->h2d_pageable_bytes_per_s;
+    if (!dp) /* every GPU copies its batch at once: GPUs behind one uplink share it */
+        h2d_bw *= comm.h2d_share_frac;
     double h2d_s = wl->input_bytes / h2d_bw + eci_const(ctx, EC_C_h2d_latency_s);
-    if (r.strategy == EC_STRATEGY_DP) /* scatter of the whole batch from GPU 0's host copy */
+    if (dp) { /* one process loads the global batch and copies it all to GPU 0 */
         h2d_s *= n;
+        batch_cpu_s *= n;
+    }
 
     double syncs = eci_const(ctx, EC_C_syncs_per_micro_step);
     timeline t = {0};
     double micro_s[2] = {0, 0};
     timeline micro_start = t, last_micro = t; /* last_micro: what the last simulated micro-step added */
     int simulate = ga < 2 ? ga : 2;
+    double dp_comm_s = 0;           /* DataParallel exchanges of the simulated micro-steps */
+    eci_ddp_sched sched;            /* DDP: only the last micro-step all-reduces (no_sync before) */
+    eci_ddp_begin(&sched, &comm, eci_const(ctx, EC_C_ddp_first_bucket_bytes), eci_const(ctx, EC_C_ddp_bucket_bytes));
     for (int micro = 0; micro < simulate; micro++) {
         double start = t.cpu;
         micro_start = t;
@@ -434,22 +414,34 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
             t.pending[CAUSE_H2D] += h2d_s;
             sync_host(&t);
         }
-        if (r.strategy == EC_STRATEGY_DP) { /* replicate the parameters from GPU 0 */
-            double bcast = (n - 1) * grad_bytes / busbw;
-            gpu_op(&t, p.dispatch_fwd_s * n, bcast, n - 1, 1);
-            res->breakdown.comm_s += bcast;
+        int all_reduce = ddp && micro == simulate - 1;
+        if (dp) { /* scatter the inputs from GPU 0; replicate(): Python builds n-1 module
+                   * replicas and NCCL broadcasts the parameters from GPU 0 */
+            dp_exchange(&t, &p, (n - 1) * wl->input_bytes / busbw, n - 1, &dp_comm_s);
+            host_work(&t, CAUSE_DISPATCH, p.dispatch_fwd_s * wl->param_tensors * (n - 1));
+            dp_exchange(&t, &p, eci_bcast_s(grad_bytes, n, busbw, hop_s), 1, &dp_comm_s);
         }
         forward_pass(&t, &p);
+        if (dp) /* gather every replica's outputs on GPU 0 */
+            dp_exchange(&t, &p, (n - 1) * (wl->output_bytes / busbw + hop_s), n - 1, &dp_comm_s);
+        p.ddp = all_reduce ? &sched : NULL;
         backward_pass(&t, &p);
+        p.ddp = NULL;
         if (micro > 0) { /* AccumulateGrad adds into the existing .grad of every tensor */
             double acc = eci_mem_time_s(&rates, 3.0 * grad_bytes, (int)wl->param_tensors);
             gpu_op(&t, p.dispatch_bwd_s * wl->param_tensors, acc, wl->param_tensors, 1);
             p.bwd_s += acc;
         }
-        if (r.strategy == EC_STRATEGY_DP) { /* reduce every replica's gradients onto GPU 0 */
-            double reduce = (n - 1) * grad_bytes / busbw;
-            gpu_op(&t, p.dispatch_bwd_s * n, reduce, n - 1, 1);
-            res->breakdown.comm_s += reduce;
+        if (dp) { /* Gather's backward scatters the output gradients; Broadcast's backward
+                   * (ReduceAddCoalesced) NCCL-reduces every replica's gradients onto GPU 0 */
+            dp_exchange(&t, &p, (n - 1) * (wl->output_bytes / busbw + hop_s), n - 1, &dp_comm_s);
+            dp_exchange(&t, &p, eci_bcast_s(grad_bytes, n, busbw, hop_s), 1, &dp_comm_s);
+        }
+        double exposed = 0;
+        if (all_reduce) { /* the buckets still in flight when backward ends are exposed */
+            exposed = eci_ddp_finish(&sched, t.gpu);
+            gpu_op(&t, p.dispatch_bwd_s, exposed, sched.buckets, 1);
+            res->breakdown.comm_s += exposed;
         }
         if (syncs > 0)
             sync_host(&t);
@@ -460,21 +452,16 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         last_micro.host_busy = t.host_busy - micro_start.host_busy;
         for (int c = 0; c < N_CAUSES; c++)
             last_micro.gap[c] = t.gap[c] - micro_start.gap[c];
+        if (all_reduce) { /* micro-steps 3..ga that repeat this one run under no_sync */
+            micro_s[micro] -= exposed;
+            last_micro.busy -= exposed;
+            last_micro.kernels -= sched.buckets;
+        }
     }
     /* Micro-steps after the second repeat the second exactly (each ends in a sync). */
     double scale_rest = ga > 2 ? (double)(ga - 2) : 0;
-    double bwd1 = p.bwd_s;
 
-    /* Last micro-step: DDP's exposed all-reduce, then the optimizer. */
-    if (r.strategy == EC_STRATEGY_DDP) {
-        double last_bucket = wl->ops[0].params * param_bytes; /* embeddings or stem: ready last */
-        double first_bucket_min = eci_const(ctx, EC_C_ddp_first_bucket_bytes);
-        if (last_bucket < first_bucket_min)
-            last_bucket = first_bucket_min;
-        double exposed = ddp_exposed_s(ctx, grad_bytes, last_bucket, n, busbw, bwd1 / simulate);
-        gpu_op(&t, p.dispatch_bwd_s, exposed, 1, 1);
-        res->breakdown.comm_s += exposed;
-    }
+    /* Last micro-step: the optimizer (on GPU 0 only under dp). */
     double opt_bytes, opt_ops;
     switch (cfg->optimizer) {
     case EC_OPT_SGD:
@@ -521,8 +508,18 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     res->breakdown.cpu_overhead_s = t.gap[CAUSE_DISPATCH] + scale_rest * last_micro.gap[CAUSE_DISPATCH];
     res->breakdown.loader_s = t.gap[CAUSE_LOADER] + scale_rest * last_micro.gap[CAUSE_LOADER];
     res->breakdown.h2d_s = t.gap[CAUSE_H2D] + t.copy + scale_rest * (last_micro.gap[CAUSE_H2D] + last_micro.copy);
-    if (r.strategy == EC_STRATEGY_DP) /* broadcast and reduce happen every micro-step */
-        res->breakdown.comm_s *= (double)ga / simulate;
+    if (dp) /* DataParallel's exchanges happen every micro-step */
+        res->breakdown.comm_s += dp_comm_s * (double)ga / simulate;
+    res->comm_total_s = ddp ? sched.comm_busy_s : dp_comm_s * (double)ga / simulate;
+    if (n > 1) { /* a synchronous step waits for the slowest GPU (order statistics) */
+        double e_max;
+        if ((rc = eci_expected_max_normal(ctx, n, &e_max)) != EC_OK)
+            return rc;
+        double compute_s = res->breakdown.forward_s + res->breakdown.backward_s + res->breakdown.optimizer_s;
+        res->straggler_s = eci_const(ctx, EC_C_gpu_speed_cv_frac) * e_max * compute_s;
+        step_s += res->straggler_s;
+        res->breakdown.comm_s += res->straggler_s;
+    }
     double busy = t.busy + scale_rest * last_micro.busy;
     res->kernels_per_step = t.kernels + scale_rest * last_micro.kernels;
     double host_busy = t.host_busy + scale_rest * last_micro.host_busy;
@@ -561,12 +558,42 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
                 res->bottleneck = which[i];
         }
 
-    /* Memory. */
+    /* Memory: GPU 0, and under dp the other GPUs, which hold no optimizer.  DataParallel's
+     * GPU 0 also keeps every replica's gathered outputs and their gradients. */
     eci_mem_in mi = {.wl = wl, .precision = cfg->precision, .optimizer = cfg->optimizer,
-                     .checkpointing = cfg->checkpointing, .ddp = r.strategy == EC_STRATEGY_DDP, .num_gpus = n,
+                     .checkpointing = cfg->checkpointing, .ddp = ddp, .dp_role = dp ? 1 : 0, .num_gpus = n,
                      .dynamic_shapes = cfg->padding != EC_PAD_MAX_LENGTH, .capacity_bytes = g->memory_bytes,
                      .allocator_scale = 1.0};
+    if (dp)
+        mi.extra_workspace_bytes = 2.0 * n * wl->output_bytes;
     eci_memory_estimate(ctx, &mi, &res->memory);
+    res->other_gpu_peak_bytes = res->memory.peak_bytes;
+    res->other_gpu_busy_s = busy;
+    if (dp) {
+        ec_memory other;
+        mi.dp_role = 2;
+        mi.extra_workspace_bytes = 0;
+        eci_memory_estimate(ctx, &mi, &other);
+        res->other_gpu_peak_bytes = other.peak_bytes;
+        res->other_gpu_busy_s = busy - opt_gpu_s;
+    }
+
+    /* Scaling against the same config on one GPU. */
+    res->busbw_bytes_per_s = n > 1 ? busbw : 0;
+    res->single_gpu_samples_per_s = res->samples_per_s;
+    res->scaling_efficiency_frac = 1.0;
+    if (n > 1) {
+        ec_config one = *cfg;
+        one.num_gpus = 1;
+        one.nodes = 1;
+        one.strategy = EC_STRATEGY_SINGLE;
+        one.set_mask &= ~(key_bit("strategy") | key_bit("nodes") | key_bit("num_gpus"));
+        ec_result r1;
+        if ((rc = eci_predict(ctx, &one, fixed, &r1)) != EC_OK)
+            return rc;
+        res->single_gpu_samples_per_s = r1.samples_per_s;
+        res->scaling_efficiency_frac = res->samples_per_s / (n * r1.samples_per_s);
+    }
 
     /* Epoch and run (deterministic here; the input-pipeline simulation gives intervals). */
     double global_batch = (double)cfg->batch_per_gpu * n * ga;

@@ -22,7 +22,5 @@ typedef struct eci_resolved {
 /* ec_predict with explicit calibration parameters (NULL: the context's current ones). */
 EC_INTERNAL int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *calib, ec_result *res);
 EC_INTERNAL int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r);
-/* Ring all-reduce time of `bytes` over n ranks: alpha + 2(n-1)/n x bytes / busbw. */
-EC_INTERNAL double eci_allreduce_s(double bytes, int n, double busbw_bytes_per_s, double alpha_s);
 
 #endif /* EC_PREDICT_H */

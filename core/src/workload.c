@@ -268,6 +268,7 @@ static void vit_layer(builder *b, const eci_net *net, double batch, double seq)
 static void cross_entropy(builder *b, double rows, double classes)
 {
     double n = rows * classes;
+    b->wl->output_bytes += n * b->act;
     if (b->amp)
         cast(b, "cast_logits", n, 0);
     mem(b, "log_softmax", n, 2.0 * b->f32k, n * b->f32k);

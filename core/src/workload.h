@@ -52,6 +52,7 @@ typedef struct eci_workload {
     double input_bytes;     /* bytes copied host-to-device per micro-step */
     double tokens;          /* tokens (or images) per micro-step per GPU */
     double model_flop;      /* forward FLOPs of GEMM/CONV ops per micro-step (all layers) */
+    double output_bytes;    /* logits the model returns per micro-step (DataParallel gathers them) */
 } eci_workload;
 
 typedef struct eci_shape {

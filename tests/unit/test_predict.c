@@ -1,8 +1,8 @@
 /*
  * test_predict.c: ec_predict and ec_max_batch (core/src/predict.c).  The seed-000 check of
  * the issue (BERT-base on an A16), regimes that must come out CPU-bound, input-bound and
- * compute-bound, gradient checkpointing and accumulation, DDP, the ring all-reduce closed
- * form, determinism, max_batch's contract, and every error return on purpose.
+ * compute-bound, gradient checkpointing and accumulation, DDP (the communication model itself
+ * is in test_comm.c), determinism, max_batch's contract, and every error return on purpose.
  */
 #include "ec_test.h"
 #include "internal.h"
@@ -247,24 +247,6 @@ static void test_ddp(void **state)
     ec_ctx_free(ctx);
 }
 
-/* Ring all-reduce (nccl-tests): t = α + 2(n-1)/n · S / B. */
-static void test_allreduce_closed_form(void **state)
-{
-    (void)state;
-    double S = 3.7e8, B = 1.87e11, alpha = 3.1e-5;
-    int n = 6;
-    /* t = 3.1e-5 + 2·5/6 · 3.7e8 / 1.87e11 = 3.1e-5 + 3.2977e-3 */
-    assert_rel(eci_allreduce_s(S, n, B, alpha), alpha + 2.0 * 5.0 / 6.0 * S / B, EC_TOL_CLOSED_FORM);
-    assert_rel(eci_allreduce_s(S, n, B, alpha), 3.3287e-3, 1e-4);
-    /* n = 2: α + S/B */
-    assert_rel(eci_allreduce_s(S, 2, B, 0), S / B, EC_TOL_CLOSED_FORM);
-    /* Bandwidth term tends to 2·S/B for large n: n = 1000 -> 2·999/1000 */
-    assert_rel(eci_allreduce_s(S, 1000, B, 0), 2.0 * 0.999 * S / B, EC_TOL_CLOSED_FORM);
-    /* Nothing to reduce: one rank, or no bytes. */
-    assert_true(eci_allreduce_s(S, 1, B, alpha) == 0);
-    assert_true(eci_allreduce_s(0, n, B, alpha) == 0);
-}
-
 /* Same config, same result, byte for byte. */
 static void test_deterministic(void **state)
 {
@@ -501,7 +483,6 @@ int main(void)
         cmocka_unit_test(test_grad_accum),
         cmocka_unit_test(test_grad_accum_busy_within_step),
         cmocka_unit_test(test_ddp),
-        cmocka_unit_test(test_allreduce_closed_form),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_faster_never_slower),
         cmocka_unit_test(test_max_batch),

@@ -1,0 +1,290 @@
+/*
+ * bench_scaling.c: predicted against measured multi-GPU scaling efficiency (DESIGN 3.3, 6).
+ *
+ *   bench_scaling RUNS.csv [OUT.csv]
+ *
+ * Every multi-GPU run of RUNS.csv is paired with the single-GPU run of the same
+ * configuration (model, task, gpu, precision, batch, sequence or image size, grad_accum,
+ * optimizer, checkpointing, compile, data, metric) from the same publisher (the source text
+ * up to its first '/': "lambda:pytorch", "nvidia:PyTorch"), so that both come from one
+ * benchmark setup.  Measured efficiency = throughput_n / (n x throughput_1); predicted =
+ * ec_result.scaling_efficiency_frac (the same config predicted on n GPUs and on one).
+ * Prints a Markdown report; OUT.csv gets one row per pair.  Nothing is fitted here: the
+ * predictions use the context's default models/ tables and fit, as `epochcast predict` does.
+ */
+#include "epochcast.h"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pair {
+    const ec_run *multi, *single;
+    double measured, predicted; /* efficiencies */
+    int nvlink;                 /* SXM GPUs: NVLink/NVSwitch boards */
+} pair;
+
+/* The publisher part of a source cell: after "median of k: " up to the first '/'. */
+static void publisher(const char *source, char *out, size_t n)
+{
+    const char *p = strstr(source, ": ");
+    p = p != NULL ? p + 2 : source;
+    size_t len = strcspn(p, "/");
+    if (len >= n)
+        len = n - 1;
+    memcpy(out, p, len);
+    out[len] = '\0';
+}
+
+static int same_setup(const ec_run *a, const ec_run *b)
+{
+    const ec_config *x = &a->config, *y = &b->config;
+    char pa[64], pb[64];
+    publisher(a->source, pa, sizeof pa);
+    publisher(b->source, pb, sizeof pb);
+    return strcmp(x->model, y->model) == 0 && strcmp(x->task, y->task) == 0 && strcmp(x->gpu, y->gpu) == 0 &&
+           x->precision == y->precision && x->batch_per_gpu == y->batch_per_gpu && x->seq_len == y->seq_len &&
+           x->image_size == y->image_size && x->grad_accum == y->grad_accum && x->optimizer == y->optimizer &&
+           x->checkpointing == y->checkpointing && x->compile == y->compile &&
+           x->data_synthetic == y->data_synthetic && a->metric == b->metric && strcmp(pa, pb) == 0;
+}
+
+/* Samples per second over all GPUs from a run's metric (0 when the metric cannot give it). */
+static double throughput(const ec_run *r)
+{
+    const ec_config *c = &r->config;
+    switch (r->metric) {
+    case EC_METRIC_SAMPLES_PER_S: return r->value;
+    case EC_METRIC_STEP_TIME_MS: return (double)c->batch_per_gpu * c->grad_accum * c->num_gpus / (r->value / 1e3);
+    default: return 0;
+    }
+}
+
+typedef int (*pair_filter)(const pair *p);
+
+static int all_pairs(const pair *p) { (void)p; return 1; }
+static int nvlink8(const pair *p) { return p->nvlink && p->multi->config.num_gpus == 8; }
+static int from(const pair *p, const char *who)
+{
+    char pub[64];
+    publisher(p->multi->source, pub, sizeof pub);
+    return strncmp(pub, who, strlen(who)) == 0;
+}
+static int nvlink8_nvidia(const pair *p) { return nvlink8(p) && from(p, "nvidia:"); }
+static int nvlink8_lambda(const pair *p) { return nvlink8(p) && from(p, "lambda:"); }
+static int nvlink_any(const pair *p) { return p->nvlink && p->multi->config.num_gpus <= 8; }
+static int pcie_any(const pair *p) { return !p->nvlink; }
+static int multinode(const pair *p) { return p->multi->config.num_gpus > 8; }
+
+/* One summary line: mean |predicted - measured| in percentage points, bias, median, and the
+ * mean measured and predicted efficiencies. */
+static void summary(const char *label, const pair *pairs, size_t n, pair_filter keep)
+{
+    double *d = calloc(n + 1, sizeof(double));
+    size_t k = 0;
+    double sum_abs = 0, sum = 0, meas = 0, pred = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!keep(&pairs[i]))
+            continue;
+        double diff = 100.0 * (pairs[i].predicted - pairs[i].measured);
+        d[k++] = fabs(diff);
+        sum_abs += fabs(diff);
+        sum += diff;
+        meas += pairs[i].measured;
+        pred += pairs[i].predicted;
+    }
+    if (k == 0) {
+        printf("| %-44s | %4d | — | — | — | — | — |\n", label, 0);
+        free(d);
+        return;
+    }
+    gsl_sort(d, 1, k);
+    printf("| %-44s | %4zu | %5.1f | %+5.1f | %5.1f | %5.1f | %5.1f |\n", label, k, sum_abs / k, sum / k,
+           gsl_stats_median_from_sorted_data(d, 1, k), 100 * meas / k, 100 * pred / k);
+    free(d);
+}
+
+static int predict_words(ec_ctx *ctx, const char *words, ec_result *res)
+{
+    ec_config cfg;
+    char buf[512];
+    ec_config_init(&cfg);
+    snprintf(buf, sizeof buf, "%s", words);
+    for (char *w = strtok(buf, " "); w != NULL; w = strtok(NULL, " "))
+        if (ec_config_set_word(ctx, &cfg, w) != EC_OK)
+            return 1;
+    return ec_predict(ctx, &cfg, res) != EC_OK;
+}
+
+/* Seed 000 (BERT-base on 8 A16): the "before" and the document's optimized setups. */
+static int seed000(ec_ctx *ctx)
+{
+    static const char base[] = "model=bert-base task=classify gpu=a16 seq_len=256 dataset_samples=40000";
+    static const struct { const char *label, *words; } setups[] = {
+        {"before: 1 GPU, fp32, batch 16, num_workers 0", "precision=fp32 batch_per_gpu=16"},
+        {"8 GPUs DataParallel, AMP, batch 32/GPU, 4 workers", "num_gpus=8 strategy=dp precision=amp_fp16 "
+                                                             "batch_per_gpu=32 num_workers=4 pin_memory=1"},
+        {"8 GPUs DDP, AMP, batch 32/GPU, 4 workers", "num_gpus=8 strategy=ddp precision=amp_fp16 batch_per_gpu=32 "
+                                                    "num_workers=4 pin_memory=1"},
+        {"8 GPUs DataParallel, fp32, batch 16/GPU", "num_gpus=8 strategy=dp precision=fp32 batch_per_gpu=16"},
+        {"8 GPUs DDP, fp32, batch 16/GPU", "num_gpus=8 strategy=ddp precision=fp32 batch_per_gpu=16"},
+        {"1 GPU, AMP, batch 32, 4 workers", "precision=amp_fp16 batch_per_gpu=32 num_workers=4 pin_memory=1"},
+    };
+    printf("\n## Seed 000: BERT-base on 8x A16 (40,000 samples, length 256, max_length padding)\n\n");
+    printf("Common keys: `%s`; topology a16-board (two boards of 4 GPUs). The document claims 45 min\n"
+           "before and ~5 min (~10x) after.\n\n", base);
+    printf("| setup | epoch min | samples/s | speed-up vs before | scaling eff. %% | comm ms/step | GPU 0 / other peak GiB |\n");
+    printf("|---|---|---|---|---|---|---|\n");
+    double before = 0;
+    for (size_t i = 0; i < sizeof setups / sizeof setups[0]; i++) {
+        char words[512];
+        ec_result r;
+        snprintf(words, sizeof words, "%s %s", base, setups[i].words);
+        if (predict_words(ctx, words, &r) != 0) {
+            fprintf(stderr, "bench_scaling: %s: %s\n", words, ec_ctx_errmsg(ctx));
+            return 1;
+        }
+        if (i == 0)
+            before = r.epoch_s;
+        printf("| %s | %.1f | %.1f | %.1fx | %.1f | %.1f | %.2f / %.2f |\n", setups[i].label, r.epoch_s / 60,
+               r.samples_per_s, before / r.epoch_s, 100 * r.scaling_efficiency_frac, 1e3 * r.breakdown.comm_s,
+               r.memory.peak_bytes / 1073741824.0, r.other_gpu_peak_bytes / 1073741824.0);
+    }
+    return 0;
+}
+
+/* DataParallel against DDP over topologies, GPU counts and batch sizes. */
+static int dp_vs_ddp(ec_ctx *ctx)
+{
+    static const struct { const char *topology, *gpu; } topo[] = {
+        {"nvlink", "a100-sxm4-80gb"}, {"pcie-switch", "a100-pcie-80gb"}, {"pcie-host", "rtx4090"}, {"a16-board", "a16"}};
+    static const int counts[] = {2, 4, 8}, batches[] = {4, 16, 64};
+    printf("\n## DataParallel vs DDP\n\n");
+    printf("BERT-base classify, seq_len 128, amp_fp16 (fp32 on the A16 is slower still; the ratio is what\n"
+           "matters). Cell: DDP samples/s over DP samples/s (> 1: DP slower), and in brackets the scaling\n"
+           "efficiency of DP / DDP in %%.\n\n");
+    printf("| topology (gpu) | batch/GPU | 2 GPUs | 4 GPUs | 8 GPUs |\n|---|---|---|---|---|\n");
+    for (size_t t = 0; t < sizeof topo / sizeof topo[0]; t++)
+        for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++) {
+            printf("| %s (%s) | %d |", topo[t].topology, topo[t].gpu, batches[b]);
+            for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+                ec_result dp, ddp;
+                char w[512];
+                snprintf(w, sizeof w, "model=bert-base task=classify seq_len=128 precision=amp_fp16 gpu=%s topology=%s "
+                         "num_gpus=%d batch_per_gpu=%d strategy=", topo[t].gpu, topo[t].topology, counts[c], batches[b]);
+                char wdp[540], wddp[540];
+                snprintf(wdp, sizeof wdp, "%sdp", w);
+                snprintf(wddp, sizeof wddp, "%sddp", w);
+                if (predict_words(ctx, wdp, &dp) != 0 || predict_words(ctx, wddp, &ddp) != 0) {
+                    fprintf(stderr, "bench_scaling: %s: %s\n", w, ec_ctx_errmsg(ctx));
+                    return 1;
+                }
+                printf(" %.2fx (%.0f / %.0f) |", ddp.samples_per_s / dp.samples_per_s, 100 * dp.scaling_efficiency_frac,
+                       100 * ddp.scaling_efficiency_frac);
+            }
+            printf("\n");
+        }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+        fprintf(stderr, "usage: bench_scaling RUNS.csv [OUT.csv]\n");
+        return argc < 2 ? 2 : 0;
+    }
+    gsl_set_error_handler_off();
+    ec_ctx *ctx;
+    ec_runs *runs;
+    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK || ec_ctx_load_models(ctx, getenv("EPOCHCAST_MODELS")) != EC_OK ||
+        ec_runs_load(ctx, argv[1], &runs) != EC_OK) {
+        fprintf(stderr, "bench_scaling: %s\n", ctx ? ec_ctx_errmsg(ctx) : "out of memory");
+        return 1;
+    }
+    size_t n_runs = ec_runs_count(runs), n = 0;
+    pair *pairs = calloc(n_runs, sizeof *pairs);
+    if (pairs == NULL)
+        return 1;
+    for (size_t i = 0; i < n_runs; i++) {
+        const ec_run *m = ec_runs_get(runs, i);
+        if (m->config.num_gpus < 2 || throughput(m) <= 0)
+            continue;
+        const ec_run *s = NULL;
+        for (size_t j = 0; j < n_runs && s == NULL; j++) {
+            const ec_run *c = ec_runs_get(runs, j);
+            if (c->config.num_gpus == 1 && same_setup(m, c))
+                s = c;
+        }
+        if (s == NULL || throughput(s) <= 0)
+            continue;
+        ec_result res;
+        if (ec_predict(ctx, &m->config, &res) != EC_OK) {
+            fprintf(stderr, "bench_scaling: %s: %s\n", m->id, ec_ctx_errmsg(ctx));
+            return 1;
+        }
+        pairs[n] = (pair){.multi = m, .single = s, .predicted = res.scaling_efficiency_frac,
+                          .measured = throughput(m) / (m->config.num_gpus * throughput(s)),
+                          .nvlink = strstr(m->config.gpu, "sxm") != NULL};
+        n++;
+    }
+
+    printf("# Multi-GPU scaling efficiency: predicted vs measured\n\n");
+    printf("Generated by `bench_scaling %s%s%s` (build/bench/bench_scaling). Each multi-GPU run is paired\n"
+           "with the single-GPU run of the same configuration from the same publisher; efficiency =\n"
+           "throughput on n GPUs / (n x throughput on one). Predicted: `scaling_efficiency_frac` with\n"
+           "the default models/ tables (nothing fitted on multi-GPU runs). All runs are DDP; SXM GPUs\n"
+           "are NVLink boards, the others (A100 PCIe, RTX 3090, RTX 2080 Ti) their default PCIe topology.\n\n",
+           argv[1], argc > 2 ? " " : "", argc > 2 ? argv[2] : "");
+    printf("| runs                                         |    n | mean abs pp | bias pp | median abs pp | measured %% | predicted %% |\n");
+    printf("|----------------------------------------------|------|------|-------|------|------|------|\n");
+    summary("DDP, 8 NVLink GPUs (A100/V100 SXM)", pairs, n, nvlink8);
+    summary("  of which NVIDIA DeepLearningExamples", pairs, n, nvlink8_nvidia);
+    summary("  of which Lambda benchmarks", pairs, n, nvlink8_lambda);
+    summary("DDP, 2-8 NVLink GPUs", pairs, n, nvlink_any);
+    summary("DDP, 2-8 PCIe GPUs", pairs, n, pcie_any);
+    summary("DDP, more than 8 GPUs (several nodes)", pairs, n, multinode);
+    summary("all pairs", pairs, n, all_pairs);
+    printf("\npp = percentage points of scaling efficiency.\n");
+    if (seed000(ctx) != 0 || dp_vs_ddp(ctx) != 0)
+        return 1;
+
+    printf("\n## Every pair\n\n| id | n | measured %% | predicted %% | diff pp |\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < n; i++)
+        printf("| %s | %d | %.1f | %.1f | %+.1f |\n", pairs[i].multi->id, pairs[i].multi->config.num_gpus,
+               100 * pairs[i].measured, 100 * pairs[i].predicted, 100 * (pairs[i].predicted - pairs[i].measured));
+
+    int rc = 0;
+    if (argc > 2) {
+        ec_csv_writer *w;
+        if (ec_csv_open(ctx, argv[2], &w) != EC_OK) {
+            fprintf(stderr, "bench_scaling: %s\n", ec_ctx_errmsg(ctx));
+            return 1;
+        }
+        const char *head[] = {"id", "single_id", "gpu", "model", "num_gpus", "measured_frac", "predicted_frac", "diff_pp"};
+        rc = ec_csv_row(w, head, 8);
+        for (size_t i = 0; i < n && rc == EC_OK; i++) {
+            char ng[16], me[32], pr[32], di[32];
+            snprintf(ng, sizeof ng, "%d", pairs[i].multi->config.num_gpus);
+            snprintf(me, sizeof me, "%.4f", pairs[i].measured);
+            snprintf(pr, sizeof pr, "%.4f", pairs[i].predicted);
+            snprintf(di, sizeof di, "%.2f", 100 * (pairs[i].predicted - pairs[i].measured));
+            const char *row[] = {pairs[i].multi->id, pairs[i].single->id, pairs[i].multi->config.gpu,
+                                 pairs[i].multi->config.model, ng, me, pr, di};
+            rc = ec_csv_row(w, row, 8);
+        }
+        if (rc == EC_OK)
+            rc = ec_csv_close(w);
+        else
+            ec_csv_abort(w);
+        if (rc != EC_OK)
+            fprintf(stderr, "bench_scaling: %s\n", ec_ctx_errmsg(ctx));
+    }
+    free(pairs);
+    ec_runs_free(runs);
+    ec_ctx_free(ctx);
+    return rc != EC_OK;
+}

@@ -1,0 +1,196 @@
+/*
+ * comm.c: multi-GPU communication (DESIGN 3.3, modeling.md 6).
+ *   - Topology -> ring bus bandwidth: the slowest link a ring of the job's GPUs crosses,
+ *     from the GPU's link figures (gpus.csv: NVLink per direction, measured pinned H2D for
+ *     the PCIe link) times the measured NCCL bus-bandwidth fractions of constants.csv
+ *     (NVSwitch, NVLink bridge, PCIe peer-to-peer, PCIe through host memory), the A16
+ *     board's shared Gen4 x16 uplink, and the network between nodes.
+ *   - Collective times: ring all-reduce alpha*2(n-1) + 2(n-1)/n * S / busbw; broadcast and
+ *     reduce alpha*(n-1) + S / busbw (nccl-tests PERFORMANCE.md bus factors).
+ *   - DDP's Reducer: buckets filled in gradient-ready order, all-reduced on a second stream
+ *     while backward goes on; only what is left when backward ends is exposed.
+ *   - Stragglers: a synchronous step waits for the slowest of n GPUs; the expected maximum
+ *     of n normal draws comes from GSL integration of n x phi(x) Phi(x)^(n-1).
+ */
+#include "comm.h"
+#include "consts.h"
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_integration.h>
+#include <gsl/gsl_math.h>
+#include <gsl/gsl_randist.h>
+#include <string.h>
+
+static const char *const topologies[] = {"nvlink", "pcie-switch", "pcie-host", "a16-board"};
+#define N_TOPOLOGIES (sizeof topologies / sizeof topologies[0])
+
+static double min2(double a, double b)
+{
+    return a < b ? a : b;
+}
+
+/* One GPU's PCIe link as NCCL's ring sees it: peer-to-peer when the GPU allows it. */
+static double pcie_busbw(const ec_ctx *ctx, const eci_gpu *g, int p2p)
+{
+    return g->h2d_pinned_bytes_per_s *
+           eci_const(ctx, p2p && g->p2p ? EC_C_pcie_p2p_busbw_frac : EC_C_pcie_host_busbw_frac);
+}
+
+/* NVLink: NVSwitch / SXM boards run every GPU at its NVLink rate; PCIe cards with a bridge
+ * are joined in pairs, so a ring of more than two crosses PCIe between the pairs. */
+static int nvlink_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
+{
+    if (g->nvlink_bytes_per_s <= 0)
+        return eci_error(ctx, EC_EINVAL, "key 'topology': %s has no NVLink; use pcie-switch or pcie-host", g->id);
+    if (strcmp(g->default_topology, "nvlink") == 0) {
+        c->busbw_bytes_per_s = g->nvlink_bytes_per_s * eci_const(ctx, EC_C_nvlink_busbw_frac);
+        c->bottleneck = "nvlink";
+        return EC_OK;
+    }
+    c->busbw_bytes_per_s = g->nvlink_bytes_per_s * eci_const(ctx, EC_C_nvlink_bridge_busbw_frac);
+    c->bottleneck = "nvlink-bridge";
+    if (per_node > 2 && pcie_busbw(ctx, g, 1) < c->busbw_bytes_per_s) {
+        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
+        c->bottleneck = "pcie between bridged pairs";
+    }
+    return EC_OK;
+}
+
+/* A16-style boards: each GPU's own link to the board's switch, and, with more than one
+ * board, the board's uplink, which the ring crosses once each way through the host. */
+static int board_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
+{
+    if (g->gpus_per_board < 2)
+        return eci_error(ctx, EC_EINVAL, "key 'topology': a16-board needs a multi-GPU board; %s has one GPU per board",
+                         g->id);
+    double lane_bytes_per_s = g->h2d_pinned_bytes_per_s / g->pcie_lanes;
+    double uplink = lane_bytes_per_s * eci_const(ctx, EC_C_board_uplink_lanes);
+    int on_board = per_node < g->gpus_per_board ? per_node : g->gpus_per_board;
+    c->boards = (per_node + g->gpus_per_board - 1) / g->gpus_per_board;
+    c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
+    c->bottleneck = "gpu pcie link";
+    double across = uplink * eci_const(ctx, EC_C_pcie_host_busbw_frac);
+    if (c->boards > 1 && across < c->busbw_bytes_per_s) {
+        c->busbw_bytes_per_s = across;
+        c->bottleneck = "board uplink";
+    }
+    /* Host-to-device copies of the GPUs of one board share the uplink. */
+    c->h2d_share_frac = min2(1.0, uplink / (on_board * g->h2d_pinned_bytes_per_s));
+    return EC_OK;
+}
+
+int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes,
+                  double network_bytes_per_s, eci_comm *c)
+{
+    memset(c, 0, sizeof *c);
+    c->n = n;
+    c->nodes = nodes;
+    c->boards = 1;
+    c->hop_latency_s = eci_const(ctx, EC_C_allreduce_hop_latency_s);
+    c->h2d_share_frac = 1.0;
+    int per_node = (n + nodes - 1) / nodes;
+    int rc = EC_OK;
+    if (strcmp(topology, "nvlink") == 0) {
+        rc = nvlink_busbw(ctx, g, per_node, c);
+    } else if (strcmp(topology, "pcie-switch") == 0) {
+        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
+        c->bottleneck = g->p2p ? "pcie peer-to-peer" : "pcie through host (no p2p)";
+    } else if (strcmp(topology, "pcie-host") == 0) {
+        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 0);
+        c->bottleneck = "pcie through host";
+    } else if (strcmp(topology, "a16-board") == 0) {
+        rc = board_busbw(ctx, g, per_node, c);
+    } else {
+        const char *near = eci_nearest(topology, topologies, N_TOPOLOGIES);
+        return eci_error(ctx, EC_EINVAL, "key 'topology': unknown topology '%s' (did you mean '%s'? choices: "
+                         "nvlink, pcie-switch, pcie-host, a16-board)", topology, near);
+    }
+    if (rc != EC_OK)
+        return rc;
+    if (nodes > 1) { /* a ring over nodes crosses each node's network once each way */
+        double net = network_bytes_per_s > 0 ? network_bytes_per_s : eci_const(ctx, EC_C_internode_bytes_per_s);
+        if (net < c->busbw_bytes_per_s) {
+            c->busbw_bytes_per_s = net;
+            c->bottleneck = "network between nodes";
+        }
+    }
+    return EC_OK;
+}
+
+double eci_allreduce_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s)
+{
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    return hop_latency_s * 2.0 * (n - 1) + 2.0 * (n - 1) / n * bytes / busbw_bytes_per_s;
+}
+
+double eci_bcast_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s)
+{
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    return hop_latency_s * (n - 1) + bytes / busbw_bytes_per_s;
+}
+
+/* ---- DDP bucket schedule ------------------------------------------------------------------ */
+void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_bytes, double cap_bytes)
+{
+    memset(s, 0, sizeof *s);
+    s->comm = comm;
+    s->first_cap_bytes = first_cap_bytes;
+    s->cap_bytes = cap_bytes;
+    s->first_start_s = -1;
+}
+
+static void launch(eci_ddp_sched *s, double t_s)
+{
+    double start = t_s > s->comm_free_s ? t_s : s->comm_free_s;
+    double ar = eci_allreduce_s(s->open_bytes, s->comm->n, s->comm->busbw_bytes_per_s, s->comm->hop_latency_s);
+    if (s->first_start_s < 0)
+        s->first_start_s = start;
+    s->comm_free_s = start + ar;
+    s->comm_busy_s += ar;
+    s->buckets++;
+    s->open_bytes = 0;
+}
+
+void eci_ddp_ready(eci_ddp_sched *s, double t_s, double bytes)
+{
+    if (bytes <= 0)
+        return;
+    s->open_bytes += bytes;
+    double cap = s->buckets == 0 ? s->first_cap_bytes : s->cap_bytes;
+    if (s->open_bytes >= cap)
+        launch(s, t_s);
+}
+
+double eci_ddp_finish(eci_ddp_sched *s, double backward_end_s)
+{
+    if (s->open_bytes > 0)
+        launch(s, backward_end_s);
+    return s->comm_free_s > backward_end_s ? s->comm_free_s - backward_end_s : 0;
+}
+
+/* ---- stragglers --------------------------------------------------------------------------- */
+static double max_normal_integrand(double x, void *params)
+{
+    int n = *(const int *)params;
+    return x * n * gsl_ran_ugaussian_pdf(x) * gsl_pow_int(gsl_cdf_ugaussian_P(x), n - 1);
+}
+
+int eci_expected_max_normal(ec_ctx *ctx, int n, double *out)
+{
+    *out = 0;
+    if (n <= 1)
+        return EC_OK;
+    gsl_integration_workspace *w = gsl_integration_workspace_alloc(200);
+    if (w == NULL)
+        return eci_error(ctx, EC_ENOMEM, "out of memory (integration workspace)");
+    gsl_function f = {.function = max_normal_integrand, .params = &n};
+    double err;
+    int status = gsl_integration_qagi(&f, 1e-10, 1e-8, 200, w, out, &err);
+    gsl_integration_workspace_free(w);
+    if (status != GSL_SUCCESS)
+        return eci_error(ctx, EC_EDOM, "expected maximum of %d normal draws: %s", n, gsl_strerror(status));
+    return EC_OK;
+}

@@ -1,0 +1,60 @@
+/*
+ * comm.h: multi-GPU communication (comm.c): the ring's bus bandwidth from the topology,
+ * NCCL all-reduce / broadcast / reduce times, DDP's gradient-bucket schedule overlapped
+ * with backward, the straggler wait of synchronous steps, and host-to-device bandwidth
+ * shared by GPUs behind one uplink.  predict.c lays the results on its step timeline.
+ */
+#ifndef EC_COMM_H
+#define EC_COMM_H
+
+#include "internal.h"
+
+/* The GPUs of one job and the links their collectives run over. */
+typedef struct eci_comm {
+    int n;                        /* ranks (GPUs) */
+    int nodes;                    /* machines */
+    int boards;                   /* A16 boards per node (a16-board), else 1 */
+    double busbw_bytes_per_s;     /* ring bus bandwidth: the slowest link of the ring */
+    double hop_latency_s;         /* alpha: latency of one ring step */
+    double h2d_share_frac;        /* each GPU's share of its own H2D bandwidth when all copy at once */
+    const char *bottleneck;       /* static name of the limiting link, for messages and reports */
+} eci_comm;
+
+/* Resolve the topology ("nvlink", "pcie-switch", "pcie-host", "a16-board") of n GPUs of
+ * profile g on `nodes` machines joined by network_bytes_per_s each (0: constants.csv
+ * default).  EC_EINVAL names the key for an unknown topology. */
+EC_INTERNAL int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes,
+                              double network_bytes_per_s, eci_comm *c);
+
+/* Ring all-reduce (DESIGN 3.3, nccl-tests PERFORMANCE.md): alpha*2(n-1) + 2(n-1)/n * bytes / busbw. */
+EC_INTERNAL double eci_allreduce_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s);
+/* Pipelined ring broadcast or reduce (nccl-tests: bus factor 1): alpha*(n-1) + bytes / busbw. */
+EC_INTERNAL double eci_bcast_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s);
+
+/* DDP's Reducer: gradients fill buckets in the order backward produces them (the first
+ * bucket capped at first_cap_bytes, later ones at cap_bytes; a tensor never splits, so one
+ * larger than the cap closes its bucket alone); a full bucket's all-reduce starts on the
+ * communication stream when its last gradient is ready and the previous all-reduce is done. */
+typedef struct eci_ddp_sched {
+    const eci_comm *comm;
+    double first_cap_bytes, cap_bytes;
+    double open_bytes;            /* gradients in the bucket being filled */
+    double comm_free_s;           /* when the communication stream is next free */
+    double comm_busy_s;           /* all-reduce time launched so far */
+    double first_start_s;         /* start of the first all-reduce (-1: none yet) */
+    int buckets;                  /* all-reduces launched */
+} eci_ddp_sched;
+
+EC_INTERNAL void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_bytes, double cap_bytes);
+/* Gradients of `bytes` became ready at time t_s (the GPU clock after the op's backward). */
+EC_INTERNAL void eci_ddp_ready(eci_ddp_sched *s, double t_s, double bytes);
+/* Backward ended at backward_end_s: launch the last, partly filled bucket; return the
+ * all-reduce time left after backward_end_s (the exposed part). */
+EC_INTERNAL double eci_ddp_finish(eci_ddp_sched *s, double backward_end_s);
+
+/* Expected maximum of n independent standard normal draws (GSL integration);
+ * 0 for n <= 1.  The slowest of n GPUs whose speeds vary with coefficient of variation cv
+ * takes (1 + cv * this) times the mean. */
+EC_INTERNAL int eci_expected_max_normal(ec_ctx *ctx, int n, double *out);
+
+#endif /* EC_COMM_H */

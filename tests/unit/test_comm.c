@@ -1,0 +1,288 @@
+/*
+ * test_comm.c: the multi-GPU communication model (core/src/comm.c) and what ec_predict makes
+ * of it: the ring all-reduce and broadcast closed forms, DDP's bucket schedule (a long
+ * backward hides every bucket but the last; a short one hides none), the expected maximum
+ * of n normals behind the straggler wait, topology bus bandwidths and the A16's shared
+ * uplink, DataParallel's GPU 0 memory, grad_accum's single all-reduce, scaling efficiency,
+ * and DataParallel against DDP over topologies, GPU counts and batch sizes.
+ */
+#include "ec_test.h"
+#include "comm.h"
+#include "consts.h"
+#include "internal.h"
+
+#include <gsl/gsl_math.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MIB 1048576.0
+
+static void predict_words(ec_ctx *ctx, const char *words, ec_result *res)
+{
+    ec_config cfg;
+    char buf[512];
+    ec_config_init(&cfg);
+    eci_strlcpy(buf, words, sizeof buf);
+    for (char *w = strtok(buf, " "); w != NULL; w = strtok(NULL, " "))
+        if (ec_config_set_word(ctx, &cfg, w) != EC_OK)
+            fail_msg("ec_config_set_word(%s): %s", w, ec_ctx_errmsg(ctx));
+    if (ec_predict(ctx, &cfg, res) != EC_OK)
+        fail_msg("ec_predict(%s): %s", words, ec_ctx_errmsg(ctx));
+}
+
+/* Ring all-reduce: t = alpha 2(n-1) + 2(n-1)/n S/B; broadcast/reduce: alpha (n-1) + S/B. */
+static void test_collective_closed_forms(void **state)
+{
+    (void)state;
+    double S = 3.7e8, B = 1.87e11, a = 3.1e-6;
+    /* n = 6: 3.1e-6 x 10 + 2 x 5/6 x 3.7e8 / 1.87e11 = 3.1e-5 + 3.297683e-3 = 3.328683e-3 */
+    assert_rel(eci_allreduce_s(S, 6, B, a), 3.328683e-3, 1e-6);
+    assert_rel(eci_allreduce_s(S, 6, B, a), a * 10.0 + 2.0 * 5.0 / 6.0 * S / B, EC_TOL_CLOSED_FORM);
+    /* n = 2 without latency: each GPU sends and receives half twice -> S / B */
+    assert_rel(eci_allreduce_s(S, 2, B, 0), S / B, EC_TOL_CLOSED_FORM);
+    /* the bandwidth term tends to 2 S / B */
+    assert_rel(eci_allreduce_s(S, 1000, B, 0), 2.0 * 0.999 * S / B, EC_TOL_CLOSED_FORM);
+    /* latency alone: 8 ranks = 14 ring steps */
+    assert_rel(eci_allreduce_s(1e-300, 8, B, a), 14.0 * a, 1e-9);
+    /* n = 8 broadcast: 7 alpha + S / B = 2.17e-5 + 1.978610e-3 */
+    assert_rel(eci_bcast_s(S, 8, B, a), 7.0 * a + S / B, EC_TOL_CLOSED_FORM);
+    assert_true(eci_allreduce_s(S, 1, B, a) == 0 && eci_allreduce_s(0, 4, B, a) == 0);
+    assert_true(eci_bcast_s(S, 1, B, a) == 0);
+}
+
+static eci_comm plain_comm(int n, double busbw)
+{
+    eci_comm c = {.n = n, .nodes = 1, .boards = 1, .busbw_bytes_per_s = busbw, .hop_latency_s = 0,
+                  .h2d_share_frac = 1.0};
+    return c;
+}
+
+/* A backward much longer than the all-reduces hides every bucket but the last, which holds
+ * the gradients produced last (the embeddings) and can only start when backward ends. */
+static void test_bucket_overlap_long_backward(void **state)
+{
+    (void)state;
+    eci_comm c = plain_comm(8, 1e11);
+    eci_ddp_sched s;
+    eci_ddp_begin(&s, &c, 1 * MIB, 25 * MIB);
+    for (int i = 1; i <= 39; i++) /* 39 tensors of 10 MiB, one per second */
+        eci_ddp_ready(&s, i, 10 * MIB);
+    /* bucket 1 = tensor 1 (>= 1 MiB); tensors 2..37 make 12 buckets of 30 MiB; 38 and 39 stay
+     * open and join the 90 MiB embedding, ready at 39.5 s when backward ends. */
+    eci_ddp_ready(&s, 39.5, 90 * MIB);
+    double exposed = eci_ddp_finish(&s, 39.5);
+    assert_int_equal(s.buckets, 14);
+    assert_rel(exposed, eci_allreduce_s(110 * MIB, 8, 1e11, 0), EC_TOL_CLOSED_FORM);
+    /* all that went before was hidden */
+    double total = eci_allreduce_s(10 * MIB, 8, 1e11, 0) + 12 * eci_allreduce_s(30 * MIB, 8, 1e11, 0) +
+                   eci_allreduce_s(110 * MIB, 8, 1e11, 0);
+    assert_rel(s.comm_busy_s, total, EC_TOL_CLOSED_FORM);
+    assert_true(exposed < total);
+}
+
+/* A backward that produces every gradient at once hides nothing: the buckets queue on the
+ * communication stream and all of them are exposed. */
+static void test_bucket_overlap_short_backward(void **state)
+{
+    (void)state;
+    eci_comm c = plain_comm(4, 2e10);
+    eci_ddp_sched s;
+    eci_ddp_begin(&s, &c, 1 * MIB, 25 * MIB);
+    for (int i = 0; i < 20; i++)
+        eci_ddp_ready(&s, 0.0, 7 * MIB);
+    double exposed = eci_ddp_finish(&s, 0.0);
+    assert_rel(exposed, s.comm_busy_s, EC_TOL_EXACT);
+    /* 140 MiB in buckets: 7, then 28 x 4 = 112, then 21 open -> 6 all-reduces */
+    assert_int_equal(s.buckets, 6);
+    assert_rel(s.comm_busy_s, eci_allreduce_s(140 * MIB, 4, 2e10, 0), EC_TOL_CLOSED_FORM);
+}
+
+/* E[max of n standard normals]: n = 2 -> 1/sqrt(pi), n = 3 -> 3/(2 sqrt(pi)); increasing. */
+static void test_expected_max_normal(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    double e, prev = 0;
+    assert_int_equal(eci_expected_max_normal(ctx, 1, &e), EC_OK);
+    assert_true(e == 0);
+    assert_int_equal(eci_expected_max_normal(ctx, 2, &e), EC_OK);
+    assert_rel(e, 1.0 / sqrt(M_PI), EC_TOL_INTEGRAL);
+    assert_int_equal(eci_expected_max_normal(ctx, 3, &e), EC_OK);
+    assert_rel(e, 3.0 / (2.0 * sqrt(M_PI)), EC_TOL_INTEGRAL);
+    for (int n = 2; n <= 512; n *= 2) {
+        assert_int_equal(eci_expected_max_normal(ctx, n, &e), EC_OK);
+        assert_true(e > prev);
+        prev = e;
+    }
+    ec_ctx_free(ctx);
+}
+
+/* The straggler wait grows with the GPU count. */
+static void test_straggler_monotone(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    double prev = 0;
+    for (int n = 2; n <= 8; n *= 2) {
+        char w[256];
+        ec_result r;
+        snprintf(w, sizeof w, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=32 num_gpus=%d", n);
+        predict_words(ctx, w, &r);
+        assert_true(r.straggler_s > prev);
+        assert_true(r.breakdown.comm_s >= r.straggler_s);
+        prev = r.straggler_s;
+    }
+    ec_ctx_free(ctx);
+}
+
+/* Topologies: NVLink from the per-direction figure, A16 boards and their shared uplink. */
+static void test_topologies(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_gpu *a16 = eci_hw_find(ctx, "a16"), *a100 = eci_hw_find(ctx, "a100-sxm4-80gb");
+    const eci_gpu *g4090 = eci_hw_find(ctx, "rtx4090");
+    assert_non_null(a16);
+    assert_non_null(a100);
+    assert_non_null(g4090);
+    eci_comm c;
+    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 8, 1, 0, &c), EC_OK);
+    assert_rel(c.busbw_bytes_per_s, a100->nvlink_bytes_per_s * eci_const(ctx, EC_C_nvlink_busbw_frac), EC_TOL_EXACT);
+    /* 8 A16 = two boards; uplink = x16 at the GPU's per-lane rate, shared by 4 GPUs' copies */
+    assert_int_equal(eci_comm_init(ctx, a16, "a16-board", 8, 1, 0, &c), EC_OK);
+    assert_int_equal(c.boards, 2);
+    double uplink = a16->h2d_pinned_bytes_per_s / a16->pcie_lanes * eci_const(ctx, EC_C_board_uplink_lanes);
+    assert_rel(c.h2d_share_frac, uplink / (4 * a16->h2d_pinned_bytes_per_s), EC_TOL_EXACT);
+    assert_true(c.h2d_share_frac < 1.0);
+    double ring = c.busbw_bytes_per_s;
+    assert_true(ring <= a16->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_p2p_busbw_frac));
+    /* two A16s on one board: their x8 links fit in the x16 uplink */
+    assert_int_equal(eci_comm_init(ctx, a16, "a16-board", 2, 1, 0, &c), EC_OK);
+    assert_int_equal(c.boards, 1);
+    assert_rel(c.h2d_share_frac, 1.0, EC_TOL_EXACT);
+    /* GeForce has no P2P: a PCIe switch does not help */
+    eci_comm sw, host;
+    assert_int_equal(eci_comm_init(ctx, g4090, "pcie-switch", 4, 1, 0, &sw), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, g4090, "pcie-host", 4, 1, 0, &host), EC_OK);
+    assert_rel(sw.busbw_bytes_per_s, host.busbw_bytes_per_s, EC_TOL_EXACT);
+    /* two nodes joined by 1 GB/s: the network is the ring's slowest link */
+    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 16, 2, 1e9, &c), EC_OK);
+    assert_rel(c.busbw_bytes_per_s, 1e9, EC_TOL_EXACT);
+    /* errors name the key */
+    assert_int_equal(eci_comm_init(ctx, a16, "nvlink", 4, 1, 0, &c), EC_EINVAL);
+    assert_contains(ec_ctx_errmsg(ctx), "topology");
+    assert_int_equal(eci_comm_init(ctx, a100, "nvlnk", 4, 1, 0, &c), EC_EINVAL);
+    assert_contains(ec_ctx_errmsg(ctx), "did you mean 'nvlink'");
+    assert_int_equal(eci_comm_init(ctx, a100, "a16-board", 4, 1, 0, &c), EC_EINVAL);
+    ec_ctx_free(ctx);
+}
+
+/* DataParallel: GPU 0 holds the optimizer, the gathered outputs and the reduced gradients,
+ * so it needs more memory than the other GPUs and is busier; under DDP all GPUs are alike. */
+static void test_dp_gpu0_memory(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result dp, ddp, one;
+    predict_words(ctx, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=512 "
+                       "num_gpus=4 strategy=dp", &dp);
+    predict_words(ctx, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=512 "
+                       "num_gpus=4 strategy=ddp", &ddp);
+    predict_words(ctx, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=512", &one);
+    assert_true(dp.memory.peak_bytes > dp.other_gpu_peak_bytes);
+    assert_true(dp.gpu_busy_s > dp.other_gpu_busy_s);
+    /* the other GPUs hold no optimizer states: less than one GPU training alone */
+    assert_true(dp.other_gpu_peak_bytes < one.memory.peak_bytes);
+    /* GPU 0 holds 4 replicas' gathered logits (8 x 512 x 50257 x 2 bytes each) and their
+     * gradients on top of what a DDP rank holds (both keep two copies of the gradients) */
+    assert_true(dp.memory.peak_bytes - ddp.memory.peak_bytes >= 2.0 * 4 * 8 * 512 * 50257 * 2.0);
+    assert_true(ddp.memory.peak_bytes == ddp.other_gpu_peak_bytes);
+    assert_true(ddp.gpu_busy_s == ddp.other_gpu_busy_s);
+    ec_ctx_free(ctx);
+}
+
+/* With grad_accum, only the last micro-step all-reduces: the communication per optimizer
+ * step is the same as without accumulation. */
+static void test_grad_accum_one_allreduce(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result ga1, ga4;
+    predict_words(ctx, "model=bert-large gpu=v100-sxm2-16gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 num_gpus=8", &ga1);
+    predict_words(ctx, "model=bert-large gpu=v100-sxm2-16gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 num_gpus=8 "
+                       "grad_accum=4", &ga4);
+    assert_rel(ga4.comm_total_s, ga1.comm_total_s, EC_TOL_EXACT);
+    /* ...so accumulation raises scaling efficiency */
+    assert_true(ga4.scaling_efficiency_frac > ga1.scaling_efficiency_frac);
+    ec_ctx_free(ctx);
+}
+
+/* Scaling efficiency = throughput on n GPUs / (n x the same config on one GPU). */
+static void test_scaling_efficiency(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result one, four;
+    predict_words(ctx, "model=resnet50 gpu=v100-sxm2-16gb precision=amp_fp16 batch_per_gpu=64", &one);
+    predict_words(ctx, "model=resnet50 gpu=v100-sxm2-16gb precision=amp_fp16 batch_per_gpu=64 num_gpus=4", &four);
+    assert_rel(one.scaling_efficiency_frac, 1.0, EC_TOL_EXACT);
+    assert_rel(four.single_gpu_samples_per_s, one.samples_per_s, EC_TOL_EXACT);
+    assert_rel(four.scaling_efficiency_frac, four.samples_per_s / (4 * one.samples_per_s), EC_TOL_EXACT);
+    assert_true(four.scaling_efficiency_frac < 1.0 && four.scaling_efficiency_frac > 0.5);
+    assert_true(four.busbw_bytes_per_s > 0 && one.busbw_bytes_per_s == 0);
+    ec_ctx_free(ctx);
+}
+
+/* DataParallel is slower than DDP on every topology with more than one GPU (modeling.md 6.4);
+ * on NVLink the gap grows with the GPU count and, everywhere but where DDP itself is bound
+ * by a slow PCIe ring, shrinks as the batch grows. */
+static void test_dp_slower_than_ddp(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    static const char *const topo[][2] = {
+        {"nvlink", "a100-sxm4-80gb"}, {"pcie-switch", "a100-pcie-80gb"}, {"pcie-host", "rtx4090"}, {"a16-board", "a16"}};
+    static const int counts[] = {2, 4, 8}, batches[] = {4, 16, 64};
+    double ratio[4][3][3];
+    for (int t = 0; t < 4; t++)
+        for (int c = 0; c < 3; c++)
+            for (int b = 0; b < 3; b++) {
+                char w[300];
+                ec_result dp, ddp;
+                snprintf(w, sizeof w, "model=bert-base seq_len=128 precision=amp_fp16 gpu=%s topology=%s num_gpus=%d "
+                         "batch_per_gpu=%d strategy=dp", topo[t][1], topo[t][0], counts[c], batches[b]);
+                predict_words(ctx, w, &dp);
+                w[strlen(w) - 2] = '\0';
+                strcat(w, "ddp");
+                predict_words(ctx, w, &ddp);
+                ratio[t][c][b] = ddp.samples_per_s / dp.samples_per_s;
+                if (!(ratio[t][c][b] > 1.0))
+                    fail_msg("%s x%d b%d: DP %.1f >= DDP %.1f samples/s", topo[t][0], counts[c], batches[b],
+                             dp.samples_per_s, ddp.samples_per_s);
+            }
+    for (int b = 0; b < 3; b++) /* NVLink: grows with the GPU count */
+        assert_true(ratio[0][0][b] < ratio[0][1][b] && ratio[0][1][b] < ratio[0][2][b]);
+    for (int c = 0; c < 3; c++) { /* NVLink and A16 boards: shrinks with the batch */
+        assert_true(ratio[0][c][0] > ratio[0][c][1] && ratio[0][c][1] > ratio[0][c][2]);
+        assert_true(ratio[3][c][0] > ratio[3][c][1] && ratio[3][c][1] > ratio[3][c][2]);
+    }
+    ec_ctx_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_collective_closed_forms),
+        cmocka_unit_test(test_bucket_overlap_long_backward),
+        cmocka_unit_test(test_bucket_overlap_short_backward),
+        cmocka_unit_test(test_expected_max_normal),
+        cmocka_unit_test(test_straggler_monotone),
+        cmocka_unit_test(test_topologies),
+        cmocka_unit_test(test_dp_gpu0_memory),
+        cmocka_unit_test(test_grad_accum_one_allreduce),
+        cmocka_unit_test(test_scaling_efficiency),
+        cmocka_unit_test(test_dp_slower_than_ddp),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
