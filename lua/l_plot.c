@@ -504,7 +504,9 @@ static void build_lines(lua_State *L, text *sb, text *db, int memory)
         lua_rawgeti(L, caps, c + 1);
         add(sb, ", \\\n     ");
         add(sb, "ecdata");
-        lua_pushfstring(L, " index %d using 1:2 with lines dt 2 lw 2 lc rgb '#c00000' title ", n_series + c);
+        static const char *const cap_colors[] = {"#c00000", "#404040", "#8040c0", "#c07000"};
+        lua_pushfstring(L, " index %d using 1:2 with lines dt %d lw 2 lc rgb '%s' title ", n_series + c,
+                        2 + c % 3, cap_colors[c % 4]);
         add_top(sb);
         add_quoted(sb, lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -595,8 +597,8 @@ static void build_validate(lua_State *L, text *sb, text *db)
              "set size ratio -1\nset pointsize 1.1\n", lo / 1.5, hi * 1.5, lo / 1.5, hi * 1.5);
     add(sb, buf);
     add(sb, "plot x with lines lw 2 lc rgb '#333333' title 'predicted = measured', \\\n"
-            "     1.2*x with lines dt 2 lc rgb '#888888' title '+20%', \\\n"
-            "     0.8*x with lines dt 2 lc rgb '#888888' title '-20%'");
+            "     1.2*x with lines dt 2 lw 1.5 lc rgb '#666666' title '+20%', \\\n"
+            "     0.8*x with lines dt 2 lw 1.5 lc rgb '#666666' title '-20%'");
     for (int s = 0; s < n_series; s++) {
         lua_rawgeti(L, P_LABELS, s + 1);
         const char *label = lua_tostring(L, -1);
