@@ -310,7 +310,17 @@ enum { P_SPEC = 1, P_ROWS, P_GROUP, P_LABELS, P_OUT, P_DATA, P_SCRIPT, P_POINTS 
 
 /* Collect (x, y) of every usable row into a point array (a userdata left at P_POINTS) and
  * the series labels, in order of first appearance, into P_LABELS.  Returns the count. */
-static size_t collect(lua_State *L, const char *xkey, const char *ykey, point **out)
+/* Is row.fits false (a configuration that runs out of memory has no time to plot)? */
+static int does_not_fit(lua_State *L, int row)
+{
+    lua_getfield(L, row, "fits");
+    int no = (lua_isboolean(L, -1) && !lua_toboolean(L, -1))
+             || (lua_type(L, -1) != LUA_TNIL && lua_isnumber(L, -1) && lua_tonumber(L, -1) == 0);
+    lua_pop(L, 1);
+    return no;
+}
+
+static size_t collect(lua_State *L, const char *xkey, const char *ykey, int skip_oom, point **out)
 {
     lua_Integer n = (lua_Integer)luaL_len(L, P_ROWS);
     point *pts = (point *)lua_newuserdatauv(L, ((size_t)n + 1) * sizeof *pts, 0); /* P_POINTS */
@@ -323,7 +333,8 @@ static size_t collect(lua_State *L, const char *xkey, const char *ykey, point **
             luaL_error(L, "plot: row %d is not a table", (int)i);
         int row = lua_gettop(L);
         double x, y;
-        if (is_error_row(L, row) || !field_number(L, row, xkey, &x) || !field_number(L, row, ykey, &y)) {
+        if (is_error_row(L, row) || (skip_oom && does_not_fit(L, row)) || !field_number(L, row, xkey, &x)
+            || !field_number(L, row, ykey, &y)) {
             lua_settop(L, index);
             continue;
         }
@@ -452,7 +463,7 @@ static void build_lines(lua_State *L, text *sb, text *db, int memory)
     if (memory && !ends_with(ykey, "_bytes"))
         luaL_error(L, "plot: kind 'memory' plots a _bytes column (peak_bytes by default), not '%s'", ykey);
     point *pts;
-    size_t n = collect(L, xkey, ykey, &pts);
+    size_t n = collect(L, xkey, ykey, !memory, &pts);
     if (n == 0)
         luaL_error(L, "plot: no row has numbers in both '%s' and '%s'", xkey, ykey);
     int n_series = (int)lua_rawlen(L, P_LABELS);
@@ -495,7 +506,10 @@ static void build_lines(lua_State *L, text *sb, text *db, int memory)
         if (s > 0)
             add(sb, ", \\\n     ");
         add(sb, "ecdata");
-        lua_pushfstring(L, " index %d using 1:2 with linespoints lw 2 pt 7 title ", s);
+        /* gnuplot has 8 line colours: beyond them, other point shapes and dashes. */
+        static const int shapes[] = {7, 5, 9, 11, 13, 15};
+        lua_pushfstring(L, " index %d using 1:2 with linespoints lw 2 pt %d dt %d title ", s, shapes[(s / 8) % 6],
+                        1 + (s / 8) % 5);
         add_top(sb);
         add_quoted(sb, label[0] != '\0' ? label : yl);
         lua_pop(L, 1);
@@ -529,6 +543,7 @@ static void build_breakdown(lua_State *L, text *sb, text *db)
     }
     add(db, "\n");
     lua_Integer n = (lua_Integer)luaL_len(L, P_ROWS), bars = 0;
+    size_t longest = 0;
     for (lua_Integer i = 1; i <= n; i++) {
         if (lua_geti(L, P_ROWS, i) != LUA_TTABLE)
             luaL_error(L, "plot: row %d is not a table", (int)i);
@@ -542,6 +557,8 @@ static void build_breakdown(lua_State *L, text *sb, text *db)
         }
         if (ok) {
             push_label(L, row, xkeys);
+            if (lua_rawlen(L, -1) > longest)
+                longest = lua_rawlen(L, -1);
             add_cell_text(db, lua_tostring(L, -1));
             lua_pop(L, 1);
             for (size_t p = 0; p < N_PARTS; p++) {
@@ -559,8 +576,13 @@ static void build_breakdown(lua_State *L, text *sb, text *db)
     add(sb, "set style data histograms\nset style histogram rowstacked\n"
             "set style fill solid 0.85 border -1\nset boxwidth 0.7 relative\n"
             "set yrange [0:*]\nset xtics nomirror\nset key invert\n");
-    if (bars > BARS_UPRIGHT)
-        add(sb, "set xtics rotate by 40 right\nset bmargin 11\n");
+    if (bars > BARS_UPRIGHT) {
+        /* Slanted labels need a bottom margin that grows with the longest one. */
+        char buf[80];
+        snprintf(buf, sizeof buf, "set xtics rotate by 40 right\nset bmargin %d\n",
+                 2 + (int)(0.42 * (double)longest));
+        add(sb, buf);
+    }
     add(sb, "plot for [i=2:8] ");
     add(sb, "ecdata");
     add(sb, " using i:xtic(1) title columnheader(i)\n");
@@ -573,7 +595,7 @@ static void build_validate(lua_State *L, text *sb, text *db)
     const char *xkey = spec_string(L, P_SPEC, "x", "measured");
     const char *ykey = spec_string(L, P_SPEC, "y", "predicted");
     point *pts;
-    size_t n = collect(L, xkey, ykey, &pts);
+    size_t n = collect(L, xkey, ykey, 0, &pts);
     size_t kept = 0, within = 0;
     double lo = HUGE_VAL, hi = 0;
     for (size_t i = 0; i < n; i++) {
