@@ -11,6 +11,7 @@
 #include <gsl/gsl_errno.h>
 #include <lualib.h>
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,7 @@ static const char main_usage[] =
     "  gpus                          list the GPU profiles\n"
     "  models                        list the network presets\n"
     "  predict key=value ...         predict one configuration (--csv, -o FILE)\n"
+    "  sweep key=v1,v2 ... key=value predict every combination (--csv, -o FILE)\n"
     "  validate RUNS.csv             predict measured runs and report the error\n"
     "  calibrate RUNS.csv -o P.csv   fit the model's physical parameters to measured runs\n"
     "  run SCRIPT.lua [ARGS...]      run a Lua scenario (require \"epochcast\")\n"
@@ -161,6 +163,19 @@ static const char predict_usage[] =
     "\n"
     "keys:\n";
 
+static const char sweep_usage[] =
+    "usage: epochcast sweep key=v1,v2,... [key=value ...] [--csv] [-o FILE]\n"
+    "\n"
+    "Predict every combination of the listed values (the first axis varies slowest) over\n"
+    "the fixed keys, and print one line per point: the axes' values, step time,\n"
+    "throughput, GPU utilization, bottleneck, peak memory and whether it fits.  A point\n"
+    "the model refuses (an unsupported combination) prints its reason and the sweep goes on.\n"
+    "  --csv     print CSV instead: every config key, then the result columns, then error\n"
+    "  -o FILE   write that CSV to FILE (atomically)\n"
+    "A comma inside parentheses does not split: lengths=lognormal(60,0.7) is one value.\n"
+    "\n"
+    "example: epochcast sweep model=bert-base gpu=t4,a100-sxm4-80gb precision=fp32,amp_fp16 batch_per_gpu=8,32\n";
+
 static const char validate_usage[] =
     "usage: epochcast validate RUNS.csv [-o OUT.csv] [--profile P]\n"
     "\n"
@@ -168,6 +183,7 @@ static const char validate_usage[] =
     "source) and print the error: n, MAPE, share within +-10% and +-20%, bias, overall\n"
     "and per GPU and per model.\n"
     "  -o OUT.csv    also write id,gpu,model,metric,predicted,measured,error_pct per run\n"
+    "  --plot FILE   draw predicted against measured (.png or .svg, needs gnuplot)\n"
     "  --profile P   predict with the calibrated profile P (overrides the runs' profile)\n";
 
 static const char run_usage[] =
@@ -411,14 +427,194 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
     return 0;
 }
 
+/* ---- sweep --------------------------------------------------------------------------- */
+
+typedef struct cli_sweep {
+    lua_State *L;
+    ec_ctx *ctx;
+    const ecL_axis *axes;
+    size_t n_axes;
+    int table, csv;            /* print the readable table; print CSV on stdout */
+    int *widths;               /* column width of each axis */
+    ec_csv_writer *w;          /* -o FILE, or NULL */
+    const char **fields;       /* n_cols field pointers */
+    char *cells;               /* n_cols x CELL_MAX */
+    size_t n_cols;
+} cli_sweep;
+
+/* Split value at the commas outside parentheses, in place; returns the number of parts. */
+static size_t split_values(char *value, const char **parts, size_t max)
+{
+    size_t n = 0;
+    int depth = 0;
+    parts[n++] = value;
+    for (char *p = value; *p != '\0'; p++) {
+        if (*p == '(')
+            depth++;
+        else if (*p == ')' && depth > 0)
+            depth--;
+        else if (*p == ',' && depth == 0 && n < max) {
+            *p = '\0';
+            parts[n++] = p + 1;
+        }
+    }
+    return n;
+}
+
+/* The CSV row of a point: every config key, the result columns (empty after an error), error. */
+static void sweep_csv_fields(cli_sweep *sw, const ec_config *cfg, int status, const ec_result *res)
+{
+    size_t nk = ec_config_key_count(), nr = ecL_result_column_count();
+    for (size_t i = 0; i < sw->n_cols; i++) {
+        char *cell = sw->cells + i * CELL_MAX;
+        cell[0] = '\0';
+        if (i < nk) {
+            if (ec_config_get(cfg, ec_config_key_name(i), cell, CELL_MAX) != EC_OK)
+                cell[0] = '\0';
+        } else if (i < nk + nr) {
+            if (status == EC_OK)
+                ecL_result_column_text(res, i - nk, cell, CELL_MAX);
+        } else if (status != EC_OK) {
+            snprintf(cell, CELL_MAX, "%s: %s", ecL_status_name(status), ec_ctx_errmsg(sw->ctx));
+        }
+        sw->fields[i] = cell;
+    }
+}
+
+static int sweep_point_cli(void *ud, size_t point, const size_t *index, const ec_config *cfg,
+                           int status, const ec_result *res)
+{
+    cli_sweep *sw = (cli_sweep *)ud;
+    (void)point;
+    if (sw->table) {
+        for (size_t a = 0; a < sw->n_axes; a++)
+            printf("%-*s  ", sw->widths[a], sw->axes[a].values[index[a]]);
+        if (status == EC_OK)
+            printf("%10.3f %10.1f %5.1f  %-10s %8.2f %-4s%s\n", res->step_s * 1e3, res->samples_per_s,
+                   res->gpu_util_frac * 100, ec_bottleneck_name(res->bottleneck),
+                   res->memory.peak_bytes / GIB, res->memory.fits ? "yes" : "no",
+                   res->warning_text[0] != '\0' ? "  *" : "");
+        else
+            printf("error: %s\n", ec_ctx_errmsg(sw->ctx));
+    }
+    if (sw->csv || sw->w != NULL) {
+        sweep_csv_fields(sw, cfg, status, res);
+        if (sw->csv)
+            print_csv_row(sw->fields, sw->n_cols);
+        if (sw->w != NULL)
+            return ec_csv_row(sw->w, sw->fields, sw->n_cols);
+    }
+    return EC_OK;
+}
+
+static int cmd_sweep(lua_State *L, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (is_help(argv[i]))
+            return fputs(sweep_usage, stdout), 0;
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    ec_config base;
+    ec_config_init(&base);
+    ecL_axis axes[ECL_SWEEP_MAX_AXES];
+    size_t n_axes = 0, max_values = (size_t)argc + 1;
+    const char *out = NULL;
+    int csv = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *eq = strchr(a, '=');
+        if (strcmp(a, "--csv") == 0) {
+            csv = 1;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (++i >= argc)
+                return usage_error("sweep", "sweep: %s needs a file name", a);
+            out = argv[i];
+        } else if (a[0] == '-') {
+            return usage_error("sweep", "sweep: unknown option '%s'", a);
+        } else if (eq == NULL) {
+            return usage_error("sweep", "sweep: expected key=value or key=v1,v2,..., got '%s'", a);
+        } else {
+            size_t len = strlen(a);
+            char *word = (char *)lua_newuserdatauv(L, len + 1, 0); /* kept on the stack */
+            memcpy(word, a, len + 1);
+            word[eq - a] = '\0';
+            char *value = word + (eq - a) + 1;
+            size_t cap = strlen(value) / 2 + 2;
+            const char **parts = (const char **)lua_newuserdatauv(L, cap * sizeof *parts, 0);
+            size_t n = split_values(value, parts, cap);
+            if (n == 1) {
+                if (ec_config_set(ctx, &base, word, value) != EC_OK)
+                    return fail("%s", ec_ctx_errmsg(ctx));
+            } else {
+                if (n_axes == ECL_SWEEP_MAX_AXES)
+                    return usage_error("sweep", "sweep: at most %d axes", ECL_SWEEP_MAX_AXES);
+                axes[n_axes++] = (ecL_axis){word, n, parts};
+            }
+            if (n > max_values)
+                max_values = n;
+        }
+    }
+    if (n_axes == 0)
+        return usage_error("sweep", "sweep: no axis; give at least one key=v1,v2,...");
+    char msg[EC_WARNING_TEXT_MAX];
+    size_t total = 0;
+    if (ecL_sweep_check(ctx, &base, axes, n_axes, &total, msg, sizeof msg) != EC_OK)
+        return fail("%s", msg);
+
+    cli_sweep sw = {L, ctx, axes, n_axes, !csv, csv, NULL, NULL, NULL, NULL, 0};
+    sw.n_cols = ec_config_key_count() + ecL_result_column_count() + 1;
+    sw.fields = (const char **)lua_newuserdatauv(L, 2 * sw.n_cols * sizeof *sw.fields, 0);
+    sw.cells = (char *)lua_newuserdatauv(L, sw.n_cols * CELL_MAX, 0);
+    sw.widths = (int *)lua_newuserdatauv(L, n_axes * sizeof *sw.widths, 0);
+    for (size_t c = 0; c < sw.n_cols; c++) {
+        size_t nk = ec_config_key_count(), nr = ecL_result_column_count();
+        sw.fields[sw.n_cols + c] = c < nk ? ec_config_key_name(c) : c < nk + nr ? ecL_result_column_name(c - nk) : "error";
+    }
+    for (size_t a = 0; a < n_axes; a++) {
+        sw.widths[a] = (int)strlen(axes[a].key);
+        for (size_t v = 0; v < axes[a].n; v++)
+            if ((int)strlen(axes[a].values[v]) > sw.widths[a])
+                sw.widths[a] = (int)strlen(axes[a].values[v]);
+    }
+    void **wslot = ecL_newbox(L, ecL_abort_csv);
+    int wbox = lua_gettop(L);
+    if (out != NULL) {
+        int st = ec_csv_open(ctx, out, &sw.w);
+        *wslot = sw.w;
+        if (st == EC_OK)
+            st = ec_csv_row(sw.w, sw.fields + sw.n_cols, sw.n_cols);
+        if (st != EC_OK)
+            return fail("%s", ec_ctx_errmsg(ctx));
+    }
+    if (csv)
+        print_csv_row(sw.fields + sw.n_cols, sw.n_cols);
+    if (sw.table) {
+        for (size_t a = 0; a < n_axes; a++)
+            printf("%-*s  ", sw.widths[a], axes[a].key);
+        printf("%10s %10s %5s  %-10s %8s %-4s\n", "step_ms", "samples/s", "GPU%", "bottleneck", "peak_GiB", "fits");
+    }
+    int st = ecL_sweep_run(ctx, &base, axes, n_axes, 1, sweep_point_cli, &sw, msg, sizeof msg);
+    if (st != EC_OK) {
+        ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
+        return fail("%s", msg);
+    }
+    if (out != NULL && ec_csv_close((ec_csv_writer *)ecL_unbox(L, wbox)) != EC_OK)
+        return fail("%s", ec_ctx_errmsg(ctx));
+    if (sw.table) {
+        printf("%zu points%s\n", total, " (* = see warnings with epochcast predict)");
+        if (out != NULL)
+            printf("wrote %s\n", out);
+    }
+    return 0;
+}
+
 /* ---- commands on a run-record file (validate, calibrate) -------------------------------- */
 
 typedef struct runs_args {
-    const char *runs_path, *out, *profile;
+    const char *runs_path, *out, *profile, *plot;
     int all;
 } runs_args;
 
-enum { OPT_PROFILE = 1, OPT_ALL = 2 };
+enum { OPT_PROFILE = 1, OPT_ALL = 2, OPT_PLOT = 4 };
 
 /* Parse "RUNS.csv [-o FILE] [--profile P] [--all]" (options as allowed).  Returns -1 when
  * the command should go on, else the exit status (0 after --help). */
@@ -438,6 +634,10 @@ static int parse_runs_args(const char *cmd, const char *usage, int allowed, int 
             if (++i >= argc)
                 return usage_error(cmd, "%s: --profile needs a file name", cmd);
             ra->profile = argv[i];
+        } else if ((allowed & OPT_PLOT) && strcmp(a, "--plot") == 0) {
+            if (++i >= argc)
+                return usage_error(cmd, "%s: --plot needs a file name", cmd);
+            ra->plot = argv[i];
         } else if ((allowed & OPT_ALL) && strcmp(a, "--all") == 0) {
             ra->all = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -508,10 +708,41 @@ static void print_groups(lua_State *L, const char *title, vrow *rows, size_t n)
     lua_pop(L, 2);
 }
 
+/* Draw predicted against measured, one colour per GPU, through ec.plot's C function. */
+static int plot_validate(lua_State *L, const char *path, const vrow *rows, size_t n)
+{
+    lua_pushcfunction(L, ecL_plot);                   /* f */
+    lua_createtable(L, 0, 4);                         /* f spec */
+    lua_pushliteral(L, "validate");
+    lua_setfield(L, -2, "kind");
+    lua_pushstring(L, path);
+    lua_setfield(L, -2, "path");
+    lua_pushliteral(L, "gpu");
+    lua_setfield(L, -2, "group");
+    lua_createtable(L, n < INT_MAX ? (int)n : 0, 0);  /* f spec rows */
+    for (size_t i = 0; i < n; i++) {
+        lua_createtable(L, 0, 3);
+        lua_pushstring(L, rows[i].key);
+        lua_setfield(L, -2, "gpu");
+        lua_pushnumber(L, rows[i].predicted);
+        lua_setfield(L, -2, "predicted");
+        lua_pushnumber(L, rows[i].measured);
+        lua_setfield(L, -2, "measured");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "rows");                      /* f spec */
+    lua_call(L, 1, 2);                                /* ok msg */
+    if (!lua_toboolean(L, -2))
+        return fail("%s", lua_tostring(L, -1));
+    lua_pop(L, 2);
+    printf("wrote %s\n", path);
+    return 0;
+}
+
 static int cmd_validate(lua_State *L, int argc, char **argv)
 {
     runs_args ra;
-    int code = parse_runs_args("validate", validate_usage, OPT_PROFILE, argc, argv, &ra);
+    int code = parse_runs_args("validate", validate_usage, OPT_PROFILE | OPT_PLOT, argc, argv, &ra);
     if (code >= 0)
         return code;
     const char *runs_path = ra.runs_path, *out = ra.out, *profile = ra.profile;
@@ -589,7 +820,7 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
     print_stats("all", pred, meas, n);
     print_groups(L, "GPU", by_gpu, n);
     print_groups(L, "model", by_model, n);
-    return 0;
+    return ra.plot != NULL ? plot_validate(L, ra.plot, by_gpu, n) : 0;
 }
 
 /* ---- calibrate ---------------------------------------------------------------------- */
@@ -702,6 +933,8 @@ static int pmain(lua_State *L)
             code = cmd_models(L, rest, args);
         else if (strcmp(cmd, "predict") == 0)
             code = cmd_predict(L, rest, args);
+        else if (strcmp(cmd, "sweep") == 0)
+            code = cmd_sweep(L, rest, args);
         else if (strcmp(cmd, "validate") == 0)
             code = cmd_validate(L, rest, args);
         else if (strcmp(cmd, "calibrate") == 0)

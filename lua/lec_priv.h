@@ -59,6 +59,10 @@ int ecL_fail(lua_State *L, ec_ctx *ctx, int status);
  * values numbers, booleans or strings; an unknown key or a bad value raises the
  * library's message ("unknown key 'bach' (did you mean 'batch_per_gpu'?)"). */
 void ecL_toconfig(lua_State *L, int idx, ec_ctx *ctx, ec_config *cfg);
+/* The text form of the config value at idx, as ec_config_set reads it (integers without
+ * ".0", floats that read back exactly, booleans as 1/0, strings as they are); raises naming
+ * key for another type.  The result is buf or a string on the Lua stack at idx. */
+const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, size_t n);
 
 /* ---- l_result.c -------------------------------------------------------------------- */
 
@@ -83,6 +87,37 @@ int ecL_open_result(lua_State *L);
 const char *ecL_metric_name(ec_metric m);
 int ecL_open_runs(lua_State *L);
 
+/* ---- l_sweep.c --------------------------------------------------------------------- */
+
+/* One axis of a sweep: a config key and the text of its values. */
+#define ECL_SWEEP_MAX_AXES 16
+typedef struct ecL_axis {
+    const char *key;
+    size_t n;
+    const char *const *values;
+} ecL_axis;
+
+/* Called for every point of a sweep, in order (first axis slowest): index holds each
+ * axis' value index, status is ec_predict's (res is valid only for EC_OK).  Return EC_OK
+ * to go on; another status stops the sweep (its message is on the context). */
+typedef int (*ecL_point_fn)(void *ud, size_t point, const size_t *index, const ec_config *cfg,
+                            int status, const ec_result *res);
+
+/* Check every axis value against base through ec_config_set and count the points;
+ * on failure msg names the key and value. */
+int ecL_sweep_check(ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
+                    size_t *n_points, char *msg, size_t msg_size);
+/* Predict every point of the product of the axes over base and hand it to fn; with
+ * show_progress, a bar on stderr when stderr is a terminal and the sweep is long.
+ * EC_EMISUSE and EC_ENOMEM from the library stop the sweep; other failures go to fn. */
+int ecL_sweep_run(ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
+                  int show_progress, ecL_point_fn fn, void *ud, char *msg, size_t msg_size);
+
+/* ---- l_plot.c ---------------------------------------------------------------------- */
+
+/* ec.plot(spec) as a plain C function (it uses no upvalue), for the CLI's validate --plot. */
+int ecL_plot(lua_State *L);
+
 /* ---- the other binding files -------------------------------------------------------
  * Every ecL_open_<x> is called by luaopen_epochcast with the module table and the context
  * box on the stack top; it adds its functions with luaL_setfuncs(L, reg, 1), which makes
@@ -90,5 +125,7 @@ int ecL_open_runs(lua_State *L);
 int ecL_open_predict(lua_State *L);
 int ecL_open_registry(lua_State *L);
 int ecL_open_csv(lua_State *L);
+int ecL_open_sweep(lua_State *L);
+int ecL_open_plot(lua_State *L);
 
 #endif /* LEC_PRIV_H */

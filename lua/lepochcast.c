@@ -132,7 +132,7 @@ int ecL_fail(lua_State *L, ec_ctx *ctx, int status)
 
 /* The text form of one config value, as ec_config_set reads it: integers without ".0",
  * floats with the shortest of %.15g / %.17g that reads back exactly, booleans as 1/0. */
-static const char *config_text(lua_State *L, int idx, const char *key, char *buf, size_t n)
+const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, size_t n)
 {
     switch (lua_type(L, idx)) {
     case LUA_TNUMBER:
@@ -167,7 +167,7 @@ void ecL_toconfig(lua_State *L, int idx, ec_ctx *ctx, ec_config *cfg)
         if (lua_type(L, -2) != LUA_TSTRING)
             luaL_error(L, "config keys must be strings (got a %s key)", luaL_typename(L, -2));
         const char *key = lua_tostring(L, -2);
-        const char *text = config_text(L, -1, key, buf, sizeof buf);
+        const char *text = ecL_config_text(L, -1, key, buf, sizeof buf);
         if (ec_config_set(ctx, cfg, key, text) != EC_OK)
             luaL_error(L, "%s", ec_ctx_errmsg(ctx));
         lua_pop(L, 1);                                /* key */
@@ -180,6 +180,7 @@ typedef int (*ecL_opener)(lua_State *L);
 
 static const ecL_opener openers[] = {
     ecL_open_predict, ecL_open_registry, ecL_open_runs, ecL_open_csv, ecL_open_result,
+    ecL_open_sweep,  ecL_open_plot,
 };
 
 LUAMOD_API int luaopen_epochcast(lua_State *L)

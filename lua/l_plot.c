@@ -1,0 +1,831 @@
+/*
+ * l_plot.c: ec.plot{kind=, rows=, path=, ...}, pictures of predictions through gnuplot.
+ *
+ * Presentation only: it reads rows (from ec.sweep, ec.predict or a validate CSV), writes a
+ * gnuplot script and a data file into a fresh temporary folder, runs the gnuplot found on
+ * PATH (looked up at run time; a clear nil, message, "ENOTFOUND" when it is missing) and
+ * renames the picture into place, so a failure never leaves half an image.  PNG (pngcairo
+ * when that terminal exists, else png) or SVG, chosen by the path's extension.
+ *
+ * Kinds:
+ *   line       y against x (a swept key), one line per value of group
+ *   breakdown  the step's parts (forward, backward, ...) as stacked bars, one bar per row
+ *   memory     peak memory against x with each GPU's capacity as a dashed line
+ *   validate   predicted against measured on log axes, with y = x and +-20% lines
+ */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, posix_spawn, waitpid */
+
+#include "lec_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* Picture size in pixels. */
+#define PLOT_WIDTH 1000
+#define PLOT_HEIGHT 620
+/* More bars than this get slanted labels. */
+#define BARS_UPRIGHT 6
+/* x spans at least this ratio: a log2 axis (batch sizes 1..256). */
+#define LOGX_RATIO 8.0
+
+/* The parts of a step, in the order of ec_breakdown, with their legend names. */
+static const char *const parts[][2] = {
+    {"forward_s", "forward"},     {"backward_s", "backward"}, {"optimizer_s", "optimizer"},
+    {"h2d_s", "H2D copy"},        {"cpu_overhead_s", "CPU overhead"},
+    {"loader_s", "input loader"}, {"comm_s", "communication"},
+};
+#define N_PARTS (sizeof parts / sizeof parts[0])
+
+/* ---- reading rows ---------------------------------------------------------------------- */
+
+/* Push row[name]; for a name that l_result.c puts in a subtable ("breakdown_forward_s",
+ * "memory_weights_bytes") also look there, so flat CSV rows and nested result rows both work. */
+static int push_field(lua_State *L, int row, const char *name)
+{
+    if (lua_getfield(L, row, name) != LUA_TNIL)
+        return lua_type(L, -1);
+    static const char *const groups[] = {"breakdown", "memory"};
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        size_t len = strlen(groups[g]);
+        if (strncmp(name, groups[g], len) == 0 && name[len] == '_') {
+            lua_pop(L, 1);
+            if (lua_getfield(L, row, groups[g]) == LUA_TTABLE) {
+                lua_getfield(L, -1, name + len + 1);
+                lua_remove(L, -2);
+            }
+            return lua_type(L, -1);
+        }
+    }
+    return lua_type(L, -1);
+}
+
+/* row[name] as a number (numeric strings from CSV rows too); 0 when it is not one. */
+static int field_number(lua_State *L, int row, const char *name, double *x)
+{
+    push_field(L, row, name);
+    int isnum = 0;
+    lua_Number v = lua_tonumberx(L, -1, &isnum);
+    lua_pop(L, 1);
+    *x = (double)v;
+    return isnum && isfinite(*x);
+}
+
+/* Push the label of a row: the values of the key (a string) or keys (an array of strings)
+ * at stack index keys, joined with " ". */
+static void push_label(lua_State *L, int row, int keys)
+{
+    if (lua_type(L, keys) == LUA_TSTRING) {
+        push_field(L, row, lua_tostring(L, keys));
+        luaL_tolstring(L, -1, NULL);
+        lua_remove(L, -2);
+        return;
+    }
+    int n = (int)lua_rawlen(L, keys), parts_on_stack = 0;
+    luaL_checkstack(L, 2 * n + 2, "too many label keys");
+    for (int i = 1; i <= n; i++) {
+        if (i > 1) {
+            lua_pushliteral(L, " ");
+            parts_on_stack++;
+        }
+        lua_rawgeti(L, keys, i);
+        push_field(L, row, luaL_tolstring(L, -1, NULL));
+        lua_remove(L, -2);
+        lua_remove(L, -2);
+        luaL_tolstring(L, -1, NULL);
+        lua_remove(L, -2);
+        parts_on_stack++;
+    }
+    lua_concat(L, parts_on_stack);
+}
+
+/* Does the row carry an error (a sweep point the library refused)? */
+static int is_error_row(lua_State *L, int row)
+{
+    int t = lua_getfield(L, row, "error");
+    lua_pop(L, 1);
+    return t != LUA_TNIL;
+}
+
+/* ---- axis labels and units -------------------------------------------------------------- */
+
+typedef struct axis_unit {
+    double scale;
+    const char *unit; /* "" for none */
+} axis_unit;
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Display unit of a column from its name's unit suffix and the largest value shown. */
+static axis_unit unit_of(const char *name, double max_abs)
+{
+    if (ends_with(name, "_bytes"))
+        return (axis_unit){1 / GIB, "GiB"};
+    if (ends_with(name, "_frac"))
+        return (axis_unit){100, "%"};
+    if (ends_with(name, "_per_s"))
+        return (axis_unit){1, "per s"};
+    if (ends_with(name, "_s"))
+        return max_abs < 1 ? (axis_unit){1e3, "ms"} : (axis_unit){1, "s"};
+    return (axis_unit){1, ""};
+}
+
+/* Friendly names of the usual axes; others are the key with spaces for underscores. */
+static const char *const names[][2] = {
+    {"step_s", "step time"},           {"epoch_s", "epoch time"},
+    {"run_s", "run time"},             {"samples_per_s", "throughput (samples/s)"},
+    {"gpu_util_frac", "GPU utilization"}, {"peak_bytes", "peak GPU memory"},
+    {"batch_per_gpu", "batch per GPU (samples)"}, {"num_gpus", "GPUs"},
+    {"num_workers", "DataLoader workers"}, {"seq_len", "sequence length (tokens)"},
+    {"mfu_frac", "MFU"},               {"grad_accum", "gradient accumulation steps"},
+};
+
+/* Push the axis label of a column: "epoch time (s)", "peak GPU memory (GiB)". */
+static void push_axis_label(lua_State *L, const char *name, axis_unit u)
+{
+    const char *nice = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(names[i][0], name) == 0)
+            nice = names[i][1];
+    if (nice == NULL) {
+        luaL_gsub(L, name, "_", " ");
+        nice = lua_tostring(L, -1);
+    } else {
+        lua_pushstring(L, nice);
+    }
+    if (u.unit[0] != '\0' && strcmp(u.unit, "per s") != 0)
+        lua_pushfstring(L, "%s (%s)", nice, u.unit);
+    else
+        lua_pushstring(L, nice);
+    lua_remove(L, -2);
+}
+
+/* ---- gnuplot text, built as pieces in a Lua table and joined at the end ------------------ */
+
+typedef struct text {
+    lua_State *L;
+    int t;            /* stack index of the table of pieces */
+    lua_Integer n;
+} text;
+
+static void text_new(lua_State *L, text *b)
+{
+    lua_newtable(L);
+    b->L = L;
+    b->t = lua_gettop(L);
+    b->n = 0;
+}
+
+static void add(text *b, const char *s)
+{
+    lua_pushstring(b->L, s);
+    lua_rawseti(b->L, b->t, ++b->n);
+}
+
+/* Add the value on top of the stack (popped). */
+static void add_top(text *b)
+{
+    lua_rawseti(b->L, b->t, ++b->n);
+}
+
+static void add_number(text *b, double x)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.9g", x);
+    add(b, buf);
+}
+
+/* Add s as a gnuplot single-quoted string ('' stands for a quote inside). */
+static void add_quoted(text *b, const char *s)
+{
+    lua_State *L = b->L;
+    add(b, "'");
+    luaL_gsub(L, s, "'", "''");
+    luaL_gsub(L, lua_tostring(L, -1), "\n", " ");
+    lua_remove(L, -2);
+    add_top(b);
+    add(b, "'");
+}
+
+/* Add a data-file string cell: double quotes, with any inside made single. */
+static void add_cell_text(text *b, const char *s)
+{
+    lua_State *L = b->L;
+    add(b, "\"");
+    luaL_gsub(L, s, "\"", "'");
+    luaL_gsub(L, lua_tostring(L, -1), "\n", " ");
+    lua_remove(L, -2);
+    add_top(b);
+    add(b, "\"");
+}
+
+/* Push the joined text (the pieces table stays). */
+static void text_push(text *b)
+{
+    luaL_Buffer buf;
+    lua_State *L = b->L;
+    luaL_buffinit(L, &buf);
+    for (lua_Integer i = 1; i <= b->n; i++) {
+        lua_rawgeti(L, b->t, i);
+        luaL_addvalue(&buf);
+    }
+    luaL_pushresult(&buf);
+}
+
+/* The terminal and output lines: pngcairo if this gnuplot has it, else png; or svg. */
+static void add_terminal(text *b, int svg, const char *out)
+{
+    char buf[256];
+    if (svg)
+        snprintf(buf, sizeof buf,
+                 "set terminal svg size %d,%d dynamic noenhanced font 'Sans,12' background rgb 'white'\n",
+                 PLOT_WIDTH, PLOT_HEIGHT);
+    else
+        snprintf(buf, sizeof buf,
+                 "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+                 "  set terminal pngcairo size %d,%d noenhanced font 'Sans,11'\n"
+                 "} else {\n"
+                 "  set terminal png size %d,%d noenhanced\n"
+                 "}\n",
+                 PLOT_WIDTH, PLOT_HEIGHT, PLOT_WIDTH, PLOT_HEIGHT);
+    add(b, buf);
+    add(b, "set output ");
+    add_quoted(b, out);
+    add(b, "\nset grid lc rgb '#dddddd'\nset border lc rgb '#555555'\n"
+           "set key outside right top box opaque\n");
+}
+
+static void add_setting(text *b, const char *what, const char *value)
+{
+    add(b, "set ");
+    add(b, what);
+    add(b, " ");
+    add_quoted(b, value);
+    add(b, "\n");
+}
+
+/* Optional string field of the spec, else def (the string stays alive in the spec). */
+static const char *spec_string(lua_State *L, int spec, const char *key, const char *def)
+{
+    lua_getfield(L, spec, key);
+    const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : def;
+    lua_pop(L, 1);
+    return s;
+}
+
+/* ---- series: points grouped by a label ----------------------------------------------------- */
+
+typedef struct point {
+    int series;
+    double x, y;
+} point;
+
+static int compare_points(const void *a, const void *b)
+{
+    const point *p = (const point *)a, *q = (const point *)b;
+    if (p->series != q->series)
+        return p->series < q->series ? -1 : 1;
+    return (p->x > q->x) - (p->x < q->x);
+}
+
+/* Spec slots on the stack of ecL_plot. */
+enum { P_SPEC = 1, P_ROWS, P_GROUP, P_LABELS, P_OUT, P_DATA, P_SCRIPT, P_POINTS };
+
+/* Collect (x, y) of every usable row into a point array (a userdata left at P_POINTS) and
+ * the series labels, in order of first appearance, into P_LABELS.  Returns the count. */
+/* Is row.fits false (a configuration that runs out of memory has no time to plot)? */
+static int does_not_fit(lua_State *L, int row)
+{
+    lua_getfield(L, row, "fits");
+    int no = (lua_isboolean(L, -1) && !lua_toboolean(L, -1))
+             || (lua_type(L, -1) != LUA_TNIL && lua_isnumber(L, -1) && lua_tonumber(L, -1) == 0);
+    lua_pop(L, 1);
+    return no;
+}
+
+static size_t collect(lua_State *L, const char *xkey, const char *ykey, int skip_oom, point **out)
+{
+    lua_Integer n = (lua_Integer)luaL_len(L, P_ROWS);
+    point *pts = (point *)lua_newuserdatauv(L, ((size_t)n + 1) * sizeof *pts, 0); /* P_POINTS */
+    lua_newtable(L);                                          /* label -> series */
+    int index = lua_gettop(L);
+    size_t k = 0;
+    int n_series = 0;
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (lua_geti(L, P_ROWS, i) != LUA_TTABLE)
+            luaL_error(L, "plot: row %d is not a table", (int)i);
+        int row = lua_gettop(L);
+        double x, y;
+        if (is_error_row(L, row) || (skip_oom && does_not_fit(L, row)) || !field_number(L, row, xkey, &x)
+            || !field_number(L, row, ykey, &y)) {
+            lua_settop(L, index);
+            continue;
+        }
+        if (lua_isnil(L, P_GROUP))
+            lua_pushliteral(L, "");
+        else
+            push_label(L, row, P_GROUP);                      /* row label */
+        int series;
+        if (lua_getfield(L, index, lua_tostring(L, -1)) == LUA_TNUMBER) {
+            series = (int)lua_tointeger(L, -1);
+        } else {
+            series = n_series++;
+            lua_pushinteger(L, series);
+            lua_setfield(L, index, lua_tostring(L, -3));
+            lua_pushvalue(L, -2);
+            lua_rawseti(L, P_LABELS, series + 1);
+        }
+        pts[k++] = (point){series, x, y};
+        lua_settop(L, index);
+    }
+    lua_settop(L, P_POINTS);
+    qsort(pts, k, sizeof *pts, compare_points);
+    *out = pts;
+    return k;
+}
+
+/* One gnuplot data block per series ("index i" in plot commands), blocks apart by two
+ * blank lines. */
+static void add_blocks(text *d, const point *pts, size_t n, double xs, double ys)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && pts[i].series != pts[i - 1].series)
+            add(d, "\n\n");
+        add_number(d, pts[i].x * xs);
+        add(d, " ");
+        add_number(d, pts[i].y * ys);
+        add(d, "\n");
+    }
+}
+
+static double max_abs_y(const point *pts, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs(pts[i].y));
+    return m;
+}
+
+/* set logscale x 2 when x is positive and spans LOGX_RATIO or more (batch sizes), unless
+ * spec.logx says otherwise. */
+static void maybe_logx(lua_State *L, text *b, const point *pts, size_t n)
+{
+    double lo = HUGE_VAL, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        lo = fmin(lo, pts[i].x);
+        hi = fmax(hi, pts[i].x);
+    }
+    lua_getfield(L, P_SPEC, "logx");
+    int logx = lua_isnil(L, -1) ? (n > 0 && lo > 0 && hi / lo >= LOGX_RATIO) : lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (logx)
+        add(b, "set logscale x 2\n");
+}
+
+static void add_titles(lua_State *L, text *b, const char *title, const char *xlabel, const char *ylabel)
+{
+    add_setting(b, "title", spec_string(L, P_SPEC, "title", title));
+    add_setting(b, "xlabel", spec_string(L, P_SPEC, "xlabel", xlabel));
+    add_setting(b, "ylabel", spec_string(L, P_SPEC, "ylabel", ylabel));
+}
+
+/* ---- the kinds ------------------------------------------------------------------------------ */
+
+/* memory: one dashed line per distinct capacity_bytes among the rows, from xlo to xhi.
+ * Returns how many blocks were added after the series' blocks; titles go to caps. */
+static int add_capacity_blocks(lua_State *L, text *d, int caps, const char *xkey, double xlo,
+                               double xhi, double xs, double ys)
+{
+    int n_caps = 0;
+    lua_Integer nr = (lua_Integer)luaL_len(L, P_ROWS);
+    lua_newtable(L);                                          /* seen capacities */
+    int seen = lua_gettop(L);
+    for (lua_Integer i = 1; i <= nr; i++) {
+        lua_geti(L, P_ROWS, i);
+        int row = lua_gettop(L);
+        double cap, gx;
+        if (lua_istable(L, row) && !is_error_row(L, row) && field_number(L, row, "capacity_bytes", &cap)
+            && field_number(L, row, xkey, &gx)) {
+            lua_pushnumber(L, cap);
+            if (lua_rawget(L, seen) == LUA_TNIL) {
+                lua_pushnumber(L, cap);
+                lua_pushboolean(L, 1);
+                lua_rawset(L, seen);
+                char num[32];
+                snprintf(num, sizeof num, "%.1f", cap / GIB);
+                if (push_field(L, row, "gpu") == LUA_TSTRING)
+                    lua_pushfstring(L, "capacity of %s (%s GiB)", lua_tostring(L, -1), num);
+                else
+                    lua_pushfstring(L, "capacity (%s GiB)", num);
+                lua_rawseti(L, caps, ++n_caps);
+                lua_pop(L, 1);
+                lua_pushnumber(L, cap);
+                lua_rawseti(L, caps, -n_caps); /* the capacity itself, for the y range */
+                add(d, "\n\n");
+                add_number(d, xlo * xs);
+                add(d, " ");
+                add_number(d, cap * ys);
+                add(d, "\n");
+                add_number(d, xhi * xs);
+                add(d, " ");
+                add_number(d, cap * ys);
+                add(d, "\n");
+            }
+        }
+        lua_settop(L, seen);
+    }
+    lua_pop(L, 1);
+    return n_caps;
+}
+
+/* line and memory: y against x, one line per series; memory adds capacity lines. */
+static void build_lines(lua_State *L, text *sb, text *db, int memory)
+{
+    const char *xkey = spec_string(L, P_SPEC, "x", "batch_per_gpu");
+    const char *ykey = spec_string(L, P_SPEC, "y", memory ? "peak_bytes" : "epoch_s");
+    if (memory && !ends_with(ykey, "_bytes"))
+        luaL_error(L, "plot: kind 'memory' plots a _bytes column (peak_bytes by default), not '%s'", ykey);
+    point *pts;
+    size_t n = collect(L, xkey, ykey, !memory, &pts);
+    if (n == 0)
+        luaL_error(L, "plot: no row has numbers in both '%s' and '%s'", xkey, ykey);
+    int n_series = (int)lua_rawlen(L, P_LABELS);
+    double ymax = max_abs_y(pts, n), xlo = HUGE_VAL, xhi = -HUGE_VAL;
+    for (size_t i = 0; i < n; i++) {
+        xlo = fmin(xlo, pts[i].x);
+        xhi = fmax(xhi, pts[i].x);
+    }
+    axis_unit xu = unit_of(xkey, xhi), yu = unit_of(ykey, ymax);
+    add_blocks(db, pts, n, xu.scale, yu.scale);
+    lua_newtable(L);
+    int caps = lua_gettop(L);
+    int n_caps = memory ? add_capacity_blocks(L, db, caps, xkey, xlo, xhi, xu.scale, yu.scale) : 0;
+
+    push_axis_label(L, xkey, xu);
+    push_axis_label(L, ykey, yu);
+    const char *xl = lua_tostring(L, -2), *yl = lua_tostring(L, -1);
+    lua_pushfstring(L, "%s against %s", yl, xl);
+    add_titles(L, sb, lua_tostring(L, -1), xl, yl);
+    lua_pop(L, 3);
+    maybe_logx(L, sb, pts, n);
+    if (n_caps > 0) {
+        /* Room above the highest capacity line, so it does not sit on the border. */
+        double top = ymax;
+        for (int c = 1; c <= n_caps; c++) {
+            lua_rawgeti(L, caps, -c);
+            top = fmax(top, lua_tonumber(L, -1));
+            lua_pop(L, 1);
+        }
+        char buf[64];
+        snprintf(buf, sizeof buf, "set yrange [0:%.6g]\n", top * yu.scale * 1.1);
+        add(sb, buf);
+    } else {
+        add(sb, "set yrange [0:*]\n");
+    }
+    add(sb, "set pointsize 1.2\nplot ");
+    for (int s = 0; s < n_series; s++) {
+        lua_rawgeti(L, P_LABELS, s + 1);
+        const char *label = lua_tostring(L, -1);
+        if (s > 0)
+            add(sb, ", \\\n     ");
+        add(sb, "ecdata");
+        /* gnuplot has 8 line colours: beyond them, other point shapes and dashes. */
+        static const int shapes[] = {7, 5, 9, 11, 13, 15};
+        lua_pushfstring(L, " index %d using 1:2 with linespoints lw 2 pt %d dt %d title ", s, shapes[(s / 8) % 6],
+                        1 + (s / 8) % 5);
+        add_top(sb);
+        add_quoted(sb, label[0] != '\0' ? label : yl);
+        lua_pop(L, 1);
+    }
+    for (int c = 0; c < n_caps; c++) {
+        lua_rawgeti(L, caps, c + 1);
+        add(sb, ", \\\n     ");
+        add(sb, "ecdata");
+        static const char *const cap_colors[] = {"#c00000", "#404040", "#8040c0", "#c07000"};
+        lua_pushfstring(L, " index %d using 1:2 with lines dt %d lw 2 lc rgb '%s' title ", n_series + c,
+                        2 + c % 3, cap_colors[c % 4]);
+        add_top(sb);
+        add_quoted(sb, lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    add(sb, "\n");
+    lua_settop(L, P_SCRIPT);
+}
+
+/* breakdown: one stacked bar per row, labelled by the x key(s), in milliseconds. */
+static void build_breakdown(lua_State *L, text *sb, text *db)
+{
+    lua_getfield(L, P_SPEC, "x");
+    int xkeys = lua_gettop(L);
+    if (lua_type(L, xkeys) != LUA_TSTRING && lua_type(L, xkeys) != LUA_TTABLE)
+        luaL_error(L, "plot: kind 'breakdown' needs x, the key (or keys) that label the bars");
+    add(db, "label");
+    for (size_t p = 0; p < N_PARTS; p++) {
+        add(db, " ");
+        add_cell_text(db, parts[p][1]);
+    }
+    add(db, "\n");
+    lua_Integer n = (lua_Integer)luaL_len(L, P_ROWS), bars = 0;
+    size_t longest = 0;
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (lua_geti(L, P_ROWS, i) != LUA_TTABLE)
+            luaL_error(L, "plot: row %d is not a table", (int)i);
+        int row = lua_gettop(L);
+        double v[N_PARTS];
+        int ok = !is_error_row(L, row);
+        for (size_t p = 0; p < N_PARTS && ok; p++) {
+            char name[48];
+            snprintf(name, sizeof name, "breakdown_%s", parts[p][0]);
+            ok = field_number(L, row, name, &v[p]);
+        }
+        if (ok) {
+            push_label(L, row, xkeys);
+            if (lua_rawlen(L, -1) > longest)
+                longest = lua_rawlen(L, -1);
+            add_cell_text(db, lua_tostring(L, -1));
+            lua_pop(L, 1);
+            for (size_t p = 0; p < N_PARTS; p++) {
+                add(db, " ");
+                add_number(db, v[p] * 1e3);
+            }
+            add(db, "\n");
+            bars++;
+        }
+        lua_settop(L, xkeys);
+    }
+    if (bars == 0)
+        luaL_error(L, "plot: no row has a step breakdown");
+    add_titles(L, sb, "where the time of one step goes", "", "time per step (ms)");
+    add(sb, "set style data histograms\nset style histogram rowstacked\n"
+            "set style fill solid 0.85 border -1\nset boxwidth 0.7 relative\n"
+            "set yrange [0:*]\nset xtics nomirror\nset key invert\n");
+    if (bars > BARS_UPRIGHT) {
+        /* Slanted labels need a bottom margin that grows with the longest one. */
+        char buf[80];
+        snprintf(buf, sizeof buf, "set xtics rotate by 40 right\nset bmargin %d\n",
+                 2 + (int)(0.42 * (double)longest));
+        add(sb, buf);
+    }
+    add(sb, "plot for [i=2:8] ");
+    add(sb, "ecdata");
+    add(sb, " using i:xtic(1) title columnheader(i)\n");
+    lua_settop(L, P_SCRIPT);
+}
+
+/* validate: predicted against measured on log axes with y = x and +-20%. */
+static void build_validate(lua_State *L, text *sb, text *db)
+{
+    const char *xkey = spec_string(L, P_SPEC, "x", "measured");
+    const char *ykey = spec_string(L, P_SPEC, "y", "predicted");
+    point *pts;
+    size_t n = collect(L, xkey, ykey, 0, &pts);
+    size_t kept = 0, within = 0;
+    double lo = HUGE_VAL, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pts[i].x <= 0 || pts[i].y <= 0)
+            continue; /* a log axis cannot show them */
+        pts[kept++] = pts[i];
+        within += fabs(pts[i].y - pts[i].x) <= 0.2 * pts[i].x;
+        lo = fmin(lo, fmin(pts[i].x, pts[i].y));
+        hi = fmax(hi, fmax(pts[i].x, pts[i].y));
+    }
+    if (kept == 0)
+        luaL_error(L, "plot: no row has positive numbers in both '%s' and '%s'", xkey, ykey);
+    add_blocks(db, pts, kept, 1, 1);
+    int n_series = (int)lua_rawlen(L, P_LABELS);
+    lua_pushfstring(L, "predicted against measured: %d runs, %d%% within +-20%%", (int)kept,
+                    (int)floor(100.0 * (double)within / (double)kept + 0.5));
+    add_titles(L, sb, lua_tostring(L, -1), "measured (each run's metric)", "predicted (same unit)");
+    lua_pop(L, 1);
+    char buf[200];
+    snprintf(buf, sizeof buf, "set logscale xy\nset xrange [%.6g:%.6g]\nset yrange [%.6g:%.6g]\n"
+             "set size ratio -1\nset pointsize 1.1\n", lo / 1.5, hi * 1.5, lo / 1.5, hi * 1.5);
+    add(sb, buf);
+    add(sb, "plot x with lines lw 2 lc rgb '#333333' title 'predicted = measured', \\\n"
+            "     1.2*x with lines dt 2 lw 1.5 lc rgb '#666666' title '+20%', \\\n"
+            "     0.8*x with lines dt 2 lw 1.5 lc rgb '#666666' title '-20%'");
+    for (int s = 0; s < n_series; s++) {
+        lua_rawgeti(L, P_LABELS, s + 1);
+        const char *label = lua_tostring(L, -1);
+        add(sb, ", \\\n     ");
+        add(sb, "ecdata");
+        lua_pushfstring(L, " index %d using 1:2 with points pt 7 title ", s);
+        add_top(sb);
+        add_quoted(sb, label[0] != '\0' ? label : "runs");
+        lua_pop(L, 1);
+    }
+    add(sb, "\n");
+    lua_settop(L, P_SCRIPT);
+}
+
+/* ---- running gnuplot ----------------------------------------------------------------------- */
+
+/* Find an executable named name on PATH into buf; 0 when there is none. */
+static int find_on_path(const char *name, char *buf, size_t n)
+{
+    const char *path = getenv("PATH");
+    if (path == NULL)
+        return 0;
+    while (*path != '\0') {
+        size_t len = strcspn(path, ":");
+        int w = len == 0 ? snprintf(buf, n, "./%s", name) : snprintf(buf, n, "%.*s/%s", (int)len, path, name);
+        struct stat st;
+        if (w > 0 && (size_t)w < n && stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+            return 1;
+        path += len;
+        if (*path == ':')
+            path++;
+    }
+    return 0;
+}
+
+static int write_file(const char *path, const char *content, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL)
+        return -1;
+    size_t w = fwrite(content, 1, len, f);
+    return (fclose(f) == 0 && w == len) ? 0 : -1;
+}
+
+/* Run gnuplot -e setdata script with stdout and stderr into log; the exit status, or -1. */
+static int run_gnuplot(const char *gnuplot, const char *setdata, const char *script, const char *log)
+{
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    char *argv[5];
+    /* posix_spawn takes char *const argv[]; it does not write to the strings. */
+    argv[0] = (char *)(uintptr_t)gnuplot;
+    argv[1] = (char *)(uintptr_t)"-e";
+    argv[2] = (char *)(uintptr_t)setdata;
+    argv[3] = (char *)(uintptr_t)script;
+    argv[4] = NULL;
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return -1;
+    int rc = posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (rc == 0)
+        rc = posix_spawn(&pid, gnuplot, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return -1;
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The first line of gnuplot's complaint, for the error message. */
+static void read_log(const char *log, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(log, "rb");
+    if (f == NULL)
+        return;
+    size_t len = fread(buf, 1, n - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    for (char *p = buf; *p != '\0'; p++)
+        if (*p == '\n' && p[1] != '\0')
+            *p = ' ';
+}
+
+/* Remove the work folder's files and the folder. */
+static void cleanup(const char *work, const char *data, const char *script, const char *log)
+{
+    remove(data);
+    remove(script);
+    remove(log);
+    rmdir(work);
+}
+
+static int plot_fail(lua_State *L, const char *code, const char *msg)
+{
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: %s", code, msg);
+    lua_pushstring(L, code);
+    return 3;
+}
+
+/* ec.plot{kind = "line"|"breakdown"|"memory"|"validate", rows = {...}, path = "x.png"|"x.svg",
+ *         x = key, y = key, group = key or {keys}, title =, xlabel =, ylabel =, logx = bool}
+ * -> true | nil, msg, code (ENOTFOUND when gnuplot is not on PATH, EIO when it fails). */
+int ecL_plot(lua_State *L)
+{
+    luaL_checktype(L, P_SPEC, LUA_TTABLE);
+    lua_settop(L, P_SPEC);
+    const char *kind = spec_string(L, P_SPEC, "kind", NULL);
+    const char *path = spec_string(L, P_SPEC, "path", NULL);
+    if (kind == NULL)
+        return luaL_error(L, "plot: kind expected (line, breakdown, memory or validate)");
+    if (path == NULL)
+        return luaL_error(L, "plot: path expected (a .png or .svg file)");
+    size_t plen = strlen(path);
+    int svg = plen > 4 && strcasecmp(path + plen - 4, ".svg") == 0;
+    if (!svg && !(plen > 4 && strcasecmp(path + plen - 4, ".png") == 0))
+        return luaL_error(L, "plot: path '%s' must end in .png or .svg", path);
+    if (lua_getfield(L, P_SPEC, "rows") != LUA_TTABLE)            /* P_ROWS */
+        return luaL_error(L, "plot: rows expected (an array of tables)");
+    lua_getfield(L, P_SPEC, "group");                              /* P_GROUP */
+    int gt = lua_type(L, P_GROUP);
+    if (gt != LUA_TNIL && gt != LUA_TSTRING && gt != LUA_TTABLE)
+        return luaL_error(L, "plot: group must be a key or an array of keys");
+    lua_newtable(L);                                               /* P_LABELS */
+    const char *out_tmp = lua_pushfstring(L, "%s.tmp", path);      /* P_OUT */
+
+    /* Build both texts first, so every Lua error (a bad row or key) comes before any file
+     * exists.  The script names the data file through the variable ecdata, set with -e. */
+    text db, sb;
+    text_new(L, &db);                                              /* P_DATA */
+    text_new(L, &sb);                                              /* P_SCRIPT */
+    add_terminal(&sb, svg, out_tmp);
+    if (strcmp(kind, "line") == 0)
+        build_lines(L, &sb, &db, 0);
+    else if (strcmp(kind, "memory") == 0)
+        build_lines(L, &sb, &db, 1);
+    else if (strcmp(kind, "breakdown") == 0)
+        build_breakdown(L, &sb, &db);
+    else if (strcmp(kind, "validate") == 0)
+        build_validate(L, &sb, &db);
+    else
+        return luaL_error(L, "plot: unknown kind '%s' (line, breakdown, memory or validate)", kind);
+    text_push(&db);
+    size_t data_len, script_len;
+    const char *data = lua_tolstring(L, -1, &data_len);
+    text_push(&sb);
+    const char *script = lua_tolstring(L, -1, &script_len);
+
+    char gnuplot[EC_PATH_MAX];
+    if (!find_on_path("gnuplot", gnuplot, sizeof gnuplot))
+        return plot_fail(L, "ENOTFOUND", "gnuplot was not found on PATH; plots need it "
+                                         "(Debian: apt-get install gnuplot-nox)");
+
+    const char *tmpdir = getenv("TMPDIR");
+    if (tmpdir == NULL || tmpdir[0] == '\0')
+        tmpdir = "/tmp";
+    char work[EC_PATH_MAX], data_path[EC_PATH_MAX + 16], script_path[EC_PATH_MAX + 16],
+        log_path[EC_PATH_MAX + 16], msg[512];
+    if (snprintf(work, sizeof work, "%s/epochcast-plot-XXXXXX", tmpdir) >= (int)sizeof work)
+        return plot_fail(L, "EIO", "TMPDIR is too long");
+    if (mkdtemp(work) == NULL) {
+        snprintf(msg, sizeof msg, "cannot create a temporary folder in %s: %s", tmpdir, strerror(errno));
+        return plot_fail(L, "EIO", msg);
+    }
+    snprintf(data_path, sizeof data_path, "%s/plot.dat", work);
+    snprintf(script_path, sizeof script_path, "%s/plot.gp", work);
+    snprintf(log_path, sizeof log_path, "%s/gnuplot.log", work);
+    luaL_gsub(L, data_path, "'", "''");
+    const char *setdata = lua_pushfstring(L, "ecdata='%s'", lua_tostring(L, -1));
+    int rc = -1;
+    if (write_file(data_path, data, data_len) == 0 && write_file(script_path, script, script_len) == 0)
+        rc = run_gnuplot(gnuplot, setdata, script_path, log_path);
+    if (rc != 0) {
+        char log[400];
+        read_log(log_path, log, sizeof log);
+        snprintf(msg, sizeof msg, "gnuplot could not draw %s (exit %d): %s", path, rc,
+                 log[0] != '\0' ? log : "no message");
+        cleanup(work, data_path, script_path, log_path);
+        remove(out_tmp);
+        return plot_fail(L, "EIO", msg);
+    }
+    cleanup(work, data_path, script_path, log_path);
+    if (rename(out_tmp, path) != 0) {
+        snprintf(msg, sizeof msg, "cannot rename %s to %s: %s", out_tmp, path, strerror(errno));
+        remove(out_tmp);
+        return plot_fail(L, "EIO", msg);
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+static const luaL_Reg plot_funcs[] = {
+    {"plot", ecL_plot},
+    {NULL, NULL},
+};
+
+int ecL_open_plot(lua_State *L)
+{
+    luaL_setfuncs(L, plot_funcs, 1);
+    return 0;
+}

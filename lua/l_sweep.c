@@ -1,0 +1,373 @@
+/*
+ * l_sweep.c: sweeps and comparisons, the Lua face of "predict many configurations".
+ *
+ *   ec.sweep(base, axes [, opts]) -> rows    the product of the axes over a base config
+ *   ec.compare(a, b) -> table                two configs' results side by side, as ratios
+ *
+ * The loop runs here in C (ecL_sweep_run, shared with the CLI's `sweep` command): every
+ * point is the base config with each axis value set through ec_config_set, so any config
+ * key can be an axis, then ec_predict.  Axis values are checked once before the first
+ * point, so a bad key or value raises naming it; a point the library refuses (an
+ * unsupported combination, an unknown GPU) becomes a row with an `error` field unless
+ * opts.strict.  Nothing here models anything: values come from the core's result.
+ */
+#define _POSIX_C_SOURCE 200809L /* isatty, fileno */
+
+#include "lec_priv.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the loop, shared with the CLI ---------------------------------------------------- */
+
+/* Progress bar width in characters and the sweep length from which it is drawn. */
+#define BAR_WIDTH 30
+#define BAR_MIN_POINTS 32
+
+int ecL_sweep_check(ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
+                    size_t *n_points, char *msg, size_t msg_size)
+{
+    size_t n = 1;
+    if (n_axes == 0 || n_axes > ECL_SWEEP_MAX_AXES) {
+        snprintf(msg, msg_size, "a sweep has 1 to %d axes, got %zu", ECL_SWEEP_MAX_AXES, n_axes);
+        return EC_EINVAL;
+    }
+    for (size_t a = 0; a < n_axes; a++) {
+        if (axes[a].n == 0) {
+            snprintf(msg, msg_size, "sweep axis '%s' has no values", axes[a].key);
+            return EC_EINVAL;
+        }
+        for (size_t b = 0; b < a; b++) {
+            if (strcmp(axes[a].key, axes[b].key) == 0) {
+                snprintf(msg, msg_size, "sweep axis '%s' is given twice", axes[a].key);
+                return EC_EINVAL;
+            }
+        }
+        for (size_t v = 0; v < axes[a].n; v++) {
+            ec_config scratch = *base;
+            int st = ec_config_set(ctx, &scratch, axes[a].key, axes[a].values[v]);
+            if (st != EC_OK) {
+                snprintf(msg, msg_size, "%s", ec_ctx_errmsg(ctx));
+                return st;
+            }
+        }
+        if (n > ((size_t)-1) / axes[a].n) {
+            snprintf(msg, msg_size, "sweep has too many points");
+            return EC_EINVAL;
+        }
+        n *= axes[a].n;
+    }
+    *n_points = n;
+    return EC_OK;
+}
+
+static void progress(size_t done, size_t total)
+{
+    int filled = (int)(done * BAR_WIDTH / total);
+    fprintf(stderr, "\rsweep [%.*s%*s] %zu/%zu", filled, "##############################",
+            BAR_WIDTH - filled, "", done, total);
+    if (done == total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+int ecL_sweep_run(ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
+                  int show_progress, ecL_point_fn fn, void *ud, char *msg, size_t msg_size)
+{
+    size_t total = 0, index[ECL_SWEEP_MAX_AXES] = {0};
+    int st = ecL_sweep_check(ctx, base, axes, n_axes, &total, msg, msg_size);
+    if (st != EC_OK)
+        return st;
+    show_progress = show_progress && total >= BAR_MIN_POINTS && isatty(fileno(stderr));
+    size_t step = total / BAR_WIDTH > 0 ? total / BAR_WIDTH : 1;
+    for (size_t p = 0; p < total; p++) {
+        ec_config cfg = *base;
+        ec_result res;
+        for (size_t a = 0; a < n_axes && st == EC_OK; a++)
+            st = ec_config_set(ctx, &cfg, axes[a].key, axes[a].values[index[a]]);
+        if (st == EC_OK)
+            st = ec_predict(ctx, &cfg, &res);
+        if (st != EC_EMISUSE && st != EC_ENOMEM)
+            st = fn(ud, p, index, &cfg, st, &res);
+        if (st != EC_OK) {
+            snprintf(msg, msg_size, "%s", ec_ctx_errmsg(ctx));
+            return st;
+        }
+        if (show_progress && ((p + 1) % step == 0 || p + 1 == total))
+            progress(p + 1, total);
+        /* Odometer: the last axis varies fastest, the first slowest. */
+        for (size_t a = n_axes; a-- > 0;) {
+            if (++index[a] < axes[a].n)
+                break;
+            index[a] = 0;
+        }
+    }
+    return EC_OK;
+}
+
+/* ---- ec.sweep ----------------------------------------------------------------------- */
+
+/* Stack slots of l_sweep_sweep. */
+enum { S_BASE = 1, S_AXES, S_OPTS, S_KEYS, S_VALUES, S_TEXTS, S_ROWS };
+
+typedef struct sweep_state {
+    lua_State *L;
+    ec_ctx *ctx;
+    const ecL_axis *axes;
+    size_t n_axes;
+    int strict;
+} sweep_state;
+
+/* Position of a config key in ec_config_key_name order (unknown keys last). */
+static size_t key_rank(const char *key)
+{
+    size_t n = ec_config_key_count();
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ec_config_key_name(i), key) == 0)
+            return i;
+    return n;
+}
+
+/* Read the axes argument into S_KEYS (array of key names) and S_VALUES (array of arrays
+ * of Lua values).  An array of {key, values} pairs keeps its order; a map is put in the
+ * config vocabulary's order, so the product's order never depends on hashing. */
+static void read_axes(lua_State *L)
+{
+    lua_Integer n = 0;
+    lua_newtable(L);                                          /* keys */
+    lua_newtable(L);                                          /* keys values */
+    if (lua_rawlen(L, S_AXES) > 0) {
+        lua_Integer len = (lua_Integer)lua_rawlen(L, S_AXES);
+        for (lua_Integer i = 1; i <= len; i++) {
+            if (lua_rawgeti(L, S_AXES, i) != LUA_TTABLE)      /* ... pair */
+                luaL_error(L, "sweep axis %I: {key, values} expected, got %s", (LUAI_UACINT)i,
+                           luaL_typename(L, -1));
+            if (lua_rawgeti(L, -1, 1) != LUA_TSTRING)         /* ... pair key */
+                luaL_error(L, "sweep axis %I: key (a string) expected first", (LUAI_UACINT)i);
+            if (lua_rawgeti(L, -2, 2) != LUA_TTABLE)          /* ... pair key values */
+                luaL_error(L, "sweep axis '%s': array of values expected second", lua_tostring(L, -2));
+            lua_rawseti(L, S_KEYS + 1, i);                    /* ... pair key */
+            lua_rawseti(L, S_KEYS, i);                        /* ... pair */
+            lua_pop(L, 1);
+        }
+        n = len;
+    } else {
+        /* Collect the keys, then order them by rank (few keys: insertion sort). */
+        lua_pushnil(L);
+        while (lua_next(L, S_AXES) != 0) {                    /* ... k v */
+            if (lua_type(L, -2) != LUA_TSTRING)
+                luaL_error(L, "sweep axes: keys must be config key names (got a %s key)",
+                           luaL_typename(L, -2));
+            if (lua_type(L, -1) != LUA_TTABLE)
+                luaL_error(L, "sweep axis '%s': array of values expected, got %s",
+                           lua_tostring(L, -2), luaL_typename(L, -1));
+            lua_Integer at = ++n;
+            size_t rank = key_rank(lua_tostring(L, -2));
+            while (at > 1) {
+                lua_rawgeti(L, S_KEYS, at - 1);
+                size_t prev = key_rank(lua_tostring(L, -1));
+                int later = prev > rank || (prev == rank && strcmp(lua_tostring(L, -1), lua_tostring(L, -3)) > 0);
+                if (!later) {
+                    lua_pop(L, 1);
+                    break;
+                }
+                lua_rawseti(L, S_KEYS, at);
+                lua_rawgeti(L, S_VALUES, at - 1);
+                lua_rawseti(L, S_VALUES, at);
+                at--;
+            }
+            lua_pushvalue(L, -2);
+            lua_rawseti(L, S_KEYS, at);
+            lua_rawseti(L, S_VALUES, at);                     /* ... k */
+        }
+    }
+    if (n == 0)
+        luaL_error(L, "sweep: no axes (give at least one key with a list of values)");
+}
+
+/* Copy base's pairs and the point's axis values into the row table on top. */
+static void set_config(lua_State *L, const sweep_state *s, const size_t *index)
+{
+    int row = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, S_BASE) != 0) {                        /* row k v */
+        lua_pushvalue(L, -2);                                 /* row k v k */
+        lua_insert(L, -2);                                    /* row k k v */
+        lua_rawset(L, row);                                   /* row k */
+    }
+    for (size_t a = 0; a < s->n_axes; a++) {
+        lua_rawgeti(L, S_VALUES, (lua_Integer)a + 1);         /* row vals */
+        lua_rawgeti(L, -1, (lua_Integer)index[a] + 1);        /* row vals v */
+        lua_setfield(L, row, s->axes[a].key);                 /* row vals */
+        lua_pop(L, 1);
+    }
+}
+
+static int sweep_point(void *ud, size_t point, const size_t *index, const ec_config *cfg,
+                       int status, const ec_result *res)
+{
+    sweep_state *s = (sweep_state *)ud;
+    lua_State *L = s->L;
+    (void)cfg;
+    if (status == EC_OK) {
+        ecL_pushresult(L, res);                               /* row */
+    } else {
+        if (s->strict) {
+            luaL_Buffer b;
+            luaL_buffinit(L, &b);
+            for (size_t a = 0; a < s->n_axes; a++) {
+                lua_pushfstring(L, "%s%s=%s", a > 0 ? " " : "", s->axes[a].key,
+                                s->axes[a].values[index[a]]);
+                luaL_addvalue(&b);
+            }
+            luaL_pushresult(&b);
+            return luaL_error(L, "sweep point %d (%s): %s: %s", (int)point + 1, lua_tostring(L, -1),
+                              ecL_status_name(status), ec_ctx_errmsg(s->ctx));
+        }
+        lua_newtable(L);                                      /* row */
+        lua_pushfstring(L, "%s: %s", ecL_status_name(status), ec_ctx_errmsg(s->ctx));
+        lua_setfield(L, -2, "error");
+    }
+    set_config(L, s, index);
+    lua_rawseti(L, S_ROWS, (lua_Integer)point + 1);
+    return EC_OK;
+}
+
+/* ec.sweep(base, axes [, opts]) -> {row, ...}
+ * axes: {key = {v1, v2, ...}, ...} or {{key, {v1, ...}}, ...}; opts: {strict = bool,
+ * progress = bool}.  Row k of the product (first axis slowest) is the base table with the
+ * point's axis values and the prediction's fields (as ec.predict), or, for a point the
+ * library refused, the config and error = "ENAME: message". */
+static int l_sweep_sweep(lua_State *L)
+{
+    ec_ctx *ctx = ecL_ctx(L);
+    luaL_checktype(L, S_BASE, LUA_TTABLE);
+    luaL_checktype(L, S_AXES, LUA_TTABLE);
+    if (!lua_isnoneornil(L, S_OPTS))
+        luaL_checktype(L, S_OPTS, LUA_TTABLE);
+    lua_settop(L, S_OPTS);
+    int strict = 0, show = 1;
+    if (lua_istable(L, S_OPTS)) {
+        lua_getfield(L, S_OPTS, "strict");
+        strict = lua_toboolean(L, -1);
+        lua_getfield(L, S_OPTS, "progress");
+        show = lua_isnil(L, -1) || lua_toboolean(L, -1);
+        lua_pop(L, 2);
+    }
+    ec_config base;
+    ecL_toconfig(L, S_BASE, ctx, &base);
+    read_axes(L);                                             /* S_KEYS S_VALUES */
+
+    size_t n_axes = (size_t)lua_rawlen(L, S_KEYS);
+    if (n_axes > ECL_SWEEP_MAX_AXES)
+        return luaL_error(L, "sweep: at most %d axes, got %d", ECL_SWEEP_MAX_AXES, (int)n_axes);
+    ecL_axis axes[ECL_SWEEP_MAX_AXES];
+    size_t n_texts = 0;
+    for (size_t a = 0; a < n_axes; a++) {
+        lua_rawgeti(L, S_VALUES, (lua_Integer)a + 1);
+        n_texts += (size_t)lua_rawlen(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_createtable(L, (int)n_texts, 0);                      /* S_TEXTS: keeps the strings alive */
+    const char **texts = (const char **)lua_newuserdatauv(L, (n_texts + 1) * sizeof *texts, 0);
+    lua_rawseti(L, S_TEXTS, 0);
+    size_t t = 0;
+    for (size_t a = 0; a < n_axes; a++) {
+        lua_rawgeti(L, S_KEYS, (lua_Integer)a + 1);
+        axes[a].key = lua_tostring(L, -1);                    /* alive in S_KEYS */
+        lua_pop(L, 1);
+        lua_rawgeti(L, S_VALUES, (lua_Integer)a + 1);         /* vals */
+        axes[a].n = (size_t)lua_rawlen(L, -1);
+        axes[a].values = texts + t;
+        for (size_t v = 0; v < axes[a].n; v++) {
+            char buf[64];
+            lua_rawgeti(L, -1, (lua_Integer)v + 1);           /* vals x */
+            lua_pushstring(L, ecL_config_text(L, -1, axes[a].key, buf, sizeof buf)); /* vals x s */
+            texts[t] = lua_tostring(L, -1);
+            lua_rawseti(L, S_TEXTS, (lua_Integer)++t);        /* vals x */
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    size_t total = 0;
+    char msg[EC_WARNING_TEXT_MAX];
+    if (ecL_sweep_check(ctx, &base, axes, n_axes, &total, msg, sizeof msg) != EC_OK)
+        return luaL_error(L, "sweep: %s", msg);
+    lua_createtable(L, total < (1u << 24) ? (int)total : 0, 0); /* S_ROWS */
+    sweep_state s = {L, ctx, axes, n_axes, strict};
+    int st = ecL_sweep_run(ctx, &base, axes, n_axes, show, sweep_point, &s, msg, sizeof msg);
+    if (st != EC_OK) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: %s", ecL_status_name(st), msg);
+        lua_pushstring(L, ecL_status_name(st));
+        return 3;
+    }
+    lua_settop(L, S_ROWS);
+    return 1;
+}
+
+/* ---- ec.compare ----------------------------------------------------------------------- */
+
+static double ratio(double num, double den)
+{
+    return den > 0 ? num / den : 0;
+}
+
+static void set_num(lua_State *L, const char *key, double x)
+{
+    lua_pushnumber(L, (lua_Number)x);
+    lua_setfield(L, -2, key);
+}
+
+/* ec.compare(a, b) -> {a = result, b = result, changed = {keys...}, speedup = b/a samples
+ * per second, step_ratio, epoch_ratio (0 when unknown), peak_delta_bytes = b - a,
+ * gpu_util_delta_frac = b - a} | nil, msg, code */
+static int l_sweep_compare(lua_State *L)
+{
+    ec_ctx *ctx = ecL_ctx(L);
+    ec_config ca, cb;
+    ec_result ra, rb;
+    ecL_toconfig(L, 1, ctx, &ca);
+    ecL_toconfig(L, 2, ctx, &cb);
+    int st = ec_predict(ctx, &ca, &ra);
+    if (st == EC_OK)
+        st = ec_predict(ctx, &cb, &rb);
+    if (st != EC_OK)
+        return ecL_fail(L, ctx, st);
+    lua_createtable(L, 0, 8);                                 /* t */
+    ecL_pushresult(L, &ra);
+    lua_setfield(L, -2, "a");
+    ecL_pushresult(L, &rb);
+    lua_setfield(L, -2, "b");
+    lua_newtable(L);                                          /* t changed */
+    lua_Integer n = 0;
+    for (size_t i = 0; i < ec_config_key_count(); i++) {
+        char va[EC_PATH_MAX], vb[EC_PATH_MAX];
+        const char *key = ec_config_key_name(i);
+        if (ec_config_get(&ca, key, va, sizeof va) == EC_OK && ec_config_get(&cb, key, vb, sizeof vb) == EC_OK
+            && strcmp(va, vb) != 0) {
+            lua_pushstring(L, key);
+            lua_rawseti(L, -2, ++n);
+        }
+    }
+    lua_setfield(L, -2, "changed");                           /* t */
+    set_num(L, "speedup", ratio(rb.samples_per_s, ra.samples_per_s));
+    set_num(L, "step_ratio", ratio(rb.step_s, ra.step_s));
+    set_num(L, "epoch_ratio", ratio(rb.epoch_s, ra.epoch_s));
+    set_num(L, "peak_delta_bytes", rb.memory.peak_bytes - ra.memory.peak_bytes);
+    set_num(L, "gpu_util_delta_frac", rb.gpu_util_frac - ra.gpu_util_frac);
+    return 1;
+}
+
+static const luaL_Reg sweep_funcs[] = {
+    {"sweep", l_sweep_sweep},
+    {"compare", l_sweep_compare},
+    {NULL, NULL},
+};
+
+int ecL_open_sweep(lua_State *L)
+{
+    luaL_setfuncs(L, sweep_funcs, 1);
+    return 0;
+}

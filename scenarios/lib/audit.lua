@@ -1,0 +1,207 @@
+-- audit.lua: the what-if audit of a seed document's "optimizations", shared by the seed
+-- scenarios.  It only compares predictions; every number comes from ec.predict.
+--
+--   local audit = require "audit"
+--   local rows = audit.run(ec, before, changes)   -- changes: see below
+--   audit.print(rows)                              -- an aligned table on stdout
+--   audit.write_csv(ec, rows, path)                -- the same rows as CSV
+--
+-- A change is {label = "...", set = {key = value, ...}, claimed = "~1.6x", claim = 1.6 or
+-- {1.1, 1.2} or nil (a claim without a number), against = {...} (optional overrides of
+-- `before` for the comparison's baseline), unmodelled = "why" (a change no config key
+-- expresses: listed, not predicted)}.  The verdict:
+--   out of memory     the changed config does not fit on the GPU
+--   slower            predicted speed-up below 0.97
+--   no effect         within 3% either way
+--   overstated        faster, but by less than 90% of the claimed (lower) figure
+--   holds             faster, and at least 90% of the claim (or the claim had no number)
+--   not modelled yet  the library refuses the change (a key or feature it lacks)
+-- The reason comes from the prediction: warnings the change brings, memory it frees that
+-- the batch did not need, the bottleneck moving, or the part of the step that changed most.
+local M = {}
+
+local GIB = 1024 ^ 3
+M.GIB = GIB
+
+-- Verdict thresholds (fractions of a speed-up), see the header.
+local NO_EFFECT_BAND = 0.03
+local CLAIM_SHORTFALL = 0.9
+
+function M.merge(...)
+  local out = {}
+  for i = 1, select("#", ...) do
+    for k, v in pairs(select(i, ...) or {}) do out[k] = v end
+  end
+  return out
+end
+
+local function predict(ec, cfg)
+  local ok, r, msg = pcall(ec.predict, cfg)
+  if not ok then return nil, tostring(r) end
+  return r, msg
+end
+
+local function set_of(list)
+  local s = {}
+  for _, w in ipairs(list or {}) do s[w] = true end
+  return s
+end
+
+local PART_NAMES = {
+  forward_s = "forward", backward_s = "backward", optimizer_s = "optimizer",
+  h2d_s = "H2D copy", cpu_overhead_s = "CPU overhead", loader_s = "loader wait", comm_s = "communication",
+}
+local PART_ORDER = { "forward_s", "backward_s", "optimizer_s", "h2d_s", "cpu_overhead_s", "loader_s", "comm_s" }
+
+-- The step part whose time per sample changed most, as "optimizer -41.6 ms/step".
+local function biggest_part_change(rb, ra, cfg_b, cfg_a)
+  local best, best_k, best_d = 0, nil, 0
+  local nb = (cfg_b.batch_per_gpu or 1) * (cfg_b.grad_accum or 1)
+  local na = (cfg_a.batch_per_gpu or 1) * (cfg_a.grad_accum or 1)
+  for _, k in ipairs(PART_ORDER) do
+    local per_b, per_a = rb.breakdown[k] / nb, ra.breakdown[k] / na
+    -- Changes below a microsecond per sample are rounding, not a cause.
+    if math.abs(per_a - per_b) > math.max(best, 1e-6) then
+      best, best_k, best_d = math.abs(per_a - per_b), k, per_a - per_b
+    end
+  end
+  if not best_k then return nil end
+  return string.format("%s %+.3g ms per sample", PART_NAMES[best_k], best_d * 1e3)
+end
+
+local function reason_for(ec, rb, ra, cfg_b, cfg_a, speedup)
+  local parts = {}
+  local old = set_of(rb.warnings)
+  for _, w in ipairs(ra.warnings) do
+    if not old[w] then parts[#parts + 1] = w end
+  end
+  if not ra.fits then
+    parts[#parts + 1] = string.format("peak %.1f GiB > %.1f GiB on the GPU", ra.peak_bytes / GIB, ra.capacity_bytes / GIB)
+  elseif speedup < 1 - NO_EFFECT_BAND and rb.fits then
+    -- Slower but making room for larger batches: room this batch did not need.
+    local mb, ma = ec.max_batch(cfg_b), ec.max_batch(cfg_a)
+    if mb and ma and ma > mb then
+      parts[#parts + 1] = string.format("the batch already fit (%.1f of %.1f GiB): it makes room for batch %d "
+        .. "instead of %d at the price of recomputation", rb.peak_bytes / GIB, rb.capacity_bytes / GIB, ma, mb)
+      parts[#parts + 1] = biggest_part_change(rb, ra, cfg_b, cfg_a)
+    end
+  end
+  if ra.bottleneck ~= rb.bottleneck then
+    parts[#parts + 1] = string.format("bottleneck %s -> %s", rb.bottleneck, ra.bottleneck)
+  end
+  if #parts == 0 then
+    parts[#parts + 1] = biggest_part_change(rb, ra, cfg_b, cfg_a)
+      or string.format("the predicted step does not change (bottleneck: %s)", ra.bottleneck)
+  end
+  return table.concat(parts, "; ")
+end
+
+local function verdict_for(claim, speedup, fits)
+  if not fits then return "out of memory" end
+  if speedup < 1 - NO_EFFECT_BAND then return "slower" end
+  if speedup <= 1 + NO_EFFECT_BAND then return "no effect" end
+  local lo = type(claim) == "table" and claim[1] or claim
+  if lo and speedup < CLAIM_SHORTFALL * lo then return "overstated" end
+  return "holds"
+end
+
+-- Evaluate every change against before; returns rows (the before row first).
+function M.run(ec, before, changes)
+  local rows = {}
+  local r0 = assert(predict(ec, before))
+  rows[1] = { change = "before", claimed = "", config = before, result = r0, predicted_speedup = 1,
+              verdict = "", reason = "" }
+  for _, ch in ipairs(changes) do
+    local cfg_b = M.merge(before, ch.against)
+    local cfg_a = M.merge(cfg_b, ch.set)
+    local row = { change = ch.label, claimed = ch.claimed or "", claim = ch.claim, config = cfg_a }
+    local rb, msg_b, ra, msg_a
+    if ch.unmodelled then
+      msg_a = ch.unmodelled
+    else
+      rb, msg_b = predict(ec, cfg_b)
+      ra, msg_a = predict(ec, cfg_a)
+    end
+    if not rb or not ra then
+      row.verdict = "not modelled yet"
+      row.reason = (msg_a or msg_b or ""):gsub("^E%u+: ", "")
+    else
+      row.result, row.baseline = ra, rb
+      row.predicted_speedup = ra.samples_per_s / rb.samples_per_s
+      row.verdict = verdict_for(ch.claim, row.predicted_speedup, ra.fits)
+      row.reason = reason_for(ec, rb, ra, cfg_b, cfg_a, row.predicted_speedup)
+    end
+    rows[#rows + 1] = row
+  end
+  return rows
+end
+
+local function pad(s, n) return s .. string.rep(" ", math.max(0, n - #s)) end
+
+-- Print the audit table: change, claimed, predicted speed-up, samples/s, GPU util, peak
+-- memory, verdict, then the reason.
+function M.print(rows)
+  local wc, wl = #"change", #"claimed"
+  for _, r in ipairs(rows) do
+    wc = math.max(wc, #r.change)
+    wl = math.max(wl, #r.claimed)
+  end
+  print(string.format("%s  %s  %9s %10s %5s %14s  %-16s %s", pad("change", wc), pad("claimed", wl),
+    "predicted", "samples/s", "GPU%", "peak/cap GiB", "verdict", "reason"))
+  for _, r in ipairs(rows) do
+    local res = r.result
+    if res then
+      print(string.format("%s  %s  %8.2fx %10.1f %5.1f %6.2f/%-7.2f  %-16s %s", pad(r.change, wc),
+        pad(r.claimed, wl), r.predicted_speedup, res.samples_per_s, res.gpu_util_frac * 100,
+        res.peak_bytes / GIB, res.capacity_bytes / GIB, r.verdict, r.reason))
+    else
+      print(string.format("%s  %s  %9s %10s %5s %14s  %-16s %s", pad(r.change, wc), pad(r.claimed, wl),
+        "-", "-", "-", "-", r.verdict, r.reason))
+    end
+  end
+end
+
+M.COLUMNS = { "change", "claimed", "claimed_speedup_low", "claimed_speedup_high", "predicted_speedup",
+  "step_s", "samples_per_s", "epoch_s", "gpu_util_frac", "bottleneck", "peak_bytes", "capacity_bytes",
+  "fits", "verdict", "reason" }
+
+-- Write the audit rows as CSV (columns M.COLUMNS, units in the names).
+function M.write_csv(ec, rows, path)
+  local out = {}
+  for i, r in ipairs(rows) do
+    local c = r.claim
+    local row = { change = r.change, claimed = r.claimed, verdict = r.verdict, reason = r.reason,
+      predicted_speedup = r.predicted_speedup,
+      claimed_speedup_low = type(c) == "table" and c[1] or c,
+      claimed_speedup_high = type(c) == "table" and c[2] or c }
+    if r.result then
+      for _, k in ipairs { "step_s", "samples_per_s", "epoch_s", "gpu_util_frac", "bottleneck",
+                           "peak_bytes", "capacity_bytes", "fits" } do
+        row[k] = r.result[k]
+      end
+    end
+    out[i] = row
+  end
+  return ec.write_csv(path, out, M.COLUMNS)
+end
+
+-- The output folder: the script's first argument, else out/<name> under the current
+-- directory (created when missing).
+function M.outdir(name, given)
+  local dir = given or ("out/" .. name)
+  local ok = os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "'")
+  assert(ok, "cannot create the output folder " .. dir)
+  return dir
+end
+
+-- Draw a plot, or say why not (gnuplot missing) without stopping the scenario.
+function M.plot(ec, spec)
+  local ok, msg = ec.plot(spec)
+  if ok then
+    print("wrote " .. spec.path)
+  else
+    print("plot skipped: " .. msg)
+  end
+end
+
+return M

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# test_sweep.sh: `epochcast sweep` (table, --csv, -o, refused points, usage errors) and
+# `epochcast validate --plot` (a picture, or exit 1 with a clear message without gnuplot).
+#   bash tests/cli/test_sweep.sh path/to/epochcast      (cwd tests/, EPOCHCAST_MODELS set)
+set -u
+EC=${1:?usage: test_sweep.sh path/to/epochcast}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 n=0
+ok()  { n=$((n + 1)); echo "ok   $1"; }
+bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
+expect() {
+  local name=$1 want=$2 pattern=$3; shift 4
+  local out rc
+  out=$("$EC" "$@" 2>&1); rc=$?
+  if [ "$rc" -ne "$want" ]; then bad "$name" "exit $rc, wanted $want: $out"; return; fi
+  if [ -n "$pattern" ] && ! grep -qF -- "$pattern" <<<"$out"; then bad "$name" "output lacks '$pattern': $out"; return; fi
+  ok "$name"
+}
+
+expect "sweep --help" 0 "usage: epochcast sweep" -- sweep --help
+expect "--help lists sweep" 0 "sweep key=v1,v2" -- --help
+expect "sweep table" 0 "4 points" -- sweep model=bert-base gpu=t4,a10g batch_per_gpu=8,16
+expect "sweep without an axis" 2 "no axis" -- sweep model=bert-base gpu=t4 batch_per_gpu=8
+expect "sweep bad value names key and value" 1 "'-2'" -- sweep model=bert-base gpu=t4 batch_per_gpu=8,-2
+expect "sweep unknown key" 1 "unknown key 'bach'" -- sweep model=bert-base gpu=t4 bach=8,16
+expect "sweep refused point goes on" 0 "error: key 'compile'" -- sweep model=bert-base gpu=t4 batch_per_gpu=8 compile=0,1
+expect "sweep unknown option" 2 "unknown option" -- sweep model=bert-base gpu=t4 batch_per_gpu=8,16 --xml
+
+# --csv: header + one line per point, config keys first, first axis slowest; -o the same file.
+out=$("$EC" sweep model=bert-base gpu=t4,a10g batch_per_gpu=8,16 --csv -o "$tmp/s.csv" 2>&1); rc=$?
+lines=$(printf '%s\n' "$out" | wc -l)
+order=$(printf '%s\n' "$out" | tail -n +2 | cut -d, -f3,10 | tr '\n' ' ')
+if [ $rc -eq 0 ] && [ "$lines" -eq 5 ] && head -1 <<<"$out" | grep -q '^model,task,gpu,.*,step_s,samples_per_s,.*,error$' \
+   && [ "$order" = "t4,8 t4,16 a10g,8 a10g,16 " ] && [ "$(cat "$tmp/s.csv")" = "$out" ]; then
+  ok "sweep --csv and -o: header, order, same file"
+else
+  bad "sweep --csv and -o: header, order, same file" "rc=$rc order='$order' $out"
+fi
+# A refused point in CSV: empty results, the message in error.
+out=$("$EC" sweep model=bert-base gpu=t4 batch_per_gpu=8 compile=0,1 --csv 2>&1)
+if tail -1 <<<"$out" | grep -q 'ENOTSUP: key .compile.'; then ok "sweep --csv error column"; else bad "sweep --csv error column" "$out"; fi
+# Commas inside parentheses do not split a value.
+expect "sweep keeps lengths=lognormal(60,0.7) whole" 0 "" -- sweep model=bert-base gpu=t4 batch_per_gpu=8,16 "lengths=lognormal(60,0.7)"
+expect "sweep -o into a missing folder fails" 1 "epochcast: " -- sweep model=bert-base gpu=t4 batch_per_gpu=8,16 -o "$tmp/no/such/dir.csv"
+[ ! -e "$tmp/no" ] && ok "no partial output" || bad "no partial output"
+
+# validate --plot
+runs="$tmp/runs.csv"
+cat > "$runs" <<'CSV'
+id,model,gpu,batch_per_gpu,seq_len,precision,metric,value,source
+a,bert-base,t4,16,128,amp_fp16,samples_per_s,150,test
+b,bert-base,a10g,16,128,amp_fp16,samples_per_s,400,test
+CSV
+if command -v gnuplot >/dev/null; then
+  expect "validate --plot" 0 "wrote $tmp/v.png" -- validate "$runs" --plot "$tmp/v.png"
+  [ -s "$tmp/v.png" ] && ok "validate --plot wrote a PNG" || bad "validate --plot wrote a PNG"
+fi
+out=$(PATH="$tmp/empty" "$EC" validate "$runs" --plot "$tmp/w.png" 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -qF "gnuplot was not found on PATH" <<<"$out" && [ ! -e "$tmp/w.png" ]; then
+  ok "validate --plot without gnuplot: exit 1, clear message"
+else
+  bad "validate --plot without gnuplot: exit 1, clear message" "rc=$rc $out"
+fi
+expect "validate --plot without a file" 2 "--plot needs a file name" -- validate "$runs" --plot
+
+echo "$((n - fails)) of $n passed"
+[ "$fails" -eq 0 ]

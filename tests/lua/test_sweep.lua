@@ -1,0 +1,135 @@
+-- test_sweep.lua: ec.sweep (order, error rows, strict, bad axes), ec.compare and ec.plot
+-- (rows to a picture, and the clear failure when gnuplot is not on PATH).
+-- Run by ctest with LUA_CPATH at the built module and EPOCHCAST_MODELS at models/.
+local ec = require "epochcast"
+
+local failures, count = 0, 0
+local function test(name, fn)
+  count = count + 1
+  local ok, err = xpcall(fn, debug.traceback)
+  if ok then print("ok   " .. name) else failures = failures + 1; print("FAIL " .. name .. "\n" .. tostring(err)) end
+end
+local function check(cond, msg) if not cond then error(msg or "check failed", 2) end end
+local function eq(a, b, what)
+  check(a == b, string.format("%s: expected %s, got %s", what or "value", tostring(b), tostring(a)))
+end
+local function raises(pattern, fn, ...)
+  local ok, err = pcall(fn, ...)
+  check(not ok, "expected an error containing '" .. pattern .. "'")
+  check(tostring(err):find(pattern, 1, true), "error '" .. tostring(err) .. "' lacks '" .. pattern .. "'")
+end
+
+local base = { model = "bert-base", seq_len = 128 }
+
+test("sweep: product order, first axis slowest, rows equal ec.predict", function()
+  local rows = ec.sweep(base, { { "gpu", { "t4", "a100-sxm4-80gb" } }, { "batch_per_gpu", { 8, 16, 32 } } })
+  eq(#rows, 6, "rows")
+  local k = 0
+  for _, gpu in ipairs { "t4", "a100-sxm4-80gb" } do
+    for _, b in ipairs { 8, 16, 32 } do
+      k = k + 1
+      eq(rows[k].gpu, gpu, "gpu of row " .. k)
+      eq(rows[k].batch_per_gpu, b, "batch of row " .. k)
+      eq(rows[k].model, "bert-base", "base key kept")
+      local r = assert(ec.predict { model = "bert-base", seq_len = 128, gpu = gpu, batch_per_gpu = b })
+      eq(rows[k].step_s, r.step_s, "step_s of row " .. k)
+      eq(rows[k].breakdown.forward_s, r.breakdown.forward_s, "nested breakdown")
+    end
+  end
+end)
+
+test("sweep: a map of axes runs in config-key order, whatever the hashing", function()
+  local rows = ec.sweep(base, { batch_per_gpu = { 8, 16 }, gpu = { "t4", "a10g" } })
+  -- gpu comes before batch_per_gpu in ec_config_key_name order, so gpu varies slowest.
+  eq(rows[1].gpu, "t4"); eq(rows[2].gpu, "t4"); eq(rows[3].gpu, "a10g")
+  eq(rows[1].batch_per_gpu, 8); eq(rows[2].batch_per_gpu, 16)
+end)
+
+test("sweep: a refused point is a row with error, the sweep goes on", function()
+  local rows = ec.sweep(base, { { "gpu", { "t4", "no-such-gpu" } }, { "batch_per_gpu", { 8 } } })
+  eq(#rows, 2)
+  check(rows[1].error == nil and rows[1].step_s > 0, "first row predicted")
+  check(type(rows[2].error) == "string" and rows[2].error:find("^ENOTFOUND: "), "error row: " .. tostring(rows[2].error))
+  eq(rows[2].step_s, nil, "no result in an error row")
+  eq(rows[2].gpu, "no-such-gpu", "config kept in an error row")
+end)
+
+test("sweep: strict raises naming the point", function()
+  raises("gpu=no-such-gpu", ec.sweep, base, { { "gpu", { "no-such-gpu" } }, { "batch_per_gpu", { 8 } } }, { strict = true })
+end)
+
+test("sweep: bad key or value raises naming it; empty or repeated axes raise", function()
+  raises("'bach'", ec.sweep, base, { bach = { 8 } })
+  raises("'-3'", ec.sweep, base, { batch_per_gpu = { 8, -3 }, gpu = { "t4" } })
+  raises("batch_per_gpu", ec.sweep, base, { { "batch_per_gpu", { 8 } }, { "batch_per_gpu", { 16 } } })
+  raises("no values", ec.sweep, base, { { "batch_per_gpu", {} } })
+  raises("no axes", ec.sweep, base, {})
+end)
+
+test("sweep rows write to CSV with config keys first and units in result names", function()
+  local rows = ec.sweep(base, { gpu = { "t4" }, batch_per_gpu = { 8, 16 } })
+  local path = os.tmpname()
+  assert(ec.write_csv(path, rows))
+  local f = assert(io.open(path))
+  local header = f:read("l")
+  f:close()
+  os.remove(path)
+  check(header:find("^model,"), "config keys first: " .. header)
+  check(header:find(",step_s,samples_per_s,epoch_s,"), "result columns with units: " .. header)
+end)
+
+test("compare: speed-up, memory delta and the changed keys", function()
+  local a = { model = "bert-base", gpu = "t4", batch_per_gpu = 16 }
+  local b = { model = "bert-base", gpu = "t4", batch_per_gpu = 16, precision = "amp_fp16" }
+  local c = assert(ec.compare(a, b))
+  local ra, rb = assert(ec.predict(a)), assert(ec.predict(b))
+  eq(c.speedup, rb.samples_per_s / ra.samples_per_s, "speedup")
+  eq(c.peak_delta_bytes, rb.peak_bytes - ra.peak_bytes, "peak delta")
+  eq(#c.changed, 1); eq(c.changed[1], "precision")
+  eq(c.a.step_s, ra.step_s); eq(c.b.step_s, rb.step_s)
+  local r, msg, code = ec.compare(a, { model = "bert-base", gpu = "nope", batch_per_gpu = 1 })
+  eq(r, nil); eq(code, "ENOTFOUND"); check(msg:find("nope"), msg)
+end)
+
+local function have_gnuplot()
+  for dir in (os.getenv("PATH") or ""):gmatch("[^:]+") do
+    local f = io.open(dir .. "/gnuplot")
+    if f then f:close() return true end
+  end
+  return false
+end
+
+test("plot: each kind writes a PNG (or SVG) when gnuplot is there", function()
+  if not have_gnuplot() then print("     (gnuplot not on PATH: skipped)") return end
+  local rows = ec.sweep(base, { gpu = { "t4" }, batch_per_gpu = { 8, 16, 32 } })
+  local dir = os.tmpname(); os.remove(dir)
+  for _, spec in ipairs {
+    { kind = "line", x = "batch_per_gpu", y = "epoch_s", group = "gpu", ext = ".png" },
+    { kind = "memory", x = "batch_per_gpu", group = "gpu", ext = ".svg" },
+    { kind = "breakdown", x = { "gpu", "batch_per_gpu" }, ext = ".png" },
+  } do
+    spec.rows, spec.path = rows, dir .. spec.kind .. spec.ext
+    assert(ec.plot(spec))
+    local f = assert(io.open(spec.path, "rb"))
+    local head = f:read(8)
+    f:close()
+    os.remove(spec.path)
+    if spec.ext == ".png" then eq(head, "\137PNG\r\n\26\n", "PNG signature") else check(head:find("<"), "SVG text") end
+    check(not io.open(spec.path .. ".tmp"), "no temporary left")
+  end
+  local v = { { predicted = 110, measured = 100, gpu = "t4" }, { predicted = 50, measured = 60, gpu = "a10g" } }
+  assert(ec.plot { kind = "validate", rows = v, group = "gpu", path = dir .. "v.png" })
+  os.remove(dir .. "v.png")
+end)
+
+test("plot: misuse raises", function()
+  raises("must end in .png or .svg", ec.plot, { kind = "line", rows = {}, path = "x.jpg" })
+  raises("unknown kind", ec.plot, { kind = "pie", rows = {}, path = "x.png" })
+  raises("kind expected", ec.plot, { rows = {}, path = "x.png" })
+end)
+
+if failures > 0 then
+  print(string.format("%d of %d tests failed", failures, count))
+  os.exit(1)
+end
+print(string.format("all %d tests passed", count))
