@@ -9,7 +9,12 @@
  * 3. leave-one-model-out: the same with models.
  * Prints a Markdown report; OUT.csv gets one row per held-out prediction.  Fits use only
  * single-GPU runs: the multi-GPU runs also depend on the communication model.
+ * Intervals (leave-one-GPU-out): the p10-p90 interval of a held-out GPU's prediction is
+ * widened by a model error estimated WITHOUT that GPU: the rms held-out log error of an
+ * inner leave-one-GPU-out over the other GPUs (ec_calibrate_cv), nested inside the outer
+ * fold; coverage is the share of measurements inside their interval.
  */
+#include "compute.h" /* eci_interval_widen, eci_calib_from_report: the library's own interval */
 #include "epochcast.h"
 
 #include <gsl/gsl_errno.h>
@@ -20,10 +25,6 @@
 
 #define MAX_GROUPS 64
 
-typedef struct held_out {
-    double *pred, *meas;
-    size_t n;
-} held_out;
 
 static int is_single(const ec_run *r)
 {
@@ -35,18 +36,39 @@ static const char *group_of(const ec_run *r, int by_model)
     return by_model ? r->config.model : r->config.gpu;
 }
 
-static void print_stats(const char *label, const double *pred, const double *meas, size_t n)
+/* covered == NULL: no interval column. */
+static void print_stats(const char *label, const double *pred, const double *meas, const unsigned char *covered,
+                        size_t n)
 {
     ec_error_stats st;
     ec_error_stats_compute(pred, meas, n, &st);
-    printf("| %-22s | %4zu | %6.1f | %5.0f%% | %5.0f%% | %+6.1f |\n", label, st.n, 100 * st.mape_frac,
+    printf("| %-22s | %4zu | %6.1f | %5.0f%% | %5.0f%% | %+6.1f |", label, st.n, 100 * st.mape_frac,
            100 * st.within_10_frac, 100 * st.within_20_frac, 100 * st.bias_frac);
+    if (covered != NULL) {
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++)
+            c += covered[i];
+        printf(" %5.0f%% |", n ? 100.0 * (double)c / (double)n : 0.0);
+    }
+    printf("\n");
 }
 
-static void table_header(void)
+static void table_header(int intervals)
 {
-    printf("| held out               |    n | MAPE %% | ±10%%  | ±20%%  | bias %% |\n");
-    printf("|------------------------|------|--------|-------|-------|--------|\n");
+    printf("| held out               |    n | MAPE %% | ±10%%  | ±20%%  | bias %% |%s\n",
+           intervals ? " p10-p90 covers |" : "");
+    printf("|------------------------|------|--------|-------|-------|--------|%s\n", intervals ? "-------|" : "");
+}
+
+/* The model-error sd for a fold: inner leave-one-GPU-out on the fold's training runs. */
+static int nested_error_sd(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, double *sd)
+{
+    ec_fit_report inner;
+    memset(&inner, 0, sizeof inner);
+    if (ec_calibrate_cv(ctx, runs, use, &inner) != EC_OK)
+        return 1;
+    *sd = inner.error_log_sd;
+    return 0;
 }
 
 /* Cross-validate over groups (GPUs or models).  Rows of held-out predictions go to csv. */
@@ -66,13 +88,20 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
     unsigned char *use = calloc(n, 1);
     double *all_pred = calloc(n, sizeof(double)), *all_meas = calloc(n, sizeof(double));
     double *s_pred = calloc(n, sizeof(double)), *s_meas = calloc(n, sizeof(double));
+    unsigned char *all_cov = calloc(n, 1), *s_cov = calloc(n, 1);
     size_t n_all = 0, n_s = 0;
-    if (use == NULL || all_pred == NULL || all_meas == NULL || s_pred == NULL || s_meas == NULL)
+    int intervals = !by_model;
+    if (use == NULL || all_pred == NULL || all_meas == NULL || s_pred == NULL || s_meas == NULL || all_cov == NULL ||
+        s_cov == NULL)
         return 1;
     printf("\n### Leave one %s out\n\n", by_model ? "model" : "GPU");
-    printf("Fit on the single-GPU runs of the other %ss; predict every run of the one left out.\n\n",
+    printf("Fit on the single-GPU runs of the other %ss; predict every run of the one left out.\n",
            by_model ? "model" : "GPU");
-    table_header();
+    if (intervals)
+        printf("The p10-p90 interval is p50 x exp(-+1.2816 sd), sd the rms held-out log error of a nested\n"
+               "leave-one-GPU-out over the other GPUs only (column sd).\n");
+    printf("\n");
+    table_header(intervals);
     for (size_t k = 0; k < n_groups; k++) {
         for (size_t i = 0; i < n; i++) {
             const ec_run *r = ec_runs_get(runs, i);
@@ -84,7 +113,18 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
             fprintf(stderr, "bench_logo: fit without %s failed: %s\n", groups[k], ec_ctx_errmsg(ctx));
             return 1;
         }
-        ec_ctx_set_fit(ctx, &rep);
+        double sd = 0;
+        if (intervals && nested_error_sd(ctx, runs, use, &sd) != 0) {
+            fprintf(stderr, "bench_logo: nested cross-validation without %s failed: %s\n", groups[k],
+                    ec_ctx_errmsg(ctx));
+            return 1;
+        }
+        rep.error_log_sd = sd;
+        eci_calib calib;
+        if (ec_ctx_set_fit(ctx, &rep) != EC_OK || eci_calib_from_report(ctx, &rep, &calib) != EC_OK) {
+            fprintf(stderr, "bench_logo: %s\n", ec_ctx_errmsg(ctx));
+            return 1;
+        }
         size_t g0 = n_all;
         for (size_t i = 0; i < n; i++) {
             const ec_run *r = ec_runs_get(runs, i);
@@ -95,27 +135,39 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
                 fprintf(stderr, "bench_logo: %s: %s\n", r->id, ec_ctx_errmsg(ctx));
                 return 1;
             }
-            double p = ec_result_metric(&res, r->metric);
+            double p = ec_result_metric(&res, r->metric), p10 = p, p90 = p;
+            eci_interval_widen(&calib, p, &p10, &p90);
+            unsigned char cov = r->value >= p10 && r->value <= p90;
+            all_cov[n_all] = cov;
             all_pred[n_all] = p;
             all_meas[n_all++] = r->value;
             if (is_single(r)) {
+                s_cov[n_s] = cov;
                 s_pred[n_s] = p;
                 s_meas[n_s++] = r->value;
             }
             if (csv != NULL)
-                fprintf(csv, "%s,%s,%s,%s,%d,%.6g,%.6g,%.3f\n", by_model ? "model" : "gpu", groups[k], r->id,
-                        r->config.gpu, r->config.num_gpus, p, r->value, 100.0 * (p - r->value) / r->value);
+                fprintf(csv, "%s,%s,%s,%s,%d,%.6g,%.6g,%.3f,%.6g,%.6g,%.4f\n", by_model ? "model" : "gpu",
+                        groups[k], r->id, r->config.gpu, r->config.num_gpus, p, r->value,
+                        100.0 * (p - r->value) / r->value, p10, p90, sd);
         }
-        print_stats(groups[k], all_pred + g0, all_meas + g0, n_all - g0);
+        char label[64];
+        if (intervals)
+            snprintf(label, sizeof label, "%s (sd %.3f)", groups[k], sd);
+        else
+            snprintf(label, sizeof label, "%s", groups[k]);
+        print_stats(label, all_pred + g0, all_meas + g0, intervals ? all_cov + g0 : NULL, n_all - g0);
     }
-    print_stats("all runs", all_pred, all_meas, n_all);
-    print_stats("single-GPU runs", s_pred, s_meas, n_s);
+    print_stats("all runs", all_pred, all_meas, intervals ? all_cov : NULL, n_all);
+    print_stats("single-GPU runs", s_pred, s_meas, intervals ? s_cov : NULL, n_s);
     ec_ctx_set_fit(ctx, NULL);
     free(use);
     free(all_pred);
     free(all_meas);
     free(s_pred);
     free(s_meas);
+    free(all_cov);
+    free(s_cov);
     return 0;
 }
 
@@ -142,7 +194,7 @@ int main(int argc, char **argv)
             perror(argv[2]);
             return 1;
         }
-        fprintf(csv, "held_out_by,group,id,gpu,num_gpus,predicted,measured,error_pct\n");
+        fprintf(csv, "held_out_by,group,id,gpu,num_gpus,predicted,measured,error_pct,p10,p90,error_log_sd\n");
     }
     size_t n = ec_runs_count(runs);
     printf("# epochcast accuracy on %s (%zu runs)\n\n", argv[1], n);
@@ -168,9 +220,9 @@ int main(int argc, char **argv)
         }
     }
     printf("\n### Priors only (no fitting)\n\n");
-    table_header();
-    print_stats("all runs", pred, meas, n);
-    print_stats("single-GPU runs", sp, sm, ns);
+    table_header(0);
+    print_stats("all runs", pred, meas, NULL, n);
+    print_stats("single-GPU runs", sp, sm, NULL, ns);
 
     /* In-sample fit on every single-GPU run, for the parameter values. */
     unsigned char *use = calloc(n, 1);
@@ -184,9 +236,10 @@ int main(int argc, char **argv)
     printf("\n### Fit on all single-GPU runs (in-sample, for the parameter values)\n\n");
     printf("%zu runs, %zu iterations; MAPE %.1f%% with the priors, %.1f%% fitted.\n\n", rep.n_runs,
            rep.iterations, 100 * rep.mape_before_frac, 100 * rep.mape_after_frac);
-    printf("| parameter | value | std. error |\n|---|---|---|\n");
+    printf("| parameter | architecture | value | std. error |\n|---|---|---|---|\n");
     for (size_t j = 0; j < rep.n_params; j++)
-        printf("| %s | %.4g | %.2g |\n", rep.names[j], rep.values[j], rep.stderrs[j]);
+        printf("| %s | %s | %.4g | %.2g |\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
+               rep.values[j], rep.stderrs[j]);
 
     int rc = cross_validate(ctx, runs, 0, csv) || cross_validate(ctx, runs, 1, csv);
     if (csv != NULL)

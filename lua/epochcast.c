@@ -135,6 +135,8 @@ static const char main_usage[] =
     "\n"
     "options:\n"
     "  --models DIR   the models/ folder (default: $EPOCHCAST_MODELS, else the built-in one)\n"
+    "  --profile P    predict with the calibrated profile P (from calibrate) instead of\n"
+    "                 the models/ folder's profile.csv; a config's profile= still wins\n"
     "  --help         this text; COMMAND --help describes a command\n"
     "  --version      print the version\n";
 
@@ -152,12 +154,13 @@ static const char models_usage[] =
     "with the default task head).\n";
 
 static const char predict_usage[] =
-    "usage: epochcast predict key=value ... [--csv] [-o FILE]\n"
+    "usage: epochcast predict key=value ... [--csv] [-o FILE] [--profile P]\n"
     "\n"
     "Predict one training configuration and print the step-time breakdown, GPU\n"
     "utilization, bottleneck, memory by part and warnings.\n"
     "  --csv     print a CSV header and one row instead (config keys, then results)\n"
     "  -o FILE   write that CSV to FILE (atomically)\n"
+    "  --profile P  predict with the calibrated profile P (the same as profile=P)\n"
     "\n"
     "example: epochcast predict model=bert-base gpu=t4 batch_per_gpu=32 seq_len=128\n"
     "\n"
@@ -187,11 +190,13 @@ static const char validate_usage[] =
     "  --profile P   predict with the calibrated profile P (overrides the runs' profile)\n";
 
 static const char run_usage[] =
-    "usage: epochcast run SCRIPT.lua|- [ARGS...]\n"
+    "usage: epochcast run [--profile P] SCRIPT.lua|- [ARGS...]\n"
     "\n"
     "Run a Lua 5.4 scenario with the standard libraries and the epochcast module\n"
     "preloaded (local ec = require \"epochcast\").  The global 'arg' holds the script\n"
-    "name at 0 and ARGS from 1, as with lua; the chunk also receives ARGS as '...'.\n";
+    "name at 0 and ARGS from 1, as with lua; the chunk also receives ARGS as '...'.\n"
+    "  --profile P   every prediction of the script uses the calibrated profile P\n"
+    "                (a config's profile= still wins)\n";
 
 static int is_help(const char *a)
 {
@@ -402,6 +407,11 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
             if (++i >= argc)
                 return usage_error("predict", "predict: %s needs a file name", a);
             out = argv[i];
+        } else if (strcmp(a, "--profile") == 0) {
+            if (++i >= argc)
+                return usage_error("predict", "predict: --profile needs a file name");
+            if (ec_config_set(ctx, &cfg, "profile", argv[i]) != EC_OK)
+                return fail("%s", ec_ctx_errmsg(ctx));
         } else if (a[0] == '-') {
             return usage_error("predict", "predict: unknown option '%s'", a);
         } else if (strchr(a, '=') == NULL) {
@@ -828,10 +838,12 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
 static const char calibrate_usage[] =
     "usage: epochcast calibrate RUNS.csv -o PROFILE.csv [--all]\n"
     "\n"
-    "Fit the model's physical parameters (GEMM and bandwidth efficiency scales, convolution\n"
-    "and fused-attention efficiency, host dispatch time) to measured runs with nonlinear\n"
-    "least squares on log(predicted/measured), and write them as a profile CSV that\n"
-    "predict, validate and scenarios use with profile=PROFILE.csv.\n"
+    "Fit the model's physical parameters (GEMM and bandwidth efficiency scales, globally and\n"
+    "per GPU architecture, convolution and fused-attention efficiency, host dispatch time)\n"
+    "to measured runs with nonlinear least squares on log(predicted/measured); measure the\n"
+    "held-out error by leave-one-GPU-out (when the runs cover two GPUs or more); write both\n"
+    "as a profile CSV that predict, validate and scenarios use with profile=PROFILE.csv\n"
+    "or --profile PROFILE.csv.\n"
     "\n"
     "  -o FILE   where to write the profile (written atomically)\n"
     "  --all     fit on every run; by default only single-GPU runs are used, since\n"
@@ -856,21 +868,46 @@ static int cmd_calibrate(lua_State *L, int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         use[i] = all || ec_runs_get(runs, i)->config.num_gpus == 1;
     ec_fit_report rep;
-    if (ec_calibrate(ctx, runs, use, &rep) != EC_OK || ec_profile_write(ctx, &rep, out) != EC_OK)
+    if (ec_calibrate(ctx, runs, use, &rep) != EC_OK)
+        return fail("%s", ec_ctx_errmsg(ctx));
+    /* The held-out error that widens intervals: leave-one-GPU-out on the same runs. */
+    int cv = ec_calibrate_cv(ctx, runs, use, &rep);
+    if (cv != EC_OK && cv != EC_EINVAL)
+        return fail("%s", ec_ctx_errmsg(ctx));
+    if (ec_profile_write(ctx, &rep, out) != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
     printf("%s: fitted %zu runs in %zu iterations; MAPE %.1f%% before, %.1f%% after (in-sample)\n",
            runs_path, rep.n_runs, rep.iterations, 100 * rep.mape_before_frac, 100 * rep.mape_after_frac);
-    printf("  %-16s %10s %10s\n", "parameter", "value", "std.error");
+    if (cv == EC_OK)
+        printf("leave-one-GPU-out: MAPE %.1f%% on %zu held-out runs; rms log error %.3f (error_log_sd)\n",
+               100 * rep.cv_mape_frac, rep.cv_runs, rep.error_log_sd);
+    else
+        printf("leave-one-GPU-out: not run (%s); the profile has no error_log_sd\n", ec_ctx_errmsg(ctx));
+    printf("  %-16s %-14s %10s %10s\n", "parameter", "architecture", "value", "std.error");
     for (size_t j = 0; j < rep.n_params; j++)
-        printf("  %-16s %10.4g %10.2g\n", rep.names[j], rep.values[j], rep.stderrs[j]);
+        printf("  %-16s %-14s %10.4g %10.2g\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
+               rep.values[j], rep.stderrs[j]);
     printf("wrote %s; use it with profile=%s\n", out, out);
     return 0;
 }
 
 /* ---- run ---------------------------------------------------------------------------- */
 
+/* Keep a profile path for every context the module creates (ecL_pushctx). */
+static void set_profile(lua_State *L, const char *path)
+{
+    lua_pushstring(L, path);
+    lua_setfield(L, LUA_REGISTRYINDEX, ECL_PROFILE_KEY);
+}
+
 static int cmd_run(lua_State *L, int argc, char **argv, int script)
 {
+    if (script < argc && strcmp(argv[script], "--profile") == 0) {
+        if (script + 1 >= argc)
+            return usage_error("run", "run: --profile needs a file name");
+        set_profile(L, argv[script + 1]);
+        script += 2;
+    }
     if (script >= argc)
         return usage_error("run", "run: missing SCRIPT.lua");
     if (is_help(argv[script]))
@@ -916,6 +953,13 @@ static int pmain(lua_State *L)
             }
             lua_pushstring(L, dir);
             lua_setfield(L, LUA_REGISTRYINDEX, ECL_MODELS_DIR_KEY);
+        } else if (strcmp(a, "--profile") == 0 || strncmp(a, "--profile=", 10) == 0) {
+            const char *path = a[9] == '=' ? a + 10 : (++i < argc ? argv[i] : NULL);
+            if (path == NULL || path[0] == '\0') {
+                lua_pushinteger(L, usage_error(NULL, "--profile needs a file name"));
+                return 1;
+            }
+            set_profile(L, path);
         } else {
             lua_pushinteger(L, usage_error(NULL, "unknown option '%s'", a));
             return 1;

@@ -26,6 +26,10 @@ LUAMOD_API int luaopen_epochcast(lua_State *L);
 /* Registry field a host may set to a models/ folder before opening the module; it wins
  * over the EPOCHCAST_MODELS environment variable and ec_default_models_dir(). */
 #define ECL_MODELS_DIR_KEY "epochcast.models_dir"
+/* Registry field a host may set to a profile CSV (`epochcast --profile P`, `run --profile P`)
+ * before opening the module: every context it creates uses that fit (a config's profile=
+ * still wins for its prediction). */
+#define ECL_PROFILE_KEY "epochcast.profile"
 
 /* ---- lepochcast.c ------------------------------------------------------------------ */
 

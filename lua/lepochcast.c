@@ -87,6 +87,15 @@ ec_ctx *ecL_pushctx(lua_State *L, const char *dir)
         luaL_error(L, "cannot create an epochcast context: %s", ec_strerror(EC_ENOMEM));
     *slot = ctx;
     int st = ec_ctx_load_models(ctx, dir);
+    if (st == EC_OK) {
+        if (lua_getfield(L, LUA_REGISTRYINDEX, ECL_PROFILE_KEY) == LUA_TSTRING) {
+            ec_fit_report rep; /* the host's --profile: the fit of every prediction here */
+            st = ec_profile_read(ctx, lua_tostring(L, -1), &rep);
+            if (st == EC_OK)
+                st = ec_ctx_set_fit(ctx, &rep);
+        }
+        lua_pop(L, 1);
+    }
     if (st != EC_OK) {
         const char *msg = ec_ctx_errmsg(ctx);
         luaL_error(L, "%s", msg[0] != '\0' ? msg : ec_strerror(st));

@@ -359,8 +359,16 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
  *   attn_eff        fused attention (SDPA) throughput relative to a GEMM
  *   dispatch_scale  multiplies the host's per-op dispatch time
  * A weak prior (one e-fold, in log space) keeps parameters no run exercises at their prior.
+ *
+ * gemm_scale, simt_scale and mem_scale are also fitted per GPU architecture (gpus.csv
+ * `architecture`: the cuBLAS/cuDNN kernels and the memory system differ by architecture)
+ * for every architecture the fitted runs exercise: a hierarchical prior anchors the
+ * architecture's value to the global one (log ratio ~ N(0, calib_arch_log_sd of
+ * constants.csv)), so an architecture with few runs stays near the global value and one
+ * with none uses it.  Those entries follow the six global ones in a report, with their
+ * architecture named in architectures[].
  */
-#define EC_FIT_MAX_PARAMS 8
+#define EC_FIT_MAX_PARAMS 32
 
 typedef struct ec_fit_report {
     size_t n_params;
@@ -371,17 +379,38 @@ typedef struct ec_fit_report {
     double mape_before_frac;                /* on the fitted runs, with the priors */
     double mape_after_frac;                 /* on the fitted runs, with the fitted values */
     size_t iterations;
+    /* Appended after 0.1.0 (per-architecture fit, held-out error). */
+    char architectures[EC_FIT_MAX_PARAMS][EC_NAME_MAX]; /* "" for a global parameter, else the
+                                               architecture the value applies to ("ampere") */
+    /* Held-out error (ec_calibrate_cv; 0 until it runs): root mean square of
+     * log(predicted / measured) over predictions of GPUs left out of the fit.  A profile
+     * stores it; predictions widen their p10-p90 interval by it. */
+    double error_log_sd;
+    double cv_mape_frac;                    /* MAPE of those held-out predictions */
+    size_t cv_runs;                         /* held-out predictions counted */
 } ec_fit_report;
 
 /* Fit the parameters on the runs with use[i] != 0 (use == NULL: all runs), starting from and
  * anchored to the priors of constants.csv.  The context's current fit is left unchanged. */
 EC_API int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 
+/* Leave-one-GPU-out cross-validation of ec_calibrate on the same runs: for each GPU (by
+ * profile id) of the runs with use[i] != 0, fit on the others and predict its runs.  Sets
+ * report->error_log_sd, cv_mape_frac and cv_runs and leaves the rest of the report alone.
+ * Exceptional returns: EC_EINVAL (runs on fewer than two GPUs), those of ec_calibrate. */
+EC_API int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);
+
 /* Use fitted parameters for every later prediction on this context (report == NULL: back to
- * the priors).  A config's profile=PATH overrides this for that prediction. */
+ * the priors).  A config's profile=PATH overrides this for that prediction.  The report's
+ * first six entries are the global parameters in the order above; any others name an
+ * architecture.  Exceptional returns: EC_EINVAL (a value that is not positive and finite,
+ * an unknown name or architecture, a report out of order). */
 EC_API int ec_ctx_set_fit(ec_ctx *ctx, const ec_fit_report *report);
 
-/* Write / read a profile CSV (columns parameter,value,stderr,meaning).  Writing is atomic. */
+/* Write / read a profile CSV: columns parameter,architecture,value,stderr,meaning, one row
+ * per entry of the report ("" architecture: global) and, when known, an error_log_sd row.
+ * Reading also accepts the older parameter,value[,stderr,meaning] files (global only);
+ * parameters a file does not name keep their priors.  Writing is atomic. */
 EC_API int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path);
 EC_API int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out);
 

@@ -79,6 +79,8 @@ void eci_calib_default(const ec_ctx *ctx, eci_calib *c)
     c->conv_eff = eci_const(ctx, EC_C_conv_eff_frac);
     c->attn_eff = eci_const(ctx, EC_C_sdpa_eff_frac);
     c->dispatch_scale = 1.0;
+    c->n_arch = 0;
+    c->error_log_sd = 0.0;
 }
 
 void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_calib *c, eci_rates *r)
@@ -96,8 +98,10 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     r->k_half = eci_const(ctx, EC_C_gemm_k_half);
     r->conv_eff = c->conv_eff;
     r->attn_eff = c->attn_eff;
-    r->gemm_scale = r->tensor_cores ? c->gemm_scale : c->simt_scale;
-    r->mem_scale = c->mem_scale;
+    /* A fitted entry for this GPU's architecture wins over the global scales. */
+    const eci_calib_arch *a = eci_calib_arch_find(c, g->architecture);
+    r->gemm_scale = r->tensor_cores ? (a ? a->gemm_scale : c->gemm_scale) : (a ? a->simt_scale : c->simt_scale);
+    r->mem_scale = a ? a->mem_scale : c->mem_scale;
     int half = precision == EC_PREC_AMP_FP16 || precision == EC_PREC_AMP_BF16 || precision == EC_PREC_FP16 ||
                precision == EC_PREC_BF16;
     r->gemm_in_bytes = half ? 2.0 : 4.0;

@@ -30,6 +30,16 @@ typedef struct eci_op_cost_t {
 } eci_op_cost_t;
 
 /* Fitted physical parameters (calibrate.c); all 1.0 / the constants.csv priors by default. */
+#define ECI_CALIB_MAX_ARCH 8
+
+/* The scales that depend on the architecture (its cuBLAS/cuDNN kernels and memory system),
+ * fitted per architecture with a hierarchical prior anchored to the global values; a GPU
+ * whose architecture has no entry uses the global ones. */
+typedef struct eci_calib_arch {
+    char name[EC_NAME_MAX]; /* gpus.csv `architecture`, e.g. "ampere" */
+    double gemm_scale, simt_scale, mem_scale;
+} eci_calib_arch;
+
 typedef struct eci_calib {
     double gemm_scale;     /* multiplies measured large-GEMM efficiency on tensor cores (tf32, 16-bit) */
     double simt_scale;     /* multiplies measured large-GEMM efficiency on CUDA cores (fp32, emulated) */
@@ -37,12 +47,27 @@ typedef struct eci_calib {
     double conv_eff;       /* cuDNN convolution throughput relative to a GEMM */
     double attn_eff;       /* fused attention throughput relative to a GEMM */
     double dispatch_scale; /* multiplies the host's per-op dispatch times */
+    size_t n_arch;
+    eci_calib_arch arch[ECI_CALIB_MAX_ARCH];
+    /* Model error: root mean square of log(predicted / measured) over predictions of GPUs
+     * left out of the fit (the profile's error_log_sd row, from leave-one-GPU-out
+     * cross-validation).  0 without a profile: the priors carry no measured error. */
+    double error_log_sd;
 } eci_calib;
 
 EC_INTERNAL void eci_calib_default(const ec_ctx *ctx, eci_calib *c);
 /* The parameters a prediction of cfg uses: its profile= file, else the context's fit, else
  * the priors (calibrate.c). */
 EC_INTERNAL int eci_calib_current(ec_ctx *ctx, const ec_config *cfg, eci_calib *c);
+/* The per-architecture entry for an architecture name, NULL when it has none (calibrate.c). */
+EC_INTERNAL const eci_calib_arch *eci_calib_arch_find(const eci_calib *c, const char *architecture);
+/* Check a fit report and turn it into parameters (calibrate.c); EC_EINVAL naming the bad entry. */
+EC_INTERNAL int eci_calib_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_calib *c);
+/* Widen a p10/p50/p90 interval (in any quantity proportional to step time or throughput) by
+ * the model error: in log space the interval's own half-widths and z_0.9 x error_log_sd
+ * add in quadrature (independent errors), so p10 = p50 exp(-sqrt(lo^2 + (z sd)^2)) and
+ * likewise p90.  *p10 and *p90 hold the interval to widen (p50 for a point prediction). */
+EC_INTERNAL void eci_interval_widen(const eci_calib *c, double p50, double *p10, double *p90);
 EC_INTERNAL void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_calib *c,
                                 eci_rates *r);
 EC_INTERNAL double eci_gemm_util(const eci_rates *r, double m, double n, double k, double batch);

@@ -51,7 +51,9 @@
     X(sdpa_eff_frac)                   \
     X(sdpa_bwd_flop_factor)            \
     X(gpus_per_node)                   \
-    X(gelu_new_kernels)
+    X(gelu_new_kernels)                \
+    X(calib_arch_log_sd)               \
+    X(calib_run_log_sd)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

@@ -78,10 +78,9 @@ struct ec_ctx {
     eci_host *hosts; size_t n_hosts;
     eci_net *nets;   size_t n_nets;
     struct eci_consts *consts;        /* software constants, constants.csv */
-    double fit[8];                    /* fitted parameters in use (eci_calib order); fit_set = 0: priors */
-    int fit_set;
+    struct eci_calib *fit;            /* fitted parameters in use (calibrate.c); NULL: priors */
     char profile_path[EC_PATH_MAX];   /* the profile= file whose values are cached below */
-    double profile_fit[8];
+    struct eci_calib *profile_fit;
 };
 
 /* ---- errors (err.c) ------------------------------------------------------------ */
@@ -167,6 +166,10 @@ EC_INTERNAL void eci_consts_free(ec_ctx *ctx);
 /* A software constant from constants.csv by name; absent names are a load-time error,
  * so lookups of the names the model uses cannot fail after ec_ctx_load_models. */
 EC_INTERNAL double eci_const(const ec_ctx *ctx, int which);
+
+/* ---- calibration (calibrate.c) ------------------------------------------------------ */
+/* Free the context's fitted parameters (ec_ctx_free). */
+EC_INTERNAL void eci_calib_release(ec_ctx *ctx);
 
 /* ---- text helpers (text.c) ------------------------------------------------------ */
 /* Copy with truncation, always NUL-terminated; returns strlen(src). */

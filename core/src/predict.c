@@ -154,7 +154,24 @@ static void loop_iteration(timeline *t, plan *p, int backward, double ops, int s
     p->fwd_s += p->loop_kernel_s * ops;
 }
 
-/* The whole loop: simulate two iterations, repeat the second for the rest. */
+/* Did two consecutive iterations move the timeline by the same amounts?  Then every later
+ * one will too (the state relative to the iteration's start repeats). */
+static int same_delta(const timeline *a0, const timeline *a1, const timeline *b0, const timeline *b1)
+{
+    double da[3 + N_CAUSES] = {a1->cpu - a0->cpu, a1->gpu - a0->gpu, (a1->gpu - a1->cpu) - (a0->gpu - a0->cpu)};
+    double db[3 + N_CAUSES] = {b1->cpu - b0->cpu, b1->gpu - b0->gpu, (b1->gpu - b1->cpu) - (b0->gpu - b0->cpu)};
+    for (int c = 0; c < N_CAUSES; c++) {
+        da[3 + c] = a1->gap[c] - a0->gap[c];
+        db[3 + c] = b1->gap[c] - b0->gap[c];
+    }
+    for (int i = 0; i < 3 + N_CAUSES; i++)
+        if (fabs(da[i] - db[i]) > 1e-12 * (fabs(da[i]) + fabs(db[i])) + 1e-18)
+            return 0;
+    return 1;
+}
+
+/* The whole loop: simulate iterations until one repeats the previous exactly (at once after
+ * a sync; in backward, once the host has used up its lead over the GPU), then repeat it. */
 static void python_loop(timeline *t, plan *p, int backward)
 {
     if (p->loop_ops <= 0 && p->loop_syncs <= 0)
@@ -162,20 +179,22 @@ static void python_loop(timeline *t, plan *p, int backward)
     int sync = p->loop_syncs > 0;
     double iters = sync ? p->loop_syncs : p->loop_ops;
     double ops = sync ? p->loop_ops / p->loop_syncs : 1.0;
-    double whole = floor(iters);
-    int simulate = whole < 2 ? (int)whole : 2;
-    double before_s = backward ? p->bwd_s : p->fwd_s;
-    timeline before = *t;
-    for (int i = 0; i < simulate; i++) {
-        before = *t;
-        before_s = backward ? p->bwd_s : p->fwd_s;
+    double whole = floor(iters), done = 0;
+    double *kernel_s = backward ? &p->bwd_s : &p->fwd_s;
+    timeline prev0 = *t, prev1 = *t;
+    while (done < whole) {
+        timeline start = *t;
+        double start_s = *kernel_s;
         loop_iteration(t, p, backward, ops, sync);
-    }
-    double rest = whole - simulate;
-    if (simulate > 0 && rest > 0) {
-        double step_s = (backward ? p->bwd_s : p->fwd_s) - before_s;
-        timeline_repeat(t, &before, rest);
-        *(backward ? &p->bwd_s : &p->fwd_s) += rest * step_s;
+        done++;
+        if (done >= 2 && same_delta(&prev0, &prev1, &start, t)) {
+            double rest = whole - done;
+            *kernel_s += rest * (*kernel_s - start_s);
+            timeline_repeat(t, &start, rest);
+            break;
+        }
+        prev0 = start;
+        prev1 = *t;
     }
     if (iters > whole) /* a fractional iteration: its ops without a sync */
         loop_iteration(t, p, backward, ops * (iters - whole), 0);

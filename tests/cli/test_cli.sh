@@ -153,5 +153,14 @@ expect "calibrate names the bad run" 1 "no-such-gpu" -- calibrate "$tmp/badruns.
 printf 'parameter,value\ngemm_scael,0.9\n' > "$tmp/badprof.csv"
 expect "bad profile names file:line" 1 "badprof.csv:2:1: unknown parameter 'gemm_scael'" -- predict $P profile="$tmp/badprof.csv"
 
+expect "calibrate prints architectures" 0 "architecture" -- calibrate "$tmp/runs.csv" -o "$tmp/prof.csv"
+grep -q '^error_log_sd,' "$tmp/prof.csv" && ok "profile of two GPUs has error_log_sd" || bad "profile of two GPUs has error_log_sd"
+expect "predict --profile" 0 "step time" -- predict $P --profile "$tmp/prof.csv"
+expect "predict --profile needs a file" 2 "--profile needs a file name" -- predict $P --profile
+expect "global --profile names a bad file" 1 "badprof.csv:2:1: unknown parameter" -- --profile "$tmp/badprof.csv" predict $P
+expect "run --profile names a bad file" 1 "badprof.csv:2:1: unknown parameter" -- run --profile "$tmp/badprof.csv" "$tmp/ok.lua"
+expect "run --profile needs a file" 2 "--profile needs a file name" -- run --profile
+expect "run --help mentions --profile" 0 "--profile P" -- run --help
+
 echo "$((n - fails)) of $n checks passed"
 [ "$fails" -eq 0 ]

@@ -339,5 +339,46 @@ test("the CLI and Lua give the same numbers", function()
   eq(cli_r.bottleneck, r.bottleneck, "bottleneck")
 end)
 
+test("profile= and the CLI's --profile give the same prediction", function()
+  local cli = os.getenv("EC_CLI")
+  if not cli then return end
+  local prof = tmpname(".csv")
+  local f = assert(io.open(prof, "w"))
+  -- half the tensor-core GEMM and bandwidth efficiency on every GPU, twice the dispatch time:
+  -- slower than the shipped profile (models/profile.csv, scales 0.7-1.1) on any step
+  f:write("parameter,architecture,value\ngemm_scale,,0.5\nmem_scale,,0.5\ndispatch_scale,,2\n")
+  f:close()
+  local base = assert(ec.predict(with { precision = "amp_fp16" }))
+  local slow = assert(ec.predict(with { precision = "amp_fp16", profile = prof }))
+  check(slow.step_s > base.step_s * 1.2, "a slower profile predicts a slower step")
+  local function cli_step(args)
+    local p = assert(io.popen(cli .. " " .. args .. " 2>&1"))
+    local out = p:read("a")
+    p:close()
+    local header, row = out:match("([^\n]*)\n([^\n]*)")
+    local names, values = {}, {}
+    for x in (header .. ","):gmatch("([^,]*),") do names[#names + 1] = x end
+    for x in (row .. ","):gmatch("([^,]*),") do values[#values + 1] = x end
+    for i, n in ipairs(names) do if n == "step_s" then return tonumber(values[i]) end end
+    error("no step_s in: " .. out)
+  end
+  local words = "predict model=bert-base gpu=t4 batch_per_gpu=32 seq_len=128 dataset_samples=20000 precision=amp_fp16 --csv"
+  close(cli_step(words .. " --profile " .. prof), slow.step_s, 1e-5, "predict --profile")
+  close(cli_step("--profile " .. prof .. " " .. words), slow.step_s, 1e-5, "epochcast --profile predict")
+  close(cli_step(words), base.step_s, 1e-5, "predict without a profile")
+  -- run --profile: the scenario's predictions use it without naming it
+  local script = tmpname(".lua")
+  f = assert(io.open(script, "w"))
+  f:write('local ec = require "epochcast"\n',
+          'local r = assert(ec.predict { model = "bert-base", gpu = "t4", batch_per_gpu = 32, seq_len = 128,',
+          ' dataset_samples = 20000, precision = "amp_fp16" })\n',
+          'print("step_s"); print(string.format("%.17g", r.step_s))\n')
+  f:close()
+  close(cli_step("run --profile " .. prof .. " " .. script), slow.step_s, 1e-12, "run --profile")
+  close(cli_step("run " .. script), base.step_s, 1e-12, "run without a profile")
+  os.remove(script)
+  os.remove(prof)
+end)
+
 print(string.format("%d of %d tests passed", count - failures, count))
 os.exit(failures == 0 and 0 or 1)

@@ -5,6 +5,7 @@
  * known fit, written as a run-record CSV -- recovers the parameters that made them.
  */
 #include "ec_test.h"
+#include "compute.h"
 #include "internal.h"
 
 #include <gsl/gsl_errno.h>
@@ -69,8 +70,8 @@ static void test_profile_round_trip(void **state)
     /* the file is a CSV with the documented header, and no temporary is left behind */
     char *text = ec_test_read_file(path, NULL);
     assert_non_null(text);
-    assert_true(strncmp(text, "parameter,value,stderr,meaning\n", 31) == 0);
-    assert_contains(text, "gemm_scale,0.730316,");
+    assert_true(strncmp(text, "parameter,architecture,value,stderr,meaning\n", 44) == 0);
+    assert_contains(text, "gemm_scale,,0.730316,");
     free(text);
     char *tmp = ec_test_path(dir, "profile.csv.tmp");
     assert_false(ec_test_exists(tmp));
@@ -352,28 +353,39 @@ static void test_fit_recovers(void **state)
     if (rc != EC_OK)
         fail_msg("ec_calibrate: %s", ec_ctx_errmsg(ctx));
     assert_int_equal(fit.n_runs, N_MEASURED);
-    assert_int_equal(fit.n_params, truth.n_params);
+    /* the six globals, then per-architecture entries for the architectures of RUNS */
+    assert_true(fit.n_params > truth.n_params);
     if (getenv("EC_TEST_VERBOSE")) {
         for (size_t j = 0; j < fit.n_params; j++)
-            print_message("%s = %g +- %g (truth %g)\n", fit.names[j], fit.values[j], fit.stderrs[j], truth.values[j]);
+            print_message("%s %s = %g +- %g\n", fit.names[j], fit.architectures[j], fit.values[j], fit.stderrs[j]);
         print_message("iterations %zu mape %g -> %g\n", fit.iterations, fit.mape_before_frac, fit.mape_after_frac);
     }
     /* The synthetic data are exact, so without the prior the fit would return 0.8 and 1.2
      * exactly.  The prior adds one residual (log x - log x0) per parameter next to the data
-     * residuals, near the truth s_i·(log x - log x_true) with s_i = d log(throughput_i) /
-     * d log x; in one dimension the minimum is log x = log x_true · Σs² / (1 + Σs²), pulled
-     * towards the prior by 1 / (1 + Σs²).  With s_i ~ 0.5-0.9 on half the runs, 72 runs give
-     * a pull of about 10% of the log: 0.8 -> ~0.82, 1.2 -> ~1.17 (24 runs gave ~25%, 5-6%
-     * off; 12 runs more).  Recovered within 5%: */
+     * residuals s_i·(log x - log x_true) / σ (σ = calib_run_log_sd, 0.2), with s_i = d
+     * log(throughput_i) / d log x; in one dimension the minimum is pulled towards the prior
+     * by 1 / (1 + Σs²/σ²): with s_i ~ 0.5-0.9 on half of 72 runs, under 1% of the log.
+     * The per-architecture entries share the data with the global value, which loosens it
+     * (the fit sees the architecture ratios as free within calib_arch_log_sd).
+     * Recovered within 5%: */
     assert_rel(fit.values[g], 0.8, 0.05);
     assert_rel(fit.values[m], 1.2, 0.05);
     /* ...and on the prior's side of the truth (the bias has the sign the prior gives it). */
     assert_true(fit.values[g] > 0.8 - 1e-6 && fit.values[m] < 1.2 + 1e-6);
-    /* Parameters the data generated at their priors stay within 5% of them. */
+    /* Parameters the data generated at their priors stay within 5% of them; an
+     * architecture's value (data made with one global value for every architecture) comes
+     * out at the global truth of its parameter. */
     for (size_t j = 0; j < fit.n_params; j++) {
-        if ((int)j == g || (int)j == m)
-            continue;
-        assert_rel(fit.values[j], truth.values[j], 0.05);
+        int k = param_index(&truth, fit.names[j]);
+        if (j < truth.n_params) {
+            assert_string_equal(fit.architectures[j], "");
+            if ((int)j == g || (int)j == m)
+                continue;
+        } else {
+            assert_true(fit.architectures[j][0] != '\0');
+            assert_true(k == g || k == m || strcmp(fit.names[j], "simt_scale") == 0);
+        }
+        assert_rel(fit.values[j], truth.values[k], 0.05);
     }
     assert_true(fit.mape_after_frac < fit.mape_before_frac);
     assert_true(fit.mape_after_frac < 0.02);
@@ -438,6 +450,205 @@ static void test_fit_bad_run(void **state)
     ec_ctx_free(ctx);
 }
 
+/* ---- per-architecture parameters ------------------------------------------------------------ */
+
+static void set_cfg(ec_ctx *ctx, ec_config *cfg, const char *model, const char *gpu, const char *prec, const char *batch)
+{
+    ec_config_init(cfg);
+    assert_int_equal(ec_config_set(ctx, cfg, "model", model), EC_OK);
+    assert_int_equal(ec_config_set(ctx, cfg, "gpu", gpu), EC_OK);
+    assert_int_equal(ec_config_set(ctx, cfg, "precision", prec), EC_OK);
+    assert_int_equal(ec_config_set(ctx, cfg, "batch_per_gpu", batch), EC_OK);
+}
+
+/* A profile with architecture rows: read, round-tripped, and used only for that architecture. */
+static void test_profile_architecture(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir();
+    char *path = ec_test_path(dir, "arch.csv");
+    static const char text[] = "parameter,architecture,value\n"
+                               "gemm_scale,,0.9\n"
+                               "gemm_scale,Ampere,0.6\n"
+                               "mem_scale,volta,1.3\n"
+                               "error_log_sd,,0.15\n";
+    ec_test_write_file(path, text, sizeof text - 1);
+    ec_fit_report rep, back;
+    assert_int_equal(ec_profile_read(ctx, path, &rep), EC_OK);
+    assert_int_equal(rep.n_params, 8);
+    int g = param_index(&rep, "gemm_scale");
+    assert_rel(rep.values[g], 0.9, EC_TOL_EXACT);
+    assert_string_equal(rep.names[6], "gemm_scale");
+    assert_string_equal(rep.architectures[6], "ampere"); /* spelled as gpus.csv spells it */
+    assert_rel(rep.values[6], 0.6, EC_TOL_EXACT);
+    assert_string_equal(rep.names[7], "mem_scale");
+    assert_string_equal(rep.architectures[7], "volta");
+    assert_rel(rep.error_log_sd, 0.15, EC_TOL_EXACT);
+    /* written and read back: the same entries */
+    char *path2 = ec_test_path(dir, "arch2.csv");
+    assert_int_equal(ec_profile_write(ctx, &rep, path2), EC_OK);
+    assert_int_equal(ec_profile_read(ctx, path2, &back), EC_OK);
+    assert_int_equal(back.n_params, rep.n_params);
+    for (size_t j = 0; j < rep.n_params; j++) {
+        assert_string_equal(back.names[j], rep.names[j]);
+        assert_string_equal(back.architectures[j], rep.architectures[j]);
+        assert_rel(back.values[j], rep.values[j], EC_TOL_6_DIGITS);
+    }
+    assert_rel(back.error_log_sd, 0.15, EC_TOL_6_DIGITS);
+
+    /* The ampere entry changes an A100's prediction relative to the global value; a T4
+     * (turing, no entry) is predicted with the global one. */
+    ec_config a100, t4;
+    set_cfg(ctx, &a100, "bert-large", "a100-sxm4-80gb", "amp_fp16", "64");
+    set_cfg(ctx, &t4, "bert-large", "t4", "amp_fp16", "8");
+    ec_fit_report global = rep;
+    global.n_params = 6; /* same globals, no architecture entries */
+    ec_result a_arch, a_glob, t_arch, t_glob;
+    assert_int_equal(ec_ctx_set_fit(ctx, &rep), EC_OK);
+    assert_int_equal(ec_predict(ctx, &a100, &a_arch), EC_OK);
+    assert_int_equal(ec_predict(ctx, &t4, &t_arch), EC_OK);
+    assert_int_equal(ec_ctx_set_fit(ctx, &global), EC_OK);
+    assert_int_equal(ec_predict(ctx, &a100, &a_glob), EC_OK);
+    assert_int_equal(ec_predict(ctx, &t4, &t_glob), EC_OK);
+    assert_true(a_arch.step_s > a_glob.step_s * 1.1); /* 0.6 vs 0.9 on a GEMM-bound step */
+    assert_rel(t_arch.step_s, t_glob.step_s, EC_TOL_EXACT);
+    /* ...and the profile= key gives the same as ec_ctx_set_fit */
+    assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &a100, "profile", path), EC_OK);
+    ec_result by_key;
+    assert_int_equal(ec_predict(ctx, &a100, &by_key), EC_OK);
+    assert_rel(by_key.step_s, a_arch.step_s, EC_TOL_EXACT);
+
+    /* errors: unknown architecture, an architecture on a global-only parameter, duplicates */
+    expect_profile_error(ctx, dir, "parameter,architecture,value\ngemm_scale,amprere,0.9\n", EC_EPARSE,
+                         "bad.csv:2:2: unknown architecture 'amprere' (did you mean 'ampere'?)");
+    expect_profile_error(ctx, dir, "parameter,architecture,value\nconv_eff,ampere,0.9\n", EC_EPARSE,
+                         "bad.csv:2:2: 'conv_eff' is global");
+    expect_profile_error(ctx, dir, "parameter,architecture,value\nmem_scale,volta,0.9\nmem_scale,Volta,1\n",
+                         EC_EPARSE, "bad.csv:3:1: parameter 'mem_scale' of volta given twice");
+    expect_profile_error(ctx, dir, "parameter,value\nerror_log_sd,-0.1\n", EC_EPARSE, "bad.csv:2:");
+    /* a report with an entry that is neither global nor a per-architecture scale */
+    rep.names[7] = "conv_eff";
+    assert_int_equal(ec_ctx_set_fit(ctx, &rep), EC_EINVAL);
+    assert_contains(ec_ctx_errmsg(ctx), "entry 7");
+    rep.names[7] = "mem_scale";
+    rep.error_log_sd = NAN;
+    assert_int_equal(ec_ctx_set_fit(ctx, &rep), EC_EINVAL);
+    assert_contains(ec_ctx_errmsg(ctx), "error_log_sd");
+    free(path);
+    free(path2);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
+/* Data made with a different tensor-core GEMM scale on Ampere than elsewhere: the fit finds
+ * the Ampere value in the Ampere entry and the other value in the global one. */
+static void test_fit_per_architecture(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir();
+    char *prof = ec_test_path(dir, "truth.csv");
+    char *path = ec_test_path(dir, "runs.csv");
+    static const char truth_text[] = "parameter,architecture,value\ngemm_scale,,1.0\ngemm_scale,ampere,0.7\n";
+    ec_test_write_file(prof, truth_text, sizeof truth_text - 1);
+    ec_fit_report truth, fit;
+    assert_int_equal(ec_profile_read(ctx, prof, &truth), EC_OK);
+    assert_int_equal(ec_ctx_set_fit(ctx, &truth), EC_OK);
+    write_runs(ctx, path);
+    ec_runs *runs = NULL;
+    assert_int_equal(ec_runs_load(ctx, path, &runs), EC_OK);
+    assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
+    assert_int_equal(ec_calibrate(ctx, runs, NULL, &fit), EC_OK);
+    int ampere = -1, volta = -1;
+    for (size_t j = 6; j < fit.n_params; j++) {
+        if (strcmp(fit.names[j], "gemm_scale") != 0)
+            continue;
+        if (strcmp(fit.architectures[j], "ampere") == 0)
+            ampere = (int)j;
+        if (strcmp(fit.architectures[j], "volta") == 0)
+            volta = (int)j;
+    }
+    assert_true(ampere >= 0 && volta >= 0);
+    if (getenv("EC_TEST_VERBOSE"))
+        for (size_t j = 0; j < fit.n_params; j++)
+            print_message("%s %s = %g +- %g\n", fit.names[j], fit.architectures[j], fit.values[j], fit.stderrs[j]);
+    /* The hierarchical prior shrinks each architecture's log ratio to the global value (that
+     * is its purpose), so the Ampere value lies between its truth and the others' value, but
+     * the data dominate: it is nearer its own truth (within a third of the log distance). */
+    double gap = log(1.0 / 0.7);
+    assert_true(fit.values[ampere] > 0.7 - 1e-6);
+    assert_true(log(fit.values[ampere] / 0.7) < gap / 3);
+    assert_true(fabs(log(fit.values[volta])) < gap / 3);
+    /* the fitted Ampere value is well separated from Volta's: beyond 3 standard errors */
+    assert_true(fit.values[volta] - fit.values[ampere] > 3 * (fit.stderrs[volta] + fit.stderrs[ampere]));
+
+    /* Leave-one-GPU-out on the same exact data: a small held-out error, every run counted. */
+    assert_int_equal(ec_calibrate_cv(ctx, runs, NULL, &fit), EC_OK);
+    assert_int_equal(fit.cv_runs, N_MEASURED);
+    assert_true(fit.error_log_sd > 0 && fit.error_log_sd < 0.1);
+    assert_true(fit.cv_mape_frac > 0 && fit.cv_mape_frac < 0.1);
+    /* with one GPU there is nothing to cross-validate */
+    unsigned char use[N_MEASURED] = {0};
+    use[0] = use[1] = 1;
+    assert_int_equal(ec_calibrate_cv(ctx, runs, use, &fit), EC_EINVAL);
+    assert_contains(ec_ctx_errmsg(ctx), "at least two GPUs");
+    assert_int_equal(ec_calibrate_cv(ctx, NULL, NULL, &fit), EC_EMISUSE);
+    ec_runs_free(runs);
+    free(prof);
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
+/* ---- intervals ------------------------------------------------------------------------------ */
+
+/* p90 of the standard normal, from tables (Abramowitz & Stegun 26.2): 1.2815515655446004. */
+#define Z90 1.2815515655446004
+
+static void test_interval_widen(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_calib c;
+    eci_calib_default(ctx, &c);
+    /* no model error: the interval is left as it is */
+    double p10 = 90, p90 = 120;
+    eci_interval_widen(&c, 100, &p10, &p90);
+    assert_rel(p10, 90, EC_TOL_EXACT);
+    assert_rel(p90, 120, EC_TOL_EXACT);
+    /* a point prediction with sd 0.2: p50 exp(-+z sd) */
+    c.error_log_sd = 0.2;
+    p10 = p90 = 100;
+    eci_interval_widen(&c, 100, &p10, &p90);
+    assert_rel(p10, 100 * exp(-Z90 * 0.2), EC_TOL_CLOSED_FORM);
+    assert_rel(p90, 100 * exp(Z90 * 0.2), EC_TOL_CLOSED_FORM);
+    /* an interval of its own: half-widths add in quadrature in log space */
+    p10 = 80;
+    p90 = 110;
+    eci_interval_widen(&c, 100, &p10, &p90);
+    double m = Z90 * 0.2, lo = log(100.0 / 80), hi = log(110.0 / 100);
+    assert_rel(p10, 100 * exp(-sqrt(lo * lo + m * m)), EC_TOL_CLOSED_FORM);
+    assert_rel(p90, 100 * exp(sqrt(hi * hi + m * m)), EC_TOL_CLOSED_FORM);
+    /* the sd a profile gives reaches the parameters a prediction uses */
+    char *dir = ec_test_tmpdir();
+    char *path = ec_test_path(dir, "p.csv");
+    static const char text[] = "parameter,value\nerror_log_sd,0.125\n";
+    ec_test_write_file(path, text, sizeof text - 1);
+    ec_config cfg;
+    set_cfg(ctx, &cfg, "bert-base", "t4", "amp_fp16", "8");
+    assert_int_equal(ec_config_set(ctx, &cfg, "profile", path), EC_OK);
+    assert_int_equal(eci_calib_current(ctx, &cfg, &c), EC_OK);
+    assert_rel(c.error_log_sd, 0.125, EC_TOL_EXACT);
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -449,6 +660,9 @@ int main(void)
         cmocka_unit_test(test_set_fit_count_message),
         cmocka_unit_test(test_fit_recovers),
         cmocka_unit_test(test_fit_bad_run),
+        cmocka_unit_test(test_profile_architecture),
+        cmocka_unit_test(test_fit_per_architecture),
+        cmocka_unit_test(test_interval_widen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
