@@ -9,6 +9,9 @@
  *     reduce alpha*(n-1) + S / busbw (nccl-tests PERFORMANCE.md bus factors).
  *   - DDP's Reducer: buckets filled in gradient-ready order, all-reduced on a second stream
  *     while backward goes on; only what is left when backward ends is exposed.
+ *   - Message size: busbw ramps up with the message (NCCL latency and protocol); the
+ *     measured 8x A100 NVSwitch curve (constants.csv nccl_ramp_*, stas00/ml-engineering) read
+ *     at the size with the same latency-to-bandwidth ratio on this topology (comm.h).
  *   - Stragglers: a synchronous step waits for the slowest of n GPUs; the expected maximum
  *     of n normal draws comes from GSL integration of n x phi(x) Phi(x)^(n-1).
  */
@@ -18,8 +21,10 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_integration.h>
+#include <gsl/gsl_interp.h>
 #include <gsl/gsl_math.h>
 #include <gsl/gsl_randist.h>
+#include <math.h>
 #include <string.h>
 
 static const char *const topologies[] = {"nvlink", "pcie-switch", "pcie-host", "a16-board"};
@@ -80,6 +85,30 @@ static int board_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
     return EC_OK;
 }
 
+/* The measured ramp from constants.csv, as log size and fraction of its plateau. */
+static int load_ramp(ec_ctx *ctx, eci_comm *c)
+{
+    static const int bytes_id[ECI_RAMP_MAX] = {EC_C_nccl_ramp_bytes_1, EC_C_nccl_ramp_bytes_2, EC_C_nccl_ramp_bytes_3,
+                                               EC_C_nccl_ramp_bytes_4, EC_C_nccl_ramp_bytes_5, EC_C_nccl_ramp_bytes_6,
+                                               EC_C_nccl_ramp_bytes_7, EC_C_nccl_ramp_bytes_8};
+    static const int busbw_id[ECI_RAMP_MAX] = {EC_C_nccl_ramp_busbw_1, EC_C_nccl_ramp_busbw_2, EC_C_nccl_ramp_busbw_3,
+                                               EC_C_nccl_ramp_busbw_4, EC_C_nccl_ramp_busbw_5, EC_C_nccl_ramp_busbw_6,
+                                               EC_C_nccl_ramp_busbw_7, EC_C_nccl_ramp_busbw_8};
+    double plateau = eci_const(ctx, busbw_id[ECI_RAMP_MAX - 1]);
+    for (int i = 0; i < ECI_RAMP_MAX; i++) {
+        double s = eci_const(ctx, bytes_id[i]), b = eci_const(ctx, busbw_id[i]);
+        if (s <= 0 || b <= 0 || b > plateau || (i > 0 && log(s) <= c->ramp_log_bytes[i - 1]))
+            return eci_error(ctx, EC_EINVAL, "constants.csv: nccl_ramp_bytes_%d / nccl_ramp_busbw_%d must be positive, "
+                             "sizes increasing, and no busbw above the last point's", i + 1, i + 1);
+        c->ramp_log_bytes[i] = log(s);
+        c->ramp_frac[i] = b / plateau;
+    }
+    c->ramp_points = ECI_RAMP_MAX;
+    c->ramp_ref_busbw_bytes_per_s = plateau;
+    c->ramp_ref_ranks = eci_const(ctx, EC_C_nccl_ramp_ranks);
+    return EC_OK;
+}
+
 int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes,
                   double network_bytes_per_s, eci_comm *c)
 {
@@ -115,7 +144,59 @@ int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
             c->bottleneck = "network between nodes";
         }
     }
-    return EC_OK;
+    return load_ramp(ctx, c);
+}
+
+double eci_comm_busbw_at(const eci_comm *c, double bytes, double ring_steps)
+{
+    if (c->ramp_points < 2 || bytes <= 0 || ring_steps <= 0)
+        return c->busbw_bytes_per_s;
+    double equiv = bytes * (c->ramp_ref_ranks / ring_steps) * (c->ramp_ref_busbw_bytes_per_s / c->busbw_bytes_per_s);
+    double x = log(equiv), frac;
+    int last = c->ramp_points - 1;
+    if (x >= c->ramp_log_bytes[last]) {
+        frac = c->ramp_frac[last];
+    } else if (x <= c->ramp_log_bytes[0]) { /* latency-bound: time flat, busbw grows with size */
+        frac = c->ramp_frac[0] * exp(x - c->ramp_log_bytes[0]);
+    } else {
+        frac = c->ramp_frac[last];
+        gsl_interp *it = gsl_interp_alloc(gsl_interp_steffen, (size_t)c->ramp_points);
+        if (it != NULL) {
+            if (gsl_interp_init(it, c->ramp_log_bytes, c->ramp_frac, (size_t)c->ramp_points) != GSL_SUCCESS ||
+                gsl_interp_eval_e(it, c->ramp_log_bytes, c->ramp_frac, x, NULL, &frac) != GSL_SUCCESS)
+                frac = c->ramp_frac[last];
+            gsl_interp_free(it);
+        }
+    }
+    return c->busbw_bytes_per_s * frac;
+}
+
+double eci_comm_allreduce_s(const eci_comm *c, double bytes)
+{
+    if (c->n <= 1 || bytes <= 0)
+        return 0;
+    double floor_s = c->hop_latency_s * 2.0 * (c->n - 1);
+    double bw_s = 2.0 * (c->n - 1) / c->n * bytes / eci_comm_busbw_at(c, bytes, c->n);
+    return bw_s > floor_s ? bw_s : floor_s;
+}
+
+double eci_comm_bcast_s(const eci_comm *c, double bytes)
+{
+    if (c->n <= 1 || bytes <= 0)
+        return 0;
+    double floor_s = c->hop_latency_s * (c->n - 1);
+    double bw_s = bytes / eci_comm_busbw_at(c, bytes, c->n - 1);
+    return bw_s > floor_s ? bw_s : floor_s;
+}
+
+double eci_comm_bcast_chunked_s(const eci_comm *c, double bytes, double chunk_bytes)
+{
+    if (bytes <= 0)
+        return 0;
+    if (chunk_bytes <= 0 || chunk_bytes >= bytes)
+        return eci_comm_bcast_s(c, bytes);
+    double full = floor(bytes / chunk_bytes), rest = bytes - full * chunk_bytes;
+    return full * eci_comm_bcast_s(c, chunk_bytes) + eci_comm_bcast_s(c, rest);
 }
 
 double eci_allreduce_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s)
@@ -145,7 +226,7 @@ void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_byte
 static void launch(eci_ddp_sched *s, double t_s)
 {
     double start = t_s > s->comm_free_s ? t_s : s->comm_free_s;
-    double ar = eci_allreduce_s(s->open_bytes, s->comm->n, s->comm->busbw_bytes_per_s, s->comm->hop_latency_s);
+    double ar = eci_comm_allreduce_s(s->comm, s->open_bytes);
     if (s->first_start_s < 0)
         s->first_start_s = start;
     s->comm_free_s = start + ar;

@@ -9,6 +9,8 @@
 
 #include "internal.h"
 
+#define ECI_RAMP_MAX 8
+
 /* The GPUs of one job and the links their collectives run over. */
 typedef struct eci_comm {
     int n;                        /* ranks (GPUs) */
@@ -18,6 +20,12 @@ typedef struct eci_comm {
     double hop_latency_s;         /* alpha: latency of one ring step */
     double h2d_share_frac;        /* each GPU's share of its own H2D bandwidth when all copy at once */
     const char *bottleneck;       /* static name of the limiting link, for messages and reports */
+    /* Measured NCCL bus-bandwidth ramp over message size (constants.csv nccl_ramp_*): log of
+     * the size and busbw as a fraction of the curve's plateau; ramp_points = 0: no ramp. */
+    int ramp_points;
+    double ramp_log_bytes[ECI_RAMP_MAX], ramp_frac[ECI_RAMP_MAX];
+    double ramp_ref_busbw_bytes_per_s; /* the curve's plateau (its largest message) */
+    double ramp_ref_ranks;
 } eci_comm;
 
 /* Resolve the topology ("nvlink", "pcie-switch", "pcie-host", "a16-board") of n GPUs of
@@ -30,6 +38,21 @@ EC_INTERNAL int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topolog
 EC_INTERNAL double eci_allreduce_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s);
 /* Pipelined ring broadcast or reduce (nccl-tests: bus factor 1): alpha*(n-1) + bytes / busbw. */
 EC_INTERNAL double eci_bcast_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s);
+
+/* Bus bandwidth a collective reaches on a message of `bytes` (ring_steps: ranks for an
+ * all-reduce, ranks - 1 for a broadcast or reduce).  NCCL's ramp is set by latency against
+ * bandwidth: the fraction of the plateau depends on the time to move one ring step's share
+ * over the per-step latency, so the measured 8-rank NVSwitch curve is read at the size that
+ * gives the same ratio: bytes x (ref_ranks / ring_steps) x (ref_busbw / this busbw).  Below
+ * the first point busbw grows in proportion to the size (latency-bound); above the last it is
+ * the plateau.  Monotone (Steffen) interpolation in log size, GSL. */
+EC_INTERNAL double eci_comm_busbw_at(const eci_comm *c, double bytes, double ring_steps);
+/* Ring all-reduce / pipelined broadcast or reduce of one message on this topology, with the
+ * size-dependent bus bandwidth; never below the ring's latency alpha x steps. */
+EC_INTERNAL double eci_comm_allreduce_s(const eci_comm *c, double bytes);
+EC_INTERNAL double eci_comm_bcast_s(const eci_comm *c, double bytes);
+/* `bytes` in messages of at most chunk_bytes (torch's coalesced broadcast/reduce), one after another. */
+EC_INTERNAL double eci_comm_bcast_chunked_s(const eci_comm *c, double bytes, double chunk_bytes);
 
 /* DDP's Reducer: gradients fill buckets in the order backward produces them (the first
  * bucket capped at first_cap_bytes, later ones at cap_bytes; a tensor never splits, so one

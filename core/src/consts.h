@@ -47,6 +47,24 @@
     X(board_uplink_lanes)               \
     X(gpu_speed_cv_frac)                \
     X(internode_bytes_per_s)            \
+    X(nccl_ramp_bytes_1)                \
+    X(nccl_ramp_busbw_1)                \
+    X(nccl_ramp_bytes_2)                \
+    X(nccl_ramp_busbw_2)                \
+    X(nccl_ramp_bytes_3)                \
+    X(nccl_ramp_busbw_3)                \
+    X(nccl_ramp_bytes_4)                \
+    X(nccl_ramp_busbw_4)                \
+    X(nccl_ramp_bytes_5)                \
+    X(nccl_ramp_busbw_5)                \
+    X(nccl_ramp_bytes_6)                \
+    X(nccl_ramp_busbw_6)                \
+    X(nccl_ramp_bytes_7)                \
+    X(nccl_ramp_busbw_7)                \
+    X(nccl_ramp_bytes_8)                \
+    X(nccl_ramp_busbw_8)                \
+    X(nccl_ramp_ranks)                  \
+    X(dp_coalesce_buffer_bytes)         \
     X(recompute_forward_frac)          \
     X(sdpa_eff_frac)                   \
     X(sdpa_bwd_flop_factor)            \

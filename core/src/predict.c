@@ -396,6 +396,10 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     if (n > 1 && (rc = eci_comm_init(ctx, g, r.topology, n, r.nodes, cfg->network_bytes_per_s, &comm)) != EC_OK)
         return rc;
     double busbw = comm.busbw_bytes_per_s, hop_s = comm.hop_latency_s;
+    /* DataParallel broadcasts parameters and reduces gradients in coalesced chunks, one NCCL
+     * call each (torch/cuda/comm.py), so each call sees the bus bandwidth of a chunk. */
+    double dp_chunk_bytes = eci_const(ctx, EC_C_dp_coalesce_buffer_bytes);
+    double dp_chunks = ceil(grad_bytes / dp_chunk_bytes);
 
     /* Input pipeline, issue-2 level: loading in the loop with num_workers = 0, otherwise a
      * steady-state stall if the workers cannot keep up (the discrete-event pipeline refines it). */
@@ -438,7 +442,7 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
                    * replicas and NCCL broadcasts the parameters from GPU 0 */
             dp_exchange(&t, &p, (n - 1) * wl->input_bytes / busbw, n - 1, &dp_comm_s);
             host_work(&t, CAUSE_DISPATCH, p.dispatch_fwd_s * wl->param_tensors * (n - 1));
-            dp_exchange(&t, &p, eci_bcast_s(grad_bytes, n, busbw, hop_s), 1, &dp_comm_s);
+            dp_exchange(&t, &p, eci_comm_bcast_chunked_s(&comm, grad_bytes, dp_chunk_bytes), dp_chunks, &dp_comm_s);
         }
         forward_pass(&t, &p);
         if (dp) /* gather every replica's outputs on GPU 0 */
@@ -454,7 +458,11 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         if (dp) { /* Gather's backward scatters the output gradients; Broadcast's backward
                    * (ReduceAddCoalesced) NCCL-reduces every replica's gradients onto GPU 0 */
             dp_exchange(&t, &p, (n - 1) * (wl->output_bytes / busbw + hop_s), n - 1, &dp_comm_s);
-            dp_exchange(&t, &p, eci_bcast_s(grad_bytes, n, busbw, hop_s), 1, &dp_comm_s);
+            /* ReduceAddCoalesced is Python under the GIL (torch/cuda/comm.py): zip(*inputs)
+             * and _take_tensors walk every replica's gradient list before the first NCCL
+             * reduce can be issued, so GPU 0 waits for n x param_tensors Python steps. */
+            host_work(&t, CAUSE_DISPATCH, p.dispatch_fwd_s * wl->param_tensors * n);
+            dp_exchange(&t, &p, eci_comm_bcast_chunked_s(&comm, grad_bytes, dp_chunk_bytes), dp_chunks, &dp_comm_s);
         }
         double exposed = 0;
         if (all_reduce) { /* the buckets still in flight when backward ends are exposed */

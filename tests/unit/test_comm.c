@@ -51,6 +51,54 @@ static void test_collective_closed_forms(void **state)
     assert_true(eci_bcast_s(S, 1, B, a) == 0);
 }
 
+/* busbw(size): the measured 8x A100 ramp (constants.csv nccl_ramp_*) read at the size with
+ * the same latency-to-bandwidth ratio.  On the reference ring (8 ranks, the curve's plateau)
+ * it passes through the measured points; it rises with the size towards the plateau; a
+ * smaller ring or a slower link is nearer its plateau at the same size. */
+static void test_busbw_ramp(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb");
+    assert_non_null(a100);
+    eci_comm c;
+    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 8, 1, 0, &c), EC_OK);
+    double plateau = eci_const(ctx, EC_C_nccl_ramp_busbw_8);
+    c.busbw_bytes_per_s = plateau; /* the reference ring itself */
+    assert_rel(eci_comm_busbw_at(&c, eci_const(ctx, EC_C_nccl_ramp_bytes_2), 8), eci_const(ctx, EC_C_nccl_ramp_busbw_2),
+               EC_TOL_CLOSED_FORM);
+    assert_rel(eci_comm_busbw_at(&c, eci_const(ctx, EC_C_nccl_ramp_bytes_3), 8), eci_const(ctx, EC_C_nccl_ramp_busbw_3),
+               EC_TOL_CLOSED_FORM);
+    /* a 25 MiB DDP bucket lies between the 8 MB and 64 MB measurements */
+    double bucket = eci_comm_busbw_at(&c, 25 * MIB, 8);
+    assert_true(bucket > eci_const(ctx, EC_C_nccl_ramp_busbw_2) && bucket < eci_const(ctx, EC_C_nccl_ramp_busbw_3));
+    double prev = 0;
+    for (double s = 1024; s < 1e11; s *= 1.7) {
+        double b = eci_comm_busbw_at(&c, s, 8);
+        assert_true(b >= prev && b <= plateau * (1 + 1e-12));
+        prev = b;
+    }
+    assert_rel(eci_comm_busbw_at(&c, 64e9, 8), plateau, EC_TOL_EXACT);
+    /* latency-bound below the first point: busbw proportional to size, time flat */
+    double s1 = eci_const(ctx, EC_C_nccl_ramp_bytes_1);
+    assert_rel(eci_comm_busbw_at(&c, s1 / 4, 8) * 4, eci_comm_busbw_at(&c, s1, 8), EC_TOL_CLOSED_FORM);
+    /* 2 ranks move S/2 per step: at 8 MiB they are nearer the plateau than 8 ranks */
+    c.n = 2;
+    assert_true(eci_comm_busbw_at(&c, 8 * MIB, 2) > eci_comm_busbw_at(&c, 8 * MIB, 8));
+    /* a 10x slower link reaches a larger fraction of its own plateau */
+    eci_comm slow = c;
+    slow.busbw_bytes_per_s = plateau / 10;
+    assert_true(eci_comm_busbw_at(&slow, 8 * MIB, 8) / slow.busbw_bytes_per_s > eci_comm_busbw_at(&c, 8 * MIB, 8) / plateau);
+    /* the all-reduce with the ramp is never faster than at the plateau */
+    c.n = 8;
+    assert_true(eci_comm_allreduce_s(&c, 25 * MIB) > eci_allreduce_s(25 * MIB, 8, plateau, 0));
+    /* chunked broadcast: 25 MiB in 10 MiB chunks = 2 x 10 MiB + 5 MiB */
+    assert_rel(eci_comm_bcast_chunked_s(&c, 25 * MIB, 10 * MIB), 2 * eci_comm_bcast_s(&c, 10 * MIB) + eci_comm_bcast_s(&c, 5 * MIB),
+               EC_TOL_CLOSED_FORM);
+    assert_true(eci_comm_bcast_chunked_s(&c, 25 * MIB, 10 * MIB) > eci_comm_bcast_s(&c, 25 * MIB));
+    ec_ctx_free(ctx);
+}
+
 static eci_comm plain_comm(int n, double busbw)
 {
     eci_comm c = {.n = n, .nodes = 1, .boards = 1, .busbw_bytes_per_s = busbw, .hop_latency_s = 0,
@@ -274,6 +322,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_collective_closed_forms),
+        cmocka_unit_test(test_busbw_ramp),
         cmocka_unit_test(test_bucket_overlap_long_backward),
         cmocka_unit_test(test_bucket_overlap_short_backward),
         cmocka_unit_test(test_expected_max_normal),
