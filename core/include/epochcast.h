@@ -150,6 +150,7 @@ typedef struct ec_config {
     double dataset_samples;      /* samples per epoch [0 = unknown, no epoch time] */
     int epochs;                  /* [1] */
     double eval_samples;         /* evaluation samples per epoch [0] */
+    double checkpoints_per_epoch; /* checkpoint writes (weights + optimizer states) per epoch [0] */
     int data_synthetic;          /* data=synthetic: no input-pipeline cost [0] */
     double gpu_step_s;           /* a measured GPU step time replacing the compute model [0 = model] */
     char profile[EC_PATH_MAX];   /* calibrated profile CSV ["" = none] */
@@ -199,6 +200,7 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_SEQ_TRUNCATED   (1u << 4) /* seq_len above the preset's position limit */
 #define EC_WARN_UNSUPPORTED_GPU (1u << 5) /* the GPU cannot run current PyTorch (Kepler) */
 #define EC_WARN_MODEL_DEFAULTED (1u << 6) /* a hardware figure came from the architecture, not a measurement */
+#define EC_WARN_MEMORY_UNKNOWN  (1u << 7) /* gpu_step_s without a model: memory not predicted */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {

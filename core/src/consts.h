@@ -47,7 +47,12 @@
     X(sdpa_eff_frac)                   \
     X(sdpa_bwd_flop_factor)            \
     X(gpus_per_node)                   \
-    X(gelu_new_kernels)
+    X(gelu_new_kernels)                \
+    X(loader_cpu_cv)                   \
+    X(bucket_mega_batch_mult)          \
+    X(compile_s)                       \
+    X(compile_dynamic_recompiles)      \
+    X(checkpoint_write_bytes_per_s)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,
