@@ -50,12 +50,6 @@ static unsigned long stream_seed(uint64_t seed, uint64_t stream)
     return (unsigned long)(z ^ (z >> 31));
 }
 
-static int cmp_desc(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x < y) - (x > y);
-}
-
 /* ---- the batches of one replica, in sampler order ----------------------------------------- */
 typedef struct batches {
     int *len;      /* padded length */
@@ -85,17 +79,26 @@ static void draw_batches(const eci_pipe_in *in, gsl_rng *rng, long n, int *scrat
     int b = in->batch;
     const eci_lengths *l = in->lengths;
     if (l != NULL && in->padding == EC_PAD_BUCKETED) {
-        /* HF LengthGroupedSampler: mega-batches sorted longest first, cut into batches */
+        /* HF LengthGroupedSampler: mega-batches sorted longest first, cut into batches.  The
+         * lengths are whole tokens in 1..cap, so the sort is a count per length (scratch). */
         int per = in->mega_batch / b > 0 ? in->mega_batch / b : 1;
         for (long i = 0; i < n;) {
+            memset(scratch, 0, ((size_t)l->cap + 1) * sizeof *scratch);
             for (int s = 0; s < per * b; s++)
-                scratch[s] = eci_lengths_draw(l, rng);
-            qsort(scratch, (size_t)per * b, sizeof *scratch, cmp_desc);
+                scratch[eci_lengths_draw(l, rng)]++;
+            int len = l->cap;
             for (int k = 0; k < per && i < n; k++, i++) {
                 double tokens = 0;
-                for (int s = 0; s < b; s++)
-                    tokens += scratch[k * b + s];
-                set_batch(in, rng, bt, i, scratch[k * b], tokens);
+                int longest = 0;
+                for (int s = 0; s < b; s++) {
+                    while (scratch[len] == 0)
+                        len--;
+                    scratch[len]--;
+                    tokens += len;
+                    if (longest == 0)
+                        longest = len;
+                }
+                set_batch(in, rng, bt, i, longest, tokens);
             }
         }
         return;
@@ -378,7 +381,7 @@ int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, do
         return eci_error(ctx, EC_EINVAL, "pipeline: steps, batch, seq_len, knots, cores and prefetch_factor must be >= 1");
     sim s = {.in = in, .n = n, .nw = in->num_workers, .pin_batch = -1, .state = M_WAIT, .hist = hist,
              .trace = in->trace, .warm = -1};
-    int mb = in->padding == EC_PAD_BUCKETED && in->mega_batch > in->batch ? in->mega_batch : in->batch;
+    size_t mb = in->lengths != NULL ? (size_t)in->lengths->cap + 1 : 1; /* bucketed: count per length */
     batches bt = {0};
     int *scratch = NULL;
     int rc = EC_OK;
@@ -389,7 +392,7 @@ int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, do
     s.stall_at = eci_calloc(ctx, (size_t)n, sizeof *s.stall_at);
     s.avail = eci_calloc(ctx, (size_t)n, 1);
     s.pinq = eci_calloc(ctx, (size_t)n, sizeof *s.pinq);
-    scratch = eci_calloc(ctx, (size_t)mb, sizeof *scratch);
+    scratch = eci_calloc(ctx, mb, sizeof *scratch);
     s.w = eci_calloc(ctx, s.nw > 0 ? (size_t)s.nw : 1, sizeof *s.w);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!bt.len || !bt.cpu || !bt.pin || !s.ends || !s.stall_at || !s.avail || !s.pinq || !scratch || !s.w || !rng) {
@@ -438,7 +441,7 @@ done:
     eci_free(ctx, s.stall_at, (size_t)n * sizeof *s.stall_at);
     eci_free(ctx, s.avail, (size_t)n);
     eci_free(ctx, s.pinq, (size_t)n * sizeof *s.pinq);
-    eci_free(ctx, scratch, (size_t)mb * sizeof *scratch);
+    eci_free(ctx, scratch, mb * sizeof *scratch);
     eci_free(ctx, s.w, (s.nw > 0 ? (size_t)s.nw : 1) * sizeof *s.w);
     return rc;
 }
