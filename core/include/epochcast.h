@@ -257,6 +257,14 @@ typedef struct ec_result {
  * impossible combination), EC_ENOMEM. */
 EC_API int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res);
 
+/* Write a Chrome Trace Event JSON file (chrome://tracing, ui.perfetto.dev) of the first
+ * max_steps micro-steps of the simulated epoch (max_steps <= 0: 20): tracks for the main
+ * thread's CPU dispatch and waits, GPU kernels, H2D copies, exposed communication, the
+ * pin-memory thread and each DataLoader worker; complete events with ts and dur in
+ * microseconds.  Written to PATH.tmp and renamed.  Exceptional returns: those of ec_predict,
+ * EC_EIO. */
+EC_API int ec_trace_write(ec_ctx *ctx, const ec_config *cfg, const char *path, int max_steps);
+
 /* Largest batch_per_gpu in 1..limit that fits in memory (bisection over ec_predict's memory
  * model).  *out_batch is 0 when not even batch 1 fits.  limit <= 0 means 65536. */
 EC_API int ec_max_batch(ec_ctx *ctx, const ec_config *cfg, int limit, int *out_batch);
