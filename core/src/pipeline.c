@@ -429,7 +429,7 @@ int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, do
     for (long j = w0 + 1; j < n; j++) /* the wait for the first batch is the pipeline fill */
         out->stall_s += s.stall_at[j];
     out->busy_s = s.busy;
-    out->var_sum_s2 = batch_means_var(s.ends, n);
+    out->var_sum_s2 = batch_means_var(s.ends + w0, n - w0) * (n - 1) / (n - w0 > 1 ? n - w0 - 1 : 1);
 done:
     interp_free(&s.fx);
     if (rng != NULL)
