@@ -201,6 +201,34 @@ static void test_bad_histograms(void **state)
     free(dir);
 }
 
+/* The corpus of broken histograms in tests/bad/lengths: each file's message in EXPECTED. */
+static void test_bad_corpus(void **state)
+{
+    ec_ctx *ctx = *state;
+    const char *src = getenv("EC_SOURCE_DIR");
+    char dir[1024], path[1200];
+    snprintf(dir, sizeof dir, "%s/tests/bad/lengths", src ? src : "..");
+    snprintf(path, sizeof path, "%s/EXPECTED", dir);
+    char *text = ec_test_read_file(path, NULL);
+    if (text == NULL)
+        fail_msg("cannot read %s", path);
+    int n = 0;
+    for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n"), n++) {
+        char *tab = strchr(line, '\t');
+        assert_non_null(tab);
+        *tab = '\0';
+        snprintf(path, sizeof path, "%s/%s", dir, line);
+        eci_lengths *l = (eci_lengths *)&l;
+        int rc = eci_lengths_parse(ctx, path, 512, &l);
+        if (rc != EC_EPARSE)
+            fail_msg("%s: rc %d (%s)", line, rc, ec_ctx_errmsg(ctx));
+        assert_null(l);
+        assert_contains(ec_ctx_errmsg(ctx), tab + 1);
+    }
+    assert_true(n >= 8);
+    free(text);
+}
+
 /* Out of memory anywhere in parsing: an error, no leak. */
 static void test_oom(void **state)
 {
@@ -245,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_shipped_histogram),
         cmocka_unit_test(test_bad_specs),
         cmocka_unit_test(test_bad_histograms),
+        cmocka_unit_test(test_bad_corpus),
         cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
