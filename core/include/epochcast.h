@@ -150,6 +150,7 @@ typedef struct ec_config {
     double dataset_samples;      /* samples per epoch [0 = unknown, no epoch time] */
     int epochs;                  /* [1] */
     double eval_samples;         /* evaluation samples per epoch [0] */
+    double checkpoints_per_epoch; /* checkpoint writes (weights + optimizer states) per epoch [0] */
     int data_synthetic;          /* data=synthetic: no input-pipeline cost [0] */
     double gpu_step_s;           /* a measured GPU step time replacing the compute model [0 = model] */
     char profile[EC_PATH_MAX];   /* calibrated profile CSV ["" = none] */
@@ -201,6 +202,7 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_SEQ_TRUNCATED   (1u << 4) /* seq_len above the preset's position limit */
 #define EC_WARN_UNSUPPORTED_GPU (1u << 5) /* the GPU cannot run current PyTorch (Kepler) */
 #define EC_WARN_MODEL_DEFAULTED (1u << 6) /* a hardware figure came from the architecture, not a measurement */
+#define EC_WARN_MEMORY_UNKNOWN  (1u << 7) /* gpu_step_s without a model: memory not predicted */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {
@@ -266,6 +268,14 @@ typedef struct ec_result {
  * task or host; the message names the nearest valid ids), EC_EINVAL (missing batch,
  * impossible combination), EC_ENOMEM. */
 EC_API int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res);
+
+/* Write a Chrome Trace Event JSON file (chrome://tracing, ui.perfetto.dev) of the first
+ * max_steps micro-steps of the simulated epoch (max_steps <= 0: 20): tracks for the main
+ * thread's CPU dispatch and waits, GPU kernels, H2D copies, exposed communication, the
+ * pin-memory thread and each DataLoader worker; complete events with ts and dur in
+ * microseconds.  Written to PATH.tmp and renamed.  Exceptional returns: those of ec_predict,
+ * EC_EIO. */
+EC_API int ec_trace_write(ec_ctx *ctx, const ec_config *cfg, const char *path, int max_steps);
 
 /* Largest batch_per_gpu in 1..limit that fits in memory (bisection over ec_predict's memory
  * model).  *out_batch is 0 when not even batch 1 fits.  limit <= 0 means 65536. */

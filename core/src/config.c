@@ -94,6 +94,8 @@ static const key_def KEYS[] = {
         "training samples per epoch, 0..1e15 [0 = unknown, no epoch time]"),
     INT(epochs, 1, 1000000, 1, "epochs, 1..1000000 [1]"),
     DBL("eval_samples", eval_samples, 0, 1e15, 1, 0, "evaluation samples per epoch, 0..1e15 [0]"),
+    DBL("checkpoints_per_epoch", checkpoints_per_epoch, 0, 1e6, 1, 0,
+        "checkpoint writes (weights + optimizer states) per epoch, 0..1e6 [0]"),
     ENUM("data", data_synthetic, 0, "real, synthetic",
          "real, or synthetic (no input-pipeline cost) [real]"),
     DBL("gpu_step_s", gpu_step_s, 0, 3600, 1, 0,

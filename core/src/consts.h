@@ -71,7 +71,12 @@
     X(gpus_per_node)                   \
     X(gelu_new_kernels)                \
     X(calib_arch_log_sd)               \
-    X(calib_run_log_sd)
+    X(calib_run_log_sd)                \
+    X(loader_cpu_cv)                   \
+    X(bucket_mega_batch_mult)          \
+    X(compile_s)                       \
+    X(compile_dynamic_recompiles)      \
+    X(checkpoint_write_bytes_per_s)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

@@ -13,11 +13,16 @@
 #include "compute.h"
 #include "consts.h"
 #include "memory.h"
+#include "pipeline.h"
 #include "predict.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Knots of the step model over the padded length: an attention-quadratic, tile-stepped curve
+ * is within a few per cent of linear between 16 knots; a numerical choice, not a model constant. */
+#define PAD_KNOTS 16
 
 /* ---- the timeline ---------------------------------------------------------------------- */
 enum cause { CAUSE_DISPATCH = 0, CAUSE_LOADER, CAUSE_H2D, N_CAUSES };
@@ -264,20 +269,6 @@ static void add_warning(ec_result *res, unsigned bit, const char *text)
     snprintf(res->warning_text + len, sizeof res->warning_text - len, "%s%s", len ? "; " : "", text);
 }
 
-/* Host seconds per sample for the input pipeline (collate, and tokenization on the fly). */
-static double sample_cpu_s(const ec_config *cfg, const eci_host *host, double tokens_per_sample)
-{
-    if (cfg->sample_cpu_s >= 0)
-        return cfg->sample_cpu_s;
-    double s = host->collate_per_sample_s;
-    if (cfg->tokenize == EC_TOKENIZE_ON_THE_FLY && tokens_per_sample > 0) {
-        double rate = cfg->tokenizer == EC_TOKENIZER_PYTHON ? host->python_tokenizer_tokens_per_s
-                                                            : host->fast_tokenizer_tokens_per_s;
-        s += tokens_per_sample / rate;
-    }
-    return s;
-}
-
 int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 {
     memset(r, 0, sizeof *r);
@@ -289,29 +280,33 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
         return EC_ENOTFOUND;
     if ((r->host = eci_host_find(ctx, cfg->host)) == NULL)
         return EC_ENOTFOUND;
-    if (cfg->model[0] == '\0')
-        return eci_error(ctx, EC_EINVAL, "key 'model' is required (`epochcast models` lists the ids)");
-    if ((r->net = eci_net_find(ctx, cfg->model)) == NULL)
-        return EC_ENOTFOUND;
-    const char *task = cfg->task[0] != '\0' ? cfg->task : r->net->default_task;
-    if ((r->task = eci_task_parse(task)) < 0)
-        return eci_error(ctx, EC_ENOTFOUND, "unknown task '%s' (classify, squad, pretrain, lm, imagenet)", task);
     if (cfg->batch_per_gpu < 1)
         return eci_error(ctx, EC_EINVAL, "key 'batch_per_gpu' is required: samples per GPU per micro-step (>= 1)");
     if (cfg->num_gpus < 1 || cfg->grad_accum < 1 || cfg->nodes < 1)
         return eci_error(ctx, EC_EINVAL, "num_gpus, grad_accum and nodes must be >= 1");
-    if (cfg->padding != EC_PAD_MAX_LENGTH || cfg->lengths[0] != '\0')
-        return eci_error(ctx, EC_ENOTSUP, "key 'padding': padding=%s and lengths= need the input-pipeline model, "
-                         "which this build does not have yet; use padding=max_length",
-                         cfg->padding == EC_PAD_DYNAMIC ? "dynamic" : cfg->padding == EC_PAD_BUCKETED ? "bucketed"
-                                                                                                     : "max_length");
-    if (cfg->compile)
-        return eci_error(ctx, EC_ENOTSUP, "key 'compile': torch.compile is not modelled by this build yet; use compile=0");
-    if (cfg->gpu_step_s > 0)
-        return eci_error(ctx, EC_ENOTSUP, "key 'gpu_step_s': a measured GPU step time needs the input-pipeline "
-                         "model, which this build does not have yet");
-    r->seq = cfg->seq_len > 0 ? cfg->seq_len : r->net->default_seq_len;
-    r->image_size = cfg->image_size > 0 ? cfg->image_size : r->net->image_size;
+    if (cfg->model[0] == '\0' && cfg->gpu_step_s > 0) {
+        /* a measured GPU step stands in for the model: no workload, no memory */
+        r->seq = cfg->seq_len > 0 ? cfg->seq_len : 1;
+        r->text = cfg->seq_len > 0;
+    } else {
+        if (cfg->model[0] == '\0')
+            return eci_error(ctx, EC_EINVAL, "key 'model' is required (`epochcast models` lists the ids), "
+                             "unless gpu_step_s gives a measured GPU step time");
+        if ((r->net = eci_net_find(ctx, cfg->model)) == NULL)
+            return EC_ENOTFOUND;
+        const char *task = cfg->task[0] != '\0' ? cfg->task : r->net->default_task;
+        if ((r->task = eci_task_parse(task)) < 0)
+            return eci_error(ctx, EC_ENOTFOUND, "unknown task '%s' (classify, squad, pretrain, lm, imagenet)", task);
+        r->seq = cfg->seq_len > 0 ? cfg->seq_len : r->net->default_seq_len;
+        r->image_size = cfg->image_size > 0 ? cfg->image_size : r->net->image_size;
+        r->text = r->net->vocab > 0;
+    }
+    if (cfg->padding != EC_PAD_MAX_LENGTH && cfg->lengths[0] == '\0')
+        return eci_error(ctx, EC_EINVAL, "key 'padding': padding=%s needs lengths= (a length histogram CSV or "
+                         "lognormal(median,sigma), normal(mean,sd), uniform(lo,hi), fixed(n))",
+                         cfg->padding == EC_PAD_DYNAMIC ? "dynamic" : "bucketed");
+    if (cfg->lengths[0] != '\0' && (!r->text || r->seq < 1))
+        return eci_error(ctx, EC_EINVAL, "key 'lengths': sequence lengths need a text model (or seq_len with gpu_step_s)");
     r->strategy = cfg->strategy;
     /* strategy is the DESIGN default: single for one GPU, ddp for several unless given */
     if (cfg->num_gpus > 1 && r->strategy == EC_STRATEGY_SINGLE) {
@@ -339,19 +334,21 @@ int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
     return eci_predict(ctx, cfg, NULL, res);
 }
 
-int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
+/* One optimizer step at padded length seq, without the input pipeline (pipeline.c adds it):
+ * fills res's step time, breakdown, kernel counts, FLOPs and memory; gpu_scale multiplies
+ * every compute kernel (gpu_step_s calibrates it); *host_s is the host time of the step. */
+static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib_in, double seq,
+                      double gpu_scale, ec_result *res, double *host_s)
 {
     memset(res, 0, sizeof *res);
-    eci_resolved r;
-    int rc = eci_resolve(ctx, cfg, &r);
-    if (rc != EC_OK)
-        return rc;
+    eci_resolved r = *rp;
+    int rc;
     const eci_gpu *g = r.gpu;
     const eci_host *host = r.host;
     int n = cfg->num_gpus, ga = cfg->grad_accum;
 
-    eci_shape shape = {.precision = cfg->precision, .batch = cfg->batch_per_gpu, .seq = r.seq,
-                       .seq_sq = (double)r.seq * r.seq, .image_size = r.image_size,
+    eci_shape shape = {.precision = cfg->precision, .batch = cfg->batch_per_gpu, .seq = seq,
+                       .seq_sq = seq * seq, .image_size = r.image_size,
                        .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
                        .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
                        .eager_attention = cfg->attention == EC_ATTN_EAGER,
@@ -360,17 +357,15 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     if ((rc = eci_workload_expand(ctx, r.net, r.task, &shape, wl)) != EC_OK)
         return rc;
 
-    eci_calib calib;
-    if (fixed != NULL)
-        calib = *fixed;
-    else if ((rc = eci_calib_current(ctx, cfg, &calib)) != EC_OK)
-        return rc;
+    eci_calib calib = *calib_in;
     eci_rates rates;
     eci_rates_init(ctx, g, cfg->precision, &calib, &rates);
     eci_op_cost_t cost[ECI_MAX_OPS];
     size_t first = wl->n_ops, end = wl->n_ops;
     for (size_t i = 0; i < wl->n_ops; i++) {
         eci_op_cost(ctx, &rates, &wl->ops[i], &cost[i]);
+        cost[i].fwd_s *= gpu_scale;
+        cost[i].bwd_s *= gpu_scale;
         if (wl->ops[i].layer) {
             if (first == wl->n_ops)
                 first = i;
@@ -401,20 +396,14 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     double dp_chunk_bytes = eci_const(ctx, EC_C_dp_coalesce_buffer_bytes);
     double dp_chunks = ceil(grad_bytes / dp_chunk_bytes);
 
-    /* Input pipeline, issue-2 level: loading in the loop with num_workers = 0, otherwise a
-     * steady-state stall if the workers cannot keep up (the discrete-event pipeline refines it). */
-    double tokens_per_sample = wl->tokens / cfg->batch_per_gpu;
-    double batch_cpu_s = cfg->data_synthetic ? 0 : sample_cpu_s(cfg, host, r.net->vocab > 0 ? tokens_per_sample : 0) *
-                                                       cfg->batch_per_gpu;
+    /* The batch reaches the GPU (the loader itself is simulated by pipeline.c). */
     int pinned = cfg->pin_memory;
     double h2d_bw = pinned ? g->h2d_pinned_bytes_per_s : g->h2d_pageable_bytes_per_s;
     if (!dp) /* every GPU copies its batch at once: GPUs behind one uplink share it */
         h2d_bw *= comm.h2d_share_frac;
     double h2d_s = wl->input_bytes / h2d_bw + eci_const(ctx, EC_C_h2d_latency_s);
-    if (dp) { /* one process loads the global batch and copies it all to GPU 0 */
+    if (dp) /* one process loads the global batch and copies it all to GPU 0 */
         h2d_s *= n;
-        batch_cpu_s *= n;
-    }
 
     double syncs = eci_const(ctx, EC_C_syncs_per_micro_step);
     timeline t = {0};
@@ -427,8 +416,6 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     for (int micro = 0; micro < simulate; micro++) {
         double start = t.cpu;
         micro_start = t;
-        if (cfg->num_workers == 0 && batch_cpu_s > 0)
-            host_work(&t, CAUSE_LOADER, batch_cpu_s);
         if (pinned) {
             gpu_op(&t, p.dispatch_fwd_s, h2d_s, 0, 0);
         } else { /* pageable: the host stages the batch and blocks on the copy */
@@ -451,7 +438,7 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         backward_pass(&t, &p);
         p.ddp = NULL;
         if (micro > 0) { /* AccumulateGrad adds into the existing .grad of every tensor */
-            double acc = eci_mem_time_s(&rates, 3.0 * grad_bytes, (int)wl->param_tensors);
+            double acc = eci_mem_time_s(&rates, 3.0 * grad_bytes, (int)wl->param_tensors) * gpu_scale;
             gpu_op(&t, p.dispatch_bwd_s * wl->param_tensors, acc, wl->param_tensors, 1);
             p.bwd_s += acc;
         }
@@ -513,12 +500,13 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     double opt_gpu_s = 0;
     if (cfg->precision == EC_PREC_AMP_FP16 && cfg->optimizer != EC_OPT_ADAMW_FUSED) {
         /* GradScaler: unscale + inf check over every gradient, then found_inf.item() */
-        double s = eci_mem_time_s(&rates, eci_const(ctx, EC_C_gradscaler_bytes_per_param) * wl->params, (int)chunks);
+        double s = eci_mem_time_s(&rates, eci_const(ctx, EC_C_gradscaler_bytes_per_param) * wl->params, (int)chunks) *
+                   gpu_scale;
         gpu_op(&t, p.dispatch_fwd_s + p.dispatch_bwd_s * chunks, s, chunks, 1);
         opt_gpu_s += s;
         sync_host(&t);
     }
-    double opt_s = eci_mem_time_s(&rates, opt_bytes * wl->params, (int)(opt_ops * chunks));
+    double opt_s = eci_mem_time_s(&rates, opt_bytes * wl->params, (int)(opt_ops * chunks)) * gpu_scale;
     gpu_op(&t, p.dispatch_fwd_s * opt_ops + p.dispatch_bwd_s * opt_ops * chunks, opt_s, opt_ops * chunks, 1);
     opt_gpu_s += opt_s;
     host_work(&t, CAUSE_DISPATCH, host->step_overhead_s);
@@ -551,39 +539,14 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     res->kernels_per_step = t.kernels + scale_rest * last_micro.kernels;
     double host_busy = t.host_busy + scale_rest * last_micro.host_busy;
 
-    /* Workers in the background: a stall when one batch per worker period is slower than a micro-step. */
-    if (cfg->num_workers > 0 && batch_cpu_s > 0) {
-        double cores = host->cores - 1 > 1 ? host->cores - 1 : 1;
-        double workers = cfg->num_workers < cores ? cfg->num_workers : cores;
-        double period = batch_cpu_s / workers;
-        double micro = step_s / ga;
-        if (period > micro) {
-            double stall = (period - micro) * ga;
-            step_s += stall;
-            res->breakdown.loader_s += stall;
-        }
-    }
-
     res->step_s = step_s;
     res->gpu_busy_s = busy;
     res->cpu_issue_s = host_busy;
+    *host_s = host_busy;
     res->samples_per_s = (double)cfg->batch_per_gpu * ga * n / step_s;
     res->gpu_util_frac = busy / step_s > 1.0 ? 1.0 : busy / step_s;
     res->flop_per_step = 3.0 * wl->model_flop * ga;
     res->mfu_frac = res->flop_per_step / (step_s * rates.gemm_peak_flop_per_s);
-
-    /* Bottleneck: compute when kernels fill most of the step, else the largest idle cause. */
-    const ec_breakdown *b = &res->breakdown;
-    double idle[] = {b->cpu_overhead_s, b->loader_s, b->h2d_s, b->comm_s};
-    ec_bottleneck which[] = {EC_BOTTLENECK_CPU, EC_BOTTLENECK_INPUT, EC_BOTTLENECK_H2D, EC_BOTTLENECK_COMM};
-    res->bottleneck = EC_BOTTLENECK_COMPUTE;
-    double compute_s = b->forward_s + b->backward_s + b->optimizer_s, worst = 0;
-    for (int i = 0; i < 4; i++)
-        if (idle[i] > worst) {
-            worst = idle[i];
-            if (idle[i] > compute_s)
-                res->bottleneck = which[i];
-        }
 
     /* Memory: GPU 0, and under dp the other GPUs, which hold no optimizer.  DataParallel's
      * GPU 0 also keeps every replica's gathered outputs and their gradients. */
@@ -605,51 +568,311 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         res->other_gpu_busy_s = busy - opt_gpu_s;
     }
 
-    /* Scaling against the same config on one GPU. */
     res->busbw_bytes_per_s = n > 1 ? busbw : 0;
-    res->single_gpu_samples_per_s = res->samples_per_s;
-    res->scaling_efficiency_frac = 1.0;
-    if (n > 1) {
-        ec_config one = *cfg;
-        one.num_gpus = 1;
-        one.nodes = 1;
-        one.strategy = EC_STRATEGY_SINGLE;
-        one.set_mask &= ~(key_bit("strategy") | key_bit("nodes") | key_bit("num_gpus"));
-        ec_result r1;
-        if ((rc = eci_predict(ctx, &one, fixed, &r1)) != EC_OK)
-            return rc;
-        res->single_gpu_samples_per_s = r1.samples_per_s;
-        res->scaling_efficiency_frac = res->samples_per_s / (n * r1.samples_per_s);
-    }
 
-    /* Epoch and run (deterministic here; the input-pipeline simulation gives intervals). */
-    double global_batch = (double)cfg->batch_per_gpu * n * ga;
-    if (cfg->dataset_samples > 0) {
-        res->steps_per_epoch = ceil(cfg->dataset_samples / global_batch);
-        double epoch = res->steps_per_epoch * step_s;
-        if (cfg->num_workers > 0 && !cfg->persistent_workers)
-            epoch += host->worker_start_s + batch_cpu_s;
-        if (cfg->eval_samples > 0) /* forward only, same batch, all GPUs */
-            epoch += cfg->eval_samples / ((double)cfg->batch_per_gpu * n) * micro_fwd;
-        res->epoch_s = epoch;
-        res->run_s = epoch * cfg->epochs;
-        if (cfg->tokenize == EC_TOKENIZE_UPFRONT && r.net->vocab > 0 && !cfg->data_synthetic)
-            res->run_s += cfg->dataset_samples * tokens_per_sample / (host->fast_tokenizer_tokens_per_s * host->cores);
-        res->epoch_p10_s = res->epoch_p50_s = res->epoch_p90_s = epoch;
-    }
-
-    /* Warnings. */
+    /* The rest (input pipeline, epoch, warnings) is eci_predict's; hand back the rates' warnings. */
     if (rates.warnings)
         add_warning(res, rates.warnings, rates.warning_text);
-    if (!res->memory.fits)
+    rp->wl = r.wl;
+    return EC_OK;
+}
+
+/* ---- the input pipeline and the epoch (pipeline.c simulates them; DESIGN 3.2, 3.5) ---------- */
+/* gpu_step_s without a model: one block of kernels per micro-step, ended by the loop's sync. */
+static void measured_step(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res, double *host_s)
+{
+    memset(res, 0, sizeof *res);
+    const eci_host *host = r->host;
+    int ga = cfg->grad_accum;
+    timeline t = {0};
+    for (int m = 0; m < ga; m++) {
+        gpu_op(&t, host->dispatch_fwd_s, cfg->gpu_step_s / ga, 1, 1);
+        sync_host(&t);
+    }
+    host_work(&t, CAUSE_DISPATCH, host->step_overhead_s);
+    sync_host(&t);
+    /* forward : backward as the backward GEMM factor says (the split is only descriptive) */
+    double bwd = eci_const(ctx, EC_C_bwd_gemm_flop_factor);
+    res->step_s = t.cpu;
+    res->gpu_busy_s = t.busy;
+    res->cpu_issue_s = *host_s = t.host_busy;
+    res->kernels_per_step = t.kernels;
+    res->breakdown.forward_s = t.busy / (1.0 + bwd);
+    res->breakdown.backward_s = t.busy - res->breakdown.forward_s;
+    res->breakdown.cpu_overhead_s = t.gap[CAUSE_DISPATCH];
+    res->memory.capacity_bytes = r->gpu->memory_bytes;
+    res->memory.fits = 1;
+}
+
+/* Padded lengths at which the step model is evaluated: seq alone for max_length padding,
+ * else up to PAD_KNOTS whole lengths spread evenly from the shortest sample to the cap. */
+static size_t pad_knots(const ec_config *cfg, const eci_lengths *l, int seq, double *len)
+{
+    if (l == NULL || cfg->padding == EC_PAD_MAX_LENGTH) {
+        len[0] = seq;
+        return 1;
+    }
+    int lo = l->min_len, span = seq - lo;
+    int k = span + 1 < PAD_KNOTS ? span + 1 : PAD_KNOTS;
+    size_t n = 0;
+    for (int i = 0; i < k; i++) {
+        double v = k > 1 ? floor(lo + (double)i * span / (k - 1) + 0.5) : lo;
+        if (n == 0 || v > len[n - 1])
+            len[n++] = v;
+    }
+    return n;
+}
+
+/* Series the pipeline averages for the result beyond the ones that drive it. */
+enum { S_FWD = ECI_S_MECHANICS, S_BWD, S_OPT, S_H2D_EXPOSED, S_CPU, S_KERNELS, S_FLOP, S_PEAK, N_SERIES };
+
+static void pipe_loader(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_lengths *l,
+                        double input_bytes, eci_pipe_in *in)
+{
+    const eci_host *host = r->host;
+    double per_gpu = (double)cfg->batch_per_gpu * cfg->num_gpus;
+    in->steps = cfg->dataset_samples > 0 ? (long)ceil(cfg->dataset_samples / per_gpu) : 0;
+    /* dp: one process (one DataLoader) builds the global batch; ddp: one DataLoader per GPU
+     * process, their workers sharing the host's cores */
+    int dp = r->strategy == EC_STRATEGY_DP, procs = r->strategy == EC_STRATEGY_DDP ? cfg->num_gpus : 1;
+    in->batch = dp ? cfg->batch_per_gpu * cfg->num_gpus : cfg->batch_per_gpu;
+    in->num_workers = cfg->num_workers;
+    in->prefetch_factor = cfg->prefetch_factor;
+    in->persistent = cfg->persistent_workers;
+    in->worker_start_s = host->worker_start_s;
+    in->cores = host->cores / procs > 1 ? host->cores / procs : 1;
+    in->pin_memory = cfg->pin_memory;
+    in->pin_thread = cfg->pin_memory && cfg->num_workers > 0;
+    in->padding = cfg->padding;
+    in->lengths = l;
+    in->seq = r->seq > 0 ? r->seq : 1;
+    /* HF LengthGroupedSampler: mega-batches of min(50, N / (4 b)) batches, at least one */
+    double mult = eci_const(ctx, EC_C_bucket_mega_batch_mult);
+    if (cfg->dataset_samples > 0 && floor(cfg->dataset_samples / (4.0 * cfg->batch_per_gpu)) < mult)
+        mult = floor(cfg->dataset_samples / (4.0 * cfg->batch_per_gpu));
+    in->mega_batch = (int)(mult >= 1 ? mult : 1) * cfg->batch_per_gpu;
+    in->seed = cfg->seed;
+    in->cpu_cv = eci_const(ctx, EC_C_loader_cpu_cv);
+    if (cfg->data_synthetic)
+        return; /* no input pipeline cost at all */
+    in->pin_s = input_bytes / host->memcpy_bytes_per_s;
+    if (cfg->sample_cpu_s >= 0) {
+        in->sample_fixed_s = cfg->sample_cpu_s;
+        return;
+    }
+    in->sample_fixed_s = host->collate_per_sample_s;
+    if (cfg->tokenize == EC_TOKENIZE_ON_THE_FLY && r->text)
+        in->sample_token_s = 1.0 / (cfg->tokenizer == EC_TOKENIZER_PYTHON ? host->python_tokenizer_tokens_per_s
+                                                                           : host->fast_tokenizer_tokens_per_s);
+}
+
+int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, eci_pipe_in *in, ec_result *top,
+                     eci_lengths **lengths)
+{
+    memset(in, 0, sizeof *in);
+    memset(top, 0, sizeof *top);
+    *lengths = NULL;
+    eci_resolved r;
+    eci_calib calib;
+    int rc = eci_resolve(ctx, cfg, &r);
+    if (rc != EC_OK)
+        return rc;
+    if (fixed != NULL)
+        calib = *fixed;
+    else if ((rc = eci_calib_current(ctx, cfg, &calib)) != EC_OK)
+        return rc;
+    if (cfg->lengths[0] != '\0' && (rc = eci_lengths_parse(ctx, cfg->lengths, r.seq, lengths)) != EC_OK)
+        return rc;
+    const eci_lengths *l = *lengths;
+    int ga = cfg->grad_accum;
+    in->n_knots = pad_knots(cfg, l, r.seq, in->knot_len);
+    in->n_series = N_SERIES;
+
+    /* gpu_step_s with a model: scale every kernel so that the step at the typical padded
+     * length takes what was measured (communication excluded). */
+    double scale = 1.0, host_s;
+    ec_result kr;
+    if (cfg->gpu_step_s > 0 && r.net != NULL) {
+        double ref = l != NULL && cfg->padding != EC_PAD_MAX_LENGTH ? eci_lengths_padded_mean(l, cfg->batch_per_gpu)
+                                                                     : r.seq;
+        if ((rc = step_model(ctx, cfg, &r, &calib, ref, 1.0, &kr, &host_s)) != EC_OK)
+            goto fail;
+        double compute_s = kr.gpu_busy_s - kr.breakdown.comm_s;
+        scale = compute_s > 0 ? cfg->gpu_step_s / compute_s : 1.0;
+    }
+    for (size_t k = 0; k < in->n_knots; k++) {
+        if (r.net == NULL)
+            measured_step(ctx, cfg, &r, &kr, &host_s);
+        else if ((rc = step_model(ctx, cfg, &r, &calib, in->knot_len[k], scale, &kr, &host_s)) != EC_OK)
+            goto fail;
+        const ec_breakdown *b = &kr.breakdown;
+        double v[N_SERIES] = {
+            [ECI_S_WALL] = kr.step_s, [ECI_S_HOST] = host_s, [ECI_S_BUSY] = kr.gpu_busy_s,
+            [ECI_S_H2D] = b->h2d_s, [ECI_S_COMM] = b->comm_s, [S_FWD] = b->forward_s, [S_BWD] = b->backward_s,
+            [S_OPT] = b->optimizer_s, [S_H2D_EXPOSED] = b->h2d_s, [S_CPU] = b->cpu_overhead_s,
+            [S_KERNELS] = kr.kernels_per_step, [S_FLOP] = kr.flop_per_step,
+            [S_PEAK] = kr.mfu_frac > 0 ? kr.flop_per_step / (kr.mfu_frac * kr.step_s) : 0};
+        for (int j = 0; j < N_SERIES; j++)
+            in->knot_val[j][k] = j == S_PEAK ? v[j] : v[j] / ga; /* per micro-step */
+        *top = kr; /* the longest padded length: the memory peak */
+    }
+    pipe_loader(ctx, cfg, &r, l, r.net != NULL ? r.wl.input_bytes : 0, in);
+    return EC_OK;
+fail:
+    eci_lengths_free(ctx, *lengths);
+    *lengths = NULL;
+    return rc;
+}
+
+/* Bottleneck: compute when kernels fill most of the step, else the largest idle cause. */
+static ec_bottleneck bottleneck(const ec_breakdown *b)
+{
+    double idle[] = {b->cpu_overhead_s, b->loader_s, b->h2d_s, b->comm_s};
+    ec_bottleneck which[] = {EC_BOTTLENECK_CPU, EC_BOTTLENECK_INPUT, EC_BOTTLENECK_H2D, EC_BOTTLENECK_COMM};
+    ec_bottleneck out = EC_BOTTLENECK_COMPUTE;
+    double compute_s = b->forward_s + b->backward_s + b->optimizer_s, worst = 0;
+    for (int i = 0; i < 4; i++)
+        if (idle[i] > worst) {
+            worst = idle[i];
+            if (idle[i] > compute_s)
+                out = which[i];
+        }
+    return out;
+}
+
+/* The step from the simulated epoch: means over the padded lengths it drew. */
+static void assemble_step(const ec_config *cfg, const eci_pipe_epoch *ep, ec_result *res)
+{
+    double ga = cfg->grad_accum;
+    const double *m = ep->mean_s;
+    res->step_s = ep->step_s * ga;
+    res->breakdown.forward_s = m[S_FWD] * ga;
+    res->breakdown.backward_s = m[S_BWD] * ga;
+    res->breakdown.optimizer_s = m[S_OPT] * ga;
+    res->breakdown.h2d_s = m[S_H2D_EXPOSED] * ga;
+    res->breakdown.comm_s = m[ECI_S_COMM] * ga;
+    res->breakdown.loader_s = ep->stall_s * ga;
+    /* a loop slowed by workers sharing its cores shows as CPU overhead */
+    double contention = ep->step_s - ep->stall_s - m[ECI_S_WALL];
+    res->breakdown.cpu_overhead_s = (m[S_CPU] + (contention > 0 ? contention : 0)) * ga;
+    res->gpu_busy_s = m[ECI_S_BUSY] * ga;
+    res->cpu_issue_s = m[ECI_S_HOST] * ga;
+    res->kernels_per_step = m[S_KERNELS] * ga;
+    res->flop_per_step = m[S_FLOP] * ga;
+    res->samples_per_s = (double)cfg->batch_per_gpu * ga * cfg->num_gpus / res->step_s;
+    res->mfu_frac = m[S_PEAK] > 0 ? res->flop_per_step / (res->step_s * m[S_PEAK]) : 0;
+    double util = res->gpu_busy_s / res->step_s;
+    res->gpu_util_frac = util > 1.0 ? 1.0 : util;
+    res->bottleneck = bottleneck(&res->breakdown);
+}
+
+/* Epoch = simulated training + evaluation + checkpoint writes; run = epochs + one-time costs. */
+static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_pipe_in *in,
+                           const eci_lengths *l, const eci_pipe_epoch *ep, ec_result *res)
+{
+    if (cfg->dataset_samples <= 0)
+        return;
+    double per_gpu = (double)cfg->batch_per_gpu * cfg->num_gpus;
+    res->steps_per_epoch = ceil(cfg->dataset_samples / (per_gpu * cfg->grad_accum));
+    double extra = 0;
+    if (cfg->eval_samples > 0) /* forward only, same batch, all GPUs */
+        extra += ceil(cfg->eval_samples / per_gpu) * ep->mean_s[S_FWD];
+    if (cfg->checkpoints_per_epoch > 0) /* torch.save of weights and optimizer states */
+        extra += cfg->checkpoints_per_epoch * (res->memory.weights_bytes + res->memory.optimizer_bytes) /
+                 eci_const(ctx, EC_C_checkpoint_write_bytes_per_s);
+    res->epoch_s = ep->epoch_s + extra;
+    res->epoch_p10_s = ep->p10_s + extra;
+    res->epoch_p50_s = ep->p50_s + extra;
+    res->epoch_p90_s = ep->p90_s + extra;
+    double util = ep->busy_s * in->steps / ep->epoch_s; /* nvidia-smi over the epoch, fill included */
+    res->gpu_util_frac = util > 1.0 ? 1.0 : util;
+    double once = ep->startup_once_s;
+    if (r->text && cfg->tokenize == EC_TOKENIZE_UPFRONT && !cfg->data_synthetic && cfg->sample_cpu_s < 0) {
+        double tokens = l != NULL ? l->mean : in->seq; /* datasets.map(batched=True) on every core */
+        once += cfg->dataset_samples * tokens / (r->host->fast_tokenizer_tokens_per_s * r->host->cores);
+    }
+    if (cfg->compile) { /* one compile, and one recompile with dynamic shapes (automatic_dynamic_shapes) */
+        int ragged = fmod(cfg->dataset_samples, per_gpu) != 0;
+        int shapes = ep->distinct_lengths > 1 || ragged;
+        once += eci_const(ctx, EC_C_compile_s) * (1.0 + shapes * eci_const(ctx, EC_C_compile_dynamic_recompiles));
+    }
+    res->run_s = res->epoch_s * cfg->epochs + once;
+}
+
+static void add_warnings(const ec_config *cfg, const eci_resolved *r, ec_result *res)
+{
+    const eci_gpu *g = r->gpu;
+    if (r->net == NULL)
+        add_warning(res, EC_WARN_MEMORY_UNKNOWN, "gpu_step_s without a model: memory is not predicted");
+    else if (!res->memory.fits)
         add_warning(res, EC_WARN_DOES_NOT_FIT, "predicted peak memory exceeds the GPU's capacity (out of memory)");
-    if (r.net->max_positions > 0 && r.seq > r.net->max_positions)
+    if (r->net != NULL && r->net->max_positions > 0 && r->seq > r->net->max_positions)
         add_warning(res, EC_WARN_SEQ_TRUNCATED, "seq_len exceeds the model's position embeddings");
     if (g->compute_capability < 5.0)
         add_warning(res, EC_WARN_UNSUPPORTED_GPU, "current PyTorch (CUDA 12) cannot run on Kepler GPUs");
-    if (!g->measured)
+    if (!g->measured && cfg->gpu_step_s <= 0)
         add_warning(res, EC_WARN_MODEL_DEFAULTED, "no measured GEMM efficiency for this GPU: architecture defaults used");
+}
+
+/* The multi-GPU figures of the step at the longest padded length (comm.c via step_model). */
+static void copy_multi_gpu(const ec_result *top, ec_result *res)
+{
+    res->busbw_bytes_per_s = top->busbw_bytes_per_s;
+    res->comm_total_s = top->comm_total_s;
+    res->straggler_s = top->straggler_s;
+    res->other_gpu_peak_bytes = top->other_gpu_peak_bytes;
+    /* GPU 0 alone runs the optimizer under dp; the others are busy for the rest */
+    res->other_gpu_busy_s = res->gpu_busy_s - (top->gpu_busy_s - top->other_gpu_busy_s);
+}
+
+/* Scaling against the same config on one GPU, input pipeline included. */
+static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
+{
+    res->single_gpu_samples_per_s = res->samples_per_s;
+    res->scaling_efficiency_frac = 1.0;
+    if (cfg->num_gpus <= 1)
+        return EC_OK;
+    ec_config one = *cfg;
+    one.num_gpus = 1;
+    one.nodes = 1;
+    one.strategy = EC_STRATEGY_SINGLE;
+    one.set_mask &= ~(key_bit("strategy") | key_bit("nodes") | key_bit("num_gpus"));
+    ec_result r1;
+    int rc = eci_predict(ctx, &one, fixed, &r1);
+    if (rc != EC_OK)
+        return rc;
+    res->single_gpu_samples_per_s = r1.samples_per_s;
+    res->scaling_efficiency_frac = res->samples_per_s / (cfg->num_gpus * r1.samples_per_s);
     return EC_OK;
+}
+
+int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
+{
+    memset(res, 0, sizeof *res);
+    eci_pipe_in *in = eci_malloc(ctx, sizeof *in);
+    if (in == NULL)
+        return EC_ENOMEM;
+    eci_lengths *l = NULL;
+    ec_result top;
+    eci_pipe_epoch ep;
+    int rc = eci_pipe_prepare(ctx, cfg, fixed, in, &top, &l);
+    if (rc == EC_OK)
+        rc = eci_pipe_simulate(ctx, in, &ep);
+    if (rc == EC_OK) {
+        eci_resolved r;
+        eci_resolve(ctx, cfg, &r); /* succeeded in eci_pipe_prepare */
+        res->memory = top.memory;
+        res->warnings = top.warnings;
+        memcpy(res->warning_text, top.warning_text, sizeof res->warning_text);
+        assemble_step(cfg, &ep, res);
+        assemble_epoch(ctx, cfg, &r, in, l, &ep, res);
+        add_warnings(cfg, &r, res);
+        copy_multi_gpu(&top, res);
+        rc = scaling_efficiency(ctx, cfg, fixed, res);
+    }
+    eci_lengths_free(ctx, l);
+    eci_free(ctx, in, sizeof *in);
+    return rc;
 }
 
 int ec_max_batch(ec_ctx *ctx, const ec_config *cfg, int limit, int *out_batch)

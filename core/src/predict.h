@@ -6,13 +6,15 @@
 #define EC_PREDICT_H
 
 #include "compute.h"
+#include "pipeline.h"
 
 typedef struct eci_resolved {
     const eci_gpu *gpu;
     const eci_host *host;
-    const eci_net *net;
+    const eci_net *net;         /* NULL when gpu_step_s stands in for the model */
     int task;
     int seq, image_size;
+    int text;                   /* samples are token sequences (tokenizer, lengths, padding apply) */
     ec_strategy strategy;
     int nodes;
     const char *topology;
@@ -22,5 +24,11 @@ typedef struct eci_resolved {
 /* ec_predict with explicit calibration parameters (NULL: the context's current ones). */
 EC_INTERNAL int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *calib, ec_result *res);
 EC_INTERNAL int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r);
+/* Everything the epoch simulation needs from a config: the step model at the padded-length
+ * knots and the loader settings (in), the step at the longest knot (top: memory, warnings)
+ * and the parsed lengths= (*lengths, freed by the caller with eci_lengths_free; in points
+ * into it).  fixed: calibration parameters, NULL for the context's current ones. */
+EC_INTERNAL int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, eci_pipe_in *in,
+                                 ec_result *top, eci_lengths **lengths);
 
 #endif /* EC_PREDICT_H */

@@ -54,6 +54,13 @@ expect "predict unknown option" 2 "unknown option '--xml'" -- predict $P --xml
 expect "validate without file" 2 "missing RUNS.csv" -- validate
 expect "run without script" 2 "missing SCRIPT.lua" -- run
 
+# ---- input pipeline (issue 3): dynamic padding, measured GPU step, bad lengths ------------
+expect "dynamic padding predicts" 0 "epoch time" -- predict $P padding=dynamic "lengths=lognormal(60,0.7)" dataset_samples=1000
+expect "padding=dynamic needs lengths" 1 "needs lengths=" -- predict $P padding=dynamic
+expect "unknown length distribution" 1 "unknown distribution" -- predict $P padding=dynamic "lengths=gamma(2,3)"
+expect "bad histogram names file:line:col" 1 "zero_tokens.csv:3:3:" -- predict $P padding=dynamic lengths=bad/lengths/zero_tokens.csv
+expect "gpu_step_s without a model" 0 "input" -- predict gpu=rtx4090 batch_per_gpu=1 gpu_step_s=0.05 sample_cpu_s=0.2
+
 # ---- registries -------------------------------------------------------------------------
 expect "gpus" 0 "t4" -- gpus
 expect "models" 0 "bert-base" -- models

@@ -24,7 +24,7 @@ expect "sweep table" 0 "4 points" -- sweep model=bert-base gpu=t4,a10g batch_per
 expect "sweep without an axis" 2 "no axis" -- sweep model=bert-base gpu=t4 batch_per_gpu=8
 expect "sweep bad value names key and value" 1 "'-2'" -- sweep model=bert-base gpu=t4 batch_per_gpu=8,-2
 expect "sweep unknown key" 1 "unknown key 'bach'" -- sweep model=bert-base gpu=t4 bach=8,16
-expect "sweep refused point goes on" 0 "error: key 'compile'" -- sweep model=bert-base gpu=t4 batch_per_gpu=8 compile=0,1
+expect "sweep refused point goes on" 0 "error: key 'topology'" -- sweep model=bert-base gpu=t4 batch_per_gpu=8 topology=nvlink num_gpus=1,2
 expect "sweep unknown option" 2 "unknown option" -- sweep model=bert-base gpu=t4 batch_per_gpu=8,16 --xml
 
 # --csv: header + one line per point, config keys first, first axis slowest; -o the same file.
@@ -38,8 +38,8 @@ else
   bad "sweep --csv and -o: header, order, same file" "rc=$rc order='$order' $out"
 fi
 # A refused point in CSV: empty results, the message in error.
-out=$("$EC" sweep model=bert-base gpu=t4 batch_per_gpu=8 compile=0,1 --csv 2>&1)
-if tail -1 <<<"$out" | grep -q 'ENOTSUP: key .compile.'; then ok "sweep --csv error column"; else bad "sweep --csv error column" "$out"; fi
+out=$("$EC" sweep model=bert-base gpu=t4 batch_per_gpu=8 topology=nvlink num_gpus=1,2 --csv 2>&1)
+if tail -1 <<<"$out" | grep -q 'EINVAL: key .topology.'; then ok "sweep --csv error column"; else bad "sweep --csv error column" "$out"; fi
 # Commas inside parentheses do not split a value.
 expect "sweep keeps lengths=lognormal(60,0.7) whole" 0 "" -- sweep model=bert-base gpu=t4 batch_per_gpu=8,16 "lengths=lognormal(60,0.7)"
 expect "sweep -o into a missing folder fails" 1 "epochcast: " -- sweep model=bert-base gpu=t4 batch_per_gpu=8,16 -o "$tmp/no/such/dir.csv"

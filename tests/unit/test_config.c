@@ -77,7 +77,7 @@ static void test_key_list(void **state)
         "network_gbit_per_s", "precision", "batch_per_gpu", "seq_len", "padding", "lengths",
         "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "attention", "num_workers",
         "prefetch_factor", "pin_memory", "persistent_workers", "tokenize", "tokenizer",
-        "sample_cpu_s", "host", "dataset_samples", "epochs", "eval_samples", "data",
+        "sample_cpu_s", "host", "dataset_samples", "epochs", "eval_samples", "checkpoints_per_epoch", "data",
         "gpu_step_s", "profile", "seed", "loop_ops_per_sample", "loop_syncs_per_sample",
     };
     size_t n = sizeof order / sizeof order[0];
@@ -221,6 +221,7 @@ static const key_case EVERY_KEY[] = {
     { "dataset_samples", "87599", "87599" },
     { "epochs", "3", "3" },
     { "eval_samples", "10570", "10570" },
+    { "checkpoints_per_epoch", "2", "2" },
     { "data", "synthetic", "synthetic" },
     { "gpu_step_s", "0.1234", "0.1234" },
     { "profile", "profiles/a100.csv", "profiles/a100.csv" },
@@ -638,7 +639,7 @@ static void test_set_mask(void **state)
     assert_int_equal(ec_config_set(ctx, &cfg, "strategy", "single"), EC_OK);
     assert_true(cfg.set_mask == (bit("num_gpus") | bit("strategy")));
     assert_int_equal(ec_config_set(ctx, &cfg, "seed", "1"), EC_OK);
-    assert_true(cfg.set_mask & ((uint64_t)1 << 33)); /* seed is the last key, bit 33 */
+    assert_true(cfg.set_mask & ((uint64_t)1 << 34)); /* seed is the last key, bit 34 */
     /* a failed set leaves the mask alone */
     assert_int_equal(ec_config_set(ctx, &cfg, "nodes", "0"), EC_EINVAL);
     assert_false(cfg.set_mask & bit("nodes"));

@@ -1,0 +1,271 @@
+/*
+ * lengths.c: the lengths= key (DESIGN 2, 3.2; modeling.md 5.4).  A spec is either a named
+ * distribution -- lognormal(median,sigma), normal(mean,sd), uniform(lo,hi), fixed(n) -- or
+ * the path of a histogram CSV with columns tokens,count (read through table.c, so errors
+ * name file:line:column).  Every spec becomes one discrete distribution over 1..cap tokens:
+ * continuous ones are rounded to the nearest token (P(k) = F(k+1/2) - F(k-1/2)), shorter
+ * than 1 counts as 1 and longer than cap (seq_len, the tokenizer's max_length) as cap.
+ * Sampling uses GSL's Walker tables; the padded-length closed forms use the CDF (F^b).
+ */
+#include "lengths.h"
+
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <string.h>
+
+#define MAX_ARGS 2
+
+/* ---- the CDF of each named distribution ------------------------------------------------ */
+static double cont_cdf(eci_len_kind kind, const double *a, double x)
+{
+    switch (kind) {
+    case ECI_LEN_LOGNORMAL: return x <= 0 ? 0 : gsl_cdf_lognormal_P(x, log(a[0]), a[1]);
+    case ECI_LEN_NORMAL: return gsl_cdf_gaussian_P(x - a[0], a[1]);
+    default: return 0;
+    }
+}
+
+/* Fill cdf[0..cap] of a named distribution with parameters a. */
+static void named_cdf(eci_len_kind kind, const double *a, int cap, double *cdf)
+{
+    cdf[0] = 0;
+    for (int k = 1; k < cap; k++) {
+        double F;
+        if (kind == ECI_LEN_FIXED)
+            F = k >= a[0] ? 1 : 0;
+        else if (kind == ECI_LEN_UNIFORM)
+            F = k < a[0] ? 0 : k >= a[1] ? 1 : (k - a[0] + 1) / (a[1] - a[0] + 1);
+        else
+            F = cont_cdf(kind, a, k + 0.5);
+        cdf[k] = F;
+    }
+    cdf[cap] = 1;
+}
+
+/* ---- parsing -------------------------------------------------------------------------- */
+static void trim(const char **s, size_t *len)
+{
+    while (*len > 0 && (**s == ' ' || **s == '\t')) {
+        (*s)++;
+        (*len)--;
+    }
+    while (*len > 0 && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t'))
+        (*len)--;
+}
+
+/* Parse "a,b" (up to MAX_ARGS numbers) from text of length len. */
+static int parse_args(ec_ctx *ctx, const char *spec, const char *p, size_t len, double *a, int *n)
+{
+    *n = 0;
+    while (len > 0 || *n == 0) {
+        size_t tok = 0;
+        while (tok < len && p[tok] != ',')
+            tok++;
+        const char *s = p;
+        size_t sl = tok;
+        trim(&s, &sl);
+        char buf[ECI_NUMBER_MAX + 1];
+        if (sl == 0 || sl > ECI_NUMBER_MAX || *n == MAX_ARGS)
+            return eci_error(ctx, EC_EINVAL, "key 'lengths': '%s': expected 1 or 2 numbers in the parentheses", spec);
+        memcpy(buf, s, sl);
+        buf[sl] = '\0';
+        if (eci_parse_double(buf, &a[*n]) != 0)
+            return eci_error(ctx, EC_EINVAL, "key 'lengths': '%s': '%s' is not a number", spec, buf);
+        (*n)++;
+        if (tok == len)
+            break;
+        p += tok + 1;
+        len -= tok + 1;
+        if (len == 0)
+            return eci_error(ctx, EC_EINVAL, "key 'lengths': '%s': a number is missing after ','", spec);
+    }
+    return EC_OK;
+}
+
+static int check_params(ec_ctx *ctx, const char *spec, eci_len_kind kind, const double *a, int n)
+{
+    static const int want[] = {1, 2, 2, 2};
+    static const char *const form[] = {"fixed(n)", "lognormal(median,sigma)", "normal(mean,sd)", "uniform(lo,hi)"};
+    if (n != want[kind])
+        return eci_error(ctx, EC_EINVAL, "key 'lengths': '%s': expected %s", spec, form[kind]);
+    int ok = 1;
+    switch (kind) {
+    case ECI_LEN_FIXED: ok = a[0] >= 1 && a[0] == floor(a[0]); break;
+    case ECI_LEN_LOGNORMAL: ok = a[0] > 0 && a[1] > 0; break;
+    case ECI_LEN_NORMAL: ok = a[1] > 0; break;
+    case ECI_LEN_UNIFORM: ok = a[0] >= 1 && a[1] >= a[0] && a[0] == floor(a[0]) && a[1] == floor(a[1]); break;
+    default: break;
+    }
+    if (!ok)
+        return eci_error(ctx, EC_EINVAL,
+                         "key 'lengths': '%s': %s needs %s", spec, form[kind],
+                         kind == ECI_LEN_FIXED     ? "a whole n >= 1"
+                         : kind == ECI_LEN_UNIFORM ? "whole 1 <= lo <= hi"
+                         : kind == ECI_LEN_NORMAL  ? "sd > 0"
+                                                   : "median > 0 and sigma > 0");
+    return EC_OK;
+}
+
+/* A histogram CSV: columns tokens (whole, >= 1) and count (>= 0); other columns (source) ignored. */
+static int histogram_cdf(ec_ctx *ctx, const char *path, int cap, double *cdf)
+{
+    eci_table *t = NULL;
+    int c_tok, c_cnt, rc = eci_table_load(ctx, path, &t);
+    if (rc != EC_OK)
+        return rc;
+    if ((rc = eci_table_require(ctx, t, "tokens", &c_tok)) != EC_OK ||
+        (rc = eci_table_require(ctx, t, "count", &c_cnt)) != EC_OK)
+        goto done;
+    if (eci_table_rows(t) == 0) {
+        rc = eci_error(ctx, EC_EPARSE, "%s: no data rows", path);
+        goto done;
+    }
+    memset(cdf, 0, ((size_t)cap + 1) * sizeof *cdf);
+    double total = 0;
+    for (size_t r = 0; r < eci_table_rows(t); r++) {
+        long tok;
+        double cnt;
+        if ((rc = eci_table_int(ctx, t, r, c_tok, 1, 1L << 30, &tok)) != EC_OK ||
+            (rc = eci_table_number(ctx, t, r, c_cnt, 0, 1e18, &cnt)) != EC_OK)
+            goto done;
+        cdf[tok < cap ? tok : cap] += cnt; /* mass first, summed below */
+        total += cnt;
+    }
+    if (!(total > 0)) {
+        rc = eci_error(ctx, EC_EPARSE, "%s: the counts sum to 0", path);
+        goto done;
+    }
+    double run = 0;
+    for (int k = 0; k <= cap; k++) {
+        run += cdf[k];
+        cdf[k] = run / total;
+    }
+    cdf[cap] = 1;
+done:
+    eci_table_free(t);
+    return rc;
+}
+
+/* Name of a distribution spec "name(args)": its kind, or -1 when spec is not of that form. */
+static int spec_kind(const char *spec, const char **open)
+{
+    static const char *const names[] = {"fixed", "lognormal", "normal", "uniform"};
+    size_t len = strlen(spec);
+    const char *p = strchr(spec, '(');
+    if (p == NULL || len == 0 || spec[len - 1] != ')')
+        return -1;
+    *open = p;
+    const char *s = spec;
+    size_t nl = (size_t)(p - spec);
+    trim(&s, &nl);
+    for (int k = 0; k < 4; k++)
+        if (strlen(names[k]) == nl && memcmp(names[k], s, nl) == 0)
+            return k;
+    return -2;
+}
+
+int eci_lengths_parse(ec_ctx *ctx, const char *spec, int cap, eci_lengths **out)
+{
+    *out = NULL;
+    if (spec == NULL || spec[0] == '\0')
+        return eci_error(ctx, EC_EINVAL, "key 'lengths' is empty");
+    if (cap < 1)
+        return eci_error(ctx, EC_EINVAL, "key 'lengths': seq_len (the cap) must be >= 1");
+    eci_lengths *l = eci_calloc(ctx, 1, sizeof *l);
+    if (l == NULL)
+        return EC_ENOMEM;
+    l->cap = cap;
+    int rc = EC_OK;
+    if ((l->cdf = eci_malloc(ctx, ((size_t)cap + 1) * sizeof *l->cdf)) == NULL) {
+        rc = EC_ENOMEM;
+        goto fail;
+    }
+    const char *open = NULL;
+    int kind = spec_kind(spec, &open);
+    if (kind == -2) {
+        rc = eci_error(ctx, EC_EINVAL, "key 'lengths': unknown distribution in '%s' "
+                       "(lognormal(median,sigma), normal(mean,sd), uniform(lo,hi), fixed(n), or a CSV path)", spec);
+        goto fail;
+    }
+    if (kind >= 0) {
+        double a[MAX_ARGS] = {0, 0};
+        int n;
+        size_t alen = strlen(open + 1) - 1; /* between the parentheses */
+        if ((rc = parse_args(ctx, spec, open + 1, alen, a, &n)) != EC_OK ||
+            (rc = check_params(ctx, spec, (eci_len_kind)kind, a, n)) != EC_OK)
+            goto fail;
+        l->kind = (eci_len_kind)kind;
+        named_cdf(l->kind, a, cap, l->cdf);
+    } else {
+        l->kind = ECI_LEN_HISTOGRAM;
+        if ((rc = histogram_cdf(ctx, spec, cap, l->cdf)) != EC_OK)
+            goto fail;
+    }
+    /* probabilities over 1..cap for the Walker table, the mean and the shortest length */
+    double *p = eci_malloc(ctx, (size_t)cap * sizeof *p);
+    if (p == NULL) {
+        rc = EC_ENOMEM;
+        goto fail;
+    }
+    l->min_len = 0;
+    for (int k = 1; k <= cap; k++) {
+        double pk = l->cdf[k] - l->cdf[k - 1];
+        p[k - 1] = pk > 0 ? pk : 0;
+        l->mean += k * p[k - 1];
+        if (l->min_len == 0 && p[k - 1] > 0)
+            l->min_len = k;
+    }
+    l->walker = gsl_ran_discrete_preproc((size_t)cap, p);
+    eci_free(ctx, p, (size_t)cap * sizeof *p);
+    if (l->walker == NULL) {
+        rc = eci_error(ctx, EC_ENOMEM, "key 'lengths': cannot build the sampling table");
+        goto fail;
+    }
+    *out = l;
+    return EC_OK;
+fail:
+    eci_lengths_free(ctx, l);
+    return rc;
+}
+
+void eci_lengths_free(ec_ctx *ctx, eci_lengths *l)
+{
+    if (l == NULL)
+        return;
+    if (l->walker != NULL)
+        gsl_ran_discrete_free(l->walker);
+    eci_free(ctx, l->cdf, ((size_t)l->cap + 1) * sizeof *l->cdf);
+    eci_free(ctx, l, sizeof *l);
+}
+
+int eci_lengths_draw(const eci_lengths *l, gsl_rng *rng)
+{
+    return (int)gsl_ran_discrete(rng, l->walker) + 1;
+}
+
+double eci_lengths_padded_mean(const eci_lengths *l, int b)
+{
+    double s = 0;
+    for (int k = 0; k < l->cap; k++)
+        s += 1.0 - pow(l->cdf[k], b);
+    return s;
+}
+
+double eci_lengths_padded_sq_mean(const eci_lengths *l, int b)
+{
+    double s = 0, prev = 0;
+    for (int k = 1; k <= l->cap; k++) {
+        double cur = pow(l->cdf[k], b);
+        s += (double)k * k * (cur - prev);
+        prev = cur;
+    }
+    return s;
+}
+
+int eci_lengths_padded_quantile(const eci_lengths *l, int b, double p)
+{
+    for (int k = 1; k < l->cap; k++)
+        if (pow(l->cdf[k], b) >= p)
+            return k;
+    return l->cap;
+}

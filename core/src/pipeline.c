@@ -1,0 +1,570 @@
+/*
+ * pipeline.c: a discrete-event simulation of one epoch of a PyTorch training loop with its
+ * DataLoader (DESIGN 3.2, modeling.md 5.1-5.4).  Inputs come from predict.c: the DataLoader
+ * settings of the config, the host profile (cores, worker start-up) and the step model
+ * evaluated at a few padded lengths (knots, interpolated linearly with GSL).
+ *
+ * What is simulated, with PyTorch's semantics:
+ *   - batch i is built by worker i mod W, whole (every sample's CPU cost, then collate);
+ *     at most W x prefetch_factor batches are dispatched ahead of the one the loop consumes;
+ *     batches reach the loop in order;
+ *   - without persistent_workers the workers start at every epoch, one after another;
+ *   - a pin-memory thread (pin_memory with W > 0) copies each finished batch, in arrival order;
+ *   - with W = 0 the main process loads (and pins) each batch itself before the step;
+ *   - the main thread then runs the step: host work (dispatch, syncs) on a core and a wall
+ *     time from the step model; the step ends in a host sync (loss.item()), so the GPU is
+ *     idle while the loop waits for its next batch;
+ *   - workers, the pin thread and the main thread share the host's cores by processor
+ *     sharing: with r runnable and c cores each runs at min(1, c / r) -- oversubscription
+ *     slows the loader and the loop's own dispatch alike.
+ * Per-batch padded lengths come from lengths.c and per-batch CPU costs from a gamma
+ * distribution around their mean, all from one gsl_rng per replica: same seed, same numbers.
+ */
+#include "pipeline.h"
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_interp.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Simulation sizes: numerical choices, not model constants. */
+#define STEADY_STEPS 256     /* micro-steps simulated when the epoch length is unknown */
+#define MAX_SIM_STEPS 10000  /* longer epochs are extrapolated from this many */
+#define STEP_BUDGET 4000     /* micro-steps over all replicas for the epoch interval */
+#define MAX_REPLICAS 100
+#define EMPIRICAL_MIN 30     /* replicas needed to read quantiles off the sample */
+#define BATCH_MEANS 20       /* blocks of the batch-means variance estimate */
+#define STARTUP_STEPS 512    /* steps simulated to measure persistent workers' first start-up */
+#define DONE_EPS_S 1e-12     /* remaining work below this is done */
+
+/* ---- random streams ---------------------------------------------------------------------- */
+/* splitmix64: a well-mixed 64-bit seed per (seed, stream) for gsl_rng_set. */
+static unsigned long stream_seed(uint64_t seed, uint64_t stream)
+{
+    uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return (unsigned long)(z ^ (z >> 31));
+}
+
+/* ---- the batches of one replica, in sampler order ----------------------------------------- */
+typedef struct batches {
+    int *len;      /* padded length */
+    double *cpu;   /* CPU seconds to build (one core) */
+    double *pin;   /* pinning copy seconds */
+} batches;
+
+static double cpu_noise(const eci_pipe_in *in, gsl_rng *rng)
+{
+    if (in->cpu_cv <= 0)
+        return 1.0;
+    /* the sum of b i.i.d. per-sample costs with CV cv: mean 1, CV cv / sqrt(b), as a gamma */
+    double shape = in->batch / (in->cpu_cv * in->cpu_cv);
+    return gsl_ran_gamma(rng, shape, 1.0 / shape);
+}
+
+static void set_batch(const eci_pipe_in *in, gsl_rng *rng, batches *bt, long i, int padded, double tokens)
+{
+    bt->len[i] = padded;
+    bt->cpu[i] = in->batch_fixed_s +
+                 cpu_noise(in, rng) * (in->batch * in->sample_fixed_s + tokens * in->sample_token_s);
+    bt->pin[i] = in->pin_s * padded / in->seq;
+}
+
+static void draw_batches(const eci_pipe_in *in, gsl_rng *rng, long n, int *scratch, batches *bt)
+{
+    int b = in->batch;
+    const eci_lengths *l = in->lengths;
+    if (l != NULL && in->padding == EC_PAD_BUCKETED) {
+        /* HF LengthGroupedSampler: mega-batches sorted longest first, cut into batches.  The
+         * lengths are whole tokens in 1..cap, so the sort is a count per length (scratch). */
+        int per = in->mega_batch / b > 0 ? in->mega_batch / b : 1;
+        for (long i = 0; i < n;) {
+            memset(scratch, 0, ((size_t)l->cap + 1) * sizeof *scratch);
+            for (int s = 0; s < per * b; s++)
+                scratch[eci_lengths_draw(l, rng)]++;
+            int len = l->cap;
+            for (int k = 0; k < per && i < n; k++, i++) {
+                double tokens = 0;
+                int longest = 0;
+                for (int s = 0; s < b; s++) {
+                    while (scratch[len] == 0)
+                        len--;
+                    scratch[len]--;
+                    tokens += len;
+                    if (longest == 0)
+                        longest = len;
+                }
+                set_batch(in, rng, bt, i, longest, tokens);
+            }
+        }
+        return;
+    }
+    for (long i = 0; i < n; i++) {
+        if (l == NULL) {
+            set_batch(in, rng, bt, i, in->seq, (double)b * in->seq);
+            continue;
+        }
+        int longest = 0;
+        double tokens = 0;
+        for (int s = 0; s < b; s++) {
+            int x = eci_lengths_draw(l, rng);
+            tokens += x;
+            if (x > longest)
+                longest = x;
+        }
+        set_batch(in, rng, bt, i, in->padding == EC_PAD_MAX_LENGTH ? in->seq : longest, tokens);
+    }
+}
+
+/* ---- the step model at a padded length ---------------------------------------------------- */
+typedef struct interp_set {
+    gsl_interp *fn[ECI_S_MECHANICS];
+    gsl_interp_accel *acc;
+} interp_set;
+
+static void interp_free(interp_set *s)
+{
+    for (int k = 0; k < ECI_S_MECHANICS; k++)
+        if (s->fn[k] != NULL)
+            gsl_interp_free(s->fn[k]);
+    if (s->acc != NULL)
+        gsl_interp_accel_free(s->acc);
+}
+
+static int interp_init(ec_ctx *ctx, const eci_pipe_in *in, interp_set *s)
+{
+    memset(s, 0, sizeof *s);
+    if (in->n_knots < 2)
+        return EC_OK;
+    s->acc = gsl_interp_accel_alloc();
+    for (int k = 0; k < ECI_S_MECHANICS; k++) {
+        s->fn[k] = gsl_interp_alloc(gsl_interp_linear, in->n_knots);
+        if (s->fn[k] == NULL || s->acc == NULL ||
+            gsl_interp_init(s->fn[k], in->knot_len, in->knot_val[k], in->n_knots) != GSL_SUCCESS) {
+            interp_free(s);
+            return eci_error(ctx, EC_ENOMEM, "pipeline: cannot set up the step-model interpolation");
+        }
+    }
+    return EC_OK;
+}
+
+/* Series k of the step model at padded length len (clamped to the knots). */
+static double series_at(const eci_pipe_in *in, const gsl_interp *fn, gsl_interp_accel *acc, int k, double len)
+{
+    if (in->n_knots < 2)
+        return in->knot_val[k][0];
+    double lo = in->knot_len[0], hi = in->knot_len[in->n_knots - 1], y;
+    len = len < lo ? lo : len > hi ? hi : len;
+    if (gsl_interp_eval_e(fn, in->knot_len, in->knot_val[k], len, acc, &y) != GSL_SUCCESS)
+        return in->knot_val[k][0];
+    return y;
+}
+
+/* ---- the event loop ----------------------------------------------------------------------- */
+enum main_state { M_WAIT, M_LOAD, M_CPU, M_GPU, M_DONE };
+
+typedef struct worker {
+    double ready_at;  /* started */
+    long next;        /* next batch it builds */
+    long batch;       /* -1: idle */
+    double rem, start;
+} worker;
+
+typedef struct sim {
+    const eci_pipe_in *in;
+    const batches *bt;
+    long n;
+    double now;
+    worker *w;
+    int nw;
+    long taken;               /* batches the loop has taken */
+    unsigned char *avail;     /* batch finished (and pinned) */
+    long *pinq;               /* pin-memory FIFO (ring) */
+    long pin_head, pin_len, pin_batch;
+    double pin_rem, pin_start;
+    /* main thread */
+    int state;
+    long j;
+    double rem, step_end, wait_start, step_start;
+    double *ends;
+    double *stall_at;         /* per batch: the loop's wait for it (or its loading) */
+    double last_ready;        /* when the last worker has started */
+    long warm;                /* first batch taken with every worker started (-1: none yet) */
+    double busy;
+    interp_set fx;
+    double *hist;
+    eci_trace_buf *trace;
+} sim;
+
+static void record(sim *s, int track, const char *name, long step, double start, double dur)
+{
+    eci_trace_buf *t = s->trace;
+    if (t == NULL || step >= t->max_steps || t->n >= t->cap)
+        return;
+    t->ev[t->n++] = (eci_trace_event){.track = track, .name = name, .step = step, .start_s = start, .dur_s = dur};
+}
+
+static int can_dispatch(const sim *s, long i)
+{
+    return i < s->n && i < s->taken + (long)s->nw * s->in->prefetch_factor;
+}
+
+/* The loop takes batch j (it is ready): start the step's host work and its wall clock. */
+static void start_step(sim *s)
+{
+    const eci_pipe_in *in = s->in;
+    double len = s->bt->len[s->j];
+    double wall = series_at(in, s->fx.fn[ECI_S_WALL], s->fx.acc, ECI_S_WALL, len);
+    double host = series_at(in, s->fx.fn[ECI_S_HOST], s->fx.acc, ECI_S_HOST, len);
+    double busy = series_at(in, s->fx.fn[ECI_S_BUSY], s->fx.acc, ECI_S_BUSY, len);
+    if (s->warm < 0 && s->now >= s->last_ready)
+        s->warm = s->j;
+    s->state = M_CPU;
+    s->rem = host < wall ? host : wall;
+    s->step_start = s->now;
+    s->step_end = s->now + wall;
+    s->busy += busy;
+    if (s->hist != NULL)
+        s->hist[s->bt->len[s->j] - 1] += 1;
+    if (s->trace != NULL && s->j < s->trace->max_steps) {
+        double h2d = series_at(in, s->fx.fn[ECI_S_H2D], s->fx.acc, ECI_S_H2D, len);
+        double comm = series_at(in, s->fx.fn[ECI_S_COMM], s->fx.acc, ECI_S_COMM, len);
+        double t = s->now;
+        record(s, ECI_TRACK_H2D, "copy batch", s->j, t, h2d);
+        record(s, ECI_TRACK_GPU, "kernels", s->j, t + h2d, busy - comm > 0 ? busy - comm : 0);
+        if (comm > 0)
+            record(s, ECI_TRACK_COMM, "all-reduce", s->j, t + h2d + busy - comm, comm);
+    }
+}
+
+/* Zero-time transitions at s->now: start work that can start, hand over finished work. */
+static void settle(sim *s)
+{
+    const eci_pipe_in *in = s->in;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int k = 0; k < s->nw; k++) {
+            worker *w = &s->w[k];
+            if (w->batch < 0 && s->now >= w->ready_at && can_dispatch(s, w->next)) {
+                w->batch = w->next;
+                w->next += s->nw;
+                w->rem = s->bt->cpu[w->batch];
+                w->start = s->now;
+                changed = 1;
+            }
+        }
+        if (s->pin_batch < 0 && s->pin_len > 0) {
+            s->pin_batch = s->pinq[s->pin_head];
+            s->pin_head = (s->pin_head + 1) % s->n;
+            s->pin_len--;
+            s->pin_rem = s->bt->pin[s->pin_batch];
+            s->pin_start = s->now;
+            changed = 1;
+        }
+        switch (s->state) {
+        case M_WAIT:
+            if (s->nw == 0) { /* num_workers = 0: the loop loads (and pins) the batch itself */
+                s->state = M_LOAD;
+                s->rem = s->bt->cpu[s->j] + (in->pin_memory ? s->bt->pin[s->j] : 0);
+                changed = 1;
+            } else if (s->avail[s->j]) {
+                s->taken = s->j + 1;
+                s->stall_at[s->j] = s->now - s->wait_start;
+                record(s, ECI_TRACK_MAIN, "wait for batch", s->j, s->wait_start, s->now - s->wait_start);
+                start_step(s);
+                changed = 1;
+            }
+            break;
+        case M_LOAD:
+            if (s->rem <= DONE_EPS_S) {
+                s->taken = s->j + 1;
+                s->stall_at[s->j] = s->now - s->wait_start;
+                record(s, ECI_TRACK_MAIN, "load batch", s->j, s->wait_start, s->now - s->wait_start);
+                start_step(s);
+                changed = 1;
+            }
+            break;
+        case M_CPU:
+            if (s->rem <= DONE_EPS_S) {
+                s->state = M_GPU;
+                changed = 1;
+            }
+            break;
+        case M_GPU:
+            if (s->now >= s->step_end - DONE_EPS_S) {
+                record(s, ECI_TRACK_MAIN, "step", s->j, s->step_start, s->now - s->step_start);
+                s->ends[s->j] = s->now;
+                s->wait_start = s->now;
+                s->state = ++s->j < s->n ? M_WAIT : M_DONE;
+                changed = 1;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* Advance to the next event under processor sharing; 0 when nothing can happen. */
+static int advance(sim *s)
+{
+    int main_cpu = s->state == M_LOAD || s->state == M_CPU;
+    int runnable = main_cpu + (s->pin_batch >= 0);
+    for (int k = 0; k < s->nw; k++)
+        runnable += s->w[k].batch >= 0;
+    double rate = runnable > s->in->cores ? (double)s->in->cores / runnable : 1.0;
+    double dt = INFINITY;
+    if (main_cpu)
+        dt = fmin(dt, s->rem / rate);
+    if (s->state == M_GPU)
+        dt = fmin(dt, s->step_end - s->now);
+    if (s->pin_batch >= 0)
+        dt = fmin(dt, s->pin_rem / rate);
+    for (int k = 0; k < s->nw; k++) {
+        const worker *w = &s->w[k];
+        if (w->batch >= 0)
+            dt = fmin(dt, w->rem / rate);
+        else if (w->ready_at > s->now && can_dispatch(s, w->next))
+            dt = fmin(dt, w->ready_at - s->now);
+    }
+    if (!isfinite(dt))
+        return 0;
+    if (dt < 0)
+        dt = 0;
+    s->now += dt;
+    double work = dt * rate;
+    if (main_cpu)
+        s->rem -= work;
+    if (s->pin_batch >= 0 && (s->pin_rem -= work) <= DONE_EPS_S) {
+        record(s, ECI_TRACK_PIN, "pin batch", s->pin_batch, s->pin_start, s->now - s->pin_start);
+        s->avail[s->pin_batch] = 1;
+        s->pin_batch = -1;
+    }
+    for (int k = 0; k < s->nw; k++) {
+        worker *w = &s->w[k];
+        if (w->batch < 0 || (w->rem -= work) > DONE_EPS_S)
+            continue;
+        record(s, ECI_TRACK_WORKER0 + k, "build batch", w->batch, w->start, s->now - w->start);
+        if (s->in->pin_thread) {
+            s->pinq[(s->pin_head + s->pin_len) % s->n] = w->batch;
+            s->pin_len++;
+        } else {
+            s->avail[w->batch] = 1;
+        }
+        w->batch = -1;
+    }
+    return 1;
+}
+
+/* Var(sum of the step durations) by batch means: m blocks, m x the variance of block sums. */
+static double batch_means_var(const double *ends, long n)
+{
+    if (n < 2 * BATCH_MEANS + 1)
+        return 0;
+    long k = (n - 1) / BATCH_MEANS; /* block b: the durations ending at ends[b k + 1 .. (b + 1) k] */
+    double sums[BATCH_MEANS];
+    for (int b = 0; b < BATCH_MEANS; b++)
+        sums[b] = ends[(b + 1) * k] - ends[b * k];
+    /* scale from blocks of k steps to the n - 1 durations after the first */
+    return gsl_stats_variance(sums, 1, BATCH_MEANS) * (double)(n - 1) / k;
+}
+
+int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, double *hist, eci_pipe_run_out *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n < 1 || in->batch < 1 || in->seq < 1 || in->n_knots < 1 || in->cores < 1 ||
+        (in->num_workers > 0 && in->prefetch_factor < 1))
+        return eci_error(ctx, EC_EINVAL, "pipeline: steps, batch, seq_len, knots, cores and prefetch_factor must be >= 1");
+    sim s = {.in = in, .n = n, .nw = in->num_workers, .pin_batch = -1, .state = M_WAIT, .hist = hist,
+             .trace = in->trace, .warm = -1};
+    size_t mb = in->lengths != NULL ? (size_t)in->lengths->cap + 1 : 1; /* bucketed: count per length */
+    batches bt = {0};
+    int *scratch = NULL;
+    int rc = EC_OK;
+    bt.len = eci_calloc(ctx, (size_t)n, sizeof *bt.len);
+    bt.cpu = eci_calloc(ctx, (size_t)n, sizeof *bt.cpu);
+    bt.pin = eci_calloc(ctx, (size_t)n, sizeof *bt.pin);
+    s.ends = eci_calloc(ctx, (size_t)n, sizeof *s.ends);
+    s.stall_at = eci_calloc(ctx, (size_t)n, sizeof *s.stall_at);
+    s.avail = eci_calloc(ctx, (size_t)n, 1);
+    s.pinq = eci_calloc(ctx, (size_t)n, sizeof *s.pinq);
+    scratch = eci_calloc(ctx, mb, sizeof *scratch);
+    s.w = eci_calloc(ctx, s.nw > 0 ? (size_t)s.nw : 1, sizeof *s.w);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!bt.len || !bt.cpu || !bt.pin || !s.ends || !s.stall_at || !s.avail || !s.pinq || !scratch || !s.w || !rng) {
+        rc = eci_error(ctx, EC_ENOMEM, "pipeline: out of memory for %ld steps", n);
+        goto done;
+    }
+    if ((rc = interp_init(ctx, in, &s.fx)) != EC_OK)
+        goto done;
+    gsl_rng_set(rng, stream_seed(in->seed, stream));
+    draw_batches(in, rng, n, scratch, &bt);
+    s.bt = &bt;
+    for (int k = 0; k < s.nw; k++) {
+        s.w[k].ready_at = in->persistent ? 0 : (k + 1) * in->worker_start_s;
+        if (s.w[k].ready_at > s.last_ready)
+            s.last_ready = s.w[k].ready_at;
+        s.w[k].next = k;
+        s.w[k].batch = -1;
+    }
+    settle(&s);
+    while (s.state != M_DONE) {
+        if (!advance(&s)) {
+            rc = eci_error(ctx, EC_EINVAL, "pipeline: the simulation stalled at batch %ld", s.j);
+            goto done;
+        }
+        settle(&s);
+    }
+    /* Steady state: from the first batch taken with every worker up, when two steps follow it. */
+    long w0 = s.warm >= 0 && s.warm + 2 < n ? s.warm : 0;
+    out->steps = n;
+    out->total_s = s.ends[n - 1];
+    out->first_end_s = s.ends[0];
+    out->warm_step = w0;
+    out->warm_end_s = s.ends[w0];
+    for (long j = w0 + 1; j < n; j++) /* the wait for the first batch is the pipeline fill */
+        out->stall_s += s.stall_at[j];
+    out->busy_s = s.busy;
+    out->var_sum_s2 = batch_means_var(s.ends + w0, n - w0) * (n - 1) / (n - w0 > 1 ? n - w0 - 1 : 1);
+done:
+    interp_free(&s.fx);
+    if (rng != NULL)
+        gsl_rng_free(rng);
+    eci_free(ctx, bt.len, (size_t)n * sizeof *bt.len);
+    eci_free(ctx, bt.cpu, (size_t)n * sizeof *bt.cpu);
+    eci_free(ctx, bt.pin, (size_t)n * sizeof *bt.pin);
+    eci_free(ctx, s.ends, (size_t)n * sizeof *s.ends);
+    eci_free(ctx, s.stall_at, (size_t)n * sizeof *s.stall_at);
+    eci_free(ctx, s.avail, (size_t)n);
+    eci_free(ctx, s.pinq, (size_t)n * sizeof *s.pinq);
+    eci_free(ctx, scratch, mb * sizeof *scratch);
+    eci_free(ctx, s.w, (s.nw > 0 ? (size_t)s.nw : 1) * sizeof *s.w);
+    return rc;
+}
+
+/* ---- the epoch: replicas, extrapolation, interval ------------------------------------------ */
+/* Every series averaged over the padded lengths in hist. */
+static int average_series(ec_ctx *ctx, const eci_pipe_in *in, const double *hist, eci_pipe_epoch *out)
+{
+    gsl_interp *fn = NULL;
+    gsl_interp_accel *acc = NULL;
+    if (in->n_knots >= 2) {
+        fn = gsl_interp_alloc(gsl_interp_linear, in->n_knots);
+        acc = gsl_interp_accel_alloc();
+        if (fn == NULL || acc == NULL) {
+            if (fn != NULL)
+                gsl_interp_free(fn);
+            if (acc != NULL)
+                gsl_interp_accel_free(acc);
+            return eci_error(ctx, EC_ENOMEM, "pipeline: out of memory");
+        }
+    }
+    double count = 0, sum = 0, sq = 0;
+    for (int L = 1; L <= in->seq; L++)
+        if (hist[L - 1] > 0) {
+            count += hist[L - 1];
+            sum += hist[L - 1] * L;
+            sq += hist[L - 1] * (double)L * L;
+            out->distinct_lengths++;
+        }
+    for (size_t k = 0; k < in->n_series; k++) {
+        double acc_v = 0;
+        if (fn != NULL)
+            gsl_interp_init(fn, in->knot_len, in->knot_val[k], in->n_knots);
+        for (int L = 1; L <= in->seq; L++)
+            if (hist[L - 1] > 0)
+                acc_v += hist[L - 1] * series_at(in, fn, acc, (int)k, L);
+        out->mean_s[k] = count > 0 ? acc_v / count : 0;
+    }
+    out->padded_len = count > 0 ? sum / count : 0;
+    out->padded_sq = count > 0 ? sq / count : 0;
+    if (fn != NULL) {
+        gsl_interp_free(fn);
+        gsl_interp_accel_free(acc);
+    }
+    return EC_OK;
+}
+
+/* Persistent workers start once per run: the first epoch minus a steady one, same stream. */
+static int startup_once(ec_ctx *ctx, const eci_pipe_in *in, long n, double *out)
+{
+    *out = 0;
+    if (!in->persistent || in->num_workers == 0 || in->worker_start_s <= 0)
+        return EC_OK;
+    eci_pipe_in first = *in;
+    first.persistent = 0;
+    first.trace = NULL;
+    eci_pipe_run_out a, b;
+    long m = n < STARTUP_STEPS ? n : STARTUP_STEPS;
+    int rc = eci_pipe_run(ctx, &first, m, 0, NULL, &a);
+    if (rc == EC_OK && (rc = eci_pipe_run(ctx, in, m, 0, NULL, &b)) == EC_OK)
+        *out = a.total_s > b.total_s ? a.total_s - b.total_s : 0;
+    return rc;
+}
+
+int eci_pipe_simulate(ec_ctx *ctx, const eci_pipe_in *in, eci_pipe_epoch *out)
+{
+    memset(out, 0, sizeof *out);
+    long target = in->steps;
+    long n = target > 0 ? (target < MAX_SIM_STEPS ? target : MAX_SIM_STEPS) : STEADY_STEPS;
+    int reps = 1;
+    if (target > 0) {
+        long r = STEP_BUDGET / n;
+        reps = r < 1 ? 1 : r > MAX_REPLICAS ? MAX_REPLICAS : (int)r;
+    }
+    double *hist = eci_calloc(ctx, (size_t)in->seq, sizeof *hist);
+    double *totals = eci_calloc(ctx, (size_t)reps, sizeof *totals);
+    if (hist == NULL || totals == NULL) {
+        eci_free(ctx, hist, (size_t)in->seq * sizeof *hist);
+        eci_free(ctx, totals, (size_t)reps * sizeof *totals);
+        return EC_ENOMEM;
+    }
+    eci_pipe_in quiet = *in;
+    quiet.trace = NULL;
+    double interval = 0, stall = 0, busy = 0, var = 0;
+    int rc = EC_OK;
+    for (int r = 0; r < reps && rc == EC_OK; r++) {
+        eci_pipe_run_out o;
+        if ((rc = eci_pipe_run(ctx, &quiet, n, (uint64_t)r, hist, &o)) != EC_OK)
+            break;
+        long after = n - 1 - o.warm_step; /* steady steps */
+        double iv = after > 0 ? (o.total_s - o.warm_end_s) / after : o.total_s;
+        interval += iv / reps;
+        stall += (after > 0 ? o.stall_s / after : 0) / reps;
+        busy += o.busy_s / n / reps;
+        totals[r] = o.total_s + (double)(target - n) * iv;
+        var += o.var_sum_s2 * (target > n ? (double)target / n : 1.0) / reps;
+    }
+    if (rc == EC_OK)
+        rc = average_series(ctx, in, hist, out);
+    if (rc == EC_OK && target > 0)
+        rc = startup_once(ctx, in, n, &out->startup_once_s);
+    if (rc == EC_OK) {
+        out->step_s = interval;
+        out->stall_s = stall;
+        out->busy_s = busy;
+        out->simulated_steps = n;
+        out->replicas = reps;
+        if (target > 0) {
+            out->epoch_s = gsl_stats_mean(totals, 1, (size_t)reps);
+            if (reps >= EMPIRICAL_MIN) {
+                gsl_sort(totals, 1, (size_t)reps);
+                out->p10_s = gsl_stats_quantile_from_sorted_data(totals, 1, (size_t)reps, 0.1);
+                out->p50_s = gsl_stats_quantile_from_sorted_data(totals, 1, (size_t)reps, 0.5);
+                out->p90_s = gsl_stats_quantile_from_sorted_data(totals, 1, (size_t)reps, 0.9);
+            } else { /* a sum of many steps: normal, with the batch-means variance */
+                double half = gsl_cdf_ugaussian_Pinv(0.9) * sqrt(var);
+                out->p10_s = out->epoch_s - half;
+                out->p50_s = out->epoch_s;
+                out->p90_s = out->epoch_s + half;
+            }
+        }
+    }
+    eci_free(ctx, hist, (size_t)in->seq * sizeof *hist);
+    eci_free(ctx, totals, (size_t)reps * sizeof *totals);
+    return rc;
+}
