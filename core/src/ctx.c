@@ -45,6 +45,7 @@ void ec_ctx_free(ec_ctx *ctx)
     eci_host_free(ctx);
     eci_net_free(ctx);
     eci_consts_free(ctx);
+    eci_workload_cache_free(ctx);
     ctx->alloc(ctx->ud, ctx, sizeof *ctx, 0);
 }
 

@@ -82,7 +82,13 @@ struct ec_ctx {
     int fit_set;
     char profile_path[EC_PATH_MAX];   /* the profile= file whose values are cached below */
     double profile_fit[8];
+    struct eci_wl_cache *wl_cache;    /* recent workload expansions (workload.c), NULL until used */
 };
+
+/* ---- workload cache (workload.c) ------------------------------------------------ */
+/* Expansions a context keeps: a sweep's batch sizes for one network and precision. */
+#define ECI_WL_CACHE_ENTRIES 32
+EC_INTERNAL void eci_workload_cache_free(ec_ctx *ctx);
 
 /* ---- errors (err.c) ------------------------------------------------------------ */
 /* Record a detailed message on ctx and return code.  The idiom is

@@ -73,6 +73,9 @@ const eci_net *eci_net_find(ec_ctx *ctx, const char *name)
 {
     enum { MAXN = 128 };
     const char *ids[MAXN];
+    for (size_t i = 0; i < ctx->n_nets; i++) /* the exact id first: the common case, and cheap */
+        if (strcmp(ctx->nets[i].id, name) == 0)
+            return &ctx->nets[i];
     for (size_t i = 0; i < ctx->n_nets; i++)
         if (eci_name_eq(ctx->nets[i].id, name))
             return &ctx->nets[i];

@@ -108,14 +108,69 @@ static void backward_op(timeline *t, plan *p, size_t i)
     p->bwd_s += c->bwd_s;
 }
 
+/* One repetition of the layer block: its forward ops. */
+static void forward_layer(timeline *t, plan *p)
+{
+    for (size_t i = p->first_layer; i < p->end_layer; i++)
+        forward_op(t, p, i);
+}
+
+/* One repetition of the layer block in backward: recompute under checkpointing, then
+ * the backward ops in reverse. */
+static void backward_layer(timeline *t, plan *p)
+{
+    if (p->checkpointing) { /* torch.utils.checkpoint re-runs the layer's forward first */
+        double before = p->fwd_s;
+        forward_layer(t, p);
+        p->bwd_s += p->fwd_s - before; /* recompute is backward time */
+        p->fwd_s = before;
+    }
+    for (size_t i = p->end_layer; i-- > p->first_layer;)
+        backward_op(t, p, i);
+}
+
+/* Run the layer block `layers` times.  The timeline is translation-invariant: what a layer
+ * adds depends only on how far the host is ahead of the GPU (cpu - gpu) and on its pending
+ * host work, so each layer is walked in a frame where the GPU starts at 0.  When a layer
+ * leaves that state as it found it, or the GPU stays ahead and never idles (the host's lead
+ * cannot grow), every later layer adds exactly the same, and the rest are added by one
+ * multiplication: a 24-layer model costs two or three walks instead of 24. */
+static void repeat_layers(timeline *t, plan *p, int layers, void (*one)(timeline *, plan *))
+{
+    for (int l = 0; l < layers; l++) {
+        double d0 = t->cpu - t->gpu, fwd0 = p->fwd_s, bwd0 = p->bwd_s;
+        timeline loc = {.cpu = d0};
+        memcpy(loc.pending, t->pending, sizeof loc.pending);
+        one(&loc, p);
+        double d1 = loc.cpu - loc.gpu;
+        int same_state = d1 == d0 && memcmp(loc.pending, t->pending, sizeof loc.pending) == 0;
+        int never_idle = d1 <= d0;
+        for (int c = 0; c < N_CAUSES; c++)
+            never_idle = never_idle && loc.gap[c] == 0 && loc.pending[c] == 0;
+        double reps = same_state || never_idle ? layers - l : 1;
+        t->cpu += reps * (loc.cpu - d0);
+        t->gpu += reps * loc.gpu;
+        t->busy += reps * loc.busy;
+        t->copy += reps * loc.copy;
+        t->kernels += reps * loc.kernels;
+        t->host_busy += reps * loc.host_busy;
+        for (int c = 0; c < N_CAUSES; c++)
+            t->gap[c] += reps * loc.gap[c];
+        memcpy(t->pending, loc.pending, sizeof t->pending);
+        p->fwd_s = fwd0 + reps * (p->fwd_s - fwd0);
+        p->bwd_s = bwd0 + reps * (p->bwd_s - bwd0);
+        if (reps > 1)
+            break;
+    }
+}
+
 static void forward_pass(timeline *t, plan *p)
 {
     const eci_workload *wl = p->wl;
     for (size_t i = 0; i < p->first_layer; i++)
         forward_op(t, p, i);
-    for (int l = 0; l < wl->layers && p->first_layer < p->end_layer; l++)
-        for (size_t i = p->first_layer; i < p->end_layer; i++)
-            forward_op(t, p, i);
+    if (p->first_layer < p->end_layer)
+        repeat_layers(t, p, wl->layers, forward_layer);
     for (size_t i = p->end_layer; i < wl->n_ops; i++)
         forward_op(t, p, i);
 }
@@ -125,17 +180,8 @@ static void backward_pass(timeline *t, plan *p)
     const eci_workload *wl = p->wl;
     for (size_t i = wl->n_ops; i-- > p->end_layer;)
         backward_op(t, p, i);
-    for (int l = 0; l < wl->layers && p->first_layer < p->end_layer; l++) {
-        if (p->checkpointing) { /* torch.utils.checkpoint re-runs the layer's forward first */
-            double before = p->fwd_s;
-            for (size_t i = p->first_layer; i < p->end_layer; i++)
-                forward_op(t, p, i);
-            p->bwd_s += p->fwd_s - before; /* recompute is backward time */
-            p->fwd_s = before;
-        }
-        for (size_t i = p->end_layer; i-- > p->first_layer;)
-            backward_op(t, p, i);
-    }
+    if (p->first_layer < p->end_layer)
+        repeat_layers(t, p, wl->layers, backward_layer);
     for (size_t i = p->first_layer; i-- > 0;)
         backward_op(t, p, i);
 }
@@ -301,8 +347,8 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
                        .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
                        .eager_attention = cfg->attention == EC_ATTN_EAGER,
                        .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels)};
-    eci_workload *wl = &r.wl;
-    if ((rc = eci_workload_expand(ctx, r.net, r.task, &shape, wl)) != EC_OK)
+    const eci_workload *wl;
+    if ((rc = eci_workload_get(ctx, r.net, r.task, &shape, &wl)) != EC_OK)
         return rc;
 
     eci_calib calib;
@@ -315,7 +361,10 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     eci_op_cost_t cost[ECI_MAX_OPS];
     size_t first = wl->n_ops, end = wl->n_ops;
     for (size_t i = 0; i < wl->n_ops; i++) {
-        eci_op_cost(ctx, &rates, &wl->ops[i], &cost[i]);
+        if (wl->ops[i].twin < i) /* same shape as an earlier op: same cost */
+            cost[i] = cost[wl->ops[i].twin];
+        else
+            eci_op_cost(ctx, &rates, &wl->ops[i], &cost[i]);
         if (wl->ops[i].layer) {
             if (first == wl->n_ops)
                 first = i;

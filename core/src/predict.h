@@ -16,7 +16,6 @@ typedef struct eci_resolved {
     ec_strategy strategy;
     int nodes;
     const char *topology;
-    eci_workload wl;
 } eci_resolved;
 
 /* ec_predict with explicit calibration parameters (NULL: the context's current ones). */
