@@ -474,12 +474,16 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->bwd = op->bwd;
 }
 
-static uint64_t fnv1a(const void *p, size_t n)
+/* A hash of a cost_key, eight bytes at a time (multiply-xorshift mixing). */
+static uint64_t key_hash(const cost_key *key)
 {
-    const unsigned char *b = p;
-    uint64_t h = 14695981039346656037u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211u;
+    uint64_t h = 0, w;
+    const unsigned char *b = (const unsigned char *)key;
+    for (size_t i = 0; i + sizeof w <= sizeof *key; i += sizeof w) {
+        memcpy(&w, b + i, sizeof w);
+        h = (h ^ w) * 0x9E3779B97F4A7C15u;
+        h ^= h >> 29;
+    }
     return h;
 }
 
@@ -494,7 +498,7 @@ static void find_twins(eci_workload *wl)
         table[s] = ECI_MAX_OPS;
     for (size_t i = 0; i < wl->n_ops; i++) {
         cost_key_of(&wl->ops[i], &keys[i]);
-        size_t s = (size_t)(fnv1a(&keys[i], sizeof keys[i]) % SLOTS);
+        size_t s = (size_t)(key_hash(&keys[i]) % SLOTS);
         while (table[s] != ECI_MAX_OPS && memcmp(&keys[table[s]], &keys[i], sizeof keys[i]) != 0)
             s = (s + 1) % SLOTS;
         if (table[s] == ECI_MAX_OPS)
