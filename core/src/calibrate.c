@@ -269,6 +269,9 @@ int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out)
     eci_calib prior;
     eci_calib_default(ctx, &prior);
     calib_to_array(&prior, out->values);
+    size_t seen_line[N_PARAMS] = {0};
+    if (eci_table_rows(t) == 0) /* ec_profile_write writes every parameter: nothing is a mistake */
+        rc = eci_error(ctx, EC_EPARSE, "%s: no parameters (a profile lists parameter,value rows)", path);
     for (size_t r = 0; r < eci_table_rows(t) && rc == EC_OK; r++) {
         const char *name = eci_table_cell(t, r, c_name);
         int j = 0;
@@ -280,6 +283,12 @@ int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out)
                            eci_table_line(t, r), c_name + 1, name, near);
             break;
         }
+        if (seen_line[j] != 0) {
+            rc = eci_error(ctx, EC_EPARSE, "%s:%zu:%d: parameter '%s' already given on line %zu", path,
+                           eci_table_line(t, r), c_name + 1, name, seen_line[j]);
+            break;
+        }
+        seen_line[j] = eci_table_line(t, r);
         rc = eci_table_number(ctx, t, r, c_value, 1e-6, 1e6, &out->values[j]);
     }
     eci_table_free(t);
