@@ -220,7 +220,9 @@ static double bus_bandwidth(const ec_ctx *ctx, const eci_gpu *g, const char *top
 
 /* DDP: buckets of ddp_bucket_bytes all-reduced as backward produces them (reverse order);
  * the last bucket (first layers, embeddings) only starts after backward ends, the rest
- * hides behind backward unless it takes longer. */
+ * hides behind backward unless it takes longer.  backward_s is backward's wall time on
+ * the GPU, idle gaps included: NCCL's stream runs while the GPU waits for the host too, so
+ * a faster GPU (less kernel time, same host-bound span) hides no less. */
 static double ddp_exposed_s(const ec_ctx *ctx, double grad_bytes, double last_bucket_bytes, int n, double busbw,
                             double backward_s)
 {
@@ -397,6 +399,7 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     double syncs = eci_const(ctx, EC_C_syncs_per_micro_step);
     timeline t = {0};
     double micro_s[2] = {0, 0};
+    double bwd_span_s = 0; /* GPU wall time of the last backward: what DDP's buckets overlap */
     timeline micro_start = t, last_micro = t; /* last_micro: what the last simulated micro-step added */
     int simulate = ga < 2 ? ga : 2;
     for (int micro = 0; micro < simulate; micro++) {
@@ -418,7 +421,9 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
             res->breakdown.comm_s += bcast;
         }
         forward_pass(&t, &p);
+        double bwd_start = t.gpu;
         backward_pass(&t, &p);
+        bwd_span_s = t.gpu - bwd_start;
         if (micro > 0) { /* AccumulateGrad adds into the existing .grad of every tensor */
             double acc = eci_mem_time_s(&rates, 3.0 * grad_bytes, (int)wl->param_tensors);
             gpu_op(&t, p.dispatch_bwd_s * wl->param_tensors, acc, wl->param_tensors, 1);
@@ -441,7 +446,6 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
     }
     /* Micro-steps after the second repeat the second exactly (each ends in a sync). */
     double scale_rest = ga > 2 ? (double)(ga - 2) : 0;
-    double bwd1 = p.bwd_s;
 
     /* Last micro-step: DDP's exposed all-reduce, then the optimizer. */
     if (r.strategy == EC_STRATEGY_DDP) {
@@ -449,7 +453,7 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         double first_bucket_min = eci_const(ctx, EC_C_ddp_first_bucket_bytes);
         if (last_bucket < first_bucket_min)
             last_bucket = first_bucket_min;
-        double exposed = ddp_exposed_s(ctx, grad_bytes, last_bucket, n, busbw, bwd1 / simulate);
+        double exposed = ddp_exposed_s(ctx, grad_bytes, last_bucket, n, busbw, bwd_span_s);
         gpu_op(&t, p.dispatch_bwd_s, exposed, 1, 1);
         res->breakdown.comm_s += exposed;
     }
