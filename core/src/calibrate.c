@@ -133,11 +133,13 @@ int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_
             continue;
         ec_result res;
         const ec_run *run = ec_runs_get(runs, i);
-        if (eci_predict(ctx, &run->config, NULL, &res) != EC_OK) {
+        int prc = eci_predict(ctx, &run->config, NULL, &res);
+        if (prc != EC_OK) {
             char why[EC_ERRMSG_MAX]; /* the message is rewritten below: copy it out first */
             eci_strlcpy(why, ec_ctx_errmsg(ctx), sizeof why);
-            int rc = eci_error(ctx, EC_EINVAL, "run '%s' (line %zu) cannot be predicted: %s", run->id, run->line,
-                               why);
+            /* out of memory stays out of memory; anything else is a run the model refuses */
+            int rc = eci_error(ctx, prc == EC_ENOMEM ? EC_ENOMEM : EC_EINVAL,
+                               "run '%s' (line %zu) cannot be predicted: %s", run->id, run->line, why);
             eci_free(ctx, rows, n_runs * sizeof *rows);
             return rc;
         }
