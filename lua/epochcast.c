@@ -5,6 +5,8 @@
  * over the public API (every C object they hold sits in a Lua box, so an error cannot leak
  * it); run executes a Lua scenario with the module preloaded.  No model logic lives here.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
 #include "lec_priv.h"
 
 #include <csv.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const progname = "epochcast";
 
@@ -190,13 +193,17 @@ static const char validate_usage[] =
     "  --profile P   predict with the calibrated profile P (overrides the runs' profile)\n";
 
 static const char run_usage[] =
-    "usage: epochcast run [--profile P] SCRIPT.lua|- [ARGS...]\n"
+    "usage: epochcast run [--profile P] [--max-seconds N] [--max-memory-mb M] SCRIPT.lua|- [ARGS...]\n"
     "\n"
     "Run a Lua 5.4 scenario with the standard libraries and the epochcast module\n"
     "preloaded (local ec = require \"epochcast\").  The global 'arg' holds the script\n"
     "name at 0 and ARGS from 1, as with lua; the chunk also receives ARGS as '...'.\n"
     "  --profile P   every prediction of the script uses the calibrated profile P\n"
-    "                (a config's profile= still wins)\n";
+    "                (a config's profile= still wins)\n"
+    "\n"
+    "Limits (0 = none): --max-seconds N stops a scenario that runs longer than N seconds\n"
+    "(default $EPOCHCAST_MAX_SECONDS, else 3600); --max-memory-mb M stops one whose Lua\n"
+    "heap grows past M MiB (default $EPOCHCAST_MAX_MEMORY_MB, else 8192).\n";
 
 static int is_help(const char *a)
 {
@@ -900,6 +907,87 @@ static void set_profile(lua_State *L, const char *path)
     lua_setfield(L, LUA_REGISTRYINDEX, ECL_PROFILE_KEY);
 }
 
+/* A scenario's budget: wall time (checked by a count hook every HOOK_INSTRUCTIONS VM
+ * instructions) and Lua heap bytes (counted by an allocator wrapped around Lua's own).
+ * It is the allocator's ud, so the hook finds it with lua_getallocf. */
+#define HOOK_INSTRUCTIONS 100000
+
+typedef struct run_limits {
+    lua_Alloc base;
+    void *base_ud;
+    double max_seconds, deadline_s;   /* 0: no time budget */
+    size_t max_bytes, used_bytes;     /* 0: no memory limit */
+} run_limits;
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    run_limits *lim = ud;
+    size_t old = ptr != NULL ? osize : 0; /* with ptr NULL, osize is a type tag */
+    if (nsize > old && lim->max_bytes > 0 && lim->used_bytes - (old < lim->used_bytes ? old : lim->used_bytes) +
+                                                     nsize > lim->max_bytes)
+        return NULL; /* Lua collects garbage and retries, then raises LUA_ERRMEM */
+    void *q = lim->base(lim->base_ud, ptr, osize, nsize);
+    if (q != NULL || nsize == 0) {
+        lim->used_bytes -= old < lim->used_bytes ? old : lim->used_bytes;
+        lim->used_bytes += nsize;
+    }
+    return q;
+}
+
+static void budget_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    void *ud;
+    lua_getallocf(L, &ud);
+    const run_limits *lim = ud;
+    if (lim->max_seconds > 0 && monotonic_s() > lim->deadline_s)
+        luaL_error(L, "scenario exceeded its time budget of %f s (--max-seconds)", lim->max_seconds);
+}
+
+/* A limit from argv[*i] ("--max-seconds N") or the environment; -1 on a bad number. */
+static double limit_arg(const char *value, const char *env, double fallback)
+{
+    const char *text = value != NULL ? value : getenv(env);
+    if (text == NULL || text[0] == '\0')
+        return fallback;
+    char *end;
+    double v = strtod(text, &end);
+    return *end == '\0' && v >= 0 && v <= 1e9 ? v : -1;
+}
+
+/* Parse run's options before SCRIPT and install the limits; returns 0 or an exit code. */
+static int install_limits(lua_State *L, int argc, char **argv, int *script, run_limits *lim)
+{
+    const char *secs = NULL, *mib = NULL;
+    while (*script + 1 < argc && (strcmp(argv[*script], "--max-seconds") == 0 ||
+                                  strcmp(argv[*script], "--max-memory-mb") == 0)) {
+        if (argv[*script][6] == 's')
+            secs = argv[*script + 1];
+        else
+            mib = argv[*script + 1];
+        *script += 2;
+    }
+    lim->max_seconds = limit_arg(secs, "EPOCHCAST_MAX_SECONDS", 3600);
+    double max_mib = limit_arg(mib, "EPOCHCAST_MAX_MEMORY_MB", 8192);
+    if (lim->max_seconds < 0 || max_mib < 0)
+        return usage_error("run", "run: --max-seconds and --max-memory-mb take a number >= 0");
+    lim->max_bytes = (size_t)(max_mib * 1048576.0);
+    lim->deadline_s = monotonic_s() + lim->max_seconds;
+    lim->base = lua_getallocf(L, &lim->base_ud);
+    lim->used_bytes = (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024u; /* what the state holds already */
+    lua_setallocf(L, limited_alloc, lim);
+    if (lim->max_seconds > 0)
+        lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+    return 0;
+}
+
 static int cmd_run(lua_State *L, int argc, char **argv, int script)
 {
     if (script < argc && strcmp(argv[script], "--profile") == 0) {
@@ -912,9 +1000,20 @@ static int cmd_run(lua_State *L, int argc, char **argv, int script)
         return usage_error("run", "run: missing SCRIPT.lua");
     if (is_help(argv[script]))
         return fputs(run_usage, stdout), 0;
+    /* The module first: an error opening it (a bad --profile) unwinds past this frame,
+     * which must not have installed its allocator yet. */
     luaL_openlibs(L);
     luaL_requiref(L, "epochcast", luaopen_epochcast, 1);
     lua_pop(L, 1);
+    run_limits lim = {0};
+    int code = install_limits(L, argc, argv, &script, &lim);
+    if (code != 0 || script >= argc) {
+        if (lim.base != NULL) { /* installed: lim dies with this frame */
+            lua_sethook(L, NULL, 0, 0);
+            lua_setallocf(L, lim.base, lim.base_ud);
+        }
+        return code != 0 ? code : usage_error("run", "run: missing SCRIPT.lua");
+    }
     createargtable(L, argv, argc, script);
     lua_gc(L, LUA_GCGEN, 0, 0);
     const char *fname = strcmp(argv[script], "-") == 0 ? NULL : argv[script]; /* "-": stdin */
@@ -923,7 +1022,17 @@ static int cmd_run(lua_State *L, int argc, char **argv, int script)
         int n = pushargs(L);
         status = docall(L, n, 0);
     }
-    return report(L, status) == LUA_OK ? 0 : EXIT_FAILURE;
+    if (status == LUA_ERRMEM && lim.max_bytes > 0) {
+        size_t max_bytes = lim.max_bytes;
+        lim.max_bytes = 0; /* room for the message */
+        lua_pop(L, 1);
+        lua_pushfstring(L, "scenario ran out of memory: its Lua heap exceeded the limit of %d MiB (--max-memory-mb)",
+                        (int)(max_bytes / 1048576u));
+    }
+    lua_sethook(L, NULL, 0, 0);
+    status = report(L, status);
+    lua_setallocf(L, lim.base, lim.base_ud); /* lim dies with this frame; lua_close frees later */
+    return status == LUA_OK ? 0 : EXIT_FAILURE;
 }
 
 /* ---- main --------------------------------------------------------------------------- */

@@ -56,3 +56,32 @@ void eci_strfree(ec_ctx *ctx, char *s)
     if (s != NULL)
         eci_free(ctx, s, strlen(s) + 1);
 }
+
+void *eci_scratch(ec_ctx *ctx, int slot, size_t n, size_t size)
+{
+    if (size != 0 && n > (size_t)-1 / size) {
+        eci_error(ctx, EC_ENOMEM, "allocation of %zu x %zu bytes overflows", n, size);
+        return NULL;
+    }
+    size_t bytes = n * size > 0 ? n * size : 1;
+    if (bytes > ctx->scratch_bytes[slot]) {
+        size_t grow = bytes > 2 * ctx->scratch_bytes[slot] ? bytes : 2 * ctx->scratch_bytes[slot];
+        void *p = eci_malloc(ctx, grow);
+        if (p == NULL)
+            return NULL;
+        eci_free(ctx, ctx->scratch[slot], ctx->scratch_bytes[slot]);
+        ctx->scratch[slot] = p;
+        ctx->scratch_bytes[slot] = grow;
+    }
+    memset(ctx->scratch[slot], 0, bytes);
+    return ctx->scratch[slot];
+}
+
+void eci_scratch_free(ec_ctx *ctx)
+{
+    for (int i = 0; i < ECI_SCRATCH_SLOTS; i++) {
+        eci_free(ctx, ctx->scratch[i], ctx->scratch_bytes[i]);
+        ctx->scratch[i] = NULL;
+        ctx->scratch_bytes[i] = 0;
+    }
+}

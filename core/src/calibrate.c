@@ -302,10 +302,13 @@ static int select_runs(ec_ctx *ctx, const ec_runs *runs, const unsigned char *us
             continue;
         ec_result res;
         const ec_run *run = ec_runs_get(runs, i);
-        if (eci_predict(ctx, &run->config, start, &res) != EC_OK) {
+        int prc = eci_predict(ctx, &run->config, start, &res);
+        if (prc != EC_OK) {
             char why[EC_ERRMSG_MAX]; /* the message is rewritten below: copy it out first */
             eci_strlcpy(why, ec_ctx_errmsg(ctx), sizeof why);
-            return eci_error(ctx, EC_EINVAL, "run '%s' (line %zu) cannot be predicted: %s", run->id, run->line, why);
+            /* out of memory stays out of memory; anything else is a run the model refuses */
+            return eci_error(ctx, prc == EC_ENOMEM ? EC_ENOMEM : EC_EINVAL, "run '%s' (line %zu) cannot be predicted: %s",
+                             run->id, run->line, why);
         }
         rows[d->n_rows++] = i;
         add_arch_slots(d, eci_hw_find(ctx, run->config.gpu), run->config.precision, start);
@@ -547,7 +550,7 @@ static int known_architecture(ec_ctx *ctx, const eci_table *t, size_t r, int col
 
 /* One row of a profile into out: a global parameter, an architecture's, or error_log_sd. */
 static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, int c_name, int c_arch, int c_value,
-                            unsigned char *seen, ec_fit_report *out)
+                            size_t *seen_line, ec_fit_report *out)
 {
     const char *name = eci_table_cell(t, r, c_name);
     const char *arch = c_arch >= 0 ? eci_table_cell(t, r, c_arch) : "";
@@ -580,10 +583,10 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, int c_nam
             eci_strlcpy(out->architectures[j], arch, EC_NAME_MAX);
         }
     }
-    if (seen[j])
-        return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: parameter '%s'%s%s given twice", path, line, c_name + 1, name,
-                         arch[0] ? " of " : "", arch);
-    seen[j] = 1;
+    if (seen_line[j] != 0)
+        return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: parameter '%s'%s%s already given on line %zu", path, line,
+                         c_name + 1, name, arch[0] ? " of " : "", arch, seen_line[j]);
+    seen_line[j] = line;
     return eci_table_number(ctx, t, r, c_value, 1e-6, 1e6, &out->values[j]);
 }
 
@@ -606,12 +609,14 @@ int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out)
     eci_calib prior;
     eci_calib_default(ctx, &prior);
     calib_to_array(&prior, out->values);
+    if (eci_table_rows(t) == 0) /* ec_profile_write writes every parameter: nothing is a mistake */
+        rc = eci_error(ctx, EC_EPARSE, "%s: no parameters (a profile lists parameter,value rows)", path);
     out->n_params = N_GLOBAL;
     for (int j = 0; j < N_GLOBAL; j++)
         out->names[j] = param_names[j];
-    unsigned char seen[EC_FIT_MAX_PARAMS] = {0};
+    size_t seen_line[EC_FIT_MAX_PARAMS] = {0};
     for (size_t r = 0; r < eci_table_rows(t) && rc == EC_OK; r++)
-        rc = read_profile_row(ctx, t, r, c_name, c_arch, c_value, seen, out);
+        rc = read_profile_row(ctx, t, r, c_name, c_arch, c_value, seen_line, out);
     eci_table_free(t);
     return rc;
 }

@@ -14,6 +14,39 @@ static const char *const const_names[EC_C_COUNT] = {
 #undef EC_CONST_NAME
 };
 
+/* Constants the model divides by or converts to int must be positive and bounded; the
+ * rest only non-negative.  {id, lo, hi}. */
+static const struct {
+    int id;
+    double lo, hi;
+} strict_ranges[] = {
+    {EC_C_gemm_tile_large_m, 1, 4096},   {EC_C_gemm_tile_large_n, 1, 4096},
+    {EC_C_gemm_tile_small_m, 1, 4096},   {EC_C_gemm_tile_small_n, 1, 4096},
+    {EC_C_gemm_tile_small_eff_frac, 1e-3, 1},
+    {EC_C_conv_eff_frac, 1e-3, 100},     {EC_C_sdpa_eff_frac, 1e-3, 100},
+    {EC_C_foreach_tensors_per_kernel, 1, 1e6},
+    {EC_C_ddp_bucket_bytes, 1, 1e15},    {EC_C_nvlink_busbw_frac, 1e-3, 1},
+    {EC_C_pcie_host_busbw_frac, 1e-3, 1}, {EC_C_internode_bytes_per_s, 1, 1e15},
+    {EC_C_pcie_p2p_busbw_frac, 1e-3, 1}, {EC_C_nvlink_bridge_busbw_frac, 1e-3, 1},
+    {EC_C_board_uplink_lanes, 1, 64},    {EC_C_nccl_ramp_ranks, 2, 65536},
+    {EC_C_dp_coalesce_buffer_bytes, 1, 1e15},
+    {EC_C_gpus_per_node, 1, 1024},       {EC_C_gelu_new_kernels, 1, 1024},
+    {EC_C_mlm_mask_frac, 0, 1},          {EC_C_bucket_mega_batch_mult, 1, 1e6},
+    {EC_C_checkpoint_write_bytes_per_s, 1, 1e15},
+    {EC_C_calib_run_log_sd, 1e-3, 10},   {EC_C_calib_arch_log_sd, 1e-3, 10},
+};
+
+static void const_range(size_t id, double *lo, double *hi)
+{
+    *lo = 0.0;
+    *hi = 1e15;
+    for (size_t i = 0; i < sizeof strict_ranges / sizeof strict_ranges[0]; i++)
+        if ((size_t)strict_ranges[i].id == id) {
+            *lo = strict_ranges[i].lo;
+            *hi = strict_ranges[i].hi;
+        }
+}
+
 int eci_consts_load(ec_ctx *ctx, const char *path)
 {
     eci_table *t = NULL;
@@ -47,7 +80,9 @@ int eci_consts_load(ec_ctx *ctx, const char *path)
             break;
         }
         seen_line[id] = eci_table_line(t, r);
-        if ((rc = eci_table_number(ctx, t, r, c_value, 0.0, 1e15, &k->value[id])) != EC_OK)
+        double lo, hi;
+        const_range(id, &lo, &hi);
+        if ((rc = eci_table_number(ctx, t, r, c_value, lo, hi, &k->value[id])) != EC_OK)
             break;
     }
     for (size_t id = 0; rc == EC_OK && id < EC_C_COUNT; id++)

@@ -46,6 +46,8 @@ void ec_ctx_free(ec_ctx *ctx)
     eci_net_free(ctx);
     eci_consts_free(ctx);
     eci_calib_release(ctx);
+    eci_workload_cache_free(ctx);
+    eci_scratch_free(ctx);
     ctx->alloc(ctx->ud, ctx, sizeof *ctx, 0);
 }
 

@@ -55,6 +55,9 @@ const eci_host *eci_host_find(ec_ctx *ctx, const char *name)
     const char *ids[MAXN];
     if (name == NULL || name[0] == '\0')
         name = "default";
+    for (size_t i = 0; i < ctx->n_hosts; i++) /* the exact id first: the common case, and cheap */
+        if (strcmp(ctx->hosts[i].id, name) == 0)
+            return &ctx->hosts[i];
     for (size_t i = 0; i < ctx->n_hosts; i++)
         if (eci_name_eq(ctx->hosts[i].id, name))
             return &ctx->hosts[i];

@@ -44,6 +44,60 @@ static const eci_field gpu_fields[] = {
 #undef G
 #define N_GPU_FIELDS (sizeof gpu_fields / sizeof gpu_fields[0])
 
+static int alias_match(const char *aliases, const char *name);
+
+/* The interconnects predict.c's bus_bandwidth knows. */
+static const char *const topologies[] = {"nvlink", "pcie-switch", "pcie-host", "a16-board"};
+
+/* The GPU other than `self` that `name` would also resolve to, or NULL: an id, a name or an
+ * alias shared by two rows makes `gpu=NAME` ambiguous. */
+static const eci_gpu *claimed_by_other(const ec_ctx *ctx, const eci_gpu *self, const char *name)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const eci_gpu *o = &ctx->gpus[i];
+        if (o != self && (eci_name_eq(o->id, name) || eci_name_eq(o->name, name) || alias_match(o->aliases, name)))
+            return o;
+    }
+    return NULL;
+}
+
+/* Checks across columns and rows that the column ranges cannot express. */
+static int check_gpu(ec_ctx *ctx, const char *path, const eci_gpu *g)
+{
+    size_t t = 0;
+    while (t < sizeof topologies / sizeof topologies[0] && strcmp(topologies[t], g->default_topology) != 0)
+        t++;
+    if (t == sizeof topologies / sizeof topologies[0])
+        return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': unknown default_topology '%s' (nvlink, pcie-switch, "
+                         "pcie-host, a16-board)", path, g->id, g->default_topology);
+    if (strcmp(g->default_topology, "nvlink") == 0 && g->nvlink_bytes_per_s <= 0)
+        return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': default_topology 'nvlink' needs nvlink_bytes_per_s > 0",
+                         path, g->id);
+    const eci_gpu *o;
+    if ((o = claimed_by_other(ctx, g, g->id)) != NULL)
+        return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': its id also names gpu '%s'", path, g->id, o->id);
+    if ((o = claimed_by_other(ctx, g, g->name)) != NULL)
+        return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': its name '%s' also names gpu '%s'", path, g->id, g->name,
+                         o->id);
+    for (const char *p = g->aliases; *p != '\0';) {
+        size_t len = strcspn(p, ";");
+        char alias[EC_NAME_MAX];
+        if (len == 0 || len >= sizeof alias)
+            return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': aliases must be ';'-separated names of 1 to %d "
+                             "characters", path, g->id, EC_NAME_MAX - 1);
+        memcpy(alias, p, len);
+        alias[len] = '\0';
+        if ((o = claimed_by_other(ctx, g, alias)) != NULL)
+            return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': alias '%s' also names gpu '%s'", path, g->id, alias,
+                             o->id);
+        p += len;
+        if (*p == ';' && *++p == '\0')
+            return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': empty alias at the end of '%s'", path, g->id,
+                             g->aliases);
+    }
+    return EC_OK;
+}
+
 int eci_hw_load(ec_ctx *ctx, const char *path)
 {
     void *rows;
@@ -53,7 +107,11 @@ int eci_hw_load(ec_ctx *ctx, const char *path)
         return rc;
     ctx->gpus = rows;
     ctx->n_gpus = n;
-    return EC_OK;
+    for (size_t i = 0; i < n && rc == EC_OK; i++)
+        rc = check_gpu(ctx, path, &ctx->gpus[i]);
+    if (rc != EC_OK)
+        eci_hw_free(ctx);
+    return rc;
 }
 
 void eci_hw_free(ec_ctx *ctx)

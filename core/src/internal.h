@@ -69,6 +69,14 @@ typedef struct eci_net {
 } eci_net;
 
 /* ---- context ------------------------------------------------------------------- */
+/* Work buffers a prediction needs every time (alloc.c): kept on the context and reused, so a
+ * sweep allocates nothing after its first point.  One slot per buffer that can be live at once. */
+enum {
+    ECI_SCRATCH_PREDICT_IN = 0, ECI_SCRATCH_SIM_HIST, ECI_SCRATCH_SIM_TOTALS, ECI_SCRATCH_RUN_LEN,
+    ECI_SCRATCH_RUN_CPU, ECI_SCRATCH_RUN_PIN, ECI_SCRATCH_RUN_ENDS, ECI_SCRATCH_RUN_STALL, ECI_SCRATCH_RUN_AVAIL,
+    ECI_SCRATCH_RUN_PINQ, ECI_SCRATCH_RUN_COUNTS, ECI_SCRATCH_RUN_WORKERS, ECI_SCRATCH_SLOTS
+};
+
 struct ec_ctx {
     ec_alloc_fn alloc;
     void *ud;
@@ -81,7 +89,15 @@ struct ec_ctx {
     struct eci_calib *fit;            /* fitted parameters in use (calibrate.c); NULL: priors */
     char profile_path[EC_PATH_MAX];   /* the profile= file whose values are cached below */
     struct eci_calib *profile_fit;
+    struct eci_wl_cache *wl_cache;    /* recent workload expansions (workload.c), NULL until used */
+    void *scratch[ECI_SCRATCH_SLOTS]; /* reusable work buffers (eci_scratch), grown on demand */
+    size_t scratch_bytes[ECI_SCRATCH_SLOTS];
 };
+
+/* ---- workload cache (workload.c) ------------------------------------------------ */
+/* Expansions a context keeps: a sweep's batch sizes for one network and precision. */
+#define ECI_WL_CACHE_ENTRIES 32
+EC_INTERNAL void eci_workload_cache_free(ec_ctx *ctx);
 
 /* ---- errors (err.c) ------------------------------------------------------------ */
 /* Record a detailed message on ctx and return code.  The idiom is
@@ -99,6 +115,10 @@ EC_INTERNAL void *eci_realloc(ec_ctx *ctx, void *p, size_t osize, size_t nsize);
 EC_INTERNAL void eci_free(ec_ctx *ctx, void *p, size_t size);  /* size may be 0 when unknown */
 EC_INTERNAL char *eci_strdup(ec_ctx *ctx, const char *s);
 EC_INTERNAL void eci_strfree(ec_ctx *ctx, char *s);
+/* Slot `slot`'s buffer of n x size bytes, zeroed (NULL and EC_ENOMEM on failure).  Valid
+ * until the next eci_scratch of the same slot or ec_ctx_free; never freed by the caller. */
+EC_INTERNAL void *eci_scratch(ec_ctx *ctx, int slot, size_t n, size_t size);
+EC_INTERNAL void eci_scratch_free(ec_ctx *ctx);
 
 /* ---- CSV tables (table.c), read through libcsv ---------------------------------- */
 /* A parsed CSV file: a header row and data rows of text cells, all rows with the

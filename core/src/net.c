@@ -34,6 +34,51 @@ static const eci_field net_fields[] = {
 
 static const char *const families[] = {"encoder", "distil", "decoder", "resnet", "vit"};
 
+/* ResNet stage depths: 1 to 4 ';'-separated integers in [1, 64] ("3;4;6;3"). */
+static int blocks_valid(const char *s)
+{
+    int stages = 0;
+    for (const char *p = s;; p++) {
+        long v = 0;
+        int digits = 0;
+        while (*p >= '0' && *p <= '9' && digits < 3)
+            v = v * 10 + (*p++ - '0'), digits++;
+        if (digits == 0 || v < 1 || v > 64 || ++stages > 4)
+            return 0;
+        if (*p == '\0')
+            return 1;
+        if (*p != ';')
+            return 0;
+    }
+}
+
+/* Shape checks the column ranges cannot express: a zero that the workload would divide
+ * by, heads that do not divide the hidden size, a patch larger than the image. */
+static int check_net(ec_ctx *ctx, const char *path, const eci_net *net)
+{
+    const char *why = NULL;
+    int vision = strcmp(net->family, "resnet") == 0 || strcmp(net->family, "vit") == 0;
+    if (strcmp(net->family, "resnet") != 0) {
+        if (net->layers < 1 || net->hidden < 1 || net->heads < 1 || net->ffn < 1)
+            why = "layers, hidden, heads and ffn must be >= 1";
+        else if (net->hidden % net->heads != 0)
+            why = "heads must divide hidden";
+    } else if (!blocks_valid(net->blocks)) {
+        why = "blocks must be 1 to 4 ';'-separated stage depths in [1, 64]";
+    }
+    if (why == NULL && !vision && (net->vocab < 1 || net->max_positions < 1 || net->default_seq_len < 1))
+        why = "a text model needs vocab, max_positions and default_seq_len >= 1";
+    if (why == NULL && vision && net->image_size < 1)
+        why = "a vision model needs image_size >= 1";
+    if (why == NULL && strcmp(net->family, "vit") == 0 && (net->patch < 1 || net->patch > net->image_size))
+        why = "a vit needs 1 <= patch <= image_size";
+    if (why == NULL && net->num_classes < 1)
+        why = "num_classes must be >= 1";
+    if (why != NULL)
+        return eci_error(ctx, EC_EPARSE, "%s: network '%s': %s", path, net->id, why);
+    return EC_OK;
+}
+
 int eci_net_load(ec_ctx *ctx, const char *path)
 {
     void *rows;
@@ -54,6 +99,8 @@ int eci_net_load(ec_ctx *ctx, const char *path)
         else if (eci_task_parse(net->default_task) < 0)
             rc = eci_error(ctx, EC_EPARSE, "%s: network '%s': unknown default_task '%s'", path, net->id,
                            net->default_task);
+        else
+            rc = check_net(ctx, path, net);
         if (rc != EC_OK) {
             eci_net_free(ctx);
             return rc;
@@ -73,6 +120,9 @@ const eci_net *eci_net_find(ec_ctx *ctx, const char *name)
 {
     enum { MAXN = 128 };
     const char *ids[MAXN];
+    for (size_t i = 0; i < ctx->n_nets; i++) /* the exact id first: the common case, and cheap */
+        if (strcmp(ctx->nets[i].id, name) == 0)
+            return &ctx->nets[i];
     for (size_t i = 0; i < ctx->n_nets; i++)
         if (eci_name_eq(ctx->nets[i].id, name))
             return &ctx->nets[i];

@@ -385,15 +385,16 @@ int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, do
     batches bt = {0};
     int *scratch = NULL;
     int rc = EC_OK;
-    bt.len = eci_calloc(ctx, (size_t)n, sizeof *bt.len);
-    bt.cpu = eci_calloc(ctx, (size_t)n, sizeof *bt.cpu);
-    bt.pin = eci_calloc(ctx, (size_t)n, sizeof *bt.pin);
-    s.ends = eci_calloc(ctx, (size_t)n, sizeof *s.ends);
-    s.stall_at = eci_calloc(ctx, (size_t)n, sizeof *s.stall_at);
-    s.avail = eci_calloc(ctx, (size_t)n, 1);
-    s.pinq = eci_calloc(ctx, (size_t)n, sizeof *s.pinq);
-    scratch = eci_calloc(ctx, mb, sizeof *scratch);
-    s.w = eci_calloc(ctx, s.nw > 0 ? (size_t)s.nw : 1, sizeof *s.w);
+    /* context scratch: a sweep of epochs allocates nothing after the first */
+    bt.len = eci_scratch(ctx, ECI_SCRATCH_RUN_LEN, (size_t)n, sizeof *bt.len);
+    bt.cpu = eci_scratch(ctx, ECI_SCRATCH_RUN_CPU, (size_t)n, sizeof *bt.cpu);
+    bt.pin = eci_scratch(ctx, ECI_SCRATCH_RUN_PIN, (size_t)n, sizeof *bt.pin);
+    s.ends = eci_scratch(ctx, ECI_SCRATCH_RUN_ENDS, (size_t)n, sizeof *s.ends);
+    s.stall_at = eci_scratch(ctx, ECI_SCRATCH_RUN_STALL, (size_t)n, sizeof *s.stall_at);
+    s.avail = eci_scratch(ctx, ECI_SCRATCH_RUN_AVAIL, (size_t)n, 1);
+    s.pinq = eci_scratch(ctx, ECI_SCRATCH_RUN_PINQ, (size_t)n, sizeof *s.pinq);
+    scratch = eci_scratch(ctx, ECI_SCRATCH_RUN_COUNTS, mb, sizeof *scratch);
+    s.w = eci_scratch(ctx, ECI_SCRATCH_RUN_WORKERS, s.nw > 0 ? (size_t)s.nw : 1, sizeof *s.w);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!bt.len || !bt.cpu || !bt.pin || !s.ends || !s.stall_at || !s.avail || !s.pinq || !scratch || !s.w || !rng) {
         rc = eci_error(ctx, EC_ENOMEM, "pipeline: out of memory for %ld steps", n);
@@ -434,15 +435,6 @@ done:
     interp_free(&s.fx);
     if (rng != NULL)
         gsl_rng_free(rng);
-    eci_free(ctx, bt.len, (size_t)n * sizeof *bt.len);
-    eci_free(ctx, bt.cpu, (size_t)n * sizeof *bt.cpu);
-    eci_free(ctx, bt.pin, (size_t)n * sizeof *bt.pin);
-    eci_free(ctx, s.ends, (size_t)n * sizeof *s.ends);
-    eci_free(ctx, s.stall_at, (size_t)n * sizeof *s.stall_at);
-    eci_free(ctx, s.avail, (size_t)n);
-    eci_free(ctx, s.pinq, (size_t)n * sizeof *s.pinq);
-    eci_free(ctx, scratch, mb * sizeof *scratch);
-    eci_free(ctx, s.w, (s.nw > 0 ? (size_t)s.nw : 1) * sizeof *s.w);
     return rc;
 }
 
@@ -516,13 +508,10 @@ int eci_pipe_simulate(ec_ctx *ctx, const eci_pipe_in *in, eci_pipe_epoch *out)
         long r = STEP_BUDGET / n;
         reps = r < 1 ? 1 : r > MAX_REPLICAS ? MAX_REPLICAS : (int)r;
     }
-    double *hist = eci_calloc(ctx, (size_t)in->seq, sizeof *hist);
-    double *totals = eci_calloc(ctx, (size_t)reps, sizeof *totals);
-    if (hist == NULL || totals == NULL) {
-        eci_free(ctx, hist, (size_t)in->seq * sizeof *hist);
-        eci_free(ctx, totals, (size_t)reps * sizeof *totals);
+    double *hist = eci_scratch(ctx, ECI_SCRATCH_SIM_HIST, (size_t)in->seq, sizeof *hist);
+    double *totals = eci_scratch(ctx, ECI_SCRATCH_SIM_TOTALS, (size_t)reps, sizeof *totals);
+    if (hist == NULL || totals == NULL)
         return EC_ENOMEM;
-    }
     eci_pipe_in quiet = *in;
     quiet.trace = NULL;
     double interval = 0, stall = 0, busy = 0, var = 0;
@@ -564,7 +553,5 @@ int eci_pipe_simulate(ec_ctx *ctx, const eci_pipe_in *in, eci_pipe_epoch *out)
             }
         }
     }
-    eci_free(ctx, hist, (size_t)in->seq * sizeof *hist);
-    eci_free(ctx, totals, (size_t)reps * sizeof *totals);
     return rc;
 }

@@ -205,15 +205,70 @@ static void python_loop(timeline *t, plan *p, int backward)
         loop_iteration(t, p, backward, ops * (iters - whole), 0);
 }
 
+/* One repetition of the layer block: its forward ops. */
+static void forward_layer(timeline *t, plan *p)
+{
+    for (size_t i = p->first_layer; i < p->end_layer; i++)
+        forward_op(t, p, i);
+}
+
+/* One repetition of the layer block in backward: recompute under checkpointing, then
+ * the backward ops in reverse. */
+static void backward_layer(timeline *t, plan *p)
+{
+    if (p->checkpointing) { /* torch.utils.checkpoint re-runs the layer's forward first */
+        double before = p->fwd_s;
+        forward_layer(t, p);
+        p->bwd_s += p->fwd_s - before; /* recompute is backward time */
+        p->fwd_s = before;
+    }
+    for (size_t i = p->end_layer; i-- > p->first_layer;)
+        backward_op(t, p, i);
+}
+
+/* Run the layer block `layers` times.  The timeline is translation-invariant: what a layer
+ * adds depends only on how far the host is ahead of the GPU (cpu - gpu) and on its pending
+ * host work, so each layer is walked in a frame where the GPU starts at 0.  When a layer
+ * leaves that state as it found it, or the GPU stays ahead and never idles (the host's lead
+ * cannot grow), every later layer adds exactly the same, and the rest are added by one
+ * multiplication: a 24-layer model costs two or three walks instead of 24. */
+static void repeat_layers(timeline *t, plan *p, int layers, void (*one)(timeline *, plan *))
+{
+    for (int l = 0; l < layers; l++) {
+        double d0 = t->cpu - t->gpu, fwd0 = p->fwd_s, bwd0 = p->bwd_s;
+        timeline loc = {.cpu = d0};
+        memcpy(loc.pending, t->pending, sizeof loc.pending);
+        one(&loc, p);
+        double d1 = loc.cpu - loc.gpu;
+        int same_state = d1 == d0 && memcmp(loc.pending, t->pending, sizeof loc.pending) == 0;
+        int never_idle = d1 <= d0;
+        for (int c = 0; c < N_CAUSES; c++)
+            never_idle = never_idle && loc.gap[c] == 0 && loc.pending[c] == 0;
+        double reps = same_state || never_idle ? layers - l : 1;
+        t->cpu += reps * (loc.cpu - d0);
+        t->gpu += reps * loc.gpu;
+        t->busy += reps * loc.busy;
+        t->copy += reps * loc.copy;
+        t->kernels += reps * loc.kernels;
+        t->host_busy += reps * loc.host_busy;
+        for (int c = 0; c < N_CAUSES; c++)
+            t->gap[c] += reps * loc.gap[c];
+        memcpy(t->pending, loc.pending, sizeof t->pending);
+        p->fwd_s = fwd0 + reps * (p->fwd_s - fwd0);
+        p->bwd_s = bwd0 + reps * (p->bwd_s - bwd0);
+        if (reps > 1)
+            break;
+    }
+}
+
 static void forward_pass(timeline *t, plan *p)
 {
     const eci_workload *wl = p->wl;
     for (size_t i = 0; i < p->first_layer; i++)
         forward_op(t, p, i);
     python_loop(t, p, 0); /* after the embeddings it reads */
-    for (int l = 0; l < wl->layers && p->first_layer < p->end_layer; l++)
-        for (size_t i = p->first_layer; i < p->end_layer; i++)
-            forward_op(t, p, i);
+    if (p->first_layer < p->end_layer)
+        repeat_layers(t, p, wl->layers, forward_layer);
     for (size_t i = p->end_layer; i < wl->n_ops; i++)
         forward_op(t, p, i);
 }
@@ -223,17 +278,11 @@ static void backward_pass(timeline *t, plan *p)
     const eci_workload *wl = p->wl;
     for (size_t i = wl->n_ops; i-- > p->end_layer;)
         backward_op(t, p, i);
-    for (int l = 0; l < wl->layers && p->first_layer < p->end_layer; l++) {
-        if (p->checkpointing) { /* torch.utils.checkpoint re-runs the layer's forward first */
-            double before = p->fwd_s;
-            for (size_t i = p->first_layer; i < p->end_layer; i++)
-                forward_op(t, p, i);
-            p->bwd_s += p->fwd_s - before; /* recompute is backward time */
-            p->fwd_s = before;
-        }
-        for (size_t i = p->end_layer; i-- > p->first_layer;)
-            backward_op(t, p, i);
-    }
+    if (p->first_layer < p->end_layer && p->ddp != NULL) /* DDP's hook needs every layer's real times */
+        for (int l = 0; l < wl->layers; l++)
+            backward_layer(t, p);
+    else if (p->first_layer < p->end_layer)
+        repeat_layers(t, p, wl->layers, backward_layer);
     python_loop(t, p, 1);
     for (size_t i = p->first_layer; i-- > 0;)
         backward_op(t, p, i);
@@ -353,8 +402,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
                        .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
                        .eager_attention = cfg->attention == EC_ATTN_EAGER,
                        .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels)};
-    eci_workload *wl = &r.wl;
-    if ((rc = eci_workload_expand(ctx, r.net, r.task, &shape, wl)) != EC_OK)
+    const eci_workload *wl;
+    if ((rc = eci_workload_get(ctx, r.net, r.task, &shape, &wl)) != EC_OK)
         return rc;
 
     eci_calib calib = *calib_in;
@@ -363,9 +412,13 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     eci_op_cost_t cost[ECI_MAX_OPS];
     size_t first = wl->n_ops, end = wl->n_ops;
     for (size_t i = 0; i < wl->n_ops; i++) {
-        eci_op_cost(ctx, &rates, &wl->ops[i], &cost[i]);
-        cost[i].fwd_s *= gpu_scale;
-        cost[i].bwd_s *= gpu_scale;
+        if (wl->ops[i].twin < i) { /* same shape as an earlier op: same cost */
+            cost[i] = cost[wl->ops[i].twin];
+        } else {
+            eci_op_cost(ctx, &rates, &wl->ops[i], &cost[i]);
+            cost[i].fwd_s *= gpu_scale;
+            cost[i].bwd_s *= gpu_scale;
+        }
         if (wl->ops[i].layer) {
             if (first == wl->n_ops)
                 first = i;
@@ -573,7 +626,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     /* The rest (input pipeline, epoch, warnings) is eci_predict's; hand back the rates' warnings. */
     if (rates.warnings)
         add_warning(res, rates.warnings, rates.warning_text);
-    rp->wl = r.wl;
+    rp->input_bytes = wl->input_bytes;
     return EC_OK;
 }
 
@@ -716,7 +769,7 @@ int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, 
             in->knot_val[j][k] = j == S_PEAK ? v[j] : v[j] / ga; /* per micro-step */
         *top = kr; /* the longest padded length: the memory peak */
     }
-    pipe_loader(ctx, cfg, &r, l, r.net != NULL ? r.wl.input_bytes : 0, in);
+    pipe_loader(ctx, cfg, &r, l, r.net != NULL ? r.input_bytes : 0, in);
     return EC_OK;
 fail:
     eci_lengths_free(ctx, *lengths);
@@ -849,7 +902,7 @@ static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_calib
 int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
 {
     memset(res, 0, sizeof *res);
-    eci_pipe_in *in = eci_malloc(ctx, sizeof *in);
+    eci_pipe_in *in = eci_scratch(ctx, ECI_SCRATCH_PREDICT_IN, 1, sizeof *in);
     if (in == NULL)
         return EC_ENOMEM;
     eci_lengths *l = NULL;
@@ -868,11 +921,31 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         assemble_epoch(ctx, cfg, &r, in, l, &ep, res);
         add_warnings(cfg, &r, res);
         copy_multi_gpu(&top, res);
-        rc = scaling_efficiency(ctx, cfg, fixed, res);
     }
     eci_lengths_free(ctx, l);
-    eci_free(ctx, in, sizeof *in);
-    return rc;
+    /* after the scratch is done with: the one-GPU prediction reuses it */
+    return rc == EC_OK ? scaling_efficiency(ctx, cfg, fixed, res) : rc;
+}
+
+/* Peak memory of cfg alone: the step model at the longest padded length, as ec_predict's
+ * memory, without simulating the epoch (max_batch asks only this, many times). */
+static int predict_memory(ec_ctx *ctx, const ec_config *cfg, ec_memory *out)
+{
+    eci_resolved r;
+    eci_calib calib;
+    int rc = eci_resolve(ctx, cfg, &r);
+    if (rc == EC_OK)
+        rc = eci_calib_current(ctx, cfg, &calib);
+    if (rc != EC_OK)
+        return rc;
+    if (r.net == NULL) /* gpu_step_s without a model: memory is not predicted */
+        return eci_error(ctx, EC_EINVAL, "max_batch needs a model: gpu_step_s alone does not predict memory");
+    ec_result step;
+    double host_s;
+    if ((rc = step_model(ctx, cfg, &r, &calib, r.seq, 1.0, &step, &host_s)) != EC_OK)
+        return rc;
+    *out = step.memory;
+    return EC_OK;
 }
 
 int ec_max_batch(ec_ctx *ctx, const ec_config *cfg, int limit, int *out_batch)
@@ -883,21 +956,21 @@ int ec_max_batch(ec_ctx *ctx, const ec_config *cfg, int limit, int *out_batch)
     if (limit <= 0)
         limit = 65536;
     ec_config c = *cfg;
-    ec_result res;
+    ec_memory mem;
     /* Peak memory grows with the batch, so bisect on fits over [lo fits, hi does not]. */
     c.batch_per_gpu = 1;
-    int rc = ec_predict(ctx, &c, &res);
+    int rc = predict_memory(ctx, &c, &mem);
     if (rc != EC_OK)
         return rc;
-    if (!res.memory.fits)
+    if (!mem.fits)
         return EC_OK;
     int lo = 1, hi = limit + 1;
     while (hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
         c.batch_per_gpu = mid;
-        if ((rc = ec_predict(ctx, &c, &res)) != EC_OK)
+        if ((rc = predict_memory(ctx, &c, &mem)) != EC_OK)
             return rc;
-        if (res.memory.fits)
+        if (mem.fits)
             lo = mid;
         else
             hi = mid;

@@ -18,7 +18,7 @@ typedef struct eci_resolved {
     ec_strategy strategy;
     int nodes;
     const char *topology;
-    eci_workload wl;
+    double input_bytes;         /* one micro-batch's input tensors (set by the step model) */
 } eci_resolved;
 
 /* ec_predict with explicit calibration parameters (NULL: the context's current ones). */

@@ -10,6 +10,7 @@
 #include "consts.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -451,6 +452,62 @@ static void vit(builder *b, const eci_net *net, double n)
     b->wl->tokens = n;
 }
 
+/* The fields eci_op_cost reads, bit for bit: two ops that agree on them cost the same. */
+typedef struct cost_key {
+    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors;
+    int kind, tensor_math, fwd_kernels, bwd;
+} cost_key;
+
+static void cost_key_of(const eci_op *op, cost_key *key)
+{
+    memset(key, 0, sizeof *key);
+    key->m = op->m;
+    key->n = op->n;
+    key->k = op->k;
+    key->batch = op->batch;
+    key->fwd_bytes = op->fwd_bytes;
+    key->bwd_bytes = op->bwd_bytes;
+    key->params = op->params;
+    key->param_tensors = op->param_tensors;
+    key->kind = op->kind;
+    key->tensor_math = op->tensor_math;
+    key->fwd_kernels = op->fwd_kernels;
+    key->bwd = op->bwd;
+}
+
+/* A hash of a cost_key, eight bytes at a time (multiply-xorshift mixing). */
+static uint64_t key_hash(const cost_key *key)
+{
+    uint64_t h = 0, w;
+    const unsigned char *b = (const unsigned char *)key;
+    for (size_t i = 0; i + sizeof w <= sizeof *key; i += sizeof w) {
+        memcpy(&w, b + i, sizeof w);
+        h = (h ^ w) * 0x9E3779B97F4A7C15u;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/* Point each op at the first op with the same cost key, through an open-addressing table
+ * of op indices (twice ECI_MAX_OPS slots, so it never fills). */
+static void find_twins(eci_workload *wl)
+{
+    enum { SLOTS = 2 * ECI_MAX_OPS };
+    size_t table[SLOTS];
+    cost_key keys[ECI_MAX_OPS];
+    for (size_t s = 0; s < SLOTS; s++)
+        table[s] = ECI_MAX_OPS;
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        cost_key_of(&wl->ops[i], &keys[i]);
+        size_t s = (size_t)(key_hash(&keys[i]) % SLOTS);
+        while (table[s] != ECI_MAX_OPS && memcmp(&keys[table[s]], &keys[i], sizeof keys[i]) != 0)
+            s = (s + 1) % SLOTS;
+        if (table[s] == ECI_MAX_OPS)
+            table[s] = i;
+        wl->ops[i].twin = table[s];
+    }
+}
+
 static void sum_up(eci_workload *wl)
 {
     wl->params = 0;
@@ -532,9 +589,97 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
     else if (rc != EC_OK)
         rc = eci_error(ctx, EC_EINVAL, "model '%s' (%s) cannot run task '%s'", net->id, net->family,
                        eci_task_name(task));
-    if (rc == EC_OK)
+    if (rc == EC_OK) {
         sum_up(wl);
+        find_twins(wl);
+    }
     return rc;
+}
+
+/* ---- the context's workload cache ------------------------------------------------------ */
+/* A sweep predicts many configs that share a network, a task and a shape (all GPUs, all
+ * optimizers, all DataLoader settings of one batch size), so the context keeps the last
+ * ECI_WL_CACHE_ENTRIES expansions.  The key is everything eci_workload_expand reads: the
+ * network (its row in this context's registry, constant once loaded), the task and every
+ * field of the shape.  Entries are allocated on first use through the context's allocator
+ * and replaced round-robin; nothing else invalidates them because models/ tables cannot be
+ * reloaded into a context (ec_ctx_load_models refuses a second load). */
+typedef struct wl_key {
+    const eci_net *net;
+    int task, precision, image_size, eager_attention, gelu_new_kernels;
+    double batch, seq, seq_sq, mask_bytes, mlm_frac;
+} wl_key;
+
+typedef struct wl_entry {
+    wl_key key;
+    eci_workload wl;
+} wl_entry;
+
+struct eci_wl_cache {
+    wl_entry *entries[ECI_WL_CACHE_ENTRIES];
+    size_t next;          /* the slot to replace on the next miss */
+    size_t hits, misses;  /* for tests and the speed benchmark */
+};
+
+static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *k)
+{
+    memset(k, 0, sizeof *k); /* padding bytes too: keys are compared with memcmp */
+    k->net = net;
+    k->task = task;
+    k->precision = sh->precision;
+    k->image_size = sh->image_size;
+    k->eager_attention = sh->eager_attention;
+    k->gelu_new_kernels = sh->gelu_new_kernels;
+    k->batch = sh->batch;
+    k->seq = sh->seq;
+    k->seq_sq = sh->seq_sq;
+    k->mask_bytes = sh->mask_bytes;
+    k->mlm_frac = sh->mlm_frac;
+}
+
+int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *sh, const eci_workload **out)
+{
+    *out = NULL;
+    if (ctx->wl_cache == NULL && (ctx->wl_cache = eci_calloc(ctx, 1, sizeof *ctx->wl_cache)) == NULL)
+        return EC_ENOMEM;
+    struct eci_wl_cache *c = ctx->wl_cache;
+    wl_key key;
+    make_key(net, task, sh, &key);
+    for (size_t i = 0; i < ECI_WL_CACHE_ENTRIES && c->entries[i] != NULL; i++)
+        if (memcmp(&c->entries[i]->key, &key, sizeof key) == 0) {
+            c->hits++;
+            *out = &c->entries[i]->wl;
+            return EC_OK;
+        }
+    c->misses++;
+    size_t slot = c->next;
+    if (c->entries[slot] == NULL && (c->entries[slot] = eci_malloc(ctx, sizeof(wl_entry))) == NULL)
+        return EC_ENOMEM;
+    wl_entry *e = c->entries[slot];
+    memset(&e->key, 0, sizeof e->key); /* never matches while it holds no valid expansion */
+    int rc = eci_workload_expand(ctx, net, task, sh, &e->wl);
+    if (rc != EC_OK)
+        return rc;
+    e->key = key;
+    c->next = (slot + 1) % ECI_WL_CACHE_ENTRIES;
+    *out = &e->wl;
+    return EC_OK;
+}
+
+void eci_workload_cache_stats(const ec_ctx *ctx, size_t *hits, size_t *misses)
+{
+    *hits = ctx->wl_cache != NULL ? ctx->wl_cache->hits : 0;
+    *misses = ctx->wl_cache != NULL ? ctx->wl_cache->misses : 0;
+}
+
+void eci_workload_cache_free(ec_ctx *ctx)
+{
+    if (ctx->wl_cache == NULL)
+        return;
+    for (size_t i = 0; i < ECI_WL_CACHE_ENTRIES; i++)
+        eci_free(ctx, ctx->wl_cache->entries[i], sizeof(wl_entry));
+    eci_free(ctx, ctx->wl_cache, sizeof *ctx->wl_cache);
+    ctx->wl_cache = NULL;
 }
 
 double eci_workload_params(const eci_net *net, int task)

@@ -37,6 +37,8 @@ typedef struct eci_op {
     int fwd_kernels;       /* kernels the op launches in the forward */
     int bwd;               /* has a backward (0 for casts of weights, index ops) */
     int layer;             /* 1 when the op is part of the repeated layer block */
+    size_t twin;           /* index of the first op with the same cost-relevant fields (itself if none):
+                            * ResNet's repeated bottlenecks are priced once */
 } eci_op;
 
 #define ECI_MAX_OPS 256
@@ -70,6 +72,14 @@ typedef struct eci_shape {
 /* Build the op list.  Returns EC_EINVAL for a task the family cannot run. */
 EC_INTERNAL int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *shape,
                                     eci_workload *wl);
+
+/* The op list of (net, task, shape) from the context's cache of recent expansions, expanding
+ * it on a miss.  *out stays valid until the next call on ctx.  Adds EC_ENOMEM to the
+ * returns of eci_workload_expand. */
+EC_INTERNAL int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *shape,
+                                 const eci_workload **out);
+/* Lookups answered from the cache and expansions done, since the context was created. */
+EC_INTERNAL void eci_workload_cache_stats(const ec_ctx *ctx, size_t *hits, size_t *misses);
 
 /* Parameter count of a preset with a task head, independent of shape and precision. */
 EC_INTERNAL double eci_workload_params(const eci_net *net, int task);

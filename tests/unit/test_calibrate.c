@@ -526,7 +526,7 @@ static void test_profile_architecture(void **state)
     expect_profile_error(ctx, dir, "parameter,architecture,value\nconv_eff,ampere,0.9\n", EC_EPARSE,
                          "bad.csv:2:2: 'conv_eff' is global");
     expect_profile_error(ctx, dir, "parameter,architecture,value\nmem_scale,volta,0.9\nmem_scale,Volta,1\n",
-                         EC_EPARSE, "bad.csv:3:1: parameter 'mem_scale' of volta given twice");
+                         EC_EPARSE, "bad.csv:3:1: parameter 'mem_scale' of volta already given on line 2");
     expect_profile_error(ctx, dir, "parameter,value\nerror_log_sd,-0.1\n", EC_EPARSE, "bad.csv:2:");
     /* a report with an entry that is neither global nor a per-architecture scale */
     rep.names[7] = "conv_eff";

@@ -1,0 +1,245 @@
+/*
+ * bench_speed.c: the simulator's own speed (issue 7): predictions per second for
+ * single-GPU steps (BERT-large SQuAD, ResNet-50), an 8-GPU DDP step, and resident memory
+ * before and after a sweep of a million configurations, on one thread.  Prints a Markdown
+ * report with the machine it ran on.
+ *
+ *   bench_speed [MODELS_DIR] [SECONDS_PER_SECTION] [SWEEP_CONFIGS]
+ *
+ * Each section is one entry of `sections` below: a name, a setup that fills a base config
+ * and the axes it varies, and a body run in a timed loop.  To add a section (the epoch
+ * simulation, the Lua sweep), write one function of type section_fn and add a line to the
+ * table.  Every prediction varies the batch (and the GPU) so that nothing is a repeat of the
+ * previous call; the context's workload cache is what a real sweep reuses.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "epochcast.h"
+
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Resident set size in bytes from /proc/self/statm (second field, in pages). */
+static double rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, resident = 0;
+    if (f == NULL)
+        return 0;
+    if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+        resident = 0;
+    fclose(f);
+    return (double)resident * (double)sysconf(_SC_PAGESIZE);
+}
+
+static void print_machine(void)
+{
+    char model[256] = "unknown";
+    char line[512];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f != NULL) {
+        while (fgets(line, sizeof line, f) != NULL)
+            if (strncmp(line, "model name", 10) == 0) {
+                const char *p = strchr(line, ':');
+                if (p != NULL) {
+                    snprintf(model, sizeof model, "%s", p + 2);
+                    model[strcspn(model, "\n")] = '\0';
+                }
+                break;
+            }
+        fclose(f);
+    }
+    printf("machine: %s, %ld online cores; benchmark runs on one thread\n\n", model,
+           sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/* ---- sections ------------------------------------------------------------------------ */
+typedef struct bench {
+    ec_ctx *ctx;
+    double seconds;              /* minimum timed duration of a section */
+    const char *gpus[8];         /* GPUs the sweep sections cycle through */
+    size_t n_gpus;
+} bench;
+
+/* Run `iter` predictions; returns the number done or -1 on error. */
+typedef long (*section_fn)(bench *b, ec_config *base, long iter);
+
+static int must(ec_ctx *ctx, int rc, const char *what)
+{
+    if (rc != EC_OK) {
+        fprintf(stderr, "bench_speed: %s: %s\n", what, ec_ctx_errmsg(ctx));
+        exit(1);
+    }
+    return rc;
+}
+
+static void set(ec_ctx *ctx, ec_config *cfg, const char *word)
+{
+    must(ctx, ec_config_set_word(ctx, cfg, word), word);
+}
+
+/* Predictions with batch 1..32 and the GPUs of b->gpus in turn: a sweep over two axes. */
+static long predict_sweep(bench *b, ec_config *base, long iter)
+{
+    ec_config c = *base;
+    ec_result res;
+    double sink = 0;
+    for (long i = 0; i < iter; i++) {
+        c.batch_per_gpu = 1 + (int)(i % 32);
+        snprintf(c.gpu, sizeof c.gpu, "%s", b->gpus[(i / 32) % (long)b->n_gpus]);
+        must(b->ctx, ec_predict(b->ctx, &c, &res), "ec_predict");
+        sink += res.step_s;
+    }
+    return sink > 0 ? iter : -1;
+}
+
+/* Every call a batch size the context has not seen in its last ECI_WL_CACHE_ENTRIES calls:
+ * the cost of a prediction when the workload cache misses. */
+static long predict_cold(bench *b, ec_config *base, long iter)
+{
+    ec_config c = *base;
+    ec_result res;
+    double sink = 0;
+    for (long i = 0; i < iter; i++) {
+        c.batch_per_gpu = 1 + (int)(i % 1000);
+        must(b->ctx, ec_predict(b->ctx, &c, &res), "ec_predict");
+        sink += res.step_s;
+    }
+    return sink > 0 ? iter : -1;
+}
+
+static void setup_bert_squad(ec_ctx *ctx, ec_config *c)
+{
+    set(ctx, c, "model=bert-large");
+    set(ctx, c, "task=squad");
+    set(ctx, c, "seq_len=384");
+    set(ctx, c, "precision=amp_fp16");
+}
+
+static void setup_resnet(ec_ctx *ctx, ec_config *c)
+{
+    set(ctx, c, "model=resnet50");
+    set(ctx, c, "precision=amp_fp16");
+    set(ctx, c, "num_workers=8");
+    set(ctx, c, "pin_memory=1");
+}
+
+static void setup_ddp8(ec_ctx *ctx, ec_config *c)
+{
+    setup_bert_squad(ctx, c);
+    set(ctx, c, "num_gpus=8");
+    set(ctx, c, "strategy=ddp");
+}
+
+typedef struct section {
+    const char *name;
+    void (*setup)(ec_ctx *ctx, ec_config *c);
+    section_fn run;
+} section;
+
+static const section sections[] = {
+    {"single-GPU step, BERT-large SQuAD (seq 384, amp_fp16)", setup_bert_squad, predict_sweep},
+    {"single-GPU step, ResNet-50 ImageNet (amp_fp16, 8 workers)", setup_resnet, predict_sweep},
+    {"8-GPU DDP step, BERT-large SQuAD", setup_ddp8, predict_sweep},
+    {"single-GPU BERT-large, workload cache missed every call", setup_bert_squad, predict_cold},
+    {"single-GPU ResNet-50, workload cache missed every call", setup_resnet, predict_cold},
+};
+
+/* Time one section: calibrate the iteration count to at least b->seconds. */
+static void run_section(bench *b, const section *s)
+{
+    ec_config base;
+    ec_config_init(&base);
+    set(b->ctx, &base, "gpu=a100-sxm4-80gb");
+    s->setup(b->ctx, &base);
+    base.batch_per_gpu = 1;
+    long iter = 1000;
+    double t = 0;
+    for (;;) {
+        double t0 = now_s();
+        if (s->run(b, &base, iter) < 0)
+            exit(1);
+        t = now_s() - t0;
+        if (t >= b->seconds)
+            break;
+        iter = (long)((double)iter * (t > 0 ? fmin(10.0, 1.2 * b->seconds / t) : 10.0));
+    }
+    printf("| %-58s | %10ld | %8.3f | %12.0f | %8.2f |\n", s->name, iter, t, (double)iter / t, 1e6 * t / (double)iter);
+}
+
+/* Resident memory before and after a sweep of n configurations over every axis that the
+ * sweep sections vary, plus precision and optimizer. */
+static void memory_flat(bench *b, long n)
+{
+    static const char *const precisions[] = {"fp32", "amp_fp16", "amp_bf16", "tf32"};
+    static const char *const optimizers[] = {"adamw", "sgd", "adamw_fused", "lamb"};
+    static const char *const models[] = {"bert-base", "resnet50", "gpt2", "vit-b16"};
+    ec_config base;
+    ec_config_init(&base);
+    ec_config c = base;
+    ec_result res;
+    double before = 0, t0 = 0, sink = 0;
+    long failed = 0;
+    for (long i = 0; i < n; i++) {
+        if (i == 1000) { /* after warm-up: caches and allocator arenas in place */
+            before = rss_bytes();
+            t0 = now_s();
+        }
+        c = base;
+        c.batch_per_gpu = 1 + (int)(i % 64);
+        snprintf(c.model, sizeof c.model, "%s", models[(i / 64) % 4]);
+        snprintf(c.gpu, sizeof c.gpu, "%s", b->gpus[(i / 256) % (long)b->n_gpus]);
+        must(b->ctx, ec_config_set(b->ctx, &c, "precision", precisions[(i / 2048) % 4]), "precision");
+        must(b->ctx, ec_config_set(b->ctx, &c, "optimizer", optimizers[(i / 8192) % 4]), "optimizer");
+        if (ec_predict(b->ctx, &c, &res) != EC_OK)
+            failed++; /* e.g. a model that cannot run at that precision: still a call */
+        else
+            sink += res.memory.peak_bytes;
+    }
+    double t = now_s() - t0, after = rss_bytes();
+    printf("\nsweep of %ld configurations (4 models x 64 batches x %zu GPUs x 4 precisions x 4 optimizers, "
+           "cycled): %.2f s, %.0f predictions/s, %ld rejected\n",
+           n, b->n_gpus, t, (double)(n - 1000) / t, failed);
+    printf("resident memory after 1,000 warm-up predictions: %.1f MiB; after all %ld: %.1f MiB (change %+.1f KiB)\n",
+           before / 1048576.0, n, after / 1048576.0, (after - before) / 1024.0);
+    (void)sink;
+}
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+    const char *dir = argc > 1 ? argv[1] : getenv("EPOCHCAST_MODELS");
+    bench b = {.seconds = argc > 2 ? atof(argv[2]) : 2.0,
+               .gpus = {"a100-sxm4-80gb", "t4", "rtx4090", "v100-sxm2-16gb", "h100-sxm5-80gb", "a16", "l4",
+                        "a10"},
+               .n_gpus = 8};
+    if (ec_ctx_new(NULL, NULL, &b.ctx) != EC_OK)
+        return 1;
+    must(b.ctx, ec_ctx_load_models(b.ctx, dir), "ec_ctx_load_models");
+    for (size_t i = 0; i < b.n_gpus; i++) {
+        size_t idx;
+        must(b.ctx, ec_gpu_find(b.ctx, b.gpus[i], &idx), b.gpus[i]);
+    }
+    print_machine();
+    printf("| section                                                    | predictions | seconds | predictions/s | us/pred  |\n");
+    printf("|------------------------------------------------------------|------------|----------|--------------|----------|\n");
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
+        run_section(&b, &sections[i]);
+    long sweep = argc > 3 ? atol(argv[3]) : 1000000;
+    if (sweep > 1000)
+        memory_flat(&b, sweep);
+    ec_ctx_free(b.ctx);
+    return 0;
+}

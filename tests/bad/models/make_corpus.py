@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""make_corpus.py: writes the broken models/ tables of tests/bad/models/<table>/<case>.csv
+from the shipped ones in models/ (run from the repository root; the output is committed).
+Each case breaks one thing; tests/unit/test_bad_models.c swaps it into a copy of models/
+and checks the message listed in EXPECTED."""
+import csv, io, os
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(ROOT, "..", "..", "..", "models")
+
+
+def read(table):
+    with open(os.path.join(MODELS, table + ".csv"), newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+def text(rows):
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+def set_cell(rows, row, col, value):
+    rows = [list(r) for r in rows]
+    rows[row][rows[0].index(col)] = value
+    return rows
+
+
+def drop_col(rows, col):
+    i = rows[0].index(col)
+    return [r[:i] + r[i + 1:] for r in rows]
+
+
+def emit(table, case, data):
+    d = os.path.join(ROOT, table)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, case + ".csv"), "wb") as f:
+        f.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def common(table, rows, num_col, row=1):
+    """The cases every table gets: structure, quoting, numbers, encoding."""
+    good = text(rows)
+    emit(table, "empty", "")
+    emit(table, "header_only", text(rows[:1]))
+    dup = [list(r) for r in rows]
+    dup[0][-1] = dup[0][0]
+    emit(table, "duplicate_header", text(dup))
+    wrong = [list(r) for r in rows]
+    wrong[0][rows[0].index(num_col)] = num_col[:-1] + "x"
+    emit(table, "misspelled_header", text(wrong))
+    emit(table, "missing_column", text(drop_col(rows, num_col)))
+    lines = good.rstrip("\n").split("\n")
+    # cut inside the second field, so the row is short whatever its last cell holds
+    cut = lines[-1].index(",") + 2
+    emit(table, "truncated_last_line", "\n".join(lines[:-1] + [lines[-1][:cut]]))
+    emit(table, "bad_quoting", good.replace("\n", '\nab"c', 1).replace('\nab"c', "\n", 0) if False else
+         "\n".join([lines[0], 'x"y' + lines[1]] + lines[2:]) + "\n")
+    emit(table, "unterminated_quote", "\n".join(lines) + '\n"open' + "\n")
+    for case, v in [("non_numeric", "lots"), ("negative", "-1"), ("nan", "nan"), ("inf", "inf"),
+                    ("huge", "1e300"), ("overflow", "1e999"), ("empty_number", "")]:
+        emit(table, case, text(set_cell(rows, row, num_col, v)))
+    bad = good.encode("utf-8")
+    i = bad.index(b"\n") + 1
+    emit(table, "invalid_utf8", bad[:i + 1] + b"\xff\xfe" + bad[i + 1:])
+
+
+gpus = read("gpus")
+common("gpus", gpus, "sm_count")
+dup = [list(r) for r in gpus]
+dup.append(list(gpus[1]))
+emit("gpus", "duplicate_id", text(dup))
+emit("gpus", "unknown_topology", text(set_cell(gpus, 2, "default_topology", "nvlnk")))
+t4 = [r[0] for r in gpus].index("t4")
+emit("gpus", "nvlink_without_bandwidth", text(set_cell(set_cell(gpus, t4, "default_topology", "nvlink"),
+                                                      t4, "nvlink_bytes_per_s", "0")))
+emit("gpus", "alias_of_other_gpu", text(set_cell(gpus, 2, "aliases", "T4")))
+emit("gpus", "empty_alias", text(set_cell(gpus, 2, "aliases", "A16;;NVIDIA A16")))
+emit("gpus", "empty_id", text(set_cell(gpus, 2, "id", "")))
+emit("gpus", "eff_above_range", text(set_cell(gpus, 1, "gemm_eff_fp16_frac", "7")))
+emit("gpus", "int_not_integer", text(set_cell(gpus, 1, "pcie_gen", "3.5")))
+
+hosts = read("hosts")
+common("hosts", hosts, "cores")
+emit("hosts", "no_default", text(set_cell(hosts, 1, "id", "server")))
+emit("hosts", "zero_dispatch", text(set_cell(hosts, 1, "dispatch_fwd_s", "0")))
+dup = [list(r) for r in hosts]
+dup.append(list(hosts[1]))
+emit("hosts", "duplicate_id", text(dup))
+
+nets = read("networks")
+common("networks", nets, "layers")
+ids = [r[0] for r in nets]
+bert, resnet, vit = ids.index("bert-base"), ids.index("resnet50"), ids.index("vit-b16")
+emit("networks", "unknown_family", text(set_cell(nets, bert, "family", "transformer")))
+emit("networks", "unknown_task", text(set_cell(nets, bert, "default_task", "qa")))
+emit("networks", "zero_heads", text(set_cell(nets, bert, "heads", "0")))
+emit("networks", "heads_not_dividing", text(set_cell(nets, bert, "heads", "7")))
+emit("networks", "zero_seq_len", text(set_cell(nets, bert, "default_seq_len", "0")))
+emit("networks", "blocks_garbage", text(set_cell(nets, resnet, "blocks", "3;x;6;3")))
+emit("networks", "blocks_huge", text(set_cell(nets, resnet, "blocks", "3;4;600000;3")))
+emit("networks", "blocks_five_stages", text(set_cell(nets, resnet, "blocks", "3;4;6;3;2")))
+emit("networks", "vit_zero_patch", text(set_cell(nets, vit, "patch", "0")))
+emit("networks", "vit_patch_above_image", text(set_cell(nets, vit, "patch", "512")))
+emit("networks", "zero_classes", text(set_cell(nets, resnet, "num_classes", "0")))
+dup = [list(r) for r in nets]
+dup.append(list(nets[bert]))
+emit("networks", "duplicate_id", text(dup))
+
+consts = read("constants")
+common("constants", consts, "value")
+names = [r[0] for r in consts]
+emit("constants", "unknown_name", text(set_cell(consts, 1, "name", "cuda_contxt_bytes")))
+dup = [list(r) for r in consts]
+dup.append(list(consts[1]))
+emit("constants", "duplicate_name", text(dup))
+emit("constants", "missing_name", text(consts[:1] + consts[2:]))
+for name, v in [("gpus_per_node", "0"), ("gemm_tile_large_m", "0"), ("foreach_tensors_per_kernel", "0"),
+                ("gelu_new_kernels", "1e12"), ("pcie_host_busbw_frac", "0")]:
+    emit("constants", "zero_" + name if v == "0" else "huge_" + name,
+         text(set_cell(consts, names.index(name), "value", v)))
+
+prof = read("profile")
+common("profile", prof, "value")
+emit("profile", "unknown_parameter", text(set_cell(prof, 1, "parameter", "gemm_scal")))
+dup = [list(r) for r in prof]
+dup.append(list(prof[1]))
+emit("profile", "duplicate_parameter", text(dup))
+emit("profile", "zero_value", text(set_cell(prof, 1, "value", "0")))

@@ -1,0 +1,3 @@
+local ec = require "epochcast"
+local cfg = nil
+print(cfg.model)

@@ -1,0 +1,2 @@
+local ec = require "epochcast"
+local x = = 1

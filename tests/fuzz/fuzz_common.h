@@ -1,0 +1,69 @@
+/*
+ * fuzz_common.h: helpers shared by the file-level fuzz harnesses (header-only, so each
+ * harness stays one .c file for the CMake glob): a per-process scratch folder, writing
+ * the input to a file there, the models folder, and the check that a result is sane.
+ */
+#ifndef EC_FUZZ_COMMON_H
+#define EC_FUZZ_COMMON_H
+
+#define _POSIX_C_SOURCE 200809L
+
+#include "epochcast.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *fuzz_scratch(void)
+{
+    static char dir[256];
+    if (dir[0] == '\0') {
+        const char *base = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/epochcast-fuzz-XXXXXX", base != NULL && base[0] != '\0' ? base : "/tmp");
+        if (mkdtemp(dir) == NULL)
+            abort();
+    }
+    return dir;
+}
+
+/* Write data to scratch/name; returns the path (static buffer). */
+static const char *fuzz_write(const char *name, const unsigned char *data, size_t size)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", fuzz_scratch(), name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || (size > 0 && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
+        abort();
+    return path;
+}
+
+static const char *fuzz_models_dir(void)
+{
+    const char *d = getenv("EPOCHCAST_MODELS");
+    return d != NULL ? d : ec_default_models_dir();
+}
+
+/* A prediction must be finite and non-negative with a positive step: abort otherwise. */
+static void fuzz_check_result(const ec_result *r)
+{
+    const double v[] = {r->step_s, r->samples_per_s, r->epoch_s, r->run_s, r->gpu_util_frac, r->gpu_busy_s,
+                        r->cpu_issue_s, r->mfu_frac, r->breakdown.forward_s, r->breakdown.backward_s,
+                        r->breakdown.optimizer_s, r->breakdown.h2d_s, r->breakdown.cpu_overhead_s,
+                        r->breakdown.loader_s, r->breakdown.comm_s, r->memory.peak_bytes, r->memory.activations_bytes};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (!isfinite(v[i]) || v[i] < 0)
+            abort();
+    if (!(r->step_s > 0))
+        abort();
+}
+
+/* A failure must leave a message. */
+static void fuzz_check_error(const ec_ctx *ctx, int rc)
+{
+    if (rc != EC_OK && ec_ctx_errmsg(ctx)[0] == '\0')
+        abort();
+}
+
+#endif
