@@ -120,10 +120,12 @@ for _, t in ipairs { { "fp32, 16 per GPU", {} }, { "after (AMP, 32, accum 4)", a
   end
 end
 local dp, ddp = why[3], why[4]
-print(string.format("  After the changes DataParallel is %.1f%% slower than DDP (%.0f%% against %.0f%% scaling efficiency).",
+print(string.format("  After the changes DataParallel is %.1f%% slower than DDP (%.0f%% against %.0f%% scaling "
+  .. "efficiency).",
   (1 - dp.samples_per_s / ddp.samples_per_s) * 100, dp.scaling_efficiency_frac * 100,
   ddp.scaling_efficiency_frac * 100))
-print(string.format("  - communication %.0f ms per step against %.0f: GPU 0 scatters the inputs, broadcasts the weights",
+print(string.format("  - communication %.0f ms per step against %.0f: GPU 0 scatters the inputs, broadcasts "
+  .. "the weights",
   dp.breakdown.comm_s * 1e3, ddp.breakdown.comm_s * 1e3))
 print("    to 7 replicas and reduces their gradients on every micro-step (4 per step with accumulation 4),")
 print("    in line with its own kernels; DDP all-reduces once per step, overlapped with backward")
