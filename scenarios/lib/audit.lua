@@ -69,6 +69,20 @@ local function biggest_part_change(rb, ra, cfg_b, cfg_a)
   return string.format("%s %+.3g ms per sample", PART_NAMES[best_k], best_d * 1e3)
 end
 
+-- A change that alters the GPU count or the strategy: how well the GPUs scale, and why not
+-- better (the exposed communication, GPU 0's extra memory under DataParallel).
+local function scaling_note(ra, cfg_b, cfg_a)
+  local n = cfg_a.num_gpus or 1
+  if n < 2 or (n == (cfg_b.num_gpus or 1) and cfg_a.strategy == cfg_b.strategy) then return nil end
+  local s = string.format("%d GPUs at %.0f%% scaling efficiency (communication %.3g ms per step", n,
+    ra.scaling_efficiency_frac * 100, ra.breakdown.comm_s * 1e3)
+  if ra.peak_bytes > ra.other_gpu_peak_bytes * (1 + NO_EFFECT_BAND) then
+    s = s .. string.format(", GPU 0 peak %.1f GiB vs %.1f on the others", ra.peak_bytes / GIB,
+      ra.other_gpu_peak_bytes / GIB)
+  end
+  return s .. ")"
+end
+
 local function reason_for(ec, rb, ra, cfg_b, cfg_a, speedup)
   local parts = {}
   local old = set_of(rb.warnings)
@@ -93,6 +107,8 @@ local function reason_for(ec, rb, ra, cfg_b, cfg_a, speedup)
     parts[#parts + 1] = biggest_part_change(rb, ra, cfg_b, cfg_a)
       or string.format("the predicted step does not change (bottleneck: %s)", ra.bottleneck)
   end
+  local note = scaling_note(ra, cfg_b, cfg_a)
+  if note then table.insert(parts, 1, note) end
   return table.concat(parts, "; ")
 end
 
