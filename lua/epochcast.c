@@ -157,12 +157,13 @@ static const char models_usage[] =
     "with the default task head).\n";
 
 static const char predict_usage[] =
-    "usage: epochcast predict key=value ... [--csv] [-o FILE] [--profile P]\n"
+    "usage: epochcast predict key=value ... [--csv] [-o FILE] [--trace FILE] [--profile P]\n"
     "\n"
     "Predict one training configuration and print the step-time breakdown, GPU\n"
     "utilization, bottleneck, memory by part and warnings.\n"
     "  --csv     print a CSV header and one row instead (config keys, then results)\n"
     "  -o FILE   write that CSV to FILE (atomically)\n"
+    "  --trace FILE  write the first simulated steps as a Chrome trace (open in ui.perfetto.dev)\n"
     "  --profile P  predict with the calibrated profile P (the same as profile=P)\n"
     "\n"
     "example: epochcast predict model=bert-base gpu=t4 batch_per_gpu=32 seq_len=128\n"
@@ -394,7 +395,7 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
 static int cmd_predict(lua_State *L, int argc, char **argv)
 {
     int csv = 0;
-    const char *out = NULL;
+    const char *out = NULL, *trace = NULL;
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
             fputs(predict_usage, stdout);
@@ -414,6 +415,10 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
             if (++i >= argc)
                 return usage_error("predict", "predict: %s needs a file name", a);
             out = argv[i];
+        } else if (strcmp(a, "--trace") == 0) {
+            if (++i >= argc)
+                return usage_error("predict", "predict: --trace needs a file name");
+            trace = argv[i];
         } else if (strcmp(a, "--profile") == 0) {
             if (++i >= argc)
                 return usage_error("predict", "predict: --profile needs a file name");
@@ -435,6 +440,8 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
     size_t n = predict_csv(L, &cfg, &res, &fields);
     if (out != NULL && write_csv_file(L, ctx, out, fields, 2, n) != 0)
         return EXIT_FAILURE;
+    if (trace != NULL && ec_trace_write(ctx, &cfg, trace, 0) != EC_OK)
+        return fail("%s", ec_ctx_errmsg(ctx));
     if (csv) {
         print_csv_row(fields, n);
         print_csv_row(fields + n, n);

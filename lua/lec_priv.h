@@ -131,5 +131,6 @@ int ecL_open_registry(lua_State *L);
 int ecL_open_csv(lua_State *L);
 int ecL_open_sweep(lua_State *L);
 int ecL_open_plot(lua_State *L);
+int ecL_open_trace(lua_State *L);
 
 #endif /* LEC_PRIV_H */

@@ -921,6 +921,13 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         assemble_epoch(ctx, cfg, &r, in, l, &ep, res);
         add_warnings(cfg, &r, res);
         copy_multi_gpu(&top, res);
+        eci_calib calib; /* the model's own error (profile error_log_sd) widens the simulated spread */
+        if (fixed != NULL)
+            calib = *fixed;
+        else
+            rc = eci_calib_current(ctx, cfg, &calib);
+        if (rc == EC_OK && res->epoch_s > 0)
+            eci_interval_widen(&calib, res->epoch_p50_s, &res->epoch_p10_s, &res->epoch_p90_s);
     }
     eci_lengths_free(ctx, l);
     /* after the scratch is done with: the one-GPU prediction reuses it */

@@ -165,6 +165,14 @@ grep -q '^error_log_sd,' "$tmp/prof.csv" && ok "profile of two GPUs has error_lo
 expect "predict --profile" 0 "step time" -- predict $P --profile "$tmp/prof.csv"
 expect "predict --profile needs a file" 2 "--profile needs a file name" -- predict $P --profile
 expect "global --profile names a bad file" 1 "badprof.csv:2:1: unknown parameter" -- --profile "$tmp/badprof.csv" predict $P
+expect "predict --trace writes a Chrome trace" 0 "step time" -- predict $P --trace "$tmp/trace.json"
+if grep -q '"traceEvents"' "$tmp/trace.json" 2>/dev/null && ! ls "$tmp"/trace.json.tmp >/dev/null 2>&1; then
+  ok "predict --trace: JSON file in place, no temporary left"
+else
+  bad "predict --trace: JSON file in place, no temporary left" "$(ls "$tmp")"
+fi
+expect "predict --trace to a missing folder fails" 1 "cannot open" -- predict $P --trace "$tmp/no/such/t.json"
+expect "predict --trace needs a file" 2 "--trace needs a file name" -- predict $P --trace
 expect "run --profile names a bad file" 1 "badprof.csv:2:1: unknown parameter" -- run --profile "$tmp/badprof.csv" "$tmp/ok.lua"
 expect "run --profile needs a file" 2 "--profile needs a file name" -- run --profile
 expect "run --help mentions --profile" 0 "--profile P" -- run --help

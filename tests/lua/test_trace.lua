@@ -1,0 +1,44 @@
+-- test_trace.lua: ec.trace (l_trace.c over ec_trace_write): a Chrome trace file with the
+-- tracks the issue names, an error return for an unwritable path, and a raise for a bad key.
+-- Run by ctest with LUA_CPATH at the built module and EPOCHCAST_MODELS at models/.
+local ec = require "epochcast"
+
+local failures, count = 0, 0
+local function test(name, fn)
+  count = count + 1
+  local ok, err = xpcall(fn, debug.traceback)
+  if ok then print("ok   " .. name) else failures = failures + 1; print("FAIL " .. name .. "\n" .. tostring(err)) end
+end
+local function check(cond, msg) if not cond then error(msg or "check failed", 2) end end
+
+local cfg = { model = "bert-base", gpu = "rtx4090", host = "workstation", batch_per_gpu = 1,
+              sample_cpu_s = 0.2, dataset_samples = 25, num_workers = 4, pin_memory = 1 }
+
+test("trace: file with every track and complete events", function()
+  local path = os.tmpname()
+  check(ec.trace(cfg, path, 10) == true, "ec.trace returned no true")
+  local f = assert(io.open(path))
+  local text = f:read("a")
+  f:close()
+  os.remove(path)
+  for _, track in ipairs { "main thread", "GPU compute", "H2D copy", "communication", "pin-memory thread",
+                           "worker 0" } do
+    check(text:find(track, 1, true), "trace lacks the track '" .. track .. "'")
+  end
+  local complete = select(2, text:gsub('"ph":%s*"X"', ""))
+  check(complete >= 10, "only " .. complete .. " complete events")
+  check(not text:find('"dur":%s*%-'), "a negative duration")
+end)
+
+test("trace: unwritable path returns nil, message", function()
+  local ok, msg = ec.trace(cfg, "/nonexistent-dir/t.json")
+  check(ok == nil and tostring(msg):find("nonexistent", 1, true), "expected nil and a message naming the path")
+end)
+
+test("trace: bad key raises", function()
+  local ok, err = pcall(ec.trace, { model = "bert-base", gpu = "t4", bach = 2 }, "/tmp/x.json")
+  check(not ok and tostring(err):find("bach", 1, true), "expected a raise naming 'bach'")
+end)
+
+print(string.format("%d of %d passed", count - failures, count))
+os.exit(failures == 0 and 0 or 1)
