@@ -794,17 +794,22 @@ static ec_bottleneck bottleneck(const ec_breakdown *b)
 }
 
 /* The step from the simulated epoch: means over the padded lengths it drew. */
-static void assemble_step(const ec_config *cfg, const eci_pipe_epoch *ep, ec_result *res)
+static void assemble_step(const ec_config *cfg, const eci_pipe_in *in, const eci_pipe_epoch *ep, ec_result *res)
 {
     double ga = cfg->grad_accum;
     const double *m = ep->mean_s;
-    res->step_s = ep->step_s * ga;
+    /* A known epoch: the step an epoch really averages (what tqdm shows), pipeline fill and
+     * worker start-up included; they are loader wait.  Unknown: the steady state. */
+    double fill = in->steps > 0 ? ep->epoch_s / in->steps - ep->step_s : 0;
+    if (fill < 0)
+        fill = 0;
+    res->step_s = (ep->step_s + fill) * ga;
     res->breakdown.forward_s = m[S_FWD] * ga;
     res->breakdown.backward_s = m[S_BWD] * ga;
     res->breakdown.optimizer_s = m[S_OPT] * ga;
     res->breakdown.h2d_s = m[S_H2D_EXPOSED] * ga;
     res->breakdown.comm_s = m[ECI_S_COMM] * ga;
-    res->breakdown.loader_s = ep->stall_s * ga;
+    res->breakdown.loader_s = (ep->stall_s + fill) * ga;
     /* a loop slowed by workers sharing its cores shows as CPU overhead */
     double contention = ep->step_s - ep->stall_s - m[ECI_S_WALL];
     res->breakdown.cpu_overhead_s = (m[S_CPU] + (contention > 0 ? contention : 0)) * ga;
@@ -917,7 +922,7 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         res->memory = top.memory;
         res->warnings = top.warnings;
         memcpy(res->warning_text, top.warning_text, sizeof res->warning_text);
-        assemble_step(cfg, &ep, res);
+        assemble_step(cfg, in, &ep, res);
         assemble_epoch(ctx, cfg, &r, in, l, &ep, res);
         add_warnings(cfg, &r, res);
         copy_multi_gpu(&top, res);
