@@ -65,6 +65,7 @@
     X(nccl_ramp_busbw_8)                \
     X(nccl_ramp_ranks)                  \
     X(dp_coalesce_buffer_bytes)         \
+    X(dp_replicate_tensor_s)            \
     X(recompute_forward_frac)          \
     X(sdpa_eff_frac)                   \
     X(sdpa_bwd_flop_factor)            \

@@ -481,7 +481,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         if (dp) { /* scatter the inputs from GPU 0; replicate(): Python builds n-1 module
                    * replicas and NCCL broadcasts the parameters from GPU 0 */
             dp_exchange(&t, &p, (n - 1) * wl->input_bytes / busbw, n - 1, &dp_comm_s);
-            host_work(&t, CAUSE_DISPATCH, p.dispatch_fwd_s * wl->param_tensors * (n - 1));
+            host_work(&t, CAUSE_DISPATCH, eci_const(ctx, EC_C_dp_replicate_tensor_s) * wl->param_tensors * (n - 1));
             dp_exchange(&t, &p, eci_comm_bcast_chunked_s(&comm, grad_bytes, dp_chunk_bytes), dp_chunks, &dp_comm_s);
         }
         forward_pass(&t, &p);

@@ -309,8 +309,22 @@ static void test_dp_slower_than_ddp(void **state)
                     fail_msg("%s x%d b%d: DP %.1f >= DDP %.1f samples/s", topo[t][0], counts[c], batches[b],
                              dp.samples_per_s, ddp.samples_per_s);
             }
+    for (int t = 0; t < 4; t++)
+        for (int b = 0; b < 3; b++)
+            print_message("dp/ddp %-11s b%-2d: x2 %.3f  x4 %.3f  x8 %.3f\n", topo[t][0], batches[b], ratio[t][0][b],
+                          ratio[t][1][b], ratio[t][2][b]);
     for (int b = 0; b < 3; b++) /* NVLink: grows with the GPU count */
         assert_true(ratio[0][0][b] < ratio[0][1][b] && ratio[0][1][b] < ratio[0][2][b]);
+    /* Every topology: from 4 to 8 GPUs at every batch, and from 2 to 8 at the largest batch,
+     * replicate()'s Python work per tensor per replica grows DP's cost faster than DDP's
+     * exposed ring all-reduce (2(n-1)/n).  From 2 to 4 GPUs at small batches on a PCIe ring
+     * DDP's own exposed all-reduce grows by half while DP's pipelined NCCL broadcast and
+     * reduce stay at S/B each, so the margin does not grow there (reported, not asserted). */
+    for (int t = 1; t < 4; t++) {
+        for (int b = 0; b < 3; b++)
+            assert_true(ratio[t][1][b] < ratio[t][2][b]);
+        assert_true(ratio[t][0][2] < ratio[t][1][2]);
+    }
     for (int c = 0; c < 3; c++) { /* NVLink and A16 boards: shrinks with the batch */
         assert_true(ratio[0][c][0] > ratio[0][c][1] && ratio[0][c][1] > ratio[0][c][2]);
         assert_true(ratio[3][c][0] > ratio[3][c][1] && ratio[3][c][1] > ratio[3][c][2]);
