@@ -8,7 +8,7 @@
  *
  * Each section is one entry of `sections` below: a name, a setup that fills a base config
  * and the axes it varies, and a body run in a timed loop.  To add a section (the epoch
- * simulation, the Lua sweep), write one function of type section_fn and add a line to the
+ * simulation is one), write one function of type section_fn and add a line to the
  * table.  Every prediction varies the batch (and the GPU) so that nothing is a repeat of the
  * previous call; the context's workload cache is what a real sweep reuses.
  */
@@ -120,6 +120,35 @@ static long predict_cold(bench *b, ec_config *base, long iter)
     return sink > 0 ? iter : -1;
 }
 
+/* One known epoch of 10,000 micro-steps that needs the discrete-event simulation (dynamic
+ * padding with workers): every call another seed, so every epoch is simulated afresh. */
+#define EPOCH_BATCH 32
+#define EPOCH_STEPS 10000
+static long predict_epoch(bench *b, ec_config *base, long iter)
+{
+    ec_config c = *base;
+    ec_result res;
+    double sink = 0;
+    c.batch_per_gpu = EPOCH_BATCH;
+    c.dataset_samples = (double)EPOCH_BATCH * EPOCH_STEPS;
+    for (long i = 0; i < iter; i++) {
+        c.seed = (uint64_t)i + 1;
+        must(b->ctx, ec_predict(b->ctx, &c, &res), "ec_predict");
+        sink += res.epoch_s;
+    }
+    return sink > 0 ? iter : -1;
+}
+
+static void setup_epoch(ec_ctx *ctx, ec_config *c)
+{
+    set(ctx, c, "model=bert-base");
+    set(ctx, c, "seq_len=512");
+    set(ctx, c, "padding=dynamic");
+    set(ctx, c, "lengths=lognormal(120,0.6)");
+    set(ctx, c, "num_workers=4");
+    set(ctx, c, "precision=amp_fp16");
+}
+
 static void setup_bert_squad(ec_ctx *ctx, ec_config *c)
 {
     set(ctx, c, "model=bert-large");
@@ -155,6 +184,7 @@ static const section sections[] = {
     {"8-GPU DDP step, BERT-large SQuAD", setup_ddp8, predict_sweep},
     {"single-GPU BERT-large, workload cache missed every call", setup_bert_squad, predict_cold},
     {"single-GPU ResNet-50, workload cache missed every call", setup_resnet, predict_cold},
+    {"epoch of 10,000 steps, full DES (BERT-base, dynamic padding, 4 workers)", setup_epoch, predict_epoch},
 };
 
 /* Time one section: calibrate the iteration count to at least b->seconds. */
@@ -165,7 +195,7 @@ static void run_section(bench *b, const section *s)
     set(b->ctx, &base, "gpu=a100-sxm4-80gb");
     s->setup(b->ctx, &base);
     base.batch_per_gpu = 1;
-    long iter = 1000;
+    long iter = 10; /* grown below until a section runs for b->seconds */
     double t = 0;
     for (;;) {
         double t0 = now_s();
@@ -176,7 +206,44 @@ static void run_section(bench *b, const section *s)
             break;
         iter = (long)((double)iter * (t > 0 ? fmin(10.0, 1.2 * b->seconds / t) : 10.0));
     }
-    printf("| %-58s | %10ld | %8.3f | %12.0f | %8.2f |\n", s->name, iter, t, (double)iter / t, 1e6 * t / (double)iter);
+    printf("| %-72s | %10ld | %8.3f | %12.0f | %8.2f |\n", s->name, iter, t, (double)iter / t, 1e6 * t / (double)iter);
+}
+
+/* The same sweep in C (bench_sweep) and through the Lua module (bench_sweep.lua under lua5.4):
+ * each prints "... = N points/s"; skipped when either cannot be run. */
+static double sweep_rate(const char *cmd)
+{
+    char line[512];
+    double rate = -1;
+    FILE *p = popen(cmd, "r");
+    if (p == NULL)
+        return -1;
+    while (fgets(line, sizeof line, p) != NULL) {
+        const char *eq = strstr(line, " = ");
+        if (eq != NULL)
+            rate = atof(eq + 3);
+    }
+    return pclose(p) == 0 ? rate : -1;
+}
+
+static void lua_vs_c(void)
+{
+#if defined(EC_BENCH_SWEEP) && defined(EC_LUA_CPATH) && defined(EC_SOURCE_DIR)
+    const char *repeats = "100";
+    char c_cmd[1024], lua_cmd[1024];
+    snprintf(c_cmd, sizeof c_cmd, "'%s' %s 2>&1", EC_BENCH_SWEEP, repeats);
+    snprintf(lua_cmd, sizeof lua_cmd, "LUA_CPATH='%s' lua5.4 '%s/bench/bench_sweep.lua' %s 2>&1", EC_LUA_CPATH,
+             EC_SOURCE_DIR, repeats);
+    double c_rate = sweep_rate(c_cmd), lua_rate = sweep_rate(lua_cmd);
+    if (c_rate <= 0 || lua_rate <= 0) {
+        printf("\nLua sweep vs C: skipped (bench_sweep or lua5.4 with the epochcast module not runnable)\n");
+        return;
+    }
+    printf("\nsweep of bench_sweep.lua (288 points x %s): C %.0f points/s, Lua %.0f points/s, Lua %.0f%% slower\n",
+           repeats, c_rate, lua_rate, 100.0 * (c_rate / lua_rate - 1.0));
+#else
+    printf("\nLua sweep vs C: skipped (built without the Lua module)\n");
+#endif
 }
 
 /* Resident memory before and after a sweep of n configurations over every axis that the
@@ -233,10 +300,11 @@ int main(int argc, char **argv)
         must(b.ctx, ec_gpu_find(b.ctx, b.gpus[i], &idx), b.gpus[i]);
     }
     print_machine();
-    printf("| section                                                    | predictions | seconds | predictions/s | us/pred  |\n");
-    printf("|------------------------------------------------------------|------------|----------|--------------|----------|\n");
+    printf("| %-72s | predictions | seconds | predictions/s | us/pred  |\n", "section");
+    printf("|%.74s|------------|----------|--------------|----------|\n", "------------------------------------------------------------------------------------------");
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         run_section(&b, &sections[i]);
+    lua_vs_c();
     long sweep = argc > 3 ? atol(argv[3]) : 1000000;
     if (sweep > 1000)
         memory_flat(&b, sweep);

@@ -264,6 +264,10 @@ int eci_expected_max_normal(ec_ctx *ctx, int n, double *out)
     *out = 0;
     if (n <= 1)
         return EC_OK;
+    if (n <= ECI_MAX_NORMAL_CACHED && ctx->max_normal[n] > 0) { /* a sweep asks the same n again and again */
+        *out = ctx->max_normal[n];
+        return EC_OK;
+    }
     gsl_integration_workspace *w = gsl_integration_workspace_alloc(200);
     if (w == NULL)
         return eci_error(ctx, EC_ENOMEM, "out of memory (integration workspace)");
@@ -273,5 +277,7 @@ int eci_expected_max_normal(ec_ctx *ctx, int n, double *out)
     gsl_integration_workspace_free(w);
     if (status != GSL_SUCCESS)
         return eci_error(ctx, EC_EDOM, "expected maximum of %d normal draws: %s", n, gsl_strerror(status));
+    if (n <= ECI_MAX_NORMAL_CACHED)
+        ctx->max_normal[n] = *out;
     return EC_OK;
 }

@@ -77,6 +77,9 @@ enum {
     ECI_SCRATCH_RUN_PINQ, ECI_SCRATCH_RUN_COUNTS, ECI_SCRATCH_RUN_WORKERS, ECI_SCRATCH_SLOTS
 };
 
+/* GPU counts whose expected maximum of normal draws (comm.c) a context remembers. */
+#define ECI_MAX_NORMAL_CACHED 64
+
 struct ec_ctx {
     ec_alloc_fn alloc;
     void *ud;
@@ -92,6 +95,7 @@ struct ec_ctx {
     struct eci_wl_cache *wl_cache;    /* recent workload expansions (workload.c), NULL until used */
     void *scratch[ECI_SCRATCH_SLOTS]; /* reusable work buffers (eci_scratch), grown on demand */
     size_t scratch_bytes[ECI_SCRATCH_SLOTS];
+    double max_normal[ECI_MAX_NORMAL_CACHED + 1]; /* eci_expected_max_normal by n, 0 until computed */
 };
 
 /* ---- workload cache (workload.c) ------------------------------------------------ */

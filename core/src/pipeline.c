@@ -481,8 +481,9 @@ static int average_series(ec_ctx *ctx, const eci_pipe_in *in, const double *hist
     return EC_OK;
 }
 
-/* Persistent workers start once per run: the first epoch minus a steady one, same stream. */
-static int startup_once(ec_ctx *ctx, const eci_pipe_in *in, long n, double *out)
+/* Persistent workers start once per run: the first epoch minus a steady one, same stream,
+ * over m steps (any m past both runs' start-up gives the same difference). */
+static int startup_once(ec_ctx *ctx, const eci_pipe_in *in, long m, double *out)
 {
     *out = 0;
     if (!in->persistent || in->num_workers == 0 || in->worker_start_s <= 0)
@@ -491,23 +492,48 @@ static int startup_once(ec_ctx *ctx, const eci_pipe_in *in, long n, double *out)
     first.persistent = 0;
     first.trace = NULL;
     eci_pipe_run_out a, b;
-    long m = n < STARTUP_STEPS ? n : STARTUP_STEPS;
     int rc = eci_pipe_run(ctx, &first, m, 0, NULL, &a);
     if (rc == EC_OK && (rc = eci_pipe_run(ctx, in, m, 0, NULL, &b)) == EC_OK)
         *out = a.total_s > b.total_s ? a.total_s - b.total_s : 0;
     return rc;
 }
 
-int eci_pipe_simulate(ec_ctx *ctx, const eci_pipe_in *in, eci_pipe_epoch *out)
+/* Steps simulated per replica, and replicas, for an epoch of in->steps (0: unknown). */
+static void sim_plan(const eci_pipe_in *in, long *n, int *reps)
 {
-    memset(out, 0, sizeof *out);
     long target = in->steps;
-    long n = target > 0 ? (target < MAX_SIM_STEPS ? target : MAX_SIM_STEPS) : STEADY_STEPS;
-    int reps = 1;
+    *n = target > 0 ? (target < MAX_SIM_STEPS ? target : MAX_SIM_STEPS) : STEADY_STEPS;
+    *reps = 1;
     if (target > 0) {
-        long r = STEP_BUDGET / n;
-        reps = r < 1 ? 1 : r > MAX_REPLICAS ? MAX_REPLICAS : (int)r;
+        long r = STEP_BUDGET / *n;
+        *reps = r < 1 ? 1 : r > MAX_REPLICAS ? MAX_REPLICAS : (int)r;
     }
+}
+
+/* Mean and p10/p50/p90 of the epoch from the replicas' totals: read off the sample when there
+ * are enough replicas, else a sum of many steps, normal with variance var_s2. */
+static void epoch_spread(double *totals, int reps, double var_s2, eci_pipe_epoch *out)
+{
+    out->epoch_s = gsl_stats_mean(totals, 1, (size_t)reps);
+    if (reps >= EMPIRICAL_MIN) {
+        gsl_sort(totals, 1, (size_t)reps);
+        out->p10_s = gsl_stats_quantile_from_sorted_data(totals, 1, (size_t)reps, 0.1);
+        out->p50_s = gsl_stats_quantile_from_sorted_data(totals, 1, (size_t)reps, 0.5);
+        out->p90_s = gsl_stats_quantile_from_sorted_data(totals, 1, (size_t)reps, 0.9);
+    } else {
+        double half = gsl_cdf_ugaussian_Pinv(0.9) * sqrt(var_s2 > 0 ? var_s2 : 0);
+        out->p10_s = out->epoch_s - half;
+        out->p50_s = out->epoch_s;
+        out->p90_s = out->epoch_s + half;
+    }
+}
+
+/* Every step simulated: replicas of eci_pipe_run, extrapolated past MAX_SIM_STEPS. */
+static int simulate_all(ec_ctx *ctx, const eci_pipe_in *in, eci_pipe_epoch *out)
+{
+    long target = in->steps, n;
+    int reps;
+    sim_plan(in, &n, &reps);
     double *hist = eci_scratch(ctx, ECI_SCRATCH_SIM_HIST, (size_t)in->seq, sizeof *hist);
     double *totals = eci_scratch(ctx, ECI_SCRATCH_SIM_TOTALS, (size_t)reps, sizeof *totals);
     if (hist == NULL || totals == NULL)
@@ -531,27 +557,184 @@ int eci_pipe_simulate(ec_ctx *ctx, const eci_pipe_in *in, eci_pipe_epoch *out)
     if (rc == EC_OK)
         rc = average_series(ctx, in, hist, out);
     if (rc == EC_OK && target > 0)
-        rc = startup_once(ctx, in, n, &out->startup_once_s);
+        rc = startup_once(ctx, in, n < STARTUP_STEPS ? n : STARTUP_STEPS, &out->startup_once_s);
     if (rc == EC_OK) {
         out->step_s = interval;
         out->stall_s = stall;
         out->busy_s = busy;
         out->simulated_steps = n;
         out->replicas = reps;
-        if (target > 0) {
-            out->epoch_s = gsl_stats_mean(totals, 1, (size_t)reps);
-            if (reps >= EMPIRICAL_MIN) {
-                gsl_sort(totals, 1, (size_t)reps);
-                out->p10_s = gsl_stats_quantile_from_sorted_data(totals, 1, (size_t)reps, 0.1);
-                out->p50_s = gsl_stats_quantile_from_sorted_data(totals, 1, (size_t)reps, 0.5);
-                out->p90_s = gsl_stats_quantile_from_sorted_data(totals, 1, (size_t)reps, 0.9);
-            } else { /* a sum of many steps: normal, with the batch-means variance */
-                double half = gsl_cdf_ugaussian_Pinv(0.9) * sqrt(var);
-                out->p10_s = out->epoch_s - half;
-                out->p50_s = out->epoch_s;
-                out->p90_s = out->epoch_s + half;
-            }
-        }
+        if (target > 0)
+            epoch_spread(totals, reps, var, out);
     }
     return rc;
+}
+
+/* ---- closed forms where the simulation can only settle one way ----------------------------
+ * With one padded length (no lengths=, or max_length padding) every step has the same wall
+ * time T, host part H <= T and GPU time B, and a batch's CPU cost is
+ *   c = batch_fixed + G x X,  X = b sample_fixed + tokens x token_s,  G ~ Gamma(k, 1/k), k = b / cv^2.
+ * The loop loading its own batches (num_workers = 0) runs alone on a core: every step takes
+ * c + pin + T, i.i.d., so the epoch is a sum with known mean and variance.  With workers that
+ * never share a core (W + pin thread + loop <= cores), a step lasts exactly T once its batch is
+ * there, and no step after the first one taken with every worker up (the DES's warm step)
+ * waits for its batch when C + W pf P <= T, C a bound on c and P the pin copy (proof: batch j
+ * is dispatched by the time step j - W pf, batch j - W, and the last worker's start-up are
+ * all at least T before step j would start back to back, so it is built by then + C; the pin
+ * thread holds at most W pf dispatched batches, so it is pinned within W pf P more).  Then the
+ * steady state is T with no stall, exactly what the simulation gives, and only the start-up
+ * steps need simulating for a known epoch.  C is exceeded with probability below
+ * exp(-TAIL_NATS) per batch: P(G >= m) <= exp(-k (m - 1 - ln m)) for m > 1 (Chernoff, from
+ * the gamma's moment generating function (1 - t/k)^-k). */
+#define TAIL_NATS 27.6 /* -ln(1e-12): a bound no batch of any simulated epoch exceeds in practice */
+
+typedef struct steady {
+    double wall, busy;        /* a micro-step once it has its batch */
+    double x_mean, x_var;     /* X: a batch's CPU cost before batch_fixed and the noise */
+    double x_max;             /* X's largest value */
+    double pin;               /* a batch's pinning copy */
+} steady;
+
+static int one_padded_length(const eci_pipe_in *in)
+{
+    return in->n_knots == 1 && (in->lengths == NULL || in->padding == EC_PAD_MAX_LENGTH);
+}
+
+/* X's moments: tokens are b x seq, or the sum of b lengths drawn from lengths= (needed only
+ * when tokens cost CPU time). */
+static steady steady_of(const eci_pipe_in *in)
+{
+    const eci_lengths *l = in->lengths;
+    double b = in->batch, st = in->sample_token_s;
+    steady k = {.wall = in->knot_val[ECI_S_WALL][0], .busy = in->knot_val[ECI_S_BUSY][0], .pin = in->pin_s};
+    double tok_mean = b * in->seq, tok_var = 0;
+    if (l != NULL && st > 0) {
+        double sq = 0;
+        for (int L = 1; L <= l->cap; L++)
+            sq += (double)L * L * (l->cdf[L] - l->cdf[L - 1]);
+        tok_mean = b * l->mean;
+        tok_var = b * (sq - l->mean * l->mean);
+    }
+    k.x_mean = b * in->sample_fixed_s + tok_mean * st;
+    k.x_var = tok_var * st * st;
+    k.x_max = b * in->sample_fixed_s + b * in->seq * st;
+    return k;
+}
+
+/* Does no batch cost more than `budget` of CPU (up to exp(-TAIL_NATS) per batch)? */
+static int cpu_within(const eci_pipe_in *in, const steady *k, double budget)
+{
+    double room = budget - in->batch_fixed_s;
+    if (k->x_max <= 0)
+        return room >= 0;
+    double m = room / k->x_max;
+    if (in->cpu_cv <= 0)
+        return m >= 1;
+    double shape = in->batch / (in->cpu_cv * in->cpu_cv);
+    return m > 1 && shape * (m - 1 - log(m)) >= TAIL_NATS;
+}
+
+/* What every closed form shares: one padded length, so every series is its knot value. */
+static void fill_one_length(const eci_pipe_in *in, const steady *k, long n, int reps, eci_pipe_epoch *out)
+{
+    for (size_t s = 0; s < in->n_series; s++)
+        out->mean_s[s] = in->knot_val[s][0];
+    out->padded_len = in->seq;
+    out->padded_sq = (double)in->seq * in->seq;
+    out->distinct_lengths = 1;
+    out->busy_s = k->busy;
+    out->simulated_steps = n;
+    out->replicas = reps;
+    out->closed_form = 1;
+}
+
+/* num_workers = 0: step = c + pin (if pin_memory) + T, i.i.d.  The epoch's spread is normal
+ * (a sum of many independent steps) with Var(c) = E[G^2] E[X^2] - E[X]^2, E[G^2] = 1 + cv^2 / b. */
+static void closed_in_loop(const eci_pipe_in *in, const steady *k, eci_pipe_epoch *out)
+{
+    long n;
+    int reps;
+    sim_plan(in, &n, &reps);
+    double load = in->batch_fixed_s + k->x_mean + (in->pin_memory ? k->pin : 0);
+    fill_one_length(in, k, n, reps, out);
+    out->step_s = load + k->wall;
+    out->stall_s = load;
+    if (in->steps > 0) {
+        double g2 = 1.0 + in->cpu_cv * in->cpu_cv / in->batch;
+        double var_c = g2 * (k->x_var + k->x_mean * k->x_mean) - k->x_mean * k->x_mean;
+        out->epoch_s = (double)in->steps * out->step_s;
+        double half = gsl_cdf_ugaussian_Pinv(0.9) * sqrt((double)in->steps * (var_c > 0 ? var_c : 0));
+        out->p10_s = out->epoch_s - half;
+        out->p50_s = out->epoch_s;
+        out->p90_s = out->epoch_s + half;
+    }
+}
+
+/* Workers that keep up without sharing cores: the steady state is T; a known epoch simulates
+ * each replica's first m steps (past the warm step, and past the last step whose batch the
+ * first m can see) and adds T per step after them, as the full simulation would. */
+static int closed_workers(ec_ctx *ctx, const eci_pipe_in *in, const steady *k, long m, eci_pipe_epoch *out)
+{
+    long target = in->steps, n;
+    int reps;
+    sim_plan(in, &n, &reps);
+    fill_one_length(in, k, n, reps, out);
+    out->step_s = k->wall;
+    if (target <= 0)
+        return EC_OK;
+    double *totals = eci_scratch(ctx, ECI_SCRATCH_SIM_TOTALS, (size_t)reps, sizeof *totals);
+    if (totals == NULL)
+        return EC_ENOMEM;
+    eci_pipe_in quiet = *in;
+    quiet.trace = NULL;
+    double interval = 0, stall = 0;
+    for (int r = 0; r < reps; r++) {
+        eci_pipe_run_out o;
+        int rc = eci_pipe_run(ctx, &quiet, m, (uint64_t)r, NULL, &o);
+        if (rc != EC_OK)
+            return rc;
+        double total_n = o.total_s + (double)(n - m) * k->wall; /* the simulation's n steps */
+        long after = n - 1 - o.warm_step;
+        double iv = (total_n - o.warm_end_s) / after;
+        interval += iv / reps;
+        stall += o.stall_s / after / reps;
+        totals[r] = total_n + (double)(target - n) * iv;
+    }
+    out->step_s = interval;
+    out->stall_s = stall;
+    epoch_spread(totals, reps, 0, out); /* steady steps all take T: no spread from them */
+    return startup_once(ctx, in, m, &out->startup_once_s);
+}
+
+/* 1 and *rc when a closed form applied, 0 when the epoch must be simulated. */
+static int closed_form(ec_ctx *ctx, const eci_pipe_in *in, eci_pipe_epoch *out, int *rc)
+{
+    *rc = EC_OK;
+    if (in->force_des || !one_padded_length(in) || in->batch < 1 || in->seq < 1 || in->cores < 1)
+        return 0;
+    steady k = steady_of(in);
+    int w = in->num_workers;
+    if (w == 0) {
+        closed_in_loop(in, &k, out);
+        return 1;
+    }
+    long n;
+    int reps;
+    sim_plan(in, &n, &reps);
+    long window = (long)w * in->prefetch_factor, m = window + w + 2;
+    double pin = in->pin_thread ? k.pin : 0;
+    if (in->prefetch_factor < 1 || w + (in->pin_thread ? 1 : 0) + 1 > in->cores || m >= n ||
+        !cpu_within(in, &k, k.wall - (double)window * pin))
+        return 0;
+    *rc = closed_workers(ctx, in, &k, m, out);
+    return 1;
+}
+
+int eci_pipe_simulate(ec_ctx *ctx, const eci_pipe_in *in, eci_pipe_epoch *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc;
+    if (closed_form(ctx, in, out, &rc))
+        return rc;
+    return simulate_all(ctx, in, out);
 }

@@ -69,6 +69,7 @@ typedef struct eci_pipe_in {
     double knot_val[ECI_MAX_SERIES][ECI_MAX_KNOTS];
     uint64_t seed;
     eci_trace_buf *trace;     /* NULL: record nothing */
+    int force_des;            /* 1: simulate even where eci_pipe_simulate has a closed form (tests) */
 } eci_pipe_in;
 
 /* One simulated epoch (replica). */
@@ -102,8 +103,13 @@ typedef struct eci_pipe_epoch {
     double startup_once_s;    /* persistent workers: what their start-up adds to the first epoch */
     long simulated_steps;     /* per replica */
     int replicas;
+    int closed_form;          /* the steady state came from a closed form, not the full simulation */
 } eci_pipe_epoch;
 
+/* The epoch.  Where the simulation provably settles into a known steady state (constant
+ * padded length and either the loop loading its own batches, or workers that never make it
+ * wait once started and never compete for cores), the steady state is computed in closed
+ * form and only the start-up steps are simulated; else every step is simulated. */
 EC_INTERNAL int eci_pipe_simulate(ec_ctx *ctx, const eci_pipe_in *in, eci_pipe_epoch *out);
 
 #endif /* EC_PIPELINE_H */

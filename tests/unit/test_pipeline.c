@@ -277,6 +277,98 @@ static void test_dynamic_vs_max_length(void **state)
     assert_true(comp.run_s > dyn.run_s + 10);
 }
 
+
+/* The closed forms (eci_pipe_simulate without force_des) against the full simulation over
+ * random configurations (fixed seed).  Workers that keep up: the same numbers up to rounding,
+ * since only the steps the closed form provably cannot change are skipped.  The loop loading
+ * its own batches: the closed form is the exact mean and variance, the simulation a Monte-Carlo
+ * estimate from n steps x replicas, so they agree within SE_MULT standard errors of it. */
+#define SE_MULT 5.0      /* standard errors of the simulation's estimate allowed */
+#define SPREAD_REL 0.7   /* p90 - p10: the batch-means sd over 20 blocks is off by ~1/sqrt(38) = 16%
+                          * (sd of a sample sd), the empirical 10%/90% quantiles of >= 30 replicas
+                          * by more; 0.7 is about 4 of the former */
+static void test_closed_form_vs_des(void **state)
+{
+    ec_ctx *ctx = *state;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 20240607);
+    eci_lengths *l;
+    assert_int_equal(eci_lengths_parse(ctx, "lognormal(200,0.5)", 512, &l), EC_OK);
+    static const long steps[] = {0, 40, 300, 5000, 25000};
+    static const int workers[] = {0, 0, 1, 2, 4, 8};
+    int closed_in_loop = 0, closed_workers = 0, simulated = 0;
+    for (int i = 0; i < 120; i++) {
+        eci_pipe_in in;
+        double T = 0.005 + 0.1 * gsl_rng_uniform(rng);
+        base(&in, workers[gsl_rng_uniform_int(rng, 6)], 0, T, T * gsl_rng_uniform(rng), T * 0.9);
+        in.batch = 1 + (int)gsl_rng_uniform_int(rng, 32);
+        in.seq = 512;
+        in.knot_len[0] = 512;
+        in.steps = steps[gsl_rng_uniform_int(rng, 5)];
+        in.prefetch_factor = 1 + (int)gsl_rng_uniform_int(rng, 3);
+        in.persistent = (int)gsl_rng_uniform_int(rng, 2);
+        in.worker_start_s = 0.2 * gsl_rng_uniform(rng);
+        in.cores = 2 + (int)gsl_rng_uniform_int(rng, 16);
+        in.pin_memory = (int)gsl_rng_uniform_int(rng, 2);
+        in.pin_thread = in.pin_memory && in.num_workers > 0;
+        in.pin_s = 0.02 * T * gsl_rng_uniform(rng);
+        in.cpu_cv = gsl_rng_uniform_int(rng, 3) == 0 ? 0 : 0.3 * gsl_rng_uniform(rng);
+        /* per-batch CPU from far below the step to several steps */
+        double cpu = T * 3 * gsl_rng_uniform(rng) * gsl_rng_uniform(rng);
+        in.batch_fixed_s = 0.2 * cpu;
+        in.sample_fixed_s = 0.4 * cpu / in.batch;
+        if (gsl_rng_uniform_int(rng, 2)) { /* tokens cost CPU: lengths drawn, padded to seq */
+            in.lengths = l;
+            in.sample_token_s = 0.4 * cpu / (in.batch * l->mean);
+        }
+        in.seed = (uint64_t)i;
+        eci_pipe_epoch fast, des;
+        assert_int_equal(eci_pipe_simulate(ctx, &in, &fast), EC_OK);
+        in.force_des = 1;
+        assert_int_equal(eci_pipe_simulate(ctx, &in, &des), EC_OK);
+        assert_false(des.closed_form);
+        if (!fast.closed_form) {
+            simulated++;
+            assert_memory_equal(&fast, &des, sizeof fast); /* the same simulation */
+            continue;
+        }
+        assert_rel(fast.busy_s, des.busy_s, EC_TOL_CLOSED_FORM);
+        assert_rel(fast.padded_len, des.padded_len, EC_TOL_EXACT);
+        assert_int_equal(fast.distinct_lengths, des.distinct_lengths);
+        for (size_t k = 0; k < in.n_series; k++)
+            assert_rel(fast.mean_s[k], des.mean_s[k], EC_TOL_EXACT);
+        if (in.num_workers > 0) { /* the steps it skips all take T: rounding only */
+            closed_workers++;
+            assert_rel(fast.step_s, des.step_s, EC_TOL_CLOSED_FORM);
+            assert_abs(fast.stall_s, des.stall_s, EC_TOL_CLOSED_FORM * T);
+            assert_rel(fast.epoch_s, des.epoch_s, EC_TOL_CLOSED_FORM);
+            assert_abs(fast.p10_s, des.p10_s, EC_TOL_CLOSED_FORM * des.epoch_s + 1e-6 * T);
+            assert_abs(fast.p90_s, des.p90_s, EC_TOL_CLOSED_FORM * des.epoch_s + 1e-6 * T);
+            assert_abs(fast.startup_once_s, des.startup_once_s, EC_TOL_CLOSED_FORM * (1 + des.startup_once_s));
+            continue;
+        }
+        closed_in_loop++;
+        /* sd of a batch's CPU cost: X fixed (no token cost) or bounded by its largest value */
+        double x_max = in.batch * in.sample_fixed_s + (double)in.batch * in.seq * in.sample_token_s;
+        double sd_c = x_max * (in.cpu_cv / sqrt(in.batch) + (in.lengths != NULL ? 1.0 : 0.0));
+        double n_eff = (double)(des.simulated_steps - 1) * des.replicas;
+        assert_abs(fast.step_s, des.step_s, SE_MULT * sd_c / sqrt(n_eff) + EC_TOL_CLOSED_FORM * T);
+        assert_abs(fast.stall_s, des.stall_s, SE_MULT * sd_c / sqrt(n_eff) + EC_TOL_CLOSED_FORM * T);
+        if (in.steps > 0) {
+            double se_epoch = sd_c * in.steps / sqrt(n_eff + 1);
+            assert_abs(fast.epoch_s, des.epoch_s, SE_MULT * se_epoch + EC_TOL_CLOSED_FORM * des.epoch_s);
+            double width = fast.p90_s - fast.p10_s;
+            assert_abs(width, des.p90_s - des.p10_s, SPREAD_REL * width + SE_MULT * se_epoch / 10 + 1e-9);
+        }
+    }
+    /* every path exercised */
+    assert_true(closed_in_loop >= 10);
+    assert_true(closed_workers >= 10);
+    assert_true(simulated >= 10);
+    eci_lengths_free(ctx, l);
+    gsl_rng_free(rng);
+}
+
 static int setup(void **state)
 {
     *state = ec_test_ctx();
@@ -301,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_interval_coverage),
         cmocka_unit_test(test_padding),
+        cmocka_unit_test(test_closed_form_vs_des),
         cmocka_unit_test(test_measured_gpu_step),
         cmocka_unit_test(test_dynamic_vs_max_length),
     };
