@@ -13,9 +13,13 @@
  * widened by a model error estimated WITHOUT that GPU: the rms held-out log error of an
  * inner leave-one-GPU-out over the other GPUs (ec_calibrate_cv), nested inside the outer
  * fold; coverage is the share of measurements inside their interval.
+ * 4. residuals by factor: the held-out errors split by model and task, sequence length,
+ *    precision, GPU architecture, source and GPU count, one factor at a time, to show
+ *    where the model is wrong in a systematic way rather than by scatter.
  */
 #include "compute.h" /* eci_interval_widen, eci_calib_from_report: the library's own interval */
 #include "epochcast.h"
+#include "internal.h" /* eci_hw_find: a run's GPU architecture for the residual tables */
 
 #include <gsl/gsl_errno.h>
 #include <math.h>
@@ -71,8 +75,95 @@ static int nested_error_sd(ec_ctx *ctx, const ec_runs *runs, const unsigned char
     return 0;
 }
 
-/* Cross-validate over groups (GPUs or models).  Rows of held-out predictions go to csv. */
-static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *csv)
+/* The level of one factor for a run, for the residual tables. */
+enum { F_MODEL, F_SEQ, F_PRECISION, F_ARCH, F_SOURCE, F_GPUS, N_FACTORS };
+static const char *const factor_names[N_FACTORS] = {"model and task", "sequence length", "precision",
+                                                    "architecture", "source", "GPUs"};
+
+static void factor_level(ec_ctx *ctx, const ec_run *r, int f, char *buf, size_t n)
+{
+    char a[32], b[32];
+    switch (f) {
+    case F_MODEL:
+        ec_config_get(&r->config, "task", a, sizeof a);
+        snprintf(buf, n, "%s %s", r->config.model, a);
+        break;
+    case F_SEQ:
+        ec_config_get(&r->config, "seq_len", a, sizeof a);
+        ec_config_get(&r->config, "image_size", b, sizeof b);
+        snprintf(buf, n, r->config.seq_len > 0 ? "seq %s" : "image %s", r->config.seq_len > 0 ? a : b);
+        break;
+    case F_PRECISION:
+        ec_config_get(&r->config, "precision", buf, n);
+        break;
+    case F_ARCH: {
+        const eci_gpu *g = eci_hw_find(ctx, r->config.gpu);
+        snprintf(buf, n, "%s", g != NULL ? g->architecture : "?");
+        break;
+    }
+    case F_SOURCE: { /* "median of N: lambda:path" -> "lambda" */
+        const char *s = r->source != NULL ? r->source : "";
+        const char *colon = strchr(s, ':');
+        s = colon != NULL ? colon + 1 : s;
+        while (*s == ' ')
+            s++;
+        size_t len = strcspn(s, ":");
+        snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), s);
+        break;
+    }
+    default:
+        snprintf(buf, n, "%d", r->config.num_gpus);
+        break;
+    }
+}
+
+/* Error tables of the predictions pred[i] (0: none) by each factor: where the model is
+ * wrong in a systematic way shows as a bias shared by one level of a factor. */
+static void residual_tables(ec_ctx *ctx, const ec_runs *runs, const double *pred, int single_only)
+{
+    size_t n = ec_runs_count(runs);
+    double *p = calloc(n ? n : 1, sizeof(double)), *m = calloc(n ? n : 1, sizeof(double));
+    if (p == NULL || m == NULL) {
+        free(p);
+        free(m);
+        return;
+    }
+    for (int f = 0; f < N_FACTORS; f++) {
+        char levels[MAX_GROUPS][48];
+        size_t n_levels = 0;
+        for (size_t i = 0; i < n; i++) {
+            char lv[48];
+            factor_level(ctx, ec_runs_get(runs, i), f, lv, sizeof lv);
+            size_t k = 0;
+            while (k < n_levels && strcmp(levels[k], lv) != 0)
+                k++;
+            if (k == n_levels && n_levels < MAX_GROUPS)
+                strcpy(levels[n_levels++], lv);
+        }
+        printf("\n| %-22s |    n | MAPE %% | ±10%%  | ±20%%  | bias %% |\n", factor_names[f]);
+        printf("|------------------------|------|--------|-------|-------|--------|\n");
+        for (size_t k = 0; k < n_levels; k++) {
+            size_t c = 0;
+            for (size_t i = 0; i < n; i++) {
+                const ec_run *r = ec_runs_get(runs, i);
+                char lv[48];
+                factor_level(ctx, r, f, lv, sizeof lv);
+                if (pred[i] > 0 && strcmp(lv, levels[k]) == 0 && (!single_only || is_single(r))) {
+                    p[c] = pred[i];
+                    m[c++] = r->value;
+                }
+            }
+            if (c > 0)
+                print_stats(levels[k], p, m, NULL, c);
+        }
+    }
+    free(p);
+    free(m);
+}
+
+/* Cross-validate over groups (GPUs or models).  Rows of held-out predictions go to csv;
+ * held[i] gets run i's held-out prediction. */
+static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *csv, double *held)
 {
     size_t n = ec_runs_count(runs);
     const char *groups[MAX_GROUPS];
@@ -136,6 +227,7 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
                 return 1;
             }
             double p = ec_result_metric(&res, r->metric), p10 = p, p90 = p;
+            held[i] = p;
             eci_interval_widen(&calib, p, &p10, &p90);
             unsigned char cov = r->value >= p10 && r->value <= p90;
             all_cov[n_all] = cov;
@@ -241,7 +333,22 @@ int main(int argc, char **argv)
         printf("| %s | %s | %.4g | %.2g |\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
                rep.values[j], rep.stderrs[j]);
 
-    int rc = cross_validate(ctx, runs, 0, csv) || cross_validate(ctx, runs, 1, csv);
+    double *held_gpu = calloc(n, sizeof(double)), *held_model = calloc(n, sizeof(double));
+    int rc = held_gpu == NULL || held_model == NULL || cross_validate(ctx, runs, 0, csv, held_gpu) ||
+             cross_validate(ctx, runs, 1, csv, held_model);
+    if (rc == 0) {
+        printf("\n### Residuals by factor\n\nWhere the model errs systematically: the held-out errors above "
+               "(single-GPU runs) split by one factor at a time.\n\n#### Priors only\n");
+        residual_tables(ctx, runs, pred, 1);
+        printf("\n#### Leave one GPU out\n");
+        residual_tables(ctx, runs, held_gpu, 1);
+        printf("\n#### Leave one model out\n");
+        residual_tables(ctx, runs, held_model, 1);
+        printf("\n#### Leave one GPU out, multi-GPU runs included\n");
+        residual_tables(ctx, runs, held_gpu, 0);
+    }
+    free(held_gpu);
+    free(held_model);
     if (csv != NULL)
         fclose(csv);
     free(pred);

@@ -2,7 +2,8 @@
  * test_runs.c: run records (core/src/runs.c): loading ../shared/data/runs/calibration.csv
  * (via $EC_SHARED_DIR; skipped when absent), the bad files of tests/bad/runs/ against the
  * messages listed in tests/bad/runs/EXPECTED, small files written to a temporary folder,
- * OOM injection, ec_result_metric and ec_error_stats_compute on a hand-computed example.
+ * OOM injection, ec_result_metric and ec_error_stats_compute on a hand-computed example;
+ * bench/data/calibration_dle.csv (tools/data/make_dle_runs.py) against the shared file.
  */
 #include "ec_test.h"
 
@@ -141,6 +142,40 @@ static void test_calibration_csv(void **state)
 }
 
 /* ---- bad files --------------------------------------------------------------------------- */
+
+/* bench/data/calibration_dle.csv is the shared file row for row, with the two settings the
+ * NVIDIA DLE BERT scripts imply: eager attention, and apex O2 (fp16) where it says amp_fp16. */
+static void test_calibration_dle_csv(void **state)
+{
+    ec_ctx *ctx = *state;
+    char *shared = env_path("EC_SHARED_DIR", "../../shared", "data/runs/calibration.csv");
+    char *dle = env_path("EPOCHCAST_MODELS", "../models", "../bench/data/calibration_dle.csv");
+    ec_runs *a = NULL, *b = NULL;
+
+    if (!ec_test_exists(shared) || !ec_test_exists(dle)) {
+        print_message("skipping: %s or %s not found\n", shared, dle);
+        free(shared);
+        free(dle);
+        skip();
+    }
+    if (ec_runs_load(ctx, shared, &a) != EC_OK || ec_runs_load(ctx, dle, &b) != EC_OK)
+        fail_msg("%s", ec_ctx_errmsg(ctx));
+    free(shared);
+    free(dle);
+    assert_int_equal(ec_runs_count(a), ec_runs_count(b));
+    for (size_t i = 0; i < ec_runs_count(a); i++) {
+        const ec_run *x = ec_runs_get(a, i), *y = ec_runs_get(b, i);
+        int bert = strncmp(x->config.model, "bert", 4) == 0;
+        assert_string_equal(x->id, y->id);
+        assert_true(x->value == y->value);
+        assert_int_equal(x->config.batch_per_gpu, y->config.batch_per_gpu);
+        assert_int_equal(y->config.attention, bert ? EC_ATTN_EAGER : x->config.attention);
+        assert_int_equal(y->config.precision,
+                         bert && x->config.precision == EC_PREC_AMP_FP16 ? EC_PREC_FP16 : x->config.precision);
+    }
+    ec_runs_free(a);
+    ec_runs_free(b);
+}
 
 static void test_bad_files(void **state)
 {
@@ -415,6 +450,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_calibration_csv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calibration_dle_csv, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_codes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_file, setup, teardown),

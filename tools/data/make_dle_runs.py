@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Build bench/data/calibration_dle.csv: ../shared/data/runs/calibration.csv with the two
+settings its source scripts imply but its columns do not say.  Python 3 stdlib only.
+
+    python3 tools/data/make_dle_runs.py               # write bench/data/calibration_dle.csv
+    python3 tools/data/make_dle_runs.py --shared DIR  # shared folder (default ../shared)
+
+Every row of calibration.csv is a run of the NVIDIA DeepLearningExamples (DLE) PyTorch
+scripts (NVIDIA's README tables, or Lambda's runs of the same scripts).  Their BERT is not
+Hugging Face's current BertModel, which the presets describe with its defaults:
+
+  * attention=eager for BERT rows.  DLE PyTorch/LanguageModeling/BERT/modeling.py,
+    BertSelfAttention.forward: torch.matmul(query, key), / sqrt(head_size), + attention_mask,
+    F.softmax, dropout, torch.matmul(probs, value) -- an explicit s x s score tensor, not
+    F.scaled_dot_product_attention (the preset default "sdpa").
+  * precision fp16 (the whole model in half) for BERT rows measured as amp_fp16.  DLE
+    run_squad.py / run_pretraining.py enable mixed precision with apex
+    amp.initialize(model, optimizer, opt_level="O2", keep_batchnorm_fp32=False): the model is
+    cast to fp16, so softmax, LayerNorm (apex FusedLayerNorm) and the residual stream run in
+    half, with no autocast casts; fp32 master weights live in the optimizer.  The config's
+    amp_fp16 is torch.autocast, which keeps softmax, LayerNorm and the residual stream in
+    fp32 and casts in front of every matmul.  fp16 prices the step's kernels as O2 runs them;
+    it leaves out the fp32 master copy, which changes memory, not step time.
+    (ResNet-50 rows are left as they are: DLE ConvNets and Lambda's runs use their own AMP.)
+
+Rows, ids, values and sources are otherwise copied unchanged; the two columns are the last
+config columns before metric/value/source.
+"""
+import csv
+import os
+import sys
+
+
+def root_dir():
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def convert(row):
+    bert = row["model"].startswith("bert")
+    row["attention"] = "eager" if bert else ""
+    if bert and row["precision"] == "amp_fp16":
+        row["precision"] = "fp16"
+    return row
+
+
+def main(argv):
+    shared = os.path.join(root_dir(), "..", "shared")
+    if len(argv) == 3 and argv[1] == "--shared":
+        shared = argv[2]
+    elif len(argv) != 1:
+        sys.stderr.write(__doc__)
+        return 2
+    src = os.path.join(shared, "data", "runs", "calibration.csv")
+    dst = os.path.join(root_dir(), "bench", "data", "calibration_dle.csv")
+    with open(src, newline="") as f:
+        reader = csv.DictReader(f)
+        fields = list(reader.fieldnames)
+        rows = [convert(r) for r in reader]
+    fields.insert(fields.index("metric"), "attention")
+    tmp = dst + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, dst)
+    print("wrote %s (%d rows)" % (dst, len(rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
