@@ -422,7 +422,10 @@ static int run_extended(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t str
     s.pinq = eci_scratch(ctx, ECI_SCRATCH_RUN_PINQ, (size_t)n, sizeof *s.pinq);
     scratch = eci_scratch(ctx, ECI_SCRATCH_RUN_COUNTS, mb, sizeof *scratch);
     s.w = eci_scratch(ctx, ECI_SCRATCH_RUN_WORKERS, s.nw > 0 ? (size_t)s.nw : 1, sizeof *s.w);
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    /* one generator per context, reseeded below: a run's numbers depend on (seed, stream) only */
+    if (ctx->pipe_rng == NULL)
+        ctx->pipe_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng *rng = ctx->pipe_rng;
     if (!bt.len || !bt.cpu || !bt.pin || !s.ends || !s.stall_at || !s.avail || !s.pinq || !scratch || !s.w || !rng) {
         rc = eci_error(ctx, EC_ENOMEM, "pipeline: out of memory for %ld steps", n);
         goto done;
@@ -462,9 +465,14 @@ static int run_extended(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t str
     out->var_sum_s2 = batch_means_var(s.ends + w0, n - w0, step, ext - w0) * (ext - 1) / (ext - w0 > 1 ? ext - w0 - 1 : 1);
 done:
     interp_free(&s.fx);
-    if (rng != NULL)
-        gsl_rng_free(rng);
     return rc;
+}
+
+void eci_pipe_ctx_free(ec_ctx *ctx)
+{
+    if (ctx->pipe_rng != NULL)
+        gsl_rng_free(ctx->pipe_rng);
+    ctx->pipe_rng = NULL;
 }
 
 int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, double *hist, eci_pipe_run_out *out)
