@@ -239,7 +239,7 @@ static void lua_vs_c(void)
         printf("\nLua sweep vs C: skipped (bench_sweep or lua5.4 with the epochcast module not runnable)\n");
         return;
     }
-    printf("\nsweep of bench_sweep.lua (288 points x %s): C %.0f points/s, Lua %.0f points/s, Lua %.0f%% slower\n",
+    printf("\nsweep of bench_sweep.lua (144 points x %s): C %.0f points/s, Lua %.0f points/s, Lua %.0f%% slower\n",
            repeats, c_rate, lua_rate, 100.0 * (c_rate / lua_rate - 1.0));
 #else
     printf("\nLua sweep vs C: skipped (built without the Lua module)\n");

@@ -129,24 +129,76 @@ static void push_field(lua_State *L, const ec_result *res, const result_field *f
     }
 }
 
-void ecL_pushresult(lua_State *L, const ec_result *res)
+/* Keys of group g's subtable (g = -1: of the result table itself, the subtables included):
+ * the tables are created at their final size, so filling them never rehashes. */
+static int group_size(int g)
 {
-    lua_createtable(L, 0, 24);                        /* res */
+    int n = 0;
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        const char *grp = fields[i].group;
+        n += g < 0 ? grp == NULL : grp != NULL && strcmp(grp, groups[g]) == 0;
+    }
+    return g < 0 ? n + (int)(sizeof groups / sizeof groups[0]) : n;
+}
+
+void ecL_pushresult_sized(lua_State *L, const ec_result *res, int extra)
+{
+    lua_createtable(L, 0, group_size(-1) + extra);   /* res */
     for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
-        lua_createtable(L, 0, 12);                    /* res sub */
+        lua_createtable(L, 0, group_size((int)g));    /* res sub */
         lua_setfield(L, -2, groups[g]);               /* res */
     }
+    const char *open = NULL; /* the subtable on the stack above res (fields come in runs) */
     for (size_t i = 0; i < N_FIELDS; i++) {
         const result_field *f = &fields[i];
-        if (f->group == NULL) {
-            push_field(L, res, f);                    /* res v */
-            lua_setfield(L, -2, f->key);              /* res */
-        } else {
-            lua_getfield(L, -1, f->group);            /* res sub */
-            push_field(L, res, f);                    /* res sub v */
-            lua_setfield(L, -2, f->key);              /* res sub */
+        if (open != NULL && (f->group == NULL || (f->group != open && strcmp(f->group, open) != 0))) {
             lua_pop(L, 1);                            /* res */
+            open = NULL;
         }
+        if (f->group != NULL && open == NULL) {
+            lua_getfield(L, -1, f->group);            /* res sub */
+            open = f->group;
+        }
+        push_field(L, res, f);                        /* res [sub] v */
+        lua_setfield(L, -2, f->key);                  /* res [sub] */
+    }
+    if (open != NULL)
+        lua_pop(L, 1);                                /* res */
+}
+
+void ecL_pushresult(lua_State *L, const ec_result *res)
+{
+    ecL_pushresult_sized(L, res, 0);
+}
+
+int ecL_result_key(const char *key)
+{
+    for (size_t i = 0; i < N_FIELDS; i++)
+        if (fields[i].group == NULL && strcmp(fields[i].key, key) == 0)
+            return (int)i;
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
+        if (strcmp(groups[g], key) == 0)
+            return -(int)g - 2;
+    return -1;
+}
+
+void ecL_pushresult_keys(lua_State *L, const ec_result *res, const int *keys, size_t n, int extra)
+{
+    lua_createtable(L, 0, (int)n + extra);            /* res */
+    for (size_t k = 0; k < n; k++) {
+        if (keys[k] >= 0) {
+            push_field(L, res, &fields[keys[k]]);     /* res v */
+            lua_setfield(L, -2, fields[keys[k]].key); /* res */
+            continue;
+        }
+        int g = -keys[k] - 2;
+        lua_createtable(L, 0, group_size(g));         /* res sub */
+        for (size_t i = 0; i < N_FIELDS; i++)
+            if (fields[i].group != NULL && strcmp(fields[i].group, groups[g]) == 0) {
+                push_field(L, res, &fields[i]);       /* res sub v */
+                lua_setfield(L, -2, fields[i].key);   /* res sub */
+            }
+        lua_setfield(L, -2, groups[g]);               /* res */
     }
 }
 

@@ -117,6 +117,9 @@ typedef struct sweep_state {
     const ecL_axis *axes;
     size_t n_axes;
     int strict;
+    int row_keys;      /* config keys a row gets besides the result's: base pairs + axes */
+    const int *keys;   /* opts.fields as ecL_result_key values; NULL: every result field */
+    size_t n_keys;
 } sweep_state;
 
 /* Position of a config key in ec_config_key_name order (unknown keys last). */
@@ -186,6 +189,26 @@ static void read_axes(lua_State *L)
         luaL_error(L, "sweep: no axes (give at least one key with a list of values)");
 }
 
+/* opts.fields (on top): an array of result keys, checked here once. */
+static size_t read_fields(lua_State *L, int *keys)
+{
+    if (!lua_istable(L, -1))
+        luaL_error(L, "sweep: opts.fields must be an array of result keys");
+    size_t n = (size_t)lua_rawlen(L, -1);
+    if (n > ECL_SWEEP_MAX_FIELDS)
+        luaL_error(L, "sweep: opts.fields has %d keys, at most %d", (int)n, ECL_SWEEP_MAX_FIELDS);
+    for (size_t i = 0; i < n; i++) {
+        lua_rawgeti(L, -1, (lua_Integer)i + 1);
+        const char *key = lua_tostring(L, -1);
+        keys[i] = key != NULL ? ecL_result_key(key) : -1;
+        if (keys[i] == -1)
+            luaL_error(L, "sweep: opts.fields[%d]: '%s' is not a key of a result", (int)i + 1,
+                       key != NULL ? key : luaL_typename(L, -1));
+        lua_pop(L, 1);
+    }
+    return n;
+}
+
 /* Copy base's pairs and the point's axis values into the row table on top. */
 static void set_config(lua_State *L, const sweep_state *s, const size_t *index)
 {
@@ -211,7 +234,10 @@ static int sweep_point(void *ud, size_t point, const size_t *index, const ec_con
     lua_State *L = s->L;
     (void)cfg;
     if (status == EC_OK) {
-        ecL_pushresult(L, res);                               /* row */
+        if (s->keys != NULL)
+            ecL_pushresult_keys(L, res, s->keys, s->n_keys, s->row_keys); /* row */
+        else
+            ecL_pushresult_sized(L, res, s->row_keys);        /* row */
     } else {
         if (s->strict) {
             luaL_Buffer b;
@@ -225,7 +251,7 @@ static int sweep_point(void *ud, size_t point, const size_t *index, const ec_con
             return luaL_error(L, "sweep point %d (%s): %s: %s", (int)point + 1, lua_tostring(L, -1),
                               ecL_status_name(status), ec_ctx_errmsg(s->ctx));
         }
-        lua_newtable(L);                                      /* row */
+        lua_createtable(L, 0, s->row_keys + 1);               /* row */
         lua_pushfstring(L, "%s: %s", ecL_status_name(status), ec_ctx_errmsg(s->ctx));
         lua_setfield(L, -2, "error");
     }
@@ -238,7 +264,9 @@ static int sweep_point(void *ud, size_t point, const size_t *index, const ec_con
  * axes: {key = {v1, v2, ...}, ...} or {{key, {v1, ...}}, ...}; opts: {strict = bool,
  * progress = bool}.  Row k of the product (first axis slowest) is the base table with the
  * point's axis values and the prediction's fields (as ec.predict), or, for a point the
- * library refused, the config and error = "ENAME: message". */
+ * library refused, the config and error = "ENAME: message".  opts.fields = {key, ...}
+ * (result keys such as "step_s", or "memory", "breakdown", "interval") keeps only those
+ * result fields in a row: the same predictions with smaller rows. */
 static int l_sweep_sweep(lua_State *L)
 {
     ec_ctx *ctx = ecL_ctx(L);
@@ -248,12 +276,19 @@ static int l_sweep_sweep(lua_State *L)
         luaL_checktype(L, S_OPTS, LUA_TTABLE);
     lua_settop(L, S_OPTS);
     int strict = 0, show = 1;
+    int keys[ECL_SWEEP_MAX_FIELDS];
+    size_t n_keys = 0;
+    int only = 0; /* opts.fields given: rows carry only those result keys */
     if (lua_istable(L, S_OPTS)) {
         lua_getfield(L, S_OPTS, "strict");
         strict = lua_toboolean(L, -1);
         lua_getfield(L, S_OPTS, "progress");
         show = lua_isnil(L, -1) || lua_toboolean(L, -1);
         lua_pop(L, 2);
+        only = lua_getfield(L, S_OPTS, "fields") != LUA_TNIL;
+        if (only)
+            n_keys = read_fields(L, keys);
+        lua_pop(L, 1);
     }
     ec_config base;
     ecL_toconfig(L, S_BASE, ctx, &base);
@@ -295,7 +330,13 @@ static int l_sweep_sweep(lua_State *L)
     if (ecL_sweep_check(ctx, &base, axes, n_axes, &total, msg, sizeof msg) != EC_OK)
         return luaL_error(L, "sweep: %s", msg);
     lua_createtable(L, total < (1u << 24) ? (int)total : 0, 0); /* S_ROWS */
-    sweep_state s = {L, ctx, axes, n_axes, strict};
+    int row_keys = (int)n_axes;
+    lua_pushnil(L);
+    while (lua_next(L, S_BASE) != 0) {
+        row_keys++;
+        lua_pop(L, 1);
+    }
+    sweep_state s = {L, ctx, axes, n_axes, strict, row_keys, only ? keys : NULL, n_keys};
     int st = ecL_sweep_run(ctx, &base, axes, n_axes, show, sweep_point, &s, msg, sizeof msg);
     if (st != EC_OK) {
         lua_pushnil(L);

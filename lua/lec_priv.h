@@ -72,6 +72,13 @@ const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, s
 
 /* Push a result as the plain table of DESIGN.md section 5. */
 void ecL_pushresult(lua_State *L, const ec_result *res);
+/* The same, with room for `extra` more keys in the result table (ec.sweep's config keys). */
+void ecL_pushresult_sized(lua_State *L, const ec_result *res, int extra);
+/* Key of the result table: the field's index for a plain key, -2 - g for the subtable
+ * groups[g] ("breakdown", "memory", "interval"), -1 for an unknown key. */
+int ecL_result_key(const char *key);
+/* Only the keys given (ecL_result_key values), with room for `extra` more. */
+void ecL_pushresult_keys(lua_State *L, const ec_result *res, const int *keys, size_t n, int extra);
 /* The result columns of a CSV row, in their documented order (step_s, samples_per_s, ...,
  * breakdown_*_s, memory_*_bytes, epoch_p10_s, ..., warnings), and their text. */
 size_t ecL_result_column_count(void);
@@ -95,6 +102,7 @@ int ecL_open_runs(lua_State *L);
 
 /* One axis of a sweep: a config key and the text of its values. */
 #define ECL_SWEEP_MAX_AXES 16
+#define ECL_SWEEP_MAX_FIELDS 64 /* opts.fields of ec.sweep: more than the result has */
 typedef struct ecL_axis {
     const char *key;
     size_t n;

@@ -86,6 +86,47 @@ static int board_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
 }
 
 /* The measured ramp from constants.csv, as log size and fraction of its plateau. */
+/* The ramp's Steffen interpolant, one per context: every eci_comm of a sweep reads the
+ * same constants.csv points, so it is built once (again only if the points change). */
+struct eci_ramp_cache {
+    gsl_interp *fn;
+    double log_bytes[ECI_RAMP_MAX], frac[ECI_RAMP_MAX];
+};
+
+void eci_comm_ctx_free(ec_ctx *ctx)
+{
+    if (ctx->comm_ramp == NULL)
+        return;
+    gsl_interp_free(ctx->comm_ramp->fn);
+    eci_free(ctx, ctx->comm_ramp, sizeof *ctx->comm_ramp);
+    ctx->comm_ramp = NULL;
+}
+
+static int ramp_interp(ec_ctx *ctx, eci_comm *c)
+{
+    struct eci_ramp_cache *r = ctx->comm_ramp;
+    if (r != NULL && memcmp(r->log_bytes, c->ramp_log_bytes, sizeof r->log_bytes) == 0 &&
+        memcmp(r->frac, c->ramp_frac, sizeof r->frac) == 0) {
+        c->ramp_fn = r->fn;
+        return EC_OK;
+    }
+    eci_comm_ctx_free(ctx);
+    if ((r = eci_calloc(ctx, 1, sizeof *r)) == NULL)
+        return EC_ENOMEM;
+    memcpy(r->log_bytes, c->ramp_log_bytes, sizeof r->log_bytes);
+    memcpy(r->frac, c->ramp_frac, sizeof r->frac);
+    r->fn = gsl_interp_alloc(gsl_interp_steffen, ECI_RAMP_MAX);
+    if (r->fn == NULL || gsl_interp_init(r->fn, r->log_bytes, r->frac, ECI_RAMP_MAX) != GSL_SUCCESS) {
+        if (r->fn != NULL)
+            gsl_interp_free(r->fn);
+        eci_free(ctx, r, sizeof *r);
+        return eci_error(ctx, EC_ENOMEM, "comm: cannot set up the NCCL ramp interpolation");
+    }
+    ctx->comm_ramp = r;
+    c->ramp_fn = r->fn;
+    return EC_OK;
+}
+
 static int load_ramp(ec_ctx *ctx, eci_comm *c)
 {
     static const int bytes_id[ECI_RAMP_MAX] = {EC_C_nccl_ramp_bytes_1, EC_C_nccl_ramp_bytes_2, EC_C_nccl_ramp_bytes_3,
@@ -106,7 +147,7 @@ static int load_ramp(ec_ctx *ctx, eci_comm *c)
     c->ramp_points = ECI_RAMP_MAX;
     c->ramp_ref_busbw_bytes_per_s = plateau;
     c->ramp_ref_ranks = eci_const(ctx, EC_C_nccl_ramp_ranks);
-    return EC_OK;
+    return ramp_interp(ctx, c);
 }
 
 int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes,
@@ -159,14 +200,9 @@ double eci_comm_busbw_at(const eci_comm *c, double bytes, double ring_steps)
     } else if (x <= c->ramp_log_bytes[0]) { /* latency-bound: time flat, busbw grows with size */
         frac = c->ramp_frac[0] * exp(x - c->ramp_log_bytes[0]);
     } else {
-        frac = c->ramp_frac[last];
-        gsl_interp *it = gsl_interp_alloc(gsl_interp_steffen, (size_t)c->ramp_points);
-        if (it != NULL) {
-            if (gsl_interp_init(it, c->ramp_log_bytes, c->ramp_frac, (size_t)c->ramp_points) != GSL_SUCCESS ||
-                gsl_interp_eval_e(it, c->ramp_log_bytes, c->ramp_frac, x, NULL, &frac) != GSL_SUCCESS)
-                frac = c->ramp_frac[last];
-            gsl_interp_free(it);
-        }
+        if (c->ramp_fn == NULL ||
+            gsl_interp_eval_e(c->ramp_fn, c->ramp_log_bytes, c->ramp_frac, x, NULL, &frac) != GSL_SUCCESS)
+            frac = c->ramp_frac[last];
     }
     return c->busbw_bytes_per_s * frac;
 }

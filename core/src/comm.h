@@ -9,6 +9,8 @@
 
 #include "internal.h"
 
+#include <gsl/gsl_interp.h>
+
 #define ECI_RAMP_MAX 8
 
 /* The GPUs of one job and the links their collectives run over. */
@@ -26,6 +28,7 @@ typedef struct eci_comm {
     double ramp_log_bytes[ECI_RAMP_MAX], ramp_frac[ECI_RAMP_MAX];
     double ramp_ref_busbw_bytes_per_s; /* the curve's plateau (its largest message) */
     double ramp_ref_ranks;
+    const gsl_interp *ramp_fn;    /* Steffen interpolant of the ramp, owned by the ctx (built once) */
 } eci_comm;
 
 /* Resolve the topology ("nvlink", "pcie-switch", "pcie-host", "a16-board") of n GPUs of

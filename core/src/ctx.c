@@ -47,6 +47,8 @@ void ec_ctx_free(ec_ctx *ctx)
     eci_consts_free(ctx);
     eci_calib_release(ctx);
     eci_workload_cache_free(ctx);
+    eci_pipe_ctx_free(ctx);
+    eci_comm_ctx_free(ctx);
     eci_scratch_free(ctx);
     ctx->alloc(ctx->ud, ctx, sizeof *ctx, 0);
 }

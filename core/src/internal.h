@@ -96,12 +96,18 @@ struct ec_ctx {
     void *scratch[ECI_SCRATCH_SLOTS]; /* reusable work buffers (eci_scratch), grown on demand */
     size_t scratch_bytes[ECI_SCRATCH_SLOTS];
     double max_normal[ECI_MAX_NORMAL_CACHED + 1]; /* eci_expected_max_normal by n, 0 until computed */
+    void *pipe_rng;                   /* gsl_rng of the loader simulation (pipeline.c), reseeded per run */
+    struct eci_ramp_cache *comm_ramp; /* NCCL ramp interpolant (comm.c), rebuilt if its points change */
 };
 
 /* ---- workload cache (workload.c) ------------------------------------------------ */
 /* Expansions a context keeps: a sweep's batch sizes for one network and precision. */
 #define ECI_WL_CACHE_ENTRIES 32
 EC_INTERNAL void eci_workload_cache_free(ec_ctx *ctx);
+/* The loader simulation's generator (pipeline.c). */
+EC_INTERNAL void eci_pipe_ctx_free(ec_ctx *ctx);
+/* The NCCL ramp interpolant (comm.c). */
+EC_INTERNAL void eci_comm_ctx_free(ec_ctx *ctx);
 
 /* ---- errors (err.c) ------------------------------------------------------------ */
 /* Record a detailed message on ctx and return code.  The idiom is

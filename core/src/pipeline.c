@@ -194,6 +194,8 @@ typedef struct sim {
     double *stall_at;         /* per batch: the loop's wait for it (or its loading) */
     double last_ready;        /* when the last worker has started */
     long warm;                /* first batch taken with every worker started (-1: none yet) */
+    long avail_upto;          /* batches 0 .. avail_upto - 1 are all available */
+    long settled;             /* see eci_pipe_run_out.settled_from (-1: not yet) */
     double busy;
     interp_set fx;
     double *hist;
@@ -213,6 +215,19 @@ static int can_dispatch(const sim *s, long i)
     return i < s->n && i < s->taken + (long)s->nw * s->in->prefetch_factor;
 }
 
+/* The loop takes batch j with every worker started and the whole prefetch window after it
+ * (batches < j + W pf) available: record j + W pf as settled_from (closed_workers' proof). */
+static void note_settled(sim *s)
+{
+    if (s->settled >= 0 || s->nw == 0 || s->now < s->last_ready)
+        return;
+    while (s->avail_upto < s->n && s->avail[s->avail_upto])
+        s->avail_upto++;
+    long window = (long)s->nw * s->in->prefetch_factor;
+    if (s->avail_upto >= s->j + window)
+        s->settled = s->j + window;
+}
+
 /* The loop takes batch j (it is ready): start the step's host work and its wall clock. */
 static void start_step(sim *s)
 {
@@ -223,6 +238,7 @@ static void start_step(sim *s)
     double busy = series_at(in, s->fx.fn[ECI_S_BUSY], s->fx.acc, ECI_S_BUSY, len);
     if (s->warm < 0 && s->now >= s->last_ready)
         s->warm = s->j;
+    note_settled(s);
     s->state = M_CPU;
     s->rem = host < wall ? host : wall;
     s->step_start = s->now;
@@ -360,27 +376,38 @@ static int advance(sim *s)
     return 1;
 }
 
-/* Var(sum of the step durations) by batch means: m blocks, m x the variance of block sums. */
-static double batch_means_var(const double *ends, long n)
+/* End of step j of a run that simulated m steps and continues one step per `step` after them
+ * (closed_workers: every step past the simulated ones takes T). */
+static double end_at(const double *ends, long m, double step, long j)
+{
+    return j < m ? ends[j] : ends[m - 1] + (double)(j - m + 1) * step;
+}
+
+/* Var(sum of the step durations) by batch means: m blocks, m x the variance of block sums,
+ * over n steps of which the first m were simulated. */
+static double batch_means_var(const double *ends, long m, double step, long n)
 {
     if (n < 2 * BATCH_MEANS + 1)
         return 0;
     long k = (n - 1) / BATCH_MEANS; /* block b: the durations ending at ends[b k + 1 .. (b + 1) k] */
     double sums[BATCH_MEANS];
     for (int b = 0; b < BATCH_MEANS; b++)
-        sums[b] = ends[(b + 1) * k] - ends[b * k];
+        sums[b] = end_at(ends, m, step, (b + 1) * k) - end_at(ends, m, step, b * k);
     /* scale from blocks of k steps to the n - 1 durations after the first */
     return gsl_stats_variance(sums, 1, BATCH_MEANS) * (double)(n - 1) / k;
 }
 
-int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, double *hist, eci_pipe_run_out *out)
+/* eci_pipe_run, with the batch-means variance of a run of `extend_to` >= n steps whose steps
+ * after the n simulated ones take `step` each. */
+static int run_extended(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, double *hist, long extend_to,
+                        double step, eci_pipe_run_out *out)
 {
     memset(out, 0, sizeof *out);
     if (n < 1 || in->batch < 1 || in->seq < 1 || in->n_knots < 1 || in->cores < 1 ||
         (in->num_workers > 0 && in->prefetch_factor < 1))
         return eci_error(ctx, EC_EINVAL, "pipeline: steps, batch, seq_len, knots, cores and prefetch_factor must be >= 1");
     sim s = {.in = in, .n = n, .nw = in->num_workers, .pin_batch = -1, .state = M_WAIT, .hist = hist,
-             .trace = in->trace, .warm = -1};
+             .trace = in->trace, .warm = -1, .settled = -1};
     size_t mb = in->lengths != NULL ? (size_t)in->lengths->cap + 1 : 1; /* bucketed: count per length */
     batches bt = {0};
     int *scratch = NULL;
@@ -395,7 +422,10 @@ int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, do
     s.pinq = eci_scratch(ctx, ECI_SCRATCH_RUN_PINQ, (size_t)n, sizeof *s.pinq);
     scratch = eci_scratch(ctx, ECI_SCRATCH_RUN_COUNTS, mb, sizeof *scratch);
     s.w = eci_scratch(ctx, ECI_SCRATCH_RUN_WORKERS, s.nw > 0 ? (size_t)s.nw : 1, sizeof *s.w);
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    /* one generator per context, reseeded below: a run's numbers depend on (seed, stream) only */
+    if (ctx->pipe_rng == NULL)
+        ctx->pipe_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng *rng = ctx->pipe_rng;
     if (!bt.len || !bt.cpu || !bt.pin || !s.ends || !s.stall_at || !s.avail || !s.pinq || !scratch || !s.w || !rng) {
         rc = eci_error(ctx, EC_ENOMEM, "pipeline: out of memory for %ld steps", n);
         goto done;
@@ -430,12 +460,24 @@ int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, do
     for (long j = w0 + 1; j < n; j++) /* the wait for the first batch is the pipeline fill */
         out->stall_s += s.stall_at[j];
     out->busy_s = s.busy;
-    out->var_sum_s2 = batch_means_var(s.ends + w0, n - w0) * (n - 1) / (n - w0 > 1 ? n - w0 - 1 : 1);
+    out->settled_from = s.settled;
+    long ext = extend_to > n ? extend_to : n;
+    out->var_sum_s2 = batch_means_var(s.ends + w0, n - w0, step, ext - w0) * (ext - 1) / (ext - w0 > 1 ? ext - w0 - 1 : 1);
 done:
     interp_free(&s.fx);
-    if (rng != NULL)
-        gsl_rng_free(rng);
     return rc;
+}
+
+void eci_pipe_ctx_free(ec_ctx *ctx)
+{
+    if (ctx->pipe_rng != NULL)
+        gsl_rng_free(ctx->pipe_rng);
+    ctx->pipe_rng = NULL;
+}
+
+int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, double *hist, eci_pipe_run_out *out)
+{
+    return run_extended(ctx, in, n, stream, hist, n, 0, out);
 }
 
 /* ---- the epoch: replicas, extrapolation, interval ------------------------------------------ */
@@ -585,7 +627,24 @@ static int simulate_all(ec_ctx *ctx, const eci_pipe_in *in, eci_pipe_epoch *out)
  * steady state is T with no stall, exactly what the simulation gives, and only the start-up
  * steps need simulating for a known epoch.  C is exceeded with probability below
  * exp(-TAIL_NATS) per batch: P(G >= m) <= exp(-k (m - 1 - ln m)) for m > 1 (Chernoff, from
- * the gamma's moment generating function (1 - t/k)^-k). */
+ * the gamma's moment generating function (1 - t/k)^-k).
+ *
+ * The pin-memory thread with C + W pf P > T: it is one FIFO server, and at start-up it can
+ * hold a backlog of up to W pf batches, so early steps may wait; but with C + P <= T the
+ * backlog never comes back once it has cleared.  Let t_j be when the loop takes batch j
+ * (t_{j+1} >= t_j + T: every step lasts T), d_i, f_i, p_i when batch i is dispatched, built
+ * and pinned, and i0 >= W pf ("settled_from", seen in the simulation) such that at t_{i0-W pf}
+ * every worker has started and every batch < i0 is pinned.  Claim, for i >= i0:
+ *   (a) d_i = t_{i-W pf},  (b) f_i <= t_{i-W pf} + C,  (c) p_i <= t_{i-W pf} + C + P.
+ * By induction on i.  (a): the gate opens at t_{i-W pf}; the worker is up by then and has
+ * finished batch i - W: by t_{i0-W pf} if i - W < i0, else by t_{i-W-W pf} + C <=
+ * t_{i-W pf} - W T + C <= t_{i-W pf}.  (b): it builds alone on a core.  (c): when batch i
+ * reaches the pin thread (f_i >= t_{i-W pf}) every earlier batch k is pinned (k < i0 by
+ * t_{i0-W pf}; k >= i0 by t_{k-W pf} + C + P <= t_{i-1-W pf} + T <= t_{i-W pf}) and no later
+ * one has arrived (f_k >= d_k >= t_{k-W pf} >= t_{i-W pf} + T > f_i, as C < T when P > 0), so
+ * it is pinned P after it is built.  Hence p_i <= t_{i-W pf} + T <= t_{i-1} + T: no step from
+ * i0 on waits.  A run of m >= i0 steps is the same as the full one up to t_{m-W pf} (batch m
+ * is not dispatched before), so both take batch i0 at the same time and then one per T. */
 #define TAIL_NATS 27.6 /* -ln(1e-12): a bound no batch of any simulated epoch exceeds in practice */
 
 typedef struct steady {
@@ -670,39 +729,69 @@ static void closed_in_loop(const eci_pipe_in *in, const steady *k, eci_pipe_epoc
     }
 }
 
+/* Did a run of m steps settle (the pin-queue proof) early enough that its warm step is the
+ * full simulation's too (warm <= settled_from - W pf, and the run keeps it when warm + 2 < m)? */
+static int settled_in(const eci_pipe_in *in, const eci_pipe_run_out *o, long m)
+{
+    return o->settled_from >= 0 && o->settled_from - (long)in->num_workers * in->prefetch_factor + 2 < m;
+}
+
 /* Workers that keep up without sharing cores: the steady state is T; a known epoch simulates
  * each replica's first m steps (past the warm step, and past the last step whose batch the
- * first m can see) and adds T per step after them, as the full simulation would. */
-static int closed_workers(ec_ctx *ctx, const eci_pipe_in *in, const steady *k, long m, eci_pipe_epoch *out)
+ * first m can see) and adds T per step after them, as the full simulation would.  With
+ * `settle` (the pin-queue proof) even the steady interval needs the start, and every run
+ * must have settled within its m steps: *applies is 0 when one has not. */
+static int closed_workers(ec_ctx *ctx, const eci_pipe_in *in, const steady *k, long m, int settle, int *applies,
+                          eci_pipe_epoch *out)
 {
     long target = in->steps, n;
     int reps;
     sim_plan(in, &n, &reps);
     fill_one_length(in, k, n, reps, out);
     out->step_s = k->wall;
-    if (target <= 0)
+    *applies = 1;
+    if (target <= 0 && !settle)
         return EC_OK;
+    out->closed_form = settle ? 2 : 1;
     double *totals = eci_scratch(ctx, ECI_SCRATCH_SIM_TOTALS, (size_t)reps, sizeof *totals);
     if (totals == NULL)
         return EC_ENOMEM;
     eci_pipe_in quiet = *in;
     quiet.trace = NULL;
-    double interval = 0, stall = 0;
+    double interval = 0, stall = 0, var = 0;
     for (int r = 0; r < reps; r++) {
         eci_pipe_run_out o;
-        int rc = eci_pipe_run(ctx, &quiet, m, (uint64_t)r, NULL, &o);
+        int rc = run_extended(ctx, &quiet, m, (uint64_t)r, NULL, n, k->wall, &o);
         if (rc != EC_OK)
             return rc;
+        if (settle && !settled_in(in, &o, m)) {
+            *applies = 0;
+            return EC_OK;
+        }
         double total_n = o.total_s + (double)(n - m) * k->wall; /* the simulation's n steps */
         long after = n - 1 - o.warm_step;
         double iv = (total_n - o.warm_end_s) / after;
         interval += iv / reps;
         stall += o.stall_s / after / reps;
         totals[r] = total_n + (double)(target - n) * iv;
+        var += o.var_sum_s2 * (target > n ? (double)target / n : 1.0) / reps; /* as simulate_all */
     }
     out->step_s = interval;
     out->stall_s = stall;
-    epoch_spread(totals, reps, 0, out); /* steady steps all take T: no spread from them */
+    if (target <= 0)
+        return EC_OK;
+    epoch_spread(totals, reps, var, out);
+    if (settle && in->persistent && in->worker_start_s > 0) {
+        /* startup_once's first epoch (workers started one by one) must settle within m too */
+        eci_pipe_in first = quiet;
+        first.persistent = 0;
+        eci_pipe_run_out a;
+        int rc = eci_pipe_run(ctx, &first, m, 0, NULL, &a);
+        if (rc != EC_OK || !settled_in(in, &a, m)) {
+            *applies = 0;
+            return rc;
+        }
+    }
     return startup_once(ctx, in, m, &out->startup_once_s);
 }
 
@@ -723,10 +812,20 @@ static int closed_form(ec_ctx *ctx, const eci_pipe_in *in, eci_pipe_epoch *out, 
     sim_plan(in, &n, &reps);
     long window = (long)w * in->prefetch_factor, m = window + w + 2;
     double pin = in->pin_thread ? k.pin : 0;
-    if (in->prefetch_factor < 1 || w + (in->pin_thread ? 1 : 0) + 1 > in->cores || m >= n ||
-        !cpu_within(in, &k, k.wall - (double)window * pin))
+    if (in->prefetch_factor < 1 || w + (in->pin_thread ? 1 : 0) + 1 > in->cores || m >= n)
         return 0;
-    *rc = closed_workers(ctx, in, &k, m, out);
+    int settle = 0; /* 0: proven from the warm step; 1: from a settled start (pin queue) */
+    if (!cpu_within(in, &k, k.wall - (double)window * pin)) {
+        if (!in->pin_thread || !cpu_within(in, &k, k.wall - pin))
+            return 0;
+        settle = 1;
+    }
+    int applies;
+    *rc = closed_workers(ctx, in, &k, m, settle, &applies, out);
+    if (*rc == EC_OK && !applies) {
+        memset(out, 0, sizeof *out);
+        return 0;
+    }
     return 1;
 }
 

@@ -82,6 +82,8 @@ typedef struct eci_pipe_run_out {
     double busy_s;            /* GPU kernel time, summed */
     double var_sum_s2;        /* batch-means estimate of Var(total) per simulated step count */
     long steps;
+    long settled_from;        /* i0: the loop took batch i0 - W pf with every worker started and
+                               * batches < i0 available (-1: never; with workers only) */
 } eci_pipe_run_out;
 
 /* Simulate `steps` micro-batches with the random stream `stream` of in->seed.  When hist is
@@ -103,7 +105,8 @@ typedef struct eci_pipe_epoch {
     double startup_once_s;    /* persistent workers: what their start-up adds to the first epoch */
     long simulated_steps;     /* per replica */
     int replicas;
-    int closed_form;          /* the steady state came from a closed form, not the full simulation */
+    int closed_form;          /* the steady state came from a closed form, not the full simulation:
+                               * 1 proven from the warm step on, 2 from a settled start (pin queue) */
 } eci_pipe_epoch;
 
 /* The epoch.  Where the simulation provably settles into a known steady state (constant

@@ -122,6 +122,21 @@ test("plot: each kind writes a PNG (or SVG) when gnuplot is there", function()
   os.remove(dir .. "v.png")
 end)
 
+test("sweep: opts.fields keeps only those result keys, same values as full rows", function()
+  local axes = { { "gpu", { "t4", "a100-sxm4-80gb" } }, { "batch_per_gpu", { 8, 32 } } }
+  local full = ec.sweep(base, axes, { progress = false })
+  local some = ec.sweep(base, axes, { progress = false, fields = { "step_s", "memory" } })
+  eq(#some, #full, "rows")
+  for k = 1, #full do
+    eq(some[k].step_s, full[k].step_s, "step_s of row " .. k)
+    eq(some[k].memory.peak_bytes, full[k].memory.peak_bytes, "memory subtable of row " .. k)
+    eq(some[k].gpu, full[k].gpu, "config key kept")
+    eq(some[k].samples_per_s, nil, "field left out")
+    eq(some[k].breakdown, nil, "subtable left out")
+  end
+  raises("is not a key of a result", ec.sweep, base, axes, { fields = { "nope" } })
+end)
+
 test("plot: misuse raises", function()
   raises("must end in .png or .svg", ec.plot, { kind = "line", rows = {}, path = "x.jpg" })
   raises("unknown kind", ec.plot, { kind = "pie", rows = {}, path = "x.png" })

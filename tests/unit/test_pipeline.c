@@ -296,8 +296,8 @@ static void test_closed_form_vs_des(void **state)
     assert_int_equal(eci_lengths_parse(ctx, "lognormal(200,0.5)", 512, &l), EC_OK);
     static const long steps[] = {0, 40, 300, 5000, 25000};
     static const int workers[] = {0, 0, 1, 2, 4, 8};
-    int closed_in_loop = 0, closed_workers = 0, simulated = 0;
-    for (int i = 0; i < 120; i++) {
+    int closed_in_loop = 0, closed_workers = 0, closed_pin_queue = 0, simulated = 0;
+    for (int i = 0; i < 200; i++) {
         eci_pipe_in in;
         double T = 0.005 + 0.1 * gsl_rng_uniform(rng);
         base(&in, workers[gsl_rng_uniform_int(rng, 6)], 0, T, T * gsl_rng_uniform(rng), T * 0.9);
@@ -309,9 +309,11 @@ static void test_closed_form_vs_des(void **state)
         in.persistent = (int)gsl_rng_uniform_int(rng, 2);
         in.worker_start_s = 0.2 * gsl_rng_uniform(rng);
         in.cores = 2 + (int)gsl_rng_uniform_int(rng, 16);
-        in.pin_memory = (int)gsl_rng_uniform_int(rng, 2);
+        in.pin_memory = i % 2 || gsl_rng_uniform_int(rng, 2);
         in.pin_thread = in.pin_memory && in.num_workers > 0;
-        in.pin_s = 0.02 * T * gsl_rng_uniform(rng);
+        /* pin copies small enough for the window bound, or up to 0.6 T: only the pin-queue
+         * proof (C + P <= T, settled in the simulated start) can cover those */
+        in.pin_s = (i % 2 ? 0.6 : 0.02) * T * gsl_rng_uniform(rng);
         in.cpu_cv = gsl_rng_uniform_int(rng, 3) == 0 ? 0 : 0.3 * gsl_rng_uniform(rng);
         /* per-batch CPU from far below the step to several steps */
         double cpu = T * 3 * gsl_rng_uniform(rng) * gsl_rng_uniform(rng);
@@ -339,6 +341,7 @@ static void test_closed_form_vs_des(void **state)
             assert_rel(fast.mean_s[k], des.mean_s[k], EC_TOL_EXACT);
         if (in.num_workers > 0) { /* the steps it skips all take T: rounding only */
             closed_workers++;
+            closed_pin_queue += fast.closed_form == 2;
             assert_rel(fast.step_s, des.step_s, EC_TOL_CLOSED_FORM);
             assert_abs(fast.stall_s, des.stall_s, EC_TOL_CLOSED_FORM * T);
             assert_rel(fast.epoch_s, des.epoch_s, EC_TOL_CLOSED_FORM);
@@ -364,6 +367,7 @@ static void test_closed_form_vs_des(void **state)
     /* every path exercised */
     assert_true(closed_in_loop >= 10);
     assert_true(closed_workers >= 10);
+    assert_true(closed_pin_queue >= 10);
     assert_true(simulated >= 10);
     eci_lengths_free(ctx, l);
     gsl_rng_free(rng);
