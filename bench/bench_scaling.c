@@ -120,9 +120,11 @@ static void summary(const char *label, const pair *pairs, size_t n, pair_filter 
 static int predict_words(ec_ctx *ctx, const char *words, ec_result *res)
 {
     ec_config cfg;
-    char buf[512];
+    char buf[1024];
     ec_config_init(&cfg);
-    snprintf(buf, sizeof buf, "%s", words);
+    if (strlen(words) >= sizeof buf)
+        return 1;
+    memcpy(buf, words, strlen(words) + 1);
     for (char *w = strtok(buf, " "); w != NULL; w = strtok(NULL, " "))
         if (ec_config_set_word(ctx, &cfg, w) != EC_OK)
             return 1;

@@ -968,7 +968,7 @@ int ec_max_batch(ec_ctx *ctx, const ec_config *cfg, int limit, int *out_batch)
     if (limit <= 0)
         limit = 65536;
     ec_config c = *cfg;
-    ec_memory mem;
+    ec_memory mem = {0}; /* filled by predict_memory when it succeeds */
     /* Peak memory grows with the batch, so bisect on fits over [lo fits, hi does not]. */
     c.batch_per_gpu = 1;
     int rc = predict_memory(ctx, &c, &mem);

@@ -583,7 +583,7 @@ static int number_cell(ec_ctx *ctx, const eci_table *t, size_t row, int col, con
 int eci_table_number(ec_ctx *ctx, const eci_table *t, size_t row, int col, double lo, double hi,
                      double *out)
 {
-    const cell *c;
+    const cell *c = NULL; /* set when number_cell succeeds; -O3 cannot see it */
     int rc = number_cell(ctx, t, row, col, &c);
     if (rc != EC_OK)
         return rc;
@@ -610,7 +610,7 @@ int eci_table_number(ec_ctx *ctx, const eci_table *t, size_t row, int col, doubl
 int eci_table_int(ec_ctx *ctx, const eci_table *t, size_t row, int col, long lo, long hi,
                   long *out)
 {
-    const cell *c;
+    const cell *c = NULL; /* set when number_cell succeeds; -O3 cannot see it */
     int rc = number_cell(ctx, t, row, col, &c);
     if (rc != EC_OK)
         return rc;
