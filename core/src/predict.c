@@ -367,7 +367,7 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
         r->strategy = EC_STRATEGY_SINGLE;
     r->nodes = cfg->nodes;
     int per_node = (int)eci_const(ctx, EC_C_gpus_per_node);
-    if (!(cfg->set_mask & key_bit("nodes")) && cfg->num_gpus > per_node)
+    if (cfg->num_gpus > per_node && !(cfg->set_mask & key_bit("nodes"))) /* the name search only when needed */
         r->nodes = (cfg->num_gpus + per_node - 1) / per_node; /* more than one server */
     if (r->nodes > cfg->num_gpus)
         return eci_error(ctx, EC_EINVAL, "nodes=%d exceeds num_gpus=%d", r->nodes, cfg->num_gpus);
