@@ -8,7 +8,9 @@
  *   - Collective times: ring all-reduce alpha*2(n-1) + 2(n-1)/n * S / busbw; broadcast and
  *     reduce alpha*(n-1) + S / busbw (nccl-tests PERFORMANCE.md bus factors).
  *   - DDP's Reducer: buckets filled in gradient-ready order, all-reduced on a second stream
- *     while backward goes on; only what is left when backward ends is exposed.
+ *     while backward goes on; only what is left when backward ends is exposed, and the
+ *     backward kernels that run beside an all-reduce are slowed by it (constants.csv
+ *     overlap_compute_slowdown_frac, measured by Lee et al. 2025).
  *   - Message size: busbw ramps up with the message (NCCL latency and protocol); the
  *     measured 8x A100 NVSwitch curve (constants.csv nccl_ramp_*, stas00/ml-engineering) read
  *     at the size with the same latency-to-bandwidth ratio on this topology (comm.h).
@@ -286,6 +288,18 @@ double eci_ddp_finish(eci_ddp_sched *s, double backward_end_s)
     if (s->open_bytes > 0)
         launch(s, backward_end_s);
     return s->comm_free_s > backward_end_s ? s->comm_free_s - backward_end_s : 0;
+}
+
+/* Extra time of a kernel of gpu_s starting at start_s while the communication stream is busy
+ * until comm_busy_until_s: NCCL's kernels hold SMs and HBM bandwidth, so the part that runs
+ * beside the all-reduce goes (1 + slowdown) times slower.  w wall seconds there do
+ * w / (1 + slowdown) of the work, so the kernel ends w * slowdown / (1 + slowdown) later. */
+double eci_overlap_stretch_s(double comm_busy_until_s, double start_s, double gpu_s, double slowdown)
+{
+    if (slowdown <= 0 || comm_busy_until_s <= start_s || gpu_s <= 0)
+        return 0;
+    double beside = min2(comm_busy_until_s - start_s, gpu_s * (1 + slowdown));
+    return beside * slowdown / (1 + slowdown);
 }
 
 /* ---- stragglers --------------------------------------------------------------------------- */

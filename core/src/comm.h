@@ -77,6 +77,10 @@ EC_INTERNAL void eci_ddp_ready(eci_ddp_sched *s, double t_s, double bytes);
 /* Backward ended at backward_end_s: launch the last, partly filled bucket; return the
  * all-reduce time left after backward_end_s (the exposed part). */
 EC_INTERNAL double eci_ddp_finish(eci_ddp_sched *s, double backward_end_s);
+/* Extra time of a kernel (gpu_s, starting at start_s) that runs beside an all-reduce keeping
+ * the communication stream busy until comm_busy_until_s, compute being (1 + slowdown) times
+ * slower while both run. */
+EC_INTERNAL double eci_overlap_stretch_s(double comm_busy_until_s, double start_s, double gpu_s, double slowdown);
 
 /* Expected maximum of n independent standard normal draws (GSL integration);
  * 0 for n <= 1.  The slowest of n GPUs whose speeds vary with coefficient of variation cv

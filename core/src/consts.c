@@ -34,6 +34,7 @@ static const struct {
     {EC_C_mlm_mask_frac, 0, 1},          {EC_C_bucket_mega_batch_mult, 1, 1e6},
     {EC_C_checkpoint_write_bytes_per_s, 1, 1e15},
     {EC_C_calib_run_log_sd, 1e-3, 10},   {EC_C_calib_arch_log_sd, 1e-3, 10},
+    {EC_C_overlap_compute_slowdown_frac, 0, 1},
 };
 
 static void const_range(size_t id, double *lo, double *hi)

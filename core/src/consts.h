@@ -77,7 +77,8 @@
     X(bucket_mega_batch_mult)          \
     X(compile_s)                       \
     X(compile_dynamic_recompiles)      \
-    X(checkpoint_write_bytes_per_s)
+    X(checkpoint_write_bytes_per_s)     \
+    X(overlap_compute_slowdown_frac)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

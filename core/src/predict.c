@@ -99,6 +99,8 @@ typedef struct plan {
     double loop_copy_s;          /* a tiny blocking host-to-device copy (host latency) */
     eci_ddp_sched *ddp;          /* DDP's Reducer on the micro-step that all-reduces, else NULL */
     double grad_elem_bytes;      /* bytes per gradient element */
+    double overlap_slowdown;     /* compute slowdown while an all-reduce runs beside it */
+    double overlap_s;            /* backward time added by that slowdown (this micro-step) */
 } plan;
 
 static double fwd_host_s(const plan *p, const eci_op *op)
@@ -122,8 +124,13 @@ static void backward_op(timeline *t, plan *p, size_t i)
     /* Backward runs in the C++ autograd engine, one thread per device: no GIL, even under dp. */
     gpu_op(t, p->dispatch_bwd_s * c->bwd_kernels, c->bwd_s, c->bwd_kernels, 1);
     p->bwd_s += c->bwd_s;
-    if (p->ddp != NULL) /* this op's gradients are ready: DDP's autograd hook fills a bucket */
+    if (p->ddp != NULL) { /* this op's gradients are ready: DDP's autograd hook fills a bucket */
+        double slow = eci_overlap_stretch_s(p->ddp->comm_free_s, t->gpu - c->bwd_s, c->bwd_s, p->overlap_slowdown);
+        t->gpu += slow;
+        t->busy += slow;
+        p->overlap_s += slow;
         eci_ddp_ready(p->ddp, t->gpu, p->wl->ops[i].params * p->grad_elem_bytes);
+    }
 }
 
 /* Add what the timeline did between `before` and now `times` more times.  Exact when each
@@ -439,6 +446,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     double param_bytes = (cfg->precision == EC_PREC_BF16 || cfg->precision == EC_PREC_FP16) ? 2.0 : 4.0;
     double grad_bytes = wl->params * param_bytes;
     p.grad_elem_bytes = param_bytes; /* AMP all-reduces the fp32 gradients (modeling.md 6.2) */
+    p.overlap_slowdown = eci_const(ctx, EC_C_overlap_compute_slowdown_frac);
     int dp = r.strategy == EC_STRATEGY_DP, ddp = r.strategy == EC_STRATEGY_DDP;
     eci_comm comm = {.n = 1, .nodes = 1, .h2d_share_frac = 1.0};
     if (n > 1 && (rc = eci_comm_init(ctx, g, r.topology, n, r.nodes, cfg->network_bytes_per_s, &comm)) != EC_OK)
@@ -488,6 +496,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         if (dp) /* gather every replica's outputs on GPU 0 */
             dp_exchange(&t, &p, (n - 1) * (wl->output_bytes / busbw + hop_s), n - 1, &dp_comm_s);
         p.ddp = all_reduce ? &sched : NULL;
+        p.overlap_s = 0;
         backward_pass(&t, &p);
         p.ddp = NULL;
         if (micro > 0) { /* AccumulateGrad adds into the existing .grad of every tensor */
@@ -508,7 +517,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         if (all_reduce) { /* the buckets still in flight when backward ends are exposed */
             exposed = eci_ddp_finish(&sched, t.gpu);
             gpu_op(&t, p.dispatch_bwd_s, exposed, sched.buckets, 1);
-            res->breakdown.comm_s += exposed;
+            /* backward slowed by the all-reduces beside it is a cost of communication too */
+            res->breakdown.comm_s += exposed + p.overlap_s;
         }
         if (syncs > 0)
             sync_host(&t);
@@ -520,8 +530,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         for (int c = 0; c < N_CAUSES; c++)
             last_micro.gap[c] = t.gap[c] - micro_start.gap[c];
         if (all_reduce) { /* micro-steps 3..ga that repeat this one run under no_sync */
-            micro_s[micro] -= exposed;
-            last_micro.busy -= exposed;
+            micro_s[micro] -= exposed + p.overlap_s;
+            last_micro.busy -= exposed + p.overlap_s;
             last_micro.kernels -= sched.buckets;
         }
     }

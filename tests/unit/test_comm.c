@@ -146,6 +146,22 @@ static void test_bucket_overlap_short_backward(void **state)
     assert_rel(s.comm_busy_s, eci_allreduce_s(140 * MIB, 4, 2e10, 0), EC_TOL_CLOSED_FORM);
 }
 
+/* Compute beside an all-reduce runs (1 + s) times slower (Lee et al. 2025).  A kernel wholly
+ * beside it takes g (1 + s): stretch g s.  One whose all-reduce ends w into it did w / (1 + s)
+ * of its work by then: stretch w s / (1 + s).  An idle stream or s = 0 stretches nothing. */
+static void test_overlap_stretch(void **state)
+{
+    (void)state;
+    const double s = 0.2, g = 3e-3;
+    assert_rel(eci_overlap_stretch_s(1.0, 0.5, g, s), g * s, EC_TOL_CLOSED_FORM);
+    assert_rel(eci_overlap_stretch_s(0.5 + 1e-3, 0.5, g, s), 1e-3 * s / (1 + s), EC_TOL_CLOSED_FORM);
+    /* the boundary: the all-reduce ends exactly when the slowed kernel would */
+    assert_rel(eci_overlap_stretch_s(0.5 + g * (1 + s), 0.5, g, s), g * s, EC_TOL_CLOSED_FORM);
+    assert_true(eci_overlap_stretch_s(0.5, 0.5, g, s) == 0);
+    assert_true(eci_overlap_stretch_s(0.4, 0.5, g, s) == 0);
+    assert_true(eci_overlap_stretch_s(1.0, 0.5, g, 0) == 0);
+}
+
 /* E[max of n standard normals]: n = 2 -> 1/sqrt(pi), n = 3 -> 3/(2 sqrt(pi)); increasing. */
 static void test_expected_max_normal(void **state)
 {
@@ -339,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_busbw_ramp),
         cmocka_unit_test(test_bucket_overlap_long_backward),
         cmocka_unit_test(test_bucket_overlap_short_backward),
+        cmocka_unit_test(test_overlap_stretch),
         cmocka_unit_test(test_expected_max_normal),
         cmocka_unit_test(test_straggler_monotone),
         cmocka_unit_test(test_topologies),
