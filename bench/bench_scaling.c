@@ -168,25 +168,21 @@ static int seed000(ec_ctx *ctx)
     return 0;
 }
 
-/* DataParallel against DDP over topologies, GPU counts and batch sizes. */
-static int dp_vs_ddp(ec_ctx *ctx)
+/* One grid of DataParallel against DDP: topologies x batch sizes x GPU counts. */
+static int dp_vs_ddp_grid(ec_ctx *ctx, const char *model_words, const int batches[3])
 {
     static const struct { const char *topology, *gpu; } topo[] = {
         {"nvlink", "a100-sxm4-80gb"}, {"pcie-switch", "a100-pcie-80gb"}, {"pcie-host", "rtx4090"}, {"a16-board", "a16"}};
-    static const int counts[] = {2, 4, 8}, batches[] = {4, 16, 64};
-    printf("\n## DataParallel vs DDP\n\n");
-    printf("BERT-base classify, seq_len 128, amp_fp16 (fp32 on the A16 is slower still; the ratio is what\n"
-           "matters). Cell: DDP samples/s over DP samples/s (> 1: DP slower), and in brackets the scaling\n"
-           "efficiency of DP / DDP in %%.\n\n");
+    static const int counts[] = {2, 4, 8};
     printf("| topology (gpu) | batch/GPU | 2 GPUs | 4 GPUs | 8 GPUs |\n|---|---|---|---|---|\n");
     for (size_t t = 0; t < sizeof topo / sizeof topo[0]; t++)
-        for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++) {
+        for (size_t b = 0; b < 3; b++) {
             printf("| %s (%s) | %d |", topo[t].topology, topo[t].gpu, batches[b]);
             for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
                 ec_result dp, ddp;
                 char w[512];
-                snprintf(w, sizeof w, "model=bert-base task=classify seq_len=128 precision=amp_fp16 gpu=%s topology=%s "
-                         "num_gpus=%d batch_per_gpu=%d strategy=", topo[t].gpu, topo[t].topology, counts[c], batches[b]);
+                snprintf(w, sizeof w, "%s precision=amp_fp16 gpu=%s topology=%s num_gpus=%d batch_per_gpu=%d strategy=",
+                         model_words, topo[t].gpu, topo[t].topology, counts[c], batches[b]);
                 char wdp[540], wddp[540];
                 snprintf(wdp, sizeof wdp, "%sdp", w);
                 snprintf(wddp, sizeof wddp, "%sddp", w);
@@ -200,6 +196,23 @@ static int dp_vs_ddp(ec_ctx *ctx)
             printf("\n");
         }
     return 0;
+}
+
+/* DataParallel against DDP over topologies, GPU counts and batch sizes, for a network whose
+ * step is dominated by its gradient exchange (BERT-base, 440 MB) and one dominated by many
+ * small kernels (ResNet-50, 100 MB). */
+static int dp_vs_ddp(ec_ctx *ctx)
+{
+    static const int bert_batches[] = {4, 16, 64}, resnet_batches[] = {8, 32, 128};
+    printf("\n## DataParallel vs DDP\n\n");
+    printf("BERT-base classify, seq_len 128, amp_fp16 (fp32 on the A16 is slower still; the ratio is what\n"
+           "matters). Cell: DDP samples/s over DP samples/s (> 1: DP slower), and in brackets the scaling\n"
+           "efficiency of DP / DDP in %%.\n\n");
+    if (dp_vs_ddp_grid(ctx, "model=bert-base task=classify seq_len=128", bert_batches) != 0)
+        return 1;
+    printf("\nResNet-50 ImageNet, amp_fp16 (the kind of network of the measured DP-vs-DDP report, a conv net\n"
+           "on 3 PCIe GPUs, modeling.md 6.4).\n\n");
+    return dp_vs_ddp_grid(ctx, "model=resnet50", resnet_batches);
 }
 
 int main(int argc, char **argv)
