@@ -409,16 +409,10 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     eci_calib calib = *calib_in;
     eci_rates rates;
     eci_rates_init(ctx, g, cfg->precision, &calib, &rates);
-    eci_op_cost_t cost[ECI_MAX_OPS];
+    eci_op_cost_t uncached[ECI_MAX_OPS];
+    const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale, uncached);
     size_t first = wl->n_ops, end = wl->n_ops;
     for (size_t i = 0; i < wl->n_ops; i++) {
-        if (wl->ops[i].twin < i) { /* same shape as an earlier op: same cost */
-            cost[i] = cost[wl->ops[i].twin];
-        } else {
-            eci_op_cost(ctx, &rates, &wl->ops[i], &cost[i]);
-            cost[i].fwd_s *= gpu_scale;
-            cost[i].bwd_s *= gpu_scale;
-        }
         if (wl->ops[i].layer) {
             if (first == wl->n_ops)
                 first = i;

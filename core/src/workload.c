@@ -619,6 +619,7 @@ struct eci_wl_cache {
     wl_entry *entries[ECI_WL_CACHE_ENTRIES];
     size_t next;          /* the slot to replace on the next miss */
     size_t hits, misses;  /* for tests and the speed benchmark */
+    unsigned long long serials; /* expansions numbered so far (eci_workload.serial) */
 };
 
 static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *k)
@@ -661,6 +662,7 @@ int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape 
     if (rc != EC_OK)
         return rc;
     e->key = key;
+    e->wl.serial = ++c->serials;
     c->next = (slot + 1) % ECI_WL_CACHE_ENTRIES;
     *out = &e->wl;
     return EC_OK;

@@ -55,6 +55,8 @@ typedef struct eci_workload {
     double tokens;          /* tokens (or images) per micro-step per GPU */
     double model_flop;      /* forward FLOPs of GEMM/CONV ops per micro-step (all layers) */
     double output_bytes;    /* logits the model returns per micro-step (DataParallel gathers them) */
+    unsigned long long serial; /* this expansion's number on its context (eci_workload_get, from 1);
+                                * 0: not from the cache.  Keys caches of values derived from it. */
 } eci_workload;
 
 typedef struct eci_shape {
