@@ -275,7 +275,7 @@ static void settle(sim *s)
         }
         if (s->pin_batch < 0 && s->pin_len > 0) {
             s->pin_batch = s->pinq[s->pin_head];
-            s->pin_head = (s->pin_head + 1) % s->n;
+            s->pin_head = s->pin_head + 1 < s->n ? s->pin_head + 1 : 0; /* the ring wraps at n */
             s->pin_len--;
             s->pin_rem = s->bt->pin[s->pin_batch];
             s->pin_start = s->now;
@@ -325,6 +325,13 @@ static void settle(sim *s)
     }
 }
 
+/* fmin for a that is never NaN (a NaN b is ignored, as fmin does), inlined: the event loop
+ * calls it for every worker at every event. */
+static inline double min_s(double a, double b)
+{
+    return b < a ? b : a;
+}
+
 /* Advance to the next event under processor sharing; 0 when nothing can happen. */
 static int advance(sim *s)
 {
@@ -335,17 +342,17 @@ static int advance(sim *s)
     double rate = runnable > s->in->cores ? (double)s->in->cores / runnable : 1.0;
     double dt = INFINITY;
     if (main_cpu)
-        dt = fmin(dt, s->rem / rate);
+        dt = min_s(dt, s->rem / rate);
     if (s->state == M_GPU)
-        dt = fmin(dt, s->step_end - s->now);
+        dt = min_s(dt, s->step_end - s->now);
     if (s->pin_batch >= 0)
-        dt = fmin(dt, s->pin_rem / rate);
+        dt = min_s(dt, s->pin_rem / rate);
     for (int k = 0; k < s->nw; k++) {
         const worker *w = &s->w[k];
         if (w->batch >= 0)
-            dt = fmin(dt, w->rem / rate);
+            dt = min_s(dt, w->rem / rate);
         else if (w->ready_at > s->now && can_dispatch(s, w->next))
-            dt = fmin(dt, w->ready_at - s->now);
+            dt = min_s(dt, w->ready_at - s->now);
     }
     if (!isfinite(dt))
         return 0;
@@ -366,7 +373,8 @@ static int advance(sim *s)
             continue;
         record(s, ECI_TRACK_WORKER0 + k, "build batch", w->batch, w->start, s->now - w->start);
         if (s->in->pin_thread) {
-            s->pinq[(s->pin_head + s->pin_len) % s->n] = w->batch;
+            long tail = s->pin_head + s->pin_len; /* < 2n: the ring wraps at n */
+            s->pinq[tail < s->n ? tail : tail - s->n] = w->batch;
             s->pin_len++;
         } else {
             s->avail[w->batch] = 1;
@@ -374,6 +382,25 @@ static int advance(sim *s)
         w->batch = -1;
     }
     return 1;
+}
+
+/* Seed the context's generator.  mt19937's seeding (624 words) costs more than a short run's
+ * draws, and a sweep seeds the same streams again and again, so the state right after the
+ * last seeding is kept (ctx->pipe_rng_seeded, for seed ctx->pipe_rng_seed) and copied back:
+ * the same state, so the same numbers, as gsl_rng_set gives. */
+static void seed_rng(ec_ctx *ctx, gsl_rng *rng, unsigned long seed)
+{
+    gsl_rng *seeded = ctx->pipe_rng_seeded;
+    if (seeded != NULL && ctx->pipe_rng_seed == seed) {
+        gsl_rng_memcpy(rng, seeded);
+        return;
+    }
+    gsl_rng_set(rng, seed);
+    if (seeded == NULL && (seeded = gsl_rng_alloc(gsl_rng_mt19937)) == NULL)
+        return; /* no copy kept: the next run seeds again */
+    gsl_rng_memcpy(seeded, rng);
+    ctx->pipe_rng_seeded = seeded;
+    ctx->pipe_rng_seed = seed;
 }
 
 /* End of step j of a run that simulated m steps and continues one step per `step` after them
@@ -432,7 +459,7 @@ static int run_extended(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t str
     }
     if ((rc = interp_init(ctx, in, &s.fx)) != EC_OK)
         goto done;
-    gsl_rng_set(rng, stream_seed(in->seed, stream));
+    seed_rng(ctx, rng, stream_seed(in->seed, stream));
     draw_batches(in, rng, n, scratch, &bt);
     s.bt = &bt;
     for (int k = 0; k < s.nw; k++) {
@@ -472,7 +499,10 @@ void eci_pipe_ctx_free(ec_ctx *ctx)
 {
     if (ctx->pipe_rng != NULL)
         gsl_rng_free(ctx->pipe_rng);
+    if (ctx->pipe_rng_seeded != NULL)
+        gsl_rng_free(ctx->pipe_rng_seeded);
     ctx->pipe_rng = NULL;
+    ctx->pipe_rng_seeded = NULL;
 }
 
 int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, double *hist, eci_pipe_run_out *out)
