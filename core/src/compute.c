@@ -167,6 +167,8 @@ double eci_mem_time_s(const eci_rates *r, double bytes, int kernels)
 void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
 {
     memset(c, 0, sizeof *c);
+    c->host_kernels = op->fwd_kernels;
+    c->host_cast = op->kind == ECI_OP_CAST;
     double bwd_factor = eci_const(ctx, EC_C_bwd_mem_bytes_factor);
     switch (op->kind) {
     case ECI_OP_ATTN:

@@ -27,6 +27,8 @@ typedef struct eci_rates {
 typedef struct eci_op_cost_t {
     double fwd_s, bwd_s;
     int fwd_kernels, bwd_kernels;
+    int host_kernels;   /* launches the host issues in the forward (the op's fwd_kernels) */
+    int host_cast;      /* 1: an autocast cast, issued inside ATen at the backward dispatch cost */
 } eci_op_cost_t;
 
 /* Fitted physical parameters (calibrate.c); all 1.0 / the constants.csv priors by default. */

@@ -101,10 +101,10 @@ typedef struct plan {
     double grad_elem_bytes;      /* bytes per gradient element */
 } plan;
 
-static double fwd_host_s(const plan *p, const eci_op *op)
+static double fwd_host_s(const plan *p, const eci_op_cost_t *c)
 {
-    double per = op->kind == ECI_OP_CAST ? p->dispatch_bwd_s : p->dispatch_fwd_s;
-    return per * op->fwd_kernels * p->host_factor;
+    double per = c->host_cast ? p->dispatch_bwd_s : p->dispatch_fwd_s;
+    return per * c->host_kernels * p->host_factor;
 }
 
 /* The timeline's running sums while a run of ops is walked, in locals the compiler keeps in
@@ -153,13 +153,12 @@ static void forward_ops(timeline *t, plan *p, size_t from, size_t to)
 {
     if (from >= to)
         return;
-    const eci_op *ops = p->wl->ops;
     const eci_op_cost_t *cost = p->cost;
-    gpu_op(t, fwd_host_s(p, &ops[from]), cost[from].fwd_s, cost[from].fwd_kernels, 1);
+    gpu_op(t, fwd_host_s(p, &cost[from]), cost[from].fwd_s, cost[from].fwd_kernels, 1);
     p->fwd_s += cost[from].fwd_s;
     walk w = walk_begin(t, p->fwd_s);
     for (size_t i = from + 1; i < to; i++) {
-        walk_kernel(&w, fwd_host_s(p, &ops[i]), cost[i].fwd_s, cost[i].fwd_kernels);
+        walk_kernel(&w, fwd_host_s(p, &cost[i]), cost[i].fwd_s, cost[i].fwd_kernels);
         w.kernel_s += cost[i].fwd_s;
     }
     walk_end(t, &w, &p->fwd_s);
@@ -473,16 +472,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     eci_rates_init(ctx, g, cfg->precision, &calib, &rates);
     eci_op_cost_t uncached[ECI_MAX_OPS];
     const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale, uncached);
-    size_t first = wl->n_ops, end = wl->n_ops;
-    for (size_t i = 0; i < wl->n_ops; i++) {
-        if (wl->ops[i].layer) {
-            if (first == wl->n_ops)
-                first = i;
-            end = i + 1;
-        }
-    }
-    if (first == wl->n_ops)
-        first = end = 0;
+    size_t first = wl->layer_begin, end = wl->layer_end;
 
     plan p = {.wl = wl, .cost = cost, .first_layer = first, .end_layer = end, .host = host,
               .dispatch_fwd_s = host->dispatch_fwd_s * calib.dispatch_scale,

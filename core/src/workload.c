@@ -514,8 +514,14 @@ static void sum_up(eci_workload *wl)
     wl->param_tensors = 0;
     wl->model_flop = 0;
     wl->matmul_params = 0;
+    wl->layer_begin = wl->layer_end = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
         const eci_op *op = &wl->ops[i];
+        if (op->layer) {
+            if (wl->layer_end == 0)
+                wl->layer_begin = i;
+            wl->layer_end = i + 1;
+        }
         double reps = op->layer ? wl->layers : 1;
         wl->params += op->params * reps;
         wl->param_tensors += op->param_tensors * reps;

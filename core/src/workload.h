@@ -47,6 +47,7 @@ typedef struct eci_workload {
     eci_op ops[ECI_MAX_OPS];
     size_t n_ops;
     int layers;             /* repeats of the ops with layer == 1 */
+    size_t layer_begin, layer_end; /* the ops with layer == 1 are [layer_begin, layer_end) (0, 0: none) */
     double params;          /* all parameters */
     double param_tensors;   /* parameter tensors (optimizer launches) */
     double matmul_params;   /* parameters of GEMM/CONV weights: the autocast cast cache */
