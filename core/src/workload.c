@@ -515,12 +515,16 @@ static void sum_up(eci_workload *wl)
     wl->model_flop = 0;
     wl->matmul_params = 0;
     wl->layer_begin = wl->layer_end = 0;
+    wl->saved_layer_bytes = wl->saved_other_bytes = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
         const eci_op *op = &wl->ops[i];
         if (op->layer) {
             if (wl->layer_end == 0)
                 wl->layer_begin = i;
             wl->layer_end = i + 1;
+            wl->saved_layer_bytes += op->saved_bytes;
+        } else {
+            wl->saved_other_bytes += op->saved_bytes;
         }
         double reps = op->layer ? wl->layers : 1;
         wl->params += op->params * reps;

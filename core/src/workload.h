@@ -51,6 +51,8 @@ typedef struct eci_workload {
     double params;          /* all parameters */
     double param_tensors;   /* parameter tensors (optimizer launches) */
     double matmul_params;   /* parameters of GEMM/CONV weights: the autocast cast cache */
+    double saved_layer_bytes, saved_other_bytes; /* saved_bytes summed over the layer block's ops
+                            * (one repeat) and over the other ops, in op order */
     double layer_input_bytes; /* bytes of one layer's input (what checkpointing keeps) */
     double input_bytes;     /* bytes copied host-to-device per micro-step */
     double tokens;          /* tokens (or images) per micro-step per GPU */
