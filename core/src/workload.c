@@ -622,6 +622,7 @@ typedef struct wl_key {
 
 typedef struct wl_entry {
     wl_key key;
+    uint64_t hash;        /* of key: most lookups are told apart without comparing keys */
     eci_workload wl;
 } wl_entry;
 
@@ -648,6 +649,19 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->mlm_frac = sh->mlm_frac;
 }
 
+/* A hash of a wl_key, eight bytes at a time (as key_hash above). */
+static uint64_t wl_key_hash(const wl_key *key)
+{
+    uint64_t h = 0, w;
+    const unsigned char *b = (const unsigned char *)key;
+    for (size_t i = 0; i + sizeof w <= sizeof *key; i += sizeof w) {
+        memcpy(&w, b + i, sizeof w);
+        h = (h ^ w) * 0x9E3779B97F4A7C15u;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
 int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *sh, const eci_workload **out)
 {
     *out = NULL;
@@ -656,8 +670,9 @@ int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape 
     struct eci_wl_cache *c = ctx->wl_cache;
     wl_key key;
     make_key(net, task, sh, &key);
+    uint64_t hash = wl_key_hash(&key);
     for (size_t i = 0; i < ECI_WL_CACHE_ENTRIES && c->entries[i] != NULL; i++)
-        if (memcmp(&c->entries[i]->key, &key, sizeof key) == 0) {
+        if (c->entries[i]->hash == hash && memcmp(&c->entries[i]->key, &key, sizeof key) == 0) {
             c->hits++;
             *out = &c->entries[i]->wl;
             return EC_OK;
@@ -672,6 +687,7 @@ int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape 
     if (rc != EC_OK)
         return rc;
     e->key = key;
+    e->hash = hash;
     e->wl.serial = ++c->serials;
     c->next = (slot + 1) % ECI_WL_CACHE_ENTRIES;
     *out = &e->wl;
