@@ -12,7 +12,7 @@
  * and the axes it varies, and a body run in a timed loop.  To add a section (the epoch
  * simulation is one), write one function of type section_fn and add a line to the
  * table.  Every prediction varies the batch (and the GPU) so that nothing is a repeat of the
- * previous call; the context's workload cache is what a real sweep reuses.
+ * previous call; the context's workload and op cost caches are what a real sweep reuses.
  */
 #define _POSIX_C_SOURCE 200809L
 

@@ -167,6 +167,8 @@ double eci_mem_time_s(const eci_rates *r, double bytes, int kernels)
 void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
 {
     memset(c, 0, sizeof *c);
+    c->host_kernels = op->fwd_kernels;
+    c->host_cast = op->kind == ECI_OP_CAST;
     double bwd_factor = eci_const(ctx, EC_C_bwd_mem_bytes_factor);
     switch (op->kind) {
     case ECI_OP_ATTN:
@@ -206,4 +208,133 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
         }
         break;
     }
+}
+
+/* ---- the context's cost cache ----------------------------------------------------------
+ * A sweep re-prices the same op list on the same GPU many times (every optimizer, loader
+ * setting and GPU count of one batch size and GPU), so the context keeps the costs of each
+ * cached workload on up to ECI_COST_CACHE_WAYS different rates.  The key is everything
+ * eci_op_cost reads besides the op: the workload expansion (its serial number: a new
+ * expansion never matches an old one's costs), every field of the rates but the warnings,
+ * the gpu_step_s scale and the two constants it reads.  Slots are grouped by the workload's
+ * serial modulo the workload cache's size (the live expansions have consecutive serials, so
+ * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
+#define ECI_COST_CACHE_WAYS 16
+
+enum { COST_KEY_VALUES = 20 };
+
+typedef struct cost_key {
+    double v[COST_KEY_VALUES];
+} cost_key;
+
+typedef struct cost_slot {
+    unsigned long long serial; /* the workload's serial; 0: empty */
+    cost_key key;
+    size_t n_ops, cap;
+    eci_op_cost_t *cost;
+} cost_slot;
+
+struct eci_cost_cache {
+    cost_slot slot[ECI_WL_CACHE_ENTRIES][ECI_COST_CACHE_WAYS];
+    unsigned next[ECI_WL_CACHE_ENTRIES]; /* round-robin victim per group */
+    size_t hits, misses;
+};
+
+static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
+{
+    const double v[COST_KEY_VALUES] = {
+        r->gemm_peak_flop_per_s, r->gemm_flop_per_s, r->gemm_in_bytes, r->mem_bytes_per_s, r->floor_s,
+        r->sm_count, r->tile_large_m, r->tile_large_n, r->tile_small_m, r->tile_small_n, r->tile_small_eff,
+        r->k_half, r->conv_eff, r->attn_eff, (double)r->tensor_cores, r->gemm_scale, r->mem_scale, gpu_scale,
+        eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor)};
+    memcpy(k->v, v, sizeof v);
+}
+
+/* Price every op of wl into cost: ops with an earlier twin copy its cost. */
+static void price_ops(const ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale,
+                      eci_op_cost_t *cost)
+{
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        if (wl->ops[i].twin < i) { /* same shape as an earlier op: same cost */
+            cost[i] = cost[wl->ops[i].twin];
+            continue;
+        }
+        eci_op_cost(ctx, r, &wl->ops[i], &cost[i]);
+        cost[i].fwd_s *= gpu_scale;
+        cost[i].bwd_s *= gpu_scale;
+    }
+}
+
+/* The slot to fill for a workload that missed: an empty or stale one, else round-robin. */
+static cost_slot *victim(struct eci_cost_cache *c, size_t group, unsigned long long serial)
+{
+    cost_slot *ways = c->slot[group];
+    for (size_t w = 0; w < ECI_COST_CACHE_WAYS; w++)
+        if (ways[w].serial != serial)
+            return &ways[w];
+    unsigned w = c->next[group];
+    c->next[group] = (w + 1) % ECI_COST_CACHE_WAYS;
+    return &ways[w];
+}
+
+/* Not from the cache (a workload outside it, or no memory for the cache): price into the
+ * caller's array; a failed cache allocation is no error, the prediction does without it. */
+static const eci_op_cost_t *uncached(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale,
+                                     eci_op_cost_t *fallback)
+{
+    if (wl->serial != 0)
+        eci_error_clear(ctx);
+    price_ops(ctx, r, wl, gpu_scale, fallback);
+    return fallback;
+}
+
+const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale,
+                                  eci_op_cost_t *fallback)
+{
+    if (wl->serial == 0 || (ctx->cost_cache == NULL && (ctx->cost_cache = eci_calloc(ctx, 1, sizeof *ctx->cost_cache)) == NULL))
+        return uncached(ctx, r, wl, gpu_scale, fallback);
+    struct eci_cost_cache *c = ctx->cost_cache;
+    cost_key key;
+    make_cost_key(ctx, r, gpu_scale, &key);
+    size_t group = (size_t)(wl->serial % ECI_WL_CACHE_ENTRIES);
+    for (size_t w = 0; w < ECI_COST_CACHE_WAYS; w++) {
+        cost_slot *s = &c->slot[group][w];
+        if (s->serial == wl->serial && memcmp(&s->key, &key, sizeof key) == 0) {
+            c->hits++;
+            return s->cost;
+        }
+    }
+    c->misses++;
+    cost_slot *s = victim(c, group, wl->serial);
+    s->serial = 0; /* never matches while it holds no valid costs */
+    if (s->cap < wl->n_ops) {
+        eci_op_cost_t *grown = eci_realloc(ctx, s->cost, s->cap * sizeof *s->cost, wl->n_ops * sizeof *s->cost);
+        if (grown == NULL)
+            return uncached(ctx, r, wl, gpu_scale, fallback);
+        s->cost = grown;
+        s->cap = wl->n_ops;
+    }
+    price_ops(ctx, r, wl, gpu_scale, s->cost);
+    s->key = key;
+    s->n_ops = wl->n_ops;
+    s->serial = wl->serial;
+    return s->cost;
+}
+
+void eci_op_costs_stats(const ec_ctx *ctx, size_t *hits, size_t *misses)
+{
+    *hits = ctx->cost_cache != NULL ? ctx->cost_cache->hits : 0;
+    *misses = ctx->cost_cache != NULL ? ctx->cost_cache->misses : 0;
+}
+
+void eci_compute_ctx_free(ec_ctx *ctx)
+{
+    struct eci_cost_cache *c = ctx->cost_cache;
+    if (c == NULL)
+        return;
+    for (size_t g = 0; g < ECI_WL_CACHE_ENTRIES; g++)
+        for (size_t w = 0; w < ECI_COST_CACHE_WAYS; w++)
+            eci_free(ctx, c->slot[g][w].cost, c->slot[g][w].cap * sizeof *c->slot[g][w].cost);
+    eci_free(ctx, c, sizeof *c);
+    ctx->cost_cache = NULL;
 }

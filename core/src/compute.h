@@ -27,6 +27,8 @@ typedef struct eci_rates {
 typedef struct eci_op_cost_t {
     double fwd_s, bwd_s;
     int fwd_kernels, bwd_kernels;
+    int host_kernels;   /* launches the host issues in the forward (the op's fwd_kernels) */
+    int host_cast;      /* 1: an autocast cast, issued inside ATen at the backward dispatch cost */
 } eci_op_cost_t;
 
 /* Fitted physical parameters (calibrate.c); all 1.0 / the constants.csv priors by default. */
@@ -74,5 +76,13 @@ EC_INTERNAL double eci_gemm_util(const eci_rates *r, double m, double n, double 
 EC_INTERNAL double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int conv);
 EC_INTERNAL double eci_mem_time_s(const eci_rates *r, double bytes, int kernels);
 EC_INTERNAL void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c);
+/* The costs of all of wl's ops on r, fwd_s and bwd_s x gpu_scale: from the context's cost
+ * cache when wl comes from the workload cache (eci_workload_get) and was priced on the same
+ * rates before, else priced now (into the cache, or into fallback, ECI_MAX_OPS entries, when
+ * wl is not cached or memory is short).  Valid until the next call on ctx; never fails. */
+EC_INTERNAL const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl,
+                                              double gpu_scale, eci_op_cost_t *fallback);
+/* Cost lookups answered from the cache and pricings done, since the context was created. */
+EC_INTERNAL void eci_op_costs_stats(const ec_ctx *ctx, size_t *hits, size_t *misses);
 
 #endif /* EC_COMPUTE_H */

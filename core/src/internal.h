@@ -97,7 +97,10 @@ struct ec_ctx {
     size_t scratch_bytes[ECI_SCRATCH_SLOTS];
     double max_normal[ECI_MAX_NORMAL_CACHED + 1]; /* eci_expected_max_normal by n, 0 until computed */
     void *pipe_rng;                   /* gsl_rng of the loader simulation (pipeline.c), reseeded per run */
+    void *pipe_rng_seeded;            /* its state right after seeding with pipe_rng_seed (NULL: none yet) */
+    unsigned long pipe_rng_seed;
     struct eci_ramp_cache *comm_ramp; /* NCCL ramp interpolant (comm.c), rebuilt if its points change */
+    struct eci_cost_cache *cost_cache; /* op costs of cached workloads per rates (compute.c), NULL until used */
 };
 
 /* ---- workload cache (workload.c) ------------------------------------------------ */
@@ -108,6 +111,8 @@ EC_INTERNAL void eci_workload_cache_free(ec_ctx *ctx);
 EC_INTERNAL void eci_pipe_ctx_free(ec_ctx *ctx);
 /* The NCCL ramp interpolant (comm.c). */
 EC_INTERNAL void eci_comm_ctx_free(ec_ctx *ctx);
+/* The op cost cache (compute.c). */
+EC_INTERNAL void eci_compute_ctx_free(ec_ctx *ctx);
 
 /* ---- errors (err.c) ------------------------------------------------------------ */
 /* Record a detailed message on ctx and return code.  The idiom is

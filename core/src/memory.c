@@ -64,13 +64,7 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
     m->cast_cache_bytes = amp ? wl->matmul_params * 2.0 : 0;
 
     /* Activations: layer ops repeat `layers` times; the rest (embeddings, head) once. */
-    double layer_acts = 0, other_acts = 0;
-    for (size_t i = 0; i < wl->n_ops; i++) {
-        if (wl->ops[i].layer)
-            layer_acts += wl->ops[i].saved_bytes;
-        else
-            other_acts += wl->ops[i].saved_bytes;
-    }
+    double layer_acts = wl->saved_layer_bytes, other_acts = wl->saved_other_bytes;
     double acts;
     if (in->checkpointing && wl->layers > 1)
         acts = other_acts + wl->layers * wl->layer_input_bytes + layer_acts;

@@ -196,6 +196,7 @@ typedef struct sim {
     long warm;                /* first batch taken with every worker started (-1: none yet) */
     long avail_upto;          /* batches 0 .. avail_upto - 1 are all available */
     long settled;             /* see eci_pipe_run_out.settled_from (-1: not yet) */
+    int scan_workers;         /* a worker may have become able to start a batch since the last scan */
     double busy;
     interp_set fx;
     double *hist;
@@ -263,7 +264,10 @@ static void settle(sim *s)
     const eci_pipe_in *in = s->in;
     for (int changed = 1; changed;) {
         changed = 0;
-        for (int k = 0; k < s->nw; k++) {
+        /* A worker starts a batch when it is idle, up and let through by the prefetch gate;
+         * none of these changes unless a worker finished or came up (advance) or the loop
+         * took a batch (below): otherwise a scan would start nothing. */
+        for (int k = 0; k < s->nw && s->scan_workers; k++) {
             worker *w = &s->w[k];
             if (w->batch < 0 && s->now >= w->ready_at && can_dispatch(s, w->next)) {
                 w->batch = w->next;
@@ -273,9 +277,10 @@ static void settle(sim *s)
                 changed = 1;
             }
         }
+        s->scan_workers = 0;
         if (s->pin_batch < 0 && s->pin_len > 0) {
             s->pin_batch = s->pinq[s->pin_head];
-            s->pin_head = (s->pin_head + 1) % s->n;
+            s->pin_head = s->pin_head + 1 < s->n ? s->pin_head + 1 : 0; /* the ring wraps at n */
             s->pin_len--;
             s->pin_rem = s->bt->pin[s->pin_batch];
             s->pin_start = s->now;
@@ -289,6 +294,7 @@ static void settle(sim *s)
                 changed = 1;
             } else if (s->avail[s->j]) {
                 s->taken = s->j + 1;
+                s->scan_workers = 1;
                 s->stall_at[s->j] = s->now - s->wait_start;
                 record(s, ECI_TRACK_MAIN, "wait for batch", s->j, s->wait_start, s->now - s->wait_start);
                 start_step(s);
@@ -298,6 +304,7 @@ static void settle(sim *s)
         case M_LOAD:
             if (s->rem <= DONE_EPS_S) {
                 s->taken = s->j + 1;
+                s->scan_workers = 1;
                 s->stall_at[s->j] = s->now - s->wait_start;
                 record(s, ECI_TRACK_MAIN, "load batch", s->j, s->wait_start, s->now - s->wait_start);
                 start_step(s);
@@ -325,32 +332,43 @@ static void settle(sim *s)
     }
 }
 
+/* fmin for a that is never NaN (a NaN b is ignored, as fmin does), inlined: the event loop
+ * calls it for every worker at every event. */
+static inline double min_s(double a, double b)
+{
+    return b < a ? b : a;
+}
+
 /* Advance to the next event under processor sharing; 0 when nothing can happen. */
 static int advance(sim *s)
 {
     int main_cpu = s->state == M_LOAD || s->state == M_CPU;
     int runnable = main_cpu + (s->pin_batch >= 0);
-    for (int k = 0; k < s->nw; k++)
-        runnable += s->w[k].batch >= 0;
-    double rate = runnable > s->in->cores ? (double)s->in->cores / runnable : 1.0;
-    double dt = INFINITY;
+    /* The least CPU work left of what runs, divided by the rate once: min(x_i) / rate is
+     * min(x_i / rate) exactly, as rounding is monotone. */
+    double least_rem = INFINITY, next_up = INFINITY;
     if (main_cpu)
-        dt = fmin(dt, s->rem / rate);
-    if (s->state == M_GPU)
-        dt = fmin(dt, s->step_end - s->now);
+        least_rem = min_s(least_rem, s->rem);
     if (s->pin_batch >= 0)
-        dt = fmin(dt, s->pin_rem / rate);
+        least_rem = min_s(least_rem, s->pin_rem);
     for (int k = 0; k < s->nw; k++) {
         const worker *w = &s->w[k];
-        if (w->batch >= 0)
-            dt = fmin(dt, w->rem / rate);
-        else if (w->ready_at > s->now && can_dispatch(s, w->next))
-            dt = fmin(dt, w->ready_at - s->now);
+        if (w->batch >= 0) {
+            runnable++;
+            least_rem = min_s(least_rem, w->rem);
+        } else if (w->ready_at > s->now && can_dispatch(s, w->next)) {
+            next_up = min_s(next_up, w->ready_at - s->now);
+        }
     }
+    double rate = runnable > s->in->cores ? (double)s->in->cores / runnable : 1.0;
+    double dt = min_s(least_rem / rate, next_up);
+    if (s->state == M_GPU)
+        dt = min_s(dt, s->step_end - s->now);
     if (!isfinite(dt))
         return 0;
     if (dt < 0)
         dt = 0;
+    double before = s->now;
     s->now += dt;
     double work = dt * rate;
     if (main_cpu)
@@ -362,18 +380,44 @@ static int advance(sim *s)
     }
     for (int k = 0; k < s->nw; k++) {
         worker *w = &s->w[k];
-        if (w->batch < 0 || (w->rem -= work) > DONE_EPS_S)
+        if (w->batch < 0) {
+            if (!(before >= w->ready_at) && s->now >= w->ready_at)
+                s->scan_workers = 1; /* it came up */
+            continue;
+        }
+        if ((w->rem -= work) > DONE_EPS_S)
             continue;
         record(s, ECI_TRACK_WORKER0 + k, "build batch", w->batch, w->start, s->now - w->start);
         if (s->in->pin_thread) {
-            s->pinq[(s->pin_head + s->pin_len) % s->n] = w->batch;
+            long tail = s->pin_head + s->pin_len; /* < 2n: the ring wraps at n */
+            s->pinq[tail < s->n ? tail : tail - s->n] = w->batch;
             s->pin_len++;
         } else {
             s->avail[w->batch] = 1;
         }
         w->batch = -1;
+        s->scan_workers = 1;
     }
     return 1;
+}
+
+/* Seed the context's generator.  mt19937's seeding (624 words) costs more than a short run's
+ * draws, and a sweep seeds the same streams again and again, so the state right after the
+ * last seeding is kept (ctx->pipe_rng_seeded, for seed ctx->pipe_rng_seed) and copied back:
+ * the same state, so the same numbers, as gsl_rng_set gives. */
+static void seed_rng(ec_ctx *ctx, gsl_rng *rng, unsigned long seed)
+{
+    gsl_rng *seeded = ctx->pipe_rng_seeded;
+    if (seeded != NULL && ctx->pipe_rng_seed == seed) {
+        gsl_rng_memcpy(rng, seeded);
+        return;
+    }
+    gsl_rng_set(rng, seed);
+    if (seeded == NULL && (seeded = gsl_rng_alloc(gsl_rng_mt19937)) == NULL)
+        return; /* no copy kept: the next run seeds again */
+    gsl_rng_memcpy(seeded, rng);
+    ctx->pipe_rng_seeded = seeded;
+    ctx->pipe_rng_seed = seed;
 }
 
 /* End of step j of a run that simulated m steps and continues one step per `step` after them
@@ -407,7 +451,7 @@ static int run_extended(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t str
         (in->num_workers > 0 && in->prefetch_factor < 1))
         return eci_error(ctx, EC_EINVAL, "pipeline: steps, batch, seq_len, knots, cores and prefetch_factor must be >= 1");
     sim s = {.in = in, .n = n, .nw = in->num_workers, .pin_batch = -1, .state = M_WAIT, .hist = hist,
-             .trace = in->trace, .warm = -1, .settled = -1};
+             .trace = in->trace, .warm = -1, .settled = -1, .scan_workers = 1};
     size_t mb = in->lengths != NULL ? (size_t)in->lengths->cap + 1 : 1; /* bucketed: count per length */
     batches bt = {0};
     int *scratch = NULL;
@@ -432,7 +476,7 @@ static int run_extended(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t str
     }
     if ((rc = interp_init(ctx, in, &s.fx)) != EC_OK)
         goto done;
-    gsl_rng_set(rng, stream_seed(in->seed, stream));
+    seed_rng(ctx, rng, stream_seed(in->seed, stream));
     draw_batches(in, rng, n, scratch, &bt);
     s.bt = &bt;
     for (int k = 0; k < s.nw; k++) {
@@ -472,7 +516,10 @@ void eci_pipe_ctx_free(ec_ctx *ctx)
 {
     if (ctx->pipe_rng != NULL)
         gsl_rng_free(ctx->pipe_rng);
+    if (ctx->pipe_rng_seeded != NULL)
+        gsl_rng_free(ctx->pipe_rng_seeded);
     ctx->pipe_rng = NULL;
+    ctx->pipe_rng_seeded = NULL;
 }
 
 int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, double *hist, eci_pipe_run_out *out)

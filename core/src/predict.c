@@ -103,34 +103,109 @@ typedef struct plan {
     double overlap_s;            /* backward time added by that slowdown (this micro-step) */
 } plan;
 
-static double fwd_host_s(const plan *p, const eci_op *op)
+static double fwd_host_s(const plan *p, const eci_op_cost_t *c)
 {
-    double per = op->kind == ECI_OP_CAST ? p->dispatch_bwd_s : p->dispatch_fwd_s;
-    return per * op->fwd_kernels * p->host_factor;
+    double per = c->host_cast ? p->dispatch_bwd_s : p->dispatch_fwd_s;
+    return per * c->host_kernels * p->host_factor;
 }
 
-static void forward_op(timeline *t, plan *p, size_t i)
+/* The timeline's running sums while a run of ops is walked, in locals the compiler keeps in
+ * registers (the walk is most of a prediction's time). */
+typedef struct walk {
+    double cpu, gpu, busy, kernels, host_busy, gap_dispatch, kernel_s;
+} walk;
+
+static walk walk_begin(const timeline *t, double kernel_s)
 {
-    const eci_op_cost_t *c = &p->cost[i];
-    gpu_op(t, fwd_host_s(p, &p->wl->ops[i]), c->fwd_s, c->fwd_kernels, 1);
-    p->fwd_s += c->fwd_s;
+    return (walk){.cpu = t->cpu, .gpu = t->gpu, .busy = t->busy, .kernels = t->kernels, .host_busy = t->host_busy,
+                  .gap_dispatch = t->gap[CAUSE_DISPATCH], .kernel_s = kernel_s};
 }
 
-static void backward_op(timeline *t, plan *p, size_t i)
+static void walk_end(timeline *t, const walk *w, double *kernel_s)
 {
-    const eci_op_cost_t *c = &p->cost[i];
-    if (c->bwd_kernels == 0)
-        return;
-    /* Backward runs in the C++ autograd engine, one thread per device: no GIL, even under dp. */
-    gpu_op(t, p->dispatch_bwd_s * c->bwd_kernels, c->bwd_s, c->bwd_kernels, 1);
-    p->bwd_s += c->bwd_s;
-    if (p->ddp != NULL) { /* this op's gradients are ready: DDP's autograd hook fills a bucket */
-        double slow = eci_overlap_stretch_s(p->ddp->comm_free_s, t->gpu - c->bwd_s, c->bwd_s, p->overlap_slowdown);
-        t->gpu += slow;
-        t->busy += slow;
-        p->overlap_s += slow;
-        eci_ddp_ready(p->ddp, t->gpu, p->wl->ops[i].params * p->grad_elem_bytes);
+    t->cpu = w->cpu;
+    t->gpu = w->gpu;
+    t->busy = w->busy;
+    t->kernels = w->kernels;
+    t->host_busy = w->host_busy;
+    t->gap[CAUSE_DISPATCH] = w->gap_dispatch;
+    *kernel_s = w->kernel_s;
+}
+
+/* gpu_op for a kernel issued when the host has nothing pending (the previous op was a gpu_op):
+ * its dispatch is the only pending work, so charge_gap's shares come to gap x host_s / host_s
+ * for the dispatch (the same expression, so the same rounding) and exact zeros for the others. */
+static inline void walk_kernel(walk *w, double host_s, double gpu_s, double kernels)
+{
+    w->cpu += host_s;
+    w->host_busy += host_s;
+    if (w->cpu > w->gpu) {
+        double gap = w->cpu - w->gpu;
+        w->gap_dispatch += host_s > 0 ? gap * host_s / host_s : gap;
+        w->gpu = w->cpu;
     }
+    w->gpu += gpu_s;
+    w->busy += gpu_s;
+    w->kernels += kernels;
+}
+
+/* Op i's backward kernels just ended at *gpu: those that ran beside an all-reduce were slowed
+ * by it (eci_overlap_stretch_s), then its gradients are ready and DDP's autograd hook fills a
+ * bucket.  gpu and busy are the walk's or the timeline's running sums. */
+static void ddp_grads_ready(plan *p, size_t i, double *gpu, double *busy)
+{
+    double bwd_s = p->cost[i].bwd_s;
+    double slow = eci_overlap_stretch_s(p->ddp->comm_free_s, *gpu - bwd_s, bwd_s, p->overlap_slowdown);
+    *gpu += slow;
+    *busy += slow;
+    p->overlap_s += slow;
+    eci_ddp_ready(p->ddp, *gpu, p->wl->ops[i].params * p->grad_elem_bytes);
+}
+
+/* The forward ops from..to-1 in order.  The first goes through gpu_op (the host may have work
+ * pending before it); after it nothing is pending, and the rest are walked in locals. */
+static void forward_ops(timeline *t, plan *p, size_t from, size_t to)
+{
+    if (from >= to)
+        return;
+    const eci_op_cost_t *cost = p->cost;
+    gpu_op(t, fwd_host_s(p, &cost[from]), cost[from].fwd_s, cost[from].fwd_kernels, 1);
+    p->fwd_s += cost[from].fwd_s;
+    walk w = walk_begin(t, p->fwd_s);
+    for (size_t i = from + 1; i < to; i++) {
+        walk_kernel(&w, fwd_host_s(p, &cost[i]), cost[i].fwd_s, cost[i].fwd_kernels);
+        w.kernel_s += cost[i].fwd_s;
+    }
+    walk_end(t, &w, &p->fwd_s);
+}
+
+/* The backward ops to-1 down to from (ops without a backward launch nothing).  DDP's hook
+ * sees each op's gradients ready when its kernels are issued. */
+static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
+{
+    const eci_op_cost_t *cost = p->cost;
+    size_t i = to;
+    while (i > from && cost[i - 1].bwd_kernels == 0)
+        i--;
+    if (i == from)
+        return;
+    i--; /* the first op that launches: through gpu_op, as in forward_ops */
+    gpu_op(t, p->dispatch_bwd_s * cost[i].bwd_kernels, cost[i].bwd_s, cost[i].bwd_kernels, 1);
+    p->bwd_s += cost[i].bwd_s;
+    if (p->ddp != NULL)
+        ddp_grads_ready(p, i, &t->gpu, &t->busy);
+    walk w = walk_begin(t, p->bwd_s);
+    while (i-- > from) {
+        const eci_op_cost_t *c = &cost[i];
+        if (c->bwd_kernels == 0)
+            continue;
+        /* Backward runs in the C++ autograd engine, one thread per device: no GIL, even under dp. */
+        walk_kernel(&w, p->dispatch_bwd_s * c->bwd_kernels, c->bwd_s, c->bwd_kernels);
+        w.kernel_s += c->bwd_s;
+        if (p->ddp != NULL)
+            ddp_grads_ready(p, i, &w.gpu, &w.busy);
+    }
+    walk_end(t, &w, &p->bwd_s);
 }
 
 /* Add what the timeline did between `before` and now `times` more times.  Exact when each
@@ -215,8 +290,7 @@ static void python_loop(timeline *t, plan *p, int backward)
 /* One repetition of the layer block: its forward ops. */
 static void forward_layer(timeline *t, plan *p)
 {
-    for (size_t i = p->first_layer; i < p->end_layer; i++)
-        forward_op(t, p, i);
+    forward_ops(t, p, p->first_layer, p->end_layer);
 }
 
 /* One repetition of the layer block in backward: recompute under checkpointing, then
@@ -229,8 +303,7 @@ static void backward_layer(timeline *t, plan *p)
         p->bwd_s += p->fwd_s - before; /* recompute is backward time */
         p->fwd_s = before;
     }
-    for (size_t i = p->end_layer; i-- > p->first_layer;)
-        backward_op(t, p, i);
+    backward_ops(t, p, p->first_layer, p->end_layer);
 }
 
 /* Run the layer block `layers` times.  The timeline is translation-invariant: what a layer
@@ -271,28 +344,24 @@ static void repeat_layers(timeline *t, plan *p, int layers, void (*one)(timeline
 static void forward_pass(timeline *t, plan *p)
 {
     const eci_workload *wl = p->wl;
-    for (size_t i = 0; i < p->first_layer; i++)
-        forward_op(t, p, i);
+    forward_ops(t, p, 0, p->first_layer);
     python_loop(t, p, 0); /* after the embeddings it reads */
     if (p->first_layer < p->end_layer)
         repeat_layers(t, p, wl->layers, forward_layer);
-    for (size_t i = p->end_layer; i < wl->n_ops; i++)
-        forward_op(t, p, i);
+    forward_ops(t, p, p->end_layer, wl->n_ops);
 }
 
 static void backward_pass(timeline *t, plan *p)
 {
     const eci_workload *wl = p->wl;
-    for (size_t i = wl->n_ops; i-- > p->end_layer;)
-        backward_op(t, p, i);
+    backward_ops(t, p, p->end_layer, wl->n_ops);
     if (p->first_layer < p->end_layer && p->ddp != NULL) /* DDP's hook needs every layer's real times */
         for (int l = 0; l < wl->layers; l++)
             backward_layer(t, p);
     else if (p->first_layer < p->end_layer)
         repeat_layers(t, p, wl->layers, backward_layer);
     python_loop(t, p, 1);
-    for (size_t i = p->first_layer; i-- > 0;)
-        backward_op(t, p, i);
+    backward_ops(t, p, 0, p->first_layer);
 }
 
 /* ---- communication -----------------------------------------------------------------------
@@ -416,24 +485,9 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     eci_calib calib = *calib_in;
     eci_rates rates;
     eci_rates_init(ctx, g, cfg->precision, &calib, &rates);
-    eci_op_cost_t cost[ECI_MAX_OPS];
-    size_t first = wl->n_ops, end = wl->n_ops;
-    for (size_t i = 0; i < wl->n_ops; i++) {
-        if (wl->ops[i].twin < i) { /* same shape as an earlier op: same cost */
-            cost[i] = cost[wl->ops[i].twin];
-        } else {
-            eci_op_cost(ctx, &rates, &wl->ops[i], &cost[i]);
-            cost[i].fwd_s *= gpu_scale;
-            cost[i].bwd_s *= gpu_scale;
-        }
-        if (wl->ops[i].layer) {
-            if (first == wl->n_ops)
-                first = i;
-            end = i + 1;
-        }
-    }
-    if (first == wl->n_ops)
-        first = end = 0;
+    eci_op_cost_t uncached[ECI_MAX_OPS];
+    const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale, uncached);
+    size_t first = wl->layer_begin, end = wl->layer_end;
 
     plan p = {.wl = wl, .cost = cost, .first_layer = first, .end_layer = end, .host = host,
               .dispatch_fwd_s = host->dispatch_fwd_s * calib.dispatch_scale,

@@ -514,8 +514,18 @@ static void sum_up(eci_workload *wl)
     wl->param_tensors = 0;
     wl->model_flop = 0;
     wl->matmul_params = 0;
+    wl->layer_begin = wl->layer_end = 0;
+    wl->saved_layer_bytes = wl->saved_other_bytes = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
         const eci_op *op = &wl->ops[i];
+        if (op->layer) {
+            if (wl->layer_end == 0)
+                wl->layer_begin = i;
+            wl->layer_end = i + 1;
+            wl->saved_layer_bytes += op->saved_bytes;
+        } else {
+            wl->saved_other_bytes += op->saved_bytes;
+        }
         double reps = op->layer ? wl->layers : 1;
         wl->params += op->params * reps;
         wl->param_tensors += op->param_tensors * reps;
@@ -612,6 +622,7 @@ typedef struct wl_key {
 
 typedef struct wl_entry {
     wl_key key;
+    uint64_t hash;        /* of key: most lookups are told apart without comparing keys */
     eci_workload wl;
 } wl_entry;
 
@@ -619,6 +630,7 @@ struct eci_wl_cache {
     wl_entry *entries[ECI_WL_CACHE_ENTRIES];
     size_t next;          /* the slot to replace on the next miss */
     size_t hits, misses;  /* for tests and the speed benchmark */
+    unsigned long long serials; /* expansions numbered so far (eci_workload.serial) */
 };
 
 static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *k)
@@ -637,6 +649,19 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->mlm_frac = sh->mlm_frac;
 }
 
+/* A hash of a wl_key, eight bytes at a time (as key_hash above). */
+static uint64_t wl_key_hash(const wl_key *key)
+{
+    uint64_t h = 0, w;
+    const unsigned char *b = (const unsigned char *)key;
+    for (size_t i = 0; i + sizeof w <= sizeof *key; i += sizeof w) {
+        memcpy(&w, b + i, sizeof w);
+        h = (h ^ w) * 0x9E3779B97F4A7C15u;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
 int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *sh, const eci_workload **out)
 {
     *out = NULL;
@@ -645,8 +670,9 @@ int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape 
     struct eci_wl_cache *c = ctx->wl_cache;
     wl_key key;
     make_key(net, task, sh, &key);
+    uint64_t hash = wl_key_hash(&key);
     for (size_t i = 0; i < ECI_WL_CACHE_ENTRIES && c->entries[i] != NULL; i++)
-        if (memcmp(&c->entries[i]->key, &key, sizeof key) == 0) {
+        if (c->entries[i]->hash == hash && memcmp(&c->entries[i]->key, &key, sizeof key) == 0) {
             c->hits++;
             *out = &c->entries[i]->wl;
             return EC_OK;
@@ -661,6 +687,8 @@ int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape 
     if (rc != EC_OK)
         return rc;
     e->key = key;
+    e->hash = hash;
+    e->wl.serial = ++c->serials;
     c->next = (slot + 1) % ECI_WL_CACHE_ENTRIES;
     *out = &e->wl;
     return EC_OK;

@@ -47,14 +47,19 @@ typedef struct eci_workload {
     eci_op ops[ECI_MAX_OPS];
     size_t n_ops;
     int layers;             /* repeats of the ops with layer == 1 */
+    size_t layer_begin, layer_end; /* the ops with layer == 1 are [layer_begin, layer_end) (0, 0: none) */
     double params;          /* all parameters */
     double param_tensors;   /* parameter tensors (optimizer launches) */
     double matmul_params;   /* parameters of GEMM/CONV weights: the autocast cast cache */
+    double saved_layer_bytes, saved_other_bytes; /* saved_bytes summed over the layer block's ops
+                            * (one repeat) and over the other ops, in op order */
     double layer_input_bytes; /* bytes of one layer's input (what checkpointing keeps) */
     double input_bytes;     /* bytes copied host-to-device per micro-step */
     double tokens;          /* tokens (or images) per micro-step per GPU */
     double model_flop;      /* forward FLOPs of GEMM/CONV ops per micro-step (all layers) */
     double output_bytes;    /* logits the model returns per micro-step (DataParallel gathers them) */
+    unsigned long long serial; /* this expansion's number on its context (eci_workload_get, from 1);
+                                * 0: not from the cache.  Keys caches of values derived from it. */
 } eci_workload;
 
 typedef struct eci_shape {

@@ -335,6 +335,67 @@ static void test_op_cost_monotone(void **state)
     ec_ctx_free(ctx);
 }
 
+/* The context's cost cache (eci_op_costs): priced on six different rates in turn (GPU,
+ * precision, fitted scales, gpu_step_s scale) and on two workloads, every lookup, hit or miss,
+ * returns exactly what eci_op_cost gives that op on those rates.  A key that left out any
+ * of these inputs would hand back another set's costs. */
+static void test_op_costs_cache(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = eci_net_find(ctx, "resnet50");
+    const eci_workload *wl[2];
+    for (int w = 0; w < 2; w++) {
+        eci_shape sh = {.precision = EC_PREC_AMP_FP16, .batch = w == 0 ? 32 : 16, .seq = 1, .seq_sq = 1,
+                        .image_size = 224, .mask_bytes = 1, .mlm_frac = 0.15};
+        assert_int_equal(eci_workload_get(ctx, net, ECI_TASK_IMAGENET, &sh, &wl[w]), EC_OK);
+        assert_true(wl[w]->serial > 0); /* two of the cache's 32 entries: both stay valid here */
+    }
+    enum { SETS = 6 };
+    const char *gpu[SETS] = {"a100-sxm4-80gb", "t4", "a100-sxm4-80gb", "a100-sxm4-80gb", "a100-sxm4-80gb",
+                             "a100-sxm4-80gb"};
+    int precision[SETS] = {EC_PREC_AMP_FP16, EC_PREC_AMP_FP16, EC_PREC_TF32, EC_PREC_AMP_FP16, EC_PREC_AMP_FP16,
+                           EC_PREC_AMP_FP16};
+    double gemm_scale[SETS] = {1, 1, 1, 1.3, 1, 1}, mem_scale[SETS] = {1, 1, 1, 1, 0.8, 1};
+    double gpu_scale[SETS] = {1, 1, 1, 1, 1, 2.5};
+    eci_rates r[SETS];
+    for (int k = 0; k < SETS; k++) {
+        eci_calib calib;
+        eci_calib_default(ctx, &calib);
+        calib.gemm_scale = gemm_scale[k];
+        calib.simt_scale = gemm_scale[k];
+        calib.mem_scale = mem_scale[k];
+        eci_rates_init(ctx, eci_hw_find(ctx, gpu[k]), precision[k], &calib, &r[k]);
+    }
+    static eci_op_cost_t fallback[ECI_MAX_OPS];
+    for (int round = 0; round < 3; round++)
+        for (int j = 0; j < 2 * SETS; j++) {
+            int k = (round == 1 ? 2 * SETS - 1 - j : j) % SETS, w = j / SETS;
+            const eci_op_cost_t *got = eci_op_costs(ctx, &r[k], wl[w], gpu_scale[k], fallback);
+            assert_true(got != fallback); /* from the cache */
+            for (size_t i = 0; i < wl[w]->n_ops; i++) {
+                eci_op_cost_t c;
+                eci_op_cost(ctx, &r[k], &wl[w]->ops[i], &c);
+                c.fwd_s *= gpu_scale[k];
+                c.bwd_s *= gpu_scale[k];
+                if (got[i].fwd_s != c.fwd_s || got[i].bwd_s != c.bwd_s || got[i].fwd_kernels != c.fwd_kernels ||
+                    got[i].bwd_kernels != c.bwd_kernels)
+                    fail_msg("round %d, rates %d, workload %d, op %zu (%s): %.17g s cached, %.17g s priced", round,
+                             k, w, i, wl[w]->ops[i].name, got[i].fwd_s, c.fwd_s);
+            }
+        }
+    size_t hits, misses;
+    eci_op_costs_stats(ctx, &hits, &misses);
+    assert_int_equal(misses, 2 * SETS); /* the first round */
+    assert_int_equal(hits, 4 * SETS);
+    /* A workload outside the cache is priced into the caller's array. */
+    static eci_workload copy;
+    copy = *wl[0];
+    copy.serial = 0;
+    assert_true(eci_op_costs(ctx, &r[0], &copy, 1.0, fallback) == fallback);
+    ec_ctx_free(ctx);
+}
+
 /* ---- precision selection (real gpus.csv) ------------------------------------------------ */
 
 static void rates_for(ec_ctx *ctx, const char *gpu, int precision, eci_rates *r, const eci_gpu **g)
@@ -469,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_op_cost),
         cmocka_unit_test(test_bounds_and_monotone),
         cmocka_unit_test(test_op_cost_monotone),
+        cmocka_unit_test(test_op_costs_cache),
         cmocka_unit_test(test_precision_units),
         cmocka_unit_test(test_scale_follows_unit),
     };

@@ -46,6 +46,8 @@ static void synthetic(eci_workload *wl, int kind)
     wl->ops[2].layer = 1;
     wl->ops[2].saved_bytes = 0.7e8 * scale;
     wl->layer_input_bytes = 1.3e7 * scale;
+    wl->saved_other_bytes = wl->ops[0].saved_bytes; /* what workload.c sums from the ops */
+    wl->saved_layer_bytes = wl->ops[1].saved_bytes + wl->ops[2].saved_bytes;
 }
 
 static double acts_of(int kind)

@@ -6,6 +6,7 @@
  */
 #include "ec_test.h"
 #include "internal.h"
+#include "compute.h"
 #include "consts.h"
 #include "predict.h"
 
@@ -268,6 +269,47 @@ static void test_deterministic(void **state)
     ec_ctx_free(ctx);
 }
 
+/* The op cost cache (compute.c) end to end: a warm context that has priced the same
+ * workloads on other GPUs, precisions, batches and gpu_step_s scales in between must give,
+ * from its cache, exactly what a fresh context computes (a key without the GPU's rates
+ * fails here; test_compute.c's test_op_costs_cache checks every input of the key). */
+static void test_cost_cache(void **state)
+{
+    (void)state;
+    static const char *const words[] = {
+        "model=resnet50 gpu=a100-sxm4-80gb batch_per_gpu=32 precision=amp_fp16",
+        "model=resnet50 gpu=t4 batch_per_gpu=32 precision=amp_fp16",
+        "model=resnet50 gpu=a100-sxm4-80gb batch_per_gpu=32 precision=amp_fp16 gpu_step_s=0.2",
+        "model=resnet50 gpu=a100-sxm4-80gb batch_per_gpu=32 precision=tf32",
+        "model=resnet50 gpu=v100-sxm2-16gb batch_per_gpu=32 precision=tf32",
+        "model=resnet50 gpu=a100-sxm4-80gb batch_per_gpu=16 precision=amp_fp16",
+        "model=bert-base gpu=a100-sxm4-80gb batch_per_gpu=8 precision=amp_bf16 num_workers=2",
+        "model=bert-base gpu=l4 batch_per_gpu=8 precision=amp_bf16 num_workers=2",
+        "model=bert-base gpu=l4 batch_per_gpu=8 precision=amp_bf16 num_workers=2 gpu_step_s=0.05",
+    };
+    enum { N = sizeof words / sizeof words[0] };
+    static ec_result fresh[N], warm;
+    for (size_t i = 0; i < N; i++) { /* every cache missed: a new context per config */
+        ec_ctx *one = ec_test_ctx();
+        predict_words(one, words[i], &fresh[i]);
+        ec_ctx_free(one);
+    }
+    ec_ctx *ctx = ec_test_ctx();
+    for (int round = 0; round < 3; round++)
+        for (size_t k = 0; k < N; k++) {
+            size_t i = round == 1 ? N - 1 - k : k; /* forwards, backwards, forwards */
+            predict_words(ctx, words[i], &warm);
+            if (memcmp(&warm, &fresh[i], sizeof warm) != 0)
+                fail_msg("round %d, %s: step %.17g s from the cache, %.17g s fresh", round, words[i], warm.step_s,
+                         fresh[i].step_s);
+        }
+    size_t hits, misses;
+    eci_op_costs_stats(ctx, &hits, &misses);
+    assert_true(hits >= 2 * N); /* rounds 2 and 3 priced nothing */
+    assert_true(misses > 0 && misses <= 2 * N); /* gpu_step_s prices its reference step once more */
+    ec_ctx_free(ctx);
+}
+
 /* A fit report holding the priors, read back from a one-row profile (so the test follows
  * the parameter list of calibrate.c), with `name` set to `value` for each pair given. */
 static void prior_fit(ec_ctx *ctx, ec_fit_report *rep)
@@ -491,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_grad_accum_busy_within_step),
         cmocka_unit_test(test_ddp),
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_cost_cache),
         cmocka_unit_test(test_faster_never_slower),
         cmocka_unit_test(test_max_batch),
         cmocka_unit_test(test_python_loop),
