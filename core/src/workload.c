@@ -475,12 +475,13 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->bwd = op->bwd;
 }
 
-/* A hash of a cost_key, eight bytes at a time (multiply-xorshift mixing). */
-static uint64_t key_hash(const cost_key *key)
+/* A hash of a key struct of `size` bytes (zeroed padding included), eight bytes at a time
+ * (multiply-xorshift mixing); a tail shorter than eight bytes is left out. */
+static uint64_t bytes_hash(const void *key, size_t size)
 {
     uint64_t h = 0, w;
     const unsigned char *b = (const unsigned char *)key;
-    for (size_t i = 0; i + sizeof w <= sizeof *key; i += sizeof w) {
+    for (size_t i = 0; i + sizeof w <= size; i += sizeof w) {
         memcpy(&w, b + i, sizeof w);
         h = (h ^ w) * 0x9E3779B97F4A7C15u;
         h ^= h >> 29;
@@ -499,7 +500,7 @@ static void find_twins(eci_workload *wl)
         table[s] = ECI_MAX_OPS;
     for (size_t i = 0; i < wl->n_ops; i++) {
         cost_key_of(&wl->ops[i], &keys[i]);
-        size_t s = (size_t)(key_hash(&keys[i]) % SLOTS);
+        size_t s = (size_t)(bytes_hash(&keys[i], sizeof keys[i]) % SLOTS);
         while (table[s] != ECI_MAX_OPS && memcmp(&keys[table[s]], &keys[i], sizeof keys[i]) != 0)
             s = (s + 1) % SLOTS;
         if (table[s] == ECI_MAX_OPS)
@@ -649,19 +650,6 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->mlm_frac = sh->mlm_frac;
 }
 
-/* A hash of a wl_key, eight bytes at a time (as key_hash above). */
-static uint64_t wl_key_hash(const wl_key *key)
-{
-    uint64_t h = 0, w;
-    const unsigned char *b = (const unsigned char *)key;
-    for (size_t i = 0; i + sizeof w <= sizeof *key; i += sizeof w) {
-        memcpy(&w, b + i, sizeof w);
-        h = (h ^ w) * 0x9E3779B97F4A7C15u;
-        h ^= h >> 29;
-    }
-    return h;
-}
-
 int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *sh, const eci_workload **out)
 {
     *out = NULL;
@@ -670,7 +658,7 @@ int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape 
     struct eci_wl_cache *c = ctx->wl_cache;
     wl_key key;
     make_key(net, task, sh, &key);
-    uint64_t hash = wl_key_hash(&key);
+    uint64_t hash = bytes_hash(&key, sizeof key);
     for (size_t i = 0; i < ECI_WL_CACHE_ENTRIES && c->entries[i] != NULL; i++)
         if (c->entries[i]->hash == hash && memcmp(&c->entries[i]->key, &key, sizeof key) == 0) {
             c->hits++;

@@ -298,6 +298,33 @@ static void test_scaling_efficiency(void **state)
     ec_ctx_free(ctx);
 }
 
+/* The topologies of the DP-vs-DDP grids, each with a GPU that has it. */
+static const char *const dp_topo[4][2] = {
+    {"nvlink", "a100-sxm4-80gb"}, {"pcie-switch", "a100-pcie-80gb"}, {"pcie-host", "rtx4090"}, {"a16-board", "a16"}};
+static const int dp_counts[3] = {2, 4, 8};
+
+/* ratio[t][c][b] = DDP samples/s over DP samples/s for topology t, GPU count c, batch b of
+ * `model_words`; fails the test where DP is not slower. */
+static void dp_ddp_grid(ec_ctx *ctx, const char *model_words, const int batches[3], double ratio[4][3][3])
+{
+    for (int t = 0; t < 4; t++)
+        for (int c = 0; c < 3; c++)
+            for (int b = 0; b < 3; b++) {
+                char w[300];
+                ec_result dp, ddp;
+                snprintf(w, sizeof w, "%s precision=amp_fp16 gpu=%s topology=%s num_gpus=%d batch_per_gpu=%d strategy=dp",
+                         model_words, dp_topo[t][1], dp_topo[t][0], dp_counts[c], batches[b]);
+                predict_words(ctx, w, &dp);
+                w[strlen(w) - 2] = '\0';
+                strcat(w, "ddp");
+                predict_words(ctx, w, &ddp);
+                ratio[t][c][b] = ddp.samples_per_s / dp.samples_per_s;
+                if (!(ratio[t][c][b] > 1.0))
+                    fail_msg("%s %s x%d b%d: DP %.1f >= DDP %.1f samples/s", model_words, dp_topo[t][0], dp_counts[c],
+                             batches[b], dp.samples_per_s, ddp.samples_per_s);
+            }
+}
+
 /* DataParallel is slower than DDP on every topology with more than one GPU (modeling.md 6.4);
  * on NVLink the gap grows with the GPU count and, everywhere but where DDP itself is bound
  * by a slow PCIe ring, shrinks as the batch grows. */
@@ -305,29 +332,12 @@ static void test_dp_slower_than_ddp(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    static const char *const topo[][2] = {
-        {"nvlink", "a100-sxm4-80gb"}, {"pcie-switch", "a100-pcie-80gb"}, {"pcie-host", "rtx4090"}, {"a16-board", "a16"}};
-    static const int counts[] = {2, 4, 8}, batches[] = {4, 16, 64};
+    static const int batches[] = {4, 16, 64};
     double ratio[4][3][3];
-    for (int t = 0; t < 4; t++)
-        for (int c = 0; c < 3; c++)
-            for (int b = 0; b < 3; b++) {
-                char w[300];
-                ec_result dp, ddp;
-                snprintf(w, sizeof w, "model=bert-base seq_len=128 precision=amp_fp16 gpu=%s topology=%s num_gpus=%d "
-                         "batch_per_gpu=%d strategy=dp", topo[t][1], topo[t][0], counts[c], batches[b]);
-                predict_words(ctx, w, &dp);
-                w[strlen(w) - 2] = '\0';
-                strcat(w, "ddp");
-                predict_words(ctx, w, &ddp);
-                ratio[t][c][b] = ddp.samples_per_s / dp.samples_per_s;
-                if (!(ratio[t][c][b] > 1.0))
-                    fail_msg("%s x%d b%d: DP %.1f >= DDP %.1f samples/s", topo[t][0], counts[c], batches[b],
-                             dp.samples_per_s, ddp.samples_per_s);
-            }
+    dp_ddp_grid(ctx, "model=bert-base seq_len=128", batches, ratio);
     for (int t = 0; t < 4; t++)
         for (int b = 0; b < 3; b++)
-            print_message("dp/ddp %-11s b%-2d: x2 %.3f  x4 %.3f  x8 %.3f\n", topo[t][0], batches[b], ratio[t][0][b],
+            print_message("dp/ddp %-11s b%-2d: x2 %.3f  x4 %.3f  x8 %.3f\n", dp_topo[t][0], batches[b], ratio[t][0][b],
                           ratio[t][1][b], ratio[t][2][b]);
     for (int b = 0; b < 3; b++) /* NVLink: grows with the GPU count */
         assert_true(ratio[0][0][b] < ratio[0][1][b] && ratio[0][1][b] < ratio[0][2][b]);
@@ -357,30 +367,16 @@ static void test_dp_margin_resnet(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    static const char *const topo[][2] = {
-        {"nvlink", "a100-sxm4-80gb"}, {"pcie-switch", "a100-pcie-80gb"}, {"pcie-host", "rtx4090"}, {"a16-board", "a16"}};
-    static const int counts[] = {2, 4, 8}, batches[] = {8, 32, 128};
+    static const int batches[] = {8, 32, 128};
+    double ratio[4][3][3];
+    dp_ddp_grid(ctx, "model=resnet50", batches, ratio);
     for (int t = 0; t < 4; t++) {
-        double ratio[3][3];
+        print_message("resnet50 dp/ddp %-11s b8 x2..8 %.3f %.3f %.3f  b128 %.3f %.3f %.3f\n", dp_topo[t][0],
+                      ratio[t][0][0], ratio[t][1][0], ratio[t][2][0], ratio[t][0][2], ratio[t][1][2], ratio[t][2][2]);
         for (int c = 0; c < 3; c++)
-            for (int b = 0; b < 3; b++) {
-                char w[300];
-                ec_result dp, ddp;
-                snprintf(w, sizeof w, "model=resnet50 precision=amp_fp16 gpu=%s topology=%s num_gpus=%d "
-                         "batch_per_gpu=%d strategy=dp", topo[t][1], topo[t][0], counts[c], batches[b]);
-                predict_words(ctx, w, &dp);
-                w[strlen(w) - 2] = '\0';
-                strcat(w, "ddp");
-                predict_words(ctx, w, &ddp);
-                ratio[c][b] = ddp.samples_per_s / dp.samples_per_s;
-                assert_true(ratio[c][b] > 1.0);
-            }
-        print_message("resnet50 dp/ddp %-11s b8 x2..8 %.3f %.3f %.3f  b128 %.3f %.3f %.3f\n", topo[t][0], ratio[0][0],
-                      ratio[1][0], ratio[2][0], ratio[0][2], ratio[1][2], ratio[2][2]);
-        for (int c = 0; c < 3; c++)
-            assert_true(ratio[c][0] > ratio[c][1] && ratio[c][1] > ratio[c][2]);
+            assert_true(ratio[t][c][0] > ratio[t][c][1] && ratio[t][c][1] > ratio[t][c][2]);
         for (int b = 1; b < 3; b++)
-            assert_true(ratio[0][b] < ratio[1][b] && ratio[1][b] < ratio[2][b]);
+            assert_true(ratio[t][0][b] < ratio[t][1][b] && ratio[t][1][b] < ratio[t][2][b]);
     }
     ec_ctx_free(ctx);
 }
