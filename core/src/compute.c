@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 static void warn(eci_rates *r, unsigned bit, const char *text)
@@ -239,6 +240,12 @@ struct eci_cost_cache {
     unsigned next[ECI_WL_CACHE_ENTRIES]; /* round-robin victim per group */
     size_t hits, misses;
 };
+
+/* make_cost_key lists every field of eci_rates before `warnings` (14 doubles, tensor_cores,
+ * gemm_scale, mem_scale): a field added there must join the key, or changing it would return
+ * stale costs. */
+_Static_assert(offsetof(eci_rates, warnings) == 17 * sizeof(double),
+               "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
 {

@@ -413,11 +413,12 @@ static void seed_rng(ec_ctx *ctx, gsl_rng *rng, unsigned long seed)
         return;
     }
     gsl_rng_set(rng, seed);
-    if (seeded == NULL && (seeded = gsl_rng_alloc(gsl_rng_mt19937)) == NULL)
-        return; /* no copy kept: the next run seeds again */
-    gsl_rng_memcpy(seeded, rng);
-    ctx->pipe_rng_seeded = seeded;
-    ctx->pipe_rng_seed = seed;
+    if (seeded == NULL) /* a copy of the same generator type */
+        ctx->pipe_rng_seeded = seeded = gsl_rng_clone(rng);
+    else
+        gsl_rng_memcpy(seeded, rng);
+    if (seeded != NULL) /* else no copy kept: the next run seeds again */
+        ctx->pipe_rng_seed = seed;
 }
 
 /* End of step j of a run that simulated m steps and continues one step per `step` after them
