@@ -580,21 +580,34 @@ static int number_cell(ec_ctx *ctx, const eci_table *t, size_t row, int col, con
     (t)->name, (unsigned long)(c)->line, (unsigned long)(c)->col, (t)->hdr[col]
 
 
+/* The text of a numeric cell, checked to be non-empty and of decimal syntax (integer: no
+ * fraction or exponent); the message names the cell and what was expected. */
+static int numeric_text(ec_ctx *ctx, const eci_table *t, size_t row, int col, int integer, const cell **c,
+                        const char **text)
+{
+    const char *what = integer ? "an integer" : "a number";
+    int rc = number_cell(ctx, t, row, col, c);
+    if (rc != EC_OK)
+        return rc;
+    const char *s = t->arena + (*c)->off;
+    size_t n = strlen(s);
+    if (n == 0)
+        return eci_error(ctx, EC_EPARSE, CELL_FMT "empty cell, expected %s", CELL_ARGS(t, *c, col), what);
+    if (n > NUMBER_MAX || !eci_decimal_syntax(s, integer))
+        return eci_error(ctx, EC_EPARSE, CELL_FMT "'%.*s%s' is not %s", CELL_ARGS(t, *c, col), SHOW_MAX, s,
+                         n > SHOW_MAX ? "..." : "", what);
+    *text = s;
+    return EC_OK;
+}
+
 int eci_table_number(ec_ctx *ctx, const eci_table *t, size_t row, int col, double lo, double hi,
                      double *out)
 {
-    const cell *c = NULL; /* set when number_cell succeeds; -O3 cannot see it */
-    int rc = number_cell(ctx, t, row, col, &c);
+    const cell *c = NULL; /* set when numeric_text succeeds; -O3 cannot see it */
+    const char *s = NULL;
+    int rc = numeric_text(ctx, t, row, col, 0, &c, &s);
     if (rc != EC_OK)
         return rc;
-    const char *s = t->arena + c->off;
-    size_t n = strlen(s);
-    if (n == 0)
-        return eci_error(ctx, EC_EPARSE, CELL_FMT "empty cell, expected a number",
-                         CELL_ARGS(t, c, col));
-    if (n > NUMBER_MAX || !eci_decimal_syntax(s, 0))
-        return eci_error(ctx, EC_EPARSE, CELL_FMT "'%.*s%s' is not a number",
-                         CELL_ARGS(t, c, col), SHOW_MAX, s, n > SHOW_MAX ? "..." : "");
     int overflow;
     double v = eci_strtod_c(s, &overflow);
     if (overflow)
@@ -610,18 +623,11 @@ int eci_table_number(ec_ctx *ctx, const eci_table *t, size_t row, int col, doubl
 int eci_table_int(ec_ctx *ctx, const eci_table *t, size_t row, int col, long lo, long hi,
                   long *out)
 {
-    const cell *c = NULL; /* set when number_cell succeeds; -O3 cannot see it */
-    int rc = number_cell(ctx, t, row, col, &c);
+    const cell *c = NULL; /* set when numeric_text succeeds; -O3 cannot see it */
+    const char *s = NULL;
+    int rc = numeric_text(ctx, t, row, col, 1, &c, &s);
     if (rc != EC_OK)
         return rc;
-    const char *s = t->arena + c->off;
-    size_t n = strlen(s);
-    if (n == 0)
-        return eci_error(ctx, EC_EPARSE, CELL_FMT "empty cell, expected an integer",
-                         CELL_ARGS(t, c, col));
-    if (n > NUMBER_MAX || !eci_decimal_syntax(s, 1))
-        return eci_error(ctx, EC_EPARSE, CELL_FMT "'%.*s%s' is not an integer",
-                         CELL_ARGS(t, c, col), SHOW_MAX, s, n > SHOW_MAX ? "..." : "");
     errno = 0;
     char *end;
     long v = strtol(s, &end, 10);
