@@ -296,6 +296,8 @@ typedef struct ec_gpu_info {
     double peak_tf32_flop_per_s;     /* 0 when absent */
     double peak_fp16_flop_per_s;     /* tensor cores, fp32 accumulate; 0 when absent */
     double peak_bf16_flop_per_s;     /* 0 when absent */
+    const char *default_topology;    /* how several of them are joined unless topology= says:
+                                        "nvlink", "pcie-switch", "pcie-host" (no peer-to-peer), "a16-board" */
 } ec_gpu_info;
 
 EC_API size_t ec_gpu_count(const ec_ctx *ctx);

@@ -44,6 +44,13 @@ static double pcie_busbw(const ec_ctx *ctx, const eci_gpu *g, int p2p)
            eci_const(ctx, p2p && g->p2p ? EC_C_pcie_p2p_busbw_frac : EC_C_pcie_host_busbw_frac);
 }
 
+/* A CUDA peer copy that the driver stages through host memory: the ring's links move the
+ * same bytes, but the through-host rate of an idle copy, not of NCCL in a training job. */
+static double host_copy_bytes_per_s(const ec_ctx *ctx, double link_bytes_per_s)
+{
+    return link_bytes_per_s * eci_const(ctx, EC_C_pcie_host_copy_frac);
+}
+
 /* NVLink: NVSwitch / SXM boards run every GPU at its NVLink rate; PCIe cards with a bridge
  * are joined in pairs, so a ring of more than two crosses PCIe between the pairs. */
 static int nvlink_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
@@ -59,6 +66,8 @@ static int nvlink_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c
     c->bottleneck = "nvlink-bridge";
     if (per_node > 2 && pcie_busbw(ctx, g, 1) < c->busbw_bytes_per_s) {
         c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
+        if (!g->p2p)
+            c->copy_bytes_per_s = host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
         c->bottleneck = "pcie between bridged pairs";
     }
     return EC_OK;
@@ -76,10 +85,12 @@ static int board_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
     int on_board = per_node < g->gpus_per_board ? per_node : g->gpus_per_board;
     c->boards = (per_node + g->gpus_per_board - 1) / g->gpus_per_board;
     c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
+    c->copy_bytes_per_s = c->busbw_bytes_per_s;
     c->bottleneck = "gpu pcie link";
     double across = uplink * eci_const(ctx, EC_C_pcie_host_busbw_frac);
     if (c->boards > 1 && across < c->busbw_bytes_per_s) {
         c->busbw_bytes_per_s = across;
+        c->copy_bytes_per_s = min2(c->copy_bytes_per_s, host_copy_bytes_per_s(ctx, uplink));
         c->bottleneck = "board uplink";
     }
     /* Host-to-device copies of the GPUs of one board share the uplink. */
@@ -167,9 +178,11 @@ int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
         rc = nvlink_busbw(ctx, g, per_node, c);
     } else if (strcmp(topology, "pcie-switch") == 0) {
         c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
+        c->copy_bytes_per_s = g->p2p ? c->busbw_bytes_per_s : host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
         c->bottleneck = g->p2p ? "pcie peer-to-peer" : "pcie through host (no p2p)";
     } else if (strcmp(topology, "pcie-host") == 0) {
         c->busbw_bytes_per_s = pcie_busbw(ctx, g, 0);
+        c->copy_bytes_per_s = host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
         c->bottleneck = "pcie through host";
     } else if (strcmp(topology, "a16-board") == 0) {
         rc = board_busbw(ctx, g, per_node, c);
@@ -180,12 +193,15 @@ int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
     }
     if (rc != EC_OK)
         return rc;
+    if (c->copy_bytes_per_s <= 0) /* peer-to-peer paths: copies and rings use the same links */
+        c->copy_bytes_per_s = c->busbw_bytes_per_s;
     if (nodes > 1) { /* a ring over nodes crosses each node's network once each way */
         double net = network_bytes_per_s > 0 ? network_bytes_per_s : eci_const(ctx, EC_C_internode_bytes_per_s);
         if (net < c->busbw_bytes_per_s) {
             c->busbw_bytes_per_s = net;
             c->bottleneck = "network between nodes";
         }
+        c->copy_bytes_per_s = min2(c->copy_bytes_per_s, net);
     }
     return load_ramp(ctx, c);
 }

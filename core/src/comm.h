@@ -19,6 +19,9 @@ typedef struct eci_comm {
     int nodes;                    /* machines */
     int boards;                   /* A16 boards per node (a16-board), else 1 */
     double busbw_bytes_per_s;     /* ring bus bandwidth: the slowest link of the ring */
+    double copy_bytes_per_s;      /* GPU-to-GPU copies (DataParallel's scatter and gather): CUDA
+                                     peer copies, not NCCL, so through host memory they run at
+                                     the idle through-host rate, not the in-training NCCL one */
     double hop_latency_s;         /* alpha: latency of one ring step */
     double h2d_share_frac;        /* each GPU's share of its own H2D bandwidth when all copy at once */
     const char *bottleneck;       /* static name of the limiting link, for messages and reports */

@@ -505,7 +505,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     eci_comm comm = {.n = 1, .nodes = 1, .h2d_share_frac = 1.0};
     if (n > 1 && (rc = eci_comm_init(ctx, g, r.topology, n, r.nodes, cfg->network_bytes_per_s, &comm)) != EC_OK)
         return rc;
-    double busbw = comm.busbw_bytes_per_s, hop_s = comm.hop_latency_s;
+    double busbw = comm.busbw_bytes_per_s, hop_s = comm.hop_latency_s, copy_bw = comm.copy_bytes_per_s;
     /* DataParallel broadcasts parameters and reduces gradients in coalesced chunks, one NCCL
      * call each (torch/cuda/comm.py), so each call sees the bus bandwidth of a chunk. */
     double dp_chunk_bytes = eci_const(ctx, EC_C_dp_coalesce_buffer_bytes);
@@ -542,13 +542,13 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         int all_reduce = ddp && micro == simulate - 1;
         if (dp) { /* scatter the inputs from GPU 0; replicate(): Python builds n-1 module
                    * replicas and NCCL broadcasts the parameters from GPU 0 */
-            dp_exchange(&t, &p, (n - 1) * wl->input_bytes / busbw, n - 1, &dp_comm_s);
+            dp_exchange(&t, &p, (n - 1) * wl->input_bytes / copy_bw, n - 1, &dp_comm_s);
             host_work(&t, CAUSE_DISPATCH, eci_const(ctx, EC_C_dp_replicate_tensor_s) * wl->param_tensors * (n - 1));
             dp_exchange(&t, &p, eci_comm_bcast_chunked_s(&comm, grad_bytes, dp_chunk_bytes), dp_chunks, &dp_comm_s);
         }
         forward_pass(&t, &p);
         if (dp) /* gather every replica's outputs on GPU 0 */
-            dp_exchange(&t, &p, (n - 1) * (wl->output_bytes / busbw + hop_s), n - 1, &dp_comm_s);
+            dp_exchange(&t, &p, (n - 1) * (wl->output_bytes / copy_bw + hop_s), n - 1, &dp_comm_s);
         p.ddp = all_reduce ? &sched : NULL;
         p.overlap_s = 0;
         backward_pass(&t, &p);
@@ -560,7 +560,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         }
         if (dp) { /* Gather's backward scatters the output gradients; Broadcast's backward
                    * (ReduceAddCoalesced) NCCL-reduces every replica's gradients onto GPU 0 */
-            dp_exchange(&t, &p, (n - 1) * (wl->output_bytes / busbw + hop_s), n - 1, &dp_comm_s);
+            dp_exchange(&t, &p, (n - 1) * (wl->output_bytes / copy_bw + hop_s), n - 1, &dp_comm_s);
             /* ReduceAddCoalesced is Python under the GIL (torch/cuda/comm.py): zip(*inputs)
              * and _take_tensors walk every replica's gradient list before the first NCCL
              * reduce can be issued, so GPU 0 waits for n x param_tensors Python steps. */

@@ -325,59 +325,76 @@ static void dp_ddp_grid(ec_ctx *ctx, const char *model_words, const int batches[
             }
 }
 
-/* DataParallel is slower than DDP on every topology with more than one GPU (modeling.md 6.4);
- * on NVLink the gap grows with the GPU count and, everywhere but where DDP itself is bound
- * by a slow PCIe ring, shrinks as the batch grows. */
+/* DataParallel is slower than DDP on every topology with more than one GPU (modeling.md 6.4).
+ * Where the gradients move peer-to-peer (NVLink, a PCIe switch, within an A16 board) the
+ * margin grows with the GPU count and shrinks with the batch, as the measured reports show.
+ * Where every byte goes through host memory (pcie-host; the ring across A16 boards), the
+ * in-training bus bandwidth is so low (constants.csv pcie_host_busbw_frac, fitted on the
+ * GeForce 2-GPU runs) that both are bound by that path: DP's broadcast + reduce move 2S per
+ * step whatever n is, DDP's ring 2(n-1)/n S, so the margin narrows as GPUs are added. */
 static void test_dp_slower_than_ddp(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     static const int batches[] = {4, 16, 64};
+    enum { NVLINK, SWITCH, HOST, A16 };
     double ratio[4][3][3];
     dp_ddp_grid(ctx, "model=bert-base seq_len=128", batches, ratio);
     for (int t = 0; t < 4; t++)
         for (int b = 0; b < 3; b++)
             print_message("dp/ddp %-11s b%-2d: x2 %.3f  x4 %.3f  x8 %.3f\n", dp_topo[t][0], batches[b], ratio[t][0][b],
                           ratio[t][1][b], ratio[t][2][b]);
-    for (int b = 0; b < 3; b++) /* NVLink: grows with the GPU count */
-        assert_true(ratio[0][0][b] < ratio[0][1][b] && ratio[0][1][b] < ratio[0][2][b]);
-    /* Every topology: from 4 to 8 GPUs at every batch, and from 2 to 8 at the largest batch,
-     * replicate()'s Python work per tensor per replica grows DP's cost faster than DDP's
-     * exposed ring all-reduce (2(n-1)/n).  From 2 to 4 GPUs at small batches on a PCIe ring
-     * DDP's own exposed all-reduce grows by half while DP's pipelined NCCL broadcast and
-     * reduce stay at S/B each, so the margin does not grow there (reported, not asserted). */
-    for (int t = 1; t < 4; t++) {
-        for (int b = 0; b < 3; b++)
-            assert_true(ratio[t][1][b] < ratio[t][2][b]);
-        assert_true(ratio[t][0][2] < ratio[t][1][2]);
+    for (int b = 0; b < 3; b++) {
+        /* NVLink: grows with the GPU count */
+        assert_true(ratio[NVLINK][0][b] < ratio[NVLINK][1][b] && ratio[NVLINK][1][b] < ratio[NVLINK][2][b]);
+        /* PCIe switch, 4 to 8 GPUs: replicate()'s Python work per tensor per replica grows DP's
+         * cost faster than DDP's exposed ring (2(n-1)/n).  From 2 to 4 at small batches DDP's
+         * own exposed all-reduce grows by half while DP's pipelined broadcast and reduce stay
+         * at S/B each, so the margin does not grow there (reported, not asserted). */
+        assert_true(ratio[SWITCH][1][b] < ratio[SWITCH][2][b]);
+        /* through host memory: narrows from 2 to 8 GPUs */
+        assert_true(ratio[HOST][2][b] < ratio[HOST][0][b]);
     }
-    for (int c = 0; c < 3; c++) { /* NVLink and A16 boards: shrinks with the batch */
-        assert_true(ratio[0][c][0] > ratio[0][c][1] && ratio[0][c][1] > ratio[0][c][2]);
-        assert_true(ratio[3][c][0] > ratio[3][c][1] && ratio[3][c][1] > ratio[3][c][2]);
+    /* largest batch, where backward hides DDP's exchange: grows with every GPU count step */
+    static const int peer_to_peer_pcie[] = {SWITCH, A16};
+    for (int i = 0; i < 2; i++) {
+        int t = peer_to_peer_pcie[i];
+        assert_true(ratio[t][0][2] < ratio[t][1][2] && ratio[t][1][2] < ratio[t][2][2]);
     }
+    for (int c = 0; c < 3; c++) /* NVLink: shrinks with the batch */
+        assert_true(ratio[NVLINK][c][0] > ratio[NVLINK][c][1] && ratio[NVLINK][c][1] > ratio[NVLINK][c][2]);
+    for (int c = 0; c < 2; c++) /* within one A16 board (2 and 4 GPUs): shrinks with the batch */
+        assert_true(ratio[A16][c][0] > ratio[A16][c][1] && ratio[A16][c][1] > ratio[A16][c][2]);
     ec_ctx_free(ctx);
 }
 
 /* The report behind "another GPU increases the impact" is a conv net (rwightman, 3 PCIe GPUs,
  * DP 830 vs DDP 1015 img/s, modeling.md 6.4).  ResNet-50's 100 MB of gradients are a small
  * exchange next to its many small kernels, so DataParallel's GIL-serialized dispatch and
- * per-tensor replicate() dominate: on every topology the margin shrinks with the batch and,
- * from batch 32 up, grows with every GPU count step. */
+ * per-tensor replicate() dominate: wherever the GPUs copy peer-to-peer the margin shrinks with
+ * the batch and, from batch 32 up, grows with every GPU count step.  Through host memory
+ * (pcie-host) that holds at batch 128, where DDP's exchange hides under backward; at batch 8
+ * both are bound by the host path and the margin narrows from 2 to 8 GPUs (see above). */
 static void test_dp_margin_resnet(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     static const int batches[] = {8, 32, 128};
+    const int host = 2;
     double ratio[4][3][3];
     dp_ddp_grid(ctx, "model=resnet50", batches, ratio);
     for (int t = 0; t < 4; t++) {
         print_message("resnet50 dp/ddp %-11s b8 x2..8 %.3f %.3f %.3f  b128 %.3f %.3f %.3f\n", dp_topo[t][0],
                       ratio[t][0][0], ratio[t][1][0], ratio[t][2][0], ratio[t][0][2], ratio[t][1][2], ratio[t][2][2]);
+        if (t == host)
+            continue;
         for (int c = 0; c < 3; c++)
             assert_true(ratio[t][c][0] > ratio[t][c][1] && ratio[t][c][1] > ratio[t][c][2]);
         for (int b = 1; b < 3; b++)
             assert_true(ratio[t][0][b] < ratio[t][1][b] && ratio[t][1][b] < ratio[t][2][b]);
     }
+    assert_true(ratio[host][0][2] < ratio[host][1][2] && ratio[host][1][2] < ratio[host][2][2]);
+    assert_true(ratio[host][2][0] < ratio[host][0][0]);
     ec_ctx_free(ctx);
 }
 
