@@ -230,6 +230,21 @@ static void test_topologies(void **state)
     assert_int_equal(eci_comm_init(ctx, g4090, "pcie-switch", 4, 1, 0, &sw), EC_OK);
     assert_int_equal(eci_comm_init(ctx, g4090, "pcie-host", 4, 1, 0, &host), EC_OK);
     assert_rel(sw.busbw_bytes_per_s, host.busbw_bytes_per_s, EC_TOL_EXACT);
+    /* through host memory: NCCL rings at the in-training rate, DataParallel's peer copies at
+     * the idle one (constants.csv pcie_host_busbw_frac, pcie_host_copy_frac) */
+    assert_rel(host.busbw_bytes_per_s, g4090->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_host_busbw_frac),
+               EC_TOL_EXACT);
+    assert_rel(host.copy_bytes_per_s, g4090->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_host_copy_frac),
+               EC_TOL_EXACT);
+    assert_rel(sw.copy_bytes_per_s, host.copy_bytes_per_s, EC_TOL_EXACT);
+    /* peer-to-peer paths copy over the ring's own links */
+    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 4, 1, 0, &c), EC_OK);
+    assert_rel(c.copy_bytes_per_s, c.busbw_bytes_per_s, EC_TOL_EXACT);
+    /* across A16 boards both go through the host, at most at the GPU's own link */
+    assert_int_equal(eci_comm_init(ctx, a16, "a16-board", 8, 1, 0, &c), EC_OK);
+    assert_rel(c.busbw_bytes_per_s, uplink * eci_const(ctx, EC_C_pcie_host_busbw_frac), EC_TOL_EXACT);
+    assert_true(c.copy_bytes_per_s > c.busbw_bytes_per_s);
+    assert_true(c.copy_bytes_per_s <= a16->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_p2p_busbw_frac));
     /* two nodes joined by 1 GB/s: the network is the ring's slowest link */
     assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 16, 2, 1e9, &c), EC_OK);
     assert_rel(c.busbw_bytes_per_s, 1e9, EC_TOL_EXACT);
