@@ -5,6 +5,9 @@
  *     the PCIe link) times the measured NCCL bus-bandwidth fractions of constants.csv
  *     (NVSwitch, NVLink bridge, PCIe peer-to-peer, PCIe through host memory), the A16
  *     board's shared Gen4 x16 uplink, and the network between nodes.
+ *   - DataParallel's scatter and gather are CUDA peer copies, not NCCL: over the ring's links
+ *     where the GPUs have peer-to-peer, else staged through host memory at the idle rate
+ *     (constants.csv pcie_host_copy_frac), not NCCL's fitted in-training one.
  *   - Collective times: ring all-reduce alpha*2(n-1) + 2(n-1)/n * S / busbw; broadcast and
  *     reduce alpha*(n-1) + S / busbw (nccl-tests PERFORMANCE.md bus factors).
  *   - DDP's Reducer: buckets filled in gradient-ready order, all-reduced on a second stream
