@@ -65,6 +65,7 @@ static const key_def KEYS[] = {
     INT(nodes, 1, 4096, 1, "machines, 1..4096 [1]"),
     DBL("network_gbit_per_s", network_bytes_per_s, 0, 1e6, 1e9 / 8, 0,
         "inter-node bandwidth per node in Gbit/s (1e9 bit/s), 0..1e6 [0 = profile default]"),
+    BOOL(gradient_as_bucket_view, "DDP gradient_as_bucket_view: no bucket copy of the gradients, 0/1 [0]"),
     ENUM("precision", precision, 0, "fp32, tf32, amp_fp16, amp_bf16, bf16, fp16",
          "fp32, tf32, amp_fp16, amp_bf16, bf16 (pure), fp16 (pure) [fp32]"),
     INT(batch_per_gpu, 1, 1048576, 0, "micro-batch per GPU in samples, 1..1048576 [required]"),

@@ -1,6 +1,7 @@
 /*
  * memory.c: peak GPU memory of a training step (DESIGN 3.4, modeling.md 2 and 10.2).
  *   persistent = weights + optimizer states (bytes per parameter by precision and optimizer)
+ *                + DDP's gradient buckets (a copy of every gradient, from construction on)
  *   peak = context + persistent + max(backward peak, optimizer-step peak) + allocator slack
  *   backward peak  = cast cache + max(activations, gradients) + workspace
  *                    (activations are freed layer by layer while gradients appear, so the
@@ -54,9 +55,14 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
     m->weights_bytes = params * w;
     m->optimizer_bytes = replica ? 0 : params * o;
     double grads = params * g;
-    /* DDP keeps a bucket copy of every gradient (gradient_as_bucket_view=False); DataParallel's
-     * GPU 0 holds its replica's gradients and the reduced sum at once. */
-    if (in->ddp || in->dp_role == 1)
+    /* DDP's Reducer allocates its buckets, a flat copy of every gradient, when it is built
+     * and keeps them, so they sit beside the activations as well as beside the optimizer
+     * step.  gradient_as_bucket_view=True makes the gradients views into the buckets: "the
+     * saved memory size will be equal to the total gradients size" (DistributedDataParallel
+     * docstring).  DataParallel's GPU 0 holds its
+     * replica's gradients and the reduced sum at once, only after backward. */
+    double buckets = in->ddp_bucket_copy ? grads : 0;
+    if (in->dp_role == 1)
         grads *= 2.0;
     double opt_temp = replica ? 0 : params * opt_temp_bytes_per_param(in->optimizer, w);
     m->grads_bytes = grads;
@@ -78,7 +84,7 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
     double bwd_peak = m->cast_cache_bytes + (acts > grads ? acts : grads) + m->workspace_bytes;
     double opt_peak = replica ? 0 : grads + opt_temp;
     double transient = bwd_peak > opt_peak ? bwd_peak : opt_peak;
-    double allocated = m->weights_bytes + m->optimizer_bytes + transient;
+    double allocated = m->weights_bytes + m->optimizer_bytes + buckets + transient;
     double frac = in->dynamic_shapes ? eci_const(ctx, EC_C_allocator_frac_dynamic)
                                      : eci_const(ctx, EC_C_allocator_frac_static);
     m->allocator_bytes = allocated * frac * in->allocator_scale;
@@ -94,6 +100,7 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
     } else {
         m->activations_bytes = 0;
     }
+    m->grads_bytes += buckets;
     m->peak_bytes = m->context_bytes + allocated + m->allocator_bytes;
     m->capacity_bytes = in->capacity_bytes;
     m->fits = m->peak_bytes <= m->capacity_bytes;

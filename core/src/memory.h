@@ -9,7 +9,7 @@
 typedef struct eci_mem_in {
     const eci_workload *wl;
     int precision, optimizer, checkpointing;
-    int ddp;                      /* DDP's gradient bucket copy */
+    int ddp_bucket_copy;          /* DDP without gradient_as_bucket_view: a persistent copy of the gradients */
     int dp_role;                  /* DataParallel: 0 not dp, 1 GPU 0, 2 one of the other GPUs */
     int num_gpus;                 /* > 1 adds NCCL buffers */
     int dynamic_shapes;           /* dynamic padding fragments the allocator more */

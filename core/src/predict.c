@@ -668,7 +668,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     /* Memory: GPU 0, and under dp the other GPUs, which hold no optimizer.  DataParallel's
      * GPU 0 also keeps every replica's gathered outputs and their gradients. */
     eci_mem_in mi = {.wl = wl, .precision = cfg->precision, .optimizer = cfg->optimizer,
-                     .checkpointing = cfg->checkpointing, .ddp = ddp, .dp_role = dp ? 1 : 0, .num_gpus = n,
+                     .checkpointing = cfg->checkpointing,
+                     .ddp_bucket_copy = ddp && !cfg->gradient_as_bucket_view, .dp_role = dp ? 1 : 0, .num_gpus = n,
                      .dynamic_shapes = cfg->padding != EC_PAD_MAX_LENGTH, .capacity_bytes = g->memory_bytes,
                      .allocator_scale = 1.0};
     if (dp)

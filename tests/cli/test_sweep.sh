@@ -30,7 +30,8 @@ expect "sweep unknown option" 2 "unknown option" -- sweep model=bert-base gpu=t4
 # --csv: header + one line per point, config keys first, first axis slowest; -o the same file.
 out=$("$EC" sweep model=bert-base gpu=t4,a10g batch_per_gpu=8,16 --csv -o "$tmp/s.csv" 2>&1); rc=$?
 lines=$(printf '%s\n' "$out" | wc -l)
-order=$(printf '%s\n' "$out" | tail -n +2 | cut -d, -f3,10 | tr '\n' ' ')
+bcol=$(head -1 <<<"$out" | tr ',' '\n' | grep -n '^batch_per_gpu$' | cut -d: -f1)
+order=$(printf '%s\n' "$out" | tail -n +2 | cut -d, -f3,"${bcol:-0}" | tr '\n' ' ')
 if [ $rc -eq 0 ] && [ "$lines" -eq 5 ] && head -1 <<<"$out" | grep -q '^model,task,gpu,.*,step_s,samples_per_s,.*,error$' \
    && [ "$order" = "t4,8 t4,16 a10g,8 a10g,16 " ] && [ "$(cat "$tmp/s.csv")" = "$out" ]; then
   ok "sweep --csv and -o: header, order, same file"

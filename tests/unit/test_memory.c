@@ -212,7 +212,8 @@ static void test_optimizers(void **state)
     ec_ctx_free(ctx);
 }
 
-/* DDP keeps a bucket copy of every gradient: gradients 2 x 4P; NCCL adds its buffers. */
+/* DDP keeps a bucket copy of every gradient: gradients 2 x 4P; NCCL adds its buffers.
+ * PARAM_HEAVY: the optimizer-step peak G + bucket copy + denom wins. */
 static void test_ddp_doubles_grads(void **state)
 {
     (void)state;
@@ -222,7 +223,7 @@ static void test_ddp_doubles_grads(void **state)
     synthetic(&wl, PARAM_HEAVY);
     eci_mem_in in = input(&wl, EC_PREC_FP32, EC_OPT_ADAMW);
     eci_memory_estimate(ctx, &in, &single);
-    in.ddp = 1;
+    in.ddp_bucket_copy = 1;
     in.num_gpus = 6;
     eci_memory_estimate(ctx, &in, &ddp);
     /* grads = 2 x 4P */
@@ -235,6 +236,31 @@ static void test_ddp_doubles_grads(void **state)
     double peak = eci_const(ctx, EC_C_cuda_context_bytes) + eci_const(ctx, EC_C_nccl_context_bytes) +
                   (4.0 + 8.0 + 8.0 + 4.0) * P * (1.0 + eci_const(ctx, EC_C_allocator_frac_static));
     assert_rel(ddp.peak_bytes, peak, EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
+/* The bucket copy is persistent: it adds 4P beside the activations too, where the backward
+ * peak is max(A, G) and the gradients alone would hide under A.  gradient_as_bucket_view
+ * (ddp_bucket_copy = 0) leaves only the NCCL buffers:
+ *   peak(ddp) - peak(view) = 4P (1 + frac). */
+static void test_ddp_bucket_copy_beside_activations(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    static eci_workload wl;
+    ec_memory view, copy;
+    synthetic(&wl, ACT_HEAVY);
+    eci_mem_in in = input(&wl, EC_PREC_FP32, EC_OPT_ADAMW);
+    in.num_gpus = 2;
+    eci_memory_estimate(ctx, &in, &view);
+    assert_rel(view.peak_bytes, expected_peak(ctx, 4, 4, 8, 4, 0, acts_of(ACT_HEAVY), 2, 0), EC_TOL_CLOSED_FORM);
+    in.ddp_bucket_copy = 1;
+    eci_memory_estimate(ctx, &in, &copy);
+    double frac = eci_const(ctx, EC_C_allocator_frac_static);
+    assert_rel(copy.peak_bytes - view.peak_bytes, 4.0 * P * (1.0 + frac), EC_TOL_CLOSED_FORM);
+    /* reported at the peak: the activations and the bucket copy */
+    assert_rel(copy.activations_bytes, acts_of(ACT_HEAVY), EC_TOL_CLOSED_FORM);
+    assert_rel(copy.grads_bytes, 4.0 * P, EC_TOL_CLOSED_FORM);
     ec_ctx_free(ctx);
 }
 
@@ -413,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_pure16_halves),
         cmocka_unit_test(test_optimizers),
         cmocka_unit_test(test_ddp_doubles_grads),
+        cmocka_unit_test(test_ddp_bucket_copy_beside_activations),
         cmocka_unit_test(test_checkpointing_closed_form),
         cmocka_unit_test(test_allocator_slack),
         cmocka_unit_test(test_parts_sum_and_fits),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build bench/data/calibration_dle.csv: ../shared/data/runs/calibration.csv with the two
+"""Build bench/data/calibration_dle.csv: ../shared/data/runs/calibration.csv with the three
 settings its source scripts imply but its columns do not say.  Python 3 stdlib only.
 
     python3 tools/data/make_dle_runs.py               # write bench/data/calibration_dle.csv
@@ -22,8 +22,16 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     fp32 and casts in front of every matmul.  fp16 prices the step's kernels as O2 runs them;
     it leaves out the fp32 master copy, which changes memory, not step time.
     (ResNet-50 rows are left as they are: DLE ConvNets and Lambda's runs use their own AMP.)
+  * gradient_as_bucket_view=1 for multi-GPU BERT rows.  run_squad.py and run_pretraining.py
+    wrap the model in apex.parallel.DistributedDataParallel (`from apex.parallel import
+    DistributedDataParallel as DDP`), or all-reduce a flat copy after accumulation
+    (--allreduce_post_accumulation).  Apex flattens each bucket into a temporary buffer,
+    all-reduces it and copies it back (retain_allreduce_buffers=False), so no copy of the
+    gradients stays allocated -- what torch DDP's gradient_as_bucket_view=True gives, not its
+    default persistent bucket copy.  DLE ConvNets uses torch DDP with defaults
+    (image_classification/training.py), so ResNet-50 rows keep the bucket copy.
 
-Rows, ids, values and sources are otherwise copied unchanged; the two columns are the last
+Rows, ids, values and sources are otherwise copied unchanged; the added columns are the last
 config columns before metric/value/source.
 """
 import csv
@@ -40,6 +48,7 @@ def convert(row):
     row["attention"] = "eager" if bert else ""
     if bert and row["precision"] == "amp_fp16":
         row["precision"] = "fp16"
+    row["gradient_as_bucket_view"] = "1" if bert and row["strategy"] == "ddp" else ""
     return row
 
 
@@ -57,6 +66,7 @@ def main(argv):
         fields = list(reader.fieldnames)
         rows = [convert(r) for r in reader]
     fields.insert(fields.index("metric"), "attention")
+    fields.insert(fields.index("metric"), "gradient_as_bucket_view")
     tmp = dst + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
