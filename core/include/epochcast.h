@@ -204,6 +204,7 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_UNSUPPORTED_GPU (1u << 5) /* the GPU cannot run current PyTorch (Kepler) */
 #define EC_WARN_MODEL_DEFAULTED (1u << 6) /* a hardware figure came from the architecture, not a measurement */
 #define EC_WARN_MEMORY_UNKNOWN  (1u << 7) /* gpu_step_s without a model: memory not predicted */
+#define EC_WARN_NEAR_CAPACITY   (1u << 8) /* several GPUs with peak memory close to capacity */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {

@@ -922,13 +922,22 @@ static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
     res->run_s = res->epoch_s * cfg->epochs + once;
 }
 
-static void add_warnings(const ec_config *cfg, const eci_resolved *r, ec_result *res)
+static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
     const eci_gpu *g = r->gpu;
+    double near = eci_const(ctx, EC_C_near_capacity_warn_frac);
     if (r->net == NULL)
         add_warning(res, EC_WARN_MEMORY_UNKNOWN, "gpu_step_s without a model: memory is not predicted");
     else if (!res->memory.fits)
         add_warning(res, EC_WARN_DOES_NOT_FIT, "predicted peak memory exceeds the GPU's capacity (out of memory)");
+    else if (cfg->num_gpus > 1 && res->memory.peak_bytes > near * res->memory.capacity_bytes) {
+        /* measured multi-GPU runs this close to capacity lost far more than predicted
+         * (bench/results/scaling.md, by memory headroom); nothing in the step models it */
+        char text[200];
+        snprintf(text, sizeof text, "peak memory above %.0f%% of capacity on several GPUs: measured DDP runs "
+                 "this close scaled up to 56 points worse than predicted; leave headroom", 100 * near);
+        add_warning(res, EC_WARN_NEAR_CAPACITY, text);
+    }
     if (r->net != NULL && r->net->max_positions > 0 && r->seq > r->net->max_positions)
         add_warning(res, EC_WARN_SEQ_TRUNCATED, "seq_len exceeds the model's position embeddings");
     if (g->compute_capability < 5.0)
@@ -989,7 +998,7 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         memcpy(res->warning_text, top.warning_text, sizeof res->warning_text);
         assemble_step(cfg, in, &ep, res);
         assemble_epoch(ctx, cfg, &r, in, l, &ep, res);
-        add_warnings(cfg, &r, res);
+        add_warnings(ctx, cfg, &r, res);
         copy_multi_gpu(&top, res);
         eci_calib calib; /* the model's own error (profile error_log_sd) widens the simulated spread */
         if (fixed != NULL)

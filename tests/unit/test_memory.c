@@ -393,6 +393,42 @@ static void test_parts_sum_and_fits(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Several GPUs with the peak above near_capacity_warn_frac of capacity (and fitting) warn;
+ * one GPU, or room to spare, does not.  Swept over batches up to the largest that fits:
+ *   warn <=> num_gpus > 1 && frac x capacity < peak <= capacity */
+static void test_near_capacity_warning(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config cfg;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "model=bert-base"), EC_OK);
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "gpu=v100-sxm2-16gb"), EC_OK);
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "seq_len=384"), EC_OK);
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "num_gpus=4"), EC_OK);
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "batch_per_gpu=1"), EC_OK);
+    int max_b = 0;
+    assert_int_equal(ec_max_batch(ctx, &cfg, 4096, &max_b), EC_OK);
+    assert_true(max_b > 4);
+    double frac = eci_const(ctx, EC_C_near_capacity_warn_frac);
+    int seen_near = 0, seen_room = 0;
+    for (int gpus = 1; gpus <= 4; gpus += 3)
+        for (int b = 1; b <= max_b + 1; b += b < max_b - 3 ? (max_b + 7) / 8 : 1) {
+            ec_result res;
+            cfg.num_gpus = gpus;
+            cfg.batch_per_gpu = b;
+            predict_or_fail(ctx, &cfg, &res);
+            const ec_memory *m = &res.memory;
+            int want = gpus > 1 && m->fits && m->peak_bytes > frac * m->capacity_bytes;
+            assert_int_equal(!!(res.warnings & EC_WARN_NEAR_CAPACITY), want);
+            seen_near |= want;
+            seen_room |= gpus > 1 && m->peak_bytes <= frac * m->capacity_bytes;
+        }
+    /* the largest batch that fits 4 GPUs warns; batch 1 has room */
+    assert_true(seen_near && seen_room);
+    ec_ctx_free(ctx);
+}
+
 /* A larger batch never needs less memory; checkpointing never needs more, and needs less
  * activation memory for every multi-layer model. */
 static void test_monotone_batch_and_ckpt(void **state)
@@ -443,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_checkpointing_closed_form),
         cmocka_unit_test(test_allocator_slack),
         cmocka_unit_test(test_parts_sum_and_fits),
+        cmocka_unit_test(test_near_capacity_warning),
         cmocka_unit_test(test_monotone_batch_and_ckpt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
