@@ -934,8 +934,8 @@ static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
         /* measured multi-GPU runs this close to capacity lost far more than predicted
          * (bench/results/scaling.md, by memory headroom); nothing in the step models it */
         char text[200];
-        snprintf(text, sizeof text, "peak memory above %.0f%% of capacity on several GPUs: measured DDP runs "
-                 "this close scaled up to 56 points worse than predicted; leave headroom", 100 * near);
+        snprintf(text, sizeof text, "peak memory above %.0f%% of capacity on several GPUs: leave headroom "
+                 "(measured DDP runs this close scaled up to 56 points worse than predicted)", 100 * near);
         add_warning(res, EC_WARN_NEAR_CAPACITY, text);
     }
     if (r->net != NULL && r->net->max_positions > 0 && r->seq > r->net->max_positions)
