@@ -59,8 +59,8 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
      * and keeps them, so they sit beside the activations as well as beside the optimizer
      * step.  gradient_as_bucket_view=True makes the gradients views into the buckets: "the
      * saved memory size will be equal to the total gradients size" (DistributedDataParallel
-     * docstring).  DataParallel's GPU 0 holds its
-     * replica's gradients and the reduced sum at once, only after backward. */
+     * docstring).  DataParallel's GPU 0 holds its replica's gradients and the reduced sum
+     * at once, only after backward. */
     double buckets = in->ddp_bucket_copy ? grads : 0;
     if (in->dp_role == 1)
         grads *= 2.0;

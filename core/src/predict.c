@@ -932,10 +932,10 @@ static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
         add_warning(res, EC_WARN_DOES_NOT_FIT, "predicted peak memory exceeds the GPU's capacity (out of memory)");
     else if (cfg->num_gpus > 1 && res->memory.peak_bytes > near * res->memory.capacity_bytes) {
         /* measured multi-GPU runs this close to capacity lost far more than predicted
-         * (bench/results/scaling.md, by memory headroom); nothing in the step models it */
+         * (bench/results/scaling_dle.md, by memory headroom); nothing in the step models it */
         char text[200];
         snprintf(text, sizeof text, "peak memory above %.0f%% of capacity on several GPUs: leave headroom "
-                 "(measured DDP runs this close scaled up to 56 points worse than predicted)", 100 * near);
+                 "(measured DDP runs this close scaled far worse than predicted)", 100 * near);
         add_warning(res, EC_WARN_NEAR_CAPACITY, text);
     }
     if (r->net != NULL && r->net->max_positions > 0 && r->seq > r->net->max_positions)
