@@ -10,6 +10,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pressure  # noqa: E402
 import train  # noqa: E402
 
 
@@ -73,6 +74,38 @@ class RecordTest(unittest.TestCase):
         out = subprocess.run([os.environ["EC_CLI"], "validate", self.path], capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
         self.assertIn("4 runs", out.stdout)
+
+
+class PressureTest(unittest.TestCase):
+    def test_edge_search_finds_the_largest_batch_that_fits(self):
+        for edge in (1, 3, 8, 9, 63, 64, 65, 1000):
+            tried = []
+            got = pressure.find_edge(lambda b: tried.append(b) or b <= edge)
+            self.assertEqual(got, edge)
+            self.assertLessEqual(len(tried), 2 * edge.bit_length() + 3)  # doubling then bisection
+        self.assertIsNone(pressure.find_edge(lambda b: False))
+
+    def test_plan_holds_the_extra_at_the_edge_and_at_half(self):
+        runs = pressure.plan(50, 3 << 30)
+        self.assertEqual([(b, r) for _, b, r, _ in runs if r], [(50, 3 << 30), (25, 3 << 30)])
+        self.assertIn(("edge + DDP bucket temporary", 50, 0, 25 << 20), runs)
+
+    def test_summary_reports_slowdown_and_failures(self):
+        def row(label, batch, ms, reserve=0, retries=0):
+            return {"label": label, "batch": batch, "step_time_ms": ms, "samples_per_s": 1000.0 * batch / ms,
+                    "alloc_retries": retries, "reserve_bytes": reserve, "step_temp_bytes": 0}
+        text = "\n".join(pressure.summarize([row("edge", 64, 800.0), row("edge + multi-GPU extra", 64, 1200.0, 1 << 30, 300),
+                                              row("half", 32, 400.0), row("half + multi-GPU extra", 32, 404.0, 1 << 30)]))
+        self.assertIn("1.500x at the edge batch and 1.010x at half", text)
+        self.assertIn("| 300 |", text)
+        failed = pressure.summarize([row("edge", 64, 800.0), {"label": "edge + multi-GPU extra", "batch": 64,
+                                                            "reserve_bytes": 1 << 30, "step_temp_bytes": 0}])
+        self.assertIn("failed (out of memory?)", "\n".join(failed))
+        self.assertIn("no slowdown computed", "\n".join(failed))
+
+    def test_train_refuses_negative_reserve(self):
+        with self.assertRaises(SystemExit):
+            train.main(["model=bert-base", "batch_per_gpu=2", "--reserve-bytes", "-1"])
 
 
 if __name__ == "__main__":

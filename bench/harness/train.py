@@ -69,7 +69,7 @@ RECORD_KEYS = ["model", "task", "gpu", "num_gpus", "strategy", "precision", "bat
                "image_size", "grad_accum", "optimizer", "checkpointing", "attention", "num_workers",
                "prefetch_factor", "pin_memory", "persistent_workers", "data"]
 MEMORY_COLUMNS = ["id", "peak_allocated_bytes", "peak_reserved_bytes", "capacity_bytes", "gpu_util_frac",
-                  "step_time_ms", "samples_per_s"]
+                  "step_time_ms", "samples_per_s", "alloc_retries", "reserve_bytes", "step_temp_bytes"]
 
 
 class ConfigError(ValueError):
@@ -271,8 +271,15 @@ def make_optimizer(cfg, params):
     return torch.optim.AdamW(params, lr=1e-4, foreach=(o == "adamw_foreach") or None, fused=(o == "adamw_fused") or None)
 
 
-def train(cfg, steps, warmup):
-    """Run warmup + steps optimizer steps; returns the measured result (rank 0 numbers)."""
+def train(cfg, steps, warmup, reserve_bytes=0, step_temp_bytes=0):
+    """Run warmup + steps optimizer steps; returns the measured result (rank 0 numbers).
+
+    reserve_bytes: a block held through the run, standing in on one GPU for what a multi-GPU
+    job holds beyond it (NCCL buffers, DDP's bucket copy).  step_temp_bytes: allocated when
+    backward starts (all activations still alive) and freed when it ends, each micro-step, as
+    apex DDP's flat all-reduce buffers are.  Together they reproduce, on one GPU, a multi-GPU
+    run at a batch that only just fits one GPU; alloc_retries counts the caching allocator's
+    free-everything-and-retry events (torch.cuda.memory_stats num_alloc_retries) while timed."""
     import torch
     import torch.nn.functional as F
     world, rank, local = 1, 0, 0
@@ -333,12 +340,22 @@ def train(cfg, steps, warmup):
             return F.cross_entropy(out[..., 0], y[:, 0]) + F.cross_entropy(out[..., 1], y[:, 1])
         return F.cross_entropy(out, y)
 
+    held = [torch.empty(reserve_bytes, dtype=torch.uint8, device=dev)] if reserve_bytes > 0 else []
+    temps = []
+
+    def take_temp(grad):
+        temps.append(torch.empty(step_temp_bytes, dtype=torch.uint8, device=dev).fill_(0))
+        return grad
+
     def step():
         for _ in range(cfg["grad_accum"]):
             x, y = next_batch()
             with torch.autocast("cuda", dtype=autocast_dtype, enabled=autocast_dtype is not None):
                 loss = loss_of(x, y) / cfg["grad_accum"]
+            if step_temp_bytes > 0:
+                loss.register_hook(take_temp)
             scaler.scale(loss).backward()
+            temps.clear()
         scaler.step(opt)
         scaler.update()
         opt.zero_grad(set_to_none=True)
@@ -347,6 +364,7 @@ def train(cfg, steps, warmup):
         step()
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats(dev)
+    retries0 = torch.cuda.memory_stats(dev).get("num_alloc_retries", 0)
     with UtilSampler(local) as util:
         t0 = time.perf_counter()
         for _ in range(steps):
@@ -364,6 +382,7 @@ def train(cfg, steps, warmup):
         "capacity_bytes": torch.cuda.get_device_properties(dev).total_memory,
         "gpu_util_frac": util.mean(),
         "gpu_name": torch.cuda.get_device_name(dev),
+        "alloc_retries": torch.cuda.memory_stats(dev).get("num_alloc_retries", 0) - retries0,
     }
 
 
@@ -377,12 +396,18 @@ def main(argv=None):
     ap.add_argument("--memory-out", default=None, help="memory/util sidecar CSV [OUT with _memory]")
     ap.add_argument("--id", default=None, help="run id [derived from the config]")
     ap.add_argument("--source", default=None, help="source column [epochcast train.py, the command]")
+    ap.add_argument("--reserve-bytes", type=int, default=0,
+                    help="bytes held through the run: what a multi-GPU job holds beyond one GPU [0]")
+    ap.add_argument("--step-temp-bytes", type=int, default=0,
+                    help="bytes allocated at the start of each backward and freed at its end [0]")
     args = ap.parse_args(argv)
+    if args.reserve_bytes < 0 or args.step_temp_bytes < 0:
+        ap.error("--reserve-bytes and --step-temp-bytes must be >= 0")
     try:
         cfg = parse_words(args.words)
     except ConfigError as e:
         ap.error(str(e))
-    result = train(cfg, args.steps, args.warmup)
+    result = train(cfg, args.steps, args.warmup, args.reserve_bytes, args.step_temp_bytes)
     if result["rank"] != 0:
         return 0
     if not cfg["gpu"]:
@@ -396,10 +421,11 @@ def main(argv=None):
         "id": result["id"], "peak_allocated_bytes": result["peak_allocated_bytes"],
         "peak_reserved_bytes": result["peak_reserved_bytes"], "capacity_bytes": result["capacity_bytes"],
         "gpu_util_frac": "" if util is None else f"{util:.3f}", "step_time_ms": f"{1000 * result['step_s']:.6g}",
-        "samples_per_s": f"{result['samples_per_s']:.6g}"}])
+        "samples_per_s": f"{result['samples_per_s']:.6g}", "alloc_retries": result["alloc_retries"],
+        "reserve_bytes": args.reserve_bytes, "step_temp_bytes": args.step_temp_bytes}])
     print(f"{result['id']}: {1000 * result['step_s']:.2f} ms/step, {result['samples_per_s']:.1f} samples/s, "
           f"peak {result['peak_allocated_bytes'] / 2**30:.2f} GiB allocated, "
-          f"{result['peak_reserved_bytes'] / 2**30:.2f} GiB reserved")
+          f"{result['peak_reserved_bytes'] / 2**30:.2f} GiB reserved, {result['alloc_retries']} allocator retries")
     return 0
 
 
