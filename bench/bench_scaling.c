@@ -25,8 +25,10 @@
 typedef struct pair {
     const ec_run *multi, *single;
     double measured, predicted; /* efficiencies */
-    int nvlink;                 /* SXM GPUs: NVLink/NVSwitch boards */
+    int nvlink;                 /* SXM GPUs on their NVLink/NVSwitch boards */
     int through_host;           /* GPU without peer-to-peer: default topology pcie-host */
+    int p2p_off;                /* a GPU with peer-to-peer whose run put topology=pcie-host
+                                 * (Lambda's v1 harness: NCCL_P2P_DISABLE=1) */
     double comm_floor;          /* efficiency if the whole all-reduce were exposed (no overlap) */
     int near_capacity;          /* predicted peak above near_capacity_warn_frac, or over capacity */
 } pair;
@@ -84,6 +86,7 @@ static int pcie_any(const pair *p) { return !p->nvlink; }
 /* GPUs without peer-to-peer (pcie-host), whose 2-GPU pairs fitted pcie_host_busbw_frac */
 static int host_fit_set(const pair *p) { return p->through_host && p->multi->config.num_gpus == 2; }
 static int host_held_out(const pair *p) { return p->through_host && p->multi->config.num_gpus > 2; }
+static int p2p_off(const pair *p) { return p->p2p_off; }
 static int multinode(const pair *p) { return p->multi->config.num_gpus > 8; }
 /* Measured below the communication floor: slower than if every gradient byte were exchanged
  * after backward, not overlapped, at the model's bus bandwidth.  Gradient exchange cannot
@@ -302,10 +305,13 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_scaling: %s: %s\n", m->id, ec_ctx_errmsg(ctx));
             return 1;
         }
+        int through_host = strcmp(gpu.default_topology, "pcie-host") == 0;
+        int forced = m->config.topology[0] != '\0' && strcmp(m->config.topology, gpu.default_topology) != 0;
         pairs[n] = (pair){.multi = m, .single = s, .predicted = res.scaling_efficiency_frac,
-                          .through_host = strcmp(gpu.default_topology, "pcie-host") == 0,
+                          .through_host = through_host,
+                          .p2p_off = !through_host && strcmp(m->config.topology, "pcie-host") == 0,
                           .measured = throughput(m) / (m->config.num_gpus * throughput(s)),
-                          .nvlink = strstr(m->config.gpu, "sxm") != NULL,
+                          .nvlink = strstr(m->config.gpu, "sxm") != NULL && !forced,
                           .comm_floor = t1 / (t1 + res.comm_total_s + res.straggler_s),
                           .near_capacity = (res.warnings & (EC_WARN_NEAR_CAPACITY | EC_WARN_DOES_NOT_FIT)) != 0};
         n++;
@@ -319,7 +325,10 @@ int main(int argc, char **argv)
            "fitted on the 17 two-GPU RTX 3090 / 2080 Ti pairs as their scripts ran them (tools/data/\n"
            "fit_pcie_host.py on bench/data/calibration_dle.csv); their 3-8 GPU pairs are held out (the\n"
            "GeForce rows of the table). All runs are DDP; SXM GPUs are\n"
-           "NVLink boards, the others (A100 PCIe, RTX 3090, RTX 2080 Ti) their default PCIe topology.\n\n",
+           "NVLink boards, the others (A100 PCIe, RTX 3090, RTX 2080 Ti) their default PCIe topology,\n"
+           "unless the run file's topology column says otherwise: calibration_dle.csv puts Lambda's\n"
+           "v1-harness runs, which export NCCL_P2P_DISABLE=1, on pcie-host (tools/data/make_dle_runs.py);\n"
+           "they are then not NVLink pairs, and the P2P-off row holds them out for pcie_host_busbw_frac.\n\n",
            argv[1], argc > 2 ? " " : "", argc > 2 ? argv[2] : "");
     printf("| runs                                         |    n | mean abs pp | bias pp | median abs pp | measured %% | predicted %% |\n");
     printf("|----------------------------------------------|------|------|-------|------|------|------|\n");
@@ -327,15 +336,16 @@ int main(int argc, char **argv)
     summary("  of which NVIDIA DeepLearningExamples", pairs, n, nvlink8_nvidia);
     summary("  of which Lambda benchmarks", pairs, n, nvlink8_lambda);
     summary("DDP, 2-8 NVLink GPUs", pairs, n, nvlink_any);
-    summary("DDP, 2-8 PCIe GPUs", pairs, n, pcie_any);
+    summary("DDP, 2-8 GPUs over PCIe or host memory", pairs, n, pcie_any);
     summary("  GeForce (no P2P), 2 GPUs: fit set", pairs, n, host_fit_set);
     summary("  GeForce (no P2P), 3-8 GPUs: held out", pairs, n, host_held_out);
+    summary("  A100/V100, P2P off (Lambda v1): held out", pairs, n, p2p_off);
     summary("DDP, more than 8 GPUs (several nodes)", pairs, n, multinode);
     summary("all pairs", pairs, n, all_pairs);
     printf("| %-44s |      |      |       |      |      |      |\n", "**diagnostic: pairs at or above the comm floor**");
     summary("DDP, 8 NVLink GPUs (A100/V100 SXM)", pairs, n, nvlink8_consistent);
     summary("  of which Lambda benchmarks", pairs, n, nvlink8_lambda_consistent);
-    summary("DDP, 2-8 PCIe GPUs", pairs, n, pcie_consistent);
+    summary("DDP, 2-8 GPUs over PCIe or host memory", pairs, n, pcie_consistent);
     summary("all pairs", pairs, n, all_consistent);
     summary("pairs below the floor (loss not from comm)", pairs, n, below_floor);
     printf("| %-44s |      |      |       |      |      |      |\n", "**diagnostic: by predicted memory headroom**");

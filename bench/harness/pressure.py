@@ -3,12 +3,13 @@
 
     python3 bench/harness/pressure.py OUT_DIR [key=value ...] [--steps N] [--extra-bytes N]
 
-Lambda's v1 harness picks each batch as the largest that runs on one GPU, then runs the same
-per-GPU batch on 2-8 GPUs; those runs lost 13-56 points of scaling efficiency that gradient
-exchange cannot explain (bench/results/scaling_dle.md, near-capacity rows), step after step.
-The suspect is PyTorch's caching allocator: when a multi-GPU job's extra memory (NCCL
-buffers, DDP's bucket copy, apex's flat buffers) no longer fits, every step frees the cache
-and retries (torch.cuda.memory_stats num_alloc_retries).  One GPU is enough to test it:
+A multi-GPU job holds more than the same job on one GPU (NCCL buffers, DDP's bucket copy,
+apex's flat buffers).  At a batch that only just fits one GPU, the extra bytes can leave a step
+short of memory; PyTorch's caching allocator then frees its cache and retries, step after
+step (torch.cuda.memory_stats num_alloc_retries), and throughput collapses.  epochcast warns
+about it (EC_WARN_NEAR_CAPACITY) but prices nothing, because no public run isolates it: the
+Lambda pairs near capacity were all v1-harness runs with NCCL_P2P_DISABLE=1
+(bench/results/lambda_v1_steady_state.md).  One GPU is enough to measure it:
 
  1. find the edge batch the way Lambda did: the largest batch whose short run does not run
     out of memory (doubling, then bisection; each try a fresh train.py process);

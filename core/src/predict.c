@@ -931,11 +931,12 @@ static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     else if (!res->memory.fits)
         add_warning(res, EC_WARN_DOES_NOT_FIT, "predicted peak memory exceeds the GPU's capacity (out of memory)");
     else if (cfg->num_gpus > 1 && res->memory.peak_bytes > near * res->memory.capacity_bytes) {
-        /* measured multi-GPU runs this close to capacity lost far more than predicted
-         * (bench/results/scaling_dle.md, by memory headroom); nothing in the step models it */
+        /* a multi-GPU job holds more than one GPU (NCCL buffers, DDP's copies); when a step no
+         * longer fits, the caching allocator frees its cache and retries, step after step, and
+         * throughput collapses.  Nothing in the step model prices that, so it is a warning. */
         char text[200];
         snprintf(text, sizeof text, "peak memory above %.0f%% of capacity on several GPUs: leave headroom "
-                 "(measured DDP runs this close scaled far worse than predicted)", 100 * near);
+                 "(allocator retries can slow every step)", 100 * near);
         add_warning(res, EC_WARN_NEAR_CAPACITY, text);
     }
     if (r->net != NULL && r->net->max_positions > 0 && r->seq > r->net->max_positions)

@@ -16,7 +16,8 @@ import subprocess
 import sys
 
 KEYS = ["model", "task", "gpu", "num_gpus", "strategy", "precision", "batch_per_gpu", "seq_len", "image_size",
-        "grad_accum", "optimizer", "checkpointing", "compile", "data", "attention", "gradient_as_bucket_view"]
+        "grad_accum", "optimizer", "checkpointing", "compile", "data", "topology", "attention",
+        "gradient_as_bucket_view"]
 
 
 def main():

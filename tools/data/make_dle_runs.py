@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Build bench/data/calibration_dle.csv: ../shared/data/runs/calibration.csv with the three
+"""Build bench/data/calibration_dle.csv: ../shared/data/runs/calibration.csv with the four
 settings its source scripts imply but its columns do not say.  Python 3 stdlib only.
 
     python3 tools/data/make_dle_runs.py               # write bench/data/calibration_dle.csv
     python3 tools/data/make_dle_runs.py --shared DIR  # shared folder (default ../shared)
+    python3 tools/data/make_dle_runs.py --check       # exit 1 if the committed file differs,
+                                                      # 77 (skip) without the shared folder
 
 Every row of calibration.csv is a run of the NVIDIA DeepLearningExamples (DLE) PyTorch
 scripts (NVIDIA's README tables, or Lambda's runs of the same scripts).  Their BERT is not
@@ -30,6 +32,15 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     gradients stays allocated -- what torch DDP's gradient_as_bucket_view=True gives, not its
     default persistent bucket copy.  DLE ConvNets uses torch DDP with defaults
     (image_classification/training.py), so ResNet-50 rows keep the bucket copy.
+  * topology=pcie-host for Lambda's v1-harness multi-GPU rows.  The v1 harness
+    (lambdal/deeplearning-benchmark pytorch/scripts/benchmark_pytorch.sh, the version that
+    sources config_v1/, commit 0a684b62) runs `export NCCL_P2P_DISABLE=1` before every
+    launch, so NCCL moves every gradient byte through host memory even on NVLink/NVSwitch
+    boards.  Rows are matched to the v1 measurement file as
+    tools/data/lambda_harness_split.py does; v0 rows and unmatched rows (medians of several
+    runs) keep their GPU's default topology.  Their raw logs agree
+    (bench/results/lambda_v1_steady_state.md): on 2 A100-80GB SXM4 each step is slower than
+    on one by 0.26-0.32 ms per MB of gradients, for BERT and ResNet-50 alike.
 
 Rows, ids, values and sources are otherwise copied unchanged; the added columns are the last
 config columns before metric/value/source.
@@ -38,13 +49,18 @@ import csv
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lambda_harness_split import harness_key, harness_of_rows  # noqa: E402
+
 
 def root_dir():
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def convert(row):
+def convert(row, harness):
     bert = row["model"].startswith("bert")
+    v1_multi = "lambda:" in row["source"] and row["num_gpus"] != "1" and harness.get(harness_key(row)) == "v1"
+    row["topology"] = "pcie-host" if v1_multi else ""
     row["attention"] = "eager" if bert else ""
     if bert and row["precision"] == "amp_fp16":
         row["precision"] = "fp16"
@@ -54,17 +70,23 @@ def convert(row):
 
 def main(argv):
     shared = os.path.join(root_dir(), "..", "shared")
+    check = len(argv) == 2 and argv[1] == "--check"
     if len(argv) == 3 and argv[1] == "--shared":
         shared = argv[2]
-    elif len(argv) != 1:
+    elif len(argv) != 1 and not check:
         sys.stderr.write(__doc__)
         return 2
     src = os.path.join(shared, "data", "runs", "calibration.csv")
     dst = os.path.join(root_dir(), "bench", "data", "calibration_dle.csv")
+    if check and not os.path.exists(src):
+        print("make_dle_runs: no %s; nothing to check" % src)
+        return 77
     with open(src, newline="") as f:
         reader = csv.DictReader(f)
         fields = list(reader.fieldnames)
-        rows = [convert(r) for r in reader]
+        harness = harness_of_rows(os.path.join(shared, "data", "measurements"))
+        rows = [convert(r, harness) for r in reader]
+    fields.insert(fields.index("metric"), "topology")
     fields.insert(fields.index("metric"), "attention")
     fields.insert(fields.index("metric"), "gradient_as_bucket_view")
     tmp = dst + ".tmp"
@@ -72,6 +94,12 @@ def main(argv):
         w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
+    if check:
+        with open(tmp, "rb") as a, open(dst, "rb") as b:
+            same = a.read() == b.read()
+        os.remove(tmp)
+        print("%s %s what make_dle_runs.py makes of %s" % (dst, "is" if same else "differs from", src))
+        return 0 if same else 1
     os.replace(tmp, dst)
     print("wrote %s (%d rows)" % (dst, len(rows)))
     return 0
