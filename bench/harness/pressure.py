@@ -20,14 +20,17 @@ Lambda pairs near capacity were all v1-harness runs with NCCL_P2P_DISABLE=1
  3. write OUT_DIR/pressure.md: step time and allocator retries of each, and the slowdown the
     held bytes cause at the edge against half the batch.
 
-Default configuration: model=bert-large task=squad seq_len=384 precision=amp_fp16 (the
-Lambda rows with the largest gap).  Every command is appended to OUT_DIR/commands.txt.
+Default configuration: model=bert-large task=squad seq_len=384 precision=amp_fp16 (a
+SQuAD fine-tune like the Lambda runs that were chosen at their edge batch).  Every command is appended to OUT_DIR/commands.txt.
 """
 import argparse
 import csv
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import train  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -88,7 +91,7 @@ def summarize(rows):
     out.append("")
     if edge is not None and half is not None:
         out.append(f"Held bytes slow a step by {edge:.3f}x at the edge batch and {half:.3f}x at half of it "
-                   "(1.000 = no effect; a 2-8 GPU run at this per-GPU batch pays at least the edge figure "
+                   "(1.000 = no effect; a 2-8 GPU run at this per-GPU batch would pay the edge figure "
                    "on top of its communication).")
     else:
         out.append("Some runs failed (see commands.txt); no slowdown computed.")
@@ -131,6 +134,8 @@ class Session:
     def predicted_extra_bytes(self):
         """epochcast's peak on 2 GPUs less its peak on 1: NCCL buffers and DDP's bucket copy."""
         ec = os.path.join(ROOT, "build", "epochcast")
+        if not os.access(ec, os.X_OK):
+            sys.exit(f"pressure.py: {ec} not found: build epochcast first, or give --extra-bytes")
         peaks = []
         for n in (2, 1):
             p = subprocess.run([ec, "predict", *self.words, "batch_per_gpu=8", f"num_gpus={n}", "--csv"],
@@ -153,6 +158,10 @@ def main(argv=None):
     if any(w.startswith(("batch_per_gpu=", "num_gpus=", "strategy=")) for w in args.words):
         ap.error("the batch is searched and the runs are single-GPU: leave out batch_per_gpu, num_gpus, strategy")
     words = args.words or list(DEFAULT_WORDS)
+    try:  # a bad word would otherwise make every try fail and read as "batch 1 does not fit"
+        train.parse_words(words + ["batch_per_gpu=1"])
+    except train.ConfigError as e:
+        ap.error(str(e))
     if not any(w.startswith("gpu=") for w in words):
         words.append("gpu=" + gpu_name())
     s = Session(args.out_dir, words, args.steps, args.dry_run)
@@ -182,7 +191,8 @@ def main(argv=None):
                 f"Edge batch {edge} (largest that ran 2 steps). Extra bytes held: {extra} "
                 f"({'given' if args.extra_bytes is not None else 'epochcast predicted peak, 2 GPUs - 1 GPU'}).\n\n")
         f.write("\n".join(summarize(rows)) + "\n")
-    print(open(os.path.join(args.out_dir, "pressure.md")).read())
+    with open(os.path.join(args.out_dir, "pressure.md")) as f:
+        print(f.read())
     return 0
 
 

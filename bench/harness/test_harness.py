@@ -103,6 +103,11 @@ class PressureTest(unittest.TestCase):
         self.assertIn("failed (out of memory?)", "\n".join(failed))
         self.assertIn("no slowdown computed", "\n".join(failed))
 
+    def test_bad_word_is_named_before_any_run(self):
+        with self.assertRaises(SystemExit) as e, tempfile.TemporaryDirectory() as d:
+            pressure.main([d, "model=gpt9", "--dry-run", "--extra-bytes", "0"])
+        self.assertEqual(e.exception.code, 2)
+
     def test_train_refuses_negative_reserve(self):
         with self.assertRaises(SystemExit):
             train.main(["model=bert-base", "batch_per_gpu=2", "--reserve-bytes", "-1"])

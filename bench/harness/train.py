@@ -340,7 +340,7 @@ def train(cfg, steps, warmup, reserve_bytes=0, step_temp_bytes=0):
             return F.cross_entropy(out[..., 0], y[:, 0]) + F.cross_entropy(out[..., 1], y[:, 1])
         return F.cross_entropy(out, y)
 
-    held = [torch.empty(reserve_bytes, dtype=torch.uint8, device=dev)] if reserve_bytes > 0 else []
+    held = [torch.empty(reserve_bytes, dtype=torch.uint8, device=dev)] if reserve_bytes > 0 else []  # noqa: F841 (alive until train returns)
     temps = []
 
     def take_temp(grad):
