@@ -65,6 +65,7 @@ typedef struct eci_net {
     char *id, *family, *default_task, *blocks, *source;
     int layers, hidden, heads, ffn, vocab, max_positions, type_vocab;
     int default_seq_len, image_size, patch, num_classes;
+    int loss_in_forward; /* 1: forward returns the loss (HF heads given labels); 0: logits only */
     double published_params;
 } eci_net;
 

@@ -1,6 +1,7 @@
 /*
  * net.c: network presets, one row of models/networks.csv each (layers, hidden size, heads,
- * FFN size, vocabulary, ResNet stage blocks, published parameter count and its source).
+ * FFN size, vocabulary, ResNet stage blocks, published parameter count and its source, and
+ * whether its forward returns the loss, which decides what DataParallel gathers).
  * The op lists built from a preset live in workload.c.
  */
 #include "internal.h"
@@ -27,6 +28,7 @@ static const eci_field net_fields[] = {
     N("num_classes", ECI_F_INT, num_classes, 0, 1 << 24),
     N("blocks", ECI_F_STR, blocks, 0, 0),
     N("published_params", ECI_F_DOUBLE, published_params, 1, 1e13),
+    N("loss_in_forward", ECI_F_INT, loss_in_forward, 0, 1),
     N("source", ECI_F_STR, source, 0, 0),
 };
 #undef N

@@ -510,6 +510,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
      * call each (torch/cuda/comm.py), so each call sees the bus bandwidth of a chunk. */
     double dp_chunk_bytes = eci_const(ctx, EC_C_dp_coalesce_buffer_bytes);
     double dp_chunks = ceil(grad_bytes / dp_chunk_bytes);
+    double output_grad_bytes = r.net->loss_in_forward ? 0 : wl->output_bytes; /* per replica, dp */
 
     /* The batch reaches the GPU (the loader itself is simulated by pipeline.c). */
     int pinned = cfg->pin_memory;
@@ -558,9 +559,12 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
             gpu_op(&t, p.dispatch_bwd_s * wl->param_tensors, acc, wl->param_tensors, 1);
             p.bwd_s += acc;
         }
-        if (dp) { /* Gather's backward scatters the output gradients; Broadcast's backward
+        if (dp) { /* Gather's backward scatters the gradients of the outputs the loss used:
+                   * the logits when the loss runs on GPU 0 after the gather, only the n
+                   * per-replica losses when the forward returns them (HF heads given labels;
+                   * the gathered logits then have no gradient).  Broadcast's backward
                    * (ReduceAddCoalesced) NCCL-reduces every replica's gradients onto GPU 0 */
-            dp_exchange(&t, &p, (n - 1) * (wl->output_bytes / copy_bw + hop_s), n - 1, &dp_comm_s);
+            dp_exchange(&t, &p, (n - 1) * (output_grad_bytes / copy_bw + hop_s), n - 1, &dp_comm_s);
             /* ReduceAddCoalesced is Python under the GIL (torch/cuda/comm.py): zip(*inputs)
              * and _take_tensors walk every replica's gradient list before the first NCCL
              * reduce can be issued, so GPU 0 waits for n x param_tensors Python steps. */
@@ -666,14 +670,14 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     res->mfu_frac = res->flop_per_step / (step_s * rates.gemm_peak_flop_per_s);
 
     /* Memory: GPU 0, and under dp the other GPUs, which hold no optimizer.  DataParallel's
-     * GPU 0 also keeps every replica's gathered outputs and their gradients. */
+     * GPU 0 also keeps every replica's gathered outputs. */
     eci_mem_in mi = {.wl = wl, .precision = cfg->precision, .optimizer = cfg->optimizer,
                      .checkpointing = cfg->checkpointing,
                      .ddp_bucket_copy = ddp && !cfg->gradient_as_bucket_view, .dp_role = dp ? 1 : 0, .num_gpus = n,
                      .dynamic_shapes = cfg->padding != EC_PAD_MAX_LENGTH, .capacity_bytes = g->memory_bytes,
                      .allocator_scale = 1.0};
-    if (dp)
-        mi.extra_workspace_bytes = 2.0 * n * wl->output_bytes;
+    if (dp) /* the gathered logits, and their gradients unless the forward returned the loss */
+        mi.extra_workspace_bytes = (1.0 + (output_grad_bytes > 0)) * n * wl->output_bytes;
     eci_memory_estimate(ctx, &mi, &res->memory);
     res->other_gpu_peak_bytes = res->memory.peak_bytes;
     res->other_gpu_busy_s = busy;

@@ -275,14 +275,49 @@ static void test_dp_gpu0_memory(void **state)
     assert_true(dp.gpu_busy_s > dp.other_gpu_busy_s);
     /* the other GPUs hold no optimizer states: less than one GPU training alone */
     assert_true(dp.other_gpu_peak_bytes < one.memory.peak_bytes);
-    /* GPU 0 holds 4 replicas' gathered logits (8 x 512 x 50257 x 2 bytes each) and their
-     * gradients on top of what a DDP rank without a bucket copy holds (gradient_as_bucket_view;
-     * DataParallel's reduced gradients appear after backward, when activations are freed) */
-    assert_true(dp.memory.peak_bytes - ddp_view.memory.peak_bytes >= 2.0 * 4 * 8 * 512 * 50257 * 2.0);
+    /* GPU 0 holds 4 replicas' gathered logits (8 x 512 x 50257 x 2 bytes each) on top of what
+     * a DDP rank without a bucket copy holds (gradient_as_bucket_view; DataParallel's reduced
+     * gradients appear after backward, when activations are freed) */
+    assert_true(dp.memory.peak_bytes - ddp_view.memory.peak_bytes >= 4 * 8 * 512 * 50257 * 2.0);
     /* DDP's bucket copy: one more copy of the 124M fp32 gradients (> 400 MB) */
     assert_true(ddp.memory.peak_bytes - ddp_view.memory.peak_bytes > 4.0e8);
     assert_true(ddp.memory.peak_bytes == ddp.other_gpu_peak_bytes);
     assert_true(ddp.gpu_busy_s == ddp.other_gpu_busy_s);
+    ec_ctx_free(ctx);
+}
+
+/* What DataParallel sends back in backward depends on where the loss is computed
+ * (networks.csv loss_in_forward).  GPT-2 as HF runs it returns the loss from each replica:
+ * the gathered logits get no gradient.  With the loss computed on GPU 0 after the gather,
+ * Gather's backward also scatters the logits' gradients to the n-1 other replicas, one
+ * copy each of 8 x 512 x 50257 x 2 bytes (bf16 autocast logits) at the peer-copy rate:
+ *   dp_comm(loss on GPU 0) - dp_comm(loss in forward) = (n-1) x logits_bytes / copy_bw
+ * and GPU 0 holds those gradients too: n x logits_bytes more peak memory, plus slack. */
+static void test_dp_loss_in_forward(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *words = "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=512 "
+                        "num_gpus=4 strategy=dp";
+    eci_net *gpt2 = NULL; /* the context's own row, to change it */
+    for (size_t i = 0; i < ctx->n_nets; i++)
+        if (strcmp(ctx->nets[i].id, "gpt2") == 0)
+            gpt2 = &ctx->nets[i];
+    assert_non_null(gpt2);
+    assert_int_equal(gpt2->loss_in_forward, 1);
+    ec_result in_forward, on_gpu0;
+    predict_words(ctx, words, &in_forward);
+    gpt2->loss_in_forward = 0; /* the same network trained with the criterion outside the model */
+    predict_words(ctx, words, &on_gpu0);
+    eci_comm c;
+    assert_int_equal(eci_comm_init(ctx, eci_hw_find(ctx, "a100-sxm4-80gb"), "nvlink", 4, 1, 0, &c), EC_OK);
+    double logits_bytes = 8.0 * 512 * 50257 * 2;
+    assert_rel(on_gpu0.comm_total_s - in_forward.comm_total_s, 3 * logits_bytes / c.copy_bytes_per_s,
+               EC_TOL_CLOSED_FORM);
+    assert_true(on_gpu0.step_s > in_forward.step_s);
+    /* the allocator's slack (constants.csv) rides on top: at least the bytes, not a 5th copy */
+    double more_bytes = on_gpu0.memory.peak_bytes - in_forward.memory.peak_bytes;
+    assert_true(more_bytes >= 4 * logits_bytes && more_bytes < 5 * logits_bytes);
     ec_ctx_free(ctx);
 }
 
@@ -430,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_straggler_monotone),
         cmocka_unit_test(test_topologies),
         cmocka_unit_test(test_dp_gpu0_memory),
+        cmocka_unit_test(test_dp_loss_in_forward),
         cmocka_unit_test(test_grad_accum_one_allreduce),
         cmocka_unit_test(test_scaling_efficiency),
         cmocka_unit_test(test_dp_slower_than_ddp),

@@ -421,14 +421,14 @@ static void test_table_errors(void **state)
     /* networks.csv with an unknown family and with an unknown default task */
     orig = real_table("networks.csv");
     assert_non_null(orig);
-    text = replace_line(orig, "resnet50,", "resnet50,cnn,imagenet,0,0,0,0,0,0,0,0,224,0,1000,3;4;6;3,25557032,x");
+    text = replace_line(orig, "resnet50,", "resnet50,cnn,imagenet,0,0,0,0,0,0,0,0,224,0,1000,3;4;6;3,25557032,0,x");
     expect_load_error("networks.csv", text, EC_EPARSE, "unknown family 'cnn'");
     free(text);
-    text = replace_line(orig, "resnet50,", "resnet50,resnet,segment,0,0,0,0,0,0,0,0,224,0,1000,3;4;6;3,25557032,x");
+    text = replace_line(orig, "resnet50,", "resnet50,resnet,segment,0,0,0,0,0,0,0,0,224,0,1000,3;4;6;3,25557032,0,x");
     expect_load_error("networks.csv", text, EC_EPARSE, "unknown default_task 'segment'");
     free(text);
     /* an empty id */
-    text = replace_line(orig, "resnet50,", ",resnet,imagenet,0,0,0,0,0,0,0,0,224,0,1000,3;4;6;3,25557032,x");
+    text = replace_line(orig, "resnet50,", ",resnet,imagenet,0,0,0,0,0,0,0,0,224,0,1000,3;4;6;3,25557032,0,x");
     expect_load_error("networks.csv", text, EC_EPARSE, "empty id");
     free(text);
     free(orig);
