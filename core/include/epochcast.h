@@ -128,6 +128,7 @@ typedef struct ec_config {
     char topology[EC_NAME_MAX];  /* "" = profile default; "nvlink", "pcie-switch", "pcie-host", "a16-board" */
     int nodes;                   /* machines [1] */
     double network_bytes_per_s;  /* inter-node bandwidth per node [0 = profile default] */
+    double busbw_bytes_per_s;    /* measured NCCL all-reduce bus bandwidth within a node [0 = topology model] */
     int gradient_as_bucket_view; /* DDP: gradients are views into the all-reduce buckets, 0/1 [0] */
     ec_precision precision;      /* [fp32] */
     int batch_per_gpu;           /* micro-batch per GPU (samples) [required, >= 1] */

@@ -167,7 +167,7 @@ static int load_ramp(ec_ctx *ctx, eci_comm *c)
 }
 
 int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes,
-                  double network_bytes_per_s, eci_comm *c)
+                  double network_bytes_per_s, double measured_busbw_bytes_per_s, eci_comm *c)
 {
     memset(c, 0, sizeof *c);
     c->n = n;
@@ -198,6 +198,11 @@ int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
         return rc;
     if (c->copy_bytes_per_s <= 0) /* peer-to-peer paths: copies and rings use the same links */
         c->copy_bytes_per_s = c->busbw_bytes_per_s;
+    if (measured_busbw_bytes_per_s > 0) { /* the ring's rate as measured on the user's machine;
+                                           * peer copies keep the topology's path */
+        c->busbw_bytes_per_s = measured_busbw_bytes_per_s;
+        c->bottleneck = "measured busbw (busbw_gbyte_per_s)";
+    }
     if (nodes > 1) { /* a ring over nodes crosses each node's network once each way */
         double net = network_bytes_per_s > 0 ? network_bytes_per_s : eci_const(ctx, EC_C_internode_bytes_per_s);
         if (net < c->busbw_bytes_per_s) {

@@ -36,9 +36,10 @@ typedef struct eci_comm {
 
 /* Resolve the topology ("nvlink", "pcie-switch", "pcie-host", "a16-board") of n GPUs of
  * profile g on `nodes` machines joined by network_bytes_per_s each (0: constants.csv
- * default).  EC_EINVAL names the key for an unknown topology. */
+ * default).  measured_busbw_bytes_per_s > 0 replaces the topology's bus bandwidth within
+ * a node (a user's nccl-tests figure).  EC_EINVAL names the key for an unknown topology. */
 EC_INTERNAL int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes,
-                              double network_bytes_per_s, eci_comm *c);
+                              double network_bytes_per_s, double measured_busbw_bytes_per_s, eci_comm *c);
 
 /* Ring all-reduce (DESIGN 3.3, nccl-tests PERFORMANCE.md): alpha*2(n-1) + 2(n-1)/n * bytes / busbw. */
 EC_INTERNAL double eci_allreduce_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s);

@@ -503,7 +503,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     p.overlap_slowdown = eci_const(ctx, EC_C_overlap_compute_slowdown_frac);
     int dp = r.strategy == EC_STRATEGY_DP, ddp = r.strategy == EC_STRATEGY_DDP;
     eci_comm comm = {.n = 1, .nodes = 1, .h2d_share_frac = 1.0};
-    if (n > 1 && (rc = eci_comm_init(ctx, g, r.topology, n, r.nodes, cfg->network_bytes_per_s, &comm)) != EC_OK)
+    if (n > 1 && (rc = eci_comm_init(ctx, g, r.topology, n, r.nodes, cfg->network_bytes_per_s,
+                                         cfg->busbw_bytes_per_s, &comm)) != EC_OK)
         return rc;
     double busbw = comm.busbw_bytes_per_s, hop_s = comm.hop_latency_s, copy_bw = comm.copy_bytes_per_s;
     /* DataParallel broadcasts parameters and reduces gradients in coalesced chunks, one NCCL

@@ -62,7 +62,7 @@ static void test_busbw_ramp(void **state)
     const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb");
     assert_non_null(a100);
     eci_comm c;
-    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 8, 1, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 8, 1, 0, 0, &c), EC_OK);
     double plateau = eci_const(ctx, EC_C_nccl_ramp_busbw_8);
     c.busbw_bytes_per_s = plateau; /* the reference ring itself */
     assert_rel(eci_comm_busbw_at(&c, eci_const(ctx, EC_C_nccl_ramp_bytes_2), 8), eci_const(ctx, EC_C_nccl_ramp_busbw_2),
@@ -211,10 +211,10 @@ static void test_topologies(void **state)
     assert_non_null(a100);
     assert_non_null(g4090);
     eci_comm c;
-    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 8, 1, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 8, 1, 0, 0, &c), EC_OK);
     assert_rel(c.busbw_bytes_per_s, a100->nvlink_bytes_per_s * eci_const(ctx, EC_C_nvlink_busbw_frac), EC_TOL_EXACT);
     /* 8 A16 = two boards; uplink = x16 at the GPU's per-lane rate, shared by 4 GPUs' copies */
-    assert_int_equal(eci_comm_init(ctx, a16, "a16-board", 8, 1, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a16, "a16-board", 8, 1, 0, 0, &c), EC_OK);
     assert_int_equal(c.boards, 2);
     double uplink = a16->h2d_pinned_bytes_per_s / a16->pcie_lanes * eci_const(ctx, EC_C_board_uplink_lanes);
     assert_rel(c.h2d_share_frac, uplink / (4 * a16->h2d_pinned_bytes_per_s), EC_TOL_EXACT);
@@ -222,13 +222,13 @@ static void test_topologies(void **state)
     double ring = c.busbw_bytes_per_s;
     assert_true(ring <= a16->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_p2p_busbw_frac));
     /* two A16s on one board: their x8 links fit in the x16 uplink */
-    assert_int_equal(eci_comm_init(ctx, a16, "a16-board", 2, 1, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a16, "a16-board", 2, 1, 0, 0, &c), EC_OK);
     assert_int_equal(c.boards, 1);
     assert_rel(c.h2d_share_frac, 1.0, EC_TOL_EXACT);
     /* GeForce has no P2P: a PCIe switch does not help */
     eci_comm sw, host;
-    assert_int_equal(eci_comm_init(ctx, g4090, "pcie-switch", 4, 1, 0, &sw), EC_OK);
-    assert_int_equal(eci_comm_init(ctx, g4090, "pcie-host", 4, 1, 0, &host), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, g4090, "pcie-switch", 4, 1, 0, 0, &sw), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, g4090, "pcie-host", 4, 1, 0, 0, &host), EC_OK);
     assert_rel(sw.busbw_bytes_per_s, host.busbw_bytes_per_s, EC_TOL_EXACT);
     /* through host memory: NCCL rings at the in-training rate, DataParallel's peer copies at
      * the idle one (constants.csv pcie_host_busbw_frac, pcie_host_copy_frac) */
@@ -238,22 +238,22 @@ static void test_topologies(void **state)
                EC_TOL_EXACT);
     assert_rel(sw.copy_bytes_per_s, host.copy_bytes_per_s, EC_TOL_EXACT);
     /* peer-to-peer paths copy over the ring's own links */
-    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 4, 1, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 4, 1, 0, 0, &c), EC_OK);
     assert_rel(c.copy_bytes_per_s, c.busbw_bytes_per_s, EC_TOL_EXACT);
     /* across A16 boards both go through the host, at most at the GPU's own link */
-    assert_int_equal(eci_comm_init(ctx, a16, "a16-board", 8, 1, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a16, "a16-board", 8, 1, 0, 0, &c), EC_OK);
     assert_rel(c.busbw_bytes_per_s, uplink * eci_const(ctx, EC_C_pcie_host_busbw_frac), EC_TOL_EXACT);
     assert_true(c.copy_bytes_per_s > c.busbw_bytes_per_s);
     assert_true(c.copy_bytes_per_s <= a16->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_p2p_busbw_frac));
     /* two nodes joined by 1 GB/s: the network is the ring's slowest link */
-    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 16, 2, 1e9, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 16, 2, 1e9, 0, &c), EC_OK);
     assert_rel(c.busbw_bytes_per_s, 1e9, EC_TOL_EXACT);
     /* errors name the key */
-    assert_int_equal(eci_comm_init(ctx, a16, "nvlink", 4, 1, 0, &c), EC_EINVAL);
+    assert_int_equal(eci_comm_init(ctx, a16, "nvlink", 4, 1, 0, 0, &c), EC_EINVAL);
     assert_contains(ec_ctx_errmsg(ctx), "topology");
-    assert_int_equal(eci_comm_init(ctx, a100, "nvlnk", 4, 1, 0, &c), EC_EINVAL);
+    assert_int_equal(eci_comm_init(ctx, a100, "nvlnk", 4, 1, 0, 0, &c), EC_EINVAL);
     assert_contains(ec_ctx_errmsg(ctx), "did you mean 'nvlink'");
-    assert_int_equal(eci_comm_init(ctx, a100, "a16-board", 4, 1, 0, &c), EC_EINVAL);
+    assert_int_equal(eci_comm_init(ctx, a100, "a16-board", 4, 1, 0, 0, &c), EC_EINVAL);
     ec_ctx_free(ctx);
 }
 
@@ -286,6 +286,35 @@ static void test_dp_gpu0_memory(void **state)
     ec_ctx_free(ctx);
 }
 
+/* busbw_gbyte_per_s: a bus bandwidth the user measured (nccl-tests) replaces the topology's
+ * within a node; peer copies keep the topology's path, and across nodes the network still
+ * bounds the ring.  Priced through the same ring formula, a slower measured busbw exposes
+ * more of DDP's all-reduce. */
+static void test_measured_busbw(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb");
+    eci_comm topo, measured, two_nodes;
+    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 8, 1, 0, 0, &topo), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 8, 1, 0, 3.5e9, &measured), EC_OK);
+    assert_rel(measured.busbw_bytes_per_s, 3.5e9, EC_TOL_EXACT);
+    assert_rel(measured.copy_bytes_per_s, topo.copy_bytes_per_s, EC_TOL_EXACT);
+    assert_contains(measured.bottleneck, "busbw_gbyte_per_s");
+    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 16, 2, 1e9, 3.5e9, &two_nodes), EC_OK);
+    assert_rel(two_nodes.busbw_bytes_per_s, 1e9, EC_TOL_EXACT);
+    ec_result nvlink, slow;
+    const char *words = "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 num_gpus=8";
+    predict_words(ctx, words, &nvlink);
+    char w[200];
+    snprintf(w, sizeof w, "%s busbw_gbyte_per_s=3.5", words);
+    predict_words(ctx, w, &slow);
+    assert_true(slow.breakdown.comm_s > nvlink.breakdown.comm_s);
+    assert_true(slow.scaling_efficiency_frac < nvlink.scaling_efficiency_frac);
+    assert_rel(slow.busbw_bytes_per_s, 3.5e9, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 /* What DataParallel sends back in backward depends on where the loss is computed
  * (networks.csv loss_in_forward).  GPT-2 as HF runs it returns the loss from each replica:
  * the gathered logits get no gradient.  With the loss computed on GPU 0 after the gather,
@@ -310,7 +339,7 @@ static void test_dp_loss_in_forward(void **state)
     gpt2->loss_in_forward = 0; /* the same network trained with the criterion outside the model */
     predict_words(ctx, words, &on_gpu0);
     eci_comm c;
-    assert_int_equal(eci_comm_init(ctx, eci_hw_find(ctx, "a100-sxm4-80gb"), "nvlink", 4, 1, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, eci_hw_find(ctx, "a100-sxm4-80gb"), "nvlink", 4, 1, 0, 0, &c), EC_OK);
     double logits_bytes = 8.0 * 512 * 50257 * 2;
     assert_rel(on_gpu0.comm_total_s - in_forward.comm_total_s, 3 * logits_bytes / c.copy_bytes_per_s,
                EC_TOL_CLOSED_FORM);
@@ -466,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_topologies),
         cmocka_unit_test(test_dp_gpu0_memory),
         cmocka_unit_test(test_dp_loss_in_forward),
+        cmocka_unit_test(test_measured_busbw),
         cmocka_unit_test(test_grad_accum_one_allreduce),
         cmocka_unit_test(test_scaling_efficiency),
         cmocka_unit_test(test_dp_slower_than_ddp),

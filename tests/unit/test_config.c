@@ -74,7 +74,7 @@ static void test_key_list(void **state)
     /* DESIGN.md section 2, in ec_config's field order. */
     static const char *const order[] = {
         "model", "task", "gpu", "num_gpus", "strategy", "topology", "nodes",
-        "network_gbit_per_s", "gradient_as_bucket_view", "precision", "batch_per_gpu", "seq_len", "padding", "lengths",
+        "network_gbit_per_s", "busbw_gbyte_per_s", "gradient_as_bucket_view", "precision", "batch_per_gpu", "seq_len", "padding", "lengths",
         "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "attention", "num_workers",
         "prefetch_factor", "pin_memory", "persistent_workers", "tokenize", "tokenizer",
         "sample_cpu_s", "host", "dataset_samples", "epochs", "eval_samples", "checkpoints_per_epoch", "data",
@@ -199,6 +199,7 @@ static const key_case EVERY_KEY[] = {
     { "topology", "pcie-switch", "pcie-switch" },
     { "nodes", "3", "3" },
     { "network_gbit_per_s", "12.5", "12.5" },
+    { "busbw_gbyte_per_s", "3.5", "3.5" },
     { "gradient_as_bucket_view", "yes", "1" },
     { "precision", "amp_bf16", "amp_bf16" },
     { "batch_per_gpu", "37", "37" },
@@ -640,7 +641,7 @@ static void test_set_mask(void **state)
     assert_int_equal(ec_config_set(ctx, &cfg, "strategy", "single"), EC_OK);
     assert_true(cfg.set_mask == (bit("num_gpus") | bit("strategy")));
     assert_int_equal(ec_config_set(ctx, &cfg, "seed", "1"), EC_OK);
-    assert_true(cfg.set_mask & ((uint64_t)1 << 35)); /* seed is bit 35 */
+    assert_true(cfg.set_mask & ((uint64_t)1 << 36)); /* seed is bit 36 */
     /* a failed set leaves the mask alone */
     assert_int_equal(ec_config_set(ctx, &cfg, "nodes", "0"), EC_EINVAL);
     assert_false(cfg.set_mask & bit("nodes"));

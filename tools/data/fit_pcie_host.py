@@ -90,11 +90,15 @@ def golden_fit(select, runs, tmp):
         d = [float(p["diff_pp"]) for p in pairs_at(frac, runs, tmp) if select(p)]
         return sum(x * x for x in d) / len(d)
 
-    lo, hi = 0.05, 1.0
+    return round(golden_min(loss, 0.05, 1.0, 0.005), 3)
+
+
+def golden_min(loss, lo, hi, tol):
+    """Golden-section search for the minimum of a unimodal loss on [lo, hi], to width tol."""
     g = (math.sqrt(5) - 1) / 2
     a, b = hi - g * (hi - lo), lo + g * (hi - lo)
     la, lb = loss(a), loss(b)
-    while hi - lo > 0.005:
+    while hi - lo > tol:
         if la < lb:
             hi, b, lb = b, a, la
             a = hi - g * (hi - lo)
@@ -103,7 +107,7 @@ def golden_fit(select, runs, tmp):
             lo, a, la = a, b, lb
             b = lo + g * (hi - lo)
             lb = loss(b)
-    return round((lo + hi) / 2, 3)
+    return (lo + hi) / 2
 
 
 if __name__ == "__main__":
