@@ -37,7 +37,7 @@ typedef struct eci_comm {
 /* Resolve the topology ("nvlink", "pcie-switch", "pcie-host", "a16-board") of n GPUs of
  * profile g on `nodes` machines joined by network_bytes_per_s each (0: constants.csv
  * default).  measured_busbw_bytes_per_s > 0 replaces the topology's bus bandwidth within
- * a node (a user's nccl-tests figure).  EC_EINVAL names the key for an unknown topology. */
+ * a node (a rate measured on the user's machine).  EC_EINVAL names the key for an unknown topology. */
 EC_INTERNAL int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes,
                               double network_bytes_per_s, double measured_busbw_bytes_per_s, eci_comm *c);
 

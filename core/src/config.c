@@ -66,7 +66,7 @@ static const key_def KEYS[] = {
     DBL("network_gbit_per_s", network_bytes_per_s, 0, 1e6, 1e9 / 8, 0,
         "inter-node bandwidth per node in Gbit/s (1e9 bit/s), 0..1e6 [0 = profile default]"),
     DBL("busbw_gbyte_per_s", busbw_bytes_per_s, 0, 1e5, 1e9, 0,
-        "measured nccl-tests all_reduce busbw within a node in GB/s (1e9 bytes/s) [0 = from topology]"),
+        "measured in-training NCCL all-reduce busbw within a node, GB/s (1e9 bytes/s) [0 = from topology]"),
     BOOL(gradient_as_bucket_view, "DDP gradient_as_bucket_view: no bucket copy of the gradients, 0/1 [0]"),
     ENUM("precision", precision, 0, "fp32, tf32, amp_fp16, amp_bf16, bf16, fp16",
          "fp32, tf32, amp_fp16, amp_bf16, bf16 (pure), fp16 (pure) [fp32]"),
