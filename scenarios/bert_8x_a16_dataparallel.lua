@@ -78,10 +78,7 @@ local changes = {
 
 print("BERT on 8x NVIDIA A16 (seed 000): bert-base classification, seq_len 256, 40,000 samples per epoch")
 print()
-local rows = audit.run(ec, before, changes)
-audit.print(rows)
-assert(audit.write_csv(ec, rows, outdir .. "/audit.csv"))
-print("wrote " .. outdir .. "/audit.csv")
+local rows = audit.report(ec, before, changes, outdir)
 
 -- 1. The measured epoch and the document's targets beside the prediction.
 local r0 = rows[1].result

@@ -46,10 +46,7 @@ local changes = {
 
 print("Colab T4 fine-tune (seed 004): roberta-base classification, seq_len 192, on a Tesla T4")
 print()
-local rows = audit.run(ec, before, changes)
-audit.print(rows)
-assert(audit.write_csv(ec, rows, outdir .. "/audit.csv"))
-print("wrote " .. outdir .. "/audit.csv")
+local rows = audit.report(ec, before, changes, outdir)
 
 -- The document's expected training times (3 epochs) beside the predicted run time.
 print()

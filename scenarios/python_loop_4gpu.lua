@@ -82,10 +82,7 @@ print("Python loop in forward on 4 GPUs (seed 002): assumed bert-base-sized, 128
 print(string.format("4 x V100-SXM2-32GB under DataParallel, %d tensor creations x %d ops per sample",
   CREATIONS_PER_SAMPLE, OPS_PER_CREATION))
 print()
-local rows = audit.run(ec, before, changes)
-audit.print(rows)
-assert(audit.write_csv(ec, rows, outdir .. "/audit.csv"))
-print("wrote " .. outdir .. "/audit.csv")
+local rows = audit.report(ec, before, changes, outdir)
 
 -- 1. Seconds per iteration, the document's against the prediction.
 local r0 = rows[1].result

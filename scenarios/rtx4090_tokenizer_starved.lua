@@ -47,10 +47,7 @@ local changes = {
 print("RTX 4090 starved by on-the-fly tokenization (seed 003): batch 1, 200 ms of tokenization per")
 print("example, 50 ms of GPU work per batch, 25 examples, 200 epochs")
 print()
-local rows = audit.run(ec, before, changes)
-audit.print(rows)
-assert(audit.write_csv(ec, rows, outdir .. "/audit.csv"))
-print("wrote " .. outdir .. "/audit.csv")
+local rows = audit.report(ec, before, changes, outdir)
 
 -- The note's measured and projected figures beside the prediction.
 local rb = assert(ec.predict(before))

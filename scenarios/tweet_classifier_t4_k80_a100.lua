@@ -47,10 +47,7 @@ local changes = {
 
 print("Tweet classification (seed 001): bert-base, 128 tokens, on a Tesla T4")
 print()
-local rows = audit.run(ec, before, changes)
-audit.print(rows)
-assert(audit.write_csv(ec, rows, outdir .. "/audit.csv"))
-print("wrote " .. outdir .. "/audit.csv")
+local rows = audit.report(ec, before, changes, outdir)
 
 -- 2. "Expected Performance Improvements": the document's figures beside the prediction.
 print()

@@ -201,6 +201,16 @@ function M.write_csv(ec, rows, path)
   return ec.write_csv(path, out, M.COLUMNS)
 end
 
+-- The audit a scenario prints first: run every change, print the table, write
+-- outdir/audit.csv and say so.  Returns the rows.
+function M.report(ec, before, changes, outdir)
+  local rows = M.run(ec, before, changes)
+  M.print(rows)
+  assert(M.write_csv(ec, rows, outdir .. "/audit.csv"))
+  print("wrote " .. outdir .. "/audit.csv")
+  return rows
+end
+
 -- The output folder: the script's first argument, else out/<name> under the current
 -- directory (created when missing).
 function M.outdir(name, given)

@@ -286,7 +286,7 @@ static void test_dp_gpu0_memory(void **state)
     ec_ctx_free(ctx);
 }
 
-/* busbw_gbyte_per_s: a bus bandwidth the user measured (nccl-tests) replaces the topology's
+/* busbw_gbyte_per_s: a bus bandwidth measured on the user's machine replaces the topology's
  * within a node; peer copies keep the topology's path, and across nodes the network still
  * bounds the ring.  Priced through the same ring formula, a slower measured busbw exposes
  * more of DDP's all-reduce. */

@@ -7,9 +7,9 @@ Lambda's v1 harness exports NCCL_P2P_DISABLE=1 (bench/results/lambda_v1_steady_s
 its A100 SXM4 and V100 SXM2 multi-GPU runs moved gradients through host memory, at a rate
 the raw logs show to depend on the host (about 3.5 GB/s on the bare-metal 2x EPYC 7H12 HGX
 A100, about 8 GB/s in the V100 cloud VMs), not on the GPU's PCIe link that
-pcie_host_busbw_frac scales.  The question here: given a host's rate, as a user would give
-it with busbw_gbyte_per_s after running nccl-tests on their machine, does the ring model
-carry it from 2 GPUs to 4 and 8?
+pcie_host_busbw_frac scales.  The question here: given a host's in-training rate, as a user
+would give it with busbw_gbyte_per_s after a 2-GPU run on their machine, does the ring
+model carry it from 2 GPUs to 4 and 8?
 
 Per host: busbw_gbyte_per_s fitted by least squares on the scaling efficiency of its 2-GPU
 pairs (golden-section search on log busbw over 0.3-300 GB/s), then its 4- and 8-GPU pairs
