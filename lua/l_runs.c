@@ -25,8 +25,8 @@ static void push_config(lua_State *L, const ec_config *cfg)
     char buf[EC_PATH_MAX];
     size_t n = ec_config_key_count();
     lua_createtable(L, 0, 8);                         /* t */
-    for (size_t i = 0; i < n && i < 64; i++) {
-        if (!(cfg->set_mask & ((uint64_t)1 << i)))
+    for (size_t i = 0; i < n; i++) {
+        if (!ec_config_is_set(cfg, i))
             continue;
         const char *key = ec_config_key_name(i);
         if (ec_config_get(cfg, key, buf, sizeof buf) != EC_OK)

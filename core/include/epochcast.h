@@ -118,9 +118,11 @@ typedef enum ec_tokenizer { EC_TOKENIZER_FAST = 0, EC_TOKENIZER_PYTHON } ec_toke
 
 #define EC_NAME_MAX 64
 #define EC_PATH_MAX 512
+#define EC_CONFIG_MASK_WORDS 4 /* room for 256 keys */
 
 typedef struct ec_config {
-    char model[EC_NAME_MAX];     /* network preset id, e.g. "bert-base" */
+    char model[EC_PATH_MAX];     /* network preset id ("bert-base"), a config.json path or a folder holding one,
+                                    or a network defined on the context (ec_network_define) */
     char task[EC_NAME_MAX];      /* "classify", "squad", "pretrain", "lm", "imagenet"; "" = preset default */
     char gpu[EC_NAME_MAX];       /* hardware profile id or alias, e.g. "a100-sxm4-80gb" */
     int num_gpus;                /* GPUs taking part [1] */
@@ -159,7 +161,8 @@ typedef struct ec_config {
     uint64_t seed;               /* simulation seed [fixed default] */
     double loop_ops_per_sample;  /* tiny eager ops the forward issues per sample from a Python loop [0] */
     double loop_syncs_per_sample;/* host-to-device tensor creations per sample in that loop, each a sync [0] */
-    uint64_t set_mask;           /* bit i set when key i was given explicitly (ec_config_key_name(i)) */
+    uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
+                                    explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;
 
 /* Defaults of DESIGN.md section 2.  batch_per_gpu is 0 (unset) and must be given. */
@@ -177,6 +180,11 @@ EC_API int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word);
 /* The text form of a key's value ("" when it is a default empty string).
  * Returns EC_ENOTFOUND for an unknown key. */
 EC_API int ec_config_get(const ec_config *cfg, const char *key, char *buf, size_t n);
+
+/* 1 when key i (ec_config_key_name(i)) was given explicitly, 0 when it holds its default. */
+EC_API int ec_config_is_set(const ec_config *cfg, size_t i);
+/* Index of a key by name, or -1 when there is no such key. */
+EC_API int ec_config_key_index(const char *key);
 
 /* The config keys in their stable order (DESIGN.md section 2), for CSV headers and help. */
 EC_API size_t ec_config_key_count(void);

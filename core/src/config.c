@@ -113,7 +113,7 @@ static const key_def KEYS[] = {
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
-_Static_assert(N_KEYS <= 64, "set_mask has 64 bits");
+_Static_assert(N_KEYS <= 64 * EC_CONFIG_MASK_WORDS, "set_mask has room for every key");
 
 static const char BOOL_CHOICES[] = "0, 1, true, false, yes, no";
 
@@ -297,7 +297,7 @@ static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
 
     if (value[0] == '\0') {
         reset_key(cfg, i);
-        cfg->set_mask &= ~((uint64_t)1 << i);
+        cfg->set_mask[i / 64] &= ~((uint64_t)1 << (i % 64));
         return EC_OK;
     }
     switch (k->kind) {
@@ -371,7 +371,7 @@ static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
         break;
     }
     }
-    cfg->set_mask |= (uint64_t)1 << i;
+    cfg->set_mask[i / 64] |= (uint64_t)1 << (i % 64);
     return EC_OK;
 }
 
@@ -384,7 +384,17 @@ void ec_config_init(ec_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     for (size_t i = 0; i < N_KEYS; i++)
         reset_key(cfg, i);
-    cfg->set_mask = 0;
+    memset(cfg->set_mask, 0, sizeof cfg->set_mask);
+}
+
+int ec_config_is_set(const ec_config *cfg, size_t i)
+{
+    return cfg != NULL && i < N_KEYS && (cfg->set_mask[i / 64] >> (i % 64) & 1u) != 0;
+}
+
+int ec_config_key_index(const char *key)
+{
+    return key != NULL ? find_key(key, strlen(key)) : -1;
 }
 
 int ec_config_set(ec_ctx *ctx, ec_config *cfg, const char *key, const char *value)

@@ -376,13 +376,19 @@ static void dp_exchange(timeline *t, const plan *p, double s, double kernels, do
 }
 
 /* ---- helpers ----------------------------------------------------------------------------- */
-/* The set_mask bit of a config key (0 for an unknown name). */
-static uint64_t key_bit(const char *name)
+/* Was the config key `name` given explicitly? */
+static int key_given(const ec_config *cfg, const char *name)
 {
-    for (size_t i = 0; i < ec_config_key_count(); i++)
-        if (strcmp(ec_config_key_name(i), name) == 0)
-            return (uint64_t)1 << i;
-    return 0;
+    int i = ec_config_key_index(name);
+    return i >= 0 && ec_config_is_set(cfg, (size_t)i);
+}
+
+/* Mark the config key `name` as not given (its value is left alone). */
+static void key_unset(ec_config *cfg, const char *name)
+{
+    int i = ec_config_key_index(name);
+    if (i >= 0)
+        cfg->set_mask[i / 64] &= ~((uint64_t)1 << (i % 64));
 }
 
 static void add_warning(ec_result *res, unsigned bit, const char *text)
@@ -435,7 +441,7 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     r->strategy = cfg->strategy;
     /* strategy is the DESIGN default: single for one GPU, ddp for several unless given */
     if (cfg->num_gpus > 1 && r->strategy == EC_STRATEGY_SINGLE) {
-        if (cfg->set_mask & key_bit("strategy"))
+        if (key_given(cfg, "strategy"))
             return eci_error(ctx, EC_EINVAL, "strategy=single with num_gpus=%d: use strategy=ddp or dp", cfg->num_gpus);
         r->strategy = EC_STRATEGY_DDP;
     }
@@ -443,7 +449,7 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
         r->strategy = EC_STRATEGY_SINGLE;
     r->nodes = cfg->nodes;
     int per_node = (int)eci_const(ctx, EC_C_gpus_per_node);
-    if (cfg->num_gpus > per_node && !(cfg->set_mask & key_bit("nodes"))) /* the name search only when needed */
+    if (cfg->num_gpus > per_node && !key_given(cfg, "nodes")) /* the name search only when needed */
         r->nodes = (cfg->num_gpus + per_node - 1) / per_node; /* more than one server */
     if (r->nodes > cfg->num_gpus)
         return eci_error(ctx, EC_EINVAL, "nodes=%d exceeds num_gpus=%d", r->nodes, cfg->num_gpus);
@@ -974,7 +980,9 @@ static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_calib
     one.num_gpus = 1;
     one.nodes = 1;
     one.strategy = EC_STRATEGY_SINGLE;
-    one.set_mask &= ~(key_bit("strategy") | key_bit("nodes") | key_bit("num_gpus"));
+    key_unset(&one, "strategy");
+    key_unset(&one, "nodes");
+    key_unset(&one, "num_gpus");
     ec_result r1;
     int rc = eci_predict(ctx, &one, fixed, &r1);
     if (rc != EC_OK)

@@ -126,7 +126,7 @@ static void test_finite_nonnegative(void **state)
     for (int i = 0; i < N_CONFIGS; i++) {
         ec_config c;
         ec_result res;
-        char what[512];
+        char what[1024];
         random_config(ctx, r, &c);
         describe(&c, what, sizeof what);
         int rc = ec_predict(ctx, &c, &res);
@@ -210,7 +210,7 @@ static void check_faster_hardware(const char *const *cols, size_t ncols)
     for (int i = 0; i < N_CONFIGS; i++) {
         ec_config c;
         ec_result a, b;
-        char what[512];
+        char what[1024];
         random_config(base, r, &c);
         if (ec_predict(base, &c, &a) != EC_OK)
             continue;
@@ -253,7 +253,7 @@ static void test_larger_batch_more_memory(void **state)
     for (int i = 0; i < N_CONFIGS; i++) {
         ec_config c;
         ec_result a, b;
-        char what[512];
+        char what[1024];
         random_config(ctx, r, &c);
         if (ec_predict(ctx, &c, &a) != EC_OK)
             continue;
