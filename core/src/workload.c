@@ -926,9 +926,10 @@ static void sum_up(eci_workload *wl)
             wl->blocks[op->block].saved_bytes += saved;
         else
             wl->saved_other_bytes += saved;
-        wl->params += op->params * preps;
-        wl->param_tensors += op->param_tensors * preps;
-        wl->matmul_params += op->cast_params * preps;
+        /* an op run once per expert owns each expert's weights */
+        wl->params += op->params * op->count * preps;
+        wl->param_tensors += op->param_tensors * op->count * preps;
+        wl->matmul_params += op->cast_params * op->count * preps;
         if (op->kind == ECI_OP_GEMM || op->kind == ECI_OP_CONV || op->kind == ECI_OP_ATTN)
             wl->model_flop += 2.0 * op->m * op->n * op->k * op->batch * op->count * reps;
     }
