@@ -667,10 +667,12 @@ static void layer(builder *b, const ec_layer *l)
     }
 }
 
+/* The dtype may differ: ALBERT's first layer reads the 16-bit output of the embedding
+ * projection, the others the fp32 stream; every repetition is priced like the first. */
 static int same_shape(const tensor *a, const tensor *b)
 {
     return a->image == b->image && a->n == b->n && a->c == b->c && a->hw == b->hw && a->rows == b->rows &&
-           a->width == b->width && a->seq == b->seq && a->f32 == b->f32;
+           a->width == b->width && a->seq == b->seq;
 }
 
 static void add_block(builder *b, size_t begin, const ec_repeat_layer *r, double input_bytes)
@@ -715,7 +717,7 @@ static void expand_list(builder *b, size_t from, size_t to, int depth)
             expand_list(b, body, end, 1);
             b->layer = (int)i;
             if (b->rc == EC_OK && (!same_shape(&before, &b->cur) || had_skip != b->has_skip))
-                shape_error(b, "a repeated block must leave the tensor as it found it (shape, dtype, residual)");
+                shape_error(b, "a repeated block must leave the tensor as it found it (its shape, no residual left open)");
             if (b->rc == EC_OK)
                 add_block(b, begin, r, elems(&before) * tbytes(b, &before));
             b->block = -1;
