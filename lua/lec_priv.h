@@ -140,5 +140,9 @@ int ecL_open_csv(lua_State *L);
 int ecL_open_sweep(lua_State *L);
 int ecL_open_plot(lua_State *L);
 int ecL_open_trace(lua_State *L);
+int ecL_open_network(lua_State *L);
+
+/* ---- CLI commands in their own files (cli_<name>.c) -------------------------------------- */
+int ecL_cli_model_info(lua_State *L, int argc, char **argv);
 
 #endif /* LEC_PRIV_H */

@@ -339,6 +339,9 @@ EC_API int ec_model_get(const ec_ctx *ctx, size_t i, ec_model_info *out);
 /* Parameter count of a model with a given task head (task "" = default).  model may be a
  * preset id, a config.json path (or a folder holding one) or a network defined on ctx. */
 EC_API int ec_model_params(ec_ctx *ctx, const char *model, const char *task, double *params);
+/* The Hugging Face config.json model_type values model=PATH understands (", "-separated, static). */
+EC_API const char *ec_model_types(void);
+
 /* Describe one model (a preset id, a config.json path or a defined network) like an entry of
  * the registry.  The strings stay valid as long as ctx. */
 EC_API int ec_model_find(ec_ctx *ctx, const char *model, ec_model_info *out);
@@ -568,6 +571,38 @@ typedef struct ec_network_def {
  * that is already a preset or a defined network: EC_EINVAL. */
 EC_API int ec_network_define(ec_ctx *ctx, const ec_network_def *def);
 EC_API const char *ec_layer_kind_name(ec_layer_kind kind);
+
+/* What a model is, for people (epochcast model-info): its size, its FLOPs and the memory of
+ * its weights and optimizer for a config's model, task, seq_len (or image_size), precision
+ * and optimizer; batch_per_gpu and gpu are not needed.  FLOPs are model FLOPs (2 per
+ * multiply-add of GEMMs, convolutions and attention, no recompute): backward is twice the
+ * forward (input and weight gradients). */
+typedef struct ec_model_summary {
+    double params;                   /* with the config's task head */
+    double tokens_per_sample;        /* seq_len for text (encoder side), 1 for an image */
+    double fwd_flop_per_sample;
+    double bwd_flop_per_sample;
+    double weights_bytes, grads_bytes, optimizer_bytes; /* at that precision and optimizer */
+    double activations_bytes_per_sample; /* kept for backward, without checkpointing */
+    size_t n_rows;                   /* rows of the layer table (ec_model_layers) */
+} ec_model_summary;
+
+/* One row of the layer table: a layer of the description (a repeat's body rows follow it,
+ * one level deeper), then the task head. */
+typedef struct ec_layer_row {
+    int index;                       /* 1-based position in the description; 0: the head */
+    int depth;                       /* repeats around it */
+    const char *kind;                /* "attention", "repeat", "head" */
+    int times;                       /* repetitions of a repeat row, else 1 */
+    double params;                   /* of one repetition (a repeat: of its whole body) */
+    double fwd_flop_per_sample;      /* of one repetition */
+    double saved_bytes_per_sample;   /* activations kept for backward, one repetition */
+} ec_layer_row;
+
+/* Fill *out and, when rows != NULL, up to max_rows rows.  Exceptional returns: those of
+ * ec_predict's model resolution (EC_ENOTFOUND, EC_EINVAL, ...), EC_ENOMEM. */
+EC_API int ec_model_summary_get(ec_ctx *ctx, const ec_config *cfg, ec_model_summary *out, ec_layer_row *rows,
+                                size_t max_rows);
 
 /* ---------------------------------------------------------------------------------
  * Run records: measured runs in the config vocabulary plus a measurement

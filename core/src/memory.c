@@ -18,8 +18,8 @@
 
 #include <string.h>
 
-/* Bytes per parameter of weights, gradients and optimizer states (modeling.md 2.1 table). */
-static void bytes_per_param(int precision, int optimizer, double *w, double *g, double *opt)
+/* Bytes per parameter of weights, gradients and optimizer states (docs/model.md, 2.1 table). */
+void eci_memory_param_bytes(int precision, int optimizer, double *w, double *g, double *opt)
 {
     int pure16 = precision == EC_PREC_BF16 || precision == EC_PREC_FP16;
     double p = pure16 ? 2.0 : 4.0; /* parameter dtype; grads and states follow it */
@@ -49,7 +49,7 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
     const eci_workload *wl = in->wl;
     memset(m, 0, sizeof *m);
     double w, g, o;
-    bytes_per_param(in->precision, in->optimizer, &w, &g, &o);
+    eci_memory_param_bytes(in->precision, in->optimizer, &w, &g, &o);
     double params = wl->params;
     int replica = in->dp_role == 2;
     m->weights_bytes = params * w;

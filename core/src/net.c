@@ -546,6 +546,11 @@ const eci_net *eci_net_find_rc(ec_ctx *ctx, const char *name, int *rc)
 }
 
 /* ---- public API -------------------------------------------------------------------------------- */
+const char *ec_model_types(void)
+{
+    return eci_hf_supported();
+}
+
 int ec_network_define(ec_ctx *ctx, const ec_network_def *def)
 {
     if (ctx == NULL)

@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -343,6 +344,13 @@ static void attention(builder *b, const ec_attention_layer *a)
         return;
     }
     double width = b->cur.width, heads = a->heads, kv = a->kv_heads > 0 ? a->kv_heads : a->heads;
+    if (a->head_dim == 0 && fmod(width, heads) != 0) {
+        char why[160];
+        snprintf(why, sizeof why, "heads (%d) must divide the stream width (%.0f), or head_dim must be given",
+                 a->heads, width);
+        shape_error(b, why);
+        return;
+    }
     double hd = a->head_dim > 0 ? a->head_dim : width / heads;
     double q_out = heads * hd, kv_out = kv * hd;
     tensor in = b->cur, *src = a->cross ? &b->memory : &b->cur;
