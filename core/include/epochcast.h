@@ -78,13 +78,25 @@ EC_API const char *ec_ctx_errmsg(const ec_ctx *ctx);
 /* Load the data tables of a models/ folder: gpus.csv (hardware profiles),
  * hosts.csv (host CPU profiles), networks.csv (network presets), constants.csv
  * (software constants) and, when present, profile.csv (fitted parameters, which become
- * the context's fit; see ec_ctx_set_fit).  dir == NULL uses ec_default_models_dir().  May be called
- * once per context.  Exceptional returns: EC_EIO, EC_EPARSE (with file:line:column),
- * EC_ENOMEM, EC_EMISUSE (already loaded). */
+ * the context's fit; see ec_ctx_set_fit).  dir == NULL loads the folder that
+ * ec_default_models_dir() finds.  May be called once per context.  Exceptional returns:
+ * EC_EIO, EC_EPARSE (with file:line:column), EC_ENOMEM, EC_EMISUSE (already loaded),
+ * EC_ENOTFOUND (dir == NULL and no folder found). */
 EC_API int ec_ctx_load_models(ec_ctx *ctx, const char *dir);
 
-/* The models/ folder compiled into this build (the source tree's models/). */
-EC_API const char *ec_default_models_dir(void);
+/* The models/ folder that ec_ctx_load_models(ctx, NULL) loads, written to buf (n bytes,
+ * NUL-terminated).  The first of these that applies:
+ *   1. $EPOCHCAST_MODELS when set and not empty (as given, whether or not it exists);
+ *   2. PREFIX/share/epochcast/models of the installation holding this code, found at run
+ *      time from the file it was loaded from: libepochcast.so in PREFIX/lib, the epochcast
+ *      CLI in PREFIX/bin, the Lua module in PREFIX/lib/lua/5.4 (an installed tree may move);
+ *   3. run from the build tree: the models/ of the source tree it was built from;
+ *   4. the install prefix configured at build time (programs that link libepochcast.a,
+ *      LuaRocks trees);
+ *   5. the models/ of the source tree it was built from.
+ * Folders 2-5 count only when they hold gpus.csv.  Exceptional returns: EC_ENOTFOUND
+ * (none; buf is ""), EC_EINVAL (n too small; buf is ""), EC_EMISUSE (buf NULL or n 0). */
+EC_API int ec_default_models_dir(char *buf, size_t n);
 
 /* ---------------------------------------------------------------------------------
  * Configuration: the one vocabulary shared by C, Lua, the CLI and run-record CSVs
