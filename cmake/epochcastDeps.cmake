@@ -19,5 +19,6 @@ macro(ec_dependency kind name)
 endmacro()
 
 ec_dependency(PKG gsl DEB libgsl-dev)
+ec_dependency(PKG jansson DEB libjansson-dev)
 ec_dependency(LIB csv DEB libcsv-dev)
 ec_dependency(LIB m)

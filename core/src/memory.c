@@ -69,13 +69,8 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
     int amp = in->precision == EC_PREC_AMP_FP16 || in->precision == EC_PREC_AMP_BF16;
     m->cast_cache_bytes = amp ? wl->matmul_params * 2.0 : 0;
 
-    /* Activations: layer ops repeat `layers` times; the rest (embeddings, head) once. */
-    double layer_acts = wl->saved_layer_bytes, other_acts = wl->saved_other_bytes;
-    double acts;
-    if (in->checkpointing && wl->layers > 1)
-        acts = other_acts + wl->layers * wl->layer_input_bytes + layer_acts;
-    else
-        acts = other_acts + wl->layers * layer_acts;
+    /* Activations: a block's ops repeat reps times; the rest (embeddings, head) once. */
+    double acts = eci_workload_saved_bytes(wl, in->checkpointing);
     m->activations_bytes = acts;
     m->workspace_bytes = eci_const(ctx, EC_C_cublas_workspace_bytes) + in->extra_workspace_bytes;
     m->context_bytes = eci_const(ctx, EC_C_cuda_context_bytes) +

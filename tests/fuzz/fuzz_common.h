@@ -6,7 +6,7 @@
 #ifndef EC_FUZZ_COMMON_H
 #define EC_FUZZ_COMMON_H
 
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath, symlink */
 
 #include "epochcast.h"
 
