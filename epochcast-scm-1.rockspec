@@ -2,8 +2,8 @@
 -- installs models/ beside them in the rock, where the module finds it.
 --   luarocks make --lua-version 5.4 epochcast-scm-1.rockspec           (from a clone)
 --   luarocks make --lua-version 5.4 --local epochcast-scm-1.rockspec   (into ~/.luarocks)
--- Needs CMake, a C11 compiler, pkg-config and the -dev packages of GSL, libcsv and Lua 5.4
--- (Debian: cmake pkg-config libgsl-dev libcsv-dev liblua5.4-dev).
+-- Needs CMake, a C11 compiler, pkg-config and the -dev packages of GSL, jansson, libcsv and
+-- Lua 5.4 (Debian: cmake pkg-config libgsl-dev libjansson-dev libcsv-dev liblua5.4-dev).
 rockspec_format = "3.0"
 package = "epochcast"
 version = "scm-1"
@@ -24,6 +24,7 @@ dependencies = {
 }
 external_dependencies = {
   GSL = { header = "gsl/gsl_math.h", library = "gsl" },
+  JANSSON = { header = "jansson.h", library = "jansson" },
   CSV = { header = "csv.h", library = "csv" },
 }
 build = {
