@@ -8,7 +8,8 @@ rockspec_format = "3.0"
 package = "epochcast"
 version = "scm-1"
 source = {
-  url = "git+https://github.com/epochcast/epochcast.git", -- the public repository (luarocks make ignores it)
+  -- A placeholder until the project publishes its repository (luarocks make does not read it).
+  url = "git+https://github.com/epochcast/epochcast.git",
 }
 description = {
   summary = "Predict deep-learning training step time, epoch time and GPU memory",
