@@ -461,9 +461,10 @@ static void map_falcon(jr *r, eci_arch *a)
     a->default_seq_len = a->max_positions < 2048 ? a->max_positions : 2048;
 }
 
-/* MosaicML MPT (transformers' modeling_mpt.py and llm-foundry's MPTModel): ALiBi (or learned
- * positions), fused Wqkv, no biases anywhere with no_bias (LayerNorms included), GELU MLP of
- * expansion_ratio x d_model, logits through the token embedding. */
+/* MosaicML MPT (transformers' modeling_mpt.py and llm-foundry's MPTModel): ALiBi, RoPE or
+ * learned positions (max_seq_len rows: the count grows with it), fused Wqkv, no biases
+ * anywhere with no_bias (LayerNorms included), GELU MLP of expansion_ratio x d_model, logits
+ * through the token embedding. */
 static void map_mpt(jr *r, eci_arch *a)
 {
     hf_common(r, a);
@@ -476,20 +477,22 @@ static void map_mpt(jr *r, eci_arch *a)
         fail(r, "expansion_ratio", "must be in (0, 256]");
     a->ffn = (int)(ratio * a->hidden);
     a->max_positions = jint(r, "max_seq_len", 2048, 0, 1, MAX_POS);
-    int alibi = 0;
+    int alibi = 0, rope = 0;
     json_t *attn = field(r, "attn_config");
     if (attn != NULL && json_is_object(attn)) {
         jr sub = *r;
         sub.obj = attn;
         alibi = jbool(&sub, "alibi", 0);
+        rope = jbool(&sub, "rope", 0);
         const char *impl = jstr(&sub, "attn_impl", "torch");
         if (strcmp(impl, "torch") == 0)
             a->attention = EC_NET_ATTN_EAGER;
         if (sub.rc != EC_OK)
             r->rc = sub.rc;
     }
-    a->position = alibi ? EC_POS_ALIBI : EC_POS_NONE;
-    a->learned_positions = jbool(r, "learned_pos_emb", !alibi);
+    a->position = alibi ? EC_POS_ALIBI : rope ? EC_POS_ROPE : EC_POS_NONE;
+    /* MPTModel builds wpe only without ALiBi and RoPE, whatever learned_pos_emb says */
+    a->learned_positions = !alibi && !rope && jbool(r, "learned_pos_emb", 1);
     int no_bias = jbool(r, "no_bias", 1);
     a->norm_bias = a->qkv_bias = a->out_bias = a->mlp_bias = !no_bias;
     a->act = EC_ACT_GELU;

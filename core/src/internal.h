@@ -214,6 +214,9 @@ EC_INTERNAL void eci_net_free(ec_ctx *ctx);
 /* A preset or defined network by id (exact, then eci_name_eq), else a config.json path (read
  * once per context and kept); EC_ENOTFOUND with the nearest ids otherwise. */
 EC_INTERNAL const eci_net *eci_net_find(ec_ctx *ctx, const char *name);
+/* The same with the failure's status in *rc (EC_ENOTFOUND, or a bad config file's EC_EPARSE,
+ * EC_EINVAL, EC_ENOTSUP, EC_EIO, EC_ENOMEM). */
+EC_INTERNAL const eci_net *eci_net_find_rc(ec_ctx *ctx, const char *name, int *rc);
 /* Check a description and register a copy of it (listed: shown by ec_model_count). */
 EC_INTERNAL int eci_net_add(ec_ctx *ctx, const ec_network_def *def, int listed, const char *path,
                             const eci_net **out);

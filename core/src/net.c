@@ -488,13 +488,13 @@ static int looks_like_path(const char *name)
 }
 
 /* model=PATH: a config.json, or a folder holding one (a Hugging Face checkpoint folder). */
-static const eci_net *from_path(ec_ctx *ctx, const char *name)
+static const eci_net *from_path(ec_ctx *ctx, const char *name, int *rc)
 {
     char file[EC_PATH_MAX + 16];
     struct stat st;
     if (stat(name, &st) != 0) {
-        eci_error(ctx, EC_ENOTFOUND, "model '%s': cannot open: %s (a preset id, a config.json or a folder "
-                  "holding one; `epochcast models` lists the presets)", name, strerror(errno));
+        *rc = eci_error(ctx, EC_ENOTFOUND, "model '%s': cannot open: %s (a preset id, a config.json or a folder "
+                        "holding one; `epochcast models` lists the presets)", name, strerror(errno));
         return NULL;
     }
     if (S_ISDIR(st.st_mode))
@@ -502,23 +502,29 @@ static const eci_net *from_path(ec_ctx *ctx, const char *name)
     else if (S_ISREG(st.st_mode))
         snprintf(file, sizeof file, "%s", name);
     else {
-        eci_error(ctx, EC_EINVAL, "model '%s': not a regular file or a folder", name);
+        *rc = eci_error(ctx, EC_EINVAL, "model '%s': not a regular file or a folder", name);
         return NULL;
     }
     if (stat(file, &st) != 0 || !S_ISREG(st.st_mode)) {
-        eci_error(ctx, EC_ENOTFOUND, "model '%s': %s is not a readable file", name, file);
+        *rc = eci_error(ctx, EC_ENOTFOUND, "model '%s': %s is not a readable file", name, file);
         return NULL;
     }
     eci_arch a;
-    if (eci_hf_load(ctx, file, &a) != EC_OK)
-        return NULL;
     const eci_net *net = NULL;
-    add_config(ctx, name, file, &a, 0, 0, NULL, file, &net);
+    if ((*rc = eci_hf_load(ctx, file, &a)) == EC_OK)
+        *rc = add_config(ctx, name, file, &a, 0, 0, NULL, file, &net);
     return net;
 }
 
 const eci_net *eci_net_find(ec_ctx *ctx, const char *name)
 {
+    int rc;
+    return eci_net_find_rc(ctx, name, &rc);
+}
+
+const eci_net *eci_net_find_rc(ec_ctx *ctx, const char *name, int *rc)
+{
+    *rc = EC_OK;
     enum { MAXN = 256 };
     const char *ids[MAXN];
     const eci_net *exact = lookup(ctx, name); /* presets, defined networks, paths read before */
@@ -528,13 +534,13 @@ const eci_net *eci_net_find(ec_ctx *ctx, const char *name)
         if (ctx->nets[i]->listed && eci_name_eq(ctx->nets[i]->id, name))
             return ctx->nets[i];
     if (looks_like_path(name))
-        return from_path(ctx, name);
+        return from_path(ctx, name, rc);
     size_t n = 0;
     for (size_t i = 0; i < ctx->n_nets && n < MAXN; i++)
         if (ctx->nets[i]->listed)
             ids[n++] = ctx->nets[i]->id;
     const char *near = eci_nearest(name, ids, n);
-    eci_error(ctx, EC_ENOTFOUND, "unknown model '%s' (did you mean '%s'? `epochcast models` lists the presets; a "
+    *rc = eci_error(ctx, EC_ENOTFOUND, "unknown model '%s' (did you mean '%s'? `epochcast models` lists the presets; a "
               "config.json path works too)", name, near ? near : "");
     return NULL;
 }
@@ -590,9 +596,10 @@ int ec_model_find(ec_ctx *ctx, const char *model, ec_model_info *out)
 {
     if (ctx == NULL || model == NULL || out == NULL)
         return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_model_find: NULL argument") : EC_EMISUSE;
-    const eci_net *net = eci_net_find(ctx, model);
+    int rc;
+    const eci_net *net = eci_net_find_rc(ctx, model, &rc);
     if (net == NULL)
-        return EC_ENOTFOUND;
+        return rc;
     info_of(net, out);
     return EC_OK;
 }
@@ -601,16 +608,17 @@ int ec_model_params(ec_ctx *ctx, const char *model, const char *task, double *pa
 {
     if (ctx == NULL || model == NULL || params == NULL)
         return EC_EMISUSE;
-    const eci_net *net = eci_net_find(ctx, model);
+    int rc;
+    const eci_net *net = eci_net_find_rc(ctx, model, &rc);
     if (net == NULL)
-        return EC_ENOTFOUND;
+        return rc;
     int t = eci_task_parse(task != NULL && task[0] != '\0' ? task : net->default_task);
     if (t < 0)
         return eci_error(ctx, EC_ENOTFOUND, "unknown task '%s' (%s)", task, eci_task_names());
     eci_workload wl = {0};
     eci_shape sh;
     eci_shape_probe(net, &sh);
-    int rc = eci_workload_expand(ctx, net, t, &sh, &wl);
+    rc = eci_workload_expand(ctx, net, t, &sh, &wl);
     *params = rc == EC_OK ? wl.params : 0;
     eci_workload_release(ctx, &wl);
     return rc;

@@ -450,8 +450,9 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
         if (cfg->model[0] == '\0')
             return eci_error(ctx, EC_EINVAL, "key 'model' is required (`epochcast models` lists the ids), "
                              "unless gpu_step_s gives a measured GPU step time");
-        if ((r->net = eci_net_find(ctx, cfg->model)) == NULL)
-            return EC_ENOTFOUND;
+        int rc;
+        if ((r->net = eci_net_find_rc(ctx, cfg->model, &rc)) == NULL)
+            return rc;
         const char *task = cfg->task[0] != '\0' ? cfg->task : r->net->default_task;
         if ((r->task = eci_task_parse(task)) < 0)
             return eci_error(ctx, EC_ENOTFOUND, "unknown task '%s' (%s)", task, eci_task_names());

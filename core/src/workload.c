@@ -667,10 +667,12 @@ static void layer(builder *b, const ec_layer *l)
     }
 }
 
+/* The dtype may differ: ALBERT's first layer reads the 16-bit output of the embedding
+ * projection, the others the fp32 stream; every repetition is priced like the first. */
 static int same_shape(const tensor *a, const tensor *b)
 {
     return a->image == b->image && a->n == b->n && a->c == b->c && a->hw == b->hw && a->rows == b->rows &&
-           a->width == b->width && a->seq == b->seq && a->f32 == b->f32;
+           a->width == b->width && a->seq == b->seq;
 }
 
 static void add_block(builder *b, size_t begin, const ec_repeat_layer *r, double input_bytes)
@@ -715,7 +717,7 @@ static void expand_list(builder *b, size_t from, size_t to, int depth)
             expand_list(b, body, end, 1);
             b->layer = (int)i;
             if (b->rc == EC_OK && (!same_shape(&before, &b->cur) || had_skip != b->has_skip))
-                shape_error(b, "a repeated block must leave the tensor as it found it (shape, dtype, residual)");
+                shape_error(b, "a repeated block must leave the tensor as it found it (its shape, no residual left open)");
             if (b->rc == EC_OK)
                 add_block(b, begin, r, elems(&before) * tbytes(b, &before));
             b->block = -1;
@@ -926,9 +928,10 @@ static void sum_up(eci_workload *wl)
             wl->blocks[op->block].saved_bytes += saved;
         else
             wl->saved_other_bytes += saved;
-        wl->params += op->params * preps;
-        wl->param_tensors += op->param_tensors * preps;
-        wl->matmul_params += op->cast_params * preps;
+        /* an op run once per expert owns each expert's weights */
+        wl->params += op->params * op->count * preps;
+        wl->param_tensors += op->param_tensors * op->count * preps;
+        wl->matmul_params += op->cast_params * op->count * preps;
         if (op->kind == ECI_OP_GEMM || op->kind == ECI_OP_CONV || op->kind == ECI_OP_ATTN)
             wl->model_flop += 2.0 * op->m * op->n * op->k * op->batch * op->count * reps;
     }
