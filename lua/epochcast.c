@@ -138,7 +138,8 @@ static const char main_usage[] =
     "  run SCRIPT.lua [ARGS...]      run a Lua scenario (require \"epochcast\")\n"
     "\n"
     "options:\n"
-    "  --models DIR   the models/ folder (default: $EPOCHCAST_MODELS, else the built-in one)\n"
+    "  --models DIR   the models/ folder (default: $EPOCHCAST_MODELS, else the one installed\n"
+    "                 beside epochcast, PREFIX/share/epochcast/models; --version prints it)\n"
     "  --profile P    predict with the calibrated profile P (from calibrate) instead of\n"
     "                 the models/ folder's profile.csv; a config's profile= still wins\n"
     "  --help         this text; COMMAND --help describes a command\n"
@@ -1064,7 +1065,13 @@ static int pmain(lua_State *L)
             lua_pushinteger(L, 0);
             return 1;
         } else if (strcmp(a, "--version") == 0 || strcmp(a, "-v") == 0) {
+            char dir[EC_PATH_MAX];
+            const char *models = ecL_models_dir(L); /* --models given before, or $EPOCHCAST_MODELS */
+            if (models == NULL && ec_default_models_dir(dir, sizeof dir) == EC_OK)
+                models = dir;
             printf("epochcast %s (%s)\n", EC_VERSION, LUA_RELEASE);
+            if (models != NULL)
+                printf("models: %s\n", models);
             lua_pushinteger(L, 0);
             return 1;
         } else if (strcmp(a, "--models") == 0 || strncmp(a, "--models=", 9) == 0) {

@@ -70,7 +70,7 @@ const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, s
 
 /* ---- l_result.c -------------------------------------------------------------------- */
 
-/* Push a result as the plain table of DESIGN.md section 5. */
+/* Push a result as the plain table of docs/DESIGN.md section 5. */
 void ecL_pushresult(lua_State *L, const ec_result *res);
 /* The same, with room for `extra` more keys in the result table (ec.sweep's config keys). */
 void ecL_pushresult_sized(lua_State *L, const ec_result *res, int extra);

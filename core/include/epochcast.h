@@ -5,7 +5,7 @@
  * from a configuration (model, task, GPU, precision, batch, DataLoader settings)
  * before anyone rents a GPU. Anything not declared here is not API.
  *
- * Conventions (see ../shared/research/style-study.md, part B):
+ * Conventions (docs/DESIGN.md section 5):
  *   - every object hangs off an ec_ctx; nothing in the library is global and mutable;
  *   - functions return an ec_status (EC_OK = 0); on failure ec_ctx_errmsg() holds a
  *     detailed message such as "models/gpus.csv:12:4: 'mem_bytes' is not a number";
@@ -78,17 +78,29 @@ EC_API const char *ec_ctx_errmsg(const ec_ctx *ctx);
 /* Load the data tables of a models/ folder: gpus.csv (hardware profiles),
  * hosts.csv (host CPU profiles), networks.csv (network presets), constants.csv
  * (software constants) and, when present, profile.csv (fitted parameters, which become
- * the context's fit; see ec_ctx_set_fit).  dir == NULL uses ec_default_models_dir().  May be called
- * once per context.  Exceptional returns: EC_EIO, EC_EPARSE (with file:line:column),
- * EC_ENOMEM, EC_EMISUSE (already loaded). */
+ * the context's fit; see ec_ctx_set_fit).  dir == NULL loads the folder that
+ * ec_default_models_dir() finds.  May be called once per context.  Exceptional returns:
+ * EC_EIO, EC_EPARSE (with file:line:column), EC_ENOMEM, EC_EMISUSE (already loaded),
+ * EC_ENOTFOUND (dir == NULL and no folder found). */
 EC_API int ec_ctx_load_models(ec_ctx *ctx, const char *dir);
 
-/* The models/ folder compiled into this build (the source tree's models/). */
-EC_API const char *ec_default_models_dir(void);
+/* The models/ folder that ec_ctx_load_models(ctx, NULL) loads, written to buf (n bytes,
+ * NUL-terminated).  The first of these that applies:
+ *   1. $EPOCHCAST_MODELS when set and not empty (as given, whether or not it exists);
+ *   2. PREFIX/share/epochcast/models of the installation holding this code, found at run
+ *      time from the file it was loaded from: libepochcast.so in PREFIX/lib, the epochcast
+ *      CLI in PREFIX/bin, the Lua module in PREFIX/lib/lua/5.4 (an installed tree may move);
+ *   3. run from the build tree: the models/ of the source tree it was built from;
+ *   4. the install prefix configured at build time (programs that link libepochcast.a,
+ *      LuaRocks trees);
+ *   5. the models/ of the source tree it was built from.
+ * Folders 2-5 count only when they hold gpus.csv.  Exceptional returns: EC_ENOTFOUND
+ * (none; buf is ""), EC_EINVAL (n too small; buf is ""), EC_EMISUSE (buf NULL or n 0). */
+EC_API int ec_default_models_dir(char *buf, size_t n);
 
 /* ---------------------------------------------------------------------------------
  * Configuration: the one vocabulary shared by C, Lua, the CLI and run-record CSVs
- * (DESIGN.md section 2).  A plain struct; initialise it with ec_config_init() and set
+ * (docs/DESIGN.md section 2).  A plain struct; initialise it with ec_config_init() and set
  * fields either directly or by key with ec_config_set().
  */
 typedef enum ec_strategy { EC_STRATEGY_SINGLE = 0, EC_STRATEGY_DP, EC_STRATEGY_DDP } ec_strategy;
@@ -166,7 +178,7 @@ typedef struct ec_config {
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;
 
-/* Defaults of DESIGN.md section 2.  batch_per_gpu is 0 (unset) and must be given. */
+/* Defaults of docs/DESIGN.md section 2.  batch_per_gpu is 0 (unset) and must be given. */
 EC_API void ec_config_init(ec_config *cfg);
 
 /* Set one key from its text form, as on the CLI ("batch_per_gpu", "16").
@@ -187,7 +199,7 @@ EC_API int ec_config_is_set(const ec_config *cfg, size_t i);
 /* Index of a key by name, or -1 when there is no such key. */
 EC_API int ec_config_key_index(const char *key);
 
-/* The config keys in their stable order (DESIGN.md section 2), for CSV headers and help. */
+/* The config keys in their stable order (docs/DESIGN.md section 2), for CSV headers and help. */
 EC_API size_t ec_config_key_count(void);
 EC_API const char *ec_config_key_name(size_t i);
 EC_API const char *ec_config_key_help(size_t i);
@@ -266,7 +278,7 @@ typedef struct ec_result {
     ec_memory memory;
     unsigned warnings;        /* EC_WARN_* bits */
     char warning_text[EC_WARNING_TEXT_MAX]; /* "; "-separated human text */
-    /* Multi-GPU (DESIGN 3.3).  The fields above describe GPU 0, which under dp does more. */
+    /* Multi-GPU (docs/DESIGN.md 3.3).  The fields above describe GPU 0, which under dp does more. */
     double single_gpu_samples_per_s; /* the same config on one GPU (strategy single) */
     double scaling_efficiency_frac;  /* samples_per_s / (num_gpus x single_gpu_samples_per_s); 1 on one GPU */
     double busbw_bytes_per_s;        /* ring bus bandwidth of the topology; 0 on one GPU */
@@ -606,7 +618,7 @@ EC_API int ec_model_summary_get(ec_ctx *ctx, const ec_config *cfg, ec_model_summ
 
 /* ---------------------------------------------------------------------------------
  * Run records: measured runs in the config vocabulary plus a measurement
- * (DESIGN.md section 4): columns id, the config keys, metric, value, source.
+ * (docs/DESIGN.md section 4): columns id, the config keys, metric, value, source.
  */
 typedef enum ec_metric { EC_METRIC_SAMPLES_PER_S = 0, EC_METRIC_STEP_TIME_MS, EC_METRIC_EPOCH_TIME_S } ec_metric;
 
@@ -632,7 +644,7 @@ EC_API const ec_run *ec_runs_get(const ec_runs *runs, size_t i);
 /* The metric of a prediction in the unit of a run's metric. */
 EC_API double ec_result_metric(const ec_result *res, ec_metric metric);
 
-/* Error statistics of predictions against measurements (DESIGN.md section 6).
+/* Error statistics of predictions against measurements (docs/DESIGN.md section 6).
  * Relative error e_i = (predicted_i - measured_i) / measured_i; rows with measured <= 0 are skipped. */
 typedef struct ec_error_stats {
     size_t n;                 /* rows counted */
@@ -647,7 +659,7 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
                                    ec_error_stats *out);
 
 /* ---------------------------------------------------------------------------------
- * Calibration (DESIGN section 6): a few physical parameters fitted to measured runs with
+ * Calibration (docs/DESIGN.md section 6): a few physical parameters fitted to measured runs with
  * GSL's nonlinear least squares on log(predicted / measured):
  *   gemm_scale      multiplies every GPU's measured large-GEMM efficiency on tensor cores
  *   simt_scale      the same on CUDA cores (fp32 matmuls)

@@ -1,5 +1,5 @@
 /*
- * compute.c: GPU time of one op on one GPU (DESIGN 3.1, modeling.md 7 and 10.1).
+ * compute.c: GPU time of one op on one GPU (docs/DESIGN.md 3.1, modeling.md 7 and 10.1).
  *   GEMM: t = max(FLOPs / (peak x eff_large x shape_util x k_util), bytes / (BW x eff_bw), floor)
  *   shape_util = useful tiles / (waves x SMs x tile): tile and wave quantization, with the
  *   better of a large and a small tile as cuBLAS's heuristics would pick;

@@ -1,5 +1,5 @@
 /*
- * config.c: the one config vocabulary (DESIGN.md section 2) -- defaults, setting a key
+ * config.c: the one config vocabulary (docs/DESIGN.md section 2) -- defaults, setting a key
  * from its text form, reading it back, and the key list with its help.
  *
  * One static const table, KEYS, drives everything: name, kind, field offset, range,

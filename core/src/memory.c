@@ -1,5 +1,5 @@
 /*
- * memory.c: peak GPU memory of a training step (DESIGN 3.4, modeling.md 2 and 10.2).
+ * memory.c: peak GPU memory of a training step (docs/DESIGN.md 3.4, modeling.md 2 and 10.2).
  *   persistent = weights + optimizer states (bytes per parameter by precision and optimizer)
  *                + DDP's gradient buckets (a copy of every gradient, from construction on)
  *   peak = context + persistent + max(backward peak, optimizer-step peak) + allocator slack

@@ -1,5 +1,5 @@
 /*
- * predict.c: one training step on a CPU/GPU timeline (DESIGN 3.1-3.5, modeling.md 10.1).
+ * predict.c: one training step on a CPU/GPU timeline (docs/DESIGN.md 3.1-3.5, modeling.md 10.1).
  * The host issues each op after paying its dispatch cost (hosts.csv); the GPU runs it when
  * it is issued and the previous kernel is done (compute.c prices it); syncs (loss.item(),
  * GradScaler's inf check, pageable copies) make the host wait for the GPU.  Idle GPU time
@@ -468,7 +468,7 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (cfg->lengths[0] != '\0' && (!r->text || r->seq < 1))
         return eci_error(ctx, EC_EINVAL, "key 'lengths': sequence lengths need a text model (or seq_len with gpu_step_s)");
     r->strategy = cfg->strategy;
-    /* strategy is the DESIGN default: single for one GPU, ddp for several unless given */
+    /* strategy is the docs/DESIGN.md default: single for one GPU, ddp for several unless given */
     if (cfg->num_gpus > 1 && r->strategy == EC_STRATEGY_SINGLE) {
         if (key_given(cfg, "strategy"))
             return eci_error(ctx, EC_EINVAL, "strategy=single with num_gpus=%d: use strategy=ddp or dp", cfg->num_gpus);
@@ -740,7 +740,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     return EC_OK;
 }
 
-/* ---- the input pipeline and the epoch (pipeline.c simulates them; DESIGN 3.2, 3.5) ---------- */
+/* ---- the input pipeline and the epoch (pipeline.c simulates them; docs/DESIGN.md 3.2, 3.5) - */
 /* gpu_step_s without a model: one block of kernels per micro-step, ended by the loop's sync. */
 static void measured_step(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res, double *host_s)
 {

@@ -144,9 +144,9 @@ char *ec_test_tmpdir(void)
 
 void ec_test_link_networks(const char *dir)
 {
-    const char *models = getenv("EPOCHCAST_MODELS");
-    if (models == NULL || models[0] == '\0')
-        models = ec_default_models_dir();
+    char models[EC_PATH_MAX];
+    if (ec_default_models_dir(models, sizeof models) != EC_OK)
+        fail_msg("no models folder: set EPOCHCAST_MODELS");
     char *real = realpath(models, NULL);
     if (real == NULL)
         fail_msg("cannot resolve the models folder %s: %s", models, strerror(errno));

@@ -16,8 +16,8 @@
 
 static const char *models_dir(void)
 {
-    const char *dir = getenv("EPOCHCAST_MODELS");
-    return dir != NULL && dir[0] != '\0' ? dir : ec_default_models_dir();
+    static char dir[EC_PATH_MAX];
+    return ec_default_models_dir(dir, sizeof dir) == EC_OK ? dir : "models";
 }
 
 static const char *const TABLES[] = {"constants.csv", "gpus.csv", "hosts.csv", "networks.csv", "profile.csv"};
