@@ -103,7 +103,40 @@ EC_API int ec_default_models_dir(char *buf, size_t n);
  * (docs/DESIGN.md section 2).  A plain struct; initialise it with ec_config_init() and set
  * fields either directly or by key with ec_config_set().
  */
-typedef enum ec_strategy { EC_STRATEGY_SINGLE = 0, EC_STRATEGY_DP, EC_STRATEGY_DDP } ec_strategy;
+typedef enum ec_strategy {
+    EC_STRATEGY_SINGLE = 0,
+    EC_STRATEGY_DP,    /* torch.nn.DataParallel */
+    EC_STRATEGY_DDP,   /* DistributedDataParallel */
+    EC_STRATEGY_FSDP,  /* FullyShardedDataParallel (sharding=) */
+    EC_STRATEGY_ZERO   /* DeepSpeed ZeRO (zero_stage=) */
+} ec_strategy;
+
+typedef enum ec_sharding {
+    EC_SHARD_FULL = 0,     /* FULL_SHARD: parameters, gradients and optimizer states (ZeRO-3) */
+    EC_SHARD_GRAD_OP,      /* SHARD_GRAD_OP: gradients and optimizer states; parameters kept after forward */
+    EC_SHARD_HYBRID,       /* HYBRID_SHARD: full sharding within a node, replicas across nodes */
+    EC_SHARD_NONE          /* NO_SHARD: like DDP */
+} ec_sharding;
+
+typedef enum ec_reduce_dtype { EC_REDUCE_AUTO = 0, EC_REDUCE_FP32, EC_REDUCE_BF16, EC_REDUCE_FP16 } ec_reduce_dtype;
+typedef enum ec_offload { EC_OFFLOAD_NONE = 0, EC_OFFLOAD_OPTIMIZER, EC_OFFLOAD_OPTIMIZER_AND_PARAMS } ec_offload;
+typedef enum ec_pp_schedule { EC_PP_1F1B = 0, EC_PP_GPIPE, EC_PP_INTERLEAVED } ec_pp_schedule;
+typedef enum ec_lora_targets {
+    EC_LORA_QV = 0,        /* the query and value projections (PEFT's default for Llama-family models) */
+    EC_LORA_ATTENTION,     /* q, k, v and the output projection */
+    EC_LORA_ATTENTION_MLP, /* those and the MLP's (or experts') projections */
+    EC_LORA_ALL_LINEAR     /* every linear layer but the output head (PEFT "all-linear") */
+} ec_lora_targets;
+typedef enum ec_base_precision {
+    EC_BASE_SAME = 0,      /* frozen base weights in the precision's parameter dtype */
+    EC_BASE_BF16, EC_BASE_FP16,
+    EC_BASE_INT8,          /* bitsandbytes LLM.int8 */
+    EC_BASE_NF4            /* bitsandbytes 4-bit NormalFloat with double quantization (QLoRA) */
+} ec_base_precision;
+
+/* checkpointing: 0, 1 (every layer's input kept, the layer recomputed) or selective (only
+ * the attention core recomputed, Korthikanti et al.). */
+#define EC_CKPT_SELECTIVE 2
 
 typedef enum ec_precision {
     EC_PREC_FP32 = 0, /* IEEE fp32 matmuls on CUDA cores */
@@ -111,7 +144,8 @@ typedef enum ec_precision {
     EC_PREC_AMP_FP16, /* torch.autocast fp16 with GradScaler, fp32 master weights */
     EC_PREC_AMP_BF16, /* torch.autocast bf16, fp32 master weights, no scaler */
     EC_PREC_BF16,     /* pure bf16 model and optimizer states */
-    EC_PREC_FP16      /* pure fp16 model and optimizer states */
+    EC_PREC_FP16,     /* pure fp16 model and optimizer states */
+    EC_PREC_AMP_FP8   /* Transformer Engine FP8 GEMMs under bf16 autocast (compute capability >= 8.9) */
 } ec_precision;
 
 typedef enum ec_padding { EC_PAD_MAX_LENGTH = 0, EC_PAD_DYNAMIC, EC_PAD_BUCKETED } ec_padding;
@@ -122,7 +156,8 @@ typedef enum ec_optimizer {
 
 typedef enum ec_attention {
     EC_ATTN_SDPA = 0, /* fused F.scaled_dot_product_attention (HF's default implementation) */
-    EC_ATTN_EAGER     /* explicit s x s scores, softmax and dropout kernels (HF "eager") */
+    EC_ATTN_EAGER,    /* explicit s x s scores, softmax and dropout kernels (HF "eager") */
+    EC_ATTN_FLASH     /* FlashAttention-2/3: skips masked blocks (causal, sliding window), native GQA */
 } ec_attention;
 
 typedef enum ec_tokenize { EC_TOKENIZE_UPFRONT = 0, EC_TOKENIZE_ON_THE_FLY } ec_tokenize;
@@ -152,7 +187,7 @@ typedef struct ec_config {
     int image_size;              /* pixels per side for vision models [preset default] */
     int grad_accum;              /* micro-steps per optimizer step [1] */
     ec_optimizer optimizer;      /* [adamw] */
-    int checkpointing;           /* activation checkpointing, 0/1 [0] */
+    int checkpointing;           /* activation checkpointing, 0, 1 or EC_CKPT_SELECTIVE [0] */
     int compile;                 /* torch.compile, 0/1 [0] */
     ec_attention attention;      /* attention implementation of transformer presets [sdpa] */
     int num_workers;             /* DataLoader workers [0] */
@@ -174,6 +209,23 @@ typedef struct ec_config {
     double loop_ops_per_sample;  /* tiny eager ops the forward issues per sample from a Python loop [0] */
     double loop_syncs_per_sample;/* host-to-device tensor creations per sample in that loop, each a sync [0] */
     int target_len;              /* decoder tokens per sample of an encoder-decoder (T5) [0 = seq_len] */
+    /* Parallel layouts and fine-tuning (LLM scale).  num_gpus = dp x tp x pp x cp. */
+    int sharding;                /* ec_sharding, with strategy=fsdp [full_shard] */
+    int reduce_dtype;            /* ec_reduce_dtype: gradient reduction dtype [auto: the parameters'] */
+    int zero_stage;              /* 1, 2, 3 with strategy=zero [0 = not set] */
+    int offload;                 /* ec_offload [none] */
+    int tp;                      /* tensor-parallel degree [1] */
+    int sequence_parallel;       /* Megatron sequence parallelism with tp > 1, 0/1 [0] */
+    int pp;                      /* pipeline-parallel stages [1] */
+    int pp_schedule;             /* ec_pp_schedule [1f1b] */
+    int pp_chunks;               /* model chunks per stage (interleaved schedule) [1] */
+    int ep;                      /* expert-parallel degree (within data parallel) [1] */
+    int cp;                      /* context-parallel degree (ring attention over the sequence) [1] */
+    int gpus_per_node;           /* GPUs per machine [0 = constants.csv gpus_per_node] */
+    char network[EC_NAME_MAX];   /* inter-node network preset of models/interconnects.csv ["" = default] */
+    int lora_r;                  /* LoRA rank, 0 = full fine-tune [0] */
+    int lora_targets;            /* ec_lora_targets [qv] */
+    int base_precision;          /* ec_base_precision: the frozen base's weights [same] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

@@ -47,6 +47,7 @@
     X(board_uplink_lanes)               \
     X(gpu_speed_cv_frac)                \
     X(internode_bytes_per_s)            \
+    X(internode_busbw_frac)             \
     X(nccl_ramp_bytes_1)                \
     X(nccl_ramp_busbw_1)                \
     X(nccl_ramp_bytes_2)                \

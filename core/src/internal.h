@@ -85,6 +85,16 @@ typedef struct eci_net {
     double params_published; /* ... with the published_task head, to compare with published_params */
 } eci_net;
 
+/* ---- inter-node network preset (one row of models/interconnects.csv, fabric.c) -------- */
+typedef struct eci_fabric {
+    char *id, *description, *source;
+    double gpu_gbit_per_s;    /* per direction, each GPU's own NIC (rail-optimized), -1: not per GPU */
+    double node_gbit_per_s;   /* per direction, the whole node, -1: not given (per GPU x GPUs per node) */
+    double latency_us;        /* one hop, -1: not published (constants.csv default) */
+    double efficiency_frac;   /* measured all-reduce bus bandwidth over the link rate, -1: not measured */
+    double domain_gpus;       /* GPUs in one NVLink switch domain (GB200 NVL72), -1: none */
+} eci_fabric;
+
 /* ---- context ------------------------------------------------------------------- */
 /* Work buffers a prediction needs every time (alloc.c): kept on the context and reused, so a
  * sweep allocates nothing after its first point.  One slot per buffer that can be live at once. */
@@ -104,6 +114,7 @@ struct ec_ctx {
     int models_loaded;
     eci_gpu *gpus;   size_t n_gpus;
     eci_host *hosts; size_t n_hosts;
+    eci_fabric *fabrics; size_t n_fabrics; /* models/interconnects.csv */
     eci_net **nets;  size_t n_nets, cap_nets; /* presets first, then defined and config.json networks */
     struct eci_consts *consts;        /* software constants, constants.csv */
     struct eci_calib *fit;            /* fitted parameters in use (calibrate.c); NULL: priors */
@@ -187,7 +198,10 @@ EC_INTERNAL int eci_table_int(ec_ctx *ctx, const eci_table *t, size_t row, int c
 /* ---- struct rows from a CSV (registry.c) ------------------------------------------ */
 /* One column of a data table mapped onto a struct field: registry.c reads every row of
  * a table into an array of structs from a list of these, with located errors. */
-typedef enum { ECI_F_STR, ECI_F_DOUBLE, ECI_F_INT } eci_field_kind;
+typedef enum {
+    ECI_F_STR, ECI_F_DOUBLE, ECI_F_INT,
+    ECI_F_DOUBLE_OPT /* a number in [lo, hi], or an empty cell: -1 (not known) */
+} eci_field_kind;
 typedef struct eci_field {
     const char *column;
     eci_field_kind kind;
@@ -222,6 +236,10 @@ EC_INTERNAL const eci_net *eci_net_find_rc(ec_ctx *ctx, const char *name, int *r
 /* Check a description and register a copy of it (listed: shown by ec_model_count). */
 EC_INTERNAL int eci_net_add(ec_ctx *ctx, const ec_network_def *def, int listed, const char *path,
                             const eci_net **out);
+
+EC_INTERNAL int eci_fabric_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_fabric_free(ec_ctx *ctx);
+EC_INTERNAL const eci_fabric *eci_fabric_find(ec_ctx *ctx, const char *name); /* sets EC_ENOTFOUND */
 
 EC_INTERNAL int eci_consts_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_consts_free(ec_ctx *ctx);

@@ -474,16 +474,10 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
             return eci_error(ctx, EC_EINVAL, "strategy=single with num_gpus=%d: use strategy=ddp or dp", cfg->num_gpus);
         r->strategy = EC_STRATEGY_DDP;
     }
-    if (cfg->num_gpus == 1)
-        r->strategy = EC_STRATEGY_SINGLE;
-    r->nodes = cfg->nodes;
-    int per_node = (int)eci_const(ctx, EC_C_gpus_per_node);
-    if (cfg->num_gpus > per_node && !key_given(cfg, "nodes")) /* the name search only when needed */
-        r->nodes = (cfg->num_gpus + per_node - 1) / per_node; /* more than one server */
-    if (r->nodes > cfg->num_gpus)
-        return eci_error(ctx, EC_EINVAL, "nodes=%d exceeds num_gpus=%d", r->nodes, cfg->num_gpus);
+    if (cfg->num_gpus == 1 && r->strategy != EC_STRATEGY_FSDP && r->strategy != EC_STRATEGY_ZERO)
+        r->strategy = EC_STRATEGY_SINGLE; /* FSDP and ZeRO on one GPU still offload */
     r->topology = cfg->topology[0] != '\0' ? cfg->topology : r->gpu->default_topology;
-    return EC_OK;
+    return eci_layout_resolve(ctx, cfg, r);
 }
 
 /* ---- the prediction ---------------------------------------------------------------------- */

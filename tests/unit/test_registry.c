@@ -20,7 +20,8 @@ static const char *models_dir(void)
     return ec_default_models_dir(dir, sizeof dir) == EC_OK ? dir : "models";
 }
 
-static const char *const TABLES[] = {"constants.csv", "gpus.csv", "hosts.csv", "networks.csv", "profile.csv"};
+static const char *const TABLES[] = {"constants.csv", "gpus.csv", "hosts.csv", "interconnects.csv", "networks.csv",
+                                     "profile.csv"};
 #define N_TABLES (sizeof TABLES / sizeof TABLES[0])
 
 /* The text of a real models/ table (malloc'd), NULL when the file is absent. */

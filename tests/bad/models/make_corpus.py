@@ -101,6 +101,16 @@ dup = [list(r) for r in nets]
 dup.append(list(nets[bert]))
 emit("networks", "duplicate_id", text(dup))
 
+fabrics = read("interconnects")
+common("interconnects", fabrics, "gbit_per_s_per_node")
+os.remove(os.path.join(ROOT, "interconnects", "empty_number.csv"))  # an empty rate is allowed (the other one given)
+emit("interconnects", "no_rate", text(set_cell(set_cell(fabrics, 1, "gbit_per_s_per_gpu", ""), 1, "gbit_per_s_per_node", "")))
+emit("interconnects", "zero_rate", text(set_cell(fabrics, 1, "gbit_per_s_per_gpu", "0")))
+emit("interconnects", "efficiency_above_one", text(set_cell(fabrics, 1, "efficiency_frac", "1.5")))
+dup = [list(r) for r in fabrics]
+dup.append(list(fabrics[1]))
+emit("interconnects", "duplicate_id", text(dup))
+
 consts = read("constants")
 common("constants", consts, "value")
 names = [r[0] for r in consts]
