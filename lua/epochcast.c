@@ -433,11 +433,14 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
         }
     }
     ec_result res;
+    ec_config shown; /* what was simulated: derived strategy, task, seq_len, ... (issue 21) */
     int st = ec_predict(ctx, &cfg, &res);
+    if (st == EC_OK)
+        st = ec_config_resolve(ctx, &cfg, &shown);
     if (st != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
     const char **fields = NULL;
-    size_t n = predict_csv(L, &cfg, &res, &fields);
+    size_t n = predict_csv(L, &shown, &res, &fields);
     if (out != NULL && write_csv_file(L, ctx, out, fields, 2, n) != 0)
         return EXIT_FAILURE;
     if (trace != NULL && ec_trace_write(ctx, &cfg, trace, 0) != EC_OK)
@@ -446,7 +449,7 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
         print_csv_row(fields, n);
         print_csv_row(fields + n, n);
     } else {
-        print_breakdown(&cfg, &res);
+        print_breakdown(&shown, &res);
     }
     return 0;
 }
@@ -489,6 +492,9 @@ static size_t split_values(char *value, const char **parts, size_t max)
 static void sweep_csv_fields(cli_sweep *sw, const ec_config *cfg, int status, const ec_result *res)
 {
     size_t nk = ec_config_key_count(), nr = ecL_result_column_count();
+    ec_config shown; /* a predicted point: the values it derived (strategy, task, ...) */
+    if (status == EC_OK && ec_config_resolve(sw->ctx, cfg, &shown) == EC_OK)
+        cfg = &shown;
     for (size_t i = 0; i < sw->n_cols; i++) {
         char *cell = sw->cells + i * CELL_MAX;
         cell[0] = '\0';

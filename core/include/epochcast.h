@@ -161,6 +161,11 @@ typedef struct ec_config {
     uint64_t seed;               /* simulation seed [fixed default] */
     double loop_ops_per_sample;  /* tiny eager ops the forward issues per sample from a Python loop [0] */
     double loop_syncs_per_sample;/* host-to-device tensor creations per sample in that loop, each a sync [0] */
+    double price_per_gpu_hour;   /* price of one GPU for one hour, overriding the price table, in its
+                                    currency [0 = the cheapest offer of the price table] */
+    char prices[EC_PATH_MAX];    /* price table CSV (models/README.md, prices.csv) ["" = the models/
+                                    folder's prices.csv] */
+    char provider[EC_NAME_MAX];  /* provider whose offers price the run ("aws", "lambda") ["" = any] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;
@@ -191,6 +196,15 @@ EC_API size_t ec_config_key_count(void);
 EC_API const char *ec_config_key_name(size_t i);
 EC_API const char *ec_config_key_help(size_t i);
 
+/* The configuration as ec_predict reads it: out = cfg with every value a prediction derives
+ * when it is not given filled in -- gpu and host as profile ids, strategy (ddp for several
+ * GPUs), nodes, topology (the GPU's default), and for a network preset its task, seq_len
+ * (text) and image_size (vision) -- so a CSV row or a Lua table says what was simulated
+ * rather than a blank or a default that was not used.  set_mask is copied unchanged (derived
+ * values stay "not given").  out may be cfg.  Exceptional returns: those of ec_predict's
+ * checks (EC_EMISUSE models not loaded, EC_ENOTFOUND, EC_EINVAL). */
+EC_API int ec_config_resolve(ec_ctx *ctx, const ec_config *cfg, ec_config *out);
+
 /* ---------------------------------------------------------------------------------
  * Prediction.
  */
@@ -214,6 +228,8 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_MODEL_DEFAULTED (1u << 6) /* a hardware figure came from the architecture, not a measurement */
 #define EC_WARN_MEMORY_UNKNOWN  (1u << 7) /* gpu_step_s without a model: memory not predicted */
 #define EC_WARN_NEAR_CAPACITY   (1u << 8) /* several GPUs with peak memory close to capacity */
+#define EC_WARN_LENGTHS_UNPADDED (1u << 9) /* lengths= with padding=max_length: padded to seq_len anyway */
+#define EC_WARN_KEY_IGNORED     (1u << 10) /* a key given explicitly has no effect in this configuration */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {
@@ -271,6 +287,17 @@ typedef struct ec_result {
     double straggler_s;              /* per step, waiting for the slowest GPU (part of breakdown.comm_s) */
     double other_gpu_busy_s;         /* kernel time per step of each of GPUs 1..n-1 (= gpu_busy_s unless dp) */
     double other_gpu_peak_bytes;     /* peak memory of each of GPUs 1..n-1 (= memory.peak_bytes unless dp) */
+    /* Appended after 0.1.0. */
+    double step_p10_s, step_p90_s;   /* step time interval from the model's held-out error (profile
+                                        error_log_sd); both step_s when the fit has none */
+    /* Cost (price.c): in the currency of the price (USD for models/prices.csv); 0 when unknown
+     * (no price for this GPU, or no epoch: dataset_samples not given). */
+    double price_per_hour;           /* the whole job per hour: nodes x the chosen offer's price, or
+                                        num_gpus x price_per_gpu_hour */
+    double cost_per_epoch;           /* epoch_s x price_per_hour / 3600 */
+    double cost_run;                 /* run_s x price_per_hour / 3600 */
+    char price_offer[160];           /* "provider instance (gpus x gpu, date)" of the offer, "price_per_gpu_hour"
+                                        when given, "" when no price is known */
 } ec_result;
 
 /* Predict one configuration.  The result is fully written on EC_OK.
@@ -357,6 +384,10 @@ EC_API const ec_run *ec_runs_get(const ec_runs *runs, size_t i);
 
 /* The metric of a prediction in the unit of a run's metric. */
 EC_API double ec_result_metric(const ec_result *res, ec_metric metric);
+/* The p10-p90 interval of that metric: epoch_p10_s..epoch_p90_s for epoch_time_s, the step's
+ * interval for step_time_ms and, reversed, for samples_per_s (a slower step, fewer samples).
+ * *p10 <= *p90; both 0 when the result has no interval (epoch_time_s without an epoch). */
+EC_API void ec_result_metric_interval(const ec_result *res, ec_metric metric, double *p10, double *p90);
 
 /* Error statistics of predictions against measurements (DESIGN.md section 6).
  * Relative error e_i = (predicted_i - measured_i) / measured_i; rows with measured <= 0 are skipped. */
