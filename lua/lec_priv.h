@@ -43,6 +43,7 @@ void *ecL_unbox(lua_State *L, int idx);
 void ecL_free_ctx(void *p);
 void ecL_free_runs(void *p);
 void ecL_abort_csv(void *p);
+void ecL_free_plan(void *p);
 
 /* The models/ folder to load: the registry field above, else $EPOCHCAST_MODELS when not
  * empty, else NULL (the library's default folder). */
@@ -147,5 +148,12 @@ int ecL_open_csv(lua_State *L);
 int ecL_open_sweep(lua_State *L);
 int ecL_open_plot(lua_State *L);
 int ecL_open_trace(lua_State *L);
+int ecL_open_plan(lua_State *L);
+
+/* ---- l_plan.c ---------------------------------------------------------------------- */
+
+/* Push point i of a run plan as a row: the result (as ec.predict) when it was predicted, the
+ * point's config keys (as set, plus the values it derived), verdict, message, on_front, best. */
+void ecL_push_plan_row(lua_State *L, ec_ctx *ctx, const ec_plan *plan, size_t i);
 
 #endif /* LEC_PRIV_H */

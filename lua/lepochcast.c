@@ -62,6 +62,7 @@ void *ecL_unbox(lua_State *L, int idx)
 void ecL_free_ctx(void *p) { ec_ctx_free((ec_ctx *)p); }
 void ecL_free_runs(void *p) { ec_runs_free((ec_runs *)p); }
 void ecL_abort_csv(void *p) { ec_csv_abort((ec_csv_writer *)p); }
+void ecL_free_plan(void *p) { ec_plan_free((ec_plan *)p); }
 
 /* ---- the context -------------------------------------------------------------------- */
 
@@ -220,7 +221,7 @@ typedef int (*ecL_opener)(lua_State *L);
 
 static const ecL_opener openers[] = {
     ecL_open_predict, ecL_open_registry, ecL_open_runs, ecL_open_csv, ecL_open_result,
-    ecL_open_sweep,  ecL_open_plot,     ecL_open_trace,
+    ecL_open_sweep,  ecL_open_plot,     ecL_open_trace,  ecL_open_plan,
 };
 
 LUAMOD_API int luaopen_epochcast(lua_State *L)

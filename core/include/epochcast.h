@@ -320,6 +320,82 @@ EC_API int ec_trace_write(ec_ctx *ctx, const ec_config *cfg, const char *path, i
 EC_API int ec_max_batch(ec_ctx *ctx, const ec_config *cfg, int limit, int *out_batch);
 
 /* ---------------------------------------------------------------------------------
+ * Planning: the cheapest (or fastest) configuration under constraints.
+ *
+ * A plan is a base configuration and a few axes of config-key values (gpu, num_gpus,
+ * precision, ...); every point of their product is predicted (ec_predict: time, memory, cost
+ * from the price table), judged against the options and ranked.  A point that gives no
+ * batch_per_gpu gets one: with global_batch, batch_per_gpu x num_gpus x grad_accum =
+ * global_batch (the micro-batch halved and grad_accum doubled until it fits, unless grad_accum
+ * is given); otherwise the largest power of two up to max_batch_per_gpu that fits.  Every
+ * point needs dataset_samples (a plan ranks runs, not steps).
+ */
+typedef enum ec_plan_goal { EC_PLAN_CHEAPEST = 0, EC_PLAN_FASTEST } ec_plan_goal;
+
+typedef struct ec_plan_opts {
+    double deadline_s;          /* run_s must not exceed it; 0: no deadline (key deadline_h, hours) */
+    double budget;              /* cost_run must not exceed it, in the price's currency; 0: none */
+    int max_gpus;               /* num_gpus must not exceed it; 0: no limit */
+    int must_fit;               /* predicted peak memory must fit the GPU [1] */
+    ec_plan_goal goal;          /* what "best" means among the points that meet every constraint [cheapest] */
+    int global_batch;           /* 0: per-GPU batch policy below; else the global batch every point trains with */
+    int max_batch_per_gpu;      /* the largest batch_per_gpu tried when a point gives none [64] */
+} ec_plan_opts;
+
+EC_API void ec_plan_opts_init(ec_plan_opts *opts);
+/* Set an option from its text: deadline_h (hours), budget, max_gpus, must_fit (0/1),
+ * goal (cheapest|fastest), global_batch, max_batch_per_gpu.  Exceptional returns: EC_ENOTFOUND
+ * for another key (naming the nearest), EC_EINVAL for a bad value (naming the key). */
+EC_API int ec_plan_opts_set(ec_ctx *ctx, ec_plan_opts *opts, const char *key, const char *value);
+/* 1 when key is one of those option keys (not a config key). */
+EC_API int ec_plan_opts_is_key(const char *key);
+
+typedef struct ec_plan ec_plan;
+
+/* A plan over base (copied) with opts (copied; NULL: ec_plan_opts_init's defaults).  The plan
+ * must not outlive ctx.  Exceptional returns: EC_EMISUSE, EC_ENOMEM. */
+EC_API int ec_plan_new(ec_ctx *ctx, const ec_config *base, const ec_plan_opts *opts, ec_plan **out);
+EC_API void ec_plan_free(ec_plan *plan);
+/* Add an axis: a config key and n values in their text form, each checked at once through
+ * ec_config_set (EC_ENOTFOUND / EC_EINVAL with its message).  The first axis varies slowest. */
+EC_API int ec_plan_axis(ec_plan *plan, const char *key, const char *const *values, size_t n);
+/* Predict and judge every point.  A point the library refuses is a point with verdict
+ * EC_PLAN_REFUSED and its message, not an error.  Exceptional returns: EC_EINVAL (more than
+ * 65536 points), EC_ENOMEM, EC_EMISUSE. */
+EC_API int ec_plan_run(ec_plan *plan);
+EC_API size_t ec_plan_count(const ec_plan *plan);
+
+typedef enum ec_plan_verdict {
+    EC_PLAN_MEETS = 0,          /* meets every constraint */
+    EC_PLAN_REFUSED,            /* the prediction was refused (message says why) */
+    EC_PLAN_NO_FIT,             /* does not fit in memory (must_fit) */
+    EC_PLAN_TOO_MANY_GPUS,      /* num_gpus above max_gpus (not predicted) */
+    EC_PLAN_NO_PRICE,           /* no price for the GPU (goal cheapest or a budget) */
+    EC_PLAN_LATE,               /* run_s above the deadline */
+    EC_PLAN_OVER_BUDGET         /* cost_run above the budget */
+} ec_plan_verdict;
+/* "meets", "refused", "does_not_fit", "too_many_gpus", "no_price", "late", "over_budget". */
+EC_API const char *ec_plan_verdict_name(ec_plan_verdict v);
+
+typedef struct ec_plan_point {
+    const ec_config *config;    /* the point's configuration, its chosen batch included (borrowed) */
+    const ec_result *result;    /* the prediction; zeros when verdict is refused or too_many_gpus */
+    ec_plan_verdict verdict;    /* the first constraint it fails, in the enum's order */
+    const char *message;        /* why ("run 12.3 h > deadline 10.0 h"); "" when it meets them */
+    int on_front;               /* on the Pareto front of run time against cost (among priced points
+                                   that fit and respect max_gpus, deadline and budget aside) */
+    int best;                   /* the chosen configuration */
+} ec_plan_point;
+
+/* Point i (0..ec_plan_count-1) after ec_plan_run; pointers valid until the next ec_plan_run or
+ * ec_plan_free.  Returns EC_EINVAL for i out of range. */
+EC_API int ec_plan_get(const ec_plan *plan, size_t i, ec_plan_point *out);
+/* Index of the best point, or -1 when no point meets every constraint. */
+EC_API long ec_plan_best(const ec_plan *plan);
+/* The plan's options (borrowed). */
+EC_API const ec_plan_opts *ec_plan_options(const ec_plan *plan);
+
+/* ---------------------------------------------------------------------------------
  * Registries: what was loaded from models/.
  */
 typedef struct ec_gpu_info {

@@ -108,7 +108,7 @@ EOF
 expect "validate" 0 "by GPU" -- validate "$tmp/runs.csv"
 expect "validate summary by model" 0 "bert-base" -- validate "$tmp/runs.csv"
 "$EC" validate "$tmp/runs.csv" -o "$tmp/v.csv" >/dev/null 2>&1; rc=$?
-if [ $rc -eq 0 ] && [ "$(head -1 "$tmp/v.csv")" = "id,gpu,model,metric,predicted,measured,error_pct" ] \
+if [ $rc -eq 0 ] && [ "$(head -1 "$tmp/v.csv")" = "id,gpu,model,metric,predicted,p10,p90,measured,error_pct,in_p10_p90" ] \
    && [ "$(wc -l < "$tmp/v.csv")" -eq 4 ] && grep -q '^r2,t4,' "$tmp/v.csv"; then
   ok "validate -o: one row per run, GPU aliases resolved"
 else
