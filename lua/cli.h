@@ -23,8 +23,9 @@ int ecC_is_help(const char *arg);
 size_t ecC_split(char *value, const char **parts, size_t max);
 /* One CSV line on stdout (libcsv quoting). */
 void ecC_print_csv(const char *const *fields, size_t n);
-/* Read key=value words into cfg (initialised here): "--" and options are not words.  Returns
- * -1 when every word was read, else the exit status (message printed). */
+/* Read argc key=value words into cfg, which the caller has initialised (ec_config_init); the
+ * caller splits off "--" and options first.  Returns -1 when every word was read, else the exit
+ * status (message printed). */
 int ecC_config_words(lua_State *L, ec_ctx *ctx, const char *cmd, int argc, char **argv, ec_config *cfg);
 
 #endif /* EC_CLI_H */

@@ -173,9 +173,12 @@ typedef struct ec_config {
 /* Defaults of DESIGN.md section 2.  batch_per_gpu is 0 (unset) and must be given. */
 EC_API void ec_config_init(ec_config *cfg);
 
-/* Set one key from its text form, as on the CLI ("batch_per_gpu", "16").
+/* Set one key from its text form, as on the CLI ("batch_per_gpu", "16").  Names are checked
+ * here: task and topology always; gpu and host once ctx has its models loaded (before that
+ * the check waits for ec_predict's resolve).
  * Exceptional returns: EC_ENOTFOUND for an unknown key (message names the nearest
- * valid key), EC_EINVAL for a value that does not parse or is out of range (message
+ * valid key) or an unknown task/topology/gpu/host name (message names the nearest or the
+ * ids it prefixes), EC_EINVAL for a value that does not parse or is out of range (message
  * names the key, the value and the valid range or choices). */
 EC_API int ec_config_set(ec_ctx *ctx, ec_config *cfg, const char *key, const char *value);
 
