@@ -78,7 +78,7 @@ const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, s
 
 /* ---- l_result.c -------------------------------------------------------------------- */
 
-/* Push a result as the plain table of DESIGN.md section 5. */
+/* Push a result as the plain table of docs/DESIGN.md section 5. */
 void ecL_pushresult(lua_State *L, const ec_result *res);
 /* The same, with room for `extra` more keys in the result table (ec.sweep's config keys). */
 void ecL_pushresult_sized(lua_State *L, const ec_result *res, int extra);
@@ -149,11 +149,15 @@ int ecL_open_sweep(lua_State *L);
 int ecL_open_plot(lua_State *L);
 int ecL_open_trace(lua_State *L);
 int ecL_open_plan(lua_State *L);
+int ecL_open_network(lua_State *L);
 
 /* ---- l_plan.c ---------------------------------------------------------------------- */
 
 /* Push point i of a run plan as a row: the result (as ec.predict) when it was predicted, the
  * point's config keys (as set, plus the values it derived), verdict, message, on_front, best. */
 void ecL_push_plan_row(lua_State *L, ec_ctx *ctx, const ec_plan *plan, size_t i);
+
+/* ---- CLI commands in their own files (cli_<name>.c) -------------------------------------- */
+int ecL_cli_model_info(lua_State *L, int argc, char **argv);
 
 #endif /* LEC_PRIV_H */

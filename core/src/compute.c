@@ -1,5 +1,5 @@
 /*
- * compute.c: GPU time of one op on one GPU (DESIGN 3.1, modeling.md 7 and 10.1).
+ * compute.c: GPU time of one op on one GPU (docs/DESIGN.md 3.1, modeling.md 7 and 10.1).
  *   GEMM: t = max(FLOPs / (peak x eff_large x shape_util x k_util), bytes / (BW x eff_bw), floor)
  *   shape_util = useful tiles / (waves x SMs x tile): tile and wave quantization, with the
  *   better of a large and a small tile as cuBLAS's heuristics would pick;
@@ -167,11 +167,9 @@ double eci_mem_time_s(const eci_rates *r, double bytes, int kernels)
     return t > floor_s ? t : floor_s;
 }
 
-void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
+/* One launch of the op (count = 1). */
+static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
 {
-    memset(c, 0, sizeof *c);
-    c->host_kernels = op->fwd_kernels;
-    c->host_cast = op->kind == ECI_OP_CAST;
     double bwd_factor = eci_const(ctx, EC_C_bwd_mem_bytes_factor);
     switch (op->kind) {
     case ECI_OP_ATTN:
@@ -201,6 +199,8 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
     }
     case ECI_OP_MEM:
     case ECI_OP_CAST:
+        if (op->fwd_kernels == 0) /* a marker (what an op keeps, nothing launched) */
+            break;
         c->fwd_s = eci_mem_time_s(r, op->fwd_bytes, op->fwd_kernels);
         c->fwd_kernels = op->fwd_kernels;
         if (op->bwd) {
@@ -211,6 +211,20 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
         }
         break;
     }
+}
+
+void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
+{
+    memset(c, 0, sizeof *c);
+    op_cost_once(ctx, r, op, c);
+    /* an op of a Python loop (one per expert) runs count times back to back */
+    int n = op->count > 1 ? op->count : 1;
+    c->fwd_s *= n;
+    c->bwd_s *= n;
+    c->fwd_kernels *= n;
+    c->bwd_kernels *= n;
+    c->host_kernels = op->fwd_kernels * n;
+    c->host_cast = op->kind == ECI_OP_CAST;
 }
 
 /* ---- the context's cost cache ----------------------------------------------------------

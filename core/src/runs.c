@@ -1,8 +1,8 @@
 /*
- * runs.c: run records (DESIGN.md section 4) -- measured runs in the config vocabulary plus
+ * runs.c: run records (docs/DESIGN.md section 4) -- measured runs in the config vocabulary plus
  * a measurement -- and the error statistics of predictions against them (section 6).
  *
- * Input: a run-record CSV (e.g. ../shared/data/runs/calibration.csv) read through the CSV
+ * Input: a run-record CSV (e.g. bench/data/calibration_dle.csv) read through the CSV
  * table loader (table.c); every config column goes through ec_config_set (config.c), so a
  * run row accepts exactly what the CLI and Lua accept.  Predicting the rows is not done here.
  */

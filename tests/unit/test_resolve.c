@@ -70,6 +70,11 @@ static void test_resolve_fills_derived(void **state)
     assert_string_equal(get(&cfg, "task"), "imagenet");
     assert_string_equal(get(&cfg, "nodes"), "2");
     assert_string_equal(get(&cfg, "gpu"), "h100-sxm5-80gb");
+    /* encoder-decoder: the decoder's length (seq_len unless given) */
+    config_words(ctx, &cfg, "model=t5-base gpu=a100-sxm4-80gb batch_per_gpu=8 seq_len=256");
+    assert_int_equal(ec_config_resolve(ctx, &cfg, &r), EC_OK);
+    assert_string_equal(get(&r, "target_len"), "256");
+    assert_string_equal(get(&cfg, "target_len"), "");
     /* failures are ec_predict's */
     config_words(ctx, &cfg, "model=bert-base gpu=t4");
     assert_int_equal(ec_config_resolve(ctx, &cfg, &r), EC_EINVAL);
