@@ -301,21 +301,23 @@ static cost_slot *victim(struct eci_cost_cache *c, size_t group, unsigned long l
 }
 
 /* Not from the cache (a workload outside it, or no memory for the cache): price into the
- * caller's array; a failed cache allocation is no error, the prediction does without it. */
-static const eci_op_cost_t *uncached(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale,
-                                     eci_op_cost_t *fallback)
+ * context's scratch buffer, taken only here so that the cached path costs no memset.  A
+ * failed cache allocation is no error; the prediction does without the cache. */
+static const eci_op_cost_t *uncached(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale)
 {
+    eci_op_cost_t *cost = eci_scratch(ctx, ECI_SCRATCH_OP_COSTS, wl->n_ops, sizeof *cost);
+    if (cost == NULL)
+        return NULL;
     if (wl->serial != 0)
         eci_error_clear(ctx);
-    price_ops(ctx, r, wl, gpu_scale, fallback);
-    return fallback;
+    price_ops(ctx, r, wl, gpu_scale, cost);
+    return cost;
 }
 
-const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale,
-                                  eci_op_cost_t *fallback)
+const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale)
 {
     if (wl->serial == 0 || (ctx->cost_cache == NULL && (ctx->cost_cache = eci_calloc(ctx, 1, sizeof *ctx->cost_cache)) == NULL))
-        return uncached(ctx, r, wl, gpu_scale, fallback);
+        return uncached(ctx, r, wl, gpu_scale);
     struct eci_cost_cache *c = ctx->cost_cache;
     cost_key key;
     make_cost_key(ctx, r, gpu_scale, &key);
@@ -333,7 +335,7 @@ const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_wor
     if (s->cap < wl->n_ops) {
         eci_op_cost_t *grown = eci_realloc(ctx, s->cost, s->cap * sizeof *s->cost, wl->n_ops * sizeof *s->cost);
         if (grown == NULL)
-            return uncached(ctx, r, wl, gpu_scale, fallback);
+            return uncached(ctx, r, wl, gpu_scale);
         s->cost = grown;
         s->cap = wl->n_ops;
     }

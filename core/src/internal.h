@@ -154,6 +154,8 @@ EC_INTERNAL void eci_strfree(ec_ctx *ctx, char *s);
 /* Slot `slot`'s buffer of n x size bytes, zeroed (NULL and EC_ENOMEM on failure).  Valid
  * until the next eci_scratch of the same slot or ec_ctx_free; never freed by the caller. */
 EC_INTERNAL void *eci_scratch(ec_ctx *ctx, int slot, size_t n, size_t size);
+/* The same without zeroing: for a buffer its caller fills before reading. */
+EC_INTERNAL void *eci_scratch_raw(ec_ctx *ctx, int slot, size_t n, size_t size);
 EC_INTERNAL void eci_scratch_free(ec_ctx *ctx);
 
 /* ---- CSV tables (table.c), read through libcsv ---------------------------------- */

@@ -565,10 +565,9 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     eci_calib calib = *calib_in;
     eci_rates rates;
     eci_rates_init(ctx, g, cfg->precision, &calib, &rates);
-    eci_op_cost_t *uncached = eci_scratch(ctx, ECI_SCRATCH_OP_COSTS, wl->n_ops, sizeof *uncached);
-    if (uncached == NULL)
+    const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale);
+    if (cost == NULL)
         return EC_ENOMEM;
-    const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale, uncached);
 
     plan p = {.wl = wl, .cost = cost, .loop_block = loop_block(wl), .host = host,
               .dispatch_fwd_s = host->dispatch_fwd_s * calib.dispatch_scale,
@@ -1051,18 +1050,18 @@ static void model_warnings(const ec_config *cfg, const eci_resolved *r, ec_resul
     const eci_net *net = r->net;
     char text[EC_WARNING_TEXT_MAX];
     const char *ignored = NULL;
-    if (!net->text && (key_given(cfg, "seq_len") || key_given(cfg, "lengths") || key_given(cfg, "tokenize") ||
+    /* a value off its default means the key was given (cheap: no key-name search per prediction) */
+    if (!net->text && (cfg->seq_len > 0 || cfg->lengths[0] != '\0' || key_given(cfg, "tokenize") ||
                        key_given(cfg, "tokenizer")))
         ignored = "seq_len, lengths, tokenize and tokenizer do not apply to an image network";
-    else if (net->text && key_given(cfg, "image_size"))
+    else if (net->text && cfg->image_size > 0)
         ignored = "image_size does not apply to a text network";
-    else if (!net->encdec && key_given(cfg, "target_len"))
+    else if (!net->encdec && cfg->target_len > 0)
         ignored = "target_len applies to encoder-decoder networks only";
-    else if (net->attention != EC_NET_ATTN_CONFIG && key_given(cfg, "attention"))
-        ignored = net->attention == EC_NET_ATTN_FUSED ? "attention= has no effect: this network always runs a fused "
-                                                        "attention kernel (torchvision)"
-                                                      : "attention= has no effect: this network has no fused "
-                                                        "attention path in its code (priced as eager)";
+    else if (net->attention == EC_NET_ATTN_FUSED && cfg->attention == EC_ATTN_EAGER)
+        ignored = "attention=eager has no effect: this network always runs a fused attention kernel (torchvision)";
+    else if (net->attention == EC_NET_ATTN_EAGER && key_given(cfg, "attention") && cfg->attention != EC_ATTN_EAGER)
+        ignored = "attention= has no effect: this network has no fused attention path in its code (priced as eager)";
     if (ignored != NULL) {
         snprintf(text, sizeof text, "%s (model '%s'): ignored", ignored, net->id);
         add_warning(res, EC_WARN_KEY_IGNORED, text);
@@ -1173,7 +1172,8 @@ static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_calib
 int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
 {
     memset(res, 0, sizeof *res);
-    eci_pipe_in *in = eci_scratch(ctx, ECI_SCRATCH_PREDICT_IN, 1, sizeof *in);
+    /* eci_pipe_prepare zeroes it first thing */
+    eci_pipe_in *in = eci_scratch_raw(ctx, ECI_SCRATCH_PREDICT_IN, 1, sizeof *in);
     if (in == NULL)
         return EC_ENOMEM;
     eci_lengths *l = NULL;

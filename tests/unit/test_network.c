@@ -139,6 +139,45 @@ static void test_encoder_decoder(void **state)
     ec_ctx_free(ctx);
 }
 
+/* A 200-layer decoder: the parameters are 200 x one layer's, and the prediction walks one
+ * layer's ops (the expansion holds the block once: 200 layers, the ops of 1). */
+static void test_deep_decoder(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_layer emb = layer(EC_LAYER_EMBEDDING), att = layer(EC_LAYER_ATTENTION), mlp = layer(EC_LAYER_MLP);
+    emb.u.embedding = (ec_embedding_layer){.vocab = 50000, .dim = 1024};
+    att.u.attention = (ec_attention_layer){.heads = 16, .kv_heads = 4, .causal = 1, .position = EC_POS_ROPE};
+    mlp.u.mlp = (ec_mlp_layer){.ffn = 4096, .act = EC_ACT_SILU, .gated = 1};
+    ec_layer rms = norm(EC_NORM_RMS);
+    ec_layer layers[] = {emb, repeat(8, 200), residual(EC_RESIDUAL_SAVE), rms, att, residual(EC_RESIDUAL_ADD),
+                         residual(EC_RESIDUAL_SAVE), rms, mlp, residual(EC_RESIDUAL_ADD), rms};
+    ec_head head = {.task = "lm", .kind = EC_HEAD_CAUSAL_LM};
+    ec_network_def def = {.id = "deep-200", .layers = layers, .n_layers = sizeof layers / sizeof layers[0],
+                          .heads = &head, .n_heads = 1, .default_seq_len = 1024};
+    assert_int_equal(ec_network_define(ctx, &def), EC_OK);
+    /* P = 2·V·h (untied head) + 200·(2h² + 2·h·(h/4) + 3·h·f + 2h) + h, h = 1024, f = 4096 */
+    double h = 1024, f = 4096, V = 50000;
+    double p = 0;
+    assert_int_equal(ec_model_params(ctx, "deep-200", "", &p), EC_OK);
+    assert_rel(p, 2 * V * h + 200 * (2 * h * h + 2 * h * (h / 4) + 3 * h * f + 2 * h) + h, EC_TOL_EXACT);
+    ec_model_summary s;
+    ec_layer_row rows[16];
+    ec_config cfg;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "model", "deep-200"), EC_OK);
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s, rows, 16), EC_OK);
+    assert_int_equal(s.n_rows, 12);
+    assert_int_equal(rows[1].times, 200);
+    /* forward FLOPs per sample: 200 x the block's row + embedding and head rows */
+    double sum = 0;
+    for (size_t i = 0; i < s.n_rows; i++)
+        sum += rows[i].depth == 0 ? rows[i].fwd_flop_per_sample * rows[i].times : 0;
+    assert_rel(sum, s.fwd_flop_per_sample, EC_TOL_CLOSED_FORM);
+    assert_true(predict_step(ctx, "deep-200", NULL) > 0);
+    ec_ctx_free(ctx);
+}
+
 static void expect_refused(ec_ctx *ctx, ec_network_def *def, const char *want)
 {
     size_t before = ec_model_count(ctx);
@@ -222,6 +261,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_custom_cnn),
         cmocka_unit_test(test_encoder_decoder),
+        cmocka_unit_test(test_deep_decoder),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
