@@ -62,7 +62,9 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
             r->tensor_cores = 1;
         } else {
             double emu = g->emulated_bf16_flop_per_s > 0 ? g->emulated_bf16_flop_per_s : fp32;
-            r->gemm_peak_flop_per_s = emu;
+            /* the emulation runs on the CUDA cores: MFU is against their dense fp32 peak, not
+             * against the measured emulated rate (which would make a slow GEMM look efficient) */
+            r->gemm_peak_flop_per_s = g->peak_fp32_flop_per_s;
             r->gemm_flop_per_s = emu * (g->emulated_bf16_flop_per_s > 0 ? g->gemm_eff_bf16_frac : 1.0);
             warn(r, EC_WARN_BF16_EMULATED, "bf16 is emulated on this GPU (no bf16 tensor cores before Ampere): matmuls run at the measured emulated rate");
         }

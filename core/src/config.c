@@ -5,9 +5,14 @@
  * One static const table, KEYS, drives everything: name, kind, field offset, range,
  * choices, default and help of every key, in the stable order of ec_config's fields.
  * Its inputs are text from the CLI, Lua tables and run-record CSV cells (runs.c).
- * It does not check that ids (model, gpu, host) exist; ec_predict does, against the registries.
+ * Names that the context's registries know (gpu, host) and names from a fixed list (task,
+ * topology) are checked when they are set, so a typo fails at its key and not later at
+ * ec_predict; a context whose models are not loaded yet defers the registry checks to
+ * ec_predict.  Model ids are checked by ec_predict (a model may be a path or a network
+ * defined later on the context).
  */
 #include "internal.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <math.h>
@@ -134,6 +139,10 @@ static const key_def KEYS[] = {
          "linears with LoRA adapters: qv (PEFT default), attention, attention_mlp, all_linear [qv]"),
     ENUM("base_precision", base_precision, 0, "same, bf16, fp16, int8, nf4",
          "frozen base weights with lora_r: same, bf16, fp16, int8, nf4 (QLoRA) [same]"),
+    DBL("price_per_gpu_hour", price_per_gpu_hour, 0, 1e6, 1, 0,
+        "price of one GPU-hour overriding the price table, its currency [0 = cheapest offer]"),
+    STR(prices, "price table CSV: provider,instance,gpu,gpus,price_per_hour,... [models/prices.csv]"),
+    STR(provider, "provider whose offers price the run, e.g. aws, gcp, lambda [cheapest of any]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
@@ -403,6 +412,25 @@ static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
     return EC_OK;
 }
 
+/* A name-valued key's value checked against what the context knows; EC_OK for other keys,
+ * for "" (the default) and, for registry names, while the context has no models loaded. */
+static int check_name(ec_ctx *ctx, const key_def *k, const char *value)
+{
+    if (value[0] == '\0')
+        return EC_OK;
+    if (strcmp(k->name, "gpu") == 0 && ctx->models_loaded)
+        return eci_hw_find(ctx, value) != NULL ? EC_OK : EC_ENOTFOUND;
+    if (strcmp(k->name, "host") == 0 && ctx->models_loaded)
+        return eci_host_find(ctx, value) != NULL ? EC_OK : EC_ENOTFOUND;
+    if (strcmp(k->name, "task") == 0 && eci_task_parse(value) < 0)
+        return eci_error(ctx, EC_ENOTFOUND, "key 'task': unknown task '%s' (classify, squad, pretrain, lm, "
+                         "imagenet)", value);
+    if (strcmp(k->name, "topology") == 0 && !eci_hw_topology_known(value))
+        return eci_error(ctx, EC_EINVAL, "key 'topology': '%s' is not one of nvlink, pcie-switch, pcie-host, "
+                         "a16-board", value);
+    return EC_OK;
+}
+
 /* ---- public API ---------------------------------------------------------------------- */
 
 void ec_config_init(ec_config *cfg)
@@ -436,7 +464,8 @@ int ec_config_set(ec_ctx *ctx, ec_config *cfg, const char *key, const char *valu
     i = find_key(key, strlen(key));
     if (i < 0)
         return unknown_key(ctx, key, strlen(key));
-    return set_key(ctx, cfg, (size_t)i, value);
+    int rc = check_name(ctx, &KEYS[i], value);
+    return rc == EC_OK ? set_key(ctx, cfg, (size_t)i, value) : rc;
 }
 
 int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word)
@@ -454,7 +483,8 @@ int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word)
     i = find_key(word, (size_t)(eq - word));
     if (i < 0)
         return unknown_key(ctx, word, (size_t)(eq - word));
-    return set_key(ctx, cfg, (size_t)i, eq + 1);
+    int rc = check_name(ctx, &KEYS[i], eq + 1);
+    return rc == EC_OK ? set_key(ctx, cfg, (size_t)i, eq + 1) : rc;
 }
 
 /* Defaults outside the settable range mean "unset, derive it" (batch_per_gpu 0, seq_len 0

@@ -84,7 +84,8 @@
     X(checkpoint_write_bytes_per_s)     \
     X(overlap_compute_slowdown_frac)    \
     X(pcie_host_copy_frac)             \
-    X(near_capacity_warn_frac)
+    X(near_capacity_warn_frac)         \
+    X(loader_bottleneck_frac)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

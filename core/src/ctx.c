@@ -3,6 +3,7 @@
  * from a models/ folder (gpus.csv, hosts.csv, networks.csv, constants.csv).
  */
 #include "internal.h"
+#include "price.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,7 @@ void ec_ctx_free(ec_ctx *ctx)
     eci_pipe_ctx_free(ctx);
     eci_comm_ctx_free(ctx);
     eci_compute_ctx_free(ctx);
+    eci_price_ctx_free(ctx);
     eci_scratch_free(ctx);
     ctx->alloc(ctx->ud, ctx, sizeof *ctx, 0);
 }
@@ -111,6 +113,21 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
             rc = ec_ctx_set_fit(ctx, &rep);
         if (rc != EC_OK) {
             unload(ctx);
+            return rc;
+        }
+    }
+    /* prices.csv, when present: on-demand offers that price a run (price.c). */
+    n = snprintf(path, sizeof path, "%s/prices.csv", dir);
+    probe = n > 0 && (size_t)n < sizeof path ? fopen(path, "r") : NULL;
+    if (probe != NULL) {
+        fclose(probe);
+        int rc = eci_price_load_default(ctx, path);
+        if (rc != EC_OK) {
+            eci_hw_free(ctx);
+            eci_host_free(ctx);
+            eci_net_free(ctx);
+            eci_consts_free(ctx);
+            eci_calib_release(ctx);
             return rc;
         }
     }

@@ -25,6 +25,7 @@
 /* ---- hardware profile (one row of models/gpus.csv) ---------------------------- */
 typedef struct eci_gpu {
     char *id, *name, *aliases, *architecture, *default_topology, *source;
+    char *refuse;                     /* "precision: reason|..." precisions this GPU refuses, "" none */
     double compute_capability;
     int sm_count;
     double peak_fp32_flop_per_s;
@@ -129,7 +130,10 @@ struct ec_ctx {
     unsigned long pipe_rng_seed;
     struct eci_ramp_cache *comm_ramp; /* NCCL ramp interpolant (comm.c), rebuilt if its points change */
     struct eci_cost_cache *cost_cache; /* op costs of cached workloads per rates (compute.c), NULL until used */
+    struct eci_prices *prices;        /* models/prices.csv (price.c), NULL when the folder has none */
+    struct eci_prices *user_prices;   /* the last prices= file read, NULL until one is */
 };
+typedef struct eci_prices eci_prices;
 
 /* ---- workload cache (workload.c) ------------------------------------------------ */
 /* Expansions a context keeps: a sweep's batch sizes for one network and precision. */
@@ -220,6 +224,11 @@ EC_INTERNAL void eci_rows_free(ec_ctx *ctx, const eci_field *fields, size_t nf, 
 EC_INTERNAL int eci_hw_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_hw_free(ec_ctx *ctx);
 EC_INTERNAL const eci_gpu *eci_hw_find(ec_ctx *ctx, const char *name); /* sets EC_ENOTFOUND */
+/* The reason g refuses a precision (its name as config.c spells it, "tf32") into buf, or NULL
+ * when it does not (gpus.csv column refuse). */
+EC_INTERNAL const char *eci_hw_refusal(const eci_gpu *g, const char *precision, char *buf, size_t n);
+/* 1 when name is an interconnect the communication model knows (nvlink, pcie-switch, ...). */
+EC_INTERNAL int eci_hw_topology_known(const char *name);
 
 EC_INTERNAL int eci_host_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_host_free(ec_ctx *ctx);
@@ -256,6 +265,8 @@ EC_INTERNAL void eci_calib_release(ec_ctx *ctx);
 EC_INTERNAL size_t eci_strlcpy(char *dst, const char *src, size_t n);
 /* Case-insensitive compare ignoring spaces, '-' and '_' ("Tesla T4" ~ "tesla-t4"). */
 EC_INTERNAL int eci_name_eq(const char *a, const char *b);
+/* 1 when name starts with prefix under the same forgiving comparison ("A100" ~ "a100-sxm4-80gb"). */
+EC_INTERNAL int eci_name_prefix(const char *name, const char *prefix);
 /* Plain decimal syntax, the one number format of every file and key: [+-]digits[.digits]
  * [e[+-]digits] (integer: no point, no exponent); no hex, inf, nan or spaces. */
 #define ECI_NUMBER_MAX 128

@@ -97,6 +97,7 @@ static void test_key_list(void **state)
         "gpu_step_s", "profile", "seed", "loop_ops_per_sample", "loop_syncs_per_sample", "target_len",
         "sharding", "reduce_dtype", "zero_stage", "offload", "tp", "sequence_parallel", "pp", "pp_schedule",
         "pp_chunks", "ep", "cp", "gpus_per_node", "network", "lora_r", "lora_targets", "base_precision",
+        "price_per_gpu_hour", "prices", "provider",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -265,7 +266,36 @@ static const key_case EVERY_KEY[] = {
     { "lora_r", "16", "16" },
     { "lora_targets", "all_linear", "all_linear" },
     { "base_precision", "nf4", "nf4" },
+    { "price_per_gpu_hour", "2.49", "2.49" },
+    { "prices", "my_prices.csv", "my_prices.csv" },
+    { "provider", "lambda", "lambda" },
 };
+
+/* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):
+ * fixed lists at once, registry names once the context has models; a bare context defers. */
+static void test_names_checked_when_set(void **state)
+{
+    ec_ctx *bare = *state;
+    ec_config cfg;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(bare, &cfg, "gpu", "a1000"), EC_OK); /* no models yet: deferred */
+    assert_int_equal(ec_config_set(bare, &cfg, "task", "squadv2"), EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(bare), "key 'task': unknown task 'squadv2'");
+    assert_int_equal(ec_config_set_word(bare, &cfg, "topology=nvswitch"), EC_EINVAL);
+    assert_contains(ec_ctx_errmsg(bare), "key 'topology': 'nvswitch' is not one of");
+    assert_string_equal(cfg.topology, "");
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu", "a1000"), EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), "unknown gpu 'a1000'");
+    assert_string_equal(cfg.gpu, "");
+    assert_false(ec_config_is_set(&cfg, (size_t)ec_config_key_index("gpu")));
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "host=workstaton"), EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), "did you mean 'workstation'");
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu", "Tesla T4"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu", ""), EC_OK); /* back to the default */
+    ec_ctx_free(ctx);
+}
 
 static void test_every_key_round_trip(void **state)
 {
@@ -748,6 +778,7 @@ int main(void)
         cmocka_unit_test(test_key_list),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test_setup_teardown(test_every_key_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_names_checked_when_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_double_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_enum_choices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bool_spellings, setup, teardown),

@@ -71,6 +71,7 @@ dup = [list(r) for r in gpus]
 dup.append(list(gpus[1]))
 emit("gpus", "duplicate_id", text(dup))
 emit("gpus", "unknown_topology", text(set_cell(gpus, 2, "default_topology", "nvlnk")))
+emit("gpus", "bad_refuse", text(set_cell(gpus, 1, "refuse", "fp64: no such precision")))
 t4 = [r[0] for r in gpus].index("t4")
 emit("gpus", "nvlink_without_bandwidth", text(set_cell(set_cell(gpus, t4, "default_topology", "nvlink"),
                                                       t4, "nvlink_bytes_per_s", "0")))
