@@ -331,6 +331,24 @@ typedef struct ec_memory {
 
 #define EC_WARNING_TEXT_MAX 512
 
+/* Where a step's communication went (parallel layouts), seconds per optimizer step on GPU 0.
+ * Exposed: on the critical path; collectives hidden behind compute are in comm_total_s only.
+ * Their sum (with straggler_s) is breakdown.comm_s. */
+typedef struct ec_comm_parts {
+    double tp_s;          /* tensor parallel: all-reduces (all-gathers and reduce-scatters with
+                             sequence_parallel) on the compute stream, recompute included */
+    double cp_s;          /* context parallel: the ring's key/value exchange not hidden by attention */
+    double ep_s;          /* expert parallel: token all-to-alls */
+    double dp_reduce_s;   /* gradient buckets (DDP all-reduce, ZeRO-1/2 reduce-scatter) still running
+                             after backward */
+    double shard_wait_s;  /* FSDP / ZeRO-3: waits for parameter all-gathers and gradient reductions;
+                             ZeRO-1/2: the all-gather of updated parameters after the step */
+    double overlap_s;     /* compute slowed by collectives running beside it */
+    double offload_s;     /* CPU offload: PCIe traffic and the host optimizer's update */
+    double pp_bubble_s;   /* pipeline fill and drain (GPUs of a stage idle) */
+    double pp_p2p_s;      /* activations and their gradients sent between pipeline stages */
+} ec_comm_parts;
+
 typedef struct ec_result {
     double step_s;            /* wall time of one optimizer step (grad_accum micro-steps) */
     double samples_per_s;     /* training throughput summed over all GPUs */
@@ -368,6 +386,15 @@ typedef struct ec_result {
     double cost_run;                 /* run_s x price_per_hour / 3600 */
     char price_offer[160];           /* "provider instance (gpus x gpu, date)" of the offer, "price_per_gpu_hour"
                                         when given, "" when no price is known */
+    /* Parallel layouts (LLM scale). */
+    double tokens_per_s;             /* tokens trained per second over all GPUs (samples x sequence; images
+                                        for an image network) */
+    double gpu_s_per_token;          /* GPU-seconds one token costs: num_gpus / tokens_per_s */
+    double hfu_frac;                 /* hardware FLOPs utilization: mfu_frac with checkpointing's
+                                        recomputed forward counted */
+    double host_pinned_bytes;        /* pinned host memory per GPU that CPU offload needs */
+    ec_comm_parts comm;              /* exposed communication by kind */
+    int dp, tp, pp, cp, ep;          /* the layout: data, tensor, pipeline, context, expert degrees */
 } ec_result;
 
 /* Predict one configuration.  The result is fully written on EC_OK.

@@ -55,6 +55,7 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
         }
         break;
     case EC_PREC_AMP_BF16:
+    case EC_PREC_AMP_FP8: /* the GEMMs TE runs in FP8 get their rate in fp8_rates() */
     case EC_PREC_BF16:
         if (g->peak_bf16_flop_per_s > 0) {
             r->gemm_peak_flop_per_s = g->peak_bf16_flop_per_s;
@@ -106,7 +107,7 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     r->gemm_scale = r->tensor_cores ? (a ? a->gemm_scale : c->gemm_scale) : (a ? a->simt_scale : c->simt_scale);
     r->mem_scale = a ? a->mem_scale : c->mem_scale;
     int half = precision == EC_PREC_AMP_FP16 || precision == EC_PREC_AMP_BF16 || precision == EC_PREC_FP16 ||
-               precision == EC_PREC_BF16;
+               precision == EC_PREC_BF16 || precision == EC_PREC_AMP_FP8;
     r->gemm_in_bytes = half ? 2.0 : 4.0;
 }
 

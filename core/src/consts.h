@@ -85,7 +85,10 @@
     X(overlap_compute_slowdown_frac)    \
     X(pcie_host_copy_frac)             \
     X(near_capacity_warn_frac)         \
-    X(loader_bottleneck_frac)
+    X(loader_bottleneck_frac)           \
+    X(fsdp_gathers_in_flight)           \
+    X(host_optimizer_bytes_per_param)   \
+    X(host_optimizer_bytes_per_s)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

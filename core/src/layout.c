@@ -8,18 +8,9 @@
  */
 #include "predict.h"
 #include "consts.h"
+#include "workload.h"
 
 #include <string.h>
-
-/* Layers a pipeline can split: the repetitions of every repeated block of the network. */
-static int pipeline_layers(const eci_net *net)
-{
-    int layers = 0;
-    for (size_t i = 0; i < net->n_layers; i++)
-        if (net->layers[i].kind == EC_LAYER_REPEAT)
-            layers += net->layers[i].u.repeat.times; /* a nested repeat counts inside its outer one */
-    return layers;
-}
 
 static int has_kind(const eci_net *net, ec_layer_kind kind)
 {
@@ -61,7 +52,7 @@ static int check_degrees(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 static int check_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 {
     const eci_net *net = r->net;
-    int layers = pipeline_layers(net);
+    int layers = eci_net_pipeline_layers(net);
     int transformer = has_kind(net, EC_LAYER_ATTENTION);
     if ((r->tp > 1 || r->cp > 1) && !transformer)
         return eci_error(ctx, EC_EINVAL, "tp=%d, cp=%d: tensor and context parallelism split attention and MLP "

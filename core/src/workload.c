@@ -64,6 +64,8 @@ typedef struct builder {
     const eci_shape *sh;
     double act, f32k, mask;
     int amp, tensor_math, eager;
+    int cast_w;              /* autocast casts the weights (fp32 weights under amp; not when they are
+                                held 16-bit: FSDP/ZeRO mixed precision) */
     double batch;
     int tp, cp, ep, sp;      /* parallel degrees (1: none); sp: sequence-parallel regions */
     int block, layer;
@@ -246,13 +248,13 @@ static eci_op *linear_on(builder *b, const char *name, tensor *t, double out, in
         saved = rows * in * tbytes(b, t);
         mark_saved(b, t->id);
     }
-    if (b->amp)
+    if (b->cast_w)
         cast(b, "cast_w", in * out, 0);
     eci_op *op = gemm(b, name, rows, out, in, 1, saved);
     if (op != NULL) {
         op->params = in * out + (bias ? out : 0);
         op->param_tensors = bias ? 2 : 1;
-        op->cast_params = in * out;
+        op->cast_params = b->cast_w ? in * out : 0;
     }
     return op;
 }
@@ -540,13 +542,14 @@ static void moe(builder *b, const ec_moe_layer *m)
     if (b->amp) { /* the gathered fp32 tokens and the expert's weights (autocast's weight cache) */
         if (in.f32)
             cast(b, "expert_cast_in", x, 0);
-        cast(b, "expert_cast_w", (up_n + 1.0) * width * ffn, 0);
+        if (b->cast_w)
+            cast(b, "expert_cast_w", (up_n + 1.0) * width * ffn, 0);
     }
     eci_op *op = gemm(b, "expert_up", per, up_n * ffn, width, 1, 0);
     if (op != NULL) {
         op->params = up_n * width * ffn;
         op->param_tensors = up_n;
-        op->cast_params = op->params;
+        op->cast_params = b->cast_w ? op->params : 0;
     }
     int kernels;
     double passes, kept;
@@ -559,7 +562,7 @@ static void moe(builder *b, const ec_moe_layer *m)
     if (down != NULL) {
         down->params = ffn * width;
         down->param_tensors = 1;
-        down->cast_params = down->params;
+        down->cast_params = b->cast_w ? down->params : 0;
     }
     mem(b, "expert_scatter", x, 3.0 * b->act, x * b->act);
     for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
@@ -646,7 +649,8 @@ static void conv2d_on(builder *b, tensor *t, const ec_conv2d_layer *c, const cha
     if (b->amp) {
         if (t->f32) /* the fp32 image */
             cast(b, "cast_in", n * hw * hw * cin, 0);
-        cast(b, "cast_w", w, 0);
+        if (b->cast_w)
+            cast(b, "cast_w", w, 0);
     }
     eci_op *op = push(b, name, ECI_OP_CONV);
     if (op != NULL) {
@@ -658,7 +662,7 @@ static void conv2d_on(builder *b, tensor *t, const ec_conv2d_layer *c, const cha
         op->saved_bytes = is_saved(b, t->id) ? 0 : n * hw * hw * cin * b->act;
         op->params = w + (c->bias ? cout : 0);
         op->param_tensors = c->bias ? 2 : 1;
-        op->cast_params = w;
+        op->cast_params = b->cast_w ? w : 0;
     }
     mark_saved(b, t->id);
     t->c = cout;
@@ -796,7 +800,7 @@ static int same_shape(const tensor *a, const tensor *b)
            a->width == b->width && a->seq == b->seq;
 }
 
-static void add_block(builder *b, size_t begin, const ec_repeat_layer *r, double input_bytes)
+static void add_block(builder *b, size_t begin, const ec_repeat_layer *r, double input_elems, double input_bytes)
 {
     eci_workload *wl = b->wl;
     if (wl->n_blocks == wl->cap_blocks) {
@@ -811,7 +815,7 @@ static void add_block(builder *b, size_t begin, const ec_repeat_layer *r, double
     }
     wl->blocks[wl->n_blocks++] = (eci_block){.begin = begin, .end = wl->n_ops, .reps = r->times,
                                              .shared_params = r->shared_params, .checkpoint = r->checkpoint,
-                                             .input_bytes = input_bytes};
+                                             .input_bytes = input_bytes, .input_elems = input_elems};
 }
 
 /* Layers [from, to) of the description.  A REPEAT at the top level becomes a block expanded
@@ -840,7 +844,7 @@ static void expand_list(builder *b, size_t from, size_t to, int depth)
             if (b->rc == EC_OK && (!same_shape(&before, &b->cur) || had_skip != b->has_skip))
                 shape_error(b, "a repeated block must leave the tensor as it found it (its shape, no residual left open)");
             if (b->rc == EC_OK)
-                add_block(b, begin, r, elems(&before) * tbytes(b, &before));
+                add_block(b, begin, r, elems(&before), elems(&before) * tbytes(b, &before));
             b->block = -1;
         }
         i = end - 1;
@@ -882,6 +886,7 @@ static void vocab_projection(builder *b, const ec_head *hd, double V)
     if (op != NULL && hd->tied) {
         op->params = hd->bias ? V : 0;
         op->param_tensors = hd->bias ? 1 : 0;
+        op->tied = 1;
     }
 }
 
@@ -1054,12 +1059,79 @@ static int find_twins(ec_ctx *ctx, eci_workload *wl)
     return EC_OK;
 }
 
+int eci_net_pipeline_layers(const eci_net *net)
+{
+    int layers = 0;
+    for (size_t i = 0; i < net->n_layers; i++) {
+        if (net->layers[i].kind != EC_LAYER_REPEAT)
+            continue;
+        layers += net->layers[i].u.repeat.times;
+        i += (size_t)net->layers[i].u.repeat.layers; /* a nested repeat is unrolled inside its block */
+    }
+    return layers;
+}
+
+/* Layers of [off, off + n) inside [lo, hi). */
+static int overlap(int off, int n, int lo, int hi)
+{
+    int a = off > lo ? off : lo, z = off + n < hi ? off + n : hi;
+    return z > a ? z - a : 0;
+}
+
+/* Keep the ops of pipeline stage [lo, hi) (Megatron's split of the layers): each block its
+ * repetitions inside the range; an op outside the blocks goes with the layer after it (the
+ * embeddings with the first stage), the head with the last layer.  A tied projection on a
+ * stage without the embedding holds its own copy of the weights (Megatron keeps one on the last
+ * stage and all-reduces the two copies' gradients). */
+static void keep_stage(eci_workload *wl, int lo, int hi)
+{
+    int total = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        total += wl->blocks[b].reps;
+    size_t out = 0, nb = 0, b = 0, i = 0;
+    int off = 0;
+    while (i < wl->n_ops) {
+        if (b < wl->n_blocks && i == wl->blocks[b].begin) {
+            eci_block blk = wl->blocks[b];
+            int k = overlap(off, blk.reps, lo, hi);
+            off += blk.reps;
+            i = blk.end;
+            b++;
+            if (k == 0)
+                continue;
+            size_t begin = out;
+            for (size_t j = blk.begin; j < blk.end; j++) {
+                wl->ops[out] = wl->ops[j];
+                wl->ops[out++].block = (int)nb;
+            }
+            blk.begin = begin;
+            blk.end = out;
+            blk.reps = k;
+            wl->blocks[nb++] = blk; /* nb < b: a block already read */
+            continue;
+        }
+        int owner = b < wl->n_blocks ? off : total - 1;
+        if (owner >= lo && owner < hi) {
+            wl->ops[out] = wl->ops[i];
+            if (wl->ops[out].tied && lo > 0) {
+                eci_op *op = &wl->ops[out];
+                op->params += op->n * op->k;
+                op->param_tensors += 1;
+            }
+            out++;
+        }
+        i++;
+    }
+    wl->n_ops = out;
+    wl->n_blocks = nb;
+}
+
 static void sum_up(eci_workload *wl)
 {
     wl->params = wl->param_tensors = wl->model_flop = wl->matmul_params = 0;
     wl->saved_other_bytes = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
-        wl->blocks[b].saved_bytes = 0;
+        wl->blocks[b].saved_bytes = wl->blocks[b].params = wl->blocks[b].flop = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
         const eci_op *op = &wl->ops[i];
         const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
@@ -1073,8 +1145,14 @@ static void sum_up(eci_workload *wl)
         wl->params += op->params * op->count * preps;
         wl->param_tensors += op->param_tensors * op->count * preps;
         wl->matmul_params += op->cast_params * op->count * preps;
+        double flop = 0;
         if (op->kind == ECI_OP_GEMM || op->kind == ECI_OP_CONV || op->kind == ECI_OP_ATTN)
-            wl->model_flop += 2.0 * op->m * op->n * op->k * op->batch * op->count * reps;
+            flop = 2.0 * op->m * op->n * op->k * op->batch * op->count;
+        wl->model_flop += flop * reps;
+        if (blk != NULL) {
+            wl->blocks[op->block].params += op->params * op->count;
+            wl->blocks[op->block].flop += flop;
+        }
     }
 }
 
@@ -1127,7 +1205,8 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
     builder b = {.ctx = ctx, .wl = wl, .net = net, .sh = sh, .mask = sh->mask_bytes, .batch = sh->batch,
                  .tp = sh->tp > 1 ? sh->tp : 1, .cp = sh->cp > 1 ? sh->cp : 1, .ep = sh->ep > 1 ? sh->ep : 1,
                  .sp = sh->tp > 1 && sh->sp, .block = -1};
-    b.amp = p == EC_PREC_AMP_FP16 || p == EC_PREC_AMP_BF16;
+    b.amp = p == EC_PREC_AMP_FP16 || p == EC_PREC_AMP_BF16 || p == EC_PREC_AMP_FP8;
+    b.cast_w = b.amp && !sh->weights_16;
     int pure16 = p == EC_PREC_BF16 || p == EC_PREC_FP16;
     b.tensor_math = b.amp || pure16;
     b.act = (b.amp || pure16) ? 2.0 : 4.0;
@@ -1146,11 +1225,13 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
         return b.rc == EC_ENOMEM ? eci_error(ctx, EC_ENOMEM, "out of memory expanding model '%s'", net->id) : b.rc;
     wl->tokens = net->text ? sh->batch * sh->seq : sh->batch;
     wl->input_bytes = input_bytes(net, hd, sh);
+    if (sh->stage_hi > 0)
+        keep_stage(wl, sh->stage_lo, sh->stage_hi);
     sum_up(wl);
     return find_twins(ctx, wl);
 }
 
-double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing)
+double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing, double copies)
 {
     double acts = wl->saved_other_bytes, live = 0;
     for (size_t i = 0; i < wl->n_blocks; i++) {
@@ -1163,7 +1244,7 @@ double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing)
             acts += blk->reps * blk->saved_bytes;
         }
     }
-    return acts + live;
+    return copies * acts + live;
 }
 
 /* ---- the context's workload cache ------------------------------------------------------ */
@@ -1176,7 +1257,7 @@ double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing)
 typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
-    int tp, cp, ep, sp;
+    int tp, cp, ep, sp, weights_16, stage_lo, stage_hi;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes;
 } wl_key;
 
@@ -1215,6 +1296,9 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->cp = sh->cp;
     k->ep = sh->ep;
     k->sp = sh->sp;
+    k->weights_16 = sh->weights_16;
+    k->stage_lo = sh->stage_lo;
+    k->stage_hi = sh->stage_hi;
 }
 
 int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *sh, const eci_workload **out)
@@ -1285,4 +1369,23 @@ double eci_workload_params(ec_ctx *ctx, const eci_net *net, int task)
     double p = eci_workload_expand(ctx, net, task, &sh, &wl) == EC_OK ? wl.params : 0;
     eci_workload_release(ctx, &wl);
     return p;
+}
+
+double eci_workload_recompute_flop(const eci_workload *wl, int checkpointing)
+{
+    double flop = 0;
+    if (checkpointing)
+        for (size_t b = 0; b < wl->n_blocks; b++)
+            if (wl->blocks[b].checkpoint)
+                flop += wl->blocks[b].flop * wl->blocks[b].reps;
+    return flop;
+}
+
+double eci_workload_largest_unit(const eci_workload *wl)
+{
+    double most = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        if (wl->blocks[b].params > most)
+            most = wl->blocks[b].params;
+    return most;
 }

@@ -58,6 +58,7 @@ typedef struct eci_op {
     int group;             /* COMM: eci_group_id */
     double comm_bytes;     /* COMM: the collective's whole buffer */
     int hidden;            /* COMM: overlaps the op before it (ring attention): only the excess is exposed */
+    int tied;              /* a projection whose weight is the embedding's (counted there) */
     int bwd;               /* has a backward (0 for casts of weights, index ops) */
     int block;             /* index of the repeated block the op belongs to, -1: none */
     int layer;             /* index of the description layer it comes from (heads: n_layers) */
@@ -72,7 +73,10 @@ typedef struct eci_block {
     int shared_params;      /* every repetition uses the same weights: parameters counted once */
     int checkpoint;         /* a unit of activation checkpointing */
     double input_bytes;     /* bytes of one repetition's input (what checkpointing keeps) */
+    double input_elems;     /* its elements (a pipeline sends them between stages) */
     double saved_bytes;     /* saved_bytes of one repetition's ops */
+    double params;          /* parameters of one repetition (an FSDP unit's) */
+    double flop;            /* forward FLOPs of one repetition (as model_flop counts them) */
 } eci_block;
 
 typedef struct eci_workload {
@@ -108,6 +112,10 @@ typedef struct eci_shape {
     int rope_kernels;       /* kernels of HF's apply_rotary_pos_emb on Q and K (constants.csv) */
     int tp, cp, ep;         /* tensor-, context- and expert-parallel degrees (1: none) */
     int sp;                 /* Megatron sequence parallelism (with tp > 1) */
+    int weights_16;         /* weights kept in the 16-bit compute dtype (FSDP MixedPrecision's
+                               param_dtype, DeepSpeed bf16): autocast has no weights to cast */
+    int stage_lo, stage_hi; /* a pipeline stage: the repeated blocks' layers [lo, hi) in order, with
+                               the ops before them (first stage) and the head (last); hi = 0: all */
 } eci_shape;
 
 /* Build the op list into wl (which must be zeroed or hold an earlier expansion: its arrays are
@@ -127,6 +135,9 @@ EC_INTERNAL int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, cons
 /* Lookups answered from the cache and expansions done, since the context was created. */
 EC_INTERNAL void eci_workload_cache_stats(const ec_ctx *ctx, size_t *hits, size_t *misses);
 
+/* Layers a pipeline splits: the repetitions of the network's top-level repeated blocks. */
+EC_INTERNAL int eci_net_pipeline_layers(const eci_net *net);
+
 /* Parameter count of a network with a task head, independent of shape and precision;
  * 0 when the network has no head for the task (or memory ran out). */
 EC_INTERNAL double eci_workload_params(ec_ctx *ctx, const eci_net *net, int task);
@@ -135,7 +146,12 @@ EC_INTERNAL double eci_workload_params(ec_ctx *ctx, const eci_net *net, int task
 EC_INTERNAL void eci_shape_probe(const eci_net *net, eci_shape *sh);
 
 /* Activation bytes kept for backward at the peak (memory.c): every op's saved bytes, or under
- * checkpointing the inputs of each checkpointed repetition plus one repetition's own. */
-EC_INTERNAL double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing);
+ * checkpointing the inputs of each checkpointed repetition plus one repetition's own; `copies`
+ * micro-batches of them in flight (a pipeline stage), the recomputed repetition once. */
+EC_INTERNAL double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing, double copies);
+/* Forward FLOPs that checkpointing runs again in backward (the checkpointed blocks'), 0 without. */
+EC_INTERNAL double eci_workload_recompute_flop(const eci_workload *wl, int checkpointing);
+/* Parameters of the largest repetition of any block (the largest FSDP unit). */
+EC_INTERNAL double eci_workload_largest_unit(const eci_workload *wl);
 
 #endif /* EC_WORKLOAD_H */
