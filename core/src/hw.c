@@ -275,6 +275,7 @@ int ec_gpu_get(const ec_ctx *ctx, size_t i, ec_gpu_info *out)
     out->peak_fp16_flop_per_s = g->peak_fp16_flop_per_s;
     out->peak_bf16_flop_per_s = g->peak_bf16_flop_per_s;
     out->default_topology = g->default_topology;
+    out->peak_fp8_flop_per_s = g->peak_fp8_flop_per_s;
     return EC_OK;
 }
 

@@ -1571,6 +1571,13 @@ static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
                     : "lengths= has no effect here: padding=max_length pads every batch to seq_len and no tokenization "
                       "is priced (padding=dynamic pads each batch to its longest sample)");
     ignored_keys(cfg, r, res);
+    if (r->nodes > 1 && r->fabric == NULL && cfg->network_bytes_per_s <= 0) {
+        char text[240];
+        snprintf(text, sizeof text, "%d nodes joined by the default network, %.0f Gb/s per node (constants.csv "
+                 "internode_bytes_per_s): name yours with network= (epochcast networks) or network_gbit_per_s=",
+                 r->nodes, r->node_net_bytes_per_s * 8 / 1e9);
+        add_warning(res, EC_WARN_NETWORK_DEFAULTED, text);
+    }
 }
 
 /* What the epoch and the run cost to rent (price.c): the job's hourly price x their time. */
