@@ -469,6 +469,27 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
     }
 }
 
+/* A pipeline's stages: which layers, a micro-batch's time and the peak memory of each. */
+static int print_stages(ec_ctx *ctx, const ec_config *cfg, int pp)
+{
+    ec_stage *st = calloc((size_t)pp, sizeof *st);
+    size_t n = 0;
+    if (st == NULL)
+        return fail("out of memory");
+    if (ec_predict_stages(ctx, cfg, st, (size_t)pp, &n) != EC_OK) {
+        free(st);
+        return fail("%s", ec_ctx_errmsg(ctx));
+    }
+    printf("pipeline stages\n  %-7s %-13s %12s %10s %12s %12s\n", "stage", "layers", "micro (ms)", "in flight",
+           "act (GiB)", "peak (GiB)");
+    for (size_t i = 0; i < n; i++)
+        printf("  %-7zu %4d-%-8d %12.3f %10.1f %12.2f %12.2f%s\n", i, st[i].first_layer,
+               st[i].first_layer + st[i].layers - 1, st[i].micro_s * 1e3, st[i].in_flight,
+               st[i].memory.activations_bytes / GIB, st[i].memory.peak_bytes / GIB, st[i].memory.fits ? "" : "  (does not fit)");
+    free(st);
+    return 0;
+}
+
 static int cmd_predict(lua_State *L, int argc, char **argv)
 {
     int csv = 0;
@@ -527,6 +548,8 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
         print_csv_row(fields + n, n);
     } else {
         print_breakdown(&shown, &res);
+        if (res.pp > 1 && print_stages(ctx, &cfg, res.pp) != 0)
+            return EXIT_FAILURE;
     }
     return 0;
 }

@@ -405,6 +405,20 @@ typedef struct ec_result {
  * impossible combination), EC_ENOMEM. */
 EC_API int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res);
 
+/* One pipeline stage of a configuration (pp stages; one covering the whole network when pp = 1),
+ * priced at seq_len (the longest padded length). */
+typedef struct ec_stage {
+    int first_layer, layers;   /* the repeated layers it holds, 0-based in order (the embeddings go
+                                  with the first stage, the head with the last) */
+    double micro_s;            /* one micro-batch's forward and backward on it, sends excluded */
+    double in_flight;          /* micro-batches whose activations it holds at once (the schedule's) */
+    ec_memory memory;          /* peak memory of each of its GPUs, by part */
+} ec_stage;
+
+/* The stages of cfg into out[0..cap): *n = pp (1 without a pipeline).  EC_EINVAL when cap is
+ * smaller; the errors of ec_predict otherwise. */
+EC_API int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, size_t cap, size_t *n);
+
 /* Write a Chrome Trace Event JSON file (chrome://tracing, ui.perfetto.dev) of the first
  * max_steps micro-steps of the simulated epoch (max_steps <= 0: 20): tracks for the main
  * thread's CPU dispatch and waits, GPU kernels, H2D copies, exposed communication, the
