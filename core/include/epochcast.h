@@ -805,7 +805,10 @@ EC_API int ec_model_summary_get(ec_ctx *ctx, const ec_config *cfg, ec_model_summ
  * Run records: measured runs in the config vocabulary plus a measurement
  * (docs/DESIGN.md section 4): columns id, the config keys, metric, value, source.
  */
-typedef enum ec_metric { EC_METRIC_SAMPLES_PER_S = 0, EC_METRIC_STEP_TIME_MS, EC_METRIC_EPOCH_TIME_S } ec_metric;
+typedef enum ec_metric {
+    EC_METRIC_SAMPLES_PER_S = 0, EC_METRIC_STEP_TIME_MS, EC_METRIC_EPOCH_TIME_S,
+    EC_METRIC_TOKENS_PER_S    /* tokens per second over all GPUs (LLM benchmarks report it) */
+} ec_metric;
 
 typedef struct ec_runs ec_runs;
 

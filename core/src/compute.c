@@ -185,7 +185,10 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
         int kind = op->kind;
         c->fwd_s = eci_gemm_time_s(r, op->m, op->n, op->k, op->batch, kind);
         c->fwd_kernels = 1;
-        if (op->bwd) {
+        if (op->bwd && op->frozen) { /* a frozen weight (LoRA's base): the input's gradient only */
+            c->bwd_s = eci_gemm_time_s(r, op->m, op->k, op->n, op->batch, kind);
+            c->bwd_kernels = 1;
+        } else if (op->bwd) {
             /* dgrad: (m x k) = (m x n)(n x k); wgrad or the second input's grad:
              * (n x k) = (n x m)(m x k); a bias adds a reduction over the rows. */
             c->bwd_s = eci_gemm_time_s(r, op->m, op->k, op->n, op->batch, kind) +
@@ -214,8 +217,8 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
         c->fwd_kernels = op->fwd_kernels;
         if (op->bwd) {
             double bytes = op->bwd_bytes > 0 ? op->bwd_bytes : op->fwd_bytes * bwd_factor;
-            /* Norms compute the input grad and the weight grads in two kernels. */
-            c->bwd_kernels = op->fwd_kernels + (op->params > 0 && op->kind == ECI_OP_MEM ? 1 : 0);
+            /* Norms compute the input grad and the weight grads in two kernels (frozen: one). */
+            c->bwd_kernels = op->fwd_kernels + (op->params > 0 && !op->frozen && op->kind == ECI_OP_MEM ? 1 : 0);
             c->bwd_s = eci_mem_time_s(r, bytes, c->bwd_kernels);
         }
         break;
