@@ -895,6 +895,101 @@ static void test_moe_sharded_states(void **state)
     ec_ctx_free(ctx);
 }
 
+/* ==== LoRA, QLoRA, FP8 ================================================================================ */
+
+/* PEFT's LoRA on Llama-3.1-8B: each targeted linear (d_in -> d_out) gains A (r x d_in) and
+ * B (d_out x r), trained in fp32 with Adam (8 B/param of states; fused AdamW: no step
+ * temporaries); the base is frozen.  Per layer, q (4096 -> 4096), k and v (4096 -> 1024), o
+ * (4096 -> 4096), gate and up (4096 -> 14336), down (14336 -> 4096):
+ *   qv (PEFT's default for Llama): (4096 + 4096) + (4096 + 1024) = 13,312;
+ *   all_linear (not the head): 8192 + 5120 + 5120 + 8192 + 3 x 18,432 = 81,920. */
+#define LORA_QV (2.0 * L_D + L_D + L_KV)
+#define LORA_ALL (2.0 * (2.0 * L_D) + 2.0 * (L_D + L_KV) + 3.0 * (L_D + L_FFN))
+
+static void test_lora_adapter_states(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result qv, all, full;
+    predict(ctx, &qv, TP_BASE " num_gpus=1 optimizer=adamw_fused lora_r=16");
+    predict(ctx, &all, TP_BASE " num_gpus=1 optimizer=adamw_fused lora_r=16 lora_targets=all_linear");
+    predict(ctx, &full, TP_BASE " num_gpus=1 optimizer=adamw_fused");
+    assert_rel(qv.memory.optimizer_bytes, 8.0 * L_LAYERS * 16 * LORA_QV, TOL_BYTES);
+    assert_rel(all.memory.optimizer_bytes, 8.0 * L_LAYERS * 16 * LORA_ALL, TOL_BYTES);
+    assert_true(qv.step_s < full.step_s); /* no weight gradients, no optimizer over 8e9 parameters */
+    ec_ctx_free(ctx);
+}
+
+/* QLoRA (Dettmers et al. 2023): the decoder's linear weights stored in NF4 with double quantization,
+ * 4 + 0.127 bits per parameter (section 3: constants 8/64 + 32/(64 x 256) bits); the embedding and
+ * the head (not nn.Linear layers bitsandbytes converts: transformers keeps lm_head) in bf16; the
+ * adapters in fp32.  Llama-3.1-8B: 6,979,321,856 x 4.127/8 + 1,050,673,152 x 2 + 6,815,744 x 4 =
+ * 5.729e9 B; the norms' 266,240 weights (2 or 4 B) and constants.csv's rounding of 4.127/8 to
+ * 0.5159 are within 1e-3.  Issue 18: QLoRA of an 8B model fits a 24 GB GPU at batch 1, sequence
+ * 2048. */
+#define TOL_QLORA 1e-3
+
+static void test_qlora_fits_24gb(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result r;
+    predict(ctx, &r, "model=llama-3.1-8b gpu=rtx4090 precision=amp_bf16 batch_per_gpu=1 seq_len=2048 lora_r=16 "
+            "base_precision=nf4");
+    double linear = L_LAYERS * (L_LAYER_PARAMS - 2 * L_D);
+    assert_rel(r.memory.weights_bytes, linear * 4.127 / 8 + 2.0 * L_EMBED * 2.0 + L_LAYERS * 16 * LORA_QV * 4.0,
+               TOL_QLORA);
+    assert_true(r.memory.capacity_bytes <= 24.0 * 1073741824.0);
+    assert_true(r.memory.fits);
+    ec_result full;
+    predict(ctx, &full, "model=llama-3.1-8b gpu=rtx4090 precision=amp_bf16 batch_per_gpu=1 seq_len=2048 lora_r=16");
+    assert_false(full.memory.fits); /* the same LoRA over a 16/32-bit base does not */
+    ec_ctx_free(ctx);
+}
+
+/* LoRA's FLOPs: the frozen linears skip their weight-gradient GEMM (2 x tokens x their parameters,
+ * the head included), the adapters run forward and both backward GEMMs (6 x tokens x trained
+ * parameters); everything else -- the attention core's QK^T and PV, whose backward computes the
+ * gradients of both activation operands -- runs as in a full fine-tune.
+ * KNOWN BUG (skipped): workload.c marks every op pushed while the base is frozen as frozen,
+ * parameter-less ones included: flop_per_step subtracts the attention core's forward FLOPs as if
+ * they were a weight gradient (Llama-3.1-8B, seq 2048: 6.596e13 instead of 6.816e13, -3.2%), and
+ * with attention=eager the scores and context bmm's backward is priced as one GEMM instead of two
+ * (compute.c: "a frozen weight: the input's gradient only"). */
+static void test_lora_flops(void **state)
+{
+    (void)state;
+    if (!known_bugs())
+        skip();
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result lora, full;
+    predict(ctx, &full, TP_BASE " num_gpus=1");
+    predict(ctx, &lora, TP_BASE " num_gpus=1 lora_r=16");
+    double tokens = 2048, frozen_linear = L_LAYERS * (L_LAYER_PARAMS - 2 * L_D) + L_EMBED;
+    double expect = full.flop_per_step - 2.0 * tokens * frozen_linear + 6.0 * tokens * L_LAYERS * 16 * LORA_QV;
+    assert_rel(lora.flop_per_step, expect, 1e-9);
+    ec_ctx_free(ctx);
+}
+
+/* Transformer Engine's FP8 GEMMs on Hopper run at twice the bf16 tensor-core rate (H100 SXM:
+ * 1,979 against 989 dense TFLOP/s, NVIDIA H100 datasheet): a GEMM-bound forward and backward is
+ * faster than in bf16, whatever the cast and amax overhead adds.
+ * KNOWN GAP (skipped): at main 3c2e9bd compute.c's amp_fp8 case points at an fp8_rates() that does
+ * not exist, and gpus.csv has no FP8 peak: amp_fp8 prices exactly as amp_bf16. */
+static void test_fp8_faster_on_hopper(void **state)
+{
+    (void)state;
+    if (!known_bugs())
+        skip();
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result b, f;
+    predict(ctx, &b, TP_BASE " batch_per_gpu=4 strategy=fsdp precision=amp_bf16");
+    predict(ctx, &f, TP_BASE " batch_per_gpu=4 strategy=fsdp precision=amp_fp8");
+    assert_true(f.breakdown.forward_s + f.breakdown.backward_s < b.breakdown.forward_s + b.breakdown.backward_s);
+    assert_true(f.step_s < b.step_s);
+    ec_ctx_free(ctx);
+}
+
 /* ==== bad input ===================================================================================== */
 
 /* Issue 18's refusals: each EC_EINVAL, naming the keys at fault, and no result. */
@@ -1005,50 +1100,80 @@ static void check_result(const ec_result *r, int n, int dp, int tp, int pp, int 
         fail_msg("%s: mfu %g hfu %g", what, r->mfu_frac, r->hfu_frac);
 }
 
+/* Variants of the grid: the strategy and options, and the layouts they combine with. */
+typedef struct variant {
+    const char *words;
+    int needs_tp;    /* sequence parallelism: tp > 1 */
+    int needs_pp;    /* a pipeline schedule: pp > 1 (interleaved: 2 chunks of the 32 layers, pp <= 16) */
+    int no_pp;       /* DeepSpeed ZeRO-2/3 do not combine with pipelines */
+    int no_model;    /* LoRA: data parallelism only */
+} variant;
+
+static const variant grid_variants[] = {
+    {"strategy=ddp", 0, 0, 0, 0},
+    {"strategy=fsdp", 0, 0, 0, 0},
+    {"strategy=fsdp sharding=hybrid_shard", 0, 0, 0, 0},
+    {"strategy=fsdp sharding=shard_grad_op reduce_dtype=fp32", 0, 0, 0, 0},
+    {"strategy=zero zero_stage=1", 0, 0, 0, 0},
+    {"strategy=zero zero_stage=2 offload=optimizer", 0, 0, 1, 0},
+    {"strategy=zero zero_stage=3", 0, 0, 1, 0},
+    {"strategy=fsdp offload=optimizer_and_params checkpointing=1", 0, 0, 0, 0},
+    {"strategy=ddp sequence_parallel=1 attention=flash", 1, 0, 0, 0},
+    {"strategy=ddp pp_schedule=gpipe checkpointing=selective attention=eager", 0, 1, 0, 0},
+    {"strategy=ddp pp_schedule=interleaved pp_chunks=2", 0, 2, 0, 0},
+    {"strategy=fsdp lora_r=16 lora_targets=all_linear", 0, 0, 0, 1},
+    {"strategy=ddp lora_r=8 base_precision=nf4 checkpointing=1", 0, 0, 0, 1},
+};
+#define N_VARIANTS (sizeof grid_variants / sizeof grid_variants[0])
+
 /* Every dp x tp x pp x cp layout (powers of two, tp within the node of 8) of Llama-3.1-8B on 8,
- * 16 and 64 H100s, with DDP and with FSDP: the properties of check_result.  grad_accum = 2 (see
- * test_breakdown_sums_with_grad_accum for larger). */
+ * 16 and 64 H100s, for each variant that combines with it, at 1 and 2 micro-batches per step
+ * (see test_breakdown_sums_with_grad_accum for more): the properties of check_result. */
 static void test_layout_grid_properties(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     static const int gpus[] = {8, 16, 64};
-    static const char *const strategies[] = {"ddp", "fsdp"};
-    const int batch = 1, seq = 2048, ga = 2;
-    int checked = 0;
-    for (size_t gi = 0; gi < 3; gi++) {
-        int n = gpus[gi];
-        for (int tp = 1; tp <= 8; tp *= 2)
-            for (int pp = 1; pp <= 32 && tp * pp <= n; pp *= 2)
-                for (int cp = 1; tp * pp * cp <= n; cp *= 2) {
-                    if (n % (tp * pp * cp) != 0)
-                        continue;
-                    int dp = n / (tp * pp * cp);
-                    for (size_t si = 0; si < 2; si++) {
-                        ec_config cfg;
-                        ec_result r;
-                        char what[256];
-                        snprintf(what, sizeof what, "llama-3.1-8b n=%d dp=%d tp=%d pp=%d cp=%d %s", n, dp, tp, pp, cp,
-                                 strategies[si]);
-                        ec_config_init(&cfg);
-                        char words[512];
-                        snprintf(words, sizeof words,
-                                 "model=llama-3.1-8b gpu=h100-sxm5-80gb precision=amp_bf16 batch_per_gpu=%d seq_len=%d "
-                                 "grad_accum=%d num_gpus=%d tp=%d pp=%d cp=%d strategy=%s",
-                                 batch, seq, ga, n, tp, pp, cp, strategies[si]);
-                        for (char *w = strtok(words, " "); w != NULL; w = strtok(NULL, " "))
-                            assert_int_equal(ec_config_set_word(ctx, &cfg, w), EC_OK);
-                        if (ec_predict(ctx, &cfg, &r) != EC_OK)
-                            fail_msg("%s: %s", what, ec_ctx_errmsg(ctx));
-                        check_result(&r, n, dp, tp, pp, cp, batch, seq, ga, what);
-                        checked++;
+    const int batch = 1, seq = 2048;
+    int checked = 0, base = 0;
+    for (size_t vi = 0; vi < N_VARIANTS; vi++) {
+        const variant *v = &grid_variants[vi];
+        for (size_t gi = 0; gi < 3; gi++) {
+            int n = gpus[gi];
+            for (int tp = 1; tp <= 8; tp *= 2)
+                for (int pp = 1; pp <= 32 && tp * pp <= n; pp *= 2)
+                    for (int cp = 1; tp * pp * cp <= n; cp *= 2) {
+                        if (n % (tp * pp * cp) != 0 || (v->needs_tp && tp == 1) || (v->needs_pp && pp == 1) ||
+                            (v->needs_pp == 2 && pp > 16) || (v->no_pp && pp > 1) || (v->no_model && tp * pp > 1))
+                            continue;
+                        int dp = n / (tp * pp * cp);
+                        for (int ga = 1; ga <= 2; ga++) {
+                            ec_config cfg;
+                            ec_result r;
+                            char what[512], words[512];
+                            snprintf(words, sizeof words,
+                                     "model=llama-3.1-8b gpu=h100-sxm5-80gb precision=amp_bf16 batch_per_gpu=%d "
+                                     "seq_len=%d grad_accum=%d num_gpus=%d tp=%d pp=%d cp=%d %s",
+                                     batch, seq, ga, n, tp, pp, cp, v->words);
+                            eci_strlcpy(what, words, sizeof what);
+                            ec_config_init(&cfg);
+                            for (char *w = strtok(words, " "); w != NULL; w = strtok(NULL, " "))
+                                assert_int_equal(ec_config_set_word(ctx, &cfg, w), EC_OK);
+                            if (ec_predict(ctx, &cfg, &r) != EC_OK)
+                                fail_msg("%s: %s", what, ec_ctx_errmsg(ctx));
+                            check_result(&r, n, dp, tp, pp, cp, batch, seq, ga, what);
+                            checked++;
+                            base += vi == 0;
+                        }
                     }
-                }
+        }
     }
     /* (tp, pp, cp) = 2^(a, b, c) with a <= 3: a + b + c <= 3 on 8 GPUs, C(6,3) = 20 layouts; <= 4 on
-     * 16, C(7,3) - 1 = 34; <= 6 on 64 with b <= 5, C(9,3) - 10 (a >= 4) - 1 (b = 6) = 73; two
-     * strategies each */
-    assert_int_equal(checked, 2 * (20 + 34 + 73));
+     * 16, C(7,3) - 1 = 34; <= 6 on 64 with b <= 5, C(9,3) - 10 (a >= 4) - 1 (b = 6) = 73; at two
+     * grad_accum values each */
+    print_message("grid: %d predictions\n", checked);
+    assert_int_equal(base, 2 * (20 + 34 + 73));
+    assert_true(checked > (int)N_VARIANTS * 60);
     ec_ctx_free(ctx);
 }
 
@@ -1104,6 +1229,10 @@ int main(void)
         cmocka_unit_test(test_checkpointing_hfu_pipeline),
         cmocka_unit_test(test_moe_expert_parallel_params),
         cmocka_unit_test(test_moe_sharded_states),
+        cmocka_unit_test(test_lora_adapter_states),
+        cmocka_unit_test(test_qlora_fits_24gb),
+        cmocka_unit_test(test_lora_flops),
+        cmocka_unit_test(test_fp8_faster_on_hopper),
         cmocka_unit_test(test_bad_layouts_refused),
         cmocka_unit_test(test_layout_grid_properties),
         cmocka_unit_test(test_breakdown_sums_with_grad_accum),
