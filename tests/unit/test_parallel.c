@@ -673,6 +673,47 @@ static void test_sequence_parallel_lowers_activations(void **state)
     ec_ctx_free(ctx);
 }
 
+/* ==== context parallelism ============================================================================ */
+
+/* Context parallelism splits each sequence into 2 cp chunks, two per GPU (the causal load balance of
+ * Megatron's ring attention): every GPU computes and keeps 1/cp of the tokens' work and
+ * activations (SDPA and FlashAttention keep no s x s scores), while the step still trains b x s
+ * tokens per data-parallel replica.  FSDP shards over dp x cp, so the states do not change. */
+static void test_cp_splits_sequence(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    static const char *const attn[] = {"sdpa", "flash"};
+    for (size_t a = 0; a < 2; a++) {
+        ec_result one;
+        predict(ctx, &one, TP_BASE " seq_len=16384 strategy=fsdp attention=%s", attn[a]);
+        assert_true(one.memory.activations_bytes > 0);
+        for (int cp = 2; cp <= 8; cp *= 2) {
+            ec_result r;
+            predict(ctx, &r, TP_BASE " seq_len=16384 strategy=fsdp attention=%s cp=%d", attn[a], cp);
+            assert_int_equal(r.cp, cp);
+            assert_int_equal(r.dp, 8 / cp);
+            assert_rel(r.flop_per_step, one.flop_per_step / cp, EC_TOL_CLOSED_FORM);
+            assert_rel(r.memory.activations_bytes, one.memory.activations_bytes / cp, EC_TOL_CLOSED_FORM);
+            assert_rel(states(&r), states(&one), TOL_BYTES);
+            assert_rel(r.tokens_per_s * r.step_s, 16384.0 * r.dp, EC_TOL_CLOSED_FORM);
+        }
+    }
+    /* and an unknown network is named */
+    ec_config cfg;
+    ec_result r;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "model=llama-3.1-8b"), EC_OK);
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "gpu=h100-sxm5-80gb"), EC_OK);
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "batch_per_gpu=1"), EC_OK);
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "num_gpus=16"), EC_OK);
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "network=ib-ndr-800"), EC_OK);
+    assert_int_equal(ec_predict(ctx, &cfg, &r), EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), "network");
+    assert_contains(ec_ctx_errmsg(ctx), "ib-ndr-800");
+    ec_ctx_free(ctx);
+}
+
 /* ==== FSDP ======================================================================================= */
 
 #define FSDP16 "model=llama-3.1-8b gpu=h100-sxm5-80gb precision=amp_bf16 batch_per_gpu=1 seq_len=2048 " \
@@ -1220,6 +1261,7 @@ int main(void)
         cmocka_unit_test(test_tp_params_per_gpu),
         cmocka_unit_test(test_tp_comm_grows_with_tp),
         cmocka_unit_test(test_sequence_parallel_lowers_activations),
+        cmocka_unit_test(test_cp_splits_sequence),
         cmocka_unit_test(test_fsdp_wait_falls_with_faster_network),
         cmocka_unit_test(test_fsdp_hybrid_crosses_nodes_less),
         cmocka_unit_test(test_sharded_comm_volume_vs_ddp),
