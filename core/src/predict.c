@@ -1143,8 +1143,9 @@ static double stage_in_flight(const ec_config *cfg, int s, int pp)
     return n < m ? n : m;
 }
 
-static int pipeline_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib, double seq,
-                          double gpu_scale, ec_result *res, double *host_s)
+/* The pipeline's step; stages != NULL (pp entries): every stage priced on its own and described. */
+static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib,
+                                 double seq, double gpu_scale, ec_result *res, double *host_s, ec_stage *stages)
 {
     int pp = rp->pp;
     if (pp <= 1 || rp->net == NULL)
@@ -1160,7 +1161,7 @@ static int pipeline_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, c
         int lo = (int)((long)s * L / pp), hi = (int)((long)(s + 1) * L / pp);
         int b0 = block_of(rp->net, lo), b1 = block_of(rp->net, hi - 1);
         stage_key k = {s == 0, s == pp - 1, hi - lo, b0 == b1 ? b0 : -1};
-        int same = k.block >= 0 && memcmp(&k, &prev, sizeof k) == 0;
+        int same = stages == NULL && k.block >= 0 && memcmp(&k, &prev, sizeof k) == 0;
         if (!same) { /* middle stages of one block are alike: priced once (with the most in flight) */
             st.stage_lo = lo;
             st.stage_hi = hi;
@@ -1181,6 +1182,9 @@ static int pipeline_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, c
             }
             u = st.micro_s + 2.0 * v * p2p;
             tail = one.step_s - m * st.micro_s;
+            if (stages != NULL)
+                stages[s] = (ec_stage){.first_layer = lo, .layers = hi - lo, .micro_s = st.micro_s,
+                                       .in_flight = st.in_flight > 0 ? st.in_flight : 1, .memory = one.memory};
             if (one.memory.peak_bytes > worst.memory.peak_bytes)
                 worst = one;
             if (u > u_max) {
@@ -1215,6 +1219,44 @@ static int pipeline_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, c
     res->hfu_frac = res->mfu_frac * hw;
     res->gpu_util_frac = res->gpu_busy_s / step > 1.0 ? 1.0 : res->gpu_busy_s / step;
     rp->input_bytes = st.input_bytes;
+    rp->tokens = st.tokens;
+    return EC_OK;
+}
+
+static int pipeline_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib, double seq,
+                          double gpu_scale, ec_result *res, double *host_s)
+{
+    return pipeline_model_stages(ctx, cfg, rp, calib, seq, gpu_scale, res, host_s, NULL);
+}
+
+int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, size_t cap, size_t *n)
+{
+    if (ctx == NULL || cfg == NULL || n == NULL || (out == NULL && cap > 0))
+        return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_predict_stages: NULL argument") : EC_EMISUSE;
+    *n = 0;
+    eci_resolved r;
+    eci_calib calib;
+    int rc = eci_resolve(ctx, cfg, &r);
+    if (rc == EC_OK)
+        rc = eci_calib_current(ctx, cfg, &calib);
+    if (rc != EC_OK)
+        return rc;
+    if (r.net == NULL)
+        return eci_error(ctx, EC_EINVAL, "ec_predict_stages: gpu_step_s without a model has no stages");
+    size_t stages = r.pp > 1 ? (size_t)r.pp : 1;
+    if (cap < stages)
+        return eci_error(ctx, EC_EINVAL, "ec_predict_stages: %zu stages (pp) do not fit in %zu entries", stages, cap);
+    ec_result res;
+    double host_s;
+    if (r.pp <= 1) {
+        if ((rc = step_model(ctx, cfg, &r, &calib, r.seq, 1.0, &res, &host_s)) != EC_OK)
+            return rc;
+        out[0] = (ec_stage){.first_layer = 0, .layers = eci_net_pipeline_layers(r.net), .micro_s = r.micro_s,
+                            .in_flight = 1, .memory = res.memory};
+    } else if ((rc = pipeline_model_stages(ctx, cfg, &r, &calib, r.seq, 1.0, &res, &host_s, out)) != EC_OK) {
+        return rc;
+    }
+    *n = stages;
     return EC_OK;
 }
 
@@ -1571,6 +1613,13 @@ static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
                     : "lengths= has no effect here: padding=max_length pads every batch to seq_len and no tokenization "
                       "is priced (padding=dynamic pads each batch to its longest sample)");
     ignored_keys(cfg, r, res);
+    if (r->nodes > 1 && r->fabric == NULL && cfg->network_bytes_per_s <= 0) {
+        char text[240];
+        snprintf(text, sizeof text, "%d nodes joined by the default network, %.0f Gb/s per node (constants.csv "
+                 "internode_bytes_per_s): name yours with network= (epochcast networks) or network_gbit_per_s=",
+                 r->nodes, r->node_net_bytes_per_s * 8 / 1e9);
+        add_warning(res, EC_WARN_NETWORK_DEFAULTED, text);
+    }
 }
 
 /* What the epoch and the run cost to rent (price.c): the job's hourly price x their time. */
