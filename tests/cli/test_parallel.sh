@@ -109,5 +109,19 @@ elif ! grep -qF "tp=16 exceeds gpus_per_node=8" <<<"$out"; then bad "sweep names
 elif [ "$(grep -cE '^(1|2|4|8) +[0-9]' <<<"$out")" -ne 4 ]; then bad "sweep predicts tp=1,2,4,8" "$out"
 else ok "sweep over tp: 4 points, tp=16 refused naming gpus_per_node"; fi
 
+# ---- the text report: layout, tokens/s, the comm parts adding up to comm, the stage table --------
+out=$("$EC" predict $L num_gpus=16 tp=4 pp=2 grad_accum=4 strategy=fsdp 2>&1); rc=$?
+if [ "$rc" -ne 0 ]; then bad "text report of a tp x pp job" "exit $rc: $out"
+elif ! grep -qE '^  layout +dp 2 x tp 4 x pp 2 x cp 1' <<<"$out"; then bad "text report names the layout" "$out"
+elif ! grep -qE '^  tokens/s +[0-9]' <<<"$out"; then bad "text report gives tokens/s" "$out"
+elif [ "$(sed -n '/^pipeline stages/,$p' <<<"$out" | grep -cE '^  [0-9]+ +[0-9]+-[0-9]+ ')" -ne 2 ]; then
+  bad "text report lists the 2 pipeline stages" "$out"
+else
+  # the indented parts under "comm" (ms, 3 decimals each: 0.0005 rounding apiece) add up to it
+  check=$(awk '/^  comm /{c=$2; on=1; next} on && /^    /{s+=$NF; n++; next} on{on=0}
+               END{d=s-c; if (d<0) d=-d; if (n<2 || d>0.0005*(n+1)) print "parts " s " (" n ") vs comm " c}' <<<"$out")
+  if [ -n "$check" ]; then bad "text report: comm parts add up" "$check"; else ok "text report: layout, tokens/s, comm parts, stages"; fi
+fi
+
 echo "$((n - fails)) of $n checks passed"
 [ "$fails" -eq 0 ]

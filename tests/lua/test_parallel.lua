@@ -131,5 +131,19 @@ test("predict: a faster network shortens FSDP's waits across 2 nodes", function(
   end
 end)
 
+test("stages: Megatron's split, the embedding first and the head last, 1F1B's in-flight micro-batches", function()
+  local st = assert(ec.stages(with { num_gpus = 4, pp = 4, grad_accum = 8 }))
+  eq(#st, 4, "stages")
+  local layer = 2 * d * d + 2 * d * 1024 + 3 * d * 14336 + 2 * d
+  local w = { 4 * (V * d + 8 * layer), 4 * 8 * layer, 4 * 8 * layer, 4 * (8 * layer + d + V * d) }
+  for s = 1, 4 do
+    eq(st[s].first_layer, 8 * (s - 1), "first layer of stage " .. s)
+    eq(st[s].layers, 8, "layers of stage " .. s)
+    eq(st[s].in_flight, 4 - (s - 1), "1F1B in flight on stage " .. s)
+    close(st[s].memory.weights_bytes, w[s], TOL_BYTES, "fp32 weights of stage " .. s)
+  end
+  close(st[2].micro_s, st[3].micro_s, TOL_SUM, "middle stages alike")
+end)
+
 print(string.format("%d/%d passed", count - failures, count))
 if failures > 0 then os.exit(1) end
