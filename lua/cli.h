@@ -27,5 +27,23 @@ void ecC_print_csv(const char *const *fields, size_t n);
  * caller splits off "--" and options first.  Returns -1 when every word was read, else the exit
  * status (message printed). */
 int ecC_config_words(lua_State *L, ec_ctx *ctx, const char *cmd, int argc, char **argv, ec_config *cfg);
+/* --threads N: N from 0 to ECL_SWEEP_MAX_THREADS, else -1. */
+int ecC_threads_arg(const char *text);
+
+/* ---- cli_mpi.c: the CLI under mpirun (Open MPI; stubs when built without MPI) ------------- */
+/* Join MPI when the process was started by mpirun (its environment says so): 1 then, else 0.
+ * Ranks other than 0 write nothing to stdout or stderr (rank 0 speaks for all). */
+int ecC_mpi_init(int *argc, char ***argv);
+/* Leave MPI with the process's exit code: a rank 0 that fails before a split sweep or search
+ * has run stops the other ranks (MPI_Abort), which would wait for it forever. */
+int ecC_mpi_finalize(int code);
+int ecC_mpi_rank(void);   /* 0 without MPI */
+int ecC_mpi_size(void);   /* 1 without MPI */
+/* ecL_sweep_run split over the MPI ranks (rank r predicts blocks r, r + K, ...; rank 0
+ * receives the others' points and hands every point to fn in order, as one process would;
+ * fn is called on rank 0 only).  Without MPI or on one rank, ecL_sweep_run. */
+int ecC_sweep_run(lua_State *L, ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
+                  ec_sweep_opts *opts, ecL_point_fn fn, void *ud, char *msg, size_t msg_size);
+
 
 #endif /* EC_CLI_H */

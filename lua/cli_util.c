@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int ecC_fail(const char *fmt, ...)
@@ -81,4 +82,13 @@ int ecC_config_words(lua_State *L, ec_ctx *ctx, const char *cmd, int argc, char 
             return ecC_fail("%s", ec_ctx_errmsg(ctx));
     }
     return -1;
+}
+
+int ecC_threads_arg(const char *text)
+{
+    char *end;
+    long n = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || n < 0 || n > ECL_SWEEP_MAX_THREADS)
+        return -1;
+    return (int)n;
 }

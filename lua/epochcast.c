@@ -189,7 +189,7 @@ static const char predict_usage[] =
     "keys:\n";
 
 static const char sweep_usage[] =
-    "usage: epochcast sweep key=v1,v2,... [key=value ...] [--csv] [-o FILE]\n"
+    "usage: epochcast sweep key=v1,v2,... [key=value ...] [--csv] [-o FILE] [--threads N]\n"
     "\n"
     "Predict every combination of the listed values (the first axis varies slowest) over\n"
     "the fixed keys, and print one line per point: the axes' values, step time,\n"
@@ -197,6 +197,10 @@ static const char sweep_usage[] =
     "the model refuses (an unsupported combination) prints its reason and the sweep goes on.\n"
     "  --csv     print CSV instead: every config key, then the result columns, then error\n"
     "  -o FILE   write that CSV to FILE (atomically)\n"
+    "  --threads N, -j N  predict on N threads (default 0: the cores available, fewer for\n"
+    "            a short sweep); the output is the same, row for row, on any number\n"
+    "Under mpirun (mpirun -n K epochcast sweep ...) the points are split over the K\n"
+    "processes and rank 0 writes the same output as one process.\n"
     "A comma inside parentheses does not split: lengths=lognormal(60,0.7) is one value.\n"
     "\n"
     "example: epochcast sweep model=bert-base gpu=t4,a100-sxm4-80gb precision=fp32,amp_fp16 batch_per_gpu=8,32\n";
@@ -568,7 +572,7 @@ typedef struct cli_sweep {
     char *cells;               /* n_cols x CELL_MAX */
     size_t n_cols;
     size_t refused;            /* points the library refused: listed at the end, exit status 1 */
-    luaL_Buffer *refused_text; /* "  key=v key=v: message" lines */
+    int refused_idx;           /* stack index of a table of "  key=v key=v: message" lines */
 } cli_sweep;
 
 /* Split value at the commas outside parentheses, in place; returns the number of parts. */
@@ -591,12 +595,11 @@ static size_t split_values(char *value, const char **parts, size_t max)
 }
 
 /* The CSV row of a point: every config key, the result columns (empty after an error), error. */
-static void sweep_csv_fields(cli_sweep *sw, const ec_config *cfg, int status, const ec_result *res)
+static void sweep_csv_fields(cli_sweep *sw, const ec_sweep_point *pt)
 {
     size_t nk = ec_config_key_count(), nr = ecL_result_column_count();
-    ec_config shown; /* a predicted point: the values it derived (strategy, task, ...) */
-    if (status == EC_OK && ec_config_resolve(sw->ctx, cfg, &shown) == EC_OK)
-        cfg = &shown;
+    /* a predicted point: the values it derived (strategy, task, ...) */
+    const ec_config *cfg = pt->status == EC_OK ? pt->resolved : pt->config;
     for (size_t i = 0; i < sw->n_cols; i++) {
         char *cell = sw->cells + i * CELL_MAX;
         cell[0] = '\0';
@@ -604,37 +607,40 @@ static void sweep_csv_fields(cli_sweep *sw, const ec_config *cfg, int status, co
             if (ec_config_get(cfg, ec_config_key_name(i), cell, CELL_MAX) != EC_OK)
                 cell[0] = '\0';
         } else if (i < nk + nr) {
-            if (status == EC_OK)
-                ecL_result_column_text(res, i - nk, cell, CELL_MAX);
-        } else if (status != EC_OK) {
-            snprintf(cell, CELL_MAX, "%s: %s", ecL_status_name(status), ec_ctx_errmsg(sw->ctx));
+            if (pt->status == EC_OK)
+                ecL_result_column_text(pt->result, i - nk, cell, CELL_MAX);
+        } else if (pt->status != EC_OK) {
+            snprintf(cell, CELL_MAX, "%s: %s", ecL_status_name(pt->status), pt->message);
         }
         sw->fields[i] = cell;
     }
 }
 
-static int sweep_point_cli(void *ud, size_t point, const size_t *index, const ec_config *cfg,
-                           int status, const ec_result *res)
+static int sweep_point_cli(void *ud, const ec_sweep_point *pt)
 {
     cli_sweep *sw = (cli_sweep *)ud;
-    (void)point;
-    if (status != EC_OK) { /* kept for the list at the end */
-        sw->refused++;
-        luaL_addstring(sw->refused_text, " ");
+    const ec_result *res = pt->result;
+    if (pt->status != EC_OK) { /* kept for the list at the end (a table: the sweep's box is on top) */
+        lua_State *L = sw->L;
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        luaL_addstring(&b, " ");
         for (size_t a = 0; a < sw->n_axes; a++) {
-            luaL_addchar(sw->refused_text, ' ');
-            luaL_addstring(sw->refused_text, sw->axes[a].key);
-            luaL_addchar(sw->refused_text, '=');
-            luaL_addstring(sw->refused_text, sw->axes[a].values[index[a]]);
+            luaL_addchar(&b, ' ');
+            luaL_addstring(&b, sw->axes[a].key);
+            luaL_addchar(&b, '=');
+            luaL_addstring(&b, sw->axes[a].values[pt->values[a]]);
         }
-        luaL_addstring(sw->refused_text, ": ");
-        luaL_addstring(sw->refused_text, ec_ctx_errmsg(sw->ctx));
-        luaL_addchar(sw->refused_text, '\n');
+        luaL_addstring(&b, ": ");
+        luaL_addstring(&b, pt->message);
+        luaL_addchar(&b, '\n');
+        luaL_pushresult(&b);
+        lua_rawseti(L, sw->refused_idx, (lua_Integer)++sw->refused);
     }
     if (sw->table) {
         for (size_t a = 0; a < sw->n_axes; a++)
-            printf("%-*s  ", sw->widths[a], sw->axes[a].values[index[a]]);
-        if (status == EC_OK) {
+            printf("%-*s  ", sw->widths[a], sw->axes[a].values[pt->values[a]]);
+        if (pt->status == EC_OK) {
             char epoch[16] = "-", cost[16] = "-";
             if (res->epoch_s > 0)
                 snprintf(epoch, sizeof epoch, "%.4g", res->epoch_s);
@@ -645,11 +651,11 @@ static int sweep_point_cli(void *ud, size_t point, const size_t *index, const ec
                    res->memory.peak_bytes / GIB, res->memory.fits ? "yes" : "no",
                    res->warning_text[0] != '\0' ? "  *" : "");
         } else {
-            printf("error: %s\n", ec_ctx_errmsg(sw->ctx));
+            printf("error: %s\n", pt->message);
         }
     }
     if (sw->csv || sw->w != NULL) {
-        sweep_csv_fields(sw, cfg, status, res);
+        sweep_csv_fields(sw, pt);
         if (sw->csv)
             print_csv_row(sw->fields, sw->n_cols);
         if (sw->w != NULL)
@@ -669,7 +675,7 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     ecL_axis axes[ECL_SWEEP_MAX_AXES];
     size_t n_axes = 0, max_values = (size_t)argc + 1;
     const char *out = NULL;
-    int csv = 0;
+    int csv = 0, threads = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *eq = strchr(a, '=');
@@ -679,6 +685,10 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
             if (++i >= argc)
                 return usage_error("sweep", "sweep: %s needs a file name", a);
             out = argv[i];
+        } else if (strcmp(a, "--threads") == 0 || strcmp(a, "-j") == 0) {
+            if (++i >= argc || (threads = ecC_threads_arg(argv[i])) < 0)
+                return usage_error("sweep", "sweep: %s needs a number of threads from 0 (the cores available) to %d",
+                                   a, ECL_SWEEP_MAX_THREADS);
         } else if (a[0] == '-') {
             return usage_error("sweep", "sweep: unknown option '%s'", a);
         } else if (eq == NULL) {
@@ -711,8 +721,8 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     if (ecL_sweep_check(ctx, &base, axes, n_axes, &total, msg, sizeof msg) != EC_OK)
         return fail("%s", msg);
 
-    luaL_Buffer refused_text;
-    cli_sweep sw = {L, ctx, axes, n_axes, !csv, csv, NULL, NULL, NULL, NULL, 0, 0, &refused_text};
+    lua_newtable(L); /* the refused points' lines */
+    cli_sweep sw = {L, ctx, axes, n_axes, !csv, csv, NULL, NULL, NULL, NULL, 0, 0, lua_gettop(L)};
     sw.n_cols = ec_config_key_count() + ecL_result_column_count() + 1;
     sw.fields = (const char **)lua_newuserdatauv(L, 2 * sw.n_cols * sizeof *sw.fields, 0);
     sw.cells = (char *)lua_newuserdatauv(L, sw.n_cols * CELL_MAX, 0);
@@ -745,8 +755,17 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
         printf("%10s %10s %10s %9s %5s  %-10s %8s %-4s\n", "step_ms", "samples/s", "epoch_s", "cost/ep", "GPU%",
                "bottleneck", "peak_GiB", "fits");
     }
-    luaL_buffinit(L, &refused_text); /* the buffer's stack slot stays on top until the sweep is done */
-    int st = ecL_sweep_run(ctx, &base, axes, n_axes, 1, sweep_point_cli, &sw, msg, sizeof msg);
+    ec_sweep_opts so;
+    ec_sweep_opts_init(&so);
+    so.threads = threads;
+    so.resolve = 1;
+    int st = ecC_sweep_run(L, ctx, &base, axes, n_axes, &so, sweep_point_cli, &sw, msg, sizeof msg);
+    luaL_Buffer refused_text;
+    luaL_buffinit(L, &refused_text);
+    for (size_t r = 1; r <= sw.refused; r++) {
+        lua_rawgeti(L, sw.refused_idx, (lua_Integer)r);
+        luaL_addvalue(&refused_text);
+    }
     luaL_pushresult(&refused_text);
     if (st != EC_OK) {
         ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));

@@ -4,9 +4,10 @@
  *   ec.sweep(base, axes [, opts]) -> rows    the product of the axes over a base config
  *   ec.compare(a, b) -> table                two configs' results side by side, as ratios
  *
- * The loop runs here in C (ecL_sweep_run, shared with the CLI's `sweep` command): every
- * point is the base config with each axis value set through ec_config_set, so any config
- * key can be an axis, then ec_predict.  Axis values are checked once before the first
+ * The loop runs here in C (ecL_sweep_run, shared with the CLI's `sweep` command) over the
+ * library's ec_sweep: every point is the base config with each axis value set through
+ * ec_config_set, so any config key can be an axis, then ec_predict, on opts.threads threads
+ * that hand the points back in order.  Axis values are checked once before the first
  * point, so a bad key or value raises naming it; a point the library refuses (an
  * unsupported combination, an unknown GPU) becomes a row with an `error` field unless
  * opts.strict.  Nothing here models anything: values come from the core's result.
@@ -72,38 +73,42 @@ static void progress(size_t done, size_t total)
     fflush(stderr);
 }
 
-int ecL_sweep_run(ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
-                  int show_progress, ecL_point_fn fn, void *ud, char *msg, size_t msg_size)
+void ecL_free_sweep(void *p)
 {
-    size_t total = 0, index[ECL_SWEEP_MAX_AXES] = {0};
+    ec_sweep_free((ec_sweep *)p);
+}
+
+int ecL_sweep_run(lua_State *L, ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
+                  const ec_sweep_opts *opts, int show_progress, ecL_point_fn fn, void *ud, char *msg,
+                  size_t msg_size)
+{
+    size_t total = 0;
     int st = ecL_sweep_check(ctx, base, axes, n_axes, &total, msg, msg_size);
     if (st != EC_OK)
         return st;
-    show_progress = show_progress && total >= BAR_MIN_POINTS && isatty(fileno(stderr));
-    size_t step = total / BAR_WIDTH > 0 ? total / BAR_WIDTH : 1;
-    for (size_t p = 0; p < total; p++) {
-        ec_config cfg = *base;
-        ec_result res;
-        for (size_t a = 0; a < n_axes && st == EC_OK; a++)
-            st = ec_config_set(ctx, &cfg, axes[a].key, axes[a].values[index[a]]);
+    void **slot = ecL_newbox(L, ecL_free_sweep);              /* ... box */
+    ec_sweep *sw = NULL;
+    st = ec_sweep_new(ctx, base, opts, &sw);
+    *slot = sw;
+    for (size_t a = 0; a < n_axes && st == EC_OK; a++)
+        st = ec_sweep_axis(sw, axes[a].key, axes[a].values, axes[a].n);
+    size_t share = st == EC_OK ? ec_sweep_share(sw) : 0, done = 0;
+    show_progress = show_progress && share >= BAR_MIN_POINTS && isatty(fileno(stderr));
+    size_t step = share / BAR_WIDTH > 0 ? share / BAR_WIDTH : 1;
+    while (st == EC_OK && !ec_sweep_done(sw)) {
+        ec_sweep_point pt;
+        st = ec_sweep_next(sw, &pt);
         if (st == EC_OK)
-            st = ec_predict(ctx, &cfg, &res);
-        if (st != EC_EMISUSE && st != EC_ENOMEM)
-            st = fn(ud, p, index, &cfg, st, &res);
-        if (st != EC_OK) {
-            snprintf(msg, msg_size, "%s", ec_ctx_errmsg(ctx));
-            return st;
-        }
-        if (show_progress && ((p + 1) % step == 0 || p + 1 == total))
-            progress(p + 1, total);
-        /* Odometer: the last axis varies fastest, the first slowest. */
-        for (size_t a = n_axes; a-- > 0;) {
-            if (++index[a] < axes[a].n)
-                break;
-            index[a] = 0;
-        }
+            st = fn(ud, &pt);
+        done++;
+        if (st == EC_OK && show_progress && (done % step == 0 || done == share))
+            progress(done, share);
     }
-    return EC_OK;
+    if (st != EC_OK)
+        snprintf(msg, msg_size, "%s", ec_ctx_errmsg(ctx));
+    ec_sweep_free((ec_sweep *)ecL_unbox(L, -1));
+    lua_pop(L, 1);                                            /* ... */
+    return st;
 }
 
 /* ---- ec.sweep ----------------------------------------------------------------------- */
@@ -227,17 +232,16 @@ static void set_config(lua_State *L, const sweep_state *s, const size_t *index)
     }
 }
 
-static int sweep_point(void *ud, size_t point, const size_t *index, const ec_config *cfg,
-                       int status, const ec_result *res)
+static int sweep_point(void *ud, const ec_sweep_point *pt)
 {
     sweep_state *s = (sweep_state *)ud;
     lua_State *L = s->L;
-    if (status == EC_OK) {
+    if (pt->status == EC_OK) {
         if (s->keys != NULL) {
-            ecL_pushresult_keys(L, res, s->keys, s->n_keys, s->row_keys); /* row */
+            ecL_pushresult_keys(L, pt->result, s->keys, s->n_keys, s->row_keys); /* row */
         } else {
-            ecL_pushresult_sized(L, res, s->row_keys + 6);    /* row */
-            ecL_setresolved(L, s->ctx, cfg); /* the point's own keys overwrite these below */
+            ecL_pushresult_sized(L, pt->result, s->row_keys + 6); /* row */
+            ecL_setresolved_cfg(L, pt->resolved); /* the point's own keys overwrite these below */
         }
     } else {
         if (s->strict) {
@@ -245,19 +249,19 @@ static int sweep_point(void *ud, size_t point, const size_t *index, const ec_con
             luaL_buffinit(L, &b);
             for (size_t a = 0; a < s->n_axes; a++) {
                 lua_pushfstring(L, "%s%s=%s", a > 0 ? " " : "", s->axes[a].key,
-                                s->axes[a].values[index[a]]);
+                                s->axes[a].values[pt->values[a]]);
                 luaL_addvalue(&b);
             }
             luaL_pushresult(&b);
-            return luaL_error(L, "sweep point %d (%s): %s: %s", (int)point + 1, lua_tostring(L, -1),
-                              ecL_status_name(status), ec_ctx_errmsg(s->ctx));
+            return luaL_error(L, "sweep point %d (%s): %s: %s", (int)pt->index + 1, lua_tostring(L, -1),
+                              ecL_status_name(pt->status), pt->message);
         }
         lua_createtable(L, 0, s->row_keys + 1);               /* row */
-        lua_pushfstring(L, "%s: %s", ecL_status_name(status), ec_ctx_errmsg(s->ctx));
+        lua_pushfstring(L, "%s: %s", ecL_status_name(pt->status), pt->message);
         lua_setfield(L, -2, "error");
     }
-    set_config(L, s, index);
-    lua_rawseti(L, S_ROWS, (lua_Integer)point + 1);
+    set_config(L, s, pt->values);
+    lua_rawseti(L, S_ROWS, (lua_Integer)pt->index + 1);
     return EC_OK;
 }
 
@@ -267,7 +271,9 @@ static int sweep_point(void *ud, size_t point, const size_t *index, const ec_con
  * point's axis values and the prediction's fields (as ec.predict), or, for a point the
  * library refused, the config and error = "ENAME: message".  opts.fields = {key, ...}
  * (result keys such as "step_s", or "memory", "breakdown", "interval") keeps only those
- * result fields in a row: the same predictions with smaller rows. */
+ * result fields in a row: the same predictions with smaller rows.  opts.threads = N predicts
+ * on N threads (each with its own context; 0 or absent: the cores available, fewer for a short
+ * sweep): the same rows in the same order as on one. */
 static int l_sweep_sweep(lua_State *L)
 {
     ec_ctx *ctx = ecL_ctx(L);
@@ -276,7 +282,7 @@ static int l_sweep_sweep(lua_State *L)
     if (!lua_isnoneornil(L, S_OPTS))
         luaL_checktype(L, S_OPTS, LUA_TTABLE);
     lua_settop(L, S_OPTS);
-    int strict = 0, show = 1;
+    int strict = 0, show = 1, threads = 0;
     int keys[ECL_SWEEP_MAX_FIELDS];
     size_t n_keys = 0;
     int only = 0; /* opts.fields given: rows carry only those result keys */
@@ -285,7 +291,16 @@ static int l_sweep_sweep(lua_State *L)
         strict = lua_toboolean(L, -1);
         lua_getfield(L, S_OPTS, "progress");
         show = lua_isnil(L, -1) || lua_toboolean(L, -1);
-        lua_pop(L, 2);
+        lua_getfield(L, S_OPTS, "threads");
+        if (!lua_isnil(L, -1)) {
+            int isint = 0;
+            lua_Integer t = lua_tointegerx(L, -1, &isint);
+            if (!isint || t < 0 || t > ECL_SWEEP_MAX_THREADS)
+                luaL_error(L, "sweep: opts.threads must be an integer from 0 (the cores available) to %d",
+                           ECL_SWEEP_MAX_THREADS);
+            threads = (int)t;
+        }
+        lua_pop(L, 3);
         only = lua_getfield(L, S_OPTS, "fields") != LUA_TNIL;
         if (only)
             n_keys = read_fields(L, keys);
@@ -340,7 +355,11 @@ static int l_sweep_sweep(lua_State *L)
         lua_pop(L, 1);
     }
     sweep_state s = {L, ctx, axes, n_axes, strict, row_keys, only ? keys : NULL, n_keys};
-    int st = ecL_sweep_run(ctx, &base, axes, n_axes, show, sweep_point, &s, msg, sizeof msg);
+    ec_sweep_opts so;
+    ec_sweep_opts_init(&so);
+    so.threads = threads;
+    so.resolve = !only;
+    int st = ecL_sweep_run(L, ctx, &base, axes, n_axes, &so, show, sweep_point, &s, msg, sizeof msg);
     if (st != EC_OK) {
         lua_pushnil(L);
         lua_pushfstring(L, "%s: %s", ecL_status_name(st), msg);

@@ -71,6 +71,8 @@ int ecL_toconfig(lua_State *L, int idx, ec_ctx *ctx, ec_config *cfg);
  * image_size: ec_config_resolve) as keys of the table on top, so a result or a sweep row
  * says what was simulated (strategy = "ddp" on several GPUs, not a missing key). */
 void ecL_setresolved(lua_State *L, ec_ctx *ctx, const ec_config *cfg);
+/* The same from a configuration ec_config_resolve has already filled (ec_sweep_point.resolved). */
+void ecL_setresolved_cfg(lua_State *L, const ec_config *resolved);
 /* The text form of the config value at idx, as ec_config_set reads it (integers without
  * ".0", floats that read back exactly, booleans as 1/0, strings as they are); raises naming
  * key for another type.  The result is buf or a string on the Lua stack at idx. */
@@ -113,27 +115,33 @@ int ecL_open_runs(lua_State *L);
 /* One axis of a sweep: a config key and the text of its values. */
 #define ECL_SWEEP_MAX_AXES 16
 #define ECL_SWEEP_MAX_FIELDS 64 /* opts.fields of ec.sweep: more than the result has */
+#define ECL_SWEEP_MAX_THREADS 1024 /* opts.threads / --threads: more than any machine's cores */
 typedef struct ecL_axis {
     const char *key;
     size_t n;
     const char *const *values;
 } ecL_axis;
 
-/* Called for every point of a sweep, in order (first axis slowest): index holds each
- * axis' value index, status is ec_predict's (res is valid only for EC_OK).  Return EC_OK
- * to go on; another status stops the sweep (its message is on the context). */
-typedef int (*ecL_point_fn)(void *ud, size_t point, const size_t *index, const ec_config *cfg,
-                            int status, const ec_result *res);
+/* Called for every point of a sweep, in order (first axis slowest); pt->status is
+ * ec_predict's (pt->result is valid only for EC_OK, pt->message says why otherwise).  Return
+ * EC_OK to go on; another status stops the sweep (its message is on the context). */
+typedef int (*ecL_point_fn)(void *ud, const ec_sweep_point *pt);
 
 /* Check every axis value against base through ec_config_set and count the points;
  * on failure msg names the key and value. */
 int ecL_sweep_check(ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
                     size_t *n_points, char *msg, size_t msg_size);
-/* Predict every point of the product of the axes over base and hand it to fn; with
- * show_progress, a bar on stderr when stderr is a terminal and the sweep is long.
- * EC_EMISUSE and EC_ENOMEM from the library stop the sweep; other failures go to fn. */
-int ecL_sweep_run(ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
-                  int show_progress, ecL_point_fn fn, void *ud, char *msg, size_t msg_size);
+/* Predict every point of the product of the axes over base (ec_sweep, with opts: threads,
+ * resolve, part of parts; NULL: the defaults) and hand it to fn; with show_progress, a bar on
+ * stderr when stderr is a terminal and the sweep is long.  The sweep sits in a box on the
+ * Lua stack while it runs (popped before returning), so fn may raise: the box stops the
+ * threads when collected.  EC_EMISUSE and EC_ENOMEM from the library stop the sweep; other
+ * failures go to fn. */
+int ecL_sweep_run(lua_State *L, ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
+                  const ec_sweep_opts *opts, int show_progress, ecL_point_fn fn, void *ud, char *msg,
+                  size_t msg_size);
+/* Free function of an ec_sweep, for ecL_newbox. */
+void ecL_free_sweep(void *p);
 
 /* ---- l_plot.c ---------------------------------------------------------------------- */
 

@@ -199,6 +199,12 @@ void ecL_setresolved(lua_State *L, ec_ctx *ctx, const ec_config *cfg)
     ec_config r;
     if (ec_config_resolve(ctx, cfg, &r) != EC_OK)
         return; /* cannot fail after a prediction of cfg succeeded */
+    ecL_setresolved_cfg(L, &r);
+}
+
+void ecL_setresolved_cfg(lua_State *L, const ec_config *resolved)
+{
+    const ec_config r = *resolved;
     for (size_t i = 0; i < sizeof resolved_keys / sizeof resolved_keys[0]; i++) {
         char buf[EC_NAME_MAX];
         if (ec_config_get(&r, resolved_keys[i], buf, sizeof buf) != EC_OK || buf[0] == '\0')

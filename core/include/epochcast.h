@@ -84,6 +84,15 @@ EC_API const char *ec_ctx_errmsg(const ec_ctx *ctx);
  * EC_ENOTFOUND (dir == NULL and no folder found). */
 EC_API int ec_ctx_load_models(ec_ctx *ctx, const char *dir);
 
+/* Load into ctx (a new context, without models) what src has: the models/ folder src loaded,
+ * read again, src's current fit (ec_ctx_set_fit, or the folder's profile.csv) and every
+ * network defined on src (ec_network_define), so that ctx predicts exactly what src does:
+ * the way to give each thread its own context.  src is only read, and must not change while
+ * this runs.  Config.json networks (model=PATH) are read again when ctx's configs name them.
+ * Exceptional returns: EC_EMISUSE (ctx already loaded, src NULL, ctx itself or without
+ * models), those of ec_ctx_load_models, EC_ENOMEM; after a failure free ctx. */
+EC_API int ec_ctx_load_from(ec_ctx *ctx, const ec_ctx *src);
+
 /* The models/ folder that ec_ctx_load_models(ctx, NULL) loads, written to buf (n bytes,
  * NUL-terminated).  The first of these that applies:
  *   1. $EPOCHCAST_MODELS when set and not empty (as given, whether or not it exists);
@@ -430,6 +439,70 @@ EC_API int ec_trace_write(ec_ctx *ctx, const ec_config *cfg, const char *path, i
 /* Largest batch_per_gpu in 1..limit that fits in memory (bisection over ec_predict's memory
  * model).  *out_batch is 0 when not even batch 1 fits.  limit <= 0 means 65536. */
 EC_API int ec_max_batch(ec_ctx *ctx, const ec_config *cfg, int limit, int *out_batch);
+
+/* ---------------------------------------------------------------------------------
+ * Sweeps: every point of a product of config-key values, on as many threads as asked.
+ *
+ * A sweep is a base configuration and axes, each a config key and the text of its values
+ * (checked once, through ec_config_set); point p of the product is the base with each axis'
+ * value set, the last axis varying fastest.  ec_sweep_next hands the points back one by one
+ * in that order whatever the number of threads: with several, each thread predicts chunks of
+ * consecutive points on its own context (ec_ctx_load_from) ahead of the caller into a ring of
+ * a few chunks per thread, so a sweep of millions of points streams in bounded memory and
+ * gives, byte for byte, the points one thread gives.  A point the library refuses is a point
+ * with its status and message, not an error of the sweep.
+ *
+ *   ec_sweep *sw;  ec_sweep_point pt;
+ *   ec_sweep_new(ctx, &base, NULL, &sw);  ec_sweep_axis(sw, "gpu", gpus, 3);  ...
+ *   while (!ec_sweep_done(sw) && ec_sweep_next(sw, &pt) == EC_OK) use(&pt);
+ *   ec_sweep_free(sw);
+ */
+typedef struct ec_sweep ec_sweep;
+
+typedef struct ec_sweep_opts {
+    int threads;          /* threads that predict; 0: the cores this process may run on, one per 2,048
+                             points at most [0] */
+    int resolve;          /* 1: give each predicted point ec_config_resolve's view of its config too [0] */
+    size_t part, parts;   /* predict only the blocks b (points b x block .. (b + 1) x block - 1) with
+                             b % parts == part: one process's share of a sweep split over several
+                             (MPI ranks) [0, 1] */
+    size_t block;         /* points per block [256] */
+} ec_sweep_opts;
+
+EC_API void ec_sweep_opts_init(ec_sweep_opts *opts);
+/* A sweep over base (copied) with opts (copied; NULL: the defaults); it must not outlive ctx,
+ * and ctx must not be used by another thread while ec_sweep_next runs.  Exceptional returns:
+ * EC_EMISUSE, EC_EINVAL (threads < 0, part >= parts, block 0), EC_ENOMEM. */
+EC_API int ec_sweep_new(ec_ctx *ctx, const ec_config *base, const ec_sweep_opts *opts, ec_sweep **out);
+/* Stops its threads (also mid-sweep) and frees it.  NULL is a no-op. */
+EC_API void ec_sweep_free(ec_sweep *sw);
+/* Add an axis before the first point: a key and n values in their text form, copied, each
+ * checked against the base (EC_ENOTFOUND / EC_EINVAL with ec_config_set's message); EC_EINVAL
+ * for no values, a key given twice, a 17th axis or a product over SIZE_MAX points. */
+EC_API int ec_sweep_axis(ec_sweep *sw, const char *key, const char *const *values, size_t n);
+/* Points of the product (0 without axes), and those this part predicts. */
+EC_API size_t ec_sweep_count(const ec_sweep *sw);
+EC_API size_t ec_sweep_share(const ec_sweep *sw);
+/* Threads predicting (known after the first ec_sweep_next; 1: on the caller's thread). */
+EC_API int ec_sweep_threads(const ec_sweep *sw);
+
+typedef struct ec_sweep_point {
+    size_t index;                /* position in the product, 0-based */
+    const size_t *values;        /* each axis' value index, in the order the axes were added */
+    const ec_config *config;     /* the point's configuration (the base with the axes' values) */
+    const ec_config *resolved;   /* with opts.resolve and status EC_OK: ec_config_resolve of it; else config */
+    int status;                  /* ec_predict's status */
+    const ec_result *result;     /* the prediction when status is EC_OK */
+    const char *message;         /* why the point was refused; "" with EC_OK */
+} ec_sweep_point;
+
+/* The next point of this part, in order.  The pointers stay valid until the next call or
+ * ec_sweep_free.  The first call starts the threads.  Exceptional returns: EC_EMISUSE (the
+ * sweep is done, or the library's misuse inside a point), EC_ENOMEM (the sweep stops), EC_EINVAL
+ * (no axes), errors loading the threads' contexts; the message on ctx. */
+EC_API int ec_sweep_next(ec_sweep *sw, ec_sweep_point *out);
+/* 1 when every point of this part has been handed out (or the sweep stopped on an error). */
+EC_API int ec_sweep_done(const ec_sweep *sw);
 
 /* ---------------------------------------------------------------------------------
  * Planning: the cheapest (or fastest) configuration under constraints.

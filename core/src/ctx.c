@@ -2,6 +2,7 @@
  * ctx.c: the context object: its allocator, its error buffer and the registries loaded
  * from a models/ folder (gpus.csv, hosts.csv, networks.csv, constants.csv).
  */
+#include "compute.h" /* eci_calib */
 #include "internal.h"
 #include "price.h"
 
@@ -132,7 +133,30 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
             return rc;
         }
     }
+    eci_strlcpy(ctx->models_dir, dir, sizeof ctx->models_dir);
     ctx->models_loaded = 1;
     eci_error_clear(ctx);
     return EC_OK;
+}
+
+int ec_ctx_load_from(ec_ctx *ctx, const ec_ctx *src)
+{
+    if (ctx == NULL)
+        return EC_EMISUSE;
+    if (src == NULL || src == ctx || !src->models_loaded)
+        return eci_error(ctx, EC_EMISUSE, "ec_ctx_load_from: the source context %s",
+                         src == NULL ? "is NULL" : src == ctx ? "is this one" : "has no models loaded");
+    int rc = ec_ctx_load_models(ctx, src->models_dir);
+    if (rc != EC_OK)
+        return rc;
+    /* The source's fit, whatever it is now (set, reset or the folder's profile.csv). */
+    if (src->fit == NULL) {
+        eci_free(ctx, ctx->fit, sizeof *ctx->fit);
+        ctx->fit = NULL;
+    } else {
+        if (ctx->fit == NULL && (ctx->fit = eci_malloc(ctx, sizeof *ctx->fit)) == NULL)
+            return EC_ENOMEM;
+        *ctx->fit = *src->fit;
+    }
+    return eci_net_copy_defined(ctx, src);
 }

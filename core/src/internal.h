@@ -135,6 +135,7 @@ struct ec_ctx {
     struct eci_prices *prices;        /* models/prices.csv (price.c), NULL when the folder has none */
     struct eci_prices *user_prices;   /* the last prices= file read, NULL until one is */
     struct eci_ref_cache *ref_cache;  /* one-GPU references of scaling efficiencies (predict.c) */
+    char models_dir[EC_PATH_MAX];     /* the folder ec_ctx_load_models read (ec_ctx_load_from reads it again) */
 };
 typedef struct eci_prices eci_prices;
 
@@ -248,6 +249,9 @@ EC_INTERNAL const eci_net *eci_net_find(ec_ctx *ctx, const char *name);
  * EC_EINVAL, EC_ENOTSUP, EC_EIO, EC_ENOMEM). */
 EC_INTERNAL const eci_net *eci_net_find_rc(ec_ctx *ctx, const char *name, int *rc);
 /* Check a description and register a copy of it (listed: shown by ec_model_count). */
+/* Define on dst every network defined on src (ec_network_define, Lua's ec.network), in src's
+ * order; presets and config.json paths are dst's own (loaded, or read when first named). */
+EC_INTERNAL int eci_net_copy_defined(ec_ctx *dst, const ec_ctx *src);
 EC_INTERNAL int eci_net_add(ec_ctx *ctx, const ec_network_def *def, int listed, const char *path,
                             const eci_net **out);
 

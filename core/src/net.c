@@ -480,6 +480,36 @@ void eci_net_free(ec_ctx *ctx)
     ctx->n_nets = ctx->cap_nets = 0;
 }
 
+/* The presets come first in both contexts (ec_ctx_load_models reads networks.csv before
+ * anything can be defined), so src's networks after dst's presets are the defined ones and the
+ * config.json paths src has read. */
+int eci_net_copy_defined(ec_ctx *dst, const ec_ctx *src)
+{
+    size_t presets = dst->n_nets;
+    for (size_t i = 0; i < presets && i < src->n_nets; i++)
+        if (strcmp(src->nets[i]->id, dst->nets[i]->id) != 0)
+            return eci_error(dst, EC_EINVAL, "models folder changed since it was first loaded: preset %zu is '%s', "
+                             "was '%s'", i + 1, dst->nets[i]->id, src->nets[i]->id);
+    for (size_t i = presets; i < src->n_nets; i++) {
+        const eci_net *n = src->nets[i];
+        if (!n->listed || n->path != NULL)
+            continue; /* a config.json: read again when dst's configs name it */
+        ec_network_def def = {
+            .id = n->id, .family = n->family, .layers = n->layers, .n_layers = n->n_layers,
+            .heads = n->heads, .n_heads = n->n_heads, .default_task = n->default_task,
+            .default_seq_len = n->default_seq_len, .max_positions = n->max_positions,
+            .image_size = n->image_size, .image_channels = n->image_channels,
+            .loss_in_forward = n->loss_in_forward, .attention = (ec_attention_impl)n->attention,
+            .published_params = n->published_params, .published_task = n->published_task,
+            .source = n->source,
+        };
+        int rc = eci_net_add(dst, &def, 1, NULL, NULL);
+        if (rc != EC_OK)
+            return rc;
+    }
+    return EC_OK;
+}
+
 /* ---- finding a network ---------------------------------------------------------------------- */
 static int looks_like_path(const char *name)
 {

@@ -1,0 +1,381 @@
+/*
+ * sweep.c: a sweep, every point of a product of config-key values over a base configuration,
+ * handed back in the product's order (the last axis fastest) by ec_sweep_next.  On one thread
+ * each call predicts its point on the caller's context.  On several, worker threads
+ * (workers.c, each with its own context) predict chunks of consecutive points ahead of the
+ * caller into a ring of a few chunks per thread; the caller reads the chunks in order and a
+ * worker takes the next chunk only when its slot of the ring is free, so memory stays bounded
+ * whatever the sweep's size and the points come back exactly as one thread gives them.  A
+ * sweep may also be one part of a sweep split over processes (opts.part of opts.parts): it
+ * predicts every parts-th block of points.  Axis values are config-key text (ec_config_set).
+ */
+#include "workers.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#define MAX_AXES 16
+/* opts.threads = 0: one thread per this many points at most (a worker's context takes about
+ * as long to load as a few thousand predictions). */
+#define AUTO_POINTS_PER_THREAD 2048
+/* Points per chunk: at most CHUNK_MAX, and about CHUNKS_PER_THREAD chunks per thread. */
+#define CHUNK_MAX 64
+#define CHUNKS_PER_THREAD 16
+#define DEFAULT_BLOCK 256
+
+typedef struct axis {
+    char *key;
+    char **values;
+    size_t n;
+} axis;
+
+typedef struct item {
+    size_t index;
+    int status;
+    ec_config cfg;
+    ec_config resolved;
+    ec_result res;
+    char msg[EC_ERRMSG_MAX];
+} item;
+
+struct ec_sweep {
+    ec_ctx *ctx;
+    ec_config base;
+    ec_sweep_opts opts;
+    axis axes[MAX_AXES];
+    size_t n_axes;
+    size_t total;                 /* points of the product */
+    size_t share;                 /* points of this part */
+    size_t pos;                   /* points handed out */
+    int started, done, threads;
+    size_t values[MAX_AXES];      /* the last point's value indices */
+    item *one;                    /* one thread: the current point */
+    /* several threads */
+    eci_workers *workers;
+    int sync;                     /* the mutex and conditions are initialised */
+    pthread_mutex_t lock;
+    pthread_cond_t free_cond;     /* the caller finished a chunk: its slot is free */
+    pthread_cond_t ready_cond;    /* a worker finished a chunk */
+    size_t chunk, n_chunks, n_slots;
+    item *slots;                  /* n_slots x chunk items */
+    size_t *slot_chunk;           /* k + 1 when the slot holds chunk k, finished */
+    size_t next_chunk;            /* the next chunk a worker takes */
+    size_t consumed;              /* chunks the caller has finished */
+    size_t cur_item, cur_items;   /* the caller's place in chunk `consumed` */
+    int have_chunk;
+    int stop;                     /* the caller stopped early: workers return */
+};
+
+void ec_sweep_opts_init(ec_sweep_opts *opts)
+{
+    if (opts != NULL)
+        *opts = (ec_sweep_opts){.threads = 0, .resolve = 0, .part = 0, .parts = 1, .block = DEFAULT_BLOCK};
+}
+
+int ec_sweep_new(ec_ctx *ctx, const ec_config *base, const ec_sweep_opts *opts, ec_sweep **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (ctx == NULL)
+        return EC_EMISUSE;
+    if (base == NULL || out == NULL)
+        return eci_error(ctx, EC_EMISUSE, "ec_sweep_new: NULL argument");
+    ec_sweep_opts o;
+    ec_sweep_opts_init(&o);
+    if (opts != NULL)
+        o = *opts;
+    if (o.threads < 0)
+        return eci_error(ctx, EC_EINVAL, "sweep: threads must be >= 0 (0: the cores available), got %d", o.threads);
+    if (o.parts < 1 || o.part >= o.parts)
+        return eci_error(ctx, EC_EINVAL, "sweep: part %zu of %zu parts (0 <= part < parts)", o.part, o.parts);
+    if (o.block < 1)
+        return eci_error(ctx, EC_EINVAL, "sweep: a block of %zu points (at least 1)", o.block);
+    ec_sweep *sw = eci_calloc(ctx, 1, sizeof *sw);
+    if (sw == NULL)
+        return EC_ENOMEM;
+    sw->ctx = ctx;
+    sw->base = *base;
+    sw->opts = o;
+    sw->total = 1;
+    *out = sw;
+    return EC_OK;
+}
+
+static void free_axis(ec_ctx *ctx, axis *a)
+{
+    for (size_t v = 0; a->values != NULL && v < a->n; v++)
+        eci_strfree(ctx, a->values[v]);
+    eci_free(ctx, a->values, a->n * sizeof *a->values);
+    eci_strfree(ctx, a->key);
+}
+
+int ec_sweep_axis(ec_sweep *sw, const char *key, const char *const *values, size_t n)
+{
+    if (sw == NULL)
+        return EC_EMISUSE;
+    ec_ctx *ctx = sw->ctx;
+    if (key == NULL || (values == NULL && n > 0))
+        return eci_error(ctx, EC_EMISUSE, "ec_sweep_axis: NULL argument");
+    if (sw->started)
+        return eci_error(ctx, EC_EMISUSE, "sweep: an axis added after the first point");
+    if (sw->n_axes == MAX_AXES)
+        return eci_error(ctx, EC_EINVAL, "a sweep has 1 to %d axes; '%s' would be axis %d", MAX_AXES, key,
+                         MAX_AXES + 1);
+    if (n == 0)
+        return eci_error(ctx, EC_EINVAL, "sweep axis '%s' has no values", key);
+    for (size_t a = 0; a < sw->n_axes; a++)
+        if (strcmp(sw->axes[a].key, key) == 0)
+            return eci_error(ctx, EC_EINVAL, "sweep axis '%s' is given twice", key);
+    for (size_t v = 0; v < n; v++) {
+        if (values[v] == NULL)
+            return eci_error(ctx, EC_EMISUSE, "ec_sweep_axis: value %zu of '%s' is NULL", v + 1, key);
+        ec_config scratch = sw->base;
+        int st = ec_config_set(ctx, &scratch, key, values[v]);
+        if (st != EC_OK)
+            return st;
+    }
+    if (sw->total > ((size_t)-1) / n)
+        return eci_error(ctx, EC_EINVAL, "sweep has too many points (more than %zu)", (size_t)-1);
+    axis *a = &sw->axes[sw->n_axes];
+    a->key = eci_strdup(ctx, key);
+    a->values = eci_calloc(ctx, n, sizeof *a->values);
+    a->n = n;
+    int ok = a->key != NULL && a->values != NULL;
+    for (size_t v = 0; ok && v < n; v++)
+        ok = (a->values[v] = eci_strdup(ctx, values[v])) != NULL;
+    if (!ok) {
+        free_axis(ctx, a);
+        memset(a, 0, sizeof *a);
+        return eci_error(ctx, EC_ENOMEM, "out of memory copying sweep axis '%s'", key);
+    }
+    sw->n_axes++;
+    sw->total *= n;
+    return EC_OK;
+}
+
+size_t ec_sweep_count(const ec_sweep *sw)
+{
+    return sw != NULL && sw->n_axes > 0 ? sw->total : 0;
+}
+
+/* Points of this part: blocks b = part, part + parts, ... of `block` points (the last short). */
+static size_t share_of(const ec_sweep *sw)
+{
+    size_t total = ec_sweep_count(sw), b = sw->opts.block, p = sw->opts.parts, r = sw->opts.part;
+    size_t blocks = total / b + (total % b != 0);
+    if (blocks <= r)
+        return 0;
+    size_t mine = (blocks - r - 1) / p + 1;
+    size_t last = r + (mine - 1) * p; /* this part's last block */
+    return last == blocks - 1 ? (mine - 1) * b + (total - last * b) : mine * b;
+}
+
+size_t ec_sweep_share(const ec_sweep *sw)
+{
+    return sw != NULL ? share_of(sw) : 0;
+}
+
+int ec_sweep_threads(const ec_sweep *sw)
+{
+    return sw != NULL ? sw->threads : 0;
+}
+
+/* Position q among this part's points -> position in the product. */
+static size_t owned_index(const ec_sweep *sw, size_t q)
+{
+    size_t b = sw->opts.block;
+    return (sw->opts.part + (q / b) * sw->opts.parts) * b + q % b;
+}
+
+static void decompose(const ec_sweep *sw, size_t index, size_t *values)
+{
+    for (size_t a = sw->n_axes; a-- > 0;) {
+        values[a] = index % sw->axes[a].n;
+        index /= sw->axes[a].n;
+    }
+}
+
+/* Predict point `index` on ctx into it. */
+static void fill(const ec_sweep *sw, ec_ctx *ctx, size_t index, item *it)
+{
+    size_t values[MAX_AXES];
+    decompose(sw, index, values);
+    it->index = index;
+    it->cfg = sw->base;
+    int st = EC_OK;
+    for (size_t a = 0; a < sw->n_axes && st == EC_OK; a++)
+        st = ec_config_set(ctx, &it->cfg, sw->axes[a].key, sw->axes[a].values[values[a]]);
+    if (st == EC_OK)
+        st = ec_predict(ctx, &it->cfg, &it->res);
+    it->status = st;
+    if (st == EC_OK) {
+        it->msg[0] = '\0';
+        if (sw->opts.resolve && ec_config_resolve(ctx, &it->cfg, &it->resolved) != EC_OK)
+            it->resolved = it->cfg; /* cannot fail after a prediction of it succeeded */
+    } else {
+        eci_strlcpy(it->msg, ec_ctx_errmsg(ctx), sizeof it->msg);
+    }
+}
+
+static int work(void *ud, ec_ctx *wctx, int worker)
+{
+    ec_sweep *sw = ud;
+    (void)worker;
+    for (;;) {
+        pthread_mutex_lock(&sw->lock);
+        while (!sw->stop && sw->next_chunk < sw->n_chunks && sw->next_chunk >= sw->consumed + sw->n_slots)
+            pthread_cond_wait(&sw->free_cond, &sw->lock);
+        if (sw->stop || sw->next_chunk >= sw->n_chunks) {
+            pthread_mutex_unlock(&sw->lock);
+            return EC_OK;
+        }
+        size_t k = sw->next_chunk++;
+        pthread_mutex_unlock(&sw->lock);
+        item *slot = sw->slots + (k % sw->n_slots) * sw->chunk;
+        size_t first = k * sw->chunk, n = sw->share - first < sw->chunk ? sw->share - first : sw->chunk;
+        for (size_t j = 0; j < n; j++)
+            fill(sw, wctx, owned_index(sw, first + j), &slot[j]);
+        pthread_mutex_lock(&sw->lock);
+        sw->slot_chunk[k % sw->n_slots] = k + 1;
+        pthread_cond_broadcast(&sw->ready_cond);
+        pthread_mutex_unlock(&sw->lock);
+    }
+}
+
+static int start(ec_sweep *sw)
+{
+    ec_ctx *ctx = sw->ctx;
+    sw->started = 1;
+    if (sw->n_axes == 0)
+        return eci_error(ctx, EC_EINVAL, "a sweep has 1 to %d axes, got none", MAX_AXES);
+    sw->share = share_of(sw);
+    size_t t = (size_t)sw->opts.threads;
+    if (t == 0) {
+        t = (size_t)eci_workers_available();
+        size_t by_size = sw->share / AUTO_POINTS_PER_THREAD + 1;
+        if (t > by_size)
+            t = by_size;
+    }
+    sw->chunk = sw->share / (t * CHUNKS_PER_THREAD);
+    sw->chunk = sw->chunk < 1 ? 1 : sw->chunk > CHUNK_MAX ? CHUNK_MAX : sw->chunk;
+    sw->n_chunks = sw->share / sw->chunk + (sw->share % sw->chunk != 0);
+    if (t > sw->n_chunks)
+        t = sw->n_chunks;
+    if (t <= 1) {
+        sw->threads = 1;
+        sw->one = eci_malloc(ctx, sizeof *sw->one);
+        return sw->one != NULL ? EC_OK : EC_ENOMEM;
+    }
+    sw->threads = (int)t;
+    sw->n_slots = 2 * t + 2;
+    sw->slots = eci_malloc(ctx, sw->n_slots * sw->chunk * sizeof *sw->slots);
+    sw->slot_chunk = eci_calloc(ctx, sw->n_slots, sizeof *sw->slot_chunk);
+    if (sw->slots == NULL || sw->slot_chunk == NULL)
+        return EC_ENOMEM;
+    pthread_mutex_init(&sw->lock, NULL);
+    pthread_cond_init(&sw->free_cond, NULL);
+    pthread_cond_init(&sw->ready_cond, NULL);
+    sw->sync = 1;
+    return eci_workers_start(ctx, (int)t, work, sw, &sw->workers);
+}
+
+/* Stop the workers (early or at the end) and join them: EC_OK or a worker's failure. */
+static int finish(ec_sweep *sw)
+{
+    if (sw->workers == NULL)
+        return EC_OK;
+    pthread_mutex_lock(&sw->lock);
+    sw->stop = 1;
+    pthread_cond_broadcast(&sw->free_cond);
+    pthread_mutex_unlock(&sw->lock);
+    int st = eci_workers_join(sw->workers);
+    sw->workers = NULL;
+    return st;
+}
+
+int ec_sweep_next(ec_sweep *sw, ec_sweep_point *out)
+{
+    if (sw == NULL)
+        return EC_EMISUSE;
+    ec_ctx *ctx = sw->ctx;
+    if (out == NULL)
+        return eci_error(ctx, EC_EMISUSE, "ec_sweep_next: NULL argument");
+    if (!sw->started) {
+        int st = start(sw);
+        if (st != EC_OK) {
+            sw->done = 1;
+            return st;
+        }
+    }
+    if (sw->done || sw->pos >= sw->share) {
+        sw->done = 1;
+        return eci_error(ctx, EC_EMISUSE, "ec_sweep_next: the sweep is done (%zu points)", sw->pos);
+    }
+    item *it;
+    if (sw->one != NULL) {
+        it = sw->one;
+        fill(sw, ctx, owned_index(sw, sw->pos), it);
+    } else {
+        if (!sw->have_chunk || sw->cur_item == sw->cur_items) {
+            pthread_mutex_lock(&sw->lock);
+            if (sw->have_chunk) {
+                sw->consumed++;
+                pthread_cond_broadcast(&sw->free_cond);
+            }
+            size_t k = sw->consumed;
+            while (sw->slot_chunk[k % sw->n_slots] != k + 1)
+                pthread_cond_wait(&sw->ready_cond, &sw->lock);
+            pthread_mutex_unlock(&sw->lock);
+            sw->have_chunk = 1;
+            sw->cur_item = 0;
+            sw->cur_items = sw->share - k * sw->chunk < sw->chunk ? sw->share - k * sw->chunk : sw->chunk;
+        }
+        it = sw->slots + (sw->consumed % sw->n_slots) * sw->chunk + sw->cur_item++;
+    }
+    sw->pos++;
+    if (sw->pos == sw->share)
+        sw->done = 1;
+    if (it->status == EC_ENOMEM || it->status == EC_EMISUSE) { /* the library, not the point: stop */
+        sw->done = 1;
+        finish(sw);
+        return eci_error(ctx, it->status, "%s", it->msg);
+    }
+    if (sw->done) {
+        int st = finish(sw);
+        if (st != EC_OK)
+            return st;
+    }
+    decompose(sw, it->index, sw->values);
+    out->index = it->index;
+    out->values = sw->values;
+    out->config = &it->cfg;
+    out->resolved = sw->opts.resolve && it->status == EC_OK ? &it->resolved : &it->cfg;
+    out->status = it->status;
+    out->result = &it->res;
+    out->message = it->msg;
+    return EC_OK;
+}
+
+int ec_sweep_done(const ec_sweep *sw)
+{
+    return sw == NULL || sw->done || (sw->n_axes > 0 && share_of(sw) <= sw->pos);
+}
+
+void ec_sweep_free(ec_sweep *sw)
+{
+    if (sw == NULL)
+        return;
+    ec_ctx *ctx = sw->ctx;
+    finish(sw);
+    if (sw->sync) {
+        pthread_mutex_destroy(&sw->lock);
+        pthread_cond_destroy(&sw->free_cond);
+        pthread_cond_destroy(&sw->ready_cond);
+    }
+    eci_free(ctx, sw->slots, sw->n_slots * sw->chunk * sizeof *sw->slots);
+    eci_free(ctx, sw->slot_chunk, sw->n_slots * sizeof *sw->slot_chunk);
+    eci_free(ctx, sw->one, sizeof *sw->one);
+    for (size_t a = 0; a < sw->n_axes; a++)
+        free_axis(ctx, &sw->axes[a]);
+    eci_free(ctx, sw, sizeof *sw);
+}

@@ -1,0 +1,212 @@
+/*
+ * test_sweep.c: ec_sweep, the library's sweep over a product of config-key values (sweep.c):
+ * on several threads it hands back, in order, exactly the points ec_predict gives on one
+ * context (refused points with their message); the parts of a sweep split over processes
+ * cover every point once; a sweep stopped early frees its threads; misuse and bad axes are
+ * refused naming the key.  Also ec_ctx_load_from, which gives each thread its context.
+ */
+#include "ec_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const models[] = {"bert-base", "resnet-50", "gpt2"};
+static const char *const gpus[] = {"t4", "a100-sxm4-80gb", "h100-sxm5-80gb"};
+static const char *const batches[] = {"1", "8", "64"};
+static const char *const counts[] = {"1", "2", "8"};
+static const char *const tps[] = {"1", "2"};
+#define N_POINTS (3 * 3 * 3 * 3 * 2)
+
+static ec_sweep *make(ec_ctx *ctx, const ec_sweep_opts *opts)
+{
+    ec_config base;
+    ec_config_init(&base);
+    ec_sweep *sw = NULL;
+    assert_int_equal(ec_sweep_new(ctx, &base, opts, &sw), EC_OK);
+    assert_int_equal(ec_sweep_axis(sw, "model", models, 3), EC_OK);
+    assert_int_equal(ec_sweep_axis(sw, "gpu", gpus, 3), EC_OK);
+    assert_int_equal(ec_sweep_axis(sw, "batch_per_gpu", batches, 3), EC_OK);
+    assert_int_equal(ec_sweep_axis(sw, "num_gpus", counts, 3), EC_OK);
+    assert_int_equal(ec_sweep_axis(sw, "tp", tps, 2), EC_OK);
+    return sw;
+}
+
+/* Point i predicted directly (last axis fastest). */
+static int direct(ec_ctx *ctx, size_t i, ec_result *res, char *msg, size_t n)
+{
+    ec_config cfg;
+    ec_config_init(&cfg);
+    size_t tp = i % 2, ng = i / 2 % 3, b = i / 6 % 3, g = i / 18 % 3, m = i / 54;
+    assert_int_equal(ec_config_set(ctx, &cfg, "model", models[m]), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu", gpus[g]), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "batch_per_gpu", batches[b]), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "num_gpus", counts[ng]), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "tp", tps[tp]), EC_OK);
+    int st = ec_predict(ctx, &cfg, res);
+    snprintf(msg, n, "%s", st == EC_OK ? "" : ec_ctx_errmsg(ctx));
+    return st;
+}
+
+static void check_threads(int threads)
+{
+    ec_ctx *ctx = ec_test_ctx();
+    ec_sweep_opts opts;
+    ec_sweep_opts_init(&opts);
+    opts.threads = threads;
+    ec_sweep *sw = make(ctx, &opts);
+    assert_int_equal(ec_sweep_count(sw), N_POINTS);
+    assert_int_equal(ec_sweep_share(sw), N_POINTS);
+    size_t n = 0, refused = 0;
+    while (!ec_sweep_done(sw)) {
+        ec_sweep_point pt;
+        assert_int_equal(ec_sweep_next(sw, &pt), EC_OK);
+        assert_int_equal(pt.index, n);
+        /* The context must stay the caller's between points: predict on it here. */
+        ec_result want;
+        char msg[1024]; /* the context's message buffer (EC_ERRMSG_MAX in internal.h) */
+        int st = direct(ctx, n, &want, msg, sizeof msg);
+        assert_int_equal(pt.status, st);
+        if (st == EC_OK) {
+            /* bit-identical: the same arithmetic on another context */
+            if (pt.result->step_s != want.step_s || pt.result->memory.peak_bytes != want.memory.peak_bytes ||
+                pt.result->samples_per_s != want.samples_per_s)
+                fail_msg("point %zu: step %.17g s, direct %.17g s", n, pt.result->step_s, want.step_s);
+        } else {
+            assert_string_equal(pt.message, msg);
+            refused++;
+        }
+        assert_int_equal(pt.values[4], n % 2);
+        assert_string_equal(pt.config->gpu, gpus[n / 18 % 3]);
+        n++;
+    }
+    assert_int_equal(n, N_POINTS);
+    assert_true(refused > 0 && refused < N_POINTS);
+    assert_int_equal(ec_sweep_threads(sw), threads);
+    ec_sweep_point pt;
+    assert_int_equal(ec_sweep_next(sw, &pt), EC_EMISUSE); /* done */
+    ec_sweep_free(sw);
+    ec_ctx_free(ctx);
+}
+
+static void test_one_thread(void **state)
+{
+    (void)state;
+    check_threads(1);
+}
+
+static void test_four_threads(void **state)
+{
+    (void)state;
+    check_threads(4);
+}
+
+static void test_parts_cover_every_point_once(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    unsigned char seen[N_POINTS] = {0};
+    size_t sum = 0;
+    for (size_t part = 0; part < 3; part++) {
+        ec_sweep_opts opts;
+        ec_sweep_opts_init(&opts);
+        opts.part = part;
+        opts.parts = 3;
+        opts.block = 7;
+        opts.threads = 2;
+        ec_sweep *sw = make(ctx, &opts);
+        size_t share = ec_sweep_share(sw), n = 0, last = 0;
+        while (!ec_sweep_done(sw)) {
+            ec_sweep_point pt;
+            assert_int_equal(ec_sweep_next(sw, &pt), EC_OK);
+            assert_true(pt.index < N_POINTS);
+            assert_int_equal(pt.index / 7 % 3, part); /* block b goes to part b % parts */
+            assert_true(n == 0 || pt.index > last);
+            last = pt.index;
+            seen[pt.index]++;
+            n++;
+        }
+        assert_int_equal(n, share);
+        sum += share;
+        ec_sweep_free(sw);
+    }
+    assert_int_equal(sum, N_POINTS);
+    for (size_t i = 0; i < N_POINTS; i++)
+        assert_int_equal(seen[i], 1);
+    ec_ctx_free(ctx);
+}
+
+static void test_stopped_early(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_sweep_opts opts;
+    ec_sweep_opts_init(&opts);
+    opts.threads = 4;
+    ec_sweep *sw = make(ctx, &opts);
+    for (int i = 0; i < 5; i++) {
+        ec_sweep_point pt;
+        assert_int_equal(ec_sweep_next(sw, &pt), EC_OK);
+    }
+    ec_sweep_free(sw); /* the workers stop; nothing leaks (the ASan build checks) */
+    sw = make(ctx, &opts);
+    ec_sweep_free(sw); /* never started */
+    ec_ctx_free(ctx);
+}
+
+static void test_misuse_and_bad_axes(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config base;
+    ec_config_init(&base);
+    ec_sweep_opts opts;
+    ec_sweep_opts_init(&opts);
+    ec_sweep *sw = NULL;
+    opts.threads = -1;
+    assert_int_equal(ec_sweep_new(ctx, &base, &opts, &sw), EC_EINVAL);
+    assert_null(sw);
+    opts.threads = 0;
+    opts.part = 2;
+    opts.parts = 2;
+    assert_int_equal(ec_sweep_new(ctx, &base, &opts, &sw), EC_EINVAL);
+    assert_int_equal(ec_sweep_new(ctx, NULL, NULL, &sw), EC_EMISUSE);
+    assert_int_equal(ec_sweep_new(ctx, &base, NULL, &sw), EC_OK);
+    ec_sweep_point pt;
+    const char *const bad[] = {"8", "-2"};
+    assert_int_equal(ec_sweep_axis(sw, "batch_per_gpu", bad, 2), EC_EINVAL);
+    assert_contains(ec_ctx_errmsg(ctx), "batch_per_gpu");
+    assert_int_equal(ec_sweep_axis(sw, "bach", bad, 1), EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), "bach");
+    assert_int_equal(ec_sweep_axis(sw, "batch_per_gpu", bad, 0), EC_EINVAL);
+    assert_int_equal(ec_sweep_axis(sw, "batch_per_gpu", bad, 1), EC_OK);
+    assert_int_equal(ec_sweep_axis(sw, "batch_per_gpu", bad, 1), EC_EINVAL);
+    assert_contains(ec_ctx_errmsg(ctx), "twice");
+    ec_sweep_free(sw);
+    assert_int_equal(ec_sweep_new(ctx, &base, NULL, &sw), EC_OK);
+    assert_int_equal(ec_sweep_count(sw), 0);
+    assert_int_equal(ec_sweep_next(sw, &pt), EC_EINVAL); /* no axes */
+    ec_sweep_free(sw);
+    ec_sweep_free(NULL);
+    /* ec_ctx_load_from */
+    ec_ctx *bare = ec_test_ctx_bare(), *other = ec_test_ctx_bare();
+    assert_int_equal(ec_ctx_load_from(bare, NULL), EC_EMISUSE);
+    assert_int_equal(ec_ctx_load_from(bare, bare), EC_EMISUSE);
+    assert_int_equal(ec_ctx_load_from(bare, other), EC_EMISUSE); /* no models on the source */
+    assert_int_equal(ec_ctx_load_from(bare, ctx), EC_OK);
+    ec_ctx_free(bare);
+    ec_ctx_free(other);
+    ec_ctx_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_thread),
+        cmocka_unit_test(test_four_threads),
+        cmocka_unit_test(test_parts_cover_every_point_once),
+        cmocka_unit_test(test_stopped_early),
+        cmocka_unit_test(test_misuse_and_bad_axes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
