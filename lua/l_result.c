@@ -70,6 +70,14 @@ static const result_field fields[] = {
     F("straggler_s", NULL, "straggler_s", F_NUM, straggler_s, 0),
     F("other_gpu_busy_s", NULL, "other_gpu_busy_s", F_NUM, other_gpu_busy_s, 0),
     F("other_gpu_peak_bytes", NULL, "other_gpu_peak_bytes", F_NUM, other_gpu_peak_bytes, 0),
+    /* issue 19: the memory readings, evaluation, the first step */
+    F("memory_allocated_bytes", "memory", "allocated_bytes", F_NUM, memory.allocated_bytes, 0),
+    F("memory_reserved_bytes", "memory", "reserved_bytes", F_NUM, memory.reserved_bytes, 0),
+    F("memory_nvml_bytes", "memory", "nvml_bytes", F_NUM, memory.nvml_bytes, 0),
+    F("eval_s", NULL, "eval_s", F_NUM, eval_s, 0),
+    F("eval_step_s", NULL, "eval_step_s", F_NUM, eval_step_s, 0),
+    F("first_step_s", NULL, "first_step_s", F_NUM, first_step_s, 0),
+    F("train_s", NULL, "train_s", F_NUM, train_s, 0),
     F("warnings", NULL, "warnings", F_WARNINGS, warning_text, 0),
 };
 

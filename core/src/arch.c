@@ -90,7 +90,7 @@ static ec_attention_layer attention_of(const eci_arch *a, int causal, int cross,
                                 .qkv_bias = a->qkv_bias, .out_bias = a->out_bias,
                                 .position = cross ? EC_POS_NONE : a->position, .window = window,
                                 .dropout = a->attn_dropout, .qk_norm = a->qk_norm, .softcap = a->softcap,
-                                .relative_span = a->relative_span};
+                                .relative_span = a->relative_span, .softmax_fp32 = a->softmax_fp32};
 }
 
 static void attention(eci_desc *d, const ec_attention_layer *at)
@@ -195,10 +195,11 @@ static void text_input(eci_desc *d, const eci_arch *a)
     }
     if (a->emb_dropout)
         dropout(d);
-    if (a->embedding_size > 0 && a->embedding_size != a->hidden) { /* ALBERT's embedding_hidden_mapping_in */
+    if (a->embedding_size > 0 && a->embedding_size != a->hidden) { /* ALBERT's embedding_hidden_mapping_in,
+                                                                    * OPT's project_in (no bias) */
         ec_layer *l = add(d, EC_LAYER_LINEAR);
         if (l != NULL)
-            l->u.linear = (ec_linear_layer){.out = a->hidden, .bias = 1};
+            l->u.linear = (ec_linear_layer){.out = a->hidden, .bias = !a->emb_proj_nobias};
     }
 }
 
@@ -265,6 +266,11 @@ static void transformer(eci_desc *d, const eci_arch *a)
             norm(d, a);
         if (cross && a->dropout)
             dropout(d);
+        if (a->out_proj > 0) { /* OPT's project_out back to the embedding width */
+            ec_layer *l = add(d, EC_LAYER_LINEAR);
+            if (l != NULL)
+                l->u.linear = (ec_linear_layer){.out = a->out_proj, .bias = 0};
+        }
     }
     transformer_heads(d, a);
 }

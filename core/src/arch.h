@@ -65,6 +65,11 @@ typedef struct eci_arch {
     int default_seq_len;
     int loss_in_forward;
     ec_attention_impl attention;
+    /* Appended for issue 19 (OPT). */
+    int emb_proj_nobias;     /* the projection after a narrower embedding has no bias (OPT's project_in) */
+    int out_proj;            /* width of a projection (no bias) after the last layer, before the head
+                                (OPT's project_out), 0 = none */
+    int softmax_fp32;        /* eager attention upcasts the softmax to fp32 in a 16-bit model */
 } eci_arch;
 
 /* A description under construction (arch.c); layers and head tasks owned. */

@@ -106,6 +106,21 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     int half = precision == EC_PREC_AMP_FP16 || precision == EC_PREC_AMP_BF16 || precision == EC_PREC_FP16 ||
                precision == EC_PREC_BF16;
     r->gemm_in_bytes = half ? 2.0 : 4.0;
+    /* Fused attention: flash at 16 bits (the matmul rate); fp32 inputs (fp32 and tf32 alike:
+     * allow_tf32 does not reach it) go to the memory-efficient kernel, which multiplies with
+     * 3xTF32 on tensor cores from Ampere on (CUTLASS OpMultiplyAddFastF32) and on CUDA cores
+     * before. */
+    r->attn_flop_per_s = r->gemm_flop_per_s;
+    r->attn_scale = r->gemm_scale;
+    if (!half) {
+        if (g->peak_tf32_flop_per_s > 0 && g->compute_capability >= 8.0) {
+            r->attn_flop_per_s = g->peak_tf32_flop_per_s * g->gemm_eff_tf32_frac / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes);
+            r->attn_scale = a ? a->gemm_scale : c->gemm_scale;
+        } else {
+            r->attn_flop_per_s = g->peak_fp32_flop_per_s * g->gemm_eff_fp32_frac;
+            r->attn_scale = a ? a->simt_scale : c->simt_scale;
+        }
+    }
 }
 
 /* Useful share of the tiles launched: tile quantization (partial tiles at the edges) and
@@ -146,11 +161,12 @@ double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double 
     if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
         return 0;
     double flop = 2.0 * m * n * k * batch;
-    double rate = r->gemm_flop_per_s * r->gemm_scale * eci_gemm_util(r, m, n, k, batch);
+    double util = eci_gemm_util(r, m, n, k, batch);
+    double rate = r->gemm_flop_per_s * r->gemm_scale * util;
     if (kind == ECI_OP_CONV)
         rate *= r->conv_eff;
     else if (kind == ECI_OP_ATTN)
-        rate *= r->attn_eff;
+        rate = r->attn_flop_per_s * r->attn_scale * util * r->attn_eff;
     double t_math = flop / rate;
     double bytes = (m * k + k * n + m * n) * batch * r->gemm_in_bytes;
     double t_mem = bytes / (r->mem_bytes_per_s * r->mem_scale);
@@ -191,6 +207,18 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
             if (op->param_tensors >= 2) {
                 c->bwd_s += eci_mem_time_s(r, op->m * op->n * r->gemm_in_bytes, 1);
                 c->bwd_kernels++;
+            }
+        }
+        if (op->layout_bytes > 0 && r->tensor_cores) {
+            /* NCHW on tensor cores: cuDNN transposes the operands to NHWC and back, twice as
+             * many in backward (data and weight gradients) */
+            int kf = (int)eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd);
+            int kb = (int)eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd);
+            c->fwd_s += eci_mem_time_s(r, op->layout_bytes, kf);
+            c->fwd_kernels += kf;
+            if (op->bwd) {
+                c->bwd_s += eci_mem_time_s(r, op->layout_bytes * kb / (kf > 0 ? kf : 1), kb);
+                c->bwd_kernels += kb;
             }
         }
         break;
@@ -236,7 +264,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { COST_KEY_VALUES = 20 };
+enum { COST_KEY_VALUES = 24 };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -256,9 +284,9 @@ struct eci_cost_cache {
 };
 
 /* make_cost_key lists every field of eci_rates before `warnings` (14 doubles, tensor_cores,
- * gemm_scale, mem_scale): a field added there must join the key, or changing it would return
- * stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == 17 * sizeof(double),
+ * gemm_scale, mem_scale, attn_flop_per_s, attn_scale): a field added there must join the key,
+ * or changing it would return stale costs. */
+_Static_assert(offsetof(eci_rates, warnings) == 19 * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -267,7 +295,8 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->gemm_peak_flop_per_s, r->gemm_flop_per_s, r->gemm_in_bytes, r->mem_bytes_per_s, r->floor_s,
         r->sm_count, r->tile_large_m, r->tile_large_n, r->tile_small_m, r->tile_small_n, r->tile_small_eff,
         r->k_half, r->conv_eff, r->attn_eff, (double)r->tensor_cores, r->gemm_scale, r->mem_scale, gpu_scale,
-        eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor)};
+        eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->attn_flop_per_s,
+        r->attn_scale, eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd), eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd)};
     memcpy(k->v, v, sizeof v);
 }
 

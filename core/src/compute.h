@@ -20,6 +20,9 @@ typedef struct eci_rates {
     double k_half, conv_eff, attn_eff;
     int tensor_cores;             /* the matmul unit is a tensor core */
     double gemm_scale, mem_scale; /* calibration factors */
+    /* Appended for issue 19: fused attention's own rate (at fp32/tf32 PyTorch runs the
+     * memory-efficient kernel, 3xTF32 on Ampere and later, CUDA cores before), with its scale. */
+    double attn_flop_per_s, attn_scale;
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
 } eci_rates;

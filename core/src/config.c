@@ -23,6 +23,8 @@ _Static_assert(sizeof(ec_optimizer) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_tokenize) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_tokenizer) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_attention) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_memory_format) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_trainer) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -43,8 +45,8 @@ typedef struct key_def {
     double lo, hi;         /* valid range of the text value (KIND_INT, KIND_DBL) */
     double scale;          /* KIND_DBL: field = value x scale */
     double def;            /* default (numeric kinds; enum index) */
-    char choices[64];      /* KIND_ENUM: ", "-separated names in enum order */
-    char help[112];        /* one line, with the unit and default */
+    char choices[160];     /* KIND_ENUM: ", "-separated names in enum order */
+    char help[128];        /* one line, with the unit and default */
 } key_def;
 
 #define FSIZE(f) sizeof(((ec_config *)0)->f)
@@ -77,10 +79,13 @@ static const key_def KEYS[] = {
     STR(lengths, "length distribution: lognormal(median,sigma), normal, uniform, fixed, or a CSV path"),
     INT(image_size, 1, 65536, 0, "pixels per side for vision models [preset default]"),
     INT(grad_accum, 1, 1048576, 1, "micro-steps per optimizer step, 1..1048576 [1]"),
-    ENUM("optimizer", optimizer, EC_OPT_ADAMW, "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb",
-         "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb [adamw]"),
+    ENUM("optimizer", optimizer, EC_OPT_ADAMW,
+         "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb, adamw_torch, adamw_torch_fused, adamw_hf, "
+         "adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none",
+         "sgd, adam(w), adamw_foreach/_fused, lamb, adamw_torch(_fused), adamw_hf, adafactor, (paged_)adamw_8bit, none [adamw]"),
     BOOL(checkpointing, "activation (gradient) checkpointing, 0/1 [0]"),
-    BOOL(compile, "torch.compile, 0/1 [0]"),
+    ENUM("compile", compile, 0, "0, 1, reduce-overhead, max-autotune, max-autotune-no-cudagraphs",
+         "torch.compile: 0 (eager), 1 (default mode), reduce-overhead, max-autotune(-no-cudagraphs) [0]"),
     ENUM("attention", attention, 0, "sdpa, eager",
          "attention implementation: sdpa (fused, HF default) or eager (explicit s x s scores) [sdpa]"),
     INT(num_workers, 0, 1024, 0, "DataLoader worker processes, 0..1024 [0]"),
@@ -99,8 +104,8 @@ static const key_def KEYS[] = {
     DBL("eval_samples", eval_samples, 0, 1e15, 1, 0, "evaluation samples per epoch, 0..1e15 [0]"),
     DBL("checkpoints_per_epoch", checkpoints_per_epoch, 0, 1e6, 1, 0,
         "checkpoint writes (weights + optimizer states) per epoch, 0..1e6 [0]"),
-    ENUM("data", data_synthetic, 0, "real, synthetic",
-         "real, or synthetic (no input-pipeline cost) [real]"),
+    ENUM("data", data_synthetic, 0, "real, synthetic, on_gpu",
+         "real, synthetic (no loader cost), on_gpu (already on the GPU: no copy either) [real]"),
     DBL("gpu_step_s", gpu_step_s, 0, 3600, 1, 0,
         "measured GPU step time in seconds replacing the compute model, 0..3600 [0 = model]"),
     STR(profile, "calibrated profile CSV from calibrate [none]"),
@@ -111,6 +116,18 @@ static const key_def KEYS[] = {
     DBL("loop_syncs_per_sample", loop_syncs_per_sample, 0, 1e6, 1, 0,
         "torch.tensor(..., device=cuda) calls per sample in that loop; each blocks the host [0]"),
     INT(target_len, 1, 1048576, 0, "decoder tokens per sample of encoder-decoder models (T5) [seq_len]"),
+    /* issue 19: the ordinary PyTorch / Hugging Face stack */
+    ENUM("memory_format", memory_format, 0, "contiguous, channels_last",
+         "CNN tensor layout: contiguous (NCHW) or channels_last (NHWC) [contiguous]"),
+    ENUM("trainer", trainer, 0, "plain, hf, lightning",
+         "training loop: plain (hand-written), hf (transformers.Trainer), lightning [plain]"),
+    DBL("max_grad_norm", max_grad_norm, 0, 1e12, 1, -1,
+        "gradient clipping by total norm, 0 = off [trainer's default: hf 1.0, plain/lightning off]"),
+    INT(eval_batch, 1, 1048576, 0, "evaluation batch per GPU, 1..1048576 [batch_per_gpu]"),
+    INT(eval_every_steps, 1, 1000000000, 0, "evaluate every N optimizer steps [once per epoch]"),
+    BOOL(expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, 0/1 [0]"),
+    DBL("torch_version", torch_version, 1, 99, 1, 0,
+        "PyTorch release whose defaults apply (before 2.0: zeroed grads kept, optimizers loop) [current]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
@@ -351,6 +368,9 @@ static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
     }
     case KIND_ENUM: {
         int e = find_choice(k->choices, value);
+        if (e < 0 && strncmp(k->choices, "0, 1,", 5) == 0) /* a level that was a bool (compile) */
+            e = ascii_ieq(value, "true") || ascii_ieq(value, "yes") || ascii_ieq(value, "default") ? 1
+                : ascii_ieq(value, "false") || ascii_ieq(value, "no") ? 0 : -1;
         if (e < 0)
             return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not one of %s", k->name, value,
                              k->choices);

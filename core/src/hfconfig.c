@@ -293,6 +293,7 @@ static void map_gpt2(jr *r, eci_arch *a)
 static void llama_like(jr *r, eci_arch *a)
 {
     hf_common(r, a);
+    a->softmax_fp32 = 1; /* eager_attention_forward: softmax(..., dtype=torch.float32).to(query.dtype) */
     a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
     a->hidden = jint(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
     a->decoder_layers = jint(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
@@ -412,6 +413,7 @@ static void map_phi3(jr *r, eci_arch *a)
 static void map_gpt_neox(jr *r, eci_arch *a)
 {
     hf_common(r, a);
+    a->softmax_fp32 = 1; /* softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype) */
     a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
     a->hidden = jint(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
     a->decoder_layers = jint(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
@@ -468,6 +470,7 @@ static void map_falcon(jr *r, eci_arch *a)
 static void map_mpt(jr *r, eci_arch *a)
 {
     hf_common(r, a);
+    a->softmax_fp32 = 1; /* MptAttention: softmax(attn_weights.float(), dim=-1).to(value_states.dtype) */
     a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
     a->hidden = jint(r, "d_model", 0, 1, 1, MAX_WIDTH);
     a->decoder_layers = jint(r, "n_layers", 0, 1, 1, MAX_LAYERS);
@@ -504,6 +507,65 @@ static void map_mpt(jr *r, eci_arch *a)
     a->default_seq_len = a->max_positions;
 }
 
+/* modeling_opt.py: learned positions, an embedding of word_embed_proj_dim with project_in /
+ * project_out (no bias) when it differs from hidden_size, pre-norm layers with a final norm
+ * when do_layer_norm_before (post-norm and no final norm otherwise: opt-350m), biases
+ * (enable_bias), ReLU MLP of ffn_dim, dropout after attention and MLP, a tied head. */
+static void map_opt(jr *r, eci_arch *a)
+{
+    hf_common(r, a);
+    a->softmax_fp32 = 1; /* fp16 attn_weights: softmax(..., dtype=torch.float32).to(torch.float16) */
+    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = jint(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
+    a->decoder_layers = jint(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
+    a->heads = jint(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
+    a->ffn = jint(r, "ffn_dim", 0, 1, 1, MAX_FFN);
+    a->max_positions = jint(r, "max_position_embeddings", 2048, 0, 1, MAX_POS);
+    int proj = jint(r, "word_embed_proj_dim", a->hidden, 0, 1, MAX_WIDTH);
+    if (proj != a->hidden) {
+        a->embedding_size = proj;
+        a->emb_proj_nobias = 1;
+        a->out_proj = proj;
+    }
+    a->act = act_of(r, "activation_function", jstr(r, "activation_function", "relu"));
+    a->learned_positions = 1;
+    int pre = jbool(r, "do_layer_norm_before", 1);
+    a->post_norm = !pre;
+    a->final_norm = pre && !jbool(r, "_remove_final_layer_norm", 0);
+    a->qkv_bias = a->out_bias = a->mlp_bias = jbool(r, "enable_bias", 1);
+    a->tie = jbool(r, "tie_word_embeddings", 1);
+    a->dropout = positive(jnum(r, "dropout", 0.1));
+    a->attn_dropout = positive(jnum(r, "attention_dropout", 0));
+    a->default_seq_len = a->max_positions;
+}
+
+/* modeling_bloom.py: a LayerNorm after the word embeddings, ALiBi, fused query_key_value and
+ * every linear with a bias, pre-norm layers, a 4h MLP with BLOOM's tanh GELU (Python, like
+ * gelu_new), a final ln_f, a tied head; BloomAttention has no SDPA path (eager baddbmm). */
+static void map_bloom(jr *r, eci_arch *a)
+{
+    static const char *const width[] = {"hidden_size", "n_embed", NULL};
+    static const char *const layers[] = {"n_layer", "num_hidden_layers", NULL};
+    static const char *const heads[] = {"n_head", "num_attention_heads", NULL};
+    hf_common(r, a);
+    a->softmax_fp32 = 1; /* F.softmax(attn_weights, dim=-1, dtype=torch.float32).to(input_dtype) */
+    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = jint_any(r, width, 0, 1, 1, MAX_WIDTH);
+    a->decoder_layers = jint_any(r, layers, 0, 1, 1, MAX_LAYERS);
+    a->heads = jint_any(r, heads, 0, 1, 1, MAX_HEADS);
+    a->ffn = 4 * a->hidden;
+    a->act = EC_ACT_GELU_TANH;
+    a->position = EC_POS_ALIBI;
+    a->emb_norm = 1;
+    a->qkv_fused = a->qkv_bias = a->out_bias = a->mlp_bias = 1;
+    a->final_norm = 1;
+    a->tie = jbool(r, "tie_word_embeddings", 1);
+    a->dropout = positive(jnum(r, "hidden_dropout", 0));
+    a->attn_dropout = positive(jnum(r, "attention_dropout", 0));
+    a->attention = EC_NET_ATTN_EAGER;
+    a->default_seq_len = 2048;
+}
+
 /* ---- encoder-decoder ------------------------------------------------------------------------ */
 /* modeling_t5.py: a shared embedding, RMS-style T5LayerNorm, no biases, relative position
  * buckets owned by each stack's first layer, eager attention only, ReLU (or gated-gelu for
@@ -511,6 +573,7 @@ static void map_mpt(jr *r, eci_arch *a)
 static void map_t5(jr *r, eci_arch *a)
 {
     hf_common(r, a);
+    a->softmax_fp32 = 1; /* T5Attention: softmax(scores.float(), dim=-1).type_as(scores) */
     a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
     a->hidden = jint(r, "d_model", 0, 1, 1, MAX_WIDTH);
     a->head_dim = jint(r, "d_kv", 0, 1, 1, MAX_WIDTH);
@@ -651,7 +714,8 @@ static const struct {
     {"deberta-v2", map_deberta_v2}, {"gpt2", map_gpt2}, {"gpt_neox", map_gpt_neox}, {"llama", map_llama},
     {"mistral", map_mistral}, {"mixtral", map_mixtral}, {"qwen2", map_qwen2}, {"qwen2_moe", map_qwen2_moe},
     {"qwen3_moe", map_qwen3_moe}, {"gemma", map_gemma}, {"gemma2", map_gemma2}, {"phi3", map_phi3},
-    {"mpt", map_mpt}, {"falcon", map_falcon}, {"t5", map_t5}, {"vit", map_vit},
+    {"mpt", map_mpt}, {"falcon", map_falcon}, {"t5", map_t5}, {"vit", map_vit}, {"opt", map_opt},
+    {"bloom", map_bloom}, {"mt5", map_t5},
     {"clip_vision_model", map_clip_vision}, {"clip", map_clip}, {"torchvision_resnet", map_tv_resnet},
     {"torchvision_vit", map_tv_vit},
 };
@@ -659,8 +723,8 @@ static const struct {
 const char *eci_hf_supported(void)
 {
     return "bert, roberta, distilbert, albert, deberta-v2, gpt2, gpt_neox, llama, mistral, mixtral, qwen2, "
-           "qwen2_moe, qwen3_moe, gemma, gemma2, phi3, mpt, falcon, t5, vit, clip_vision_model, clip, "
-           "torchvision_resnet, torchvision_vit";
+           "qwen2_moe, qwen3_moe, gemma, gemma2, phi3, mpt, falcon, t5, mt5, vit, clip_vision_model, clip, "
+           "opt, bloom, torchvision_resnet, torchvision_vit";
 }
 
 static int map_root(ec_ctx *ctx, const char *name, json_t *root, eci_arch *a)

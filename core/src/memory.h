@@ -16,10 +16,15 @@ typedef struct eci_mem_in {
     double extra_workspace_bytes; /* e.g. DataParallel's gathered outputs on GPU 0 */
     double capacity_bytes;
     double allocator_scale;       /* calibration factor on allocator slack (1.0) */
+    /* Appended for issue 19. */
+    int grad_accum;               /* > 1: gradients of earlier micro-steps stay beside the activations */
+    int expandable_segments;      /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
+    int keep_grads;               /* zero_grad() keeps zeroed gradients (PyTorch before 2.0): they stay beside
+                                     the next step's activations */
 } eci_mem_in;
 
 EC_INTERNAL void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m);
 /* Bytes per parameter of the weights, the gradients and the optimizer states. */
-EC_INTERNAL void eci_memory_param_bytes(int precision, int optimizer, double *w, double *g, double *opt);
+EC_INTERNAL void eci_memory_param_bytes(const ec_ctx *ctx, int precision, int optimizer, double *w, double *g, double *opt);
 
 #endif /* EC_MEMORY_H */

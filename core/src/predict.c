@@ -13,8 +13,10 @@
 #include "compute.h"
 #include "consts.h"
 #include "memory.h"
+#include "optim.h"
 #include "pipeline.h"
 #include "predict.h"
+#include "trainer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -494,6 +496,44 @@ int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
     return eci_predict(ctx, cfg, NULL, res);
 }
 
+/* torch.compile: the model's kernels are launched by Inductor's generated code; with CUDA
+ * graphs (reduce-overhead, max-autotune) one replay per pass launches all of them. */
+static int cuda_graphs(const ec_config *cfg)
+{
+    return cfg->compile == EC_COMPILE_REDUCE_OVERHEAD || cfg->compile == EC_COMPILE_MAX_AUTOTUNE;
+}
+
+static void model_dispatch(const ec_ctx *ctx, const ec_config *cfg, const plan *p, double *fwd_s, double *bwd_s,
+                           double *replay_s)
+{
+    *fwd_s = p->dispatch_fwd_s;
+    *bwd_s = p->dispatch_bwd_s;
+    *replay_s = 0;
+    if (cfg->compile != EC_COMPILE_OFF)
+        *fwd_s = *bwd_s = eci_const(ctx, EC_C_compile_host_launch_frac) * p->dispatch_fwd_s;
+    if (cuda_graphs(cfg)) {
+        *fwd_s = *bwd_s = 0;
+        *replay_s = eci_const(ctx, EC_C_cudagraph_replay_s);
+    }
+}
+
+/* The shape of one micro-step of cfg at padded length seq and a batch per GPU. */
+static void fill_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, double seq, double batch,
+                       eci_shape *shape)
+{
+    *shape = (eci_shape){.precision = cfg->precision, .batch = batch, .seq = seq,
+                         .seq_sq = seq * seq, .target_seq = r->target_seq > 0 ? r->target_seq : seq,
+                         .image_size = r->image_size,
+                         .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
+                         .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
+                         .eager_attention = cfg->attention == EC_ATTN_EAGER,
+                         .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
+                         .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),
+                         .rmsnorm_passes = eci_const(ctx, EC_C_rmsnorm_eager_passes),
+                         .rope_kernels = (int)eci_const(ctx, EC_C_rope_eager_kernels),
+                         .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST, .compile = cfg->compile};
+}
+
 /* One optimizer step at padded length seq, without the input pipeline (pipeline.c adds it):
  * fills res's step time, breakdown, kernel counts, FLOPs and memory; gpu_scale multiplies
  * every compute kernel (gpu_step_s calibrates it); *host_s is the host time of the step. */
@@ -507,16 +547,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     const eci_host *host = r.host;
     int n = cfg->num_gpus, ga = cfg->grad_accum;
 
-    eci_shape shape = {.precision = cfg->precision, .batch = cfg->batch_per_gpu, .seq = seq,
-                       .seq_sq = seq * seq, .target_seq = r.target_seq > 0 ? r.target_seq : seq,
-                       .image_size = r.image_size,
-                       .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
-                       .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
-                       .eager_attention = cfg->attention == EC_ATTN_EAGER,
-                       .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
-                       .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),
-                       .rmsnorm_passes = eci_const(ctx, EC_C_rmsnorm_eager_passes),
-                       .rope_kernels = (int)eci_const(ctx, EC_C_rope_eager_kernels)};
+    eci_shape shape;
+    fill_shape(ctx, cfg, &r, seq, cfg->batch_per_gpu, &shape);
     const eci_workload *wl;
     if ((rc = eci_workload_get(ctx, r.net, r.task, &shape, &wl)) != EC_OK)
         return rc;
@@ -561,7 +593,12 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     if (dp) /* one process loads the global batch and copies it all to GPU 0 */
         h2d_s *= n;
 
+    double eager_fwd_s = p.dispatch_fwd_s, eager_bwd_s = p.dispatch_bwd_s, model_fwd_s, model_bwd_s, replay_s;
+    model_dispatch(ctx, cfg, &p, &model_fwd_s, &model_bwd_s, &replay_s);
+    int copy_batch = cfg->data_synthetic == EC_DATA_REAL; /* synthetic or on_gpu: made on the GPU */
     double syncs = eci_const(ctx, EC_C_syncs_per_micro_step);
+    eci_trainer tr;
+    eci_trainer_get(ctx, cfg->trainer, &tr);
     timeline t = {0};
     double micro_s[2] = {0, 0};
     timeline micro_start = t, last_micro = t; /* last_micro: what the last simulated micro-step added */
@@ -572,7 +609,9 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     for (int micro = 0; micro < simulate; micro++) {
         double start = t.cpu;
         micro_start = t;
-        if (pinned) {
+        if (!copy_batch) {
+            /* the batch is already on the GPU */
+        } else if (pinned) {
             gpu_op(&t, p.dispatch_fwd_s, h2d_s, 0, 0);
         } else { /* pageable: the host stages the batch and blocks on the copy */
             host_work(&t, CAUSE_H2D, wl->input_bytes / host->memcpy_bytes_per_s);
@@ -587,12 +626,22 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
             host_work(&t, CAUSE_DISPATCH, eci_const(ctx, EC_C_dp_replicate_tensor_s) * wl->param_tensors * (n - 1));
             dp_exchange(&t, &p, eci_comm_bcast_chunked_s(&comm, grad_bytes, dp_chunk_bytes), dp_chunks, &dp_comm_s);
         }
+        p.dispatch_fwd_s = model_fwd_s;
+        p.dispatch_bwd_s = model_bwd_s;
+        host_work(&t, CAUSE_DISPATCH, replay_s);
         forward_pass(&t, &p);
+        p.dispatch_fwd_s = eager_fwd_s;
+        p.dispatch_bwd_s = eager_bwd_s;
         if (dp) /* gather every replica's outputs on GPU 0 */
             dp_exchange(&t, &p, (n - 1) * (wl->output_bytes / copy_bw + hop_s), n - 1, &dp_comm_s);
         p.ddp = all_reduce ? &sched : NULL;
         p.overlap_s = 0;
+        p.dispatch_fwd_s = model_fwd_s; /* checkpointing's recompute */
+        p.dispatch_bwd_s = model_bwd_s;
+        host_work(&t, CAUSE_DISPATCH, replay_s);
         backward_pass(&t, &p);
+        p.dispatch_fwd_s = eager_fwd_s;
+        p.dispatch_bwd_s = eager_bwd_s;
         p.ddp = NULL;
         if (micro > 0) { /* AccumulateGrad adds into the existing .grad of every tensor */
             double acc = eci_mem_time_s(&rates, 3.0 * grad_bytes, (int)wl->param_tensors) * gpu_scale;
@@ -618,6 +667,11 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
             /* backward slowed by the all-reduces beside it is a cost of communication too */
             res->breakdown.comm_s += exposed + p.overlap_s;
         }
+        if (tr.micro_kernels > 0) /* the trainer's own small kernels (HF: the nan filter, tr_loss) */
+            gpu_op(&t, p.dispatch_fwd_s * tr.micro_kernels, rates.floor_s * tr.micro_kernels * gpu_scale,
+                   tr.micro_kernels, 1);
+        host_work(&t, CAUSE_DISPATCH,
+                  p.dispatch_fwd_s * (tr.micro_host_ops + tr.micro_host_ops_per_tensor * wl->param_tensors));
         if (syncs > 0)
             sync_host(&t);
         micro_s[micro] = t.cpu - start;
@@ -636,41 +690,31 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     /* Micro-steps after the second repeat the second exactly (each ends in a sync). */
     double scale_rest = ga > 2 ? (double)(ga - 2) : 0;
 
-    /* Last micro-step: the optimizer (on GPU 0 only under dp). */
-    double opt_bytes, opt_ops;
-    switch (cfg->optimizer) {
-    case EC_OPT_SGD:
-        opt_bytes = eci_const(ctx, EC_C_opt_sgd_bytes_per_param);
-        opt_ops = eci_const(ctx, EC_C_opt_foreach_ops_sgd);
-        break;
-    case EC_OPT_LAMB:
-        opt_bytes = eci_const(ctx, EC_C_opt_lamb_bytes_per_param);
-        opt_ops = eci_const(ctx, EC_C_opt_foreach_ops_lamb);
-        break;
-    case EC_OPT_ADAMW_FUSED:
-        opt_bytes = eci_const(ctx, EC_C_opt_adam_fused_bytes_per_param);
-        opt_ops = 1;
-        break;
-    default:
-        opt_bytes = eci_const(ctx, EC_C_opt_adam_foreach_bytes_per_param);
-        opt_ops = eci_const(ctx, EC_C_opt_foreach_ops_adam);
-        break;
-    }
-    opt_bytes *= param_bytes / 4.0;
-    double chunks = ceil(wl->param_tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
+    /* Last micro-step: GradScaler, clipping, the optimizer (optim.c; on GPU 0 only under dp),
+     * then the loop's bookkeeping (trainer.c). */
+    eci_phase ph[ECI_N_PHASES];
+    eci_step_in si = {.wl = wl, .rates = &rates, .optimizer = cfg->optimizer, .precision = cfg->precision,
+                      .max_grad_norm = eci_trainer_max_grad_norm(ctx, cfg), .dispatch_fwd_s = p.dispatch_fwd_s,
+                      .dispatch_bwd_s = p.dispatch_bwd_s, .gpu_scale = gpu_scale,
+                      .torch_version = cfg->torch_version};
+    eci_optim_phases(ctx, &si, ph);
     double opt_gpu_s = 0;
-    if (cfg->precision == EC_PREC_AMP_FP16 && cfg->optimizer != EC_OPT_ADAMW_FUSED) {
-        /* GradScaler: unscale + inf check over every gradient, then found_inf.item() */
-        double s = eci_mem_time_s(&rates, eci_const(ctx, EC_C_gradscaler_bytes_per_param) * wl->params, (int)chunks) *
-                   gpu_scale;
-        gpu_op(&t, p.dispatch_fwd_s + p.dispatch_bwd_s * chunks, s, chunks, 1);
-        opt_gpu_s += s;
-        sync_host(&t);
+    for (int i = 0; i < ECI_N_PHASES; i++) {
+        if (ph[i].kernels <= 0)
+            continue;
+        if (ph[i].serial) { /* the host waits after every tensor: issue and kernels add up */
+            host_work(&t, CAUSE_DISPATCH, ph[i].host_s);
+            gpu_op(&t, 0, ph[i].gpu_s, ph[i].kernels, 1);
+            sync_host(&t);
+        } else {
+            gpu_op(&t, ph[i].host_s, ph[i].gpu_s, ph[i].kernels, 1);
+        }
+        opt_gpu_s += ph[i].gpu_s;
+        if (ph[i].sync_after)
+            sync_host(&t);
     }
-    double opt_s = eci_mem_time_s(&rates, opt_bytes * wl->params, (int)(opt_ops * chunks)) * gpu_scale;
-    gpu_op(&t, p.dispatch_fwd_s * opt_ops + p.dispatch_bwd_s * opt_ops * chunks, opt_s, opt_ops * chunks, 1);
-    opt_gpu_s += opt_s;
-    host_work(&t, CAUSE_DISPATCH, host->step_overhead_s);
+    host_work(&t, CAUSE_DISPATCH, host->step_overhead_s +
+              p.dispatch_fwd_s * (tr.step_host_ops + tr.step_host_ops_per_tensor * wl->param_tensors));
     sync_host(&t);
 
     /* Assemble the step: simulated part plus the repeated micro-steps. */
@@ -715,7 +759,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
                      .checkpointing = cfg->checkpointing,
                      .ddp_bucket_copy = ddp && !cfg->gradient_as_bucket_view, .dp_role = dp ? 1 : 0, .num_gpus = n,
                      .dynamic_shapes = cfg->padding != EC_PAD_MAX_LENGTH, .capacity_bytes = g->memory_bytes,
-                     .allocator_scale = 1.0};
+                     .allocator_scale = 1.0, .grad_accum = ga, .expandable_segments = cfg->expandable_segments,
+                     .keep_grads = cfg->torch_version > 0 && cfg->torch_version < 2.0};
     if (dp) /* the gathered logits, and their gradients unless the forward returned the loss */
         mi.extra_workspace_bytes = (1.0 + (output_grad_bytes > 0)) * n * wl->output_bytes;
     eci_memory_estimate(ctx, &mi, &res->memory);
@@ -736,6 +781,70 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     if (rates.warnings)
         add_warning(res, rates.warnings, rates.warning_text);
     rp->input_bytes = wl->input_bytes;
+    return EC_OK;
+}
+
+/* One evaluation batch per GPU (docs/DESIGN.md 3.5): the model in eval mode (no dropout) and
+ * under no_grad, forward only, at eval_batch; its input copy (real data), the loop's read of
+ * its loss or predictions (eval_syncs_per_step), and what its own DataLoader adds: loading in
+ * the loop without workers, else the workers' rate when they are slower than the step. */
+static int eval_step(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_calib *calib, double seq,
+                     double gpu_scale, double *out_s)
+{
+    *out_s = 0;
+    int batch = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->batch_per_gpu, rc;
+    eci_shape shape;
+    fill_shape(ctx, cfg, r, seq, batch, &shape);
+    shape.inference = 1;
+    const eci_workload *wl;
+    if ((rc = eci_workload_get(ctx, r->net, r->task, &shape, &wl)) != EC_OK)
+        return rc;
+    eci_calib calib_copy = *calib;
+    eci_rates rates;
+    eci_rates_init(ctx, r->gpu, cfg->precision, &calib_copy, &rates);
+    const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale);
+    if (cost == NULL)
+        return EC_ENOMEM;
+    const eci_host *host = r->host;
+    int n = cfg->num_gpus;
+    plan p = {.wl = wl, .cost = cost, .loop_block = -1, .host = host,
+              .dispatch_fwd_s = host->dispatch_fwd_s * calib->dispatch_scale,
+              .dispatch_bwd_s = host->dispatch_bwd_s * calib->dispatch_scale,
+              .host_factor = r->strategy == EC_STRATEGY_DP ? n : 1,
+              .loop_kernel_s = rates.floor_s, .loop_copy_s = eci_const(ctx, EC_C_h2d_latency_s)};
+    double replay_s;
+    model_dispatch(ctx, cfg, &p, &p.dispatch_fwd_s, &p.dispatch_bwd_s, &replay_s);
+    timeline t = {0};
+    if (cfg->data_synthetic == EC_DATA_REAL) {
+        double bw = cfg->pin_memory ? r->gpu->h2d_pinned_bytes_per_s : r->gpu->h2d_pageable_bytes_per_s;
+        double h2d_s = wl->input_bytes * (r->strategy == EC_STRATEGY_DP ? n : 1) / bw + eci_const(ctx, EC_C_h2d_latency_s);
+        if (!cfg->pin_memory)
+            host_work(&t, CAUSE_H2D, wl->input_bytes / host->memcpy_bytes_per_s);
+        gpu_op(&t, host->dispatch_fwd_s, h2d_s, 0, 0);
+        if (!cfg->pin_memory)
+            sync_host(&t);
+    }
+    host_work(&t, CAUSE_DISPATCH, replay_s);
+    forward_pass(&t, &p);
+    if (eci_const(ctx, EC_C_eval_syncs_per_step) > 0)
+        sync_host(&t);
+    double step_s = t.cpu;
+    if (cfg->data_synthetic == EC_DATA_REAL) { /* the evaluation DataLoader's CPU work per batch */
+        double per_sample = cfg->sample_cpu_s >= 0 ? cfg->sample_cpu_s : host->collate_per_sample_s;
+        if (cfg->sample_cpu_s < 0 && cfg->tokenize == EC_TOKENIZE_ON_THE_FLY && r->text)
+            per_sample += seq / (cfg->tokenizer == EC_TOKENIZER_PYTHON ? host->python_tokenizer_tokens_per_s
+                                                                        : host->fast_tokenizer_tokens_per_s);
+        double load_s = per_sample * batch * (r->strategy == EC_STRATEGY_DP ? n : 1);
+        if (cfg->num_workers == 0) {
+            step_s += load_s;
+        } else {
+            int procs = r->strategy == EC_STRATEGY_DDP ? n : 1, cores = host->cores / procs > 1 ? host->cores / procs : 1;
+            double par = cfg->num_workers < cores ? cfg->num_workers : cores;
+            if (load_s / par > step_s)
+                step_s = load_s / par;
+        }
+    }
+    *out_s = step_s;
     return EC_OK;
 }
 
@@ -878,6 +987,12 @@ int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, 
             in->knot_val[j][k] = j == S_PEAK ? v[j] : v[j] / ga; /* per micro-step */
         *top = kr; /* the longest padded length: the memory peak */
     }
+    if (r.net != NULL && cfg->eval_samples > 0) { /* at the typical padded length of an evaluation batch */
+        int eb = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->batch_per_gpu;
+        double len = l != NULL && cfg->padding != EC_PAD_MAX_LENGTH ? eci_lengths_padded_mean(l, eb) : r.seq;
+        if ((rc = eval_step(ctx, cfg, &r, &calib, len, scale, &top->eval_step_s)) != EC_OK)
+            goto fail;
+    }
     pipe_loader(ctx, cfg, &r, l, r.net != NULL ? r.input_bytes : 0, in);
     return EC_OK;
 fail:
@@ -933,6 +1048,33 @@ static void assemble_step(const ec_config *cfg, const eci_pipe_in *in, const eci
     res->bottleneck = bottleneck(&res->breakdown);
 }
 
+/* One compilation of the step by torch.compile in cfg's mode, CUDA graph capture included. */
+static double compile_time_s(const ec_ctx *ctx, const ec_config *cfg)
+{
+    if (cfg->compile == EC_COMPILE_OFF)
+        return 0;
+    double s = eci_const(ctx, EC_C_compile_s);
+    if (cfg->compile == EC_COMPILE_MAX_AUTOTUNE || cfg->compile == EC_COMPILE_MAX_AUTOTUNE_NO_CUDAGRAPHS)
+        s *= eci_const(ctx, EC_C_compile_max_autotune_factor);
+    if (cuda_graphs(cfg))
+        s += eci_const(ctx, EC_C_compile_cudagraph_capture_s);
+    return s;
+}
+
+/* All of torch.compile's compilations in a run: one, one recompile once shapes change
+ * (automatic_dynamic_shapes: dynamic padding or a ragged last batch), and evaluation (eval mode,
+ * no grad) is a graph of its own. */
+static double compile_once_s(const ec_ctx *ctx, const ec_config *cfg, const eci_pipe_epoch *ep)
+{
+    if (cfg->compile == EC_COMPILE_OFF)
+        return 0;
+    double per_gpu = (double)cfg->batch_per_gpu * cfg->num_gpus;
+    int ragged = cfg->dataset_samples > 0 && fmod(cfg->dataset_samples, per_gpu) != 0;
+    int shapes = ep->distinct_lengths > 1 || ragged;
+    return compile_time_s(ctx, cfg) *
+           (1.0 + shapes * eci_const(ctx, EC_C_compile_dynamic_recompiles) + (cfg->eval_samples > 0));
+}
+
 /* Epoch = simulated training + evaluation + checkpoint writes; run = epochs + one-time costs. */
 static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_pipe_in *in,
                            const eci_lengths *l, const eci_pipe_epoch *ep, ec_result *res)
@@ -942,8 +1084,14 @@ static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
     double per_gpu = (double)cfg->batch_per_gpu * cfg->num_gpus;
     res->steps_per_epoch = ceil(cfg->dataset_samples / (per_gpu * cfg->grad_accum));
     double extra = 0;
-    if (cfg->eval_samples > 0) /* forward only, same batch, all GPUs */
-        extra += ceil(cfg->eval_samples / per_gpu) * ep->mean_s[S_FWD];
+    if (cfg->eval_samples > 0) { /* eval_step: each GPU evaluates its share, eval_batch at a time */
+        double eval_batch = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->batch_per_gpu;
+        double evals = cfg->eval_every_steps > 0 ? floor(res->steps_per_epoch / cfg->eval_every_steps) : 1;
+        double startup = cfg->num_workers > 0 && !cfg->persistent_workers && cfg->data_synthetic == EC_DATA_REAL
+                             ? r->host->worker_start_s : 0; /* a new iterator starts its workers */
+        res->eval_s = evals * (ceil(cfg->eval_samples / (eval_batch * cfg->num_gpus)) * res->eval_step_s + startup);
+        extra += res->eval_s;
+    }
     if (cfg->checkpoints_per_epoch > 0) /* torch.save of weights and optimizer states */
         extra += cfg->checkpoints_per_epoch * (res->memory.weights_bytes + res->memory.optimizer_bytes) /
                  eci_const(ctx, EC_C_checkpoint_write_bytes_per_s);
@@ -958,11 +1106,7 @@ static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
         double tokens = l != NULL ? l->mean : in->seq; /* datasets.map(batched=True) on every core */
         once += cfg->dataset_samples * tokens / (r->host->fast_tokenizer_tokens_per_s * r->host->cores);
     }
-    if (cfg->compile) { /* one compile, and one recompile with dynamic shapes (automatic_dynamic_shapes) */
-        int ragged = fmod(cfg->dataset_samples, per_gpu) != 0;
-        int shapes = ep->distinct_lengths > 1 || ragged;
-        once += eci_const(ctx, EC_C_compile_s) * (1.0 + shapes * eci_const(ctx, EC_C_compile_dynamic_recompiles));
-    }
+    once += compile_once_s(ctx, cfg, ep);
     res->run_s = res->epoch_s * cfg->epochs + once;
 }
 
@@ -1085,10 +1229,14 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         eci_resolved r;
         eci_resolve(ctx, cfg, &r); /* succeeded in eci_pipe_prepare */
         res->memory = top.memory;
+        res->eval_step_s = top.eval_step_s;
         res->warnings = top.warnings;
         memcpy(res->warning_text, top.warning_text, sizeof res->warning_text);
         assemble_step(cfg, in, &ep, res);
         assemble_epoch(ctx, cfg, &r, in, l, &ep, res);
+        res->first_step_s = res->step_s + compile_time_s(ctx, cfg);
+        if (res->epoch_s > 0)
+            res->train_s = res->epoch_s * cfg->epochs + compile_once_s(ctx, cfg, &ep);
         add_warnings(ctx, cfg, &r, res);
         copy_multi_gpu(&top, res);
         eci_calib calib; /* the model's own error (profile error_log_sd) widens the simulated spread */

@@ -138,6 +138,9 @@ static eci_op *mem(builder *b, const char *name, double n, double bytes_per_elem
     if (op != NULL) {
         op->fwd_bytes = n * bytes_per_elem;
         op->saved_bytes = saved_bytes;
+        /* the output: one element of the stream's dtype, or half the traffic of a one-pass op */
+        double e = tbytes(b, &b->cur);
+        op->out_bytes = n * (bytes_per_elem / 2.0 < e ? bytes_per_elem / 2.0 : e);
     }
     return op;
 }
@@ -149,6 +152,7 @@ static void cast(builder *b, const char *name, double n, double saved_bytes)
     if (op != NULL) {
         op->fwd_bytes = n * 6.0;
         op->saved_bytes = saved_bytes;
+        op->out_bytes = n * 2.0;
     }
 }
 
@@ -201,6 +205,8 @@ static eci_op *linear(builder *b, const char *name, double out, int bias)
 
 static void dropout(builder *b, const char *name)
 {
+    if (b->sh->inference) /* model.eval(): nn.Dropout is the identity, no kernel */
+        return;
     double n = elems(&b->cur);
     mem(b, name, n, 2.0 * tbytes(b, &b->cur) + b->mask, n * b->mask);
     fresh(b, &b->cur);
@@ -311,11 +317,14 @@ static void attention_eager(builder *b, const ec_attention_layer *a, double head
     if (a->softcap) /* scores / cap, tanh, x cap (Gemma 2) */
         mem(b, "softcap", scores, 3.0 * 2.0 * b->act, scores * b->act);
     mem(b, a->causal ? "causal_mask" : "mask_add", scores, 2.0 * b->act, 0);
-    mem(b, "softmax", scores, b->act + b->f32k, scores * b->f32k);
-    if (a->dropout)
-        mem(b, "attn_dropout", scores, 2.0 * b->f32k + b->mask, scores * b->mask);
-    double probs_saved = scores * b->f32k;
-    if (b->amp) {
+    /* the softmax's dtype: fp32 under autocast and in fp32, and in a 16-bit model whose code
+     * upcasts it (softmax_fp32); then cast back for the matmul */
+    double sm = a->softmax_fp32 && b->act < 4.0 ? 4.0 : b->f32k;
+    mem(b, "softmax", scores, b->act + sm, scores * sm);
+    if (a->dropout && !b->sh->inference)
+        mem(b, "attn_dropout", scores, 2.0 * sm + b->mask, scores * b->mask);
+    double probs_saved = scores * sm;
+    if (b->amp || sm > b->act) {
         cast(b, "cast_probs", scores, scores * 2.0);
         probs_saved = 0;
     }
@@ -546,6 +555,8 @@ static void conv2d_on(builder *b, tensor *t, const ec_conv2d_layer *c, const cha
         op->params = w + (c->bias ? cout : 0);
         op->param_tensors = c->bias ? 2 : 1;
         op->cast_params = w;
+        if (!b->sh->channels_last) /* cuDNN transposes NCHW input and output around an NHWC kernel */
+            op->layout_bytes = 2.0 * (n * hw * hw * cin + n * hout * hout * cout) * b->act;
     }
     mark_saved(b, t->id);
     t->c = cout;
@@ -858,7 +869,7 @@ static void head(builder *b, const ec_head *hd)
 /* ---- sums, twins ---------------------------------------------------------------------------- */
 /* The fields eci_op_cost reads, bit for bit: two ops that agree on them cost the same. */
 typedef struct cost_key {
-    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors;
+    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, layout_bytes;
     int kind, tensor_math, fwd_kernels, bwd, count;
 } cost_key;
 
@@ -873,6 +884,7 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->bwd_bytes = op->bwd_bytes;
     key->params = op->params;
     key->param_tensors = op->param_tensors;
+    key->layout_bytes = op->layout_bytes;
     key->kind = op->kind;
     key->tensor_math = op->tensor_math;
     key->fwd_kernels = op->fwd_kernels;
@@ -1012,6 +1024,8 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
         return b.rc == EC_ENOMEM ? eci_error(ctx, EC_ENOMEM, "out of memory expanding model '%s'", net->id) : b.rc;
     wl->tokens = net->text ? sh->batch * sh->seq : sh->batch;
     wl->input_bytes = input_bytes(net, hd, sh);
+    if (sh->compile != EC_COMPILE_OFF) /* torch.compile: Inductor's fused kernels (fusion.c) */
+        eci_fusion_apply(wl);
     sum_up(wl);
     return find_twins(ctx, wl);
 }
@@ -1042,6 +1056,7 @@ double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing)
 typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
+    int channels_last, compile, inference;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes;
 } wl_key;
 
@@ -1069,6 +1084,9 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->gelu_new_kernels = sh->gelu_new_kernels;
     k->rmsnorm_kernels = sh->rmsnorm_kernels;
     k->rope_kernels = sh->rope_kernels;
+    k->channels_last = sh->channels_last;
+    k->compile = sh->compile;
+    k->inference = sh->inference;
     k->batch = sh->batch;
     k->seq = sh->seq;
     k->seq_sq = sh->seq_sq;

@@ -49,6 +49,10 @@ typedef struct eci_op {
     int layer;             /* index of the description layer it comes from (heads: n_layers) */
     size_t twin;           /* index of the first op with the same cost-relevant fields (itself if none):
                             * identical ops are priced once */
+    /* Appended for issue 19. */
+    double out_bytes;      /* MEM/CAST: bytes the forward writes (what the next op of a chain reads) */
+    double layout_bytes;   /* CONV on NCHW tensors: bytes cuDNN's NCHW<->NHWC transposes move in the
+                            * forward when the convolution runs on tensor cores (compute.c) */
 } eci_op;
 
 /* A run of ops [begin, end) that the network repeats `reps` times. */
@@ -92,6 +96,10 @@ typedef struct eci_shape {
     int rmsnorm_kernels;    /* kernels of HF's Python RMSNorm (constants.csv) */
     double rmsnorm_passes;  /* passes over the elements those kernels make together (constants.csv) */
     int rope_kernels;       /* kernels of HF's apply_rotary_pos_emb on Q and K (constants.csv) */
+    /* Appended for issue 19. */
+    int channels_last;      /* CNN tensors in NHWC (memory_format=channels_last) */
+    int compile;            /* an ec_compile mode: fusion.c rewrites the op list as Inductor fuses it */
+    int inference;          /* evaluation (model.eval()): no dropout kernels */
 } eci_shape;
 
 /* Build the op list into wl (which must be zeroed or hold an earlier expansion: its arrays are
@@ -117,6 +125,10 @@ EC_INTERNAL double eci_workload_params(ec_ctx *ctx, const eci_net *net, int task
 
 /* The shape used to count parameters and check a description: one short sample. */
 EC_INTERNAL void eci_shape_probe(const eci_net *net, eci_shape *sh);
+
+/* torch.compile (fusion.c): merge each chain of elementwise and normalization kernels between
+ * two matmuls into one fused kernel, as Inductor generates it; blocks are kept intact. */
+EC_INTERNAL void eci_fusion_apply(eci_workload *wl);
 
 /* Activation bytes kept for backward at the peak (memory.c): every op's saved bytes, or under
  * checkpointing the inputs of each checkpointed repetition plus one repetition's own. */
