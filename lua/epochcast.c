@@ -7,7 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
-#include "lec_priv.h"
+#include "cli.h"
 
 #include <csv.h>
 #include <gsl/gsl_errno.h>
@@ -135,6 +135,10 @@ static const char main_usage[] =
     "  sweep key=v1,v2 ... key=value predict every combination (--csv, -o FILE)\n"
     "  validate RUNS.csv             predict measured runs and report the error\n"
     "  calibrate RUNS.csv -o P.csv   fit the model's physical parameters to measured runs\n"
+    "  plan key=v1,v2 ... deadline_h=H  the cheapest configuration under constraints, the\n"
+    "                                time-cost Pareto front (CSV and PNG)\n"
+    "  compare A... -- B...          two configurations side by side (B changes A)\n"
+    "  max-batch key=value ...       the largest batch_per_gpu that fits in memory\n"
     "  run SCRIPT.lua [ARGS...]      run a Lua scenario (require \"epochcast\")\n"
     "\n"
     "options:\n"
@@ -193,7 +197,10 @@ static const char validate_usage[] =
     "Predict every measured run of RUNS.csv (columns: id, config keys, metric, value,\n"
     "source) and print the error: n, MAPE, share within +-10% and +-20%, bias, overall\n"
     "and per GPU and per model.\n"
-    "  -o OUT.csv    also write id,gpu,model,metric,predicted,measured,error_pct per run\n"
+    "  -o OUT.csv    also write id,gpu,model,metric,predicted,p10,p90,measured,error_pct,\n"
+    "                in_p10_p90 per run (p10/p90: the prediction's interval in the run's metric)\n"
+    "The p10-p90% column is the share of measured runs inside their predicted p10-p90\n"
+    "interval: about 80% when the intervals can be trusted on this hardware.\n"
     "  --plot FILE   draw predicted against measured (.png or .svg, needs gnuplot)\n"
     "  --profile P   predict with the calibrated profile P (overrides the runs' profile)\n";
 
@@ -446,11 +453,14 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
         }
     }
     ec_result res;
+    ec_config shown; /* what was simulated: derived strategy, task, seq_len, ... (issue 21) */
     int st = ec_predict(ctx, &cfg, &res);
+    if (st == EC_OK)
+        st = ec_config_resolve(ctx, &cfg, &shown);
     if (st != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
     const char **fields = NULL;
-    size_t n = predict_csv(L, &cfg, &res, &fields);
+    size_t n = predict_csv(L, &shown, &res, &fields);
     if (out != NULL && write_csv_file(L, ctx, out, fields, 2, n) != 0)
         return EXIT_FAILURE;
     if (trace != NULL && ec_trace_write(ctx, &cfg, trace, 0) != EC_OK)
@@ -459,7 +469,7 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
         print_csv_row(fields, n);
         print_csv_row(fields + n, n);
     } else {
-        print_breakdown(&cfg, &res);
+        print_breakdown(&shown, &res);
     }
     return 0;
 }
@@ -477,6 +487,8 @@ typedef struct cli_sweep {
     const char **fields;       /* n_cols field pointers */
     char *cells;               /* n_cols x CELL_MAX */
     size_t n_cols;
+    size_t refused;            /* points the library refused: listed at the end, exit status 1 */
+    luaL_Buffer *refused_text; /* "  key=v key=v: message" lines */
 } cli_sweep;
 
 /* Split value at the commas outside parentheses, in place; returns the number of parts. */
@@ -502,6 +514,9 @@ static size_t split_values(char *value, const char **parts, size_t max)
 static void sweep_csv_fields(cli_sweep *sw, const ec_config *cfg, int status, const ec_result *res)
 {
     size_t nk = ec_config_key_count(), nr = ecL_result_column_count();
+    ec_config shown; /* a predicted point: the values it derived (strategy, task, ...) */
+    if (status == EC_OK && ec_config_resolve(sw->ctx, cfg, &shown) == EC_OK)
+        cfg = &shown;
     for (size_t i = 0; i < sw->n_cols; i++) {
         char *cell = sw->cells + i * CELL_MAX;
         cell[0] = '\0';
@@ -523,16 +538,35 @@ static int sweep_point_cli(void *ud, size_t point, const size_t *index, const ec
 {
     cli_sweep *sw = (cli_sweep *)ud;
     (void)point;
+    if (status != EC_OK) { /* kept for the list at the end */
+        sw->refused++;
+        luaL_addstring(sw->refused_text, " ");
+        for (size_t a = 0; a < sw->n_axes; a++) {
+            luaL_addchar(sw->refused_text, ' ');
+            luaL_addstring(sw->refused_text, sw->axes[a].key);
+            luaL_addchar(sw->refused_text, '=');
+            luaL_addstring(sw->refused_text, sw->axes[a].values[index[a]]);
+        }
+        luaL_addstring(sw->refused_text, ": ");
+        luaL_addstring(sw->refused_text, ec_ctx_errmsg(sw->ctx));
+        luaL_addchar(sw->refused_text, '\n');
+    }
     if (sw->table) {
         for (size_t a = 0; a < sw->n_axes; a++)
             printf("%-*s  ", sw->widths[a], sw->axes[a].values[index[a]]);
-        if (status == EC_OK)
-            printf("%10.3f %10.1f %5.1f  %-10s %8.2f %-4s%s\n", res->step_s * 1e3, res->samples_per_s,
-                   res->gpu_util_frac * 100, ec_bottleneck_name(res->bottleneck),
+        if (status == EC_OK) {
+            char epoch[16] = "-", cost[16] = "-";
+            if (res->epoch_s > 0)
+                snprintf(epoch, sizeof epoch, "%.4g", res->epoch_s);
+            if (res->cost_per_epoch > 0)
+                snprintf(cost, sizeof cost, "%.4g", res->cost_per_epoch);
+            printf("%10.3f %10.1f %10s %9s %5.1f  %-10s %8.2f %-4s%s\n", res->step_s * 1e3, res->samples_per_s, epoch,
+                   cost, res->gpu_util_frac * 100, ec_bottleneck_name(res->bottleneck),
                    res->memory.peak_bytes / GIB, res->memory.fits ? "yes" : "no",
                    res->warning_text[0] != '\0' ? "  *" : "");
-        else
+        } else {
             printf("error: %s\n", ec_ctx_errmsg(sw->ctx));
+        }
     }
     if (sw->csv || sw->w != NULL) {
         sweep_csv_fields(sw, cfg, status, res);
@@ -597,7 +631,8 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     if (ecL_sweep_check(ctx, &base, axes, n_axes, &total, msg, sizeof msg) != EC_OK)
         return fail("%s", msg);
 
-    cli_sweep sw = {L, ctx, axes, n_axes, !csv, csv, NULL, NULL, NULL, NULL, 0};
+    luaL_Buffer refused_text;
+    cli_sweep sw = {L, ctx, axes, n_axes, !csv, csv, NULL, NULL, NULL, NULL, 0, 0, &refused_text};
     sw.n_cols = ec_config_key_count() + ecL_result_column_count() + 1;
     sw.fields = (const char **)lua_newuserdatauv(L, 2 * sw.n_cols * sizeof *sw.fields, 0);
     sw.cells = (char *)lua_newuserdatauv(L, sw.n_cols * CELL_MAX, 0);
@@ -627,9 +662,12 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     if (sw.table) {
         for (size_t a = 0; a < n_axes; a++)
             printf("%-*s  ", sw.widths[a], axes[a].key);
-        printf("%10s %10s %5s  %-10s %8s %-4s\n", "step_ms", "samples/s", "GPU%", "bottleneck", "peak_GiB", "fits");
+        printf("%10s %10s %10s %9s %5s  %-10s %8s %-4s\n", "step_ms", "samples/s", "epoch_s", "cost/ep", "GPU%",
+               "bottleneck", "peak_GiB", "fits");
     }
+    luaL_buffinit(L, &refused_text); /* the buffer's stack slot stays on top until the sweep is done */
     int st = ecL_sweep_run(ctx, &base, axes, n_axes, 1, sweep_point_cli, &sw, msg, sizeof msg);
+    luaL_pushresult(&refused_text);
     if (st != EC_OK) {
         ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
         return fail("%s", msg);
@@ -637,9 +675,14 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     if (out != NULL && ec_csv_close((ec_csv_writer *)ecL_unbox(L, wbox)) != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
     if (sw.table) {
-        printf("%zu points%s\n", total, " (* = see warnings with epochcast predict)");
+        printf("%zu points%s\n", total, " (* = see warnings with epochcast predict; epoch_s and cost/ep need "
+               "dataset_samples)");
         if (out != NULL)
             printf("wrote %s\n", out);
+    }
+    if (sw.refused > 0) { /* a refused point is an error of the sweep: listed, exit status 1 */
+        fprintf(stderr, "epochcast: %zu of %zu sweep points refused:\n%s", sw.refused, total, lua_tostring(L, -1));
+        return EXIT_FAILURE;
     }
     return 0;
 }
@@ -711,6 +754,7 @@ static ec_runs *load_runs(lua_State *L, const char *path, ec_ctx **ctx_out)
 typedef struct vrow {
     const char *key; /* GPU or model name of the group */
     double predicted, measured;
+    int covered;     /* measured inside the prediction's p10-p90 interval: 1, outside 0, no interval -1 */
 } vrow;
 
 static int compare_vrow(const void *a, const void *b)
@@ -718,12 +762,22 @@ static int compare_vrow(const void *a, const void *b)
     return strcmp(((const vrow *)a)->key, ((const vrow *)b)->key);
 }
 
-static void print_stats(const char *label, const double *p, const double *m, size_t n)
+/* The error statistics of n runs, and the share of them inside their p10-p90 interval
+ * (covered[i] 1 inside, 0 outside, -1 no interval). */
+static void print_stats(const char *label, const double *p, const double *m, const int *covered, size_t n)
 {
     ec_error_stats s;
     ec_error_stats_compute(p, m, n, &s);
-    printf("  %-24s %6zu %8.1f %9.1f %9.1f %+8.1f\n", label, s.n, s.mape_frac * 100,
-           s.within_10_frac * 100, s.within_20_frac * 100, s.bias_frac * 100);
+    size_t with = 0, inside = 0;
+    for (size_t i = 0; i < n; i++) {
+        with += covered[i] >= 0;
+        inside += covered[i] > 0;
+    }
+    char cov[16] = "-";
+    if (with > 0)
+        snprintf(cov, sizeof cov, "%.1f", 100.0 * (double)inside / (double)with);
+    printf("  %-24s %6zu %8.1f %9.1f %9.1f %+8.1f %9s\n", label, s.n, s.mape_frac * 100,
+           s.within_10_frac * 100, s.within_20_frac * 100, s.bias_frac * 100, cov);
 }
 
 /* Sort rows by key and print one line per distinct key. */
@@ -731,6 +785,7 @@ static void print_groups(lua_State *L, const char *title, vrow *rows, size_t n)
 {
     double *p = (double *)lua_newuserdatauv(L, (n + 1) * sizeof *p, 0);
     double *m = (double *)lua_newuserdatauv(L, (n + 1) * sizeof *m, 0);
+    int *c = (int *)lua_newuserdatauv(L, (n + 1) * sizeof *c, 0);
     qsort(rows, n, sizeof *rows, compare_vrow);
     printf("by %s\n", title);
     for (size_t i = 0; i < n;) {
@@ -739,10 +794,11 @@ static void print_groups(lua_State *L, const char *title, vrow *rows, size_t n)
         for (; i < n && strcmp(rows[i].key, key) == 0; i++, k++) {
             p[k] = rows[i].predicted;
             m[k] = rows[i].measured;
+            c[k] = rows[i].covered;
         }
-        print_stats(key, p, m, k);
+        print_stats(key, p, m, c, k);
     }
-    lua_pop(L, 2);
+    lua_pop(L, 3);
 }
 
 /* Draw predicted against measured, one colour per GPU, through ec.plot's C function. */
@@ -794,10 +850,11 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
     vrow *by_model = (vrow *)lua_newuserdatauv(L, (n + 1) * sizeof *by_model, 0);
     double *pred = (double *)lua_newuserdatauv(L, (n + 1) * sizeof *pred, 0);
     double *meas = (double *)lua_newuserdatauv(L, (n + 1) * sizeof *meas, 0);
+    int *covered = (int *)lua_newuserdatauv(L, (n + 1) * sizeof *covered, 0);
 
-    enum { NCOL = 7, NUM_MAX = 32 };
-    static const char *const header[NCOL] = {"id", "gpu", "model", "metric", "predicted",
-                                             "measured", "error_pct"};
+    enum { NCOL = 10, NUM_MAX = 32 };
+    static const char *const header[NCOL] = {"id", "gpu", "model", "metric", "predicted", "p10", "p90",
+                                             "measured", "error_pct", "in_p10_p90"};
     void **wslot = ecL_newbox(L, ecL_abort_csv);             /* ... writer */
     int wbox = lua_gettop(L);
     ec_csv_writer *w = NULL;
@@ -830,18 +887,26 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
             gpu = info.id;
         pred[i] = ec_result_metric(&res, r->metric);
         meas[i] = r->value;
-        by_gpu[i] = (vrow){gpu, pred[i], meas[i]};
-        by_model[i] = (vrow){r->config.model, pred[i], meas[i]};
+        double lo, hi; /* the prediction's p10-p90 interval in the run's metric */
+        ec_result_metric_interval(&res, r->metric, &lo, &hi);
+        covered[i] = hi > 0 ? (meas[i] >= lo && meas[i] <= hi) : -1;
+        by_gpu[i] = (vrow){gpu, pred[i], meas[i], covered[i]};
+        by_model[i] = (vrow){r->config.model, pred[i], meas[i], covered[i]};
         if (w != NULL) {
-            char p[NUM_MAX], mv[NUM_MAX], e[NUM_MAX];
+            char p[NUM_MAX], mv[NUM_MAX], e[NUM_MAX], p10[NUM_MAX] = "", p90[NUM_MAX] = "", in[4] = "";
             ecL_format_number(pred[i], p, sizeof p);
             ecL_format_number(meas[i], mv, sizeof mv);
             if (meas[i] > 0)
                 ecL_format_number((pred[i] - meas[i]) / meas[i] * 100, e, sizeof e);
             else
                 e[0] = '\0';
+            if (covered[i] >= 0) {
+                ecL_format_number(lo, p10, sizeof p10);
+                ecL_format_number(hi, p90, sizeof p90);
+                snprintf(in, sizeof in, "%d", covered[i]);
+            }
             const char *fields[NCOL] = {r->id, gpu, r->config.model, ecL_metric_name(r->metric),
-                                        p, mv, e};
+                                        p, p10, p90, mv, e, in};
             if (ec_csv_row(w, fields, NCOL) != EC_OK) {
                 ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
                 return fail("%s", ec_ctx_errmsg(ctx));
@@ -853,8 +918,8 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
 
     printf("%s: %zu runs%s%s\n", runs_path, n, profile != NULL ? ", profile " : "",
            profile != NULL ? profile : "");
-    printf("  %-24s %6s %8s %9s %9s %8s\n", "", "n", "MAPE_%", "within10%", "within20%", "bias_%");
-    print_stats("all", pred, meas, n);
+    printf("  %-24s %6s %8s %9s %9s %8s %9s\n", "", "n", "MAPE_%", "within10%", "within20%", "bias_%", "p10-p90%");
+    print_stats("all", pred, meas, covered, n);
     print_groups(L, "GPU", by_gpu, n);
     print_groups(L, "model", by_model, n);
     return ra.plot != NULL ? plot_validate(L, ra.plot, by_gpu, n) : 0;
@@ -1120,6 +1185,12 @@ static int pmain(lua_State *L)
             code = cmd_validate(L, rest, args);
         else if (strcmp(cmd, "calibrate") == 0)
             code = cmd_calibrate(L, rest, args);
+        else if (strcmp(cmd, "plan") == 0)
+            code = ecC_cmd_plan(L, rest, args);
+        else if (strcmp(cmd, "compare") == 0)
+            code = ecC_cmd_compare(L, rest, args);
+        else if (strcmp(cmd, "max-batch") == 0)
+            code = ecC_cmd_max_batch(L, rest, args);
         else if (strcmp(cmd, "run") == 0)
             code = cmd_run(L, argc, argv, i + 1);
         else

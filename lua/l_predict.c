@@ -14,11 +14,13 @@ static int l_predict_predict(lua_State *L)
     ec_ctx *ctx = ecL_ctx(L);
     ec_config cfg;
     ec_result res;
-    ecL_toconfig(L, 1, ctx, &cfg);
-    int st = ec_predict(ctx, &cfg, &res);
+    int st = ecL_toconfig(L, 1, ctx, &cfg);
+    if (st == EC_OK)
+        st = ec_predict(ctx, &cfg, &res);
     if (st != EC_OK)
         return ecL_fail(L, ctx, st);
-    ecL_pushresult(L, &res);
+    ecL_pushresult_sized(L, &res, 6);
+    ecL_setresolved(L, ctx, &cfg);
     return 1;
 }
 
@@ -30,9 +32,10 @@ static int l_predict_max_batch(lua_State *L)
     ec_config cfg;
     lua_Integer limit = luaL_optinteger(L, 2, 0);
     luaL_argcheck(L, limit >= 0 && limit <= INT_MAX, 2, "limit out of range");
-    ecL_toconfig(L, 1, ctx, &cfg);
     int batch = 0;
-    int st = ec_max_batch(ctx, &cfg, (int)limit, &batch);
+    int st = ecL_toconfig(L, 1, ctx, &cfg);
+    if (st == EC_OK)
+        st = ec_max_batch(ctx, &cfg, (int)limit, &batch);
     if (st != EC_OK)
         return ecL_fail(L, ctx, st);
     lua_pushinteger(L, batch);

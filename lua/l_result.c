@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef enum { F_NUM, F_BOOL, F_BOTTLENECK, F_WARNINGS } field_kind;
+typedef enum { F_NUM, F_BOOL, F_BOTTLENECK, F_WARNINGS, F_TEXT } field_kind;
 
 typedef struct result_field {
     const char *column; /* CSV column name, units in the name */
@@ -25,7 +25,8 @@ typedef struct result_field {
 #define F(col, grp, key, kind, member, alias) {col, grp, key, kind, offsetof(ec_result, member), alias}
 
 /* The documented column order: headline numbers, the step's anatomy, the breakdown,
- * memory by part, the epoch interval, multi-GPU scaling, then the warnings. */
+ * memory by part, the epoch interval, multi-GPU scaling, the step interval and the cost, then
+ * the warnings. */
 static const result_field fields[] = {
     F("step_s", NULL, "step_s", F_NUM, step_s, 0),
     F("samples_per_s", NULL, "samples_per_s", F_NUM, samples_per_s, 0),
@@ -70,6 +71,12 @@ static const result_field fields[] = {
     F("straggler_s", NULL, "straggler_s", F_NUM, straggler_s, 0),
     F("other_gpu_busy_s", NULL, "other_gpu_busy_s", F_NUM, other_gpu_busy_s, 0),
     F("other_gpu_peak_bytes", NULL, "other_gpu_peak_bytes", F_NUM, other_gpu_peak_bytes, 0),
+    F("step_p10_s", NULL, "step_p10_s", F_NUM, step_p10_s, 0),
+    F("step_p90_s", NULL, "step_p90_s", F_NUM, step_p90_s, 0),
+    F("price_per_hour", NULL, "price_per_hour", F_NUM, price_per_hour, 0),
+    F("cost_per_epoch", NULL, "cost_per_epoch", F_NUM, cost_per_epoch, 0),
+    F("cost_run", NULL, "cost_run", F_NUM, cost_run, 0),
+    F("price_offer", NULL, "price_offer", F_TEXT, price_offer, 0),
     /* issue 19: the memory readings, evaluation, the first step */
     F("memory_allocated_bytes", "memory", "allocated_bytes", F_NUM, memory.allocated_bytes, 0),
     F("memory_reserved_bytes", "memory", "reserved_bytes", F_NUM, memory.reserved_bytes, 0),
@@ -134,6 +141,7 @@ static void push_field(lua_State *L, const ec_result *res, const result_field *f
     case F_BOOL: lua_pushboolean(L, field_int(res, f) != 0); break;
     case F_BOTTLENECK: lua_pushstring(L, ec_bottleneck_name(field_bottleneck(res, f))); break;
     case F_WARNINGS: push_warnings(L, (const char *)res + f->offset); break;
+    case F_TEXT: lua_pushstring(L, (const char *)res + f->offset); break;
     }
 }
 
@@ -260,7 +268,8 @@ void ecL_result_column_text(const ec_result *res, size_t i, char *buf, size_t n)
     case F_NUM: ecL_format_number(field_num(res, f), buf, n); break;
     case F_BOOL: snprintf(buf, n, "%d", field_int(res, f) != 0); break;
     case F_BOTTLENECK: snprintf(buf, n, "%s", ec_bottleneck_name(field_bottleneck(res, f))); break;
-    case F_WARNINGS: snprintf(buf, n, "%s", (const char *)res + f->offset); break;
+    case F_WARNINGS:
+    case F_TEXT: snprintf(buf, n, "%s", (const char *)res + f->offset); break;
     }
 }
 

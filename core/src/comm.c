@@ -203,6 +203,7 @@ int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
         c->busbw_bytes_per_s = measured_busbw_bytes_per_s;
         c->bottleneck = "measured busbw (busbw_gbyte_per_s)";
     }
+    c->intra_busbw_bytes_per_s = c->busbw_bytes_per_s;
     if (nodes > 1) { /* a ring over nodes crosses each node's network once each way */
         double net = network_bytes_per_s > 0 ? network_bytes_per_s : eci_const(ctx, EC_C_internode_bytes_per_s);
         if (net < c->busbw_bytes_per_s) {
@@ -273,6 +274,45 @@ double eci_bcast_s(double bytes, int n, double busbw_bytes_per_s, double hop_lat
     if (n <= 1 || bytes <= 0)
         return 0;
     return hop_latency_s * (n - 1) + bytes / busbw_bytes_per_s;
+}
+
+/* ---- groups and their collectives ----------------------------------------------------------- */
+void eci_comm_group(const eci_comm *c, int n, int stride, int per_node, double net_bytes_per_s, double net_frac,
+                    eci_group *g)
+{
+    g->n = n;
+    g->hop_latency_s = c->hop_latency_s;
+    int in_node = stride >= per_node ? 1 : per_node / stride; /* members a node holds */
+    if (in_node > n)
+        in_node = n;
+    g->nodes = (n + in_node - 1) / in_node;
+    g->busbw_bytes_per_s = c->intra_busbw_bytes_per_s;
+    g->p2p_bytes_per_s = c->intra_busbw_bytes_per_s;
+    if (g->nodes > 1) { /* the ring leaves each node through the NICs of its members there */
+        double net = in_node * net_bytes_per_s * net_frac;
+        g->busbw_bytes_per_s = min2(g->busbw_bytes_per_s, net);
+        g->p2p_bytes_per_s = net_bytes_per_s * net_frac;
+    }
+}
+
+double eci_coll_s(const eci_comm *c, const eci_group *g, eci_coll coll, double bytes)
+{
+    if (g->n <= 1 || bytes <= 0 || coll == ECI_COLL_NONE)
+        return 0;
+    double n = g->n, a = g->hop_latency_s;
+    if (coll == ECI_COLL_P2P)
+        return a + bytes / g->p2p_bytes_per_s;
+    eci_comm at = *c; /* the ramp of c at this group's size and rate */
+    at.n = g->n;
+    at.busbw_bytes_per_s = g->busbw_bytes_per_s;
+    if (coll == ECI_COLL_ALLREDUCE) {
+        double bw = eci_comm_busbw_at(&at, bytes, n);
+        double ring = 2.0 * (n - 1) * a + 2.0 * (n - 1) / n * bytes / bw;
+        double tree = 2.0 * ceil(log2(n)) * a + 2.0 * bytes / bw;
+        return ring < tree ? ring : tree;
+    }
+    double bw = eci_comm_busbw_at(&at, bytes, n - 1);
+    return (n - 1) * a + (n - 1) / n * bytes / bw;
 }
 
 /* ---- DDP bucket schedule ------------------------------------------------------------------ */

@@ -7,7 +7,7 @@
 #ifndef EC_COMM_H
 #define EC_COMM_H
 
-#include "internal.h"
+#include "workload.h"
 
 #include <gsl/gsl_interp.h>
 
@@ -19,6 +19,7 @@ typedef struct eci_comm {
     int nodes;                    /* machines */
     int boards;                   /* A16 boards per node (a16-board), else 1 */
     double busbw_bytes_per_s;     /* ring bus bandwidth: the slowest link of the ring */
+    double intra_busbw_bytes_per_s; /* the same within one node (the network left out) */
     double copy_bytes_per_s;      /* GPU-to-GPU copies (DataParallel's scatter and gather): CUDA
                                      peer copies, not NCCL, so through host memory they run at
                                      the idle through-host rate, not the in-training NCCL one */
@@ -85,6 +86,29 @@ EC_INTERNAL double eci_ddp_finish(eci_ddp_sched *s, double backward_end_s);
  * the communication stream busy until comm_busy_until_s, compute being (1 + slowdown) times
  * slower while both run. */
 EC_INTERNAL double eci_overlap_stretch_s(double comm_busy_until_s, double start_s, double gpu_s, double slowdown);
+
+/* A group of the job's ranks that runs its own collectives (tensor-, context-, data-,
+ * expert-parallel, a pipeline neighbour): n ranks spaced `stride` apart in rank order
+ * (Megatron: tensor parallel innermost).  Within one node it runs at the node's bus
+ * bandwidth; across nodes each node reaches the network through as many NICs as it holds
+ * members of the group (rail-optimized clusters: one NIC per GPU), times the network's
+ * measured efficiency.  p2p: one GPU's send to a neighbour. */
+typedef struct eci_group {
+    int n;                        /* ranks */
+    int nodes;                    /* nodes it spans */
+    double busbw_bytes_per_s;
+    double p2p_bytes_per_s;
+    double hop_latency_s;
+} eci_group;
+
+/* net_bytes_per_s: one GPU's share of the network (its NIC on a rail-optimized cluster);
+ * net_frac: the collectives' bus bandwidth over it; per_node: GPUs per node. */
+EC_INTERNAL void eci_comm_group(const eci_comm *c, int n, int stride, int per_node, double net_bytes_per_s,
+                                double net_frac, eci_group *g);
+/* Time of one collective of `bytes` (the whole buffer: the all-gather's output, the
+ * reduce-scatter's input) over group g, with the message-size ramp of c; an all-reduce takes
+ * NCCL's better of ring (2(n-1) latency steps) and tree (2 log2 n steps). */
+EC_INTERNAL double eci_coll_s(const eci_comm *c, const eci_group *g, eci_coll coll, double bytes);
 
 /* Expected maximum of n independent standard normal draws (GSL integration);
  * 0 for n <= 1.  The slowest of n GPUs whose speeds vary with coefficient of variation cv

@@ -62,7 +62,9 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
             r->tensor_cores = 1;
         } else {
             double emu = g->emulated_bf16_flop_per_s > 0 ? g->emulated_bf16_flop_per_s : fp32;
-            r->gemm_peak_flop_per_s = emu;
+            /* the emulation runs on the CUDA cores: MFU is against their dense fp32 peak, not
+             * against the measured emulated rate (which would make a slow GEMM look efficient) */
+            r->gemm_peak_flop_per_s = g->peak_fp32_flop_per_s;
             r->gemm_flop_per_s = emu * (g->emulated_bf16_flop_per_s > 0 ? g->gemm_eff_bf16_frac : 1.0);
             warn(r, EC_WARN_BF16_EMULATED, "bf16 is emulated on this GPU (no bf16 tensor cores before Ampere): matmuls run at the measured emulated rate");
         }
@@ -223,6 +225,14 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
         }
         break;
     }
+    case ECI_OP_COMM: /* NCCL kernels of the layout's groups, on the compute stream */
+        if (r->comm == NULL)
+            break;
+        c->fwd_s = eci_coll_s(r->comm, &r->groups[op->group], (eci_coll)op->fwd_coll, op->comm_bytes);
+        c->bwd_s = eci_coll_s(r->comm, &r->groups[op->group], (eci_coll)op->bwd_coll, op->comm_bytes);
+        c->fwd_kernels = op->fwd_coll != ECI_COLL_NONE;
+        c->bwd_kernels = op->bwd_coll != ECI_COLL_NONE;
+        break;
     case ECI_OP_MEM:
     case ECI_OP_CAST:
         if (op->fwd_kernels == 0) /* a marker (what an op keeps, nothing launched) */
@@ -264,7 +274,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { COST_KEY_VALUES = 24 };
+enum { COST_KEY_VALUES = 24 + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -298,6 +308,14 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->attn_flop_per_s,
         r->attn_scale, eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd), eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd)};
     memcpy(k->v, v, sizeof v);
+    for (int g = 0; g < ECI_N_GROUPS; g++) { /* the groups the COMM ops run over */
+        const eci_group *gr = &r->groups[g];
+        double *w = &k->v[24 + 4 * g];
+        w[0] = r->comm != NULL ? gr->n : 0;
+        w[1] = gr->busbw_bytes_per_s;
+        w[2] = gr->p2p_bytes_per_s;
+        w[3] = gr->hop_latency_s;
+    }
 }
 
 /* Price every op of wl into cost: ops with an earlier twin copy its cost. */
@@ -305,14 +323,23 @@ static void price_ops(const ec_ctx *ctx, const eci_rates *r, const eci_workload 
                       eci_op_cost_t *cost)
 {
     for (size_t i = 0; i < wl->n_ops; i++) {
-        if (wl->ops[i].twin < i) { /* same shape as an earlier op: same cost */
-            cost[i] = cost[wl->ops[i].twin];
+        const eci_op *op = &wl->ops[i];
+        if (op->twin < i && !op->hidden) { /* same shape as an earlier op: same cost */
+            cost[i] = cost[op->twin];
             continue;
         }
-        eci_op_cost(ctx, r, &wl->ops[i], &cost[i]);
+        eci_op_cost(ctx, r, op, &cost[i]);
+        if (op->kind == ECI_OP_COMM)
+            continue; /* the network's time: gpu_step_s scales the kernels only */
         cost[i].fwd_s *= gpu_scale;
         cost[i].bwd_s *= gpu_scale;
     }
+    for (size_t i = 1; i < wl->n_ops; i++)
+        if (wl->ops[i].hidden) { /* overlapping the op before it: only the excess shows */
+            double f = cost[i].fwd_s - cost[i - 1].fwd_s, b = cost[i].bwd_s - cost[i - 1].bwd_s;
+            cost[i].fwd_s = f > 0 ? f : 0;
+            cost[i].bwd_s = b > 0 ? b : 0;
+        }
 }
 
 /* The slot to fill for a workload that missed: an empty or stale one, else round-robin. */

@@ -7,6 +7,7 @@
 #ifndef EC_COMPUTE_H
 #define EC_COMPUTE_H
 
+#include "comm.h"
 #include "workload.h"
 
 typedef struct eci_rates {
@@ -25,6 +26,10 @@ typedef struct eci_rates {
     double attn_flop_per_s, attn_scale;
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
+    /* The collectives of COMM ops (tensor-, context-, expert-parallel groups): their links and
+     * the NCCL ramp of comm (NULL on one GPU).  Part of the cost cache's key. */
+    const eci_comm *comm;
+    eci_group groups[ECI_N_GROUPS];
 } eci_rates;
 
 typedef struct eci_op_cost_t {

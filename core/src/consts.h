@@ -47,6 +47,7 @@
     X(board_uplink_lanes)               \
     X(gpu_speed_cv_frac)                \
     X(internode_bytes_per_s)            \
+    X(internode_busbw_frac)             \
     X(nccl_ramp_bytes_1)                \
     X(nccl_ramp_busbw_1)                \
     X(nccl_ramp_bytes_2)                \
@@ -83,7 +84,8 @@
     X(checkpoint_write_bytes_per_s)     \
     X(overlap_compute_slowdown_frac)    \
     X(pcie_host_copy_frac)             \
-    X(near_capacity_warn_frac)          \
+    X(near_capacity_warn_frac)         \
+    X(loader_bottleneck_frac)          \
     X(opt_adamw_hf_kernels_per_tensor)  \
     X(opt_adamw_hf_bytes_per_param)     \
     X(opt_adafactor_kernels_per_tensor) \

@@ -17,6 +17,7 @@
 #include "pipeline.h"
 #include "predict.h"
 #include "trainer.h"
+#include "price.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -420,9 +421,11 @@ static void key_unset(ec_config *cfg, const char *name)
         cfg->set_mask[i / 64] &= ~((uint64_t)1 << (i % 64));
 }
 
+/* Set bit and append text unless that text is already there: two different warnings under
+ * one bit (keys ignored by the model and by the configuration) are both said. */
 static void add_warning(ec_result *res, unsigned bit, const char *text)
 {
-    if (res->warnings & bit)
+    if ((res->warnings & bit) == bit && strstr(res->warning_text, text) != NULL)
         return;
     res->warnings |= bit;
     size_t len = strlen(res->warning_text);
@@ -440,6 +443,10 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
         return EC_ENOTFOUND;
     if ((r->host = eci_host_find(ctx, cfg->host)) == NULL)
         return EC_ENOTFOUND;
+    char prec[16], why[EC_ERRMSG_MAX / 2];
+    if (r->gpu->refuse[0] != '\0' && ec_config_get(cfg, "precision", prec, sizeof prec) == EC_OK &&
+        eci_hw_refusal(r->gpu, prec, why, sizeof why) != NULL) /* gpus.csv column refuse */
+        return eci_error(ctx, EC_ENOTSUP, "gpu '%s' refuses precision=%s: %s", r->gpu->id, prec, why);
     if (cfg->batch_per_gpu < 1)
         return eci_error(ctx, EC_EINVAL, "key 'batch_per_gpu' is required: samples per GPU per micro-step (>= 1)");
     if (cfg->num_gpus < 1 || cfg->grad_accum < 1 || cfg->nodes < 1)
@@ -469,6 +476,12 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
                          cfg->padding == EC_PAD_DYNAMIC ? "dynamic" : "bucketed");
     if (cfg->lengths[0] != '\0' && (!r->text || r->seq < 1))
         return eci_error(ctx, EC_EINVAL, "key 'lengths': sequence lengths need a text model (or seq_len with gpu_step_s)");
+    /* What torch.utils.data.DataLoader itself refuses (ValueError in its __init__).  Its
+     * prefetch_factor with num_workers=0 is refused too, but run records (bench/harness)
+     * write the column on every row: there it is a key with no effect (ignored_keys). */
+    if (cfg->num_workers == 0 && cfg->persistent_workers)
+        return eci_error(ctx, EC_EINVAL, "key 'persistent_workers': persistent_workers=1 needs num_workers > 0 "
+                         "(PyTorch's DataLoader raises ValueError)");
     r->strategy = cfg->strategy;
     /* strategy is the docs/DESIGN.md default: single for one GPU, ddp for several unless given */
     if (cfg->num_gpus > 1 && r->strategy == EC_STRATEGY_SINGLE) {
@@ -476,15 +489,37 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
             return eci_error(ctx, EC_EINVAL, "strategy=single with num_gpus=%d: use strategy=ddp or dp", cfg->num_gpus);
         r->strategy = EC_STRATEGY_DDP;
     }
-    if (cfg->num_gpus == 1)
-        r->strategy = EC_STRATEGY_SINGLE;
-    r->nodes = cfg->nodes;
-    int per_node = (int)eci_const(ctx, EC_C_gpus_per_node);
-    if (cfg->num_gpus > per_node && !key_given(cfg, "nodes")) /* the name search only when needed */
-        r->nodes = (cfg->num_gpus + per_node - 1) / per_node; /* more than one server */
-    if (r->nodes > cfg->num_gpus)
-        return eci_error(ctx, EC_EINVAL, "nodes=%d exceeds num_gpus=%d", r->nodes, cfg->num_gpus);
+    if (cfg->num_gpus == 1 && r->strategy != EC_STRATEGY_FSDP && r->strategy != EC_STRATEGY_ZERO)
+        r->strategy = EC_STRATEGY_SINGLE; /* FSDP and ZeRO on one GPU still offload */
     r->topology = cfg->topology[0] != '\0' ? cfg->topology : r->gpu->default_topology;
+    return eci_layout_resolve(ctx, cfg, r);
+}
+
+int ec_config_resolve(ec_ctx *ctx, const ec_config *cfg, ec_config *out)
+{
+    if (ctx == NULL || cfg == NULL || out == NULL)
+        return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_config_resolve: NULL argument") : EC_EMISUSE;
+    eci_resolved r;
+    int rc = eci_resolve(ctx, cfg, &r);
+    if (rc != EC_OK)
+        return rc;
+    ec_config c = *cfg;
+    eci_strlcpy(c.gpu, r.gpu->id, sizeof c.gpu);
+    eci_strlcpy(c.host, r.host->id, sizeof c.host);
+    c.strategy = r.strategy;
+    c.nodes = r.nodes;
+    eci_strlcpy(c.topology, r.topology, sizeof c.topology);
+    if (r.net != NULL) {
+        if (c.task[0] == '\0')
+            eci_strlcpy(c.task, r.net->default_task, sizeof c.task);
+        if (r.text && r.seq > 0)
+            c.seq_len = r.seq;
+        if (r.image_size > 0)
+            c.image_size = r.image_size;
+        if (r.target_seq > 0)
+            c.target_len = r.target_seq;
+    }
+    *out = c;
     return EC_OK;
 }
 
@@ -1001,8 +1036,11 @@ fail:
     return rc;
 }
 
-/* Bottleneck: compute when kernels fill most of the step, else the largest idle cause. */
-static ec_bottleneck bottleneck(const ec_breakdown *b)
+/* Bottleneck: compute when kernels fill most of the step, else the largest idle cause; and
+ * the input pipeline whenever the GPU waits on it for more than loader_frac of the step
+ * (constants.csv loader_bottleneck_frac: a GPU idle 36% of the step on the loader is
+ * input-bound even though its kernels fill the other 64%). */
+static ec_bottleneck bottleneck(const ec_breakdown *b, double step_s, double loader_frac)
 {
     double idle[] = {b->cpu_overhead_s, b->loader_s, b->h2d_s, b->comm_s};
     ec_bottleneck which[] = {EC_BOTTLENECK_CPU, EC_BOTTLENECK_INPUT, EC_BOTTLENECK_H2D, EC_BOTTLENECK_COMM};
@@ -1014,11 +1052,14 @@ static ec_bottleneck bottleneck(const ec_breakdown *b)
             if (idle[i] > compute_s)
                 out = which[i];
         }
+    if (out == EC_BOTTLENECK_COMPUTE && step_s > 0 && b->loader_s > loader_frac * step_s)
+        out = EC_BOTTLENECK_INPUT;
     return out;
 }
 
 /* The step from the simulated epoch: means over the padded lengths it drew. */
-static void assemble_step(const ec_config *cfg, const eci_pipe_in *in, const eci_pipe_epoch *ep, ec_result *res)
+static void assemble_step(const ec_config *cfg, const eci_pipe_in *in, const eci_pipe_epoch *ep, double loader_frac,
+                          ec_result *res)
 {
     double ga = cfg->grad_accum;
     const double *m = ep->mean_s;
@@ -1045,7 +1086,7 @@ static void assemble_step(const ec_config *cfg, const eci_pipe_in *in, const eci
     res->mfu_frac = m[S_PEAK] > 0 ? res->flop_per_step / (res->step_s * m[S_PEAK]) : 0;
     double util = res->gpu_busy_s / res->step_s;
     res->gpu_util_frac = util > 1.0 ? 1.0 : util;
-    res->bottleneck = bottleneck(&res->breakdown);
+    res->bottleneck = bottleneck(&res->breakdown, res->step_s, loader_frac);
 }
 
 /* One compilation of the step by torch.compile in cfg's mode, CUDA graph capture included. */
@@ -1104,10 +1145,40 @@ static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
     double once = ep->startup_once_s;
     if (r->text && cfg->tokenize == EC_TOKENIZE_UPFRONT && !cfg->data_synthetic && cfg->sample_cpu_s < 0) {
         double tokens = l != NULL ? l->mean : in->seq; /* datasets.map(batched=True) on every core */
-        once += cfg->dataset_samples * tokens / (r->host->fast_tokenizer_tokens_per_s * r->host->cores);
+        double rate = cfg->tokenizer == EC_TOKENIZER_PYTHON ? r->host->python_tokenizer_tokens_per_s
+                                                            : r->host->fast_tokenizer_tokens_per_s;
+        once += cfg->dataset_samples * tokens / (rate * r->host->cores);
     }
     once += compile_once_s(ctx, cfg, ep);
     res->run_s = res->epoch_s * cfg->epochs + once;
+}
+
+/* Keys given explicitly that this configuration never reads: one warning naming them. */
+static void ignored_keys(const ec_config *cfg, const eci_resolved *r, ec_result *res)
+{
+    char text[EC_WARNING_TEXT_MAX / 2] = "";
+    size_t len = 0;
+#define IGNORED(cond, what)                                                                          \
+    do {                                                                                             \
+        if ((cond) && len < sizeof text)                                                             \
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", len ? ", " : "", what);   \
+    } while (0)
+    int no_epoch = cfg->dataset_samples <= 0;
+    IGNORED(no_epoch && key_given(cfg, "epochs"), "epochs (needs dataset_samples)");
+    IGNORED(no_epoch && cfg->eval_samples > 0, "eval_samples (needs dataset_samples)");
+    IGNORED(no_epoch && cfg->checkpoints_per_epoch > 0, "checkpoints_per_epoch (needs dataset_samples)");
+    IGNORED(r->strategy != EC_STRATEGY_DDP && cfg->gradient_as_bucket_view, "gradient_as_bucket_view (ddp only)");
+    IGNORED(cfg->num_workers == 0 && key_given(cfg, "prefetch_factor"), "prefetch_factor (needs num_workers > 0)");
+    int derived_loader = cfg->sample_cpu_s < 0 && !cfg->data_synthetic;
+    IGNORED(!derived_loader && key_given(cfg, "tokenize"), "tokenize (sample_cpu_s or data=synthetic replaces it)");
+    IGNORED(!derived_loader && key_given(cfg, "tokenizer"), "tokenizer (sample_cpu_s or data=synthetic replaces it)");
+    IGNORED(cfg->data_synthetic && cfg->sample_cpu_s >= 0, "sample_cpu_s (data=synthetic has no loader cost)");
+#undef IGNORED
+    if (len > 0) {
+        char msg[EC_WARNING_TEXT_MAX];
+        snprintf(msg, sizeof msg, "keys with no effect in this configuration: %s", text);
+        add_warning(res, EC_WARN_KEY_IGNORED, msg);
+    }
 }
 
 /* Keys given that this model does not use, a parameter count that disagrees with its
@@ -1176,6 +1247,30 @@ static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
         add_warning(res, EC_WARN_UNSUPPORTED_GPU, "current PyTorch (CUDA 12) cannot run on Kepler GPUs");
     if (!g->measured && cfg->gpu_step_s <= 0)
         add_warning(res, EC_WARN_MODEL_DEFAULTED, "no measured GEMM efficiency for this GPU: architecture defaults used");
+    /* lengths= prices padding only with padding=dynamic or bucketed; with max_length it still
+     * sets how many tokens the tokenizer reads, when tokenization is priced at all. */
+    int tokens_priced = r->text && !cfg->data_synthetic && cfg->sample_cpu_s < 0;
+    if (cfg->lengths[0] != '\0' && cfg->padding == EC_PAD_MAX_LENGTH)
+        add_warning(res, EC_WARN_LENGTHS_UNPADDED, tokens_priced
+                    ? "lengths= with padding=max_length: every batch is padded to seq_len, so the lengths only set "
+                      "the tokenizer's work (padding=dynamic pads each batch to its longest sample)"
+                    : "lengths= has no effect here: padding=max_length pads every batch to seq_len and no tokenization "
+                      "is priced (padding=dynamic pads each batch to its longest sample)");
+    ignored_keys(cfg, r, res);
+}
+
+/* What the epoch and the run cost to rent (price.c): the job's hourly price x their time. */
+static int add_cost(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
+{
+    eci_quote q;
+    int rc = eci_price_quote(ctx, cfg, r->gpu, r->nodes, &q);
+    if (rc != EC_OK)
+        return rc;
+    res->price_per_hour = q.per_hour;
+    res->cost_per_epoch = res->epoch_s * q.per_hour / 3600.0;
+    res->cost_run = res->run_s * q.per_hour / 3600.0;
+    eci_strlcpy(res->price_offer, q.offer, sizeof res->price_offer);
+    return EC_OK;
 }
 
 /* The multi-GPU figures of the step at the longest padded length (comm.c via step_model). */
@@ -1232,7 +1327,7 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         res->eval_step_s = top.eval_step_s;
         res->warnings = top.warnings;
         memcpy(res->warning_text, top.warning_text, sizeof res->warning_text);
-        assemble_step(cfg, in, &ep, res);
+        assemble_step(cfg, in, &ep, eci_const(ctx, EC_C_loader_bottleneck_frac), res);
         assemble_epoch(ctx, cfg, &r, in, l, &ep, res);
         res->first_step_s = res->step_s + compile_time_s(ctx, cfg);
         if (res->epoch_s > 0)
@@ -1246,6 +1341,12 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
             rc = eci_calib_current(ctx, cfg, &calib);
         if (rc == EC_OK && res->epoch_s > 0)
             eci_interval_widen(&calib, res->epoch_p50_s, &res->epoch_p10_s, &res->epoch_p90_s);
+        /* the step's interval: only the model's own held-out error (a steady step has no spread) */
+        res->step_p10_s = res->step_p90_s = res->step_s;
+        if (rc == EC_OK)
+            eci_interval_widen(&calib, res->step_s, &res->step_p10_s, &res->step_p90_s);
+        if (rc == EC_OK)
+            rc = add_cost(ctx, cfg, &r, res);
     }
     eci_lengths_free(ctx, l);
     /* after the scratch is done with: the one-GPU prediction reuses it */

@@ -197,6 +197,14 @@ static int parse_row(ec_ctx *ctx, const eci_table *t, size_t row, const int *rol
         return cell_error(ctx, EC_EINVAL, t, row, value_col, "column 'value': '%s' is not %s",
                           eci_table_cell(t, row, (int)value_col),
                           run->metric == EC_METRIC_OOM ? "0 or 1 (metric oom)" : "a positive number");
+    /* An epoch time can only be predicted from an epoch's size: without it the prediction
+     * is 0 and the row would count as a -100% error. */
+    if (run->metric == EC_METRIC_EPOCH_TIME_S && !(run->config.dataset_samples > 0)) {
+        for (size_t c = 0; c < cols; c++)
+            if (role[c] == COL_METRIC)
+                return cell_error(ctx, EC_EINVAL, t, row, c, "metric epoch_time_s needs dataset_samples "
+                                  "(the samples of one epoch) in this row");
+    }
     if (run->source == NULL) {
         run->source = eci_strdup(ctx, "");
         if (run->source == NULL)
@@ -361,6 +369,43 @@ double ec_result_metric(const ec_result *res, ec_metric metric)
         return res->first_step_s;
     }
     return NAN;
+}
+
+void ec_result_metric_interval(const ec_result *res, ec_metric metric, double *p10, double *p90)
+{
+    double lo = 0, hi = 0;
+    if (res != NULL) {
+        switch (metric) {
+        case EC_METRIC_SAMPLES_PER_S: /* samples_per_s = k / step_s */
+            if (res->step_p10_s > 0 && res->step_p90_s > 0) {
+                lo = res->samples_per_s * res->step_s / res->step_p90_s;
+                hi = res->samples_per_s * res->step_s / res->step_p10_s;
+            }
+            break;
+        case EC_METRIC_STEP_TIME_MS:
+            lo = res->step_p10_s * 1e3;
+            hi = res->step_p90_s * 1e3;
+            break;
+        case EC_METRIC_EPOCH_TIME_S:
+            if (res->epoch_s > 0) {
+                lo = res->epoch_p10_s;
+                hi = res->epoch_p90_s;
+            }
+            break;
+        case EC_METRIC_TRAIN_TIME_S: /* the epoch interval's spread, in proportion */
+            if (res->epoch_s > 0 && res->train_s > 0) {
+                lo = res->train_s * res->epoch_p10_s / res->epoch_s;
+                hi = res->train_s * res->epoch_p90_s / res->epoch_s;
+            }
+            break;
+        default: /* memory, oom, first step: no interval */
+            break;
+        }
+    }
+    if (p10 != NULL)
+        *p10 = lo;
+    if (p90 != NULL)
+        *p90 = hi;
 }
 
 void ec_error_stats_compute(const double *predicted, const double *measured, size_t n,

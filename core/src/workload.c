@@ -48,7 +48,9 @@ const char *eci_task_names(void)
 typedef struct tensor {
     int image;
     double n, c, hw;
-    double rows, width, seq, seq_sq;
+    double rows, width, seq, seq_sq; /* seq: this GPU's share of the sequence (context parallelism);
+                                        seq_sq: E[L^2] of the whole sequence */
+    double kv_seq;                   /* the whole sequence: the keys attention runs over */
     int f32;
     unsigned id;
 } tensor;
@@ -63,6 +65,7 @@ typedef struct builder {
     double act, f32k, mask;
     int amp, tensor_math, eager;
     double batch;
+    int tp, cp, ep, sp;      /* parallel degrees (1: none); sp: sequence-parallel regions */
     int block, layer;
     tensor cur, skip, memory;
     int has_skip, has_memory;
@@ -168,6 +171,71 @@ static eci_op *gemm(builder *b, const char *name, double m, double n, double k, 
         op->saved_bytes = saved_bytes;
     }
     return op;
+}
+
+/* A collective on the compute stream over a group of the layout (COMM ops are priced with
+ * the group's rates, compute.c): fwd in the forward, bwd in the backward; hidden: it overlaps
+ * the op before it (ring attention). */
+static void comm(builder *b, const char *name, int group, int fwd, int bwd, double bytes, int hidden)
+{
+    eci_op *op = push(b, name, ECI_OP_COMM);
+    if (op != NULL) {
+        op->group = group;
+        op->fwd_coll = fwd;
+        op->bwd_coll = bwd;
+        op->comm_bytes = bytes;
+        op->hidden = hidden;
+        op->fwd_kernels = fwd != ECI_COLL_NONE;
+        op->bwd = bwd != ECI_COLL_NONE;
+    }
+}
+
+/* Megatron's tensor-parallel region around a block (attention, MLP, a vocabulary head): on
+ * entry the stream is gathered from its sequence shards (sequence parallelism: all-gather,
+ * reduce-scatter of its gradient) or copied (an all-reduce of its gradient in backward); on
+ * exit the partial outputs are reduced (all-reduce, or reduce-scatter back to the shards). */
+static void tp_enter(builder *b)
+{
+    if (b->tp <= 1)
+        return;
+    double full = b->cur.rows * (b->sp ? b->tp : 1);
+    double bytes = full * b->cur.width * tbytes(b, &b->cur);
+    if (b->sp) {
+        comm(b, "tp_allgather", ECI_GROUP_TP, ECI_COLL_ALLGATHER, ECI_COLL_REDUCE_SCATTER, bytes, 0);
+        b->cur.rows = full;
+        fresh(b, &b->cur);
+    } else {
+        comm(b, "tp_copy", ECI_GROUP_TP, ECI_COLL_NONE, ECI_COLL_ALLREDUCE, bytes, 0);
+    }
+}
+
+static void tp_exit(builder *b)
+{
+    if (b->tp <= 1)
+        return;
+    double bytes = b->cur.rows * b->cur.width * b->act;
+    if (b->sp) {
+        comm(b, "tp_reduce_scatter", ECI_GROUP_TP, ECI_COLL_REDUCE_SCATTER, ECI_COLL_ALLGATHER, bytes, 0);
+        b->cur.rows /= b->tp;
+    } else {
+        comm(b, "tp_allreduce", ECI_GROUP_TP, ECI_COLL_ALLREDUCE, ECI_COLL_NONE, bytes, 0);
+    }
+    fresh(b, &b->cur);
+}
+
+/* This GPU's share of a dimension the tensor-parallel group splits (heads, FFN, vocabulary);
+ * a dimension it does not divide is a shape error naming tp. */
+static double tp_share(builder *b, double whole, const char *what)
+{
+    if (b->tp <= 1)
+        return whole;
+    if (fmod(whole, b->tp) != 0) {
+        char why[160];
+        snprintf(why, sizeof why, "tp=%d must divide %s (%.0f)", b->tp, what, whole);
+        shape_error(b, why);
+        return whole;
+    }
+    return whole / b->tp;
 }
 
 /* nn.Linear on t (rows x in) -> rows x out.  Under autocast an fp32 input is cast (the copy is
@@ -361,10 +429,15 @@ static void attention(builder *b, const ec_attention_layer *a)
         return;
     }
     double hd = a->head_dim > 0 ? a->head_dim : width / heads;
+    /* tensor parallelism: this GPU's heads; key/value heads fewer than tp are replicated */
+    heads = tp_share(b, heads, "the attention heads");
+    kv = kv >= b->tp ? tp_share(b, kv, "the key/value heads") : 1;
+    tp_enter(b);
     double q_out = heads * hd, kv_out = kv * hd;
     tensor in = b->cur, *src = a->cross ? &b->memory : &b->cur;
+    /* queries: this GPU's share of the sequence; keys: the whole of it (context parallelism) */
     double rows_q = in.rows, rows_k = src->rows, sq = in.seq;
-    double sk_eff = a->cross ? src->seq : in.seq_sq / in.seq;
+    double sk_eff = a->cross ? src->seq : in.seq_sq / in.kv_seq;
     if (a->qkv_fused && !a->cross) {
         linear_on(b, "qkv", &in, q_out + 2.0 * kv_out, a->qkv_bias);
     } else {
@@ -401,17 +474,23 @@ static void attention(builder *b, const ec_attention_layer *a)
         attention_eager(b, a, heads, hd, sq, sk_eff, rows_q, rows_k);
     else
         attention_fused(b, heads, hd, sq, sk_eff, rows_q, rows_k);
+    if (b->cp > 1 && !a->cross) /* ring attention: the other GPUs' keys and values pass by while the
+                                  * local blocks compute (backward: again, and their gradients back) */
+        comm(b, "cp_kv_ring", ECI_GROUP_CP, ECI_COLL_ALLGATHER, ECI_COLL_ALLGATHER, 2.0 * rows_k * b->cp * kv_out * b->act,
+             1);
     mem(b, "merge_heads", rows_q * q_out, 2.0 * b->act, 0);
     b->cur.width = q_out;
     b->cur.f32 = 0;
     fresh(b, &b->cur);
     linear(b, "attn_out", width, a->out_bias);
+    tp_exit(b);
 }
 
 /* ---- feed-forward blocks ------------------------------------------------------------------ */
-static void mlp(builder *b, const ec_mlp_layer *m)
+/* up (and gate), activation, down on this GPU's ffn columns. */
+static void mlp_body(builder *b, const ec_mlp_layer *m, double ffn)
 {
-    double width = b->cur.width, ffn = (double)m->ffn;
+    double width = b->cur.width;
     if (m->gated) { /* down(act(gate(x)) * up(x)): the product keeps both of its inputs */
         tensor in = b->cur;
         linear(b, "gate", ffn, m->bias);
@@ -429,18 +508,40 @@ static void mlp(builder *b, const ec_mlp_layer *m)
     linear(b, "mlp_out", width, m->bias);
 }
 
+static void mlp(builder *b, const ec_mlp_layer *m)
+{
+    double ffn = tp_share(b, (double)m->ffn, "the MLP width (ffn)");
+    tp_enter(b);
+    mlp_body(b, m, ffn);
+    tp_exit(b);
+}
+
 /* A mixture-of-experts block as HF's eager code runs it (MixtralSparseMoeBlock,
  * Qwen2MoeSparseMoeBlock): a router, a softmax in fp32 and top-k, then a Python loop over the
  * experts, each gathering its tokens, running its MLP and scattering the weighted result back.
- * Tokens are taken as spread evenly: each expert sees rows x top_k / experts of them. */
+ * Tokens are taken as spread evenly over the experts.  Expert parallelism (ep): this GPU holds
+ * experts/ep of them, and two all-to-alls over the expert group carry every token-expert pair
+ * to its expert's GPU and back; each local expert then sees rows x top_k x ep / experts rows.
+ * Tensor parallelism splits each expert's inner width as it splits an MLP's. */
 static void moe(builder *b, const ec_moe_layer *m)
 {
+    if (fmod(m->experts, b->ep) != 0) {
+        char why[96];
+        snprintf(why, sizeof why, "ep=%d must divide the experts (%d)", b->ep, m->experts);
+        shape_error(b, why);
+        return;
+    }
+    double ffn = tp_share(b, (double)m->ffn, "the experts' width (ffn)");
+    tp_enter(b);
     tensor in = b->cur;
-    double width = in.width, rows = in.rows, E = m->experts, k = m->top_k, ffn = (double)m->ffn;
-    double per = rows * k / E;
-    eci_op *op = linear_on(b, "router", &in, E, 0);
+    double width = in.width, rows = in.rows, E = m->experts, k = m->top_k, local = E / b->ep;
+    double per = rows * k / local;
+    linear_on(b, "router", &in, E, 0);
     mem(b, "router_softmax_topk", rows * E, 2.0 * b->f32k + 2.0 * b->act, rows * E * b->f32k);
-    /* one expert's work, launched E times */
+    double pairs = rows * k * width * b->act; /* the token-expert pairs' activations */
+    if (b->ep > 1)
+        comm(b, "ep_dispatch", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
+    /* one expert's work, launched once per local expert */
     size_t first = b->wl->n_ops;
     double x = per * width;
     mem(b, "expert_gather", x, 2.0 * tbytes(b, &in), x * b->act);
@@ -450,7 +551,7 @@ static void moe(builder *b, const ec_moe_layer *m)
             cast(b, "expert_cast_in", x, 0);
         cast(b, "expert_cast_w", (up_n + 1.0) * width * ffn, 0);
     }
-    op = gemm(b, "expert_up", per, up_n * ffn, width, 1, 0);
+    eci_op *op = gemm(b, "expert_up", per, up_n * ffn, width, 1, 0);
     if (op != NULL) {
         op->params = up_n * width * ffn;
         op->param_tensors = up_n;
@@ -471,7 +572,9 @@ static void moe(builder *b, const ec_moe_layer *m)
     }
     mem(b, "expert_scatter", x, 3.0 * b->act, x * b->act);
     for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
-        b->wl->ops[i].count = m->experts;
+        b->wl->ops[i].count = (int)local;
+    if (b->ep > 1)
+        comm(b, "ep_combine", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
     b->cur = in;
     b->cur.f32 = 0;
     fresh(b, &b->cur);
@@ -479,7 +582,7 @@ static void moe(builder *b, const ec_moe_layer *m)
         tensor moe_out = b->cur;
         b->cur = in;
         ec_mlp_layer sm = {.ffn = m->shared_ffn, .act = m->act, .gated = m->gated};
-        mlp(b, &sm);
+        mlp_body(b, &sm, tp_share(b, (double)m->shared_ffn, "the shared experts' width"));
         if (m->shared_gate) {
             linear_on(b, "shared_gate", &in, 1, 0);
             mem(b, "shared_gate_mul", rows * width, 3.0 * b->act, rows * width * b->act);
@@ -488,15 +591,18 @@ static void moe(builder *b, const ec_moe_layer *m)
         b->cur = moe_out;
         fresh(b, &b->cur);
     }
+    tp_exit(b);
 }
 
 /* ---- embeddings, patches, convolutions, pooling ---------------------------------------- */
 static void embedding(builder *b, const ec_embedding_layer *e)
 {
-    double T = b->batch * (b->has_memory ? b->sh->target_seq : b->sh->seq), h = (double)e->dim, f = b->f32k;
-    double seq = b->has_memory ? b->sh->target_seq : b->sh->seq;
-    b->cur = (tensor){.rows = T, .width = h, .seq = seq, .seq_sq = b->has_memory ? seq * seq : b->sh->seq_sq, .f32 = 1};
-    double V = (double)e->vocab, P = (double)e->positions, Tv = (double)e->type_vocab;
+    double full = b->has_memory ? b->sh->target_seq : b->sh->seq, h = (double)e->dim, f = b->f32k;
+    double seq = full / b->cp, T = b->batch * seq; /* context parallelism: this GPU's share */
+    b->cur = (tensor){.rows = T, .width = h, .seq = seq, .seq_sq = b->has_memory ? full * full : b->sh->seq_sq,
+                      .kv_seq = full, .f32 = 1};
+    /* tensor parallelism: Megatron's vocabulary-parallel embedding (each GPU a slice of rows) */
+    double V = ceil((double)e->vocab / b->tp), P = (double)e->positions, Tv = (double)e->type_vocab;
     eci_op *op;
     if (e->fused) { /* GPT-2: wte and wpe gathered and added in one pass */
         op = mem(b, "wte_wpe", T * h, 3.0 * f, 0);
@@ -526,6 +632,13 @@ static void embedding(builder *b, const ec_embedding_layer *e)
     }
     if (e->scale) /* Gemma: x sqrt(hidden) */
         mem(b, "emb_scale", T * h, 2.0 * f, 0);
+    if (b->tp > 1) { /* each GPU looked up its slice: the partial sums are reduced (to the shards) */
+        int sp = b->sp;
+        comm(b, sp ? "tp_emb_reduce_scatter" : "tp_emb_allreduce", ECI_GROUP_TP,
+             sp ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE, sp ? ECI_COLL_ALLGATHER : ECI_COLL_NONE, T * h * f, 0);
+        if (sp)
+            b->cur.rows = T / b->tp;
+    }
     fresh(b, &b->cur);
 }
 
@@ -579,7 +692,7 @@ static void patches(builder *b, const ec_patches_layer *p)
         op->params = p->cls_tokens * h + (p->positions ? seq * h : 0);
         op->param_tensors = (p->cls_tokens > 0) + (p->positions != 0);
     }
-    b->cur = (tensor){.rows = n * seq, .width = h, .seq = seq, .seq_sq = seq * seq, .f32 = 1};
+    b->cur = (tensor){.rows = n * seq, .width = h, .seq = seq, .seq_sq = seq * seq, .kv_seq = seq, .f32 = 1};
     fresh(b, &b->cur);
 }
 
@@ -593,7 +706,7 @@ static void pool(builder *b, const ec_pool_layer *p)
     double in = elems(t), e = tbytes(b, t);
     if (p->kind == EC_POOL_AVG_GLOBAL) {
         mem(b, "avgpool", in, e, 0);
-        *t = (tensor){.rows = t->n, .width = t->c, .seq = 1, .seq_sq = 1, .f32 = t->f32};
+        *t = (tensor){.rows = t->n, .width = t->c, .seq = 1, .seq_sq = 1, .kv_seq = 1, .f32 = t->f32};
     } else {
         double k = p->kernel, s = p->stride > 0 ? p->stride : 1, pad = p->padding;
         double hout = floor((t->hw + 2.0 * pad - k) / s) + 1.0;
@@ -750,7 +863,7 @@ static void expand_list(builder *b, size_t from, size_t to, int depth)
 static void first_token(builder *b)
 {
     b->cur.rows = b->batch;
-    b->cur.seq = b->cur.seq_sq = 1;
+    b->cur.seq = b->cur.seq_sq = b->cur.kv_seq = 1;
     fresh(b, &b->cur);
 }
 
@@ -783,6 +896,15 @@ static void vocab_projection(builder *b, const ec_head *hd, double V)
     }
 }
 
+/* Megatron's vocabulary-parallel cross entropy: each GPU's slice of the logits, then the
+ * row maxima, sums of exponentials and target logits reduced over the tensor-parallel group
+ * (three fp32 numbers per row). */
+static void vocab_parallel_loss(builder *b, double rows)
+{
+    if (b->tp > 1)
+        comm(b, "tp_vocab_loss", ECI_GROUP_TP, ECI_COLL_ALLREDUCE, ECI_COLL_NONE, rows * 12.0, 0);
+}
+
 static double vocab_of(const eci_net *net)
 {
     for (size_t i = 0; i < net->n_layers; i++)
@@ -804,8 +926,11 @@ static void head(builder *b, const ec_head *hd)
         shape_error(b, "a vocabulary head needs an EMBEDDING (the network has no token table)");
         return;
     }
+    if (!b->cur.image)
+        tp_enter(b); /* the whole stream on every tensor-parallel GPU (gathered under sequence parallelism) */
     tensor trunk = b->cur;
     double T = trunk.rows;
+    V = ceil(V / b->tp); /* a vocabulary-parallel projection: this GPU's slice of the logits */
     switch (hd->kind) {
     case EC_HEAD_CLASSIFY:
         if (hd->pooler) {
@@ -834,6 +959,7 @@ static void head(builder *b, const ec_head *hd)
         mlm_transform(b, hd);
         vocab_projection(b, hd, V);
         cross_entropy(b, Tm, V);
+        vocab_parallel_loss(b, Tm);
         b->cur = trunk;
         pooled_classifier(b, "nsp", 2);
         break;
@@ -842,12 +968,14 @@ static void head(builder *b, const ec_head *hd)
         mlm_transform(b, hd);
         vocab_projection(b, hd, V);
         cross_entropy(b, T, V);
+        vocab_parallel_loss(b, T);
         break;
     case EC_HEAD_CAUSAL_LM:
         vocab_projection(b, hd, V);
         if (!b->has_memory) /* HF shifts the logits of a decoder: a contiguous copy of all of them */
             mem(b, "shift_logits", T * V, 2.0 * b->act, T * V * b->act);
         cross_entropy(b, T, V);
+        vocab_parallel_loss(b, T);
         break;
     case EC_HEAD_IMAGE_CLASSIFY:
         if (hd->pool) {
@@ -869,8 +997,8 @@ static void head(builder *b, const ec_head *hd)
 /* ---- sums, twins ---------------------------------------------------------------------------- */
 /* The fields eci_op_cost reads, bit for bit: two ops that agree on them cost the same. */
 typedef struct cost_key {
-    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, layout_bytes;
-    int kind, tensor_math, fwd_kernels, bwd, count;
+    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, layout_bytes;
+    int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden;
 } cost_key;
 
 static void cost_key_of(const eci_op *op, cost_key *key)
@@ -890,6 +1018,11 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->fwd_kernels = op->fwd_kernels;
     key->bwd = op->bwd;
     key->count = op->count;
+    key->fwd_coll = op->fwd_coll;
+    key->bwd_coll = op->bwd_coll;
+    key->group = op->group;
+    key->hidden = op->hidden;
+    key->comm_bytes = op->comm_bytes;
 }
 
 /* A hash of a key struct of `size` bytes (zeroed padding included), eight bytes at a time
@@ -1004,7 +1137,8 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
                          net->family, eci_task_name(task), net->tasks);
     int p = sh->precision;
     builder b = {.ctx = ctx, .wl = wl, .net = net, .sh = sh, .mask = sh->mask_bytes, .batch = sh->batch,
-                 .block = -1};
+                 .tp = sh->tp > 1 ? sh->tp : 1, .cp = sh->cp > 1 ? sh->cp : 1, .ep = sh->ep > 1 ? sh->ep : 1,
+                 .sp = sh->tp > 1 && sh->sp, .block = -1};
     b.amp = p == EC_PREC_AMP_FP16 || p == EC_PREC_AMP_BF16;
     int pure16 = p == EC_PREC_BF16 || p == EC_PREC_FP16;
     b.tensor_math = b.amp || pure16;
@@ -1056,6 +1190,7 @@ double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing)
 typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
+    int tp, cp, ep, sp;
     int channels_last, compile, inference;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes;
 } wl_key;
@@ -1094,6 +1229,10 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->mask_bytes = sh->mask_bytes;
     k->mlm_frac = sh->mlm_frac;
     k->rmsnorm_passes = sh->rmsnorm_passes;
+    k->tp = sh->tp;
+    k->cp = sh->cp;
+    k->ep = sh->ep;
+    k->sp = sh->sp;
 }
 
 int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *sh, const eci_workload **out)

@@ -28,8 +28,18 @@ typedef enum {
     ECI_OP_CONV,     /* convolution as implicit GEMM (m = N*Ho*Wo, n = Cout, k = Cin*kh*kw) */
     ECI_OP_MEM,      /* memory-bound kernel: elementwise, normalisation, softmax, gather, copy */
     ECI_OP_CAST,     /* autocast dtype conversion (memory-bound, issued inside ATen) */
-    ECI_OP_ATTN      /* fused attention (SDPA): 4*b*heads*s^2*d FLOPs, backward recomputes */
+    ECI_OP_ATTN,     /* fused attention (SDPA): 4*b*heads*s^2*d FLOPs, backward recomputes */
+    ECI_OP_COMM      /* a collective on the compute stream (tensor/context/expert parallel): fwd_coll in the
+                        forward, bwd_coll in the backward, over group `group`, of comm_bytes */
 } eci_op_kind;
+
+/* Collectives (nccl-tests bus factors: all-reduce 2(n-1)/n, all-gather, reduce-scatter and
+ * all-to-all (n-1)/n of the whole buffer; p2p the message); comm.c prices them. */
+typedef enum { ECI_COLL_NONE = 0, ECI_COLL_ALLREDUCE, ECI_COLL_ALLGATHER, ECI_COLL_REDUCE_SCATTER,
+               ECI_COLL_ALLTOALL, ECI_COLL_P2P } eci_coll;
+
+/* The groups whose collectives sit inside a step's ops (data parallelism's are predict.c's). */
+typedef enum { ECI_GROUP_TP = 0, ECI_GROUP_CP, ECI_GROUP_EP, ECI_N_GROUPS } eci_group_id;
 
 typedef struct eci_op {
     const char *name;      /* static label ("qkv", "softmax", ...) for traces */
@@ -44,6 +54,10 @@ typedef struct eci_op {
     double cast_params;    /* weight elements autocast casts to 16 bits (the weight cache) */
     int fwd_kernels;       /* kernels the op launches in the forward (0: a marker that runs nothing) */
     int count;             /* the op runs this many times back to back (a Python loop over experts) */
+    int fwd_coll, bwd_coll;/* COMM: eci_coll of the forward and of the backward (ECI_COLL_NONE: nothing) */
+    int group;             /* COMM: eci_group_id */
+    double comm_bytes;     /* COMM: the collective's whole buffer */
+    int hidden;            /* COMM: overlaps the op before it (ring attention): only the excess is exposed */
     int bwd;               /* has a backward (0 for casts of weights, index ops) */
     int block;             /* index of the repeated block the op belongs to, -1: none */
     int layer;             /* index of the description layer it comes from (heads: n_layers) */
@@ -96,6 +110,8 @@ typedef struct eci_shape {
     int rmsnorm_kernels;    /* kernels of HF's Python RMSNorm (constants.csv) */
     double rmsnorm_passes;  /* passes over the elements those kernels make together (constants.csv) */
     int rope_kernels;       /* kernels of HF's apply_rotary_pos_emb on Q and K (constants.csv) */
+    int tp, cp, ep;         /* tensor-, context- and expert-parallel degrees (1: none) */
+    int sp;                 /* Megatron sequence parallelism (with tp > 1) */
     /* Appended for issue 19. */
     int channels_last;      /* CNN tensors in NHWC (memory_format=channels_last) */
     int compile;            /* an ec_compile mode: fusion.c rewrites the op list as Inductor fuses it */
