@@ -3,12 +3,16 @@
  * runs nobody fitted the model on: bench/data/stack_runs.csv (tools/data/make_stack_runs.py,
  * bench/data/stack/README.md), whose split column says which rows may be fitted.
  *
- *   bench_stack RUNS.csv [OUT.csv] [--profile P]
+ *   bench_stack RUNS.csv [OUT.csv] [--profile P] [--also DLE.csv] [--write-profile P.csv]
  *
  * 1. fit: ec_calibrate's physical parameters (GEMM, CUDA-core and bandwidth efficiency scales,
  *    per architecture too; convolution and attention efficiencies; host dispatch time) on the
  *    time rows (samples_per_s, step_time_ms, epoch_time_s, train_time_s) of the fit split that
- *    the model can predict.  With --profile P the fit is skipped and P is used instead.
+ *    the model can predict; with --also, together with the single-GPU runs of another
+ *    run-record file (the DeepLearningExamples calibration runs), which anchor the GEMM and
+ *    bandwidth scales of the architectures the stack's fit split lacks.  --write-profile
+ *    writes the fitted parameters as a profile.  With --profile P the fit is skipped and P is
+ *    used instead.
  * 2. held out: every predictable row of the holdout split, with those parameters: throughput
  *    (the time metrics) and peak memory (each reading: nvml, reserved, allocated) as MAPE by
  *    source, precision, GPU and model; runs that died of CUDA out-of-memory against `fits`;
@@ -18,6 +22,7 @@
  * Rows the model cannot predict (a model or GPU without a profile) are counted and named.
  * Prints a Markdown report; OUT.csv gets one row per predicted run.
  */
+#define _POSIX_C_SOURCE 200809L /* mkstemp */
 #include "consts.h"
 #include "epochcast.h"
 #include "internal.h"
@@ -27,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_LEVELS 64
 
@@ -207,24 +213,82 @@ static void oom_table(const ec_runs *runs, const double *pred, const int *ok, co
            agree, total, died_caught, died);
 }
 
+/* Write the runs of a and b (b's with split "dle" when single-GPU, else "excluded", ids
+ * prefixed "dle-") into one run-record CSV, every config key given explicitly. */
+static int merge_runs(ec_ctx *ctx, const ec_runs *a, const ec_runs *b, const char *path)
+{
+    static const char *const metric_names[] = {"samples_per_s", "step_time_ms", "epoch_time_s", "peak_bytes",
+                                               "reserved_bytes", "allocated_bytes", "oom", "train_time_s",
+                                               "first_step_s"};
+    size_t nk = ec_config_key_count(), nc = nk + 5;
+    const char **row = calloc(nc, sizeof *row);
+    char (*cell)[EC_PATH_MAX + 8] = calloc(nc, sizeof *cell);
+    ec_csv_writer *w;
+    int rc = row != NULL && cell != NULL ? ec_csv_open(ctx, path, &w) : EC_ENOMEM;
+    if (rc != EC_OK) {
+        free(row);
+        free(cell);
+        return rc;
+    }
+    row[0] = "id";
+    for (size_t k = 0; k < nk; k++)
+        row[1 + k] = ec_config_key_name(k);
+    row[nk + 1] = "metric";
+    row[nk + 2] = "value";
+    row[nk + 3] = "source";
+    row[nk + 4] = "split";
+    rc = ec_csv_row(w, row, nc);
+    for (int f = 0; f < 2 && rc == EC_OK; f++) {
+        const ec_runs *runs = f == 0 ? a : b;
+        for (size_t i = 0; i < ec_runs_count(runs) && rc == EC_OK; i++) {
+            const ec_run *r = ec_runs_get(runs, i);
+            snprintf(cell[0], sizeof cell[0], "%s%s", f == 0 ? "" : "dle-", r->id);
+            row[0] = cell[0];
+            for (size_t k = 0; k < nk; k++) {
+                cell[1 + k][0] = '\0';
+                if (ec_config_is_set(&r->config, k))
+                    ec_config_get(&r->config, ec_config_key_name(k), cell[1 + k], sizeof cell[1 + k]);
+                row[1 + k] = cell[1 + k];
+            }
+            row[nk + 1] = metric_names[r->metric];
+            snprintf(cell[nk + 2], sizeof cell[0], "%.17g", r->value);
+            row[nk + 2] = cell[nk + 2];
+            row[nk + 3] = r->source;
+            row[nk + 4] = f == 0 ? r->split : r->config.num_gpus == 1 ? "dle" : "excluded";
+            rc = ec_csv_row(w, row, nc);
+        }
+    }
+    if (rc == EC_OK)
+        rc = ec_csv_close(w);
+    else
+        ec_csv_abort(w);
+    free(row);
+    free(cell);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
-    const char *runs_path = NULL, *out_path = NULL, *profile = NULL;
+    const char *runs_path = NULL, *out_path = NULL, *profile = NULL, *also = NULL, *write_profile = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc)
             profile = argv[++i];
+        else if (strcmp(argv[i], "--also") == 0 && i + 1 < argc)
+            also = argv[++i];
+        else if (strcmp(argv[i], "--write-profile") == 0 && i + 1 < argc)
+            write_profile = argv[++i];
         else if (runs_path == NULL)
             runs_path = argv[i];
         else if (out_path == NULL)
             out_path = argv[i];
         else {
-            fprintf(stderr, "usage: bench_stack RUNS.csv [OUT.csv] [--profile P]\n");
+            fprintf(stderr, "usage: bench_stack RUNS.csv [OUT.csv] [--profile P] [--also DLE.csv] [--write-profile P]\n");
             return 2;
         }
     }
     if (runs_path == NULL) {
-        fprintf(stderr, "usage: bench_stack RUNS.csv [OUT.csv] [--profile P]\n");
+        fprintf(stderr, "usage: bench_stack RUNS.csv [OUT.csv] [--profile P] [--also DLE.csv] [--write-profile P]\n");
         return 2;
     }
     ec_ctx *ctx;
@@ -237,6 +301,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_stack: %s\n", ec_ctx_errmsg(ctx));
         ec_ctx_free(ctx);
         return 1;
+    }
+    if (also != NULL) { /* the two files as one, through a temporary run-record CSV */
+        ec_runs *other, *merged;
+        char tmp[] = "/tmp/bench_stack_XXXXXX";
+        int fd = mkstemp(tmp);
+        if (fd < 0 || ec_runs_load(ctx, also, &other) != EC_OK || merge_runs(ctx, runs, other, tmp) != EC_OK ||
+            ec_runs_load(ctx, tmp, &merged) != EC_OK) {
+            fprintf(stderr, "bench_stack: --also %s: %s\n", also, ec_ctx_errmsg(ctx));
+            return 1;
+        }
+        close(fd);
+        remove(tmp);
+        ec_runs_free(other);
+        ec_runs_free(runs);
+        runs = merged;
     }
     size_t n = ec_runs_count(runs);
     int *ok = calloc(n ? n : 1, sizeof *ok);
@@ -255,6 +334,8 @@ int main(int argc, char **argv)
         enum kind k = kind_of(r);
         if (strcmp(r->split, "excluded") == 0)
             continue;
+        if (strcmp(r->split, "dle") == 0 && k != K_TIME)
+            continue;
         if (k == K_NO_STEP) {
             ok[i] = eci_hw_find(ctx, r->config.gpu) != NULL;
             continue;
@@ -262,7 +343,7 @@ int main(int argc, char **argv)
         ec_result res;
         if (ec_predict(ctx, config_of(r, &tmp), &res) == EC_OK) {
             ok[i] = 1;
-            use[i] = strcmp(r->split, "fit") == 0 && k == K_TIME;
+            use[i] = (strcmp(r->split, "fit") == 0 || strcmp(r->split, "dle") == 0) && k == K_TIME;
             n_fit += use[i];
         } else {
             snprintf(why[i], sizeof why[i], "%s", ec_ctx_errmsg(ctx));
@@ -270,10 +351,11 @@ int main(int argc, char **argv)
     }
 
     printf("# epochcast on the ordinary PyTorch / Hugging Face stack\n\n");
-    printf("Generated by `%s %s%s%s%s%s` (build/bench/bench_stack) from %zu public run records\n"
-           "(bench/data/stack/README.md); the split column of the file decides what may be fitted.\n",
-           "bench_stack", runs_path, out_path ? " " : "", out_path ? out_path : "", profile ? " --profile " : "",
-           profile ? profile : "", n);
+    printf("Generated by `bench_stack");
+    for (int i = 1; i < argc; i++)
+        printf(" %s", argv[i]);
+    printf("` (build/bench/bench_stack) from %zu public run records\n"
+           "(bench/data/stack/README.md); the split column of the file decides what may be fitted.\n", n);
 
     ec_fit_report rep;
     memset(&rep, 0, sizeof rep);
@@ -288,12 +370,28 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_stack: fit: %s\n", ec_ctx_errmsg(ctx));
             return 1;
         }
-        printf("\n## Fit on the fit split\n\n%zu time rows of the fit split, %zu iterations; MAPE %.1f%% with the "
-               "priors, %.1f%% fitted (in sample).\n\n| parameter | architecture | value | std. error |\n|---|---|---|---|\n",
-               rep.n_runs, rep.iterations, 100 * rep.mape_before_frac, 100 * rep.mape_after_frac);
+        size_t n_dle = 0;
+        for (size_t i = 0; i < n; i++)
+            n_dle += use[i] && strcmp(ec_runs_get(runs, i)->split, "dle") == 0;
+        printf("\n## Fit on the fit split%s\n\n%zu time rows (%zu of the stack's fit split, %zu single-GPU runs of %s), "
+               "%zu iterations; MAPE %.1f%% with the priors, %.1f%% fitted (in sample).\n\n"
+               "| parameter | architecture | value | std. error |\n|---|---|---|---|\n",
+               also ? " and the calibration runs" : "", rep.n_runs, rep.n_runs - n_dle, n_dle, also ? also : "-",
+               rep.iterations, 100 * rep.mape_before_frac, 100 * rep.mape_after_frac);
         for (size_t j = 0; j < rep.n_params; j++)
             printf("| %s | %s | %.4g | %.2g |\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
                    rep.values[j], rep.stderrs[j]);
+        if (write_profile != NULL) { /* with the held-out spread that widens intervals: leave-one-GPU-out */
+            int cv = ec_calibrate_cv(ctx, runs, use, &rep);
+            if ((cv != EC_OK && cv != EC_EINVAL) || ec_profile_write(ctx, &rep, write_profile) != EC_OK) {
+                fprintf(stderr, "bench_stack: %s\n", ec_ctx_errmsg(ctx));
+                return 1;
+            }
+            if (cv == EC_OK)
+                printf("\nLeave-one-GPU-out over the fitted rows: MAPE %.1f%% on %zu held-out rows; rms log error "
+                       "%.3f (error_log_sd of %s).\n", 100 * rep.cv_mape_frac, rep.cv_runs, rep.error_log_sd,
+                       write_profile);
+        }
     }
 
     FILE *csv = out_path != NULL ? fopen(out_path, "w") : NULL;

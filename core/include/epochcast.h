@@ -905,7 +905,8 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
  *   mem_scale       multiplies every GPU's measured streaming-bandwidth efficiency
  *   conv_eff        cuDNN convolution throughput relative to a GEMM of the same shape
  *   attn_eff        fused attention (SDPA) throughput relative to a GEMM
- *   dispatch_scale  multiplies the host's per-op dispatch time
+ *   dispatch_scale  multiplies the host time of each eager forward op of the model (the Python
+ *                   around it: module calls, views); backward, optimizer and loop ops keep the host rate
  * A weak prior (one e-fold, in log space) keeps parameters no run exercises at their prior.
  *
  * gemm_scale, simt_scale and mem_scale are also fitted per GPU architecture (gpus.csv

@@ -34,7 +34,7 @@ static const char *const param_meaning[N_GLOBAL] = {
     "multiplies every GPU's measured streaming-bandwidth efficiency",
     "cuDNN convolution throughput relative to a GEMM of the same shape",
     "fused attention (SDPA) throughput relative to a GEMM",
-    "multiplies the host's per-op dispatch time",
+    "multiplies the host time of each eager forward op of the model (module calls and views around it)",
 };
 /* The parameters that may take a per-architecture value: the first three. */
 #define N_ARCH_PARAMS 3

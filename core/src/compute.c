@@ -212,14 +212,13 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
             }
         }
         if (op->layout_bytes > 0 && r->tensor_cores) {
-            /* NCHW on tensor cores: cuDNN transposes the operands to NHWC and back, twice as
-             * many in backward (data and weight gradients) */
+            /* NCHW on tensor cores: cuDNN transposes operands to NHWC and back (workload.c) */
             int kf = (int)eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd);
             int kb = (int)eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd);
             c->fwd_s += eci_mem_time_s(r, op->layout_bytes, kf);
             c->fwd_kernels += kf;
             if (op->bwd) {
-                c->bwd_s += eci_mem_time_s(r, op->layout_bytes * kb / (kf > 0 ? kf : 1), kb);
+                c->bwd_s += eci_mem_time_s(r, op->layout_bwd_bytes, kb);
                 c->bwd_kernels += kb;
             }
         }
@@ -261,6 +260,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
     c->bwd_kernels *= n;
     c->host_kernels = op->fwd_kernels * n;
     c->host_cast = op->kind == ECI_OP_CAST;
+    c->host_ops = op->fwd_kernels > 0 ? n : 0;
 }
 
 /* ---- the context's cost cache ----------------------------------------------------------

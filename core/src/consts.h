@@ -115,7 +115,8 @@
     X(compile_cudagraph_capture_s)      \
     X(sdpa_fp32_tf32_passes)            \
     X(allocator_frac_expandable)        \
-    X(allocator_frac_min)
+    X(allocator_frac_min)               \
+    X(compile_graph_call_s)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

@@ -92,6 +92,7 @@ typedef struct plan {
     int loop_block;              /* the block the Python loop runs before (-1: before every op) */
     const eci_host *host;
     double dispatch_fwd_s, dispatch_bwd_s;
+    double op_fwd_s;             /* a further kernel of a multi-kernel forward op (no module Python) */
     double host_factor;          /* DataParallel: one Python process issues every replica's forward */
     int checkpointing;
     double fwd_s, bwd_s;         /* kernel time accumulated by the walk */
@@ -109,8 +110,9 @@ typedef struct plan {
 
 static double fwd_host_s(const plan *p, const eci_op_cost_t *c)
 {
-    double per = c->host_cast ? p->dispatch_bwd_s : p->dispatch_fwd_s;
-    return per * c->host_kernels * p->host_factor;
+    if (c->host_cast)
+        return p->dispatch_bwd_s * c->host_kernels * p->host_factor;
+    return (p->dispatch_fwd_s * c->host_ops + p->op_fwd_s * (c->host_kernels - c->host_ops)) * p->host_factor;
 }
 
 /* The timeline's running sums while a run of ops is walked, in locals the compiler keeps in
@@ -237,11 +239,12 @@ static void loop_iteration(timeline *t, plan *p, int backward, double ops, int s
     }
     if (sync) { /* torch.tensor(..., device=cuda): the host builds it, waits for the stream,
                  * and copies a few bytes: latency the host pays, not GPU work */
-        host_work(t, CAUSE_DISPATCH, p->dispatch_fwd_s * p->host_factor);
+        host_work(t, CAUSE_DISPATCH, p->op_fwd_s * p->host_factor);
         sync_host(t);
         host_work(t, CAUSE_DISPATCH, p->loop_copy_s * p->host_factor);
     }
-    gpu_op(t, p->dispatch_fwd_s * ops * p->host_factor, p->loop_kernel_s * ops, ops, 1);
+    /* bare tensor ops at the host's rate (no module around them: not dispatch_scale'd) */
+    gpu_op(t, p->op_fwd_s * ops * p->host_factor, p->loop_kernel_s * ops, ops, 1);
     p->fwd_s += p->loop_kernel_s * ops;
 }
 
@@ -538,17 +541,21 @@ static int cuda_graphs(const ec_config *cfg)
     return cfg->compile == EC_COMPILE_REDUCE_OVERHEAD || cfg->compile == EC_COMPILE_MAX_AUTOTUNE;
 }
 
-static void model_dispatch(const ec_ctx *ctx, const ec_config *cfg, const plan *p, double *fwd_s, double *bwd_s,
-                           double *replay_s)
+static void model_dispatch(const ec_ctx *ctx, const ec_config *cfg, const eci_host *host, const plan *p,
+                           double *fwd_s, double *bwd_s, double *op_s, double *call_s)
 {
     *fwd_s = p->dispatch_fwd_s;
     *bwd_s = p->dispatch_bwd_s;
-    *replay_s = 0;
-    if (cfg->compile != EC_COMPILE_OFF)
-        *fwd_s = *bwd_s = eci_const(ctx, EC_C_compile_host_launch_frac) * p->dispatch_fwd_s;
+    *op_s = p->op_fwd_s;
+    *call_s = 0;
+    if (cfg->compile != EC_COMPILE_OFF) { /* generated code: no module Python around the launches;
+                                           * each pass is one call of the compiled graph */
+        *fwd_s = *bwd_s = *op_s = eci_const(ctx, EC_C_compile_host_launch_frac) * host->dispatch_fwd_s;
+        *call_s = eci_const(ctx, EC_C_compile_graph_call_s);
+    }
     if (cuda_graphs(cfg)) {
-        *fwd_s = *bwd_s = 0;
-        *replay_s = eci_const(ctx, EC_C_cudagraph_replay_s);
+        *fwd_s = *bwd_s = *op_s = 0;
+        *call_s = eci_const(ctx, EC_C_cudagraph_replay_s);
     }
 }
 
@@ -597,7 +604,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
 
     plan p = {.wl = wl, .cost = cost, .loop_block = loop_block(wl), .host = host,
               .dispatch_fwd_s = host->dispatch_fwd_s * calib.dispatch_scale,
-              .dispatch_bwd_s = host->dispatch_bwd_s * calib.dispatch_scale,
+              .dispatch_bwd_s = host->dispatch_bwd_s, .op_fwd_s = host->dispatch_fwd_s,
               .host_factor = r.strategy == EC_STRATEGY_DP ? n : 1, .checkpointing = cfg->checkpointing,
               .loop_ops = cfg->loop_ops_per_sample * cfg->batch_per_gpu,
               .loop_syncs = cfg->loop_syncs_per_sample * cfg->batch_per_gpu,
@@ -628,8 +635,13 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     if (dp) /* one process loads the global batch and copies it all to GPU 0 */
         h2d_s *= n;
 
-    double eager_fwd_s = p.dispatch_fwd_s, eager_bwd_s = p.dispatch_bwd_s, model_fwd_s, model_bwd_s, replay_s;
-    model_dispatch(ctx, cfg, &p, &model_fwd_s, &model_bwd_s, &replay_s);
+    /* dispatch_scale (fitted) prices the model's eager forward: its Python (module calls,
+     * views) around each kernel.  The rest of the host's work is one op at the host's rate:
+     * issuing copies, the trainer's and the optimizer's Python, the C++ autograd engine. */
+    double eager_fwd_s = p.dispatch_fwd_s, eager_bwd_s = p.dispatch_bwd_s, eager_op_s = p.op_fwd_s;
+    double model_fwd_s, model_bwd_s, model_op_s, replay_s;
+    double op_s = host->dispatch_fwd_s;
+    model_dispatch(ctx, cfg, host, &p, &model_fwd_s, &model_bwd_s, &model_op_s, &replay_s);
     int copy_batch = cfg->data_synthetic == EC_DATA_REAL; /* synthetic or on_gpu: made on the GPU */
     double syncs = eci_const(ctx, EC_C_syncs_per_micro_step);
     eci_trainer tr;
@@ -647,10 +659,10 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         if (!copy_batch) {
             /* the batch is already on the GPU */
         } else if (pinned) {
-            gpu_op(&t, p.dispatch_fwd_s, h2d_s, 0, 0);
+            gpu_op(&t, op_s, h2d_s, 0, 0);
         } else { /* pageable: the host stages the batch and blocks on the copy */
             host_work(&t, CAUSE_H2D, wl->input_bytes / host->memcpy_bytes_per_s);
-            gpu_op(&t, p.dispatch_fwd_s, h2d_s, 0, 0);
+            gpu_op(&t, op_s, h2d_s, 0, 0);
             t.pending[CAUSE_H2D] += h2d_s;
             sync_host(&t);
         }
@@ -663,20 +675,24 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         }
         p.dispatch_fwd_s = model_fwd_s;
         p.dispatch_bwd_s = model_bwd_s;
+        p.op_fwd_s = model_op_s;
         host_work(&t, CAUSE_DISPATCH, replay_s);
         forward_pass(&t, &p);
         p.dispatch_fwd_s = eager_fwd_s;
         p.dispatch_bwd_s = eager_bwd_s;
+        p.op_fwd_s = eager_op_s;
         if (dp) /* gather every replica's outputs on GPU 0 */
             dp_exchange(&t, &p, (n - 1) * (wl->output_bytes / copy_bw + hop_s), n - 1, &dp_comm_s);
         p.ddp = all_reduce ? &sched : NULL;
         p.overlap_s = 0;
         p.dispatch_fwd_s = model_fwd_s; /* checkpointing's recompute */
         p.dispatch_bwd_s = model_bwd_s;
+        p.op_fwd_s = model_op_s;
         host_work(&t, CAUSE_DISPATCH, replay_s);
         backward_pass(&t, &p);
         p.dispatch_fwd_s = eager_fwd_s;
         p.dispatch_bwd_s = eager_bwd_s;
+        p.op_fwd_s = eager_op_s;
         p.ddp = NULL;
         if (micro > 0) { /* AccumulateGrad adds into the existing .grad of every tensor */
             double acc = eci_mem_time_s(&rates, 3.0 * grad_bytes, (int)wl->param_tensors) * gpu_scale;
@@ -703,10 +719,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
             res->breakdown.comm_s += exposed + p.overlap_s;
         }
         if (tr.micro_kernels > 0) /* the trainer's own small kernels (HF: the nan filter, tr_loss) */
-            gpu_op(&t, p.dispatch_fwd_s * tr.micro_kernels, rates.floor_s * tr.micro_kernels * gpu_scale,
-                   tr.micro_kernels, 1);
-        host_work(&t, CAUSE_DISPATCH,
-                  p.dispatch_fwd_s * (tr.micro_host_ops + tr.micro_host_ops_per_tensor * wl->param_tensors));
+            gpu_op(&t, op_s * tr.micro_kernels, rates.floor_s * tr.micro_kernels * gpu_scale, tr.micro_kernels, 1);
+        host_work(&t, CAUSE_DISPATCH, op_s * (tr.micro_host_ops + tr.micro_host_ops_per_tensor * wl->param_tensors));
         if (syncs > 0)
             sync_host(&t);
         micro_s[micro] = t.cpu - start;
@@ -729,8 +743,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
      * then the loop's bookkeeping (trainer.c). */
     eci_phase ph[ECI_N_PHASES];
     eci_step_in si = {.wl = wl, .rates = &rates, .optimizer = cfg->optimizer, .precision = cfg->precision,
-                      .max_grad_norm = eci_trainer_max_grad_norm(ctx, cfg), .dispatch_fwd_s = p.dispatch_fwd_s,
-                      .dispatch_bwd_s = p.dispatch_bwd_s, .gpu_scale = gpu_scale,
+                      .max_grad_norm = eci_trainer_max_grad_norm(ctx, cfg), .dispatch_fwd_s = op_s,
+                      .dispatch_bwd_s = host->dispatch_bwd_s, .gpu_scale = gpu_scale,
                       .torch_version = cfg->torch_version};
     eci_optim_phases(ctx, &si, ph);
     double opt_gpu_s = 0;
@@ -749,7 +763,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
             sync_host(&t);
     }
     host_work(&t, CAUSE_DISPATCH, host->step_overhead_s +
-              p.dispatch_fwd_s * (tr.step_host_ops + tr.step_host_ops_per_tensor * wl->param_tensors));
+              op_s * (tr.step_host_ops + tr.step_host_ops_per_tensor * wl->param_tensors));
     sync_host(&t);
 
     /* Assemble the step: simulated part plus the repeated micro-steps. */
@@ -844,11 +858,11 @@ static int eval_step(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, c
     int n = cfg->num_gpus;
     plan p = {.wl = wl, .cost = cost, .loop_block = -1, .host = host,
               .dispatch_fwd_s = host->dispatch_fwd_s * calib->dispatch_scale,
-              .dispatch_bwd_s = host->dispatch_bwd_s * calib->dispatch_scale,
+              .dispatch_bwd_s = host->dispatch_bwd_s, .op_fwd_s = host->dispatch_fwd_s,
               .host_factor = r->strategy == EC_STRATEGY_DP ? n : 1,
               .loop_kernel_s = rates.floor_s, .loop_copy_s = eci_const(ctx, EC_C_h2d_latency_s)};
     double replay_s;
-    model_dispatch(ctx, cfg, &p, &p.dispatch_fwd_s, &p.dispatch_bwd_s, &replay_s);
+    model_dispatch(ctx, cfg, host, &p, &p.dispatch_fwd_s, &p.dispatch_bwd_s, &p.op_fwd_s, &replay_s);
     timeline t = {0};
     if (cfg->data_synthetic == EC_DATA_REAL) {
         double bw = cfg->pin_memory ? r->gpu->h2d_pinned_bytes_per_s : r->gpu->h2d_pageable_bytes_per_s;

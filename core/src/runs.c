@@ -199,11 +199,13 @@ static int parse_row(ec_ctx *ctx, const eci_table *t, size_t row, const int *rol
                           run->metric == EC_METRIC_OOM ? "0 or 1 (metric oom)" : "a positive number");
     /* An epoch time can only be predicted from an epoch's size: without it the prediction
      * is 0 and the row would count as a -100% error. */
-    if (run->metric == EC_METRIC_EPOCH_TIME_S && !(run->config.dataset_samples > 0)) {
+    if ((run->metric == EC_METRIC_EPOCH_TIME_S || run->metric == EC_METRIC_TRAIN_TIME_S) &&
+        !(run->config.dataset_samples > 0)) {
         for (size_t c = 0; c < cols; c++)
             if (role[c] == COL_METRIC)
-                return cell_error(ctx, EC_EINVAL, t, row, c, "metric epoch_time_s needs dataset_samples "
-                                  "(the samples of one epoch) in this row");
+                return cell_error(ctx, EC_EINVAL, t, row, c, "metric %s needs dataset_samples "
+                                  "(the samples of one epoch) in this row",
+                                  run->metric == EC_METRIC_EPOCH_TIME_S ? "epoch_time_s" : "train_time_s");
     }
     if (run->source == NULL) {
         run->source = eci_strdup(ctx, "");

@@ -384,11 +384,14 @@ static void attention_eager(builder *b, const ec_attention_layer *a, double head
     mem(b, "scale", scores, 2.0 * b->act, 0);
     if (a->softcap) /* scores / cap, tanh, x cap (Gemma 2) */
         mem(b, "softcap", scores, 3.0 * 2.0 * b->act, scores * b->act);
-    mem(b, a->causal ? "causal_mask" : "mask_add", scores, 2.0 * b->act, 0);
+    /* under autocast the additive mask is fp32 (HF builds it in the parameters' dtype): adding
+     * it promotes the 16-bit scores to fp32, which the softmax then reads */
+    double masked = b->amp ? b->f32k : b->act;
+    mem(b, a->causal ? "causal_mask" : "mask_add", scores, b->act + masked, 0);
     /* the softmax's dtype: fp32 under autocast and in fp32, and in a 16-bit model whose code
      * upcasts it (softmax_fp32); then cast back for the matmul */
     double sm = a->softmax_fp32 && b->act < 4.0 ? 4.0 : b->f32k;
-    mem(b, "softmax", scores, b->act + sm, scores * sm);
+    mem(b, "softmax", scores, masked + sm, scores * sm);
     if (a->dropout && !b->sh->inference)
         mem(b, "attn_dropout", scores, 2.0 * sm + b->mask, scores * b->mask);
     double probs_saved = scores * sm;
@@ -668,8 +671,15 @@ static void conv2d_on(builder *b, tensor *t, const ec_conv2d_layer *c, const cha
         op->params = w + (c->bias ? cout : 0);
         op->param_tensors = c->bias ? 2 : 1;
         op->cast_params = w;
-        if (!b->sh->channels_last) /* cuDNN transposes NCHW input and output around an NHWC kernel */
-            op->layout_bytes = 2.0 * (n * hw * hw * cin + n * hout * hout * cout) * b->act;
+        /* NCHW on tensor cores: cuDNN's kernels read NHWC (xmma ..._nhwckrsc_nchw writes the
+         * NCHW output itself), so the input is transposed in the forward; the backward
+         * transposes the output's gradient and the input (wgrad) and the data gradient back
+         * (constants.csv cudnn_nchw_transposes_*); each transpose reads and writes a tensor */
+        if (!b->sh->channels_last) {
+            double in = n * hw * hw * cin * b->act, out = n * hout * hout * cout * b->act;
+            op->layout_bytes = 2.0 * in;
+            op->layout_bwd_bytes = 2.0 * (2.0 * in + out);
+        }
     }
     mark_saved(b, t->id);
     t->c = cout;
@@ -997,7 +1007,7 @@ static void head(builder *b, const ec_head *hd)
 /* ---- sums, twins ---------------------------------------------------------------------------- */
 /* The fields eci_op_cost reads, bit for bit: two ops that agree on them cost the same. */
 typedef struct cost_key {
-    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, layout_bytes;
+    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, layout_bytes, layout_bwd_bytes;
     int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden;
 } cost_key;
 
@@ -1013,6 +1023,7 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->params = op->params;
     key->param_tensors = op->param_tensors;
     key->layout_bytes = op->layout_bytes;
+    key->layout_bwd_bytes = op->layout_bwd_bytes;
     key->kind = op->kind;
     key->tensor_math = op->tensor_math;
     key->fwd_kernels = op->fwd_kernels;

@@ -67,6 +67,7 @@ typedef struct eci_op {
     double out_bytes;      /* MEM/CAST: bytes the forward writes (what the next op of a chain reads) */
     double layout_bytes;   /* CONV on NCHW tensors: bytes cuDNN's NCHW<->NHWC transposes move in the
                             * forward when the convolution runs on tensor cores (compute.c) */
+    double layout_bwd_bytes; /* the same in the backward */
 } eci_op;
 
 /* A run of ops [begin, end) that the network repeats `reps` times. */

@@ -109,6 +109,11 @@ FIELDS = ["id", "model", "task", "gpu", "num_gpus", "strategy", "precision", "to
 
 KV_RE = re.compile(r"^([a-z_]+)=([^\s;,]+)$")
 
+# Training-set sizes of public datasets a source names without giving the size (as the GLUE
+# rows carry theirs): XNLI trains on MultiNLI's 392,702 English pairs (Conneau et al. 2018,
+# XNLI: "the English MultiNLI training set"; run_xnli.py reads the machine-translated copy of it).
+PUBLIC_SIZES = {"classify_xnli": "392702"}
+
 
 def root_dir():
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -221,7 +226,7 @@ def convert(m, gpus):
         "num_workers": kv.get("num_workers", ""),
         "pin_memory": kv.get("pin_memory", ""),
         "padding": kv.get("padding", ""),
-        "dataset_samples": kv.get("dataset_samples", ""),
+        "dataset_samples": kv.get("dataset_samples", PUBLIC_SIZES.get(m["task"], "")),
         "epochs": kv.get("epochs", ""),
         "eval_samples": kv.get("eval_samples", ""),
         "metric": metric,
