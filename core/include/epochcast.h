@@ -346,6 +346,7 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
                                              model, or this configuration never reads it */
 #define EC_WARN_PARAMS_MISMATCH (1u << 10) /* the shapes' parameter count differs from the published one by > 0.5% */
 #define EC_WARN_LENGTHS_UNPADDED (1u << 11) /* lengths= with padding=max_length: padded to seq_len anyway */
+#define EC_WARN_NETWORK_DEFAULTED (1u << 12) /* several nodes joined by the default network (no network=) */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {
@@ -384,6 +385,24 @@ typedef struct ec_memory {
 
 #define EC_WARNING_TEXT_MAX 512
 
+/* Where a step's communication went (parallel layouts), seconds per optimizer step on GPU 0.
+ * Exposed: on the critical path; collectives hidden behind compute are in comm_total_s only.
+ * Their sum (with straggler_s) is breakdown.comm_s. */
+typedef struct ec_comm_parts {
+    double tp_s;          /* tensor parallel: all-reduces (all-gathers and reduce-scatters with
+                             sequence_parallel) on the compute stream, recompute included */
+    double cp_s;          /* context parallel: the ring's key/value exchange not hidden by attention */
+    double ep_s;          /* expert parallel: token all-to-alls */
+    double dp_reduce_s;   /* gradient buckets (DDP all-reduce, ZeRO-1/2 reduce-scatter) still running
+                             after backward */
+    double shard_wait_s;  /* FSDP / ZeRO-3: waits for parameter all-gathers and gradient reductions;
+                             ZeRO-1/2: the all-gather of updated parameters after the step */
+    double overlap_s;     /* compute slowed by collectives running beside it */
+    double offload_s;     /* CPU offload: PCIe traffic and the host optimizer's update */
+    double pp_bubble_s;   /* pipeline fill and drain (GPUs of a stage idle) */
+    double pp_p2p_s;      /* activations and their gradients sent between pipeline stages */
+} ec_comm_parts;
+
 typedef struct ec_result {
     double step_s;            /* wall time of one optimizer step (grad_accum micro-steps) */
     double samples_per_s;     /* training throughput summed over all GPUs */
@@ -421,6 +440,15 @@ typedef struct ec_result {
     double cost_run;                 /* run_s x price_per_hour / 3600 */
     char price_offer[160];           /* "provider instance (gpus x gpu, date)" of the offer, "price_per_gpu_hour"
                                         when given, "" when no price is known */
+    /* Parallel layouts (LLM scale). */
+    double tokens_per_s;             /* tokens trained per second over all GPUs (samples x sequence; images
+                                        for an image network) */
+    double gpu_s_per_token;          /* GPU-seconds one token costs: num_gpus / tokens_per_s */
+    double hfu_frac;                 /* hardware FLOPs utilization: mfu_frac with checkpointing's
+                                        recomputed forward counted */
+    double host_pinned_bytes;        /* pinned host memory per GPU that CPU offload needs */
+    ec_comm_parts comm;              /* exposed communication by kind */
+    int dp, tp, pp, cp, ep;          /* the layout: data, tensor, pipeline, context, expert degrees */
     /* Appended for issue 19. */
     double eval_s;                   /* evaluation time per epoch (eval_samples, eval_batch, eval_every_steps) */
     double eval_step_s;              /* one evaluation batch per GPU: forward only, its copy and its loader */
@@ -436,6 +464,20 @@ typedef struct ec_result {
  * task or host; the message names the nearest valid ids), EC_EINVAL (missing batch,
  * impossible combination), EC_ENOMEM. */
 EC_API int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res);
+
+/* One pipeline stage of a configuration (pp stages; one covering the whole network when pp = 1),
+ * priced at seq_len (the longest padded length). */
+typedef struct ec_stage {
+    int first_layer, layers;   /* the repeated layers it holds, 0-based in order (the embeddings go
+                                  with the first stage, the head with the last) */
+    double micro_s;            /* one micro-batch's forward and backward on it, sends excluded */
+    double in_flight;          /* micro-batches whose activations it holds at once (the schedule's) */
+    ec_memory memory;          /* peak memory of each of its GPUs, by part */
+} ec_stage;
+
+/* The stages of cfg into out[0..cap): *n = pp (1 without a pipeline).  EC_EINVAL when cap is
+ * smaller; the errors of ec_predict otherwise. */
+EC_API int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, size_t cap, size_t *n);
 
 /* Write a Chrome Trace Event JSON file (chrome://tracing, ui.perfetto.dev) of the first
  * max_steps micro-steps of the simulated epoch (max_steps <= 0: 20): tracks for the main
@@ -542,12 +584,28 @@ typedef struct ec_gpu_info {
     double peak_bf16_flop_per_s;     /* 0 when absent */
     const char *default_topology;    /* how several of them are joined unless topology= says:
                                         "nvlink", "pcie-switch", "pcie-host" (no peer-to-peer), "a16-board" */
+    double peak_fp8_flop_per_s;      /* FP8 tensor cores, fp32 accumulate; 0 when absent (amp_fp8 refused) */
 } ec_gpu_info;
 
 EC_API size_t ec_gpu_count(const ec_ctx *ctx);
 EC_API int ec_gpu_get(const ec_ctx *ctx, size_t i, ec_gpu_info *out);
 /* Resolve an id, an alias or an nvidia-smi name to a registry index. */
 EC_API int ec_gpu_find(ec_ctx *ctx, const char *name, size_t *index);
+
+/* The inter-node network presets (models/interconnects.csv) that network= names. */
+typedef struct ec_interconnect_info {
+    const char *id;                  /* "ib-ndr-400" */
+    const char *description;
+    double gpu_bytes_per_s;          /* each GPU's own NIC, per direction; 0: shared per node */
+    double node_bytes_per_s;         /* the whole node, per direction */
+    double efficiency_frac;          /* measured collective bus bandwidth over the link; 0: the
+                                        constants.csv default internode_busbw_frac applies */
+    int domain_gpus;                 /* GPUs of one NVLink switch domain (GB200 NVL72); 0: a node */
+    const char *source;
+} ec_interconnect_info;
+
+EC_API size_t ec_interconnect_count(const ec_ctx *ctx);
+EC_API int ec_interconnect_get(const ec_ctx *ctx, size_t i, ec_interconnect_info *out);
 
 typedef struct ec_model_info {
     const char *id;              /* "bert-base" */
@@ -843,6 +901,7 @@ EC_API int ec_model_summary_get(ec_ctx *ctx, const ec_config *cfg, ec_model_summ
  */
 typedef enum ec_metric {
     EC_METRIC_SAMPLES_PER_S = 0, EC_METRIC_STEP_TIME_MS, EC_METRIC_EPOCH_TIME_S,
+    EC_METRIC_TOKENS_PER_S,   /* tokens per second over all GPUs (LLM benchmarks report it) */
     /* Appended for issue 19.  In a CSV: metric=peak_bytes with a memory_reading column
      * (nvml, reserved, allocated; none: nvml) names the three memory metrics. */
     EC_METRIC_PEAK_BYTES,       /* bytes, the NVML / nvidia-smi reading (memory.nvml_bytes) */

@@ -325,15 +325,24 @@ void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_byte
     s->first_start_s = -1;
 }
 
+void eci_ddp_restart(eci_ddp_sched *s)
+{
+    s->open_bytes = 0;
+    s->launched = 0;
+    s->first_start_s = -1;
+    s->coll = ECI_COLL_ALLREDUCE;
+}
+
 static void launch(eci_ddp_sched *s, double t_s)
 {
     double start = t_s > s->comm_free_s ? t_s : s->comm_free_s;
-    double ar = eci_comm_allreduce_s(s->comm, s->open_bytes);
+    double ar = s->group != NULL ? eci_coll_s(s->comm, s->group, s->coll, s->open_bytes)
+                                 : eci_comm_allreduce_s(s->comm, s->open_bytes);
     if (s->first_start_s < 0)
         s->first_start_s = start;
     s->comm_free_s = start + ar;
     s->comm_busy_s += ar;
-    s->buckets++;
+    s->launched++;
     s->open_bytes = 0;
 }
 
@@ -342,7 +351,7 @@ void eci_ddp_ready(eci_ddp_sched *s, double t_s, double bytes)
     if (bytes <= 0)
         return;
     s->open_bytes += bytes;
-    double cap = s->buckets == 0 ? s->first_cap_bytes : s->cap_bytes;
+    double cap = s->launched == 0 ? s->first_cap_bytes : s->cap_bytes;
     if (s->open_bytes >= cap)
         launch(s, t_s);
 }

@@ -62,31 +62,6 @@ EC_INTERNAL double eci_comm_bcast_s(const eci_comm *c, double bytes);
 /* `bytes` in messages of at most chunk_bytes (torch's coalesced broadcast/reduce), one after another. */
 EC_INTERNAL double eci_comm_bcast_chunked_s(const eci_comm *c, double bytes, double chunk_bytes);
 
-/* DDP's Reducer: gradients fill buckets in the order backward produces them (the first
- * bucket capped at first_cap_bytes, later ones at cap_bytes; a tensor never splits, so one
- * larger than the cap closes its bucket alone); a full bucket's all-reduce starts on the
- * communication stream when its last gradient is ready and the previous all-reduce is done. */
-typedef struct eci_ddp_sched {
-    const eci_comm *comm;
-    double first_cap_bytes, cap_bytes;
-    double open_bytes;            /* gradients in the bucket being filled */
-    double comm_free_s;           /* when the communication stream is next free */
-    double comm_busy_s;           /* all-reduce time launched so far */
-    double first_start_s;         /* start of the first all-reduce (-1: none yet) */
-    int buckets;                  /* all-reduces launched */
-} eci_ddp_sched;
-
-EC_INTERNAL void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_bytes, double cap_bytes);
-/* Gradients of `bytes` became ready at time t_s (the GPU clock after the op's backward). */
-EC_INTERNAL void eci_ddp_ready(eci_ddp_sched *s, double t_s, double bytes);
-/* Backward ended at backward_end_s: launch the last, partly filled bucket; return the
- * all-reduce time left after backward_end_s (the exposed part). */
-EC_INTERNAL double eci_ddp_finish(eci_ddp_sched *s, double backward_end_s);
-/* Extra time of a kernel (gpu_s, starting at start_s) that runs beside an all-reduce keeping
- * the communication stream busy until comm_busy_until_s, compute being (1 + slowdown) times
- * slower while both run. */
-EC_INTERNAL double eci_overlap_stretch_s(double comm_busy_until_s, double start_s, double gpu_s, double slowdown);
-
 /* A group of the job's ranks that runs its own collectives (tensor-, context-, data-,
  * expert-parallel, a pipeline neighbour): n ranks spaced `stride` apart in rank order
  * (Megatron: tensor parallel innermost).  Within one node it runs at the node's bus
@@ -100,6 +75,37 @@ typedef struct eci_group {
     double p2p_bytes_per_s;
     double hop_latency_s;
 } eci_group;
+
+/* DDP's Reducer: gradients fill buckets in the order backward produces them (the first
+ * bucket capped at first_cap_bytes, later ones at cap_bytes; a tensor never splits, so one
+ * larger than the cap closes its bucket alone); a full bucket's all-reduce starts on the
+ * communication stream when its last gradient is ready and the previous all-reduce is done. */
+typedef struct eci_ddp_sched {
+    const eci_comm *comm;
+    double first_cap_bytes, cap_bytes;
+    double open_bytes;            /* gradients in the bucket being filled */
+    double comm_free_s;           /* when the communication stream is next free */
+    double comm_busy_s;           /* all-reduce time launched so far */
+    double first_start_s;         /* start of the first all-reduce (-1: none yet) */
+    int launched;                 /* buckets reduced since the last eci_ddp_restart */
+    const eci_group *group;       /* the data-parallel group; NULL: every GPU of comm (DDP's ring) */
+    eci_coll coll;                /* with a group: all-reduce, or reduce-scatter (ZeRO-1/2) */
+} eci_ddp_sched;
+
+EC_INTERNAL void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_bytes, double cap_bytes);
+/* A new backward that reduces its gradients (FSDP without sharding and ZeRO-2 reduce on every
+ * micro-step): buckets fill from empty again; the stream's clock and totals carry on. */
+EC_INTERNAL void eci_ddp_restart(eci_ddp_sched *s);
+/* Gradients of `bytes` became ready at time t_s (the GPU clock after the op's backward). */
+EC_INTERNAL void eci_ddp_ready(eci_ddp_sched *s, double t_s, double bytes);
+/* Backward ended at backward_end_s: launch the last, partly filled bucket; return the
+ * all-reduce time left after backward_end_s (the exposed part). */
+EC_INTERNAL double eci_ddp_finish(eci_ddp_sched *s, double backward_end_s);
+/* Extra time of a kernel (gpu_s, starting at start_s) that runs beside an all-reduce keeping
+ * the communication stream busy until comm_busy_until_s, compute being (1 + slowdown) times
+ * slower while both run. */
+EC_INTERNAL double eci_overlap_stretch_s(double comm_busy_until_s, double start_s, double gpu_s, double slowdown);
+
 
 /* net_bytes_per_s: one GPU's share of the network (its NIC on a rail-optimized cluster);
  * net_frac: the collectives' bus bandwidth over it; per_node: GPUs per node. */

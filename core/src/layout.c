@@ -8,18 +8,9 @@
  */
 #include "predict.h"
 #include "consts.h"
+#include "workload.h"
 
 #include <string.h>
-
-/* Layers a pipeline can split: the repetitions of every repeated block of the network. */
-static int pipeline_layers(const eci_net *net)
-{
-    int layers = 0;
-    for (size_t i = 0; i < net->n_layers; i++)
-        if (net->layers[i].kind == EC_LAYER_REPEAT)
-            layers += net->layers[i].u.repeat.times; /* a nested repeat counts inside its outer one */
-    return layers;
-}
 
 static int has_kind(const eci_net *net, ec_layer_kind kind)
 {
@@ -61,7 +52,7 @@ static int check_degrees(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 static int check_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 {
     const eci_net *net = r->net;
-    int layers = pipeline_layers(net);
+    int layers = eci_net_pipeline_layers(net);
     int transformer = has_kind(net, EC_LAYER_ATTENTION);
     if ((r->tp > 1 || r->cp > 1) && !transformer)
         return eci_error(ctx, EC_EINVAL, "tp=%d, cp=%d: tensor and context parallelism split attention and MLP "
@@ -87,9 +78,9 @@ static int check_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 static int check_precision(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r)
 {
     const eci_gpu *g = r->gpu;
-    if (cfg->precision == EC_PREC_AMP_FP8 && g->compute_capability < 8.9)
-        return eci_error(ctx, EC_EINVAL, "precision=amp_fp8 needs FP8 tensor cores (compute capability 8.9 or "
-                         "later: Ada, Hopper, Blackwell); %s has %.1f", g->id, g->compute_capability);
+    if (cfg->precision == EC_PREC_AMP_FP8 && !(g->peak_fp8_flop_per_s > 0))
+        return eci_error(ctx, EC_EINVAL, "precision=amp_fp8 needs FP8 tensor cores (Ada, Hopper, Blackwell, CDNA3); "
+                         "gpu=%s has none (models/gpus.csv peak_fp8_flop_per_s = 0): use amp_bf16", g->id);
     if (cfg->attention == EC_ATTN_FLASH) {
         int half = cfg->precision != EC_PREC_FP32 && cfg->precision != EC_PREC_TF32;
         if (!half)

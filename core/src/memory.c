@@ -89,7 +89,36 @@ static void memory_readings(const ec_ctx *ctx, const eci_mem_in *in, double allo
     m->peak_bytes = m->nvml_bytes;
 }
 
-void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
+static double shards(double s) { return s > 1 ? s : 1; }
+
+/* Weights, gradients and optimizer states of this GPU's share (sharded data parallelism),
+ * and the pinned host memory offload moves them to. */
+static void model_states(const eci_mem_in *in, double w, double g, double states, ec_memory *m, double *grads,
+                         double *host)
+{
+    double params = in->wl->trainable_params, ws = shards(in->weight_shards), os = shards(in->opt_shards);
+    double frozen = in->wl->params - params, master = 0;
+    if (in->zero && w == 4.0) { /* DeepSpeed AMP: 16-bit weights and gradients, fp32 master with the states */
+        w = 2.0;
+        g = 2.0;
+        master = 4.0;
+    }
+    m->weights_bytes = (params * w + frozen * (in->frozen_elem_bytes > 0 ? in->frozen_elem_bytes : w)) / ws;
+    m->optimizer_bytes = (states + params * master) / os;
+    *grads = params * g / shards(in->grad_shards);
+    *host = 0;
+    if (in->opt_on_host) { /* the states, the master copy and the fp32 gradients the CPU updates from */
+        *host += (states + params * (master + 4.0)) / os;
+        m->optimizer_bytes = 0;
+    }
+    if (in->weights_on_host) {
+        *host += m->weights_bytes;
+        m->weights_bytes = 0;
+    }
+    m->weights_bytes += in->gathered_bytes;
+}
+
+void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
 {
     const eci_workload *wl = in->wl;
     memset(m, 0, sizeof *m);
@@ -97,11 +126,12 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
     eci_optim opt;
     eci_optim_get(ctx, in->optimizer, &opt);
     eci_memory_param_bytes(ctx, in->precision, in->optimizer, &w, &g, &o);
-    double params = wl->params;
     int replica = in->dp_role == 2;
-    m->weights_bytes = params * w;
-    m->optimizer_bytes = replica ? 0 : eci_optim_state_bytes(ctx, &opt, wl, in->precision);
-    double grads = params * g;
+    double grads;
+    /* the states from optim.c's catalogue (Adafactor's factored statistics from the shapes) */
+    model_states(in, w, g, eci_optim_state_bytes(ctx, &opt, wl, in->precision), m, &grads, &in->host_bytes);
+    if (replica)
+        m->optimizer_bytes = 0;
     /* DDP's Reducer allocates its buckets, a flat copy of every gradient, when it is built
      * and keeps them, so they sit beside the activations as well as beside the optimizer
      * step.  gradient_as_bucket_view=True makes the gradients views into the buckets: "the
@@ -111,13 +141,14 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
     double buckets = in->ddp_bucket_copy ? grads : 0;
     if (in->dp_role == 1)
         grads *= 2.0;
-    double opt_temp = replica ? 0 : eci_optim_temp_bytes(&opt, wl, in->precision);
+    double opt_temp = replica || in->opt_on_host ? 0 : eci_optim_temp_bytes(&opt, wl, in->precision) / shards(in->opt_shards);
     m->grads_bytes = grads;
-    int amp = in->precision == EC_PREC_AMP_FP16 || in->precision == EC_PREC_AMP_BF16;
+    int amp = in->precision == EC_PREC_AMP_FP16 || in->precision == EC_PREC_AMP_BF16 ||
+              in->precision == EC_PREC_AMP_FP8;
     m->cast_cache_bytes = amp ? wl->matmul_params * 2.0 : 0;
 
     /* Activations: a block's ops repeat reps times; the rest (embeddings, head) once. */
-    double acts = eci_workload_saved_bytes(wl, in->checkpointing);
+    double acts = eci_workload_saved_bytes(wl, in->checkpointing, in->act_copies > 0 ? in->act_copies : 1.0);
     m->activations_bytes = acts;
     m->workspace_bytes = eci_const(ctx, EC_C_cublas_workspace_bytes) + in->extra_workspace_bytes;
     m->context_bytes = eci_const(ctx, EC_C_cuda_context_bytes) +
@@ -129,7 +160,8 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
      * accumulation the gradients of the earlier micro-steps are alive through the later ones
      * (and across steps where zero_grad keeps zeroed gradients): activations and gradients
      * add up. */
-    double head = 2.0 * head_out_bytes(wl), table = table_grad_bytes(wl, g);
+    double head = 2.0 * head_out_bytes(wl);
+    double table = wl->trainable_params < wl->params ? 0 : table_grad_bytes(wl, g); /* LoRA: a frozen table */
     double late = head > table ? head : table;
     int keep = in->grad_accum > 1 || in->keep_grads;
     double core = keep ? acts + grads + late

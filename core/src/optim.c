@@ -97,7 +97,7 @@ static double factored_bytes(const eci_workload *wl)
     double bytes = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
         const eci_op *op = &wl->ops[i];
-        if (op->params <= 0)
+        if (op->params <= 0 || op->frozen) /* LoRA's base has no states */
             continue;
         const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
         double reps = blk != NULL && !blk->shared_params ? blk->reps : 1;
@@ -108,7 +108,7 @@ static double factored_bytes(const eci_workload *wl)
         }
         bytes += 4.0 * n * op->count * reps;
     }
-    return bytes;
+    return bytes < 4.0 * wl->trainable_params ? bytes : 4.0 * wl->trainable_params;
 }
 
 double eci_optim_state_bytes(const ec_ctx *ctx, const eci_optim *o, const eci_workload *wl, int precision)
@@ -119,12 +119,12 @@ double eci_optim_state_bytes(const ec_ctx *ctx, const eci_optim *o, const eci_wo
     if (o->factored)
         return factored_bytes(wl);
     double scale = o->states_follow_params && pure16(precision) ? 0.5 : 1.0;
-    return wl->params * o->state_bytes_per_param * scale;
+    return wl->trainable_params * o->state_bytes_per_param * scale;
 }
 
 double eci_optim_temp_bytes(const eci_optim *o, const eci_workload *wl, int precision)
 {
-    return wl->params * o->temp_bytes_per_param * (pure16(precision) ? 2.0 : 4.0);
+    return wl->trainable_params * o->temp_bytes_per_param * (pure16(precision) ? 2.0 : 4.0);
 }
 
 /* A foreach phase: `ops` multi-tensor ops over every parameter tensor, each launching one
@@ -132,11 +132,10 @@ double eci_optim_temp_bytes(const eci_optim *o, const eci_workload *wl, int prec
 static void foreach_phase(const ec_ctx *ctx, const eci_step_in *in, double ops, double fixed, double bytes_per_param,
                           eci_phase *ph)
 {
-    const eci_workload *wl = in->wl;
-    double chunks = ceil(wl->param_tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
+    double chunks = ceil(in->tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
     ph->kernels = ops * chunks + fixed;
     ph->host_s = in->dispatch_fwd_s * (ops + fixed) + in->dispatch_bwd_s * ops * chunks;
-    ph->gpu_s = eci_mem_time_s(in->rates, bytes_per_param * wl->params, (int)ph->kernels) * in->gpu_scale;
+    ph->gpu_s = eci_mem_time_s(in->rates, bytes_per_param * in->params, (int)ph->kernels) * in->gpu_scale;
 }
 
 /* PyTorch 1.x: torch.optim's foreach=None meant the per-tensor loop (foreach became the CUDA
@@ -150,7 +149,6 @@ static int torch1(const eci_step_in *in)
 void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI_N_PHASES])
 {
     memset(ph, 0, ECI_N_PHASES * sizeof *ph);
-    const eci_workload *wl = in->wl;
     eci_optim o;
     eci_optim_get(ctx, in->optimizer, &o);
     int explicit_foreach = in->optimizer == EC_OPT_ADAMW_FOREACH || in->optimizer == EC_OPT_LAMB;
@@ -165,19 +163,19 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
     /* GradScaler.unscale_: one read and write of every gradient with the inf check; the
      * host issues it from Python once and the chunks from C++ */
     if (scaler && (!o.takes_scaler || clip)) {
-        double chunks = ceil(wl->param_tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
+        double chunks = ceil(in->tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
         ph[ECI_PHASE_UNSCALE].kernels = chunks;
         ph[ECI_PHASE_UNSCALE].host_s = in->dispatch_fwd_s + in->dispatch_bwd_s * chunks;
-        ph[ECI_PHASE_UNSCALE].gpu_s = eci_mem_time_s(in->rates, eci_const(ctx, EC_C_gradscaler_bytes_per_param) * wl->params,
+        ph[ECI_PHASE_UNSCALE].gpu_s = eci_mem_time_s(in->rates, eci_const(ctx, EC_C_gradscaler_bytes_per_param) * in->params,
                                                      (int)chunks) * in->gpu_scale;
     }
     if (clip) { /* clip_grad_norm_(foreach): _foreach_norm and _foreach_mul_ over the gradients */
         eci_phase *c = &ph[ECI_PHASE_CLIP];
         double bytes = eci_const(ctx, EC_C_clip_bytes_per_param) * grad_bytes / 4.0;
         if (torch1(in)) { /* one norm and one mul_ per tensor */
-            c->kernels = eci_const(ctx, EC_C_clip_foreach_ops) * wl->param_tensors + eci_const(ctx, EC_C_clip_fixed_kernels);
+            c->kernels = eci_const(ctx, EC_C_clip_foreach_ops) * in->tensors + eci_const(ctx, EC_C_clip_fixed_kernels);
             c->host_s = in->dispatch_fwd_s * c->kernels;
-            c->gpu_s = eci_mem_time_s(in->rates, bytes * wl->params, (int)c->kernels) * in->gpu_scale;
+            c->gpu_s = eci_mem_time_s(in->rates, bytes * in->params, (int)c->kernels) * in->gpu_scale;
         } else {
             foreach_phase(ctx, in, eci_const(ctx, EC_C_clip_foreach_ops), eci_const(ctx, EC_C_clip_fixed_kernels),
                           bytes, c);
@@ -191,9 +189,9 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
         eci_phase *p = &ph[ECI_PHASE_OPTIMIZER];
         double scale = o.states_follow_params && pure16(in->precision) ? 0.5 : 1.0;
         if (o.kernels_per_tensor > 0) { /* a Python loop over the parameter tensors */
-            p->kernels = o.kernels_per_tensor * wl->param_tensors;
+            p->kernels = o.kernels_per_tensor * in->tensors;
             p->host_s = in->dispatch_fwd_s * p->kernels;
-            p->gpu_s = eci_mem_time_s(in->rates, o.step_bytes_per_param * scale * wl->params, (int)p->kernels) *
+            p->gpu_s = eci_mem_time_s(in->rates, o.step_bytes_per_param * scale * in->params, (int)p->kernels) *
                        in->gpu_scale;
             p->serial = o.syncs_per_tensor > 0;
         } else {
@@ -202,9 +200,9 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
     }
     if (torch1(in)) { /* zero_grad(): a fill of every gradient, one kernel each */
         eci_phase *p = &ph[ECI_PHASE_OPTIMIZER];
-        p->kernels += wl->param_tensors;
-        p->host_s += in->dispatch_fwd_s * wl->param_tensors;
-        p->gpu_s += eci_mem_time_s(in->rates, grad_bytes * wl->params, (int)wl->param_tensors) * in->gpu_scale;
+        p->kernels += in->tensors;
+        p->host_s += in->dispatch_fwd_s * in->tensors;
+        p->gpu_s += eci_mem_time_s(in->rates, grad_bytes * in->params, (int)in->tensors) * in->gpu_scale;
     }
     if (scaler) { /* scaler.update: _amp_update_scale_ and the found_inf bookkeeping */
         double k = eci_const(ctx, EC_C_gradscaler_fixed_kernels);

@@ -48,6 +48,7 @@ typedef struct eci_phase {
 
 typedef struct eci_step_in {
     const eci_workload *wl;
+    double params, tensors;   /* the parameters this GPU updates (trained ones; its shard) and their tensors */
     const eci_rates *rates;
     int optimizer, precision;
     double max_grad_norm;     /* resolved: 0 = no clipping */

@@ -25,6 +25,13 @@ typedef struct eci_resolved {
     const eci_fabric *fabric;   /* network= preset, NULL without one */
     double node_net_bytes_per_s, gpu_net_bytes_per_s; /* inter-node rate per node and per GPU's NIC */
     double input_bytes;         /* one micro-batch's input tensors (set by the step model) */
+    double tokens;              /* tokens (or images) of one micro-batch on one GPU (set by the step model) */
+    /* The pipeline stage the step model prices (stage_hi = 0: the whole network) and the
+     * micro-batches whose activations it holds at once (its schedule's warm-up). */
+    int stage_lo, stage_hi;
+    double in_flight;
+    double micro_s;             /* set by the step model: one steady micro-batch, forward and backward */
+    double stage_input_bytes;   /* set by the step model: the activation entering its first block */
 } eci_resolved;
 
 /* ec_predict with explicit calibration parameters (NULL: the context's current ones). */

@@ -23,9 +23,9 @@ struct ec_runs {
 };
 
 /* char arrays, not pointers: a pointer table would be relocated data (see config.c). */
-static const char METRIC_NAMES[][16] = { "samples_per_s", "step_time_ms", "epoch_time_s", "peak_bytes",
-                                         "reserved_bytes", "allocated_bytes", "oom", "train_time_s",
-                                         "first_step_s" };
+static const char METRIC_NAMES[][16] = { "samples_per_s", "step_time_ms", "epoch_time_s", "tokens_per_s",
+                                         "peak_bytes", "reserved_bytes", "allocated_bytes", "oom",
+                                         "train_time_s", "first_step_s" };
 static const char READING_NAMES[][12] = { "nvml", "reserved", "allocated" };
 #define N_READINGS (sizeof READING_NAMES / sizeof READING_NAMES[0])
 #define N_METRICS (sizeof METRIC_NAMES / sizeof METRIC_NAMES[0])
@@ -151,8 +151,8 @@ static int parse_row(ec_ctx *ctx, const eci_table *t, size_t row, const int *rol
             if (m == N_METRICS)
                 return cell_error(ctx, EC_EINVAL, t, row, c,
                                   "column 'metric': '%s' is not one of samples_per_s, step_time_ms, "
-                                  "epoch_time_s, peak_bytes, reserved_bytes, allocated_bytes, oom, "
-                                  "train_time_s, first_step_s", cell);
+                                  "epoch_time_s, tokens_per_s, peak_bytes, reserved_bytes, allocated_bytes, "
+                                  "oom, train_time_s, first_step_s", cell);
             run->metric = (ec_metric)m;
             break;
         }
@@ -357,6 +357,8 @@ double ec_result_metric(const ec_result *res, ec_metric metric)
         return res->step_s * 1e3;
     case EC_METRIC_EPOCH_TIME_S:
         return res->epoch_s;
+    case EC_METRIC_TOKENS_PER_S:
+        return res->tokens_per_s;
     case EC_METRIC_PEAK_BYTES:
         return res->memory.nvml_bytes;
     case EC_METRIC_RESERVED_BYTES:
@@ -379,11 +381,14 @@ void ec_result_metric_interval(const ec_result *res, ec_metric metric, double *p
     if (res != NULL) {
         switch (metric) {
         case EC_METRIC_SAMPLES_PER_S: /* samples_per_s = k / step_s */
+        case EC_METRIC_TOKENS_PER_S: {
+            double rate = metric == EC_METRIC_TOKENS_PER_S ? res->tokens_per_s : res->samples_per_s;
             if (res->step_p10_s > 0 && res->step_p90_s > 0) {
-                lo = res->samples_per_s * res->step_s / res->step_p90_s;
-                hi = res->samples_per_s * res->step_s / res->step_p10_s;
+                lo = rate * res->step_s / res->step_p90_s;
+                hi = rate * res->step_s / res->step_p10_s;
             }
             break;
+        }
         case EC_METRIC_STEP_TIME_MS:
             lo = res->step_p10_s * 1e3;
             hi = res->step_p90_s * 1e3;

@@ -422,7 +422,7 @@ static void test_result_metric(void **state)
     /* 0.0375 s x 1e3 = 37.5 ms */
     assert_rel(ec_result_metric(&res, EC_METRIC_STEP_TIME_MS), 37.5, EC_TOL_EXACT);
     assert_rel(ec_result_metric(&res, EC_METRIC_EPOCH_TIME_S), 2718.28, EC_TOL_EXACT);
-    assert_true(isnan(ec_result_metric(&res, (ec_metric)9)));
+    assert_true(isnan(ec_result_metric(&res, (ec_metric)(EC_METRIC_FIRST_STEP_S + 1))));
     assert_true(isnan(ec_result_metric(NULL, EC_METRIC_SAMPLES_PER_S)));
 }
 
