@@ -217,9 +217,12 @@ static void oom_table(const ec_runs *runs, const double *pred, const int *ok, co
  * prefixed "dle-") into one run-record CSV, every config key given explicitly. */
 static int merge_runs(ec_ctx *ctx, const ec_runs *a, const ec_runs *b, const char *path)
 {
-    static const char *const metric_names[] = {"samples_per_s", "step_time_ms", "epoch_time_s", "peak_bytes",
-                                               "reserved_bytes", "allocated_bytes", "oom", "train_time_s",
-                                               "first_step_s"};
+    /* in ec_metric's order */
+    static const char *const metric_names[] = {"samples_per_s", "step_time_ms", "epoch_time_s", "tokens_per_s",
+                                               "peak_bytes", "reserved_bytes", "allocated_bytes", "oom",
+                                               "train_time_s", "first_step_s"};
+    _Static_assert(sizeof metric_names / sizeof metric_names[0] == EC_METRIC_FIRST_STEP_S + 1,
+                   "ec_metric changed: name the new metric here");
     size_t nk = ec_config_key_count(), nc = nk + 5;
     const char **row = calloc(nc, sizeof *row);
     char (*cell)[EC_PATH_MAX + 8] = calloc(nc, sizeof *cell);

@@ -192,7 +192,9 @@ typedef enum ec_data {
 typedef enum ec_attention {
     EC_ATTN_SDPA = 0, /* fused F.scaled_dot_product_attention (HF's default implementation) */
     EC_ATTN_EAGER,    /* explicit s x s scores, softmax and dropout kernels (HF "eager") */
-    EC_ATTN_FLASH     /* FlashAttention-2/3: skips masked blocks (causal, sliding window), native GQA */
+    EC_ATTN_FLASH,    /* FlashAttention-2/3: skips masked blocks (causal, sliding window), native GQA */
+    EC_ATTN_FLASH_TRITON /* FlashAttention in Triton (llm-foundry attn_impl=triton, 2023): the same work as
+                            flash at the Triton kernel's rate (constants.csv flash_triton_*_slowdown) */
 } ec_attention;
 
 typedef enum ec_tokenize { EC_TOKENIZE_UPFRONT = 0, EC_TOKENIZE_ON_THE_FLY } ec_tokenize;

@@ -224,6 +224,10 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
         c->fwd_kernels = 1;
         c->bwd_s = eci_const(ctx, EC_C_sdpa_bwd_flop_factor) * c->fwd_s;
         c->bwd_kernels = 2;
+        if (op->attn_triton) { /* the Triton kernel against FlashAttention-2 (Dao 2023, 4.1) */
+            c->fwd_s *= eci_const(ctx, EC_C_flash_triton_fwd_slowdown);
+            c->bwd_s *= eci_const(ctx, EC_C_flash_triton_bwd_slowdown);
+        }
         break;
     case ECI_OP_GEMM:
     case ECI_OP_CONV: {
@@ -311,7 +315,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { COST_KEY_VALUES = 25 + 4 * ECI_N_GROUPS };
+enum { COST_KEY_VALUES = 27 + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -344,7 +348,8 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->k_half, r->conv_eff, r->attn_eff, (double)r->tensor_cores, r->gemm_scale, r->mem_scale, gpu_scale,
         eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s,
         r->attn_flop_per_s, r->attn_scale, eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd),
-        eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd)};
+        eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd), eci_const(ctx, EC_C_flash_triton_fwd_slowdown),
+        eci_const(ctx, EC_C_flash_triton_bwd_slowdown)};
     memcpy(k->v, v, sizeof v);
     for (int g = 0; g < ECI_N_GROUPS; g++) { /* the groups the COMM ops run over */
         const eci_group *gr = &r->groups[g];

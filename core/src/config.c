@@ -92,7 +92,7 @@ static const key_def KEYS[] = {
          "activation checkpointing: 0, 1 (recompute each layer), selective (the attention core) [0]"),
     ENUM("compile", compile, 0, "0, 1, reduce-overhead, max-autotune, max-autotune-no-cudagraphs",
          "torch.compile: 0 (eager), 1 (default mode), reduce-overhead, max-autotune(-no-cudagraphs) [0]"),
-    ENUM("attention", attention, 0, "sdpa, eager, flash",
+    ENUM("attention", attention, 0, "sdpa, eager, flash, flash_triton",
          "attention: sdpa (fused, HF default), eager (explicit s x s scores), flash (FlashAttention) [sdpa]"),
     INT(num_workers, 0, 1024, 0, "DataLoader worker processes, 0..1024 [0]"),
     INT(prefetch_factor, 1, 1024, 2, "batches in flight per DataLoader worker, 1..1024 [2]"),

@@ -121,7 +121,9 @@
     X(sdpa_fp32_tf32_passes)           \
     X(allocator_frac_expandable)       \
     X(allocator_frac_min)              \
-    X(compile_graph_call_s)
+    X(compile_graph_call_s)            \
+    X(flash_triton_fwd_slowdown)       \
+    X(flash_triton_bwd_slowdown)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

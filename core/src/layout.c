@@ -81,7 +81,7 @@ static int check_precision(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
     if (cfg->precision == EC_PREC_AMP_FP8 && !(g->peak_fp8_flop_per_s > 0))
         return eci_error(ctx, EC_EINVAL, "precision=amp_fp8 needs FP8 tensor cores (Ada, Hopper, Blackwell, CDNA3); "
                          "gpu=%s has none (models/gpus.csv peak_fp8_flop_per_s = 0): use amp_bf16", g->id);
-    if (cfg->attention == EC_ATTN_FLASH) {
+    if (cfg->attention == EC_ATTN_FLASH || cfg->attention == EC_ATTN_FLASH_TRITON) {
         int half = cfg->precision != EC_PREC_FP32 && cfg->precision != EC_PREC_TF32;
         if (!half)
             return eci_error(ctx, EC_EINVAL, "attention=flash runs in fp16 or bf16: use precision=amp_bf16, "

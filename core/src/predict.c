@@ -787,7 +787,7 @@ static void fill_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolv
                          .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
                          .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
                          .eager_attention = cfg->attention == EC_ATTN_EAGER,
-                         .flash = cfg->attention == EC_ATTN_FLASH,
+                         .flash = cfg->attention == EC_ATTN_FLASH || cfg->attention == EC_ATTN_FLASH_TRITON,
                          .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
                          .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),
                          .rmsnorm_passes = eci_const(ctx, EC_C_rmsnorm_eager_passes),
@@ -799,7 +799,9 @@ static void fill_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolv
                          .lora_r = cfg->lora_r, .lora_targets = cfg->lora_targets,
                          .base_16 = cfg->base_precision != EC_BASE_SAME,
                          .base_quant_bytes = base_quant_bytes(ctx, cfg),
-                         .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST, .compile = cfg->compile};
+                         .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST, .compile = cfg->compile,
+                         .unpadded = cfg->lengths[0] == '\0',
+                         .flash_triton = cfg->attention == EC_ATTN_FLASH_TRITON};
 }
 
 /* One optimizer step at padded length seq, without the input pipeline (pipeline.c adds it):
@@ -1724,7 +1726,9 @@ static void model_warnings(const ec_config *cfg, const eci_resolved *r, ec_resul
                    cfg->attention != EC_ATTN_EAGER) {
             snprintf(text, sizeof text, "checkpointing=selective has no effect with a fused attention kernel "
                      "(attention=%s): it recomputes its scores in backward already",
-                     cfg->attention == EC_ATTN_FLASH ? "flash" : "sdpa");
+                     cfg->attention == EC_ATTN_FLASH          ? "flash"
+                     : cfg->attention == EC_ATTN_FLASH_TRITON ? "flash_triton"
+                                                              : "sdpa");
             add_warning(res, EC_WARN_KEY_IGNORED, text);
         }
     }

@@ -498,14 +498,27 @@ static double flash_keys_frac(const ec_attention_layer *a, double s)
     return a->causal ? (s + 1.0) / (2.0 * s) : 1.0;
 }
 
+/* The same for torch's SDPA: HF calls it with is_causal=True when it builds no mask (no
+ * padding token in the batch), and its flash and memory-efficient kernels then skip the
+ * blocks above the diagonal; a padding mask or a sliding window goes in as an explicit mask,
+ * which every key block is read against. */
+static double sdpa_keys_frac(const builder *b, const ec_attention_layer *a, double s)
+{
+    if (!b->sh->unpadded || a->window > 0)
+        return 1.0;
+    return flash_keys_frac(a, s);
+}
+
 static void attention_fused(builder *b, double heads, double head_dim, double sq, double sk_eff, double rows_q,
                             double rows_k)
 {
     double batch = b->batch, h = heads * head_dim;
     eci_op *op = gemm(b, "sdpa", sq, sk_eff, 2.0 * head_dim, batch * heads,
                       (2.0 * rows_q + 2.0 * rows_k) * h * b->act + rows_q * heads * 4.0);
-    if (op != NULL)
+    if (op != NULL) {
         op->kind = ECI_OP_ATTN;
+        op->attn_triton = b->sh->flash_triton;
+    }
 }
 
 /* Q, K and V projections (one fused GEMM or three), rotary embedding, Q/K norms, the
@@ -571,7 +584,9 @@ static void attention(builder *b, const ec_attention_layer *a)
     if (b->eager)
         attention_eager(b, a, heads, hd, sq, sk_eff, rows_q, rows_k);
     else
-        attention_fused(b, heads, hd, sq, b->flash ? sk_eff * flash_keys_frac(a, in.kv_seq) : sk_eff, rows_q, rows_k);
+        attention_fused(b, heads, hd, sq,
+                        sk_eff * (b->flash ? flash_keys_frac(a, in.kv_seq) : sdpa_keys_frac(b, a, in.kv_seq)), rows_q,
+                        rows_k);
     b->core = 0;
     if (b->cp > 1 && !a->cross) /* ring attention: the other GPUs' keys and values pass by while the
                                   * local blocks compute (backward: again, and their gradients back) */
@@ -1126,7 +1141,7 @@ static void head(builder *b, const ec_head *hd)
 /* The fields eci_op_cost reads, bit for bit: two ops that agree on them cost the same. */
 typedef struct cost_key {
     double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, layout_bytes, layout_bwd_bytes;
-    int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8;
+    int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8, attn_triton;
 } cost_key;
 
 static void cost_key_of(const eci_op *op, cost_key *key)
@@ -1154,6 +1169,7 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->comm_bytes = op->comm_bytes;
     key->frozen = op->frozen;
     key->fp8 = op->fp8;
+    key->attn_triton = op->attn_triton;
 }
 
 /* A hash of a key struct of `size` bytes (zeroed padding included), eight bytes at a time
@@ -1418,7 +1434,7 @@ typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
     int tp, cp, ep, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
-    int channels_last, compile, inference;
+    int channels_last, compile, inference, unpadded, flash_triton;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, base_quant_bytes;
 } wl_key;
 
@@ -1449,6 +1465,8 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->channels_last = sh->channels_last;
     k->compile = sh->compile;
     k->inference = sh->inference;
+    k->unpadded = sh->unpadded;
+    k->flash_triton = sh->flash_triton;
     k->batch = sh->batch;
     k->seq = sh->seq;
     k->seq_sq = sh->seq_sq;

@@ -75,6 +75,7 @@ typedef struct eci_op {
     double layout_bytes;   /* CONV on NCHW tensors: bytes cuDNN's NCHW<->NHWC transposes move in the
                             * forward when the convolution runs on tensor cores (compute.c) */
     double layout_bwd_bytes; /* the same in the backward */
+    int attn_triton;       /* ATTN: FlashAttention in Triton, slower than FlashAttention-2 (compute.c) */
 } eci_op;
 
 /* A run of ops [begin, end) that the network repeats `reps` times. */
@@ -146,6 +147,9 @@ typedef struct eci_shape {
     int channels_last;      /* CNN tensors in NHWC (memory_format=channels_last) */
     int compile;            /* an ec_compile mode: fusion.c rewrites the op list as Inductor fuses it */
     int inference;          /* evaluation (model.eval()): no dropout kernels */
+    int unpadded;           /* every sample fills the sequence (no lengths): HF builds no padding mask
+                               and calls SDPA with is_causal=True */
+    int flash_triton;       /* attention=flash_triton: the fused attention op runs the Triton kernel */
 } eci_shape;
 
 /* Build the op list into wl (which must be zeroed or hold an earlier expansion: its arrays are

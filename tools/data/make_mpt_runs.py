@@ -29,8 +29,9 @@ How the runs ran (read in the llm-foundry and Composer history, see bench/data/l
   * Attention: both submit_benchmarks.py versions default --attn_impl triton (the yamls say
     triton too): MPT's Triton port of FlashAttention (flash_attn_triton.py), a fused kernel
     with the FlashAttention-1 algorithm (no s x s score tensor, recompute in backward).
-    Recorded as attention=flash.  (llm-foundry HEAD uses attn_impl flash with flash-attn 2,
-    but these tables were not rerun with it.)
+    Recorded as attention=flash_triton (the work of attention=flash at the Triton kernel's
+    rate).  (llm-foundry HEAD uses attn_impl flash with flash-attn 2, but these tables were
+    not rerun with it.)
   * Composer FSDP mixed-precision modes (composer/trainer/mosaic_fsdp_utils.py
     get_mixed_precision, same code in 0.13.3 and 0.16.3):
         FULL    -> MixedPrecision(param=None,  reduce=None, buffer=None)   everything fp32
@@ -169,7 +170,7 @@ def parse(row):
     line = row["source_path"].split("@")[0].split("#")[1]
     run = {"id": rid, "model": "mpt-" + size, "gpu": gpu, "num_gpus": n, "gpus_per_node": 8,
            "network": network, "strategy": "fsdp", "sharding": sharding.lower(),
-           "reduce_dtype": "bf16", "precision": precision, "attention": "flash",
+           "reduce_dtype": "bf16", "precision": precision, "attention": "flash_triton",
            "checkpointing": 1 if ckpt == "True" else 0, "batch_per_gpu": micro,
            "grad_accum": accum, "seq_len": seq, "optimizer": "adamw", "data": "real",
            "metric": "tokens_per_s", "value": row["value"],
