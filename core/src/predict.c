@@ -175,11 +175,15 @@ static inline void walk_kernel(walk *w, double host_s, double gpu_s, double kern
 static void ddp_grads_ready(plan *p, size_t i, double *gpu, double *busy)
 {
     double bwd_s = p->cost[i].bwd_s;
-    double slow = eci_overlap_stretch_s(p->ddp->comm_free_s, *gpu - bwd_s, bwd_s, p->overlap_slowdown);
-    *gpu += slow;
-    *busy += slow;
-    p->overlap_s += slow;
-    eci_ddp_ready(p->ddp, *gpu, p->wl->ops[i].frozen ? 0 : p->wl->ops[i].params * p->grad_elem_bytes);
+    if (p->ddp->comm_free_s > *gpu - bwd_s) { /* (an idle stream slows nothing: skip the call) */
+        double slow = eci_overlap_stretch_s(p->ddp->comm_free_s, *gpu - bwd_s, bwd_s, p->overlap_slowdown);
+        *gpu += slow;
+        *busy += slow;
+        p->overlap_s += slow;
+    }
+    const eci_op *op = &p->wl->ops[i];
+    if (op->params > 0 && !op->frozen)
+        eci_ddp_ready(p->ddp, *gpu, op->params * p->grad_elem_bytes);
 }
 
 /* The forward ops from..to-1 in order.  The first goes through gpu_op (the host may have work
@@ -420,6 +424,98 @@ static void forward_pass(timeline *t, plan *p)
     forward_ops(t, p, at, wl->n_ops);
 }
 
+/* ---- DDP over repeated layers ------------------------------------------------------------
+ * DDP's hook needs each repetition's real times, but once two repetitions in a row moved
+ * everything by the same amounts, from states that keep repeating, every later one does too
+ * and the rest are added by multiplication.  A state keeps repeating when the bucket being
+ * filled is as full at both ends, and for both the host and the communication stream either
+ * its lead over the GPU is unchanged, or it is ahead and pulling away (the host: never idles
+ * the GPU), or it is behind and falling further behind (the stream: busy all repetition long). */
+typedef struct ddp_mark {
+    timeline t;
+    double comm_free, comm_busy, launched, fwd_s, bwd_s, overlap_s, open;
+} ddp_mark;
+
+static ddp_mark ddp_mark_now(const timeline *t, const plan *p)
+{
+    return (ddp_mark){.t = *t, .comm_free = p->ddp->comm_free_s, .comm_busy = p->ddp->comm_busy_s,
+                      .launched = p->ddp->launched, .fwd_s = p->fwd_s, .bwd_s = p->bwd_s,
+                      .overlap_s = p->overlap_s, .open = p->ddp->open_bytes};
+}
+
+/* The repetition's moves as a vector; d[0..N_DDP_DELTA) */
+enum { N_DDP_DELTA = 11 + N_CAUSES };
+static void ddp_delta(const ddp_mark *a, const ddp_mark *b, double *d)
+{
+    double v[N_DDP_DELTA] = {b->t.cpu - a->t.cpu, b->t.gpu - a->t.gpu, b->t.busy - a->t.busy,
+                             b->t.copy - a->t.copy, b->t.kernels - a->t.kernels, b->t.host_busy - a->t.host_busy,
+                             b->comm_free - a->comm_free, b->comm_busy - a->comm_busy, b->launched - a->launched,
+                             b->bwd_s - a->bwd_s, b->overlap_s - a->overlap_s};
+    for (int c = 0; c < N_CAUSES; c++)
+        v[11 + c] = b->t.gap[c] - a->t.gap[c];
+    memcpy(d, v, sizeof v);
+}
+
+static int near(double a, double b)
+{
+    return fabs(a - b) <= 1e-12 * (fabs(a) + fabs(b)) + 1e-18;
+}
+
+static int keeps_repeating(const ddp_mark *m0, const ddp_mark *m1)
+{
+    double h0 = m0->t.cpu - m0->t.gpu, h1 = m1->t.cpu - m1->t.gpu;
+    double c0 = m0->comm_free - m0->t.gpu, c1 = m1->comm_free - m1->t.gpu;
+    int host = near(h0, h1) || (h1 < h0 && h1 <= 0) || (h1 > h0 && h0 >= 0);
+    int comm = near(c0, c1) || (c0 <= 0 && c1 <= 0) || (c1 > c0 && c0 >= 0);
+    return host && comm && m0->open == m1->open && memcmp(m0->t.pending, m1->t.pending, sizeof m0->t.pending) == 0;
+}
+
+/* The same relative state at both ends: the host's and the stream's leads over the GPU, the
+ * open bucket, the pending host work.  The next repetition then moves exactly like this one. */
+static int same_state(const ddp_mark *m0, const ddp_mark *m1)
+{
+    return near(m0->t.cpu - m0->t.gpu, m1->t.cpu - m1->t.gpu) &&
+           (near(m0->comm_free - m0->t.gpu, m1->comm_free - m1->t.gpu) ||
+            (m0->comm_free <= m0->t.gpu && m1->comm_free <= m1->t.gpu)) &&
+           m0->open == m1->open && memcmp(m0->t.pending, m1->t.pending, sizeof m0->t.pending) == 0;
+}
+
+static void ddp_layers(timeline *t, plan *p, int reps)
+{
+    ddp_mark m0 = ddp_mark_now(t, p);
+    double prev[N_DDP_DELTA], d[N_DDP_DELTA];
+    for (int l = 0; l < reps; l++) {
+        backward_layer(t, p);
+        ddp_mark m1 = ddp_mark_now(t, p);
+        ddp_delta(&m0, &m1, d);
+        int same = l >= 1 && same_state(&m0, &m1); /* back where the repetition began */
+        if (!same && l >= 1 && keeps_repeating(&m0, &m1)) { /* or drifting the same way each time */
+            same = 1;
+            for (int i = 0; same && i < N_DDP_DELTA; i++)
+                same = near(d[i], prev[i]);
+        }
+        if (same) {
+            double rest = reps - l - 1;
+            t->cpu += rest * d[0];
+            t->gpu += rest * d[1];
+            t->busy += rest * d[2];
+            t->copy += rest * d[3];
+            t->kernels += rest * d[4];
+            t->host_busy += rest * d[5];
+            for (int c = 0; c < N_CAUSES; c++)
+                t->gap[c] += rest * d[11 + c];
+            p->ddp->comm_free_s += rest * d[6];
+            p->ddp->comm_busy_s += rest * d[7];
+            p->ddp->launched += (int)(rest * d[8]);
+            p->bwd_s += rest * d[9];
+            p->overlap_s += rest * d[10];
+            return;
+        }
+        memcpy(prev, d, sizeof d);
+        m0 = m1;
+    }
+}
+
 static void backward_pass(timeline *t, plan *p)
 {
     const eci_workload *wl = p->wl;
@@ -428,9 +524,8 @@ static void backward_pass(timeline *t, plan *p)
         p->blk = &wl->blocks[b];
         backward_ops(t, p, p->blk->end, at);
         double t0 = t->gpu;
-        if (p->ddp != NULL) /* DDP's hook needs every repetition's real times */
-            for (int l = 0; l < p->blk->reps; l++)
-                backward_layer(t, p);
+        if (p->ddp != NULL) /* DDP's hook needs the repetitions' real times */
+            ddp_layers(t, p, p->blk->reps);
         else
             repeat_layers(t, p, p->blk->reps, backward_layer);
         if (p->shard != NULL)
@@ -461,14 +556,6 @@ static int key_given(const ec_config *cfg, const char *name)
 {
     int i = ec_config_key_index(name);
     return i >= 0 && ec_config_is_set(cfg, (size_t)i);
-}
-
-/* Mark the config key `name` as not given (its value is left alone). */
-static void key_unset(ec_config *cfg, const char *name)
-{
-    int i = ec_config_key_index(name);
-    if (i >= 0)
-        cfg->set_mask[i / 64] &= ~((uint64_t)1 << (i % 64));
 }
 
 /* Set bit and append text unless that text is already there: two different warnings under
@@ -584,7 +671,9 @@ int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
 /* ---- the layout's communication ------------------------------------------------------------ */
 typedef struct layout_comm {
     eci_comm comm;              /* every GPU of the job (n = 1: none) */
+    eci_group groups[ECI_N_GROUPS]; /* tensor-, context-, expert-parallel groups of the ops' collectives */
     eci_group dp;               /* gradient reduction: the dp x cp ranks holding the same shard (stride tp) */
+    eci_group pp;               /* pipeline neighbours */
     int dp_is_job;              /* every GPU a data-parallel replica on the default network: DDP keeps the
                                    job's ring (comm), as calibrated */
     double net_bytes_per_s;     /* one GPU's NIC */
@@ -594,8 +683,7 @@ typedef struct layout_comm {
 
 /* The job's links and the groups of its layout (Megatron's rank order: tensor parallel
  * innermost, then context, data, pipeline; experts within data parallelism). */
-static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, layout_comm *lc,
-                            eci_rates *rates)
+static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, layout_comm *lc)
 {
     memset(lc, 0, sizeof *lc);
     lc->comm.n = lc->comm.nodes = 1;
@@ -614,13 +702,22 @@ static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolve
     lc->domain = r->fabric != NULL && r->fabric->domain_gpus > 0 ? (int)r->fabric->domain_gpus : r->per_node;
     lc->net_bytes_per_s = r->gpu_net_bytes_per_s;
     int tp = r->tp, cp = r->cp;
-    eci_comm_group(&lc->comm, tp, 1, lc->domain, lc->net_bytes_per_s, lc->net_frac, &rates->groups[ECI_GROUP_TP]);
-    eci_comm_group(&lc->comm, cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &rates->groups[ECI_GROUP_CP]);
+    eci_comm_group(&lc->comm, tp, 1, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->groups[ECI_GROUP_TP]);
+    eci_comm_group(&lc->comm, cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->groups[ECI_GROUP_CP]);
     eci_comm_group(&lc->comm, r->ep, tp * cp, lc->domain, lc->net_bytes_per_s, lc->net_frac,
-                   &rates->groups[ECI_GROUP_EP]);
+                   &lc->groups[ECI_GROUP_EP]);
     eci_comm_group(&lc->comm, r->dp * cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->dp);
-    rates->comm = &lc->comm;
+    eci_comm_group(&lc->comm, r->pp, tp * cp * r->dp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->pp);
     return EC_OK;
+}
+
+/* The rates of the ops' collectives: the layout's links and groups (none on one GPU). */
+static void rates_of_layout(const layout_comm *lc, eci_rates *rates)
+{
+    if (lc->comm.n <= 1)
+        return;
+    memcpy(rates->groups, lc->groups, sizeof rates->groups);
+    rates->comm = &lc->comm;
 }
 
 /* Sharded data parallelism that gathers per unit (FSDP full/hybrid/grad-op sharding, ZeRO-3):
@@ -808,7 +905,7 @@ static void fill_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolv
  * fills res's step time, breakdown, kernel counts, FLOPs and memory; gpu_scale multiplies
  * every compute kernel (gpu_step_s calibrates it); *host_s is the host time of the step. */
 static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib_in, double seq,
-                      double gpu_scale, ec_result *res, double *host_s)
+                      double gpu_scale, const layout_comm *lc_in, ec_result *res, double *host_s)
 {
     memset(res, 0, sizeof *res);
     eci_resolved r = *rp;
@@ -827,8 +924,11 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     eci_rates rates;
     eci_rates_init(ctx, g, cfg->precision, &calib, &rates);
     layout_comm lc;
-    if ((rc = layout_comm_init(ctx, cfg, &r, &lc, &rates)) != EC_OK)
+    if (lc_in != NULL)
+        lc = *lc_in;
+    else if ((rc = layout_comm_init(ctx, cfg, &r, &lc)) != EC_OK)
         return rc;
+    rates_of_layout(&lc, &rates);
     const eci_comm *comm = &lc.comm;
     const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale);
     if (cost == NULL)
@@ -1180,8 +1280,9 @@ static int eval_step(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, c
     eci_rates rates;
     eci_rates_init(ctx, r->gpu, cfg->precision, &calib_copy, &rates);
     layout_comm lc; /* the layout's groups price a tensor-parallel model's collectives */
-    if ((rc = layout_comm_init(ctx, cfg, r, &lc, &rates)) != EC_OK)
+    if ((rc = layout_comm_init(ctx, cfg, r, &lc)) != EC_OK)
         return rc;
+    rates_of_layout(&lc, &rates);
     const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale);
     if (cost == NULL)
         return EC_ENOMEM;
@@ -1275,8 +1376,11 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
 {
     int pp = rp->pp;
     if (pp <= 1 || rp->net == NULL)
-        return step_model(ctx, cfg, rp, calib, seq, gpu_scale, res, host_s);
+        return step_model(ctx, cfg, rp, calib, seq, gpu_scale, NULL, res, host_s);
     int L = eci_net_pipeline_layers(rp->net), m = cfg->grad_accum, rc;
+    layout_comm lc; /* every stage's links: worked out once */
+    if ((rc = layout_comm_init(ctx, cfg, rp, &lc)) != EC_OK)
+        return rc;
     double v = cfg->pp_schedule == EC_PP_INTERLEAVED ? cfg->pp_chunks : 1;
     eci_resolved st = *rp;
     ec_result one, crit, worst;
@@ -1293,19 +1397,10 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
             st.stage_hi = hi;
             st.in_flight = stage_in_flight(cfg, s, pp);
             double stage_host;
-            if ((rc = step_model(ctx, cfg, &st, calib, seq, gpu_scale, &one, &stage_host)) != EC_OK)
+            if ((rc = step_model(ctx, cfg, &st, calib, seq, gpu_scale, &lc, &one, &stage_host)) != EC_OK)
                 return rc;
-            if (s == 0) { /* the boundary's activation: one p2p send to the next stage */
-                eci_rates rates;
-                layout_comm lc;
-                eci_rates_init(ctx, rp->gpu, cfg->precision, calib, &rates);
-                if ((rc = layout_comm_init(ctx, cfg, rp, &lc, &rates)) != EC_OK)
-                    return rc;
-                eci_group pg;
-                eci_comm_group(&lc.comm, pp, rp->tp * rp->cp * rp->dp, lc.domain, lc.net_bytes_per_s, lc.net_frac,
-                               &pg);
-                p2p = eci_coll_s(&lc.comm, &pg, ECI_COLL_P2P, st.stage_input_bytes);
-            }
+            if (s == 0) /* the boundary's activation: one p2p send to the next stage */
+                p2p = eci_coll_s(&lc.comm, &lc.pp, ECI_COLL_P2P, st.stage_input_bytes);
             u = st.micro_s + 2.0 * v * p2p;
             tail = one.step_s - m * st.micro_s;
             if (stages != NULL)
@@ -1375,7 +1470,7 @@ int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, size_t c
     ec_result res;
     double host_s;
     if (r.pp <= 1) {
-        if ((rc = step_model(ctx, cfg, &r, &calib, r.seq, 1.0, &res, &host_s)) != EC_OK)
+        if ((rc = step_model(ctx, cfg, &r, &calib, r.seq, 1.0, NULL, &res, &host_s)) != EC_OK)
             return rc;
         out[0] = (ec_stage){.first_layer = 0, .layers = eci_net_pipeline_layers(r.net), .micro_s = r.micro_s,
                             .in_flight = 1, .memory = res.memory};
@@ -1818,6 +1913,56 @@ static void copy_multi_gpu(const ec_result *top, ec_result *res)
     res->other_gpu_busy_s = res->gpu_busy_s - (top->gpu_busy_s - top->other_gpu_busy_s);
 }
 
+static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res, int reference);
+
+/* A sweep over layouts, GPU counts or networks divides by the same one-GPU throughput again and
+ * again: the context keeps the last few, keyed by the one-GPU config and the calibration it
+ * was predicted with (byte for byte: a false miss only costs a prediction). */
+#define REF_CACHE_ENTRIES 8
+struct eci_ref_cache {
+    struct {
+        ec_config cfg;
+        eci_calib calib;
+        double samples_per_s;
+        int used;
+    } e[REF_CACHE_ENTRIES];
+    unsigned next;
+};
+
+void eci_predict_ctx_free(ec_ctx *ctx)
+{
+    eci_free(ctx, ctx->ref_cache, sizeof *ctx->ref_cache);
+    ctx->ref_cache = NULL;
+}
+
+static int reference_samples_per_s(ec_ctx *ctx, const ec_config *one, const eci_calib *fixed, double *out)
+{
+    eci_calib calib;
+    memset(&calib, 0, sizeof calib);
+    int rc = fixed != NULL ? (calib = *fixed, EC_OK) : eci_calib_current(ctx, one, &calib);
+    if (rc != EC_OK)
+        return rc;
+    if (ctx->ref_cache == NULL && (ctx->ref_cache = eci_calloc(ctx, 1, sizeof *ctx->ref_cache)) == NULL)
+        return EC_ENOMEM;
+    struct eci_ref_cache *c = ctx->ref_cache;
+    for (int i = 0; i < REF_CACHE_ENTRIES; i++)
+        if (c->e[i].used && memcmp(&c->e[i].cfg, one, sizeof *one) == 0 &&
+            memcmp(&c->e[i].calib, &calib, sizeof calib) == 0) {
+            *out = c->e[i].samples_per_s;
+            return EC_OK;
+        }
+    ec_result r1;
+    if ((rc = predict_full(ctx, one, &calib, &r1, 1)) != EC_OK)
+        return rc;
+    unsigned k = c->next++ % REF_CACHE_ENTRIES;
+    c->e[k].cfg = *one;
+    c->e[k].calib = calib;
+    c->e[k].samples_per_s = r1.samples_per_s;
+    c->e[k].used = 1;
+    *out = r1.samples_per_s;
+    return EC_OK;
+}
+
 /* Scaling against the same config on one GPU, input pipeline included. */
 static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
 {
@@ -1837,21 +1982,25 @@ static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_calib
     one.zero_stage = 0;
     one.offload = EC_OFFLOAD_NONE;
     one.reduce_dtype = EC_REDUCE_AUTO;
-    static const char *const layout_keys[] = {"strategy", "nodes", "num_gpus", "tp", "pp", "cp", "ep", "pp_chunks",
-                                              "sequence_parallel", "pp_schedule", "sharding", "zero_stage",
-                                              "offload", "reduce_dtype"};
-    for (size_t i = 0; i < sizeof layout_keys / sizeof layout_keys[0]; i++)
-        key_unset(&one, layout_keys[i]);
-    ec_result r1;
-    int rc = eci_predict(ctx, &one, fixed, &r1);
+    /* no key counts as given: only warnings read that, and the reference's are not kept */
+    memset(one.set_mask, 0, sizeof one.set_mask);
+    double single;
+    int rc = reference_samples_per_s(ctx, &one, fixed, &single);
     if (rc != EC_OK)
         return rc;
-    res->single_gpu_samples_per_s = r1.samples_per_s;
-    res->scaling_efficiency_frac = res->samples_per_s / (cfg->num_gpus * r1.samples_per_s);
+    res->single_gpu_samples_per_s = single;
+    res->scaling_efficiency_frac = res->samples_per_s / (cfg->num_gpus * single);
     return EC_OK;
 }
 
 int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
+{
+    return predict_full(ctx, cfg, fixed, res, 0);
+}
+
+/* The prediction; reference: only the one-GPU throughput a scaling efficiency divides by is
+ * wanted (no warnings, no cost, no scaling of its own). */
+static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res, int reference)
 {
     memset(res, 0, sizeof *res);
     /* eci_pipe_prepare zeroes it first thing */
@@ -1876,7 +2025,8 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         res->first_step_s = res->step_s + compile_time_s(ctx, cfg);
         if (res->epoch_s > 0)
             res->train_s = res->epoch_s * cfg->epochs + compile_once_s(ctx, cfg, &r, &ep);
-        add_warnings(ctx, cfg, &r, res);
+        if (!reference)
+            add_warnings(ctx, cfg, &r, res);
         copy_multi_gpu(&top, res);
         eci_calib calib; /* the model's own error (profile error_log_sd) widens the simulated spread */
         if (fixed != NULL)
@@ -1889,12 +2039,12 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         res->step_p10_s = res->step_p90_s = res->step_s;
         if (rc == EC_OK)
             eci_interval_widen(&calib, res->step_s, &res->step_p10_s, &res->step_p90_s);
-        if (rc == EC_OK)
+        if (rc == EC_OK && !reference)
             rc = add_cost(ctx, cfg, &r, res);
     }
     eci_lengths_free(ctx, l);
     /* after the scratch is done with: the one-GPU prediction reuses it */
-    return rc == EC_OK ? scaling_efficiency(ctx, cfg, fixed, res) : rc;
+    return rc == EC_OK && !reference ? scaling_efficiency(ctx, cfg, fixed, res) : rc;
 }
 
 /* Peak memory of cfg alone: the step model at the longest padded length, as ec_predict's
