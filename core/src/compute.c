@@ -220,7 +220,8 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
     switch (op->kind) {
     case ECI_OP_ATTN:
         /* FlashAttention-style backward: dQ, dK, dV plus recomputing the scores. */
-        c->fwd_s = eci_gemm_time_s(r, op->m, op->n, op->k, op->batch, ECI_OP_ATTN);
+        c->fwd_s = eci_gemm_time_s(r, op->m, op->n * (op->attn_keys_frac > 0 ? op->attn_keys_frac : 1.0), op->k,
+                                   op->batch, ECI_OP_ATTN);
         c->fwd_kernels = 1;
         c->bwd_s = eci_const(ctx, EC_C_sdpa_bwd_flop_factor) * c->fwd_s;
         c->bwd_kernels = 2;

@@ -91,24 +91,34 @@ static void memory_readings(const ec_ctx *ctx, const eci_mem_in *in, double allo
 
 static double shards(double s) { return s > 1 ? s : 1; }
 
+/* Bytes of the trained parameters at `bytes` each over `s` ranks: a routed expert is held by
+ * only s / ep of them (expert parallelism splits the experts, sharding the rest). */
+double eci_memory_shard_share(const eci_workload *wl, double bytes, double s, int ep)
+{
+    double e = wl->expert_params, other = wl->trainable_params - e, es = shards(s / (ep > 1 ? ep : 1));
+    return (other / shards(s) + e / es) * bytes;
+}
+
 /* Weights, gradients and optimizer states of this GPU's share (sharded data parallelism),
  * and the pinned host memory offload moves them to. */
-static void model_states(const eci_mem_in *in, double w, double g, double states, ec_memory *m, double *grads,
+static void model_states(const eci_mem_in *in, double w, double g, double o, ec_memory *m, double *grads,
                          double *host)
 {
-    double params = in->wl->trainable_params, ws = shards(in->weight_shards), os = shards(in->opt_shards);
-    double frozen = in->wl->params - params, master = 0;
+    const eci_workload *wl = in->wl;
+    double params = wl->trainable_params, ws = shards(in->weight_shards), os = shards(in->opt_shards);
+    double frozen = wl->params - params, master = 0;
     if (in->zero && w == 4.0) { /* DeepSpeed AMP: 16-bit weights and gradients, fp32 master with the states */
         w = 2.0;
         g = 2.0;
         master = 4.0;
     }
-    m->weights_bytes = (params * w + frozen * (in->frozen_elem_bytes > 0 ? in->frozen_elem_bytes : w)) / ws;
-    m->optimizer_bytes = (states + params * master) / os;
-    *grads = params * g / shards(in->grad_shards);
+    m->weights_bytes = eci_memory_shard_share(wl, w, ws, in->ep) +
+                       frozen * (in->frozen_elem_bytes > 0 ? in->frozen_elem_bytes : w) / ws;
+    m->optimizer_bytes = eci_memory_shard_share(wl, o + master, os, in->ep);
+    *grads = eci_memory_shard_share(wl, g, in->grad_shards, in->ep);
     *host = 0;
     if (in->opt_on_host) { /* the states, the master copy and the fp32 gradients the CPU updates from */
-        *host += (states + params * (master + 4.0)) / os;
+        *host += eci_memory_shard_share(wl, o + master + 4.0, os, in->ep);
         m->optimizer_bytes = 0;
     }
     if (in->weights_on_host) {
@@ -128,8 +138,11 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
     eci_memory_param_bytes(ctx, in->precision, in->optimizer, &w, &g, &o);
     int replica = in->dp_role == 2;
     double grads;
-    /* the states from optim.c's catalogue (Adafactor's factored statistics from the shapes) */
-    model_states(in, w, g, eci_optim_state_bytes(ctx, &opt, wl, in->precision), m, &grads, &in->host_bytes);
+    /* the states from optim.c's catalogue, per trained parameter (Adafactor's factored
+     * statistics from the shapes, on average) */
+    double per_param = wl->trainable_params > 0 ? 1.0 / wl->trainable_params : 0;
+    o = eci_optim_state_bytes(ctx, &opt, wl, in->precision) * per_param;
+    model_states(in, w, g, o, m, &grads, &in->host_bytes);
     if (replica)
         m->optimizer_bytes = 0;
     /* DDP's Reducer allocates its buckets, a flat copy of every gradient, when it is built
@@ -141,7 +154,10 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
     double buckets = in->ddp_bucket_copy ? grads : 0;
     if (in->dp_role == 1)
         grads *= 2.0;
-    double opt_temp = replica || in->opt_on_host ? 0 : eci_optim_temp_bytes(&opt, wl, in->precision) / shards(in->opt_shards);
+    double opt_temp = replica || in->opt_on_host ? 0
+                                                 : eci_memory_shard_share(wl, eci_optim_temp_bytes(&opt, wl, in->precision) *
+                                                                                  per_param,
+                                                                          in->opt_shards, in->ep);
     m->grads_bytes = grads;
     int amp = in->precision == EC_PREC_AMP_FP16 || in->precision == EC_PREC_AMP_BF16 ||
               in->precision == EC_PREC_AMP_FP8;

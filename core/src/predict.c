@@ -690,7 +690,7 @@ static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolve
     lc->comm.h2d_share_frac = 1.0;
     lc->dp.n = 1;
     int n = cfg->num_gpus;
-    lc->dp_is_job = r->dp == n && r->fabric == NULL;
+    lc->dp_is_job = r->dp == n && r->fabric == NULL && r->nodes == 1;
     if (n <= 1)
         return EC_OK;
     int rc = eci_comm_init(ctx, r->gpu, r->topology, n, r->nodes, r->node_net_bytes_per_s, cfg->busbw_bytes_per_s,
@@ -795,10 +795,10 @@ static double reduce_elem_bytes(const ec_config *cfg, const eci_resolved *r, dou
 /* Exposed time of the ops' collectives on the compute stream by group, per micro-step: the
  * forward's (twice for checkpointed blocks, whose forward runs again in backward) and the
  * backward's.  They are busy GPU time that the breakdown moves from forward/backward to comm. */
-static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, int checkpointing, double *fwd_s,
-                        double *bwd_s, double *group_s)
+static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, const eci_rates *rates, int checkpointing,
+                        double *fwd_s, double *bwd_s, double *group_s, double *launched_s)
 {
-    *fwd_s = *bwd_s = 0;
+    *fwd_s = *bwd_s = *launched_s = 0;
     for (int gi = 0; gi < ECI_N_GROUPS; gi++)
         group_s[gi] = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
@@ -811,6 +811,14 @@ static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, int c
         *fwd_s += reps * cost[i].fwd_s;
         *bwd_s += reps * (cost[i].bwd_s + again);
         group_s[op->group] += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
+        if (op->hidden && rates->comm != NULL) { /* the whole exchange, not only what attention left exposed */
+            const eci_group *g = &rates->groups[op->group];
+            double f = eci_coll_s(rates->comm, g, (eci_coll)op->fwd_coll, op->comm_bytes);
+            double b = eci_coll_s(rates->comm, g, (eci_coll)op->bwd_coll, op->comm_bytes);
+            *launched_s += reps * (f + b + (checkpointing == 1 && blk != NULL && blk->checkpoint ? f : 0));
+        } else {
+            *launched_s += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
+        }
     }
 }
 
@@ -1004,9 +1012,12 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         sched.coll = r.strategy == EC_STRATEGY_ZERO ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE;
     }
     double exposed_total = 0;       /* bucketed reductions left after backward, all micro-steps simulated */
+    double last_fwd0 = 0, last_bwd0 = 0; /* kernel time before the last simulated micro-step */
     for (int micro = 0; micro < simulate; micro++) {
         double start = t.cpu;
         micro_start = t;
+        last_fwd0 = p.fwd_s;
+        last_bwd0 = p.bwd_s;
         if (!copy_batch) {
             /* the batch is already on the GPU */
         } else if (pinned) {
@@ -1110,7 +1121,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
      * over this GPU's shard), then the loop's bookkeeping (trainer.c). */
     double w_shards, g_shards, o_shards;
     shard_degrees(cfg, &r, &w_shards, &g_shards, &o_shards);
-    double opt_params = wl->trainable_params / o_shards;
+    double opt_params = eci_memory_shard_share(wl, 1.0, o_shards, r.ep);
     eci_phase ph[ECI_N_PHASES];
     eci_step_in si = {.wl = wl, .params = opt_params, .tensors = trained_tensors, .rates = &rates,
                       .optimizer = cfg->optimizer, .precision = cfg->precision,
@@ -1160,9 +1171,10 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     /* Assemble the step: simulated part plus the repeated micro-steps. */
     double step_s = t.cpu + scale_rest * micro_s[simulate - 1];
     double rest_frac = simulate > 1 ? scale_rest : 0;
-    double micro_fwd = p.fwd_s / simulate, micro_bwd = p.bwd_s / simulate;
-    double inline_fwd, inline_bwd, group_s[ECI_N_GROUPS];
-    inline_comm(wl, cost, cfg->checkpointing, &inline_fwd, &inline_bwd, group_s);
+    /* micro-steps 3..ga repeat the second, AccumulateGrad included */
+    double micro_fwd = p.fwd_s - last_fwd0, micro_bwd = p.bwd_s - last_bwd0;
+    double inline_fwd, inline_bwd, group_s[ECI_N_GROUPS], inline_launched;
+    inline_comm(wl, cost, &rates, cfg->checkpointing, &inline_fwd, &inline_bwd, group_s, &inline_launched);
     res->breakdown.forward_s = p.fwd_s + rest_frac * micro_fwd - ga * inline_fwd;
     res->breakdown.backward_s = p.bwd_s + rest_frac * micro_bwd - ga * inline_bwd;
     res->comm.tp_s = ga * group_s[ECI_GROUP_TP];
@@ -1183,7 +1195,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         res->breakdown.comm_s += dp_comm_s * (double)ga / simulate;
     res->comm_total_s = dp ? dp_comm_s * (double)ga / simulate
                            : sched.comm_busy_s * micro_weight + (shard_comm[0] + shard_comm[simulate - 1] * (ga - 1)) +
-                                 ga * (inline_fwd + inline_bwd) + zero_gather_s;
+                                 ga * inline_launched + zero_gather_s;
     if (n > 1) { /* a synchronous step waits for the slowest GPU (order statistics) */
         double e_max;
         if ((rc = eci_expected_max_normal(ctx, n, &e_max)) != EC_OK)
@@ -1220,13 +1232,17 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
                      .opt_shards = o_shards, .zero = r.strategy == EC_STRATEGY_ZERO,
                      .opt_on_host = cfg->offload != EC_OFFLOAD_NONE,
                      .weights_on_host = cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS,
-                     .act_copies = r.in_flight, .frozen_elem_bytes = p.frozen_elem_bytes,
+                     .act_copies = r.in_flight, .frozen_elem_bytes = p.frozen_elem_bytes, .ep = r.ep,
                      .grad_accum = ga, .expandable_segments = cfg->expandable_segments,
                      .keep_grads = cfg->torch_version > 0 && cfg->torch_version < 2.0};
-    if (per_unit) /* gathered 16-bit units in flight (the rate limiter's), the root, and one unit's
-                   * unsharded gradients before their reduce-scatter */
-        mi.gathered_bytes = (shard.limit * eci_workload_largest_unit(wl) + root) * compute_elem_bytes(cfg->precision) +
-                            eci_workload_largest_unit(wl) * reduce_bytes * wl->trainable_params / wl->params;
+    if (per_unit) { /* gathered 16-bit units in flight (the rate limiter's; without resharding after forward,
+                     * every unit stays gathered until backward), the root, and one unit's unsharded
+                     * gradients before their reduce-scatter */
+        double unit = eci_workload_largest_unit(wl);
+        double gathered = shard.regather ? shard.limit * unit + root : wl->params;
+        mi.gathered_bytes = gathered * compute_elem_bytes(cfg->precision) +
+                            unit * reduce_bytes * wl->trainable_params / wl->params;
+    }
     if (dp) /* the gathered logits, and their gradients unless the forward returned the loss */
         mi.extra_workspace_bytes = (1.0 + (output_grad_bytes > 0)) * n * wl->output_bytes;
     eci_memory_estimate(ctx, &mi, &res->memory);
@@ -1385,7 +1401,8 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
     eci_resolved st = *rp;
     ec_result one, crit, worst;
     stage_key prev = {-1, -1, -1, -1};
-    double u = 0, tail = 0, u_sum = 0, u_max = -1, tail_max = 0, flop = 0, p2p = 0, crit_host = 0, crit_tail = 0;
+    double u = 0, tail = 0, u_sum = 0, u_max = -1, tail_max = 0, flop = 0, hw_flop = 0, p2p = 0, crit_host = 0,
+           crit_tail = 0;
     memset(&worst, 0, sizeof worst);
     for (int s = 0; s < pp; s++) {
         int lo = (int)((long)s * L / pp), hi = (int)((long)(s + 1) * L / pp);
@@ -1419,6 +1436,7 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
         u_sum += u;
         tail_max = tail > tail_max ? tail : tail_max;
         flop += one.flop_per_step;
+        hw_flop += one.mfu_frac > 0 ? one.flop_per_step * one.hfu_frac / one.mfu_frac : one.flop_per_step;
     }
     double step = m * u_max + (u_sum - u_max) / v + tail_max;
     *res = crit;
@@ -1435,9 +1453,8 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
     res->tokens_per_s = rp->tokens * m * rp->dp / step;
     res->flop_per_step = flop / pp; /* per GPU: the stages' mean */
     double peak = crit.mfu_frac > 0 ? crit.flop_per_step / (crit.mfu_frac * crit.step_s) : 0;
-    double hw = crit.hfu_frac > 0 && crit.mfu_frac > 0 ? crit.hfu_frac / crit.mfu_frac : 1;
     res->mfu_frac = peak > 0 ? res->flop_per_step / (step * peak) : 0;
-    res->hfu_frac = res->mfu_frac * hw;
+    res->hfu_frac = peak > 0 ? hw_flop / pp / (step * peak) : 0; /* the stages' recompute, summed */
     res->gpu_util_frac = res->gpu_busy_s / step > 1.0 ? 1.0 : res->gpu_busy_s / step;
     rp->input_bytes = st.input_bytes;
     rp->tokens = st.tokens;
@@ -1527,6 +1544,22 @@ static size_t pad_knots(const ec_config *cfg, const eci_lengths *l, int seq, dou
     return n;
 }
 
+/* Collective kernels on the step's critical path (busy GPU time): DDP's exposed buckets, the
+ * tensor/context/expert collectives on the compute stream, ZeRO's gather after the step. */
+static double coll_busy_s(const ec_result *r)
+{
+    const ec_comm_parts *c = &r->comm;
+    return c->tp_s + c->cp_s + c->ep_s + c->dp_reduce_s + c->overlap_s;
+}
+
+/* Collective time that ran beside compute: all launched, less what was exposed. */
+static double coll_hidden_s(const ec_result *r)
+{
+    const ec_comm_parts *c = &r->comm;
+    double exposed = c->tp_s + c->cp_s + c->ep_s + c->dp_reduce_s + c->shard_wait_s + c->pp_p2p_s;
+    return r->comm_total_s > exposed ? r->comm_total_s - exposed : 0;
+}
+
 /* Series the pipeline averages for the result beyond the ones that drive it. */
 enum { S_FWD = ECI_S_MECHANICS, S_BWD, S_OPT, S_H2D_EXPOSED, S_CPU, S_KERNELS, S_FLOP, S_PEAK, N_SERIES };
 
@@ -1613,7 +1646,8 @@ int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, 
         const ec_breakdown *b = &kr.breakdown;
         double v[N_SERIES] = {
             [ECI_S_WALL] = kr.step_s, [ECI_S_HOST] = host_s, [ECI_S_BUSY] = kr.gpu_busy_s,
-            [ECI_S_H2D] = b->h2d_s, [ECI_S_COMM] = b->comm_s, [S_FWD] = b->forward_s, [S_BWD] = b->backward_s,
+            [ECI_S_H2D] = b->h2d_s, [ECI_S_COMM] = b->comm_s, [ECI_S_COLL_BUSY] = coll_busy_s(&kr),
+            [ECI_S_COLL_HIDDEN] = coll_hidden_s(&kr), [S_FWD] = b->forward_s, [S_BWD] = b->backward_s,
             [S_OPT] = b->optimizer_s, [S_H2D_EXPOSED] = b->h2d_s, [S_CPU] = b->cpu_overhead_s,
             [S_KERNELS] = kr.kernels_per_step, [S_FLOP] = kr.flop_per_step,
             [S_PEAK] = kr.mfu_frac > 0 ? kr.flop_per_step / (kr.mfu_frac * kr.step_s) : 0};

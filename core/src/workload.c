@@ -584,9 +584,14 @@ static void attention(builder *b, const ec_attention_layer *a)
     if (b->eager)
         attention_eager(b, a, heads, hd, sq, sk_eff, rows_q, rows_k);
     else
-        attention_fused(b, heads, hd, sq,
-                        sk_eff * (b->flash ? flash_keys_frac(a, in.kv_seq) : sdpa_keys_frac(b, a, in.kv_seq)), rows_q,
-                        rows_k);
+    {
+        attention_fused(b, heads, hd, sq, b->flash ? sk_eff * flash_keys_frac(a, in.kv_seq) : sk_eff, rows_q, rows_k);
+        /* SDPA's causal skipping is priced in time only: the model's FLOPs (MFU, HFU) count
+         * the whole s x s square, as Narayanan et al. and PaLM do */
+        eci_op *last = b->rc == EC_OK && b->wl->n_ops > 0 ? &b->wl->ops[b->wl->n_ops - 1] : NULL;
+        if (!b->flash && last != NULL && last->kind == ECI_OP_ATTN)
+            last->attn_keys_frac = sdpa_keys_frac(b, a, in.kv_seq);
+    }
     b->core = 0;
     if (b->cp > 1 && !a->cross) /* ring attention: the other GPUs' keys and values pass by while the
                                   * local blocks compute (backward: again, and their gradients back) */
@@ -689,8 +694,10 @@ static void moe(builder *b, const ec_moe_layer *m)
         down->quant = quant;
     }
     mem(b, "expert_scatter", x, 3.0 * b->act, x * b->act);
-    for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
+    for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++) {
         b->wl->ops[i].count = (int)local;
+        b->wl->ops[i].expert = 1;
+    }
     if (b->ep > 1)
         comm(b, "ep_combine", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
     b->cur = in;
@@ -1140,7 +1147,8 @@ static void head(builder *b, const ec_head *hd)
 /* ---- sums, twins ---------------------------------------------------------------------------- */
 /* The fields eci_op_cost reads, bit for bit: two ops that agree on them cost the same. */
 typedef struct cost_key {
-    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, layout_bytes, layout_bwd_bytes;
+    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, layout_bytes, layout_bwd_bytes,
+        attn_keys_frac;
     int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8, attn_triton;
 } cost_key;
 
@@ -1170,6 +1178,7 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->frozen = op->frozen;
     key->fp8 = op->fp8;
     key->attn_triton = op->attn_triton;
+    key->attn_keys_frac = op->attn_keys_frac;
 }
 
 /* A hash of a key struct of `size` bytes (zeroed padding included), eight bytes at a time
@@ -1283,13 +1292,15 @@ static void keep_stage(eci_workload *wl, int lo, int hi)
 static void sum_up(eci_workload *wl)
 {
     wl->params = wl->param_tensors = wl->model_flop = wl->matmul_params = 0;
-    wl->trainable_params = wl->trainable_tensors = wl->quant_params = wl->frozen_flop = 0;
+    wl->trainable_params = wl->trainable_tensors = wl->quant_params = wl->frozen_flop = wl->expert_params = 0;
     wl->saved_other_bytes = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
         wl->blocks[b].saved_bytes = wl->blocks[b].params = wl->blocks[b].flop = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
         wl->blocks[b].core_saved_bytes = wl->blocks[b].core_flop = wl->blocks[b].trainable = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
+        if (wl->ops[i].params <= 0) /* frozen means frozen weights: an op without any computes as usual */
+            wl->ops[i].frozen = 0;
         const eci_op *op = &wl->ops[i];
         const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
         double reps = blk != NULL ? blk->reps : 1, preps = blk != NULL && blk->shared_params ? 1 : reps;
@@ -1304,6 +1315,8 @@ static void sum_up(eci_workload *wl)
         if (!op->frozen) {
             wl->trainable_params += op->params * op->count * preps;
             wl->trainable_tensors += op->param_tensors * op->count * preps;
+            if (op->expert)
+                wl->expert_params += op->params * op->count * preps;
         } else if (op->quant) {
             wl->quant_params += op->params * op->count * preps;
         }
