@@ -205,7 +205,8 @@ static void tp_enter(builder *b)
     if (b->tp <= 1)
         return;
     double full = b->cur.rows * (b->sp ? b->tp : 1);
-    double bytes = full * b->cur.width * tbytes(b, &b->cur);
+    /* Megatron's regions communicate the compute dtype: its (TE) norms hand bf16 to the linears */
+    double bytes = full * b->cur.width * b->act;
     if (b->sp) {
         comm(b, "tp_allgather", ECI_GROUP_TP, ECI_COLL_ALLGATHER, ECI_COLL_REDUCE_SCATTER, bytes, 0);
         b->cur.rows = full;
@@ -772,7 +773,8 @@ static void embedding(builder *b, const ec_embedding_layer *e)
     if (b->tp > 1) { /* each GPU looked up its slice: the partial sums are reduced (to the shards) */
         int sp = b->sp;
         comm(b, sp ? "tp_emb_reduce_scatter" : "tp_emb_allreduce", ECI_GROUP_TP,
-             sp ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE, sp ? ECI_COLL_ALLGATHER : ECI_COLL_NONE, T * h * f, 0);
+             sp ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE, sp ? ECI_COLL_ALLGATHER : ECI_COLL_NONE, T * h * b->act,
+             0);
         if (sp)
             b->cur.rows = T / b->tp;
     }

@@ -24,7 +24,7 @@
  *   - properties over every dp x tp x pp x cp layout of Llama-3.1-8B on 8, 16 and 64 GPUs, for 13
  *     strategy/option variants: finite and positive, the breakdown, comm and memory parts adding
  *     up, tokens/s x GPU-s/token = num_gpus.
- * Tests that expose a bug are skipped unless EC_RUN_KNOWN_BUGS=1 (each says why).
+ * Five tests found bugs when they were written (marked "Regression"); the bugs are fixed.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -87,12 +87,6 @@
 #define TOL_LAST_STAGE 0.02
 
 /* ---- helpers ----------------------------------------------------------------------------- */
-static int known_bugs(void)
-{
-    const char *v = getenv("EC_RUN_KNOWN_BUGS");
-    return v != NULL && strcmp(v, "1") == 0;
-}
-
 /* cfg from space-separated key=value words (printf format). */
 static void config_fmt(ec_ctx *ctx, ec_config *cfg, const char *fmt, va_list ap)
 {
@@ -886,13 +880,11 @@ static void test_fsdp_shard_grad_op_comm(void **state)
 /* The memory side of SHARD_GRAD_OP: at the end of forward every unit is still gathered, so the
  * GPU holds the 16-bit parameters of all of them (2 P bytes) beside its fp32 shard (4 P / N):
  * weights >= 4 P / N + 2 P (1 - 1/N), above FULL_SHARD's few gathered units.
- * KNOWN BUG (skipped): predict.c shard_degrees/shard_setup give shard_grad_op the same gathered
+ * Regression (a bug this test found, fixed): predict.c shard_degrees/shard_setup give shard_grad_op the same gathered
  * bytes as full_shard (the rate limiter's units and the root), so its weights equal full_shard's. */
 static void test_fsdp_shard_grad_op_keeps_weights(void **state)
 {
     (void)state;
-    if (!known_bugs())
-        skip();
     ec_ctx *ctx = ec_test_ctx();
     const double P = L_PARAMS, N = 8;
     ec_result full, gop;
@@ -934,14 +926,12 @@ static void test_checkpointing_hfu(void **state)
 
 /* The same with a pipeline: every stage recomputes its own blocks, so the job's HFU / MFU is the
  * model's whatever the split.
- * KNOWN BUG (skipped): predict.c pipeline_model sets hfu_frac = mfu_frac x (the critical stage's
+ * Regression (a bug this test found, fixed): predict.c pipeline_model sets hfu_frac = mfu_frac x (the critical stage's
  * hfu / mfu); the critical (last) stage carries the head, whose FLOPs are not recomputed, so
  * pp=4 gives 1.2605 instead of 1.3116 (the stages' mean). */
 static void test_checkpointing_hfu_pipeline(void **state)
 {
     (void)state;
-    if (!known_bugs())
-        skip();
     ec_ctx *ctx = ec_test_ctx();
     ec_result r;
     predict(ctx, &r, TP_BASE " pp=4 grad_accum=8 checkpointing=1");
@@ -981,14 +971,12 @@ static void test_moe_expert_parallel_params(void **state)
  * an expert's states can only be sharded over the dp / ep replicas that hold it (Megatron's
  * expert-data-parallel group), the rest over dp.  Either way a GPU's optimizer states are
  * K P / dp (FSDP: K = 8 fp32 Adam bytes; ZeRO: 12 with the master copy), whatever ep.
- * KNOWN BUG (skipped): predict.c shard_degrees divides the GPU's parameters (P_other + P_experts /
+ * Regression (a bug this test found, fixed): predict.c shard_degrees divides the GPU's parameters (P_other + P_experts /
  * ep) by dp x cp, so experts are sharded ep times too finely: Mixtral on 8 GPUs, ep=8, FSDP:
  * optimizer 7.24e9 B instead of 8 P / 8 = 4.67e10 B; ZeRO-1: 1.09e10 instead of 7.01e10. */
 static void test_moe_sharded_states(void **state)
 {
     (void)state;
-    if (!known_bugs())
-        skip();
     ec_ctx *ctx = ec_test_ctx();
     const double P = MX_EXPERTS + MX_OTHER, dp = 8;
     static const int eps[] = {1, 2, 8};
@@ -1059,7 +1047,7 @@ static void test_qlora_fits_24gb(void **state)
  * the head included), the adapters run forward and both backward GEMMs (6 x tokens x trained
  * parameters); everything else -- the attention core's QK^T and PV, whose backward computes the
  * gradients of both activation operands -- runs as in a full fine-tune.
- * KNOWN BUG (skipped): workload.c marks every op pushed while the base is frozen as frozen,
+ * Regression (a bug this test found, fixed): workload.c marks every op pushed while the base is frozen as frozen,
  * parameter-less ones included: flop_per_step subtracts the attention core's forward FLOPs as if
  * they were a weight gradient (Llama-3.1-8B, seq 2048: 6.596e13 instead of 6.816e13, -3.2%), and
  * with attention=eager the scores and context bmm's backward is priced as one GEMM instead of two
@@ -1067,8 +1055,6 @@ static void test_qlora_fits_24gb(void **state)
 static void test_lora_flops(void **state)
 {
     (void)state;
-    if (!known_bugs())
-        skip();
     ec_ctx *ctx = ec_test_ctx();
     ec_result lora, full;
     predict(ctx, &full, TP_BASE " num_gpus=1");
@@ -1291,7 +1277,7 @@ static void test_layout_grid_properties(void **state)
 }
 
 /* The breakdown adds up to the step with more than two micro-batches per step too.
- * KNOWN BUG (skipped): predict.c step_model scales the micro-steps 3..ga by the mean of the two
+ * Regression (a bug this test found, fixed): predict.c step_model scales the micro-steps 3..ga by the mean of the two
  * simulated ones (micro_fwd = p.fwd_s / simulate, micro_bwd = p.bwd_s / simulate) while step_s
  * repeats the second (micro_s[1]); the second micro-step's AccumulateGrad pass (and DDP/FSDP
  * waits of the last) are then counted half: Llama-3.1-8B on one H100, grad_accum=8: the parts sum
@@ -1299,8 +1285,6 @@ static void test_layout_grid_properties(void **state)
 static void test_breakdown_sums_with_grad_accum(void **state)
 {
     (void)state;
-    if (!known_bugs())
-        skip();
     ec_ctx *ctx = ec_test_ctx();
     static const char *const layouts[] = {"num_gpus=1", "num_gpus=8", "num_gpus=8 strategy=fsdp",
                                           "num_gpus=8 tp=8", "num_gpus=16 tp=4 pp=2"};
