@@ -577,8 +577,8 @@ typedef struct layout_comm {
 
 /* The job's links and the groups of its layout (Megatron's rank order: tensor parallel
  * innermost, then context, data, pipeline; experts within data parallelism). */
-static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, layout_comm *lc,
-                            eci_rates *rates)
+static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_calib *calib,
+                            layout_comm *lc, eci_rates *rates)
 {
     memset(lc, 0, sizeof *lc);
     lc->comm.n = lc->comm.nodes = 1;
@@ -593,7 +593,7 @@ static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolve
     if (rc != EC_OK)
         return rc;
     lc->net_frac = r->fabric != NULL && r->fabric->efficiency_frac > 0 ? r->fabric->efficiency_frac
-                                                                        : eci_const(ctx, EC_C_internode_busbw_frac);
+                                                                        : calib->internode_frac;
     lc->domain = r->fabric != NULL && r->fabric->domain_gpus > 0 ? (int)r->fabric->domain_gpus : r->per_node;
     lc->net_bytes_per_s = r->gpu_net_bytes_per_s;
     int tp = r->tp, cp = r->cp;
@@ -771,7 +771,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     eci_rates rates;
     eci_rates_init(ctx, g, cfg->precision, &calib, &rates);
     layout_comm lc;
-    if ((rc = layout_comm_init(ctx, cfg, &r, &lc, &rates)) != EC_OK)
+    if ((rc = layout_comm_init(ctx, cfg, &r, &calib, &lc, &rates)) != EC_OK)
         return rc;
     const eci_comm *comm = &lc.comm;
     const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale);
@@ -1128,7 +1128,7 @@ static int pipeline_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, c
                 eci_rates rates;
                 layout_comm lc;
                 eci_rates_init(ctx, rp->gpu, cfg->precision, calib, &rates);
-                if ((rc = layout_comm_init(ctx, cfg, rp, &lc, &rates)) != EC_OK)
+                if ((rc = layout_comm_init(ctx, cfg, rp, calib, &lc, &rates)) != EC_OK)
                     return rc;
                 eci_group pg;
                 eci_comm_group(&lc.comm, pp, rp->tp * rp->cp * rp->dp, lc.domain, lc.net_bytes_per_s, lc.net_frac,

@@ -23,7 +23,7 @@ struct ec_runs {
 };
 
 /* char arrays, not pointers: a pointer table would be relocated data (see config.c). */
-static const char METRIC_NAMES[][16] = { "samples_per_s", "step_time_ms", "epoch_time_s" };
+static const char METRIC_NAMES[][16] = { "samples_per_s", "step_time_ms", "epoch_time_s", "tokens_per_s" };
 #define N_METRICS (sizeof METRIC_NAMES / sizeof METRIC_NAMES[0])
 
 /* Column roles besides config keys. */
@@ -138,7 +138,7 @@ static int parse_row(ec_ctx *ctx, const eci_table *t, size_t row, const int *rol
             if (m == N_METRICS)
                 return cell_error(ctx, EC_EINVAL, t, row, c,
                                   "column 'metric': '%s' is not one of samples_per_s, "
-                                  "step_time_ms, epoch_time_s", cell);
+                                  "step_time_ms, epoch_time_s, tokens_per_s", cell);
             run->metric = (ec_metric)m;
             break;
         }
@@ -310,6 +310,8 @@ double ec_result_metric(const ec_result *res, ec_metric metric)
         return res->step_s * 1e3;
     case EC_METRIC_EPOCH_TIME_S:
         return res->epoch_s;
+    case EC_METRIC_TOKENS_PER_S:
+        return res->tokens_per_s;
     }
     return NAN;
 }
@@ -320,9 +322,11 @@ void ec_result_metric_interval(const ec_result *res, ec_metric metric, double *p
     if (res != NULL) {
         switch (metric) {
         case EC_METRIC_SAMPLES_PER_S: /* samples_per_s = k / step_s */
+        case EC_METRIC_TOKENS_PER_S:  /* tokens_per_s likewise */
             if (res->step_p10_s > 0 && res->step_p90_s > 0) {
-                lo = res->samples_per_s * res->step_s / res->step_p90_s;
-                hi = res->samples_per_s * res->step_s / res->step_p10_s;
+                double k = metric == EC_METRIC_SAMPLES_PER_S ? res->samples_per_s : res->tokens_per_s;
+                lo = k * res->step_s / res->step_p90_s;
+                hi = k * res->step_s / res->step_p10_s;
             }
             break;
         case EC_METRIC_STEP_TIME_MS:
