@@ -6,11 +6,13 @@
  * that fit.
  *
  *   bench_mpt_holdout [--models DIR] [--runs RUNS.csv] [--reported REPORTED.csv]
- *                     [-o OUT.md | --check OUT.md]
+ *                     [--profile-out PROFILE.csv] [-o OUT.md | --check OUT.md]
  *
  * Run from the repository root: the run records name their configs by paths relative to it
  * (bench/data/mpt/mpt-<size>-s<seq>.json).  Defaults: models, bench/data/mpt_runs.csv,
- * bench/data/mpt_reported.csv, -o bench/results/mpt_validation.md.  OUT.md keeps what stands
+ * bench/data/mpt_reported.csv, -o bench/results/mpt_validation.md, --profile-out
+ * bench/results/mpt_profile.csv (the fit on every unflagged run, its error_log_sd the rms log
+ * error of the leave-one-size-out predictions: a profile= for FSDP LLM training on A100s).  OUT.md keeps what stands
  * above its marker line (written by hand) and gets the generated report after it; --check
  * writes nothing and exits 1 when the generated part differs from OUT.md's (0 when current).
  *
@@ -378,38 +380,41 @@ static void report(FILE *o, row *rows, size_t n, const fold *all, const fold *by
     row_table(o, rows, n);
 }
 
-/* The part of path before and including the marker line ("" when the file or the marker is absent). */
-static char *read_head(const char *path, char **whole)
+/* The whole file, NULL when it cannot be read. */
+static char *read_all(const char *path)
 {
-    *whole = NULL;
     FILE *f = fopen(path, "rb");
     if (f == NULL)
-        return calloc(1, 1);
-    size_t cap = 1 << 16, len = 0;
+        return NULL;
+    size_t cap = 1 << 16, len = 0, got;
     char *buf = malloc(cap);
-    size_t got;
     while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
         len += got;
         if (len + 1 == cap) {
             char *grown = realloc(buf, cap * 2);
-            if (grown == NULL) {
+            if (grown == NULL)
                 free(buf);
-                buf = NULL;
-            }
             buf = grown;
             cap *= 2;
         }
     }
     fclose(f);
-    if (buf == NULL)
-        return NULL;
-    buf[len] = '\0';
-    *whole = buf;
-    const char *m = strstr(buf, MARKER);
-    size_t head = m != NULL ? (size_t)(m - buf) : 0;
+    if (buf != NULL)
+        buf[len] = '\0';
+    return buf;
+}
+
+/* The part of path before and including the marker line ("" when the file or the marker is absent). */
+static char *read_head(const char *path, char **whole)
+{
+    *whole = read_all(path);
+    if (*whole == NULL)
+        return calloc(1, 1);
+    const char *m = strstr(*whole, MARKER);
+    size_t head = m != NULL ? (size_t)(m - *whole) : 0;
     char *out = malloc(head + 1);
     if (out != NULL) {
-        memcpy(out, buf, head);
+        memcpy(out, *whole, head);
         out[head] = '\0';
     }
     return out;
@@ -419,6 +424,7 @@ int main(int argc, char **argv)
 {
     const char *models = "models", *runs_path = "bench/data/mpt_runs.csv";
     const char *reported = "bench/data/mpt_reported.csv", *out = "bench/results/mpt_validation.md";
+    const char *profile_out = "bench/results/mpt_profile.csv";
     int check = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -428,12 +434,14 @@ int main(int argc, char **argv)
             runs_path = v;
         else if (v != NULL && strcmp(a, "--reported") == 0)
             reported = v;
+        else if (v != NULL && strcmp(a, "--profile-out") == 0)
+            profile_out = v;
         else if (v != NULL && (strcmp(a, "-o") == 0 || strcmp(a, "--check") == 0)) {
             out = v;
             check = strcmp(a, "--check") == 0;
         } else {
             fprintf(stderr, "usage: bench_mpt_holdout [--models DIR] [--runs RUNS.csv] [--reported REPORTED.csv] "
-                            "[-o OUT.md | --check OUT.md]\n");
+                            "[--profile-out PROFILE.csv] [-o OUT.md | --check OUT.md]\n");
             return 2;
         }
         i++;
@@ -531,6 +539,26 @@ int main(int argc, char **argv)
             return fail(ctx, f->label);
     }
 
+    /* the fit on every run, with the held-out error that widens its intervals (rms log error of the
+     * leave-one-size-out predictions), as a profile others can use: profile=bench/results/mpt_profile.csv */
+    double sq = 0;
+    for (size_t i = 0; i < n; i++)
+        sq += log(rows[i].pred[P_LOSO] / rows[i].run->value) * log(rows[i].pred[P_LOSO] / rows[i].run->value);
+    all->rep.error_log_sd = n ? sqrt(sq / n) : 0;
+    char profile_tmp[EC_PATH_MAX];
+    snprintf(profile_tmp, sizeof profile_tmp, "%s.check.tmp", profile_out);
+    if (ec_profile_write(ctx, &all->rep, check ? profile_tmp : profile_out) != EC_OK)
+        return fail(ctx, profile_out);
+    int profile_differs = 0;
+    if (check) {
+        char *a = read_all(profile_tmp), *b = read_all(profile_out);
+        profile_differs = a == NULL || b == NULL || strcmp(a, b) != 0;
+        free(a);
+        free(b);
+        remove(profile_tmp);
+        printf("%s %s what bench_mpt_holdout fits\n", profile_out, profile_differs ? "differs from" : "is");
+    }
+
     char *whole = NULL, *head = read_head(out, &whole);
     char *text = NULL;
     size_t text_len = 0;
@@ -542,7 +570,7 @@ int main(int argc, char **argv)
     int status = 0;
     if (check) {
         const char *m = whole != NULL ? strstr(whole, MARKER) : NULL;
-        status = m == NULL || strcmp(m, text) != 0;
+        status = m == NULL || strcmp(m, text) != 0 || profile_differs;
         printf("%s %s what bench_mpt_holdout makes of %s\n", out, status ? "differs from" : "is", runs_path);
     } else {
         char tmp[EC_PATH_MAX];
