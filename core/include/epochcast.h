@@ -815,7 +815,8 @@ typedef enum ec_metric {
     EC_METRIC_SAMPLES_PER_S = 0,
     EC_METRIC_STEP_TIME_MS,
     EC_METRIC_EPOCH_TIME_S,
-    EC_METRIC_TOKENS_PER_S  /* tokens per second over all GPUs (ec_result.tokens_per_s) */
+    EC_METRIC_TOKENS_PER_S, /* tokens per second over all GPUs (ec_result.tokens_per_s) */
+    EC_METRIC_PEAK_BYTES    /* peak GPU memory of one GPU (ec_result.memory.peak_bytes) */
 } ec_metric;
 
 typedef struct ec_runs ec_runs;

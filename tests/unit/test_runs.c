@@ -437,6 +437,10 @@ static void test_result_metric(void **state)
     ec_result_metric_interval(&res, EC_METRIC_TOKENS_PER_S, &lo, &hi);
     assert_rel(lo, 632064.0 * 0.0375 / 0.05, EC_TOL_EXACT);
     assert_rel(hi, 632064.0 * 0.0375 / 0.03, EC_TOL_EXACT);
+    res.memory.peak_bytes = 21474836480.0;
+    assert_rel(ec_result_metric(&res, EC_METRIC_PEAK_BYTES), 21474836480.0, EC_TOL_EXACT);
+    ec_result_metric_interval(&res, EC_METRIC_PEAK_BYTES, &lo, &hi);
+    assert_true(lo == 0 && hi == 0);
     assert_true(isnan(ec_result_metric(&res, (ec_metric)9)));
     assert_true(isnan(ec_result_metric(NULL, EC_METRIC_SAMPLES_PER_S)));
 }
