@@ -130,6 +130,7 @@ static const char main_usage[] =
     "commands:\n"
     "  gpus                          list the GPU profiles\n"
     "  models                        list the network presets and their families\n"
+    "  networks                      list the inter-node network presets (network=...)\n"
     "  model-info model=ID|PATH      a network's parameters, FLOPs, memory and layers\n"
     "  predict key=value ...         predict one configuration (--csv, -o FILE)\n"
     "  sweep key=v1,v2 ... key=value predict every combination (--csv, -o FILE)\n"
@@ -155,6 +156,15 @@ static const char gpus_usage[] =
     "List the GPU profiles: id, name, architecture, memory (GiB), memory bandwidth\n"
     "(GB/s = 1e9 bytes/s) and dense fp32 / fp16 tensor peaks (TFLOP/s).\n"
     "Any id, alias or nvidia-smi name works as gpu=... in a configuration.\n";
+
+static const char networks_usage[] =
+    "usage: epochcast networks\n"
+    "\n"
+    "List the inter-node network presets of models/interconnects.csv that network= names:\n"
+    "the rate of each GPU's own NIC and of a node (Gb/s per direction), the measured\n"
+    "collective efficiency where one is published (else constants.csv internode_busbw_frac),\n"
+    "the NVLink switch domain, and the description.  Without network=, nodes are joined by\n"
+    "network_gbit_per_s (per node) or constants.csv internode_bytes_per_s.\n";
 
 static const char models_usage[] =
     "usage: epochcast models\n"
@@ -288,6 +298,39 @@ static int cmd_gpus(lua_State *L, int argc, char **argv)
     return 0;
 }
 
+static int cmd_networks(lua_State *L, int argc, char **argv)
+{
+    if (argc > 0 && is_help(argv[0]))
+        return fputs(networks_usage, stdout), 0;
+    if (argc > 0)
+        return usage_error("networks", "networks: unexpected argument '%s'", argv[0]);
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    size_t n = ec_interconnect_count(ctx);
+    int wid = 2;
+    for (size_t i = 0; i < n; i++) {
+        ec_interconnect_info f;
+        if (ec_interconnect_get(ctx, i, &f) != EC_OK)
+            return fail("%s", ec_ctx_errmsg(ctx));
+        if ((int)strlen(f.id) > wid)
+            wid = (int)strlen(f.id);
+    }
+    printf("%-*s  %9s %10s %6s %6s  %s\n", wid, "id", "Gb/s/GPU", "Gb/s/node", "eff", "domain", "description");
+    for (size_t i = 0; i < n; i++) {
+        ec_interconnect_info f;
+        ec_interconnect_get(ctx, i, &f);
+        char eff[16] = "-", dom[16] = "-", gpu[16] = "-";
+        if (f.efficiency_frac > 0)
+            snprintf(eff, sizeof eff, "%.2f", f.efficiency_frac);
+        if (f.domain_gpus > 0)
+            snprintf(dom, sizeof dom, "%d", f.domain_gpus);
+        if (f.gpu_bytes_per_s > 0)
+            snprintf(gpu, sizeof gpu, "%.0f", f.gpu_bytes_per_s * 8 / 1e9);
+        printf("%-*s  %9s %10.0f %6s %6s  %s\n", wid, f.id, gpu, f.node_bytes_per_s * 8 / 1e9, eff, dom,
+               f.description);
+    }
+    return 0;
+}
+
 static int cmd_models(lua_State *L, int argc, char **argv)
 {
     if (argc > 0 && is_help(argv[0]))
@@ -362,8 +405,15 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
            config_text(cfg, "precision", prec, sizeof prec),
            config_text(cfg, "batch_per_gpu", batch, sizeof batch),
            config_text(cfg, "seq_len", seq, sizeof seq));
+    if (res->tp > 1 || res->pp > 1 || res->cp > 1 || res->ep > 1)
+        printf("  layout             dp %d x tp %d x pp %d x cp %d (ep %d)\n", res->dp, res->tp, res->pp, res->cp,
+               res->ep);
     printf("  step time          %12.3f ms\n", res->step_s * 1e3);
     printf("  samples/s          %12.1f\n", res->samples_per_s);
+    char seqbuf[32];
+    if (ec_config_get(cfg, "seq_len", seqbuf, sizeof seqbuf) == EC_OK && res->tokens_per_s != res->samples_per_s)
+        printf("  tokens/s           %12.0f   (%.3g GPU-s per 1M tokens)\n", res->tokens_per_s,
+               res->gpu_s_per_token * 1e6);
     if (res->epoch_s > 0)
         printf("  epoch time         %12.1f s   (p10 %.1f s, p90 %.1f s; %.0f steps)\n",
                res->epoch_s, res->epoch_p10_s, res->epoch_p90_s, res->steps_per_epoch);
@@ -378,9 +428,20 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
     printf("  CPU overhead       %12.3f\n", b->cpu_overhead_s * 1e3);
     printf("  loader             %12.3f\n", b->loader_s * 1e3);
     printf("  comm               %12.3f\n", b->comm_s * 1e3);
+    const ec_comm_parts *c = &res->comm;
+    const struct { const char *name; double s; } parts[] = {
+        {"tensor parallel", c->tp_s}, {"context parallel", c->cp_s}, {"expert all-to-all", c->ep_s},
+        {"gradient reduce", c->dp_reduce_s}, {"FSDP/ZeRO waits", c->shard_wait_s},
+        {"overlap slowdown", c->overlap_s}, {"CPU offload", c->offload_s}, {"pipeline bubble", c->pp_bubble_s},
+        {"pipeline p2p", c->pp_p2p_s}, {"slowest GPU", res->straggler_s}};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i].s > 0 && b->comm_s > 0)
+            printf("    %-17s%12.3f\n", parts[i].name, parts[i].s * 1e3);
     printf("GPU busy             %12.1f %%\n", res->gpu_util_frac * 100);
     printf("bottleneck           %12s\n", ec_bottleneck_name(res->bottleneck));
     printf("MFU                  %12.1f %%\n", res->mfu_frac * 100);
+    if (res->hfu_frac > res->mfu_frac * 1.0005)
+        printf("HFU                  %12.1f %%   (checkpointing's recompute counted)\n", res->hfu_frac * 100);
     const ec_memory *m = &res->memory;
     printf("memory (GiB)\n");
     printf("  weights            %12.2f\n", m->weights_bytes / GIB);
@@ -393,6 +454,8 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
     printf("  allocator          %12.2f\n", m->allocator_bytes / GIB);
     printf("  peak               %12.2f of %.2f   fits: %s\n", m->peak_bytes / GIB,
            m->capacity_bytes / GIB, m->fits ? "yes" : "no");
+    if (res->host_pinned_bytes > 0)
+        printf("  host (pinned)      %12.2f   per GPU, for CPU offload\n", res->host_pinned_bytes / GIB);
     if (res->warning_text[0] != '\0') {
         printf("warnings\n");
         const char *t = res->warning_text;
@@ -404,6 +467,27 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
             t += len + (end != NULL ? 2 : 0);
         }
     }
+}
+
+/* A pipeline's stages: which layers, a micro-batch's time and the peak memory of each. */
+static int print_stages(ec_ctx *ctx, const ec_config *cfg, int pp)
+{
+    ec_stage *st = calloc((size_t)pp, sizeof *st);
+    size_t n = 0;
+    if (st == NULL)
+        return fail("out of memory");
+    if (ec_predict_stages(ctx, cfg, st, (size_t)pp, &n) != EC_OK) {
+        free(st);
+        return fail("%s", ec_ctx_errmsg(ctx));
+    }
+    printf("pipeline stages\n  %-7s %-13s %12s %10s %12s %12s\n", "stage", "layers", "micro (ms)", "in flight",
+           "act (GiB)", "peak (GiB)");
+    for (size_t i = 0; i < n; i++)
+        printf("  %-7zu %4d-%-8d %12.3f %10.1f %12.2f %12.2f%s\n", i, st[i].first_layer,
+               st[i].first_layer + st[i].layers - 1, st[i].micro_s * 1e3, st[i].in_flight,
+               st[i].memory.activations_bytes / GIB, st[i].memory.peak_bytes / GIB, st[i].memory.fits ? "" : "  (does not fit)");
+    free(st);
+    return 0;
 }
 
 static int cmd_predict(lua_State *L, int argc, char **argv)
@@ -464,6 +548,8 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
         print_csv_row(fields + n, n);
     } else {
         print_breakdown(&shown, &res);
+        if (res.pp > 1 && print_stages(ctx, &cfg, res.pp) != 0)
+            return EXIT_FAILURE;
     }
     return 0;
 }
@@ -1170,6 +1256,8 @@ static int pmain(lua_State *L)
             code = cmd_gpus(L, rest, args);
         else if (strcmp(cmd, "models") == 0)
             code = cmd_models(L, rest, args);
+        else if (strcmp(cmd, "networks") == 0)
+            code = cmd_networks(L, rest, args);
         else if (strcmp(cmd, "model-info") == 0)
             code = ecL_cli_model_info(L, rest, args);
         else if (strcmp(cmd, "predict") == 0)

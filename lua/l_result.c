@@ -193,6 +193,20 @@ void ecL_pushresult_sized(lua_State *L, const ec_result *res, int extra)
         lua_pop(L, 1);                                /* res */
 }
 
+void ecL_pushmemory(lua_State *L, const ec_memory *m)
+{
+    ec_result res;
+    memset(&res, 0, sizeof res);
+    res.memory = *m;
+    int g = 1; /* groups[1] = "memory" */
+    lua_createtable(L, 0, group_size(g));
+    for (size_t i = 0; i < N_FIELDS; i++)
+        if (fields[i].group != NULL && strcmp(fields[i].group, groups[g]) == 0) {
+            push_field(L, &res, &fields[i]);
+            lua_setfield(L, -2, fields[i].key);
+        }
+}
+
 void ecL_pushresult(lua_State *L, const ec_result *res)
 {
     ecL_pushresult_sized(L, res, 0);

@@ -80,6 +80,8 @@ const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, s
 
 /* Push a result as the plain table of docs/DESIGN.md section 5. */
 void ecL_pushresult(lua_State *L, const ec_result *res);
+/* The fields of an ec_memory as the result's memory subtable has them. */
+void ecL_pushmemory(lua_State *L, const ec_memory *m);
 /* The same, with room for `extra` more keys in the result table (ec.sweep's config keys). */
 void ecL_pushresult_sized(lua_State *L, const ec_result *res, int extra);
 /* Key of the result table: the field's index for a plain key, -2 - g for the subtable

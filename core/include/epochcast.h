@@ -300,6 +300,7 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
                                              model, or this configuration never reads it */
 #define EC_WARN_PARAMS_MISMATCH (1u << 10) /* the shapes' parameter count differs from the published one by > 0.5% */
 #define EC_WARN_LENGTHS_UNPADDED (1u << 11) /* lengths= with padding=max_length: padded to seq_len anyway */
+#define EC_WARN_NETWORK_DEFAULTED (1u << 12) /* several nodes joined by the default network (no network=) */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {
@@ -403,6 +404,20 @@ typedef struct ec_result {
  * task or host; the message names the nearest valid ids), EC_EINVAL (missing batch,
  * impossible combination), EC_ENOMEM. */
 EC_API int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res);
+
+/* One pipeline stage of a configuration (pp stages; one covering the whole network when pp = 1),
+ * priced at seq_len (the longest padded length). */
+typedef struct ec_stage {
+    int first_layer, layers;   /* the repeated layers it holds, 0-based in order (the embeddings go
+                                  with the first stage, the head with the last) */
+    double micro_s;            /* one micro-batch's forward and backward on it, sends excluded */
+    double in_flight;          /* micro-batches whose activations it holds at once (the schedule's) */
+    ec_memory memory;          /* peak memory of each of its GPUs, by part */
+} ec_stage;
+
+/* The stages of cfg into out[0..cap): *n = pp (1 without a pipeline).  EC_EINVAL when cap is
+ * smaller; the errors of ec_predict otherwise. */
+EC_API int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, size_t cap, size_t *n);
 
 /* Write a Chrome Trace Event JSON file (chrome://tracing, ui.perfetto.dev) of the first
  * max_steps micro-steps of the simulated epoch (max_steps <= 0: 20): tracks for the main
@@ -509,12 +524,28 @@ typedef struct ec_gpu_info {
     double peak_bf16_flop_per_s;     /* 0 when absent */
     const char *default_topology;    /* how several of them are joined unless topology= says:
                                         "nvlink", "pcie-switch", "pcie-host" (no peer-to-peer), "a16-board" */
+    double peak_fp8_flop_per_s;      /* FP8 tensor cores, fp32 accumulate; 0 when absent (amp_fp8 refused) */
 } ec_gpu_info;
 
 EC_API size_t ec_gpu_count(const ec_ctx *ctx);
 EC_API int ec_gpu_get(const ec_ctx *ctx, size_t i, ec_gpu_info *out);
 /* Resolve an id, an alias or an nvidia-smi name to a registry index. */
 EC_API int ec_gpu_find(ec_ctx *ctx, const char *name, size_t *index);
+
+/* The inter-node network presets (models/interconnects.csv) that network= names. */
+typedef struct ec_interconnect_info {
+    const char *id;                  /* "ib-ndr-400" */
+    const char *description;
+    double gpu_bytes_per_s;          /* each GPU's own NIC, per direction; 0: shared per node */
+    double node_bytes_per_s;         /* the whole node, per direction */
+    double efficiency_frac;          /* measured collective bus bandwidth over the link; 0: the
+                                        constants.csv default internode_busbw_frac applies */
+    int domain_gpus;                 /* GPUs of one NVLink switch domain (GB200 NVL72); 0: a node */
+    const char *source;
+} ec_interconnect_info;
+
+EC_API size_t ec_interconnect_count(const ec_ctx *ctx);
+EC_API int ec_interconnect_get(const ec_ctx *ctx, size_t i, ec_interconnect_info *out);
 
 typedef struct ec_model_info {
     const char *id;              /* "bert-base" */
@@ -812,11 +843,9 @@ EC_API int ec_model_summary_get(ec_ctx *ctx, const ec_config *cfg, ec_model_summ
  * (docs/DESIGN.md section 4): columns id, the config keys, metric, value, source.
  */
 typedef enum ec_metric {
-    EC_METRIC_SAMPLES_PER_S = 0,
-    EC_METRIC_STEP_TIME_MS,
-    EC_METRIC_EPOCH_TIME_S,
-    EC_METRIC_TOKENS_PER_S, /* tokens per second over all GPUs (ec_result.tokens_per_s) */
-    EC_METRIC_PEAK_BYTES    /* peak GPU memory of one GPU (ec_result.memory.peak_bytes) */
+    EC_METRIC_SAMPLES_PER_S = 0, EC_METRIC_STEP_TIME_MS, EC_METRIC_EPOCH_TIME_S,
+    EC_METRIC_TOKENS_PER_S,   /* tokens per second over all GPUs (LLM benchmarks report it) */
+    EC_METRIC_PEAK_BYTES      /* peak GPU memory of one GPU (ec_result.memory.peak_bytes) */
 } ec_metric;
 
 typedef struct ec_runs ec_runs;

@@ -20,6 +20,8 @@ typedef struct eci_rates {
     double tile_large_m, tile_large_n, tile_small_m, tile_small_n, tile_small_eff;
     double k_half, conv_eff, attn_eff;
     int tensor_cores;             /* the matmul unit is a tensor core */
+    double fp8_flop_per_s;        /* precision=amp_fp8: FP8 peak x measured efficiency for the GEMMs
+                                     Transformer Engine runs in FP8 (eci_op.fp8); 0 otherwise */
     double gemm_scale, mem_scale; /* calibration factors */
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];

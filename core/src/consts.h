@@ -88,7 +88,9 @@
     X(loader_bottleneck_frac)           \
     X(fsdp_gathers_in_flight)           \
     X(host_optimizer_bytes_per_param)   \
-    X(host_optimizer_bytes_per_s)
+    X(host_optimizer_bytes_per_s)       \
+    X(nf4_bytes_per_param)              \
+    X(int8_bytes_per_param)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

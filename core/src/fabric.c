@@ -69,3 +69,24 @@ const eci_fabric *eci_fabric_find(ec_ctx *ctx, const char *name)
               "lists them)", name, near ? near : "");
     return NULL;
 }
+
+size_t ec_interconnect_count(const ec_ctx *ctx)
+{
+    return ctx != NULL ? ctx->n_fabrics : 0;
+}
+
+int ec_interconnect_get(const ec_ctx *ctx, size_t i, ec_interconnect_info *out)
+{
+    if (ctx == NULL || out == NULL || i >= ctx->n_fabrics)
+        return EC_EINVAL;
+    const eci_fabric *f = &ctx->fabrics[i];
+    double per_node = 8.0; /* only to state a per-node rate given per GPU; comm uses gpus_per_node */
+    out->id = f->id;
+    out->description = f->description;
+    out->gpu_bytes_per_s = f->gpu_gbit_per_s > 0 ? f->gpu_gbit_per_s * 1e9 / 8 : 0;
+    out->node_bytes_per_s = f->node_gbit_per_s > 0 ? f->node_gbit_per_s * 1e9 / 8 : out->gpu_bytes_per_s * per_node;
+    out->efficiency_frac = f->efficiency_frac > 0 ? f->efficiency_frac : 0;
+    out->domain_gpus = f->domain_gpus > 0 ? (int)f->domain_gpus : 0;
+    out->source = f->source;
+    return EC_OK;
+}

@@ -26,6 +26,8 @@ static const eci_field gpu_fields[] = {
     G("gemm_eff_tf32_frac", ECI_F_DOUBLE, gemm_eff_tf32_frac, 0.01, 1.5),
     G("gemm_eff_fp16_frac", ECI_F_DOUBLE, gemm_eff_fp16_frac, 0.01, 1.5),
     G("gemm_eff_bf16_frac", ECI_F_DOUBLE, gemm_eff_bf16_frac, 0.01, 1.5),
+    G("peak_fp8_flop_per_s", ECI_F_DOUBLE, peak_fp8_flop_per_s, 0, 1e17),
+    G("gemm_eff_fp8_frac", ECI_F_DOUBLE, gemm_eff_fp8_frac, 0, 1.5),
     G("memory_bytes", ECI_F_DOUBLE, memory_bytes, 1e8, 1e13),
     G("memory_bandwidth_bytes_per_s", ECI_F_DOUBLE, memory_bandwidth_bytes_per_s, 1e9, 1e14),
     G("memory_eff_frac", ECI_F_DOUBLE, memory_eff_frac, 0.05, 1.0),
@@ -122,6 +124,9 @@ static int check_gpu(ec_ctx *ctx, const char *path, const eci_gpu *g)
     if (strcmp(g->default_topology, "nvlink") == 0 && g->nvlink_bytes_per_s <= 0)
         return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': default_topology 'nvlink' needs nvlink_bytes_per_s > 0",
                          path, g->id);
+    if ((g->peak_fp8_flop_per_s > 0) != (g->gemm_eff_fp8_frac > 0))
+        return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': peak_fp8_flop_per_s and gemm_eff_fp8_frac must both be "
+                         "0 (no FP8 tensor cores) or both positive", path, g->id);
     const char *prec, *why;
     size_t plen, wlen;
     for (size_t i = 0; refusal_entry(g->refuse, i, &prec, &plen, &why, &wlen); i++) {
@@ -270,6 +275,7 @@ int ec_gpu_get(const ec_ctx *ctx, size_t i, ec_gpu_info *out)
     out->peak_fp16_flop_per_s = g->peak_fp16_flop_per_s;
     out->peak_bf16_flop_per_s = g->peak_bf16_flop_per_s;
     out->default_topology = g->default_topology;
+    out->peak_fp8_flop_per_s = g->peak_fp8_flop_per_s;
     return EC_OK;
 }
 

@@ -34,6 +34,8 @@ typedef struct eci_gpu {
     double peak_bf16_flop_per_s;      /* 0: no native bf16 */
     double emulated_bf16_flop_per_s;  /* measured bf16 GEMM rate where bf16 is not native */
     double gemm_eff_fp32_frac, gemm_eff_tf32_frac, gemm_eff_fp16_frac, gemm_eff_bf16_frac;
+    double peak_fp8_flop_per_s;   /* dense FP8 tensor-core peak (FP32 accumulate), 0: no FP8 */
+    double gemm_eff_fp8_frac;     /* measured large FP8 GEMM over that peak (0 without FP8) */
     double memory_bytes;
     double memory_bandwidth_bytes_per_s;
     double memory_eff_frac;

@@ -78,9 +78,9 @@ static int check_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 static int check_precision(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r)
 {
     const eci_gpu *g = r->gpu;
-    if (cfg->precision == EC_PREC_AMP_FP8 && g->compute_capability < 8.9)
-        return eci_error(ctx, EC_EINVAL, "precision=amp_fp8 needs FP8 tensor cores (compute capability 8.9 or "
-                         "later: Ada, Hopper, Blackwell); %s has %.1f", g->id, g->compute_capability);
+    if (cfg->precision == EC_PREC_AMP_FP8 && !(g->peak_fp8_flop_per_s > 0))
+        return eci_error(ctx, EC_EINVAL, "precision=amp_fp8 needs FP8 tensor cores (Ada, Hopper, Blackwell, CDNA3); "
+                         "gpu=%s has none (models/gpus.csv peak_fp8_flop_per_s = 0): use amp_bf16", g->id);
     if (cfg->attention == EC_ATTN_FLASH) {
         int half = cfg->precision != EC_PREC_FP32 && cfg->precision != EC_PREC_TF32;
         if (!half)

@@ -51,14 +51,14 @@ static double shards(double s) { return s > 1 ? s : 1; }
 static void model_states(const eci_mem_in *in, double w, double g, double o, ec_memory *m, double *grads,
                          double *host)
 {
-    double params = in->wl->params, ws = shards(in->weight_shards), os = shards(in->opt_shards);
-    double master = 0;
+    double params = in->wl->trainable_params, ws = shards(in->weight_shards), os = shards(in->opt_shards);
+    double frozen = in->wl->params - params, master = 0;
     if (in->zero && w == 4.0) { /* DeepSpeed AMP: 16-bit weights and gradients, fp32 master with the states */
         w = 2.0;
         g = 2.0;
         master = 4.0;
     }
-    m->weights_bytes = params * w / ws;
+    m->weights_bytes = (params * w + frozen * (in->frozen_elem_bytes > 0 ? in->frozen_elem_bytes : w)) / ws;
     m->optimizer_bytes = params * (o + master) / os;
     *grads = params * g / shards(in->grad_shards);
     *host = 0;
@@ -79,7 +79,7 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
     memset(m, 0, sizeof *m);
     double w, g, o;
     eci_memory_param_bytes(in->precision, in->optimizer, &w, &g, &o);
-    double params = wl->params;
+    double params = wl->trainable_params;
     int replica = in->dp_role == 2;
     double grads;
     model_states(in, w, g, o, m, &grads, &in->host_bytes);

@@ -23,6 +23,7 @@ typedef struct eci_mem_in {
     int opt_on_host;              /* CPU offload: optimizer states (and the master weights) in host memory */
     int weights_on_host;          /* ...and the parameter shards too (FSDP CPUOffload, ZeRO-Infinity) */
     double gathered_bytes;        /* unsharded units and their gradients alive at once (FSDP, ZeRO-3) */
+    double frozen_elem_bytes;     /* LoRA: bytes per frozen base parameter as stored */
     double act_copies;            /* micro-batches whose activations a pipeline stage holds (0 or 1: one) */
     double host_bytes;            /* out: pinned host memory the offload needs */
 } eci_mem_in;

@@ -115,6 +115,8 @@ typedef struct plan {
     double overlap_slowdown;     /* compute slowdown while an all-reduce runs beside it */
     double overlap_s;            /* backward time added by that slowdown (this micro-step) */
     eci_shard *shard;            /* FSDP / ZeRO-3: per-unit gathers and reductions, else NULL */
+    double gather_elem_bytes;    /* ...bytes per trained parameter gathered (the compute dtype) */
+    double frozen_elem_bytes;    /* ...per frozen parameter (LoRA's base, as stored) */
 } plan;
 
 static double fwd_host_s(const plan *p, const eci_op_cost_t *c)
@@ -173,7 +175,7 @@ static void ddp_grads_ready(plan *p, size_t i, double *gpu, double *busy)
     *gpu += slow;
     *busy += slow;
     p->overlap_s += slow;
-    eci_ddp_ready(p->ddp, *gpu, p->wl->ops[i].params * p->grad_elem_bytes);
+    eci_ddp_ready(p->ddp, *gpu, p->wl->ops[i].frozen ? 0 : p->wl->ops[i].params * p->grad_elem_bytes);
 }
 
 /* The forward ops from..to-1 in order.  The first goes through gpu_op (the host may have work
@@ -311,7 +313,15 @@ static void forward_layer(timeline *t, plan *p)
  * that are checkpointing units), then the backward ops in reverse. */
 static void backward_layer(timeline *t, plan *p)
 {
-    if (p->checkpointing && p->blk->checkpoint) { /* torch.utils.checkpoint re-runs the layer's forward first */
+    if (p->checkpointing == EC_CKPT_SELECTIVE && p->blk->checkpoint) { /* Megatron's selective recompute:
+                                                                        * the unfused attention core only */
+        double before = p->fwd_s;
+        for (size_t i = p->blk->begin; i < p->blk->end; i++)
+            if (p->wl->ops[i].attn_core && p->wl->ops[i].kind != ECI_OP_ATTN)
+                forward_ops(t, p, i, i + 1);
+        p->bwd_s += p->fwd_s - before;
+        p->fwd_s = before;
+    } else if (p->checkpointing && p->blk->checkpoint) { /* torch.utils.checkpoint re-runs the layer's forward first */
         double before = p->fwd_s;
         forward_layer(t, p);
         p->bwd_s += p->fwd_s - before; /* recompute is backward time */
@@ -375,8 +385,10 @@ static void shard_units(timeline *t, plan *p, double t0, int backward)
     if (reps < 1)
         return;
     double unit_s = (t->gpu - t0) / reps, stretch0 = p->shard->stretch_s;
-    double end = backward ? eci_shard_backward(p->shard, t0, unit_s, reps, p->blk->params)
-                          : eci_shard_forward(p->shard, t0, unit_s, reps, p->blk->params);
+    double trained = p->blk->trainable, gather = trained * p->gather_elem_bytes +
+                                                (p->blk->params - trained) * p->frozen_elem_bytes;
+    double end = backward ? eci_shard_backward(p->shard, t0, unit_s, reps, gather, trained * p->grad_elem_bytes)
+                          : eci_shard_forward(p->shard, t0, unit_s, reps, gather);
     double stretch = p->shard->stretch_s - stretch0;
     t->busy += stretch;
     t->gpu += stretch;
@@ -609,7 +621,7 @@ static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolve
 /* Sharded data parallelism that gathers per unit (FSDP full/hybrid/grad-op sharding, ZeRO-3):
  * the schedule's groups and dtypes.  Returns 0 (and leaves s alone) for any other strategy. */
 static int shard_setup(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const layout_comm *lc,
-                       double gather_bytes, double reduce_bytes, eci_shard *s)
+                       eci_shard *s)
 {
     int fsdp = r->strategy == EC_STRATEGY_FSDP && cfg->sharding != EC_SHARD_NONE;
     if (!fsdp && !(r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage == 3))
@@ -631,8 +643,6 @@ static int shard_setup(const ec_ctx *ctx, const ec_config *cfg, const eci_resolv
     }
     s->regather = !(fsdp && cfg->sharding == EC_SHARD_GRAD_OP);
     s->limit = (int)eci_const(ctx, EC_C_fsdp_gathers_in_flight);
-    s->gather_elem_bytes = gather_bytes;
-    s->reduce_elem_bytes = reduce_bytes;
     s->slowdown = eci_const(ctx, EC_C_overlap_compute_slowdown_frac);
     if (cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS) /* parameters live in pinned host memory */
         s->offload_bytes_per_s = r->gpu->h2d_pinned_bytes_per_s;
@@ -695,21 +705,45 @@ static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, int c
             continue;
         const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
         double reps = (blk != NULL ? blk->reps : 1) * op->count;
-        double again = checkpointing && blk != NULL && blk->checkpoint ? cost[i].fwd_s : 0;
+        double again = checkpointing == 1 && blk != NULL && blk->checkpoint ? cost[i].fwd_s : 0;
         *fwd_s += reps * cost[i].fwd_s;
         *bwd_s += reps * (cost[i].bwd_s + again);
         group_s[op->group] += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
     }
 }
 
-/* Parameters outside every repeated block (embeddings, final norm, head): FSDP's root unit. */
-static double root_params(const eci_workload *wl)
+/* Parameters outside every repeated block (embeddings, final norm, head): FSDP's root unit;
+ * *trained: those of them that are trained. */
+static double root_params(const eci_workload *wl, double *trained)
 {
-    double in_blocks = 0;
-    for (size_t b = 0; b < wl->n_blocks; b++)
-        in_blocks += wl->blocks[b].params * (wl->blocks[b].shared_params ? 1 : wl->blocks[b].reps);
+    double in_blocks = 0, trained_in_blocks = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++) {
+        double n = wl->blocks[b].shared_params ? 1 : wl->blocks[b].reps;
+        in_blocks += wl->blocks[b].params * n;
+        trained_in_blocks += wl->blocks[b].trainable * n;
+    }
     double root = wl->params - in_blocks;
+    *trained = wl->trainable_params - trained_in_blocks > 0 ? wl->trainable_params - trained_in_blocks : 0;
     return root > 0 ? root : 0;
+}
+
+/* LoRA: bytes per frozen base parameter as stored (quantized linears at base_quant_bytes, the
+ * rest of a quantized base, and a base loaded in 16 bits, at 2; else the parameters' dtype),
+ * and the quantized linears' bytes alone (0 without quantization). */
+static double base_quant_bytes(const ec_ctx *ctx, const ec_config *cfg)
+{
+    if (cfg->base_precision == EC_BASE_NF4)
+        return eci_const(ctx, EC_C_nf4_bytes_per_param);
+    return cfg->base_precision == EC_BASE_INT8 ? eci_const(ctx, EC_C_int8_bytes_per_param) : 0;
+}
+
+static double frozen_elem_bytes(const ec_ctx *ctx, const ec_config *cfg, const eci_workload *wl, double param_bytes)
+{
+    double frozen = wl->params - wl->trainable_params, q = base_quant_bytes(ctx, cfg);
+    if (frozen <= 0)
+        return param_bytes;
+    double other = cfg->base_precision == EC_BASE_SAME ? param_bytes : 2.0;
+    return (wl->quant_params * q + (frozen - wl->quant_params) * other) / frozen;
 }
 
 /* The optimizer's bytes per parameter and foreach launches per chunk of tensors. */
@@ -755,6 +789,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
                        .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
                        .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
                        .eager_attention = cfg->attention == EC_ATTN_EAGER,
+                       .flash = cfg->attention == EC_ATTN_FLASH,
                        .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
                        .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),
                        .rmsnorm_passes = eci_const(ctx, EC_C_rmsnorm_eager_passes),
@@ -762,7 +797,9 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
                        .tp = r.tp, .cp = r.cp, .ep = r.ep, .sp = r.sp,
                        .stage_lo = r.stage_lo, .stage_hi = r.stage_hi,
                        /* FSDP MixedPrecision and DeepSpeed hold the compute copy in 16 bits */
-                       .weights_16 = sharded_dp};
+                       .weights_16 = sharded_dp,
+                       .lora_r = cfg->lora_r, .lora_targets = cfg->lora_targets,
+                       .base_16 = cfg->base_precision != EC_BASE_SAME, .base_quant_bytes = base_quant_bytes(ctx, cfg)};
     const eci_workload *wl;
     if ((rc = eci_workload_get(ctx, r.net, r.task, &shape, &wl)) != EC_OK)
         return rc;
@@ -787,15 +824,18 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
               .loop_kernel_s = rates.floor_s, .loop_copy_s = eci_const(ctx, EC_C_h2d_latency_s)};
 
     double param_bytes = (cfg->precision == EC_PREC_BF16 || cfg->precision == EC_PREC_FP16) ? 2.0 : 4.0;
-    double grad_bytes = wl->params * param_bytes;
+    double grad_bytes = wl->trainable_params * param_bytes, bcast_bytes = wl->params * param_bytes;
+    double trained_tensors = wl->trainable_tensors;
     double reduce_bytes = reduce_elem_bytes(cfg, &r, param_bytes);
     p.grad_elem_bytes = reduce_bytes; /* AMP all-reduces the fp32 gradients (modeling.md 6.2) */
+    p.gather_elem_bytes = compute_elem_bytes(cfg->precision);
+    p.frozen_elem_bytes = frozen_elem_bytes(ctx, cfg, wl, param_bytes);
     p.overlap_slowdown = eci_const(ctx, EC_C_overlap_compute_slowdown_frac);
     int dp = r.strategy == EC_STRATEGY_DP;
     /* Gradient buckets reduced as backward produces them: DDP, FSDP without sharding, ZeRO-1/2
      * (reduce-scatter); FSDP and ZeRO-2 reduce on every micro-step, DDP and ZeRO-1 on the last. */
     eci_shard shard;
-    int per_unit = shard_setup(ctx, cfg, &r, &lc, compute_elem_bytes(cfg->precision), reduce_bytes, &shard);
+    int per_unit = shard_setup(ctx, cfg, &r, &lc, &shard);
     int bucketed = n > 1 && lc.dp.n > 1 && !per_unit &&
                    (r.strategy == EC_STRATEGY_DDP || r.strategy == EC_STRATEGY_FSDP || r.strategy == EC_STRATEGY_ZERO);
     int reduce_each_micro = r.strategy == EC_STRATEGY_FSDP || (r.strategy == EC_STRATEGY_ZERO && cfg->zero_stage >= 2);
@@ -803,11 +843,13 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     /* DataParallel broadcasts parameters and reduces gradients in coalesced chunks, one NCCL
      * call each (torch/cuda/comm.py), so each call sees the bus bandwidth of a chunk. */
     double dp_chunk_bytes = eci_const(ctx, EC_C_dp_coalesce_buffer_bytes);
-    double dp_chunks = ceil(grad_bytes / dp_chunk_bytes);
+    double dp_chunks = ceil(grad_bytes / dp_chunk_bytes), bcast_chunks = ceil(bcast_bytes / dp_chunk_bytes);
     double output_grad_bytes = r.net->loss_in_forward ? 0 : wl->output_bytes; /* per replica, dp */
-    double root = root_params(wl);
-    double root_gather_s = per_unit ? eci_shard_gather_s(&shard, root) : 0;
-    double root_reduce_s = per_unit ? eci_shard_reduce_s(&shard, root) : 0;
+    double root_trained, root = root_params(wl, &root_trained);
+    double root_gather_s = per_unit ? eci_shard_gather_s(&shard, root_trained * p.gather_elem_bytes +
+                                                                     (root - root_trained) * p.frozen_elem_bytes)
+                                    : 0;
+    double root_reduce_s = per_unit ? eci_shard_reduce_s(&shard, root_trained * reduce_bytes) : 0;
 
     /* The batch reaches the GPU (the loader itself is simulated by pipeline.c). */
     int pinned = cfg->pin_memory;
@@ -849,7 +891,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
                    * replicas and NCCL broadcasts the parameters from GPU 0 */
             dp_exchange(&t, &p, (n - 1) * wl->input_bytes / copy_bw, n - 1, &dp_comm_s);
             host_work(&t, CAUSE_DISPATCH, eci_const(ctx, EC_C_dp_replicate_tensor_s) * wl->param_tensors * (n - 1));
-            dp_exchange(&t, &p, eci_comm_bcast_chunked_s(comm, grad_bytes, dp_chunk_bytes), dp_chunks, &dp_comm_s);
+            dp_exchange(&t, &p, eci_comm_bcast_chunked_s(comm, bcast_bytes, dp_chunk_bytes), bcast_chunks, &dp_comm_s);
         }
         if (per_unit) { /* the root unit (embeddings, head) is gathered before the first op runs */
             eci_shard_begin(&shard, t.gpu);
@@ -872,8 +914,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
             p.shard = NULL;
         }
         if (micro > 0) { /* AccumulateGrad adds into the existing .grad of every tensor */
-            double acc = eci_mem_time_s(&rates, 3.0 * grad_bytes, (int)wl->param_tensors) * gpu_scale;
-            gpu_op(&t, p.dispatch_bwd_s * wl->param_tensors, acc, wl->param_tensors, 1);
+            double acc = eci_mem_time_s(&rates, 3.0 * grad_bytes, (int)trained_tensors) * gpu_scale;
+            gpu_op(&t, p.dispatch_bwd_s * trained_tensors, acc, trained_tensors, 1);
             p.bwd_s += acc;
         }
         if (dp) { /* Gather's backward scatters the gradients of the outputs the loss used:
@@ -885,7 +927,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
             /* ReduceAddCoalesced is Python under the GIL (torch/cuda/comm.py): zip(*inputs)
              * and _take_tensors walk every replica's gradient list before the first NCCL
              * reduce can be issued, so GPU 0 waits for n x param_tensors Python steps. */
-            host_work(&t, CAUSE_DISPATCH, p.dispatch_fwd_s * wl->param_tensors * n);
+            host_work(&t, CAUSE_DISPATCH, p.dispatch_fwd_s * trained_tensors * n);
             dp_exchange(&t, &p, eci_comm_bcast_chunked_s(comm, grad_bytes, dp_chunk_bytes), dp_chunks, &dp_comm_s);
         }
         double exposed = 0;
@@ -922,8 +964,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     double opt_bytes, opt_ops;
     optimizer_traffic(ctx, cfg->optimizer, &opt_bytes, &opt_ops);
     opt_bytes *= param_bytes / 4.0;
-    double opt_params = wl->params / o_shards;
-    double chunks = ceil(wl->param_tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
+    double opt_params = wl->trainable_params / o_shards;
+    double chunks = ceil(trained_tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
     double opt_gpu_s = 0;
     if (cfg->precision == EC_PREC_AMP_FP16 && cfg->optimizer != EC_OPT_ADAMW_FUSED) {
         /* GradScaler: unscale + inf check over every gradient, then found_inf.item() */
@@ -951,7 +993,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     double zero_gather_s = 0;
     if (r.strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3 && lc.dp.n > 1) {
         /* ZeRO-1/2: every rank all-gathers the updated 16-bit parameters of the others' shards */
-        zero_gather_s = eci_coll_s(comm, &lc.dp, ECI_COLL_ALLGATHER, wl->params * compute_elem_bytes(cfg->precision));
+        zero_gather_s = eci_coll_s(comm, &lc.dp, ECI_COLL_ALLGATHER,
+                                   wl->trainable_params * compute_elem_bytes(cfg->precision));
         gpu_op(&t, p.dispatch_fwd_s, zero_gather_s, 1, 1);
     }
     host_work(&t, CAUSE_DISPATCH, host->step_overhead_s);
@@ -1003,7 +1046,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     *host_s = host_busy;
     res->samples_per_s = (double)cfg->batch_per_gpu * ga * r.dp / step_s;
     res->gpu_util_frac = busy / step_s > 1.0 ? 1.0 : busy / step_s;
-    res->flop_per_step = 3.0 * wl->model_flop * ga;
+    /* forward + backward (twice the forward; a frozen GEMM's backward only once) */
+    res->flop_per_step = (3.0 * wl->model_flop - wl->frozen_flop) * ga;
     res->mfu_frac = res->flop_per_step / (step_s * rates.gemm_peak_flop_per_s);
     res->hfu_frac = (res->flop_per_step + ga * eci_workload_recompute_flop(wl, cfg->checkpointing)) /
                     (step_s * rates.gemm_peak_flop_per_s);
@@ -1019,11 +1063,11 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
                      .opt_shards = o_shards, .zero = r.strategy == EC_STRATEGY_ZERO,
                      .opt_on_host = cfg->offload != EC_OFFLOAD_NONE,
                      .weights_on_host = cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS,
-                     .act_copies = r.in_flight};
+                     .act_copies = r.in_flight, .frozen_elem_bytes = p.frozen_elem_bytes};
     if (per_unit) /* gathered 16-bit units in flight (the rate limiter's), the root, and one unit's
                    * unsharded gradients before their reduce-scatter */
         mi.gathered_bytes = (shard.limit * eci_workload_largest_unit(wl) + root) * compute_elem_bytes(cfg->precision) +
-                            eci_workload_largest_unit(wl) * reduce_bytes;
+                            eci_workload_largest_unit(wl) * reduce_bytes * wl->trainable_params / wl->params;
     if (dp) /* the gathered logits, and their gradients unless the forward returned the loss */
         mi.extra_workspace_bytes = (1.0 + (output_grad_bytes > 0)) * n * wl->output_bytes;
     eci_memory_estimate(ctx, &mi, &res->memory);
@@ -1099,8 +1143,9 @@ static double stage_in_flight(const ec_config *cfg, int s, int pp)
     return n < m ? n : m;
 }
 
-static int pipeline_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib, double seq,
-                          double gpu_scale, ec_result *res, double *host_s)
+/* The pipeline's step; stages != NULL (pp entries): every stage priced on its own and described. */
+static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib,
+                                 double seq, double gpu_scale, ec_result *res, double *host_s, ec_stage *stages)
 {
     int pp = rp->pp;
     if (pp <= 1 || rp->net == NULL)
@@ -1116,7 +1161,7 @@ static int pipeline_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, c
         int lo = (int)((long)s * L / pp), hi = (int)((long)(s + 1) * L / pp);
         int b0 = block_of(rp->net, lo), b1 = block_of(rp->net, hi - 1);
         stage_key k = {s == 0, s == pp - 1, hi - lo, b0 == b1 ? b0 : -1};
-        int same = k.block >= 0 && memcmp(&k, &prev, sizeof k) == 0;
+        int same = stages == NULL && k.block >= 0 && memcmp(&k, &prev, sizeof k) == 0;
         if (!same) { /* middle stages of one block are alike: priced once (with the most in flight) */
             st.stage_lo = lo;
             st.stage_hi = hi;
@@ -1137,6 +1182,9 @@ static int pipeline_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, c
             }
             u = st.micro_s + 2.0 * v * p2p;
             tail = one.step_s - m * st.micro_s;
+            if (stages != NULL)
+                stages[s] = (ec_stage){.first_layer = lo, .layers = hi - lo, .micro_s = st.micro_s,
+                                       .in_flight = st.in_flight > 0 ? st.in_flight : 1, .memory = one.memory};
             if (one.memory.peak_bytes > worst.memory.peak_bytes)
                 worst = one;
             if (u > u_max) {
@@ -1171,6 +1219,44 @@ static int pipeline_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, c
     res->hfu_frac = res->mfu_frac * hw;
     res->gpu_util_frac = res->gpu_busy_s / step > 1.0 ? 1.0 : res->gpu_busy_s / step;
     rp->input_bytes = st.input_bytes;
+    rp->tokens = st.tokens;
+    return EC_OK;
+}
+
+static int pipeline_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib, double seq,
+                          double gpu_scale, ec_result *res, double *host_s)
+{
+    return pipeline_model_stages(ctx, cfg, rp, calib, seq, gpu_scale, res, host_s, NULL);
+}
+
+int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, size_t cap, size_t *n)
+{
+    if (ctx == NULL || cfg == NULL || n == NULL || (out == NULL && cap > 0))
+        return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_predict_stages: NULL argument") : EC_EMISUSE;
+    *n = 0;
+    eci_resolved r;
+    eci_calib calib;
+    int rc = eci_resolve(ctx, cfg, &r);
+    if (rc == EC_OK)
+        rc = eci_calib_current(ctx, cfg, &calib);
+    if (rc != EC_OK)
+        return rc;
+    if (r.net == NULL)
+        return eci_error(ctx, EC_EINVAL, "ec_predict_stages: gpu_step_s without a model has no stages");
+    size_t stages = r.pp > 1 ? (size_t)r.pp : 1;
+    if (cap < stages)
+        return eci_error(ctx, EC_EINVAL, "ec_predict_stages: %zu stages (pp) do not fit in %zu entries", stages, cap);
+    ec_result res;
+    double host_s;
+    if (r.pp <= 1) {
+        if ((rc = step_model(ctx, cfg, &r, &calib, r.seq, 1.0, &res, &host_s)) != EC_OK)
+            return rc;
+        out[0] = (ec_stage){.first_layer = 0, .layers = eci_net_pipeline_layers(r.net), .micro_s = r.micro_s,
+                            .in_flight = 1, .memory = res.memory};
+    } else if ((rc = pipeline_model_stages(ctx, cfg, &r, &calib, r.seq, 1.0, &res, &host_s, out)) != EC_OK) {
+        return rc;
+    }
+    *n = stages;
     return EC_OK;
 }
 
@@ -1472,7 +1558,14 @@ static void model_warnings(const ec_config *cfg, const eci_resolved *r, ec_resul
         for (size_t i = 0; i < net->n_layers; i++)
             units |= net->layers[i].kind == EC_LAYER_REPEAT && net->layers[i].u.repeat.checkpoint;
         if (!units) {
-            snprintf(text, sizeof text, "checkpointing=1 has no effect on '%s': it has no checkpointed blocks", net->id);
+            snprintf(text, sizeof text, "checkpointing=%s has no effect on '%s': it has no checkpointed blocks",
+                     cfg->checkpointing == EC_CKPT_SELECTIVE ? "selective" : "1", net->id);
+            add_warning(res, EC_WARN_KEY_IGNORED, text);
+        } else if (cfg->checkpointing == EC_CKPT_SELECTIVE && net->attention != EC_NET_ATTN_EAGER &&
+                   cfg->attention != EC_ATTN_EAGER) {
+            snprintf(text, sizeof text, "checkpointing=selective has no effect with a fused attention kernel "
+                     "(attention=%s): it recomputes its scores in backward already",
+                     cfg->attention == EC_ATTN_FLASH ? "flash" : "sdpa");
             add_warning(res, EC_WARN_KEY_IGNORED, text);
         }
     }
@@ -1520,6 +1613,13 @@ static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
                     : "lengths= has no effect here: padding=max_length pads every batch to seq_len and no tokenization "
                       "is priced (padding=dynamic pads each batch to its longest sample)");
     ignored_keys(cfg, r, res);
+    if (r->nodes > 1 && r->fabric == NULL && cfg->network_bytes_per_s <= 0) {
+        char text[240];
+        snprintf(text, sizeof text, "%d nodes joined by the default network, %.0f Gb/s per node (constants.csv "
+                 "internode_bytes_per_s): name yours with network= (epochcast networks) or network_gbit_per_s=",
+                 r->nodes, r->node_net_bytes_per_s * 8 / 1e9);
+        add_warning(res, EC_WARN_NETWORK_DEFAULTED, text);
+    }
 }
 
 /* What the epoch and the run cost to rent (price.c): the job's hourly price x their time. */

@@ -325,13 +325,14 @@ void ec_result_metric_interval(const ec_result *res, ec_metric metric, double *p
     if (res != NULL) {
         switch (metric) {
         case EC_METRIC_SAMPLES_PER_S: /* samples_per_s = k / step_s */
-        case EC_METRIC_TOKENS_PER_S:  /* tokens_per_s likewise */
+        case EC_METRIC_TOKENS_PER_S: {
+            double rate = metric == EC_METRIC_TOKENS_PER_S ? res->tokens_per_s : res->samples_per_s;
             if (res->step_p10_s > 0 && res->step_p90_s > 0) {
-                double k = metric == EC_METRIC_SAMPLES_PER_S ? res->samples_per_s : res->tokens_per_s;
-                lo = k * res->step_s / res->step_p90_s;
-                hi = k * res->step_s / res->step_p10_s;
+                lo = rate * res->step_s / res->step_p90_s;
+                hi = rate * res->step_s / res->step_p10_s;
             }
             break;
+        }
         case EC_METRIC_STEP_TIME_MS:
             lo = res->step_p10_s * 1e3;
             hi = res->step_p90_s * 1e3;

@@ -12,17 +12,16 @@
 
 static double max2(double a, double b) { return a > b ? a : b; }
 
-double eci_shard_gather_s(const eci_shard *s, double params)
+double eci_shard_gather_s(const eci_shard *s, double bytes)
 {
-    double bytes = params * s->gather_elem_bytes, t = eci_coll_s(s->comm, &s->shard, ECI_COLL_ALLGATHER, bytes);
+    double t = eci_coll_s(s->comm, &s->shard, ECI_COLL_ALLGATHER, bytes);
     if (s->offload_bytes_per_s > 0) /* CPU offload: the local shard comes from pinned host memory first */
         t += bytes / s->shard.n / s->offload_bytes_per_s;
     return t;
 }
 
-double eci_shard_reduce_s(const eci_shard *s, double params)
+double eci_shard_reduce_s(const eci_shard *s, double bytes)
 {
-    double bytes = params * s->reduce_elem_bytes;
     double t = eci_coll_s(s->comm, &s->shard, ECI_COLL_REDUCE_SCATTER, bytes);
     if (s->replica.n > 1) /* HYBRID_SHARD: the shard's sum across the replicas */
         t += eci_coll_s(s->comm, &s->replica, ECI_COLL_ALLREDUCE, bytes / s->shard.n);
@@ -58,9 +57,9 @@ static double compute(eci_shard *s, double start_s, double unit_s)
     return start_s + unit_s + slow;
 }
 
-double eci_shard_forward(eci_shard *s, double t0_s, double unit_s, int reps, double unit_params)
+double eci_shard_forward(eci_shard *s, double t0_s, double unit_s, int reps, double gather_bytes)
 {
-    double a = eci_shard_gather_s(s, unit_params);
+    double a = eci_shard_gather_s(s, gather_bytes);
     int limit = s->limit > 0 ? s->limit : 1;
     double ends[8]; /* compute ends of the last `limit` units (limit <= 8) */
     if (limit > 8)
@@ -76,10 +75,11 @@ double eci_shard_forward(eci_shard *s, double t0_s, double unit_s, int reps, dou
     return gpu;
 }
 
-double eci_shard_backward(eci_shard *s, double t0_s, double unit_s, int reps, double unit_params)
+double eci_shard_backward(eci_shard *s, double t0_s, double unit_s, int reps, double gather_bytes,
+                          double reduce_bytes)
 {
-    double a = s->regather ? eci_shard_gather_s(s, unit_params) : 0;
-    double r = eci_shard_reduce_s(s, unit_params);
+    double a = s->regather ? eci_shard_gather_s(s, gather_bytes) : 0;
+    double r = eci_shard_reduce_s(s, reduce_bytes);
     double gpu = t0_s, ready = eci_shard_launch(s, t0_s, a, 1);
     for (int l = 0; l < reps; l++) {
         double start = max2(gpu, ready);

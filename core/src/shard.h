@@ -16,8 +16,6 @@ typedef struct eci_shard {
     eci_group replica;            /* hybrid sharding: ranks holding the same shard (n = 1: none) */
     int regather;                 /* parameters freed after forward: all-gathered again in backward */
     int limit;                    /* all-gathers in flight ahead of compute (FSDP's rate limiter) */
-    double gather_elem_bytes;     /* bytes per parameter element all-gathered (the compute dtype) */
-    double reduce_elem_bytes;     /* bytes per gradient element reduced (reduce_dtype) */
     double slowdown;              /* compute slowdown beside a collective (constants.csv) */
     double offload_bytes_per_s;   /* parameters fetched from host memory before each gather, 0: none */
     /* state, over one micro-step */
@@ -27,22 +25,24 @@ typedef struct eci_shard {
     double launches;              /* collectives launched (NCCL kernels) */
 } eci_shard;
 
-/* One all-gather of `params` elements over the shard group (with the host fetch under offload). */
-EC_INTERNAL double eci_shard_gather_s(const eci_shard *s, double params);
-/* One gradient reduction of `params` elements: reduce-scatter over the shard group, then (hybrid)
- * an all-reduce of the shard over the replicas. */
-EC_INTERNAL double eci_shard_reduce_s(const eci_shard *s, double params);
+/* One all-gather of a unit's `bytes` (every rank's shard: the whole unit) over the shard group,
+ * with the host fetch under offload. */
+EC_INTERNAL double eci_shard_gather_s(const eci_shard *s, double bytes);
+/* One reduction of a unit's gradients of `bytes`: reduce-scatter over the shard group, then
+ * (hybrid) an all-reduce of the shard over the replicas. */
+EC_INTERNAL double eci_shard_reduce_s(const eci_shard *s, double bytes);
 /* Start a micro-step: the stream is free from t_s on; the running sums are cleared. */
 EC_INTERNAL void eci_shard_begin(eci_shard *s, double t_s);
 /* A collective launched at t_s on the stream: returns when it ends. */
 EC_INTERNAL double eci_shard_launch(eci_shard *s, double t_s, double dur_s, int gather);
-/* The forward of `reps` units of unit_params parameters each, starting on the GPU at t0_s and
- * computing unit_s each: unit l waits for its all-gather, which the rate limiter issues once
- * unit l - limit has finished.  Returns when the last unit's compute ends. */
-EC_INTERNAL double eci_shard_forward(eci_shard *s, double t0_s, double unit_s, int reps, double unit_params);
+/* The forward of `reps` units of gather_bytes each, starting on the GPU at t0_s and computing
+ * unit_s each: unit l waits for its all-gather, which the rate limiter issues once unit
+ * l - limit has finished.  Returns when the last unit's compute ends. */
+EC_INTERNAL double eci_shard_forward(eci_shard *s, double t0_s, double unit_s, int reps, double gather_bytes);
 /* The backward of `reps` units (last first): each gathers again when regather (prefetched at the
- * start of the unit before it, BACKWARD_PRE) and reduce-scatters its gradients when its compute
- * ends.  Returns when the last unit's compute ends. */
-EC_INTERNAL double eci_shard_backward(eci_shard *s, double t0_s, double unit_s, int reps, double unit_params);
+ * start of the unit before it, BACKWARD_PRE) and reduce-scatters its reduce_bytes of gradients
+ * when its compute ends.  Returns when the last unit's compute ends. */
+EC_INTERNAL double eci_shard_backward(eci_shard *s, double t0_s, double unit_s, int reps, double gather_bytes,
+                                      double reduce_bytes);
 
 #endif /* EC_SHARD_H */

@@ -63,7 +63,9 @@ typedef struct builder {
     const eci_net *net;
     const eci_shape *sh;
     double act, f32k, mask;
-    int amp, tensor_math, eager;
+    int amp, tensor_math, eager, flash;
+    int core;                /* ops pushed now belong to the attention core (eci_op.attn_core) */
+    int freeze;              /* LoRA: ops pushed now own frozen parameters (the base model) */
     int cast_w;              /* autocast casts the weights (fp32 weights under amp; not when they are
                                 held 16-bit: FSDP/ZeRO mixed precision) */
     double batch;
@@ -133,6 +135,8 @@ static eci_op *push(builder *b, const char *name, eci_op_kind kind)
     op->block = b->block;
     op->layer = b->layer;
     op->batch = 1;
+    op->attn_core = b->core;
+    op->frozen = b->freeze;
     return op;
 }
 
@@ -236,27 +240,101 @@ static double tp_share(builder *b, double whole, const char *what)
     return whole / b->tp;
 }
 
+/* Does autocast cast the weights of the ops pushed now?  Not when they are held in 16 bits: FSDP
+ * and DeepSpeed mixed precision, or a frozen LoRA base loaded in 16 bits (or dequantized to it). */
+static int casts_weights(const builder *b)
+{
+    return b->cast_w && !(b->freeze && b->sh->base_16);
+}
+
+/* Does PEFT put a LoRA adapter on this linear (lora_targets, by the module's role)?  Heads never. */
+static int lora_target(const builder *b, const char *name)
+{
+    static const char *const qv[] = {"q", "v", "qkv"}, *const attn[] = {"k", "attn_out"},
+                             *const mlp[] = {"gate", "up", "mlp_in", "mlp_out"};
+    if (b->sh->lora_r <= 0 || b->layer >= (int)b->net->n_layers)
+        return 0;
+    int t = b->sh->lora_targets, hit = 0;
+    for (size_t i = 0; i < 3; i++)
+        hit |= strcmp(name, qv[i]) == 0;
+    for (size_t i = 0; i < 2 && t >= EC_LORA_ATTENTION; i++)
+        hit |= strcmp(name, attn[i]) == 0;
+    for (size_t i = 0; i < 4 && t >= EC_LORA_ATTENTION_MLP; i++)
+        hit |= strcmp(name, mlp[i]) == 0;
+    return hit || t == EC_LORA_ALL_LINEAR;
+}
+
+/* A quantized frozen weight of n elements (QLoRA) is dequantized to 16 bits before every use:
+ * in the forward and again for the input gradient (bitsandbytes' matmul_4bit). */
+static int dequant(builder *b, const char *name, double n)
+{
+    if (b->sh->base_quant_bytes <= 0 || !b->freeze || b->layer >= (int)b->net->n_layers)
+        return 0; /* bitsandbytes leaves the output head unquantized */
+    eci_op *op = mem(b, name, n, b->sh->base_quant_bytes + 2.0, 0);
+    if (op != NULL)
+        op->bwd_bytes = op->fwd_bytes;
+    return 1;
+}
+
+/* LoRA's adapter beside a frozen linear (rows x in -> out): x A^T B^T x scaling added to the
+ * base output.  A keeps its input (the base's, already kept), B keeps A's output; under autocast
+ * PEFT's fp32 adapter weights are cast like any other. */
+static void lora_adapter(builder *b, double rows, double in, double out)
+{
+    double r = b->sh->lora_r;
+    int freeze = b->freeze;
+    b->freeze = 0;
+    if (b->amp) { /* one cast per adapter matrix */
+        cast(b, "lora_cast_w", r * (in + out), 0);
+        if (b->rc == EC_OK)
+            b->wl->ops[b->wl->n_ops - 1].fwd_kernels = 2;
+    }
+    eci_op *a = gemm(b, "lora_A", rows, r, in, 1, 0);
+    if (a != NULL) {
+        a->params = in * r;
+        a->param_tensors = 1;
+    }
+    eci_op *bb = gemm(b, "lora_B", rows, out, r, 1, rows * r * b->act);
+    if (bb != NULL) {
+        bb->params = r * out;
+        bb->param_tensors = 1;
+    }
+    eci_op *add = mem(b, "lora_scale_add", rows * out, 3.0 * b->act, 0);
+    if (add != NULL)
+        add->fwd_kernels = 2;
+    b->freeze = freeze;
+}
+
 /* nn.Linear on t (rows x in) -> rows x out.  Under autocast an fp32 input is cast (the copy is
  * what backward keeps), and so is the weight (the autocast weight cache); otherwise the input
- * is kept unless an earlier op keeps the same tensor. */
+ * is kept unless an earlier op keeps the same tensor.  A frozen linear (LoRA's base) keeps its
+ * input only for its adapter's weight gradient. */
 static eci_op *linear_on(builder *b, const char *name, tensor *t, double out, int bias)
 {
     double rows = t->rows, in = t->width, saved = 0;
+    int target = lora_target(b, name), keep = !b->freeze || target;
+    int cast_w = casts_weights(b);
     if (b->amp && t->f32) {
-        cast(b, "cast_in", rows * in, rows * in * 2.0);
-    } else if (!is_saved(b, t->id)) {
+        cast(b, "cast_in", rows * in, keep ? rows * in * 2.0 : 0);
+    } else if (keep && !is_saved(b, t->id)) {
         saved = rows * in * tbytes(b, t);
         mark_saved(b, t->id);
     }
-    if (b->cast_w)
+    if (cast_w)
         cast(b, "cast_w", in * out, 0);
+    int quant = dequant(b, "dequant_w", in * out);
     eci_op *op = gemm(b, name, rows, out, in, 1, saved);
-    if (op != NULL) {
-        op->params = in * out + (bias ? out : 0);
-        op->param_tensors = bias ? 2 : 1;
-        op->cast_params = b->cast_w ? in * out : 0;
-    }
-    return op;
+    if (op == NULL)
+        return NULL;
+    op->quant = quant;
+    op->params = in * out + (bias ? out : 0);
+    op->param_tensors = bias ? 2 : 1;
+    op->cast_params = cast_w ? in * out : 0;
+    op->fp8 = b->layer < (int)b->net->n_layers; /* Transformer Engine's layers; heads stay 16-bit */
+    size_t at = b->wl->n_ops - 1;
+    if (target) /* (pushing may move the op list) */
+        lora_adapter(b, rows, in, out);
+    return b->rc == EC_OK ? &b->wl->ops[at] : NULL;
 }
 
 /* A linear on the stream: the stream becomes its 16-bit output. */
@@ -304,7 +382,7 @@ static void norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer
         int down = t->f32; /* _cast_if_autocast_enabled(x): a copy only when x is fp32 */
         if (down)
             cast(b, "norm_cast_in", n, n * b->act);
-        if (b->cast_w) /* and the fp32 weight (and bias) */
+        if (casts_weights(b)) /* and the fp32 weight (and bias) */
             cast(b, "norm_cast_w", (nl->bias ? 2.0 : 1.0) * t->width, 0);
         e = b->act;
         double rows = t->rows, kept = (down ? 0 : n * e) + rows * 8.0;
@@ -424,6 +502,19 @@ static void attention_eager(builder *b, const ec_attention_layer *a, double head
 /* A fused scaled-dot-product attention kernel (F.scaled_dot_product_attention: HF's "sdpa",
  * torchvision's fast path): the QK^T and PV FLOPs in one kernel, no s x s tensor kept; it
  * keeps Q, K, V, the output and a log-sum-exp per row, and backward recomputes the scores. */
+/* The share of the keys FlashAttention visits per query: a causal mask skips the blocks above
+ * the diagonal ((s + 1) / 2s of them), a sliding window of w keys visits about w - w^2 / 2s;
+ * the ragged edge of each tile is ignored. */
+static double flash_keys_frac(const ec_attention_layer *a, double s)
+{
+    if (a->cross || s <= 1)
+        return 1.0;
+    double w = a->window > 0 && (double)a->window < s ? (double)a->window : 0;
+    if (w > 0)
+        return (w - w * w / (2.0 * s)) / s;
+    return a->causal ? (s + 1.0) / (2.0 * s) : 1.0;
+}
+
 static void attention_fused(builder *b, double heads, double head_dim, double sq, double sk_eff, double rows_q,
                             double rows_k)
 {
@@ -489,13 +580,16 @@ static void attention(builder *b, const ec_attention_layer *a)
             op->param_tensors = 1;
         }
     }
-    if (kv < heads) { /* HF's repeat_kv: K and V expanded to every query head (a copy each) */
+    if (kv < heads && !b->flash) { /* HF's repeat_kv: K and V expanded to every query head (a copy each);
+                                    * FlashAttention reads the grouped heads in place */
         mem(b, "repeat_kv", 2.0 * rows_k * q_out, 2.0 * b->act, 0);
     }
+    b->core = 1;
     if (b->eager)
         attention_eager(b, a, heads, hd, sq, sk_eff, rows_q, rows_k);
     else
-        attention_fused(b, heads, hd, sq, sk_eff, rows_q, rows_k);
+        attention_fused(b, heads, hd, sq, b->flash ? sk_eff * flash_keys_frac(a, in.kv_seq) : sk_eff, rows_q, rows_k);
+    b->core = 0;
     if (b->cp > 1 && !a->cross) /* ring attention: the other GPUs' keys and values pass by while the
                                   * local blocks compute (backward: again, and their gradients back) */
         comm(b, "cp_kv_ring", ECI_GROUP_CP, ECI_COLL_ALLGATHER, ECI_COLL_ALLGATHER, 2.0 * rows_k * b->cp * kv_out * b->act,
@@ -568,17 +662,19 @@ static void moe(builder *b, const ec_moe_layer *m)
     double x = per * width;
     mem(b, "expert_gather", x, 2.0 * tbytes(b, &in), x * b->act);
     double up_n = m->gated ? 2.0 : 1.0;
+    int quant = dequant(b, "expert_dequant_w", (up_n + 1.0) * width * ffn);
     if (b->amp) { /* the gathered fp32 tokens and the expert's weights (autocast's weight cache) */
         if (in.f32)
             cast(b, "expert_cast_in", x, 0);
-        if (b->cast_w)
+        if (casts_weights(b))
             cast(b, "expert_cast_w", (up_n + 1.0) * width * ffn, 0);
     }
     eci_op *op = gemm(b, "expert_up", per, up_n * ffn, width, 1, 0);
     if (op != NULL) {
         op->params = up_n * width * ffn;
         op->param_tensors = up_n;
-        op->cast_params = b->cast_w ? op->params : 0;
+        op->cast_params = casts_weights(b) ? op->params : 0;
+        op->quant = quant;
     }
     int kernels;
     double passes, kept;
@@ -591,7 +687,8 @@ static void moe(builder *b, const ec_moe_layer *m)
     if (down != NULL) {
         down->params = ffn * width;
         down->param_tensors = 1;
-        down->cast_params = b->cast_w ? down->params : 0;
+        down->cast_params = casts_weights(b) ? down->params : 0;
+        down->quant = quant;
     }
     mem(b, "expert_scatter", x, 3.0 * b->act, x * b->act);
     for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
@@ -618,11 +715,23 @@ static void moe(builder *b, const ec_moe_layer *m)
 }
 
 /* ---- embeddings, patches, convolutions, pooling ---------------------------------------- */
+/* A frozen embedding (LoRA) gets no gradient: nothing from first to the end runs a backward. */
+static void no_backward_from(builder *b, size_t first)
+{
+    if (!b->freeze || b->rc != EC_OK)
+        return;
+    for (size_t i = first; i < b->wl->n_ops; i++) {
+        b->wl->ops[i].bwd = 0;
+        b->wl->ops[i].bwd_coll = ECI_COLL_NONE;
+    }
+}
+
 static void embedding(builder *b, const ec_embedding_layer *e)
 {
-    /* the lookups return the tables' dtype: fp32, or 16 bits when the compute copy of the weights
-     * is held in 16 bits (FSDP MixedPrecision, DeepSpeed), and the residual stream stays so */
-    int f32 = b->cast_w || !b->amp;
+    size_t first = b->wl->n_ops;
+    /* the lookups return the tables' dtype: fp32, or 16 bits when the weights are held in 16 bits
+     * (FSDP MixedPrecision, DeepSpeed, a 16-bit frozen LoRA base), and the residual stream stays so */
+    int f32 = casts_weights(b) || !b->amp;
     double full = b->has_memory ? b->sh->target_seq : b->sh->seq, h = (double)e->dim, f = f32 ? b->f32k : b->act;
     double seq = full / b->cp, T = b->batch * seq; /* context parallelism: this GPU's share */
     b->cur = (tensor){.rows = T, .width = h, .seq = seq, .seq_sq = b->has_memory ? full * full : b->sh->seq_sq,
@@ -665,6 +774,7 @@ static void embedding(builder *b, const ec_embedding_layer *e)
         if (sp)
             b->cur.rows = T / b->tp;
     }
+    no_backward_from(b, first);
     fresh(b, &b->cur);
 }
 
@@ -681,7 +791,7 @@ static void conv2d_on(builder *b, tensor *t, const ec_conv2d_layer *c, const cha
     if (b->amp) {
         if (t->f32) /* the fp32 image */
             cast(b, "cast_in", n * hw * hw * cin, 0);
-        if (b->cast_w)
+        if (casts_weights(b))
             cast(b, "cast_w", w, 0);
     }
     eci_op *op = push(b, name, ECI_OP_CONV);
@@ -694,7 +804,7 @@ static void conv2d_on(builder *b, tensor *t, const ec_conv2d_layer *c, const cha
         op->saved_bytes = is_saved(b, t->id) ? 0 : n * hw * hw * cin * b->act;
         op->params = w + (c->bias ? cout : 0);
         op->param_tensors = c->bias ? 2 : 1;
-        op->cast_params = b->cast_w ? w : 0;
+        op->cast_params = casts_weights(b) ? w : 0;
     }
     mark_saved(b, t->id);
     t->c = cout;
@@ -942,6 +1052,9 @@ static double vocab_of(const eci_net *net)
 static void head(builder *b, const ec_head *hd)
 {
     b->layer = (int)b->net->n_layers;
+    /* LoRA: a new task head is trained whole (PEFT's modules_to_save), a vocabulary head stays frozen */
+    if (hd->kind != EC_HEAD_CAUSAL_LM && hd->kind != EC_HEAD_MASKED_LM && hd->kind != EC_HEAD_PRETRAIN)
+        b->freeze = 0;
     double V = vocab_of(b->net), C = (double)hd->classes;
     int needs_tokens = hd->kind != EC_HEAD_IMAGE_CLASSIFY || !hd->pool;
     if (needs_tokens && b->cur.image) {
@@ -1032,7 +1145,7 @@ static void head(builder *b, const ec_head *hd)
 /* The fields eci_op_cost reads, bit for bit: two ops that agree on them cost the same. */
 typedef struct cost_key {
     double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes;
-    int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden;
+    int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8;
 } cost_key;
 
 static void cost_key_of(const eci_op *op, cost_key *key)
@@ -1056,6 +1169,8 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->group = op->group;
     key->hidden = op->hidden;
     key->comm_bytes = op->comm_bytes;
+    key->frozen = op->frozen;
+    key->fp8 = op->fp8;
 }
 
 /* A hash of a key struct of `size` bytes (zeroed padding included), eight bytes at a time
@@ -1169,9 +1284,12 @@ static void keep_stage(eci_workload *wl, int lo, int hi)
 static void sum_up(eci_workload *wl)
 {
     wl->params = wl->param_tensors = wl->model_flop = wl->matmul_params = 0;
+    wl->trainable_params = wl->trainable_tensors = wl->quant_params = wl->frozen_flop = 0;
     wl->saved_other_bytes = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
         wl->blocks[b].saved_bytes = wl->blocks[b].params = wl->blocks[b].flop = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        wl->blocks[b].core_saved_bytes = wl->blocks[b].core_flop = wl->blocks[b].trainable = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
         const eci_op *op = &wl->ops[i];
         const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
@@ -1184,14 +1302,27 @@ static void sum_up(eci_workload *wl)
         /* an op run once per expert owns each expert's weights */
         wl->params += op->params * op->count * preps;
         wl->param_tensors += op->param_tensors * op->count * preps;
+        if (!op->frozen) {
+            wl->trainable_params += op->params * op->count * preps;
+            wl->trainable_tensors += op->param_tensors * op->count * preps;
+        } else if (op->quant) {
+            wl->quant_params += op->params * op->count * preps;
+        }
         wl->matmul_params += op->cast_params * op->count * preps;
         double flop = 0;
         if (op->kind == ECI_OP_GEMM || op->kind == ECI_OP_CONV || op->kind == ECI_OP_ATTN)
             flop = 2.0 * op->m * op->n * op->k * op->batch * op->count;
         wl->model_flop += flop * reps;
+        if (op->frozen && op->kind != ECI_OP_MEM)
+            wl->frozen_flop += flop * reps;
         if (blk != NULL) {
             wl->blocks[op->block].params += op->params * op->count;
+            wl->blocks[op->block].trainable += op->frozen ? 0 : op->params * op->count;
             wl->blocks[op->block].flop += flop;
+            if (op->attn_core && op->kind != ECI_OP_ATTN) { /* a fused kernel recomputes in its own backward */
+                wl->blocks[op->block].core_saved_bytes += saved;
+                wl->blocks[op->block].core_flop += flop;
+            }
         }
     }
 }
@@ -1247,11 +1378,13 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
                  .sp = sh->tp > 1 && sh->sp, .block = -1};
     b.amp = p == EC_PREC_AMP_FP16 || p == EC_PREC_AMP_BF16 || p == EC_PREC_AMP_FP8;
     b.cast_w = b.amp && !sh->weights_16;
+    b.freeze = sh->lora_r > 0;
     int pure16 = p == EC_PREC_BF16 || p == EC_PREC_FP16;
     b.tensor_math = b.amp || pure16;
     b.act = (b.amp || pure16) ? 2.0 : 4.0;
     b.f32k = pure16 ? 2.0 : 4.0;
     b.eager = net->attention == EC_NET_ATTN_EAGER || (net->attention == EC_NET_ATTN_CONFIG && sh->eager_attention);
+    b.flash = !b.eager && net->attention == EC_NET_ATTN_CONFIG && sh->flash;
     if (!net->text) { /* the fp32 image */
         b.cur = (tensor){.image = 1, .n = sh->batch, .c = net->image_channels, .hw = sh->image_size, .f32 = 1};
         fresh(&b, &b.cur);
@@ -1276,7 +1409,9 @@ double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing, doubl
     double acts = wl->saved_other_bytes, live = 0;
     for (size_t i = 0; i < wl->n_blocks; i++) {
         const eci_block *blk = &wl->blocks[i];
-        if (checkpointing && blk->checkpoint && blk->reps > 1) {
+        if (checkpointing == EC_CKPT_SELECTIVE && blk->checkpoint) {
+            acts += blk->reps * (blk->saved_bytes - blk->core_saved_bytes);
+        } else if (checkpointing && blk->checkpoint && blk->reps > 1) {
             acts += blk->reps * blk->input_bytes; /* each repetition's input; one recomputed at a time */
             if (blk->saved_bytes > live)
                 live = blk->saved_bytes;
@@ -1297,8 +1432,8 @@ double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing, doubl
 typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
-    int tp, cp, ep, sp, weights_16, stage_lo, stage_hi;
-    double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes;
+    int tp, cp, ep, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
+    double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, base_quant_bytes;
 } wl_key;
 
 typedef struct wl_entry {
@@ -1339,6 +1474,11 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->weights_16 = sh->weights_16;
     k->stage_lo = sh->stage_lo;
     k->stage_hi = sh->stage_hi;
+    k->flash = sh->flash;
+    k->lora_r = sh->lora_r;
+    k->lora_targets = sh->lora_targets;
+    k->base_16 = sh->base_16;
+    k->base_quant_bytes = sh->base_quant_bytes;
 }
 
 int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *sh, const eci_workload **out)
@@ -1417,7 +1557,8 @@ double eci_workload_recompute_flop(const eci_workload *wl, int checkpointing)
     if (checkpointing)
         for (size_t b = 0; b < wl->n_blocks; b++)
             if (wl->blocks[b].checkpoint)
-                flop += wl->blocks[b].flop * wl->blocks[b].reps;
+                flop += (checkpointing == EC_CKPT_SELECTIVE ? wl->blocks[b].core_flop : wl->blocks[b].flop) *
+                        wl->blocks[b].reps;
     return flop;
 }
 

@@ -23,6 +23,7 @@ COLUMNS = ["id", "name", "aliases", "architecture", "compute_capability", "sm_co
            "peak_fp32_flop_per_s", "peak_tf32_flop_per_s", "peak_fp16_flop_per_s",
            "peak_bf16_flop_per_s", "emulated_bf16_flop_per_s",
            "gemm_eff_fp32_frac", "gemm_eff_tf32_frac", "gemm_eff_fp16_frac", "gemm_eff_bf16_frac",
+           "peak_fp8_flop_per_s", "gemm_eff_fp8_frac",
            "memory_bytes", "memory_bandwidth_bytes_per_s", "memory_eff_frac", "l2_bytes",
            "pcie_gen", "pcie_lanes", "h2d_pinned_bytes_per_s", "h2d_pageable_bytes_per_s",
            "nvlink_bytes_per_s", "p2p", "gpus_per_board", "default_topology",
@@ -47,7 +48,39 @@ def med(*xs):
 ROWS = []
 
 
+# FP8 tensor cores (Ada, Hopper, Blackwell, CDNA3): dense peaks with FP32 accumulate (what
+# Transformer Engine's GEMMs use), 0 without FP8.  Efficiency: MAMF-measured on H100 SXM
+# (1402.6 of 1979 TF) and H200 SXM (1453.4 of 1979), MLE-ACC; elsewhere a proxy, the GPU's own
+# bf16 efficiency scaled by the H100's FP8/bf16 ratio (0.71 / 0.80: FP8 GEMMs reach a smaller
+# share of their doubled peak).
+FP8_OVER_BF16_EFF = eff(1402.6, 1978.9) / eff(med(794.5, 797.51, 783.66), 989.4)
+
+
+def fp8(kw, peak_tflops, measured_tflops=None):
+    """FP8 columns: the dense peak and its measured efficiency, or the proxy above."""
+    kw["peak_fp8_flop_per_s"] = peak_tflops * T
+    kw["gemm_eff_fp8_frac"] = (eff(measured_tflops, peak_tflops) if measured_tflops
+                               else round(kw["gemm_eff_bf16_frac"] * FP8_OVER_BF16_EFF, 2))
+
+
+FP8_PEAKS = {   # id: (dense TF, measured TF or None), sources in each row's comment below
+    # H100 SXM / H200 SXM / GH200: 3958 TF with sparsity (NV-H100-DS, NV-H200, NV-GH200) -> 1978.9
+    "h100-sxm5-80gb": (1978.9, 1402.6), "h200-sxm-141gb": (1978.9, 1453.4), "gh200": (1978.9, None),
+    "h100-pcie-80gb": (1513, None),      # NV-H100-DS: 3026 with sparsity
+    "h100-nvl": (1670.5, None), "h200-nvl": (1670.5, None),   # NV-H100-DS / NV-H200 NVL: 3341 sparse
+    "b200": (4500, None),                # NV-BW-DS: 9 PF FP8 with sparsity per B200
+    "l4": (242.5, None), "l40s": (733, None),                 # NV-L4-DS 485 sparse; NV-L40S-DS 1466 sparse
+    "rtx4090": (330.3, None),            # NV-ADA-WP: 330.3 dense with FP32 accumulate (660.6 FP16 acc)
+    "rtx6000-ada": (728.5, None),        # NV-RTX6000ADA-DS: 1457 with sparsity
+    "mi300x": (2614.9, None),            # AMD-MI300X: 2614.9 TF FP8 dense (5229.8 with sparsity)
+}
+
+
 def gpu(**kw):
+    if kw["id"] in FP8_PEAKS:
+        fp8(kw, *FP8_PEAKS[kw["id"]])
+    kw.setdefault("peak_fp8_flop_per_s", 0)
+    kw.setdefault("gemm_eff_fp8_frac", 0)
     kw.setdefault("pcie_lanes", 16)
     kw.setdefault("gpus_per_board", 1)
     kw.setdefault("p2p", 1)
@@ -588,6 +621,9 @@ def check(rows):
         for c in ("gemm_eff_fp32_frac", "gemm_eff_tf32_frac", "gemm_eff_fp16_frac",
                   "gemm_eff_bf16_frac", "memory_eff_frac"):
             assert 0.2 < r[c] < 1.2, (r["id"], c, r[c])
+        assert (r["peak_fp8_flop_per_s"] > 0) == (r["gemm_eff_fp8_frac"] > 0), r["id"]
+        assert r["gemm_eff_fp8_frac"] == 0 or 0.2 < r["gemm_eff_fp8_frac"] < 1.2, r["id"]
+        assert r["peak_fp8_flop_per_s"] == 0 or float(r["compute_capability"]) >= 8.9 or r["id"] == "mi300x", r["id"]
         if r["peak_bf16_flop_per_s"] == 0:
             assert r["emulated_bf16_flop_per_s"] > 0, r["id"]
         else:

@@ -80,6 +80,8 @@ emit("gpus", "empty_alias", text(set_cell(gpus, 2, "aliases", "A16;;NVIDIA A16")
 emit("gpus", "empty_id", text(set_cell(gpus, 2, "id", "")))
 emit("gpus", "eff_above_range", text(set_cell(gpus, 1, "gemm_eff_fp16_frac", "7")))
 emit("gpus", "int_not_integer", text(set_cell(gpus, 1, "pcie_gen", "3.5")))
+h100 = [r[0] for r in gpus].index("h100-sxm5-80gb")
+emit("gpus", "fp8_peak_without_efficiency", text(set_cell(gpus, h100, "gemm_eff_fp8_frac", "0")))
 
 hosts = read("hosts")
 common("hosts", hosts, "cores")
