@@ -768,6 +768,9 @@ typedef struct ec_head {
     int fused_loss;      /* CAUSAL_LM: one fused softmax cross-entropy kernel over the 16-bit logits, the
                             labels shifted instead of the logits (flash-attn's xentropy: llm-foundry's
                             loss_fn fused_crossentropy); 0: PyTorch's loss on shifted fp32 logits (HF) */
+    int metric_losses;   /* CAUSAL_LM: cross-entropies the training loop computes on the logits after every
+                            micro-step, without gradients, for its metrics (Composer's LanguageCrossEntropy
+                            and LanguagePerplexity: 2), each an fp32 log_softmax of all of them; 0: none */
 } ec_head;
 
 /* How the attention of a network may be implemented (what its code offers). */

@@ -49,6 +49,7 @@ typedef struct eci_arch {
     int qk_norm, softcap;
     int tie;                 /* LM head tied to the token embedding */
     int fused_loss;          /* a fused cross-entropy kernel on the 16-bit logits (llm-foundry's fused_crossentropy) */
+    int metric_losses;       /* no-grad cross-entropies per micro-step for training metrics (llm-foundry + Composer: 2) */
     int lm_bias;
     /* mixture of experts */
     int experts, top_k, expert_ffn, shared_experts, shared_ffn, shared_gate;

@@ -517,6 +517,10 @@ static void map_mpt(jr *r, eci_arch *a)
         a->fused_loss = 1;
     else if (strcmp(loss, "torch_crossentropy") != 0)
         fail(r, "loss_fn", "must be fused_crossentropy or torch_crossentropy");
+    /* ComposerMPTCausalLM's use_train_metrics (default true in llm-foundry): LanguageCrossEntropy and
+     * LanguagePerplexity, which Composer updates on the logits after every micro-batch (no_grad, under
+     * autocast: trainer.py _eval_train_metrics); absent (a hub config): no training loop assumed */
+    a->metric_losses = jbool(r, "use_train_metrics", 0) ? 2 : 0;
     a->act = EC_ACT_GELU;
     a->qkv_fused = 1;
     a->final_norm = 1;

@@ -1123,6 +1123,16 @@ static void head(builder *b, const ec_head *hd)
             cross_entropy(b, T, V);
         }
         vocab_parallel_loss(b, T);
+        for (int k = 0; k < hd->metric_losses; k++) { /* the trainer's metrics: torch cross-entropy under
+                                                        * autocast and no_grad (fp32 copy, log_softmax, nll) */
+            size_t first = b->wl->n_ops;
+            if (b->amp)
+                cast(b, "metric_cast_logits", T * V, 0);
+            mem(b, "metric_log_softmax", T * V, 2.0 * b->f32k, 0);
+            mem(b, "metric_nll", T, 16.0, 0);
+            for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
+                b->wl->ops[i].bwd = 0;
+        }
         break;
     case EC_HEAD_IMAGE_CLASSIFY:
         if (hd->pool) {

@@ -198,7 +198,7 @@ test("low_precision norms and fused_loss: the MPT config written in Lua prices l
       {"residual", "add"}, {"residual", "save"}, {"norm", "layer", bias = true, low_precision = lp},
       {"mlp", ffn = 3072, act = "gelu", bias = true}, {"residual", "add"}},
     {"norm", "layer", bias = true, low_precision = lp}},
-    heads = {{task = "lm", kind = "causal_lm", tied = true, fused_loss = true}}})
+    heads = {{task = "lm", kind = "causal_lm", tied = true, fused_loss = true, metric_losses = 2}}})
   local cfg = {gpu = "a100-sxm4-80gb", precision = "amp_bf16", batch_per_gpu = 8, seq_len = 2048,
                num_gpus = 8, strategy = "fsdp"}
   cfg.model = id

@@ -3,8 +3,9 @@
  * max_seq_len rows (the count grows with it: V d + S d + L (12 d^2 + 13 d) + 2 d, the formula
  * that reproduces every NumParams of the benchmark table), norm_type low_precision_layernorm
  * (LPLayerNorm: the norm in 16 bits under autocast, no cast before the next linear), loss_fn
- * fused_crossentropy (flash-attn's xentropy on the 16-bit logits, no logit shift), the
- * 16-bit residual stream of FSDP mixed precision, and their bad values.
+ * fused_crossentropy (flash-attn's xentropy on the 16-bit logits, no logit shift),
+ * use_train_metrics (Composer's two no-grad cross-entropies per micro-step), the 16-bit
+ * residual stream of FSDP mixed precision, and their bad values.
  */
 #include "ec_test.h"
 #include "internal.h"
@@ -166,6 +167,39 @@ static void test_fused_loss(void **state)
     ec_ctx_free(ctx);
 }
 
+/* use_train_metrics: Composer's two training metrics, each an fp32 cross-entropy of all the logits
+ * after the micro-step (autocast copy T V x (2 + 4) bytes, log_softmax T V x (4 + 4)), no backward. */
+static void test_train_metrics(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir();
+    char *path = ec_test_path(dir, "metrics.json");
+    static const char text[] = "{\"model_type\": \"mpt\", \"d_model\": 256, \"n_heads\": 4, \"n_layers\": 3, "
+                               "\"max_seq_len\": 128, \"vocab_size\": 1000, \"no_bias\": false, "
+                               "\"loss_fn\": \"fused_crossentropy\", \"use_train_metrics\": true}";
+    ec_test_write_file(path, text, sizeof text - 1);
+    const double T = 2.0 * 128, V = 1000;
+    const eci_workload *w = workload(ctx, path, EC_PREC_AMP_BF16, 1);
+    assert_int_equal(count_ops(w, "metric_log_softmax"), 2);
+    assert_int_equal(count_ops(w, "metric_cast_logits"), 2);
+    for (size_t i = 0; i < w->n_ops; i++)
+        if (strncmp(w->ops[i].name, "metric_", 7) == 0) {
+            assert_int_equal(w->ops[i].bwd, 0);
+            assert_true(w->ops[i].saved_bytes == 0);
+        }
+    assert_rel(first_op(w, "metric_log_softmax")->fwd_bytes, T * V * 8, EC_TOL_EXACT);
+    assert_rel(first_op(w, "metric_cast_logits")->fwd_bytes, T * V * 6, EC_TOL_EXACT);
+    /* absent (a hub config): no metrics */
+    char *plain = write_mpt(dir, "plain.json", 128, "layernorm", "fused_crossentropy");
+    assert_int_equal(count_ops(workload(ctx, plain, EC_PREC_AMP_BF16, 1), "metric_log_softmax"), 0);
+    free(plain);
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
 /* Bad norm_type and loss_fn: EC_EPARSE naming the file and the field. */
 static void test_bad_values(void **state)
 {
@@ -192,6 +226,7 @@ int main(void)
         cmocka_unit_test(test_params_follow_max_seq_len),
         cmocka_unit_test(test_low_precision_norm),
         cmocka_unit_test(test_fused_loss),
+        cmocka_unit_test(test_train_metrics),
         cmocka_unit_test(test_bad_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

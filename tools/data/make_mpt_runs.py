@@ -69,7 +69,11 @@ How the runs ran (read in the llm-foundry and Composer history, see bench/data/l
     sets model.norm_type low_precision_layernorm (2023-10; 2023-04's MosaicGPT:
     low_precision_layernorm: True, the same LPLayerNorm) and attn_impl triton, and leaves
     model.loss_fn at ComposerMPTCausalLM's (and MosaicGPT's) default fused_crossentropy:
-    flash-attn's xentropy kernel on the bf16 logits, targets rolled (no logit shift).  So each
+    flash-attn's xentropy kernel on the bf16 logits, targets rolled (no logit shift); and
+    model.use_train_metrics at its default true (MosaicGPT: always): LanguageCrossEntropy and
+    LanguagePerplexity, which Composer (trainer.py _eval_train_metrics, 0.13.3 and 0.16.3)
+    updates after every micro-batch's backward on the logits, each a torch cross-entropy in
+    fp32 under autocast and no_grad (an fp32 copy and log_softmax of all the logits).  So each
     run gets its own config, bench/data/mpt/mpt-<size>-s<seq>.json (model=that path, relative
     to the repository root), written here; epochcast checks their parameter counts against
     NumParams (bench/mpt_holdout).
@@ -172,6 +176,7 @@ def config_text(size, seq_len):
            "n_heads": HEADS[size], "n_layers": layers, "expansion_ratio": 4, "max_seq_len": seq_len,
            "vocab_size": VOCAB, "learned_pos_emb": True, "no_bias": False,
            "norm_type": "low_precision_layernorm", "loss_fn": "fused_crossentropy",
+           "use_train_metrics": True,
            "tie_word_embeddings": True,
            "attn_config": {"attn_type": "multihead_attention", "attn_impl": "triton", "alibi": False,
                            "rope": False},
