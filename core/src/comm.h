@@ -90,6 +90,8 @@ typedef struct eci_ddp_sched {
     int launched;                 /* buckets reduced since the last eci_ddp_restart */
     const eci_group *group;       /* the data-parallel group; NULL: every GPU of comm (DDP's ring) */
     eci_coll coll;                /* with a group: all-reduce, or reduce-scatter (ZeRO-1/2) */
+    double memo_bytes[8], memo_s[8]; /* recent buckets' sizes and times: a layer's few sizes recur */
+    unsigned memo_next;
 } eci_ddp_sched;
 
 EC_INTERNAL void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_bytes, double cap_bytes);

@@ -154,8 +154,10 @@ static const char BOOL_CHOICES[] = "0, 1, true, false, yes, no";
 
 static int find_key(const char *name, size_t len)
 {
-    for (size_t i = 0; i < N_KEYS; i++)
-        if (strlen(KEYS[i].name) == len && memcmp(KEYS[i].name, name, len) == 0)
+    if (len == 0)
+        return -1;
+    for (size_t i = 0; i < N_KEYS; i++) /* the first letter rules out most keys without a strlen */
+        if (KEYS[i].name[0] == name[0] && strncmp(KEYS[i].name, name, len) == 0 && KEYS[i].name[len] == '\0')
             return (int)i;
     return -1;
 }

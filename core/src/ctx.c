@@ -48,6 +48,7 @@ void ec_ctx_free(ec_ctx *ctx)
     eci_pipe_ctx_free(ctx);
     eci_comm_ctx_free(ctx);
     eci_compute_ctx_free(ctx);
+    eci_predict_ctx_free(ctx);
     eci_price_ctx_free(ctx);
     eci_scratch_free(ctx);
     ctx->alloc(ctx->ud, ctx, sizeof *ctx, 0);

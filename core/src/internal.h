@@ -134,12 +134,13 @@ struct ec_ctx {
     struct eci_cost_cache *cost_cache; /* op costs of cached workloads per rates (compute.c), NULL until used */
     struct eci_prices *prices;        /* models/prices.csv (price.c), NULL when the folder has none */
     struct eci_prices *user_prices;   /* the last prices= file read, NULL until one is */
+    struct eci_ref_cache *ref_cache;  /* one-GPU references of scaling efficiencies (predict.c) */
 };
 typedef struct eci_prices eci_prices;
 
 /* ---- workload cache (workload.c) ------------------------------------------------ */
 /* Expansions a context keeps: a sweep's batch sizes for one network and precision. */
-#define ECI_WL_CACHE_ENTRIES 32
+#define ECI_WL_CACHE_ENTRIES 128
 EC_INTERNAL void eci_workload_cache_free(ec_ctx *ctx);
 /* The loader simulation's generator (pipeline.c). */
 EC_INTERNAL void eci_pipe_ctx_free(ec_ctx *ctx);
@@ -147,6 +148,8 @@ EC_INTERNAL void eci_pipe_ctx_free(ec_ctx *ctx);
 EC_INTERNAL void eci_comm_ctx_free(ec_ctx *ctx);
 /* The op cost cache (compute.c). */
 EC_INTERNAL void eci_compute_ctx_free(ec_ctx *ctx);
+/* The cache of one-GPU references (predict.c). */
+EC_INTERNAL void eci_predict_ctx_free(ec_ctx *ctx);
 
 /* ---- errors (err.c) ------------------------------------------------------------ */
 /* Record a detailed message on ctx and return code.  The idiom is

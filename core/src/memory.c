@@ -46,24 +46,34 @@ static double opt_temp_bytes_per_param(int optimizer, double param_bytes)
 
 static double shards(double s) { return s > 1 ? s : 1; }
 
+/* Bytes of the trained parameters at `bytes` each over `s` ranks: a routed expert is held by
+ * only s / ep of them (expert parallelism splits the experts, sharding the rest). */
+double eci_memory_shard_share(const eci_workload *wl, double bytes, double s, int ep)
+{
+    double e = wl->expert_params, other = wl->trainable_params - e, es = shards(s / (ep > 1 ? ep : 1));
+    return (other / shards(s) + e / es) * bytes;
+}
+
 /* Weights, gradients and optimizer states of this GPU's share (sharded data parallelism),
  * and the pinned host memory offload moves them to. */
 static void model_states(const eci_mem_in *in, double w, double g, double o, ec_memory *m, double *grads,
                          double *host)
 {
-    double params = in->wl->trainable_params, ws = shards(in->weight_shards), os = shards(in->opt_shards);
-    double frozen = in->wl->params - params, master = 0;
+    const eci_workload *wl = in->wl;
+    double params = wl->trainable_params, ws = shards(in->weight_shards), os = shards(in->opt_shards);
+    double frozen = wl->params - params, master = 0;
     if (in->zero && w == 4.0) { /* DeepSpeed AMP: 16-bit weights and gradients, fp32 master with the states */
         w = 2.0;
         g = 2.0;
         master = 4.0;
     }
-    m->weights_bytes = (params * w + frozen * (in->frozen_elem_bytes > 0 ? in->frozen_elem_bytes : w)) / ws;
-    m->optimizer_bytes = params * (o + master) / os;
-    *grads = params * g / shards(in->grad_shards);
+    m->weights_bytes = eci_memory_shard_share(wl, w, ws, in->ep) +
+                       frozen * (in->frozen_elem_bytes > 0 ? in->frozen_elem_bytes : w) / ws;
+    m->optimizer_bytes = eci_memory_shard_share(wl, o + master, os, in->ep);
+    *grads = eci_memory_shard_share(wl, g, in->grad_shards, in->ep);
     *host = 0;
     if (in->opt_on_host) { /* the states, the master copy and the fp32 gradients the CPU updates from */
-        *host += params * (o + master + 4.0) / os;
+        *host += eci_memory_shard_share(wl, o + master + 4.0, os, in->ep);
         m->optimizer_bytes = 0;
     }
     if (in->weights_on_host) {
@@ -79,7 +89,6 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
     memset(m, 0, sizeof *m);
     double w, g, o;
     eci_memory_param_bytes(in->precision, in->optimizer, &w, &g, &o);
-    double params = wl->trainable_params;
     int replica = in->dp_role == 2;
     double grads;
     model_states(in, w, g, o, m, &grads, &in->host_bytes);
@@ -95,8 +104,8 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
     if (in->dp_role == 1)
         grads *= 2.0;
     double opt_temp = replica || in->opt_on_host ? 0
-                                                 : params * opt_temp_bytes_per_param(in->optimizer, w) /
-                                                       shards(in->opt_shards);
+                                                 : eci_memory_shard_share(wl, opt_temp_bytes_per_param(in->optimizer, w),
+                                                                          in->opt_shards, in->ep);
     m->grads_bytes = grads;
     int amp = in->precision == EC_PREC_AMP_FP16 || in->precision == EC_PREC_AMP_BF16 ||
               in->precision == EC_PREC_AMP_FP8;

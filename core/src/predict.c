@@ -171,11 +171,15 @@ static inline void walk_kernel(walk *w, double host_s, double gpu_s, double kern
 static void ddp_grads_ready(plan *p, size_t i, double *gpu, double *busy)
 {
     double bwd_s = p->cost[i].bwd_s;
-    double slow = eci_overlap_stretch_s(p->ddp->comm_free_s, *gpu - bwd_s, bwd_s, p->overlap_slowdown);
-    *gpu += slow;
-    *busy += slow;
-    p->overlap_s += slow;
-    eci_ddp_ready(p->ddp, *gpu, p->wl->ops[i].frozen ? 0 : p->wl->ops[i].params * p->grad_elem_bytes);
+    if (p->ddp->comm_free_s > *gpu - bwd_s) { /* (an idle stream slows nothing: skip the call) */
+        double slow = eci_overlap_stretch_s(p->ddp->comm_free_s, *gpu - bwd_s, bwd_s, p->overlap_slowdown);
+        *gpu += slow;
+        *busy += slow;
+        p->overlap_s += slow;
+    }
+    const eci_op *op = &p->wl->ops[i];
+    if (op->params > 0 && !op->frozen)
+        eci_ddp_ready(p->ddp, *gpu, op->params * p->grad_elem_bytes);
 }
 
 /* The forward ops from..to-1 in order.  The first goes through gpu_op (the host may have work
@@ -415,6 +419,98 @@ static void forward_pass(timeline *t, plan *p)
     forward_ops(t, p, at, wl->n_ops);
 }
 
+/* ---- DDP over repeated layers ------------------------------------------------------------
+ * DDP's hook needs each repetition's real times, but once two repetitions in a row moved
+ * everything by the same amounts, from states that keep repeating, every later one does too
+ * and the rest are added by multiplication.  A state keeps repeating when the bucket being
+ * filled is as full at both ends, and for both the host and the communication stream either
+ * its lead over the GPU is unchanged, or it is ahead and pulling away (the host: never idles
+ * the GPU), or it is behind and falling further behind (the stream: busy all repetition long). */
+typedef struct ddp_mark {
+    timeline t;
+    double comm_free, comm_busy, launched, fwd_s, bwd_s, overlap_s, open;
+} ddp_mark;
+
+static ddp_mark ddp_mark_now(const timeline *t, const plan *p)
+{
+    return (ddp_mark){.t = *t, .comm_free = p->ddp->comm_free_s, .comm_busy = p->ddp->comm_busy_s,
+                      .launched = p->ddp->launched, .fwd_s = p->fwd_s, .bwd_s = p->bwd_s,
+                      .overlap_s = p->overlap_s, .open = p->ddp->open_bytes};
+}
+
+/* The repetition's moves as a vector; d[0..N_DDP_DELTA) */
+enum { N_DDP_DELTA = 11 + N_CAUSES };
+static void ddp_delta(const ddp_mark *a, const ddp_mark *b, double *d)
+{
+    double v[N_DDP_DELTA] = {b->t.cpu - a->t.cpu, b->t.gpu - a->t.gpu, b->t.busy - a->t.busy,
+                             b->t.copy - a->t.copy, b->t.kernels - a->t.kernels, b->t.host_busy - a->t.host_busy,
+                             b->comm_free - a->comm_free, b->comm_busy - a->comm_busy, b->launched - a->launched,
+                             b->bwd_s - a->bwd_s, b->overlap_s - a->overlap_s};
+    for (int c = 0; c < N_CAUSES; c++)
+        v[11 + c] = b->t.gap[c] - a->t.gap[c];
+    memcpy(d, v, sizeof v);
+}
+
+static int near(double a, double b)
+{
+    return fabs(a - b) <= 1e-12 * (fabs(a) + fabs(b)) + 1e-18;
+}
+
+static int keeps_repeating(const ddp_mark *m0, const ddp_mark *m1)
+{
+    double h0 = m0->t.cpu - m0->t.gpu, h1 = m1->t.cpu - m1->t.gpu;
+    double c0 = m0->comm_free - m0->t.gpu, c1 = m1->comm_free - m1->t.gpu;
+    int host = near(h0, h1) || (h1 < h0 && h1 <= 0) || (h1 > h0 && h0 >= 0);
+    int comm = near(c0, c1) || (c0 <= 0 && c1 <= 0) || (c1 > c0 && c0 >= 0);
+    return host && comm && m0->open == m1->open && memcmp(m0->t.pending, m1->t.pending, sizeof m0->t.pending) == 0;
+}
+
+/* The same relative state at both ends: the host's and the stream's leads over the GPU, the
+ * open bucket, the pending host work.  The next repetition then moves exactly like this one. */
+static int same_state(const ddp_mark *m0, const ddp_mark *m1)
+{
+    return near(m0->t.cpu - m0->t.gpu, m1->t.cpu - m1->t.gpu) &&
+           (near(m0->comm_free - m0->t.gpu, m1->comm_free - m1->t.gpu) ||
+            (m0->comm_free <= m0->t.gpu && m1->comm_free <= m1->t.gpu)) &&
+           m0->open == m1->open && memcmp(m0->t.pending, m1->t.pending, sizeof m0->t.pending) == 0;
+}
+
+static void ddp_layers(timeline *t, plan *p, int reps)
+{
+    ddp_mark m0 = ddp_mark_now(t, p);
+    double prev[N_DDP_DELTA], d[N_DDP_DELTA];
+    for (int l = 0; l < reps; l++) {
+        backward_layer(t, p);
+        ddp_mark m1 = ddp_mark_now(t, p);
+        ddp_delta(&m0, &m1, d);
+        int same = l >= 1 && same_state(&m0, &m1); /* back where the repetition began */
+        if (!same && l >= 1 && keeps_repeating(&m0, &m1)) { /* or drifting the same way each time */
+            same = 1;
+            for (int i = 0; same && i < N_DDP_DELTA; i++)
+                same = near(d[i], prev[i]);
+        }
+        if (same) {
+            double rest = reps - l - 1;
+            t->cpu += rest * d[0];
+            t->gpu += rest * d[1];
+            t->busy += rest * d[2];
+            t->copy += rest * d[3];
+            t->kernels += rest * d[4];
+            t->host_busy += rest * d[5];
+            for (int c = 0; c < N_CAUSES; c++)
+                t->gap[c] += rest * d[11 + c];
+            p->ddp->comm_free_s += rest * d[6];
+            p->ddp->comm_busy_s += rest * d[7];
+            p->ddp->launched += (int)(rest * d[8]);
+            p->bwd_s += rest * d[9];
+            p->overlap_s += rest * d[10];
+            return;
+        }
+        memcpy(prev, d, sizeof d);
+        m0 = m1;
+    }
+}
+
 static void backward_pass(timeline *t, plan *p)
 {
     const eci_workload *wl = p->wl;
@@ -423,9 +519,8 @@ static void backward_pass(timeline *t, plan *p)
         p->blk = &wl->blocks[b];
         backward_ops(t, p, p->blk->end, at);
         double t0 = t->gpu;
-        if (p->ddp != NULL) /* DDP's hook needs every repetition's real times */
-            for (int l = 0; l < p->blk->reps; l++)
-                backward_layer(t, p);
+        if (p->ddp != NULL) /* DDP's hook needs the repetitions' real times */
+            ddp_layers(t, p, p->blk->reps);
         else
             repeat_layers(t, p, p->blk->reps, backward_layer);
         if (p->shard != NULL)
@@ -456,14 +551,6 @@ static int key_given(const ec_config *cfg, const char *name)
 {
     int i = ec_config_key_index(name);
     return i >= 0 && ec_config_is_set(cfg, (size_t)i);
-}
-
-/* Mark the config key `name` as not given (its value is left alone). */
-static void key_unset(ec_config *cfg, const char *name)
-{
-    int i = ec_config_key_index(name);
-    if (i >= 0)
-        cfg->set_mask[i / 64] &= ~((uint64_t)1 << (i % 64));
 }
 
 /* Set bit and append text unless that text is already there: two different warnings under
@@ -579,7 +666,9 @@ int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
 /* ---- the layout's communication ------------------------------------------------------------ */
 typedef struct layout_comm {
     eci_comm comm;              /* every GPU of the job (n = 1: none) */
+    eci_group groups[ECI_N_GROUPS]; /* tensor-, context-, expert-parallel groups of the ops' collectives */
     eci_group dp;               /* gradient reduction: the dp x cp ranks holding the same shard (stride tp) */
+    eci_group pp;               /* pipeline neighbours */
     int dp_is_job;              /* every GPU a data-parallel replica on the default network: DDP keeps the
                                    job's ring (comm), as calibrated */
     double net_bytes_per_s;     /* one GPU's NIC */
@@ -590,14 +679,14 @@ typedef struct layout_comm {
 /* The job's links and the groups of its layout (Megatron's rank order: tensor parallel
  * innermost, then context, data, pipeline; experts within data parallelism). */
 static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_calib *calib,
-                            layout_comm *lc, eci_rates *rates)
+                            layout_comm *lc)
 {
     memset(lc, 0, sizeof *lc);
     lc->comm.n = lc->comm.nodes = 1;
     lc->comm.h2d_share_frac = 1.0;
     lc->dp.n = 1;
     int n = cfg->num_gpus;
-    lc->dp_is_job = r->dp == n && r->fabric == NULL;
+    lc->dp_is_job = r->dp == n && r->fabric == NULL && r->nodes == 1;
     if (n <= 1)
         return EC_OK;
     int rc = eci_comm_init(ctx, r->gpu, r->topology, n, r->nodes, r->node_net_bytes_per_s, cfg->busbw_bytes_per_s,
@@ -609,13 +698,22 @@ static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolve
     lc->domain = r->fabric != NULL && r->fabric->domain_gpus > 0 ? (int)r->fabric->domain_gpus : r->per_node;
     lc->net_bytes_per_s = r->gpu_net_bytes_per_s;
     int tp = r->tp, cp = r->cp;
-    eci_comm_group(&lc->comm, tp, 1, lc->domain, lc->net_bytes_per_s, lc->net_frac, &rates->groups[ECI_GROUP_TP]);
-    eci_comm_group(&lc->comm, cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &rates->groups[ECI_GROUP_CP]);
+    eci_comm_group(&lc->comm, tp, 1, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->groups[ECI_GROUP_TP]);
+    eci_comm_group(&lc->comm, cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->groups[ECI_GROUP_CP]);
     eci_comm_group(&lc->comm, r->ep, tp * cp, lc->domain, lc->net_bytes_per_s, lc->net_frac,
-                   &rates->groups[ECI_GROUP_EP]);
+                   &lc->groups[ECI_GROUP_EP]);
     eci_comm_group(&lc->comm, r->dp * cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->dp);
-    rates->comm = &lc->comm;
+    eci_comm_group(&lc->comm, r->pp, tp * cp * r->dp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->pp);
     return EC_OK;
+}
+
+/* The rates of the ops' collectives: the layout's links and groups (none on one GPU). */
+static void rates_of_layout(const layout_comm *lc, eci_rates *rates)
+{
+    if (lc->comm.n <= 1)
+        return;
+    memcpy(rates->groups, lc->groups, sizeof rates->groups);
+    rates->comm = &lc->comm;
 }
 
 /* Sharded data parallelism that gathers per unit (FSDP full/hybrid/grad-op sharding, ZeRO-3):
@@ -693,10 +791,10 @@ static double reduce_elem_bytes(const ec_config *cfg, const eci_resolved *r, dou
 /* Exposed time of the ops' collectives on the compute stream by group, per micro-step: the
  * forward's (twice for checkpointed blocks, whose forward runs again in backward) and the
  * backward's.  They are busy GPU time that the breakdown moves from forward/backward to comm. */
-static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, int checkpointing, double *fwd_s,
-                        double *bwd_s, double *group_s)
+static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, const eci_rates *rates, int checkpointing,
+                        double *fwd_s, double *bwd_s, double *group_s, double *launched_s)
 {
-    *fwd_s = *bwd_s = 0;
+    *fwd_s = *bwd_s = *launched_s = 0;
     for (int gi = 0; gi < ECI_N_GROUPS; gi++)
         group_s[gi] = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
@@ -709,6 +807,14 @@ static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, int c
         *fwd_s += reps * cost[i].fwd_s;
         *bwd_s += reps * (cost[i].bwd_s + again);
         group_s[op->group] += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
+        if (op->hidden && rates->comm != NULL) { /* the whole exchange, not only what attention left exposed */
+            const eci_group *g = &rates->groups[op->group];
+            double f = eci_coll_s(rates->comm, g, (eci_coll)op->fwd_coll, op->comm_bytes);
+            double b = eci_coll_s(rates->comm, g, (eci_coll)op->bwd_coll, op->comm_bytes);
+            *launched_s += reps * (f + b + (checkpointing == 1 && blk != NULL && blk->checkpoint ? f : 0));
+        } else {
+            *launched_s += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
+        }
     }
 }
 
@@ -773,7 +879,7 @@ static void optimizer_traffic(const ec_ctx *ctx, int optimizer, double *bytes, d
  * fills res's step time, breakdown, kernel counts, FLOPs and memory; gpu_scale multiplies
  * every compute kernel (gpu_step_s calibrates it); *host_s is the host time of the step. */
 static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib_in, double seq,
-                      double gpu_scale, ec_result *res, double *host_s)
+                      double gpu_scale, const layout_comm *lc_in, ec_result *res, double *host_s)
 {
     memset(res, 0, sizeof *res);
     eci_resolved r = *rp;
@@ -808,8 +914,11 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     eci_rates rates;
     eci_rates_init(ctx, g, cfg->precision, &calib, &rates);
     layout_comm lc;
-    if ((rc = layout_comm_init(ctx, cfg, &r, &calib, &lc, &rates)) != EC_OK)
+    if (lc_in != NULL)
+        lc = *lc_in;
+    else if ((rc = layout_comm_init(ctx, cfg, &r, &calib, &lc)) != EC_OK)
         return rc;
+    rates_of_layout(&lc, &rates);
     const eci_comm *comm = &lc.comm;
     const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale);
     if (cost == NULL)
@@ -875,9 +984,12 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         sched.coll = r.strategy == EC_STRATEGY_ZERO ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE;
     }
     double exposed_total = 0;       /* bucketed reductions left after backward, all micro-steps simulated */
+    double last_fwd0 = 0, last_bwd0 = 0; /* kernel time before the last simulated micro-step */
     for (int micro = 0; micro < simulate; micro++) {
         double start = t.cpu;
         micro_start = t;
+        last_fwd0 = p.fwd_s;
+        last_bwd0 = p.bwd_s;
         if (pinned) {
             gpu_op(&t, p.dispatch_fwd_s, h2d_s, 0, 0);
         } else { /* pageable: the host stages the batch and blocks on the copy */
@@ -964,7 +1076,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     double opt_bytes, opt_ops;
     optimizer_traffic(ctx, cfg->optimizer, &opt_bytes, &opt_ops);
     opt_bytes *= param_bytes / 4.0;
-    double opt_params = wl->trainable_params / o_shards;
+    double opt_params = eci_memory_shard_share(wl, 1.0, o_shards, r.ep);
     double chunks = ceil(trained_tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
     double opt_gpu_s = 0;
     if (cfg->precision == EC_PREC_AMP_FP16 && cfg->optimizer != EC_OPT_ADAMW_FUSED) {
@@ -1003,9 +1115,10 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     /* Assemble the step: simulated part plus the repeated micro-steps. */
     double step_s = t.cpu + scale_rest * micro_s[simulate - 1];
     double rest_frac = simulate > 1 ? scale_rest : 0;
-    double micro_fwd = p.fwd_s / simulate, micro_bwd = p.bwd_s / simulate;
-    double inline_fwd, inline_bwd, group_s[ECI_N_GROUPS];
-    inline_comm(wl, cost, cfg->checkpointing, &inline_fwd, &inline_bwd, group_s);
+    /* micro-steps 3..ga repeat the second, AccumulateGrad included */
+    double micro_fwd = p.fwd_s - last_fwd0, micro_bwd = p.bwd_s - last_bwd0;
+    double inline_fwd, inline_bwd, group_s[ECI_N_GROUPS], inline_launched;
+    inline_comm(wl, cost, &rates, cfg->checkpointing, &inline_fwd, &inline_bwd, group_s, &inline_launched);
     res->breakdown.forward_s = p.fwd_s + rest_frac * micro_fwd - ga * inline_fwd;
     res->breakdown.backward_s = p.bwd_s + rest_frac * micro_bwd - ga * inline_bwd;
     res->comm.tp_s = ga * group_s[ECI_GROUP_TP];
@@ -1026,7 +1139,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         res->breakdown.comm_s += dp_comm_s * (double)ga / simulate;
     res->comm_total_s = dp ? dp_comm_s * (double)ga / simulate
                            : sched.comm_busy_s * micro_weight + (shard_comm[0] + shard_comm[simulate - 1] * (ga - 1)) +
-                                 ga * (inline_fwd + inline_bwd) + zero_gather_s;
+                                 ga * inline_launched + zero_gather_s;
     if (n > 1) { /* a synchronous step waits for the slowest GPU (order statistics) */
         double e_max;
         if ((rc = eci_expected_max_normal(ctx, n, &e_max)) != EC_OK)
@@ -1063,11 +1176,15 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
                      .opt_shards = o_shards, .zero = r.strategy == EC_STRATEGY_ZERO,
                      .opt_on_host = cfg->offload != EC_OFFLOAD_NONE,
                      .weights_on_host = cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS,
-                     .act_copies = r.in_flight, .frozen_elem_bytes = p.frozen_elem_bytes};
-    if (per_unit) /* gathered 16-bit units in flight (the rate limiter's), the root, and one unit's
-                   * unsharded gradients before their reduce-scatter */
-        mi.gathered_bytes = (shard.limit * eci_workload_largest_unit(wl) + root) * compute_elem_bytes(cfg->precision) +
-                            eci_workload_largest_unit(wl) * reduce_bytes * wl->trainable_params / wl->params;
+                     .act_copies = r.in_flight, .frozen_elem_bytes = p.frozen_elem_bytes, .ep = r.ep};
+    if (per_unit) { /* gathered 16-bit units in flight (the rate limiter's; without resharding after forward,
+                     * every unit stays gathered until backward), the root, and one unit's unsharded
+                     * gradients before their reduce-scatter */
+        double unit = eci_workload_largest_unit(wl);
+        double gathered = shard.regather ? shard.limit * unit + root : wl->params;
+        mi.gathered_bytes = gathered * compute_elem_bytes(cfg->precision) +
+                            unit * reduce_bytes * wl->trainable_params / wl->params;
+    }
     if (dp) /* the gathered logits, and their gradients unless the forward returned the loss */
         mi.extra_workspace_bytes = (1.0 + (output_grad_bytes > 0)) * n * wl->output_bytes;
     eci_memory_estimate(ctx, &mi, &res->memory);
@@ -1149,13 +1266,17 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
 {
     int pp = rp->pp;
     if (pp <= 1 || rp->net == NULL)
-        return step_model(ctx, cfg, rp, calib, seq, gpu_scale, res, host_s);
+        return step_model(ctx, cfg, rp, calib, seq, gpu_scale, NULL, res, host_s);
     int L = eci_net_pipeline_layers(rp->net), m = cfg->grad_accum, rc;
+    layout_comm lc; /* every stage's links: worked out once */
+    if ((rc = layout_comm_init(ctx, cfg, rp, calib, &lc)) != EC_OK)
+        return rc;
     double v = cfg->pp_schedule == EC_PP_INTERLEAVED ? cfg->pp_chunks : 1;
     eci_resolved st = *rp;
     ec_result one, crit, worst;
     stage_key prev = {-1, -1, -1, -1};
-    double u = 0, tail = 0, u_sum = 0, u_max = -1, tail_max = 0, flop = 0, p2p = 0, crit_host = 0, crit_tail = 0;
+    double u = 0, tail = 0, u_sum = 0, u_max = -1, tail_max = 0, flop = 0, hw_flop = 0, p2p = 0, crit_host = 0,
+           crit_tail = 0;
     memset(&worst, 0, sizeof worst);
     for (int s = 0; s < pp; s++) {
         int lo = (int)((long)s * L / pp), hi = (int)((long)(s + 1) * L / pp);
@@ -1167,19 +1288,10 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
             st.stage_hi = hi;
             st.in_flight = stage_in_flight(cfg, s, pp);
             double stage_host;
-            if ((rc = step_model(ctx, cfg, &st, calib, seq, gpu_scale, &one, &stage_host)) != EC_OK)
+            if ((rc = step_model(ctx, cfg, &st, calib, seq, gpu_scale, &lc, &one, &stage_host)) != EC_OK)
                 return rc;
-            if (s == 0) { /* the boundary's activation: one p2p send to the next stage */
-                eci_rates rates;
-                layout_comm lc;
-                eci_rates_init(ctx, rp->gpu, cfg->precision, calib, &rates);
-                if ((rc = layout_comm_init(ctx, cfg, rp, calib, &lc, &rates)) != EC_OK)
-                    return rc;
-                eci_group pg;
-                eci_comm_group(&lc.comm, pp, rp->tp * rp->cp * rp->dp, lc.domain, lc.net_bytes_per_s, lc.net_frac,
-                               &pg);
-                p2p = eci_coll_s(&lc.comm, &pg, ECI_COLL_P2P, st.stage_input_bytes);
-            }
+            if (s == 0) /* the boundary's activation: one p2p send to the next stage */
+                p2p = eci_coll_s(&lc.comm, &lc.pp, ECI_COLL_P2P, st.stage_input_bytes);
             u = st.micro_s + 2.0 * v * p2p;
             tail = one.step_s - m * st.micro_s;
             if (stages != NULL)
@@ -1198,6 +1310,7 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
         u_sum += u;
         tail_max = tail > tail_max ? tail : tail_max;
         flop += one.flop_per_step;
+        hw_flop += one.mfu_frac > 0 ? one.flop_per_step * one.hfu_frac / one.mfu_frac : one.flop_per_step;
     }
     double step = m * u_max + (u_sum - u_max) / v + tail_max;
     *res = crit;
@@ -1214,9 +1327,8 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
     res->tokens_per_s = rp->tokens * m * rp->dp / step;
     res->flop_per_step = flop / pp; /* per GPU: the stages' mean */
     double peak = crit.mfu_frac > 0 ? crit.flop_per_step / (crit.mfu_frac * crit.step_s) : 0;
-    double hw = crit.hfu_frac > 0 && crit.mfu_frac > 0 ? crit.hfu_frac / crit.mfu_frac : 1;
     res->mfu_frac = peak > 0 ? res->flop_per_step / (step * peak) : 0;
-    res->hfu_frac = res->mfu_frac * hw;
+    res->hfu_frac = peak > 0 ? hw_flop / pp / (step * peak) : 0; /* the stages' recompute, summed */
     res->gpu_util_frac = res->gpu_busy_s / step > 1.0 ? 1.0 : res->gpu_busy_s / step;
     rp->input_bytes = st.input_bytes;
     rp->tokens = st.tokens;
@@ -1249,7 +1361,7 @@ int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, size_t c
     ec_result res;
     double host_s;
     if (r.pp <= 1) {
-        if ((rc = step_model(ctx, cfg, &r, &calib, r.seq, 1.0, &res, &host_s)) != EC_OK)
+        if ((rc = step_model(ctx, cfg, &r, &calib, r.seq, 1.0, NULL, &res, &host_s)) != EC_OK)
             return rc;
         out[0] = (ec_stage){.first_layer = 0, .layers = eci_net_pipeline_layers(r.net), .micro_s = r.micro_s,
                             .in_flight = 1, .memory = res.memory};
@@ -1304,6 +1416,22 @@ static size_t pad_knots(const ec_config *cfg, const eci_lengths *l, int seq, dou
             len[n++] = v;
     }
     return n;
+}
+
+/* Collective kernels on the step's critical path (busy GPU time): DDP's exposed buckets, the
+ * tensor/context/expert collectives on the compute stream, ZeRO's gather after the step. */
+static double coll_busy_s(const ec_result *r)
+{
+    const ec_comm_parts *c = &r->comm;
+    return c->tp_s + c->cp_s + c->ep_s + c->dp_reduce_s + c->overlap_s;
+}
+
+/* Collective time that ran beside compute: all launched, less what was exposed. */
+static double coll_hidden_s(const ec_result *r)
+{
+    const ec_comm_parts *c = &r->comm;
+    double exposed = c->tp_s + c->cp_s + c->ep_s + c->dp_reduce_s + c->shard_wait_s + c->pp_p2p_s;
+    return r->comm_total_s > exposed ? r->comm_total_s - exposed : 0;
 }
 
 /* Series the pipeline averages for the result beyond the ones that drive it. */
@@ -1392,7 +1520,8 @@ int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, 
         const ec_breakdown *b = &kr.breakdown;
         double v[N_SERIES] = {
             [ECI_S_WALL] = kr.step_s, [ECI_S_HOST] = host_s, [ECI_S_BUSY] = kr.gpu_busy_s,
-            [ECI_S_H2D] = b->h2d_s, [ECI_S_COMM] = b->comm_s, [S_FWD] = b->forward_s, [S_BWD] = b->backward_s,
+            [ECI_S_H2D] = b->h2d_s, [ECI_S_COMM] = b->comm_s, [ECI_S_COLL_BUSY] = coll_busy_s(&kr),
+            [ECI_S_COLL_HIDDEN] = coll_hidden_s(&kr), [S_FWD] = b->forward_s, [S_BWD] = b->backward_s,
             [S_OPT] = b->optimizer_s, [S_H2D_EXPOSED] = b->h2d_s, [S_CPU] = b->cpu_overhead_s,
             [S_KERNELS] = kr.kernels_per_step, [S_FLOP] = kr.flop_per_step,
             [S_PEAK] = kr.mfu_frac > 0 ? kr.flop_per_step / (kr.mfu_frac * kr.step_s) : 0};
@@ -1655,6 +1784,56 @@ static void copy_multi_gpu(const ec_result *top, ec_result *res)
     res->other_gpu_busy_s = res->gpu_busy_s - (top->gpu_busy_s - top->other_gpu_busy_s);
 }
 
+static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res, int reference);
+
+/* A sweep over layouts, GPU counts or networks divides by the same one-GPU throughput again and
+ * again: the context keeps the last few, keyed by the one-GPU config and the calibration it
+ * was predicted with (byte for byte: a false miss only costs a prediction). */
+#define REF_CACHE_ENTRIES 8
+struct eci_ref_cache {
+    struct {
+        ec_config cfg;
+        eci_calib calib;
+        double samples_per_s;
+        int used;
+    } e[REF_CACHE_ENTRIES];
+    unsigned next;
+};
+
+void eci_predict_ctx_free(ec_ctx *ctx)
+{
+    eci_free(ctx, ctx->ref_cache, sizeof *ctx->ref_cache);
+    ctx->ref_cache = NULL;
+}
+
+static int reference_samples_per_s(ec_ctx *ctx, const ec_config *one, const eci_calib *fixed, double *out)
+{
+    eci_calib calib;
+    memset(&calib, 0, sizeof calib);
+    int rc = fixed != NULL ? (calib = *fixed, EC_OK) : eci_calib_current(ctx, one, &calib);
+    if (rc != EC_OK)
+        return rc;
+    if (ctx->ref_cache == NULL && (ctx->ref_cache = eci_calloc(ctx, 1, sizeof *ctx->ref_cache)) == NULL)
+        return EC_ENOMEM;
+    struct eci_ref_cache *c = ctx->ref_cache;
+    for (int i = 0; i < REF_CACHE_ENTRIES; i++)
+        if (c->e[i].used && memcmp(&c->e[i].cfg, one, sizeof *one) == 0 &&
+            memcmp(&c->e[i].calib, &calib, sizeof calib) == 0) {
+            *out = c->e[i].samples_per_s;
+            return EC_OK;
+        }
+    ec_result r1;
+    if ((rc = predict_full(ctx, one, &calib, &r1, 1)) != EC_OK)
+        return rc;
+    unsigned k = c->next++ % REF_CACHE_ENTRIES;
+    c->e[k].cfg = *one;
+    c->e[k].calib = calib;
+    c->e[k].samples_per_s = r1.samples_per_s;
+    c->e[k].used = 1;
+    *out = r1.samples_per_s;
+    return EC_OK;
+}
+
 /* Scaling against the same config on one GPU, input pipeline included. */
 static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
 {
@@ -1674,21 +1853,25 @@ static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_calib
     one.zero_stage = 0;
     one.offload = EC_OFFLOAD_NONE;
     one.reduce_dtype = EC_REDUCE_AUTO;
-    static const char *const layout_keys[] = {"strategy", "nodes", "num_gpus", "tp", "pp", "cp", "ep", "pp_chunks",
-                                              "sequence_parallel", "pp_schedule", "sharding", "zero_stage",
-                                              "offload", "reduce_dtype"};
-    for (size_t i = 0; i < sizeof layout_keys / sizeof layout_keys[0]; i++)
-        key_unset(&one, layout_keys[i]);
-    ec_result r1;
-    int rc = eci_predict(ctx, &one, fixed, &r1);
+    /* no key counts as given: only warnings read that, and the reference's are not kept */
+    memset(one.set_mask, 0, sizeof one.set_mask);
+    double single;
+    int rc = reference_samples_per_s(ctx, &one, fixed, &single);
     if (rc != EC_OK)
         return rc;
-    res->single_gpu_samples_per_s = r1.samples_per_s;
-    res->scaling_efficiency_frac = res->samples_per_s / (cfg->num_gpus * r1.samples_per_s);
+    res->single_gpu_samples_per_s = single;
+    res->scaling_efficiency_frac = res->samples_per_s / (cfg->num_gpus * single);
     return EC_OK;
 }
 
 int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
+{
+    return predict_full(ctx, cfg, fixed, res, 0);
+}
+
+/* The prediction; reference: only the one-GPU throughput a scaling efficiency divides by is
+ * wanted (no warnings, no cost, no scaling of its own). */
+static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res, int reference)
 {
     memset(res, 0, sizeof *res);
     /* eci_pipe_prepare zeroes it first thing */
@@ -1709,7 +1892,8 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         memcpy(res->warning_text, top.warning_text, sizeof res->warning_text);
         assemble_step(cfg, &r, l, in, &ep, eci_const(ctx, EC_C_loader_bottleneck_frac), res);
         assemble_epoch(ctx, cfg, &r, in, l, &ep, res);
-        add_warnings(ctx, cfg, &r, res);
+        if (!reference)
+            add_warnings(ctx, cfg, &r, res);
         copy_multi_gpu(&top, res);
         eci_calib calib; /* the model's own error (profile error_log_sd) widens the simulated spread */
         if (fixed != NULL)
@@ -1722,12 +1906,12 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         res->step_p10_s = res->step_p90_s = res->step_s;
         if (rc == EC_OK)
             eci_interval_widen(&calib, res->step_s, &res->step_p10_s, &res->step_p90_s);
-        if (rc == EC_OK)
+        if (rc == EC_OK && !reference)
             rc = add_cost(ctx, cfg, &r, res);
     }
     eci_lengths_free(ctx, l);
     /* after the scratch is done with: the one-GPU prediction reuses it */
-    return rc == EC_OK ? scaling_efficiency(ctx, cfg, fixed, res) : rc;
+    return rc == EC_OK && !reference ? scaling_efficiency(ctx, cfg, fixed, res) : rc;
 }
 
 /* Peak memory of cfg alone: the step model at the longest padded length, as ec_predict's

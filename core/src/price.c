@@ -26,6 +26,14 @@ struct eci_prices {
     char currency[16];
     price_row *rows;
     size_t n, capacity;      /* rows read, rows allocated */
+    /* The last offers' texts: a sweep quotes the same few offers again and again (formatting
+     * them is most of a quote's cost); replaced round-robin. */
+    struct {
+        const price_row *row;
+        int nodes;
+        char offer[sizeof ((eci_quote *)0)->offer];
+    } memo[4];
+    unsigned memo_next;
 };
 
 static void prices_free(ec_ctx *ctx, eci_prices *p)
@@ -169,7 +177,7 @@ int eci_price_load_default(ec_ctx *ctx, const char *path)
 
 /* The table a config prices with: its prices= file (read once per path), else the models/
  * folder's; *table is NULL when there is none. */
-static int table_for(ec_ctx *ctx, const ec_config *cfg, const eci_prices **table)
+static int table_for(ec_ctx *ctx, const ec_config *cfg, eci_prices **table)
 {
     *table = ctx->prices;
     if (cfg->prices[0] == '\0')
@@ -199,7 +207,7 @@ int eci_price_quote(ec_ctx *ctx, const ec_config *cfg, const eci_gpu *gpu, int n
                  n > 1 ? "s" : "");
         return EC_OK;
     }
-    const eci_prices *table;
+    eci_prices *table;
     int rc = table_for(ctx, cfg, &table);
     if (rc != EC_OK || table == NULL)
         return rc;
@@ -231,13 +239,25 @@ int eci_price_quote(ec_ctx *ctx, const ec_config *cfg, const eci_gpu *gpu, int n
     if (best == NULL)
         return EC_OK; /* no offer for this GPU at this size: cost unknown */
     q->per_hour = nodes * best->price_per_hour;
-    snprintf(q->offer, sizeof q->offer, "%s %s%s%s (%d x %s, %s %.4g/h, %s)", best->provider, best->instance,
-             best->region[0] ? " " : "", best->region, best->gpus, ctx->gpus[best->gpu].id, table->currency,
-             best->price_per_hour, best->date);
-    if (nodes > 1) {
-        size_t len = strlen(q->offer);
-        snprintf(q->offer + len, sizeof q->offer - len, " x %d", nodes);
+    const size_t n_memo = sizeof table->memo / sizeof table->memo[0];
+    size_t m = 0;
+    while (m < n_memo && !(table->memo[m].row == best && table->memo[m].nodes == nodes))
+        m++;
+    if (m == n_memo) {
+        m = table->memo_next++ % n_memo;
+        char *o = table->memo[m].offer;
+        size_t size = sizeof table->memo[m].offer;
+        snprintf(o, size, "%s %s%s%s (%d x %s, %s %.4g/h, %s)", best->provider, best->instance,
+                 best->region[0] ? " " : "", best->region, best->gpus, ctx->gpus[best->gpu].id, table->currency,
+                 best->price_per_hour, best->date);
+        if (nodes > 1) {
+            size_t len = strlen(o);
+            snprintf(o + len, size - len, " x %d", nodes);
+        }
+        table->memo[m].row = best;
+        table->memo[m].nodes = nodes;
     }
+    memcpy(q->offer, table->memo[m].offer, sizeof q->offer);
     eci_strlcpy(q->currency, table->currency, sizeof q->currency);
     return EC_OK;
 }

@@ -201,7 +201,8 @@ static void tp_enter(builder *b)
     if (b->tp <= 1)
         return;
     double full = b->cur.rows * (b->sp ? b->tp : 1);
-    double bytes = full * b->cur.width * tbytes(b, &b->cur);
+    /* Megatron's regions communicate the compute dtype: its (TE) norms hand bf16 to the linears */
+    double bytes = full * b->cur.width * b->act;
     if (b->sp) {
         comm(b, "tp_allgather", ECI_GROUP_TP, ECI_COLL_ALLGATHER, ECI_COLL_REDUCE_SCATTER, bytes, 0);
         b->cur.rows = full;
@@ -691,8 +692,10 @@ static void moe(builder *b, const ec_moe_layer *m)
         down->quant = quant;
     }
     mem(b, "expert_scatter", x, 3.0 * b->act, x * b->act);
-    for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
+    for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++) {
         b->wl->ops[i].count = (int)local;
+        b->wl->ops[i].expert = 1;
+    }
     if (b->ep > 1)
         comm(b, "ep_combine", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
     b->cur = in;
@@ -770,7 +773,8 @@ static void embedding(builder *b, const ec_embedding_layer *e)
     if (b->tp > 1) { /* each GPU looked up its slice: the partial sums are reduced (to the shards) */
         int sp = b->sp;
         comm(b, sp ? "tp_emb_reduce_scatter" : "tp_emb_allreduce", ECI_GROUP_TP,
-             sp ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE, sp ? ECI_COLL_ALLGATHER : ECI_COLL_NONE, T * h * f, 0);
+             sp ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE, sp ? ECI_COLL_ALLGATHER : ECI_COLL_NONE, T * h * b->act,
+             0);
         if (sp)
             b->cur.rows = T / b->tp;
     }
@@ -1294,13 +1298,15 @@ static void keep_stage(eci_workload *wl, int lo, int hi)
 static void sum_up(eci_workload *wl)
 {
     wl->params = wl->param_tensors = wl->model_flop = wl->matmul_params = 0;
-    wl->trainable_params = wl->trainable_tensors = wl->quant_params = wl->frozen_flop = 0;
+    wl->trainable_params = wl->trainable_tensors = wl->quant_params = wl->frozen_flop = wl->expert_params = 0;
     wl->saved_other_bytes = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
         wl->blocks[b].saved_bytes = wl->blocks[b].params = wl->blocks[b].flop = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
         wl->blocks[b].core_saved_bytes = wl->blocks[b].core_flop = wl->blocks[b].trainable = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
+        if (wl->ops[i].params <= 0) /* frozen means frozen weights: an op without any computes as usual */
+            wl->ops[i].frozen = 0;
         const eci_op *op = &wl->ops[i];
         const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
         double reps = blk != NULL ? blk->reps : 1, preps = blk != NULL && blk->shared_params ? 1 : reps;
@@ -1315,6 +1321,8 @@ static void sum_up(eci_workload *wl)
         if (!op->frozen) {
             wl->trainable_params += op->params * op->count * preps;
             wl->trainable_tensors += op->param_tensors * op->count * preps;
+            if (op->expert)
+                wl->expert_params += op->params * op->count * preps;
         } else if (op->quant) {
             wl->quant_params += op->params * op->count * preps;
         }

@@ -63,6 +63,7 @@ typedef struct eci_op {
                               gradient, an embedding no backward at all */
     int fp8;               /* a GEMM Transformer Engine runs in FP8 under precision=amp_fp8 */
     int quant;             /* its frozen weight is stored quantized (QLoRA's base: base_quant_bytes) */
+    int expert;            /* one routed expert's (run once per local expert): expert-parallel weights */
     int attn_core;         /* the attention core (scores, softmax, dropout, context; the fused kernel):
                               what selective checkpointing recomputes instead of keeping */
     int bwd;               /* has a backward (0 for casts of weights, index ops) */
@@ -99,6 +100,7 @@ typedef struct eci_workload {
     double trainable_params; /* parameters that get gradients and optimizer states (all but LoRA's base) */
     double trainable_tensors; /* their tensors (optimizer and gradient-accumulation launches) */
     double quant_params;    /* frozen parameters stored quantized (QLoRA) */
+    double expert_params;   /* trained parameters of this GPU's routed experts (held by dp / ep ranks) */
     double matmul_params;   /* parameters of GEMM/CONV weights: the autocast cast cache */
     double saved_other_bytes; /* saved_bytes of the ops outside every block */
     double input_bytes;     /* bytes copied host-to-device per micro-step */
