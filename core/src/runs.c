@@ -23,7 +23,8 @@ struct ec_runs {
 };
 
 /* char arrays, not pointers: a pointer table would be relocated data (see config.c). */
-static const char METRIC_NAMES[][16] = { "samples_per_s", "step_time_ms", "epoch_time_s", "tokens_per_s" };
+static const char METRIC_NAMES[][16] = { "samples_per_s", "step_time_ms", "epoch_time_s", "tokens_per_s",
+                                          "peak_bytes" };
 #define N_METRICS (sizeof METRIC_NAMES / sizeof METRIC_NAMES[0])
 
 /* Column roles besides config keys. */
@@ -138,7 +139,7 @@ static int parse_row(ec_ctx *ctx, const eci_table *t, size_t row, const int *rol
             if (m == N_METRICS)
                 return cell_error(ctx, EC_EINVAL, t, row, c,
                                   "column 'metric': '%s' is not one of samples_per_s, "
-                                  "step_time_ms, epoch_time_s, tokens_per_s", cell);
+                                  "step_time_ms, epoch_time_s, tokens_per_s, peak_bytes", cell);
             run->metric = (ec_metric)m;
             break;
         }
@@ -312,6 +313,8 @@ double ec_result_metric(const ec_result *res, ec_metric metric)
         return res->epoch_s;
     case EC_METRIC_TOKENS_PER_S:
         return res->tokens_per_s;
+    case EC_METRIC_PEAK_BYTES:
+        return res->memory.peak_bytes;
     }
     return NAN;
 }
@@ -333,6 +336,8 @@ void ec_result_metric_interval(const ec_result *res, ec_metric metric, double *p
         case EC_METRIC_STEP_TIME_MS:
             lo = res->step_p10_s * 1e3;
             hi = res->step_p90_s * 1e3;
+            break;
+        case EC_METRIC_PEAK_BYTES: /* a point prediction: no interval */
             break;
         case EC_METRIC_EPOCH_TIME_S:
             if (res->epoch_s > 0) {
