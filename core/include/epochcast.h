@@ -726,6 +726,9 @@ typedef struct ec_conv2d_layer {
 typedef struct ec_norm_layer {
     ec_norm_kind kind;
     int bias;            /* LayerNorm with a bias (RMSNorm has none; BatchNorm always has one) */
+    int low_precision;   /* LayerNorm/RMSNorm run in the 16-bit compute dtype under autocast (llm-foundry's
+                            low_precision_layernorm, Composer's LPLayerNorm): input and weights cast down,
+                            16-bit output, so no fp32 stream and no cast before the next linear */
 } ec_norm_layer;
 
 typedef struct ec_attention_layer {
@@ -827,6 +830,12 @@ typedef struct ec_head {
     int tied;            /* the vocabulary projection reuses the token embedding's weight */
     int bias;            /* the final projection has a bias */
     int pool;            /* IMAGE_CLASSIFY: 1 = global average pool of a feature map, 0 = class token */
+    int fused_loss;      /* CAUSAL_LM: one fused softmax cross-entropy kernel over the 16-bit logits, the
+                            labels shifted instead of the logits (flash-attn's xentropy: llm-foundry's
+                            loss_fn fused_crossentropy); 0: PyTorch's loss on shifted fp32 logits (HF) */
+    int metric_losses;   /* CAUSAL_LM: cross-entropies the training loop computes on the logits after every
+                            micro-step, without gradients, for its metrics (Composer's LanguageCrossEntropy
+                            and LanguagePerplexity: 2), each an fp32 log_softmax of all of them; 0: none */
 } ec_head;
 
 /* How the attention of a network may be implemented (what its code offers). */
@@ -968,6 +977,8 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
  *   attn_eff        fused attention (SDPA) throughput relative to a GEMM
  *   dispatch_scale  multiplies the host time of each eager forward op of the model (the Python
  *                   around it: module calls, views); backward, optimizer and loop ops keep the host rate
+ *   internode_busbw_frac  NCCL bus bandwidth between nodes over the NICs' link rate, for
+ *                   networks without a measured efficiency_frac (interconnects.csv)
  * A weak prior (one e-fold, in log space) keeps parameters no run exercises at their prior.
  *
  * gemm_scale, simt_scale and mem_scale are also fitted per GPU architecture (gpus.csv
@@ -975,7 +986,7 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
  * for every architecture the fitted runs exercise: a hierarchical prior anchors the
  * architecture's value to the global one (log ratio ~ N(0, calib_arch_log_sd of
  * constants.csv)), so an architecture with few runs stays near the global value and one
- * with none uses it.  Those entries follow the six global ones in a report, with their
+ * with none uses it.  Those entries follow the seven global ones in a report, with their
  * architecture named in architectures[].
  */
 #define EC_FIT_MAX_PARAMS 32

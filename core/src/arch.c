@@ -35,7 +35,7 @@ static void norm(eci_desc *d, const eci_arch *a)
 {
     ec_layer *l = add(d, EC_LAYER_NORM);
     if (l != NULL)
-        l->u.norm = (ec_norm_layer){.kind = a->norm, .bias = a->norm_bias};
+        l->u.norm = (ec_norm_layer){.kind = a->norm, .bias = a->norm_bias, .low_precision = a->norm_low_precision};
 }
 
 static void residual(eci_desc *d, ec_residual_op op)
@@ -224,7 +224,8 @@ static void transformer_heads(eci_desc *d, const eci_arch *a)
     }
     int decoder_only = a->encoder_layers == 0;
     if (a->decoder_layers > 0) { /* the vocabulary projection of the (decoder) stream */
-        ec_head lm = {.tied = a->tie, .bias = a->lm_bias};
+        ec_head lm = {.tied = a->tie, .bias = a->lm_bias, .fused_loss = a->fused_loss,
+                     .metric_losses = a->metric_losses};
         add_head(d, "lm", EC_HEAD_CAUSAL_LM, &lm);
     } else { /* masked LM: BertOnlyMLMHead and its cousins (ALBERT's transform is H -> E) */
         ec_head mlm = {.tied = 1, .bias = 1, .transform = a->embedding_size};

@@ -83,6 +83,7 @@ void eci_calib_default(const ec_ctx *ctx, eci_calib *c)
     c->conv_eff = eci_const(ctx, EC_C_conv_eff_frac);
     c->attn_eff = eci_const(ctx, EC_C_sdpa_eff_frac);
     c->dispatch_scale = 1.0;
+    c->internode_frac = eci_const(ctx, EC_C_internode_busbw_frac);
     c->n_arch = 0;
     c->error_log_sd = 0.0;
 }

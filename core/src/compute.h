@@ -62,6 +62,8 @@ typedef struct eci_calib {
     double conv_eff;       /* cuDNN convolution throughput relative to a GEMM */
     double attn_eff;       /* fused attention throughput relative to a GEMM */
     double dispatch_scale; /* multiplies the host's per-op dispatch times */
+    double internode_frac; /* NCCL bus bandwidth across nodes over the NICs' link rate, for networks
+                              whose interconnects.csv row has no measured efficiency_frac */
     size_t n_arch;
     eci_calib_arch arch[ECI_CALIB_MAX_ARCH];
     /* Model error: root mean square of log(predicted / measured) over predictions of GPUs

@@ -466,7 +466,8 @@ static void map_falcon(jr *r, eci_arch *a)
 /* MosaicML MPT (transformers' modeling_mpt.py and llm-foundry's MPTModel): ALiBi, RoPE or
  * learned positions (max_seq_len rows: the count grows with it), fused Wqkv, no biases
  * anywhere with no_bias (LayerNorms included), GELU MLP of expansion_ratio x d_model, logits
- * through the token embedding. */
+ * through the token embedding; norm_type and loss_fn as llm-foundry reads them (MPTConfig's
+ * default norm_type is low_precision_layernorm). */
 static void map_mpt(jr *r, eci_arch *a)
 {
     hf_common(r, a);
@@ -498,6 +499,31 @@ static void map_mpt(jr *r, eci_arch *a)
     a->learned_positions = !alibi && !rope && jbool(r, "learned_pos_emb", 1);
     int no_bias = jbool(r, "no_bias", 1);
     a->norm_bias = a->qkv_bias = a->out_bias = a->mlp_bias = !no_bias;
+    /* llm-foundry's norm_type (llmfoundry/models/layers/norm.py NORM_CLASS_REGISTRY): the
+     * low_precision_ ones cast input and weights to the autocast dtype and normalise there
+     * (LPLayerNorm, LPRMSNorm); its RMSNorm has a weight and no bias */
+    const char *norm = jstr(r, "norm_type", "low_precision_layernorm");
+    if (strcmp(norm, "layernorm") == 0 || strcmp(norm, "low_precision_layernorm") == 0) {
+        a->norm = EC_NORM_LAYER;
+    } else if (strcmp(norm, "rmsnorm") == 0 || strcmp(norm, "low_precision_rmsnorm") == 0) {
+        a->norm = EC_NORM_RMS;
+        a->norm_bias = 0;
+    } else {
+        fail(r, "norm_type", "must be layernorm, low_precision_layernorm, rmsnorm or low_precision_rmsnorm");
+    }
+    a->norm_low_precision = strncmp(norm, "low_precision_", 14) == 0;
+    /* ComposerMPTCausalLM's loss_fn (a key of the model section beside d_model): fused_crossentropy
+     * is flash-attn's xentropy kernel on the 16-bit logits with the labels rolled; absent (a hub
+     * config read by transformers' MptForCausalLM): torch cross-entropy on shifted logits */
+    const char *loss = jstr(r, "loss_fn", "torch_crossentropy");
+    if (strcmp(loss, "fused_crossentropy") == 0)
+        a->fused_loss = 1;
+    else if (strcmp(loss, "torch_crossentropy") != 0)
+        fail(r, "loss_fn", "must be fused_crossentropy or torch_crossentropy");
+    /* ComposerMPTCausalLM's use_train_metrics (default true in llm-foundry): LanguageCrossEntropy and
+     * LanguagePerplexity, which Composer updates on the logits after every micro-batch (no_grad, under
+     * autocast: trainer.py _eval_train_metrics); absent (a hub config): no training loop assumed */
+    a->metric_losses = jbool(r, "use_train_metrics", 0) ? 2 : 0;
     a->act = EC_ACT_GELU;
     a->qkv_fused = 1;
     a->final_norm = 1;

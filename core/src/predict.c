@@ -683,7 +683,8 @@ typedef struct layout_comm {
 
 /* The job's links and the groups of its layout (Megatron's rank order: tensor parallel
  * innermost, then context, data, pipeline; experts within data parallelism). */
-static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, layout_comm *lc)
+static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_calib *calib,
+                            layout_comm *lc)
 {
     memset(lc, 0, sizeof *lc);
     lc->comm.n = lc->comm.nodes = 1;
@@ -698,7 +699,7 @@ static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolve
     if (rc != EC_OK)
         return rc;
     lc->net_frac = r->fabric != NULL && r->fabric->efficiency_frac > 0 ? r->fabric->efficiency_frac
-                                                                        : eci_const(ctx, EC_C_internode_busbw_frac);
+                                                                        : calib->internode_frac;
     lc->domain = r->fabric != NULL && r->fabric->domain_gpus > 0 ? (int)r->fabric->domain_gpus : r->per_node;
     lc->net_bytes_per_s = r->gpu_net_bytes_per_s;
     int tp = r->tp, cp = r->cp;
@@ -934,7 +935,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     layout_comm lc;
     if (lc_in != NULL)
         lc = *lc_in;
-    else if ((rc = layout_comm_init(ctx, cfg, &r, &lc)) != EC_OK)
+    else if ((rc = layout_comm_init(ctx, cfg, &r, &calib, &lc)) != EC_OK)
         return rc;
     rates_of_layout(&lc, &rates);
     const eci_comm *comm = &lc.comm;
@@ -1296,7 +1297,7 @@ static int eval_step(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, c
     eci_rates rates;
     eci_rates_init(ctx, r->gpu, cfg->precision, &calib_copy, &rates);
     layout_comm lc; /* the layout's groups price a tensor-parallel model's collectives */
-    if ((rc = layout_comm_init(ctx, cfg, r, &lc)) != EC_OK)
+    if ((rc = layout_comm_init(ctx, cfg, r, calib, &lc)) != EC_OK)
         return rc;
     rates_of_layout(&lc, &rates);
     const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale);
@@ -1395,7 +1396,7 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
         return step_model(ctx, cfg, rp, calib, seq, gpu_scale, NULL, res, host_s);
     int L = eci_net_pipeline_layers(rp->net), m = cfg->grad_accum, rc;
     layout_comm lc; /* every stage's links: worked out once */
-    if ((rc = layout_comm_init(ctx, cfg, rp, &lc)) != EC_OK)
+    if ((rc = layout_comm_init(ctx, cfg, rp, calib, &lc)) != EC_OK)
         return rc;
     double v = cfg->pp_schedule == EC_PP_INTERLEAVED ? cfg->pp_chunks : 1;
     eci_resolved st = *rp;

@@ -393,6 +393,8 @@ void ec_result_metric_interval(const ec_result *res, ec_metric metric, double *p
             lo = res->step_p10_s * 1e3;
             hi = res->step_p90_s * 1e3;
             break;
+        case EC_METRIC_PEAK_BYTES: /* a point prediction: no interval */
+            break;
         case EC_METRIC_EPOCH_TIME_S:
             if (res->epoch_s > 0) {
                 lo = res->epoch_p10_s;

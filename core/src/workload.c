@@ -377,11 +377,38 @@ static void cross_entropy(builder *b, double rows, double classes)
 /* LayerNorm (autocast runs it in fp32): keeps its input and two fp32 statistics per row.
  * HF's Python RMSNorm (Llama, T5, Gemma) is several eager kernels (constants.csv): pow, mean,
  * rsqrt, the scaling and the weight; it keeps the fp32 input and the normalized product.
- * BatchNorm in training reads its input twice (statistics, normalise) and writes once. */
+ * BatchNorm in training reads its input twice (statistics, normalise) and writes once.
+ * A low-precision norm under autocast (llm-foundry's LPLayerNorm/LPRMSNorm) casts an fp32
+ * input down first (that copy is what backward keeps) and runs at the 16-bit width: a
+ * 16-bit output the next linear reads without a cast. */
 static void norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer *nl)
 {
     double n = elems(t), e = b->f32k;
     eci_op *op;
+    if (nl->low_precision && b->amp && nl->kind != EC_NORM_BATCH) {
+        int down = t->f32; /* _cast_if_autocast_enabled(x): a copy only when x is fp32 */
+        if (down)
+            cast(b, "norm_cast_in", n, n * b->act);
+        if (casts_weights(b)) /* and the fp32 weight (and bias) */
+            cast(b, "norm_cast_w", (nl->bias ? 2.0 : 1.0) * t->width, 0);
+        e = b->act;
+        double rows = t->rows, kept = (down ? 0 : n * e) + rows * 8.0;
+        if (nl->kind == EC_NORM_RMS) {
+            int k = b->sh->rmsnorm_kernels > 0 ? b->sh->rmsnorm_kernels : 1;
+            op = mem(b, name, n, b->sh->rmsnorm_passes * e, kept + n * e);
+            if (op != NULL)
+                op->fwd_kernels = k;
+        } else {
+            op = mem(b, name, n, 2.0 * e, kept);
+        }
+        if (op != NULL) {
+            op->params = (nl->bias ? 2.0 : 1.0) * t->width;
+            op->param_tensors = nl->bias ? 2 : 1;
+        }
+        t->f32 = 0;
+        fresh(b, t);
+        return;
+    }
     if (nl->kind == EC_NORM_BATCH) {
         op = mem(b, name, n, 3.0 * b->act, n * b->act);
         if (op != NULL) {
@@ -397,6 +424,8 @@ static void norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer
             if (op != NULL)
                 op->fwd_kernels = k;
         } else {
+            if (b->amp && !t->f32) /* autocast runs layer_norm in fp32: a 16-bit input is copied up first */
+                cast(b, "norm_cast_up", n, 0);
             op = mem(b, name, n, 2.0 * e, n * e + rows * 8.0);
         }
         if (op != NULL) {
@@ -735,10 +764,13 @@ static void no_backward_from(builder *b, size_t first)
 static void embedding(builder *b, const ec_embedding_layer *e)
 {
     size_t first = b->wl->n_ops;
-    double full = b->has_memory ? b->sh->target_seq : b->sh->seq, h = (double)e->dim, f = b->f32k;
+    /* the lookups return the tables' dtype: fp32, or 16 bits when the weights are held in 16 bits
+     * (FSDP MixedPrecision, DeepSpeed, a 16-bit frozen LoRA base), and the residual stream stays so */
+    int f32 = casts_weights(b) || !b->amp;
+    double full = b->has_memory ? b->sh->target_seq : b->sh->seq, h = (double)e->dim, f = f32 ? b->f32k : b->act;
     double seq = full / b->cp, T = b->batch * seq; /* context parallelism: this GPU's share */
     b->cur = (tensor){.rows = T, .width = h, .seq = seq, .seq_sq = b->has_memory ? full * full : b->sh->seq_sq,
-                      .kv_seq = full, .f32 = 1};
+                      .kv_seq = full, .f32 = f32};
     /* tensor parallelism: Megatron's vocabulary-parallel embedding (each GPU a slice of rows) */
     double V = ceil((double)e->vocab / b->tp), P = (double)e->positions, Tv = (double)e->type_vocab;
     eci_op *op;
@@ -1124,10 +1156,28 @@ static void head(builder *b, const ec_head *hd)
         break;
     case EC_HEAD_CAUSAL_LM:
         vocab_projection(b, hd, V);
-        if (!b->has_memory) /* HF shifts the logits of a decoder: a contiguous copy of all of them */
-            mem(b, "shift_logits", T * V, 2.0 * b->act, T * V * b->act);
-        cross_entropy(b, T, V);
+        if (hd->fused_loss) { /* xentropy: reads the 16-bit logits once, keeps them and a log-sum-exp
+                               * per row; backward reads them and writes their gradient */
+            b->wl->output_bytes += T * V * b->act;
+            eci_op *op = mem(b, "fused_xentropy", T * V, b->act, T * V * b->act + T * 4.0);
+            if (op != NULL)
+                op->bwd_bytes = 2.0 * T * V * b->act;
+        } else {
+            if (!b->has_memory) /* HF shifts the logits of a decoder: a contiguous copy of all of them */
+                mem(b, "shift_logits", T * V, 2.0 * b->act, T * V * b->act);
+            cross_entropy(b, T, V);
+        }
         vocab_parallel_loss(b, T);
+        for (int k = 0; k < hd->metric_losses; k++) { /* the trainer's metrics: torch cross-entropy under
+                                                        * autocast and no_grad (fp32 copy, log_softmax, nll) */
+            size_t first = b->wl->n_ops;
+            if (b->amp)
+                cast(b, "metric_cast_logits", T * V, 0);
+            mem(b, "metric_log_softmax", T * V, 2.0 * b->f32k, 0);
+            mem(b, "metric_nll", T, 16.0, 0);
+            for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
+                b->wl->ops[i].bwd = 0;
+        }
         break;
     case EC_HEAD_IMAGE_CLASSIFY:
         if (hd->pool) {
