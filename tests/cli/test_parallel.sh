@@ -39,8 +39,8 @@ refused "tp larger than a node" $L num_gpus=16 tp=16 -- "tp=16" "gpus_per_node"
 refused "tp larger than gpus_per_node" $L num_gpus=8 tp=8 gpus_per_node=4 -- "tp=8" "gpus_per_node=4"
 refused "FP8 on a GPU without FP8 tensor cores" model=llama-3.1-8b gpu=a100-sxm4-80gb precision=amp_fp8 \
   batch_per_gpu=1 -- "precision=amp_fp8" "a100-sxm4-80gb"
-refused "lora_r with tp" $L num_gpus=2 tp=2 lora_r=16 -- "lora_r" "tp"
-refused "lora_r with pp" $L num_gpus=2 pp=2 lora_r=16 -- "lora_r" "pp"
+refused "QLoRA with tp" $L num_gpus=2 tp=2 lora_r=16 base_precision=nf4 -- "lora_r" "base_precision" "tp"
+refused "QLoRA with pp" $L num_gpus=2 pp=2 lora_r=16 base_precision=int8 -- "lora_r" "base_precision" "pp"
 
 # ---- one layout's CSV row ------------------------------------------------------------------
 cat > "$tmp/check.lua" <<'LUA'

@@ -117,8 +117,10 @@ test("predict: bad layouts are nil, msg, EINVAL naming the keys", function()
   fails("EINVAL", { "tp=16", "gpus_per_node" }, ec.predict, with { num_gpus = 16, tp = 16 })
   fails("EINVAL", { "precision=amp_fp8", "a100-sxm4-80gb" }, ec.predict,
         with { gpu = "a100-sxm4-80gb", precision = "amp_fp8" })
-  fails("EINVAL", { "lora_r", "tp" }, ec.predict, with { num_gpus = 2, tp = 2, lora_r = 16 })
-  fails("EINVAL", { "lora_r", "pp" }, ec.predict, with { num_gpus = 2, pp = 2, lora_r = 16 })
+  fails("EINVAL", { "lora_r", "base_precision", "tp" }, ec.predict,
+        with { num_gpus = 2, tp = 2, lora_r = 16, base_precision = "nf4" })
+  fails("EINVAL", { "lora_r", "base_precision", "pp" }, ec.predict,
+        with { num_gpus = 2, pp = 2, lora_r = 16, base_precision = "int8" })
 end)
 
 test("predict: a faster network shortens FSDP's waits across 2 nodes", function()

@@ -1116,10 +1116,10 @@ static void test_bad_layouts_refused(void **state)
     refused(ctx, "model=llama-3.1-8b gpu=v100-sxm2-32gb precision=amp_fp8 batch_per_gpu=1", "precision=amp_fp8",
             NULL);
     /* LoRA with tensor or pipeline parallelism */
-    snprintf(w, sizeof w, "%s num_gpus=2 tp=2 lora_r=16", llama);
-    refused(ctx, w, "lora_r", "tp", NULL);
-    snprintf(w, sizeof w, "%s num_gpus=2 pp=2 lora_r=16", llama);
-    refused(ctx, w, "lora_r", "pp", NULL);
+    snprintf(w, sizeof w, "%s num_gpus=2 tp=2 lora_r=16 base_precision=nf4", llama);
+    refused(ctx, w, "lora_r", "base_precision", "tp", NULL);
+    snprintf(w, sizeof w, "%s num_gpus=2 pp=2 lora_r=16 base_precision=int8", llama);
+    refused(ctx, w, "lora_r", "base_precision", "pp", NULL);
     /* and a few more the layout checks name */
     snprintf(w, sizeof w, "%s num_gpus=8 sequence_parallel=1", llama);
     refused(ctx, w, "sequence_parallel", "tp", NULL);
