@@ -12,6 +12,7 @@
 int ecC_cmd_plan(lua_State *L, int argc, char **argv);
 int ecC_cmd_compare(lua_State *L, int argc, char **argv);
 int ecC_cmd_max_batch(lua_State *L, int argc, char **argv);
+int ecC_cmd_optimize(lua_State *L, int argc, char **argv);
 
 /* ---- cli_util.c ---------------------------------------------------------------------- */
 /* "epochcast: message" on stderr; returns 1. */
@@ -44,6 +45,9 @@ int ecC_mpi_size(void);   /* 1 without MPI */
  * fn is called on rank 0 only).  Without MPI or on one rank, ecL_sweep_run. */
 int ecC_sweep_run(lua_State *L, ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
                   ec_sweep_opts *opts, ecL_point_fn fn, void *ud, char *msg, size_t msg_size);
+/* ec_optimize_run split over the MPI ranks (part = rank of parts = ranks; rank 0 merges the
+ * others' candidates and ranks them all, as one process would).  Without MPI, ec_optimize_run. */
+int ecC_optimize_run(ec_ctx *ctx, ec_optimize *opt);
 
 
 #endif /* EC_CLI_H */

@@ -31,3 +31,9 @@ int ecC_sweep_run(lua_State *L, ec_ctx *ctx, const ec_config *base, const ecL_ax
 {
     return ecL_sweep_run(L, ctx, base, axes, n_axes, opts, 1, fn, ud, msg, msg_size);
 }
+
+int ecC_optimize_run(ec_ctx *ctx, ec_optimize *opt)
+{
+    (void)ctx;
+    return ec_optimize_run(opt);
+}

@@ -140,6 +140,8 @@ static const char main_usage[] =
     "                                time-cost Pareto front (CSV and PNG)\n"
     "  compare A... -- B...          two configurations side by side (B changes A)\n"
     "  max-batch key=value ...       the largest batch_per_gpu that fits in memory\n"
+    "  optimize model=ID gpu=ID num_gpus=N global_batch_tokens=T  the best parallel layouts\n"
+    "                                (dp x tp x pp x cp x ep, sharding, micro-batch, checkpointing)\n"
     "  run SCRIPT.lua [ARGS...]      run a Lua scenario (require \"epochcast\")\n"
     "\n"
     "options:\n"
@@ -1299,6 +1301,8 @@ static int pmain(lua_State *L)
             code = ecC_cmd_compare(L, rest, args);
         else if (strcmp(cmd, "max-batch") == 0)
             code = ecC_cmd_max_batch(L, rest, args);
+        else if (strcmp(cmd, "optimize") == 0)
+            code = ecC_cmd_optimize(L, rest, args);
         else if (strcmp(cmd, "run") == 0)
             code = cmd_run(L, argc, argv, i + 1);
         else

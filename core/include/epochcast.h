@@ -567,6 +567,118 @@ EC_API int ec_sweep_next(ec_sweep *sw, ec_sweep_point *out);
 EC_API int ec_sweep_done(const ec_sweep *sw);
 
 /* ---------------------------------------------------------------------------------
+ * Layout search: the best parallel layouts of a model for a global batch on a GPU budget.
+ *
+ * A search is a base configuration (model, seq_len, precision, ...) and lists of values for
+ * the keys it searches (ec_optimize_set): gpu, num_gpus, global_batch or global_batch_tokens
+ * (one or several), tp, pp, cp, ep, batch_per_gpu (the micro-batch; grad_accum follows from
+ * the global batch), checkpointing, strategy with sharding and zero_stage, pp_schedule.  A key
+ * left out is searched over its defaults (ec_optimize_key_help).  Every combination is a
+ * candidate; candidates whose degrees cannot divide the GPUs, the global batch or the
+ * network (ec_predict's layout checks), and those whose model states alone (weights,
+ * gradients and optimizer states per GPU, a lower bound of the peak) exceed the GPU's
+ * memory, are pruned before their step is priced; the others are predicted (ec_predict) on
+ * opts threads and the layouts that fit are ranked by the goal.
+ *
+ *   ec_optimize *o;  ec_optimize_new(ctx, &base, &o);  ec_optimize_set(o, "num_gpus", "64");
+ *   ec_optimize_set(o, "global_batch_tokens", "4194304");  ec_optimize_run(o);
+ *   for (i = 0; i < ec_optimize_count(o) && i < 5; i++) ec_optimize_get(o, i, &layout);
+ */
+typedef struct ec_optimize ec_optimize;
+
+typedef enum ec_optimize_goal {
+    EC_OPTIMIZE_TOKENS_PER_S = 0, /* most tokens per second [default] */
+    EC_OPTIMIZE_TRAIN_TIME,       /* least time to train train_tokens tokens */
+    EC_OPTIMIZE_COST              /* least cost per token (or of train_tokens), from the price table */
+} ec_optimize_goal;
+
+/* A search over base (copied).  It must not outlive ctx.  Exceptional returns: EC_EMISUSE
+ * (NULL argument, models not loaded), EC_ENOMEM. */
+EC_API int ec_optimize_new(ec_ctx *ctx, const ec_config *base, ec_optimize **out);
+EC_API void ec_optimize_free(ec_optimize *opt);
+/* 1 when key is a search key or option of ec_optimize_set (not only a config key). */
+EC_API int ec_optimize_is_key(const char *key);
+/* Set a searched key to a comma-separated list of values ("1,2,4,8"; each checked through
+ * ec_config_set), or an option: goal (tokens_per_s | train_time | cost), train_tokens (tokens
+ * to train, for train_time and cost), top (layouts ec_optimize_get keeps ranked in detail,
+ * [10]), threads (0: the cores available [0]), part and parts (this process prices only the
+ * candidates of part, 0-based, of parts: a search split over processes, merged with
+ * ec_optimize_pack / ec_optimize_merge [0 of 1]).  Exceptional returns: EC_ENOTFOUND (not a
+ * search key, naming the nearest config key), EC_EINVAL (a bad value, naming the key). */
+EC_API int ec_optimize_set(ec_optimize *opt, const char *key, const char *value);
+/* The keys ec_optimize_set knows, one per call (i from 0; NULL past the end), and their help. */
+EC_API const char *ec_optimize_key_name(size_t i);
+EC_API const char *ec_optimize_key_help(size_t i);
+/* Enumerate, prune, price and rank.  Exceptional returns: EC_EINVAL (a global batch that the
+ * sequence length does not divide, none given, more than 1,000,000 candidates; naming the key),
+ * EC_ENOTFOUND / EC_EINVAL from the base configuration (model, gpu), EC_ENOMEM, EC_EMISUSE. */
+EC_API int ec_optimize_run(ec_optimize *opt);
+
+typedef struct ec_optimize_stats {
+    size_t considered;            /* candidates enumerated (every combination of the lists) */
+    size_t pruned_divide;         /* cannot divide: the GPUs, the global batch or the network (not priced) */
+    size_t pruned_memory;         /* model states alone exceed the GPU's memory (not priced) */
+    size_t priced;                /* predicted */
+    size_t refused;               /* predicted and refused by the model (an unsupported combination) */
+    size_t fit;                   /* priced and fit in memory: the ranked layouts */
+    size_t no_price;              /* goal cost: fit but no price for the GPU (not ranked) */
+    double search_s;              /* wall time of ec_optimize_run (and merges) */
+    int threads;                  /* threads that priced */
+    const char *first_divide;     /* the message of the first candidate pruned as cannot divide ("" none) */
+} ec_optimize_stats;
+EC_API void ec_optimize_stats_get(const ec_optimize *opt, ec_optimize_stats *out);
+
+/* Why a layout ranks below the best one (ec_optimize_layout.lost). */
+typedef enum ec_optimize_loss {
+    EC_LOSS_NONE = 0,          /* the best layout, or one that ties with it */
+    EC_LOSS_NO_FIT,            /* does not fit in memory */
+    EC_LOSS_EXPOSED_COMM,      /* more exposed communication (tensor, context, expert, data parallel, shards, p2p) */
+    EC_LOSS_BUBBLE,            /* a larger pipeline bubble */
+    EC_LOSS_RECOMPUTE,         /* more recomputation (activation checkpointing) */
+    EC_LOSS_COMPUTE,           /* slower kernels (smaller GEMMs per GPU, less overlap of compute) */
+    EC_LOSS_OVERHEAD,          /* host overhead, loader, optimizer or stragglers */
+    EC_LOSS_PRICE              /* goal cost: a dearer GPU hour */
+} ec_optimize_loss;
+/* "best", "does_not_fit", "exposed_comm", "pipeline_bubble", "recompute", "compute", "overhead", "price". */
+EC_API const char *ec_optimize_loss_name(ec_optimize_loss loss);
+
+typedef struct ec_optimize_layout {
+    ec_config config;             /* the layout's configuration (degrees, micro-batch, grad_accum, ...) */
+    int dp;                       /* data-parallel degree: num_gpus / (tp x pp x cp) */
+    double global_batch;          /* samples per optimizer step */
+    double tokens_per_s, mfu_frac, hfu_frac, step_s;
+    double peak_bytes, capacity_bytes;
+    int fits;
+    double train_s;               /* train_tokens / tokens_per_s (0 without train_tokens) */
+    double cost;                  /* goal cost: cost of train_tokens, or per million tokens without it; 0 unknown */
+    double price_per_hour;        /* the whole job's, 0 when unknown */
+    ec_comm_parts comm;           /* exposed communication by kind, seconds per step */
+    double exposed_comm_s;        /* their sum without the bubble, plus the slowest GPU's wait */
+    double recompute_s;           /* the step's share spent recomputing activations (hfu - mfu of the kernels) */
+    ec_optimize_loss lost;        /* why it ranks below the best (EC_LOSS_NONE for the best) */
+    double behind_frac;           /* 1 - its goal value / the best's (0 for the best) */
+    char reason[160];             /* lost in words: "more pipeline bubble (+1.21 s per step)" */
+} ec_optimize_layout;
+
+/* Layouts ranked (those that fit, best first); and the layouts that do not fit but would
+ * rank above the best with a peak within 25 % of the capacity (the near misses memory rules
+ * out; every layout that does not fit when none fits), best first. */
+EC_API size_t ec_optimize_count(const ec_optimize *opt);
+EC_API size_t ec_optimize_no_fit_count(const ec_optimize *opt);
+/* Layout i of the ranking (no_fit 0) or of the rivals that do not fit (no_fit 1).
+ * Exceptional returns: EC_EINVAL (i out of range), EC_EMISUSE. */
+EC_API int ec_optimize_get(const ec_optimize *opt, int no_fit, size_t i, ec_optimize_layout *out);
+
+/* A search split over processes: each runs the same search with part = its rank of parts,
+ * then one merges the others' priced candidates into its own and ranks them all, as one
+ * process would.  ec_optimize_pack writes this part's candidates into buf (bytes; with buf
+ * NULL only *bytes is set), for a process of the same build; ec_optimize_merge reads one
+ * such buffer into opt.  Exceptional returns: EC_EINVAL (a buffer from another search or
+ * too small), EC_EMISUSE (before ec_optimize_run). */
+EC_API int ec_optimize_pack(const ec_optimize *opt, void *buf, size_t *bytes);
+EC_API int ec_optimize_merge(ec_optimize *opt, const void *buf, size_t bytes);
+
+/* ---------------------------------------------------------------------------------
  * Planning: the cheapest (or fastest) configuration under constraints.
  *
  * A plan is a base configuration and a few axes of config-key values (gpu, num_gpus,
