@@ -1,8 +1,22 @@
 /*
- * cli_mpi.c: the CLI under mpirun.  Built without MPI (this file's stubs), a sweep runs in
- * one process; the MPI build (EC_HAVE_MPI) splits it over the ranks.
+ * cli_mpi.c: the CLI under mpirun.  Built with MPI (EC_HAVE_MPI: CMake found Open MPI), a
+ * process started by mpirun joins MPI and a sweep or a search is split over the K ranks:
+ * rank r predicts the blocks b of points (or candidates) with b % K = r (ec_sweep_opts part /
+ * parts, ec_optimize's part / parts) on its own threads; the other ranks send their blocks to
+ * rank 0, which hands every point to the command in the product's order (receiving block b
+ * from rank b % K when its turn comes, one block at a time) or merges the searches, so rank 0
+ * writes what one process writes.  Ranks other than 0 write nothing (stdout and stderr go to
+ * /dev/null).  Points travel as the bytes of their structs: every rank runs the same build on
+ * the same kind of machine (mpirun's usual case).  Without MPI, or outside mpirun, a sweep and
+ * a search run in this one process.
  */
 #include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef EC_HAVE_MPI
 
 int ecC_mpi_init(int *argc, char ***argv)
 {
@@ -37,3 +51,245 @@ int ecC_optimize_run(ec_ctx *ctx, ec_optimize *opt)
     (void)ctx;
     return ec_optimize_run(opt);
 }
+
+#else /* EC_HAVE_MPI */
+
+#include <mpi.h>
+
+/* Started by mpirun (Open MPI, or a PMI launcher): its environment says so. */
+static int launched(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMI_SIZE") != NULL || getenv("PMIX_RANK") != NULL;
+}
+
+static int active(void)
+{
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    return init && !fin;
+}
+
+int ecC_mpi_init(int *argc, char ***argv)
+{
+    if (!launched())
+        return 0;
+    if (MPI_Init(argc, argv) != MPI_SUCCESS)
+        return 0;
+    if (ecC_mpi_rank() != 0) { /* rank 0 speaks for all */
+        if (freopen("/dev/null", "w", stdout) == NULL || freopen("/dev/null", "w", stderr) == NULL)
+            return 1;
+    }
+    return 1;
+}
+
+int ecC_mpi_finalize(int code)
+{
+    if (active())
+        MPI_Finalize();
+    return code;
+}
+
+int ecC_mpi_rank(void)
+{
+    int r = 0;
+    if (active())
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+int ecC_mpi_size(void)
+{
+    int n = 1;
+    if (active())
+        MPI_Comm_size(MPI_COMM_WORLD, &n);
+    return n;
+}
+
+/* A rank that fails in the middle of a split cannot tell the others, who would wait for it:
+ * stop them all (rank 0 has printed why). */
+static void abort_all(const char *why)
+{
+    fprintf(stderr, "epochcast: %s (stopping every MPI rank)\n", why);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* Every rank's status: EC_OK on all, else the first failing one's (MPI_MAX of the codes). */
+static int agree(int st)
+{
+    int mine = st != EC_OK, any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any;
+}
+
+/* ---- sweeps ------------------------------------------------------------------------------ */
+
+/* A point as it travels. */
+typedef struct wire {
+    size_t index;
+    int status;
+    int resolved;
+    size_t values[ECL_SWEEP_MAX_AXES];
+    ec_config cfg, res_cfg;
+    ec_result res;
+    char msg[EC_WARNING_TEXT_MAX * 2];
+} wire;
+
+typedef struct split {
+    int rank, size;
+    size_t block, total, n_axes, n_blocks;
+    wire *buf;                  /* one block */
+    size_t n_buf;
+    size_t next_block;          /* rank 0: the next block to hand out */
+    ecL_point_fn fn;            /* rank 0: the command's */
+    void *ud;
+    int failed;
+} split;
+
+static void to_wire(const split *s, const ec_sweep_point *pt, wire *w)
+{
+    memset(w, 0, sizeof *w);
+    w->index = pt->index;
+    w->status = pt->status;
+    memcpy(w->values, pt->values, s->n_axes * sizeof *w->values);
+    w->cfg = *pt->config;
+    w->resolved = pt->resolved != pt->config;
+    if (w->resolved)
+        w->res_cfg = *pt->resolved;
+    if (pt->status == EC_OK)
+        w->res = *pt->result;
+    snprintf(w->msg, sizeof w->msg, "%s", pt->message);
+}
+
+static int from_wire(split *s, const wire *w)
+{
+    ec_sweep_point pt = {w->index, w->values, &w->cfg, w->resolved ? &w->res_cfg : &w->cfg, w->status, &w->res,
+                         w->msg};
+    return s->fn(s->ud, &pt);
+}
+
+static size_t block_points(const split *s, size_t b)
+{
+    size_t first = b * s->block;
+    return s->total - first < s->block ? s->total - first : s->block;
+}
+
+/* Rank 0: receive block b from its rank and hand its points on. */
+static int take_block(split *s, size_t b)
+{
+    int src = (int)(b % (size_t)s->size);
+    MPI_Status status;
+    size_t n = block_points(s, b);
+    if (MPI_Recv(s->buf, (int)(n * sizeof *s->buf), MPI_BYTE, src, (int)(b % 32768), MPI_COMM_WORLD, &status) !=
+        MPI_SUCCESS)
+        abort_all("receiving a block of the sweep failed");
+    for (size_t i = 0; i < n; i++) {
+        int st = from_wire(s, &s->buf[i]);
+        if (st != EC_OK)
+            return st;
+    }
+    return EC_OK;
+}
+
+/* Rank 0's points: before each, the other ranks' earlier blocks. */
+static int rank0_point(void *ud, const ec_sweep_point *pt)
+{
+    split *s = ud;
+    size_t b = pt->index / s->block;
+    while (s->next_block < b) {
+        int st = take_block(s, s->next_block++);
+        if (st != EC_OK)
+            return st;
+    }
+    int st = s->fn(s->ud, pt);
+    if (pt->index + 1 == (b + 1) * s->block || pt->index + 1 == s->total)
+        s->next_block = b + 1;
+    return st;
+}
+
+/* Another rank's points: a block at a time, to rank 0. */
+static int sender_point(void *ud, const ec_sweep_point *pt)
+{
+    split *s = ud;
+    to_wire(s, pt, &s->buf[s->n_buf++]);
+    size_t b = pt->index / s->block;
+    if (s->n_buf == block_points(s, b)) {
+        if (MPI_Send(s->buf, (int)(s->n_buf * sizeof *s->buf), MPI_BYTE, 0, (int)(b % 32768), MPI_COMM_WORLD) !=
+            MPI_SUCCESS)
+            abort_all("sending a block of the sweep failed");
+        s->n_buf = 0;
+    }
+    return EC_OK;
+}
+
+int ecC_sweep_run(lua_State *L, ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
+                  ec_sweep_opts *opts, ecL_point_fn fn, void *ud, char *msg, size_t msg_size)
+{
+    int size = ecC_mpi_size();
+    if (size <= 1)
+        return ecL_sweep_run(L, ctx, base, axes, n_axes, opts, 1, fn, ud, msg, msg_size);
+    size_t total = 0;
+    int st = ecL_sweep_check(ctx, base, axes, n_axes, &total, msg, msg_size);
+    if (agree(st))
+        return st != EC_OK ? st : (snprintf(msg, msg_size, "another MPI rank refused the sweep"), EC_EINVAL);
+    split s = {ecC_mpi_rank(), size, opts->block, total, n_axes, 0, NULL, 0, 0, fn, ud, 0};
+    s.n_blocks = total / s.block + (total % s.block != 0);
+    s.buf = (wire *)lua_newuserdatauv(L, s.block * sizeof *s.buf, 0); /* freed with the stack */
+    opts->part = (size_t)s.rank;
+    opts->parts = (size_t)size;
+    st = ecL_sweep_run(L, ctx, base, axes, n_axes, opts, 0, s.rank == 0 ? rank0_point : sender_point, &s, msg,
+                       msg_size);
+    while (st == EC_OK && s.rank == 0 && s.next_block < s.n_blocks)
+        st = take_block(&s, s.next_block++);
+    lua_pop(L, 1);
+    if (st != EC_OK)
+        abort_all(msg);
+    return st;
+}
+
+/* ---- searches ---------------------------------------------------------------------------- */
+
+int ecC_optimize_run(ec_ctx *ctx, ec_optimize *opt)
+{
+    int size = ecC_mpi_size(), rank = ecC_mpi_rank();
+    if (size <= 1)
+        return ec_optimize_run(opt);
+    char num[32];
+    snprintf(num, sizeof num, "%d", size);
+    int st = ec_optimize_set(opt, "parts", num);
+    snprintf(num, sizeof num, "%d", rank);
+    if (st == EC_OK)
+        st = ec_optimize_set(opt, "part", num);
+    if (st == EC_OK)
+        st = ec_optimize_run(opt);
+    if (agree(st)) /* a refused search is refused on every rank alike */
+        return st != EC_OK ? st : EC_EINVAL;
+    if (rank != 0) {
+        size_t bytes = 0;
+        ec_optimize_pack(opt, NULL, &bytes);
+        void *buf = malloc(bytes);
+        if (buf == NULL || ec_optimize_pack(opt, buf, &bytes) != EC_OK)
+            abort_all("out of memory packing the search");
+        unsigned long long n = bytes;
+        MPI_Send(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, 1, MPI_COMM_WORLD);
+        MPI_Send(buf, (int)bytes, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+        free(buf);
+        return EC_OK;
+    }
+    for (int r = 1; r < size; r++) {
+        unsigned long long n = 0;
+        MPI_Recv(&n, 1, MPI_UNSIGNED_LONG_LONG, r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        void *buf = malloc((size_t)n);
+        if (buf == NULL)
+            abort_all("out of memory receiving the search");
+        MPI_Recv(buf, (int)n, MPI_BYTE, r, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        st = ec_optimize_merge(opt, buf, (size_t)n);
+        free(buf);
+        if (st != EC_OK)
+            abort_all(ec_ctx_errmsg(ctx));
+    }
+    return EC_OK;
+}
+
+#endif /* EC_HAVE_MPI */

@@ -747,6 +747,8 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     }
     void **wslot = ecL_newbox(L, ecL_abort_csv);
     int wbox = lua_gettop(L);
+    if (ecC_mpi_rank() != 0)
+        out = NULL; /* under mpirun rank 0 writes the file */
     if (out != NULL) {
         int st = ec_csv_open(ctx, out, &sw.w);
         *wslot = sw.w;
@@ -1318,10 +1320,11 @@ static int pmain(lua_State *L)
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
+    ecC_mpi_init(&argc, &argv); /* under mpirun: join MPI (cli_mpi.c) */
     lua_State *L = luaL_newstate();
     if (L == NULL) {
         l_message(argv[0], "cannot create state: not enough memory");
-        return EXIT_FAILURE;
+        return ecC_mpi_finalize(EXIT_FAILURE);
     }
     lua_pushcfunction(L, pmain);
     lua_pushinteger(L, argc);
@@ -1330,5 +1333,5 @@ int main(int argc, char **argv)
     int code = status == LUA_OK ? (int)lua_tointeger(L, -1) : EXIT_FAILURE;
     report(L, status);
     lua_close(L);
-    return code;
+    return ecC_mpi_finalize(code);
 }
