@@ -7,6 +7,9 @@
  *   bench_speed [MODELS_DIR] [SECONDS_PER_SECTION] [SWEEP_CONFIGS] [SECTION_NAME_PART]
  *
  * With SECTION_NAME_PART only the sections whose name contains it run (for profiling).
+ * After the sections (issue 22): the same sweep through ec_sweep on 1, 2 and 4 threads
+ * (points/s and the speed-up over one), ec.sweep with full rows from Lua, and the layout
+ * search of the issue (Llama-3.1-70B on 64 H100s), each with the wall time it took.
  *
  * Each section is one entry of `sections` below: a name, a setup that fills a base config
  * and the axes it varies, and a body run in a timed loop.  To add a section (the epoch
@@ -358,6 +361,108 @@ static void memory_flat(bench *b, long n)
     (void)sink;
 }
 
+/* ec_sweep of BERT-large SQuAD over 8 GPUs x 64 batches x 4 accumulations x 4 precisions x 4
+ * sequence lengths (32,768 points) repeated `reps` times on t threads: points per second of wall
+ * time, the workers' context loads (each reads models/ again) included. */
+static double sweep_threads(bench *b, int t, int reps, int *used)
+{
+    static const char *const batches[] = {"1",  "2",  "3",  "4",  "5",  "6",  "7",  "8",  "9",  "10", "11",
+                                          "12", "13", "14", "15", "16", "17", "18", "19", "20", "21", "22",
+                                          "23", "24", "25", "26", "27", "28", "29", "30", "31", "32", "33",
+                                          "34", "35", "36", "37", "38", "39", "40", "41", "42", "43", "44",
+                                          "45", "46", "47", "48", "49", "50", "51", "52", "53", "54", "55",
+                                          "56", "57", "58", "59", "60", "61", "62", "63", "64"};
+    static const char *const accum[] = {"1", "2", "4", "8"};
+    static const char *const precisions[] = {"fp32", "amp_fp16", "amp_bf16", "tf32"};
+    static const char *const seqs[] = {"128", "256", "384", "512"};
+    ec_config base;
+    ec_config_init(&base);
+    setup_bert_squad(b->ctx, &base);
+    double t0 = now_s(), sink = 0;
+    size_t points = 0;
+    for (int r = 0; r < reps; r++) {
+        ec_sweep_opts o;
+        ec_sweep_opts_init(&o);
+        o.threads = t;
+        ec_sweep *sw;
+        must(b->ctx, ec_sweep_new(b->ctx, &base, &o, &sw), "ec_sweep_new");
+        must(b->ctx, ec_sweep_axis(sw, "gpu", b->gpus, b->n_gpus), "axis");
+        must(b->ctx, ec_sweep_axis(sw, "batch_per_gpu", batches, 64), "axis");
+        must(b->ctx, ec_sweep_axis(sw, "grad_accum", accum, 4), "axis");
+        must(b->ctx, ec_sweep_axis(sw, "precision", precisions, 4), "axis");
+        must(b->ctx, ec_sweep_axis(sw, "seq_len", seqs, 4), "axis");
+        while (!ec_sweep_done(sw)) {
+            ec_sweep_point pt;
+            must(b->ctx, ec_sweep_next(sw, &pt), "ec_sweep_next");
+            if (pt.status == EC_OK)
+                sink += pt.result->step_s;
+            points++;
+        }
+        *used = ec_sweep_threads(sw);
+        ec_sweep_free(sw);
+    }
+    double dt = now_s() - t0;
+    return sink > 0 ? (double)points / dt : -1;
+}
+
+static void threads_scaling(bench *b)
+{
+    int reps = b->seconds >= 1 ? 4 : 2;
+    printf("\nec_sweep of 32,768 points (BERT-large SQuAD: 8 GPUs x 64 batches x 4 grad_accum x 4 precisions x 4 "
+           "seq_len) x %d, in order, wall time:\n", reps);
+    double one = 0;
+    for (int t = 1; t <= 4; t *= 2) {
+        int used = 0;
+        double rate = sweep_threads(b, t, reps, &used);
+        if (t == 1)
+            one = rate;
+        printf("  threads=%d (%d predicting): %10.0f points/s, x%.2f of one thread\n", t, used, rate,
+               one > 0 ? rate / one : 0);
+    }
+}
+
+/* The layout search of issue 22, as `epochcast optimize` runs it. */
+static void optimize_70b(bench *b, int threads)
+{
+    ec_config base;
+    ec_config_init(&base);
+    set(b->ctx, &base, "model=llama-3.1-70b");
+    set(b->ctx, &base, "seq_len=8192");
+    ec_optimize *o;
+    must(b->ctx, ec_optimize_new(b->ctx, &base, &o), "ec_optimize_new");
+    char t[16];
+    snprintf(t, sizeof t, "%d", threads);
+    must(b->ctx, ec_optimize_set(o, "gpu", "h100-sxm5-80gb"), "gpu");
+    must(b->ctx, ec_optimize_set(o, "num_gpus", "64"), "num_gpus");
+    must(b->ctx, ec_optimize_set(o, "global_batch_tokens", "4194304"), "global_batch_tokens");
+    must(b->ctx, ec_optimize_set(o, "threads", t), "threads");
+    must(b->ctx, ec_optimize_run(o), "ec_optimize_run");
+    ec_optimize_stats s;
+    ec_optimize_stats_get(o, &s);
+    printf("  threads=%d: %zu considered, %zu pruned (divide), %zu pruned (memory), %zu priced, %zu fit: %.3f s, "
+           "%.0f priced/s\n", s.threads, s.considered, s.pruned_divide, s.pruned_memory, s.priced, s.fit, s.search_s,
+           (double)s.priced / s.search_s);
+    ec_optimize_free(o);
+}
+
+static void lua_full_rows(void)
+{
+#if defined(EC_LUA_CPATH) && defined(EC_SOURCE_DIR)
+    char cmd[1024];
+    for (int t = 1; t <= 2; t++) {
+        snprintf(cmd, sizeof cmd, "LUA_CPATH='%s' lua5.4 '%s/bench/bench_sweep_full.lua' 100 %d 2>&1", EC_LUA_CPATH,
+                 EC_SOURCE_DIR, t);
+        double rate = sweep_rate(cmd);
+        if (rate <= 0) {
+            printf("\nLua ec.sweep, full rows: skipped (lua5.4 with the epochcast module not runnable)\n");
+            return;
+        }
+        printf("%sLua ec.sweep with full rows (bench_sweep_full.lua, 512 points x 100), threads=%d: %.0f points/s\n",
+               t == 1 ? "\n" : "", t, rate);
+    }
+#endif
+}
+
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
@@ -380,8 +485,17 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         if (only == NULL || strstr(sections[i].name, only) != NULL)
             run_section(&b, &sections[i]);
-    if (only == NULL)
+    if (only == NULL) {
         lua_vs_c();
+        lua_full_rows();
+    }
+    if (only == NULL || strstr("threads", only) != NULL)
+        threads_scaling(&b);
+    if (only == NULL || strstr("optimize", only) != NULL) {
+        printf("\nlayout search, Llama-3.1-70B, 64 x h100-sxm5-80gb, seq 8192, 4,194,304 tokens per step:\n");
+        optimize_70b(&b, 1);
+        optimize_70b(&b, 0);
+    }
     long sweep = argc > 3 ? atol(argv[3]) : 1000000;
     if (sweep > 1000)
         memory_flat(&b, sweep);

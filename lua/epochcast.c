@@ -133,7 +133,7 @@ static const char main_usage[] =
     "  networks                      list the inter-node network presets (network=...)\n"
     "  model-info model=ID|PATH      a network's parameters, FLOPs, memory and layers\n"
     "  predict key=value ...         predict one configuration (--csv, -o FILE)\n"
-    "  sweep key=v1,v2 ... key=value predict every combination (--csv, -o FILE)\n"
+    "  sweep key=v1,v2 ... key=value predict every combination (--csv, -o FILE, --threads N)\n"
     "  validate RUNS.csv             predict measured runs and report the error\n"
     "  calibrate RUNS.csv -o P.csv   fit the model's physical parameters to measured runs\n"
     "  plan key=v1,v2 ... deadline_h=H  the cheapest configuration under constraints, the\n"
