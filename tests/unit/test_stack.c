@@ -155,6 +155,32 @@ static void test_compile_modes(void **state)
     ec_ctx_free(ctx);
 }
 
+/* kernels=fused (Megatron / Transformer Engine, flash-attn's scripts): the GPU runs the op
+ * list torch.compile's fusion gives (the same kernels, FLOPs and bytes), but the model stays
+ * eager: every module's Python runs, nothing is compiled, the first step is a step. */
+static void test_fused_kernels(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result eager, fused, compiled, both;
+    predict_words(ctx, BERT "precision=amp_bf16", &eager);
+    predict_words(ctx, BERT "precision=amp_bf16 kernels=fused", &fused);
+    predict_words(ctx, BERT "precision=amp_bf16 compile=1", &compiled);
+    predict_words(ctx, BERT "precision=amp_bf16 compile=1 kernels=fused", &both);
+    assert_rel(fused.kernels_per_step, compiled.kernels_per_step, EC_TOL_EXACT);
+    assert_true(fused.kernels_per_step < eager.kernels_per_step);
+    assert_rel(fused.flop_per_step, eager.flop_per_step, EC_TOL_EXACT); /* fusion moves bytes, not FLOPs */
+    assert_true(fused.step_s < eager.step_s);
+    assert_rel(fused.first_step_s, fused.step_s, EC_TOL_EXACT); /* no compilation */
+    assert_true(fused.cpu_issue_s > compiled.cpu_issue_s);      /* module Python still runs */
+    assert_rel(both.step_s, compiled.step_s, EC_TOL_EXACT);     /* compile fuses whatever kernels says */
+    ec_config cfg;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "kernels", "triton"), EC_EINVAL);
+    assert_non_null(strstr(ec_ctx_errmsg(ctx), "kernels"));
+    ec_ctx_free(ctx);
+}
+
 /* ---- memory_format ---------------------------------------------------------------------- */
 
 /* cuDNN's tensor-core kernels read NHWC: a contiguous (NCHW) model pays transposes under
@@ -277,7 +303,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_optimizer_states), cmocka_unit_test(test_paged_states),
         cmocka_unit_test(test_optimizer_loops),  cmocka_unit_test(test_trainer_clipping),
-        cmocka_unit_test(test_compile_modes),    cmocka_unit_test(test_memory_format),
+        cmocka_unit_test(test_compile_modes),    cmocka_unit_test(test_fused_kernels),
+        cmocka_unit_test(test_memory_format),
         cmocka_unit_test(test_data_sources),     cmocka_unit_test(test_evaluation),
         cmocka_unit_test(test_sdpa_causal),      cmocka_unit_test(test_flash_triton),
     };
