@@ -16,6 +16,8 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
 #include "memory.h"
+#include "optim.h"
+#include "optimize.h"
 #include "predict.h"
 #include "workers.h"
 
@@ -524,21 +526,36 @@ static int build(const ec_optimize *o, ec_ctx *ctx, size_t i, ec_config *cfg, do
     return ec_config_set(ctx, cfg, "grad_accum", accum);
 }
 
-/* Model states per GPU, a lower bound of its peak: the parameters split over tp x pp (and the
- * experts over ep), the sharded parts over the data-parallel ranks. */
-static double state_bound_bytes(const ec_optimize *o, ec_ctx *ctx, const ec_config *cfg, int dp)
+/* Model states per GPU, a lower bound of what the memory model allocates: the parameters split
+ * over tp x pp (the average stage, at most the largest) and over ep; DDP (and FSDP no_shard)
+ * replicate weights, gradients and optimizer states at the memory model's bytes per parameter;
+ * ZeRO keeps 16-bit weights and gradients beside its fp32 partition (so at most 2 bytes each
+ * counted), the optimizer states (and gradients from stage 2, weights at stage 3) over the dp
+ * ranks; FSDP shards everything at rest (what it gathers comes and goes).  A sharding not
+ * known here counts as fully sharded: a smaller bound prunes less, never a layout that fits.
+ * Paged optimizer states live outside the GPU's allocator and do not count.
+ * (Checked against ec_predict's allocated bytes over every priced layout of a few searches:
+ * the bound stays below.) */
+double eci_optimize_state_bound_bytes(ec_ctx *ctx, const ec_config *cfg, int dp, double params)
 {
     double w, g, opt;
     eci_memory_param_bytes(ctx, cfg->precision, cfg->optimizer, &w, &g, &opt);
-    double ws = 1, gs = 1, os = 1;
-    if (cfg->strategy == EC_STRATEGY_FSDP && cfg->sharding == EC_SHARD_FULL)
-        ws = gs = os = dp;
-    else if (cfg->strategy == EC_STRATEGY_FSDP && cfg->sharding == EC_SHARD_GRAD_OP)
-        gs = os = dp;
-    else if (cfg->strategy == EC_STRATEGY_ZERO)
-        os = dp, gs = cfg->zero_stage >= 2 ? dp : 1, ws = cfg->zero_stage >= 3 ? dp : 1;
+    eci_optim info;
+    eci_optim_get(ctx, cfg->optimizer, &info);
+    if (info.paged)
+        opt = 0;
+    double ws = dp, gs = dp, os = dp;
+    if (cfg->strategy == EC_STRATEGY_SINGLE || cfg->strategy == EC_STRATEGY_DP || cfg->strategy == EC_STRATEGY_DDP ||
+        (cfg->strategy == EC_STRATEGY_FSDP && cfg->sharding == EC_SHARD_NONE)) {
+        ws = gs = os = 1;
+    } else if (cfg->strategy == EC_STRATEGY_ZERO) {
+        w = w < 2 ? w : 2;
+        g = g < 2 ? g : 2;
+        ws = cfg->zero_stage >= 3 ? dp : 1;
+        gs = cfg->zero_stage >= 2 ? dp : 1;
+    }
     double split = (double)cfg->tp * cfg->pp * cfg->ep;
-    return o->params / split * (w / ws + g / gs + opt / os);
+    return params / split * (w / ws + g / gs + opt / os);
 }
 
 static void evaluate(ec_optimize *o, ec_ctx *ctx, size_t i, rec *r)
@@ -571,7 +588,7 @@ static void evaluate(ec_optimize *o, ec_ctx *ctx, size_t i, rec *r)
         return;
     }
     r->capacity_bytes = res_in.gpu->memory_bytes;
-    if (o->bound && o->params > 0 && state_bound_bytes(o, ctx, &cfg, res_in.dp) > r->capacity_bytes) {
+    if (o->bound && o->params > 0 && eci_optimize_state_bound_bytes(ctx, &cfg, res_in.dp, o->params) > r->capacity_bytes) {
         r->state = S_MEMORY;
         return;
     }
@@ -861,8 +878,10 @@ static void explain(const ec_optimize *o, const rec *r, const rec *best, ec_opti
         return;
     }
     out->lost = loss[k];
-    /* seconds per million tokens: the difference per token times a million */
-    snprintf(out->reason, sizeof out->reason, "%s (+%.3g s per 1M tokens)", words[k], d[k] * 1e6);
+    /* seconds per million tokens: the difference per token times a million; the other parts
+     * may make up for some of it, so the net loss comes first */
+    snprintf(out->reason, sizeof out->reason, "%.2g %% behind: %s (+%.3g s per 1M tokens)", 100 * out->behind_frac,
+             words[k], d[k] * 1e6);
 }
 
 int ec_optimize_get(const ec_optimize *o, int no_fit, size_t i, ec_optimize_layout *out)

@@ -5,10 +5,13 @@
  * known by construction (a small model on one node with free communication: pure data
  * parallelism wins, since tensor and pipeline parallelism only split the same kernels and add
  * a bubble); one thread, three threads and two merged parts give the same ranking; bad inputs
- * are refused naming the key.
+ * are refused naming the key; the model-state bound the search prunes with stays below the
+ * bytes ec_predict allocates, whatever the strategy, sharding, precision and optimizer.
  */
 #include "ec_test.h"
+#include "optimize.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,6 +192,64 @@ static void test_memory_pruning(void **state)
     ec_ctx_free(ctx);
 }
 
+/* The pruning bound must never exceed what the memory model allocates, or the search would
+ * drop a layout that fits. */
+static void test_state_bound_below_allocated(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    static const char *const models[] = {"llama-3.1-8b", "mixtral-8x7b", "gpt2"};
+    static const char *const strategies[][2] = {{"ddp", ""},          {"fsdp", "full_shard"},   {"fsdp", "shard_grad_op"},
+                                                {"fsdp", "hybrid_shard"}, {"fsdp", "no_shard"}, {"zero", "1"},
+                                                {"zero", "2"},          {"zero", "3"}};
+    static const char *const precisions[] = {"amp_bf16", "bf16"};
+    static const char *const optimizers[] = {"adamw", "paged_adamw_8bit", "adafactor"};
+    static const int tps[] = {1, 2}, pps[] = {1, 2}, eps[] = {1, 2};
+    size_t checked = 0;
+    for (size_t m = 0; m < 3; m++) {
+        double params;
+        assert_int_equal(ec_model_params(ctx, models[m], "", &params), EC_OK);
+        for (size_t s = 0; s < 8; s++)
+            for (size_t p = 0; p < 2; p++)
+                for (size_t o = 0; o < 3; o++)
+                    for (size_t t = 0; t < 2; t++)
+                        for (size_t q = 0; q < 2; q++)
+                            for (size_t e = 0; e < 2; e++) {
+                                ec_config c;
+                                ec_config_init(&c);
+                                char words[6][64];
+                                snprintf(words[0], 64, "model=%s", models[m]);
+                                snprintf(words[1], 64, "strategy=%s", strategies[s][0]);
+                                snprintf(words[2], 64, "%s=%s", s == 0 ? "gpu" : strategies[s][0][0] == 'f' ? "sharding" : "zero_stage",
+                                         s == 0 ? "h100-sxm5-80gb" : strategies[s][1]);
+                                snprintf(words[3], 64, "precision=%s", precisions[p]);
+                                snprintf(words[4], 64, "optimizer=%s", optimizers[o]);
+                                snprintf(words[5], 64, "ep=%d", eps[e]);
+                                int ok = ec_config_set_word(ctx, &c, "gpu=h100-sxm5-80gb") == EC_OK;
+                                for (int w = 0; w < 6 && ok; w++)
+                                    ok = ec_config_set_word(ctx, &c, words[w]) == EC_OK;
+                                assert_true(ok);
+                                c.num_gpus = 16;
+                                c.tp = tps[t];
+                                c.pp = pps[q];
+                                c.seq_len = 1024;
+                                c.batch_per_gpu = 1;
+                                c.grad_accum = 4;
+                                ec_result r;
+                                if (ec_predict(ctx, &c, &r) != EC_OK)
+                                    continue; /* a combination the model refuses */
+                                double bound = eci_optimize_state_bound_bytes(ctx, &c, r.dp, params);
+                                if (bound > r.memory.allocated_bytes)
+                                    fail_msg("%s %s/%s %s %s tp %d pp %d ep %d: bound %.4g > allocated %.4g", models[m],
+                                             strategies[s][0], strategies[s][1], precisions[p], optimizers[o], c.tp, c.pp,
+                                             c.ep, bound, r.memory.allocated_bytes);
+                                checked++;
+                            }
+    }
+    assert_true(checked > 200);
+    ec_ctx_free(ctx);
+}
+
 static void test_bad_inputs_name_the_key(void **state)
 {
     (void)state;
@@ -239,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_pure_dp_wins_without_communication),
         cmocka_unit_test(test_threads_and_parts_agree),
         cmocka_unit_test(test_memory_pruning),
+        cmocka_unit_test(test_state_bound_below_allocated),
         cmocka_unit_test(test_bad_inputs_name_the_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
