@@ -364,7 +364,15 @@ static void memory_flat(bench *b, long n)
 /* ec_sweep of BERT-large SQuAD over 8 GPUs x 64 batches x 4 accumulations x 4 precisions x 4
  * sequence lengths (32,768 points) repeated `reps` times on t threads: points per second of wall
  * time, the workers' context loads (each reads models/ again) included. */
-static double sweep_threads(bench *b, int t, int reps, int *used)
+/* CPU seconds of the whole process (every thread). */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double sweep_threads(bench *b, int t, int reps, int *used, double *cpu_per_point)
 {
     static const char *const batches[] = {"1",  "2",  "3",  "4",  "5",  "6",  "7",  "8",  "9",  "10", "11",
                                           "12", "13", "14", "15", "16", "17", "18", "19", "20", "21", "22",
@@ -378,7 +386,7 @@ static double sweep_threads(bench *b, int t, int reps, int *used)
     ec_config base;
     ec_config_init(&base);
     setup_bert_squad(b->ctx, &base);
-    double t0 = now_s(), sink = 0;
+    double t0 = now_s(), c0 = cpu_s(), sink = 0;
     size_t points = 0;
     for (int r = 0; r < reps; r++) {
         ec_sweep_opts o;
@@ -402,6 +410,7 @@ static double sweep_threads(bench *b, int t, int reps, int *used)
         ec_sweep_free(sw);
     }
     double dt = now_s() - t0;
+    *cpu_per_point = (cpu_s() - c0) / (double)points;
     return sink > 0 ? (double)points / dt : -1;
 }
 
@@ -410,14 +419,18 @@ static void threads_scaling(bench *b)
     int reps = b->seconds >= 1 ? 4 : 2;
     printf("\nec_sweep of 32,768 points (BERT-large SQuAD: 8 GPUs x 64 batches x 4 grad_accum x 4 precisions x 4 "
            "seq_len) x %d, in order, wall time:\n", reps);
-    double one = 0;
+    /* On a machine whose cores are busy with other jobs the wall-clock speed-up says little; the
+     * CPU time per point (all threads) says what the threads cost beyond one: with that overhead
+     * o, t free cores would give t / (1 + o) times one thread's rate. */
+    double one = 0, one_cpu = 0;
     for (int t = 1; t <= 4; t *= 2) {
         int used = 0;
-        double rate = sweep_threads(b, t, reps, &used);
+        double cpu = 0;
+        double rate = sweep_threads(b, t, reps, &used, &cpu);
         if (t == 1)
-            one = rate;
-        printf("  threads=%d (%d predicting): %10.0f points/s, x%.2f of one thread\n", t, used, rate,
-               one > 0 ? rate / one : 0);
+            one = rate, one_cpu = cpu;
+        printf("  threads=%d (%d predicting): %10.0f points/s, x%.2f of one thread; CPU %.2f us per point (%+.1f %%)\n",
+               t, used, rate, one > 0 ? rate / one : 0, 1e6 * cpu, one_cpu > 0 ? 100 * (cpu / one_cpu - 1) : 0);
     }
 }
 

@@ -5,6 +5,7 @@
 #include "compute.h" /* eci_calib */
 #include "internal.h"
 #include "price.h"
+#include "workers.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ void ec_ctx_free(ec_ctx *ctx)
 {
     if (ctx == NULL)
         return;
+    eci_workers_pool_free(ctx);
     eci_hw_free(ctx);
     eci_host_free(ctx);
     eci_fabric_free(ctx);

@@ -136,6 +136,7 @@ struct ec_ctx {
     struct eci_prices *user_prices;   /* the last prices= file read, NULL until one is */
     struct eci_ref_cache *ref_cache;  /* one-GPU references of scaling efficiencies (predict.c) */
     char models_dir[EC_PATH_MAX];     /* the folder ec_ctx_load_models read (ec_ctx_load_from reads it again) */
+    struct eci_pool *pool;            /* worker contexts kept between sweeps and searches (workers.c) */
 };
 typedef struct eci_prices eci_prices;
 

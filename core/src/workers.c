@@ -4,12 +4,20 @@
  * own from the caller's (ec_ctx_load_from: the same models/ folder, fit and defined networks)
  * and predicts exactly what the caller's would.  Starting returns once every worker has its
  * context, so the caller's context is only read while nobody else uses it.  What the workers
- * do, and how they share it out, is the caller's (sweep.c's ordered chunks, search.c's
+ * do, and how they share it out, is the caller's (sweep.c's ordered chunks, optimize.c's
  * candidates); nothing here knows about predictions.  POSIX threads; no globals.
+ *
+ * Loading a context reads the models/ folder again (a few milliseconds), so the contexts of
+ * finished workers stay on the caller's context (its pool) for the next sweep or search, as
+ * long as what they copied is unchanged: the same defined networks (they are only ever added,
+ * so their count says) and the same fit (compared byte for byte; a difference only costs a
+ * reload).  The pool is touched only by the caller's thread, before the workers start and
+ * after they are joined.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 
 #include "workers.h"
+#include "compute.h" /* eci_calib */
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,6 +41,15 @@ struct eci_workers {
     int go;                       /* 1: run fn; -1: give up (a context failed) */
 };
 
+/* Idle worker contexts and the state of the caller's context they were loaded from. */
+struct eci_pool {
+    ec_ctx **ctxs;
+    int n, cap;
+    size_t n_nets;
+    int has_fit;
+    eci_calib fit;
+};
+
 typedef struct arg {
     eci_workers *w;
     int i;
@@ -53,11 +70,14 @@ static void *worker_main(void *p)
     arg *a = p;
     eci_workers *w = a->w;
     int i = a->i;
-    ec_ctx *ctx = NULL;
-    /* Worker contexts allocate with realloc/free: a host's allocator need not be thread-safe. */
-    int st = ec_ctx_new(NULL, NULL, &ctx);
-    if (st == EC_OK)
-        st = ec_ctx_load_from(ctx, w->ctx);
+    ec_ctx *ctx = w->ctxs[i]; /* a pooled context, set before this thread started */
+    int st = EC_OK;
+    if (ctx == NULL) {
+        /* Worker contexts allocate with realloc/free: a host's allocator need not be thread-safe. */
+        st = ec_ctx_new(NULL, NULL, &ctx);
+        if (st == EC_OK)
+            st = ec_ctx_load_from(ctx, w->ctx);
+    }
     pthread_mutex_lock(&w->lock);
     w->ctxs[i] = ctx;
     w->status[i] = st;
@@ -74,11 +94,79 @@ static void *worker_main(void *p)
     return NULL;
 }
 
+/* 1 when the pool's contexts were loaded from ctx as it is now. */
+static int pool_current(const ec_ctx *ctx, const struct eci_pool *p)
+{
+    if (p->n_nets != ctx->n_nets || p->has_fit != (ctx->fit != NULL))
+        return 0;
+    return ctx->fit == NULL || memcmp(&p->fit, ctx->fit, sizeof p->fit) == 0;
+}
+
+void eci_workers_pool_free(ec_ctx *ctx)
+{
+    struct eci_pool *p = ctx->pool;
+    if (p == NULL)
+        return;
+    for (int i = 0; i < p->n; i++)
+        ec_ctx_free(p->ctxs[i]);
+    eci_free(ctx, p->ctxs, (size_t)p->cap * sizeof *p->ctxs);
+    eci_free(ctx, p, sizeof *p);
+    ctx->pool = NULL;
+}
+
+/* The pool, emptied when ctx changed since its contexts were loaded (NULL: out of memory). */
+static struct eci_pool *pool_for(ec_ctx *ctx)
+{
+    struct eci_pool *p = ctx->pool;
+    if (p != NULL && !pool_current(ctx, p)) {
+        for (int i = 0; i < p->n; i++)
+            ec_ctx_free(p->ctxs[i]);
+        p->n = 0;
+    }
+    if (p == NULL) {
+        if ((p = eci_calloc(ctx, 1, sizeof *p)) == NULL)
+            return NULL;
+        ctx->pool = p;
+    }
+    p->n_nets = ctx->n_nets;
+    p->has_fit = ctx->fit != NULL;
+    if (ctx->fit != NULL)
+        memcpy(&p->fit, ctx->fit, sizeof p->fit);
+    return p;
+}
+
+/* Keep a finished worker's context for the next workers, or free it. */
+static void pool_put(ec_ctx *ctx, ec_ctx *wctx)
+{
+    struct eci_pool *p = ctx->pool;
+    if (wctx == NULL)
+        return;
+    if (p == NULL || !pool_current(ctx, p)) {
+        ec_ctx_free(wctx);
+        return;
+    }
+    if (p->n == p->cap) {
+        int cap = p->cap > 0 ? 2 * p->cap : 8;
+        ec_ctx **grown = eci_realloc(ctx, p->ctxs, (size_t)p->cap * sizeof *grown, (size_t)cap * sizeof *grown);
+        if (grown == NULL) {
+            ec_ctx_free(wctx);
+            return;
+        }
+        p->ctxs = grown;
+        p->cap = cap;
+    }
+    p->ctxs[p->n++] = wctx;
+}
+
 static void release(eci_workers *w)
 {
     ec_ctx *ctx = w->ctx;
-    for (int i = 0; i < w->n; i++)
-        ec_ctx_free(w->ctxs[i]);
+    for (int i = 0; i < w->n; i++) {
+        if (w->status[i] == EC_OK)
+            pool_put(ctx, w->ctxs[i]);
+        else
+            ec_ctx_free(w->ctxs[i]); /* a context that failed is not kept */
+    }
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->loaded_cond);
     eci_free(ctx, w->threads, (size_t)w->n * sizeof *w->threads);
@@ -125,6 +213,9 @@ int eci_workers_start(ec_ctx *ctx, int n, eci_worker_fn fn, void *ud, eci_worker
         eci_free(ctx, w, sizeof *w);
         return EC_ENOMEM;
     }
+    struct eci_pool *pool = pool_for(ctx);
+    for (int i = 0; pool != NULL && i < n && pool->n > 0; i++)
+        w->ctxs[i] = pool->ctxs[--pool->n];
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->loaded_cond, NULL);
     int st = EC_OK;

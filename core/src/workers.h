@@ -19,6 +19,8 @@ EC_INTERNAL int eci_workers_available(void);
  * the start (its message on ctx, every thread joined).  EC_ENOMEM, EC_EINVAL (n < 1, or a
  * thread that cannot start). */
 EC_INTERNAL int eci_workers_start(ec_ctx *ctx, int n, eci_worker_fn fn, void *ud, eci_workers **out);
+/* Free the worker contexts ctx keeps for its next workers (ec_ctx_free calls it). */
+EC_INTERNAL void eci_workers_pool_free(ec_ctx *ctx);
 /* Wait for every worker to return and free them: EC_OK, or the first failing worker's status
  * (in worker order) with its message on ctx.  NULL is a no-op. */
 EC_INTERNAL int eci_workers_join(eci_workers *w);

@@ -199,6 +199,71 @@ static void test_misuse_and_bad_axes(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Every point of a 2-thread sweep over bert-base equals ec_predict on ctx; returns the sum of
+ * step times. */
+static double sweep_matches_direct(ec_ctx *ctx)
+{
+    static const char *const b[] = {"1", "2", "4", "8", "16", "32"};
+    static const char *const g[] = {"t4", "a100-sxm4-80gb", "h100-sxm5-80gb"};
+    ec_config base;
+    ec_config_init(&base);
+    assert_int_equal(ec_config_set(ctx, &base, "model", "bert-base"), EC_OK);
+    ec_sweep_opts opts;
+    ec_sweep_opts_init(&opts);
+    opts.threads = 2;
+    ec_sweep *sw;
+    assert_int_equal(ec_sweep_new(ctx, &base, &opts, &sw), EC_OK);
+    assert_int_equal(ec_sweep_axis(sw, "gpu", g, 3), EC_OK);
+    assert_int_equal(ec_sweep_axis(sw, "batch_per_gpu", b, 6), EC_OK);
+    double sum = 0;
+    while (!ec_sweep_done(sw)) {
+        ec_sweep_point pt;
+        assert_int_equal(ec_sweep_next(sw, &pt), EC_OK);
+        assert_int_equal(pt.status, EC_OK);
+        ec_result want;
+        assert_int_equal(ec_predict(ctx, pt.config, &want), EC_OK);
+        if (want.step_s != pt.result->step_s)
+            fail_msg("point %zu: %.17g s on a worker, %.17g s on the caller's context", pt.index, pt.result->step_s,
+                     want.step_s);
+        sum += want.step_s;
+    }
+    assert_int_equal(ec_sweep_threads(sw), 2);
+    ec_sweep_free(sw);
+    return sum;
+}
+
+/* The workers' contexts are kept between sweeps (workers.c's pool); a fit set or reset on the
+ * caller's context in between must reach them. */
+static void test_kept_contexts_follow_the_fit(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    double plain = sweep_matches_direct(ctx);
+    assert_rel(sweep_matches_direct(ctx), plain, EC_TOL_EXACT); /* kept contexts */
+    char *dir = ec_test_tmpdir();
+    char *path = ec_test_path(dir, "slow.csv");
+    static const char text[] = "parameter,value\ndispatch_scale,4\n";
+    ec_test_write_file(path, text, sizeof text - 1);
+    ec_fit_report rep;
+    assert_int_equal(ec_profile_read(ctx, path, &rep), EC_OK);
+    assert_int_equal(ec_ctx_set_fit(ctx, &rep), EC_OK);
+    double fitted = sweep_matches_direct(ctx);
+    /* models/profile.csv's fit replaced by the priors with dispatch_scale 4: other step times */
+    assert_true(fitted < plain * (1 - 1e-3) || fitted > plain * (1 + 1e-3));
+    assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK); /* the priors */
+    double priors = sweep_matches_direct(ctx);
+    assert_true(priors < fitted * (1 - 1e-3) || priors > fitted * (1 + 1e-3));
+    /* models/profile.csv again: the first sweep's figures */
+    char *models_fit = ec_test_path(getenv("EPOCHCAST_MODELS"), "profile.csv");
+    assert_int_equal(ec_profile_read(ctx, models_fit, &rep), EC_OK);
+    assert_int_equal(ec_ctx_set_fit(ctx, &rep), EC_OK);
+    assert_rel(sweep_matches_direct(ctx), plain, EC_TOL_EXACT);
+    free(models_fit);
+    free(path);
+    ec_test_rmtree(dir);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_parts_cover_every_point_once),
         cmocka_unit_test(test_stopped_early),
         cmocka_unit_test(test_misuse_and_bad_axes),
+        cmocka_unit_test(test_kept_contexts_follow_the_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
