@@ -261,6 +261,7 @@ static void test_kept_contexts_follow_the_fit(void **state)
     free(models_fit);
     free(path);
     ec_test_rmtree(dir);
+    free(dir);
     ec_ctx_free(ctx);
 }
 
