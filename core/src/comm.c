@@ -343,7 +343,7 @@ void eci_ddp_restart(eci_ddp_sched *s)
     s->coll = ECI_COLL_ALLREDUCE;
 }
 
-static void launch(eci_ddp_sched *s, double t_s)
+void eci_ddp_launch(eci_ddp_sched *s, double t_s)
 {
     double start = t_s > s->comm_free_s ? t_s : s->comm_free_s;
     const unsigned n_memo = sizeof s->memo_bytes / sizeof s->memo_bytes[0];
@@ -368,34 +368,13 @@ static void launch(eci_ddp_sched *s, double t_s)
     s->open_bytes = 0;
 }
 
-void eci_ddp_ready(eci_ddp_sched *s, double t_s, double bytes)
-{
-    if (bytes <= 0)
-        return;
-    s->open_bytes += bytes;
-    double cap = s->launched == 0 ? s->first_cap_bytes : s->cap_bytes;
-    if (s->open_bytes >= cap)
-        launch(s, t_s);
-}
-
 double eci_ddp_finish(eci_ddp_sched *s, double backward_end_s)
 {
     if (s->open_bytes > 0)
-        launch(s, backward_end_s);
+        eci_ddp_launch(s, backward_end_s);
     return s->comm_free_s > backward_end_s ? s->comm_free_s - backward_end_s : 0;
 }
 
-/* Extra time of a kernel of gpu_s starting at start_s while the communication stream is busy
- * until comm_busy_until_s: NCCL's kernels hold SMs and HBM bandwidth, so the part that runs
- * beside the all-reduce goes (1 + slowdown) times slower.  w wall seconds there do
- * w / (1 + slowdown) of the work, so the kernel ends w * slowdown / (1 + slowdown) later. */
-double eci_overlap_stretch_s(double comm_busy_until_s, double start_s, double gpu_s, double slowdown)
-{
-    if (slowdown <= 0 || comm_busy_until_s <= start_s || gpu_s <= 0)
-        return 0;
-    double beside = min2(comm_busy_until_s - start_s, gpu_s * (1 + slowdown));
-    return beside * slowdown / (1 + slowdown);
-}
 
 /* ---- stragglers --------------------------------------------------------------------------- */
 static double max_normal_integrand(double x, void *params)

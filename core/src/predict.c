@@ -169,21 +169,21 @@ static inline void walk_kernel(walk *w, double host_s, double gpu_s, double kern
     w->kernels += kernels;
 }
 
-/* Op i's backward kernels just ended at *gpu: those that ran beside an all-reduce were slowed
+/* Op i's backward kernels just ended at gpu: those that ran beside an all-reduce were slowed
  * by it (eci_overlap_stretch_s), then its gradients are ready and DDP's autograd hook fills a
- * bucket.  gpu and busy are the walk's or the timeline's running sums. */
-static void ddp_grads_ready(plan *p, size_t i, double *gpu, double *busy)
+ * bucket.  Returns the slowdown, which the caller adds to its running gpu and busy sums (by
+ * value, so that the walk's sums stay in registers). */
+static inline double ddp_grads_ready(plan *p, size_t i, double gpu)
 {
-    double bwd_s = p->cost[i].bwd_s;
-    if (p->ddp->comm_free_s > *gpu - bwd_s) { /* (an idle stream slows nothing: skip the call) */
-        double slow = eci_overlap_stretch_s(p->ddp->comm_free_s, *gpu - bwd_s, bwd_s, p->overlap_slowdown);
-        *gpu += slow;
-        *busy += slow;
+    double bwd_s = p->cost[i].bwd_s, slow = 0;
+    if (p->ddp->comm_free_s > gpu - bwd_s) { /* (an idle stream slows nothing: skip the call) */
+        slow = eci_overlap_stretch_s(p->ddp->comm_free_s, gpu - bwd_s, bwd_s, p->overlap_slowdown);
         p->overlap_s += slow;
     }
     const eci_op *op = &p->wl->ops[i];
     if (op->params > 0 && !op->frozen)
-        eci_ddp_ready(p->ddp, *gpu, op->params * p->grad_elem_bytes);
+        eci_ddp_ready(p->ddp, gpu + slow, op->params * p->grad_elem_bytes);
+    return slow;
 }
 
 /* The forward ops from..to-1 in order.  The first goes through gpu_op (the host may have work
@@ -216,8 +216,11 @@ static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
     i--; /* the first op that launches: through gpu_op, as in forward_ops */
     gpu_op(t, p->dispatch_bwd_s * cost[i].bwd_kernels, cost[i].bwd_s, cost[i].bwd_kernels, 1);
     p->bwd_s += cost[i].bwd_s;
-    if (p->ddp != NULL)
-        ddp_grads_ready(p, i, &t->gpu, &t->busy);
+    if (p->ddp != NULL) {
+        double slow = ddp_grads_ready(p, i, t->gpu);
+        t->gpu += slow;
+        t->busy += slow;
+    }
     walk w = walk_begin(t, p->bwd_s);
     while (i-- > from) {
         const eci_op_cost_t *c = &cost[i];
@@ -226,8 +229,11 @@ static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
         /* Backward runs in the C++ autograd engine, one thread per device: no GIL, even under dp. */
         walk_kernel(&w, p->dispatch_bwd_s * c->bwd_kernels, c->bwd_s, c->bwd_kernels);
         w.kernel_s += c->bwd_s;
-        if (p->ddp != NULL)
-            ddp_grads_ready(p, i, &w.gpu, &w.busy);
+        if (p->ddp != NULL) {
+            double slow = ddp_grads_ready(p, i, w.gpu);
+            w.gpu += slow;
+            w.busy += slow;
+        }
     }
     walk_end(t, &w, &p->bwd_s);
 }
