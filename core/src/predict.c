@@ -557,12 +557,6 @@ static void dp_exchange(timeline *t, const plan *p, double s, double kernels, do
 }
 
 /* ---- helpers ----------------------------------------------------------------------------- */
-/* Was the config key `name` given explicitly? */
-static int key_given(const ec_config *cfg, const char *name)
-{
-    int i = ec_config_key_index(name);
-    return i >= 0 && ec_config_is_set(cfg, (size_t)i);
-}
 
 /* Set bit and append text unless that text is already there: two different warnings under
  * one bit (keys ignored by the model and by the configuration) are both said. */
@@ -628,7 +622,7 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     r->strategy = cfg->strategy;
     /* strategy is the docs/DESIGN.md default: single for one GPU, ddp for several unless given */
     if (cfg->num_gpus > 1 && r->strategy == EC_STRATEGY_SINGLE) {
-        if (key_given(cfg, "strategy"))
+        if (eci_config_given(ctx, cfg, ECI_KEY_STRATEGY))
             return eci_error(ctx, EC_EINVAL, "strategy=single with num_gpus=%d: use strategy=ddp or dp", cfg->num_gpus);
         r->strategy = EC_STRATEGY_DDP;
     }
@@ -1800,7 +1794,7 @@ static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
 }
 
 /* Keys given explicitly that this configuration never reads: one warning naming them. */
-static void ignored_keys(const ec_config *cfg, const eci_resolved *r, ec_result *res)
+static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
     char text[EC_WARNING_TEXT_MAX / 2] = "";
     size_t len = 0;
@@ -1809,16 +1803,18 @@ static void ignored_keys(const ec_config *cfg, const eci_resolved *r, ec_result 
         if ((cond) && len < sizeof text)                                                             \
             len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", len ? ", " : "", what);   \
     } while (0)
+#define GIVEN(key) eci_config_given(ctx, cfg, ECI_KEY_##key)
     int no_epoch = cfg->dataset_samples <= 0;
-    IGNORED(no_epoch && key_given(cfg, "epochs"), "epochs (needs dataset_samples)");
+    IGNORED(no_epoch && GIVEN(EPOCHS), "epochs (needs dataset_samples)");
     IGNORED(no_epoch && cfg->eval_samples > 0, "eval_samples (needs dataset_samples)");
     IGNORED(no_epoch && cfg->checkpoints_per_epoch > 0, "checkpoints_per_epoch (needs dataset_samples)");
     IGNORED(r->strategy != EC_STRATEGY_DDP && cfg->gradient_as_bucket_view, "gradient_as_bucket_view (ddp only)");
-    IGNORED(cfg->num_workers == 0 && key_given(cfg, "prefetch_factor"), "prefetch_factor (needs num_workers > 0)");
+    IGNORED(cfg->num_workers == 0 && GIVEN(PREFETCH_FACTOR), "prefetch_factor (needs num_workers > 0)");
     int derived_loader = cfg->sample_cpu_s < 0 && !cfg->data_synthetic;
-    IGNORED(!derived_loader && key_given(cfg, "tokenize"), "tokenize (sample_cpu_s or data=synthetic replaces it)");
-    IGNORED(!derived_loader && key_given(cfg, "tokenizer"), "tokenizer (sample_cpu_s or data=synthetic replaces it)");
+    IGNORED(!derived_loader && GIVEN(TOKENIZE), "tokenize (sample_cpu_s or data=synthetic replaces it)");
+    IGNORED(!derived_loader && GIVEN(TOKENIZER), "tokenizer (sample_cpu_s or data=synthetic replaces it)");
     IGNORED(cfg->data_synthetic && cfg->sample_cpu_s >= 0, "sample_cpu_s (data=synthetic has no loader cost)");
+#undef GIVEN
 #undef IGNORED
     if (len > 0) {
         char msg[EC_WARNING_TEXT_MAX];
@@ -1829,14 +1825,14 @@ static void ignored_keys(const ec_config *cfg, const eci_resolved *r, ec_result 
 
 /* Keys given that this model does not use, a parameter count that disagrees with its
  * published one, and checkpointing on a network without checkpointed blocks: said, not ignored. */
-static void model_warnings(const ec_config *cfg, const eci_resolved *r, ec_result *res)
+static void model_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
     const eci_net *net = r->net;
     char text[EC_WARNING_TEXT_MAX];
     const char *ignored = NULL;
     /* a value off its default means the key was given (cheap: no key-name search per prediction) */
-    if (!net->text && (cfg->seq_len > 0 || cfg->lengths[0] != '\0' || key_given(cfg, "tokenize") ||
-                       key_given(cfg, "tokenizer")))
+    if (!net->text && (cfg->seq_len > 0 || cfg->lengths[0] != '\0' || eci_config_given(ctx, cfg, ECI_KEY_TOKENIZE) ||
+                       eci_config_given(ctx, cfg, ECI_KEY_TOKENIZER)))
         ignored = "seq_len, lengths, tokenize and tokenizer do not apply to an image network";
     else if (net->text && cfg->image_size > 0)
         ignored = "image_size does not apply to a text network";
@@ -1844,7 +1840,8 @@ static void model_warnings(const ec_config *cfg, const eci_resolved *r, ec_resul
         ignored = "target_len applies to encoder-decoder networks only";
     else if (net->attention == EC_NET_ATTN_FUSED && cfg->attention == EC_ATTN_EAGER)
         ignored = "attention=eager has no effect: this network always runs a fused attention kernel (torchvision)";
-    else if (net->attention == EC_NET_ATTN_EAGER && key_given(cfg, "attention") && cfg->attention != EC_ATTN_EAGER)
+    else if (net->attention == EC_NET_ATTN_EAGER && eci_config_given(ctx, cfg, ECI_KEY_ATTENTION) &&
+             cfg->attention != EC_ATTN_EAGER)
         ignored = "attention= has no effect: this network has no fused attention path in its code (priced as eager)";
     if (ignored != NULL) {
         snprintf(text, sizeof text, "%s (model '%s'): ignored", ignored, net->id);
@@ -1897,7 +1894,7 @@ static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     if (r->net != NULL && r->net->max_positions > 0 && r->seq > r->net->max_positions)
         add_warning(res, EC_WARN_SEQ_TRUNCATED, "seq_len exceeds the model's position embeddings");
     if (r->net != NULL)
-        model_warnings(cfg, r, res);
+        model_warnings(ctx, cfg, r, res);
     if (g->compute_capability < 5.0)
         add_warning(res, EC_WARN_UNSUPPORTED_GPU, "current PyTorch (CUDA 12) cannot run on Kepler GPUs");
     if (!g->measured && cfg->gpu_step_s <= 0)
@@ -1911,7 +1908,7 @@ static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
                       "the tokenizer's work (padding=dynamic pads each batch to its longest sample)"
                     : "lengths= has no effect here: padding=max_length pads every batch to seq_len and no tokenization "
                       "is priced (padding=dynamic pads each batch to its longest sample)");
-    ignored_keys(cfg, r, res);
+    ignored_keys(ctx, cfg, r, res);
     if (r->nodes > 1 && r->fabric == NULL && cfg->network_bytes_per_s <= 0) {
         char text[240];
         snprintf(text, sizeof text, "%d nodes joined by the default network, %.0f Gb/s per node (constants.csv "
