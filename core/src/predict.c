@@ -1605,8 +1605,10 @@ static void pipe_loader(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r
                                                                            : host->fast_tokenizer_tokens_per_s);
 }
 
-int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, eci_pipe_in *in, ec_result *top,
-                     eci_lengths **lengths)
+/* eci_pipe_prepare, also handing back cfg resolved (*resolved, as eci_resolve gives it) and
+ * the calibration it used (*calib_out). */
+static int pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, eci_pipe_in *in, ec_result *top,
+                        eci_lengths **lengths, eci_resolved *resolved, eci_calib *calib_out)
 {
     memset(in, 0, sizeof *in);
     memset(top, 0, sizeof *top);
@@ -1616,10 +1618,12 @@ int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, 
     int rc = eci_resolve(ctx, cfg, &r);
     if (rc != EC_OK)
         return rc;
+    *resolved = r;
     if (fixed != NULL)
         calib = *fixed;
     else if ((rc = eci_calib_current(ctx, cfg, &calib)) != EC_OK)
         return rc;
+    *calib_out = calib;
     if (cfg->lengths[0] != '\0' && (rc = eci_lengths_parse(ctx, cfg->lengths, r.seq, lengths)) != EC_OK)
         return rc;
     const eci_lengths *l = *lengths;
@@ -1668,6 +1672,14 @@ fail:
     eci_lengths_free(ctx, *lengths);
     *lengths = NULL;
     return rc;
+}
+
+int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, eci_pipe_in *in, ec_result *top,
+                     eci_lengths **lengths)
+{
+    eci_resolved r;
+    eci_calib calib;
+    return pipe_prepare(ctx, cfg, fixed, in, top, lengths, &r, &calib);
 }
 
 /* Bottleneck: compute when kernels fill most of the step, else the largest idle cause; and
@@ -2048,12 +2060,12 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
     eci_lengths *l = NULL;
     ec_result top;
     eci_pipe_epoch ep;
-    int rc = eci_pipe_prepare(ctx, cfg, fixed, in, &top, &l);
+    eci_resolved r;
+    eci_calib calib; /* the model's own error (profile error_log_sd) widens the simulated spread */
+    int rc = pipe_prepare(ctx, cfg, fixed, in, &top, &l, &r, &calib);
     if (rc == EC_OK)
         rc = eci_pipe_simulate(ctx, in, &ep);
     if (rc == EC_OK) {
-        eci_resolved r;
-        eci_resolve(ctx, cfg, &r); /* succeeded in eci_pipe_prepare */
         res->memory = top.memory;
         res->eval_step_s = top.eval_step_s;
         res->warnings = top.warnings;
@@ -2066,18 +2078,12 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
         if (!reference)
             add_warnings(ctx, cfg, &r, res);
         copy_multi_gpu(&top, res);
-        eci_calib calib; /* the model's own error (profile error_log_sd) widens the simulated spread */
-        if (fixed != NULL)
-            calib = *fixed;
-        else
-            rc = eci_calib_current(ctx, cfg, &calib);
-        if (rc == EC_OK && res->epoch_s > 0)
+        if (res->epoch_s > 0)
             eci_interval_widen(&calib, res->epoch_p50_s, &res->epoch_p10_s, &res->epoch_p90_s);
         /* the step's interval: only the model's own held-out error (a steady step has no spread) */
         res->step_p10_s = res->step_p90_s = res->step_s;
-        if (rc == EC_OK)
-            eci_interval_widen(&calib, res->step_s, &res->step_p10_s, &res->step_p90_s);
-        if (rc == EC_OK && !reference)
+        eci_interval_widen(&calib, res->step_s, &res->step_p10_s, &res->step_p90_s);
+        if (!reference)
             rc = add_cost(ctx, cfg, &r, res);
     }
     eci_lengths_free(ctx, l);
