@@ -33,6 +33,7 @@ typedef struct eci_comm {
     double ramp_ref_busbw_bytes_per_s; /* the curve's plateau (its largest message) */
     double ramp_ref_ranks;
     const gsl_interp *ramp_fn;    /* Steffen interpolant of the ramp, owned by the ctx (built once) */
+    struct eci_ramp_cache *cache; /* the ctx's ramp and recent collective times (NULL: none, no memo) */
 } eci_comm;
 
 /* Resolve the topology ("nvlink", "pcie-switch", "pcie-host", "a16-board") of n GPUs of
