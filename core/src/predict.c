@@ -175,14 +175,14 @@ static inline void walk_kernel(walk *w, double host_s, double gpu_s, double kern
  * value, so that the walk's sums stay in registers). */
 static inline double ddp_grads_ready(plan *p, size_t i, double gpu)
 {
-    double bwd_s = p->cost[i].bwd_s, slow = 0;
+    const eci_op_cost_t *c = &p->cost[i];
+    double bwd_s = c->bwd_s, slow = 0;
     if (p->ddp->comm_free_s > gpu - bwd_s) { /* (an idle stream slows nothing: skip the call) */
         slow = eci_overlap_stretch_s(p->ddp->comm_free_s, gpu - bwd_s, bwd_s, p->overlap_slowdown);
         p->overlap_s += slow;
     }
-    const eci_op *op = &p->wl->ops[i];
-    if (op->params > 0 && !op->frozen)
-        eci_ddp_ready(p->ddp, gpu + slow, op->params * p->grad_elem_bytes);
+    if (c->grad_params > 0) /* trained parameters (not LoRA's frozen base) */
+        eci_ddp_ready(p->ddp, gpu + slow, c->grad_params * p->grad_elem_bytes);
     return slow;
 }
 
