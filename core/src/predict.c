@@ -120,6 +120,9 @@ typedef struct plan {
     eci_shard *shard;            /* FSDP / ZeRO-3: per-unit gathers and reductions, else NULL */
     double gather_elem_bytes;    /* ...bytes per trained parameter gathered (the compute dtype) */
     double frozen_elem_bytes;    /* ...per frozen parameter (LoRA's base, as stored) */
+    const double *fwd_host;      /* fwd_host_s of every op at the dispatch costs fwd_host_at, worked out
+                                    once per step (the forward walks' costs), or NULL */
+    double fwd_host_at[3];       /* ...dispatch_fwd_s, op_fwd_s, dispatch_bwd_s they were worked out at */
 } plan;
 
 static double fwd_host_s(const plan *p, const eci_op_cost_t *c)
@@ -187,18 +190,30 @@ static inline double ddp_grads_ready(plan *p, size_t i, double gpu)
 }
 
 /* The forward ops from..to-1 in order.  The first goes through gpu_op (the host may have work
- * pending before it); after it nothing is pending, and the rest are walked in locals. */
+ * pending before it); after it nothing is pending, and the rest are walked in locals.  Their
+ * host costs come from p->fwd_host when it was worked out at the current dispatch costs. */
 static void forward_ops(timeline *t, plan *p, size_t from, size_t to)
 {
     if (from >= to)
         return;
     const eci_op_cost_t *cost = p->cost;
-    gpu_op(t, fwd_host_s(p, &cost[from]), cost[from].fwd_s, cost[from].fwd_kernels, 1);
+    const double *host = p->fwd_host != NULL && p->dispatch_fwd_s == p->fwd_host_at[0] &&
+                                 p->op_fwd_s == p->fwd_host_at[1] && p->dispatch_bwd_s == p->fwd_host_at[2]
+                             ? p->fwd_host
+                             : NULL;
+    gpu_op(t, host != NULL ? host[from] : fwd_host_s(p, &cost[from]), cost[from].fwd_s, cost[from].fwd_kernels, 1);
     p->fwd_s += cost[from].fwd_s;
     walk w = walk_begin(t, p->fwd_s);
-    for (size_t i = from + 1; i < to; i++) {
-        walk_kernel(&w, fwd_host_s(p, &cost[i]), cost[i].fwd_s, cost[i].fwd_kernels);
-        w.kernel_s += cost[i].fwd_s;
+    if (host != NULL) {
+        for (size_t i = from + 1; i < to; i++) {
+            walk_kernel(&w, host[i], cost[i].fwd_s, cost[i].fwd_kernels);
+            w.kernel_s += cost[i].fwd_s;
+        }
+    } else {
+        for (size_t i = from + 1; i < to; i++) {
+            walk_kernel(&w, fwd_host_s(p, &cost[i]), cost[i].fwd_s, cost[i].fwd_kernels);
+            w.kernel_s += cost[i].fwd_s;
+        }
     }
     walk_end(t, &w, &p->fwd_s);
 }
@@ -995,6 +1010,21 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     double model_fwd_s, model_bwd_s, model_op_s, replay_s;
     double op_s = host->dispatch_fwd_s;
     model_dispatch(ctx, cfg, host, &p, &model_fwd_s, &model_bwd_s, &model_op_s, &replay_s);
+    { /* every forward walk runs at the model's dispatch costs: each op's host cost once */
+        double *fwd_host = eci_scratch_raw(ctx, ECI_SCRATCH_FWD_HOST, wl->n_ops, sizeof *fwd_host);
+        if (fwd_host == NULL)
+            return EC_ENOMEM;
+        plan at = p;
+        at.dispatch_fwd_s = model_fwd_s;
+        at.op_fwd_s = model_op_s;
+        at.dispatch_bwd_s = model_bwd_s;
+        for (size_t i = 0; i < wl->n_ops; i++)
+            fwd_host[i] = fwd_host_s(&at, &cost[i]);
+        p.fwd_host = fwd_host;
+        p.fwd_host_at[0] = model_fwd_s;
+        p.fwd_host_at[1] = model_op_s;
+        p.fwd_host_at[2] = model_bwd_s;
+    }
     int copy_batch = cfg->data_synthetic == EC_DATA_REAL; /* synthetic or on_gpu: made on the GPU */
     double syncs = eci_const(ctx, EC_C_syncs_per_micro_step);
     eci_trainer tr;
