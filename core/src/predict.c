@@ -21,6 +21,7 @@
 #include "price.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -1640,7 +1641,11 @@ static void pipe_loader(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r
 static int pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, eci_pipe_in *in, ec_result *top,
                         eci_lengths **lengths, eci_resolved *resolved, eci_calib *calib_out)
 {
-    memset(in, 0, sizeof *in);
+    /* every field but the knots' arrays (~3 KB), which are filled below as far as they are
+     * read (n_knots lengths of n_series series) */
+    memset(in, 0, offsetof(eci_pipe_in, knot_len));
+    in->n_series = 0;
+    memset(&in->seed, 0, sizeof *in - offsetof(eci_pipe_in, seed));
     memset(top, 0, sizeof *top);
     *lengths = NULL;
     eci_resolved r;
