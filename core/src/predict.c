@@ -818,7 +818,7 @@ static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, const
     *fwd_s = *bwd_s = *launched_s = 0;
     for (int gi = 0; gi < ECI_N_GROUPS; gi++)
         group_s[gi] = 0;
-    for (size_t i = 0; i < wl->n_ops; i++) {
+    for (size_t i = wl->comm_begin; i < wl->comm_end; i++) { /* (no op outside these is a collective) */
         const eci_op *op = &wl->ops[i];
         if (op->kind != ECI_OP_COMM)
             continue;

@@ -121,6 +121,7 @@ typedef struct eci_workload {
     double table_params;    /* the largest table with a backward (a MEM op: the token embedding), whose
                                dense gradient memory.c prices at the end of backward */
     int tied_head;          /* a GEMM projects through a weight it does not own (cast_params > 2 params) */
+    size_t comm_begin, comm_end; /* the ops from the first collective (COMM) to the last (none: equal) */
 } eci_workload;
 
 typedef struct eci_shape {
