@@ -1,5 +1,5 @@
 /*
- * workers.h: threads with contexts of their own (workers.c), for sweep.c and search.c.
+ * workers.h: threads with contexts of their own (workers.c), for sweep.c and optimize.c.
  */
 #ifndef EC_WORKERS_H
 #define EC_WORKERS_H
