@@ -733,9 +733,10 @@ static void print_groups(lua_State *L, const char *title, vrow *rows, size_t n)
 }
 
 /* Draw predicted against measured, one colour per GPU, through ec.plot's C function. */
-static int plot_validate(lua_State *L, const char *path, const vrow *rows, size_t n)
+static int plot_validate(lua_State *L, int ctxbox, const char *path, const vrow *rows, size_t n)
 {
-    lua_pushcfunction(L, ecL_plot);                   /* f */
+    lua_pushvalue(L, ctxbox);                         /* ctx: the picture is written through it */
+    lua_pushcclosure(L, ecL_plot, 1);                 /* f */
     lua_createtable(L, 0, 4);                         /* f spec */
     lua_pushliteral(L, "validate");
     lua_setfield(L, -2, "kind");
@@ -774,6 +775,7 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
     ec_runs *runs = load_runs(L, runs_path, &ctx);
     if (runs == NULL)
         return EXIT_FAILURE;
+    int ctxbox = lua_gettop(L) - 1;
     int st;
     size_t n = ec_runs_count(runs);
 
@@ -844,7 +846,7 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
     print_stats("all", pred, meas, n);
     print_groups(L, "GPU", by_gpu, n);
     print_groups(L, "model", by_model, n);
-    return ra.plot != NULL ? plot_validate(L, ra.plot, by_gpu, n) : 0;
+    return ra.plot != NULL ? plot_validate(L, ctxbox, ra.plot, by_gpu, n) : 0;
 }
 
 /* ---- calibrate ---------------------------------------------------------------------- */

@@ -115,6 +115,7 @@ ec_ctx *ecL_ctx(lua_State *L)
 
 static const char *const status_names[] = {
     "OK", "ENOMEM", "EINVAL", "EDOM", "EPARSE", "EIO", "ENOTFOUND", "ENOTSUP", "EMISUSE",
+    "ECANCELED",
 };
 
 const char *ecL_status_name(int status)
