@@ -798,6 +798,7 @@ int ecL_plot(lua_State *L)
     lua_pop(L, 1);
     if (rawlen != plen)
         return luaL_error(L, "plot: path has an embedded NUL byte");
+    ecL_check_output(L, path);
     if (lua_getfield(L, P_SPEC, "rows") != LUA_TTABLE)            /* P_ROWS */
         return luaL_error(L, "plot: rows expected (an array of tables)");
     lua_getfield(L, P_SPEC, "group");                              /* P_GROUP */

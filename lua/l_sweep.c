@@ -24,6 +24,8 @@
 /* Progress bar width in characters and the sweep length from which it is drawn. */
 #define BAR_WIDTH 30
 #define BAR_MIN_POINTS 32
+/* Points between two calls of the context's progress callback (a power of two). */
+#define SWEEP_CHECK_POINTS 256
 
 int ecL_sweep_check(ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
                     size_t *n_points, char *msg, size_t msg_size)
@@ -84,6 +86,11 @@ int ecL_sweep_run(ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size
     for (size_t p = 0; p < total; p++) {
         ec_config cfg = *base;
         ec_result res;
+        /* The host's progress callback may stop a long sweep (a time budget, an interrupt). */
+        if ((p & (SWEEP_CHECK_POINTS - 1)) == 0 && (st = ec_ctx_progress(ctx, "sweep", (double)p, (double)total)) != EC_OK) {
+            snprintf(msg, msg_size, "%s", ec_ctx_errmsg(ctx));
+            return st;
+        }
         for (size_t a = 0; a < n_axes && st == EC_OK; a++)
             st = ec_config_set(ctx, &cfg, axes[a].key, axes[a].values[index[a]]);
         if (st == EC_OK)

@@ -164,6 +164,21 @@ static int confine_path(ec_runs_reader *rd, const eci_table *t, size_t row, size
                         char *field, int folder_ok)
 {
     ec_ctx *ctx = rd->ctx;
+    int allow = (rd->flags & EC_RUNS_ALLOW_PATHS) != 0;
+    /* Without the flag: relative, and not climbing out with ".." (checked on the text first,
+     * so nothing outside is even looked at). */
+    int depth = 0, out = field[0] == '/';
+    for (const char *p = field; !out && *p != '\0'; p += strcspn(p, "/"), p += *p == '/') {
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            out = --depth < 0;
+        else if (n > 0 && !(n == 1 && p[0] == '.'))
+            depth++;
+    }
+    if (out && !allow)
+        return cell_error(ctx, EC_EINVAL, t, row, col, "key '%s': '%s' is outside the run file's folder %s "
+                          "(paths in a run record are relative to it and stay inside it; --allow-paths, "
+                          "EC_RUNS_ALLOW_PATHS, allows others)", key, field, rd->dir);
     char joined[2 * EC_PATH_MAX + 2];
     if (field[0] == '/')
         snprintf(joined, sizeof joined, "%s", field);
@@ -173,20 +188,20 @@ static int confine_path(ec_runs_reader *rd, const eci_table *t, size_t row, size
     if (stat(joined, &st) != 0)
         return cell_error(ctx, EC_EIO, t, row, col, "key '%s': cannot open '%s' (paths are taken from the run "
                           "file's folder %s): %s", key, field, rd->dir, strerror(errno));
+    if (!S_ISREG(st.st_mode) && !(folder_ok && S_ISDIR(st.st_mode)))
+        return cell_error(ctx, EC_EINVAL, t, row, col, "key '%s': '%s' is not a regular file (%s)", key, field,
+                          S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO or pipe" : "a device");
     char *real = realpath(joined, NULL);
     if (real == NULL)
         return cell_error(ctx, EC_EIO, t, row, col, "key '%s': cannot resolve '%s': %s", key, field,
                           strerror(errno));
+    /* Inside once links are resolved: a link in the folder may not lead out of it. */
     size_t n = strlen(rd->real_dir);
     int inside = strncmp(real, rd->real_dir, n) == 0 && (real[n] == '/' || (n == 1 && rd->real_dir[0] == '/'));
     int rc = EC_OK;
-    if (!inside && !(rd->flags & EC_RUNS_ALLOW_PATHS))
-        rc = cell_error(ctx, EC_EINVAL, t, row, col, "key '%s': '%s' is outside the run file's folder %s "
-                        "(paths in a run record stay inside it; --allow-paths, EC_RUNS_ALLOW_PATHS, "
-                        "allows others)", key, field, rd->dir);
-    else if (!S_ISREG(st.st_mode) && !(folder_ok && S_ISDIR(st.st_mode)))
-        rc = cell_error(ctx, EC_EINVAL, t, row, col, "key '%s': '%s' is not a regular file (%s)", key, field,
-                        S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO or pipe" : "a device");
+    if (!inside && !allow)
+        rc = cell_error(ctx, EC_EINVAL, t, row, col, "key '%s': '%s' leads outside the run file's folder %s "
+                        "through a link (--allow-paths, EC_RUNS_ALLOW_PATHS, allows it)", key, field, rd->dir);
     else if (strlen(real) >= EC_PATH_MAX)
         rc = cell_error(ctx, EC_EINVAL, t, row, col, "key '%s': '%s' resolves to a path longer than %d bytes",
                         key, field, EC_PATH_MAX - 1);
