@@ -427,7 +427,7 @@ static int resolve_checks(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     if (r->net != NULL && r->image_size > 0) {
         const eci_factor px[] = {{"batch_per_gpu", cfg->batch_per_gpu}, {"image_size", r->image_size},
                                  {"image_size", r->image_size}};
-        if ((rc = eci_product(ctx, px, 3, exact, "pixels per GPU per micro-step", NULL)) != EC_OK)
+        if ((rc = eci_product(ctx, px, 3, (int64_t)1 << 40, "pixels per GPU per micro-step", NULL)) != EC_OK)
             return rc;
         if (r->net->patch > 0 && r->image_size < r->net->patch)
             return eci_error(ctx, EC_EINVAL, "key 'image_size': %d pixels is less than one %d-pixel patch of %s",
