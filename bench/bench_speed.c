@@ -175,6 +175,23 @@ static void setup_resnet_step(ec_ctx *ctx, ec_config *c)
     set(ctx, c, "data=synthetic");
 }
 
+/* A 32-layer decoder read from its config file (models/networks/llama-3.1-8b.json). */
+static void setup_llama8b(ec_ctx *ctx, ec_config *c)
+{
+    set(ctx, c, "model=llama-3.1-8b");
+    set(ctx, c, "seq_len=4096");
+    set(ctx, c, "precision=amp_bf16");
+    set(ctx, c, "data=synthetic");
+}
+
+/* torchvision resnet152: 50 bottlenecks, 155 convolutions, priced as four repeated blocks. */
+static void setup_resnet152(ec_ctx *ctx, ec_config *c)
+{
+    set(ctx, c, "model=resnet152");
+    set(ctx, c, "precision=amp_fp16");
+    set(ctx, c, "data=synthetic");
+}
+
 static void setup_ddp8(ec_ctx *ctx, ec_config *c)
 {
     setup_bert_squad(ctx, c);
@@ -192,9 +209,12 @@ static const section sections[] = {
     {"single-GPU step, BERT-large SQuAD (seq 384, amp_fp16)", setup_bert_squad, predict_sweep},
     {"single-GPU step, ResNet-50 ImageNet (amp_fp16, 8 workers, pin_memory)", setup_resnet, predict_sweep},
     {"single-GPU step, ResNet-50 ImageNet (amp_fp16, synthetic data: no loader)", setup_resnet_step, predict_sweep},
+    {"single-GPU step, Llama-3.1-8B (seq 4096, amp_bf16, synthetic data)", setup_llama8b, predict_sweep},
+    {"single-GPU step, ResNet-152 ImageNet (amp_fp16, synthetic data)", setup_resnet152, predict_sweep},
     {"8-GPU DDP step, BERT-large SQuAD", setup_ddp8, predict_sweep},
     {"single-GPU BERT-large, workload cache missed every call", setup_bert_squad, predict_cold},
     {"single-GPU ResNet-50, workload cache missed every call", setup_resnet, predict_cold},
+    {"single-GPU Llama-3.1-8B, workload cache missed every call", setup_llama8b, predict_cold},
     {"epoch of 10,000 steps, full DES (BERT-base, dynamic padding, 4 workers)", setup_epoch, predict_epoch},
 };
 

@@ -319,7 +319,8 @@ static const char main_usage[] =
     "\n"
     "commands:\n"
     "  gpus                          list the GPU profiles\n"
-    "  models                        list the network presets\n"
+    "  models                        list the network presets and their families\n"
+    "  model-info model=ID|PATH      a network's parameters, FLOPs, memory and layers\n"
     "  predict key=value ...         predict one configuration (--csv, -o FILE)\n"
     "  sweep key=v1,v2 ... key=value predict every combination (--csv, -o FILE)\n"
     "  validate RUNS.csv             predict measured runs and report the error\n"
@@ -327,7 +328,8 @@ static const char main_usage[] =
     "  run SCRIPT.lua [ARGS...]      run a Lua scenario (require \"epochcast\")\n"
     "\n"
     "options:\n"
-    "  --models DIR   the models/ folder (default: $EPOCHCAST_MODELS, else the built-in one)\n"
+    "  --models DIR   the models/ folder (default: $EPOCHCAST_MODELS, else the one installed\n"
+    "                 beside epochcast, PREFIX/share/epochcast/models; --version prints it)\n"
     "  --profile P    predict with the calibrated profile P (from calibrate) instead of\n"
     "                 the models/ folder's profile.csv; a config's profile= still wins\n"
     "  --help         this text; COMMAND --help describes a command\n"
@@ -343,8 +345,10 @@ static const char gpus_usage[] =
 static const char models_usage[] =
     "usage: epochcast models\n"
     "\n"
-    "List the network presets: id, family, default task and parameters (millions,\n"
-    "with the default task head).\n";
+    "List the network presets: id, family (the config's model_type), default task,\n"
+    "parameters (millions, with the default task head) and the tasks it has heads for,\n"
+    "then the model_types a config.json given as model=PATH may have.\n"
+    "`epochcast model-info model=ID` describes one.\n";
 
 static const char predict_usage[] =
     "usage: epochcast predict key=value ... [--csv] [-o FILE] [--trace FILE] [--profile P]\n"
@@ -489,19 +493,22 @@ static int cmd_models(lua_State *L, int argc, char **argv)
         return usage_error("models", "models: unexpected argument '%s'", argv[0]);
     ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
     size_t n = ec_model_count(ctx);
-    int wid = 2;
+    int wid = 2, fwid = 6;
     for (size_t i = 0; i < n; i++) {
         ec_model_info m;
         if (ec_model_get(ctx, i, &m) != EC_OK)
             return fail("%s", ec_ctx_errmsg(ctx));
         if ((int)strlen(m.id) > wid) wid = (int)strlen(m.id);
+        if ((int)strlen(m.family) > fwid) fwid = (int)strlen(m.family);
     }
-    printf("%-*s  %-10s %-12s %10s\n", wid, "id", "family", "default_task", "params_M");
+    printf("%-*s  %-*s %-14s %10s  %s\n", wid, "id", fwid, "family", "default_task", "params_M", "tasks");
     for (size_t i = 0; i < n; i++) {
         ec_model_info m;
         ec_model_get(ctx, i, &m);
-        printf("%-*s  %-10s %-12s %10.1f\n", wid, m.id, m.family, m.default_task, m.params / 1e6);
+        printf("%-*s  %-*s %-14s %10.1f  %s\n", wid, m.id, fwid, m.family, m.default_task, m.params / 1e6, m.tasks);
     }
+    printf("\nmodel=PATH also takes a Hugging Face config.json (or a folder holding one) of model_type:\n  %s\n",
+           ec_model_types());
     return 0;
 }
 
@@ -1510,7 +1517,13 @@ static int pmain(lua_State *L)
             lua_pushinteger(L, 0);
             return 1;
         } else if (strcmp(a, "--version") == 0 || strcmp(a, "-v") == 0) {
+            char dir[EC_PATH_MAX];
+            const char *models = ecL_models_dir(L); /* --models given before, or $EPOCHCAST_MODELS */
+            if (models == NULL && ec_default_models_dir(dir, sizeof dir) == EC_OK)
+                models = dir;
             printf("epochcast %s (%s)\n", EC_VERSION, LUA_RELEASE);
+            if (models != NULL)
+                printf("models: %s\n", models);
             lua_pushinteger(L, 0);
             return 1;
         } else if (strcmp(a, "--models") == 0 || strncmp(a, "--models=", 9) == 0) {
@@ -1543,6 +1556,8 @@ static int pmain(lua_State *L)
             code = cmd_gpus(L, rest, args);
         else if (strcmp(cmd, "models") == 0)
             code = cmd_models(L, rest, args);
+        else if (strcmp(cmd, "model-info") == 0)
+            code = ecL_cli_model_info(L, rest, args);
         else if (strcmp(cmd, "predict") == 0)
             code = cmd_predict(L, rest, args);
         else if (strcmp(cmd, "sweep") == 0)

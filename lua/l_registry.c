@@ -78,9 +78,27 @@ static int l_registry_models(lua_State *L)
     return 1;
 }
 
+/* ec.models_dir(): the models/ folder this module reads (the CLI's --models, else
+ * $EPOCHCAST_MODELS, else the one installed beside it; ec_default_models_dir). */
+static int l_registry_models_dir(lua_State *L)
+{
+    const char *dir = ecL_models_dir(L);
+    if (dir != NULL) {
+        lua_pushstring(L, dir);
+        return 1;
+    }
+    char buf[EC_PATH_MAX];
+    int st = ec_default_models_dir(buf, sizeof buf);
+    if (st != EC_OK)
+        return ecL_fail(L, ecL_ctx(L), st);
+    lua_pushstring(L, buf);
+    return 1;
+}
+
 static const luaL_Reg registry_funcs[] = {
     {"gpus", l_registry_gpus},
     {"models", l_registry_models},
+    {"models_dir", l_registry_models_dir},
     {NULL, NULL},
 };
 

@@ -1,6 +1,6 @@
 /*
  * l_result.c: the one description of an ec_result's fields outside the core.  A single
- * table drives both the Lua result table of ec.predict (DESIGN.md section 5) and the result
+ * table drives both the Lua result table of ec.predict (docs/DESIGN.md section 5) and the result
  * columns of every CSV we write (ec.write_csv, epochcast predict --csv), so the names, the
  * order and the number formatting cannot drift apart.  It computes nothing: values are
  * copied from the struct the core filled.

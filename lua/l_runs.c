@@ -1,5 +1,5 @@
 /*
- * l_runs.c: ec.load_runs(path), measured run records (DESIGN.md section 4) as plain
+ * l_runs.c: ec.load_runs(path), measured run records (docs/DESIGN.md section 4) as plain
  * tables whose config subtable holds only the keys the file set, so it can be passed
  * straight back to ec.predict.  Loading and validation are the core's (ec_runs_load);
  * a missing or malformed file returns nil, "EPARSE: file:line:col: ...", code.

@@ -94,7 +94,7 @@ const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, s
 
 /* ---- l_result.c -------------------------------------------------------------------- */
 
-/* Push a result as the plain table of DESIGN.md section 5. */
+/* Push a result as the plain table of docs/DESIGN.md section 5. */
 void ecL_pushresult(lua_State *L, const ec_result *res);
 /* The same, with room for `extra` more keys in the result table (ec.sweep's config keys). */
 void ecL_pushresult_sized(lua_State *L, const ec_result *res, int extra);
@@ -164,5 +164,9 @@ int ecL_open_csv(lua_State *L);
 int ecL_open_sweep(lua_State *L);
 int ecL_open_plot(lua_State *L);
 int ecL_open_trace(lua_State *L);
+int ecL_open_network(lua_State *L);
+
+/* ---- CLI commands in their own files (cli_<name>.c) -------------------------------------- */
+int ecL_cli_model_info(lua_State *L, int argc, char **argv);
 
 #endif /* LEC_PRIV_H */

@@ -253,7 +253,7 @@ typedef int (*ecL_opener)(lua_State *L);
 
 static const ecL_opener openers[] = {
     ecL_open_predict, ecL_open_registry, ecL_open_runs, ecL_open_csv, ecL_open_result,
-    ecL_open_sweep,  ecL_open_plot,     ecL_open_trace,
+    ecL_open_sweep,  ecL_open_plot,     ecL_open_trace,    ecL_open_network,
 };
 
 LUAMOD_API int luaopen_epochcast(lua_State *L)

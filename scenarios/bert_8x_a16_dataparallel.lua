@@ -1,4 +1,4 @@
--- bert_8x_a16_dataparallel.lua: "BERT Training Optimization Guide" (../shared/seeds/000_9b889b5447520e8f.txt),
+-- bert_8x_a16_dataparallel.lua: "BERT Training Optimization Guide" (docs/seeds/000_9b889b5447520e8f.txt),
 -- a BERT song-lyrics classifier at 45 min per epoch on one of eight NVIDIA A16s, and the five
 -- "optimizations" that are to bring it to ~5 min (claimed 25x theoretical, 10-15x realistic,
 -- "Optimized BERT: ~5.2 minutes per epoch, 8.7x").  Which of them hold on A16s, and what

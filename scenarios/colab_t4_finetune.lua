@@ -1,4 +1,4 @@
--- colab_t4_finetune.lua: "GPU Optimization Guide for T4" (../shared/seeds/004_0b545fe4c5d13b6a.txt),
+-- colab_t4_finetune.lua: "GPU Optimization Guide for T4" (docs/seeds/004_0b545fe4c5d13b6a.txt),
 -- a text-classification fine-tune on a Colab T4 and the six "optimizations" it applies for a
 -- claimed ~2-2.5x.  Which of them hold on a T4?
 --

@@ -1,5 +1,5 @@
 -- python_loop_4gpu.lua: "Performance Optimizations for Multi-GPU Training"
--- (../shared/seeds/002_3824adfd42e9d4f7.txt), 7 s per iteration on 4 GPUs with a forward
+-- (docs/seeds/002_3824adfd42e9d4f7.txt), 7 s per iteration on 4 GPUs with a forward
 -- that builds its embeddings in a per-sample Python loop, creating a tensor on the GPU in
 -- every iteration, and the five fixes that are to bring it to 0.2-0.5 s/it (claimed 25-70x,
 -- "realistic" 15-35x).  Which fix buys what?

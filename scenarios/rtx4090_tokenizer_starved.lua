@@ -1,4 +1,4 @@
--- rtx4090_tokenizer_starved.lua: "GPU Utilization Issue Identified" (../shared/seeds/003_bdce5ab7966fcaea.txt),
+-- rtx4090_tokenizer_starved.lua: "GPU Utilization Issue Identified" (docs/seeds/003_bdce5ab7966fcaea.txt),
 -- an RTX 4090 fine-tune whose GPU idles while the main process tokenizes each example.
 -- The note measured the "before" and projects the DataLoader fix and further tips.
 --

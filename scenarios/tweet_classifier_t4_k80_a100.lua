@@ -1,5 +1,5 @@
 -- tweet_classifier_t4_k80_a100.lua: "Performance Optimization Guide: Underutilized GPU/CPU
--- During Training" (../shared/seeds/001_37986f26cc92db87.txt), tweet classification at 128
+-- During Training" (docs/seeds/001_37986f26cc92db87.txt), tweet classification at 128
 -- tokens on Colab GPUs (K80, T4, A100), its batch-size tables, its automatic batch-size
 -- rule and its "quick wins".  What does each buy on a T4, and do its batch tables fit?
 --

@@ -55,6 +55,7 @@ static void copy_models(const char *dir)
         free(src);
         free(dst);
     }
+    ec_test_link_networks(dir);
 }
 
 static double column(const eci_table *t, const char *name)

@@ -5,7 +5,7 @@
  * from a configuration (model, task, GPU, precision, batch, DataLoader settings)
  * before anyone rents a GPU. Anything not declared here is not API.
  *
- * Conventions (see ../shared/research/style-study.md, part B):
+ * Conventions (docs/DESIGN.md section 5):
  *   - every object hangs off an ec_ctx; nothing in the library is global and mutable;
  *   - functions return an ec_status (EC_OK = 0); on failure ec_ctx_errmsg() holds a
  *     detailed message such as "models/gpus.csv:12:4: 'mem_bytes' is not a number";
@@ -79,13 +79,25 @@ EC_API const char *ec_ctx_errmsg(const ec_ctx *ctx);
 /* Load the data tables of a models/ folder: gpus.csv (hardware profiles),
  * hosts.csv (host CPU profiles), networks.csv (network presets), constants.csv
  * (software constants) and, when present, profile.csv (fitted parameters, which become
- * the context's fit; see ec_ctx_set_fit).  dir == NULL uses ec_default_models_dir().  May be called
- * once per context.  Exceptional returns: EC_EIO, EC_EPARSE (with file:line:column),
- * EC_ENOMEM, EC_EMISUSE (already loaded). */
+ * the context's fit; see ec_ctx_set_fit).  dir == NULL loads the folder that
+ * ec_default_models_dir() finds.  May be called once per context.  Exceptional returns:
+ * EC_EIO, EC_EPARSE (with file:line:column), EC_ENOMEM, EC_EMISUSE (already loaded),
+ * EC_ENOTFOUND (dir == NULL and no folder found). */
 EC_API int ec_ctx_load_models(ec_ctx *ctx, const char *dir);
 
-/* The models/ folder compiled into this build (the source tree's models/). */
-EC_API const char *ec_default_models_dir(void);
+/* The models/ folder that ec_ctx_load_models(ctx, NULL) loads, written to buf (n bytes,
+ * NUL-terminated).  The first of these that applies:
+ *   1. $EPOCHCAST_MODELS when set and not empty (as given, whether or not it exists);
+ *   2. PREFIX/share/epochcast/models of the installation holding this code, found at run
+ *      time from the file it was loaded from: libepochcast.so in PREFIX/lib, the epochcast
+ *      CLI in PREFIX/bin, the Lua module in PREFIX/lib/lua/5.4 (an installed tree may move);
+ *   3. run from the build tree: the models/ of the source tree it was built from;
+ *   4. the install prefix configured at build time (programs that link libepochcast.a,
+ *      LuaRocks trees);
+ *   5. the models/ of the source tree it was built from.
+ * Folders 2-5 count only when they hold gpus.csv.  Exceptional returns: EC_ENOTFOUND
+ * (none; buf is ""), EC_EINVAL (n too small; buf is ""), EC_EMISUSE (buf NULL or n 0). */
+EC_API int ec_default_models_dir(char *buf, size_t n);
 
 /* Progress of a long operation: `what` is a static name ("load runs", "calibrate",
  * "cross-validate", "write"), done of total units so far (total 0 when not known).  Return 0
@@ -105,7 +117,7 @@ EC_API int ec_ctx_progress(ec_ctx *ctx, const char *what, double done, double to
 
 /* ---------------------------------------------------------------------------------
  * Configuration: the one vocabulary shared by C, Lua, the CLI and run-record CSVs
- * (DESIGN.md section 2).  A plain struct; initialise it with ec_config_init() and set
+ * (docs/DESIGN.md section 2).  A plain struct; initialise it with ec_config_init() and set
  * fields either directly or by key with ec_config_set().
  */
 typedef enum ec_strategy { EC_STRATEGY_SINGLE = 0, EC_STRATEGY_DP, EC_STRATEGY_DDP } ec_strategy;
@@ -178,11 +190,12 @@ typedef struct ec_config {
     uint64_t seed;               /* simulation seed [fixed default] */
     double loop_ops_per_sample;  /* tiny eager ops the forward issues per sample from a Python loop [0] */
     double loop_syncs_per_sample;/* host-to-device tensor creations per sample in that loop, each a sync [0] */
+    int target_len;              /* decoder tokens per sample of an encoder-decoder (T5) [0 = seq_len] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;
 
-/* Defaults of DESIGN.md section 2.  batch_per_gpu is 0 (unset) and must be given. */
+/* Defaults of docs/DESIGN.md section 2.  batch_per_gpu is 0 (unset) and must be given. */
 EC_API void ec_config_init(ec_config *cfg);
 
 /* Set one key from its text form, as on the CLI ("batch_per_gpu", "16").
@@ -203,7 +216,7 @@ EC_API int ec_config_is_set(const ec_config *cfg, size_t i);
 /* Index of a key by name, or -1 when there is no such key. */
 EC_API int ec_config_key_index(const char *key);
 
-/* The config keys in their stable order (DESIGN.md section 2), for CSV headers and help. */
+/* The config keys in their stable order (docs/DESIGN.md section 2), for CSV headers and help. */
 EC_API size_t ec_config_key_count(void);
 EC_API const char *ec_config_key_name(size_t i);
 EC_API const char *ec_config_key_help(size_t i);
@@ -231,6 +244,8 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_MODEL_DEFAULTED (1u << 6) /* a hardware figure came from the architecture, not a measurement */
 #define EC_WARN_MEMORY_UNKNOWN  (1u << 7) /* gpu_step_s without a model: memory not predicted */
 #define EC_WARN_NEAR_CAPACITY   (1u << 8) /* several GPUs with peak memory close to capacity */
+#define EC_WARN_KEY_IGNORED     (1u << 9) /* a key that does not apply to this model was given */
+#define EC_WARN_PARAMS_MISMATCH (1u << 10) /* the shapes' parameter count differs from the published one by > 0.5% */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {
@@ -280,7 +295,7 @@ typedef struct ec_result {
     ec_memory memory;
     unsigned warnings;        /* EC_WARN_* bits */
     char warning_text[EC_WARNING_TEXT_MAX]; /* "; "-separated human text */
-    /* Multi-GPU (DESIGN 3.3).  The fields above describe GPU 0, which under dp does more. */
+    /* Multi-GPU (docs/DESIGN.md 3.3).  The fields above describe GPU 0, which under dp does more. */
     double single_gpu_samples_per_s; /* the same config on one GPU (strategy single) */
     double scaling_efficiency_frac;  /* samples_per_s / (num_gpus x single_gpu_samples_per_s); 1 on one GPU */
     double busbw_bytes_per_s;        /* ring bus bandwidth of the topology; 0 on one GPU */
@@ -337,21 +352,292 @@ EC_API int ec_gpu_find(ec_ctx *ctx, const char *name, size_t *index);
 
 typedef struct ec_model_info {
     const char *id;              /* "bert-base" */
-    const char *family;          /* "encoder", "decoder", "resnet", "vit" */
+    const char *family;          /* the architecture (config.json model_type): "bert", "llama", "torchvision_resnet", "custom" */
     const char *default_task;    /* "classify" */
     double params;               /* parameter count with the default task head */
     int default_seq_len;         /* tokens (transformers), 0 otherwise */
     int default_image_size;      /* pixels (vision), 0 otherwise */
+    /* Appended after 0.1.0. */
+    double published_params;     /* the count its source states (0: none); predictions warn beyond 0.5% */
+    const char *published_task;  /* the task whose head that count is for (a bare BertModel: classify) */
+    double published_task_params;/* the count of that task's head computed from the shapes */
+    const char *source;          /* where the shapes and the published count come from ("" if none) */
+    const char *tasks;           /* the tasks it has heads for, ", "-separated ("lm, classify") */
 } ec_model_info;
 
 EC_API size_t ec_model_count(const ec_ctx *ctx);
 EC_API int ec_model_get(const ec_ctx *ctx, size_t i, ec_model_info *out);
-/* Parameter count of a model with a given task head (task "" = default). */
+/* Parameter count of a model with a given task head (task "" = default).  model may be a
+ * preset id, a config.json path (or a folder holding one) or a network defined on ctx. */
 EC_API int ec_model_params(ec_ctx *ctx, const char *model, const char *task, double *params);
+/* The Hugging Face config.json model_type values model=PATH understands (", "-separated, static). */
+EC_API const char *ec_model_types(void);
+
+/* Describe one model (a preset id, a config.json path or a defined network) like an entry of
+ * the registry.  The strings stay valid as long as ctx. */
+EC_API int ec_model_find(ec_ctx *ctx, const char *model, ec_model_info *out);
+
+/* ---------------------------------------------------------------------------------
+ * Network descriptions.  A network is data: an ordered list of layers (some of them one
+ * block repeated n times) and the task heads it can be trained with.  The presets of
+ * models/networks.csv (each a config file in models/networks/), Hugging Face config.json
+ * files (model=PATH), Lua tables (ec.network{...}) and C programs (ec_network_define) all
+ * produce one; one expansion turns it into the kernels of a training step (FLOPs, bytes,
+ * launches, saved activations, parameters), which the compute and memory models price.
+ *
+ * Shapes flow down the list: every layer reads the tensor the one before produced (tokens
+ * x width for text, images x channels x height x width for vision) and states only what it
+ * changes.  A text network starts with an EMBEDDING; a vision network takes an image of
+ * image_channels x image_size x image_size.  Dimensions are counts (int64_t); 0 means "the
+ * default" where a field says so.
+ */
+typedef enum ec_layer_kind {
+    EC_LAYER_EMBEDDING = 0, /* token ids -> vectors: starts a token stream */
+    EC_LAYER_PATCHES,       /* feature map -> tokens: class tokens and learned positions (ViT) */
+    EC_LAYER_LINEAR,        /* nn.Linear on the stream's last dimension */
+    EC_LAYER_CONV2D,        /* nn.Conv2d (cuDNN implicit GEMM) */
+    EC_LAYER_NORM,          /* LayerNorm, RMSNorm or BatchNorm */
+    EC_LAYER_ATTENTION,     /* self- or cross-attention with its Q, K, V and output projections */
+    EC_LAYER_MLP,           /* feed-forward block: up (and gate), activation, down */
+    EC_LAYER_MOE,           /* mixture-of-experts feed-forward block with its router */
+    EC_LAYER_ACTIVATION,    /* elementwise activation */
+    EC_LAYER_DROPOUT,       /* dropout (a mask kept for backward) */
+    EC_LAYER_RESIDUAL,      /* save the stream, or add the saved tensor back */
+    EC_LAYER_POOL,          /* max pooling or global average pooling of a feature map */
+    EC_LAYER_REPEAT,        /* the next `layers` entries are one block, repeated `times` times */
+    EC_LAYER_DECODER        /* encoder-decoder: the stream so far becomes the memory that cross-attention
+                               reads, and the next EMBEDDING starts a stream of target_len tokens */
+} ec_layer_kind;
+
+typedef enum ec_activation {
+    EC_ACT_GELU = 0,   /* exact erf GELU, one kernel */
+    EC_ACT_GELU_TANH,  /* tanh approximation written in Python (GPT-2's gelu_new): several eager kernels */
+    EC_ACT_RELU,
+    EC_ACT_SILU,       /* SiLU / swish (Llama's SwiGLU gate) */
+    EC_ACT_TANH,
+    EC_ACT_QUICK_GELU  /* x * sigmoid(1.702 x) (CLIP): two kernels */
+} ec_activation;
+
+typedef enum ec_norm_kind { EC_NORM_LAYER = 0, EC_NORM_RMS, EC_NORM_BATCH } ec_norm_kind;
+
+/* Where attention gets positions from (learned absolute positions live on the EMBEDDING). */
+typedef enum ec_position {
+    EC_POS_NONE = 0,
+    EC_POS_ROPE,       /* rotary embedding applied to Q and K in every layer */
+    EC_POS_ALIBI,      /* linear biases added to the scores */
+    EC_POS_RELATIVE    /* T5-style bucketed relative bias added to the scores */
+} ec_position;
+
+typedef enum ec_residual_op {
+    EC_RESIDUAL_SAVE = 0, /* remember the stream (the start of a residual branch) */
+    EC_RESIDUAL_ADD,      /* stream = branch + saved */
+    EC_RESIDUAL_ADD_RELU  /* stream = relu(branch + saved) (ResNet) */
+} ec_residual_op;
+
+typedef enum ec_pool_kind { EC_POOL_MAX = 0, EC_POOL_AVG_GLOBAL } ec_pool_kind;
+
+typedef struct ec_embedding_layer {
+    int64_t vocab;       /* rows of the token table */
+    int64_t dim;         /* width of the stream it starts */
+    int64_t positions;   /* learned absolute position rows, 0 = none (RoPE, ALiBi, relative) */
+    int64_t type_vocab;  /* token-type rows (BERT's segment ids), 0 = none */
+    int fused;           /* 1: the lookups and their sum priced as one pass (GPT-2's wte + wpe) */
+    int scale;           /* 1: the embeddings are multiplied by sqrt(dim) (Gemma) */
+    int shared;          /* 1: reuses the first EMBEDDING's token table (T5's decoder): no new parameters */
+} ec_embedding_layer;
+
+typedef struct ec_patches_layer {
+    int cls_tokens;      /* class tokens prepended (1 for ViT) */
+    int positions;       /* 1: a learned position vector per token */
+} ec_patches_layer;
+
+typedef struct ec_linear_layer {
+    int64_t out;         /* output features */
+    int bias;
+} ec_linear_layer;
+
+typedef struct ec_conv2d_layer {
+    int64_t out;         /* output channels */
+    int kernel, stride;
+    int padding;         /* -1: kernel / 2 */
+    int groups;          /* 0 or 1: dense */
+    int bias;
+} ec_conv2d_layer;
+
+typedef struct ec_norm_layer {
+    ec_norm_kind kind;
+    int bias;            /* LayerNorm with a bias (RMSNorm has none; BatchNorm always has one) */
+} ec_norm_layer;
+
+typedef struct ec_attention_layer {
+    int heads;           /* query heads */
+    int kv_heads;        /* key/value heads (grouped-query attention), 0 = heads */
+    int head_dim;        /* 0 = stream width / heads */
+    int causal;          /* decoder self-attention */
+    int cross;           /* queries from the stream, keys and values from the encoder's memory */
+    int qkv_fused;       /* one projection produces Q, K and V (GPT-2's c_attn) */
+    int qkv_bias, out_bias;
+    ec_position position;
+    int64_t window;      /* sliding-window attention span in tokens, 0 = full */
+    int rel_buckets;     /* EC_POS_RELATIVE: bucket rows this layer owns (T5: 32 on the first layer, 0 after) */
+    int dropout;         /* 1: dropout on the attention probabilities */
+    int qk_norm;         /* 1: RMSNorm on each query and key head (Qwen3) */
+    int softcap;         /* 1: tanh soft-capping of the scores (Gemma 2) */
+    int relative_span;   /* DeBERTa-v2's disentangled attention: position buckets; the content-to-
+                            position and position-to-content scores are computed too, 0 = none */
+} ec_attention_layer;
+
+typedef struct ec_mlp_layer {
+    int64_t ffn;         /* inner width */
+    ec_activation act;
+    int gated;           /* act(gate(x)) * up(x) (SwiGLU, GeGLU) */
+    int bias;
+    int dropout;         /* 1: dropout between the activation and the down projection (ViT) */
+} ec_mlp_layer;
+
+typedef struct ec_moe_layer {
+    int experts;         /* routed experts */
+    int top_k;           /* experts per token */
+    int64_t ffn;         /* inner width of one routed expert */
+    ec_activation act;
+    int gated;
+    int shared_experts;  /* experts every token goes through (Qwen-MoE), 0 = none */
+    int64_t shared_ffn;  /* inner width of the shared expert(s) together */
+    int shared_gate;     /* 1: a sigmoid gate scales the shared experts' output */
+} ec_moe_layer;
+
+typedef struct ec_activation_layer { ec_activation act; } ec_activation_layer;
+typedef struct ec_residual_layer { ec_residual_op op; } ec_residual_layer;
+
+typedef struct ec_pool_layer {
+    ec_pool_kind kind;
+    int kernel, stride, padding; /* EC_POOL_MAX */
+} ec_pool_layer;
+
+typedef struct ec_repeat_layer {
+    int layers;          /* entries that follow in the block */
+    int times;           /* repetitions (>= 1) */
+    int shared_params;   /* 1: every repetition uses the same weights (ALBERT) */
+    int checkpoint;      /* 1: a unit of activation checkpointing (checkpointing=1 recomputes each
+                            repetition: HF's decoder and encoder layers) */
+} ec_repeat_layer;
+
+typedef struct ec_layer {
+    ec_layer_kind kind;
+    int on_skip;         /* applies to the saved residual tensor, not the stream (ResNet's downsample) */
+    union {
+        ec_embedding_layer embedding;
+        ec_patches_layer patches;
+        ec_linear_layer linear;
+        ec_conv2d_layer conv2d;
+        ec_norm_layer norm;
+        ec_attention_layer attention;
+        ec_mlp_layer mlp;
+        ec_moe_layer moe;
+        ec_activation_layer activation;
+        ec_residual_layer residual;
+        ec_pool_layer pool;
+        ec_repeat_layer repeat;
+    } u;
+} ec_layer;
+
+/* The objective a task trains, on top of the layers. */
+typedef enum ec_head_kind {
+    EC_HEAD_CAUSAL_LM = 0,  /* a vocabulary projection of every token of the stream, shifted labels
+                               (decoders; encoder-decoders project the decoder stream) */
+    EC_HEAD_MASKED_LM,      /* a transform (dense, GELU, LayerNorm) then the vocabulary, every token */
+    EC_HEAD_PRETRAIN,       /* BERT pre-training: masked LM on the masked positions + next-sentence */
+    EC_HEAD_CLASSIFY,       /* one label per sequence (pooled first token, or the last token) */
+    EC_HEAD_TOKEN_CLASSIFY, /* one label per token (NER) */
+    EC_HEAD_SPAN_QA,        /* start and end logits per token (SQuAD) */
+    EC_HEAD_IMAGE_CLASSIFY  /* pooled feature map or class token, then a linear classifier */
+} ec_head_kind;
+
+typedef struct ec_head {
+    const char *task;    /* the task name that selects it: "lm", "classify", "squad", "pretrain",
+                            "token_classify", "imagenet" */
+    ec_head_kind kind;
+    int64_t classes;     /* CLASSIFY, TOKEN_CLASSIFY, IMAGE_CLASSIFY: labels */
+    int pooler;          /* CLASSIFY, PRETRAIN: a dense + tanh on the first token (BERT's pooler);
+                            0: CLASSIFY scores the last token (decoders) */
+    int64_t transform;   /* MASKED_LM, PRETRAIN: width of the dense + GELU + LayerNorm transform before
+                            the vocabulary (0 = stream width) */
+    int tied;            /* the vocabulary projection reuses the token embedding's weight */
+    int bias;            /* the final projection has a bias */
+    int pool;            /* IMAGE_CLASSIFY: 1 = global average pool of a feature map, 0 = class token */
+} ec_head;
+
+/* How the attention of a network may be implemented (what its code offers). */
+typedef enum ec_attention_impl {
+    EC_NET_ATTN_CONFIG = 0, /* the config's attention= key (Hugging Face models with SDPA) */
+    EC_NET_ATTN_FUSED,      /* always a fused kernel (torchvision's nn.MultiheadAttention) */
+    EC_NET_ATTN_EAGER       /* no fused path (Hugging Face T5, DeBERTa): attention=sdpa warns */
+} ec_attention_impl;
+
+typedef struct ec_network_def {
+    const char *id;              /* the name model= will accept */
+    const char *family;          /* for listings, NULL = "custom" */
+    const ec_layer *layers;
+    size_t n_layers;
+    const ec_head *heads;
+    size_t n_heads;              /* >= 1 */
+    const char *default_task;    /* NULL = the first head's task */
+    int default_seq_len;         /* text: tokens per sample when seq_len is not given */
+    int max_positions;           /* text: longest sequence its positions cover, 0 = unlimited */
+    int image_size;              /* vision: default pixels per side */
+    int image_channels;          /* vision: input channels (0 = 3) */
+    int loss_in_forward;         /* 1: forward returns the loss (HF heads given labels); decides what
+                                    DataParallel gathers */
+    ec_attention_impl attention;
+    double published_params;     /* the count a source states, 0 = none */
+    const char *published_task;  /* the task whose head that count is for (NULL = default_task) */
+    const char *source;          /* where it comes from (NULL = "") */
+} ec_network_def;
+
+/* Register a network on the context under def->id (copied; def may be freed afterwards).
+ * The description is checked: a layer of an unknown kind, a dimension that is not positive
+ * or absurdly large, heads that do not divide the width, a repeat that runs past the list
+ * or changes the tensor's shape, a head that does not fit the stream (a vocabulary head on
+ * an image network): EC_EINVAL naming the layer (by index and kind) and the field.  An id
+ * that is already a preset or a defined network: EC_EINVAL. */
+EC_API int ec_network_define(ec_ctx *ctx, const ec_network_def *def);
+EC_API const char *ec_layer_kind_name(ec_layer_kind kind);
+
+/* What a model is, for people (epochcast model-info): its size, its FLOPs and the memory of
+ * its weights and optimizer for a config's model, task, seq_len (or image_size), precision
+ * and optimizer; batch_per_gpu and gpu are not needed.  FLOPs are model FLOPs (2 per
+ * multiply-add of GEMMs, convolutions and attention, no recompute): backward is twice the
+ * forward (input and weight gradients). */
+typedef struct ec_model_summary {
+    double params;                   /* with the config's task head */
+    double tokens_per_sample;        /* seq_len for text (encoder side), 1 for an image */
+    double fwd_flop_per_sample;
+    double bwd_flop_per_sample;
+    double weights_bytes, grads_bytes, optimizer_bytes; /* at that precision and optimizer */
+    double activations_bytes_per_sample; /* kept for backward, without checkpointing */
+    size_t n_rows;                   /* rows of the layer table (ec_model_layers) */
+} ec_model_summary;
+
+/* One row of the layer table: a layer of the description (a repeat's body rows follow it,
+ * one level deeper), then the task head. */
+typedef struct ec_layer_row {
+    int index;                       /* 1-based position in the description; 0: the head */
+    int depth;                       /* repeats around it */
+    const char *kind;                /* "attention", "repeat", "head" */
+    int times;                       /* repetitions of a repeat row, else 1 */
+    double params;                   /* of one repetition (a repeat: of its whole body) */
+    double fwd_flop_per_sample;      /* of one repetition */
+    double saved_bytes_per_sample;   /* activations kept for backward, one repetition */
+} ec_layer_row;
+
+/* Fill *out and, when rows != NULL, up to max_rows rows.  Exceptional returns: those of
+ * ec_predict's model resolution (EC_ENOTFOUND, EC_EINVAL, ...), EC_ENOMEM. */
+EC_API int ec_model_summary_get(ec_ctx *ctx, const ec_config *cfg, ec_model_summary *out, ec_layer_row *rows,
+                                size_t max_rows);
 
 /* ---------------------------------------------------------------------------------
  * Run records: measured runs in the config vocabulary plus a measurement
- * (DESIGN.md section 4): columns id, the config keys, metric, value, source.
+ * (docs/DESIGN.md section 4): columns id, the config keys, metric, value, source.
  */
 typedef enum ec_metric { EC_METRIC_SAMPLES_PER_S = 0, EC_METRIC_STEP_TIME_MS, EC_METRIC_EPOCH_TIME_S } ec_metric;
 
@@ -406,7 +692,7 @@ EC_API const ec_run *ec_runs_get(const ec_runs *runs, size_t i);
 /* The metric of a prediction in the unit of a run's metric. */
 EC_API double ec_result_metric(const ec_result *res, ec_metric metric);
 
-/* Error statistics of predictions against measurements (DESIGN.md section 6).
+/* Error statistics of predictions against measurements (docs/DESIGN.md section 6).
  * Relative error e_i = (predicted_i - measured_i) / measured_i; rows with measured <= 0 are skipped. */
 typedef struct ec_error_stats {
     size_t n;                 /* rows counted */
@@ -421,7 +707,7 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
                                    ec_error_stats *out);
 
 /* ---------------------------------------------------------------------------------
- * Calibration (DESIGN section 6): a few physical parameters fitted to measured runs with
+ * Calibration (docs/DESIGN.md section 6): a few physical parameters fitted to measured runs with
  * GSL's nonlinear least squares on log(predicted / measured):
  *   gemm_scale      multiplies every GPU's measured large-GEMM efficiency on tensor cores
  *   simt_scale      the same on CUDA cores (fp32 matmuls)

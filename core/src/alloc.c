@@ -57,7 +57,7 @@ void eci_strfree(ec_ctx *ctx, char *s)
         eci_free(ctx, s, strlen(s) + 1);
 }
 
-void *eci_scratch(ec_ctx *ctx, int slot, size_t n, size_t size)
+void *eci_scratch_raw(ec_ctx *ctx, int slot, size_t n, size_t size)
 {
     if (size != 0 && n > (size_t)-1 / size) {
         eci_error(ctx, EC_ENOMEM, "allocation of %zu x %zu bytes overflows", n, size);
@@ -73,8 +73,15 @@ void *eci_scratch(ec_ctx *ctx, int slot, size_t n, size_t size)
         ctx->scratch[slot] = p;
         ctx->scratch_bytes[slot] = grow;
     }
-    memset(ctx->scratch[slot], 0, bytes);
     return ctx->scratch[slot];
+}
+
+void *eci_scratch(ec_ctx *ctx, int slot, size_t n, size_t size)
+{
+    void *p = eci_scratch_raw(ctx, slot, n, size);
+    if (p != NULL)
+        memset(p, 0, n * size > 0 ? n * size : 1);
+    return p;
 }
 
 void eci_scratch_free(ec_ctx *ctx)

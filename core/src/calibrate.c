@@ -1,5 +1,5 @@
 /*
- * calibrate.c: fits the few physical parameters of eci_calib to measured runs (DESIGN 6)
+ * calibrate.c: fits the few physical parameters of eci_calib to measured runs (docs/DESIGN.md 6)
  * with GSL's trust-region nonlinear least squares (gsl_multifit_nlinear, Levenberg-
  * Marquardt, finite-difference Jacobian) on r_i = log(predicted_i / measured_i) / s, with s
  * = calib_run_log_sd the scatter of one run about the model, plus one prior residual per

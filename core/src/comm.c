@@ -1,5 +1,5 @@
 /*
- * comm.c: multi-GPU communication (DESIGN 3.3, modeling.md 6).
+ * comm.c: multi-GPU communication (docs/DESIGN.md 3.3, modeling.md 6).
  *   - Topology -> ring bus bandwidth: the slowest link a ring of the job's GPUs crosses,
  *     from the GPU's link figures (gpus.csv: NVLink per direction, measured pinned H2D for
  *     the PCIe link) times the measured NCCL bus-bandwidth fractions of constants.csv

@@ -41,7 +41,7 @@ typedef struct eci_comm {
 EC_INTERNAL int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes,
                               double network_bytes_per_s, double measured_busbw_bytes_per_s, eci_comm *c);
 
-/* Ring all-reduce (DESIGN 3.3, nccl-tests PERFORMANCE.md): alpha*2(n-1) + 2(n-1)/n * bytes / busbw. */
+/* Ring all-reduce (docs/DESIGN.md 3.3, nccl-tests PERFORMANCE.md): alpha*2(n-1) + 2(n-1)/n * bytes / busbw. */
 EC_INTERNAL double eci_allreduce_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s);
 /* Pipelined ring broadcast or reduce (nccl-tests: bus factor 1): alpha*(n-1) + bytes / busbw. */
 EC_INTERNAL double eci_bcast_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s);

@@ -1,5 +1,5 @@
 /*
- * compute.c: GPU time of one op on one GPU (DESIGN 3.1, modeling.md 7 and 10.1).
+ * compute.c: GPU time of one op on one GPU (docs/DESIGN.md 3.1, modeling.md 7 and 10.1).
  *   GEMM: t = max(FLOPs / (peak x eff_large x shape_util x k_util), bytes / (BW x eff_bw), floor)
  *   shape_util = useful tiles / (waves x SMs x tile): tile and wave quantization, with the
  *   better of a large and a small tile as cuBLAS's heuristics would pick;
@@ -165,11 +165,9 @@ double eci_mem_time_s(const eci_rates *r, double bytes, int kernels)
     return t > floor_s ? t : floor_s;
 }
 
-void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
+/* One launch of the op (count = 1). */
+static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
 {
-    memset(c, 0, sizeof *c);
-    c->host_kernels = op->fwd_kernels;
-    c->host_cast = op->kind == ECI_OP_CAST;
     double bwd_factor = eci_const(ctx, EC_C_bwd_mem_bytes_factor);
     switch (op->kind) {
     case ECI_OP_ATTN:
@@ -199,6 +197,8 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
     }
     case ECI_OP_MEM:
     case ECI_OP_CAST:
+        if (op->fwd_kernels == 0) /* a marker (what an op keeps, nothing launched) */
+            break;
         c->fwd_s = eci_mem_time_s(r, op->fwd_bytes, op->fwd_kernels);
         c->fwd_kernels = op->fwd_kernels;
         if (op->bwd) {
@@ -209,6 +209,20 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
         }
         break;
     }
+}
+
+void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
+{
+    memset(c, 0, sizeof *c);
+    op_cost_once(ctx, r, op, c);
+    /* an op of a Python loop (one per expert) runs count times back to back */
+    int n = op->count > 1 ? op->count : 1;
+    c->fwd_s *= n;
+    c->bwd_s *= n;
+    c->fwd_kernels *= n;
+    c->bwd_kernels *= n;
+    c->host_kernels = op->fwd_kernels * n;
+    c->host_cast = op->kind == ECI_OP_CAST;
 }
 
 /* ---- the context's cost cache ----------------------------------------------------------
@@ -285,21 +299,23 @@ static cost_slot *victim(struct eci_cost_cache *c, size_t group, unsigned long l
 }
 
 /* Not from the cache (a workload outside it, or no memory for the cache): price into the
- * caller's array; a failed cache allocation is no error, the prediction does without it. */
-static const eci_op_cost_t *uncached(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale,
-                                     eci_op_cost_t *fallback)
+ * context's scratch buffer, taken only here so that the cached path costs no memset.  A
+ * failed cache allocation is no error; the prediction does without the cache. */
+static const eci_op_cost_t *uncached(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale)
 {
+    eci_op_cost_t *cost = eci_scratch(ctx, ECI_SCRATCH_OP_COSTS, wl->n_ops, sizeof *cost);
+    if (cost == NULL)
+        return NULL;
     if (wl->serial != 0)
         eci_error_clear(ctx);
-    price_ops(ctx, r, wl, gpu_scale, fallback);
-    return fallback;
+    price_ops(ctx, r, wl, gpu_scale, cost);
+    return cost;
 }
 
-const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale,
-                                  eci_op_cost_t *fallback)
+const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale)
 {
     if (wl->serial == 0 || (ctx->cost_cache == NULL && (ctx->cost_cache = eci_calloc(ctx, 1, sizeof *ctx->cost_cache)) == NULL))
-        return uncached(ctx, r, wl, gpu_scale, fallback);
+        return uncached(ctx, r, wl, gpu_scale);
     struct eci_cost_cache *c = ctx->cost_cache;
     cost_key key;
     make_cost_key(ctx, r, gpu_scale, &key);
@@ -317,7 +333,7 @@ const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_wor
     if (s->cap < wl->n_ops) {
         eci_op_cost_t *grown = eci_realloc(ctx, s->cost, s->cap * sizeof *s->cost, wl->n_ops * sizeof *s->cost);
         if (grown == NULL)
-            return uncached(ctx, r, wl, gpu_scale, fallback);
+            return uncached(ctx, r, wl, gpu_scale);
         s->cost = grown;
         s->cap = wl->n_ops;
     }

@@ -78,10 +78,11 @@ EC_INTERNAL double eci_mem_time_s(const eci_rates *r, double bytes, int kernels)
 EC_INTERNAL void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c);
 /* The costs of all of wl's ops on r, fwd_s and bwd_s x gpu_scale: from the context's cost
  * cache when wl comes from the workload cache (eci_workload_get) and was priced on the same
- * rates before, else priced now (into the cache, or into fallback, ECI_MAX_OPS entries, when
- * wl is not cached or memory is short).  Valid until the next call on ctx; never fails. */
+ * rates before, else priced now (into the cache, or into a scratch buffer of the context when
+ * wl is not cached or the cache cannot grow).  Valid until the next call on ctx; NULL only
+ * when memory runs out (EC_ENOMEM on the context). */
 EC_INTERNAL const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl,
-                                              double gpu_scale, eci_op_cost_t *fallback);
+                                              double gpu_scale);
 /* Cost lookups answered from the cache and pricings done, since the context was created. */
 EC_INTERNAL void eci_op_costs_stats(const ec_ctx *ctx, size_t *hits, size_t *misses);
 

@@ -1,5 +1,5 @@
 /*
- * config.c: the one config vocabulary (DESIGN.md section 2) -- defaults, setting a key
+ * config.c: the one config vocabulary (docs/DESIGN.md section 2) -- defaults, setting a key
  * from its text form, reading it back, and the key list with its help.
  *
  * One static const table, KEYS, drives everything: name, kind, field offset, range,
@@ -60,8 +60,8 @@ typedef struct key_def {
 #define ENUM(n, f, def, ch, help) { n, KIND_ENUM, offsetof(ec_config, f), FSIZE(f), 0, 0, 1, def, ch, help, 0, 0 }
 
 static const key_def KEYS[] = {
-    STR(model, "network preset id, e.g. bert-base, gpt2, resnet50 [required]"),
-    STR(task, "head/objective: classify, squad, pretrain, lm, imagenet [preset default]"),
+    STR(model, "network preset id (bert-base, llama-3.1-8b, ...) or a config.json path [required]"),
+    STR(task, "head: classify, squad, pretrain, lm, imagenet, token_classify [the model's default]"),
     STR(gpu, "hardware profile id, alias or nvidia-smi name, e.g. a100-sxm4-80gb [required]"),
     INT(num_gpus, 1, 65536, 1, "GPUs taking part, 1..65536 [1]"),
     ENUM("strategy", strategy, 0, "single, dp, ddp",
@@ -115,6 +115,7 @@ static const key_def KEYS[] = {
          "small eager ops per sample issued from a Python loop in forward (each + backward) [0]"),
     DBLZ("loop_syncs_per_sample", loop_syncs_per_sample, 1e-6, 1e6, 1, 0, 0,
          "torch.tensor(..., device=cuda) calls per sample in that loop; each blocks the host [0]"),
+    INT(target_len, 1, 1048576, 0, "decoder tokens per sample of encoder-decoder models (T5) [seq_len]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -31,6 +31,8 @@ static const struct {
     {EC_C_board_uplink_lanes, 1, 64},    {EC_C_nccl_ramp_ranks, 2, 65536},
     {EC_C_dp_coalesce_buffer_bytes, 1, 1e15},
     {EC_C_gpus_per_node, 1, 1024},       {EC_C_gelu_new_kernels, 1, 1024},
+    {EC_C_rmsnorm_eager_kernels, 1, 1024}, {EC_C_rmsnorm_eager_passes, 1, 1024},
+    {EC_C_rope_eager_kernels, 1, 1024},
     {EC_C_mlm_mask_frac, 0, 1},          {EC_C_bucket_mega_batch_mult, 1, 1e6},
     {EC_C_checkpoint_write_bytes_per_s, 1, 1e15},
     {EC_C_calib_run_log_sd, 1e-3, 10},   {EC_C_calib_arch_log_sd, 1e-3, 10},

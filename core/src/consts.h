@@ -71,6 +71,9 @@
     X(sdpa_bwd_flop_factor)            \
     X(gpus_per_node)                   \
     X(gelu_new_kernels)                \
+    X(rmsnorm_eager_kernels)           \
+    X(rmsnorm_eager_passes)            \
+    X(rope_eager_kernels)              \
     X(calib_arch_log_sd)               \
     X(calib_run_log_sd)                \
     X(loader_cpu_cv)                   \

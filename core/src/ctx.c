@@ -7,10 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#ifndef EC_MODELS_DIR
-#define EC_MODELS_DIR "models"
-#endif
-
 static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     (void)ud;
@@ -54,19 +50,23 @@ void ec_ctx_free(ec_ctx *ctx)
     ctx->alloc(ctx->ud, ctx, sizeof *ctx, 0);
 }
 
-const char *ec_default_models_dir(void)
-{
-    return EC_MODELS_DIR;
-}
-
 int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
 {
     if (ctx == NULL)
         return EC_EMISUSE;
     if (ctx->models_loaded)
         return eci_error(ctx, EC_EMISUSE, "models are already loaded in this context");
-    if (dir == NULL)
-        dir = EC_MODELS_DIR;
+    char found[EC_PATH_MAX];
+    if (dir == NULL) {
+        int rc = ec_default_models_dir(found, sizeof found);
+        if (rc == EC_EINVAL)
+            return eci_error(ctx, EC_EINVAL, "models folder path longer than %d bytes", EC_PATH_MAX - 1);
+        if (rc != EC_OK)
+            return eci_error(ctx, EC_ENOTFOUND,
+                             "no models/ folder found: set EPOCHCAST_MODELS or pass a folder "
+                             "(an installed epochcast keeps it in PREFIX/share/epochcast/models)");
+        dir = found;
+    }
     static const struct {
         const char *file;
         int (*load)(ec_ctx *, const char *);

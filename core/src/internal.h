@@ -61,13 +61,29 @@ typedef struct eci_host {
     double collate_per_sample_s;      /* default collate + __getitem__ cost per sample */
 } eci_host;
 
-/* ---- network preset (one row of models/networks.csv) --------------------------- */
+/* ---- network (net.c): a description owned by the context's registry ------------- */
+/* Presets (models/networks.csv rows, each naming a config file in models/networks/), networks
+ * defined through ec_network_define, and config.json files named by model=PATH all end up
+ * here, each allocated on its own so that pointers stay valid while the registry grows. */
 typedef struct eci_net {
-    char *id, *family, *default_task, *blocks, *source;
-    int layers, hidden, heads, ffn, vocab, max_positions, type_vocab;
-    int default_seq_len, image_size, patch, num_classes;
-    int loss_in_forward; /* 1: forward returns the loss (HF heads given labels); 0: logits only */
+    char *id, *family, *default_task, *source;
+    char *path;            /* the config.json a model=PATH network was read from, NULL otherwise */
+    char *tasks;           /* ", "-separated tasks of its heads */
+    ec_layer *layers;      /* the layers, in order */
+    size_t n_layers;
+    ec_head *heads;        /* task strings owned (head_tasks) */
+    size_t n_heads;
+    char **head_tasks;
+    int default_seq_len, max_positions, image_size, image_channels;
+    int loss_in_forward;   /* 1: forward returns the loss (HF heads given labels); 0: logits only */
+    int attention;         /* ec_attention_impl */
+    int text;              /* starts with an EMBEDDING (token input) */
+    int encdec;            /* has a DECODER: an encoder-decoder */
+    int listed;            /* a preset or a defined network (ec_model_count); 0 for config.json paths */
+    char *published_task;  /* the task whose head the published count is for */
     double published_params;
+    double params;         /* parameter count with the default task head (computed when registered) */
+    double params_published; /* ... with the published_task head, to compare with published_params */
 } eci_net;
 
 /* ---- context ------------------------------------------------------------------- */
@@ -76,7 +92,7 @@ typedef struct eci_net {
 enum {
     ECI_SCRATCH_PREDICT_IN = 0, ECI_SCRATCH_SIM_HIST, ECI_SCRATCH_SIM_TOTALS, ECI_SCRATCH_RUN_LEN,
     ECI_SCRATCH_RUN_CPU, ECI_SCRATCH_RUN_PIN, ECI_SCRATCH_RUN_ENDS, ECI_SCRATCH_RUN_STALL, ECI_SCRATCH_RUN_AVAIL,
-    ECI_SCRATCH_RUN_PINQ, ECI_SCRATCH_RUN_COUNTS, ECI_SCRATCH_RUN_WORKERS, ECI_SCRATCH_SLOTS
+    ECI_SCRATCH_RUN_PINQ, ECI_SCRATCH_RUN_COUNTS, ECI_SCRATCH_RUN_WORKERS, ECI_SCRATCH_OP_COSTS, ECI_SCRATCH_SLOTS
 };
 
 /* Input files a context remembers, so that no writer replaces one (outfile.c). */
@@ -92,7 +108,7 @@ struct ec_ctx {
     int models_loaded;
     eci_gpu *gpus;   size_t n_gpus;
     eci_host *hosts; size_t n_hosts;
-    eci_net *nets;   size_t n_nets;
+    eci_net **nets;  size_t n_nets, cap_nets; /* presets first, then defined and config.json networks */
     struct eci_consts *consts;        /* software constants, constants.csv */
     struct eci_calib *fit;            /* fitted parameters in use (calibrate.c); NULL: priors */
     char profile_path[EC_PATH_MAX];   /* the profile= file whose values are cached below */
@@ -169,6 +185,8 @@ EC_INTERNAL void eci_strfree(ec_ctx *ctx, char *s);
 /* Slot `slot`'s buffer of n x size bytes, zeroed (NULL and EC_ENOMEM on failure).  Valid
  * until the next eci_scratch of the same slot or ec_ctx_free; never freed by the caller. */
 EC_INTERNAL void *eci_scratch(ec_ctx *ctx, int slot, size_t n, size_t size);
+/* The same without zeroing: for a buffer its caller fills before reading. */
+EC_INTERNAL void *eci_scratch_raw(ec_ctx *ctx, int slot, size_t n, size_t size);
 EC_INTERNAL void eci_scratch_free(ec_ctx *ctx);
 
 /* ---- CSV tables (table.c), read through libcsv ---------------------------------- */
@@ -238,9 +256,17 @@ EC_INTERNAL int eci_host_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_host_free(ec_ctx *ctx);
 EC_INTERNAL const eci_host *eci_host_find(ec_ctx *ctx, const char *name);
 
-EC_INTERNAL int eci_net_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL int eci_net_load(ec_ctx *ctx, const char *path); /* networks.csv; configs beside it */
 EC_INTERNAL void eci_net_free(ec_ctx *ctx);
+/* A preset or defined network by id (exact, then eci_name_eq), else a config.json path (read
+ * once per context and kept); EC_ENOTFOUND with the nearest ids otherwise. */
 EC_INTERNAL const eci_net *eci_net_find(ec_ctx *ctx, const char *name);
+/* The same with the failure's status in *rc (EC_ENOTFOUND, or a bad config file's EC_EPARSE,
+ * EC_EINVAL, EC_ENOTSUP, EC_EIO, EC_ENOMEM). */
+EC_INTERNAL const eci_net *eci_net_find_rc(ec_ctx *ctx, const char *name, int *rc);
+/* Check a description and register a copy of it (listed: shown by ec_model_count). */
+EC_INTERNAL int eci_net_add(ec_ctx *ctx, const ec_network_def *def, int listed, const char *path,
+                            const eci_net **out);
 
 EC_INTERNAL int eci_consts_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_consts_free(ec_ctx *ctx);

@@ -1,5 +1,5 @@
 /*
- * lengths.c: the lengths= key (DESIGN 2, 3.2; modeling.md 5.4).  A spec is either a named
+ * lengths.c: the lengths= key (docs/DESIGN.md 2, 3.2; modeling.md 5.4).  A spec is either a named
  * distribution -- lognormal(median,sigma), normal(mean,sd), uniform(lo,hi), fixed(n) -- or
  * the path of a histogram CSV with columns tokens,count (read through table.c, so errors
  * name file:line:column).  Every spec becomes one discrete distribution over 1..cap tokens:

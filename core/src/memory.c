@@ -1,5 +1,5 @@
 /*
- * memory.c: peak GPU memory of a training step (DESIGN 3.4, modeling.md 2 and 10.2).
+ * memory.c: peak GPU memory of a training step (docs/DESIGN.md 3.4, modeling.md 2 and 10.2).
  *   persistent = weights + optimizer states (bytes per parameter by precision and optimizer)
  *                + DDP's gradient buckets (a copy of every gradient, from construction on)
  *   peak = context + persistent + max(backward peak, optimizer-step peak) + allocator slack
@@ -18,8 +18,8 @@
 
 #include <string.h>
 
-/* Bytes per parameter of weights, gradients and optimizer states (modeling.md 2.1 table). */
-static void bytes_per_param(int precision, int optimizer, double *w, double *g, double *opt)
+/* Bytes per parameter of weights, gradients and optimizer states (docs/model.md, 2.1 table). */
+void eci_memory_param_bytes(int precision, int optimizer, double *w, double *g, double *opt)
 {
     int pure16 = precision == EC_PREC_BF16 || precision == EC_PREC_FP16;
     double p = pure16 ? 2.0 : 4.0; /* parameter dtype; grads and states follow it */
@@ -49,7 +49,7 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
     const eci_workload *wl = in->wl;
     memset(m, 0, sizeof *m);
     double w, g, o;
-    bytes_per_param(in->precision, in->optimizer, &w, &g, &o);
+    eci_memory_param_bytes(in->precision, in->optimizer, &w, &g, &o);
     double params = wl->params;
     int replica = in->dp_role == 2;
     m->weights_bytes = params * w;
@@ -69,13 +69,8 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
     int amp = in->precision == EC_PREC_AMP_FP16 || in->precision == EC_PREC_AMP_BF16;
     m->cast_cache_bytes = amp ? wl->matmul_params * 2.0 : 0;
 
-    /* Activations: layer ops repeat `layers` times; the rest (embeddings, head) once. */
-    double layer_acts = wl->saved_layer_bytes, other_acts = wl->saved_other_bytes;
-    double acts;
-    if (in->checkpointing && wl->layers > 1)
-        acts = other_acts + wl->layers * wl->layer_input_bytes + layer_acts;
-    else
-        acts = other_acts + wl->layers * layer_acts;
+    /* Activations: a block's ops repeat reps times; the rest (embeddings, head) once. */
+    double acts = eci_workload_saved_bytes(wl, in->checkpointing);
     m->activations_bytes = acts;
     m->workspace_bytes = eci_const(ctx, EC_C_cublas_workspace_bytes) + in->extra_workspace_bytes;
     m->context_bytes = eci_const(ctx, EC_C_cuda_context_bytes) +

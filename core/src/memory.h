@@ -19,5 +19,7 @@ typedef struct eci_mem_in {
 } eci_mem_in;
 
 EC_INTERNAL void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m);
+/* Bytes per parameter of the weights, the gradients and the optimizer states. */
+EC_INTERNAL void eci_memory_param_bytes(int precision, int optimizer, double *w, double *g, double *opt);
 
 #endif /* EC_MEMORY_H */

@@ -1,6 +1,6 @@
 /*
  * pipeline.c: a discrete-event simulation of one epoch of a PyTorch training loop with its
- * DataLoader (DESIGN 3.2, modeling.md 5.1-5.4).  Inputs come from predict.c: the DataLoader
+ * DataLoader (docs/DESIGN.md 3.2, modeling.md 5.1-5.4).  Inputs come from predict.c: the DataLoader
  * settings of the config, the host profile (cores, worker start-up) and the step model
  * evaluated at a few padded lengths (knots, interpolated linearly with GSL).
  *

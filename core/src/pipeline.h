@@ -1,6 +1,6 @@
 /*
  * pipeline.h: the discrete-event simulation of an epoch's input pipeline and training loop
- * (pipeline.c; DESIGN 3.2, modeling.md 5).  predict.c fills eci_pipe_in from the config, the
+ * (pipeline.c; docs/DESIGN.md 3.2, modeling.md 5).  predict.c fills eci_pipe_in from the config, the
  * host profile and the step model evaluated at a few padded lengths (knots); trace.c asks it
  * to record the events of the first steps.
  */

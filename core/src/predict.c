@@ -1,5 +1,5 @@
 /*
- * predict.c: one training step on a CPU/GPU timeline (DESIGN 3.1-3.5, modeling.md 10.1).
+ * predict.c: one training step on a CPU/GPU timeline (docs/DESIGN.md 3.1-3.5, modeling.md 10.1).
  * The host issues each op after paying its dispatch cost (hosts.csv); the GPU runs it when
  * it is issued and the previous kernel is done (compute.c prices it); syncs (loss.item(),
  * GradScaler's inf check, pageable copies) make the host wait for the GPU.  Idle GPU time
@@ -88,7 +88,8 @@ static void sync_host(timeline *t)
 typedef struct plan {
     const eci_workload *wl;
     const eci_op_cost_t *cost;   /* per op */
-    size_t first_layer, end_layer;
+    const eci_block *blk;        /* the repeated block being walked */
+    int loop_block;              /* the block the Python loop runs before (-1: before every op) */
     const eci_host *host;
     double dispatch_fwd_s, dispatch_bwd_s;
     double host_factor;          /* DataParallel: one Python process issues every replica's forward */
@@ -290,26 +291,26 @@ static void python_loop(timeline *t, plan *p, int backward)
         loop_iteration(t, p, backward, ops * (iters - whole), 0);
 }
 
-/* One repetition of the layer block: its forward ops. */
+/* One repetition of the current block: its forward ops. */
 static void forward_layer(timeline *t, plan *p)
 {
-    forward_ops(t, p, p->first_layer, p->end_layer);
+    forward_ops(t, p, p->blk->begin, p->blk->end);
 }
 
-/* One repetition of the layer block in backward: recompute under checkpointing, then
- * the backward ops in reverse. */
+/* One repetition of the current block in backward: recompute under checkpointing (blocks
+ * that are checkpointing units), then the backward ops in reverse. */
 static void backward_layer(timeline *t, plan *p)
 {
-    if (p->checkpointing) { /* torch.utils.checkpoint re-runs the layer's forward first */
+    if (p->checkpointing && p->blk->checkpoint) { /* torch.utils.checkpoint re-runs the layer's forward first */
         double before = p->fwd_s;
         forward_layer(t, p);
         p->bwd_s += p->fwd_s - before; /* recompute is backward time */
         p->fwd_s = before;
     }
-    backward_ops(t, p, p->first_layer, p->end_layer);
+    backward_ops(t, p, p->blk->begin, p->blk->end);
 }
 
-/* Run the layer block `layers` times.  The timeline is translation-invariant: what a layer
+/* Run the current block `layers` times.  The timeline is translation-invariant: what a layer
  * adds depends only on how far the host is ahead of the GPU (cpu - gpu) and on its pending
  * host work, so each layer is walked in a frame where the GPU starts at 0.  When a layer
  * leaves that state as it found it, or the GPU stays ahead and never idles (the host's lead
@@ -344,27 +345,53 @@ static void repeat_layers(timeline *t, plan *p, int layers, void (*one)(timeline
     }
 }
 
+/* The Python loop of a forward (loop_ops_per_sample) runs after the embeddings it reads:
+ * before the first block that is a checkpointing unit (a transformer's layers), or before
+ * every op when there is none (a CNN). */
+static int loop_block(const eci_workload *wl)
+{
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        if (wl->blocks[b].checkpoint)
+            return (int)b;
+    return -1;
+}
+
 static void forward_pass(timeline *t, plan *p)
 {
     const eci_workload *wl = p->wl;
-    forward_ops(t, p, 0, p->first_layer);
-    python_loop(t, p, 0); /* after the embeddings it reads */
-    if (p->first_layer < p->end_layer)
-        repeat_layers(t, p, wl->layers, forward_layer);
-    forward_ops(t, p, p->end_layer, wl->n_ops);
+    size_t at = 0;
+    if (p->loop_block < 0)
+        python_loop(t, p, 0);
+    for (size_t b = 0; b < wl->n_blocks; b++) {
+        p->blk = &wl->blocks[b];
+        forward_ops(t, p, at, p->blk->begin);
+        if ((int)b == p->loop_block)
+            python_loop(t, p, 0);
+        repeat_layers(t, p, p->blk->reps, forward_layer);
+        at = p->blk->end;
+    }
+    forward_ops(t, p, at, wl->n_ops);
 }
 
 static void backward_pass(timeline *t, plan *p)
 {
     const eci_workload *wl = p->wl;
-    backward_ops(t, p, p->end_layer, wl->n_ops);
-    if (p->first_layer < p->end_layer && p->ddp != NULL) /* DDP's hook needs every layer's real times */
-        for (int l = 0; l < wl->layers; l++)
-            backward_layer(t, p);
-    else if (p->first_layer < p->end_layer)
-        repeat_layers(t, p, wl->layers, backward_layer);
-    python_loop(t, p, 1);
-    backward_ops(t, p, 0, p->first_layer);
+    size_t at = wl->n_ops;
+    for (size_t b = wl->n_blocks; b-- > 0;) {
+        p->blk = &wl->blocks[b];
+        backward_ops(t, p, p->blk->end, at);
+        if (p->ddp != NULL) /* DDP's hook needs every repetition's real times */
+            for (int l = 0; l < p->blk->reps; l++)
+                backward_layer(t, p);
+        else
+            repeat_layers(t, p, p->blk->reps, backward_layer);
+        if ((int)b == p->loop_block)
+            python_loop(t, p, 1);
+        at = p->blk->begin;
+    }
+    backward_ops(t, p, 0, at);
+    if (p->loop_block < 0)
+        python_loop(t, p, 1);
 }
 
 /* ---- communication -----------------------------------------------------------------------
@@ -405,7 +432,7 @@ static void add_warning(ec_result *res, unsigned bit, const char *text)
 
 /* Checks of eci_resolve beyond finding the ids (issue 20): every product of counts the models
  * multiply fits (the pipeline and the step walk hold some in int), with a message naming the
- * keys; a topology is checked with one GPU as with several; a ViT image holds one patch. */
+ * keys; a topology is checked with one GPU as with several. */
 static int resolve_checks(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r)
 {
     /* 2^53: doubles count exactly up to here, and no real job comes near it */
@@ -429,9 +456,20 @@ static int resolve_checks(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
                                  {"image_size", r->image_size}};
         if ((rc = eci_product(ctx, px, 3, (int64_t)1 << 40, "pixels per GPU per micro-step", NULL)) != EC_OK)
             return rc;
-        if (r->net->patch > 0 && r->image_size < r->net->patch)
-            return eci_error(ctx, EC_EINVAL, "key 'image_size': %d pixels is less than one %d-pixel patch of %s",
-                             r->image_size, r->net->patch, r->net->id);
+        /* The first convolution (a ViT's patch embedding, a ResNet's stem) must fit the image;
+         * the step model would refuse it too, without naming the key. */
+        for (size_t i = 0; i < r->net->n_layers; i++) {
+            const ec_layer *l = &r->net->layers[i];
+            if (l->kind != EC_LAYER_CONV2D)
+                continue;
+            const ec_conv2d_layer *c = &l->u.conv2d;
+            int pad = c->padding >= 0 ? c->padding : c->kernel / 2;
+            if ((int64_t)r->image_size + 2 * (int64_t)pad < c->kernel)
+                return eci_error(ctx, EC_EINVAL, "key 'image_size': %d pixels is smaller than the %d-pixel kernel of "
+                                 "%s's first convolution (a patch of a vision transformer)", r->image_size, c->kernel,
+                                 r->net->id);
+            break;
+        }
     }
     if (cfg->num_gpus == 1 && cfg->topology[0] != '\0') {
         eci_comm c; /* the checks a multi-GPU prediction makes of the topology */
@@ -464,14 +502,16 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
         if (cfg->model[0] == '\0')
             return eci_error(ctx, EC_EINVAL, "key 'model' is required (`epochcast models` lists the ids), "
                              "unless gpu_step_s gives a measured GPU step time");
-        if ((r->net = eci_net_find(ctx, cfg->model)) == NULL)
-            return EC_ENOTFOUND;
+        int rc;
+        if ((r->net = eci_net_find_rc(ctx, cfg->model, &rc)) == NULL)
+            return rc;
         const char *task = cfg->task[0] != '\0' ? cfg->task : r->net->default_task;
         if ((r->task = eci_task_parse(task)) < 0)
-            return eci_error(ctx, EC_ENOTFOUND, "unknown task '%s' (classify, squad, pretrain, lm, imagenet)", task);
-        r->seq = cfg->seq_len > 0 ? cfg->seq_len : r->net->default_seq_len;
-        r->image_size = cfg->image_size > 0 ? cfg->image_size : r->net->image_size;
-        r->text = r->net->vocab > 0;
+            return eci_error(ctx, EC_ENOTFOUND, "unknown task '%s' (%s)", task, eci_task_names());
+        r->text = r->net->text;
+        r->seq = r->text ? (cfg->seq_len > 0 ? cfg->seq_len : r->net->default_seq_len) : 0;
+        r->image_size = r->text ? 0 : (cfg->image_size > 0 ? cfg->image_size : r->net->image_size);
+        r->target_seq = r->net->encdec ? (cfg->target_len > 0 ? cfg->target_len : r->seq) : 0;
     }
     if (cfg->padding != EC_PAD_MAX_LENGTH && cfg->lengths[0] == '\0')
         return eci_error(ctx, EC_EINVAL, "key 'padding': padding=%s needs lengths= (a length histogram CSV or "
@@ -480,7 +520,7 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (cfg->lengths[0] != '\0' && (!r->text || r->seq < 1))
         return eci_error(ctx, EC_EINVAL, "key 'lengths': sequence lengths need a text model (or seq_len with gpu_step_s)");
     r->strategy = cfg->strategy;
-    /* strategy is the DESIGN default: single for one GPU, ddp for several unless given */
+    /* strategy is the docs/DESIGN.md default: single for one GPU, ddp for several unless given */
     if (cfg->num_gpus > 1 && r->strategy == EC_STRATEGY_SINGLE) {
         if (key_given(cfg, "strategy"))
             return eci_error(ctx, EC_EINVAL, "strategy=single with num_gpus=%d: use strategy=ddp or dp", cfg->num_gpus);
@@ -520,11 +560,15 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     int n = cfg->num_gpus, ga = cfg->grad_accum;
 
     eci_shape shape = {.precision = cfg->precision, .batch = cfg->batch_per_gpu, .seq = seq,
-                       .seq_sq = seq * seq, .image_size = r.image_size,
+                       .seq_sq = seq * seq, .target_seq = r.target_seq > 0 ? r.target_seq : seq,
+                       .image_size = r.image_size,
                        .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
                        .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
                        .eager_attention = cfg->attention == EC_ATTN_EAGER,
-                       .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels)};
+                       .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
+                       .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),
+                       .rmsnorm_passes = eci_const(ctx, EC_C_rmsnorm_eager_passes),
+                       .rope_kernels = (int)eci_const(ctx, EC_C_rope_eager_kernels)};
     const eci_workload *wl;
     if ((rc = eci_workload_get(ctx, r.net, r.task, &shape, &wl)) != EC_OK)
         return rc;
@@ -532,11 +576,11 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     eci_calib calib = *calib_in;
     eci_rates rates;
     eci_rates_init(ctx, g, cfg->precision, &calib, &rates);
-    eci_op_cost_t uncached[ECI_MAX_OPS];
-    const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale, uncached);
-    size_t first = wl->layer_begin, end = wl->layer_end;
+    const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale);
+    if (cost == NULL)
+        return EC_ENOMEM;
 
-    plan p = {.wl = wl, .cost = cost, .first_layer = first, .end_layer = end, .host = host,
+    plan p = {.wl = wl, .cost = cost, .loop_block = loop_block(wl), .host = host,
               .dispatch_fwd_s = host->dispatch_fwd_s * calib.dispatch_scale,
               .dispatch_bwd_s = host->dispatch_bwd_s * calib.dispatch_scale,
               .host_factor = r.strategy == EC_STRATEGY_DP ? n : 1, .checkpointing = cfg->checkpointing,
@@ -747,7 +791,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     return EC_OK;
 }
 
-/* ---- the input pipeline and the epoch (pipeline.c simulates them; DESIGN 3.2, 3.5) ---------- */
+/* ---- the input pipeline and the epoch (pipeline.c simulates them; docs/DESIGN.md 3.2, 3.5) - */
 /* gpu_step_s without a model: one block of kernels per micro-step, ended by the loop's sync. */
 static void measured_step(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res, double *host_s)
 {
@@ -974,6 +1018,47 @@ static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
     res->run_s = res->epoch_s * cfg->epochs + once;
 }
 
+/* Keys given that this model does not use, a parameter count that disagrees with its
+ * published one, and checkpointing on a network without checkpointed blocks: said, not ignored. */
+static void model_warnings(const ec_config *cfg, const eci_resolved *r, ec_result *res)
+{
+    const eci_net *net = r->net;
+    char text[EC_WARNING_TEXT_MAX];
+    const char *ignored = NULL;
+    /* a value off its default means the key was given (cheap: no key-name search per prediction) */
+    if (!net->text && (cfg->seq_len > 0 || cfg->lengths[0] != '\0' || key_given(cfg, "tokenize") ||
+                       key_given(cfg, "tokenizer")))
+        ignored = "seq_len, lengths, tokenize and tokenizer do not apply to an image network";
+    else if (net->text && cfg->image_size > 0)
+        ignored = "image_size does not apply to a text network";
+    else if (!net->encdec && cfg->target_len > 0)
+        ignored = "target_len applies to encoder-decoder networks only";
+    else if (net->attention == EC_NET_ATTN_FUSED && cfg->attention == EC_ATTN_EAGER)
+        ignored = "attention=eager has no effect: this network always runs a fused attention kernel (torchvision)";
+    else if (net->attention == EC_NET_ATTN_EAGER && key_given(cfg, "attention") && cfg->attention != EC_ATTN_EAGER)
+        ignored = "attention= has no effect: this network has no fused attention path in its code (priced as eager)";
+    if (ignored != NULL) {
+        snprintf(text, sizeof text, "%s (model '%s'): ignored", ignored, net->id);
+        add_warning(res, EC_WARN_KEY_IGNORED, text);
+    }
+    if (cfg->checkpointing) {
+        int units = 0;
+        for (size_t i = 0; i < net->n_layers; i++)
+            units |= net->layers[i].kind == EC_LAYER_REPEAT && net->layers[i].u.repeat.checkpoint;
+        if (!units) {
+            snprintf(text, sizeof text, "checkpointing=1 has no effect on '%s': it has no checkpointed blocks", net->id);
+            add_warning(res, EC_WARN_KEY_IGNORED, text);
+        }
+    }
+    double pub = net->published_params;
+    if (pub > 0 && fabs(net->params_published - pub) > 0.005 * pub) { /* |P_shapes - P_published| > 0.5% */
+        snprintf(text, sizeof text, "'%s' (%s head): its shapes give %.4g parameters, its source states %.4g (%+.2f%%)",
+                 net->id, net->published_task, net->params_published, pub,
+                 100.0 * (net->params_published - pub) / pub);
+        add_warning(res, EC_WARN_PARAMS_MISMATCH, text);
+    }
+}
+
 static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
     const eci_gpu *g = r->gpu;
@@ -993,6 +1078,8 @@ static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     }
     if (r->net != NULL && r->net->max_positions > 0 && r->seq > r->net->max_positions)
         add_warning(res, EC_WARN_SEQ_TRUNCATED, "seq_len exceeds the model's position embeddings");
+    if (r->net != NULL)
+        model_warnings(cfg, r, res);
     if (g->compute_capability < 5.0)
         add_warning(res, EC_WARN_UNSUPPORTED_GPU, "current PyTorch (CUDA 12) cannot run on Kepler GPUs");
     if (!g->measured && cfg->gpu_step_s <= 0)
@@ -1103,7 +1190,8 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
 int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
 {
     memset(res, 0, sizeof *res);
-    eci_pipe_in *in = eci_scratch(ctx, ECI_SCRATCH_PREDICT_IN, 1, sizeof *in);
+    /* eci_pipe_prepare zeroes it first thing */
+    eci_pipe_in *in = eci_scratch_raw(ctx, ECI_SCRATCH_PREDICT_IN, 1, sizeof *in);
     if (in == NULL)
         return EC_ENOMEM;
     eci_lengths *l = NULL;

@@ -14,6 +14,7 @@ typedef struct eci_resolved {
     const eci_net *net;         /* NULL when gpu_step_s stands in for the model */
     int task;
     int seq, image_size;
+    int target_seq;             /* decoder tokens of an encoder-decoder (target_len, else seq) */
     int text;                   /* samples are token sequences (tokenizer, lengths, padding apply) */
     ec_strategy strategy;
     int nodes;

@@ -1,8 +1,8 @@
 /*
- * runs.c: run records (DESIGN.md section 4) -- measured runs in the config vocabulary plus
+ * runs.c: run records (docs/DESIGN.md section 4) -- measured runs in the config vocabulary plus
  * a measurement -- and the error statistics of predictions against them (section 6).
  *
- * Input: a run-record CSV (e.g. ../shared/data/runs/calibration.csv) streamed through the
+ * Input: a run-record CSV (e.g. bench/data/calibration_dle.csv) streamed through the
  * CSV table reader (table.c), so a file of any size costs memory for one block of rows and
  * the ids seen (ec_runs_open/next); ec_runs_load keeps every run.  Every config column goes
  * through ec_config_set (config.c), so a run row accepts exactly what the CLI and Lua

@@ -1,24 +1,29 @@
 /*
- * workload.c: expands a network preset (networks.csv) and a task head into the ops of one
- * forward micro-step: GEMMs with shapes, convolutions as implicit GEMMs, and memory-bound
- * kernels with the bytes they move and the activations they keep for backward.
- * The per-layer accounting follows Korthikanti et al. (modeling.md 2.2): 66·sbh + 9·a·s²·b
- * bytes per BERT layer in fp32, about 42·sbh + 7·a·s²·b under autocast, as HF eager runs it.
- * Ops flagged `layer` form one block that predict.c repeats `layers` times.
+ * workload.c: expands a network description (net.c: an ordered list of layers with repeated
+ * blocks, and the head of the task) into the ops of one forward micro-step: GEMMs with
+ * shapes, convolutions as implicit GEMMs, fused or eager attention, and memory-bound kernels
+ * with the bytes they move and the activations they keep for backward.  One expansion serves
+ * every network: shapes flow down the list (each layer reads the tensor the one before made).
+ * The per-op accounting follows what PyTorch and Hugging Face run in eager mode; for BERT it
+ * gives Korthikanti et al.'s 66·sbh + 9·a·s²·b bytes per layer in fp32, about 42·sbh + 7·a·s²·b
+ * under autocast (docs/model.md; tests/unit/test_workload.c checks both).  A repeated block is
+ * expanded once and recorded with its repetitions (eci_block): predict.c and memory.c multiply.
  */
 #include "workload.h"
 #include "consts.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const task_names[] = {"classify", "squad", "pretrain", "lm", "imagenet"};
+static const char *const task_names[ECI_TASK_COUNT] = {"classify", "squad", "pretrain", "lm", "imagenet",
+                                                        "token_classify"};
 
 int eci_task_parse(const char *name)
 {
-    for (int i = 0; i < (int)(sizeof task_names / sizeof task_names[0]); i++)
+    for (int i = 0; i < ECI_TASK_COUNT; i++)
         if (name != NULL && strcmp(name, task_names[i]) == 0)
             return i;
     return -1;
@@ -26,55 +31,123 @@ int eci_task_parse(const char *name)
 
 const char *eci_task_name(int task)
 {
-    return task >= 0 && task < (int)(sizeof task_names / sizeof task_names[0]) ? task_names[task] : "?";
+    return task >= 0 && task < ECI_TASK_COUNT ? task_names[task] : "?";
 }
 
-/* Byte sizes of the tensors an op touches, from the precision (modeling.md 2.2, 9):
- * act: GEMM inputs/outputs and pointwise ops that follow them (2 bytes under autocast);
- * f32k: ops autocast keeps in fp32 (softmax, layer norm, the fp32 residual stream,
- * embeddings); both are 2 bytes for a pure 16-bit model and 4 in fp32/tf32. */
+const char *eci_task_names(void)
+{
+    return "classify, squad, pretrain, lm, imagenet, token_classify";
+}
+
+/* ---- the builder's state ---------------------------------------------------------------
+ * A tensor is either a token stream (rows = samples x seq, width) or a feature map (n x c x
+ * hw x hw).  f32: its elements are in the dtype autocast keeps in fp32 (the residual stream,
+ * norms' outputs, embeddings: f32k bytes) rather than the 16-bit GEMM dtype (act bytes); both
+ * are 4 in fp32/tf32 and 2 in a pure 16-bit model.  id: which ops read the same tensor, so
+ * that it is kept for backward once (Q, K and V read one input). */
+typedef struct tensor {
+    int image;
+    double n, c, hw;
+    double rows, width, seq, seq_sq;
+    int f32;
+    unsigned id;
+} tensor;
+
+#define SAVED_RING 16
+
 typedef struct builder {
+    ec_ctx *ctx;
     eci_workload *wl;
+    const eci_net *net;
     const eci_shape *sh;
     double act, f32k, mask;
-    int amp, tensor_math, layer;
-    int overflow;
+    int amp, tensor_math, eager;
+    double batch;
+    int block, layer;
+    tensor cur, skip, memory;
+    int has_skip, has_memory;
+    unsigned next_id;
+    unsigned saved[SAVED_RING]; /* ids of tensors already kept for backward, most recent last */
+    size_t n_saved;
+    int rc;                  /* first failure (EC_ENOMEM, EC_EINVAL with the message set) */
 } builder;
 
+static double tbytes(const builder *b, const tensor *t) { return t->f32 ? b->f32k : b->act; }
+static double elems(const tensor *t) { return t->image ? t->n * t->c * t->hw * t->hw : t->rows * t->width; }
+
+static void fresh(builder *b, tensor *t) { t->id = ++b->next_id; }
+
+static int is_saved(const builder *b, unsigned id)
+{
+    for (size_t i = 0; i < b->n_saved && i < SAVED_RING; i++)
+        if (b->saved[i] == id)
+            return 1;
+    return 0;
+}
+
+static void mark_saved(builder *b, unsigned id)
+{
+    b->saved[b->n_saved++ % SAVED_RING] = id;
+}
+
+/* The first shape error wins; it names the layer (index and kind). */
+static void shape_error(builder *b, const char *what)
+{
+    if (b->rc != EC_OK)
+        return;
+    if (b->layer < (int)b->net->n_layers)
+        b->rc = eci_error(b->ctx, EC_EINVAL, "network '%s': layer %d (%s): %s", b->net->id, b->layer + 1,
+                          ec_layer_kind_name(b->net->layers[b->layer].kind), what);
+    else
+        b->rc = eci_error(b->ctx, EC_EINVAL, "network '%s': head: %s", b->net->id, what);
+}
+
+/* ---- ops ------------------------------------------------------------------------------- */
 static eci_op *push(builder *b, const char *name, eci_op_kind kind)
 {
-    if (b->wl->n_ops >= ECI_MAX_OPS) {
-        b->overflow = 1;
+    eci_workload *wl = b->wl;
+    if (b->rc != EC_OK)
         return NULL;
+    if (wl->n_ops == wl->cap_ops) {
+        size_t cap = wl->cap_ops ? 2 * wl->cap_ops : 128;
+        eci_op *grown = eci_realloc(b->ctx, wl->ops, wl->cap_ops * sizeof *grown, cap * sizeof *grown);
+        if (grown == NULL) {
+            b->rc = EC_ENOMEM;
+            return NULL;
+        }
+        wl->ops = grown;
+        wl->cap_ops = cap;
     }
-    eci_op *op = &b->wl->ops[b->wl->n_ops++];
+    eci_op *op = &wl->ops[wl->n_ops++];
     memset(op, 0, sizeof *op);
     op->name = name;
     op->kind = kind;
     op->fwd_kernels = 1;
+    op->count = 1;
     op->bwd = 1;
+    op->block = b->block;
     op->layer = b->layer;
     op->batch = 1;
     return op;
 }
 
-/* A memory-bound kernel over `elems` elements moving `bytes_per_elem` (reads + writes). */
-static eci_op *mem(builder *b, const char *name, double elems, double bytes_per_elem, double saved_bytes)
+/* A memory-bound kernel over `n` elements moving `bytes_per_elem` (reads + writes). */
+static eci_op *mem(builder *b, const char *name, double n, double bytes_per_elem, double saved_bytes)
 {
     eci_op *op = push(b, name, ECI_OP_MEM);
     if (op != NULL) {
-        op->fwd_bytes = elems * bytes_per_elem;
+        op->fwd_bytes = n * bytes_per_elem;
         op->saved_bytes = saved_bytes;
     }
     return op;
 }
 
-/* An autocast cast of `elems` fp32 elements to 16 bits (read 4, write 2). */
-static void cast(builder *b, const char *name, double elems, double saved_bytes)
+/* An autocast cast of `n` fp32 elements to 16 bits (read 4, write 2). */
+static void cast(builder *b, const char *name, double n, double saved_bytes)
 {
     eci_op *op = push(b, name, ECI_OP_CAST);
     if (op != NULL) {
-        op->fwd_bytes = elems * 6.0;
+        op->fwd_bytes = n * 6.0;
         op->saved_bytes = saved_bytes;
     }
 }
@@ -93,17 +166,17 @@ static eci_op *gemm(builder *b, const char *name, double m, double n, double k, 
     return op;
 }
 
-/* nn.Linear on `rows` rows, in -> out, with bias.  Under autocast the fp32 input is cast
- * (the copy is what backward keeps) unless it is already 16-bit, and so is the weight
- * (the autocast weight cache).  save_input = 0 when another op already keeps the input. */
-static void linear(builder *b, const char *name, double rows, double in, double out, int input_is_f32,
-                   int save_input, int bias)
+/* nn.Linear on t (rows x in) -> rows x out.  Under autocast an fp32 input is cast (the copy is
+ * what backward keeps), and so is the weight (the autocast weight cache); otherwise the input
+ * is kept unless an earlier op keeps the same tensor. */
+static eci_op *linear_on(builder *b, const char *name, tensor *t, double out, int bias)
 {
-    double saved = 0;
-    if (b->amp && input_is_f32) {
+    double rows = t->rows, in = t->width, saved = 0;
+    if (b->amp && t->f32) {
         cast(b, "cast_in", rows * in, rows * in * 2.0);
-    } else if (save_input) {
-        saved = rows * in * (input_is_f32 ? b->f32k : b->act);
+    } else if (!is_saved(b, t->id)) {
+        saved = rows * in * tbytes(b, t);
+        mark_saved(b, t->id);
     }
     if (b->amp)
         cast(b, "cast_w", in * out, 0);
@@ -113,155 +186,24 @@ static void linear(builder *b, const char *name, double rows, double in, double 
         op->param_tensors = bias ? 2 : 1;
         op->cast_params = in * out;
     }
+    return op;
 }
 
-static void layer_norm(builder *b, const char *name, double rows, double width, double elem_bytes)
+/* A linear on the stream: the stream becomes its 16-bit output. */
+static eci_op *linear(builder *b, const char *name, double out, int bias)
 {
-    /* Saves its input and two fp32 statistics per row. */
-    eci_op *op = mem(b, name, rows * width, 2.0 * elem_bytes, rows * width * elem_bytes + rows * 8.0);
-    if (op != NULL) {
-        op->params = 2.0 * width;
-        op->param_tensors = 2;
-    }
+    eci_op *op = linear_on(b, name, &b->cur, out, bias);
+    b->cur.width = out;
+    b->cur.f32 = 0;
+    fresh(b, &b->cur);
+    return op;
 }
 
-static void dropout(builder *b, const char *name, double elems, double elem_bytes)
+static void dropout(builder *b, const char *name)
 {
-    mem(b, name, elems, 2.0 * elem_bytes + b->mask, elems * b->mask);
-}
-
-/* Eager attention as HF runs it (BertSelfAttention, GPT2Attention): explicit s x s scores,
- * scale, mask, softmax (fp32 under autocast), dropout, and two batched GEMMs.
- * seq_sq = E[L^2] so dynamic padding prices the quadratic part right. */
-static void attention_core(builder *b, double batch, double heads, double seq, double seq_sq, double head_dim,
-                           int causal)
-{
-    double T = batch * seq, h = heads * head_dim;
-    double scores = batch * heads * seq_sq;
-    gemm(b, "scores", seq, seq_sq / seq, head_dim, batch * heads, 2.0 * T * h * b->act);
-    mem(b, "scale", scores, 2.0 * b->act, 0);
-    mem(b, causal ? "causal_mask" : "mask_add", scores, 2.0 * b->act, 0);
-    mem(b, "softmax", scores, b->act + b->f32k, scores * b->f32k);
-    dropout(b, "attn_dropout", scores, b->f32k);
-    double probs_saved = scores * b->f32k;
-    if (b->amp) {
-        cast(b, "cast_probs", scores, scores * 2.0);
-        probs_saved = 0;
-    }
-    gemm(b, "context", seq, head_dim, seq_sq / seq, batch * heads, probs_saved + T * h * b->act);
-    mem(b, "merge_heads", T * h, 2.0 * b->act, 0);
-}
-
-/* A fused scaled-dot-product attention kernel (F.scaled_dot_product_attention: HF's
- * default "sdpa" implementation, torchvision ViT's fast path): the QK^T and PV FLOPs in one
- * kernel, no s x s tensor kept; it keeps Q, K, V, the output and a log-sum-exp per row,
- * and backward recomputes the scores.  seq_sq = E[L^2] prices dynamic padding. */
-static void attention_fused(builder *b, double batch, double heads, double seq, double seq_sq, double head_dim)
-{
-    double T = batch * seq, h = heads * head_dim;
-    eci_op *op = gemm(b, "sdpa", seq, seq_sq / seq, 2.0 * head_dim, batch * heads,
-                      4.0 * T * h * b->act + T * heads * 4.0);
-    if (op != NULL)
-        op->kind = ECI_OP_ATTN;
-    mem(b, "merge_heads", T * h, 2.0 * b->act, 0);
-}
-
-static void attention(builder *b, double batch, double heads, double seq, double seq_sq, double head_dim, int causal)
-{
-    if (b->sh->eager_attention)
-        attention_core(b, batch, heads, seq, seq_sq, head_dim, causal);
-    else
-        attention_fused(b, batch, heads, seq, seq_sq, head_dim);
-}
-
-static void encoder_embeddings(builder *b, const eci_net *net, double T)
-{
-    double h = net->hidden, e = b->f32k;
-    eci_op *op = mem(b, "word_emb", T * h, 2.0 * e, 0);
-    if (op != NULL) {
-        op->params = (double)net->vocab * h;
-        op->param_tensors = 1;
-        /* Backward writes a dense vocab x hidden gradient (zero fill + index_add). */
-        op->bwd_bytes = (double)net->vocab * h * 4.0 * 2.0 + T * h * e;
-    }
-    op = mem(b, "pos_emb", T * h, 2.0 * e, 0);
-    if (op != NULL) {
-        op->params = (double)net->max_positions * h;
-        op->param_tensors = 1;
-    }
-    if (net->type_vocab > 0) {
-        op = mem(b, "type_emb", T * h, 3.0 * e, 0);
-        if (op != NULL) {
-            op->params = (double)net->type_vocab * h;
-            op->param_tensors = 1;
-        }
-    }
-    mem(b, "emb_add", T * h, 3.0 * e, 0);
-    layer_norm(b, "emb_ln", T, h, e);
-    dropout(b, "emb_dropout", T * h, e);
-}
-
-/* One post-LN encoder layer (BERT, RoBERTa, DistilBERT). */
-static void encoder_layer(builder *b, const eci_net *net, double batch, double seq, double seq_sq)
-{
-    double T = batch * seq, h = net->hidden, f = net->ffn, a = net->heads;
-    linear(b, "q", T, h, h, 1, 1, 1);
-    linear(b, "k", T, h, h, 1, 0, 1);
-    linear(b, "v", T, h, h, 1, 0, 1);
-    attention(b, batch, a, seq, seq_sq, h / a, 0);
-    linear(b, "attn_out", T, h, h, 0, 1, 1);
-    dropout(b, "out_dropout", T * h, b->act);
-    mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
-    layer_norm(b, "ln_attn", T, h, b->f32k);
-    linear(b, "ffn_in", T, h, f, 1, 1, 1);
-    mem(b, "gelu", T * f, 2.0 * b->act, T * f * b->act);
-    linear(b, "ffn_out", T, f, h, 0, 1, 1);
-    dropout(b, "ffn_dropout", T * h, b->act);
-    mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
-    layer_norm(b, "ln_ffn", T, h, b->f32k);
-}
-
-/* One pre-LN decoder layer (GPT-2): fused c_attn, causal mask, gelu_new written in Python
- * (eight elementwise kernels in eager mode). */
-static void decoder_layer(builder *b, const eci_net *net, double batch, double seq, double seq_sq)
-{
-    double T = batch * seq, h = net->hidden, f = net->ffn, a = net->heads;
-    layer_norm(b, "ln_1", T, h, b->f32k);
-    linear(b, "c_attn", T, h, 3.0 * h, 1, 1, 1);
-    attention(b, batch, a, seq, seq_sq, h / a, 1);
-    linear(b, "attn_proj", T, h, h, 0, 1, 1);
-    dropout(b, "resid_dropout", T * h, b->act);
-    mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
-    layer_norm(b, "ln_2", T, h, b->f32k);
-    linear(b, "c_fc", T, h, f, 1, 1, 1);
-    /* Each of its elementwise ops reads one or two tensors and writes one (~2.5 passes);
-     * autograd keeps about four of the intermediates. */
-    int k = b->sh->gelu_new_kernels > 0 ? b->sh->gelu_new_kernels : 1;
-    eci_op *op = mem(b, "gelu_new", T * f, k * 2.5 * b->act, 4.0 * T * f * b->act);
-    if (op != NULL)
-        op->fwd_kernels = k;
-    linear(b, "mlp_proj", T, f, h, 0, 1, 1);
-    dropout(b, "mlp_dropout", T * h, b->act);
-    mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
-}
-
-/* One pre-LN ViT encoder block (torchvision EncoderBlock). */
-static void vit_layer(builder *b, const eci_net *net, double batch, double seq)
-{
-    double T = batch * seq, h = net->hidden, f = net->ffn, a = net->heads;
-    layer_norm(b, "ln_1", T, h, b->f32k);
-    linear(b, "in_proj", T, h, 3.0 * h, 1, 1, 1);
-    attention_fused(b, batch, a, seq, seq * seq, h / a);
-    linear(b, "out_proj", T, h, h, 0, 1, 1);
-    dropout(b, "dropout", T * h, b->act);
-    mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
-    layer_norm(b, "ln_2", T, h, b->f32k);
-    linear(b, "mlp_1", T, h, f, 1, 1, 1);
-    mem(b, "gelu", T * f, 2.0 * b->act, T * f * b->act);
-    dropout(b, "mlp_dropout_1", T * f, b->act);
-    linear(b, "mlp_2", T, f, h, 0, 1, 1);
-    dropout(b, "mlp_dropout_2", T * h, b->act);
-    mem(b, "residual_add", T * h, b->act + 2.0 * b->f32k, 0);
+    double n = elems(&b->cur);
+    mem(b, name, n, 2.0 * tbytes(b, &b->cur) + b->mask, n * b->mask);
+    fresh(b, &b->cur);
 }
 
 /* Cross entropy over rows x classes: autocast runs log_softmax in fp32, and backward keeps
@@ -276,186 +218,648 @@ static void cross_entropy(builder *b, double rows, double classes)
     mem(b, "nll_loss", rows, 16.0, 0);
 }
 
-static int task_head(builder *b, const eci_net *net, int task, double batch, double seq)
+/* ---- normalisation and activations ------------------------------------------------------ */
+/* LayerNorm (autocast runs it in fp32): keeps its input and two fp32 statistics per row.
+ * HF's Python RMSNorm (Llama, T5, Gemma) is several eager kernels (constants.csv): pow, mean,
+ * rsqrt, the scaling and the weight; it keeps the fp32 input and the normalized product.
+ * BatchNorm in training reads its input twice (statistics, normalise) and writes once. */
+static void norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer *nl)
 {
-    double T = batch * seq, h = net->hidden, V = net->vocab;
-    int decoder = strcmp(net->family, "decoder") == 0;
-    switch (task) {
-    case ECI_TASK_CLASSIFY:
-        if (decoder) { /* GPT2ForSequenceClassification: score on the last token, no bias */
-            linear(b, "score", batch, h, net->num_classes, 1, 1, 0);
-        } else { /* pooler (or DistilBERT's pre_classifier) + classifier on the first token */
-            linear(b, "pooler", batch, h, h, 1, 1, 1);
-            mem(b, "tanh", batch * h, 2.0 * b->act, batch * h * b->act);
-            linear(b, "classifier", batch, h, net->num_classes, 0, 1, 1);
+    double n = elems(t), e = b->f32k;
+    eci_op *op;
+    if (nl->kind == EC_NORM_BATCH) {
+        op = mem(b, name, n, 3.0 * b->act, n * b->act);
+        if (op != NULL) {
+            op->params = 2.0 * t->c;
+            op->param_tensors = 2;
         }
-        cross_entropy(b, batch, net->num_classes);
-        return EC_OK;
-    case ECI_TASK_SQUAD: /* span head: start and end logits for every token */
-        if (decoder)
-            return EC_EINVAL;
-        linear(b, "qa_outputs", T, h, 2, 1, 1, 1);
-        mem(b, "split_logits", T * 2, 2.0 * b->act, 0);
-        cross_entropy(b, 2.0 * batch, seq);
-        return EC_OK;
-    case ECI_TASK_PRETRAIN: { /* MLM on masked positions + NSP (NVIDIA DLE BERT) */
-        if (decoder)
-            return EC_EINVAL;
-        double Tm = ceil(T * b->sh->mlm_frac);
-        mem(b, "gather_masked", Tm * h, 2.0 * b->f32k, 0);
-        linear(b, "mlm_transform", Tm, h, h, 1, 1, 1);
-        mem(b, "mlm_gelu", Tm * h, 2.0 * b->act, Tm * h * b->act);
-        layer_norm(b, "mlm_ln", Tm, h, b->f32k);
-        linear(b, "mlm_decoder", Tm, h, V, 1, 1, 1);
-        b->wl->ops[b->wl->n_ops - 1].params = V; /* decoder weight tied to the word embeddings */
-        b->wl->ops[b->wl->n_ops - 1].param_tensors = 1;
-        cross_entropy(b, Tm, V);
-        linear(b, "pooler", batch, h, h, 1, 1, 1);
-        mem(b, "tanh", batch * h, 2.0 * b->act, batch * h * b->act);
-        linear(b, "nsp", batch, h, 2, 0, 1, 1);
-        cross_entropy(b, batch, 2);
-        return EC_OK;
-    }
-    case ECI_TASK_LM: { /* full-vocabulary head on every token, weight tied (GPT-2; BERT MLM on all) */
-        if (net->vocab == 0)
-            return EC_EINVAL;
-        if (!decoder) {
-            linear(b, "mlm_transform", T, h, h, 1, 1, 1);
-            mem(b, "mlm_gelu", T * h, 2.0 * b->act, T * h * b->act);
-            layer_norm(b, "mlm_ln", T, h, b->f32k);
+        t->f32 = 0;
+    } else {
+        double rows = t->rows, width = t->width;
+        if (nl->kind == EC_NORM_RMS) {
+            int k = b->sh->rmsnorm_kernels > 0 ? b->sh->rmsnorm_kernels : 1;
+            op = mem(b, name, n, b->sh->rmsnorm_passes * e, 2.0 * n * e + 2.0 * rows * 4.0);
+            if (op != NULL)
+                op->fwd_kernels = k;
+        } else {
+            op = mem(b, name, n, 2.0 * e, n * e + rows * 8.0);
         }
-        linear(b, "lm_head", T, h, V, 1, 1, !decoder);
-        b->wl->ops[b->wl->n_ops - 1].params = decoder ? 0 : V;
-        b->wl->ops[b->wl->n_ops - 1].param_tensors = decoder ? 0 : 1;
-        if (decoder) /* HF shifts the logits: a contiguous copy of all of them */
-            mem(b, "shift_logits", T * V, 2.0 * b->act, T * V * b->act);
-        cross_entropy(b, T, V);
-        return EC_OK;
+        if (op != NULL) {
+            op->params = (nl->bias ? 2.0 : 1.0) * width;
+            op->param_tensors = nl->bias ? 2 : 1;
+        }
+        t->f32 = 1;
     }
+    fresh(b, t);
+}
+
+/* Kernels, passes over the elements per kernel, and tensors kept for backward. */
+static void act_shape(const builder *b, ec_activation a, int *kernels, double *passes, double *kept)
+{
+    *kernels = 1;
+    *passes = 2.0;
+    *kept = 1.0;
+    switch (a) {
+    case EC_ACT_RELU: /* in place after a convolution: the next op keeps its output */
+        *kept = 0.0;
+        break;
+    case EC_ACT_GELU_TANH: /* GPT-2's gelu_new in Python: each elementwise op reads one or two
+                            * tensors and writes one (~2.5 passes); autograd keeps about four */
+        *kernels = b->sh->gelu_new_kernels > 0 ? b->sh->gelu_new_kernels : 1;
+        *passes = 2.5;
+        *kept = 4.0;
+        break;
+    case EC_ACT_QUICK_GELU: /* x * sigmoid(1.702 x): mul, sigmoid, mul */
+        *kernels = 3;
+        *passes = 2.5;
+        *kept = 2.0;
+        break;
     default:
-        return EC_EINVAL;
+        break;
     }
 }
 
-/* ---- ResNet (torchvision resnet50, v1.5: stride in the 3x3 conv) ---------------------- */
-/* save_input = 0 when another op already keeps the same input tensor (the downsample
- * branch reads the block input that conv1x1_a keeps). */
-static void conv(builder *b, const char *name, double n, double *hw, double cin, double cout, double ksize,
-                 double stride, int first, int save_input)
+static const char *act_name(ec_activation a)
 {
-    double pad = floor(ksize / 2.0);
-    double hout = floor((*hw + 2.0 * pad - ksize) / stride) + 1.0;
+    static const char *const names[] = {"gelu", "gelu_new", "relu", "silu", "tanh", "quick_gelu"};
+    return (unsigned)a < sizeof names / sizeof names[0] ? names[a] : "act";
+}
+
+static void activation(builder *b, ec_activation a)
+{
+    int k;
+    double passes, kept, n = elems(&b->cur), e = tbytes(b, &b->cur);
+    act_shape(b, a, &k, &passes, &kept);
+    eci_op *op = mem(b, act_name(a), n, k * passes * e, kept * n * e);
+    if (op != NULL)
+        op->fwd_kernels = k;
+    fresh(b, &b->cur);
+}
+
+/* ---- attention ---------------------------------------------------------------------------
+ * Eager attention as HF runs it (BertSelfAttention, GPT2Attention, LlamaAttention's eager
+ * path): explicit s x s scores, scale, mask, softmax (fp32 under autocast), dropout, and two
+ * batched GEMMs.  sq, sk: query and key lengths; sk_eff = E[L^2]/L for self-attention under
+ * dynamic padding (the quadratic part priced right).  h = heads x head_dim. */
+static void attention_eager(builder *b, const ec_attention_layer *a, double heads, double head_dim, double sq,
+                            double sk_eff, double rows_q, double rows_k)
+{
+    double batch = b->batch, h = heads * head_dim;
+    double scores = batch * heads * sq * sk_eff;
+    gemm(b, "scores", sq, sk_eff, head_dim, batch * heads, (rows_q + rows_k) * h * b->act);
+    mem(b, "scale", scores, 2.0 * b->act, 0);
+    if (a->softcap) /* scores / cap, tanh, x cap (Gemma 2) */
+        mem(b, "softcap", scores, 3.0 * 2.0 * b->act, scores * b->act);
+    mem(b, a->causal ? "causal_mask" : "mask_add", scores, 2.0 * b->act, 0);
+    mem(b, "softmax", scores, b->act + b->f32k, scores * b->f32k);
+    if (a->dropout)
+        mem(b, "attn_dropout", scores, 2.0 * b->f32k + b->mask, scores * b->mask);
+    double probs_saved = scores * b->f32k;
     if (b->amp) {
-        if (first)
-            cast(b, "cast_in", n * *hw * *hw * cin, 0);
-        cast(b, "cast_w", cout * cin * ksize * ksize, 0);
+        cast(b, "cast_probs", scores, scores * 2.0);
+        probs_saved = 0;
+    }
+    gemm(b, "context", sq, head_dim, sk_eff, batch * heads, probs_saved + rows_k * h * b->act);
+}
+
+/* A fused scaled-dot-product attention kernel (F.scaled_dot_product_attention: HF's "sdpa",
+ * torchvision's fast path): the QK^T and PV FLOPs in one kernel, no s x s tensor kept; it
+ * keeps Q, K, V, the output and a log-sum-exp per row, and backward recomputes the scores. */
+static void attention_fused(builder *b, double heads, double head_dim, double sq, double sk_eff, double rows_q,
+                            double rows_k)
+{
+    double batch = b->batch, h = heads * head_dim;
+    eci_op *op = gemm(b, "sdpa", sq, sk_eff, 2.0 * head_dim, batch * heads,
+                      (2.0 * rows_q + 2.0 * rows_k) * h * b->act + rows_q * heads * 4.0);
+    if (op != NULL)
+        op->kind = ECI_OP_ATTN;
+}
+
+/* Q, K and V projections (one fused GEMM or three), rotary embedding, Q/K norms, the
+ * key/value heads repeated for grouped-query attention, the core, and the output projection. */
+static void attention(builder *b, const ec_attention_layer *a)
+{
+    if (a->cross && !b->has_memory) {
+        shape_error(b, "cross-attention needs an encoder memory (a DECODER layer before it)");
+        return;
+    }
+    double width = b->cur.width, heads = a->heads, kv = a->kv_heads > 0 ? a->kv_heads : a->heads;
+    if (a->head_dim == 0 && fmod(width, heads) != 0) {
+        char why[160];
+        snprintf(why, sizeof why, "heads (%d) must divide the stream width (%.0f), or head_dim must be given",
+                 a->heads, width);
+        shape_error(b, why);
+        return;
+    }
+    double hd = a->head_dim > 0 ? a->head_dim : width / heads;
+    double q_out = heads * hd, kv_out = kv * hd;
+    tensor in = b->cur, *src = a->cross ? &b->memory : &b->cur;
+    double rows_q = in.rows, rows_k = src->rows, sq = in.seq;
+    double sk_eff = a->cross ? src->seq : in.seq_sq / in.seq;
+    if (a->qkv_fused && !a->cross) {
+        linear_on(b, "qkv", &in, q_out + 2.0 * kv_out, a->qkv_bias);
+    } else {
+        linear_on(b, "q", &in, q_out, a->qkv_bias);
+        linear_on(b, "k", src, kv_out, a->qkv_bias);
+        linear_on(b, "v", src, kv_out, a->qkv_bias);
+    }
+    if (a->qk_norm) { /* RMSNorm over each head of Q and K (Qwen3): weights of head_dim each */
+        tensor q = {.rows = rows_q * heads, .width = hd}, k = {.rows = rows_k * kv, .width = hd};
+        ec_norm_layer rms = {.kind = EC_NORM_RMS};
+        norm_on(b, "q_norm", &q, &rms);
+        norm_on(b, "k_norm", &k, &rms);
+    }
+    if (a->position == EC_POS_ROPE && !a->cross) {
+        /* apply_rotary_pos_emb on Q and K: mul by cos, rotate_half (neg, cat), mul by sin,
+         * add: about two passes per kernel; autograd keeps Q, K and their rotations */
+        double n = rows_q * q_out + rows_k * kv_out;
+        eci_op *op = mem(b, "rope", n, b->sh->rope_kernels * b->act, 2.0 * n * b->act);
+        if (op != NULL)
+            op->fwd_kernels = b->sh->rope_kernels > 0 ? b->sh->rope_kernels : 1;
+    }
+    if (a->position == EC_POS_RELATIVE && a->rel_buckets > 0) {
+        /* T5: the bucketed bias is computed once (first layer) and added in every layer */
+        eci_op *op = mem(b, "rel_bias", heads * in.seq * sk_eff, 2.0 * b->f32k, 0);
+        if (op != NULL) {
+            op->params = (double)a->rel_buckets * heads;
+            op->param_tensors = 1;
+        }
+    }
+    if (kv < heads) { /* HF's repeat_kv: K and V expanded to every query head (a copy each) */
+        mem(b, "repeat_kv", 2.0 * rows_k * q_out, 2.0 * b->act, 0);
+    }
+    if (b->eager)
+        attention_eager(b, a, heads, hd, sq, sk_eff, rows_q, rows_k);
+    else
+        attention_fused(b, heads, hd, sq, sk_eff, rows_q, rows_k);
+    mem(b, "merge_heads", rows_q * q_out, 2.0 * b->act, 0);
+    b->cur.width = q_out;
+    b->cur.f32 = 0;
+    fresh(b, &b->cur);
+    linear(b, "attn_out", width, a->out_bias);
+}
+
+/* ---- feed-forward blocks ------------------------------------------------------------------ */
+static void mlp(builder *b, const ec_mlp_layer *m)
+{
+    double width = b->cur.width, ffn = (double)m->ffn;
+    if (m->gated) { /* down(act(gate(x)) * up(x)): the product keeps both of its inputs */
+        tensor in = b->cur;
+        linear(b, "gate", ffn, m->bias);
+        activation(b, m->act);
+        linear_on(b, "up", &in, ffn, m->bias);
+        double n = elems(&b->cur);
+        mem(b, "gate_mul", n, 3.0 * b->act, 2.0 * n * b->act);
+        fresh(b, &b->cur);
+    } else {
+        linear(b, "mlp_in", ffn, m->bias);
+        activation(b, m->act);
+    }
+    if (m->dropout)
+        dropout(b, "mlp_dropout");
+    linear(b, "mlp_out", width, m->bias);
+}
+
+/* A mixture-of-experts block as HF's eager code runs it (MixtralSparseMoeBlock,
+ * Qwen2MoeSparseMoeBlock): a router, a softmax in fp32 and top-k, then a Python loop over the
+ * experts, each gathering its tokens, running its MLP and scattering the weighted result back.
+ * Tokens are taken as spread evenly: each expert sees rows x top_k / experts of them. */
+static void moe(builder *b, const ec_moe_layer *m)
+{
+    tensor in = b->cur;
+    double width = in.width, rows = in.rows, E = m->experts, k = m->top_k, ffn = (double)m->ffn;
+    double per = rows * k / E;
+    eci_op *op = linear_on(b, "router", &in, E, 0);
+    mem(b, "router_softmax_topk", rows * E, 2.0 * b->f32k + 2.0 * b->act, rows * E * b->f32k);
+    /* one expert's work, launched E times */
+    size_t first = b->wl->n_ops;
+    double x = per * width;
+    mem(b, "expert_gather", x, 2.0 * tbytes(b, &in), x * b->act);
+    double up_n = m->gated ? 2.0 : 1.0;
+    if (b->amp) { /* the gathered fp32 tokens and the expert's weights (autocast's weight cache) */
+        if (in.f32)
+            cast(b, "expert_cast_in", x, 0);
+        cast(b, "expert_cast_w", (up_n + 1.0) * width * ffn, 0);
+    }
+    op = gemm(b, "expert_up", per, up_n * ffn, width, 1, 0);
+    if (op != NULL) {
+        op->params = up_n * width * ffn;
+        op->param_tensors = up_n;
+        op->cast_params = op->params;
+    }
+    int kernels;
+    double passes, kept;
+    act_shape(b, m->act, &kernels, &passes, &kept);
+    eci_op *a = mem(b, "expert_act", per * ffn, kernels * passes * b->act + (m->gated ? 3.0 * b->act : 0),
+                    (kept + (m->gated ? 2.0 : 0)) * per * ffn * b->act);
+    if (a != NULL)
+        a->fwd_kernels = kernels + (m->gated ? 1 : 0);
+    eci_op *down = gemm(b, "expert_down", per, width, ffn, 1, per * ffn * b->act);
+    if (down != NULL) {
+        down->params = ffn * width;
+        down->param_tensors = 1;
+        down->cast_params = down->params;
+    }
+    mem(b, "expert_scatter", x, 3.0 * b->act, x * b->act);
+    for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
+        b->wl->ops[i].count = m->experts;
+    b->cur = in;
+    b->cur.f32 = 0;
+    fresh(b, &b->cur);
+    if (m->shared_experts > 0) { /* Qwen-MoE: a dense expert every token goes through */
+        tensor moe_out = b->cur;
+        b->cur = in;
+        ec_mlp_layer sm = {.ffn = m->shared_ffn, .act = m->act, .gated = m->gated};
+        mlp(b, &sm);
+        if (m->shared_gate) {
+            linear_on(b, "shared_gate", &in, 1, 0);
+            mem(b, "shared_gate_mul", rows * width, 3.0 * b->act, rows * width * b->act);
+        }
+        mem(b, "moe_add", rows * width, 3.0 * b->act, 0);
+        b->cur = moe_out;
+        fresh(b, &b->cur);
+    }
+}
+
+/* ---- embeddings, patches, convolutions, pooling ---------------------------------------- */
+static void embedding(builder *b, const ec_embedding_layer *e)
+{
+    double T = b->batch * (b->has_memory ? b->sh->target_seq : b->sh->seq), h = (double)e->dim, f = b->f32k;
+    double seq = b->has_memory ? b->sh->target_seq : b->sh->seq;
+    b->cur = (tensor){.rows = T, .width = h, .seq = seq, .seq_sq = b->has_memory ? seq * seq : b->sh->seq_sq, .f32 = 1};
+    double V = (double)e->vocab, P = (double)e->positions, Tv = (double)e->type_vocab;
+    eci_op *op;
+    if (e->fused) { /* GPT-2: wte and wpe gathered and added in one pass */
+        op = mem(b, "wte_wpe", T * h, 3.0 * f, 0);
+        if (op != NULL) {
+            op->params = e->shared ? 0 : (V + P) * h;
+            op->param_tensors = e->shared ? 0 : (P > 0 ? 2 : 1);
+            op->bwd_bytes = V * h * 8.0;
+        }
+    } else {
+        op = mem(b, "word_emb", T * h, 2.0 * f, 0);
+        if (op != NULL) {
+            op->params = e->shared ? 0 : V * h;
+            op->param_tensors = e->shared ? 0 : 1;
+            /* Backward writes a dense vocab x hidden gradient (zero fill + index_add). */
+            op->bwd_bytes = V * h * 4.0 * 2.0 + T * h * f;
+        }
+        if (P > 0 && (op = mem(b, "pos_emb", T * h, 2.0 * f, 0)) != NULL) {
+            op->params = P * h;
+            op->param_tensors = 1;
+        }
+        if (Tv > 0 && (op = mem(b, "type_emb", T * h, 3.0 * f, 0)) != NULL) {
+            op->params = Tv * h;
+            op->param_tensors = 1;
+        }
+        if (P > 0 || Tv > 0)
+            mem(b, "emb_add", T * h, 3.0 * f, 0);
+    }
+    if (e->scale) /* Gemma: x sqrt(hidden) */
+        mem(b, "emb_scale", T * h, 2.0 * f, 0);
+    fresh(b, &b->cur);
+}
+
+static void conv2d_on(builder *b, tensor *t, const ec_conv2d_layer *c, const char *name)
+{
+    double k = c->kernel, s = c->stride > 0 ? c->stride : 1, pad = c->padding >= 0 ? c->padding : floor(k / 2.0);
+    double groups = c->groups > 1 ? c->groups : 1, cin = t->c, cout = (double)c->out, n = t->n, hw = t->hw;
+    double hout = floor((hw + 2.0 * pad - k) / s) + 1.0;
+    if (hout < 1) {
+        shape_error(b, "the kernel is larger than the padded feature map");
+        return;
+    }
+    double w = cout * cin / groups * k * k;
+    if (b->amp) {
+        if (t->f32) /* the fp32 image */
+            cast(b, "cast_in", n * hw * hw * cin, 0);
+        cast(b, "cast_w", w, 0);
     }
     eci_op *op = push(b, name, ECI_OP_CONV);
     if (op != NULL) {
         op->m = n * hout * hout;
-        op->n = cout;
-        op->k = cin * ksize * ksize;
+        op->n = cout / groups;
+        op->k = cin / groups * k * k;
+        op->batch = groups;
         op->tensor_math = b->tensor_math;
-        op->saved_bytes = save_input ? n * *hw * *hw * cin * b->act : 0;
-        op->params = cout * cin * ksize * ksize;
-        op->param_tensors = 1;
-        op->cast_params = op->params;
+        op->saved_bytes = is_saved(b, t->id) ? 0 : n * hw * hw * cin * b->act;
+        op->params = w + (c->bias ? cout : 0);
+        op->param_tensors = c->bias ? 2 : 1;
+        op->cast_params = w;
     }
-    *hw = hout;
+    mark_saved(b, t->id);
+    t->c = cout;
+    t->hw = hout;
+    t->f32 = 0;
+    fresh(b, t);
 }
 
-static void batch_norm(builder *b, double elems, double channels)
+/* Class tokens and learned positions added to a feature map turned into tokens (ViT):
+ * torch.cat and the position add, in fp32 (the class token is an fp32 parameter). */
+static void patches(builder *b, const ec_patches_layer *p)
 {
-    /* Training BN reads its input twice (statistics, normalise) and writes once; keeps the input. */
-    eci_op *op = mem(b, "batch_norm", elems, 3.0 * b->act, elems * b->act);
+    if (!b->cur.image) {
+        shape_error(b, "PATCHES needs a feature map (a CONV2D before it)");
+        return;
+    }
+    double n = b->cur.n, h = b->cur.c, seq = b->cur.hw * b->cur.hw + p->cls_tokens;
+    eci_op *op = mem(b, "cls_pos_embed", n * seq * h, 3.0 * b->f32k, 0);
     if (op != NULL) {
-        op->params = 2.0 * channels;
-        op->param_tensors = 2;
+        op->params = p->cls_tokens * h + (p->positions ? seq * h : 0);
+        op->param_tensors = (p->cls_tokens > 0) + (p->positions != 0);
     }
+    b->cur = (tensor){.rows = n * seq, .width = h, .seq = seq, .seq_sq = seq * seq, .f32 = 1};
+    fresh(b, &b->cur);
 }
 
-static void resnet(builder *b, const eci_net *net, double n)
+static void pool(builder *b, const ec_pool_layer *p)
 {
-    double hw = b->sh->image_size, c = 64;
-    conv(b, "stem_conv", n, &hw, 3, 64, 7, 2, 1, 1);
-    batch_norm(b, n * hw * hw * 64, 64);
-    mem(b, "relu", n * hw * hw * 64, 2.0 * b->act, 0);
-    double hin = hw;
-    hw = floor((hw + 2.0 - 3.0) / 2.0) + 1.0;
-    mem(b, "maxpool", n * hin * hin * 64, b->act, n * hin * hin * 64 * b->act + n * hw * hw * 64 * 8.0);
-    static const double widths[] = {64, 128, 256, 512};
-    int stage = 0;
-    const char *p = net->blocks;
-    for (; *p != '\0' && stage < 4; stage++) {
-        char *end;
-        long blocks = strtol(p, &end, 10);
-        p = *end == ';' ? end + 1 : end;
-        double w = widths[stage];
-        for (long blk = 0; blk < blocks; blk++) {
-            double stride = (blk == 0 && stage > 0) ? 2 : 1;
-            double h_in = hw;
-            conv(b, "conv1x1_a", n, &hw, c, w, 1, 1, 0, 1);
-            batch_norm(b, n * hw * hw * w, w);
-            mem(b, "relu", n * hw * hw * w, 2.0 * b->act, 0);
-            conv(b, "conv3x3", n, &hw, w, w, 3, stride, 0, 1);
-            batch_norm(b, n * hw * hw * w, w);
-            mem(b, "relu", n * hw * hw * w, 2.0 * b->act, 0);
-            conv(b, "conv1x1_b", n, &hw, w, 4 * w, 1, 1, 0, 1);
-            batch_norm(b, n * hw * hw * 4 * w, 4 * w);
-            if (blk == 0) {
-                double hd = h_in;
-                conv(b, "downsample", n, &hd, c, 4 * w, 1, stride, 0, 0);
-                batch_norm(b, n * hd * hd * 4 * w, 4 * w);
-            }
-            /* Its output is the next block's input, which that block's convs keep. */
-            mem(b, "residual_add_relu", n * hw * hw * 4 * w, 5.0 * b->act, 0);
-            c = 4 * w;
+    tensor *t = &b->cur;
+    if (!t->image) {
+        shape_error(b, "POOL needs a feature map");
+        return;
+    }
+    double in = elems(t), e = tbytes(b, t);
+    if (p->kind == EC_POOL_AVG_GLOBAL) {
+        mem(b, "avgpool", in, e, 0);
+        *t = (tensor){.rows = t->n, .width = t->c, .seq = 1, .seq_sq = 1, .f32 = t->f32};
+    } else {
+        double k = p->kernel, s = p->stride > 0 ? p->stride : 1, pad = p->padding;
+        double hout = floor((t->hw + 2.0 * pad - k) / s) + 1.0;
+        if (hout < 1) {
+            shape_error(b, "the pooling window is larger than the padded feature map");
+            return;
         }
+        double out = t->n * t->c * hout * hout;
+        mem(b, "maxpool", in, e, in * e + out * 8.0); /* keeps its input and the argmax indices */
+        t->hw = hout;
     }
-    mem(b, "avgpool", n * hw * hw * c, b->act, 0);
-    linear(b, "fc", n, c, net->num_classes, 0, 1, 1);
-    cross_entropy(b, n, net->num_classes);
+    fresh(b, t);
 }
 
-static void vit(builder *b, const eci_net *net, double n)
+/* stream = branch + saved (+ relu): reads both, writes one; relu in place reads and writes. */
+static void residual(builder *b, const ec_residual_layer *r)
 {
-    double h = net->hidden, p = net->patch, img = b->sh->image_size;
-    double patches = floor(img / p) * floor(img / p), seq = patches + 1;
-    if (b->amp) {
-        cast(b, "cast_in", n * 3 * img * img, 0);
-        cast(b, "cast_w", h * 3 * p * p, 0);
+    if (r->op == EC_RESIDUAL_SAVE) {
+        b->skip = b->cur;
+        b->has_skip = 1;
+        return;
     }
-    eci_op *op = push(b, "patch_embed", ECI_OP_CONV);
-    if (op != NULL) {
-        op->m = n * patches;
-        op->n = h;
-        op->k = 3 * p * p;
-        op->tensor_math = b->tensor_math;
-        op->saved_bytes = n * 3 * img * img * b->act;
-        op->params = h * 3 * p * p + h;
-        op->param_tensors = 2;
-        op->cast_params = h * 3 * p * p;
+    if (!b->has_skip) {
+        shape_error(b, "RESIDUAL add without a saved tensor (a RESIDUAL save before the branch)");
+        return;
     }
-    op = mem(b, "cls_pos_embed", n * seq * h, 3.0 * b->f32k, 0);
-    if (op != NULL) {
-        op->params = h + seq * h;
-        op->param_tensors = 2;
+    tensor *c = &b->cur, *s = &b->skip;
+    if (c->image != s->image || elems(c) != elems(s)) {
+        shape_error(b, "RESIDUAL add of tensors of different shapes (a projection on the skip path is missing)");
+        return;
     }
-    b->layer = 1;
-    vit_layer(b, net, n, seq);
-    b->layer = 0;
-    layer_norm(b, "ln_final", n * seq, h, b->f32k);
-    linear(b, "head", n, h, net->num_classes, 1, 1, 1);
-    cross_entropy(b, n, net->num_classes);
-    b->wl->layers = net->layers;
-    b->wl->layer_input_bytes = n * seq * h * b->f32k;
-    b->wl->tokens = n;
+    int out_f32 = c->f32 || s->f32;
+    double n = elems(c), out_e = out_f32 ? b->f32k : b->act;
+    int relu = r->op == EC_RESIDUAL_ADD_RELU;
+    mem(b, relu ? "residual_add_relu" : "residual_add", n,
+        tbytes(b, c) + 2.0 * tbytes(b, s) + (relu ? 2.0 * out_e : 0), 0);
+    c->f32 = out_f32;
+    b->has_skip = 0;
+    fresh(b, c);
 }
 
+/* encoder-decoder: the encoder's output becomes the memory every cross-attention reads (kept
+ * once for backward, by a marker that launches nothing), and the decoder stream starts. */
+static void decoder(builder *b)
+{
+    b->memory = b->cur;
+    b->has_memory = 1;
+    b->has_skip = 0;
+    eci_op *op = mem(b, "encoder_out", 0, 0, elems(&b->memory) * tbytes(b, &b->memory));
+    if (op != NULL) {
+        op->fwd_kernels = 0;
+        op->bwd = 0;
+    }
+    mark_saved(b, b->memory.id);
+}
+
+/* ---- one layer, and the list ------------------------------------------------------------- */
+static void layer(builder *b, const ec_layer *l)
+{
+    tensor *t = l->on_skip ? &b->skip : &b->cur;
+    if (l->on_skip && !b->has_skip) {
+        shape_error(b, "on_skip with no saved tensor (a RESIDUAL save before it)");
+        return;
+    }
+    int text_kind = l->kind == EC_LAYER_LINEAR || l->kind == EC_LAYER_ATTENTION || l->kind == EC_LAYER_MLP ||
+                    l->kind == EC_LAYER_MOE;
+    if (text_kind && t->image) {
+        shape_error(b, "needs a token stream, not a feature map (PATCHES or POOL before it)");
+        return;
+    }
+    if (l->kind == EC_LAYER_CONV2D && !t->image) {
+        shape_error(b, "CONV2D needs a feature map, not a token stream");
+        return;
+    }
+    switch (l->kind) {
+    case EC_LAYER_EMBEDDING: embedding(b, &l->u.embedding); break;
+    case EC_LAYER_PATCHES: patches(b, &l->u.patches); break;
+    case EC_LAYER_LINEAR: linear(b, "linear", (double)l->u.linear.out, l->u.linear.bias); break;
+    case EC_LAYER_CONV2D: conv2d_on(b, t, &l->u.conv2d, l->on_skip ? "downsample" : "conv"); break;
+    case EC_LAYER_NORM: norm_on(b, l->u.norm.kind == EC_NORM_BATCH ? "batch_norm" : "norm", t, &l->u.norm); break;
+    case EC_LAYER_ATTENTION: attention(b, &l->u.attention); break;
+    case EC_LAYER_MLP: mlp(b, &l->u.mlp); break;
+    case EC_LAYER_MOE: moe(b, &l->u.moe); break;
+    case EC_LAYER_ACTIVATION: activation(b, l->u.activation.act); break;
+    case EC_LAYER_DROPOUT: dropout(b, "dropout"); break;
+    case EC_LAYER_RESIDUAL: residual(b, &l->u.residual); break;
+    case EC_LAYER_POOL: pool(b, &l->u.pool); break;
+    case EC_LAYER_DECODER: decoder(b); break;
+    case EC_LAYER_REPEAT: break; /* handled by expand_list */
+    }
+}
+
+/* The dtype may differ: ALBERT's first layer reads the 16-bit output of the embedding
+ * projection, the others the fp32 stream; every repetition is priced like the first. */
+static int same_shape(const tensor *a, const tensor *b)
+{
+    return a->image == b->image && a->n == b->n && a->c == b->c && a->hw == b->hw && a->rows == b->rows &&
+           a->width == b->width && a->seq == b->seq;
+}
+
+static void add_block(builder *b, size_t begin, const ec_repeat_layer *r, double input_bytes)
+{
+    eci_workload *wl = b->wl;
+    if (wl->n_blocks == wl->cap_blocks) {
+        size_t cap = wl->cap_blocks ? 2 * wl->cap_blocks : 16;
+        eci_block *grown = eci_realloc(b->ctx, wl->blocks, wl->cap_blocks * sizeof *grown, cap * sizeof *grown);
+        if (grown == NULL) {
+            b->rc = EC_ENOMEM;
+            return;
+        }
+        wl->blocks = grown;
+        wl->cap_blocks = cap;
+    }
+    wl->blocks[wl->n_blocks++] = (eci_block){.begin = begin, .end = wl->n_ops, .reps = r->times,
+                                             .shared_params = r->shared_params, .checkpoint = r->checkpoint,
+                                             .input_bytes = input_bytes};
+}
+
+/* Layers [from, to) of the description.  A REPEAT at the top level becomes a block expanded
+ * once; a REPEAT inside a block is unrolled (the outer block is what repeats). */
+static void expand_list(builder *b, size_t from, size_t to, int depth)
+{
+    const ec_layer *L = b->net->layers;
+    for (size_t i = from; i < to && b->rc == EC_OK; i++) {
+        b->layer = (int)i;
+        if (L[i].kind != EC_LAYER_REPEAT) {
+            layer(b, &L[i]);
+            continue;
+        }
+        const ec_repeat_layer *r = &L[i].u.repeat;
+        size_t body = i + 1, end = i + 1 + (size_t)r->layers;
+        if (depth > 0) {
+            for (int k = 0; k < r->times && b->rc == EC_OK; k++)
+                expand_list(b, body, end, depth + 1);
+        } else {
+            tensor before = b->cur;
+            int had_skip = b->has_skip;
+            size_t begin = b->wl->n_ops;
+            b->block = (int)b->wl->n_blocks;
+            expand_list(b, body, end, 1);
+            b->layer = (int)i;
+            if (b->rc == EC_OK && (!same_shape(&before, &b->cur) || had_skip != b->has_skip))
+                shape_error(b, "a repeated block must leave the tensor as it found it (its shape, no residual left open)");
+            if (b->rc == EC_OK)
+                add_block(b, begin, r, elems(&before) * tbytes(b, &before));
+            b->block = -1;
+        }
+        i = end - 1;
+    }
+}
+
+/* ---- heads -------------------------------------------------------------------------------- */
+/* The first token of every sample (a view; the next op keeps it as a new tensor). */
+static void first_token(builder *b)
+{
+    b->cur.rows = b->batch;
+    b->cur.seq = b->cur.seq_sq = 1;
+    fresh(b, &b->cur);
+}
+
+/* BERT's pooler (dense + tanh on the first token), then a classifier. */
+static void pooled_classifier(builder *b, const char *name, double classes)
+{
+    first_token(b);
+    linear(b, "pooler", b->cur.width, 1);
+    activation(b, EC_ACT_TANH);
+    linear(b, name, classes, 1);
+    cross_entropy(b, b->batch, classes);
+}
+
+/* dense + GELU + LayerNorm before a vocabulary projection (BertLMPredictionHead). */
+static void mlm_transform(builder *b, const ec_head *hd)
+{
+    ec_norm_layer ln = {.kind = EC_NORM_LAYER, .bias = 1};
+    linear(b, "mlm_transform", hd->transform > 0 ? (double)hd->transform : b->cur.width, 1);
+    activation(b, EC_ACT_GELU);
+    norm_on(b, "mlm_ln", &b->cur, &ln);
+}
+
+/* A vocabulary projection: a tied weight is the embedding's (only a bias of its own). */
+static void vocab_projection(builder *b, const ec_head *hd, double V)
+{
+    eci_op *op = linear(b, "lm_head", V, hd->bias);
+    if (op != NULL && hd->tied) {
+        op->params = hd->bias ? V : 0;
+        op->param_tensors = hd->bias ? 1 : 0;
+    }
+}
+
+static double vocab_of(const eci_net *net)
+{
+    for (size_t i = 0; i < net->n_layers; i++)
+        if (net->layers[i].kind == EC_LAYER_EMBEDDING)
+            return (double)net->layers[i].u.embedding.vocab;
+    return 0;
+}
+
+static void head(builder *b, const ec_head *hd)
+{
+    b->layer = (int)b->net->n_layers;
+    double V = vocab_of(b->net), C = (double)hd->classes;
+    int needs_tokens = hd->kind != EC_HEAD_IMAGE_CLASSIFY || !hd->pool;
+    if (needs_tokens && b->cur.image) {
+        shape_error(b, "this head needs a token stream; the network ends in a feature map");
+        return;
+    }
+    if ((hd->kind == EC_HEAD_CAUSAL_LM || hd->kind == EC_HEAD_MASKED_LM || hd->kind == EC_HEAD_PRETRAIN) && V <= 0) {
+        shape_error(b, "a vocabulary head needs an EMBEDDING (the network has no token table)");
+        return;
+    }
+    tensor trunk = b->cur;
+    double T = trunk.rows;
+    switch (hd->kind) {
+    case EC_HEAD_CLASSIFY:
+        if (hd->pooler) {
+            pooled_classifier(b, "classifier", C);
+        } else { /* decoders score the last token (HF *ForSequenceClassification), no bias */
+            first_token(b);
+            linear(b, "score", C, hd->bias);
+            cross_entropy(b, b->batch, C);
+        }
+        break;
+    case EC_HEAD_SPAN_QA: /* start and end logits for every token */
+        linear(b, "qa_outputs", 2, 1);
+        mem(b, "split_logits", T * 2, 2.0 * b->act, 0);
+        cross_entropy(b, 2.0 * b->batch, trunk.seq);
+        break;
+    case EC_HEAD_TOKEN_CLASSIFY:
+        dropout(b, "dropout");
+        linear(b, "classifier", C, 1);
+        cross_entropy(b, T, C);
+        break;
+    case EC_HEAD_PRETRAIN: { /* MLM on the masked positions + NSP on the pooled first token */
+        double Tm = ceil(T * b->sh->mlm_frac);
+        mem(b, "gather_masked", Tm * trunk.width, 2.0 * b->f32k, 0);
+        b->cur.rows = Tm;
+        fresh(b, &b->cur);
+        mlm_transform(b, hd);
+        vocab_projection(b, hd, V);
+        cross_entropy(b, Tm, V);
+        b->cur = trunk;
+        pooled_classifier(b, "nsp", 2);
+        break;
+    }
+    case EC_HEAD_MASKED_LM:
+        mlm_transform(b, hd);
+        vocab_projection(b, hd, V);
+        cross_entropy(b, T, V);
+        break;
+    case EC_HEAD_CAUSAL_LM:
+        vocab_projection(b, hd, V);
+        if (!b->has_memory) /* HF shifts the logits of a decoder: a contiguous copy of all of them */
+            mem(b, "shift_logits", T * V, 2.0 * b->act, T * V * b->act);
+        cross_entropy(b, T, V);
+        break;
+    case EC_HEAD_IMAGE_CLASSIFY:
+        if (hd->pool) {
+            if (!b->cur.image) {
+                shape_error(b, "pool=1 needs a feature map; a token stream uses its class token (pool=0)");
+                return;
+            }
+            ec_pool_layer avg = {.kind = EC_POOL_AVG_GLOBAL};
+            pool(b, &avg);
+        } else {
+            first_token(b);
+        }
+        linear(b, "head", C, 1);
+        cross_entropy(b, b->batch, C);
+        break;
+    }
+}
+
+/* ---- sums, twins ---------------------------------------------------------------------------- */
 /* The fields eci_op_cost reads, bit for bit: two ops that agree on them cost the same. */
 typedef struct cost_key {
     double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors;
-    int kind, tensor_math, fwd_kernels, bwd;
+    int kind, tensor_math, fwd_kernels, bwd, count;
 } cost_key;
 
 static void cost_key_of(const eci_op *op, cost_key *key)
@@ -473,6 +877,7 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->tensor_math = op->tensor_math;
     key->fwd_kernels = op->fwd_kernels;
     key->bwd = op->bwd;
+    key->count = op->count;
 }
 
 /* A hash of a key struct of `size` bytes (zeroed padding included), eight bytes at a time
@@ -490,135 +895,154 @@ static uint64_t bytes_hash(const void *key, size_t size)
 }
 
 /* Point each op at the first op with the same cost key, through an open-addressing table
- * of op indices (twice ECI_MAX_OPS slots, so it never fills). */
-static void find_twins(eci_workload *wl)
+ * of op indices (twice the ops' count in slots, so it never fills). */
+static int find_twins(ec_ctx *ctx, eci_workload *wl)
 {
-    enum { SLOTS = 2 * ECI_MAX_OPS };
-    size_t table[SLOTS];
-    cost_key keys[ECI_MAX_OPS];
-    for (size_t s = 0; s < SLOTS; s++)
-        table[s] = ECI_MAX_OPS;
-    for (size_t i = 0; i < wl->n_ops; i++) {
+    size_t n = wl->n_ops, slots = 2 * n + 1;
+    size_t *table = eci_malloc(ctx, slots * sizeof *table);
+    cost_key *keys = table != NULL ? eci_malloc(ctx, n * sizeof *keys) : NULL;
+    if (keys == NULL) {
+        eci_free(ctx, table, slots * sizeof *table);
+        return EC_ENOMEM;
+    }
+    for (size_t s = 0; s < slots; s++)
+        table[s] = n;
+    for (size_t i = 0; i < n; i++) {
         cost_key_of(&wl->ops[i], &keys[i]);
-        size_t s = (size_t)(bytes_hash(&keys[i], sizeof keys[i]) % SLOTS);
-        while (table[s] != ECI_MAX_OPS && memcmp(&keys[table[s]], &keys[i], sizeof keys[i]) != 0)
-            s = (s + 1) % SLOTS;
-        if (table[s] == ECI_MAX_OPS)
+        size_t s = (size_t)(bytes_hash(&keys[i], sizeof keys[i]) % slots);
+        while (table[s] != n && memcmp(&keys[table[s]], &keys[i], sizeof keys[i]) != 0)
+            s = (s + 1) % slots;
+        if (table[s] == n)
             table[s] = i;
         wl->ops[i].twin = table[s];
     }
+    eci_free(ctx, keys, n * sizeof *keys);
+    eci_free(ctx, table, slots * sizeof *table);
+    return EC_OK;
 }
 
 static void sum_up(eci_workload *wl)
 {
-    wl->params = 0;
-    wl->param_tensors = 0;
-    wl->model_flop = 0;
-    wl->matmul_params = 0;
-    wl->layer_begin = wl->layer_end = 0;
-    wl->saved_layer_bytes = wl->saved_other_bytes = 0;
+    wl->params = wl->param_tensors = wl->model_flop = wl->matmul_params = 0;
+    wl->saved_other_bytes = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        wl->blocks[b].saved_bytes = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
         const eci_op *op = &wl->ops[i];
-        if (op->layer) {
-            if (wl->layer_end == 0)
-                wl->layer_begin = i;
-            wl->layer_end = i + 1;
-            wl->saved_layer_bytes += op->saved_bytes;
-        } else {
-            wl->saved_other_bytes += op->saved_bytes;
-        }
-        double reps = op->layer ? wl->layers : 1;
-        wl->params += op->params * reps;
-        wl->param_tensors += op->param_tensors * reps;
-        wl->matmul_params += op->cast_params * reps;
+        const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
+        double reps = blk != NULL ? blk->reps : 1, preps = blk != NULL && blk->shared_params ? 1 : reps;
+        double saved = op->saved_bytes * op->count;
+        if (blk != NULL)
+            wl->blocks[op->block].saved_bytes += saved;
+        else
+            wl->saved_other_bytes += saved;
+        /* an op run once per expert owns each expert's weights */
+        wl->params += op->params * op->count * preps;
+        wl->param_tensors += op->param_tensors * op->count * preps;
+        wl->matmul_params += op->cast_params * op->count * preps;
         if (op->kind == ECI_OP_GEMM || op->kind == ECI_OP_CONV || op->kind == ECI_OP_ATTN)
-            wl->model_flop += 2.0 * op->m * op->n * op->k * op->batch * reps;
+            wl->model_flop += 2.0 * op->m * op->n * op->k * op->batch * op->count * reps;
     }
+}
+
+/* Bytes the batch needs on the GPU: input_ids and attention_mask (and token_type_ids) as
+ * int64, the labels (per token for LM and token heads), or the images in fp32. */
+static double input_bytes(const eci_net *net, const ec_head *hd, const eci_shape *sh)
+{
+    if (!net->text)
+        return sh->batch * (net->image_channels * (double)sh->image_size * sh->image_size * 4.0 + 8.0);
+    double T = sh->batch * sh->seq, types = 0;
+    for (size_t i = 0; i < net->n_layers; i++)
+        if (net->layers[i].kind == EC_LAYER_EMBEDDING && net->layers[i].u.embedding.type_vocab > 0)
+            types = 1;
+    double Tl = net->encdec ? sh->batch * sh->target_seq : T;
+    int per_token = hd->kind == EC_HEAD_CAUSAL_LM || hd->kind == EC_HEAD_MASKED_LM ||
+                    hd->kind == EC_HEAD_PRETRAIN || hd->kind == EC_HEAD_TOKEN_CLASSIFY;
+    return T * 8.0 * (2.0 + types) + sh->batch * 16.0 + (per_token ? Tl * 8.0 : 0);
+}
+
+static const ec_head *find_head(const eci_net *net, int task)
+{
+    for (size_t i = 0; i < net->n_heads; i++)
+        if (eci_task_parse(net->heads[i].task) == task)
+            return &net->heads[i];
+    return NULL;
+}
+
+void eci_workload_release(ec_ctx *ctx, eci_workload *wl)
+{
+    eci_free(ctx, wl->ops, wl->cap_ops * sizeof *wl->ops);
+    eci_free(ctx, wl->blocks, wl->cap_blocks * sizeof *wl->blocks);
+    memset(wl, 0, sizeof *wl);
 }
 
 int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *sh, eci_workload *wl)
 {
-    memset(wl, 0, sizeof *wl);
+    eci_op *ops = wl->ops;
+    eci_block *blocks = wl->blocks;
+    size_t cap_ops = wl->cap_ops, cap_blocks = wl->cap_blocks;
+    memset(wl, 0, sizeof *wl); /* keep the arrays of an earlier expansion */
+    wl->ops = ops;
+    wl->cap_ops = cap_ops;
+    wl->blocks = blocks;
+    wl->cap_blocks = cap_blocks;
+    const ec_head *hd = find_head(net, task);
+    if (hd == NULL)
+        return eci_error(ctx, EC_EINVAL, "model '%s' (%s) cannot run task '%s': it has heads for %s", net->id,
+                         net->family, eci_task_name(task), net->tasks);
     int p = sh->precision;
-    builder b = {.wl = wl, .sh = sh, .mask = sh->mask_bytes};
+    builder b = {.ctx = ctx, .wl = wl, .net = net, .sh = sh, .mask = sh->mask_bytes, .batch = sh->batch,
+                 .block = -1};
     b.amp = p == EC_PREC_AMP_FP16 || p == EC_PREC_AMP_BF16;
     int pure16 = p == EC_PREC_BF16 || p == EC_PREC_FP16;
     b.tensor_math = b.amp || pure16;
     b.act = (b.amp || pure16) ? 2.0 : 4.0;
     b.f32k = pure16 ? 2.0 : 4.0;
-    wl->layers = 1;
-    int rc = EC_OK;
-    if (strcmp(net->family, "resnet") == 0) {
-        if (task != ECI_TASK_IMAGENET)
-            rc = EC_EINVAL;
-        else
-            resnet(&b, net, sh->batch);
-        wl->tokens = sh->batch;
-        wl->input_bytes = sh->batch * (3.0 * sh->image_size * sh->image_size * 4.0 + 8.0);
-    } else if (strcmp(net->family, "vit") == 0) {
-        if (task != ECI_TASK_IMAGENET)
-            rc = EC_EINVAL;
-        else
-            vit(&b, net, sh->batch);
-        wl->input_bytes = sh->batch * (3.0 * sh->image_size * sh->image_size * 4.0 + 8.0);
-    } else {
-        if (task == ECI_TASK_IMAGENET) {
-            rc = EC_EINVAL;
+    b.eager = net->attention == EC_NET_ATTN_EAGER || (net->attention == EC_NET_ATTN_CONFIG && sh->eager_attention);
+    if (!net->text) { /* the fp32 image */
+        b.cur = (tensor){.image = 1, .n = sh->batch, .c = net->image_channels, .hw = sh->image_size, .f32 = 1};
+        fresh(&b, &b.cur);
+    }
+    expand_list(&b, 0, net->n_layers, 0);
+    if (b.rc == EC_OK && b.has_skip)
+        shape_error(&b, "a RESIDUAL save is never added back");
+    if (b.rc == EC_OK)
+        head(&b, hd);
+    if (b.rc != EC_OK)
+        return b.rc == EC_ENOMEM ? eci_error(ctx, EC_ENOMEM, "out of memory expanding model '%s'", net->id) : b.rc;
+    wl->tokens = net->text ? sh->batch * sh->seq : sh->batch;
+    wl->input_bytes = input_bytes(net, hd, sh);
+    sum_up(wl);
+    return find_twins(ctx, wl);
+}
+
+double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing)
+{
+    double acts = wl->saved_other_bytes, live = 0;
+    for (size_t i = 0; i < wl->n_blocks; i++) {
+        const eci_block *blk = &wl->blocks[i];
+        if (checkpointing && blk->checkpoint && blk->reps > 1) {
+            acts += blk->reps * blk->input_bytes; /* each repetition's input; one recomputed at a time */
+            if (blk->saved_bytes > live)
+                live = blk->saved_bytes;
         } else {
-            double T = sh->batch * sh->seq;
-            int decoder = strcmp(net->family, "decoder") == 0;
-            if (decoder) {
-                eci_op *op = mem(&b, "wte_wpe", T * net->hidden, 3.0 * b.f32k, 0);
-                if (op != NULL) {
-                    op->params = ((double)net->vocab + net->max_positions) * net->hidden;
-                    op->param_tensors = 2;
-                    op->bwd_bytes = (double)net->vocab * net->hidden * 8.0;
-                }
-                dropout(&b, "emb_dropout", T * net->hidden, b.f32k);
-            } else {
-                encoder_embeddings(&b, net, T);
-            }
-            b.layer = 1;
-            if (decoder)
-                decoder_layer(&b, net, sh->batch, sh->seq, sh->seq_sq);
-            else
-                encoder_layer(&b, net, sh->batch, sh->seq, sh->seq_sq);
-            b.layer = 0;
-            if (decoder)
-                layer_norm(&b, "ln_f", T, net->hidden, b.f32k);
-            wl->layers = net->layers;
-            rc = task_head(&b, net, task, sh->batch, sh->seq);
-            wl->tokens = T;
-            wl->layer_input_bytes = T * net->hidden * b.f32k;
-            /* input_ids, attention_mask, token_type_ids (int64) plus labels */
-            wl->input_bytes = T * 8.0 * (net->type_vocab > 0 ? 3.0 : 2.0) + sh->batch * 16.0 +
-                              (task == ECI_TASK_LM || task == ECI_TASK_PRETRAIN ? T * 8.0 : 0);
+            acts += blk->reps * blk->saved_bytes;
         }
     }
-    if (rc == EC_OK && b.overflow)
-        rc = eci_error(ctx, EC_ENOTSUP, "model '%s' expands to more than %d ops", net->id, ECI_MAX_OPS);
-    else if (rc != EC_OK)
-        rc = eci_error(ctx, EC_EINVAL, "model '%s' (%s) cannot run task '%s'", net->id, net->family,
-                       eci_task_name(task));
-    if (rc == EC_OK) {
-        sum_up(wl);
-        find_twins(wl);
-    }
-    return rc;
+    return acts + live;
 }
 
 /* ---- the context's workload cache ------------------------------------------------------ */
 /* A sweep predicts many configs that share a network, a task and a shape (all GPUs, all
  * optimizers, all DataLoader settings of one batch size), so the context keeps the last
  * ECI_WL_CACHE_ENTRIES expansions.  The key is everything eci_workload_expand reads: the
- * network (its row in this context's registry, constant once loaded), the task and every
- * field of the shape.  Entries are allocated on first use through the context's allocator
- * and replaced round-robin; nothing else invalidates them because models/ tables cannot be
- * reloaded into a context (ec_ctx_load_models refuses a second load). */
+ * network (its registry entry, constant once registered: entries are never changed or
+ * freed before the context), the task and every field of the shape.  Entries are allocated
+ * on first use through the context's allocator and replaced round-robin. */
 typedef struct wl_key {
     const eci_net *net;
-    int task, precision, image_size, eager_attention, gelu_new_kernels;
-    double batch, seq, seq_sq, mask_bytes, mlm_frac;
+    int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
+    double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes;
 } wl_key;
 
 typedef struct wl_entry {
@@ -643,11 +1067,15 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->image_size = sh->image_size;
     k->eager_attention = sh->eager_attention;
     k->gelu_new_kernels = sh->gelu_new_kernels;
+    k->rmsnorm_kernels = sh->rmsnorm_kernels;
+    k->rope_kernels = sh->rope_kernels;
     k->batch = sh->batch;
     k->seq = sh->seq;
     k->seq_sq = sh->seq_sq;
+    k->target_seq = sh->target_seq;
     k->mask_bytes = sh->mask_bytes;
     k->mlm_frac = sh->mlm_frac;
+    k->rmsnorm_passes = sh->rmsnorm_passes;
 }
 
 int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *sh, const eci_workload **out)
@@ -667,10 +1095,11 @@ int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape 
         }
     c->misses++;
     size_t slot = c->next;
-    if (c->entries[slot] == NULL && (c->entries[slot] = eci_malloc(ctx, sizeof(wl_entry))) == NULL)
+    if (c->entries[slot] == NULL && (c->entries[slot] = eci_calloc(ctx, 1, sizeof(wl_entry))) == NULL)
         return EC_ENOMEM;
     wl_entry *e = c->entries[slot];
     memset(&e->key, 0, sizeof e->key); /* never matches while it holds no valid expansion */
+    e->hash = 0;
     int rc = eci_workload_expand(ctx, net, task, sh, &e->wl);
     if (rc != EC_OK)
         return rc;
@@ -693,17 +1122,28 @@ void eci_workload_cache_free(ec_ctx *ctx)
     if (ctx->wl_cache == NULL)
         return;
     for (size_t i = 0; i < ECI_WL_CACHE_ENTRIES; i++)
-        eci_free(ctx, ctx->wl_cache->entries[i], sizeof(wl_entry));
+        if (ctx->wl_cache->entries[i] != NULL) {
+            eci_workload_release(ctx, &ctx->wl_cache->entries[i]->wl);
+            eci_free(ctx, ctx->wl_cache->entries[i], sizeof(wl_entry));
+        }
     eci_free(ctx, ctx->wl_cache, sizeof *ctx->wl_cache);
     ctx->wl_cache = NULL;
 }
 
-double eci_workload_params(const eci_net *net, int task)
+void eci_shape_probe(const eci_net *net, eci_shape *sh)
 {
-    eci_workload wl;
-    eci_shape sh = {.precision = EC_PREC_FP32, .batch = 1, .seq = 8, .seq_sq = 64,
-                    .image_size = net->image_size > 0 ? net->image_size : 224, .mask_bytes = 1, .mlm_frac = 0.15};
-    if (eci_workload_expand(NULL, net, task, &sh, &wl) != EC_OK)
-        return 0;
-    return wl.params;
+    *sh = (eci_shape){.precision = EC_PREC_FP32, .batch = 1, .seq = 8, .seq_sq = 64, .target_seq = 8,
+                      .image_size = net->image_size > 0 ? net->image_size : 224, .mask_bytes = 1,
+                      .mlm_frac = 0.15, .gelu_new_kernels = 1, .rmsnorm_kernels = 1, .rmsnorm_passes = 2,
+                      .rope_kernels = 1};
+}
+
+double eci_workload_params(ec_ctx *ctx, const eci_net *net, int task)
+{
+    eci_workload wl = {0};
+    eci_shape sh;
+    eci_shape_probe(net, &sh);
+    double p = eci_workload_expand(ctx, net, task, &sh, &wl) == EC_OK ? wl.params : 0;
+    eci_workload_release(ctx, &wl);
+    return p;
 }

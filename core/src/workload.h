@@ -1,19 +1,27 @@
 /*
- * workload.h: the op list of one forward micro-step on one GPU, built by workload.c from
- * a network preset, a task head, a precision and the (padded) batch shape.  compute.c
- * prices each op on a GPU, memory.c sums what it saves for backward, predict.c lays the
- * ops on a CPU/GPU timeline.
+ * workload.h: the op list of one forward micro-step on one GPU, expanded by workload.c from
+ * a network description (net.c: its layers and the head of the task), a precision and the
+ * (padded) batch shape.  compute.c prices each op on a GPU, memory.c sums what it saves for
+ * backward, predict.c lays the ops on a CPU/GPU timeline.  A repeated block of the
+ * description (a transformer layer, ResNet's identical bottlenecks) is expanded once and
+ * recorded as a block with its repetitions, so a 200-layer network costs one layer's ops.
  */
 #ifndef EC_WORKLOAD_H
 #define EC_WORKLOAD_H
 
 #include "internal.h"
 
-typedef enum { ECI_TASK_CLASSIFY = 0, ECI_TASK_SQUAD, ECI_TASK_PRETRAIN, ECI_TASK_LM, ECI_TASK_IMAGENET } eci_task;
+/* The task vocabulary (config key `task`); a network has heads for some of them. */
+typedef enum {
+    ECI_TASK_CLASSIFY = 0, ECI_TASK_SQUAD, ECI_TASK_PRETRAIN, ECI_TASK_LM, ECI_TASK_IMAGENET,
+    ECI_TASK_TOKEN_CLASSIFY, ECI_TASK_COUNT
+} eci_task;
 
 /* Parse a task name; -1 when unknown. */
 EC_INTERNAL int eci_task_parse(const char *name);
 EC_INTERNAL const char *eci_task_name(int task);
+/* ", "-separated list of every task name, for messages. */
+EC_INTERNAL const char *eci_task_names(void);
 
 typedef enum {
     ECI_OP_GEMM = 0, /* matmul on tensor cores or CUDA cores: 2*m*n*k*batch FLOPs */
@@ -26,7 +34,7 @@ typedef enum {
 typedef struct eci_op {
     const char *name;      /* static label ("qkv", "softmax", ...) for traces */
     eci_op_kind kind;
-    double m, n, k, batch; /* GEMM/CONV shape; batch = independent GEMMs (bmm) */
+    double m, n, k, batch; /* GEMM/CONV shape; batch = independent GEMMs in one kernel (bmm) */
     int tensor_math;       /* GEMM runs at the 16-bit tensor-core rate (autocast or pure 16-bit) */
     double fwd_bytes;      /* MEM/CAST: bytes read + written in the forward */
     double bwd_bytes;      /* MEM/CAST: bytes of the backward; 0 = fwd_bytes x bwd_mem_bytes_factor */
@@ -34,29 +42,37 @@ typedef struct eci_op {
     double params;         /* parameters owned by the op (weights, biases, norms) */
     double param_tensors;  /* parameter tensors owned by the op */
     double cast_params;    /* weight elements autocast casts to 16 bits (the weight cache) */
-    int fwd_kernels;       /* kernels the op launches in the forward */
+    int fwd_kernels;       /* kernels the op launches in the forward (0: a marker that runs nothing) */
+    int count;             /* the op runs this many times back to back (a Python loop over experts) */
     int bwd;               /* has a backward (0 for casts of weights, index ops) */
-    int layer;             /* 1 when the op is part of the repeated layer block */
+    int block;             /* index of the repeated block the op belongs to, -1: none */
+    int layer;             /* index of the description layer it comes from (heads: n_layers) */
     size_t twin;           /* index of the first op with the same cost-relevant fields (itself if none):
-                            * ResNet's repeated bottlenecks are priced once */
+                            * identical ops are priced once */
 } eci_op;
 
-#define ECI_MAX_OPS 256
+/* A run of ops [begin, end) that the network repeats `reps` times. */
+typedef struct eci_block {
+    size_t begin, end;
+    int reps;
+    int shared_params;      /* every repetition uses the same weights: parameters counted once */
+    int checkpoint;         /* a unit of activation checkpointing */
+    double input_bytes;     /* bytes of one repetition's input (what checkpointing keeps) */
+    double saved_bytes;     /* saved_bytes of one repetition's ops */
+} eci_block;
 
 typedef struct eci_workload {
-    eci_op ops[ECI_MAX_OPS];
-    size_t n_ops;
-    int layers;             /* repeats of the ops with layer == 1 */
-    size_t layer_begin, layer_end; /* the ops with layer == 1 are [layer_begin, layer_end) (0, 0: none) */
+    eci_op *ops;            /* n_ops, allocated through the context (cap_ops) */
+    size_t n_ops, cap_ops;
+    eci_block *blocks;      /* in op order, non-overlapping (cap_blocks) */
+    size_t n_blocks, cap_blocks;
     double params;          /* all parameters */
     double param_tensors;   /* parameter tensors (optimizer launches) */
     double matmul_params;   /* parameters of GEMM/CONV weights: the autocast cast cache */
-    double saved_layer_bytes, saved_other_bytes; /* saved_bytes summed over the layer block's ops
-                            * (one repeat) and over the other ops, in op order */
-    double layer_input_bytes; /* bytes of one layer's input (what checkpointing keeps) */
+    double saved_other_bytes; /* saved_bytes of the ops outside every block */
     double input_bytes;     /* bytes copied host-to-device per micro-step */
     double tokens;          /* tokens (or images) per micro-step per GPU */
-    double model_flop;      /* forward FLOPs of GEMM/CONV ops per micro-step (all layers) */
+    double model_flop;      /* forward FLOPs of GEMM/CONV/ATTN ops per micro-step (all repetitions) */
     double output_bytes;    /* logits the model returns per micro-step (DataParallel gathers them) */
     unsigned long long serial; /* this expansion's number on its context (eci_workload_get, from 1);
                                 * 0: not from the cache.  Keys caches of values derived from it. */
@@ -65,18 +81,27 @@ typedef struct eci_workload {
 typedef struct eci_shape {
     int precision;          /* ec_precision */
     double batch;           /* samples per micro-step per GPU */
-    double seq;             /* padded sequence length (tokens) */
+    double seq;             /* padded sequence length (tokens); encoder side of an encoder-decoder */
     double seq_sq;          /* E[padded length^2] (attention cost), seq*seq for fixed padding */
+    double target_seq;      /* decoder tokens per sample of an encoder-decoder (0 = seq) */
     int image_size;         /* pixels per side */
     double mask_bytes;      /* bytes per element of a dropout mask */
     double mlm_frac;        /* share of positions predicted by the MLM head */
     int eager_attention;    /* 1: HF eager attention (s x s scores kept); 0: fused SDPA */
     int gelu_new_kernels;   /* elementwise kernels of GPT-2's Python gelu_new (constants.csv) */
+    int rmsnorm_kernels;    /* kernels of HF's Python RMSNorm (constants.csv) */
+    double rmsnorm_passes;  /* passes over the elements those kernels make together (constants.csv) */
+    int rope_kernels;       /* kernels of HF's apply_rotary_pos_emb on Q and K (constants.csv) */
 } eci_shape;
 
-/* Build the op list.  Returns EC_EINVAL for a task the family cannot run. */
+/* Build the op list into wl (which must be zeroed or hold an earlier expansion: its arrays are
+ * reused).  Returns EC_EINVAL for a task the network has no head for or a description whose
+ * shapes do not flow (a repeat that changes the tensor, a vocabulary head on images),
+ * EC_ENOMEM. */
 EC_INTERNAL int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *shape,
                                     eci_workload *wl);
+/* Release the arrays of an expansion (wl itself is the caller's). */
+EC_INTERNAL void eci_workload_release(ec_ctx *ctx, eci_workload *wl);
 
 /* The op list of (net, task, shape) from the context's cache of recent expansions, expanding
  * it on a miss.  *out stays valid until the next call on ctx.  Adds EC_ENOMEM to the
@@ -86,7 +111,15 @@ EC_INTERNAL int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, cons
 /* Lookups answered from the cache and expansions done, since the context was created. */
 EC_INTERNAL void eci_workload_cache_stats(const ec_ctx *ctx, size_t *hits, size_t *misses);
 
-/* Parameter count of a preset with a task head, independent of shape and precision. */
-EC_INTERNAL double eci_workload_params(const eci_net *net, int task);
+/* Parameter count of a network with a task head, independent of shape and precision;
+ * 0 when the network has no head for the task (or memory ran out). */
+EC_INTERNAL double eci_workload_params(ec_ctx *ctx, const eci_net *net, int task);
+
+/* The shape used to count parameters and check a description: one short sample. */
+EC_INTERNAL void eci_shape_probe(const eci_net *net, eci_shape *sh);
+
+/* Activation bytes kept for backward at the peak (memory.c): every op's saved bytes, or under
+ * checkpointing the inputs of each checkpointed repetition plus one repetition's own. */
+EC_INTERNAL double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing);
 
 #endif /* EC_WORKLOAD_H */

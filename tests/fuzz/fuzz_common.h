@@ -6,7 +6,7 @@
 #ifndef EC_FUZZ_COMMON_H
 #define EC_FUZZ_COMMON_H
 
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath, symlink */
 
 #include "epochcast.h"
 
@@ -41,8 +41,8 @@ static const char *fuzz_write(const char *name, const unsigned char *data, size_
 
 static const char *fuzz_models_dir(void)
 {
-    const char *d = getenv("EPOCHCAST_MODELS");
-    return d != NULL ? d : ec_default_models_dir();
+    static char dir[EC_PATH_MAX];
+    return ec_default_models_dir(dir, sizeof dir) == EC_OK ? dir : "models";
 }
 
 /* A prediction must be finite and non-negative with a positive step: abort otherwise. */

@@ -6,6 +6,7 @@
  */
 #include "fuzz_common.h"
 
+#include <errno.h>
 #include <stdint.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,6 +31,14 @@ static void copy_models(void)
         fclose(f);
         fuzz_write(tables[i], buf, n);
     }
+    /* networks.csv names config files in networks/: link the shipped folder */
+    char target[1024], link[1024];
+    snprintf(target, sizeof target, "%s/networks", fuzz_models_dir());
+    snprintf(link, sizeof link, "%s/networks", fuzz_scratch());
+    char *real = realpath(target, NULL);
+    if (real == NULL || (symlink(real, link) != 0 && errno != EEXIST))
+        abort();
+    free(real);
     done = 1;
 }
 

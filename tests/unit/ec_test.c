@@ -2,7 +2,7 @@
  * ec_test.c: the helpers of ec_test.h, linked into every unit test.  Depends only on
  * the public header, cmocka and POSIX (mkdtemp, opendir) for temporary directories.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath, symlink */
 
 #include "ec_test.h"
 
@@ -140,6 +140,22 @@ char *ec_test_tmpdir(void)
     if (mkdtemp(tmpl) == NULL)
         fail_msg("mkdtemp(%s): %s", tmpl, strerror(errno)); /* longjmps; tmpl leaks */
     return tmpl;
+}
+
+void ec_test_link_networks(const char *dir)
+{
+    char models[EC_PATH_MAX];
+    if (ec_default_models_dir(models, sizeof models) != EC_OK)
+        fail_msg("no models folder: set EPOCHCAST_MODELS");
+    char *real = realpath(models, NULL);
+    if (real == NULL)
+        fail_msg("cannot resolve the models folder %s: %s", models, strerror(errno));
+    char *target = ec_test_path(real, "networks"), *link = ec_test_path(dir, "networks");
+    if (symlink(target, link) != 0)
+        fail_msg("cannot link %s to %s: %s", link, target, strerror(errno));
+    free(real);
+    free(target);
+    free(link);
 }
 
 void ec_test_rmtree(const char *dir)

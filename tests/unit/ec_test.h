@@ -66,6 +66,9 @@ void *ec_test_failalloc_fn(void *ud, void *ptr, size_t osize, size_t nsize);
 /* ---- temporary files ------------------------------------------------------------------ */
 /* A new empty directory under $TMPDIR (or /tmp); free with ec_test_rmtree then free(). */
 char *ec_test_tmpdir(void);
+/* In a temp copy of models/ (dir), a link named networks to the real models/networks/ (the
+ * config files networks.csv names), from $EPOCHCAST_MODELS or the default models folder. */
+void ec_test_link_networks(const char *dir);
 /* Remove a directory made by ec_test_tmpdir and the plain files in it. */
 void ec_test_rmtree(const char *dir);
 /* dir "/" name in a malloc'd string. */

@@ -38,6 +38,7 @@ static char *copy_models(void)
         free(from);
         free(to);
     }
+    ec_test_link_networks(dir);
     return dir;
 }
 

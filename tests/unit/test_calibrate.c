@@ -435,14 +435,14 @@ static void test_fit_bad_run(void **state)
     char *path = ec_test_path(dir, "runs.csv");
     static const char text[] = "id,model,task,gpu,precision,batch_per_gpu,seq_len,metric,value\n"
                                "ok,bert-base,classify,t4,amp_fp16,16,128,samples_per_s,101.5\n"
-                               "bad,gpt2,squad,t4,amp_fp16,16,128,samples_per_s,37.7\n";
+                               "bad,gpt2,pretrain,t4,amp_fp16,16,128,samples_per_s,37.7\n";
     ec_test_write_file(path, text, sizeof text - 1);
     ec_runs *runs = NULL;
     assert_int_equal(ec_runs_load(ctx, path, &runs), EC_OK);
     ec_fit_report fit;
     assert_int_equal(ec_calibrate(ctx, runs, NULL, &fit), EC_EINVAL);
     assert_contains(ec_ctx_errmsg(ctx), "run 'bad' (line 3) cannot be predicted");
-    assert_contains(ec_ctx_errmsg(ctx), "cannot run task 'squad'");
+    assert_contains(ec_ctx_errmsg(ctx), "cannot run task 'pretrain'");
     ec_runs_free(runs);
     free(path);
     ec_test_rmtree(dir);

@@ -330,8 +330,8 @@ static void test_dp_loss_in_forward(void **state)
                         "num_gpus=4 strategy=dp";
     eci_net *gpt2 = NULL; /* the context's own row, to change it */
     for (size_t i = 0; i < ctx->n_nets; i++)
-        if (strcmp(ctx->nets[i].id, "gpt2") == 0)
-            gpt2 = &ctx->nets[i];
+        if (strcmp(ctx->nets[i]->id, "gpt2") == 0)
+            gpt2 = ctx->nets[i];
     assert_non_null(gpt2);
     assert_int_equal(gpt2->loss_in_forward, 1);
     ec_result in_forward, on_gpu0;

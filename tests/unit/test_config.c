@@ -94,7 +94,7 @@ static void test_key_list(void **state)
         "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "attention", "num_workers",
         "prefetch_factor", "pin_memory", "persistent_workers", "tokenize", "tokenizer",
         "sample_cpu_s", "host", "dataset_samples", "epochs", "eval_samples", "checkpoints_per_epoch", "data",
-        "gpu_step_s", "profile", "seed", "loop_ops_per_sample", "loop_syncs_per_sample",
+        "gpu_step_s", "profile", "seed", "loop_ops_per_sample", "loop_syncs_per_sample", "target_len",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -246,6 +246,7 @@ static const key_case EVERY_KEY[] = {
     { "seed", "987654321987", "987654321987" },
     { "loop_ops_per_sample", "240", "240" },
     { "loop_syncs_per_sample", "80.5", "80.5" },
+    { "target_len", "64", "64" },
 };
 
 static void test_every_key_round_trip(void **state)

@@ -490,7 +490,7 @@ static void test_small_checks(void **state)
                                    "has no NVLink"), EC_EINVAL);
     assert_int_equal(predict_words(ctx, "model=bert-base gpu=t4 batch_per_gpu=8 topology=pcie-host", &res, NULL), EC_OK);
     assert_int_equal(predict_words(ctx, "model=vit-b16 gpu=t4 batch_per_gpu=8 image_size=8", &res,
-                                   "key 'image_size': 8 pixels is less than one 16-pixel patch"), EC_EINVAL);
+                                   "key 'image_size': 8 pixels is smaller than the 16-pixel kernel"), EC_EINVAL);
     assert_int_equal(predict_words(ctx, "model=vit-b16 gpu=t4 batch_per_gpu=8 image_size=16", &res, NULL), EC_OK);
     assert_int_equal(predict_words(ctx, "model=bert-base gpu=t4 batch_per_gpu=8 dataset_samples=0.5", &res,
                                    "key 'dataset_samples'"), EC_EINVAL);

@@ -31,23 +31,29 @@ static const int LAYERS = 6;
  * far above the 4P = 1.48e8 bytes of gradients.  PARAM_HEAVY: 1.1e5 + 6 x 3.0e5 bytes. */
 static void synthetic(eci_workload *wl, int kind)
 {
+    static eci_op ops[3];
+    static eci_block blocks[1];
     double scale = kind == ACT_HEAVY ? 1.0 : 1e-3;
     memset(wl, 0, sizeof *wl);
+    memset(ops, 0, sizeof ops);
+    wl->ops = ops;
+    wl->cap_ops = 3;
+    wl->blocks = blocks;
+    wl->cap_blocks = 1;
     wl->params = P;
     wl->matmul_params = PM;
-    wl->layers = LAYERS;
     wl->n_ops = 3;
     wl->ops[0].name = "head";
+    wl->ops[0].block = -1;
     wl->ops[0].saved_bytes = 1.1e8 * scale;
     wl->ops[1].name = "layer_a";
-    wl->ops[1].layer = 1;
     wl->ops[1].saved_bytes = 2.3e8 * scale;
     wl->ops[2].name = "layer_b";
-    wl->ops[2].layer = 1;
     wl->ops[2].saved_bytes = 0.7e8 * scale;
-    wl->layer_input_bytes = 1.3e7 * scale;
     wl->saved_other_bytes = wl->ops[0].saved_bytes; /* what workload.c sums from the ops */
-    wl->saved_layer_bytes = wl->ops[1].saved_bytes + wl->ops[2].saved_bytes;
+    wl->n_blocks = 1;
+    blocks[0] = (eci_block){.begin = 1, .end = 3, .reps = LAYERS, .checkpoint = 1, .input_bytes = 1.3e7 * scale,
+                            .saved_bytes = wl->ops[1].saved_bytes + wl->ops[2].saved_bytes};
 }
 
 static double acts_of(int kind)
@@ -280,8 +286,14 @@ static void test_checkpointing_closed_form(void **state)
     double a_ckpt = 1.1e8 + 6.0 * 1.3e7 + 3.0e8;
     assert_rel(m.activations_bytes, a_ckpt, EC_TOL_CLOSED_FORM);
     assert_rel(m.peak_bytes, expected_peak(ctx, 4, 4, 8, 4, 0, a_ckpt, 1, 0), EC_TOL_CLOSED_FORM);
-    /* One layer: nothing to checkpoint (ResNet's op list has layers = 1). */
-    wl.layers = 1;
+    /* A block that is not a checkpointing unit (ResNet's identical bottlenecks) keeps
+     * everything: A = head + L x layer. */
+    wl.blocks[0].checkpoint = 0;
+    eci_memory_estimate(ctx, &in, &m);
+    assert_rel(m.activations_bytes, acts_of(ACT_HEAVY), EC_TOL_CLOSED_FORM);
+    /* One repetition: nothing to checkpoint. */
+    wl.blocks[0].checkpoint = 1;
+    wl.blocks[0].reps = 1;
     eci_memory_estimate(ctx, &in, &m);
     double a1 = 1.1e8 + 3.0e8;
     assert_rel(m.activations_bytes, a1, EC_TOL_CLOSED_FORM);

@@ -451,7 +451,7 @@ static void test_errors(void **state)
     expect_error(ctx, "model=bert-base task=squadv2 gpu=t4 batch_per_gpu=8", EC_ENOTFOUND, "unknown task 'squadv2'");
     expect_error(ctx, "model=bert-base gpu=t4 host=workstaton batch_per_gpu=8", EC_ENOTFOUND, "did you mean 'workstation'");
     /* impossible combinations */
-    expect_error(ctx, "model=gpt2 task=squad gpu=t4 batch_per_gpu=8", EC_EINVAL, "cannot run task 'squad'");
+    expect_error(ctx, "model=gpt2 task=pretrain gpu=t4 batch_per_gpu=8", EC_EINVAL, "cannot run task 'pretrain'");
     expect_error(ctx, "model=bert-base gpu=t4 batch_per_gpu=8 num_gpus=4 strategy=single", EC_EINVAL, "strategy=single");
     expect_error(ctx, "model=bert-base gpu=t4 batch_per_gpu=8 num_gpus=2 nodes=3", EC_EINVAL, "nodes=3 exceeds num_gpus=2");
     expect_error(ctx, "model=bert-base gpu=t4 batch_per_gpu=8 padding=dynamic", EC_EINVAL, "padding=dynamic needs lengths=");

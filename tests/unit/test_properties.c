@@ -163,6 +163,7 @@ static char *scaled_models(const char *const *cols, size_t ncols, double factor)
         free(from);
         free(to);
     }
+    ec_test_link_networks(dir);
     ec_ctx *ctx = ec_test_ctx_bare();
     char *from = ec_test_path(src, "gpus.csv"), *to = ec_test_path(dir, "gpus.csv");
     eci_table *t;

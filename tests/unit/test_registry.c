@@ -16,8 +16,8 @@
 
 static const char *models_dir(void)
 {
-    const char *dir = getenv("EPOCHCAST_MODELS");
-    return dir != NULL && dir[0] != '\0' ? dir : ec_default_models_dir();
+    static char dir[EC_PATH_MAX];
+    return ec_default_models_dir(dir, sizeof dir) == EC_OK ? dir : "models";
 }
 
 static const char *const TABLES[] = {"constants.csv", "gpus.csv", "hosts.csv", "networks.csv", "profile.csv"};
@@ -48,6 +48,7 @@ static char *models_copy(const char *name, const char *text)
         }
         free(path);
     }
+    ec_test_link_networks(dir);
     return dir;
 }
 
@@ -418,17 +419,21 @@ static void test_table_errors(void **state)
     free(text);
     free(orig);
 
-    /* networks.csv with an unknown family and with an unknown default task */
+    /* networks.csv with a missing config file, an unknown default task, a config of an
+     * unsupported model_type */
     orig = real_table("networks.csv");
     assert_non_null(orig);
-    text = replace_line(orig, "resnet50,", "resnet50,cnn,imagenet,0,0,0,0,0,0,0,0,224,0,1000,3;4;6;3,25557032,0,x");
-    expect_load_error("networks.csv", text, EC_EPARSE, "unknown family 'cnn'");
+    text = replace_line(orig, "resnet50,", "resnet50,networks/resnet-missing.json,imagenet,0,25557032,imagenet,x");
+    expect_load_error("networks.csv", text, EC_EIO, "networks/resnet-missing.json");
     free(text);
-    text = replace_line(orig, "resnet50,", "resnet50,resnet,segment,0,0,0,0,0,0,0,0,224,0,1000,3;4;6;3,25557032,0,x");
-    expect_load_error("networks.csv", text, EC_EPARSE, "unknown default_task 'segment'");
+    text = replace_line(orig, "resnet50,", "resnet50,networks/resnet50.json,segment,0,25557032,imagenet,x");
+    expect_load_error("networks.csv", text, EC_EPARSE, "unknown default task 'segment'");
+    free(text);
+    text = replace_line(orig, "resnet50,", "resnet50,networks/resnet50.json,imagenet,0,25557032,lm,x");
+    expect_load_error("networks.csv", text, EC_EPARSE, "published_task 'lm' has no head (it has imagenet)");
     free(text);
     /* an empty id */
-    text = replace_line(orig, "resnet50,", ",resnet,imagenet,0,0,0,0,0,0,0,0,224,0,1000,3;4;6;3,25557032,0,x");
+    text = replace_line(orig, "resnet50,", ",networks/resnet50.json,imagenet,0,25557032,imagenet,x");
     expect_load_error("networks.csv", text, EC_EPARSE, "empty id");
     free(text);
     free(orig);

@@ -1,0 +1,63 @@
+/*
+ * bench_ir.c: a fixed amount of prediction work for counting instructions (callgrind), the
+ * machine-independent twin of bench_speed's wall-clock rates.  It predicts one config over
+ * bench_speed's sweep pattern (batch 1..32, seven GPUs in turn): first one pass over every
+ * batch and GPU (the workload and op cost caches fill), then N more predictions inside
+ * measured_loop.  bench/ir_per_prediction.sh runs it under callgrind for two N and divides
+ * the difference by the difference of N: warm-up and loading cancel out.
+ *
+ *   bench_ir MODELS_DIR N key=value ...
+ */
+#include "epochcast.h"
+
+#include <gsl/gsl_errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *const gpus[] = {"a100-sxm4-80gb", "t4", "rtx4090", "v100-sxm2-16gb", "h100-sxm5-80gb", "a16", "l4"};
+#define N_GPUS (sizeof gpus / sizeof gpus[0])
+
+double measured_loop(ec_ctx *ctx, ec_config *c, long n);
+
+/* noinline: callgrind counts this function by name */
+__attribute__((noinline)) double measured_loop(ec_ctx *ctx, ec_config *c, long n)
+{
+    ec_result r;
+    double sum = 0;
+    for (long i = 0; i < n; i++) {
+        c->batch_per_gpu = 1 + (int)(i % 32);
+        snprintf(c->gpu, sizeof c->gpu, "%s", gpus[(size_t)(i / 32) % N_GPUS]);
+        if (ec_predict(ctx, c, &r) != EC_OK) {
+            fprintf(stderr, "bench_ir: %s\n", ec_ctx_errmsg(ctx));
+            exit(1);
+        }
+        sum += r.step_s;
+    }
+    return sum;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench_ir MODELS_DIR N key=value ...\n");
+        return 2;
+    }
+    gsl_set_error_handler_off();
+    ec_ctx *ctx;
+    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK || ec_ctx_load_models(ctx, argv[1]) != EC_OK) {
+        fprintf(stderr, "bench_ir: %s\n", ctx != NULL ? ec_ctx_errmsg(ctx) : "out of memory");
+        return 1;
+    }
+    ec_config c;
+    ec_config_init(&c);
+    for (int i = 3; i < argc; i++)
+        if (ec_config_set_word(ctx, &c, argv[i]) != EC_OK) {
+            fprintf(stderr, "bench_ir: %s\n", ec_ctx_errmsg(ctx));
+            return 1;
+        }
+    double sum = measured_loop(ctx, &c, 32 * (long)N_GPUS); /* warm: every batch on every GPU once */
+    sum += measured_loop(ctx, &c, atol(argv[2]));
+    printf("%.17g\n", sum);
+    ec_ctx_free(ctx);
+    return sum > 0 ? 0 : 1;
+}

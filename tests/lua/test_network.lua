@@ -1,0 +1,191 @@
+-- test_network.lua: ec.network{...}, networks defined in Lua.  A network written out layer by
+-- layer must price exactly like the preset built from the same shapes (GPT-2, ResNet-50); the
+-- id works everywhere model= does; bad descriptions raise (misuse: an unknown kind, field or
+-- choice) or return nil, msg, code (a description the library refuses), and register nothing.
+
+local ec = require "epochcast"
+
+local failures, count = 0, 0
+local function test(name, fn)
+  count = count + 1
+  local ok, err = xpcall(fn, debug.traceback)
+  if ok then
+    print("ok   " .. name)
+  else
+    failures = failures + 1
+    print("FAIL " .. name .. "\n" .. tostring(err))
+  end
+end
+
+local function check(cond, msg)
+  if not cond then error(msg or "check failed", 2) end
+end
+
+local function eq(a, b, what)
+  check(a == b, string.format("%s: expected %s, got %s", what or "value", tostring(b), tostring(a)))
+end
+
+local function raises(pattern, fn, ...)
+  local ok, err = pcall(fn, ...)
+  check(not ok, "expected an error containing '" .. pattern .. "'")
+  check(tostring(err):find(pattern, 1, true), "error '" .. tostring(err) .. "' does not contain '" .. pattern .. "'")
+end
+
+local function refused(pattern, def)
+  local id, msg, code = ec.network(def)
+  check(id == nil, "expected a refusal containing '" .. pattern .. "'")
+  check(type(code) == "string", "a code")
+  check(msg:find(pattern, 1, true), "message '" .. tostring(msg) .. "' does not contain '" .. pattern .. "'")
+end
+
+local function params_of(id, task)
+  for _, m in ipairs(ec.models()) do
+    if m.id == id then return m.params end
+  end
+  if task then error("no model " .. id) end
+end
+
+-- GPT-2 small as models/networks/gpt2.json makes it (modeling_gpt2.py): wte + wpe in one pass,
+-- pre-norm layers with fused c_attn, gelu_new, dropout 0.1 everywhere, a tied LM head.
+local function gpt2_layers()
+  return {
+    {"embedding", vocab = 50257, dim = 768, positions = 1024, fused = true},
+    {"dropout"},
+    {"repeat", times = 12,
+      {"residual", "save"}, {"norm", "layer", bias = true},
+      {"attention", heads = 12, causal = true, qkv_fused = true, qkv_bias = true, out_bias = true, dropout = true},
+      {"dropout"}, {"residual", "add"},
+      {"residual", "save"}, {"norm", "layer", bias = true},
+      {"mlp", ffn = 3072, act = "gelu_tanh", bias = true},
+      {"dropout"}, {"residual", "add"}},
+    {"norm", "layer", bias = true},
+  }
+end
+
+test("a GPT-2 written in Lua prices exactly like the gpt2 preset", function()
+  local id = assert(ec.network{id = "lua-gpt2", family = "gpt2", default_seq_len = 1024, max_positions = 1024,
+    layers = gpt2_layers(),
+    heads = {{task = "lm", kind = "causal_lm", tied = true},
+             {task = "classify", kind = "classify", classes = 2}}})
+  eq(id, "lua-gpt2", "id")
+  eq(params_of("lua-gpt2"), params_of("gpt2"), "parameters")
+  for _, cfg in ipairs{
+    {gpu = "a100-sxm4-80gb", precision = "amp_bf16", batch_per_gpu = 8, seq_len = 512},
+    {gpu = "t4", precision = "fp32", batch_per_gpu = 2, seq_len = 1024, attention = "eager", checkpointing = true},
+    {gpu = "a100-sxm4-80gb", precision = "amp_fp16", batch_per_gpu = 4, num_gpus = 4, task = "classify"},
+  } do
+    cfg.model = "gpt2"
+    local a = assert(ec.predict(cfg))
+    cfg.model = "lua-gpt2"
+    local b = assert(ec.predict(cfg))
+    eq(b.step_s, a.step_s, "step_s")
+    eq(b.memory.peak_bytes, a.memory.peak_bytes, "peak_bytes")
+  end
+end)
+
+-- torchvision resnet50: stem, then per stage a first bottleneck with its downsample on the
+-- skip path and a repeat of identical ones (not checkpointing units).
+local function bottleneck(w, stride, downsample)
+  local b = {{"residual", "save"},
+    {"conv2d", out = w, kernel = 1}, {"norm", "batch"}, {"activation", "relu"},
+    {"conv2d", out = w, kernel = 3, stride = stride}, {"norm", "batch"}, {"activation", "relu"},
+    {"conv2d", out = 4 * w, kernel = 1}, {"norm", "batch"}}
+  if downsample then
+    b[#b + 1] = {"conv2d", out = 4 * w, kernel = 1, stride = stride, on_skip = true}
+    b[#b + 1] = {"norm", "batch", on_skip = true}
+  end
+  b[#b + 1] = {"residual", "add_relu"}
+  return b
+end
+
+test("a ResNet-50 written in Lua prices exactly like the resnet50 preset", function()
+  local layers = {{"conv2d", out = 64, kernel = 7, stride = 2}, {"norm", "batch"}, {"activation", "relu"},
+    {"pool", "max", kernel = 3, stride = 2, padding = 1}}
+  for s, depth in ipairs{3, 4, 6, 3} do
+    local w = 64 << (s - 1)
+    for _, l in ipairs(bottleneck(w, s > 1 and 2 or 1, true)) do layers[#layers + 1] = l end
+    local rep = {"repeat", times = depth - 1, checkpoint = false}
+    for _, l in ipairs(bottleneck(w, 1, false)) do rep[#rep + 1] = l end
+    layers[#layers + 1] = rep
+  end
+  assert(ec.network{id = "lua-resnet50", image_size = 224, loss_in_forward = false, layers = layers,
+    heads = {imagenet = {"image_classify", classes = 1000, pool = true, bias = true}}})
+  eq(params_of("lua-resnet50"), params_of("resnet50"), "parameters")
+  for _, cfg in ipairs{
+    {gpu = "a100-sxm4-80gb", precision = "amp_fp16", batch_per_gpu = 256},
+    {gpu = "v100-sxm2-16gb", precision = "fp32", batch_per_gpu = 64, num_gpus = 8},
+  } do
+    cfg.model = "resnet50"
+    local a = assert(ec.predict(cfg))
+    cfg.model = "lua-resnet50"
+    local b = assert(ec.predict(cfg))
+    eq(b.step_s, a.step_s, "step_s")
+    eq(b.memory.peak_bytes, a.memory.peak_bytes, "peak_bytes")
+  end
+end)
+
+test("a defined network works with max_batch, sweep and the published-count warning", function()
+  assert(ec.network{id = "tiny-llama", default_seq_len = 2048, published_params = 1.2e9,
+    layers = {{"embedding", vocab = 32000, dim = 2048},
+      {"repeat", times = 22, {"residual", "save"}, {"norm", "rms"},
+        {"attention", heads = 32, kv_heads = 4, causal = true, position = "rope"},
+        {"residual", "add"}, {"residual", "save"}, {"norm", "rms"},
+        {"mlp", ffn = 5632, act = "silu", gated = true}, {"residual", "add"}},
+      {"norm", "rms"}},
+    heads = {{task = "lm", kind = "causal_lm"}}})
+  -- TinyLlama-1.1B: 1,100,048,384 parameters from these shapes
+  eq(params_of("tiny-llama"), 1100048384, "parameters")
+  local r = assert(ec.predict{model = "tiny-llama", gpu = "a100-sxm4-80gb", precision = "amp_bf16", batch_per_gpu = 4})
+  local found = false
+  for _, w in ipairs(r.warnings) do found = found or w:find("source states", 1, true) ~= nil end
+  check(found, "a published count 9% off warns")
+  check(ec.max_batch{model = "tiny-llama", gpu = "a100-sxm4-80gb", precision = "amp_bf16"} >= 4, "max_batch")
+  local rows = ec.sweep({model = "tiny-llama", gpu = "a100-sxm4-80gb", precision = "amp_bf16"},
+    {{"batch_per_gpu", {1, 2}}})
+  eq(#rows, 2, "sweep rows")
+end)
+
+test("misuse raises, naming the layer and the field", function()
+  local heads = {{task = "lm", kind = "causal_lm"}}
+  raises("unknown kind 'attenion'", ec.network, {id = "bad", layers = {{"attenion", heads = 2}}, heads = heads})
+  raises("layer 2 (attention): unknown field 'heds'", ec.network,
+    {id = "bad", layers = {{"embedding", vocab = 10, dim = 64}, {"attention", heds = 2}}, heads = heads})
+  raises("field 'heads' must be an integer", ec.network,
+    {id = "bad", layers = {{"embedding", vocab = 10, dim = 64}, {"attention", heads = "two"}}, heads = heads})
+  raises("field 'op': 'addd' is not one of save, add, add_relu", ec.network,
+    {id = "bad", layers = {{"embedding", vocab = 10, dim = 64}, {"residual", "addd"}}, heads = heads})
+  raises("unknown key 'layer'", ec.network, {id = "bad", layer = {}, heads = heads})
+  raises("'id' (the name model= will accept) is required", ec.network, {layers = {}, heads = heads})
+  raises("'heads' must list at least one head", ec.network, {id = "bad", layers = {{"embedding", vocab = 4, dim = 4}}})
+  raises("field 'kind': 'causal' is not one of", ec.network,
+    {id = "bad", layers = {{"embedding", vocab = 4, dim = 4}}, heads = {{task = "lm", kind = "causal"}}})
+end)
+
+test("a description the library refuses returns nil, msg, code and registers nothing", function()
+  local lm = {{task = "lm", kind = "causal_lm"}}
+  local before = #ec.models()
+  refused("heads (5) must divide the stream width (64)",
+    {id = "bad1", layers = {{"embedding", vocab = 10, dim = 64}, {"attention", heads = 5}}, heads = lm})
+  refused("a repeated block must leave the tensor as it found it",
+    {id = "bad2", layers = {{"embedding", vocab = 10, dim = 64}, {"repeat", times = 2, {"linear", out = 32}}},
+     heads = lm})
+  refused("RESIDUAL add of tensors of different shapes",
+    {id = "bad3", layers = {{"embedding", vocab = 10, dim = 64}, {"residual", "save"}, {"linear", out = 32},
+      {"residual", "add"}}, heads = lm})
+  refused("this head needs a token stream; the network ends in a feature map",
+    {id = "bad4", image_size = 32, layers = {{"conv2d", out = 8, kernel = 3}}, heads = lm})
+  refused("field 'vocab' = -5 is out of range",
+    {id = "bad5", layers = {{"embedding", vocab = -5, dim = 64}}, heads = lm})
+  refused("field 'times' = 0 is out of range",
+    {id = "bad6", layers = {{"embedding", vocab = 5, dim = 64}, {"repeat", times = 0, {"dropout"}}}, heads = lm})
+  refused("network 'gpt2' is already defined",
+    {id = "gpt2", layers = {{"embedding", vocab = 5, dim = 64}}, heads = lm})
+  refused("unknown task 'generate'",
+    {id = "bad7", layers = {{"embedding", vocab = 5, dim = 64}}, heads = {{task = "generate", kind = "causal_lm"}}})
+  eq(#ec.models(), before, "nothing registered")
+  local r, msg = ec.predict{model = "bad1", gpu = "t4", batch_per_gpu = 1}
+  check(r == nil and msg:find("unknown model 'bad1'", 1, true), "bad1 is not a model")
+end)
+
+print(string.format("%d tests, %d failed", count, failures))
+os.exit(failures == 0 and 0 or 1)

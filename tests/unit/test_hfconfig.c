@@ -1,0 +1,175 @@
+/*
+ * test_hfconfig.c: Hugging Face config.json files as models (hfconfig.c, arch.c, net.c).
+ * Every fixture of tests/data/hf/MANIFEST.csv (one public config.json per supported
+ * model_type, with the parameter count its source publishes) must reproduce that count within
+ * 0.5% through model=PATH; model=PATH and a preset with the same config predict the same; and
+ * every file of the corpus tests/bad/json/ fails with the message tests/bad/json/EXPECTED
+ * lists, naming the file, and leaves nothing registered.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "ec_test.h"
+#include "internal.h"
+#include "workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *cell(const eci_table *t, size_t row, const char *col)
+{
+    int c = eci_table_col(t, col);
+    if (c < 0)
+        fail_msg("MANIFEST.csv: no column '%s'", col);
+    return eci_table_cell(t, row, c);
+}
+
+/* |P + adjust - P_published| <= 0.005 P_published for every fixture: P is the count of the
+ * task named in the manifest through model=PATH; adjust (the manifest, derived from the
+ * config's own shapes) turns that head into the class the published count is for. */
+static void test_fixtures_published(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_table *t;
+    assert_int_equal(eci_table_load(ctx, "data/hf/MANIFEST.csv", &t), EC_OK);
+    assert_true(eci_table_rows(t) >= 21);
+    char types[2048] = ",";
+    for (size_t i = 0; i < eci_table_rows(t); i++) {
+        char path[512];
+        snprintf(path, sizeof path, "data/hf/%s/config.json", cell(t, i, "name"));
+        double published = atof(cell(t, i, "published_params")), adjust = atof(cell(t, i, "head_adjust_params"));
+        double p = 0;
+        int rc = ec_model_params(ctx, path, cell(t, i, "task"), &p);
+        if (rc != EC_OK)
+            fail_msg("%s: %s", path, ec_ctx_errmsg(ctx));
+        double err = (p + adjust - published) / published;
+        printf("  %-30s %-18s %-15s %14.0f %14.0f %+.4f%%\n", cell(t, i, "name"), cell(t, i, "model_type"),
+               cell(t, i, "task"), p + adjust, published, 100.0 * err);
+        if (fabs(err) > 0.005)
+            fail_msg("%s (%s head, adjusted by %.0f): %.0f parameters, published %.0f (%+.3f%%)", path,
+                     cell(t, i, "task"), adjust, p + adjust, published, 100.0 * err);
+        size_t len = strlen(types);
+        snprintf(types + len, sizeof types - len, "%s,", cell(t, i, "model_type"));
+    }
+    /* one fixture per model_type the issue lists */
+    static const char *const required[] = {"bert", "roberta", "distilbert", "albert", "deberta-v2", "gpt2", "gpt_neox",
+                                           "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3_moe", "gemma",
+                                           "gemma2", "phi3", "mpt", "falcon", "t5", "vit", "clip_vision_model"};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
+        char key[64];
+        snprintf(key, sizeof key, ",%s,", required[i]);
+        if (strstr(types, key) == NULL)
+            fail_msg("no fixture of model_type %s", required[i]);
+    }
+    eci_table_free(t);
+    ec_ctx_free(ctx);
+}
+
+static void predict_or_fail(ec_ctx *ctx, const char *model, const char *words, ec_result *res)
+{
+    ec_config cfg;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "model", model), EC_OK);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", words);
+    for (char *w = strtok(buf, " "); w != NULL; w = strtok(NULL, " "))
+        if (ec_config_set_word(ctx, &cfg, w) != EC_OK)
+            fail_msg("%s: %s", w, ec_ctx_errmsg(ctx));
+    if (ec_predict(ctx, &cfg, res) != EC_OK)
+        fail_msg("%s %s: %s", model, words, ec_ctx_errmsg(ctx));
+}
+
+/* model=PATH (the file, or the folder holding it) and the preset built from the same config
+ * give the same prediction, number for number. */
+static void test_path_agrees_with_preset(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *words = "gpu=h100-sxm5-80gb precision=amp_bf16 batch_per_gpu=1 seq_len=4096";
+    char *file = ec_test_path(getenv("EPOCHCAST_MODELS"), "networks/llama-3.1-8b.json");
+    ec_result preset, path, folder;
+    predict_or_fail(ctx, "llama-3.1-8b", words, &preset);
+    predict_or_fail(ctx, file, words, &path);
+    assert_true(preset.step_s > 0);
+    assert_true(path.step_s == preset.step_s);
+    assert_true(path.memory.peak_bytes == preset.memory.peak_bytes);
+    predict_or_fail(ctx, "data/hf/gpt2", "gpu=t4 batch_per_gpu=4 seq_len=128", &folder);
+    predict_or_fail(ctx, "gpt2", "gpu=t4 batch_per_gpu=4 seq_len=128", &preset);
+    assert_true(folder.step_s == preset.step_s);
+    /* read once per context: the second use is the same registry entry */
+    ec_model_info a, b;
+    assert_int_equal(ec_model_find(ctx, file, &a), EC_OK);
+    assert_int_equal(ec_model_find(ctx, file, &b), EC_OK);
+    assert_ptr_equal(a.id, b.id);
+    assert_string_equal(a.family, "llama");
+    /* paths are not listed as presets */
+    for (size_t i = 0; i < ec_model_count(ctx); i++) {
+        ec_model_info m;
+        assert_int_equal(ec_model_get(ctx, i, &m), EC_OK);
+        assert_null(strchr(m.id, '/'));
+    }
+    free(file);
+    ec_ctx_free(ctx);
+}
+
+/* A missing path, a folder without config.json: ENOTFOUND naming the path. */
+static void test_path_errors(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_model_info m;
+    assert_int_equal(ec_model_find(ctx, "no/such/config.json", &m), EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), "model 'no/such/config.json': cannot open");
+    assert_int_equal(ec_model_find(ctx, "data/hf", &m), EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), "data/hf/config.json is not a readable file");
+    assert_int_equal(ec_model_find(ctx, "llama-3.1-8bb", &m), EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), "did you mean 'llama-3.1-8b'");
+    size_t before = ec_model_count(ctx);
+    assert_int_equal(ec_model_find(ctx, "bad/json/heads_not_dividing.json", &m), EC_EINVAL);
+    assert_int_equal(ec_model_count(ctx), before);
+    ec_ctx_free(ctx);
+}
+
+/* Every bad config: an error whose message names the file and holds EXPECTED's text. */
+static void test_bad_json_corpus(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *expected = ec_test_read_file("bad/json/EXPECTED", NULL);
+    assert_non_null(expected);
+    size_t checked = 0;
+    for (char *line = strtok(expected, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        if (line[0] == '#')
+            continue;
+        char *tab = strchr(line, '\t');
+        if (tab == NULL)
+            fail_msg("bad/json/EXPECTED: no tab in \"%s\"", line);
+        *tab = '\0';
+        char path[256];
+        snprintf(path, sizeof path, "bad/json/%s", line);
+        ec_model_info m;
+        int rc = ec_model_find(ctx, path, &m);
+        if (rc == EC_OK)
+            fail_msg("%s: accepted", path);
+        const char *msg = ec_ctx_errmsg(ctx);
+        if (strstr(msg, tab + 1) == NULL || strstr(msg, path) == NULL)
+            fail_msg("%s: message \"%s\" lacks \"%s\" or the path", path, msg, tab + 1);
+        checked++;
+    }
+    assert_true(checked >= 20);
+    free(expected);
+    ec_ctx_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixtures_published),
+        cmocka_unit_test(test_path_agrees_with_preset),
+        cmocka_unit_test(test_path_errors),
+        cmocka_unit_test(test_bad_json_corpus),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

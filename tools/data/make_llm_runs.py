@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Build bench/data/llm_runs.csv: the rows of the public LLM measurements in bench/data/llm/*.csv
+that the planned config vocabulary of issue 18 can express, as run records.  Python 3 stdlib only.
+
+    python3 tools/data/make_llm_runs.py           # write bench/data/llm_runs.csv
+    python3 tools/data/make_llm_runs.py --check   # exit 1 if the committed file differs or a
+                                                  # layout check fails
+
+The raw files (one per source, bench/data/llm/README.md says what each is and where every
+number sits) keep every published number; this script only converts.  Conversions are exact
+arithmetic on published numbers, never estimates:
+  * tokens_per_s (all GPUs) = the table's tokens/s/GPU x num_gpus;
+  * peak_bytes = GiB x 2^30;
+  * grad_accum = global batch / (micro-batch x dp) with dp = num_gpus / (tp x pp x cp); when
+    the table also prints GA the two must agree (else the row is refused with the reason).
+Keys the tables do not state are filled only from the framework's documented defaults, and the
+`source` cell says which (e.g. "zero_stage=1: NeMo/Megatron-Bridge distributed optimizer
+default").  Rows with an unknown GPU variant, an unknown micro-batch, or a precision outside
+the planned vocabulary (MXFP8, NVFP4) stay in the raw files only; the script prints how many
+rows of each raw file it used and why it skipped the others.
+
+Planned keys used (issue 18): gpus_per_node, network (models/interconnects.csv), strategy=fsdp|
+zero|ddp|single, zero_stage, tp, pp, pp_schedule=1f1b|interleaved, pp_chunks, cp, ep,
+sequence_parallel, precision=amp_bf16|amp_fp8, lora_r, lora_targets=attention|attention_mlp|
+all_linear, base_precision=nf4, optimizer=paged_adamw_8bit|adamw, attention=flash,
+checkpointing, compile, metric=tokens_per_s|peak_bytes.  Model ids are Hugging Face ids or,
+for models without one, "<framework>-<name>" ids listed in bench/data/llm/README.md with the
+config that defines them.
+"""
+import csv
+import os
+import sys
+
+HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strategy", "zero_stage",
+          "tp", "pp", "pp_schedule", "pp_chunks", "cp", "ep", "sequence_parallel", "precision",
+          "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "checkpointing",
+          "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source"]
+
+GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
+       "B200 (DGX-B200)": ("b200-sxm-180gb", ""),
+       "GB200 (DGX-GB200, NVL72)": ("gb200", "gb200-nvl72"),
+       "GB300 (DGX-GB300)": ("gb300", ""),
+       "A100-SXM4-80GB": ("a100-sxm4-80gb", ""),
+       "RTX 4090": ("rtx4090", ""),
+       "RTX A6000": ("rtx-a6000", "")}
+MODEL = {"GPT3-5B": "nemo-gpt3-5b", "GPT3-20B": "nemo-gpt3-20b", "GPT3-175B": "nemo-gpt3-175b",
+         "LLAMA2-7B": "meta-llama/Llama-2-7b-hf", "LLAMA2-13B": "meta-llama/Llama-2-13b-hf",
+         "LLAMA2-70B": "meta-llama/Llama-2-70b-hf", "Nemotron-8B": "nemo-nemotron-8b",
+         "Nemotron-22B": "nemo-nemotron-22b", "Nemotron-340B": "nvidia/Nemotron-4-340B-Base",
+         "LLAMA3-8B": "meta-llama/Meta-Llama-3-8B", "LLAMA3-70B": "meta-llama/Meta-Llama-3-70B",
+         "LLAMA3_8B": "meta-llama/Meta-Llama-3-8B", "LLAMA3_70B": "meta-llama/Meta-Llama-3-70B",
+         "LLAMA3.1_405B": "meta-llama/Llama-3.1-405B", "DeepSeekV3": "deepseek-ai/DeepSeek-V3",
+         "GPT OSS 120B": "openai/gpt-oss-120b", "Qwen3_30B_a3B": "Qwen/Qwen3-30B-A3B",
+         "Qwen3_235B_a22B": "Qwen/Qwen3-235B-A22B",
+         "Llama 3.1 8B": "meta-llama/Llama-3.1-8B",
+         "GPT3-125M": "flash-attn-gpt3-125m", "GPT3-355M": "flash-attn-gpt3-355m",
+         "GPT3-760M": "flash-attn-gpt3-760m", "GPT3-1.3B": "flash-attn-gpt3-1.3b",
+         "GPT3-2.7B": "flash-attn-gpt3-2.7b-hdim128"}
+PRECISION = {"fp8": "amp_fp8", "FP8-CS": "amp_fp8", "FP8": "amp_fp8", "BF16": "amp_bf16"}
+MEGATRON_DEFAULTS = ("zero_stage=1 = Megatron distributed optimizer (NeMo/Megatron-Bridge recipe default, "
+                     "use_distributed_optimizer=True); sequence_parallel=1 with tp>1 (recipe default); "
+                     "the table states neither")
+
+
+def root_dir():
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def read(name):
+    with open(os.path.join(root_dir(), "bench", "data", "llm", name), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def num(s):
+    return int(s) if s not in ("", "n/a") else None
+
+
+def megatron_layout(r, rec):
+    """tp/pp/cp/ep/vp/fsdp/GA of a NeMo or Megatron-Bridge row -> planned keys, or a reason."""
+    n, tp, pp, cp = int(r["num_gpus"]), num(r["tp"]) or 1, num(r["pp"]) or 1, num(r["cp"]) or 1
+    ep, vp = num(r["ep"]) or 1, num(r["vp"])
+    if n % (tp * pp * cp):
+        return "num_gpus %d not divisible by tp x pp x cp = %d" % (n, tp * pp * cp)
+    dp = n // (tp * pp * cp)
+    gbs, mbs = int(r["global_batch"]), int(r["micro_batch"])
+    if gbs % (mbs * dp):
+        return "global batch %d not divisible by micro-batch %d x dp %d" % (gbs, mbs, dp)
+    ga = gbs // (mbs * dp)
+    if r.get("grad_accum") and int(r["grad_accum"]) != ga:
+        return "table GA %s != global/(micro x dp) = %d" % (r["grad_accum"], ga)
+    fsdp = num(r.get("fsdp", ""))
+    rec.update(tp=tp, pp=pp, cp=cp, ep=ep if ep > 1 else "", batch_per_gpu=mbs, grad_accum=ga,
+               seq_len=int(r["seq_len"]), sequence_parallel=1 if tp > 1 else 0)
+    if pp > 1:
+        rec.update(pp_schedule="interleaved" if vp and vp > 1 else "1f1b", pp_chunks=vp if vp and vp > 1 else "")
+    if fsdp:
+        rec.update(strategy="fsdp")
+    else:
+        rec.update(strategy="zero", zero_stage=1)
+    return None
+
+
+def from_tables(rows, tag, skipped):
+    out = []
+    by_key = {}
+    for r in rows:
+        if r["metric"] != "tokens_per_s_per_gpu":
+            continue
+        why = None
+        if r["gpu"] not in GPU:
+            why = "GPU %s has no id" % r["gpu"]
+        elif r["precision"] not in PRECISION:
+            why = "precision %s outside the planned vocabulary" % r["precision"]
+        elif r["model"] not in MODEL:
+            why = "model %s has no id" % r["model"]
+        if why:
+            skipped.append((tag, r["model"], why))
+            continue
+        gpu, net = GPU[r["gpu"]]
+        # DGX-GB200/GB300 compute trays hold 4 GPUs; the NVLink domain (network gb200-nvl72) is the rack
+        per_node = 4 if gpu in ("gb200", "gb300") else 8
+        rec = {"model": MODEL[r["model"]], "gpu": gpu, "num_gpus": int(r["num_gpus"]), "gpus_per_node": per_node,
+               "network": net, "precision": PRECISION[r["precision"]]}
+        why = megatron_layout(r, rec)
+        if why:
+            skipped.append((tag, r["model"], why))
+            continue
+        method = r["method"]
+        note = MEGATRON_DEFAULTS
+        if method == "lora":
+            if "NeMo 24.07" in r["source"]:
+                rec.update(lora_r=32, lora_targets="attention")
+                note += ("; lora_r=32, lora_targets=attention: NeMo 1 megatron_gpt_finetuning_config lora_tuning "
+                         "defaults (adapter_dim 32, target_modules ['attention_qkv'], i.e. the fused QKV only)")
+            else:
+                rec.update(lora_r=32, lora_targets="all_linear")
+                note += ("; lora_r=32, lora_targets=all_linear: Megatron-Bridge peft/lora.py defaults "
+                         "(dim 32; linear_qkv, linear_proj, linear_fc1, linear_fc2)")
+        rec["metric"] = "tokens_per_s"
+        rec["value"] = int(r["value"]) * int(r["num_gpus"])
+        rec["source"] = "%s (%s; %s); tokens_per_s = tokens/s/GPU %s x %s GPUs; %s" % (
+            r["source_path"], r["source"], method, r["value"], r["num_gpus"], note)
+        key = (tag, rec["model"], gpu, rec["num_gpus"], rec["precision"], method)
+        by_key[key] = by_key.get(key, 0) + 1
+        rec["id"] = "%s-%s-%s-%s-%dx-%s-%d" % (tag, method, rec["model"].split("/")[-1].lower(), gpu,
+                                               rec["num_gpus"], rec["precision"], by_key[key])
+        out.append(rec)
+    return out
+
+
+def from_torchtune(rows, skipped):
+    out = []
+    base = {"model": "meta-llama/Llama-3.1-8B", "num_gpus": 1, "strategy": "single", "precision": "bf16",
+            "checkpointing": 1, "compile": 1, "batch_per_gpu": 2, "grad_accum": 1, "seq_len": 2048}
+    cfg = {"Full finetune": ({"optimizer": "paged_adamw_8bit"},
+                             "recipes/configs/llama3_1/8B_full_single_device.yaml@30b8519e: bitsandbytes PagedAdamW8bit, "
+                             "optimizer_in_bwd True (fused into backward; no planned key), activation checkpointing"),
+           "LoRA": ({"lora_r": 8, "lora_targets": "attention", "optimizer": "adamw"},
+                    "8B_lora_single_device.yaml@30b8519e: lora_rank 8, lora_attn_modules [q_proj, v_proj] only "
+                    "(a subset of attention), apply_lora_to_mlp False, AdamW, activation checkpointing"),
+           "QLoRA": ({"lora_r": 8, "lora_targets": "all_linear", "base_precision": "nf4", "optimizer": "adamw"},
+                     "8B_qlora_single_device.yaml@30b8519e: qlora_llama3_1_8b (NF4 base), lora_rank 8, "
+                     "[q_proj, v_proj, k_proj, output_proj] + MLP (output head excluded), AdamW, activation checkpointing")}
+    for r in rows:
+        if not r["source"].startswith("pytorch/torchtune README, Memory"):
+            continue
+        if r["model"] != "Llama 3.1 8B" or r["gpu"] not in GPU:
+            skipped.append(("torchtune", r["model"], "multi-GPU row: GPU variant (A100 40/80, SXM/PCIe) and "
+                            "per-GPU vs total tokens/s not stated"))
+            continue
+        extra, cfgnote = cfg[r["method"]]
+        gpu = GPU[r["gpu"]][0]
+        rec = dict(base, gpu=gpu, **extra)
+        # the README overrides: batch 2, no accumulation, packed to 2048, compile on
+        note = ("%s (%s); README note: batch size 2 without gradient accumulation, packed to 2048, torch compile "
+                "enabled; %s" % (r["source_path"], r["method"], cfgnote))
+        if r["metric"] == "tokens_per_s":
+            rec.update(metric="tokens_per_s", value=r["value"], source=note + "; tokens/s over one full epoch")
+        elif r["metric"] == "peak_memory_per_gpu_gib":
+            rec.update(metric="peak_bytes", value=int(round(float(r["value"]) * 2 ** 30)),
+                       source=note + "; peak %s GiB x 2^30 (which torchtune statistic - active, allocated or "
+                       "reserved - the README does not say)" % r["value"])
+        else:
+            continue
+        rec["id"] = "torchtune-%s-llama-3.1-8b-%s-%s" % (r["method"].split()[0].lower(), gpu, rec["metric"])
+        out.append(rec)
+    return out
+
+
+def from_flash_attention(rows):
+    out = []
+    cfg = {"GPT3-125M": (32, 1, "ddp", ""), "GPT3-355M": (32, 1, "ddp", ""), "GPT3-760M": (16, 2, "zero", 1),
+           "GPT3-1.3B": (8, 8, "zero", 1), "GPT3-2.7B": (4, 16, "zero", 1)}
+    for r in rows:
+        mb, ga, strat, zs = cfg[r["model"]]
+        out.append({"id": "flash-attn-" + MODEL[r["model"]].replace("flash-attn-", "") + "-a100-sxm4-80gb-8x",
+                    "model": MODEL[r["model"]], "gpu": "a100-sxm4-80gb", "num_gpus": 8, "gpus_per_node": 8,
+                    "strategy": strat, "zero_stage": zs, "precision": "amp_bf16", "attention": "flash",
+                    "checkpointing": 0, "batch_per_gpu": mb, "grad_accum": ga, "seq_len": 2048,
+                    "metric": "tokens_per_s", "value": r["value"],
+                    "source": "%s; micro-batch/accumulation/strategy from training/configs/experiment/pile/"
+                              "gpt3*-flash.yaml@88173a1a with gpu_mem=82 on A100 80GB (bench/data/llm/README.md)"
+                              % r["source_path"]})
+    return out
+
+
+def build():
+    skipped = []
+    runs = []
+    runs += from_tables(read("nemo_24_07_perf_summary.csv"), "nemo2407", skipped)
+    runs += from_tables(read("megatron_bridge_perf_summary.csv"), "mbridge", skipped)
+    runs += from_torchtune(read("torchtune_readme.csv"), skipped)
+    runs += from_flash_attention(read("flash_attention_training.csv"))
+    ids = [r["id"] for r in runs]
+    if len(set(ids)) != len(ids):
+        raise SystemExit("duplicate ids: %s" % sorted({i for i in ids if ids.count(i) > 1}))
+    return runs, skipped
+
+
+def write(path, runs):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=HEADER, lineterminator="\n")
+        w.writeheader()
+        for r in runs:
+            w.writerow({k: r.get(k, "") for k in HEADER})
+
+
+def main(argv):
+    check = argv[1:] == ["--check"]
+    if argv[1:] and not check:
+        sys.stderr.write(__doc__)
+        return 2
+    runs, skipped = build()
+    counts = {}
+    for tag, model, why in skipped:
+        counts[(tag, why)] = counts.get((tag, why), 0) + 1
+    for (tag, why), k in sorted(counts.items()):
+        print("skipped %d %s row(s): %s" % (k, tag, why))
+    dst = os.path.join(root_dir(), "bench", "data", "llm_runs.csv")
+    tmp = dst + ".tmp"
+    write(tmp, runs)
+    if check:
+        with open(tmp, "rb") as a, open(dst, "rb") as b:
+            same = a.read() == b.read()
+        os.remove(tmp)
+        print("%s %s what make_llm_runs.py makes of bench/data/llm/" % (dst, "is" if same else "differs from"))
+        return 0 if same else 1
+    os.replace(tmp, dst)
+    print("wrote %s (%d rows)" % (dst, len(runs)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

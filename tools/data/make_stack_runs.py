@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""Build bench/data/stack_runs.csv: the public measurements of the ordinary PyTorch / Hugging Face
+stack (bench/data/stack/measurements.csv, one row per published number, as transcribed) written
+as run records in epochcast's config vocabulary, each with a fit / holdout / excluded split.
+Python 3 stdlib only.
+
+    python3 tools/data/make_stack_runs.py           # write bench/data/stack_runs.csv
+    python3 tools/data/make_stack_runs.py --check   # exit 1 if the committed file differs
+    python3 tools/data/make_stack_runs.py --summary # counts by split, source, GPU and metric
+
+The output uses the keys issue 19 plans even where core/src/config.c does not have them yet
+(memory_format, trainer, max_grad_norm, float32_matmul_precision, num_workers, pin_memory,
+padding, epochs, eval_samples, compile=reduce-overhead|max-autotune, the optimizer names
+adamw_hf|adamw_torch|adafactor|adamw_8bit|sgd_momentum|none, precision fp16/bf16 for a model
+held in half, data=on_gpu, metric peak_bytes with a memory_reading column, oom,
+train_time_s and first_step_s), so `epochcast validate` rejects the file until those keys
+exist; bench/data/stack/README.md says what each one means and where it was read.
+
+Conversion rules (every one is a renaming or an exact unit change; no number is estimated):
+  * model: HF ids and torchvision / timm names map to the current presets where the
+    architecture is the preset's (bert-base, bert-large, distilbert-base, gpt2, resnet50,
+    vit-b16); resnet18/34/101/152 and vit-l16 get the preset ids the lead is adding; all
+    other models keep their HF id (for the planned config.json path).
+  * gpu: the source's GPU name maps to a models/gpus.csv id; GPUs without a profile get a
+    planned id (gpu_known=0).  Where the source gives the memory size but not the form
+    factor (A100-80GB, V100 16GB) the SXM id is written and gpu_note says so.
+  * metric/value: steps_per_s x batch -> samples_per_s; memory values -> bytes (MiB x 2^20,
+    MB x 1e6, GB x 1e9, GiB x 2^30) as metric peak_bytes with memory_reading = nvml |
+    reserved | allocated; oom stays 0/1; times stay as published (ms, s).
+  * notes' key=value tokens (epochs, dataset_samples, data, num_workers, ...) become columns.
+
+Split (by source, never by how well a row is predicted; see bench/data/stack/README.md):
+  fit      sources that time one fixed synthetic step with a published loop, each isolating
+           one mechanism: SDPA vs eager attention (RTX 3080 Ti, L40S, RTX 2060), NHWC vs NCHW
+           convolutions (timm on RTX 3090), torch.compile modes (B200).
+  holdout  end-to-end runs as users run them (HF Trainer epochs with NVML memory on V100,
+           run_glue on Titan RTX / V100, optimum-benchmark Trainer memory on A10G, OOM reports
+           on T4 / P100 / A100, CUDA-context readings on A100) and the one A100 SDPA table.  No GPU of a holdout source is in
+           the fit set, so the holdout error is also an unseen-GPU error.
+  excluded rows that cannot be a run record: GPU not named, or precision / loop / memory
+           reading not stated, or cells the source itself shows as copied.
+"""
+import csv
+import os
+import re
+import sys
+
+FIT = {"hf_sdpa_rtx3080ti", "hf_sdpa_opt_l40s", "hf_sdpa_distilbert_rtx2060", "timm_rtx3090_train",
+       "stas00_ml_engineering"}
+HOLDOUT = {"hf_perf_train_gpu_one_v100", "hf_sdpa_bert_a100", "stas00_ml_engineering_context", "hf_glue_readme_titanrtx", "optimum_benchmark_a10g",
+           "github_issues_oom", "peft_readme_a100"}
+EXCLUDED = {"rasbt_pytorch_memory_optim": "GPU not named in the repository",
+            "rasbt_cvpr2023": "GPU not named in the repository",
+            "pytorch_channels_last_tutorial": "GPU not named (text says Volta)",
+            "hf_sdpa_layoutlmv3_a100": "precision (bf16 how), loop, optimizer and memory reading not stated"}
+
+MODELS = {
+    "google-bert/bert-base-uncased": "bert-base", "google-bert/bert-base-cased": "bert-base",
+    "google-bert/bert-large-uncased": "bert-large", "distilbert/distilbert-base-uncased": "distilbert-base",
+    "openai-community/gpt2": "gpt2", "torchvision/resnet50": "resnet50", "timm/resnet50": "resnet50",
+    "timm/resnet18": "resnet18", "timm/resnet34": "resnet34", "timm/resnet101": "resnet101", "timm/resnet152": "resnet152",
+    "timm/vit_base_patch16_224": "vit-b16", "torchvision/vit_b_16": "vit-b16",
+    "timm/vit_large_patch16_224": "vit-l16", "torchvision/vit_l_16": "vit-l16",
+}
+# source GPU text (prefix match) -> (gpu id, note)
+GPUS = [
+    ("Tesla V100-SXM2-16GB", "v100-sxm2-16gb", ""),
+    ("Tesla V100 16GB (form factor not stated)", "v100-sxm2-16gb", "V100 16GB form factor not stated; SXM2 written"),
+    ("A100-80GB (form factor not stated)", "a100-sxm4-80gb", "A100 80GB form factor not stated; SXM4 written"),
+    ("A100 80GB (form factor not stated", "a100-sxm4-80gb", "A100 80GB form factor not stated; SXM4 written"),
+    ("GeForce RTX 3090", "rtx3090", ""),
+    ("NVIDIA A10G", "a10g", ""),
+    ("L40S", "l40s", ""),
+    ("Tesla T4", "t4", ""),
+    ("16 GB Colab GPU reporting 15.90 GiB", "p100-pcie-16gb", "GPU not named; 15.90 GiB total capacity is what a P100-PCIE-16GB reports"),
+    ("RTX 3080 Ti 16GB", "rtx3080ti-laptop-16gb", "stated 'rtx3080ti-16GB'; only the Laptop 3080 Ti has 16 GB"),
+    ("GeForce RTX 2060 8GB", "rtx2060", ""),
+    ("Titan RTX", "titan-rtx", ""),
+    ("NVIDIA B200", "b200", ""),
+]
+PRECISION = {"fp32": "fp32", "tf32": "tf32", "amp_fp16": "amp_fp16", "amp_bf16": "amp_bf16", "fp16": "fp16", "bf16": "bf16",
+             "fp16_apex_o2": "fp16", "fp32_matmul_medium": "fp32", "unstated": "", "bf16_unstated": ""}
+MEM_UNIT = {"MiB": 2 ** 20, "MB(1e6 B)": 1e6, "GB(1e9 B)": 1e9, "GiB": 2 ** 30}
+READING = {"nvml": "nvml", "nvml_global": "nvml", "mem_get_info": "nvml", "reserved": "reserved", "allocated": "allocated"}
+DATA = {"on_gpu": "on_gpu", "on_cpu_dataset": "real", "real": "real", "pretokenized": "real"}
+TRAINER = {"hf": "hf", "plain": "plain", "lightning_fabric": "plain", "accelerate_loop": "plain", "none": "", "unstated": ""}
+TASKS = {"classify": "classify", "clm": "lm", "mlm": "mlm", "seq2seq": "seq2seq", "token_classify": "token_classify",
+         "imagenet_synthetic": "imagenet", "imagenet_folder": "imagenet", "image_classify_cifar10_224": "classify",
+         "weights_only": "weights_only", "context_only": "context_only", "unstated_head": "", "classify_xnli": "classify"}
+
+FIELDS = ["id", "model", "task", "gpu", "num_gpus", "strategy", "precision", "float32_matmul_precision", "batch_per_gpu",
+          "seq_len", "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "attention", "memory_format",
+          "trainer", "max_grad_norm", "data", "num_workers", "pin_memory", "padding", "dataset_samples", "epochs",
+          "eval_samples", "metric", "memory_reading", "value", "source", "split", "split_reason", "gpu_known", "gpu_note"]
+
+KV_RE = re.compile(r"^([a-z_]+)=([^\s;,]+)$")
+
+
+def root_dir():
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def known_gpus():
+    with open(os.path.join(root_dir(), "models", "gpus.csv"), newline="") as f:
+        return {r["id"] for r in csv.DictReader(f)}
+
+
+def notes_kv(notes):
+    kv = {}
+    for tok in notes.split(";"):
+        m = KV_RE.match(tok.strip())
+        if m:
+            kv[m.group(1)] = m.group(2)
+    return kv
+
+
+def gpu_of(text):
+    for prefix, gid, note in GPUS:
+        if text.startswith(prefix):
+            return gid, note
+    return "", "GPU not named"
+
+
+def matmul_precision(m):
+    """torch.set_float32_matmul_precision as the source's script sets it ('' = torch default)."""
+    n = m["notes"]
+    for level in ("medium", "high"):
+        if "matmul precision '%s'" % level in n or "set_float32_matmul_precision('%s')" % level in n:
+            return level
+    return ""
+
+
+def convert(m, gpus):
+    kv = notes_kv(m["notes"])
+    gid, gnote = gpu_of(m["gpu"])
+    image = m["task"].startswith("image") or m["model"].startswith(("timm/", "torchvision/"))
+    metric, value, reading = m["metric"], m["value"], ""
+    if metric == "steps_per_s":
+        metric, value = "samples_per_s", "%.6g" % (float(value) * int(m["batch_per_gpu"]))
+    elif metric.startswith("peak_bytes"):
+        reading = READING.get(kv.get("mem_reading", ""), "")
+        scale = MEM_UNIT.get(m["unit"])
+        value = "%d" % round(float(value) * scale) if scale else ""
+        metric = "peak_bytes"
+    elif metric == "oom":
+        value = "1" if m["value"] == "1" else "0"
+    src = m["source"]
+    split, reason = ("fit", "") if src in FIT else ("holdout", "") if src in HOLDOUT else ("excluded", EXCLUDED.get(src, "source not classified"))
+    if split != "excluded":
+        why = []
+        if not gid:
+            why.append("GPU not named")
+        if metric == "peak_bytes" and (not reading or not value):
+            why.append("memory reading or unit not stated")
+        if ("CAUTION" in m["notes"] and m["attention"] == "sdpa" and m["seq_len_or_image"] == "2048"
+                and m["batch_per_gpu"] in ("4", "8")):
+            why.append("cells repeat the seq 1024 row (source shows them copied)")
+        if m["precision"] in ("unstated", "bf16_unstated") and metric != "oom":
+            why.append("precision not stated")
+        if metric in ("peak_bytes",) and m["task"] in ("context_only", "weights_only"):
+            pass  # still a valid memory reading (CUDA context / weights only)
+        if why:
+            split, reason = "excluded", "; ".join(why)
+    ng = int(m["num_gpus"] or 1)
+    comp = m["compile"]
+    return {
+        "id": m["id"],
+        "model": MODELS.get(m["model"], m["model"]),
+        "task": TASKS.get(m["task"], "classify" if m["task"].startswith("classify_glue") else m["task"]),
+        "gpu": gid,
+        "num_gpus": ng,
+        "strategy": "ddp" if ng > 1 else "single",
+        "precision": PRECISION[m["precision"]],
+        "float32_matmul_precision": matmul_precision(m),
+        "batch_per_gpu": m["batch_per_gpu"],
+        "seq_len": "" if image else m["seq_len_or_image"],
+        "image_size": m["seq_len_or_image"] if image else "",
+        "grad_accum": m["grad_accum"],
+        "optimizer": "" if m["optimizer"] == "unstated" else m["optimizer"],
+        "checkpointing": m["checkpointing"],
+        "compile": comp,
+        "attention": m["attention"] if m["attention"] in ("eager", "sdpa", "flash") else "",
+        "memory_format": m["memory_format"] if m["memory_format"] in ("contiguous", "channels_last") else "",
+        "trainer": TRAINER.get(m["trainer"], m["trainer"]),
+        "max_grad_norm": kv.get("max_grad_norm", "0" if m["trainer"] == "plain" else ""),
+        "data": DATA.get(kv.get("data", ""), ""),
+        "num_workers": kv.get("num_workers", ""),
+        "pin_memory": kv.get("pin_memory", ""),
+        "padding": kv.get("padding", ""),
+        "dataset_samples": kv.get("dataset_samples", ""),
+        "epochs": kv.get("epochs", ""),
+        "eval_samples": kv.get("eval_samples", ""),
+        "metric": metric,
+        "memory_reading": reading,
+        "value": value,
+        "source": "%s: %s" % (src, m["source_location"]),
+        "split": split,
+        "split_reason": reason,
+        "gpu_known": "1" if gid in gpus else "0",
+        "gpu_note": gnote,
+    }
+
+
+def build():
+    src = os.path.join(root_dir(), "bench", "data", "stack", "measurements.csv")
+    gpus = known_gpus()
+    with open(src, newline="") as f:
+        return [convert(m, gpus) for m in csv.DictReader(f)]
+
+
+def write(rows, path):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def summary(rows):
+    from collections import Counter
+    for key in ("split", "source", "gpu", "metric"):
+        c = Counter((r["split"], r[key]) if key != "split" else r["split"] for r in rows)
+        print("by %s:" % key)
+        for k, n in sorted(c.items(), key=lambda kv: (str(kv[0]))):
+            print("  %-60s %4d" % (k if isinstance(k, str) else " / ".join(k), n))
+
+
+def main(argv):
+    dst = os.path.join(root_dir(), "bench", "data", "stack_runs.csv")
+    rows = build()
+    if argv[1:] == ["--summary"]:
+        summary(rows)
+        return 0
+    if argv[1:] == ["--check"]:
+        tmp = dst + ".tmp"
+        write(rows, tmp)
+        with open(tmp, "rb") as a:
+            new = a.read()
+        os.remove(tmp)
+        try:
+            with open(dst, "rb") as b:
+                same = new == b.read()
+        except FileNotFoundError:
+            same = False
+        print("%s %s what make_stack_runs.py makes of bench/data/stack/measurements.csv" % (dst, "is" if same else "differs from"))
+        return 0 if same else 1
+    if len(argv) != 1:
+        sys.stderr.write(__doc__)
+        return 2
+    tmp = dst + ".tmp"
+    write(rows, tmp)
+    os.replace(tmp, dst)
+    print("wrote %s (%d rows: %d fit, %d holdout, %d excluded)" % (
+        dst, len(rows), sum(r["split"] == "fit" for r in rows), sum(r["split"] == "holdout" for r in rows),
+        sum(r["split"] == "excluded" for r in rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
