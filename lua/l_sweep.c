@@ -317,7 +317,10 @@ static int l_sweep_sweep(lua_State *L)
     size_t t = 0;
     for (size_t a = 0; a < n_axes; a++) {
         lua_rawgeti(L, S_KEYS, (lua_Integer)a + 1);
-        axes[a].key = lua_tostring(L, -1);                    /* alive in S_KEYS */
+        size_t klen;
+        axes[a].key = lua_tolstring(L, -1, &klen);            /* alive in S_KEYS */
+        if (strlen(axes[a].key) != klen)
+            luaL_error(L, "sweep axis '%s...': the key has an embedded NUL byte", axes[a].key);
         lua_pop(L, 1);
         lua_rawgeti(L, S_VALUES, (lua_Integer)a + 1);         /* vals */
         axes[a].n = (size_t)lua_rawlen(L, -1);

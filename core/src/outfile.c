@@ -9,7 +9,8 @@
  *   - a target that is not a regular file (a link, a device, a FIFO, a folder) is refused, and
  *     so is one the context read as an input (eci_input_note: run records, profile= and
  *     lengths= files), so `validate runs.csv -o runs.csv` cannot destroy the measurements;
- *   - the target keeps its permission bits; a new file gets 0666 less the process umask;
+ *   - the target keeps its permission bits (and owner, where the process may set it); a new
+ *     file gets 0666 less the process umask;
  *   - every failure, and a cancellation from the context's progress callback, removes the
  *     temporary file.
  * Nothing here prints.  Inputs: the path a caller gives and the file system.
@@ -38,6 +39,7 @@ struct ec_outfile {
     char *tmp;          /* the temporary file, "" once removed */
     size_t size;        /* of the whole block */
     unsigned mode;      /* permission bits the file gets */
+    long uid, gid;      /* the owner an existing target had (-1: a new file) */
     size_t unchecked;   /* bytes since the last cancellation check */
     int failed;         /* a write failed: only abort is left */
 };
@@ -95,9 +97,11 @@ static int is_input(const ec_ctx *ctx, const struct stat *st)
     return 0;
 }
 
-/* Check the target (without following a link) and find the mode the file will have. */
-static int check_target(ec_ctx *ctx, const char *path, unsigned *mode)
+/* Check the target (without following a link) and find the mode (and, for an existing
+ * file, the owner) the file will have. */
+static int check_target(ec_ctx *ctx, const char *path, unsigned *mode, long *uid, long *gid)
 {
+    *uid = *gid = -1;
     struct stat st;
     if (lstat(path, &st) != 0) {
         if (errno == ENOENT) {
@@ -117,6 +121,8 @@ static int check_target(ec_ctx *ctx, const char *path, unsigned *mode)
         return eci_error(ctx, EC_EIO, "%s: is an input of this run: refusing to overwrite it "
                          "(write the output to another file)", path);
     *mode = (unsigned)st.st_mode & 07777u;
+    *uid = (long)st.st_uid;
+    *gid = (long)st.st_gid;
     return EC_OK;
 }
 
@@ -161,7 +167,8 @@ int ec_outfile_open(ec_ctx *ctx, const char *path, ec_outfile **out)
     if (path[n - 1] == '/')
         return eci_error(ctx, EC_EIO, "%s: is a folder, not a file name", path);
     unsigned mode;
-    int rc = check_target(ctx, path, &mode);
+    long uid, gid;
+    int rc = check_target(ctx, path, &mode, &uid, &gid);
     if (rc != EC_OK)
         return rc;
 
@@ -175,7 +182,7 @@ int ec_outfile_open(ec_ctx *ctx, const char *path, ec_outfile **out)
     ec_outfile *f = eci_malloc(ctx, size);
     if (f == NULL)
         return EC_ENOMEM;
-    *f = (ec_outfile){.ctx = ctx, .size = size, .mode = mode};
+    *f = (ec_outfile){.ctx = ctx, .size = size, .mode = mode, .uid = uid, .gid = gid};
     f->path = (char *)(f + 1);
     memcpy(f->path, path, n + 1);
     f->tmp = f->path + n + 1;
@@ -288,6 +295,10 @@ int ec_outfile_commit(ec_outfile *f)
         rc = eci_outfile_fail(f, errno, "fsync");
     else if (fchmod(fd, (mode_t)f->mode) != 0)
         rc = eci_outfile_fail(f, errno, "chmod");
+    /* The owner of a replaced file, where we may give it (root writing a user's file); an
+     * ordinary user cannot and need not: the file was theirs. */
+    if (rc == EC_OK && f->uid >= 0 && fchown(fd, (uid_t)f->uid, (gid_t)f->gid) == 0)
+        fchmod(fd, (mode_t)f->mode); /* fchown clears set-id bits: set the mode again */
     if (rc == EC_OK) {
         int bad = fclose(f->fp);
         int err = errno;
@@ -297,7 +308,8 @@ int ec_outfile_commit(ec_outfile *f)
     }
     /* The target may have changed since open: check it again just before the rename. */
     unsigned mode;
-    if (rc == EC_OK && (rc = check_target(ctx, f->path, &mode)) != EC_OK)
+    long uid, gid;
+    if (rc == EC_OK && (rc = check_target(ctx, f->path, &mode, &uid, &gid)) != EC_OK)
         drop_temp(f);
     if (rc == EC_OK) {
         errno = 0;
