@@ -404,7 +404,7 @@ static const char run_usage[] =
     "  --sandbox     run an untrusted scenario: no debug library, os.execute, io.popen,\n"
     "                package.loadlib, C modules, binary chunks, os.remove/rename/getenv or\n"
     "                io.open for writing; the module writes only below the current folder.\n"
-    "                The default for a SCRIPT you do not own (or others may change);\n"
+    "                The default for a SCRIPT you do not own (or anyone may change);\n"
     "                --no-sandbox trusts it.  Your own scenarios run with every library.\n"
     "\n"
     "Limits (0 = none): --max-seconds N stops a scenario that runs longer than N seconds\n"
@@ -1330,6 +1330,24 @@ static int sandbox_open(lua_State *L)
     return lua_gettop(L);
 }
 
+/* The sandbox's second package searcher: Lua source files on package.path (a scenario's own
+ * modules), loaded as text only; upvalue 1 is the package table. */
+static int sandbox_searcher(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    lua_getfield(L, lua_upvalueindex(1), "searchpath");  /* name searchpath */
+    lua_pushvalue(L, 1);
+    lua_getfield(L, lua_upvalueindex(1), "path");        /* name searchpath name path */
+    lua_call(L, 2, 2);                                   /* name file|nil msg */
+    if (lua_isnil(L, -2))
+        return 1;                                        /* the message: not found */
+    const char *file = lua_tostring(L, -2);
+    if (luaL_loadfilex(L, file, "t") != LUA_OK)
+        return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file, lua_tostring(L, -1));
+    lua_pushvalue(L, -3);                                /* name file msg loader file */
+    return 2;
+}
+
 /* Set t[name] = nil for each name in the table on top. */
 static void drop_fields(lua_State *L, const char *const *names)
 {
@@ -1340,7 +1358,8 @@ static void drop_fields(lua_State *L, const char *const *names)
 }
 
 /* The standard libraries of a sandboxed scenario: no debug library; no os.execute,
- * io.popen, package.loadlib or C modules (only preloaded modules: epochcast); no file
+ * io.popen, package.loadlib or C modules (preloaded modules and Lua source on package.path,
+ * loaded as text); no file
  * changes outside the module's writers (os.remove, os.rename, io.output, io.open for
  * writing); no environment (os.getenv); no binary chunks (dofile, loadfile, load mode "b"). */
 static void open_sandbox_libs(lua_State *L)
@@ -1358,7 +1377,7 @@ static void open_sandbox_libs(lua_State *L)
     static const char *const base_out[] = {"dofile", "loadfile", NULL};
     static const char *const os_out[] = {"execute", "remove", "rename", "tmpname", "getenv", NULL};
     static const char *const io_out[] = {"popen", "output", NULL};
-    static const char *const package_out[] = {"loadlib", "searchpath", NULL};
+    static const char *const package_out[] = {"loadlib", NULL};
     lua_pushglobaltable(L);                               /* G */
     drop_fields(L, base_out);
     lua_getfield(L, -1, "load");                          /* G load */
@@ -1380,9 +1399,10 @@ static void open_sandbox_libs(lua_State *L)
         lua_pushnil(L);
         lua_rawseti(L, -2, i);
     }
+    lua_pushvalue(L, -2);                                 /* G package searchers package */
+    lua_pushcclosure(L, sandbox_searcher, 1);             /* G package searchers searcher */
+    lua_rawseti(L, -2, 2);                                /* G package searchers */
     lua_pop(L, 1);
-    lua_pushliteral(L, "");
-    lua_setfield(L, -2, "path");
     lua_pushliteral(L, "");
     lua_setfield(L, -2, "cpath");
     lua_pop(L, 2);                                        /* */
@@ -1390,14 +1410,14 @@ static void open_sandbox_libs(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, ECL_SANDBOX_KEY);
 }
 
-/* The default: a scenario file the user does not own (or one others may change) runs in the
+/* The default: a scenario file the user does not own (or one anyone may change) runs in the
  * sandbox; one of the user's own runs with the standard libraries, as lua would run it. */
 static int not_own(const char *script)
 {
     struct stat st;
     if (strcmp(script, "-") == 0 || stat(script, &st) != 0)
         return 0;
-    return st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+    return st.st_uid != geteuid() || (st.st_mode & S_IWOTH) != 0;
 }
 
 static int cmd_run(lua_State *L, int argc, char **argv, int script)

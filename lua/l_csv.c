@@ -7,10 +7,14 @@
  * joined with "; ".  Every row is converted before the file is opened, so a bad row
  * raises without touching the disk; a write failure aborts the file and returns nil, msg.
  */
+#define _POSIX_C_SOURCE 200809L /* mkdir, stat */
+
 #include "lec_priv.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Push the CSV text of the scalar at idx, or raise naming the field. */
 static void push_cell(lua_State *L, int idx, lua_Integer row, const char *field)
@@ -273,8 +277,47 @@ fail:
     return ecL_fail(L, ctx, st);
 }
 
+/* ec.mkdir(path) -> true | nil, msg, code: create a folder and its parents (mkdir -p)
+ * without a shell; in a sandbox, only below the current folder. */
+static int l_csv_mkdir(lua_State *L)
+{
+    size_t len;
+    const char *path = ecL_checkpath(L, 1);
+    len = strlen(path);
+    if (len == 0)
+        return luaL_argerror(L, 1, "empty path");
+    luaL_Buffer b;
+    char *buf = luaL_buffinitsize(L, &b, len + 1);
+    memcpy(buf, path, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        struct stat st;
+        if (stat(buf, &st) != 0) {
+            ecL_check_output(L, buf); /* in a sandbox: its parent, made just before, must be inside */
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+                lua_pushnil(L);
+                lua_pushfstring(L, "EIO: %s: cannot create the folder: %s", buf, strerror(errno));
+                lua_pushliteral(L, "EIO");
+                return 3;
+            }
+        } else if (!S_ISDIR(st.st_mode)) {
+            lua_pushnil(L);
+            lua_pushfstring(L, "EIO: %s: exists and is not a folder", buf);
+            lua_pushliteral(L, "EIO");
+            return 3;
+        }
+        buf[i] = c;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 static const luaL_Reg csv_funcs[] = {
     {"write_csv", l_csv_write_csv},
+    {"mkdir", l_csv_mkdir},
     {NULL, NULL},
 };
 

@@ -659,8 +659,9 @@ typedef struct ec_run {
  * path replaces the cell's text in the run's config.  EC_RUNS_ALLOW_PATHS lifts the
  * confinement (the file must still be a regular file, never a FIFO or a device). */
 #define EC_RUNS_ALLOW_PATHS 1u
-/* ec_runs_load holds every run (about 2 KiB each): a file with more is refused (EC_EINVAL). */
-#define EC_RUNS_LOAD_MAX 200000
+/* ec_runs_load holds every run (about 2 KiB each): a file with more is refused (EC_EINVAL);
+ * ec_runs_open streams any number. */
+#define EC_RUNS_LOAD_MAX 50000
 
 /* Load a run-record CSV.  Unknown columns are an error (naming file, line and column); so is
  * a file with a header and no runs (EC_EPARSE), a duplicate id, a value that is not a
