@@ -183,15 +183,15 @@ static int interrupt_status(void)
 
 /* ---- lua.c's machinery -------------------------------------------------------------- */
 
-/* Write msg to stderr with control characters other than line feeds and tabs shown as \xNN,
+/* Write msg to f with control characters other than line feeds and tabs shown as \xNN,
  * so a value echoed in a message cannot drive the terminal. */
-static void put_escaped(const char *msg)
+static void put_escaped(FILE *f, const char *msg)
 {
     for (const unsigned char *p = (const unsigned char *)msg; *p != '\0'; p++) {
         if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
-            fprintf(stderr, "\\x%02x", *p);
+            fprintf(f, "\\x%02x", *p);
         else
-            fputc(*p, stderr);
+            fputc(*p, f);
     }
 }
 
@@ -200,7 +200,7 @@ static void l_message(const char *pname, const char *msg)
     draw_bar(NULL, 0, 1);
     if (pname != NULL)
         fprintf(stderr, "%s: ", pname);
-    put_escaped(msg);
+    put_escaped(stderr, msg);
     fputc('\n', stderr);
     fflush(stderr);
 }
@@ -724,14 +724,21 @@ static int sweep_point_cli(void *ud, size_t point, const size_t *index, const ec
     (void)point;
     if (sw->table) {
         for (size_t a = 0; a < sw->n_axes; a++)
-            printf("%-*s  ", sw->widths[a], sw->axes[a].values[index[a]]);
+        {
+            const char *v = sw->axes[a].values[index[a]];
+            put_escaped(stdout, v); /* a value from the command line, shown as it was given */
+            printf("%*s  ", sw->widths[a] > (int)strlen(v) ? sw->widths[a] - (int)strlen(v) : 0, "");
+        }
         if (status == EC_OK)
             printf("%10.3f %10.1f %5.1f  %-10s %8.2f %-4s%s\n", res->step_s * 1e3, res->samples_per_s,
                    res->gpu_util_frac * 100, ec_bottleneck_name(res->bottleneck),
                    res->memory.peak_bytes / GIB, res->memory.fits ? "yes" : "no",
                    res->warning_text[0] != '\0' ? "  *" : "");
-        else
-            printf("error: %s\n", ec_ctx_errmsg(sw->ctx));
+        else {
+            fputs("error: ", stdout);
+            put_escaped(stdout, ec_ctx_errmsg(sw->ctx));
+            putchar('\n');
+        }
     }
     if (sw->csv || sw->w != NULL) {
         sweep_csv_fields(sw, cfg, status, res);

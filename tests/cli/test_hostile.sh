@@ -267,6 +267,8 @@ run "$EC" predict $P padding=dynamic lengths=1e9
 check "8: a lengths= file message names the key" '[ $rc -eq 1 ] && grep -q "lengths" <<<"$out" && grep -q "1e9" <<<"$out"' "rc=$rc $out"
 run "$EC" predict model=$'bert\e[31mbase' gpu=t4 batch_per_gpu=8
 check "8: control characters are not echoed raw" '[ $rc -eq 1 ] && ! grep -q $'"'"'\e'"'"' <<<"$out"' "rc=$rc $(printf %q "$out")"
+run "$EC" sweep model=bert-base gpu=t4 batch_per_gpu=8,16 padding=dynamic lengths=$'\e[31m',x
+check "8: ... nor in a sweep's table" '! grep -q $'"'"'\e'"'"' <<<"$out"' "rc=$rc $(printf %q "$out")"
 
 echo "$((n - fails))/$n passed"
 [ "$fails" -eq 0 ]
