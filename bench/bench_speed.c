@@ -199,6 +199,37 @@ static void setup_ddp8(ec_ctx *ctx, ec_config *c)
     set(ctx, c, "strategy=ddp");
 }
 
+/* Llama-3.1-8B on 64 H100s (8 nodes, InfiniBand NDR), 16 micro-batches of 4096 tokens: the
+ * layouts of issue 18's speed goal, dp x tp x pp with sequence parallelism, in turn. */
+static void setup_llama8b_64(ec_ctx *ctx, ec_config *c)
+{
+    setup_llama8b(ctx, c);
+    set(ctx, c, "num_gpus=64");
+    set(ctx, c, "network=ib-ndr-400");
+    set(ctx, c, "grad_accum=16");
+    set(ctx, c, "attention=flash");
+}
+
+/* The layouts dp x tp x pp of 64 GPUs with tp within a node, and micro-batches 1..4. */
+static long predict_layouts(bench *b, ec_config *base, long iter)
+{
+    static const int layouts[][2] = {{1, 1}, {2, 1}, {8, 1}, {1, 4}, {2, 2}, {2, 4}, {4, 2}, {4, 4}, {8, 2}, {2, 8}};
+    const long n_layouts = (long)(sizeof layouts / sizeof layouts[0]);
+    ec_config c = *base;
+    ec_result res;
+    double sink = 0;
+    for (long i = 0; i < iter; i++) {
+        c.tp = layouts[i % n_layouts][0];
+        c.pp = layouts[i % n_layouts][1];
+        c.sequence_parallel = c.tp > 1;
+        c.batch_per_gpu = 1 + (int)((i / n_layouts) % 4);
+        must(b->ctx, ec_predict(b->ctx, &c, &res), "ec_predict");
+        sink += res.step_s;
+    }
+    (void)b;
+    return sink > 0 ? iter : -1;
+}
+
 typedef struct section {
     const char *name;
     void (*setup)(ec_ctx *ctx, ec_config *c);
@@ -212,6 +243,8 @@ static const section sections[] = {
     {"single-GPU step, Llama-3.1-8B (seq 4096, amp_bf16, synthetic data)", setup_llama8b, predict_sweep},
     {"single-GPU step, ResNet-152 ImageNet (amp_fp16, synthetic data)", setup_resnet152, predict_sweep},
     {"8-GPU DDP step, BERT-large SQuAD", setup_ddp8, predict_sweep},
+    {"64-GPU Llama-3.1-8B, dp x tp x pp (10 layouts, micro-batch 1-4, 16 micro-batches)", setup_llama8b_64,
+     predict_layouts},
     {"single-GPU BERT-large, workload cache missed every call", setup_bert_squad, predict_cold},
     {"single-GPU ResNet-50, workload cache missed every call", setup_resnet, predict_cold},
     {"single-GPU Llama-3.1-8B, workload cache missed every call", setup_llama8b, predict_cold},

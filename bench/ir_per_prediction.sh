@@ -18,7 +18,7 @@ ir() { # N config... -> instructions of measured_loop
     "$bin" "$models" "$n" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
   callgrind_annotate "$tmp/out" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
 }
-n1=2000 n2=6000
+n1=${IR_N1:-2000} n2=${IR_N2:-6000}
 echo "| config | instructions per prediction |"
 echo "|---|---:|"
 while IFS= read -r cfg; do
@@ -34,4 +34,5 @@ model=bert-large task=squad seq_len=384 precision=amp_fp16 num_gpus=8 strategy=d
 model=llama-3.1-8b seq_len=4096 precision=amp_bf16 data=synthetic
 model=resnet152 precision=amp_fp16 data=synthetic
 model=mixtral-8x7b seq_len=4096 precision=amp_bf16 data=synthetic
+--layouts model=llama-3.1-8b gpu=h100-sxm5-80gb seq_len=4096 precision=amp_bf16 data=synthetic num_gpus=64 network=ib-ndr-400 grad_accum=16 attention=flash
 CONFIGS

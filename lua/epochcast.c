@@ -15,7 +15,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, sigaction, setitimer, isatty */
 
-#include "lec_priv.h"
+#include "cli.h"
 
 #include <csv.h>
 #include <gsl/gsl_errno.h>
@@ -320,11 +320,16 @@ static const char main_usage[] =
     "commands:\n"
     "  gpus                          list the GPU profiles\n"
     "  models                        list the network presets and their families\n"
+    "  networks                      list the inter-node network presets (network=...)\n"
     "  model-info model=ID|PATH      a network's parameters, FLOPs, memory and layers\n"
     "  predict key=value ...         predict one configuration (--csv, -o FILE)\n"
     "  sweep key=v1,v2 ... key=value predict every combination (--csv, -o FILE)\n"
     "  validate RUNS.csv             predict measured runs and report the error\n"
     "  calibrate RUNS.csv -o P.csv   fit the model's physical parameters to measured runs\n"
+    "  plan key=v1,v2 ... deadline_h=H  the cheapest configuration under constraints, the\n"
+    "                                time-cost Pareto front (CSV and PNG)\n"
+    "  compare A... -- B...          two configurations side by side (B changes A)\n"
+    "  max-batch key=value ...       the largest batch_per_gpu that fits in memory\n"
     "  run SCRIPT.lua [ARGS...]      run a Lua scenario (require \"epochcast\")\n"
     "\n"
     "options:\n"
@@ -341,6 +346,15 @@ static const char gpus_usage[] =
     "List the GPU profiles: id, name, architecture, memory (GiB), memory bandwidth\n"
     "(GB/s = 1e9 bytes/s) and dense fp32 / fp16 tensor peaks (TFLOP/s).\n"
     "Any id, alias or nvidia-smi name works as gpu=... in a configuration.\n";
+
+static const char networks_usage[] =
+    "usage: epochcast networks\n"
+    "\n"
+    "List the inter-node network presets of models/interconnects.csv that network= names:\n"
+    "the rate of each GPU's own NIC and of a node (Gb/s per direction), the measured\n"
+    "collective efficiency where one is published (else constants.csv internode_busbw_frac),\n"
+    "the NVLink switch domain, and the description.  Without network=, nodes are joined by\n"
+    "network_gbit_per_s (per node) or constants.csv internode_bytes_per_s.\n";
 
 static const char models_usage[] =
     "usage: epochcast models\n"
@@ -383,7 +397,10 @@ static const char validate_usage[] =
     "Predict every measured run of RUNS.csv (columns: id, config keys, metric, value,\n"
     "source) and print the error: n, MAPE, share within +-10% and +-20%, bias, overall\n"
     "and per GPU and per model.\n"
-    "  -o OUT.csv    also write id,gpu,model,metric,predicted,measured,error_pct per run\n"
+    "  -o OUT.csv    also write id,gpu,model,metric,predicted,p10,p90,measured,error_pct,\n"
+    "                in_p10_p90 per run (p10/p90: the prediction's interval in the run's metric)\n"
+    "The p10-p90% column is the share of measured runs inside their predicted p10-p90\n"
+    "interval: about 80% when the intervals can be trusted on this hardware.\n"
     "  --plot FILE   draw predicted against measured (.png or .svg, needs gnuplot)\n"
     "  --profile P   predict with the calibrated profile P (overrides the runs' profile)\n"
     "  --allow-paths let lengths=/profile= cells name files outside RUNS.csv's folder\n"
@@ -485,6 +502,39 @@ static int cmd_gpus(lua_State *L, int argc, char **argv)
     return 0;
 }
 
+static int cmd_networks(lua_State *L, int argc, char **argv)
+{
+    if (argc > 0 && is_help(argv[0]))
+        return fputs(networks_usage, stdout), 0;
+    if (argc > 0)
+        return usage_error("networks", "networks: unexpected argument '%s'", argv[0]);
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    size_t n = ec_interconnect_count(ctx);
+    int wid = 2;
+    for (size_t i = 0; i < n; i++) {
+        ec_interconnect_info f;
+        if (ec_interconnect_get(ctx, i, &f) != EC_OK)
+            return fail("%s", ec_ctx_errmsg(ctx));
+        if ((int)strlen(f.id) > wid)
+            wid = (int)strlen(f.id);
+    }
+    printf("%-*s  %9s %10s %6s %6s  %s\n", wid, "id", "Gb/s/GPU", "Gb/s/node", "eff", "domain", "description");
+    for (size_t i = 0; i < n; i++) {
+        ec_interconnect_info f;
+        ec_interconnect_get(ctx, i, &f);
+        char eff[16] = "-", dom[16] = "-", gpu[16] = "-";
+        if (f.efficiency_frac > 0)
+            snprintf(eff, sizeof eff, "%.2f", f.efficiency_frac);
+        if (f.domain_gpus > 0)
+            snprintf(dom, sizeof dom, "%d", f.domain_gpus);
+        if (f.gpu_bytes_per_s > 0)
+            snprintf(gpu, sizeof gpu, "%.0f", f.gpu_bytes_per_s * 8 / 1e9);
+        printf("%-*s  %9s %10.0f %6s %6s  %s\n", wid, f.id, gpu, f.node_bytes_per_s * 8 / 1e9, eff, dom,
+               f.description);
+    }
+    return 0;
+}
+
 static int cmd_models(lua_State *L, int argc, char **argv)
 {
     if (argc > 0 && is_help(argv[0]))
@@ -559,8 +609,15 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
            config_text(cfg, "precision", prec, sizeof prec),
            config_text(cfg, "batch_per_gpu", batch, sizeof batch),
            config_text(cfg, "seq_len", seq, sizeof seq));
+    if (res->tp > 1 || res->pp > 1 || res->cp > 1 || res->ep > 1)
+        printf("  layout             dp %d x tp %d x pp %d x cp %d (ep %d)\n", res->dp, res->tp, res->pp, res->cp,
+               res->ep);
     printf("  step time          %12.3f ms\n", res->step_s * 1e3);
     printf("  samples/s          %12.1f\n", res->samples_per_s);
+    char seqbuf[32];
+    if (ec_config_get(cfg, "seq_len", seqbuf, sizeof seqbuf) == EC_OK && res->tokens_per_s != res->samples_per_s)
+        printf("  tokens/s           %12.0f   (%.3g GPU-s per 1M tokens)\n", res->tokens_per_s,
+               res->gpu_s_per_token * 1e6);
     if (res->epoch_s > 0)
         printf("  epoch time         %12.1f s   (p10 %.1f s, p90 %.1f s; %.0f steps)\n",
                res->epoch_s, res->epoch_p10_s, res->epoch_p90_s, res->steps_per_epoch);
@@ -575,9 +632,20 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
     printf("  CPU overhead       %12.3f\n", b->cpu_overhead_s * 1e3);
     printf("  loader             %12.3f\n", b->loader_s * 1e3);
     printf("  comm               %12.3f\n", b->comm_s * 1e3);
+    const ec_comm_parts *c = &res->comm;
+    const struct { const char *name; double s; } parts[] = {
+        {"tensor parallel", c->tp_s}, {"context parallel", c->cp_s}, {"expert all-to-all", c->ep_s},
+        {"gradient reduce", c->dp_reduce_s}, {"FSDP/ZeRO waits", c->shard_wait_s},
+        {"overlap slowdown", c->overlap_s}, {"CPU offload", c->offload_s}, {"pipeline bubble", c->pp_bubble_s},
+        {"pipeline p2p", c->pp_p2p_s}, {"slowest GPU", res->straggler_s}};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i].s > 0 && b->comm_s > 0)
+            printf("    %-17s%12.3f\n", parts[i].name, parts[i].s * 1e3);
     printf("GPU busy             %12.1f %%\n", res->gpu_util_frac * 100);
     printf("bottleneck           %12s\n", ec_bottleneck_name(res->bottleneck));
     printf("MFU                  %12.1f %%\n", res->mfu_frac * 100);
+    if (res->hfu_frac > res->mfu_frac * 1.0005)
+        printf("HFU                  %12.1f %%   (checkpointing's recompute counted)\n", res->hfu_frac * 100);
     const ec_memory *m = &res->memory;
     printf("memory (GiB)\n");
     printf("  weights            %12.2f\n", m->weights_bytes / GIB);
@@ -590,6 +658,8 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
     printf("  allocator          %12.2f\n", m->allocator_bytes / GIB);
     printf("  peak               %12.2f of %.2f   fits: %s\n", m->peak_bytes / GIB,
            m->capacity_bytes / GIB, m->fits ? "yes" : "no");
+    if (res->host_pinned_bytes > 0)
+        printf("  host (pinned)      %12.2f   per GPU, for CPU offload\n", res->host_pinned_bytes / GIB);
     if (res->warning_text[0] != '\0') {
         printf("warnings\n");
         const char *t = res->warning_text;
@@ -601,6 +671,27 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
             t += len + (end != NULL ? 2 : 0);
         }
     }
+}
+
+/* A pipeline's stages: which layers, a micro-batch's time and the peak memory of each. */
+static int print_stages(ec_ctx *ctx, const ec_config *cfg, int pp)
+{
+    ec_stage *st = calloc((size_t)pp, sizeof *st);
+    size_t n = 0;
+    if (st == NULL)
+        return fail("out of memory");
+    if (ec_predict_stages(ctx, cfg, st, (size_t)pp, &n) != EC_OK) {
+        free(st);
+        return fail("%s", ec_ctx_errmsg(ctx));
+    }
+    printf("pipeline stages\n  %-7s %-13s %12s %10s %12s %12s\n", "stage", "layers", "micro (ms)", "in flight",
+           "act (GiB)", "peak (GiB)");
+    for (size_t i = 0; i < n; i++)
+        printf("  %-7zu %4d-%-8d %12.3f %10.1f %12.2f %12.2f%s\n", i, st[i].first_layer,
+               st[i].first_layer + st[i].layers - 1, st[i].micro_s * 1e3, st[i].in_flight,
+               st[i].memory.activations_bytes / GIB, st[i].memory.peak_bytes / GIB, st[i].memory.fits ? "" : "  (does not fit)");
+    free(st);
+    return 0;
 }
 
 static int cmd_predict(lua_State *L, int argc, char **argv)
@@ -645,11 +736,14 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
         }
     }
     ec_result res;
+    ec_config shown; /* what was simulated: derived strategy, task, seq_len, ... (issue 21) */
     int st = ec_predict(ctx, &cfg, &res);
+    if (st == EC_OK)
+        st = ec_config_resolve(ctx, &cfg, &shown);
     if (st != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
     const char **fields = NULL;
-    size_t n = predict_csv(L, &cfg, &res, &fields);
+    size_t n = predict_csv(L, &shown, &res, &fields);
     if (out != NULL && write_csv_file(L, ctx, out, fields, 2, n) != 0)
         return EXIT_FAILURE;
     if (trace != NULL && ec_trace_write(ctx, &cfg, trace, 0) != EC_OK)
@@ -658,7 +752,9 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
         print_csv_row(fields, n);
         print_csv_row(fields + n, n);
     } else {
-        print_breakdown(&cfg, &res);
+        print_breakdown(&shown, &res);
+        if (res.pp > 1 && print_stages(ctx, &cfg, res.pp) != 0)
+            return EXIT_FAILURE;
     }
     return 0;
 }
@@ -676,6 +772,8 @@ typedef struct cli_sweep {
     const char **fields;       /* n_cols field pointers */
     char *cells;               /* n_cols x CELL_MAX */
     size_t n_cols;
+    size_t refused;            /* points the library refused: listed at the end, exit status 1 */
+    luaL_Buffer *refused_text; /* "  key=v key=v: message" lines */
 } cli_sweep;
 
 /* Split value at the commas outside parentheses, in place; returns the number of parts. */
@@ -701,6 +799,9 @@ static size_t split_values(char *value, const char **parts, size_t max)
 static void sweep_csv_fields(cli_sweep *sw, const ec_config *cfg, int status, const ec_result *res)
 {
     size_t nk = ec_config_key_count(), nr = ecL_result_column_count();
+    ec_config shown; /* a predicted point: the values it derived (strategy, task, ...) */
+    if (status == EC_OK && ec_config_resolve(sw->ctx, cfg, &shown) == EC_OK)
+        cfg = &shown;
     for (size_t i = 0; i < sw->n_cols; i++) {
         char *cell = sw->cells + i * CELL_MAX;
         cell[0] = '\0';
@@ -722,6 +823,19 @@ static int sweep_point_cli(void *ud, size_t point, const size_t *index, const ec
 {
     cli_sweep *sw = (cli_sweep *)ud;
     (void)point;
+    if (status != EC_OK) { /* kept for the list at the end */
+        sw->refused++;
+        luaL_addstring(sw->refused_text, " ");
+        for (size_t a = 0; a < sw->n_axes; a++) {
+            luaL_addchar(sw->refused_text, ' ');
+            luaL_addstring(sw->refused_text, sw->axes[a].key);
+            luaL_addchar(sw->refused_text, '=');
+            luaL_addstring(sw->refused_text, sw->axes[a].values[index[a]]);
+        }
+        luaL_addstring(sw->refused_text, ": ");
+        luaL_addstring(sw->refused_text, ec_ctx_errmsg(sw->ctx));
+        luaL_addchar(sw->refused_text, '\n');
+    }
     if (sw->table) {
         for (size_t a = 0; a < sw->n_axes; a++)
         {
@@ -729,12 +843,17 @@ static int sweep_point_cli(void *ud, size_t point, const size_t *index, const ec
             put_escaped(stdout, v); /* a value from the command line, shown as it was given */
             printf("%*s  ", sw->widths[a] > (int)strlen(v) ? sw->widths[a] - (int)strlen(v) : 0, "");
         }
-        if (status == EC_OK)
-            printf("%10.3f %10.1f %5.1f  %-10s %8.2f %-4s%s\n", res->step_s * 1e3, res->samples_per_s,
-                   res->gpu_util_frac * 100, ec_bottleneck_name(res->bottleneck),
+        if (status == EC_OK) {
+            char epoch[16] = "-", cost[16] = "-";
+            if (res->epoch_s > 0)
+                snprintf(epoch, sizeof epoch, "%.4g", res->epoch_s);
+            if (res->cost_per_epoch > 0)
+                snprintf(cost, sizeof cost, "%.4g", res->cost_per_epoch);
+            printf("%10.3f %10.1f %10s %9s %5.1f  %-10s %8.2f %-4s%s\n", res->step_s * 1e3, res->samples_per_s, epoch,
+                   cost, res->gpu_util_frac * 100, ec_bottleneck_name(res->bottleneck),
                    res->memory.peak_bytes / GIB, res->memory.fits ? "yes" : "no",
                    res->warning_text[0] != '\0' ? "  *" : "");
-        else {
+        } else {
             fputs("error: ", stdout);
             put_escaped(stdout, ec_ctx_errmsg(sw->ctx));
             putchar('\n');
@@ -804,7 +923,8 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     if (ecL_sweep_check(ctx, &base, axes, n_axes, &total, msg, sizeof msg) != EC_OK)
         return fail("%s", msg);
 
-    cli_sweep sw = {L, ctx, axes, n_axes, !csv, csv, NULL, NULL, NULL, NULL, 0};
+    luaL_Buffer refused_text;
+    cli_sweep sw = {L, ctx, axes, n_axes, !csv, csv, NULL, NULL, NULL, NULL, 0, 0, &refused_text};
     sw.n_cols = ec_config_key_count() + ecL_result_column_count() + 1;
     sw.fields = (const char **)lua_newuserdatauv(L, 2 * sw.n_cols * sizeof *sw.fields, 0);
     sw.cells = (char *)lua_newuserdatauv(L, sw.n_cols * CELL_MAX, 0);
@@ -834,9 +954,12 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     if (sw.table) {
         for (size_t a = 0; a < n_axes; a++)
             printf("%-*s  ", sw.widths[a], axes[a].key);
-        printf("%10s %10s %5s  %-10s %8s %-4s\n", "step_ms", "samples/s", "GPU%", "bottleneck", "peak_GiB", "fits");
+        printf("%10s %10s %10s %9s %5s  %-10s %8s %-4s\n", "step_ms", "samples/s", "epoch_s", "cost/ep", "GPU%",
+               "bottleneck", "peak_GiB", "fits");
     }
+    luaL_buffinit(L, &refused_text); /* the buffer's stack slot stays on top until the sweep is done */
     int st = ecL_sweep_run(ctx, &base, axes, n_axes, 1, sweep_point_cli, &sw, msg, sizeof msg);
+    luaL_pushresult(&refused_text);
     if (st != EC_OK) {
         ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
         return fail("%s", msg);
@@ -844,9 +967,15 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     if (out != NULL && ec_csv_close((ec_csv_writer *)ecL_unbox(L, wbox)) != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
     if (sw.table) {
-        printf("%zu points%s\n", total, " (* = see warnings with epochcast predict)");
+        printf("%zu points%s\n", total, " (* = see warnings with epochcast predict; epoch_s and cost/ep need "
+               "dataset_samples)");
         if (out != NULL)
             printf("wrote %s\n", out);
+    }
+    if (sw.refused > 0) { /* a refused point is an error of the sweep: listed, exit status 1 */
+        fprintf(stderr, "epochcast: %zu of %zu sweep points refused:\n", sw.refused, total);
+        put_escaped(stderr, lua_tostring(L, -1));
+        return EXIT_FAILURE;
     }
     return 0;
 }
@@ -923,6 +1052,7 @@ static ec_runs *load_runs(lua_State *L, const char *path, unsigned flags, ec_ctx
 typedef struct vrow {
     const char *key; /* GPU or model name of the group */
     double predicted, measured;
+    int covered;     /* measured inside the prediction's p10-p90 interval: 1, outside 0, no interval -1 */
 } vrow;
 
 static int compare_vrow(const void *a, const void *b)
@@ -930,12 +1060,22 @@ static int compare_vrow(const void *a, const void *b)
     return strcmp(((const vrow *)a)->key, ((const vrow *)b)->key);
 }
 
-static void print_stats(const char *label, const double *p, const double *m, size_t n)
+/* The error statistics of n runs, and the share of them inside their p10-p90 interval
+ * (covered[i] 1 inside, 0 outside, -1 no interval). */
+static void print_stats(const char *label, const double *p, const double *m, const int *covered, size_t n)
 {
     ec_error_stats s;
     ec_error_stats_compute(p, m, n, &s);
-    printf("  %-24s %6zu %8.1f %9.1f %9.1f %+8.1f", label, s.n, s.mape_frac * 100,
-           s.within_10_frac * 100, s.within_20_frac * 100, s.bias_frac * 100);
+    size_t with = 0, inside = 0;
+    for (size_t i = 0; i < n; i++) {
+        with += covered[i] >= 0;
+        inside += covered[i] > 0;
+    }
+    char cov[16] = "-";
+    if (with > 0)
+        snprintf(cov, sizeof cov, "%.1f", 100.0 * (double)inside / (double)with);
+    printf("  %-24s %6zu %8.1f %9.1f %9.1f %+8.1f %9s", label, s.n, s.mape_frac * 100,
+           s.within_10_frac * 100, s.within_20_frac * 100, s.bias_frac * 100, cov);
     /* rows the statistics skip (a prediction or measurement that is not a positive finite
      * number) are said, never silently dropped */
     if (s.n < n)
@@ -948,6 +1088,7 @@ static void print_groups(lua_State *L, const char *title, vrow *rows, size_t n)
 {
     double *p = (double *)lua_newuserdatauv(L, (n + 1) * sizeof *p, 0);
     double *m = (double *)lua_newuserdatauv(L, (n + 1) * sizeof *m, 0);
+    int *c = (int *)lua_newuserdatauv(L, (n + 1) * sizeof *c, 0);
     qsort(rows, n, sizeof *rows, compare_vrow);
     printf("by %s\n", title);
     for (size_t i = 0; i < n;) {
@@ -956,10 +1097,11 @@ static void print_groups(lua_State *L, const char *title, vrow *rows, size_t n)
         for (; i < n && strcmp(rows[i].key, key) == 0; i++, k++) {
             p[k] = rows[i].predicted;
             m[k] = rows[i].measured;
+            c[k] = rows[i].covered;
         }
-        print_stats(key, p, m, k);
+        print_stats(key, p, m, c, k);
     }
-    lua_pop(L, 2);
+    lua_pop(L, 3);
 }
 
 /* Draw predicted against measured, one colour per GPU, through ec.plot's C function. */
@@ -999,6 +1141,7 @@ static int plot_validate(lua_State *L, int ctxbox, const char *path, const vrow 
 typedef struct vdata {
     vrow *by_gpu, *by_model;
     double *pred, *meas;
+    int *covered;
     size_t n, cap;
 } vdata;
 
@@ -1009,10 +1152,11 @@ static void vdata_free(void *p)
     free(v->by_model);
     free(v->pred);
     free(v->meas);
+    free(v->covered);
     free(v);
 }
 
-static int vdata_push(vdata *v, vrow g, vrow m, double pred, double meas)
+static int vdata_push(vdata *v, vrow g, vrow m)
 {
     if (v->n == v->cap) {
         size_t cap = v->cap ? 2 * v->cap : 1024;
@@ -1028,14 +1172,17 @@ static int vdata_push(vdata *v, vrow g, vrow m, double pred, double meas)
         double *d = c != NULL ? realloc(v->meas, cap * sizeof *d) : NULL;
         if (d != NULL)
             v->meas = d;
-        if (d == NULL)
+        int *e = d != NULL ? realloc(v->covered, cap * sizeof *e) : NULL;
+        if (e == NULL)
             return -1;
+        v->covered = e;
         v->cap = cap;
     }
     v->by_gpu[v->n] = g;
     v->by_model[v->n] = m;
-    v->pred[v->n] = pred;
-    v->meas[v->n] = meas;
+    v->pred[v->n] = g.predicted;
+    v->meas[v->n] = g.measured;
+    v->covered[v->n] = g.covered;
     v->n++;
     return 0;
 }
@@ -1083,9 +1230,9 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
     lua_newtable(L);                                  /* model names */
     int names = lua_gettop(L);
 
-    enum { NCOL = 7, NUM_MAX = 32 };
-    static const char *const header[NCOL] = {"id", "gpu", "model", "metric", "predicted",
-                                             "measured", "error_pct"};
+    enum { NCOL = 10, NUM_MAX = 32 };
+    static const char *const header[NCOL] = {"id", "gpu", "model", "metric", "predicted", "p10", "p90",
+                                             "measured", "error_pct", "in_p10_p90"};
     void **wslot = ecL_newbox(L, ecL_abort_csv);             /* ... writer */
     int wbox = lua_gettop(L);
     ec_csv_writer *w = NULL;
@@ -1127,16 +1274,24 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
             gpu = intern(L, names, r->config.gpu);
         const char *model = intern(L, names, r->config.model);
         double pred = ec_result_metric(&res, r->metric), meas = r->value;
-        if (vdata_push(v, (vrow){gpu, pred, meas}, (vrow){model, pred, meas}, pred, meas) != 0) {
+        double lo, hi; /* the prediction's p10-p90 interval in the run's metric */
+        ec_result_metric_interval(&res, r->metric, &lo, &hi);
+        int covered = hi > 0 ? (meas >= lo && meas <= hi) : -1;
+        if (vdata_push(v, (vrow){gpu, pred, meas, covered}, (vrow){model, pred, meas, covered}) != 0) {
             ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
             return fail("out of memory");
         }
         if (w != NULL) {
-            char p[NUM_MAX], mv[NUM_MAX], e[NUM_MAX];
+            char p[NUM_MAX], mv[NUM_MAX], e[NUM_MAX], p10[NUM_MAX] = "", p90[NUM_MAX] = "", in[4] = "";
             ecL_format_number(pred, p, sizeof p);
             ecL_format_number(meas, mv, sizeof mv);
             ecL_format_number((pred - meas) / meas * 100, e, sizeof e);
-            const char *fields[NCOL] = {r->id, gpu, model, ecL_metric_name(r->metric), p, mv, e};
+            if (covered >= 0) {
+                ecL_format_number(lo, p10, sizeof p10);
+                ecL_format_number(hi, p90, sizeof p90);
+                snprintf(in, sizeof in, "%d", covered);
+            }
+            const char *fields[NCOL] = {r->id, gpu, model, ecL_metric_name(r->metric), p, p10, p90, mv, e, in};
             if (ec_csv_row(w, fields, NCOL) != EC_OK) {
                 ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
                 return fail("%s", ec_ctx_errmsg(ctx));
@@ -1151,8 +1306,8 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
     size_t n = v->n;
     printf("%s: %zu runs%s%s\n", runs_path, n, profile != NULL ? ", profile " : "",
            profile != NULL ? profile : "");
-    printf("  %-24s %6s %8s %9s %9s %8s\n", "", "n", "MAPE_%", "within10%", "within20%", "bias_%");
-    print_stats("all", v->pred, v->meas, n);
+    printf("  %-24s %6s %8s %9s %9s %8s %9s\n", "", "n", "MAPE_%", "within10%", "within20%", "bias_%", "p10-p90%");
+    print_stats("all", v->pred, v->meas, v->covered, n);
     print_groups(L, "GPU", v->by_gpu, n);
     print_groups(L, "model", v->by_model, n);
     return ra.plot != NULL ? plot_validate(L, ctxbox, ra.plot, v->by_gpu, n) : 0;
@@ -1583,6 +1738,8 @@ static int pmain(lua_State *L)
             code = cmd_gpus(L, rest, args);
         else if (strcmp(cmd, "models") == 0)
             code = cmd_models(L, rest, args);
+        else if (strcmp(cmd, "networks") == 0)
+            code = cmd_networks(L, rest, args);
         else if (strcmp(cmd, "model-info") == 0)
             code = ecL_cli_model_info(L, rest, args);
         else if (strcmp(cmd, "predict") == 0)
@@ -1593,6 +1750,12 @@ static int pmain(lua_State *L)
             code = cmd_validate(L, rest, args);
         else if (strcmp(cmd, "calibrate") == 0)
             code = cmd_calibrate(L, rest, args);
+        else if (strcmp(cmd, "plan") == 0)
+            code = ecC_cmd_plan(L, rest, args);
+        else if (strcmp(cmd, "compare") == 0)
+            code = ecC_cmd_compare(L, rest, args);
+        else if (strcmp(cmd, "max-batch") == 0)
+            code = ecC_cmd_max_batch(L, rest, args);
         else if (strcmp(cmd, "run") == 0)
             code = cmd_run(L, argc, argv, i + 1);
         else

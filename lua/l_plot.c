@@ -12,6 +12,9 @@
  *   breakdown  the step's parts (forward, backward, ...) as stacked bars, one bar per row
  *   memory     peak memory against x with each GPU's capacity as a dashed line
  *   validate   predicted against measured on log axes, with y = x and +-20% lines
+ *   scatter    y against x as points, one colour per group, the rows flagged by `front` (a
+ *              Pareto front) joined and circled, the `best` row starred, optional xline /
+ *              yline (a deadline, a budget) as dashed lines
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, posix_spawn, waitpid */
 
@@ -143,7 +146,8 @@ static axis_unit unit_of(const char *name, double max_abs)
     if (ends_with(name, "_per_s"))
         return (axis_unit){1, "per s"};
     if (ends_with(name, "_s"))
-        return max_abs < 1 ? (axis_unit){1e3, "ms"} : (axis_unit){1, "s"};
+        return max_abs < 1 ? (axis_unit){1e3, "ms"} : max_abs >= 3 * 3600.0 ? (axis_unit){1 / 3600.0, "h"}
+                                                                     : (axis_unit){1, "s"};
     return (axis_unit){1, ""};
 }
 
@@ -155,6 +159,7 @@ static const char *const names[][2] = {
     {"batch_per_gpu", "batch per GPU (samples)"}, {"num_gpus", "GPUs"},
     {"num_workers", "DataLoader workers"}, {"seq_len", "sequence length (tokens)"},
     {"mfu_frac", "MFU"},               {"grad_accum", "gradient accumulation steps"},
+    {"cost_run", "cost of the run"},   {"cost_per_epoch", "cost per epoch"},
 };
 
 /* Push the axis label of a column: "epoch time (s)", "peak GPU memory (GiB)". */
@@ -636,6 +641,124 @@ static void build_validate(lua_State *L, text *sb, text *db)
     lua_settop(L, P_SCRIPT);
 }
 
+/* Is row[key] true (a boolean true or a non-zero number, as CSV rows carry it)? */
+static int row_flag(lua_State *L, int row, const char *key)
+{
+    lua_getfield(L, row, key);
+    int on = lua_isboolean(L, -1) ? lua_toboolean(L, -1) : (lua_isnumber(L, -1) && lua_tonumber(L, -1) != 0);
+    lua_pop(L, 1);
+    return on;
+}
+
+/* spec[key] as a number, or 0 when absent. */
+static double spec_number(lua_State *L, const char *key)
+{
+    lua_getfield(L, P_SPEC, key);
+    double v = lua_isnumber(L, -1) ? (double)lua_tonumber(L, -1) : 0;
+    lua_pop(L, 1);
+    return v;
+}
+
+/* scatter: y against x per group; the front joined and circled; the best starred; xline, yline. */
+static void build_scatter(lua_State *L, text *sb, text *db)
+{
+    const char *xkey = spec_string(L, P_SPEC, "x", "run_s");
+    const char *ykey = spec_string(L, P_SPEC, "y", "cost_run");
+    const char *fkey = spec_string(L, P_SPEC, "front", "on_front");
+    const char *bkey = spec_string(L, P_SPEC, "best", "best");
+    point *pts;
+    size_t n = collect(L, xkey, ykey, 0, &pts);
+    if (n == 0)
+        luaL_error(L, "plot: no row has numbers in both '%s' and '%s'", xkey, ykey);
+    int n_series = (int)lua_rawlen(L, P_LABELS);
+    double xmax = 0;
+    for (size_t i = 0; i < n; i++)
+        xmax = fmax(xmax, fabs(pts[i].x));
+    double xline = spec_number(L, "xline"), yline = spec_number(L, "yline");
+    xmax = fmax(xmax, xline);
+    axis_unit xu = unit_of(xkey, xmax), yu = unit_of(ykey, fmax(max_abs_y(pts, n), yline));
+    add_blocks(db, pts, n, xu.scale, yu.scale);
+    /* the front's block (sorted by x) and the best point's, from the rows' flags */
+    lua_Integer nr = (lua_Integer)luaL_len(L, P_ROWS);
+    point *front = (point *)lua_newuserdatauv(L, ((size_t)nr + 1) * sizeof *front, 0);
+    size_t nf = 0;
+    int have_best = 0;
+    double bx = 0, by = 0;
+    for (lua_Integer i = 1; i <= nr; i++) {
+        lua_geti(L, P_ROWS, i);
+        int row = lua_gettop(L);
+        double x, y;
+        if (lua_istable(L, row) && !is_error_row(L, row) && field_number(L, row, xkey, &x) &&
+            field_number(L, row, ykey, &y)) {
+            if (row_flag(L, row, fkey))
+                front[nf++] = (point){0, x, y};
+            if (row_flag(L, row, bkey)) {
+                have_best = 1;
+                bx = x;
+                by = y;
+            }
+        }
+        lua_pop(L, 1);
+    }
+    qsort(front, nf, sizeof *front, compare_points);
+    int blocks = n_series;
+    int front_block = -1, best_block = -1;
+    if (nf > 0) {
+        add(db, "\n\n");
+        add_blocks(db, front, nf, xu.scale, yu.scale);
+        front_block = blocks++;
+    }
+    if (have_best) {
+        add(db, "\n\n");
+        point b = {0, bx, by};
+        add_blocks(db, &b, 1, xu.scale, yu.scale);
+        best_block = blocks++;
+    }
+    push_axis_label(L, xkey, xu);
+    push_axis_label(L, ykey, yu);
+    const char *xl = lua_tostring(L, -2), *yl = lua_tostring(L, -1);
+    lua_pushfstring(L, "%s against %s", yl, xl);
+    add_titles(L, sb, lua_tostring(L, -1), xl, yl);
+    lua_pop(L, 3);
+    add(sb, "set xrange [0:*]\nset yrange [0:*]\nset pointsize 1.3\n");
+    char buf[160];
+    if (xline > 0) {
+        snprintf(buf, sizeof buf, "set arrow from %.9g, graph 0 to %.9g, graph 1 nohead dt 2 lw 1.5 lc rgb '#c00000'\n",
+                 xline * xu.scale, xline * xu.scale);
+        add(sb, buf);
+    }
+    if (yline > 0) {
+        snprintf(buf, sizeof buf, "set arrow from graph 0, first %.9g to graph 1, first %.9g nohead dt 2 lw 1.5 "
+                 "lc rgb '#c00000'\n", yline * yu.scale, yline * yu.scale);
+        add(sb, buf);
+    }
+    add(sb, "plot ");
+    static const int shapes[] = {7, 5, 9, 11, 13, 15};
+    for (int s = 0; s < n_series; s++) {
+        lua_rawgeti(L, P_LABELS, s + 1);
+        const char *label = lua_tostring(L, -1);
+        if (s > 0)
+            add(sb, ", \\\n     ");
+        add(sb, "ecdata");
+        lua_pushfstring(L, " index %d using 1:2 with points pt %d title ", s, shapes[s % 6]);
+        add_top(sb);
+        add_quoted(sb, label[0] != '\0' ? label : yl);
+        lua_pop(L, 1);
+    }
+    if (front_block >= 0) {
+        lua_pushfstring(L, ", \\\n     ecdata index %d using 1:2 with linespoints lw 2 lc rgb '#222222' pt 6 ps 2.2 "
+                        "title 'Pareto front'", front_block);
+        add_top(sb);
+    }
+    if (best_block >= 0) {
+        lua_pushfstring(L, ", \\\n     ecdata index %d using 1:2 with points pt 3 ps 3.5 lw 2 lc rgb '#c00000' "
+                        "title 'chosen'", best_block);
+        add_top(sb);
+    }
+    add(sb, "\n");
+    lua_settop(L, P_SCRIPT);
+}
+
 /* ---- running gnuplot ----------------------------------------------------------------------- */
 
 /* Find an executable named name on PATH into buf; 0 when there is none. */
@@ -769,8 +892,9 @@ static int plot_fail(lua_State *L, const char *code, const char *msg)
     return 3;
 }
 
-/* ec.plot{kind = "line"|"breakdown"|"memory"|"validate", rows = {...}, path = "x.png"|"x.svg",
- *         x = key, y = key, group = key or {keys}, title =, xlabel =, ylabel =, logx = bool}
+/* ec.plot{kind = "line"|"breakdown"|"memory"|"validate"|"scatter", rows = {...}, path = "x.png"|"x.svg",
+ *         x = key, y = key, group = key or {keys}, title =, xlabel =, ylabel =, logx = bool;
+ *         scatter: front = key [on_front], best = key [best], xline =, yline = (in x's and y's units)}
  * -> true | nil, msg, code (ENOTFOUND when gnuplot is not on PATH, EIO when it fails). */
 int ecL_plot(lua_State *L)
 {
@@ -779,7 +903,7 @@ int ecL_plot(lua_State *L)
     const char *kind = spec_string(L, P_SPEC, "kind", NULL);
     const char *path = spec_string(L, P_SPEC, "path", NULL);
     if (kind == NULL)
-        return luaL_error(L, "plot: kind expected (line, breakdown, memory or validate)");
+        return luaL_error(L, "plot: kind expected (line, breakdown, memory, validate or scatter)");
     if (path == NULL)
         return luaL_error(L, "plot: path expected (a .png or .svg file)");
     size_t plen = strlen(path);
@@ -823,8 +947,10 @@ int ecL_plot(lua_State *L)
         build_breakdown(L, &sb, &db);
     else if (strcmp(kind, "validate") == 0)
         build_validate(L, &sb, &db);
+    else if (strcmp(kind, "scatter") == 0)
+        build_scatter(L, &sb, &db);
     else
-        return luaL_error(L, "plot: unknown kind '%s' (line, breakdown, memory or validate)", kind);
+        return luaL_error(L, "plot: unknown kind '%s' (line, breakdown, memory, validate or scatter)", kind);
     text_push(&db);
     size_t data_len, script_len;
     const char *data = lua_tolstring(L, -1, &data_len);

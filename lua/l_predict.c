@@ -14,11 +14,47 @@ static int l_predict_predict(lua_State *L)
     ec_ctx *ctx = ecL_ctx(L);
     ec_config cfg;
     ec_result res;
-    ecL_toconfig(L, 1, ctx, &cfg);
-    int st = ec_predict(ctx, &cfg, &res);
+    int st = ecL_toconfig(L, 1, ctx, &cfg);
+    if (st == EC_OK)
+        st = ec_predict(ctx, &cfg, &res);
     if (st != EC_OK)
         return ecL_fail(L, ctx, st);
-    ecL_pushresult(L, &res);
+    ecL_pushresult_sized(L, &res, 6);
+    ecL_setresolved(L, ctx, &cfg);
+    return 1;
+}
+
+/* ec.stages(cfg) -> {{first_layer=, layers=, micro_s=, in_flight=, memory={...}}, ...} | nil, msg, code:
+ * the pipeline's stages (one without a pipeline) */
+static int l_predict_stages(lua_State *L)
+{
+    ec_ctx *ctx = ecL_ctx(L);
+    ec_config cfg;
+    int st = ecL_toconfig(L, 1, ctx, &cfg);
+    size_t n = 0, cap = cfg.pp > 1 ? (size_t)cfg.pp : 1;
+    ec_stage *stages = NULL;
+    if (st == EC_OK) {
+        stages = lua_newuserdatauv(L, cap * sizeof *stages, 0); /* freed with the Lua value */
+        st = ec_predict_stages(ctx, &cfg, stages, cap, &n);
+    }
+    if (st != EC_OK)
+        return ecL_fail(L, ctx, st);
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        const ec_stage *s = &stages[i];
+        lua_createtable(L, 0, 5);
+        lua_pushinteger(L, s->first_layer);
+        lua_setfield(L, -2, "first_layer");
+        lua_pushinteger(L, s->layers);
+        lua_setfield(L, -2, "layers");
+        lua_pushnumber(L, s->micro_s);
+        lua_setfield(L, -2, "micro_s");
+        lua_pushnumber(L, s->in_flight);
+        lua_setfield(L, -2, "in_flight");
+        ecL_pushmemory(L, &s->memory);
+        lua_setfield(L, -2, "memory");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
     return 1;
 }
 
@@ -30,9 +66,10 @@ static int l_predict_max_batch(lua_State *L)
     ec_config cfg;
     lua_Integer limit = luaL_optinteger(L, 2, 0);
     luaL_argcheck(L, limit >= 0 && limit <= INT_MAX, 2, "limit out of range");
-    ecL_toconfig(L, 1, ctx, &cfg);
     int batch = 0;
-    int st = ec_max_batch(ctx, &cfg, (int)limit, &batch);
+    int st = ecL_toconfig(L, 1, ctx, &cfg);
+    if (st == EC_OK)
+        st = ec_max_batch(ctx, &cfg, (int)limit, &batch);
     if (st != EC_OK)
         return ecL_fail(L, ctx, st);
     lua_pushinteger(L, batch);
@@ -42,6 +79,7 @@ static int l_predict_max_batch(lua_State *L)
 static const luaL_Reg predict_funcs[] = {
     {"predict", l_predict_predict},
     {"max_batch", l_predict_max_batch},
+    {"stages", l_predict_stages},
     {NULL, NULL},
 };
 

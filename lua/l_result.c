@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef enum { F_NUM, F_BOOL, F_BOTTLENECK, F_WARNINGS } field_kind;
+typedef enum { F_NUM, F_BOOL, F_INT, F_BOTTLENECK, F_WARNINGS, F_TEXT } field_kind;
 
 typedef struct result_field {
     const char *column; /* CSV column name, units in the name */
@@ -25,7 +25,8 @@ typedef struct result_field {
 #define F(col, grp, key, kind, member, alias) {col, grp, key, kind, offsetof(ec_result, member), alias}
 
 /* The documented column order: headline numbers, the step's anatomy, the breakdown,
- * memory by part, the epoch interval, multi-GPU scaling, then the warnings. */
+ * memory by part, the epoch interval, multi-GPU scaling, the step interval and the cost, then
+ * the warnings. */
 static const result_field fields[] = {
     F("step_s", NULL, "step_s", F_NUM, step_s, 0),
     F("samples_per_s", NULL, "samples_per_s", F_NUM, samples_per_s, 0),
@@ -70,12 +71,36 @@ static const result_field fields[] = {
     F("straggler_s", NULL, "straggler_s", F_NUM, straggler_s, 0),
     F("other_gpu_busy_s", NULL, "other_gpu_busy_s", F_NUM, other_gpu_busy_s, 0),
     F("other_gpu_peak_bytes", NULL, "other_gpu_peak_bytes", F_NUM, other_gpu_peak_bytes, 0),
+    F("step_p10_s", NULL, "step_p10_s", F_NUM, step_p10_s, 0),
+    F("step_p90_s", NULL, "step_p90_s", F_NUM, step_p90_s, 0),
+    F("price_per_hour", NULL, "price_per_hour", F_NUM, price_per_hour, 0),
+    F("cost_per_epoch", NULL, "cost_per_epoch", F_NUM, cost_per_epoch, 0),
+    F("cost_run", NULL, "cost_run", F_NUM, cost_run, 0),
+    F("price_offer", NULL, "price_offer", F_TEXT, price_offer, 0),
+    F("tokens_per_s", NULL, "tokens_per_s", F_NUM, tokens_per_s, 0),
+    F("gpu_s_per_token", NULL, "gpu_s_per_token", F_NUM, gpu_s_per_token, 0),
+    F("hfu_frac", NULL, "hfu_frac", F_NUM, hfu_frac, 0),
+    F("dp", NULL, "dp", F_INT, dp, 0),
+    F("tp", NULL, "tp", F_INT, tp, 0),
+    F("pp", NULL, "pp", F_INT, pp, 0),
+    F("cp", NULL, "cp", F_INT, cp, 0),
+    F("ep", NULL, "ep", F_INT, ep, 0),
+    F("comm_tp_s", "comm", "tp_s", F_NUM, comm.tp_s, 0),
+    F("comm_cp_s", "comm", "cp_s", F_NUM, comm.cp_s, 0),
+    F("comm_ep_s", "comm", "ep_s", F_NUM, comm.ep_s, 0),
+    F("comm_dp_reduce_s", "comm", "dp_reduce_s", F_NUM, comm.dp_reduce_s, 0),
+    F("comm_shard_wait_s", "comm", "shard_wait_s", F_NUM, comm.shard_wait_s, 0),
+    F("comm_overlap_s", "comm", "overlap_s", F_NUM, comm.overlap_s, 0),
+    F("comm_offload_s", "comm", "offload_s", F_NUM, comm.offload_s, 0),
+    F("comm_pp_bubble_s", "comm", "pp_bubble_s", F_NUM, comm.pp_bubble_s, 0),
+    F("comm_pp_p2p_s", "comm", "pp_p2p_s", F_NUM, comm.pp_p2p_s, 0),
+    F("host_pinned_bytes", NULL, "host_pinned_bytes", F_NUM, host_pinned_bytes, 0),
     F("warnings", NULL, "warnings", F_WARNINGS, warning_text, 0),
 };
 
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 
-static const char *const groups[] = {"breakdown", "memory", "interval"};
+static const char *const groups[] = {"breakdown", "memory", "interval", "comm"};
 
 static double field_num(const ec_result *res, const result_field *f)
 {
@@ -124,8 +149,10 @@ static void push_field(lua_State *L, const ec_result *res, const result_field *f
     switch (f->kind) {
     case F_NUM: lua_pushnumber(L, (lua_Number)field_num(res, f)); break;
     case F_BOOL: lua_pushboolean(L, field_int(res, f) != 0); break;
+    case F_INT: lua_pushinteger(L, field_int(res, f)); break;
     case F_BOTTLENECK: lua_pushstring(L, ec_bottleneck_name(field_bottleneck(res, f))); break;
     case F_WARNINGS: push_warnings(L, (const char *)res + f->offset); break;
+    case F_TEXT: lua_pushstring(L, (const char *)res + f->offset); break;
     }
 }
 
@@ -164,6 +191,20 @@ void ecL_pushresult_sized(lua_State *L, const ec_result *res, int extra)
     }
     if (open != NULL)
         lua_pop(L, 1);                                /* res */
+}
+
+void ecL_pushmemory(lua_State *L, const ec_memory *m)
+{
+    ec_result res;
+    memset(&res, 0, sizeof res);
+    res.memory = *m;
+    int g = 1; /* groups[1] = "memory" */
+    lua_createtable(L, 0, group_size(g));
+    for (size_t i = 0; i < N_FIELDS; i++)
+        if (fields[i].group != NULL && strcmp(fields[i].group, groups[g]) == 0) {
+            push_field(L, &res, &fields[i]);
+            lua_setfield(L, -2, fields[i].key);
+        }
 }
 
 void ecL_pushresult(lua_State *L, const ec_result *res)
@@ -251,8 +292,10 @@ void ecL_result_column_text(const ec_result *res, size_t i, char *buf, size_t n)
     switch (f->kind) {
     case F_NUM: ecL_format_number(field_num(res, f), buf, n); break;
     case F_BOOL: snprintf(buf, n, "%d", field_int(res, f) != 0); break;
+    case F_INT: snprintf(buf, n, "%d", field_int(res, f)); break;
     case F_BOTTLENECK: snprintf(buf, n, "%s", ec_bottleneck_name(field_bottleneck(res, f))); break;
-    case F_WARNINGS: snprintf(buf, n, "%s", (const char *)res + f->offset); break;
+    case F_WARNINGS:
+    case F_TEXT: snprintf(buf, n, "%s", (const char *)res + f->offset); break;
     }
 }
 

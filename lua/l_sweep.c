@@ -239,12 +239,13 @@ static int sweep_point(void *ud, size_t point, const size_t *index, const ec_con
 {
     sweep_state *s = (sweep_state *)ud;
     lua_State *L = s->L;
-    (void)cfg;
     if (status == EC_OK) {
-        if (s->keys != NULL)
+        if (s->keys != NULL) {
             ecL_pushresult_keys(L, res, s->keys, s->n_keys, s->row_keys); /* row */
-        else
-            ecL_pushresult_sized(L, res, s->row_keys);        /* row */
+        } else {
+            ecL_pushresult_sized(L, res, s->row_keys + 6);    /* row */
+            ecL_setresolved(L, s->ctx, cfg); /* the point's own keys overwrite these below */
+        }
     } else {
         if (s->strict) {
             luaL_Buffer b;
@@ -298,8 +299,10 @@ static int l_sweep_sweep(lua_State *L)
         lua_pop(L, 1);
     }
     ec_config base;
-    ecL_toconfig(L, S_BASE, ctx, &base);
-    read_axes(L);                                             /* S_KEYS S_VALUES */
+    int bst = ecL_toconfig(L, S_BASE, ctx, &base);
+    read_axes(L);
+    if (bst != EC_OK)
+        return ecL_fail(L, ctx, bst);                                             /* S_KEYS S_VALUES */
 
     size_t n_axes = (size_t)lua_rawlen(L, S_KEYS);
     if (n_axes > ECL_SWEEP_MAX_AXES)
@@ -379,18 +382,26 @@ static int l_sweep_compare(lua_State *L)
     ec_ctx *ctx = ecL_ctx(L);
     ec_config ca, cb;
     ec_result ra, rb;
-    ecL_toconfig(L, 1, ctx, &ca);
-    ecL_toconfig(L, 2, ctx, &cb);
-    int st = ec_predict(ctx, &ca, &ra);
+    int st = ecL_toconfig(L, 1, ctx, &ca), st_b = ecL_toconfig(L, 2, ctx, &cb);
+    if (st == EC_OK)
+        st = st_b;
+    if (st == EC_OK)
+        st = ec_predict(ctx, &ca, &ra);
     if (st == EC_OK)
         st = ec_predict(ctx, &cb, &rb);
     if (st != EC_OK)
         return ecL_fail(L, ctx, st);
     lua_createtable(L, 0, 8);                                 /* t */
-    ecL_pushresult(L, &ra);
+    ecL_pushresult_sized(L, &ra, 6);
+    ecL_setresolved(L, ctx, &ca);
     lua_setfield(L, -2, "a");
-    ecL_pushresult(L, &rb);
+    ecL_pushresult_sized(L, &rb, 6);
+    ecL_setresolved(L, ctx, &cb);
     lua_setfield(L, -2, "b");
+    /* Changed keys between what was simulated: strategy=ddp given on one side and derived on
+     * the other is no change. */
+    ec_config_resolve(ctx, &ca, &ca);
+    ec_config_resolve(ctx, &cb, &cb);
     lua_newtable(L);                                          /* t changed */
     lua_Integer n = 0;
     for (size_t i = 0; i < ec_config_key_count(); i++) {

@@ -12,12 +12,13 @@ static int l_trace_write(lua_State *L)
 {
     ec_ctx *ctx = ecL_ctx(L);
     ec_config cfg;
-    ecL_toconfig(L, 1, ctx, &cfg);
+    int st = ecL_toconfig(L, 1, ctx, &cfg);
     const char *path = ecL_checkpath(L, 2);
     ecL_check_output(L, path);
     lua_Integer steps = luaL_optinteger(L, 3, 0);
     luaL_argcheck(L, steps >= 0 && steps <= INT_MAX, 3, "max_steps out of range");
-    int st = ec_trace_write(ctx, &cfg, path, (int)steps);
+    if (st == EC_OK)
+        st = ec_trace_write(ctx, &cfg, path, (int)steps);
     if (st != EC_OK)
         return ecL_fail(L, ctx, st);
     lua_pushboolean(L, 1);

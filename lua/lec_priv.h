@@ -67,6 +67,7 @@ void ecL_free_ctx(void *p);
 void ecL_free_runs(void *p);
 void ecL_close_runs_reader(void *p);
 void ecL_abort_csv(void *p);
+void ecL_free_plan(void *p);
 
 /* The models/ folder to load: the registry field above, else $EPOCHCAST_MODELS when not
  * empty, else NULL (the library's default folder). */
@@ -85,8 +86,15 @@ int ecL_fail(lua_State *L, ec_ctx *ctx, int status);
 
 /* Read the config table at idx into cfg (initialised here).  Keys must be strings and
  * values numbers, booleans or strings; an unknown key or a bad value raises the
- * library's message ("unknown key 'bach' (did you mean 'batch_per_gpu'?)"). */
-void ecL_toconfig(lua_State *L, int idx, ec_ctx *ctx, ec_config *cfg);
+ * library's message ("unknown key 'bach' (did you mean 'batch_per_gpu'?)").  A name the
+ * context's registries do not know (gpu=t44, host=...) is an expected failure: the status
+ * (EC_ENOTFOUND, message on ctx) is returned for the caller's ecL_fail; else EC_OK.  Keys
+ * after such a failure are still checked (so a bad key raises) but not set. */
+int ecL_toconfig(lua_State *L, int idx, ec_ctx *ctx, ec_config *cfg);
+/* Set the values a prediction of cfg derived (strategy, topology, nodes, task, seq_len,
+ * image_size: ec_config_resolve) as keys of the table on top, so a result or a sweep row
+ * says what was simulated (strategy = "ddp" on several GPUs, not a missing key). */
+void ecL_setresolved(lua_State *L, ec_ctx *ctx, const ec_config *cfg);
 /* The text form of the config value at idx, as ec_config_set reads it (integers without
  * ".0", floats that read back exactly, booleans as true/false, strings as they are); raises naming
  * key for another type.  The result is buf or a string on the Lua stack at idx. */
@@ -96,6 +104,8 @@ const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, s
 
 /* Push a result as the plain table of docs/DESIGN.md section 5. */
 void ecL_pushresult(lua_State *L, const ec_result *res);
+/* The fields of an ec_memory as the result's memory subtable has them. */
+void ecL_pushmemory(lua_State *L, const ec_memory *m);
 /* The same, with room for `extra` more keys in the result table (ec.sweep's config keys). */
 void ecL_pushresult_sized(lua_State *L, const ec_result *res, int extra);
 /* Key of the result table: the field's index for a plain key, -2 - g for the subtable
@@ -164,7 +174,14 @@ int ecL_open_csv(lua_State *L);
 int ecL_open_sweep(lua_State *L);
 int ecL_open_plot(lua_State *L);
 int ecL_open_trace(lua_State *L);
+int ecL_open_plan(lua_State *L);
 int ecL_open_network(lua_State *L);
+
+/* ---- l_plan.c ---------------------------------------------------------------------- */
+
+/* Push point i of a run plan as a row: the result (as ec.predict) when it was predicted, the
+ * point's config keys (as set, plus the values it derived), verdict, message, on_front, best. */
+void ecL_push_plan_row(lua_State *L, ec_ctx *ctx, const ec_plan *plan, size_t i);
 
 /* ---- CLI commands in their own files (cli_<name>.c) -------------------------------------- */
 int ecL_cli_model_info(lua_State *L, int argc, char **argv);

@@ -65,6 +65,7 @@ void ecL_free_ctx(void *p) { ec_ctx_free((ec_ctx *)p); }
 void ecL_free_runs(void *p) { ec_runs_free((ec_runs *)p); }
 void ecL_close_runs_reader(void *p) { ec_runs_close((ec_runs_reader *)p); }
 void ecL_abort_csv(void *p) { ec_csv_abort((ec_csv_writer *)p); }
+void ecL_free_plan(void *p) { ec_plan_free((ec_plan *)p); }
 
 /* ---- the context -------------------------------------------------------------------- */
 
@@ -226,9 +227,10 @@ const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, s
     }
 }
 
-void ecL_toconfig(lua_State *L, int idx, ec_ctx *ctx, ec_config *cfg)
+int ecL_toconfig(lua_State *L, int idx, ec_ctx *ctx, ec_config *cfg)
 {
     char buf[64];
+    int status = EC_OK;
     idx = lua_absindex(L, idx);
     luaL_checktype(L, idx, LUA_TTABLE);
     ec_config_init(cfg);
@@ -241,9 +243,39 @@ void ecL_toconfig(lua_State *L, int idx, ec_ctx *ctx, ec_config *cfg)
         if (strlen(key) != klen)
             luaL_error(L, "config key '%s...' has an embedded NUL byte", key);
         const char *text = ecL_config_text(L, -1, key, buf, sizeof buf);
-        if (ec_config_set(ctx, cfg, key, text) != EC_OK)
+        int st = status == EC_OK ? ec_config_set(ctx, cfg, key, text) : EC_OK;
+        /* A known key whose name value the registries do not know (gpu=t44) is an expected
+         * failure, returned after the table was checked; an unknown key or a bad value raises. */
+        if (st == EC_ENOTFOUND && ec_config_key_index(key) >= 0)
+            status = st;
+        else if (st != EC_OK)
             luaL_error(L, "%s", ec_ctx_errmsg(ctx));
         lua_pop(L, 1);                                /* key */
+    }
+    return status;
+}
+
+/* The values a prediction derived (ec_config_resolve) as keys of the table on top. */
+static const char *const resolved_keys[] = {"strategy", "topology", "nodes", "task", "seq_len", "image_size"};
+
+void ecL_setresolved(lua_State *L, ec_ctx *ctx, const ec_config *cfg)
+{
+    ec_config r;
+    if (ec_config_resolve(ctx, cfg, &r) != EC_OK)
+        return; /* cannot fail after a prediction of cfg succeeded */
+    for (size_t i = 0; i < sizeof resolved_keys / sizeof resolved_keys[0]; i++) {
+        char buf[EC_NAME_MAX];
+        if (ec_config_get(&r, resolved_keys[i], buf, sizeof buf) != EC_OK || buf[0] == '\0')
+            continue;
+        lua_Integer v;
+        if (lua_stringtonumber(L, buf) != 0) {        /* t n */
+            v = lua_tointeger(L, -1);
+            lua_pop(L, 1);
+            lua_pushinteger(L, v);
+        } else {
+            lua_pushstring(L, buf);                   /* t s */
+        }
+        lua_setfield(L, -2, resolved_keys[i]);        /* t */
     }
 }
 
@@ -253,7 +285,7 @@ typedef int (*ecL_opener)(lua_State *L);
 
 static const ecL_opener openers[] = {
     ecL_open_predict, ecL_open_registry, ecL_open_runs, ecL_open_csv, ecL_open_result,
-    ecL_open_sweep,  ecL_open_plot,     ecL_open_trace,    ecL_open_network,
+    ecL_open_sweep,  ecL_open_plot,     ecL_open_trace,    ecL_open_network,  ecL_open_plan,
 };
 
 LUAMOD_API int luaopen_epochcast(lua_State *L)

@@ -120,7 +120,40 @@ EC_API int ec_ctx_progress(ec_ctx *ctx, const char *what, double done, double to
  * (docs/DESIGN.md section 2).  A plain struct; initialise it with ec_config_init() and set
  * fields either directly or by key with ec_config_set().
  */
-typedef enum ec_strategy { EC_STRATEGY_SINGLE = 0, EC_STRATEGY_DP, EC_STRATEGY_DDP } ec_strategy;
+typedef enum ec_strategy {
+    EC_STRATEGY_SINGLE = 0,
+    EC_STRATEGY_DP,    /* torch.nn.DataParallel */
+    EC_STRATEGY_DDP,   /* DistributedDataParallel */
+    EC_STRATEGY_FSDP,  /* FullyShardedDataParallel (sharding=) */
+    EC_STRATEGY_ZERO   /* DeepSpeed ZeRO (zero_stage=) */
+} ec_strategy;
+
+typedef enum ec_sharding {
+    EC_SHARD_FULL = 0,     /* FULL_SHARD: parameters, gradients and optimizer states (ZeRO-3) */
+    EC_SHARD_GRAD_OP,      /* SHARD_GRAD_OP: gradients and optimizer states; parameters kept after forward */
+    EC_SHARD_HYBRID,       /* HYBRID_SHARD: full sharding within a node, replicas across nodes */
+    EC_SHARD_NONE          /* NO_SHARD: like DDP */
+} ec_sharding;
+
+typedef enum ec_reduce_dtype { EC_REDUCE_AUTO = 0, EC_REDUCE_FP32, EC_REDUCE_BF16, EC_REDUCE_FP16 } ec_reduce_dtype;
+typedef enum ec_offload { EC_OFFLOAD_NONE = 0, EC_OFFLOAD_OPTIMIZER, EC_OFFLOAD_OPTIMIZER_AND_PARAMS } ec_offload;
+typedef enum ec_pp_schedule { EC_PP_1F1B = 0, EC_PP_GPIPE, EC_PP_INTERLEAVED } ec_pp_schedule;
+typedef enum ec_lora_targets {
+    EC_LORA_QV = 0,        /* the query and value projections (PEFT's default for Llama-family models) */
+    EC_LORA_ATTENTION,     /* q, k, v and the output projection */
+    EC_LORA_ATTENTION_MLP, /* those and the MLP's (or experts') projections */
+    EC_LORA_ALL_LINEAR     /* every linear layer but the output head (PEFT "all-linear") */
+} ec_lora_targets;
+typedef enum ec_base_precision {
+    EC_BASE_SAME = 0,      /* frozen base weights in the precision's parameter dtype */
+    EC_BASE_BF16, EC_BASE_FP16,
+    EC_BASE_INT8,          /* bitsandbytes LLM.int8 */
+    EC_BASE_NF4            /* bitsandbytes 4-bit NormalFloat with double quantization (QLoRA) */
+} ec_base_precision;
+
+/* checkpointing: 0, 1 (every layer's input kept, the layer recomputed) or selective (only
+ * the attention core recomputed, Korthikanti et al.). */
+#define EC_CKPT_SELECTIVE 2
 
 typedef enum ec_precision {
     EC_PREC_FP32 = 0, /* IEEE fp32 matmuls on CUDA cores */
@@ -128,7 +161,8 @@ typedef enum ec_precision {
     EC_PREC_AMP_FP16, /* torch.autocast fp16 with GradScaler, fp32 master weights */
     EC_PREC_AMP_BF16, /* torch.autocast bf16, fp32 master weights, no scaler */
     EC_PREC_BF16,     /* pure bf16 model and optimizer states */
-    EC_PREC_FP16      /* pure fp16 model and optimizer states */
+    EC_PREC_FP16,     /* pure fp16 model and optimizer states */
+    EC_PREC_AMP_FP8   /* Transformer Engine FP8 GEMMs under bf16 autocast (compute capability >= 8.9) */
 } ec_precision;
 
 typedef enum ec_padding { EC_PAD_MAX_LENGTH = 0, EC_PAD_DYNAMIC, EC_PAD_BUCKETED } ec_padding;
@@ -139,7 +173,8 @@ typedef enum ec_optimizer {
 
 typedef enum ec_attention {
     EC_ATTN_SDPA = 0, /* fused F.scaled_dot_product_attention (HF's default implementation) */
-    EC_ATTN_EAGER     /* explicit s x s scores, softmax and dropout kernels (HF "eager") */
+    EC_ATTN_EAGER,    /* explicit s x s scores, softmax and dropout kernels (HF "eager") */
+    EC_ATTN_FLASH     /* FlashAttention-2/3: skips masked blocks (causal, sliding window), native GQA */
 } ec_attention;
 
 typedef enum ec_tokenize { EC_TOKENIZE_UPFRONT = 0, EC_TOKENIZE_ON_THE_FLY } ec_tokenize;
@@ -169,7 +204,7 @@ typedef struct ec_config {
     int image_size;              /* pixels per side for vision models [preset default] */
     int grad_accum;              /* micro-steps per optimizer step [1] */
     ec_optimizer optimizer;      /* [adamw] */
-    int checkpointing;           /* activation checkpointing, 0/1 [0] */
+    int checkpointing;           /* activation checkpointing, 0, 1 or EC_CKPT_SELECTIVE [0] */
     int compile;                 /* torch.compile, 0/1 [0] */
     ec_attention attention;      /* attention implementation of transformer presets [sdpa] */
     int num_workers;             /* DataLoader workers [0] */
@@ -191,6 +226,28 @@ typedef struct ec_config {
     double loop_ops_per_sample;  /* tiny eager ops the forward issues per sample from a Python loop [0] */
     double loop_syncs_per_sample;/* host-to-device tensor creations per sample in that loop, each a sync [0] */
     int target_len;              /* decoder tokens per sample of an encoder-decoder (T5) [0 = seq_len] */
+    /* Parallel layouts and fine-tuning (LLM scale).  num_gpus = dp x tp x pp x cp. */
+    int sharding;                /* ec_sharding, with strategy=fsdp [full_shard] */
+    int reduce_dtype;            /* ec_reduce_dtype: gradient reduction dtype [auto: the parameters'] */
+    int zero_stage;              /* 1, 2, 3 with strategy=zero [0 = not set] */
+    int offload;                 /* ec_offload [none] */
+    int tp;                      /* tensor-parallel degree [1] */
+    int sequence_parallel;       /* Megatron sequence parallelism with tp > 1, 0/1 [0] */
+    int pp;                      /* pipeline-parallel stages [1] */
+    int pp_schedule;             /* ec_pp_schedule [1f1b] */
+    int pp_chunks;               /* model chunks per stage (interleaved schedule) [1] */
+    int ep;                      /* expert-parallel degree (within data parallel) [1] */
+    int cp;                      /* context-parallel degree (ring attention over the sequence) [1] */
+    int gpus_per_node;           /* GPUs per machine [0 = constants.csv gpus_per_node] */
+    char network[EC_NAME_MAX];   /* inter-node network preset of models/interconnects.csv ["" = default] */
+    int lora_r;                  /* LoRA rank, 0 = full fine-tune [0] */
+    int lora_targets;            /* ec_lora_targets [qv] */
+    int base_precision;          /* ec_base_precision: the frozen base's weights [same] */
+    double price_per_gpu_hour;   /* price of one GPU for one hour, overriding the price table, in its
+                                    currency [0 = the cheapest offer of the price table] */
+    char prices[EC_PATH_MAX];    /* price table CSV (models/README.md, prices.csv) ["" = the models/
+                                    folder's prices.csv] */
+    char provider[EC_NAME_MAX];  /* provider whose offers price the run ("aws", "lambda") ["" = any] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;
@@ -198,9 +255,12 @@ typedef struct ec_config {
 /* Defaults of docs/DESIGN.md section 2.  batch_per_gpu is 0 (unset) and must be given. */
 EC_API void ec_config_init(ec_config *cfg);
 
-/* Set one key from its text form, as on the CLI ("batch_per_gpu", "16").
+/* Set one key from its text form, as on the CLI ("batch_per_gpu", "16").  Names are checked
+ * here: task and topology always; gpu and host once ctx has its models loaded (before that
+ * the check waits for ec_predict's resolve).
  * Exceptional returns: EC_ENOTFOUND for an unknown key (message names the nearest
- * valid key), EC_EINVAL for a value that does not parse or is out of range (message
+ * valid key) or an unknown task/topology/gpu/host name (message names the nearest or the
+ * ids it prefixes), EC_EINVAL for a value that does not parse or is out of range (message
  * names the key, the value and the valid range or choices). */
 EC_API int ec_config_set(ec_ctx *ctx, ec_config *cfg, const char *key, const char *value);
 
@@ -220,6 +280,15 @@ EC_API int ec_config_key_index(const char *key);
 EC_API size_t ec_config_key_count(void);
 EC_API const char *ec_config_key_name(size_t i);
 EC_API const char *ec_config_key_help(size_t i);
+
+/* The configuration as ec_predict reads it: out = cfg with every value a prediction derives
+ * when it is not given filled in -- gpu and host as profile ids, strategy (ddp for several
+ * GPUs), nodes, topology (the GPU's default), and for a network its task, seq_len (text),
+ * image_size (vision) and target_len (encoder-decoder) -- so a CSV row or a Lua table says what was simulated
+ * rather than a blank or a default that was not used.  set_mask is copied unchanged (derived
+ * values stay "not given").  out may be cfg.  Exceptional returns: those of ec_predict's
+ * checks (EC_EMISUSE models not loaded, EC_ENOTFOUND, EC_EINVAL). */
+EC_API int ec_config_resolve(ec_ctx *ctx, const ec_config *cfg, ec_config *out);
 
 /* ---------------------------------------------------------------------------------
  * Prediction.
@@ -244,8 +313,11 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_MODEL_DEFAULTED (1u << 6) /* a hardware figure came from the architecture, not a measurement */
 #define EC_WARN_MEMORY_UNKNOWN  (1u << 7) /* gpu_step_s without a model: memory not predicted */
 #define EC_WARN_NEAR_CAPACITY   (1u << 8) /* several GPUs with peak memory close to capacity */
-#define EC_WARN_KEY_IGNORED     (1u << 9) /* a key that does not apply to this model was given */
+#define EC_WARN_KEY_IGNORED     (1u << 9) /* a key given explicitly has no effect: it does not apply to this
+                                             model, or this configuration never reads it */
 #define EC_WARN_PARAMS_MISMATCH (1u << 10) /* the shapes' parameter count differs from the published one by > 0.5% */
+#define EC_WARN_LENGTHS_UNPADDED (1u << 11) /* lengths= with padding=max_length: padded to seq_len anyway */
+#define EC_WARN_NETWORK_DEFAULTED (1u << 12) /* several nodes joined by the default network (no network=) */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {
@@ -277,6 +349,24 @@ typedef struct ec_memory {
 
 #define EC_WARNING_TEXT_MAX 512
 
+/* Where a step's communication went (parallel layouts), seconds per optimizer step on GPU 0.
+ * Exposed: on the critical path; collectives hidden behind compute are in comm_total_s only.
+ * Their sum (with straggler_s) is breakdown.comm_s. */
+typedef struct ec_comm_parts {
+    double tp_s;          /* tensor parallel: all-reduces (all-gathers and reduce-scatters with
+                             sequence_parallel) on the compute stream, recompute included */
+    double cp_s;          /* context parallel: the ring's key/value exchange not hidden by attention */
+    double ep_s;          /* expert parallel: token all-to-alls */
+    double dp_reduce_s;   /* gradient buckets (DDP all-reduce, ZeRO-1/2 reduce-scatter) still running
+                             after backward */
+    double shard_wait_s;  /* FSDP / ZeRO-3: waits for parameter all-gathers and gradient reductions;
+                             ZeRO-1/2: the all-gather of updated parameters after the step */
+    double overlap_s;     /* compute slowed by collectives running beside it */
+    double offload_s;     /* CPU offload: PCIe traffic and the host optimizer's update */
+    double pp_bubble_s;   /* pipeline fill and drain (GPUs of a stage idle) */
+    double pp_p2p_s;      /* activations and their gradients sent between pipeline stages */
+} ec_comm_parts;
+
 typedef struct ec_result {
     double step_s;            /* wall time of one optimizer step (grad_accum micro-steps) */
     double samples_per_s;     /* training throughput summed over all GPUs */
@@ -303,6 +393,26 @@ typedef struct ec_result {
     double straggler_s;              /* per step, waiting for the slowest GPU (part of breakdown.comm_s) */
     double other_gpu_busy_s;         /* kernel time per step of each of GPUs 1..n-1 (= gpu_busy_s unless dp) */
     double other_gpu_peak_bytes;     /* peak memory of each of GPUs 1..n-1 (= memory.peak_bytes unless dp) */
+    /* Appended after 0.1.0. */
+    double step_p10_s, step_p90_s;   /* step time interval from the model's held-out error (profile
+                                        error_log_sd); both step_s when the fit has none */
+    /* Cost (price.c): in the currency of the price (USD for models/prices.csv); 0 when unknown
+     * (no price for this GPU, or no epoch: dataset_samples not given). */
+    double price_per_hour;           /* the whole job per hour: nodes x the chosen offer's price, or
+                                        num_gpus x price_per_gpu_hour */
+    double cost_per_epoch;           /* epoch_s x price_per_hour / 3600 */
+    double cost_run;                 /* run_s x price_per_hour / 3600 */
+    char price_offer[160];           /* "provider instance (gpus x gpu, date)" of the offer, "price_per_gpu_hour"
+                                        when given, "" when no price is known */
+    /* Parallel layouts (LLM scale). */
+    double tokens_per_s;             /* tokens trained per second over all GPUs (samples x sequence; images
+                                        for an image network) */
+    double gpu_s_per_token;          /* GPU-seconds one token costs: num_gpus / tokens_per_s */
+    double hfu_frac;                 /* hardware FLOPs utilization: mfu_frac with checkpointing's
+                                        recomputed forward counted */
+    double host_pinned_bytes;        /* pinned host memory per GPU that CPU offload needs */
+    ec_comm_parts comm;              /* exposed communication by kind */
+    int dp, tp, pp, cp, ep;          /* the layout: data, tensor, pipeline, context, expert degrees */
 } ec_result;
 
 /* Predict one configuration.  The result is fully written on EC_OK.
@@ -311,6 +421,20 @@ typedef struct ec_result {
  * task or host; the message names the nearest valid ids), EC_EINVAL (missing batch,
  * impossible combination), EC_ENOMEM. */
 EC_API int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res);
+
+/* One pipeline stage of a configuration (pp stages; one covering the whole network when pp = 1),
+ * priced at seq_len (the longest padded length). */
+typedef struct ec_stage {
+    int first_layer, layers;   /* the repeated layers it holds, 0-based in order (the embeddings go
+                                  with the first stage, the head with the last) */
+    double micro_s;            /* one micro-batch's forward and backward on it, sends excluded */
+    double in_flight;          /* micro-batches whose activations it holds at once (the schedule's) */
+    ec_memory memory;          /* peak memory of each of its GPUs, by part */
+} ec_stage;
+
+/* The stages of cfg into out[0..cap): *n = pp (1 without a pipeline).  EC_EINVAL when cap is
+ * smaller; the errors of ec_predict otherwise. */
+EC_API int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, size_t cap, size_t *n);
 
 /* Write a Chrome Trace Event JSON file (chrome://tracing, ui.perfetto.dev) of the first
  * max_steps micro-steps of the simulated epoch (max_steps <= 0: 20; at most
@@ -325,6 +449,82 @@ EC_API int ec_trace_write(ec_ctx *ctx, const ec_config *cfg, const char *path, i
 /* Largest batch_per_gpu in 1..limit that fits in memory (bisection over ec_predict's memory
  * model).  *out_batch is 0 when not even batch 1 fits.  limit <= 0 means 65536. */
 EC_API int ec_max_batch(ec_ctx *ctx, const ec_config *cfg, int limit, int *out_batch);
+
+/* ---------------------------------------------------------------------------------
+ * Planning: the cheapest (or fastest) configuration under constraints.
+ *
+ * A plan is a base configuration and a few axes of config-key values (gpu, num_gpus,
+ * precision, ...); every point of their product is predicted (ec_predict: time, memory, cost
+ * from the price table), judged against the options and ranked.  A point that gives no
+ * batch_per_gpu gets one: with global_batch, batch_per_gpu x num_gpus x grad_accum =
+ * global_batch (the micro-batch halved and grad_accum doubled until it fits, unless grad_accum
+ * is given); otherwise the largest power of two up to max_batch_per_gpu that fits.  Every
+ * point needs dataset_samples (a plan ranks runs, not steps).
+ */
+typedef enum ec_plan_goal { EC_PLAN_CHEAPEST = 0, EC_PLAN_FASTEST } ec_plan_goal;
+
+typedef struct ec_plan_opts {
+    double deadline_s;          /* run_s must not exceed it; 0: no deadline (key deadline_h, hours) */
+    double budget;              /* cost_run must not exceed it, in the price's currency; 0: none */
+    int max_gpus;               /* num_gpus must not exceed it; 0: no limit */
+    int must_fit;               /* predicted peak memory must fit the GPU [1] */
+    ec_plan_goal goal;          /* what "best" means among the points that meet every constraint [cheapest] */
+    int global_batch;           /* 0: per-GPU batch policy below; else the global batch every point trains with */
+    int max_batch_per_gpu;      /* the largest batch_per_gpu tried when a point gives none [64] */
+} ec_plan_opts;
+
+EC_API void ec_plan_opts_init(ec_plan_opts *opts);
+/* Set an option from its text: deadline_h (hours), budget, max_gpus, must_fit (0/1),
+ * goal (cheapest|fastest), global_batch, max_batch_per_gpu.  Exceptional returns: EC_ENOTFOUND
+ * for another key (naming the nearest), EC_EINVAL for a bad value (naming the key). */
+EC_API int ec_plan_opts_set(ec_ctx *ctx, ec_plan_opts *opts, const char *key, const char *value);
+/* 1 when key is one of those option keys (not a config key). */
+EC_API int ec_plan_opts_is_key(const char *key);
+
+typedef struct ec_plan ec_plan;
+
+/* A plan over base (copied) with opts (copied; NULL: ec_plan_opts_init's defaults).  The plan
+ * must not outlive ctx.  Exceptional returns: EC_EMISUSE, EC_ENOMEM. */
+EC_API int ec_plan_new(ec_ctx *ctx, const ec_config *base, const ec_plan_opts *opts, ec_plan **out);
+EC_API void ec_plan_free(ec_plan *plan);
+/* Add an axis: a config key and n values in their text form, each checked at once through
+ * ec_config_set (EC_ENOTFOUND / EC_EINVAL with its message).  The first axis varies slowest. */
+EC_API int ec_plan_axis(ec_plan *plan, const char *key, const char *const *values, size_t n);
+/* Predict and judge every point.  A point the library refuses is a point with verdict
+ * EC_PLAN_REFUSED and its message, not an error.  Exceptional returns: EC_EINVAL (more than
+ * 65536 points), EC_ENOMEM, EC_EMISUSE. */
+EC_API int ec_plan_run(ec_plan *plan);
+EC_API size_t ec_plan_count(const ec_plan *plan);
+
+typedef enum ec_plan_verdict {
+    EC_PLAN_MEETS = 0,          /* meets every constraint */
+    EC_PLAN_REFUSED,            /* the prediction was refused (message says why) */
+    EC_PLAN_NO_FIT,             /* does not fit in memory (must_fit) */
+    EC_PLAN_TOO_MANY_GPUS,      /* num_gpus above max_gpus (not predicted) */
+    EC_PLAN_NO_PRICE,           /* no price for the GPU (goal cheapest or a budget) */
+    EC_PLAN_LATE,               /* run_s above the deadline */
+    EC_PLAN_OVER_BUDGET         /* cost_run above the budget */
+} ec_plan_verdict;
+/* "meets", "refused", "does_not_fit", "too_many_gpus", "no_price", "late", "over_budget". */
+EC_API const char *ec_plan_verdict_name(ec_plan_verdict v);
+
+typedef struct ec_plan_point {
+    const ec_config *config;    /* the point's configuration, its chosen batch included (borrowed) */
+    const ec_result *result;    /* the prediction; zeros when verdict is refused or too_many_gpus */
+    ec_plan_verdict verdict;    /* the first constraint it fails, in the enum's order */
+    const char *message;        /* why ("run 12.3 h > deadline 10.0 h"); "" when it meets them */
+    int on_front;               /* on the Pareto front of run time against cost (among priced points
+                                   that fit and respect max_gpus, deadline and budget aside) */
+    int best;                   /* the chosen configuration */
+} ec_plan_point;
+
+/* Point i (0..ec_plan_count-1) after ec_plan_run; pointers valid until the next ec_plan_run or
+ * ec_plan_free.  Returns EC_EINVAL for i out of range. */
+EC_API int ec_plan_get(const ec_plan *plan, size_t i, ec_plan_point *out);
+/* Index of the best point, or -1 when no point meets every constraint. */
+EC_API long ec_plan_best(const ec_plan *plan);
+/* The plan's options (borrowed). */
+EC_API const ec_plan_opts *ec_plan_options(const ec_plan *plan);
 
 /* ---------------------------------------------------------------------------------
  * Registries: what was loaded from models/.
@@ -343,12 +543,28 @@ typedef struct ec_gpu_info {
     double peak_bf16_flop_per_s;     /* 0 when absent */
     const char *default_topology;    /* how several of them are joined unless topology= says:
                                         "nvlink", "pcie-switch", "pcie-host" (no peer-to-peer), "a16-board" */
+    double peak_fp8_flop_per_s;      /* FP8 tensor cores, fp32 accumulate; 0 when absent (amp_fp8 refused) */
 } ec_gpu_info;
 
 EC_API size_t ec_gpu_count(const ec_ctx *ctx);
 EC_API int ec_gpu_get(const ec_ctx *ctx, size_t i, ec_gpu_info *out);
 /* Resolve an id, an alias or an nvidia-smi name to a registry index. */
 EC_API int ec_gpu_find(ec_ctx *ctx, const char *name, size_t *index);
+
+/* The inter-node network presets (models/interconnects.csv) that network= names. */
+typedef struct ec_interconnect_info {
+    const char *id;                  /* "ib-ndr-400" */
+    const char *description;
+    double gpu_bytes_per_s;          /* each GPU's own NIC, per direction; 0: shared per node */
+    double node_bytes_per_s;         /* the whole node, per direction */
+    double efficiency_frac;          /* measured collective bus bandwidth over the link; 0: the
+                                        constants.csv default internode_busbw_frac applies */
+    int domain_gpus;                 /* GPUs of one NVLink switch domain (GB200 NVL72); 0: a node */
+    const char *source;
+} ec_interconnect_info;
+
+EC_API size_t ec_interconnect_count(const ec_ctx *ctx);
+EC_API int ec_interconnect_get(const ec_ctx *ctx, size_t i, ec_interconnect_info *out);
 
 typedef struct ec_model_info {
     const char *id;              /* "bert-base" */
@@ -639,7 +855,10 @@ EC_API int ec_model_summary_get(ec_ctx *ctx, const ec_config *cfg, ec_model_summ
  * Run records: measured runs in the config vocabulary plus a measurement
  * (docs/DESIGN.md section 4): columns id, the config keys, metric, value, source.
  */
-typedef enum ec_metric { EC_METRIC_SAMPLES_PER_S = 0, EC_METRIC_STEP_TIME_MS, EC_METRIC_EPOCH_TIME_S } ec_metric;
+typedef enum ec_metric {
+    EC_METRIC_SAMPLES_PER_S = 0, EC_METRIC_STEP_TIME_MS, EC_METRIC_EPOCH_TIME_S,
+    EC_METRIC_TOKENS_PER_S    /* tokens per second over all GPUs (LLM benchmarks report it) */
+} ec_metric;
 
 typedef struct ec_runs ec_runs;
 
@@ -652,7 +871,7 @@ typedef struct ec_run {
     size_t line;                 /* line of the row in its file */
 } ec_run;
 
-/* Paths in run records.  A cell of lengths= (a histogram CSV), profile= or model= (a
+/* Paths in run records.  A cell of lengths= (a histogram CSV), profile=, prices= or model= (a
  * config.json) that names a file is taken relative to the run file's folder, not the current
  * one, and must resolve (links included) to a regular file inside that folder: a run file
  * someone else wrote cannot make the library read the user's files.  The resolved absolute
@@ -692,6 +911,10 @@ EC_API const ec_run *ec_runs_get(const ec_runs *runs, size_t i);
 
 /* The metric of a prediction in the unit of a run's metric. */
 EC_API double ec_result_metric(const ec_result *res, ec_metric metric);
+/* The p10-p90 interval of that metric: epoch_p10_s..epoch_p90_s for epoch_time_s, the step's
+ * interval for step_time_ms and, reversed, for samples_per_s (a slower step, fewer samples).
+ * *p10 <= *p90; both 0 when the result has no interval (epoch_time_s without an epoch). */
+EC_API void ec_result_metric_interval(const ec_result *res, ec_metric metric, double *p10, double *p90);
 
 /* Error statistics of predictions against measurements (docs/DESIGN.md section 6).
  * Relative error e_i = (predicted_i - measured_i) / measured_i; rows with measured <= 0 are skipped. */

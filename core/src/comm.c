@@ -152,6 +152,16 @@ static int load_ramp(ec_ctx *ctx, eci_comm *c)
                                                EC_C_nccl_ramp_busbw_4, EC_C_nccl_ramp_busbw_5, EC_C_nccl_ramp_busbw_6,
                                                EC_C_nccl_ramp_busbw_7, EC_C_nccl_ramp_busbw_8};
     double plateau = eci_const(ctx, busbw_id[ECI_RAMP_MAX - 1]);
+    const struct eci_ramp_cache *r = ctx->comm_ramp;
+    if (r != NULL) { /* constants.csv is read once per context: the points it gave last time */
+        memcpy(c->ramp_log_bytes, r->log_bytes, sizeof r->log_bytes);
+        memcpy(c->ramp_frac, r->frac, sizeof r->frac);
+        c->ramp_points = ECI_RAMP_MAX;
+        c->ramp_ref_busbw_bytes_per_s = plateau;
+        c->ramp_ref_ranks = eci_const(ctx, EC_C_nccl_ramp_ranks);
+        c->ramp_fn = r->fn;
+        return EC_OK;
+    }
     for (int i = 0; i < ECI_RAMP_MAX; i++) {
         double s = eci_const(ctx, bytes_id[i]), b = eci_const(ctx, busbw_id[i]);
         if (s <= 0 || b <= 0 || b > plateau || (i > 0 && log(s) <= c->ramp_log_bytes[i - 1]))
@@ -203,6 +213,7 @@ int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
         c->busbw_bytes_per_s = measured_busbw_bytes_per_s;
         c->bottleneck = "measured busbw (busbw_gbyte_per_s)";
     }
+    c->intra_busbw_bytes_per_s = c->busbw_bytes_per_s;
     if (nodes > 1) { /* a ring over nodes crosses each node's network once each way */
         double net = network_bytes_per_s > 0 ? network_bytes_per_s : eci_const(ctx, EC_C_internode_bytes_per_s);
         if (net < c->busbw_bytes_per_s) {
@@ -275,6 +286,45 @@ double eci_bcast_s(double bytes, int n, double busbw_bytes_per_s, double hop_lat
     return hop_latency_s * (n - 1) + bytes / busbw_bytes_per_s;
 }
 
+/* ---- groups and their collectives ----------------------------------------------------------- */
+void eci_comm_group(const eci_comm *c, int n, int stride, int per_node, double net_bytes_per_s, double net_frac,
+                    eci_group *g)
+{
+    g->n = n;
+    g->hop_latency_s = c->hop_latency_s;
+    int in_node = stride >= per_node ? 1 : per_node / stride; /* members a node holds */
+    if (in_node > n)
+        in_node = n;
+    g->nodes = (n + in_node - 1) / in_node;
+    g->busbw_bytes_per_s = c->intra_busbw_bytes_per_s;
+    g->p2p_bytes_per_s = c->intra_busbw_bytes_per_s;
+    if (g->nodes > 1) { /* the ring leaves each node through the NICs of its members there */
+        double net = in_node * net_bytes_per_s * net_frac;
+        g->busbw_bytes_per_s = min2(g->busbw_bytes_per_s, net);
+        g->p2p_bytes_per_s = net_bytes_per_s * net_frac;
+    }
+}
+
+double eci_coll_s(const eci_comm *c, const eci_group *g, eci_coll coll, double bytes)
+{
+    if (g->n <= 1 || bytes <= 0 || coll == ECI_COLL_NONE)
+        return 0;
+    double n = g->n, a = g->hop_latency_s;
+    if (coll == ECI_COLL_P2P)
+        return a + bytes / g->p2p_bytes_per_s;
+    eci_comm at = *c; /* the ramp of c at this group's size and rate */
+    at.n = g->n;
+    at.busbw_bytes_per_s = g->busbw_bytes_per_s;
+    if (coll == ECI_COLL_ALLREDUCE) {
+        double bw = eci_comm_busbw_at(&at, bytes, n);
+        double ring = 2.0 * (n - 1) * a + 2.0 * (n - 1) / n * bytes / bw;
+        double tree = 2.0 * ceil(log2(n)) * a + 2.0 * bytes / bw;
+        return ring < tree ? ring : tree;
+    }
+    double bw = eci_comm_busbw_at(&at, bytes, n - 1);
+    return (n - 1) * a + (n - 1) / n * bytes / bw;
+}
+
 /* ---- DDP bucket schedule ------------------------------------------------------------------ */
 void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_bytes, double cap_bytes)
 {
@@ -285,15 +335,36 @@ void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_byte
     s->first_start_s = -1;
 }
 
+void eci_ddp_restart(eci_ddp_sched *s)
+{
+    s->open_bytes = 0;
+    s->launched = 0;
+    s->first_start_s = -1;
+    s->coll = ECI_COLL_ALLREDUCE;
+}
+
 static void launch(eci_ddp_sched *s, double t_s)
 {
     double start = t_s > s->comm_free_s ? t_s : s->comm_free_s;
-    double ar = eci_comm_allreduce_s(s->comm, s->open_bytes);
+    const unsigned n_memo = sizeof s->memo_bytes / sizeof s->memo_bytes[0];
+    unsigned m = 0;
+    while (m < n_memo && s->memo_bytes[m] != s->open_bytes)
+        m++;
+    double ar;
+    if (m < n_memo) {
+        ar = s->memo_s[m];
+    } else {
+        ar = s->group != NULL ? eci_coll_s(s->comm, s->group, s->coll, s->open_bytes)
+                              : eci_comm_allreduce_s(s->comm, s->open_bytes);
+        m = s->memo_next++ % n_memo;
+        s->memo_bytes[m] = s->open_bytes;
+        s->memo_s[m] = ar;
+    }
     if (s->first_start_s < 0)
         s->first_start_s = start;
     s->comm_free_s = start + ar;
     s->comm_busy_s += ar;
-    s->buckets++;
+    s->launched++;
     s->open_bytes = 0;
 }
 
@@ -302,7 +373,7 @@ void eci_ddp_ready(eci_ddp_sched *s, double t_s, double bytes)
     if (bytes <= 0)
         return;
     s->open_bytes += bytes;
-    double cap = s->buckets == 0 ? s->first_cap_bytes : s->cap_bytes;
+    double cap = s->launched == 0 ? s->first_cap_bytes : s->cap_bytes;
     if (s->open_bytes >= cap)
         launch(s, t_s);
 }

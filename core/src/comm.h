@@ -7,7 +7,7 @@
 #ifndef EC_COMM_H
 #define EC_COMM_H
 
-#include "internal.h"
+#include "workload.h"
 
 #include <gsl/gsl_interp.h>
 
@@ -19,6 +19,7 @@ typedef struct eci_comm {
     int nodes;                    /* machines */
     int boards;                   /* A16 boards per node (a16-board), else 1 */
     double busbw_bytes_per_s;     /* ring bus bandwidth: the slowest link of the ring */
+    double intra_busbw_bytes_per_s; /* the same within one node (the network left out) */
     double copy_bytes_per_s;      /* GPU-to-GPU copies (DataParallel's scatter and gather): CUDA
                                      peer copies, not NCCL, so through host memory they run at
                                      the idle through-host rate, not the in-training NCCL one */
@@ -61,6 +62,20 @@ EC_INTERNAL double eci_comm_bcast_s(const eci_comm *c, double bytes);
 /* `bytes` in messages of at most chunk_bytes (torch's coalesced broadcast/reduce), one after another. */
 EC_INTERNAL double eci_comm_bcast_chunked_s(const eci_comm *c, double bytes, double chunk_bytes);
 
+/* A group of the job's ranks that runs its own collectives (tensor-, context-, data-,
+ * expert-parallel, a pipeline neighbour): n ranks spaced `stride` apart in rank order
+ * (Megatron: tensor parallel innermost).  Within one node it runs at the node's bus
+ * bandwidth; across nodes each node reaches the network through as many NICs as it holds
+ * members of the group (rail-optimized clusters: one NIC per GPU), times the network's
+ * measured efficiency.  p2p: one GPU's send to a neighbour. */
+typedef struct eci_group {
+    int n;                        /* ranks */
+    int nodes;                    /* nodes it spans */
+    double busbw_bytes_per_s;
+    double p2p_bytes_per_s;
+    double hop_latency_s;
+} eci_group;
+
 /* DDP's Reducer: gradients fill buckets in the order backward produces them (the first
  * bucket capped at first_cap_bytes, later ones at cap_bytes; a tensor never splits, so one
  * larger than the cap closes its bucket alone); a full bucket's all-reduce starts on the
@@ -72,10 +87,17 @@ typedef struct eci_ddp_sched {
     double comm_free_s;           /* when the communication stream is next free */
     double comm_busy_s;           /* all-reduce time launched so far */
     double first_start_s;         /* start of the first all-reduce (-1: none yet) */
-    int buckets;                  /* all-reduces launched */
+    int launched;                 /* buckets reduced since the last eci_ddp_restart */
+    const eci_group *group;       /* the data-parallel group; NULL: every GPU of comm (DDP's ring) */
+    eci_coll coll;                /* with a group: all-reduce, or reduce-scatter (ZeRO-1/2) */
+    double memo_bytes[8], memo_s[8]; /* recent buckets' sizes and times: a layer's few sizes recur */
+    unsigned memo_next;
 } eci_ddp_sched;
 
 EC_INTERNAL void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_bytes, double cap_bytes);
+/* A new backward that reduces its gradients (FSDP without sharding and ZeRO-2 reduce on every
+ * micro-step): buckets fill from empty again; the stream's clock and totals carry on. */
+EC_INTERNAL void eci_ddp_restart(eci_ddp_sched *s);
 /* Gradients of `bytes` became ready at time t_s (the GPU clock after the op's backward). */
 EC_INTERNAL void eci_ddp_ready(eci_ddp_sched *s, double t_s, double bytes);
 /* Backward ended at backward_end_s: launch the last, partly filled bucket; return the
@@ -85,6 +107,16 @@ EC_INTERNAL double eci_ddp_finish(eci_ddp_sched *s, double backward_end_s);
  * the communication stream busy until comm_busy_until_s, compute being (1 + slowdown) times
  * slower while both run. */
 EC_INTERNAL double eci_overlap_stretch_s(double comm_busy_until_s, double start_s, double gpu_s, double slowdown);
+
+
+/* net_bytes_per_s: one GPU's share of the network (its NIC on a rail-optimized cluster);
+ * net_frac: the collectives' bus bandwidth over it; per_node: GPUs per node. */
+EC_INTERNAL void eci_comm_group(const eci_comm *c, int n, int stride, int per_node, double net_bytes_per_s,
+                                double net_frac, eci_group *g);
+/* Time of one collective of `bytes` (the whole buffer: the all-gather's output, the
+ * reduce-scatter's input) over group g, with the message-size ramp of c; an all-reduce takes
+ * NCCL's better of ring (2(n-1) latency steps) and tree (2 log2 n steps). */
+EC_INTERNAL double eci_coll_s(const eci_comm *c, const eci_group *g, eci_coll coll, double bytes);
 
 /* Expected maximum of n independent standard normal draws (GSL integration);
  * 0 for n <= 1.  The slowest of n GPUs whose speeds vary with coefficient of variation cv

@@ -55,6 +55,7 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
         }
         break;
     case EC_PREC_AMP_BF16:
+    case EC_PREC_AMP_FP8: /* bf16 for what TE leaves in 16 bits; its FP8 GEMMs: fp8_flop_per_s */
     case EC_PREC_BF16:
         if (g->peak_bf16_flop_per_s > 0) {
             r->gemm_peak_flop_per_s = g->peak_bf16_flop_per_s;
@@ -62,7 +63,9 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
             r->tensor_cores = 1;
         } else {
             double emu = g->emulated_bf16_flop_per_s > 0 ? g->emulated_bf16_flop_per_s : fp32;
-            r->gemm_peak_flop_per_s = emu;
+            /* the emulation runs on the CUDA cores: MFU is against their dense fp32 peak, not
+             * against the measured emulated rate (which would make a slow GEMM look efficient) */
+            r->gemm_peak_flop_per_s = g->peak_fp32_flop_per_s;
             r->gemm_flop_per_s = emu * (g->emulated_bf16_flop_per_s > 0 ? g->gemm_eff_bf16_frac : 1.0);
             warn(r, EC_WARN_BF16_EMULATED, "bf16 is emulated on this GPU (no bf16 tensor cores before Ampere): matmuls run at the measured emulated rate");
         }
@@ -104,8 +107,10 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     r->gemm_scale = r->tensor_cores ? (a ? a->gemm_scale : c->gemm_scale) : (a ? a->simt_scale : c->simt_scale);
     r->mem_scale = a ? a->mem_scale : c->mem_scale;
     int half = precision == EC_PREC_AMP_FP16 || precision == EC_PREC_AMP_BF16 || precision == EC_PREC_FP16 ||
-               precision == EC_PREC_BF16;
+               precision == EC_PREC_BF16 || precision == EC_PREC_AMP_FP8;
     r->gemm_in_bytes = half ? 2.0 : 4.0;
+    if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
+        r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;
 }
 
 /* Useful share of the tiles launched: tile quantization (partial tiles at the edges) and
@@ -140,22 +145,49 @@ double eci_gemm_util(const eci_rates *r, double m, double n, double k, double ba
     return shape * k_util;
 }
 
-/* kind: ECI_OP_GEMM, ECI_OP_CONV (x conv_eff) or ECI_OP_ATTN (x attn_eff). */
-double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int kind)
+/* A GEMM at the large-GEMM rate `peak` (shape utilization and the calibration scale applied),
+ * never faster than streaming its operands of in_bytes each. */
+static double gemm_at(const eci_rates *r, double peak, double in_bytes, double m, double n, double k, double batch,
+                      int kind)
 {
     if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
         return 0;
     double flop = 2.0 * m * n * k * batch;
-    double rate = r->gemm_flop_per_s * r->gemm_scale * eci_gemm_util(r, m, n, k, batch);
+    double rate = peak * r->gemm_scale * eci_gemm_util(r, m, n, k, batch);
     if (kind == ECI_OP_CONV)
         rate *= r->conv_eff;
     else if (kind == ECI_OP_ATTN)
         rate *= r->attn_eff;
     double t_math = flop / rate;
-    double bytes = (m * k + k * n + m * n) * batch * r->gemm_in_bytes;
+    double bytes = (m * k + k * n + m * n) * batch * in_bytes;
     double t_mem = bytes / (r->mem_bytes_per_s * r->mem_scale);
     double t = t_math > t_mem ? t_math : t_mem;
     return t > r->floor_s ? t : r->floor_s;
+}
+
+/* kind: ECI_OP_GEMM, ECI_OP_CONV (x conv_eff) or ECI_OP_ATTN (x attn_eff). */
+double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int kind)
+{
+    return gemm_at(r, r->gemm_flop_per_s, r->gemm_in_bytes, m, n, k, batch, kind);
+}
+
+/* A GEMM Transformer Engine runs in FP8 (forward E4M3, backward E5M2 gradients): the three
+ * GEMMs at the FP8 rate with 1-byte operands, plus the quantization TE adds around them
+ * (delayed scaling): the input and the weight cast to FP8 in the forward (read 2, write 1 byte
+ * each), the output gradient cast and the transposed FP8 copies the backward GEMMs read. */
+static void fp8_gemm_cost(const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
+{
+    double m = op->m, n = op->n, k = op->k, b = op->batch, bw = r->mem_bytes_per_s * r->mem_scale;
+    c->fwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, n, k, b, ECI_OP_GEMM) + 3.0 * (m * k + k * n) * b / bw;
+    c->fwd_kernels = 2; /* the GEMM and the fused cast of its input (the weight's is cached per step) */
+    if (!op->bwd)
+        return;
+    c->bwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, k, n, b, ECI_OP_GEMM) + (3.0 * m * n + m * k + k * n) * b / bw;
+    c->bwd_kernels = 2;
+    if (!op->frozen) {
+        c->bwd_s += gemm_at(r, r->fp8_flop_per_s, 1.0, n, k, m, b, ECI_OP_GEMM);
+        c->bwd_kernels++;
+    }
 }
 
 double eci_mem_time_s(const eci_rates *r, double bytes, int kernels)
@@ -180,9 +212,16 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
     case ECI_OP_GEMM:
     case ECI_OP_CONV: {
         int kind = op->kind;
+        if (kind == ECI_OP_GEMM && op->fp8 && r->fp8_flop_per_s > 0) {
+            fp8_gemm_cost(r, op, c);
+            break;
+        }
         c->fwd_s = eci_gemm_time_s(r, op->m, op->n, op->k, op->batch, kind);
         c->fwd_kernels = 1;
-        if (op->bwd) {
+        if (op->bwd && op->frozen) { /* a frozen weight (LoRA's base): the input's gradient only */
+            c->bwd_s = eci_gemm_time_s(r, op->m, op->k, op->n, op->batch, kind);
+            c->bwd_kernels = 1;
+        } else if (op->bwd) {
             /* dgrad: (m x k) = (m x n)(n x k); wgrad or the second input's grad:
              * (n x k) = (n x m)(m x k); a bias adds a reduction over the rows. */
             c->bwd_s = eci_gemm_time_s(r, op->m, op->k, op->n, op->batch, kind) +
@@ -195,6 +234,14 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
         }
         break;
     }
+    case ECI_OP_COMM: /* NCCL kernels of the layout's groups, on the compute stream */
+        if (r->comm == NULL)
+            break;
+        c->fwd_s = eci_coll_s(r->comm, &r->groups[op->group], (eci_coll)op->fwd_coll, op->comm_bytes);
+        c->bwd_s = eci_coll_s(r->comm, &r->groups[op->group], (eci_coll)op->bwd_coll, op->comm_bytes);
+        c->fwd_kernels = op->fwd_coll != ECI_COLL_NONE;
+        c->bwd_kernels = op->bwd_coll != ECI_COLL_NONE;
+        break;
     case ECI_OP_MEM:
     case ECI_OP_CAST:
         if (op->fwd_kernels == 0) /* a marker (what an op keeps, nothing launched) */
@@ -203,8 +250,8 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
         c->fwd_kernels = op->fwd_kernels;
         if (op->bwd) {
             double bytes = op->bwd_bytes > 0 ? op->bwd_bytes : op->fwd_bytes * bwd_factor;
-            /* Norms compute the input grad and the weight grads in two kernels. */
-            c->bwd_kernels = op->fwd_kernels + (op->params > 0 && op->kind == ECI_OP_MEM ? 1 : 0);
+            /* Norms compute the input grad and the weight grads in two kernels (frozen: one). */
+            c->bwd_kernels = op->fwd_kernels + (op->params > 0 && !op->frozen && op->kind == ECI_OP_MEM ? 1 : 0);
             c->bwd_s = eci_mem_time_s(r, bytes, c->bwd_kernels);
         }
         break;
@@ -236,7 +283,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { COST_KEY_VALUES = 20 };
+enum { COST_KEY_VALUES = 21 + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -256,9 +303,9 @@ struct eci_cost_cache {
 };
 
 /* make_cost_key lists every field of eci_rates before `warnings` (14 doubles, tensor_cores,
- * gemm_scale, mem_scale): a field added there must join the key, or changing it would return
- * stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == 17 * sizeof(double),
+ * fp8_flop_per_s, gemm_scale, mem_scale): a field added there must join the key, or changing it
+ * would return stale costs. */
+_Static_assert(offsetof(eci_rates, warnings) == 18 * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -267,8 +314,16 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->gemm_peak_flop_per_s, r->gemm_flop_per_s, r->gemm_in_bytes, r->mem_bytes_per_s, r->floor_s,
         r->sm_count, r->tile_large_m, r->tile_large_n, r->tile_small_m, r->tile_small_n, r->tile_small_eff,
         r->k_half, r->conv_eff, r->attn_eff, (double)r->tensor_cores, r->gemm_scale, r->mem_scale, gpu_scale,
-        eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor)};
+        eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s};
     memcpy(k->v, v, sizeof v);
+    for (int g = 0; g < ECI_N_GROUPS; g++) { /* the groups the COMM ops run over */
+        const eci_group *gr = &r->groups[g];
+        double *w = &k->v[20 + 4 * g];
+        w[0] = r->comm != NULL ? gr->n : 0;
+        w[1] = gr->busbw_bytes_per_s;
+        w[2] = gr->p2p_bytes_per_s;
+        w[3] = gr->hop_latency_s;
+    }
 }
 
 /* Price every op of wl into cost: ops with an earlier twin copy its cost. */
@@ -276,14 +331,23 @@ static void price_ops(const ec_ctx *ctx, const eci_rates *r, const eci_workload 
                       eci_op_cost_t *cost)
 {
     for (size_t i = 0; i < wl->n_ops; i++) {
-        if (wl->ops[i].twin < i) { /* same shape as an earlier op: same cost */
-            cost[i] = cost[wl->ops[i].twin];
+        const eci_op *op = &wl->ops[i];
+        if (op->twin < i && !op->hidden) { /* same shape as an earlier op: same cost */
+            cost[i] = cost[op->twin];
             continue;
         }
-        eci_op_cost(ctx, r, &wl->ops[i], &cost[i]);
+        eci_op_cost(ctx, r, op, &cost[i]);
+        if (op->kind == ECI_OP_COMM)
+            continue; /* the network's time: gpu_step_s scales the kernels only */
         cost[i].fwd_s *= gpu_scale;
         cost[i].bwd_s *= gpu_scale;
     }
+    for (size_t i = 1; i < wl->n_ops; i++)
+        if (wl->ops[i].hidden) { /* overlapping the op before it: only the excess shows */
+            double f = cost[i].fwd_s - cost[i - 1].fwd_s, b = cost[i].bwd_s - cost[i - 1].bwd_s;
+            cost[i].fwd_s = f > 0 ? f : 0;
+            cost[i].bwd_s = b > 0 ? b : 0;
+        }
 }
 
 /* The slot to fill for a workload that missed: an empty or stale one, else round-robin. */

@@ -7,6 +7,7 @@
 #ifndef EC_COMPUTE_H
 #define EC_COMPUTE_H
 
+#include "comm.h"
 #include "workload.h"
 
 typedef struct eci_rates {
@@ -19,9 +20,15 @@ typedef struct eci_rates {
     double tile_large_m, tile_large_n, tile_small_m, tile_small_n, tile_small_eff;
     double k_half, conv_eff, attn_eff;
     int tensor_cores;             /* the matmul unit is a tensor core */
+    double fp8_flop_per_s;        /* precision=amp_fp8: FP8 peak x measured efficiency for the GEMMs
+                                     Transformer Engine runs in FP8 (eci_op.fp8); 0 otherwise */
     double gemm_scale, mem_scale; /* calibration factors */
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
+    /* The collectives of COMM ops (tensor-, context-, expert-parallel groups): their links and
+     * the NCCL ramp of comm (NULL on one GPU).  Part of the cost cache's key. */
+    const eci_comm *comm;
+    eci_group groups[ECI_N_GROUPS];
 } eci_rates;
 
 typedef struct eci_op_cost_t {

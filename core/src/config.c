@@ -5,9 +5,14 @@
  * One static const table, KEYS, drives everything: name, kind, field offset, range,
  * choices, default and help of every key, in the stable order of ec_config's fields.
  * Its inputs are text from the CLI, Lua tables and run-record CSV cells (runs.c).
- * It does not check that ids (model, gpu, host) exist; ec_predict does, against the registries.
+ * Names that the context's registries know (gpu, host) and names from a fixed list (task,
+ * topology) are checked when they are set, so a typo fails at its key and not later at
+ * ec_predict; a context whose models are not loaded yet defers the registry checks to
+ * ec_predict.  Model ids are checked by ec_predict (a model may be a path or a network
+ * defined later on the context).
  */
 #include "internal.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <math.h>
@@ -64,8 +69,8 @@ static const key_def KEYS[] = {
     STR(task, "head: classify, squad, pretrain, lm, imagenet, token_classify [the model's default]"),
     STR(gpu, "hardware profile id, alias or nvidia-smi name, e.g. a100-sxm4-80gb [required]"),
     INT(num_gpus, 1, 65536, 1, "GPUs taking part, 1..65536 [1]"),
-    ENUM("strategy", strategy, 0, "single, dp, ddp",
-         "single, dp (DataParallel), ddp (DistributedDataParallel) [single; ddp if num_gpus > 1]"),
+    ENUM("strategy", strategy, 0, "single, dp, ddp, fsdp, zero",
+         "single, dp, ddp, fsdp (sharding=), zero (DeepSpeed, zero_stage=) [single; ddp if num_gpus > 1]"),
     STR(topology, "GPU interconnect: nvlink, pcie-switch, pcie-host, a16-board [profile default]"),
     INT(nodes, 1, 4096, 1, "machines, 1..4096 [1]"),
     DBLZ("network_gbit_per_s", network_bytes_per_s, 1e-3, 1e6, 1e9 / 8, 0, 0,
@@ -73,8 +78,8 @@ static const key_def KEYS[] = {
     DBLZ("busbw_gbyte_per_s", busbw_bytes_per_s, 1e-3, 1e5, 1e9, 0, 0,
          "measured in-training NCCL all-reduce busbw in a node, GB/s (1e9 B/s), 0.001..1e5 [0 = topology]"),
     BOOL(gradient_as_bucket_view, "DDP gradient_as_bucket_view: no bucket copy of the gradients, 0/1 [0]"),
-    ENUM("precision", precision, 0, "fp32, tf32, amp_fp16, amp_bf16, bf16, fp16",
-         "fp32, tf32, amp_fp16, amp_bf16, bf16 (pure), fp16 (pure) [fp32]"),
+    ENUM("precision", precision, 0, "fp32, tf32, amp_fp16, amp_bf16, bf16, fp16, amp_fp8",
+         "fp32, tf32, amp_fp16, amp_bf16, bf16, fp16 (pure), amp_fp8 (Transformer Engine) [fp32]"),
     INT(batch_per_gpu, 1, 1048576, 0, "micro-batch per GPU in samples, 1..1048576 [required]"),
     INT(seq_len, 1, 1048576, 0, "tokens per sample, or the cap with padding=dynamic [preset default]"),
     ENUM("padding", padding, 0, "max_length, dynamic, bucketed",
@@ -84,10 +89,11 @@ static const key_def KEYS[] = {
     INT(grad_accum, 1, 1048576, 1, "micro-steps per optimizer step, 1..1048576 [1]"),
     ENUM("optimizer", optimizer, EC_OPT_ADAMW, "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb",
          "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb [adamw]"),
-    BOOL(checkpointing, "activation (gradient) checkpointing, 0/1 [0]"),
+    ENUM("checkpointing", checkpointing, 0, "0, 1, selective",
+         "activation checkpointing: 0, 1 (recompute each layer), selective (the attention core) [0]"),
     BOOL(compile, "torch.compile, 0/1 [0]"),
-    ENUM("attention", attention, 0, "sdpa, eager",
-         "attention implementation: sdpa (fused, HF default) or eager (explicit s x s scores) [sdpa]"),
+    ENUM("attention", attention, 0, "sdpa, eager, flash",
+         "attention: sdpa (fused, HF default), eager (explicit s x s scores), flash (FlashAttention) [sdpa]"),
     INT(num_workers, 0, 1024, 0, "DataLoader worker processes, 0..1024 [0]"),
     INT(prefetch_factor, 1, 1024, 2, "batches in flight per DataLoader worker, 1..1024 [2]"),
     BOOL(pin_memory, "DataLoader pin_memory, 0/1 [0]"),
@@ -116,6 +122,32 @@ static const key_def KEYS[] = {
     DBLZ("loop_syncs_per_sample", loop_syncs_per_sample, 1e-6, 1e6, 1, 0, 0,
          "torch.tensor(..., device=cuda) calls per sample in that loop; each blocks the host [0]"),
     INT(target_len, 1, 1048576, 0, "decoder tokens per sample of encoder-decoder models (T5) [seq_len]"),
+    ENUM("sharding", sharding, 0, "full_shard, shard_grad_op, hybrid_shard, no_shard",
+         "with strategy=fsdp: full_shard, shard_grad_op, hybrid_shard, no_shard [full_shard]"),
+    ENUM("reduce_dtype", reduce_dtype, 0, "auto, fp32, bf16, fp16",
+         "gradient reduction dtype (FSDP MixedPrecision reduce_dtype) [auto: the parameters' dtype]"),
+    INT(zero_stage, 1, 3, 0, "with strategy=zero: DeepSpeed ZeRO stage 1, 2 or 3 [required then]"),
+    ENUM("offload", offload, 0, "none, optimizer, optimizer_and_params",
+         "ZeRO/FSDP CPU offload: none, optimizer, optimizer_and_params [none]"),
+    INT(tp, 1, 1024, 1, "tensor-parallel degree (Megatron, within a node) [1]"),
+    BOOL(sequence_parallel, "Megatron sequence parallelism with tp > 1, 0/1 [0]"),
+    INT(pp, 1, 1024, 1, "pipeline-parallel stages [1]"),
+    ENUM("pp_schedule", pp_schedule, 0, "1f1b, gpipe, interleaved",
+         "pipeline schedule: 1f1b, gpipe, interleaved (pp_chunks per stage) [1f1b]"),
+    INT(pp_chunks, 1, 1024, 1, "model chunks per pipeline stage with pp_schedule=interleaved [1]"),
+    INT(ep, 1, 65536, 1, "expert-parallel degree of mixture-of-experts layers (divides dp) [1]"),
+    INT(cp, 1, 1024, 1, "context-parallel degree: the sequence split over cp GPUs [1]"),
+    INT(gpus_per_node, 1, 1024, 0, "GPUs per machine [0 = 8, constants.csv gpus_per_node]"),
+    STR(network, "inter-node network preset of models/interconnects.csv, e.g. ib-ndr-400 [default]"),
+    INT(lora_r, 1, 65536, 0, "LoRA rank; 0 = full fine-tune [0]"),
+    ENUM("lora_targets", lora_targets, 0, "qv, attention, attention_mlp, all_linear",
+         "linears with LoRA adapters: qv (PEFT default), attention, attention_mlp, all_linear [qv]"),
+    ENUM("base_precision", base_precision, 0, "same, bf16, fp16, int8, nf4",
+         "frozen base weights with lora_r: same, bf16, fp16, int8, nf4 (QLoRA) [same]"),
+    DBL("price_per_gpu_hour", price_per_gpu_hour, 0, 1e6, 1, 0,
+        "price of one GPU-hour overriding the price table, its currency [0 = cheapest offer]"),
+    STR(prices, "price table CSV: provider,instance,gpu,gpus,price_per_hour,... [models/prices.csv]"),
+    STR(provider, "provider whose offers price the run, e.g. aws, gcp, lambda [cheapest of any]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
@@ -127,8 +159,10 @@ static const char BOOL_CHOICES[] = "0, 1, true, false, yes, no";
 
 static int find_key(const char *name, size_t len)
 {
-    for (size_t i = 0; i < N_KEYS; i++)
-        if (strlen(KEYS[i].name) == len && memcmp(KEYS[i].name, name, len) == 0)
+    if (len == 0)
+        return -1;
+    for (size_t i = 0; i < N_KEYS; i++) /* the first letter rules out most keys without a strlen */
+        if (KEYS[i].name[0] == name[0] && strncmp(KEYS[i].name, name, len) == 0 && KEYS[i].name[len] == '\0')
             return (int)i;
     return -1;
 }
@@ -361,6 +395,10 @@ static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
     }
     case KIND_ENUM: {
         int e = find_choice(k->choices, value);
+        if (e < 0 && (ascii_ieq(value, "true") || ascii_ieq(value, "yes")))
+            e = find_choice(k->choices, "1"); /* checkpointing=true: the bool spellings of 0 and 1 */
+        else if (e < 0 && (ascii_ieq(value, "false") || ascii_ieq(value, "no")))
+            e = find_choice(k->choices, "0");
         if (e < 0)
             return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not one of %s", k->name, value,
                              k->choices);
@@ -383,6 +421,25 @@ static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
     }
     }
     cfg->set_mask[i / 64] |= (uint64_t)1 << (i % 64);
+    return EC_OK;
+}
+
+/* A name-valued key's value checked against what the context knows; EC_OK for other keys,
+ * for "" (the default) and, for registry names, while the context has no models loaded. */
+static int check_name(ec_ctx *ctx, const key_def *k, const char *value)
+{
+    if (value[0] == '\0')
+        return EC_OK;
+    if (strcmp(k->name, "gpu") == 0 && ctx->models_loaded)
+        return eci_hw_find(ctx, value) != NULL ? EC_OK : EC_ENOTFOUND;
+    if (strcmp(k->name, "host") == 0 && ctx->models_loaded)
+        return eci_host_find(ctx, value) != NULL ? EC_OK : EC_ENOTFOUND;
+    if (strcmp(k->name, "task") == 0 && eci_task_parse(value) < 0)
+        return eci_error(ctx, EC_ENOTFOUND, "key 'task': unknown task '%s' (classify, squad, pretrain, lm, "
+                         "imagenet)", value);
+    if (strcmp(k->name, "topology") == 0 && !eci_hw_topology_known(value))
+        return eci_error(ctx, EC_EINVAL, "key 'topology': '%s' is not one of nvlink, pcie-switch, pcie-host, "
+                         "a16-board", value);
     return EC_OK;
 }
 
@@ -419,7 +476,8 @@ int ec_config_set(ec_ctx *ctx, ec_config *cfg, const char *key, const char *valu
     i = find_key(key, strlen(key));
     if (i < 0)
         return unknown_key(ctx, key, strlen(key));
-    return set_key(ctx, cfg, (size_t)i, value);
+    int rc = check_name(ctx, &KEYS[i], value);
+    return rc == EC_OK ? set_key(ctx, cfg, (size_t)i, value) : rc;
 }
 
 int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word)
@@ -437,7 +495,8 @@ int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word)
     i = find_key(word, (size_t)(eq - word));
     if (i < 0)
         return unknown_key(ctx, word, (size_t)(eq - word));
-    return set_key(ctx, cfg, (size_t)i, eq + 1);
+    int rc = check_name(ctx, &KEYS[i], eq + 1);
+    return rc == EC_OK ? set_key(ctx, cfg, (size_t)i, eq + 1) : rc;
 }
 
 /* Defaults outside the settable range mean "unset, derive it" (batch_per_gpu 0, seq_len 0

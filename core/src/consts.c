@@ -27,6 +27,7 @@ static const struct {
     {EC_C_foreach_tensors_per_kernel, 1, 1e6},
     {EC_C_ddp_bucket_bytes, 1, 1e15},    {EC_C_nvlink_busbw_frac, 1e-3, 1},
     {EC_C_pcie_host_busbw_frac, 1e-3, 1}, {EC_C_internode_bytes_per_s, 1, 1e15},
+    {EC_C_internode_busbw_frac, 1e-3, 1},
     {EC_C_pcie_p2p_busbw_frac, 1e-3, 1}, {EC_C_nvlink_bridge_busbw_frac, 1e-3, 1},
     {EC_C_board_uplink_lanes, 1, 64},    {EC_C_nccl_ramp_ranks, 2, 65536},
     {EC_C_dp_coalesce_buffer_bytes, 1, 1e15},
@@ -38,6 +39,7 @@ static const struct {
     {EC_C_calib_run_log_sd, 1e-3, 10},   {EC_C_calib_arch_log_sd, 1e-3, 10},
     {EC_C_overlap_compute_slowdown_frac, 0, 1},
     {EC_C_pcie_host_copy_frac, 1e-3, 1}, {EC_C_near_capacity_warn_frac, 0.5, 1},
+    {EC_C_fsdp_gathers_in_flight, 1, 8}, {EC_C_host_optimizer_bytes_per_s, 1, 1e15},
 };
 
 static void const_range(size_t id, double *lo, double *hi)

@@ -47,6 +47,7 @@
     X(board_uplink_lanes)               \
     X(gpu_speed_cv_frac)                \
     X(internode_bytes_per_s)            \
+    X(internode_busbw_frac)             \
     X(nccl_ramp_bytes_1)                \
     X(nccl_ramp_busbw_1)                \
     X(nccl_ramp_bytes_2)                \
@@ -83,7 +84,13 @@
     X(checkpoint_write_bytes_per_s)     \
     X(overlap_compute_slowdown_frac)    \
     X(pcie_host_copy_frac)             \
-    X(near_capacity_warn_frac)
+    X(near_capacity_warn_frac)         \
+    X(loader_bottleneck_frac)           \
+    X(fsdp_gathers_in_flight)           \
+    X(host_optimizer_bytes_per_param)   \
+    X(host_optimizer_bytes_per_s)       \
+    X(nf4_bytes_per_param)              \
+    X(int8_bytes_per_param)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

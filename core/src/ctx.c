@@ -3,6 +3,7 @@
  * from a models/ folder (gpus.csv, hosts.csv, networks.csv, constants.csv).
  */
 #include "internal.h"
+#include "price.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ void ec_ctx_free(ec_ctx *ctx)
         return;
     eci_hw_free(ctx);
     eci_host_free(ctx);
+    eci_fabric_free(ctx);
     eci_net_free(ctx);
     eci_consts_free(ctx);
     eci_calib_release(ctx);
@@ -46,8 +48,20 @@ void ec_ctx_free(ec_ctx *ctx)
     eci_pipe_ctx_free(ctx);
     eci_comm_ctx_free(ctx);
     eci_compute_ctx_free(ctx);
+    eci_predict_ctx_free(ctx);
+    eci_price_ctx_free(ctx);
     eci_scratch_free(ctx);
     ctx->alloc(ctx->ud, ctx, sizeof *ctx, 0);
+}
+
+/* Free the models/ tables (a load that failed half way). */
+static void unload(ec_ctx *ctx)
+{
+    eci_hw_free(ctx);
+    eci_host_free(ctx);
+    eci_fabric_free(ctx);
+    eci_net_free(ctx);
+    eci_consts_free(ctx);
 }
 
 int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
@@ -74,6 +88,7 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
         {"constants.csv", eci_consts_load},
         {"gpus.csv", eci_hw_load},
         {"hosts.csv", eci_host_load},
+        {"interconnects.csv", eci_fabric_load},
         {"networks.csv", eci_net_load},
     };
     char path[EC_PATH_MAX + 32];
@@ -83,10 +98,7 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
             return eci_error(ctx, EC_EINVAL, "models folder path too long: '%s'", dir);
         int rc = tables[i].load(ctx, path);
         if (rc != EC_OK) {
-            eci_hw_free(ctx);
-            eci_host_free(ctx);
-            eci_net_free(ctx);
-            eci_consts_free(ctx);
+            unload(ctx);
             return rc;
         }
     }
@@ -101,10 +113,22 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
         if (rc == EC_OK)
             rc = ec_ctx_set_fit(ctx, &rep);
         if (rc != EC_OK) {
+            unload(ctx);
+            return rc;
+        }
+    }
+    /* prices.csv, when present: on-demand offers that price a run (price.c). */
+    n = snprintf(path, sizeof path, "%s/prices.csv", dir);
+    probe = n > 0 && (size_t)n < sizeof path ? fopen(path, "r") : NULL;
+    if (probe != NULL) {
+        fclose(probe);
+        int rc = eci_price_load_default(ctx, path);
+        if (rc != EC_OK) {
             eci_hw_free(ctx);
             eci_host_free(ctx);
             eci_net_free(ctx);
             eci_consts_free(ctx);
+            eci_calib_release(ctx);
             return rc;
         }
     }

@@ -100,9 +100,10 @@ const char *eci_nearest(const char *word, const char *const *names, size_t n)
     size_t wlen = strlen(word);
     for (size_t i = 0; i < n; i++) {
         double d = (double)edit_distance(word, names[i]);
-        /* A name that starts with the word ("a100" -> "a100-sxm4-80gb") beats one a single
-         * edit away ("a10"); one that merely contains it is nearly as good. */
-        if (wlen > 0 && strncmp(names[i], word, wlen) == 0 && d > 0.5)
+        /* A name that starts with the word ("a100" or "A100" -> "a100-sxm4-80gb", compared as
+         * eci_name_eq does) beats one a single edit away ("a10"); one that merely contains it
+         * is nearly as good. */
+        if (wlen > 0 && eci_name_prefix(names[i], word) && d > 0.5)
             d = 0.5;
         else if (wlen > 0 && strstr(names[i], word) != NULL && d > 1.5)
             d = 1.5;

@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #define G(col, kind, field, lo, hi) {col, kind, offsetof(eci_gpu, field), lo, hi}
@@ -25,6 +26,8 @@ static const eci_field gpu_fields[] = {
     G("gemm_eff_tf32_frac", ECI_F_DOUBLE, gemm_eff_tf32_frac, 0.01, 1.5),
     G("gemm_eff_fp16_frac", ECI_F_DOUBLE, gemm_eff_fp16_frac, 0.01, 1.5),
     G("gemm_eff_bf16_frac", ECI_F_DOUBLE, gemm_eff_bf16_frac, 0.01, 1.5),
+    G("peak_fp8_flop_per_s", ECI_F_DOUBLE, peak_fp8_flop_per_s, 0, 1e17),
+    G("gemm_eff_fp8_frac", ECI_F_DOUBLE, gemm_eff_fp8_frac, 0, 1.5),
     G("memory_bytes", ECI_F_DOUBLE, memory_bytes, 1e8, 1e13),
     G("memory_bandwidth_bytes_per_s", ECI_F_DOUBLE, memory_bandwidth_bytes_per_s, 1e9, 1e14),
     G("memory_eff_frac", ECI_F_DOUBLE, memory_eff_frac, 0.05, 1.0),
@@ -39,6 +42,7 @@ static const eci_field gpu_fields[] = {
     G("default_topology", ECI_F_STR, default_topology, 0, 0),
     G("kernel_floor_s", ECI_F_DOUBLE, kernel_floor_s, 0, 1e-3),
     G("measured", ECI_F_INT, measured, 0, 1),
+    G("refuse", ECI_F_STR, refuse, 0, 0),
     G("source", ECI_F_STR, source, 0, 0),
 };
 #undef G
@@ -61,6 +65,53 @@ static const eci_gpu *claimed_by_other(const ec_ctx *ctx, const eci_gpu *self, c
     return NULL;
 }
 
+/* The precisions a refuse cell may name: config.c's precision choices. */
+static const char *const precisions[] = {"fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16"};
+
+/* Entry i of a refuse cell ("prec: reason|prec: reason"): its precision and reason spans. */
+static int refusal_entry(const char *cell, size_t i, const char **prec, size_t *plen, const char **why,
+                         size_t *wlen)
+{
+    const char *p = cell;
+    for (size_t k = 0; *p != '\0'; k++) {
+        size_t len = strcspn(p, "|");
+        if (k == i) {
+            const char *colon = memchr(p, ':', len);
+            *prec = p;
+            *plen = colon != NULL ? (size_t)(colon - p) : len;
+            while (*plen > 0 && p[*plen - 1] == ' ')
+                (*plen)--;
+            *why = colon != NULL ? colon + 1 : p + len;
+            while (*why < p + len && **why == ' ')
+                (*why)++;
+            *wlen = (size_t)(p + len - *why);
+            return 1;
+        }
+        p += len + (p[len] == '|');
+    }
+    return 0;
+}
+
+const char *eci_hw_refusal(const eci_gpu *g, const char *precision, char *buf, size_t n)
+{
+    const char *prec, *why;
+    size_t plen, wlen;
+    for (size_t i = 0; refusal_entry(g->refuse, i, &prec, &plen, &why, &wlen); i++)
+        if (plen == strlen(precision) && memcmp(prec, precision, plen) == 0) {
+            snprintf(buf, n, "%.*s", (int)wlen, why);
+            return buf;
+        }
+    return NULL;
+}
+
+int eci_hw_topology_known(const char *name)
+{
+    for (size_t t = 0; t < sizeof topologies / sizeof topologies[0]; t++)
+        if (strcmp(topologies[t], name) == 0)
+            return 1;
+    return 0;
+}
+
 /* Checks across columns and rows that the column ranges cannot express. */
 static int check_gpu(ec_ctx *ctx, const char *path, const eci_gpu *g)
 {
@@ -73,6 +124,21 @@ static int check_gpu(ec_ctx *ctx, const char *path, const eci_gpu *g)
     if (strcmp(g->default_topology, "nvlink") == 0 && g->nvlink_bytes_per_s <= 0)
         return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': default_topology 'nvlink' needs nvlink_bytes_per_s > 0",
                          path, g->id);
+    if ((g->peak_fp8_flop_per_s > 0) != (g->gemm_eff_fp8_frac > 0))
+        return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': peak_fp8_flop_per_s and gemm_eff_fp8_frac must both be "
+                         "0 (no FP8 tensor cores) or both positive", path, g->id);
+    const char *prec, *why;
+    size_t plen, wlen;
+    for (size_t i = 0; refusal_entry(g->refuse, i, &prec, &plen, &why, &wlen); i++) {
+        size_t k = 0;
+        while (k < sizeof precisions / sizeof precisions[0] &&
+               !(strlen(precisions[k]) == plen && memcmp(precisions[k], prec, plen) == 0))
+            k++;
+        if (k == sizeof precisions / sizeof precisions[0] || wlen == 0)
+            return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': refuse must be 'precision: reason' entries separated "
+                             "by '|', precision one of fp32, tf32, amp_fp16, amp_bf16, bf16, fp16 (got '%.*s')",
+                             path, g->id, (int)(why + wlen - prec), prec);
+    }
     const eci_gpu *o;
     if ((o = claimed_by_other(ctx, g, g->id)) != NULL)
         return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': its id also names gpu '%s'", path, g->id, o->id);
@@ -153,13 +219,25 @@ static long gpu_index(const ec_ctx *ctx, const char *name)
     return -1;
 }
 
+/* An unknown name: when it starts several profiles' ids ("A100": four A100 SKUs), list them
+ * all, since the nearest by edit distance would pick one of them arbitrarily; else the nearest. */
 static int not_found(ec_ctx *ctx, const char *name)
 {
-    enum { MAXN = 128 };
+    enum { MAXN = 128, LIST_MAX = 400 };
     const char *ids[MAXN];
-    size_t n = ctx->n_gpus < MAXN ? ctx->n_gpus : MAXN;
-    for (size_t i = 0; i < n; i++)
+    size_t n = ctx->n_gpus < MAXN ? ctx->n_gpus : MAXN, n_prefix = 0;
+    char list[LIST_MAX] = "";
+    for (size_t i = 0; i < n; i++) {
         ids[i] = ctx->gpus[i].id;
+        if (name[0] != '\0' && eci_name_prefix(ids[i], name)) {
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%s", n_prefix ? ", " : "", ids[i]);
+            n_prefix++;
+        }
+    }
+    if (n_prefix > 1)
+        return eci_error(ctx, EC_ENOTFOUND, "unknown gpu '%s': it could be any of %s (give one; `epochcast gpus` "
+                         "lists all)", name, list);
     const char *near = eci_nearest(name, ids, n);
     return eci_error(ctx, EC_ENOTFOUND, "unknown gpu '%s' (did you mean '%s'? `epochcast gpus` lists all)",
                      name, near ? near : "");
@@ -197,6 +275,7 @@ int ec_gpu_get(const ec_ctx *ctx, size_t i, ec_gpu_info *out)
     out->peak_fp16_flop_per_s = g->peak_fp16_flop_per_s;
     out->peak_bf16_flop_per_s = g->peak_bf16_flop_per_s;
     out->default_topology = g->default_topology;
+    out->peak_fp8_flop_per_s = g->peak_fp8_flop_per_s;
     return EC_OK;
 }
 

@@ -26,6 +26,7 @@
 /* ---- hardware profile (one row of models/gpus.csv) ---------------------------- */
 typedef struct eci_gpu {
     char *id, *name, *aliases, *architecture, *default_topology, *source;
+    char *refuse;                     /* "precision: reason|..." precisions this GPU refuses, "" none */
     double compute_capability;
     int sm_count;
     double peak_fp32_flop_per_s;
@@ -34,6 +35,8 @@ typedef struct eci_gpu {
     double peak_bf16_flop_per_s;      /* 0: no native bf16 */
     double emulated_bf16_flop_per_s;  /* measured bf16 GEMM rate where bf16 is not native */
     double gemm_eff_fp32_frac, gemm_eff_tf32_frac, gemm_eff_fp16_frac, gemm_eff_bf16_frac;
+    double peak_fp8_flop_per_s;   /* dense FP8 tensor-core peak (FP32 accumulate), 0: no FP8 */
+    double gemm_eff_fp8_frac;     /* measured large FP8 GEMM over that peak (0 without FP8) */
     double memory_bytes;
     double memory_bandwidth_bytes_per_s;
     double memory_eff_frac;
@@ -86,6 +89,16 @@ typedef struct eci_net {
     double params_published; /* ... with the published_task head, to compare with published_params */
 } eci_net;
 
+/* ---- inter-node network preset (one row of models/interconnects.csv, fabric.c) -------- */
+typedef struct eci_fabric {
+    char *id, *description, *source;
+    double gpu_gbit_per_s;    /* per direction, each GPU's own NIC (rail-optimized), -1: not per GPU */
+    double node_gbit_per_s;   /* per direction, the whole node, -1: not given (per GPU x GPUs per node) */
+    double latency_us;        /* one hop, -1: not published (constants.csv default) */
+    double efficiency_frac;   /* measured all-reduce bus bandwidth over the link rate, -1: not measured */
+    double domain_gpus;       /* GPUs in one NVLink switch domain (GB200 NVL72), -1: none */
+} eci_fabric;
+
 /* ---- context ------------------------------------------------------------------- */
 /* Work buffers a prediction needs every time (alloc.c): kept on the context and reused, so a
  * sweep allocates nothing after its first point.  One slot per buffer that can be live at once. */
@@ -108,6 +121,7 @@ struct ec_ctx {
     int models_loaded;
     eci_gpu *gpus;   size_t n_gpus;
     eci_host *hosts; size_t n_hosts;
+    eci_fabric *fabrics; size_t n_fabrics; /* models/interconnects.csv */
     eci_net **nets;  size_t n_nets, cap_nets; /* presets first, then defined and config.json networks */
     struct eci_consts *consts;        /* software constants, constants.csv */
     struct eci_calib *fit;            /* fitted parameters in use (calibrate.c); NULL: priors */
@@ -126,11 +140,15 @@ struct ec_ctx {
     void *progress_ud;
     struct { uint64_t dev, ino; } inputs[ECI_INPUTS_MAX]; /* files read as inputs (eci_input_note), a ring */
     size_t n_inputs;
+    struct eci_prices *prices;        /* models/prices.csv (price.c), NULL when the folder has none */
+    struct eci_prices *user_prices;   /* the last prices= file read, NULL until one is */
+    struct eci_ref_cache *ref_cache;  /* one-GPU references of scaling efficiencies (predict.c) */
 };
+typedef struct eci_prices eci_prices;
 
 /* ---- workload cache (workload.c) ------------------------------------------------ */
 /* Expansions a context keeps: a sweep's batch sizes for one network and precision. */
-#define ECI_WL_CACHE_ENTRIES 32
+#define ECI_WL_CACHE_ENTRIES 128
 EC_INTERNAL void eci_workload_cache_free(ec_ctx *ctx);
 /* The loader simulation's generator (pipeline.c). */
 EC_INTERNAL void eci_pipe_ctx_free(ec_ctx *ctx);
@@ -138,6 +156,8 @@ EC_INTERNAL void eci_pipe_ctx_free(ec_ctx *ctx);
 EC_INTERNAL void eci_comm_ctx_free(ec_ctx *ctx);
 /* The op cost cache (compute.c). */
 EC_INTERNAL void eci_compute_ctx_free(ec_ctx *ctx);
+/* The cache of one-GPU references (predict.c). */
+EC_INTERNAL void eci_predict_ctx_free(ec_ctx *ctx);
 
 /* ---- errors (err.c) ------------------------------------------------------------ */
 /* Record a detailed message on ctx and return code.  The idiom is
@@ -232,7 +252,10 @@ EC_INTERNAL int eci_table_int(ec_ctx *ctx, const eci_table *t, size_t row, int c
 /* ---- struct rows from a CSV (registry.c) ------------------------------------------ */
 /* One column of a data table mapped onto a struct field: registry.c reads every row of
  * a table into an array of structs from a list of these, with located errors. */
-typedef enum { ECI_F_STR, ECI_F_DOUBLE, ECI_F_INT } eci_field_kind;
+typedef enum {
+    ECI_F_STR, ECI_F_DOUBLE, ECI_F_INT,
+    ECI_F_DOUBLE_OPT /* a number in [lo, hi], or an empty cell: -1 (not known) */
+} eci_field_kind;
 typedef struct eci_field {
     const char *column;
     eci_field_kind kind;
@@ -251,6 +274,11 @@ EC_INTERNAL void eci_rows_free(ec_ctx *ctx, const eci_field *fields, size_t nf, 
 EC_INTERNAL int eci_hw_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_hw_free(ec_ctx *ctx);
 EC_INTERNAL const eci_gpu *eci_hw_find(ec_ctx *ctx, const char *name); /* sets EC_ENOTFOUND */
+/* The reason g refuses a precision (its name as config.c spells it, "tf32") into buf, or NULL
+ * when it does not (gpus.csv column refuse). */
+EC_INTERNAL const char *eci_hw_refusal(const eci_gpu *g, const char *precision, char *buf, size_t n);
+/* 1 when name is an interconnect the communication model knows (nvlink, pcie-switch, ...). */
+EC_INTERNAL int eci_hw_topology_known(const char *name);
 
 EC_INTERNAL int eci_host_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_host_free(ec_ctx *ctx);
@@ -268,6 +296,10 @@ EC_INTERNAL const eci_net *eci_net_find_rc(ec_ctx *ctx, const char *name, int *r
 EC_INTERNAL int eci_net_add(ec_ctx *ctx, const ec_network_def *def, int listed, const char *path,
                             const eci_net **out);
 
+EC_INTERNAL int eci_fabric_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_fabric_free(ec_ctx *ctx);
+EC_INTERNAL const eci_fabric *eci_fabric_find(ec_ctx *ctx, const char *name); /* sets EC_ENOTFOUND */
+
 EC_INTERNAL int eci_consts_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_consts_free(ec_ctx *ctx);
 /* A software constant from constants.csv by name; absent names are a load-time error,
@@ -283,6 +315,8 @@ EC_INTERNAL void eci_calib_release(ec_ctx *ctx);
 EC_INTERNAL size_t eci_strlcpy(char *dst, const char *src, size_t n);
 /* Case-insensitive compare ignoring spaces, '-' and '_' ("Tesla T4" ~ "tesla-t4"). */
 EC_INTERNAL int eci_name_eq(const char *a, const char *b);
+/* 1 when name starts with prefix under the same forgiving comparison ("A100" ~ "a100-sxm4-80gb"). */
+EC_INTERNAL int eci_name_prefix(const char *name, const char *prefix);
 /* Plain decimal syntax, the one number format of every file and key: [+-]digits[.digits]
  * [e[+-]digits] (integer: no point, no exponent); no hex, inf, nan or spaces. */
 #define ECI_NUMBER_MAX 128

@@ -147,22 +147,28 @@ done:
     return rc != EC_OK ? eci_error_key(ctx, rc, "lengths") : rc;
 }
 
-/* Name of a distribution spec "name(args)": its kind, or -1 when spec is not of that form. */
+/* Name of a distribution spec "name(args)": its kind, -1 when spec is not of that form (a
+ * path), -2 for an unknown name, -3 for a known name whose parentheses do not close at the
+ * end ("lognormal(60,0.7": a typo, not a file to open). */
 static int spec_kind(const char *spec, const char **open)
 {
     static const char *const names[] = {"fixed", "lognormal", "normal", "uniform"};
     size_t len = strlen(spec);
     const char *p = strchr(spec, '(');
-    if (p == NULL || len == 0 || spec[len - 1] != ')')
+    if (p == NULL || len == 0)
         return -1;
     *open = p;
     const char *s = spec;
     size_t nl = (size_t)(p - spec);
     trim(&s, &nl);
+    int kind = -2;
     for (int k = 0; k < 4; k++)
         if (strlen(names[k]) == nl && memcmp(names[k], s, nl) == 0)
-            return k;
-    return -2;
+            kind = k;
+    const char *close = strchr(p, ')');
+    if (close == NULL || close != spec + len - 1 || strchr(p + 1, '(') != NULL)
+        return kind >= 0 ? -3 : -1;
+    return kind;
 }
 
 int eci_lengths_is_path(const char *spec)
@@ -189,6 +195,11 @@ int eci_lengths_parse(ec_ctx *ctx, const char *spec, int cap, eci_lengths **out)
     }
     const char *open = NULL;
     int kind = spec_kind(spec, &open);
+    if (kind == -3) {
+        rc = eci_error(ctx, EC_EINVAL, "key 'lengths': '%s': expected one ')' closing the parentheses at the end, "
+                       "as in lognormal(60,0.7)", spec);
+        goto fail;
+    }
     if (kind == -2) {
         rc = eci_error(ctx, EC_EINVAL, "key 'lengths': unknown distribution in '%s' "
                        "(lognormal(median,sigma), normal(mean,sd), uniform(lo,hi), fixed(n), or a CSV path)", spec);

@@ -44,17 +44,47 @@ static double opt_temp_bytes_per_param(int optimizer, double param_bytes)
     return 0;
 }
 
-void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
+static double shards(double s) { return s > 1 ? s : 1; }
+
+/* Weights, gradients and optimizer states of this GPU's share (sharded data parallelism),
+ * and the pinned host memory offload moves them to. */
+static void model_states(const eci_mem_in *in, double w, double g, double o, ec_memory *m, double *grads,
+                         double *host)
+{
+    double params = in->wl->trainable_params, ws = shards(in->weight_shards), os = shards(in->opt_shards);
+    double frozen = in->wl->params - params, master = 0;
+    if (in->zero && w == 4.0) { /* DeepSpeed AMP: 16-bit weights and gradients, fp32 master with the states */
+        w = 2.0;
+        g = 2.0;
+        master = 4.0;
+    }
+    m->weights_bytes = (params * w + frozen * (in->frozen_elem_bytes > 0 ? in->frozen_elem_bytes : w)) / ws;
+    m->optimizer_bytes = params * (o + master) / os;
+    *grads = params * g / shards(in->grad_shards);
+    *host = 0;
+    if (in->opt_on_host) { /* the states, the master copy and the fp32 gradients the CPU updates from */
+        *host += params * (o + master + 4.0) / os;
+        m->optimizer_bytes = 0;
+    }
+    if (in->weights_on_host) {
+        *host += m->weights_bytes;
+        m->weights_bytes = 0;
+    }
+    m->weights_bytes += in->gathered_bytes;
+}
+
+void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
 {
     const eci_workload *wl = in->wl;
     memset(m, 0, sizeof *m);
     double w, g, o;
     eci_memory_param_bytes(in->precision, in->optimizer, &w, &g, &o);
-    double params = wl->params;
+    double params = wl->trainable_params;
     int replica = in->dp_role == 2;
-    m->weights_bytes = params * w;
-    m->optimizer_bytes = replica ? 0 : params * o;
-    double grads = params * g;
+    double grads;
+    model_states(in, w, g, o, m, &grads, &in->host_bytes);
+    if (replica)
+        m->optimizer_bytes = 0;
     /* DDP's Reducer allocates its buckets, a flat copy of every gradient, when it is built
      * and keeps them, so they sit beside the activations as well as beside the optimizer
      * step.  gradient_as_bucket_view=True makes the gradients views into the buckets: "the
@@ -64,13 +94,16 @@ void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m)
     double buckets = in->ddp_bucket_copy ? grads : 0;
     if (in->dp_role == 1)
         grads *= 2.0;
-    double opt_temp = replica ? 0 : params * opt_temp_bytes_per_param(in->optimizer, w);
+    double opt_temp = replica || in->opt_on_host ? 0
+                                                 : params * opt_temp_bytes_per_param(in->optimizer, w) /
+                                                       shards(in->opt_shards);
     m->grads_bytes = grads;
-    int amp = in->precision == EC_PREC_AMP_FP16 || in->precision == EC_PREC_AMP_BF16;
+    int amp = in->precision == EC_PREC_AMP_FP16 || in->precision == EC_PREC_AMP_BF16 ||
+              in->precision == EC_PREC_AMP_FP8;
     m->cast_cache_bytes = amp ? wl->matmul_params * 2.0 : 0;
 
     /* Activations: a block's ops repeat reps times; the rest (embeddings, head) once. */
-    double acts = eci_workload_saved_bytes(wl, in->checkpointing);
+    double acts = eci_workload_saved_bytes(wl, in->checkpointing, in->act_copies > 0 ? in->act_copies : 1.0);
     m->activations_bytes = acts;
     m->workspace_bytes = eci_const(ctx, EC_C_cublas_workspace_bytes) + in->extra_workspace_bytes;
     m->context_bytes = eci_const(ctx, EC_C_cuda_context_bytes) +

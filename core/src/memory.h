@@ -16,9 +16,19 @@ typedef struct eci_mem_in {
     double extra_workspace_bytes; /* e.g. DataParallel's gathered outputs on GPU 0 */
     double capacity_bytes;
     double allocator_scale;       /* calibration factor on allocator slack (1.0) */
+    /* Sharded data parallelism (FSDP, ZeRO): ranks each part is split over (0 or 1: replicated). */
+    double weight_shards, grad_shards, opt_shards;
+    int zero;                     /* DeepSpeed: a 16-bit compute copy of the weights beside the fp32
+                                     master partition (kept with the optimizer states) under AMP */
+    int opt_on_host;              /* CPU offload: optimizer states (and the master weights) in host memory */
+    int weights_on_host;          /* ...and the parameter shards too (FSDP CPUOffload, ZeRO-Infinity) */
+    double gathered_bytes;        /* unsharded units and their gradients alive at once (FSDP, ZeRO-3) */
+    double frozen_elem_bytes;     /* LoRA: bytes per frozen base parameter as stored */
+    double act_copies;            /* micro-batches whose activations a pipeline stage holds (0 or 1: one) */
+    double host_bytes;            /* out: pinned host memory the offload needs */
 } eci_mem_in;
 
-EC_INTERNAL void eci_memory_estimate(const ec_ctx *ctx, const eci_mem_in *in, ec_memory *m);
+EC_INTERNAL void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m);
 /* Bytes per parameter of the weights, the gradients and the optimizer states. */
 EC_INTERNAL void eci_memory_param_bytes(int precision, int optimizer, double *w, double *g, double *opt);
 

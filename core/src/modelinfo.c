@@ -116,7 +116,7 @@ int ec_model_summary_get(ec_ctx *ctx, const ec_config *cfg, ec_model_summary *ou
     out->weights_bytes = wl.params * w;
     out->grads_bytes = wl.params * g;
     out->optimizer_bytes = wl.params * o;
-    out->activations_bytes_per_sample = eci_workload_saved_bytes(&wl, 0);
+    out->activations_bytes_per_sample = eci_workload_saved_bytes(&wl, 0, 1.0);
     out->n_rows = r.net->n_layers + 1;
     if (rows != NULL && max_rows > 0)
         rc = fill_rows(ctx, r.net, &wl, rows, max_rows);

@@ -15,6 +15,8 @@
 #include "memory.h"
 #include "pipeline.h"
 #include "predict.h"
+#include "shard.h"
+#include "price.h"
 
 #include <float.h>
 #include <limits.h>
@@ -28,7 +30,7 @@
 #define PAD_KNOTS 16
 
 /* ---- the timeline ---------------------------------------------------------------------- */
-enum cause { CAUSE_DISPATCH = 0, CAUSE_LOADER, CAUSE_H2D, N_CAUSES };
+enum cause { CAUSE_DISPATCH = 0, CAUSE_LOADER, CAUSE_H2D, CAUSE_COMM, N_CAUSES };
 
 typedef struct timeline {
     double cpu, gpu;             /* when each side is next free */
@@ -76,6 +78,16 @@ static void gpu_op(timeline *t, double host_s, double gpu_s, double kernels, int
     t->kernels += kernels;
 }
 
+/* The GPU waits for a collective on another stream that ends at until_s (sharded data
+ * parallelism's gathers and reductions): idle time charged to communication. */
+static void comm_wait(timeline *t, double until_s)
+{
+    if (until_s > t->gpu) {
+        t->gap[CAUSE_COMM] += until_s - t->gpu;
+        t->gpu = until_s;
+    }
+}
+
 static void sync_host(timeline *t)
 {
     if (t->cpu > t->gpu)
@@ -105,6 +117,9 @@ typedef struct plan {
     double grad_elem_bytes;      /* bytes per gradient element */
     double overlap_slowdown;     /* compute slowdown while an all-reduce runs beside it */
     double overlap_s;            /* backward time added by that slowdown (this micro-step) */
+    eci_shard *shard;            /* FSDP / ZeRO-3: per-unit gathers and reductions, else NULL */
+    double gather_elem_bytes;    /* ...bytes per trained parameter gathered (the compute dtype) */
+    double frozen_elem_bytes;    /* ...per frozen parameter (LoRA's base, as stored) */
 } plan;
 
 static double fwd_host_s(const plan *p, const eci_op_cost_t *c)
@@ -159,11 +174,15 @@ static inline void walk_kernel(walk *w, double host_s, double gpu_s, double kern
 static void ddp_grads_ready(plan *p, size_t i, double *gpu, double *busy)
 {
     double bwd_s = p->cost[i].bwd_s;
-    double slow = eci_overlap_stretch_s(p->ddp->comm_free_s, *gpu - bwd_s, bwd_s, p->overlap_slowdown);
-    *gpu += slow;
-    *busy += slow;
-    p->overlap_s += slow;
-    eci_ddp_ready(p->ddp, *gpu, p->wl->ops[i].params * p->grad_elem_bytes);
+    if (p->ddp->comm_free_s > *gpu - bwd_s) { /* (an idle stream slows nothing: skip the call) */
+        double slow = eci_overlap_stretch_s(p->ddp->comm_free_s, *gpu - bwd_s, bwd_s, p->overlap_slowdown);
+        *gpu += slow;
+        *busy += slow;
+        p->overlap_s += slow;
+    }
+    const eci_op *op = &p->wl->ops[i];
+    if (op->params > 0 && !op->frozen)
+        eci_ddp_ready(p->ddp, *gpu, op->params * p->grad_elem_bytes);
 }
 
 /* The forward ops from..to-1 in order.  The first goes through gpu_op (the host may have work
@@ -301,7 +320,15 @@ static void forward_layer(timeline *t, plan *p)
  * that are checkpointing units), then the backward ops in reverse. */
 static void backward_layer(timeline *t, plan *p)
 {
-    if (p->checkpointing && p->blk->checkpoint) { /* torch.utils.checkpoint re-runs the layer's forward first */
+    if (p->checkpointing == EC_CKPT_SELECTIVE && p->blk->checkpoint) { /* Megatron's selective recompute:
+                                                                        * the unfused attention core only */
+        double before = p->fwd_s;
+        for (size_t i = p->blk->begin; i < p->blk->end; i++)
+            if (p->wl->ops[i].attn_core && p->wl->ops[i].kind != ECI_OP_ATTN)
+                forward_ops(t, p, i, i + 1);
+        p->bwd_s += p->fwd_s - before;
+        p->fwd_s = before;
+    } else if (p->checkpointing && p->blk->checkpoint) { /* torch.utils.checkpoint re-runs the layer's forward first */
         double before = p->fwd_s;
         forward_layer(t, p);
         p->bwd_s += p->fwd_s - before; /* recompute is backward time */
@@ -356,6 +383,25 @@ static int loop_block(const eci_workload *wl)
     return -1;
 }
 
+/* The current block's repetitions are sharded units: their compute (walked from t0 to now)
+ * is laid beside the units' gathers and reductions (shard.c); the GPU ends when the last
+ * unit does, its waits charged to communication and its slowed kernels to busy time. */
+static void shard_units(timeline *t, plan *p, double t0, int backward)
+{
+    int reps = p->blk->reps;
+    if (reps < 1)
+        return;
+    double unit_s = (t->gpu - t0) / reps, stretch0 = p->shard->stretch_s;
+    double trained = p->blk->trainable, gather = trained * p->gather_elem_bytes +
+                                                (p->blk->params - trained) * p->frozen_elem_bytes;
+    double end = backward ? eci_shard_backward(p->shard, t0, unit_s, reps, gather, trained * p->grad_elem_bytes)
+                          : eci_shard_forward(p->shard, t0, unit_s, reps, gather);
+    double stretch = p->shard->stretch_s - stretch0;
+    t->busy += stretch;
+    t->gpu += stretch;
+    comm_wait(t, end);
+}
+
 static void forward_pass(timeline *t, plan *p)
 {
     const eci_workload *wl = p->wl;
@@ -367,10 +413,105 @@ static void forward_pass(timeline *t, plan *p)
         forward_ops(t, p, at, p->blk->begin);
         if ((int)b == p->loop_block)
             python_loop(t, p, 0);
+        double t0 = t->gpu;
         repeat_layers(t, p, p->blk->reps, forward_layer);
+        if (p->shard != NULL)
+            shard_units(t, p, t0, 0);
         at = p->blk->end;
     }
     forward_ops(t, p, at, wl->n_ops);
+}
+
+/* ---- DDP over repeated layers ------------------------------------------------------------
+ * DDP's hook needs each repetition's real times, but once two repetitions in a row moved
+ * everything by the same amounts, from states that keep repeating, every later one does too
+ * and the rest are added by multiplication.  A state keeps repeating when the bucket being
+ * filled is as full at both ends, and for both the host and the communication stream either
+ * its lead over the GPU is unchanged, or it is ahead and pulling away (the host: never idles
+ * the GPU), or it is behind and falling further behind (the stream: busy all repetition long). */
+typedef struct ddp_mark {
+    timeline t;
+    double comm_free, comm_busy, launched, fwd_s, bwd_s, overlap_s, open;
+} ddp_mark;
+
+static ddp_mark ddp_mark_now(const timeline *t, const plan *p)
+{
+    return (ddp_mark){.t = *t, .comm_free = p->ddp->comm_free_s, .comm_busy = p->ddp->comm_busy_s,
+                      .launched = p->ddp->launched, .fwd_s = p->fwd_s, .bwd_s = p->bwd_s,
+                      .overlap_s = p->overlap_s, .open = p->ddp->open_bytes};
+}
+
+/* The repetition's moves as a vector; d[0..N_DDP_DELTA) */
+enum { N_DDP_DELTA = 11 + N_CAUSES };
+static void ddp_delta(const ddp_mark *a, const ddp_mark *b, double *d)
+{
+    double v[N_DDP_DELTA] = {b->t.cpu - a->t.cpu, b->t.gpu - a->t.gpu, b->t.busy - a->t.busy,
+                             b->t.copy - a->t.copy, b->t.kernels - a->t.kernels, b->t.host_busy - a->t.host_busy,
+                             b->comm_free - a->comm_free, b->comm_busy - a->comm_busy, b->launched - a->launched,
+                             b->bwd_s - a->bwd_s, b->overlap_s - a->overlap_s};
+    for (int c = 0; c < N_CAUSES; c++)
+        v[11 + c] = b->t.gap[c] - a->t.gap[c];
+    memcpy(d, v, sizeof v);
+}
+
+static int near(double a, double b)
+{
+    return fabs(a - b) <= 1e-12 * (fabs(a) + fabs(b)) + 1e-18;
+}
+
+static int keeps_repeating(const ddp_mark *m0, const ddp_mark *m1)
+{
+    double h0 = m0->t.cpu - m0->t.gpu, h1 = m1->t.cpu - m1->t.gpu;
+    double c0 = m0->comm_free - m0->t.gpu, c1 = m1->comm_free - m1->t.gpu;
+    int host = near(h0, h1) || (h1 < h0 && h1 <= 0) || (h1 > h0 && h0 >= 0);
+    int comm = near(c0, c1) || (c0 <= 0 && c1 <= 0) || (c1 > c0 && c0 >= 0);
+    return host && comm && m0->open == m1->open && memcmp(m0->t.pending, m1->t.pending, sizeof m0->t.pending) == 0;
+}
+
+/* The same relative state at both ends: the host's and the stream's leads over the GPU, the
+ * open bucket, the pending host work.  The next repetition then moves exactly like this one. */
+static int same_state(const ddp_mark *m0, const ddp_mark *m1)
+{
+    return near(m0->t.cpu - m0->t.gpu, m1->t.cpu - m1->t.gpu) &&
+           (near(m0->comm_free - m0->t.gpu, m1->comm_free - m1->t.gpu) ||
+            (m0->comm_free <= m0->t.gpu && m1->comm_free <= m1->t.gpu)) &&
+           m0->open == m1->open && memcmp(m0->t.pending, m1->t.pending, sizeof m0->t.pending) == 0;
+}
+
+static void ddp_layers(timeline *t, plan *p, int reps)
+{
+    ddp_mark m0 = ddp_mark_now(t, p);
+    double prev[N_DDP_DELTA], d[N_DDP_DELTA];
+    for (int l = 0; l < reps; l++) {
+        backward_layer(t, p);
+        ddp_mark m1 = ddp_mark_now(t, p);
+        ddp_delta(&m0, &m1, d);
+        int same = l >= 1 && same_state(&m0, &m1); /* back where the repetition began */
+        if (!same && l >= 1 && keeps_repeating(&m0, &m1)) { /* or drifting the same way each time */
+            same = 1;
+            for (int i = 0; same && i < N_DDP_DELTA; i++)
+                same = near(d[i], prev[i]);
+        }
+        if (same) {
+            double rest = reps - l - 1;
+            t->cpu += rest * d[0];
+            t->gpu += rest * d[1];
+            t->busy += rest * d[2];
+            t->copy += rest * d[3];
+            t->kernels += rest * d[4];
+            t->host_busy += rest * d[5];
+            for (int c = 0; c < N_CAUSES; c++)
+                t->gap[c] += rest * d[11 + c];
+            p->ddp->comm_free_s += rest * d[6];
+            p->ddp->comm_busy_s += rest * d[7];
+            p->ddp->launched += (int)(rest * d[8]);
+            p->bwd_s += rest * d[9];
+            p->overlap_s += rest * d[10];
+            return;
+        }
+        memcpy(prev, d, sizeof d);
+        m0 = m1;
+    }
 }
 
 static void backward_pass(timeline *t, plan *p)
@@ -380,11 +521,13 @@ static void backward_pass(timeline *t, plan *p)
     for (size_t b = wl->n_blocks; b-- > 0;) {
         p->blk = &wl->blocks[b];
         backward_ops(t, p, p->blk->end, at);
-        if (p->ddp != NULL) /* DDP's hook needs every repetition's real times */
-            for (int l = 0; l < p->blk->reps; l++)
-                backward_layer(t, p);
+        double t0 = t->gpu;
+        if (p->ddp != NULL) /* DDP's hook needs the repetitions' real times */
+            ddp_layers(t, p, p->blk->reps);
         else
             repeat_layers(t, p, p->blk->reps, backward_layer);
+        if (p->shard != NULL)
+            shard_units(t, p, t0, 1);
         if ((int)b == p->loop_block)
             python_loop(t, p, 1);
         at = p->blk->begin;
@@ -413,17 +556,11 @@ static int key_given(const ec_config *cfg, const char *name)
     return i >= 0 && ec_config_is_set(cfg, (size_t)i);
 }
 
-/* Mark the config key `name` as not given (its value is left alone). */
-static void key_unset(ec_config *cfg, const char *name)
-{
-    int i = ec_config_key_index(name);
-    if (i >= 0)
-        cfg->set_mask[i / 64] &= ~((uint64_t)1 << (i % 64));
-}
-
+/* Set bit and append text unless that text is already there: two different warnings under
+ * one bit (keys ignored by the model and by the configuration) are both said. */
 static void add_warning(ec_result *res, unsigned bit, const char *text)
 {
-    if (res->warnings & bit)
+    if ((res->warnings & bit) == bit && strstr(res->warning_text, text) != NULL)
         return;
     res->warnings |= bit;
     size_t len = strlen(res->warning_text);
@@ -432,7 +569,7 @@ static void add_warning(ec_result *res, unsigned bit, const char *text)
 
 /* Checks of eci_resolve beyond finding the ids (issue 20): every product of counts the models
  * multiply fits (the pipeline and the step walk hold some in int), with a message naming the
- * keys; a topology is checked with one GPU as with several. */
+ * keys (a topology name is checked by config.c whatever the GPU count). */
 static int resolve_checks(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r)
 {
     /* 2^53: doubles count exactly up to here, and no real job comes near it */
@@ -471,11 +608,6 @@ static int resolve_checks(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
             break;
         }
     }
-    if (cfg->num_gpus == 1 && cfg->topology[0] != '\0') {
-        eci_comm c; /* the checks a multi-GPU prediction makes of the topology */
-        if ((rc = eci_comm_init(ctx, r->gpu, cfg->topology, 2, 1, 0, 0, &c)) != EC_OK)
-            return rc;
-    }
     return EC_OK;
 }
 
@@ -490,6 +622,10 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
         return EC_ENOTFOUND;
     if ((r->host = eci_host_find(ctx, cfg->host)) == NULL)
         return EC_ENOTFOUND;
+    char prec[16], why[EC_ERRMSG_MAX / 2];
+    if (r->gpu->refuse[0] != '\0' && ec_config_get(cfg, "precision", prec, sizeof prec) == EC_OK &&
+        eci_hw_refusal(r->gpu, prec, why, sizeof why) != NULL) /* gpus.csv column refuse */
+        return eci_error(ctx, EC_ENOTSUP, "gpu '%s' refuses precision=%s: %s", r->gpu->id, prec, why);
     if (cfg->batch_per_gpu < 1)
         return eci_error(ctx, EC_EINVAL, "key 'batch_per_gpu' is required: samples per GPU per micro-step (>= 1)");
     if (cfg->num_gpus < 1 || cfg->grad_accum < 1 || cfg->nodes < 1)
@@ -519,6 +655,12 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
                          cfg->padding == EC_PAD_DYNAMIC ? "dynamic" : "bucketed");
     if (cfg->lengths[0] != '\0' && (!r->text || r->seq < 1))
         return eci_error(ctx, EC_EINVAL, "key 'lengths': sequence lengths need a text model (or seq_len with gpu_step_s)");
+    /* What torch.utils.data.DataLoader itself refuses (ValueError in its __init__).  Its
+     * prefetch_factor with num_workers=0 is refused too, but run records (bench/harness)
+     * write the column on every row: there it is a key with no effect (ignored_keys). */
+    if (cfg->num_workers == 0 && cfg->persistent_workers)
+        return eci_error(ctx, EC_EINVAL, "key 'persistent_workers': persistent_workers=1 needs num_workers > 0 "
+                         "(PyTorch's DataLoader raises ValueError)");
     r->strategy = cfg->strategy;
     /* strategy is the docs/DESIGN.md default: single for one GPU, ddp for several unless given */
     if (cfg->num_gpus > 1 && r->strategy == EC_STRATEGY_SINGLE) {
@@ -526,16 +668,39 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
             return eci_error(ctx, EC_EINVAL, "strategy=single with num_gpus=%d: use strategy=ddp or dp", cfg->num_gpus);
         r->strategy = EC_STRATEGY_DDP;
     }
-    if (cfg->num_gpus == 1)
-        r->strategy = EC_STRATEGY_SINGLE;
-    r->nodes = cfg->nodes;
-    int per_node = (int)eci_const(ctx, EC_C_gpus_per_node);
-    if (cfg->num_gpus > per_node && !key_given(cfg, "nodes")) /* the name search only when needed */
-        r->nodes = (cfg->num_gpus + per_node - 1) / per_node; /* more than one server */
-    if (r->nodes > cfg->num_gpus)
-        return eci_error(ctx, EC_EINVAL, "nodes=%d exceeds num_gpus=%d", r->nodes, cfg->num_gpus);
+    if (cfg->num_gpus == 1 && r->strategy != EC_STRATEGY_FSDP && r->strategy != EC_STRATEGY_ZERO)
+        r->strategy = EC_STRATEGY_SINGLE; /* FSDP and ZeRO on one GPU still offload */
     r->topology = cfg->topology[0] != '\0' ? cfg->topology : r->gpu->default_topology;
-    return resolve_checks(ctx, cfg, r);
+    int rc = resolve_checks(ctx, cfg, r);
+    return rc != EC_OK ? rc : eci_layout_resolve(ctx, cfg, r);
+}
+
+int ec_config_resolve(ec_ctx *ctx, const ec_config *cfg, ec_config *out)
+{
+    if (ctx == NULL || cfg == NULL || out == NULL)
+        return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_config_resolve: NULL argument") : EC_EMISUSE;
+    eci_resolved r;
+    int rc = eci_resolve(ctx, cfg, &r);
+    if (rc != EC_OK)
+        return rc;
+    ec_config c = *cfg;
+    eci_strlcpy(c.gpu, r.gpu->id, sizeof c.gpu);
+    eci_strlcpy(c.host, r.host->id, sizeof c.host);
+    c.strategy = r.strategy;
+    c.nodes = r.nodes;
+    eci_strlcpy(c.topology, r.topology, sizeof c.topology);
+    if (r.net != NULL) {
+        if (c.task[0] == '\0')
+            eci_strlcpy(c.task, r.net->default_task, sizeof c.task);
+        if (r.text && r.seq > 0)
+            c.seq_len = r.seq;
+        if (r.image_size > 0)
+            c.image_size = r.image_size;
+        if (r.target_seq > 0)
+            c.target_len = r.target_seq;
+    }
+    *out = c;
+    return EC_OK;
 }
 
 /* ---- the prediction ---------------------------------------------------------------------- */
@@ -546,11 +711,214 @@ int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
     return eci_predict(ctx, cfg, NULL, res);
 }
 
+/* ---- the layout's communication ------------------------------------------------------------ */
+typedef struct layout_comm {
+    eci_comm comm;              /* every GPU of the job (n = 1: none) */
+    eci_group groups[ECI_N_GROUPS]; /* tensor-, context-, expert-parallel groups of the ops' collectives */
+    eci_group dp;               /* gradient reduction: the dp x cp ranks holding the same shard (stride tp) */
+    eci_group pp;               /* pipeline neighbours */
+    int dp_is_job;              /* every GPU a data-parallel replica on the default network: DDP keeps the
+                                   job's ring (comm), as calibrated */
+    double net_bytes_per_s;     /* one GPU's NIC */
+    double net_frac;            /* collective bus bandwidth over it */
+    int domain;                 /* GPUs that reach each other over NVLink (a node, or an NVL72 rack) */
+} layout_comm;
+
+/* The job's links and the groups of its layout (Megatron's rank order: tensor parallel
+ * innermost, then context, data, pipeline; experts within data parallelism). */
+static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, layout_comm *lc)
+{
+    memset(lc, 0, sizeof *lc);
+    lc->comm.n = lc->comm.nodes = 1;
+    lc->comm.h2d_share_frac = 1.0;
+    lc->dp.n = 1;
+    int n = cfg->num_gpus;
+    lc->dp_is_job = r->dp == n && r->fabric == NULL;
+    if (n <= 1)
+        return EC_OK;
+    int rc = eci_comm_init(ctx, r->gpu, r->topology, n, r->nodes, r->node_net_bytes_per_s, cfg->busbw_bytes_per_s,
+                           &lc->comm);
+    if (rc != EC_OK)
+        return rc;
+    lc->net_frac = r->fabric != NULL && r->fabric->efficiency_frac > 0 ? r->fabric->efficiency_frac
+                                                                        : eci_const(ctx, EC_C_internode_busbw_frac);
+    lc->domain = r->fabric != NULL && r->fabric->domain_gpus > 0 ? (int)r->fabric->domain_gpus : r->per_node;
+    lc->net_bytes_per_s = r->gpu_net_bytes_per_s;
+    int tp = r->tp, cp = r->cp;
+    eci_comm_group(&lc->comm, tp, 1, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->groups[ECI_GROUP_TP]);
+    eci_comm_group(&lc->comm, cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->groups[ECI_GROUP_CP]);
+    eci_comm_group(&lc->comm, r->ep, tp * cp, lc->domain, lc->net_bytes_per_s, lc->net_frac,
+                   &lc->groups[ECI_GROUP_EP]);
+    eci_comm_group(&lc->comm, r->dp * cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->dp);
+    eci_comm_group(&lc->comm, r->pp, tp * cp * r->dp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->pp);
+    return EC_OK;
+}
+
+/* The rates of the ops' collectives: the layout's links and groups (none on one GPU). */
+static void rates_of_layout(const layout_comm *lc, eci_rates *rates)
+{
+    if (lc->comm.n <= 1)
+        return;
+    memcpy(rates->groups, lc->groups, sizeof rates->groups);
+    rates->comm = &lc->comm;
+}
+
+/* Sharded data parallelism that gathers per unit (FSDP full/hybrid/grad-op sharding, ZeRO-3):
+ * the schedule's groups and dtypes.  Returns 0 (and leaves s alone) for any other strategy. */
+static int shard_setup(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const layout_comm *lc,
+                       eci_shard *s)
+{
+    int fsdp = r->strategy == EC_STRATEGY_FSDP && cfg->sharding != EC_SHARD_NONE;
+    if (!fsdp && !(r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage == 3))
+        return 0;
+    memset(s, 0, sizeof *s);
+    s->comm = &lc->comm;
+    s->shard = lc->dp;
+    s->replica.n = 1;
+    int group = r->dp * r->cp;
+    if (fsdp && cfg->sharding == EC_SHARD_HYBRID && group > 1) { /* shard within a node, replicate across */
+        int in_node = lc->domain / r->tp;
+        if (in_node < 1)
+            in_node = 1;
+        if (in_node > group)
+            in_node = group;
+        eci_comm_group(&lc->comm, in_node, r->tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &s->shard);
+        eci_comm_group(&lc->comm, group / in_node, r->tp * in_node, lc->domain, lc->net_bytes_per_s, lc->net_frac,
+                       &s->replica);
+    }
+    s->regather = !(fsdp && cfg->sharding == EC_SHARD_GRAD_OP);
+    s->limit = (int)eci_const(ctx, EC_C_fsdp_gathers_in_flight);
+    s->slowdown = eci_const(ctx, EC_C_overlap_compute_slowdown_frac);
+    if (cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS) /* parameters live in pinned host memory */
+        s->offload_bytes_per_s = r->gpu->h2d_pinned_bytes_per_s;
+    return 1;
+}
+
+/* Ranks the parameters, gradients and optimizer states are split over (memory, optimizer). */
+static void shard_degrees(const ec_config *cfg, const eci_resolved *r, double *w, double *g, double *o)
+{
+    double group = (double)r->dp * r->cp;
+    *w = *g = *o = 1;
+    if (r->strategy == EC_STRATEGY_ZERO) {
+        *o = group;
+        *g = cfg->zero_stage >= 2 ? group : 1;
+        *w = cfg->zero_stage >= 3 ? group : 1;
+    } else if (r->strategy == EC_STRATEGY_FSDP && cfg->sharding != EC_SHARD_NONE) {
+        double s = group;
+        if (cfg->sharding == EC_SHARD_HYBRID) { /* the node's share of the group */
+            double in_node = (double)r->per_node / r->tp;
+            s = in_node < 1 ? 1 : (in_node > group ? group : in_node);
+        }
+        *o = *g = *w = s;
+    }
+}
+
+/* Bytes per element of a collective of the compute dtype (a 16-bit precision gathers and
+ * reduces 16-bit values), of the gradients reduced, and of the parameters held. */
+static double compute_elem_bytes(int precision)
+{
+    return precision == EC_PREC_FP32 || precision == EC_PREC_TF32 ? 4.0 : 2.0;
+}
+
+static double reduce_elem_bytes(const ec_config *cfg, const eci_resolved *r, double param_bytes)
+{
+    switch (cfg->reduce_dtype) {
+    case EC_REDUCE_FP32:
+        return 4.0;
+    case EC_REDUCE_BF16:
+    case EC_REDUCE_FP16:
+        return 2.0;
+    default: /* DDP reduces the gradients in the parameters' dtype (fp32 under AMP); sharded
+              * strategies in the dtype they gather in (FSDP MixedPrecision, DeepSpeed bf16) */
+        return r->strategy == EC_STRATEGY_FSDP || r->strategy == EC_STRATEGY_ZERO ? compute_elem_bytes(cfg->precision)
+                                                                                   : param_bytes;
+    }
+}
+
+/* Exposed time of the ops' collectives on the compute stream by group, per micro-step: the
+ * forward's (twice for checkpointed blocks, whose forward runs again in backward) and the
+ * backward's.  They are busy GPU time that the breakdown moves from forward/backward to comm. */
+static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, int checkpointing, double *fwd_s,
+                        double *bwd_s, double *group_s)
+{
+    *fwd_s = *bwd_s = 0;
+    for (int gi = 0; gi < ECI_N_GROUPS; gi++)
+        group_s[gi] = 0;
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        const eci_op *op = &wl->ops[i];
+        if (op->kind != ECI_OP_COMM)
+            continue;
+        const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
+        double reps = (blk != NULL ? blk->reps : 1) * op->count;
+        double again = checkpointing == 1 && blk != NULL && blk->checkpoint ? cost[i].fwd_s : 0;
+        *fwd_s += reps * cost[i].fwd_s;
+        *bwd_s += reps * (cost[i].bwd_s + again);
+        group_s[op->group] += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
+    }
+}
+
+/* Parameters outside every repeated block (embeddings, final norm, head): FSDP's root unit;
+ * *trained: those of them that are trained. */
+static double root_params(const eci_workload *wl, double *trained)
+{
+    double in_blocks = 0, trained_in_blocks = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++) {
+        double n = wl->blocks[b].shared_params ? 1 : wl->blocks[b].reps;
+        in_blocks += wl->blocks[b].params * n;
+        trained_in_blocks += wl->blocks[b].trainable * n;
+    }
+    double root = wl->params - in_blocks;
+    *trained = wl->trainable_params - trained_in_blocks > 0 ? wl->trainable_params - trained_in_blocks : 0;
+    return root > 0 ? root : 0;
+}
+
+/* LoRA: bytes per frozen base parameter as stored (quantized linears at base_quant_bytes, the
+ * rest of a quantized base, and a base loaded in 16 bits, at 2; else the parameters' dtype),
+ * and the quantized linears' bytes alone (0 without quantization). */
+static double base_quant_bytes(const ec_ctx *ctx, const ec_config *cfg)
+{
+    if (cfg->base_precision == EC_BASE_NF4)
+        return eci_const(ctx, EC_C_nf4_bytes_per_param);
+    return cfg->base_precision == EC_BASE_INT8 ? eci_const(ctx, EC_C_int8_bytes_per_param) : 0;
+}
+
+static double frozen_elem_bytes(const ec_ctx *ctx, const ec_config *cfg, const eci_workload *wl, double param_bytes)
+{
+    double frozen = wl->params - wl->trainable_params, q = base_quant_bytes(ctx, cfg);
+    if (frozen <= 0)
+        return param_bytes;
+    double other = cfg->base_precision == EC_BASE_SAME ? param_bytes : 2.0;
+    return (wl->quant_params * q + (frozen - wl->quant_params) * other) / frozen;
+}
+
+/* The optimizer's bytes per parameter and foreach launches per chunk of tensors. */
+static void optimizer_traffic(const ec_ctx *ctx, int optimizer, double *bytes, double *ops)
+{
+    switch (optimizer) {
+    case EC_OPT_SGD:
+        *bytes = eci_const(ctx, EC_C_opt_sgd_bytes_per_param);
+        *ops = eci_const(ctx, EC_C_opt_foreach_ops_sgd);
+        break;
+    case EC_OPT_LAMB:
+        *bytes = eci_const(ctx, EC_C_opt_lamb_bytes_per_param);
+        *ops = eci_const(ctx, EC_C_opt_foreach_ops_lamb);
+        break;
+    case EC_OPT_ADAMW_FUSED:
+        *bytes = eci_const(ctx, EC_C_opt_adam_fused_bytes_per_param);
+        *ops = 1;
+        break;
+    default:
+        *bytes = eci_const(ctx, EC_C_opt_adam_foreach_bytes_per_param);
+        *ops = eci_const(ctx, EC_C_opt_foreach_ops_adam);
+        break;
+    }
+}
+
 /* One optimizer step at padded length seq, without the input pipeline (pipeline.c adds it):
  * fills res's step time, breakdown, kernel counts, FLOPs and memory; gpu_scale multiplies
  * every compute kernel (gpu_step_s calibrates it); *host_s is the host time of the step. */
 static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib_in, double seq,
-                      double gpu_scale, ec_result *res, double *host_s)
+                      double gpu_scale, const layout_comm *lc_in, ec_result *res, double *host_s)
 {
     memset(res, 0, sizeof *res);
     eci_resolved r = *rp;
@@ -558,6 +926,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     const eci_gpu *g = r.gpu;
     const eci_host *host = r.host;
     int n = cfg->num_gpus, ga = cfg->grad_accum;
+    int sharded_dp = r.strategy == EC_STRATEGY_FSDP || r.strategy == EC_STRATEGY_ZERO;
 
     eci_shape shape = {.precision = cfg->precision, .batch = cfg->batch_per_gpu, .seq = seq,
                        .seq_sq = seq * seq, .target_seq = r.target_seq > 0 ? r.target_seq : seq,
@@ -565,10 +934,17 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
                        .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
                        .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
                        .eager_attention = cfg->attention == EC_ATTN_EAGER,
+                       .flash = cfg->attention == EC_ATTN_FLASH,
                        .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
                        .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),
                        .rmsnorm_passes = eci_const(ctx, EC_C_rmsnorm_eager_passes),
-                       .rope_kernels = (int)eci_const(ctx, EC_C_rope_eager_kernels)};
+                       .rope_kernels = (int)eci_const(ctx, EC_C_rope_eager_kernels),
+                       .tp = r.tp, .cp = r.cp, .ep = r.ep, .sp = r.sp,
+                       .stage_lo = r.stage_lo, .stage_hi = r.stage_hi,
+                       /* FSDP MixedPrecision and DeepSpeed hold the compute copy in 16 bits */
+                       .weights_16 = sharded_dp,
+                       .lora_r = cfg->lora_r, .lora_targets = cfg->lora_targets,
+                       .base_16 = cfg->base_precision != EC_BASE_SAME, .base_quant_bytes = base_quant_bytes(ctx, cfg)};
     const eci_workload *wl;
     if ((rc = eci_workload_get(ctx, r.net, r.task, &shape, &wl)) != EC_OK)
         return rc;
@@ -576,6 +952,13 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     eci_calib calib = *calib_in;
     eci_rates rates;
     eci_rates_init(ctx, g, cfg->precision, &calib, &rates);
+    layout_comm lc;
+    if (lc_in != NULL)
+        lc = *lc_in;
+    else if ((rc = layout_comm_init(ctx, cfg, &r, &lc)) != EC_OK)
+        return rc;
+    rates_of_layout(&lc, &rates);
+    const eci_comm *comm = &lc.comm;
     const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale);
     if (cost == NULL)
         return EC_ENOMEM;
@@ -589,26 +972,38 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
               .loop_kernel_s = rates.floor_s, .loop_copy_s = eci_const(ctx, EC_C_h2d_latency_s)};
 
     double param_bytes = (cfg->precision == EC_PREC_BF16 || cfg->precision == EC_PREC_FP16) ? 2.0 : 4.0;
-    double grad_bytes = wl->params * param_bytes;
-    p.grad_elem_bytes = param_bytes; /* AMP all-reduces the fp32 gradients (modeling.md 6.2) */
+    double grad_bytes = wl->trainable_params * param_bytes, bcast_bytes = wl->params * param_bytes;
+    double trained_tensors = wl->trainable_tensors;
+    double reduce_bytes = reduce_elem_bytes(cfg, &r, param_bytes);
+    p.grad_elem_bytes = reduce_bytes; /* AMP all-reduces the fp32 gradients (modeling.md 6.2) */
+    p.gather_elem_bytes = compute_elem_bytes(cfg->precision);
+    p.frozen_elem_bytes = frozen_elem_bytes(ctx, cfg, wl, param_bytes);
     p.overlap_slowdown = eci_const(ctx, EC_C_overlap_compute_slowdown_frac);
-    int dp = r.strategy == EC_STRATEGY_DP, ddp = r.strategy == EC_STRATEGY_DDP;
-    eci_comm comm = {.n = 1, .nodes = 1, .h2d_share_frac = 1.0};
-    if (n > 1 && (rc = eci_comm_init(ctx, g, r.topology, n, r.nodes, cfg->network_bytes_per_s,
-                                         cfg->busbw_bytes_per_s, &comm)) != EC_OK)
-        return rc;
-    double busbw = comm.busbw_bytes_per_s, hop_s = comm.hop_latency_s, copy_bw = comm.copy_bytes_per_s;
+    int dp = r.strategy == EC_STRATEGY_DP;
+    /* Gradient buckets reduced as backward produces them: DDP, FSDP without sharding, ZeRO-1/2
+     * (reduce-scatter); FSDP and ZeRO-2 reduce on every micro-step, DDP and ZeRO-1 on the last. */
+    eci_shard shard;
+    int per_unit = shard_setup(ctx, cfg, &r, &lc, &shard);
+    int bucketed = n > 1 && lc.dp.n > 1 && !per_unit &&
+                   (r.strategy == EC_STRATEGY_DDP || r.strategy == EC_STRATEGY_FSDP || r.strategy == EC_STRATEGY_ZERO);
+    int reduce_each_micro = r.strategy == EC_STRATEGY_FSDP || (r.strategy == EC_STRATEGY_ZERO && cfg->zero_stage >= 2);
+    double busbw = comm->busbw_bytes_per_s, hop_s = comm->hop_latency_s, copy_bw = comm->copy_bytes_per_s;
     /* DataParallel broadcasts parameters and reduces gradients in coalesced chunks, one NCCL
      * call each (torch/cuda/comm.py), so each call sees the bus bandwidth of a chunk. */
     double dp_chunk_bytes = eci_const(ctx, EC_C_dp_coalesce_buffer_bytes);
-    double dp_chunks = ceil(grad_bytes / dp_chunk_bytes);
+    double dp_chunks = ceil(grad_bytes / dp_chunk_bytes), bcast_chunks = ceil(bcast_bytes / dp_chunk_bytes);
     double output_grad_bytes = r.net->loss_in_forward ? 0 : wl->output_bytes; /* per replica, dp */
+    double root_trained, root = root_params(wl, &root_trained);
+    double root_gather_s = per_unit ? eci_shard_gather_s(&shard, root_trained * p.gather_elem_bytes +
+                                                                     (root - root_trained) * p.frozen_elem_bytes)
+                                    : 0;
+    double root_reduce_s = per_unit ? eci_shard_reduce_s(&shard, root_trained * reduce_bytes) : 0;
 
     /* The batch reaches the GPU (the loader itself is simulated by pipeline.c). */
     int pinned = cfg->pin_memory;
     double h2d_bw = pinned ? g->h2d_pinned_bytes_per_s : g->h2d_pageable_bytes_per_s;
     if (!dp) /* every GPU copies its batch at once: GPUs behind one uplink share it */
-        h2d_bw *= comm.h2d_share_frac;
+        h2d_bw *= comm->h2d_share_frac;
     double h2d_s = wl->input_bytes / h2d_bw + eci_const(ctx, EC_C_h2d_latency_s);
     if (dp) /* one process loads the global batch and copies it all to GPU 0 */
         h2d_s *= n;
@@ -619,8 +1014,15 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     timeline micro_start = t, last_micro = t; /* last_micro: what the last simulated micro-step added */
     int simulate = ga < 2 ? ga : 2;
     double dp_comm_s = 0;           /* DataParallel exchanges of the simulated micro-steps */
+    double shard_comm[2] = {0, 0};  /* per simulated micro-step: gathers + reductions launched, stretch */
     eci_ddp_sched sched;            /* DDP: only the last micro-step all-reduces (no_sync before) */
-    eci_ddp_begin(&sched, &comm, eci_const(ctx, EC_C_ddp_first_bucket_bytes), eci_const(ctx, EC_C_ddp_bucket_bytes));
+    eci_ddp_begin(&sched, comm, eci_const(ctx, EC_C_ddp_first_bucket_bytes), eci_const(ctx, EC_C_ddp_bucket_bytes));
+    if (!lc.dp_is_job || r.strategy == EC_STRATEGY_ZERO) { /* the data-parallel group of a model-parallel or
+                                                             * networked layout, ZeRO's reduce-scatter */
+        sched.group = &lc.dp;
+        sched.coll = r.strategy == EC_STRATEGY_ZERO ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE;
+    }
+    double exposed_total = 0;       /* bucketed reductions left after backward, all micro-steps simulated */
     for (int micro = 0; micro < simulate; micro++) {
         double start = t.cpu;
         micro_start = t;
@@ -632,23 +1034,36 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
             t.pending[CAUSE_H2D] += h2d_s;
             sync_host(&t);
         }
-        int all_reduce = ddp && micro == simulate - 1;
+        int all_reduce = bucketed && (reduce_each_micro || micro == simulate - 1);
         if (dp) { /* scatter the inputs from GPU 0; replicate(): Python builds n-1 module
                    * replicas and NCCL broadcasts the parameters from GPU 0 */
             dp_exchange(&t, &p, (n - 1) * wl->input_bytes / copy_bw, n - 1, &dp_comm_s);
             host_work(&t, CAUSE_DISPATCH, eci_const(ctx, EC_C_dp_replicate_tensor_s) * wl->param_tensors * (n - 1));
-            dp_exchange(&t, &p, eci_comm_bcast_chunked_s(&comm, grad_bytes, dp_chunk_bytes), dp_chunks, &dp_comm_s);
+            dp_exchange(&t, &p, eci_comm_bcast_chunked_s(comm, bcast_bytes, dp_chunk_bytes), bcast_chunks, &dp_comm_s);
+        }
+        if (per_unit) { /* the root unit (embeddings, head) is gathered before the first op runs */
+            eci_shard_begin(&shard, t.gpu);
+            comm_wait(&t, eci_shard_launch(&shard, t.gpu, root_gather_s, 1));
+            p.shard = &shard;
         }
         forward_pass(&t, &p);
         if (dp) /* gather every replica's outputs on GPU 0 */
             dp_exchange(&t, &p, (n - 1) * (wl->output_bytes / copy_bw + hop_s), n - 1, &dp_comm_s);
         p.ddp = all_reduce ? &sched : NULL;
+        if (all_reduce)
+            eci_ddp_restart(&sched);
         p.overlap_s = 0;
         backward_pass(&t, &p);
         p.ddp = NULL;
+        if (per_unit) { /* the root's gradients are reduced last; the step waits for every reduction */
+            comm_wait(&t, eci_shard_launch(&shard, t.gpu, root_reduce_s, 0));
+            shard_comm[micro] = shard.gather_s + shard.reduce_s;
+            p.overlap_s = shard.stretch_s;
+            p.shard = NULL;
+        }
         if (micro > 0) { /* AccumulateGrad adds into the existing .grad of every tensor */
-            double acc = eci_mem_time_s(&rates, 3.0 * grad_bytes, (int)wl->param_tensors) * gpu_scale;
-            gpu_op(&t, p.dispatch_bwd_s * wl->param_tensors, acc, wl->param_tensors, 1);
+            double acc = eci_mem_time_s(&rates, 3.0 * grad_bytes, (int)trained_tensors) * gpu_scale;
+            gpu_op(&t, p.dispatch_bwd_s * trained_tensors, acc, trained_tensors, 1);
             p.bwd_s += acc;
         }
         if (dp) { /* Gather's backward scatters the gradients of the outputs the loss used:
@@ -660,15 +1075,14 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
             /* ReduceAddCoalesced is Python under the GIL (torch/cuda/comm.py): zip(*inputs)
              * and _take_tensors walk every replica's gradient list before the first NCCL
              * reduce can be issued, so GPU 0 waits for n x param_tensors Python steps. */
-            host_work(&t, CAUSE_DISPATCH, p.dispatch_fwd_s * wl->param_tensors * n);
-            dp_exchange(&t, &p, eci_comm_bcast_chunked_s(&comm, grad_bytes, dp_chunk_bytes), dp_chunks, &dp_comm_s);
+            host_work(&t, CAUSE_DISPATCH, p.dispatch_fwd_s * trained_tensors * n);
+            dp_exchange(&t, &p, eci_comm_bcast_chunked_s(comm, grad_bytes, dp_chunk_bytes), dp_chunks, &dp_comm_s);
         }
         double exposed = 0;
         if (all_reduce) { /* the buckets still in flight when backward ends are exposed */
             exposed = eci_ddp_finish(&sched, t.gpu);
-            gpu_op(&t, p.dispatch_bwd_s, exposed, sched.buckets, 1);
-            /* backward slowed by the all-reduces beside it is a cost of communication too */
-            res->breakdown.comm_s += exposed + p.overlap_s;
+            gpu_op(&t, p.dispatch_bwd_s, exposed, sched.launched, 1);
+            exposed_total += exposed;
         }
         if (syncs > 0)
             sync_host(&t);
@@ -679,49 +1093,58 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         last_micro.host_busy = t.host_busy - micro_start.host_busy;
         for (int c = 0; c < N_CAUSES; c++)
             last_micro.gap[c] = t.gap[c] - micro_start.gap[c];
-        if (all_reduce) { /* micro-steps 3..ga that repeat this one run under no_sync */
+        if (all_reduce && !reduce_each_micro) { /* micro-steps 3..ga that repeat this one run under no_sync */
             micro_s[micro] -= exposed + p.overlap_s;
             last_micro.busy -= exposed + p.overlap_s;
-            last_micro.kernels -= sched.buckets;
+            last_micro.kernels -= sched.launched;
         }
+        /* backward slowed by the collectives beside it is a cost of communication too */
+        res->comm.overlap_s += p.overlap_s * (reduce_each_micro && simulate > 1 && micro == 1 ? ga - 1 : 1);
     }
     /* Micro-steps after the second repeat the second exactly (each ends in a sync). */
     double scale_rest = ga > 2 ? (double)(ga - 2) : 0;
+    double micro_weight = reduce_each_micro ? (double)ga / simulate : 1.0; /* simulated micro-steps stand for ga */
+    res->comm.dp_reduce_s = exposed_total * micro_weight;
 
-    /* Last micro-step: the optimizer (on GPU 0 only under dp). */
+    /* Last micro-step: the optimizer (on GPU 0 only under dp), over this GPU's shard. */
+    double w_shards, g_shards, o_shards;
+    shard_degrees(cfg, &r, &w_shards, &g_shards, &o_shards);
     double opt_bytes, opt_ops;
-    switch (cfg->optimizer) {
-    case EC_OPT_SGD:
-        opt_bytes = eci_const(ctx, EC_C_opt_sgd_bytes_per_param);
-        opt_ops = eci_const(ctx, EC_C_opt_foreach_ops_sgd);
-        break;
-    case EC_OPT_LAMB:
-        opt_bytes = eci_const(ctx, EC_C_opt_lamb_bytes_per_param);
-        opt_ops = eci_const(ctx, EC_C_opt_foreach_ops_lamb);
-        break;
-    case EC_OPT_ADAMW_FUSED:
-        opt_bytes = eci_const(ctx, EC_C_opt_adam_fused_bytes_per_param);
-        opt_ops = 1;
-        break;
-    default:
-        opt_bytes = eci_const(ctx, EC_C_opt_adam_foreach_bytes_per_param);
-        opt_ops = eci_const(ctx, EC_C_opt_foreach_ops_adam);
-        break;
-    }
+    optimizer_traffic(ctx, cfg->optimizer, &opt_bytes, &opt_ops);
     opt_bytes *= param_bytes / 4.0;
-    double chunks = ceil(wl->param_tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
+    double opt_params = wl->trainable_params / o_shards;
+    double chunks = ceil(trained_tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
     double opt_gpu_s = 0;
     if (cfg->precision == EC_PREC_AMP_FP16 && cfg->optimizer != EC_OPT_ADAMW_FUSED) {
         /* GradScaler: unscale + inf check over every gradient, then found_inf.item() */
-        double s = eci_mem_time_s(&rates, eci_const(ctx, EC_C_gradscaler_bytes_per_param) * wl->params, (int)chunks) *
+        double s = eci_mem_time_s(&rates, eci_const(ctx, EC_C_gradscaler_bytes_per_param) * opt_params, (int)chunks) *
                    gpu_scale;
         gpu_op(&t, p.dispatch_fwd_s + p.dispatch_bwd_s * chunks, s, chunks, 1);
         opt_gpu_s += s;
         sync_host(&t);
     }
-    double opt_s = eci_mem_time_s(&rates, opt_bytes * wl->params, (int)(opt_ops * chunks)) * gpu_scale;
-    gpu_op(&t, p.dispatch_fwd_s * opt_ops + p.dispatch_bwd_s * opt_ops * chunks, opt_s, opt_ops * chunks, 1);
-    opt_gpu_s += opt_s;
+    if (cfg->offload != EC_OFFLOAD_NONE) { /* the optimizer runs on the host (DeepSpeedCPUAdam, FSDP CPUOffload):
+                                            * gradients down and parameters back over PCIe, the update on the CPU */
+        double pcie = opt_params * (reduce_bytes + compute_elem_bytes(cfg->precision)) / g->h2d_pinned_bytes_per_s;
+        double cpu = opt_params * eci_const(ctx, EC_C_host_optimizer_bytes_per_param) /
+                     eci_const(ctx, EC_C_host_optimizer_bytes_per_s);
+        if (cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS) /* FSDP moved them with each reduction already */
+            pcie = 0;
+        host_work(&t, CAUSE_COMM, cpu + pcie);
+        sync_host(&t);
+        res->comm.offload_s = cpu + pcie;
+    } else {
+        double opt_s = eci_mem_time_s(&rates, opt_bytes * opt_params, (int)(opt_ops * chunks)) * gpu_scale;
+        gpu_op(&t, p.dispatch_fwd_s * opt_ops + p.dispatch_bwd_s * opt_ops * chunks, opt_s, opt_ops * chunks, 1);
+        opt_gpu_s += opt_s;
+    }
+    double zero_gather_s = 0;
+    if (r.strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3 && lc.dp.n > 1) {
+        /* ZeRO-1/2: every rank all-gathers the updated 16-bit parameters of the others' shards */
+        zero_gather_s = eci_coll_s(comm, &lc.dp, ECI_COLL_ALLGATHER,
+                                   wl->trainable_params * compute_elem_bytes(cfg->precision));
+        gpu_op(&t, p.dispatch_fwd_s, zero_gather_s, 1, 1);
+    }
     host_work(&t, CAUSE_DISPATCH, host->step_overhead_s);
     sync_host(&t);
 
@@ -729,16 +1152,29 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     double step_s = t.cpu + scale_rest * micro_s[simulate - 1];
     double rest_frac = simulate > 1 ? scale_rest : 0;
     double micro_fwd = p.fwd_s / simulate, micro_bwd = p.bwd_s / simulate;
-    res->breakdown.forward_s = p.fwd_s + rest_frac * micro_fwd;
-    res->breakdown.backward_s = p.bwd_s + rest_frac * micro_bwd;
+    double inline_fwd, inline_bwd, group_s[ECI_N_GROUPS];
+    inline_comm(wl, cost, cfg->checkpointing, &inline_fwd, &inline_bwd, group_s);
+    res->breakdown.forward_s = p.fwd_s + rest_frac * micro_fwd - ga * inline_fwd;
+    res->breakdown.backward_s = p.bwd_s + rest_frac * micro_bwd - ga * inline_bwd;
+    res->comm.tp_s = ga * group_s[ECI_GROUP_TP];
+    res->comm.cp_s = ga * group_s[ECI_GROUP_CP];
+    res->comm.ep_s = ga * group_s[ECI_GROUP_EP];
     res->breakdown.optimizer_s = opt_gpu_s;
     /* Micro-steps 3..ga repeat the last simulated one; once-per-step work is not scaled. */
     res->breakdown.cpu_overhead_s = t.gap[CAUSE_DISPATCH] + scale_rest * last_micro.gap[CAUSE_DISPATCH];
     res->breakdown.loader_s = t.gap[CAUSE_LOADER] + scale_rest * last_micro.gap[CAUSE_LOADER];
     res->breakdown.h2d_s = t.gap[CAUSE_H2D] + t.copy + scale_rest * (last_micro.gap[CAUSE_H2D] + last_micro.copy);
+    double waits = t.gap[CAUSE_COMM] + scale_rest * last_micro.gap[CAUSE_COMM];
+    /* the GPU's waits: for gathers and reductions, or for the host optimizer under offload */
+    res->comm.shard_wait_s = waits - res->comm.offload_s > 0 ? waits - res->comm.offload_s : 0;
+    res->comm.shard_wait_s += zero_gather_s;
+    res->breakdown.comm_s = waits + (ga * (inline_fwd + inline_bwd)) + res->comm.dp_reduce_s + res->comm.overlap_s +
+                            zero_gather_s;
     if (dp) /* DataParallel's exchanges happen every micro-step */
         res->breakdown.comm_s += dp_comm_s * (double)ga / simulate;
-    res->comm_total_s = ddp ? sched.comm_busy_s : dp_comm_s * (double)ga / simulate;
+    res->comm_total_s = dp ? dp_comm_s * (double)ga / simulate
+                           : sched.comm_busy_s * micro_weight + (shard_comm[0] + shard_comm[simulate - 1] * (ga - 1)) +
+                                 ga * (inline_fwd + inline_bwd) + zero_gather_s;
     if (n > 1) { /* a synchronous step waits for the slowest GPU (order statistics) */
         double e_max;
         if ((rc = eci_expected_max_normal(ctx, n, &e_max)) != EC_OK)
@@ -756,21 +1192,34 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     res->gpu_busy_s = busy;
     res->cpu_issue_s = host_busy;
     *host_s = host_busy;
-    res->samples_per_s = (double)cfg->batch_per_gpu * ga * n / step_s;
+    res->samples_per_s = (double)cfg->batch_per_gpu * ga * r.dp / step_s;
     res->gpu_util_frac = busy / step_s > 1.0 ? 1.0 : busy / step_s;
-    res->flop_per_step = 3.0 * wl->model_flop * ga;
+    /* forward + backward (twice the forward; a frozen GEMM's backward only once) */
+    res->flop_per_step = (3.0 * wl->model_flop - wl->frozen_flop) * ga;
     res->mfu_frac = res->flop_per_step / (step_s * rates.gemm_peak_flop_per_s);
+    res->hfu_frac = (res->flop_per_step + ga * eci_workload_recompute_flop(wl, cfg->checkpointing)) /
+                    (step_s * rates.gemm_peak_flop_per_s);
 
     /* Memory: GPU 0, and under dp the other GPUs, which hold no optimizer.  DataParallel's
      * GPU 0 also keeps every replica's gathered outputs. */
     eci_mem_in mi = {.wl = wl, .precision = cfg->precision, .optimizer = cfg->optimizer,
                      .checkpointing = cfg->checkpointing,
-                     .ddp_bucket_copy = ddp && !cfg->gradient_as_bucket_view, .dp_role = dp ? 1 : 0, .num_gpus = n,
+                     .ddp_bucket_copy = r.strategy == EC_STRATEGY_DDP && n > 1 && !cfg->gradient_as_bucket_view,
+                     .dp_role = dp ? 1 : 0, .num_gpus = n,
                      .dynamic_shapes = cfg->padding != EC_PAD_MAX_LENGTH, .capacity_bytes = g->memory_bytes,
-                     .allocator_scale = 1.0};
+                     .allocator_scale = 1.0, .weight_shards = w_shards, .grad_shards = g_shards,
+                     .opt_shards = o_shards, .zero = r.strategy == EC_STRATEGY_ZERO,
+                     .opt_on_host = cfg->offload != EC_OFFLOAD_NONE,
+                     .weights_on_host = cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS,
+                     .act_copies = r.in_flight, .frozen_elem_bytes = p.frozen_elem_bytes};
+    if (per_unit) /* gathered 16-bit units in flight (the rate limiter's), the root, and one unit's
+                   * unsharded gradients before their reduce-scatter */
+        mi.gathered_bytes = (shard.limit * eci_workload_largest_unit(wl) + root) * compute_elem_bytes(cfg->precision) +
+                            eci_workload_largest_unit(wl) * reduce_bytes * wl->trainable_params / wl->params;
     if (dp) /* the gathered logits, and their gradients unless the forward returned the loss */
         mi.extra_workspace_bytes = (1.0 + (output_grad_bytes > 0)) * n * wl->output_bytes;
     eci_memory_estimate(ctx, &mi, &res->memory);
+    res->host_pinned_bytes = mi.host_bytes;
     res->other_gpu_peak_bytes = res->memory.peak_bytes;
     res->other_gpu_busy_s = busy;
     if (dp) {
@@ -788,6 +1237,168 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     if (rates.warnings)
         add_warning(res, rates.warnings, rates.warning_text);
     rp->input_bytes = wl->input_bytes;
+    rp->tokens = wl->tokens;
+    rp->micro_s = micro_s[simulate - 1];
+    /* a pipeline sends the stage's input in the compute dtype (Megatron's bf16 hidden states) */
+    rp->stage_input_bytes = wl->n_blocks > 0 ? wl->blocks[0].input_elems * compute_elem_bytes(cfg->precision) : 0;
+    res->tokens_per_s = wl->tokens * ga * r.dp / step_s;
+    res->dp = r.dp;
+    res->tp = r.tp;
+    res->pp = r.pp;
+    res->cp = r.cp;
+    res->ep = r.ep;
+    return EC_OK;
+}
+
+/* ---- pipeline parallelism ----------------------------------------------------------------
+ * Megatron splits the repeated layers evenly over pp stages (the embeddings go with the first,
+ * the head with the last: their imbalance is priced, not assumed away).  Each distinct stage is
+ * priced alone by step_model: its steady micro-batch u_s and what follows the last micro-batch
+ * (optimizer, gradient reduction).  Then the schedule: m = grad_accum micro-batches through the
+ * stages take m x max u + (sum u - max u) / v, the fill and drain shortened by v model chunks
+ * per stage (interleaved 1F1B; GPipe and 1F1B have the same bubble, Narayanan et al. 2021),
+ * each micro-batch's activation and its gradient crossing every chunk boundary (p2p, exposed).
+ * 1F1B holds pp - s micro-batches' activations on stage s, GPipe all m. */
+typedef struct stage_key {
+    int first, last, count, block; /* block: the one block all its layers are in, -1: spans blocks */
+} stage_key;
+
+/* The top-level block holding layer `layer` of the pipeline's order. */
+static int block_of(const eci_net *net, int layer)
+{
+    int off = 0, b = 0;
+    for (size_t i = 0; i < net->n_layers; i++) {
+        if (net->layers[i].kind != EC_LAYER_REPEAT)
+            continue;
+        off += net->layers[i].u.repeat.times;
+        if (layer < off)
+            return b;
+        b++;
+        i += (size_t)net->layers[i].u.repeat.layers;
+    }
+    return b;
+}
+
+static double stage_in_flight(const ec_config *cfg, int s, int pp)
+{
+    double m = cfg->grad_accum, v = cfg->pp_chunks, n;
+    if (cfg->pp_schedule == EC_PP_GPIPE)
+        n = m;
+    else if (cfg->pp_schedule == EC_PP_INTERLEAVED) /* warm-up chunk-micro-batches, each 1/v of the stage */
+        n = ((pp - s - 1) * 2.0 + (v - 1) * pp + 1) / v;
+    else
+        n = pp - s;
+    return n < m ? n : m;
+}
+
+/* The pipeline's step; stages != NULL (pp entries): every stage priced on its own and described. */
+static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib,
+                                 double seq, double gpu_scale, ec_result *res, double *host_s, ec_stage *stages)
+{
+    int pp = rp->pp;
+    if (pp <= 1 || rp->net == NULL)
+        return step_model(ctx, cfg, rp, calib, seq, gpu_scale, NULL, res, host_s);
+    int L = eci_net_pipeline_layers(rp->net), m = cfg->grad_accum, rc;
+    layout_comm lc; /* every stage's links: worked out once */
+    if ((rc = layout_comm_init(ctx, cfg, rp, &lc)) != EC_OK)
+        return rc;
+    double v = cfg->pp_schedule == EC_PP_INTERLEAVED ? cfg->pp_chunks : 1;
+    eci_resolved st = *rp;
+    ec_result one, crit, worst;
+    stage_key prev = {-1, -1, -1, -1};
+    double u = 0, tail = 0, u_sum = 0, u_max = -1, tail_max = 0, flop = 0, p2p = 0, crit_host = 0, crit_tail = 0;
+    memset(&worst, 0, sizeof worst);
+    for (int s = 0; s < pp; s++) {
+        int lo = (int)((long)s * L / pp), hi = (int)((long)(s + 1) * L / pp);
+        int b0 = block_of(rp->net, lo), b1 = block_of(rp->net, hi - 1);
+        stage_key k = {s == 0, s == pp - 1, hi - lo, b0 == b1 ? b0 : -1};
+        int same = stages == NULL && k.block >= 0 && memcmp(&k, &prev, sizeof k) == 0;
+        if (!same) { /* middle stages of one block are alike: priced once (with the most in flight) */
+            st.stage_lo = lo;
+            st.stage_hi = hi;
+            st.in_flight = stage_in_flight(cfg, s, pp);
+            double stage_host;
+            if ((rc = step_model(ctx, cfg, &st, calib, seq, gpu_scale, &lc, &one, &stage_host)) != EC_OK)
+                return rc;
+            if (s == 0) /* the boundary's activation: one p2p send to the next stage */
+                p2p = eci_coll_s(&lc.comm, &lc.pp, ECI_COLL_P2P, st.stage_input_bytes);
+            u = st.micro_s + 2.0 * v * p2p;
+            tail = one.step_s - m * st.micro_s;
+            if (stages != NULL)
+                stages[s] = (ec_stage){.first_layer = lo, .layers = hi - lo, .micro_s = st.micro_s,
+                                       .in_flight = st.in_flight > 0 ? st.in_flight : 1, .memory = one.memory};
+            if (one.memory.peak_bytes > worst.memory.peak_bytes)
+                worst = one;
+            if (u > u_max) {
+                u_max = u;
+                crit = one;
+                crit_host = stage_host;
+                crit_tail = tail;
+            }
+        }
+        prev = k;
+        u_sum += u;
+        tail_max = tail > tail_max ? tail : tail_max;
+        flop += one.flop_per_step;
+    }
+    double step = m * u_max + (u_sum - u_max) / v + tail_max;
+    *res = crit;
+    *host_s = crit_host;
+    res->memory = worst.memory;
+    res->host_pinned_bytes = worst.host_pinned_bytes;
+    res->other_gpu_peak_bytes = worst.memory.peak_bytes;
+    res->comm.pp_p2p_s = 2.0 * v * p2p * m;
+    double extra = step - (m * (u_max - 2.0 * v * p2p) + crit_tail); /* beyond the critical stage alone */
+    res->comm.pp_bubble_s = extra - res->comm.pp_p2p_s > 0 ? extra - res->comm.pp_p2p_s : 0;
+    res->breakdown.comm_s += extra;
+    res->step_s = step;
+    res->samples_per_s = (double)cfg->batch_per_gpu * m * rp->dp / step;
+    res->tokens_per_s = rp->tokens * m * rp->dp / step;
+    res->flop_per_step = flop / pp; /* per GPU: the stages' mean */
+    double peak = crit.mfu_frac > 0 ? crit.flop_per_step / (crit.mfu_frac * crit.step_s) : 0;
+    double hw = crit.hfu_frac > 0 && crit.mfu_frac > 0 ? crit.hfu_frac / crit.mfu_frac : 1;
+    res->mfu_frac = peak > 0 ? res->flop_per_step / (step * peak) : 0;
+    res->hfu_frac = res->mfu_frac * hw;
+    res->gpu_util_frac = res->gpu_busy_s / step > 1.0 ? 1.0 : res->gpu_busy_s / step;
+    rp->input_bytes = st.input_bytes;
+    rp->tokens = st.tokens;
+    return EC_OK;
+}
+
+static int pipeline_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib, double seq,
+                          double gpu_scale, ec_result *res, double *host_s)
+{
+    return pipeline_model_stages(ctx, cfg, rp, calib, seq, gpu_scale, res, host_s, NULL);
+}
+
+int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, size_t cap, size_t *n)
+{
+    if (ctx == NULL || cfg == NULL || n == NULL || (out == NULL && cap > 0))
+        return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_predict_stages: NULL argument") : EC_EMISUSE;
+    *n = 0;
+    eci_resolved r;
+    eci_calib calib;
+    int rc = eci_resolve(ctx, cfg, &r);
+    if (rc == EC_OK)
+        rc = eci_calib_current(ctx, cfg, &calib);
+    if (rc != EC_OK)
+        return rc;
+    if (r.net == NULL)
+        return eci_error(ctx, EC_EINVAL, "ec_predict_stages: gpu_step_s without a model has no stages");
+    size_t stages = r.pp > 1 ? (size_t)r.pp : 1;
+    if (cap < stages)
+        return eci_error(ctx, EC_EINVAL, "ec_predict_stages: %zu stages (pp) do not fit in %zu entries", stages, cap);
+    ec_result res;
+    double host_s;
+    if (r.pp <= 1) {
+        if ((rc = step_model(ctx, cfg, &r, &calib, r.seq, 1.0, NULL, &res, &host_s)) != EC_OK)
+            return rc;
+        out[0] = (ec_stage){.first_layer = 0, .layers = eci_net_pipeline_layers(r.net), .micro_s = r.micro_s,
+                            .in_flight = 1, .memory = res.memory};
+    } else if ((rc = pipeline_model_stages(ctx, cfg, &r, &calib, r.seq, 1.0, &res, &host_s, out)) != EC_OK) {
+        return rc;
+    }
+    *n = stages;
     return EC_OK;
 }
 
@@ -844,11 +1455,12 @@ static void pipe_loader(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r
                         double input_bytes, eci_pipe_in *in)
 {
     const eci_host *host = r->host;
-    double per_gpu = (double)cfg->batch_per_gpu * cfg->num_gpus;
+    double per_gpu = (double)cfg->batch_per_gpu * r->dp; /* samples per micro-step over the replicas */
     in->steps = cfg->dataset_samples > 0 ? (long)ceil(cfg->dataset_samples / per_gpu) : 0;
-    /* dp: one process (one DataLoader) builds the global batch; ddp: one DataLoader per GPU
-     * process, their workers sharing the host's cores */
-    int dp = r->strategy == EC_STRATEGY_DP, procs = r->strategy == EC_STRATEGY_DDP ? cfg->num_gpus : 1;
+    /* dp: one process (one DataLoader) builds the global batch; ddp and the other multi-process
+     * strategies: one DataLoader per GPU process, their workers sharing the host's cores */
+    int dp = r->strategy == EC_STRATEGY_DP;
+    int procs = dp || r->strategy == EC_STRATEGY_SINGLE ? 1 : r->per_node < cfg->num_gpus ? r->per_node : cfg->num_gpus;
     in->batch = dp ? cfg->batch_per_gpu * cfg->num_gpus : cfg->batch_per_gpu;
     in->num_workers = cfg->num_workers;
     in->prefetch_factor = cfg->prefetch_factor;
@@ -909,7 +1521,7 @@ int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, 
     if (cfg->gpu_step_s > 0 && r.net != NULL) {
         double ref = l != NULL && cfg->padding != EC_PAD_MAX_LENGTH ? eci_lengths_padded_mean(l, cfg->batch_per_gpu)
                                                                      : r.seq;
-        if ((rc = step_model(ctx, cfg, &r, &calib, ref, 1.0, &kr, &host_s)) != EC_OK)
+        if ((rc = pipeline_model(ctx, cfg, &r, &calib, ref, 1.0, &kr, &host_s)) != EC_OK)
             goto fail;
         double compute_s = kr.gpu_busy_s - kr.breakdown.comm_s;
         scale = compute_s > 0 ? cfg->gpu_step_s / compute_s : 1.0;
@@ -917,7 +1529,7 @@ int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, 
     for (size_t k = 0; k < in->n_knots; k++) {
         if (r.net == NULL)
             measured_step(ctx, cfg, &r, &kr, &host_s);
-        else if ((rc = step_model(ctx, cfg, &r, &calib, in->knot_len[k], scale, &kr, &host_s)) != EC_OK)
+        else if ((rc = pipeline_model(ctx, cfg, &r, &calib, in->knot_len[k], scale, &kr, &host_s)) != EC_OK)
             goto fail;
         const ec_breakdown *b = &kr.breakdown;
         double v[N_SERIES] = {
@@ -938,8 +1550,11 @@ fail:
     return rc;
 }
 
-/* Bottleneck: compute when kernels fill most of the step, else the largest idle cause. */
-static ec_bottleneck bottleneck(const ec_breakdown *b)
+/* Bottleneck: compute when kernels fill most of the step, else the largest idle cause; and
+ * the input pipeline whenever the GPU waits on it for more than loader_frac of the step
+ * (constants.csv loader_bottleneck_frac: a GPU idle 36% of the step on the loader is
+ * input-bound even though its kernels fill the other 64%). */
+static ec_bottleneck bottleneck(const ec_breakdown *b, double step_s, double loader_frac)
 {
     double idle[] = {b->cpu_overhead_s, b->loader_s, b->h2d_s, b->comm_s};
     ec_bottleneck which[] = {EC_BOTTLENECK_CPU, EC_BOTTLENECK_INPUT, EC_BOTTLENECK_H2D, EC_BOTTLENECK_COMM};
@@ -951,11 +1566,14 @@ static ec_bottleneck bottleneck(const ec_breakdown *b)
             if (idle[i] > compute_s)
                 out = which[i];
         }
+    if (out == EC_BOTTLENECK_COMPUTE && step_s > 0 && b->loader_s > loader_frac * step_s)
+        out = EC_BOTTLENECK_INPUT;
     return out;
 }
 
 /* The step from the simulated epoch: means over the padded lengths it drew. */
-static void assemble_step(const ec_config *cfg, const eci_pipe_in *in, const eci_pipe_epoch *ep, ec_result *res)
+static void assemble_step(const ec_config *cfg, const eci_resolved *r, const eci_lengths *l, const eci_pipe_in *in,
+                          const eci_pipe_epoch *ep, double loader_frac, ec_result *res)
 {
     double ga = cfg->grad_accum;
     const double *m = ep->mean_s;
@@ -978,11 +1596,17 @@ static void assemble_step(const ec_config *cfg, const eci_pipe_in *in, const eci
     res->cpu_issue_s = m[ECI_S_HOST] * ga;
     res->kernels_per_step = m[S_KERNELS] * ga;
     res->flop_per_step = m[S_FLOP] * ga;
-    res->samples_per_s = (double)cfg->batch_per_gpu * ga * cfg->num_gpus / res->step_s;
+    res->samples_per_s = (double)cfg->batch_per_gpu * ga * r->dp / res->step_s;
+    /* tokens: the padded length each sample runs at (dynamic padding: the mean batch maximum) */
+    double per_sample = !r->text ? 1.0
+                        : l != NULL && cfg->padding != EC_PAD_MAX_LENGTH ? eci_lengths_padded_mean(l, cfg->batch_per_gpu)
+                                                                         : (double)r->seq;
+    res->tokens_per_s = res->samples_per_s * per_sample;
+    res->gpu_s_per_token = res->tokens_per_s > 0 ? cfg->num_gpus / res->tokens_per_s : 0;
     res->mfu_frac = m[S_PEAK] > 0 ? res->flop_per_step / (res->step_s * m[S_PEAK]) : 0;
     double util = res->gpu_busy_s / res->step_s;
     res->gpu_util_frac = util > 1.0 ? 1.0 : util;
-    res->bottleneck = bottleneck(&res->breakdown);
+    res->bottleneck = bottleneck(&res->breakdown, res->step_s, loader_frac);
 }
 
 /* Epoch = simulated training + evaluation + checkpoint writes; run = epochs + one-time costs. */
@@ -991,7 +1615,7 @@ static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
 {
     if (cfg->dataset_samples <= 0)
         return;
-    double per_gpu = (double)cfg->batch_per_gpu * cfg->num_gpus;
+    double per_gpu = (double)cfg->batch_per_gpu * r->dp; /* samples per micro-step over the replicas */
     res->steps_per_epoch = ceil(cfg->dataset_samples / (per_gpu * cfg->grad_accum));
     double extra = 0;
     if (cfg->eval_samples > 0) /* forward only, same batch, all GPUs */
@@ -1008,7 +1632,9 @@ static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
     double once = ep->startup_once_s;
     if (r->text && cfg->tokenize == EC_TOKENIZE_UPFRONT && !cfg->data_synthetic && cfg->sample_cpu_s < 0) {
         double tokens = l != NULL ? l->mean : in->seq; /* datasets.map(batched=True) on every core */
-        once += cfg->dataset_samples * tokens / (r->host->fast_tokenizer_tokens_per_s * r->host->cores);
+        double rate = cfg->tokenizer == EC_TOKENIZER_PYTHON ? r->host->python_tokenizer_tokens_per_s
+                                                            : r->host->fast_tokenizer_tokens_per_s;
+        once += cfg->dataset_samples * tokens / (rate * r->host->cores);
     }
     if (cfg->compile) { /* one compile, and one recompile with dynamic shapes (automatic_dynamic_shapes) */
         int ragged = fmod(cfg->dataset_samples, per_gpu) != 0;
@@ -1016,6 +1642,34 @@ static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
         once += eci_const(ctx, EC_C_compile_s) * (1.0 + shapes * eci_const(ctx, EC_C_compile_dynamic_recompiles));
     }
     res->run_s = res->epoch_s * cfg->epochs + once;
+}
+
+/* Keys given explicitly that this configuration never reads: one warning naming them. */
+static void ignored_keys(const ec_config *cfg, const eci_resolved *r, ec_result *res)
+{
+    char text[EC_WARNING_TEXT_MAX / 2] = "";
+    size_t len = 0;
+#define IGNORED(cond, what)                                                                          \
+    do {                                                                                             \
+        if ((cond) && len < sizeof text)                                                             \
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", len ? ", " : "", what);   \
+    } while (0)
+    int no_epoch = cfg->dataset_samples <= 0;
+    IGNORED(no_epoch && key_given(cfg, "epochs"), "epochs (needs dataset_samples)");
+    IGNORED(no_epoch && cfg->eval_samples > 0, "eval_samples (needs dataset_samples)");
+    IGNORED(no_epoch && cfg->checkpoints_per_epoch > 0, "checkpoints_per_epoch (needs dataset_samples)");
+    IGNORED(r->strategy != EC_STRATEGY_DDP && cfg->gradient_as_bucket_view, "gradient_as_bucket_view (ddp only)");
+    IGNORED(cfg->num_workers == 0 && key_given(cfg, "prefetch_factor"), "prefetch_factor (needs num_workers > 0)");
+    int derived_loader = cfg->sample_cpu_s < 0 && !cfg->data_synthetic;
+    IGNORED(!derived_loader && key_given(cfg, "tokenize"), "tokenize (sample_cpu_s or data=synthetic replaces it)");
+    IGNORED(!derived_loader && key_given(cfg, "tokenizer"), "tokenizer (sample_cpu_s or data=synthetic replaces it)");
+    IGNORED(cfg->data_synthetic && cfg->sample_cpu_s >= 0, "sample_cpu_s (data=synthetic has no loader cost)");
+#undef IGNORED
+    if (len > 0) {
+        char msg[EC_WARNING_TEXT_MAX];
+        snprintf(msg, sizeof msg, "keys with no effect in this configuration: %s", text);
+        add_warning(res, EC_WARN_KEY_IGNORED, msg);
+    }
 }
 
 /* Keys given that this model does not use, a parameter count that disagrees with its
@@ -1046,7 +1700,14 @@ static void model_warnings(const ec_config *cfg, const eci_resolved *r, ec_resul
         for (size_t i = 0; i < net->n_layers; i++)
             units |= net->layers[i].kind == EC_LAYER_REPEAT && net->layers[i].u.repeat.checkpoint;
         if (!units) {
-            snprintf(text, sizeof text, "checkpointing=1 has no effect on '%s': it has no checkpointed blocks", net->id);
+            snprintf(text, sizeof text, "checkpointing=%s has no effect on '%s': it has no checkpointed blocks",
+                     cfg->checkpointing == EC_CKPT_SELECTIVE ? "selective" : "1", net->id);
+            add_warning(res, EC_WARN_KEY_IGNORED, text);
+        } else if (cfg->checkpointing == EC_CKPT_SELECTIVE && net->attention != EC_NET_ATTN_EAGER &&
+                   cfg->attention != EC_ATTN_EAGER) {
+            snprintf(text, sizeof text, "checkpointing=selective has no effect with a fused attention kernel "
+                     "(attention=%s): it recomputes its scores in backward already",
+                     cfg->attention == EC_ATTN_FLASH ? "flash" : "sdpa");
             add_warning(res, EC_WARN_KEY_IGNORED, text);
         }
     }
@@ -1084,17 +1745,106 @@ static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
         add_warning(res, EC_WARN_UNSUPPORTED_GPU, "current PyTorch (CUDA 12) cannot run on Kepler GPUs");
     if (!g->measured && cfg->gpu_step_s <= 0)
         add_warning(res, EC_WARN_MODEL_DEFAULTED, "no measured GEMM efficiency for this GPU: architecture defaults used");
+    /* lengths= prices padding only with padding=dynamic or bucketed; with max_length it still
+     * sets how many tokens the tokenizer reads, when tokenization is priced at all. */
+    int tokens_priced = r->text && !cfg->data_synthetic && cfg->sample_cpu_s < 0;
+    if (cfg->lengths[0] != '\0' && cfg->padding == EC_PAD_MAX_LENGTH)
+        add_warning(res, EC_WARN_LENGTHS_UNPADDED, tokens_priced
+                    ? "lengths= with padding=max_length: every batch is padded to seq_len, so the lengths only set "
+                      "the tokenizer's work (padding=dynamic pads each batch to its longest sample)"
+                    : "lengths= has no effect here: padding=max_length pads every batch to seq_len and no tokenization "
+                      "is priced (padding=dynamic pads each batch to its longest sample)");
+    ignored_keys(cfg, r, res);
+    if (r->nodes > 1 && r->fabric == NULL && cfg->network_bytes_per_s <= 0) {
+        char text[240];
+        snprintf(text, sizeof text, "%d nodes joined by the default network, %.0f Gb/s per node (constants.csv "
+                 "internode_bytes_per_s): name yours with network= (epochcast networks) or network_gbit_per_s=",
+                 r->nodes, r->node_net_bytes_per_s * 8 / 1e9);
+        add_warning(res, EC_WARN_NETWORK_DEFAULTED, text);
+    }
+}
+
+/* What the epoch and the run cost to rent (price.c): the job's hourly price x their time. */
+static int add_cost(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
+{
+    eci_quote q;
+    int rc = eci_price_quote(ctx, cfg, r->gpu, r->nodes, &q);
+    if (rc != EC_OK)
+        return rc;
+    res->price_per_hour = q.per_hour;
+    res->cost_per_epoch = res->epoch_s * q.per_hour / 3600.0;
+    res->cost_run = res->run_s * q.per_hour / 3600.0;
+    eci_strlcpy(res->price_offer, q.offer, sizeof res->price_offer);
+    return EC_OK;
 }
 
 /* The multi-GPU figures of the step at the longest padded length (comm.c via step_model). */
 static void copy_multi_gpu(const ec_result *top, ec_result *res)
 {
+    res->hfu_frac = top->mfu_frac > 0 ? res->mfu_frac * top->hfu_frac / top->mfu_frac : 0;
+    res->host_pinned_bytes = top->host_pinned_bytes;
+    res->comm = top->comm;
+    res->dp = top->dp;
+    res->tp = top->tp;
+    res->pp = top->pp;
+    res->cp = top->cp;
+    res->ep = top->ep;
     res->busbw_bytes_per_s = top->busbw_bytes_per_s;
     res->comm_total_s = top->comm_total_s;
     res->straggler_s = top->straggler_s;
     res->other_gpu_peak_bytes = top->other_gpu_peak_bytes;
     /* GPU 0 alone runs the optimizer under dp; the others are busy for the rest */
     res->other_gpu_busy_s = res->gpu_busy_s - (top->gpu_busy_s - top->other_gpu_busy_s);
+}
+
+static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res, int reference);
+
+/* A sweep over layouts, GPU counts or networks divides by the same one-GPU throughput again and
+ * again: the context keeps the last few, keyed by the one-GPU config and the calibration it
+ * was predicted with (byte for byte: a false miss only costs a prediction). */
+#define REF_CACHE_ENTRIES 8
+struct eci_ref_cache {
+    struct {
+        ec_config cfg;
+        eci_calib calib;
+        double samples_per_s;
+        int used;
+    } e[REF_CACHE_ENTRIES];
+    unsigned next;
+};
+
+void eci_predict_ctx_free(ec_ctx *ctx)
+{
+    eci_free(ctx, ctx->ref_cache, sizeof *ctx->ref_cache);
+    ctx->ref_cache = NULL;
+}
+
+static int reference_samples_per_s(ec_ctx *ctx, const ec_config *one, const eci_calib *fixed, double *out)
+{
+    eci_calib calib;
+    memset(&calib, 0, sizeof calib);
+    int rc = fixed != NULL ? (calib = *fixed, EC_OK) : eci_calib_current(ctx, one, &calib);
+    if (rc != EC_OK)
+        return rc;
+    if (ctx->ref_cache == NULL && (ctx->ref_cache = eci_calloc(ctx, 1, sizeof *ctx->ref_cache)) == NULL)
+        return EC_ENOMEM;
+    struct eci_ref_cache *c = ctx->ref_cache;
+    for (int i = 0; i < REF_CACHE_ENTRIES; i++)
+        if (c->e[i].used && memcmp(&c->e[i].cfg, one, sizeof *one) == 0 &&
+            memcmp(&c->e[i].calib, &calib, sizeof calib) == 0) {
+            *out = c->e[i].samples_per_s;
+            return EC_OK;
+        }
+    ec_result r1;
+    if ((rc = predict_full(ctx, one, &calib, &r1, 1)) != EC_OK)
+        return rc;
+    unsigned k = c->next++ % REF_CACHE_ENTRIES;
+    c->e[k].cfg = *one;
+    c->e[k].calib = calib;
+    c->e[k].samples_per_s = r1.samples_per_s;
+    c->e[k].used = 1;
+    *out = r1.samples_per_s;
+    return EC_OK;
 }
 
 /* Scaling against the same config on one GPU, input pipeline included. */
@@ -1108,15 +1858,22 @@ static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_calib
     one.num_gpus = 1;
     one.nodes = 1;
     one.strategy = EC_STRATEGY_SINGLE;
-    key_unset(&one, "strategy");
-    key_unset(&one, "nodes");
-    key_unset(&one, "num_gpus");
-    ec_result r1;
-    int rc = eci_predict(ctx, &one, fixed, &r1);
+    /* the whole model on the one GPU: no tensor, pipeline, context or expert split, no sharding */
+    one.tp = one.pp = one.cp = one.ep = one.pp_chunks = 1;
+    one.sequence_parallel = 0;
+    one.pp_schedule = EC_PP_1F1B;
+    one.sharding = EC_SHARD_FULL;
+    one.zero_stage = 0;
+    one.offload = EC_OFFLOAD_NONE;
+    one.reduce_dtype = EC_REDUCE_AUTO;
+    /* no key counts as given: only warnings read that, and the reference's are not kept */
+    memset(one.set_mask, 0, sizeof one.set_mask);
+    double single;
+    int rc = reference_samples_per_s(ctx, &one, fixed, &single);
     if (rc != EC_OK)
         return rc;
-    res->single_gpu_samples_per_s = r1.samples_per_s;
-    res->scaling_efficiency_frac = res->samples_per_s / (cfg->num_gpus * r1.samples_per_s);
+    res->single_gpu_samples_per_s = single;
+    res->scaling_efficiency_frac = res->samples_per_s / (cfg->num_gpus * single);
     return EC_OK;
 }
 
@@ -1132,7 +1889,7 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
         res->mfu_frac = 1;
     static const char *const suspects[] = {"gpu_step_s", "busbw_gbyte_per_s", "network_gbit_per_s", "sample_cpu_s",
                                            "dataset_samples", "eval_samples", "checkpoints_per_epoch",
-                                           "loop_ops_per_sample", "loop_syncs_per_sample", "profile"};
+                                           "loop_ops_per_sample", "loop_syncs_per_sample", "profile", "prices"};
     const ec_breakdown *b = &res->breakdown;
     const ec_memory *m = &res->memory;
     const struct { const char *name; double v, lo, hi; } f[] = {
@@ -1158,6 +1915,16 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
         {"busbw_bytes_per_s", res->busbw_bytes_per_s, 0, HUGE_VAL}, {"comm_total_s", res->comm_total_s, 0, HUGE_VAL},
         {"straggler_s", res->straggler_s, 0, HUGE_VAL}, {"other_gpu_busy_s", res->other_gpu_busy_s, 0, HUGE_VAL},
         {"other_gpu_peak_bytes", res->other_gpu_peak_bytes, 0, HUGE_VAL},
+        {"step_p10_s", res->step_p10_s, 0, HUGE_VAL}, {"step_p90_s", res->step_p90_s, 0, HUGE_VAL},
+        {"price_per_hour", res->price_per_hour, 0, HUGE_VAL}, {"cost_per_epoch", res->cost_per_epoch, 0, HUGE_VAL},
+        {"cost_run", res->cost_run, 0, HUGE_VAL}, {"tokens_per_s", res->tokens_per_s, 0, HUGE_VAL},
+        {"gpu_s_per_token", res->gpu_s_per_token, 0, HUGE_VAL}, {"hfu_frac", res->hfu_frac, 0, HUGE_VAL},
+        {"host_pinned_bytes", res->host_pinned_bytes, 0, HUGE_VAL}, {"comm.tp_s", res->comm.tp_s, 0, HUGE_VAL},
+        {"comm.cp_s", res->comm.cp_s, 0, HUGE_VAL}, {"comm.ep_s", res->comm.ep_s, 0, HUGE_VAL},
+        {"comm.dp_reduce_s", res->comm.dp_reduce_s, 0, HUGE_VAL},
+        {"comm.shard_wait_s", res->comm.shard_wait_s, 0, HUGE_VAL}, {"comm.overlap_s", res->comm.overlap_s, 0, HUGE_VAL},
+        {"comm.offload_s", res->comm.offload_s, 0, HUGE_VAL}, {"comm.pp_bubble_s", res->comm.pp_bubble_s, 0, HUGE_VAL},
+        {"comm.pp_p2p_s", res->comm.pp_p2p_s, 0, HUGE_VAL},
     };
     size_t i = 0, n = sizeof f / sizeof f[0];
     while (i < n && isfinite(f[i].v) && f[i].v >= f[i].lo && f[i].v <= f[i].hi)
@@ -1189,6 +1956,13 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
 
 int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
 {
+    return predict_full(ctx, cfg, fixed, res, 0);
+}
+
+/* The prediction; reference: only the one-GPU throughput a scaling efficiency divides by is
+ * wanted (no warnings, no cost, no scaling of its own). */
+static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res, int reference)
+{
     memset(res, 0, sizeof *res);
     /* eci_pipe_prepare zeroes it first thing */
     eci_pipe_in *in = eci_scratch_raw(ctx, ECI_SCRATCH_PREDICT_IN, 1, sizeof *in);
@@ -1206,9 +1980,10 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
         res->memory = top.memory;
         res->warnings = top.warnings;
         memcpy(res->warning_text, top.warning_text, sizeof res->warning_text);
-        assemble_step(cfg, in, &ep, res);
+        assemble_step(cfg, &r, l, in, &ep, eci_const(ctx, EC_C_loader_bottleneck_frac), res);
         assemble_epoch(ctx, cfg, &r, in, l, &ep, res);
-        add_warnings(ctx, cfg, &r, res);
+        if (!reference)
+            add_warnings(ctx, cfg, &r, res);
         copy_multi_gpu(&top, res);
         eci_calib calib; /* the model's own error (profile error_log_sd) widens the simulated spread */
         if (fixed != NULL)
@@ -1217,10 +1992,16 @@ int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_re
             rc = eci_calib_current(ctx, cfg, &calib);
         if (rc == EC_OK && res->epoch_s > 0)
             eci_interval_widen(&calib, res->epoch_p50_s, &res->epoch_p10_s, &res->epoch_p90_s);
+        /* the step's interval: only the model's own held-out error (a steady step has no spread) */
+        res->step_p10_s = res->step_p90_s = res->step_s;
+        if (rc == EC_OK)
+            eci_interval_widen(&calib, res->step_s, &res->step_p10_s, &res->step_p90_s);
+        if (rc == EC_OK && !reference)
+            rc = add_cost(ctx, cfg, &r, res);
     }
     eci_lengths_free(ctx, l);
     /* after the scratch is done with: the one-GPU prediction reuses it */
-    if (rc == EC_OK)
+    if (rc == EC_OK && !reference)
         rc = scaling_efficiency(ctx, cfg, fixed, res);
     return rc == EC_OK ? check_result(ctx, cfg, res) : rc;
 }
@@ -1240,7 +2021,7 @@ static int predict_memory(ec_ctx *ctx, const ec_config *cfg, ec_memory *out)
         return eci_error(ctx, EC_EINVAL, "max_batch needs a model: gpu_step_s alone does not predict memory");
     ec_result step;
     double host_s;
-    if ((rc = step_model(ctx, cfg, &r, &calib, r.seq, 1.0, &step, &host_s)) != EC_OK)
+    if ((rc = pipeline_model(ctx, cfg, &r, &calib, r.seq, 1.0, &step, &host_s)) != EC_OK)
         return rc;
     *out = step.memory;
     return EC_OK;

@@ -19,12 +19,26 @@ typedef struct eci_resolved {
     ec_strategy strategy;
     int nodes;
     const char *topology;
+    /* The parallel layout (layout.c): num_gpus = dp x tp x pp x cp; ep divides dp. */
+    int dp, tp, pp, cp, ep, sp;
+    int per_node;               /* GPUs per node */
+    const eci_fabric *fabric;   /* network= preset, NULL without one */
+    double node_net_bytes_per_s, gpu_net_bytes_per_s; /* inter-node rate per node and per GPU's NIC */
     double input_bytes;         /* one micro-batch's input tensors (set by the step model) */
+    double tokens;              /* tokens (or images) of one micro-batch on one GPU (set by the step model) */
+    /* The pipeline stage the step model prices (stage_hi = 0: the whole network) and the
+     * micro-batches whose activations it holds at once (its schedule's warm-up). */
+    int stage_lo, stage_hi;
+    double in_flight;
+    double micro_s;             /* set by the step model: one steady micro-batch, forward and backward */
+    double stage_input_bytes;   /* set by the step model: the activation entering its first block */
 } eci_resolved;
 
 /* ec_predict with explicit calibration parameters (NULL: the context's current ones). */
 EC_INTERNAL int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *calib, ec_result *res);
 EC_INTERNAL int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r);
+/* The parallel layout of cfg into r (r's gpu, net and strategy set): layout.c. */
+EC_INTERNAL int eci_layout_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r);
 /* Everything the epoch simulation needs from a config: the step model at the padded-length
  * knots and the loader settings (in), the step at the longest knot (top: memory, warnings)
  * and the parsed lengths= (*lengths, freed by the caller with eci_lengths_free; in points

@@ -47,7 +47,12 @@ static int read_field(ec_ctx *ctx, const eci_table *t, size_t r, int col, const 
             *(int *)((char *)row + f->offset) = (int)v;
         return rc;
     }
-    return eci_table_number(ctx, t, r, col, f->lo, f->hi, (double *)((char *)row + f->offset));
+    double *out = (double *)((char *)row + f->offset);
+    if (f->kind == ECI_F_DOUBLE_OPT && eci_table_cell(t, r, col)[0] == '\0') {
+        *out = -1; /* not known */
+        return EC_OK;
+    }
+    return eci_table_number(ctx, t, r, col, f->lo, f->hi, out);
 }
 
 int eci_rows_load(ec_ctx *ctx, const char *path, const eci_field *fields, size_t nf, size_t size,

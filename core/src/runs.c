@@ -6,7 +6,7 @@
  * CSV table reader (table.c), so a file of any size costs memory for one block of rows and
  * the ids seen (ec_runs_open/next); ec_runs_load keeps every run.  Every config column goes
  * through ec_config_set (config.c), so a run row accepts exactly what the CLI and Lua
- * accept.  Paths in cells (lengths=, profile=, a model's config.json) are taken from the run
+ * accept.  Paths in cells (lengths=, profile=, prices=, a model's config.json) are taken from the run
  * file's folder and must stay inside it (a run file from elsewhere must not read the user's
  * files), and must be regular files.  Predicting the rows is not done here.
  */
@@ -49,7 +49,7 @@ struct ec_runs_reader {
     eci_table *t;
     int *role;
     size_t cols;
-    int id_col, col_lengths, col_profile, col_model;
+    int id_col, col_lengths, col_profile, col_model, col_prices;
     unsigned flags;
     char *dir, *real_dir;    /* the run file's folder as given, and resolved */
     size_t row;              /* next row of the window */
@@ -65,7 +65,7 @@ struct ec_runs_reader {
 };
 
 /* char arrays, not pointers: a pointer table would be relocated data (see config.c). */
-static const char METRIC_NAMES[][16] = { "samples_per_s", "step_time_ms", "epoch_time_s" };
+static const char METRIC_NAMES[][16] = { "samples_per_s", "step_time_ms", "epoch_time_s", "tokens_per_s" };
 #define N_METRICS (sizeof METRIC_NAMES / sizeof METRIC_NAMES[0])
 
 /* Column roles besides config keys. */
@@ -222,6 +222,8 @@ static int resolve_paths(ec_runs_reader *rd, const eci_table *t, size_t row, ec_
         rc = confine_path(rd, t, row, (size_t)rd->col_profile, "profile", c->profile, 0);
     if (rc == EC_OK && rd->col_model >= 0 && model_is_path(c->model))
         rc = confine_path(rd, t, row, (size_t)rd->col_model, "model", c->model, 1);
+    if (rc == EC_OK && rd->col_prices >= 0 && c->prices[0] != '\0')
+        rc = confine_path(rd, t, row, (size_t)rd->col_prices, "prices", c->prices, 0);
     return rc;
 }
 
@@ -281,7 +283,7 @@ static int parse_row(ec_runs_reader *rd, const eci_table *t, size_t row, ec_run 
             if (m == N_METRICS)
                 return cell_error(ctx, EC_EINVAL, t, row, c,
                                   "column 'metric': '%s' is not one of samples_per_s, "
-                                  "step_time_ms, epoch_time_s", cell);
+                                  "step_time_ms, epoch_time_s, tokens_per_s", cell);
             run->metric = (ec_metric)m;
             break;
         }
@@ -303,6 +305,14 @@ static int parse_row(ec_runs_reader *rd, const eci_table *t, size_t row, ec_run 
                 return EC_ENOMEM;
             break;
         }
+    }
+    /* An epoch time can only be predicted from an epoch's size: without it the prediction
+     * is 0 and the row would count as a -100% error. */
+    if (run->metric == EC_METRIC_EPOCH_TIME_S && !(run->config.dataset_samples > 0)) {
+        for (size_t c = 0; c < cols; c++)
+            if (role[c] == COL_METRIC)
+                return cell_error(ctx, EC_EINVAL, t, row, c, "metric epoch_time_s needs dataset_samples "
+                                  "(the samples of one epoch) in this row");
     }
     return resolve_paths(rd, t, row, run);
 }
@@ -437,6 +447,7 @@ int ec_runs_open(ec_ctx *ctx, const char *path, unsigned flags, ec_runs_reader *
     rd->col_lengths = eci_table_col(rd->t, "lengths");
     rd->col_profile = eci_table_col(rd->t, "profile");
     rd->col_model = eci_table_col(rd->t, "model");
+    rd->col_prices = eci_table_col(rd->t, "prices");
     *out = rd;
     return EC_OK;
 }
@@ -576,8 +587,42 @@ double ec_result_metric(const ec_result *res, ec_metric metric)
         return res->step_s * 1e3;
     case EC_METRIC_EPOCH_TIME_S:
         return res->epoch_s;
+    case EC_METRIC_TOKENS_PER_S:
+        return res->tokens_per_s;
     }
     return NAN;
+}
+
+void ec_result_metric_interval(const ec_result *res, ec_metric metric, double *p10, double *p90)
+{
+    double lo = 0, hi = 0;
+    if (res != NULL) {
+        switch (metric) {
+        case EC_METRIC_SAMPLES_PER_S: /* samples_per_s = k / step_s */
+        case EC_METRIC_TOKENS_PER_S: {
+            double rate = metric == EC_METRIC_TOKENS_PER_S ? res->tokens_per_s : res->samples_per_s;
+            if (res->step_p10_s > 0 && res->step_p90_s > 0) {
+                lo = rate * res->step_s / res->step_p90_s;
+                hi = rate * res->step_s / res->step_p10_s;
+            }
+            break;
+        }
+        case EC_METRIC_STEP_TIME_MS:
+            lo = res->step_p10_s * 1e3;
+            hi = res->step_p90_s * 1e3;
+            break;
+        case EC_METRIC_EPOCH_TIME_S:
+            if (res->epoch_s > 0) {
+                lo = res->epoch_p10_s;
+                hi = res->epoch_p90_s;
+            }
+            break;
+        }
+    }
+    if (p10 != NULL)
+        *p10 = lo;
+    if (p90 != NULL)
+        *p90 = hi;
 }
 
 void ec_error_stats_compute(const double *predicted, const double *measured, size_t n,

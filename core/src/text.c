@@ -46,6 +46,17 @@ int eci_name_eq(const char *a, const char *b)
     }
 }
 
+int eci_name_prefix(const char *name, const char *prefix)
+{
+    for (;;) {
+        int cp = name_char(&prefix);
+        if (cp == '\0')
+            return 1;
+        if (name_char(&name) != cp)
+            return 0;
+    }
+}
+
 int eci_decimal_syntax(const char *s, int integer)
 {
     size_t i = 0, digits = 0;

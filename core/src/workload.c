@@ -48,7 +48,9 @@ const char *eci_task_names(void)
 typedef struct tensor {
     int image;
     double n, c, hw;
-    double rows, width, seq, seq_sq;
+    double rows, width, seq, seq_sq; /* seq: this GPU's share of the sequence (context parallelism);
+                                        seq_sq: E[L^2] of the whole sequence */
+    double kv_seq;                   /* the whole sequence: the keys attention runs over */
     int f32;
     unsigned id;
 } tensor;
@@ -61,8 +63,13 @@ typedef struct builder {
     const eci_net *net;
     const eci_shape *sh;
     double act, f32k, mask;
-    int amp, tensor_math, eager;
+    int amp, tensor_math, eager, flash;
+    int core;                /* ops pushed now belong to the attention core (eci_op.attn_core) */
+    int freeze;              /* LoRA: ops pushed now own frozen parameters (the base model) */
+    int cast_w;              /* autocast casts the weights (fp32 weights under amp; not when they are
+                                held 16-bit: FSDP/ZeRO mixed precision) */
     double batch;
+    int tp, cp, ep, sp;      /* parallel degrees (1: none); sp: sequence-parallel regions */
     int block, layer;
     tensor cur, skip, memory;
     int has_skip, has_memory;
@@ -128,6 +135,8 @@ static eci_op *push(builder *b, const char *name, eci_op_kind kind)
     op->block = b->block;
     op->layer = b->layer;
     op->batch = 1;
+    op->attn_core = b->core;
+    op->frozen = b->freeze;
     return op;
 }
 
@@ -166,27 +175,166 @@ static eci_op *gemm(builder *b, const char *name, double m, double n, double k, 
     return op;
 }
 
+/* A collective on the compute stream over a group of the layout (COMM ops are priced with
+ * the group's rates, compute.c): fwd in the forward, bwd in the backward; hidden: it overlaps
+ * the op before it (ring attention). */
+static void comm(builder *b, const char *name, int group, int fwd, int bwd, double bytes, int hidden)
+{
+    eci_op *op = push(b, name, ECI_OP_COMM);
+    if (op != NULL) {
+        op->group = group;
+        op->fwd_coll = fwd;
+        op->bwd_coll = bwd;
+        op->comm_bytes = bytes;
+        op->hidden = hidden;
+        op->fwd_kernels = fwd != ECI_COLL_NONE;
+        op->bwd = bwd != ECI_COLL_NONE;
+    }
+}
+
+/* Megatron's tensor-parallel region around a block (attention, MLP, a vocabulary head): on
+ * entry the stream is gathered from its sequence shards (sequence parallelism: all-gather,
+ * reduce-scatter of its gradient) or copied (an all-reduce of its gradient in backward); on
+ * exit the partial outputs are reduced (all-reduce, or reduce-scatter back to the shards). */
+static void tp_enter(builder *b)
+{
+    if (b->tp <= 1)
+        return;
+    double full = b->cur.rows * (b->sp ? b->tp : 1);
+    double bytes = full * b->cur.width * tbytes(b, &b->cur);
+    if (b->sp) {
+        comm(b, "tp_allgather", ECI_GROUP_TP, ECI_COLL_ALLGATHER, ECI_COLL_REDUCE_SCATTER, bytes, 0);
+        b->cur.rows = full;
+        fresh(b, &b->cur);
+    } else {
+        comm(b, "tp_copy", ECI_GROUP_TP, ECI_COLL_NONE, ECI_COLL_ALLREDUCE, bytes, 0);
+    }
+}
+
+static void tp_exit(builder *b)
+{
+    if (b->tp <= 1)
+        return;
+    double bytes = b->cur.rows * b->cur.width * b->act;
+    if (b->sp) {
+        comm(b, "tp_reduce_scatter", ECI_GROUP_TP, ECI_COLL_REDUCE_SCATTER, ECI_COLL_ALLGATHER, bytes, 0);
+        b->cur.rows /= b->tp;
+    } else {
+        comm(b, "tp_allreduce", ECI_GROUP_TP, ECI_COLL_ALLREDUCE, ECI_COLL_NONE, bytes, 0);
+    }
+    fresh(b, &b->cur);
+}
+
+/* This GPU's share of a dimension the tensor-parallel group splits (heads, FFN, vocabulary);
+ * a dimension it does not divide is a shape error naming tp. */
+static double tp_share(builder *b, double whole, const char *what)
+{
+    if (b->tp <= 1)
+        return whole;
+    if (fmod(whole, b->tp) != 0) {
+        char why[160];
+        snprintf(why, sizeof why, "tp=%d must divide %s (%.0f)", b->tp, what, whole);
+        shape_error(b, why);
+        return whole;
+    }
+    return whole / b->tp;
+}
+
+/* Does autocast cast the weights of the ops pushed now?  Not when they are held in 16 bits: FSDP
+ * and DeepSpeed mixed precision, or a frozen LoRA base loaded in 16 bits (or dequantized to it). */
+static int casts_weights(const builder *b)
+{
+    return b->cast_w && !(b->freeze && b->sh->base_16);
+}
+
+/* Does PEFT put a LoRA adapter on this linear (lora_targets, by the module's role)?  Heads never. */
+static int lora_target(const builder *b, const char *name)
+{
+    static const char *const qv[] = {"q", "v", "qkv"}, *const attn[] = {"k", "attn_out"},
+                             *const mlp[] = {"gate", "up", "mlp_in", "mlp_out"};
+    if (b->sh->lora_r <= 0 || b->layer >= (int)b->net->n_layers)
+        return 0;
+    int t = b->sh->lora_targets, hit = 0;
+    for (size_t i = 0; i < 3; i++)
+        hit |= strcmp(name, qv[i]) == 0;
+    for (size_t i = 0; i < 2 && t >= EC_LORA_ATTENTION; i++)
+        hit |= strcmp(name, attn[i]) == 0;
+    for (size_t i = 0; i < 4 && t >= EC_LORA_ATTENTION_MLP; i++)
+        hit |= strcmp(name, mlp[i]) == 0;
+    return hit || t == EC_LORA_ALL_LINEAR;
+}
+
+/* A quantized frozen weight of n elements (QLoRA) is dequantized to 16 bits before every use:
+ * in the forward and again for the input gradient (bitsandbytes' matmul_4bit). */
+static int dequant(builder *b, const char *name, double n)
+{
+    if (b->sh->base_quant_bytes <= 0 || !b->freeze || b->layer >= (int)b->net->n_layers)
+        return 0; /* bitsandbytes leaves the output head unquantized */
+    eci_op *op = mem(b, name, n, b->sh->base_quant_bytes + 2.0, 0);
+    if (op != NULL)
+        op->bwd_bytes = op->fwd_bytes;
+    return 1;
+}
+
+/* LoRA's adapter beside a frozen linear (rows x in -> out): x A^T B^T x scaling added to the
+ * base output.  A keeps its input (the base's, already kept), B keeps A's output; under autocast
+ * PEFT's fp32 adapter weights are cast like any other. */
+static void lora_adapter(builder *b, double rows, double in, double out)
+{
+    double r = b->sh->lora_r;
+    int freeze = b->freeze;
+    b->freeze = 0;
+    if (b->amp) { /* one cast per adapter matrix */
+        cast(b, "lora_cast_w", r * (in + out), 0);
+        if (b->rc == EC_OK)
+            b->wl->ops[b->wl->n_ops - 1].fwd_kernels = 2;
+    }
+    eci_op *a = gemm(b, "lora_A", rows, r, in, 1, 0);
+    if (a != NULL) {
+        a->params = in * r;
+        a->param_tensors = 1;
+    }
+    eci_op *bb = gemm(b, "lora_B", rows, out, r, 1, rows * r * b->act);
+    if (bb != NULL) {
+        bb->params = r * out;
+        bb->param_tensors = 1;
+    }
+    eci_op *add = mem(b, "lora_scale_add", rows * out, 3.0 * b->act, 0);
+    if (add != NULL)
+        add->fwd_kernels = 2;
+    b->freeze = freeze;
+}
+
 /* nn.Linear on t (rows x in) -> rows x out.  Under autocast an fp32 input is cast (the copy is
  * what backward keeps), and so is the weight (the autocast weight cache); otherwise the input
- * is kept unless an earlier op keeps the same tensor. */
+ * is kept unless an earlier op keeps the same tensor.  A frozen linear (LoRA's base) keeps its
+ * input only for its adapter's weight gradient. */
 static eci_op *linear_on(builder *b, const char *name, tensor *t, double out, int bias)
 {
     double rows = t->rows, in = t->width, saved = 0;
+    int target = lora_target(b, name), keep = !b->freeze || target;
+    int cast_w = casts_weights(b);
     if (b->amp && t->f32) {
-        cast(b, "cast_in", rows * in, rows * in * 2.0);
-    } else if (!is_saved(b, t->id)) {
+        cast(b, "cast_in", rows * in, keep ? rows * in * 2.0 : 0);
+    } else if (keep && !is_saved(b, t->id)) {
         saved = rows * in * tbytes(b, t);
         mark_saved(b, t->id);
     }
-    if (b->amp)
+    if (cast_w)
         cast(b, "cast_w", in * out, 0);
+    int quant = dequant(b, "dequant_w", in * out);
     eci_op *op = gemm(b, name, rows, out, in, 1, saved);
-    if (op != NULL) {
-        op->params = in * out + (bias ? out : 0);
-        op->param_tensors = bias ? 2 : 1;
-        op->cast_params = in * out;
-    }
-    return op;
+    if (op == NULL)
+        return NULL;
+    op->quant = quant;
+    op->params = in * out + (bias ? out : 0);
+    op->param_tensors = bias ? 2 : 1;
+    op->cast_params = cast_w ? in * out : 0;
+    op->fp8 = b->layer < (int)b->net->n_layers; /* Transformer Engine's layers; heads stay 16-bit */
+    size_t at = b->wl->n_ops - 1;
+    if (target) /* (pushing may move the op list) */
+        lora_adapter(b, rows, in, out);
+    return b->rc == EC_OK ? &b->wl->ops[at] : NULL;
 }
 
 /* A linear on the stream: the stream becomes its 16-bit output. */
@@ -325,6 +473,19 @@ static void attention_eager(builder *b, const ec_attention_layer *a, double head
 /* A fused scaled-dot-product attention kernel (F.scaled_dot_product_attention: HF's "sdpa",
  * torchvision's fast path): the QK^T and PV FLOPs in one kernel, no s x s tensor kept; it
  * keeps Q, K, V, the output and a log-sum-exp per row, and backward recomputes the scores. */
+/* The share of the keys FlashAttention visits per query: a causal mask skips the blocks above
+ * the diagonal ((s + 1) / 2s of them), a sliding window of w keys visits about w - w^2 / 2s;
+ * the ragged edge of each tile is ignored. */
+static double flash_keys_frac(const ec_attention_layer *a, double s)
+{
+    if (a->cross || s <= 1)
+        return 1.0;
+    double w = a->window > 0 && (double)a->window < s ? (double)a->window : 0;
+    if (w > 0)
+        return (w - w * w / (2.0 * s)) / s;
+    return a->causal ? (s + 1.0) / (2.0 * s) : 1.0;
+}
+
 static void attention_fused(builder *b, double heads, double head_dim, double sq, double sk_eff, double rows_q,
                             double rows_k)
 {
@@ -352,10 +513,15 @@ static void attention(builder *b, const ec_attention_layer *a)
         return;
     }
     double hd = a->head_dim > 0 ? a->head_dim : width / heads;
+    /* tensor parallelism: this GPU's heads; key/value heads fewer than tp are replicated */
+    heads = tp_share(b, heads, "the attention heads");
+    kv = kv >= b->tp ? tp_share(b, kv, "the key/value heads") : 1;
+    tp_enter(b);
     double q_out = heads * hd, kv_out = kv * hd;
     tensor in = b->cur, *src = a->cross ? &b->memory : &b->cur;
+    /* queries: this GPU's share of the sequence; keys: the whole of it (context parallelism) */
     double rows_q = in.rows, rows_k = src->rows, sq = in.seq;
-    double sk_eff = a->cross ? src->seq : in.seq_sq / in.seq;
+    double sk_eff = a->cross ? src->seq : in.seq_sq / in.kv_seq;
     if (a->qkv_fused && !a->cross) {
         linear_on(b, "qkv", &in, q_out + 2.0 * kv_out, a->qkv_bias);
     } else {
@@ -385,24 +551,33 @@ static void attention(builder *b, const ec_attention_layer *a)
             op->param_tensors = 1;
         }
     }
-    if (kv < heads) { /* HF's repeat_kv: K and V expanded to every query head (a copy each) */
+    if (kv < heads && !b->flash) { /* HF's repeat_kv: K and V expanded to every query head (a copy each);
+                                    * FlashAttention reads the grouped heads in place */
         mem(b, "repeat_kv", 2.0 * rows_k * q_out, 2.0 * b->act, 0);
     }
+    b->core = 1;
     if (b->eager)
         attention_eager(b, a, heads, hd, sq, sk_eff, rows_q, rows_k);
     else
-        attention_fused(b, heads, hd, sq, sk_eff, rows_q, rows_k);
+        attention_fused(b, heads, hd, sq, b->flash ? sk_eff * flash_keys_frac(a, in.kv_seq) : sk_eff, rows_q, rows_k);
+    b->core = 0;
+    if (b->cp > 1 && !a->cross) /* ring attention: the other GPUs' keys and values pass by while the
+                                  * local blocks compute (backward: again, and their gradients back) */
+        comm(b, "cp_kv_ring", ECI_GROUP_CP, ECI_COLL_ALLGATHER, ECI_COLL_ALLGATHER, 2.0 * rows_k * b->cp * kv_out * b->act,
+             1);
     mem(b, "merge_heads", rows_q * q_out, 2.0 * b->act, 0);
     b->cur.width = q_out;
     b->cur.f32 = 0;
     fresh(b, &b->cur);
     linear(b, "attn_out", width, a->out_bias);
+    tp_exit(b);
 }
 
 /* ---- feed-forward blocks ------------------------------------------------------------------ */
-static void mlp(builder *b, const ec_mlp_layer *m)
+/* up (and gate), activation, down on this GPU's ffn columns. */
+static void mlp_body(builder *b, const ec_mlp_layer *m, double ffn)
 {
-    double width = b->cur.width, ffn = (double)m->ffn;
+    double width = b->cur.width;
     if (m->gated) { /* down(act(gate(x)) * up(x)): the product keeps both of its inputs */
         tensor in = b->cur;
         linear(b, "gate", ffn, m->bias);
@@ -420,32 +595,57 @@ static void mlp(builder *b, const ec_mlp_layer *m)
     linear(b, "mlp_out", width, m->bias);
 }
 
+static void mlp(builder *b, const ec_mlp_layer *m)
+{
+    double ffn = tp_share(b, (double)m->ffn, "the MLP width (ffn)");
+    tp_enter(b);
+    mlp_body(b, m, ffn);
+    tp_exit(b);
+}
+
 /* A mixture-of-experts block as HF's eager code runs it (MixtralSparseMoeBlock,
  * Qwen2MoeSparseMoeBlock): a router, a softmax in fp32 and top-k, then a Python loop over the
  * experts, each gathering its tokens, running its MLP and scattering the weighted result back.
- * Tokens are taken as spread evenly: each expert sees rows x top_k / experts of them. */
+ * Tokens are taken as spread evenly over the experts.  Expert parallelism (ep): this GPU holds
+ * experts/ep of them, and two all-to-alls over the expert group carry every token-expert pair
+ * to its expert's GPU and back; each local expert then sees rows x top_k x ep / experts rows.
+ * Tensor parallelism splits each expert's inner width as it splits an MLP's. */
 static void moe(builder *b, const ec_moe_layer *m)
 {
+    if (fmod(m->experts, b->ep) != 0) {
+        char why[96];
+        snprintf(why, sizeof why, "ep=%d must divide the experts (%d)", b->ep, m->experts);
+        shape_error(b, why);
+        return;
+    }
+    double ffn = tp_share(b, (double)m->ffn, "the experts' width (ffn)");
+    tp_enter(b);
     tensor in = b->cur;
-    double width = in.width, rows = in.rows, E = m->experts, k = m->top_k, ffn = (double)m->ffn;
-    double per = rows * k / E;
-    eci_op *op = linear_on(b, "router", &in, E, 0);
+    double width = in.width, rows = in.rows, E = m->experts, k = m->top_k, local = E / b->ep;
+    double per = rows * k / local;
+    linear_on(b, "router", &in, E, 0);
     mem(b, "router_softmax_topk", rows * E, 2.0 * b->f32k + 2.0 * b->act, rows * E * b->f32k);
-    /* one expert's work, launched E times */
+    double pairs = rows * k * width * b->act; /* the token-expert pairs' activations */
+    if (b->ep > 1)
+        comm(b, "ep_dispatch", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
+    /* one expert's work, launched once per local expert */
     size_t first = b->wl->n_ops;
     double x = per * width;
     mem(b, "expert_gather", x, 2.0 * tbytes(b, &in), x * b->act);
     double up_n = m->gated ? 2.0 : 1.0;
+    int quant = dequant(b, "expert_dequant_w", (up_n + 1.0) * width * ffn);
     if (b->amp) { /* the gathered fp32 tokens and the expert's weights (autocast's weight cache) */
         if (in.f32)
             cast(b, "expert_cast_in", x, 0);
-        cast(b, "expert_cast_w", (up_n + 1.0) * width * ffn, 0);
+        if (casts_weights(b))
+            cast(b, "expert_cast_w", (up_n + 1.0) * width * ffn, 0);
     }
-    op = gemm(b, "expert_up", per, up_n * ffn, width, 1, 0);
+    eci_op *op = gemm(b, "expert_up", per, up_n * ffn, width, 1, 0);
     if (op != NULL) {
         op->params = up_n * width * ffn;
         op->param_tensors = up_n;
-        op->cast_params = op->params;
+        op->cast_params = casts_weights(b) ? op->params : 0;
+        op->quant = quant;
     }
     int kernels;
     double passes, kept;
@@ -458,11 +658,14 @@ static void moe(builder *b, const ec_moe_layer *m)
     if (down != NULL) {
         down->params = ffn * width;
         down->param_tensors = 1;
-        down->cast_params = down->params;
+        down->cast_params = casts_weights(b) ? down->params : 0;
+        down->quant = quant;
     }
     mem(b, "expert_scatter", x, 3.0 * b->act, x * b->act);
     for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
-        b->wl->ops[i].count = m->experts;
+        b->wl->ops[i].count = (int)local;
+    if (b->ep > 1)
+        comm(b, "ep_combine", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
     b->cur = in;
     b->cur.f32 = 0;
     fresh(b, &b->cur);
@@ -470,7 +673,7 @@ static void moe(builder *b, const ec_moe_layer *m)
         tensor moe_out = b->cur;
         b->cur = in;
         ec_mlp_layer sm = {.ffn = m->shared_ffn, .act = m->act, .gated = m->gated};
-        mlp(b, &sm);
+        mlp_body(b, &sm, tp_share(b, (double)m->shared_ffn, "the shared experts' width"));
         if (m->shared_gate) {
             linear_on(b, "shared_gate", &in, 1, 0);
             mem(b, "shared_gate_mul", rows * width, 3.0 * b->act, rows * width * b->act);
@@ -479,15 +682,30 @@ static void moe(builder *b, const ec_moe_layer *m)
         b->cur = moe_out;
         fresh(b, &b->cur);
     }
+    tp_exit(b);
 }
 
 /* ---- embeddings, patches, convolutions, pooling ---------------------------------------- */
+/* A frozen embedding (LoRA) gets no gradient: nothing from first to the end runs a backward. */
+static void no_backward_from(builder *b, size_t first)
+{
+    if (!b->freeze || b->rc != EC_OK)
+        return;
+    for (size_t i = first; i < b->wl->n_ops; i++) {
+        b->wl->ops[i].bwd = 0;
+        b->wl->ops[i].bwd_coll = ECI_COLL_NONE;
+    }
+}
+
 static void embedding(builder *b, const ec_embedding_layer *e)
 {
-    double T = b->batch * (b->has_memory ? b->sh->target_seq : b->sh->seq), h = (double)e->dim, f = b->f32k;
-    double seq = b->has_memory ? b->sh->target_seq : b->sh->seq;
-    b->cur = (tensor){.rows = T, .width = h, .seq = seq, .seq_sq = b->has_memory ? seq * seq : b->sh->seq_sq, .f32 = 1};
-    double V = (double)e->vocab, P = (double)e->positions, Tv = (double)e->type_vocab;
+    size_t first = b->wl->n_ops;
+    double full = b->has_memory ? b->sh->target_seq : b->sh->seq, h = (double)e->dim, f = b->f32k;
+    double seq = full / b->cp, T = b->batch * seq; /* context parallelism: this GPU's share */
+    b->cur = (tensor){.rows = T, .width = h, .seq = seq, .seq_sq = b->has_memory ? full * full : b->sh->seq_sq,
+                      .kv_seq = full, .f32 = 1};
+    /* tensor parallelism: Megatron's vocabulary-parallel embedding (each GPU a slice of rows) */
+    double V = ceil((double)e->vocab / b->tp), P = (double)e->positions, Tv = (double)e->type_vocab;
     eci_op *op;
     if (e->fused) { /* GPT-2: wte and wpe gathered and added in one pass */
         op = mem(b, "wte_wpe", T * h, 3.0 * f, 0);
@@ -517,6 +735,14 @@ static void embedding(builder *b, const ec_embedding_layer *e)
     }
     if (e->scale) /* Gemma: x sqrt(hidden) */
         mem(b, "emb_scale", T * h, 2.0 * f, 0);
+    if (b->tp > 1) { /* each GPU looked up its slice: the partial sums are reduced (to the shards) */
+        int sp = b->sp;
+        comm(b, sp ? "tp_emb_reduce_scatter" : "tp_emb_allreduce", ECI_GROUP_TP,
+             sp ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE, sp ? ECI_COLL_ALLGATHER : ECI_COLL_NONE, T * h * f, 0);
+        if (sp)
+            b->cur.rows = T / b->tp;
+    }
+    no_backward_from(b, first);
     fresh(b, &b->cur);
 }
 
@@ -533,7 +759,8 @@ static void conv2d_on(builder *b, tensor *t, const ec_conv2d_layer *c, const cha
     if (b->amp) {
         if (t->f32) /* the fp32 image */
             cast(b, "cast_in", n * hw * hw * cin, 0);
-        cast(b, "cast_w", w, 0);
+        if (casts_weights(b))
+            cast(b, "cast_w", w, 0);
     }
     eci_op *op = push(b, name, ECI_OP_CONV);
     if (op != NULL) {
@@ -545,7 +772,7 @@ static void conv2d_on(builder *b, tensor *t, const ec_conv2d_layer *c, const cha
         op->saved_bytes = is_saved(b, t->id) ? 0 : n * hw * hw * cin * b->act;
         op->params = w + (c->bias ? cout : 0);
         op->param_tensors = c->bias ? 2 : 1;
-        op->cast_params = w;
+        op->cast_params = casts_weights(b) ? w : 0;
     }
     mark_saved(b, t->id);
     t->c = cout;
@@ -568,7 +795,7 @@ static void patches(builder *b, const ec_patches_layer *p)
         op->params = p->cls_tokens * h + (p->positions ? seq * h : 0);
         op->param_tensors = (p->cls_tokens > 0) + (p->positions != 0);
     }
-    b->cur = (tensor){.rows = n * seq, .width = h, .seq = seq, .seq_sq = seq * seq, .f32 = 1};
+    b->cur = (tensor){.rows = n * seq, .width = h, .seq = seq, .seq_sq = seq * seq, .kv_seq = seq, .f32 = 1};
     fresh(b, &b->cur);
 }
 
@@ -582,7 +809,7 @@ static void pool(builder *b, const ec_pool_layer *p)
     double in = elems(t), e = tbytes(b, t);
     if (p->kind == EC_POOL_AVG_GLOBAL) {
         mem(b, "avgpool", in, e, 0);
-        *t = (tensor){.rows = t->n, .width = t->c, .seq = 1, .seq_sq = 1, .f32 = t->f32};
+        *t = (tensor){.rows = t->n, .width = t->c, .seq = 1, .seq_sq = 1, .kv_seq = 1, .f32 = t->f32};
     } else {
         double k = p->kernel, s = p->stride > 0 ? p->stride : 1, pad = p->padding;
         double hout = floor((t->hw + 2.0 * pad - k) / s) + 1.0;
@@ -683,7 +910,7 @@ static int same_shape(const tensor *a, const tensor *b)
            a->width == b->width && a->seq == b->seq;
 }
 
-static void add_block(builder *b, size_t begin, const ec_repeat_layer *r, double input_bytes)
+static void add_block(builder *b, size_t begin, const ec_repeat_layer *r, double input_elems, double input_bytes)
 {
     eci_workload *wl = b->wl;
     if (wl->n_blocks == wl->cap_blocks) {
@@ -698,7 +925,7 @@ static void add_block(builder *b, size_t begin, const ec_repeat_layer *r, double
     }
     wl->blocks[wl->n_blocks++] = (eci_block){.begin = begin, .end = wl->n_ops, .reps = r->times,
                                              .shared_params = r->shared_params, .checkpoint = r->checkpoint,
-                                             .input_bytes = input_bytes};
+                                             .input_bytes = input_bytes, .input_elems = input_elems};
 }
 
 /* Layers [from, to) of the description.  A REPEAT at the top level becomes a block expanded
@@ -727,7 +954,7 @@ static void expand_list(builder *b, size_t from, size_t to, int depth)
             if (b->rc == EC_OK && (!same_shape(&before, &b->cur) || had_skip != b->has_skip))
                 shape_error(b, "a repeated block must leave the tensor as it found it (its shape, no residual left open)");
             if (b->rc == EC_OK)
-                add_block(b, begin, r, elems(&before) * tbytes(b, &before));
+                add_block(b, begin, r, elems(&before), elems(&before) * tbytes(b, &before));
             b->block = -1;
         }
         i = end - 1;
@@ -739,7 +966,7 @@ static void expand_list(builder *b, size_t from, size_t to, int depth)
 static void first_token(builder *b)
 {
     b->cur.rows = b->batch;
-    b->cur.seq = b->cur.seq_sq = 1;
+    b->cur.seq = b->cur.seq_sq = b->cur.kv_seq = 1;
     fresh(b, &b->cur);
 }
 
@@ -769,7 +996,17 @@ static void vocab_projection(builder *b, const ec_head *hd, double V)
     if (op != NULL && hd->tied) {
         op->params = hd->bias ? V : 0;
         op->param_tensors = hd->bias ? 1 : 0;
+        op->tied = 1;
     }
+}
+
+/* Megatron's vocabulary-parallel cross entropy: each GPU's slice of the logits, then the
+ * row maxima, sums of exponentials and target logits reduced over the tensor-parallel group
+ * (three fp32 numbers per row). */
+static void vocab_parallel_loss(builder *b, double rows)
+{
+    if (b->tp > 1)
+        comm(b, "tp_vocab_loss", ECI_GROUP_TP, ECI_COLL_ALLREDUCE, ECI_COLL_NONE, rows * 12.0, 0);
 }
 
 static double vocab_of(const eci_net *net)
@@ -783,6 +1020,9 @@ static double vocab_of(const eci_net *net)
 static void head(builder *b, const ec_head *hd)
 {
     b->layer = (int)b->net->n_layers;
+    /* LoRA: a new task head is trained whole (PEFT's modules_to_save), a vocabulary head stays frozen */
+    if (hd->kind != EC_HEAD_CAUSAL_LM && hd->kind != EC_HEAD_MASKED_LM && hd->kind != EC_HEAD_PRETRAIN)
+        b->freeze = 0;
     double V = vocab_of(b->net), C = (double)hd->classes;
     int needs_tokens = hd->kind != EC_HEAD_IMAGE_CLASSIFY || !hd->pool;
     if (needs_tokens && b->cur.image) {
@@ -793,8 +1033,11 @@ static void head(builder *b, const ec_head *hd)
         shape_error(b, "a vocabulary head needs an EMBEDDING (the network has no token table)");
         return;
     }
+    if (!b->cur.image)
+        tp_enter(b); /* the whole stream on every tensor-parallel GPU (gathered under sequence parallelism) */
     tensor trunk = b->cur;
     double T = trunk.rows;
+    V = ceil(V / b->tp); /* a vocabulary-parallel projection: this GPU's slice of the logits */
     switch (hd->kind) {
     case EC_HEAD_CLASSIFY:
         if (hd->pooler) {
@@ -823,6 +1066,7 @@ static void head(builder *b, const ec_head *hd)
         mlm_transform(b, hd);
         vocab_projection(b, hd, V);
         cross_entropy(b, Tm, V);
+        vocab_parallel_loss(b, Tm);
         b->cur = trunk;
         pooled_classifier(b, "nsp", 2);
         break;
@@ -831,12 +1075,14 @@ static void head(builder *b, const ec_head *hd)
         mlm_transform(b, hd);
         vocab_projection(b, hd, V);
         cross_entropy(b, T, V);
+        vocab_parallel_loss(b, T);
         break;
     case EC_HEAD_CAUSAL_LM:
         vocab_projection(b, hd, V);
         if (!b->has_memory) /* HF shifts the logits of a decoder: a contiguous copy of all of them */
             mem(b, "shift_logits", T * V, 2.0 * b->act, T * V * b->act);
         cross_entropy(b, T, V);
+        vocab_parallel_loss(b, T);
         break;
     case EC_HEAD_IMAGE_CLASSIFY:
         if (hd->pool) {
@@ -858,8 +1104,8 @@ static void head(builder *b, const ec_head *hd)
 /* ---- sums, twins ---------------------------------------------------------------------------- */
 /* The fields eci_op_cost reads, bit for bit: two ops that agree on them cost the same. */
 typedef struct cost_key {
-    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors;
-    int kind, tensor_math, fwd_kernels, bwd, count;
+    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes;
+    int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8;
 } cost_key;
 
 static void cost_key_of(const eci_op *op, cost_key *key)
@@ -878,6 +1124,13 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->fwd_kernels = op->fwd_kernels;
     key->bwd = op->bwd;
     key->count = op->count;
+    key->fwd_coll = op->fwd_coll;
+    key->bwd_coll = op->bwd_coll;
+    key->group = op->group;
+    key->hidden = op->hidden;
+    key->comm_bytes = op->comm_bytes;
+    key->frozen = op->frozen;
+    key->fp8 = op->fp8;
 }
 
 /* A hash of a key struct of `size` bytes (zeroed padding included), eight bytes at a time
@@ -921,12 +1174,82 @@ static int find_twins(ec_ctx *ctx, eci_workload *wl)
     return EC_OK;
 }
 
+int eci_net_pipeline_layers(const eci_net *net)
+{
+    int layers = 0;
+    for (size_t i = 0; i < net->n_layers; i++) {
+        if (net->layers[i].kind != EC_LAYER_REPEAT)
+            continue;
+        layers += net->layers[i].u.repeat.times;
+        i += (size_t)net->layers[i].u.repeat.layers; /* a nested repeat is unrolled inside its block */
+    }
+    return layers;
+}
+
+/* Layers of [off, off + n) inside [lo, hi). */
+static int overlap(int off, int n, int lo, int hi)
+{
+    int a = off > lo ? off : lo, z = off + n < hi ? off + n : hi;
+    return z > a ? z - a : 0;
+}
+
+/* Keep the ops of pipeline stage [lo, hi) (Megatron's split of the layers): each block its
+ * repetitions inside the range; an op outside the blocks goes with the layer after it (the
+ * embeddings with the first stage), the head with the last layer.  A tied projection on a
+ * stage without the embedding holds its own copy of the weights (Megatron keeps one on the last
+ * stage and all-reduces the two copies' gradients). */
+static void keep_stage(eci_workload *wl, int lo, int hi)
+{
+    int total = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        total += wl->blocks[b].reps;
+    size_t out = 0, nb = 0, b = 0, i = 0;
+    int off = 0;
+    while (i < wl->n_ops) {
+        if (b < wl->n_blocks && i == wl->blocks[b].begin) {
+            eci_block blk = wl->blocks[b];
+            int k = overlap(off, blk.reps, lo, hi);
+            off += blk.reps;
+            i = blk.end;
+            b++;
+            if (k == 0)
+                continue;
+            size_t begin = out;
+            for (size_t j = blk.begin; j < blk.end; j++) {
+                wl->ops[out] = wl->ops[j];
+                wl->ops[out++].block = (int)nb;
+            }
+            blk.begin = begin;
+            blk.end = out;
+            blk.reps = k;
+            wl->blocks[nb++] = blk; /* nb < b: a block already read */
+            continue;
+        }
+        int owner = b < wl->n_blocks ? off : total - 1;
+        if (owner >= lo && owner < hi) {
+            wl->ops[out] = wl->ops[i];
+            if (wl->ops[out].tied && lo > 0) {
+                eci_op *op = &wl->ops[out];
+                op->params += op->n * op->k;
+                op->param_tensors += 1;
+            }
+            out++;
+        }
+        i++;
+    }
+    wl->n_ops = out;
+    wl->n_blocks = nb;
+}
+
 static void sum_up(eci_workload *wl)
 {
     wl->params = wl->param_tensors = wl->model_flop = wl->matmul_params = 0;
+    wl->trainable_params = wl->trainable_tensors = wl->quant_params = wl->frozen_flop = 0;
     wl->saved_other_bytes = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
-        wl->blocks[b].saved_bytes = 0;
+        wl->blocks[b].saved_bytes = wl->blocks[b].params = wl->blocks[b].flop = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        wl->blocks[b].core_saved_bytes = wl->blocks[b].core_flop = wl->blocks[b].trainable = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
         const eci_op *op = &wl->ops[i];
         const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
@@ -939,9 +1262,28 @@ static void sum_up(eci_workload *wl)
         /* an op run once per expert owns each expert's weights */
         wl->params += op->params * op->count * preps;
         wl->param_tensors += op->param_tensors * op->count * preps;
+        if (!op->frozen) {
+            wl->trainable_params += op->params * op->count * preps;
+            wl->trainable_tensors += op->param_tensors * op->count * preps;
+        } else if (op->quant) {
+            wl->quant_params += op->params * op->count * preps;
+        }
         wl->matmul_params += op->cast_params * op->count * preps;
+        double flop = 0;
         if (op->kind == ECI_OP_GEMM || op->kind == ECI_OP_CONV || op->kind == ECI_OP_ATTN)
-            wl->model_flop += 2.0 * op->m * op->n * op->k * op->batch * op->count * reps;
+            flop = 2.0 * op->m * op->n * op->k * op->batch * op->count;
+        wl->model_flop += flop * reps;
+        if (op->frozen && op->kind != ECI_OP_MEM)
+            wl->frozen_flop += flop * reps;
+        if (blk != NULL) {
+            wl->blocks[op->block].params += op->params * op->count;
+            wl->blocks[op->block].trainable += op->frozen ? 0 : op->params * op->count;
+            wl->blocks[op->block].flop += flop;
+            if (op->attn_core && op->kind != ECI_OP_ATTN) { /* a fused kernel recomputes in its own backward */
+                wl->blocks[op->block].core_saved_bytes += saved;
+                wl->blocks[op->block].core_flop += flop;
+            }
+        }
     }
 }
 
@@ -992,13 +1334,17 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
                          net->family, eci_task_name(task), net->tasks);
     int p = sh->precision;
     builder b = {.ctx = ctx, .wl = wl, .net = net, .sh = sh, .mask = sh->mask_bytes, .batch = sh->batch,
-                 .block = -1};
-    b.amp = p == EC_PREC_AMP_FP16 || p == EC_PREC_AMP_BF16;
+                 .tp = sh->tp > 1 ? sh->tp : 1, .cp = sh->cp > 1 ? sh->cp : 1, .ep = sh->ep > 1 ? sh->ep : 1,
+                 .sp = sh->tp > 1 && sh->sp, .block = -1};
+    b.amp = p == EC_PREC_AMP_FP16 || p == EC_PREC_AMP_BF16 || p == EC_PREC_AMP_FP8;
+    b.cast_w = b.amp && !sh->weights_16;
+    b.freeze = sh->lora_r > 0;
     int pure16 = p == EC_PREC_BF16 || p == EC_PREC_FP16;
     b.tensor_math = b.amp || pure16;
     b.act = (b.amp || pure16) ? 2.0 : 4.0;
     b.f32k = pure16 ? 2.0 : 4.0;
     b.eager = net->attention == EC_NET_ATTN_EAGER || (net->attention == EC_NET_ATTN_CONFIG && sh->eager_attention);
+    b.flash = !b.eager && net->attention == EC_NET_ATTN_CONFIG && sh->flash;
     if (!net->text) { /* the fp32 image */
         b.cur = (tensor){.image = 1, .n = sh->batch, .c = net->image_channels, .hw = sh->image_size, .f32 = 1};
         fresh(&b, &b.cur);
@@ -1012,16 +1358,20 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
         return b.rc == EC_ENOMEM ? eci_error(ctx, EC_ENOMEM, "out of memory expanding model '%s'", net->id) : b.rc;
     wl->tokens = net->text ? sh->batch * sh->seq : sh->batch;
     wl->input_bytes = input_bytes(net, hd, sh);
+    if (sh->stage_hi > 0)
+        keep_stage(wl, sh->stage_lo, sh->stage_hi);
     sum_up(wl);
     return find_twins(ctx, wl);
 }
 
-double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing)
+double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing, double copies)
 {
     double acts = wl->saved_other_bytes, live = 0;
     for (size_t i = 0; i < wl->n_blocks; i++) {
         const eci_block *blk = &wl->blocks[i];
-        if (checkpointing && blk->checkpoint && blk->reps > 1) {
+        if (checkpointing == EC_CKPT_SELECTIVE && blk->checkpoint) {
+            acts += blk->reps * (blk->saved_bytes - blk->core_saved_bytes);
+        } else if (checkpointing && blk->checkpoint && blk->reps > 1) {
             acts += blk->reps * blk->input_bytes; /* each repetition's input; one recomputed at a time */
             if (blk->saved_bytes > live)
                 live = blk->saved_bytes;
@@ -1029,7 +1379,7 @@ double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing)
             acts += blk->reps * blk->saved_bytes;
         }
     }
-    return acts + live;
+    return copies * acts + live;
 }
 
 /* ---- the context's workload cache ------------------------------------------------------ */
@@ -1042,7 +1392,8 @@ double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing)
 typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
-    double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes;
+    int tp, cp, ep, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
+    double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, base_quant_bytes;
 } wl_key;
 
 typedef struct wl_entry {
@@ -1076,6 +1427,18 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->mask_bytes = sh->mask_bytes;
     k->mlm_frac = sh->mlm_frac;
     k->rmsnorm_passes = sh->rmsnorm_passes;
+    k->tp = sh->tp;
+    k->cp = sh->cp;
+    k->ep = sh->ep;
+    k->sp = sh->sp;
+    k->weights_16 = sh->weights_16;
+    k->stage_lo = sh->stage_lo;
+    k->stage_hi = sh->stage_hi;
+    k->flash = sh->flash;
+    k->lora_r = sh->lora_r;
+    k->lora_targets = sh->lora_targets;
+    k->base_16 = sh->base_16;
+    k->base_quant_bytes = sh->base_quant_bytes;
 }
 
 int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *sh, const eci_workload **out)
@@ -1146,4 +1509,24 @@ double eci_workload_params(ec_ctx *ctx, const eci_net *net, int task)
     double p = eci_workload_expand(ctx, net, task, &sh, &wl) == EC_OK ? wl.params : 0;
     eci_workload_release(ctx, &wl);
     return p;
+}
+
+double eci_workload_recompute_flop(const eci_workload *wl, int checkpointing)
+{
+    double flop = 0;
+    if (checkpointing)
+        for (size_t b = 0; b < wl->n_blocks; b++)
+            if (wl->blocks[b].checkpoint)
+                flop += (checkpointing == EC_CKPT_SELECTIVE ? wl->blocks[b].core_flop : wl->blocks[b].flop) *
+                        wl->blocks[b].reps;
+    return flop;
+}
+
+double eci_workload_largest_unit(const eci_workload *wl)
+{
+    double most = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        if (wl->blocks[b].params > most)
+            most = wl->blocks[b].params;
+    return most;
 }

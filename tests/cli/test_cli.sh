@@ -108,7 +108,7 @@ EOF
 expect "validate" 0 "by GPU" -- validate "$tmp/runs.csv"
 expect "validate summary by model" 0 "bert-base" -- validate "$tmp/runs.csv"
 "$EC" validate "$tmp/runs.csv" -o "$tmp/v.csv" >/dev/null 2>&1; rc=$?
-if [ $rc -eq 0 ] && [ "$(head -1 "$tmp/v.csv")" = "id,gpu,model,metric,predicted,measured,error_pct" ] \
+if [ $rc -eq 0 ] && [ "$(head -1 "$tmp/v.csv")" = "id,gpu,model,metric,predicted,p10,p90,measured,error_pct,in_p10_p90" ] \
    && [ "$(wc -l < "$tmp/v.csv")" -eq 4 ] && grep -q '^r2,t4,' "$tmp/v.csv"; then
   ok "validate -o: one row per run, GPU aliases resolved"
 else
@@ -124,10 +124,16 @@ expect "malformed runs CSV names file:line" 1 "malformed.csv:3" -- validate "$tm
 if [ ! -e "$tmp/m.csv" ] && [ ! -e "$tmp/m.csv.tmp" ]; then ok "malformed runs leave no output file"
 else bad "malformed runs leave no output file"; fi
 
-cat > "$tmp/unpredictable.csv" <<'EOF'
+cat > "$tmp/unknown_gpu.csv" <<'EOF'
 id,model,gpu,batch_per_gpu,metric,value,source
 r1,bert-base,t4,16,samples_per_s,150,test
 r2,bert-base,t44,16,samples_per_s,150,test
+EOF
+expect "unknown gpu in a run names file:line:column" 1 "unknown_gpu.csv:3:3: unknown gpu 't44'" -- validate "$tmp/unknown_gpu.csv"
+cat > "$tmp/unpredictable.csv" <<'EOF'
+id,model,gpu,batch_per_gpu,num_gpus,strategy,metric,value,source
+r1,bert-base,t4,16,1,,samples_per_s,150,test
+r2,bert-base,t4,16,4,single,samples_per_s,150,test
 EOF
 expect "unpredictable run names file:line" 1 "unpredictable.csv:3: " -- validate "$tmp/unpredictable.csv" -o "$tmp/u.csv"
 if [ ! -e "$tmp/u.csv" ] && [ ! -e "$tmp/u.csv.tmp" ]; then ok "failed validate -o leaves no output file"

@@ -24,7 +24,12 @@ expect "sweep table" 0 "4 points" -- sweep model=bert-base gpu=t4,a10g batch_per
 expect "sweep without an axis" 2 "no axis" -- sweep model=bert-base gpu=t4 batch_per_gpu=8
 expect "sweep bad value names key and value" 1 "'-2'" -- sweep model=bert-base gpu=t4 batch_per_gpu=8,-2
 expect "sweep unknown key" 1 "unknown key 'bach'" -- sweep model=bert-base gpu=t4 bach=8,16
-expect "sweep refused point goes on" 0 "error: key 'topology'" -- sweep model=bert-base gpu=t4 batch_per_gpu=8 topology=nvlink num_gpus=1,2
+# A refused point: the sweep goes on, lists the refused points at the end and exits 1 (issue 21:
+# it exited 0, so a script could not tell).
+expect "sweep refused point goes on" 1 "error: key 'topology'" -- sweep model=bert-base gpu=t4 batch_per_gpu=8 topology=nvlink num_gpus=1,2
+expect "sweep lists the refused points" 1 "1 of 2 sweep points refused:" -- sweep model=bert-base gpu=t4 batch_per_gpu=8 topology=nvlink num_gpus=1,2
+expect "sweep names a refused point's values" 1 "  num_gpus=2: key 'topology'" -- sweep model=bert-base gpu=t4 batch_per_gpu=8 topology=nvlink num_gpus=1,2 --csv
+expect "sweep table has epoch and cost columns" 0 "cost/ep" -- sweep model=bert-base gpu=t4,a10g batch_per_gpu=8 dataset_samples=1000
 expect "sweep unknown option" 2 "unknown option" -- sweep model=bert-base gpu=t4 batch_per_gpu=8,16 --xml
 
 # --csv: header + one line per point, config keys first, first axis slowest; -o the same file.

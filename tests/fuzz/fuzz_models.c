@@ -11,7 +11,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const tables[] = {"gpus.csv", "hosts.csv", "networks.csv", "constants.csv", "profile.csv"};
+static const char *const tables[] = {"gpus.csv", "hosts.csv", "networks.csv", "constants.csv", "profile.csv",
+                                     "interconnects.csv"};
 #define N_TABLES (sizeof tables / sizeof tables[0])
 
 /* Copy the shipped tables into scratch once. */

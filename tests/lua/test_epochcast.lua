@@ -325,9 +325,29 @@ test("the CLI and Lua give the same numbers", function()
                             .. " seq_len=128 dataset_samples=20000 --csv"))
   local header, row = p:read("l"), p:read("l")
   p:close()
-  local names, values = {}, {}
-  for f in (header .. ","):gmatch("([^,]*),") do names[#names + 1] = f end
-  for f in (row .. ","):gmatch("([^,]*),") do values[#values + 1] = f end
+  -- RFC 4180 fields: a quoted field may hold commas (price_offer, warnings)
+  local function fields(line)
+    local out, i = {}, 1
+    while i <= #line + 1 do
+      if line:sub(i, i) == '"' then
+        local j, buf = i + 1, {}
+        while true do
+          local c = line:sub(j, j)
+          if c == '"' and line:sub(j + 1, j + 1) == '"' then buf[#buf + 1] = '"'; j = j + 2
+          elseif c == '"' then break
+          else buf[#buf + 1] = c; j = j + 1 end
+        end
+        out[#out + 1] = table.concat(buf)
+        i = j + 2
+      else
+        local j = line:find(",", i, true) or #line + 1
+        out[#out + 1] = line:sub(i, j - 1)
+        i = j + 1
+      end
+    end
+    return out
+  end
+  local names, values = fields(header), fields(row)
   eq(#names, #values, "columns")
   local cli_r = {}
   for i, n in ipairs(names) do cli_r[n] = values[i] end

@@ -45,17 +45,23 @@ test("sweep: a map of axes runs in config-key order, whatever the hashing", func
   eq(rows[1].batch_per_gpu, 8); eq(rows[2].batch_per_gpu, 16)
 end)
 
+local single = { model = "bert-base", seq_len = 128, gpu = "t4", strategy = "single" }
+
 test("sweep: a refused point is a row with error, the sweep goes on", function()
-  local rows = ec.sweep(base, { { "gpu", { "t4", "no-such-gpu" } }, { "batch_per_gpu", { 8 } } })
+  local rows = ec.sweep(single, { { "num_gpus", { 1, 4 } }, { "batch_per_gpu", { 8 } } })
   eq(#rows, 2)
   check(rows[1].error == nil and rows[1].step_s > 0, "first row predicted")
-  check(type(rows[2].error) == "string" and rows[2].error:find("^ENOTFOUND: "), "error row: " .. tostring(rows[2].error))
+  check(type(rows[2].error) == "string" and rows[2].error:find("^EINVAL: "), "error row: " .. tostring(rows[2].error))
   eq(rows[2].step_s, nil, "no result in an error row")
-  eq(rows[2].gpu, "no-such-gpu", "config kept in an error row")
+  eq(rows[2].num_gpus, 4, "config kept in an error row")
 end)
 
 test("sweep: strict raises naming the point", function()
-  raises("gpu=no-such-gpu", ec.sweep, base, { { "gpu", { "no-such-gpu" } }, { "batch_per_gpu", { 8 } } }, { strict = true })
+  raises("num_gpus=4", ec.sweep, single, { { "num_gpus", { 4 } }, { "batch_per_gpu", { 8 } } }, { strict = true })
+end)
+
+test("sweep: an unknown gpu among the axis values raises before the first point", function()
+  raises("unknown gpu 'no-such-gpu'", ec.sweep, base, { { "gpu", { "t4", "no-such-gpu" } }, { "batch_per_gpu", { 8 } } })
 end)
 
 test("sweep: bad key or value raises naming it; empty or repeated axes raise", function()

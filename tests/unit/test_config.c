@@ -95,6 +95,9 @@ static void test_key_list(void **state)
         "prefetch_factor", "pin_memory", "persistent_workers", "tokenize", "tokenizer",
         "sample_cpu_s", "host", "dataset_samples", "epochs", "eval_samples", "checkpoints_per_epoch", "data",
         "gpu_step_s", "profile", "seed", "loop_ops_per_sample", "loop_syncs_per_sample", "target_len",
+        "sharding", "reduce_dtype", "zero_stage", "offload", "tp", "sequence_parallel", "pp", "pp_schedule",
+        "pp_chunks", "ep", "cp", "gpus_per_node", "network", "lora_r", "lora_targets", "base_precision",
+        "price_per_gpu_hour", "prices", "provider",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -247,7 +250,52 @@ static const key_case EVERY_KEY[] = {
     { "loop_ops_per_sample", "240", "240" },
     { "loop_syncs_per_sample", "80.5", "80.5" },
     { "target_len", "64", "64" },
+    { "sharding", "hybrid_shard", "hybrid_shard" },
+    { "reduce_dtype", "BF16", "bf16" },
+    { "zero_stage", "3", "3" },
+    { "offload", "optimizer", "optimizer" },
+    { "tp", "4", "4" },
+    { "sequence_parallel", "yes", "1" },
+    { "pp", "8", "8" },
+    { "pp_schedule", "interleaved", "interleaved" },
+    { "pp_chunks", "2", "2" },
+    { "ep", "8", "8" },
+    { "cp", "2", "2" },
+    { "gpus_per_node", "4", "4" },
+    { "network", "ib-ndr-400", "ib-ndr-400" },
+    { "lora_r", "16", "16" },
+    { "lora_targets", "all_linear", "all_linear" },
+    { "base_precision", "nf4", "nf4" },
+    { "price_per_gpu_hour", "2.49", "2.49" },
+    { "prices", "my_prices.csv", "my_prices.csv" },
+    { "provider", "lambda", "lambda" },
 };
+
+/* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):
+ * fixed lists at once, registry names once the context has models; a bare context defers. */
+static void test_names_checked_when_set(void **state)
+{
+    ec_ctx *bare = *state;
+    ec_config cfg;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(bare, &cfg, "gpu", "a1000"), EC_OK); /* no models yet: deferred */
+    assert_int_equal(ec_config_set(bare, &cfg, "task", "squadv2"), EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(bare), "key 'task': unknown task 'squadv2'");
+    assert_int_equal(ec_config_set_word(bare, &cfg, "topology=nvswitch"), EC_EINVAL);
+    assert_contains(ec_ctx_errmsg(bare), "key 'topology': 'nvswitch' is not one of");
+    assert_string_equal(cfg.topology, "");
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu", "a1000"), EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), "unknown gpu 'a1000'");
+    assert_string_equal(cfg.gpu, "");
+    assert_false(ec_config_is_set(&cfg, (size_t)ec_config_key_index("gpu")));
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "host=workstaton"), EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), "did you mean 'workstation'");
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu", "Tesla T4"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu", ""), EC_OK); /* back to the default */
+    ec_ctx_free(ctx);
+}
 
 static void test_every_key_round_trip(void **state)
 {
@@ -532,10 +580,12 @@ static void test_bad_values(void **state)
                      "is out of range [1, 1048576]", NULL);
     expect_set_error(ctx, "num_gpus", "4294967297", EC_EINVAL, "is out of range [1, 65536]", NULL);
     expect_set_error(ctx, "precision", "fp8", EC_EINVAL,
-                     "key 'precision': 'fp8' is not one of fp32, tf32, amp_fp16, amp_bf16, bf16, fp16",
+                     "key 'precision': 'fp8' is not one of fp32, tf32, amp_fp16, amp_bf16, bf16, fp16, amp_fp8",
                      NULL);
-    expect_set_error(ctx, "strategy", "fsdp", EC_EINVAL,
-                     "key 'strategy': 'fsdp' is not one of single, dp, ddp", NULL);
+    expect_set_error(ctx, "strategy", "horovod", EC_EINVAL,
+                     "key 'strategy': 'horovod' is not one of single, dp, ddp, fsdp, zero", NULL);
+    expect_set_error(ctx, "checkpointing", "some", EC_EINVAL,
+                     "key 'checkpointing': 'some' is not one of 0, 1, selective", NULL);
     expect_set_error(ctx, "padding", "longest", EC_EINVAL,
                      "is not one of max_length, dynamic, bucketed", NULL);
     expect_set_error(ctx, "optimizer", "adafactor", EC_EINVAL,
@@ -747,6 +797,7 @@ int main(void)
         cmocka_unit_test(test_key_list),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test_setup_teardown(test_every_key_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_names_checked_when_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_double_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_enum_choices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bool_spellings, setup, teardown),

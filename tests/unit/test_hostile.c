@@ -484,10 +484,10 @@ static void test_small_checks(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_result res;
+    /* an unknown topology is refused with one GPU too (the hardware's own links only matter
+     * from two GPUs: a sweep over num_gpus keeps its one-GPU point) */
     assert_int_equal(predict_words(ctx, "model=bert-base gpu=t4 batch_per_gpu=8 topology=nvlnk", &res,
-                                   "key 'topology': unknown topology 'nvlnk'"), EC_EINVAL);
-    assert_int_equal(predict_words(ctx, "model=bert-base gpu=t4 batch_per_gpu=8 topology=nvlink", &res,
-                                   "has no NVLink"), EC_EINVAL);
+                                   "key 'topology'"), EC_EINVAL);
     assert_int_equal(predict_words(ctx, "model=bert-base gpu=t4 batch_per_gpu=8 topology=pcie-host", &res, NULL), EC_OK);
     assert_int_equal(predict_words(ctx, "model=vit-b16 gpu=t4 batch_per_gpu=8 image_size=8", &res,
                                    "key 'image_size': 8 pixels is smaller than the 16-pixel kernel"), EC_EINVAL);

@@ -170,6 +170,13 @@ static void test_bad_specs(void **state)
     expect_bad(ctx, "fixed(2.5)", EC_EINVAL, "whole n");
     expect_bad(ctx, "fixed(1,2,3)", EC_EINVAL, "1 or 2 numbers");
     expect_bad(ctx, "/nonexistent/lengths.csv", EC_EIO, "lengths.csv");
+    /* a known distribution with unbalanced parentheses is a syntax error, not a file to open
+     * (issue 21: "lognormal(60,0.7" said "cannot open: No such file") */
+    expect_bad(ctx, "lognormal(60,0.7", EC_EINVAL, "expected one ')' closing the parentheses");
+    expect_bad(ctx, " normal (100,5", EC_EINVAL, "expected one ')'");
+    expect_bad(ctx, "uniform(1,2) ", EC_EINVAL, "expected one ')'");
+    expect_bad(ctx, "fixed((3))", EC_EINVAL, "expected one ')'");
+    expect_bad(ctx, "lognormal(60,0.7))", EC_EINVAL, "expected one ')'");
 }
 
 /* Bad histogram files: errors name file:line:column. */

@@ -41,6 +41,7 @@ static void synthetic(eci_workload *wl, int kind)
     wl->blocks = blocks;
     wl->cap_blocks = 1;
     wl->params = P;
+    wl->trainable_params = P; /* every parameter trained (no LoRA) */
     wl->matmul_params = PM;
     wl->n_ops = 3;
     wl->ops[0].name = "head";

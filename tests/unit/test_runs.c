@@ -239,10 +239,10 @@ static void test_small_file(void **state)
     /* CRLF, a quoted source with a comma, no optional source on one row, all three metrics,
      * columns in an unusual order, and config keys of every kind. */
     const char *text =
-        "value,metric,id,gpu,num_gpus,network_gbit_per_s,pin_memory,tokenize,sample_cpu_s,seed,source\r\n"
-        "412.5,samples_per_s,a,t4,6,100,yes,on_the_fly,0.0021,18446744073709551615,\"bench, run 3\"\r\n"
-        "37.25,step_time_ms,b,a16,,,,,,,\r\n"
-        "2700,epoch_time_s,c,rtx4090,1,,0,upfront,,7,x\r\n";
+        "value,metric,id,gpu,num_gpus,network_gbit_per_s,pin_memory,tokenize,sample_cpu_s,seed,dataset_samples,source\r\n"
+        "412.5,samples_per_s,a,t4,6,100,yes,on_the_fly,0.0021,18446744073709551615,,\"bench, run 3\"\r\n"
+        "37.25,step_time_ms,b,a16,,,,,,,,\r\n"
+        "2700,epoch_time_s,c,rtx4090,1,,0,upfront,,7,100000,x\r\n";
     int rc = load_text(ctx, text, &runs);
     if (rc != EC_OK)
         fail_msg("%s", ec_ctx_errmsg(ctx));
@@ -323,6 +323,28 @@ static void test_small_errors(void **state)
     assert_null(runs);
 }
 
+/* Names are checked when a row is read, once the context has its models: an unknown GPU is
+ * located at its cell (issue 21: it used to pass the load and fail only at predict). */
+static void test_names_checked_at_load(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_runs *runs = NULL;
+    assert_int_equal(load_text(ctx, "id,model,gpu,batch_per_gpu,metric,value\n"
+                                    "a,bert-base,t4,8,samples_per_s,100\n"
+                                    "b,bert-base,a1000,8,samples_per_s,100\n", &runs),
+                     EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), ":3:3: unknown gpu 'a1000'");
+    assert_null(runs);
+    assert_int_equal(load_text(ctx, "id,gpu,host,metric,value\na,t4,workstaton,samples_per_s,1\n", &runs),
+                     EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), ":2:3: unknown host 'workstaton'");
+    assert_int_equal(load_text(ctx, "id,gpu,task,metric,value\na,t4,squadv2,samples_per_s,1\n", &runs),
+                     EC_ENOTFOUND);
+    assert_contains(ec_ctx_errmsg(ctx), ":2:3: key 'task': unknown task 'squadv2'");
+    ec_ctx_free(ctx);
+}
+
 static void test_misuse(void **state)
 {
     ec_ctx *ctx = *state;
@@ -342,10 +364,10 @@ static void test_misuse(void **state)
 static void test_oom(void **state)
 {
     (void)state;
-    const char *text = "id,gpu,precision,metric,value,source\n"
-                       "r1,t4,amp_fp16,samples_per_s,101.5,a\n"
-                       "r2,a16,bf16,step_time_ms,37.5,bb\n"
-                       "r3,rtx4090,fp32,epoch_time_s,2700,\n";
+    const char *text = "id,gpu,precision,metric,value,dataset_samples,source\n"
+                       "r1,t4,amp_fp16,samples_per_s,101.5,,a\n"
+                       "r2,a16,bf16,step_time_ms,37.5,,bb\n"
+                       "r3,rtx4090,fp32,epoch_time_s,2700,50000,\n";
     char *dir = ec_test_tmpdir();
     char *path = ec_test_path(dir, "runs.csv");
     ec_test_write_file(path, text, strlen(text));
@@ -455,6 +477,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_codes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_errors, setup, teardown),
+        cmocka_unit_test(test_names_checked_at_load),
         cmocka_unit_test_setup_teardown(test_misuse, setup, teardown),
         cmocka_unit_test(test_oom),
         cmocka_unit_test(test_result_metric),

@@ -23,10 +23,11 @@ COLUMNS = ["id", "name", "aliases", "architecture", "compute_capability", "sm_co
            "peak_fp32_flop_per_s", "peak_tf32_flop_per_s", "peak_fp16_flop_per_s",
            "peak_bf16_flop_per_s", "emulated_bf16_flop_per_s",
            "gemm_eff_fp32_frac", "gemm_eff_tf32_frac", "gemm_eff_fp16_frac", "gemm_eff_bf16_frac",
+           "peak_fp8_flop_per_s", "gemm_eff_fp8_frac",
            "memory_bytes", "memory_bandwidth_bytes_per_s", "memory_eff_frac", "l2_bytes",
            "pcie_gen", "pcie_lanes", "h2d_pinned_bytes_per_s", "h2d_pageable_bytes_per_s",
            "nvlink_bytes_per_s", "p2p", "gpus_per_board", "default_topology",
-           "kernel_floor_s", "measured", "source"]
+           "kernel_floor_s", "measured", "refuse", "source"]
 
 # PCIe defaults (README section 2.4) when nothing was measured for the card:
 PINNED = {3: 12.5 * G, 4: 24 * G, 5: 52 * G}     # x16
@@ -47,12 +48,45 @@ def med(*xs):
 ROWS = []
 
 
+# FP8 tensor cores (Ada, Hopper, Blackwell, CDNA3): dense peaks with FP32 accumulate (what
+# Transformer Engine's GEMMs use), 0 without FP8.  Efficiency: MAMF-measured on H100 SXM
+# (1402.6 of 1979 TF) and H200 SXM (1453.4 of 1979), MLE-ACC; elsewhere a proxy, the GPU's own
+# bf16 efficiency scaled by the H100's FP8/bf16 ratio (0.71 / 0.80: FP8 GEMMs reach a smaller
+# share of their doubled peak).
+FP8_OVER_BF16_EFF = eff(1402.6, 1978.9) / eff(med(794.5, 797.51, 783.66), 989.4)
+
+
+def fp8(kw, peak_tflops, measured_tflops=None):
+    """FP8 columns: the dense peak and its measured efficiency, or the proxy above."""
+    kw["peak_fp8_flop_per_s"] = peak_tflops * T
+    kw["gemm_eff_fp8_frac"] = (eff(measured_tflops, peak_tflops) if measured_tflops
+                               else round(kw["gemm_eff_bf16_frac"] * FP8_OVER_BF16_EFF, 2))
+
+
+FP8_PEAKS = {   # id: (dense TF, measured TF or None), sources in each row's comment below
+    # H100 SXM / H200 SXM / GH200: 3958 TF with sparsity (NV-H100-DS, NV-H200, NV-GH200) -> 1978.9
+    "h100-sxm5-80gb": (1978.9, 1402.6), "h200-sxm-141gb": (1978.9, 1453.4), "gh200": (1978.9, None),
+    "h100-pcie-80gb": (1513, None),      # NV-H100-DS: 3026 with sparsity
+    "h100-nvl": (1670.5, None), "h200-nvl": (1670.5, None),   # NV-H100-DS / NV-H200 NVL: 3341 sparse
+    "b200": (4500, None),                # NV-BW-DS: 9 PF FP8 with sparsity per B200
+    "l4": (242.5, None), "l40s": (733, None),                 # NV-L4-DS 485 sparse; NV-L40S-DS 1466 sparse
+    "rtx4090": (330.3, None),            # NV-ADA-WP: 330.3 dense with FP32 accumulate (660.6 FP16 acc)
+    "rtx6000-ada": (728.5, None),        # NV-RTX6000ADA-DS: 1457 with sparsity
+    "mi300x": (2614.9, None),            # AMD-MI300X: 2614.9 TF FP8 dense (5229.8 with sparsity)
+}
+
+
 def gpu(**kw):
+    if kw["id"] in FP8_PEAKS:
+        fp8(kw, *FP8_PEAKS[kw["id"]])
+    kw.setdefault("peak_fp8_flop_per_s", 0)
+    kw.setdefault("gemm_eff_fp8_frac", 0)
     kw.setdefault("pcie_lanes", 16)
     kw.setdefault("gpus_per_board", 1)
     kw.setdefault("p2p", 1)
     kw.setdefault("kernel_floor_s", FLOOR)
     kw.setdefault("emulated_bf16_flop_per_s", 0)
+    kw.setdefault("refuse", "")
     gen = kw["pcie_gen"]
     if "h2d_pinned_bytes_per_s" not in kw:
         kw["h2d_pinned_bytes_per_s"] = PINNED[gen] * kw["pcie_lanes"] / 16
@@ -204,7 +238,9 @@ H_SXM = dict(architecture="hopper", compute_capability="9.0", sm_count=132,
              l2_bytes=50 * MiB, pcie_gen=5,
              nvlink_bytes_per_s=450 * G, default_topology="nvlink", measured=1)
 gpu(id="h100-sxm5-80gb", name="NVIDIA H100 80GB HBM3",
-    aliases="H100-SXM5-80GB;H100 SXM5;H100 SXM;NVIDIA H100-SXM5-80GB", **H_SXM,
+    # bare "H100": the SKU clouds rent as "H100" (8-GPU HGX SXM5 nodes); the PCIe and NVL
+    # cards are named as such.  "A100" stays ambiguous: 40 and 80 GB SXM are both common.
+    aliases="H100;H100-SXM5-80GB;H100 SXM5;H100 SXM;NVIDIA H100-SXM5-80GB", **H_SXM,
     gemm_eff_fp32_frac=eff(med(51.88, 52.11), 67),               # ZZC docker + bare metal
     gemm_eff_tf32_frac=eff(402.15, 494.7),                       # ZZC #79
     gemm_eff_fp16_frac=eff(med(760.04, 758.14), 989.4),          # ZZC x2
@@ -228,7 +264,7 @@ gpu(id="h100-pcie-80gb", name="NVIDIA H100 PCIe",
     default_topology="pcie-switch", measured=1,
     source="NV-H100-DS;MLE-ACC;LLMC-MFU;CNC-H100;ZZC;GPUB;nccl-tests#194;NVSMI")
 gpu(id="h200-sxm-141gb", name="NVIDIA H200",
-    aliases="H200-SXM-141GB;H200 SXM;NVIDIA H200 141GB HBM3e", **H_SXM,
+    aliases="H200;H200-SXM-141GB;H200 SXM;NVIDIA H200 141GB HBM3e", **H_SXM,
     gemm_eff_fp32_frac=eff(51.34, 67),          # ZZC
     gemm_eff_tf32_frac=eff(402.15, 494.7),      # not measured: H100 SXM value (same compute)
     gemm_eff_fp16_frac=eff(759.4, 989.4),       # ZZC
@@ -384,10 +420,165 @@ gpu(id="k80", name="Tesla K80",
     nvlink_bytes_per_s=0, gpus_per_board=2, default_topology="pcie-switch", measured=1,
     source="NV-K80-DS;OPENMM-2386;gpu-burn#8")
 
+
+# ================================================================ GPUs people rent now (issue 21)
+# Peaks are dense (no sparsity) vendor figures; efficiencies are public GEMM measurements of
+# that GPU where one exists, else a named sibling's (measured=0 when every precision is a proxy).
+
+# ---------------------------------------------------------------- Blackwell datacenter
+gpu(id="b200", name="NVIDIA B200",
+    aliases="B200;B200-SXM6-180GB;B200 SXM;NVIDIA B200 SXM6 180GB",
+    architecture="blackwell", compute_capability="10.0", sm_count=148,   # NV-MPS-B200: 148 SMs
+    # NV-BW-DS (Blackwell datasheet 2025-10): FP32 75 TF; FP16/BF16 4.5 PF and TF32 2.2 PF with
+    # sparsity -> dense 2.25 PF / 1.125 PF (MLE-ACC26 table: 2250 / 1125)
+    peak_fp32_flop_per_s=75 * T, peak_tf32_flop_per_s=1125 * T,
+    peak_fp16_flop_per_s=2250 * T, peak_bf16_flop_per_s=2250 * T,
+    gemm_eff_bf16_frac=eff(1745.0, 2250),       # MLE-ACC26 MAMF, torch 2.7.1+cu128
+    gemm_eff_fp16_frac=eff(1745.0, 2250),       # not measured: the bf16 value (same tensor path, same peak)
+    # not measured on Blackwell: the H100 SXM values (ZZC #79 TF32, ZZC fp32)
+    gemm_eff_tf32_frac=eff(402.15, 494.7), gemm_eff_fp32_frac=eff(med(51.88, 52.11), 67),
+    memory_bytes=184320 * MiB,                  # 180 GiB: the size Lambda's API reports (SKY-LAMBDA)
+    memory_bandwidth_bytes_per_s=7700 * G, memory_eff_frac=HBM_EFF,   # NV-BW-DS 7.7 TB/s; unmeasured
+    l2_bytes=0,                                 # not published per SKU (NV-BW-DS lists none)
+    pcie_gen=5,
+    nvlink_bytes_per_s=900 * G,                 # NVLink 5: 18 links x 50 GB/s per direction
+    default_topology="nvlink", measured=1,
+    source="NV-BW-DS;NV-MPS-B200;MLE-ACC26;SKY-LAMBDA")
+
+# ---------------------------------------------------------------- Hopper PCIe NVL and Grace Hopper
+H_NVL = dict(architecture="hopper", compute_capability="9.0", sm_count=132,
+             # NV-H100-DS / NV-H200 NVL columns: FP32 60 TF; TF32 835 and FP16/BF16 1671 with
+             # sparsity -> dense 417.5 / 835.5
+             peak_fp32_flop_per_s=60 * T, peak_tf32_flop_per_s=417.5 * T,
+             peak_fp16_flop_per_s=835.5 * T, peak_bf16_flop_per_s=835.5 * T,
+             # not measured: the H100 PCIe's efficiencies (ZZC #95), the power-capped PCIe GH100
+             gemm_eff_fp32_frac=eff(36.95, 51), gemm_eff_tf32_frac=eff(240.43, 378),
+             gemm_eff_fp16_frac=eff(458.03, 756), gemm_eff_bf16_frac=eff(495.93, 756),
+             l2_bytes=50 * MiB, pcie_gen=5, default_topology="pcie-switch", measured=0)
+gpu(id="h100-nvl", name="NVIDIA H100 NVL",
+    aliases="H100 NVL;H100-NVL-94GB;NVIDIA H100 NVL 94GB", **H_NVL,
+    memory_bytes=94 * 1024 * MiB,               # nominal 94 GB (nvidia-smi total not verified)
+    memory_bandwidth_bytes_per_s=3900 * G, memory_eff_frac=HBM_EFF,
+    nvlink_bytes_per_s=300 * G,                 # NVLink bridge, pairs: 600 GB/s total / 2
+    source="NV-H100-DS;ZZC")
+gpu(id="h200-nvl", name="NVIDIA H200 NVL",
+    aliases="H200 NVL;H200-NVL-141GB;NVIDIA H200 NVL 141GB", **H_NVL,
+    memory_bytes=143771 * MiB,                  # the H200 SXM's nvidia-smi total (same 141 GB HBM3e)
+    memory_bandwidth_bytes_per_s=4800 * G, memory_eff_frac=0.80,  # the H200 SXM's (GPUB), same memory
+    nvlink_bytes_per_s=450 * G,                 # 2- or 4-way NVLink bridge: 900 GB/s total / 2
+    source="NV-H200;ZZC;GPUB;NVSMI")
+gpu(id="gh200", name="NVIDIA GH200 480GB",
+    aliases="GH200;GH200-96GB;NVIDIA GH200;GH200 Grace Hopper",
+    architecture="hopper", compute_capability="9.0", sm_count=132,
+    # the H100 SXM's peaks (MLE-ACC26 note 14: same GH100 compute)
+    peak_fp32_flop_per_s=67 * T, peak_tf32_flop_per_s=494.7 * T,
+    peak_fp16_flop_per_s=989.4 * T, peak_bf16_flop_per_s=989.4 * T,
+    gemm_eff_bf16_frac=eff(828.6, 989.4),       # MLE-ACC26 MAMF (900 W, 141 GiB HBM3e version)
+    gemm_eff_fp16_frac=eff(828.6, 989.4),       # not measured: the bf16 value (same tensor path)
+    gemm_eff_tf32_frac=eff(402.15, 494.7),      # not measured: H100 SXM (ZZC #79)
+    gemm_eff_fp32_frac=eff(med(51.88, 52.11), 67),  # not measured: H100 SXM (ZZC)
+    memory_bytes=98304 * MiB,                   # 96 GiB HBM3: the size Lambda's API reports (SKY-LAMBDA)
+    memory_bandwidth_bytes_per_s=4000 * G, memory_eff_frac=HBM_EFF,  # NV-GH200: 96 GB HBM3, 4 TB/s
+    l2_bytes=50 * MiB, pcie_gen=5,
+    # host link is NVLink-C2C, 900 GB/s bidirectional (NV-GH200): its per-direction spec, unmeasured
+    h2d_pinned_bytes_per_s=450 * G,
+    nvlink_bytes_per_s=450 * G, default_topology="nvlink", measured=1,
+    source="NV-GH200;MLE-ACC26;ZZC;SKY-LAMBDA")
+
+# ---------------------------------------------------------------- Ada / Ampere professional
+gpu(id="rtx6000-ada", name="NVIDIA RTX 6000 Ada Generation",
+    aliases="RTX 6000 Ada;RTX6000 Ada;RTX 6000 Ada Generation;RTX6000-Ada",
+    architecture="ada", compute_capability="8.9", sm_count=142,
+    # NV-RTX6000ADA-DS: 91.1 TF FP32; 1457 TF FP8 with sparsity -> FP16/BF16 dense 364.2, TF32 182.1
+    peak_fp32_flop_per_s=91.1 * T, peak_tf32_flop_per_s=182.1 * T,
+    peak_fp16_flop_per_s=364.2 * T, peak_bf16_flop_per_s=364.2 * T,
+    # not measured (CHS issue #16 has crude fp32 only): the L40S's values, same AD102 at similar clocks
+    gemm_eff_fp32_frac=eff(46.88, 91.6), gemm_eff_tf32_frac=round(0.9 * eff(264.02, 362), 2),
+    gemm_eff_fp16_frac=eff(264.02, 362), gemm_eff_bf16_frac=eff(269.15, 362),
+    memory_bytes=48 * 1024 * MiB,               # nominal 48 GB GDDR6 (nvidia-smi total not verified)
+    memory_bandwidth_bytes_per_s=960 * G, memory_eff_frac=eff(768, 864),  # GPUB L40 triad (proxy)
+    l2_bytes=96 * MiB, pcie_gen=4,
+    nvlink_bytes_per_s=0, default_topology="pcie-switch", measured=0,
+    source="NV-RTX6000ADA-DS;ZZC;GPUB")
+gpu(id="a40", name="NVIDIA A40",
+    aliases="A40;A40-48GB;NVIDIA A40 48GB",
+    architecture="ampere", compute_capability="8.6", sm_count=84,
+    peak_fp32_flop_per_s=37.4 * T, peak_tf32_flop_per_s=74.8 * T,       # NV-A40-DS (dense)
+    peak_fp16_flop_per_s=149.7 * T, peak_bf16_flop_per_s=149.7 * T,
+    gemm_eff_fp32_frac=eff(23.73, 37.4), gemm_eff_tf32_frac=eff(59.52, 74.8),    # ZZC #185
+    gemm_eff_fp16_frac=eff(119.18, 149.7), gemm_eff_bf16_frac=eff(122.29, 149.7),
+    memory_bytes=48 * 1024 * MiB,               # nominal 48 GB GDDR6 (nvidia-smi total not verified)
+    memory_bandwidth_bytes_per_s=696 * G, memory_eff_frac=0.94,   # GPUB gpu-stream A40 (hardware README 2.3)
+    l2_bytes=6 * MiB, pcie_gen=4,
+    nvlink_bytes_per_s=56.25 * G,               # NVLink bridge, pairs: 112.5 GB/s total / 2
+    kernel_floor_s=2.0e-6,                      # GPUB gpu-small-kernels A40
+    default_topology="pcie-switch", measured=1,
+    source="NV-A40-DS;ZZC-185;GPUB")
+gpu(id="rtx-a6000", name="NVIDIA RTX A6000",
+    aliases="RTX A6000;A6000;RTXA6000;NVIDIA RTX A6000 48GB",
+    architecture="ampere", compute_capability="8.6", sm_count=84,
+    # NV-RTXA6000-DS: 38.7 TF FP32; 309.7 TF tensor with sparsity -> FP16/BF16 dense 154.8, TF32 77.4
+    peak_fp32_flop_per_s=38.7 * T, peak_tf32_flop_per_s=77.4 * T,
+    peak_fp16_flop_per_s=154.8 * T, peak_bf16_flop_per_s=154.8 * T,
+    gemm_eff_fp32_frac=eff(23.92, 38.7),        # ZZC #46 (docker)
+    gemm_eff_tf32_frac=eff(59.52, 74.8),        # not measured: the A40's (same GA102, ZZC #185)
+    gemm_eff_fp16_frac=eff(120.49, 154.8), gemm_eff_bf16_frac=eff(123.34, 154.8),   # ZZC #46
+    memory_bytes=48 * 1024 * MiB,               # nominal 48 GB GDDR6 (nvidia-smi total not verified)
+    memory_bandwidth_bytes_per_s=768 * G, memory_eff_frac=0.94,   # not measured: the A40's (GPUB)
+    l2_bytes=6 * MiB, pcie_gen=4,
+    nvlink_bytes_per_s=56.25 * G,               # NVLink bridge, pairs: 112.5 GB/s total / 2
+    default_topology="pcie-switch", measured=1,
+    source="NV-RTXA6000-DS;ZZC-46;ZZC-185;GPUB")
+
+# ---------------------------------------------------------------- GeForce Blackwell
+gpu(id="rtx5090", name="NVIDIA GeForce RTX 5090",
+    aliases="GeForce RTX 5090;RTX 5090;RTX5090",
+    architecture="blackwell", compute_capability="12.0", sm_count=170,
+    # NV-RTXBW-WP: 104.8 TF FP32 (= TF32 on GeForce); FP16/BF16 tensor with FP32 accumulate 209.5
+    peak_fp32_flop_per_s=104.8 * T, peak_tf32_flop_per_s=104.8 * T,
+    peak_fp16_flop_per_s=209.5 * T, peak_bf16_flop_per_s=209.5 * T,
+    # ZZC-PR15 (torch 2.8.0+cu128): fp32 the median of the long-running sizes N>=4096
+    # (65.03, 66.34, 65.22; the N=2048 burst 69.16 is not sustained); fp16/bf16 best over N
+    gemm_eff_fp32_frac=eff(med(65.03, 66.34, 65.22), 104.8),
+    gemm_eff_tf32_frac=eff(85.65, 82.6),        # not measured: the RTX 4090's TF32 (ZZC)
+    gemm_eff_fp16_frac=eff(224.41, 209.5), gemm_eff_bf16_frac=eff(236.03, 209.5),
+    memory_bytes=round(31.4 * 1024) * MiB,      # ZZC-PR15: torch reports 31.4 GiB
+    memory_bandwidth_bytes_per_s=1792 * G, memory_eff_frac=GDDR_EFF,   # unmeasured
+    l2_bytes=96 * MiB, pcie_gen=5,
+    nvlink_bytes_per_s=0, p2p=0, default_topology="pcie-host", measured=1,
+    source="NV-RTXBW-WP;ZZC-PR15;ZZC")
+
+# ---------------------------------------------------------------- AMD Instinct (ROCm PyTorch)
+# compute_capability is what torch.cuda.get_device_capability() returns on ROCm: the gfx
+# target's major.minor (gfx942 -> 9.4).  sm_count counts compute units.  The fully connected
+# Infinity Fabric (xGMI) mesh between the 8 GPUs of a platform stands in as "nvlink".
+gpu(id="mi300x", name="AMD Instinct MI300X",
+    aliases="MI300X;AMD MI300X;MI300X-192GB",
+    architecture="cdna3", compute_capability="9.4", sm_count=304,
+    peak_fp32_flop_per_s=163.4 * T, peak_tf32_flop_per_s=653.7 * T,     # AMD-MI300X (dense)
+    peak_fp16_flop_per_s=1307.4 * T, peak_bf16_flop_per_s=1307.4 * T,
+    gemm_eff_bf16_frac=eff(668.4, 1307.4),      # MLE-ACC26 MAMF, ROCm 6.3, TunableOp on
+    gemm_eff_fp16_frac=eff(668.4, 1307.4),      # not measured: the bf16 value (AMD lists equal rates)
+    # fp32 and tf32 are refused (below): these two cells are never used
+    gemm_eff_fp32_frac=eff(668.4, 1307.4), gemm_eff_tf32_frac=eff(668.4, 1307.4),
+    refuse="fp32: no public FP32 GEMM measurement of the MI300X (the MAMF table has bf16 only); predict "
+           "bf16 or amp_bf16, or give gpu_step_s from a measured step|"
+           "tf32: TF32 (XF32) matmuls need HIPBLASLT_ALLOW_TF32=1 and a PyTorch/ROCm version that "
+           "honours allow_tf32 (pytorch#130600, ROCm/pytorch#1911), and no public XF32 GEMM rate exists; "
+           "predict bf16 or amp_bf16",
+    memory_bytes=192 * 1024 * MiB,              # nominal 192 GB HBM3 (rocm-smi total not verified)
+    memory_bandwidth_bytes_per_s=5300 * G, memory_eff_frac=HBM_EFF,     # AMD-MI300X; unmeasured
+    l2_bytes=32 * MiB,                          # AMD-CDNA3-WP: 4 MB per XCD x 8 (plus 256 MB Infinity Cache)
+    pcie_gen=5,
+    nvlink_bytes_per_s=448 * G,                 # 7 xGMI links x 64 GB/s per direction (AMD-MI300X: 128 GB/s per link)
+    default_topology="nvlink", measured=1,
+    source="AMD-MI300X;AMD-CDNA3-WP;MLE-ACC26;pytorch#130600;ROCm/pytorch#1911")
+
 ORDER = ["t4", "a16", "rtx4090", "a100-pcie-40gb", "a100-sxm4-40gb", "a100-sxm4-80gb",
          "a100-pcie-80gb", "v100-sxm2-16gb", "v100-sxm2-32gb", "v100-pcie-16gb",
          "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "a10", "a10g", "l4", "l40s",
-         "rtx3090", "rtx2080ti", "p100-sxm2-16gb", "p100-pcie-16gb", "k80"]
+         "rtx3090", "rtx2080ti", "p100-sxm2-16gb", "p100-pcie-16gb", "k80",
+         "b200", "h100-nvl", "h200-nvl", "gh200", "rtx6000-ada", "a40", "rtx-a6000", "rtx5090", "mi300x"]
 
 
 def fmt(v):
@@ -421,11 +612,18 @@ def check(rows):
             assert k not in seen or seen[k] == r["id"], (key, seen.get(k), r["id"])
             seen[k] = r["id"]
         assert r["default_topology"] in ("nvlink", "pcie-switch", "pcie-host", "a16-board")
+        for entry in filter(None, r["refuse"].split("|")):
+            prec, _, why = entry.partition(":")
+            assert prec.strip() in ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16"), (r["id"], prec)
+            assert why.strip(), (r["id"], prec)
         for c in COLUMNS:
-            assert fmt(r[c]) != "", (r["id"], c)
+            assert fmt(r[c]) != "" or c == "refuse", (r["id"], c)
         for c in ("gemm_eff_fp32_frac", "gemm_eff_tf32_frac", "gemm_eff_fp16_frac",
                   "gemm_eff_bf16_frac", "memory_eff_frac"):
             assert 0.2 < r[c] < 1.2, (r["id"], c, r[c])
+        assert (r["peak_fp8_flop_per_s"] > 0) == (r["gemm_eff_fp8_frac"] > 0), r["id"]
+        assert r["gemm_eff_fp8_frac"] == 0 or 0.2 < r["gemm_eff_fp8_frac"] < 1.2, r["id"]
+        assert r["peak_fp8_flop_per_s"] == 0 or float(r["compute_capability"]) >= 8.9 or r["id"] == "mi300x", r["id"]
         if r["peak_bf16_flop_per_s"] == 0:
             assert r["emulated_bf16_flop_per_s"] > 0, r["id"]
         else:

@@ -71,6 +71,7 @@ dup = [list(r) for r in gpus]
 dup.append(list(gpus[1]))
 emit("gpus", "duplicate_id", text(dup))
 emit("gpus", "unknown_topology", text(set_cell(gpus, 2, "default_topology", "nvlnk")))
+emit("gpus", "bad_refuse", text(set_cell(gpus, 1, "refuse", "fp64: no such precision")))
 t4 = [r[0] for r in gpus].index("t4")
 emit("gpus", "nvlink_without_bandwidth", text(set_cell(set_cell(gpus, t4, "default_topology", "nvlink"),
                                                       t4, "nvlink_bytes_per_s", "0")))
@@ -79,6 +80,8 @@ emit("gpus", "empty_alias", text(set_cell(gpus, 2, "aliases", "A16;;NVIDIA A16")
 emit("gpus", "empty_id", text(set_cell(gpus, 2, "id", "")))
 emit("gpus", "eff_above_range", text(set_cell(gpus, 1, "gemm_eff_fp16_frac", "7")))
 emit("gpus", "int_not_integer", text(set_cell(gpus, 1, "pcie_gen", "3.5")))
+h100 = [r[0] for r in gpus].index("h100-sxm5-80gb")
+emit("gpus", "fp8_peak_without_efficiency", text(set_cell(gpus, h100, "gemm_eff_fp8_frac", "0")))
 
 hosts = read("hosts")
 common("hosts", hosts, "cores")
@@ -100,6 +103,16 @@ emit("networks", "zero_published_params", text(set_cell(nets, bert, "published_p
 dup = [list(r) for r in nets]
 dup.append(list(nets[bert]))
 emit("networks", "duplicate_id", text(dup))
+
+fabrics = read("interconnects")
+common("interconnects", fabrics, "gbit_per_s_per_node")
+os.remove(os.path.join(ROOT, "interconnects", "empty_number.csv"))  # an empty rate is allowed (the other one given)
+emit("interconnects", "no_rate", text(set_cell(set_cell(fabrics, 1, "gbit_per_s_per_gpu", ""), 1, "gbit_per_s_per_node", "")))
+emit("interconnects", "zero_rate", text(set_cell(fabrics, 1, "gbit_per_s_per_gpu", "0")))
+emit("interconnects", "efficiency_above_one", text(set_cell(fabrics, 1, "efficiency_frac", "1.5")))
+dup = [list(r) for r in fabrics]
+dup.append(list(fabrics[1]))
+emit("interconnects", "duplicate_id", text(dup))
 
 consts = read("constants")
 common("constants", consts, "value")
