@@ -144,8 +144,8 @@ static const key_def KEYS[] = {
          "linears with LoRA adapters: qv (PEFT default), attention, attention_mlp, all_linear [qv]"),
     ENUM("base_precision", base_precision, 0, "same, bf16, fp16, int8, nf4",
          "frozen base weights with lora_r: same, bf16, fp16, int8, nf4 (QLoRA) [same]"),
-    DBL("price_per_gpu_hour", price_per_gpu_hour, 0, 1e6, 1, 0,
-        "price of one GPU-hour overriding the price table, its currency [0 = cheapest offer]"),
+    DBLZ("price_per_gpu_hour", price_per_gpu_hour, 1e-6, 1e6, 1, 0, 0,
+         "price of one GPU-hour overriding the price table, its currency [0 = cheapest offer]"),
     STR(prices, "price table CSV: provider,instance,gpu,gpus,price_per_hour,... [models/prices.csv]"),
     STR(provider, "provider whose offers price the run, e.g. aws, gcp, lambda [cheapest of any]"),
 };
