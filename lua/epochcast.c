@@ -623,6 +623,10 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
                res->epoch_s, res->epoch_p10_s, res->epoch_p90_s, res->steps_per_epoch);
     if (res->run_s > 0)
         printf("  run time           %12.1f s\n", res->run_s);
+    if (res->eval_s > 0)
+        printf("  evaluation         %12.1f s per epoch (%.3f ms per batch)\n", res->eval_s, res->eval_step_s * 1e3);
+    if (res->first_step_s > res->step_s * 1.001)
+        printf("  first step         %12.1f s (torch.compile)\n", res->first_step_s);
     const ec_breakdown *b = &res->breakdown;
     printf("per step (ms)\n");
     printf("  forward            %12.3f\n", b->forward_s * 1e3);
@@ -658,6 +662,8 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
     printf("  allocator          %12.2f\n", m->allocator_bytes / GIB);
     printf("  peak               %12.2f of %.2f   fits: %s\n", m->peak_bytes / GIB,
            m->capacity_bytes / GIB, m->fits ? "yes" : "no");
+    printf("  readings           %12.2f allocated, %.2f reserved, %.2f nvidia-smi\n", m->allocated_bytes / GIB,
+           m->reserved_bytes / GIB, m->nvml_bytes / GIB);
     if (res->host_pinned_bytes > 0)
         printf("  host (pinned)      %12.2f   per GPU, for CPU offload\n", res->host_pinned_bytes / GIB);
     if (res->warning_text[0] != '\0') {
@@ -1319,7 +1325,8 @@ static const char calibrate_usage[] =
     "usage: epochcast calibrate RUNS.csv -o PROFILE.csv [--all] [--allow-paths]\n"
     "\n"
     "Fit the model's physical parameters (GEMM and bandwidth efficiency scales, globally and\n"
-    "per GPU architecture, convolution and fused-attention efficiency, host dispatch time)\n"
+    "per GPU architecture, convolution and fused-attention efficiency, host dispatch time,\n"
+    "the collective efficiency between nodes)\n"
     "to measured runs with nonlinear least squares on log(predicted/measured); measure the\n"
     "held-out error by leave-one-GPU-out (when the runs cover two GPUs or more); write both\n"
     "as a profile CSV that predict, validate and scenarios use with profile=PROFILE.csv\n"

@@ -68,6 +68,7 @@ static const fdesc FIELDS[] = {
     L(EC_LAYER_CONV2D, u.conv2d.bias, "bias", F_BOOL, NULL),
     L(EC_LAYER_NORM, u.norm.kind, "kind", F_ENUM, NORMS),
     L(EC_LAYER_NORM, u.norm.bias, "bias", F_BOOL, NULL),
+    L(EC_LAYER_NORM, u.norm.low_precision, "low_precision", F_BOOL, NULL),
     L(EC_LAYER_ATTENTION, u.attention.heads, "heads", F_INT, NULL),
     L(EC_LAYER_ATTENTION, u.attention.kv_heads, "kv_heads", F_INT, NULL),
     L(EC_LAYER_ATTENTION, u.attention.head_dim, "head_dim", F_INT, NULL),
@@ -329,9 +330,15 @@ static void read_head(lua_State *L, int idx, const char *task, ec_head *h)
                 h->bias = lua_toboolean(L, -1);
             else if (strcmp(key, "pool") == 0 && lua_isboolean(L, -1))
                 h->pool = lua_toboolean(L, -1);
+            else if (strcmp(key, "fused_loss") == 0 && lua_isboolean(L, -1))
+                h->fused_loss = lua_toboolean(L, -1);
+            else if (strcmp(key, "metric_losses") == 0 && lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0 &&
+                     lua_tointeger(L, -1) <= 16)
+                h->metric_losses = (int)lua_tointeger(L, -1);
             else
-                luaL_error(L, "ec.network: %s: unknown field '%s' or wrong type (task and kind: names; classes and "
-                           "transform: integers; pooler, tied, bias, pool: booleans)", b.where, key);
+                luaL_error(L, "ec.network: %s: unknown field '%s' or wrong type (task and kind: names; classes, "
+                           "transform and metric_losses (0..16): integers; pooler, tied, bias, pool, fused_loss: "
+                           "booleans)", b.where, key);
         }
         lua_pop(L, 1);
     }

@@ -95,6 +95,14 @@ static const result_field fields[] = {
     F("comm_pp_bubble_s", "comm", "pp_bubble_s", F_NUM, comm.pp_bubble_s, 0),
     F("comm_pp_p2p_s", "comm", "pp_p2p_s", F_NUM, comm.pp_p2p_s, 0),
     F("host_pinned_bytes", NULL, "host_pinned_bytes", F_NUM, host_pinned_bytes, 0),
+    /* issue 19: the memory readings, evaluation, the first step */
+    F("memory_allocated_bytes", "memory", "allocated_bytes", F_NUM, memory.allocated_bytes, 0),
+    F("memory_reserved_bytes", "memory", "reserved_bytes", F_NUM, memory.reserved_bytes, 0),
+    F("memory_nvml_bytes", "memory", "nvml_bytes", F_NUM, memory.nvml_bytes, 0),
+    F("eval_s", NULL, "eval_s", F_NUM, eval_s, 0),
+    F("eval_step_s", NULL, "eval_step_s", F_NUM, eval_step_s, 0),
+    F("first_step_s", NULL, "first_step_s", F_NUM, first_step_s, 0),
+    F("train_s", NULL, "train_s", F_NUM, train_s, 0),
     F("warnings", NULL, "warnings", F_WARNINGS, warning_text, 0),
 };
 

@@ -8,7 +8,8 @@
 
 #include <string.h>
 
-static const char *const metric_names[] = {"samples_per_s", "step_time_ms", "epoch_time_s"};
+static const char *const metric_names[] = {"samples_per_s", "step_time_ms", "epoch_time_s", "tokens_per_s",
+                                           "peak_bytes"};
 
 const char *ecL_metric_name(ec_metric m)
 {

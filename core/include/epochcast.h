@@ -167,14 +167,51 @@ typedef enum ec_precision {
 
 typedef enum ec_padding { EC_PAD_MAX_LENGTH = 0, EC_PAD_DYNAMIC, EC_PAD_BUCKETED } ec_padding;
 
+/* The optimizers' states, bytes and kernels are in core/src/optim.c (the catalogue). */
 typedef enum ec_optimizer {
-    EC_OPT_SGD = 0, EC_OPT_ADAM, EC_OPT_ADAMW, EC_OPT_ADAMW_FOREACH, EC_OPT_ADAMW_FUSED, EC_OPT_LAMB
+    EC_OPT_SGD = 0, EC_OPT_ADAM, EC_OPT_ADAMW, EC_OPT_ADAMW_FOREACH, EC_OPT_ADAMW_FUSED, EC_OPT_LAMB,
+    /* Appended after 0.1.0: the names Hugging Face's TrainingArguments.optim uses, and more. */
+    EC_OPT_ADAMW_TORCH,        /* torch.optim.AdamW, foreach on CUDA (HF's default since 4.26): as adamw_foreach */
+    EC_OPT_ADAMW_TORCH_FUSED,  /* torch.optim.AdamW(fused=True): as adamw_fused */
+    EC_OPT_ADAMW_HF,           /* transformers.AdamW: a Python loop over the parameters, ~9 kernels each */
+    EC_OPT_ADAFACTOR,          /* transformers.Adafactor: factored second moment, no first moment, per-parameter loop */
+    EC_OPT_ADAMW_8BIT,         /* bitsandbytes AdamW8bit: blockwise 8-bit states, one kernel per parameter */
+    EC_OPT_PAGED_ADAMW_8BIT,   /* bitsandbytes PagedAdamW8bit: the same states in unified (pageable) memory */
+    EC_OPT_SGD_MOMENTUM,       /* torch.optim.SGD(momentum>0), foreach: as sgd */
+    EC_OPT_NONE                /* no optimizer step (a benchmark loop that times forward + backward) */
 } ec_optimizer;
+
+typedef enum ec_compile {
+    EC_COMPILE_OFF = 0,           /* eager */
+    EC_COMPILE_DEFAULT,           /* torch.compile(): Inductor fuses elementwise and normalization chains */
+    EC_COMPILE_REDUCE_OVERHEAD,   /* mode="reduce-overhead": the same, replayed as CUDA graphs */
+    EC_COMPILE_MAX_AUTOTUNE,      /* mode="max-autotune": autotuned GEMMs (Triton templates), CUDA graphs */
+    EC_COMPILE_MAX_AUTOTUNE_NO_CUDAGRAPHS /* mode="max-autotune-no-cudagraphs" */
+} ec_compile;
+
+typedef enum ec_memory_format {
+    EC_MEMFMT_CONTIGUOUS = 0,     /* NCHW tensors (PyTorch's default) */
+    EC_MEMFMT_CHANNELS_LAST       /* NHWC (model.to(memory_format=torch.channels_last)) */
+} ec_memory_format;
+
+typedef enum ec_trainer {
+    EC_TRAINER_PLAIN = 0,         /* a hand-written loop: forward, backward, step, zero_grad */
+    EC_TRAINER_HF,                /* transformers.Trainer */
+    EC_TRAINER_LIGHTNING          /* lightning.Trainer (automatic optimization) */
+} ec_trainer;
+
+typedef enum ec_data {
+    EC_DATA_REAL = 0,             /* a DataLoader over a dataset: loading, collating, host-to-device copies */
+    EC_DATA_SYNTHETIC,            /* batches made on the host for free: only the copy to the GPU */
+    EC_DATA_ON_GPU                /* the batch is already on the GPU: no loader, no copy */
+} ec_data;
 
 typedef enum ec_attention {
     EC_ATTN_SDPA = 0, /* fused F.scaled_dot_product_attention (HF's default implementation) */
     EC_ATTN_EAGER,    /* explicit s x s scores, softmax and dropout kernels (HF "eager") */
-    EC_ATTN_FLASH     /* FlashAttention-2/3: skips masked blocks (causal, sliding window), native GQA */
+    EC_ATTN_FLASH,    /* FlashAttention-2/3: skips masked blocks (causal, sliding window), native GQA */
+    EC_ATTN_FLASH_TRITON /* FlashAttention in Triton (llm-foundry attn_impl=triton, 2023): the same work as
+                            flash at the Triton kernel's rate (constants.csv flash_triton_*_slowdown) */
 } ec_attention;
 
 typedef enum ec_tokenize { EC_TOKENIZE_UPFRONT = 0, EC_TOKENIZE_ON_THE_FLY } ec_tokenize;
@@ -205,7 +242,7 @@ typedef struct ec_config {
     int grad_accum;              /* micro-steps per optimizer step [1] */
     ec_optimizer optimizer;      /* [adamw] */
     int checkpointing;           /* activation checkpointing, 0, 1 or EC_CKPT_SELECTIVE [0] */
-    int compile;                 /* torch.compile, 0/1 [0] */
+    int compile;                 /* torch.compile mode, an ec_compile [EC_COMPILE_OFF] */
     ec_attention attention;      /* attention implementation of transformer presets [sdpa] */
     int num_workers;             /* DataLoader workers [0] */
     int prefetch_factor;         /* batches per worker in flight [2] */
@@ -219,7 +256,7 @@ typedef struct ec_config {
     int epochs;                  /* [1] */
     double eval_samples;         /* evaluation samples per epoch [0] */
     double checkpoints_per_epoch; /* checkpoint writes (weights + optimizer states) per epoch [0] */
-    int data_synthetic;          /* data=synthetic: no input-pipeline cost [0] */
+    int data_synthetic;          /* data=, an ec_data: real, synthetic (no loader cost), on_gpu (no copy either) [real] */
     double gpu_step_s;           /* a measured GPU step time replacing the compute model [0 = model] */
     char profile[EC_PATH_MAX];   /* calibrated profile CSV ["" = none] */
     uint64_t seed;               /* simulation seed [fixed default] */
@@ -248,6 +285,17 @@ typedef struct ec_config {
     char prices[EC_PATH_MAX];    /* price table CSV (models/README.md, prices.csv) ["" = the models/
                                     folder's prices.csv] */
     char provider[EC_NAME_MAX];  /* provider whose offers price the run ("aws", "lambda") ["" = any] */
+    /* The ordinary stack (issue 19): layout, the training loop around the step, evaluation, the allocator. */
+    ec_memory_format memory_format; /* CNN tensor layout [contiguous] */
+    ec_trainer trainer;          /* the loop around the step: per-step host work and syncs [plain] */
+    double max_grad_norm;        /* gradient clipping by total norm, 0 = off, < 0 = the trainer's default
+                                    (hf: 1.0, plain and lightning: off) [-1] */
+    int eval_batch;              /* evaluation batch per GPU [0 = batch_per_gpu] */
+    int eval_every_steps;        /* an evaluation every so many optimizer steps [0 = once per epoch] */
+    int expandable_segments;     /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, 0/1 [0] */
+    double torch_version;        /* the PyTorch release (1.10, 2.2, ...) where its defaults differ: before 2.0
+                                    zero_grad() keeps zeroed gradients and torch.optim loops over the
+                                    tensors instead of foreach [0 = current, 2.x] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;
@@ -342,9 +390,16 @@ typedef struct ec_memory {
     double workspace_bytes;     /* cuBLAS/cuDNN workspaces, loss/logit temporaries */
     double context_bytes;       /* CUDA context and loaded kernels (+ NCCL) */
     double allocator_bytes;     /* caching-allocator rounding and fragmentation */
-    double peak_bytes;          /* the sum above: what nvidia-smi would show at the peak */
+    double peak_bytes;          /* the sum above: what nvidia-smi would show at the peak (= nvml_bytes) */
     double capacity_bytes;      /* the GPU's memory */
-    int fits;                   /* peak_bytes <= capacity_bytes */
+    int fits;                   /* what must be allocated at the peak (tensors in the allocator's blocks,
+                                   the unavoidable fragmentation, context and NCCL) fits the capacity:
+                                   the caching allocator frees its cache and retries before it fails */
+    /* Appended for issue 19: the three readings users compare with (README "Memory"). */
+    double allocated_bytes;     /* torch.cuda.max_memory_allocated(): tensors, in the allocator's blocks */
+    double reserved_bytes;      /* torch.cuda.max_memory_reserved(): the caching allocator's segments */
+    double nvml_bytes;          /* nvidia-smi / NVML used memory: reserved + CUDA context and loaded
+                                   kernels + NCCL + memory outside PyTorch's allocator (paged states) */
 } ec_memory;
 
 #define EC_WARNING_TEXT_MAX 512
@@ -413,6 +468,13 @@ typedef struct ec_result {
     double host_pinned_bytes;        /* pinned host memory per GPU that CPU offload needs */
     ec_comm_parts comm;              /* exposed communication by kind */
     int dp, tp, pp, cp, ep;          /* the layout: data, tensor, pipeline, context, expert degrees */
+    /* Appended for issue 19. */
+    double eval_s;                   /* evaluation time per epoch (eval_samples, eval_batch, eval_every_steps) */
+    double eval_step_s;              /* one evaluation batch per GPU: forward only, its copy and its loader */
+    double first_step_s;             /* the first optimizer step: torch.compile's compilation (and CUDA graph
+                                        capture) plus a step */
+    double train_s;                  /* epochs x epoch_s plus compilation: what a trainer's train_runtime
+                                        reports (no upfront tokenization); 0 when the epoch is unknown */
 } ec_result;
 
 /* Predict one configuration.  The result is fully written on EC_OK.
@@ -683,6 +745,9 @@ typedef struct ec_conv2d_layer {
 typedef struct ec_norm_layer {
     ec_norm_kind kind;
     int bias;            /* LayerNorm with a bias (RMSNorm has none; BatchNorm always has one) */
+    int low_precision;   /* LayerNorm/RMSNorm run in the 16-bit compute dtype under autocast (llm-foundry's
+                            low_precision_layernorm, Composer's LPLayerNorm): input and weights cast down,
+                            16-bit output, so no fp32 stream and no cast before the next linear */
 } ec_norm_layer;
 
 typedef struct ec_attention_layer {
@@ -701,6 +766,9 @@ typedef struct ec_attention_layer {
     int softcap;         /* 1: tanh soft-capping of the scores (Gemma 2) */
     int relative_span;   /* DeBERTa-v2's disentangled attention: position buckets; the content-to-
                             position and position-to-content scores are computed too, 0 = none */
+    /* Appended for issue 19. */
+    int softmax_fp32;    /* 1: in a 16-bit model the eager softmax runs in fp32 and is cast back
+                            (Llama, GPT-NeoX, OPT, MPT, T5, BLOOM code); autocast always does */
 } ec_attention_layer;
 
 typedef struct ec_mlp_layer {
@@ -781,6 +849,12 @@ typedef struct ec_head {
     int tied;            /* the vocabulary projection reuses the token embedding's weight */
     int bias;            /* the final projection has a bias */
     int pool;            /* IMAGE_CLASSIFY: 1 = global average pool of a feature map, 0 = class token */
+    int fused_loss;      /* CAUSAL_LM: one fused softmax cross-entropy kernel over the 16-bit logits, the
+                            labels shifted instead of the logits (flash-attn's xentropy: llm-foundry's
+                            loss_fn fused_crossentropy); 0: PyTorch's loss on shifted fp32 logits (HF) */
+    int metric_losses;   /* CAUSAL_LM: cross-entropies the training loop computes on the logits after every
+                            micro-step, without gradients, for its metrics (Composer's LanguageCrossEntropy
+                            and LanguagePerplexity: 2), each an fp32 log_softmax of all of them; 0: none */
 } ec_head;
 
 /* How the attention of a network may be implemented (what its code offers). */
@@ -857,7 +931,15 @@ EC_API int ec_model_summary_get(ec_ctx *ctx, const ec_config *cfg, ec_model_summ
  */
 typedef enum ec_metric {
     EC_METRIC_SAMPLES_PER_S = 0, EC_METRIC_STEP_TIME_MS, EC_METRIC_EPOCH_TIME_S,
-    EC_METRIC_TOKENS_PER_S    /* tokens per second over all GPUs (LLM benchmarks report it) */
+    EC_METRIC_TOKENS_PER_S,   /* tokens per second over all GPUs (LLM benchmarks report it) */
+    /* Appended for issue 19.  In a CSV: metric=peak_bytes with a memory_reading column
+     * (nvml, reserved, allocated; none: nvml) names the three memory metrics. */
+    EC_METRIC_PEAK_BYTES,       /* bytes, the NVML / nvidia-smi reading (memory.nvml_bytes) */
+    EC_METRIC_RESERVED_BYTES,   /* bytes, torch.cuda.max_memory_reserved (memory.reserved_bytes) */
+    EC_METRIC_ALLOCATED_BYTES,  /* bytes, torch.cuda.max_memory_allocated (memory.allocated_bytes) */
+    EC_METRIC_OOM,              /* 1: the run died with CUDA out of memory, 0: it ran (1 - memory.fits) */
+    EC_METRIC_TRAIN_TIME_S,     /* seconds of `epochs` epochs, compilation included (a trainer's train_runtime) */
+    EC_METRIC_FIRST_STEP_S      /* seconds of the first step, torch.compile's compilation included */
 } ec_metric;
 
 typedef struct ec_runs ec_runs;
@@ -869,6 +951,8 @@ typedef struct ec_run {
     ec_metric metric;
     double value;                /* in the metric's unit */
     size_t line;                 /* line of the row in its file */
+    /* Appended for issue 19. */
+    const char *split;           /* the split column ("fit", "holdout", "excluded"), "" when absent */
 } ec_run;
 
 /* Paths in run records.  A cell of lengths= (a histogram CSV), profile=, prices= or model= (a
@@ -882,9 +966,11 @@ typedef struct ec_run {
  * ec_runs_open streams any number. */
 #define EC_RUNS_LOAD_MAX 50000
 
-/* Load a run-record CSV.  Unknown columns are an error (naming file, line and column); so is
+/* Load a run-record CSV.  Unknown columns are an error (naming file, line and column), except
+ * free-text columns named note or note_* (for people: ignored).  A split column is kept as
+ * ec_run.split; memory_reading qualifies metric=peak_bytes.  Also errors:
  * a file with a header and no runs (EC_EPARSE), a duplicate id, a value that is not a
- * measurement (outside [1e-6, 1e15] in its metric's unit) and a path outside the file's
+ * measurement (outside [1e-6, 1e15] in its metric's unit; oom is 0 or 1) and a path outside the file's
  * folder.  The file is remembered as an input of ctx (no output file may replace it).
  * Exceptional returns: EC_EIO, EC_EPARSE, EC_EINVAL, EC_ENOTFOUND, EC_ENOMEM, EC_ECANCELED. */
 EC_API int ec_runs_load(ec_ctx *ctx, const char *path, ec_runs **out);
@@ -938,7 +1024,10 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
  *   mem_scale       multiplies every GPU's measured streaming-bandwidth efficiency
  *   conv_eff        cuDNN convolution throughput relative to a GEMM of the same shape
  *   attn_eff        fused attention (SDPA) throughput relative to a GEMM
- *   dispatch_scale  multiplies the host's per-op dispatch time
+ *   dispatch_scale  multiplies the host time of each eager forward op of the model (the Python
+ *                   around it: module calls, views); backward, optimizer and loop ops keep the host rate
+ *   internode_busbw_frac  NCCL bus bandwidth between nodes over the NICs' link rate, for
+ *                   networks without a measured efficiency_frac (interconnects.csv)
  * A weak prior (one e-fold, in log space) keeps parameters no run exercises at their prior.
  *
  * gemm_scale, simt_scale and mem_scale are also fitted per GPU architecture (gpus.csv
@@ -946,7 +1035,7 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
  * for every architecture the fitted runs exercise: a hierarchical prior anchors the
  * architecture's value to the global one (log ratio ~ N(0, calib_arch_log_sd of
  * constants.csv)), so an architecture with few runs stays near the global value and one
- * with none uses it.  Those entries follow the six global ones in a report, with their
+ * with none uses it.  Those entries follow the seven global ones in a report, with their
  * architecture named in architectures[].
  */
 #define EC_FIT_MAX_PARAMS 32

@@ -35,7 +35,7 @@ static void norm(eci_desc *d, const eci_arch *a)
 {
     ec_layer *l = add(d, EC_LAYER_NORM);
     if (l != NULL)
-        l->u.norm = (ec_norm_layer){.kind = a->norm, .bias = a->norm_bias};
+        l->u.norm = (ec_norm_layer){.kind = a->norm, .bias = a->norm_bias, .low_precision = a->norm_low_precision};
 }
 
 static void residual(eci_desc *d, ec_residual_op op)
@@ -90,7 +90,7 @@ static ec_attention_layer attention_of(const eci_arch *a, int causal, int cross,
                                 .qkv_bias = a->qkv_bias, .out_bias = a->out_bias,
                                 .position = cross ? EC_POS_NONE : a->position, .window = window,
                                 .dropout = a->attn_dropout, .qk_norm = a->qk_norm, .softcap = a->softcap,
-                                .relative_span = a->relative_span};
+                                .relative_span = a->relative_span, .softmax_fp32 = a->softmax_fp32};
 }
 
 static void attention(eci_desc *d, const ec_attention_layer *at)
@@ -195,10 +195,11 @@ static void text_input(eci_desc *d, const eci_arch *a)
     }
     if (a->emb_dropout)
         dropout(d);
-    if (a->embedding_size > 0 && a->embedding_size != a->hidden) { /* ALBERT's embedding_hidden_mapping_in */
+    if (a->embedding_size > 0 && a->embedding_size != a->hidden) { /* ALBERT's embedding_hidden_mapping_in,
+                                                                    * OPT's project_in (no bias) */
         ec_layer *l = add(d, EC_LAYER_LINEAR);
         if (l != NULL)
-            l->u.linear = (ec_linear_layer){.out = a->hidden, .bias = 1};
+            l->u.linear = (ec_linear_layer){.out = a->hidden, .bias = !a->emb_proj_nobias};
     }
 }
 
@@ -223,7 +224,8 @@ static void transformer_heads(eci_desc *d, const eci_arch *a)
     }
     int decoder_only = a->encoder_layers == 0;
     if (a->decoder_layers > 0) { /* the vocabulary projection of the (decoder) stream */
-        ec_head lm = {.tied = a->tie, .bias = a->lm_bias};
+        ec_head lm = {.tied = a->tie, .bias = a->lm_bias, .fused_loss = a->fused_loss,
+                     .metric_losses = a->metric_losses};
         add_head(d, "lm", EC_HEAD_CAUSAL_LM, &lm);
     } else { /* masked LM: BertOnlyMLMHead and its cousins (ALBERT's transform is H -> E) */
         ec_head mlm = {.tied = 1, .bias = 1, .transform = a->embedding_size};
@@ -265,6 +267,11 @@ static void transformer(eci_desc *d, const eci_arch *a)
             norm(d, a);
         if (cross && a->dropout)
             dropout(d);
+        if (a->out_proj > 0) { /* OPT's project_out back to the embedding width */
+            ec_layer *l = add(d, EC_LAYER_LINEAR);
+            if (l != NULL)
+                l->u.linear = (ec_linear_layer){.out = a->out_proj, .bias = 0};
+        }
     }
     transformer_heads(d, a);
 }

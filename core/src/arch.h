@@ -31,6 +31,7 @@ typedef struct eci_arch {
     int relative_span;       /* DeBERTa-v2: position buckets of the disentangled attention */
     ec_norm_kind norm;       /* LayerNorm or RMSNorm */
     int norm_bias;
+    int norm_low_precision;  /* the norms run in the 16-bit dtype under autocast (MPT's low_precision_layernorm) */
     int post_norm;           /* BERT: norm after the residual add; 0: pre-norm */
     int final_norm;          /* a norm after the last layer */
     int sandwich_norms;      /* Gemma 2: norms after attention and MLP as well */
@@ -47,6 +48,8 @@ typedef struct eci_arch {
     int shared_layers;       /* ALBERT: one layer's weights used by every repetition */
     int qk_norm, softcap;
     int tie;                 /* LM head tied to the token embedding */
+    int fused_loss;          /* a fused cross-entropy kernel on the 16-bit logits (llm-foundry's fused_crossentropy) */
+    int metric_losses;       /* no-grad cross-entropies per micro-step for training metrics (llm-foundry + Composer: 2) */
     int lm_bias;
     /* mixture of experts */
     int experts, top_k, expert_ffn, shared_experts, shared_ffn, shared_gate;
@@ -65,6 +68,11 @@ typedef struct eci_arch {
     int default_seq_len;
     int loss_in_forward;
     ec_attention_impl attention;
+    /* Appended for issue 19 (OPT). */
+    int emb_proj_nobias;     /* the projection after a narrower embedding has no bias (OPT's project_in) */
+    int out_proj;            /* width of a projection (no bias) after the last layer, before the head
+                                (OPT's project_out), 0 = none */
+    int softmax_fp32;        /* eager attention upcasts the softmax to fp32 in a 16-bit model */
 } eci_arch;
 
 /* A description under construction (arch.c); layers and head tasks owned. */

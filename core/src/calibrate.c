@@ -24,17 +24,18 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { P_GEMM, P_SIMT, P_MEM, P_CONV, P_ATTN, P_DISPATCH, N_GLOBAL };
+enum { P_GEMM, P_SIMT, P_MEM, P_CONV, P_ATTN, P_DISPATCH, P_NET, N_GLOBAL };
 
 static const char *const param_names[N_GLOBAL] = {"gemm_scale", "simt_scale", "mem_scale", "conv_eff",
-                                                  "attn_eff", "dispatch_scale"};
+                                                  "attn_eff", "dispatch_scale", "internode_busbw_frac"};
 static const char *const param_meaning[N_GLOBAL] = {
     "multiplies every GPU's measured large-GEMM efficiency on tensor cores (tf32, fp16, bf16)",
     "multiplies every GPU's measured large-GEMM efficiency on CUDA cores (fp32)",
     "multiplies every GPU's measured streaming-bandwidth efficiency",
     "cuDNN convolution throughput relative to a GEMM of the same shape",
     "fused attention (SDPA) throughput relative to a GEMM",
-    "multiplies the host's per-op dispatch time",
+    "multiplies the host time of each eager forward op of the model (module calls and views around it)",
+    "NCCL bus bandwidth between nodes over the NICs' link rate (networks without a measured efficiency_frac)",
 };
 /* The parameters that may take a per-architecture value: the first three. */
 #define N_ARCH_PARAMS 3
@@ -52,6 +53,7 @@ static void calib_to_array(const eci_calib *c, double *x)
     x[P_CONV] = c->conv_eff;
     x[P_ATTN] = c->attn_eff;
     x[P_DISPATCH] = c->dispatch_scale;
+    x[P_NET] = c->internode_frac;
 }
 
 static void array_to_calib(const double *x, eci_calib *c)
@@ -62,6 +64,7 @@ static void array_to_calib(const double *x, eci_calib *c)
     c->conv_eff = x[P_CONV];
     c->attn_eff = x[P_ATTN];
     c->dispatch_scale = x[P_DISPATCH];
+    c->internode_frac = x[P_NET];
 }
 
 static double *arch_field(eci_calib_arch *a, int which)

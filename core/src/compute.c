@@ -83,6 +83,7 @@ void eci_calib_default(const ec_ctx *ctx, eci_calib *c)
     c->conv_eff = eci_const(ctx, EC_C_conv_eff_frac);
     c->attn_eff = eci_const(ctx, EC_C_sdpa_eff_frac);
     c->dispatch_scale = 1.0;
+    c->internode_frac = eci_const(ctx, EC_C_internode_busbw_frac);
     c->n_arch = 0;
     c->error_log_sd = 0.0;
 }
@@ -109,6 +110,21 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     int half = precision == EC_PREC_AMP_FP16 || precision == EC_PREC_AMP_BF16 || precision == EC_PREC_FP16 ||
                precision == EC_PREC_BF16 || precision == EC_PREC_AMP_FP8;
     r->gemm_in_bytes = half ? 2.0 : 4.0;
+    /* Fused attention: flash at 16 bits (the matmul rate); fp32 inputs (fp32 and tf32 alike:
+     * allow_tf32 does not reach it) go to the memory-efficient kernel, which multiplies with
+     * 3xTF32 on tensor cores from Ampere on (CUTLASS OpMultiplyAddFastF32) and on CUDA cores
+     * before. */
+    r->attn_flop_per_s = r->gemm_flop_per_s;
+    r->attn_scale = r->gemm_scale;
+    if (!half) {
+        if (g->peak_tf32_flop_per_s > 0 && g->compute_capability >= 8.0) {
+            r->attn_flop_per_s = g->peak_tf32_flop_per_s * g->gemm_eff_tf32_frac / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes);
+            r->attn_scale = a ? a->gemm_scale : c->gemm_scale;
+        } else {
+            r->attn_flop_per_s = g->peak_fp32_flop_per_s * g->gemm_eff_fp32_frac;
+            r->attn_scale = a ? a->simt_scale : c->simt_scale;
+        }
+    }
     if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
         r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;
 }
@@ -153,11 +169,12 @@ static double gemm_at(const eci_rates *r, double peak, double in_bytes, double m
     if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
         return 0;
     double flop = 2.0 * m * n * k * batch;
-    double rate = peak * r->gemm_scale * eci_gemm_util(r, m, n, k, batch);
+    double util = eci_gemm_util(r, m, n, k, batch);
+    double rate = peak * r->gemm_scale * util;
     if (kind == ECI_OP_CONV)
         rate *= r->conv_eff;
     else if (kind == ECI_OP_ATTN)
-        rate *= r->attn_eff;
+        rate = r->attn_flop_per_s * r->attn_scale * util * r->attn_eff;
     double t_math = flop / rate;
     double bytes = (m * k + k * n + m * n) * batch * in_bytes;
     double t_mem = bytes / (r->mem_bytes_per_s * r->mem_scale);
@@ -204,10 +221,15 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
     switch (op->kind) {
     case ECI_OP_ATTN:
         /* FlashAttention-style backward: dQ, dK, dV plus recomputing the scores. */
-        c->fwd_s = eci_gemm_time_s(r, op->m, op->n, op->k, op->batch, ECI_OP_ATTN);
+        c->fwd_s = eci_gemm_time_s(r, op->m, op->n * (op->attn_keys_frac > 0 ? op->attn_keys_frac : 1.0), op->k,
+                                   op->batch, ECI_OP_ATTN);
         c->fwd_kernels = 1;
         c->bwd_s = eci_const(ctx, EC_C_sdpa_bwd_flop_factor) * c->fwd_s;
         c->bwd_kernels = 2;
+        if (op->attn_triton) { /* the Triton kernel against FlashAttention-2 (Dao 2023, 4.1) */
+            c->fwd_s *= eci_const(ctx, EC_C_flash_triton_fwd_slowdown);
+            c->bwd_s *= eci_const(ctx, EC_C_flash_triton_bwd_slowdown);
+        }
         break;
     case ECI_OP_GEMM:
     case ECI_OP_CONV: {
@@ -230,6 +252,17 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
             if (op->param_tensors >= 2) {
                 c->bwd_s += eci_mem_time_s(r, op->m * op->n * r->gemm_in_bytes, 1);
                 c->bwd_kernels++;
+            }
+        }
+        if (op->layout_bytes > 0 && r->tensor_cores) {
+            /* NCHW on tensor cores: cuDNN transposes operands to NHWC and back (workload.c) */
+            int kf = (int)eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd);
+            int kb = (int)eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd);
+            c->fwd_s += eci_mem_time_s(r, op->layout_bytes, kf);
+            c->fwd_kernels += kf;
+            if (op->bwd) {
+                c->bwd_s += eci_mem_time_s(r, op->layout_bwd_bytes, kb);
+                c->bwd_kernels += kb;
             }
         }
         break;
@@ -270,6 +303,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
     c->bwd_kernels *= n;
     c->host_kernels = op->fwd_kernels * n;
     c->host_cast = op->kind == ECI_OP_CAST;
+    c->host_ops = op->fwd_kernels > 0 ? n : 0;
 }
 
 /* ---- the context's cost cache ----------------------------------------------------------
@@ -283,7 +317,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { COST_KEY_VALUES = 21 + 4 * ECI_N_GROUPS };
+enum { COST_KEY_VALUES = 27 + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -303,9 +337,9 @@ struct eci_cost_cache {
 };
 
 /* make_cost_key lists every field of eci_rates before `warnings` (14 doubles, tensor_cores,
- * fp8_flop_per_s, gemm_scale, mem_scale): a field added there must join the key, or changing it
- * would return stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == 18 * sizeof(double),
+ * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_scale): a field added there must
+ * join the key, or changing it would return stale costs. */
+_Static_assert(offsetof(eci_rates, warnings) == 20 * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -314,11 +348,14 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->gemm_peak_flop_per_s, r->gemm_flop_per_s, r->gemm_in_bytes, r->mem_bytes_per_s, r->floor_s,
         r->sm_count, r->tile_large_m, r->tile_large_n, r->tile_small_m, r->tile_small_n, r->tile_small_eff,
         r->k_half, r->conv_eff, r->attn_eff, (double)r->tensor_cores, r->gemm_scale, r->mem_scale, gpu_scale,
-        eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s};
+        eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s,
+        r->attn_flop_per_s, r->attn_scale, eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd),
+        eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd), eci_const(ctx, EC_C_flash_triton_fwd_slowdown),
+        eci_const(ctx, EC_C_flash_triton_bwd_slowdown)};
     memcpy(k->v, v, sizeof v);
     for (int g = 0; g < ECI_N_GROUPS; g++) { /* the groups the COMM ops run over */
         const eci_group *gr = &r->groups[g];
-        double *w = &k->v[20 + 4 * g];
+        double *w = &k->v[COST_KEY_VALUES - 4 * ECI_N_GROUPS + 4 * g];
         w[0] = r->comm != NULL ? gr->n : 0;
         w[1] = gr->busbw_bytes_per_s;
         w[2] = gr->p2p_bytes_per_s;

@@ -23,6 +23,9 @@ typedef struct eci_rates {
     double fp8_flop_per_s;        /* precision=amp_fp8: FP8 peak x measured efficiency for the GEMMs
                                      Transformer Engine runs in FP8 (eci_op.fp8); 0 otherwise */
     double gemm_scale, mem_scale; /* calibration factors */
+    /* Appended for issue 19: fused attention's own rate (at fp32/tf32 PyTorch runs the
+     * memory-efficient kernel, 3xTF32 on Ampere and later, CUDA cores before), with its scale. */
+    double attn_flop_per_s, attn_scale;
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
     /* The collectives of COMM ops (tensor-, context-, expert-parallel groups): their links and
@@ -36,6 +39,9 @@ typedef struct eci_op_cost_t {
     int fwd_kernels, bwd_kernels;
     int host_kernels;   /* launches the host issues in the forward (the op's fwd_kernels) */
     int host_cast;      /* 1: an autocast cast, issued inside ATen at the backward dispatch cost */
+    int host_ops;       /* Python-level calls of the op (its count; 0 for a marker): the model code's
+                           overhead (module call, views) comes once per call, the further kernels of
+                           a multi-kernel op (a Python RMSNorm, gelu_new) at the op rate */
 } eci_op_cost_t;
 
 /* Fitted physical parameters (calibrate.c); all 1.0 / the constants.csv priors by default. */
@@ -56,6 +62,8 @@ typedef struct eci_calib {
     double conv_eff;       /* cuDNN convolution throughput relative to a GEMM */
     double attn_eff;       /* fused attention throughput relative to a GEMM */
     double dispatch_scale; /* multiplies the host's per-op dispatch times */
+    double internode_frac; /* NCCL bus bandwidth across nodes over the NICs' link rate, for networks
+                              whose interconnects.csv row has no measured efficiency_frac */
     size_t n_arch;
     eci_calib_arch arch[ECI_CALIB_MAX_ARCH];
     /* Model error: root mean square of log(predicted / measured) over predictions of GPUs

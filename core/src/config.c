@@ -28,6 +28,8 @@ _Static_assert(sizeof(ec_optimizer) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_tokenize) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_tokenizer) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_attention) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_memory_format) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_trainer) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -48,8 +50,8 @@ typedef struct key_def {
     double lo, hi;         /* valid range of the text value (KIND_INT, KIND_DBL) */
     double scale;          /* KIND_DBL: field = value x scale */
     double def;            /* default (numeric kinds; enum index) */
-    char choices[64];      /* KIND_ENUM: ", "-separated names in enum order */
-    char help[112];        /* one line, with the unit and default */
+    char choices[160];     /* KIND_ENUM: ", "-separated names in enum order */
+    char help[128];        /* one line, with the unit and default */
     double minpos;         /* KIND_DBL: 0 or at least this (no subnormal or absurdly small rate or time) */
     int whole;             /* KIND_DBL: a whole number (a count of samples) */
 } key_def;
@@ -87,13 +89,16 @@ static const key_def KEYS[] = {
     STR(lengths, "length distribution: lognormal(median,sigma), normal, uniform, fixed, or a CSV path"),
     INT(image_size, 1, 65536, 0, "pixels per side for vision models [preset default]"),
     INT(grad_accum, 1, 1048576, 1, "micro-steps per optimizer step, 1..1048576 [1]"),
-    ENUM("optimizer", optimizer, EC_OPT_ADAMW, "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb",
-         "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb [adamw]"),
+    ENUM("optimizer", optimizer, EC_OPT_ADAMW,
+         "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb, adamw_torch, adamw_torch_fused, adamw_hf, "
+         "adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none",
+         "sgd, adam(w), adamw_foreach/_fused, lamb, adamw_torch(_fused), adamw_hf, adafactor, (paged_)adamw_8bit, none [adamw]"),
     ENUM("checkpointing", checkpointing, 0, "0, 1, selective",
          "activation checkpointing: 0, 1 (recompute each layer), selective (the attention core) [0]"),
-    BOOL(compile, "torch.compile, 0/1 [0]"),
-    ENUM("attention", attention, 0, "sdpa, eager, flash",
-         "attention: sdpa (fused, HF default), eager (explicit s x s scores), flash (FlashAttention) [sdpa]"),
+    ENUM("compile", compile, 0, "0, 1, reduce-overhead, max-autotune, max-autotune-no-cudagraphs",
+         "torch.compile: 0 (eager), 1 (default mode), reduce-overhead, max-autotune(-no-cudagraphs) [0]"),
+    ENUM("attention", attention, 0, "sdpa, eager, flash, flash_triton",
+         "sdpa (fused, HF default), eager (s x s scores), flash (FlashAttention-2), flash_triton [sdpa]"),
     INT(num_workers, 0, 1024, 0, "DataLoader worker processes, 0..1024 [0]"),
     INT(prefetch_factor, 1, 1024, 2, "batches in flight per DataLoader worker, 1..1024 [2]"),
     BOOL(pin_memory, "DataLoader pin_memory, 0/1 [0]"),
@@ -110,8 +115,8 @@ static const key_def KEYS[] = {
     DBLZ("eval_samples", eval_samples, 1, 1e15, 1, 0, 1, "evaluation samples per epoch, a whole number 0..1e15 [0]"),
     DBLZ("checkpoints_per_epoch", checkpoints_per_epoch, 1e-6, 1e6, 1, 0, 0,
          "checkpoint writes (weights + optimizer states) per epoch, 0 or 1e-6..1e6 [0]"),
-    ENUM("data", data_synthetic, 0, "real, synthetic",
-         "real, or synthetic (no input-pipeline cost) [real]"),
+    ENUM("data", data_synthetic, 0, "real, synthetic, on_gpu",
+         "real, synthetic (made on the GPU by the benchmark: no loader, no copy), on_gpu (already on the GPU) [real]"),
     DBLZ("gpu_step_s", gpu_step_s, 1e-6, 3600, 1, 0, 0,
          "measured GPU step time in seconds replacing the compute model, 1e-6..3600 [0 = model]"),
     STR(profile, "calibrated profile CSV from calibrate [none]"),
@@ -148,6 +153,18 @@ static const key_def KEYS[] = {
          "price of one GPU-hour overriding the price table, its currency [0 = cheapest offer]"),
     STR(prices, "price table CSV: provider,instance,gpu,gpus,price_per_hour,... [models/prices.csv]"),
     STR(provider, "provider whose offers price the run, e.g. aws, gcp, lambda [cheapest of any]"),
+    /* issue 19: the ordinary PyTorch / Hugging Face stack */
+    ENUM("memory_format", memory_format, 0, "contiguous, channels_last",
+         "CNN tensor layout: contiguous (NCHW) or channels_last (NHWC) [contiguous]"),
+    ENUM("trainer", trainer, 0, "plain, hf, lightning",
+         "training loop: plain (hand-written), hf (transformers.Trainer), lightning [plain]"),
+    DBL("max_grad_norm", max_grad_norm, 0, 1e12, 1, -1,
+        "gradient clipping by total norm, 0 = off [trainer's default: hf 1.0, plain/lightning off]"),
+    INT(eval_batch, 1, 1048576, 0, "evaluation batch per GPU, 1..1048576 [batch_per_gpu]"),
+    INT(eval_every_steps, 1, 1000000000, 0, "evaluate every N optimizer steps [once per epoch]"),
+    BOOL(expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, 0/1 [0]"),
+    DBL("torch_version", torch_version, 1, 99, 1, 0,
+        "PyTorch release whose defaults apply (before 2.0: zeroed grads kept, optimizers loop) [current]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

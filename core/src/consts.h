@@ -85,12 +85,45 @@
     X(overlap_compute_slowdown_frac)    \
     X(pcie_host_copy_frac)             \
     X(near_capacity_warn_frac)         \
-    X(loader_bottleneck_frac)           \
-    X(fsdp_gathers_in_flight)           \
-    X(host_optimizer_bytes_per_param)   \
-    X(host_optimizer_bytes_per_s)       \
-    X(nf4_bytes_per_param)              \
-    X(int8_bytes_per_param)
+    X(loader_bottleneck_frac)          \
+    X(fsdp_gathers_in_flight)          \
+    X(host_optimizer_bytes_per_param)  \
+    X(host_optimizer_bytes_per_s)      \
+    X(nf4_bytes_per_param)             \
+    X(int8_bytes_per_param)            \
+    X(opt_adamw_hf_kernels_per_tensor) \
+    X(opt_adamw_hf_bytes_per_param)    \
+    X(opt_adafactor_kernels_per_tensor) \
+    X(opt_adafactor_bytes_per_param)   \
+    X(opt_8bit_state_bytes_per_param)  \
+    X(opt_8bit_bytes_per_param)        \
+    X(opt_8bit_syncs_per_tensor)       \
+    X(clip_foreach_ops)                \
+    X(clip_fixed_kernels)              \
+    X(clip_bytes_per_param)            \
+    X(gradscaler_fixed_kernels)        \
+    X(trainer_hf_micro_kernels)        \
+    X(trainer_hf_micro_host_ops)       \
+    X(trainer_hf_micro_host_ops_per_tensor) \
+    X(trainer_hf_step_host_ops)        \
+    X(trainer_hf_step_host_ops_per_tensor) \
+    X(trainer_hf_max_grad_norm)        \
+    X(trainer_lightning_micro_host_ops) \
+    X(trainer_lightning_step_host_ops) \
+    X(trainer_lightning_step_syncs)    \
+    X(eval_syncs_per_step)             \
+    X(cudnn_nchw_transposes_fwd)       \
+    X(cudnn_nchw_transposes_bwd)       \
+    X(compile_host_launch_frac)        \
+    X(cudagraph_replay_s)              \
+    X(compile_max_autotune_factor)     \
+    X(compile_cudagraph_capture_s)     \
+    X(sdpa_fp32_tf32_passes)           \
+    X(allocator_frac_expandable)       \
+    X(allocator_frac_min)              \
+    X(compile_graph_call_s)            \
+    X(flash_triton_fwd_slowdown)       \
+    X(flash_triton_bwd_slowdown)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

@@ -293,6 +293,7 @@ static void map_gpt2(jr *r, eci_arch *a)
 static void llama_like(jr *r, eci_arch *a)
 {
     hf_common(r, a);
+    a->softmax_fp32 = 1; /* eager_attention_forward: softmax(..., dtype=torch.float32).to(query.dtype) */
     a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
     a->hidden = jint(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
     a->decoder_layers = jint(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
@@ -412,6 +413,7 @@ static void map_phi3(jr *r, eci_arch *a)
 static void map_gpt_neox(jr *r, eci_arch *a)
 {
     hf_common(r, a);
+    a->softmax_fp32 = 1; /* softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype) */
     a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
     a->hidden = jint(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
     a->decoder_layers = jint(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
@@ -464,10 +466,12 @@ static void map_falcon(jr *r, eci_arch *a)
 /* MosaicML MPT (transformers' modeling_mpt.py and llm-foundry's MPTModel): ALiBi, RoPE or
  * learned positions (max_seq_len rows: the count grows with it), fused Wqkv, no biases
  * anywhere with no_bias (LayerNorms included), GELU MLP of expansion_ratio x d_model, logits
- * through the token embedding. */
+ * through the token embedding; norm_type and loss_fn as llm-foundry reads them (MPTConfig's
+ * default norm_type is low_precision_layernorm). */
 static void map_mpt(jr *r, eci_arch *a)
 {
     hf_common(r, a);
+    a->softmax_fp32 = 1; /* MptAttention: softmax(attn_weights.float(), dim=-1).to(value_states.dtype) */
     a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
     a->hidden = jint(r, "d_model", 0, 1, 1, MAX_WIDTH);
     a->decoder_layers = jint(r, "n_layers", 0, 1, 1, MAX_LAYERS);
@@ -495,6 +499,31 @@ static void map_mpt(jr *r, eci_arch *a)
     a->learned_positions = !alibi && !rope && jbool(r, "learned_pos_emb", 1);
     int no_bias = jbool(r, "no_bias", 1);
     a->norm_bias = a->qkv_bias = a->out_bias = a->mlp_bias = !no_bias;
+    /* llm-foundry's norm_type (llmfoundry/models/layers/norm.py NORM_CLASS_REGISTRY): the
+     * low_precision_ ones cast input and weights to the autocast dtype and normalise there
+     * (LPLayerNorm, LPRMSNorm); its RMSNorm has a weight and no bias */
+    const char *norm = jstr(r, "norm_type", "low_precision_layernorm");
+    if (strcmp(norm, "layernorm") == 0 || strcmp(norm, "low_precision_layernorm") == 0) {
+        a->norm = EC_NORM_LAYER;
+    } else if (strcmp(norm, "rmsnorm") == 0 || strcmp(norm, "low_precision_rmsnorm") == 0) {
+        a->norm = EC_NORM_RMS;
+        a->norm_bias = 0;
+    } else {
+        fail(r, "norm_type", "must be layernorm, low_precision_layernorm, rmsnorm or low_precision_rmsnorm");
+    }
+    a->norm_low_precision = strncmp(norm, "low_precision_", 14) == 0;
+    /* ComposerMPTCausalLM's loss_fn (a key of the model section beside d_model): fused_crossentropy
+     * is flash-attn's xentropy kernel on the 16-bit logits with the labels rolled; absent (a hub
+     * config read by transformers' MptForCausalLM): torch cross-entropy on shifted logits */
+    const char *loss = jstr(r, "loss_fn", "torch_crossentropy");
+    if (strcmp(loss, "fused_crossentropy") == 0)
+        a->fused_loss = 1;
+    else if (strcmp(loss, "torch_crossentropy") != 0)
+        fail(r, "loss_fn", "must be fused_crossentropy or torch_crossentropy");
+    /* ComposerMPTCausalLM's use_train_metrics (default true in llm-foundry): LanguageCrossEntropy and
+     * LanguagePerplexity, which Composer updates on the logits after every micro-batch (no_grad, under
+     * autocast: trainer.py _eval_train_metrics); absent (a hub config): no training loop assumed */
+    a->metric_losses = jbool(r, "use_train_metrics", 0) ? 2 : 0;
     a->act = EC_ACT_GELU;
     a->qkv_fused = 1;
     a->final_norm = 1;
@@ -504,6 +533,65 @@ static void map_mpt(jr *r, eci_arch *a)
     a->default_seq_len = a->max_positions;
 }
 
+/* modeling_opt.py: learned positions, an embedding of word_embed_proj_dim with project_in /
+ * project_out (no bias) when it differs from hidden_size, pre-norm layers with a final norm
+ * when do_layer_norm_before (post-norm and no final norm otherwise: opt-350m), biases
+ * (enable_bias), ReLU MLP of ffn_dim, dropout after attention and MLP, a tied head. */
+static void map_opt(jr *r, eci_arch *a)
+{
+    hf_common(r, a);
+    a->softmax_fp32 = 1; /* fp16 attn_weights: softmax(..., dtype=torch.float32).to(torch.float16) */
+    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = jint(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
+    a->decoder_layers = jint(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
+    a->heads = jint(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
+    a->ffn = jint(r, "ffn_dim", 0, 1, 1, MAX_FFN);
+    a->max_positions = jint(r, "max_position_embeddings", 2048, 0, 1, MAX_POS);
+    int proj = jint(r, "word_embed_proj_dim", a->hidden, 0, 1, MAX_WIDTH);
+    if (proj != a->hidden) {
+        a->embedding_size = proj;
+        a->emb_proj_nobias = 1;
+        a->out_proj = proj;
+    }
+    a->act = act_of(r, "activation_function", jstr(r, "activation_function", "relu"));
+    a->learned_positions = 1;
+    int pre = jbool(r, "do_layer_norm_before", 1);
+    a->post_norm = !pre;
+    a->final_norm = pre && !jbool(r, "_remove_final_layer_norm", 0);
+    a->qkv_bias = a->out_bias = a->mlp_bias = jbool(r, "enable_bias", 1);
+    a->tie = jbool(r, "tie_word_embeddings", 1);
+    a->dropout = positive(jnum(r, "dropout", 0.1));
+    a->attn_dropout = positive(jnum(r, "attention_dropout", 0));
+    a->default_seq_len = a->max_positions;
+}
+
+/* modeling_bloom.py: a LayerNorm after the word embeddings, ALiBi, fused query_key_value and
+ * every linear with a bias, pre-norm layers, a 4h MLP with BLOOM's tanh GELU (Python, like
+ * gelu_new), a final ln_f, a tied head; BloomAttention has no SDPA path (eager baddbmm). */
+static void map_bloom(jr *r, eci_arch *a)
+{
+    static const char *const width[] = {"hidden_size", "n_embed", NULL};
+    static const char *const layers[] = {"n_layer", "num_hidden_layers", NULL};
+    static const char *const heads[] = {"n_head", "num_attention_heads", NULL};
+    hf_common(r, a);
+    a->softmax_fp32 = 1; /* F.softmax(attn_weights, dim=-1, dtype=torch.float32).to(input_dtype) */
+    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = jint_any(r, width, 0, 1, 1, MAX_WIDTH);
+    a->decoder_layers = jint_any(r, layers, 0, 1, 1, MAX_LAYERS);
+    a->heads = jint_any(r, heads, 0, 1, 1, MAX_HEADS);
+    a->ffn = 4 * a->hidden;
+    a->act = EC_ACT_GELU_TANH;
+    a->position = EC_POS_ALIBI;
+    a->emb_norm = 1;
+    a->qkv_fused = a->qkv_bias = a->out_bias = a->mlp_bias = 1;
+    a->final_norm = 1;
+    a->tie = jbool(r, "tie_word_embeddings", 1);
+    a->dropout = positive(jnum(r, "hidden_dropout", 0));
+    a->attn_dropout = positive(jnum(r, "attention_dropout", 0));
+    a->attention = EC_NET_ATTN_EAGER;
+    a->default_seq_len = 2048;
+}
+
 /* ---- encoder-decoder ------------------------------------------------------------------------ */
 /* modeling_t5.py: a shared embedding, RMS-style T5LayerNorm, no biases, relative position
  * buckets owned by each stack's first layer, eager attention only, ReLU (or gated-gelu for
@@ -511,6 +599,7 @@ static void map_mpt(jr *r, eci_arch *a)
 static void map_t5(jr *r, eci_arch *a)
 {
     hf_common(r, a);
+    a->softmax_fp32 = 1; /* T5Attention: softmax(scores.float(), dim=-1).type_as(scores) */
     a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
     a->hidden = jint(r, "d_model", 0, 1, 1, MAX_WIDTH);
     a->head_dim = jint(r, "d_kv", 0, 1, 1, MAX_WIDTH);
@@ -651,7 +740,8 @@ static const struct {
     {"deberta-v2", map_deberta_v2}, {"gpt2", map_gpt2}, {"gpt_neox", map_gpt_neox}, {"llama", map_llama},
     {"mistral", map_mistral}, {"mixtral", map_mixtral}, {"qwen2", map_qwen2}, {"qwen2_moe", map_qwen2_moe},
     {"qwen3_moe", map_qwen3_moe}, {"gemma", map_gemma}, {"gemma2", map_gemma2}, {"phi3", map_phi3},
-    {"mpt", map_mpt}, {"falcon", map_falcon}, {"t5", map_t5}, {"vit", map_vit},
+    {"mpt", map_mpt}, {"falcon", map_falcon}, {"t5", map_t5}, {"vit", map_vit}, {"opt", map_opt},
+    {"bloom", map_bloom}, {"mt5", map_t5},
     {"clip_vision_model", map_clip_vision}, {"clip", map_clip}, {"torchvision_resnet", map_tv_resnet},
     {"torchvision_vit", map_tv_vit},
 };
@@ -659,8 +749,8 @@ static const struct {
 const char *eci_hf_supported(void)
 {
     return "bert, roberta, distilbert, albert, deberta-v2, gpt2, gpt_neox, llama, mistral, mixtral, qwen2, "
-           "qwen2_moe, qwen3_moe, gemma, gemma2, phi3, mpt, falcon, t5, vit, clip_vision_model, clip, "
-           "torchvision_resnet, torchvision_vit";
+           "qwen2_moe, qwen3_moe, gemma, gemma2, phi3, mpt, falcon, t5, mt5, vit, clip_vision_model, clip, "
+           "opt, bloom, torchvision_resnet, torchvision_vit";
 }
 
 static int map_root(ec_ctx *ctx, const char *name, json_t *root, eci_arch *a)

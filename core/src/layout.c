@@ -81,7 +81,7 @@ static int check_precision(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
     if (cfg->precision == EC_PREC_AMP_FP8 && !(g->peak_fp8_flop_per_s > 0))
         return eci_error(ctx, EC_EINVAL, "precision=amp_fp8 needs FP8 tensor cores (Ada, Hopper, Blackwell, CDNA3); "
                          "gpu=%s has none (models/gpus.csv peak_fp8_flop_per_s = 0): use amp_bf16", g->id);
-    if (cfg->attention == EC_ATTN_FLASH) {
+    if (cfg->attention == EC_ATTN_FLASH || cfg->attention == EC_ATTN_FLASH_TRITON) {
         int half = cfg->precision != EC_PREC_FP32 && cfg->precision != EC_PREC_TF32;
         if (!half)
             return eci_error(ctx, EC_EINVAL, "attention=flash runs in fp16 or bf16: use precision=amp_bf16, "
@@ -114,9 +114,11 @@ static int check_strategy(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     if (sharded && (r->pp > 1) && r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage > 1)
         return eci_error(ctx, EC_EINVAL, "zero_stage=%d with pp > 1: DeepSpeed pipelines combine with ZeRO-1 only",
                          cfg->zero_stage);
-    if (cfg->lora_r > 0 && (r->tp > 1 || r->pp > 1))
-        return eci_error(ctx, EC_EINVAL, "lora_r=%d: PEFT's LoRA trains under data parallelism (ddp, fsdp, zero), "
-                         "not with tp or pp > 1", cfg->lora_r);
+    if (cfg->lora_r > 0 && (cfg->base_precision == EC_BASE_NF4 || cfg->base_precision == EC_BASE_INT8) &&
+        (r->tp > 1 || r->pp > 1))
+        return eci_error(ctx, EC_EINVAL, "lora_r=%d with base_precision=%s: a bitsandbytes-quantized base trains under "
+                         "data parallelism (ddp, fsdp), not with tp or pp > 1 (Megatron's LoRA keeps a 16-bit base)",
+                         cfg->lora_r, cfg->base_precision == EC_BASE_NF4 ? "nf4" : "int8");
     if (cfg->lora_r == 0 && (cfg->base_precision != EC_BASE_SAME || cfg->lora_targets != EC_LORA_QV))
         return eci_error(ctx, EC_EINVAL, "keys 'base_precision' and 'lora_targets' need lora_r (a LoRA fine-tune; "
                          "a quantized base is frozen: QLoRA)");

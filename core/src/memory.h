@@ -24,12 +24,21 @@ typedef struct eci_mem_in {
     int weights_on_host;          /* ...and the parameter shards too (FSDP CPUOffload, ZeRO-Infinity) */
     double gathered_bytes;        /* unsharded units and their gradients alive at once (FSDP, ZeRO-3) */
     double frozen_elem_bytes;     /* LoRA: bytes per frozen base parameter as stored */
+    int ep;                       /* expert parallelism: routed experts' states shard over 1/ep of the ranks */
     double act_copies;            /* micro-batches whose activations a pipeline stage holds (0 or 1: one) */
     double host_bytes;            /* out: pinned host memory the offload needs */
+    /* Appended for issue 19. */
+    int grad_accum;               /* > 1: gradients of earlier micro-steps stay beside the activations */
+    int expandable_segments;      /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
+    int keep_grads;               /* zero_grad() keeps zeroed gradients (PyTorch before 2.0): they stay beside
+                                     the next step's activations */
 } eci_mem_in;
 
 EC_INTERNAL void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m);
+/* The trained parameters' bytes (at `bytes` each) on one of `shards` ranks that split them, the
+ * routed experts over only shards / ep of them. */
+EC_INTERNAL double eci_memory_shard_share(const eci_workload *wl, double bytes, double shards, int ep);
 /* Bytes per parameter of the weights, the gradients and the optimizer states. */
-EC_INTERNAL void eci_memory_param_bytes(int precision, int optimizer, double *w, double *g, double *opt);
+EC_INTERNAL void eci_memory_param_bytes(const ec_ctx *ctx, int precision, int optimizer, double *w, double *g, double *opt);
 
 #endif /* EC_MEMORY_H */

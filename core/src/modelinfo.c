@@ -8,6 +8,7 @@
 #include "memory.h"
 #include "predict.h"
 #include "consts.h"
+#include "optim.h"
 
 #include <string.h>
 
@@ -108,14 +109,16 @@ int ec_model_summary_get(ec_ctx *ctx, const ec_config *cfg, ec_model_summary *ou
         return rc;
     }
     double w, g, o;
-    eci_memory_param_bytes(cfg->precision, cfg->optimizer, &w, &g, &o);
+    eci_optim opt;
+    eci_optim_get(ctx, cfg->optimizer, &opt);
+    eci_memory_param_bytes(ctx, cfg->precision, cfg->optimizer, &w, &g, &o);
     out->params = wl.params;
     out->tokens_per_sample = r.net->text ? r.seq : 1;
     out->fwd_flop_per_sample = wl.model_flop;
     out->bwd_flop_per_sample = 2.0 * wl.model_flop;
     out->weights_bytes = wl.params * w;
     out->grads_bytes = wl.params * g;
-    out->optimizer_bytes = wl.params * o;
+    out->optimizer_bytes = eci_optim_state_bytes(ctx, &opt, &wl, cfg->precision);
     out->activations_bytes_per_sample = eci_workload_saved_bytes(&wl, 0, 1.0);
     out->n_rows = r.net->n_layers + 1;
     if (rows != NULL && max_rows > 0)

@@ -17,14 +17,17 @@ enum eci_series {
     ECI_S_HOST,     /* host CPU time inside it (dispatch, syncs, bookkeeping) */
     ECI_S_BUSY,     /* GPU kernel time (nvidia-smi busy) */
     ECI_S_H2D,      /* host-to-device copy time */
-    ECI_S_COMM,     /* exposed communication kernels */
+    ECI_S_COMM,     /* exposed communication: collective kernels on the step's path and waits for them */
+    ECI_S_COLL_BUSY,   /* (trace only) the collective kernels among the busy time (ECI_S_BUSY) */
+    ECI_S_COLL_HIDDEN, /* (trace only) collective time overlapped with compute */
     ECI_S_MECHANICS /* series above drive the simulation; the caller may append more to average */
 };
 #define ECI_MAX_SERIES 16
 #define ECI_MAX_KNOTS 24
 
 /* Tracks of a trace, in the order trace.c names them; workers follow from ECI_TRACK_WORKER0. */
-enum { ECI_TRACK_MAIN = 0, ECI_TRACK_GPU, ECI_TRACK_H2D, ECI_TRACK_COMM, ECI_TRACK_PIN, ECI_TRACK_WORKER0 };
+enum { ECI_TRACK_MAIN = 0, ECI_TRACK_GPU, ECI_TRACK_H2D, ECI_TRACK_COMM, ECI_TRACK_OVERLAP, ECI_TRACK_PIN,
+       ECI_TRACK_WORKER0 };
 
 typedef struct eci_trace_event {
     int track;

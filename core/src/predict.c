@@ -13,8 +13,10 @@
 #include "compute.h"
 #include "consts.h"
 #include "memory.h"
+#include "optim.h"
 #include "pipeline.h"
 #include "predict.h"
+#include "trainer.h"
 #include "shard.h"
 #include "price.h"
 
@@ -104,6 +106,7 @@ typedef struct plan {
     int loop_block;              /* the block the Python loop runs before (-1: before every op) */
     const eci_host *host;
     double dispatch_fwd_s, dispatch_bwd_s;
+    double op_fwd_s;             /* a further kernel of a multi-kernel forward op (no module Python) */
     double host_factor;          /* DataParallel: one Python process issues every replica's forward */
     int checkpointing;
     double fwd_s, bwd_s;         /* kernel time accumulated by the walk */
@@ -124,8 +127,9 @@ typedef struct plan {
 
 static double fwd_host_s(const plan *p, const eci_op_cost_t *c)
 {
-    double per = c->host_cast ? p->dispatch_bwd_s : p->dispatch_fwd_s;
-    return per * c->host_kernels * p->host_factor;
+    if (c->host_cast)
+        return p->dispatch_bwd_s * c->host_kernels * p->host_factor;
+    return (p->dispatch_fwd_s * c->host_ops + p->op_fwd_s * (c->host_kernels - c->host_ops)) * p->host_factor;
 }
 
 /* The timeline's running sums while a run of ops is walked, in locals the compiler keeps in
@@ -256,11 +260,12 @@ static void loop_iteration(timeline *t, plan *p, int backward, double ops, int s
     }
     if (sync) { /* torch.tensor(..., device=cuda): the host builds it, waits for the stream,
                  * and copies a few bytes: latency the host pays, not GPU work */
-        host_work(t, CAUSE_DISPATCH, p->dispatch_fwd_s * p->host_factor);
+        host_work(t, CAUSE_DISPATCH, p->op_fwd_s * p->host_factor);
         sync_host(t);
         host_work(t, CAUSE_DISPATCH, p->loop_copy_s * p->host_factor);
     }
-    gpu_op(t, p->dispatch_fwd_s * ops * p->host_factor, p->loop_kernel_s * ops, ops, 1);
+    /* bare tensor ops at the host's rate (no module around them: not dispatch_scale'd) */
+    gpu_op(t, p->op_fwd_s * ops * p->host_factor, p->loop_kernel_s * ops, ops, 1);
     p->fwd_s += p->loop_kernel_s * ops;
 }
 
@@ -726,14 +731,15 @@ typedef struct layout_comm {
 
 /* The job's links and the groups of its layout (Megatron's rank order: tensor parallel
  * innermost, then context, data, pipeline; experts within data parallelism). */
-static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, layout_comm *lc)
+static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_calib *calib,
+                            layout_comm *lc)
 {
     memset(lc, 0, sizeof *lc);
     lc->comm.n = lc->comm.nodes = 1;
     lc->comm.h2d_share_frac = 1.0;
     lc->dp.n = 1;
     int n = cfg->num_gpus;
-    lc->dp_is_job = r->dp == n && r->fabric == NULL;
+    lc->dp_is_job = r->dp == n && r->fabric == NULL && r->nodes == 1;
     if (n <= 1)
         return EC_OK;
     int rc = eci_comm_init(ctx, r->gpu, r->topology, n, r->nodes, r->node_net_bytes_per_s, cfg->busbw_bytes_per_s,
@@ -741,7 +747,7 @@ static int layout_comm_init(ec_ctx *ctx, const ec_config *cfg, const eci_resolve
     if (rc != EC_OK)
         return rc;
     lc->net_frac = r->fabric != NULL && r->fabric->efficiency_frac > 0 ? r->fabric->efficiency_frac
-                                                                        : eci_const(ctx, EC_C_internode_busbw_frac);
+                                                                        : calib->internode_frac;
     lc->domain = r->fabric != NULL && r->fabric->domain_gpus > 0 ? (int)r->fabric->domain_gpus : r->per_node;
     lc->net_bytes_per_s = r->gpu_net_bytes_per_s;
     int tp = r->tp, cp = r->cp;
@@ -838,10 +844,10 @@ static double reduce_elem_bytes(const ec_config *cfg, const eci_resolved *r, dou
 /* Exposed time of the ops' collectives on the compute stream by group, per micro-step: the
  * forward's (twice for checkpointed blocks, whose forward runs again in backward) and the
  * backward's.  They are busy GPU time that the breakdown moves from forward/backward to comm. */
-static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, int checkpointing, double *fwd_s,
-                        double *bwd_s, double *group_s)
+static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, const eci_rates *rates, int checkpointing,
+                        double *fwd_s, double *bwd_s, double *group_s, double *launched_s)
 {
-    *fwd_s = *bwd_s = 0;
+    *fwd_s = *bwd_s = *launched_s = 0;
     for (int gi = 0; gi < ECI_N_GROUPS; gi++)
         group_s[gi] = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
@@ -854,6 +860,14 @@ static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, int c
         *fwd_s += reps * cost[i].fwd_s;
         *bwd_s += reps * (cost[i].bwd_s + again);
         group_s[op->group] += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
+        if (op->hidden && rates->comm != NULL) { /* the whole exchange, not only what attention left exposed */
+            const eci_group *g = &rates->groups[op->group];
+            double f = eci_coll_s(rates->comm, g, (eci_coll)op->fwd_coll, op->comm_bytes);
+            double b = eci_coll_s(rates->comm, g, (eci_coll)op->bwd_coll, op->comm_bytes);
+            *launched_s += reps * (f + b + (checkpointing == 1 && blk != NULL && blk->checkpoint ? f : 0));
+        } else {
+            *launched_s += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
+        }
     }
 }
 
@@ -891,27 +905,57 @@ static double frozen_elem_bytes(const ec_ctx *ctx, const ec_config *cfg, const e
     return (wl->quant_params * q + (frozen - wl->quant_params) * other) / frozen;
 }
 
-/* The optimizer's bytes per parameter and foreach launches per chunk of tensors. */
-static void optimizer_traffic(const ec_ctx *ctx, int optimizer, double *bytes, double *ops)
+/* torch.compile: the model's kernels are launched by Inductor's generated code; with CUDA
+ * graphs (reduce-overhead, max-autotune) one replay per pass launches all of them. */
+static int cuda_graphs(const ec_config *cfg)
 {
-    switch (optimizer) {
-    case EC_OPT_SGD:
-        *bytes = eci_const(ctx, EC_C_opt_sgd_bytes_per_param);
-        *ops = eci_const(ctx, EC_C_opt_foreach_ops_sgd);
-        break;
-    case EC_OPT_LAMB:
-        *bytes = eci_const(ctx, EC_C_opt_lamb_bytes_per_param);
-        *ops = eci_const(ctx, EC_C_opt_foreach_ops_lamb);
-        break;
-    case EC_OPT_ADAMW_FUSED:
-        *bytes = eci_const(ctx, EC_C_opt_adam_fused_bytes_per_param);
-        *ops = 1;
-        break;
-    default:
-        *bytes = eci_const(ctx, EC_C_opt_adam_foreach_bytes_per_param);
-        *ops = eci_const(ctx, EC_C_opt_foreach_ops_adam);
-        break;
+    return cfg->compile == EC_COMPILE_REDUCE_OVERHEAD || cfg->compile == EC_COMPILE_MAX_AUTOTUNE;
+}
+
+static void model_dispatch(const ec_ctx *ctx, const ec_config *cfg, const eci_host *host, const plan *p,
+                           double *fwd_s, double *bwd_s, double *op_s, double *call_s)
+{
+    *fwd_s = p->dispatch_fwd_s;
+    *bwd_s = p->dispatch_bwd_s;
+    *op_s = p->op_fwd_s;
+    *call_s = 0;
+    if (cfg->compile != EC_COMPILE_OFF) { /* generated code: no module Python around the launches;
+                                           * each pass is one call of the compiled graph */
+        *fwd_s = *bwd_s = *op_s = eci_const(ctx, EC_C_compile_host_launch_frac) * host->dispatch_fwd_s;
+        *call_s = eci_const(ctx, EC_C_compile_graph_call_s);
     }
+    if (cuda_graphs(cfg)) {
+        *fwd_s = *bwd_s = *op_s = 0;
+        *call_s = eci_const(ctx, EC_C_cudagraph_replay_s);
+    }
+}
+
+/* The shape of one micro-step of cfg at padded length seq and a batch per GPU. */
+static void fill_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, double seq, double batch,
+                       eci_shape *shape)
+{
+    int sharded_dp = r->strategy == EC_STRATEGY_FSDP || r->strategy == EC_STRATEGY_ZERO;
+    *shape = (eci_shape){.precision = cfg->precision, .batch = batch, .seq = seq,
+                         .seq_sq = seq * seq, .target_seq = r->target_seq > 0 ? r->target_seq : seq,
+                         .image_size = r->image_size,
+                         .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
+                         .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
+                         .eager_attention = cfg->attention == EC_ATTN_EAGER,
+                         .flash = cfg->attention == EC_ATTN_FLASH || cfg->attention == EC_ATTN_FLASH_TRITON,
+                         .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
+                         .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),
+                         .rmsnorm_passes = eci_const(ctx, EC_C_rmsnorm_eager_passes),
+                         .rope_kernels = (int)eci_const(ctx, EC_C_rope_eager_kernels),
+                         .tp = r->tp, .cp = r->cp, .ep = r->ep, .sp = r->sp,
+                         .stage_lo = r->stage_lo, .stage_hi = r->stage_hi,
+                         /* FSDP MixedPrecision and DeepSpeed hold the compute copy in 16 bits */
+                         .weights_16 = sharded_dp,
+                         .lora_r = cfg->lora_r, .lora_targets = cfg->lora_targets,
+                         .base_16 = cfg->base_precision != EC_BASE_SAME,
+                         .base_quant_bytes = base_quant_bytes(ctx, cfg),
+                         .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST, .compile = cfg->compile,
+                         .unpadded = cfg->lengths[0] == '\0',
+                         .flash_triton = cfg->attention == EC_ATTN_FLASH_TRITON};
 }
 
 /* One optimizer step at padded length seq, without the input pipeline (pipeline.c adds it):
@@ -926,25 +970,9 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     const eci_gpu *g = r.gpu;
     const eci_host *host = r.host;
     int n = cfg->num_gpus, ga = cfg->grad_accum;
-    int sharded_dp = r.strategy == EC_STRATEGY_FSDP || r.strategy == EC_STRATEGY_ZERO;
 
-    eci_shape shape = {.precision = cfg->precision, .batch = cfg->batch_per_gpu, .seq = seq,
-                       .seq_sq = seq * seq, .target_seq = r.target_seq > 0 ? r.target_seq : seq,
-                       .image_size = r.image_size,
-                       .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
-                       .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
-                       .eager_attention = cfg->attention == EC_ATTN_EAGER,
-                       .flash = cfg->attention == EC_ATTN_FLASH,
-                       .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
-                       .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),
-                       .rmsnorm_passes = eci_const(ctx, EC_C_rmsnorm_eager_passes),
-                       .rope_kernels = (int)eci_const(ctx, EC_C_rope_eager_kernels),
-                       .tp = r.tp, .cp = r.cp, .ep = r.ep, .sp = r.sp,
-                       .stage_lo = r.stage_lo, .stage_hi = r.stage_hi,
-                       /* FSDP MixedPrecision and DeepSpeed hold the compute copy in 16 bits */
-                       .weights_16 = sharded_dp,
-                       .lora_r = cfg->lora_r, .lora_targets = cfg->lora_targets,
-                       .base_16 = cfg->base_precision != EC_BASE_SAME, .base_quant_bytes = base_quant_bytes(ctx, cfg)};
+    eci_shape shape;
+    fill_shape(ctx, cfg, &r, seq, cfg->batch_per_gpu, &shape);
     const eci_workload *wl;
     if ((rc = eci_workload_get(ctx, r.net, r.task, &shape, &wl)) != EC_OK)
         return rc;
@@ -955,7 +983,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     layout_comm lc;
     if (lc_in != NULL)
         lc = *lc_in;
-    else if ((rc = layout_comm_init(ctx, cfg, &r, &lc)) != EC_OK)
+    else if ((rc = layout_comm_init(ctx, cfg, &r, &calib, &lc)) != EC_OK)
         return rc;
     rates_of_layout(&lc, &rates);
     const eci_comm *comm = &lc.comm;
@@ -965,7 +993,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
 
     plan p = {.wl = wl, .cost = cost, .loop_block = loop_block(wl), .host = host,
               .dispatch_fwd_s = host->dispatch_fwd_s * calib.dispatch_scale,
-              .dispatch_bwd_s = host->dispatch_bwd_s * calib.dispatch_scale,
+              .dispatch_bwd_s = host->dispatch_bwd_s, .op_fwd_s = host->dispatch_fwd_s,
               .host_factor = r.strategy == EC_STRATEGY_DP ? n : 1, .checkpointing = cfg->checkpointing,
               .loop_ops = cfg->loop_ops_per_sample * cfg->batch_per_gpu,
               .loop_syncs = cfg->loop_syncs_per_sample * cfg->batch_per_gpu,
@@ -1008,7 +1036,17 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     if (dp) /* one process loads the global batch and copies it all to GPU 0 */
         h2d_s *= n;
 
+    /* dispatch_scale (fitted) prices the model's eager forward: its Python (module calls,
+     * views) around each kernel.  The rest of the host's work is one op at the host's rate:
+     * issuing copies, the trainer's and the optimizer's Python, the C++ autograd engine. */
+    double eager_fwd_s = p.dispatch_fwd_s, eager_bwd_s = p.dispatch_bwd_s, eager_op_s = p.op_fwd_s;
+    double model_fwd_s, model_bwd_s, model_op_s, replay_s;
+    double op_s = host->dispatch_fwd_s;
+    model_dispatch(ctx, cfg, host, &p, &model_fwd_s, &model_bwd_s, &model_op_s, &replay_s);
+    int copy_batch = cfg->data_synthetic == EC_DATA_REAL; /* synthetic or on_gpu: made on the GPU */
     double syncs = eci_const(ctx, EC_C_syncs_per_micro_step);
+    eci_trainer tr;
+    eci_trainer_get(ctx, cfg->trainer, &tr);
     timeline t = {0};
     double micro_s[2] = {0, 0};
     timeline micro_start = t, last_micro = t; /* last_micro: what the last simulated micro-step added */
@@ -1023,14 +1061,19 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         sched.coll = r.strategy == EC_STRATEGY_ZERO ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE;
     }
     double exposed_total = 0;       /* bucketed reductions left after backward, all micro-steps simulated */
+    double last_fwd0 = 0, last_bwd0 = 0; /* kernel time before the last simulated micro-step */
     for (int micro = 0; micro < simulate; micro++) {
         double start = t.cpu;
         micro_start = t;
-        if (pinned) {
-            gpu_op(&t, p.dispatch_fwd_s, h2d_s, 0, 0);
+        last_fwd0 = p.fwd_s;
+        last_bwd0 = p.bwd_s;
+        if (!copy_batch) {
+            /* the batch is already on the GPU */
+        } else if (pinned) {
+            gpu_op(&t, op_s, h2d_s, 0, 0);
         } else { /* pageable: the host stages the batch and blocks on the copy */
             host_work(&t, CAUSE_H2D, wl->input_bytes / host->memcpy_bytes_per_s);
-            gpu_op(&t, p.dispatch_fwd_s, h2d_s, 0, 0);
+            gpu_op(&t, op_s, h2d_s, 0, 0);
             t.pending[CAUSE_H2D] += h2d_s;
             sync_host(&t);
         }
@@ -1046,14 +1089,28 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
             comm_wait(&t, eci_shard_launch(&shard, t.gpu, root_gather_s, 1));
             p.shard = &shard;
         }
+        p.dispatch_fwd_s = model_fwd_s;
+        p.dispatch_bwd_s = model_bwd_s;
+        p.op_fwd_s = model_op_s;
+        host_work(&t, CAUSE_DISPATCH, replay_s);
         forward_pass(&t, &p);
+        p.dispatch_fwd_s = eager_fwd_s;
+        p.dispatch_bwd_s = eager_bwd_s;
+        p.op_fwd_s = eager_op_s;
         if (dp) /* gather every replica's outputs on GPU 0 */
             dp_exchange(&t, &p, (n - 1) * (wl->output_bytes / copy_bw + hop_s), n - 1, &dp_comm_s);
         p.ddp = all_reduce ? &sched : NULL;
         if (all_reduce)
             eci_ddp_restart(&sched);
         p.overlap_s = 0;
+        p.dispatch_fwd_s = model_fwd_s; /* checkpointing's recompute */
+        p.dispatch_bwd_s = model_bwd_s;
+        p.op_fwd_s = model_op_s;
+        host_work(&t, CAUSE_DISPATCH, replay_s);
         backward_pass(&t, &p);
+        p.dispatch_fwd_s = eager_fwd_s;
+        p.dispatch_bwd_s = eager_bwd_s;
+        p.op_fwd_s = eager_op_s;
         p.ddp = NULL;
         if (per_unit) { /* the root's gradients are reduced last; the step waits for every reduction */
             comm_wait(&t, eci_shard_launch(&shard, t.gpu, root_reduce_s, 0));
@@ -1075,7 +1132,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
             /* ReduceAddCoalesced is Python under the GIL (torch/cuda/comm.py): zip(*inputs)
              * and _take_tensors walk every replica's gradient list before the first NCCL
              * reduce can be issued, so GPU 0 waits for n x param_tensors Python steps. */
-            host_work(&t, CAUSE_DISPATCH, p.dispatch_fwd_s * trained_tensors * n);
+            host_work(&t, CAUSE_DISPATCH, op_s * trained_tensors * n);
             dp_exchange(&t, &p, eci_comm_bcast_chunked_s(comm, grad_bytes, dp_chunk_bytes), dp_chunks, &dp_comm_s);
         }
         double exposed = 0;
@@ -1084,6 +1141,9 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
             gpu_op(&t, p.dispatch_bwd_s, exposed, sched.launched, 1);
             exposed_total += exposed;
         }
+        if (tr.micro_kernels > 0) /* the trainer's own small kernels (HF: the nan filter, tr_loss) */
+            gpu_op(&t, op_s * tr.micro_kernels, rates.floor_s * tr.micro_kernels * gpu_scale, tr.micro_kernels, 1);
+        host_work(&t, CAUSE_DISPATCH, op_s * (tr.micro_host_ops + tr.micro_host_ops_per_tensor * trained_tensors));
         if (syncs > 0)
             sync_host(&t);
         micro_s[micro] = t.cpu - start;
@@ -1106,22 +1166,34 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     double micro_weight = reduce_each_micro ? (double)ga / simulate : 1.0; /* simulated micro-steps stand for ga */
     res->comm.dp_reduce_s = exposed_total * micro_weight;
 
-    /* Last micro-step: the optimizer (on GPU 0 only under dp), over this GPU's shard. */
+    /* Last micro-step: GradScaler, clipping, the optimizer (optim.c; on GPU 0 only under dp,
+     * over this GPU's shard), then the loop's bookkeeping (trainer.c). */
     double w_shards, g_shards, o_shards;
     shard_degrees(cfg, &r, &w_shards, &g_shards, &o_shards);
-    double opt_bytes, opt_ops;
-    optimizer_traffic(ctx, cfg->optimizer, &opt_bytes, &opt_ops);
-    opt_bytes *= param_bytes / 4.0;
-    double opt_params = wl->trainable_params / o_shards;
-    double chunks = ceil(trained_tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
+    double opt_params = eci_memory_shard_share(wl, 1.0, o_shards, r.ep);
+    eci_phase ph[ECI_N_PHASES];
+    eci_step_in si = {.wl = wl, .params = opt_params, .tensors = trained_tensors, .rates = &rates,
+                      .optimizer = cfg->optimizer, .precision = cfg->precision,
+                      .max_grad_norm = eci_trainer_max_grad_norm(ctx, cfg), .dispatch_fwd_s = op_s,
+                      .dispatch_bwd_s = host->dispatch_bwd_s, .gpu_scale = gpu_scale,
+                      .torch_version = cfg->torch_version};
+    eci_optim_phases(ctx, &si, ph);
+    if (cfg->offload != EC_OFFLOAD_NONE) /* the update runs on the host (below), not on the GPU */
+        ph[ECI_PHASE_OPTIMIZER] = (eci_phase){0};
     double opt_gpu_s = 0;
-    if (cfg->precision == EC_PREC_AMP_FP16 && cfg->optimizer != EC_OPT_ADAMW_FUSED) {
-        /* GradScaler: unscale + inf check over every gradient, then found_inf.item() */
-        double s = eci_mem_time_s(&rates, eci_const(ctx, EC_C_gradscaler_bytes_per_param) * opt_params, (int)chunks) *
-                   gpu_scale;
-        gpu_op(&t, p.dispatch_fwd_s + p.dispatch_bwd_s * chunks, s, chunks, 1);
-        opt_gpu_s += s;
-        sync_host(&t);
+    for (int i = 0; i < ECI_N_PHASES; i++) {
+        if (ph[i].kernels <= 0)
+            continue;
+        if (ph[i].serial) { /* the host waits after every tensor: issue and kernels add up */
+            host_work(&t, CAUSE_DISPATCH, ph[i].host_s);
+            gpu_op(&t, 0, ph[i].gpu_s, ph[i].kernels, 1);
+            sync_host(&t);
+        } else {
+            gpu_op(&t, ph[i].host_s, ph[i].gpu_s, ph[i].kernels, 1);
+        }
+        opt_gpu_s += ph[i].gpu_s;
+        if (ph[i].sync_after)
+            sync_host(&t);
     }
     if (cfg->offload != EC_OFFLOAD_NONE) { /* the optimizer runs on the host (DeepSpeedCPUAdam, FSDP CPUOffload):
                                             * gradients down and parameters back over PCIe, the update on the CPU */
@@ -1133,27 +1205,25 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         host_work(&t, CAUSE_COMM, cpu + pcie);
         sync_host(&t);
         res->comm.offload_s = cpu + pcie;
-    } else {
-        double opt_s = eci_mem_time_s(&rates, opt_bytes * opt_params, (int)(opt_ops * chunks)) * gpu_scale;
-        gpu_op(&t, p.dispatch_fwd_s * opt_ops + p.dispatch_bwd_s * opt_ops * chunks, opt_s, opt_ops * chunks, 1);
-        opt_gpu_s += opt_s;
     }
     double zero_gather_s = 0;
     if (r.strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3 && lc.dp.n > 1) {
         /* ZeRO-1/2: every rank all-gathers the updated 16-bit parameters of the others' shards */
         zero_gather_s = eci_coll_s(comm, &lc.dp, ECI_COLL_ALLGATHER,
                                    wl->trainable_params * compute_elem_bytes(cfg->precision));
-        gpu_op(&t, p.dispatch_fwd_s, zero_gather_s, 1, 1);
+        gpu_op(&t, op_s, zero_gather_s, 1, 1);
     }
-    host_work(&t, CAUSE_DISPATCH, host->step_overhead_s);
+    host_work(&t, CAUSE_DISPATCH, host->step_overhead_s +
+              op_s * (tr.step_host_ops + tr.step_host_ops_per_tensor * trained_tensors));
     sync_host(&t);
 
     /* Assemble the step: simulated part plus the repeated micro-steps. */
     double step_s = t.cpu + scale_rest * micro_s[simulate - 1];
     double rest_frac = simulate > 1 ? scale_rest : 0;
-    double micro_fwd = p.fwd_s / simulate, micro_bwd = p.bwd_s / simulate;
-    double inline_fwd, inline_bwd, group_s[ECI_N_GROUPS];
-    inline_comm(wl, cost, cfg->checkpointing, &inline_fwd, &inline_bwd, group_s);
+    /* micro-steps 3..ga repeat the second, AccumulateGrad included */
+    double micro_fwd = p.fwd_s - last_fwd0, micro_bwd = p.bwd_s - last_bwd0;
+    double inline_fwd, inline_bwd, group_s[ECI_N_GROUPS], inline_launched;
+    inline_comm(wl, cost, &rates, cfg->checkpointing, &inline_fwd, &inline_bwd, group_s, &inline_launched);
     res->breakdown.forward_s = p.fwd_s + rest_frac * micro_fwd - ga * inline_fwd;
     res->breakdown.backward_s = p.bwd_s + rest_frac * micro_bwd - ga * inline_bwd;
     res->comm.tp_s = ga * group_s[ECI_GROUP_TP];
@@ -1174,7 +1244,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         res->breakdown.comm_s += dp_comm_s * (double)ga / simulate;
     res->comm_total_s = dp ? dp_comm_s * (double)ga / simulate
                            : sched.comm_busy_s * micro_weight + (shard_comm[0] + shard_comm[simulate - 1] * (ga - 1)) +
-                                 ga * (inline_fwd + inline_bwd) + zero_gather_s;
+                                 ga * inline_launched + zero_gather_s;
     if (n > 1) { /* a synchronous step waits for the slowest GPU (order statistics) */
         double e_max;
         if ((rc = eci_expected_max_normal(ctx, n, &e_max)) != EC_OK)
@@ -1211,11 +1281,17 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
                      .opt_shards = o_shards, .zero = r.strategy == EC_STRATEGY_ZERO,
                      .opt_on_host = cfg->offload != EC_OFFLOAD_NONE,
                      .weights_on_host = cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS,
-                     .act_copies = r.in_flight, .frozen_elem_bytes = p.frozen_elem_bytes};
-    if (per_unit) /* gathered 16-bit units in flight (the rate limiter's), the root, and one unit's
-                   * unsharded gradients before their reduce-scatter */
-        mi.gathered_bytes = (shard.limit * eci_workload_largest_unit(wl) + root) * compute_elem_bytes(cfg->precision) +
-                            eci_workload_largest_unit(wl) * reduce_bytes * wl->trainable_params / wl->params;
+                     .act_copies = r.in_flight, .frozen_elem_bytes = p.frozen_elem_bytes, .ep = r.ep,
+                     .grad_accum = ga, .expandable_segments = cfg->expandable_segments,
+                     .keep_grads = cfg->torch_version > 0 && cfg->torch_version < 2.0};
+    if (per_unit) { /* gathered 16-bit units in flight (the rate limiter's; without resharding after forward,
+                     * every unit stays gathered until backward), the root, and one unit's unsharded
+                     * gradients before their reduce-scatter */
+        double unit = eci_workload_largest_unit(wl);
+        double gathered = shard.regather ? shard.limit * unit + root : wl->params;
+        mi.gathered_bytes = gathered * compute_elem_bytes(cfg->precision) +
+                            unit * reduce_bytes * wl->trainable_params / wl->params;
+    }
     if (dp) /* the gathered logits, and their gradients unless the forward returned the loss */
         mi.extra_workspace_bytes = (1.0 + (output_grad_bytes > 0)) * n * wl->output_bytes;
     eci_memory_estimate(ctx, &mi, &res->memory);
@@ -1247,6 +1323,74 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     res->pp = r.pp;
     res->cp = r.cp;
     res->ep = r.ep;
+    return EC_OK;
+}
+
+/* One evaluation batch per GPU (docs/DESIGN.md 3.5): the model in eval mode (no dropout) and
+ * under no_grad, forward only, at eval_batch; its input copy (real data), the loop's read of
+ * its loss or predictions (eval_syncs_per_step), and what its own DataLoader adds: loading in
+ * the loop without workers, else the workers' rate when they are slower than the step. */
+static int eval_step(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_calib *calib, double seq,
+                     double gpu_scale, double *out_s)
+{
+    *out_s = 0;
+    int batch = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->batch_per_gpu, rc;
+    eci_shape shape;
+    fill_shape(ctx, cfg, r, seq, batch, &shape);
+    shape.inference = 1;
+    const eci_workload *wl;
+    if ((rc = eci_workload_get(ctx, r->net, r->task, &shape, &wl)) != EC_OK)
+        return rc;
+    eci_calib calib_copy = *calib;
+    eci_rates rates;
+    eci_rates_init(ctx, r->gpu, cfg->precision, &calib_copy, &rates);
+    layout_comm lc; /* the layout's groups price a tensor-parallel model's collectives */
+    if ((rc = layout_comm_init(ctx, cfg, r, calib, &lc)) != EC_OK)
+        return rc;
+    rates_of_layout(&lc, &rates);
+    const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale);
+    if (cost == NULL)
+        return EC_ENOMEM;
+    const eci_host *host = r->host;
+    int n = cfg->num_gpus;
+    plan p = {.wl = wl, .cost = cost, .loop_block = -1, .host = host,
+              .dispatch_fwd_s = host->dispatch_fwd_s * calib->dispatch_scale,
+              .dispatch_bwd_s = host->dispatch_bwd_s, .op_fwd_s = host->dispatch_fwd_s,
+              .host_factor = r->strategy == EC_STRATEGY_DP ? n : 1,
+              .loop_kernel_s = rates.floor_s, .loop_copy_s = eci_const(ctx, EC_C_h2d_latency_s)};
+    double replay_s;
+    model_dispatch(ctx, cfg, host, &p, &p.dispatch_fwd_s, &p.dispatch_bwd_s, &p.op_fwd_s, &replay_s);
+    timeline t = {0};
+    if (cfg->data_synthetic == EC_DATA_REAL) {
+        double bw = cfg->pin_memory ? r->gpu->h2d_pinned_bytes_per_s : r->gpu->h2d_pageable_bytes_per_s;
+        double h2d_s = wl->input_bytes * (r->strategy == EC_STRATEGY_DP ? n : 1) / bw + eci_const(ctx, EC_C_h2d_latency_s);
+        if (!cfg->pin_memory)
+            host_work(&t, CAUSE_H2D, wl->input_bytes / host->memcpy_bytes_per_s);
+        gpu_op(&t, host->dispatch_fwd_s, h2d_s, 0, 0);
+        if (!cfg->pin_memory)
+            sync_host(&t);
+    }
+    host_work(&t, CAUSE_DISPATCH, replay_s);
+    forward_pass(&t, &p);
+    if (eci_const(ctx, EC_C_eval_syncs_per_step) > 0)
+        sync_host(&t);
+    double step_s = t.cpu;
+    if (cfg->data_synthetic == EC_DATA_REAL) { /* the evaluation DataLoader's CPU work per batch */
+        double per_sample = cfg->sample_cpu_s >= 0 ? cfg->sample_cpu_s : host->collate_per_sample_s;
+        if (cfg->sample_cpu_s < 0 && cfg->tokenize == EC_TOKENIZE_ON_THE_FLY && r->text)
+            per_sample += seq / (cfg->tokenizer == EC_TOKENIZER_PYTHON ? host->python_tokenizer_tokens_per_s
+                                                                        : host->fast_tokenizer_tokens_per_s);
+        double load_s = per_sample * batch * (r->strategy == EC_STRATEGY_DP ? n : 1);
+        if (cfg->num_workers == 0) {
+            step_s += load_s;
+        } else {
+            int procs = r->strategy == EC_STRATEGY_DDP ? n : 1, cores = host->cores / procs > 1 ? host->cores / procs : 1;
+            double par = cfg->num_workers < cores ? cfg->num_workers : cores;
+            if (load_s / par > step_s)
+                step_s = load_s / par;
+        }
+    }
+    *out_s = step_s;
     return EC_OK;
 }
 
@@ -1300,13 +1444,14 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
         return step_model(ctx, cfg, rp, calib, seq, gpu_scale, NULL, res, host_s);
     int L = eci_net_pipeline_layers(rp->net), m = cfg->grad_accum, rc;
     layout_comm lc; /* every stage's links: worked out once */
-    if ((rc = layout_comm_init(ctx, cfg, rp, &lc)) != EC_OK)
+    if ((rc = layout_comm_init(ctx, cfg, rp, calib, &lc)) != EC_OK)
         return rc;
     double v = cfg->pp_schedule == EC_PP_INTERLEAVED ? cfg->pp_chunks : 1;
     eci_resolved st = *rp;
     ec_result one, crit, worst;
     stage_key prev = {-1, -1, -1, -1};
-    double u = 0, tail = 0, u_sum = 0, u_max = -1, tail_max = 0, flop = 0, p2p = 0, crit_host = 0, crit_tail = 0;
+    double u = 0, tail = 0, u_sum = 0, u_max = -1, tail_max = 0, flop = 0, hw_flop = 0, p2p = 0, crit_host = 0,
+           crit_tail = 0;
     memset(&worst, 0, sizeof worst);
     for (int s = 0; s < pp; s++) {
         int lo = (int)((long)s * L / pp), hi = (int)((long)(s + 1) * L / pp);
@@ -1340,6 +1485,7 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
         u_sum += u;
         tail_max = tail > tail_max ? tail : tail_max;
         flop += one.flop_per_step;
+        hw_flop += one.mfu_frac > 0 ? one.flop_per_step * one.hfu_frac / one.mfu_frac : one.flop_per_step;
     }
     double step = m * u_max + (u_sum - u_max) / v + tail_max;
     *res = crit;
@@ -1356,9 +1502,8 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
     res->tokens_per_s = rp->tokens * m * rp->dp / step;
     res->flop_per_step = flop / pp; /* per GPU: the stages' mean */
     double peak = crit.mfu_frac > 0 ? crit.flop_per_step / (crit.mfu_frac * crit.step_s) : 0;
-    double hw = crit.hfu_frac > 0 && crit.mfu_frac > 0 ? crit.hfu_frac / crit.mfu_frac : 1;
     res->mfu_frac = peak > 0 ? res->flop_per_step / (step * peak) : 0;
-    res->hfu_frac = res->mfu_frac * hw;
+    res->hfu_frac = peak > 0 ? hw_flop / pp / (step * peak) : 0; /* the stages' recompute, summed */
     res->gpu_util_frac = res->gpu_busy_s / step > 1.0 ? 1.0 : res->gpu_busy_s / step;
     rp->input_bytes = st.input_bytes;
     rp->tokens = st.tokens;
@@ -1448,6 +1593,22 @@ static size_t pad_knots(const ec_config *cfg, const eci_lengths *l, int seq, dou
     return n;
 }
 
+/* Collective kernels on the step's critical path (busy GPU time): DDP's exposed buckets, the
+ * tensor/context/expert collectives on the compute stream, ZeRO's gather after the step. */
+static double coll_busy_s(const ec_result *r)
+{
+    const ec_comm_parts *c = &r->comm;
+    return c->tp_s + c->cp_s + c->ep_s + c->dp_reduce_s + c->overlap_s;
+}
+
+/* Collective time that ran beside compute: all launched, less what was exposed. */
+static double coll_hidden_s(const ec_result *r)
+{
+    const ec_comm_parts *c = &r->comm;
+    double exposed = c->tp_s + c->cp_s + c->ep_s + c->dp_reduce_s + c->shard_wait_s + c->pp_p2p_s;
+    return r->comm_total_s > exposed ? r->comm_total_s - exposed : 0;
+}
+
 /* Series the pipeline averages for the result beyond the ones that drive it. */
 enum { S_FWD = ECI_S_MECHANICS, S_BWD, S_OPT, S_H2D_EXPOSED, S_CPU, S_KERNELS, S_FLOP, S_PEAK, N_SERIES };
 
@@ -1534,13 +1695,20 @@ int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, 
         const ec_breakdown *b = &kr.breakdown;
         double v[N_SERIES] = {
             [ECI_S_WALL] = kr.step_s, [ECI_S_HOST] = host_s, [ECI_S_BUSY] = kr.gpu_busy_s,
-            [ECI_S_H2D] = b->h2d_s, [ECI_S_COMM] = b->comm_s, [S_FWD] = b->forward_s, [S_BWD] = b->backward_s,
+            [ECI_S_H2D] = b->h2d_s, [ECI_S_COMM] = b->comm_s, [ECI_S_COLL_BUSY] = coll_busy_s(&kr),
+            [ECI_S_COLL_HIDDEN] = coll_hidden_s(&kr), [S_FWD] = b->forward_s, [S_BWD] = b->backward_s,
             [S_OPT] = b->optimizer_s, [S_H2D_EXPOSED] = b->h2d_s, [S_CPU] = b->cpu_overhead_s,
             [S_KERNELS] = kr.kernels_per_step, [S_FLOP] = kr.flop_per_step,
             [S_PEAK] = kr.mfu_frac > 0 ? kr.flop_per_step / (kr.mfu_frac * kr.step_s) : 0};
         for (int j = 0; j < N_SERIES; j++)
             in->knot_val[j][k] = j == S_PEAK ? v[j] : v[j] / ga; /* per micro-step */
         *top = kr; /* the longest padded length: the memory peak */
+    }
+    if (r.net != NULL && cfg->eval_samples > 0) { /* at the typical padded length of an evaluation batch */
+        int eb = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->batch_per_gpu;
+        double len = l != NULL && cfg->padding != EC_PAD_MAX_LENGTH ? eci_lengths_padded_mean(l, eb) : r.seq;
+        if ((rc = eval_step(ctx, cfg, &r, &calib, len, scale, &top->eval_step_s)) != EC_OK)
+            goto fail;
     }
     pipe_loader(ctx, cfg, &r, l, r.net != NULL ? r.input_bytes : 0, in);
     return EC_OK;
@@ -1609,6 +1777,33 @@ static void assemble_step(const ec_config *cfg, const eci_resolved *r, const eci
     res->bottleneck = bottleneck(&res->breakdown, res->step_s, loader_frac);
 }
 
+/* One compilation of the step by torch.compile in cfg's mode, CUDA graph capture included. */
+static double compile_time_s(const ec_ctx *ctx, const ec_config *cfg)
+{
+    if (cfg->compile == EC_COMPILE_OFF)
+        return 0;
+    double s = eci_const(ctx, EC_C_compile_s);
+    if (cfg->compile == EC_COMPILE_MAX_AUTOTUNE || cfg->compile == EC_COMPILE_MAX_AUTOTUNE_NO_CUDAGRAPHS)
+        s *= eci_const(ctx, EC_C_compile_max_autotune_factor);
+    if (cuda_graphs(cfg))
+        s += eci_const(ctx, EC_C_compile_cudagraph_capture_s);
+    return s;
+}
+
+/* All of torch.compile's compilations in a run: one, one recompile once shapes change
+ * (automatic_dynamic_shapes: dynamic padding or a ragged last batch), and evaluation (eval mode,
+ * no grad) is a graph of its own. */
+static double compile_once_s(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_pipe_epoch *ep)
+{
+    if (cfg->compile == EC_COMPILE_OFF)
+        return 0;
+    double per_gpu = (double)cfg->batch_per_gpu * r->dp;
+    int ragged = cfg->dataset_samples > 0 && fmod(cfg->dataset_samples, per_gpu) != 0;
+    int shapes = ep->distinct_lengths > 1 || ragged;
+    return compile_time_s(ctx, cfg) *
+           (1.0 + shapes * eci_const(ctx, EC_C_compile_dynamic_recompiles) + (cfg->eval_samples > 0));
+}
+
 /* Epoch = simulated training + evaluation + checkpoint writes; run = epochs + one-time costs. */
 static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_pipe_in *in,
                            const eci_lengths *l, const eci_pipe_epoch *ep, ec_result *res)
@@ -1618,8 +1813,14 @@ static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
     double per_gpu = (double)cfg->batch_per_gpu * r->dp; /* samples per micro-step over the replicas */
     res->steps_per_epoch = ceil(cfg->dataset_samples / (per_gpu * cfg->grad_accum));
     double extra = 0;
-    if (cfg->eval_samples > 0) /* forward only, same batch, all GPUs */
-        extra += ceil(cfg->eval_samples / per_gpu) * ep->mean_s[S_FWD];
+    if (cfg->eval_samples > 0) { /* eval_step: each replica evaluates its share, eval_batch at a time */
+        double eval_batch = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->batch_per_gpu;
+        double evals = cfg->eval_every_steps > 0 ? floor(res->steps_per_epoch / cfg->eval_every_steps) : 1;
+        double startup = cfg->num_workers > 0 && !cfg->persistent_workers && cfg->data_synthetic == EC_DATA_REAL
+                             ? r->host->worker_start_s : 0; /* a new iterator starts its workers */
+        res->eval_s = evals * (ceil(cfg->eval_samples / (eval_batch * r->dp)) * res->eval_step_s + startup);
+        extra += res->eval_s;
+    }
     if (cfg->checkpoints_per_epoch > 0) /* torch.save of weights and optimizer states */
         extra += cfg->checkpoints_per_epoch * (res->memory.weights_bytes + res->memory.optimizer_bytes) /
                  eci_const(ctx, EC_C_checkpoint_write_bytes_per_s);
@@ -1636,11 +1837,7 @@ static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                                                             : r->host->fast_tokenizer_tokens_per_s;
         once += cfg->dataset_samples * tokens / (rate * r->host->cores);
     }
-    if (cfg->compile) { /* one compile, and one recompile with dynamic shapes (automatic_dynamic_shapes) */
-        int ragged = fmod(cfg->dataset_samples, per_gpu) != 0;
-        int shapes = ep->distinct_lengths > 1 || ragged;
-        once += eci_const(ctx, EC_C_compile_s) * (1.0 + shapes * eci_const(ctx, EC_C_compile_dynamic_recompiles));
-    }
+    once += compile_once_s(ctx, cfg, r, ep);
     res->run_s = res->epoch_s * cfg->epochs + once;
 }
 
@@ -1707,7 +1904,9 @@ static void model_warnings(const ec_config *cfg, const eci_resolved *r, ec_resul
                    cfg->attention != EC_ATTN_EAGER) {
             snprintf(text, sizeof text, "checkpointing=selective has no effect with a fused attention kernel "
                      "(attention=%s): it recomputes its scores in backward already",
-                     cfg->attention == EC_ATTN_FLASH ? "flash" : "sdpa");
+                     cfg->attention == EC_ATTN_FLASH          ? "flash"
+                     : cfg->attention == EC_ATTN_FLASH_TRITON ? "flash_triton"
+                                                              : "sdpa");
             add_warning(res, EC_WARN_KEY_IGNORED, text);
         }
     }
@@ -1910,6 +2109,8 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
         {"memory.workspace_bytes", m->workspace_bytes, 0, HUGE_VAL}, {"memory.context_bytes", m->context_bytes, 0, HUGE_VAL},
         {"memory.allocator_bytes", m->allocator_bytes, 0, HUGE_VAL}, {"memory.peak_bytes", m->peak_bytes, 0, HUGE_VAL},
         {"memory.capacity_bytes", m->capacity_bytes, 0, HUGE_VAL},
+        {"memory.allocated_bytes", m->allocated_bytes, 0, HUGE_VAL},
+        {"memory.reserved_bytes", m->reserved_bytes, 0, HUGE_VAL}, {"memory.nvml_bytes", m->nvml_bytes, 0, HUGE_VAL},
         {"single_gpu_samples_per_s", res->single_gpu_samples_per_s, 0, HUGE_VAL},
         {"scaling_efficiency_frac", res->scaling_efficiency_frac, 0, HUGE_VAL},
         {"busbw_bytes_per_s", res->busbw_bytes_per_s, 0, HUGE_VAL}, {"comm_total_s", res->comm_total_s, 0, HUGE_VAL},
@@ -1925,6 +2126,8 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
         {"comm.shard_wait_s", res->comm.shard_wait_s, 0, HUGE_VAL}, {"comm.overlap_s", res->comm.overlap_s, 0, HUGE_VAL},
         {"comm.offload_s", res->comm.offload_s, 0, HUGE_VAL}, {"comm.pp_bubble_s", res->comm.pp_bubble_s, 0, HUGE_VAL},
         {"comm.pp_p2p_s", res->comm.pp_p2p_s, 0, HUGE_VAL},
+        {"eval_s", res->eval_s, 0, HUGE_VAL}, {"eval_step_s", res->eval_step_s, 0, HUGE_VAL},
+        {"first_step_s", res->first_step_s, 0, HUGE_VAL}, {"train_s", res->train_s, 0, HUGE_VAL},
     };
     size_t i = 0, n = sizeof f / sizeof f[0];
     while (i < n && isfinite(f[i].v) && f[i].v >= f[i].lo && f[i].v <= f[i].hi)
@@ -1978,10 +2181,14 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
         eci_resolved r;
         eci_resolve(ctx, cfg, &r); /* succeeded in eci_pipe_prepare */
         res->memory = top.memory;
+        res->eval_step_s = top.eval_step_s;
         res->warnings = top.warnings;
         memcpy(res->warning_text, top.warning_text, sizeof res->warning_text);
         assemble_step(cfg, &r, l, in, &ep, eci_const(ctx, EC_C_loader_bottleneck_frac), res);
         assemble_epoch(ctx, cfg, &r, in, l, &ep, res);
+        res->first_step_s = res->step_s + compile_time_s(ctx, cfg);
+        if (res->epoch_s > 0)
+            res->train_s = res->epoch_s * cfg->epochs + compile_once_s(ctx, cfg, &r, &ep);
         if (!reference)
             add_warnings(ctx, cfg, &r, res);
         copy_multi_gpu(&top, res);

@@ -56,8 +56,8 @@ struct ec_runs_reader {
     size_t count;            /* runs handed out */
     int failed;
     ec_run run;
-    char *id_buf, *src_buf;
-    size_t id_cap, src_cap;
+    char *id_buf, *src_buf, *split_buf;
+    size_t id_cap, src_cap, split_cap;
     id_slot *seen;           /* the ids so far (duplicates are an error) */
     size_t seen_cap, seen_n;
     char *ids;
@@ -65,11 +65,15 @@ struct ec_runs_reader {
 };
 
 /* char arrays, not pointers: a pointer table would be relocated data (see config.c). */
-static const char METRIC_NAMES[][16] = { "samples_per_s", "step_time_ms", "epoch_time_s", "tokens_per_s" };
+static const char METRIC_NAMES[][16] = { "samples_per_s", "step_time_ms", "epoch_time_s", "tokens_per_s",
+                                         "peak_bytes", "reserved_bytes", "allocated_bytes", "oom",
+                                         "train_time_s", "first_step_s" };
+static const char READING_NAMES[][12] = { "nvml", "reserved", "allocated" };
+#define N_READINGS (sizeof READING_NAMES / sizeof READING_NAMES[0])
 #define N_METRICS (sizeof METRIC_NAMES / sizeof METRIC_NAMES[0])
 
 /* Column roles besides config keys. */
-enum { COL_CONFIG = 0, COL_ID, COL_METRIC, COL_VALUE, COL_SOURCE };
+enum { COL_CONFIG = 0, COL_ID, COL_METRIC, COL_VALUE, COL_SOURCE, COL_SPLIT, COL_READING, COL_NOTE };
 
 static void free_runs(ec_ctx *ctx, ec_run *runs, size_t n, size_t cap)
 {
@@ -80,6 +84,8 @@ static void free_runs(ec_ctx *ctx, ec_run *runs, size_t n, size_t cap)
             eci_strfree(ctx, (char *)(uintptr_t)runs[i].id);
         if (runs[i].source != NULL)
             eci_strfree(ctx, (char *)(uintptr_t)runs[i].source);
+        if (runs[i].split != NULL)
+            eci_strfree(ctx, (char *)(uintptr_t)runs[i].split);
     }
     eci_free(ctx, runs, cap * sizeof *runs);
 }
@@ -124,6 +130,12 @@ static int map_columns(ec_ctx *ctx, const eci_table *t, int *role)
             role[c] = COL_VALUE;
         else if (strcmp(h, "source") == 0)
             role[c] = COL_SOURCE;
+        else if (strcmp(h, "split") == 0)
+            role[c] = COL_SPLIT;
+        else if (strcmp(h, "memory_reading") == 0)
+            role[c] = COL_READING;
+        else if (strcmp(h, "note") == 0 || strncmp(h, "note_", 5) == 0)
+            role[c] = COL_NOTE;
         else {
             role[c] = COL_CONFIG;
             for (size_t k = 0; k < n_keys && !found; k++)
@@ -250,12 +262,14 @@ static int parse_row(ec_runs_reader *rd, const eci_table *t, size_t row, ec_run 
     ec_ctx *ctx = rd->ctx;
     size_t cols = eci_table_cols(t);
     const int *role = rd->role;
-    int rc;
+    int rc, reading = -1;
+    size_t value_col = 0, reading_col = 0;
 
     memset(run, 0, sizeof *run);
     ec_config_init(&run->config);
     run->line = eci_table_line(t, row);
     run->source = "";
+    run->split = "";
     for (size_t c = 0; c < cols; c++) {
         const char *cell = eci_table_cell(t, row, (int)c);
 
@@ -282,8 +296,9 @@ static int parse_row(ec_runs_reader *rd, const eci_table *t, size_t row, ec_run 
                 m++;
             if (m == N_METRICS)
                 return cell_error(ctx, EC_EINVAL, t, row, c,
-                                  "column 'metric': '%s' is not one of samples_per_s, "
-                                  "step_time_ms, epoch_time_s, tokens_per_s", cell);
+                                  "column 'metric': '%s' is not one of samples_per_s, step_time_ms, "
+                                  "epoch_time_s, tokens_per_s, peak_bytes, reserved_bytes, allocated_bytes, "
+                                  "oom, train_time_s, first_step_s", cell);
             run->metric = (ec_metric)m;
             break;
         }
@@ -291,28 +306,55 @@ static int parse_row(ec_runs_reader *rd, const eci_table *t, size_t row, ec_run 
             rc = eci_table_number(ctx, t, row, (int)c, -HUGE_VAL, HUGE_VAL, &run->value);
             if (rc != EC_OK)
                 return rc;
-            if (!(run->value > 0))
-                return cell_error(ctx, EC_EINVAL, t, row, c,
-                                  "column 'value': '%s' is not a positive number", cell);
-            /* A measurement no run can give (1e-320 samples/s made the MAPE infinite). */
-            if (run->value < VALUE_MIN || run->value > VALUE_MAX)
-                return cell_error(ctx, EC_EINVAL, t, row, c,
-                                  "column 'value': '%s' is out of range [%g, %g] (in the metric's unit)", cell,
-                                  VALUE_MIN, VALUE_MAX);
+            value_col = c;
             break;
         case COL_SOURCE:
             if ((run->source = keep_text(ctx, &rd->src_buf, &rd->src_cap, cell)) == NULL)
                 return EC_ENOMEM;
             break;
+        case COL_SPLIT:
+            if ((run->split = keep_text(ctx, &rd->split_buf, &rd->split_cap, cell)) == NULL)
+                return EC_ENOMEM;
+            break;
+        case COL_READING:
+            if (cell[0] == '\0')
+                break;
+            for (reading = 0; reading < (int)N_READINGS && strcmp(READING_NAMES[reading], cell) != 0; reading++)
+                ;
+            if (reading == (int)N_READINGS)
+                return cell_error(ctx, EC_EINVAL, t, row, c,
+                                  "column 'memory_reading': '%s' is not one of nvml, reserved, allocated", cell);
+            reading_col = c;
+            break;
+        case COL_NOTE:
+            break;
         }
     }
+    /* checks that need the whole row: columns come in any order */
+    if (reading >= 0) {
+        if (run->metric != EC_METRIC_PEAK_BYTES)
+            return cell_error(ctx, EC_EINVAL, t, row, reading_col,
+                              "column 'memory_reading' qualifies metric peak_bytes only");
+        run->metric = (ec_metric)(EC_METRIC_PEAK_BYTES + reading);
+    }
+    if (run->metric == EC_METRIC_OOM ? !(run->value == 0 || run->value == 1) : !(run->value > 0))
+        return cell_error(ctx, EC_EINVAL, t, row, value_col, "column 'value': '%s' is not %s",
+                          eci_table_cell(t, row, (int)value_col),
+                          run->metric == EC_METRIC_OOM ? "0 or 1 (metric oom)" : "a positive number");
+    /* A measurement no run can give (1e-320 samples/s made the MAPE infinite). */
+    if (run->metric != EC_METRIC_OOM && (run->value < VALUE_MIN || run->value > VALUE_MAX))
+        return cell_error(ctx, EC_EINVAL, t, row, value_col,
+                          "column 'value': '%s' is out of range [%g, %g] (in the metric's unit)",
+                          eci_table_cell(t, row, (int)value_col), VALUE_MIN, VALUE_MAX);
     /* An epoch time can only be predicted from an epoch's size: without it the prediction
      * is 0 and the row would count as a -100% error. */
-    if (run->metric == EC_METRIC_EPOCH_TIME_S && !(run->config.dataset_samples > 0)) {
+    if ((run->metric == EC_METRIC_EPOCH_TIME_S || run->metric == EC_METRIC_TRAIN_TIME_S) &&
+        !(run->config.dataset_samples > 0)) {
         for (size_t c = 0; c < cols; c++)
             if (role[c] == COL_METRIC)
-                return cell_error(ctx, EC_EINVAL, t, row, c, "metric epoch_time_s needs dataset_samples "
-                                  "(the samples of one epoch) in this row");
+                return cell_error(ctx, EC_EINVAL, t, row, c, "metric %s needs dataset_samples "
+                                  "(the samples of one epoch) in this row",
+                                  run->metric == EC_METRIC_EPOCH_TIME_S ? "epoch_time_s" : "train_time_s");
     }
     return resolve_paths(rd, t, row, run);
 }
@@ -385,6 +427,7 @@ void ec_runs_close(ec_runs_reader *rd)
     eci_strfree(ctx, rd->real_dir);
     eci_free(ctx, rd->id_buf, rd->id_cap);
     eci_free(ctx, rd->src_buf, rd->src_cap);
+    eci_free(ctx, rd->split_buf, rd->split_cap);
     eci_free(ctx, rd->seen, rd->seen_cap * sizeof *rd->seen);
     eci_free(ctx, rd->ids, rd->ids_cap);
     eci_free(ctx, rd, sizeof *rd);
@@ -535,9 +578,10 @@ int ec_runs_load_v2(ec_ctx *ctx, const char *path, unsigned flags, ec_runs **out
         }
         ec_run *dst = &runs->runs[runs->n];
         *dst = *r;
-        dst->id = dst->source = NULL;
+        dst->id = dst->source = dst->split = NULL;
         runs->n++; /* counted now, so that a failure below frees what was copied */
-        if ((dst->id = eci_strdup(ctx, r->id)) == NULL || (dst->source = eci_strdup(ctx, r->source)) == NULL) {
+        if ((dst->id = eci_strdup(ctx, r->id)) == NULL || (dst->source = eci_strdup(ctx, r->source)) == NULL ||
+            (dst->split = eci_strdup(ctx, r->split)) == NULL) {
             rc = EC_ENOMEM;
             break;
         }
@@ -589,6 +633,18 @@ double ec_result_metric(const ec_result *res, ec_metric metric)
         return res->epoch_s;
     case EC_METRIC_TOKENS_PER_S:
         return res->tokens_per_s;
+    case EC_METRIC_PEAK_BYTES:
+        return res->memory.nvml_bytes;
+    case EC_METRIC_RESERVED_BYTES:
+        return res->memory.reserved_bytes;
+    case EC_METRIC_ALLOCATED_BYTES:
+        return res->memory.allocated_bytes;
+    case EC_METRIC_OOM:
+        return res->memory.fits ? 0.0 : 1.0;
+    case EC_METRIC_TRAIN_TIME_S: /* a trainer's train_runtime: the epochs and the compilation */
+        return res->train_s;
+    case EC_METRIC_FIRST_STEP_S:
+        return res->first_step_s;
     }
     return NAN;
 }
@@ -611,11 +667,21 @@ void ec_result_metric_interval(const ec_result *res, ec_metric metric, double *p
             lo = res->step_p10_s * 1e3;
             hi = res->step_p90_s * 1e3;
             break;
+        case EC_METRIC_PEAK_BYTES: /* a point prediction: no interval */
+            break;
         case EC_METRIC_EPOCH_TIME_S:
             if (res->epoch_s > 0) {
                 lo = res->epoch_p10_s;
                 hi = res->epoch_p90_s;
             }
+            break;
+        case EC_METRIC_TRAIN_TIME_S: /* the epoch interval's spread, in proportion */
+            if (res->epoch_s > 0 && res->train_s > 0) {
+                lo = res->train_s * res->epoch_p10_s / res->epoch_s;
+                hi = res->train_s * res->epoch_p90_s / res->epoch_s;
+            }
+            break;
+        default: /* memory, oom, first step: no interval */
             break;
         }
     }

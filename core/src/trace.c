@@ -16,19 +16,21 @@
 #include <stdio.h>
 
 #define DEFAULT_TRACE_STEPS 20
-#define EVENTS_PER_STEP 8  /* wait/load + step + copy + kernels + comm + pin + build, and slack */
+#define EVENTS_PER_STEP 10 /* wait/load + step + copy + kernels + comm + overlapped + pin + build, and slack */
 
 enum { PID_HOST = 1, PID_GPU = 2 };
 
 static int track_pid(int track)
 {
-    return track == ECI_TRACK_GPU || track == ECI_TRACK_H2D || track == ECI_TRACK_COMM ? PID_GPU : PID_HOST;
+    return track == ECI_TRACK_GPU || track == ECI_TRACK_H2D || track == ECI_TRACK_COMM || track == ECI_TRACK_OVERLAP
+               ? PID_GPU
+               : PID_HOST;
 }
 
 static void track_name(int track, char *buf, size_t n)
 {
     static const char *const names[] = {"main thread (CPU dispatch)", "GPU compute", "H2D copy", "communication",
-                                        "pin-memory thread"};
+                                        "collectives overlapped", "pin-memory thread"};
     if (track < ECI_TRACK_WORKER0)
         snprintf(buf, n, "%s", names[track]);
     else

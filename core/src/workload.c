@@ -147,6 +147,9 @@ static eci_op *mem(builder *b, const char *name, double n, double bytes_per_elem
     if (op != NULL) {
         op->fwd_bytes = n * bytes_per_elem;
         op->saved_bytes = saved_bytes;
+        /* the output: one element of the stream's dtype, or half the traffic of a one-pass op */
+        double e = tbytes(b, &b->cur);
+        op->out_bytes = n * (bytes_per_elem / 2.0 < e ? bytes_per_elem / 2.0 : e);
     }
     return op;
 }
@@ -158,6 +161,7 @@ static void cast(builder *b, const char *name, double n, double saved_bytes)
     if (op != NULL) {
         op->fwd_bytes = n * 6.0;
         op->saved_bytes = saved_bytes;
+        op->out_bytes = n * 2.0;
     }
 }
 
@@ -201,7 +205,8 @@ static void tp_enter(builder *b)
     if (b->tp <= 1)
         return;
     double full = b->cur.rows * (b->sp ? b->tp : 1);
-    double bytes = full * b->cur.width * tbytes(b, &b->cur);
+    /* Megatron's regions communicate the compute dtype: its (TE) norms hand bf16 to the linears */
+    double bytes = full * b->cur.width * b->act;
     if (b->sp) {
         comm(b, "tp_allgather", ECI_GROUP_TP, ECI_COLL_ALLGATHER, ECI_COLL_REDUCE_SCATTER, bytes, 0);
         b->cur.rows = full;
@@ -349,6 +354,8 @@ static eci_op *linear(builder *b, const char *name, double out, int bias)
 
 static void dropout(builder *b, const char *name)
 {
+    if (b->sh->inference) /* model.eval(): nn.Dropout is the identity, no kernel */
+        return;
     double n = elems(&b->cur);
     mem(b, name, n, 2.0 * tbytes(b, &b->cur) + b->mask, n * b->mask);
     fresh(b, &b->cur);
@@ -370,11 +377,38 @@ static void cross_entropy(builder *b, double rows, double classes)
 /* LayerNorm (autocast runs it in fp32): keeps its input and two fp32 statistics per row.
  * HF's Python RMSNorm (Llama, T5, Gemma) is several eager kernels (constants.csv): pow, mean,
  * rsqrt, the scaling and the weight; it keeps the fp32 input and the normalized product.
- * BatchNorm in training reads its input twice (statistics, normalise) and writes once. */
+ * BatchNorm in training reads its input twice (statistics, normalise) and writes once.
+ * A low-precision norm under autocast (llm-foundry's LPLayerNorm/LPRMSNorm) casts an fp32
+ * input down first (that copy is what backward keeps) and runs at the 16-bit width: a
+ * 16-bit output the next linear reads without a cast. */
 static void norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer *nl)
 {
     double n = elems(t), e = b->f32k;
     eci_op *op;
+    if (nl->low_precision && b->amp && nl->kind != EC_NORM_BATCH) {
+        int down = t->f32; /* _cast_if_autocast_enabled(x): a copy only when x is fp32 */
+        if (down)
+            cast(b, "norm_cast_in", n, n * b->act);
+        if (casts_weights(b)) /* and the fp32 weight (and bias) */
+            cast(b, "norm_cast_w", (nl->bias ? 2.0 : 1.0) * t->width, 0);
+        e = b->act;
+        double rows = t->rows, kept = (down ? 0 : n * e) + rows * 8.0;
+        if (nl->kind == EC_NORM_RMS) {
+            int k = b->sh->rmsnorm_kernels > 0 ? b->sh->rmsnorm_kernels : 1;
+            op = mem(b, name, n, b->sh->rmsnorm_passes * e, kept + n * e);
+            if (op != NULL)
+                op->fwd_kernels = k;
+        } else {
+            op = mem(b, name, n, 2.0 * e, kept);
+        }
+        if (op != NULL) {
+            op->params = (nl->bias ? 2.0 : 1.0) * t->width;
+            op->param_tensors = nl->bias ? 2 : 1;
+        }
+        t->f32 = 0;
+        fresh(b, t);
+        return;
+    }
     if (nl->kind == EC_NORM_BATCH) {
         op = mem(b, name, n, 3.0 * b->act, n * b->act);
         if (op != NULL) {
@@ -390,6 +424,8 @@ static void norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer
             if (op != NULL)
                 op->fwd_kernels = k;
         } else {
+            if (b->amp && !t->f32) /* autocast runs layer_norm in fp32: a 16-bit input is copied up first */
+                cast(b, "norm_cast_up", n, 0);
             op = mem(b, name, n, 2.0 * e, n * e + rows * 8.0);
         }
         if (op != NULL) {
@@ -458,12 +494,18 @@ static void attention_eager(builder *b, const ec_attention_layer *a, double head
     mem(b, "scale", scores, 2.0 * b->act, 0);
     if (a->softcap) /* scores / cap, tanh, x cap (Gemma 2) */
         mem(b, "softcap", scores, 3.0 * 2.0 * b->act, scores * b->act);
-    mem(b, a->causal ? "causal_mask" : "mask_add", scores, 2.0 * b->act, 0);
-    mem(b, "softmax", scores, b->act + b->f32k, scores * b->f32k);
-    if (a->dropout)
-        mem(b, "attn_dropout", scores, 2.0 * b->f32k + b->mask, scores * b->mask);
-    double probs_saved = scores * b->f32k;
-    if (b->amp) {
+    /* under autocast the additive mask is fp32 (HF builds it in the parameters' dtype): adding
+     * it promotes the 16-bit scores to fp32, which the softmax then reads */
+    double masked = b->amp ? b->f32k : b->act;
+    mem(b, a->causal ? "causal_mask" : "mask_add", scores, b->act + masked, 0);
+    /* the softmax's dtype: fp32 under autocast and in fp32, and in a 16-bit model whose code
+     * upcasts it (softmax_fp32); then cast back for the matmul */
+    double sm = a->softmax_fp32 && b->act < 4.0 ? 4.0 : b->f32k;
+    mem(b, "softmax", scores, masked + sm, scores * sm);
+    if (a->dropout && !b->sh->inference)
+        mem(b, "attn_dropout", scores, 2.0 * sm + b->mask, scores * b->mask);
+    double probs_saved = scores * sm;
+    if (b->amp || sm > b->act) {
         cast(b, "cast_probs", scores, scores * 2.0);
         probs_saved = 0;
     }
@@ -486,14 +528,27 @@ static double flash_keys_frac(const ec_attention_layer *a, double s)
     return a->causal ? (s + 1.0) / (2.0 * s) : 1.0;
 }
 
+/* The same for torch's SDPA: HF calls it with is_causal=True when it builds no mask (no
+ * padding token in the batch), and its flash and memory-efficient kernels then skip the
+ * blocks above the diagonal; a padding mask or a sliding window goes in as an explicit mask,
+ * which every key block is read against. */
+static double sdpa_keys_frac(const builder *b, const ec_attention_layer *a, double s)
+{
+    if (!b->sh->unpadded || a->window > 0)
+        return 1.0;
+    return flash_keys_frac(a, s);
+}
+
 static void attention_fused(builder *b, double heads, double head_dim, double sq, double sk_eff, double rows_q,
                             double rows_k)
 {
     double batch = b->batch, h = heads * head_dim;
     eci_op *op = gemm(b, "sdpa", sq, sk_eff, 2.0 * head_dim, batch * heads,
                       (2.0 * rows_q + 2.0 * rows_k) * h * b->act + rows_q * heads * 4.0);
-    if (op != NULL)
+    if (op != NULL) {
         op->kind = ECI_OP_ATTN;
+        op->attn_triton = b->sh->flash_triton;
+    }
 }
 
 /* Q, K and V projections (one fused GEMM or three), rotary embedding, Q/K norms, the
@@ -559,7 +614,14 @@ static void attention(builder *b, const ec_attention_layer *a)
     if (b->eager)
         attention_eager(b, a, heads, hd, sq, sk_eff, rows_q, rows_k);
     else
+    {
         attention_fused(b, heads, hd, sq, b->flash ? sk_eff * flash_keys_frac(a, in.kv_seq) : sk_eff, rows_q, rows_k);
+        /* SDPA's causal skipping is priced in time only: the model's FLOPs (MFU, HFU) count
+         * the whole s x s square, as Narayanan et al. and PaLM do */
+        eci_op *last = b->rc == EC_OK && b->wl->n_ops > 0 ? &b->wl->ops[b->wl->n_ops - 1] : NULL;
+        if (!b->flash && last != NULL && last->kind == ECI_OP_ATTN)
+            last->attn_keys_frac = sdpa_keys_frac(b, a, in.kv_seq);
+    }
     b->core = 0;
     if (b->cp > 1 && !a->cross) /* ring attention: the other GPUs' keys and values pass by while the
                                   * local blocks compute (backward: again, and their gradients back) */
@@ -662,8 +724,10 @@ static void moe(builder *b, const ec_moe_layer *m)
         down->quant = quant;
     }
     mem(b, "expert_scatter", x, 3.0 * b->act, x * b->act);
-    for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
+    for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++) {
         b->wl->ops[i].count = (int)local;
+        b->wl->ops[i].expert = 1;
+    }
     if (b->ep > 1)
         comm(b, "ep_combine", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
     b->cur = in;
@@ -700,10 +764,13 @@ static void no_backward_from(builder *b, size_t first)
 static void embedding(builder *b, const ec_embedding_layer *e)
 {
     size_t first = b->wl->n_ops;
-    double full = b->has_memory ? b->sh->target_seq : b->sh->seq, h = (double)e->dim, f = b->f32k;
+    /* the lookups return the tables' dtype: fp32, or 16 bits when the weights are held in 16 bits
+     * (FSDP MixedPrecision, DeepSpeed, a 16-bit frozen LoRA base), and the residual stream stays so */
+    int f32 = casts_weights(b) || !b->amp;
+    double full = b->has_memory ? b->sh->target_seq : b->sh->seq, h = (double)e->dim, f = f32 ? b->f32k : b->act;
     double seq = full / b->cp, T = b->batch * seq; /* context parallelism: this GPU's share */
     b->cur = (tensor){.rows = T, .width = h, .seq = seq, .seq_sq = b->has_memory ? full * full : b->sh->seq_sq,
-                      .kv_seq = full, .f32 = 1};
+                      .kv_seq = full, .f32 = f32};
     /* tensor parallelism: Megatron's vocabulary-parallel embedding (each GPU a slice of rows) */
     double V = ceil((double)e->vocab / b->tp), P = (double)e->positions, Tv = (double)e->type_vocab;
     eci_op *op;
@@ -738,7 +805,8 @@ static void embedding(builder *b, const ec_embedding_layer *e)
     if (b->tp > 1) { /* each GPU looked up its slice: the partial sums are reduced (to the shards) */
         int sp = b->sp;
         comm(b, sp ? "tp_emb_reduce_scatter" : "tp_emb_allreduce", ECI_GROUP_TP,
-             sp ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE, sp ? ECI_COLL_ALLGATHER : ECI_COLL_NONE, T * h * f, 0);
+             sp ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE, sp ? ECI_COLL_ALLGATHER : ECI_COLL_NONE, T * h * b->act,
+             0);
         if (sp)
             b->cur.rows = T / b->tp;
     }
@@ -773,6 +841,15 @@ static void conv2d_on(builder *b, tensor *t, const ec_conv2d_layer *c, const cha
         op->params = w + (c->bias ? cout : 0);
         op->param_tensors = c->bias ? 2 : 1;
         op->cast_params = casts_weights(b) ? w : 0;
+        /* NCHW on tensor cores: cuDNN's kernels read NHWC (xmma ..._nhwckrsc_nchw writes the
+         * NCHW output itself), so the input is transposed in the forward; the backward
+         * transposes the output's gradient and the input (wgrad) and the data gradient back
+         * (constants.csv cudnn_nchw_transposes_*); each transpose reads and writes a tensor */
+        if (!b->sh->channels_last) {
+            double in = n * hw * hw * cin * b->act, out = n * hout * hout * cout * b->act;
+            op->layout_bytes = 2.0 * in;
+            op->layout_bwd_bytes = 2.0 * (2.0 * in + out);
+        }
     }
     mark_saved(b, t->id);
     t->c = cout;
@@ -1079,10 +1156,28 @@ static void head(builder *b, const ec_head *hd)
         break;
     case EC_HEAD_CAUSAL_LM:
         vocab_projection(b, hd, V);
-        if (!b->has_memory) /* HF shifts the logits of a decoder: a contiguous copy of all of them */
-            mem(b, "shift_logits", T * V, 2.0 * b->act, T * V * b->act);
-        cross_entropy(b, T, V);
+        if (hd->fused_loss) { /* xentropy: reads the 16-bit logits once, keeps them and a log-sum-exp
+                               * per row; backward reads them and writes their gradient */
+            b->wl->output_bytes += T * V * b->act;
+            eci_op *op = mem(b, "fused_xentropy", T * V, b->act, T * V * b->act + T * 4.0);
+            if (op != NULL)
+                op->bwd_bytes = 2.0 * T * V * b->act;
+        } else {
+            if (!b->has_memory) /* HF shifts the logits of a decoder: a contiguous copy of all of them */
+                mem(b, "shift_logits", T * V, 2.0 * b->act, T * V * b->act);
+            cross_entropy(b, T, V);
+        }
         vocab_parallel_loss(b, T);
+        for (int k = 0; k < hd->metric_losses; k++) { /* the trainer's metrics: torch cross-entropy under
+                                                        * autocast and no_grad (fp32 copy, log_softmax, nll) */
+            size_t first = b->wl->n_ops;
+            if (b->amp)
+                cast(b, "metric_cast_logits", T * V, 0);
+            mem(b, "metric_log_softmax", T * V, 2.0 * b->f32k, 0);
+            mem(b, "metric_nll", T, 16.0, 0);
+            for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
+                b->wl->ops[i].bwd = 0;
+        }
         break;
     case EC_HEAD_IMAGE_CLASSIFY:
         if (hd->pool) {
@@ -1104,8 +1199,9 @@ static void head(builder *b, const ec_head *hd)
 /* ---- sums, twins ---------------------------------------------------------------------------- */
 /* The fields eci_op_cost reads, bit for bit: two ops that agree on them cost the same. */
 typedef struct cost_key {
-    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes;
-    int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8;
+    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, layout_bytes, layout_bwd_bytes,
+        attn_keys_frac;
+    int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8, attn_triton;
 } cost_key;
 
 static void cost_key_of(const eci_op *op, cost_key *key)
@@ -1119,6 +1215,8 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->bwd_bytes = op->bwd_bytes;
     key->params = op->params;
     key->param_tensors = op->param_tensors;
+    key->layout_bytes = op->layout_bytes;
+    key->layout_bwd_bytes = op->layout_bwd_bytes;
     key->kind = op->kind;
     key->tensor_math = op->tensor_math;
     key->fwd_kernels = op->fwd_kernels;
@@ -1131,6 +1229,8 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->comm_bytes = op->comm_bytes;
     key->frozen = op->frozen;
     key->fp8 = op->fp8;
+    key->attn_triton = op->attn_triton;
+    key->attn_keys_frac = op->attn_keys_frac;
 }
 
 /* A hash of a key struct of `size` bytes (zeroed padding included), eight bytes at a time
@@ -1244,13 +1344,15 @@ static void keep_stage(eci_workload *wl, int lo, int hi)
 static void sum_up(eci_workload *wl)
 {
     wl->params = wl->param_tensors = wl->model_flop = wl->matmul_params = 0;
-    wl->trainable_params = wl->trainable_tensors = wl->quant_params = wl->frozen_flop = 0;
+    wl->trainable_params = wl->trainable_tensors = wl->quant_params = wl->frozen_flop = wl->expert_params = 0;
     wl->saved_other_bytes = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
         wl->blocks[b].saved_bytes = wl->blocks[b].params = wl->blocks[b].flop = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
         wl->blocks[b].core_saved_bytes = wl->blocks[b].core_flop = wl->blocks[b].trainable = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
+        if (wl->ops[i].params <= 0) /* frozen means frozen weights: an op without any computes as usual */
+            wl->ops[i].frozen = 0;
         const eci_op *op = &wl->ops[i];
         const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
         double reps = blk != NULL ? blk->reps : 1, preps = blk != NULL && blk->shared_params ? 1 : reps;
@@ -1265,6 +1367,8 @@ static void sum_up(eci_workload *wl)
         if (!op->frozen) {
             wl->trainable_params += op->params * op->count * preps;
             wl->trainable_tensors += op->param_tensors * op->count * preps;
+            if (op->expert)
+                wl->expert_params += op->params * op->count * preps;
         } else if (op->quant) {
             wl->quant_params += op->params * op->count * preps;
         }
@@ -1360,6 +1464,8 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
     wl->input_bytes = input_bytes(net, hd, sh);
     if (sh->stage_hi > 0)
         keep_stage(wl, sh->stage_lo, sh->stage_hi);
+    if (sh->compile != EC_COMPILE_OFF) /* torch.compile: Inductor's fused kernels (fusion.c) */
+        eci_fusion_apply(wl);
     sum_up(wl);
     return find_twins(ctx, wl);
 }
@@ -1393,6 +1499,7 @@ typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
     int tp, cp, ep, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
+    int channels_last, compile, inference, unpadded, flash_triton;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, base_quant_bytes;
 } wl_key;
 
@@ -1420,6 +1527,11 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->gelu_new_kernels = sh->gelu_new_kernels;
     k->rmsnorm_kernels = sh->rmsnorm_kernels;
     k->rope_kernels = sh->rope_kernels;
+    k->channels_last = sh->channels_last;
+    k->compile = sh->compile;
+    k->inference = sh->inference;
+    k->unpadded = sh->unpadded;
+    k->flash_triton = sh->flash_triton;
     k->batch = sh->batch;
     k->seq = sh->seq;
     k->seq_sq = sh->seq_sq;

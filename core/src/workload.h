@@ -63,6 +63,7 @@ typedef struct eci_op {
                               gradient, an embedding no backward at all */
     int fp8;               /* a GEMM Transformer Engine runs in FP8 under precision=amp_fp8 */
     int quant;             /* its frozen weight is stored quantized (QLoRA's base: base_quant_bytes) */
+    int expert;            /* one routed expert's (run once per local expert): expert-parallel weights */
     int attn_core;         /* the attention core (scores, softmax, dropout, context; the fused kernel):
                               what selective checkpointing recomputes instead of keeping */
     int bwd;               /* has a backward (0 for casts of weights, index ops) */
@@ -70,6 +71,14 @@ typedef struct eci_op {
     int layer;             /* index of the description layer it comes from (heads: n_layers) */
     size_t twin;           /* index of the first op with the same cost-relevant fields (itself if none):
                             * identical ops are priced once */
+    /* Appended for issue 19. */
+    double out_bytes;      /* MEM/CAST: bytes the forward writes (what the next op of a chain reads) */
+    double layout_bytes;   /* CONV on NCHW tensors: bytes cuDNN's NCHW<->NHWC transposes move in the
+                            * forward when the convolution runs on tensor cores (compute.c) */
+    double layout_bwd_bytes; /* the same in the backward */
+    int attn_triton;       /* ATTN: FlashAttention in Triton, slower than FlashAttention-2 (compute.c) */
+    double attn_keys_frac; /* ATTN under SDPA: the share of key blocks the kernel visits (causal skipping;
+                              0 = all), in its time only (model FLOPs keep the whole square) */
 } eci_op;
 
 /* A run of ops [begin, end) that the network repeats `reps` times. */
@@ -99,6 +108,7 @@ typedef struct eci_workload {
     double trainable_params; /* parameters that get gradients and optimizer states (all but LoRA's base) */
     double trainable_tensors; /* their tensors (optimizer and gradient-accumulation launches) */
     double quant_params;    /* frozen parameters stored quantized (QLoRA) */
+    double expert_params;   /* trained parameters of this GPU's routed experts (held by dp / ep ranks) */
     double matmul_params;   /* parameters of GEMM/CONV weights: the autocast cast cache */
     double saved_other_bytes; /* saved_bytes of the ops outside every block */
     double input_bytes;     /* bytes copied host-to-device per micro-step */
@@ -137,6 +147,13 @@ typedef struct eci_shape {
                                with its constants), dequantized on every use; 0: not quantized */
     int stage_lo, stage_hi; /* a pipeline stage: the repeated blocks' layers [lo, hi) in order, with
                                the ops before them (first stage) and the head (last); hi = 0: all */
+    /* Appended for issue 19. */
+    int channels_last;      /* CNN tensors in NHWC (memory_format=channels_last) */
+    int compile;            /* an ec_compile mode: fusion.c rewrites the op list as Inductor fuses it */
+    int inference;          /* evaluation (model.eval()): no dropout kernels */
+    int unpadded;           /* every sample fills the sequence (no lengths): HF builds no padding mask
+                               and calls SDPA with is_causal=True */
+    int flash_triton;       /* attention=flash_triton: the fused attention op runs the Triton kernel */
 } eci_shape;
 
 /* Build the op list into wl (which must be zeroed or hold an earlier expansion: its arrays are
@@ -165,6 +182,10 @@ EC_INTERNAL double eci_workload_params(ec_ctx *ctx, const eci_net *net, int task
 
 /* The shape used to count parameters and check a description: one short sample. */
 EC_INTERNAL void eci_shape_probe(const eci_net *net, eci_shape *sh);
+
+/* torch.compile (fusion.c): merge each chain of elementwise and normalization kernels between
+ * two matmuls into one fused kernel, as Inductor generates it; blocks are kept intact. */
+EC_INTERNAL void eci_fusion_apply(eci_workload *wl);
 
 /* Activation bytes kept for backward at the peak (memory.c): every op's saved bytes, or under
  * checkpointing the inputs of each checkpointed repetition plus one repetition's own (selective:

@@ -9,7 +9,9 @@
 -- A change is {label = "...", set = {key = value, ...}, claimed = "~1.6x", claim = 1.6 or
 -- {1.1, 1.2} or nil (a claim without a number), against = {...} (optional overrides of
 -- `before` for the comparison's baseline), unmodelled = "why" (a change no config key
--- expresses: listed, not predicted)}.  The verdict:
+-- expresses: listed, not predicted), evaluation = true (the claim is about evaluation: the
+-- speed-up and the samples/s column are the evaluation's, eval_batch / eval_step_s)}.
+-- The verdict:
 --   out of memory     the changed config does not fit on the GPU
 --   slower            predicted speed-up below 0.97
 --   no effect         within 3% either way
@@ -144,8 +146,17 @@ function M.run(ec, before, changes)
     else
       row.result, row.baseline = ra, rb
       row.predicted_speedup = ra.samples_per_s / rb.samples_per_s
+      local eb, ea -- evaluation samples/s: forward-only batches of the evaluation loop
+      if ch.evaluation then
+        eb, ea = cfg_b.eval_batch / rb.eval_step_s, cfg_a.eval_batch / ra.eval_step_s
+        row.predicted_speedup, row.samples_per_s = ea / eb, ea
+      end
       row.verdict = verdict_for(ch.claim, row.predicted_speedup, ra.fits)
       row.reason = reason_for(ec, rb, ra, cfg_b, cfg_a, row.predicted_speedup)
+      if ch.evaluation then
+        row.reason = string.format("evaluation %.1f -> %.1f samples/s (%.3g -> %.3g ms per batch of %d -> %d)",
+          eb, ea, rb.eval_step_s * 1e3, ra.eval_step_s * 1e3, cfg_b.eval_batch, cfg_a.eval_batch)
+      end
     end
     rows[#rows + 1] = row
   end
@@ -168,7 +179,7 @@ function M.print(rows)
     local res = r.result
     if res then
       print(string.format("%s  %s  %8.2fx %10.1f %5.1f %6.2f/%-7.2f  %-16s %s", pad(r.change, wc),
-        pad(r.claimed, wl), r.predicted_speedup, res.samples_per_s, res.gpu_util_frac * 100,
+        pad(r.claimed, wl), r.predicted_speedup, r.samples_per_s or res.samples_per_s, res.gpu_util_frac * 100,
         res.peak_bytes / GIB, res.capacity_bytes / GIB, r.verdict, r.reason))
     else
       print(string.format("%s  %s  %9s %10s %5s %14s  %-16s %s", pad(r.change, wc), pad(r.claimed, wl),
@@ -195,6 +206,7 @@ function M.write_csv(ec, rows, path)
                            "peak_bytes", "capacity_bytes", "fits" } do
         row[k] = r.result[k]
       end
+      row.samples_per_s = r.samples_per_s or row.samples_per_s -- an evaluation row's own rate
     end
     out[i] = row
   end

@@ -187,5 +187,28 @@ test("a description the library refuses returns nil, msg, code and registers not
   check(r == nil and msg:find("unknown model 'bad1'", 1, true), "bad1 is not a model")
 end)
 
+test("low_precision norms and fused_loss: the MPT config written in Lua prices like the config file", function()
+  -- the layers arch.c builds for bench/data/mpt/mpt-125m-s2048.json (d 768, 12 heads, 12 layers)
+  local lp = true
+  local id = assert(ec.network{id = "mpt-125m-lua", layers = {
+    {"embedding", vocab = 50368, dim = 768, positions = 2048},
+    {"repeat", times = 12, checkpoint = true,
+      {"residual", "save"}, {"norm", "layer", bias = true, low_precision = lp},
+      {"attention", heads = 12, causal = true, qkv_fused = true, qkv_bias = true, out_bias = true},
+      {"residual", "add"}, {"residual", "save"}, {"norm", "layer", bias = true, low_precision = lp},
+      {"mlp", ffn = 3072, act = "gelu", bias = true}, {"residual", "add"}},
+    {"norm", "layer", bias = true, low_precision = lp}},
+    heads = {{task = "lm", kind = "causal_lm", tied = true, fused_loss = true, metric_losses = 2}}})
+  local cfg = {gpu = "a100-sxm4-80gb", precision = "amp_bf16", batch_per_gpu = 8, seq_len = 2048,
+               num_gpus = 8, strategy = "fsdp"}
+  cfg.model = id
+  local a = assert(ec.predict(cfg))
+  cfg.model = "../../bench/data/mpt/mpt-125m-s2048.json"
+  local b = assert(ec.predict(cfg))
+  eq(a.step_s, b.step_s, "step_s")
+  raises("fused_loss: booleans", ec.network, {id = "x", layers = {{"embedding", vocab = 5, dim = 64}},
+    heads = {{task = "lm", kind = "causal_lm", fused_loss = 1}}})
+end)
+
 print(string.format("%d tests, %d failed", count, failures))
 os.exit(failures == 0 and 0 or 1)

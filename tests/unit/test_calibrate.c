@@ -462,6 +462,45 @@ static void set_cfg(ec_ctx *ctx, ec_config *cfg, const char *model, const char *
 }
 
 /* A profile with architecture rows: read, round-tripped, and used only for that architecture. */
+/* internode_busbw_frac: the collective efficiency between nodes of a network without a measured
+ * efficiency_frac (roce-1600): a lower value slows an FSDP step across two nodes, leaves one
+ * node alone, and a network with its own measured efficiency (efa-p6-b200-3200) keeps it. */
+static void test_profile_internode(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir();
+    char *path = ec_test_path(dir, "net.csv");
+    static const char text[] = "parameter,value\ninternode_busbw_frac,0.05\n";
+    ec_test_write_file(path, text, sizeof text - 1);
+    ec_fit_report rep;
+    assert_int_equal(ec_profile_read(ctx, path, &rep), EC_OK);
+    const char *cases[][3] = {{"a100-sxm4-80gb", "roce-1600", "16"}, {"a100-sxm4-80gb", "roce-1600", "8"},
+                              {"b200", "efa-p6-b200-3200", "16"}};
+    for (size_t k = 0; k < 3; k++) {
+        ec_config cfg;
+        ec_result a, b;
+        set_cfg(ctx, &cfg, "gpt2-xl", cases[k][0], "amp_bf16", "4");
+        assert_int_equal(ec_config_set(ctx, &cfg, "num_gpus", cases[k][2]), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "gpus_per_node", "8"), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "network", cases[k][1]), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "strategy", "fsdp"), EC_OK);
+        assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
+        assert_int_equal(ec_predict(ctx, &cfg, &a), EC_OK);
+        assert_int_equal(ec_ctx_set_fit(ctx, &rep), EC_OK);
+        assert_int_equal(ec_predict(ctx, &cfg, &b), EC_OK);
+        if (k == 0)
+            assert_true(b.step_s > a.step_s * 1.05); /* 0.05 against 0.73 of the link: exposed gathers */
+        else
+            assert_rel(b.step_s, a.step_s, EC_TOL_EXACT);
+    }
+    assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
 static void test_profile_architecture(void **state)
 {
     (void)state;
@@ -476,14 +515,14 @@ static void test_profile_architecture(void **state)
     ec_test_write_file(path, text, sizeof text - 1);
     ec_fit_report rep, back;
     assert_int_equal(ec_profile_read(ctx, path, &rep), EC_OK);
-    assert_int_equal(rep.n_params, 8);
+    assert_int_equal(rep.n_params, 9); /* seven globals, two architecture rows */
     int g = param_index(&rep, "gemm_scale");
     assert_rel(rep.values[g], 0.9, EC_TOL_EXACT);
-    assert_string_equal(rep.names[6], "gemm_scale");
-    assert_string_equal(rep.architectures[6], "ampere"); /* spelled as gpus.csv spells it */
-    assert_rel(rep.values[6], 0.6, EC_TOL_EXACT);
-    assert_string_equal(rep.names[7], "mem_scale");
-    assert_string_equal(rep.architectures[7], "volta");
+    assert_string_equal(rep.names[7], "gemm_scale");
+    assert_string_equal(rep.architectures[7], "ampere"); /* spelled as gpus.csv spells it */
+    assert_rel(rep.values[7], 0.6, EC_TOL_EXACT);
+    assert_string_equal(rep.names[8], "mem_scale");
+    assert_string_equal(rep.architectures[8], "volta");
     assert_rel(rep.error_log_sd, 0.15, EC_TOL_EXACT);
     /* written and read back: the same entries */
     char *path2 = ec_test_path(dir, "arch2.csv");
@@ -503,7 +542,7 @@ static void test_profile_architecture(void **state)
     set_cfg(ctx, &a100, "bert-large", "a100-sxm4-80gb", "amp_fp16", "64");
     set_cfg(ctx, &t4, "bert-large", "t4", "amp_fp16", "8");
     ec_fit_report global = rep;
-    global.n_params = 6; /* same globals, no architecture entries */
+    global.n_params = 7; /* same globals, no architecture entries */
     ec_result a_arch, a_glob, t_arch, t_glob;
     assert_int_equal(ec_ctx_set_fit(ctx, &rep), EC_OK);
     assert_int_equal(ec_predict(ctx, &a100, &a_arch), EC_OK);
@@ -661,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_fit_recovers),
         cmocka_unit_test(test_fit_bad_run),
         cmocka_unit_test(test_profile_architecture),
+        cmocka_unit_test(test_profile_internode),
         cmocka_unit_test(test_fit_per_architecture),
         cmocka_unit_test(test_interval_widen),
     };

@@ -458,13 +458,13 @@ static void test_dp_slower_than_ddp(void **state)
  * per-tensor replicate() dominate: wherever the GPUs copy peer-to-peer the margin shrinks with
  * the batch and, from batch 32 up, grows with every GPU count step.  Through host memory
  * (pcie-host) that holds at batch 128, where DDP's exchange hides under backward; at batch 8
- * both are bound by the host path and the margin narrows from 2 to 8 GPUs (see above). */
+ * DDP is bound by the host path as well and the margin stays below peer-to-peer PCIe's. */
 static void test_dp_margin_resnet(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     static const int batches[] = {8, 32, 128};
-    const int host = 2;
+    const int host = 2, switched = 1;
     double ratio[4][3][3];
     dp_ddp_grid(ctx, "model=resnet50", batches, ratio);
     for (int t = 0; t < 4; t++) {
@@ -478,7 +478,12 @@ static void test_dp_margin_resnet(void **state)
             assert_true(ratio[t][0][b] < ratio[t][1][b] && ratio[t][1][b] < ratio[t][2][b]);
     }
     assert_true(ratio[host][0][2] < ratio[host][1][2] && ratio[host][1][2] < ratio[host][2][2]);
-    assert_true(ratio[host][2][0] < ratio[host][0][0]);
+    /* at batch 8 DDP's exchange through host memory is slow as well: DP's margin stays below
+     * the margin over peer-to-peer PCIe at every GPU count.  (Whether it narrows from 2 to 8
+     * GPUs depends on the size of DP's GIL-serialized forward Python, the profile's fitted
+     * dispatch_scale: reported above, not asserted.) */
+    for (int c = 0; c < 3; c++)
+        assert_true(ratio[host][c][0] < ratio[switched][c][0]);
     ec_ctx_free(ctx);
 }
 

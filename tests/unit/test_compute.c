@@ -40,6 +40,8 @@ static eci_rates synthetic(void)
     r.attn_eff = 0.5;
     r.gemm_scale = 1.0;
     r.mem_scale = 1.0;
+    r.attn_flop_per_s = r.gemm_flop_per_s; /* 16-bit: fused attention at the matmul rate */
+    r.attn_scale = 1.0;
     return r;
 }
 
@@ -158,6 +160,10 @@ static void test_roofline_and_kinds(void **state)
     assert_rel(eci_gemm_time_s(&r, m, n, k, 1, ECI_OP_ATTN), t / 0.5, EC_TOL_CLOSED_FORM);
     r.gemm_scale = 0.8;
     assert_rel(eci_gemm_time_s(&r, m, n, k, 1, ECI_OP_GEMM), t / 0.8, EC_TOL_CLOSED_FORM);
+    /* fused attention has its own rate and scale (eci_rates_init sets them) */
+    r.attn_scale = 0.5;
+    assert_rel(eci_gemm_time_s(&r, m, n, k, 1, ECI_OP_ATTN), t / (0.5 * 0.5), EC_TOL_CLOSED_FORM);
+    r.attn_scale = 1.0;
 
     /* The kernel floor: a 8 x 8 x 8 GEMM takes floor_s; a memory kernel of k launches
      * takes k floors when its bytes are few. */
@@ -273,8 +279,9 @@ static void test_bounds_and_monotone(void **state)
         double eff = kind == ECI_OP_CONV ? r.conv_eff : kind == ECI_OP_ATTN ? r.attn_eff : 1.0;
         double t = eci_gemm_time_s(&r, m, n, k, batch, kind);
 
-        /* t >= FLOPs / (rate x eff): util <= 1 */
-        double t_math = 2.0 * m * n * k * batch / (r.gemm_flop_per_s * r.gemm_scale * eff);
+        /* t >= FLOPs / (rate x eff): util <= 1 (fused attention: its own rate and scale) */
+        double rate = kind == ECI_OP_ATTN ? r.attn_flop_per_s * r.attn_scale : r.gemm_flop_per_s * r.gemm_scale;
+        double t_math = 2.0 * m * n * k * batch / (rate * eff);
         /* t >= (mk + kn + mn)·batch·in_bytes / BW */
         double t_mem = (m * k + k * n + m * n) * batch * r.gemm_in_bytes / r.mem_bytes_per_s;
         if (!(t >= t_math * (1 - EC_TOL_EXACT) && t >= t_mem * (1 - EC_TOL_EXACT) && t >= r.floor_s))
@@ -530,6 +537,32 @@ static void test_scale_follows_unit(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Fused attention on fp32 inputs (fp32 and tf32 runs alike) is PyTorch's memory-efficient
+ * kernel: 3xTF32 on tensor cores from Ampere on, the TF32 rate over sdpa_fp32_tf32_passes;
+ * CUDA cores before.  At 16 bits it is flash at the matmul rate. */
+static void test_attention_rate(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_calib calib;
+    eci_calib_default(ctx, &calib);
+    const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb"), *v100 = eci_hw_find(ctx, "v100-sxm2-16gb");
+    eci_rates fp32, tf32, half, volta;
+    eci_rates_init(ctx, a100, EC_PREC_FP32, &calib, &fp32);
+    eci_rates_init(ctx, a100, EC_PREC_TF32, &calib, &tf32);
+    eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &calib, &half);
+    eci_rates_init(ctx, v100, EC_PREC_TF32, &calib, &volta);
+    double passes = eci_const(ctx, EC_C_sdpa_fp32_tf32_passes);
+    assert_true(passes > 1.0);
+    assert_rel(fp32.attn_flop_per_s, a100->peak_tf32_flop_per_s * a100->gemm_eff_tf32_frac / passes, EC_TOL_EXACT);
+    assert_rel(tf32.attn_flop_per_s, fp32.attn_flop_per_s, EC_TOL_EXACT); /* allow_tf32 does not reach it */
+    assert_rel(half.attn_flop_per_s, half.gemm_flop_per_s, EC_TOL_EXACT);
+    assert_rel(volta.attn_flop_per_s, v100->peak_fp32_flop_per_s * v100->gemm_eff_fp32_frac, EC_TOL_EXACT);
+    /* so eager attention gains from TF32 and the fused kernel does not */
+    assert_true(tf32.gemm_flop_per_s > tf32.attn_flop_per_s);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -538,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_split_k),
         cmocka_unit_test(test_roofline_and_kinds),
         cmocka_unit_test(test_op_cost),
+        cmocka_unit_test(test_attention_rate),
         cmocka_unit_test(test_bounds_and_monotone),
         cmocka_unit_test(test_op_cost_monotone),
         cmocka_unit_test(test_op_costs_cache),

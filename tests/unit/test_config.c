@@ -98,6 +98,8 @@ static void test_key_list(void **state)
         "sharding", "reduce_dtype", "zero_stage", "offload", "tp", "sequence_parallel", "pp", "pp_schedule",
         "pp_chunks", "ep", "cp", "gpus_per_node", "network", "lora_r", "lora_targets", "base_precision",
         "price_per_gpu_hour", "prices", "provider",
+        "memory_format", "trainer", "max_grad_norm", "eval_batch", "eval_every_steps", "expandable_segments",
+        "torch_version",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -269,6 +271,13 @@ static const key_case EVERY_KEY[] = {
     { "price_per_gpu_hour", "2.49", "2.49" },
     { "prices", "my_prices.csv", "my_prices.csv" },
     { "provider", "lambda", "lambda" },
+    { "memory_format", "CHANNELS-LAST", "channels_last" },
+    { "trainer", "hf", "hf" },
+    { "max_grad_norm", "0.5", "0.5" },
+    { "eval_batch", "64", "64" },
+    { "eval_every_steps", "500", "500" },
+    { "expandable_segments", "true", "1" },
+    { "torch_version", "1.10", "1.1" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):
@@ -415,7 +424,20 @@ static void test_enum_choices(void **state)
         { "tokenize", "upfront", EC_TOKENIZE_UPFRONT }, { "tokenize", "on_the_fly", EC_TOKENIZE_ON_THE_FLY },
         { "tokenize", "on-the-fly", EC_TOKENIZE_ON_THE_FLY },
         { "tokenizer", "fast", EC_TOKENIZER_FAST }, { "tokenizer", "python", EC_TOKENIZER_PYTHON },
-        { "data", "real", 0 }, { "data", "synthetic", 1 },
+        { "data", "real", 0 }, { "data", "synthetic", 1 }, { "data", "on_gpu", EC_DATA_ON_GPU },
+        { "optimizer", "adamw_torch", EC_OPT_ADAMW_TORCH }, { "optimizer", "adamw_torch_fused", EC_OPT_ADAMW_TORCH_FUSED },
+        { "optimizer", "adamw_hf", EC_OPT_ADAMW_HF }, { "optimizer", "adafactor", EC_OPT_ADAFACTOR },
+        { "optimizer", "adamw_8bit", EC_OPT_ADAMW_8BIT }, { "optimizer", "paged_adamw_8bit", EC_OPT_PAGED_ADAMW_8BIT },
+        { "optimizer", "sgd_momentum", EC_OPT_SGD_MOMENTUM }, { "optimizer", "none", EC_OPT_NONE },
+        /* compile was a bool: 0/1 and the bool spellings still work, besides the modes */
+        { "compile", "0", EC_COMPILE_OFF }, { "compile", "1", EC_COMPILE_DEFAULT },
+        { "compile", "true", EC_COMPILE_DEFAULT }, { "compile", "no", EC_COMPILE_OFF },
+        { "compile", "reduce-overhead", EC_COMPILE_REDUCE_OVERHEAD },
+        { "compile", "max_autotune", EC_COMPILE_MAX_AUTOTUNE },
+        { "compile", "max-autotune-no-cudagraphs", EC_COMPILE_MAX_AUTOTUNE_NO_CUDAGRAPHS },
+        { "memory_format", "channels_last", EC_MEMFMT_CHANNELS_LAST }, { "memory_format", "contiguous", EC_MEMFMT_CONTIGUOUS },
+        { "trainer", "plain", EC_TRAINER_PLAIN }, { "trainer", "hf", EC_TRAINER_HF },
+        { "trainer", "lightning", EC_TRAINER_LIGHTNING },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ec_config cfg;
@@ -429,6 +451,11 @@ static void test_enum_choices(void **state)
         cfg.tokenize = EC_TOKENIZE_ON_THE_FLY;
         cfg.tokenizer = EC_TOKENIZER_PYTHON;
         cfg.data_synthetic = 1;
+        cfg.compile = EC_COMPILE_MAX_AUTOTUNE;
+        cfg.memory_format = EC_MEMFMT_CHANNELS_LAST;
+        cfg.trainer = EC_TRAINER_LIGHTNING;
+        if (strcmp(cases[i].key, "optimizer") == 0 && cases[i].want == EC_OPT_LAMB)
+            cfg.optimizer = EC_OPT_SGD;
         assert_int_equal(ec_config_set(ctx, &cfg, cases[i].key, cases[i].value), EC_OK);
         if (strcmp(cases[i].key, "strategy") == 0) got = (int)cfg.strategy;
         if (strcmp(cases[i].key, "precision") == 0) got = (int)cfg.precision;
@@ -437,6 +464,9 @@ static void test_enum_choices(void **state)
         if (strcmp(cases[i].key, "tokenize") == 0) got = (int)cfg.tokenize;
         if (strcmp(cases[i].key, "tokenizer") == 0) got = (int)cfg.tokenizer;
         if (strcmp(cases[i].key, "data") == 0) got = cfg.data_synthetic;
+        if (strcmp(cases[i].key, "compile") == 0) got = cfg.compile;
+        if (strcmp(cases[i].key, "memory_format") == 0) got = (int)cfg.memory_format;
+        if (strcmp(cases[i].key, "trainer") == 0) got = (int)cfg.trainer;
         if (got != cases[i].want)
             fail_msg("%s=%s: got %d, want %d", cases[i].key, cases[i].value, got, cases[i].want);
     }
@@ -588,12 +618,19 @@ static void test_bad_values(void **state)
                      "key 'checkpointing': 'some' is not one of 0, 1, selective", NULL);
     expect_set_error(ctx, "padding", "longest", EC_EINVAL,
                      "is not one of max_length, dynamic, bucketed", NULL);
-    expect_set_error(ctx, "optimizer", "adafactor", EC_EINVAL,
-                     "is not one of sgd, adam, adamw, adamw_foreach, adamw_fused, lamb", NULL);
+    expect_set_error(ctx, "optimizer", "adagrad", EC_EINVAL,
+                     "is not one of sgd, adam, adamw, adamw_foreach, adamw_fused, lamb, adamw_torch, "
+                     "adamw_torch_fused, adamw_hf, adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none",
+                     NULL);
+    expect_set_error(ctx, "compile", "sometimes", EC_EINVAL,
+                     "is not one of 0, 1, reduce-overhead, max-autotune, max-autotune-no-cudagraphs", NULL);
+    expect_set_error(ctx, "trainer", "keras", EC_EINVAL, "is not one of plain, hf, lightning", NULL);
+    expect_set_error(ctx, "memory_format", "nchw", EC_EINVAL, "is not one of contiguous, channels_last", NULL);
+    expect_set_error(ctx, "max_grad_norm", "-1", EC_EINVAL, "out of range", NULL);
     expect_set_error(ctx, "tokenize", "lazy", EC_EINVAL, "is not one of upfront, on_the_fly", NULL);
     expect_set_error(ctx, "tokenizer", "rust", EC_EINVAL, "is not one of fast, python", NULL);
     expect_set_error(ctx, "data", "fake", EC_EINVAL,
-                     "key 'data': 'fake' is not one of real, synthetic", NULL);
+                     "key 'data': 'fake' is not one of real, synthetic, on_gpu", NULL);
     /* a prefix of a choice is not the choice */
     expect_set_error(ctx, "optimizer", "adamw_f", EC_EINVAL, "is not one of", NULL);
     expect_set_error(ctx, "pin_memory", "2", EC_EINVAL,

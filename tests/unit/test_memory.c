@@ -373,7 +373,10 @@ static void predict_or_fail(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
         fail_msg("ec_predict(%s on %s, batch %d): %s", cfg->model, cfg->gpu, cfg->batch_per_gpu, ec_ctx_errmsg(ctx));
 }
 
-/* Sum of the parts == peak_bytes; fits == (peak <= capacity); capacity = the GPU's memory. */
+/* The three readings: allocated = the tensors (parts without context and allocator slack),
+ * reserved = allocated + slack, nvml = reserved + context = the sum of the parts (clamped to
+ * capacity when it fits: the allocator frees its cache first), peak_bytes = nvml;
+ * fits == allocated x (1 + allocator_frac_min) + context <= capacity. */
 static void test_parts_sum_and_fits(void **state)
 {
     (void)state;
@@ -390,11 +393,17 @@ static void test_parts_sum_and_fits(void **state)
                 config_of(ctx, &CASES[i], batches[j], ckpt, &cfg);
                 predict_or_fail(ctx, &cfg, &res);
                 const ec_memory *m = &res.memory;
-                /* peak = Σ parts */
-                assert_rel(parts_sum(m), m->peak_bytes, EC_TOL_CLOSED_FORM);
+                double sum = parts_sum(m);
+                assert_rel(m->allocated_bytes, sum - m->context_bytes - m->allocator_bytes, EC_TOL_CLOSED_FORM);
+                assert_rel(m->reserved_bytes, m->allocated_bytes + m->allocator_bytes, EC_TOL_CLOSED_FORM);
+                assert_rel(m->nvml_bytes, m->fits && sum > m->capacity_bytes ? m->capacity_bytes : sum,
+                           EC_TOL_CLOSED_FORM);
+                assert_rel(m->peak_bytes, m->nvml_bytes, EC_TOL_EXACT);
+                assert_true(m->allocated_bytes <= m->reserved_bytes && m->reserved_bytes <= sum);
                 assert_rel(m->capacity_bytes, g->memory_bytes, EC_TOL_EXACT);
-                /* fits <=> peak <= capacity, and the warning follows */
-                assert_int_equal(m->fits, m->peak_bytes <= m->capacity_bytes);
+                /* fits <=> what must be allocated fits, and the warning follows */
+                double must = m->allocated_bytes * (1.0 + eci_const(ctx, EC_C_allocator_frac_min)) + m->context_bytes;
+                assert_int_equal(m->fits, must <= m->capacity_bytes);
                 assert_int_equal(!!(res.warnings & EC_WARN_DOES_NOT_FIT), !m->fits);
                 seen_fit |= m->fits;
                 seen_oom |= !m->fits;

@@ -281,6 +281,12 @@ static void test_small_file(void **state)
     assert_int_equal(c->line, 4);
     ec_runs_free(runs);
 
+    /* metric tokens_per_s */
+    runs = NULL;
+    assert_int_equal(load_text(ctx, "id,metric,value\nt,tokens_per_s,26274\n", &runs), EC_OK);
+    assert_int_equal(ec_runs_get(runs, 0)->metric, EC_METRIC_TOKENS_PER_S);
+    ec_runs_free(runs);
+
     /* no source column at all: sources are "" */
     runs = NULL;
     rc = load_text(ctx, "id,metric,value\nonly,samples_per_s,1e3\n", &runs);
@@ -421,7 +427,20 @@ static void test_result_metric(void **state)
     /* 0.0375 s x 1e3 = 37.5 ms */
     assert_rel(ec_result_metric(&res, EC_METRIC_STEP_TIME_MS), 37.5, EC_TOL_EXACT);
     assert_rel(ec_result_metric(&res, EC_METRIC_EPOCH_TIME_S), 2718.28, EC_TOL_EXACT);
-    assert_true(isnan(ec_result_metric(&res, (ec_metric)9)));
+    res.tokens_per_s = 632064.0;
+    assert_rel(ec_result_metric(&res, EC_METRIC_TOKENS_PER_S), 632064.0, EC_TOL_EXACT);
+    /* the interval of tokens/s scales like that of samples/s: k / step_p90 .. k / step_p10 */
+    res.step_p10_s = 0.03;
+    res.step_p90_s = 0.05;
+    double lo, hi;
+    ec_result_metric_interval(&res, EC_METRIC_TOKENS_PER_S, &lo, &hi);
+    assert_rel(lo, 632064.0 * 0.0375 / 0.05, EC_TOL_EXACT);
+    assert_rel(hi, 632064.0 * 0.0375 / 0.03, EC_TOL_EXACT);
+    res.memory.nvml_bytes = 21474836480.0;
+    assert_rel(ec_result_metric(&res, EC_METRIC_PEAK_BYTES), 21474836480.0, EC_TOL_EXACT);
+    ec_result_metric_interval(&res, EC_METRIC_PEAK_BYTES, &lo, &hi);
+    assert_true(lo == 0 && hi == 0);
+    assert_true(isnan(ec_result_metric(&res, (ec_metric)(EC_METRIC_FIRST_STEP_S + 1))));
     assert_true(isnan(ec_result_metric(NULL, EC_METRIC_SAMPLES_PER_S)));
 }
 

@@ -296,6 +296,49 @@ def count_gpt_neox(cfg, head, c):
         raise ConfigError("unsupported head %s" % head)
 
 
+def count_opt(cfg, head, c):
+    """modeling_opt.py.  embed_tokens (V x word_embed_proj_dim); embed_positions
+    OPTLearnedPositionalEmbedding(max_position_embeddings + 2, hidden) (offset 2); project_in /
+    project_out Linear(proj, H) / Linear(H, proj) without bias when proj != hidden;
+    OPTDecoderLayer: self_attn q/k/v/out_proj Linear(H, H, bias=enable_bias),
+    self_attn_layer_norm, fc1 Linear(H, ffn_dim), fc2 Linear(ffn_dim, H), final_layer_norm;
+    OPTDecoder.final_layer_norm only when do_layer_norm_before and not _remove_final_layer_norm.
+    OPTForCausalLM.lm_head is tied to embed_tokens."""
+    h = req(cfg, "hidden_size")
+    n = req(cfg, "num_hidden_layers")
+    v = req(cfg, "vocab_size")
+    ffn = req(cfg, "ffn_dim")
+    pos = req(cfg, "max_position_embeddings")
+    proj = cfg.get("word_embed_proj_dim") or h
+    b = cfg.get("enable_bias", True)
+    c.add("embed_tokens", embedding(v, proj))
+    c.add("embed_positions", embedding(pos + 2, h))
+    if proj != h:
+        c.add("project_in + project_out", linear(proj, h, False) + linear(h, proj, False))
+    blk = 4 * linear(h, h, b) + 2 * layernorm(h) + linear(h, ffn, b) + linear(ffn, h, b)
+    c.add("layers (%d)" % n, n * blk)
+    if cfg.get("do_layer_norm_before", True) and not cfg.get("_remove_final_layer_norm", False):
+        c.add("final_layer_norm", layernorm(h))
+    if head not in ("OPTModel", "OPTForCausalLM"):
+        raise ConfigError("unsupported head %s" % head)
+
+
+def count_bloom(cfg, head, c):
+    """modeling_bloom.py.  word_embeddings (V x H) + word_embeddings_layernorm; BloomBlock:
+    input_layernorm, self_attention query_key_value Linear(H, 3H) and dense Linear(H, H),
+    post_attention_layernorm, mlp dense_h_to_4h Linear(H, 4H), dense_4h_to_h Linear(4H, H),
+    all with biases; ln_f.  ALiBi has no parameters; BloomForCausalLM.lm_head is tied."""
+    h = req(cfg, "hidden_size", "n_embed")
+    n = req(cfg, "n_layer", "num_hidden_layers")
+    v = req(cfg, "vocab_size")
+    c.add("word_embeddings + layernorm", embedding(v, h) + layernorm(h))
+    blk = 2 * layernorm(h) + linear(h, 3 * h) + linear(h, h) + linear(h, 4 * h) + linear(4 * h, h)
+    c.add("h (%d blocks)" % n, n * blk)
+    c.add("ln_f", layernorm(h))
+    if head not in ("BloomModel", "BloomForCausalLM"):
+        raise ConfigError("unsupported head %s" % head)
+
+
 # --------------------------------------------------------------------------- Llama family
 
 def llama_attention(cfg, h, q_bias, kv_bias, o_bias):
@@ -701,6 +744,9 @@ COUNTERS = {
     "mpt": count_mpt,
     "falcon": count_falcon,
     "t5": count_t5,
+    "mt5": count_t5,
+    "opt": count_opt,
+    "bloom": count_bloom,
     "vit": count_vit,
     "clip_vision_model": count_clip_vision,
     "torchvision_resnet": count_tv_resnet,

@@ -42,6 +42,14 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     (bench/results/lambda_v1_steady_state.md): on 2 A100-80GB SXM4 each step is slower than
     on one by 0.26-0.32 ms per MB of gradients, for BERT and ResNet-50 alike.
 
+  * memory_format=channels_last for NVIDIA's own ResNet-50 mixed-precision rows.  The
+    ConvNets README's training-performance commands pass `--amp --static-loss-scale 256
+    --memory-format nhwc` (NVIDIA/DeepLearningExamples PyTorch/Classification/ConvNets,
+    resnet50v1.5/README.md "Training performance benchmark"); its FP32/TF32 commands keep the
+    default nchw.  Lambda's harness runs main.py with `--amp --static-loss-scale 256` and no
+    memory format (lambdal/deeplearning-benchmark pytorch/scripts config PyTorch_resnet50_AMP_PARAMS):
+    contiguous (NCHW), which is why its A100 ResNet-50 AMP rows are ~1.5x slower per image.
+
 Rows, ids, values and sources are otherwise copied unchanged; the added columns are the last
 config columns before metric/value/source.
 """
@@ -65,6 +73,9 @@ def convert(row, harness):
     if bert and row["precision"] == "amp_fp16":
         row["precision"] = "fp16"
     row["gradient_as_bucket_view"] = "1" if bert and row["strategy"] == "ddp" else ""
+    nvidia_amp_resnet = (row["model"] == "resnet50" and row["precision"] == "amp_fp16"
+                         and "nvidia:PyTorch/Classification/ConvNets" in row["source"])
+    row["memory_format"] = "channels_last" if nvidia_amp_resnet else ""
     return row
 
 
@@ -89,6 +100,7 @@ def main(argv):
     fields.insert(fields.index("metric"), "topology")
     fields.insert(fields.index("metric"), "attention")
     fields.insert(fields.index("metric"), "gradient_as_bucket_view")
+    fields.insert(fields.index("metric"), "memory_format")
     tmp = dst + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")

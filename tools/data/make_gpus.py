@@ -573,12 +573,61 @@ gpu(id="mi300x", name="AMD Instinct MI300X",
     nvlink_bytes_per_s=448 * G,                 # 7 xGMI links x 64 GB/s per direction (AMD-MI300X: 128 GB/s per link)
     default_topology="nvlink", measured=1,
     source="AMD-MI300X;AMD-CDNA3-WP;MLE-ACC26;pytorch#130600;ROCm/pytorch#1911")
+# ---------------------------------------------------------------- issue 19: GPUs of the stack's public runs
+# Spec-sheet figures only (measured=0: efficiencies are architecture priors, predictions warn).
+# Turing consumer/prosumer (TU102/TU106), figures from NV-TU-WP appendix tables:
+gpu(id="titan-rtx", name="NVIDIA TITAN RTX",
+    aliases="TITAN RTX;Titan RTX;NVIDIA Titan RTX",
+    architecture="turing", compute_capability="7.5", sm_count=72,
+    peak_fp32_flop_per_s=16.3 * T, peak_tf32_flop_per_s=0,
+    peak_fp16_flop_per_s=130.5 * T,             # full-rate FP32 accumulate (not halved as on GeForce)
+    peak_bf16_flop_per_s=0,
+    emulated_bf16_flop_per_s=round(7.1 * 16.3 / 13.4, 1) * T,   # RTX 2080 Ti's emulated rate x FP32 ratio
+    gemm_eff_fp32_frac=0.9, gemm_eff_tf32_frac=0.9,          # prior: Turing SIMT (2080 Ti 0.92)
+    gemm_eff_fp16_frac=0.78,                    # prior: a full-rate tensor part (V100 0.78)
+    gemm_eff_bf16_frac=1.0,
+    memory_bytes=24576 * MiB,
+    memory_bandwidth_bytes_per_s=672 * G, memory_eff_frac=GDDR_EFF,
+    l2_bytes=6 * MiB, pcie_gen=3,
+    nvlink_bytes_per_s=50 * G,                  # NVLink2 bridge, pairs: 100 GB/s total
+    p2p=0, default_topology="pcie-host", measured=0,
+    source="NV-TU-WP")
+gpu(id="rtx2060-super", name="NVIDIA GeForce RTX 2060 SUPER",
+    aliases="GeForce RTX 2060 SUPER;RTX 2060 SUPER;RTX 2060 8GB;RTX2060S",
+    architecture="turing", compute_capability="7.5", sm_count=34,
+    peak_fp32_flop_per_s=7.2 * T, peak_tf32_flop_per_s=0,
+    peak_fp16_flop_per_s=28.7 * T,              # GeForce: FP32-accumulate tensor math at half rate
+    peak_bf16_flop_per_s=0,
+    emulated_bf16_flop_per_s=round(7.1 * 7.2 / 13.4, 1) * T,
+    gemm_eff_fp32_frac=0.9, gemm_eff_tf32_frac=0.9,          # prior: Turing SIMT (2080 Ti 0.92)
+    gemm_eff_fp16_frac=1.0,                     # prior: GeForce Turing boosts past its half-rate spec (2080 Ti 1.07)
+    gemm_eff_bf16_frac=1.0,
+    memory_bytes=8192 * MiB,
+    memory_bandwidth_bytes_per_s=448 * G, memory_eff_frac=GDDR_EFF,
+    l2_bytes=4 * MiB, pcie_gen=3,
+    nvlink_bytes_per_s=0, p2p=0, default_topology="pcie-host", measured=0,
+    source="NV-TU-WP")
+# Ampere laptop GPU (GA103, 58 SMs, 16 GB GDDR6 256-bit at 16 Gbps), at its highest boost clock
+# (1590 MHz; the TGP the laptop ran at is not known): 58 x 128 x 2 x 1.59 GHz = 23.6 TF FP32.
+gpu(id="rtx3080ti-laptop-16gb", name="NVIDIA GeForce RTX 3080 Ti Laptop GPU",
+    aliases="GeForce RTX 3080 Ti Laptop GPU;RTX 3080 Ti Laptop;RTX 3080 Ti 16GB",
+    architecture="ampere", compute_capability="8.6", sm_count=58,
+    peak_fp32_flop_per_s=23.6 * T, peak_tf32_flop_per_s=23.6 * T,
+    peak_fp16_flop_per_s=47.2 * T, peak_bf16_flop_per_s=47.2 * T,   # 2x FP32, as on the RTX 3090
+    gemm_eff_fp32_frac=0.6, gemm_eff_tf32_frac=0.8,           # priors: a power-limited laptop part
+    gemm_eff_fp16_frac=0.8, gemm_eff_bf16_frac=0.8,
+    memory_bytes=16384 * MiB,
+    memory_bandwidth_bytes_per_s=512 * G, memory_eff_frac=GDDR_EFF,
+    l2_bytes=4 * MiB, pcie_gen=4,
+    nvlink_bytes_per_s=0, p2p=0, default_topology="pcie-host", measured=0,
+    source="NV-GA102-WP;NV-3080TI-LAPTOP")
 
 ORDER = ["t4", "a16", "rtx4090", "a100-pcie-40gb", "a100-sxm4-40gb", "a100-sxm4-80gb",
          "a100-pcie-80gb", "v100-sxm2-16gb", "v100-sxm2-32gb", "v100-pcie-16gb",
          "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "a10", "a10g", "l4", "l40s",
          "rtx3090", "rtx2080ti", "p100-sxm2-16gb", "p100-pcie-16gb", "k80",
-         "b200", "h100-nvl", "h200-nvl", "gh200", "rtx6000-ada", "a40", "rtx-a6000", "rtx5090", "mi300x"]
+         "b200", "h100-nvl", "h200-nvl", "gh200", "rtx6000-ada", "a40", "rtx-a6000", "rtx5090", "mi300x",
+         "titan-rtx", "rtx2060-super", "rtx3080ti-laptop-16gb"]
 
 
 def fmt(v):

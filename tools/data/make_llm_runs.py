@@ -37,7 +37,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
-       "B200 (DGX-B200)": ("b200-sxm-180gb", ""),
+       "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
        "GB200 (DGX-GB200, NVL72)": ("gb200", "gb200-nvl72"),
        "GB300 (DGX-GB300)": ("gb300", ""),
        "A100-SXM4-80GB": ("a100-sxm4-80gb", ""),

@@ -29,8 +29,9 @@ How the runs ran (read in the llm-foundry and Composer history, see bench/data/l
   * Attention: both submit_benchmarks.py versions default --attn_impl triton (the yamls say
     triton too): MPT's Triton port of FlashAttention (flash_attn_triton.py), a fused kernel
     with the FlashAttention-1 algorithm (no s x s score tensor, recompute in backward).
-    Recorded as attention=flash.  (llm-foundry HEAD uses attn_impl flash with flash-attn 2,
-    but these tables were not rerun with it.)
+    Recorded as attention=flash_triton (the work of attention=flash at the Triton kernel's
+    rate).  (llm-foundry HEAD uses attn_impl flash with flash-attn 2, but these tables were
+    not rerun with it.)
   * Composer FSDP mixed-precision modes (composer/trainer/mosaic_fsdp_utils.py
     get_mixed_precision, same code in 0.13.3 and 0.16.3):
         FULL    -> MixedPrecision(param=None,  reduce=None, buffer=None)   everything fp32
@@ -64,6 +65,19 @@ How the runs ran (read in the llm-foundry and Composer history, see bench/data/l
     of expansion 4, low_precision_layernorm.  NumParams = V*d + S*d + L*(12 d^2 + 13 d) + 2 d
     reproduces all 139 rows' NumParams exactly (checked below), with d, L from
     scripts/train/yamls/pretrain/mpt-<size>.yaml (heads: d/128 except 125m 12, 350m 16).
+    submit_benchmarks.py builds every run with model.max_seq_len = the run's sequence length
+    (so the wpe table, the parameter count, FSDP's traffic and the optimizer grow with it),
+    sets model.norm_type low_precision_layernorm (2023-10; 2023-04's MosaicGPT:
+    low_precision_layernorm: True, the same LPLayerNorm) and attn_impl triton, and leaves
+    model.loss_fn at ComposerMPTCausalLM's (and MosaicGPT's) default fused_crossentropy:
+    flash-attn's xentropy kernel on the bf16 logits, targets rolled (no logit shift); and
+    model.use_train_metrics at its default true (MosaicGPT: always): LanguageCrossEntropy and
+    LanguagePerplexity, which Composer (trainer.py _eval_train_metrics, 0.13.3 and 0.16.3)
+    updates after every micro-batch's backward on the logits, each a torch cross-entropy in
+    fp32 under autocast and no_grad (an fp32 copy and log_softmax of all the logits).  So each
+    run gets its own config, bench/data/mpt/mpt-<size>-s<seq>.json (model=mpt/..., relative
+    to the run file's folder), written here; epochcast checks their parameter counts against
+    NumParams (bench/mpt_holdout).
   * Timing: max_duration 30ba, eval_interval 0; throughput is Composer's speed_monitor
     (window_size 10) samples/s logged last, i.e. the mean of batches 21-30.  Data: C4
     train_small converted with --concat_tokens seq_len (no padding), 8 loader workers.
@@ -87,7 +101,8 @@ MFU as the README computes it (collect_results.py parse_run):
   The script recomputes MFU/HFU for every row from tokens/s (which the README truncates to an
   integer) and fails --check if any differs from the README by more than 0.02 points.
 
-Outputs (ids shared by both files):
+Outputs (ids shared by both files, and the configs they name):
+  bench/data/mpt/mpt-<size>-s<seq>.json  the MPT config.json of each (size, seq_len) a run used
   bench/data/mpt_runs.csv     run records in the config vocabulary (planned keys for issue 18:
                               gpus_per_node, network, strategy=fsdp, sharding, reduce_dtype,
                               attention=flash); metric tokens_per_s over all GPUs.
@@ -96,6 +111,7 @@ Outputs (ids shared by both files):
                               ';'-separated FLAG: reason).
 """
 import csv
+import json
 import math
 import os
 import re
@@ -116,6 +132,10 @@ PEAK_FLOP_PER_S = {("a100-sxm4-80gb", "amp_bf16"): 312e12, ("a100-sxm4-40gb", "a
 ARCH = {"125m": (768, 12), "350m": (1024, 24), "760m": (1536, 24), "1b": (2048, 24),
         "3b": (2560, 32), "7b": (4096, 32), "13b": (5120, 40), "30b": (7168, 48),
         "70b": (8192, 80)}
+# n_heads of the same yamls (d_head 64 for 125m and 350m, 128 for the rest)
+HEADS = {"125m": 12, "350m": 16, "760m": 12, "1b": 16, "3b": 20, "7b": 32, "13b": 40, "30b": 56,
+         "70b": 64}
+CONFIG_DIR = os.path.join("bench", "data", "mpt")
 VOCAB = 50368
 NETWORK = {"1600 Gbps node-node interconnect (RoCE)": "roce-1600"}
 MFU_TOL_PP = 0.02  # README MFU/HFU are rounded to 0.01 pp; tokens/s truncation adds < 0.001 pp
@@ -145,6 +165,27 @@ def num_params(size, seq_len):
     return VOCAB * d + seq_len * d + layers * (12 * d * d + 13 * d) + 2 * d
 
 
+def config_path(size, seq_len):
+    """The run's config.json, relative to the run file's folder bench/data (the model= of its
+    run record: epochcast takes paths in run records from the run file's folder)."""
+    return "mpt/mpt-%s-s%d.json" % (size, seq_len)
+
+
+def config_text(size, seq_len):
+    """The MPT model section submit_benchmarks.py built, as an MPT config.json."""
+    d, layers = ARCH[size]
+    cfg = {"architectures": ["MPTForCausalLM"], "model_type": "mpt", "d_model": d,
+           "n_heads": HEADS[size], "n_layers": layers, "expansion_ratio": 4, "max_seq_len": seq_len,
+           "vocab_size": VOCAB, "learned_pos_emb": True, "no_bias": False,
+           "norm_type": "low_precision_layernorm", "loss_fn": "fused_crossentropy",
+           "use_train_metrics": True,
+           "tie_word_embeddings": True,
+           "attn_config": {"attn_type": "multihead_attention", "attn_impl": "triton", "alibi": False,
+                           "rope": False},
+           "ffn_config": {"ffn_type": "mptmlp"}}
+    return json.dumps(cfg, indent=2) + "\n"
+
+
 def parse(row):
     """One measurement row -> (run record, reported record, check message or None)."""
     notes = row["notes"]
@@ -167,9 +208,9 @@ def parse(row):
     epoch = "2023-04 sweep, Composer 0.13.3, torch 1.13.1" if mp == "PURE" \
         else "2023-10 sweep, Composer 0.16.3, torch 2.0.1"
     line = row["source_path"].split("@")[0].split("#")[1]
-    run = {"id": rid, "model": "mpt-" + size, "gpu": gpu, "num_gpus": n, "gpus_per_node": 8,
+    run = {"id": rid, "model": config_path(size, seq), "gpu": gpu, "num_gpus": n, "gpus_per_node": 8,
            "network": network, "strategy": "fsdp", "sharding": sharding.lower(),
-           "reduce_dtype": "bf16", "precision": precision, "attention": "flash",
+           "reduce_dtype": "bf16", "precision": precision, "attention": "flash_triton",
            "checkpointing": 1 if ckpt == "True" else 0, "batch_per_gpu": micro,
            "grad_accum": accum, "seq_len": seq, "optimizer": "adamw", "data": "real",
            "metric": "tokens_per_s", "value": row["value"],
@@ -235,6 +276,10 @@ def main(argv):
                                               len(parsed)))
     for rid, _, _, problems in bad:
         print("  %s: %s" % (rid, "; ".join(problems)))
+    configs = {}
+    for r in runs:
+        size, seq = r["id"].split("-")[1], int(r["seq_len"])
+        configs[os.path.join(root_dir(), "bench", "data", config_path(size, seq))] = config_text(size, seq)
     out_runs = os.path.join(root_dir(), "bench", "data", "mpt_runs.csv")
     out_rep = os.path.join(root_dir(), "bench", "data", "mpt_reported.csv")
     if check:
@@ -247,17 +292,35 @@ def main(argv):
             os.remove(tmp)
             with open(path, "rb") as b:
                 same = same and fresh == b.read()
+        cdir = os.path.join(root_dir(), CONFIG_DIR)
+        present = set(os.path.join(cdir, f) for f in os.listdir(cdir)) if os.path.isdir(cdir) else set()
+        for path, text in configs.items():
+            if path not in present:
+                same = False
+                continue
+            with open(path, encoding="utf-8") as f:
+                same = same and f.read() == text
+        same = same and present == set(configs)
         print("%s and %s %s what make_mpt_runs.py makes of %s" %
               (out_runs, out_rep, "are" if same else "differ from", src))
         return 0 if same and not bad else 1
     if bad:
         return 1
+    cdir = os.path.join(root_dir(), CONFIG_DIR)
+    os.makedirs(cdir, exist_ok=True)
+    for f in os.listdir(cdir):  # configs no run uses any more
+        if f.endswith(".json") and os.path.join(cdir, f) not in configs:
+            os.remove(os.path.join(cdir, f))
+    for path, text in sorted(configs.items()):
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(path + ".tmp", path)
     for path, header, rows in ((out_runs, HEADER, runs), (out_rep, REPORTED_HEADER, reported)):
         tmp = path + ".tmp"
         write_csv(tmp, header, rows)
         os.replace(tmp, path)
-    print("wrote %s and %s (%d rows, %d flagged)" %
-          (out_runs, out_rep, len(runs), sum(1 for r in reported if r["flags"])))
+    print("wrote %s and %s (%d rows, %d flagged) and %d configs in %s" %
+          (out_runs, out_rep, len(runs), sum(1 for r in reported if r["flags"]), len(configs), cdir))
     return 0
 
 

@@ -8,19 +8,25 @@ Python 3 stdlib only.
     python3 tools/data/make_stack_runs.py --check   # exit 1 if the committed file differs
     python3 tools/data/make_stack_runs.py --summary # counts by split, source, GPU and metric
 
-The output uses the keys issue 19 plans even where core/src/config.c does not have them yet
-(memory_format, trainer, max_grad_norm, float32_matmul_precision, num_workers, pin_memory,
-padding, epochs, eval_samples, compile=reduce-overhead|max-autotune, the optimizer names
-adamw_hf|adamw_torch|adafactor|adamw_8bit|sgd_momentum|none, precision fp16/bf16 for a model
-held in half, data=on_gpu, metric peak_bytes with a memory_reading column, oom,
-train_time_s and first_step_s), so `epochcast validate` rejects the file until those keys
-exist; bench/data/stack/README.md says what each one means and where it was read.
+The output uses the config vocabulary of issue 19 (memory_format, trainer, max_grad_norm,
+num_workers, pin_memory, padding, epochs, eval_samples, compile=reduce-overhead|max-autotune,
+the optimizer names adamw_hf|adamw_torch|adafactor|adamw_8bit|sgd_momentum|none, precision
+fp16/bf16 for a model held in half, data=on_gpu, metric peak_bytes with a memory_reading
+column, oom, train_time_s and first_step_s); bench/data/stack/README.md says what each one
+means and where it was read.  Columns named note_* are for people (ec_runs_load ignores
+them); split is kept on each run.  Rows that are not a training step (a CUDA context or the
+weights read alone) have no batch_per_gpu; bench_stack checks them against the context and
+weight terms.
 
 Conversion rules (every one is a renaming or an exact unit change; no number is estimated):
-  * model: HF ids and torchvision / timm names map to the current presets where the
-    architecture is the preset's (bert-base, bert-large, distilbert-base, gpt2, resnet50,
-    vit-b16); resnet18/34/101/152 and vit-l16 get the preset ids the lead is adding; all
-    other models keep their HF id (for the planned config.json path).
+  * model: HF ids and torchvision / timm names map to the presets where the architecture is
+    the preset's (models/networks.csv: bert-base, bert-large, distilbert-base, gpt2,
+    gpt2-large, llama-3.2-1b, llama-3.1-8b, resnet18..152, vit-b16, vit-l16, and the presets
+    added for these runs: pythia-410m, opt-350m, vit-s16, bert-base-multilingual-cased,
+    deberta-v3-base, bloomz-7b1); the others (timm convnext_tiny, efficientnet_b0, mt0-xxl,
+    LayoutLMv3, T0_3B) keep their HF id: no preset, not predicted.
+  * precision: fp32 under set_float32_matmul_precision('high'|'medium') is tf32 (the matmuls
+    run on TF32 tensor cores), which is what precision=tf32 means.
   * gpu: the source's GPU name maps to a models/gpus.csv id; GPUs without a profile get a
     planned id (gpu_known=0).  Where the source gives the memory size but not the form
     factor (A100-80GB, V100 16GB) the SXM id is written and gpu_note says so.
@@ -61,6 +67,12 @@ MODELS = {
     "timm/resnet18": "resnet18", "timm/resnet34": "resnet34", "timm/resnet101": "resnet101", "timm/resnet152": "resnet152",
     "timm/vit_base_patch16_224": "vit-b16", "torchvision/vit_b_16": "vit-b16",
     "timm/vit_large_patch16_224": "vit-l16", "torchvision/vit_l_16": "vit-l16",
+    "openai-community/gpt2-large": "gpt2-large", "NousResearch/Llama-3.2-1B": "llama-3.2-1b",
+    "meta-llama/Llama-3.1-8B": "llama-3.1-8b", "EleutherAI/pythia-410m-deduped": "pythia-410m",
+    "facebook/opt-350m": "opt-350m", "timm/vit_small_patch16_224": "vit-s16",
+    "google-bert/bert-base-multilingual-cased": "bert-base-multilingual-cased",
+    "microsoft/deberta-v3-base": "deberta-v3-base",
+    "bigscience/bloomz-7b1": "bloomz-7b1", "none": "",  # bigscience/mt0-xxl: no exact published count, no preset
 }
 # source GPU text (prefix match) -> (gpu id, note)
 GPUS = [
@@ -74,26 +86,33 @@ GPUS = [
     ("Tesla T4", "t4", ""),
     ("16 GB Colab GPU reporting 15.90 GiB", "p100-pcie-16gb", "GPU not named; 15.90 GiB total capacity is what a P100-PCIE-16GB reports"),
     ("RTX 3080 Ti 16GB", "rtx3080ti-laptop-16gb", "stated 'rtx3080ti-16GB'; only the Laptop 3080 Ti has 16 GB"),
-    ("GeForce RTX 2060 8GB", "rtx2060", ""),
+    ("GeForce RTX 2060 8GB", "rtx2060-super", "stated 'RTX 2060 8GB': the 8 GB Turing 2060 is the RTX 2060 SUPER (the RTX 2060 has 6 or 12 GB)"),
     ("Titan RTX", "titan-rtx", ""),
     ("NVIDIA B200", "b200", ""),
 ]
 PRECISION = {"fp32": "fp32", "tf32": "tf32", "amp_fp16": "amp_fp16", "amp_bf16": "amp_bf16", "fp16": "fp16", "bf16": "bf16",
              "fp16_apex_o2": "fp16", "fp32_matmul_medium": "fp32", "unstated": "", "bf16_unstated": ""}
-MEM_UNIT = {"MiB": 2 ** 20, "MB(1e6 B)": 1e6, "GB(1e9 B)": 1e9, "GiB": 2 ** 30}
+MEM_UNIT = {"MiB": 2 ** 20, "MB(1e6 B)": 1e6, "GB(1e9 B)": 1e9, "GiB": 2 ** 30,
+            "GB(unstated)": 1e9}  # excluded rows only (reading not stated either); 1e9 taken
 READING = {"nvml": "nvml", "nvml_global": "nvml", "mem_get_info": "nvml", "reserved": "reserved", "allocated": "allocated"}
 DATA = {"on_gpu": "on_gpu", "on_cpu_dataset": "real", "real": "real", "pretokenized": "real"}
 TRAINER = {"hf": "hf", "plain": "plain", "lightning_fabric": "plain", "accelerate_loop": "plain", "none": "", "unstated": ""}
-TASKS = {"classify": "classify", "clm": "lm", "mlm": "mlm", "seq2seq": "seq2seq", "token_classify": "token_classify",
-         "imagenet_synthetic": "imagenet", "imagenet_folder": "imagenet", "image_classify_cifar10_224": "classify",
-         "weights_only": "weights_only", "context_only": "context_only", "unstated_head": "", "classify_xnli": "classify"}
+TASKS = {"classify": "classify", "clm": "lm", "mlm": "lm", "seq2seq": "lm", "token_classify": "token_classify",
+         "imagenet_synthetic": "imagenet", "imagenet_folder": "imagenet", "image_classify_cifar10_224": "imagenet",
+         "weights_only": "", "context_only": "", "unstated_head": "", "classify_xnli": "classify"}
 
-FIELDS = ["id", "model", "task", "gpu", "num_gpus", "strategy", "precision", "float32_matmul_precision", "batch_per_gpu",
+FIELDS = ["id", "model", "task", "gpu", "num_gpus", "strategy", "precision", "torch_version", "batch_per_gpu",
           "seq_len", "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "attention", "memory_format",
           "trainer", "max_grad_norm", "data", "num_workers", "pin_memory", "padding", "dataset_samples", "epochs",
-          "eval_samples", "metric", "memory_reading", "value", "source", "split", "split_reason", "gpu_known", "gpu_note"]
+          "eval_samples", "metric", "memory_reading", "value", "source", "split", "note_split", "note_gpu_known",
+          "note_gpu", "note_reading_of", "note_task"]
 
 KV_RE = re.compile(r"^([a-z_]+)=([^\s;,]+)$")
+
+# Training-set sizes of public datasets a source names without giving the size (as the GLUE
+# rows carry theirs): XNLI trains on MultiNLI's 392,702 English pairs (Conneau et al. 2018,
+# XNLI: "the English MultiNLI training set"; run_xnli.py reads the machine-translated copy of it).
+PUBLIC_SIZES = {"classify_xnli": "392702"}
 
 
 def root_dir():
@@ -119,6 +138,16 @@ def gpu_of(text):
         if text.startswith(prefix):
             return gid, note
     return "", "GPU not named"
+
+
+def torch_version(m):
+    """The PyTorch release the source states, or 1 for a run dated before PyTorch 2.0."""
+    v = m["framework_versions"]
+    hit = re.search(r"(?:PyTorch|torch) (\d+\.\d+)", v)
+    if hit:
+        return hit.group(1)
+    years = [int(y) for y in re.findall(r"\b(20\d\d)\b", v)]
+    return "1" if years and max(years) <= 2022 else ""
 
 
 def matmul_precision(m):
@@ -163,16 +192,26 @@ def convert(m, gpus):
             split, reason = "excluded", "; ".join(why)
     ng = int(m["num_gpus"] or 1)
     comp = m["compile"]
+    precision = PRECISION[m["precision"]]
+    if precision == "fp32" and matmul_precision(m) in ("high", "medium"):
+        precision = "tf32"
+    no_step = m["task"] in ("context_only", "weights_only")
+    task = TASKS.get(m["task"], "classify" if m["task"].startswith("classify_glue") else m["task"])
+    note_task = ""
+    if src == "hf_sdpa_bert_a100" and m["task"] == "unstated_head":
+        task = "lm"
+        note_task = ("head not stated; the template's logits.sum() on AutoModelForCausalLM / AutoModelForMaskedLM "
+                     "gives BERT a vocabulary head over every token")
     return {
         "id": m["id"],
         "model": MODELS.get(m["model"], m["model"]),
-        "task": TASKS.get(m["task"], "classify" if m["task"].startswith("classify_glue") else m["task"]),
+        "task": task,
         "gpu": gid,
         "num_gpus": ng,
         "strategy": "ddp" if ng > 1 else "single",
-        "precision": PRECISION[m["precision"]],
-        "float32_matmul_precision": matmul_precision(m),
-        "batch_per_gpu": m["batch_per_gpu"],
+        "precision": precision,
+        "torch_version": torch_version(m),
+        "batch_per_gpu": "" if no_step else m["batch_per_gpu"],
         "seq_len": "" if image else m["seq_len_or_image"],
         "image_size": m["seq_len_or_image"] if image else "",
         "grad_accum": m["grad_accum"],
@@ -187,7 +226,7 @@ def convert(m, gpus):
         "num_workers": kv.get("num_workers", ""),
         "pin_memory": kv.get("pin_memory", ""),
         "padding": kv.get("padding", ""),
-        "dataset_samples": kv.get("dataset_samples", ""),
+        "dataset_samples": kv.get("dataset_samples", PUBLIC_SIZES.get(m["task"], "")),
         "epochs": kv.get("epochs", ""),
         "eval_samples": kv.get("eval_samples", ""),
         "metric": metric,
@@ -195,9 +234,11 @@ def convert(m, gpus):
         "value": value,
         "source": "%s: %s" % (src, m["source_location"]),
         "split": split,
-        "split_reason": reason,
-        "gpu_known": "1" if gid in gpus else "0",
-        "gpu_note": gnote,
+        "note_split": reason,
+        "note_gpu_known": "1" if gid in gpus else "0",
+        "note_gpu": gnote,
+        "note_reading_of": m["task"] if no_step else "",
+        "note_task": note_task,
     }
 
 

@@ -1,0 +1,473 @@
+/*
+ * bench_stack.c: accuracy on the ordinary PyTorch / Hugging Face stack (issue 19) from public
+ * runs nobody fitted the model on: bench/data/stack_runs.csv (tools/data/make_stack_runs.py,
+ * bench/data/stack/README.md), whose split column says which rows may be fitted.
+ *
+ *   bench_stack RUNS.csv [OUT.csv] [--profile P] [--also DLE.csv] [--write-profile P.csv]
+ *
+ * 1. fit: ec_calibrate's physical parameters (GEMM, CUDA-core and bandwidth efficiency scales,
+ *    per architecture too; convolution and attention efficiencies; host dispatch time) on the
+ *    time rows (samples_per_s, step_time_ms, epoch_time_s, train_time_s) of the fit split that
+ *    the model can predict; with --also, together with the single-GPU runs of another
+ *    run-record file (the DeepLearningExamples calibration runs), which anchor the GEMM and
+ *    bandwidth scales of the architectures the stack's fit split lacks.  --write-profile
+ *    writes the fitted parameters as a profile.  With --profile P the fit is skipped and P is
+ *    used instead.
+ * 2. held out: every predictable row of the holdout split, with those parameters: throughput
+ *    (the time metrics) and peak memory (each reading: nvml, reserved, allocated) as MAPE by
+ *    source, precision, GPU and model; runs that died of CUDA out-of-memory against `fits`;
+ *    readings that are not a training step (no batch_per_gpu: the CUDA context alone, or the
+ *    weights) against the context and weight terms.
+ * 3. the same tables for the fit split (in sample), for reference.
+ * Rows the model cannot predict (a model or GPU without a profile) are counted and named.
+ * Prints a Markdown report; OUT.csv gets one row per predicted run.
+ */
+#define _POSIX_C_SOURCE 200809L /* mkstemp */
+#include "consts.h"
+#include "epochcast.h"
+#include "internal.h"
+
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_LEVELS 64
+
+enum kind { K_TIME = 0, K_MEMORY, K_OOM, K_FIRST_STEP, K_NO_STEP, N_KINDS };
+
+static enum kind kind_of(const ec_run *r)
+{
+    if (r->metric == EC_METRIC_OOM)
+        return K_OOM;
+    if (r->config.batch_per_gpu < 1)
+        return K_NO_STEP;
+    switch (r->metric) {
+    case EC_METRIC_PEAK_BYTES:
+    case EC_METRIC_RESERVED_BYTES:
+    case EC_METRIC_ALLOCATED_BYTES:
+        return K_MEMORY;
+    case EC_METRIC_OOM:
+        return K_OOM;
+    case EC_METRIC_FIRST_STEP_S:
+        return K_FIRST_STEP;
+    default:
+        return K_TIME;
+    }
+}
+
+static const char *reading_name(ec_metric m)
+{
+    return m == EC_METRIC_RESERVED_BYTES ? "reserved" : m == EC_METRIC_ALLOCATED_BYTES ? "allocated" : "nvml";
+}
+
+/* A run that died of out-of-memory with its batch not stated (a model far larger than the GPU)
+ * is predicted at batch 1: if that does not fit, no batch does. */
+static const ec_config *config_of(const ec_run *r, ec_config *tmp)
+{
+    if (r->metric != EC_METRIC_OOM || r->config.batch_per_gpu >= 1)
+        return &r->config;
+    *tmp = r->config;
+    tmp->batch_per_gpu = 1;
+    return tmp;
+}
+
+/* "hf_sdpa_bert_a100: huggingface/..." -> "hf_sdpa_bert_a100" */
+static void source_tag(const ec_run *r, char *buf, size_t n)
+{
+    const char *s = r->source != NULL ? r->source : "";
+    size_t len = strcspn(s, ":");
+    snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), s);
+}
+
+enum { F_SOURCE = 0, F_PRECISION, F_GPU, F_MODEL, F_METRIC, N_FACTORS };
+static const char *const factor_names[N_FACTORS] = {"source", "precision", "GPU", "model", "metric"};
+
+static void level_of(const ec_run *r, int f, char *buf, size_t n)
+{
+    switch (f) {
+    case F_SOURCE:
+        source_tag(r, buf, n);
+        break;
+    case F_PRECISION:
+        ec_config_get(&r->config, "precision", buf, n);
+        break;
+    case F_GPU:
+        snprintf(buf, n, "%s", r->config.gpu);
+        break;
+    case F_MODEL:
+        snprintf(buf, n, "%.48s", r->config.model);
+        break;
+    default:
+        if (kind_of(r) == K_MEMORY)
+            snprintf(buf, n, "peak_bytes (%s)", reading_name(r->metric));
+        else
+            snprintf(buf, n, "%s", r->metric == EC_METRIC_SAMPLES_PER_S ? "samples_per_s"
+                                   : r->metric == EC_METRIC_STEP_TIME_MS ? "step_time_ms"
+                                   : r->metric == EC_METRIC_EPOCH_TIME_S ? "epoch_time_s"
+                                   : r->metric == EC_METRIC_TRAIN_TIME_S ? "train_time_s" : "other");
+        break;
+    }
+}
+
+static void stats_row(const char *label, const double *p, const double *m, size_t n)
+{
+    ec_error_stats st;
+    ec_error_stats_compute(p, m, n, &st);
+    printf("| %-34s | %4zu | %6.1f | %5.0f%% | %5.0f%% | %+6.1f | %6.1f |\n", label, st.n, 100 * st.mape_frac,
+           100 * st.within_10_frac, 100 * st.within_20_frac, 100 * st.bias_frac, 100 * st.max_abs_frac);
+}
+
+static void table_head(const char *what)
+{
+    printf("\n| %-34s |    n | MAPE %% | ±10%%  | ±20%%  | bias %% | max %% |\n", what);
+    printf("|------------------------------------|------|--------|-------|-------|--------|--------|\n");
+}
+
+/* Errors of the rows of `split` and kind k, overall and by every factor. */
+static void error_tables(const ec_runs *runs, const double *pred, const char *split, enum kind k, const char *title)
+{
+    size_t n = ec_runs_count(runs);
+    double *p = calloc(n ? n : 1, sizeof *p), *m = calloc(n ? n : 1, sizeof *m);
+    if (p == NULL || m == NULL)
+        goto done;
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ec_run *r = ec_runs_get(runs, i);
+        if (pred[i] > 0 && strcmp(r->split, split) == 0 && kind_of(r) == k) {
+            p[c] = pred[i];
+            m[c++] = r->value;
+        }
+    }
+    printf("\n#### %s\n", title);
+    if (c == 0) {
+        printf("\n(no predictable rows)\n");
+        goto done;
+    }
+    table_head("all");
+    stats_row("all", p, m, c);
+    for (int f = 0; f < N_FACTORS; f++) {
+        char levels[MAX_LEVELS][64];
+        size_t nl = 0;
+        for (size_t i = 0; i < n; i++) {
+            const ec_run *r = ec_runs_get(runs, i);
+            if (!(pred[i] > 0 && strcmp(r->split, split) == 0 && kind_of(r) == k))
+                continue;
+            char lv[64];
+            level_of(r, f, lv, sizeof lv);
+            size_t j = 0;
+            while (j < nl && strcmp(levels[j], lv) != 0)
+                j++;
+            if (j == nl && nl < MAX_LEVELS)
+                snprintf(levels[nl++], sizeof levels[0], "%s", lv);
+        }
+        if (nl < 2)
+            continue;
+        table_head(factor_names[f]);
+        for (size_t j = 0; j < nl; j++) {
+            c = 0;
+            for (size_t i = 0; i < n; i++) {
+                const ec_run *r = ec_runs_get(runs, i);
+                char lv[64];
+                if (!(pred[i] > 0 && strcmp(r->split, split) == 0 && kind_of(r) == k))
+                    continue;
+                level_of(r, f, lv, sizeof lv);
+                if (strcmp(lv, levels[j]) == 0) {
+                    p[c] = pred[i];
+                    m[c++] = r->value;
+                }
+            }
+            stats_row(levels[j], p, m, c);
+        }
+    }
+done:
+    free(p);
+    free(m);
+}
+
+/* Runs that died of out-of-memory (value 1) or ran (0), against the prediction's fits. */
+static void oom_table(const ec_runs *runs, const double *pred, const int *ok, const char *split)
+{
+    size_t n = ec_runs_count(runs), agree = 0, total = 0, died = 0, died_caught = 0;
+    printf("\n#### Out of memory (%s split)\n\n", split);
+    printf("| run | GPU | measured | predicted | predicted peak / capacity |\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < n; i++) {
+        const ec_run *r = ec_runs_get(runs, i);
+        if (strcmp(r->split, split) != 0 || kind_of(r) != K_OOM)
+            continue;
+        if (!ok[i]) {
+            printf("| %s | %s | %s | not predicted | |\n", r->id, r->config.gpu, r->value > 0 ? "OOM" : "ran");
+            continue;
+        }
+        int pred_oom = pred[i] > 0.5;
+        total++;
+        agree += pred_oom == (r->value > 0.5);
+        died += r->value > 0.5;
+        died_caught += r->value > 0.5 && pred_oom;
+        printf("| %s | %s | %s | %s | %s |\n", r->id, r->config.gpu, r->value > 0 ? "OOM" : "ran",
+               pred_oom ? "does not fit" : "fits", "");
+    }
+    printf("\n%zu of %zu predictable runs agree; %zu of %zu measured out-of-memory runs predicted not to fit.\n",
+           agree, total, died_caught, died);
+}
+
+/* Write the runs of a and b (b's with split "dle" when single-GPU, else "excluded", ids
+ * prefixed "dle-") into one run-record CSV, every config key given explicitly. */
+static int merge_runs(ec_ctx *ctx, const ec_runs *a, const ec_runs *b, const char *path)
+{
+    /* in ec_metric's order */
+    static const char *const metric_names[] = {"samples_per_s", "step_time_ms", "epoch_time_s", "tokens_per_s",
+                                               "peak_bytes", "reserved_bytes", "allocated_bytes", "oom",
+                                               "train_time_s", "first_step_s"};
+    _Static_assert(sizeof metric_names / sizeof metric_names[0] == EC_METRIC_FIRST_STEP_S + 1,
+                   "ec_metric changed: name the new metric here");
+    size_t nk = ec_config_key_count(), nc = nk + 5;
+    const char **row = calloc(nc, sizeof *row);
+    char (*cell)[EC_PATH_MAX + 8] = calloc(nc, sizeof *cell);
+    ec_csv_writer *w;
+    int rc = row != NULL && cell != NULL ? ec_csv_open(ctx, path, &w) : EC_ENOMEM;
+    if (rc != EC_OK) {
+        free(row);
+        free(cell);
+        return rc;
+    }
+    row[0] = "id";
+    for (size_t k = 0; k < nk; k++)
+        row[1 + k] = ec_config_key_name(k);
+    row[nk + 1] = "metric";
+    row[nk + 2] = "value";
+    row[nk + 3] = "source";
+    row[nk + 4] = "split";
+    rc = ec_csv_row(w, row, nc);
+    for (int f = 0; f < 2 && rc == EC_OK; f++) {
+        const ec_runs *runs = f == 0 ? a : b;
+        for (size_t i = 0; i < ec_runs_count(runs) && rc == EC_OK; i++) {
+            const ec_run *r = ec_runs_get(runs, i);
+            snprintf(cell[0], sizeof cell[0], "%s%s", f == 0 ? "" : "dle-", r->id);
+            row[0] = cell[0];
+            for (size_t k = 0; k < nk; k++) {
+                cell[1 + k][0] = '\0';
+                if (ec_config_is_set(&r->config, k))
+                    ec_config_get(&r->config, ec_config_key_name(k), cell[1 + k], sizeof cell[1 + k]);
+                row[1 + k] = cell[1 + k];
+            }
+            row[nk + 1] = metric_names[r->metric];
+            snprintf(cell[nk + 2], sizeof cell[0], "%.17g", r->value);
+            row[nk + 2] = cell[nk + 2];
+            row[nk + 3] = r->source;
+            row[nk + 4] = f == 0 ? r->split : r->config.num_gpus == 1 ? "dle" : "excluded";
+            rc = ec_csv_row(w, row, nc);
+        }
+    }
+    if (rc == EC_OK)
+        rc = ec_csv_close(w);
+    else
+        ec_csv_abort(w);
+    free(row);
+    free(cell);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+    const char *runs_path = NULL, *out_path = NULL, *profile = NULL, *also = NULL, *write_profile = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc)
+            profile = argv[++i];
+        else if (strcmp(argv[i], "--also") == 0 && i + 1 < argc)
+            also = argv[++i];
+        else if (strcmp(argv[i], "--write-profile") == 0 && i + 1 < argc)
+            write_profile = argv[++i];
+        else if (runs_path == NULL)
+            runs_path = argv[i];
+        else if (out_path == NULL)
+            out_path = argv[i];
+        else {
+            fprintf(stderr, "usage: bench_stack RUNS.csv [OUT.csv] [--profile P] [--also DLE.csv] [--write-profile P]\n");
+            return 2;
+        }
+    }
+    if (runs_path == NULL) {
+        fprintf(stderr, "usage: bench_stack RUNS.csv [OUT.csv] [--profile P] [--also DLE.csv] [--write-profile P]\n");
+        return 2;
+    }
+    ec_ctx *ctx;
+    ec_runs *runs;
+    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK || ec_ctx_load_models(ctx, NULL) != EC_OK) {
+        fprintf(stderr, "bench_stack: %s\n", ctx ? ec_ctx_errmsg(ctx) : "out of memory");
+        return 1;
+    }
+    if (ec_runs_load(ctx, runs_path, &runs) != EC_OK) {
+        fprintf(stderr, "bench_stack: %s\n", ec_ctx_errmsg(ctx));
+        ec_ctx_free(ctx);
+        return 1;
+    }
+    if (also != NULL) { /* the two files as one, through a temporary run-record CSV */
+        ec_runs *other, *merged;
+        char tmp[] = "/tmp/bench_stack_XXXXXX";
+        int fd = mkstemp(tmp);
+        if (fd < 0 || ec_runs_load(ctx, also, &other) != EC_OK || merge_runs(ctx, runs, other, tmp) != EC_OK ||
+            ec_runs_load(ctx, tmp, &merged) != EC_OK) {
+            fprintf(stderr, "bench_stack: --also %s: %s\n", also, ec_ctx_errmsg(ctx));
+            return 1;
+        }
+        close(fd);
+        remove(tmp);
+        ec_runs_free(other);
+        ec_runs_free(runs);
+        runs = merged;
+    }
+    size_t n = ec_runs_count(runs);
+    int *ok = calloc(n ? n : 1, sizeof *ok);
+    double *pred = calloc(n ? n : 1, sizeof *pred);
+    unsigned char *use = calloc(n ? n : 1, 1);
+    char (*why)[160] = calloc(n ? n : 1, sizeof *why);
+    if (ok == NULL || pred == NULL || use == NULL || why == NULL)
+        return 1;
+
+    /* which rows the model can predict (with the priors: the parameters change no refusal) */
+    ec_ctx_set_fit(ctx, NULL);
+    ec_config tmp;
+    size_t n_fit = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ec_run *r = ec_runs_get(runs, i);
+        enum kind k = kind_of(r);
+        if (strcmp(r->split, "excluded") == 0)
+            continue;
+        if (strcmp(r->split, "dle") == 0 && k != K_TIME)
+            continue;
+        if (k == K_NO_STEP) {
+            ok[i] = eci_hw_find(ctx, r->config.gpu) != NULL;
+            continue;
+        }
+        ec_result res;
+        if (ec_predict(ctx, config_of(r, &tmp), &res) == EC_OK) {
+            ok[i] = 1;
+            use[i] = (strcmp(r->split, "fit") == 0 || strcmp(r->split, "dle") == 0) && k == K_TIME;
+            n_fit += use[i];
+        } else {
+            snprintf(why[i], sizeof why[i], "%s", ec_ctx_errmsg(ctx));
+        }
+    }
+
+    printf("# epochcast on the ordinary PyTorch / Hugging Face stack\n\n");
+    printf("Generated by `bench_stack");
+    for (int i = 1; i < argc; i++)
+        printf(" %s", argv[i]);
+    printf("` (build/bench/bench_stack) from %zu public run records\n"
+           "(bench/data/stack/README.md); the split column of the file decides what may be fitted.\n", n);
+
+    ec_fit_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (profile != NULL) {
+        if (ec_profile_read(ctx, profile, &rep) != EC_OK || ec_ctx_set_fit(ctx, &rep) != EC_OK) {
+            fprintf(stderr, "bench_stack: %s\n", ec_ctx_errmsg(ctx));
+            return 1;
+        }
+        printf("\n## Parameters: the profile %s (no fit)\n", profile);
+    } else {
+        if (ec_calibrate(ctx, runs, use, &rep) != EC_OK || ec_ctx_set_fit(ctx, &rep) != EC_OK) {
+            fprintf(stderr, "bench_stack: fit: %s\n", ec_ctx_errmsg(ctx));
+            return 1;
+        }
+        size_t n_dle = 0;
+        for (size_t i = 0; i < n; i++)
+            n_dle += use[i] && strcmp(ec_runs_get(runs, i)->split, "dle") == 0;
+        printf("\n## Fit on the fit split%s\n\n%zu time rows (%zu of the stack's fit split, %zu single-GPU runs of %s), "
+               "%zu iterations; MAPE %.1f%% with the priors, %.1f%% fitted (in sample).\n\n"
+               "| parameter | architecture | value | std. error |\n|---|---|---|---|\n",
+               also ? " and the calibration runs" : "", rep.n_runs, rep.n_runs - n_dle, n_dle, also ? also : "-",
+               rep.iterations, 100 * rep.mape_before_frac, 100 * rep.mape_after_frac);
+        for (size_t j = 0; j < rep.n_params; j++)
+            printf("| %s | %s | %.4g | %.2g |\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
+                   rep.values[j], rep.stderrs[j]);
+        if (write_profile != NULL) { /* with the held-out spread that widens intervals: leave-one-GPU-out */
+            int cv = ec_calibrate_cv(ctx, runs, use, &rep);
+            if ((cv != EC_OK && cv != EC_EINVAL) || ec_profile_write(ctx, &rep, write_profile) != EC_OK) {
+                fprintf(stderr, "bench_stack: %s\n", ec_ctx_errmsg(ctx));
+                return 1;
+            }
+            if (cv == EC_OK)
+                printf("\nLeave-one-GPU-out over the fitted rows: MAPE %.1f%% on %zu held-out rows; rms log error "
+                       "%.3f (error_log_sd of %s).\n", 100 * rep.cv_mape_frac, rep.cv_runs, rep.error_log_sd,
+                       write_profile);
+        }
+    }
+
+    FILE *csv = out_path != NULL ? fopen(out_path, "w") : NULL;
+    if (csv != NULL)
+        fprintf(csv, "id,split,metric,gpu,model,predicted,measured,error_pct\n");
+    double context = eci_const(ctx, EC_C_cuda_context_bytes);
+    for (size_t i = 0; i < n; i++) {
+        const ec_run *r = ec_runs_get(runs, i);
+        if (!ok[i])
+            continue;
+        if (kind_of(r) == K_NO_STEP) { /* the CUDA context alone, or with the weights loaded */
+            pred[i] = context;
+            if (r->config.model[0] != '\0') {
+                ec_model_summary sum;
+                if (ec_model_summary_get(ctx, &r->config, &sum, NULL, 0) == EC_OK)
+                    pred[i] += sum.weights_bytes;
+                else
+                    ok[i] = 0;
+            }
+        } else {
+            ec_result res;
+            if (ec_predict(ctx, config_of(r, &tmp), &res) != EC_OK) {
+                ok[i] = 0;
+                continue;
+            }
+            pred[i] = ec_result_metric(&res, r->metric);
+        }
+        if (csv != NULL) {
+            char level[64];
+            level_of(r, F_METRIC, level, sizeof level);
+            fprintf(csv, "%s,%s,%s,%s,%s,%.6g,%.6g,%.2f\n", r->id, r->split, level, r->config.gpu, r->config.model,
+                    pred[i], r->value, r->value > 0 ? 100 * (pred[i] - r->value) / r->value : 0);
+        }
+    }
+    if (csv != NULL)
+        fclose(csv);
+
+    const char *splits[] = {"holdout", "fit"};
+    for (int s = 0; s < 2; s++) {
+        printf("\n## %s split%s\n", splits[s], s == 0 ? " (held out: never fitted)" : " (in sample)");
+        error_tables(runs, pred, splits[s], K_TIME, "Throughput (samples/s, step, epoch and run times)");
+        error_tables(runs, pred, splits[s], K_MEMORY, "Peak memory (each row against the reading it reports)");
+        oom_table(runs, pred, ok, splits[s]);
+        error_tables(runs, pred, splits[s], K_FIRST_STEP, "First step (torch.compile's compilation included)");
+        error_tables(runs, pred, splits[s], K_NO_STEP, "Readings without a training step (CUDA context; weights)");
+    }
+
+    printf("\n## Rows not predicted (fit and holdout splits)\n\n");
+    size_t skipped = 0;
+    for (size_t i = 0; i < n; i++) { /* one line per reason, with its count and first run */
+        const ec_run *r = ec_runs_get(runs, i);
+        if (ok[i] || strcmp(r->split, "excluded") == 0)
+            continue;
+        const char *reason = why[i][0] ? why[i] : "GPU without a profile";
+        size_t first = 0, count = 0;
+        for (size_t j = 0; j < n; j++) {
+            const ec_run *q = ec_runs_get(runs, j);
+            if (ok[j] || strcmp(q->split, "excluded") == 0 || strcmp(why[j][0] ? why[j] : "GPU without a profile", reason) != 0)
+                continue;
+            if (count++ == 0)
+                first = j;
+        }
+        if (first == i)
+            printf("- %zu rows (first: %s, %s split): %s\n", count, r->id, r->split, reason);
+        skipped++;
+    }
+    if (skipped == 0)
+        printf("(none)\n");
+    free(ok);
+    free(pred);
+    free(use);
+    free(why);
+    ec_runs_free(runs);
+    ec_ctx_free(ctx);
+    return 0;
+}

@@ -1,0 +1,285 @@
+/*
+ * test_stack.c: the ordinary PyTorch / Hugging Face stack as it runs (issue 19): the optimizer
+ * catalogue (optim.c: states, kernels, paged states), clipping and the trainers (trainer.c),
+ * torch.compile's modes (fusion.c, CUDA graphs, compile time), memory_format (cuDNN's NCHW
+ * transposes), data=synthetic/on_gpu, evaluation, SDPA's causal skipping and the Triton
+ * FlashAttention.  Each test states a relation the mechanism implies, not a number.
+ */
+#include "ec_test.h"
+#include "internal.h"
+#include "consts.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void config_words(ec_ctx *ctx, ec_config *cfg, const char *words)
+{
+    char buf[512];
+    ec_config_init(cfg);
+    eci_strlcpy(buf, words, sizeof buf);
+    for (char *w = strtok(buf, " "); w != NULL; w = strtok(NULL, " "))
+        if (ec_config_set_word(ctx, cfg, w) != EC_OK)
+            fail_msg("ec_config_set_word(%s): %s", w, ec_ctx_errmsg(ctx));
+}
+
+static void predict_words(ec_ctx *ctx, const char *words, ec_result *res)
+{
+    ec_config cfg;
+    config_words(ctx, &cfg, words);
+    if (ec_predict(ctx, &cfg, res) != EC_OK)
+        fail_msg("ec_predict(%s): %s", words, ec_ctx_errmsg(ctx));
+}
+
+#define BERT "model=bert-base task=classify gpu=a100-sxm4-80gb seq_len=128 batch_per_gpu=32 "
+
+/* ---- optimizers ------------------------------------------------------------------------- */
+
+/* States: AdamW keeps two fp32 moments (8 bytes per parameter), the 8-bit optimizers two
+ * uint8 states (constants.csv opt_8bit_state_bytes_per_param), SGD with momentum one, and
+ * Adafactor a row and a column statistic per matrix: far less than one moment. */
+static void test_optimizer_states(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result adam, bnb, sgd, ada;
+    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch", &adam);
+    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adamw_8bit", &bnb);
+    predict_words(ctx, BERT "precision=amp_fp16 optimizer=sgd_momentum", &sgd);
+    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adafactor", &ada);
+    double per_param_8bit = eci_const(ctx, EC_C_opt_8bit_state_bytes_per_param);
+    /* the parts as they stand at the peak may include step temporaries: compare the
+     * persistent states through the model summary instead */
+    ec_model_summary s_adam, s_bnb, s_sgd, s_ada;
+    ec_config cfg;
+    config_words(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adamw_torch");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_adam, NULL, 0), EC_OK);
+    config_words(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adamw_8bit");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_bnb, NULL, 0), EC_OK);
+    config_words(ctx, &cfg, BERT "precision=amp_fp16 optimizer=sgd_momentum");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_sgd, NULL, 0), EC_OK);
+    config_words(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adafactor");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_ada, NULL, 0), EC_OK);
+    assert_rel(s_adam.optimizer_bytes, 8.0 * s_adam.params, EC_TOL_EXACT);
+    assert_rel(s_bnb.optimizer_bytes, per_param_8bit * s_bnb.params, EC_TOL_EXACT);
+    assert_rel(s_sgd.optimizer_bytes, 4.0 * s_sgd.params, EC_TOL_EXACT);
+    assert_true(s_ada.optimizer_bytes < 0.25 * s_adam.optimizer_bytes);
+    assert_true(bnb.memory.allocated_bytes < adam.memory.allocated_bytes);
+    assert_true(ada.memory.allocated_bytes < adam.memory.allocated_bytes);
+    ec_ctx_free(ctx);
+}
+
+/* paged_adamw_8bit keeps its states in CUDA unified memory: outside PyTorch's allocator
+ * (allocated and reserved), inside what nvidia-smi shows. */
+static void test_paged_states(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result bnb, paged;
+    predict_words(ctx, BERT "precision=amp_bf16 optimizer=adamw_8bit", &bnb);
+    predict_words(ctx, BERT "precision=amp_bf16 optimizer=paged_adamw_8bit", &paged);
+    ec_model_summary s;
+    ec_config cfg;
+    config_words(ctx, &cfg, BERT "precision=amp_bf16 optimizer=paged_adamw_8bit");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s, NULL, 0), EC_OK);
+    assert_true(paged.memory.allocated_bytes < bnb.memory.allocated_bytes);
+    /* nvml = reserved + context + paged states */
+    assert_rel(paged.memory.nvml_bytes, paged.memory.reserved_bytes + paged.memory.context_bytes + s.optimizer_bytes,
+               EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
+/* transformers' AdamW (adamw_hf) loops over the parameters in Python: more kernels and
+ * more host time than the foreach torch.optim.AdamW, which launches per chunk of tensors;
+ * PyTorch 1.x's torch.optim looped too. */
+static void test_optimizer_loops(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result hf, foreach, fused, old;
+    predict_words(ctx, BERT "precision=fp32 optimizer=adamw_hf", &hf);
+    predict_words(ctx, BERT "precision=fp32 optimizer=adamw_torch", &foreach);
+    predict_words(ctx, BERT "precision=fp32 optimizer=adamw_torch_fused", &fused);
+    predict_words(ctx, BERT "precision=fp32 optimizer=adamw_torch torch_version=1.13", &old);
+    assert_true(hf.kernels_per_step > foreach.kernels_per_step);
+    assert_true(hf.cpu_issue_s > foreach.cpu_issue_s);
+    assert_true(fused.kernels_per_step < foreach.kernels_per_step);
+    assert_true(old.kernels_per_step > foreach.kernels_per_step);
+    ec_ctx_free(ctx);
+}
+
+/* ---- clipping and trainers -------------------------------------------------------------- */
+
+/* transformers.Trainer clips at max_grad_norm 1.0 by default: the norm's kernels and its
+ * sync; max_grad_norm=0 turns that off, and the plain loop clips only when told. */
+static void test_trainer_clipping(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result plain, hf, hf_off, plain_clip;
+    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch", &plain);
+    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch trainer=hf", &hf);
+    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch trainer=hf max_grad_norm=0", &hf_off);
+    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch max_grad_norm=1", &plain_clip);
+    int clip = (int)(eci_const(ctx, EC_C_clip_fixed_kernels) + 0.5);
+    assert_true(hf.kernels_per_step >= hf_off.kernels_per_step + clip);
+    assert_true(plain_clip.kernels_per_step >= plain.kernels_per_step + clip);
+    /* the Trainer's own Python per step */
+    assert_true(hf_off.cpu_issue_s > plain.cpu_issue_s);
+    ec_ctx_free(ctx);
+}
+
+/* ---- torch.compile ---------------------------------------------------------------------- */
+
+/* Inductor fuses elementwise and normalization chains: fewer kernels.  The first step
+ * carries the compilation: compile_s for the default mode; max-autotune multiplies it by
+ * compile_max_autotune_factor and adds the CUDA graph capture. */
+static void test_compile_modes(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result eager, compiled, autotune;
+    predict_words(ctx, BERT "precision=amp_bf16 compile=0", &eager);
+    predict_words(ctx, BERT "precision=amp_bf16 compile=1", &compiled);
+    predict_words(ctx, BERT "precision=amp_bf16 compile=max-autotune", &autotune);
+    assert_true(compiled.kernels_per_step < eager.kernels_per_step);
+    assert_true(compiled.step_s < eager.step_s);
+    assert_rel(eager.first_step_s, eager.step_s, EC_TOL_EXACT);
+    assert_rel(compiled.first_step_s, compiled.step_s + eci_const(ctx, EC_C_compile_s), EC_TOL_CLOSED_FORM);
+    assert_rel(autotune.first_step_s,
+               autotune.step_s + eci_const(ctx, EC_C_compile_s) * eci_const(ctx, EC_C_compile_max_autotune_factor) +
+                   eci_const(ctx, EC_C_compile_cudagraph_capture_s),
+               EC_TOL_CLOSED_FORM);
+    /* CUDA graphs: one replay per pass instead of a launch per kernel */
+    assert_true(autotune.cpu_issue_s < compiled.cpu_issue_s);
+    ec_ctx_free(ctx);
+}
+
+/* ---- memory_format ---------------------------------------------------------------------- */
+
+/* cuDNN's tensor-core kernels read NHWC: a contiguous (NCHW) model pays transposes under
+ * AMP on an A100; in fp32 on a V100 (CUDA cores) the layouts run the same kernels. */
+static void test_memory_format(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result nchw, nhwc, v_nchw, v_nhwc;
+    predict_words(ctx, "model=resnet50 gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=128 data=on_gpu", &nchw);
+    predict_words(ctx, "model=resnet50 gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=128 data=on_gpu "
+                       "memory_format=channels_last", &nhwc);
+    predict_words(ctx, "model=resnet50 gpu=v100-sxm2-16gb precision=fp32 batch_per_gpu=64 data=on_gpu", &v_nchw);
+    predict_words(ctx, "model=resnet50 gpu=v100-sxm2-16gb precision=fp32 batch_per_gpu=64 data=on_gpu "
+                       "memory_format=channels_last", &v_nhwc);
+    assert_true(nhwc.step_s < nchw.step_s);
+    /* 53 convolutions, each with transposes forward (1) and backward (3) */
+    int per_conv = (int)(eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd) + eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd));
+    assert_rel(nchw.kernels_per_step - nhwc.kernels_per_step, 53.0 * per_conv, EC_TOL_EXACT);
+    assert_rel(v_nchw.step_s, v_nhwc.step_s, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
+/* ---- data ------------------------------------------------------------------------------- */
+
+/* data=on_gpu: no loader and no copy; data=synthetic builds the batch on the GPU too (the
+ * synthetic loaders of the benchmarks); real data is loaded and copied. */
+static void test_data_sources(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result real, synth, on_gpu;
+    predict_words(ctx, BERT "precision=amp_fp16 data=real dataset_samples=3200", &real);
+    predict_words(ctx, BERT "precision=amp_fp16 data=synthetic dataset_samples=3200", &synth);
+    predict_words(ctx, BERT "precision=amp_fp16 data=on_gpu dataset_samples=3200", &on_gpu);
+    assert_true(real.breakdown.h2d_s > 0);
+    assert_abs(synth.breakdown.h2d_s, 0.0, EC_TOL_EXACT);
+    assert_abs(on_gpu.breakdown.h2d_s, 0.0, EC_TOL_EXACT);
+    assert_abs(on_gpu.breakdown.loader_s, 0.0, EC_TOL_EXACT);
+    assert_true(on_gpu.step_s < real.step_s);
+    ec_ctx_free(ctx);
+}
+
+/* ---- evaluation ------------------------------------------------------------------------- */
+
+/* An evaluation pass = ceil(eval_samples / (eval_batch x GPUs)) forward-only batches; with
+ * eval_every_steps, floor(steps / every) passes per epoch.  Forward only: a batch costs
+ * less than a training step of the same size. */
+static void test_evaluation(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result once, every;
+    predict_words(ctx, BERT "precision=amp_fp16 data=on_gpu dataset_samples=32000 eval_samples=1000 eval_batch=64",
+                  &once);
+    predict_words(ctx, BERT "precision=amp_fp16 data=on_gpu dataset_samples=32000 eval_samples=1000 eval_batch=64 "
+                            "eval_every_steps=250", &every);
+    assert_true(once.eval_step_s > 0 && once.eval_step_s < 2.0 * once.step_s);
+    /* ceil(1000 / 64) = 16 batches */
+    assert_rel(once.eval_s, 16.0 * once.eval_step_s, EC_TOL_CLOSED_FORM);
+    /* 32000 / 32 = 1000 steps, floor(1000 / 250) = 4 passes */
+    assert_rel(every.eval_s, 4.0 * 16.0 * every.eval_step_s, EC_TOL_CLOSED_FORM);
+    assert_true(every.epoch_s > once.epoch_s);
+    ec_ctx_free(ctx);
+}
+
+/* ---- attention -------------------------------------------------------------------------- */
+
+/* HF calls SDPA with is_causal=True when it builds no padding mask (no lengths: every
+ * sample fills the sequence): the kernel skips the blocks above the diagonal.  A padded
+ * batch (lengths given, padded to max_length) goes in with a mask.  BERT is not causal. */
+static void test_sdpa_causal(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result full, masked, b_full, b_masked;
+    const char *gpt = "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=1024 "
+                      "data=on_gpu padding=max_length";
+    char words[400];
+    predict_words(ctx, gpt, &full);
+    snprintf(words, sizeof words, "%s lengths=lognormal(600,0.3)", gpt);
+    predict_words(ctx, words, &masked);
+    assert_true(full.breakdown.forward_s < masked.breakdown.forward_s);
+    predict_words(ctx, BERT "precision=amp_bf16 data=on_gpu padding=max_length", &b_full);
+    predict_words(ctx, BERT "precision=amp_bf16 data=on_gpu padding=max_length lengths=lognormal(60,0.3)", &b_masked);
+    assert_rel(b_full.breakdown.forward_s, b_masked.breakdown.forward_s, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
+/* FlashAttention in Triton: flash's work, slower than FlashAttention-2 by the constants;
+ * at 16 bits only, like flash. */
+static void test_flash_triton(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result fa2, triton;
+    const char *llm = "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=2048 "
+                      "data=on_gpu";
+    char words[300];
+    snprintf(words, sizeof words, "%s attention=flash", llm);
+    predict_words(ctx, words, &fa2);
+    snprintf(words, sizeof words, "%s attention=flash_triton", llm);
+    predict_words(ctx, words, &triton);
+    assert_true(triton.breakdown.forward_s > fa2.breakdown.forward_s);
+    assert_true(triton.breakdown.backward_s > fa2.breakdown.backward_s);
+    /* only the attention kernels change: the step grows by less than the slowdown itself */
+    assert_true(triton.step_s < fa2.step_s * eci_const(ctx, EC_C_flash_triton_bwd_slowdown));
+    assert_rel(triton.kernels_per_step, fa2.kernels_per_step, EC_TOL_EXACT);
+    ec_config cfg;
+    ec_result res;
+    config_words(ctx, &cfg, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=fp32 batch_per_gpu=8 seq_len=512 "
+                            "attention=flash_triton");
+    assert_int_not_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+    assert_contains(ec_ctx_errmsg(ctx), "fp16 or bf16");
+    ec_ctx_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_optimizer_states), cmocka_unit_test(test_paged_states),
+        cmocka_unit_test(test_optimizer_loops),  cmocka_unit_test(test_trainer_clipping),
+        cmocka_unit_test(test_compile_modes),    cmocka_unit_test(test_memory_format),
+        cmocka_unit_test(test_data_sources),     cmocka_unit_test(test_evaluation),
+        cmocka_unit_test(test_sdpa_causal),      cmocka_unit_test(test_flash_triton),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
