@@ -592,11 +592,21 @@ static int resolve_checks(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
         if ((rc = eci_product(ctx, micro, 2, INT_MAX, "tokens per GPU per micro-step", NULL)) != EC_OK ||
             (rc = eci_product(ctx, all, 4, exact, "tokens per optimizer step", NULL)) != EC_OK)
             return rc;
+        /* the evaluation step takes eval_batch samples of the same length */
+        const eci_factor eval[] = {{"eval_batch", cfg->eval_batch}, {"seq_len", r->seq}};
+        if (cfg->eval_batch > 0 &&
+            (rc = eci_product(ctx, eval, 2, INT_MAX, "tokens per GPU per evaluation step", NULL)) != EC_OK)
+            return rc;
     }
     if (r->net != NULL && r->image_size > 0) {
         const eci_factor px[] = {{"batch_per_gpu", cfg->batch_per_gpu}, {"image_size", r->image_size},
                                  {"image_size", r->image_size}};
         if ((rc = eci_product(ctx, px, 3, (int64_t)1 << 40, "pixels per GPU per micro-step", NULL)) != EC_OK)
+            return rc;
+        const eci_factor epx[] = {{"eval_batch", cfg->eval_batch}, {"image_size", r->image_size},
+                                  {"image_size", r->image_size}};
+        if (cfg->eval_batch > 0 &&
+            (rc = eci_product(ctx, epx, 3, (int64_t)1 << 40, "pixels per GPU per evaluation step", NULL)) != EC_OK)
             return rc;
         /* The first convolution (a ViT's patch embedding, a ResNet's stem) must fit the image;
          * the step model would refuse it too, without naming the key. */

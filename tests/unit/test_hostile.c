@@ -231,6 +231,13 @@ static void test_products(void **state)
                                    "batch_per_gpu x seq_len"), EC_EINVAL);
     assert_int_equal(predict_words(ctx, "model=resnet50 gpu=t4 batch_per_gpu=1048576 image_size=65536", &res,
                                    "image_size"), EC_EINVAL);
+    /* the evaluation step's batch (issue 19's eval_batch) obeys the same bounds */
+    assert_int_equal(predict_words(ctx, "model=bert-base gpu=t4 batch_per_gpu=8 seq_len=1048576 eval_batch=4096 "
+                                   "eval_samples=100 dataset_samples=100", &res,
+                                   "eval_batch x seq_len = 4096 x 1048576"), EC_EINVAL);
+    assert_int_equal(predict_words(ctx, "model=resnet50 gpu=t4 batch_per_gpu=8 image_size=65536 eval_batch=1048576 "
+                                   "eval_samples=100 dataset_samples=100", &res,
+                                   "eval_batch x image_size x image_size"), EC_EINVAL);
     /* ... and ec_max_batch never steps into it */
     ec_config cfg;
     assert_int_equal(set_words(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80gb num_gpus=65536 strategy=dp"), EC_OK);
