@@ -111,10 +111,12 @@ static void on_alarm(int sig)
         setitimer(ITIMER_REAL, &grace, NULL);
         return;
     }
-    /* Still inside a C call (a pathological string.find, a blocking read) past the grace:
+    /* Still running past the grace (a C call such as a pathological string.find or a blocking
+     * read, or a script that cleared the stop hook with debug.sethook as the signal came):
      * end the process.  No output file is open here: every writer of the library lives
      * inside one call that checks the progress callback, which stopped it already. */
-    static const char msg[] = "epochcast: scenario exceeded its time budget (--max-seconds) inside a C call; stopped\n";
+    static const char msg[] = "epochcast: scenario exceeded its time budget (--max-seconds) and ran on past the grace "
+                               "(a long C call, a blocking call or its hook cleared); stopped\n";
     budget_over = 2;
     if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
         /* nothing more to do */
