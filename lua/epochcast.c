@@ -1474,6 +1474,23 @@ static double limit_arg(const char *value, const char *env, double fallback, dou
     return v;
 }
 
+/* debug.sethook under a time budget; upvalue 1 is the real one.  A script keeps its own
+ * hooks until the budget runs out; from then on the call raises the budget's error, and so
+ * does one the signal came during (the real sethook would have cleared the stop hook it
+ * had just installed). */
+static int budget_sethook(lua_State *L)
+{
+    if (budget_over)
+        return luaL_error(L, "scenario exceeded its time budget of %f s (--max-seconds)", limits.max_seconds);
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, 0);
+    if (budget_over)
+        return luaL_error(L, "scenario exceeded its time budget of %f s (--max-seconds)", limits.max_seconds);
+    return 0;
+}
+
 /* load(chunk [, name [, mode [, env]]]) of the sandbox: text chunks only (a crafted binary
  * chunk can crash the VM); upvalue 1 is the real load. */
 static int sandbox_load(lua_State *L)
@@ -1655,6 +1672,12 @@ static int cmd_run(lua_State *L, int argc, char **argv, int script)
     lua_bytes = (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024u + (size_t)lua_gc(L, LUA_GCCOUNTB, 0);
     lua_setallocf(L, limited_alloc, NULL);
     if (max_seconds > 0) {
+        if (lua_getglobal(L, "debug") == LUA_TTABLE) { /* absent in the sandbox */
+            lua_getfield(L, -1, "sethook");
+            lua_pushcclosure(L, budget_sethook, 1);
+            lua_setfield(L, -2, "sethook");
+        }
+        lua_pop(L, 1);
         lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
         double whole = floor(max_seconds);
         struct itimerval t = {{0, 0}, {(time_t)whole, (suseconds_t)((max_seconds - whole) * 1e6)}};

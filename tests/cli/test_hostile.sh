@@ -152,6 +152,7 @@ lim() { # NAME SECONDS SCRIPT [ARGS]: the script must stop with exit 1 within SE
 lim "pcall cannot catch the time budget" 1 'while true do pcall(function() while true do end end) end'
 lim "a handler cannot go on after it" 1 'while true do local ok, e = pcall(function() while true do end end); for i = 1, 1e9 do end end'
 lim "debug.sethook cannot remove it" 1 'debug.sethook(); while true do debug.sethook() end'
+check "5: ... it stops at the budget with the script's error, not 2 s later at the grace" 'grep -q "time budget of" <<<"$out" && ! grep -q "past the grace" <<<"$out"' "rc=$rc $out"
 lim "a long C call (string.find) is stopped" 1 'print(string.rep("a", 60):find(string.rep("a*", 40) .. "b"))'
 lim "a 9-million-point ec.sweep is stopped" 2 'local ec = require "epochcast"; local v = {}; for i = 1, 3000 do v[i] = i end; ec.sweep({model = "bert-base", gpu = "t4"}, {{"batch_per_gpu", v}, {"seq_len", v}}, {fields = {"step_s"}})'
 lim "a blocking call is stopped" 1 'io.stdin:read("a"); while true do end'
