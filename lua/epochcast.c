@@ -58,6 +58,7 @@ typedef struct run_limits {
 
 static volatile sig_atomic_t interrupted;    /* the signal that asked us to stop, or 0 */
 static volatile sig_atomic_t budget_over;    /* 1: the time budget ran out; 2: grace too */
+static volatile sig_atomic_t grace_started;  /* the first alarm came: the next one ends the process */
 static lua_State *volatile script_L;         /* the state while a scenario runs, else NULL */
 static run_limits limits;                    /* outlives the state: contexts free through it */
 static struct {
@@ -104,7 +105,11 @@ static void on_signal(int sig)
 static void on_alarm(int sig)
 {
     (void)sig;
-    if (!budget_over) {
+    /* The first alarm starts the grace, even when the count hook saw the deadline first and
+     * set budget_over already (the alarm comes microseconds later: taking that for the end of
+     * the grace ended plain loops with the grace's message). */
+    if (!grace_started) {
+        grace_started = 1;
         budget_over = 1;
         arm_stop_hook();
         struct itimerval grace = {{0, 0}, {(time_t)GRACE_S, 0}};
