@@ -18,6 +18,7 @@
  * shipped fit (models/profile.csv) and the MPT fit; neither has seen these runs.
  */
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include "report_util.h"
 #include "internal.h"
 
 #include <math.h>
@@ -52,6 +53,7 @@ static const probe PROBES[] = {
     {"base_precision", "a quantized frozen base (base_precision)", NULL, NULL},
     {"optimizer", "8-bit paged AdamW (optimizer)", "adamw", "paged_adamw_8bit"},
     {"checkpointing", "selective checkpointing", "1", "selective"},
+    {"kernels", "fused kernels (kernels=fused)", "eager", "fused"},
 };
 #define N_PROBES (sizeof PROBES / sizeof PROBES[0])
 
@@ -283,29 +285,6 @@ static void report(FILE *o, const row *rows, size_t n, int has_mpt, const char *
     fprintf(o, "\n");
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 1 << 16, len = 0, got;
-    char *buf = malloc(cap);
-    while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (len + 1 == cap) {
-            char *grown = realloc(buf, cap * 2);
-            if (grown == NULL)
-                free(buf);
-            buf = grown;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf != NULL)
-        buf[len] = '\0';
-    return buf;
-}
-
 int main(int argc, char **argv)
 {
     const char *models = "models", *runs_path = "bench/data/llm_runs.csv", *configs = "bench/data/llm/models.csv";
@@ -370,7 +349,7 @@ int main(int argc, char **argv)
         return fail(NULL, "out of memory");
     report(mem, rows, n, has_mpt, runs_path, profile);
     fclose(mem);
-    char *whole = read_file(out);
+    char *whole = bench_read_all(out);
     const char *m = whole != NULL ? strstr(whole, MARKER) : NULL;
     int status = 0;
     if (check) {

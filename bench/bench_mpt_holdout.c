@@ -23,6 +23,7 @@
  * reported MFU as well.  Nothing is tuned here: the fit is calibrate.c's (ec_calibrate).
  */
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include "report_util.h"
 #include "internal.h"
 
 #include <math.h>
@@ -380,34 +381,10 @@ static void report(FILE *o, row *rows, size_t n, const fold *all, const fold *by
     row_table(o, rows, n);
 }
 
-/* The whole file, NULL when it cannot be read. */
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 1 << 16, len = 0, got;
-    char *buf = malloc(cap);
-    while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (len + 1 == cap) {
-            char *grown = realloc(buf, cap * 2);
-            if (grown == NULL)
-                free(buf);
-            buf = grown;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf != NULL)
-        buf[len] = '\0';
-    return buf;
-}
-
 /* The part of path before and including the marker line ("" when the file or the marker is absent). */
 static char *read_head(const char *path, char **whole)
 {
-    *whole = read_all(path);
+    *whole = bench_read_all(path);
     if (*whole == NULL)
         return calloc(1, 1);
     const char *m = strstr(*whole, MARKER);
@@ -551,7 +528,7 @@ int main(int argc, char **argv)
         return fail(ctx, profile_out);
     int profile_differs = 0;
     if (check) {
-        char *a = read_all(profile_tmp), *b = read_all(profile_out);
+        char *a = bench_read_all(profile_tmp), *b = bench_read_all(profile_out);
         profile_differs = a == NULL || b == NULL || strcmp(a, b) != 0;
         free(a);
         free(b);

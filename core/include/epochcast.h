@@ -194,6 +194,14 @@ typedef enum ec_memory_format {
     EC_MEMFMT_CHANNELS_LAST       /* NHWC (model.to(memory_format=torch.channels_last)) */
 } ec_memory_format;
 
+/* The kernels an eager model runs (issue 18): what the framework around the layers fuses. */
+typedef enum ec_kernels {
+    EC_KERNELS_EAGER = 0,         /* one kernel per PyTorch op (Hugging Face, timm, torchvision) */
+    EC_KERNELS_FUSED              /* fused elementwise and normalization chains without torch.compile:
+                                     Megatron-Core / NeMo with Transformer Engine, flash-attn's training
+                                     scripts (fused layer norm, bias-GELU / SwiGLU, RoPE, cross-entropy) */
+} ec_kernels;
+
 typedef enum ec_trainer {
     EC_TRAINER_PLAIN = 0,         /* a hand-written loop: forward, backward, step, zero_grad */
     EC_TRAINER_HF,                /* transformers.Trainer */
@@ -296,6 +304,8 @@ typedef struct ec_config {
     double torch_version;        /* the PyTorch release (1.10, 2.2, ...) where its defaults differ: before 2.0
                                     zero_grad() keeps zeroed gradients and torch.optim loops over the
                                     tensors instead of foreach [0 = current, 2.x] */
+    ec_kernels kernels;          /* eager or fused elementwise kernels (ec_kernels) [eager]; torch.compile
+                                    fuses them whatever this says */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

@@ -30,6 +30,7 @@ _Static_assert(sizeof(ec_tokenizer) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_attention) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_memory_format) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_trainer) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_kernels) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -165,6 +166,9 @@ static const key_def KEYS[] = {
     BOOL(expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, 0/1 [0]"),
     DBL("torch_version", torch_version, 1, 99, 1, 0,
         "PyTorch release whose defaults apply (before 2.0: zeroed grads kept, optimizers loop) [current]"),
+    /* issue 18: what the framework around the layers fuses */
+    ENUM("kernels", kernels, 0, "eager, fused",
+         "elementwise kernels: eager (one per op: HF, timm) or fused (Megatron/NeMo with TE) [eager]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -963,7 +963,8 @@ static void fill_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolv
                          .lora_r = cfg->lora_r, .lora_targets = cfg->lora_targets,
                          .base_16 = cfg->base_precision != EC_BASE_SAME,
                          .base_quant_bytes = base_quant_bytes(ctx, cfg),
-                         .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST, .compile = cfg->compile,
+                         .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST,
+                         .fused = cfg->compile != EC_COMPILE_OFF || cfg->kernels == EC_KERNELS_FUSED,
                          .unpadded = cfg->lengths[0] == '\0',
                          .flash_triton = cfg->attention == EC_ATTN_FLASH_TRITON};
 }

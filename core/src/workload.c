@@ -1464,7 +1464,7 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
     wl->input_bytes = input_bytes(net, hd, sh);
     if (sh->stage_hi > 0)
         keep_stage(wl, sh->stage_lo, sh->stage_hi);
-    if (sh->compile != EC_COMPILE_OFF) /* torch.compile: Inductor's fused kernels (fusion.c) */
+    if (sh->fused) /* torch.compile's Inductor or a framework's fused kernels (fusion.c) */
         eci_fusion_apply(wl);
     sum_up(wl);
     return find_twins(ctx, wl);
@@ -1499,7 +1499,7 @@ typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
     int tp, cp, ep, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
-    int channels_last, compile, inference, unpadded, flash_triton;
+    int channels_last, fused, inference, unpadded, flash_triton;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, base_quant_bytes;
 } wl_key;
 
@@ -1528,7 +1528,7 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->rmsnorm_kernels = sh->rmsnorm_kernels;
     k->rope_kernels = sh->rope_kernels;
     k->channels_last = sh->channels_last;
-    k->compile = sh->compile;
+    k->fused = sh->fused;
     k->inference = sh->inference;
     k->unpadded = sh->unpadded;
     k->flash_triton = sh->flash_triton;

@@ -149,7 +149,8 @@ typedef struct eci_shape {
                                the ops before them (first stage) and the head (last); hi = 0: all */
     /* Appended for issue 19. */
     int channels_last;      /* CNN tensors in NHWC (memory_format=channels_last) */
-    int compile;            /* an ec_compile mode: fusion.c rewrites the op list as Inductor fuses it */
+    int fused;              /* fusion.c rewrites the op list as Inductor fuses it: torch.compile, or a
+                               framework's fused kernels (kernels=fused) */
     int inference;          /* evaluation (model.eval()): no dropout kernels */
     int unpadded;           /* every sample fills the sequence (no lengths): HF builds no padding mask
                                and calls SDPA with is_causal=True */

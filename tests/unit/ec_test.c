@@ -229,3 +229,24 @@ int ec_test_exists(const char *path)
     struct stat sb;
     return stat(path, &sb) == 0;
 }
+
+/* ---- configs from words ------------------------------------------------------------------ */
+void ec_test_config(ec_ctx *ctx, ec_config *cfg, const char *words)
+{
+    char buf[1024];
+    ec_config_init(cfg);
+    if ((size_t)snprintf(buf, sizeof buf, "%s", words) >= sizeof buf)
+        fail_msg("config words longer than %zu bytes: %s", sizeof buf - 1, words);
+    char *save = NULL;
+    for (char *w = strtok_r(buf, " ", &save); w != NULL; w = strtok_r(NULL, " ", &save))
+        if (ec_config_set_word(ctx, cfg, w) != EC_OK)
+            fail_msg("ec_config_set_word(%s): %s", w, ec_ctx_errmsg(ctx));
+}
+
+void ec_test_predict(ec_ctx *ctx, const char *words, ec_result *res)
+{
+    ec_config cfg;
+    ec_test_config(ctx, &cfg, words);
+    if (ec_predict(ctx, &cfg, res) != EC_OK)
+        fail_msg("ec_predict(%s): %s", words, ec_ctx_errmsg(ctx));
+}

@@ -45,6 +45,12 @@ ec_ctx *ec_test_ctx(void);
 /* A context with nothing loaded. */
 ec_ctx *ec_test_ctx_bare(void);
 
+/* A default config with the space-separated key=value words of `words` set; fails the test,
+ * naming the word, when one is refused. */
+void ec_test_config(ec_ctx *ctx, ec_config *cfg, const char *words);
+/* ec_predict of ec_test_config(words); fails the test with the context's message. */
+void ec_test_predict(ec_ctx *ctx, const char *words, ec_result *res);
+
 /* ---- failing allocator (SQLite faultsim, Lua's testalloc) ------------------------------
  * Use as ec_ctx_new(ec_test_failalloc_fn, &fa, &ctx).  Allocation number fail_at
  * (counting every call that allocates or grows, from 1) fails; with persistent set, all

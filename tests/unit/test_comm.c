@@ -18,19 +18,6 @@
 
 #define MIB 1048576.0
 
-static void predict_words(ec_ctx *ctx, const char *words, ec_result *res)
-{
-    ec_config cfg;
-    char buf[512];
-    ec_config_init(&cfg);
-    eci_strlcpy(buf, words, sizeof buf);
-    for (char *w = strtok(buf, " "); w != NULL; w = strtok(NULL, " "))
-        if (ec_config_set_word(ctx, &cfg, w) != EC_OK)
-            fail_msg("ec_config_set_word(%s): %s", w, ec_ctx_errmsg(ctx));
-    if (ec_predict(ctx, &cfg, res) != EC_OK)
-        fail_msg("ec_predict(%s): %s", words, ec_ctx_errmsg(ctx));
-}
-
 /* Ring all-reduce: t = alpha 2(n-1) + 2(n-1)/n S/B; broadcast/reduce: alpha (n-1) + S/B. */
 static void test_collective_closed_forms(void **state)
 {
@@ -192,7 +179,7 @@ static void test_straggler_monotone(void **state)
         char w[256];
         ec_result r;
         snprintf(w, sizeof w, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=32 num_gpus=%d", n);
-        predict_words(ctx, w, &r);
+        ec_test_predict(ctx, w, &r);
         assert_true(r.straggler_s > prev);
         assert_true(r.breakdown.comm_s >= r.straggler_s);
         prev = r.straggler_s;
@@ -264,13 +251,13 @@ static void test_dp_gpu0_memory(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_result dp, ddp, ddp_view, one;
-    predict_words(ctx, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=512 "
-                       "num_gpus=4 strategy=dp", &dp);
-    predict_words(ctx, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=512 "
-                       "num_gpus=4 strategy=ddp", &ddp);
-    predict_words(ctx, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=512 "
-                       "num_gpus=4 strategy=ddp gradient_as_bucket_view=1", &ddp_view);
-    predict_words(ctx, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=512", &one);
+    ec_test_predict(ctx, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=512 "
+                    "num_gpus=4 strategy=dp", &dp);
+    ec_test_predict(ctx, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=512 "
+                    "num_gpus=4 strategy=ddp", &ddp);
+    ec_test_predict(ctx, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=512 "
+                    "num_gpus=4 strategy=ddp gradient_as_bucket_view=1", &ddp_view);
+    ec_test_predict(ctx, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=512", &one);
     assert_true(dp.memory.peak_bytes > dp.other_gpu_peak_bytes);
     assert_true(dp.gpu_busy_s > dp.other_gpu_busy_s);
     /* the other GPUs hold no optimizer states: less than one GPU training alone */
@@ -305,10 +292,10 @@ static void test_measured_busbw(void **state)
     assert_rel(two_nodes.busbw_bytes_per_s, 1e9, EC_TOL_EXACT);
     ec_result nvlink, slow;
     const char *words = "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 num_gpus=8";
-    predict_words(ctx, words, &nvlink);
+    ec_test_predict(ctx, words, &nvlink);
     char w[200];
     snprintf(w, sizeof w, "%s busbw_gbyte_per_s=3.5", words);
-    predict_words(ctx, w, &slow);
+    ec_test_predict(ctx, w, &slow);
     assert_true(slow.breakdown.comm_s > nvlink.breakdown.comm_s);
     assert_true(slow.scaling_efficiency_frac < nvlink.scaling_efficiency_frac);
     assert_rel(slow.busbw_bytes_per_s, 3.5e9, EC_TOL_EXACT);
@@ -335,9 +322,9 @@ static void test_dp_loss_in_forward(void **state)
     assert_non_null(gpt2);
     assert_int_equal(gpt2->loss_in_forward, 1);
     ec_result in_forward, on_gpu0;
-    predict_words(ctx, words, &in_forward);
+    ec_test_predict(ctx, words, &in_forward);
     gpt2->loss_in_forward = 0; /* the same network trained with the criterion outside the model */
-    predict_words(ctx, words, &on_gpu0);
+    ec_test_predict(ctx, words, &on_gpu0);
     eci_comm c;
     assert_int_equal(eci_comm_init(ctx, eci_hw_find(ctx, "a100-sxm4-80gb"), "nvlink", 4, 1, 0, 0, &c), EC_OK);
     double logits_bytes = 8.0 * 512 * 50257 * 2;
@@ -357,9 +344,11 @@ static void test_grad_accum_one_allreduce(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_result ga1, ga4;
-    predict_words(ctx, "model=bert-large gpu=v100-sxm2-16gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 num_gpus=8", &ga1);
-    predict_words(ctx, "model=bert-large gpu=v100-sxm2-16gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 num_gpus=8 "
-                       "grad_accum=4", &ga4);
+    ec_test_predict(ctx, "model=bert-large gpu=v100-sxm2-16gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 "
+                    "num_gpus=8", &ga1);
+    ec_test_predict(ctx, "model=bert-large gpu=v100-sxm2-16gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 "
+                    "num_gpus=8 "
+                    "grad_accum=4", &ga4);
     assert_rel(ga4.comm_total_s, ga1.comm_total_s, EC_TOL_EXACT);
     /* ...so accumulation raises scaling efficiency */
     assert_true(ga4.scaling_efficiency_frac > ga1.scaling_efficiency_frac);
@@ -372,8 +361,8 @@ static void test_scaling_efficiency(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_result one, four;
-    predict_words(ctx, "model=resnet50 gpu=v100-sxm2-16gb precision=amp_fp16 batch_per_gpu=64", &one);
-    predict_words(ctx, "model=resnet50 gpu=v100-sxm2-16gb precision=amp_fp16 batch_per_gpu=64 num_gpus=4", &four);
+    ec_test_predict(ctx, "model=resnet50 gpu=v100-sxm2-16gb precision=amp_fp16 batch_per_gpu=64", &one);
+    ec_test_predict(ctx, "model=resnet50 gpu=v100-sxm2-16gb precision=amp_fp16 batch_per_gpu=64 num_gpus=4", &four);
     assert_rel(one.scaling_efficiency_frac, 1.0, EC_TOL_EXACT);
     assert_rel(four.single_gpu_samples_per_s, one.samples_per_s, EC_TOL_EXACT);
     assert_rel(four.scaling_efficiency_frac, four.samples_per_s / (4 * one.samples_per_s), EC_TOL_EXACT);
@@ -398,10 +387,10 @@ static void dp_ddp_grid(ec_ctx *ctx, const char *model_words, const int batches[
                 ec_result dp, ddp;
                 snprintf(w, sizeof w, "%s precision=amp_fp16 gpu=%s topology=%s num_gpus=%d batch_per_gpu=%d strategy=dp",
                          model_words, dp_topo[t][1], dp_topo[t][0], dp_counts[c], batches[b]);
-                predict_words(ctx, w, &dp);
+                ec_test_predict(ctx, w, &dp);
                 w[strlen(w) - 2] = '\0';
                 strcat(w, "ddp");
-                predict_words(ctx, w, &ddp);
+                ec_test_predict(ctx, w, &ddp);
                 ratio[t][c][b] = ddp.samples_per_s / dp.samples_per_s;
                 if (!(ratio[t][c][b] > 1.0))
                     fail_msg("%s %s x%d b%d: DP %.1f >= DDP %.1f samples/s", model_words, dp_topo[t][0], dp_counts[c],

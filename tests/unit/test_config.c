@@ -99,7 +99,7 @@ static void test_key_list(void **state)
         "pp_chunks", "ep", "cp", "gpus_per_node", "network", "lora_r", "lora_targets", "base_precision",
         "price_per_gpu_hour", "prices", "provider",
         "memory_format", "trainer", "max_grad_norm", "eval_batch", "eval_every_steps", "expandable_segments",
-        "torch_version",
+        "torch_version", "kernels",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -278,6 +278,7 @@ static const key_case EVERY_KEY[] = {
     { "eval_every_steps", "500", "500" },
     { "expandable_segments", "true", "1" },
     { "torch_version", "1.10", "1.1" },
+    { "kernels", "FUSED", "fused" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):

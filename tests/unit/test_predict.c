@@ -19,25 +19,6 @@
 /* ---- helpers ---------------------------------------------------------------------------- */
 
 /* A config from CLI words: "model=bert-base gpu=a16 batch_per_gpu=16". */
-static void config_words(ec_ctx *ctx, ec_config *cfg, const char *words)
-{
-    char buf[512];
-    ec_config_init(cfg);
-    eci_strlcpy(buf, words, sizeof buf);
-    for (char *w = strtok(buf, " "); w != NULL; w = strtok(NULL, " "))
-        if (ec_config_set_word(ctx, cfg, w) != EC_OK)
-            fail_msg("ec_config_set_word(%s): %s", w, ec_ctx_errmsg(ctx));
-}
-
-static void predict_words(ec_ctx *ctx, const char *words, ec_result *res)
-{
-    ec_config cfg;
-    config_words(ctx, &cfg, words);
-    int rc = ec_predict(ctx, &cfg, res);
-    if (rc != EC_OK)
-        fail_msg("ec_predict(%s): %s", words, ec_ctx_errmsg(ctx));
-}
-
 /* Invariants every result must satisfy. */
 static void check_result(const ec_config *cfg, const ec_result *r)
 {
@@ -63,8 +44,8 @@ static void test_seed000_bert_a16(void **state)
     ec_ctx *ctx = ec_test_ctx();
     ec_config cfg;
     ec_result res;
-    config_words(ctx, &cfg, "model=bert-base task=classify gpu=a16 precision=fp32 batch_per_gpu=16 seq_len=256 "
-                            "dataset_samples=40000");
+    ec_test_config(ctx, &cfg, "model=bert-base task=classify gpu=a16 precision=fp32 batch_per_gpu=16 seq_len=256 "
+                   "dataset_samples=40000");
     assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
     check_result(&cfg, &res);
     double measured = 40000.0 / (45.0 * 60.0);
@@ -95,10 +76,10 @@ static void test_overhead_grows_as_batch_shrinks(void **state)
     ec_ctx *ctx = ec_test_ctx();
     ec_config cfg;
     ec_result small, large;
-    config_words(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=1 seq_len=32");
+    ec_test_config(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=1 seq_len=32");
     assert_int_equal(ec_predict(ctx, &cfg, &small), EC_OK);
     check_result(&cfg, &small);
-    config_words(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=64 seq_len=512");
+    ec_test_config(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=64 seq_len=512");
     assert_int_equal(ec_predict(ctx, &cfg, &large), EC_OK);
     check_result(&cfg, &large);
     assert_int_equal(large.bottleneck, EC_BOTTLENECK_COMPUTE);
@@ -108,8 +89,8 @@ static void test_overhead_grows_as_batch_shrinks(void **state)
     /* At batch 1 the same number of kernels is issued as at batch 64 (shapes, not counts, change). */
     assert_rel(small.kernels_per_step, large.kernels_per_step, EC_TOL_EXACT);
     /* A GPT-2 step of 8 tokens on an H200 from a 2-vCPU notebook is CPU-bound. */
-    config_words(ctx, &cfg, "model=gpt2 gpu=h200-sxm-141gb precision=bf16 batch_per_gpu=1 seq_len=8 "
-                            "optimizer=adamw_fused host=colab");
+    ec_test_config(ctx, &cfg, "model=gpt2 gpu=h200-sxm-141gb precision=bf16 batch_per_gpu=1 seq_len=8 "
+                   "optimizer=adamw_fused host=colab");
     assert_int_equal(ec_predict(ctx, &cfg, &small), EC_OK);
     assert_int_equal(small.bottleneck, EC_BOTTLENECK_CPU);
     assert_string_equal(ec_bottleneck_name(small.bottleneck), "cpu");
@@ -125,19 +106,19 @@ static void test_input_bound(void **state)
     ec_ctx *ctx = ec_test_ctx();
     ec_config cfg;
     ec_result res, fast;
-    config_words(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=32 "
-                            "num_workers=0 tokenize=on_the_fly tokenizer=python");
+    ec_test_config(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=32 "
+                   "num_workers=0 tokenize=on_the_fly tokenizer=python");
     assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
     check_result(&cfg, &res);
     assert_int_equal(res.bottleneck, EC_BOTTLENECK_INPUT);
     assert_true(res.breakdown.loader_s > res.gpu_busy_s);
     /* Tokenizing up front removes the stall. */
-    predict_words(ctx, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=32 num_workers=0", &fast);
+    ec_test_predict(ctx, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=32 num_workers=0", &fast);
     assert_true(fast.bottleneck != EC_BOTTLENECK_INPUT);
     assert_true(fast.step_s < res.step_s);
     /* synthetic data costs no input time at all */
-    predict_words(ctx, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=32 num_workers=0 "
-                       "tokenize=on_the_fly tokenizer=python data=synthetic", &fast);
+    ec_test_predict(ctx, "model=bert-base gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=32 num_workers=0 "
+                    "tokenize=on_the_fly tokenizer=python data=synthetic", &fast);
     assert_true(fast.breakdown.loader_s == 0);
     ec_ctx_free(ctx);
 }
@@ -148,9 +129,9 @@ static void test_checkpointing(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_result plain, ckpt;
-    predict_words(ctx, "model=bert-large gpu=v100-sxm2-32gb precision=fp32 batch_per_gpu=12 seq_len=384", &plain);
-    predict_words(ctx, "model=bert-large gpu=v100-sxm2-32gb precision=fp32 batch_per_gpu=12 seq_len=384 "
-                       "checkpointing=1", &ckpt);
+    ec_test_predict(ctx, "model=bert-large gpu=v100-sxm2-32gb precision=fp32 batch_per_gpu=12 seq_len=384", &plain);
+    ec_test_predict(ctx, "model=bert-large gpu=v100-sxm2-32gb precision=fp32 batch_per_gpu=12 seq_len=384 "
+                    "checkpointing=1", &ckpt);
     assert_true(ckpt.step_s > plain.step_s);
     assert_true(ckpt.memory.activations_bytes < plain.memory.activations_bytes);
     /* The recompute is backward time, at most one more forward and, with 24 layers dominating,
@@ -173,9 +154,10 @@ static void test_grad_accum(void **state)
     ec_ctx *ctx = ec_test_ctx();
     ec_config cfg;
     ec_result b8, b32, ga4;
-    predict_words(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256", &b8);
-    predict_words(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=32 seq_len=256", &b32);
-    config_words(ctx, &cfg, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256 grad_accum=4");
+    ec_test_predict(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256", &b8);
+    ec_test_predict(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=32 seq_len=256", &b32);
+    ec_test_config(ctx, &cfg, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256 "
+                   "grad_accum=4");
     assert_int_equal(ec_predict(ctx, &cfg, &ga4), EC_OK);
     assert_true(ga4.samples_per_s > b8.samples_per_s);
     assert_true(ga4.samples_per_s < b32.samples_per_s);
@@ -196,8 +178,10 @@ static void test_grad_accum(void **state)
     /* Micro-steps after the first cost the same (each accumulates into .grad and syncs):
      * step(ga=7) - step(ga=5) = 2 x (step(ga=5) - step(ga=4)). */
     ec_result ga5, ga7;
-    predict_words(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256 grad_accum=5", &ga5);
-    predict_words(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256 grad_accum=7", &ga7);
+    ec_test_predict(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256 "
+                    "grad_accum=5", &ga5);
+    ec_test_predict(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256 "
+                    "grad_accum=7", &ga7);
     assert_rel(ga7.step_s - ga5.step_s, 2.0 * (ga5.step_s - ga4.step_s), EC_TOL_INTEGRAL);
     ec_ctx_free(ctx);
 }
@@ -209,11 +193,12 @@ static void test_grad_accum_busy_within_step(void **state)
     ec_ctx *ctx = ec_test_ctx();
     ec_config cfg;
     ec_result res;
-    config_words(ctx, &cfg, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256 grad_accum=4");
+    ec_test_config(ctx, &cfg, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256 "
+                   "grad_accum=4");
     assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
     check_result(&cfg, &res);
     ec_result one;
-    predict_words(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256", &one);
+    ec_test_predict(ctx, "model=roberta-base gpu=a10g precision=amp_bf16 batch_per_gpu=8 seq_len=256", &one);
     /* Kernel time never exceeds the step; and the optimizer runs once per step, so
      * busy(ga=4) = 4 fwd/bwd + 3 AccumulateGrad adds (12 B/param) + 1 optimizer (84 B/param)
      * is strictly less than 4 x busy(ga=1) = 4 (fwd/bwd + optimizer).  (Kernel counts are not
@@ -230,8 +215,9 @@ static void test_ddp(void **state)
     ec_ctx *ctx = ec_test_ctx();
     ec_config cfg;
     ec_result one, eight, dp;
-    predict_words(ctx, "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128", &one);
-    config_words(ctx, &cfg, "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 num_gpus=8");
+    ec_test_predict(ctx, "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128", &one);
+    ec_test_config(ctx, &cfg, "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 "
+                   "seq_len=128 num_gpus=8");
     assert_int_equal(ec_predict(ctx, &cfg, &eight), EC_OK);
     check_result(&cfg, &eight);
     assert_true(one.breakdown.comm_s == 0);
@@ -241,14 +227,16 @@ static void test_ddp(void **state)
     /* num_gpus > 1 defaults to ddp: the bucket copy of the gradients and NCCL's buffers */
     assert_true(eight.memory.peak_bytes > one.memory.peak_bytes);
     /* DataParallel, one process driving 8 replicas, is slower than DDP */
-    predict_words(ctx, "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 num_gpus=8 "
-                       "strategy=dp", &dp);
+    ec_test_predict(ctx, "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 "
+                    "num_gpus=8 "
+                    "strategy=dp", &dp);
     assert_true(dp.samples_per_s < eight.samples_per_s);
     assert_true(dp.breakdown.comm_s > 0);
     /* The same GPUs over PCIe through the host expose more communication than over NVLink. */
     ec_result pcie;
-    predict_words(ctx, "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 num_gpus=8 "
-                       "topology=pcie-host", &pcie);
+    ec_test_predict(ctx, "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 "
+                    "num_gpus=8 "
+                    "topology=pcie-host", &pcie);
     assert_true(pcie.breakdown.comm_s > eight.breakdown.comm_s);
     ec_ctx_free(ctx);
 }
@@ -260,8 +248,8 @@ static void test_deterministic(void **state)
     ec_ctx *ctx = ec_test_ctx();
     ec_config cfg;
     static ec_result a, b;
-    config_words(ctx, &cfg, "model=gpt2 gpu=l4 precision=amp_bf16 batch_per_gpu=6 seq_len=1000 num_gpus=3 "
-                            "num_workers=5 dataset_samples=37000 epochs=3 eval_samples=3700");
+    ec_test_config(ctx, &cfg, "model=gpt2 gpu=l4 precision=amp_bf16 batch_per_gpu=6 seq_len=1000 num_gpus=3 "
+                   "num_workers=5 dataset_samples=37000 epochs=3 eval_samples=3700");
     assert_int_equal(ec_predict(ctx, &cfg, &a), EC_OK);
     assert_int_equal(ec_predict(ctx, &cfg, &b), EC_OK);
     assert_memory_equal(&a, &b, sizeof a);
@@ -295,14 +283,14 @@ static void test_cost_cache(void **state)
     static ec_result fresh[N], warm;
     for (size_t i = 0; i < N; i++) { /* every cache missed: a new context per config */
         ec_ctx *one = ec_test_ctx();
-        predict_words(one, words[i], &fresh[i]);
+        ec_test_predict(one, words[i], &fresh[i]);
         ec_ctx_free(one);
     }
     ec_ctx *ctx = ec_test_ctx();
     for (int round = 0; round < 3; round++)
         for (size_t k = 0; k < N; k++) {
             size_t i = round == 1 ? N - 1 - k : k; /* forwards, backwards, forwards */
-            predict_words(ctx, words[i], &warm);
+            ec_test_predict(ctx, words[i], &warm);
             if (memcmp(&warm, &fresh[i], sizeof warm) != 0)
                 fail_msg("round %d, %s: step %.17g s from the cache, %.17g s fresh", round, words[i], warm.step_s,
                          fresh[i].step_s);
@@ -362,9 +350,9 @@ static void test_faster_never_slower(void **state)
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
         ec_result base, fast;
         assert_int_equal(ec_ctx_set_fit(ctx, &prior), EC_OK);
-        predict_words(ctx, configs[i], &base);
+        ec_test_predict(ctx, configs[i], &base);
         assert_int_equal(ec_ctx_set_fit(ctx, &fast_fit), EC_OK);
-        predict_words(ctx, configs[i], &fast);
+        ec_test_predict(ctx, configs[i], &fast);
         if (fast.step_s > base.step_s)
             fail_msg("%s: faster GPU predicted slower (%g > %g)", configs[i], fast.step_s, base.step_s);
         assert_true(fast.gpu_busy_s < base.gpu_busy_s);
@@ -372,9 +360,9 @@ static void test_faster_never_slower(void **state)
     /* ec_ctx_set_fit(NULL) is the priors too: the same prediction as the prior report. */
     ec_result a, b;
     assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
-    predict_words(ctx, configs[2], &a);
+    ec_test_predict(ctx, configs[2], &a);
     assert_int_equal(ec_ctx_set_fit(ctx, &prior), EC_OK);
-    predict_words(ctx, configs[2], &b);
+    ec_test_predict(ctx, configs[2], &b);
     assert_rel(a.step_s, b.step_s, EC_TOL_EXACT);
     ec_ctx_free(ctx);
 }
@@ -392,7 +380,7 @@ static void test_max_batch(void **state)
     for (int i = 0; i < 5; i++) {
         char words[256];
         snprintf(words, sizeof words, "model=bert-base gpu=t4 precision=amp_fp16 batch_per_gpu=1 seq_len=%d", seqs[i]);
-        config_words(ctx, &cfg, words);
+        ec_test_config(ctx, &cfg, words);
         int b = -1;
         assert_int_equal(ec_max_batch(ctx, &cfg, 0, &b), EC_OK);
         assert_true(b >= 1);
@@ -411,15 +399,15 @@ static void test_max_batch(void **state)
     }
     /* A limit caps the answer. */
     int b = 0;
-    config_words(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80gb batch_per_gpu=1 seq_len=128");
+    ec_test_config(ctx, &cfg, "model=bert-base gpu=a100-sxm4-80gb batch_per_gpu=1 seq_len=128");
     assert_int_equal(ec_max_batch(ctx, &cfg, 37, &b), EC_OK);
     assert_int_equal(b, 37);
     /* Not even batch 1 fits: 0, and still EC_OK. */
-    config_words(ctx, &cfg, "model=gpt2-medium gpu=t4 precision=fp32 batch_per_gpu=1 seq_len=16384");
+    ec_test_config(ctx, &cfg, "model=gpt2-medium gpu=t4 precision=fp32 batch_per_gpu=1 seq_len=16384");
     assert_int_equal(ec_max_batch(ctx, &cfg, 0, &b), EC_OK);
     assert_int_equal(b, 0);
     /* Errors propagate. */
-    config_words(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=1");
+    ec_test_config(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=1");
     eci_strlcpy(cfg.gpu, "a100-sxm4-80g", sizeof cfg.gpu); /* a field filled directly is checked at use */
     assert_int_equal(ec_max_batch(ctx, &cfg, 0, &b), EC_ENOTFOUND);
     assert_int_equal(ec_max_batch(ctx, NULL, 0, &b), EC_EMISUSE);
@@ -474,16 +462,16 @@ static void test_errors(void **state)
     /* a field set directly to a value the text form would refuse */
     ec_config cfg;
     ec_result res;
-    config_words(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=8");
+    ec_test_config(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=8");
     cfg.grad_accum = 0;
     assert_int_equal(ec_predict(ctx, &cfg, &res), EC_EINVAL);
     assert_contains(ec_ctx_errmsg(ctx), "grad_accum");
     /* a missing profile file */
-    config_words(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=8 profile=/nonexistent/epochcast-profile.csv");
+    ec_test_config(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=8 profile=/nonexistent/epochcast-profile.csv");
     assert_int_equal(ec_predict(ctx, &cfg, &res), EC_EIO);
 
     /* NULL arguments */
-    config_words(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=8");
+    ec_test_config(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=8");
     assert_int_equal(ec_predict(ctx, NULL, &res), EC_EMISUSE);
     assert_int_equal(ec_predict(ctx, &cfg, NULL), EC_EMISUSE);
     assert_contains(ec_ctx_errmsg(ctx), "NULL");
@@ -515,13 +503,13 @@ static void test_python_loop(void **state)
     const char *base = "model=distilbert-base gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=32 seq_len=128";
     char words[256];
     ec_result r0, r1, r2, r3;
-    predict_words(ctx, base, &r0);
+    ec_test_predict(ctx, base, &r0);
     double syncs[] = {200, 400, 600};
     ec_result *rs[] = {&r1, &r2, &r3};
     for (int i = 0; i < 3; i++) {
         snprintf(words, sizeof words, "%s loop_syncs_per_sample=%g loop_ops_per_sample=%g", base, syncs[i],
                  3 * syncs[i]);
-        predict_words(ctx, words, rs[i]);
+        ec_test_predict(ctx, words, rs[i]);
     }
     assert_rel(r3.step_s - r2.step_s, r2.step_s - r1.step_s, EC_TOL_CLOSED_FORM);
     double copy_s = eci_const(ctx, EC_C_h2d_latency_s);

@@ -13,24 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void config_words(ec_ctx *ctx, ec_config *cfg, const char *words)
-{
-    char buf[512];
-    ec_config_init(cfg);
-    eci_strlcpy(buf, words, sizeof buf);
-    for (char *w = strtok(buf, " "); w != NULL; w = strtok(NULL, " "))
-        if (ec_config_set_word(ctx, cfg, w) != EC_OK)
-            fail_msg("ec_config_set_word(%s): %s", w, ec_ctx_errmsg(ctx));
-}
-
-static void predict_words(ec_ctx *ctx, const char *words, ec_result *res)
-{
-    ec_config cfg;
-    config_words(ctx, &cfg, words);
-    if (ec_predict(ctx, &cfg, res) != EC_OK)
-        fail_msg("ec_predict(%s): %s", words, ec_ctx_errmsg(ctx));
-}
-
 #define BERT "model=bert-base task=classify gpu=a100-sxm4-80gb seq_len=128 batch_per_gpu=32 "
 
 /* ---- optimizers ------------------------------------------------------------------------- */
@@ -43,22 +25,22 @@ static void test_optimizer_states(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_result adam, bnb, sgd, ada;
-    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch", &adam);
-    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adamw_8bit", &bnb);
-    predict_words(ctx, BERT "precision=amp_fp16 optimizer=sgd_momentum", &sgd);
-    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adafactor", &ada);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch", &adam);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_8bit", &bnb);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=sgd_momentum", &sgd);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adafactor", &ada);
     double per_param_8bit = eci_const(ctx, EC_C_opt_8bit_state_bytes_per_param);
     /* the parts as they stand at the peak may include step temporaries: compare the
      * persistent states through the model summary instead */
     ec_model_summary s_adam, s_bnb, s_sgd, s_ada;
     ec_config cfg;
-    config_words(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adamw_torch");
+    ec_test_config(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adamw_torch");
     assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_adam, NULL, 0), EC_OK);
-    config_words(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adamw_8bit");
+    ec_test_config(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adamw_8bit");
     assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_bnb, NULL, 0), EC_OK);
-    config_words(ctx, &cfg, BERT "precision=amp_fp16 optimizer=sgd_momentum");
+    ec_test_config(ctx, &cfg, BERT "precision=amp_fp16 optimizer=sgd_momentum");
     assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_sgd, NULL, 0), EC_OK);
-    config_words(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adafactor");
+    ec_test_config(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adafactor");
     assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_ada, NULL, 0), EC_OK);
     assert_rel(s_adam.optimizer_bytes, 8.0 * s_adam.params, EC_TOL_EXACT);
     assert_rel(s_bnb.optimizer_bytes, per_param_8bit * s_bnb.params, EC_TOL_EXACT);
@@ -76,11 +58,11 @@ static void test_paged_states(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_result bnb, paged;
-    predict_words(ctx, BERT "precision=amp_bf16 optimizer=adamw_8bit", &bnb);
-    predict_words(ctx, BERT "precision=amp_bf16 optimizer=paged_adamw_8bit", &paged);
+    ec_test_predict(ctx, BERT "precision=amp_bf16 optimizer=adamw_8bit", &bnb);
+    ec_test_predict(ctx, BERT "precision=amp_bf16 optimizer=paged_adamw_8bit", &paged);
     ec_model_summary s;
     ec_config cfg;
-    config_words(ctx, &cfg, BERT "precision=amp_bf16 optimizer=paged_adamw_8bit");
+    ec_test_config(ctx, &cfg, BERT "precision=amp_bf16 optimizer=paged_adamw_8bit");
     assert_int_equal(ec_model_summary_get(ctx, &cfg, &s, NULL, 0), EC_OK);
     assert_true(paged.memory.allocated_bytes < bnb.memory.allocated_bytes);
     /* nvml = reserved + context + paged states */
@@ -97,10 +79,10 @@ static void test_optimizer_loops(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_result hf, foreach, fused, old;
-    predict_words(ctx, BERT "precision=fp32 optimizer=adamw_hf", &hf);
-    predict_words(ctx, BERT "precision=fp32 optimizer=adamw_torch", &foreach);
-    predict_words(ctx, BERT "precision=fp32 optimizer=adamw_torch_fused", &fused);
-    predict_words(ctx, BERT "precision=fp32 optimizer=adamw_torch torch_version=1.13", &old);
+    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_hf", &hf);
+    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_torch", &foreach);
+    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_torch_fused", &fused);
+    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_torch torch_version=1.13", &old);
     assert_true(hf.kernels_per_step > foreach.kernels_per_step);
     assert_true(hf.cpu_issue_s > foreach.cpu_issue_s);
     assert_true(fused.kernels_per_step < foreach.kernels_per_step);
@@ -117,10 +99,10 @@ static void test_trainer_clipping(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_result plain, hf, hf_off, plain_clip;
-    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch", &plain);
-    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch trainer=hf", &hf);
-    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch trainer=hf max_grad_norm=0", &hf_off);
-    predict_words(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch max_grad_norm=1", &plain_clip);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch", &plain);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch trainer=hf", &hf);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch trainer=hf max_grad_norm=0", &hf_off);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch max_grad_norm=1", &plain_clip);
     int clip = (int)(eci_const(ctx, EC_C_clip_fixed_kernels) + 0.5);
     assert_true(hf.kernels_per_step >= hf_off.kernels_per_step + clip);
     assert_true(plain_clip.kernels_per_step >= plain.kernels_per_step + clip);
@@ -139,9 +121,9 @@ static void test_compile_modes(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_result eager, compiled, autotune;
-    predict_words(ctx, BERT "precision=amp_bf16 compile=0", &eager);
-    predict_words(ctx, BERT "precision=amp_bf16 compile=1", &compiled);
-    predict_words(ctx, BERT "precision=amp_bf16 compile=max-autotune", &autotune);
+    ec_test_predict(ctx, BERT "precision=amp_bf16 compile=0", &eager);
+    ec_test_predict(ctx, BERT "precision=amp_bf16 compile=1", &compiled);
+    ec_test_predict(ctx, BERT "precision=amp_bf16 compile=max-autotune", &autotune);
     assert_true(compiled.kernels_per_step < eager.kernels_per_step);
     assert_true(compiled.step_s < eager.step_s);
     assert_rel(eager.first_step_s, eager.step_s, EC_TOL_EXACT);
@@ -155,6 +137,32 @@ static void test_compile_modes(void **state)
     ec_ctx_free(ctx);
 }
 
+/* kernels=fused (Megatron / Transformer Engine, flash-attn's scripts): the GPU runs the op
+ * list torch.compile's fusion gives (the same kernels, FLOPs and bytes), but the model stays
+ * eager: every module's Python runs, nothing is compiled, the first step is a step. */
+static void test_fused_kernels(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result eager, fused, compiled, both;
+    ec_test_predict(ctx, BERT "precision=amp_bf16", &eager);
+    ec_test_predict(ctx, BERT "precision=amp_bf16 kernels=fused", &fused);
+    ec_test_predict(ctx, BERT "precision=amp_bf16 compile=1", &compiled);
+    ec_test_predict(ctx, BERT "precision=amp_bf16 compile=1 kernels=fused", &both);
+    assert_rel(fused.kernels_per_step, compiled.kernels_per_step, EC_TOL_EXACT);
+    assert_true(fused.kernels_per_step < eager.kernels_per_step);
+    assert_rel(fused.flop_per_step, eager.flop_per_step, EC_TOL_EXACT); /* fusion moves bytes, not FLOPs */
+    assert_true(fused.step_s < eager.step_s);
+    assert_rel(fused.first_step_s, fused.step_s, EC_TOL_EXACT); /* no compilation */
+    assert_true(fused.cpu_issue_s > compiled.cpu_issue_s);      /* module Python still runs */
+    assert_rel(both.step_s, compiled.step_s, EC_TOL_EXACT);     /* compile fuses whatever kernels says */
+    ec_config cfg;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "kernels", "triton"), EC_EINVAL);
+    assert_non_null(strstr(ec_ctx_errmsg(ctx), "kernels"));
+    ec_ctx_free(ctx);
+}
+
 /* ---- memory_format ---------------------------------------------------------------------- */
 
 /* cuDNN's tensor-core kernels read NHWC: a contiguous (NCHW) model pays transposes under
@@ -164,12 +172,12 @@ static void test_memory_format(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_result nchw, nhwc, v_nchw, v_nhwc;
-    predict_words(ctx, "model=resnet50 gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=128 data=on_gpu", &nchw);
-    predict_words(ctx, "model=resnet50 gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=128 data=on_gpu "
-                       "memory_format=channels_last", &nhwc);
-    predict_words(ctx, "model=resnet50 gpu=v100-sxm2-16gb precision=fp32 batch_per_gpu=64 data=on_gpu", &v_nchw);
-    predict_words(ctx, "model=resnet50 gpu=v100-sxm2-16gb precision=fp32 batch_per_gpu=64 data=on_gpu "
-                       "memory_format=channels_last", &v_nhwc);
+    ec_test_predict(ctx, "model=resnet50 gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=128 data=on_gpu", &nchw);
+    ec_test_predict(ctx, "model=resnet50 gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=128 data=on_gpu "
+                    "memory_format=channels_last", &nhwc);
+    ec_test_predict(ctx, "model=resnet50 gpu=v100-sxm2-16gb precision=fp32 batch_per_gpu=64 data=on_gpu", &v_nchw);
+    ec_test_predict(ctx, "model=resnet50 gpu=v100-sxm2-16gb precision=fp32 batch_per_gpu=64 data=on_gpu "
+                    "memory_format=channels_last", &v_nhwc);
     assert_true(nhwc.step_s < nchw.step_s);
     /* 53 convolutions, each with transposes forward (1) and backward (3) */
     int per_conv = (int)(eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd) + eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd));
@@ -187,9 +195,9 @@ static void test_data_sources(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_result real, synth, on_gpu;
-    predict_words(ctx, BERT "precision=amp_fp16 data=real dataset_samples=3200", &real);
-    predict_words(ctx, BERT "precision=amp_fp16 data=synthetic dataset_samples=3200", &synth);
-    predict_words(ctx, BERT "precision=amp_fp16 data=on_gpu dataset_samples=3200", &on_gpu);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 data=real dataset_samples=3200", &real);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 data=synthetic dataset_samples=3200", &synth);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 data=on_gpu dataset_samples=3200", &on_gpu);
     assert_true(real.breakdown.h2d_s > 0);
     assert_abs(synth.breakdown.h2d_s, 0.0, EC_TOL_EXACT);
     assert_abs(on_gpu.breakdown.h2d_s, 0.0, EC_TOL_EXACT);
@@ -208,10 +216,10 @@ static void test_evaluation(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_result once, every;
-    predict_words(ctx, BERT "precision=amp_fp16 data=on_gpu dataset_samples=32000 eval_samples=1000 eval_batch=64",
-                  &once);
-    predict_words(ctx, BERT "precision=amp_fp16 data=on_gpu dataset_samples=32000 eval_samples=1000 eval_batch=64 "
-                            "eval_every_steps=250", &every);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 data=on_gpu dataset_samples=32000 eval_samples=1000 eval_batch=64",
+                    &once);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 data=on_gpu dataset_samples=32000 eval_samples=1000 eval_batch=64 "
+                    "eval_every_steps=250", &every);
     assert_true(once.eval_step_s > 0 && once.eval_step_s < 2.0 * once.step_s);
     /* ceil(1000 / 64) = 16 batches */
     assert_rel(once.eval_s, 16.0 * once.eval_step_s, EC_TOL_CLOSED_FORM);
@@ -234,12 +242,12 @@ static void test_sdpa_causal(void **state)
     const char *gpt = "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=1024 "
                       "data=on_gpu padding=max_length";
     char words[400];
-    predict_words(ctx, gpt, &full);
+    ec_test_predict(ctx, gpt, &full);
     snprintf(words, sizeof words, "%s lengths=lognormal(600,0.3)", gpt);
-    predict_words(ctx, words, &masked);
+    ec_test_predict(ctx, words, &masked);
     assert_true(full.breakdown.forward_s < masked.breakdown.forward_s);
-    predict_words(ctx, BERT "precision=amp_bf16 data=on_gpu padding=max_length", &b_full);
-    predict_words(ctx, BERT "precision=amp_bf16 data=on_gpu padding=max_length lengths=lognormal(60,0.3)", &b_masked);
+    ec_test_predict(ctx, BERT "precision=amp_bf16 data=on_gpu padding=max_length", &b_full);
+    ec_test_predict(ctx, BERT "precision=amp_bf16 data=on_gpu padding=max_length lengths=lognormal(60,0.3)", &b_masked);
     assert_rel(b_full.breakdown.forward_s, b_masked.breakdown.forward_s, EC_TOL_EXACT);
     ec_ctx_free(ctx);
 }
@@ -255,9 +263,9 @@ static void test_flash_triton(void **state)
                       "data=on_gpu";
     char words[300];
     snprintf(words, sizeof words, "%s attention=flash", llm);
-    predict_words(ctx, words, &fa2);
+    ec_test_predict(ctx, words, &fa2);
     snprintf(words, sizeof words, "%s attention=flash_triton", llm);
-    predict_words(ctx, words, &triton);
+    ec_test_predict(ctx, words, &triton);
     assert_true(triton.breakdown.forward_s > fa2.breakdown.forward_s);
     assert_true(triton.breakdown.backward_s > fa2.breakdown.backward_s);
     /* only the attention kernels change: the step grows by less than the slowdown itself */
@@ -265,8 +273,8 @@ static void test_flash_triton(void **state)
     assert_rel(triton.kernels_per_step, fa2.kernels_per_step, EC_TOL_EXACT);
     ec_config cfg;
     ec_result res;
-    config_words(ctx, &cfg, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=fp32 batch_per_gpu=8 seq_len=512 "
-                            "attention=flash_triton");
+    ec_test_config(ctx, &cfg, "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=fp32 batch_per_gpu=8 seq_len=512 "
+                   "attention=flash_triton");
     assert_int_not_equal(ec_predict(ctx, &cfg, &res), EC_OK);
     assert_contains(ec_ctx_errmsg(ctx), "fp16 or bf16");
     ec_ctx_free(ctx);
@@ -277,7 +285,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_optimizer_states), cmocka_unit_test(test_paged_states),
         cmocka_unit_test(test_optimizer_loops),  cmocka_unit_test(test_trainer_clipping),
-        cmocka_unit_test(test_compile_modes),    cmocka_unit_test(test_memory_format),
+        cmocka_unit_test(test_compile_modes),    cmocka_unit_test(test_fused_kernels),
+        cmocka_unit_test(test_memory_format),
         cmocka_unit_test(test_data_sources),     cmocka_unit_test(test_evaluation),
         cmocka_unit_test(test_sdpa_causal),      cmocka_unit_test(test_flash_triton),
     };

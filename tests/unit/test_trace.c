@@ -12,16 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void config_words(ec_ctx *ctx, ec_config *cfg, const char *words)
-{
-    char buf[512];
-    ec_config_init(cfg);
-    eci_strlcpy(buf, words, sizeof buf);
-    for (char *w = strtok(buf, " "); w != NULL; w = strtok(NULL, " "))
-        if (ec_config_set_word(ctx, cfg, w) != EC_OK)
-            fail_msg("%s: %s", w, ec_ctx_errmsg(ctx));
-}
-
 /* Braces and brackets balance outside strings, and never go negative. */
 static void check_balanced(const char *s)
 {
@@ -74,9 +64,9 @@ static void test_trace_structure(void **state)
     char *dir = ec_test_tmpdir();
     char *path = ec_test_path(dir, "trace.json");
     ec_config cfg;
-    config_words(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=16 seq_len=256 padding=dynamic "
-                            "lengths=lognormal(80,0.8) num_workers=3 pin_memory=1 tokenize=on_the_fly "
-                            "num_gpus=2 dataset_samples=10000");
+    ec_test_config(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=16 seq_len=256 padding=dynamic "
+                   "lengths=lognormal(80,0.8) num_workers=3 pin_memory=1 tokenize=on_the_fly "
+                   "num_gpus=2 dataset_samples=10000");
     assert_int_equal(ec_trace_write(ctx, &cfg, path, 12), EC_OK);
     size_t len;
     char *json = ec_test_read_file(path, &len);
@@ -85,7 +75,8 @@ static void test_trace_structure(void **state)
     check_balanced(json);
     assert_non_null(strstr(json, "\"traceEvents\":["));
     static const char *const tracks[] = {"main thread (CPU dispatch)", "GPU compute", "H2D copy", "communication",
-                                         "collectives overlapped", "pin-memory thread", "DataLoader worker 0", "DataLoader worker 2"};
+                                         "collectives "
+                                         "overlapped", "pin-memory thread", "DataLoader worker 0", "DataLoader worker 2"};
     for (size_t i = 0; i < sizeof tracks / sizeof tracks[0]; i++)
         assert_contains(json, tracks[i]);
     assert_null(strstr(json, "DataLoader worker 3"));
@@ -116,8 +107,8 @@ static void test_trace_collectives_overlap(void **state)
     char *dir = ec_test_tmpdir();
     char *path = ec_test_path(dir, "fsdp.json");
     ec_config cfg;
-    config_words(ctx, &cfg, "model=llama-3.2-1b gpu=h100-sxm5-80gb batch_per_gpu=4 seq_len=2048 precision=amp_bf16 "
-                            "num_gpus=8 strategy=fsdp data=synthetic");
+    ec_test_config(ctx, &cfg, "model=llama-3.2-1b gpu=h100-sxm5-80gb batch_per_gpu=4 seq_len=2048 precision=amp_bf16 "
+                   "num_gpus=8 strategy=fsdp data=synthetic");
     assert_int_equal(ec_trace_write(ctx, &cfg, path, 5), EC_OK);
     size_t len;
     char *json = ec_test_read_file(path, &len);
@@ -140,17 +131,17 @@ static void test_trace_errors(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_config cfg;
-    config_words(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=16");
+    ec_test_config(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=16");
     assert_int_equal(ec_trace_write(ctx, &cfg, "/nonexistent-dir/trace.json", 5), EC_EIO);
     assert_contains(ec_ctx_errmsg(ctx), "/nonexistent-dir/trace.json");
     assert_int_equal(ec_trace_write(ctx, NULL, "x.json", 5), EC_EMISUSE);
     char *dir = ec_test_tmpdir();
     char *path = ec_test_path(dir, "t.json");
-    config_words(ctx, &cfg, "model=bert-bsae gpu=t4 batch_per_gpu=16");
+    ec_test_config(ctx, &cfg, "model=bert-bsae gpu=t4 batch_per_gpu=16");
     assert_int_equal(ec_trace_write(ctx, &cfg, path, 5), EC_ENOTFOUND);
     assert_false(ec_test_exists(path));
     /* max_steps <= 0: the default, and a config with no epoch length still traces */
-    config_words(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=16");
+    ec_test_config(ctx, &cfg, "model=bert-base gpu=t4 batch_per_gpu=16");
     assert_int_equal(ec_trace_write(ctx, &cfg, path, 0), EC_OK);
     size_t len;
     char *json = ec_test_read_file(path, &len);

@@ -33,7 +33,7 @@ import sys
 
 HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strategy", "zero_stage",
           "tp", "pp", "pp_schedule", "pp_chunks", "cp", "ep", "sequence_parallel", "precision",
-          "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "checkpointing",
+          "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "kernels", "checkpointing",
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
@@ -59,7 +59,9 @@ MODEL = {"GPT3-5B": "nemo-gpt3-5b", "GPT3-20B": "nemo-gpt3-20b", "GPT3-175B": "n
 PRECISION = {"fp8": "amp_fp8", "FP8-CS": "amp_fp8", "FP8": "amp_fp8", "BF16": "amp_bf16"}
 MEGATRON_DEFAULTS = ("zero_stage=1 = Megatron distributed optimizer (NeMo/Megatron-Bridge recipe default, "
                      "use_distributed_optimizer=True); sequence_parallel=1 with tp>1 (recipe default); "
-                     "the table states neither")
+                     "the table states neither; attention=flash kernels=fused: Megatron-Core's Transformer "
+                     "Engine layer spec (TE DotProductAttention's flash/cuDNN fused attention, "
+                     "TELayerNormColumnParallelLinear, bias-SwiGLU and RoPE fusions)")
 
 
 def root_dir():
@@ -120,7 +122,7 @@ def from_tables(rows, tag, skipped):
         # DGX-GB200/GB300 compute trays hold 4 GPUs; the NVLink domain (network gb200-nvl72) is the rack
         per_node = 4 if gpu in ("gb200", "gb300") else 8
         rec = {"model": MODEL[r["model"]], "gpu": gpu, "num_gpus": int(r["num_gpus"]), "gpus_per_node": per_node,
-               "network": net, "precision": PRECISION[r["precision"]]}
+               "network": net, "precision": PRECISION[r["precision"]], "attention": "flash", "kernels": "fused"}
         why = megatron_layout(r, rec)
         if why:
             skipped.append((tag, r["model"], why))
@@ -155,7 +157,7 @@ def from_torchtune(rows, skipped):
     cfg = {"Full finetune": ({"optimizer": "paged_adamw_8bit"},
                              "recipes/configs/llama3_1/8B_full_single_device.yaml@30b8519e: bitsandbytes PagedAdamW8bit, "
                              "optimizer_in_bwd True (fused into backward; no planned key), activation checkpointing"),
-           "LoRA": ({"lora_r": 8, "lora_targets": "attention", "optimizer": "adamw"},
+           "LoRA": ({"lora_r": 8, "lora_targets": "qv", "optimizer": "adamw"},
                     "8B_lora_single_device.yaml@30b8519e: lora_rank 8, lora_attn_modules [q_proj, v_proj] only "
                     "(a subset of attention), apply_lora_to_mlp False, AdamW, activation checkpointing"),
            "QLoRA": ({"lora_r": 8, "lora_targets": "all_linear", "base_precision": "nf4", "optimizer": "adamw"},
@@ -196,6 +198,7 @@ def from_flash_attention(rows):
         out.append({"id": "flash-attn-" + MODEL[r["model"]].replace("flash-attn-", "") + "-a100-sxm4-80gb-8x",
                     "model": MODEL[r["model"]], "gpu": "a100-sxm4-80gb", "num_gpus": 8, "gpus_per_node": 8,
                     "strategy": strat, "zero_stage": zs, "precision": "amp_bf16", "attention": "flash",
+                    "kernels": "fused",  # the yamls' fused_bias_fc, fused_mlp, fused_dropout_add_ln, xentropy
                     "checkpointing": 0, "batch_per_gpu": mb, "grad_accum": ga, "seq_len": 2048,
                     "metric": "tokens_per_s", "value": r["value"],
                     "source": "%s; micro-batch/accumulation/strategy from training/configs/experiment/pile/"
