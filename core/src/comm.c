@@ -30,6 +30,7 @@
 #include <gsl/gsl_math.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 static const char *const topologies[] = {"nvlink", "pcie-switch", "pcie-host", "a16-board"};
@@ -103,10 +104,23 @@ static int board_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
 
 /* The measured ramp from constants.csv, as log size and fraction of its plateau. */
 /* The ramp's Steffen interpolant, one per context: every eci_comm of a sweep reads the
- * same constants.csv points, so it is built once (again only if the points change). */
+ * same constants.csv points, so it is built once (again only if the points change).
+ * With it, the times of recent collectives: a sweep prices the same gradient buckets over
+ * the same groups again and again (each costs two logarithms and an interpolation).  An
+ * entry is keyed by every input of the time besides the ramp's points, which this cache
+ * lives with (new points, a new cache). */
+#define COLL_MEMO 256 /* a power of two: the slot is a hash of the key, masked */
+typedef struct coll_memo {
+    double bytes, n, busbw, hop, ref_busbw, ref_ranks; /* the message, the group, the ramp's reference */
+    int kind, points;                                  /* an eci_coll, or -1: eci_comm_allreduce_s */
+    int used;
+    double s;
+} coll_memo;
+
 struct eci_ramp_cache {
     gsl_interp *fn;
     double log_bytes[ECI_RAMP_MAX], frac[ECI_RAMP_MAX];
+    coll_memo memo[COLL_MEMO];
 };
 
 void eci_comm_ctx_free(ec_ctx *ctx)
@@ -140,6 +154,7 @@ static int ramp_interp(ec_ctx *ctx, eci_comm *c)
     }
     ctx->comm_ramp = r;
     c->ramp_fn = r->fn;
+    c->cache = r;
     return EC_OK;
 }
 
@@ -160,6 +175,7 @@ static int load_ramp(ec_ctx *ctx, eci_comm *c)
         c->ramp_ref_busbw_bytes_per_s = plateau;
         c->ramp_ref_ranks = eci_const(ctx, EC_C_nccl_ramp_ranks);
         c->ramp_fn = r->fn;
+        c->cache = ctx->comm_ramp;
         return EC_OK;
     }
     for (int i = 0; i < ECI_RAMP_MAX; i++) {
@@ -244,13 +260,45 @@ double eci_comm_busbw_at(const eci_comm *c, double bytes, double ring_steps)
     return c->busbw_bytes_per_s * frac;
 }
 
+/* The cache entry of a collective of `bytes` over n ranks at busbw (kind: an eci_coll, -1 for
+ * eci_comm_allreduce_s) on c's ramp: *hit when it holds the time, else the slot to fill
+ * (memo_put).  NULL when c has no cache (an eci_comm made by hand). */
+static coll_memo *memo_get(const eci_comm *c, int kind, double bytes, double n, double busbw, double hop, int *hit)
+{
+    *hit = 0;
+    if (c->cache == NULL)
+        return NULL;
+    uint64_t b;
+    memcpy(&b, &bytes, sizeof b);
+    b ^= b >> 29;
+    b = (b ^ ((uint64_t)n * 0x9e3779b97f4a7c15u) ^ (uint64_t)(kind + 2)) * 0xbf58476d1ce4e5b9u;
+    coll_memo *m = &c->cache->memo[(b >> 40) & (COLL_MEMO - 1)];
+    *hit = m->used && m->bytes == bytes && m->n == n && m->busbw == busbw && m->hop == hop && m->kind == kind &&
+           m->ref_busbw == c->ramp_ref_busbw_bytes_per_s && m->ref_ranks == c->ramp_ref_ranks &&
+           m->points == c->ramp_points;
+    return m;
+}
+
+static double memo_put(const eci_comm *c, coll_memo *m, int kind, double bytes, double n, double busbw, double hop,
+                       double s)
+{
+    if (m != NULL)
+        *m = (coll_memo){.bytes = bytes, .n = n, .busbw = busbw, .hop = hop, .ref_busbw = c->ramp_ref_busbw_bytes_per_s,
+                         .ref_ranks = c->ramp_ref_ranks, .kind = kind, .points = c->ramp_points, .used = 1, .s = s};
+    return s;
+}
+
 double eci_comm_allreduce_s(const eci_comm *c, double bytes)
 {
     if (c->n <= 1 || bytes <= 0)
         return 0;
+    int hit;
+    coll_memo *m = memo_get(c, -1, bytes, c->n, c->busbw_bytes_per_s, c->hop_latency_s, &hit);
+    if (hit)
+        return m->s;
     double floor_s = c->hop_latency_s * 2.0 * (c->n - 1);
     double bw_s = 2.0 * (c->n - 1) / c->n * bytes / eci_comm_busbw_at(c, bytes, c->n);
-    return bw_s > floor_s ? bw_s : floor_s;
+    return memo_put(c, m, -1, bytes, c->n, c->busbw_bytes_per_s, c->hop_latency_s, bw_s > floor_s ? bw_s : floor_s);
 }
 
 double eci_comm_bcast_s(const eci_comm *c, double bytes)
@@ -312,17 +360,24 @@ double eci_coll_s(const eci_comm *c, const eci_group *g, eci_coll coll, double b
     double n = g->n, a = g->hop_latency_s;
     if (coll == ECI_COLL_P2P)
         return a + bytes / g->p2p_bytes_per_s;
+    int hit;
+    coll_memo *m = memo_get(c, (int)coll, bytes, n, g->busbw_bytes_per_s, a, &hit);
+    if (hit)
+        return m->s;
     eci_comm at = *c; /* the ramp of c at this group's size and rate */
     at.n = g->n;
     at.busbw_bytes_per_s = g->busbw_bytes_per_s;
+    double s;
     if (coll == ECI_COLL_ALLREDUCE) {
         double bw = eci_comm_busbw_at(&at, bytes, n);
         double ring = 2.0 * (n - 1) * a + 2.0 * (n - 1) / n * bytes / bw;
         double tree = 2.0 * ceil(log2(n)) * a + 2.0 * bytes / bw;
-        return ring < tree ? ring : tree;
+        s = ring < tree ? ring : tree;
+    } else {
+        double bw = eci_comm_busbw_at(&at, bytes, n - 1);
+        s = (n - 1) * a + (n - 1) / n * bytes / bw;
     }
-    double bw = eci_comm_busbw_at(&at, bytes, n - 1);
-    return (n - 1) * a + (n - 1) / n * bytes / bw;
+    return memo_put(c, m, (int)coll, bytes, n, g->busbw_bytes_per_s, a, s);
 }
 
 /* ---- DDP bucket schedule ------------------------------------------------------------------ */
@@ -343,7 +398,7 @@ void eci_ddp_restart(eci_ddp_sched *s)
     s->coll = ECI_COLL_ALLREDUCE;
 }
 
-static void launch(eci_ddp_sched *s, double t_s)
+void eci_ddp_launch(eci_ddp_sched *s, double t_s)
 {
     double start = t_s > s->comm_free_s ? t_s : s->comm_free_s;
     const unsigned n_memo = sizeof s->memo_bytes / sizeof s->memo_bytes[0];
@@ -368,34 +423,13 @@ static void launch(eci_ddp_sched *s, double t_s)
     s->open_bytes = 0;
 }
 
-void eci_ddp_ready(eci_ddp_sched *s, double t_s, double bytes)
-{
-    if (bytes <= 0)
-        return;
-    s->open_bytes += bytes;
-    double cap = s->launched == 0 ? s->first_cap_bytes : s->cap_bytes;
-    if (s->open_bytes >= cap)
-        launch(s, t_s);
-}
-
 double eci_ddp_finish(eci_ddp_sched *s, double backward_end_s)
 {
     if (s->open_bytes > 0)
-        launch(s, backward_end_s);
+        eci_ddp_launch(s, backward_end_s);
     return s->comm_free_s > backward_end_s ? s->comm_free_s - backward_end_s : 0;
 }
 
-/* Extra time of a kernel of gpu_s starting at start_s while the communication stream is busy
- * until comm_busy_until_s: NCCL's kernels hold SMs and HBM bandwidth, so the part that runs
- * beside the all-reduce goes (1 + slowdown) times slower.  w wall seconds there do
- * w / (1 + slowdown) of the work, so the kernel ends w * slowdown / (1 + slowdown) later. */
-double eci_overlap_stretch_s(double comm_busy_until_s, double start_s, double gpu_s, double slowdown)
-{
-    if (slowdown <= 0 || comm_busy_until_s <= start_s || gpu_s <= 0)
-        return 0;
-    double beside = min2(comm_busy_until_s - start_s, gpu_s * (1 + slowdown));
-    return beside * slowdown / (1 + slowdown);
-}
 
 /* ---- stragglers --------------------------------------------------------------------------- */
 static double max_normal_integrand(double x, void *params)

@@ -33,6 +33,7 @@ typedef struct eci_comm {
     double ramp_ref_busbw_bytes_per_s; /* the curve's plateau (its largest message) */
     double ramp_ref_ranks;
     const gsl_interp *ramp_fn;    /* Steffen interpolant of the ramp, owned by the ctx (built once) */
+    struct eci_ramp_cache *cache; /* the ctx's ramp and recent collective times (NULL: none, no memo) */
 } eci_comm;
 
 /* Resolve the topology ("nvlink", "pcie-switch", "pcie-host", "a16-board") of n GPUs of
@@ -98,15 +99,36 @@ EC_INTERNAL void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double fi
 /* A new backward that reduces its gradients (FSDP without sharding and ZeRO-2 reduce on every
  * micro-step): buckets fill from empty again; the stream's clock and totals carry on. */
 EC_INTERNAL void eci_ddp_restart(eci_ddp_sched *s);
-/* Gradients of `bytes` became ready at time t_s (the GPU clock after the op's backward). */
-EC_INTERNAL void eci_ddp_ready(eci_ddp_sched *s, double t_s, double bytes);
+/* The open bucket's all-reduce starts at t_s or when the stream is free (eci_ddp_ready). */
+EC_INTERNAL void eci_ddp_launch(eci_ddp_sched *s, double t_s);
+/* Gradients of `bytes` became ready at time t_s (the GPU clock after the op's backward).
+ * Inline: the backward walk calls it for every op. */
+static inline void eci_ddp_ready(eci_ddp_sched *s, double t_s, double bytes)
+{
+    if (bytes <= 0)
+        return;
+    s->open_bytes += bytes;
+    double cap = s->launched == 0 ? s->first_cap_bytes : s->cap_bytes;
+    if (s->open_bytes >= cap)
+        eci_ddp_launch(s, t_s);
+}
 /* Backward ended at backward_end_s: launch the last, partly filled bucket; return the
  * all-reduce time left after backward_end_s (the exposed part). */
 EC_INTERNAL double eci_ddp_finish(eci_ddp_sched *s, double backward_end_s);
 /* Extra time of a kernel (gpu_s, starting at start_s) that runs beside an all-reduce keeping
  * the communication stream busy until comm_busy_until_s, compute being (1 + slowdown) times
- * slower while both run. */
-EC_INTERNAL double eci_overlap_stretch_s(double comm_busy_until_s, double start_s, double gpu_s, double slowdown);
+ * slower while both run: NCCL's kernels hold SMs and HBM bandwidth, so the part that runs
+ * beside the all-reduce goes (1 + slowdown) times slower.  w wall seconds there do
+ * w / (1 + slowdown) of the work, so the kernel ends w * slowdown / (1 + slowdown) later.
+ * Inline: the backward walk calls it for every op under DDP. */
+static inline double eci_overlap_stretch_s(double comm_busy_until_s, double start_s, double gpu_s, double slowdown)
+{
+    if (slowdown <= 0 || comm_busy_until_s <= start_s || gpu_s <= 0)
+        return 0;
+    double w = comm_busy_until_s - start_s, whole = gpu_s * (1 + slowdown);
+    double beside = w < whole ? w : whole;
+    return beside * slowdown / (1 + slowdown);
+}
 
 
 /* net_bytes_per_s: one GPU's share of the network (its NIC on a rail-optimized cluster);

@@ -486,6 +486,24 @@ int ec_config_key_index(const char *key)
     return key != NULL ? find_key(key, strlen(key)) : -1;
 }
 
+/* The names of the eci_key keys, in that enum's order. */
+static const char KEY_NAMES[ECI_N_KEYS][24] = {
+    [ECI_KEY_STRATEGY] = "strategy", [ECI_KEY_NODES] = "nodes", [ECI_KEY_EPOCHS] = "epochs",
+    [ECI_KEY_PREFETCH_FACTOR] = "prefetch_factor", [ECI_KEY_TOKENIZE] = "tokenize",
+    [ECI_KEY_TOKENIZER] = "tokenizer", [ECI_KEY_ATTENTION] = "attention"};
+
+void eci_config_keys_init(ec_ctx *ctx)
+{
+    for (int k = 0; k < ECI_N_KEYS; k++)
+        ctx->key_index[k] = ec_config_key_index(KEY_NAMES[k]);
+}
+
+int eci_config_given(const ec_ctx *ctx, const ec_config *cfg, eci_key k)
+{
+    int i = ctx->key_index[k];
+    return i >= 0 && ec_config_is_set(cfg, (size_t)i);
+}
+
 int ec_config_set(ec_ctx *ctx, ec_config *cfg, const char *key, const char *value)
 {
     int i;

@@ -30,6 +30,7 @@ int ec_ctx_new(ec_alloc_fn alloc, void *ud, ec_ctx **out)
     if (ctx == NULL)
         return EC_ENOMEM;
     *ctx = (ec_ctx){.alloc = alloc, .ud = ud};
+    eci_config_keys_init(ctx);
     *out = ctx;
     return EC_OK;
 }

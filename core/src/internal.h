@@ -99,13 +99,23 @@ typedef struct eci_fabric {
     double domain_gpus;       /* GPUs in one NVLink switch domain (GB200 NVL72), -1: none */
 } eci_fabric;
 
+/* ---- config keys a prediction asks about (config.c) ------------------------------ */
+/* Keys whose being given explicitly (not only their value) changes a prediction or its
+ * warnings.  Their indices in the key table are looked up by name once, when the context is
+ * made, instead of on every prediction. */
+typedef enum eci_key {
+    ECI_KEY_STRATEGY, ECI_KEY_NODES, ECI_KEY_EPOCHS, ECI_KEY_PREFETCH_FACTOR, ECI_KEY_TOKENIZE,
+    ECI_KEY_TOKENIZER, ECI_KEY_ATTENTION, ECI_N_KEYS
+} eci_key;
+
 /* ---- context ------------------------------------------------------------------- */
 /* Work buffers a prediction needs every time (alloc.c): kept on the context and reused, so a
  * sweep allocates nothing after its first point.  One slot per buffer that can be live at once. */
 enum {
     ECI_SCRATCH_PREDICT_IN = 0, ECI_SCRATCH_SIM_HIST, ECI_SCRATCH_SIM_TOTALS, ECI_SCRATCH_RUN_LEN,
     ECI_SCRATCH_RUN_CPU, ECI_SCRATCH_RUN_PIN, ECI_SCRATCH_RUN_ENDS, ECI_SCRATCH_RUN_STALL, ECI_SCRATCH_RUN_AVAIL,
-    ECI_SCRATCH_RUN_PINQ, ECI_SCRATCH_RUN_COUNTS, ECI_SCRATCH_RUN_WORKERS, ECI_SCRATCH_OP_COSTS, ECI_SCRATCH_SLOTS
+    ECI_SCRATCH_RUN_PINQ, ECI_SCRATCH_RUN_COUNTS, ECI_SCRATCH_RUN_WORKERS, ECI_SCRATCH_OP_COSTS, ECI_SCRATCH_FWD_HOST,
+    ECI_SCRATCH_SLOTS
 };
 
 /* Input files a context remembers, so that no writer replaces one (outfile.c). */
@@ -131,6 +141,7 @@ struct ec_ctx {
     void *scratch[ECI_SCRATCH_SLOTS]; /* reusable work buffers (eci_scratch), grown on demand */
     size_t scratch_bytes[ECI_SCRATCH_SLOTS];
     double max_normal[ECI_MAX_NORMAL_CACHED + 1]; /* eci_expected_max_normal by n, 0 until computed */
+    int key_index[ECI_N_KEYS];        /* ec_config_key_index of each eci_key (eci_config_keys_init) */
     void *pipe_rng;                   /* gsl_rng of the loader simulation (pipeline.c), reseeded per run */
     void *pipe_rng_seeded;            /* its state right after seeding with pipe_rng_seed (NULL: none yet) */
     unsigned long pipe_rng_seed;
@@ -145,6 +156,11 @@ struct ec_ctx {
     struct eci_ref_cache *ref_cache;  /* one-GPU references of scaling efficiencies (predict.c) */
 };
 typedef struct eci_prices eci_prices;
+
+/* Fill ctx->key_index (ec_ctx_new). */
+EC_INTERNAL void eci_config_keys_init(ec_ctx *ctx);
+/* 1 when key k was given explicitly in cfg (ec_config_is_set). */
+EC_INTERNAL int eci_config_given(const ec_ctx *ctx, const ec_config *cfg, eci_key k);
 
 /* ---- workload cache (workload.c) ------------------------------------------------ */
 /* Expansions a context keeps: a sweep's batch sizes for one network and precision. */

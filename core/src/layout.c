@@ -153,7 +153,7 @@ static int resolve_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 int eci_layout_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 {
     r->per_node = cfg->gpus_per_node > 0 ? cfg->gpus_per_node : (int)eci_const(ctx, EC_C_gpus_per_node);
-    if (ec_config_is_set(cfg, (size_t)ec_config_key_index("nodes"))) {
+    if (eci_config_given(ctx, cfg, ECI_KEY_NODES)) {
         r->nodes = cfg->nodes;
         if (cfg->gpus_per_node > 0 && cfg->nodes * cfg->gpus_per_node < cfg->num_gpus)
             return eci_error(ctx, EC_EINVAL, "nodes=%d x gpus_per_node=%d holds fewer than num_gpus=%d", cfg->nodes,

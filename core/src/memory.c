@@ -50,15 +50,8 @@ static double head_out_bytes(const eci_workload *wl)
  * reuses the table (tied), the sum of the two gradients. */
 static double table_grad_bytes(const eci_workload *wl, double grad_bytes)
 {
-    double table = 0, tied = 0;
-    for (size_t i = 0; i < wl->n_ops; i++) {
-        const eci_op *op = &wl->ops[i];
-        if (op->kind == ECI_OP_MEM && op->bwd_bytes > 0 && op->params > table)
-            table = op->params;
-        if (op->kind == ECI_OP_GEMM && op->cast_params > 2.0 * op->params)
-            tied = 1; /* a projection through a weight it does not own */
-    }
-    return table * grad_bytes * (1.0 + tied);
+    double tied = wl->tied_head ? 1 : 0; /* the table and the tie: workload.c sums them up from the ops */
+    return wl->table_params * grad_bytes * (1.0 + tied);
 }
 
 /* The three readings of the peak (README "Memory") and whether it fits, from the bytes the

@@ -23,6 +23,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -123,6 +124,9 @@ typedef struct plan {
     eci_shard *shard;            /* FSDP / ZeRO-3: per-unit gathers and reductions, else NULL */
     double gather_elem_bytes;    /* ...bytes per trained parameter gathered (the compute dtype) */
     double frozen_elem_bytes;    /* ...per frozen parameter (LoRA's base, as stored) */
+    const double *fwd_host;      /* fwd_host_s of every op at the dispatch costs fwd_host_at, worked out
+                                    once per step (the forward walks' costs), or NULL */
+    double fwd_host_at[3];       /* ...dispatch_fwd_s, op_fwd_s, dispatch_bwd_s they were worked out at */
 } plan;
 
 static double fwd_host_s(const plan *p, const eci_op_cost_t *c)
@@ -172,36 +176,48 @@ static inline void walk_kernel(walk *w, double host_s, double gpu_s, double kern
     w->kernels += kernels;
 }
 
-/* Op i's backward kernels just ended at *gpu: those that ran beside an all-reduce were slowed
+/* Op i's backward kernels just ended at gpu: those that ran beside an all-reduce were slowed
  * by it (eci_overlap_stretch_s), then its gradients are ready and DDP's autograd hook fills a
- * bucket.  gpu and busy are the walk's or the timeline's running sums. */
-static void ddp_grads_ready(plan *p, size_t i, double *gpu, double *busy)
+ * bucket.  Returns the slowdown, which the caller adds to its running gpu and busy sums (by
+ * value, so that the walk's sums stay in registers). */
+static inline double ddp_grads_ready(plan *p, size_t i, double gpu)
 {
-    double bwd_s = p->cost[i].bwd_s;
-    if (p->ddp->comm_free_s > *gpu - bwd_s) { /* (an idle stream slows nothing: skip the call) */
-        double slow = eci_overlap_stretch_s(p->ddp->comm_free_s, *gpu - bwd_s, bwd_s, p->overlap_slowdown);
-        *gpu += slow;
-        *busy += slow;
+    const eci_op_cost_t *c = &p->cost[i];
+    double bwd_s = c->bwd_s, slow = 0;
+    if (p->ddp->comm_free_s > gpu - bwd_s) { /* (an idle stream slows nothing: skip the call) */
+        slow = eci_overlap_stretch_s(p->ddp->comm_free_s, gpu - bwd_s, bwd_s, p->overlap_slowdown);
         p->overlap_s += slow;
     }
-    const eci_op *op = &p->wl->ops[i];
-    if (op->params > 0 && !op->frozen)
-        eci_ddp_ready(p->ddp, *gpu, op->params * p->grad_elem_bytes);
+    if (c->grad_params > 0) /* trained parameters (not LoRA's frozen base) */
+        eci_ddp_ready(p->ddp, gpu + slow, c->grad_params * p->grad_elem_bytes);
+    return slow;
 }
 
 /* The forward ops from..to-1 in order.  The first goes through gpu_op (the host may have work
- * pending before it); after it nothing is pending, and the rest are walked in locals. */
+ * pending before it); after it nothing is pending, and the rest are walked in locals.  Their
+ * host costs come from p->fwd_host when it was worked out at the current dispatch costs. */
 static void forward_ops(timeline *t, plan *p, size_t from, size_t to)
 {
     if (from >= to)
         return;
     const eci_op_cost_t *cost = p->cost;
-    gpu_op(t, fwd_host_s(p, &cost[from]), cost[from].fwd_s, cost[from].fwd_kernels, 1);
+    const double *host = p->fwd_host != NULL && p->dispatch_fwd_s == p->fwd_host_at[0] &&
+                                 p->op_fwd_s == p->fwd_host_at[1] && p->dispatch_bwd_s == p->fwd_host_at[2]
+                             ? p->fwd_host
+                             : NULL;
+    gpu_op(t, host != NULL ? host[from] : fwd_host_s(p, &cost[from]), cost[from].fwd_s, cost[from].fwd_kernels, 1);
     p->fwd_s += cost[from].fwd_s;
     walk w = walk_begin(t, p->fwd_s);
-    for (size_t i = from + 1; i < to; i++) {
-        walk_kernel(&w, fwd_host_s(p, &cost[i]), cost[i].fwd_s, cost[i].fwd_kernels);
-        w.kernel_s += cost[i].fwd_s;
+    if (host != NULL) {
+        for (size_t i = from + 1; i < to; i++) {
+            walk_kernel(&w, host[i], cost[i].fwd_s, cost[i].fwd_kernels);
+            w.kernel_s += cost[i].fwd_s;
+        }
+    } else {
+        for (size_t i = from + 1; i < to; i++) {
+            walk_kernel(&w, fwd_host_s(p, &cost[i]), cost[i].fwd_s, cost[i].fwd_kernels);
+            w.kernel_s += cost[i].fwd_s;
+        }
     }
     walk_end(t, &w, &p->fwd_s);
 }
@@ -219,8 +235,11 @@ static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
     i--; /* the first op that launches: through gpu_op, as in forward_ops */
     gpu_op(t, p->dispatch_bwd_s * cost[i].bwd_kernels, cost[i].bwd_s, cost[i].bwd_kernels, 1);
     p->bwd_s += cost[i].bwd_s;
-    if (p->ddp != NULL)
-        ddp_grads_ready(p, i, &t->gpu, &t->busy);
+    if (p->ddp != NULL) {
+        double slow = ddp_grads_ready(p, i, t->gpu);
+        t->gpu += slow;
+        t->busy += slow;
+    }
     walk w = walk_begin(t, p->bwd_s);
     while (i-- > from) {
         const eci_op_cost_t *c = &cost[i];
@@ -229,8 +248,11 @@ static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
         /* Backward runs in the C++ autograd engine, one thread per device: no GIL, even under dp. */
         walk_kernel(&w, p->dispatch_bwd_s * c->bwd_kernels, c->bwd_s, c->bwd_kernels);
         w.kernel_s += c->bwd_s;
-        if (p->ddp != NULL)
-            ddp_grads_ready(p, i, &w.gpu, &w.busy);
+        if (p->ddp != NULL) {
+            double slow = ddp_grads_ready(p, i, w.gpu);
+            w.gpu += slow;
+            w.busy += slow;
+        }
     }
     walk_end(t, &w, &p->bwd_s);
 }
@@ -554,12 +576,6 @@ static void dp_exchange(timeline *t, const plan *p, double s, double kernels, do
 }
 
 /* ---- helpers ----------------------------------------------------------------------------- */
-/* Was the config key `name` given explicitly? */
-static int key_given(const ec_config *cfg, const char *name)
-{
-    int i = ec_config_key_index(name);
-    return i >= 0 && ec_config_is_set(cfg, (size_t)i);
-}
 
 /* Set bit and append text unless that text is already there: two different warnings under
  * one bit (keys ignored by the model and by the configuration) are both said. */
@@ -679,7 +695,7 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     r->strategy = cfg->strategy;
     /* strategy is the docs/DESIGN.md default: single for one GPU, ddp for several unless given */
     if (cfg->num_gpus > 1 && r->strategy == EC_STRATEGY_SINGLE) {
-        if (key_given(cfg, "strategy"))
+        if (eci_config_given(ctx, cfg, ECI_KEY_STRATEGY))
             return eci_error(ctx, EC_EINVAL, "strategy=single with num_gpus=%d: use strategy=ddp or dp", cfg->num_gpus);
         r->strategy = EC_STRATEGY_DDP;
     }
@@ -860,7 +876,7 @@ static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, const
     *fwd_s = *bwd_s = *launched_s = 0;
     for (int gi = 0; gi < ECI_N_GROUPS; gi++)
         group_s[gi] = 0;
-    for (size_t i = 0; i < wl->n_ops; i++) {
+    for (size_t i = wl->comm_begin; i < wl->comm_end; i++) { /* (no op outside these is a collective) */
         const eci_op *op = &wl->ops[i];
         if (op->kind != ECI_OP_COMM)
             continue;
@@ -1054,6 +1070,21 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     double model_fwd_s, model_bwd_s, model_op_s, replay_s;
     double op_s = host->dispatch_fwd_s;
     model_dispatch(ctx, cfg, host, &p, &model_fwd_s, &model_bwd_s, &model_op_s, &replay_s);
+    { /* every forward walk runs at the model's dispatch costs: each op's host cost once */
+        double *fwd_host = eci_scratch_raw(ctx, ECI_SCRATCH_FWD_HOST, wl->n_ops, sizeof *fwd_host);
+        if (fwd_host == NULL)
+            return EC_ENOMEM;
+        plan at = p;
+        at.dispatch_fwd_s = model_fwd_s;
+        at.op_fwd_s = model_op_s;
+        at.dispatch_bwd_s = model_bwd_s;
+        for (size_t i = 0; i < wl->n_ops; i++)
+            fwd_host[i] = fwd_host_s(&at, &cost[i]);
+        p.fwd_host = fwd_host;
+        p.fwd_host_at[0] = model_fwd_s;
+        p.fwd_host_at[1] = model_op_s;
+        p.fwd_host_at[2] = model_bwd_s;
+    }
     int copy_batch = cfg->data_synthetic == EC_DATA_REAL; /* synthetic or on_gpu: made on the GPU */
     double syncs = eci_const(ctx, EC_C_syncs_per_micro_step);
     eci_trainer tr;
@@ -1664,10 +1695,16 @@ static void pipe_loader(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r
                                                                            : host->fast_tokenizer_tokens_per_s);
 }
 
-int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, eci_pipe_in *in, ec_result *top,
-                     eci_lengths **lengths)
+/* eci_pipe_prepare, also handing back cfg resolved (*resolved, as eci_resolve gives it) and
+ * the calibration it used (*calib_out). */
+static int pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, eci_pipe_in *in, ec_result *top,
+                        eci_lengths **lengths, eci_resolved *resolved, eci_calib *calib_out)
 {
-    memset(in, 0, sizeof *in);
+    /* every field but the knots' arrays (~3 KB), which are filled below as far as they are
+     * read (n_knots lengths of n_series series) */
+    memset(in, 0, offsetof(eci_pipe_in, knot_len));
+    in->n_series = 0;
+    memset(&in->seed, 0, sizeof *in - offsetof(eci_pipe_in, seed));
     memset(top, 0, sizeof *top);
     *lengths = NULL;
     eci_resolved r;
@@ -1675,10 +1712,12 @@ int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, 
     int rc = eci_resolve(ctx, cfg, &r);
     if (rc != EC_OK)
         return rc;
+    *resolved = r;
     if (fixed != NULL)
         calib = *fixed;
     else if ((rc = eci_calib_current(ctx, cfg, &calib)) != EC_OK)
         return rc;
+    *calib_out = calib;
     if (cfg->lengths[0] != '\0' && (rc = eci_lengths_parse(ctx, cfg->lengths, r.seq, lengths)) != EC_OK)
         return rc;
     const eci_lengths *l = *lengths;
@@ -1727,6 +1766,14 @@ fail:
     eci_lengths_free(ctx, *lengths);
     *lengths = NULL;
     return rc;
+}
+
+int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, eci_pipe_in *in, ec_result *top,
+                     eci_lengths **lengths)
+{
+    eci_resolved r;
+    eci_calib calib;
+    return pipe_prepare(ctx, cfg, fixed, in, top, lengths, &r, &calib);
 }
 
 /* Bottleneck: compute when kernels fill most of the step, else the largest idle cause; and
@@ -1853,7 +1900,7 @@ static void assemble_epoch(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
 }
 
 /* Keys given explicitly that this configuration never reads: one warning naming them. */
-static void ignored_keys(const ec_config *cfg, const eci_resolved *r, ec_result *res)
+static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
     char text[EC_WARNING_TEXT_MAX / 2] = "";
     size_t len = 0;
@@ -1862,16 +1909,18 @@ static void ignored_keys(const ec_config *cfg, const eci_resolved *r, ec_result 
         if ((cond) && len < sizeof text)                                                             \
             len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", len ? ", " : "", what);   \
     } while (0)
+#define GIVEN(key) eci_config_given(ctx, cfg, ECI_KEY_##key)
     int no_epoch = cfg->dataset_samples <= 0;
-    IGNORED(no_epoch && key_given(cfg, "epochs"), "epochs (needs dataset_samples)");
+    IGNORED(no_epoch && GIVEN(EPOCHS), "epochs (needs dataset_samples)");
     IGNORED(no_epoch && cfg->eval_samples > 0, "eval_samples (needs dataset_samples)");
     IGNORED(no_epoch && cfg->checkpoints_per_epoch > 0, "checkpoints_per_epoch (needs dataset_samples)");
     IGNORED(r->strategy != EC_STRATEGY_DDP && cfg->gradient_as_bucket_view, "gradient_as_bucket_view (ddp only)");
-    IGNORED(cfg->num_workers == 0 && key_given(cfg, "prefetch_factor"), "prefetch_factor (needs num_workers > 0)");
+    IGNORED(cfg->num_workers == 0 && GIVEN(PREFETCH_FACTOR), "prefetch_factor (needs num_workers > 0)");
     int derived_loader = cfg->sample_cpu_s < 0 && !cfg->data_synthetic;
-    IGNORED(!derived_loader && key_given(cfg, "tokenize"), "tokenize (sample_cpu_s or data=synthetic replaces it)");
-    IGNORED(!derived_loader && key_given(cfg, "tokenizer"), "tokenizer (sample_cpu_s or data=synthetic replaces it)");
+    IGNORED(!derived_loader && GIVEN(TOKENIZE), "tokenize (sample_cpu_s or data=synthetic replaces it)");
+    IGNORED(!derived_loader && GIVEN(TOKENIZER), "tokenizer (sample_cpu_s or data=synthetic replaces it)");
     IGNORED(cfg->data_synthetic && cfg->sample_cpu_s >= 0, "sample_cpu_s (data=synthetic has no loader cost)");
+#undef GIVEN
 #undef IGNORED
     if (len > 0) {
         char msg[EC_WARNING_TEXT_MAX];
@@ -1882,14 +1931,14 @@ static void ignored_keys(const ec_config *cfg, const eci_resolved *r, ec_result 
 
 /* Keys given that this model does not use, a parameter count that disagrees with its
  * published one, and checkpointing on a network without checkpointed blocks: said, not ignored. */
-static void model_warnings(const ec_config *cfg, const eci_resolved *r, ec_result *res)
+static void model_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
     const eci_net *net = r->net;
     char text[EC_WARNING_TEXT_MAX];
     const char *ignored = NULL;
     /* a value off its default means the key was given (cheap: no key-name search per prediction) */
-    if (!net->text && (cfg->seq_len > 0 || cfg->lengths[0] != '\0' || key_given(cfg, "tokenize") ||
-                       key_given(cfg, "tokenizer")))
+    if (!net->text && (cfg->seq_len > 0 || cfg->lengths[0] != '\0' || eci_config_given(ctx, cfg, ECI_KEY_TOKENIZE) ||
+                       eci_config_given(ctx, cfg, ECI_KEY_TOKENIZER)))
         ignored = "seq_len, lengths, tokenize and tokenizer do not apply to an image network";
     else if (net->text && cfg->image_size > 0)
         ignored = "image_size does not apply to a text network";
@@ -1897,7 +1946,8 @@ static void model_warnings(const ec_config *cfg, const eci_resolved *r, ec_resul
         ignored = "target_len applies to encoder-decoder networks only";
     else if (net->attention == EC_NET_ATTN_FUSED && cfg->attention == EC_ATTN_EAGER)
         ignored = "attention=eager has no effect: this network always runs a fused attention kernel (torchvision)";
-    else if (net->attention == EC_NET_ATTN_EAGER && key_given(cfg, "attention") && cfg->attention != EC_ATTN_EAGER)
+    else if (net->attention == EC_NET_ATTN_EAGER && eci_config_given(ctx, cfg, ECI_KEY_ATTENTION) &&
+             cfg->attention != EC_ATTN_EAGER)
         ignored = "attention= has no effect: this network has no fused attention path in its code (priced as eager)";
     if (ignored != NULL) {
         snprintf(text, sizeof text, "%s (model '%s'): ignored", ignored, net->id);
@@ -1950,7 +2000,7 @@ static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     if (r->net != NULL && r->net->max_positions > 0 && r->seq > r->net->max_positions)
         add_warning(res, EC_WARN_SEQ_TRUNCATED, "seq_len exceeds the model's position embeddings");
     if (r->net != NULL)
-        model_warnings(cfg, r, res);
+        model_warnings(ctx, cfg, r, res);
     if (g->compute_capability < 5.0)
         add_warning(res, EC_WARN_UNSUPPORTED_GPU, "current PyTorch (CUDA 12) cannot run on Kepler GPUs");
     if (!g->measured && cfg->gpu_step_s <= 0)
@@ -1964,7 +2014,7 @@ static void add_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
                       "the tokenizer's work (padding=dynamic pads each batch to its longest sample)"
                     : "lengths= has no effect here: padding=max_length pads every batch to seq_len and no tokenization "
                       "is priced (padding=dynamic pads each batch to its longest sample)");
-    ignored_keys(cfg, r, res);
+    ignored_keys(ctx, cfg, r, res);
     if (r->nodes > 1 && r->fabric == NULL && cfg->network_bytes_per_s <= 0) {
         char text[240];
         snprintf(text, sizeof text, "%d nodes joined by the default network, %.0f Gb/s per node (constants.csv "
@@ -2087,6 +2137,14 @@ static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_calib
     return EC_OK;
 }
 
+/* Was key `name` given explicitly?  By name: asked only on the rare results check_result
+ * refuses or caps, so it needs no index of eci_key. */
+static int given_by_name(const ec_config *cfg, const char *name)
+{
+    int i = ec_config_key_index(name);
+    return i >= 0 && ec_config_is_set(cfg, (size_t)i);
+}
+
 /* Every figure of a result is finite and physically possible, or the prediction is refused
  * (issue 20): no NaN, infinity or MFU above 100% reaches a user.  The message names the field
  * and the keys given that can drive it (a rate, a time, a measured step, a profile). */
@@ -2095,7 +2153,7 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
     /* MFU above 1 from the model's own rates alone (no measured step, no profile): the peak it
      * is measured against can sit below what some kernels reach (an emulated precision with
      * a changed memory system); the figure is capped, since no step beats the peak. */
-    if (res->mfu_frac > 1 && !key_given(cfg, "gpu_step_s") && !key_given(cfg, "profile"))
+    if (res->mfu_frac > 1 && !given_by_name(cfg, "gpu_step_s") && !given_by_name(cfg, "profile"))
         res->mfu_frac = 1;
     static const char *const suspects[] = {"gpu_step_s", "busbw_gbyte_per_s", "network_gbit_per_s", "sample_cpu_s",
                                            "dataset_samples", "eval_samples", "checkpoints_per_epoch",
@@ -2185,12 +2243,12 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
     eci_lengths *l = NULL;
     ec_result top;
     eci_pipe_epoch ep;
-    int rc = eci_pipe_prepare(ctx, cfg, fixed, in, &top, &l);
+    eci_resolved r;
+    eci_calib calib; /* the model's own error (profile error_log_sd) widens the simulated spread */
+    int rc = pipe_prepare(ctx, cfg, fixed, in, &top, &l, &r, &calib);
     if (rc == EC_OK)
         rc = eci_pipe_simulate(ctx, in, &ep);
     if (rc == EC_OK) {
-        eci_resolved r;
-        eci_resolve(ctx, cfg, &r); /* succeeded in eci_pipe_prepare */
         res->memory = top.memory;
         res->eval_step_s = top.eval_step_s;
         res->warnings = top.warnings;
@@ -2203,18 +2261,12 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
         if (!reference)
             add_warnings(ctx, cfg, &r, res);
         copy_multi_gpu(&top, res);
-        eci_calib calib; /* the model's own error (profile error_log_sd) widens the simulated spread */
-        if (fixed != NULL)
-            calib = *fixed;
-        else
-            rc = eci_calib_current(ctx, cfg, &calib);
-        if (rc == EC_OK && res->epoch_s > 0)
+        if (res->epoch_s > 0)
             eci_interval_widen(&calib, res->epoch_p50_s, &res->epoch_p10_s, &res->epoch_p90_s);
         /* the step's interval: only the model's own held-out error (a steady step has no spread) */
         res->step_p10_s = res->step_p90_s = res->step_s;
-        if (rc == EC_OK)
-            eci_interval_widen(&calib, res->step_s, &res->step_p10_s, &res->step_p90_s);
-        if (rc == EC_OK && !reference)
+        eci_interval_widen(&calib, res->step_s, &res->step_p10_s, &res->step_p90_s);
+        if (!reference)
             rc = add_cost(ctx, cfg, &r, res);
     }
     eci_lengths_free(ctx, l);

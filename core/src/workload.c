@@ -1345,7 +1345,9 @@ static void sum_up(eci_workload *wl)
 {
     wl->params = wl->param_tensors = wl->model_flop = wl->matmul_params = 0;
     wl->trainable_params = wl->trainable_tensors = wl->quant_params = wl->frozen_flop = wl->expert_params = 0;
-    wl->saved_other_bytes = 0;
+    wl->saved_other_bytes = wl->table_params = 0;
+    wl->tied_head = 0;
+    wl->comm_begin = wl->comm_end = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
         wl->blocks[b].saved_bytes = wl->blocks[b].params = wl->blocks[b].flop = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
@@ -1373,6 +1375,15 @@ static void sum_up(eci_workload *wl)
             wl->quant_params += op->params * op->count * preps;
         }
         wl->matmul_params += op->cast_params * op->count * preps;
+        if (op->kind == ECI_OP_MEM && op->bwd_bytes > 0 && op->params > wl->table_params)
+            wl->table_params = op->params;
+        if (op->kind == ECI_OP_GEMM && op->cast_params > 2.0 * op->params)
+            wl->tied_head = 1; /* a projection through a weight it does not own */
+        if (op->kind == ECI_OP_COMM) {
+            if (wl->comm_end == 0)
+                wl->comm_begin = i;
+            wl->comm_end = i + 1;
+        }
         double flop = 0;
         if (op->kind == ECI_OP_GEMM || op->kind == ECI_OP_CONV || op->kind == ECI_OP_ATTN)
             flop = 2.0 * op->m * op->n * op->k * op->batch * op->count;

@@ -118,6 +118,10 @@ typedef struct eci_workload {
     double output_bytes;    /* logits the model returns per micro-step (DataParallel gathers them) */
     unsigned long long serial; /* this expansion's number on its context (eci_workload_get, from 1);
                                 * 0: not from the cache.  Keys caches of values derived from it. */
+    double table_params;    /* the largest table with a backward (a MEM op: the token embedding), whose
+                               dense gradient memory.c prices at the end of backward */
+    int tied_head;          /* a GEMM projects through a weight it does not own (cast_params > 2 params) */
+    size_t comm_begin, comm_end; /* the ops from the first collective (COMM) to the last (none: equal) */
 } eci_workload;
 
 typedef struct eci_shape {

@@ -5,6 +5,7 @@
  * Needs no models/ folder: a bare context from ec_ctx_new is enough.
  */
 #include "ec_test.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -790,6 +791,27 @@ static void test_set_mask(void **state)
     assert_true(given(&cfg, "strategy") && given_count(&cfg) == 1);
 }
 
+/* The keys a prediction asks "given?" by index (eci_key): each resolves to its key in the
+ * table and reads the set_mask bit of that key, not of another. */
+static void test_given_by_index(void **state)
+{
+    ec_ctx *ctx = *state;
+    static const char *const name[ECI_N_KEYS][2] = {
+        [ECI_KEY_STRATEGY] = {"strategy", "ddp"}, [ECI_KEY_NODES] = {"nodes", "2"},
+        [ECI_KEY_EPOCHS] = {"epochs", "2"}, [ECI_KEY_PREFETCH_FACTOR] = {"prefetch_factor", "4"},
+        [ECI_KEY_TOKENIZE] = {"tokenize", "on_the_fly"}, [ECI_KEY_TOKENIZER] = {"tokenizer", "python"},
+        [ECI_KEY_ATTENTION] = {"attention", "eager"}};
+    for (int k = 0; k < ECI_N_KEYS; k++) {
+        ec_config cfg;
+        ec_config_init(&cfg);
+        assert_int_equal(ctx->key_index[k], ec_config_key_index(name[k][0]));
+        assert_false(eci_config_given(ctx, &cfg, (eci_key)k));
+        assert_int_equal(ec_config_set(ctx, &cfg, name[k][0], name[k][1]), EC_OK);
+        for (int j = 0; j < ECI_N_KEYS; j++)
+            assert_int_equal(eci_config_given(ctx, &cfg, (eci_key)j), j == k);
+    }
+}
+
 /* ---- seed ------------------------------------------------------------------------------------ */
 
 static void test_seed_full_range(void **state)
@@ -848,6 +870,7 @@ int main(void)
         cmocka_unit_test(test_get_errors),
         cmocka_unit_test_setup_teardown(test_set_word, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_mask, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_given_by_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_seed_full_range, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
