@@ -4,8 +4,16 @@
  * prints "epochcast: msg".  The subcommands gpus, models, predict and validate are thin C
  * over the public API (every C object they hold sits in a Lua box, so an error cannot leak
  * it); run executes a Lua scenario with the module preloaded.  No model logic lives here.
+ *
+ * The host owns what the library leaves to it (issue 20): SIGINT and SIGTERM set a flag that
+ * the contexts' progress callback turns into a cancellation (the library then removes any
+ * temporary file) and, in a scenario, into an error raised by a hook; a scenario's time budget
+ * is a timer whose signal installs that hook (a script cannot remove it or catch its error for
+ * long) and ends the process if a C call does not return; its memory budget counts the Lua
+ * heap and the library's allocations alike.  This state is the process's, so it lives in this
+ * file's statics, never in the library.
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, sigaction, setitimer, isatty */
 
 #include "cli.h"
 
@@ -13,24 +21,194 @@
 #include <gsl/gsl_errno.h>
 #include <lualib.h>
 
+#include <errno.h>
 #include <limits.h>
+#include <math.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *const progname = "epochcast";
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
+/* ---- process state: signals, budgets, progress ---------------------------------------- */
+
+/* A scenario's budget: wall time and bytes (the Lua heap and the library's contexts). */
+typedef struct run_limits {
+    lua_Alloc base;
+    void *base_ud;
+    double max_seconds, deadline_s;   /* 0: no time budget */
+    size_t max_bytes, used_bytes;     /* 0: no memory limit */
+} run_limits;
+
+/* Seconds a C call may run past the time budget before the process ends. */
+#define GRACE_S 2.0
+/* Progress bars: drawn for operations that last longer than this, at most this often. */
+#define BAR_AFTER_S 0.5
+#define BAR_EVERY_S 0.1
+#define BAR_WIDTH 30
+
+static volatile sig_atomic_t interrupted;    /* the signal that asked us to stop, or 0 */
+static volatile sig_atomic_t budget_over;    /* 1: the time budget ran out; 2: grace too */
+static volatile sig_atomic_t grace_started;  /* the first alarm came: the next one ends the process */
+static lua_State *volatile script_L;         /* the state while a scenario runs, else NULL */
+static run_limits limits;                    /* outlives the state: contexts free through it */
+static struct {
+    double start_s, last_s;                  /* of the current operation, for the bar */
+    const char *what;                        /* its name (static strings of the library) */
+    int drawn;                               /* a bar is on the line */
+} bar;
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The hook a signal installs in a running scenario: every call, return and instruction
+ * raises, so a pcall that catches the error gets no further than its next instruction. */
+static void stop_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    if (budget_over)
+        luaL_error(L, "scenario exceeded its time budget of %f s (--max-seconds)", limits.max_seconds);
+    luaL_error(L, "interrupted");
+}
+
+static void arm_stop_hook(void)
+{
+    lua_State *L = script_L;
+    if (L != NULL) /* lua_sethook may be called from a signal handler (lua.c does) */
+        lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+static void on_signal(int sig)
+{
+    if (interrupted) { /* asked twice: stop now */
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    interrupted = sig;
+    arm_stop_hook();
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    /* The first alarm starts the grace, even when the count hook saw the deadline first and
+     * set budget_over already (the alarm comes microseconds later: taking that for the end of
+     * the grace ended plain loops with the grace's message). */
+    if (!grace_started) {
+        grace_started = 1;
+        budget_over = 1;
+        arm_stop_hook();
+        struct itimerval grace = {{0, 0}, {(time_t)GRACE_S, 0}};
+        setitimer(ITIMER_REAL, &grace, NULL);
+        return;
+    }
+    /* Still running past the grace (a C call such as a pathological string.find or a blocking
+     * read, or a script that cleared the stop hook with debug.sethook as the signal came):
+     * end the process.  No output file is open here: every writer of the library lives
+     * inside one call that checks the progress callback, which stopped it already. */
+    static const char msg[] = "epochcast: scenario exceeded its time budget (--max-seconds) and ran on past the grace "
+                               "(a long C call, a blocking call or its hook cleared); stopped\n";
+    budget_over = 2;
+    if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+        /* nothing more to do */
+    }
+    _exit(EXIT_FAILURE);
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_alarm; /* no SA_RESTART: a blocking read returns EINTR */
+    sigaction(SIGALRM, &sa, NULL);
+}
+
+/* Draw or clear the progress bar of a long operation on a terminal. */
+static void draw_bar(const char *what, double frac, int done)
+{
+    if (done) {
+        if (bar.drawn)
+            fprintf(stderr, "\r%*s\r", BAR_WIDTH + 40, "");
+        bar.drawn = 0;
+        return;
+    }
+    int filled = (int)(frac * BAR_WIDTH);
+    if (filled > BAR_WIDTH)
+        filled = BAR_WIDTH;
+    fprintf(stderr, "\r%-14s [%.*s%*s] %3.0f%%", what, filled, "##############################", BAR_WIDTH - filled, "",
+            100 * frac);
+    fflush(stderr);
+    bar.drawn = 1;
+}
+
+/* The progress callback of every context the CLI makes (ecL_host): stop on a signal or an
+ * exhausted time budget; draw a bar for long validations and calibrations on a terminal. */
+static int cli_progress(void *ud, const char *what, double done, double total)
+{
+    (void)ud;
+    if (interrupted || budget_over)
+        return 1;
+    double now = monotonic_s();
+    if (limits.max_seconds > 0 && script_L != NULL && now > limits.deadline_s)
+        return 1;
+    if (strcmp(what, "validate") != 0 && strcmp(what, "calibrate") != 0 && strcmp(what, "cross-validate") != 0)
+        return 0;
+    if (bar.what != what) { /* a new operation */
+        bar.what = what;
+        bar.start_s = now;
+    }
+    if (total > 0 && now - bar.start_s > BAR_AFTER_S && now - bar.last_s > BAR_EVERY_S && isatty(STDERR_FILENO)) {
+        bar.last_s = now;
+        draw_bar(what, done / total, 0);
+    }
+    return 0;
+}
+
+/* The exit status after an interrupt: 128 + the signal, as a shell reports it. */
+static int interrupt_status(void)
+{
+    return interrupted ? 128 + (int)interrupted : 0;
+}
+
 /* ---- lua.c's machinery -------------------------------------------------------------- */
+
+/* Write msg to f with control characters other than line feeds and tabs shown as \xNN,
+ * so a value echoed in a message cannot drive the terminal. */
+static void put_escaped(FILE *f, const char *msg)
+{
+    for (const unsigned char *p = (const unsigned char *)msg; *p != '\0'; p++) {
+        if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+            fprintf(f, "\\x%02x", *p);
+        else
+            fputc(*p, f);
+    }
+}
 
 static void l_message(const char *pname, const char *msg)
 {
+    draw_bar(NULL, 0, 1);
     if (pname != NULL)
         fprintf(stderr, "%s: ", pname);
-    fprintf(stderr, "%s\n", msg);
+    put_escaped(stderr, msg);
+    fputc('\n', stderr);
     fflush(stderr);
 }
 
@@ -97,29 +275,48 @@ static int pushargs(lua_State *L)
 
 /* ---- messages ----------------------------------------------------------------------- */
 
-/* A failure: "epochcast: message" on stderr, exit status 1. */
+/* A failure: "epochcast: message" on stderr (control characters escaped), exit status 1. */
 static int fail(const char *fmt, ...)
 {
+    char msg[4096];
     va_list ap;
-    fprintf(stderr, "%s: ", progname);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    l_message(progname, msg);
     return EXIT_FAILURE;
 }
 
 /* A usage error: the message and a hint, exit status 2. */
 static int usage_error(const char *cmd, const char *fmt, ...)
 {
+    char msg[4096];
     va_list ap;
-    fprintf(stderr, "%s: ", progname);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry '%s%s%s --help'.\n", progname, cmd != NULL ? " " : "",
-            cmd != NULL ? cmd : "");
+    l_message(progname, msg);
+    fprintf(stderr, "Try '%s%s%s --help'.\n", progname, cmd != NULL ? " " : "", cmd != NULL ? cmd : "");
     return 2;
+}
+
+/* An option with a value, "--name VALUE" or "--name=VALUE" (also "-o VALUE" for a short
+ * alias): 1 and *value when argv[*i] is that option (*i then at its last word), 0 when it is
+ * another word, -1 when the value is missing. */
+static int opt_value(int argc, char **argv, int *i, const char *name, const char *alias, const char **value)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) == 0 && a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (strcmp(a, name) != 0 && (alias == NULL || strcmp(a, alias) != 0))
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
 }
 
 static const char main_usage[] =
@@ -208,7 +405,7 @@ static const char sweep_usage[] =
     "example: epochcast sweep model=bert-base gpu=t4,a100-sxm4-80gb precision=fp32,amp_fp16 batch_per_gpu=8,32\n";
 
 static const char validate_usage[] =
-    "usage: epochcast validate RUNS.csv [-o OUT.csv] [--profile P]\n"
+    "usage: epochcast validate RUNS.csv [-o OUT.csv] [--profile P] [--plot F] [--allow-paths]\n"
     "\n"
     "Predict every measured run of RUNS.csv (columns: id, config keys, metric, value,\n"
     "source) and print the error: n, MAPE, share within +-10% and +-20%, bias, overall\n"
@@ -218,20 +415,34 @@ static const char validate_usage[] =
     "The p10-p90% column is the share of measured runs inside their predicted p10-p90\n"
     "interval: about 80% when the intervals can be trusted on this hardware.\n"
     "  --plot FILE   draw predicted against measured (.png or .svg, needs gnuplot)\n"
-    "  --profile P   predict with the calibrated profile P (overrides the runs' profile)\n";
+    "  --profile P   predict with the calibrated profile P (overrides the runs' profile)\n"
+    "  --allow-paths let lengths=/profile= cells name files outside RUNS.csv's folder\n"
+    "                (they are taken from that folder and confined to it by default)\n"
+    "Options go in any order, each value also as --opt=VALUE.  The file is read as a\n"
+    "stream (any size); a progress bar shows on a terminal; Ctrl-C stops cleanly.\n";
 
 static const char run_usage[] =
-    "usage: epochcast run [--profile P] [--max-seconds N] [--max-memory-mb M] SCRIPT.lua|- [ARGS...]\n"
+    "usage: epochcast run [--profile P] [--max-seconds N] [--max-memory-mb M] [--sandbox|--no-sandbox]\n"
+    "                     SCRIPT.lua|- [ARGS...]\n"
     "\n"
     "Run a Lua 5.4 scenario with the standard libraries and the epochcast module\n"
     "preloaded (local ec = require \"epochcast\").  The global 'arg' holds the script\n"
     "name at 0 and ARGS from 1, as with lua; the chunk also receives ARGS as '...'.\n"
+    "Options come before SCRIPT in any order, each value also as --opt=VALUE.\n"
     "  --profile P   every prediction of the script uses the calibrated profile P\n"
     "                (a config's profile= still wins)\n"
+    "  --sandbox     run an untrusted scenario: no debug library, os.execute, io.popen,\n"
+    "                package.loadlib, C modules, binary chunks, os.remove/rename/getenv or\n"
+    "                io.open for writing; the module writes only below the current folder.\n"
+    "                The default for a SCRIPT you do not own (or anyone may change);\n"
+    "                --no-sandbox trusts it.  Your own scenarios run with every library.\n"
     "\n"
     "Limits (0 = none): --max-seconds N stops a scenario that runs longer than N seconds\n"
-    "(default $EPOCHCAST_MAX_SECONDS, else 3600); --max-memory-mb M stops one whose Lua\n"
-    "heap grows past M MiB (default $EPOCHCAST_MAX_MEMORY_MB, else 8192).\n";
+    "(default $EPOCHCAST_MAX_SECONDS, else 3600): a timer raises an error at every\n"
+    "instruction from then on (pcall and debug.sethook cannot hold it off), long library\n"
+    "calls stop, and a C call that does not return within 2 s more ends the process.\n"
+    "--max-memory-mb M stops one whose Lua heap and library allocations together pass\n"
+    "M MiB (default $EPOCHCAST_MAX_MEMORY_MB, else 8192; at least 1).\n";
 
 static int is_help(const char *a)
 {
@@ -518,21 +729,22 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
     ec_config cfg;
     ec_config_init(&cfg);
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v = NULL;
+        int m;
         if (strcmp(a, "--csv") == 0) {
             csv = 1;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (++i >= argc)
+        } else if ((m = opt_value(argc, argv, &i, "--output", "-o", &v)) != 0) {
+            if (m < 0)
                 return usage_error("predict", "predict: %s needs a file name", a);
-            out = argv[i];
-        } else if (strcmp(a, "--trace") == 0) {
-            if (++i >= argc)
+            out = v;
+        } else if ((m = opt_value(argc, argv, &i, "--trace", NULL, &v)) != 0) {
+            if (m < 0)
                 return usage_error("predict", "predict: --trace needs a file name");
-            trace = argv[i];
-        } else if (strcmp(a, "--profile") == 0) {
-            if (++i >= argc)
+            trace = v;
+        } else if ((m = opt_value(argc, argv, &i, "--profile", NULL, &v)) != 0) {
+            if (m < 0)
                 return usage_error("predict", "predict: --profile needs a file name");
-            if (ec_config_set(ctx, &cfg, "profile", argv[i]) != EC_OK)
+            if (ec_config_set(ctx, &cfg, "profile", v) != EC_OK)
                 return fail("%s", ec_ctx_errmsg(ctx));
         } else if (a[0] == '-') {
             return usage_error("predict", "predict: unknown option '%s'", a);
@@ -647,7 +859,11 @@ static int sweep_point_cli(void *ud, const ec_sweep_point *pt)
     }
     if (sw->table) {
         for (size_t a = 0; a < sw->n_axes; a++)
-            printf("%-*s  ", sw->widths[a], sw->axes[a].values[pt->values[a]]);
+        {
+            const char *v = sw->axes[a].values[pt->values[a]];
+            put_escaped(stdout, v); /* a value from the command line, shown as it was given */
+            printf("%*s  ", sw->widths[a] > (int)strlen(v) ? sw->widths[a] - (int)strlen(v) : 0, "");
+        }
         if (pt->status == EC_OK) {
             char epoch[16] = "-", cost[16] = "-";
             if (res->epoch_s > 0)
@@ -659,7 +875,9 @@ static int sweep_point_cli(void *ud, const ec_sweep_point *pt)
                    res->memory.peak_bytes / GIB, res->memory.fits ? "yes" : "no",
                    res->warning_text[0] != '\0' ? "  *" : "");
         } else {
-            printf("error: %s\n", pt->message);
+            fputs("error: ", stdout);
+            put_escaped(stdout, pt->message);
+            putchar('\n');
         }
     }
     if (sw->csv || sw->w != NULL) {
@@ -685,16 +903,17 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     const char *out = NULL;
     int csv = 0, threads = 0;
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v = NULL;
         const char *eq = strchr(a, '=');
+        int m;
         if (strcmp(a, "--csv") == 0) {
             csv = 1;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (++i >= argc)
+        } else if ((m = opt_value(argc, argv, &i, "--output", "-o", &v)) != 0) {
+            if (m < 0)
                 return usage_error("sweep", "sweep: %s needs a file name", a);
-            out = argv[i];
-        } else if (strcmp(a, "--threads") == 0 || strcmp(a, "-j") == 0) {
-            if (++i >= argc || (threads = ecC_threads_arg(argv[i])) < 0)
+            out = v;
+        } else if ((m = opt_value(argc, argv, &i, "--threads", "-j", &v)) != 0) {
+            if (m < 0 || (threads = ecC_threads_arg(v)) < 0)
                 return usage_error("sweep", "sweep: %s needs a number of threads from 0 (the cores available) to %d",
                                    a, ECL_SWEEP_MAX_THREADS);
         } else if (a[0] == '-') {
@@ -790,7 +1009,8 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
             printf("wrote %s\n", out);
     }
     if (sw.refused > 0) { /* a refused point is an error of the sweep: listed, exit status 1 */
-        fprintf(stderr, "epochcast: %zu of %zu sweep points refused:\n%s", sw.refused, total, lua_tostring(L, -1));
+        fprintf(stderr, "epochcast: %zu of %zu sweep points refused:\n", sw.refused, total);
+        put_escaped(stderr, lua_tostring(L, -1));
         return EXIT_FAILURE;
     }
     return 0;
@@ -801,34 +1021,39 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
 typedef struct runs_args {
     const char *runs_path, *out, *profile, *plot;
     int all;
+    unsigned flags;   /* EC_RUNS_ALLOW_PATHS */
 } runs_args;
 
 enum { OPT_PROFILE = 1, OPT_ALL = 2, OPT_PLOT = 4 };
 
-/* Parse "RUNS.csv [-o FILE] [--profile P] [--all]" (options as allowed).  Returns -1 when
- * the command should go on, else the exit status (0 after --help). */
+/* Parse "RUNS.csv [-o FILE] [--profile P] [--plot F] [--all] [--allow-paths]" in any order,
+ * each value also as --opt=VALUE (options as allowed).  Returns -1 when the command should
+ * go on, else the exit status (0 after --help). */
 static int parse_runs_args(const char *cmd, const char *usage, int allowed, int argc, char **argv, runs_args *ra)
 {
     memset(ra, 0, sizeof *ra);
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v = NULL;
+        int m;
         if (is_help(a)) {
             fputs(usage, stdout);
             return 0;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (++i >= argc)
+        } else if ((m = opt_value(argc, argv, &i, "--output", "-o", &v)) != 0) {
+            if (m < 0)
                 return usage_error(cmd, "%s: %s needs a file name", cmd, a);
-            ra->out = argv[i];
-        } else if ((allowed & OPT_PROFILE) && strcmp(a, "--profile") == 0) {
-            if (++i >= argc)
+            ra->out = v;
+        } else if ((allowed & OPT_PROFILE) && (m = opt_value(argc, argv, &i, "--profile", NULL, &v)) != 0) {
+            if (m < 0)
                 return usage_error(cmd, "%s: --profile needs a file name", cmd);
-            ra->profile = argv[i];
-        } else if ((allowed & OPT_PLOT) && strcmp(a, "--plot") == 0) {
-            if (++i >= argc)
+            ra->profile = v;
+        } else if ((allowed & OPT_PLOT) && (m = opt_value(argc, argv, &i, "--plot", NULL, &v)) != 0) {
+            if (m < 0)
                 return usage_error(cmd, "%s: --plot needs a file name", cmd);
-            ra->plot = argv[i];
+            ra->plot = v;
         } else if ((allowed & OPT_ALL) && strcmp(a, "--all") == 0) {
             ra->all = 1;
+        } else if (strcmp(a, "--allow-paths") == 0) {
+            ra->flags |= EC_RUNS_ALLOW_PATHS;
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error(cmd, "%s: unknown option '%s'", cmd, a);
         } else if (ra->runs_path == NULL) {
@@ -843,12 +1068,12 @@ static int parse_runs_args(const char *cmd, const char *usage, int allowed, int 
 }
 
 /* Push the context and a box owning the loaded runs; NULL (message printed) on failure. */
-static ec_runs *load_runs(lua_State *L, const char *path, ec_ctx **ctx_out)
+static ec_runs *load_runs(lua_State *L, const char *path, unsigned flags, ec_ctx **ctx_out)
 {
     ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
     void **slot = ecL_newbox(L, ecL_free_runs);              /* ctx runs */
     ec_runs *runs = NULL;
-    int st = ec_runs_load(ctx, path, &runs);
+    int st = ec_runs_load_v2(ctx, path, flags, &runs);
     *slot = runs;
     *ctx_out = ctx;
     if (st != EC_OK) {
@@ -885,8 +1110,13 @@ static void print_stats(const char *label, const double *p, const double *m, con
     char cov[16] = "-";
     if (with > 0)
         snprintf(cov, sizeof cov, "%.1f", 100.0 * (double)inside / (double)with);
-    printf("  %-24s %6zu %8.1f %9.1f %9.1f %+8.1f %9s\n", label, s.n, s.mape_frac * 100,
+    printf("  %-24s %6zu %8.1f %9.1f %9.1f %+8.1f %9s", label, s.n, s.mape_frac * 100,
            s.within_10_frac * 100, s.within_20_frac * 100, s.bias_frac * 100, cov);
+    /* rows the statistics skip (a prediction or measurement that is not a positive finite
+     * number) are said, never silently dropped */
+    if (s.n < n)
+        printf("  (%zu left out: not a finite positive number)", n - s.n);
+    putchar('\n');
 }
 
 /* Sort rows by key and print one line per distinct key. */
@@ -911,9 +1141,10 @@ static void print_groups(lua_State *L, const char *title, vrow *rows, size_t n)
 }
 
 /* Draw predicted against measured, one colour per GPU, through ec.plot's C function. */
-static int plot_validate(lua_State *L, const char *path, const vrow *rows, size_t n)
+static int plot_validate(lua_State *L, int ctxbox, const char *path, const vrow *rows, size_t n)
 {
-    lua_pushcfunction(L, ecL_plot);                   /* f */
+    lua_pushvalue(L, ctxbox);                         /* ctx: the picture is written through it */
+    lua_pushcclosure(L, ecL_plot, 1);                 /* f */
     lua_createtable(L, 0, 4);                         /* f spec */
     lua_pushliteral(L, "validate");
     lua_setfield(L, -2, "kind");
@@ -941,6 +1172,75 @@ static int plot_validate(lua_State *L, const char *path, const vrow *rows, size_
     return 0;
 }
 
+/* Growing arrays of a validation, in one box (freed with it): the groups' rows and the
+ * predicted and measured values.  Model names live in the interning table beside it. */
+typedef struct vdata {
+    vrow *by_gpu, *by_model;
+    double *pred, *meas;
+    int *covered;
+    size_t n, cap;
+} vdata;
+
+static void vdata_free(void *p)
+{
+    vdata *v = p;
+    free(v->by_gpu);
+    free(v->by_model);
+    free(v->pred);
+    free(v->meas);
+    free(v->covered);
+    free(v);
+}
+
+static int vdata_push(vdata *v, vrow g, vrow m)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 1024;
+        vrow *a = realloc(v->by_gpu, cap * sizeof *a);
+        if (a != NULL)
+            v->by_gpu = a;
+        vrow *b = a != NULL ? realloc(v->by_model, cap * sizeof *b) : NULL;
+        if (b != NULL)
+            v->by_model = b;
+        double *c = b != NULL ? realloc(v->pred, cap * sizeof *c) : NULL;
+        if (c != NULL)
+            v->pred = c;
+        double *d = c != NULL ? realloc(v->meas, cap * sizeof *d) : NULL;
+        if (d != NULL)
+            v->meas = d;
+        int *e = d != NULL ? realloc(v->covered, cap * sizeof *e) : NULL;
+        if (e == NULL)
+            return -1;
+        v->covered = e;
+        v->cap = cap;
+    }
+    v->by_gpu[v->n] = g;
+    v->by_model[v->n] = m;
+    v->pred[v->n] = g.predicted;
+    v->meas[v->n] = g.measured;
+    v->covered[v->n] = g.covered;
+    v->n++;
+    return 0;
+}
+
+/* The string s kept alive as a key of the table at idx; its stable pointer. */
+static const char *intern(lua_State *L, int idx, const char *s)
+{
+    lua_pushstring(L, s);                             /* s */
+    lua_pushvalue(L, -1);                             /* s s */
+    if (lua_rawget(L, idx) == LUA_TNIL) {             /* s nil */
+        lua_pop(L, 1);                                /* s */
+        lua_pushvalue(L, -1);                         /* s s */
+        lua_pushboolean(L, 1);                        /* s s true */
+        lua_rawset(L, idx);                           /* s */
+    } else {
+        lua_pop(L, 1);                                /* s */
+    }
+    const char *p = lua_tostring(L, -1);              /* alive as a key of the table */
+    lua_pop(L, 1);
+    return p;
+}
+
 static int cmd_validate(lua_State *L, int argc, char **argv)
 {
     runs_args ra;
@@ -948,18 +1248,23 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
     if (code >= 0)
         return code;
     const char *runs_path = ra.runs_path, *out = ra.out, *profile = ra.profile;
-    ec_ctx *ctx;
-    ec_runs *runs = load_runs(L, runs_path, &ctx);
-    if (runs == NULL)
-        return EXIT_FAILURE;
-    int st;
-    size_t n = ec_runs_count(runs);
-
-    vrow *by_gpu = (vrow *)lua_newuserdatauv(L, (n + 1) * sizeof *by_gpu, 0);
-    vrow *by_model = (vrow *)lua_newuserdatauv(L, (n + 1) * sizeof *by_model, 0);
-    double *pred = (double *)lua_newuserdatauv(L, (n + 1) * sizeof *pred, 0);
-    double *meas = (double *)lua_newuserdatauv(L, (n + 1) * sizeof *meas, 0);
-    int *covered = (int *)lua_newuserdatauv(L, (n + 1) * sizeof *covered, 0);
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    int ctxbox = lua_gettop(L);
+    /* The runs stream through a reader: memory for a block of rows, whatever the file's size. */
+    void **rslot = ecL_newbox(L, ecL_close_runs_reader);
+    int rbox = lua_gettop(L);
+    ec_runs_reader *rd = NULL;
+    int st = ec_runs_open(ctx, runs_path, ra.flags, &rd);
+    *rslot = rd;
+    if (st != EC_OK)
+        return fail("%s", ec_ctx_errmsg(ctx));
+    void **vslot = ecL_newbox(L, vdata_free);
+    vdata *v = calloc(1, sizeof *v);
+    if (v == NULL)
+        return fail("out of memory");
+    *vslot = v;
+    lua_newtable(L);                                  /* model names */
+    int names = lua_gettop(L);
 
     enum { NCOL = 10, NUM_MAX = 32 };
     static const char *const header[NCOL] = {"id", "gpu", "model", "metric", "predicted", "p10", "p90",
@@ -975,69 +1280,79 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
         if (st != EC_OK)
             return fail("%s", ec_ctx_errmsg(ctx));
     }
-    for (size_t i = 0; i < n; i++) {
-        const ec_run *r = ec_runs_get(runs, i);
+    for (;;) {
+        const ec_run *r = NULL;
+        if ((st = ec_runs_next(rd, &r)) != EC_OK) {
+            ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
+            return fail("%s", ec_ctx_errmsg(ctx));
+        }
+        if (r == NULL)
+            break;
         ec_config cfg = r->config;
         ec_result res;
-        st = EC_OK;
-        if (profile != NULL)
+        st = ec_ctx_progress(ctx, "validate", ec_runs_read_frac(rd), 1);
+        if (st == EC_OK && profile != NULL)
             st = ec_config_set(ctx, &cfg, "profile", profile);
         if (st == EC_OK)
             st = ec_predict(ctx, &cfg, &res);
         if (st != EC_OK) {
             ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
-            return fail("%s:%zu: %s", runs_path, r->line, ec_ctx_errmsg(ctx));
+            return st == EC_ECANCELED ? fail("%s", ec_ctx_errmsg(ctx))
+                                      : fail("%s:%zu: %s", runs_path, r->line, ec_ctx_errmsg(ctx));
         }
         /* Group GPUs by profile id, whatever alias the file used. */
-        const char *gpu = r->config.gpu;
+        const char *gpu = NULL;
         size_t gi;
         ec_gpu_info info;
-        if (ec_gpu_find(ctx, gpu, &gi) == EC_OK && ec_gpu_get(ctx, gi, &info) == EC_OK)
-            gpu = info.id;
-        pred[i] = ec_result_metric(&res, r->metric);
-        meas[i] = r->value;
+        if (ec_gpu_find(ctx, r->config.gpu, &gi) == EC_OK && ec_gpu_get(ctx, gi, &info) == EC_OK)
+            gpu = info.id; /* owned by the context */
+        else
+            gpu = intern(L, names, r->config.gpu);
+        const char *model = intern(L, names, r->config.model);
+        double pred = ec_result_metric(&res, r->metric), meas = r->value;
         double lo, hi; /* the prediction's p10-p90 interval in the run's metric */
         ec_result_metric_interval(&res, r->metric, &lo, &hi);
-        covered[i] = hi > 0 ? (meas[i] >= lo && meas[i] <= hi) : -1;
-        by_gpu[i] = (vrow){gpu, pred[i], meas[i], covered[i]};
-        by_model[i] = (vrow){r->config.model, pred[i], meas[i], covered[i]};
+        int covered = hi > 0 ? (meas >= lo && meas <= hi) : -1;
+        if (vdata_push(v, (vrow){gpu, pred, meas, covered}, (vrow){model, pred, meas, covered}) != 0) {
+            ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
+            return fail("out of memory");
+        }
         if (w != NULL) {
             char p[NUM_MAX], mv[NUM_MAX], e[NUM_MAX], p10[NUM_MAX] = "", p90[NUM_MAX] = "", in[4] = "";
-            ecL_format_number(pred[i], p, sizeof p);
-            ecL_format_number(meas[i], mv, sizeof mv);
-            if (meas[i] > 0)
-                ecL_format_number((pred[i] - meas[i]) / meas[i] * 100, e, sizeof e);
-            else
-                e[0] = '\0';
-            if (covered[i] >= 0) {
+            ecL_format_number(pred, p, sizeof p);
+            ecL_format_number(meas, mv, sizeof mv);
+            ecL_format_number((pred - meas) / meas * 100, e, sizeof e);
+            if (covered >= 0) {
                 ecL_format_number(lo, p10, sizeof p10);
                 ecL_format_number(hi, p90, sizeof p90);
-                snprintf(in, sizeof in, "%d", covered[i]);
+                snprintf(in, sizeof in, "%d", covered);
             }
-            const char *fields[NCOL] = {r->id, gpu, r->config.model, ecL_metric_name(r->metric),
-                                        p, p10, p90, mv, e, in};
+            const char *fields[NCOL] = {r->id, gpu, model, ecL_metric_name(r->metric), p, p10, p90, mv, e, in};
             if (ec_csv_row(w, fields, NCOL) != EC_OK) {
                 ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
                 return fail("%s", ec_ctx_errmsg(ctx));
             }
         }
     }
+    draw_bar(NULL, 0, 1);
+    ec_runs_close((ec_runs_reader *)ecL_unbox(L, rbox));
     if (w != NULL && ec_csv_close((ec_csv_writer *)ecL_unbox(L, wbox)) != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
 
+    size_t n = v->n;
     printf("%s: %zu runs%s%s\n", runs_path, n, profile != NULL ? ", profile " : "",
            profile != NULL ? profile : "");
     printf("  %-24s %6s %8s %9s %9s %8s %9s\n", "", "n", "MAPE_%", "within10%", "within20%", "bias_%", "p10-p90%");
-    print_stats("all", pred, meas, covered, n);
-    print_groups(L, "GPU", by_gpu, n);
-    print_groups(L, "model", by_model, n);
-    return ra.plot != NULL ? plot_validate(L, ra.plot, by_gpu, n) : 0;
+    print_stats("all", v->pred, v->meas, v->covered, n);
+    print_groups(L, "GPU", v->by_gpu, n);
+    print_groups(L, "model", v->by_model, n);
+    return ra.plot != NULL ? plot_validate(L, ctxbox, ra.plot, v->by_gpu, n) : 0;
 }
 
 /* ---- calibrate ---------------------------------------------------------------------- */
 
 static const char calibrate_usage[] =
-    "usage: epochcast calibrate RUNS.csv -o PROFILE.csv [--all]\n"
+    "usage: epochcast calibrate RUNS.csv -o PROFILE.csv [--all] [--allow-paths]\n"
     "\n"
     "Fit the model's physical parameters (GEMM and bandwidth efficiency scales, globally and\n"
     "per GPU architecture, convolution and fused-attention efficiency, host dispatch time,\n"
@@ -1047,9 +1362,11 @@ static const char calibrate_usage[] =
     "as a profile CSV that predict, validate and scenarios use with profile=PROFILE.csv\n"
     "or --profile PROFILE.csv.\n"
     "\n"
-    "  -o FILE   where to write the profile (written atomically)\n"
+    "  -o FILE   where to write the profile (written atomically; never over RUNS.csv)\n"
     "  --all     fit on every run; by default only single-GPU runs are used, since\n"
-    "            multi-GPU runs also depend on the communication model\n";
+    "            multi-GPU runs also depend on the communication model\n"
+    "  --allow-paths  let lengths=/profile= cells name files outside RUNS.csv's folder\n"
+    "A progress bar shows on a terminal; Ctrl-C stops cleanly (exit 130).\n";
 
 static int cmd_calibrate(lua_State *L, int argc, char **argv)
 {
@@ -1062,7 +1379,7 @@ static int cmd_calibrate(lua_State *L, int argc, char **argv)
     const char *runs_path = ra.runs_path, *out = ra.out;
     int all = ra.all;
     ec_ctx *ctx;
-    ec_runs *runs = load_runs(L, runs_path, &ctx);
+    ec_runs *runs = load_runs(L, runs_path, ra.flags, &ctx);
     if (runs == NULL)
         return EXIT_FAILURE;
     size_t n = ec_runs_count(runs);
@@ -1076,6 +1393,7 @@ static int cmd_calibrate(lua_State *L, int argc, char **argv)
     int cv = ec_calibrate_cv(ctx, runs, use, &rep);
     if (cv != EC_OK && cv != EC_EINVAL)
         return fail("%s", ec_ctx_errmsg(ctx));
+    draw_bar(NULL, 0, 1);
     if (ec_profile_write(ctx, &rep, out) != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
     printf("%s: fitted %zu runs in %zu iterations; MAPE %.1f%% before, %.1f%% after (in-sample)\n",
@@ -1085,6 +1403,9 @@ static int cmd_calibrate(lua_State *L, int argc, char **argv)
                100 * rep.cv_mape_frac, rep.cv_runs, rep.error_log_sd);
     else
         printf("leave-one-GPU-out: not run (%s); the profile has no error_log_sd\n", ec_ctx_errmsg(ctx));
+    if (rep.n_left_out > 0)
+        printf("%zu runs left out of these figures: their prediction is not a finite positive number\n",
+               rep.n_left_out);
     printf("  %-16s %-14s %10s %10s\n", "parameter", "architecture", "value", "std.error");
     for (size_t j = 0; j < rep.n_params; j++)
         printf("  %-16s %-14s %10.4g %10.2g\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
@@ -1102,131 +1423,319 @@ static void set_profile(lua_State *L, const char *path)
     lua_setfield(L, LUA_REGISTRYINDEX, ECL_PROFILE_KEY);
 }
 
-/* A scenario's budget: wall time (checked by a count hook every HOOK_INSTRUCTIONS VM
- * instructions) and Lua heap bytes (counted by an allocator wrapped around Lua's own).
- * It is the allocator's ud, so the hook finds it with lua_getallocf. */
+/* A scenario's budget: wall time, checked by a count hook every HOOK_INSTRUCTIONS VM
+ * instructions and enforced by a timer (on_alarm) that a script cannot switch off; bytes of
+ * the Lua heap (an allocator wrapped around Lua's own) and of the library's contexts
+ * (ctx_alloc) against one limit. */
 #define HOOK_INSTRUCTIONS 100000
 
-typedef struct run_limits {
-    lua_Alloc base;
-    void *base_ud;
-    double max_seconds, deadline_s;   /* 0: no time budget */
-    size_t max_bytes, used_bytes;     /* 0: no memory limit */
-} run_limits;
+static size_t lua_bytes, ctx_bytes; /* what each side holds now */
 
-static double monotonic_s(void)
+static int over_budget(size_t old, size_t nsize, size_t other)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    size_t mine = (lua_bytes + ctx_bytes) - other; /* this side's bytes */
+    return limits.max_bytes > 0 && nsize > old && mine - (old < mine ? old : mine) + nsize + other > limits.max_bytes;
 }
 
 static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
-    run_limits *lim = ud;
+    (void)ud;
     size_t old = ptr != NULL ? osize : 0; /* with ptr NULL, osize is a type tag */
-    if (nsize > old && lim->max_bytes > 0 && lim->used_bytes - (old < lim->used_bytes ? old : lim->used_bytes) +
-                                                     nsize > lim->max_bytes)
+    if (over_budget(old, nsize, ctx_bytes))
         return NULL; /* Lua collects garbage and retries, then raises LUA_ERRMEM */
-    void *q = lim->base(lim->base_ud, ptr, osize, nsize);
+    void *q = limits.base(limits.base_ud, ptr, osize, nsize);
     if (q != NULL || nsize == 0) {
-        lim->used_bytes -= old < lim->used_bytes ? old : lim->used_bytes;
-        lim->used_bytes += nsize;
+        lua_bytes -= old < lua_bytes ? old : lua_bytes;
+        lua_bytes += nsize;
     }
     return q;
+}
+
+/* The library passes osize 0 when it does not know a block's size: a header keeps it. */
+typedef union ctx_head {
+    size_t size;
+    max_align_t align;
+} ctx_head;
+
+static void *ctx_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud;
+    (void)osize;
+    ctx_head *h = ptr != NULL ? (ctx_head *)ptr - 1 : NULL;
+    size_t old = h != NULL ? h->size : 0;
+    if (nsize == 0) {
+        ctx_bytes -= old < ctx_bytes ? old : ctx_bytes;
+        free(h);
+        return NULL;
+    }
+    if (nsize > (size_t)-1 - sizeof *h || over_budget(old, nsize, lua_bytes))
+        return NULL; /* the library reports EC_ENOMEM */
+    ctx_head *nh = realloc(h, sizeof *nh + nsize);
+    if (nh == NULL)
+        return NULL;
+    nh->size = nsize;
+    ctx_bytes = ctx_bytes - (old < ctx_bytes ? old : ctx_bytes) + nsize;
+    return nh + 1;
 }
 
 static void budget_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
-    void *ud;
-    lua_getallocf(L, &ud);
-    const run_limits *lim = ud;
-    if (lim->max_seconds > 0 && monotonic_s() > lim->deadline_s)
-        luaL_error(L, "scenario exceeded its time budget of %f s (--max-seconds)", lim->max_seconds);
+    if (interrupted || budget_over || (limits.max_seconds > 0 && monotonic_s() > limits.deadline_s)) {
+        budget_over = budget_over || !interrupted;
+        arm_stop_hook(); /* from now on every instruction raises */
+        stop_hook(L, ar);
+    }
 }
 
-/* A limit from argv[*i] ("--max-seconds N") or the environment; -1 on a bad number. */
-static double limit_arg(const char *value, const char *env, double fallback)
+/* A limit's text ("--max-seconds N" or the environment) as a number in [0, 1e9]; -1 when
+ * it is not one, or when it is positive but below min (it would round to no limit). */
+static double limit_arg(const char *value, const char *env, double fallback, double min)
 {
     const char *text = value != NULL ? value : getenv(env);
     if (text == NULL || text[0] == '\0')
         return fallback;
     char *end;
     double v = strtod(text, &end);
-    return *end == '\0' && v >= 0 && v <= 1e9 ? v : -1;
+    if (*end != '\0' || !(v >= 0 && v <= 1e9) || (v > 0 && v < min))
+        return -1;
+    return v;
 }
 
-/* Parse run's options before SCRIPT and install the limits; returns 0 or an exit code. */
-static int install_limits(lua_State *L, int argc, char **argv, int *script, run_limits *lim)
+/* debug.sethook under a time budget; upvalue 1 is the real one.  A script keeps its own
+ * hooks until the budget runs out; from then on the call raises the budget's error, and so
+ * does one the signal came during (the real sethook would have cleared the stop hook it
+ * had just installed). */
+static int budget_sethook(lua_State *L)
 {
-    const char *secs = NULL, *mib = NULL;
-    while (*script + 1 < argc && (strcmp(argv[*script], "--max-seconds") == 0 ||
-                                  strcmp(argv[*script], "--max-memory-mb") == 0)) {
-        if (argv[*script][6] == 's')
-            secs = argv[*script + 1];
-        else
-            mib = argv[*script + 1];
-        *script += 2;
-    }
-    lim->max_seconds = limit_arg(secs, "EPOCHCAST_MAX_SECONDS", 3600);
-    double max_mib = limit_arg(mib, "EPOCHCAST_MAX_MEMORY_MB", 8192);
-    if (lim->max_seconds < 0 || max_mib < 0)
-        return usage_error("run", "run: --max-seconds and --max-memory-mb take a number >= 0");
-    lim->max_bytes = (size_t)(max_mib * 1048576.0);
-    lim->deadline_s = monotonic_s() + lim->max_seconds;
-    lim->base = lua_getallocf(L, &lim->base_ud);
-    lim->used_bytes = (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024u; /* what the state holds already */
-    lua_setallocf(L, limited_alloc, lim);
-    if (lim->max_seconds > 0)
-        lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+    if (budget_over)
+        return luaL_error(L, "scenario exceeded its time budget of %f s (--max-seconds)", limits.max_seconds);
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, 0);
+    if (budget_over)
+        return luaL_error(L, "scenario exceeded its time budget of %f s (--max-seconds)", limits.max_seconds);
     return 0;
+}
+
+/* load(chunk [, name [, mode [, env]]]) of the sandbox: text chunks only (a crafted binary
+ * chunk can crash the VM); upvalue 1 is the real load. */
+static int sandbox_load(lua_State *L)
+{
+    int n = lua_gettop(L) >= 4 ? 4 : 3; /* an env given, even nil, is passed on; none is not */
+    lua_settop(L, n);
+    lua_pushliteral(L, "t");
+    lua_replace(L, 3);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* io.open(name [, mode]) of the sandbox: reading only; upvalue 1 is the real io.open. */
+static int sandbox_open(lua_State *L)
+{
+    const char *mode = luaL_optstring(L, 2, "r");
+    if (strcmp(mode, "r") != 0 && strcmp(mode, "rb") != 0)
+        return luaL_error(L, "sandbox: io.open may only read (mode '%s' refused); write with ec.write_csv", mode);
+    lua_settop(L, 2);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, 2, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* The sandbox's second package searcher: Lua source files on package.path (a scenario's own
+ * modules), loaded as text only; upvalue 1 is the package table. */
+static int sandbox_searcher(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    lua_getfield(L, lua_upvalueindex(1), "searchpath");  /* name searchpath */
+    lua_pushvalue(L, 1);
+    lua_getfield(L, lua_upvalueindex(1), "path");        /* name searchpath name path */
+    lua_call(L, 2, 2);                                   /* name file|nil msg */
+    if (lua_isnil(L, -2))
+        return 1;                                        /* the message: not found */
+    const char *file = lua_tostring(L, -2);
+    if (luaL_loadfilex(L, file, "t") != LUA_OK)
+        return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file, lua_tostring(L, -1));
+    lua_pushvalue(L, -3);                                /* name file msg loader file */
+    return 2;
+}
+
+/* Set t[name] = nil for each name in the table on top. */
+static void drop_fields(lua_State *L, const char *const *names)
+{
+    for (; *names != NULL; names++) {
+        lua_pushnil(L);
+        lua_setfield(L, -2, *names);
+    }
+}
+
+/* The standard libraries of a sandboxed scenario: no debug library; no os.execute,
+ * io.popen, package.loadlib or C modules (preloaded modules and Lua source on package.path,
+ * loaded as text); no file
+ * changes outside the module's writers (os.remove, os.rename, io.output, io.open for
+ * writing); no environment (os.getenv); no binary chunks (dofile, loadfile, load mode "b"). */
+static void open_sandbox_libs(lua_State *L)
+{
+    static const luaL_Reg libs[] = {
+        {LUA_GNAME, luaopen_base},         {LUA_LOADLIBNAME, luaopen_package}, {LUA_COLIBNAME, luaopen_coroutine},
+        {LUA_TABLIBNAME, luaopen_table},   {LUA_IOLIBNAME, luaopen_io},        {LUA_OSLIBNAME, luaopen_os},
+        {LUA_STRLIBNAME, luaopen_string},  {LUA_MATHLIBNAME, luaopen_math},    {LUA_UTF8LIBNAME, luaopen_utf8},
+        {NULL, NULL},
+    };
+    for (const luaL_Reg *lib = libs; lib->func != NULL; lib++) {
+        luaL_requiref(L, lib->name, lib->func, 1);
+        lua_pop(L, 1);
+    }
+    static const char *const base_out[] = {"dofile", "loadfile", NULL};
+    static const char *const os_out[] = {"execute", "remove", "rename", "tmpname", "getenv", NULL};
+    static const char *const io_out[] = {"popen", "output", NULL};
+    static const char *const package_out[] = {"loadlib", NULL};
+    lua_pushglobaltable(L);                               /* G */
+    drop_fields(L, base_out);
+    lua_getfield(L, -1, "load");                          /* G load */
+    lua_pushcclosure(L, sandbox_load, 1);                 /* G sload */
+    lua_setfield(L, -2, "load");                          /* G */
+    lua_getfield(L, -1, "os");                            /* G os */
+    drop_fields(L, os_out);
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "io");                            /* G io */
+    drop_fields(L, io_out);
+    lua_getfield(L, -1, "open");                          /* G io open */
+    lua_pushcclosure(L, sandbox_open, 1);                 /* G io sopen */
+    lua_setfield(L, -2, "open");                          /* G io */
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "package");                       /* G package */
+    drop_fields(L, package_out);
+    lua_getfield(L, -1, "searchers");                     /* G package searchers */
+    for (lua_Integer i = (lua_Integer)luaL_len(L, -1); i > 1; i--) { /* keep the preload searcher */
+        lua_pushnil(L);
+        lua_rawseti(L, -2, i);
+    }
+    lua_pushvalue(L, -2);                                 /* G package searchers package */
+    lua_pushcclosure(L, sandbox_searcher, 1);             /* G package searchers searcher */
+    lua_rawseti(L, -2, 2);                                /* G package searchers */
+    lua_pop(L, 1);
+    lua_pushliteral(L, "");
+    lua_setfield(L, -2, "cpath");
+    lua_pop(L, 2);                                        /* */
+    lua_pushboolean(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, ECL_SANDBOX_KEY);
+}
+
+/* The default: a scenario file the user does not own (or one anyone may change) runs in the
+ * sandbox; one of the user's own runs with the standard libraries, as lua would run it. */
+static int not_own(const char *script)
+{
+    struct stat st;
+    if (strcmp(script, "-") == 0 || stat(script, &st) != 0)
+        return 0;
+    return st.st_uid != geteuid() || (st.st_mode & S_IWOTH) != 0;
 }
 
 static int cmd_run(lua_State *L, int argc, char **argv, int script)
 {
-    if (script < argc && strcmp(argv[script], "--profile") == 0) {
-        if (script + 1 >= argc)
-            return usage_error("run", "run: --profile needs a file name");
-        set_profile(L, argv[script + 1]);
-        script += 2;
+    const char *secs = NULL, *mib = NULL;
+    int sandbox = -1;
+    for (; script < argc; script++) {
+        const char *a = argv[script], *v = NULL;
+        int m;
+        if (is_help(a)) {
+            return fputs(run_usage, stdout), 0;
+        } else if ((m = opt_value(argc, argv, &script, "--profile", NULL, &v)) != 0) {
+            if (m < 0 || v[0] == '\0')
+                return usage_error("run", "run: --profile needs a file name");
+            set_profile(L, v);
+        } else if ((m = opt_value(argc, argv, &script, "--max-seconds", NULL, &v)) != 0) {
+            if (m < 0)
+                return usage_error("run", "run: --max-seconds needs a number");
+            secs = v;
+        } else if ((m = opt_value(argc, argv, &script, "--max-memory-mb", NULL, &v)) != 0) {
+            if (m < 0)
+                return usage_error("run", "run: --max-memory-mb needs a number");
+            mib = v;
+        } else if (strcmp(a, "--sandbox") == 0) {
+            sandbox = 1;
+        } else if (strcmp(a, "--no-sandbox") == 0) {
+            sandbox = 0;
+        } else if (strcmp(a, "--") == 0) {
+            script++;
+            break;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error("run", "run: unknown option '%s'", a);
+        } else {
+            break;
+        }
     }
     if (script >= argc)
         return usage_error("run", "run: missing SCRIPT.lua");
-    if (is_help(argv[script]))
-        return fputs(run_usage, stdout), 0;
+    double max_seconds = limit_arg(secs, "EPOCHCAST_MAX_SECONDS", 3600, 1e-3);
+    double max_mib = limit_arg(mib, "EPOCHCAST_MAX_MEMORY_MB", 8192, 1);
+    if (max_seconds < 0 || max_mib < 0)
+        return usage_error("run", "run: --max-seconds takes 0 (none) or 0.001 to 1e9 seconds, --max-memory-mb "
+                           "0 (none) or 1 to 1e9 MiB");
+    if (sandbox < 0 && not_own(argv[script])) {
+        sandbox = 1;
+        l_message(progname, "note: the scenario is not your own file: running it in the sandbox "
+                  "(--no-sandbox to trust it)");
+    }
     /* The module first: an error opening it (a bad --profile) unwinds past this frame,
      * which must not have installed its allocator yet. */
-    luaL_openlibs(L);
+    if (sandbox > 0)
+        open_sandbox_libs(L);
+    else
+        luaL_openlibs(L);
     luaL_requiref(L, "epochcast", luaopen_epochcast, 1);
     lua_pop(L, 1);
-    run_limits lim = {0};
-    int code = install_limits(L, argc, argv, &script, &lim);
-    if (code != 0 || script >= argc) {
-        if (lim.base != NULL) { /* installed: lim dies with this frame */
-            lua_sethook(L, NULL, 0, 0);
-            lua_setallocf(L, lim.base, lim.base_ud);
-        }
-        return code != 0 ? code : usage_error("run", "run: missing SCRIPT.lua");
-    }
     createargtable(L, argv, argc, script);
     lua_gc(L, LUA_GCGEN, 0, 0);
+
+    limits.max_seconds = max_seconds;
+    limits.max_bytes = (size_t)(max_mib * 1048576.0);
+    limits.deadline_s = monotonic_s() + max_seconds;
+    limits.base = lua_getallocf(L, &limits.base_ud);
+    lua_bytes = (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024u + (size_t)lua_gc(L, LUA_GCCOUNTB, 0);
+    lua_setallocf(L, limited_alloc, NULL);
+    if (max_seconds > 0) {
+        if (lua_getglobal(L, "debug") == LUA_TTABLE) { /* absent in the sandbox */
+            lua_getfield(L, -1, "sethook");
+            lua_pushcclosure(L, budget_sethook, 1);
+            lua_setfield(L, -2, "sethook");
+        }
+        lua_pop(L, 1);
+        lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+        double whole = floor(max_seconds);
+        struct itimerval t = {{0, 0}, {(time_t)whole, (suseconds_t)((max_seconds - whole) * 1e6)}};
+        if (t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0)
+            t.it_value.tv_usec = 1;
+        setitimer(ITIMER_REAL, &t, NULL);
+    }
+    script_L = L;
     const char *fname = strcmp(argv[script], "-") == 0 ? NULL : argv[script]; /* "-": stdin */
-    int status = luaL_loadfile(L, fname);
+    int status = luaL_loadfilex(L, fname, sandbox > 0 ? "t" : NULL);
     if (status == LUA_OK) {
         int n = pushargs(L);
         status = docall(L, n, 0);
     }
-    if (status == LUA_ERRMEM && lim.max_bytes > 0) {
-        size_t max_bytes = lim.max_bytes;
-        lim.max_bytes = 0; /* room for the message */
-        lua_pop(L, 1);
-        lua_pushfstring(L, "scenario ran out of memory: its Lua heap exceeded the limit of %d MiB (--max-memory-mb)",
-                        (int)(max_bytes / 1048576u));
-    }
+    script_L = NULL;
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
     lua_sethook(L, NULL, 0, 0);
+    if (status == LUA_ERRMEM && limits.max_bytes > 0) {
+        size_t max_bytes = limits.max_bytes;
+        limits.max_bytes = 0; /* room for the message */
+        lua_pop(L, 1);
+        lua_pushfstring(L, "scenario ran out of memory: its Lua heap and the library's allocations exceeded the "
+                        "limit of %d MiB (--max-memory-mb)", (int)(max_bytes / 1048576u));
+    }
+    limits.max_bytes = 0; /* the limit was the scenario's; the state closes freely */
     status = report(L, status);
-    lua_setallocf(L, lim.base, lim.base_ud); /* lim dies with this frame; lua_close frees later */
+    lua_setallocf(L, limits.base, limits.base_ud);
+    if (interrupted)
+        return interrupt_status();
     return status == LUA_OK ? 0 : EXIT_FAILURE;
 }
 
@@ -1239,6 +1748,10 @@ static int pmain(lua_State *L)
     int code = 0;
     int i = 1;
     luaL_checkversion(L);
+    /* Every context the module creates allocates through the budget and reports progress. */
+    static const ecL_host host = {ctx_alloc, NULL, cli_progress, NULL};
+    lua_pushlightuserdata(L, (void *)(uintptr_t)&host);
+    lua_setfield(L, LUA_REGISTRYINDEX, ECL_HOST_KEY);
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
         if (is_help(a)) {
@@ -1313,6 +1826,8 @@ static int pmain(lua_State *L)
     fflush(stdout);
     if (ferror(stdout) && code == 0)
         code = fail("error writing to standard output");
+    if (interrupted) /* stopped by SIGINT or SIGTERM: the shell's status for it */
+        code = interrupt_status();
     lua_pushinteger(L, code);
     return 1;
 }
@@ -1320,6 +1835,7 @@ static int pmain(lua_State *L)
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
+    install_signals();
     ecC_mpi_init(&argc, &argv); /* under mpirun: join MPI (cli_mpi.c) */
     lua_State *L = luaL_newstate();
     if (L == NULL) {
@@ -1333,5 +1849,5 @@ int main(int argc, char **argv)
     int code = status == LUA_OK ? (int)lua_tointeger(L, -1) : EXIT_FAILURE;
     report(L, status);
     lua_close(L);
-    return ecC_mpi_finalize(code);
+    return ecC_mpi_finalize(interrupted ? interrupt_status() : code);
 }

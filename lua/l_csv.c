@@ -1,15 +1,20 @@
 /*
  * l_csv.c: ec.write_csv(path, rows [, columns]), rows of flat tables to a CSV file through
- * the core's atomic writer (ec_csv_open/row/close: PATH.tmp renamed into place, quoting by
- * libcsv).  Nested tables one level deep are flattened (memory.weights_bytes ->
+ * the core's writer (ec_csv_open/row/close over ec_outfile: a temporary beside PATH renamed
+ * into place, quoting by libcsv).  Every column is a non-empty, distinct name, as our own
+ * readers require, and no two fields of a row may become one column.  Nested tables one level deep are flattened (memory.weights_bytes ->
  * memory_weights_bytes, interval.p10 -> epoch_p10_s, as l_result.c names them); arrays are
  * joined with "; ".  Every row is converted before the file is opened, so a bad row
  * raises without touching the disk; a write failure aborts the file and returns nil, msg.
  */
+#define _POSIX_C_SOURCE 200809L /* mkdir, stat */
+
 #include "lec_priv.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Push the CSV text of the scalar at idx, or raise naming the field. */
 static void push_cell(lua_State *L, int idx, lua_Integer row, const char *field)
@@ -25,16 +30,32 @@ static void push_cell(lua_State *L, int idx, lua_Integer row, const char *field)
         }
         break;
     case LUA_TBOOLEAN: lua_pushstring(L, lua_toboolean(L, idx) ? "1" : "0"); break;
-    case LUA_TSTRING: lua_pushvalue(L, idx); break;
+    case LUA_TSTRING: {
+        size_t len;
+        const char *str = lua_tolstring(L, idx, &len);
+        if (strlen(str) != len)
+            luaL_error(L, "row %I, field '%s': the text has an embedded NUL byte", (LUAI_UACINT)row, field);
+        lua_pushvalue(L, idx);
+        break;
+    }
     default:
         luaL_error(L, "row %I, field '%s': number, boolean or string expected, got %s",
                    (LUAI_UACINT)row, field, luaL_typename(L, idx));
     }
 }
 
-/* Record flat[name] = the string on top (popped) and seen[name] = true. */
-static void put(lua_State *L, int flat, int seen, const char *name)
+/* Record flat[name] = the string on top (popped) and seen[name] = true.  A name the row
+ * already has with another text (a flat field and a nested one that flattens to it) raises:
+ * one of the two would be dropped.  The same text twice is a mirror (a result's peak_bytes
+ * and memory.peak_bytes) and is written once. */
+static void put(lua_State *L, lua_Integer rowno, int flat, int seen, const char *name)
 {
+    if (name[0] == '\0')
+        luaL_error(L, "row %I: a field with an empty name cannot be a column", (LUAI_UACINT)rowno);
+    if (lua_getfield(L, flat, name) != LUA_TNIL && !lua_rawequal(L, -1, -2))
+        luaL_error(L, "row %I: two fields with different values become column '%s' (a flat field and a "
+                   "nested one)", (LUAI_UACINT)rowno, name);
+    lua_pop(L, 1);
     lua_setfield(L, flat, name);
     lua_pushboolean(L, 1);
     lua_setfield(L, seen, name);
@@ -58,11 +79,14 @@ static void flatten(lua_State *L, lua_Integer rowno, int row, int flat, int seen
         if (lua_type(L, -2) != LUA_TSTRING)
             luaL_error(L, "row %I: keys must be strings (got a %s key)", (LUAI_UACINT)rowno,
                        luaL_typename(L, -2));
-        const char *key = lua_tostring(L, -2);
+        size_t klen;
+        const char *key = lua_tolstring(L, -2, &klen);
+        if (strlen(key) != klen)
+            luaL_error(L, "row %I: a field name has an embedded NUL byte", (LUAI_UACINT)rowno);
         int v = lua_gettop(L);
         if (lua_type(L, v) != LUA_TTABLE) {
             push_cell(L, v, rowno, key);                      /* k v text */
-            put(L, flat, seen, key);                          /* k v */
+            put(L, rowno, flat, seen, key);                          /* k v */
         } else if (lua_rawlen(L, v) > 0 || is_empty(L, v)) {
             /* An array, such as warnings: its items joined with "; ". */
             luaL_Buffer b;
@@ -77,21 +101,24 @@ static void flatten(lua_State *L, lua_Integer rowno, int row, int flat, int seen
                 luaL_addvalue(&b);                            /* k v buf */
             }
             luaL_pushresult(&b);                              /* k v text */
-            put(L, flat, seen, key);                          /* k v */
+            put(L, rowno, flat, seen, key);                          /* k v */
         } else {
             lua_pushnil(L);                                   /* k v k2 */
             while (lua_next(L, v) != 0) {                     /* k v k2 v2 */
                 if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) == LUA_TTABLE)
                     luaL_error(L, "row %I, field '%s': only one level of nesting with string "
                                "keys can be written", (LUAI_UACINT)rowno, key);
-                const char *key2 = lua_tostring(L, -2);
+                size_t k2len;
+                const char *key2 = lua_tolstring(L, -2, &k2len);
+                if (strlen(key2) != k2len)
+                    luaL_error(L, "row %I, field '%s': a name has an embedded NUL byte", (LUAI_UACINT)rowno, key);
                 const char *col = ecL_result_nested_column(key, key2);
                 if (col != NULL)
                     lua_pushstring(L, col);                   /* k v k2 v2 name */
                 else
                     lua_pushfstring(L, "%s_%s", key, key2);   /* k v k2 v2 name */
                 push_cell(L, -2, rowno, lua_tostring(L, -1)); /* k v k2 v2 name text */
-                put(L, flat, seen, lua_tostring(L, -2));      /* k v k2 v2 name */
+                put(L, rowno, flat, seen, lua_tostring(L, -2));      /* k v k2 v2 name */
                 lua_pop(L, 2);                                /* k v k2 */
             }
         }
@@ -165,7 +192,7 @@ static void default_columns(lua_State *L, int seen)
 static int l_csv_write_csv(lua_State *L)
 {
     ec_ctx *ctx = ecL_ctx(L);
-    luaL_checkstring(L, 1);
+    ecL_check_output(L, ecL_checkpath(L, 1));
     luaL_checktype(L, 2, LUA_TTABLE);
     if (!lua_isnoneornil(L, 3))
         luaL_checktype(L, 3, LUA_TTABLE);
@@ -189,12 +216,24 @@ static int l_csv_write_csv(lua_State *L)
     } else {
         lua_Integer n = luaL_len(L, 3);
         lua_createtable(L, n > 0 && n < 1 << 20 ? (int)n : 0, 0); /* 6: cols */
+        lua_newtable(L);                                      /* 7: names given */
         for (lua_Integer j = 1; j <= n; j++) {
+            size_t len;
             if (lua_geti(L, 3, j) != LUA_TSTRING)
                 return luaL_argerror(L, 3, lua_pushfstring(L, "column %I is not a string",
                                                             (LUAI_UACINT)j));
+            const char *name = lua_tolstring(L, -1, &len);
+            /* what ec.load_runs and every reader of ours would refuse */
+            if (len == 0 || strlen(name) != len)
+                return luaL_argerror(L, 3, lua_pushfstring(L, "column %I is empty or has a NUL byte", (LUAI_UACINT)j));
+            if (lua_getfield(L, 7, name) != LUA_TNIL)
+                return luaL_argerror(L, 3, lua_pushfstring(L, "column '%s' is given twice", name));
+            lua_pop(L, 1);
+            lua_pushboolean(L, 1);
+            lua_setfield(L, 7, name);
             lua_seti(L, 6, j);
         }
+        lua_pop(L, 1);                                        /* 6: cols */
     }
     size_t n_cols = (size_t)luaL_len(L, 6);
     const char **fields = (const char **)lua_newuserdatauv(L, (n_cols + 1) * sizeof *fields, 0); /* 7 */
@@ -238,8 +277,47 @@ fail:
     return ecL_fail(L, ctx, st);
 }
 
+/* ec.mkdir(path) -> true | nil, msg, code: create a folder and its parents (mkdir -p)
+ * without a shell; in a sandbox, only below the current folder. */
+static int l_csv_mkdir(lua_State *L)
+{
+    size_t len;
+    const char *path = ecL_checkpath(L, 1);
+    len = strlen(path);
+    if (len == 0)
+        return luaL_argerror(L, 1, "empty path");
+    luaL_Buffer b;
+    char *buf = luaL_buffinitsize(L, &b, len + 1);
+    memcpy(buf, path, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        struct stat st;
+        if (stat(buf, &st) != 0) {
+            ecL_check_output(L, buf); /* in a sandbox: its parent, made just before, must be inside */
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+                lua_pushnil(L);
+                lua_pushfstring(L, "EIO: %s: cannot create the folder: %s", buf, strerror(errno));
+                lua_pushliteral(L, "EIO");
+                return 3;
+            }
+        } else if (!S_ISDIR(st.st_mode)) {
+            lua_pushnil(L);
+            lua_pushfstring(L, "EIO: %s: exists and is not a folder", buf);
+            lua_pushliteral(L, "EIO");
+            return 3;
+        }
+        buf[i] = c;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 static const luaL_Reg csv_funcs[] = {
     {"write_csv", l_csv_write_csv},
+    {"mkdir", l_csv_mkdir},
     {NULL, NULL},
 };
 

@@ -254,8 +254,10 @@ static void text_push(text *b)
     luaL_pushresult(&buf);
 }
 
-/* The terminal and output lines: pngcairo if this gnuplot has it, else png; or svg. */
-static void add_terminal(text *b, int svg, const char *out)
+/* The terminal and output lines: pngcairo if this gnuplot has it, else png; or svg.  The
+ * output is the gnuplot variable ecout, set with -e to a file in the private work folder:
+ * gnuplot never sees the user's path, so a name such as '|cmd' cannot open a pipe. */
+static void add_terminal(text *b, int svg)
 {
     char buf[256];
     if (svg)
@@ -271,8 +273,7 @@ static void add_terminal(text *b, int svg, const char *out)
                  "}\n",
                  PLOT_WIDTH, PLOT_HEIGHT, PLOT_WIDTH, PLOT_HEIGHT);
     add(b, buf);
-    add(b, "set output ");
-    add_quoted(b, out);
+    add(b, "set output ecout");
     add(b, "\nset grid lc rgb '#dddddd'\nset border lc rgb '#555555'\n"
            "set key outside right top box opaque\n");
 }
@@ -835,12 +836,52 @@ static void read_log(const char *log, char *buf, size_t n)
 }
 
 /* Remove the work folder's files and the folder. */
-static void cleanup(const char *work, const char *data, const char *script, const char *log)
+static void cleanup(const char *work, const char *data, const char *script, const char *log, const char *pic)
 {
     remove(data);
     remove(script);
     remove(log);
+    remove(pic);
     rmdir(work);
+}
+
+/* The context for writing the picture: the module's (upvalue 1, which knows the run's inputs)
+ * or, for the plain C function the CLI calls, a bare one in a box on the stack. */
+static ec_ctx *plot_ctx(lua_State *L)
+{
+    void *box = lua_touserdata(L, lua_upvalueindex(1));
+    if (box != NULL)
+        return ecL_ctx(L);
+    void **slot = ecL_newbox(L, ecL_free_ctx);
+    ec_ctx *ctx = NULL;
+    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK)
+        luaL_error(L, "plot: out of memory");
+    *slot = ctx;
+    return ctx;
+}
+
+/* Copy the picture gnuplot drew (a file of the work folder) to path through the library's
+ * output-file writer: a temporary beside path renamed into place; links, devices and the
+ * run's inputs are refused.  EC_OK, or a status with the message on ctx. */
+static int put_picture(ec_ctx *ctx, const char *pic, const char *path)
+{
+    FILE *in = fopen(pic, "rb");
+    if (in == NULL)
+        return EC_EIO;
+    ec_outfile *out;
+    int st = ec_outfile_open(ctx, path, &out);
+    char buf[65536];
+    size_t n;
+    while (st == EC_OK && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        st = ec_outfile_write(out, buf, n);
+    if (st == EC_OK && ferror(in))
+        st = EC_EIO;
+    fclose(in);
+    if (st == EC_OK)
+        return ec_outfile_commit(out);
+    if (out != NULL)
+        ec_outfile_abort(out);
+    return st;
 }
 
 static int plot_fail(lua_State *L, const char *code, const char *msg)
@@ -869,6 +910,19 @@ int ecL_plot(lua_State *L)
     int svg = plen > 4 && strcasecmp(path + plen - 4, ".svg") == 0;
     if (!svg && !(plen > 4 && strcasecmp(path + plen - 4, ".png") == 0))
         return luaL_error(L, "plot: path '%s' must end in .png or .svg", path);
+    /* A name gnuplot would read as a pipe, or one that hides a line break or an escape. */
+    for (size_t i = 0; i < plen; i++)
+        if ((unsigned char)path[i] < 0x20 || path[i] == 0x7f)
+            return luaL_error(L, "plot: path has a control character (byte %d)", (int)(unsigned char)path[i]);
+    if (path[0] == '|')
+        return luaL_error(L, "plot: path '%s' starts with '|' (gnuplot would run it as a command)", path);
+    lua_getfield(L, P_SPEC, "path");
+    size_t rawlen;
+    lua_tolstring(L, -1, &rawlen);
+    lua_pop(L, 1);
+    if (rawlen != plen)
+        return luaL_error(L, "plot: path has an embedded NUL byte");
+    ecL_check_output(L, path);
     if (lua_getfield(L, P_SPEC, "rows") != LUA_TTABLE)            /* P_ROWS */
         return luaL_error(L, "plot: rows expected (an array of tables)");
     lua_getfield(L, P_SPEC, "group");                              /* P_GROUP */
@@ -876,14 +930,15 @@ int ecL_plot(lua_State *L)
     if (gt != LUA_TNIL && gt != LUA_TSTRING && gt != LUA_TTABLE)
         return luaL_error(L, "plot: group must be a key or an array of keys");
     lua_newtable(L);                                               /* P_LABELS */
-    const char *out_tmp = lua_pushfstring(L, "%s.tmp", path);      /* P_OUT */
+    ec_ctx *ctx = plot_ctx(L);                                     /* P_OUT: ctx box or none */
+    lua_settop(L, P_OUT);
 
     /* Build both texts first, so every Lua error (a bad row or key) comes before any file
      * exists.  The script names the data file through the variable ecdata, set with -e. */
     text db, sb;
     text_new(L, &db);                                              /* P_DATA */
     text_new(L, &sb);                                              /* P_SCRIPT */
-    add_terminal(&sb, svg, out_tmp);
+    add_terminal(&sb, svg);
     if (strcmp(kind, "line") == 0)
         build_lines(L, &sb, &db, 0);
     else if (strcmp(kind, "memory") == 0)
@@ -911,7 +966,7 @@ int ecL_plot(lua_State *L)
     if (tmpdir == NULL || tmpdir[0] == '\0')
         tmpdir = "/tmp";
     char work[EC_PATH_MAX], data_path[EC_PATH_MAX + 16], script_path[EC_PATH_MAX + 16],
-        log_path[EC_PATH_MAX + 16], msg[512];
+        log_path[EC_PATH_MAX + 16], pic_path[EC_PATH_MAX + 16], msg[512];
     if (snprintf(work, sizeof work, "%s/epochcast-plot-XXXXXX", tmpdir) >= (int)sizeof work)
         return plot_fail(L, "EIO", "TMPDIR is too long");
     if (mkdtemp(work) == NULL) {
@@ -921,8 +976,10 @@ int ecL_plot(lua_State *L)
     snprintf(data_path, sizeof data_path, "%s/plot.dat", work);
     snprintf(script_path, sizeof script_path, "%s/plot.gp", work);
     snprintf(log_path, sizeof log_path, "%s/gnuplot.log", work);
+    snprintf(pic_path, sizeof pic_path, "%s/plot.%s", work, svg ? "svg" : "png");
     luaL_gsub(L, data_path, "'", "''");
-    const char *setdata = lua_pushfstring(L, "ecdata='%s'", lua_tostring(L, -1));
+    luaL_gsub(L, pic_path, "'", "''");
+    const char *setdata = lua_pushfstring(L, "ecdata='%s'; ecout='%s'", lua_tostring(L, -2), lua_tostring(L, -1));
     int rc = -1;
     if (write_file(data_path, data, data_len) == 0 && write_file(script_path, script, script_len) == 0)
         rc = run_gnuplot(gnuplot, setdata, script_path, log_path);
@@ -931,15 +988,15 @@ int ecL_plot(lua_State *L)
         read_log(log_path, log, sizeof log);
         snprintf(msg, sizeof msg, "gnuplot could not draw %s (exit %d): %s", path, rc,
                  log[0] != '\0' ? log : "no message");
-        cleanup(work, data_path, script_path, log_path);
-        remove(out_tmp);
+        cleanup(work, data_path, script_path, log_path, pic_path);
         return plot_fail(L, "EIO", msg);
     }
-    cleanup(work, data_path, script_path, log_path);
-    if (rename(out_tmp, path) != 0) {
-        snprintf(msg, sizeof msg, "cannot rename %s to %s: %s", out_tmp, path, strerror(errno));
-        remove(out_tmp);
-        return plot_fail(L, "EIO", msg);
+    int st = put_picture(ctx, pic_path, path);
+    cleanup(work, data_path, script_path, log_path, pic_path);
+    if (st != EC_OK) {
+        snprintf(msg, sizeof msg, "%s", st == EC_EIO && ec_ctx_errmsg(ctx)[0] == '\0'
+                 ? "cannot read the picture gnuplot drew" : ec_ctx_errmsg(ctx));
+        return plot_fail(L, ecL_status_name(st), msg);
     }
     lua_pushboolean(L, 1);
     return 1;

@@ -45,25 +45,40 @@ static void push_config(lua_State *L, const ec_config *cfg)
     }
 }
 
-/* ec.load_runs(path) -> {{id=, source=, metric=, value=, line=, config={...}}, ...}
- *                     | nil, msg, code */
+/* ec.load_runs(path [, opts]) -> {{id=, source=, metric=, value=, line=, config={...}}, ...}
+ *                              | nil, msg, code
+ * The file streams through ec_runs_open/next: the tables are the only copy held (so a
+ * memory budget on the Lua heap covers them).  opts.allow_paths = true lets lengths= and
+ * profile= cells name files outside the run file's folder. */
 static int l_runs_load_runs(lua_State *L)
 {
     ec_ctx *ctx = ecL_ctx(L);
-    const char *path = luaL_checkstring(L, 1);
-    void **slot = ecL_newbox(L, ecL_free_runs);      /* box */
-    ec_runs *runs = NULL;
-    int st = ec_runs_load(ctx, path, &runs);
-    *slot = runs;
+    const char *path = ecL_checkpath(L, 1);
+    unsigned flags = 0;
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_getfield(L, 2, "allow_paths");
+        if (lua_toboolean(L, -1))
+            flags |= EC_RUNS_ALLOW_PATHS;
+        lua_pop(L, 1);
+    }
+    lua_settop(L, 1);
+    void **slot = ecL_newbox(L, ecL_close_runs_reader); /* path box */
+    ec_runs_reader *rd = NULL;
+    int st = ec_runs_open(ctx, path, flags, &rd);
+    *slot = rd;
     if (st != EC_OK)
         return ecL_fail(L, ctx, st);
-    size_t n = ec_runs_count(runs);
-    lua_createtable(L, (int)n, 0);                    /* box arr */
-    for (size_t i = 0; i < n; i++) {
-        const ec_run *r = ec_runs_get(runs, i);
-        lua_createtable(L, 0, 6);                     /* box arr t */
-        lua_pushstring(L, r->id != NULL ? r->id : ""); /* box arr t id */
-        lua_setfield(L, -2, "id");                    /* box arr t */
+    lua_newtable(L);                                  /* path box arr */
+    for (lua_Integer i = 1;; i++) {
+        const ec_run *r = NULL;
+        if ((st = ec_runs_next(rd, &r)) != EC_OK)
+            return ecL_fail(L, ctx, st);
+        if (r == NULL)
+            break;
+        lua_createtable(L, 0, 6);                     /* path box arr t */
+        lua_pushstring(L, r->id != NULL ? r->id : ""); /* ... t id */
+        lua_setfield(L, -2, "id");                    /* ... t */
         lua_pushstring(L, r->source != NULL ? r->source : "");
         lua_setfield(L, -2, "source");
         lua_pushstring(L, ecL_metric_name(r->metric));
@@ -71,12 +86,12 @@ static int l_runs_load_runs(lua_State *L)
         lua_pushnumber(L, (lua_Number)r->value);
         lua_setfield(L, -2, "value");
         lua_pushinteger(L, (lua_Integer)r->line);
-        lua_setfield(L, -2, "line");                  /* box arr t */
-        push_config(L, &r->config);                   /* box arr t cfg */
-        lua_setfield(L, -2, "config");                /* box arr t */
-        lua_rawseti(L, -2, (lua_Integer)i + 1);       /* box arr */
+        lua_setfield(L, -2, "line");                  /* ... t */
+        push_config(L, &r->config);                   /* ... t cfg */
+        lua_setfield(L, -2, "config");                /* ... t */
+        lua_rawseti(L, -2, i);                        /* path box arr */
     }
-    ec_runs_free((ec_runs *)ecL_unbox(L, -2));
+    ec_runs_close((ec_runs_reader *)ecL_unbox(L, 2));
     return 1;
 }
 

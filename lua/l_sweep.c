@@ -25,6 +25,8 @@
 /* Progress bar width in characters and the sweep length from which it is drawn. */
 #define BAR_WIDTH 30
 #define BAR_MIN_POINTS 32
+/* Points between two calls of the context's progress callback (a power of two). */
+#define SWEEP_CHECK_POINTS 256
 
 int ecL_sweep_check(ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
                     size_t *n_points, char *msg, size_t msg_size)
@@ -97,6 +99,11 @@ int ecL_sweep_run(lua_State *L, ec_ctx *ctx, const ec_config *base, const ecL_ax
     size_t step = share / BAR_WIDTH > 0 ? share / BAR_WIDTH : 1;
     while (st == EC_OK && !ec_sweep_done(sw)) {
         ec_sweep_point pt;
+        /* The host's progress callback may stop a long sweep (a time budget, an interrupt):
+         * asked on this thread, between points; freeing the sweep stops its workers. */
+        if ((done & (SWEEP_CHECK_POINTS - 1)) == 0 &&
+            (st = ec_ctx_progress(ctx, "sweep", (double)done, (double)share)) != EC_OK)
+            break;
         st = ec_sweep_next(sw, &pt);
         if (st == EC_OK)
             st = fn(ud, &pt);
@@ -328,7 +335,10 @@ static int l_sweep_sweep(lua_State *L)
     size_t t = 0;
     for (size_t a = 0; a < n_axes; a++) {
         lua_rawgeti(L, S_KEYS, (lua_Integer)a + 1);
-        axes[a].key = lua_tostring(L, -1);                    /* alive in S_KEYS */
+        size_t klen;
+        axes[a].key = lua_tolstring(L, -1, &klen);            /* alive in S_KEYS */
+        if (strlen(axes[a].key) != klen)
+            luaL_error(L, "sweep axis '%s...': the key has an embedded NUL byte", axes[a].key);
         lua_pop(L, 1);
         lua_rawgeti(L, S_VALUES, (lua_Integer)a + 1);         /* vals */
         axes[a].n = (size_t)lua_rawlen(L, -1);

@@ -13,7 +13,8 @@ static int l_trace_write(lua_State *L)
     ec_ctx *ctx = ecL_ctx(L);
     ec_config cfg;
     int st = ecL_toconfig(L, 1, ctx, &cfg);
-    const char *path = luaL_checkstring(L, 2);
+    const char *path = ecL_checkpath(L, 2);
+    ecL_check_output(L, path);
     lua_Integer steps = luaL_optinteger(L, 3, 0);
     luaL_argcheck(L, steps >= 0 && steps <= INT_MAX, 3, "max_steps out of range");
     if (st == EC_OK)

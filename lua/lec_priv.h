@@ -31,7 +31,30 @@ LUAMOD_API int luaopen_epochcast(lua_State *L);
  * still wins for its prediction). */
 #define ECL_PROFILE_KEY "epochcast.profile"
 
+/* Registry field a host may set (a light userdata pointing to an ecL_host that outlives the
+ * state) before opening the module: every context ecL_pushctx creates then allocates through
+ * its allocator (so a host's memory budget covers the library's allocations too) and reports
+ * long operations to its progress callback (time budgets, interrupts, progress bars). */
+#define ECL_HOST_KEY "epochcast.host"
+typedef struct ecL_host {
+    ec_alloc_fn alloc;      /* NULL: realloc/free */
+    void *alloc_ud;
+    ec_progress_fn progress; /* NULL: none */
+    void *progress_ud;
+} ecL_host;
+/* Registry field set to true by a host running an untrusted scenario (epochcast run
+ * --sandbox): the module then writes files only below the current folder. */
+#define ECL_SANDBOX_KEY "epochcast.sandbox"
+
 /* ---- lepochcast.c ------------------------------------------------------------------ */
+
+/* The string argument at idx as a path or key: raises when it holds a NUL byte, which C
+ * would silently cut there. */
+const char *ecL_checkpath(lua_State *L, int idx);
+/* An output path the module is about to write: in a sandbox (ECL_SANDBOX_KEY) it must be
+ * relative, without "..", and its folder (links resolved) inside the current one; raises
+ * otherwise. */
+void ecL_check_output(lua_State *L, const char *path);
 
 /* Push a box owning a pointer: __gc (and __close) call fn(p) once when p is not NULL.
  * Returns the slot, NULL at first; store the pointer right after creating the object,
@@ -42,6 +65,7 @@ void *ecL_unbox(lua_State *L, int idx);
 /* Free functions of the core types, for ecL_newbox. */
 void ecL_free_ctx(void *p);
 void ecL_free_runs(void *p);
+void ecL_close_runs_reader(void *p);
 void ecL_abort_csv(void *p);
 void ecL_free_plan(void *p);
 
@@ -74,7 +98,7 @@ void ecL_setresolved(lua_State *L, ec_ctx *ctx, const ec_config *cfg);
 /* The same from a configuration ec_config_resolve has already filled (ec_sweep_point.resolved). */
 void ecL_setresolved_cfg(lua_State *L, const ec_config *resolved);
 /* The text form of the config value at idx, as ec_config_set reads it (integers without
- * ".0", floats that read back exactly, booleans as 1/0, strings as they are); raises naming
+ * ".0", floats that read back exactly, booleans as true/false, strings as they are); raises naming
  * key for another type.  The result is buf or a string on the Lua stack at idx. */
 const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, size_t n);
 

@@ -5,6 +5,8 @@
  * and loads the models/ folder into it.  It does not touch GSL's error handler: that is
  * process-global, so hosts set it.  No model logic lives in lua/ (style guide B6).
  */
+#define _XOPEN_SOURCE 700 /* realpath */
+
 #include "lec_priv.h"
 
 #include <stdio.h>
@@ -61,6 +63,7 @@ void *ecL_unbox(lua_State *L, int idx)
 
 void ecL_free_ctx(void *p) { ec_ctx_free((ec_ctx *)p); }
 void ecL_free_runs(void *p) { ec_runs_free((ec_runs *)p); }
+void ecL_close_runs_reader(void *p) { ec_runs_close((ec_runs_reader *)p); }
 void ecL_abort_csv(void *p) { ec_csv_abort((ec_csv_writer *)p); }
 void ecL_free_plan(void *p) { ec_plan_free((ec_plan *)p); }
 
@@ -82,11 +85,17 @@ const char *ecL_models_dir(lua_State *L)
 
 ec_ctx *ecL_pushctx(lua_State *L, const char *dir)
 {
+    const ecL_host *host = NULL;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, ECL_HOST_KEY) == LUA_TLIGHTUSERDATA)
+        host = (const ecL_host *)lua_touserdata(L, -1);
+    lua_pop(L, 1);
     void **slot = ecL_newbox(L, ecL_free_ctx); /* box */
     ec_ctx *ctx = NULL;
-    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK)
+    if (ec_ctx_new(host != NULL ? host->alloc : NULL, host != NULL ? host->alloc_ud : NULL, &ctx) != EC_OK)
         luaL_error(L, "cannot create an epochcast context: %s", ec_strerror(EC_ENOMEM));
     *slot = ctx;
+    if (host != NULL)
+        ec_ctx_set_progress(ctx, host->progress, host->progress_ud);
     int st = ec_ctx_load_models(ctx, dir);
     if (st == EC_OK) {
         if (lua_getfield(L, LUA_REGISTRYINDEX, ECL_PROFILE_KEY) == LUA_TSTRING) {
@@ -112,10 +121,52 @@ ec_ctx *ecL_ctx(lua_State *L)
     return (ec_ctx *)box->p;
 }
 
+/* ---- strings and paths ---------------------------------------------------------------- */
+
+const char *ecL_checkpath(lua_State *L, int idx)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, idx, &len);
+    if (strlen(s) != len)
+        luaL_argerror(L, idx, "string with an embedded NUL byte");
+    return s;
+}
+
+void ecL_check_output(lua_State *L, const char *path)
+{
+    int sandbox = lua_getfield(L, LUA_REGISTRYINDEX, ECL_SANDBOX_KEY) == LUA_TBOOLEAN && lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (!sandbox)
+        return;
+    if (path[0] == '/')
+        luaL_error(L, "sandbox: '%s' is an absolute path; a sandboxed scenario writes below the current folder",
+                   path);
+    for (const char *p = path; *p != '\0'; p += strcspn(p, "/"), p += *p == '/') {
+        if (strncmp(p, "..", 2) == 0 && (p[2] == '/' || p[2] == '\0'))
+            luaL_error(L, "sandbox: '%s' climbs out with '..'; a sandboxed scenario writes below the current folder",
+                       path);
+    }
+    /* The folder it lands in, links resolved, must be the current one or below it. */
+    const char *slash = strrchr(path, '/');
+    lua_pushlstring(L, path, slash != NULL ? (size_t)(slash - path) : 0);   /* dir */
+    const char *dir = lua_tostring(L, -1);
+    char *real = realpath(dir[0] != '\0' ? dir : ".", NULL);
+    char *cwd = realpath(".", NULL);
+    size_t n = cwd != NULL ? strlen(cwd) : 0;
+    int inside = real != NULL && cwd != NULL && strncmp(real, cwd, n) == 0 &&
+                 (real[n] == '\0' || real[n] == '/' || (n == 1 && cwd[0] == '/'));
+    free(real);
+    free(cwd);
+    lua_pop(L, 1);
+    if (!inside)
+        luaL_error(L, "sandbox: '%s' is not below the current folder (links resolved)", path);
+}
+
 /* ---- status codes ------------------------------------------------------------------- */
 
 static const char *const status_names[] = {
     "OK", "ENOMEM", "EINVAL", "EDOM", "EPARSE", "EIO", "ENOTFOUND", "ENOTSUP", "EMISUSE",
+    "ECANCELED",
 };
 
 const char *ecL_status_name(int status)
@@ -130,8 +181,12 @@ int ecL_fail(lua_State *L, ec_ctx *ctx, int status)
     const char *msg = ec_ctx_errmsg(ctx);
     if (msg[0] == '\0')
         msg = ec_strerror(status);
+    /* Misuse, and a failure the script must not carry on from (out of memory under a
+     * budget, a cancellation by a time budget or an interrupt), raise. */
     if (status == EC_EMISUSE)
         return luaL_error(L, "%s", msg);
+    if (status == EC_ENOMEM || status == EC_ECANCELED)
+        return luaL_error(L, "%s: %s", ecL_status_name(status), msg);
     lua_pushnil(L);
     lua_pushfstring(L, "%s: %s", ecL_status_name(status), msg);
     lua_pushstring(L, ecL_status_name(status));
@@ -141,7 +196,7 @@ int ecL_fail(lua_State *L, ec_ctx *ctx, int status)
 /* ---- config tables ------------------------------------------------------------------ */
 
 /* The text form of one config value, as ec_config_set reads it: integers without ".0",
- * floats with the shortest of %.15g / %.17g that reads back exactly, booleans as 1/0. */
+ * floats with the shortest of %.15g / %.17g that reads back exactly, booleans as true/false. */
 const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, size_t n)
 {
     switch (lua_type(L, idx)) {
@@ -156,9 +211,15 @@ const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, s
         }
         return buf;
     case LUA_TBOOLEAN:
-        return lua_toboolean(L, idx) ? "1" : "0";
-    case LUA_TSTRING:
-        return lua_tostring(L, idx);
+        /* "true"/"false", not 1/0: only a boolean key reads them (batch_per_gpu=true is refused) */
+        return lua_toboolean(L, idx) ? "true" : "false";
+    case LUA_TSTRING: {
+        size_t len;
+        const char *s = lua_tolstring(L, idx, &len);
+        if (strlen(s) != len)
+            luaL_error(L, "config key '%s': the value has an embedded NUL byte", key);
+        return s;
+    }
     default:
         luaL_error(L, "config key '%s': number, boolean or string expected, got %s", key,
                    luaL_typename(L, idx));
@@ -177,7 +238,10 @@ int ecL_toconfig(lua_State *L, int idx, ec_ctx *ctx, ec_config *cfg)
     while (lua_next(L, idx) != 0) {                   /* key value */
         if (lua_type(L, -2) != LUA_TSTRING)
             luaL_error(L, "config keys must be strings (got a %s key)", luaL_typename(L, -2));
-        const char *key = lua_tostring(L, -2);
+        size_t klen;
+        const char *key = lua_tolstring(L, -2, &klen);
+        if (strlen(key) != klen)
+            luaL_error(L, "config key '%s...' has an embedded NUL byte", key);
         const char *text = ecL_config_text(L, -1, key, buf, sizeof buf);
         int st = status == EC_OK ? ec_config_set(ctx, cfg, key, text) : EC_OK;
         /* A known key whose name value the registries do not know (gpu=t44) is an expected

@@ -82,7 +82,7 @@ for _, seq_len in ipairs { 128, 512 } do
   end
 end
 
--- 6. Save the rows.  The file is written atomically (quickstart.csv.tmp, then renamed);
+-- 6. Save the rows.  The file is written atomically (a temporary beside it, then renamed);
 --    columns are the config keys, then the result keys (ec.result_columns()).
 assert(ec.write_csv("quickstart.csv", rows))
 print()

@@ -45,7 +45,8 @@ typedef enum ec_status {
     EC_EIO = 5,      /* a file could not be opened, read, written or renamed */
     EC_ENOTFOUND = 6,/* unknown GPU, model, host, key or column */
     EC_ENOTSUP = 7,  /* the combination is not supported by this build or model */
-    EC_EMISUSE = 8   /* API misuse: NULL handle, wrong order of calls */
+    EC_EMISUSE = 8,  /* API misuse: NULL handle, wrong order of calls */
+    EC_ECANCELED = 9 /* a long operation stopped because the progress callback asked it to */
 } ec_status;
 
 /* A static, one-line description of a status code ("out of memory", ...). Never NULL. */
@@ -106,6 +107,22 @@ EC_API int ec_ctx_load_from(ec_ctx *ctx, const ec_ctx *src);
  * Folders 2-5 count only when they hold gpus.csv.  Exceptional returns: EC_ENOTFOUND
  * (none; buf is ""), EC_EINVAL (n too small; buf is ""), EC_EMISUSE (buf NULL or n 0). */
 EC_API int ec_default_models_dir(char *buf, size_t n);
+
+/* Progress of a long operation: `what` is a static name ("load runs", "calibrate",
+ * "cross-validate", "write"), done of total units so far (total 0 when not known).  Return 0
+ * to go on; any other value stops the operation, which cleans up (an output file's temporary
+ * is removed) and returns EC_ECANCELED.  Called from the thread running the operation, at
+ * most a few thousand times a second; it must not call back into this context. */
+typedef int (*ec_progress_fn)(void *ud, const char *what, double done, double total);
+
+/* Install (fn == NULL: remove) the progress callback of a context.  Hosts use it for progress
+ * bars, time budgets and interrupts (a flag set by a signal handler, read by fn): the library
+ * keeps no global state, so this is how a signal reaches it.  Operations that call it:
+ * ec_runs_load, ec_runs_next, ec_calibrate, ec_calibrate_cv and every output file's writes. */
+EC_API void ec_ctx_set_progress(ec_ctx *ctx, ec_progress_fn fn, void *ud);
+/* A host's own long loop (a sweep over predictions) reports through the same callback:
+ * EC_ECANCELED, with a message naming what, when it asks to stop; EC_OK otherwise. */
+EC_API int ec_ctx_progress(ec_ctx *ctx, const char *what, double done, double total);
 
 /* ---------------------------------------------------------------------------------
  * Configuration: the one vocabulary shared by C, Lua, the CLI and run-record CSVs
@@ -501,11 +518,13 @@ typedef struct ec_stage {
 EC_API int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, size_t cap, size_t *n);
 
 /* Write a Chrome Trace Event JSON file (chrome://tracing, ui.perfetto.dev) of the first
- * max_steps micro-steps of the simulated epoch (max_steps <= 0: 20): tracks for the main
- * thread's CPU dispatch and waits, GPU kernels, H2D copies, exposed communication, the
- * pin-memory thread and each DataLoader worker; complete events with ts and dur in
- * microseconds.  Written to PATH.tmp and renamed.  Exceptional returns: those of ec_predict,
- * EC_EIO. */
+ * max_steps micro-steps of the simulated epoch (max_steps <= 0: 20; at most
+ * EC_TRACE_MAX_STEPS, a file of a few MB): tracks for the main thread's CPU dispatch and
+ * waits, GPU kernels, H2D copies, exposed communication, the pin-memory thread and each
+ * DataLoader worker; complete events with ts and dur in microseconds.  Written through
+ * ec_outfile.  Exceptional returns: those of ec_predict, EC_EINVAL (max_steps above the
+ * limit), EC_EIO, EC_ECANCELED. */
+#define EC_TRACE_MAX_STEPS 10000
 EC_API int ec_trace_write(ec_ctx *ctx, const ec_config *cfg, const char *path, int max_steps);
 
 /* Largest batch_per_gpu in 1..limit that fits in memory (bisection over ec_predict's memory
@@ -1131,11 +1150,41 @@ typedef struct ec_run {
     const char *split;           /* the split column ("fit", "holdout", "excluded"), "" when absent */
 } ec_run;
 
+/* Paths in run records.  A cell of lengths= (a histogram CSV), profile=, prices= or model= (a
+ * config.json) that names a file is taken relative to the run file's folder, not the current
+ * one, and must resolve (links included) to a regular file inside that folder: a run file
+ * someone else wrote cannot make the library read the user's files.  The resolved absolute
+ * path replaces the cell's text in the run's config.  EC_RUNS_ALLOW_PATHS lifts the
+ * confinement (the file must still be a regular file, never a FIFO or a device). */
+#define EC_RUNS_ALLOW_PATHS 1u
+/* ec_runs_load holds every run (about 2 KiB each): a file with more is refused (EC_EINVAL);
+ * ec_runs_open streams any number. */
+#define EC_RUNS_LOAD_MAX 50000
+
 /* Load a run-record CSV.  Unknown columns are an error (naming file, line and column), except
  * free-text columns named note or note_* (for people: ignored).  A split column is kept as
- * ec_run.split; memory_reading qualifies metric=peak_bytes.
- * Exceptional returns: EC_EIO, EC_EPARSE, EC_EINVAL, EC_ENOTFOUND, EC_ENOMEM. */
+ * ec_run.split; memory_reading qualifies metric=peak_bytes.  Also errors:
+ * a file with a header and no runs (EC_EPARSE), a duplicate id, a value that is not a
+ * measurement (outside [1e-6, 1e15] in its metric's unit; oom is 0 or 1) and a path outside the file's
+ * folder.  The file is remembered as an input of ctx (no output file may replace it).
+ * Exceptional returns: EC_EIO, EC_EPARSE, EC_EINVAL, EC_ENOTFOUND, EC_ENOMEM, EC_ECANCELED. */
 EC_API int ec_runs_load(ec_ctx *ctx, const char *path, ec_runs **out);
+/* The same with flags (EC_RUNS_ALLOW_PATHS). */
+EC_API int ec_runs_load_v2(ec_ctx *ctx, const char *path, unsigned flags, ec_runs **out);
+
+/* Streaming: read a run-record file one run at a time, in memory bounded whatever its size
+ * (a block of rows and the ids seen, for the duplicate check).  The same checks as
+ * ec_runs_load.  The reader refers to ctx: the context must outlive it. */
+typedef struct ec_runs_reader ec_runs_reader;
+EC_API int ec_runs_open(ec_ctx *ctx, const char *path, unsigned flags, ec_runs_reader **out);
+/* The next run in *run, or NULL at the end of the file.  The run (and its strings) is valid
+ * until the next call or ec_runs_close.  After a failure the reader only closes.
+ * Exceptional returns: those of ec_runs_load. */
+EC_API int ec_runs_next(ec_runs_reader *rd, const ec_run **run);
+/* The share of the file read so far, 0..1 (for progress bars). */
+EC_API double ec_runs_read_frac(const ec_runs_reader *rd);
+/* NULL is a no-op. */
+EC_API void ec_runs_close(ec_runs_reader *rd);
 EC_API void ec_runs_free(ec_runs *runs);
 EC_API size_t ec_runs_count(const ec_runs *runs);
 /* Borrowed pointer into runs; valid until ec_runs_free.  NULL when i is out of range. */
@@ -1204,6 +1253,9 @@ typedef struct ec_fit_report {
     double error_log_sd;
     double cv_mape_frac;                    /* MAPE of those held-out predictions */
     size_t cv_runs;                         /* held-out predictions counted */
+    /* Appended for issue 20: runs left out of the error figures because their prediction was
+     * not a finite positive number (at the fitted values, and in the held-out folds). */
+    size_t n_left_out;
 } ec_fit_report;
 
 /* Fit the parameters on the runs with use[i] != 0 (use == NULL: all runs), starting from and
@@ -1231,8 +1283,37 @@ EC_API int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char
 EC_API int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out);
 
 /* ---------------------------------------------------------------------------------
- * CSV output through libcsv, written to PATH.tmp and renamed on ec_csv_close, so a
- * failure never leaves half a file.  Quoting follows RFC 4180.
+ * Output files.  Every file the library writes (CSV, traces, profiles) goes through this one
+ * writer, and hosts can use it for theirs (the Lua layer's pictures):
+ *   - bytes go to a temporary file created with mkstemp beside the target (".NAME.XXXXXX",
+ *     never an existing file or a link), fsync'ed and renamed over the target on commit, so
+ *     readers see the old file or the whole new one, and two writers of one path each put a
+ *     complete file in place (the last rename wins);
+ *   - the target must be absent or a regular file: a symbolic link, device, FIFO, socket or
+ *     folder is refused (EC_EIO), and so is a file this context read as an input (run records,
+ *     a profile= or lengths= file), so an output can never replace what it was computed from;
+ *   - an existing target keeps its permission bits; a new one gets 0666 less the umask;
+ *   - a path with a control character is refused (EC_EINVAL);
+ *   - a failure, an abort or a cancellation (ec_ctx_set_progress) removes the temporary.
+ */
+typedef struct ec_outfile ec_outfile;
+
+/* Start writing path.  *out is NULL on failure.  Exceptional returns: EC_EIO (the target is
+ * not a regular file, is an input, or its folder cannot take the temporary), EC_EINVAL,
+ * EC_ENOMEM, EC_EMISUSE. */
+EC_API int ec_outfile_open(ec_ctx *ctx, const char *path, ec_outfile **out);
+/* Append n bytes.  Exceptional returns: EC_EIO (the temporary is then gone: abort or commit
+ * to free f), EC_ECANCELED. */
+EC_API int ec_outfile_write(ec_outfile *f, const void *buf, size_t n);
+/* Flush, fsync, set the mode and rename into place.  Frees f whatever the outcome. */
+EC_API int ec_outfile_commit(ec_outfile *f);
+/* Abandon: remove the temporary and free f.  NULL is a no-op. */
+EC_API void ec_outfile_abort(ec_outfile *f);
+
+/* ---------------------------------------------------------------------------------
+ * CSV output through libcsv and the output-file writer above (so the same rules hold:
+ * temporary beside the target, renamed on ec_csv_close; a failure never leaves half a
+ * file).  Quoting follows RFC 4180.
  */
 typedef struct ec_csv_writer ec_csv_writer;
 

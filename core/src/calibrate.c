@@ -159,7 +159,8 @@ int eci_calib_current(ec_ctx *ctx, const ec_config *cfg, eci_calib *c)
             if (rc == EC_OK)
                 rc = eci_calib_from_report(ctx, &rep, &parsed);
             if (rc != EC_OK)
-                return rc;
+                return eci_error_key(ctx, rc, "profile");
+            eci_input_note(ctx, cfg->profile);
             if (ctx->profile_fit == NULL && (ctx->profile_fit = eci_malloc(ctx, sizeof *ctx->profile_fit)) == NULL)
                 return EC_ENOMEM;
             *ctx->profile_fit = parsed;
@@ -193,6 +194,8 @@ typedef struct arch_slot {
 } arch_slot;
 
 #define MAX_SLOTS (ECI_CALIB_MAX_ARCH * N_ARCH_PARAMS)
+/* Iterations of the trust-region driver at most. */
+#define MAX_ITER 100
 
 typedef struct fit_data {
     ec_ctx *ctx;
@@ -207,6 +210,8 @@ typedef struct fit_data {
     double arch_sd;       /* calib_arch_log_sd */
     double run_sd;        /* calib_run_log_sd */
     int failed;
+    int cancelled;        /* the progress callback asked to stop (residuals then fail the fit) */
+    size_t iter;          /* iterations so far (the driver's callback) */
 } fit_data;
 
 static size_t n_fit_params(const fit_data *d)
@@ -236,6 +241,10 @@ static int residuals(const gsl_vector *xv, void *params, gsl_vector *f)
         x[j] = gsl_vector_get(xv, j);
     eci_calib c;
     x_to_calib(d, x, &c);
+    if (eci_progress(d->ctx, "calibrate", (double)d->iter, MAX_ITER) != EC_OK) {
+        d->cancelled = 1;
+        return GSL_EBADFUNC; /* the driver stops and returns this */
+    }
     for (size_t i = 0; i < d->n_rows; i++) {
         const ec_run *run = ec_runs_get(d->runs, d->rows[i]);
         ec_result res;
@@ -256,19 +265,32 @@ static int residuals(const gsl_vector *xv, void *params, gsl_vector *f)
     return GSL_SUCCESS;
 }
 
-static double mape(fit_data *d, const eci_calib *c)
+/* MAPE of the fitted rows under c; *left_out (when not NULL) counts the rows whose
+ * prediction fails or is not a positive finite number, which are not counted. */
+static double mape(fit_data *d, const eci_calib *c, size_t *left_out)
 {
     double sum = 0;
     size_t n = 0;
     for (size_t i = 0; i < d->n_rows; i++) {
         const ec_run *run = ec_runs_get(d->runs, d->rows[i]);
         ec_result res;
-        if (eci_predict(d->ctx, &run->config, c, &res) != EC_OK)
+        double pred = 0;
+        if (eci_predict(d->ctx, &run->config, c, &res) == EC_OK)
+            pred = ec_result_metric(&res, run->metric);
+        if (!(pred > 0 && isfinite(pred)))
             continue;
-        sum += fabs(ec_result_metric(&res, run->metric) - run->value) / run->value;
+        sum += fabs(pred - run->value) / run->value;
         n++;
     }
+    if (left_out != NULL)
+        *left_out = d->n_rows - n;
     return n ? sum / (double)n : 0;
+}
+
+static void driver_callback(const size_t iter, void *params, const gsl_multifit_nlinear_workspace *w)
+{
+    (void)w;
+    ((fit_data *)params)->iter = iter;
 }
 
 /* Add the per-architecture parameters the run exercises: the GEMM scale of the unit its
@@ -383,11 +405,15 @@ int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_
         gsl_vector_set(x, (size_t)j, d.prior_log[j]);
     gsl_multifit_nlinear_fdf fdf = {.f = residuals, .df = NULL, .fvv = NULL, .n = nres, .p = p, .params = &d};
     if (gsl_multifit_nlinear_init(x, &fdf, w) != GSL_SUCCESS) {
-        rc = eci_error(ctx, EC_EDOM, "the fit could not start");
+        rc = d.cancelled ? EC_ECANCELED : eci_error(ctx, EC_EDOM, "the fit could not start");
         goto done;
     }
     int info = 0;
-    int status = gsl_multifit_nlinear_driver(100, 1e-8, 1e-8, 1e-8, NULL, NULL, &info, w);
+    int status = gsl_multifit_nlinear_driver(MAX_ITER, 1e-8, 1e-8, 1e-8, driver_callback, &d, &info, w);
+    if (d.cancelled) {
+        rc = EC_ECANCELED; /* the message is eci_progress's */
+        goto done;
+    }
     if (status != GSL_SUCCESS && status != GSL_EMAXITER) {
         rc = eci_error(ctx, EC_EDOM, "the fit did not converge: %s", gsl_strerror(status));
         goto done;
@@ -401,10 +427,19 @@ int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_
     fill_report(&d, gsl_multifit_nlinear_position(w), covar, chi / dof, out);
     out->n_runs = n;
     out->iterations = gsl_multifit_nlinear_niter(w);
-    out->mape_before_frac = mape(&d, &start);
+    out->mape_before_frac = mape(&d, &start, NULL);
+    /* Every value and standard error finite (issue 20: a profile of -nan standard errors was
+     * written with exit 0), or the fit is refused naming the parameter. */
+    for (size_t j = 0; j < out->n_params; j++)
+        if (!isfinite(out->values[j]) || !isfinite(out->stderrs[j]) || out->stderrs[j] < 0) {
+            rc = eci_error(ctx, EC_EDOM, "the fit's %s%s%s is %g with standard error %g: the runs do not "
+                           "determine it", out->names[j], out->architectures[j][0] ? " for " : "",
+                           out->architectures[j], out->values[j], out->stderrs[j]);
+            goto done;
+        }
     eci_calib fitted;
     if ((rc = eci_calib_from_report(ctx, out, &fitted)) == EC_OK)
-        out->mape_after_frac = mape(&d, &fitted);
+        out->mape_after_frac = mape(&d, &fitted, &out->n_left_out);
 done:
     gsl_multifit_nlinear_free(w);
     gsl_vector_free(x);
@@ -452,6 +487,8 @@ int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, 
             train[i] = gpu[i] != NULL && gpu[i] != gpu[k];
         ec_fit_report fold;
         eci_calib c;
+        if ((rc = eci_progress(ctx, "cross-validate", (double)k, (double)n)) != EC_OK)
+            break;
         if ((rc = ec_calibrate(ctx, runs, train, &fold)) != EC_OK || (rc = eci_calib_from_report(ctx, &fold, &c)) != EC_OK)
             break;
         for (size_t i = 0; rc == EC_OK && i < n; i++) {
@@ -462,6 +499,10 @@ int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, 
             if ((rc = eci_predict(ctx, &run->config, &c, &res)) != EC_OK)
                 break;
             double pred = ec_result_metric(&res, run->metric);
+            if (!(pred > 0 && isfinite(pred))) {
+                report->n_left_out++; /* counted, not averaged */
+                continue;
+            }
             double r = log(pred / run->value);
             sum_sq += r * r;
             sum_abs += fabs(pred - run->value) / run->value;
@@ -506,6 +547,12 @@ int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path)
     int rc = eci_calib_from_report(ctx, report, &check);
     if (rc != EC_OK)
         return rc;
+    for (size_t j = 0; j < report->n_params; j++)
+        if (!isfinite(report->stderrs[j]) || report->stderrs[j] < 0)
+            return eci_error(ctx, EC_EINVAL, "%s: not written: the standard error of %s is %g", path,
+                             report->names[j], report->stderrs[j]);
+    if (!isfinite(report->error_log_sd) || report->error_log_sd < 0)
+        return eci_error(ctx, EC_EINVAL, "%s: not written: error_log_sd is %g", path, report->error_log_sd);
     ec_csv_writer *wr;
     if ((rc = ec_csv_open(ctx, path, &wr)) != EC_OK)
         return rc;

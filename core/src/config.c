@@ -53,14 +53,19 @@ typedef struct key_def {
     double def;            /* default (numeric kinds; enum index) */
     char choices[160];     /* KIND_ENUM: ", "-separated names in enum order */
     char help[128];        /* one line, with the unit and default */
+    double minpos;         /* KIND_DBL: 0 or at least this (no subnormal or absurdly small rate or time) */
+    int whole;             /* KIND_DBL: a whole number (a count of samples) */
 } key_def;
 
 #define FSIZE(f) sizeof(((ec_config *)0)->f)
-#define STR(f, help) { #f, KIND_STR, offsetof(ec_config, f), FSIZE(f), 0, 0, 1, 0, "", help }
-#define INT(f, lo, hi, def, help) { #f, KIND_INT, offsetof(ec_config, f), FSIZE(f), lo, hi, 1, def, "", help }
-#define DBL(n, f, lo, hi, sc, def, help) { n, KIND_DBL, offsetof(ec_config, f), FSIZE(f), lo, hi, sc, def, "", help }
-#define BOOL(f, help) { #f, KIND_BOOL, offsetof(ec_config, f), FSIZE(f), 0, 1, 1, 0, "", help }
-#define ENUM(n, f, def, ch, help) { n, KIND_ENUM, offsetof(ec_config, f), FSIZE(f), 0, 0, 1, def, ch, help }
+#define STR(f, help) { #f, KIND_STR, offsetof(ec_config, f), FSIZE(f), 0, 0, 1, 0, "", help, 0, 0 }
+#define INT(f, lo, hi, def, help) { #f, KIND_INT, offsetof(ec_config, f), FSIZE(f), lo, hi, 1, def, "", help, 0, 0 }
+#define DBL(n, f, lo, hi, sc, def, help) { n, KIND_DBL, offsetof(ec_config, f), FSIZE(f), lo, hi, sc, def, "", help, 0, 0 }
+/* A rate, time or count that is 0 (its default meaning) or in [minpos, hi]; whole: a count. */
+#define DBLZ(n, f, minpos, hi, sc, def, whole, help) \
+    { n, KIND_DBL, offsetof(ec_config, f), FSIZE(f), 0, hi, sc, def, "", help, minpos, whole }
+#define BOOL(f, help) { #f, KIND_BOOL, offsetof(ec_config, f), FSIZE(f), 0, 1, 1, 0, "", help, 0, 0 }
+#define ENUM(n, f, def, ch, help) { n, KIND_ENUM, offsetof(ec_config, f), FSIZE(f), 0, 0, 1, def, ch, help, 0, 0 }
 
 static const key_def KEYS[] = {
     STR(model, "network preset id (bert-base, llama-3.1-8b, ...) or a config.json path [required]"),
@@ -71,10 +76,10 @@ static const key_def KEYS[] = {
          "single, dp, ddp, fsdp (sharding=), zero (DeepSpeed, zero_stage=) [single; ddp if num_gpus > 1]"),
     STR(topology, "GPU interconnect: nvlink, pcie-switch, pcie-host, a16-board [profile default]"),
     INT(nodes, 1, 4096, 1, "machines, 1..4096 [1]"),
-    DBL("network_gbit_per_s", network_bytes_per_s, 0, 1e6, 1e9 / 8, 0,
-        "inter-node bandwidth per node in Gbit/s (1e9 bit/s), 0..1e6 [0 = profile default]"),
-    DBL("busbw_gbyte_per_s", busbw_bytes_per_s, 0, 1e5, 1e9, 0,
-        "measured in-training NCCL all-reduce busbw within a node, GB/s (1e9 bytes/s) [0 = from topology]"),
+    DBLZ("network_gbit_per_s", network_bytes_per_s, 1e-3, 1e6, 1e9 / 8, 0, 0,
+         "inter-node bandwidth per node in Gbit/s (1e9 bit/s), 0.001..1e6 [0 = profile default]"),
+    DBLZ("busbw_gbyte_per_s", busbw_bytes_per_s, 1e-3, 1e5, 1e9, 0, 0,
+         "measured in-training NCCL all-reduce busbw in a node, GB/s (1e9 B/s), 0.001..1e5 [0 = topology]"),
     BOOL(gradient_as_bucket_view, "DDP gradient_as_bucket_view: no bucket copy of the gradients, 0/1 [0]"),
     ENUM("precision", precision, 0, "fp32, tf32, amp_fp16, amp_bf16, bf16, fp16, amp_fp8",
          "fp32, tf32, amp_fp16, amp_bf16, bf16, fp16 (pure), amp_fp8 (Transformer Engine) [fp32]"),
@@ -102,26 +107,26 @@ static const key_def KEYS[] = {
     ENUM("tokenize", tokenize, 0, "upfront, on_the_fly",
          "when text is tokenized: upfront (once) or on_the_fly (in the loader) [upfront]"),
     ENUM("tokenizer", tokenizer, 0, "fast, python", "tokenizer kind: fast (Rust) or python [fast]"),
-    DBL("sample_cpu_s", sample_cpu_s, 0, 3600, 1, -1,
-        "explicit loader CPU seconds per sample, 0..3600 [derived from tokenizer and host]"),
+    DBLZ("sample_cpu_s", sample_cpu_s, 1e-9, 3600, 1, -1, 0,
+         "explicit loader CPU seconds per sample, 0 or 1e-9..3600 [derived from tokenizer and host]"),
     STR(host, "host CPU profile id [default]"),
-    DBL("dataset_samples", dataset_samples, 0, 1e15, 1, 0,
-        "training samples per epoch, 0..1e15 [0 = unknown, no epoch time]"),
+    DBLZ("dataset_samples", dataset_samples, 1, 1e15, 1, 0, 1,
+         "training samples per epoch, a whole number 0..1e15 [0 = unknown, no epoch time]"),
     INT(epochs, 1, 1000000, 1, "epochs, 1..1000000 [1]"),
-    DBL("eval_samples", eval_samples, 0, 1e15, 1, 0, "evaluation samples per epoch, 0..1e15 [0]"),
-    DBL("checkpoints_per_epoch", checkpoints_per_epoch, 0, 1e6, 1, 0,
-        "checkpoint writes (weights + optimizer states) per epoch, 0..1e6 [0]"),
+    DBLZ("eval_samples", eval_samples, 1, 1e15, 1, 0, 1, "evaluation samples per epoch, a whole number 0..1e15 [0]"),
+    DBLZ("checkpoints_per_epoch", checkpoints_per_epoch, 1e-6, 1e6, 1, 0, 0,
+         "checkpoint writes (weights + optimizer states) per epoch, 0 or 1e-6..1e6 [0]"),
     ENUM("data", data_synthetic, 0, "real, synthetic, on_gpu",
          "real, synthetic (made on the GPU by the benchmark: no loader, no copy), on_gpu (already on the GPU) [real]"),
-    DBL("gpu_step_s", gpu_step_s, 0, 3600, 1, 0,
-        "measured GPU step time in seconds replacing the compute model, 0..3600 [0 = model]"),
+    DBLZ("gpu_step_s", gpu_step_s, 1e-6, 3600, 1, 0, 0,
+         "measured GPU step time in seconds replacing the compute model, 1e-6..3600 [0 = model]"),
     STR(profile, "calibrated profile CSV from calibrate [none]"),
     { "seed", KIND_U64, offsetof(ec_config, seed), FSIZE(seed), 0, 0, 1, 0x5eed, "",
-      "simulation random seed, 0..18446744073709551615 [24301]" },
-    DBL("loop_ops_per_sample", loop_ops_per_sample, 0, 1e6, 1, 0,
-        "small eager ops per sample issued from a Python loop in forward (each + backward) [0]"),
-    DBL("loop_syncs_per_sample", loop_syncs_per_sample, 0, 1e6, 1, 0,
-        "torch.tensor(..., device=cuda) calls per sample in that loop; each blocks the host [0]"),
+      "simulation random seed, 0..18446744073709551615 [24301]", 0, 0 },
+    DBLZ("loop_ops_per_sample", loop_ops_per_sample, 1e-6, 1e6, 1, 0, 0,
+         "small eager ops per sample issued from a Python loop in forward (each + backward) [0]"),
+    DBLZ("loop_syncs_per_sample", loop_syncs_per_sample, 1e-6, 1e6, 1, 0, 0,
+         "torch.tensor(..., device=cuda) calls per sample in that loop; each blocks the host [0]"),
     INT(target_len, 1, 1048576, 0, "decoder tokens per sample of encoder-decoder models (T5) [seq_len]"),
     ENUM("sharding", sharding, 0, "full_shard, shard_grad_op, hybrid_shard, no_shard",
          "with strategy=fsdp: full_shard, shard_grad_op, hybrid_shard, no_shard [full_shard]"),
@@ -145,8 +150,8 @@ static const key_def KEYS[] = {
          "linears with LoRA adapters: qv (PEFT default), attention, attention_mlp, all_linear [qv]"),
     ENUM("base_precision", base_precision, 0, "same, bf16, fp16, int8, nf4",
          "frozen base weights with lora_r: same, bf16, fp16, int8, nf4 (QLoRA) [same]"),
-    DBL("price_per_gpu_hour", price_per_gpu_hour, 0, 1e6, 1, 0,
-        "price of one GPU-hour overriding the price table, its currency [0 = cheapest offer]"),
+    DBLZ("price_per_gpu_hour", price_per_gpu_hour, 1e-6, 1e6, 1, 0, 0,
+         "price of one GPU-hour overriding the price table, its currency [0 = cheapest offer]"),
     STR(prices, "price table CSV: provider,instance,gpu,gpus,price_per_hour,... [models/prices.csv]"),
     STR(provider, "provider whose offers price the run, e.g. aws, gcp, lambda [cheapest of any]"),
     /* issue 19: the ordinary PyTorch / Hugging Face stack */
@@ -309,6 +314,9 @@ static int out_of_range(ec_ctx *ctx, const key_def *k, const char *value)
     if (k->kind == KIND_INT)
         return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range [%ld, %ld]", k->name,
                          value, (long)k->lo, (long)k->hi);
+    if (k->minpos > 0)
+        return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range: 0 or [%g, %g]", k->name, value,
+                         k->minpos, k->hi);
     return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range [%g, %g]", k->name, value,
                      k->lo, k->hi);
 }
@@ -386,8 +394,10 @@ static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
         double d;
         if (eci_parse_double(value, &d) != 0)
             return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not a number", k->name, value);
-        if (d < k->lo || d > k->hi)
+        if (d < k->lo || d > k->hi || (d > 0 && d < k->minpos))
             return out_of_range(ctx, k, value);
+        if (k->whole && d != floor(d))
+            return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not a whole number", k->name, value);
         d *= k->scale;
         memcpy(field, &d, sizeof d);
         break;

@@ -138,6 +138,7 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
     }
     eci_strlcpy(ctx->models_dir, dir, sizeof ctx->models_dir);
     ctx->models_loaded = 1;
+    ctx->n_inputs = 0; /* the models/ folder's own files (profile.csv) are not inputs to protect */
     eci_error_clear(ctx);
     return EC_OK;
 }
@@ -162,4 +163,26 @@ int ec_ctx_load_from(ec_ctx *ctx, const ec_ctx *src)
         *ctx->fit = *src->fit;
     }
     return eci_net_copy_defined(ctx, src);
+}
+
+void ec_ctx_set_progress(ec_ctx *ctx, ec_progress_fn fn, void *ud)
+{
+    if (ctx == NULL)
+        return;
+    ctx->progress = fn;
+    ctx->progress_ud = fn != NULL ? ud : NULL;
+}
+
+int eci_progress(ec_ctx *ctx, const char *what, double done, double total)
+{
+    if (ctx->progress == NULL || ctx->progress(ctx->progress_ud, what, done, total) == 0)
+        return EC_OK;
+    return eci_error(ctx, EC_ECANCELED, "%s: cancelled", what);
+}
+
+int ec_ctx_progress(ec_ctx *ctx, const char *what, double done, double total)
+{
+    if (ctx == NULL)
+        return EC_EMISUSE;
+    return eci_progress(ctx, what != NULL ? what : "operation", done, total);
 }

@@ -18,6 +18,7 @@ static const char *const status_text[] = {
     "not found",
     "not supported",
     "library misuse",
+    "operation cancelled",
 };
 
 const char *ec_strerror(int status)
@@ -35,6 +36,23 @@ int eci_error(ec_ctx *ctx, int code, const char *fmt, ...)
         vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
         va_end(ap);
     }
+    return code;
+}
+
+int eci_error_key(ec_ctx *ctx, int code, const char *key)
+{
+    char prefix[64];
+    int n = snprintf(prefix, sizeof prefix, "key '%s': ", key);
+    if (ctx == NULL || n <= 0 || (size_t)n >= sizeof prefix || strncmp(ctx->errmsg, prefix, (size_t)n) == 0)
+        return code;
+    char msg[EC_ERRMSG_MAX];
+    memcpy(msg, ctx->errmsg, sizeof msg);
+    size_t room = sizeof ctx->errmsg - (size_t)n - 1, len = strlen(msg);
+    if (len > room)
+        len = room;
+    memcpy(ctx->errmsg, prefix, (size_t)n);
+    memcpy(ctx->errmsg + n, msg, len);
+    ctx->errmsg[(size_t)n + len] = '\0';
     return code;
 }
 
@@ -95,4 +113,16 @@ const char *eci_nearest(const char *word, const char *const *names, size_t n)
         }
     }
     return best;
+}
+
+const char *eci_nearest_close(const char *word, const char *const *names, size_t n)
+{
+    const char *best = eci_nearest(word, names, n);
+    if (best == NULL)
+        return NULL;
+    size_t len = strlen(best), wlen = strlen(word);
+    if (len > 48 || strspn(best, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-. ") != len)
+        return NULL;
+    size_t d = edit_distance(word, best), longest = len > wlen ? len : wlen;
+    return d <= 2 || 3 * d <= longest ? best : NULL;
 }

@@ -11,6 +11,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #if defined(__GNUC__)
 #define EC_INTERNAL __attribute__((visibility("hidden")))
@@ -117,6 +118,9 @@ enum {
     ECI_SCRATCH_SLOTS
 };
 
+/* Input files a context remembers, so that no writer replaces one (outfile.c). */
+#define ECI_INPUTS_MAX 16
+
 /* GPU counts whose expected maximum of normal draws (comm.c) a context remembers. */
 #define ECI_MAX_NORMAL_CACHED 64
 
@@ -143,6 +147,10 @@ struct ec_ctx {
     unsigned long pipe_rng_seed;
     struct eci_ramp_cache *comm_ramp; /* NCCL ramp interpolant (comm.c), rebuilt if its points change */
     struct eci_cost_cache *cost_cache; /* op costs of cached workloads per rates (compute.c), NULL until used */
+    ec_progress_fn progress;          /* ec_ctx_set_progress: called by long operations, may cancel them */
+    void *progress_ud;
+    struct { uint64_t dev, ino; } inputs[ECI_INPUTS_MAX]; /* files read as inputs (eci_input_note), a ring */
+    size_t n_inputs;
     struct eci_prices *prices;        /* models/prices.csv (price.c), NULL when the folder has none */
     struct eci_prices *user_prices;   /* the last prices= file read, NULL until one is */
     struct eci_ref_cache *ref_cache;  /* one-GPU references of scaling efficiencies (predict.c) */
@@ -175,8 +183,35 @@ EC_INTERNAL void eci_predict_ctx_free(ec_ctx *ctx);
  * A breakpoint here catches every error the library reports. */
 EC_INTERNAL int eci_error(ec_ctx *ctx, int code, const char *fmt, ...) EC_PRINTF(3, 4);
 EC_INTERNAL void eci_error_clear(ec_ctx *ctx);
+/* Put "key 'KEY': " before the context's message unless it starts so already; returns code.
+ * For failures of a file a key names (profile=, lengths=), so the message says which key. */
+EC_INTERNAL int eci_error_key(ec_ctx *ctx, int code, const char *key);
 /* The candidate in names[0..n) nearest to word by edit distance (NULL if n == 0). */
 EC_INTERNAL const char *eci_nearest(const char *word, const char *const *names, size_t n);
+/* The same when it is a plausible misspelling of word (a short identifier within a third of
+ * its length in edits), else NULL: for names read from a file that may not be what was asked. */
+EC_INTERNAL const char *eci_nearest_close(const char *word, const char *const *names, size_t n);
+
+/* ---- progress and cancellation (ctx.c) ------------------------------------------ */
+/* Hand progress to the context's callback (ec_ctx_set_progress): what has been done of total
+ * units of a long operation (total 0: unknown).  EC_ECANCELED, with a message naming what,
+ * when the callback asks to stop; EC_OK otherwise and when there is no callback. */
+EC_INTERNAL int eci_progress(ec_ctx *ctx, const char *what, double done, double total);
+
+/* ---- output files (outfile.c) --------------------------------------------------- */
+/* Remember path's file (device and inode) as an input of this context: no writer of the
+ * context will replace it.  Best effort: a path that cannot be stat'ed is not remembered. */
+EC_INTERNAL void eci_input_note(ec_ctx *ctx, const char *path);
+/* The stdio stream of an open output file, for fprintf-style writers (trace.c, csvout.c). */
+EC_INTERNAL FILE *eci_outfile_stream(ec_outfile *f);
+/* Before writing about `bytes` bytes through the stream: EC_OK, or the failure of an earlier
+ * write (the temporary then removed), or EC_ECANCELED from the progress callback. */
+EC_INTERNAL int eci_outfile_check(ec_outfile *f, size_t bytes);
+/* A write through the stream failed with errno err: remove the temporary, report EC_EIO
+ * naming the target; only commit (which then fails) or abort is left. */
+EC_INTERNAL int eci_outfile_fail(ec_outfile *f, int err, const char *what);
+/* 1 when s holds a byte below 0x20 or DEL. */
+EC_INTERNAL int eci_path_has_control(const char *s);
 
 /* ---- memory (alloc.c) ---------------------------------------------------------- */
 EC_INTERNAL void *eci_malloc(ec_ctx *ctx, size_t n);          /* sets EC_ENOMEM message on failure */
@@ -199,9 +234,19 @@ EC_INTERNAL void eci_scratch_free(ec_ctx *ctx);
 typedef struct eci_table eci_table;
 
 EC_INTERNAL int eci_table_load(ec_ctx *ctx, const char *path, eci_table **out);
+/* Stream a CSV file: the header (eci_table_cols, eci_table_header) and the first data rows
+ * a block holds; eci_table_next drops those and reads the next ones (eci_table_rows is 0 at
+ * the end).  Memory stays bounded whatever the file's size.  A FIFO or device is refused. */
+EC_INTERNAL int eci_table_open(ec_ctx *ctx, const char *path, eci_table **out);
+EC_INTERNAL int eci_table_next(eci_table *t);
+/* The share of the file read so far (1 at the end), for progress. */
+EC_INTERNAL double eci_table_read_frac(const eci_table *t);
 /* Parse from memory; name is used in messages in place of a path. */
 EC_INTERNAL int eci_table_parse(ec_ctx *ctx, const char *name, const char *buf, size_t len,
                                 eci_table **out);
+/* The same, reading chunk bytes at a time (0: the default), for the chunk-size tests. */
+EC_INTERNAL int eci_table_parse_chunked(ec_ctx *ctx, const char *name, const char *buf, size_t len,
+                                        size_t chunk, eci_table **out);
 EC_INTERNAL void eci_table_free(eci_table *t);
 EC_INTERNAL const char *eci_table_name(const eci_table *t);
 EC_INTERNAL size_t eci_table_rows(const eci_table *t);
@@ -303,5 +348,18 @@ EC_INTERNAL double eci_strtod_c(const char *s, int *overflow);
 /* Parse a finite double / integer from a whole string in that syntax; 0 on success. */
 EC_INTERNAL int eci_parse_double(const char *s, double *out);
 EC_INTERNAL int eci_parse_long(const char *s, long *out);
+
+/* ---- checked arithmetic (text.c) --------------------------------------------------- */
+/* One factor of a product of counts: the config key it comes from and its value (>= 0). */
+typedef struct eci_factor {
+    const char *key;
+    int64_t value;
+} eci_factor;
+/* The product of n factors into *out when it is at most limit; otherwise EC_EINVAL with a
+ * message naming every key and value and what the product counts, e.g. "batch_per_gpu x
+ * num_gpus = 32768 x 65536 = 2147483648 samples per micro-step is more than 2147483647".
+ * Never overflows, whatever the values. */
+EC_INTERNAL int eci_product(ec_ctx *ctx, const eci_factor *f, size_t n, int64_t limit, const char *what,
+                            int64_t *out);
 
 #endif /* EC_INTERNAL_H */

@@ -112,7 +112,8 @@ static int histogram_cdf(ec_ctx *ctx, const char *path, int cap, double *cdf)
     eci_table *t = NULL;
     int c_tok, c_cnt, rc = eci_table_load(ctx, path, &t);
     if (rc != EC_OK)
-        return rc;
+        return eci_error_key(ctx, rc, "lengths");
+    eci_input_note(ctx, path);
     if ((rc = eci_table_require(ctx, t, "tokens", &c_tok)) != EC_OK ||
         (rc = eci_table_require(ctx, t, "count", &c_cnt)) != EC_OK)
         goto done;
@@ -143,7 +144,7 @@ static int histogram_cdf(ec_ctx *ctx, const char *path, int cap, double *cdf)
     cdf[cap] = 1;
 done:
     eci_table_free(t);
-    return rc;
+    return rc != EC_OK ? eci_error_key(ctx, rc, "lengths") : rc;
 }
 
 /* Name of a distribution spec "name(args)": its kind, -1 when spec is not of that form (a
@@ -168,6 +169,12 @@ static int spec_kind(const char *spec, const char **open)
     if (close == NULL || close != spec + len - 1 || strchr(p + 1, '(') != NULL)
         return kind >= 0 ? -3 : -1;
     return kind;
+}
+
+int eci_lengths_is_path(const char *spec)
+{
+    const char *open;
+    return spec_kind(spec, &open) == -1;
 }
 
 int eci_lengths_parse(ec_ctx *ctx, const char *spec, int cap, eci_lengths **out)

@@ -35,6 +35,8 @@ typedef struct eci_lengths {
  * EC_EIO, EC_EPARSE, EC_ENOMEM. */
 EC_INTERNAL int eci_lengths_parse(ec_ctx *ctx, const char *spec, int cap, eci_lengths **out);
 EC_INTERNAL void eci_lengths_free(ec_ctx *ctx, eci_lengths *l);
+/* 1 when a lengths= spec names a histogram file rather than a distribution "name(args)". */
+EC_INTERNAL int eci_lengths_is_path(const char *spec);
 
 /* One sample's length in tokens, 1..cap. */
 EC_INTERNAL int eci_lengths_draw(const eci_lengths *l, gsl_rng *rng);

@@ -20,8 +20,11 @@
 #include "shard.h"
 #include "price.h"
 
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -585,6 +588,60 @@ static void add_warning(ec_result *res, unsigned bit, const char *text)
     snprintf(res->warning_text + len, sizeof res->warning_text - len, "%s%s", len ? "; " : "", text);
 }
 
+/* Checks of eci_resolve beyond finding the ids (issue 20): every product of counts the models
+ * multiply fits (the pipeline and the step walk hold some in int), with a message naming the
+ * keys (a topology name is checked by config.c whatever the GPU count). */
+static int resolve_checks(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r)
+{
+    /* 2^53: doubles count exactly up to here, and no real job comes near it */
+    const int64_t exact = (int64_t)1 << 53;
+    int64_t samples;
+    const eci_factor step[] = {{"batch_per_gpu", cfg->batch_per_gpu}, {"num_gpus", cfg->num_gpus},
+                               {"grad_accum", cfg->grad_accum}};
+    int rc = eci_product(ctx, step, 3, INT_MAX, "samples per optimizer step", &samples);
+    if (rc != EC_OK)
+        return rc;
+    if (r->text) {
+        const eci_factor micro[] = {{"batch_per_gpu", cfg->batch_per_gpu}, {"seq_len", r->seq}};
+        const eci_factor all[] = {{"batch_per_gpu", cfg->batch_per_gpu}, {"num_gpus", cfg->num_gpus},
+                                  {"grad_accum", cfg->grad_accum}, {"seq_len", r->seq}};
+        if ((rc = eci_product(ctx, micro, 2, INT_MAX, "tokens per GPU per micro-step", NULL)) != EC_OK ||
+            (rc = eci_product(ctx, all, 4, exact, "tokens per optimizer step", NULL)) != EC_OK)
+            return rc;
+        /* the evaluation step takes eval_batch samples of the same length */
+        const eci_factor eval[] = {{"eval_batch", cfg->eval_batch}, {"seq_len", r->seq}};
+        if (cfg->eval_batch > 0 &&
+            (rc = eci_product(ctx, eval, 2, INT_MAX, "tokens per GPU per evaluation step", NULL)) != EC_OK)
+            return rc;
+    }
+    if (r->net != NULL && r->image_size > 0) {
+        const eci_factor px[] = {{"batch_per_gpu", cfg->batch_per_gpu}, {"image_size", r->image_size},
+                                 {"image_size", r->image_size}};
+        if ((rc = eci_product(ctx, px, 3, (int64_t)1 << 40, "pixels per GPU per micro-step", NULL)) != EC_OK)
+            return rc;
+        const eci_factor epx[] = {{"eval_batch", cfg->eval_batch}, {"image_size", r->image_size},
+                                  {"image_size", r->image_size}};
+        if (cfg->eval_batch > 0 &&
+            (rc = eci_product(ctx, epx, 3, (int64_t)1 << 40, "pixels per GPU per evaluation step", NULL)) != EC_OK)
+            return rc;
+        /* The first convolution (a ViT's patch embedding, a ResNet's stem) must fit the image;
+         * the step model would refuse it too, without naming the key. */
+        for (size_t i = 0; i < r->net->n_layers; i++) {
+            const ec_layer *l = &r->net->layers[i];
+            if (l->kind != EC_LAYER_CONV2D)
+                continue;
+            const ec_conv2d_layer *c = &l->u.conv2d;
+            int pad = c->padding >= 0 ? c->padding : c->kernel / 2;
+            if ((int64_t)r->image_size + 2 * (int64_t)pad < c->kernel)
+                return eci_error(ctx, EC_EINVAL, "key 'image_size': %d pixels is smaller than the %d-pixel kernel of "
+                                 "%s's first convolution (a patch of a vision transformer)", r->image_size, c->kernel,
+                                 r->net->id);
+            break;
+        }
+    }
+    return EC_OK;
+}
+
 int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 {
     memset(r, 0, sizeof *r);
@@ -645,7 +702,8 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (cfg->num_gpus == 1 && r->strategy != EC_STRATEGY_FSDP && r->strategy != EC_STRATEGY_ZERO)
         r->strategy = EC_STRATEGY_SINGLE; /* FSDP and ZeRO on one GPU still offload */
     r->topology = cfg->topology[0] != '\0' ? cfg->topology : r->gpu->default_topology;
-    return eci_layout_resolve(ctx, cfg, r);
+    int rc = resolve_checks(ctx, cfg, r);
+    return rc != EC_OK ? rc : eci_layout_resolve(ctx, cfg, r);
 }
 
 int ec_config_resolve(ec_ctx *ctx, const ec_config *cfg, ec_config *out)
@@ -2079,6 +2137,95 @@ static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_calib
     return EC_OK;
 }
 
+/* Was key `name` given explicitly?  By name: asked only on the rare results check_result
+ * refuses or caps, so it needs no index of eci_key. */
+static int given_by_name(const ec_config *cfg, const char *name)
+{
+    int i = ec_config_key_index(name);
+    return i >= 0 && ec_config_is_set(cfg, (size_t)i);
+}
+
+/* Every figure of a result is finite and physically possible, or the prediction is refused
+ * (issue 20): no NaN, infinity or MFU above 100% reaches a user.  The message names the field
+ * and the keys given that can drive it (a rate, a time, a measured step, a profile). */
+static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
+{
+    /* MFU above 1 from the model's own rates alone (no measured step, no profile): the peak it
+     * is measured against can sit below what some kernels reach (an emulated precision with
+     * a changed memory system); the figure is capped, since no step beats the peak. */
+    if (res->mfu_frac > 1 && !given_by_name(cfg, "gpu_step_s") && !given_by_name(cfg, "profile"))
+        res->mfu_frac = 1;
+    static const char *const suspects[] = {"gpu_step_s", "busbw_gbyte_per_s", "network_gbit_per_s", "sample_cpu_s",
+                                           "dataset_samples", "eval_samples", "checkpoints_per_epoch",
+                                           "loop_ops_per_sample", "loop_syncs_per_sample", "profile", "prices"};
+    const ec_breakdown *b = &res->breakdown;
+    const ec_memory *m = &res->memory;
+    const struct { const char *name; double v, lo, hi; } f[] = {
+        {"step_s", res->step_s, DBL_MIN, HUGE_VAL}, {"samples_per_s", res->samples_per_s, DBL_MIN, HUGE_VAL},
+        {"epoch_s", res->epoch_s, 0, HUGE_VAL}, {"run_s", res->run_s, 0, HUGE_VAL},
+        {"gpu_util_frac", res->gpu_util_frac, 0, 1}, {"gpu_busy_s", res->gpu_busy_s, 0, HUGE_VAL},
+        {"cpu_issue_s", res->cpu_issue_s, 0, HUGE_VAL}, {"flop_per_step", res->flop_per_step, 0, HUGE_VAL},
+        {"mfu_frac", res->mfu_frac, 0, 1}, {"kernels_per_step", res->kernels_per_step, 0, HUGE_VAL},
+        {"steps_per_epoch", res->steps_per_epoch, 0, HUGE_VAL}, {"epoch_p10_s", res->epoch_p10_s, 0, HUGE_VAL},
+        {"epoch_p50_s", res->epoch_p50_s, 0, HUGE_VAL}, {"epoch_p90_s", res->epoch_p90_s, 0, HUGE_VAL},
+        {"breakdown.forward_s", b->forward_s, 0, HUGE_VAL}, {"breakdown.backward_s", b->backward_s, 0, HUGE_VAL},
+        {"breakdown.optimizer_s", b->optimizer_s, 0, HUGE_VAL}, {"breakdown.h2d_s", b->h2d_s, 0, HUGE_VAL},
+        {"breakdown.cpu_overhead_s", b->cpu_overhead_s, 0, HUGE_VAL}, {"breakdown.loader_s", b->loader_s, 0, HUGE_VAL},
+        {"breakdown.comm_s", b->comm_s, 0, HUGE_VAL}, {"memory.weights_bytes", m->weights_bytes, 0, HUGE_VAL},
+        {"memory.grads_bytes", m->grads_bytes, 0, HUGE_VAL}, {"memory.optimizer_bytes", m->optimizer_bytes, 0, HUGE_VAL},
+        {"memory.cast_cache_bytes", m->cast_cache_bytes, 0, HUGE_VAL},
+        {"memory.activations_bytes", m->activations_bytes, 0, HUGE_VAL},
+        {"memory.workspace_bytes", m->workspace_bytes, 0, HUGE_VAL}, {"memory.context_bytes", m->context_bytes, 0, HUGE_VAL},
+        {"memory.allocator_bytes", m->allocator_bytes, 0, HUGE_VAL}, {"memory.peak_bytes", m->peak_bytes, 0, HUGE_VAL},
+        {"memory.capacity_bytes", m->capacity_bytes, 0, HUGE_VAL},
+        {"memory.allocated_bytes", m->allocated_bytes, 0, HUGE_VAL},
+        {"memory.reserved_bytes", m->reserved_bytes, 0, HUGE_VAL}, {"memory.nvml_bytes", m->nvml_bytes, 0, HUGE_VAL},
+        {"single_gpu_samples_per_s", res->single_gpu_samples_per_s, 0, HUGE_VAL},
+        {"scaling_efficiency_frac", res->scaling_efficiency_frac, 0, HUGE_VAL},
+        {"busbw_bytes_per_s", res->busbw_bytes_per_s, 0, HUGE_VAL}, {"comm_total_s", res->comm_total_s, 0, HUGE_VAL},
+        {"straggler_s", res->straggler_s, 0, HUGE_VAL}, {"other_gpu_busy_s", res->other_gpu_busy_s, 0, HUGE_VAL},
+        {"other_gpu_peak_bytes", res->other_gpu_peak_bytes, 0, HUGE_VAL},
+        {"step_p10_s", res->step_p10_s, 0, HUGE_VAL}, {"step_p90_s", res->step_p90_s, 0, HUGE_VAL},
+        {"price_per_hour", res->price_per_hour, 0, HUGE_VAL}, {"cost_per_epoch", res->cost_per_epoch, 0, HUGE_VAL},
+        {"cost_run", res->cost_run, 0, HUGE_VAL}, {"tokens_per_s", res->tokens_per_s, 0, HUGE_VAL},
+        {"gpu_s_per_token", res->gpu_s_per_token, 0, HUGE_VAL}, {"hfu_frac", res->hfu_frac, 0, HUGE_VAL},
+        {"host_pinned_bytes", res->host_pinned_bytes, 0, HUGE_VAL}, {"comm.tp_s", res->comm.tp_s, 0, HUGE_VAL},
+        {"comm.cp_s", res->comm.cp_s, 0, HUGE_VAL}, {"comm.ep_s", res->comm.ep_s, 0, HUGE_VAL},
+        {"comm.dp_reduce_s", res->comm.dp_reduce_s, 0, HUGE_VAL},
+        {"comm.shard_wait_s", res->comm.shard_wait_s, 0, HUGE_VAL}, {"comm.overlap_s", res->comm.overlap_s, 0, HUGE_VAL},
+        {"comm.offload_s", res->comm.offload_s, 0, HUGE_VAL}, {"comm.pp_bubble_s", res->comm.pp_bubble_s, 0, HUGE_VAL},
+        {"comm.pp_p2p_s", res->comm.pp_p2p_s, 0, HUGE_VAL},
+        {"eval_s", res->eval_s, 0, HUGE_VAL}, {"eval_step_s", res->eval_step_s, 0, HUGE_VAL},
+        {"first_step_s", res->first_step_s, 0, HUGE_VAL}, {"train_s", res->train_s, 0, HUGE_VAL},
+    };
+    size_t i = 0, n = sizeof f / sizeof f[0];
+    while (i < n && isfinite(f[i].v) && f[i].v >= f[i].lo && f[i].v <= f[i].hi)
+        i++;
+    if (i == n)
+        return EC_OK;
+    char keys[EC_ERRMSG_MAX / 2] = "";
+    size_t len = 0;
+    for (size_t k = 0; k < sizeof suspects / sizeof suspects[0]; k++) {
+        int idx = ec_config_key_index(suspects[k]);
+        char value[EC_PATH_MAX];
+        if (idx < 0 || !ec_config_is_set(cfg, (size_t)idx) || ec_config_get(cfg, suspects[k], value, sizeof value) != EC_OK)
+            continue;
+        int w = snprintf(keys + len, sizeof keys - len, "%s%s=%.40s", len ? ", " : "", suspects[k], value);
+        if (w > 0 && (size_t)w < sizeof keys - len)
+            len += (size_t)w;
+    }
+    const char *what = !isfinite(f[i].v) ? "is not a finite number" : f[i].v > f[i].hi ? "is above" : "is below";
+    char bound[48] = "";
+    if (isfinite(f[i].v))
+        snprintf(bound, sizeof bound, " %g", f[i].v > f[i].hi ? f[i].hi : f[i].lo);
+    if (strcmp(f[i].name, "mfu_frac") == 0)
+        return eci_error(ctx, EC_EDOM, "the step's %.4g FLOP in %.4g s would be %.0f%% of the GPU's peak (MFU above "
+                         "100%%): %s", res->flop_per_step, res->step_s, 100 * res->mfu_frac,
+                         len ? keys : "the model's own rates are wrong here (please report this config)");
+    return eci_error(ctx, EC_EDOM, "the prediction's %s (%g) %s%s: refused; %s%s", f[i].name, f[i].v, what, bound,
+                     len ? "it follows from " : "no key given drives it (please report this config)", keys);
+}
+
 int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
 {
     return predict_full(ctx, cfg, fixed, res, 0);
@@ -2124,7 +2271,9 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
     }
     eci_lengths_free(ctx, l);
     /* after the scratch is done with: the one-GPU prediction reuses it */
-    return rc == EC_OK && !reference ? scaling_efficiency(ctx, cfg, fixed, res) : rc;
+    if (rc == EC_OK && !reference)
+        rc = scaling_efficiency(ctx, cfg, fixed, res);
+    return rc == EC_OK ? check_result(ctx, cfg, res) : rc;
 }
 
 /* Peak memory of cfg alone: the step model at the longest padded length, as ec_predict's

@@ -1,6 +1,7 @@
 /*
  * text.c: small text helpers shared by the loaders and the config parser: bounded copy,
- * forgiving name comparison for GPU and model names, strict number parsing.
+ * forgiving name comparison for GPU and model names, strict number parsing, and checked
+ * products of counts with messages that name the keys they come from.
  */
 #include "internal.h"
 
@@ -8,6 +9,8 @@
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,4 +126,39 @@ int eci_parse_long(const char *s, long *out)
         return -1;
     *out = v;
     return 0;
+}
+
+int eci_product(ec_ctx *ctx, const eci_factor *f, size_t n, int64_t limit, const char *what, int64_t *out)
+{
+    int64_t p = 1;
+    int over = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = f[i].value;
+        if (v < 0)
+            return eci_error(ctx, EC_EINVAL, "key '%s': %lld is negative", f[i].key, (long long)v);
+        if (!over && v != 0 && p > limit / v)
+            over = 1; /* p * v > limit, computed without overflow */
+        else if (!over)
+            p *= v;
+    }
+    for (size_t i = 0; i < n && over; i++)
+        if (f[i].value == 0)
+            over = 0, p = 0;
+    if (!over) {
+        if (out != NULL)
+            *out = p;
+        return EC_OK;
+    }
+    char keys[256] = "", values[256] = "";
+    size_t kl = 0, vl = 0;
+    for (size_t i = 0; i < n; i++) {
+        int a = snprintf(keys + kl, sizeof keys - kl, "%s%s", i ? " x " : "", f[i].key);
+        int b = snprintf(values + vl, sizeof values - vl, "%s%lld", i ? " x " : "", (long long)f[i].value);
+        if (a > 0 && (size_t)a < sizeof keys - kl)
+            kl += (size_t)a;
+        if (b > 0 && (size_t)b < sizeof values - vl)
+            vl += (size_t)b;
+    }
+    return eci_error(ctx, EC_EINVAL, "%s = %s is more than %lld %s: lower %s", keys, values, (long long)limit, what,
+                     n > 1 ? "one of them" : "it");
 }

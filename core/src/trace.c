@@ -5,12 +5,13 @@
  * DataLoader worker.  The events come from pipeline.c, which records them only when asked;
  * the per-step GPU, copy and communication times come from the step model (predict.c).
  * Format: a JSON object {"traceEvents": [...]} of complete events ("ph":"X", ts and dur in
- * microseconds) and "M" metadata naming the processes and threads.  Written to PATH.tmp and
- * renamed, so a failure never leaves half a file.
+ * microseconds) and "M" metadata naming the processes and threads.  Written through the one
+ * output-file writer (outfile.c), so a failure never leaves half a file.
  */
 #include "pipeline.h"
 #include "predict.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -69,24 +70,21 @@ static int write_json(FILE *f, const eci_trace_buf *buf, int n_tracks)
     return ferror(f) ? -1 : 0;
 }
 
+/* Through the one output-file writer (outfile.c): a temporary beside path, renamed on commit. */
 static int write_atomic(ec_ctx *ctx, const char *path, const eci_trace_buf *buf, int n_tracks)
 {
-    char tmp[EC_PATH_MAX + 8];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return eci_error(ctx, EC_EINVAL, "trace path too long: %s", path);
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL)
-        return eci_error(ctx, EC_EIO, "%s: cannot open for writing", tmp);
-    int bad = write_json(f, buf, n_tracks);
-    if (fclose(f) != 0 || bad) {
-        remove(tmp);
-        return eci_error(ctx, EC_EIO, "%s: write failed", tmp);
+    ec_outfile *out;
+    int rc = ec_outfile_open(ctx, path, &out);
+    if (rc != EC_OK)
+        return rc;
+    FILE *f = eci_outfile_stream(out);
+    errno = 0;
+    if (write_json(f, buf, n_tracks) != 0) {
+        rc = eci_outfile_fail(out, errno, "write");
+        ec_outfile_abort(out);
+        return rc;
     }
-    if (rename(tmp, path) != 0) {
-        remove(tmp);
-        return eci_error(ctx, EC_EIO, "%s: cannot rename to %s", tmp, path);
-    }
-    return EC_OK;
+    return ec_outfile_commit(out);
 }
 
 int ec_trace_write(ec_ctx *ctx, const ec_config *cfg, const char *path, int max_steps)
@@ -95,6 +93,9 @@ int ec_trace_write(ec_ctx *ctx, const ec_config *cfg, const char *path, int max_
         return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_trace_write: NULL argument") : EC_EMISUSE;
     if (max_steps <= 0)
         max_steps = DEFAULT_TRACE_STEPS;
+    if (max_steps > EC_TRACE_MAX_STEPS)
+        return eci_error(ctx, EC_EINVAL, "trace: %d steps asked, at most %d (a trace that long is a file of "
+                         "hundreds of MB no viewer opens)", max_steps, EC_TRACE_MAX_STEPS);
     eci_pipe_in *in = eci_malloc(ctx, sizeof *in);
     if (in == NULL)
         return EC_ENOMEM;

@@ -227,8 +227,7 @@ end
 -- directory (created when missing).
 function M.outdir(name, given)
   local dir = given or ("out/" .. name)
-  local ok = os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "'")
-  assert(ok, "cannot create the output folder " .. dir)
+  assert(require("epochcast").mkdir(dir)) -- no shell: works in --sandbox too
   return dir
 end
 

@@ -13,7 +13,7 @@ bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1: $2"; }
 
 while IFS=$'\t' read -r script want; do
   case $script in ''|'#'*) continue ;; esac
-  out=$(EPOCHCAST_MAX_SECONDS=2 EPOCHCAST_MAX_MEMORY_MB=64 timeout 60 "$EC" run "bad/scenarios/$script" "$tmp/out.csv" 2>&1)
+  out=$(EPOCHCAST_MAX_SECONDS=5 EPOCHCAST_MAX_MEMORY_MB=64 timeout 60 "$EC" run "bad/scenarios/$script" "$tmp/out.csv" 2>&1)
   rc=$?
   if [ "$rc" -ne 1 ]; then bad "$script" "exit $rc, wanted 1: $out"
   elif ! grep -qF -- "$want" <<<"$out"; then bad "$script" "output lacks '$want': $out"

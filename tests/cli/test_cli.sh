@@ -177,7 +177,7 @@ if grep -q '"traceEvents"' "$tmp/trace.json" 2>/dev/null && ! ls "$tmp"/trace.js
 else
   bad "predict --trace: JSON file in place, no temporary left" "$(ls "$tmp")"
 fi
-expect "predict --trace to a missing folder fails" 1 "cannot open" -- predict $P --trace "$tmp/no/such/t.json"
+expect "predict --trace to a missing folder fails" 1 "No such file or directory" -- predict $P --trace "$tmp/no/such/t.json"
 expect "predict --trace needs a file" 2 "--trace needs a file name" -- predict $P --trace
 expect "run --profile names a bad file" 1 "badprof.csv:2:1: unknown parameter" -- run --profile "$tmp/badprof.csv" "$tmp/ok.lua"
 expect "run --profile needs a file" 2 "--profile needs a file name" -- run --profile

@@ -10,20 +10,44 @@
 
 #include "epochcast.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+static char fuzz_scratch_dir[256];
+
+/* At exit: the scratch folder's files and links (the harnesses make no subfolders), then the
+ * folder, so that fuzzing and the replay tests leave nothing in /tmp. */
+static void fuzz_scratch_remove(void)
+{
+    DIR *d = opendir(fuzz_scratch_dir);
+    if (d != NULL) {
+        struct dirent *e;
+        char path[512];
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", fuzz_scratch_dir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(fuzz_scratch_dir);
+}
+
 static const char *fuzz_scratch(void)
 {
-    static char dir[256];
+    char *dir = fuzz_scratch_dir;
     if (dir[0] == '\0') {
         const char *base = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/epochcast-fuzz-XXXXXX", base != NULL && base[0] != '\0' ? base : "/tmp");
+        snprintf(dir, sizeof fuzz_scratch_dir, "%s/epochcast-fuzz-XXXXXX",
+                 base != NULL && base[0] != '\0' ? base : "/tmp");
         if (mkdtemp(dir) == NULL)
             abort();
+        atexit(fuzz_scratch_remove);
     }
     return dir;
 }

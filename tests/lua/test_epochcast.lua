@@ -136,7 +136,7 @@ end)
 test("config values: integers, floats, booleans, strings", function()
   assert(ec.predict(with { batch_per_gpu = 32.0, pin_memory = true, num_workers = 2,
                            precision = "amp_fp16", gpu = "Tesla T4" }))
-  assert(ec.predict(with { persistent_workers = false, eval_samples = 1000.5 }))
+  assert(ec.predict(with { persistent_workers = false, eval_samples = 1000.0, sample_cpu_s = 0.0005 }))
 end)
 
 test("unknown key raises with the nearest key", function()

@@ -377,16 +377,18 @@ static void test_double_round_trip(void **state)
             ec_config_init(&a);
             ec_config_init(&b);
             double x = values[v];
+            /* Into each key's range: 0, or minpos + x mod (hi - minpos), whole for counts
+             * (issue 20: no subnormal or absurdly small rates and times, samples are whole). */
             if (strcmp(keys[k], "network_gbit_per_s") == 0)
-                a.network_bytes_per_s = x / 100; /* stay within 0..1e6 Gbit/s */
+                a.network_bytes_per_s = x > 0 ? (1e-3 + fmod(x, 1e6 - 1e-3)) * 1.25e8 : 0;
             else if (strcmp(keys[k], "gpu_step_s") == 0)
-                a.gpu_step_s = x / 1e12; /* stay within 0..3600 s */
+                a.gpu_step_s = x > 0 ? 1e-6 + fmod(x, 3600 - 1e-6) : 0;
             else if (strcmp(keys[k], "dataset_samples") == 0)
-                a.dataset_samples = x;
+                a.dataset_samples = x > 0 ? floor(1 + fmod(x, 1e15 - 1)) : 0;
             else if (strcmp(keys[k], "eval_samples") == 0)
-                a.eval_samples = x;
+                a.eval_samples = x > 0 ? floor(1 + fmod(x, 1e15 - 1)) : 0;
             else
-                a.sample_cpu_s = x / 1e12;
+                a.sample_cpu_s = x > 0 ? 1e-9 + fmod(x, 3600 - 1e-9) : 0;
             assert_int_equal(ec_config_get(&a, keys[k], buf, sizeof buf), EC_OK);
             if (ec_config_set(ctx, &b, keys[k], buf) != EC_OK)
                 fail_msg("%s=%s: %s", keys[k], buf, ec_ctx_errmsg(ctx));
@@ -539,14 +541,31 @@ static void test_double_ranges(void **state)
     assert_true(cfg.network_bytes_per_s == 1.25e14);
 
     expect_set_error(ctx, "dataset_samples", "1.1e15", EC_EINVAL,
-                     "key 'dataset_samples': '1.1e15' is out of range", "[0, 1e+15]");
+                     "key 'dataset_samples': '1.1e15' is out of range", "0 or [1, 1e+15]");
     expect_set_error(ctx, "eval_samples", "-3", EC_EINVAL, "key 'eval_samples'", "out of range");
     /* a negative sample_cpu_s is only the default, never given */
     expect_set_error(ctx, "sample_cpu_s", "-1", EC_EINVAL,
-                     "key 'sample_cpu_s': '-1' is out of range [0, 3600]", NULL);
-    expect_set_error(ctx, "gpu_step_s", "3600.5", EC_EINVAL, "key 'gpu_step_s'", "[0, 3600]");
+                     "key 'sample_cpu_s': '-1' is out of range: 0 or [1e-09, 3600]", NULL);
+    expect_set_error(ctx, "gpu_step_s", "3600.5", EC_EINVAL, "key 'gpu_step_s'", "0 or [1e-06, 3600]");
     expect_set_error(ctx, "network_gbit_per_s", "-0.5", EC_EINVAL, "key 'network_gbit_per_s'",
-                     "[0, 1e+06]");
+                     "0 or [0.001, 1e+06]");
+    /* Issue 20, defect 3: rates and times are 0 (their default) or above a physical minimum,
+     * which rules out subnormals (1e-320 Gbit/s made every step NaN), and sample counts are
+     * whole (dataset_samples=0.5 was accepted). */
+    expect_set_error(ctx, "busbw_gbyte_per_s", "1e-320", EC_EINVAL, "key 'busbw_gbyte_per_s'", "0 or [0.001, 100000]");
+    expect_set_error(ctx, "busbw_gbyte_per_s", "1e-300", EC_EINVAL, "key 'busbw_gbyte_per_s'", "out of range");
+    expect_set_error(ctx, "network_gbit_per_s", "1e-320", EC_EINVAL, "key 'network_gbit_per_s'", "out of range");
+    expect_set_error(ctx, "gpu_step_s", "1e-9", EC_EINVAL, "key 'gpu_step_s'", "out of range");
+    expect_set_error(ctx, "sample_cpu_s", "4.9e-324", EC_EINVAL, "key 'sample_cpu_s'", "out of range");
+    expect_set_error(ctx, "checkpoints_per_epoch", "1e-310", EC_EINVAL, "key 'checkpoints_per_epoch'", "out of range");
+    expect_set_error(ctx, "loop_ops_per_sample", "1e-310", EC_EINVAL, "key 'loop_ops_per_sample'", "out of range");
+    expect_set_error(ctx, "dataset_samples", "0.5", EC_EINVAL, "key 'dataset_samples'", "out of range");
+    expect_set_error(ctx, "dataset_samples", "1000.5", EC_EINVAL, "key 'dataset_samples'", "whole number");
+    expect_set_error(ctx, "eval_samples", "2.25", EC_EINVAL, "key 'eval_samples'", "whole number");
+    assert_int_equal(ec_config_set(ctx, &cfg, "busbw_gbyte_per_s", "0.001"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "busbw_gbyte_per_s", "0"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu_step_s", "1e-6"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "sample_cpu_s", "0"), EC_OK);
     expect_set_error(ctx, "gpu_step_s", "fast", EC_EINVAL,
                      "key 'gpu_step_s': 'fast' is not a number", NULL);
     expect_set_error(ctx, "gpu_step_s", "nan", EC_EINVAL, "'nan' is not a number", NULL);

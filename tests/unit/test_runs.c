@@ -296,12 +296,11 @@ static void test_small_file(void **state)
     assert_rel(ec_runs_get(runs, 0)->value, 1000, EC_TOL_EXACT);
     ec_runs_free(runs);
 
-    /* a header and no rows: an empty set, not an error */
-    runs = NULL;
-    assert_int_equal(load_text(ctx, "id,gpu,metric,value,source\n", &runs), EC_OK);
-    assert_int_equal(ec_runs_count(runs), 0);
-    assert_null(ec_runs_get(runs, 0));
-    ec_runs_free(runs);
+    /* a header and no rows: an error (issue 20: it reported "n 0 MAPE 0.0" and exit 0) */
+    runs = (ec_runs *)&runs;
+    assert_int_equal(load_text(ctx, "id,gpu,metric,value,source\n", &runs), EC_EPARSE);
+    assert_null(runs);
+    assert_contains(ec_ctx_errmsg(ctx), "no runs");
 }
 
 static void test_small_errors(void **state)

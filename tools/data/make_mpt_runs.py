@@ -75,8 +75,8 @@ How the runs ran (read in the llm-foundry and Composer history, see bench/data/l
     LanguagePerplexity, which Composer (trainer.py _eval_train_metrics, 0.13.3 and 0.16.3)
     updates after every micro-batch's backward on the logits, each a torch cross-entropy in
     fp32 under autocast and no_grad (an fp32 copy and log_softmax of all the logits).  So each
-    run gets its own config, bench/data/mpt/mpt-<size>-s<seq>.json (model=that path, relative
-    to the repository root), written here; epochcast checks their parameter counts against
+    run gets its own config, bench/data/mpt/mpt-<size>-s<seq>.json (model=mpt/..., relative
+    to the run file's folder), written here; epochcast checks their parameter counts against
     NumParams (bench/mpt_holdout).
   * Timing: max_duration 30ba, eval_interval 0; throughput is Composer's speed_monitor
     (window_size 10) samples/s logged last, i.e. the mean of batches 21-30.  Data: C4
@@ -166,8 +166,9 @@ def num_params(size, seq_len):
 
 
 def config_path(size, seq_len):
-    """The run's config.json, relative to the repository root (the model= of its run record)."""
-    return "%s/mpt-%s-s%d.json" % (CONFIG_DIR.replace(os.sep, "/"), size, seq_len)
+    """The run's config.json, relative to the run file's folder bench/data (the model= of its
+    run record: epochcast takes paths in run records from the run file's folder)."""
+    return "mpt/mpt-%s-s%d.json" % (size, seq_len)
 
 
 def config_text(size, seq_len):
@@ -278,7 +279,7 @@ def main(argv):
     configs = {}
     for r in runs:
         size, seq = r["id"].split("-")[1], int(r["seq_len"])
-        configs[os.path.join(root_dir(), config_path(size, seq))] = config_text(size, seq)
+        configs[os.path.join(root_dir(), "bench", "data", config_path(size, seq))] = config_text(size, seq)
     out_runs = os.path.join(root_dir(), "bench", "data", "mpt_runs.csv")
     out_rep = os.path.join(root_dir(), "bench", "data", "mpt_reported.csv")
     if check:
