@@ -118,7 +118,8 @@ typedef int (*ec_progress_fn)(void *ud, const char *what, double done, double to
 /* Install (fn == NULL: remove) the progress callback of a context.  Hosts use it for progress
  * bars, time budgets and interrupts (a flag set by a signal handler, read by fn): the library
  * keeps no global state, so this is how a signal reaches it.  Operations that call it:
- * ec_runs_load, ec_runs_next, ec_calibrate, ec_calibrate_cv and every output file's writes. */
+ * ec_runs_load, ec_runs_next, ec_calibrate, ec_calibrate_cv, ec_optimize_run ("optimize": candidates
+ * taken of all) and every output file's writes. */
 EC_API void ec_ctx_set_progress(ec_ctx *ctx, ec_progress_fn fn, void *ud);
 /* A host's own long loop (a sweep over predictions) reports through the same callback:
  * EC_ECANCELED, with a message naming what, when it asks to stop; EC_OK otherwise. */
@@ -640,7 +641,8 @@ EC_API const char *ec_optimize_key_name(size_t i);
 EC_API const char *ec_optimize_key_help(size_t i);
 /* Enumerate, prune, price and rank.  Exceptional returns: EC_EINVAL (a global batch that the
  * sequence length does not divide, none given, more than 1,000,000 candidates; naming the key),
- * EC_ENOTFOUND / EC_EINVAL from the base configuration (model, gpu), EC_ENOMEM, EC_EMISUSE. */
+ * EC_ENOTFOUND / EC_EINVAL from the base configuration (model, gpu), EC_ENOMEM, EC_EMISUSE,
+ * EC_ECANCELED (the context's progress callback asked to stop). */
 EC_API int ec_optimize_run(ec_optimize *opt);
 
 typedef struct ec_optimize_stats {

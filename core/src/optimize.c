@@ -629,6 +629,12 @@ static int work(void *ud, ec_ctx *wctx, int worker)
         pthread_mutex_unlock(&o->lock);
         if (first >= o->n_combos)
             return EC_OK;
+        /* On the caller's thread (one thread), the host's progress callback may stop the search. */
+        if (wctx == o->ctx) {
+            int st = eci_progress(wctx, "optimize", (double)first, (double)o->n_combos);
+            if (st != EC_OK)
+                return st;
+        }
         for (size_t i = first; i < first + CHUNK && i < o->n_combos; i++) {
             if (mine(o, i))
                 evaluate(o, wctx, i, &o->recs[i]);
@@ -778,8 +784,28 @@ int ec_optimize_run(ec_optimize *o)
     } else {
         eci_workers *w = NULL;
         st = eci_workers_start(ctx, t, work, o, &w);
+        /* While they work, this thread reports progress to the host, whose callback may stop
+         * the search: the workers then take no more candidates. */
+        int cancel = EC_OK;
+        while (st == EC_OK && ctx->progress != NULL) {
+            pthread_mutex_lock(&o->lock);
+            size_t next = o->next < o->n_combos ? o->next : o->n_combos;
+            pthread_mutex_unlock(&o->lock);
+            if ((cancel = eci_progress(ctx, "optimize", (double)next, (double)o->n_combos)) != EC_OK) {
+                pthread_mutex_lock(&o->lock);
+                o->next = o->n_combos;
+                pthread_mutex_unlock(&o->lock);
+                break;
+            }
+            if (next >= o->n_combos) /* every candidate taken: the workers finish theirs */
+                break;
+            struct timespec pause = {0, 2000000}; /* 2 ms */
+            nanosleep(&pause, NULL);
+        }
         if (st == EC_OK)
             st = eci_workers_join(w);
+        if (st == EC_OK && cancel != EC_OK)
+            st = eci_error(ctx, cancel, "optimize: cancelled");
     }
     if (st != EC_OK)
         return st;

@@ -250,6 +250,43 @@ static void test_state_bound_below_allocated(void **state)
     ec_ctx_free(ctx);
 }
 
+typedef struct progress_log {
+    int calls, stop_at;
+} progress_log;
+
+static int on_progress(void *ud, const char *what, double done, double total)
+{
+    progress_log *p = ud;
+    assert_string_equal(what, "optimize");
+    assert_true(done >= 0 && done <= total);
+    return ++p->calls >= p->stop_at;
+}
+
+/* The context's progress callback hears from the search and can stop it, on one thread or several. */
+static void test_progress_and_cancel(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    static const char *const one[] = {"gpu=h100-sxm5-80gb", "num_gpus=16", "global_batch_tokens=1048576", "threads=1"};
+    static const char *const two[] = {"gpu=h100-sxm5-80gb", "num_gpus=16", "global_batch_tokens=1048576", "threads=2"};
+    progress_log log = {0, 1000000};
+    ec_ctx_set_progress(ctx, on_progress, &log);
+    ec_optimize *o = search(ctx, llm, 2, one, 4);
+    assert_int_equal(ec_optimize_run(o), EC_OK);
+    assert_true(log.calls > 1); /* once per chunk of candidates */
+    ec_optimize_free(o);
+    for (int t = 0; t < 2; t++) {
+        log = (progress_log){0, 1};
+        o = search(ctx, llm, 2, t == 0 ? one : two, 4);
+        assert_int_equal(ec_optimize_run(o), EC_ECANCELED);
+        assert_contains(ec_ctx_errmsg(ctx), "cancelled");
+        assert_int_equal(ec_optimize_count(o), 0);
+        ec_optimize_free(o);
+    }
+    ec_ctx_set_progress(ctx, NULL, NULL);
+    ec_ctx_free(ctx);
+}
+
 static void test_bad_inputs_name_the_key(void **state)
 {
     (void)state;
@@ -301,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_threads_and_parts_agree),
         cmocka_unit_test(test_memory_pruning),
         cmocka_unit_test(test_state_bound_below_allocated),
+        cmocka_unit_test(test_progress_and_cancel),
         cmocka_unit_test(test_bad_inputs_name_the_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
