@@ -117,7 +117,8 @@ static void test_rates_have_a_floor(void **state)
     const char *base = "model=bert-base gpu=t4 batch_per_gpu=16 num_gpus=16 nodes=2";
     char words[256];
     static const char *const bad[] = {"busbw_gbyte_per_s=1e-320", "busbw_gbyte_per_s=1e-300",
-                                      "network_gbit_per_s=1e-320", "gpu_step_s=1e-9", "sample_cpu_s=4.9e-324"};
+                                      "network_gbit_per_s=1e-320", "gpu_step_s=1e-9", "sample_cpu_s=4.9e-324",
+                                      "max_grad_norm=1e-320", "price_per_gpu_hour=1e-310"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(words, sizeof words, "%s %s", base, bad[i]);
         char key[64];
