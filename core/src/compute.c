@@ -329,6 +329,12 @@ typedef struct cost_slot {
     cost_key key;
     size_t n_ops, cap;
     eci_op_cost_t *cost;
+    /* The step model's per-op forward host costs at host_key (its dispatch costs), worked out
+     * from these costs (eci_op_costs_host); host_valid: 0 until then, and after a re-pricing. */
+    double host_key[ECI_HOST_KEY_VALUES];
+    int host_valid;
+    size_t host_cap;
+    double *host;
 } cost_slot;
 
 struct eci_cost_cache {
@@ -440,10 +446,43 @@ const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_wor
         s->cap = wl->n_ops;
     }
     price_ops(ctx, r, wl, gpu_scale, s->cost);
+    s->host_valid = 0;
     s->key = key;
     s->n_ops = wl->n_ops;
     s->serial = wl->serial;
     return s->cost;
+}
+
+double *eci_op_costs_host(ec_ctx *ctx, const eci_workload *wl, const eci_op_cost_t *cost,
+                          const double key[ECI_HOST_KEY_VALUES], int *valid)
+{
+    *valid = 0;
+    struct eci_cost_cache *c = ctx->cost_cache;
+    if (c == NULL || wl->serial == 0)
+        return NULL;
+    size_t group = (size_t)(wl->serial % ECI_WL_CACHE_ENTRIES);
+    for (size_t w = 0; w < ECI_COST_CACHE_WAYS; w++) {
+        cost_slot *s = &c->slot[group][w];
+        if (s->serial != wl->serial || s->cost != cost)
+            continue;
+        if (s->host_valid && memcmp(s->host_key, key, sizeof s->host_key) == 0) {
+            *valid = 1;
+            return s->host;
+        }
+        if (s->host_cap < wl->n_ops) {
+            double *grown = eci_realloc(ctx, s->host, s->host_cap * sizeof *s->host, wl->n_ops * sizeof *s->host);
+            if (grown == NULL) {
+                eci_error_clear(ctx); /* no error: the caller works them out without the cache */
+                return NULL;
+            }
+            s->host = grown;
+            s->host_cap = wl->n_ops;
+        }
+        memcpy(s->host_key, key, sizeof s->host_key);
+        s->host_valid = 1; /* the caller fills it now */
+        return s->host;
+    }
+    return NULL;
 }
 
 void eci_op_costs_stats(const ec_ctx *ctx, size_t *hits, size_t *misses)
@@ -459,7 +498,10 @@ void eci_compute_ctx_free(ec_ctx *ctx)
         return;
     for (size_t g = 0; g < ECI_WL_CACHE_ENTRIES; g++)
         for (size_t w = 0; w < ECI_COST_CACHE_WAYS; w++)
+        {
             eci_free(ctx, c->slot[g][w].cost, c->slot[g][w].cap * sizeof *c->slot[g][w].cost);
+            eci_free(ctx, c->slot[g][w].host, c->slot[g][w].host_cap * sizeof *c->slot[g][w].host);
+        }
     eci_free(ctx, c, sizeof *c);
     ctx->cost_cache = NULL;
 }

@@ -100,6 +100,14 @@ EC_INTERNAL void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op
  * when memory runs out (EC_ENOMEM on the context). */
 EC_INTERNAL const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl,
                                               double gpu_scale);
+/* Room for the step model's per-op forward host costs beside the cached costs `cost` of wl (as
+ * eci_op_costs just returned them), keyed by ECI_HOST_KEY_VALUES doubles (the dispatch costs
+ * they are worked out at).  *valid = 1: it already holds them for key; 0: the caller fills
+ * all wl->n_ops now.  NULL when cost is not from the cache or no memory (no error: the caller
+ * works them out elsewhere).  Valid until the next eci_op_costs call on ctx. */
+#define ECI_HOST_KEY_VALUES 4
+EC_INTERNAL double *eci_op_costs_host(ec_ctx *ctx, const eci_workload *wl, const eci_op_cost_t *cost,
+                                      const double key[ECI_HOST_KEY_VALUES], int *valid);
 /* Cost lookups answered from the cache and pricings done, since the context was created. */
 EC_INTERNAL void eci_op_costs_stats(const ec_ctx *ctx, size_t *hits, size_t *misses);
 

@@ -1070,16 +1070,21 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     double model_fwd_s, model_bwd_s, model_op_s, replay_s;
     double op_s = host->dispatch_fwd_s;
     model_dispatch(ctx, cfg, host, &p, &model_fwd_s, &model_bwd_s, &model_op_s, &replay_s);
-    { /* every forward walk runs at the model's dispatch costs: each op's host cost once */
-        double *fwd_host = eci_scratch_raw(ctx, ECI_SCRATCH_FWD_HOST, wl->n_ops, sizeof *fwd_host);
-        if (fwd_host == NULL)
+    { /* every forward walk runs at the model's dispatch costs: each op's host cost once, kept
+       * beside the cached op costs for the next prediction at the same dispatch costs */
+        const double key[ECI_HOST_KEY_VALUES] = {model_fwd_s, model_op_s, model_bwd_s, p.host_factor};
+        int valid;
+        double *fwd_host = eci_op_costs_host(ctx, wl, cost, key, &valid);
+        if (fwd_host == NULL && (fwd_host = eci_scratch_raw(ctx, ECI_SCRATCH_FWD_HOST, wl->n_ops, sizeof *fwd_host)) == NULL)
             return EC_ENOMEM;
-        plan at = p;
-        at.dispatch_fwd_s = model_fwd_s;
-        at.op_fwd_s = model_op_s;
-        at.dispatch_bwd_s = model_bwd_s;
-        for (size_t i = 0; i < wl->n_ops; i++)
-            fwd_host[i] = fwd_host_s(&at, &cost[i]);
+        if (!valid) {
+            plan at = p;
+            at.dispatch_fwd_s = model_fwd_s;
+            at.op_fwd_s = model_op_s;
+            at.dispatch_bwd_s = model_bwd_s;
+            for (size_t i = 0; i < wl->n_ops; i++)
+                fwd_host[i] = fwd_host_s(&at, &cost[i]);
+        }
         p.fwd_host = fwd_host;
         p.fwd_host_at[0] = model_fwd_s;
         p.fwd_host_at[1] = model_op_s;
