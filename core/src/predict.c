@@ -2153,6 +2153,13 @@ static int given_by_name(const ec_config *cfg, const char *name)
 /* Every figure of a result is finite and physically possible, or the prediction is refused
  * (issue 20): no NaN, infinity or MFU above 100% reaches a user.  The message names the field
  * and the keys given that can drive it (a rate, a time, a measured step, a profile). */
+static double field_value(const ec_result *res, size_t off)
+{
+    double v;
+    memcpy(&v, (const char *)res + off, sizeof v);
+    return v;
+}
+
 static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
 {
     /* MFU above 1 from the model's own rates alone (no measured step, no profile): the peak it
@@ -2163,48 +2170,48 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
     static const char *const suspects[] = {"gpu_step_s", "busbw_gbyte_per_s", "network_gbit_per_s", "sample_cpu_s",
                                            "dataset_samples", "eval_samples", "checkpoints_per_epoch",
                                            "loop_ops_per_sample", "loop_syncs_per_sample", "profile", "prices"};
-    const ec_breakdown *b = &res->breakdown;
-    const ec_memory *m = &res->memory;
-    const struct { const char *name; double v, lo, hi; } f[] = {
-        {"step_s", res->step_s, DBL_MIN, HUGE_VAL}, {"samples_per_s", res->samples_per_s, DBL_MIN, HUGE_VAL},
-        {"epoch_s", res->epoch_s, 0, HUGE_VAL}, {"run_s", res->run_s, 0, HUGE_VAL},
-        {"gpu_util_frac", res->gpu_util_frac, 0, 1}, {"gpu_busy_s", res->gpu_busy_s, 0, HUGE_VAL},
-        {"cpu_issue_s", res->cpu_issue_s, 0, HUGE_VAL}, {"flop_per_step", res->flop_per_step, 0, HUGE_VAL},
-        {"mfu_frac", res->mfu_frac, 0, 1}, {"kernels_per_step", res->kernels_per_step, 0, HUGE_VAL},
-        {"steps_per_epoch", res->steps_per_epoch, 0, HUGE_VAL}, {"epoch_p10_s", res->epoch_p10_s, 0, HUGE_VAL},
-        {"epoch_p50_s", res->epoch_p50_s, 0, HUGE_VAL}, {"epoch_p90_s", res->epoch_p90_s, 0, HUGE_VAL},
-        {"breakdown.forward_s", b->forward_s, 0, HUGE_VAL}, {"breakdown.backward_s", b->backward_s, 0, HUGE_VAL},
-        {"breakdown.optimizer_s", b->optimizer_s, 0, HUGE_VAL}, {"breakdown.h2d_s", b->h2d_s, 0, HUGE_VAL},
-        {"breakdown.cpu_overhead_s", b->cpu_overhead_s, 0, HUGE_VAL}, {"breakdown.loader_s", b->loader_s, 0, HUGE_VAL},
-        {"breakdown.comm_s", b->comm_s, 0, HUGE_VAL}, {"memory.weights_bytes", m->weights_bytes, 0, HUGE_VAL},
-        {"memory.grads_bytes", m->grads_bytes, 0, HUGE_VAL}, {"memory.optimizer_bytes", m->optimizer_bytes, 0, HUGE_VAL},
-        {"memory.cast_cache_bytes", m->cast_cache_bytes, 0, HUGE_VAL},
-        {"memory.activations_bytes", m->activations_bytes, 0, HUGE_VAL},
-        {"memory.workspace_bytes", m->workspace_bytes, 0, HUGE_VAL}, {"memory.context_bytes", m->context_bytes, 0, HUGE_VAL},
-        {"memory.allocator_bytes", m->allocator_bytes, 0, HUGE_VAL}, {"memory.peak_bytes", m->peak_bytes, 0, HUGE_VAL},
-        {"memory.capacity_bytes", m->capacity_bytes, 0, HUGE_VAL},
-        {"memory.allocated_bytes", m->allocated_bytes, 0, HUGE_VAL},
-        {"memory.reserved_bytes", m->reserved_bytes, 0, HUGE_VAL}, {"memory.nvml_bytes", m->nvml_bytes, 0, HUGE_VAL},
-        {"single_gpu_samples_per_s", res->single_gpu_samples_per_s, 0, HUGE_VAL},
-        {"scaling_efficiency_frac", res->scaling_efficiency_frac, 0, HUGE_VAL},
-        {"busbw_bytes_per_s", res->busbw_bytes_per_s, 0, HUGE_VAL}, {"comm_total_s", res->comm_total_s, 0, HUGE_VAL},
-        {"straggler_s", res->straggler_s, 0, HUGE_VAL}, {"other_gpu_busy_s", res->other_gpu_busy_s, 0, HUGE_VAL},
-        {"other_gpu_peak_bytes", res->other_gpu_peak_bytes, 0, HUGE_VAL},
-        {"step_p10_s", res->step_p10_s, 0, HUGE_VAL}, {"step_p90_s", res->step_p90_s, 0, HUGE_VAL},
-        {"price_per_hour", res->price_per_hour, 0, HUGE_VAL}, {"cost_per_epoch", res->cost_per_epoch, 0, HUGE_VAL},
-        {"cost_run", res->cost_run, 0, HUGE_VAL}, {"tokens_per_s", res->tokens_per_s, 0, HUGE_VAL},
-        {"gpu_s_per_token", res->gpu_s_per_token, 0, HUGE_VAL}, {"hfu_frac", res->hfu_frac, 0, HUGE_VAL},
-        {"host_pinned_bytes", res->host_pinned_bytes, 0, HUGE_VAL}, {"comm.tp_s", res->comm.tp_s, 0, HUGE_VAL},
-        {"comm.cp_s", res->comm.cp_s, 0, HUGE_VAL}, {"comm.ep_s", res->comm.ep_s, 0, HUGE_VAL},
-        {"comm.dp_reduce_s", res->comm.dp_reduce_s, 0, HUGE_VAL},
-        {"comm.shard_wait_s", res->comm.shard_wait_s, 0, HUGE_VAL}, {"comm.overlap_s", res->comm.overlap_s, 0, HUGE_VAL},
-        {"comm.offload_s", res->comm.offload_s, 0, HUGE_VAL}, {"comm.pp_bubble_s", res->comm.pp_bubble_s, 0, HUGE_VAL},
-        {"comm.pp_p2p_s", res->comm.pp_p2p_s, 0, HUGE_VAL},
-        {"eval_s", res->eval_s, 0, HUGE_VAL}, {"eval_step_s", res->eval_step_s, 0, HUGE_VAL},
-        {"first_step_s", res->first_step_s, 0, HUGE_VAL}, {"train_s", res->train_s, 0, HUGE_VAL},
+    /* every field checked (all doubles), by offset: a constant table, not one built per call */
+    static const struct { const char *name; size_t off; double lo, hi; } f[] = {
+        {"step_s", offsetof(ec_result, step_s), DBL_MIN, HUGE_VAL}, {"samples_per_s", offsetof(ec_result, samples_per_s), DBL_MIN, HUGE_VAL},
+        {"epoch_s", offsetof(ec_result, epoch_s), 0, HUGE_VAL}, {"run_s", offsetof(ec_result, run_s), 0, HUGE_VAL},
+        {"gpu_util_frac", offsetof(ec_result, gpu_util_frac), 0, 1}, {"gpu_busy_s", offsetof(ec_result, gpu_busy_s), 0, HUGE_VAL},
+        {"cpu_issue_s", offsetof(ec_result, cpu_issue_s), 0, HUGE_VAL}, {"flop_per_step", offsetof(ec_result, flop_per_step), 0, HUGE_VAL},
+        {"mfu_frac", offsetof(ec_result, mfu_frac), 0, 1}, {"kernels_per_step", offsetof(ec_result, kernels_per_step), 0, HUGE_VAL},
+        {"steps_per_epoch", offsetof(ec_result, steps_per_epoch), 0, HUGE_VAL}, {"epoch_p10_s", offsetof(ec_result, epoch_p10_s), 0, HUGE_VAL},
+        {"epoch_p50_s", offsetof(ec_result, epoch_p50_s), 0, HUGE_VAL}, {"epoch_p90_s", offsetof(ec_result, epoch_p90_s), 0, HUGE_VAL},
+        {"breakdown.forward_s", offsetof(ec_result, breakdown.forward_s), 0, HUGE_VAL}, {"breakdown.backward_s", offsetof(ec_result, breakdown.backward_s), 0, HUGE_VAL},
+        {"breakdown.optimizer_s", offsetof(ec_result, breakdown.optimizer_s), 0, HUGE_VAL}, {"breakdown.h2d_s", offsetof(ec_result, breakdown.h2d_s), 0, HUGE_VAL},
+        {"breakdown.cpu_overhead_s", offsetof(ec_result, breakdown.cpu_overhead_s), 0, HUGE_VAL}, {"breakdown.loader_s", offsetof(ec_result, breakdown.loader_s), 0, HUGE_VAL},
+        {"breakdown.comm_s", offsetof(ec_result, breakdown.comm_s), 0, HUGE_VAL}, {"memory.weights_bytes", offsetof(ec_result, memory.weights_bytes), 0, HUGE_VAL},
+        {"memory.grads_bytes", offsetof(ec_result, memory.grads_bytes), 0, HUGE_VAL}, {"memory.optimizer_bytes", offsetof(ec_result, memory.optimizer_bytes), 0, HUGE_VAL},
+        {"memory.cast_cache_bytes", offsetof(ec_result, memory.cast_cache_bytes), 0, HUGE_VAL},
+        {"memory.activations_bytes", offsetof(ec_result, memory.activations_bytes), 0, HUGE_VAL},
+        {"memory.workspace_bytes", offsetof(ec_result, memory.workspace_bytes), 0, HUGE_VAL}, {"memory.context_bytes", offsetof(ec_result, memory.context_bytes), 0, HUGE_VAL},
+        {"memory.allocator_bytes", offsetof(ec_result, memory.allocator_bytes), 0, HUGE_VAL}, {"memory.peak_bytes", offsetof(ec_result, memory.peak_bytes), 0, HUGE_VAL},
+        {"memory.capacity_bytes", offsetof(ec_result, memory.capacity_bytes), 0, HUGE_VAL},
+        {"memory.allocated_bytes", offsetof(ec_result, memory.allocated_bytes), 0, HUGE_VAL},
+        {"memory.reserved_bytes", offsetof(ec_result, memory.reserved_bytes), 0, HUGE_VAL}, {"memory.nvml_bytes", offsetof(ec_result, memory.nvml_bytes), 0, HUGE_VAL},
+        {"single_gpu_samples_per_s", offsetof(ec_result, single_gpu_samples_per_s), 0, HUGE_VAL},
+        {"scaling_efficiency_frac", offsetof(ec_result, scaling_efficiency_frac), 0, HUGE_VAL},
+        {"busbw_bytes_per_s", offsetof(ec_result, busbw_bytes_per_s), 0, HUGE_VAL}, {"comm_total_s", offsetof(ec_result, comm_total_s), 0, HUGE_VAL},
+        {"straggler_s", offsetof(ec_result, straggler_s), 0, HUGE_VAL}, {"other_gpu_busy_s", offsetof(ec_result, other_gpu_busy_s), 0, HUGE_VAL},
+        {"other_gpu_peak_bytes", offsetof(ec_result, other_gpu_peak_bytes), 0, HUGE_VAL},
+        {"step_p10_s", offsetof(ec_result, step_p10_s), 0, HUGE_VAL}, {"step_p90_s", offsetof(ec_result, step_p90_s), 0, HUGE_VAL},
+        {"price_per_hour", offsetof(ec_result, price_per_hour), 0, HUGE_VAL}, {"cost_per_epoch", offsetof(ec_result, cost_per_epoch), 0, HUGE_VAL},
+        {"cost_run", offsetof(ec_result, cost_run), 0, HUGE_VAL}, {"tokens_per_s", offsetof(ec_result, tokens_per_s), 0, HUGE_VAL},
+        {"gpu_s_per_token", offsetof(ec_result, gpu_s_per_token), 0, HUGE_VAL}, {"hfu_frac", offsetof(ec_result, hfu_frac), 0, HUGE_VAL},
+        {"host_pinned_bytes", offsetof(ec_result, host_pinned_bytes), 0, HUGE_VAL}, {"comm.tp_s", offsetof(ec_result, comm.tp_s), 0, HUGE_VAL},
+        {"comm.cp_s", offsetof(ec_result, comm.cp_s), 0, HUGE_VAL}, {"comm.ep_s", offsetof(ec_result, comm.ep_s), 0, HUGE_VAL},
+        {"comm.dp_reduce_s", offsetof(ec_result, comm.dp_reduce_s), 0, HUGE_VAL},
+        {"comm.shard_wait_s", offsetof(ec_result, comm.shard_wait_s), 0, HUGE_VAL}, {"comm.overlap_s", offsetof(ec_result, comm.overlap_s), 0, HUGE_VAL},
+        {"comm.offload_s", offsetof(ec_result, comm.offload_s), 0, HUGE_VAL}, {"comm.pp_bubble_s", offsetof(ec_result, comm.pp_bubble_s), 0, HUGE_VAL},
+        {"comm.pp_p2p_s", offsetof(ec_result, comm.pp_p2p_s), 0, HUGE_VAL},
+        {"eval_s", offsetof(ec_result, eval_s), 0, HUGE_VAL}, {"eval_step_s", offsetof(ec_result, eval_step_s), 0, HUGE_VAL},
+        {"first_step_s", offsetof(ec_result, first_step_s), 0, HUGE_VAL}, {"train_s", offsetof(ec_result, train_s), 0, HUGE_VAL},
     };
     size_t i = 0, n = sizeof f / sizeof f[0];
-    while (i < n && isfinite(f[i].v) && f[i].v >= f[i].lo && f[i].v <= f[i].hi)
+    double v = 0;
+    while (i < n && (v = field_value(res, f[i].off), isfinite(v) && v >= f[i].lo && v <= f[i].hi))
         i++;
     if (i == n)
         return EC_OK;
@@ -2219,15 +2226,15 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
         if (w > 0 && (size_t)w < sizeof keys - len)
             len += (size_t)w;
     }
-    const char *what = !isfinite(f[i].v) ? "is not a finite number" : f[i].v > f[i].hi ? "is above" : "is below";
+    const char *what = !isfinite(v) ? "is not a finite number" : v > f[i].hi ? "is above" : "is below";
     char bound[48] = "";
-    if (isfinite(f[i].v))
-        snprintf(bound, sizeof bound, " %g", f[i].v > f[i].hi ? f[i].hi : f[i].lo);
+    if (isfinite(v))
+        snprintf(bound, sizeof bound, " %g", v > f[i].hi ? f[i].hi : f[i].lo);
     if (strcmp(f[i].name, "mfu_frac") == 0)
         return eci_error(ctx, EC_EDOM, "the step's %.4g FLOP in %.4g s would be %.0f%% of the GPU's peak (MFU above "
                          "100%%): %s", res->flop_per_step, res->step_s, 100 * res->mfu_frac,
                          len ? keys : "the model's own rates are wrong here (please report this config)");
-    return eci_error(ctx, EC_EDOM, "the prediction's %s (%g) %s%s: refused; %s%s", f[i].name, f[i].v, what, bound,
+    return eci_error(ctx, EC_EDOM, "the prediction's %s (%g) %s%s: refused; %s%s", f[i].name, v, what, bound,
                      len ? "it follows from " : "no key given drives it (please report this config)", keys);
 }
 
