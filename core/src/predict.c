@@ -1742,22 +1742,22 @@ static int pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
         double compute_s = kr.gpu_busy_s - kr.breakdown.comm_s;
         scale = compute_s > 0 ? cfg->gpu_step_s / compute_s : 1.0;
     }
+    /* each knot is stepped into top: the last, the longest padded length, stays (the memory peak) */
     for (size_t k = 0; k < in->n_knots; k++) {
         if (r.net == NULL)
-            measured_step(ctx, cfg, &r, &kr, &host_s);
-        else if ((rc = pipeline_model(ctx, cfg, &r, &calib, in->knot_len[k], scale, &kr, &host_s)) != EC_OK)
+            measured_step(ctx, cfg, &r, top, &host_s);
+        else if ((rc = pipeline_model(ctx, cfg, &r, &calib, in->knot_len[k], scale, top, &host_s)) != EC_OK)
             goto fail;
-        const ec_breakdown *b = &kr.breakdown;
+        const ec_breakdown *b = &top->breakdown;
         double v[N_SERIES] = {
-            [ECI_S_WALL] = kr.step_s, [ECI_S_HOST] = host_s, [ECI_S_BUSY] = kr.gpu_busy_s,
-            [ECI_S_H2D] = b->h2d_s, [ECI_S_COMM] = b->comm_s, [ECI_S_COLL_BUSY] = coll_busy_s(&kr),
-            [ECI_S_COLL_HIDDEN] = coll_hidden_s(&kr), [S_FWD] = b->forward_s, [S_BWD] = b->backward_s,
+            [ECI_S_WALL] = top->step_s, [ECI_S_HOST] = host_s, [ECI_S_BUSY] = top->gpu_busy_s,
+            [ECI_S_H2D] = b->h2d_s, [ECI_S_COMM] = b->comm_s, [ECI_S_COLL_BUSY] = coll_busy_s(top),
+            [ECI_S_COLL_HIDDEN] = coll_hidden_s(top), [S_FWD] = b->forward_s, [S_BWD] = b->backward_s,
             [S_OPT] = b->optimizer_s, [S_H2D_EXPOSED] = b->h2d_s, [S_CPU] = b->cpu_overhead_s,
-            [S_KERNELS] = kr.kernels_per_step, [S_FLOP] = kr.flop_per_step,
-            [S_PEAK] = kr.mfu_frac > 0 ? kr.flop_per_step / (kr.mfu_frac * kr.step_s) : 0};
+            [S_KERNELS] = top->kernels_per_step, [S_FLOP] = top->flop_per_step,
+            [S_PEAK] = top->mfu_frac > 0 ? top->flop_per_step / (top->mfu_frac * top->step_s) : 0};
         for (int j = 0; j < N_SERIES; j++)
             in->knot_val[j][k] = j == S_PEAK ? v[j] : v[j] / ga; /* per micro-step */
-        *top = kr; /* the longest padded length: the memory peak */
     }
     if (r.net != NULL && cfg->eval_samples > 0) { /* at the typical padded length of an evaluation batch */
         int eb = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->batch_per_gpu;
