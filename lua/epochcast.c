@@ -451,21 +451,6 @@ static int is_help(const char *a)
 
 /* ---- CSV to stdout ------------------------------------------------------------------ */
 
-/* One CSV line on stdout; fields that need it are quoted by libcsv. */
-static void print_csv_row(const char *const *fields, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0)
-            fputc(',', stdout);
-        size_t len = strlen(fields[i]);
-        if (strcspn(fields[i], ",\"\r\n") < len)
-            csv_fwrite(stdout, fields[i], len);
-        else
-            fputs(fields[i], stdout);
-    }
-    fputc('\n', stdout);
-}
-
 /* Write rows (nrows x ncols fields) to path through the atomic writer; 0 or 1. */
 static int write_csv_file(lua_State *L, ec_ctx *ctx, const char *path, const char *const *fields,
                           size_t nrows, size_t ncols)
@@ -768,8 +753,8 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
     if (trace != NULL && ec_trace_write(ctx, &cfg, trace, 0) != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
     if (csv) {
-        print_csv_row(fields, n);
-        print_csv_row(fields + n, n);
+        ecC_print_csv(fields, n);
+        ecC_print_csv(fields + n, n);
     } else {
         print_breakdown(&shown, &res);
         if (res.pp > 1 && print_stages(ctx, &cfg, res.pp) != 0)
@@ -794,25 +779,6 @@ typedef struct cli_sweep {
     size_t refused;            /* points the library refused: listed at the end, exit status 1 */
     int refused_idx;           /* stack index of a table of "  key=v key=v: message" lines */
 } cli_sweep;
-
-/* Split value at the commas outside parentheses, in place; returns the number of parts. */
-static size_t split_values(char *value, const char **parts, size_t max)
-{
-    size_t n = 0;
-    int depth = 0;
-    parts[n++] = value;
-    for (char *p = value; *p != '\0'; p++) {
-        if (*p == '(')
-            depth++;
-        else if (*p == ')' && depth > 0)
-            depth--;
-        else if (*p == ',' && depth == 0 && n < max) {
-            *p = '\0';
-            parts[n++] = p + 1;
-        }
-    }
-    return n;
-}
 
 /* The CSV row of a point: every config key, the result columns (empty after an error), error. */
 static void sweep_csv_fields(cli_sweep *sw, const ec_sweep_point *pt)
@@ -883,7 +849,7 @@ static int sweep_point_cli(void *ud, const ec_sweep_point *pt)
     if (sw->csv || sw->w != NULL) {
         sweep_csv_fields(sw, pt);
         if (sw->csv)
-            print_csv_row(sw->fields, sw->n_cols);
+            ecC_print_csv(sw->fields, sw->n_cols);
         if (sw->w != NULL)
             return ec_csv_row(sw->w, sw->fields, sw->n_cols);
     }
@@ -928,7 +894,7 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
             char *value = word + (eq - a) + 1;
             size_t cap = strlen(value) / 2 + 2;
             const char **parts = (const char **)lua_newuserdatauv(L, cap * sizeof *parts, 0);
-            size_t n = split_values(value, parts, cap);
+            size_t n = ecC_split(value, parts, cap);
             if (n == 1) {
                 if (ec_config_set(ctx, &base, word, value) != EC_OK)
                     return fail("%s", ec_ctx_errmsg(ctx));
@@ -977,7 +943,7 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
             return fail("%s", ec_ctx_errmsg(ctx));
     }
     if (csv)
-        print_csv_row(sw.fields + sw.n_cols, sw.n_cols);
+        ecC_print_csv(sw.fields + sw.n_cols, sw.n_cols);
     if (sw.table) {
         for (size_t a = 0; a < n_axes; a++)
             printf("%-*s  ", sw.widths[a], axes[a].key);

@@ -1563,6 +1563,13 @@ static int pipeline_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, c
     return pipeline_model_stages(ctx, cfg, rp, calib, seq, gpu_scale, res, host_s, NULL);
 }
 
+/* cfg resolved (names, layout, checks) and the calibration that applies to it. */
+static int resolve_with_calib(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r, eci_calib *calib)
+{
+    int rc = eci_resolve(ctx, cfg, r);
+    return rc == EC_OK ? eci_calib_current(ctx, cfg, calib) : rc;
+}
+
 int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, size_t cap, size_t *n)
 {
     if (ctx == NULL || cfg == NULL || n == NULL || (out == NULL && cap > 0))
@@ -1570,9 +1577,7 @@ int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, size_t c
     *n = 0;
     eci_resolved r;
     eci_calib calib;
-    int rc = eci_resolve(ctx, cfg, &r);
-    if (rc == EC_OK)
-        rc = eci_calib_current(ctx, cfg, &calib);
+    int rc = resolve_with_calib(ctx, cfg, &r, &calib);
     if (rc != EC_OK)
         return rc;
     if (r.net == NULL)
@@ -2294,9 +2299,7 @@ static int predict_memory(ec_ctx *ctx, const ec_config *cfg, ec_memory *out)
 {
     eci_resolved r;
     eci_calib calib;
-    int rc = eci_resolve(ctx, cfg, &r);
-    if (rc == EC_OK)
-        rc = eci_calib_current(ctx, cfg, &calib);
+    int rc = resolve_with_calib(ctx, cfg, &r, &calib);
     if (rc != EC_OK)
         return rc;
     if (r.net == NULL) /* gpu_step_s without a model: memory is not predicted */

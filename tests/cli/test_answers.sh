@@ -22,24 +22,7 @@ expect() {
 # column NAME of row 2 of the CSV on stdin (RFC 4180 quoting), through lua5.4
 cat > "$tmp/col.lua" <<'LUA'
 local want = arg[1]
-local function fields(line)
-  local out, i = {}, 1
-  while i <= #line + 1 do
-    if line:sub(i, i) == '"' then
-      local j, buf = i + 1, {}
-      while true do
-        local c = line:sub(j, j)
-        if c == '"' and line:sub(j + 1, j + 1) == '"' then buf[#buf + 1] = '"'; j = j + 2
-        elseif c == '"' then break else buf[#buf + 1] = c; j = j + 1 end
-      end
-      out[#out + 1] = table.concat(buf); i = j + 2
-    else
-      local j = line:find(",", i, true) or #line + 1
-      out[#out + 1] = line:sub(i, j - 1); i = j + 1
-    end
-  end
-  return out
-end
+local fields = dofile("lua/csv_fields.lua")
 local head, row = fields(io.read("l")), fields(io.read("l"))
 for k, name in ipairs(head) do if name == want then print(row[k]) end end
 LUA
@@ -61,24 +44,7 @@ if command -v gnuplot >/dev/null; then
 fi
 # the chosen row meets the deadline and no point that meets it is cheaper
 cat > "$tmp/best.lua" <<'LUA'
-local function fields(line)
-  local out, i = {}, 1
-  while i <= #line + 1 do
-    if line:sub(i, i) == '"' then
-      local j, buf = i + 1, {}
-      while true do
-        local c = line:sub(j, j)
-        if c == '"' and line:sub(j + 1, j + 1) == '"' then buf[#buf + 1] = '"'; j = j + 2
-        elseif c == '"' then break else buf[#buf + 1] = c; j = j + 1 end
-      end
-      out[#out + 1] = table.concat(buf); i = j + 2
-    else
-      local j = line:find(",", i, true) or #line + 1
-      out[#out + 1] = line:sub(i, j - 1); i = j + 1
-    end
-  end
-  return out
-end
+local fields = dofile("lua/csv_fields.lua")
 local it = io.lines(arg[1])
 local idx = {}
 for i, h in ipairs(fields(it())) do idx[h] = i end

@@ -45,24 +45,7 @@ refused "QLoRA with pp" $L num_gpus=2 pp=2 lora_r=16 base_precision=int8 -- "lor
 # ---- one layout's CSV row ------------------------------------------------------------------
 cat > "$tmp/check.lua" <<'LUA'
 -- reads a predict --csv file; checks the layout columns and the identities; prints problems
-local function fields(line)
-  local out, i = {}, 1
-  while i <= #line + 1 do
-    if line:sub(i, i) == '"' then
-      local j, buf = i + 1, {}
-      while true do
-        local c = line:sub(j, j)
-        if c == '"' and line:sub(j + 1, j + 1) == '"' then buf[#buf + 1] = '"'; j = j + 2
-        elseif c == '"' then break else buf[#buf + 1] = c; j = j + 1 end
-      end
-      out[#out + 1] = table.concat(buf); i = j + 2
-    else
-      local j = line:find(",", i, true) or #line + 1
-      out[#out + 1] = line:sub(i, j - 1); i = j + 1
-    end
-  end
-  return out
-end
+local fields = dofile("lua/csv_fields.lua")
 local f = assert(io.open(arg[1]))
 local head, row = fields(f:read("l")), fields(f:read("l"))
 f:close()

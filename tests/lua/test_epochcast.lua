@@ -326,27 +326,7 @@ test("the CLI and Lua give the same numbers", function()
   local header, row = p:read("l"), p:read("l")
   p:close()
   -- RFC 4180 fields: a quoted field may hold commas (price_offer, warnings)
-  local function fields(line)
-    local out, i = {}, 1
-    while i <= #line + 1 do
-      if line:sub(i, i) == '"' then
-        local j, buf = i + 1, {}
-        while true do
-          local c = line:sub(j, j)
-          if c == '"' and line:sub(j + 1, j + 1) == '"' then buf[#buf + 1] = '"'; j = j + 2
-          elseif c == '"' then break
-          else buf[#buf + 1] = c; j = j + 1 end
-        end
-        out[#out + 1] = table.concat(buf)
-        i = j + 2
-      else
-        local j = line:find(",", i, true) or #line + 1
-        out[#out + 1] = line:sub(i, j - 1)
-        i = j + 1
-      end
-    end
-    return out
-  end
+  local fields = dofile("csv_fields.lua")
   local names, values = fields(header), fields(row)
   eq(#names, #values, "columns")
   local cli_r = {}
