@@ -16,7 +16,6 @@
 #include "predict.h"
 
 #include <gsl/gsl_blas.h>
-#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
@@ -177,7 +176,7 @@ void eci_interval_widen(const eci_calib *c, double p50, double *p10, double *p90
 {
     if (!(p50 > 0))
         return;
-    double z = gsl_cdf_ugaussian_Pinv(0.9); /* p90 of a standard normal, 1.2816 */
+    double z = ECI_NORMAL_P90; /* p90 of a standard normal, 1.2816 */
     double model = z * c->error_log_sd;
     double lo = *p10 > 0 && *p10 < p50 ? log(p50 / *p10) : 0;
     double hi = *p90 > p50 ? log(*p90 / p50) : 0;

@@ -121,6 +121,12 @@ enum {
 /* Input files a context remembers, so that no writer replaces one (outfile.c). */
 #define ECI_INPUTS_MAX 16
 
+/* The p90 of a standard normal exactly as GSL computes it, gsl_cdf_ugaussian_Pinv(0.9) =
+ * 1.2815515655446006 (one ulp above the tables' ...004): a constant, since every prediction's
+ * interval needs it and the call costs more than the rest of the widening; test_calibrate
+ * checks it against GSL bit for bit. */
+#define ECI_NORMAL_P90 0x1.4813c36e26d33p+0
+
 /* GPU counts whose expected maximum of normal draws (comm.c) a context remembers. */
 #define ECI_MAX_NORMAL_CACHED 64
 

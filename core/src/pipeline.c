@@ -22,7 +22,6 @@
  */
 #include "pipeline.h"
 
-#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_interp.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -616,7 +615,7 @@ static void epoch_spread(double *totals, int reps, double var_s2, eci_pipe_epoch
         out->p50_s = gsl_stats_quantile_from_sorted_data(totals, 1, (size_t)reps, 0.5);
         out->p90_s = gsl_stats_quantile_from_sorted_data(totals, 1, (size_t)reps, 0.9);
     } else {
-        double half = gsl_cdf_ugaussian_Pinv(0.9) * sqrt(var_s2 > 0 ? var_s2 : 0);
+        double half = ECI_NORMAL_P90 * sqrt(var_s2 > 0 ? var_s2 : 0);
         out->p10_s = out->epoch_s - half;
         out->p50_s = out->epoch_s;
         out->p90_s = out->epoch_s + half;
@@ -775,7 +774,7 @@ static void closed_in_loop(const eci_pipe_in *in, const steady *k, eci_pipe_epoc
         double g2 = 1.0 + in->cpu_cv * in->cpu_cv / in->batch;
         double var_c = g2 * (k->x_var + k->x_mean * k->x_mean) - k->x_mean * k->x_mean;
         out->epoch_s = (double)in->steps * out->step_s;
-        double half = gsl_cdf_ugaussian_Pinv(0.9) * sqrt((double)in->steps * (var_c > 0 ? var_c : 0));
+        double half = ECI_NORMAL_P90 * sqrt((double)in->steps * (var_c > 0 ? var_c : 0));
         out->p10_s = out->epoch_s - half;
         out->p50_s = out->epoch_s;
         out->p90_s = out->epoch_s + half;

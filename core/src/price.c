@@ -17,6 +17,7 @@
 typedef struct price_row {
     char *provider, *instance, *region, *date, *source;
     size_t gpu;              /* registry index (ctx->gpus) */
+    size_t next_same_gpu;    /* the next row of the same GPU, in table order; n: none */
     int gpus;                /* GPUs in one instance */
     double price_per_hour;   /* one instance, in the table's currency */
 } price_row;
@@ -26,13 +27,16 @@ struct eci_prices {
     char currency[16];
     price_row *rows;
     size_t n, capacity;      /* rows read, rows allocated */
+    /* first[g]: the first row of GPU g (registry index), n when none; a quote walks only its
+     * GPU's rows through next_same_gpu (a sweep quotes on every prediction) */
+    size_t *first, n_first;
     /* The last offers' texts: a sweep quotes the same few offers again and again (formatting
      * them is most of a quote's cost); replaced round-robin. */
     struct {
         const price_row *row;
         int nodes;
         char offer[sizeof ((eci_quote *)0)->offer];
-    } memo[4];
+    } memo[16];
     unsigned memo_next;
 };
 
@@ -48,6 +52,7 @@ static void prices_free(ec_ctx *ctx, eci_prices *p)
         eci_strfree(ctx, p->rows[i].source);
     }
     eci_free(ctx, p->rows, p->capacity * sizeof *p->rows);
+    eci_free(ctx, p->first, p->n_first * sizeof *p->first);
     eci_free(ctx, p, sizeof *p);
 }
 
@@ -127,6 +132,21 @@ static int read_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r,
     return EC_OK;
 }
 
+/* The per-GPU chains of rows (first, next_same_gpu), in table order. */
+static int link_gpus(ec_ctx *ctx, eci_prices *p)
+{
+    if ((p->first = eci_calloc(ctx, ctx->n_gpus > 0 ? ctx->n_gpus : 1, sizeof *p->first)) == NULL)
+        return EC_ENOMEM;
+    p->n_first = ctx->n_gpus > 0 ? ctx->n_gpus : 1;
+    for (size_t g = 0; g < p->n_first; g++)
+        p->first[g] = p->n;
+    for (size_t i = p->n; i-- > 0;) { /* backwards: each row is put in front of the later ones */
+        p->rows[i].next_same_gpu = p->first[p->rows[i].gpu];
+        p->first[p->rows[i].gpu] = i;
+    }
+    return EC_OK;
+}
+
 static int prices_load(ec_ctx *ctx, const char *path, eci_prices **out)
 {
     static const char *const required[] = {"provider", "instance", "gpu", "gpus", "price_per_hour",
@@ -155,6 +175,8 @@ static int prices_load(ec_ctx *ctx, const char *path, eci_prices **out)
         rc = read_row(ctx, path, t, r, col, &p->rows[r], p->currency, sizeof p->currency);
     }
     eci_table_free(t);
+    if (rc == EC_OK)
+        rc = link_gpus(ctx, p);
     if (rc != EC_OK) {
         if (p != NULL && p->rows == NULL)
             p->n = 0;
@@ -215,14 +237,14 @@ int eci_price_quote(ec_ctx *ctx, const ec_config *cfg, const eci_gpu *gpu, int n
     int per_node = (n + nodes - 1) / nodes;
     int known_provider = cfg->provider[0] == '\0';
     const price_row *best = NULL;
-    for (size_t i = 0; i < table->n; i++) {
-        const price_row *row = &table->rows[i];
-        if (cfg->provider[0] != '\0') {
-            if (!eci_name_eq(row->provider, cfg->provider))
-                continue;
-            known_provider = 1;
-        }
-        if (row->gpu != gpu_index || row->gpus < per_node)
+    for (size_t i = 0; cfg->provider[0] != '\0' && !known_provider && i < table->n; i++)
+        known_provider = eci_name_eq(table->rows[i].provider, cfg->provider);
+    /* the cheapest row of this GPU (of the provider) with enough GPUs per instance; the first
+     * of equal prices in table order */
+    size_t r = gpu_index < table->n_first ? table->first[gpu_index] : table->n;
+    for (; r < table->n; r = table->rows[r].next_same_gpu) {
+        const price_row *row = &table->rows[r];
+        if (row->gpus < per_node || (cfg->provider[0] != '\0' && !eci_name_eq(row->provider, cfg->provider)))
             continue;
         if (best == NULL || row->price_per_hour < best->price_per_hour)
             best = row;

@@ -660,7 +660,7 @@ static int table_open(ec_ctx *ctx, const char *path, int whole, eci_table **out)
     if (path == NULL)
         return eci_error(ctx, EC_EMISUSE, "eci_table_load: NULL path");
     FILE *fp;
-    uint64_t size;
+    uint64_t size = 0;
     int rc = open_regular(ctx, path, &fp, &size);
     if (rc != EC_OK)
         return rc;

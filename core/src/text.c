@@ -136,10 +136,11 @@ int eci_product(ec_ctx *ctx, const eci_factor *f, size_t n, int64_t limit, const
         int64_t v = f[i].value;
         if (v < 0)
             return eci_error(ctx, EC_EINVAL, "key '%s': %lld is negative", f[i].key, (long long)v);
-        if (!over && v != 0 && p > limit / v)
-            over = 1; /* p * v > limit, computed without overflow */
+        int64_t pv;
+        if (!over && (__builtin_mul_overflow(p, v, &pv) || pv > limit))
+            over = 1; /* p * v > limit (or past int64): no division, every prediction checks */
         else if (!over)
-            p *= v;
+            p = pv;
     }
     for (size_t i = 0; i < n && over; i++)
         if (f[i].value == 0)

@@ -8,6 +8,7 @@
 #include "compute.h"
 #include "internal.h"
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -658,6 +659,8 @@ static void test_interval_widen(void **state)
     double p10 = 90, p90 = 120;
     eci_interval_widen(&c, 100, &p10, &p90);
     assert_rel(p10, 90, EC_TOL_EXACT);
+    /* the constant the widening uses is GSL's p90, bit for bit */
+    assert_true(ECI_NORMAL_P90 == gsl_cdf_ugaussian_Pinv(0.9));
     assert_rel(p90, 120, EC_TOL_EXACT);
     /* a point prediction with sd 0.2: p50 exp(-+z sd) */
     c.error_log_sd = 0.2;
