@@ -189,6 +189,77 @@ static void expect_refused(ec_ctx *ctx, ec_network_def *def, const char *want)
     assert_int_equal(ec_model_count(ctx), before);
 }
 
+/* A block repeated N times is priced by walking a few repetitions and multiplying the rest
+ * (predict.c's repeat_layers and, under DDP, ddp_layers, once a repetition ends in the state it
+ * began in, but for rounding).  The same decoder written out N times is walked op by op: both
+ * must give the same step, kernels and breakdown up to rounding (EC_TOL_EXACT, relative), in
+ * the host-bound regime (batch 1 on an H100), the GPU-bound one (batch 16 on a T4), and with
+ * DDP's buckets filling over the layers (8 GPUs). */
+#define UNROLL_LAYERS 12
+static ec_result predict_with(ec_ctx *ctx, const char *model, const char *gpu, const char *batch, const char *extra)
+{
+    ec_config cfg;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "model", model), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "gpu", gpu), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "batch_per_gpu", batch), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "precision", "amp_fp16"), EC_OK);
+    if (extra != NULL)
+        assert_int_equal(ec_config_set_word(ctx, &cfg, extra), EC_OK);
+    ec_result res;
+    if (ec_predict(ctx, &cfg, &res) != EC_OK)
+        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
+    return res;
+}
+
+static void test_repeat_as_unrolled(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_layer emb = layer(EC_LAYER_EMBEDDING), attn = layer(EC_LAYER_ATTENTION), mlp = layer(EC_LAYER_MLP);
+    emb.u.embedding = (ec_embedding_layer){.vocab = 32000, .dim = 1024};
+    attn.u.attention = (ec_attention_layer){.heads = 16, .causal = 1, .position = EC_POS_ROPE};
+    mlp.u.mlp = (ec_mlp_layer){.ffn = 2816, .act = EC_ACT_SILU, .gated = 1};
+    const ec_layer body[] = {residual(EC_RESIDUAL_SAVE), norm(EC_NORM_RMS), attn, residual(EC_RESIDUAL_ADD),
+                             residual(EC_RESIDUAL_SAVE), norm(EC_NORM_RMS), mlp, residual(EC_RESIDUAL_ADD)};
+    enum { BODY = sizeof body / sizeof body[0] };
+    ec_layer rep[2 + BODY + 1], flat[1 + UNROLL_LAYERS * BODY + 1];
+    size_t n_rep = 0, n_flat = 0;
+    rep[n_rep++] = emb;
+    rep[n_rep++] = repeat(BODY, UNROLL_LAYERS);
+    flat[n_flat++] = emb;
+    for (int k = 0; k < BODY; k++)
+        rep[n_rep++] = body[k];
+    for (int l = 0; l < UNROLL_LAYERS; l++)
+        for (int k = 0; k < BODY; k++)
+            flat[n_flat++] = body[k];
+    rep[n_rep++] = norm(EC_NORM_RMS);
+    flat[n_flat++] = norm(EC_NORM_RMS);
+    ec_head head = {.task = "lm", .kind = EC_HEAD_CAUSAL_LM};
+    ec_network_def def = {.id = "rep-decoder", .layers = rep, .n_layers = n_rep, .heads = &head, .n_heads = 1,
+                          .default_seq_len = 1024};
+    assert_int_equal(ec_network_define(ctx, &def), EC_OK);
+    def.id = "flat-decoder";
+    def.layers = flat;
+    def.n_layers = n_flat;
+    assert_int_equal(ec_network_define(ctx, &def), EC_OK);
+    static const struct { const char *gpu, *batch, *extra; } cases[] = {
+        {"h100-sxm5-80gb", "1", NULL}, {"t4", "16", NULL}, {"a100-sxm4-80gb", "4", "grad_accum=4"},
+        {"a100-sxm4-80gb", "2", "num_gpus=8"}, {"t4", "8", "num_gpus=8"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ec_result a = predict_with(ctx, "rep-decoder", cases[i].gpu, cases[i].batch, cases[i].extra);
+        ec_result b = predict_with(ctx, "flat-decoder", cases[i].gpu, cases[i].batch, cases[i].extra);
+        assert_rel(a.step_s, b.step_s, EC_TOL_EXACT);
+        assert_rel(a.gpu_busy_s, b.gpu_busy_s, EC_TOL_EXACT);
+        assert_rel(a.kernels_per_step, b.kernels_per_step, EC_TOL_EXACT);
+        assert_rel(a.breakdown.cpu_overhead_s + 1e-30, b.breakdown.cpu_overhead_s + 1e-30, EC_TOL_EXACT);
+        assert_rel(a.breakdown.backward_s, b.breakdown.backward_s, EC_TOL_EXACT);
+        assert_rel(a.breakdown.comm_s + 1e-30, b.breakdown.comm_s + 1e-30, EC_TOL_EXACT);
+        assert_rel(a.memory.peak_bytes, b.memory.peak_bytes, EC_TOL_EXACT);
+    }
+    ec_ctx_free(ctx);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -263,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_encoder_decoder),
         cmocka_unit_test(test_deep_decoder),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_repeat_as_unrolled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
