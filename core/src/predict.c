@@ -405,17 +405,6 @@ static void repeat_layers(timeline *t, plan *p, int layers, void (*one)(timeline
     }
 }
 
-/* The Python loop of a forward (loop_ops_per_sample) runs after the embeddings it reads:
- * before the first block that is a checkpointing unit (a transformer's layers), or before
- * every op when there is none (a CNN). */
-static int loop_block(const eci_workload *wl)
-{
-    for (size_t b = 0; b < wl->n_blocks; b++)
-        if (wl->blocks[b].checkpoint)
-            return (int)b;
-    return -1;
-}
-
 /* The current block's repetitions are sharded units: their compute (walked from t0 to now)
  * is laid beside the units' gathers and reductions (shard.c); the GPU ends when the last
  * unit does, its waits charged to communication and its slowed kernels to busy time. */
@@ -877,10 +866,8 @@ static void inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, const
     *fwd_s = *bwd_s = *launched_s = 0;
     for (int gi = 0; gi < ECI_N_GROUPS; gi++)
         group_s[gi] = 0;
-    for (size_t i = wl->comm_begin; i < wl->comm_end; i++) { /* (no op outside these is a collective) */
+    for (size_t i = wl->comm_begin; i < wl->comm_end; i = wl->ops[i].next_comm) { /* the collectives only */
         const eci_op *op = &wl->ops[i];
-        if (op->kind != ECI_OP_COMM)
-            continue;
         const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
         double reps = (blk != NULL ? blk->reps : 1) * op->count;
         double again = checkpointing == 1 && blk != NULL && blk->checkpoint ? cost[i].fwd_s : 0;
@@ -1019,7 +1006,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     if (cost == NULL)
         return EC_ENOMEM;
 
-    plan p = {.wl = wl, .cost = cost, .loop_block = loop_block(wl), .host = host,
+    plan p = {.wl = wl, .cost = cost, .loop_block = wl->loop_block, .host = host,
               .dispatch_fwd_s = host->dispatch_fwd_s * calib.dispatch_scale,
               .dispatch_bwd_s = host->dispatch_bwd_s, .op_fwd_s = host->dispatch_fwd_s,
               .host_factor = r.strategy == EC_STRATEGY_DP ? n : 1, .checkpointing = cfg->checkpointing,

@@ -1400,6 +1400,16 @@ static void sum_up(eci_workload *wl)
             }
         }
     }
+    size_t next = wl->comm_end; /* chain the collectives, last to first */
+    for (size_t i = wl->comm_end; i-- > wl->comm_begin;)
+        if (wl->ops[i].kind == ECI_OP_COMM) {
+            wl->ops[i].next_comm = next;
+            next = i;
+        }
+    wl->loop_block = -1;
+    for (size_t b = 0; b < wl->n_blocks && wl->loop_block < 0; b++)
+        if (wl->blocks[b].checkpoint)
+            wl->loop_block = (int)b;
 }
 
 /* Bytes the batch needs on the GPU: input_ids and attention_mask (and token_type_ids) as

@@ -79,6 +79,8 @@ typedef struct eci_op {
     int attn_triton;       /* ATTN: FlashAttention in Triton, slower than FlashAttention-2 (compute.c) */
     double attn_keys_frac; /* ATTN under SDPA: the share of key blocks the kernel visits (causal skipping;
                               0 = all), in its time only (model FLOPs keep the whole square) */
+    size_t next_comm;      /* COMM: the index of the next COMM op, comm_end after the last (a step's pass
+                              over its collectives then touches only them) */
 } eci_op;
 
 /* A run of ops [begin, end) that the network repeats `reps` times. */
@@ -122,6 +124,8 @@ typedef struct eci_workload {
                                dense gradient memory.c prices at the end of backward */
     int tied_head;          /* a GEMM projects through a weight it does not own (cast_params > 2 params) */
     size_t comm_begin, comm_end; /* the ops from the first collective (COMM) to the last (none: equal) */
+    int loop_block;         /* the first block that is a checkpointing unit, -1: none (where a forward's
+                               per-sample Python loop runs: before it, or before every op) */
 } eci_workload;
 
 typedef struct eci_shape {
