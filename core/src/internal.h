@@ -340,6 +340,9 @@ EC_INTERNAL void eci_calib_release(ec_ctx *ctx);
 /* ---- text helpers (text.c) ------------------------------------------------------ */
 /* Copy with truncation, always NUL-terminated; returns strlen(src). */
 EC_INTERNAL size_t eci_strlcpy(char *dst, const char *src, size_t n);
+/* The folder of path into dir: "." for a bare name, "/" for one in the root; -1 when it does
+ * not fit in n bytes. */
+EC_INTERNAL int eci_dirname(const char *path, char *dir, size_t n);
 /* Case-insensitive compare ignoring spaces, '-' and '_' ("Tesla T4" ~ "tesla-t4"). */
 EC_INTERNAL int eci_name_eq(const char *a, const char *b);
 /* 1 when name starts with prefix under the same forgiving comparison ("A100" ~ "a100-sxm4-80gb"). */

@@ -258,15 +258,8 @@ int ec_outfile_write(ec_outfile *f, const void *buf, size_t n)
  * systems refuse fsync on a folder, and the data are already safe). */
 static void sync_folder(const char *path)
 {
-    const char *slash = strrchr(path, '/');
     char dir[EC_PATH_MAX];
-    if (slash == NULL)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else if ((size_t)(slash - path) < sizeof dir)
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    else
+    if (eci_dirname(path, dir, sizeof dir) != 0)
         return;
     int fd = open(dir, O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {

@@ -436,15 +436,8 @@ void ec_runs_close(ec_runs_reader *rd)
 /* The folder of path ("." for a bare name) and its real path. */
 static int run_folder(ec_ctx *ctx, const char *path, ec_runs_reader *rd)
 {
-    const char *slash = strrchr(path, '/');
     char dir[EC_PATH_MAX];
-    if (slash == NULL)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else if ((size_t)(slash - path) < sizeof dir)
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    else
+    if (eci_dirname(path, dir, sizeof dir) != 0)
         return eci_error(ctx, EC_EINVAL, "%s: path too long", path);
     char *real = realpath(dir, NULL);
     if (real == NULL)

@@ -35,6 +35,19 @@ static int name_char(const char **p)
     return tolower(c);
 }
 
+int eci_dirname(const char *path, char *dir, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        return snprintf(dir, n, ".") < (int)n ? 0 : -1;
+    if (slash == path)
+        return snprintf(dir, n, "/") < (int)n ? 0 : -1;
+    if ((size_t)(slash - path) >= n)
+        return -1;
+    snprintf(dir, n, "%.*s", (int)(slash - path), path);
+    return 0;
+}
+
 int eci_name_eq(const char *a, const char *b)
 {
     for (;;) {

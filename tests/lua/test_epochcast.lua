@@ -6,37 +6,12 @@
 
 local ec = require "epochcast"
 
-local failures, count = 0, 0
-local function test(name, fn)
-  count = count + 1
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then
-    print("ok   " .. name)
-  else
-    failures = failures + 1
-    print("FAIL " .. name .. "\n" .. tostring(err))
-  end
-end
-
-local function check(cond, msg, level)
-  if not cond then error(msg or "check failed", (level or 1) + 1) end
-end
-
-local function eq(a, b, what)
-  check(a == b, string.format("%s: expected %s, got %s", what or "value", tostring(b), tostring(a)), 2)
-end
+local T = dofile("harness.lua")
+local test, check, eq, raises = T.test, T.check, T.eq, T.raises
 
 local function close(a, b, rtol, what)
   check(math.abs(a - b) <= rtol * math.max(math.abs(a), math.abs(b)),
     string.format("%s: %.17g vs %.17g", what or "value", a, b), 2)
-end
-
--- The call must raise an error whose message contains `pattern` (plain text).
-local function raises(pattern, fn, ...)
-  local ok, err = pcall(fn, ...)
-  check(not ok, "expected an error containing '" .. pattern .. "'", 2)
-  check(tostring(err):find(pattern, 1, true),
-    "error '" .. tostring(err) .. "' does not contain '" .. pattern .. "'", 2)
 end
 
 -- The call must return nil, message, code with the message containing `pattern`.
@@ -380,5 +355,4 @@ test("profile= and the CLI's --profile give the same prediction", function()
   os.remove(prof)
 end)
 
-print(string.format("%d of %d tests passed", count - failures, count))
-os.exit(failures == 0 and 0 or 1)
+T.finish()

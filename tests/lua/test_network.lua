@@ -5,31 +5,8 @@
 
 local ec = require "epochcast"
 
-local failures, count = 0, 0
-local function test(name, fn)
-  count = count + 1
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then
-    print("ok   " .. name)
-  else
-    failures = failures + 1
-    print("FAIL " .. name .. "\n" .. tostring(err))
-  end
-end
-
-local function check(cond, msg)
-  if not cond then error(msg or "check failed", 2) end
-end
-
-local function eq(a, b, what)
-  check(a == b, string.format("%s: expected %s, got %s", what or "value", tostring(b), tostring(a)))
-end
-
-local function raises(pattern, fn, ...)
-  local ok, err = pcall(fn, ...)
-  check(not ok, "expected an error containing '" .. pattern .. "'")
-  check(tostring(err):find(pattern, 1, true), "error '" .. tostring(err) .. "' does not contain '" .. pattern .. "'")
-end
+local T = dofile("harness.lua")
+local test, check, eq, raises = T.test, T.check, T.eq, T.raises
 
 local function refused(pattern, def)
   local id, msg, code = ec.network(def)
@@ -210,5 +187,4 @@ test("low_precision norms and fused_loss: the MPT config written in Lua prices l
     heads = {{task = "lm", kind = "causal_lm", fused_loss = 1}}})
 end)
 
-print(string.format("%d tests, %d failed", count, failures))
-os.exit(failures == 0 and 0 or 1)
+T.finish()

@@ -4,13 +4,8 @@
 -- Run by ctest with LUA_CPATH at the built module and EPOCHCAST_MODELS at models/.
 local ec = require "epochcast"
 
-local failures, count = 0, 0
-local function test(name, fn)
-  count = count + 1
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then print("ok   " .. name) else failures = failures + 1; print("FAIL " .. name .. "\n" .. tostring(err)) end
-end
-local function check(cond, msg) if not cond then error(msg or "check failed", 2) end end
+local T = dofile("harness.lua")
+local test, check = T.test, T.check
 
 local function search(extra)
   local t = { model = "llama-3.1-8b", seq_len = 4096, gpu = "h100-sxm5-80gb", num_gpus = 16,
@@ -64,5 +59,4 @@ test("refusals name the key; misuse raises", function()
   check(not pcall(search, { tp = { {} } }), "a table value raises")
 end)
 
-print(("%d of %d passed"):format(count - failures, count))
-if failures > 0 then os.exit(1) end
+T.finish()

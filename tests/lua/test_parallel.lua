@@ -8,16 +8,8 @@
 -- Run by ctest with LUA_CPATH at the built module and EPOCHCAST_MODELS at models/.
 local ec = require "epochcast"
 
-local failures, count = 0, 0
-local function test(name, fn)
-  count = count + 1
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then print("ok   " .. name) else failures = failures + 1; print("FAIL " .. name .. "\n" .. tostring(err)) end
-end
-local function check(cond, msg) if not cond then error(msg or "check failed", 2) end end
-local function eq(a, b, what)
-  check(a == b, string.format("%s: expected %s, got %s", what or "value", tostring(b), tostring(a)))
-end
+local T = dofile("harness.lua")
+local test, check, eq = T.test, T.check, T.eq
 -- |a - b| <= rtol |b|
 local function close(a, b, rtol, what)
   check(math.abs(a - b) <= rtol * math.abs(b), string.format("%s: %.17g, expected %.17g (rtol %g)", what or "value",
@@ -147,5 +139,4 @@ test("stages: Megatron's split, the embedding first and the head last, 1F1B's in
   close(st[2].micro_s, st[3].micro_s, TOL_SUM, "middle stages alike")
 end)
 
-print(string.format("%d/%d passed", count - failures, count))
-if failures > 0 then os.exit(1) end
+T.finish()

@@ -4,22 +4,8 @@
 -- Run by ctest with LUA_CPATH at the built module and EPOCHCAST_MODELS at models/.
 local ec = require "epochcast"
 
-local failures, count = 0, 0
-local function test(name, fn)
-  count = count + 1
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then print("ok   " .. name) else failures = failures + 1; print("FAIL " .. name .. "\n" .. tostring(err)) end
-end
-local function check(cond, msg) if not cond then error(msg or "check failed", 2) end end
-local function eq(a, b, what)
-  check(a == b, string.format("%s: expected %s, got %s", what or "value", tostring(b), tostring(a)))
-end
-local function raises(pattern, fn, ...)
-  local ok, err = pcall(fn, ...)
-  check(not ok, "expected an error containing '" .. pattern .. "'")
-  check(tostring(err):find(pattern, 1, true), "error '" .. tostring(err) .. "' lacks '" .. pattern .. "'")
-end
-
+local T = dofile("harness.lua")
+local test, check, eq, raises = T.test, T.check, T.eq, T.raises
 local spec = { model = "bert-base", gpu = { "t4", "a10", "a100-sxm4-80gb", "h100-sxm5-80gb" },
                num_gpus = { 1, 2, 4, 8 }, dataset_samples = 1000000, epochs = 3, deadline_h = 10 }
 
@@ -106,5 +92,4 @@ test("plot scatter: the plan's points, the front and the choice", function()
   raises("no row has numbers", ec.plot, { kind = "scatter", rows = { {} }, path = path })
 end)
 
-print(string.format("%d of %d tests passed", count - failures, count))
-os.exit(failures == 0 and 0 or 1)
+T.finish()

@@ -3,22 +3,8 @@
 -- Run by ctest with LUA_CPATH at the built module and EPOCHCAST_MODELS at models/.
 local ec = require "epochcast"
 
-local failures, count = 0, 0
-local function test(name, fn)
-  count = count + 1
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then print("ok   " .. name) else failures = failures + 1; print("FAIL " .. name .. "\n" .. tostring(err)) end
-end
-local function check(cond, msg) if not cond then error(msg or "check failed", 2) end end
-local function eq(a, b, what)
-  check(a == b, string.format("%s: expected %s, got %s", what or "value", tostring(b), tostring(a)))
-end
-local function raises(pattern, fn, ...)
-  local ok, err = pcall(fn, ...)
-  check(not ok, "expected an error containing '" .. pattern .. "'")
-  check(tostring(err):find(pattern, 1, true), "error '" .. tostring(err) .. "' lacks '" .. pattern .. "'")
-end
-
+local T = dofile("harness.lua")
+local test, check, eq, raises = T.test, T.check, T.eq, T.raises
 local base = { model = "bert-base", seq_len = 128 }
 
 test("sweep: product order, first axis slowest, rows equal ec.predict", function()
@@ -149,8 +135,4 @@ test("plot: misuse raises", function()
   raises("kind expected", ec.plot, { rows = {}, path = "x.png" })
 end)
 
-if failures > 0 then
-  print(string.format("%d of %d tests failed", failures, count))
-  os.exit(1)
-end
-print(string.format("all %d tests passed", count))
+T.finish()

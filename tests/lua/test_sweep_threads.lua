@@ -4,19 +4,8 @@
 -- Run by ctest with LUA_CPATH at the built module and EPOCHCAST_MODELS at models/.
 local ec = require "epochcast"
 
-local failures, count = 0, 0
-local function test(name, fn)
-  count = count + 1
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then print("ok   " .. name) else failures = failures + 1; print("FAIL " .. name .. "\n" .. tostring(err)) end
-end
-local function check(cond, msg) if not cond then error(msg or "check failed", 2) end end
-local function raises(pattern, fn, ...)
-  local ok, err = pcall(fn, ...)
-  check(not ok, "expected an error containing '" .. pattern .. "'")
-  check(tostring(err):find(pattern, 1, true), "error '" .. tostring(err) .. "' lacks '" .. pattern .. "'")
-end
-
+local T = dofile("harness.lua")
+local test, check, raises = T.test, T.check, T.raises
 -- Deep equality of two rows (numbers exactly: the same predictions on other contexts).
 local function same(a, b, path)
   if type(a) ~= type(b) then return false, path .. ": " .. type(a) .. " vs " .. type(b) end
@@ -100,5 +89,4 @@ test("opts.threads must be an integer from 0 to 1024", function()
   check(#ec.sweep(base, axes, { threads = 1024 }) == 2, "more threads than points")
 end)
 
-print(("%d of %d passed"):format(count - failures, count))
-if failures > 0 then os.exit(1) end
+T.finish()

@@ -3,13 +3,8 @@
 -- Run by ctest with LUA_CPATH at the built module and EPOCHCAST_MODELS at models/.
 local ec = require "epochcast"
 
-local failures, count = 0, 0
-local function test(name, fn)
-  count = count + 1
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then print("ok   " .. name) else failures = failures + 1; print("FAIL " .. name .. "\n" .. tostring(err)) end
-end
-local function check(cond, msg) if not cond then error(msg or "check failed", 2) end end
+local T = dofile("harness.lua")
+local test, check = T.test, T.check
 
 local cfg = { model = "bert-base", gpu = "rtx4090", host = "workstation", batch_per_gpu = 1,
               sample_cpu_s = 0.2, dataset_samples = 25, num_workers = 4, pin_memory = 1 }
@@ -40,5 +35,4 @@ test("trace: bad key raises", function()
   check(not ok and tostring(err):find("bach", 1, true), "expected a raise naming 'bach'")
 end)
 
-print(string.format("%d of %d passed", count - failures, count))
-os.exit(failures == 0 and 0 or 1)
+T.finish()

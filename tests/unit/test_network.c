@@ -6,6 +6,7 @@
  */
 #include "ec_test.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static ec_layer layer(ec_layer_kind kind)
@@ -196,22 +197,6 @@ static void expect_refused(ec_ctx *ctx, ec_network_def *def, const char *want)
  * the host-bound regime (batch 1 on an H100), the GPU-bound one (batch 16 on a T4), and with
  * DDP's buckets filling over the layers (8 GPUs). */
 #define UNROLL_LAYERS 12
-static ec_result predict_with(ec_ctx *ctx, const char *model, const char *gpu, const char *batch, const char *extra)
-{
-    ec_config cfg;
-    ec_config_init(&cfg);
-    assert_int_equal(ec_config_set(ctx, &cfg, "model", model), EC_OK);
-    assert_int_equal(ec_config_set(ctx, &cfg, "gpu", gpu), EC_OK);
-    assert_int_equal(ec_config_set(ctx, &cfg, "batch_per_gpu", batch), EC_OK);
-    assert_int_equal(ec_config_set(ctx, &cfg, "precision", "amp_fp16"), EC_OK);
-    if (extra != NULL)
-        assert_int_equal(ec_config_set_word(ctx, &cfg, extra), EC_OK);
-    ec_result res;
-    if (ec_predict(ctx, &cfg, &res) != EC_OK)
-        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
-    return res;
-}
-
 static void test_repeat_as_unrolled(void **state)
 {
     (void)state;
@@ -243,18 +228,23 @@ static void test_repeat_as_unrolled(void **state)
     def.layers = flat;
     def.n_layers = n_flat;
     assert_int_equal(ec_network_define(ctx, &def), EC_OK);
-    static const struct { const char *gpu, *batch, *extra; } cases[] = {
-        {"h100-sxm5-80gb", "1", NULL}, {"t4", "16", NULL}, {"a100-sxm4-80gb", "4", "grad_accum=4"},
-        {"a100-sxm4-80gb", "2", "num_gpus=8"}, {"t4", "8", "num_gpus=8"}};
+    static const char *const cases[] = {"gpu=h100-sxm5-80gb batch_per_gpu=1", "gpu=t4 batch_per_gpu=16",
+                                        "gpu=a100-sxm4-80gb batch_per_gpu=4 grad_accum=4",
+                                        "gpu=a100-sxm4-80gb batch_per_gpu=2 num_gpus=8",
+                                        "gpu=t4 batch_per_gpu=8 num_gpus=8"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        ec_result a = predict_with(ctx, "rep-decoder", cases[i].gpu, cases[i].batch, cases[i].extra);
-        ec_result b = predict_with(ctx, "flat-decoder", cases[i].gpu, cases[i].batch, cases[i].extra);
+        char words[256];
+        ec_result a, b;
+        snprintf(words, sizeof words, "model=rep-decoder precision=amp_fp16 %s", cases[i]);
+        ec_test_predict(ctx, words, &a);
+        snprintf(words, sizeof words, "model=flat-decoder precision=amp_fp16 %s", cases[i]);
+        ec_test_predict(ctx, words, &b);
         assert_rel(a.step_s, b.step_s, EC_TOL_EXACT);
         assert_rel(a.gpu_busy_s, b.gpu_busy_s, EC_TOL_EXACT);
         assert_rel(a.kernels_per_step, b.kernels_per_step, EC_TOL_EXACT);
-        assert_rel(a.breakdown.cpu_overhead_s + 1e-30, b.breakdown.cpu_overhead_s + 1e-30, EC_TOL_EXACT);
+        assert_rel(a.breakdown.cpu_overhead_s, b.breakdown.cpu_overhead_s, EC_TOL_EXACT);
         assert_rel(a.breakdown.backward_s, b.breakdown.backward_s, EC_TOL_EXACT);
-        assert_rel(a.breakdown.comm_s + 1e-30, b.breakdown.comm_s + 1e-30, EC_TOL_EXACT);
+        assert_rel(a.breakdown.comm_s, b.breakdown.comm_s, EC_TOL_EXACT);
         assert_rel(a.memory.peak_bytes, b.memory.peak_bytes, EC_TOL_EXACT);
     }
     ec_ctx_free(ctx);
