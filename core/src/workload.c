@@ -1388,6 +1388,8 @@ static void sum_up(eci_workload *wl)
         if (op->kind == ECI_OP_GEMM || op->kind == ECI_OP_CONV || op->kind == ECI_OP_ATTN)
             flop = 2.0 * op->m * op->n * op->k * op->batch * op->count;
         wl->model_flop += flop * reps;
+        if (op->kind == ECI_OP_CONV)
+            wl->conv_flop += flop * reps;
         if (op->frozen && op->kind != ECI_OP_MEM)
             wl->frozen_flop += flop * reps;
         if (blk != NULL) {

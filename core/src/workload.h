@@ -117,6 +117,7 @@ typedef struct eci_workload {
     double tokens;          /* tokens (or images) per micro-step per GPU */
     double model_flop;      /* forward FLOPs of GEMM/CONV/ATTN ops per micro-step (all repetitions) */
     double frozen_flop;     /* those of frozen GEMMs (LoRA's base: no weight gradient in backward) */
+    double conv_flop;       /* those of CONV ops (which unit cuDNN runs them on: predict.c's warning) */
     double output_bytes;    /* logits the model returns per micro-step (DataParallel gathers them) */
     unsigned long long serial; /* this expansion's number on its context (eci_workload_get, from 1);
                                 * 0: not from the cache.  Keys caches of values derived from it. */

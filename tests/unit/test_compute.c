@@ -563,6 +563,38 @@ static void test_attention_rate(void **state)
     ec_ctx_free(ctx);
 }
 
+/* precision=fp32 is IEEE fp32 everywhere (cudnn.allow_tf32=False); where PyTorch's default
+ * would run a CNN's convolutions in TF32 (Ampere on) the prediction says so, and only there:
+ * not before Ampere, not for a network whose convolutions are a small share (ViT's patch
+ * embedding), not under tf32. */
+static void test_fp32_conv_warning(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    static const struct {
+        const char *model, *gpu, *precision;
+        int warns;
+    } cases[] = {
+        {"resnet50", "a100-sxm4-80gb", "fp32", 1}, {"resnet152", "h100-sxm5-80gb", "fp32", 1},
+        {"resnet50", "v100-sxm2-16gb", "fp32", 0}, {"resnet50", "a100-sxm4-80gb", "tf32", 0},
+        {"vit-b16", "a100-sxm4-80gb", "fp32", 0},  {"bert-base", "a100-sxm4-80gb", "fp32", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ec_config cfg;
+        ec_config_init(&cfg);
+        assert_int_equal(ec_config_set(ctx, &cfg, "model", cases[i].model), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "gpu", cases[i].gpu), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "precision", cases[i].precision), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "batch_per_gpu", "16"), EC_OK);
+        ec_result res;
+        assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+        assert_int_equal((res.warnings & EC_WARN_FP32_CONVS) != 0, cases[i].warns);
+        if (cases[i].warns)
+            assert_contains(res.warning_text, "precision=tf32");
+    }
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -576,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_op_cost_monotone),
         cmocka_unit_test(test_op_costs_cache),
         cmocka_unit_test(test_precision_units),
+        cmocka_unit_test(test_fp32_conv_warning),
         cmocka_unit_test(test_scale_follows_unit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
