@@ -149,7 +149,6 @@ void eci_calib_release(ec_ctx *ctx)
 
 int eci_calib_current(ec_ctx *ctx, const ec_config *cfg, eci_calib *c)
 {
-    eci_calib_default(ctx, c);
     if (cfg != NULL && cfg->profile[0] != '\0') {
         if (ctx->profile_fit == NULL || strcmp(ctx->profile_path, cfg->profile) != 0) {
             ec_fit_report rep;
@@ -168,6 +167,8 @@ int eci_calib_current(ec_ctx *ctx, const ec_config *cfg, eci_calib *c)
         *c = *ctx->profile_fit;
     } else if (ctx->fit != NULL) {
         *c = *ctx->fit;
+    } else {
+        eci_calib_default(ctx, c);
     }
     return EC_OK;
 }

@@ -245,11 +245,15 @@ static int not_found(ec_ctx *ctx, const char *name)
 
 const eci_gpu *eci_hw_find(ec_ctx *ctx, const char *name)
 {
+    size_t last = ctx->gpu_found; /* any index: checked against n_gpus and the id itself */
+    if (last < ctx->n_gpus && strcmp(ctx->gpus[last].id, name) == 0)
+        return &ctx->gpus[last];
     long i = gpu_index(ctx, name);
     if (i < 0) {
         not_found(ctx, name);
         return NULL;
     }
+    ctx->gpu_found = (size_t)i;
     return &ctx->gpus[i];
 }
 

@@ -1008,13 +1008,13 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     if ((rc = eci_workload_get(ctx, r.net, r.task, &shape, &wl)) != EC_OK)
         return rc;
 
-    eci_calib calib = *calib_in;
+    const eci_calib *calib = calib_in;
     eci_rates rates;
-    eci_rates_init(ctx, g, cfg->precision, &calib, &rates);
+    eci_rates_init(ctx, g, cfg->precision, calib, &rates);
     layout_comm lc;
     if (lc_in != NULL)
         lc = *lc_in;
-    else if ((rc = layout_comm_init(ctx, cfg, &r, &calib, &lc)) != EC_OK)
+    else if ((rc = layout_comm_init(ctx, cfg, &r, calib, &lc)) != EC_OK)
         return rc;
     rates_of_layout(&lc, &rates);
     const eci_comm *comm = &lc.comm;
@@ -1023,7 +1023,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         return EC_ENOMEM;
 
     plan p = {.wl = wl, .cost = cost, .loop_block = wl->loop_block, .host = host,
-              .dispatch_fwd_s = host->dispatch_fwd_s * calib.dispatch_scale,
+              .dispatch_fwd_s = host->dispatch_fwd_s * calib->dispatch_scale,
               .dispatch_bwd_s = host->dispatch_bwd_s, .op_fwd_s = host->dispatch_fwd_s,
               .host_factor = r.strategy == EC_STRATEGY_DP ? n : 1, .checkpointing = cfg->checkpointing,
               .loop_ops = cfg->loop_ops_per_sample * cfg->batch_per_gpu,
@@ -1393,9 +1393,8 @@ static int eval_step(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, c
     const eci_workload *wl;
     if ((rc = eci_workload_get(ctx, r->net, r->task, &shape, &wl)) != EC_OK)
         return rc;
-    eci_calib calib_copy = *calib;
     eci_rates rates;
-    eci_rates_init(ctx, r->gpu, cfg->precision, &calib_copy, &rates);
+    eci_rates_init(ctx, r->gpu, cfg->precision, calib, &rates);
     layout_comm lc; /* the layout's groups price a tensor-parallel model's collectives */
     if ((rc = layout_comm_init(ctx, cfg, r, calib, &lc)) != EC_OK)
         return rc;
@@ -1723,16 +1722,15 @@ static int pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
     memset(top, 0, sizeof *top);
     *lengths = NULL;
     eci_resolved r;
-    eci_calib calib;
     int rc = eci_resolve(ctx, cfg, &r);
     if (rc != EC_OK)
         return rc;
     *resolved = r;
+    const eci_calib *calib = calib_out;
     if (fixed != NULL)
-        calib = *fixed;
-    else if ((rc = eci_calib_current(ctx, cfg, &calib)) != EC_OK)
+        *calib_out = *fixed;
+    else if ((rc = eci_calib_current(ctx, cfg, calib_out)) != EC_OK)
         return rc;
-    *calib_out = calib;
     if (cfg->lengths[0] != '\0' && (rc = eci_lengths_parse(ctx, cfg->lengths, r.seq, lengths)) != EC_OK)
         return rc;
     const eci_lengths *l = *lengths;
@@ -1747,7 +1745,7 @@ static int pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
     if (cfg->gpu_step_s > 0 && r.net != NULL) {
         double ref = l != NULL && cfg->padding != EC_PAD_MAX_LENGTH ? eci_lengths_padded_mean(l, cfg->batch_per_gpu)
                                                                      : r.seq;
-        if ((rc = pipeline_model(ctx, cfg, &r, &calib, ref, 1.0, &kr, &host_s)) != EC_OK)
+        if ((rc = pipeline_model(ctx, cfg, &r, calib, ref, 1.0, &kr, &host_s)) != EC_OK)
             goto fail;
         double compute_s = kr.gpu_busy_s - kr.breakdown.comm_s;
         scale = compute_s > 0 ? cfg->gpu_step_s / compute_s : 1.0;
@@ -1756,7 +1754,7 @@ static int pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
     for (size_t k = 0; k < in->n_knots; k++) {
         if (r.net == NULL)
             measured_step(ctx, cfg, &r, top, &host_s);
-        else if ((rc = pipeline_model(ctx, cfg, &r, &calib, in->knot_len[k], scale, top, &host_s)) != EC_OK)
+        else if ((rc = pipeline_model(ctx, cfg, &r, calib, in->knot_len[k], scale, top, &host_s)) != EC_OK)
             goto fail;
         const ec_breakdown *b = &top->breakdown;
         double v[N_SERIES] = {
@@ -1772,7 +1770,7 @@ static int pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
     if (r.net != NULL && cfg->eval_samples > 0) { /* at the typical padded length of an evaluation batch */
         int eb = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->batch_per_gpu;
         double len = l != NULL && cfg->padding != EC_PAD_MAX_LENGTH ? eci_lengths_padded_mean(l, eb) : r.seq;
-        if ((rc = eval_step(ctx, cfg, &r, &calib, len, scale, &top->eval_step_s)) != EC_OK)
+        if ((rc = eval_step(ctx, cfg, &r, calib, len, scale, &top->eval_step_s)) != EC_OK)
             goto fail;
     }
     pipe_loader(ctx, cfg, &r, l, r.net != NULL ? r.input_bytes : 0, in);

@@ -5,7 +5,6 @@
  */
 #include "internal.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
@@ -32,7 +31,7 @@ static int name_char(const char **p)
     int c = (unsigned char)**p;
     if (c != '\0')
         (*p)++;
-    return tolower(c);
+    return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; /* ASCII: names are ASCII, whatever the locale */
 }
 
 int eci_dirname(const char *path, char *dir, size_t n)
