@@ -13,9 +13,12 @@
 
 typedef enum { F_NUM, F_BOOL, F_INT, F_BOTTLENECK, F_WARNINGS, F_TEXT } field_kind;
 
+/* The subtables, in the order of groups[] below. */
+enum { G_TOP = -1, G_BREAKDOWN, G_MEMORY, G_INTERVAL, G_COMM, N_GROUPS };
+
 typedef struct result_field {
     const char *column; /* CSV column name, units in the name */
-    const char *group;  /* Lua subtable ("breakdown", "memory", "interval") or NULL */
+    int group;          /* Lua subtable: an index into groups[] (G_BREAKDOWN...), G_TOP: none */
     const char *key;    /* key in the Lua table or subtable */
     field_kind kind;
     size_t offset;      /* into ec_result */
@@ -28,87 +31,87 @@ typedef struct result_field {
  * memory by part, the epoch interval, multi-GPU scaling, the step interval and the cost, then
  * the warnings. */
 static const result_field fields[] = {
-    F("step_s", NULL, "step_s", F_NUM, step_s, 0),
-    F("samples_per_s", NULL, "samples_per_s", F_NUM, samples_per_s, 0),
-    F("epoch_s", NULL, "epoch_s", F_NUM, epoch_s, 0),
-    F("run_s", NULL, "run_s", F_NUM, run_s, 0),
-    F("gpu_util_frac", NULL, "gpu_util_frac", F_NUM, gpu_util_frac, 0),
-    F("bottleneck", NULL, "bottleneck", F_BOTTLENECK, bottleneck, 0),
-    F("peak_bytes", NULL, "peak_bytes", F_NUM, memory.peak_bytes, 0),
-    F("capacity_bytes", NULL, "capacity_bytes", F_NUM, memory.capacity_bytes, 0),
-    F("fits", NULL, "fits", F_BOOL, memory.fits, 0),
-    F("gpu_busy_s", NULL, "gpu_busy_s", F_NUM, gpu_busy_s, 0),
-    F("cpu_issue_s", NULL, "cpu_issue_s", F_NUM, cpu_issue_s, 0),
-    F("flop_per_step", NULL, "flop_per_step", F_NUM, flop_per_step, 0),
-    F("mfu_frac", NULL, "mfu_frac", F_NUM, mfu_frac, 0),
-    F("kernels_per_step", NULL, "kernels_per_step", F_NUM, kernels_per_step, 0),
-    F("steps_per_epoch", NULL, "steps_per_epoch", F_NUM, steps_per_epoch, 0),
-    F("breakdown_forward_s", "breakdown", "forward_s", F_NUM, breakdown.forward_s, 0),
-    F("breakdown_backward_s", "breakdown", "backward_s", F_NUM, breakdown.backward_s, 0),
-    F("breakdown_optimizer_s", "breakdown", "optimizer_s", F_NUM, breakdown.optimizer_s, 0),
-    F("breakdown_h2d_s", "breakdown", "h2d_s", F_NUM, breakdown.h2d_s, 0),
-    F("breakdown_cpu_overhead_s", "breakdown", "cpu_overhead_s", F_NUM, breakdown.cpu_overhead_s, 0),
-    F("breakdown_loader_s", "breakdown", "loader_s", F_NUM, breakdown.loader_s, 0),
-    F("breakdown_comm_s", "breakdown", "comm_s", F_NUM, breakdown.comm_s, 0),
-    F("memory_weights_bytes", "memory", "weights_bytes", F_NUM, memory.weights_bytes, 0),
-    F("memory_grads_bytes", "memory", "grads_bytes", F_NUM, memory.grads_bytes, 0),
-    F("memory_optimizer_bytes", "memory", "optimizer_bytes", F_NUM, memory.optimizer_bytes, 0),
-    F("memory_cast_cache_bytes", "memory", "cast_cache_bytes", F_NUM, memory.cast_cache_bytes, 0),
-    F("memory_activations_bytes", "memory", "activations_bytes", F_NUM, memory.activations_bytes, 0),
-    F("memory_workspace_bytes", "memory", "workspace_bytes", F_NUM, memory.workspace_bytes, 0),
-    F("memory_context_bytes", "memory", "context_bytes", F_NUM, memory.context_bytes, 0),
-    F("memory_allocator_bytes", "memory", "allocator_bytes", F_NUM, memory.allocator_bytes, 0),
-    F("peak_bytes", "memory", "peak_bytes", F_NUM, memory.peak_bytes, 1),
-    F("capacity_bytes", "memory", "capacity_bytes", F_NUM, memory.capacity_bytes, 1),
-    F("fits", "memory", "fits", F_BOOL, memory.fits, 1),
-    F("epoch_p10_s", "interval", "p10", F_NUM, epoch_p10_s, 0),
-    F("epoch_p50_s", "interval", "p50", F_NUM, epoch_p50_s, 0),
-    F("epoch_p90_s", "interval", "p90", F_NUM, epoch_p90_s, 0),
-    F("single_gpu_samples_per_s", NULL, "single_gpu_samples_per_s", F_NUM, single_gpu_samples_per_s, 0),
-    F("scaling_efficiency_frac", NULL, "scaling_efficiency_frac", F_NUM, scaling_efficiency_frac, 0),
-    F("busbw_bytes_per_s", NULL, "busbw_bytes_per_s", F_NUM, busbw_bytes_per_s, 0),
-    F("comm_total_s", NULL, "comm_total_s", F_NUM, comm_total_s, 0),
-    F("straggler_s", NULL, "straggler_s", F_NUM, straggler_s, 0),
-    F("other_gpu_busy_s", NULL, "other_gpu_busy_s", F_NUM, other_gpu_busy_s, 0),
-    F("other_gpu_peak_bytes", NULL, "other_gpu_peak_bytes", F_NUM, other_gpu_peak_bytes, 0),
-    F("step_p10_s", NULL, "step_p10_s", F_NUM, step_p10_s, 0),
-    F("step_p90_s", NULL, "step_p90_s", F_NUM, step_p90_s, 0),
-    F("price_per_hour", NULL, "price_per_hour", F_NUM, price_per_hour, 0),
-    F("cost_per_epoch", NULL, "cost_per_epoch", F_NUM, cost_per_epoch, 0),
-    F("cost_run", NULL, "cost_run", F_NUM, cost_run, 0),
-    F("price_offer", NULL, "price_offer", F_TEXT, price_offer, 0),
-    F("tokens_per_s", NULL, "tokens_per_s", F_NUM, tokens_per_s, 0),
-    F("gpu_s_per_token", NULL, "gpu_s_per_token", F_NUM, gpu_s_per_token, 0),
-    F("hfu_frac", NULL, "hfu_frac", F_NUM, hfu_frac, 0),
-    F("dp", NULL, "dp", F_INT, dp, 0),
-    F("tp", NULL, "tp", F_INT, tp, 0),
-    F("pp", NULL, "pp", F_INT, pp, 0),
-    F("cp", NULL, "cp", F_INT, cp, 0),
-    F("ep", NULL, "ep", F_INT, ep, 0),
-    F("comm_tp_s", "comm", "tp_s", F_NUM, comm.tp_s, 0),
-    F("comm_cp_s", "comm", "cp_s", F_NUM, comm.cp_s, 0),
-    F("comm_ep_s", "comm", "ep_s", F_NUM, comm.ep_s, 0),
-    F("comm_dp_reduce_s", "comm", "dp_reduce_s", F_NUM, comm.dp_reduce_s, 0),
-    F("comm_shard_wait_s", "comm", "shard_wait_s", F_NUM, comm.shard_wait_s, 0),
-    F("comm_overlap_s", "comm", "overlap_s", F_NUM, comm.overlap_s, 0),
-    F("comm_offload_s", "comm", "offload_s", F_NUM, comm.offload_s, 0),
-    F("comm_pp_bubble_s", "comm", "pp_bubble_s", F_NUM, comm.pp_bubble_s, 0),
-    F("comm_pp_p2p_s", "comm", "pp_p2p_s", F_NUM, comm.pp_p2p_s, 0),
-    F("host_pinned_bytes", NULL, "host_pinned_bytes", F_NUM, host_pinned_bytes, 0),
+    F("step_s", G_TOP, "step_s", F_NUM, step_s, 0),
+    F("samples_per_s", G_TOP, "samples_per_s", F_NUM, samples_per_s, 0),
+    F("epoch_s", G_TOP, "epoch_s", F_NUM, epoch_s, 0),
+    F("run_s", G_TOP, "run_s", F_NUM, run_s, 0),
+    F("gpu_util_frac", G_TOP, "gpu_util_frac", F_NUM, gpu_util_frac, 0),
+    F("bottleneck", G_TOP, "bottleneck", F_BOTTLENECK, bottleneck, 0),
+    F("peak_bytes", G_TOP, "peak_bytes", F_NUM, memory.peak_bytes, 0),
+    F("capacity_bytes", G_TOP, "capacity_bytes", F_NUM, memory.capacity_bytes, 0),
+    F("fits", G_TOP, "fits", F_BOOL, memory.fits, 0),
+    F("gpu_busy_s", G_TOP, "gpu_busy_s", F_NUM, gpu_busy_s, 0),
+    F("cpu_issue_s", G_TOP, "cpu_issue_s", F_NUM, cpu_issue_s, 0),
+    F("flop_per_step", G_TOP, "flop_per_step", F_NUM, flop_per_step, 0),
+    F("mfu_frac", G_TOP, "mfu_frac", F_NUM, mfu_frac, 0),
+    F("kernels_per_step", G_TOP, "kernels_per_step", F_NUM, kernels_per_step, 0),
+    F("steps_per_epoch", G_TOP, "steps_per_epoch", F_NUM, steps_per_epoch, 0),
+    F("breakdown_forward_s", G_BREAKDOWN, "forward_s", F_NUM, breakdown.forward_s, 0),
+    F("breakdown_backward_s", G_BREAKDOWN, "backward_s", F_NUM, breakdown.backward_s, 0),
+    F("breakdown_optimizer_s", G_BREAKDOWN, "optimizer_s", F_NUM, breakdown.optimizer_s, 0),
+    F("breakdown_h2d_s", G_BREAKDOWN, "h2d_s", F_NUM, breakdown.h2d_s, 0),
+    F("breakdown_cpu_overhead_s", G_BREAKDOWN, "cpu_overhead_s", F_NUM, breakdown.cpu_overhead_s, 0),
+    F("breakdown_loader_s", G_BREAKDOWN, "loader_s", F_NUM, breakdown.loader_s, 0),
+    F("breakdown_comm_s", G_BREAKDOWN, "comm_s", F_NUM, breakdown.comm_s, 0),
+    F("memory_weights_bytes", G_MEMORY, "weights_bytes", F_NUM, memory.weights_bytes, 0),
+    F("memory_grads_bytes", G_MEMORY, "grads_bytes", F_NUM, memory.grads_bytes, 0),
+    F("memory_optimizer_bytes", G_MEMORY, "optimizer_bytes", F_NUM, memory.optimizer_bytes, 0),
+    F("memory_cast_cache_bytes", G_MEMORY, "cast_cache_bytes", F_NUM, memory.cast_cache_bytes, 0),
+    F("memory_activations_bytes", G_MEMORY, "activations_bytes", F_NUM, memory.activations_bytes, 0),
+    F("memory_workspace_bytes", G_MEMORY, "workspace_bytes", F_NUM, memory.workspace_bytes, 0),
+    F("memory_context_bytes", G_MEMORY, "context_bytes", F_NUM, memory.context_bytes, 0),
+    F("memory_allocator_bytes", G_MEMORY, "allocator_bytes", F_NUM, memory.allocator_bytes, 0),
+    F("peak_bytes", G_MEMORY, "peak_bytes", F_NUM, memory.peak_bytes, 1),
+    F("capacity_bytes", G_MEMORY, "capacity_bytes", F_NUM, memory.capacity_bytes, 1),
+    F("fits", G_MEMORY, "fits", F_BOOL, memory.fits, 1),
+    F("epoch_p10_s", G_INTERVAL, "p10", F_NUM, epoch_p10_s, 0),
+    F("epoch_p50_s", G_INTERVAL, "p50", F_NUM, epoch_p50_s, 0),
+    F("epoch_p90_s", G_INTERVAL, "p90", F_NUM, epoch_p90_s, 0),
+    F("single_gpu_samples_per_s", G_TOP, "single_gpu_samples_per_s", F_NUM, single_gpu_samples_per_s, 0),
+    F("scaling_efficiency_frac", G_TOP, "scaling_efficiency_frac", F_NUM, scaling_efficiency_frac, 0),
+    F("busbw_bytes_per_s", G_TOP, "busbw_bytes_per_s", F_NUM, busbw_bytes_per_s, 0),
+    F("comm_total_s", G_TOP, "comm_total_s", F_NUM, comm_total_s, 0),
+    F("straggler_s", G_TOP, "straggler_s", F_NUM, straggler_s, 0),
+    F("other_gpu_busy_s", G_TOP, "other_gpu_busy_s", F_NUM, other_gpu_busy_s, 0),
+    F("other_gpu_peak_bytes", G_TOP, "other_gpu_peak_bytes", F_NUM, other_gpu_peak_bytes, 0),
+    F("step_p10_s", G_TOP, "step_p10_s", F_NUM, step_p10_s, 0),
+    F("step_p90_s", G_TOP, "step_p90_s", F_NUM, step_p90_s, 0),
+    F("price_per_hour", G_TOP, "price_per_hour", F_NUM, price_per_hour, 0),
+    F("cost_per_epoch", G_TOP, "cost_per_epoch", F_NUM, cost_per_epoch, 0),
+    F("cost_run", G_TOP, "cost_run", F_NUM, cost_run, 0),
+    F("price_offer", G_TOP, "price_offer", F_TEXT, price_offer, 0),
+    F("tokens_per_s", G_TOP, "tokens_per_s", F_NUM, tokens_per_s, 0),
+    F("gpu_s_per_token", G_TOP, "gpu_s_per_token", F_NUM, gpu_s_per_token, 0),
+    F("hfu_frac", G_TOP, "hfu_frac", F_NUM, hfu_frac, 0),
+    F("dp", G_TOP, "dp", F_INT, dp, 0),
+    F("tp", G_TOP, "tp", F_INT, tp, 0),
+    F("pp", G_TOP, "pp", F_INT, pp, 0),
+    F("cp", G_TOP, "cp", F_INT, cp, 0),
+    F("ep", G_TOP, "ep", F_INT, ep, 0),
+    F("comm_tp_s", G_COMM, "tp_s", F_NUM, comm.tp_s, 0),
+    F("comm_cp_s", G_COMM, "cp_s", F_NUM, comm.cp_s, 0),
+    F("comm_ep_s", G_COMM, "ep_s", F_NUM, comm.ep_s, 0),
+    F("comm_dp_reduce_s", G_COMM, "dp_reduce_s", F_NUM, comm.dp_reduce_s, 0),
+    F("comm_shard_wait_s", G_COMM, "shard_wait_s", F_NUM, comm.shard_wait_s, 0),
+    F("comm_overlap_s", G_COMM, "overlap_s", F_NUM, comm.overlap_s, 0),
+    F("comm_offload_s", G_COMM, "offload_s", F_NUM, comm.offload_s, 0),
+    F("comm_pp_bubble_s", G_COMM, "pp_bubble_s", F_NUM, comm.pp_bubble_s, 0),
+    F("comm_pp_p2p_s", G_COMM, "pp_p2p_s", F_NUM, comm.pp_p2p_s, 0),
+    F("host_pinned_bytes", G_TOP, "host_pinned_bytes", F_NUM, host_pinned_bytes, 0),
     /* issue 19: the memory readings, evaluation, the first step */
-    F("memory_allocated_bytes", "memory", "allocated_bytes", F_NUM, memory.allocated_bytes, 0),
-    F("memory_reserved_bytes", "memory", "reserved_bytes", F_NUM, memory.reserved_bytes, 0),
-    F("memory_nvml_bytes", "memory", "nvml_bytes", F_NUM, memory.nvml_bytes, 0),
-    F("eval_s", NULL, "eval_s", F_NUM, eval_s, 0),
-    F("eval_step_s", NULL, "eval_step_s", F_NUM, eval_step_s, 0),
-    F("first_step_s", NULL, "first_step_s", F_NUM, first_step_s, 0),
-    F("train_s", NULL, "train_s", F_NUM, train_s, 0),
-    F("warnings", NULL, "warnings", F_WARNINGS, warning_text, 0),
+    F("memory_allocated_bytes", G_MEMORY, "allocated_bytes", F_NUM, memory.allocated_bytes, 0),
+    F("memory_reserved_bytes", G_MEMORY, "reserved_bytes", F_NUM, memory.reserved_bytes, 0),
+    F("memory_nvml_bytes", G_MEMORY, "nvml_bytes", F_NUM, memory.nvml_bytes, 0),
+    F("eval_s", G_TOP, "eval_s", F_NUM, eval_s, 0),
+    F("eval_step_s", G_TOP, "eval_step_s", F_NUM, eval_step_s, 0),
+    F("first_step_s", G_TOP, "first_step_s", F_NUM, first_step_s, 0),
+    F("train_s", G_TOP, "train_s", F_NUM, train_s, 0),
+    F("warnings", G_TOP, "warnings", F_WARNINGS, warning_text, 0),
 };
 
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 
-static const char *const groups[] = {"breakdown", "memory", "interval", "comm"};
+static const char *const groups[N_GROUPS] = {"breakdown", "memory", "interval", "comm"};
 
 static double field_num(const ec_result *res, const result_field *f)
 {
@@ -164,41 +167,69 @@ static void push_field(lua_State *L, const ec_result *res, const result_field *f
     }
 }
 
-/* Keys of group g's subtable (g = -1: of the result table itself, the subtables included):
- * the tables are created at their final size, so filling them never rehashes. */
+/* Keys of group g's subtable (g = G_TOP: of the result table itself, the subtables
+ * included): the tables are created at their final size, so filling them never rehashes. */
 static int group_size(int g)
 {
-    int n = 0;
+    int n = g == G_TOP ? N_GROUPS : 0;
+    for (size_t i = 0; i < N_FIELDS; i++)
+        n += fields[i].group == g;
+    return n;
+}
+
+/* The registry's array of the field names then the group names as Lua strings, made once
+ * per state (keyed by the address of fields[]): setting a row's keys from it skips
+ * interning each name again (lua_setfield hashes a C string on every call). */
+static int push_names(lua_State *L)
+{
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, fields) == LUA_TTABLE) /* names */
+        return lua_gettop(L);
+    lua_pop(L, 1);
+    lua_createtable(L, (int)(N_FIELDS + N_GROUPS), 0); /* names */
     for (size_t i = 0; i < N_FIELDS; i++) {
-        const char *grp = fields[i].group;
-        n += g < 0 ? grp == NULL : grp != NULL && strcmp(grp, groups[g]) == 0;
+        lua_pushstring(L, fields[i].key);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
-    return g < 0 ? n + (int)(sizeof groups / sizeof groups[0]) : n;
+    for (int g = 0; g < N_GROUPS; g++) {
+        lua_pushstring(L, groups[g]);
+        lua_rawseti(L, -2, (lua_Integer)(N_FIELDS + (size_t)g) + 1);
+    }
+    lua_pushvalue(L, -1);                             /* names names */
+    lua_rawsetp(L, LUA_REGISTRYINDEX, fields);        /* names */
+    return lua_gettop(L);
+}
+
+/* t[names[k]] = the value on top of the stack (t below it), raw: a fresh table has no
+ * metatable. */
+static void set_named(lua_State *L, int names, size_t k)
+{
+    lua_rawgeti(L, names, (lua_Integer)k + 1);        /* t v name */
+    lua_rotate(L, -2, 1);                             /* t name v */
+    lua_rawset(L, -3);                                /* t */
 }
 
 void ecL_pushresult_sized(lua_State *L, const ec_result *res, int extra)
 {
-    lua_createtable(L, 0, group_size(-1) + extra);   /* res */
-    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
-        lua_createtable(L, 0, group_size((int)g));    /* res sub */
-        lua_setfield(L, -2, groups[g]);               /* res */
+    luaL_checkstack(L, N_GROUPS + 6, "a result row");
+    int names = push_names(L);                        /* names */
+    lua_createtable(L, 0, group_size(G_TOP) + extra); /* names res */
+    int top = lua_gettop(L), sub[N_GROUPS];
+    for (int g = 0; g < N_GROUPS; g++) { /* the subtables first, as the keys' order always was */
+        lua_createtable(L, 0, group_size(g));         /* names res sub... sub */
+        sub[g] = lua_gettop(L);
+        lua_pushvalue(L, top);                        /* ... sub res */
+        lua_pushvalue(L, sub[g]);                     /* ... sub res sub */
+        set_named(L, names, N_FIELDS + (size_t)g);    /* ... sub res */
+        lua_pop(L, 1);                                /* ... sub */
     }
-    const char *open = NULL; /* the subtable on the stack above res (fields come in runs) */
     for (size_t i = 0; i < N_FIELDS; i++) {
         const result_field *f = &fields[i];
-        if (open != NULL && (f->group == NULL || (f->group != open && strcmp(f->group, open) != 0))) {
-            lua_pop(L, 1);                            /* res */
-            open = NULL;
-        }
-        if (f->group != NULL && open == NULL) {
-            lua_getfield(L, -1, f->group);            /* res sub */
-            open = f->group;
-        }
-        push_field(L, res, f);                        /* res [sub] v */
-        lua_setfield(L, -2, f->key);                  /* res [sub] */
+        lua_rawgeti(L, names, (lua_Integer)i + 1);    /* ... name */
+        push_field(L, res, f);                        /* ... name v */
+        lua_rawset(L, f->group == G_TOP ? top : sub[f->group]);
     }
-    if (open != NULL)
-        lua_pop(L, 1);                                /* res */
+    lua_settop(L, top);                               /* names res */
+    lua_remove(L, names);                             /* res */
 }
 
 void ecL_pushmemory(lua_State *L, const ec_memory *m)
@@ -206,10 +237,9 @@ void ecL_pushmemory(lua_State *L, const ec_memory *m)
     ec_result res;
     memset(&res, 0, sizeof res);
     res.memory = *m;
-    int g = 1; /* groups[1] = "memory" */
-    lua_createtable(L, 0, group_size(g));
+    lua_createtable(L, 0, group_size(G_MEMORY));
     for (size_t i = 0; i < N_FIELDS; i++)
-        if (fields[i].group != NULL && strcmp(fields[i].group, groups[g]) == 0) {
+        if (fields[i].group == G_MEMORY) {
             push_field(L, &res, &fields[i]);
             lua_setfield(L, -2, fields[i].key);
         }
@@ -223,11 +253,11 @@ void ecL_pushresult(lua_State *L, const ec_result *res)
 int ecL_result_key(const char *key)
 {
     for (size_t i = 0; i < N_FIELDS; i++)
-        if (fields[i].group == NULL && strcmp(fields[i].key, key) == 0)
+        if (fields[i].group == G_TOP && strcmp(fields[i].key, key) == 0)
             return (int)i;
-    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
+    for (int g = 0; g < N_GROUPS; g++)
         if (strcmp(groups[g], key) == 0)
-            return -(int)g - 2;
+            return -g - 2;
     return -1;
 }
 
@@ -243,7 +273,7 @@ void ecL_pushresult_keys(lua_State *L, const ec_result *res, const int *keys, si
         int g = -keys[k] - 2;
         lua_createtable(L, 0, group_size(g));         /* res sub */
         for (size_t i = 0; i < N_FIELDS; i++)
-            if (fields[i].group != NULL && strcmp(fields[i].group, groups[g]) == 0) {
+            if (fields[i].group == g) {
                 push_field(L, res, &fields[i]);       /* res sub v */
                 lua_setfield(L, -2, fields[i].key);   /* res sub */
             }
@@ -310,7 +340,7 @@ void ecL_result_column_text(const ec_result *res, size_t i, char *buf, size_t n)
 const char *ecL_result_nested_column(const char *group, const char *key)
 {
     for (size_t k = 0; k < N_FIELDS; k++)
-        if (fields[k].group != NULL && strcmp(fields[k].group, group) == 0
+        if (fields[k].group != G_TOP && strcmp(groups[fields[k].group], group) == 0
             && strcmp(fields[k].key, key) == 0)
             return fields[k].column;
     return NULL;

@@ -268,10 +268,9 @@ void ecL_setresolved(lua_State *L, ec_ctx *ctx, const ec_config *cfg)
 
 void ecL_setresolved_cfg(lua_State *L, const ec_config *resolved)
 {
-    const ec_config r = *resolved;
     for (size_t i = 0; i < sizeof resolved_keys / sizeof resolved_keys[0]; i++) {
         char buf[EC_NAME_MAX];
-        if (ec_config_get(&r, resolved_keys[i], buf, sizeof buf) != EC_OK || buf[0] == '\0')
+        if (ec_config_get(resolved, resolved_keys[i], buf, sizeof buf) != EC_OK || buf[0] == '\0')
             continue;
         lua_Integer v;
         if (lua_stringtonumber(L, buf) != 0) {        /* t n */
