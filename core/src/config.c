@@ -515,8 +515,13 @@ int ec_config_set(ec_ctx *ctx, ec_config *cfg, const char *key, const char *valu
     i = find_key(key, strlen(key));
     if (i < 0)
         return unknown_key(ctx, key, strlen(key));
+    return eci_config_set_at(ctx, cfg, (size_t)i, value);
+}
+
+int eci_config_set_at(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
+{
     int rc = check_name(ctx, &KEYS[i], value);
-    return rc == EC_OK ? set_key(ctx, cfg, (size_t)i, value) : rc;
+    return rc == EC_OK ? set_key(ctx, cfg, i, value) : rc;
 }
 
 int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word)
@@ -534,8 +539,7 @@ int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word)
     i = find_key(word, (size_t)(eq - word));
     if (i < 0)
         return unknown_key(ctx, word, (size_t)(eq - word));
-    int rc = check_name(ctx, &KEYS[i], eq + 1);
-    return rc == EC_OK ? set_key(ctx, cfg, (size_t)i, eq + 1) : rc;
+    return eci_config_set_at(ctx, cfg, (size_t)i, eq + 1);
 }
 
 /* Defaults outside the settable range mean "unset, derive it" (batch_per_gpu 0, seq_len 0

@@ -170,6 +170,9 @@ typedef struct eci_prices eci_prices;
 EC_INTERNAL void eci_config_keys_init(ec_ctx *ctx);
 /* 1 when key k was given explicitly in cfg (ec_config_is_set). */
 EC_INTERNAL int eci_config_given(const ec_ctx *ctx, const ec_config *cfg, eci_key k);
+/* ec_config_set of the key at index i (ec_config_key_index), for callers that look a key up
+ * once and set it many times (a sweep's axes). */
+EC_INTERNAL int eci_config_set_at(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value);
 
 /* ---- workload cache (workload.c) ------------------------------------------------ */
 /* Expansions a context keeps: a sweep's batch sizes for one network and precision. */

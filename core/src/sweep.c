@@ -25,6 +25,7 @@
 
 typedef struct axis {
     char *key;
+    size_t key_index; /* ec_config_key_index(key): looked up once, set at every point */
     char **values;
     size_t n;
 } axis;
@@ -138,6 +139,7 @@ int ec_sweep_axis(ec_sweep *sw, const char *key, const char *const *values, size
         return eci_error(ctx, EC_EINVAL, "sweep has too many points (more than %zu)", (size_t)-1);
     axis *a = &sw->axes[sw->n_axes];
     a->key = eci_strdup(ctx, key);
+    a->key_index = (size_t)ec_config_key_index(key); /* known: every value was set above */
     a->values = eci_calloc(ctx, n, sizeof *a->values);
     a->n = n;
     int ok = a->key != NULL && a->values != NULL;
@@ -204,7 +206,7 @@ static void fill(const ec_sweep *sw, ec_ctx *ctx, size_t index, item *it)
     it->cfg = sw->base;
     int st = EC_OK;
     for (size_t a = 0; a < sw->n_axes && st == EC_OK; a++)
-        st = ec_config_set(ctx, &it->cfg, sw->axes[a].key, sw->axes[a].values[values[a]]);
+        st = eci_config_set_at(ctx, &it->cfg, sw->axes[a].key_index, sw->axes[a].values[values[a]]);
     if (st == EC_OK)
         st = ec_predict(ctx, &it->cfg, &it->res);
     it->status = st;
