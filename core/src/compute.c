@@ -25,6 +25,11 @@ static void warn(eci_rates *r, unsigned bit, const char *text)
     snprintf(r->warning_text + len, sizeof r->warning_text - len, "%s%s", len ? "; " : "", text);
 }
 
+int eci_gpu_tf32(const eci_gpu *g)
+{
+    return g->peak_tf32_flop_per_s > 0 && g->compute_capability >= 8.0;
+}
+
 /* The matmul rate a precision gets on a GPU: the unit that really runs it. */
 static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
 {
@@ -36,7 +41,7 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
     case EC_PREC_FP32:
         break;
     case EC_PREC_TF32:
-        if (g->peak_tf32_flop_per_s > 0 && g->compute_capability >= 8.0) {
+        if (eci_gpu_tf32(g)) {
             r->gemm_peak_flop_per_s = g->peak_tf32_flop_per_s;
             r->gemm_flop_per_s = g->peak_tf32_flop_per_s * g->gemm_eff_tf32_frac;
             r->tensor_cores = 1;
@@ -117,7 +122,7 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     r->attn_flop_per_s = r->gemm_flop_per_s;
     r->attn_scale = r->gemm_scale;
     if (!half) {
-        if (g->peak_tf32_flop_per_s > 0 && g->compute_capability >= 8.0) {
+        if (eci_gpu_tf32(g)) {
             r->attn_flop_per_s = g->peak_tf32_flop_per_s * g->gemm_eff_tf32_frac / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes);
             r->attn_scale = a ? a->gemm_scale : c->gemm_scale;
         } else {

@@ -74,6 +74,9 @@ typedef struct eci_calib {
     double error_log_sd;
 } eci_calib;
 
+/* 1 when the GPU has TF32 tensor cores: Ampere (compute capability 8.0) on, with a TF32 peak in
+ * gpus.csv; before it allow_tf32 has no effect and fp32 runs on the CUDA cores. */
+EC_INTERNAL int eci_gpu_tf32(const eci_gpu *g);
 EC_INTERNAL void eci_calib_default(const ec_ctx *ctx, eci_calib *c);
 /* The parameters a prediction of cfg uses: its profile= file, else the context's fit, else
  * the priors (calibrate.c). */

@@ -39,6 +39,7 @@ static const struct {
     {EC_C_calib_run_log_sd, 1e-3, 10},   {EC_C_calib_arch_log_sd, 1e-3, 10},
     {EC_C_overlap_compute_slowdown_frac, 0, 1},
     {EC_C_pcie_host_copy_frac, 1e-3, 1}, {EC_C_near_capacity_warn_frac, 0.5, 1},
+    {EC_C_fp32_conv_warn_frac, 1e-3, 1},
     {EC_C_fsdp_gathers_in_flight, 1, 8}, {EC_C_host_optimizer_bytes_per_s, 1, 1e15},
 };
 

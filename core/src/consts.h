@@ -86,6 +86,7 @@
     X(pcie_host_copy_frac)             \
     X(near_capacity_warn_frac)         \
     X(loader_bottleneck_frac)          \
+    X(fp32_conv_warn_frac)             \
     X(fsdp_gathers_in_flight)          \
     X(host_optimizer_bytes_per_param)  \
     X(host_optimizer_bytes_per_s)      \

@@ -977,12 +977,12 @@ static void fill_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolv
  * (the harness's fp32).  PyTorch's default (allow_tf32=True for cuDNN, False for matmuls since
  * 1.12; docs/modeling.md) runs convolutions on TF32 tensor cores from Ampere on, so a CNN kept
  * at the defaults runs much faster than this: said when convolutions carry most of the FLOPs
- * (a ViT's one patch convolution does not matter). */
-static void fp32_conv_warning(const ec_config *cfg, const eci_gpu *g, const eci_workload *wl, ec_result *res)
+ * (constants.csv fp32_conv_warn_frac; a ViT's one patch convolution does not matter). */
+static void fp32_conv_warning(const ec_ctx *ctx, const ec_config *cfg, const eci_gpu *g, const eci_workload *wl,
+                              ec_result *res)
 {
-    const double most = 0.5; /* conv share of the forward matmul FLOPs that makes the difference large */
-    if (cfg->precision != EC_PREC_FP32 || g->compute_capability < 8.0 || g->peak_tf32_flop_per_s <= 0 ||
-        wl->conv_flop < most * wl->model_flop || wl->conv_flop <= 0)
+    if (cfg->precision != EC_PREC_FP32 || !eci_gpu_tf32(g) || wl->conv_flop <= 0 ||
+        wl->conv_flop < eci_const(ctx, EC_C_fp32_conv_warn_frac) * wl->model_flop)
         return;
     add_warning(res, EC_WARN_FP32_CONVS, "precision=fp32 prices the convolutions in IEEE fp32 "
                 "(torch.backends.cudnn.allow_tf32=False), while PyTorch's default runs them in TF32 on this GPU: "
@@ -1363,7 +1363,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     /* The rest (input pipeline, epoch, warnings) is eci_predict's; hand back the rates' warnings. */
     if (rates.warnings)
         add_warning(res, rates.warnings, rates.warning_text);
-    fp32_conv_warning(cfg, g, wl, res);
+    fp32_conv_warning(ctx, cfg, g, wl, res);
     rp->input_bytes = wl->input_bytes;
     rp->tokens = wl->tokens;
     rp->micro_s = micro_s[simulate - 1];
