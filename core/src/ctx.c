@@ -50,6 +50,7 @@ void ec_ctx_free(ec_ctx *ctx)
     eci_calib_release(ctx);
     eci_workload_cache_free(ctx);
     eci_pipe_ctx_free(ctx);
+    eci_lengths_ctx_free(ctx);
     eci_comm_ctx_free(ctx);
     eci_compute_ctx_free(ctx);
     eci_predict_ctx_free(ctx);

@@ -152,6 +152,7 @@ struct ec_ctx {
     void *pipe_rng;                   /* gsl_rng of the loader simulation (pipeline.c), reseeded per run */
     void *pipe_rng_seeded;            /* its state right after seeding with pipe_rng_seed (NULL: none yet) */
     unsigned long pipe_rng_seed;
+    struct eci_batch_lengths *len_batch; /* batch sampling table of the last lengths= and batch (lengths.c) */
     struct eci_ramp_cache *comm_ramp; /* NCCL ramp interpolant (comm.c), rebuilt if its points change */
     struct eci_cost_cache *cost_cache; /* op costs of cached workloads per rates (compute.c), NULL until used */
     ec_progress_fn progress;          /* ec_ctx_set_progress: called by long operations, may cancel them */
@@ -180,6 +181,7 @@ EC_INTERNAL int eci_config_set_at(ec_ctx *ctx, ec_config *cfg, size_t i, const c
 EC_INTERNAL void eci_workload_cache_free(ec_ctx *ctx);
 /* The loader simulation's generator (pipeline.c). */
 EC_INTERNAL void eci_pipe_ctx_free(ec_ctx *ctx);
+EC_INTERNAL void eci_lengths_ctx_free(ec_ctx *ctx);
 /* The NCCL ramp interpolant (comm.c). */
 EC_INTERNAL void eci_comm_ctx_free(ec_ctx *ctx);
 /* The op cost cache (compute.c). */

@@ -287,3 +287,118 @@ int eci_lengths_padded_quantile(const eci_lengths *l, int b, double p)
             return k;
     return l->cap;
 }
+
+/* ---- whole batches (the loader simulation) ------------------------------------------------- */
+struct eci_batch_lengths {
+    int b, cap, min_len;
+    double *cdf;                 /* a copy of the distribution's cdf[0..cap]: the cache's key */
+    double *tok;                 /* tok[2m], tok[2m + 1]: mean and sd of S given M = m, m = 1..cap */
+    gsl_ran_discrete_t *longest; /* P(M = k), k = 1..cap */
+};
+
+static void batch_free(ec_ctx *ctx, eci_batch_lengths *t)
+{
+    if (t == NULL)
+        return;
+    if (t->longest != NULL)
+        gsl_ran_discrete_free(t->longest);
+    eci_free(ctx, t->cdf, 3 * ((size_t)t->cap + 1) * sizeof *t->cdf);
+    eci_free(ctx, t, sizeof *t);
+}
+
+void eci_lengths_ctx_free(ec_ctx *ctx)
+{
+    batch_free(ctx, ctx->len_batch);
+    ctx->len_batch = NULL;
+}
+
+/* S given M = m (lengths.h), from the sums below m of P(k), k P(k) and k^2 P(k): p0 = F(m-1). */
+static void tokens_given(const eci_lengths *l, int b, int m, double p0, double p1, double p2, double *tok)
+{
+    double pm = l->cdf[m] - l->cdf[m - 1];
+    tok[0] = (double)b * m;
+    tok[1] = 0;
+    if (p0 <= 0 || pm <= 0) /* m is the shortest length (every sample has it) or never the longest */
+        return;
+    double q = pm / (p0 + pm), mu = p1 / p0, v = p2 / p0 - mu * mu;
+    double z = -expm1(b * log1p(-q)); /* P(K >= 1) */
+    double ek = 1, vk = 0;             /* q -> 0 (m far in the tail): exactly one sample is m */
+    if (z > 0) {
+        ek = b * q / z;
+        vk = (b * q * (1 - q) + (double)b * b * q * q) / z - ek * ek;
+    }
+    tok[0] = ek * m + (b - ek) * mu;
+    double var = (b - ek) * (v > 0 ? v : 0) + (m - mu) * (m - mu) * (vk > 0 ? vk : 0);
+    tok[1] = var > 0 ? sqrt(var) : 0; /* b = 1: E[K] = 1 up to rounding, either side */
+}
+
+/* Fill t's key, its token moments and the probabilities p[0..cap-1] of the longest. */
+static void batch_fill(const eci_lengths *l, int b, eci_batch_lengths *t, double *p)
+{
+    size_t n = (size_t)l->cap + 1;
+    memcpy(t->cdf, l->cdf, n * sizeof *t->cdf);
+    double prev = 0, p1 = 0, p2 = 0;
+    for (int m = 1; m <= l->cap; m++) {
+        double cur = pow(l->cdf[m], b);
+        p[m - 1] = cur > prev ? cur - prev : 0;
+        prev = cur;
+        tokens_given(l, b, m, l->cdf[m - 1], p1, p2, &t->tok[2 * m]);
+        double pk = l->cdf[m] - l->cdf[m - 1];
+        if (pk > 0) {
+            p1 += m * pk;
+            p2 += (double)m * m * pk;
+        }
+    }
+}
+
+static eci_batch_lengths *batch_build(ec_ctx *ctx, const eci_lengths *l, int b)
+{
+    size_t n = (size_t)l->cap + 1;
+    eci_batch_lengths *t = eci_calloc(ctx, 1, sizeof *t);
+    double *p = eci_malloc(ctx, (size_t)l->cap * sizeof *p);
+    if (t != NULL) {
+        t->b = b;
+        t->cap = l->cap;
+        t->min_len = l->min_len;
+        t->cdf = eci_malloc(ctx, 3 * n * sizeof *t->cdf);
+    }
+    if (t != NULL && t->cdf != NULL && p != NULL) {
+        t->tok = t->cdf + n;
+        batch_fill(l, b, t, p);
+        t->longest = gsl_ran_discrete_preproc((size_t)l->cap, p);
+    }
+    eci_free(ctx, p, (size_t)l->cap * sizeof *p);
+    if (t == NULL || t->longest == NULL) {
+        batch_free(ctx, t);
+        eci_error(ctx, EC_ENOMEM, "key 'lengths': cannot build the sampling table of a batch of %d", b);
+        return NULL;
+    }
+    return t;
+}
+
+const eci_batch_lengths *eci_lengths_batch(ec_ctx *ctx, const eci_lengths *l, int b)
+{
+    eci_batch_lengths *t = ctx->len_batch;
+    if (t != NULL && t->b == b && t->cap == l->cap &&
+        memcmp(t->cdf, l->cdf, ((size_t)l->cap + 1) * sizeof *l->cdf) == 0)
+        return t;
+    eci_lengths_ctx_free(ctx);
+    return ctx->len_batch = batch_build(ctx, l, b);
+}
+
+void eci_lengths_batch_draw(const eci_batch_lengths *t, gsl_rng *rng, int *longest, double *tokens)
+{
+    int m = (int)gsl_ran_discrete(rng, t->longest) + 1;
+    double s = t->tok[2 * m], sd = t->tok[2 * m + 1];
+    if (sd > 0)
+        s += gsl_ran_gaussian_ziggurat(rng, sd);
+    double lo = m + (double)(t->b - 1) * t->min_len, hi = (double)t->b * m;
+    *longest = m;
+    *tokens = s < lo ? lo : s > hi ? hi : s;
+}
+
+void eci_lengths_batch_tokens(const eci_batch_lengths *t, int m, double *mean, double *sd)
+{
+    *mean = t->tok[2 * m];
+    *sd = t->tok[2 * m + 1];
+}

@@ -41,6 +41,24 @@ EC_INTERNAL int eci_lengths_is_path(const char *spec);
 /* One sample's length in tokens, 1..cap. */
 EC_INTERNAL int eci_lengths_draw(const eci_lengths *l, gsl_rng *rng);
 
+/* A batch of b samples drawn as a whole, for the loader simulation: what it needs of a batch
+ * is its longest sample (the padded length) and its token count (the CPU cost), not the b
+ * lengths.  The longest, M, is drawn exactly from P(M = k) = F(k)^b - F(k-1)^b (a Walker
+ * table); the tokens, S, from their exact mean and variance given M (modeling.md 5.4):
+ * with q = P(X = m | X <= m) and K, the samples of length m, ~ Binomial(b, q) given K >= 1,
+ * and mu', v' the mean and variance of a length below m,
+ *   E[S | M = m]   = E[K] m + (b - E[K]) mu'
+ *   Var[S | M = m] = (b - E[K]) v' + (m - mu')^2 Var[K]
+ * as a normal (the central limit over the b - 1 others), kept within [m + (b-1) min, b m].
+ * Two draws per batch instead of b. */
+typedef struct eci_batch_lengths eci_batch_lengths;
+/* The table for batches of b samples of l, cached on the context: built when b or the
+ * distribution differs from the last call's.  NULL only when out of memory (message set). */
+EC_INTERNAL const eci_batch_lengths *eci_lengths_batch(ec_ctx *ctx, const eci_lengths *l, int b);
+EC_INTERNAL void eci_lengths_batch_draw(const eci_batch_lengths *t, gsl_rng *rng, int *longest, double *tokens);
+/* The mean and standard deviation of S given M = m (for tests). */
+EC_INTERNAL void eci_lengths_batch_tokens(const eci_batch_lengths *t, int m, double *mean, double *sd);
+
 /* Closed forms for the padded length of a batch of b i.i.d. samples under dynamic padding,
  * P = max of the b lengths (already capped): P(P <= k) = F(k)^b, so
  *   E[P]   = sum_{k=0}^{cap-1} (1 - F(k)^b)                (tail sum, modeling.md 5.4)

@@ -17,8 +17,9 @@
  *   - workers, the pin thread and the main thread share the host's cores by processor
  *     sharing: with r runnable and c cores each runs at min(1, c / r) -- oversubscription
  *     slows the loader and the loop's own dispatch alike.
- * Per-batch padded lengths come from lengths.c and per-batch CPU costs from a gamma
- * distribution around their mean, all from one gsl_rng per replica: same seed, same numbers.
+ * Per-batch padded lengths and token counts come from lengths.c (a batch drawn whole, not
+ * sample by sample, unless bucketed) and per-batch CPU costs from a gamma distribution around
+ * their mean, all from one gsl_rng per replica: same seed, same numbers.
  */
 #include "pipeline.h"
 
@@ -73,7 +74,10 @@ static void set_batch(const eci_pipe_in *in, gsl_rng *rng, batches *bt, long i, 
     bt->pin[i] = in->pin_s * padded / in->seq;
 }
 
-static void draw_batches(const eci_pipe_in *in, gsl_rng *rng, long n, int *scratch, batches *bt)
+/* The n batches of a run: t is the whole-batch table (lengths.h), NULL when lengths are
+ * bucketed or absent. */
+static void draw_batches(const eci_pipe_in *in, const eci_batch_lengths *t, gsl_rng *rng, long n, int *scratch,
+                         batches *bt)
 {
     int b = in->batch;
     const eci_lengths *l = in->lengths;
@@ -107,14 +111,9 @@ static void draw_batches(const eci_pipe_in *in, gsl_rng *rng, long n, int *scrat
             set_batch(in, rng, bt, i, in->seq, (double)b * in->seq);
             continue;
         }
-        int longest = 0;
-        double tokens = 0;
-        for (int s = 0; s < b; s++) {
-            int x = eci_lengths_draw(l, rng);
-            tokens += x;
-            if (x > longest)
-                longest = x;
-        }
+        int longest;
+        double tokens;
+        eci_lengths_batch_draw(t, rng, &longest, &tokens);
         set_batch(in, rng, bt, i, in->padding == EC_PAD_MAX_LENGTH ? in->seq : longest, tokens);
     }
 }
@@ -481,8 +480,14 @@ static int run_extended(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t str
     }
     if ((rc = interp_init(ctx, in, &s.fx)) != EC_OK)
         goto done;
+    const eci_batch_lengths *whole = NULL;
+    if (in->lengths != NULL && in->padding != EC_PAD_BUCKETED &&
+        (whole = eci_lengths_batch(ctx, in->lengths, in->batch)) == NULL) {
+        rc = EC_ENOMEM;
+        goto done;
+    }
     seed_rng(ctx, rng, stream_seed(in->seed, stream));
-    draw_batches(in, rng, n, scratch, &bt);
+    draw_batches(in, whole, rng, n, scratch, &bt);
     s.bt = &bt;
     for (int k = 0; k < s.nw; k++) {
         s.w[k].ready_at = in->persistent ? 0 : (k + 1) * in->worker_start_s;

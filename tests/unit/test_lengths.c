@@ -114,6 +114,91 @@ static void test_closed_form_vs_draws(void **state)
     }
 }
 
+/* The whole-batch table (lengths.h) against the laws of total expectation and variance, which
+ * it satisfies exactly since its conditional moments are exact (P(M = m) = F(m)^b - F(m-1)^b):
+ *   sum_m P(M = m) E[S | M = m]                                   = b E[X]
+ *   sum_m P(M = m) (Var[S | M = m] + E[S | M = m]^2) - (b E[X])^2 = b Var[X]
+ * The variance identity holds to EC_TOL_INTEGRAL: it subtracts two sums of ~(b E[X])^2. */
+static void test_batch_table_moments(void **state)
+{
+    ec_ctx *ctx = *state;
+    static const char *const specs[] = {"lognormal(60,0.7)", "normal(200,80)", "uniform(5,400)",
+                                        "lognormal(300,1.2)", "fixed(100)"};
+    static const int batches[] = {1, 2, 8, 32, 64};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        eci_lengths *l = parse_ok(ctx, specs[i], 512);
+        double ex2 = 0;
+        for (int k = 1; k <= l->cap; k++)
+            ex2 += (double)k * k * (l->cdf[k] - l->cdf[k - 1]);
+        double vx = ex2 - l->mean * l->mean;
+        for (size_t j = 0; j < sizeof batches / sizeof batches[0]; j++) {
+            int b = batches[j];
+            const eci_batch_lengths *t = eci_lengths_batch(ctx, l, b);
+            assert_non_null(t);
+            double e = 0, e2 = 0;
+            for (int m = 1; m <= l->cap; m++) {
+                double pm = pow(l->cdf[m], b) - pow(l->cdf[m - 1], b), mean, sd;
+                eci_lengths_batch_tokens(t, m, &mean, &sd);
+                e += pm * mean;
+                e2 += pm * (sd * sd + mean * mean);
+            }
+            assert_rel(e, b * l->mean, EC_TOL_CLOSED_FORM);
+            assert_true(fabs(e2 - e * e - b * vx) <= EC_TOL_INTEGRAL * e * e);
+        }
+        eci_lengths_free(ctx, l);
+    }
+}
+
+/* Whole-batch draws against b separate draws: the mean longest, the mean tokens and their
+ * standard deviation over 20,000 batches (each estimate's Monte-Carlo error below 1%, so
+ * 2 x EC_TOL_SIMULATION), every draw within [m + (b-1) min_len, b m]. */
+static void test_batch_draws_vs_samples(void **state)
+{
+    ec_ctx *ctx = *state;
+    static const char *const specs[] = {"lognormal(60,0.7)", "uniform(5,400)", "lognormal(300,1.2)"};
+    static const int batches[] = {1, 8, 32};
+    const long n = 20000;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        eci_lengths *l = parse_ok(ctx, specs[i], 512);
+        for (size_t j = 0; j < sizeof batches / sizeof batches[0]; j++) {
+            int b = batches[j];
+            const eci_batch_lengths *t = eci_lengths_batch(ctx, l, b);
+            assert_non_null(t);
+            double whole[3] = {0, 0, 0}, apart[3] = {0, 0, 0};
+            gsl_rng_set(rng, 777);
+            for (long k = 0; k < n; k++) {
+                int m;
+                double s;
+                eci_lengths_batch_draw(t, rng, &m, &s);
+                assert_true(m >= 1 && m <= l->cap);
+                assert_true(s >= m + (double)(b - 1) * l->min_len && s <= (double)b * m);
+                whole[0] += m;
+                whole[1] += s;
+                whole[2] += s * s;
+                int mx = 0;
+                double sum = 0;
+                for (int r = 0; r < b; r++) {
+                    int x = eci_lengths_draw(l, rng);
+                    sum += x;
+                    mx = x > mx ? x : mx;
+                }
+                apart[0] += mx;
+                apart[1] += sum;
+                apart[2] += sum * sum;
+            }
+            assert_rel(whole[0] / n, apart[0] / n, 2 * EC_TOL_SIMULATION);
+            assert_rel(whole[1] / n, apart[1] / n, 2 * EC_TOL_SIMULATION);
+            double sd_whole = sqrt(whole[2] / n - pow(whole[1] / n, 2));
+            double sd_apart = sqrt(apart[2] / n - pow(apart[1] / n, 2));
+            if (b > 1 || sd_apart > 0)
+                assert_rel(sd_whole, sd_apart, 4 * EC_TOL_SIMULATION);
+        }
+        eci_lengths_free(ctx, l);
+    }
+    gsl_rng_free(rng);
+}
+
 /* lognormal(median, sigma): half the mass below the median (to the rounding of whole tokens). */
 static void test_lognormal_median(void **state)
 {
@@ -240,7 +325,7 @@ static void test_bad_corpus(void **state)
 static void test_oom(void **state)
 {
     (void)state;
-    for (long k = 1; k < 8; k++) {
+    for (long k = 1; k < 12; k++) {
         ec_test_failalloc fa;
         ec_test_failalloc_init(&fa, 0, 0);
         ec_ctx *ctx;
@@ -248,9 +333,12 @@ static void test_oom(void **state)
         fa.fail_at = fa.count + k;
         eci_lengths *l = NULL;
         int rc = eci_lengths_parse(ctx, "lognormal(60,0.7)", 512, &l);
-        if (rc == EC_OK)
+        if (rc == EC_OK) {
+            /* and in the whole-batch table: NULL with EC_ENOMEM's message, or a table */
+            if (eci_lengths_batch(ctx, l, 16) == NULL)
+                assert_contains(ec_ctx_errmsg(ctx), "sampling table of a batch");
             eci_lengths_free(ctx, l);
-        else
+        } else
             assert_int_equal(rc, EC_ENOMEM);
         ec_ctx_free(ctx);
         assert_int_equal(fa.live_blocks, 0);
@@ -275,6 +363,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_cases),
         cmocka_unit_test(test_closed_form_vs_draws),
+        cmocka_unit_test(test_batch_table_moments),
+        cmocka_unit_test(test_batch_draws_vs_samples),
         cmocka_unit_test(test_lognormal_median),
         cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_shipped_histogram),
