@@ -135,7 +135,7 @@ static int write_csv(ec_ctx *ctx, const ec_optimize *opt, const char *path)
             snprintf(cells[k++], 192, "%d", l.fits);
             snprintf(cells[k++], 192, "%s", c->gpu);
             snprintf(cells[k++], 192, "%d", c->num_gpus);
-            ecL_format_number(l.global_batch, cells[k++], 192);
+            ec_format_number(l.global_batch, cells[k++], 192);
             snprintf(cells[k++], 192, "%d", l.dp);
             snprintf(cells[k++], 192, "%d", c->tp);
             snprintf(cells[k++], 192, "%d", c->pp);
@@ -156,7 +156,7 @@ static int write_csv(ec_ctx *ctx, const ec_optimize *opt, const char *path)
                                    l.train_s, l.cost, l.exposed_comm_s, l.comm.pp_bubble_s, l.recompute_s,
                                    l.price_per_hour, l.behind_frac};
             for (size_t j = 0; j < sizeof nums / sizeof nums[0]; j++)
-                ecL_format_number(nums[j], cells[k++], 192);
+                ec_format_number(nums[j], cells[k++], 192);
             snprintf(cells[k++], 192, "%s", ec_optimize_loss_name(l.lost));
             snprintf(cells[k++], 192, "%s", l.reason);
             for (int j = 0; j < N_CSV; j++)

@@ -3,6 +3,8 @@
  * the CLI's conventions (epochcast.c), splitting a key's comma-separated values, CSV lines on
  * stdout through libcsv's quoting, and key=value words into a config.
  */
+#define _POSIX_C_SOURCE 200809L /* flockfile, putc_unlocked */
+
 #include "cli.h"
 
 #include <csv.h>
@@ -59,16 +61,21 @@ size_t ecC_split(char *value, const char **parts, size_t max)
 
 void ecC_print_csv(const char *const *fields, size_t n)
 {
+    flockfile(stdout); /* once per row, not once per character */
     for (size_t i = 0; i < n; i++) {
         if (i > 0)
-            fputc(',', stdout);
-        size_t len = strlen(fields[i]);
-        if (strcspn(fields[i], ",\"\r\n") < len)
-            csv_fwrite(stdout, fields[i], len);
-        else
-            fputs(fields[i], stdout);
+            putc_unlocked(',', stdout);
+        const char *s = fields[i];
+        size_t len = strlen(s);
+        if (strcspn(s, ",\"\r\n") < len) {
+            csv_fwrite(stdout, s, len);
+        } else {
+            for (size_t k = 0; k < len; k++)
+                putc_unlocked(s[k], stdout);
+        }
     }
-    fputc('\n', stdout);
+    putc_unlocked('\n', stdout);
+    funlockfile(stdout);
 }
 
 int ecC_config_words(lua_State *L, ec_ctx *ctx, const char *cmd, int argc, char **argv, ec_config *cfg)

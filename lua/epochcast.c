@@ -786,17 +786,20 @@ static void sweep_csv_fields(cli_sweep *sw, const ec_sweep_point *pt)
     size_t nk = ec_config_key_count(), nr = ecL_result_column_count();
     /* a predicted point: the values it derived (strategy, task, ...) */
     const ec_config *cfg = pt->status == EC_OK ? pt->resolved : pt->config;
+    if (pt->status == EC_OK)
+        ecL_result_row_text(pt->result, sw->cells + nk * CELL_MAX, CELL_MAX);
     for (size_t i = 0; i < sw->n_cols; i++) {
         char *cell = sw->cells + i * CELL_MAX;
-        cell[0] = '\0';
         if (i < nk) {
-            if (ec_config_get(cfg, ec_config_key_name(i), cell, CELL_MAX) != EC_OK)
+            if (ec_config_get_at(cfg, i, cell, CELL_MAX) != EC_OK)
                 cell[0] = '\0';
         } else if (i < nk + nr) {
-            if (pt->status == EC_OK)
-                ecL_result_column_text(pt->result, i - nk, cell, CELL_MAX);
+            if (pt->status != EC_OK)
+                cell[0] = '\0';
         } else if (pt->status != EC_OK) {
             snprintf(cell, CELL_MAX, "%s: %s", ecL_status_name(pt->status), pt->message);
+        } else {
+            cell[0] = '\0';
         }
         sw->fields[i] = cell;
     }
@@ -1285,12 +1288,12 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
         }
         if (w != NULL) {
             char p[NUM_MAX], mv[NUM_MAX], e[NUM_MAX], p10[NUM_MAX] = "", p90[NUM_MAX] = "", in[4] = "";
-            ecL_format_number(pred, p, sizeof p);
-            ecL_format_number(meas, mv, sizeof mv);
-            ecL_format_number((pred - meas) / meas * 100, e, sizeof e);
+            ec_format_number(pred, p, sizeof p);
+            ec_format_number(meas, mv, sizeof mv);
+            ec_format_number((pred - meas) / meas * 100, e, sizeof e);
             if (covered >= 0) {
-                ecL_format_number(lo, p10, sizeof p10);
-                ecL_format_number(hi, p90, sizeof p90);
+                ec_format_number(lo, p10, sizeof p10);
+                ec_format_number(hi, p90, sizeof p90);
                 snprintf(in, sizeof in, "%d", covered);
             }
             const char *fields[NCOL] = {r->id, gpu, model, ecL_metric_name(r->metric), p, p10, p90, mv, e, in};

@@ -25,7 +25,7 @@ static void push_cell(lua_State *L, int idx, lua_Integer row, const char *field)
         if (lua_isinteger(L, idx))
             lua_pushfstring(L, "%I", (LUAI_UACINT)lua_tointeger(L, idx));
         else {
-            ecL_format_number((double)lua_tonumber(L, idx), buf, sizeof buf);
+            ec_format_number((double)lua_tonumber(L, idx), buf, sizeof buf);
             lua_pushstring(L, buf);
         }
         break;

@@ -283,14 +283,14 @@ void ecL_pushresult_keys(lua_State *L, const ec_result *res, const int *keys, si
 
 /* ---- CSV columns -------------------------------------------------------------------- */
 
-void ecL_format_number(double x, char *buf, size_t n)
+/* text at buf, truncated to n - 1 bytes (n > 0), as snprintf "%s" without its cost */
+static void copy_text(const char *text, char *buf, size_t n)
 {
-    if (x == 0)
-        snprintf(buf, n, "0"); /* also -0 */
-    else if (isfinite(x) && x == floor(x) && fabs(x) < 1e15)
-        snprintf(buf, n, "%.0f", x);
-    else
-        snprintf(buf, n, "%.6g", x);
+    size_t len = strlen(text);
+    if (len >= n)
+        len = n - 1;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
 }
 
 /* The i-th field that is a CSV column of its own. */
@@ -319,22 +319,36 @@ const char *ecL_result_column_name(size_t i)
     return f != NULL ? f->column : NULL;
 }
 
+static void field_text(const ec_result *res, const result_field *f, char *buf, size_t n)
+{
+    switch (f->kind) {
+    case F_NUM: ec_format_number(field_num(res, f), buf, n); break;
+    case F_BOOL: copy_text(field_int(res, f) != 0 ? "1" : "0", buf, n); break;
+    case F_INT: ec_format_number(field_int(res, f), buf, n); break; /* whole: as "%d" */
+    case F_BOTTLENECK: copy_text(ec_bottleneck_name(field_bottleneck(res, f)), buf, n); break;
+    case F_WARNINGS:
+    case F_TEXT: copy_text((const char *)res + f->offset, buf, n); break;
+    }
+}
+
 void ecL_result_column_text(const ec_result *res, size_t i, char *buf, size_t n)
 {
     const result_field *f = column(i);
     if (n == 0)
         return;
     buf[0] = '\0';
-    if (f == NULL)
+    if (f != NULL)
+        field_text(res, f, buf, n);
+}
+
+void ecL_result_row_text(const ec_result *res, char *cells, size_t cell_max)
+{
+    if (cell_max == 0)
         return;
-    switch (f->kind) {
-    case F_NUM: ecL_format_number(field_num(res, f), buf, n); break;
-    case F_BOOL: snprintf(buf, n, "%d", field_int(res, f) != 0); break;
-    case F_INT: snprintf(buf, n, "%d", field_int(res, f)); break;
-    case F_BOTTLENECK: snprintf(buf, n, "%s", ec_bottleneck_name(field_bottleneck(res, f))); break;
-    case F_WARNINGS:
-    case F_TEXT: snprintf(buf, n, "%s", (const char *)res + f->offset); break;
-    }
+    size_t c = 0;
+    for (size_t k = 0; k < N_FIELDS; k++)
+        if (!fields[k].alias)
+            field_text(res, &fields[k], cells + c++ * cell_max, cell_max);
 }
 
 const char *ecL_result_nested_column(const char *group, const char *key)

@@ -120,12 +120,13 @@ void ecL_pushresult_keys(lua_State *L, const ec_result *res, const int *keys, si
 size_t ecL_result_column_count(void);
 const char *ecL_result_column_name(size_t i);
 void ecL_result_column_text(const ec_result *res, size_t i, char *buf, size_t n);
+/* Every result column's text at once (a row of a long CSV: no search per column): column i
+ * at cells + i x cell_max, each cut to cell_max - 1 bytes. */
+void ecL_result_row_text(const ec_result *res, char *cells, size_t cell_max);
 /* The CSV column a nested result field goes to ("memory", "weights_bytes" ->
  * "memory_weights_bytes"; "interval", "p10" -> "epoch_p10_s"), or NULL when the pair is
  * not a result field. */
 const char *ecL_result_nested_column(const char *group, const char *key);
-/* A number in CSV text: integral values without a decimal point, others with %.6g. */
-void ecL_format_number(double x, char *buf, size_t n);
 int ecL_open_result(lua_State *L);
 
 /* ---- l_runs.c ---------------------------------------------------------------------- */

@@ -338,6 +338,9 @@ EC_API int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word);
 /* The text form of a key's value ("" when it is a default empty string).
  * Returns EC_ENOTFOUND for an unknown key. */
 EC_API int ec_config_get(const ec_config *cfg, const char *key, char *buf, size_t n);
+/* The same for key i (ec_config_key_name(i)): a writer of many rows skips the name lookup.
+ * Returns EC_ENOTFOUND for i >= ec_config_key_count(). */
+EC_API int ec_config_get_at(const ec_config *cfg, size_t i, char *buf, size_t n);
 
 /* 1 when key i (ec_config_key_name(i)) was given explicitly, 0 when it holds its default. */
 EC_API int ec_config_is_set(const ec_config *cfg, size_t i);
@@ -1327,6 +1330,11 @@ EC_API int ec_csv_row(ec_csv_writer *w, const char *const *fields, size_t n);
 EC_API int ec_csv_close(ec_csv_writer *w);
 /* Abandon: close and remove the temporary file.  NULL is a no-op. */
 EC_API void ec_csv_abort(ec_csv_writer *w);
+
+/* The text epochcast writes for a number in its CSVs: whole numbers below 1e15 in full
+ * ("87599"), others as C's "%.6g" ("0.0123457", "1.5e+07"), "0" for -0; the same bytes
+ * snprintf would give, faster.  Truncated to n - 1 bytes like snprintf; 32 bytes always suffice. */
+EC_API void ec_format_number(double x, char *buf, size_t n);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@
 #include "workload.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,7 +291,15 @@ static void format_double(double v, double scale, char *buf, size_t n)
 {
     double text = v / scale;
 
-    if (fabs(text) < 1e16 && text == floor(text)) {
+    if (fabs(text) < 9007199254740992.0 && text == floor(text) && !(text == 0 && signbit(text))) {
+        /* below 2^53 the integer's digits read back as exactly (double)text ("-0": below) */
+        char digits[24];
+        if (text * scale == v) {
+            eci_format_int((long long)text, digits);
+            eci_strlcpy(buf, digits, n);
+            return;
+        }
+    } else if (fabs(text) < 1e16 && text == floor(text)) {
         char tmp[32];
         snprintf(tmp, sizeof tmp, "%.0f", text);
         if (strtod(tmp, NULL) * scale == v) {
@@ -552,24 +561,39 @@ static int unsettable_default(const key_def *k)
 
 int ec_config_get(const ec_config *cfg, const char *key, char *buf, size_t n)
 {
-    const key_def *k;
-    const char *field;
-    char tmp[EC_PATH_MAX + 8];
-    int i;
-
     if (cfg == NULL || key == NULL || buf == NULL || n == 0)
         return EC_EMISUSE;
     buf[0] = '\0';
-    i = find_key(key, strlen(key));
+    int i = find_key(key, strlen(key));
     if (i < 0)
+        return EC_ENOTFOUND;
+    return ec_config_get_at(cfg, (size_t)i, buf, n);
+}
+
+int ec_config_get_at(const ec_config *cfg, size_t i, char *buf, size_t n)
+{
+    const key_def *k;
+    const char *field;
+    char tmp[EC_PATH_MAX + 8];
+
+    if (cfg == NULL || buf == NULL || n == 0)
+        return EC_EMISUSE;
+    buf[0] = '\0';
+    if (i >= N_KEYS)
         return EC_ENOTFOUND;
     k = &KEYS[i];
     field = (const char *)cfg + k->off;
     switch (k->kind) {
-    case KIND_STR:
+    case KIND_STR: {
         /* A field filled directly may lack its NUL; never read past it. */
-        snprintf(tmp, sizeof tmp, "%.*s", (int)k->size, field);
+        const char *end = memchr(field, '\0', k->size);
+        size_t len = end != NULL ? (size_t)(end - field) : k->size;
+        if (len >= sizeof tmp)
+            len = sizeof tmp - 1;
+        memcpy(tmp, field, len);
+        tmp[len] = '\0';
         break;
+    }
     case KIND_INT:
     case KIND_BOOL: {
         int v;
@@ -577,7 +601,7 @@ int ec_config_get(const ec_config *cfg, const char *key, char *buf, size_t n)
         if (k->kind == KIND_INT && v == (int)k->def && unsettable_default(k))
             tmp[0] = '\0';
         else
-            snprintf(tmp, sizeof tmp, "%d", v);
+            eci_format_int(v, tmp);
         break;
     }
     case KIND_DBL: {
@@ -599,7 +623,10 @@ int ec_config_get(const ec_config *cfg, const char *key, char *buf, size_t n)
     case KIND_U64: {
         uint64_t v;
         memcpy(&v, field, sizeof v);
-        snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+        if (v <= (uint64_t)LLONG_MAX)
+            eci_format_int((long long)v, tmp);
+        else
+            snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
         break;
     }
     }

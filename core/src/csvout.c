@@ -4,6 +4,8 @@
  * that ec_csv_close renames over it, so a reader never sees half a file, a failure leaves the
  * old PATH untouched, and links, devices and the run's own inputs are never replaced.
  */
+#define _POSIX_C_SOURCE 200809L /* flockfile, putc_unlocked */
+
 #include "internal.h"
 
 #include <csv.h>
@@ -55,6 +57,18 @@ static int needs_quotes(const char *s, size_t n)
     return strpbrk(s, ",\"\r\n") != NULL;
 }
 
+/* One field of a row, quoted by libcsv or as it is, into fp locked by the caller: a row takes
+ * the stream's lock once, not once per character (most of a long sweep's writing time). */
+static int put_field(FILE *fp, const char *s, size_t len, int quote)
+{
+    if (quote)
+        return csv_fwrite(fp, s, len) != 0 ? EOF : 0;
+    for (size_t i = 0; i < len; i++)
+        if (putc_unlocked(s[i], fp) == EOF)
+            return EOF;
+    return 0;
+}
+
 int ec_csv_row(ec_csv_writer *w, const char *const *fields, size_t n)
 {
     if (w == NULL)
@@ -71,22 +85,18 @@ int ec_csv_row(ec_csv_writer *w, const char *const *fields, size_t n)
     if (rc != EC_OK)
         return rc;
     errno = 0;
-    for (size_t i = 0; i < n; i++) {
+    int bad = 0;
+    flockfile(w->fp);
+    for (size_t i = 0; i < n && !bad; i++) {
         const char *s = fields[i];
         size_t len = strlen(s);
-        if (i > 0 && fputc(',', w->fp) == EOF)
-            return write_failed(w);
         /* A row of one empty field would be a blank line, which readers skip: quote it. */
-        if (needs_quotes(s, len) || (n == 1 && len == 0)) {
-            if (csv_fwrite(w->fp, s, len) != 0)
-                return write_failed(w);
-        } else if (len > 0 && fwrite(s, 1, len, w->fp) != len) {
-            return write_failed(w);
-        }
+        bad = (i > 0 && putc_unlocked(',', w->fp) == EOF) ||
+              put_field(w->fp, s, len, needs_quotes(s, len) || (n == 1 && len == 0)) == EOF;
     }
-    if (fputc('\n', w->fp) == EOF)
-        return write_failed(w);
-    return EC_OK;
+    bad = bad || putc_unlocked('\n', w->fp) == EOF;
+    funlockfile(w->fp);
+    return bad ? write_failed(w) : EC_OK;
 }
 
 int ec_csv_close(ec_csv_writer *w)

@@ -346,6 +346,8 @@ EC_INTERNAL void eci_calib_release(ec_ctx *ctx);
 /* ---- text helpers (text.c) ------------------------------------------------------ */
 /* Copy with truncation, always NUL-terminated; returns strlen(src). */
 EC_INTERNAL size_t eci_strlcpy(char *dst, const char *src, size_t n);
+/* The decimal text of v at buf (22 bytes suffice), NUL-terminated; returns its length (numfmt.c). */
+EC_INTERNAL size_t eci_format_int(long long v, char *buf);
 /* The folder of path into dir: "." for a bare name, "/" for one in the root; -1 when it does
  * not fit in n bytes. */
 EC_INTERNAL int eci_dirname(const char *path, char *dir, size_t n);

@@ -326,6 +326,12 @@ static void test_every_key_round_trip(void **state)
     }
     /* one bit per key, nothing else */
     assert_int_equal(given_count(&cfg), (int)n);
+    /* by index, the same text as by name */
+    for (size_t i = 0; i < n; i++) {
+        char buf[EC_PATH_MAX];
+        assert_int_equal(ec_config_get_at(&cfg, i, buf, sizeof buf), EC_OK);
+        assert_string_equal(buf, EVERY_KEY[i].canonical);
+    }
 
     /* the fields themselves */
     assert_string_equal(cfg.model, "bert-base");
@@ -699,6 +705,17 @@ static void test_get_errors(void **state)
     ec_config_init(&cfg);
     assert_int_equal(ec_config_get(&cfg, "bach_per_gpu", buf, sizeof buf), EC_ENOTFOUND);
     assert_string_equal(buf, "");
+    assert_int_equal(ec_config_get_at(&cfg, ec_config_key_count(), buf, sizeof buf), EC_ENOTFOUND);
+    assert_string_equal(buf, "");
+    assert_int_equal(ec_config_get_at(NULL, 0, buf, sizeof buf), EC_EMISUSE);
+    /* whole doubles print as integers, "-0" as "%.0f" prints it */
+    cfg.dataset_samples = -0.0;
+    assert_int_equal(ec_config_get(&cfg, "dataset_samples", buf, sizeof buf), EC_OK);
+    assert_string_equal(buf, "-0");
+    cfg.dataset_samples = 87599;
+    assert_int_equal(ec_config_get(&cfg, "dataset_samples", buf, sizeof buf), EC_OK);
+    assert_string_equal(buf, "87599");
+    ec_config_init(&cfg);
     /* truncated output is an error, the buffer still NUL-terminated */
     assert_int_equal(ec_config_get(&cfg, "optimizer", small, sizeof small), EC_EINVAL);
     assert_string_equal(small, "ada");
