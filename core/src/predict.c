@@ -256,22 +256,33 @@ static void forward_ops(timeline *t, plan *p, size_t from, size_t to)
     walk_end(t, &w, &p->fwd_s);
 }
 
-/* backward_ops under DDP, op i (just issued by gpu_op) down to from: the hook after each op's
- * kernels, and the least slack of the host (ddp_steady_reps) before each kernel. */
-static void backward_ops_ddp(timeline *t, plan *p, size_t i, size_t from)
+/* backward_ops under DDP: the hook after each op's kernels, and the least slack of the host
+ * before each kernel (ddp_steady_units).  Apart from backward_ops' plain walk, which the
+ * single-GPU predictions run. */
+static void backward_ops_ddp(timeline *t, plan *p, size_t from, size_t to)
 {
     const eci_op_cost_t *cost = p->cost;
+    size_t i = to;
+    while (i > from && cost[i - 1].bwd_kernels == 0)
+        i--;
+    if (i == from)
+        return;
+    i--; /* the first op that launches: through gpu_op, as in forward_ops */
+    double host_s = p->dispatch_bwd_s * cost[i].bwd_kernels;
+    double slack_host_s = t->gpu - (t->cpu + host_s) < p->slack_host_s ? t->gpu - (t->cpu + host_s) : p->slack_host_s;
+    gpu_op(t, host_s, cost[i].bwd_s, cost[i].bwd_kernels, 1);
+    p->bwd_s += cost[i].bwd_s;
     ddp_walk dw = ddp_walk_begin(p);
     double slow = ddp_grads_ready(&dw, &cost[i], t->gpu);
     t->gpu += slow;
     t->busy += slow;
     walk w = walk_begin(t, p->bwd_s);
-    double slack_host_s = p->slack_host_s, dispatch_s = p->dispatch_bwd_s;
+    double dispatch_s = p->dispatch_bwd_s;
     while (i-- > from) {
         const eci_op_cost_t *c = &cost[i];
         if (c->bwd_kernels == 0)
             continue;
-        double host_s = dispatch_s * c->bwd_kernels;
+        host_s = dispatch_s * c->bwd_kernels;
         if (w.gpu - (w.cpu + host_s) < slack_host_s)
             slack_host_s = w.gpu - (w.cpu + host_s);
         walk_kernel(&w, host_s, c->bwd_s, c->bwd_kernels);
@@ -289,6 +300,10 @@ static void backward_ops_ddp(timeline *t, plan *p, size_t i, size_t from)
  * sees each op's gradients ready when its kernels are issued. */
 static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
 {
+    if (p->ddp != NULL) {
+        backward_ops_ddp(t, p, from, to);
+        return;
+    }
     const eci_op_cost_t *cost = p->cost;
     size_t i = to;
     while (i > from && cost[i - 1].bwd_kernels == 0)
@@ -296,15 +311,8 @@ static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
     if (i == from)
         return;
     i--; /* the first op that launches: through gpu_op, as in forward_ops */
-    double host_s = p->dispatch_bwd_s * cost[i].bwd_kernels;
-    if (p->ddp != NULL && t->gpu - (t->cpu + host_s) < p->slack_host_s)
-        p->slack_host_s = t->gpu - (t->cpu + host_s);
-    gpu_op(t, host_s, cost[i].bwd_s, cost[i].bwd_kernels, 1);
+    gpu_op(t, p->dispatch_bwd_s * cost[i].bwd_kernels, cost[i].bwd_s, cost[i].bwd_kernels, 1);
     p->bwd_s += cost[i].bwd_s;
-    if (p->ddp != NULL) {
-        backward_ops_ddp(t, p, i, from);
-        return;
-    }
     walk w = walk_begin(t, p->bwd_s);
     while (i-- > from) {
         const eci_op_cost_t *c = &cost[i];
@@ -566,19 +574,18 @@ static void ddp_advance(timeline *t, plan *p, const double *d, double times)
     p->overlap_s += times * d[10];
 }
 
-/* How many more repetitions move exactly as the one just walked (m0 -> m1), from the slacks
- * it left in p.  A repetition depends on its start only through the host's lead h = cpu - gpu
- * and the stream's c = comm_free - gpu (the bucket being equal).  Where the host never held
- * the GPU up (least slack S_h >= 0) its lead does not matter, and the j-th repetition after
- * this one starts at h + j dh, its slack S_h - j dh: still >= 0 for j <= S_h / dh (all j when
- * dh <= 0).  Where the stream stayed busy past every kernel and bucket (S_c >= 0), its lead
- * does not matter either, and the slack is S_c + j dc: >= 0 for j <= S_c / -dc (all j when
- * dc >= 0: a backlog that grows or stays).  A lead the repetition left as it found it repeats
- * as well, and so does an idle stream at both ends: from any idle start the repetition leaves
- * the stream c1 behind, so the later ones move the stream's clock as far as the GPU's (d[6]
- * is set so).  A draining backlog is thus jumped in one step to the repetition where the
- * stream first idles, which is then walked. */
-static double ddp_steady_reps(const ddp_mark *m0, const ddp_mark *m1, const plan *p, double *d)
+/* How many more units (runs of repetitions, walked from m0 to m1, whose least slacks were
+ * slack_host_s and slack_comm_s) move exactly as this one did.  A unit depends on its start
+ * only through the host's lead h = cpu - gpu and the stream's c = comm_free - gpu (the bucket
+ * being equal).  Where the host never held the GPU up (least slack S_h >= 0) its lead does
+ * not matter, and the j-th unit after this one starts at h + j dh, its slack S_h - j dh: still
+ * >= 0 for j <= S_h / dh (all j when dh <= 0).  Where the stream stayed busy past every kernel
+ * and bucket (S_c >= 0), its lead does not matter either, and the slack is S_c + j dc: >= 0
+ * for j <= S_c / -dc (all j when dc >= 0: a backlog that grows or stays).  A lead the unit left
+ * as it found it repeats as well, and so does an idle stream at both ends (ddp_idle_ends).  A
+ * draining backlog is thus jumped in one step to the unit where the stream first idles. */
+static double ddp_steady_units(const ddp_mark *m0, const ddp_mark *m1, double slack_host_s, double slack_comm_s,
+                               int recompute)
 {
     if (m0->open != m1->open || (m0->launched == 0 && m1->launched > 0) || /* the first bucket's cap */
         memcmp(m0->t.pending, m1->t.pending, sizeof m0->t.pending) != 0)
@@ -586,44 +593,91 @@ static double ddp_steady_reps(const ddp_mark *m0, const ddp_mark *m1, const plan
     double h0 = m0->t.cpu - m0->t.gpu, h1 = m1->t.cpu - m1->t.gpu, dh = h1 - h0;
     double c0 = m0->comm_free - m0->t.gpu, c1 = m1->comm_free - m1->t.gpu, dc = c1 - c0;
     /* a recompute's forward kernels are not in the host's slack */
-    int host_slack = !(p->checkpointing && p->blk->checkpoint) && p->slack_host_s >= 0;
-    double host = near(h0, h1) ? INFINITY : !host_slack ? 0 : dh > 0 ? floor(p->slack_host_s / dh) : INFINITY;
-    double comm = near(c0, c1) ? INFINITY
-                  : c0 <= 0 && c1 <= 0   ? INFINITY
-                  : p->slack_comm_s < 0  ? 0
-                  : dc < 0               ? floor(p->slack_comm_s / -dc)
-                                         : INFINITY;
-    double reps = host < comm ? host : comm;
-    if (reps >= 1 && !near(c0, c1) && c0 <= 0 && c1 <= 0)
-        d[6] = d[1];
-    return reps;
+    double host = near(h0, h1)                    ? INFINITY
+                  : recompute || slack_host_s < 0 ? 0
+                  : dh > 0                        ? floor(slack_host_s / dh)
+                                                  : INFINITY;
+    double comm = near(c0, c1) || (c0 <= 0 && c1 <= 0) ? INFINITY
+                  : slack_comm_s < 0                    ? 0
+                  : dc < 0                              ? floor(slack_comm_s / -dc)
+                                                        : INFINITY;
+    return host < comm ? host : comm;
+}
+
+/* An idle stream at both ends of a unit that repeats: from any idle start the unit leaves the
+ * stream c1 behind the GPU, so the later ones move the stream's clock as far as the GPU's. */
+static int ddp_idle_ends(const ddp_mark *m0, const ddp_mark *m1)
+{
+    double c0 = m0->comm_free - m0->t.gpu, c1 = m1->comm_free - m1->t.gpu;
+    return !near(c0, c1) && c0 <= 0 && c1 <= 0;
+}
+
+/* Units of up to this many repetitions are tried: gradient buckets that span several layers
+ * (BERT-large's 25 MiB buckets hold a layer and a half) repeat every few layers, not every one. */
+#define DDP_UNIT_MAX 4
+
+/* The repetitions walked last (ddp_layers): the state at the last boundaries and each layer's
+ * least slacks, indexed by repetition modulo the ring's size. */
+typedef struct ddp_ring {
+    ddp_mark at[DDP_UNIT_MAX + 1];     /* at[b % (DDP_UNIT_MAX + 1)]: before repetition b */
+    double slack_host_s[DDP_UNIT_MAX], slack_comm_s[DDP_UNIT_MAX]; /* [l % DDP_UNIT_MAX]: of repetition l */
+} ddp_ring;
+
+/* The unit of the last k repetitions (l-k+1..l, all walked): how many more such units repeat it
+ * (0: none), its moves in d.  k = 1 also takes the older test: two repetitions in a row that
+ * moved everything alike, from states that keep repeating. */
+static double ddp_unit_repeats(const ddp_ring *r, const plan *p, int l, int k, int walked, double *d)
+{
+    const ddp_mark *m0 = &r->at[(l + 1 - k) % (DDP_UNIT_MAX + 1)], *m1 = &r->at[(l + 1) % (DDP_UNIT_MAX + 1)];
+    double sh = INFINITY, sc = INFINITY;
+    for (int j = l + 1 - k; j <= l; j++) {
+        sh = r->slack_host_s[j % DDP_UNIT_MAX] < sh ? r->slack_host_s[j % DDP_UNIT_MAX] : sh;
+        sc = r->slack_comm_s[j % DDP_UNIT_MAX] < sc ? r->slack_comm_s[j % DDP_UNIT_MAX] : sc;
+    }
+    double units = ddp_steady_units(m0, m1, sh, sc, p->checkpointing && p->blk->checkpoint);
+    if (units < 1 && k > 1)
+        return 0;
+    ddp_delta(m0, m1, d);
+    if (units >= 1) {
+        if (ddp_idle_ends(m0, m1))
+            d[6] = d[1];
+        return units;
+    }
+    if (walked < 2 || !keeps_repeating(m0, m1)) /* drifting the same way each time? */
+        return 0;
+    double prev[N_DDP_DELTA];
+    ddp_delta(&r->at[(l + DDP_UNIT_MAX) % (DDP_UNIT_MAX + 1)], m0, prev);
+    for (int i = 0; i < N_DDP_DELTA; i++)
+        if (!near(d[i], prev[i]))
+            return 0;
+    return INFINITY;
 }
 
 static void ddp_layers(timeline *t, plan *p, int reps)
 {
-    ddp_mark m0 = ddp_mark_now(t, p);
-    double prev[N_DDP_DELTA], d[N_DDP_DELTA];
+    ddp_ring r;
+    r.at[0] = ddp_mark_now(t, p);
+    int walked = 0; /* repetitions walked since the start or the last jump */
     for (int l = 0; l < reps; l++) {
         p->slack_host_s = INFINITY;
         p->slack_comm_s = INFINITY;
         backward_layer(t, p);
-        ddp_mark m1 = ddp_mark_now(t, p);
-        ddp_delta(&m0, &m1, d);
-        double steady = p->every_layer ? 0 : ddp_steady_reps(&m0, &m1, p, d);
-        if (steady < 1 && !p->every_layer && l >= 1 && keeps_repeating(&m0, &m1)) { /* drifting the same way each time */
-            int same = 1;
-            for (int i = 0; same && i < N_DDP_DELTA; i++)
-                same = near(d[i], prev[i]);
-            steady = same ? INFINITY : 0;
+        walked++;
+        r.slack_host_s[l % DDP_UNIT_MAX] = p->slack_host_s;
+        r.slack_comm_s[l % DDP_UNIT_MAX] = p->slack_comm_s;
+        r.at[(l + 1) % (DDP_UNIT_MAX + 1)] = ddp_mark_now(t, p);
+        double rest = reps - l - 1, d[N_DDP_DELTA];
+        for (int k = 1; k <= DDP_UNIT_MAX && k <= walked && k <= rest && !p->every_layer; k++) {
+            double units = ddp_unit_repeats(&r, p, l, k, walked, d), fit = floor(rest / k);
+            double times = units < fit ? units : fit;
+            if (times >= 1) {
+                ddp_advance(t, p, d, times);
+                l += (int)times * k;
+                r.at[(l + 1) % (DDP_UNIT_MAX + 1)] = ddp_mark_now(t, p);
+                walked = 0;
+                break;
+            }
         }
-        double rest = reps - l - 1, times = steady < rest ? steady : rest;
-        if (times >= 1) {
-            ddp_advance(t, p, d, times);
-            l += (int)times;
-            m1 = ddp_mark_now(t, p);
-        }
-        memcpy(prev, d, sizeof d);
-        m0 = m1;
     }
 }
 
