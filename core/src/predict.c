@@ -512,6 +512,52 @@ static void forward_pass(timeline *t, plan *p)
     forward_ops(t, p, at, wl->n_ops);
 }
 
+/* The forward pass moves the timeline by amounts that depend only on the state it starts
+ * from relative to the GPU (the host's lead, its pending work): a micro-step whose forward
+ * starts as the previous one's did (each after a sync; the leads equal but for rounding) adds
+ * what that one added instead of walking it again.  Not with sharded units, whose gathers run on absolute clocks.  m: NULL
+ * when no later micro-step will repeat it. */
+typedef struct fwd_memo {
+    int valid;
+    double lead_s;                     /* cpu - gpu at the start */
+    double pending[N_CAUSES];          /* ...and the host work pending then */
+    timeline moved;                    /* what the pass added (pending: what it left pending) */
+    double fwd_s;                      /* ...and the kernel time */
+} fwd_memo;
+
+static void forward_pass_memo(timeline *t, plan *p, fwd_memo *m)
+{
+    if (m == NULL) { /* no later micro-step to repeat it */
+        forward_pass(t, p);
+        return;
+    }
+    double lead_s = t->cpu - t->gpu;
+    if (m->valid && near(lead_s, m->lead_s) && memcmp(t->pending, m->pending, sizeof m->pending) == 0) {
+        t->cpu += m->moved.cpu;
+        t->gpu += m->moved.gpu;
+        t->busy += m->moved.busy;
+        t->copy += m->moved.copy;
+        t->kernels += m->moved.kernels;
+        t->host_busy += m->moved.host_busy;
+        for (int c = 0; c < N_CAUSES; c++)
+            t->gap[c] += m->moved.gap[c];
+        memcpy(t->pending, m->moved.pending, sizeof t->pending);
+        p->fwd_s += m->fwd_s;
+        return;
+    }
+    timeline before = *t;
+    double fwd0 = p->fwd_s;
+    forward_pass(t, p);
+    *m = (fwd_memo){.valid = p->shard == NULL, .lead_s = lead_s, .fwd_s = p->fwd_s - fwd0,
+                    .moved = {.cpu = t->cpu - before.cpu, .gpu = t->gpu - before.gpu, .busy = t->busy - before.busy,
+                              .copy = t->copy - before.copy, .kernels = t->kernels - before.kernels,
+                              .host_busy = t->host_busy - before.host_busy}};
+    memcpy(m->pending, before.pending, sizeof m->pending);
+    memcpy(m->moved.pending, t->pending, sizeof m->moved.pending);
+    for (int c = 0; c < N_CAUSES; c++)
+        m->moved.gap[c] = t->gap[c] - before.gap[c];
+}
+
 /* ---- DDP over repeated layers ------------------------------------------------------------
  * DDP's hook needs each repetition's real times, but a repetition that leaves the state it
  * depends on as it found it, or that depends on neither the host's nor the stream's lead
@@ -1264,6 +1310,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     }
     double exposed_total = 0;       /* bucketed reductions left after backward, all micro-steps simulated */
     double last_fwd0 = 0, last_bwd0 = 0; /* kernel time before the last simulated micro-step */
+    fwd_memo fwd_once = {0};        /* the first micro-step's forward pass, for the second */
     for (int micro = 0; micro < simulate; micro++) {
         double start = t.cpu;
         micro_start = t;
@@ -1295,7 +1342,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         p.dispatch_bwd_s = model_bwd_s;
         p.op_fwd_s = model_op_s;
         host_work(&t, CAUSE_DISPATCH, replay_s);
-        forward_pass(&t, &p);
+        forward_pass_memo(&t, &p, simulate > 1 ? &fwd_once : NULL);
         p.dispatch_fwd_s = eager_fwd_s;
         p.dispatch_bwd_s = eager_bwd_s;
         p.op_fwd_s = eager_op_s;
