@@ -164,6 +164,8 @@ struct ec_ctx {
     struct eci_ref_cache *ref_cache;  /* one-GPU references of scaling efficiencies (predict.c) */
     char models_dir[EC_PATH_MAX];     /* the folder ec_ctx_load_models read (ec_ctx_load_from reads it again) */
     struct eci_pool *pool;            /* worker contexts kept between sweeps and searches (workers.c) */
+    int ddp_every_layer;              /* tests: DDP's backward walks every repeated layer (predict.c's
+                                         reference for its jumps); 0 in every context the API makes */
 };
 typedef struct eci_prices eci_prices;
 

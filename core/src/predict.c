@@ -127,6 +127,12 @@ typedef struct plan {
     const double *fwd_host;      /* fwd_host_s of every op at the dispatch costs fwd_host_at, worked out
                                     once per step (the forward walks' costs), or NULL */
     double fwd_host_at[3];       /* ...dispatch_fwd_s, op_fwd_s, dispatch_bwd_s they were worked out at */
+    /* The DDP walk's least slacks since ddp_layers reset them (ddp_steady_reps): how far the
+     * GPU stayed ahead of the host before each kernel (>= 0: the host never held it up), and
+     * how far the stream stayed busy past each kernel's fully slowed end and each bucket's
+     * ready time (>= 0: every kernel ran beside an all-reduce, every bucket waited for the stream). */
+    double slack_host_s, slack_comm_s;
+    int every_layer;             /* the DDP walk prices every repetition (ctx->ddp_every_layer) */
 } plan;
 
 static double fwd_host_s(const plan *p, const eci_op_cost_t *c)
@@ -176,20 +182,48 @@ static inline void walk_kernel(walk *w, double host_s, double gpu_s, double kern
     w->kernels += kernels;
 }
 
-/* Op i's backward kernels just ended at gpu: those that ran beside an all-reduce were slowed
+/* DDP's hook while backward_ops walks: what it updates for every op, in locals (as walk's
+ * sums; stores through p would make the compiler reload them after each) and back in p and
+ * the Reducer when the walk ends. */
+typedef struct ddp_walk {
+    eci_ddp_sched *s;
+    double free_s;               /* s->comm_free_s */
+    double overlap_s, slack_comm_s, slowdown, elem_bytes;
+} ddp_walk;
+
+static ddp_walk ddp_walk_begin(const plan *p)
+{
+    return (ddp_walk){.s = p->ddp, .free_s = p->ddp->comm_free_s, .overlap_s = p->overlap_s,
+                      .slack_comm_s = p->slack_comm_s, .slowdown = p->overlap_slowdown,
+                      .elem_bytes = p->grad_elem_bytes};
+}
+
+static void ddp_walk_end(plan *p, const ddp_walk *dw)
+{
+    p->overlap_s = dw->overlap_s;
+    p->slack_comm_s = dw->slack_comm_s;
+}
+
+/* Op c's backward kernels just ended at gpu: those that ran beside an all-reduce were slowed
  * by it (eci_overlap_stretch_s), then its gradients are ready and DDP's autograd hook fills a
  * bucket.  Returns the slowdown, which the caller adds to its running gpu and busy sums (by
  * value, so that the walk's sums stay in registers). */
-static inline double ddp_grads_ready(plan *p, size_t i, double gpu)
+static inline double ddp_grads_ready(ddp_walk *dw, const eci_op_cost_t *c, double gpu)
 {
-    const eci_op_cost_t *c = &p->cost[i];
-    double bwd_s = c->bwd_s, slow = 0;
-    if (p->ddp->comm_free_s > gpu - bwd_s) { /* (an idle stream slows nothing: skip the call) */
-        slow = eci_overlap_stretch_s(p->ddp->comm_free_s, gpu - bwd_s, bwd_s, p->overlap_slowdown);
-        p->overlap_s += slow;
+    double bwd_s = c->bwd_s, slow = 0, free_s = dw->free_s;
+    /* the stream is busy past the kernel slowed in full, gpu - bwd_s + bwd_s (1 + slowdown),
+     * which is also past its bucket's ready time gpu + slow */
+    double slack = free_s - gpu - bwd_s * dw->slowdown;
+    if (slack < dw->slack_comm_s)
+        dw->slack_comm_s = slack;
+    if (free_s > gpu - bwd_s) { /* (an idle stream slows nothing: skip the call) */
+        slow = eci_overlap_stretch_s(free_s, gpu - bwd_s, bwd_s, dw->slowdown);
+        dw->overlap_s += slow;
     }
-    if (c->grad_params > 0) /* trained parameters (not LoRA's frozen base) */
-        eci_ddp_ready(p->ddp, gpu + slow, c->grad_params * p->grad_elem_bytes);
+    if (c->grad_params > 0) { /* trained parameters (not LoRA's frozen base) */
+        eci_ddp_ready(dw->s, gpu + slow, c->grad_params * dw->elem_bytes);
+        dw->free_s = dw->s->comm_free_s;
+    }
     return slow;
 }
 
@@ -222,10 +256,54 @@ static void forward_ops(timeline *t, plan *p, size_t from, size_t to)
     walk_end(t, &w, &p->fwd_s);
 }
 
+/* backward_ops under DDP: the hook after each op's kernels, and the least slack of the host
+ * before each kernel (ddp_steady_units).  Apart from backward_ops' plain walk, which the
+ * single-GPU predictions run. */
+static void backward_ops_ddp(timeline *t, plan *p, size_t from, size_t to)
+{
+    const eci_op_cost_t *cost = p->cost;
+    size_t i = to;
+    while (i > from && cost[i - 1].bwd_kernels == 0)
+        i--;
+    if (i == from)
+        return;
+    i--; /* the first op that launches: through gpu_op, as in forward_ops */
+    double host_s = p->dispatch_bwd_s * cost[i].bwd_kernels;
+    double slack_host_s = t->gpu - (t->cpu + host_s) < p->slack_host_s ? t->gpu - (t->cpu + host_s) : p->slack_host_s;
+    gpu_op(t, host_s, cost[i].bwd_s, cost[i].bwd_kernels, 1);
+    p->bwd_s += cost[i].bwd_s;
+    ddp_walk dw = ddp_walk_begin(p);
+    double slow = ddp_grads_ready(&dw, &cost[i], t->gpu);
+    t->gpu += slow;
+    t->busy += slow;
+    walk w = walk_begin(t, p->bwd_s);
+    double dispatch_s = p->dispatch_bwd_s;
+    while (i-- > from) {
+        const eci_op_cost_t *c = &cost[i];
+        if (c->bwd_kernels == 0)
+            continue;
+        host_s = dispatch_s * c->bwd_kernels;
+        if (w.gpu - (w.cpu + host_s) < slack_host_s)
+            slack_host_s = w.gpu - (w.cpu + host_s);
+        walk_kernel(&w, host_s, c->bwd_s, c->bwd_kernels);
+        w.kernel_s += c->bwd_s;
+        slow = ddp_grads_ready(&dw, c, w.gpu);
+        w.gpu += slow;
+        w.busy += slow;
+    }
+    p->slack_host_s = slack_host_s;
+    ddp_walk_end(p, &dw);
+    walk_end(t, &w, &p->bwd_s);
+}
+
 /* The backward ops to-1 down to from (ops without a backward launch nothing).  DDP's hook
  * sees each op's gradients ready when its kernels are issued. */
 static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
 {
+    if (p->ddp != NULL) {
+        backward_ops_ddp(t, p, from, to);
+        return;
+    }
     const eci_op_cost_t *cost = p->cost;
     size_t i = to;
     while (i > from && cost[i - 1].bwd_kernels == 0)
@@ -235,11 +313,6 @@ static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
     i--; /* the first op that launches: through gpu_op, as in forward_ops */
     gpu_op(t, p->dispatch_bwd_s * cost[i].bwd_kernels, cost[i].bwd_s, cost[i].bwd_kernels, 1);
     p->bwd_s += cost[i].bwd_s;
-    if (p->ddp != NULL) {
-        double slow = ddp_grads_ready(p, i, t->gpu);
-        t->gpu += slow;
-        t->busy += slow;
-    }
     walk w = walk_begin(t, p->bwd_s);
     while (i-- > from) {
         const eci_op_cost_t *c = &cost[i];
@@ -248,11 +321,6 @@ static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
         /* Backward runs in the C++ autograd engine, one thread per device: no GIL, even under dp. */
         walk_kernel(&w, p->dispatch_bwd_s * c->bwd_kernels, c->bwd_s, c->bwd_kernels);
         w.kernel_s += c->bwd_s;
-        if (p->ddp != NULL) {
-            double slow = ddp_grads_ready(p, i, w.gpu);
-            w.gpu += slow;
-            w.busy += slow;
-        }
     }
     walk_end(t, &w, &p->bwd_s);
 }
@@ -444,13 +512,62 @@ static void forward_pass(timeline *t, plan *p)
     forward_ops(t, p, at, wl->n_ops);
 }
 
+/* The forward pass moves the timeline by amounts that depend only on the state it starts
+ * from relative to the GPU (the host's lead, its pending work): a micro-step whose forward
+ * starts as the previous one's did (each after a sync; the leads equal but for rounding) adds
+ * what that one added instead of walking it again.  Not with sharded units, whose gathers run on absolute clocks.  m: NULL
+ * when no later micro-step will repeat it. */
+typedef struct fwd_memo {
+    int valid;
+    double lead_s;                     /* cpu - gpu at the start */
+    double pending[N_CAUSES];          /* ...and the host work pending then */
+    timeline moved;                    /* what the pass added (pending: what it left pending) */
+    double fwd_s;                      /* ...and the kernel time */
+} fwd_memo;
+
+static void forward_pass_memo(timeline *t, plan *p, fwd_memo *m)
+{
+    if (m == NULL) { /* no later micro-step to repeat it */
+        forward_pass(t, p);
+        return;
+    }
+    double lead_s = t->cpu - t->gpu;
+    if (m->valid && near(lead_s, m->lead_s) && memcmp(t->pending, m->pending, sizeof m->pending) == 0) {
+        t->cpu += m->moved.cpu;
+        t->gpu += m->moved.gpu;
+        t->busy += m->moved.busy;
+        t->copy += m->moved.copy;
+        t->kernels += m->moved.kernels;
+        t->host_busy += m->moved.host_busy;
+        for (int c = 0; c < N_CAUSES; c++)
+            t->gap[c] += m->moved.gap[c];
+        memcpy(t->pending, m->moved.pending, sizeof t->pending);
+        p->fwd_s += m->fwd_s;
+        return;
+    }
+    timeline before = *t;
+    double fwd0 = p->fwd_s;
+    forward_pass(t, p);
+    *m = (fwd_memo){.valid = p->shard == NULL, .lead_s = lead_s, .fwd_s = p->fwd_s - fwd0,
+                    .moved = {.cpu = t->cpu - before.cpu, .gpu = t->gpu - before.gpu, .busy = t->busy - before.busy,
+                              .copy = t->copy - before.copy, .kernels = t->kernels - before.kernels,
+                              .host_busy = t->host_busy - before.host_busy}};
+    memcpy(m->pending, before.pending, sizeof m->pending);
+    memcpy(m->moved.pending, t->pending, sizeof m->moved.pending);
+    for (int c = 0; c < N_CAUSES; c++)
+        m->moved.gap[c] = t->gap[c] - before.gap[c];
+}
+
 /* ---- DDP over repeated layers ------------------------------------------------------------
- * DDP's hook needs each repetition's real times, but once two repetitions in a row moved
- * everything by the same amounts, from states that keep repeating, every later one does too
- * and the rest are added by multiplication.  A state keeps repeating when the bucket being
- * filled is as full at both ends, and for both the host and the communication stream either
- * its lead over the GPU is unchanged, or it is ahead and pulling away (the host: never idles
- * the GPU), or it is behind and falling further behind (the stream: busy all repetition long). */
+ * DDP's hook needs each repetition's real times, but a repetition that leaves the state it
+ * depends on as it found it, or that depends on neither the host's nor the stream's lead
+ * (ddp_steady_reps), moves everything by the same amounts as the next ones, which are added
+ * by multiplication.  Failing that, two repetitions in a row that moved everything by the
+ * same amounts from states that keep repeating are taken to repeat: a state keeps repeating
+ * when the bucket being filled is as full at both ends, and for both the host and the
+ * communication stream either its lead over the GPU is unchanged, or it is ahead and pulling
+ * away (the host: never idles the GPU), or it is behind and falling further behind (the
+ * stream: busy all repetition long). */
 typedef struct ddp_mark {
     timeline t;
     double comm_free, comm_busy, launched, fwd_s, bwd_s, overlap_s, open;
@@ -485,49 +602,128 @@ static int keeps_repeating(const ddp_mark *m0, const ddp_mark *m1)
     return host && comm && m0->open == m1->open && memcmp(m0->t.pending, m1->t.pending, sizeof m0->t.pending) == 0;
 }
 
-/* The same relative state at both ends: the host's and the stream's leads over the GPU, the
- * open bucket, the pending host work.  The next repetition then moves exactly like this one. */
-static int same_state(const ddp_mark *m0, const ddp_mark *m1)
+/* Add what one repetition moved (ddp_delta) `times` more times. */
+static void ddp_advance(timeline *t, plan *p, const double *d, double times)
 {
-    return near(m0->t.cpu - m0->t.gpu, m1->t.cpu - m1->t.gpu) &&
-           (near(m0->comm_free - m0->t.gpu, m1->comm_free - m1->t.gpu) ||
-            (m0->comm_free <= m0->t.gpu && m1->comm_free <= m1->t.gpu)) &&
-           m0->open == m1->open && memcmp(m0->t.pending, m1->t.pending, sizeof m0->t.pending) == 0;
+    t->cpu += times * d[0];
+    t->gpu += times * d[1];
+    t->busy += times * d[2];
+    t->copy += times * d[3];
+    t->kernels += times * d[4];
+    t->host_busy += times * d[5];
+    for (int c = 0; c < N_CAUSES; c++)
+        t->gap[c] += times * d[11 + c];
+    p->ddp->comm_free_s += times * d[6];
+    p->ddp->comm_busy_s += times * d[7];
+    p->ddp->launched += (int)(times * d[8]);
+    p->bwd_s += times * d[9];
+    p->overlap_s += times * d[10];
+}
+
+/* How many more units (runs of repetitions, walked from m0 to m1, whose least slacks were
+ * slack_host_s and slack_comm_s) move exactly as this one did.  A unit depends on its start
+ * only through the host's lead h = cpu - gpu and the stream's c = comm_free - gpu (the bucket
+ * being equal).  Where the host never held the GPU up (least slack S_h >= 0) its lead does
+ * not matter, and the j-th unit after this one starts at h + j dh, its slack S_h - j dh: still
+ * >= 0 for j <= S_h / dh (all j when dh <= 0).  Where the stream stayed busy past every kernel
+ * and bucket (S_c >= 0), its lead does not matter either, and the slack is S_c + j dc: >= 0
+ * for j <= S_c / -dc (all j when dc >= 0: a backlog that grows or stays).  A lead the unit left
+ * as it found it repeats as well, and so does an idle stream at both ends (ddp_idle_ends).  A
+ * draining backlog is thus jumped in one step to the unit where the stream first idles. */
+static double ddp_steady_units(const ddp_mark *m0, const ddp_mark *m1, double slack_host_s, double slack_comm_s,
+                               int recompute)
+{
+    if (m0->open != m1->open || (m0->launched == 0 && m1->launched > 0) || /* the first bucket's cap */
+        memcmp(m0->t.pending, m1->t.pending, sizeof m0->t.pending) != 0)
+        return 0;
+    double h0 = m0->t.cpu - m0->t.gpu, h1 = m1->t.cpu - m1->t.gpu, dh = h1 - h0;
+    double c0 = m0->comm_free - m0->t.gpu, c1 = m1->comm_free - m1->t.gpu, dc = c1 - c0;
+    /* a recompute's forward kernels are not in the host's slack */
+    double host = near(h0, h1)                    ? INFINITY
+                  : recompute || slack_host_s < 0 ? 0
+                  : dh > 0                        ? floor(slack_host_s / dh)
+                                                  : INFINITY;
+    double comm = near(c0, c1) || (c0 <= 0 && c1 <= 0) ? INFINITY
+                  : slack_comm_s < 0                    ? 0
+                  : dc < 0                              ? floor(slack_comm_s / -dc)
+                                                        : INFINITY;
+    return host < comm ? host : comm;
+}
+
+/* An idle stream at both ends of a unit that repeats: from any idle start the unit leaves the
+ * stream c1 behind the GPU, so the later ones move the stream's clock as far as the GPU's. */
+static int ddp_idle_ends(const ddp_mark *m0, const ddp_mark *m1)
+{
+    double c0 = m0->comm_free - m0->t.gpu, c1 = m1->comm_free - m1->t.gpu;
+    return !near(c0, c1) && c0 <= 0 && c1 <= 0;
+}
+
+/* Units of up to this many repetitions are tried: gradient buckets that span several layers
+ * (BERT-large's 25 MiB buckets hold a layer and a half) repeat every few layers, not every one. */
+#define DDP_UNIT_MAX 4
+
+/* The repetitions walked last (ddp_layers): the state at the last boundaries and each layer's
+ * least slacks, indexed by repetition modulo the ring's size. */
+typedef struct ddp_ring {
+    ddp_mark at[DDP_UNIT_MAX + 1];     /* at[b % (DDP_UNIT_MAX + 1)]: before repetition b */
+    double slack_host_s[DDP_UNIT_MAX], slack_comm_s[DDP_UNIT_MAX]; /* [l % DDP_UNIT_MAX]: of repetition l */
+} ddp_ring;
+
+/* The unit of the last k repetitions (l-k+1..l, all walked): how many more such units repeat it
+ * (0: none), its moves in d.  k = 1 also takes the older test: two repetitions in a row that
+ * moved everything alike, from states that keep repeating. */
+static double ddp_unit_repeats(const ddp_ring *r, const plan *p, int l, int k, int walked, double *d)
+{
+    const ddp_mark *m0 = &r->at[(l + 1 - k) % (DDP_UNIT_MAX + 1)], *m1 = &r->at[(l + 1) % (DDP_UNIT_MAX + 1)];
+    double sh = INFINITY, sc = INFINITY;
+    for (int j = l + 1 - k; j <= l; j++) {
+        sh = r->slack_host_s[j % DDP_UNIT_MAX] < sh ? r->slack_host_s[j % DDP_UNIT_MAX] : sh;
+        sc = r->slack_comm_s[j % DDP_UNIT_MAX] < sc ? r->slack_comm_s[j % DDP_UNIT_MAX] : sc;
+    }
+    double units = ddp_steady_units(m0, m1, sh, sc, p->checkpointing && p->blk->checkpoint);
+    if (units < 1 && k > 1)
+        return 0;
+    ddp_delta(m0, m1, d);
+    if (units >= 1) {
+        if (ddp_idle_ends(m0, m1))
+            d[6] = d[1];
+        return units;
+    }
+    if (walked < 2 || !keeps_repeating(m0, m1)) /* drifting the same way each time? */
+        return 0;
+    double prev[N_DDP_DELTA];
+    ddp_delta(&r->at[(l + DDP_UNIT_MAX) % (DDP_UNIT_MAX + 1)], m0, prev);
+    for (int i = 0; i < N_DDP_DELTA; i++)
+        if (!near(d[i], prev[i]))
+            return 0;
+    return INFINITY;
 }
 
 static void ddp_layers(timeline *t, plan *p, int reps)
 {
-    ddp_mark m0 = ddp_mark_now(t, p);
-    double prev[N_DDP_DELTA], d[N_DDP_DELTA];
+    ddp_ring r;
+    r.at[0] = ddp_mark_now(t, p);
+    int walked = 0; /* repetitions walked since the start or the last jump */
     for (int l = 0; l < reps; l++) {
+        p->slack_host_s = INFINITY;
+        p->slack_comm_s = INFINITY;
         backward_layer(t, p);
-        ddp_mark m1 = ddp_mark_now(t, p);
-        ddp_delta(&m0, &m1, d);
-        int same = l >= 1 && same_state(&m0, &m1); /* back where the repetition began */
-        if (!same && l >= 1 && keeps_repeating(&m0, &m1)) { /* or drifting the same way each time */
-            same = 1;
-            for (int i = 0; same && i < N_DDP_DELTA; i++)
-                same = near(d[i], prev[i]);
+        walked++;
+        r.slack_host_s[l % DDP_UNIT_MAX] = p->slack_host_s;
+        r.slack_comm_s[l % DDP_UNIT_MAX] = p->slack_comm_s;
+        r.at[(l + 1) % (DDP_UNIT_MAX + 1)] = ddp_mark_now(t, p);
+        double rest = reps - l - 1, d[N_DDP_DELTA];
+        for (int k = 1; k <= DDP_UNIT_MAX && k <= walked && k <= rest && !p->every_layer; k++) {
+            double units = ddp_unit_repeats(&r, p, l, k, walked, d), fit = floor(rest / k);
+            double times = units < fit ? units : fit;
+            if (times >= 1) {
+                ddp_advance(t, p, d, times);
+                l += (int)times * k;
+                r.at[(l + 1) % (DDP_UNIT_MAX + 1)] = ddp_mark_now(t, p);
+                walked = 0;
+                break;
+            }
         }
-        if (same) {
-            double rest = reps - l - 1;
-            t->cpu += rest * d[0];
-            t->gpu += rest * d[1];
-            t->busy += rest * d[2];
-            t->copy += rest * d[3];
-            t->kernels += rest * d[4];
-            t->host_busy += rest * d[5];
-            for (int c = 0; c < N_CAUSES; c++)
-                t->gap[c] += rest * d[11 + c];
-            p->ddp->comm_free_s += rest * d[6];
-            p->ddp->comm_busy_s += rest * d[7];
-            p->ddp->launched += (int)(rest * d[8]);
-            p->bwd_s += rest * d[9];
-            p->overlap_s += rest * d[10];
-            return;
-        }
-        memcpy(prev, d, sizeof d);
-        m0 = m1;
     }
 }
 
@@ -1028,7 +1224,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
               .host_factor = r.strategy == EC_STRATEGY_DP ? n : 1, .checkpointing = cfg->checkpointing,
               .loop_ops = cfg->loop_ops_per_sample * cfg->batch_per_gpu,
               .loop_syncs = cfg->loop_syncs_per_sample * cfg->batch_per_gpu,
-              .loop_kernel_s = rates.floor_s, .loop_copy_s = eci_const(ctx, EC_C_h2d_latency_s)};
+              .loop_kernel_s = rates.floor_s, .loop_copy_s = eci_const(ctx, EC_C_h2d_latency_s),
+              .every_layer = ctx->ddp_every_layer};
 
     double param_bytes = (cfg->precision == EC_PREC_BF16 || cfg->precision == EC_PREC_FP16) ? 2.0 : 4.0;
     double grad_bytes = wl->trainable_params * param_bytes, bcast_bytes = wl->params * param_bytes;
@@ -1113,6 +1310,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
     }
     double exposed_total = 0;       /* bucketed reductions left after backward, all micro-steps simulated */
     double last_fwd0 = 0, last_bwd0 = 0; /* kernel time before the last simulated micro-step */
+    fwd_memo fwd_once = {0};        /* the first micro-step's forward pass, for the second */
     for (int micro = 0; micro < simulate; micro++) {
         double start = t.cpu;
         micro_start = t;
@@ -1144,7 +1342,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
         p.dispatch_bwd_s = model_bwd_s;
         p.op_fwd_s = model_op_s;
         host_work(&t, CAUSE_DISPATCH, replay_s);
-        forward_pass(&t, &p);
+        forward_pass_memo(&t, &p, simulate > 1 ? &fwd_once : NULL);
         p.dispatch_fwd_s = eager_fwd_s;
         p.dispatch_bwd_s = eager_bwd_s;
         p.op_fwd_s = eager_op_s;
