@@ -256,15 +256,21 @@ static void forward_ops(timeline *t, plan *p, size_t from, size_t to)
     walk_end(t, &w, &p->fwd_s);
 }
 
+/* One past the last op of from..to-1 whose backward launches kernels (from: none does). */
+static size_t bwd_end(const eci_op_cost_t *cost, size_t from, size_t to)
+{
+    while (to > from && cost[to - 1].bwd_kernels == 0)
+        to--;
+    return to;
+}
+
 /* backward_ops under DDP: the hook after each op's kernels, and the least slack of the host
  * before each kernel (ddp_steady_units).  Apart from backward_ops' plain walk, which the
  * single-GPU predictions run. */
 static void backward_ops_ddp(timeline *t, plan *p, size_t from, size_t to)
 {
     const eci_op_cost_t *cost = p->cost;
-    size_t i = to;
-    while (i > from && cost[i - 1].bwd_kernels == 0)
-        i--;
+    size_t i = bwd_end(cost, from, to);
     if (i == from)
         return;
     i--; /* the first op that launches: through gpu_op, as in forward_ops */
@@ -305,9 +311,7 @@ static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
         return;
     }
     const eci_op_cost_t *cost = p->cost;
-    size_t i = to;
-    while (i > from && cost[i - 1].bwd_kernels == 0)
-        i--;
+    size_t i = bwd_end(cost, from, to);
     if (i == from)
         return;
     i--; /* the first op that launches: through gpu_op, as in forward_ops */
