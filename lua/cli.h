@@ -22,8 +22,6 @@ int ecC_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int ecC_is_help(const char *arg);
 /* Split value at the commas outside parentheses, in place; returns the number of parts. */
 size_t ecC_split(char *value, const char **parts, size_t max);
-/* One CSV line on stdout (libcsv quoting). */
-void ecC_print_csv(const char *const *fields, size_t n);
 /* Read argc key=value words into cfg, which the caller has initialised (ec_config_init); the
  * caller splits off "--" and options first.  Returns -1 when every word was read, else the exit
  * status (message printed). */

@@ -60,7 +60,7 @@ static void compare_csv(lua_State *L, ec_ctx *ctx, const ec_config *cfg, const e
     if (header) {
         for (size_t c = 0; c < n; c++)
             fields[c] = c < nk ? ec_config_key_name(c) : ecL_result_column_name(c - nk);
-        ecC_print_csv(fields, n);
+        (void)ec_csv_print_row(stdout, fields, n);
     }
     ec_config shown;
     if (ec_config_resolve(ctx, cfg, &shown) != EC_OK)
@@ -76,7 +76,7 @@ static void compare_csv(lua_State *L, ec_ctx *ctx, const ec_config *cfg, const e
         }
         fields[c] = cell;
     }
-    ecC_print_csv(fields, n);
+    (void)ec_csv_print_row(stdout, fields, n);
     lua_pop(L, 2);
 }
 

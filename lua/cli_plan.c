@@ -63,7 +63,7 @@ static int plan_csv(lua_State *L, ec_ctx *ctx, const ec_plan *plan, ec_csv_write
     if (w != NULL && ec_csv_row(w, fields, n_cols) != EC_OK)
         return ecC_fail("%s", ec_ctx_errmsg(ctx));
     if (to_stdout)
-        ecC_print_csv(fields, n_cols);
+        (void)ec_csv_print_row(stdout, fields, n_cols);
     for (size_t i = 0; i < ec_plan_count(plan); i++) {
         ec_plan_point pt;
         ec_plan_get(plan, i, &pt);
@@ -92,7 +92,7 @@ static int plan_csv(lua_State *L, ec_ctx *ctx, const ec_plan *plan, ec_csv_write
         if (w != NULL && ec_csv_row(w, fields, n_cols) != EC_OK)
             return ecC_fail("%s", ec_ctx_errmsg(ctx));
         if (to_stdout)
-            ecC_print_csv(fields, n_cols);
+            (void)ec_csv_print_row(stdout, fields, n_cols);
     }
     lua_pop(L, 2);
     return 0;

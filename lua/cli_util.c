@@ -1,13 +1,9 @@
 /*
  * cli_util.c: helpers shared by the CLI commands of cli_*.c: messages and exit statuses in
- * the CLI's conventions (epochcast.c), splitting a key's comma-separated values, CSV lines on
- * stdout through libcsv's quoting, and key=value words into a config.
+ * the CLI's conventions (epochcast.c), splitting a key's comma-separated values, and key=value
+ * words into a config (CSV lines on stdout: ec_csv_print_row).
  */
-#define _POSIX_C_SOURCE 200809L /* flockfile, putc_unlocked */
-
 #include "cli.h"
-
-#include <csv.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,25 +53,6 @@ size_t ecC_split(char *value, const char **parts, size_t max)
         }
     }
     return n;
-}
-
-void ecC_print_csv(const char *const *fields, size_t n)
-{
-    flockfile(stdout); /* once per row, not once per character */
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0)
-            putc_unlocked(',', stdout);
-        const char *s = fields[i];
-        size_t len = strlen(s);
-        if (strcspn(s, ",\"\r\n") < len) {
-            csv_fwrite(stdout, s, len);
-        } else {
-            for (size_t k = 0; k < len; k++)
-                putc_unlocked(s[k], stdout);
-        }
-    }
-    putc_unlocked('\n', stdout);
-    funlockfile(stdout);
 }
 
 int ecC_config_words(lua_State *L, ec_ctx *ctx, const char *cmd, int argc, char **argv, ec_config *cfg)

@@ -753,8 +753,8 @@ static int cmd_predict(lua_State *L, int argc, char **argv)
     if (trace != NULL && ec_trace_write(ctx, &cfg, trace, 0) != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
     if (csv) {
-        ecC_print_csv(fields, n);
-        ecC_print_csv(fields + n, n);
+        (void)ec_csv_print_row(stdout, fields, n);
+        (void)ec_csv_print_row(stdout, fields + n, n);
     } else {
         print_breakdown(&shown, &res);
         if (res.pp > 1 && print_stages(ctx, &cfg, res.pp) != 0)
@@ -786,23 +786,20 @@ static void sweep_csv_fields(cli_sweep *sw, const ec_sweep_point *pt)
     size_t nk = ec_config_key_count(), nr = ecL_result_column_count();
     /* a predicted point: the values it derived (strategy, task, ...) */
     const ec_config *cfg = pt->status == EC_OK ? pt->resolved : pt->config;
+    for (size_t i = 0; i < nk; i++)
+        if (ec_config_get_at(cfg, i, sw->cells + i * CELL_MAX, CELL_MAX) != EC_OK)
+            sw->cells[i * CELL_MAX] = '\0';
+    char *error = sw->cells + (nk + nr) * CELL_MAX;
+    error[0] = '\0';
     if (pt->status == EC_OK)
         ecL_result_row_text(pt->result, sw->cells + nk * CELL_MAX, CELL_MAX);
-    for (size_t i = 0; i < sw->n_cols; i++) {
-        char *cell = sw->cells + i * CELL_MAX;
-        if (i < nk) {
-            if (ec_config_get_at(cfg, i, cell, CELL_MAX) != EC_OK)
-                cell[0] = '\0';
-        } else if (i < nk + nr) {
-            if (pt->status != EC_OK)
-                cell[0] = '\0';
-        } else if (pt->status != EC_OK) {
-            snprintf(cell, CELL_MAX, "%s: %s", ecL_status_name(pt->status), pt->message);
-        } else {
-            cell[0] = '\0';
-        }
-        sw->fields[i] = cell;
+    else {
+        for (size_t i = nk; i < nk + nr; i++)
+            sw->cells[i * CELL_MAX] = '\0';
+        snprintf(error, CELL_MAX, "%s: %s", ecL_status_name(pt->status), pt->message);
     }
+    for (size_t i = 0; i < sw->n_cols; i++)
+        sw->fields[i] = sw->cells + i * CELL_MAX;
 }
 
 static int sweep_point_cli(void *ud, const ec_sweep_point *pt)
@@ -852,7 +849,7 @@ static int sweep_point_cli(void *ud, const ec_sweep_point *pt)
     if (sw->csv || sw->w != NULL) {
         sweep_csv_fields(sw, pt);
         if (sw->csv)
-            ecC_print_csv(sw->fields, sw->n_cols);
+            (void)ec_csv_print_row(stdout, sw->fields, sw->n_cols);
         if (sw->w != NULL)
             return ec_csv_row(sw->w, sw->fields, sw->n_cols);
     }
@@ -946,7 +943,7 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
             return fail("%s", ec_ctx_errmsg(ctx));
     }
     if (csv)
-        ecC_print_csv(sw.fields + sw.n_cols, sw.n_cols);
+        (void)ec_csv_print_row(stdout, sw.fields + sw.n_cols, sw.n_cols);
     if (sw.table) {
         for (size_t a = 0; a < n_axes; a++)
             printf("%-*s  ", sw.widths[a], axes[a].key);

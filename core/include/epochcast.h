@@ -19,6 +19,7 @@
 #define EPOCHCAST_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -1326,6 +1327,9 @@ typedef struct ec_csv_writer ec_csv_writer;
 EC_API int ec_csv_open(ec_ctx *ctx, const char *path, ec_csv_writer **out);
 /* Write one row of n fields (each NUL-terminated text). */
 EC_API int ec_csv_row(ec_csv_writer *w, const char *const *fields, size_t n);
+/* The same row on any stream (the CLI's stdout): the same quoting, no temporary file.
+ * EC_EMISUSE for no fields or a NULL one, EC_EIO when the stream fails. */
+EC_API int ec_csv_print_row(FILE *fp, const char *const *fields, size_t n);
 /* Flush, close and rename into place.  Frees w whatever the outcome. */
 EC_API int ec_csv_close(ec_csv_writer *w);
 /* Abandon: close and remove the temporary file.  NULL is a no-op. */

@@ -291,19 +291,13 @@ static void format_double(double v, double scale, char *buf, size_t n)
 {
     double text = v / scale;
 
-    if (fabs(text) < 9007199254740992.0 && text == floor(text) && !(text == 0 && signbit(text))) {
-        /* below 2^53 the integer's digits read back as exactly (double)text ("-0": below) */
+    if (fabs(text) < 1e16 && text == floor(text) && !(text == 0 && signbit(text))) {
+        /* a whole double below 1e16 is an integer a long long holds, and its digits read back
+         * as exactly text ("-0" is left to %g below, which prints it as "%.0f" did) */
         char digits[24];
         if (text * scale == v) {
             eci_format_int((long long)text, digits);
             eci_strlcpy(buf, digits, n);
-            return;
-        }
-    } else if (fabs(text) < 1e16 && text == floor(text)) {
-        char tmp[32];
-        snprintf(tmp, sizeof tmp, "%.0f", text);
-        if (strtod(tmp, NULL) * scale == v) {
-            snprintf(buf, n, "%s", tmp);
             return;
         }
     }

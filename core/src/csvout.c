@@ -69,6 +69,27 @@ static int put_field(FILE *fp, const char *s, size_t len, int quote)
     return 0;
 }
 
+int ec_csv_print_row(FILE *fp, const char *const *fields, size_t n)
+{
+    if (fp == NULL || fields == NULL || n == 0)
+        return EC_EMISUSE;
+    for (size_t i = 0; i < n; i++)
+        if (fields[i] == NULL)
+            return EC_EMISUSE;
+    int bad = 0;
+    flockfile(fp);
+    for (size_t i = 0; i < n && !bad; i++) {
+        const char *s = fields[i];
+        size_t len = strlen(s);
+        /* A row of one empty field would be a blank line, which readers skip: quote it. */
+        bad = (i > 0 && putc_unlocked(',', fp) == EOF) ||
+              put_field(fp, s, len, needs_quotes(s, len) || (n == 1 && len == 0)) == EOF;
+    }
+    bad = bad || putc_unlocked('\n', fp) == EOF;
+    funlockfile(fp);
+    return bad ? EC_EIO : EC_OK;
+}
+
 int ec_csv_row(ec_csv_writer *w, const char *const *fields, size_t n)
 {
     if (w == NULL)
@@ -85,18 +106,7 @@ int ec_csv_row(ec_csv_writer *w, const char *const *fields, size_t n)
     if (rc != EC_OK)
         return rc;
     errno = 0;
-    int bad = 0;
-    flockfile(w->fp);
-    for (size_t i = 0; i < n && !bad; i++) {
-        const char *s = fields[i];
-        size_t len = strlen(s);
-        /* A row of one empty field would be a blank line, which readers skip: quote it. */
-        bad = (i > 0 && putc_unlocked(',', w->fp) == EOF) ||
-              put_field(w->fp, s, len, needs_quotes(s, len) || (n == 1 && len == 0)) == EOF;
-    }
-    bad = bad || putc_unlocked('\n', w->fp) == EOF;
-    funlockfile(w->fp);
-    return bad ? write_failed(w) : EC_OK;
+    return ec_csv_print_row(w->fp, fields, n) != EC_OK ? write_failed(w) : EC_OK;
 }
 
 int ec_csv_close(ec_csv_writer *w)

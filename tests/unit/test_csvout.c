@@ -477,10 +477,33 @@ static void test_cancel_removes_temp(void **state)
     ec_ctx_free(ctx);
 }
 
+/* ec_csv_print_row: the writer's quoting on any stream (the CLI's stdout): a comma, a quote
+ * and a leading blank quoted, a lone empty field quoted, bad arguments refused. */
+static void test_print_row(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+    assert_non_null(fp);
+    const char *row[] = {"plain", "a,b", "say \"hi\"", " padded", "1.5e+07"};
+    assert_int_equal(ec_csv_print_row(fp, row, 5), EC_OK);
+    const char *empty[] = {""};
+    assert_int_equal(ec_csv_print_row(fp, empty, 1), EC_OK);
+    const char *holed[] = {"x", NULL};
+    assert_int_equal(ec_csv_print_row(fp, holed, 2), EC_EMISUSE);
+    assert_int_equal(ec_csv_print_row(fp, row, 0), EC_EMISUSE);
+    assert_int_equal(ec_csv_print_row(NULL, row, 1), EC_EMISUSE);
+    fclose(fp);
+    assert_string_equal(text, "plain,\"a,b\",\"say \"\"hi\"\"\",\" padded\",1.5e+07\n\"\"\n");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_print_row),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_oom),
