@@ -39,7 +39,8 @@ __attribute__((noinline)) double measured_loop(ec_ctx *ctx, ec_config *c, long n
             c->batch_per_gpu = 1 + (int)((size_t)(i / (long)N_LAYOUTS) % 4);
         } else {
             c->batch_per_gpu = 1 + (int)(i % 32);
-            snprintf(c->gpu, sizeof c->gpu, "%s", gpus[(size_t)(i / 32) % N_GPUS]);
+            if (i % 32 == 0) /* the GPU changes every 32 (a sweep sets a key when it changes) */
+                snprintf(c->gpu, sizeof c->gpu, "%s", gpus[(size_t)(i / 32) % N_GPUS]);
         }
         if (ec_predict(ctx, c, &r) != EC_OK) {
             fprintf(stderr, "bench_ir: %s\n", ec_ctx_errmsg(ctx));
