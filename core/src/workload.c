@@ -1528,12 +1528,17 @@ typedef struct wl_key {
 
 typedef struct wl_entry {
     wl_key key;
-    uint64_t hash;        /* of key: most lookups are told apart without comparing keys */
     eci_workload wl;
 } wl_entry;
 
+/* The keys' hashes side by side (0: the slot holds no valid expansion), so that a lookup reads
+ * one entry, the one whose hash matches, not every entry's: a full cache of separately
+ * allocated entries cost some fifty data-cache misses per prediction of a layout sweep.  hint
+ * maps a hash's top byte to the slot that last held such a hash, tried before the scan. */
 struct eci_wl_cache {
     wl_entry *entries[ECI_WL_CACHE_ENTRIES];
+    uint64_t hash[ECI_WL_CACHE_ENTRIES];
+    unsigned char hint[256];
     size_t next;          /* the slot to replace on the next miss */
     size_t hits, misses;  /* for tests and the speed benchmark */
     unsigned long long serials; /* expansions numbered so far (eci_workload.serial) */
@@ -1576,6 +1581,21 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->base_quant_bytes = sh->base_quant_bytes;
 }
 
+_Static_assert(ECI_WL_CACHE_ENTRIES <= 256, "eci_wl_cache.hint holds slot numbers in a byte");
+
+/* The slot holding key (hash its hash), or ECI_WL_CACHE_ENTRIES: the hinted slot, then the
+ * slots in use (they fill from 0). */
+static size_t find(const struct eci_wl_cache *c, const wl_key *key, uint64_t hash)
+{
+    size_t i = c->hint[hash >> 56];
+    if (c->hash[i] == hash && memcmp(&c->entries[i]->key, key, sizeof *key) == 0)
+        return i;
+    for (i = 0; i < ECI_WL_CACHE_ENTRIES && c->entries[i] != NULL; i++)
+        if (c->hash[i] == hash && memcmp(&c->entries[i]->key, key, sizeof *key) == 0)
+            return i;
+    return ECI_WL_CACHE_ENTRIES;
+}
+
 int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape *sh, const eci_workload **out)
 {
     *out = NULL;
@@ -1584,25 +1604,26 @@ int eci_workload_get(ec_ctx *ctx, const eci_net *net, int task, const eci_shape 
     struct eci_wl_cache *c = ctx->wl_cache;
     wl_key key;
     make_key(net, task, sh, &key);
-    uint64_t hash = bytes_hash(&key, sizeof key);
-    for (size_t i = 0; i < ECI_WL_CACHE_ENTRIES && c->entries[i] != NULL; i++)
-        if (c->entries[i]->hash == hash && memcmp(&c->entries[i]->key, &key, sizeof key) == 0) {
-            c->hits++;
-            *out = &c->entries[i]->wl;
-            return EC_OK;
-        }
+    uint64_t hash = bytes_hash(&key, sizeof key) | 1; /* never 0, the empty slot's */
+    size_t i = find(c, &key, hash);
+    if (i < ECI_WL_CACHE_ENTRIES) {
+        c->hits++;
+        c->hint[hash >> 56] = (unsigned char)i;
+        *out = &c->entries[i]->wl;
+        return EC_OK;
+    }
     c->misses++;
     size_t slot = c->next;
     if (c->entries[slot] == NULL && (c->entries[slot] = eci_calloc(ctx, 1, sizeof(wl_entry))) == NULL)
         return EC_ENOMEM;
     wl_entry *e = c->entries[slot];
-    memset(&e->key, 0, sizeof e->key); /* never matches while it holds no valid expansion */
-    e->hash = 0;
+    c->hash[slot] = 0; /* never matches while it holds no valid expansion */
     int rc = eci_workload_expand(ctx, net, task, sh, &e->wl);
     if (rc != EC_OK)
         return rc;
     e->key = key;
-    e->hash = hash;
+    c->hash[slot] = hash;
+    c->hint[hash >> 56] = (unsigned char)slot;
     e->wl.serial = ++c->serials;
     c->next = (slot + 1) % ECI_WL_CACHE_ENTRIES;
     *out = &e->wl;

@@ -4,7 +4,8 @@
  * size of each task head; forward GEMM FLOPs of a BERT layer (Narayanan: 24·b·s·h² +
  * 4·b·s²·h); activation bytes per layer (Korthikanti: 66·sbh + 9·a·s²·b in fp32,
  * 42·sbh + 7·a·s²·b under autocast, HF eager attention); ResNet-50 forward FLOPs against
- * torchvision's _ops; deep networks expanded once per repeated block; task mismatches.
+ * torchvision's _ops; deep networks expanded once per repeated block; task mismatches; the
+ * context's workload cache (hits, evictions) against fresh expansions.
  */
 #include "ec_test.h"
 #include "internal.h"
@@ -427,6 +428,55 @@ static void test_task_family_mismatch(void **state)
     ec_ctx_free(ctx);
 }
 
+/* ---- the context's workload cache ---------------------------------------------------------- */
+
+/* eci_workload_get against fresh expansions: 40 more shapes than the cache holds, twice over
+ * in other orders, so that lookups hit through the hint, through the scan (128 keys share 256
+ * hint bytes), and miss on evicted entries.  Every lookup must hand back the expansion of its
+ * own shape (its FLOPs and input bytes grow with the batch), and the counts must add up: a
+ * lookup that matched on the hash alone or on a stale slot would fail the first, a hint that
+ * hid a cached entry the second. */
+static void test_workload_cache(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "bert-base");
+    int task = eci_task_parse("classify");
+    enum { N = ECI_WL_CACHE_ENTRIES + 40 };
+    static double flop[N + 1], input[N + 1];
+    for (int b = 1; b <= N; b++) { /* what each shape expands to, outside the cache */
+        eci_shape sh = shape_of(EC_PREC_AMP_FP16, b, 128, 0);
+        eci_workload wl = {0};
+        expand_or_fail(ctx, net, task, &sh, &wl);
+        flop[b] = wl.model_flop;
+        input[b] = wl.input_bytes;
+        eci_workload_release(ctx, &wl);
+    }
+    size_t hits, misses, expect_hits = 0, expect_misses = 0;
+    /* round 1: batch 1..N, every one new; round 2: the last ECI_WL_CACHE_ENTRIES backwards
+     * (all cached); round 3: 1..40, evicted by round 1, each new again */
+    for (int round = 1; round <= 3; round++) {
+        int from = round == 1 ? 1 : round == 2 ? N : 1, to = round == 1 ? N : round == 2 ? N - ECI_WL_CACHE_ENTRIES + 1 : 40;
+        int step = from <= to ? 1 : -1;
+        for (int b = from; b != to + step; b += step) {
+            eci_shape sh = shape_of(EC_PREC_AMP_FP16, b, 128, 0);
+            const eci_workload *wl;
+            assert_int_equal(eci_workload_get(ctx, net, task, &sh, &wl), EC_OK);
+            if (wl->model_flop != flop[b] || wl->input_bytes != input[b])
+                fail_msg("round %d, batch %d: the cache handed back %g FLOP and %g input bytes, the shape "
+                         "expands to %g and %g", round, b, wl->model_flop, wl->input_bytes, flop[b], input[b]);
+            if (round == 2)
+                expect_hits++;
+            else
+                expect_misses++;
+        }
+    }
+    eci_workload_cache_stats(ctx, &hits, &misses);
+    assert_int_equal(hits, expect_hits);
+    assert_int_equal(misses, expect_misses);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -442,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_sdpa_no_quadratic_memory),
         cmocka_unit_test(test_deep_networks),
         cmocka_unit_test(test_task_family_mismatch),
+        cmocka_unit_test(test_workload_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
