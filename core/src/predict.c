@@ -519,8 +519,8 @@ static void forward_pass(timeline *t, plan *p)
 /* The forward pass moves the timeline by amounts that depend only on the state it starts
  * from relative to the GPU (the host's lead, its pending work): a micro-step whose forward
  * starts as the previous one's did (each after a sync; the leads equal but for rounding) adds
- * what that one added instead of walking it again.  Not with sharded units, whose gathers run on absolute clocks.  m: NULL
- * when no later micro-step will repeat it. */
+ * what that one added instead of walking it again.  Not with sharded units, whose gathers
+ * run on absolute clocks.  m: NULL when no later micro-step will repeat it. */
 typedef struct fwd_memo {
     int valid;
     double lead_s;                     /* cpu - gpu at the start */
@@ -2307,9 +2307,9 @@ static int reference_samples_per_s(ec_ctx *ctx, const ec_config *one, const eci_
     /* the fields a sweep varies first: the 2.7 KB memcmp of an entry not in the level-1 cache
      * costs some forty misses, and most entries differ in the batch or the sequence length */
     for (int i = 0; i < REF_CACHE_ENTRIES; i++)
-        if (c->e[i].used && c->e[i].cfg.batch_per_gpu == one->batch_per_gpu && c->e[i].cfg.seq_len == one->seq_len &&
-            c->e[i].cfg.grad_accum == one->grad_accum && memcmp(&c->e[i].cfg, one, sizeof *one) == 0 &&
-            memcmp(&c->e[i].calib, &calib, sizeof calib) == 0) {
+        if (c->e[i].used && c->e[i].cfg.batch_per_gpu == one->batch_per_gpu &&
+            c->e[i].cfg.seq_len == one->seq_len && c->e[i].cfg.grad_accum == one->grad_accum &&
+            memcmp(&c->e[i].cfg, one, sizeof *one) == 0 && memcmp(&c->e[i].calib, &calib, sizeof calib) == 0) {
             *out = c->e[i].samples_per_s;
             return EC_OK;
         }
