@@ -149,6 +149,16 @@ void eci_calib_release(ec_ctx *ctx)
 
 int eci_calib_current(ec_ctx *ctx, const ec_config *cfg, eci_calib *c)
 {
+    const eci_calib *p;
+    int rc = eci_calib_ref(ctx, cfg, c, &p);
+    if (rc == EC_OK && p != c)
+        *c = *p;
+    return rc;
+}
+
+int eci_calib_ref(ec_ctx *ctx, const ec_config *cfg, eci_calib *buf, const eci_calib **out)
+{
+    *out = buf;
     if (cfg != NULL && cfg->profile[0] != '\0') {
         if (ctx->profile_fit == NULL || strcmp(ctx->profile_path, cfg->profile) != 0) {
             ec_fit_report rep;
@@ -164,11 +174,11 @@ int eci_calib_current(ec_ctx *ctx, const ec_config *cfg, eci_calib *c)
             *ctx->profile_fit = parsed;
             eci_strlcpy(ctx->profile_path, cfg->profile, sizeof ctx->profile_path);
         }
-        *c = *ctx->profile_fit;
+        *out = ctx->profile_fit;
     } else if (ctx->fit != NULL) {
-        *c = *ctx->fit;
+        *out = ctx->fit;
     } else {
-        eci_calib_default(ctx, c);
+        eci_calib_default(ctx, buf);
     }
     return EC_OK;
 }

@@ -95,7 +95,10 @@ void eci_calib_default(const ec_ctx *ctx, eci_calib *c)
 
 void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_calib *c, eci_rates *r)
 {
-    memset(r, 0, sizeof *r);
+    /* every field zero, the warning text empty (its 512 bytes are read only up to the NUL) */
+    memset(r, 0, offsetof(eci_rates, warning_text));
+    r->warning_text[0] = '\0';
+    memset(&r->comm, 0, sizeof *r - offsetof(eci_rates, comm));
     pick_gemm_rate(g, precision, r);
     r->mem_bytes_per_s = g->memory_bandwidth_bytes_per_s * g->memory_eff_frac;
     r->floor_s = g->kernel_floor_s;
@@ -340,6 +343,8 @@ typedef struct cost_slot {
     int host_valid;
     size_t host_cap;
     double *host;
+    size_t sums_cap;    /* ...and the walk's run sums at host_key (2 per op) */
+    eci_walk_sum *sums;
 } cost_slot;
 
 struct eci_cost_cache {
@@ -458,10 +463,28 @@ const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_wor
     return s->cost;
 }
 
+/* Room for the run sums of slot s: 2 x n_ops entries, none worked out.  NULL without memory
+ * (no error: the walk goes op by op). */
+static eci_walk_sum *fresh_sums(ec_ctx *ctx, cost_slot *s, size_t n_ops)
+{
+    if (s->sums_cap < 2 * n_ops) {
+        eci_walk_sum *grown = eci_realloc(ctx, s->sums, s->sums_cap * sizeof *s->sums, 2 * n_ops * sizeof *s->sums);
+        if (grown == NULL) {
+            eci_error_clear(ctx);
+            return NULL;
+        }
+        s->sums = grown;
+        s->sums_cap = 2 * n_ops;
+    }
+    memset(s->sums, 0, 2 * n_ops * sizeof *s->sums);
+    return s->sums;
+}
+
 double *eci_op_costs_host(ec_ctx *ctx, const eci_workload *wl, const eci_op_cost_t *cost,
-                          const double key[ECI_HOST_KEY_VALUES], int *valid)
+                          const double key[ECI_HOST_KEY_VALUES], int *valid, eci_walk_sum **sums)
 {
     *valid = 0;
+    *sums = NULL;
     struct eci_cost_cache *c = ctx->cost_cache;
     if (c == NULL || wl->serial == 0)
         return NULL;
@@ -472,6 +495,7 @@ double *eci_op_costs_host(ec_ctx *ctx, const eci_workload *wl, const eci_op_cost
             continue;
         if (s->host_valid && memcmp(s->host_key, key, sizeof s->host_key) == 0) {
             *valid = 1;
+            *sums = s->sums_cap >= 2 * wl->n_ops ? s->sums : NULL;
             return s->host;
         }
         if (s->host_cap < wl->n_ops) {
@@ -485,6 +509,7 @@ double *eci_op_costs_host(ec_ctx *ctx, const eci_workload *wl, const eci_op_cost
         }
         memcpy(s->host_key, key, sizeof s->host_key);
         s->host_valid = 1; /* the caller fills it now */
+        *sums = fresh_sums(ctx, s, wl->n_ops);
         return s->host;
     }
     return NULL;
@@ -506,6 +531,7 @@ void eci_compute_ctx_free(ec_ctx *ctx)
         {
             eci_free(ctx, c->slot[g][w].cost, c->slot[g][w].cap * sizeof *c->slot[g][w].cost);
             eci_free(ctx, c->slot[g][w].host, c->slot[g][w].host_cap * sizeof *c->slot[g][w].host);
+            eci_free(ctx, c->slot[g][w].sums, c->slot[g][w].sums_cap * sizeof *c->slot[g][w].sums);
         }
     eci_free(ctx, c, sizeof *c);
     ctx->cost_cache = NULL;

@@ -81,6 +81,9 @@ EC_INTERNAL void eci_calib_default(const ec_ctx *ctx, eci_calib *c);
 /* The parameters a prediction of cfg uses: its profile= file, else the context's fit, else
  * the priors (calibrate.c). */
 EC_INTERNAL int eci_calib_current(ec_ctx *ctx, const ec_config *cfg, eci_calib *c);
+/* The same without a copy: *out points to the context's profile or fit (valid until the context
+ * reads another profile or fits again), or to buf filled with the priors. */
+EC_INTERNAL int eci_calib_ref(ec_ctx *ctx, const ec_config *cfg, eci_calib *buf, const eci_calib **out);
 /* The per-architecture entry for an architecture name, NULL when it has none (calibrate.c). */
 EC_INTERNAL const eci_calib_arch *eci_calib_arch_find(const eci_calib *c, const char *architecture);
 /* Check a fit report and turn it into parameters (calibrate.c); EC_EINVAL naming the bad entry. */
@@ -103,14 +106,26 @@ EC_INTERNAL void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op
  * when memory runs out (EC_ENOMEM on the context). */
 EC_INTERNAL const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl,
                                               double gpu_scale);
+/* A run of ops the step model's timeline walks one after another (predict.c), summed once at
+ * one set of dispatch costs: what the run adds to the host's and the GPU's clocks and kernel
+ * count, and lead_s, the most the host's issue of an op gets ahead of the GPU's queue (max
+ * over the run's ops i of host time up to and including i minus GPU time before i).  The walk
+ * then ends at max(gpu, cpu + lead_s) + gpu_s (max-plus algebra), the GPU idle for the excess. */
+typedef struct eci_walk_sum {
+    size_t from, to;   /* the run's ops, as the walk names them; to == 0: not worked out yet */
+    double host_s, gpu_s, kernels, lead_s;
+} eci_walk_sum;
+
 /* Room for the step model's per-op forward host costs beside the cached costs `cost` of wl (as
  * eci_op_costs just returned them), keyed by ECI_HOST_KEY_VALUES doubles (the dispatch costs
  * they are worked out at).  *valid = 1: it already holds them for key; 0: the caller fills
  * all wl->n_ops now.  NULL when cost is not from the cache or no memory (no error: the caller
- * works them out elsewhere).  Valid until the next eci_op_costs call on ctx. */
+ * works them out elsewhere).  *sums: 2 x wl->n_ops run sums at the same key (forward runs by
+ * their first op, then backward runs), all not worked out when *valid is 0; NULL when there
+ * is no room.  Both valid until the next eci_op_costs call on ctx. */
 #define ECI_HOST_KEY_VALUES 4
 EC_INTERNAL double *eci_op_costs_host(ec_ctx *ctx, const eci_workload *wl, const eci_op_cost_t *cost,
-                                      const double key[ECI_HOST_KEY_VALUES], int *valid);
+                                      const double key[ECI_HOST_KEY_VALUES], int *valid, eci_walk_sum **sums);
 /* Cost lookups answered from the cache and pricings done, since the context was created. */
 EC_INTERNAL void eci_op_costs_stats(const ec_ctx *ctx, size_t *hits, size_t *misses);
 

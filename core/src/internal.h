@@ -166,6 +166,8 @@ struct ec_ctx {
     struct eci_pool *pool;            /* worker contexts kept between sweeps and searches (workers.c) */
     int ddp_every_layer;              /* tests: DDP's backward walks every repeated layer (predict.c's
                                          reference for its jumps); 0 in every context the API makes */
+    int walk_op_by_op;                /* tests: the step model walks every run of ops op by op, without
+                                         its run sums (their reference); 0 in every context the API makes */
 };
 typedef struct eci_prices eci_prices;
 

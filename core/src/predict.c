@@ -127,6 +127,8 @@ typedef struct plan {
     const double *fwd_host;      /* fwd_host_s of every op at the dispatch costs fwd_host_at, worked out
                                     once per step (the forward walks' costs), or NULL */
     double fwd_host_at[3];       /* ...dispatch_fwd_s, op_fwd_s, dispatch_bwd_s they were worked out at */
+    eci_walk_sum *fwd_sum;       /* the forward runs' sums at fwd_host_at, by first op (n_ops), or NULL */
+    eci_walk_sum *bwd_sum;       /* ...the backward runs' (n_ops; also at fwd_host_at), or NULL */
     /* The DDP walk's least slacks since ddp_layers reset them (ddp_steady_reps): how far the
      * GPU stayed ahead of the host before each kernel (>= 0: the host never held it up), and
      * how far the stream stayed busy past each kernel's fully slowed end and each bucket's
@@ -227,9 +229,52 @@ static inline double ddp_grads_ready(ddp_walk *dw, const eci_op_cost_t *c, doubl
     return slow;
 }
 
+/* The sums of a run walked with walk_kernel: op i issues after host[i] and runs gpu[i]. */
+static void walk_sum_add(eci_walk_sum *s, double host_s, double gpu_s, double kernels)
+{
+    s->host_s += host_s;
+    if (s->host_s - s->gpu_s > s->lead_s)
+        s->lead_s = s->host_s - s->gpu_s;
+    s->gpu_s += gpu_s;
+    s->kernels += kernels;
+}
+
+/* The run's walk in one step: the GPU idles until the host has issued the op that holds it up
+ * most (when any does), then runs the run's kernels.  Equal to walking it op by op but for
+ * rounding (the sums are added in another order). */
+static void walk_sum_apply(timeline *t, const eci_walk_sum *s, double *kernel_s)
+{
+    double start = t->cpu + s->lead_s;
+    if (start > t->gpu) {
+        t->gap[CAUSE_DISPATCH] += start - t->gpu;
+        t->gpu = start;
+    }
+    t->cpu += s->host_s;
+    t->host_busy += s->host_s;
+    t->gpu += s->gpu_s;
+    t->busy += s->gpu_s;
+    t->kernels += s->kernels;
+    *kernel_s += s->gpu_s;
+}
+
+/* The sum slot of the run from..to in sums (by from), or NULL when the run has fewer than
+ * three walked ops (as cheap to walk) or the slot holds another run (walk it op by op). */
+static eci_walk_sum *walk_sum_slot(eci_walk_sum *sums, size_t from, size_t to, size_t walked)
+{
+    if (sums == NULL || walked < 3)
+        return NULL;
+    eci_walk_sum *s = &sums[from];
+    if (s->to == 0)
+        *s = (eci_walk_sum){.from = from, .to = to, .lead_s = -INFINITY};
+    else if (s->from != from || s->to != to)
+        return NULL;
+    return s;
+}
+
 /* The forward ops from..to-1 in order.  The first goes through gpu_op (the host may have work
  * pending before it); after it nothing is pending, and the rest are walked in locals.  Their
- * host costs come from p->fwd_host when it was worked out at the current dispatch costs. */
+ * host costs come from p->fwd_host when it was worked out at the current dispatch costs, and
+ * then the rest is walked once, summed, and the sums used on later walks of the same run. */
 static void forward_ops(timeline *t, plan *p, size_t from, size_t to)
 {
     if (from >= to)
@@ -241,6 +286,14 @@ static void forward_ops(timeline *t, plan *p, size_t from, size_t to)
                              : NULL;
     gpu_op(t, host != NULL ? host[from] : fwd_host_s(p, &cost[from]), cost[from].fwd_s, cost[from].fwd_kernels, 1);
     p->fwd_s += cost[from].fwd_s;
+    eci_walk_sum *sum = host != NULL ? walk_sum_slot(p->fwd_sum, from, to, to - from - 1) : NULL;
+    if (sum != NULL) {
+        if (sum->lead_s == -INFINITY) /* first walk of this run: sum it */
+            for (size_t i = from + 1; i < to; i++)
+                walk_sum_add(sum, host[i], cost[i].fwd_s, cost[i].fwd_kernels);
+        walk_sum_apply(t, sum, &p->fwd_s);
+        return;
+    }
     walk w = walk_begin(t, p->fwd_s);
     if (host != NULL) {
         for (size_t i = from + 1; i < to; i++) {
@@ -317,6 +370,15 @@ static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
     i--; /* the first op that launches: through gpu_op, as in forward_ops */
     gpu_op(t, p->dispatch_bwd_s * cost[i].bwd_kernels, cost[i].bwd_s, cost[i].bwd_kernels, 1);
     p->bwd_s += cost[i].bwd_s;
+    eci_walk_sum *sum = p->dispatch_bwd_s == p->fwd_host_at[2] ? walk_sum_slot(p->bwd_sum, from, to, i - from) : NULL;
+    if (sum != NULL) { /* as in forward_ops */
+        if (sum->lead_s == -INFINITY)
+            while (i-- > from)
+                if (cost[i].bwd_kernels != 0)
+                    walk_sum_add(sum, p->dispatch_bwd_s * cost[i].bwd_kernels, cost[i].bwd_s, cost[i].bwd_kernels);
+        walk_sum_apply(t, sum, &p->bwd_s);
+        return;
+    }
     walk w = walk_begin(t, p->bwd_s);
     while (i-- > from) {
         const eci_op_cost_t *c = &cost[i];
@@ -774,8 +836,16 @@ static void add_warning(ec_result *res, unsigned bit, const char *text)
     if ((res->warnings & bit) == bit && strstr(res->warning_text, text) != NULL)
         return;
     res->warnings |= bit;
-    size_t len = strlen(res->warning_text);
-    snprintf(res->warning_text + len, sizeof res->warning_text - len, "%s%s", len ? "; " : "", text);
+    /* "; " and text appended, cut as snprintf would cut them (copies: snprintf's format
+     * parsing cost more than the rest of a prediction's warnings) */
+    size_t len = strlen(res->warning_text), room = sizeof res->warning_text - len;
+    char *end = res->warning_text + len;
+    if (len > 0 && room > 1) {
+        size_t sep = eci_strlcpy(end, "; ", room) < room ? 2 : room - 1;
+        end += sep;
+        room -= sep;
+    }
+    eci_strlcpy(end, text, room);
 }
 
 /* Checks of eci_resolve beyond finding the ids (issue 20): every product of counts the models
@@ -1192,10 +1262,28 @@ static void fp32_conv_warning(const ec_ctx *ctx, const ec_config *cfg, const eci
 /* One optimizer step at padded length seq, without the input pipeline (pipeline.c adds it):
  * fills res's step time, breakdown, kernel counts, FLOPs and memory; gpu_scale multiplies
  * every compute kernel (gpu_step_s calibrates it); *host_s is the host time of the step. */
+/* Every field of res zero and its texts empty: their bytes past the NUL are left as they were
+ * (the step model's results are read field by field, the texts up to their NUL; ec_predict
+ * hands back a result zeroed whole). */
+static void step_result_clear(ec_result *res)
+{
+    memset(res, 0, offsetof(ec_result, warning_text));
+    res->warning_text[0] = '\0';
+    memset(&res->single_gpu_samples_per_s, 0,
+           offsetof(ec_result, price_offer) - offsetof(ec_result, single_gpu_samples_per_s));
+    res->price_offer[0] = '\0';
+    memset(&res->tokens_per_s, 0, sizeof *res - offsetof(ec_result, tokens_per_s));
+}
+/* only padding between each text and the field step_result_clear zeroes from after it */
+_Static_assert(offsetof(ec_result, single_gpu_samples_per_s) - offsetof(ec_result, warning_text) - EC_WARNING_TEXT_MAX <
+                   sizeof(double), "a field follows warning_text in ec_result: step_result_clear must zero it");
+_Static_assert(offsetof(ec_result, tokens_per_s) - offsetof(ec_result, price_offer) - sizeof(((ec_result *)0)->price_offer) <
+                   sizeof(double), "a field follows price_offer in ec_result: step_result_clear must zero it");
+
 static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib_in, double seq,
                       double gpu_scale, const layout_comm *lc_in, ec_result *res, double *host_s)
 {
-    memset(res, 0, sizeof *res);
+    step_result_clear(res);
     eci_resolved r = *rp;
     int rc;
     const eci_gpu *g = r.gpu;
@@ -1279,7 +1367,8 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
        * beside the cached op costs for the next prediction at the same dispatch costs */
         const double key[ECI_HOST_KEY_VALUES] = {model_fwd_s, model_op_s, model_bwd_s, p.host_factor};
         int valid;
-        double *fwd_host = eci_op_costs_host(ctx, wl, cost, key, &valid);
+        eci_walk_sum *sums;
+        double *fwd_host = eci_op_costs_host(ctx, wl, cost, key, &valid, &sums);
         if (fwd_host == NULL && (fwd_host = eci_scratch_raw(ctx, ECI_SCRATCH_FWD_HOST, wl->n_ops, sizeof *fwd_host)) == NULL)
             return EC_ENOMEM;
         if (!valid) {
@@ -1291,6 +1380,10 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
                 fwd_host[i] = fwd_host_s(&at, &cost[i]);
         }
         p.fwd_host = fwd_host;
+        if (ctx->walk_op_by_op)
+            sums = NULL;
+        p.fwd_sum = sums;
+        p.bwd_sum = sums != NULL ? sums + wl->n_ops : NULL;
         p.fwd_host_at[0] = model_fwd_s;
         p.fwd_host_at[1] = model_op_s;
         p.fwd_host_at[2] = model_bwd_s;
@@ -1912,27 +2005,27 @@ static void pipe_loader(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r
 }
 
 /* eci_pipe_prepare, also handing back cfg resolved (*resolved, as eci_resolve gives it) and
- * the calibration it used (*calib_out). */
+ * the calibration it used (*calib_out: fixed, the context's, or the priors in *buf). */
 static int pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, eci_pipe_in *in, ec_result *top,
-                        eci_lengths **lengths, eci_resolved *resolved, eci_calib *calib_out)
+                        eci_lengths **lengths, eci_resolved *resolved, eci_calib *buf, const eci_calib **calib_out)
 {
     /* every field but the knots' arrays (~3 KB), which are filled below as far as they are
      * read (n_knots lengths of n_series series) */
     memset(in, 0, offsetof(eci_pipe_in, knot_len));
     in->n_series = 0;
     memset(&in->seed, 0, sizeof *in - offsetof(eci_pipe_in, seed));
-    memset(top, 0, sizeof *top);
+    /* top: written whole by the step of the first knot (step_model and measured_step zero it) */
     *lengths = NULL;
     eci_resolved r;
     int rc = eci_resolve(ctx, cfg, &r);
     if (rc != EC_OK)
         return rc;
     *resolved = r;
-    const eci_calib *calib = calib_out;
     if (fixed != NULL)
-        *calib_out = *fixed;
-    else if ((rc = eci_calib_current(ctx, cfg, calib_out)) != EC_OK)
+        *calib_out = fixed;
+    else if ((rc = eci_calib_ref(ctx, cfg, buf, calib_out)) != EC_OK)
         return rc;
+    const eci_calib *calib = *calib_out;
     if (cfg->lengths[0] != '\0' && (rc = eci_lengths_parse(ctx, cfg->lengths, r.seq, lengths)) != EC_OK)
         return rc;
     const eci_lengths *l = *lengths;
@@ -1987,8 +2080,9 @@ int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, 
                      eci_lengths **lengths)
 {
     eci_resolved r;
-    eci_calib calib;
-    return pipe_prepare(ctx, cfg, fixed, in, top, lengths, &r, &calib);
+    eci_calib buf;
+    const eci_calib *calib;
+    return pipe_prepare(ctx, cfg, fixed, in, top, lengths, &r, &buf, &calib);
 }
 
 /* Bottleneck: compute when kernels fill most of the step, else the largest idle cause; and
@@ -2363,6 +2457,32 @@ static int given_by_name(const ec_config *cfg, const char *name)
     return i >= 0 && ec_config_is_set(cfg, (size_t)i);
 }
 
+/* Every figure check_result checks (all doubles): the field, its least and its greatest value. */
+#define RESULT_CHECKS(X) \
+    X(step_s, DBL_MIN, DBL_MAX) X(samples_per_s, DBL_MIN, DBL_MAX) X(epoch_s, 0, DBL_MAX) \
+    X(run_s, 0, DBL_MAX) X(gpu_util_frac, 0, 1) X(gpu_busy_s, 0, DBL_MAX) X(cpu_issue_s, 0, DBL_MAX) \
+    X(flop_per_step, 0, DBL_MAX) X(mfu_frac, 0, 1) X(kernels_per_step, 0, DBL_MAX) \
+    X(steps_per_epoch, 0, DBL_MAX) X(epoch_p10_s, 0, DBL_MAX) X(epoch_p50_s, 0, DBL_MAX) \
+    X(epoch_p90_s, 0, DBL_MAX) X(breakdown.forward_s, 0, DBL_MAX) X(breakdown.backward_s, 0, DBL_MAX) \
+    X(breakdown.optimizer_s, 0, DBL_MAX) X(breakdown.h2d_s, 0, DBL_MAX) \
+    X(breakdown.cpu_overhead_s, 0, DBL_MAX) X(breakdown.loader_s, 0, DBL_MAX) \
+    X(breakdown.comm_s, 0, DBL_MAX) X(memory.weights_bytes, 0, DBL_MAX) X(memory.grads_bytes, 0, DBL_MAX) \
+    X(memory.optimizer_bytes, 0, DBL_MAX) X(memory.cast_cache_bytes, 0, DBL_MAX) \
+    X(memory.activations_bytes, 0, DBL_MAX) X(memory.workspace_bytes, 0, DBL_MAX) \
+    X(memory.context_bytes, 0, DBL_MAX) X(memory.allocator_bytes, 0, DBL_MAX) \
+    X(memory.peak_bytes, 0, DBL_MAX) X(memory.capacity_bytes, 0, DBL_MAX) \
+    X(memory.allocated_bytes, 0, DBL_MAX) X(memory.reserved_bytes, 0, DBL_MAX) \
+    X(memory.nvml_bytes, 0, DBL_MAX) X(single_gpu_samples_per_s, 0, DBL_MAX) \
+    X(scaling_efficiency_frac, 0, DBL_MAX) X(busbw_bytes_per_s, 0, DBL_MAX) X(comm_total_s, 0, DBL_MAX) \
+    X(straggler_s, 0, DBL_MAX) X(other_gpu_busy_s, 0, DBL_MAX) X(other_gpu_peak_bytes, 0, DBL_MAX) \
+    X(step_p10_s, 0, DBL_MAX) X(step_p90_s, 0, DBL_MAX) X(price_per_hour, 0, DBL_MAX) \
+    X(cost_per_epoch, 0, DBL_MAX) X(cost_run, 0, DBL_MAX) X(tokens_per_s, 0, DBL_MAX) \
+    X(gpu_s_per_token, 0, DBL_MAX) X(hfu_frac, 0, DBL_MAX) X(host_pinned_bytes, 0, DBL_MAX) \
+    X(comm.tp_s, 0, DBL_MAX) X(comm.cp_s, 0, DBL_MAX) X(comm.ep_s, 0, DBL_MAX) \
+    X(comm.dp_reduce_s, 0, DBL_MAX) X(comm.shard_wait_s, 0, DBL_MAX) X(comm.overlap_s, 0, DBL_MAX) \
+    X(comm.offload_s, 0, DBL_MAX) X(comm.pp_bubble_s, 0, DBL_MAX) X(comm.pp_p2p_s, 0, DBL_MAX) \
+    X(eval_s, 0, DBL_MAX) X(eval_step_s, 0, DBL_MAX) X(first_step_s, 0, DBL_MAX) X(train_s, 0, DBL_MAX)
+
 /* Every figure of a result is finite and physically possible, or the prediction is refused
  * (issue 20): no NaN, infinity or MFU above 100% reaches a user.  The message names the field
  * and the keys given that can drive it (a rate, a time, a measured step, a profile). */
@@ -2383,55 +2503,22 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
     static const char *const suspects[] = {"gpu_step_s", "busbw_gbyte_per_s", "network_gbit_per_s", "sample_cpu_s",
                                            "dataset_samples", "eval_samples", "checkpoints_per_epoch",
                                            "loop_ops_per_sample", "loop_syncs_per_sample", "profile", "prices"};
-    /* every field checked (all doubles), by offset: a constant table, not one built per call */
-    static const struct { const char *name; size_t off; double lo, hi; } f[] = {
-        {"step_s", offsetof(ec_result, step_s), DBL_MIN, DBL_MAX}, {"samples_per_s", offsetof(ec_result, samples_per_s), DBL_MIN, DBL_MAX},
-        {"epoch_s", offsetof(ec_result, epoch_s), 0, DBL_MAX}, {"run_s", offsetof(ec_result, run_s), 0, DBL_MAX},
-        {"gpu_util_frac", offsetof(ec_result, gpu_util_frac), 0, 1}, {"gpu_busy_s", offsetof(ec_result, gpu_busy_s), 0, DBL_MAX},
-        {"cpu_issue_s", offsetof(ec_result, cpu_issue_s), 0, DBL_MAX}, {"flop_per_step", offsetof(ec_result, flop_per_step), 0, DBL_MAX},
-        {"mfu_frac", offsetof(ec_result, mfu_frac), 0, 1}, {"kernels_per_step", offsetof(ec_result, kernels_per_step), 0, DBL_MAX},
-        {"steps_per_epoch", offsetof(ec_result, steps_per_epoch), 0, DBL_MAX}, {"epoch_p10_s", offsetof(ec_result, epoch_p10_s), 0, DBL_MAX},
-        {"epoch_p50_s", offsetof(ec_result, epoch_p50_s), 0, DBL_MAX}, {"epoch_p90_s", offsetof(ec_result, epoch_p90_s), 0, DBL_MAX},
-        {"breakdown.forward_s", offsetof(ec_result, breakdown.forward_s), 0, DBL_MAX}, {"breakdown.backward_s", offsetof(ec_result, breakdown.backward_s), 0, DBL_MAX},
-        {"breakdown.optimizer_s", offsetof(ec_result, breakdown.optimizer_s), 0, DBL_MAX}, {"breakdown.h2d_s", offsetof(ec_result, breakdown.h2d_s), 0, DBL_MAX},
-        {"breakdown.cpu_overhead_s", offsetof(ec_result, breakdown.cpu_overhead_s), 0, DBL_MAX}, {"breakdown.loader_s", offsetof(ec_result, breakdown.loader_s), 0, DBL_MAX},
-        {"breakdown.comm_s", offsetof(ec_result, breakdown.comm_s), 0, DBL_MAX}, {"memory.weights_bytes", offsetof(ec_result, memory.weights_bytes), 0, DBL_MAX},
-        {"memory.grads_bytes", offsetof(ec_result, memory.grads_bytes), 0, DBL_MAX}, {"memory.optimizer_bytes", offsetof(ec_result, memory.optimizer_bytes), 0, DBL_MAX},
-        {"memory.cast_cache_bytes", offsetof(ec_result, memory.cast_cache_bytes), 0, DBL_MAX},
-        {"memory.activations_bytes", offsetof(ec_result, memory.activations_bytes), 0, DBL_MAX},
-        {"memory.workspace_bytes", offsetof(ec_result, memory.workspace_bytes), 0, DBL_MAX}, {"memory.context_bytes", offsetof(ec_result, memory.context_bytes), 0, DBL_MAX},
-        {"memory.allocator_bytes", offsetof(ec_result, memory.allocator_bytes), 0, DBL_MAX}, {"memory.peak_bytes", offsetof(ec_result, memory.peak_bytes), 0, DBL_MAX},
-        {"memory.capacity_bytes", offsetof(ec_result, memory.capacity_bytes), 0, DBL_MAX},
-        {"memory.allocated_bytes", offsetof(ec_result, memory.allocated_bytes), 0, DBL_MAX},
-        {"memory.reserved_bytes", offsetof(ec_result, memory.reserved_bytes), 0, DBL_MAX}, {"memory.nvml_bytes", offsetof(ec_result, memory.nvml_bytes), 0, DBL_MAX},
-        {"single_gpu_samples_per_s", offsetof(ec_result, single_gpu_samples_per_s), 0, DBL_MAX},
-        {"scaling_efficiency_frac", offsetof(ec_result, scaling_efficiency_frac), 0, DBL_MAX},
-        {"busbw_bytes_per_s", offsetof(ec_result, busbw_bytes_per_s), 0, DBL_MAX}, {"comm_total_s", offsetof(ec_result, comm_total_s), 0, DBL_MAX},
-        {"straggler_s", offsetof(ec_result, straggler_s), 0, DBL_MAX}, {"other_gpu_busy_s", offsetof(ec_result, other_gpu_busy_s), 0, DBL_MAX},
-        {"other_gpu_peak_bytes", offsetof(ec_result, other_gpu_peak_bytes), 0, DBL_MAX},
-        {"step_p10_s", offsetof(ec_result, step_p10_s), 0, DBL_MAX}, {"step_p90_s", offsetof(ec_result, step_p90_s), 0, DBL_MAX},
-        {"price_per_hour", offsetof(ec_result, price_per_hour), 0, DBL_MAX}, {"cost_per_epoch", offsetof(ec_result, cost_per_epoch), 0, DBL_MAX},
-        {"cost_run", offsetof(ec_result, cost_run), 0, DBL_MAX}, {"tokens_per_s", offsetof(ec_result, tokens_per_s), 0, DBL_MAX},
-        {"gpu_s_per_token", offsetof(ec_result, gpu_s_per_token), 0, DBL_MAX}, {"hfu_frac", offsetof(ec_result, hfu_frac), 0, DBL_MAX},
-        {"host_pinned_bytes", offsetof(ec_result, host_pinned_bytes), 0, DBL_MAX}, {"comm.tp_s", offsetof(ec_result, comm.tp_s), 0, DBL_MAX},
-        {"comm.cp_s", offsetof(ec_result, comm.cp_s), 0, DBL_MAX}, {"comm.ep_s", offsetof(ec_result, comm.ep_s), 0, DBL_MAX},
-        {"comm.dp_reduce_s", offsetof(ec_result, comm.dp_reduce_s), 0, DBL_MAX},
-        {"comm.shard_wait_s", offsetof(ec_result, comm.shard_wait_s), 0, DBL_MAX}, {"comm.overlap_s", offsetof(ec_result, comm.overlap_s), 0, DBL_MAX},
-        {"comm.offload_s", offsetof(ec_result, comm.offload_s), 0, DBL_MAX}, {"comm.pp_bubble_s", offsetof(ec_result, comm.pp_bubble_s), 0, DBL_MAX},
-        {"comm.pp_p2p_s", offsetof(ec_result, comm.pp_p2p_s), 0, DBL_MAX},
-        {"eval_s", offsetof(ec_result, eval_s), 0, DBL_MAX}, {"eval_step_s", offsetof(ec_result, eval_step_s), 0, DBL_MAX},
-        {"first_step_s", offsetof(ec_result, first_step_s), 0, DBL_MAX}, {"train_s", offsetof(ec_result, train_s), 0, DBL_MAX},
-    };
-    size_t i = 0, n = sizeof f / sizeof f[0];
-    int ok = 1; /* first every field without a branch: a NaN fails both comparisons, an infinity
-                 * one of them (every bound is finite) */
-    for (size_t k = 0; k < n; k++) {
-        double w = field_value(res, f[k].off);
-        ok &= (w >= f[k].lo) & (w <= f[k].hi);
-    }
+    /* every field at once, without a branch (straight-line code, each field's bounds constants):
+     * a NaN fails both comparisons, an infinity one of them (every bound is finite) */
+    int ok = 1;
+#define IN_RANGE(field, lo, hi) ok &= (res->field >= (lo)) & (res->field <= (hi));
+    RESULT_CHECKS(IN_RANGE)
+#undef IN_RANGE
     if (ok)
         return EC_OK;
-    double v = 0; /* then, only for a refusal, the first field out of range */
+    /* then, only for a refusal, the first field out of range, from a table of the same checks */
+    static const struct { const char *name; size_t off; double lo, hi; } f[] = {
+#define ENTRY(field, lo, hi) {#field, offsetof(ec_result, field), lo, hi},
+        RESULT_CHECKS(ENTRY)
+#undef ENTRY
+    };
+    size_t i = 0, n = sizeof f / sizeof f[0];
+    double v = 0;
     while (i < n && (v = field_value(res, f[i].off), isfinite(v) && v >= f[i].lo && v <= f[i].hi))
         i++;
     char keys[EC_ERRMSG_MAX / 2] = "";
@@ -2475,15 +2562,17 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
     ec_result top;
     eci_pipe_epoch ep;
     eci_resolved r;
-    eci_calib calib; /* the model's own error (profile error_log_sd) widens the simulated spread */
-    int rc = pipe_prepare(ctx, cfg, fixed, in, &top, &l, &r, &calib);
+    eci_calib buf;
+    const eci_calib *calib = NULL; /* the model's own error (profile error_log_sd) widens the simulated spread */
+    int rc = pipe_prepare(ctx, cfg, fixed, in, &top, &l, &r, &buf, &calib);
     if (rc == EC_OK)
         rc = eci_pipe_simulate(ctx, in, &ep);
     if (rc == EC_OK) {
         res->memory = top.memory;
         res->eval_step_s = top.eval_step_s;
         res->warnings = top.warnings;
-        memcpy(res->warning_text, top.warning_text, sizeof res->warning_text);
+        /* the text and its terminator (res is zeroed past it, as top is) */
+        memcpy(res->warning_text, top.warning_text, strlen(top.warning_text) + 1);
         assemble_step(cfg, &r, l, in, &ep, eci_const(ctx, EC_C_loader_bottleneck_frac), res);
         assemble_epoch(ctx, cfg, &r, in, l, &ep, res);
         res->first_step_s = res->step_s + compile_time_s(ctx, cfg);
@@ -2493,10 +2582,10 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
             add_warnings(ctx, cfg, &r, res);
         copy_multi_gpu(&top, res);
         if (res->epoch_s > 0)
-            eci_interval_widen(&calib, res->epoch_p50_s, &res->epoch_p10_s, &res->epoch_p90_s);
+            eci_interval_widen(calib, res->epoch_p50_s, &res->epoch_p10_s, &res->epoch_p90_s);
         /* the step's interval: only the model's own held-out error (a steady step has no spread) */
         res->step_p10_s = res->step_p90_s = res->step_s;
-        eci_interval_widen(&calib, res->step_s, &res->step_p10_s, &res->step_p90_s);
+        eci_interval_widen(calib, res->step_s, &res->step_p10_s, &res->step_p90_s);
         if (!reference)
             rc = add_cost(ctx, cfg, &r, res);
     }
