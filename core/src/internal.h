@@ -137,6 +137,7 @@ struct ec_ctx {
     int models_loaded;
     eci_gpu *gpus;   size_t n_gpus;
     size_t gpu_found;                 /* the GPU eci_hw_find found last: a sweep asks for it again */
+    size_t net_found;                 /* the network eci_net_find_rc found by its id last (the same) */
     eci_host *hosts; size_t n_hosts;
     eci_fabric *fabrics; size_t n_fabrics; /* models/interconnects.csv */
     eci_net **nets;  size_t n_nets, cap_nets; /* presets first, then defined and config.json networks */

@@ -52,9 +52,10 @@ static int check_degrees(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 static int check_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 {
     const eci_net *net = r->net;
-    int layers = eci_net_pipeline_layers(net);
-    int transformer = has_kind(net, EC_LAYER_ATTENTION);
-    if ((r->tp > 1 || r->cp > 1) && !transformer)
+    /* the layer scans only where a check needs them (a ResNet's 170 layers, every prediction) */
+    int staged = r->pp > 1 || cfg->pp_schedule == EC_PP_INTERLEAVED;
+    int layers = staged ? eci_net_pipeline_layers(net) : 0;
+    if ((r->tp > 1 || r->cp > 1) && !has_kind(net, EC_LAYER_ATTENTION))
         return eci_error(ctx, EC_EINVAL, "tp=%d, cp=%d: tensor and context parallelism split attention and MLP "
                          "blocks; '%s' has none", r->tp, r->cp, net->id);
     if (r->pp > 1 && layers < r->pp * cfg->pp_chunks)
@@ -69,7 +70,7 @@ static int check_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (r->cp > 1 && r->seq % (2 * r->cp) != 0)
         return eci_error(ctx, EC_EINVAL, "cp=%d: seq_len=%d must divide into 2 x cp = %d chunks (load-balanced "
                          "causal context parallelism)", r->cp, r->seq, 2 * r->cp);
-    if (cfg->checkpointing == EC_CKPT_SELECTIVE && !transformer)
+    if (cfg->checkpointing == EC_CKPT_SELECTIVE && !has_kind(net, EC_LAYER_ATTENTION))
         return eci_error(ctx, EC_EINVAL, "checkpointing=selective recomputes the attention core; '%s' has no "
                          "attention", net->id);
     return EC_OK;

@@ -557,9 +557,14 @@ const eci_net *eci_net_find_rc(ec_ctx *ctx, const char *name, int *rc)
     *rc = EC_OK;
     enum { MAXN = 256 };
     const char *ids[MAXN];
-    const eci_net *exact = lookup(ctx, name); /* presets, defined networks, paths read before */
-    if (exact != NULL)
-        return exact;
+    size_t last = ctx->net_found; /* any index: checked against n_nets and the id itself */
+    if (last < ctx->n_nets && strcmp(ctx->nets[last]->id, name) == 0)
+        return ctx->nets[last];
+    for (size_t i = 0; i < ctx->n_nets; i++) /* presets, defined networks, paths read before */
+        if (strcmp(ctx->nets[i]->id, name) == 0) {
+            ctx->net_found = i;
+            return ctx->nets[i];
+        }
     for (size_t i = 0; i < ctx->n_nets; i++)
         if (ctx->nets[i]->listed && eci_name_eq(ctx->nets[i]->id, name))
             return ctx->nets[i];

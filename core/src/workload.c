@@ -23,8 +23,8 @@ static const char *const task_names[ECI_TASK_COUNT] = {"classify", "squad", "pre
 
 int eci_task_parse(const char *name)
 {
-    for (int i = 0; i < ECI_TASK_COUNT; i++)
-        if (name != NULL && strcmp(name, task_names[i]) == 0)
+    for (int i = 0; i < ECI_TASK_COUNT; i++) /* the first letters before a call (every prediction asks) */
+        if (name != NULL && name[0] == task_names[i][0] && strcmp(name, task_names[i]) == 0)
             return i;
     return -1;
 }
