@@ -75,6 +75,9 @@ const eci_calib_arch *eci_calib_arch_find(const eci_calib *c, const char *archit
 {
     if (architecture == NULL)
         return NULL;
+    for (size_t a = 0; a < c->n_arch; a++) /* as gpus.csv spells it (every prediction asks) */
+        if (strcmp(c->arch[a].name, architecture) == 0)
+            return &c->arch[a];
     for (size_t a = 0; a < c->n_arch; a++)
         if (eci_name_eq(c->arch[a].name, architecture))
             return &c->arch[a];

@@ -2503,12 +2503,23 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
     static const char *const suspects[] = {"gpu_step_s", "busbw_gbyte_per_s", "network_gbit_per_s", "sample_cpu_s",
                                            "dataset_samples", "eval_samples", "checkpoints_per_epoch",
                                            "loop_ops_per_sample", "loop_syncs_per_sample", "profile", "prices"};
-    /* every field at once, without a branch (straight-line code, each field's bounds constants):
-     * a NaN fails both comparisons, an infinity one of them (every bound is finite) */
+    /* every field at once, without a branch (straight-line code, each field's bounds constants).
+     * A field in [0, DBL_MAX], most of them: x - x is 0 unless x is a NaN or an infinity, so
+     * their sum is 0 when all are finite, and their least must be >= 0.  The others: a NaN
+     * fails both comparisons, an infinity one of them (every bound is finite). */
     int ok = 1;
-#define IN_RANGE(field, lo, hi) ok &= (res->field >= (lo)) & (res->field <= (hi));
+    double not_finite = 0, least = 0;
+#define IN_RANGE(field, lo, hi)                                                                  \
+    if ((lo) == 0 && (hi) == DBL_MAX) {                                                          \
+        double x_ = res->field;                                                                  \
+        not_finite += x_ - x_;                                                                   \
+        least = x_ < least ? x_ : least;                                                         \
+    } else {                                                                                     \
+        ok &= (res->field >= (lo)) & (res->field <= (hi));                                       \
+    }
     RESULT_CHECKS(IN_RANGE)
 #undef IN_RANGE
+    ok &= (not_finite == 0) & (least >= 0);
     if (ok)
         return EC_OK;
     /* then, only for a refusal, the first field out of range, from a table of the same checks */
