@@ -2390,9 +2390,9 @@ void eci_predict_ctx_free(ec_ctx *ctx)
 
 static int reference_samples_per_s(ec_ctx *ctx, const ec_config *one, const eci_calib *fixed, double *out)
 {
-    eci_calib calib;
-    memset(&calib, 0, sizeof calib);
-    int rc = fixed != NULL ? (calib = *fixed, EC_OK) : eci_calib_current(ctx, one, &calib);
+    eci_calib buf;
+    const eci_calib *calib = fixed;
+    int rc = fixed != NULL ? EC_OK : eci_calib_ref(ctx, one, &buf, &calib);
     if (rc != EC_OK)
         return rc;
     if (ctx->ref_cache == NULL && (ctx->ref_cache = eci_calloc(ctx, 1, sizeof *ctx->ref_cache)) == NULL)
@@ -2403,16 +2403,16 @@ static int reference_samples_per_s(ec_ctx *ctx, const ec_config *one, const eci_
     for (int i = 0; i < REF_CACHE_ENTRIES; i++)
         if (c->e[i].used && c->e[i].cfg.batch_per_gpu == one->batch_per_gpu &&
             c->e[i].cfg.seq_len == one->seq_len && c->e[i].cfg.grad_accum == one->grad_accum &&
-            memcmp(&c->e[i].cfg, one, sizeof *one) == 0 && memcmp(&c->e[i].calib, &calib, sizeof calib) == 0) {
+            memcmp(&c->e[i].cfg, one, sizeof *one) == 0 && memcmp(&c->e[i].calib, calib, sizeof *calib) == 0) {
             *out = c->e[i].samples_per_s;
             return EC_OK;
         }
     ec_result r1;
-    if ((rc = predict_full(ctx, one, &calib, &r1, 1)) != EC_OK)
+    if ((rc = predict_full(ctx, one, calib, &r1, 1)) != EC_OK)
         return rc;
     unsigned k = c->next++ % REF_CACHE_ENTRIES;
     c->e[k].cfg = *one;
-    c->e[k].calib = calib;
+    c->e[k].calib = *calib;
     c->e[k].samples_per_s = r1.samples_per_s;
     c->e[k].used = 1;
     *out = r1.samples_per_s;
