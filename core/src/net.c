@@ -355,12 +355,14 @@ static int trial(ec_ctx *ctx, eci_net *n)
     return rc;
 }
 
-static const eci_net *lookup(const ec_ctx *ctx, const char *id)
+/* The index of the network named exactly id (presets, defined networks, paths read before),
+ * n_nets when there is none. */
+static size_t lookup(const ec_ctx *ctx, const char *id)
 {
-    for (size_t i = 0; i < ctx->n_nets; i++)
-        if (strcmp(ctx->nets[i]->id, id) == 0)
-            return ctx->nets[i];
-    return NULL;
+    size_t i = 0;
+    while (i < ctx->n_nets && strcmp(ctx->nets[i]->id, id) != 0)
+        i++;
+    return i;
 }
 
 int eci_net_add(ec_ctx *ctx, const ec_network_def *def, int listed, const char *path, const eci_net **out)
@@ -370,7 +372,7 @@ int eci_net_add(ec_ctx *ctx, const ec_network_def *def, int listed, const char *
     int rc = check_def(ctx, def);
     if (rc != EC_OK)
         return rc;
-    if (lookup(ctx, def->id) != NULL)
+    if (lookup(ctx, def->id) < ctx->n_nets)
         return eci_error(ctx, EC_EINVAL, "network '%s' is already defined", def->id);
     if (ctx->n_nets == ctx->cap_nets) {
         size_t cap = ctx->cap_nets ? 2 * ctx->cap_nets : 64;
@@ -560,11 +562,11 @@ const eci_net *eci_net_find_rc(ec_ctx *ctx, const char *name, int *rc)
     size_t last = ctx->net_found; /* any index: checked against n_nets and the id itself */
     if (last < ctx->n_nets && strcmp(ctx->nets[last]->id, name) == 0)
         return ctx->nets[last];
-    for (size_t i = 0; i < ctx->n_nets; i++) /* presets, defined networks, paths read before */
-        if (strcmp(ctx->nets[i]->id, name) == 0) {
-            ctx->net_found = i;
-            return ctx->nets[i];
-        }
+    size_t exact = lookup(ctx, name);
+    if (exact < ctx->n_nets) {
+        ctx->net_found = exact;
+        return ctx->nets[exact];
+    }
     for (size_t i = 0; i < ctx->n_nets; i++)
         if (ctx->nets[i]->listed && eci_name_eq(ctx->nets[i]->id, name))
             return ctx->nets[i];

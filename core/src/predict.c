@@ -1259,9 +1259,6 @@ static void fp32_conv_warning(const ec_ctx *ctx, const ec_config *cfg, const eci
                 "give precision=tf32 for a script that keeps the default");
 }
 
-/* One optimizer step at padded length seq, without the input pipeline (pipeline.c adds it):
- * fills res's step time, breakdown, kernel counts, FLOPs and memory; gpu_scale multiplies
- * every compute kernel (gpu_step_s calibrates it); *host_s is the host time of the step. */
 /* Every field of res zero and its texts empty: their bytes past the NUL are left as they were
  * (the step model's results are read field by field, the texts up to their NUL; ec_predict
  * hands back a result zeroed whole). */
@@ -1280,6 +1277,9 @@ _Static_assert(offsetof(ec_result, single_gpu_samples_per_s) - offsetof(ec_resul
 _Static_assert(offsetof(ec_result, tokens_per_s) - offsetof(ec_result, price_offer) - sizeof(((ec_result *)0)->price_offer) <
                    sizeof(double), "a field follows price_offer in ec_result: step_result_clear must zero it");
 
+/* One optimizer step at padded length seq, without the input pipeline (pipeline.c adds it):
+ * fills res's step time, breakdown, kernel counts, FLOPs and memory; gpu_scale multiplies
+ * every compute kernel (gpu_step_s calibrates it); *host_s is the host time of the step. */
 static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_calib *calib_in, double seq,
                       double gpu_scale, const layout_comm *lc_in, ec_result *res, double *host_s)
 {
