@@ -778,7 +778,9 @@ static void ddp_layers(timeline *t, plan *p, int reps)
         r.slack_host_s[l % DDP_UNIT_MAX] = p->slack_host_s;
         r.slack_comm_s[l % DDP_UNIT_MAX] = p->slack_comm_s;
         r.at[(l + 1) % (DDP_UNIT_MAX + 1)] = ddp_mark_now(t, p);
-        double rest = reps - l - 1, d[N_DDP_DELTA];
+        /* d is read only after a unit repeats, which fills it (zeroed for GCC's analysis, which
+         * under profile feedback (EC_PGO) cannot see that) */
+        double rest = reps - l - 1, d[N_DDP_DELTA] = {0};
         for (int k = 1; k <= DDP_UNIT_MAX && k <= walked && k <= rest && !p->every_layer; k++) {
             double units = ddp_unit_repeats(&r, p, l, k, walked, d), fit = floor(rest / k);
             double times = units < fit ? units : fit;
