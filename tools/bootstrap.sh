@@ -34,7 +34,7 @@ build() { # build DIR [cmake options...]
 
 # build/ with the library laid out by a profile of its own workload (CMakeLists.txt, EC_PGO):
 # an instrumented build in build-pgo/ runs tools/pgo_train.sh (a second), then build/ is
-# compiled with the counts.  1.06-1.18x more predictions per second (bench/results/speed.md);
+# compiled with the counts.  1.06-1.21x the predictions per second (bench/results/speed.md);
 # the same predictions to the bit.  EC_PGO=OFF in the environment builds without.
 build_main() {
   if [ "${EC_PGO:-ON}" = OFF ] || ! cc --version 2>/dev/null | grep -q 'Free Software Foundation'; then
