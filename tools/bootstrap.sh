@@ -37,7 +37,8 @@ build() { # build DIR [cmake options...]
 # compiled with the counts.  1.06-1.21x the predictions per second (bench/results/speed.md);
 # the same predictions to the bit.  EC_PGO=OFF in the environment builds without.
 build_main() {
-  if [ "${EC_PGO:-ON}" = OFF ] || ! cc --version 2>/dev/null | grep -q 'Free Software Foundation'; then
+  # GCC only (CMake's compiler: $CC, else cc); another compiler builds without a profile
+  if [ "${EC_PGO:-ON}" = OFF ] || ! "${CC:-cc}" --version 2>/dev/null | grep -q 'Free Software Foundation'; then
     build build -DEC_PGO=OFF
     return
   fi

@@ -6,10 +6,11 @@
 # (2,240 predictions: 8 networks x 5 GPUs x 8 batch sizes x 7 layouts and input pipelines,
 # caches hit and missed), a layout search and a CSV sweep on two threads: about a second.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 b=${1:?usage: tools/pgo_train.sh BUILD_DIR}
-cli=$b/epochcast
-[ -x "$cli" ] || { echo "pgo_train.sh: $cli is missing (build $b with -DEC_PGO=GENERATE first)" >&2; exit 2; }
+dir=$(cd "$b" 2>/dev/null && pwd) || dir=$b # as given, before the cd to the repository
+cli=$dir/epochcast
+[ -x "$cli" ] || { echo "pgo_train.sh: $b/epochcast is missing (build $b with -DEC_PGO=GENERATE first)" >&2; exit 2; }
+cd "$(dirname "$0")/.."
 for _ in 1 2 3; do
   "$cli" run bench/predictions_digest.lua > /dev/null
 done
