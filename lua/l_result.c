@@ -199,37 +199,59 @@ static int push_names(lua_State *L)
     return lua_gettop(L);
 }
 
-/* t[names[k]] = the value on top of the stack (t below it), raw: a fresh table has no
- * metatable. */
-static void set_named(lua_State *L, int names, size_t k)
+/* The name of key k (fields, then groups) from the names: a table (push_names) or, with
+ * `stacked`, stack slots names, names + 1, ... (ecL_result_names_push). */
+static void push_name(lua_State *L, int names, int stacked, size_t k)
 {
-    lua_rawgeti(L, names, (lua_Integer)k + 1);        /* t v name */
-    lua_rotate(L, -2, 1);                             /* t name v */
-    lua_rawset(L, -3);                                /* t */
+    if (stacked)
+        lua_pushvalue(L, names + (int)k);
+    else
+        lua_rawgeti(L, names, (lua_Integer)k + 1);
+}
+
+/* The row; keys from names as push_name reads them.  Raw sets: a fresh table has no metatable. */
+static void push_row(lua_State *L, const ec_result *res, int extra, int names, int stacked)
+{
+    luaL_checkstack(L, N_GROUPS + 6, "a result row");
+    lua_createtable(L, 0, group_size(G_TOP) + extra); /* res */
+    int top = lua_gettop(L), sub[N_GROUPS];
+    for (int g = 0; g < N_GROUPS; g++) { /* the subtables first, as the keys' order always was */
+        lua_createtable(L, 0, group_size(g));         /* res sub... sub */
+        sub[g] = lua_gettop(L);
+        push_name(L, names, stacked, N_FIELDS + (size_t)g); /* ... sub name */
+        lua_pushvalue(L, sub[g]);                     /* ... sub name sub */
+        lua_rawset(L, top);                           /* ... sub */
+    }
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        const result_field *f = &fields[i];
+        push_name(L, names, stacked, i);              /* ... name */
+        push_field(L, res, f);                        /* ... name v */
+        lua_rawset(L, f->group == G_TOP ? top : sub[f->group]);
+    }
+    lua_settop(L, top);                               /* res */
 }
 
 void ecL_pushresult_sized(lua_State *L, const ec_result *res, int extra)
 {
-    luaL_checkstack(L, N_GROUPS + 6, "a result row");
     int names = push_names(L);                        /* names */
-    lua_createtable(L, 0, group_size(G_TOP) + extra); /* names res */
-    int top = lua_gettop(L), sub[N_GROUPS];
-    for (int g = 0; g < N_GROUPS; g++) { /* the subtables first, as the keys' order always was */
-        lua_createtable(L, 0, group_size(g));         /* names res sub... sub */
-        sub[g] = lua_gettop(L);
-        lua_pushvalue(L, top);                        /* ... sub res */
-        lua_pushvalue(L, sub[g]);                     /* ... sub res sub */
-        set_named(L, names, N_FIELDS + (size_t)g);    /* ... sub res */
-        lua_pop(L, 1);                                /* ... sub */
-    }
-    for (size_t i = 0; i < N_FIELDS; i++) {
-        const result_field *f = &fields[i];
-        lua_rawgeti(L, names, (lua_Integer)i + 1);    /* ... name */
-        push_field(L, res, f);                        /* ... name v */
-        lua_rawset(L, f->group == G_TOP ? top : sub[f->group]);
-    }
-    lua_settop(L, top);                               /* names res */
+    push_row(L, res, extra, names, 0);                /* names res */
     lua_remove(L, names);                             /* res */
+}
+
+int ecL_result_names_push(lua_State *L)
+{
+    luaL_checkstack(L, (int)(N_FIELDS + N_GROUPS) + LUA_MINSTACK, "a sweep's result keys");
+    int first = lua_gettop(L) + 1;
+    for (size_t i = 0; i < N_FIELDS; i++)
+        lua_pushstring(L, fields[i].key);
+    for (int g = 0; g < N_GROUPS; g++)
+        lua_pushstring(L, groups[g]);
+    return first;
+}
+
+void ecL_pushresult_named(lua_State *L, const ec_result *res, int extra, int names)
+{
+    push_row(L, res, extra, names, 1);
 }
 
 void ecL_pushmemory(lua_State *L, const ec_memory *m)

@@ -132,6 +132,9 @@ typedef struct sweep_state {
     int row_keys;      /* config keys a row gets besides the result's: base pairs + axes */
     const int *keys;   /* opts.fields as ecL_result_key values; NULL: every result field */
     size_t n_keys;
+    int names;         /* full rows: the first stack slot of the result's key names... */
+    int resolved;      /* ...and of the resolved keys' (ecL_result_names_push, ecL_resolved_names_push) */
+    int resolved_index[ECL_N_RESOLVED];
 } sweep_state;
 
 /* Position of a config key in ec_config_key_name order (unknown keys last). */
@@ -232,10 +235,11 @@ static void set_config(lua_State *L, const sweep_state *s, const size_t *index)
         lua_rawset(L, row);                                   /* row k */
     }
     for (size_t a = 0; a < s->n_axes; a++) {
-        lua_rawgeti(L, S_VALUES, (lua_Integer)a + 1);         /* row vals */
-        lua_rawgeti(L, -1, (lua_Integer)index[a] + 1);        /* row vals v */
-        lua_setfield(L, row, s->axes[a].key);                 /* row vals */
-        lua_pop(L, 1);
+        lua_rawgeti(L, S_KEYS, (lua_Integer)a + 1);           /* row k */
+        lua_rawgeti(L, S_VALUES, (lua_Integer)a + 1);         /* row k vals */
+        lua_rawgeti(L, -1, (lua_Integer)index[a] + 1);        /* row k vals v */
+        lua_replace(L, -2);                                   /* row k v */
+        lua_rawset(L, row);                                   /* row */
     }
 }
 
@@ -247,8 +251,9 @@ static int sweep_point(void *ud, const ec_sweep_point *pt)
         if (s->keys != NULL) {
             ecL_pushresult_keys(L, pt->result, s->keys, s->n_keys, s->row_keys); /* row */
         } else {
-            ecL_pushresult_sized(L, pt->result, s->row_keys + 6); /* row */
-            ecL_setresolved_cfg(L, pt->resolved); /* the point's own keys overwrite these below */
+            ecL_pushresult_named(L, pt->result, s->row_keys + ECL_N_RESOLVED, s->names); /* row */
+            /* the point's own keys overwrite these below */
+            ecL_setresolved_named(L, pt->resolved, s->resolved, s->resolved_index);
         }
     } else {
         if (s->strict) {
@@ -364,7 +369,11 @@ static int l_sweep_sweep(lua_State *L)
         row_keys++;
         lua_pop(L, 1);
     }
-    sweep_state s = {L, ctx, axes, n_axes, strict, row_keys, only ? keys : NULL, n_keys};
+    sweep_state s = {L, ctx, axes, n_axes, strict, row_keys, only ? keys : NULL, n_keys, 0, 0, {0}};
+    if (!only) { /* above S_ROWS, dropped with the rest at the end */
+        s.names = ecL_result_names_push(L);
+        s.resolved = ecL_resolved_names_push(L, s.resolved_index);
+    }
     ec_sweep_opts so;
     ec_sweep_opts_init(&so);
     so.threads = threads;

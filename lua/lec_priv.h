@@ -97,6 +97,12 @@ int ecL_toconfig(lua_State *L, int idx, ec_ctx *ctx, ec_config *cfg);
 void ecL_setresolved(lua_State *L, ec_ctx *ctx, const ec_config *cfg);
 /* The same from a configuration ec_config_resolve has already filled (ec_sweep_point.resolved). */
 void ecL_setresolved_cfg(lua_State *L, const ec_config *resolved);
+/* The same for many rows (a sweep): the keys' names pushed once as ECL_N_RESOLVED stack slots
+ * (the first returned) and their config indices in index[ECL_N_RESOLVED]; then each row's with
+ * those slots, without looking a key up by name. */
+#define ECL_N_RESOLVED 6
+int ecL_resolved_names_push(lua_State *L, int *index);
+void ecL_setresolved_named(lua_State *L, const ec_config *resolved, int names, const int *index);
 /* The text form of the config value at idx, as ec_config_set reads it (integers without
  * ".0", floats that read back exactly, booleans as true/false, strings as they are); raises naming
  * key for another type.  The result is buf or a string on the Lua stack at idx. */
@@ -110,6 +116,10 @@ void ecL_pushresult(lua_State *L, const ec_result *res);
 void ecL_pushmemory(lua_State *L, const ec_memory *m);
 /* The same, with room for `extra` more keys in the result table (ec.sweep's config keys). */
 void ecL_pushresult_sized(lua_State *L, const ec_result *res, int extra);
+/* The same for many rows (a sweep): the key names pushed once as stack slots (the first
+ * returned), then each row's keys from those slots instead of the registry's table. */
+int ecL_result_names_push(lua_State *L);
+void ecL_pushresult_named(lua_State *L, const ec_result *res, int extra, int names);
 /* Key of the result table: the field's index for a plain key, -2 - g for the subtable
  * groups[g] ("breakdown", "memory", "interval"), -1 for an unknown key. */
 int ecL_result_key(const char *key);

@@ -256,7 +256,8 @@ int ecL_toconfig(lua_State *L, int idx, ec_ctx *ctx, ec_config *cfg)
 }
 
 /* The values a prediction derived (ec_config_resolve) as keys of the table on top. */
-static const char *const resolved_keys[] = {"strategy", "topology", "nodes", "task", "seq_len", "image_size"};
+static const char *const resolved_keys[ECL_N_RESOLVED] = {"strategy", "topology", "nodes", "task", "seq_len",
+                                                          "image_size"};
 
 void ecL_setresolved(lua_State *L, ec_ctx *ctx, const ec_config *cfg)
 {
@@ -266,21 +267,53 @@ void ecL_setresolved(lua_State *L, ec_ctx *ctx, const ec_config *cfg)
     ecL_setresolved_cfg(L, &r);
 }
 
+/* Push resolved's value of key i (an integer when its text is one), or nothing and 0 when the
+ * key has no value. */
+static int push_resolved(lua_State *L, const ec_config *resolved, int i)
+{
+    char buf[EC_NAME_MAX];
+    if (i < 0 || ec_config_get_at(resolved, (size_t)i, buf, sizeof buf) != EC_OK || buf[0] == '\0')
+        return 0;
+    /* only a text that starts like a number can be one (names skip lua_stringtonumber) */
+    if ((buf[0] >= '0' && buf[0] <= '9') || buf[0] == '-') {
+        if (lua_stringtonumber(L, buf) != 0) {        /* n */
+            lua_Integer v = lua_tointeger(L, -1);
+            lua_pop(L, 1);
+            lua_pushinteger(L, v);                    /* v */
+            return 1;
+        }
+    }
+    lua_pushstring(L, buf);                           /* v */
+    return 1;
+}
+
 void ecL_setresolved_cfg(lua_State *L, const ec_config *resolved)
 {
-    for (size_t i = 0; i < sizeof resolved_keys / sizeof resolved_keys[0]; i++) {
-        char buf[EC_NAME_MAX];
-        if (ec_config_get(resolved, resolved_keys[i], buf, sizeof buf) != EC_OK || buf[0] == '\0')
-            continue;
-        lua_Integer v;
-        if (lua_stringtonumber(L, buf) != 0) {        /* t n */
-            v = lua_tointeger(L, -1);
-            lua_pop(L, 1);
-            lua_pushinteger(L, v);
-        } else {
-            lua_pushstring(L, buf);                   /* t s */
-        }
-        lua_setfield(L, -2, resolved_keys[i]);        /* t */
+    for (size_t i = 0; i < ECL_N_RESOLVED; i++)
+        if (push_resolved(L, resolved, ec_config_key_index(resolved_keys[i]))) /* t v */
+            lua_setfield(L, -2, resolved_keys[i]);    /* t */
+}
+
+int ecL_resolved_names_push(lua_State *L, int *index)
+{
+    luaL_checkstack(L, ECL_N_RESOLVED + LUA_MINSTACK, "a sweep's resolved keys");
+    int first = lua_gettop(L) + 1;
+    for (size_t i = 0; i < ECL_N_RESOLVED; i++) {
+        index[i] = ec_config_key_index(resolved_keys[i]);
+        lua_pushstring(L, resolved_keys[i]);
+    }
+    return first;
+}
+
+void ecL_setresolved_named(lua_State *L, const ec_config *resolved, int names, const int *index)
+{
+    int t = lua_gettop(L);
+    for (size_t i = 0; i < ECL_N_RESOLVED; i++) {
+        lua_pushvalue(L, names + (int)i);             /* t k */
+        if (push_resolved(L, resolved, index[i]))     /* t k v */
+            lua_rawset(L, t);                         /* t */
+        else
+            lua_pop(L, 1);                            /* t */
     }
 }
 

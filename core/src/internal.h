@@ -150,9 +150,7 @@ struct ec_ctx {
     size_t scratch_bytes[ECI_SCRATCH_SLOTS];
     double max_normal[ECI_MAX_NORMAL_CACHED + 1]; /* eci_expected_max_normal by n, 0 until computed */
     int key_index[ECI_N_KEYS];        /* ec_config_key_index of each eci_key (eci_config_keys_init) */
-    void *pipe_rng;                   /* gsl_rng of the loader simulation (pipeline.c), reseeded per run */
-    void *pipe_rng_seeded;            /* its state right after seeding with pipe_rng_seed (NULL: none yet) */
-    unsigned long pipe_rng_seed;
+    struct eci_pipe_rngs *pipe_rngs;  /* the loader simulation's generator and its kept seeds (pipeline.c) */
     struct eci_batch_lengths *len_batch; /* batch sampling table of the last lengths= and batch (lengths.c) */
     struct eci_ramp_cache *comm_ramp; /* NCCL ramp interpolant (comm.c), rebuilt if its points change */
     struct eci_cost_cache *cost_cache; /* op costs of cached workloads per rates (compute.c), NULL until used */

@@ -404,24 +404,99 @@ static int advance(sim *s)
     return 1;
 }
 
-/* Seed the context's generator.  mt19937's seeding (624 words) costs more than a short run's
- * draws, and a sweep seeds the same streams again and again, so the state right after the
- * last seeding is kept (ctx->pipe_rng_seeded, for seed ctx->pipe_rng_seed) and copied back:
- * the same state, so the same numbers, as gsl_rng_set gives. */
-static void seed_rng(ec_ctx *ctx, gsl_rng *rng, unsigned long seed)
+/* ---- the generator: mt19937, replayed ---------------------------------------------------
+ * A run draws from mt19937 seeded with its stream's seed.  Seeding writes 624 words and the
+ * first draw regenerates all 624 (the twist): more than a short run's ~80 draws, and a sweep
+ * seeds the same few streams again and again.  So the first REPLAY_DRAWS outputs of each of
+ * the last REPLAY_SEEDS seeds are kept with the generator's state after them, and a run draws
+ * through a generator type of its own that returns those outputs, then continues from the
+ * kept state: mt19937's numbers exactly (its get_double is get / 2^32, as GSL's mt.c). */
+#define REPLAY_DRAWS 128
+#define REPLAY_SEEDS 4
+
+typedef struct replay_seed {
+    unsigned long seed;
+    int valid;
+    unsigned long v[REPLAY_DRAWS];
+    gsl_rng *after;          /* mt19937 after the REPLAY_DRAWS draws */
+} replay_seed;
+
+struct eci_pipe_rngs {
+    replay_seed slot[REPLAY_SEEDS];
+    unsigned next;           /* the slot a new seed takes (round robin) */
+    gsl_rng *rng;            /* the replay generator runs draw from */
+    gsl_rng *tail;           /* mt19937 continuing a replay past its kept draws */
+};
+
+typedef struct replay_state {
+    const replay_seed *s;
+    size_t pos;
+    gsl_rng *tail;
+} replay_state;
+
+static unsigned long replay_get(void *vstate)
 {
-    gsl_rng *seeded = ctx->pipe_rng_seeded;
-    if (seeded != NULL && ctx->pipe_rng_seed == seed) {
-        gsl_rng_memcpy(rng, seeded);
-        return;
+    replay_state *st = (replay_state *)vstate;
+    if (st->pos < REPLAY_DRAWS)
+        return st->s->v[st->pos++];
+    if (st->pos == REPLAY_DRAWS) {
+        gsl_rng_memcpy(st->tail, st->s->after);
+        st->pos++;
     }
-    gsl_rng_set(rng, seed);
-    if (seeded == NULL) /* a copy of the same generator type */
-        ctx->pipe_rng_seeded = seeded = gsl_rng_clone(rng);
-    else
-        gsl_rng_memcpy(seeded, rng);
-    if (seeded != NULL) /* else no copy kept: the next run seeds again */
-        ctx->pipe_rng_seed = seed;
+    return gsl_rng_get(st->tail);
+}
+
+static double replay_get_double(void *vstate)
+{
+    return (double)replay_get(vstate) / 4294967296.0;
+}
+
+static void replay_set(void *vstate, unsigned long seed)
+{
+    (void)seed; /* seeded by eci_pipe_rng, which points it at a kept seed */
+    memset(vstate, 0, sizeof(replay_state));
+}
+
+static const gsl_rng_type replay_type = {"epochcast-mt19937-replay", 0xffffffffUL, 0, sizeof(replay_state),
+                                         replay_set, replay_get, replay_get_double};
+
+static int rngs_alloc(ec_ctx *ctx)
+{
+    struct eci_pipe_rngs *g = eci_calloc(ctx, 1, sizeof *g);
+    if (g == NULL)
+        return 0;
+    ctx->pipe_rngs = g;
+    g->rng = gsl_rng_alloc(&replay_type);
+    g->tail = gsl_rng_alloc(gsl_rng_mt19937);
+    for (int i = 0; i < REPLAY_SEEDS && g->tail != NULL; i++)
+        if ((g->slot[i].after = gsl_rng_alloc(gsl_rng_mt19937)) == NULL)
+            return 0;
+    return g->rng != NULL && g->tail != NULL;
+}
+
+gsl_rng *eci_pipe_rng(ec_ctx *ctx, unsigned long seed)
+{
+    if (ctx->pipe_rngs == NULL && !rngs_alloc(ctx)) {
+        eci_pipe_ctx_free(ctx);
+        return NULL;
+    }
+    struct eci_pipe_rngs *g = ctx->pipe_rngs;
+    replay_seed *s = NULL;
+    for (int i = 0; i < REPLAY_SEEDS && s == NULL; i++)
+        if (g->slot[i].valid && g->slot[i].seed == seed)
+            s = &g->slot[i];
+    if (s == NULL) {
+        s = &g->slot[g->next];
+        g->next = (g->next + 1) % REPLAY_SEEDS;
+        gsl_rng_set(s->after, seed);
+        for (int k = 0; k < REPLAY_DRAWS; k++)
+            s->v[k] = gsl_rng_get(s->after);
+        s->seed = seed;
+        s->valid = 1;
+    }
+    replay_state *st = (replay_state *)g->rng->state;
+    *st = (replay_state){.s = s, .pos = 0, .tail = g->tail};
+    return g->rng;
 }
 
 /* End of step j of a run that simulated m steps and continues one step per `step` after them
@@ -470,10 +545,8 @@ static int run_extended(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t str
     s.pinq = eci_scratch(ctx, ECI_SCRATCH_RUN_PINQ, (size_t)n, sizeof *s.pinq);
     scratch = eci_scratch(ctx, ECI_SCRATCH_RUN_COUNTS, mb, sizeof *scratch);
     s.w = eci_scratch(ctx, ECI_SCRATCH_RUN_WORKERS, s.nw > 0 ? (size_t)s.nw : 1, sizeof *s.w);
-    /* one generator per context, reseeded below: a run's numbers depend on (seed, stream) only */
-    if (ctx->pipe_rng == NULL)
-        ctx->pipe_rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng *rng = ctx->pipe_rng;
+    /* the context's generator, set to the stream: a run's numbers depend on (seed, stream) only */
+    gsl_rng *rng = eci_pipe_rng(ctx, stream_seed(in->seed, stream));
     if (!bt.len || !bt.cpu || !bt.pin || !s.ends || !s.stall_at || !s.avail || !s.pinq || !scratch || !s.w || !rng) {
         rc = eci_error(ctx, EC_ENOMEM, "pipeline: out of memory for %ld steps", n);
         goto done;
@@ -486,7 +559,6 @@ static int run_extended(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t str
         rc = EC_ENOMEM;
         goto done;
     }
-    seed_rng(ctx, rng, stream_seed(in->seed, stream));
     draw_batches(in, whole, rng, n, scratch, &bt);
     s.bt = &bt;
     for (int k = 0; k < s.nw; k++) {
@@ -524,12 +596,18 @@ done:
 
 void eci_pipe_ctx_free(ec_ctx *ctx)
 {
-    if (ctx->pipe_rng != NULL)
-        gsl_rng_free(ctx->pipe_rng);
-    if (ctx->pipe_rng_seeded != NULL)
-        gsl_rng_free(ctx->pipe_rng_seeded);
-    ctx->pipe_rng = NULL;
-    ctx->pipe_rng_seeded = NULL;
+    struct eci_pipe_rngs *g = ctx->pipe_rngs;
+    if (g == NULL)
+        return;
+    if (g->rng != NULL)
+        gsl_rng_free(g->rng);
+    if (g->tail != NULL)
+        gsl_rng_free(g->tail);
+    for (int i = 0; i < REPLAY_SEEDS; i++)
+        if (g->slot[i].after != NULL)
+            gsl_rng_free(g->slot[i].after);
+    eci_free(ctx, g, sizeof *g);
+    ctx->pipe_rngs = NULL;
 }
 
 int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, double *hist, eci_pipe_run_out *out)

@@ -94,6 +94,10 @@ typedef struct eci_pipe_run_out {
 EC_INTERNAL int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long steps, uint64_t stream, double *hist,
                              eci_pipe_run_out *out);
 
+/* The context's generator, set to draw what gsl_rng_mt19937 seeded with seed draws (the first
+ * draws of recent seeds kept: no reseeding); valid until the next call.  NULL: out of memory. */
+EC_INTERNAL gsl_rng *eci_pipe_rng(ec_ctx *ctx, unsigned long seed);
+
 /* An epoch: replicas of eci_pipe_run, extrapolated to in->steps when that is long. */
 typedef struct eci_pipe_epoch {
     double step_s;            /* mean time between micro-step ends in steady state */

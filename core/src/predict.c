@@ -2506,22 +2506,26 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
                                            "dataset_samples", "eval_samples", "checkpoints_per_epoch",
                                            "loop_ops_per_sample", "loop_syncs_per_sample", "profile", "prices"};
     /* every field at once, without a branch (straight-line code, each field's bounds constants).
-     * A field in [0, DBL_MAX], most of them: x - x is 0 unless x is a NaN or an infinity, so
-     * their sum is 0 when all are finite, and their least must be >= 0.  The others: a NaN
-     * fails both comparisons, an infinity one of them (every bound is finite). */
+     * A field in [0, DBL_MAX], most of them, by its bits u: the sign bit is set for a negative
+     * number, and u + 2^52 carries into it when the exponent is all ones (an infinity or a
+     * NaN), so the sign bit of the OR of u | (u + 2^52) over them is clear when all are finite
+     * and >= 0 (integer ORs: no floating-point latency chain).  -0.0 sets it too, and is
+     * let through by the search below.  The others: a NaN fails both comparisons, an infinity
+     * one of them (every bound is finite). */
+    const uint64_t exponent_lsb = UINT64_C(1) << 52;
     int ok = 1;
-    double not_finite = 0, least = 0;
+    uint64_t bits = 0;
 #define IN_RANGE(field, lo, hi)                                                                  \
     if ((lo) == 0 && (hi) == DBL_MAX) {                                                          \
-        double x_ = res->field;                                                                  \
-        not_finite += x_ - x_;                                                                   \
-        least = x_ < least ? x_ : least;                                                         \
+        uint64_t u_;                                                                             \
+        memcpy(&u_, &res->field, sizeof u_);                                                     \
+        bits |= u_ | (u_ + exponent_lsb);                                                        \
     } else {                                                                                     \
         ok &= (res->field >= (lo)) & (res->field <= (hi));                                       \
     }
     RESULT_CHECKS(IN_RANGE)
 #undef IN_RANGE
-    ok &= (not_finite == 0) & (least >= 0);
+    ok &= (int)(bits >> 63) == 0;
     if (ok)
         return EC_OK;
     /* then, only for a refusal, the first field out of range, from a table of the same checks */
@@ -2534,6 +2538,8 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
     double v = 0;
     while (i < n && (v = field_value(res, f[i].off), isfinite(v) && v >= f[i].lo && v <= f[i].hi))
         i++;
+    if (i == n) /* only a -0.0 set the sign bit above */
+        return EC_OK;
     char keys[EC_ERRMSG_MAX / 2] = "";
     size_t len = 0;
     for (size_t k = 0; k < sizeof suspects / sizeof suspects[0]; k++) {

@@ -10,6 +10,8 @@
 #include "consts.h"
 
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -382,6 +384,30 @@ static int setup(void **state)
     return 0;
 }
 
+/* eci_pipe_rng replays mt19937: for seeds taken in turn (more than it keeps, so some are seeded
+ * again) the same integers, uniforms and gamma variates as a fresh gsl_rng_mt19937, also past
+ * the draws it keeps (256 integers, then 512 uniforms and 64 gammas: over a thousand draws). */
+static void test_rng_replay(void **state)
+{
+    ec_ctx *ctx = *state;
+    const unsigned long seeds[] = {1, 42, 0x9e3779b97f4a7c15UL & 0xffffffffUL, 42, 7, 123456789, 1, 99, 42, 1};
+    gsl_rng *ref = gsl_rng_alloc(gsl_rng_mt19937);
+    assert_non_null(ref);
+    for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
+        gsl_rng *r = eci_pipe_rng(ctx, seeds[k]);
+        assert_non_null(r);
+        gsl_rng_set(ref, seeds[k]);
+        size_t draws = 40 + 300 * (k % 3); /* some runs end inside the kept draws, some past them */
+        for (size_t i = 0; i < draws; i++)
+            assert_int_equal(gsl_rng_get(r), gsl_rng_get(ref));
+        for (size_t i = 0; i < 512; i++)
+            assert_true(gsl_rng_uniform(r) == gsl_rng_uniform(ref));
+        for (size_t i = 0; i < 64; i++)
+            assert_true(gsl_ran_gamma(r, 3.5, 0.25) == gsl_ran_gamma(ref, 3.5, 0.25));
+    }
+    gsl_rng_free(ref);
+}
+
 static int teardown(void **state)
 {
     ec_ctx_free(*state);
@@ -403,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_closed_form_vs_des),
         cmocka_unit_test(test_measured_gpu_step),
         cmocka_unit_test(test_dynamic_vs_max_length),
+        cmocka_unit_test(test_rng_replay),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
