@@ -24,6 +24,34 @@ test("sweep: product order, first axis slowest, rows equal ec.predict", function
   end
 end)
 
+-- Every key of ec.predict's table, the subtables' and the resolved config keys (strategy,
+-- topology, nodes, task, seq_len) included, is in the sweep's row with the same value: the row's
+-- keys come from names pushed once per sweep, so a name out of step would show here.
+test("sweep: full rows carry every key of ec.predict, with its value", function()
+  local a100 = { model = "bert-base", seq_len = 128, gpu = "a100-sxm4-80gb" }
+  local rows = ec.sweep(a100, { { "num_gpus", { 1, 4 } }, { "batch_per_gpu", { 8 } } }, { progress = false })
+  eq(#rows, 2, "rows")
+  for k, n in ipairs { 1, 4 } do
+    local r = assert(ec.predict { model = "bert-base", seq_len = 128, gpu = "a100-sxm4-80gb", num_gpus = n,
+                                  batch_per_gpu = 8 })
+    local keys = 0
+    for key, v in pairs(r) do
+      keys = keys + 1
+      if type(v) == "table" then
+        check(type(rows[k][key]) == "table", "row " .. k .. ": subtable " .. key)
+        for sk, sv in pairs(v) do
+          if type(sv) ~= "table" then eq(rows[k][key][sk], sv, "row " .. k .. ": " .. key .. "." .. sk) end
+        end
+      else
+        eq(rows[k][key], v, "row " .. k .. ": " .. key)
+      end
+    end
+    check(keys > 40, "ec.predict gave " .. keys .. " top-level keys")
+  end
+  eq(rows[2].strategy, "ddp", "resolved strategy on 4 GPUs")
+  eq(rows[1].task, rows[2].task, "resolved task")
+end)
+
 test("sweep: a map of axes runs in config-key order, whatever the hashing", function()
   local rows = ec.sweep(base, { batch_per_gpu = { 8, 16 }, gpu = { "t4", "a10g" } })
   -- gpu comes before batch_per_gpu in ec_config_key_name order, so gpu varies slowest.
