@@ -543,7 +543,8 @@ EC_API int ec_max_batch(ec_ctx *ctx, const ec_config *cfg, int limit, int *out_b
  * A sweep is a base configuration and axes, each a config key and the text of its values
  * (checked once, through ec_config_set); point p of the product is the base with each axis'
  * value set, the last axis varying fastest.  ec_sweep_next hands the points back one by one
- * in that order whatever the number of threads: with several, each thread predicts chunks of
+ * in that order whatever the number of threads: on one, the caller's context predicts a run of
+ * 16 points at a time inside ec_sweep_next; with several, each thread predicts chunks of
  * consecutive points on its own context (ec_ctx_load_from) ahead of the caller into a ring of
  * a few chunks per thread, so a sweep of millions of points streams in bounded memory and
  * gives, byte for byte, the points one thread gives.  A point the library refuses is a point
