@@ -93,6 +93,10 @@ void eci_calib_default(const ec_ctx *ctx, eci_calib *c)
     c->error_log_sd = 0.0;
 }
 
+/* only padding between warning_text and comm, which eci_rates_init zeroes from */
+_Static_assert(offsetof(eci_rates, comm) - offsetof(eci_rates, warning_text) - EC_WARNING_TEXT_MAX < sizeof(void *),
+               "a field follows warning_text in eci_rates: eci_rates_init must zero it");
+
 void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_calib *c, eci_rates *r)
 {
     /* every field zero, the warning text empty (its 512 bytes are read only up to the NUL) */
