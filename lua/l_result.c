@@ -167,14 +167,23 @@ static void push_field(lua_State *L, const ec_result *res, const result_field *f
     }
 }
 
-/* Keys of group g's subtable (g = G_TOP: of the result table itself, the subtables
- * included): the tables are created at their final size, so filling them never rehashes. */
+/* Keys of each group's table, size[g + 1] for group g (size[0]: the result table itself,
+ * the subtables included): the tables are created at their final size, so filling them
+ * never rehashes.  One pass over the fields (a row is built per sweep point). */
+static void group_sizes(int size[N_GROUPS + 1])
+{
+    for (int g = 0; g <= N_GROUPS; g++)
+        size[g] = 0;
+    size[0] = N_GROUPS;
+    for (size_t i = 0; i < N_FIELDS; i++)
+        size[fields[i].group + 1]++;
+}
+
 static int group_size(int g)
 {
-    int n = g == G_TOP ? N_GROUPS : 0;
-    for (size_t i = 0; i < N_FIELDS; i++)
-        n += fields[i].group == g;
-    return n;
+    int size[N_GROUPS + 1];
+    group_sizes(size);
+    return size[g + 1];
 }
 
 /* The registry's array of the field names then the group names as Lua strings, made once
@@ -213,10 +222,12 @@ static void push_name(lua_State *L, int names, int stacked, size_t k)
 static void push_row(lua_State *L, const ec_result *res, int extra, int names, int stacked)
 {
     luaL_checkstack(L, N_GROUPS + 6, "a result row");
-    lua_createtable(L, 0, group_size(G_TOP) + extra); /* res */
+    int size[N_GROUPS + 1];
+    group_sizes(size);
+    lua_createtable(L, 0, size[0] + extra);           /* res */
     int top = lua_gettop(L), sub[N_GROUPS];
     for (int g = 0; g < N_GROUPS; g++) { /* the subtables first, as the keys' order always was */
-        lua_createtable(L, 0, group_size(g));         /* res sub... sub */
+        lua_createtable(L, 0, size[g + 1]);           /* res sub... sub */
         sub[g] = lua_gettop(L);
         push_name(L, names, stacked, N_FIELDS + (size_t)g); /* ... sub name */
         lua_pushvalue(L, sub[g]);                     /* ... sub name sub */

@@ -121,7 +121,7 @@ int ecL_sweep_run(lua_State *L, ec_ctx *ctx, const ec_config *base, const ecL_ax
 /* ---- ec.sweep ----------------------------------------------------------------------- */
 
 /* Stack slots of l_sweep_sweep. */
-enum { S_BASE = 1, S_AXES, S_OPTS, S_KEYS, S_VALUES, S_TEXTS, S_ROWS };
+enum { S_BASE = 1, S_AXES, S_OPTS, S_KEYS, S_VALUES, S_TEXTS, S_PAIRS, S_ROWS };
 
 typedef struct sweep_state {
     lua_State *L;
@@ -130,6 +130,7 @@ typedef struct sweep_state {
     size_t n_axes;
     int strict;
     int row_keys;      /* config keys a row gets besides the result's: base pairs + axes */
+    int n_base;        /* base's pairs, in S_PAIRS */
     const int *keys;   /* opts.fields as ecL_result_key values; NULL: every result field */
     size_t n_keys;
     int names;         /* full rows: the first stack slot of the result's key names... */
@@ -224,15 +225,15 @@ static size_t read_fields(lua_State *L, int *keys)
     return n;
 }
 
-/* Copy base's pairs and the point's axis values into the row table on top. */
+/* Copy base's pairs (S_PAIRS: k1, v1, k2, v2, ...) and the point's axis values into the row
+ * table on top. */
 static void set_config(lua_State *L, const sweep_state *s, const size_t *index)
 {
     int row = lua_gettop(L);
-    lua_pushnil(L);
-    while (lua_next(L, S_BASE) != 0) {                        /* row k v */
-        lua_pushvalue(L, -2);                                 /* row k v k */
-        lua_insert(L, -2);                                    /* row k k v */
-        lua_rawset(L, row);                                   /* row k */
+    for (int i = 1; i < 2 * s->n_base; i += 2) {
+        lua_rawgeti(L, S_PAIRS, i);                           /* row k */
+        lua_rawgeti(L, S_PAIRS, i + 1);                       /* row k v */
+        lua_rawset(L, row);                                   /* row */
     }
     for (size_t a = 0; a < s->n_axes; a++) {
         lua_rawgeti(L, S_KEYS, (lua_Integer)a + 1);           /* row k */
@@ -362,17 +363,30 @@ static int l_sweep_sweep(lua_State *L)
     char msg[EC_WARNING_TEXT_MAX];
     if (ecL_sweep_check(ctx, &base, axes, n_axes, &total, msg, sizeof msg) != EC_OK)
         return luaL_error(L, "sweep: %s", msg);
-    lua_createtable(L, total < (1u << 24) ? (int)total : 0, 0); /* S_ROWS */
-    int row_keys = (int)n_axes;
+    lua_newtable(L);                                          /* S_PAIRS: base's pairs, read once */
+    int n_base = 0;
     lua_pushnil(L);
-    while (lua_next(L, S_BASE) != 0) {
-        row_keys++;
-        lua_pop(L, 1);
+    while (lua_next(L, S_BASE) != 0) {                        /* ... k v */
+        lua_pushvalue(L, -2);                                 /* ... k v k */
+        lua_rawseti(L, S_PAIRS, 2 * ++n_base - 1);            /* ... k v */
+        lua_rawseti(L, S_PAIRS, 2 * n_base);                  /* ... k */
     }
-    sweep_state s = {L, ctx, axes, n_axes, strict, row_keys, only ? keys : NULL, n_keys, 0, 0, {0}};
+    lua_createtable(L, total < (1u << 24) ? (int)total : 0, 0); /* S_ROWS */
+    int row_keys = (int)n_axes + n_base;
+    sweep_state s = {L, ctx, axes, n_axes, strict, row_keys, n_base, only ? keys : NULL, n_keys, 0, 0, {0}};
     if (!only) { /* above S_ROWS, dropped with the rest at the end */
         s.names = ecL_result_names_push(L);
         s.resolved = ecL_resolved_names_push(L, s.resolved_index);
+        /* a resolved key the point's own keys set (set_config) is not set twice */
+        for (int i = 0; i < ECL_N_RESOLVED; i++) {
+            lua_pushvalue(L, s.resolved + i);
+            int own = lua_rawget(L, S_BASE) != LUA_TNIL;
+            lua_pop(L, 1);
+            for (size_t a = 0; a < n_axes; a++)
+                own = own || strcmp(axes[a].key, lua_tostring(L, s.resolved + i)) == 0;
+            if (own)
+                s.resolved_index[i] = -1; /* ecL_setresolved_named skips it */
+        }
     }
     ec_sweep_opts so;
     ec_sweep_opts_init(&so);

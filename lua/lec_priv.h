@@ -99,7 +99,8 @@ void ecL_setresolved(lua_State *L, ec_ctx *ctx, const ec_config *cfg);
 void ecL_setresolved_cfg(lua_State *L, const ec_config *resolved);
 /* The same for many rows (a sweep): the keys' names pushed once as ECL_N_RESOLVED stack slots
  * (the first returned) and their config indices in index[ECL_N_RESOLVED]; then each row's with
- * those slots, without looking a key up by name. */
+ * those slots, without looking a key up by name (a key whose index the caller set to -1 is
+ * skipped: a sweep row gets it from the point's own keys). */
 #define ECL_N_RESOLVED 6
 int ecL_resolved_names_push(lua_State *L, int *index);
 void ecL_setresolved_named(lua_State *L, const ec_config *resolved, int names, const int *index);

@@ -309,6 +309,8 @@ void ecL_setresolved_named(lua_State *L, const ec_config *resolved, int names, c
 {
     int t = lua_gettop(L);
     for (size_t i = 0; i < ECL_N_RESOLVED; i++) {
+        if (index[i] < 0)                             /* the caller sets this key itself */
+            continue;
         lua_pushvalue(L, names + (int)i);             /* t k */
         if (push_resolved(L, resolved, index[i]))     /* t k v */
             lua_rawset(L, t);                         /* t */

@@ -968,6 +968,28 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     return rc != EC_OK ? rc : eci_layout_resolve(ctx, cfg, r);
 }
 
+/* cfg with what r derived from it (the GPU's and host's ids, strategy, nodes, topology, the
+ * network's defaults) into out, which must not be cfg: r's names may point into cfg. */
+static void resolved_config(const ec_config *cfg, const eci_resolved *r, ec_config *out)
+{
+    *out = *cfg;
+    eci_strlcpy(out->gpu, r->gpu->id, sizeof out->gpu);
+    eci_strlcpy(out->host, r->host->id, sizeof out->host);
+    out->strategy = r->strategy;
+    out->nodes = r->nodes;
+    eci_strlcpy(out->topology, r->topology, sizeof out->topology);
+    if (r->net != NULL) {
+        if (out->task[0] == '\0')
+            eci_strlcpy(out->task, r->net->default_task, sizeof out->task);
+        if (r->text && r->seq > 0)
+            out->seq_len = r->seq;
+        if (r->image_size > 0)
+            out->image_size = r->image_size;
+        if (r->target_seq > 0)
+            out->target_len = r->target_seq;
+    }
+}
+
 int ec_config_resolve(ec_ctx *ctx, const ec_config *cfg, ec_config *out)
 {
     if (ctx == NULL || cfg == NULL || out == NULL)
@@ -976,23 +998,13 @@ int ec_config_resolve(ec_ctx *ctx, const ec_config *cfg, ec_config *out)
     int rc = eci_resolve(ctx, cfg, &r);
     if (rc != EC_OK)
         return rc;
-    ec_config c = *cfg;
-    eci_strlcpy(c.gpu, r.gpu->id, sizeof c.gpu);
-    eci_strlcpy(c.host, r.host->id, sizeof c.host);
-    c.strategy = r.strategy;
-    c.nodes = r.nodes;
-    eci_strlcpy(c.topology, r.topology, sizeof c.topology);
-    if (r.net != NULL) {
-        if (c.task[0] == '\0')
-            eci_strlcpy(c.task, r.net->default_task, sizeof c.task);
-        if (r.text && r.seq > 0)
-            c.seq_len = r.seq;
-        if (r.image_size > 0)
-            c.image_size = r.image_size;
-        if (r.target_seq > 0)
-            c.target_len = r.target_seq;
+    if (out != cfg) {
+        resolved_config(cfg, &r, out);
+    } else { /* resolved in place: through a copy */
+        ec_config c;
+        resolved_config(cfg, &r, &c);
+        *out = c;
     }
-    *out = c;
     return EC_OK;
 }
 
@@ -2368,7 +2380,8 @@ static void copy_multi_gpu(const ec_result *top, ec_result *res)
     res->other_gpu_busy_s = res->gpu_busy_s - (top->gpu_busy_s - top->other_gpu_busy_s);
 }
 
-static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res, int reference);
+static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res, int reference,
+                        ec_config *resolved);
 
 /* A sweep over layouts, GPU counts or networks divides by the same one-GPU throughput again and
  * again: the context keeps the last few, keyed by the one-GPU config and the calibration it
@@ -2410,7 +2423,7 @@ static int reference_samples_per_s(ec_ctx *ctx, const ec_config *one, const eci_
             return EC_OK;
         }
     ec_result r1;
-    if ((rc = predict_full(ctx, one, calib, &r1, 1)) != EC_OK)
+    if ((rc = predict_full(ctx, one, calib, &r1, 1, NULL)) != EC_OK)
         return rc;
     unsigned k = c->next++ % REF_CACHE_ENTRIES;
     c->e[k].cfg = *one;
@@ -2565,12 +2578,19 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
 
 int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
 {
-    return predict_full(ctx, cfg, fixed, res, 0);
+    return predict_full(ctx, cfg, fixed, res, 0, NULL);
+}
+
+int eci_predict_resolved(ec_ctx *ctx, const ec_config *cfg, ec_result *res, ec_config *resolved)
+{
+    return predict_full(ctx, cfg, NULL, res, 0, resolved);
 }
 
 /* The prediction; reference: only the one-GPU throughput a scaling efficiency divides by is
- * wanted (no warnings, no cost, no scaling of its own). */
-static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res, int reference)
+ * wanted (no warnings, no cost, no scaling of its own); resolved (or NULL): ec_config_resolve
+ * of cfg, from the prediction's own resolution, when it succeeds. */
+static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res, int reference,
+                        ec_config *resolved)
 {
     memset(res, 0, sizeof *res);
     /* eci_pipe_prepare zeroes it first thing */
@@ -2612,7 +2632,11 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
     /* after the scratch is done with: the one-GPU prediction reuses it */
     if (rc == EC_OK && !reference)
         rc = scaling_efficiency(ctx, cfg, fixed, res);
-    return rc == EC_OK ? check_result(ctx, cfg, res) : rc;
+    if (rc == EC_OK)
+        rc = check_result(ctx, cfg, res);
+    if (rc == EC_OK && resolved != NULL)
+        resolved_config(cfg, &r, resolved);
+    return rc;
 }
 
 /* Peak memory of cfg alone: the step model at the longest padded length, as ec_predict's

@@ -36,6 +36,9 @@ typedef struct eci_resolved {
 
 /* ec_predict with explicit calibration parameters (NULL: the context's current ones). */
 EC_INTERNAL int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *calib, ec_result *res);
+/* ec_predict, and when it succeeds ec_config_resolve of cfg into resolved (not cfg) from the
+ * prediction's own resolution: a sweep's rows carry both without resolving twice. */
+EC_INTERNAL int eci_predict_resolved(ec_ctx *ctx, const ec_config *cfg, ec_result *res, ec_config *resolved);
 EC_INTERNAL int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r);
 /* The parallel layout of cfg into r (r's gpu, net and strategy set): layout.c. */
 EC_INTERNAL int eci_layout_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r);

@@ -10,6 +10,7 @@
  * of opts.parts): it predicts every parts-th block of points.  Axis values are config-key
  * text (ec_config_set).
  */
+#include "predict.h"
 #include "workers.h"
 
 #include <pthread.h>
@@ -215,12 +216,10 @@ static void fill(const ec_sweep *sw, ec_ctx *ctx, size_t index, item *it)
     for (size_t a = 0; a < sw->n_axes && st == EC_OK; a++)
         st = eci_config_set_at(ctx, &it->cfg, sw->axes[a].key_index, sw->axes[a].values[values[a]]);
     if (st == EC_OK)
-        st = ec_predict(ctx, &it->cfg, &it->res);
+        st = eci_predict_resolved(ctx, &it->cfg, &it->res, sw->opts.resolve ? &it->resolved : NULL);
     it->status = st;
     if (st == EC_OK) {
         it->msg[0] = '\0';
-        if (sw->opts.resolve && ec_config_resolve(ctx, &it->cfg, &it->resolved) != EC_OK)
-            it->resolved = it->cfg; /* cannot fail after a prediction of it succeeded */
     } else {
         eci_strlcpy(it->msg, ec_ctx_errmsg(ctx), sizeof it->msg);
     }

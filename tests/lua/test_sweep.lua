@@ -52,6 +52,23 @@ test("sweep: full rows carry every key of ec.predict, with its value", function(
   eq(rows[1].task, rows[2].task, "resolved task")
 end)
 
+-- A resolved key the point sets itself (a base pair or an axis) is the point's value, once.
+test("sweep: resolved keys given as base pairs or axes keep the point's values", function()
+  local rows = ec.sweep({ model = "bert-base", task = "classify", gpu = "a100-sxm4-80gb", num_gpus = 2, batch_per_gpu = 8 },
+                        { { "strategy", { "ddp", "dp" } }, { "seq_len", { 128, 256 } } }, { progress = false })
+  eq(#rows, 4, "rows")
+  for i, want in ipairs { { "ddp", 128 }, { "ddp", 256 }, { "dp", 128 }, { "dp", 256 } } do
+    eq(rows[i].strategy, want[1], "row " .. i .. ": strategy")
+    eq(rows[i].seq_len, want[2], "row " .. i .. ": seq_len")
+    eq(rows[i].task, "classify", "row " .. i .. ": task")
+    eq(rows[i].nodes, 1, "row " .. i .. ": nodes (resolved)")
+    local r = assert(ec.predict { model = "bert-base", task = "classify", gpu = "a100-sxm4-80gb", num_gpus = 2,
+                                  batch_per_gpu = 8, strategy = want[1], seq_len = want[2] })
+    eq(rows[i].step_s, r.step_s, "row " .. i .. ": step_s")
+    eq(rows[i].topology, r.topology, "row " .. i .. ": topology (resolved)")
+  end
+end)
+
 test("sweep: a map of axes runs in config-key order, whatever the hashing", function()
   local rows = ec.sweep(base, { batch_per_gpu = { 8, 16 }, gpu = { "t4", "a10g" } })
   -- gpu comes before batch_per_gpu in ec_config_key_name order, so gpu varies slowest.

@@ -54,6 +54,7 @@ static void check_threads(int threads)
     ec_sweep_opts opts;
     ec_sweep_opts_init(&opts);
     opts.threads = threads;
+    opts.resolve = 1;
     ec_sweep *sw = make(ctx, &opts);
     assert_int_equal(ec_sweep_count(sw), N_POINTS);
     assert_int_equal(ec_sweep_share(sw), N_POINTS);
@@ -72,7 +73,15 @@ static void check_threads(int threads)
             if (pt.result->step_s != want.step_s || pt.result->memory.peak_bytes != want.memory.peak_bytes ||
                 pt.result->samples_per_s != want.samples_per_s)
                 fail_msg("point %zu: step %.17g s, direct %.17g s", n, pt.result->step_s, want.step_s);
+            /* the point's resolved config (taken from the prediction's own resolution) is
+             * ec_config_resolve's, byte for byte: derived strategy, nodes, topology, task,
+             * seq_len or image_size */
+            ec_config resolved;
+            assert_int_equal(ec_config_resolve(ctx, pt.config, &resolved), EC_OK);
+            if (memcmp(pt.resolved, &resolved, sizeof resolved) != 0)
+                fail_msg("point %zu: the resolved config differs from ec_config_resolve's", n);
         } else {
+            assert_ptr_equal(pt.resolved, pt.config);
             assert_string_equal(pt.message, msg);
             refused++;
         }
