@@ -2381,7 +2381,7 @@ static void copy_multi_gpu(const ec_result *top, ec_result *res)
 }
 
 static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res, int reference,
-                        ec_config *resolved);
+                        eci_resolved *r);
 
 /* A sweep over layouts, GPU counts or networks divides by the same one-GPU throughput again and
  * again: the context keeps the last few, keyed by the one-GPU config and the calibration it
@@ -2423,7 +2423,8 @@ static int reference_samples_per_s(ec_ctx *ctx, const ec_config *one, const eci_
             return EC_OK;
         }
     ec_result r1;
-    if ((rc = predict_full(ctx, one, calib, &r1, 1, NULL)) != EC_OK)
+    eci_resolved resolved1;
+    if ((rc = predict_full(ctx, one, calib, &r1, 1, &resolved1)) != EC_OK)
         return rc;
     unsigned k = c->next++ % REF_CACHE_ENTRIES;
     c->e[k].cfg = *one;
@@ -2578,19 +2579,24 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
 
 int eci_predict(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res)
 {
-    return predict_full(ctx, cfg, fixed, res, 0, NULL);
+    eci_resolved r;
+    return predict_full(ctx, cfg, fixed, res, 0, &r);
 }
 
 int eci_predict_resolved(ec_ctx *ctx, const ec_config *cfg, ec_result *res, ec_config *resolved)
 {
-    return predict_full(ctx, cfg, NULL, res, 0, resolved);
+    eci_resolved r;
+    int rc = predict_full(ctx, cfg, NULL, res, 0, &r);
+    if (rc == EC_OK && resolved != NULL)
+        resolved_config(cfg, &r, resolved);
+    return rc;
 }
 
 /* The prediction; reference: only the one-GPU throughput a scaling efficiency divides by is
- * wanted (no warnings, no cost, no scaling of its own); resolved (or NULL): ec_config_resolve
- * of cfg, from the prediction's own resolution, when it succeeds. */
+ * wanted (no warnings, no cost, no scaling of its own).  *r: the resolution of cfg it predicted
+ * with (set once cfg resolved). */
 static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixed, ec_result *res, int reference,
-                        ec_config *resolved)
+                        eci_resolved *r)
 {
     memset(res, 0, sizeof *res);
     /* eci_pipe_prepare zeroes it first thing */
@@ -2600,10 +2606,9 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
     eci_lengths *l = NULL;
     ec_result top;
     eci_pipe_epoch ep;
-    eci_resolved r;
     eci_calib buf;
     const eci_calib *calib = NULL; /* the model's own error (profile error_log_sd) widens the simulated spread */
-    int rc = pipe_prepare(ctx, cfg, fixed, in, &top, &l, &r, &buf, &calib);
+    int rc = pipe_prepare(ctx, cfg, fixed, in, &top, &l, r, &buf, &calib);
     if (rc == EC_OK)
         rc = eci_pipe_simulate(ctx, in, &ep);
     if (rc == EC_OK) {
@@ -2612,13 +2617,13 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
         res->warnings = top.warnings;
         /* the text and its terminator (res is zeroed past it, as top is) */
         memcpy(res->warning_text, top.warning_text, strlen(top.warning_text) + 1);
-        assemble_step(cfg, &r, l, in, &ep, eci_const(ctx, EC_C_loader_bottleneck_frac), res);
-        assemble_epoch(ctx, cfg, &r, in, l, &ep, res);
+        assemble_step(cfg, r, l, in, &ep, eci_const(ctx, EC_C_loader_bottleneck_frac), res);
+        assemble_epoch(ctx, cfg, r, in, l, &ep, res);
         res->first_step_s = res->step_s + compile_time_s(ctx, cfg);
         if (res->epoch_s > 0)
-            res->train_s = res->epoch_s * cfg->epochs + compile_once_s(ctx, cfg, &r, &ep);
+            res->train_s = res->epoch_s * cfg->epochs + compile_once_s(ctx, cfg, r, &ep);
         if (!reference)
-            add_warnings(ctx, cfg, &r, res);
+            add_warnings(ctx, cfg, r, res);
         copy_multi_gpu(&top, res);
         if (res->epoch_s > 0)
             eci_interval_widen(calib, res->epoch_p50_s, &res->epoch_p10_s, &res->epoch_p90_s);
@@ -2626,17 +2631,13 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_calib *fixe
         res->step_p10_s = res->step_p90_s = res->step_s;
         eci_interval_widen(calib, res->step_s, &res->step_p10_s, &res->step_p90_s);
         if (!reference)
-            rc = add_cost(ctx, cfg, &r, res);
+            rc = add_cost(ctx, cfg, r, res);
     }
     eci_lengths_free(ctx, l);
     /* after the scratch is done with: the one-GPU prediction reuses it */
     if (rc == EC_OK && !reference)
         rc = scaling_efficiency(ctx, cfg, fixed, res);
-    if (rc == EC_OK)
-        rc = check_result(ctx, cfg, res);
-    if (rc == EC_OK && resolved != NULL)
-        resolved_config(cfg, &r, resolved);
-    return rc;
+    return rc == EC_OK ? check_result(ctx, cfg, res) : rc;
 }
 
 /* Peak memory of cfg alone: the step model at the longest padded length, as ec_predict's
