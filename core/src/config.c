@@ -527,6 +527,25 @@ int eci_config_set_at(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
     return rc == EC_OK ? set_key(ctx, cfg, i, value) : rc;
 }
 
+size_t eci_config_key_size(size_t i)
+{
+    return i < N_KEYS ? KEYS[i].size : 0;
+}
+
+void eci_config_key_get(const ec_config *cfg, size_t i, void *field)
+{
+    memcpy(field, (const char *)cfg + KEYS[i].off, KEYS[i].size);
+}
+
+void eci_config_key_put(ec_config *cfg, size_t i, const void *field, int given)
+{
+    memcpy((char *)cfg + KEYS[i].off, field, KEYS[i].size);
+    if (given)
+        cfg->set_mask[i / 64] |= (uint64_t)1 << (i % 64);
+    else
+        cfg->set_mask[i / 64] &= ~((uint64_t)1 << (i % 64));
+}
+
 int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word)
 {
     const char *eq;

@@ -177,6 +177,12 @@ EC_INTERNAL int eci_config_given(const ec_ctx *ctx, const ec_config *cfg, eci_ke
 /* ec_config_set of the key at index i (ec_config_key_index), for callers that look a key up
  * once and set it many times (a sweep's axes). */
 EC_INTERNAL int eci_config_set_at(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value);
+/* Key i's field as bytes: its size, a copy of it, and putting a copy back with whether the key
+ * was given (ec_config_is_set).  A sweep sets each axis value once on a scratch config and puts
+ * its field into every point's config: what eci_config_set_at would store, without parsing. */
+EC_INTERNAL size_t eci_config_key_size(size_t i);
+EC_INTERNAL void eci_config_key_get(const ec_config *cfg, size_t i, void *field);
+EC_INTERNAL void eci_config_key_put(ec_config *cfg, size_t i, const void *field, int given);
 
 /* ---- workload cache (workload.c) ------------------------------------------------ */
 /* Expansions a context keeps: a sweep's batch sizes for one network and precision. */

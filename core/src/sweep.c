@@ -8,7 +8,8 @@
  * memory stays bounded whatever the sweep's size and the points come back exactly as one
  * thread gives them.  A sweep may also be one part of a sweep split over processes (opts.part
  * of opts.parts): it predicts every parts-th block of points.  Axis values are config-key
- * text (ec_config_set).
+ * text (ec_config_set), parsed once when the axis is added: each point's config gets each
+ * value's field as the config stores it.
  */
 #include "predict.h"
 #include "workers.h"
@@ -36,6 +37,10 @@ typedef struct axis {
     size_t key_index; /* ec_config_key_index(key): looked up once, set at every point */
     char **values;
     size_t n;
+    /* Each value as the config stores it, parsed once (set on the base when the axis is added):
+     * value v's field is fields[v x field_size], given[v] whether the key counts as given. */
+    unsigned char *fields, *given;
+    size_t field_size;
 } axis;
 
 typedef struct item {
@@ -115,6 +120,8 @@ static void free_axis(ec_ctx *ctx, axis *a)
     for (size_t v = 0; a->values != NULL && v < a->n; v++)
         eci_strfree(ctx, a->values[v]);
     eci_free(ctx, a->values, a->n * sizeof *a->values);
+    eci_free(ctx, a->fields, a->n * a->field_size + 1);
+    eci_free(ctx, a->given, a->n);
     eci_strfree(ctx, a->key);
 }
 
@@ -135,28 +142,36 @@ int ec_sweep_axis(ec_sweep *sw, const char *key, const char *const *values, size
     for (size_t a = 0; a < sw->n_axes; a++)
         if (strcmp(sw->axes[a].key, key) == 0)
             return eci_error(ctx, EC_EINVAL, "sweep axis '%s' is given twice", key);
-    for (size_t v = 0; v < n; v++) {
-        if (values[v] == NULL)
-            return eci_error(ctx, EC_EMISUSE, "ec_sweep_axis: value %zu of '%s' is NULL", v + 1, key);
-        ec_config scratch = sw->base;
-        int st = ec_config_set(ctx, &scratch, key, values[v]);
-        if (st != EC_OK)
-            return st;
-    }
-    if (sw->total > ((size_t)-1) / n)
-        return eci_error(ctx, EC_EINVAL, "sweep has too many points (more than %zu)", (size_t)-1);
+    /* Each value is set on the base here, once: a bad value is refused naming it, and its field
+     * as the config stores it is what every point gets (fill), without parsing it again. */
     axis *a = &sw->axes[sw->n_axes];
-    a->key = eci_strdup(ctx, key);
-    a->key_index = (size_t)ec_config_key_index(key); /* known: every value was set above */
+    int ki = ec_config_key_index(key); /* < 0: ec_config_set below refuses the key, naming it */
+    *a = (axis){.n = n, .key_index = ki >= 0 ? (size_t)ki : 0, .field_size = ki >= 0 ? eci_config_key_size((size_t)ki) : 0};
+    a->fields = eci_malloc(ctx, n * a->field_size + 1);
+    a->given = eci_malloc(ctx, n);
     a->values = eci_calloc(ctx, n, sizeof *a->values);
-    a->n = n;
-    int ok = a->key != NULL && a->values != NULL;
-    for (size_t v = 0; ok && v < n; v++)
-        ok = (a->values[v] = eci_strdup(ctx, values[v])) != NULL;
-    if (!ok) {
+    int st = a->fields != NULL && a->given != NULL && a->values != NULL ? EC_OK : EC_ENOMEM;
+    for (size_t v = 0; v < n && st == EC_OK; v++) {
+        if (values[v] == NULL) {
+            st = eci_error(ctx, EC_EMISUSE, "ec_sweep_axis: value %zu of '%s' is NULL", v + 1, key);
+            break;
+        }
+        ec_config scratch = sw->base;
+        if ((st = ec_config_set(ctx, &scratch, key, values[v])) != EC_OK)
+            break;
+        eci_config_key_get(&scratch, a->key_index, a->fields + v * a->field_size);
+        a->given[v] = (unsigned char)ec_config_is_set(&scratch, a->key_index);
+        if ((a->values[v] = eci_strdup(ctx, values[v])) == NULL)
+            st = EC_ENOMEM;
+    }
+    if (st == EC_OK && sw->total > ((size_t)-1) / n)
+        st = eci_error(ctx, EC_EINVAL, "sweep has too many points (more than %zu)", (size_t)-1);
+    if (st == EC_OK && (a->key = eci_strdup(ctx, key)) == NULL)
+        st = EC_ENOMEM;
+    if (st != EC_OK) {
         free_axis(ctx, a);
         memset(a, 0, sizeof *a);
-        return eci_error(ctx, EC_ENOMEM, "out of memory copying sweep axis '%s'", key);
+        return st == EC_ENOMEM ? eci_error(ctx, EC_ENOMEM, "out of memory copying sweep axis '%s'", key) : st;
     }
     sw->n_axes++;
     sw->total *= n;
@@ -212,11 +227,11 @@ static void fill(const ec_sweep *sw, ec_ctx *ctx, size_t index, item *it)
     decompose(sw, index, values);
     it->index = index;
     it->cfg = sw->base;
-    int st = EC_OK;
-    for (size_t a = 0; a < sw->n_axes && st == EC_OK; a++)
-        st = eci_config_set_at(ctx, &it->cfg, sw->axes[a].key_index, sw->axes[a].values[values[a]]);
-    if (st == EC_OK)
-        st = eci_predict_resolved(ctx, &it->cfg, &it->res, sw->opts.resolve ? &it->resolved : NULL);
+    for (size_t a = 0; a < sw->n_axes; a++) {
+        const axis *ax = &sw->axes[a];
+        eci_config_key_put(&it->cfg, ax->key_index, ax->fields + values[a] * ax->field_size, ax->given[values[a]]);
+    }
+    int st = eci_predict_resolved(ctx, &it->cfg, &it->res, sw->opts.resolve ? &it->resolved : NULL);
     it->status = st;
     if (st == EC_OK) {
         it->msg[0] = '\0';

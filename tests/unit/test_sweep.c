@@ -32,8 +32,8 @@ static ec_sweep *make(ec_ctx *ctx, const ec_sweep_opts *opts)
     return sw;
 }
 
-/* Point i predicted directly (last axis fastest). */
-static int direct(ec_ctx *ctx, size_t i, ec_result *res, char *msg, size_t n)
+/* Point i's config set key by key and predicted directly (last axis fastest). */
+static int direct(ec_ctx *ctx, size_t i, ec_config *out, ec_result *res, char *msg, size_t n)
 {
     ec_config cfg;
     ec_config_init(&cfg);
@@ -45,6 +45,8 @@ static int direct(ec_ctx *ctx, size_t i, ec_result *res, char *msg, size_t n)
     assert_int_equal(ec_config_set(ctx, &cfg, "tp", tps[tp]), EC_OK);
     int st = ec_predict(ctx, &cfg, res);
     snprintf(msg, n, "%s", st == EC_OK ? "" : ec_ctx_errmsg(ctx));
+    if (out != NULL)
+        *out = cfg;
     return st;
 }
 
@@ -66,8 +68,13 @@ static void check_threads(int threads)
         /* The context must stay the caller's between points: predict on it here. */
         ec_result want;
         char msg[1024]; /* the context's message buffer (EC_ERRMSG_MAX in internal.h) */
-        int st = direct(ctx, n, &want, msg, sizeof msg);
+        ec_config want_cfg;
+        int st = direct(ctx, n, &want_cfg, &want, msg, sizeof msg);
         assert_int_equal(pt.status, st);
+        /* the axis values, parsed once when the axes were added, give the point the config
+         * ec_config_set gives, byte for byte (fields and which keys count as given) */
+        if (memcmp(pt.config, &want_cfg, sizeof want_cfg) != 0)
+            fail_msg("point %zu: the config differs from the one set key by key", n);
         if (st == EC_OK) {
             /* bit-identical: the same arithmetic on another context */
             if (pt.result->step_s != want.step_s || pt.result->memory.peak_bytes != want.memory.peak_bytes ||
@@ -170,6 +177,40 @@ static void test_stopped_early(void **state)
         sw = make(ctx, &opts);
         ec_sweep_free(sw); /* never started */
     }
+    ec_ctx_free(ctx);
+}
+
+/* An empty value resets the key to its default and leaves it not given, as ec_config_set does:
+ * the parsed-once value is put back that way too, over a base that had the key set. */
+static void test_empty_values_reset(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config base;
+    ec_config_init(&base);
+    assert_int_equal(ec_config_set(ctx, &base, "model", "bert-base"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &base, "gpu", "t4"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &base, "batch_per_gpu", "8"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &base, "task", "squad"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &base, "seq_len", "256"), EC_OK);
+    static const char *const tasks[] = {"", "classify"}, *const lens[] = {"128", ""};
+    ec_sweep *sw = NULL;
+    assert_int_equal(ec_sweep_new(ctx, &base, NULL, &sw), EC_OK);
+    assert_int_equal(ec_sweep_axis(sw, "task", tasks, 2), EC_OK);
+    assert_int_equal(ec_sweep_axis(sw, "seq_len", lens, 2), EC_OK);
+    for (size_t i = 0; i < 4; i++) {
+        ec_sweep_point pt;
+        assert_int_equal(ec_sweep_next(sw, &pt), EC_OK);
+        ec_config want = base;
+        assert_int_equal(ec_config_set(ctx, &want, "task", tasks[i / 2]), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &want, "seq_len", lens[i % 2]), EC_OK);
+        if (memcmp(pt.config, &want, sizeof want) != 0)
+            fail_msg("point %zu: the config differs from the one set key by key", i);
+        assert_int_equal(ec_config_is_set(pt.config, (size_t)ec_config_key_index("task")), i / 2 == 1);
+        assert_int_equal(ec_config_is_set(pt.config, (size_t)ec_config_key_index("seq_len")), i % 2 == 0);
+    }
+    assert_true(ec_sweep_done(sw));
+    ec_sweep_free(sw);
     ec_ctx_free(ctx);
 }
 
@@ -291,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_four_threads),
         cmocka_unit_test(test_parts_cover_every_point_once),
         cmocka_unit_test(test_stopped_early),
+        cmocka_unit_test(test_empty_values_reset),
         cmocka_unit_test(test_misuse_and_bad_axes),
         cmocka_unit_test(test_kept_contexts_follow_the_fit),
     };
