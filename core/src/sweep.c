@@ -146,7 +146,8 @@ int ec_sweep_axis(ec_sweep *sw, const char *key, const char *const *values, size
      * as the config stores it is what every point gets (fill), without parsing it again. */
     axis *a = &sw->axes[sw->n_axes];
     int ki = ec_config_key_index(key); /* < 0: ec_config_set below refuses the key, naming it */
-    *a = (axis){.n = n, .key_index = ki >= 0 ? (size_t)ki : 0, .field_size = ki >= 0 ? eci_config_key_size((size_t)ki) : 0};
+    *a = (axis){.n = n, .key_index = ki >= 0 ? (size_t)ki : 0,
+                .field_size = ki >= 0 ? eci_config_key_size((size_t)ki) : 0};
     a->fields = eci_malloc(ctx, n * a->field_size + 1);
     a->given = eci_malloc(ctx, n);
     a->values = eci_calloc(ctx, n, sizeof *a->values);
