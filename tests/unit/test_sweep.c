@@ -187,12 +187,7 @@ static void test_empty_values_reset(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     ec_config base;
-    ec_config_init(&base);
-    assert_int_equal(ec_config_set(ctx, &base, "model", "bert-base"), EC_OK);
-    assert_int_equal(ec_config_set(ctx, &base, "gpu", "t4"), EC_OK);
-    assert_int_equal(ec_config_set(ctx, &base, "batch_per_gpu", "8"), EC_OK);
-    assert_int_equal(ec_config_set(ctx, &base, "task", "squad"), EC_OK);
-    assert_int_equal(ec_config_set(ctx, &base, "seq_len", "256"), EC_OK);
+    ec_test_config(ctx, &base, "model=bert-base gpu=t4 batch_per_gpu=8 task=squad seq_len=256");
     static const char *const tasks[] = {"", "classify"}, *const lens[] = {"128", ""};
     ec_sweep *sw = NULL;
     assert_int_equal(ec_sweep_new(ctx, &base, NULL, &sw), EC_OK);
