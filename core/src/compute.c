@@ -347,7 +347,7 @@ typedef struct cost_slot {
     int host_valid;
     size_t host_cap;
     double *host;
-    size_t sums_cap;    /* ...and the walk's run sums at host_key (2 per op) */
+    size_t sums_cap;    /* ...and the walk's run sums at host_key (2 per op, then the passes') */
     eci_walk_sum *sums;
 } cost_slot;
 
@@ -467,20 +467,26 @@ const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_wor
     return s->cost;
 }
 
-/* Room for the run sums of slot s: 2 x n_ops entries, none worked out.  NULL without memory
- * (no error: the walk goes op by op). */
+/* The run sums of n_ops ops: 2 per op, then the passes' (ECI_PASS_SUMS). */
+static size_t n_sums(size_t n_ops)
+{
+    return 2 * n_ops + ECI_PASS_SUMS;
+}
+
+/* Room for the run sums of slot s, none worked out.  NULL without memory (no error: the
+ * walk goes op by op). */
 static eci_walk_sum *fresh_sums(ec_ctx *ctx, cost_slot *s, size_t n_ops)
 {
-    if (s->sums_cap < 2 * n_ops) {
-        eci_walk_sum *grown = eci_realloc(ctx, s->sums, s->sums_cap * sizeof *s->sums, 2 * n_ops * sizeof *s->sums);
+    if (s->sums_cap < n_sums(n_ops)) {
+        eci_walk_sum *grown = eci_realloc(ctx, s->sums, s->sums_cap * sizeof *s->sums, n_sums(n_ops) * sizeof *s->sums);
         if (grown == NULL) {
             eci_error_clear(ctx);
             return NULL;
         }
         s->sums = grown;
-        s->sums_cap = 2 * n_ops;
+        s->sums_cap = n_sums(n_ops);
     }
-    memset(s->sums, 0, 2 * n_ops * sizeof *s->sums);
+    memset(s->sums, 0, n_sums(n_ops) * sizeof *s->sums);
     return s->sums;
 }
 
@@ -499,7 +505,7 @@ double *eci_op_costs_host(ec_ctx *ctx, const eci_workload *wl, const eci_op_cost
             continue;
         if (s->host_valid && memcmp(s->host_key, key, sizeof s->host_key) == 0) {
             *valid = 1;
-            *sums = s->sums_cap >= 2 * wl->n_ops ? s->sums : NULL;
+            *sums = s->sums_cap >= n_sums(wl->n_ops) ? s->sums : NULL;
             return s->host;
         }
         if (s->host_cap < wl->n_ops) {

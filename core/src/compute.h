@@ -10,6 +10,8 @@
 #include "comm.h"
 #include "workload.h"
 
+#include <math.h>
+
 typedef struct eci_rates {
     double gemm_peak_flop_per_s;  /* dense peak of the unit used (for MFU) */
     double gemm_flop_per_s;       /* peak x measured large-GEMM efficiency */
@@ -116,14 +118,53 @@ typedef struct eci_walk_sum {
     double host_s, gpu_s, kernels, lead_s;
 } eci_walk_sum;
 
+/* The sums of no op: lead_s = -infinity (no op ever held the GPU up). */
+static inline eci_walk_sum eci_walk_sum_none(void)
+{
+    return (eci_walk_sum){.lead_s = -INFINITY};
+}
+
+/* One more op at the end of s: issued after host_s more of the host's time, gpu_s on the GPU. */
+static inline void eci_walk_sum_add(eci_walk_sum *s, double host_s, double gpu_s, double kernels)
+{
+    s->host_s += host_s;
+    if (s->host_s - s->gpu_s > s->lead_s)
+        s->lead_s = s->host_s - s->gpu_s;
+    s->gpu_s += gpu_s;
+    s->kernels += kernels;
+}
+
+/* a, then b: b's ops issue after a's host time, their GPU time queued behind a's, so b's
+ * lead comes a->host_s - a->gpu_s later. */
+static inline void eci_walk_sum_then(eci_walk_sum *a, const eci_walk_sum *b)
+{
+    double lead_s = a->host_s - a->gpu_s + b->lead_s;
+    if (lead_s > a->lead_s)
+        a->lead_s = lead_s;
+    a->host_s += b->host_s;
+    a->gpu_s += b->gpu_s;
+    a->kernels += b->kernels;
+}
+
+/* n >= 1 runs of s, one after another: n times its sums, and the lead of the last when the
+ * host gains on the GPU in each (host_s > gpu_s), else of the first. */
+static inline eci_walk_sum eci_walk_sum_repeat(const eci_walk_sum *s, double n)
+{
+    double gain_s = s->host_s - s->gpu_s;
+    return (eci_walk_sum){.host_s = n * s->host_s, .gpu_s = n * s->gpu_s, .kernels = n * s->kernels,
+                          .lead_s = s->lead_s + (gain_s > 0 ? (n - 1) * gain_s : 0)};
+}
+
 /* Room for the step model's per-op forward host costs beside the cached costs `cost` of wl (as
  * eci_op_costs just returned them), keyed by ECI_HOST_KEY_VALUES doubles (the dispatch costs
  * they are worked out at).  *valid = 1: it already holds them for key; 0: the caller fills
  * all wl->n_ops now.  NULL when cost is not from the cache or no memory (no error: the caller
  * works them out elsewhere).  *sums: 2 x wl->n_ops run sums at the same key (forward runs by
- * their first op, then backward runs), all not worked out when *valid is 0; NULL when there
- * is no room.  Both valid until the next eci_op_costs call on ctx. */
+ * their first op, then backward runs), then ECI_PASS_SUMS for whole passes (predict.c,
+ * pass_walk), all not worked out when *valid is 0; NULL when there is no room.  Both valid
+ * until the next eci_op_costs call on ctx. */
 #define ECI_HOST_KEY_VALUES 4
+#define ECI_PASS_SUMS 6
 EC_INTERNAL double *eci_op_costs_host(ec_ctx *ctx, const eci_workload *wl, const eci_op_cost_t *cost,
                                       const double key[ECI_HOST_KEY_VALUES], int *valid, eci_walk_sum **sums);
 /* Cost lookups answered from the cache and pricings done, since the context was created. */

@@ -129,6 +129,7 @@ typedef struct plan {
     double fwd_host_at[3];       /* ...dispatch_fwd_s, op_fwd_s, dispatch_bwd_s they were worked out at */
     eci_walk_sum *fwd_sum;       /* the forward runs' sums at fwd_host_at, by first op (n_ops), or NULL */
     eci_walk_sum *bwd_sum;       /* ...the backward runs' (n_ops; also at fwd_host_at), or NULL */
+    eci_walk_sum *pass_sum;      /* ...whole passes' (pass_walk; ECI_PASS_SUMS), or NULL */
     /* The DDP walk's least slacks since ddp_layers reset them (ddp_steady_reps): how far the
      * GPU stayed ahead of the host before each kernel (>= 0: the host never held it up), and
      * how far the stream stayed busy past each kernel's fully slowed end and each bucket's
@@ -229,16 +230,6 @@ static inline double ddp_grads_ready(ddp_walk *dw, const eci_op_cost_t *c, doubl
     return slow;
 }
 
-/* The sums of a run walked with walk_kernel: op i issues after host[i] and runs gpu[i]. */
-static void walk_sum_add(eci_walk_sum *s, double host_s, double gpu_s, double kernels)
-{
-    s->host_s += host_s;
-    if (s->host_s - s->gpu_s > s->lead_s)
-        s->lead_s = s->host_s - s->gpu_s;
-    s->gpu_s += gpu_s;
-    s->kernels += kernels;
-}
-
 /* The run's walk in one step: the GPU idles until the host has issued the op that holds it up
  * most (when any does), then runs the run's kernels.  Equal to walking it op by op but for
  * rounding (the sums are added in another order). */
@@ -264,10 +255,13 @@ static eci_walk_sum *walk_sum_slot(eci_walk_sum *sums, size_t from, size_t to, s
     if (sums == NULL || walked < 3)
         return NULL;
     eci_walk_sum *s = &sums[from];
-    if (s->to == 0)
-        *s = (eci_walk_sum){.from = from, .to = to, .lead_s = -INFINITY};
-    else if (s->from != from || s->to != to)
+    if (s->to == 0) {
+        *s = eci_walk_sum_none();
+        s->from = from;
+        s->to = to;
+    } else if (s->from != from || s->to != to) {
         return NULL;
+    }
     return s;
 }
 
@@ -290,7 +284,7 @@ static void forward_ops(timeline *t, plan *p, size_t from, size_t to)
     if (sum != NULL) {
         if (sum->lead_s == -INFINITY) /* first walk of this run: sum it */
             for (size_t i = from + 1; i < to; i++)
-                walk_sum_add(sum, host[i], cost[i].fwd_s, cost[i].fwd_kernels);
+                eci_walk_sum_add(sum, host[i], cost[i].fwd_s, cost[i].fwd_kernels);
         walk_sum_apply(t, sum, &p->fwd_s);
         return;
     }
@@ -375,7 +369,7 @@ static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
         if (sum->lead_s == -INFINITY)
             while (i-- > from)
                 if (cost[i].bwd_kernels != 0)
-                    walk_sum_add(sum, p->dispatch_bwd_s * cost[i].bwd_kernels, cost[i].bwd_s, cost[i].bwd_kernels);
+                    eci_walk_sum_add(sum, p->dispatch_bwd_s * cost[i].bwd_kernels, cost[i].bwd_s, cost[i].bwd_kernels);
         walk_sum_apply(t, sum, &p->bwd_s);
         return;
     }
@@ -558,8 +552,149 @@ static void shard_units(timeline *t, plan *p, double t0, int backward)
     comm_wait(t, end);
 }
 
+/* ---- a whole pass in one step ------------------------------------------------------------
+ * A pass that only issues kernels (no Python loop, no DDP hook, no sharded units, no selective
+ * recompute) is one run in walk order, its blocks' repetitions included: its first op goes
+ * through gpu_op (the host may have work pending before it), and the sums of the rest
+ * (walk_sum_apply) are built once per cached op costs and dispatch costs from the blocks'
+ * sums, a repetition by the closed form of max-plus algebra: n runs of s, each starting
+ * where the last ended, add n times host_s, gpu_s and kernels, and their lead is
+ * s.lead_s + (n - 1) max(0, host_s - gpu_s), the lead of the last repetition when the host
+ * gains on the GPU in each, of the first when it loses.  Equal to walking op by op but for
+ * rounding, like the runs' sums; a 24-layer pass costs a few lookups instead of two or three
+ * walks per block. */
+typedef struct pass_build {
+    int started;                 /* the pass's first op is taken */
+    eci_walk_sum first, rest;    /* that op (host_s, gpu_s, kernels) and the sums of the rest */
+} pass_build;
+
+typedef struct pass_seg {
+    eci_walk_sum all, tail;      /* the segment's sums, and without the pass's first op */
+    int took_first;              /* the pass's first op is in this segment */
+} pass_seg;
+
+static void seg_op(pass_build *b, pass_seg *s, double host_s, double gpu_s, double kernels)
+{
+    eci_walk_sum_add(&s->all, host_s, gpu_s, kernels);
+    if (b->started) {
+        eci_walk_sum_add(&s->tail, host_s, gpu_s, kernels);
+        return;
+    }
+    b->started = s->took_first = 1;
+    b->first = (eci_walk_sum){.host_s = host_s, .gpu_s = gpu_s, .kernels = kernels};
+}
+
+/* Forward ops from..to-1 in order (also checkpointing's recompute), backward ops to-1 down to
+ * from that launch kernels, at the costs forward_ops and backward_ops walk them with. */
+static void seg_forward(pass_build *b, pass_seg *s, const plan *p, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        seg_op(b, s, p->fwd_host[i], p->cost[i].fwd_s, p->cost[i].fwd_kernels);
+}
+
+static void seg_backward(pass_build *b, pass_seg *s, const plan *p, size_t from, size_t to)
+{
+    for (size_t i = to; i-- > from;)
+        if (p->cost[i].bwd_kernels != 0)
+            seg_op(b, s, p->dispatch_bwd_s * p->cost[i].bwd_kernels, p->cost[i].bwd_s, p->cost[i].bwd_kernels);
+}
+
+static pass_seg seg_begin(void)
+{
+    return (pass_seg){.all = eci_walk_sum_none(), .tail = eci_walk_sum_none()};
+}
+
+/* Segment s, run reps times, joins the pass: its first repetition without the pass's first op
+ * when that is in it, the others whole. */
+static void seg_end(pass_build *b, const pass_seg *s, int reps)
+{
+    if (reps < 1)
+        return;
+    eci_walk_sum_then(&b->rest, s->took_first ? &s->tail : &s->all);
+    if (reps > 1) {
+        eci_walk_sum more = eci_walk_sum_repeat(&s->all, reps - 1);
+        eci_walk_sum_then(&b->rest, &more);
+    }
+}
+
+static void build_forward(pass_build *b, const plan *p)
+{
+    const eci_workload *wl = p->wl;
+    size_t at = 0;
+    for (size_t k = 0; k < wl->n_blocks; k++) {
+        const eci_block *blk = &wl->blocks[k];
+        pass_seg s = seg_begin();
+        seg_forward(b, &s, p, at, blk->begin);
+        seg_end(b, &s, 1);
+        if (blk->reps >= 1) { /* (a block of no repetitions: its ops are not walked) */
+            s = seg_begin();
+            seg_forward(b, &s, p, blk->begin, blk->end);
+            seg_end(b, &s, blk->reps);
+        }
+        at = blk->end;
+    }
+    pass_seg s = seg_begin();
+    seg_forward(b, &s, p, at, wl->n_ops);
+    seg_end(b, &s, 1);
+}
+
+static void build_backward(pass_build *b, const plan *p)
+{
+    const eci_workload *wl = p->wl;
+    size_t at = wl->n_ops;
+    for (size_t k = wl->n_blocks; k-- > 0;) {
+        const eci_block *blk = &wl->blocks[k];
+        pass_seg s = seg_begin();
+        seg_backward(b, &s, p, blk->end, at);
+        seg_end(b, &s, 1);
+        if (blk->reps >= 1) {
+            s = seg_begin();
+            if (p->checkpointing && blk->checkpoint) /* torch.utils.checkpoint: the forward again */
+                seg_forward(b, &s, p, blk->begin, blk->end);
+            seg_backward(b, &s, p, blk->begin, blk->end);
+            seg_end(b, &s, blk->reps);
+        }
+        at = blk->begin;
+    }
+    pass_seg s = seg_begin();
+    seg_backward(b, &s, p, 0, at);
+    seg_end(b, &s, 1);
+}
+
+/* The forward (backward: 1) pass in one step when it qualifies; 0: walk it block by block.
+ * Its sums: p->pass_sum[2 v] (the first op; from = 1 when the pass has one) and [2 v + 1]
+ * (the rest; to = 1 once built), v = 0 forward, 1 backward, 2 backward with recompute. */
+static int pass_walk(timeline *t, plan *p, int backward)
+{
+    if (p->pass_sum == NULL || p->shard != NULL || p->ddp != NULL || p->loop_ops > 0 || p->loop_syncs > 0 ||
+        p->checkpointing == EC_CKPT_SELECTIVE || p->dispatch_fwd_s != p->fwd_host_at[0] ||
+        p->op_fwd_s != p->fwd_host_at[1] || p->dispatch_bwd_s != p->fwd_host_at[2])
+        return 0;
+    eci_walk_sum *s = &p->pass_sum[2 * (backward ? 1 + (p->checkpointing != 0) : 0)];
+    if (s[1].to == 0) {
+        pass_build b = {.rest = eci_walk_sum_none()};
+        if (backward)
+            build_backward(&b, p);
+        else
+            build_forward(&b, p);
+        s[0] = b.first;
+        s[0].from = (size_t)b.started;
+        s[1] = b.rest;
+        s[1].to = 1;
+    }
+    if (s[0].from == 0) /* no op to walk */
+        return 1;
+    double *kernel_s = backward ? &p->bwd_s : &p->fwd_s;
+    gpu_op(t, s[0].host_s, s[0].gpu_s, s[0].kernels, 1);
+    *kernel_s += s[0].gpu_s;
+    walk_sum_apply(t, &s[1], kernel_s);
+    return 1;
+}
+
 static void forward_pass(timeline *t, plan *p)
 {
+    if (pass_walk(t, p, 0))
+        return;
     const eci_workload *wl = p->wl;
     size_t at = 0;
     if (p->loop_block < 0)
@@ -797,6 +932,8 @@ static void ddp_layers(timeline *t, plan *p, int reps)
 
 static void backward_pass(timeline *t, plan *p)
 {
+    if (pass_walk(t, p, 1))
+        return;
     const eci_workload *wl = p->wl;
     size_t at = wl->n_ops;
     for (size_t b = wl->n_blocks; b-- > 0;) {
@@ -1398,6 +1535,7 @@ static int step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const
             sums = NULL;
         p.fwd_sum = sums;
         p.bwd_sum = sums != NULL ? sums + wl->n_ops : NULL;
+        p.pass_sum = sums != NULL ? sums + 2 * wl->n_ops : NULL;
         p.fwd_host_at[0] = model_fwd_s;
         p.fwd_host_at[1] = model_op_s;
         p.fwd_host_at[2] = model_bwd_s;

@@ -13,12 +13,100 @@
  * The cases cover host-bound and GPU-bound runs (small and large batches, slow and fast GPUs),
  * CUDA graphs (no forward host cost), checkpointing (a recomputed forward at other dispatch
  * costs), grad_accum (a second micro-step reusing the sums), DataParallel (the host factor),
- * DDP and a 64-GPU layout (backward walks with hooks keep walking op by op).
+ * DDP and a 64-GPU layout (backward walks with hooks keep walking op by op).  A pass that only
+ * issues kernels is one run, built from its blocks' sums (compute.h: eci_walk_sum_then for
+ * one run after another, eci_walk_sum_repeat for a block's repetitions); test_sum_algebra
+ * checks those against the definition above on random runs.
  */
+#include "compute.h"
 #include "ec_test.h"
 #include "internal.h"
 
+#include <gsl/gsl_rng.h>
+#include <math.h>
 #include <stdio.h>
+
+/* ---- the algebra ----------------------------------------------------------------------- */
+#define MAX_OPS 64
+
+typedef struct run {
+    size_t n;
+    double host_s[MAX_OPS], gpu_s[MAX_OPS];
+} run;
+
+/* The definition: H_n, G_n, and max_i (H_i - G_{i-1}) over the ops in order. */
+static eci_walk_sum by_definition(const run *const *parts, size_t n_parts)
+{
+    double h = 0, g = 0, lead = -INFINITY, kernels = 0;
+    for (size_t k = 0; k < n_parts; k++)
+        for (size_t i = 0; i < parts[k]->n; i++) {
+            h += parts[k]->host_s[i];
+            lead = h - g > lead ? h - g : lead;
+            g += parts[k]->gpu_s[i];
+            kernels += 1;
+        }
+    return (eci_walk_sum){.host_s = h, .gpu_s = g, .kernels = kernels, .lead_s = lead};
+}
+
+static eci_walk_sum summed(const run *r)
+{
+    eci_walk_sum s = eci_walk_sum_none();
+    for (size_t i = 0; i < r->n; i++)
+        eci_walk_sum_add(&s, r->host_s[i], r->gpu_s[i], 1);
+    return s;
+}
+
+/* A run of 1..MAX_OPS ops whose host and GPU times are uniform in [0, host_max) and [0, gpu_max). */
+static void random_run(gsl_rng *rng, run *r, double host_max, double gpu_max)
+{
+    r->n = 1 + gsl_rng_uniform_int(rng, MAX_OPS);
+    for (size_t i = 0; i < r->n; i++) {
+        r->host_s[i] = host_max * gsl_rng_uniform(rng);
+        r->gpu_s[i] = gpu_max * gsl_rng_uniform(rng);
+    }
+}
+
+static void assert_sums(const eci_walk_sum *got, const eci_walk_sum *want)
+{
+    /* sums of the same terms in another order: |got - want| <= EC_TOL_CLOSED_FORM x |want| */
+    assert_rel(got->host_s, want->host_s, EC_TOL_CLOSED_FORM);
+    assert_rel(got->gpu_s, want->gpu_s, EC_TOL_CLOSED_FORM);
+    assert_rel(got->kernels, want->kernels, EC_TOL_CLOSED_FORM);
+    assert_rel(got->lead_s, want->lead_s, EC_TOL_CLOSED_FORM);
+}
+
+/* Runs where the host gains on the GPU, loses, or about breaks even: a then b, and a repeated
+ * 1..40 times, equal their definition over the ops in order. */
+static void test_sum_algebra(void **state)
+{
+    (void)state;
+    static const double host_gpu[][2] = {{2, 1}, {1, 2}, {1, 1}, {0.1, 3}, {3, 0.1}};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 20261124);
+    static run a, b;
+    for (int trial = 0; trial < 500; trial++) {
+        const double *m = host_gpu[trial % 5], *m2 = host_gpu[(trial / 5) % 5];
+        random_run(rng, &a, m[0], m[1]);
+        random_run(rng, &b, m2[0], m2[1]);
+        const run *ab[] = {&a, &b};
+        eci_walk_sum then = summed(&a), sb = summed(&b), want = by_definition(ab, 2);
+        eci_walk_sum_then(&then, &sb);
+        assert_sums(&then, &want);
+        size_t n = 1 + gsl_rng_uniform_int(rng, 40);
+        const run *an[40];
+        for (size_t k = 0; k < n; k++)
+            an[k] = &a;
+        eci_walk_sum sa = summed(&a), rep = eci_walk_sum_repeat(&sa, (double)n);
+        want = by_definition(an, n);
+        assert_sums(&rep, &want);
+    }
+    eci_walk_sum none = eci_walk_sum_none(), sa = summed(&a), copy = sa;
+    eci_walk_sum_then(&copy, &none); /* nothing after a: a */
+    assert_sums(&copy, &sa);
+    eci_walk_sum_then(&none, &sa); /* a after nothing: a */
+    assert_sums(&none, &sa);
+    gsl_rng_free(rng);
+}
 
 /* With the run sums and op by op: the same prediction to rounding (EC_TOL_CLOSED_FORM; the
  * sums add the run's times in another order, ~1e-15 apart).  The first prediction of each
@@ -90,6 +178,7 @@ static void test_multi_gpu(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sum_algebra),
         cmocka_unit_test(test_single_gpu),
         cmocka_unit_test(test_dispatch_changes),
         cmocka_unit_test(test_multi_gpu),
