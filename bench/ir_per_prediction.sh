@@ -50,6 +50,7 @@ while IFS= read -r cfg; do
   }'
 done <<'CONFIGS'
 model=bert-large task=squad seq_len=384 precision=amp_fp16
+model=resnet50 precision=amp_fp16
 model=resnet50 precision=amp_fp16 num_workers=8 pin_memory=1
 model=resnet50 precision=amp_fp16 data=synthetic
 model=bert-large task=squad seq_len=384 precision=amp_fp16 num_gpus=8 strategy=ddp
