@@ -164,7 +164,7 @@ static inline eci_walk_sum eci_walk_sum_repeat(const eci_walk_sum *s, double n)
  * pass_walk), all not worked out when *valid is 0; NULL when there is no room.  Both valid
  * until the next eci_op_costs call on ctx. */
 #define ECI_HOST_KEY_VALUES 4
-#define ECI_PASS_SUMS 6
+#define ECI_PASS_SUMS 6 /* 3 passes (forward, backward, backward with recompute) x (first op, rest) */
 EC_INTERNAL double *eci_op_costs_host(ec_ctx *ctx, const eci_workload *wl, const eci_op_cost_t *cost,
                                       const double key[ECI_HOST_KEY_VALUES], int *valid, eci_walk_sum **sums);
 /* Cost lookups answered from the cache and pricings done, since the context was created. */
