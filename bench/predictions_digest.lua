@@ -1,4 +1,4 @@
--- predictions_digest.lua: 2,240 predictions (8 networks x 5 GPUs x 8 batch sizes x 7 layouts and
+-- predictions_digest.lua: 2,880 predictions (8 networks x 5 GPUs x 8 batch sizes x 9 layouts and
 -- input pipelines) printed to 17 significant digits, one line each, for telling whether a change
 -- to the simulator moved any number: run it with the build before and after and compare, e.g.
 --   ./build-before/epochcast run bench/predictions_digest.lua > before.txt
@@ -13,6 +13,7 @@ local layouts = {
   {}, { num_gpus = 8, strategy = "ddp" }, { checkpointing = 1 }, { num_gpus = 16, strategy = "fsdp" },
   { num_gpus = 64, tp = 2, pp = 4, grad_accum = 8, network = "ib-ndr-400" }, { num_gpus = 4, strategy = "dp" },
   { num_workers = 4, lengths = "lognormal(120,0.6)", padding = "dynamic" },
+  { num_workers = 8, pin_memory = 1 }, { num_workers = 2, pin_memory = 1, persistent_workers = 1 },
 }
 for _, m in ipairs(models) do
   for _, g in ipairs(gpus) do

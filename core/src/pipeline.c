@@ -520,46 +520,76 @@ static double batch_means_var(const double *ends, long m, double step, long n)
     return gsl_stats_variance(sums, 1, BATCH_MEANS) * (double)(n - 1) / k;
 }
 
+/* What every run checks of its input. */
+static int run_check(ec_ctx *ctx, const eci_pipe_in *in, long n)
+{
+    if (n < 1 || in->batch < 1 || in->seq < 1 || in->n_knots < 1 || in->cores < 1 ||
+        (in->num_workers > 0 && in->prefetch_factor < 1))
+        return eci_error(ctx, EC_EINVAL, "pipeline: steps, batch, seq_len, knots, cores and prefetch_factor must be >= 1");
+    return EC_OK;
+}
+
+/* The n batches of a run in sampler order (context scratch: a sweep of epochs allocates
+ * nothing after the first), from the context's generator set to stream `stream` of in->seed:
+ * a run's numbers depend on (seed, stream) only. */
+static int run_batches(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, batches *bt)
+{
+    size_t mb = in->lengths != NULL ? (size_t)in->lengths->cap + 1 : 1; /* bucketed: count per length */
+    bt->len = eci_scratch(ctx, ECI_SCRATCH_RUN_LEN, (size_t)n, sizeof *bt->len);
+    bt->cpu = eci_scratch(ctx, ECI_SCRATCH_RUN_CPU, (size_t)n, sizeof *bt->cpu);
+    bt->pin = eci_scratch(ctx, ECI_SCRATCH_RUN_PIN, (size_t)n, sizeof *bt->pin);
+    int *counts = eci_scratch(ctx, ECI_SCRATCH_RUN_COUNTS, mb, sizeof *counts);
+    gsl_rng *rng = eci_pipe_rng(ctx, stream_seed(in->seed, stream));
+    if (!bt->len || !bt->cpu || !bt->pin || !counts || !rng)
+        return eci_error(ctx, EC_ENOMEM, "pipeline: out of memory for %ld steps", n);
+    const eci_batch_lengths *whole = NULL;
+    if (in->lengths != NULL && in->padding != EC_PAD_BUCKETED &&
+        (whole = eci_lengths_batch(ctx, in->lengths, in->batch)) == NULL)
+        return EC_ENOMEM;
+    draw_batches(in, whole, rng, n, counts, bt);
+    return EC_OK;
+}
+
+/* A run's summary from its step ends and the loop's waits (stall_at[j]: for batch j): the
+ * steady state from the first batch taken with every worker up (warm), when two steps follow
+ * it; the batch-means variance of a run of `extend_to` >= n steps whose steps after the n
+ * simulated ones take `step` each. */
+static void run_summary(const double *ends, const double *stall_at, long n, long warm, long extend_to, double step,
+                        eci_pipe_run_out *out)
+{
+    long w0 = warm >= 0 && warm + 2 < n ? warm : 0;
+    out->steps = n;
+    out->total_s = ends[n - 1];
+    out->first_end_s = ends[0];
+    out->warm_step = w0;
+    out->warm_end_s = ends[w0];
+    for (long j = w0 + 1; j < n; j++) /* the wait for the first batch is the pipeline fill */
+        out->stall_s += stall_at[j];
+    long ext = extend_to > n ? extend_to : n;
+    out->var_sum_s2 = batch_means_var(ends + w0, n - w0, step, ext - w0) * (ext - 1) / (ext - w0 > 1 ? ext - w0 - 1 : 1);
+}
+
 /* eci_pipe_run, with the batch-means variance of a run of `extend_to` >= n steps whose steps
  * after the n simulated ones take `step` each. */
 static int run_extended(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, double *hist, long extend_to,
                         double step, eci_pipe_run_out *out)
 {
     memset(out, 0, sizeof *out);
-    if (n < 1 || in->batch < 1 || in->seq < 1 || in->n_knots < 1 || in->cores < 1 ||
-        (in->num_workers > 0 && in->prefetch_factor < 1))
-        return eci_error(ctx, EC_EINVAL, "pipeline: steps, batch, seq_len, knots, cores and prefetch_factor must be >= 1");
+    int rc = run_check(ctx, in, n);
+    if (rc != EC_OK)
+        return rc;
     sim s = {.in = in, .n = n, .nw = in->num_workers, .pin_batch = -1, .state = M_WAIT, .hist = hist,
              .trace = in->trace, .warm = -1, .settled = -1, .scan_workers = 1};
-    size_t mb = in->lengths != NULL ? (size_t)in->lengths->cap + 1 : 1; /* bucketed: count per length */
     batches bt = {0};
-    int *scratch = NULL;
-    int rc = EC_OK;
-    /* context scratch: a sweep of epochs allocates nothing after the first */
-    bt.len = eci_scratch(ctx, ECI_SCRATCH_RUN_LEN, (size_t)n, sizeof *bt.len);
-    bt.cpu = eci_scratch(ctx, ECI_SCRATCH_RUN_CPU, (size_t)n, sizeof *bt.cpu);
-    bt.pin = eci_scratch(ctx, ECI_SCRATCH_RUN_PIN, (size_t)n, sizeof *bt.pin);
     s.ends = eci_scratch(ctx, ECI_SCRATCH_RUN_ENDS, (size_t)n, sizeof *s.ends);
     s.stall_at = eci_scratch(ctx, ECI_SCRATCH_RUN_STALL, (size_t)n, sizeof *s.stall_at);
     s.avail = eci_scratch(ctx, ECI_SCRATCH_RUN_AVAIL, (size_t)n, 1);
     s.pinq = eci_scratch(ctx, ECI_SCRATCH_RUN_PINQ, (size_t)n, sizeof *s.pinq);
-    scratch = eci_scratch(ctx, ECI_SCRATCH_RUN_COUNTS, mb, sizeof *scratch);
     s.w = eci_scratch(ctx, ECI_SCRATCH_RUN_WORKERS, s.nw > 0 ? (size_t)s.nw : 1, sizeof *s.w);
-    /* the context's generator, set to the stream: a run's numbers depend on (seed, stream) only */
-    gsl_rng *rng = eci_pipe_rng(ctx, stream_seed(in->seed, stream));
-    if (!bt.len || !bt.cpu || !bt.pin || !s.ends || !s.stall_at || !s.avail || !s.pinq || !scratch || !s.w || !rng) {
-        rc = eci_error(ctx, EC_ENOMEM, "pipeline: out of memory for %ld steps", n);
-        goto done;
-    }
-    if ((rc = interp_init(ctx, in, &s.fx)) != EC_OK)
-        goto done;
-    const eci_batch_lengths *whole = NULL;
-    if (in->lengths != NULL && in->padding != EC_PAD_BUCKETED &&
-        (whole = eci_lengths_batch(ctx, in->lengths, in->batch)) == NULL) {
-        rc = EC_ENOMEM;
-        goto done;
-    }
-    draw_batches(in, whole, rng, n, scratch, &bt);
+    if (!s.ends || !s.stall_at || !s.avail || !s.pinq || !s.w)
+        return eci_error(ctx, EC_ENOMEM, "pipeline: out of memory for %ld steps", n);
+    if ((rc = run_batches(ctx, in, n, stream, &bt)) != EC_OK || (rc = interp_init(ctx, in, &s.fx)) != EC_OK)
+        return rc;
     s.bt = &bt;
     for (int k = 0; k < s.nw; k++) {
         s.w[k].ready_at = in->persistent ? 0 : (k + 1) * in->worker_start_s;
@@ -572,26 +602,138 @@ static int run_extended(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t str
     while (s.state != M_DONE) {
         if (!advance(&s)) {
             rc = eci_error(ctx, EC_EINVAL, "pipeline: the simulation stalled at batch %ld", s.j);
-            goto done;
+            break;
         }
         settle(&s);
     }
-    /* Steady state: from the first batch taken with every worker up, when two steps follow it. */
-    long w0 = s.warm >= 0 && s.warm + 2 < n ? s.warm : 0;
-    out->steps = n;
-    out->total_s = s.ends[n - 1];
-    out->first_end_s = s.ends[0];
-    out->warm_step = w0;
-    out->warm_end_s = s.ends[w0];
-    for (long j = w0 + 1; j < n; j++) /* the wait for the first batch is the pipeline fill */
-        out->stall_s += s.stall_at[j];
-    out->busy_s = s.busy;
-    out->settled_from = s.settled;
-    long ext = extend_to > n ? extend_to : n;
-    out->var_sum_s2 = batch_means_var(s.ends + w0, n - w0, step, ext - w0) * (ext - 1) / (ext - w0 > 1 ? ext - w0 - 1 : 1);
-done:
+    if (rc == EC_OK) {
+        run_summary(s.ends, s.stall_at, n, s.warm, extend_to, step, out);
+        out->busy_s = s.busy;
+        out->settled_from = s.settled;
+    }
     interp_free(&s.fx);
     return rc;
+}
+
+/* ---- the same run where nothing shares a core: a recurrence -------------------------------
+ * With workers, the pin thread and the loop each on a core of their own (W + pin + 1 <=
+ * cores, which the closed forms below require) and one padded length, nothing in
+ * run_extended's simulation is ever slowed by sharing, and its events follow in batch order.
+ * With t_j when the loop takes batch j, f_i and p_i when batch i is built and available:
+ *   batch i (worker i mod W) starts at max(the worker's previous batch built, or its start-up;
+ *     t_{i - W pf}, the prefetch gate) and f_i is that plus its CPU cost c_i;
+ *   the pin thread takes built batches in order of arrival -- by f, and within DONE_EPS_S (one
+ *     event of the simulation) by worker index -- and p_i = max(f_i, the pin before ends) +
+ *     pin_i; without a pin thread p_i = f_i;
+ *   t_j = max(p_j, the end of step j - 1) (0 for j = 0), and step j ends at t_j + T.
+ * A batch that arrives before f_j has an index below j + W pf (batch i >= j + W pf starts at
+ * t_j or later, and t_j >= p_j >= f_j), so the batches up to there are built before p_j is
+ * taken, and the pin order is final.  The same numbers as the events up to rounding (the
+ * closed-form tests compare both); a 26-step run of 8 workers takes a tenth of the events'
+ * instructions, and such runs are every prediction's start-up with workers. */
+typedef struct direct {
+    const batches *bt;
+    int nw;
+    double *built, *avail;    /* f_i; p_i (-1: not yet) */
+    long *pend;               /* built batches waiting for the pin thread, by arrival */
+    long n_pend;
+    double pin_free_s;        /* when the pin thread is next free */
+} direct;
+
+/* The pin thread takes the next batch that arrived (DONE_EPS_S apart: the same event, taken
+ * in worker order as the simulation's loop over workers queues them). */
+static void pin_next(direct *d)
+{
+    const double *f = d->built;
+    long best = 0;
+    for (long q = 1; q < d->n_pend && f[d->pend[q]] <= f[d->pend[0]] + DONE_EPS_S; q++)
+        if (d->pend[q] % d->nw < d->pend[best] % d->nw)
+            best = q;
+    long i = d->pend[best];
+    memmove(d->pend + best, d->pend + best + 1, (size_t)(d->n_pend - best - 1) * sizeof *d->pend);
+    d->n_pend--;
+    double start = f[i] > d->pin_free_s ? f[i] : d->pin_free_s;
+    d->pin_free_s = start + d->bt->pin[i];
+    d->avail[i] = d->pin_free_s;
+}
+
+/* Batch i was built: available at once, or queued for the pin thread by arrival. */
+static void built_batch(direct *d, int pin_thread, long i)
+{
+    if (!pin_thread) {
+        d->avail[i] = d->built[i];
+        return;
+    }
+    d->avail[i] = -1;
+    long q = d->n_pend;
+    while (q > 0 && d->built[d->pend[q - 1]] > d->built[i])
+        q--;
+    memmove(d->pend + q + 1, d->pend + q, (size_t)(d->n_pend - q) * sizeof *d->pend);
+    d->pend[q] = i;
+    d->n_pend++;
+}
+
+static int run_direct(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, long extend_to, double step,
+                      eci_pipe_run_out *out)
+{
+    int nw = in->num_workers;
+    if (nw < 1 || nw + (in->pin_thread ? 1 : 0) + 1 > in->cores || in->n_knots != 1 || in->trace != NULL ||
+        in->force_des)
+        return run_extended(ctx, in, n, stream, NULL, extend_to, step, out); /* it does not apply */
+    memset(out, 0, sizeof *out);
+    int rc = run_check(ctx, in, n);
+    if (rc != EC_OK)
+        return rc;
+    batches bt = {0};
+    direct d = {.bt = &bt, .nw = nw};
+    double *ends = eci_scratch(ctx, ECI_SCRATCH_RUN_ENDS, (size_t)n, sizeof *ends);
+    double *taken = eci_scratch(ctx, ECI_SCRATCH_RUN_STALL, (size_t)n, sizeof *taken);
+    d.built = eci_scratch(ctx, ECI_SCRATCH_RUN_BUILT, (size_t)n, sizeof *d.built);
+    d.avail = eci_scratch(ctx, ECI_SCRATCH_RUN_AVAILABLE, (size_t)n, sizeof *d.avail);
+    d.pend = eci_scratch(ctx, ECI_SCRATCH_RUN_PINQ, (size_t)n, sizeof *d.pend);
+    double *free_s = eci_scratch(ctx, ECI_SCRATCH_RUN_WORKERS, (size_t)nw, sizeof *free_s);
+    if (!ends || !taken || !d.built || !d.avail || !d.pend || !free_s)
+        return eci_error(ctx, EC_ENOMEM, "pipeline: out of memory for %ld steps", n);
+    if ((rc = run_batches(ctx, in, n, stream, &bt)) != EC_OK)
+        return rc;
+    double last_ready = 0, wall = in->knot_val[ECI_S_WALL][0], busy = in->knot_val[ECI_S_BUSY][0];
+    for (int k = 0; k < nw; k++) {
+        free_s[k] = in->persistent ? 0 : (k + 1) * in->worker_start_s;
+        last_ready = free_s[k] > last_ready ? free_s[k] : last_ready;
+    }
+    long window = (long)nw * in->prefetch_factor, n_built = 0, warm = -1, settled = -1, avail_upto = 0;
+    double prev_end = 0;
+    for (long j = 0; j < n; j++) {
+        for (long upto = j + window < n ? j + window : n; n_built < upto; n_built++) {
+            long i = n_built;
+            double gate = i >= window ? taken[i - window] : 0, *w = &free_s[i % nw];
+            d.built[i] = (*w > gate ? *w : gate) + bt.cpu[i];
+            *w = d.built[i];
+            built_batch(&d, in->pin_thread, i);
+        }
+        while (d.avail[j] < 0)
+            pin_next(&d);
+        double t = d.avail[j] > prev_end ? d.avail[j] : prev_end;
+        taken[j] = t;
+        if (warm < 0 && t >= last_ready)
+            warm = j;
+        if (settled < 0 && t >= last_ready) { /* as note_settled: batches < j + W pf available? */
+            while (d.n_pend > 0 && d.built[d.pend[0]] <= t)
+                pin_next(&d);
+            while (avail_upto < n_built && d.avail[avail_upto] >= 0 && d.avail[avail_upto] <= t)
+                avail_upto++;
+            if (avail_upto >= j + window)
+                settled = j + window;
+        }
+        ends[j] = t + wall;
+        out->busy_s += busy;
+        prev_end = ends[j];
+    }
+    for (long j = n; j-- > 0;) /* the loop's wait for batch j (stall_at), in place */
+        taken[j] -= j > 0 ? ends[j - 1] : 0;
+    run_summary(ends, taken, n, warm, extend_to, step, out);
+    out->settled_from = settled;
+    return EC_OK;
 }
 
 void eci_pipe_ctx_free(ec_ctx *ctx)
@@ -613,6 +755,11 @@ void eci_pipe_ctx_free(ec_ctx *ctx)
 int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, double *hist, eci_pipe_run_out *out)
 {
     return run_extended(ctx, in, n, stream, hist, n, 0, out);
+}
+
+int eci_pipe_run_direct(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t stream, eci_pipe_run_out *out)
+{
+    return run_direct(ctx, in, n, stream, n, 0, out);
 }
 
 /* ---- the epoch: replicas, extrapolation, interval ------------------------------------------ */
@@ -659,8 +806,10 @@ static int average_series(ec_ctx *ctx, const eci_pipe_in *in, const double *hist
 }
 
 /* Persistent workers start once per run: the first epoch minus a steady one, same stream,
- * over m steps (any m past both runs' start-up gives the same difference). */
-static int startup_once(ec_ctx *ctx, const eci_pipe_in *in, long m, double *out)
+ * over m steps (any m past both runs' start-up gives the same difference).  `recurrence`: the
+ * runs as run_direct's recurrence where it applies (the closed forms), else the simulation's
+ * events (simulate_all: its numbers to the bit, with or without force_des). */
+static int startup_once(ec_ctx *ctx, const eci_pipe_in *in, long m, int recurrence, double *out)
 {
     *out = 0;
     if (!in->persistent || in->num_workers == 0 || in->worker_start_s <= 0)
@@ -669,8 +818,10 @@ static int startup_once(ec_ctx *ctx, const eci_pipe_in *in, long m, double *out)
     first.persistent = 0;
     first.trace = NULL;
     eci_pipe_run_out a, b;
-    int rc = eci_pipe_run(ctx, &first, m, 0, NULL, &a);
-    if (rc == EC_OK && (rc = eci_pipe_run(ctx, in, m, 0, NULL, &b)) == EC_OK)
+    int rc = recurrence ? run_direct(ctx, &first, m, 0, m, 0, &a) : eci_pipe_run(ctx, &first, m, 0, NULL, &a);
+    if (rc == EC_OK)
+        rc = recurrence ? run_direct(ctx, in, m, 0, m, 0, &b) : eci_pipe_run(ctx, in, m, 0, NULL, &b);
+    if (rc == EC_OK)
         *out = a.total_s > b.total_s ? a.total_s - b.total_s : 0;
     return rc;
 }
@@ -734,7 +885,7 @@ static int simulate_all(ec_ctx *ctx, const eci_pipe_in *in, eci_pipe_epoch *out)
     if (rc == EC_OK)
         rc = average_series(ctx, in, hist, out);
     if (rc == EC_OK && target > 0)
-        rc = startup_once(ctx, in, n < STARTUP_STEPS ? n : STARTUP_STEPS, &out->startup_once_s);
+        rc = startup_once(ctx, in, n < STARTUP_STEPS ? n : STARTUP_STEPS, 0, &out->startup_once_s);
     if (rc == EC_OK) {
         out->step_s = interval;
         out->stall_s = stall;
@@ -896,7 +1047,7 @@ static int closed_workers(ec_ctx *ctx, const eci_pipe_in *in, const steady *k, l
     double interval = 0, stall = 0, var = 0;
     for (int r = 0; r < reps; r++) {
         eci_pipe_run_out o;
-        int rc = run_extended(ctx, &quiet, m, (uint64_t)r, NULL, n, k->wall, &o);
+        int rc = run_direct(ctx, &quiet, m, (uint64_t)r, n, k->wall, &o);
         if (rc != EC_OK)
             return rc;
         if (settle && !settled_in(in, &o, m)) {
@@ -921,13 +1072,13 @@ static int closed_workers(ec_ctx *ctx, const eci_pipe_in *in, const steady *k, l
         eci_pipe_in first = quiet;
         first.persistent = 0;
         eci_pipe_run_out a;
-        int rc = eci_pipe_run(ctx, &first, m, 0, NULL, &a);
+        int rc = run_direct(ctx, &first, m, 0, m, 0, &a);
         if (rc != EC_OK || !settled_in(in, &a, m)) {
             *applies = 0;
             return rc;
         }
     }
-    return startup_once(ctx, in, m, &out->startup_once_s);
+    return startup_once(ctx, in, m, 1, &out->startup_once_s);
 }
 
 /* 1 and *rc when a closed form applied, 0 when the epoch must be simulated. */

@@ -378,6 +378,58 @@ static void test_closed_form_vs_des(void **state)
     gsl_rng_free(rng);
 }
 
+/* eci_pipe_run_direct's recurrence against the simulation's events, every field of the run,
+ * over random runs where nothing shares a core (fixed seed): workers from far behind the loop
+ * to far ahead, with and without a pin thread, persistent or started one by one, and equal
+ * batch costs (cpu_cv 0, so workers finish together and the pin thread's order is the
+ * simulation's within one event).  Times agree up to rounding: the recurrence adds each cost
+ * once where the events add them in slices. */
+static void test_direct_vs_events(void **state)
+{
+    ec_ctx *ctx = *state;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 20261124);
+    int settled = 0, behind = 0;
+    for (int i = 0; i < 400; i++) {
+        eci_pipe_in in;
+        double T = 0.005 + 0.1 * gsl_rng_uniform(rng);
+        base(&in, 1 + (int)gsl_rng_uniform_int(rng, 8), 0, T, T * gsl_rng_uniform(rng), T * 0.9);
+        in.batch = 1 + (int)gsl_rng_uniform_int(rng, 32);
+        in.prefetch_factor = 1 + (int)gsl_rng_uniform_int(rng, 3);
+        in.persistent = (int)gsl_rng_uniform_int(rng, 2);
+        in.worker_start_s = gsl_rng_uniform_int(rng, 4) == 0 ? 0 : 0.2 * gsl_rng_uniform(rng);
+        in.pin_memory = (int)gsl_rng_uniform_int(rng, 2);
+        in.pin_thread = in.pin_memory;
+        in.cores = in.num_workers + in.pin_thread + 1 + (int)gsl_rng_uniform_int(rng, 3);
+        in.pin_s = T * gsl_rng_uniform(rng) * gsl_rng_uniform(rng);
+        in.cpu_cv = gsl_rng_uniform_int(rng, 3) == 0 ? 0 : 0.3 * gsl_rng_uniform(rng);
+        double cpu = T * 3 * in.num_workers * gsl_rng_uniform(rng) * gsl_rng_uniform(rng);
+        in.batch_fixed_s = 0.2 * cpu;
+        in.sample_fixed_s = 0.8 * cpu / in.batch;
+        in.seed = (uint64_t)i;
+        long n = 2 + (long)gsl_rng_uniform_int(rng, 120);
+        eci_pipe_run_out d, e;
+        assert_int_equal(eci_pipe_run_direct(ctx, &in, n, (uint64_t)(i % 3), &d), EC_OK);
+        assert_int_equal(eci_pipe_run(ctx, &in, n, (uint64_t)(i % 3), NULL, &e), EC_OK);
+        assert_int_equal(d.steps, e.steps);
+        assert_int_equal(d.warm_step, e.warm_step);
+        assert_int_equal(d.settled_from, e.settled_from);
+        assert_rel(d.total_s, e.total_s, EC_TOL_EXACT);
+        assert_rel(d.first_end_s, e.first_end_s, EC_TOL_EXACT);
+        assert_rel(d.warm_end_s, e.warm_end_s, EC_TOL_EXACT);
+        assert_rel(d.busy_s, e.busy_s, EC_TOL_EXACT);
+        /* sums of differences of times near total_s: rounding of total_s per step */
+        assert_abs(d.stall_s, e.stall_s, EC_TOL_EXACT * e.total_s * (double)n);
+        assert_abs(d.var_sum_s2, e.var_sum_s2, EC_TOL_EXACT * e.total_s * e.total_s * (double)n);
+        settled += e.settled_from >= 0;
+        behind += e.stall_s > T * n / 4;
+    }
+    /* both regimes exercised: a settled pin queue, and workers that keep the loop waiting */
+    assert_true(settled >= 50);
+    assert_true(behind >= 50);
+    gsl_rng_free(rng);
+}
+
 static int setup(void **state)
 {
     *state = ec_test_ctx();
@@ -426,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_interval_coverage),
         cmocka_unit_test(test_padding),
+        cmocka_unit_test(test_direct_vs_events),
         cmocka_unit_test(test_closed_form_vs_des),
         cmocka_unit_test(test_measured_gpu_step),
         cmocka_unit_test(test_dynamic_vs_max_length),
