@@ -406,6 +406,12 @@ static void price_ops(const ec_ctx *ctx, const eci_rates *r, const eci_workload 
             cost[i].fwd_s = f > 0 ? f : 0;
             cost[i].bwd_s = b > 0 ? b : 0;
         }
+    int prev = -1;
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        cost[i].bwd_prev = prev;
+        if (cost[i].bwd_kernels != 0)
+            prev = (int)i;
+    }
 }
 
 /* The slot to fill for a workload that missed: an empty or stale one, else round-robin. */

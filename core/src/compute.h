@@ -44,6 +44,8 @@ typedef struct eci_op_cost_t {
     int host_ops;       /* Python-level calls of the op (its count; 0 for a marker): the model code's
                            overhead (module call, views) comes once per call, the further kernels of
                            a multi-kernel op (a Python RMSNorm, gelu_new) at the op rate */
+    int bwd_prev;       /* the nearest earlier op whose backward launches kernels (-1: none): the
+                           backward walks step over the others (most of a transformer's ops) */
     double grad_params; /* the op's parameters that get gradients (0: none, or frozen): what its
                            backward hands DDP's buckets, without the walk reading the op */
 } eci_op_cost_t;

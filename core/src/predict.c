@@ -331,10 +331,8 @@ static void backward_ops_ddp(timeline *t, plan *p, size_t from, size_t to)
     t->busy += slow;
     walk w = walk_begin(t, p->bwd_s);
     double dispatch_s = p->dispatch_bwd_s;
-    while (i-- > from) {
-        const eci_op_cost_t *c = &cost[i];
-        if (c->bwd_kernels == 0)
-            continue;
+    for (long k = cost[i].bwd_prev; k >= (long)from; k = cost[k].bwd_prev) { /* the ops that launch */
+        const eci_op_cost_t *c = &cost[k];
         host_s = dispatch_s * c->bwd_kernels;
         if (w.gpu - (w.cpu + host_s) < slack_host_s)
             slack_host_s = w.gpu - (w.cpu + host_s);
@@ -367,17 +365,14 @@ static void backward_ops(timeline *t, plan *p, size_t from, size_t to)
     eci_walk_sum *sum = p->dispatch_bwd_s == p->fwd_host_at[2] ? walk_sum_slot(p->bwd_sum, from, to, i - from) : NULL;
     if (sum != NULL) { /* as in forward_ops */
         if (sum->lead_s == -INFINITY)
-            while (i-- > from)
-                if (cost[i].bwd_kernels != 0)
-                    eci_walk_sum_add(sum, p->dispatch_bwd_s * cost[i].bwd_kernels, cost[i].bwd_s, cost[i].bwd_kernels);
+            for (long k = cost[i].bwd_prev; k >= (long)from; k = cost[k].bwd_prev)
+                eci_walk_sum_add(sum, p->dispatch_bwd_s * cost[k].bwd_kernels, cost[k].bwd_s, cost[k].bwd_kernels);
         walk_sum_apply(t, sum, &p->bwd_s);
         return;
     }
     walk w = walk_begin(t, p->bwd_s);
-    while (i-- > from) {
-        const eci_op_cost_t *c = &cost[i];
-        if (c->bwd_kernels == 0)
-            continue;
+    for (long k = cost[i].bwd_prev; k >= (long)from; k = cost[k].bwd_prev) {
+        const eci_op_cost_t *c = &cost[k];
         /* Backward runs in the C++ autograd engine, one thread per device: no GIL, even under dp. */
         walk_kernel(&w, p->dispatch_bwd_s * c->bwd_kernels, c->bwd_s, c->bwd_kernels);
         w.kernel_s += c->bwd_s;
