@@ -629,8 +629,8 @@ static int run_extended(ec_ctx *ctx, const eci_pipe_in *in, long n, uint64_t str
  * A batch that arrives before f_j has an index below j + W pf (batch i >= j + W pf starts at
  * t_j or later, and t_j >= p_j >= f_j), so the batches up to there are built before p_j is
  * taken, and the pin order is final.  The same numbers as the events up to rounding (the
- * closed-form tests compare both); a 26-step run of 8 workers takes a tenth of the events'
- * instructions, and such runs are every prediction's start-up with workers. */
+ * closed-form tests compare both); a 26-step run of 8 workers takes about an eighth of the
+ * events' instructions, and such runs are every prediction's start-up with workers. */
 typedef struct direct {
     const batches *bt;
     int nw;

@@ -96,7 +96,7 @@ EC_INTERNAL int eci_pipe_run(ec_ctx *ctx, const eci_pipe_in *in, long steps, uin
 
 /* The same run (no hist), where nothing shares a core -- workers, the pin thread and the loop
  * each on a core of their own -- with one padded length, no trace and no force_des: as per-batch
- * recurrences instead of events (about a tenth of the work); else eci_pipe_run itself. */
+ * recurrences instead of events (about an eighth of the instructions); else eci_pipe_run itself. */
 EC_INTERNAL int eci_pipe_run_direct(ec_ctx *ctx, const eci_pipe_in *in, long steps, uint64_t stream,
                                     eci_pipe_run_out *out);
 
