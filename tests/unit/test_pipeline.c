@@ -430,6 +430,30 @@ static void test_direct_vs_events(void **state)
     gsl_rng_free(rng);
 }
 
+/* Two batches built at the same instant by different rounds: worker 0's second batch (batch
+ * 2) and worker 1's first (batch 1, its worker started c later), each costing c with workers
+ * started c apart, both end at 3c.  The simulation queues them for the pin thread in worker
+ * order, batch 2 first, so batch 1 is pinned 2P after 3c and the loop, done with batch 0 long
+ * before, takes it then, and batch 2 right after: total = 3c + 2P + 2T for three steps (in
+ * batch order batch 1 would be taken at 3c + P and batch 2 at 3c + 2P: 3c + 2P + T). */
+static void test_direct_pin_order(void **state)
+{
+    ec_ctx *ctx = *state;
+    const double c = 0.01, P = c / 4, T = c / 10;
+    eci_pipe_in in;
+    base(&in, 2, c, T, T / 2, T / 2);
+    in.persistent = 0;
+    in.worker_start_s = c;
+    in.pin_memory = in.pin_thread = 1;
+    in.pin_s = P;
+    in.seq = in.knot_len[0] = 128;
+    eci_pipe_run_out d, e;
+    assert_int_equal(eci_pipe_run_direct(ctx, &in, 3, 0, &d), EC_OK);
+    assert_int_equal(eci_pipe_run(ctx, &in, 3, 0, NULL, &e), EC_OK);
+    assert_rel(e.total_s, 3 * c + 2 * P + 2 * T, EC_TOL_EXACT);
+    assert_rel(d.total_s, e.total_s, EC_TOL_EXACT);
+}
+
 static int setup(void **state)
 {
     *state = ec_test_ctx();
@@ -479,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_interval_coverage),
         cmocka_unit_test(test_padding),
         cmocka_unit_test(test_direct_vs_events),
+        cmocka_unit_test(test_direct_pin_order),
         cmocka_unit_test(test_closed_form_vs_des),
         cmocka_unit_test(test_measured_gpu_step),
         cmocka_unit_test(test_dynamic_vs_max_length),
