@@ -221,13 +221,14 @@ static void decompose(const ec_sweep *sw, size_t index, size_t *values)
     }
 }
 
-/* Predict point `index` on ctx into it. */
+/* Predict point `index` on ctx into it.  it->cfg holds the base with some point's axis values
+ * (set_base, when the sweep starts): putting every axis's value (its field and whether it counts
+ * as given) makes it this point's config, without copying the 2.7 KB base again. */
 static void fill(const ec_sweep *sw, ec_ctx *ctx, size_t index, item *it)
 {
     size_t values[MAX_AXES];
     decompose(sw, index, values);
     it->index = index;
-    it->cfg = sw->base;
     for (size_t a = 0; a < sw->n_axes; a++) {
         const axis *ax = &sw->axes[a];
         eci_config_key_put(&it->cfg, ax->key_index, ax->fields + values[a] * ax->field_size, ax->given[values[a]]);
@@ -281,6 +282,13 @@ static int work(void *ud, ec_ctx *wctx, int worker)
     }
 }
 
+/* Every item's config starts as the base (fill puts only the axes' keys). */
+static void set_base(const ec_sweep *sw, item *items, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        items[i].cfg = sw->base;
+}
+
 static int start(ec_sweep *sw)
 {
     ec_ctx *ctx = sw->ctx;
@@ -304,7 +312,10 @@ static int start(ec_sweep *sw)
         sw->threads = 1;
         sw->chunk = sw->share < ONE_THREAD_AHEAD ? sw->share : ONE_THREAD_AHEAD;
         sw->one = eci_malloc(ctx, sw->chunk * sizeof *sw->one);
-        return sw->one != NULL ? EC_OK : EC_ENOMEM;
+        if (sw->one == NULL)
+            return EC_ENOMEM;
+        set_base(sw, sw->one, sw->chunk);
+        return EC_OK;
     }
     sw->threads = (int)t;
     sw->n_slots = 2 * t + 2;
@@ -312,6 +323,7 @@ static int start(ec_sweep *sw)
     sw->slot_chunk = eci_calloc(ctx, sw->n_slots, sizeof *sw->slot_chunk);
     if (sw->slots == NULL || sw->slot_chunk == NULL)
         return EC_ENOMEM;
+    set_base(sw, sw->slots, sw->n_slots * sw->chunk);
     pthread_mutex_init(&sw->lock, NULL);
     pthread_cond_init(&sw->free_cond, NULL);
     pthread_cond_init(&sw->ready_cond, NULL);
