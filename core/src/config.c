@@ -354,6 +354,15 @@ static void reset_key(ec_config *cfg, size_t i)
     }
 }
 
+/* Key i counts as given (ec_config_is_set) or not. */
+static void mark_given(ec_config *cfg, size_t i, int given)
+{
+    if (given)
+        cfg->set_mask[i / 64] |= (uint64_t)1 << (i % 64);
+    else
+        cfg->set_mask[i / 64] &= ~((uint64_t)1 << (i % 64));
+}
+
 /* An empty value means the default, as an empty CSV cell does: the key is reset and its
  * set_mask bit cleared.  Any other value must parse and lie in range; on failure cfg is
  * left as it was. */
@@ -364,7 +373,7 @@ static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
 
     if (value[0] == '\0') {
         reset_key(cfg, i);
-        cfg->set_mask[i / 64] &= ~((uint64_t)1 << (i % 64));
+        mark_given(cfg, i, 0);
         return EC_OK;
     }
     switch (k->kind) {
@@ -444,7 +453,7 @@ static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
         break;
     }
     }
-    cfg->set_mask[i / 64] |= (uint64_t)1 << (i % 64);
+    mark_given(cfg, i, 1);
     return EC_OK;
 }
 
@@ -540,10 +549,7 @@ void eci_config_key_get(const ec_config *cfg, size_t i, void *field)
 void eci_config_key_put(ec_config *cfg, size_t i, const void *field, int given)
 {
     memcpy((char *)cfg + KEYS[i].off, field, KEYS[i].size);
-    if (given)
-        cfg->set_mask[i / 64] |= (uint64_t)1 << (i % 64);
-    else
-        cfg->set_mask[i / 64] &= ~((uint64_t)1 << (i % 64));
+    mark_given(cfg, i, given);
 }
 
 int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word)
