@@ -2,7 +2,8 @@
 # The two README commands in one script:
 #   bash tools/bootstrap.sh quickstart   install what is missing, build, run scenarios/quickstart.lua
 #   bash tools/bootstrap.sh test         install what is missing, build, run every test
-#                                        (a normal build and an ASan+UBSan build)
+#                                        (a normal build, an ASan+UBSan build, and the
+#                                        threaded tests under ThreadSanitizer)
 # Debian 12 packages only. Safe to run again: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +64,13 @@ case "$mode" in
     echo "bootstrap: sanitizer build (ASan + UBSan)"
     build build-asan -DEC_SANITIZE=ON
     (cd build-asan && ctest --output-on-failure -j "$jobs")
+    # the tests that run threads (sweep.c's ring, optimize.c's shared queue, contexts on
+    # several threads), built alone: a data race fails them
+    echo "bootstrap: thread sanitizer build (the threaded tests)"
+    cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEC_TSAN=ON -DEC_BUILD_LUA=OFF \
+          -DEC_BUILD_BENCH=OFF >/dev/null
+    cmake --build build-tsan -j "$jobs" --target test_sweep test_optimize test_threads
+    (cd build-tsan && ctest --output-on-failure -j "$jobs" -R '^test_(sweep|optimize|threads)$')
     ;;
   *)
     echo "usage: bash tools/bootstrap.sh [quickstart|test]" >&2; exit 2 ;;

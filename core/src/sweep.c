@@ -2,11 +2,12 @@
  * sweep.c: a sweep, every point of a product of config-key values over a base configuration,
  * handed back in the product's order (the last axis fastest) by ec_sweep_next.  On one thread
  * the caller's context predicts runs of ONE_THREAD_AHEAD points, which the calls hand out.  On
- * several, worker threads (workers.c, each with its own context) predict chunks of consecutive
- * points ahead of the caller into a ring of a few chunks per thread; the caller reads the
- * chunks in order and a worker takes the next chunk only when its slot of the ring is free, so
- * memory stays bounded whatever the sweep's size and the points come back exactly as one
- * thread gives them.  A sweep may also be one part of a sweep split over processes (opts.part
+ * t threads, t - 1 worker threads (workers.c, each with its own context) and the caller predict
+ * chunks of consecutive points into a ring of a few chunks per thread: the caller hands the
+ * chunks out in order, and when the next is not ready it predicts the next untaken chunk itself
+ * rather than sleep (a sleeping caller made t + 1 threads on t cores and a wake-up per chunk).
+ * A chunk is taken only when its slot of the ring is free, so memory stays bounded whatever the
+ * sweep's size, and the points come back exactly as one thread gives them.  A sweep may also be one part of a sweep split over processes (opts.part
  * of opts.parts): it predicts every parts-th block of points.  Axis values are config-key
  * text (ec_config_set), parsed once when the axis is added: each point's config gets each
  * value's field as the config stores it.
@@ -68,12 +69,13 @@ struct ec_sweep {
     eci_workers *workers;
     int sync;                     /* the mutex and conditions are initialised */
     pthread_mutex_t lock;
-    pthread_cond_t free_cond;     /* the caller finished a chunk: its slot is free */
-    pthread_cond_t ready_cond;    /* a worker finished a chunk */
+    pthread_cond_t free_cond;     /* the caller freed slots (signalled only to waiting workers) */
+    pthread_cond_t ready_cond;    /* a worker finished a chunk (signalled only to a waiting caller) */
+    int workers_waiting, caller_waiting;
     size_t chunk, n_chunks, n_slots;
     item *slots;                  /* n_slots x chunk items */
     size_t *slot_chunk;           /* k + 1 when the slot holds chunk k, finished */
-    size_t next_chunk;            /* the next chunk a worker takes */
+    size_t next_chunk;            /* the next chunk a thread takes */
     size_t consumed;              /* chunks the caller has finished */
     size_t cur_item, cur_items;   /* the caller's place in chunk `consumed` (one thread: in the run) */
     int have_chunk;
@@ -257,28 +259,43 @@ static void predict_run(ec_sweep *sw)
     }
 }
 
+/* Predict chunk k into its slot on ctx (the lock not held). */
+static void predict_chunk(const ec_sweep *sw, ec_ctx *ctx, size_t k)
+{
+    item *slot = sw->slots + (k % sw->n_slots) * sw->chunk;
+    size_t first = k * sw->chunk, n = sw->share - first < sw->chunk ? sw->share - first : sw->chunk;
+    for (size_t j = 0; j < n; j++)
+        fill(sw, ctx, owned_index(sw, first + j), &slot[j]);
+}
+
+/* 1 when a thread may take chunk next_chunk: there is one, and its slot is free. */
+static int can_take(const ec_sweep *sw)
+{
+    return sw->next_chunk < sw->n_chunks && sw->next_chunk < sw->consumed + sw->n_slots;
+}
+
 static int work(void *ud, ec_ctx *wctx, int worker)
 {
     ec_sweep *sw = ud;
     (void)worker;
+    pthread_mutex_lock(&sw->lock);
     for (;;) {
-        pthread_mutex_lock(&sw->lock);
-        while (!sw->stop && sw->next_chunk < sw->n_chunks && sw->next_chunk >= sw->consumed + sw->n_slots)
+        while (!sw->stop && sw->next_chunk < sw->n_chunks && !can_take(sw)) {
+            sw->workers_waiting++;
             pthread_cond_wait(&sw->free_cond, &sw->lock);
+            sw->workers_waiting--;
+        }
         if (sw->stop || sw->next_chunk >= sw->n_chunks) {
             pthread_mutex_unlock(&sw->lock);
             return EC_OK;
         }
         size_t k = sw->next_chunk++;
         pthread_mutex_unlock(&sw->lock);
-        item *slot = sw->slots + (k % sw->n_slots) * sw->chunk;
-        size_t first = k * sw->chunk, n = sw->share - first < sw->chunk ? sw->share - first : sw->chunk;
-        for (size_t j = 0; j < n; j++)
-            fill(sw, wctx, owned_index(sw, first + j), &slot[j]);
+        predict_chunk(sw, wctx, k);
         pthread_mutex_lock(&sw->lock);
         sw->slot_chunk[k % sw->n_slots] = k + 1;
-        pthread_cond_broadcast(&sw->ready_cond);
-        pthread_mutex_unlock(&sw->lock);
+        if (sw->caller_waiting)
+            pthread_cond_signal(&sw->ready_cond);
     }
 }
 
@@ -317,7 +334,7 @@ static int start(ec_sweep *sw)
         set_base(sw, sw->one, sw->chunk);
         return EC_OK;
     }
-    sw->threads = (int)t;
+    sw->threads = (int)t; /* t - 1 workers and the caller */
     sw->n_slots = 2 * t + 2;
     sw->slots = eci_malloc(ctx, sw->n_slots * sw->chunk * sizeof *sw->slots);
     sw->slot_chunk = eci_calloc(ctx, sw->n_slots, sizeof *sw->slot_chunk);
@@ -328,7 +345,7 @@ static int start(ec_sweep *sw)
     pthread_cond_init(&sw->free_cond, NULL);
     pthread_cond_init(&sw->ready_cond, NULL);
     sw->sync = 1;
-    return eci_workers_start(ctx, (int)t, work, sw, &sw->workers);
+    return eci_workers_start(ctx, (int)t - 1, work, sw, &sw->workers);
 }
 
 /* Stop the workers (early or at the end) and join them: EC_OK or a worker's failure. */
@@ -343,6 +360,39 @@ static int finish(ec_sweep *sw)
     int st = eci_workers_join(sw->workers);
     sw->workers = NULL;
     return st;
+}
+
+/* Several threads: make chunk `consumed` (the next to hand out) the caller's, freeing the one
+ * it handed out.  While that chunk is not ready the caller predicts the next untaken chunk on
+ * its own context, and sleeps only when every chunk it could take is being predicted.  Workers
+ * waiting for a free slot are woken once half the ring is free, not at every chunk. */
+static void next_chunk(ec_sweep *sw)
+{
+    pthread_mutex_lock(&sw->lock);
+    if (sw->have_chunk) {
+        sw->consumed++;
+        if (sw->workers_waiting > 0 && (sw->next_chunk >= sw->n_chunks ||
+                                        sw->consumed + sw->n_slots - sw->next_chunk >= sw->n_slots / 2))
+            pthread_cond_broadcast(&sw->free_cond);
+    }
+    size_t k = sw->consumed;
+    while (sw->slot_chunk[k % sw->n_slots] != k + 1) {
+        if (can_take(sw)) {
+            size_t j = sw->next_chunk++;
+            pthread_mutex_unlock(&sw->lock);
+            predict_chunk(sw, sw->ctx, j);
+            pthread_mutex_lock(&sw->lock);
+            sw->slot_chunk[j % sw->n_slots] = j + 1;
+        } else {
+            sw->caller_waiting = 1;
+            pthread_cond_wait(&sw->ready_cond, &sw->lock);
+            sw->caller_waiting = 0;
+        }
+    }
+    pthread_mutex_unlock(&sw->lock);
+    sw->have_chunk = 1;
+    sw->cur_item = 0;
+    sw->cur_items = sw->share - k * sw->chunk < sw->chunk ? sw->share - k * sw->chunk : sw->chunk;
 }
 
 int ec_sweep_next(ec_sweep *sw, ec_sweep_point *out)
@@ -369,20 +419,8 @@ int ec_sweep_next(ec_sweep *sw, ec_sweep_point *out)
             predict_run(sw);
         it = &sw->one[sw->cur_item++];
     } else {
-        if (!sw->have_chunk || sw->cur_item == sw->cur_items) {
-            pthread_mutex_lock(&sw->lock);
-            if (sw->have_chunk) {
-                sw->consumed++;
-                pthread_cond_broadcast(&sw->free_cond);
-            }
-            size_t k = sw->consumed;
-            while (sw->slot_chunk[k % sw->n_slots] != k + 1)
-                pthread_cond_wait(&sw->ready_cond, &sw->lock);
-            pthread_mutex_unlock(&sw->lock);
-            sw->have_chunk = 1;
-            sw->cur_item = 0;
-            sw->cur_items = sw->share - k * sw->chunk < sw->chunk ? sw->share - k * sw->chunk : sw->chunk;
-        }
+        if (!sw->have_chunk || sw->cur_item == sw->cur_items)
+            next_chunk(sw);
         it = sw->slots + (sw->consumed % sw->n_slots) * sw->chunk + sw->cur_item++;
     }
     sw->pos++;

@@ -1,7 +1,8 @@
 /*
  * test_sweep.c: ec_sweep, the library's sweep over a product of config-key values (sweep.c):
  * on several threads it hands back, in order, exactly the points ec_predict gives on one
- * context (refused points with their message); the parts of a sweep split over processes
+ * context (refused points with their message), also when the caller reads faster than the
+ * workers predict and predicts chunks itself; the parts of a sweep split over processes
  * cover every point once; a sweep stopped early frees its threads; misuse and bad axes are
  * refused naming the key.  Also ec_ctx_load_from, which gives each thread its context.
  */
@@ -115,6 +116,51 @@ static void test_four_threads(void **state)
 {
     (void)state;
     check_threads(4);
+}
+
+/* A caller that only reads the points (no work between them) predicts most chunks itself,
+ * the next untaken one whenever the one it hands out is still being predicted; a caller that
+ * works between points leaves them to the workers, which then wait for free slots.  Either
+ * way, on 2 and 3 threads, the points are one thread's: same order, statuses and step times
+ * to the bit, over 20 sweeps each (the hand-offs differ from one run to the next). */
+static void test_fast_caller(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    int status[N_POINTS];
+    double step_s[N_POINTS];
+    ec_sweep *sw = make(ctx, NULL); /* threads 0: 162 points are one thread's */
+    for (size_t n = 0; !ec_sweep_done(sw); n++) {
+        ec_sweep_point pt;
+        assert_int_equal(ec_sweep_next(sw, &pt), EC_OK);
+        assert_int_equal(pt.index, n);
+        status[n] = pt.status;
+        step_s[n] = pt.status == EC_OK ? pt.result->step_s : 0;
+    }
+    assert_int_equal(ec_sweep_threads(sw), 1);
+    ec_sweep_free(sw);
+    for (int threads = 2; threads <= 3; threads++)
+        for (int rep = 0; rep < 20; rep++) {
+            ec_sweep_opts opts;
+            ec_sweep_opts_init(&opts);
+            opts.threads = threads;
+            sw = make(ctx, &opts);
+            size_t n = 0;
+            while (!ec_sweep_done(sw)) {
+                ec_sweep_point pt;
+                assert_int_equal(ec_sweep_next(sw, &pt), EC_OK);
+                assert_int_equal(pt.index, n);
+                assert_int_equal(pt.status, status[n]);
+                if (pt.status == EC_OK && pt.result->step_s != step_s[n])
+                    fail_msg("%d threads, sweep %d, point %zu: step %.17g s, one thread %.17g s", threads, rep, n,
+                             pt.result->step_s, step_s[n]);
+                n++;
+            }
+            assert_int_equal(n, N_POINTS);
+            assert_int_equal(ec_sweep_threads(sw), threads);
+            ec_sweep_free(sw);
+        }
+    ec_ctx_free(ctx);
 }
 
 /* On one thread (runs of points predicted ahead across the blocks) and on two. */
@@ -325,6 +371,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_thread),
         cmocka_unit_test(test_four_threads),
+        cmocka_unit_test(test_fast_caller),
         cmocka_unit_test(test_parts_cover_every_point_once),
         cmocka_unit_test(test_stopped_early),
         cmocka_unit_test(test_empty_values_reset),
