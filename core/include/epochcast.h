@@ -581,7 +581,8 @@ EC_API int ec_sweep_axis(ec_sweep *sw, const char *key, const char *const *value
 /* Points of the product (0 without axes), and those this part predicts. */
 EC_API size_t ec_sweep_count(const ec_sweep *sw);
 EC_API size_t ec_sweep_share(const ec_sweep *sw);
-/* Threads predicting (known after the first ec_sweep_next; 1: on the caller's thread). */
+/* Threads predicting (known after the first ec_sweep_next; 1: on the caller's thread; N > 1: N - 1
+ * worker threads and the caller's, inside ec_sweep_next, when the next chunk is not ready). */
 EC_API int ec_sweep_threads(const ec_sweep *sw);
 
 typedef struct ec_sweep_point {
