@@ -7,10 +7,10 @@
  * chunks out in order, and when the next is not ready it predicts the next untaken chunk itself
  * rather than sleep (a sleeping caller made t + 1 threads on t cores and a wake-up per chunk).
  * A chunk is taken only when its slot of the ring is free, so memory stays bounded whatever the
- * sweep's size, and the points come back exactly as one thread gives them.  A sweep may also be one part of a sweep split over processes (opts.part
- * of opts.parts): it predicts every parts-th block of points.  Axis values are config-key
- * text (ec_config_set), parsed once when the axis is added: each point's config gets each
- * value's field as the config stores it.
+ * sweep's size, and the points come back exactly as one thread gives them.  A sweep may also be
+ * one part of a sweep split over processes (opts.part of opts.parts): it predicts every
+ * parts-th block of points.  Axis values are config-key text (ec_config_set), parsed once when
+ * the axis is added: each point's config gets each value's field as the config stores it.
  */
 #include "predict.h"
 #include "workers.h"
