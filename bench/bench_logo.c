@@ -17,7 +17,7 @@
  *    precision, GPU architecture, source and GPU count, one factor at a time, to show
  *    where the model is wrong in a systematic way rather than by scatter.
  */
-#include "compute.h" /* eci_interval_widen, eci_calib_from_report: the library's own interval */
+#include "model/compute.h" /* eci_interval_widen, eci_params_from_report: the library's own interval */
 #include "epochcast.h"
 #include "internal.h" /* eci_hw_find: a run's GPU architecture for the residual tables */
 
@@ -211,8 +211,8 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
             return 1;
         }
         rep.error_log_sd = sd;
-        eci_calib calib;
-        if (ec_ctx_set_fit(ctx, &rep) != EC_OK || eci_calib_from_report(ctx, &rep, &calib) != EC_OK) {
+        eci_params calib;
+        if (ec_ctx_set_fit(ctx, &rep) != EC_OK || eci_params_from_report(ctx, &rep, &calib) != EC_OK) {
             fprintf(stderr, "bench_logo: %s\n", ec_ctx_errmsg(ctx));
             return 1;
         }

@@ -23,7 +23,7 @@
  * Prints a Markdown report; OUT.csv gets one row per predicted run.
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp */
-#include "consts.h"
+#include "catalog/consts.h"
 #include "epochcast.h"
 #include "internal.h"
 

@@ -1,5 +1,5 @@
 /*
- * cli_optimize.c: `epochcast optimize`, the CLI face of ec_optimize (core/src/optimize.c).
+ * cli_optimize.c: `epochcast optimize`, the CLI face of ec_optimize (core/src/search/optimize.c).
  * Words are key=value: the search keys (ec_optimize_is_key: gpu, num_gpus, global_batch or
  * global_batch_tokens, tp, pp, cp, ep, strategy, sharding, zero_stage, pp_schedule,
  * batch_per_gpu, checkpointing, goal, train_tokens, top, threads) take one value or a comma

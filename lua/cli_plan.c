@@ -1,5 +1,5 @@
 /*
- * cli_plan.c: `epochcast plan`, the CLI face of ec_plan (core/src/plan.c).  Words are the
+ * cli_plan.c: `epochcast plan`, the CLI face of ec_plan (core/src/search/plan.c).  Words are the
  * config vocabulary: key=v1,v2,... is an axis, key=value the base config, and the plan keys
  * (deadline_h, budget, max_gpus, must_fit, goal, global_batch, max_batch_per_gpu) set the
  * constraints.  It prints the chosen configuration and the Pareto front of run time against

@@ -1,5 +1,5 @@
 /*
- * l_optimize.c: ec.optimize{...}, the Lua face of ec_optimize (core/src/optimize.c).
+ * l_optimize.c: ec.optimize{...}, the Lua face of ec_optimize (core/src/search/optimize.c).
  *
  *   local r = ec.optimize{ model = "llama-3.1-70b", gpu = "h100-sxm5-80gb", num_gpus = 64,
  *                          seq_len = 8192, global_batch_tokens = 4194304, tp = {1, 2, 4, 8},

@@ -1,5 +1,5 @@
 /*
- * l_plan.c: ec.plan{...}, the Lua face of ec_plan (core/src/plan.c): the cheapest or fastest
+ * l_plan.c: ec.plan{...}, the Lua face of ec_plan (core/src/search/plan.c): the cheapest or fastest
  * configuration under a deadline, a budget, a GPU count and memory, and the Pareto front of run
  * time against cost.  One table holds everything, in the config vocabulary: a key whose value
  * is an array is an axis ({gpu = {"t4", "a10"}, num_gpus = {1, 2, 4}}), the plan keys

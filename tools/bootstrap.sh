@@ -11,7 +11,7 @@ mode=${1:-quickstart}
 jobs=$(nproc 2>/dev/null || echo 2)
 
 packages=(build-essential cmake pkg-config libgsl-dev liblua5.4-dev lua5.4 libcsv-dev
-          libjansson-dev libcmocka-dev gnuplot-nox luarocks time
+          libjansson-dev libcmocka-dev gnuplot-nox luarocks time python3
           libopenmpi-dev openmpi-bin) # MPI is optional (mpirun -n K epochcast sweep); CI tests the split
 
 install_missing() {

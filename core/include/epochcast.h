@@ -178,7 +178,7 @@ typedef enum ec_precision {
 
 typedef enum ec_padding { EC_PAD_MAX_LENGTH = 0, EC_PAD_DYNAMIC, EC_PAD_BUCKETED } ec_padding;
 
-/* The optimizers' states, bytes and kernels are in core/src/optim.c (the catalogue). */
+/* The optimizers' states, bytes and kernels are in core/src/model/optim.c (the catalogue). */
 typedef enum ec_optimizer {
     EC_OPT_SGD = 0, EC_OPT_ADAM, EC_OPT_ADAMW, EC_OPT_ADAMW_FOREACH, EC_OPT_ADAMW_FUSED, EC_OPT_LAMB,
     /* Appended after 0.1.0: the names Hugging Face's TrainingArguments.optim uses, and more. */

@@ -1,5 +1,5 @@
 /*
- * fuzz_lengths.c: libFuzzer harness for the lengths= parser (core/src/lengths.c): the spec
+ * fuzz_lengths.c: libFuzzer harness for the lengths= parser (core/src/sim/lengths.c): the spec
  * strings (lognormal(...), normal(...), uniform(...), fixed(...)) and the length-histogram CSV
  * (columns tokens,count).  Byte 0 picks the form (even: the rest is the spec text; odd: the
  * rest is a CSV file whose path is the spec), byte 1 the cap (seq_len, 1..1021).  On success
@@ -7,7 +7,7 @@
  * 1..cap, draws inside 1..cap, padded-length closed forms finite and inside [min_len, cap].
  */
 #include "fuzz_common.h"
-#include "lengths.h"
+#include "sim/lengths.h"
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_runs.c: libFuzzer harness for the run-record reader (core/src/runs.c).  The bytes are
+ * fuzz_runs.c: libFuzzer harness for the run-record reader (core/src/fit/runs.c).  The bytes are
  * a run-record CSV; on success every run (up to 16) is predicted and the result checked.
  */
 #include "fuzz_common.h"

@@ -1,5 +1,5 @@
 /*
- * fuzz_table.c: libFuzzer harness for the CSV table reader (core/src/table.c).  The bytes
+ * fuzz_table.c: libFuzzer harness for the CSV table reader (core/src/base/table.c).  The bytes
  * are a CSV file; the first byte also picks the size of the pieces fed to libcsv, so the
  * fuzzer explores chunk boundaries too.  On success every cell is read as text, number
  * and integer, and every header is looked up.  Checks for crashes, UB and leaks only.

@@ -1,11 +1,11 @@
 /*
- * test_calibrate.c: calibration (core/src/calibrate.c).  Profiles round-trip through
+ * test_calibrate.c: calibration (core/src/fit/calibrate.c).  Profiles round-trip through
  * ec_profile_write / ec_profile_read; broken profiles fail at line:col; ec_ctx_set_fit
  * refuses what it cannot use; and a fit on synthetic measurements -- predictions made with a
  * known fit, written as a run-record CSV -- recovers the parameters that made them.
  */
 #include "ec_test.h"
-#include "compute.h"
+#include "model/compute.h"
 #include "internal.h"
 
 #include <gsl/gsl_cdf.h>
@@ -653,8 +653,8 @@ static void test_interval_widen(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    eci_calib c;
-    eci_calib_default(ctx, &c);
+    eci_params c;
+    eci_params_default(ctx, &c);
     /* no model error: the interval is left as it is */
     double p10 = 90, p90 = 120;
     eci_interval_widen(&c, 100, &p10, &p90);
@@ -683,7 +683,7 @@ static void test_interval_widen(void **state)
     ec_config cfg;
     set_cfg(ctx, &cfg, "bert-base", "t4", "amp_fp16", "8");
     assert_int_equal(ec_config_set(ctx, &cfg, "profile", path), EC_OK);
-    assert_int_equal(eci_calib_current(ctx, &cfg, &c), EC_OK);
+    assert_int_equal(eci_params_current(ctx, &cfg, &c), EC_OK);
     assert_rel(c.error_log_sd, 0.125, EC_TOL_EXACT);
     free(path);
     ec_test_rmtree(dir);

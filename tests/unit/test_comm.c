@@ -1,5 +1,5 @@
 /*
- * test_comm.c: the multi-GPU communication model (core/src/comm.c) and what ec_predict makes
+ * test_comm.c: the multi-GPU communication model (core/src/model/comm.c) and what ec_predict makes
  * of it: the ring all-reduce and broadcast closed forms, DDP's bucket schedule (a long
  * backward hides every bucket but the last; a short one hides none), the expected maximum
  * of n normals behind the straggler wait, topology bus bandwidths and the A16's shared
@@ -7,8 +7,8 @@
  * and DataParallel against DDP over topologies, GPU counts and batch sizes.
  */
 #include "ec_test.h"
-#include "comm.h"
-#include "consts.h"
+#include "model/comm.h"
+#include "catalog/consts.h"
 #include "internal.h"
 
 #include <gsl/gsl_math.h>

@@ -1,5 +1,5 @@
 /*
- * test_compute.c: per-op GPU time of core/src/compute.c.  Tile and wave quantization and
+ * test_compute.c: per-op GPU time of core/src/model/compute.c.  Tile and wave quantization and
  * split-K against the closed form of modeling.md 7 on a synthetic eci_rates (108 SMs,
  * 128x128 and 64x64 tiles); the roofline and kernel-floor lower bounds and the invariant
  * "more FLOP/s or more bandwidth never makes an op slower" over random shapes; the unit
@@ -7,8 +7,8 @@
  */
 #include "ec_test.h"
 #include "internal.h"
-#include "compute.h"
-#include "consts.h"
+#include "model/compute.h"
+#include "catalog/consts.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
@@ -266,8 +266,8 @@ static void test_bounds_and_monotone(void **state)
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     assert_non_null(rng);
     gsl_rng_set(rng, 20240611);
-    eci_calib calib;
-    eci_calib_default(ctx, &calib);
+    eci_params calib;
+    eci_params_default(ctx, &calib);
     for (int trial = 0; trial < 400; trial++) {
         const eci_gpu *g = eci_hw_find(ctx, gpus[trial % 4]);
         assert_non_null(g);
@@ -323,8 +323,8 @@ static void test_op_cost_monotone(void **state)
     eci_shape sh = {.precision = EC_PREC_AMP_FP16, .batch = 6, .seq = 371, .seq_sq = 371.0 * 371.0,
                     .image_size = 224, .mask_bytes = 1, .mlm_frac = 0.15, .eager_attention = 1};
     assert_int_equal(eci_workload_expand(ctx, net, ECI_TASK_PRETRAIN, &sh, &wl), EC_OK);
-    eci_calib calib;
-    eci_calib_default(ctx, &calib);
+    eci_params calib;
+    eci_params_default(ctx, &calib);
     eci_rates r, fast;
     eci_rates_init(ctx, eci_hw_find(ctx, "l4"), EC_PREC_AMP_FP16, &calib, &r);
     calib.gemm_scale = 1.37;
@@ -367,8 +367,8 @@ static void test_op_costs_cache(void **state)
     double gpu_scale[SETS] = {1, 1, 1, 1, 1, 2.5};
     eci_rates r[SETS];
     for (int k = 0; k < SETS; k++) {
-        eci_calib calib;
-        eci_calib_default(ctx, &calib);
+        eci_params calib;
+        eci_params_default(ctx, &calib);
         calib.gemm_scale = gemm_scale[k];
         calib.simt_scale = gemm_scale[k];
         calib.mem_scale = mem_scale[k];
@@ -417,8 +417,8 @@ static void rates_for(ec_ctx *ctx, const char *gpu, int precision, eci_rates *r,
     *g = eci_hw_find(ctx, gpu);
     if (*g == NULL)
         fail_msg("%s: %s", gpu, ec_ctx_errmsg(ctx));
-    eci_calib calib;
-    eci_calib_default(ctx, &calib);
+    eci_params calib;
+    eci_params_default(ctx, &calib);
     eci_rates_init(ctx, *g, precision, &calib, r);
 }
 
@@ -509,8 +509,8 @@ static void test_scale_follows_unit(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    eci_calib calib;
-    eci_calib_default(ctx, &calib);
+    eci_params calib;
+    eci_params_default(ctx, &calib);
     calib.gemm_scale = 0.73;
     calib.simt_scale = 1.37;
     calib.mem_scale = 0.91;
@@ -544,8 +544,8 @@ static void test_attention_rate(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    eci_calib calib;
-    eci_calib_default(ctx, &calib);
+    eci_params calib;
+    eci_params_default(ctx, &calib);
     const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb"), *v100 = eci_hw_find(ctx, "v100-sxm2-16gb");
     eci_rates fp32, tf32, half, volta;
     eci_rates_init(ctx, a100, EC_PREC_FP32, &calib, &fp32);

@@ -1,5 +1,5 @@
 /*
- * test_config.c: the config vocabulary (core/src/config.c): defaults, every key set and
+ * test_config.c: the config vocabulary (core/src/catalog/config.c): defaults, every key set and
  * read back through ec_config_get, every error path with its message, set_mask bits,
  * the nearest-key suggestion and the seed's full uint64 range.
  * Needs no models/ folder: a bare context from ec_ctx_new is enough.
@@ -818,6 +818,7 @@ static void test_given_by_index(void **state)
         [ECI_KEY_EPOCHS] = {"epochs", "2"}, [ECI_KEY_PREFETCH_FACTOR] = {"prefetch_factor", "4"},
         [ECI_KEY_TOKENIZE] = {"tokenize", "on_the_fly"}, [ECI_KEY_TOKENIZER] = {"tokenizer", "python"},
         [ECI_KEY_ATTENTION] = {"attention", "eager"}};
+    eci_config_keys_init(ctx); /* as ec_ctx_load_models does: this context has no models */
     for (int k = 0; k < ECI_N_KEYS; k++) {
         ec_config cfg;
         ec_config_init(&cfg);

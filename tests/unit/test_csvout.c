@@ -1,6 +1,6 @@
 /*
- * test_csvout.c: the CSV writer (core/src/csvout.c) and the output-file writer under it
- * (core/src/outfile.c): what it writes reads back identically through eci_table_parse; a
+ * test_csvout.c: the CSV writer (core/src/base/csvout.c) and the output-file writer under it
+ * (core/src/base/outfile.c): what it writes reads back identically through eci_table_parse; a
  * failed, abandoned or cancelled write leaves no file behind; and (issue 20, defect 2) it
  * cannot be turned against other files: a link planted at the old fixed temporary name, a
  * link or device at the target, the user's own PATH.tmp, a private file's mode, an input of

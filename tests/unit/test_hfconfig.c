@@ -10,7 +10,7 @@
 
 #include "ec_test.h"
 #include "internal.h"
-#include "workload.h"
+#include "model/workload.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /*
- * test_lengths.c: the lengths= key (core/src/lengths.c): every named distribution and the
+ * test_lengths.c: the lengths= key (core/src/sim/lengths.c): every named distribution and the
  * histogram CSV, the closed forms of the padded length (E[max of b], E[max^2]) against
  * exact cases and against Monte-Carlo draws, and bad specs and bad histogram files.
  */
 #include "ec_test.h"
-#include "lengths.h"
+#include "sim/lengths.h"
 
 #include <gsl/gsl_errno.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * test_memory.c: the peak-memory estimate of core/src/memory.c.  Bytes per parameter by
+ * test_memory.c: the peak-memory estimate of core/src/model/memory.c.  Bytes per parameter by
  * precision and optimizer (modeling.md 2.1 table), the DDP bucket copy, checkpointing, the
  * composition of the peak (DESIGN 3.4):
  *   persistent = weights + optimizer states
@@ -12,8 +12,8 @@
  */
 #include "ec_test.h"
 #include "internal.h"
-#include "consts.h"
-#include "memory.h"
+#include "catalog/consts.h"
+#include "model/memory.h"
 
 #include <math.h>
 #include <stdio.h>

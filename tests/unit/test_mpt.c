@@ -9,7 +9,7 @@
  */
 #include "ec_test.h"
 #include "internal.h"
-#include "workload.h"
+#include "model/workload.h"
 
 #include <stdio.h>
 #include <stdlib.h>

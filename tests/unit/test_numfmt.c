@@ -1,5 +1,5 @@
 /*
- * test_numfmt.c: ec_format_number (core/src/numfmt.c) prints the same bytes as the snprintf
+ * test_numfmt.c: ec_format_number (core/src/base/numfmt.c) prints the same bytes as the snprintf
  * formats it replaces -- "%.0f" for whole numbers below 1e15, "%.6g" for the rest -- on the
  * numbers where a digit-by-digit printer goes wrong first: powers of ten and their neighbours
  * one ulp away, values that round up into a seventh digit (9.999995...), exact ties in binary

@@ -1,5 +1,5 @@
 /*
- * test_optimize.c: the layout search (ec_optimize, core/src/optimize.c).  The best layout
+ * test_optimize.c: the layout search (ec_optimize, core/src/search/optimize.c).  The best layout
  * divides the GPUs and the global batch and fits, and ec_predict of its configuration gives
  * its figures; the ranking is sorted by the goal; the counts add up; a search whose answer is
  * known by construction (a small model on one node with free communication: pure data
@@ -9,7 +9,7 @@
  * bytes ec_predict allocates, whatever the strategy, sharding, precision and optimizer.
  */
 #include "ec_test.h"
-#include "optimize.h"
+#include "search/optimize.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -29,11 +29,11 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "ec_test.h"
-#include "comm.h"
-#include "consts.h"
+#include "model/comm.h"
+#include "catalog/consts.h"
 #include "internal.h"
-#include "predict.h"
-#include "workload.h"
+#include "sim/predict.h"
+#include "model/workload.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,13 +1,13 @@
 /*
- * test_pipeline.c: the discrete-event epoch simulation (core/src/pipeline.c) against closed
+ * test_pipeline.c: the discrete-event epoch simulation (core/src/sim/pipeline.c) against closed
  * forms where they exist -- the loop loading its own batches, a single worker slower or faster
  * than the step, an always-ready loader, worker start-up, two workers sharing one core --
  * determinism under a seed, p10-p90 coverage on synthetic data, the padded-length mean against
  * lengths.c's closed form, and bucketing; then ec_predict end to end (seed 003's shape).
  */
 #include "ec_test.h"
-#include "pipeline.h"
-#include "consts.h"
+#include "internal.h"
+#include "catalog/consts.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_randist.h>

@@ -1,5 +1,5 @@
 /*
- * test_plan.c: ec_plan (core/src/plan.c): the verdicts, the Pareto front against a brute-force
+ * test_plan.c: ec_plan (core/src/search/plan.c): the verdicts, the Pareto front against a brute-force
  * dominance check, the chosen point against the constraints, the batch policies, the options'
  * errors.  Properties over the shipped price table, not hard-coded numbers.
  */

@@ -1,14 +1,14 @@
 /*
- * test_predict.c: ec_predict and ec_max_batch (core/src/predict.c).  The seed-000 check of
+ * test_predict.c: ec_predict and ec_max_batch (core/src/sim/predict.c).  The seed-000 check of
  * the issue (BERT-base on an A16), regimes that must come out CPU-bound, input-bound and
  * compute-bound, gradient checkpointing and accumulation, DDP (the communication model itself
  * is in test_comm.c), determinism, max_batch's contract, and every error return on purpose.
  */
 #include "ec_test.h"
 #include "internal.h"
-#include "compute.h"
-#include "consts.h"
-#include "predict.h"
+#include "model/compute.h"
+#include "catalog/consts.h"
+#include "sim/predict.h"
 
 #include <gsl/gsl_errno.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * test_price.c: the cost of a run (core/src/price.c): the cheapest offer with room for one
+ * test_price.c: the cost of a run (core/src/catalog/price.c): the cheapest offer with room for one
  * node's GPUs (a 1-GPU job on an offer sold only as 8 GPUs pays for 8), nodes x the offer,
  * provider=, price_per_gpu_hour=, a user's prices= file and its located errors.
  */

@@ -1,5 +1,5 @@
 /*
- * test_runs.c: run records (core/src/runs.c): loading ../shared/data/runs/calibration.csv
+ * test_runs.c: run records (core/src/fit/runs.c): loading ../shared/data/runs/calibration.csv
  * (via $EC_SHARED_DIR; skipped when absent), the bad files of tests/bad/runs/ against the
  * messages listed in tests/bad/runs/EXPECTED, small files written to a temporary folder,
  * OOM injection, ec_result_metric and ec_error_stats_compute on a hand-computed example;

@@ -7,7 +7,7 @@
  */
 #include "ec_test.h"
 #include "internal.h"
-#include "consts.h"
+#include "catalog/consts.h"
 
 #include <math.h>
 #include <stdio.h>

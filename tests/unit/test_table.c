@@ -1,5 +1,5 @@
 /*
- * test_table.c: the CSV table reader (core/src/table.c): good files, every error on
+ * test_table.c: the CSV table reader (core/src/base/table.c): good files, every error on
  * purpose with its line:col, libcsv's chunk-size sweep, number parsing, OOM injection,
  * and the corpus of broken files in tests/bad/csv (run from tests/).
  */

@@ -1,5 +1,5 @@
 /*
- * test_trace.c: ec_trace_write (core/src/trace.c): the file is one JSON object whose braces
+ * test_trace.c: ec_trace_write (core/src/sim/trace.c): the file is one JSON object whose braces
  * and brackets balance outside strings, names every track, holds complete events with
  * non-negative ts and dur, follows the simulation (one "step" per traced step), leaves no
  * temporary file, and fails cleanly on a bad path or a bad config.

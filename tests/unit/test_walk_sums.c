@@ -18,7 +18,7 @@
  * one run after another, eci_walk_sum_repeat for a block's repetitions); test_sum_algebra
  * checks those against the definition above on random runs.
  */
-#include "compute.h"
+#include "model/compute.h"
 #include "ec_test.h"
 #include "internal.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_workload.c: the op lists of core/src/workload.c against closed forms: parameter
+ * test_workload.c: the op lists of core/src/model/workload.c against closed forms: parameter
  * counts of every preset against the published counts in models/networks.csv and the exact
  * size of each task head; forward GEMM FLOPs of a BERT layer (Narayanan: 24·b·s·h² +
  * 4·b·s²·h); activation bytes per layer (Korthikanti: 66·sbh + 9·a·s²·b in fp32,
@@ -9,7 +9,7 @@
  */
 #include "ec_test.h"
 #include "internal.h"
-#include "workload.h"
+#include "model/workload.h"
 
 #include <math.h>
 #include <stdio.h>

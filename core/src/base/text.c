@@ -1,0 +1,141 @@
+/*
+ * text.c: small text helpers shared by the loaders and the config parser: bounded copy,
+ * forgiving name comparison for GPU and model names, strict number parsing.  No context,
+ * no errors: the callers report.
+ */
+#include "base/base.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t eci_strlcpy(char *dst, const char *src, size_t n)
+{
+    size_t len = strlen(src);
+    if (n > 0) {
+        size_t k = len < n - 1 ? len : n - 1;
+        memcpy(dst, src, k);
+        dst[k] = '\0';
+    }
+    return len;
+}
+
+static int name_char(const char **p)
+{
+    while (**p == ' ' || **p == '-' || **p == '_')
+        (*p)++;
+    int c = (unsigned char)**p;
+    if (c != '\0')
+        (*p)++;
+    return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; /* ASCII: names are ASCII, whatever the locale */
+}
+
+int eci_dirname(const char *path, char *dir, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        return snprintf(dir, n, ".") < (int)n ? 0 : -1;
+    if (slash == path)
+        return snprintf(dir, n, "/") < (int)n ? 0 : -1;
+    if ((size_t)(slash - path) >= n)
+        return -1;
+    snprintf(dir, n, "%.*s", (int)(slash - path), path);
+    return 0;
+}
+
+int eci_name_eq(const char *a, const char *b)
+{
+    for (;;) {
+        int ca = name_char(&a), cb = name_char(&b);
+        if (ca != cb)
+            return 0;
+        if (ca == '\0')
+            return 1;
+    }
+}
+
+int eci_name_prefix(const char *name, const char *prefix)
+{
+    for (;;) {
+        int cp = name_char(&prefix);
+        if (cp == '\0')
+            return 1;
+        if (name_char(&name) != cp)
+            return 0;
+    }
+}
+
+int eci_decimal_syntax(const char *s, int integer)
+{
+    size_t i = 0, digits = 0;
+    if (s[i] == '+' || s[i] == '-')
+        i++;
+    while (s[i] >= '0' && s[i] <= '9')
+        i++, digits++;
+    if (!integer && s[i] == '.') {
+        i++;
+        while (s[i] >= '0' && s[i] <= '9')
+            i++, digits++;
+    }
+    if (digits == 0)
+        return 0;
+    if (!integer && (s[i] == 'e' || s[i] == 'E')) {
+        size_t e = 0;
+        i++;
+        if (s[i] == '+' || s[i] == '-')
+            i++;
+        while (s[i] >= '0' && s[i] <= '9')
+            i++, e++;
+        if (e == 0)
+            return 0;
+    }
+    return s[i] == '\0';
+}
+
+double eci_strtod_c(const char *s, int *overflow)
+{
+    /* strtod reads the locale's decimal point, and the host may have called setlocale:
+     * swap '.' for the locale's point in a copy. */
+    char tmp[ECI_NUMBER_MAX + 1];
+    eci_strlcpy(tmp, s, sizeof tmp);
+    const char *dp = localeconv()->decimal_point;
+    if (dp != NULL && dp[0] != '\0' && dp[0] != '.' && dp[1] == '\0') {
+        char *q = strchr(tmp, '.');
+        if (q != NULL)
+            *q = dp[0];
+    }
+    errno = 0;
+    double v = strtod(tmp, NULL);
+    /* ERANGE with a tiny result is underflow to (sub)normal or zero: accepted. */
+    *overflow = !isfinite(v) || (errno == ERANGE && fabs(v) > 1.0);
+    return v;
+}
+
+int eci_parse_double(const char *s, double *out)
+{
+    int overflow;
+    if (s == NULL || strlen(s) > ECI_NUMBER_MAX || !eci_decimal_syntax(s, 0))
+        return -1;
+    double v = eci_strtod_c(s, &overflow);
+    if (overflow)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int eci_parse_long(const char *s, long *out)
+{
+    char *end;
+    if (s == NULL || !eci_decimal_syntax(s, 1))
+        return -1;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end != '\0' || errno == ERANGE)
+        return -1;
+    *out = v;
+    return 0;
+}

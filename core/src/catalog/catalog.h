@@ -1,0 +1,122 @@
+/*
+ * catalog/catalog.h: what the data files of models/ say, as the layers above read it
+ * (catalog/README.md): GPU, host and inter-node network profiles, software constants, the
+ * config key vocabulary and its tasks.  The fitted parameters (params.h), prices (price.h),
+ * constants' names (consts.h) and config.json families (arch.h) have headers of their own.
+ * Includes only base/.
+ */
+#ifndef EC_CATALOG_H
+#define EC_CATALOG_H
+
+#include "base/base.h"
+
+/* ---- hardware profile (one row of models/gpus.csv) ---------------------------- */
+typedef struct eci_gpu {
+    char *id, *name, *aliases, *architecture, *default_topology, *source;
+    char *refuse;                     /* "precision: reason|..." precisions this GPU refuses, "" none */
+    double compute_capability;
+    int sm_count;
+    double peak_fp32_flop_per_s;
+    double peak_tf32_flop_per_s;      /* 0: no TF32 tensor cores */
+    double peak_fp16_flop_per_s;      /* tensor cores with fp32 accumulate; 0: none */
+    double peak_bf16_flop_per_s;      /* 0: no native bf16 */
+    double emulated_bf16_flop_per_s;  /* measured bf16 GEMM rate where bf16 is not native */
+    double gemm_eff_fp32_frac, gemm_eff_tf32_frac, gemm_eff_fp16_frac, gemm_eff_bf16_frac;
+    double peak_fp8_flop_per_s;   /* dense FP8 tensor-core peak (FP32 accumulate), 0: no FP8 */
+    double gemm_eff_fp8_frac;     /* measured large FP8 GEMM over that peak (0 without FP8) */
+    double memory_bytes;
+    double memory_bandwidth_bytes_per_s;
+    double memory_eff_frac;
+    double l2_bytes;
+    int pcie_gen, pcie_lanes;
+    double h2d_pinned_bytes_per_s, h2d_pageable_bytes_per_s;
+    double nvlink_bytes_per_s;        /* per GPU per direction, 0: none */
+    int p2p;                          /* GPU peer-to-peer over PCIe allowed */
+    int gpus_per_board;
+    double kernel_floor_s;            /* GPU-side time of an empty back-to-back kernel */
+    int measured;                     /* efficiencies measured (1) or architecture defaults (0) */
+} eci_gpu;
+
+/* ---- host profile (one row of models/hosts.csv) -------------------------------- */
+typedef struct eci_host {
+    char *id, *description, *source;
+    int cores;
+    double dispatch_fwd_s;            /* host time to issue one eager forward op */
+    double dispatch_bwd_s;            /* host time per backward op (C++ autograd engine) */
+    double step_overhead_s;           /* Python training-loop bookkeeping per optimizer step */
+    double memcpy_bytes_per_s;        /* host memcpy (pin-memory copy) */
+    double fast_tokenizer_tokens_per_s;   /* HF tokenizers (Rust), one thread */
+    double python_tokenizer_tokens_per_s; /* slow Python tokenizer, one thread */
+    double worker_start_s;            /* fork + dataset init of one DataLoader worker */
+    double collate_per_sample_s;      /* default collate + __getitem__ cost per sample */
+} eci_host;
+
+/* ---- inter-node network preset (one row of models/interconnects.csv, fabrics.c) -------- */
+typedef struct eci_fabric {
+    char *id, *description, *source;
+    double gpu_gbit_per_s;    /* per direction, each GPU's own NIC (rail-optimized), -1: not per GPU */
+    double node_gbit_per_s;   /* per direction, the whole node, -1: not given (per GPU x GPUs per node) */
+    double latency_us;        /* one hop, -1: not published (constants.csv default) */
+    double efficiency_frac;   /* measured all-reduce bus bandwidth over the link rate, -1: not measured */
+    double domain_gpus;       /* GPUs in one NVLink switch domain (GB200 NVL72), -1: none */
+} eci_fabric;
+
+/* ---- config keys a prediction asks about (config.c) ------------------------------ */
+/* Keys whose being given explicitly (not only their value) changes a prediction or its
+ * warnings.  Their indices in the key table are looked up by name once, when models are
+ * loaded (eci_config_keys_init), instead of on every prediction. */
+typedef enum eci_key {
+    ECI_KEY_STRATEGY, ECI_KEY_NODES, ECI_KEY_EPOCHS, ECI_KEY_PREFETCH_FACTOR, ECI_KEY_TOKENIZE,
+    ECI_KEY_TOKENIZER, ECI_KEY_ATTENTION, ECI_N_KEYS
+} eci_key;
+/* Fill ctx->key_index (ec_ctx_load_models). */
+EC_INTERNAL void eci_config_keys_init(ec_ctx *ctx);
+/* 1 when key k was given explicitly in cfg (ec_config_is_set). */
+EC_INTERNAL int eci_config_given(const ec_ctx *ctx, const ec_config *cfg, eci_key k);
+/* ec_config_set of the key at index i (ec_config_key_index), for callers that look a key up
+ * once and set it many times (a sweep's axes). */
+EC_INTERNAL int eci_config_set_at(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value);
+/* Key i's field as bytes: its size, a copy of it, and putting a copy back with whether the key
+ * was given (ec_config_is_set).  A sweep sets each axis value once on a scratch config and puts
+ * its field into every point's config: what eci_config_set_at would store, without parsing. */
+EC_INTERNAL size_t eci_config_key_size(size_t i);
+EC_INTERNAL void eci_config_key_get(const ec_config *cfg, size_t i, void *field);
+EC_INTERNAL void eci_config_key_put(ec_config *cfg, size_t i, const void *field, int given);
+
+/* The task vocabulary (config key `task`); a network has heads for some of them. */
+typedef enum {
+    ECI_TASK_CLASSIFY = 0, ECI_TASK_SQUAD, ECI_TASK_PRETRAIN, ECI_TASK_LM, ECI_TASK_IMAGENET,
+    ECI_TASK_TOKEN_CLASSIFY, ECI_TASK_COUNT
+} eci_task;
+
+/* Parse a task name; -1 when unknown. */
+EC_INTERNAL int eci_task_parse(const char *name);
+EC_INTERNAL const char *eci_task_name(int task);
+/* ", "-separated list of every task name, for messages. */
+EC_INTERNAL const char *eci_task_names(void);
+
+/* ---- the tables of models/ (gpus.c, hosts.c, fabrics.c, consts.c) ----------------- */
+EC_INTERNAL int eci_hw_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_hw_free(ec_ctx *ctx);
+EC_INTERNAL const eci_gpu *eci_hw_find(ec_ctx *ctx, const char *name); /* sets EC_ENOTFOUND */
+/* The reason g refuses a precision (its name as config.c spells it, "tf32") into buf, or NULL
+ * when it does not (gpus.csv column refuse). */
+EC_INTERNAL const char *eci_hw_refusal(const eci_gpu *g, const char *precision, char *buf, size_t n);
+/* 1 when name is an interconnect the communication model knows (nvlink, pcie-switch, ...). */
+EC_INTERNAL int eci_hw_topology_known(const char *name);
+
+EC_INTERNAL int eci_host_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_host_free(ec_ctx *ctx);
+EC_INTERNAL const eci_host *eci_host_find(ec_ctx *ctx, const char *name);
+
+EC_INTERNAL int eci_fabric_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_fabric_free(ec_ctx *ctx);
+EC_INTERNAL const eci_fabric *eci_fabric_find(ec_ctx *ctx, const char *name); /* sets EC_ENOTFOUND */
+
+EC_INTERNAL int eci_consts_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_consts_free(ec_ctx *ctx);
+/* A software constant from constants.csv by name; absent names are a load-time error,
+ * so lookups of the names the model uses cannot fail after ec_ctx_load_models. */
+EC_INTERNAL double eci_const(const ec_ctx *ctx, int which);
+
+#endif /* EC_CATALOG_H */

@@ -1,0 +1,693 @@
+/*
+ * config.c: the one config vocabulary (docs/DESIGN.md section 2) -- defaults, setting a key
+ * from its text form, reading it back, and the key list with its help.
+ *
+ * One static const table, KEYS, drives everything: name, kind, field offset, range,
+ * choices, default and help of every key, in the stable order of ec_config's fields.
+ * Its inputs are text from the CLI, Lua tables and run-record CSV cells (runs.c).
+ * Names that the context's registries know (gpu, host) and names from a fixed list (task,
+ * topology) are checked when they are set, so a typo fails at its key and not later at
+ * ec_predict; a context whose models are not loaded yet defers the registry checks to
+ * ec_predict.  Model ids are checked by ec_predict (a model may be a path or a network
+ * defined later on the context).
+ */
+#include "catalog/catalog.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Enums are stored through an int; C lets an enum type be narrower, so check. */
+_Static_assert(sizeof(ec_strategy) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_precision) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_padding) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_optimizer) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_tokenize) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_tokenizer) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_attention) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_memory_format) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_trainer) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_kernels) == sizeof(int), "enum storage");
+
+typedef enum key_kind {
+    KIND_STR,   /* char[size], must fit with its NUL */
+    KIND_INT,   /* int in [lo, hi] */
+    KIND_DBL,   /* double: field = text value x scale, text value in [lo, hi] */
+    KIND_BOOL,  /* int 0/1; accepts 0/1/true/false/yes/no */
+    KIND_ENUM,  /* int-sized enum: index into choices */
+    KIND_U64    /* uint64_t over its full range */
+} key_kind;
+
+/* The table holds no pointers: a pointer in a static const table needs a relocation in a
+ * PIC build, which puts it in .data.rel.ro, and nm reports that as writable data ('d'). */
+typedef struct key_def {
+    char name[24];
+    key_kind kind;
+    size_t off;            /* offsetof(ec_config, field) */
+    size_t size;           /* sizeof the field */
+    double lo, hi;         /* valid range of the text value (KIND_INT, KIND_DBL) */
+    double scale;          /* KIND_DBL: field = value x scale */
+    double def;            /* default (numeric kinds; enum index) */
+    char choices[160];     /* KIND_ENUM: ", "-separated names in enum order */
+    char help[128];        /* one line, with the unit and default */
+    double minpos;         /* KIND_DBL: 0 or at least this (no subnormal or absurdly small rate or time) */
+    int whole;             /* KIND_DBL: a whole number (a count of samples) */
+} key_def;
+
+#define FSIZE(f) sizeof(((ec_config *)0)->f)
+#define STR(f, help) { #f, KIND_STR, offsetof(ec_config, f), FSIZE(f), 0, 0, 1, 0, "", help, 0, 0 }
+#define INT(f, lo, hi, def, help) { #f, KIND_INT, offsetof(ec_config, f), FSIZE(f), lo, hi, 1, def, "", help, 0, 0 }
+#define DBL(n, f, lo, hi, sc, def, help) { n, KIND_DBL, offsetof(ec_config, f), FSIZE(f), lo, hi, sc, def, "", help, 0, 0 }
+/* A rate, time or count that is 0 (its default meaning) or in [minpos, hi]; whole: a count. */
+#define DBLZ(n, f, minpos, hi, sc, def, whole, help) \
+    { n, KIND_DBL, offsetof(ec_config, f), FSIZE(f), 0, hi, sc, def, "", help, minpos, whole }
+#define BOOL(f, help) { #f, KIND_BOOL, offsetof(ec_config, f), FSIZE(f), 0, 1, 1, 0, "", help, 0, 0 }
+#define ENUM(n, f, def, ch, help) { n, KIND_ENUM, offsetof(ec_config, f), FSIZE(f), 0, 0, 1, def, ch, help, 0, 0 }
+
+static const key_def KEYS[] = {
+    STR(model, "network preset id (bert-base, llama-3.1-8b, ...) or a config.json path [required]"),
+    STR(task, "head: classify, squad, pretrain, lm, imagenet, token_classify [the model's default]"),
+    STR(gpu, "hardware profile id, alias or nvidia-smi name, e.g. a100-sxm4-80gb [required]"),
+    INT(num_gpus, 1, 65536, 1, "GPUs taking part, 1..65536 [1]"),
+    ENUM("strategy", strategy, 0, "single, dp, ddp, fsdp, zero",
+         "single, dp, ddp, fsdp (sharding=), zero (DeepSpeed, zero_stage=) [single; ddp if num_gpus > 1]"),
+    STR(topology, "GPU interconnect: nvlink, pcie-switch, pcie-host, a16-board [profile default]"),
+    INT(nodes, 1, 4096, 1, "machines, 1..4096 [1]"),
+    DBLZ("network_gbit_per_s", network_bytes_per_s, 1e-3, 1e6, 1e9 / 8, 0, 0,
+         "inter-node bandwidth per node in Gbit/s (1e9 bit/s), 0.001..1e6 [0 = profile default]"),
+    DBLZ("busbw_gbyte_per_s", busbw_bytes_per_s, 1e-3, 1e5, 1e9, 0, 0,
+         "measured in-training NCCL all-reduce busbw in a node, GB/s (1e9 B/s), 0.001..1e5 [0 = topology]"),
+    BOOL(gradient_as_bucket_view, "DDP gradient_as_bucket_view: no bucket copy of the gradients, 0/1 [0]"),
+    ENUM("precision", precision, 0, "fp32, tf32, amp_fp16, amp_bf16, bf16, fp16, amp_fp8",
+         "fp32, tf32, amp_fp16, amp_bf16, bf16, fp16 (pure), amp_fp8 (Transformer Engine) [fp32]"),
+    INT(batch_per_gpu, 1, 1048576, 0, "micro-batch per GPU in samples, 1..1048576 [required]"),
+    INT(seq_len, 1, 1048576, 0, "tokens per sample, or the cap with padding=dynamic [preset default]"),
+    ENUM("padding", padding, 0, "max_length, dynamic, bucketed",
+         "max_length, dynamic (longest in batch), bucketed (group_by_length) [max_length]"),
+    STR(lengths, "length distribution: lognormal(median,sigma), normal, uniform, fixed, or a CSV path"),
+    INT(image_size, 1, 65536, 0, "pixels per side for vision models [preset default]"),
+    INT(grad_accum, 1, 1048576, 1, "micro-steps per optimizer step, 1..1048576 [1]"),
+    ENUM("optimizer", optimizer, EC_OPT_ADAMW,
+         "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb, adamw_torch, adamw_torch_fused, adamw_hf, "
+         "adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none",
+         "sgd, adam(w), adamw_foreach/_fused, lamb, adamw_torch(_fused), adamw_hf, adafactor, (paged_)adamw_8bit, none [adamw]"),
+    ENUM("checkpointing", checkpointing, 0, "0, 1, selective",
+         "activation checkpointing: 0, 1 (recompute each layer), selective (the attention core) [0]"),
+    ENUM("compile", compile, 0, "0, 1, reduce-overhead, max-autotune, max-autotune-no-cudagraphs",
+         "torch.compile: 0 (eager), 1 (default mode), reduce-overhead, max-autotune(-no-cudagraphs) [0]"),
+    ENUM("attention", attention, 0, "sdpa, eager, flash, flash_triton",
+         "sdpa (fused, HF default), eager (s x s scores), flash (FlashAttention-2), flash_triton [sdpa]"),
+    INT(num_workers, 0, 1024, 0, "DataLoader worker processes, 0..1024 [0]"),
+    INT(prefetch_factor, 1, 1024, 2, "batches in flight per DataLoader worker, 1..1024 [2]"),
+    BOOL(pin_memory, "DataLoader pin_memory, 0/1 [0]"),
+    BOOL(persistent_workers, "DataLoader persistent_workers, 0/1 [0]"),
+    ENUM("tokenize", tokenize, 0, "upfront, on_the_fly",
+         "when text is tokenized: upfront (once) or on_the_fly (in the loader) [upfront]"),
+    ENUM("tokenizer", tokenizer, 0, "fast, python", "tokenizer kind: fast (Rust) or python [fast]"),
+    DBLZ("sample_cpu_s", sample_cpu_s, 1e-9, 3600, 1, -1, 0,
+         "explicit loader CPU seconds per sample, 0 or 1e-9..3600 [derived from tokenizer and host]"),
+    STR(host, "host CPU profile id [default]"),
+    DBLZ("dataset_samples", dataset_samples, 1, 1e15, 1, 0, 1,
+         "training samples per epoch, a whole number 0..1e15 [0 = unknown, no epoch time]"),
+    INT(epochs, 1, 1000000, 1, "epochs, 1..1000000 [1]"),
+    DBLZ("eval_samples", eval_samples, 1, 1e15, 1, 0, 1, "evaluation samples per epoch, a whole number 0..1e15 [0]"),
+    DBLZ("checkpoints_per_epoch", checkpoints_per_epoch, 1e-6, 1e6, 1, 0, 0,
+         "checkpoint writes (weights + optimizer states) per epoch, 0 or 1e-6..1e6 [0]"),
+    ENUM("data", data_synthetic, 0, "real, synthetic, on_gpu",
+         "real, synthetic (made on the GPU by the benchmark: no loader, no copy), on_gpu (already on the GPU) [real]"),
+    DBLZ("gpu_step_s", gpu_step_s, 1e-6, 3600, 1, 0, 0,
+         "measured GPU step time in seconds replacing the compute model, 1e-6..3600 [0 = model]"),
+    STR(profile, "calibrated profile CSV from calibrate [none]"),
+    { "seed", KIND_U64, offsetof(ec_config, seed), FSIZE(seed), 0, 0, 1, 0x5eed, "",
+      "simulation random seed, 0..18446744073709551615 [24301]", 0, 0 },
+    DBLZ("loop_ops_per_sample", loop_ops_per_sample, 1e-6, 1e6, 1, 0, 0,
+         "small eager ops per sample issued from a Python loop in forward (each + backward) [0]"),
+    DBLZ("loop_syncs_per_sample", loop_syncs_per_sample, 1e-6, 1e6, 1, 0, 0,
+         "torch.tensor(..., device=cuda) calls per sample in that loop; each blocks the host [0]"),
+    INT(target_len, 1, 1048576, 0, "decoder tokens per sample of encoder-decoder models (T5) [seq_len]"),
+    ENUM("sharding", sharding, 0, "full_shard, shard_grad_op, hybrid_shard, no_shard",
+         "with strategy=fsdp: full_shard, shard_grad_op, hybrid_shard, no_shard [full_shard]"),
+    ENUM("reduce_dtype", reduce_dtype, 0, "auto, fp32, bf16, fp16",
+         "gradient reduction dtype (FSDP MixedPrecision reduce_dtype) [auto: the parameters' dtype]"),
+    INT(zero_stage, 1, 3, 0, "with strategy=zero: DeepSpeed ZeRO stage 1, 2 or 3 [required then]"),
+    ENUM("offload", offload, 0, "none, optimizer, optimizer_and_params",
+         "ZeRO/FSDP CPU offload: none, optimizer, optimizer_and_params [none]"),
+    INT(tp, 1, 1024, 1, "tensor-parallel degree (Megatron, within a node) [1]"),
+    BOOL(sequence_parallel, "Megatron sequence parallelism with tp > 1, 0/1 [0]"),
+    INT(pp, 1, 1024, 1, "pipeline-parallel stages [1]"),
+    ENUM("pp_schedule", pp_schedule, 0, "1f1b, gpipe, interleaved",
+         "pipeline schedule: 1f1b, gpipe, interleaved (pp_chunks per stage) [1f1b]"),
+    INT(pp_chunks, 1, 1024, 1, "model chunks per pipeline stage with pp_schedule=interleaved [1]"),
+    INT(ep, 1, 65536, 1, "expert-parallel degree of mixture-of-experts layers (divides dp) [1]"),
+    INT(cp, 1, 1024, 1, "context-parallel degree: the sequence split over cp GPUs [1]"),
+    INT(gpus_per_node, 1, 1024, 0, "GPUs per machine [0 = 8, constants.csv gpus_per_node]"),
+    STR(network, "inter-node network preset of models/interconnects.csv, e.g. ib-ndr-400 [default]"),
+    INT(lora_r, 1, 65536, 0, "LoRA rank; 0 = full fine-tune [0]"),
+    ENUM("lora_targets", lora_targets, 0, "qv, attention, attention_mlp, all_linear",
+         "linears with LoRA adapters: qv (PEFT default), attention, attention_mlp, all_linear [qv]"),
+    ENUM("base_precision", base_precision, 0, "same, bf16, fp16, int8, nf4",
+         "frozen base weights with lora_r: same, bf16, fp16, int8, nf4 (QLoRA) [same]"),
+    DBLZ("price_per_gpu_hour", price_per_gpu_hour, 1e-6, 1e6, 1, 0, 0,
+         "price of one GPU-hour overriding the price table, its currency [0 = cheapest offer]"),
+    STR(prices, "price table CSV: provider,instance,gpu,gpus,price_per_hour,... [models/prices.csv]"),
+    STR(provider, "provider whose offers price the run, e.g. aws, gcp, lambda [cheapest of any]"),
+    /* issue 19: the ordinary PyTorch / Hugging Face stack */
+    ENUM("memory_format", memory_format, 0, "contiguous, channels_last",
+         "CNN tensor layout: contiguous (NCHW) or channels_last (NHWC) [contiguous]"),
+    ENUM("trainer", trainer, 0, "plain, hf, lightning",
+         "training loop: plain (hand-written), hf (transformers.Trainer), lightning [plain]"),
+    DBLZ("max_grad_norm", max_grad_norm, 1e-6, 1e12, 1, -1, 0,
+         "gradient clipping by total norm, 0 = off [trainer's default: hf 1.0, plain/lightning off]"),
+    INT(eval_batch, 1, 1048576, 0, "evaluation batch per GPU, 1..1048576 [batch_per_gpu]"),
+    INT(eval_every_steps, 1, 1000000000, 0, "evaluate every N optimizer steps [once per epoch]"),
+    BOOL(expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, 0/1 [0]"),
+    DBL("torch_version", torch_version, 1, 99, 1, 0,
+        "PyTorch release whose defaults apply (before 2.0: zeroed grads kept, optimizers loop) [current]"),
+    /* issue 18: what the framework around the layers fuses */
+    ENUM("kernels", kernels, 0, "eager, fused",
+         "elementwise kernels: eager (one per op: HF, timm) or fused (Megatron/NeMo with TE) [eager]"),
+};
+
+#define N_KEYS (sizeof KEYS / sizeof KEYS[0])
+_Static_assert(N_KEYS <= 64 * EC_CONFIG_MASK_WORDS, "set_mask has room for every key");
+
+static const char BOOL_CHOICES[] = "0, 1, true, false, yes, no";
+
+/* ---- helpers ----------------------------------------------------------------------- */
+
+static int find_key(const char *name, size_t len)
+{
+    if (len == 0)
+        return -1;
+    for (size_t i = 0; i < N_KEYS; i++) /* the first letter rules out most keys without a strlen */
+        if (KEYS[i].name[0] == name[0] && strncmp(KEYS[i].name, name, len) == 0 && KEYS[i].name[len] == '\0')
+            return (int)i;
+    return -1;
+}
+
+static int unknown_key(ec_ctx *ctx, const char *name, size_t len)
+{
+    const char *names[N_KEYS];
+    char word[EC_NAME_MAX];
+
+    for (size_t i = 0; i < N_KEYS; i++)
+        names[i] = KEYS[i].name;
+    if (len >= sizeof word)
+        len = sizeof word - 1;
+    memcpy(word, name, len);
+    word[len] = '\0';
+    return eci_error(ctx, EC_ENOTFOUND, "unknown key '%s' (did you mean '%s'?)", word,
+                     eci_nearest(word, names, N_KEYS));
+}
+
+static int ascii_ieq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        int ca = (*a >= 'A' && *a <= 'Z') ? *a + 32 : *a;
+        int cb = (*b >= 'A' && *b <= 'Z') ? *b + 32 : *b;
+        if (ca != cb)
+            return 0;
+    }
+    return *a == *b;
+}
+
+/* Index of value among the ", "-separated names of choices, or -1. */
+static int find_choice(const char *choices, const char *value)
+{
+    char tok[sizeof KEYS[0].choices];
+    const char *p = choices;
+    int idx = 0;
+
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        memcpy(tok, p, len);
+        tok[len] = '\0';
+        if (eci_name_eq(tok, value))
+            return idx;
+        p += len;
+        while (*p == ',' || *p == ' ')
+            p++;
+        idx++;
+    }
+    return -1;
+}
+
+/* The idx-th name of choices into buf (n >= sizeof choices); 0 when idx is out of range. */
+static int choice_name(const char *choices, int idx, char *buf, size_t n)
+{
+    const char *p = choices;
+
+    for (int i = 0; *p; i++) {
+        size_t len = strcspn(p, ",");
+        if (i == idx) {
+            if (len >= n)
+                return 0;
+            memcpy(buf, p, len);
+            buf[len] = '\0';
+            return 1;
+        }
+        p += len;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out, int *overflow)
+{
+    char *end;
+    unsigned long long v;
+    int base = 10;
+
+    *overflow = 0;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+        if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+            return -1; /* strtoull would take a second prefix */
+    }
+    /* strtoull skips blanks and accepts a sign (negating!); we accept digits only. */
+    if (!((*s >= '0' && *s <= '9') || (base == 16 && strchr("abcdefABCDEF", *s) && *s)))
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, base);
+    if (*end != '\0')
+        return -1;
+    if (errno == ERANGE) {
+        *overflow = 1;
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+/* Shortest text of v / scale that reads back (x scale) to exactly v: whole numbers
+ * without an exponent ("87599", not "8.7599e+04"), others the shortest %.*g. */
+static void format_double(double v, double scale, char *buf, size_t n)
+{
+    double text = v / scale;
+
+    if (fabs(text) < 1e16 && text == floor(text) && !(text == 0 && signbit(text))) {
+        /* a whole double below 1e16 is an integer a long long holds, and its digits read back
+         * as exactly text ("-0" is left to %g below, which prints it as "%.0f" did) */
+        char digits[24];
+        if (text * scale == v) {
+            eci_format_int((long long)text, digits);
+            eci_strlcpy(buf, digits, n);
+            return;
+        }
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "%.*g", prec, text);
+        if (strtod(tmp, NULL) * scale == v) {
+            snprintf(buf, n, "%s", tmp);
+            return;
+        }
+    }
+    snprintf(buf, n, "%.17g", text);
+}
+
+static int out_of_range(ec_ctx *ctx, const key_def *k, const char *value)
+{
+    if (k->kind == KIND_INT)
+        return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range [%ld, %ld]", k->name,
+                         value, (long)k->lo, (long)k->hi);
+    if (k->minpos > 0)
+        return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range: 0 or [%g, %g]", k->name, value,
+                         k->minpos, k->hi);
+    return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range [%g, %g]", k->name, value,
+                     k->lo, k->hi);
+}
+
+/* Put key i back to its default, as ec_config_init does. */
+static void reset_key(ec_config *cfg, size_t i)
+{
+    const key_def *k = &KEYS[i];
+    char *field = (char *)cfg + k->off;
+
+    switch (k->kind) {
+    case KIND_STR:
+        field[0] = '\0';
+        break;
+    case KIND_INT:
+    case KIND_BOOL:
+    case KIND_ENUM: {
+        int v = (int)k->def;
+        memcpy(field, &v, sizeof v);
+        break;
+    }
+    case KIND_DBL: {
+        double v = k->def * k->scale;
+        memcpy(field, &v, sizeof v);
+        break;
+    }
+    case KIND_U64: {
+        uint64_t v = (uint64_t)k->def;
+        memcpy(field, &v, sizeof v);
+        break;
+    }
+    }
+}
+
+/* Key i counts as given (ec_config_is_set) or not. */
+static void mark_given(ec_config *cfg, size_t i, int given)
+{
+    if (given)
+        cfg->set_mask[i / 64] |= (uint64_t)1 << (i % 64);
+    else
+        cfg->set_mask[i / 64] &= ~((uint64_t)1 << (i % 64));
+}
+
+/* An empty value means the default, as an empty CSV cell does: the key is reset and its
+ * set_mask bit cleared.  Any other value must parse and lie in range; on failure cfg is
+ * left as it was. */
+static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
+{
+    const key_def *k = &KEYS[i];
+    char *field = (char *)cfg + k->off;
+
+    if (value[0] == '\0') {
+        reset_key(cfg, i);
+        mark_given(cfg, i, 0);
+        return EC_OK;
+    }
+    switch (k->kind) {
+    case KIND_STR: {
+        size_t len = strlen(value);
+        if (len >= k->size)
+            return eci_error(ctx, EC_EINVAL, "key '%s': value is too long (%zu bytes, at most %zu)",
+                             k->name, len, k->size - 1);
+        memcpy(field, value, len + 1);
+        break;
+    }
+    case KIND_INT: {
+        long l;
+        double d;
+        int iv;
+        if (eci_parse_long(value, &l) != 0) {
+            if (eci_parse_double(value, &d) != 0)
+                return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not a number", k->name, value);
+            if (d < k->lo || d > k->hi)
+                return out_of_range(ctx, k, value);
+            return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not an integer", k->name, value);
+        }
+        if (l < (long)k->lo || l > (long)k->hi)
+            return out_of_range(ctx, k, value);
+        iv = (int)l;
+        memcpy(field, &iv, sizeof iv);
+        break;
+    }
+    case KIND_DBL: {
+        double d;
+        if (eci_parse_double(value, &d) != 0)
+            return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not a number", k->name, value);
+        if (d < k->lo || d > k->hi || (d > 0 && d < k->minpos))
+            return out_of_range(ctx, k, value);
+        if (k->whole && d != floor(d))
+            return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not a whole number", k->name, value);
+        d *= k->scale;
+        memcpy(field, &d, sizeof d);
+        break;
+    }
+    case KIND_BOOL: {
+        int b;
+        if (strcmp(value, "1") == 0 || ascii_ieq(value, "true") || ascii_ieq(value, "yes"))
+            b = 1;
+        else if (strcmp(value, "0") == 0 || ascii_ieq(value, "false") || ascii_ieq(value, "no"))
+            b = 0;
+        else
+            return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not one of %s", k->name, value,
+                             BOOL_CHOICES);
+        memcpy(field, &b, sizeof b);
+        break;
+    }
+    case KIND_ENUM: {
+        int e = find_choice(k->choices, value);
+        if (e < 0 && (ascii_ieq(value, "true") || ascii_ieq(value, "yes")))
+            e = find_choice(k->choices, "1"); /* checkpointing=true: the bool spellings of 0 and 1 */
+        else if (e < 0 && (ascii_ieq(value, "false") || ascii_ieq(value, "no")))
+            e = find_choice(k->choices, "0");
+        if (e < 0)
+            return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not one of %s", k->name, value,
+                             k->choices);
+        memcpy(field, &e, sizeof e);
+        break;
+    }
+    case KIND_U64: {
+        uint64_t u;
+        int overflow;
+        if (parse_u64(value, &u, &overflow) != 0) {
+            if (overflow)
+                return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range [0, %llu]",
+                                 k->name, value, (unsigned long long)UINT64_MAX);
+            return eci_error(ctx, EC_EINVAL,
+                             "key '%s': '%s' is not a number (expected an integer in [0, %llu])",
+                             k->name, value, (unsigned long long)UINT64_MAX);
+        }
+        memcpy(field, &u, sizeof u);
+        break;
+    }
+    }
+    mark_given(cfg, i, 1);
+    return EC_OK;
+}
+
+/* A name-valued key's value checked against what the context knows; EC_OK for other keys,
+ * for "" (the default) and, for registry names, while the context has no models loaded. */
+static int check_name(ec_ctx *ctx, const key_def *k, const char *value)
+{
+    if (value[0] == '\0')
+        return EC_OK;
+    if (strcmp(k->name, "gpu") == 0 && ctx->models_loaded)
+        return eci_hw_find(ctx, value) != NULL ? EC_OK : EC_ENOTFOUND;
+    if (strcmp(k->name, "host") == 0 && ctx->models_loaded)
+        return eci_host_find(ctx, value) != NULL ? EC_OK : EC_ENOTFOUND;
+    if (strcmp(k->name, "task") == 0 && eci_task_parse(value) < 0)
+        return eci_error(ctx, EC_ENOTFOUND, "key 'task': unknown task '%s' (classify, squad, pretrain, lm, "
+                         "imagenet)", value);
+    if (strcmp(k->name, "topology") == 0 && !eci_hw_topology_known(value))
+        return eci_error(ctx, EC_EINVAL, "key 'topology': '%s' is not one of nvlink, pcie-switch, pcie-host, "
+                         "a16-board", value);
+    return EC_OK;
+}
+
+/* ---- public API ---------------------------------------------------------------------- */
+
+void ec_config_init(ec_config *cfg)
+{
+    if (cfg == NULL)
+        return;
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < N_KEYS; i++)
+        reset_key(cfg, i);
+    memset(cfg->set_mask, 0, sizeof cfg->set_mask);
+}
+
+int ec_config_is_set(const ec_config *cfg, size_t i)
+{
+    return cfg != NULL && i < N_KEYS && (cfg->set_mask[i / 64] >> (i % 64) & 1u) != 0;
+}
+
+int ec_config_key_index(const char *key)
+{
+    return key != NULL ? find_key(key, strlen(key)) : -1;
+}
+
+/* ---- the task vocabulary (key `task`) ---- */
+static const char *const task_names[ECI_TASK_COUNT] = {"classify", "squad", "pretrain", "lm", "imagenet",
+                                                        "token_classify"};
+
+int eci_task_parse(const char *name)
+{
+    for (int i = 0; i < ECI_TASK_COUNT; i++) /* the first letters before a call (every prediction asks) */
+        if (name != NULL && name[0] == task_names[i][0] && strcmp(name, task_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *eci_task_name(int task)
+{
+    return task >= 0 && task < ECI_TASK_COUNT ? task_names[task] : "?";
+}
+
+const char *eci_task_names(void)
+{
+    return "classify, squad, pretrain, lm, imagenet, token_classify";
+}
+
+/* The names of the eci_key keys, in that enum's order. */
+static const char KEY_NAMES[ECI_N_KEYS][24] = {
+    [ECI_KEY_STRATEGY] = "strategy", [ECI_KEY_NODES] = "nodes", [ECI_KEY_EPOCHS] = "epochs",
+    [ECI_KEY_PREFETCH_FACTOR] = "prefetch_factor", [ECI_KEY_TOKENIZE] = "tokenize",
+    [ECI_KEY_TOKENIZER] = "tokenizer", [ECI_KEY_ATTENTION] = "attention"};
+
+_Static_assert(ECI_N_KEYS <= ECI_CTX_KEYS, "ec_ctx's key_index has no room for every eci_key");
+
+void eci_config_keys_init(ec_ctx *ctx)
+{
+    for (int k = 0; k < ECI_N_KEYS; k++)
+        ctx->key_index[k] = ec_config_key_index(KEY_NAMES[k]);
+}
+
+int eci_config_given(const ec_ctx *ctx, const ec_config *cfg, eci_key k)
+{
+    int i = ctx->key_index[k];
+    return i >= 0 && ec_config_is_set(cfg, (size_t)i);
+}
+
+int ec_config_set(ec_ctx *ctx, ec_config *cfg, const char *key, const char *value)
+{
+    int i;
+
+    if (ctx == NULL)
+        return EC_EMISUSE;
+    if (cfg == NULL || key == NULL || value == NULL)
+        return eci_error(ctx, EC_EMISUSE, "ec_config_set: NULL argument");
+    i = find_key(key, strlen(key));
+    if (i < 0)
+        return unknown_key(ctx, key, strlen(key));
+    return eci_config_set_at(ctx, cfg, (size_t)i, value);
+}
+
+int eci_config_set_at(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
+{
+    int rc = check_name(ctx, &KEYS[i], value);
+    return rc == EC_OK ? set_key(ctx, cfg, i, value) : rc;
+}
+
+size_t eci_config_key_size(size_t i)
+{
+    return i < N_KEYS ? KEYS[i].size : 0;
+}
+
+void eci_config_key_get(const ec_config *cfg, size_t i, void *field)
+{
+    memcpy(field, (const char *)cfg + KEYS[i].off, KEYS[i].size);
+}
+
+void eci_config_key_put(ec_config *cfg, size_t i, const void *field, int given)
+{
+    memcpy((char *)cfg + KEYS[i].off, field, KEYS[i].size);
+    mark_given(cfg, i, given);
+}
+
+int ec_config_set_word(ec_ctx *ctx, ec_config *cfg, const char *word)
+{
+    const char *eq;
+    int i;
+
+    if (ctx == NULL)
+        return EC_EMISUSE;
+    if (cfg == NULL || word == NULL)
+        return eci_error(ctx, EC_EMISUSE, "ec_config_set_word: NULL argument");
+    eq = strchr(word, '=');
+    if (eq == NULL)
+        return eci_error(ctx, EC_EINVAL, "'%s' is not key=value", word);
+    i = find_key(word, (size_t)(eq - word));
+    if (i < 0)
+        return unknown_key(ctx, word, (size_t)(eq - word));
+    return eci_config_set_at(ctx, cfg, (size_t)i, eq + 1);
+}
+
+/* Defaults outside the settable range mean "unset, derive it" (batch_per_gpu 0, seq_len 0
+ * "preset default", sample_cpu_s -1 "derive").  ec_config_get writes them as "", which
+ * ec_config_set reads back as the default, so get-then-set round-trips every config. */
+static int unsettable_default(const key_def *k)
+{
+    return k->def < k->lo || k->def > k->hi;
+}
+
+int ec_config_get(const ec_config *cfg, const char *key, char *buf, size_t n)
+{
+    if (cfg == NULL || key == NULL || buf == NULL || n == 0)
+        return EC_EMISUSE;
+    buf[0] = '\0';
+    int i = find_key(key, strlen(key));
+    if (i < 0)
+        return EC_ENOTFOUND;
+    return ec_config_get_at(cfg, (size_t)i, buf, n);
+}
+
+int ec_config_get_at(const ec_config *cfg, size_t i, char *buf, size_t n)
+{
+    const key_def *k;
+    const char *field;
+    char tmp[EC_PATH_MAX + 8];
+
+    if (cfg == NULL || buf == NULL || n == 0)
+        return EC_EMISUSE;
+    buf[0] = '\0';
+    if (i >= N_KEYS)
+        return EC_ENOTFOUND;
+    k = &KEYS[i];
+    field = (const char *)cfg + k->off;
+    switch (k->kind) {
+    case KIND_STR: {
+        /* A field filled directly may lack its NUL; never read past it. */
+        const char *end = memchr(field, '\0', k->size);
+        size_t len = end != NULL ? (size_t)(end - field) : k->size;
+        if (len >= sizeof tmp)
+            len = sizeof tmp - 1;
+        memcpy(tmp, field, len);
+        tmp[len] = '\0';
+        break;
+    }
+    case KIND_INT:
+    case KIND_BOOL: {
+        int v;
+        memcpy(&v, field, sizeof v);
+        if (k->kind == KIND_INT && v == (int)k->def && unsettable_default(k))
+            tmp[0] = '\0';
+        else
+            eci_format_int(v, tmp);
+        break;
+    }
+    case KIND_DBL: {
+        double v;
+        memcpy(&v, field, sizeof v);
+        if ((v < 0 || v == k->def * k->scale) && unsettable_default(k))
+            tmp[0] = '\0'; /* sample_cpu_s < 0: derived */
+        else
+            format_double(v, k->scale, tmp, sizeof tmp);
+        break;
+    }
+    case KIND_ENUM: {
+        int v;
+        memcpy(&v, field, sizeof v);
+        if (!choice_name(k->choices, v, tmp, sizeof tmp))
+            return EC_EINVAL; /* a field set directly to a value outside the enum */
+        break;
+    }
+    case KIND_U64: {
+        uint64_t v;
+        memcpy(&v, field, sizeof v);
+        if (v <= (uint64_t)LLONG_MAX)
+            eci_format_int((long long)v, tmp);
+        else
+            snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+        break;
+    }
+    }
+    if (eci_strlcpy(buf, tmp, n) >= n)
+        return EC_EINVAL; /* truncated; EC_PATH_MAX bytes always suffice */
+    return EC_OK;
+}
+
+size_t ec_config_key_count(void)
+{
+    return N_KEYS;
+}
+
+const char *ec_config_key_name(size_t i)
+{
+    return i < N_KEYS ? KEYS[i].name : NULL;
+}
+
+const char *ec_config_key_help(size_t i)
+{
+    return i < N_KEYS ? KEYS[i].help : NULL;
+}

@@ -1,0 +1,361 @@
+/*
+ * params.c: the fitted physical parameters as data: their names and meanings, the priors,
+ * the value a prediction uses (its profile= file, else the context's fit, else the priors),
+ * the interval widening by the model error, and the profile CSV that keeps a fit
+ * (ec_profile_read, ec_profile_write, ec_ctx_set_fit).  fit/calibrate.c fits them;
+ * model/compute.c reads them.
+ */
+#include "catalog/consts.h"
+#include "catalog/params.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const param_names[ECI_N_PARAMS] = {"gemm_scale", "simt_scale", "mem_scale", "conv_eff",
+                                                  "attn_eff", "dispatch_scale", "internode_busbw_frac"};
+static const char *const param_meaning[ECI_N_PARAMS] = {
+    "multiplies every GPU's measured large-GEMM efficiency on tensor cores (tf32, fp16, bf16)",
+    "multiplies every GPU's measured large-GEMM efficiency on CUDA cores (fp32)",
+    "multiplies every GPU's measured streaming-bandwidth efficiency",
+    "cuDNN convolution throughput relative to a GEMM of the same shape",
+    "fused attention (SDPA) throughput relative to a GEMM",
+    "multiplies the host time of each eager forward op of the model (module calls and views around it)",
+    "NCCL bus bandwidth between nodes over the NICs' link rate (networks without a measured efficiency_frac)",
+};
+
+#define ERROR_SD_NAME "error_log_sd"
+#define ERROR_SD_MEANING                                                                                   \
+    "root mean square of log(predicted/measured) on GPUs left out of the fit (leave-one-GPU-out); widens " \
+    "the p10-p90 interval"
+
+void eci_params_to_array(const eci_params *c, double *x)
+{
+    x[ECI_P_GEMM] = c->gemm_scale;
+    x[ECI_P_SIMT] = c->simt_scale;
+    x[ECI_P_MEM] = c->mem_scale;
+    x[ECI_P_CONV] = c->conv_eff;
+    x[ECI_P_ATTN] = c->attn_eff;
+    x[ECI_P_DISPATCH] = c->dispatch_scale;
+    x[ECI_P_NET] = c->internode_frac;
+}
+
+void eci_params_from_array(const double *x, eci_params *c)
+{
+    c->gemm_scale = x[ECI_P_GEMM];
+    c->simt_scale = x[ECI_P_SIMT];
+    c->mem_scale = x[ECI_P_MEM];
+    c->conv_eff = x[ECI_P_CONV];
+    c->attn_eff = x[ECI_P_ATTN];
+    c->dispatch_scale = x[ECI_P_DISPATCH];
+    c->internode_frac = x[ECI_P_NET];
+}
+
+double *eci_params_arch_field(eci_params_arch *a, int which)
+{
+    return which == ECI_P_GEMM ? &a->gemm_scale : which == ECI_P_SIMT ? &a->simt_scale : &a->mem_scale;
+}
+
+const eci_params_arch *eci_params_arch_find(const eci_params *c, const char *architecture)
+{
+    if (architecture == NULL)
+        return NULL;
+    for (size_t a = 0; a < c->n_arch; a++) /* as gpus.csv spells it (every prediction asks) */
+        if (strcmp(c->arch[a].name, architecture) == 0)
+            return &c->arch[a];
+    for (size_t a = 0; a < c->n_arch; a++)
+        if (eci_name_eq(c->arch[a].name, architecture))
+            return &c->arch[a];
+    return NULL;
+}
+
+eci_params_arch *eci_params_arch_add(eci_params *c, const char *architecture)
+{
+    for (size_t i = 0; i < c->n_arch; i++)
+        if (eci_name_eq(c->arch[i].name, architecture))
+            return &c->arch[i];
+    if (c->n_arch == ECI_PARAMS_MAX_ARCH)
+        return NULL;
+    eci_params_arch *a = &c->arch[c->n_arch++];
+    eci_strlcpy(a->name, architecture, sizeof a->name);
+    a->gemm_scale = c->gemm_scale;
+    a->simt_scale = c->simt_scale;
+    a->mem_scale = c->mem_scale;
+    return a;
+}
+
+void eci_params_default(const ec_ctx *ctx, eci_params *c)
+{
+    c->gemm_scale = 1.0;
+    c->simt_scale = 1.0;
+    c->mem_scale = 1.0;
+    c->conv_eff = eci_const(ctx, EC_C_conv_eff_frac);
+    c->attn_eff = eci_const(ctx, EC_C_sdpa_eff_frac);
+    c->dispatch_scale = 1.0;
+    c->internode_frac = eci_const(ctx, EC_C_internode_busbw_frac);
+    c->n_arch = 0;
+    c->error_log_sd = 0.0;
+}
+
+const char *eci_params_name(int which)
+{
+    return which >= 0 && which < ECI_N_PARAMS ? param_names[which] : NULL;
+}
+
+static int param_index(const char *name, int n)
+{
+    for (int j = 0; j < n; j++)
+        if (strcmp(param_names[j], name) == 0)
+            return j;
+    return -1;
+}
+
+int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c)
+{
+    if (rep->n_params < ECI_N_PARAMS || rep->n_params > EC_FIT_MAX_PARAMS)
+        return eci_error(ctx, EC_EINVAL, "a fit report has %zu parameters, not %d to %d", rep->n_params, ECI_N_PARAMS,
+                         EC_FIT_MAX_PARAMS);
+    for (size_t j = 0; j < rep->n_params; j++) /* check every value before using any */
+        if (!(rep->values[j] > 0) || !isfinite(rep->values[j]))
+            return eci_error(ctx, EC_EINVAL, "fitted parameter '%s'%s%s must be positive",
+                             rep->names[j] ? rep->names[j] : "?", rep->architectures[j][0] ? " of " : "",
+                             rep->architectures[j]);
+    if (!(rep->error_log_sd >= 0) || !isfinite(rep->error_log_sd))
+        return eci_error(ctx, EC_EINVAL, "error_log_sd must be >= 0 and finite");
+    eci_params_default(ctx, c);
+    for (int j = 0; j < ECI_N_PARAMS; j++)
+        if (rep->names[j] == NULL || strcmp(rep->names[j], param_names[j]) != 0 || rep->architectures[j][0])
+            return eci_error(ctx, EC_EINVAL, "fit report entry %d is '%s', expected the global '%s'", j,
+                             rep->names[j] ? rep->names[j] : "(null)", param_names[j]);
+    eci_params_from_array(rep->values, c);
+    for (size_t j = ECI_N_PARAMS; j < rep->n_params; j++) {
+        int which = rep->names[j] ? param_index(rep->names[j], ECI_N_ARCH_PARAMS) : -1;
+        if (which < 0 || rep->architectures[j][0] == '\0')
+            return eci_error(ctx, EC_EINVAL,
+                             "fit report entry %zu ('%s') must be gemm_scale, simt_scale or mem_scale of an "
+                             "architecture",
+                             j, rep->names[j] ? rep->names[j] : "(null)");
+        eci_params_arch *a = eci_params_arch_add(c, rep->architectures[j]);
+        if (a == NULL)
+            return eci_error(ctx, EC_EINVAL, "a fit report names more than %d architectures", ECI_PARAMS_MAX_ARCH);
+        *eci_params_arch_field(a, which) = rep->values[j];
+    }
+    c->error_log_sd = rep->error_log_sd;
+    return EC_OK;
+}
+
+void eci_params_release(ec_ctx *ctx)
+{
+    eci_free(ctx, ctx->fit, sizeof *ctx->fit);
+    eci_free(ctx, ctx->profile_fit, sizeof *ctx->profile_fit);
+    ctx->fit = ctx->profile_fit = NULL;
+    ctx->profile_path[0] = '\0';
+}
+
+int eci_params_keep(ec_ctx *ctx, eci_params **slot)
+{
+    int rc = eci_ctx_on_free(ctx, eci_params_release);
+    if (rc == EC_OK && (*slot = eci_malloc(ctx, sizeof **slot)) == NULL)
+        rc = EC_ENOMEM;
+    return rc;
+}
+
+int eci_params_current(ec_ctx *ctx, const ec_config *cfg, eci_params *c)
+{
+    const eci_params *p;
+    int rc = eci_params_ref(ctx, cfg, c, &p);
+    if (rc == EC_OK && p != c)
+        *c = *p;
+    return rc;
+}
+
+int eci_params_ref(ec_ctx *ctx, const ec_config *cfg, eci_params *buf, const eci_params **out)
+{
+    *out = buf;
+    if (cfg != NULL && cfg->profile[0] != '\0') {
+        if (ctx->profile_fit == NULL || strcmp(ctx->profile_path, cfg->profile) != 0) {
+            ec_fit_report rep;
+            eci_params parsed;
+            int rc = ec_profile_read(ctx, cfg->profile, &rep);
+            if (rc == EC_OK)
+                rc = eci_params_from_report(ctx, &rep, &parsed);
+            if (rc != EC_OK)
+                return eci_error_key(ctx, rc, "profile");
+            eci_input_note(ctx, cfg->profile);
+            if (ctx->profile_fit == NULL && (rc = eci_params_keep(ctx, &ctx->profile_fit)) != EC_OK)
+                return rc;
+            *ctx->profile_fit = parsed;
+            eci_strlcpy(ctx->profile_path, cfg->profile, sizeof ctx->profile_path);
+        }
+        *out = ctx->profile_fit;
+    } else if (ctx->fit != NULL) {
+        *out = ctx->fit;
+    } else {
+        eci_params_default(ctx, buf);
+    }
+    return EC_OK;
+}
+
+void eci_interval_widen(const eci_params *c, double p50, double *p10, double *p90)
+{
+    if (!(p50 > 0))
+        return;
+    double z = ECI_NORMAL_P90; /* p90 of a standard normal, 1.2816 */
+    double model = z * c->error_log_sd;
+    double lo = *p10 > 0 && *p10 < p50 ? log(p50 / *p10) : 0;
+    double hi = *p90 > p50 ? log(*p90 / p50) : 0;
+    *p10 = p50 * exp(-sqrt(lo * lo + model * model));
+    *p90 = p50 * exp(sqrt(hi * hi + model * model));
+}
+
+int ec_ctx_set_fit(ec_ctx *ctx, const ec_fit_report *report)
+{
+    if (ctx == NULL)
+        return EC_EMISUSE;
+    if (report == NULL) {
+        eci_free(ctx, ctx->fit, sizeof *ctx->fit);
+        ctx->fit = NULL;
+        return EC_OK;
+    }
+    eci_params c; /* parse fully before replacing the fit in use */
+    int rc = eci_params_from_report(ctx, report, &c);
+    if (rc != EC_OK)
+        return rc;
+    if (ctx->fit == NULL && (rc = eci_params_keep(ctx, &ctx->fit)) != EC_OK)
+        return rc;
+    *ctx->fit = c;
+    return EC_OK;
+}
+
+/* ---- profiles --------------------------------------------------------------------------- */
+int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path)
+{
+    if (ctx == NULL || report == NULL || path == NULL)
+        return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_profile_write: NULL argument") : EC_EMISUSE;
+    eci_params check; /* write only what can be read back */
+    int rc = eci_params_from_report(ctx, report, &check);
+    if (rc != EC_OK)
+        return rc;
+    for (size_t j = 0; j < report->n_params; j++)
+        if (!isfinite(report->stderrs[j]) || report->stderrs[j] < 0)
+            return eci_error(ctx, EC_EINVAL, "%s: not written: the standard error of %s is %g", path,
+                             report->names[j], report->stderrs[j]);
+    if (!isfinite(report->error_log_sd) || report->error_log_sd < 0)
+        return eci_error(ctx, EC_EINVAL, "%s: not written: error_log_sd is %g", path, report->error_log_sd);
+    ec_csv_writer *wr;
+    if ((rc = ec_csv_open(ctx, path, &wr)) != EC_OK)
+        return rc;
+    const char *header[] = {"parameter", "architecture", "value", "stderr", "meaning"};
+    rc = ec_csv_row(wr, header, 5);
+    for (size_t j = 0; rc == EC_OK && j < report->n_params; j++) {
+        char v[32], e[32];
+        snprintf(v, sizeof v, "%.6g", report->values[j]);
+        snprintf(e, sizeof e, "%.3g", report->stderrs[j]);
+        int which = param_index(report->names[j], ECI_N_PARAMS);
+        const char *row[] = {report->names[j], report->architectures[j], v, e, param_meaning[which]};
+        rc = ec_csv_row(wr, row, 5);
+    }
+    if (rc == EC_OK && report->error_log_sd > 0) {
+        char v[32];
+        snprintf(v, sizeof v, "%.4g", report->error_log_sd);
+        const char *row[] = {ERROR_SD_NAME, "", v, "", ERROR_SD_MEANING};
+        rc = ec_csv_row(wr, row, 5);
+    }
+    if (rc != EC_OK) {
+        ec_csv_abort(wr);
+        return rc;
+    }
+    return ec_csv_close(wr);
+}
+
+/* The architecture a profile cell names, as gpus.csv spells it; EC_EPARSE when no GPU has it. */
+static int known_architecture(ec_ctx *ctx, const eci_table *t, size_t r, int col, const char **out)
+{
+    const char *cell = eci_table_cell(t, r, col);
+    const char *names[64];
+    size_t n = 0;
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        if (eci_name_eq(ctx->gpus[i].architecture, cell)) {
+            *out = ctx->gpus[i].architecture;
+            return EC_OK;
+        }
+        if (n < sizeof names / sizeof names[0])
+            names[n++] = ctx->gpus[i].architecture;
+    }
+    const char *near = eci_nearest(cell, names, n);
+    return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: unknown architecture '%s' (did you mean '%s'?)", eci_table_name(t),
+                     eci_table_line(t, r), col + 1, cell, near ? near : "");
+}
+
+/* One row of a profile into out: a global parameter, an architecture's, or error_log_sd. */
+static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, int c_name, int c_arch, int c_value,
+                            size_t *seen_line, ec_fit_report *out)
+{
+    const char *name = eci_table_cell(t, r, c_name);
+    const char *arch = c_arch >= 0 ? eci_table_cell(t, r, c_arch) : "";
+    const char *path = eci_table_name(t);
+    size_t line = eci_table_line(t, r);
+    if (strcmp(name, ERROR_SD_NAME) == 0)
+        return eci_table_number(ctx, t, r, c_value, 0, 10, &out->error_log_sd);
+    int which = param_index(name, ECI_N_PARAMS);
+    if (which < 0) {
+        const char *near = eci_nearest(name, param_names, ECI_N_PARAMS);
+        return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: unknown parameter '%s' (did you mean '%s'?)", path, line,
+                         c_name + 1, name, near);
+    }
+    size_t j = (size_t)which;
+    if (arch[0] != '\0') {
+        if (which >= ECI_N_ARCH_PARAMS)
+            return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: '%s' is global: only gemm_scale, simt_scale and mem_scale "
+                             "take an architecture", path, line, c_arch + 1, name);
+        int rc = known_architecture(ctx, t, r, c_arch, &arch);
+        if (rc != EC_OK)
+            return rc;
+        for (j = ECI_N_PARAMS; j < out->n_params; j++)
+            if (out->names[j] == param_names[which] && eci_name_eq(out->architectures[j], arch))
+                break;
+        if (j == out->n_params) {
+            if (j == EC_FIT_MAX_PARAMS)
+                return eci_error(ctx, EC_EPARSE, "%s:%zu: more than %d parameters", path, line, EC_FIT_MAX_PARAMS);
+            out->n_params++;
+            out->names[j] = param_names[which];
+            eci_strlcpy(out->architectures[j], arch, EC_NAME_MAX);
+        }
+    }
+    if (seen_line[j] != 0)
+        return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: parameter '%s'%s%s already given on line %zu", path, line,
+                         c_name + 1, name, arch[0] ? " of " : "", arch, seen_line[j]);
+    seen_line[j] = line;
+    return eci_table_number(ctx, t, r, c_value, 1e-6, 1e6, &out->values[j]);
+}
+
+int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out)
+{
+    if (ctx == NULL || path == NULL || out == NULL)
+        return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_profile_read: NULL argument") : EC_EMISUSE;
+    memset(out, 0, sizeof *out);
+    eci_table *t;
+    int rc = eci_table_load(ctx, path, &t);
+    if (rc != EC_OK)
+        return rc;
+    int c_name, c_value;
+    if ((rc = eci_table_require(ctx, t, "parameter", &c_name)) != EC_OK ||
+        (rc = eci_table_require(ctx, t, "value", &c_value)) != EC_OK) {
+        eci_table_free(t);
+        return rc;
+    }
+    int c_arch = eci_table_col(t, "architecture"); /* absent in profiles written before it */
+    eci_params prior;
+    eci_params_default(ctx, &prior);
+    eci_params_to_array(&prior, out->values);
+    if (eci_table_rows(t) == 0) /* ec_profile_write writes every parameter: nothing is a mistake */
+        rc = eci_error(ctx, EC_EPARSE, "%s: no parameters (a profile lists parameter,value rows)", path);
+    out->n_params = ECI_N_PARAMS;
+    for (int j = 0; j < ECI_N_PARAMS; j++)
+        out->names[j] = param_names[j];
+    size_t seen_line[EC_FIT_MAX_PARAMS] = {0};
+    for (size_t r = 0; r < eci_table_rows(t) && rc == EC_OK; r++)
+        rc = read_profile_row(ctx, t, r, c_name, c_arch, c_value, seen_line, out);
+    eci_table_free(t);
+    return rc;
+}

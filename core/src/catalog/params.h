@@ -1,0 +1,77 @@
+/*
+ * catalog/params.h: the fitted physical parameters as a value (params.c).  Calibration
+ * (fit/calibrate.c) produces them as an ec_fit_report, a profile.csv keeps them, the context
+ * holds the ones in use (ec_ctx_set_fit, a models/ folder's profile.csv); pricing reads them
+ * through eci_params_ref and never includes the fitting.
+ */
+#ifndef EC_PARAMS_H
+#define EC_PARAMS_H
+
+#include "catalog/catalog.h"
+
+/* Fitted physical parameters (fit/calibrate.c fits them, profile.csv keeps them); all 1.0 /
+ * the constants.csv priors by default. */
+#define ECI_PARAMS_MAX_ARCH 8
+
+/* The scales that depend on the architecture (its cuBLAS/cuDNN kernels and memory system),
+ * fitted per architecture with a hierarchical prior anchored to the global values; a GPU
+ * whose architecture has no entry uses the global ones. */
+typedef struct eci_params_arch {
+    char name[EC_NAME_MAX]; /* gpus.csv `architecture`, e.g. "ampere" */
+    double gemm_scale, simt_scale, mem_scale;
+} eci_params_arch;
+
+typedef struct eci_params {
+    double gemm_scale;     /* multiplies measured large-GEMM efficiency on tensor cores (tf32, 16-bit) */
+    double simt_scale;     /* multiplies measured large-GEMM efficiency on CUDA cores (fp32, emulated) */
+    double mem_scale;      /* multiplies every measured streaming-bandwidth efficiency */
+    double conv_eff;       /* cuDNN convolution throughput relative to a GEMM */
+    double attn_eff;       /* fused attention throughput relative to a GEMM */
+    double dispatch_scale; /* multiplies the host's per-op dispatch times */
+    double internode_frac; /* NCCL bus bandwidth across nodes over the NICs' link rate, for networks
+                              whose interconnects.csv row has no measured efficiency_frac */
+    size_t n_arch;
+    eci_params_arch arch[ECI_PARAMS_MAX_ARCH];
+    /* Model error: root mean square of log(predicted / measured) over predictions of GPUs
+     * left out of the fit (the profile's error_log_sd row, from leave-one-GPU-out
+     * cross-validation).  0 without a profile: the priors carry no measured error. */
+    double error_log_sd;
+} eci_params;
+
+/* The parameters one by one, in the order of a fit report's global entries; the first
+ * ECI_N_ARCH_PARAMS may also take a value per architecture. */
+enum { ECI_P_GEMM, ECI_P_SIMT, ECI_P_MEM, ECI_P_CONV, ECI_P_ATTN, ECI_P_DISPATCH, ECI_P_NET, ECI_N_PARAMS };
+#define ECI_N_ARCH_PARAMS 3
+/* The name of parameter `which` as profile.csv spells it ("gemm_scale"), NULL out of range. */
+EC_INTERNAL const char *eci_params_name(int which);
+/* The global values as an array in that order, and back. */
+EC_INTERNAL void eci_params_to_array(const eci_params *c, double *x);
+EC_INTERNAL void eci_params_from_array(const double *x, eci_params *c);
+/* Parameter `which` (ECI_P_GEMM, _SIMT or _MEM) of an architecture's entry. */
+EC_INTERNAL double *eci_params_arch_field(eci_params_arch *a, int which);
+/* The entry for an architecture, added with the global values when absent; NULL when full. */
+EC_INTERNAL eci_params_arch *eci_params_arch_add(eci_params *c, const char *architecture);
+/* The priors: 1.0 scales and constants.csv's efficiencies. */
+EC_INTERNAL void eci_params_default(const ec_ctx *ctx, eci_params *c);
+/* The parameters a prediction of cfg uses: its profile= file, else the context's fit, else
+ * the priors (params.c). */
+EC_INTERNAL int eci_params_current(ec_ctx *ctx, const ec_config *cfg, eci_params *c);
+/* The same without a copy: *out points to the context's profile or fit (valid until the context
+ * reads another profile or fits again), or to buf filled with the priors. */
+EC_INTERNAL int eci_params_ref(ec_ctx *ctx, const ec_config *cfg, eci_params *buf, const eci_params **out);
+/* The per-architecture entry for an architecture name, NULL when it has none (params.c). */
+EC_INTERNAL const eci_params_arch *eci_params_arch_find(const eci_params *c, const char *architecture);
+/* Check a fit report and turn it into parameters (params.c); EC_EINVAL naming the bad entry. */
+EC_INTERNAL int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c);
+/* Widen a p10/p50/p90 interval (in any quantity proportional to step time or throughput) by
+ * the model error: in log space the interval's own half-widths and z_0.9 x error_log_sd
+ * add in quadrature (independent errors), so p10 = p50 exp(-sqrt(lo^2 + (z sd)^2)) and
+ * likewise p90.  *p10 and *p90 hold the interval to widen (p50 for a point prediction). */
+EC_INTERNAL void eci_interval_widen(const eci_params *c, double p50, double *p10, double *p90);
+/* Room for a set of parameters the context keeps (ctx->fit, ctx->profile_fit) into *slot,
+ * freed with the context; EC_ENOMEM when there is none. */
+EC_INTERNAL int eci_params_keep(ec_ctx *ctx, eci_params **slot);
+/* Free the context's fitted parameters (registered with eci_ctx_on_free). */
+EC_INTERNAL void eci_params_release(ec_ctx *ctx);
+
+#endif /* EC_PARAMS_H */

@@ -1,0 +1,358 @@
+/*
+ * calibrate.c: fits the few physical parameters of eci_params to measured runs (docs/DESIGN.md 6)
+ * with GSL's trust-region nonlinear least squares (gsl_multifit_nlinear, Levenberg-
+ * Marquardt, finite-difference Jacobian) on r_i = log(predicted_i / measured_i) / s, with s
+ * = calib_run_log_sd the scatter of one run about the model, plus one prior residual per
+ * parameter, so that parameters no run exercises stay at their prior:
+ *   global parameters:   (log x_j - log x0_j) / 1          (one e-fold, weak);
+ *   per architecture a:  log(x_aj / x_j) / calib_arch_log_sd  (a hierarchical prior: the
+ *                        architecture's GEMM and bandwidth scales are pooled to the global
+ *                        ones, the more so the fewer runs it has).
+ * Parameters are fitted in log space so they stay positive.  Leave-one-GPU-out
+ * cross-validation measures the held-out error that widens prediction intervals.  The
+ * parameters themselves, their profile CSV and which a prediction uses are catalog/params.c's.
+ */
+#include "catalog/consts.h"
+#include "sim/predict.h"
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the fit ------------------------------------------------------------------------ */
+
+/* One per-architecture parameter of the fit: log(architecture value / global value). */
+typedef struct arch_slot {
+    int arch;  /* index into fit_data.arch */
+    int which; /* ECI_P_GEMM, ECI_P_SIMT or ECI_P_MEM */
+} arch_slot;
+
+#define MAX_SLOTS (ECI_PARAMS_MAX_ARCH * ECI_N_ARCH_PARAMS)
+/* Iterations of the trust-region driver at most. */
+#define MAX_ITER 100
+
+typedef struct fit_data {
+    ec_ctx *ctx;
+    const ec_runs *runs;
+    const size_t *rows;   /* indices of the runs fitted */
+    size_t n_rows;
+    double prior_log[ECI_N_PARAMS];
+    char arch[ECI_PARAMS_MAX_ARCH][EC_NAME_MAX];
+    size_t n_arch;
+    arch_slot slot[MAX_SLOTS];
+    size_t n_slots;
+    double arch_sd;       /* calib_arch_log_sd */
+    double run_sd;        /* calib_run_log_sd */
+    int failed;
+    int cancelled;        /* the progress callback asked to stop (residuals then fail the fit) */
+    size_t iter;          /* iterations so far (the driver's callback) */
+} fit_data;
+
+static size_t n_fit_params(const fit_data *d)
+{
+    return ECI_N_PARAMS + d->n_slots;
+}
+
+/* Parameters from the fit's log-space vector. */
+static void x_to_calib(const fit_data *d, const double *x, eci_params *c)
+{
+    double v[ECI_N_PARAMS];
+    for (int j = 0; j < ECI_N_PARAMS; j++)
+        v[j] = exp(x[j]);
+    eci_params_default(d->ctx, c);
+    eci_params_from_array(v, c);
+    for (size_t a = 0; a < d->n_arch; a++)
+        eci_params_arch_add(c, d->arch[a]);
+    for (size_t s = 0; s < d->n_slots; s++)
+        *eci_params_arch_field(&c->arch[d->slot[s].arch], d->slot[s].which) = v[d->slot[s].which] * exp(x[ECI_N_PARAMS + s]);
+}
+
+static int residuals(const gsl_vector *xv, void *params, gsl_vector *f)
+{
+    fit_data *d = params;
+    double x[EC_FIT_MAX_PARAMS];
+    for (size_t j = 0; j < n_fit_params(d); j++)
+        x[j] = gsl_vector_get(xv, j);
+    eci_params c;
+    x_to_calib(d, x, &c);
+    if (eci_progress(d->ctx, "calibrate", (double)d->iter, MAX_ITER) != EC_OK) {
+        d->cancelled = 1;
+        return GSL_EBADFUNC; /* the driver stops and returns this */
+    }
+    for (size_t i = 0; i < d->n_rows; i++) {
+        const ec_run *run = ec_runs_get(d->runs, d->rows[i]);
+        ec_result res;
+        double r = 0;
+        if (eci_predict(d->ctx, &run->config, &c, &res) == EC_OK) {
+            double pred = ec_result_metric(&res, run->metric);
+            if (pred > 0 && isfinite(pred))
+                r = log(pred / run->value) / d->run_sd;
+        } else {
+            d->failed = 1;
+        }
+        gsl_vector_set(f, i, r);
+    }
+    for (int j = 0; j < ECI_N_PARAMS; j++)
+        gsl_vector_set(f, d->n_rows + (size_t)j, x[j] - d->prior_log[j]);
+    for (size_t s = 0; s < d->n_slots; s++)
+        gsl_vector_set(f, d->n_rows + ECI_N_PARAMS + s, x[ECI_N_PARAMS + s] / d->arch_sd);
+    return GSL_SUCCESS;
+}
+
+/* MAPE of the fitted rows under c; *left_out (when not NULL) counts the rows whose
+ * prediction fails or is not a positive finite number, which are not counted. */
+static double mape(fit_data *d, const eci_params *c, size_t *left_out)
+{
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < d->n_rows; i++) {
+        const ec_run *run = ec_runs_get(d->runs, d->rows[i]);
+        ec_result res;
+        double pred = 0;
+        if (eci_predict(d->ctx, &run->config, c, &res) == EC_OK)
+            pred = ec_result_metric(&res, run->metric);
+        if (!(pred > 0 && isfinite(pred)))
+            continue;
+        sum += fabs(pred - run->value) / run->value;
+        n++;
+    }
+    if (left_out != NULL)
+        *left_out = d->n_rows - n;
+    return n ? sum / (double)n : 0;
+}
+
+static void driver_callback(const size_t iter, void *params, const gsl_multifit_nlinear_workspace *w)
+{
+    (void)w;
+    ((fit_data *)params)->iter = iter;
+}
+
+/* Add the per-architecture parameters the run exercises: the GEMM scale of the unit its
+ * precision runs on (tensor or CUDA cores) and the bandwidth scale. */
+static void add_arch_slots(fit_data *d, const eci_gpu *g, int precision, const eci_params *start)
+{
+    size_t a = 0;
+    while (a < d->n_arch && !eci_name_eq(d->arch[a], g->architecture))
+        a++;
+    if (a == d->n_arch) {
+        if (d->n_arch == ECI_PARAMS_MAX_ARCH)
+            return; /* more architectures than entries: the rest use the global values */
+        eci_strlcpy(d->arch[d->n_arch++], g->architecture, EC_NAME_MAX);
+    }
+    eci_rates r;
+    eci_rates_init(d->ctx, g, precision, start, &r);
+    int used[2] = {r.tensor_cores ? ECI_P_GEMM : ECI_P_SIMT, ECI_P_MEM};
+    for (int u = 0; u < 2; u++) {
+        size_t s = 0;
+        while (s < d->n_slots && !(d->slot[s].arch == (int)a && d->slot[s].which == used[u]))
+            s++;
+        if (s == d->n_slots)
+            d->slot[d->n_slots++] = (arch_slot){.arch = (int)a, .which = used[u]};
+    }
+}
+
+/* The rows to fit (use mask, each must be predictable) and the architectures they exercise. */
+static int select_runs(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, const eci_params *start,
+                       size_t *rows, fit_data *d)
+{
+    size_t n_runs = ec_runs_count(runs);
+    for (size_t i = 0; i < n_runs; i++) {
+        if (use != NULL && !use[i])
+            continue;
+        ec_result res;
+        const ec_run *run = ec_runs_get(runs, i);
+        int prc = eci_predict(ctx, &run->config, start, &res);
+        if (prc != EC_OK) {
+            char why[EC_ERRMSG_MAX]; /* the message is rewritten below: copy it out first */
+            eci_strlcpy(why, ec_ctx_errmsg(ctx), sizeof why);
+            /* out of memory stays out of memory; anything else is a run the model refuses */
+            return eci_error(ctx, prc == EC_ENOMEM ? EC_ENOMEM : EC_EINVAL, "run '%s' (line %zu) cannot be predicted: %s",
+                             run->id, run->line, why);
+        }
+        rows[d->n_rows++] = i;
+        add_arch_slots(d, eci_hw_find(ctx, run->config.gpu), run->config.precision, start);
+    }
+    if (d->n_rows == 0)
+        return eci_error(ctx, EC_EINVAL, "no runs to calibrate on");
+    return EC_OK;
+}
+
+/* Values and standard errors of the report from the fit's position and covariance.  A
+ * per-architecture value is exp(x_global + x_slot): its log variance is
+ * var_g + var_s + 2 cov_gs. */
+static void fill_report(const fit_data *d, const gsl_vector *xf, const gsl_matrix *covar, double scale,
+                        ec_fit_report *out)
+{
+    out->n_params = n_fit_params(d);
+    for (int j = 0; j < ECI_N_PARAMS; j++) {
+        out->names[j] = eci_params_name(j);
+        out->architectures[j][0] = '\0';
+        out->values[j] = exp(gsl_vector_get(xf, (size_t)j));
+        out->stderrs[j] = out->values[j] * sqrt(gsl_matrix_get(covar, (size_t)j, (size_t)j) * scale);
+    }
+    for (size_t s = 0; s < d->n_slots; s++) {
+        size_t j = ECI_N_PARAMS + s, w = (size_t)d->slot[s].which;
+        out->names[j] = eci_params_name(w);
+        eci_strlcpy(out->architectures[j], d->arch[d->slot[s].arch], EC_NAME_MAX);
+        out->values[j] = exp(gsl_vector_get(xf, w) + gsl_vector_get(xf, j));
+        double var = gsl_matrix_get(covar, w, w) + gsl_matrix_get(covar, j, j) + 2 * gsl_matrix_get(covar, w, j);
+        out->stderrs[j] = out->values[j] * sqrt(var > 0 ? var * scale : 0);
+    }
+}
+
+int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out)
+{
+    if (ctx == NULL || runs == NULL || out == NULL)
+        return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_calibrate: NULL argument") : EC_EMISUSE;
+    memset(out, 0, sizeof *out);
+    size_t n_runs = ec_runs_count(runs);
+    size_t *rows = eci_calloc(ctx, n_runs ? n_runs : 1, sizeof *rows);
+    if (rows == NULL)
+        return EC_ENOMEM;
+    eci_params start; /* the priors of constants.csv, whatever fit the context uses now */
+    eci_params_default(ctx, &start);
+    fit_data d = {.ctx = ctx, .runs = runs, .rows = rows, .arch_sd = eci_const(ctx, EC_C_calib_arch_log_sd),
+                  .run_sd = eci_const(ctx, EC_C_calib_run_log_sd)};
+    int rc = select_runs(ctx, runs, use, &start, rows, &d);
+    if (rc != EC_OK) {
+        eci_free(ctx, rows, n_runs * sizeof *rows);
+        return rc;
+    }
+    size_t n = d.n_rows, p = n_fit_params(&d);
+    double x0[ECI_N_PARAMS];
+    eci_params_to_array(&start, x0);
+    for (int j = 0; j < ECI_N_PARAMS; j++)
+        d.prior_log[j] = log(x0[j]);
+
+    const gsl_multifit_nlinear_type *T = gsl_multifit_nlinear_trust;
+    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+    size_t nres = n + p;
+    gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(T, &fp, nres, p);
+    gsl_vector *x = gsl_vector_alloc(p);
+    gsl_matrix *covar = gsl_matrix_alloc(p, p);
+    if (w == NULL || x == NULL || covar == NULL) {
+        rc = eci_error(ctx, EC_ENOMEM, "out of memory allocating the fit workspace");
+        goto done;
+    }
+    gsl_vector_set_zero(x); /* architecture ratios start at 1 */
+    for (int j = 0; j < ECI_N_PARAMS; j++)
+        gsl_vector_set(x, (size_t)j, d.prior_log[j]);
+    gsl_multifit_nlinear_fdf fdf = {.f = residuals, .df = NULL, .fvv = NULL, .n = nres, .p = p, .params = &d};
+    if (gsl_multifit_nlinear_init(x, &fdf, w) != GSL_SUCCESS) {
+        rc = d.cancelled ? EC_ECANCELED : eci_error(ctx, EC_EDOM, "the fit could not start");
+        goto done;
+    }
+    int info = 0;
+    int status = gsl_multifit_nlinear_driver(MAX_ITER, 1e-8, 1e-8, 1e-8, driver_callback, &d, &info, w);
+    if (d.cancelled) {
+        rc = EC_ECANCELED; /* the message is eci_progress's */
+        goto done;
+    }
+    if (status != GSL_SUCCESS && status != GSL_EMAXITER) {
+        rc = eci_error(ctx, EC_EDOM, "the fit did not converge: %s", gsl_strerror(status));
+        goto done;
+    }
+    /* Standard errors: sqrt(diag((J^T J)^-1) x chi^2 / dof). */
+    gsl_matrix *J = gsl_multifit_nlinear_jac(w);
+    gsl_multifit_nlinear_covar(J, 0.0, covar);
+    double chi;
+    gsl_blas_ddot(gsl_multifit_nlinear_residual(w), gsl_multifit_nlinear_residual(w), &chi);
+    double dof = nres > p ? (double)(nres - p) : 1.0;
+    fill_report(&d, gsl_multifit_nlinear_position(w), covar, chi / dof, out);
+    out->n_runs = n;
+    out->iterations = gsl_multifit_nlinear_niter(w);
+    out->mape_before_frac = mape(&d, &start, NULL);
+    /* Every value and standard error finite (issue 20: a profile of -nan standard errors was
+     * written with exit 0), or the fit is refused naming the parameter. */
+    for (size_t j = 0; j < out->n_params; j++)
+        if (!isfinite(out->values[j]) || !isfinite(out->stderrs[j]) || out->stderrs[j] < 0) {
+            rc = eci_error(ctx, EC_EDOM, "the fit's %s%s%s is %g with standard error %g: the runs do not "
+                           "determine it", out->names[j], out->architectures[j][0] ? " for " : "",
+                           out->architectures[j], out->values[j], out->stderrs[j]);
+            goto done;
+        }
+    eci_params fitted;
+    if ((rc = eci_params_from_report(ctx, out, &fitted)) == EC_OK)
+        out->mape_after_frac = mape(&d, &fitted, &out->n_left_out);
+done:
+    gsl_multifit_nlinear_free(w);
+    gsl_vector_free(x);
+    gsl_matrix_free(covar);
+    eci_free(ctx, rows, n_runs * sizeof *rows);
+    return rc;
+}
+
+/* ---- leave-one-GPU-out cross-validation ---------------------------------------------- */
+
+int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report)
+{
+    if (ctx == NULL || runs == NULL || report == NULL)
+        return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_calibrate_cv: NULL argument") : EC_EMISUSE;
+    size_t n = ec_runs_count(runs);
+    /* gpu[i]: the profile of run i (aliases resolved), NULL when not used */
+    const eci_gpu **gpu = eci_calloc(ctx, n ? n : 1, sizeof *gpu);
+    unsigned char *train = eci_calloc(ctx, n ? n : 1, 1);
+    int rc = gpu != NULL && train != NULL ? EC_OK : EC_ENOMEM;
+    size_t n_gpus = 0;
+    for (size_t i = 0; rc == EC_OK && i < n; i++) {
+        if (use != NULL && !use[i])
+            continue;
+        const ec_run *run = ec_runs_get(runs, i);
+        if ((gpu[i] = eci_hw_find(ctx, run->config.gpu)) == NULL) {
+            rc = EC_ENOTFOUND;
+            break;
+        }
+        size_t k = 0;
+        while (k < i && gpu[k] != gpu[i])
+            k++;
+        n_gpus += k == i;
+    }
+    if (rc == EC_OK && n_gpus < 2)
+        rc = eci_error(ctx, EC_EINVAL, "cross-validation needs runs on at least two GPUs (got %zu)", n_gpus);
+    double sum_sq = 0, sum_abs = 0;
+    size_t count = 0;
+    for (size_t k = 0; rc == EC_OK && k < n; k++) {
+        size_t first = 0; /* each GPU once: at its first run */
+        while (first < k && gpu[first] != gpu[k])
+            first++;
+        if (gpu[k] == NULL || first != k)
+            continue;
+        for (size_t i = 0; i < n; i++)
+            train[i] = gpu[i] != NULL && gpu[i] != gpu[k];
+        ec_fit_report fold;
+        eci_params c;
+        if ((rc = eci_progress(ctx, "cross-validate", (double)k, (double)n)) != EC_OK)
+            break;
+        if ((rc = ec_calibrate(ctx, runs, train, &fold)) != EC_OK || (rc = eci_params_from_report(ctx, &fold, &c)) != EC_OK)
+            break;
+        for (size_t i = 0; rc == EC_OK && i < n; i++) {
+            if (gpu[i] != gpu[k])
+                continue;
+            const ec_run *run = ec_runs_get(runs, i);
+            ec_result res;
+            if ((rc = eci_predict(ctx, &run->config, &c, &res)) != EC_OK)
+                break;
+            double pred = ec_result_metric(&res, run->metric);
+            if (!(pred > 0 && isfinite(pred))) {
+                report->n_left_out++; /* counted, not averaged */
+                continue;
+            }
+            double r = log(pred / run->value);
+            sum_sq += r * r;
+            sum_abs += fabs(pred - run->value) / run->value;
+            count++;
+        }
+    }
+    if (rc == EC_OK) {
+        report->error_log_sd = count ? sqrt(sum_sq / (double)count) : 0;
+        report->cv_mape_frac = count ? sum_abs / (double)count : 0;
+        report->cv_runs = count;
+    }
+    eci_free(ctx, gpu, (n ? n : 1) * sizeof *gpu);
+    eci_free(ctx, train, n ? n : 1);
+    return rc;
+}

@@ -1,0 +1,465 @@
+/*
+ * comm.c: multi-GPU communication (docs/DESIGN.md 3.3, modeling.md 6).
+ *   - Topology -> ring bus bandwidth: the slowest link a ring of the job's GPUs crosses,
+ *     from the GPU's link figures (gpus.csv: NVLink per direction, measured pinned H2D for
+ *     the PCIe link) times the measured NCCL bus-bandwidth fractions of constants.csv
+ *     (NVSwitch, NVLink bridge, PCIe peer-to-peer, PCIe through host memory), the A16
+ *     board's shared Gen4 x16 uplink, and the network between nodes.
+ *   - DataParallel's scatter and gather are CUDA peer copies, not NCCL: over the ring's links
+ *     where the GPUs have peer-to-peer, else staged through host memory at the idle rate
+ *     (constants.csv pcie_host_copy_frac), not NCCL's fitted in-training one.
+ *   - Collective times: ring all-reduce alpha*2(n-1) + 2(n-1)/n * S / busbw; broadcast and
+ *     reduce alpha*(n-1) + S / busbw (nccl-tests PERFORMANCE.md bus factors).
+ *   - DDP's Reducer: buckets filled in gradient-ready order, all-reduced on a second stream
+ *     while backward goes on; only what is left when backward ends is exposed, and the
+ *     backward kernels that run beside an all-reduce are slowed by it (constants.csv
+ *     overlap_compute_slowdown_frac, measured by Lee et al. 2025).
+ *   - Message size: busbw ramps up with the message (NCCL latency and protocol); the
+ *     measured 8x A100 NVSwitch curve (constants.csv nccl_ramp_*, stas00/ml-engineering) read
+ *     at the size with the same latency-to-bandwidth ratio on this topology (comm.h).
+ *   - Stragglers: a synchronous step waits for the slowest of n GPUs; the expected maximum
+ *     of n normal draws comes from GSL integration of n x phi(x) Phi(x)^(n-1).
+ */
+#include "model/comm.h"
+#include "catalog/consts.h"
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_integration.h>
+#include <gsl/gsl_interp.h>
+#include <gsl/gsl_math.h>
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+static const char *const topologies[] = {"nvlink", "pcie-switch", "pcie-host", "a16-board"};
+#define N_TOPOLOGIES (sizeof topologies / sizeof topologies[0])
+
+static double min2(double a, double b)
+{
+    return a < b ? a : b;
+}
+
+/* One GPU's PCIe link as NCCL's ring sees it: peer-to-peer when the GPU allows it. */
+static double pcie_busbw(const ec_ctx *ctx, const eci_gpu *g, int p2p)
+{
+    return g->h2d_pinned_bytes_per_s *
+           eci_const(ctx, p2p && g->p2p ? EC_C_pcie_p2p_busbw_frac : EC_C_pcie_host_busbw_frac);
+}
+
+/* A CUDA peer copy that the driver stages through host memory: the ring's links move the
+ * same bytes, but the through-host rate of an idle copy, not of NCCL in a training job. */
+static double host_copy_bytes_per_s(const ec_ctx *ctx, double link_bytes_per_s)
+{
+    return link_bytes_per_s * eci_const(ctx, EC_C_pcie_host_copy_frac);
+}
+
+/* NVLink: NVSwitch / SXM boards run every GPU at its NVLink rate; PCIe cards with a bridge
+ * are joined in pairs, so a ring of more than two crosses PCIe between the pairs. */
+static int nvlink_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
+{
+    if (g->nvlink_bytes_per_s <= 0)
+        return eci_error(ctx, EC_EINVAL, "key 'topology': %s has no NVLink; use pcie-switch or pcie-host", g->id);
+    if (strcmp(g->default_topology, "nvlink") == 0) {
+        c->busbw_bytes_per_s = g->nvlink_bytes_per_s * eci_const(ctx, EC_C_nvlink_busbw_frac);
+        c->bottleneck = "nvlink";
+        return EC_OK;
+    }
+    c->busbw_bytes_per_s = g->nvlink_bytes_per_s * eci_const(ctx, EC_C_nvlink_bridge_busbw_frac);
+    c->bottleneck = "nvlink-bridge";
+    if (per_node > 2 && pcie_busbw(ctx, g, 1) < c->busbw_bytes_per_s) {
+        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
+        if (!g->p2p)
+            c->copy_bytes_per_s = host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
+        c->bottleneck = "pcie between bridged pairs";
+    }
+    return EC_OK;
+}
+
+/* A16-style boards: each GPU's own link to the board's switch, and, with more than one
+ * board, the board's uplink, which the ring crosses once each way through the host. */
+static int board_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
+{
+    if (g->gpus_per_board < 2)
+        return eci_error(ctx, EC_EINVAL, "key 'topology': a16-board needs a multi-GPU board; %s has one GPU per board",
+                         g->id);
+    double lane_bytes_per_s = g->h2d_pinned_bytes_per_s / g->pcie_lanes;
+    double uplink = lane_bytes_per_s * eci_const(ctx, EC_C_board_uplink_lanes);
+    int on_board = per_node < g->gpus_per_board ? per_node : g->gpus_per_board;
+    c->boards = (per_node + g->gpus_per_board - 1) / g->gpus_per_board;
+    c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
+    c->copy_bytes_per_s = c->busbw_bytes_per_s;
+    c->bottleneck = "gpu pcie link";
+    double across = uplink * eci_const(ctx, EC_C_pcie_host_busbw_frac);
+    if (c->boards > 1 && across < c->busbw_bytes_per_s) {
+        c->busbw_bytes_per_s = across;
+        c->copy_bytes_per_s = min2(c->copy_bytes_per_s, host_copy_bytes_per_s(ctx, uplink));
+        c->bottleneck = "board uplink";
+    }
+    /* Host-to-device copies of the GPUs of one board share the uplink. */
+    c->h2d_share_frac = min2(1.0, uplink / (on_board * g->h2d_pinned_bytes_per_s));
+    return EC_OK;
+}
+
+/* The measured ramp from constants.csv, as log size and fraction of its plateau. */
+/* The ramp's Steffen interpolant, one per context: every eci_comm of a sweep reads the
+ * same constants.csv points, so it is built once (again only if the points change).
+ * With it, the times of recent collectives: a sweep prices the same gradient buckets over
+ * the same groups again and again (each costs two logarithms and an interpolation).  An
+ * entry is keyed by every input of the time besides the ramp's points, which this cache
+ * lives with (new points, a new cache). */
+#define COLL_MEMO 256 /* a power of two: the slot is a hash of the key, masked */
+typedef struct coll_memo {
+    double bytes, n, busbw, hop, ref_busbw, ref_ranks; /* the message, the group, the ramp's reference */
+    int kind, points;                                  /* an eci_coll, or -1: eci_comm_allreduce_s */
+    int used;
+    double s;
+} coll_memo;
+
+struct eci_ramp_cache {
+    gsl_interp *fn;
+    double log_bytes[ECI_RAMP_MAX], frac[ECI_RAMP_MAX];
+    coll_memo memo[COLL_MEMO];
+};
+
+void eci_comm_ctx_free(ec_ctx *ctx)
+{
+    if (ctx->comm_ramp == NULL)
+        return;
+    gsl_interp_free(ctx->comm_ramp->fn);
+    eci_free(ctx, ctx->comm_ramp, sizeof *ctx->comm_ramp);
+    ctx->comm_ramp = NULL;
+}
+
+static int ramp_interp(ec_ctx *ctx, eci_comm *c)
+{
+    struct eci_ramp_cache *r = ctx->comm_ramp;
+    if (r != NULL && memcmp(r->log_bytes, c->ramp_log_bytes, sizeof r->log_bytes) == 0 &&
+        memcmp(r->frac, c->ramp_frac, sizeof r->frac) == 0) {
+        c->ramp_fn = r->fn;
+        return EC_OK;
+    }
+    eci_comm_ctx_free(ctx);
+    int rc = eci_ctx_on_free(ctx, eci_comm_ctx_free);
+    if (rc != EC_OK)
+        return rc;
+    if ((r = eci_calloc(ctx, 1, sizeof *r)) == NULL)
+        return EC_ENOMEM;
+    memcpy(r->log_bytes, c->ramp_log_bytes, sizeof r->log_bytes);
+    memcpy(r->frac, c->ramp_frac, sizeof r->frac);
+    r->fn = gsl_interp_alloc(gsl_interp_steffen, ECI_RAMP_MAX);
+    if (r->fn == NULL || gsl_interp_init(r->fn, r->log_bytes, r->frac, ECI_RAMP_MAX) != GSL_SUCCESS) {
+        if (r->fn != NULL)
+            gsl_interp_free(r->fn);
+        eci_free(ctx, r, sizeof *r);
+        return eci_error(ctx, EC_ENOMEM, "comm: cannot set up the NCCL ramp interpolation");
+    }
+    ctx->comm_ramp = r;
+    c->ramp_fn = r->fn;
+    c->cache = r;
+    return EC_OK;
+}
+
+static int load_ramp(ec_ctx *ctx, eci_comm *c)
+{
+    static const int bytes_id[ECI_RAMP_MAX] = {EC_C_nccl_ramp_bytes_1, EC_C_nccl_ramp_bytes_2, EC_C_nccl_ramp_bytes_3,
+                                               EC_C_nccl_ramp_bytes_4, EC_C_nccl_ramp_bytes_5, EC_C_nccl_ramp_bytes_6,
+                                               EC_C_nccl_ramp_bytes_7, EC_C_nccl_ramp_bytes_8};
+    static const int busbw_id[ECI_RAMP_MAX] = {EC_C_nccl_ramp_busbw_1, EC_C_nccl_ramp_busbw_2, EC_C_nccl_ramp_busbw_3,
+                                               EC_C_nccl_ramp_busbw_4, EC_C_nccl_ramp_busbw_5, EC_C_nccl_ramp_busbw_6,
+                                               EC_C_nccl_ramp_busbw_7, EC_C_nccl_ramp_busbw_8};
+    double plateau = eci_const(ctx, busbw_id[ECI_RAMP_MAX - 1]);
+    const struct eci_ramp_cache *r = ctx->comm_ramp;
+    if (r != NULL) { /* constants.csv is read once per context: the points it gave last time */
+        memcpy(c->ramp_log_bytes, r->log_bytes, sizeof r->log_bytes);
+        memcpy(c->ramp_frac, r->frac, sizeof r->frac);
+        c->ramp_points = ECI_RAMP_MAX;
+        c->ramp_ref_busbw_bytes_per_s = plateau;
+        c->ramp_ref_ranks = eci_const(ctx, EC_C_nccl_ramp_ranks);
+        c->ramp_fn = r->fn;
+        c->cache = ctx->comm_ramp;
+        return EC_OK;
+    }
+    for (int i = 0; i < ECI_RAMP_MAX; i++) {
+        double s = eci_const(ctx, bytes_id[i]), b = eci_const(ctx, busbw_id[i]);
+        if (s <= 0 || b <= 0 || b > plateau || (i > 0 && log(s) <= c->ramp_log_bytes[i - 1]))
+            return eci_error(ctx, EC_EINVAL, "constants.csv: nccl_ramp_bytes_%d / nccl_ramp_busbw_%d must be positive, "
+                             "sizes increasing, and no busbw above the last point's", i + 1, i + 1);
+        c->ramp_log_bytes[i] = log(s);
+        c->ramp_frac[i] = b / plateau;
+    }
+    c->ramp_points = ECI_RAMP_MAX;
+    c->ramp_ref_busbw_bytes_per_s = plateau;
+    c->ramp_ref_ranks = eci_const(ctx, EC_C_nccl_ramp_ranks);
+    return ramp_interp(ctx, c);
+}
+
+int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes,
+                  double network_bytes_per_s, double measured_busbw_bytes_per_s, eci_comm *c)
+{
+    memset(c, 0, sizeof *c);
+    c->n = n;
+    c->nodes = nodes;
+    c->boards = 1;
+    c->hop_latency_s = eci_const(ctx, EC_C_allreduce_hop_latency_s);
+    c->h2d_share_frac = 1.0;
+    int per_node = (n + nodes - 1) / nodes;
+    int rc = EC_OK;
+    if (strcmp(topology, "nvlink") == 0) {
+        rc = nvlink_busbw(ctx, g, per_node, c);
+    } else if (strcmp(topology, "pcie-switch") == 0) {
+        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
+        c->copy_bytes_per_s = g->p2p ? c->busbw_bytes_per_s : host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
+        c->bottleneck = g->p2p ? "pcie peer-to-peer" : "pcie through host (no p2p)";
+    } else if (strcmp(topology, "pcie-host") == 0) {
+        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 0);
+        c->copy_bytes_per_s = host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
+        c->bottleneck = "pcie through host";
+    } else if (strcmp(topology, "a16-board") == 0) {
+        rc = board_busbw(ctx, g, per_node, c);
+    } else {
+        const char *near = eci_nearest(topology, topologies, N_TOPOLOGIES);
+        return eci_error(ctx, EC_EINVAL, "key 'topology': unknown topology '%s' (did you mean '%s'? choices: "
+                         "nvlink, pcie-switch, pcie-host, a16-board)", topology, near);
+    }
+    if (rc != EC_OK)
+        return rc;
+    if (c->copy_bytes_per_s <= 0) /* peer-to-peer paths: copies and rings use the same links */
+        c->copy_bytes_per_s = c->busbw_bytes_per_s;
+    if (measured_busbw_bytes_per_s > 0) { /* the ring's rate as measured on the user's machine;
+                                           * peer copies keep the topology's path */
+        c->busbw_bytes_per_s = measured_busbw_bytes_per_s;
+        c->bottleneck = "measured busbw (busbw_gbyte_per_s)";
+    }
+    c->intra_busbw_bytes_per_s = c->busbw_bytes_per_s;
+    if (nodes > 1) { /* a ring over nodes crosses each node's network once each way */
+        double net = network_bytes_per_s > 0 ? network_bytes_per_s : eci_const(ctx, EC_C_internode_bytes_per_s);
+        if (net < c->busbw_bytes_per_s) {
+            c->busbw_bytes_per_s = net;
+            c->bottleneck = "network between nodes";
+        }
+        c->copy_bytes_per_s = min2(c->copy_bytes_per_s, net);
+    }
+    return load_ramp(ctx, c);
+}
+
+double eci_comm_busbw_at(const eci_comm *c, double bytes, double ring_steps)
+{
+    if (c->ramp_points < 2 || bytes <= 0 || ring_steps <= 0)
+        return c->busbw_bytes_per_s;
+    double equiv = bytes * (c->ramp_ref_ranks / ring_steps) * (c->ramp_ref_busbw_bytes_per_s / c->busbw_bytes_per_s);
+    double x = log(equiv), frac;
+    int last = c->ramp_points - 1;
+    if (x >= c->ramp_log_bytes[last]) {
+        frac = c->ramp_frac[last];
+    } else if (x <= c->ramp_log_bytes[0]) { /* latency-bound: time flat, busbw grows with size */
+        frac = c->ramp_frac[0] * exp(x - c->ramp_log_bytes[0]);
+    } else {
+        if (c->ramp_fn == NULL ||
+            gsl_interp_eval_e(c->ramp_fn, c->ramp_log_bytes, c->ramp_frac, x, NULL, &frac) != GSL_SUCCESS)
+            frac = c->ramp_frac[last];
+    }
+    return c->busbw_bytes_per_s * frac;
+}
+
+/* The cache entry of a collective of `bytes` over n ranks at busbw (kind: an eci_coll, -1 for
+ * eci_comm_allreduce_s) on c's ramp: *hit when it holds the time, else the slot to fill
+ * (memo_put).  NULL when c has no cache (an eci_comm made by hand). */
+static coll_memo *memo_get(const eci_comm *c, int kind, double bytes, double n, double busbw, double hop, int *hit)
+{
+    *hit = 0;
+    if (c->cache == NULL)
+        return NULL;
+    uint64_t b;
+    memcpy(&b, &bytes, sizeof b);
+    b ^= b >> 29;
+    b = (b ^ ((uint64_t)n * 0x9e3779b97f4a7c15u) ^ (uint64_t)(kind + 2)) * 0xbf58476d1ce4e5b9u;
+    coll_memo *m = &c->cache->memo[(b >> 40) & (COLL_MEMO - 1)];
+    *hit = m->used && m->bytes == bytes && m->n == n && m->busbw == busbw && m->hop == hop && m->kind == kind &&
+           m->ref_busbw == c->ramp_ref_busbw_bytes_per_s && m->ref_ranks == c->ramp_ref_ranks &&
+           m->points == c->ramp_points;
+    return m;
+}
+
+static double memo_put(const eci_comm *c, coll_memo *m, int kind, double bytes, double n, double busbw, double hop,
+                       double s)
+{
+    if (m != NULL)
+        *m = (coll_memo){.bytes = bytes, .n = n, .busbw = busbw, .hop = hop, .ref_busbw = c->ramp_ref_busbw_bytes_per_s,
+                         .ref_ranks = c->ramp_ref_ranks, .kind = kind, .points = c->ramp_points, .used = 1, .s = s};
+    return s;
+}
+
+double eci_comm_allreduce_s(const eci_comm *c, double bytes)
+{
+    if (c->n <= 1 || bytes <= 0)
+        return 0;
+    int hit;
+    coll_memo *m = memo_get(c, -1, bytes, c->n, c->busbw_bytes_per_s, c->hop_latency_s, &hit);
+    if (hit)
+        return m->s;
+    double floor_s = c->hop_latency_s * 2.0 * (c->n - 1);
+    double bw_s = 2.0 * (c->n - 1) / c->n * bytes / eci_comm_busbw_at(c, bytes, c->n);
+    return memo_put(c, m, -1, bytes, c->n, c->busbw_bytes_per_s, c->hop_latency_s, bw_s > floor_s ? bw_s : floor_s);
+}
+
+double eci_comm_bcast_s(const eci_comm *c, double bytes)
+{
+    if (c->n <= 1 || bytes <= 0)
+        return 0;
+    double floor_s = c->hop_latency_s * (c->n - 1);
+    double bw_s = bytes / eci_comm_busbw_at(c, bytes, c->n - 1);
+    return bw_s > floor_s ? bw_s : floor_s;
+}
+
+double eci_comm_bcast_chunked_s(const eci_comm *c, double bytes, double chunk_bytes)
+{
+    if (bytes <= 0)
+        return 0;
+    if (chunk_bytes <= 0 || chunk_bytes >= bytes)
+        return eci_comm_bcast_s(c, bytes);
+    double full = floor(bytes / chunk_bytes), rest = bytes - full * chunk_bytes;
+    return full * eci_comm_bcast_s(c, chunk_bytes) + eci_comm_bcast_s(c, rest);
+}
+
+double eci_allreduce_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s)
+{
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    return hop_latency_s * 2.0 * (n - 1) + 2.0 * (n - 1) / n * bytes / busbw_bytes_per_s;
+}
+
+double eci_bcast_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s)
+{
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    return hop_latency_s * (n - 1) + bytes / busbw_bytes_per_s;
+}
+
+/* ---- groups and their collectives ----------------------------------------------------------- */
+void eci_comm_group(const eci_comm *c, int n, int stride, int per_node, double net_bytes_per_s, double net_frac,
+                    eci_group *g)
+{
+    g->n = n;
+    g->hop_latency_s = c->hop_latency_s;
+    int in_node = stride >= per_node ? 1 : per_node / stride; /* members a node holds */
+    if (in_node > n)
+        in_node = n;
+    g->nodes = (n + in_node - 1) / in_node;
+    g->busbw_bytes_per_s = c->intra_busbw_bytes_per_s;
+    g->p2p_bytes_per_s = c->intra_busbw_bytes_per_s;
+    if (g->nodes > 1) { /* the ring leaves each node through the NICs of its members there */
+        double net = in_node * net_bytes_per_s * net_frac;
+        g->busbw_bytes_per_s = min2(g->busbw_bytes_per_s, net);
+        g->p2p_bytes_per_s = net_bytes_per_s * net_frac;
+    }
+}
+
+double eci_coll_s(const eci_comm *c, const eci_group *g, eci_coll coll, double bytes)
+{
+    if (g->n <= 1 || bytes <= 0 || coll == ECI_COLL_NONE)
+        return 0;
+    double n = g->n, a = g->hop_latency_s;
+    if (coll == ECI_COLL_P2P)
+        return a + bytes / g->p2p_bytes_per_s;
+    int hit;
+    coll_memo *m = memo_get(c, (int)coll, bytes, n, g->busbw_bytes_per_s, a, &hit);
+    if (hit)
+        return m->s;
+    eci_comm at = *c; /* the ramp of c at this group's size and rate */
+    at.n = g->n;
+    at.busbw_bytes_per_s = g->busbw_bytes_per_s;
+    double s;
+    if (coll == ECI_COLL_ALLREDUCE) {
+        double bw = eci_comm_busbw_at(&at, bytes, n);
+        double ring = 2.0 * (n - 1) * a + 2.0 * (n - 1) / n * bytes / bw;
+        double tree = 2.0 * ceil(log2(n)) * a + 2.0 * bytes / bw;
+        s = ring < tree ? ring : tree;
+    } else {
+        double bw = eci_comm_busbw_at(&at, bytes, n - 1);
+        s = (n - 1) * a + (n - 1) / n * bytes / bw;
+    }
+    return memo_put(c, m, (int)coll, bytes, n, g->busbw_bytes_per_s, a, s);
+}
+
+/* ---- DDP bucket schedule ------------------------------------------------------------------ */
+void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_bytes, double cap_bytes)
+{
+    memset(s, 0, sizeof *s);
+    s->comm = comm;
+    s->first_cap_bytes = first_cap_bytes;
+    s->cap_bytes = cap_bytes;
+    s->first_start_s = -1;
+}
+
+void eci_ddp_restart(eci_ddp_sched *s)
+{
+    s->open_bytes = 0;
+    s->launched = 0;
+    s->first_start_s = -1;
+    s->coll = ECI_COLL_ALLREDUCE;
+}
+
+void eci_ddp_launch(eci_ddp_sched *s, double t_s)
+{
+    double start = t_s > s->comm_free_s ? t_s : s->comm_free_s;
+    const unsigned n_memo = sizeof s->memo_bytes / sizeof s->memo_bytes[0];
+    unsigned m = 0;
+    while (m < n_memo && s->memo_bytes[m] != s->open_bytes)
+        m++;
+    double ar;
+    if (m < n_memo) {
+        ar = s->memo_s[m];
+    } else {
+        ar = s->group != NULL ? eci_coll_s(s->comm, s->group, s->coll, s->open_bytes)
+                              : eci_comm_allreduce_s(s->comm, s->open_bytes);
+        m = s->memo_next++ % n_memo;
+        s->memo_bytes[m] = s->open_bytes;
+        s->memo_s[m] = ar;
+    }
+    if (s->first_start_s < 0)
+        s->first_start_s = start;
+    s->comm_free_s = start + ar;
+    s->comm_busy_s += ar;
+    s->launched++;
+    s->open_bytes = 0;
+}
+
+double eci_ddp_finish(eci_ddp_sched *s, double backward_end_s)
+{
+    if (s->open_bytes > 0)
+        eci_ddp_launch(s, backward_end_s);
+    return s->comm_free_s > backward_end_s ? s->comm_free_s - backward_end_s : 0;
+}
+
+
+/* ---- stragglers --------------------------------------------------------------------------- */
+static double max_normal_integrand(double x, void *params)
+{
+    int n = *(const int *)params;
+    return x * n * gsl_ran_ugaussian_pdf(x) * gsl_pow_int(gsl_cdf_ugaussian_P(x), n - 1);
+}
+
+int eci_expected_max_normal(ec_ctx *ctx, int n, double *out)
+{
+    *out = 0;
+    if (n <= 1)
+        return EC_OK;
+    if (n <= ECI_MAX_NORMAL_CACHED && ctx->max_normal[n] > 0) { /* a sweep asks the same n again and again */
+        *out = ctx->max_normal[n];
+        return EC_OK;
+    }
+    gsl_integration_workspace *w = gsl_integration_workspace_alloc(200);
+    if (w == NULL)
+        return eci_error(ctx, EC_ENOMEM, "out of memory (integration workspace)");
+    gsl_function f = {.function = max_normal_integrand, .params = &n};
+    double err;
+    int status = gsl_integration_qagi(&f, 1e-10, 1e-8, 200, w, out, &err);
+    gsl_integration_workspace_free(w);
+    if (status != GSL_SUCCESS)
+        return eci_error(ctx, EC_EDOM, "expected maximum of %d normal draws: %s", n, gsl_strerror(status));
+    if (n <= ECI_MAX_NORMAL_CACHED)
+        ctx->max_normal[n] = *out;
+    return EC_OK;
+}

@@ -1,0 +1,550 @@
+/*
+ * compute.c: GPU time of one op on one GPU (docs/DESIGN.md 3.1, modeling.md 7 and 10.1).
+ *   GEMM: t = max(FLOPs / (peak x eff_large x shape_util x k_util), bytes / (BW x eff_bw), floor)
+ *   shape_util = useful tiles / (waves x SMs x tile): tile and wave quantization, with the
+ *   better of a large and a small tile as cuBLAS's heuristics would pick;
+ *   memory-bound: t = max(bytes / (BW x eff_bw), floor) per kernel.
+ * Peaks and efficiencies come from the hardware profile (gpus.csv), tile sizes and the
+ * other software constants from constants.csv.  Also picks which unit a precision really
+ * runs on and warns where a precision is emulated or has no effect.
+ */
+#include "model/compute.h"
+#include "catalog/consts.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <string.h>
+
+static void warn(eci_rates *r, unsigned bit, const char *text)
+{
+    if (r->warnings & bit)
+        return;
+    r->warnings |= bit;
+    size_t len = strlen(r->warning_text);
+    snprintf(r->warning_text + len, sizeof r->warning_text - len, "%s%s", len ? "; " : "", text);
+}
+
+int eci_gpu_tf32(const eci_gpu *g)
+{
+    return g->peak_tf32_flop_per_s > 0 && g->compute_capability >= 8.0;
+}
+
+/* The matmul rate a precision gets on a GPU: the unit that really runs it. */
+static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
+{
+    double fp32 = g->peak_fp32_flop_per_s * g->gemm_eff_fp32_frac;
+    r->gemm_peak_flop_per_s = g->peak_fp32_flop_per_s;
+    r->gemm_flop_per_s = fp32;
+    r->tensor_cores = 0;
+    switch (precision) {
+    case EC_PREC_FP32:
+        break;
+    case EC_PREC_TF32:
+        if (eci_gpu_tf32(g)) {
+            r->gemm_peak_flop_per_s = g->peak_tf32_flop_per_s;
+            r->gemm_flop_per_s = g->peak_tf32_flop_per_s * g->gemm_eff_tf32_frac;
+            r->tensor_cores = 1;
+        } else {
+            warn(r, EC_WARN_TF32_NO_EFFECT, "tf32 has no effect before Ampere (compute capability < 8.0): matmuls run in fp32");
+        }
+        break;
+    case EC_PREC_AMP_FP16:
+    case EC_PREC_FP16:
+        if (g->peak_fp16_flop_per_s > 0) {
+            r->gemm_peak_flop_per_s = g->peak_fp16_flop_per_s;
+            r->gemm_flop_per_s = g->peak_fp16_flop_per_s * g->gemm_eff_fp16_frac;
+            r->tensor_cores = 1;
+        } else {
+            warn(r, EC_WARN_FP16_NO_TENSOR, "this GPU has no fp16 tensor cores: fp16 matmuls run at the fp32 rate");
+        }
+        break;
+    case EC_PREC_AMP_BF16:
+    case EC_PREC_AMP_FP8: /* bf16 for what TE leaves in 16 bits; its FP8 GEMMs: fp8_flop_per_s */
+    case EC_PREC_BF16:
+        if (g->peak_bf16_flop_per_s > 0) {
+            r->gemm_peak_flop_per_s = g->peak_bf16_flop_per_s;
+            r->gemm_flop_per_s = g->peak_bf16_flop_per_s * g->gemm_eff_bf16_frac;
+            r->tensor_cores = 1;
+        } else {
+            double emu = g->emulated_bf16_flop_per_s > 0 ? g->emulated_bf16_flop_per_s : fp32;
+            /* the emulation runs on the CUDA cores: MFU is against their dense fp32 peak, not
+             * against the measured emulated rate (which would make a slow GEMM look efficient) */
+            r->gemm_peak_flop_per_s = g->peak_fp32_flop_per_s;
+            r->gemm_flop_per_s = emu * (g->emulated_bf16_flop_per_s > 0 ? g->gemm_eff_bf16_frac : 1.0);
+            warn(r, EC_WARN_BF16_EMULATED, "bf16 is emulated on this GPU (no bf16 tensor cores before Ampere): matmuls run at the measured emulated rate");
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* only padding between warning_text and comm, which eci_rates_init zeroes from */
+_Static_assert(offsetof(eci_rates, comm) - offsetof(eci_rates, warning_text) - EC_WARNING_TEXT_MAX < sizeof(void *),
+               "a field follows warning_text in eci_rates: eci_rates_init must zero it");
+
+void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_params *c, eci_rates *r)
+{
+    /* every field zero, the warning text empty (its 512 bytes are read only up to the NUL) */
+    memset(r, 0, offsetof(eci_rates, warning_text));
+    r->warning_text[0] = '\0';
+    memset(&r->comm, 0, sizeof *r - offsetof(eci_rates, comm));
+    pick_gemm_rate(g, precision, r);
+    r->mem_bytes_per_s = g->memory_bandwidth_bytes_per_s * g->memory_eff_frac;
+    r->floor_s = g->kernel_floor_s;
+    r->sm_count = g->sm_count;
+    r->tile_large_m = eci_const(ctx, EC_C_gemm_tile_large_m);
+    r->tile_large_n = eci_const(ctx, EC_C_gemm_tile_large_n);
+    r->tile_small_m = eci_const(ctx, EC_C_gemm_tile_small_m);
+    r->tile_small_n = eci_const(ctx, EC_C_gemm_tile_small_n);
+    r->tile_small_eff = eci_const(ctx, EC_C_gemm_tile_small_eff_frac);
+    r->k_half = eci_const(ctx, EC_C_gemm_k_half);
+    r->conv_eff = c->conv_eff;
+    r->attn_eff = c->attn_eff;
+    /* A fitted entry for this GPU's architecture wins over the global scales. */
+    const eci_params_arch *a = eci_params_arch_find(c, g->architecture);
+    r->gemm_scale = r->tensor_cores ? (a ? a->gemm_scale : c->gemm_scale) : (a ? a->simt_scale : c->simt_scale);
+    r->mem_scale = a ? a->mem_scale : c->mem_scale;
+    int half = precision == EC_PREC_AMP_FP16 || precision == EC_PREC_AMP_BF16 || precision == EC_PREC_FP16 ||
+               precision == EC_PREC_BF16 || precision == EC_PREC_AMP_FP8;
+    r->gemm_in_bytes = half ? 2.0 : 4.0;
+    /* Fused attention: flash at 16 bits (the matmul rate); fp32 inputs (fp32 and tf32 alike:
+     * allow_tf32 does not reach it) go to the memory-efficient kernel, which multiplies with
+     * 3xTF32 on tensor cores from Ampere on (CUTLASS OpMultiplyAddFastF32) and on CUDA cores
+     * before. */
+    r->attn_flop_per_s = r->gemm_flop_per_s;
+    r->attn_scale = r->gemm_scale;
+    if (!half) {
+        if (eci_gpu_tf32(g)) {
+            r->attn_flop_per_s = g->peak_tf32_flop_per_s * g->gemm_eff_tf32_frac / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes);
+            r->attn_scale = a ? a->gemm_scale : c->gemm_scale;
+        } else {
+            r->attn_flop_per_s = g->peak_fp32_flop_per_s * g->gemm_eff_fp32_frac;
+            r->attn_scale = a ? a->simt_scale : c->simt_scale;
+        }
+    }
+    if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
+        r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;
+}
+
+/* Useful share of the tiles launched: tile quantization (partial tiles at the edges) and
+ * wave quantization (the last wave leaves SMs idle), ceil(C/S) waves for C tiles.  When
+ * the output has fewer tiles than SMs, cuBLAS and cuDNN split the reduction (split-K) so
+ * every SM gets a slice of k: a weight gradient of 64 x 147 summed over 3.2M rows is not
+ * run on 2 SMs. */
+static double tile_util(double m, double n, double k, double batch, double tm, double tn, double sms,
+                        double k_chunk)
+{
+    double tiles = ceil(m / tm) * ceil(n / tn) * batch;
+    double splits = 1;
+    if (tiles < sms) {
+        splits = floor(sms / tiles);
+        double max_splits = floor(k / k_chunk);
+        if (splits > max_splits)
+            splits = max_splits > 1 ? max_splits : 1;
+    }
+    double waves = ceil(tiles * splits / sms);
+    return (m * n * batch * splits) / (waves * sms * tm * tn);
+}
+
+double eci_gemm_util(const eci_rates *r, double m, double n, double k, double batch)
+{
+    double sms = r->sm_count;
+    double k_chunk = 4.0 * r->tile_large_m; /* a split still reduces several tiles' worth of k */
+    double large = tile_util(m, n, k, batch, r->tile_large_m, r->tile_large_n, sms, k_chunk);
+    double small = tile_util(m, n, k, batch, r->tile_small_m, r->tile_small_n, sms, k_chunk) * r->tile_small_eff;
+    double shape = large > small ? large : small;
+    /* Short reductions spend a larger share in the prologue and epilogue. */
+    double k_util = k / (k + r->k_half);
+    return shape * k_util;
+}
+
+/* A GEMM at the large-GEMM rate `peak` (shape utilization and the calibration scale applied),
+ * never faster than streaming its operands of in_bytes each. */
+static double gemm_at(const eci_rates *r, double peak, double in_bytes, double m, double n, double k, double batch,
+                      int kind)
+{
+    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
+        return 0;
+    double flop = 2.0 * m * n * k * batch;
+    double util = eci_gemm_util(r, m, n, k, batch);
+    double rate = peak * r->gemm_scale * util;
+    if (kind == ECI_OP_CONV)
+        rate *= r->conv_eff;
+    else if (kind == ECI_OP_ATTN)
+        rate = r->attn_flop_per_s * r->attn_scale * util * r->attn_eff;
+    double t_math = flop / rate;
+    double bytes = (m * k + k * n + m * n) * batch * in_bytes;
+    double t_mem = bytes / (r->mem_bytes_per_s * r->mem_scale);
+    double t = t_math > t_mem ? t_math : t_mem;
+    return t > r->floor_s ? t : r->floor_s;
+}
+
+/* kind: ECI_OP_GEMM, ECI_OP_CONV (x conv_eff) or ECI_OP_ATTN (x attn_eff). */
+double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int kind)
+{
+    return gemm_at(r, r->gemm_flop_per_s, r->gemm_in_bytes, m, n, k, batch, kind);
+}
+
+/* A GEMM Transformer Engine runs in FP8 (forward E4M3, backward E5M2 gradients): the three
+ * GEMMs at the FP8 rate with 1-byte operands, plus the quantization TE adds around them
+ * (delayed scaling): the input and the weight cast to FP8 in the forward (read 2, write 1 byte
+ * each), the output gradient cast and the transposed FP8 copies the backward GEMMs read. */
+static void fp8_gemm_cost(const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
+{
+    double m = op->m, n = op->n, k = op->k, b = op->batch, bw = r->mem_bytes_per_s * r->mem_scale;
+    c->fwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, n, k, b, ECI_OP_GEMM) + 3.0 * (m * k + k * n) * b / bw;
+    c->fwd_kernels = 2; /* the GEMM and the fused cast of its input (the weight's is cached per step) */
+    if (!op->bwd)
+        return;
+    c->bwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, k, n, b, ECI_OP_GEMM) + (3.0 * m * n + m * k + k * n) * b / bw;
+    c->bwd_kernels = 2;
+    if (!op->frozen) {
+        c->bwd_s += gemm_at(r, r->fp8_flop_per_s, 1.0, n, k, m, b, ECI_OP_GEMM);
+        c->bwd_kernels++;
+    }
+}
+
+double eci_mem_time_s(const eci_rates *r, double bytes, int kernels)
+{
+    double t = bytes / (r->mem_bytes_per_s * r->mem_scale);
+    double floor_s = r->floor_s * (kernels > 0 ? kernels : 1);
+    return t > floor_s ? t : floor_s;
+}
+
+/* One launch of the op (count = 1). */
+static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
+{
+    double bwd_factor = eci_const(ctx, EC_C_bwd_mem_bytes_factor);
+    switch (op->kind) {
+    case ECI_OP_ATTN:
+        /* FlashAttention-style backward: dQ, dK, dV plus recomputing the scores. */
+        c->fwd_s = eci_gemm_time_s(r, op->m, op->n * (op->attn_keys_frac > 0 ? op->attn_keys_frac : 1.0), op->k,
+                                   op->batch, ECI_OP_ATTN);
+        c->fwd_kernels = 1;
+        c->bwd_s = eci_const(ctx, EC_C_sdpa_bwd_flop_factor) * c->fwd_s;
+        c->bwd_kernels = 2;
+        if (op->attn_triton) { /* the Triton kernel against FlashAttention-2 (Dao 2023, 4.1) */
+            c->fwd_s *= eci_const(ctx, EC_C_flash_triton_fwd_slowdown);
+            c->bwd_s *= eci_const(ctx, EC_C_flash_triton_bwd_slowdown);
+        }
+        break;
+    case ECI_OP_GEMM:
+    case ECI_OP_CONV: {
+        int kind = op->kind;
+        if (kind == ECI_OP_GEMM && op->fp8 && r->fp8_flop_per_s > 0) {
+            fp8_gemm_cost(r, op, c);
+            break;
+        }
+        c->fwd_s = eci_gemm_time_s(r, op->m, op->n, op->k, op->batch, kind);
+        c->fwd_kernels = 1;
+        if (op->bwd && op->frozen) { /* a frozen weight (LoRA's base): the input's gradient only */
+            c->bwd_s = eci_gemm_time_s(r, op->m, op->k, op->n, op->batch, kind);
+            c->bwd_kernels = 1;
+        } else if (op->bwd) {
+            /* dgrad: (m x k) = (m x n)(n x k); wgrad or the second input's grad:
+             * (n x k) = (n x m)(m x k); a bias adds a reduction over the rows. */
+            c->bwd_s = eci_gemm_time_s(r, op->m, op->k, op->n, op->batch, kind) +
+                       eci_gemm_time_s(r, op->n, op->k, op->m, op->batch, kind);
+            c->bwd_kernels = 2;
+            if (op->param_tensors >= 2) {
+                c->bwd_s += eci_mem_time_s(r, op->m * op->n * r->gemm_in_bytes, 1);
+                c->bwd_kernels++;
+            }
+        }
+        if (op->layout_bytes > 0 && r->tensor_cores) {
+            /* NCHW on tensor cores: cuDNN transposes operands to NHWC and back (workload.c) */
+            int kf = (int)eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd);
+            int kb = (int)eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd);
+            c->fwd_s += eci_mem_time_s(r, op->layout_bytes, kf);
+            c->fwd_kernels += kf;
+            if (op->bwd) {
+                c->bwd_s += eci_mem_time_s(r, op->layout_bwd_bytes, kb);
+                c->bwd_kernels += kb;
+            }
+        }
+        break;
+    }
+    case ECI_OP_COMM: /* NCCL kernels of the layout's groups, on the compute stream */
+        if (r->comm == NULL)
+            break;
+        c->fwd_s = eci_coll_s(r->comm, &r->groups[op->group], (eci_coll)op->fwd_coll, op->comm_bytes);
+        c->bwd_s = eci_coll_s(r->comm, &r->groups[op->group], (eci_coll)op->bwd_coll, op->comm_bytes);
+        c->fwd_kernels = op->fwd_coll != ECI_COLL_NONE;
+        c->bwd_kernels = op->bwd_coll != ECI_COLL_NONE;
+        break;
+    case ECI_OP_MEM:
+    case ECI_OP_CAST:
+        if (op->fwd_kernels == 0) /* a marker (what an op keeps, nothing launched) */
+            break;
+        c->fwd_s = eci_mem_time_s(r, op->fwd_bytes, op->fwd_kernels);
+        c->fwd_kernels = op->fwd_kernels;
+        if (op->bwd) {
+            double bytes = op->bwd_bytes > 0 ? op->bwd_bytes : op->fwd_bytes * bwd_factor;
+            /* Norms compute the input grad and the weight grads in two kernels (frozen: one). */
+            c->bwd_kernels = op->fwd_kernels + (op->params > 0 && !op->frozen && op->kind == ECI_OP_MEM ? 1 : 0);
+            c->bwd_s = eci_mem_time_s(r, bytes, c->bwd_kernels);
+        }
+        break;
+    }
+}
+
+void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
+{
+    memset(c, 0, sizeof *c);
+    op_cost_once(ctx, r, op, c);
+    /* an op of a Python loop (one per expert) runs count times back to back */
+    int n = op->count > 1 ? op->count : 1;
+    c->fwd_s *= n;
+    c->bwd_s *= n;
+    c->fwd_kernels *= n;
+    c->bwd_kernels *= n;
+    c->host_kernels = op->fwd_kernels * n;
+    c->host_cast = op->kind == ECI_OP_CAST;
+    c->host_ops = op->fwd_kernels > 0 ? n : 0;
+    c->grad_params = op->params > 0 && !op->frozen ? op->params : 0;
+}
+
+/* ---- the context's cost cache ----------------------------------------------------------
+ * A sweep re-prices the same op list on the same GPU many times (every optimizer, loader
+ * setting and GPU count of one batch size and GPU), so the context keeps the costs of each
+ * cached workload on up to ECI_COST_CACHE_WAYS different rates.  The key is everything
+ * eci_op_cost reads besides the op: the workload expansion (its serial number: a new
+ * expansion never matches an old one's costs), every field of the rates but the warnings,
+ * the gpu_step_s scale and the two constants it reads.  Slots are grouped by the workload's
+ * serial modulo the workload cache's size (the live expansions have consecutive serials, so
+ * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
+#define ECI_COST_CACHE_WAYS 16
+
+enum { COST_KEY_VALUES = 27 + 4 * ECI_N_GROUPS };
+
+typedef struct cost_key {
+    double v[COST_KEY_VALUES];
+} cost_key;
+
+typedef struct cost_slot {
+    unsigned long long serial; /* the workload's serial; 0: empty */
+    cost_key key;
+    size_t n_ops, cap;
+    eci_op_cost_t *cost;
+    /* The step model's per-op forward host costs at host_key (its dispatch costs), worked out
+     * from these costs (eci_op_costs_host); host_valid: 0 until then, and after a re-pricing. */
+    double host_key[ECI_HOST_KEY_VALUES];
+    int host_valid;
+    size_t host_cap;
+    double *host;
+    size_t sums_cap;    /* ...and the walk's run sums at host_key (2 per op, then the passes') */
+    eci_walk_sum *sums;
+} cost_slot;
+
+struct eci_cost_cache {
+    cost_slot slot[ECI_WL_CACHE_ENTRIES][ECI_COST_CACHE_WAYS];
+    unsigned next[ECI_WL_CACHE_ENTRIES]; /* round-robin victim per group */
+    size_t hits, misses;
+};
+
+/* make_cost_key lists every field of eci_rates before `warnings` (14 doubles, tensor_cores,
+ * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_scale): a field added there must
+ * join the key, or changing it would return stale costs. */
+_Static_assert(offsetof(eci_rates, warnings) == 20 * sizeof(double),
+               "eci_rates changed: add the new field to make_cost_key");
+
+static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
+{
+    const double v[COST_KEY_VALUES] = {
+        r->gemm_peak_flop_per_s, r->gemm_flop_per_s, r->gemm_in_bytes, r->mem_bytes_per_s, r->floor_s,
+        r->sm_count, r->tile_large_m, r->tile_large_n, r->tile_small_m, r->tile_small_n, r->tile_small_eff,
+        r->k_half, r->conv_eff, r->attn_eff, (double)r->tensor_cores, r->gemm_scale, r->mem_scale, gpu_scale,
+        eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s,
+        r->attn_flop_per_s, r->attn_scale, eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd),
+        eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd), eci_const(ctx, EC_C_flash_triton_fwd_slowdown),
+        eci_const(ctx, EC_C_flash_triton_bwd_slowdown)};
+    memcpy(k->v, v, sizeof v);
+    for (int g = 0; g < ECI_N_GROUPS; g++) { /* the groups the COMM ops run over */
+        const eci_group *gr = &r->groups[g];
+        double *w = &k->v[COST_KEY_VALUES - 4 * ECI_N_GROUPS + 4 * g];
+        w[0] = r->comm != NULL ? gr->n : 0;
+        w[1] = gr->busbw_bytes_per_s;
+        w[2] = gr->p2p_bytes_per_s;
+        w[3] = gr->hop_latency_s;
+    }
+}
+
+/* Price every op of wl into cost: ops with an earlier twin copy its cost. */
+static void price_ops(const ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale,
+                      eci_op_cost_t *cost)
+{
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        const eci_op *op = &wl->ops[i];
+        if (op->twin < i && !op->hidden) { /* same shape as an earlier op: same cost */
+            cost[i] = cost[op->twin];
+            continue;
+        }
+        eci_op_cost(ctx, r, op, &cost[i]);
+        if (op->kind == ECI_OP_COMM)
+            continue; /* the network's time: gpu_step_s scales the kernels only */
+        cost[i].fwd_s *= gpu_scale;
+        cost[i].bwd_s *= gpu_scale;
+    }
+    for (size_t i = 1; i < wl->n_ops; i++)
+        if (wl->ops[i].hidden) { /* overlapping the op before it: only the excess shows */
+            double f = cost[i].fwd_s - cost[i - 1].fwd_s, b = cost[i].bwd_s - cost[i - 1].bwd_s;
+            cost[i].fwd_s = f > 0 ? f : 0;
+            cost[i].bwd_s = b > 0 ? b : 0;
+        }
+    int prev = -1;
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        cost[i].bwd_prev = prev;
+        if (cost[i].bwd_kernels != 0)
+            prev = (int)i;
+    }
+}
+
+/* The slot to fill for a workload that missed: an empty or stale one, else round-robin. */
+static cost_slot *victim(struct eci_cost_cache *c, size_t group, unsigned long long serial)
+{
+    cost_slot *ways = c->slot[group];
+    for (size_t w = 0; w < ECI_COST_CACHE_WAYS; w++)
+        if (ways[w].serial != serial)
+            return &ways[w];
+    unsigned w = c->next[group];
+    c->next[group] = (w + 1) % ECI_COST_CACHE_WAYS;
+    return &ways[w];
+}
+
+/* Not from the cache (a workload outside it, or no memory for the cache): price into the
+ * context's scratch buffer, taken only here so that the cached path costs no memset.  A
+ * failed cache allocation is no error; the prediction does without the cache. */
+static const eci_op_cost_t *uncached(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale)
+{
+    eci_op_cost_t *cost = eci_scratch(ctx, ECI_SCRATCH_OP_COSTS, wl->n_ops, sizeof *cost);
+    if (cost == NULL)
+        return NULL;
+    if (wl->serial != 0)
+        eci_error_clear(ctx);
+    price_ops(ctx, r, wl, gpu_scale, cost);
+    return cost;
+}
+
+/* The context's cost cache, made on first use (freed with the context). */
+static int cost_cache_new(ec_ctx *ctx)
+{
+    int rc = eci_ctx_on_free(ctx, eci_compute_ctx_free);
+    if (rc == EC_OK && (ctx->cost_cache = eci_calloc(ctx, 1, sizeof *ctx->cost_cache)) == NULL)
+        rc = EC_ENOMEM;
+    return rc;
+}
+
+const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale)
+{
+    if (wl->serial == 0 || (ctx->cost_cache == NULL && cost_cache_new(ctx) != EC_OK))
+        return uncached(ctx, r, wl, gpu_scale);
+    struct eci_cost_cache *c = ctx->cost_cache;
+    cost_key key;
+    make_cost_key(ctx, r, gpu_scale, &key);
+    size_t group = (size_t)(wl->serial % ECI_WL_CACHE_ENTRIES);
+    for (size_t w = 0; w < ECI_COST_CACHE_WAYS; w++) {
+        cost_slot *s = &c->slot[group][w];
+        if (s->serial == wl->serial && memcmp(&s->key, &key, sizeof key) == 0) {
+            c->hits++;
+            return s->cost;
+        }
+    }
+    c->misses++;
+    cost_slot *s = victim(c, group, wl->serial);
+    s->serial = 0; /* never matches while it holds no valid costs */
+    if (s->cap < wl->n_ops) {
+        eci_op_cost_t *grown = eci_realloc(ctx, s->cost, s->cap * sizeof *s->cost, wl->n_ops * sizeof *s->cost);
+        if (grown == NULL)
+            return uncached(ctx, r, wl, gpu_scale);
+        s->cost = grown;
+        s->cap = wl->n_ops;
+    }
+    price_ops(ctx, r, wl, gpu_scale, s->cost);
+    s->host_valid = 0;
+    s->key = key;
+    s->n_ops = wl->n_ops;
+    s->serial = wl->serial;
+    return s->cost;
+}
+
+/* The run sums of n_ops ops: 2 per op, then the passes' (ECI_PASS_SUMS). */
+static size_t n_sums(size_t n_ops)
+{
+    return 2 * n_ops + ECI_PASS_SUMS;
+}
+
+/* Room for the run sums of slot s, none worked out.  NULL without memory (no error: the
+ * walk goes op by op). */
+static eci_walk_sum *fresh_sums(ec_ctx *ctx, cost_slot *s, size_t n_ops)
+{
+    if (s->sums_cap < n_sums(n_ops)) {
+        eci_walk_sum *grown = eci_realloc(ctx, s->sums, s->sums_cap * sizeof *s->sums, n_sums(n_ops) * sizeof *s->sums);
+        if (grown == NULL) {
+            eci_error_clear(ctx);
+            return NULL;
+        }
+        s->sums = grown;
+        s->sums_cap = n_sums(n_ops);
+    }
+    memset(s->sums, 0, n_sums(n_ops) * sizeof *s->sums);
+    return s->sums;
+}
+
+double *eci_op_costs_host(ec_ctx *ctx, const eci_workload *wl, const eci_op_cost_t *cost,
+                          const double key[ECI_HOST_KEY_VALUES], int *valid, eci_walk_sum **sums)
+{
+    *valid = 0;
+    *sums = NULL;
+    struct eci_cost_cache *c = ctx->cost_cache;
+    if (c == NULL || wl->serial == 0)
+        return NULL;
+    size_t group = (size_t)(wl->serial % ECI_WL_CACHE_ENTRIES);
+    for (size_t w = 0; w < ECI_COST_CACHE_WAYS; w++) {
+        cost_slot *s = &c->slot[group][w];
+        if (s->serial != wl->serial || s->cost != cost)
+            continue;
+        if (s->host_valid && memcmp(s->host_key, key, sizeof s->host_key) == 0) {
+            *valid = 1;
+            *sums = s->sums_cap >= n_sums(wl->n_ops) ? s->sums : NULL;
+            return s->host;
+        }
+        if (s->host_cap < wl->n_ops) {
+            double *grown = eci_realloc(ctx, s->host, s->host_cap * sizeof *s->host, wl->n_ops * sizeof *s->host);
+            if (grown == NULL) {
+                eci_error_clear(ctx); /* no error: the caller works them out without the cache */
+                return NULL;
+            }
+            s->host = grown;
+            s->host_cap = wl->n_ops;
+        }
+        memcpy(s->host_key, key, sizeof s->host_key);
+        s->host_valid = 1; /* the caller fills it now */
+        *sums = fresh_sums(ctx, s, wl->n_ops);
+        return s->host;
+    }
+    return NULL;
+}
+
+void eci_op_costs_stats(const ec_ctx *ctx, size_t *hits, size_t *misses)
+{
+    *hits = ctx->cost_cache != NULL ? ctx->cost_cache->hits : 0;
+    *misses = ctx->cost_cache != NULL ? ctx->cost_cache->misses : 0;
+}
+
+void eci_compute_ctx_free(ec_ctx *ctx)
+{
+    struct eci_cost_cache *c = ctx->cost_cache;
+    if (c == NULL)
+        return;
+    for (size_t g = 0; g < ECI_WL_CACHE_ENTRIES; g++)
+        for (size_t w = 0; w < ECI_COST_CACHE_WAYS; w++)
+        {
+            eci_free(ctx, c->slot[g][w].cost, c->slot[g][w].cap * sizeof *c->slot[g][w].cost);
+            eci_free(ctx, c->slot[g][w].host, c->slot[g][w].host_cap * sizeof *c->slot[g][w].host);
+            eci_free(ctx, c->slot[g][w].sums, c->slot[g][w].sums_cap * sizeof *c->slot[g][w].sums);
+        }
+    eci_free(ctx, c, sizeof *c);
+    ctx->cost_cache = NULL;
+}

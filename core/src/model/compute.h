@@ -1,0 +1,135 @@
+/*
+ * compute.h: per-op GPU time (compute.c).  eci_rates holds what one GPU gives one
+ * precision: the matmul rate of the unit that really runs it, the streaming bandwidth,
+ * the kernel floor and the tile shapes; gemm_scale and mem_scale are the calibration
+ * hooks (1.0 unless a fitted profile says otherwise).
+ */
+#ifndef EC_COMPUTE_H
+#define EC_COMPUTE_H
+
+#include "catalog/params.h"
+#include "model/comm.h"
+#include "model/workload.h"
+
+#include <math.h>
+
+typedef struct eci_rates {
+    double gemm_peak_flop_per_s;  /* dense peak of the unit used (for MFU) */
+    double gemm_flop_per_s;       /* peak x measured large-GEMM efficiency */
+    double gemm_in_bytes;         /* bytes per GEMM operand element */
+    double mem_bytes_per_s;       /* bandwidth x measured streaming efficiency */
+    double floor_s;               /* GPU-side time of an empty kernel */
+    double sm_count;
+    double tile_large_m, tile_large_n, tile_small_m, tile_small_n, tile_small_eff;
+    double k_half, conv_eff, attn_eff;
+    int tensor_cores;             /* the matmul unit is a tensor core */
+    double fp8_flop_per_s;        /* precision=amp_fp8: FP8 peak x measured efficiency for the GEMMs
+                                     Transformer Engine runs in FP8 (eci_op.fp8); 0 otherwise */
+    double gemm_scale, mem_scale; /* calibration factors */
+    /* Appended for issue 19: fused attention's own rate (at fp32/tf32 PyTorch runs the
+     * memory-efficient kernel, 3xTF32 on Ampere and later, CUDA cores before), with its scale. */
+    double attn_flop_per_s, attn_scale;
+    unsigned warnings;
+    char warning_text[EC_WARNING_TEXT_MAX];
+    /* The collectives of COMM ops (tensor-, context-, expert-parallel groups): their links and
+     * the NCCL ramp of comm (NULL on one GPU).  Part of the cost cache's key. */
+    const eci_comm *comm;
+    eci_group groups[ECI_N_GROUPS];
+} eci_rates;
+
+typedef struct eci_op_cost_t {
+    double fwd_s, bwd_s;
+    int fwd_kernels, bwd_kernels;
+    int host_kernels;   /* launches the host issues in the forward (the op's fwd_kernels) */
+    int host_cast;      /* 1: an autocast cast, issued inside ATen at the backward dispatch cost */
+    int host_ops;       /* Python-level calls of the op (its count; 0 for a marker): the model code's
+                           overhead (module call, views) comes once per call, the further kernels of
+                           a multi-kernel op (a Python RMSNorm, gelu_new) at the op rate */
+    int bwd_prev;       /* the nearest earlier op whose backward launches kernels (-1: none): the
+                           backward walks step over the others (most of a transformer's ops) */
+    double grad_params; /* the op's parameters that get gradients (0: none, or frozen): what its
+                           backward hands DDP's buckets, without the walk reading the op */
+} eci_op_cost_t;
+
+/* 1 when the GPU has TF32 tensor cores: Ampere (compute capability 8.0) on, with a TF32 peak in
+ * gpus.csv; before it allow_tf32 has no effect and fp32 runs on the CUDA cores. */
+EC_INTERNAL int eci_gpu_tf32(const eci_gpu *g);
+EC_INTERNAL void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_params *c,
+                                eci_rates *r);
+EC_INTERNAL double eci_gemm_util(const eci_rates *r, double m, double n, double k, double batch);
+EC_INTERNAL double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int conv);
+EC_INTERNAL double eci_mem_time_s(const eci_rates *r, double bytes, int kernels);
+EC_INTERNAL void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c);
+/* The costs of all of wl's ops on r, fwd_s and bwd_s x gpu_scale: from the context's cost
+ * cache when wl comes from the workload cache (eci_workload_get) and was priced on the same
+ * rates before, else priced now (into the cache, or into a scratch buffer of the context when
+ * wl is not cached or the cache cannot grow).  Valid until the next call on ctx; NULL only
+ * when memory runs out (EC_ENOMEM on the context). */
+EC_INTERNAL const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl,
+                                              double gpu_scale);
+/* A run of ops the step model's timeline walks one after another (predict.c), summed once at
+ * one set of dispatch costs: what the run adds to the host's and the GPU's clocks and kernel
+ * count, and lead_s, the most the host's issue of an op gets ahead of the GPU's queue (max
+ * over the run's ops i of host time up to and including i minus GPU time before i).  The walk
+ * then ends at max(gpu, cpu + lead_s) + gpu_s (max-plus algebra), the GPU idle for the excess. */
+typedef struct eci_walk_sum {
+    size_t from, to;   /* the run's ops, as the walk names them; to == 0: not worked out yet */
+    double host_s, gpu_s, kernels, lead_s;
+} eci_walk_sum;
+
+/* The sums of no op: lead_s = -infinity (no op ever held the GPU up). */
+static inline eci_walk_sum eci_walk_sum_none(void)
+{
+    return (eci_walk_sum){.lead_s = -INFINITY};
+}
+
+/* One more op at the end of s: issued after host_s more of the host's time, gpu_s on the GPU. */
+static inline void eci_walk_sum_add(eci_walk_sum *s, double host_s, double gpu_s, double kernels)
+{
+    s->host_s += host_s;
+    if (s->host_s - s->gpu_s > s->lead_s)
+        s->lead_s = s->host_s - s->gpu_s;
+    s->gpu_s += gpu_s;
+    s->kernels += kernels;
+}
+
+/* a, then b: b's ops issue after a's host time, their GPU time queued behind a's, so b's
+ * lead comes a->host_s - a->gpu_s later. */
+static inline void eci_walk_sum_then(eci_walk_sum *a, const eci_walk_sum *b)
+{
+    double lead_s = a->host_s - a->gpu_s + b->lead_s;
+    if (lead_s > a->lead_s)
+        a->lead_s = lead_s;
+    a->host_s += b->host_s;
+    a->gpu_s += b->gpu_s;
+    a->kernels += b->kernels;
+}
+
+/* n >= 1 runs of s, one after another: n times its sums, and the lead of the last when the
+ * host gains on the GPU in each (host_s > gpu_s), else of the first. */
+static inline eci_walk_sum eci_walk_sum_repeat(const eci_walk_sum *s, double n)
+{
+    double gain_s = s->host_s - s->gpu_s;
+    return (eci_walk_sum){.host_s = n * s->host_s, .gpu_s = n * s->gpu_s, .kernels = n * s->kernels,
+                          .lead_s = s->lead_s + (gain_s > 0 ? (n - 1) * gain_s : 0)};
+}
+
+/* Room for the step model's per-op forward host costs beside the cached costs `cost` of wl (as
+ * eci_op_costs just returned them), keyed by ECI_HOST_KEY_VALUES doubles (the dispatch costs
+ * they are worked out at).  *valid = 1: it already holds them for key; 0: the caller fills
+ * all wl->n_ops now.  NULL when cost is not from the cache or no memory (no error: the caller
+ * works them out elsewhere).  *sums: 2 x wl->n_ops run sums at the same key (forward runs by
+ * their first op, then backward runs), then ECI_PASS_SUMS for whole passes (predict.c,
+ * pass_walk), all not worked out when *valid is 0; NULL when there is no room.  Both valid
+ * until the next eci_op_costs call on ctx. */
+#define ECI_HOST_KEY_VALUES 4
+#define ECI_PASS_SUMS 6 /* 3 passes (forward, backward, backward with recompute) x (first op, rest) */
+EC_INTERNAL double *eci_op_costs_host(ec_ctx *ctx, const eci_workload *wl, const eci_op_cost_t *cost,
+                                      const double key[ECI_HOST_KEY_VALUES], int *valid, eci_walk_sum **sums);
+/* Cost lookups answered from the cache and pricings done, since the context was created. */
+EC_INTERNAL void eci_op_costs_stats(const ec_ctx *ctx, size_t *hits, size_t *misses);
+
+/* Free the op cost cache (registered with eci_ctx_on_free). */
+EC_INTERNAL void eci_compute_ctx_free(ec_ctx *ctx);
+
+#endif /* EC_COMPUTE_H */

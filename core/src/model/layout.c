@@ -1,0 +1,180 @@
+/*
+ * layout.c: the parallel layout of a config (docs/DESIGN.md 3.3): the data, tensor, pipeline,
+ * context and expert degrees (num_gpus = dp x tp x pp x cp, Megatron's rank order with tensor
+ * parallelism innermost), GPUs per node and nodes, the inter-node network preset, and the
+ * checks that refuse a layout that cannot run: degrees that do not divide, tensor parallelism
+ * across nodes, FP8 or FlashAttention where the GPU or precision cannot, LoRA combined with
+ * what PEFT does not support.  Every refusal names the keys at fault.
+ */
+#include "model/layout.h"
+#include "catalog/consts.h"
+#include "model/workload.h"
+
+#include <string.h>
+
+static int has_kind(const eci_net *net, ec_layer_kind kind)
+{
+    for (size_t i = 0; i < net->n_layers; i++)
+        if (net->layers[i].kind == kind)
+            return 1;
+    return 0;
+}
+
+static int check_degrees(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
+{
+    int model_par = cfg->tp * cfg->pp * cfg->cp;
+    if (cfg->num_gpus % model_par != 0)
+        return eci_error(ctx, EC_EINVAL, "num_gpus=%d is not divisible by tp x pp x cp = %d (tp=%d, pp=%d, cp=%d): "
+                         "num_gpus = dp x tp x pp x cp", cfg->num_gpus, model_par, cfg->tp, cfg->pp, cfg->cp);
+    r->tp = cfg->tp;
+    r->pp = cfg->pp;
+    r->cp = cfg->cp;
+    r->dp = cfg->num_gpus / model_par;
+    r->ep = cfg->ep;
+    if (r->dp % r->ep != 0)
+        return eci_error(ctx, EC_EINVAL, "ep=%d must divide the data-parallel degree dp = num_gpus / (tp x pp x cp) "
+                         "= %d", cfg->ep, r->dp);
+    if (r->tp > r->per_node)
+        return eci_error(ctx, EC_EINVAL, "tp=%d exceeds gpus_per_node=%d: tensor parallelism stays within a node "
+                         "(its all-reduces run every layer, over NVLink)", cfg->tp, r->per_node);
+    if (cfg->sequence_parallel && r->tp < 2)
+        return eci_error(ctx, EC_EINVAL, "sequence_parallel=1 needs tp > 1 (it splits the sequence across the "
+                         "tensor-parallel group)");
+    if (cfg->pp_chunks > 1 && cfg->pp_schedule != EC_PP_INTERLEAVED)
+        return eci_error(ctx, EC_EINVAL, "pp_chunks=%d needs pp_schedule=interleaved", cfg->pp_chunks);
+    if (cfg->pp_schedule == EC_PP_INTERLEAVED && (r->pp < 2 || cfg->pp_chunks < 2))
+        return eci_error(ctx, EC_EINVAL, "pp_schedule=interleaved needs pp > 1 and pp_chunks > 1 (model chunks "
+                         "per stage)");
+    return EC_OK;
+}
+
+/* Checks that need the network. */
+static int check_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
+{
+    const eci_net *net = r->net;
+    /* the layer scans only where a check needs them (a ResNet's 170 layers, every prediction) */
+    int staged = r->pp > 1 || cfg->pp_schedule == EC_PP_INTERLEAVED;
+    int layers = staged ? eci_net_pipeline_layers(net) : 0;
+    if ((r->tp > 1 || r->cp > 1) && !has_kind(net, EC_LAYER_ATTENTION))
+        return eci_error(ctx, EC_EINVAL, "tp=%d, cp=%d: tensor and context parallelism split attention and MLP "
+                         "blocks; '%s' has none", r->tp, r->cp, net->id);
+    if (r->pp > 1 && layers < r->pp * cfg->pp_chunks)
+        return eci_error(ctx, EC_EINVAL, "pp=%d x pp_chunks=%d stages need as many repeated layers; '%s' has %d",
+                         r->pp, cfg->pp_chunks, net->id, layers);
+    if (cfg->pp_schedule == EC_PP_INTERLEAVED && layers % (r->pp * cfg->pp_chunks) != 0)
+        return eci_error(ctx, EC_EINVAL, "pp_schedule=interleaved: the %d layers of '%s' must divide into pp x "
+                         "pp_chunks = %d chunks", layers, net->id, r->pp * cfg->pp_chunks);
+    if (r->ep > 1 && !has_kind(net, EC_LAYER_MOE))
+        return eci_error(ctx, EC_EINVAL, "ep=%d applies to mixture-of-experts networks; '%s' has no MoE layer",
+                         r->ep, net->id);
+    if (r->cp > 1 && r->seq % (2 * r->cp) != 0)
+        return eci_error(ctx, EC_EINVAL, "cp=%d: seq_len=%d must divide into 2 x cp = %d chunks (load-balanced "
+                         "causal context parallelism)", r->cp, r->seq, 2 * r->cp);
+    if (cfg->checkpointing == EC_CKPT_SELECTIVE && !has_kind(net, EC_LAYER_ATTENTION))
+        return eci_error(ctx, EC_EINVAL, "checkpointing=selective recomputes the attention core; '%s' has no "
+                         "attention", net->id);
+    return EC_OK;
+}
+
+static int check_precision(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r)
+{
+    const eci_gpu *g = r->gpu;
+    if (cfg->precision == EC_PREC_AMP_FP8 && !(g->peak_fp8_flop_per_s > 0))
+        return eci_error(ctx, EC_EINVAL, "precision=amp_fp8 needs FP8 tensor cores (Ada, Hopper, Blackwell, CDNA3); "
+                         "gpu=%s has none (models/gpus.csv peak_fp8_flop_per_s = 0): use amp_bf16", g->id);
+    if (cfg->attention == EC_ATTN_FLASH || cfg->attention == EC_ATTN_FLASH_TRITON) {
+        int half = cfg->precision != EC_PREC_FP32 && cfg->precision != EC_PREC_TF32;
+        if (!half)
+            return eci_error(ctx, EC_EINVAL, "attention=flash runs in fp16 or bf16: use precision=amp_bf16, "
+                             "amp_fp16, bf16, fp16 or amp_fp8");
+        if (g->compute_capability < 8.0)
+            return eci_error(ctx, EC_EINVAL, "attention=flash (FlashAttention-2) needs compute capability 8.0 or "
+                             "later (Ampere); %s has %.1f", g->id, g->compute_capability);
+    }
+    return EC_OK;
+}
+
+static int check_strategy(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r)
+{
+    int sharded = r->strategy == EC_STRATEGY_FSDP || r->strategy == EC_STRATEGY_ZERO;
+    if (r->strategy == EC_STRATEGY_DP && (r->tp > 1 || r->pp > 1 || r->cp > 1))
+        return eci_error(ctx, EC_EINVAL, "strategy=dp (DataParallel) cannot combine with tp, pp or cp");
+    if (r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage == 0)
+        return eci_error(ctx, EC_EINVAL, "strategy=zero needs zero_stage=1, 2 or 3");
+    if (r->strategy != EC_STRATEGY_ZERO && cfg->zero_stage != 0)
+        return eci_error(ctx, EC_EINVAL, "key 'zero_stage' applies to strategy=zero (DeepSpeed)");
+    if (r->strategy != EC_STRATEGY_FSDP && cfg->sharding != EC_SHARD_FULL)
+        return eci_error(ctx, EC_EINVAL, "key 'sharding' applies to strategy=fsdp");
+    if (cfg->offload != EC_OFFLOAD_NONE && !sharded)
+        return eci_error(ctx, EC_EINVAL, "key 'offload' needs strategy=zero or fsdp (their CPU offload)");
+    if (cfg->offload == EC_OFFLOAD_OPTIMIZER && r->strategy == EC_STRATEGY_FSDP)
+        return eci_error(ctx, EC_EINVAL, "offload=optimizer: FSDP's CPUOffload moves the parameters and the "
+                         "optimizer together; use offload=optimizer_and_params");
+    if (cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS && r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3)
+        return eci_error(ctx, EC_EINVAL, "offload=optimizer_and_params needs zero_stage=3 (ZeRO-Infinity)");
+    if (sharded && (r->pp > 1) && r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage > 1)
+        return eci_error(ctx, EC_EINVAL, "zero_stage=%d with pp > 1: DeepSpeed pipelines combine with ZeRO-1 only",
+                         cfg->zero_stage);
+    if (cfg->lora_r > 0 && (cfg->base_precision == EC_BASE_NF4 || cfg->base_precision == EC_BASE_INT8) &&
+        (r->tp > 1 || r->pp > 1))
+        return eci_error(ctx, EC_EINVAL, "lora_r=%d with base_precision=%s: a bitsandbytes-quantized base trains under "
+                         "data parallelism (ddp, fsdp), not with tp or pp > 1 (Megatron's LoRA keeps a 16-bit base)",
+                         cfg->lora_r, cfg->base_precision == EC_BASE_NF4 ? "nf4" : "int8");
+    if (cfg->lora_r == 0 && (cfg->base_precision != EC_BASE_SAME || cfg->lora_targets != EC_LORA_QV))
+        return eci_error(ctx, EC_EINVAL, "keys 'base_precision' and 'lora_targets' need lora_r (a LoRA fine-tune; "
+                         "a quantized base is frozen: QLoRA)");
+    if (cfg->lora_r > 0 && cfg->base_precision == EC_BASE_NF4 && r->strategy == EC_STRATEGY_ZERO &&
+        cfg->zero_stage == 3)
+        return eci_error(ctx, EC_EINVAL, "base_precision=nf4 with zero_stage=3: DeepSpeed cannot shard "
+                         "bitsandbytes 4-bit weights (FSDP can)");
+    return EC_OK;
+}
+
+/* The inter-node network: network= names a preset of models/interconnects.csv; without it,
+ * network_gbit_per_s (per node) or constants.csv internode_bytes_per_s. */
+static int resolve_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
+{
+    double node = cfg->network_bytes_per_s > 0 ? cfg->network_bytes_per_s
+                                               : eci_const(ctx, EC_C_internode_bytes_per_s);
+    double gpu = node / r->per_node;
+    if (cfg->network[0] != '\0') {
+        if ((r->fabric = eci_fabric_find(ctx, cfg->network)) == NULL)
+            return EC_ENOTFOUND;
+        const eci_fabric *f = r->fabric;
+        gpu = f->gpu_gbit_per_s > 0 ? f->gpu_gbit_per_s * 1e9 / 8 : f->node_gbit_per_s * 1e9 / 8 / r->per_node;
+        node = f->node_gbit_per_s > 0 ? f->node_gbit_per_s * 1e9 / 8 : gpu * r->per_node;
+        if (cfg->network_bytes_per_s > 0)
+            return eci_error(ctx, EC_EINVAL, "keys 'network' and 'network_gbit_per_s' both set: give one");
+    }
+    r->node_net_bytes_per_s = node;
+    r->gpu_net_bytes_per_s = gpu;
+    return EC_OK;
+}
+
+int eci_layout_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
+{
+    r->per_node = cfg->gpus_per_node > 0 ? cfg->gpus_per_node : (int)eci_const(ctx, EC_C_gpus_per_node);
+    if (eci_config_given(ctx, cfg, ECI_KEY_NODES)) {
+        r->nodes = cfg->nodes;
+        if (cfg->gpus_per_node > 0 && cfg->nodes * cfg->gpus_per_node < cfg->num_gpus)
+            return eci_error(ctx, EC_EINVAL, "nodes=%d x gpus_per_node=%d holds fewer than num_gpus=%d", cfg->nodes,
+                             cfg->gpus_per_node, cfg->num_gpus);
+        if (cfg->gpus_per_node == 0)
+            r->per_node = (cfg->num_gpus + r->nodes - 1) / r->nodes;
+    } else {
+        r->nodes = cfg->num_gpus > r->per_node ? (cfg->num_gpus + r->per_node - 1) / r->per_node : 1;
+    }
+    if (r->nodes > cfg->num_gpus)
+        return eci_error(ctx, EC_EINVAL, "nodes=%d exceeds num_gpus=%d", r->nodes, cfg->num_gpus);
+    int rc = check_degrees(ctx, cfg, r);
+    if (rc == EC_OK && r->net != NULL)
+        rc = check_network(ctx, cfg, r);
+    if (rc == EC_OK)
+        rc = check_precision(ctx, cfg, r);
+    if (rc == EC_OK)
+        rc = check_strategy(ctx, cfg, r);
+    if (rc == EC_OK)
+        rc = resolve_network(ctx, cfg, r);
+    r->sp = cfg->sequence_parallel;
+    return rc;
+}

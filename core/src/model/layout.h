@@ -1,0 +1,45 @@
+/*
+ * model/layout.h: a config resolved into what it names and implies (resolve.c) and its
+ * parallel layout (layout.c): the GPU, host and network, task and shapes, strategy, the data,
+ * tensor, pipeline, context and expert degrees, nodes and the inter-node network.
+ */
+#ifndef EC_LAYOUT_H
+#define EC_LAYOUT_H
+
+#include "model/net.h"
+
+typedef struct eci_resolved {
+    const eci_gpu *gpu;
+    const eci_host *host;
+    const eci_net *net;         /* NULL when gpu_step_s stands in for the model */
+    int task;
+    int seq, image_size;
+    int target_seq;             /* decoder tokens of an encoder-decoder (target_len, else seq) */
+    int text;                   /* samples are token sequences (tokenizer, lengths, padding apply) */
+    ec_strategy strategy;
+    int nodes;
+    const char *topology;
+    /* The parallel layout (layout.c): num_gpus = dp x tp x pp x cp; ep divides dp. */
+    int dp, tp, pp, cp, ep, sp;
+    int per_node;               /* GPUs per node */
+    const eci_fabric *fabric;   /* network= preset, NULL without one */
+    double node_net_bytes_per_s, gpu_net_bytes_per_s; /* inter-node rate per node and per GPU's NIC */
+    double input_bytes;         /* one micro-batch's input tensors (set by the step model) */
+    double tokens;              /* tokens (or images) of one micro-batch on one GPU (set by the step model) */
+    /* The pipeline stage the step model prices (stage_hi = 0: the whole network) and the
+     * micro-batches whose activations it holds at once (its schedule's warm-up). */
+    int stage_lo, stage_hi;
+    double in_flight;
+    double micro_s;             /* set by the step model: one steady micro-batch, forward and backward */
+    double stage_input_bytes;   /* set by the step model: the activation entering its first block */
+} eci_resolved;
+
+/* Resolve cfg into r: find its ids, apply its defaults, check it, lay it out (resolve.c). */
+EC_INTERNAL int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r);
+/* cfg with what r derived from it (the GPU's and host's ids, strategy, nodes, topology, the
+ * network's defaults) into out, which must not be cfg: r's names may point into cfg. */
+EC_INTERNAL void eci_resolved_config(const ec_config *cfg, const eci_resolved *r, ec_config *out);
+/* The parallel layout of cfg into r (r's gpu, net and strategy set): layout.c. */
+EC_INTERNAL int eci_layout_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r);
+
+#endif /* EC_LAYOUT_H */

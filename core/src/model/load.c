@@ -1,0 +1,119 @@
+/*
+ * load.c: a models/ folder into a context (ec_ctx_load_models): the catalog's tables
+ * (constants, GPUs, hosts, interconnects), the network presets of networks.csv, the fitted
+ * parameters of profile.csv and the prices of prices.csv when the folder has them; and a
+ * context loaded as another is (ec_ctx_load_from: its folder, its fit, its defined networks).
+ */
+#include "catalog/params.h"
+#include "catalog/price.h"
+#include "model/net.h"
+
+#include <stdio.h>
+
+/* Free the models/ tables (a load that failed half way). */
+static void unload(ec_ctx *ctx)
+{
+    eci_hw_free(ctx);
+    eci_host_free(ctx);
+    eci_fabric_free(ctx);
+    eci_net_free(ctx);
+    eci_consts_free(ctx);
+}
+
+int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
+{
+    if (ctx == NULL)
+        return EC_EMISUSE;
+    if (ctx->models_loaded)
+        return eci_error(ctx, EC_EMISUSE, "models are already loaded in this context");
+    char found[EC_PATH_MAX];
+    if (dir == NULL) {
+        int rc = ec_default_models_dir(found, sizeof found);
+        if (rc == EC_EINVAL)
+            return eci_error(ctx, EC_EINVAL, "models folder path longer than %d bytes", EC_PATH_MAX - 1);
+        if (rc != EC_OK)
+            return eci_error(ctx, EC_ENOTFOUND,
+                             "no models/ folder found: set EPOCHCAST_MODELS or pass a folder "
+                             "(an installed epochcast keeps it in PREFIX/share/epochcast/models)");
+        dir = found;
+    }
+    int rc = eci_ctx_on_free(ctx, unload);
+    if (rc != EC_OK)
+        return rc;
+    static const struct {
+        const char *file;
+        int (*load)(ec_ctx *, const char *);
+    } tables[] = {
+        {"constants.csv", eci_consts_load},
+        {"gpus.csv", eci_hw_load},
+        {"hosts.csv", eci_host_load},
+        {"interconnects.csv", eci_fabric_load},
+        {"networks.csv", eci_net_load},
+    };
+    char path[EC_PATH_MAX + 32];
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        int n = snprintf(path, sizeof path, "%s/%s", dir, tables[i].file);
+        if (n < 0 || (size_t)n >= sizeof path)
+            return eci_error(ctx, EC_EINVAL, "models folder path too long: '%s'", dir);
+        rc = tables[i].load(ctx, path);
+        if (rc != EC_OK) {
+            unload(ctx);
+            return rc;
+        }
+    }
+    /* profile.csv, when present, holds parameters fitted on measured runs
+     * (`epochcast calibrate`); it becomes this context's default fit. */
+    int n = snprintf(path, sizeof path, "%s/profile.csv", dir);
+    FILE *probe = n > 0 && (size_t)n < sizeof path ? fopen(path, "r") : NULL;
+    if (probe != NULL) {
+        fclose(probe);
+        ec_fit_report rep;
+        rc = ec_profile_read(ctx, path, &rep);
+        if (rc == EC_OK)
+            rc = ec_ctx_set_fit(ctx, &rep);
+        if (rc != EC_OK) {
+            unload(ctx);
+            return rc;
+        }
+    }
+    /* prices.csv, when present: on-demand offers that price a run (price.c). */
+    n = snprintf(path, sizeof path, "%s/prices.csv", dir);
+    probe = n > 0 && (size_t)n < sizeof path ? fopen(path, "r") : NULL;
+    if (probe != NULL) {
+        fclose(probe);
+        rc = eci_price_load_default(ctx, path);
+        if (rc != EC_OK) {
+            unload(ctx);
+            eci_params_release(ctx);
+            return rc;
+        }
+    }
+    eci_config_keys_init(ctx);
+    eci_strlcpy(ctx->models_dir, dir, sizeof ctx->models_dir);
+    ctx->models_loaded = 1;
+    ctx->n_inputs = 0; /* the models/ folder's own files (profile.csv) are not inputs to protect */
+    eci_error_clear(ctx);
+    return EC_OK;
+}
+
+int ec_ctx_load_from(ec_ctx *ctx, const ec_ctx *src)
+{
+    if (ctx == NULL)
+        return EC_EMISUSE;
+    if (src == NULL || src == ctx || !src->models_loaded)
+        return eci_error(ctx, EC_EMISUSE, "ec_ctx_load_from: the source context %s",
+                         src == NULL ? "is NULL" : src == ctx ? "is this one" : "has no models loaded");
+    int rc = ec_ctx_load_models(ctx, src->models_dir);
+    if (rc != EC_OK)
+        return rc;
+    /* The source's fit, whatever it is now (set, reset or the folder's profile.csv). */
+    if (src->fit == NULL) {
+        eci_free(ctx, ctx->fit, sizeof *ctx->fit);
+        ctx->fit = NULL;
+    } else {
+        if (ctx->fit == NULL && (rc = eci_params_keep(ctx, &ctx->fit)) != EC_OK)
+            return rc;
+        *ctx->fit = *src->fit;
+    }
+    return eci_net_copy_defined(ctx, src);
+}

@@ -1,0 +1,44 @@
+/*
+ * memory.h: the inputs of the peak-memory estimate (memory.c).
+ */
+#ifndef EC_MEMORY_H
+#define EC_MEMORY_H
+
+#include "model/workload.h"
+
+typedef struct eci_mem_in {
+    const eci_workload *wl;
+    int precision, optimizer, checkpointing;
+    int ddp_bucket_copy;          /* DDP without gradient_as_bucket_view: a persistent copy of the gradients */
+    int dp_role;                  /* DataParallel: 0 not dp, 1 GPU 0, 2 one of the other GPUs */
+    int num_gpus;                 /* > 1 adds NCCL buffers */
+    int dynamic_shapes;           /* dynamic padding fragments the allocator more */
+    double extra_workspace_bytes; /* e.g. DataParallel's gathered outputs on GPU 0 */
+    double capacity_bytes;
+    double allocator_scale;       /* calibration factor on allocator slack (1.0) */
+    /* Sharded data parallelism (FSDP, ZeRO): ranks each part is split over (0 or 1: replicated). */
+    double weight_shards, grad_shards, opt_shards;
+    int zero;                     /* DeepSpeed: a 16-bit compute copy of the weights beside the fp32
+                                     master partition (kept with the optimizer states) under AMP */
+    int opt_on_host;              /* CPU offload: optimizer states (and the master weights) in host memory */
+    int weights_on_host;          /* ...and the parameter shards too (FSDP CPUOffload, ZeRO-Infinity) */
+    double gathered_bytes;        /* unsharded units and their gradients alive at once (FSDP, ZeRO-3) */
+    double frozen_elem_bytes;     /* LoRA: bytes per frozen base parameter as stored */
+    int ep;                       /* expert parallelism: routed experts' states shard over 1/ep of the ranks */
+    double act_copies;            /* micro-batches whose activations a pipeline stage holds (0 or 1: one) */
+    double host_bytes;            /* out: pinned host memory the offload needs */
+    /* Appended for issue 19. */
+    int grad_accum;               /* > 1: gradients of earlier micro-steps stay beside the activations */
+    int expandable_segments;      /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
+    int keep_grads;               /* zero_grad() keeps zeroed gradients (PyTorch before 2.0): they stay beside
+                                     the next step's activations */
+} eci_mem_in;
+
+EC_INTERNAL void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m);
+/* The trained parameters' bytes (at `bytes` each) on one of `shards` ranks that split them, the
+ * routed experts over only shards / ep of them. */
+EC_INTERNAL double eci_memory_shard_share(const eci_workload *wl, double bytes, double shards, int ep);
+/* Bytes per parameter of the weights, the gradients and the optimizer states. */
+EC_INTERNAL void eci_memory_param_bytes(const ec_ctx *ctx, int precision, int optimizer, double *w, double *g, double *opt);
+
+#endif /* EC_MEMORY_H */

@@ -1,0 +1,213 @@
+/*
+ * optim.c: the optimizer catalogue (docs/DESIGN.md 3.1 and 3.4) and what runs between the
+ * last backward of a step and the next forward, as the stack runs it:
+ *   GradScaler (amp_fp16): unscale_ = _amp_foreach_non_finite_check_and_unscale_ over every
+ *     gradient, then found_inf.item() in scaler.step (a sync), then _amp_update_scale_; a
+ *     fused optimizer takes the scale and the inf flag in its own kernel (no pass, no sync)
+ *     unless clipping needs the gradients unscaled first;
+ *   clipping (max_grad_norm): torch.nn.utils.clip_grad_norm_ with foreach: _foreach_norm,
+ *     stack, vector_norm, the clip coefficient, clamp, _foreach_mul_;
+ *   the optimizer: foreach ops over chunks of tensors (torch.optim), one fused kernel per
+ *     chunk, or a Python loop over the parameters issuing a few kernels each
+ *     (transformers.AdamW, transformers.Adafactor, bitsandbytes, which also synchronizes
+ *     after every tensor).
+ * Kernel counts and bytes per parameter are software constants (models/constants.csv, read
+ * from the optimizers' source code); states come from the catalogue and, for Adafactor's
+ * factored statistics, from the shapes of the weights (workload.c).
+ */
+#include "model/optim.h"
+#include "catalog/consts.h"
+
+#include <math.h>
+#include <string.h>
+
+void eci_optim_get(const ec_ctx *ctx, int optimizer, eci_optim *o)
+{
+    memset(o, 0, sizeof *o);
+    o->steps = 1;
+    o->states_follow_params = 1;
+    switch (optimizer) {
+    case EC_OPT_SGD:
+    case EC_OPT_SGD_MOMENTUM: /* torch.optim.SGD(momentum>0): one momentum buffer, foreach */
+        o->name = "sgd_momentum";
+        o->state_bytes_per_param = 4;
+        o->step_bytes_per_param = eci_const(ctx, EC_C_opt_sgd_bytes_per_param);
+        o->foreach_ops = eci_const(ctx, EC_C_opt_foreach_ops_sgd);
+        break;
+    case EC_OPT_LAMB:
+        o->name = "lamb";
+        o->state_bytes_per_param = 8;
+        o->step_bytes_per_param = eci_const(ctx, EC_C_opt_lamb_bytes_per_param);
+        o->foreach_ops = eci_const(ctx, EC_C_opt_foreach_ops_lamb);
+        break;
+    case EC_OPT_ADAMW_FUSED:
+    case EC_OPT_ADAMW_TORCH_FUSED: /* torch.optim.AdamW(fused=True): one kernel per chunk */
+        o->name = "adamw_fused";
+        o->state_bytes_per_param = 8;
+        o->step_bytes_per_param = eci_const(ctx, EC_C_opt_adam_fused_bytes_per_param);
+        o->foreach_ops = 1;
+        o->takes_scaler = 1;
+        break;
+    case EC_OPT_ADAMW_HF: /* transformers.AdamW: mul_, add_, mul_, addcmul_, sqrt, add_, addcdiv_ per tensor */
+        o->name = "adamw_hf";
+        o->state_bytes_per_param = 8;
+        o->step_bytes_per_param = eci_const(ctx, EC_C_opt_adamw_hf_bytes_per_param);
+        o->kernels_per_tensor = eci_const(ctx, EC_C_opt_adamw_hf_kernels_per_tensor);
+        break;
+    case EC_OPT_ADAFACTOR: /* transformers.Adafactor as the Trainer builds it (no first moment) */
+        o->name = "adafactor";
+        o->factored = 1;
+        o->step_bytes_per_param = eci_const(ctx, EC_C_opt_adafactor_bytes_per_param);
+        o->kernels_per_tensor = eci_const(ctx, EC_C_opt_adafactor_kernels_per_tensor);
+        break;
+    case EC_OPT_ADAMW_8BIT:
+    case EC_OPT_PAGED_ADAMW_8BIT: /* bitsandbytes Optimizer2State, blockwise 8-bit states */
+        o->name = optimizer == EC_OPT_ADAMW_8BIT ? "adamw_8bit" : "paged_adamw_8bit";
+        o->state_bytes_per_param = eci_const(ctx, EC_C_opt_8bit_state_bytes_per_param);
+        o->states_follow_params = 0;
+        o->step_bytes_per_param = eci_const(ctx, EC_C_opt_8bit_bytes_per_param);
+        o->kernels_per_tensor = 1;
+        o->syncs_per_tensor = eci_const(ctx, EC_C_opt_8bit_syncs_per_tensor);
+        o->paged = optimizer == EC_OPT_PAGED_ADAMW_8BIT;
+        break;
+    case EC_OPT_NONE:
+        o->name = "none";
+        o->steps = 0;
+        o->states_follow_params = 0;
+        break;
+    default: /* adam, adamw, adamw_foreach, adamw_torch: torch.optim's foreach implementation */
+        o->name = "adamw";
+        o->state_bytes_per_param = 8;
+        o->step_bytes_per_param = eci_const(ctx, EC_C_opt_adam_foreach_bytes_per_param);
+        o->temp_bytes_per_param = 1.0; /* denom = sqrt(exp_avg_sq): one parameter-sized tensor */
+        o->foreach_ops = eci_const(ctx, EC_C_opt_foreach_ops_adam);
+        break;
+    }
+}
+
+static int pure16(int precision)
+{
+    return precision == EC_PREC_BF16 || precision == EC_PREC_FP16;
+}
+
+/* Adafactor's states: a row and a column statistic per matrix (fp32, as the gradient),
+ * the full second moment of every other tensor. */
+static double factored_bytes(const eci_workload *wl)
+{
+    double bytes = 0;
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        const eci_op *op = &wl->ops[i];
+        if (op->params <= 0 || op->frozen) /* LoRA's base has no states */
+            continue;
+        const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
+        double reps = blk != NULL && !blk->shared_params ? blk->reps : 1;
+        double n = op->params;
+        if ((op->kind == ECI_OP_GEMM || op->kind == ECI_OP_CONV) && op->cast_params > 0) {
+            /* weight (k x n per group) -> k + n statistics; the rest (a bias) in full */
+            n = (op->k + op->n) * op->batch + (op->params - op->cast_params);
+        }
+        bytes += 4.0 * n * op->count * reps;
+    }
+    return bytes < 4.0 * wl->trainable_params ? bytes : 4.0 * wl->trainable_params;
+}
+
+double eci_optim_state_bytes(const ec_ctx *ctx, const eci_optim *o, const eci_workload *wl, int precision)
+{
+    (void)ctx;
+    if (!o->steps)
+        return 0;
+    if (o->factored)
+        return factored_bytes(wl);
+    double scale = o->states_follow_params && pure16(precision) ? 0.5 : 1.0;
+    return wl->trainable_params * o->state_bytes_per_param * scale;
+}
+
+double eci_optim_temp_bytes(const eci_optim *o, const eci_workload *wl, int precision)
+{
+    return wl->trainable_params * o->temp_bytes_per_param * (pure16(precision) ? 2.0 : 4.0);
+}
+
+/* A foreach phase: `ops` multi-tensor ops over every parameter tensor, each launching one
+ * kernel per chunk of tensors, plus `fixed` single kernels; bytes per parameter. */
+static void foreach_phase(const ec_ctx *ctx, const eci_step_in *in, double ops, double fixed, double bytes_per_param,
+                          eci_phase *ph)
+{
+    double chunks = ceil(in->tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
+    ph->kernels = ops * chunks + fixed;
+    ph->host_s = in->dispatch_fwd_s * (ops + fixed) + in->dispatch_bwd_s * ops * chunks;
+    ph->gpu_s = eci_mem_time_s(in->rates, bytes_per_param * in->params, (int)ph->kernels) * in->gpu_scale;
+}
+
+/* PyTorch 1.x: torch.optim's foreach=None meant the per-tensor loop (foreach became the CUDA
+ * default in 2.0), clip_grad_norm_ took one torch.norm and one mul_ per tensor, and
+ * zero_grad(set_to_none=False) filled every gradient with zeros. */
+static int torch1(const eci_step_in *in)
+{
+    return in->torch_version > 0 && in->torch_version < 2.0;
+}
+
+void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI_N_PHASES])
+{
+    memset(ph, 0, ECI_N_PHASES * sizeof *ph);
+    eci_optim o;
+    eci_optim_get(ctx, in->optimizer, &o);
+    int explicit_foreach = in->optimizer == EC_OPT_ADAMW_FOREACH || in->optimizer == EC_OPT_LAMB;
+    if (torch1(in) && o.foreach_ops > 0 && !o.takes_scaler && !explicit_foreach) {
+        o.kernels_per_tensor = o.foreach_ops; /* _single_tensor_adam(w) / _single_tensor_sgd */
+        o.foreach_ops = 0;
+    }
+    double grad_bytes = pure16(in->precision) ? 2.0 : 4.0;
+    int scaler = in->precision == EC_PREC_AMP_FP16 && o.steps;
+    int clip = in->max_grad_norm > 0;
+
+    /* GradScaler.unscale_: one read and write of every gradient with the inf check; the
+     * host issues it from Python once and the chunks from C++ */
+    if (scaler && (!o.takes_scaler || clip)) {
+        double chunks = ceil(in->tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
+        ph[ECI_PHASE_UNSCALE].kernels = chunks;
+        ph[ECI_PHASE_UNSCALE].host_s = in->dispatch_fwd_s + in->dispatch_bwd_s * chunks;
+        ph[ECI_PHASE_UNSCALE].gpu_s = eci_mem_time_s(in->rates, eci_const(ctx, EC_C_gradscaler_bytes_per_param) * in->params,
+                                                     (int)chunks) * in->gpu_scale;
+    }
+    if (clip) { /* clip_grad_norm_(foreach): _foreach_norm and _foreach_mul_ over the gradients */
+        eci_phase *c = &ph[ECI_PHASE_CLIP];
+        double bytes = eci_const(ctx, EC_C_clip_bytes_per_param) * grad_bytes / 4.0;
+        if (torch1(in)) { /* one norm and one mul_ per tensor */
+            c->kernels = eci_const(ctx, EC_C_clip_foreach_ops) * in->tensors + eci_const(ctx, EC_C_clip_fixed_kernels);
+            c->host_s = in->dispatch_fwd_s * c->kernels;
+            c->gpu_s = eci_mem_time_s(in->rates, bytes * in->params, (int)c->kernels) * in->gpu_scale;
+        } else {
+            foreach_phase(ctx, in, eci_const(ctx, EC_C_clip_foreach_ops), eci_const(ctx, EC_C_clip_fixed_kernels),
+                          bytes, c);
+        }
+    }
+    /* scaler.step's found_inf.item() (not with an optimizer that takes the scaler) */
+    if (scaler && !o.takes_scaler)
+        (clip ? &ph[ECI_PHASE_CLIP] : &ph[ECI_PHASE_UNSCALE])->sync_after = 1;
+
+    if (o.steps) {
+        eci_phase *p = &ph[ECI_PHASE_OPTIMIZER];
+        double scale = o.states_follow_params && pure16(in->precision) ? 0.5 : 1.0;
+        if (o.kernels_per_tensor > 0) { /* a Python loop over the parameter tensors */
+            p->kernels = o.kernels_per_tensor * in->tensors;
+            p->host_s = in->dispatch_fwd_s * p->kernels;
+            p->gpu_s = eci_mem_time_s(in->rates, o.step_bytes_per_param * scale * in->params, (int)p->kernels) *
+                       in->gpu_scale;
+            p->serial = o.syncs_per_tensor > 0;
+        } else {
+            foreach_phase(ctx, in, o.foreach_ops, 0, o.step_bytes_per_param * scale, p);
+        }
+    }
+    if (torch1(in)) { /* zero_grad(): a fill of every gradient, one kernel each */
+        eci_phase *p = &ph[ECI_PHASE_OPTIMIZER];
+        p->kernels += in->tensors;
+        p->host_s += in->dispatch_fwd_s * in->tensors;
+        p->gpu_s += eci_mem_time_s(in->rates, grad_bytes * in->params, (int)in->tensors) * in->gpu_scale;
+    }
+    if (scaler) { /* scaler.update: _amp_update_scale_ and the found_inf bookkeeping */
+        double k = eci_const(ctx, EC_C_gradscaler_fixed_kernels);
+        ph[ECI_PHASE_SCALER_UPDATE].kernels = k;
+        ph[ECI_PHASE_SCALER_UPDATE].host_s = in->dispatch_fwd_s * k;
+        ph[ECI_PHASE_SCALER_UPDATE].gpu_s = in->rates->floor_s * k * in->gpu_scale;
+    }
+}

@@ -1,0 +1,92 @@
+/*
+ * shard.c: FSDP (and ZeRO-3) collectives beside each unit's compute (docs/DESIGN.md 3.3).
+ * Forward: unit l's parameters are all-gathered before it runs; the CPU runs ahead and issues
+ * gathers early, but FSDP's rate limiter (limit_all_gathers) lets at most `limit` gathered units
+ * exist, so gather l starts when unit l - limit has finished.  Backward (BACKWARD_PRE prefetch):
+ * the next unit's gather is issued when a unit starts, its gradients are reduce-scattered when
+ * it ends; gathers and reductions share the links, so they queue on one stream.  Compute that
+ * runs beside a collective is slowed (eci_overlap_stretch_s, the same slowdown DDP uses).
+ * Collective times come from comm.c over the groups predict.c builds from the layout.
+ */
+#include "model/shard.h"
+
+static double max2(double a, double b) { return a > b ? a : b; }
+
+double eci_shard_gather_s(const eci_shard *s, double bytes)
+{
+    double t = eci_coll_s(s->comm, &s->shard, ECI_COLL_ALLGATHER, bytes);
+    if (s->offload_bytes_per_s > 0) /* CPU offload: the local shard comes from pinned host memory first */
+        t += bytes / s->shard.n / s->offload_bytes_per_s;
+    return t;
+}
+
+double eci_shard_reduce_s(const eci_shard *s, double bytes)
+{
+    double t = eci_coll_s(s->comm, &s->shard, ECI_COLL_REDUCE_SCATTER, bytes);
+    if (s->replica.n > 1) /* HYBRID_SHARD: the shard's sum across the replicas */
+        t += eci_coll_s(s->comm, &s->replica, ECI_COLL_ALLREDUCE, bytes / s->shard.n);
+    if (s->offload_bytes_per_s > 0) /* the reduced shard goes to host memory for the CPU optimizer */
+        t += bytes / s->shard.n / s->offload_bytes_per_s;
+    return t;
+}
+
+void eci_shard_begin(eci_shard *s, double t_s)
+{
+    s->comm_free_s = t_s;
+    s->gather_s = s->reduce_s = s->stretch_s = s->launches = 0;
+}
+
+double eci_shard_launch(eci_shard *s, double t_s, double dur_s, int gather)
+{
+    if (dur_s <= 0) /* nothing to move: ready at once */
+        return t_s;
+    s->comm_free_s = max2(t_s, s->comm_free_s) + dur_s;
+    if (gather)
+        s->gather_s += dur_s;
+    else
+        s->reduce_s += dur_s;
+    s->launches += 1;
+    return s->comm_free_s;
+}
+
+/* Unit compute of unit_s from start_s while the stream is busy until comm_free_s. */
+static double compute(eci_shard *s, double start_s, double unit_s)
+{
+    double slow = eci_overlap_stretch_s(s->comm_free_s, start_s, unit_s, s->slowdown);
+    s->stretch_s += slow;
+    return start_s + unit_s + slow;
+}
+
+double eci_shard_forward(eci_shard *s, double t0_s, double unit_s, int reps, double gather_bytes)
+{
+    double a = eci_shard_gather_s(s, gather_bytes);
+    int limit = s->limit > 0 ? s->limit : 1;
+    double ends[8]; /* compute ends of the last `limit` units (limit <= 8) */
+    if (limit > 8)
+        limit = 8;
+    double gpu = t0_s, ready = eci_shard_launch(s, t0_s, a, 1);
+    for (int l = 0; l < reps; l++) {
+        double start = max2(gpu, ready);
+        if (l + 1 < reps) /* the next gather: issued once unit l + 1 - limit has freed its parameters */
+            ready = eci_shard_launch(s, l + 1 >= limit ? ends[(l + 1 - limit) % limit] : t0_s, a, 1);
+        gpu = compute(s, start, unit_s);
+        ends[l % limit] = gpu;
+    }
+    return gpu;
+}
+
+double eci_shard_backward(eci_shard *s, double t0_s, double unit_s, int reps, double gather_bytes,
+                          double reduce_bytes)
+{
+    double a = s->regather ? eci_shard_gather_s(s, gather_bytes) : 0;
+    double r = eci_shard_reduce_s(s, reduce_bytes);
+    double gpu = t0_s, ready = eci_shard_launch(s, t0_s, a, 1);
+    for (int l = 0; l < reps; l++) {
+        double start = max2(gpu, ready);
+        if (l + 1 < reps) /* BACKWARD_PRE: the next unit's gather as this one starts */
+            ready = eci_shard_launch(s, start, a, 1);
+        gpu = compute(s, start, unit_s);
+        eci_shard_launch(s, gpu, r, 0); /* its gradients, reduce-scattered */
+    }
+    return gpu;
+}

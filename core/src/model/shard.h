@@ -1,0 +1,48 @@
+/*
+ * shard.h: sharded data parallelism (shard.c): FSDP's per-unit parameter all-gathers and
+ * gradient reduce-scatters, and DeepSpeed ZeRO-3's, laid beside the compute of each unit.
+ * predict.c walks one unit (a repetition of a repeated block: a transformer layer) to learn
+ * its compute time; this module schedules the collectives of all the block's units on the
+ * communication stream and returns when the last unit's compute ends.
+ */
+#ifndef EC_SHARD_H
+#define EC_SHARD_H
+
+#include "model/comm.h"
+
+typedef struct eci_shard {
+    const eci_comm *comm;         /* the job's links and NCCL ramp */
+    eci_group shard;              /* ranks a parameter is sharded over */
+    eci_group replica;            /* hybrid sharding: ranks holding the same shard (n = 1: none) */
+    int regather;                 /* parameters freed after forward: all-gathered again in backward */
+    int limit;                    /* all-gathers in flight ahead of compute (FSDP's rate limiter) */
+    double slowdown;              /* compute slowdown beside a collective (constants.csv) */
+    double offload_bytes_per_s;   /* parameters fetched from host memory before each gather, 0: none */
+    /* state, over one micro-step */
+    double comm_free_s;           /* when the communication stream is next free */
+    double gather_s, reduce_s;    /* collective time launched */
+    double stretch_s;             /* compute time added by running beside collectives */
+    double launches;              /* collectives launched (NCCL kernels) */
+} eci_shard;
+
+/* One all-gather of a unit's `bytes` (every rank's shard: the whole unit) over the shard group,
+ * with the host fetch under offload. */
+EC_INTERNAL double eci_shard_gather_s(const eci_shard *s, double bytes);
+/* One reduction of a unit's gradients of `bytes`: reduce-scatter over the shard group, then
+ * (hybrid) an all-reduce of the shard over the replicas. */
+EC_INTERNAL double eci_shard_reduce_s(const eci_shard *s, double bytes);
+/* Start a micro-step: the stream is free from t_s on; the running sums are cleared. */
+EC_INTERNAL void eci_shard_begin(eci_shard *s, double t_s);
+/* A collective launched at t_s on the stream: returns when it ends. */
+EC_INTERNAL double eci_shard_launch(eci_shard *s, double t_s, double dur_s, int gather);
+/* The forward of `reps` units of gather_bytes each, starting on the GPU at t0_s and computing
+ * unit_s each: unit l waits for its all-gather, which the rate limiter issues once unit
+ * l - limit has finished.  Returns when the last unit's compute ends. */
+EC_INTERNAL double eci_shard_forward(eci_shard *s, double t0_s, double unit_s, int reps, double gather_bytes);
+/* The backward of `reps` units (last first): each gathers again when regather (prefetched at the
+ * start of the unit before it, BACKWARD_PRE) and reduce-scatters its reduce_bytes of gradients
+ * when its compute ends.  Returns when the last unit's compute ends. */
+EC_INTERNAL double eci_shard_backward(eci_shard *s, double t0_s, double unit_s, int reps, double gather_bytes,
+                                      double reduce_bytes);
+
+#endif /* EC_SHARD_H */
