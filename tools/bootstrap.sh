@@ -61,6 +61,8 @@ case "$mode" in
   test)
     build_main
     (cd build && ctest --output-on-failure -j "$jobs")
+    # the layers of core/src and the largest file and function (also the ctest lint_layers)
+    python3 tools/check_layers.py --objects build/core/CMakeFiles/epochcast_objects.dir/src/*/*.c.o
     echo "bootstrap: sanitizer build (ASan + UBSan)"
     build build-asan -DEC_SANITIZE=ON
     (cd build-asan && ctest --output-on-failure -j "$jobs")

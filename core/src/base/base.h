@@ -29,7 +29,7 @@
 /* ---- context ------------------------------------------------------------------- */
 /* A module that keeps state on the context (a cache, a loaded table) registers the function
  * that frees it (eci_ctx_on_free) when it first allocates it: ec_ctx_free calls each once,
- * the last registered first.  One per module that keeps state (14 today). */
+ * the last registered first.  One per module that keeps state (10 today). */
 typedef void (*eci_cleanup_fn)(ec_ctx *ctx);
 #define ECI_CLEANUPS_MAX 24
 /* Room for the indices of the keys a prediction asks whether they were given (catalog/config.c's
