@@ -27,15 +27,6 @@ MAX_FUNCTION_LINES = 100
 # Files and functions still over the limits, with the size they may not exceed.  The list only
 # shrinks: what is taken apart leaves it.
 PENDING = {
-    "base/table.c": 866,
-    "catalog/hfconfig.c": 801,
-    "model/net.c:check_layer": 108,
-    "model/workload.c": 1672,
-    "search/optimize.c": 1038,
-    "search/optimize.c:prepare": 130,
-    "sim/pipeline.c": 1125,
-    "sim/predict.c": 2676,
-    "sim/predict.c:step_model": 391,
 }
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -202,7 +193,8 @@ def check_sizes(files, errors):
 def main(argv):
     objects = []
     if argv[:1] == ["--objects"]:
-        objects = [a for a in argv[1:] if a]
+        # ctest hands $<TARGET_OBJECTS:...> over as one ;-separated word
+        objects = [o for a in argv[1:] for o in a.split(";") if o]
     elif argv:
         print(__doc__.strip().split("\n\n")[0], file=sys.stderr)
         return 2

@@ -86,10 +86,10 @@ struct ec_ctx {
     size_t n_inputs;
     struct eci_prices *prices;        /* models/prices.csv (price.c), NULL when the folder has none */
     struct eci_prices *user_prices;   /* the last prices= file read, NULL until one is */
-    struct eci_ref_cache *ref_cache;  /* one-GPU references of scaling efficiencies (predict.c) */
+    struct eci_ref_cache *ref_cache;  /* one-GPU references of scaling efficiencies (sim/predict.c) */
     char models_dir[EC_PATH_MAX];     /* the folder ec_ctx_load_models read (ec_ctx_load_from reads it again) */
     struct eci_pool *pool;            /* worker contexts kept between sweeps and searches (workers.c) */
-    int ddp_every_layer;              /* tests: DDP's backward walks every repeated layer (predict.c's
+    int ddp_every_layer;              /* tests: DDP's backward walks every repeated layer (sim/ddp_layers.c's
                                          reference for its jumps); 0 in every context the API makes */
     int walk_op_by_op;                /* tests: the step model walks every run of ops op by op, without
                                          its run sums (their reference); 0 in every context the API makes */

@@ -13,19 +13,15 @@
  * Bounds on what one file can make us hold: TABLE_MAX_BYTES for a whole table, at most
  * TABLE_MAX_COLS columns and TABLE_MAX_CELL bytes in a cell, each refused as soon as it is
  * passed.  Only regular files are read: a FIFO or a device (/dev/stdin) is refused before
- * anything blocks on it.
+ * anything blocks on it.  This file parses; table_cells.c reads the cells, table_store.h
+ * holds the table.
  */
 #define _POSIX_C_SOURCE 200809L /* open flags, fstat, fdopen */
 
-#include "base/base.h"
+#include "base/table_store.h"
 
-#include <csv.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <locale.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -44,58 +40,6 @@
 #define TABLE_CHUNK 65536
 /* libcsv grows its field buffer by this much at a time (its default is 128 bytes). */
 #define CSV_BLOCK 16384
-/* Longest cell text accepted by eci_table_number / eci_table_int. */
-#define NUMBER_MAX ECI_NUMBER_MAX
-/* Longest cell text quoted in a message. */
-#define SHOW_MAX 60
-
-typedef struct cell {
-    uint32_t off;  /* offset of the NUL-terminated text in the arena */
-    uint32_t line; /* 1-based line where the cell starts (its opening quote if quoted) */
-    uint32_t col;  /* 1-based column, in characters, after a BOM */
-} cell;
-
-/* The state shared by the byte scanner and libcsv's callbacks, which return void: the
- * first error is kept in status and every later callback does nothing.  It lives as long as
- * the table, since a streamed table is scanned a block at a time. */
-typedef struct parse_state {
-    int status;
-    int at_start;             /* nothing scanned yet (a BOM may come) */
-    int want_start;           /* the next non-blank byte starts a field */
-    int row_start;            /* ... and a row, so line ends are blank too */
-    uint32_t line, col;       /* position of the next byte to scan */
-    uint32_t start_line, start_col; /* where the current field starts */
-    uint32_t trig_line, trig_col;   /* position of the byte that fired the callbacks */
-    int next_byte;            /* the byte after it, -1 at the end of the input */
-    size_t field_bytes;       /* bytes fed since the last field ended */
-    size_t extra_fields;      /* fields of the current row beyond the header's count */
-    size_t row_first;         /* index in t->cells of the current row's first cell */
-} parse_state;
-
-struct eci_table {
-    ec_ctx *ctx;          /* the allocator the table was created with */
-    char *name;           /* the file's name in messages */
-    char *arena;          /* every kept cell's text, NUL-terminated */
-    size_t arena_size, arena_used;
-    cell *cells;          /* header row first, then data rows, row-major */
-    size_t n_cells, cap_cells;
-    const char **hdr;     /* header names, pointers into the arena */
-    size_t cols, rows;    /* rows counts the data rows held */
-    int whole;            /* keep every row (else a window of rows, eci_table_next) */
-    /* the source: a file or a buffer */
-    FILE *fp;
-    const unsigned char *mem;
-    size_t mem_len, mem_pos;
-    uint64_t total_bytes, read_bytes;
-    size_t block;         /* bytes read at once */
-    unsigned char *buf;   /* carried bytes, then one block */
-    size_t buf_cap, carry;
-    int source_done;      /* the source has no more bytes */
-    int done;             /* ... and libcsv has been finished */
-    struct csv_parser p;
-    int p_live;
-    parse_state st;
-};
 
 /* ---- storage ----------------------------------------------------------------------- */
 
@@ -125,11 +69,6 @@ void eci_table_free(eci_table *t)
     eci_free(ctx, t->arena, t->arena_size);
     eci_strfree(ctx, t->name);
     eci_free(ctx, t, sizeof *t);
-}
-
-static const char *cell_text(const eci_table *t, size_t i)
-{
-    return t->arena + t->cells[i].off;
 }
 
 /* The header pointers point into the arena: renew them when it moves. */
@@ -722,145 +661,4 @@ double eci_table_read_frac(const eci_table *t)
         return 1.0;
     double f = (double)t->read_bytes / (double)t->total_bytes;
     return f < 1.0 ? f : 1.0;
-}
-
-/* ---- accessors ------------------------------------------------------------------------- */
-
-const char *eci_table_name(const eci_table *t)
-{
-    return t->name;
-}
-
-size_t eci_table_rows(const eci_table *t)
-{
-    return t->rows;
-}
-
-size_t eci_table_cols(const eci_table *t)
-{
-    return t->cols;
-}
-
-const char *eci_table_header(const eci_table *t, size_t col)
-{
-    return col < t->cols ? t->hdr[col] : NULL;
-}
-
-int eci_table_col(const eci_table *t, const char *name)
-{
-    for (size_t i = 0; i < t->cols; i++)
-        if (strcmp(t->hdr[i], name) == 0)
-            return (int)i; /* at most TABLE_MAX_COLS columns */
-    return -1;
-}
-
-int eci_table_require(ec_ctx *ctx, const eci_table *t, const char *name, int *col)
-{
-    int c = eci_table_col(t, name);
-    if (c < 0) {
-        /* Only a header that could be a misspelling is suggested: a file that is not the CSV
-         * asked for (a key's path pointing elsewhere) must not have its first line echoed. */
-        const char *near = eci_nearest_close(name, t->hdr, t->cols);
-        uint32_t line = t->n_cells > 0 ? t->cells[0].line : 1;
-        if (near != NULL)
-            return eci_error(ctx, EC_EPARSE, "%s:%lu: missing column '%s' (did you mean '%s'?)",
-                             t->name, (unsigned long)line, name, near);
-        return eci_error(ctx, EC_EPARSE, "%s:%lu: missing column '%s'", t->name,
-                         (unsigned long)line, name);
-    }
-    if (col != NULL)
-        *col = c;
-    return EC_OK;
-}
-
-/* NULL when row or col is out of range (a caller bug). */
-const char *eci_table_cell(const eci_table *t, size_t row, int col)
-{
-    if (row >= t->rows || col < 0 || (size_t)col >= t->cols)
-        return NULL;
-    return cell_text(t, (row + 1) * t->cols + (size_t)col);
-}
-
-size_t eci_table_line(const eci_table *t, size_t row)
-{
-    if (row >= t->rows)
-        return 0;
-    return t->cells[(row + 1) * t->cols].line;
-}
-
-/* ---- numbers --------------------------------------------------------------------------- */
-
-/* Shared preamble of eci_table_number and eci_table_int: the cell and its position. */
-static int number_cell(ec_ctx *ctx, const eci_table *t, size_t row, int col, const cell **out)
-{
-    if (row >= t->rows || col < 0 || (size_t)col >= t->cols)
-        return eci_error(ctx, EC_EMISUSE, "%s: cell (%zu, %d) outside the table (%zu x %zu)",
-                         t->name, row, col, t->rows, t->cols);
-    *out = &t->cells[(row + 1) * t->cols + (size_t)col];
-    return EC_OK;
-}
-
-#define CELL_FMT "%s:%lu:%lu: column '%s': "
-#define CELL_ARGS(t, c, col) \
-    (t)->name, (unsigned long)(c)->line, (unsigned long)(c)->col, (t)->hdr[col]
-
-
-/* The text of a numeric cell, checked to be non-empty and of decimal syntax (integer: no
- * fraction or exponent); the message names the cell and what was expected. */
-static int numeric_text(ec_ctx *ctx, const eci_table *t, size_t row, int col, int integer, const cell **c,
-                        const char **text)
-{
-    const char *what = integer ? "an integer" : "a number";
-    int rc = number_cell(ctx, t, row, col, c);
-    if (rc != EC_OK)
-        return rc;
-    const char *s = t->arena + (*c)->off;
-    size_t n = strlen(s);
-    if (n == 0)
-        return eci_error(ctx, EC_EPARSE, CELL_FMT "empty cell, expected %s", CELL_ARGS(t, *c, col), what);
-    if (n > NUMBER_MAX || !eci_decimal_syntax(s, integer))
-        return eci_error(ctx, EC_EPARSE, CELL_FMT "'%.*s%s' is not %s", CELL_ARGS(t, *c, col), SHOW_MAX, s,
-                         n > SHOW_MAX ? "..." : "", what);
-    *text = s;
-    return EC_OK;
-}
-
-int eci_table_number(ec_ctx *ctx, const eci_table *t, size_t row, int col, double lo, double hi,
-                     double *out)
-{
-    const cell *c = NULL; /* set when numeric_text succeeds; -O3 cannot see it */
-    const char *s = NULL;
-    int rc = numeric_text(ctx, t, row, col, 0, &c, &s);
-    if (rc != EC_OK)
-        return rc;
-    int overflow;
-    double v = eci_strtod_c(s, &overflow);
-    if (overflow)
-        return eci_error(ctx, EC_EPARSE, CELL_FMT "'%s' is too large for a double",
-                         CELL_ARGS(t, c, col), s);
-    if (!(v >= lo && v <= hi))
-        return eci_error(ctx, EC_EPARSE, CELL_FMT "%s is out of range [%.15g, %.15g]",
-                         CELL_ARGS(t, c, col), s, lo, hi);
-    *out = v;
-    return EC_OK;
-}
-
-int eci_table_int(ec_ctx *ctx, const eci_table *t, size_t row, int col, long lo, long hi,
-                  long *out)
-{
-    const cell *c = NULL; /* set when numeric_text succeeds; -O3 cannot see it */
-    const char *s = NULL;
-    int rc = numeric_text(ctx, t, row, col, 1, &c, &s);
-    if (rc != EC_OK)
-        return rc;
-    errno = 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end != '\0')
-        return eci_error(ctx, EC_EPARSE, CELL_FMT "'%s' is not an integer", CELL_ARGS(t, c, col), s);
-    if (errno == ERANGE || v < lo || v > hi)
-        return eci_error(ctx, EC_EPARSE, CELL_FMT "%s is out of range [%ld, %ld]",
-                         CELL_ARGS(t, c, col), s, lo, hi);
-    *out = v;
-    return EC_OK;
 }

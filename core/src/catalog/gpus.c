@@ -50,7 +50,7 @@ static const eci_field gpu_fields[] = {
 
 static int alias_match(const char *aliases, const char *name);
 
-/* The interconnects predict.c's bus_bandwidth knows. */
+/* The interconnects comm.c's bus bandwidth knows. */
 static const char *const topologies[] = {"nvlink", "pcie-switch", "pcie-host", "a16-board"};
 
 /* The GPU other than `self` that `name` would also resolve to, or NULL: an id, a name or an

@@ -6,109 +6,11 @@
  * modeling_*.py.  jansson was chosen over cJSON because its parse errors carry the line and
  * column.  Every error names the file and the field; an unsupported model_type lists the
  * supported ones; nothing is guessed.  torch_dtype is a hint of the checkpoint's dtype and
- * changes nothing: the precision key decides.
+ * changes nothing: the precision key decides.  The fields are read by hfconfig_json.c.
  */
-#include "catalog/arch.h"
+#include "catalog/hfconfig_json.h"
 
-#include <jansson.h>
-#include <stdio.h>
 #include <string.h>
-
-/* The reader: one JSON object of a config file, the first error wins. */
-typedef struct jr {
-    ec_ctx *ctx;
-    const char *name;  /* file, for messages */
-    json_t *obj;
-    const char *type;  /* model_type, for messages */
-    int rc;
-} jr;
-
-static json_t *field(jr *r, const char *key)
-{
-    json_t *v = json_object_get(r->obj, key);
-    return v != NULL && !json_is_null(v) ? v : NULL;
-}
-
-static void fail(jr *r, const char *key, const char *what)
-{
-    if (r->rc == EC_OK)
-        r->rc = eci_error(r->ctx, EC_EPARSE, "%s: field '%s' %s (model_type '%s')", r->name, key, what, r->type);
-}
-
-/* An integer field in [lo, hi]; an absent one is def, or an error when required. */
-static int jint(jr *r, const char *key, int def, int required, long lo, long hi)
-{
-    json_t *v = field(r, key);
-    if (v == NULL) {
-        if (required)
-            fail(r, key, "is missing");
-        return def;
-    }
-    double d;
-    if (json_is_integer(v))
-        d = (double)json_integer_value(v);
-    else if (json_is_real(v) && json_real_value(v) == (double)(long)json_real_value(v))
-        d = json_real_value(v);
-    else {
-        fail(r, key, "must be an integer");
-        return def;
-    }
-    if (d < lo || d > hi) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "is %.0f, out of range [%ld, %ld]", d, lo, hi);
-        fail(r, key, msg);
-        return def;
-    }
-    return (int)d;
-}
-
-/* The first of several names a field goes by (n_embd / hidden_size ...). */
-static int jint_any(jr *r, const char *const *keys, int def, int required, long lo, long hi)
-{
-    for (const char *const *k = keys; *k != NULL; k++)
-        if (field(r, *k) != NULL)
-            return jint(r, *k, def, 1, lo, hi);
-    if (required)
-        fail(r, keys[0], "is missing");
-    return def;
-}
-
-static double jnum(jr *r, const char *key, double def)
-{
-    json_t *v = field(r, key);
-    if (v == NULL)
-        return def;
-    if (!json_is_number(v)) {
-        fail(r, key, "must be a number");
-        return def;
-    }
-    return json_number_value(v);
-}
-
-static int jbool(jr *r, const char *key, int def)
-{
-    json_t *v = field(r, key);
-    if (v == NULL)
-        return def;
-    if (json_is_boolean(v))
-        return json_is_true(v);
-    if (json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1))
-        return (int)json_integer_value(v);
-    fail(r, key, "must be true or false");
-    return def;
-}
-
-static const char *jstr(jr *r, const char *key, const char *def)
-{
-    json_t *v = field(r, key);
-    if (v == NULL)
-        return def;
-    if (!json_is_string(v)) {
-        fail(r, key, "must be a string");
-        return def;
-    }
-    return json_string_value(v);
-}
 
 /* Ranges that rule out absurd configs (and int overflow in products of them). */
 #define MAX_LAYERS 10000L
@@ -120,68 +22,6 @@ static const char *jstr(jr *r, const char *key, const char *def)
 #define MAX_EXPERTS (1L << 16)
 #define MAX_IMAGE 65536L
 
-/* HF activation names -> the kernels they launch: "gelu_new" and "gelu_fast" are Python
- * (NewGELUActivation, several kernels); "gelu_pytorch_tanh" is one fused kernel. */
-static ec_activation act_of(jr *r, const char *key, const char *name)
-{
-    static const struct { const char *name; ec_activation act; } acts[] = {
-        {"gelu", EC_ACT_GELU}, {"gelu_pytorch_tanh", EC_ACT_GELU}, {"gelu_python", EC_ACT_GELU},
-        {"gelu_new", EC_ACT_GELU_TANH}, {"gelu_fast", EC_ACT_GELU_TANH}, {"relu", EC_ACT_RELU},
-        {"silu", EC_ACT_SILU}, {"swish", EC_ACT_SILU}, {"tanh", EC_ACT_TANH}, {"quick_gelu", EC_ACT_QUICK_GELU}};
-    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
-        if (strcmp(name, acts[i].name) == 0)
-            return acts[i].act;
-    fail(r, key, "names an activation epochcast does not know (gelu, gelu_new, gelu_pytorch_tanh, relu, silu, "
-                 "tanh, quick_gelu)");
-    return EC_ACT_GELU;
-}
-
-/* Labels of a classification head: num_labels, else id2label's size, else HF's default 2. */
-static int classes_of(jr *r, int def)
-{
-    json_t *labels = field(r, "id2label");
-    if (field(r, "num_labels") != NULL)
-        return jint(r, "num_labels", def, 1, 1, 1L << 24);
-    if (labels != NULL && json_is_object(labels) && json_object_size(labels) > 0)
-        return (int)json_object_size(labels);
-    return def;
-}
-
-/* The task of the checkpoint's class ("BertForMaskedLM" -> lm); "" for a bare model. */
-static void task_of(jr *r, eci_arch *a)
-{
-    static const struct { const char *suffix, *task; } map[] = {
-        {"ForSequenceClassification", "classify"}, {"ForQuestionAnswering", "squad"},
-        {"ForTokenClassification", "token_classify"}, {"ForPreTraining", "pretrain"}, {"ForMaskedLM", "lm"},
-        {"ForCausalLM", "lm"}, {"LMHeadModel", "lm"}, {"ForConditionalGeneration", "lm"},
-        {"ForImageClassification", "imagenet"}};
-    json_t *archs = field(r, "architectures");
-    const char *cls = archs != NULL && json_is_array(archs) && json_array_size(archs) > 0 &&
-                              json_is_string(json_array_get(archs, 0))
-                          ? json_string_value(json_array_get(archs, 0))
-                          : "";
-    size_t n = strlen(cls);
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
-        size_t m = strlen(map[i].suffix);
-        if (n >= m && strcmp(cls + n - m, map[i].suffix) == 0) {
-            eci_strlcpy(a->default_task, map[i].task, sizeof a->default_task);
-            return;
-        }
-    }
-}
-
-/* What every Hugging Face model shares. */
-static void hf_common(jr *r, eci_arch *a)
-{
-    a->kind = ECI_ARCH_TRANSFORMER;
-    a->loss_in_forward = 1; /* HF heads given labels return the loss from forward */
-    a->attention = EC_NET_ATTN_CONFIG;
-    a->classes = classes_of(r, 2);
-    a->norm = EC_NORM_LAYER;
-    a->norm_bias = 1;
-    task_of(r, a);
-}
-
 static int positive(double p) { return p > 0; }
 
 /* ---- encoders ------------------------------------------------------------------------------ */
@@ -189,21 +29,21 @@ static int positive(double p) { return p > 0; }
  * post-norm layers, every linear with a bias, a pooler; BertForPreTraining's MLM + NSP. */
 static void bert_like(jr *r, eci_arch *a)
 {
-    hf_common(r, a);
-    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
-    a->hidden = jint(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
-    a->encoder_layers = jint(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
-    a->heads = jint(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
-    a->ffn = jint(r, "intermediate_size", 0, 1, 1, MAX_FFN);
-    a->max_positions = jint(r, "max_position_embeddings", 512, 0, 1, MAX_POS);
-    a->type_vocab = jint(r, "type_vocab_size", 2, 0, 0, 1 << 16);
-    a->act = act_of(r, "hidden_act", jstr(r, "hidden_act", "gelu"));
+    eci_hf_common(r, a);
+    a->vocab = eci_hf_int(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = eci_hf_int(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
+    a->encoder_layers = eci_hf_int(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
+    a->heads = eci_hf_int(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
+    a->ffn = eci_hf_int(r, "intermediate_size", 0, 1, 1, MAX_FFN);
+    a->max_positions = eci_hf_int(r, "max_position_embeddings", 512, 0, 1, MAX_POS);
+    a->type_vocab = eci_hf_int(r, "type_vocab_size", 2, 0, 0, 1 << 16);
+    a->act = eci_hf_act(r, "hidden_act", eci_hf_str(r, "hidden_act", "gelu"));
     a->learned_positions = 1;
     a->emb_norm = 1;
     a->post_norm = 1;
     a->qkv_bias = a->out_bias = a->mlp_bias = 1;
-    a->dropout = a->emb_dropout = positive(jnum(r, "hidden_dropout_prob", 0.1));
-    a->attn_dropout = positive(jnum(r, "attention_probs_dropout_prob", 0.1));
+    a->dropout = a->emb_dropout = positive(eci_hf_num(r, "hidden_dropout_prob", 0.1));
+    a->attn_dropout = positive(eci_hf_num(r, "attention_probs_dropout_prob", 0.1));
     a->default_seq_len = a->max_positions < 512 ? a->max_positions : 512;
 }
 
@@ -215,13 +55,13 @@ static void map_roberta(jr *r, eci_arch *a) { bert_like(r, a); }
 static void map_albert(jr *r, eci_arch *a)
 {
     bert_like(r, a);
-    a->embedding_size = jint(r, "embedding_size", 128, 0, 1, MAX_WIDTH);
-    a->act = act_of(r, "hidden_act", jstr(r, "hidden_act", "gelu_new"));
-    int groups = jint(r, "num_hidden_groups", 1, 0, 1, MAX_LAYERS);
+    a->embedding_size = eci_hf_int(r, "embedding_size", 128, 0, 1, MAX_WIDTH);
+    a->act = eci_hf_act(r, "hidden_act", eci_hf_str(r, "hidden_act", "gelu_new"));
+    int groups = eci_hf_int(r, "num_hidden_groups", 1, 0, 1, MAX_LAYERS);
     if (groups != 1)
-        fail(r, "num_hidden_groups", "other than 1 is not supported (one shared layer group)");
-    if (jint(r, "inner_group_num", 1, 0, 1, 64) != 1)
-        fail(r, "inner_group_num", "other than 1 is not supported");
+        eci_hf_fail(r, "num_hidden_groups", "other than 1 is not supported (one shared layer group)");
+    if (eci_hf_int(r, "inner_group_num", 1, 0, 1, 64) != 1)
+        eci_hf_fail(r, "inner_group_num", "other than 1 is not supported");
     a->shared_layers = 1;
     a->has_pretrain = 1;
 }
@@ -230,20 +70,20 @@ static void map_albert(jr *r, eci_arch *a)
  * biases everywhere; its classifier is pre_classifier + ReLU + classifier (a pooler's size). */
 static void map_distilbert(jr *r, eci_arch *a)
 {
-    hf_common(r, a);
-    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
-    a->hidden = jint(r, "dim", 0, 1, 1, MAX_WIDTH);
-    a->encoder_layers = jint(r, "n_layers", 0, 1, 1, MAX_LAYERS);
-    a->heads = jint(r, "n_heads", 0, 1, 1, MAX_HEADS);
-    a->ffn = jint(r, "hidden_dim", 0, 1, 1, MAX_FFN);
-    a->max_positions = jint(r, "max_position_embeddings", 512, 0, 1, MAX_POS);
-    a->act = act_of(r, "activation", jstr(r, "activation", "gelu"));
+    eci_hf_common(r, a);
+    a->vocab = eci_hf_int(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = eci_hf_int(r, "dim", 0, 1, 1, MAX_WIDTH);
+    a->encoder_layers = eci_hf_int(r, "n_layers", 0, 1, 1, MAX_LAYERS);
+    a->heads = eci_hf_int(r, "n_heads", 0, 1, 1, MAX_HEADS);
+    a->ffn = eci_hf_int(r, "hidden_dim", 0, 1, 1, MAX_FFN);
+    a->max_positions = eci_hf_int(r, "max_position_embeddings", 512, 0, 1, MAX_POS);
+    a->act = eci_hf_act(r, "activation", eci_hf_str(r, "activation", "gelu"));
     a->learned_positions = 1; /* sinusoidal_pos_embds keeps a (frozen) table of the same size */
     a->emb_norm = 1;
     a->post_norm = 1;
     a->qkv_bias = a->out_bias = a->mlp_bias = 1;
-    a->dropout = a->emb_dropout = positive(jnum(r, "dropout", 0.1));
-    a->attn_dropout = positive(jnum(r, "attention_dropout", 0.1));
+    a->dropout = a->emb_dropout = positive(eci_hf_num(r, "dropout", 0.1));
+    a->attn_dropout = positive(eci_hf_num(r, "attention_dropout", 0.1));
     a->default_seq_len = a->max_positions < 512 ? a->max_positions : 512;
 }
 
@@ -254,12 +94,13 @@ static void map_distilbert(jr *r, eci_arch *a)
 static void map_deberta_v2(jr *r, eci_arch *a)
 {
     bert_like(r, a);
-    a->type_vocab = jint(r, "type_vocab_size", 0, 0, 0, 1 << 16);
-    a->learned_positions = jbool(r, "position_biased_input", 1);
+    a->type_vocab = eci_hf_int(r, "type_vocab_size", 0, 0, 0, 1 << 16);
+    a->learned_positions = eci_hf_bool(r, "position_biased_input", 1);
     a->attention = EC_NET_ATTN_EAGER;
-    if (jbool(r, "relative_attention", 0)) {
-        int buckets = jint(r, "position_buckets", -1, 0, -1, MAX_POS);
-        a->relative_span = buckets > 0 ? buckets : jint(r, "max_relative_positions", a->max_positions, 0, -1, MAX_POS);
+    if (eci_hf_bool(r, "relative_attention", 0)) {
+        int buckets = eci_hf_int(r, "position_buckets", -1, 0, -1, MAX_POS);
+        a->relative_span =
+            buckets > 0 ? buckets : eci_hf_int(r, "max_relative_positions", a->max_positions, 0, -1, MAX_POS);
         if (a->relative_span <= 0)
             a->relative_span = a->max_positions;
     }
@@ -270,21 +111,21 @@ static void map_deberta_v2(jr *r, eci_arch *a)
 static void map_gpt2(jr *r, eci_arch *a)
 {
     static const char *const width[] = {"n_embd", "hidden_size", NULL};
-    hf_common(r, a);
-    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
-    a->hidden = jint_any(r, width, 0, 1, 1, MAX_WIDTH);
-    a->decoder_layers = jint(r, "n_layer", 0, 1, 1, MAX_LAYERS);
-    a->heads = jint(r, "n_head", 0, 1, 1, MAX_HEADS);
-    a->ffn = jint(r, "n_inner", 4 * a->hidden, 0, 1, MAX_FFN);
-    a->max_positions = jint(r, "n_positions", 1024, 0, 1, MAX_POS);
-    a->act = act_of(r, "activation_function", jstr(r, "activation_function", "gelu_new"));
+    eci_hf_common(r, a);
+    a->vocab = eci_hf_int(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = eci_hf_int_any(r, width, 0, 1, 1, MAX_WIDTH);
+    a->decoder_layers = eci_hf_int(r, "n_layer", 0, 1, 1, MAX_LAYERS);
+    a->heads = eci_hf_int(r, "n_head", 0, 1, 1, MAX_HEADS);
+    a->ffn = eci_hf_int(r, "n_inner", 4 * a->hidden, 0, 1, MAX_FFN);
+    a->max_positions = eci_hf_int(r, "n_positions", 1024, 0, 1, MAX_POS);
+    a->act = eci_hf_act(r, "activation_function", eci_hf_str(r, "activation_function", "gelu_new"));
     a->learned_positions = a->emb_fused = 1;
     a->qkv_fused = a->qkv_bias = a->out_bias = a->mlp_bias = 1;
     a->final_norm = 1;
-    a->tie = jbool(r, "tie_word_embeddings", 1);
-    a->emb_dropout = positive(jnum(r, "embd_pdrop", 0.1));
-    a->dropout = positive(jnum(r, "resid_pdrop", 0.1));
-    a->attn_dropout = positive(jnum(r, "attn_pdrop", 0.1));
+    a->tie = eci_hf_bool(r, "tie_word_embeddings", 1);
+    a->emb_dropout = positive(eci_hf_num(r, "embd_pdrop", 0.1));
+    a->dropout = positive(eci_hf_num(r, "resid_pdrop", 0.1));
+    a->attn_dropout = positive(eci_hf_num(r, "attn_pdrop", 0.1));
     a->default_seq_len = a->max_positions;
 }
 
@@ -292,26 +133,26 @@ static void map_gpt2(jr *r, eci_arch *a)
  * RMSNorm, rotary positions, SwiGLU, grouped-query attention, no dropout. */
 static void llama_like(jr *r, eci_arch *a)
 {
-    hf_common(r, a);
+    eci_hf_common(r, a);
     a->softmax_fp32 = 1; /* eager_attention_forward: softmax(..., dtype=torch.float32).to(query.dtype) */
-    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
-    a->hidden = jint(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
-    a->decoder_layers = jint(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
-    a->heads = jint(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
-    a->kv_heads = jint(r, "num_key_value_heads", a->heads, 0, 1, MAX_HEADS);
-    a->head_dim = jint(r, "head_dim", 0, 0, 1, MAX_WIDTH);
-    a->ffn = jint(r, "intermediate_size", 0, a->experts == 0, 1, MAX_FFN);
-    a->max_positions = jint(r, "max_position_embeddings", 4096, 0, 1, MAX_POS);
-    a->act = act_of(r, "hidden_act", jstr(r, "hidden_act", "silu"));
+    a->vocab = eci_hf_int(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = eci_hf_int(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
+    a->decoder_layers = eci_hf_int(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
+    a->heads = eci_hf_int(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
+    a->kv_heads = eci_hf_int(r, "num_key_value_heads", a->heads, 0, 1, MAX_HEADS);
+    a->head_dim = eci_hf_int(r, "head_dim", 0, 0, 1, MAX_WIDTH);
+    a->ffn = eci_hf_int(r, "intermediate_size", 0, a->experts == 0, 1, MAX_FFN);
+    a->max_positions = eci_hf_int(r, "max_position_embeddings", 4096, 0, 1, MAX_POS);
+    a->act = eci_hf_act(r, "hidden_act", eci_hf_str(r, "hidden_act", "silu"));
     a->norm = EC_NORM_RMS;
     a->norm_bias = 0;
     a->position = EC_POS_ROPE;
     a->gated = 1;
-    a->qkv_bias = a->out_bias = jbool(r, "attention_bias", 0);
-    a->mlp_bias = jbool(r, "mlp_bias", 0);
-    a->attn_dropout = positive(jnum(r, "attention_dropout", 0));
+    a->qkv_bias = a->out_bias = eci_hf_bool(r, "attention_bias", 0);
+    a->mlp_bias = eci_hf_bool(r, "mlp_bias", 0);
+    a->attn_dropout = positive(eci_hf_num(r, "attention_dropout", 0));
     a->final_norm = 1;
-    a->tie = jbool(r, "tie_word_embeddings", 0);
+    a->tie = eci_hf_bool(r, "tie_word_embeddings", 0);
     a->default_seq_len = a->max_positions < 2048 ? a->max_positions : 2048;
 }
 
@@ -320,7 +161,7 @@ static void map_llama(jr *r, eci_arch *a) { llama_like(r, a); }
 static void map_mistral(jr *r, eci_arch *a)
 {
     llama_like(r, a);
-    a->window = jint(r, "sliding_window", 0, 0, 0, MAX_POS);
+    a->window = eci_hf_int(r, "sliding_window", 0, 0, 0, MAX_POS);
     a->window_every = 1;
 }
 
@@ -329,10 +170,10 @@ static void map_mixtral(jr *r, eci_arch *a)
 {
     a->experts = 1; /* intermediate_size is the expert size: required below */
     llama_like(r, a);
-    a->experts = jint(r, "num_local_experts", 8, 0, 1, MAX_EXPERTS);
-    a->top_k = jint(r, "num_experts_per_tok", 2, 0, 1, MAX_EXPERTS);
+    a->experts = eci_hf_int(r, "num_local_experts", 8, 0, 1, MAX_EXPERTS);
+    a->top_k = eci_hf_int(r, "num_experts_per_tok", 2, 0, 1, MAX_EXPERTS);
     a->expert_ffn = a->ffn;
-    a->window = jint(r, "sliding_window", 0, 0, 0, MAX_POS);
+    a->window = eci_hf_int(r, "sliding_window", 0, 0, 0, MAX_POS);
     a->window_every = 1;
 }
 
@@ -342,8 +183,8 @@ static void map_qwen2(jr *r, eci_arch *a)
     llama_like(r, a);
     a->qkv_bias = 1;
     a->out_bias = 0;
-    if (jbool(r, "use_sliding_window", 0)) {
-        a->window = jint(r, "sliding_window", 0, 0, 0, MAX_POS);
+    if (eci_hf_bool(r, "use_sliding_window", 0)) {
+        a->window = eci_hf_int(r, "sliding_window", 0, 0, 0, MAX_POS);
         a->window_every = 1;
     }
 }
@@ -355,19 +196,19 @@ static void qwen_moe(jr *r, eci_arch *a, int qwen3)
 {
     a->experts = 1;
     llama_like(r, a);
-    a->experts = jint(r, "num_experts", 0, 1, 1, MAX_EXPERTS);
-    a->top_k = jint(r, "num_experts_per_tok", 0, 1, 1, MAX_EXPERTS);
-    a->expert_ffn = jint(r, "moe_intermediate_size", 0, 1, 1, MAX_FFN);
-    if (jint(r, "decoder_sparse_step", 1, 0, 1, MAX_LAYERS) != 1)
-        fail(r, "decoder_sparse_step", "other than 1 is not supported (every layer a MoE layer)");
-    json_t *dense = field(r, "mlp_only_layers");
+    a->experts = eci_hf_int(r, "num_experts", 0, 1, 1, MAX_EXPERTS);
+    a->top_k = eci_hf_int(r, "num_experts_per_tok", 0, 1, 1, MAX_EXPERTS);
+    a->expert_ffn = eci_hf_int(r, "moe_intermediate_size", 0, 1, 1, MAX_FFN);
+    if (eci_hf_int(r, "decoder_sparse_step", 1, 0, 1, MAX_LAYERS) != 1)
+        eci_hf_fail(r, "decoder_sparse_step", "other than 1 is not supported (every layer a MoE layer)");
+    json_t *dense = eci_hf_field(r, "mlp_only_layers");
     if (dense != NULL && (!json_is_array(dense) || json_array_size(dense) > 0))
-        fail(r, "mlp_only_layers", "must be empty (every layer a MoE layer)");
+        eci_hf_fail(r, "mlp_only_layers", "must be empty (every layer a MoE layer)");
     if (qwen3) {
         a->qk_norm = 1;
     } else {
         a->qkv_bias = 1;
-        a->shared_ffn = jint(r, "shared_expert_intermediate_size", 0, 0, 0, MAX_FFN);
+        a->shared_ffn = eci_hf_int(r, "shared_expert_intermediate_size", 0, 0, 0, MAX_FFN);
         a->shared_experts = a->shared_ffn > 0;
         a->shared_gate = a->shared_experts;
     }
@@ -382,21 +223,21 @@ static void map_qwen3_moe(jr *r, eci_arch *a) { qwen_moe(r, a, 1); }
 static void map_gemma(jr *r, eci_arch *a)
 {
     llama_like(r, a);
-    const char *act = jstr(r, "hidden_activation", NULL);
-    a->act = act_of(r, act != NULL ? "hidden_activation" : "hidden_act",
-                    act != NULL ? act : jstr(r, "hidden_act", "gelu_pytorch_tanh"));
+    const char *act = eci_hf_str(r, "hidden_activation", NULL);
+    a->act = eci_hf_act(r, act != NULL ? "hidden_activation" : "hidden_act",
+                        act != NULL ? act : eci_hf_str(r, "hidden_act", "gelu_pytorch_tanh"));
     if (a->act == EC_ACT_GELU_TANH) /* Gemma's "gelu" means the fused tanh approximation */
         a->act = EC_ACT_GELU;
     a->emb_scale = 1;
-    a->tie = jbool(r, "tie_word_embeddings", 1);
+    a->tie = eci_hf_bool(r, "tie_word_embeddings", 1);
 }
 
 static void map_gemma2(jr *r, eci_arch *a)
 {
     map_gemma(r, a);
     a->sandwich_norms = 1;
-    a->softcap = jnum(r, "attn_logit_softcapping", 0) > 0;
-    a->window = jint(r, "sliding_window", 0, 0, 0, MAX_POS);
+    a->softcap = eci_hf_num(r, "attn_logit_softcapping", 0) > 0;
+    a->window = eci_hf_int(r, "sliding_window", 0, 0, 0, MAX_POS);
     a->window_every = 2;
     a->attention = EC_NET_ATTN_EAGER;
 }
@@ -412,24 +253,24 @@ static void map_phi3(jr *r, eci_arch *a)
  * biases, rotary positions on a share of each head, an untied embed_out. */
 static void map_gpt_neox(jr *r, eci_arch *a)
 {
-    hf_common(r, a);
+    eci_hf_common(r, a);
     a->softmax_fp32 = 1; /* softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype) */
-    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
-    a->hidden = jint(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
-    a->decoder_layers = jint(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
-    a->heads = jint(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
-    a->ffn = jint(r, "intermediate_size", 0, 1, 1, MAX_FFN);
-    a->max_positions = jint(r, "max_position_embeddings", 2048, 0, 1, MAX_POS);
-    a->act = act_of(r, "hidden_act", jstr(r, "hidden_act", "gelu"));
+    a->vocab = eci_hf_int(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = eci_hf_int(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
+    a->decoder_layers = eci_hf_int(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
+    a->heads = eci_hf_int(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
+    a->ffn = eci_hf_int(r, "intermediate_size", 0, 1, 1, MAX_FFN);
+    a->max_positions = eci_hf_int(r, "max_position_embeddings", 2048, 0, 1, MAX_POS);
+    a->act = eci_hf_act(r, "hidden_act", eci_hf_str(r, "hidden_act", "gelu"));
     a->position = EC_POS_ROPE;
     a->qkv_fused = 1;
-    a->qkv_bias = a->out_bias = jbool(r, "attention_bias", 1);
+    a->qkv_bias = a->out_bias = eci_hf_bool(r, "attention_bias", 1);
     a->mlp_bias = 1;
-    a->parallel = jbool(r, "use_parallel_residual", 1);
+    a->parallel = eci_hf_bool(r, "use_parallel_residual", 1);
     a->final_norm = 1;
-    a->tie = jbool(r, "tie_word_embeddings", 0);
-    a->dropout = positive(jnum(r, "hidden_dropout", 0));
-    a->attn_dropout = positive(jnum(r, "attention_dropout", 0));
+    a->tie = eci_hf_bool(r, "tie_word_embeddings", 0);
+    a->dropout = positive(eci_hf_num(r, "hidden_dropout", 0));
+    a->attn_dropout = positive(eci_hf_num(r, "attention_dropout", 0));
     a->default_seq_len = a->max_positions < 2048 ? a->max_positions : 2048;
 }
 
@@ -440,26 +281,26 @@ static void map_falcon(jr *r, eci_arch *a)
 {
     static const char *const layers[] = {"num_hidden_layers", "n_layer", NULL};
     static const char *const heads[] = {"num_attention_heads", "n_head", NULL};
-    hf_common(r, a);
-    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
-    a->hidden = jint(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
-    a->decoder_layers = jint_any(r, layers, 0, 1, 1, MAX_LAYERS);
-    a->heads = jint_any(r, heads, 0, 1, 1, MAX_HEADS);
-    int new_arch = jbool(r, "new_decoder_architecture", 0);
+    eci_hf_common(r, a);
+    a->vocab = eci_hf_int(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = eci_hf_int(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
+    a->decoder_layers = eci_hf_int_any(r, layers, 0, 1, 1, MAX_LAYERS);
+    a->heads = eci_hf_int_any(r, heads, 0, 1, 1, MAX_HEADS);
+    int new_arch = eci_hf_bool(r, "new_decoder_architecture", 0);
     if (new_arch)
-        a->kv_heads = jint(r, "num_kv_heads", a->heads, 0, 1, MAX_HEADS);
+        a->kv_heads = eci_hf_int(r, "num_kv_heads", a->heads, 0, 1, MAX_HEADS);
     else
-        a->kv_heads = jbool(r, "multi_query", 1) ? 1 : a->heads;
-    a->ffn = jint(r, "ffn_hidden_size", 4 * a->hidden, 0, 1, MAX_FFN);
-    a->max_positions = jint(r, "max_position_embeddings", 2048, 0, 1, MAX_POS);
+        a->kv_heads = eci_hf_bool(r, "multi_query", 1) ? 1 : a->heads;
+    a->ffn = eci_hf_int(r, "ffn_hidden_size", 4 * a->hidden, 0, 1, MAX_FFN);
+    a->max_positions = eci_hf_int(r, "max_position_embeddings", 2048, 0, 1, MAX_POS);
     a->act = EC_ACT_GELU;
-    a->position = jbool(r, "alibi", 0) ? EC_POS_ALIBI : EC_POS_ROPE;
+    a->position = eci_hf_bool(r, "alibi", 0) ? EC_POS_ALIBI : EC_POS_ROPE;
     a->qkv_fused = 1;
-    a->qkv_bias = a->out_bias = a->mlp_bias = jbool(r, "bias", 0);
-    a->parallel = new_arch || jbool(r, "parallel_attn", 1);
+    a->qkv_bias = a->out_bias = a->mlp_bias = eci_hf_bool(r, "bias", 0);
+    a->parallel = new_arch || eci_hf_bool(r, "parallel_attn", 1);
     a->parallel_one_norm = a->parallel && !new_arch;
     a->final_norm = 1;
-    a->tie = jbool(r, "tie_word_embeddings", 1);
+    a->tie = eci_hf_bool(r, "tie_word_embeddings", 1);
     a->default_seq_len = a->max_positions < 2048 ? a->max_positions : 2048;
 }
 
@@ -470,25 +311,25 @@ static void map_falcon(jr *r, eci_arch *a)
  * default norm_type is low_precision_layernorm). */
 static void map_mpt(jr *r, eci_arch *a)
 {
-    hf_common(r, a);
+    eci_hf_common(r, a);
     a->softmax_fp32 = 1; /* MptAttention: softmax(attn_weights.float(), dim=-1).to(value_states.dtype) */
-    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
-    a->hidden = jint(r, "d_model", 0, 1, 1, MAX_WIDTH);
-    a->decoder_layers = jint(r, "n_layers", 0, 1, 1, MAX_LAYERS);
-    a->heads = jint(r, "n_heads", 0, 1, 1, MAX_HEADS);
-    double ratio = jnum(r, "expansion_ratio", 4);
+    a->vocab = eci_hf_int(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = eci_hf_int(r, "d_model", 0, 1, 1, MAX_WIDTH);
+    a->decoder_layers = eci_hf_int(r, "n_layers", 0, 1, 1, MAX_LAYERS);
+    a->heads = eci_hf_int(r, "n_heads", 0, 1, 1, MAX_HEADS);
+    double ratio = eci_hf_num(r, "expansion_ratio", 4);
     if (ratio <= 0 || ratio > 256)
-        fail(r, "expansion_ratio", "must be in (0, 256]");
+        eci_hf_fail(r, "expansion_ratio", "must be in (0, 256]");
     a->ffn = (int)(ratio * a->hidden);
-    a->max_positions = jint(r, "max_seq_len", 2048, 0, 1, MAX_POS);
+    a->max_positions = eci_hf_int(r, "max_seq_len", 2048, 0, 1, MAX_POS);
     int alibi = 0, rope = 0;
-    json_t *attn = field(r, "attn_config");
+    json_t *attn = eci_hf_field(r, "attn_config");
     if (attn != NULL && json_is_object(attn)) {
         jr sub = *r;
         sub.obj = attn;
-        alibi = jbool(&sub, "alibi", 0);
-        rope = jbool(&sub, "rope", 0);
-        const char *impl = jstr(&sub, "attn_impl", "torch");
+        alibi = eci_hf_bool(&sub, "alibi", 0);
+        rope = eci_hf_bool(&sub, "rope", 0);
+        const char *impl = eci_hf_str(&sub, "attn_impl", "torch");
         if (strcmp(impl, "torch") == 0)
             a->attention = EC_NET_ATTN_EAGER;
         if (sub.rc != EC_OK)
@@ -496,40 +337,40 @@ static void map_mpt(jr *r, eci_arch *a)
     }
     a->position = alibi ? EC_POS_ALIBI : rope ? EC_POS_ROPE : EC_POS_NONE;
     /* MPTModel builds wpe only without ALiBi and RoPE, whatever learned_pos_emb says */
-    a->learned_positions = !alibi && !rope && jbool(r, "learned_pos_emb", 1);
-    int no_bias = jbool(r, "no_bias", 1);
+    a->learned_positions = !alibi && !rope && eci_hf_bool(r, "learned_pos_emb", 1);
+    int no_bias = eci_hf_bool(r, "no_bias", 1);
     a->norm_bias = a->qkv_bias = a->out_bias = a->mlp_bias = !no_bias;
     /* llm-foundry's norm_type (llmfoundry/models/layers/norm.py NORM_CLASS_REGISTRY): the
      * low_precision_ ones cast input and weights to the autocast dtype and normalise there
      * (LPLayerNorm, LPRMSNorm); its RMSNorm has a weight and no bias */
-    const char *norm = jstr(r, "norm_type", "low_precision_layernorm");
+    const char *norm = eci_hf_str(r, "norm_type", "low_precision_layernorm");
     if (strcmp(norm, "layernorm") == 0 || strcmp(norm, "low_precision_layernorm") == 0) {
         a->norm = EC_NORM_LAYER;
     } else if (strcmp(norm, "rmsnorm") == 0 || strcmp(norm, "low_precision_rmsnorm") == 0) {
         a->norm = EC_NORM_RMS;
         a->norm_bias = 0;
     } else {
-        fail(r, "norm_type", "must be layernorm, low_precision_layernorm, rmsnorm or low_precision_rmsnorm");
+        eci_hf_fail(r, "norm_type", "must be layernorm, low_precision_layernorm, rmsnorm or low_precision_rmsnorm");
     }
     a->norm_low_precision = strncmp(norm, "low_precision_", 14) == 0;
     /* ComposerMPTCausalLM's loss_fn (a key of the model section beside d_model): fused_crossentropy
      * is flash-attn's xentropy kernel on the 16-bit logits with the labels rolled; absent (a hub
      * config read by transformers' MptForCausalLM): torch cross-entropy on shifted logits */
-    const char *loss = jstr(r, "loss_fn", "torch_crossentropy");
+    const char *loss = eci_hf_str(r, "loss_fn", "torch_crossentropy");
     if (strcmp(loss, "fused_crossentropy") == 0)
         a->fused_loss = 1;
     else if (strcmp(loss, "torch_crossentropy") != 0)
-        fail(r, "loss_fn", "must be fused_crossentropy or torch_crossentropy");
+        eci_hf_fail(r, "loss_fn", "must be fused_crossentropy or torch_crossentropy");
     /* ComposerMPTCausalLM's use_train_metrics (default true in llm-foundry): LanguageCrossEntropy and
      * LanguagePerplexity, which Composer updates on the logits after every micro-batch (no_grad, under
      * autocast: trainer.py _eval_train_metrics); absent (a hub config): no training loop assumed */
-    a->metric_losses = jbool(r, "use_train_metrics", 0) ? 2 : 0;
+    a->metric_losses = eci_hf_bool(r, "use_train_metrics", 0) ? 2 : 0;
     a->act = EC_ACT_GELU;
     a->qkv_fused = 1;
     a->final_norm = 1;
     a->tie = 1;
-    a->dropout = positive(jnum(r, "resid_pdrop", 0));
-    a->emb_dropout = positive(jnum(r, "emb_pdrop", 0));
+    a->dropout = positive(eci_hf_num(r, "resid_pdrop", 0));
+    a->emb_dropout = positive(eci_hf_num(r, "emb_pdrop", 0));
     a->default_seq_len = a->max_positions;
 }
 
@@ -539,29 +380,29 @@ static void map_mpt(jr *r, eci_arch *a)
  * (enable_bias), ReLU MLP of ffn_dim, dropout after attention and MLP, a tied head. */
 static void map_opt(jr *r, eci_arch *a)
 {
-    hf_common(r, a);
+    eci_hf_common(r, a);
     a->softmax_fp32 = 1; /* fp16 attn_weights: softmax(..., dtype=torch.float32).to(torch.float16) */
-    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
-    a->hidden = jint(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
-    a->decoder_layers = jint(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
-    a->heads = jint(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
-    a->ffn = jint(r, "ffn_dim", 0, 1, 1, MAX_FFN);
-    a->max_positions = jint(r, "max_position_embeddings", 2048, 0, 1, MAX_POS);
-    int proj = jint(r, "word_embed_proj_dim", a->hidden, 0, 1, MAX_WIDTH);
+    a->vocab = eci_hf_int(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = eci_hf_int(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
+    a->decoder_layers = eci_hf_int(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
+    a->heads = eci_hf_int(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
+    a->ffn = eci_hf_int(r, "ffn_dim", 0, 1, 1, MAX_FFN);
+    a->max_positions = eci_hf_int(r, "max_position_embeddings", 2048, 0, 1, MAX_POS);
+    int proj = eci_hf_int(r, "word_embed_proj_dim", a->hidden, 0, 1, MAX_WIDTH);
     if (proj != a->hidden) {
         a->embedding_size = proj;
         a->emb_proj_nobias = 1;
         a->out_proj = proj;
     }
-    a->act = act_of(r, "activation_function", jstr(r, "activation_function", "relu"));
+    a->act = eci_hf_act(r, "activation_function", eci_hf_str(r, "activation_function", "relu"));
     a->learned_positions = 1;
-    int pre = jbool(r, "do_layer_norm_before", 1);
+    int pre = eci_hf_bool(r, "do_layer_norm_before", 1);
     a->post_norm = !pre;
-    a->final_norm = pre && !jbool(r, "_remove_final_layer_norm", 0);
-    a->qkv_bias = a->out_bias = a->mlp_bias = jbool(r, "enable_bias", 1);
-    a->tie = jbool(r, "tie_word_embeddings", 1);
-    a->dropout = positive(jnum(r, "dropout", 0.1));
-    a->attn_dropout = positive(jnum(r, "attention_dropout", 0));
+    a->final_norm = pre && !eci_hf_bool(r, "_remove_final_layer_norm", 0);
+    a->qkv_bias = a->out_bias = a->mlp_bias = eci_hf_bool(r, "enable_bias", 1);
+    a->tie = eci_hf_bool(r, "tie_word_embeddings", 1);
+    a->dropout = positive(eci_hf_num(r, "dropout", 0.1));
+    a->attn_dropout = positive(eci_hf_num(r, "attention_dropout", 0));
     a->default_seq_len = a->max_positions;
 }
 
@@ -573,21 +414,21 @@ static void map_bloom(jr *r, eci_arch *a)
     static const char *const width[] = {"hidden_size", "n_embed", NULL};
     static const char *const layers[] = {"n_layer", "num_hidden_layers", NULL};
     static const char *const heads[] = {"n_head", "num_attention_heads", NULL};
-    hf_common(r, a);
+    eci_hf_common(r, a);
     a->softmax_fp32 = 1; /* F.softmax(attn_weights, dim=-1, dtype=torch.float32).to(input_dtype) */
-    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
-    a->hidden = jint_any(r, width, 0, 1, 1, MAX_WIDTH);
-    a->decoder_layers = jint_any(r, layers, 0, 1, 1, MAX_LAYERS);
-    a->heads = jint_any(r, heads, 0, 1, 1, MAX_HEADS);
+    a->vocab = eci_hf_int(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = eci_hf_int_any(r, width, 0, 1, 1, MAX_WIDTH);
+    a->decoder_layers = eci_hf_int_any(r, layers, 0, 1, 1, MAX_LAYERS);
+    a->heads = eci_hf_int_any(r, heads, 0, 1, 1, MAX_HEADS);
     a->ffn = 4 * a->hidden;
     a->act = EC_ACT_GELU_TANH;
     a->position = EC_POS_ALIBI;
     a->emb_norm = 1;
     a->qkv_fused = a->qkv_bias = a->out_bias = a->mlp_bias = 1;
     a->final_norm = 1;
-    a->tie = jbool(r, "tie_word_embeddings", 1);
-    a->dropout = positive(jnum(r, "hidden_dropout", 0));
-    a->attn_dropout = positive(jnum(r, "attention_dropout", 0));
+    a->tie = eci_hf_bool(r, "tie_word_embeddings", 1);
+    a->dropout = positive(eci_hf_num(r, "hidden_dropout", 0));
+    a->attn_dropout = positive(eci_hf_num(r, "attention_dropout", 0));
     a->attention = EC_NET_ATTN_EAGER;
     a->default_seq_len = 2048;
 }
@@ -598,26 +439,27 @@ static void map_bloom(jr *r, eci_arch *a)
  * v1.1) MLP with dropout inside, dropout after every sub-layer, a tied head by default. */
 static void map_t5(jr *r, eci_arch *a)
 {
-    hf_common(r, a);
+    eci_hf_common(r, a);
     a->softmax_fp32 = 1; /* T5Attention: softmax(scores.float(), dim=-1).type_as(scores) */
-    a->vocab = jint(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
-    a->hidden = jint(r, "d_model", 0, 1, 1, MAX_WIDTH);
-    a->head_dim = jint(r, "d_kv", 0, 1, 1, MAX_WIDTH);
-    a->ffn = jint(r, "d_ff", 0, 1, 1, MAX_FFN);
-    a->encoder_layers = jint(r, "num_layers", 0, 1, 1, MAX_LAYERS);
-    a->decoder_layers = jint(r, "num_decoder_layers", a->encoder_layers, 0, 1, MAX_LAYERS);
-    a->heads = jint(r, "num_heads", 0, 1, 1, MAX_HEADS);
-    a->rel_buckets = jint(r, "relative_attention_num_buckets", 32, 0, 1, 1 << 16);
-    const char *proj = jstr(r, "feed_forward_proj", "relu");
+    a->vocab = eci_hf_int(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = eci_hf_int(r, "d_model", 0, 1, 1, MAX_WIDTH);
+    a->head_dim = eci_hf_int(r, "d_kv", 0, 1, 1, MAX_WIDTH);
+    a->ffn = eci_hf_int(r, "d_ff", 0, 1, 1, MAX_FFN);
+    a->encoder_layers = eci_hf_int(r, "num_layers", 0, 1, 1, MAX_LAYERS);
+    a->decoder_layers = eci_hf_int(r, "num_decoder_layers", a->encoder_layers, 0, 1, MAX_LAYERS);
+    a->heads = eci_hf_int(r, "num_heads", 0, 1, 1, MAX_HEADS);
+    a->rel_buckets = eci_hf_int(r, "relative_attention_num_buckets", 32, 0, 1, 1 << 16);
+    const char *proj = eci_hf_str(r, "feed_forward_proj", "relu");
     a->gated = strncmp(proj, "gated-", 6) == 0;
-    a->act = act_of(r, "feed_forward_proj", a->gated ? (strcmp(proj + 6, "gelu") == 0 ? "gelu_new" : proj + 6) : proj);
+    a->act = eci_hf_act(r, "feed_forward_proj",
+                        a->gated ? (strcmp(proj + 6, "gelu") == 0 ? "gelu_new" : proj + 6) : proj);
     a->norm = EC_NORM_RMS;
     a->norm_bias = 0;
     a->position = EC_POS_RELATIVE;
     a->attention = EC_NET_ATTN_EAGER;
     a->final_norm = 1;
-    a->tie = jbool(r, "tie_word_embeddings", 1);
-    int drop = positive(jnum(r, "dropout_rate", 0.1));
+    a->tie = eci_hf_bool(r, "tie_word_embeddings", 1);
+    int drop = positive(eci_hf_num(r, "dropout_rate", 0.1));
     a->dropout = a->emb_dropout = a->attn_dropout = a->mlp_dropout = drop;
     a->no_classify = 1;
     a->default_seq_len = 512;
@@ -630,21 +472,21 @@ static void map_t5(jr *r, eci_arch *a)
  * with biases, a final LayerNorm, a classifier on the class token. */
 static void vit_like(jr *r, eci_arch *a)
 {
-    hf_common(r, a);
+    eci_hf_common(r, a);
     a->vision = 1;
-    a->hidden = jint(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
-    a->encoder_layers = jint(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
-    a->heads = jint(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
-    a->ffn = jint(r, "intermediate_size", 0, 1, 1, MAX_FFN);
-    a->image_size = jint(r, "image_size", 224, 0, 1, MAX_IMAGE);
-    a->patch = jint(r, "patch_size", 16, 0, 1, MAX_IMAGE);
-    a->channels = jint(r, "num_channels", 3, 0, 1, 4096);
-    a->act = act_of(r, "hidden_act", jstr(r, "hidden_act", "gelu"));
-    a->qkv_bias = jbool(r, "qkv_bias", 1);
+    a->hidden = eci_hf_int(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
+    a->encoder_layers = eci_hf_int(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
+    a->heads = eci_hf_int(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
+    a->ffn = eci_hf_int(r, "intermediate_size", 0, 1, 1, MAX_FFN);
+    a->image_size = eci_hf_int(r, "image_size", 224, 0, 1, MAX_IMAGE);
+    a->patch = eci_hf_int(r, "patch_size", 16, 0, 1, MAX_IMAGE);
+    a->channels = eci_hf_int(r, "num_channels", 3, 0, 1, 4096);
+    a->act = eci_hf_act(r, "hidden_act", eci_hf_str(r, "hidden_act", "gelu"));
+    a->qkv_bias = eci_hf_bool(r, "qkv_bias", 1);
     a->out_bias = a->mlp_bias = a->patch_bias = 1;
     a->final_norm = 1;
-    a->dropout = positive(jnum(r, "hidden_dropout_prob", 0));
-    a->attn_dropout = positive(jnum(r, "attention_probs_dropout_prob", 0));
+    a->dropout = positive(eci_hf_num(r, "hidden_dropout_prob", 0));
+    a->attn_dropout = positive(eci_hf_num(r, "attention_probs_dropout_prob", 0));
     eci_strlcpy(a->default_task, "imagenet", sizeof a->default_task);
 }
 
@@ -656,18 +498,18 @@ static void map_vit(jr *r, eci_arch *a) { vit_like(r, a); }
 static void map_clip_vision(jr *r, eci_arch *a)
 {
     vit_like(r, a);
-    a->act = act_of(r, "hidden_act", jstr(r, "hidden_act", "quick_gelu"));
+    a->act = eci_hf_act(r, "hidden_act", eci_hf_str(r, "hidden_act", "quick_gelu"));
     a->patch_bias = 0;
     a->vision_pre_norm = 1;
     a->dropout = 0;
-    a->attn_dropout = positive(jnum(r, "attention_dropout", 0));
+    a->attn_dropout = positive(eci_hf_num(r, "attention_dropout", 0));
 }
 
 static void map_clip(jr *r, eci_arch *a)
 {
-    json_t *vision = field(r, "vision_config");
+    json_t *vision = eci_hf_field(r, "vision_config");
     if (vision == NULL || !json_is_object(vision)) {
-        fail(r, "vision_config", "is missing (a CLIP config trains its vision tower)");
+        eci_hf_fail(r, "vision_config", "is missing (a CLIP config trains its vision tower)");
         return;
     }
     jr sub = *r;
@@ -682,25 +524,25 @@ static void map_tv_resnet(jr *r, eci_arch *a)
 {
     a->kind = ECI_ARCH_RESNET;
     a->channels = 3;
-    a->image_size = jint(r, "image_size", 224, 0, 1, MAX_IMAGE);
-    a->classes = jint(r, "num_classes", 1000, 0, 1, 1L << 24);
-    const char *block = jstr(r, "block", NULL);
+    a->image_size = eci_hf_int(r, "image_size", 224, 0, 1, MAX_IMAGE);
+    a->classes = eci_hf_int(r, "num_classes", 1000, 0, 1, 1L << 24);
+    const char *block = eci_hf_str(r, "block", NULL);
     if (block == NULL)
-        fail(r, "block", "is missing (basic or bottleneck)");
+        eci_hf_fail(r, "block", "is missing (basic or bottleneck)");
     else if (strcmp(block, "bottleneck") == 0)
         a->bottleneck = 1;
     else if (strcmp(block, "basic") != 0)
-        fail(r, "block", "must be basic or bottleneck");
-    json_t *layers = field(r, "layers");
+        eci_hf_fail(r, "block", "must be basic or bottleneck");
+    json_t *layers = eci_hf_field(r, "layers");
     size_t n = layers != NULL && json_is_array(layers) ? json_array_size(layers) : 0;
     if (n < 1 || n > 4) {
-        fail(r, "layers", "must be a list of 1 to 4 stage depths");
+        eci_hf_fail(r, "layers", "must be a list of 1 to 4 stage depths");
         return;
     }
     for (size_t i = 0; i < n; i++) {
         json_t *v = json_array_get(layers, i);
         if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1000) {
-            fail(r, "layers", "must hold integers in [1, 1000]");
+            eci_hf_fail(r, "layers", "must hold integers in [1, 1000]");
             return;
         }
         a->stages[i] = (int)json_integer_value(v);
@@ -714,13 +556,13 @@ static void map_tv_vit(jr *r, eci_arch *a)
 {
     a->kind = ECI_ARCH_TRANSFORMER;
     a->vision = 1;
-    a->image_size = jint(r, "image_size", 224, 0, 1, MAX_IMAGE);
-    a->patch = jint(r, "patch_size", 16, 1, 1, MAX_IMAGE);
-    a->hidden = jint(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
-    a->encoder_layers = jint(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
-    a->heads = jint(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
-    a->ffn = jint(r, "intermediate_size", 0, 1, 1, MAX_FFN);
-    a->classes = jint(r, "num_classes", 1000, 0, 1, 1L << 24);
+    a->image_size = eci_hf_int(r, "image_size", 224, 0, 1, MAX_IMAGE);
+    a->patch = eci_hf_int(r, "patch_size", 16, 1, 1, MAX_IMAGE);
+    a->hidden = eci_hf_int(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
+    a->encoder_layers = eci_hf_int(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
+    a->heads = eci_hf_int(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
+    a->ffn = eci_hf_int(r, "intermediate_size", 0, 1, 1, MAX_FFN);
+    a->classes = eci_hf_int(r, "num_classes", 1000, 0, 1, 1L << 24);
     a->channels = 3;
     a->act = EC_ACT_GELU;
     a->norm = EC_NORM_LAYER;

@@ -1,5 +1,5 @@
 /*
- * price.h: the price of renting a configuration's GPUs (price.c), for predict.c's cost.
+ * price.h: the price of renting a configuration's GPUs (price.c), for the prediction's cost (sim/predict.c).
  */
 #ifndef EC_PRICE_H
 #define EC_PRICE_H

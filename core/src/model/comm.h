@@ -2,7 +2,7 @@
  * comm.h: multi-GPU communication (comm.c): the ring's bus bandwidth from the topology,
  * NCCL all-reduce / broadcast / reduce times, DDP's gradient-bucket schedule overlapped
  * with backward, the straggler wait of synchronous steps, and host-to-device bandwidth
- * shared by GPUs behind one uplink.  predict.c lays the results on its step timeline.
+ * shared by GPUs behind one uplink.  sim/ lays the results on its step timeline.
  */
 #ifndef EC_COMM_H
 #define EC_COMM_H

@@ -67,7 +67,7 @@ EC_INTERNAL void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op
  * when memory runs out (EC_ENOMEM on the context). */
 EC_INTERNAL const eci_op_cost_t *eci_op_costs(ec_ctx *ctx, const eci_rates *r, const eci_workload *wl,
                                               double gpu_scale);
-/* A run of ops the step model's timeline walks one after another (predict.c), summed once at
+/* A run of ops the step model's timeline walks one after another (sim/walk.c), summed once at
  * one set of dispatch costs: what the run adds to the host's and the GPU's clocks and kernel
  * count, and lead_s, the most the host's issue of an op gets ahead of the GPU's queue (max
  * over the run's ops i of host time up to and including i minus GPU time before i).  The walk
@@ -119,7 +119,7 @@ static inline eci_walk_sum eci_walk_sum_repeat(const eci_walk_sum *s, double n)
  * they are worked out at).  *valid = 1: it already holds them for key; 0: the caller fills
  * all wl->n_ops now.  NULL when cost is not from the cache or no memory (no error: the caller
  * works them out elsewhere).  *sums: 2 x wl->n_ops run sums at the same key (forward runs by
- * their first op, then backward runs), then ECI_PASS_SUMS for whole passes (predict.c,
+ * their first op, then backward runs), then ECI_PASS_SUMS for whole passes (sim/pass.c,
  * pass_walk), all not worked out when *valid is 0; NULL when there is no room.  Both valid
  * until the next eci_op_costs call on ctx. */
 #define ECI_HOST_KEY_VALUES 4

@@ -51,21 +51,75 @@ static void bad(checker *c, size_t i, const ec_layer *l, const char *field, long
         }                                                                             \
     } while (0)
 
+/* The fields of one layer kind, each in its range (RANGE reads c, i and l); check_layer runs the
+ * one of the layer's kind and checks the small kinds itself. */
+static void check_embedding(checker *c, size_t i, const ec_layer *l)
+{
+    const ec_embedding_layer *e = &l->u.embedding;
+    RANGE("vocab", e->vocab, 1, LIM_VOCAB);
+    RANGE("dim", e->dim, 1, LIM_WIDTH);
+    RANGE("positions", e->positions, 0, LIM_POS);
+    RANGE("type_vocab", e->type_vocab, 0, 1 << 16);
+    RANGE("fused", e->fused, 0, 1);
+    RANGE("scale", e->scale, 0, 1);
+    RANGE("shared", e->shared, 0, 1);
+}
+
+static void check_conv2d(checker *c, size_t i, const ec_layer *l)
+{
+    const ec_conv2d_layer *v = &l->u.conv2d;
+    RANGE("out", v->out, 1, LIM_WIDTH);
+    RANGE("kernel", v->kernel, 1, 1024);
+    RANGE("stride", v->stride, 0, 1024);
+    RANGE("padding", v->padding, -1, 1024);
+    RANGE("groups", v->groups, 0, v->out);
+    RANGE("bias", v->bias, 0, 1);
+    if (v->groups > 1 && v->out % v->groups != 0)
+        bad(c, i, l, "groups", v->groups, "must divide out");
+}
+
+static void check_attention(checker *c, size_t i, const ec_layer *l)
+{
+    const ec_attention_layer *a = &l->u.attention;
+    RANGE("heads", a->heads, 1, LIM_HEADS);
+    RANGE("kv_heads", a->kv_heads, 0, a->heads > 0 ? a->heads : 1);
+    if (a->kv_heads > 0 && a->heads % a->kv_heads != 0)
+        bad(c, i, l, "kv_heads", a->kv_heads, "must divide heads");
+    RANGE("head_dim", a->head_dim, 0, 1 << 16);
+    RANGE("position", a->position, EC_POS_NONE, EC_POS_RELATIVE);
+    RANGE("window", a->window, 0, LIM_POS);
+    RANGE("rel_buckets", a->rel_buckets, 0, 1 << 16);
+    RANGE("relative_span", a->relative_span, 0, LIM_POS);
+    RANGE("causal", a->causal, 0, 1);
+    RANGE("cross", a->cross, 0, 1);
+    RANGE("qkv_fused", a->qkv_fused, 0, 1);
+    RANGE("qkv_bias", a->qkv_bias, 0, 1);
+    RANGE("out_bias", a->out_bias, 0, 1);
+    RANGE("dropout", a->dropout, 0, 1);
+    RANGE("qk_norm", a->qk_norm, 0, 1);
+    RANGE("softcap", a->softcap, 0, 1);
+}
+
+static void check_moe(checker *c, size_t i, const ec_layer *l)
+{
+    const ec_moe_layer *m = &l->u.moe;
+    RANGE("experts", m->experts, 1, LIM_EXPERTS);
+    RANGE("top_k", m->top_k, 1, m->experts > 0 ? m->experts : 1);
+    RANGE("ffn", m->ffn, 1, LIM_FFN);
+    RANGE("act", m->act, EC_ACT_GELU, EC_ACT_QUICK_GELU);
+    RANGE("gated", m->gated, 0, 1);
+    RANGE("shared_experts", m->shared_experts, 0, 1024);
+    RANGE("shared_ffn", m->shared_ffn, m->shared_experts > 0 ? 1 : 0, LIM_FFN);
+    RANGE("shared_gate", m->shared_gate, 0, 1);
+}
+
 static void check_layer(checker *c, size_t i, const ec_layer *l, size_t n)
 {
     RANGE("on_skip", l->on_skip, 0, 1);
     switch (l->kind) {
-    case EC_LAYER_EMBEDDING: {
-        const ec_embedding_layer *e = &l->u.embedding;
-        RANGE("vocab", e->vocab, 1, LIM_VOCAB);
-        RANGE("dim", e->dim, 1, LIM_WIDTH);
-        RANGE("positions", e->positions, 0, LIM_POS);
-        RANGE("type_vocab", e->type_vocab, 0, 1 << 16);
-        RANGE("fused", e->fused, 0, 1);
-        RANGE("scale", e->scale, 0, 1);
-        RANGE("shared", e->shared, 0, 1);
+    case EC_LAYER_EMBEDDING:
+        check_embedding(c, i, l);
         break;
-    }
     case EC_LAYER_PATCHES:
         RANGE("cls_tokens", l->u.patches.cls_tokens, 0, 64);
         RANGE("positions", l->u.patches.positions, 0, 1);
@@ -74,43 +128,16 @@ static void check_layer(checker *c, size_t i, const ec_layer *l, size_t n)
         RANGE("out", l->u.linear.out, 1, LIM_VOCAB);
         RANGE("bias", l->u.linear.bias, 0, 1);
         break;
-    case EC_LAYER_CONV2D: {
-        const ec_conv2d_layer *v = &l->u.conv2d;
-        RANGE("out", v->out, 1, LIM_WIDTH);
-        RANGE("kernel", v->kernel, 1, 1024);
-        RANGE("stride", v->stride, 0, 1024);
-        RANGE("padding", v->padding, -1, 1024);
-        RANGE("groups", v->groups, 0, v->out);
-        RANGE("bias", v->bias, 0, 1);
-        if (v->groups > 1 && v->out % v->groups != 0)
-            bad(c, i, l, "groups", v->groups, "must divide out");
+    case EC_LAYER_CONV2D:
+        check_conv2d(c, i, l);
         break;
-    }
     case EC_LAYER_NORM:
         RANGE("kind", l->u.norm.kind, EC_NORM_LAYER, EC_NORM_BATCH);
         RANGE("bias", l->u.norm.bias, 0, 1);
         break;
-    case EC_LAYER_ATTENTION: {
-        const ec_attention_layer *a = &l->u.attention;
-        RANGE("heads", a->heads, 1, LIM_HEADS);
-        RANGE("kv_heads", a->kv_heads, 0, a->heads > 0 ? a->heads : 1);
-        if (a->kv_heads > 0 && a->heads % a->kv_heads != 0)
-            bad(c, i, l, "kv_heads", a->kv_heads, "must divide heads");
-        RANGE("head_dim", a->head_dim, 0, 1 << 16);
-        RANGE("position", a->position, EC_POS_NONE, EC_POS_RELATIVE);
-        RANGE("window", a->window, 0, LIM_POS);
-        RANGE("rel_buckets", a->rel_buckets, 0, 1 << 16);
-        RANGE("relative_span", a->relative_span, 0, LIM_POS);
-        RANGE("causal", a->causal, 0, 1);
-        RANGE("cross", a->cross, 0, 1);
-        RANGE("qkv_fused", a->qkv_fused, 0, 1);
-        RANGE("qkv_bias", a->qkv_bias, 0, 1);
-        RANGE("out_bias", a->out_bias, 0, 1);
-        RANGE("dropout", a->dropout, 0, 1);
-        RANGE("qk_norm", a->qk_norm, 0, 1);
-        RANGE("softcap", a->softcap, 0, 1);
+    case EC_LAYER_ATTENTION:
+        check_attention(c, i, l);
         break;
-    }
     case EC_LAYER_MLP:
         RANGE("ffn", l->u.mlp.ffn, 1, LIM_FFN);
         RANGE("act", l->u.mlp.act, EC_ACT_GELU, EC_ACT_QUICK_GELU);
@@ -118,18 +145,9 @@ static void check_layer(checker *c, size_t i, const ec_layer *l, size_t n)
         RANGE("bias", l->u.mlp.bias, 0, 1);
         RANGE("dropout", l->u.mlp.dropout, 0, 1);
         break;
-    case EC_LAYER_MOE: {
-        const ec_moe_layer *m = &l->u.moe;
-        RANGE("experts", m->experts, 1, LIM_EXPERTS);
-        RANGE("top_k", m->top_k, 1, m->experts > 0 ? m->experts : 1);
-        RANGE("ffn", m->ffn, 1, LIM_FFN);
-        RANGE("act", m->act, EC_ACT_GELU, EC_ACT_QUICK_GELU);
-        RANGE("gated", m->gated, 0, 1);
-        RANGE("shared_experts", m->shared_experts, 0, 1024);
-        RANGE("shared_ffn", m->shared_ffn, m->shared_experts > 0 ? 1 : 0, LIM_FFN);
-        RANGE("shared_gate", m->shared_gate, 0, 1);
+    case EC_LAYER_MOE:
+        check_moe(c, i, l);
         break;
-    }
     case EC_LAYER_ACTIVATION:
         RANGE("act", l->u.activation.act, EC_ACT_GELU, EC_ACT_QUICK_GELU);
         break;

@@ -1,7 +1,7 @@
 /*
  * optim.h: the optimizer catalogue and what runs between backward and the next forward
  * (optim.c): GradScaler's unscale and inf check, gradient clipping, the optimizer step and
- * the scaler's update, each as a phase of host work, GPU kernels and syncs that predict.c
+ * the scaler's update, each as a phase of host work, GPU kernels and syncs that sim/step.c
  * lays on its timeline; and the bytes of the optimizer's states that memory.c adds.
  */
 #ifndef EC_OPTIM_H

@@ -6,7 +6,7 @@
  * the next unit's gather is issued when a unit starts, its gradients are reduce-scattered when
  * it ends; gathers and reductions share the links, so they queue on one stream.  Compute that
  * runs beside a collective is slowed (eci_overlap_stretch_s, the same slowdown DDP uses).
- * Collective times come from comm.c over the groups predict.c builds from the layout.
+ * Collective times come from comm.c over the groups sim/setup.c builds from the layout.
  */
 #include "model/shard.h"
 

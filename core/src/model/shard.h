@@ -1,7 +1,7 @@
 /*
  * shard.h: sharded data parallelism (shard.c): FSDP's per-unit parameter all-gathers and
  * gradient reduce-scatters, and DeepSpeed ZeRO-3's, laid beside the compute of each unit.
- * predict.c walks one unit (a repetition of a repeated block: a transformer layer) to learn
+ * sim/walk.c walks one unit (a repetition of a repeated block: a transformer layer) to learn
  * its compute time; this module schedules the collectives of all the block's units on the
  * communication stream and returns when the last unit's compute ends.
  */

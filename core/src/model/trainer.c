@@ -4,7 +4,7 @@
  * faster host makes it cheaper) and the syncs that transformers.Trainer and Lightning add to
  * a hand-written loop, and the clipping each does by default.  A plain loop is the
  * reference: its loss.item() per micro-step (syncs_per_micro_step) and its bookkeeping per
- * step (hosts.csv step_overhead_s) are priced by predict.c for every trainer.  The counts are
+ * step (hosts.csv step_overhead_s) are priced by sim/step.c for every trainer.  The counts are
  * software constants read in the trainers' source code (models/constants.csv).
  */
 #include "model/trainer.h"

@@ -2,7 +2,7 @@
  * workload.h: the op list of one forward micro-step on one GPU, expanded by workload.c from
  * a network description (net.c: its layers and the head of the task), a precision and the
  * (padded) batch shape.  compute.c prices each op on a GPU, memory.c sums what it saves for
- * backward, predict.c lays the ops on a CPU/GPU timeline.  A repeated block of the
+ * backward, sim/ lays the ops on a CPU/GPU timeline.  A repeated block of the
  * description (a transformer layer, ResNet's identical bottlenecks) is expanded once and
  * recorded as a block with its repetitions, so a 200-layer network costs one layer's ops.
  */
@@ -27,7 +27,7 @@ typedef enum {
 typedef enum { ECI_COLL_NONE = 0, ECI_COLL_ALLREDUCE, ECI_COLL_ALLGATHER, ECI_COLL_REDUCE_SCATTER,
                ECI_COLL_ALLTOALL, ECI_COLL_P2P } eci_coll;
 
-/* The groups whose collectives sit inside a step's ops (data parallelism's are predict.c's). */
+/* The groups whose collectives sit inside a step's ops (data parallelism's are sim/step.c's). */
 typedef enum { ECI_GROUP_TP = 0, ECI_GROUP_CP, ECI_GROUP_EP, ECI_N_GROUPS } eci_group_id;
 
 typedef struct eci_op {
@@ -106,7 +106,7 @@ typedef struct eci_workload {
     double tokens;          /* tokens (or images) per micro-step per GPU */
     double model_flop;      /* forward FLOPs of GEMM/CONV/ATTN ops per micro-step (all repetitions) */
     double frozen_flop;     /* those of frozen GEMMs (LoRA's base: no weight gradient in backward) */
-    double conv_flop;       /* those of CONV ops (which unit cuDNN runs them on: predict.c's warning) */
+    double conv_flop;       /* those of CONV ops (which unit cuDNN runs them on: sim/warnings.c) */
     double output_bytes;    /* logits the model returns per micro-step (DataParallel gathers them) */
     unsigned long long serial; /* this expansion's number on its context (eci_workload_get, from 1);
                                 * 0: not from the cache.  Keys caches of values derived from it. */

@@ -1,8 +1,9 @@
 /*
  * pipeline.h: the discrete-event simulation of an epoch's input pipeline and training loop
- * (pipeline.c; docs/DESIGN.md 3.2, modeling.md 5).  predict.c fills eci_pipe_in from the config, the
- * host profile and the step model evaluated at a few padded lengths (knots); trace.c asks it
- * to record the events of the first steps.
+ * (pipeline.c, with pipeline_draw.c, _stats.c, _closed.c and _epoch.c; docs/DESIGN.md 3.2,
+ * modeling.md 5).  epoch.c fills eci_pipe_in from the config, the host profile and the step
+ * model evaluated at a few padded lengths (knots); trace.c asks it to record the events of the
+ * first steps.
  */
 #ifndef EC_PIPELINE_H
 #define EC_PIPELINE_H

@@ -1,7 +1,7 @@
 /*
  * predict.h: a whole prediction (predict.c) for the entry points above the simulation
  * (sweeps, searches, calibration, validation): with explicit fitted parameters, with its
- * resolved config, and the inputs of the epoch simulation.
+ * resolved config, and the inputs of the epoch simulation (epoch.c).
  */
 #ifndef EC_PREDICT_H
 #define EC_PREDICT_H
@@ -23,7 +23,7 @@ EC_INTERNAL int eci_predict_resolved(ec_ctx *ctx, const ec_config *cfg, ec_resul
 EC_INTERNAL int eci_pipe_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_params *fixed, eci_pipe_in *in,
                                  ec_result *top, eci_lengths **lengths);
 
-/* Free the cache of one-GPU references (registered with eci_ctx_on_free). */
+/* Free the cache of one-GPU references (predict.c; registered with eci_ctx_on_free). */
 EC_INTERNAL void eci_predict_ctx_free(ec_ctx *ctx);
 
 #endif /* EC_PREDICT_H */

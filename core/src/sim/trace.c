@@ -3,7 +3,7 @@
  * the first steps of a simulated epoch: the main thread's CPU dispatch and waits, the GPU's
  * kernels, the host-to-device copies, exposed communication, the pin-memory thread and each
  * DataLoader worker.  The events come from pipeline.c, which records them only when asked;
- * the per-step GPU, copy and communication times come from the step model (predict.c).
+ * the per-step GPU, copy and communication times come from the step model (step.c).
  * Format: a JSON object {"traceEvents": [...]} of complete events ("ph":"X", ts and dur in
  * microseconds) and "M" metadata naming the processes and threads.  Written through the one
  * output-file writer (outfile.c), so a failure never leaves half a file.

@@ -1,0 +1,161 @@
+/*
+ * hfconfig_json.c: the fields of a config.json, read with jansson for hfconfig.c's
+ * per-model_type readers: integers in a range (under one of several names), numbers,
+ * booleans, strings, an activation's HF name, and what every Hugging Face config says (the
+ * labels of a classification head, the task of the checkpoint's class).  The first error
+ * wins and names the file, the field and the model_type.
+ */
+#include "catalog/hfconfig_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+json_t *eci_hf_field(jr *r, const char *key)
+{
+    json_t *v = json_object_get(r->obj, key);
+    return v != NULL && !json_is_null(v) ? v : NULL;
+}
+
+void eci_hf_fail(jr *r, const char *key, const char *what)
+{
+    if (r->rc == EC_OK)
+        r->rc = eci_error(r->ctx, EC_EPARSE, "%s: field '%s' %s (model_type '%s')", r->name, key, what, r->type);
+}
+
+/* An integer field in [lo, hi]; an absent one is def, or an error when required. */
+int eci_hf_int(jr *r, const char *key, int def, int required, long lo, long hi)
+{
+    json_t *v = eci_hf_field(r, key);
+    if (v == NULL) {
+        if (required)
+            eci_hf_fail(r, key, "is missing");
+        return def;
+    }
+    double d;
+    if (json_is_integer(v))
+        d = (double)json_integer_value(v);
+    else if (json_is_real(v) && json_real_value(v) == (double)(long)json_real_value(v))
+        d = json_real_value(v);
+    else {
+        eci_hf_fail(r, key, "must be an integer");
+        return def;
+    }
+    if (d < lo || d > hi) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "is %.0f, out of range [%ld, %ld]", d, lo, hi);
+        eci_hf_fail(r, key, msg);
+        return def;
+    }
+    return (int)d;
+}
+
+/* The first of several names a field goes by (n_embd / hidden_size ...). */
+int eci_hf_int_any(jr *r, const char *const *keys, int def, int required, long lo, long hi)
+{
+    for (const char *const *k = keys; *k != NULL; k++)
+        if (eci_hf_field(r, *k) != NULL)
+            return eci_hf_int(r, *k, def, 1, lo, hi);
+    if (required)
+        eci_hf_fail(r, keys[0], "is missing");
+    return def;
+}
+
+double eci_hf_num(jr *r, const char *key, double def)
+{
+    json_t *v = eci_hf_field(r, key);
+    if (v == NULL)
+        return def;
+    if (!json_is_number(v)) {
+        eci_hf_fail(r, key, "must be a number");
+        return def;
+    }
+    return json_number_value(v);
+}
+
+int eci_hf_bool(jr *r, const char *key, int def)
+{
+    json_t *v = eci_hf_field(r, key);
+    if (v == NULL)
+        return def;
+    if (json_is_boolean(v))
+        return json_is_true(v);
+    if (json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1))
+        return (int)json_integer_value(v);
+    eci_hf_fail(r, key, "must be true or false");
+    return def;
+}
+
+const char *eci_hf_str(jr *r, const char *key, const char *def)
+{
+    json_t *v = eci_hf_field(r, key);
+    if (v == NULL)
+        return def;
+    if (!json_is_string(v)) {
+        eci_hf_fail(r, key, "must be a string");
+        return def;
+    }
+    return json_string_value(v);
+}
+
+/* HF activation names -> the kernels they launch: "gelu_new" and "gelu_fast" are Python
+ * (NewGELUActivation, several kernels); "gelu_pytorch_tanh" is one fused kernel. */
+ec_activation eci_hf_act(jr *r, const char *key, const char *name)
+{
+    static const struct { const char *name; ec_activation act; } acts[] = {
+        {"gelu", EC_ACT_GELU}, {"gelu_pytorch_tanh", EC_ACT_GELU}, {"gelu_python", EC_ACT_GELU},
+        {"gelu_new", EC_ACT_GELU_TANH}, {"gelu_fast", EC_ACT_GELU_TANH}, {"relu", EC_ACT_RELU},
+        {"silu", EC_ACT_SILU}, {"swish", EC_ACT_SILU}, {"tanh", EC_ACT_TANH}, {"quick_gelu", EC_ACT_QUICK_GELU}};
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
+        if (strcmp(name, acts[i].name) == 0)
+            return acts[i].act;
+    eci_hf_fail(r, key, "names an activation epochcast does not know (gelu, gelu_new, gelu_pytorch_tanh, relu, silu, "
+                        "tanh, quick_gelu)");
+    return EC_ACT_GELU;
+}
+
+/* Labels of a classification head: num_labels, else id2label's size, else HF's default 2. */
+static int classes_of(jr *r, int def)
+{
+    json_t *labels = eci_hf_field(r, "id2label");
+    if (eci_hf_field(r, "num_labels") != NULL)
+        return eci_hf_int(r, "num_labels", def, 1, 1, 1L << 24);
+    if (labels != NULL && json_is_object(labels) && json_object_size(labels) > 0)
+        return (int)json_object_size(labels);
+    return def;
+}
+
+/* The task of the checkpoint's class ("BertForMaskedLM" -> lm); "" for a bare model. */
+static void task_of(jr *r, eci_arch *a)
+{
+    static const struct { const char *suffix, *task; } map[] = {
+        {"ForSequenceClassification", "classify"}, {"ForQuestionAnswering", "squad"},
+        {"ForTokenClassification", "token_classify"}, {"ForPreTraining", "pretrain"}, {"ForMaskedLM", "lm"},
+        {"ForCausalLM", "lm"}, {"LMHeadModel", "lm"}, {"ForConditionalGeneration", "lm"},
+        {"ForImageClassification", "imagenet"}};
+    json_t *archs = eci_hf_field(r, "architectures");
+    const char *cls = archs != NULL && json_is_array(archs) && json_array_size(archs) > 0 &&
+                              json_is_string(json_array_get(archs, 0))
+                          ? json_string_value(json_array_get(archs, 0))
+                          : "";
+    size_t n = strlen(cls);
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        size_t m = strlen(map[i].suffix);
+        if (n >= m && strcmp(cls + n - m, map[i].suffix) == 0) {
+            eci_strlcpy(a->default_task, map[i].task, sizeof a->default_task);
+            return;
+        }
+    }
+}
+
+/* What every Hugging Face model shares. */
+void eci_hf_common(jr *r, eci_arch *a)
+{
+    a->kind = ECI_ARCH_TRANSFORMER;
+    a->loss_in_forward = 1; /* HF heads given labels return the loss from forward */
+    a->attention = EC_NET_ATTN_CONFIG;
+    a->classes = classes_of(r, 2);
+    a->norm = EC_NORM_LAYER;
+    a->norm_bias = 1;
+    task_of(r, a);
+}
+

@@ -1,0 +1,280 @@
+/*
+ * workload_blocks.c: a transformer's blocks expanded into ops: attention (eager as Hugging Face
+ * runs it, or one fused kernel: SDPA, FlashAttention), the MLP, and a mixture of experts with
+ * its routing and expert parallelism.  The layer descriptions come from net.c (through
+ * workload_layers.c's dispatcher), the builder from workload.c; the ops they are made of are
+ * workload_build.c's.
+ */
+#include "model/workload_build.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* ---- attention ---------------------------------------------------------------------------
+ * Eager attention as HF runs it (BertSelfAttention, GPT2Attention, LlamaAttention's eager
+ * path): explicit s x s scores, scale, mask, softmax (fp32 under autocast), dropout, and two
+ * batched GEMMs.  sq, sk: query and key lengths; sk_eff = E[L^2]/L for self-attention under
+ * dynamic padding (the quadratic part priced right).  h = heads x head_dim. */
+static void attention_eager(builder *b, const ec_attention_layer *a, double heads, double head_dim, double sq,
+                            double sk_eff, double rows_q, double rows_k)
+{
+    double batch = b->batch, h = heads * head_dim;
+    double scores = batch * heads * sq * sk_eff;
+    gemm(b, "scores", sq, sk_eff, head_dim, batch * heads, (rows_q + rows_k) * h * b->act);
+    mem(b, "scale", scores, 2.0 * b->act, 0);
+    if (a->softcap) /* scores / cap, tanh, x cap (Gemma 2) */
+        mem(b, "softcap", scores, 3.0 * 2.0 * b->act, scores * b->act);
+    /* under autocast the additive mask is fp32 (HF builds it in the parameters' dtype): adding
+     * it promotes the 16-bit scores to fp32, which the softmax then reads */
+    double masked = b->amp ? b->f32k : b->act;
+    mem(b, a->causal ? "causal_mask" : "mask_add", scores, b->act + masked, 0);
+    /* the softmax's dtype: fp32 under autocast and in fp32, and in a 16-bit model whose code
+     * upcasts it (softmax_fp32); then cast back for the matmul */
+    double sm = a->softmax_fp32 && b->act < 4.0 ? 4.0 : b->f32k;
+    mem(b, "softmax", scores, masked + sm, scores * sm);
+    if (a->dropout && !b->sh->inference)
+        mem(b, "attn_dropout", scores, 2.0 * sm + b->mask, scores * b->mask);
+    double probs_saved = scores * sm;
+    if (b->amp || sm > b->act) {
+        cast(b, "cast_probs", scores, scores * 2.0);
+        probs_saved = 0;
+    }
+    gemm(b, "context", sq, head_dim, sk_eff, batch * heads, probs_saved + rows_k * h * b->act);
+}
+
+/* A fused scaled-dot-product attention kernel (F.scaled_dot_product_attention: HF's "sdpa",
+ * torchvision's fast path): the QK^T and PV FLOPs in one kernel, no s x s tensor kept; it
+ * keeps Q, K, V, the output and a log-sum-exp per row, and backward recomputes the scores. */
+/* The share of the keys FlashAttention visits per query: a causal mask skips the blocks above
+ * the diagonal ((s + 1) / 2s of them), a sliding window of w keys visits about w - w^2 / 2s;
+ * the ragged edge of each tile is ignored. */
+static double flash_keys_frac(const ec_attention_layer *a, double s)
+{
+    if (a->cross || s <= 1)
+        return 1.0;
+    double w = a->window > 0 && (double)a->window < s ? (double)a->window : 0;
+    if (w > 0)
+        return (w - w * w / (2.0 * s)) / s;
+    return a->causal ? (s + 1.0) / (2.0 * s) : 1.0;
+}
+
+/* The same for torch's SDPA: HF calls it with is_causal=True when it builds no mask (no
+ * padding token in the batch), and its flash and memory-efficient kernels then skip the
+ * blocks above the diagonal; a padding mask or a sliding window goes in as an explicit mask,
+ * which every key block is read against. */
+static double sdpa_keys_frac(const builder *b, const ec_attention_layer *a, double s)
+{
+    if (!b->sh->unpadded || a->window > 0)
+        return 1.0;
+    return flash_keys_frac(a, s);
+}
+
+static void attention_fused(builder *b, double heads, double head_dim, double sq, double sk_eff, double rows_q,
+                            double rows_k)
+{
+    double batch = b->batch, h = heads * head_dim;
+    eci_op *op = gemm(b, "sdpa", sq, sk_eff, 2.0 * head_dim, batch * heads,
+                      (2.0 * rows_q + 2.0 * rows_k) * h * b->act + rows_q * heads * 4.0);
+    if (op != NULL) {
+        op->kind = ECI_OP_ATTN;
+        op->attn_triton = b->sh->flash_triton;
+    }
+}
+
+/* Q, K and V projections (one fused GEMM or three), rotary embedding, Q/K norms, the
+ * key/value heads repeated for grouped-query attention, the core, and the output projection. */
+void eci_wl_attention(builder *b, const ec_attention_layer *a)
+{
+    if (a->cross && !b->has_memory) {
+        eci_wl_shape_error(b, "cross-attention needs an encoder memory (a DECODER layer before it)");
+        return;
+    }
+    double width = b->cur.width, heads = a->heads, kv = a->kv_heads > 0 ? a->kv_heads : a->heads;
+    if (a->head_dim == 0 && fmod(width, heads) != 0) {
+        char why[160];
+        snprintf(why, sizeof why, "heads (%d) must divide the stream width (%.0f), or head_dim must be given",
+                 a->heads, width);
+        eci_wl_shape_error(b, why);
+        return;
+    }
+    double hd = a->head_dim > 0 ? a->head_dim : width / heads;
+    /* tensor parallelism: this GPU's heads; key/value heads fewer than tp are replicated */
+    heads = eci_wl_tp_share(b, heads, "the attention heads");
+    kv = kv >= b->tp ? eci_wl_tp_share(b, kv, "the key/value heads") : 1;
+    eci_wl_tp_enter(b);
+    double q_out = heads * hd, kv_out = kv * hd;
+    tensor in = b->cur, *src = a->cross ? &b->memory : &b->cur;
+    /* queries: this GPU's share of the sequence; keys: the whole of it (context parallelism) */
+    double rows_q = in.rows, rows_k = src->rows, sq = in.seq;
+    double sk_eff = a->cross ? src->seq : in.seq_sq / in.kv_seq;
+    if (a->qkv_fused && !a->cross) {
+        eci_wl_linear_on(b, "qkv", &in, q_out + 2.0 * kv_out, a->qkv_bias);
+    } else {
+        eci_wl_linear_on(b, "q", &in, q_out, a->qkv_bias);
+        eci_wl_linear_on(b, "k", src, kv_out, a->qkv_bias);
+        eci_wl_linear_on(b, "v", src, kv_out, a->qkv_bias);
+    }
+    if (a->qk_norm) { /* RMSNorm over each head of Q and K (Qwen3): weights of head_dim each */
+        tensor q = {.rows = rows_q * heads, .width = hd}, k = {.rows = rows_k * kv, .width = hd};
+        ec_norm_layer rms = {.kind = EC_NORM_RMS};
+        eci_wl_norm_on(b, "q_norm", &q, &rms);
+        eci_wl_norm_on(b, "k_norm", &k, &rms);
+    }
+    if (a->position == EC_POS_ROPE && !a->cross) {
+        /* apply_rotary_pos_emb on Q and K: mul by cos, rotate_half (neg, cat), mul by sin,
+         * add: about two passes per kernel; autograd keeps Q, K and their rotations */
+        double n = rows_q * q_out + rows_k * kv_out;
+        eci_op *op = mem(b, "rope", n, b->sh->rope_kernels * b->act, 2.0 * n * b->act);
+        if (op != NULL)
+            op->fwd_kernels = b->sh->rope_kernels > 0 ? b->sh->rope_kernels : 1;
+    }
+    if (a->position == EC_POS_RELATIVE && a->rel_buckets > 0) {
+        /* T5: the bucketed bias is computed once (first layer) and added in every layer */
+        eci_op *op = mem(b, "rel_bias", heads * in.seq * sk_eff, 2.0 * b->f32k, 0);
+        if (op != NULL) {
+            op->params = (double)a->rel_buckets * heads;
+            op->param_tensors = 1;
+        }
+    }
+    if (kv < heads && !b->flash) { /* HF's repeat_kv: K and V expanded to every query head (a copy each);
+                                    * FlashAttention reads the grouped heads in place */
+        mem(b, "repeat_kv", 2.0 * rows_k * q_out, 2.0 * b->act, 0);
+    }
+    b->core = 1;
+    if (b->eager)
+        attention_eager(b, a, heads, hd, sq, sk_eff, rows_q, rows_k);
+    else
+    {
+        attention_fused(b, heads, hd, sq, b->flash ? sk_eff * flash_keys_frac(a, in.kv_seq) : sk_eff, rows_q, rows_k);
+        /* SDPA's causal skipping is priced in time only: the model's FLOPs (MFU, HFU) count
+         * the whole s x s square, as Narayanan et al. and PaLM do */
+        eci_op *last = b->rc == EC_OK && b->wl->n_ops > 0 ? &b->wl->ops[b->wl->n_ops - 1] : NULL;
+        if (!b->flash && last != NULL && last->kind == ECI_OP_ATTN)
+            last->attn_keys_frac = sdpa_keys_frac(b, a, in.kv_seq);
+    }
+    b->core = 0;
+    if (b->cp > 1 && !a->cross) /* ring attention: the other GPUs' keys and values pass by while the
+                                  * local blocks compute (backward: again, and their gradients back) */
+        comm(b, "cp_kv_ring", ECI_GROUP_CP, ECI_COLL_ALLGATHER, ECI_COLL_ALLGATHER, 2.0 * rows_k * b->cp * kv_out * b->act,
+             1);
+    mem(b, "merge_heads", rows_q * q_out, 2.0 * b->act, 0);
+    b->cur.width = q_out;
+    b->cur.f32 = 0;
+    fresh(b, &b->cur);
+    eci_wl_linear(b, "attn_out", width, a->out_bias);
+    eci_wl_tp_exit(b);
+}
+
+/* ---- feed-forward blocks ------------------------------------------------------------------ */
+/* up (and gate), activation, down on this GPU's ffn columns. */
+static void mlp_body(builder *b, const ec_mlp_layer *m, double ffn)
+{
+    double width = b->cur.width;
+    if (m->gated) { /* down(act(gate(x)) * up(x)): the product keeps both of its inputs */
+        tensor in = b->cur;
+        eci_wl_linear(b, "gate", ffn, m->bias);
+        eci_wl_activation(b, m->act);
+        eci_wl_linear_on(b, "up", &in, ffn, m->bias);
+        double n = elems(&b->cur);
+        mem(b, "gate_mul", n, 3.0 * b->act, 2.0 * n * b->act);
+        fresh(b, &b->cur);
+    } else {
+        eci_wl_linear(b, "mlp_in", ffn, m->bias);
+        eci_wl_activation(b, m->act);
+    }
+    if (m->dropout)
+        eci_wl_dropout(b, "mlp_dropout");
+    eci_wl_linear(b, "mlp_out", width, m->bias);
+}
+
+void eci_wl_mlp(builder *b, const ec_mlp_layer *m)
+{
+    double ffn = eci_wl_tp_share(b, (double)m->ffn, "the MLP width (ffn)");
+    eci_wl_tp_enter(b);
+    mlp_body(b, m, ffn);
+    eci_wl_tp_exit(b);
+}
+
+/* A mixture-of-experts block as HF's eager code runs it (MixtralSparseMoeBlock,
+ * Qwen2MoeSparseMoeBlock): a router, a softmax in fp32 and top-k, then a Python loop over the
+ * experts, each gathering its tokens, running its MLP and scattering the weighted result back.
+ * Tokens are taken as spread evenly over the experts.  Expert parallelism (ep): this GPU holds
+ * experts/ep of them, and two all-to-alls over the expert group carry every token-expert pair
+ * to its expert's GPU and back; each local expert then sees rows x top_k x ep / experts rows.
+ * Tensor parallelism splits each expert's inner width as it splits an MLP's. */
+void eci_wl_moe(builder *b, const ec_moe_layer *m)
+{
+    if (fmod(m->experts, b->ep) != 0) {
+        char why[96];
+        snprintf(why, sizeof why, "ep=%d must divide the experts (%d)", b->ep, m->experts);
+        eci_wl_shape_error(b, why);
+        return;
+    }
+    double ffn = eci_wl_tp_share(b, (double)m->ffn, "the experts' width (ffn)");
+    eci_wl_tp_enter(b);
+    tensor in = b->cur;
+    double width = in.width, rows = in.rows, E = m->experts, k = m->top_k, local = E / b->ep;
+    double per = rows * k / local;
+    eci_wl_linear_on(b, "router", &in, E, 0);
+    mem(b, "router_softmax_topk", rows * E, 2.0 * b->f32k + 2.0 * b->act, rows * E * b->f32k);
+    double pairs = rows * k * width * b->act; /* the token-expert pairs' activations */
+    if (b->ep > 1)
+        comm(b, "ep_dispatch", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
+    /* one expert's work, launched once per local expert */
+    size_t first = b->wl->n_ops;
+    double x = per * width;
+    mem(b, "expert_gather", x, 2.0 * tbytes(b, &in), x * b->act);
+    double up_n = m->gated ? 2.0 : 1.0;
+    int quant = eci_wl_dequant(b, "expert_dequant_w", (up_n + 1.0) * width * ffn);
+    if (b->amp) { /* the gathered fp32 tokens and the expert's weights (autocast's weight cache) */
+        if (in.f32)
+            cast(b, "expert_cast_in", x, 0);
+        if (casts_weights(b))
+            cast(b, "expert_cast_w", (up_n + 1.0) * width * ffn, 0);
+    }
+    eci_op *op = gemm(b, "expert_up", per, up_n * ffn, width, 1, 0);
+    if (op != NULL) {
+        op->params = up_n * width * ffn;
+        op->param_tensors = up_n;
+        op->cast_params = casts_weights(b) ? op->params : 0;
+        op->quant = quant;
+    }
+    int kernels;
+    double passes, kept;
+    eci_wl_act_shape(b, m->act, &kernels, &passes, &kept);
+    eci_op *a = mem(b, "expert_act", per * ffn, kernels * passes * b->act + (m->gated ? 3.0 * b->act : 0),
+                    (kept + (m->gated ? 2.0 : 0)) * per * ffn * b->act);
+    if (a != NULL)
+        a->fwd_kernels = kernels + (m->gated ? 1 : 0);
+    eci_op *down = gemm(b, "expert_down", per, width, ffn, 1, per * ffn * b->act);
+    if (down != NULL) {
+        down->params = ffn * width;
+        down->param_tensors = 1;
+        down->cast_params = casts_weights(b) ? down->params : 0;
+        down->quant = quant;
+    }
+    mem(b, "expert_scatter", x, 3.0 * b->act, x * b->act);
+    for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++) {
+        b->wl->ops[i].count = (int)local;
+        b->wl->ops[i].expert = 1;
+    }
+    if (b->ep > 1)
+        comm(b, "ep_combine", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
+    b->cur = in;
+    b->cur.f32 = 0;
+    fresh(b, &b->cur);
+    if (m->shared_experts > 0) { /* Qwen-MoE: a dense expert every token goes through */
+        tensor moe_out = b->cur;
+        b->cur = in;
+        ec_mlp_layer sm = {.ffn = m->shared_ffn, .act = m->act, .gated = m->gated};
+        mlp_body(b, &sm, eci_wl_tp_share(b, (double)m->shared_ffn, "the shared experts' width"));
+        if (m->shared_gate) {
+            eci_wl_linear_on(b, "shared_gate", &in, 1, 0);
+            mem(b, "shared_gate_mul", rows * width, 3.0 * b->act, rows * width * b->act);
+        }
+        mem(b, "moe_add", rows * width, 3.0 * b->act, 0);
+        b->cur = moe_out;
+        fresh(b, &b->cur);
+    }
+    eci_wl_tp_exit(b);
+}

@@ -1,0 +1,304 @@
+/*
+ * workload_build.c: the ops every layer of the expansion is made of (workload_build.h holds the
+ * builder's state and its smallest primitives: push, mem, cast, gemm, comm): shape errors,
+ * Megatron's tensor-parallel regions, nn.Linear with autocast's casts, QLoRA's dequantization
+ * and LoRA's adapters, dropout, cross entropy, normalisation and activations.  The builder comes
+ * from workload.c (a network from net.c, a precision and a batch shape); the layers that call
+ * these are workload_blocks.c's, workload_layers.c's and workload_heads.c's.
+ */
+#include "model/workload_build.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- shape errors, tensor parallelism -------------------------------------------------------- */
+/* The first shape error wins; it names the layer (index and kind). */
+void eci_wl_shape_error(builder *b, const char *what)
+{
+    if (b->rc != EC_OK)
+        return;
+    if (b->layer < (int)b->net->n_layers)
+        b->rc = eci_error(b->ctx, EC_EINVAL, "network '%s': layer %d (%s): %s", b->net->id, b->layer + 1,
+                          ec_layer_kind_name(b->net->layers[b->layer].kind), what);
+    else
+        b->rc = eci_error(b->ctx, EC_EINVAL, "network '%s': head: %s", b->net->id, what);
+}
+
+/* Megatron's tensor-parallel region around a block (attention, MLP, a vocabulary head): on
+ * entry the stream is gathered from its sequence shards (sequence parallelism: all-gather,
+ * reduce-scatter of its gradient) or copied (an all-reduce of its gradient in backward); on
+ * exit the partial outputs are reduced (all-reduce, or reduce-scatter back to the shards). */
+void eci_wl_tp_enter(builder *b)
+{
+    if (b->tp <= 1)
+        return;
+    double full = b->cur.rows * (b->sp ? b->tp : 1);
+    /* Megatron's regions communicate the compute dtype: its (TE) norms hand bf16 to the linears */
+    double bytes = full * b->cur.width * b->act;
+    if (b->sp) {
+        comm(b, "tp_allgather", ECI_GROUP_TP, ECI_COLL_ALLGATHER, ECI_COLL_REDUCE_SCATTER, bytes, 0);
+        b->cur.rows = full;
+        fresh(b, &b->cur);
+    } else {
+        comm(b, "tp_copy", ECI_GROUP_TP, ECI_COLL_NONE, ECI_COLL_ALLREDUCE, bytes, 0);
+    }
+}
+
+void eci_wl_tp_exit(builder *b)
+{
+    if (b->tp <= 1)
+        return;
+    double bytes = b->cur.rows * b->cur.width * b->act;
+    if (b->sp) {
+        comm(b, "tp_reduce_scatter", ECI_GROUP_TP, ECI_COLL_REDUCE_SCATTER, ECI_COLL_ALLGATHER, bytes, 0);
+        b->cur.rows /= b->tp;
+    } else {
+        comm(b, "tp_allreduce", ECI_GROUP_TP, ECI_COLL_ALLREDUCE, ECI_COLL_NONE, bytes, 0);
+    }
+    fresh(b, &b->cur);
+}
+
+/* This GPU's share of a dimension the tensor-parallel group splits (heads, FFN, vocabulary);
+ * a dimension it does not divide is a shape error naming tp. */
+double eci_wl_tp_share(builder *b, double whole, const char *what)
+{
+    if (b->tp <= 1)
+        return whole;
+    if (fmod(whole, b->tp) != 0) {
+        char why[160];
+        snprintf(why, sizeof why, "tp=%d must divide %s (%.0f)", b->tp, what, whole);
+        eci_wl_shape_error(b, why);
+        return whole;
+    }
+    return whole / b->tp;
+}
+
+/* ---- LoRA, quantization, linears, the loss ------------------------------------------------------ */
+/* Does PEFT put a LoRA adapter on this linear (lora_targets, by the module's role)?  Heads never. */
+static int lora_target(const builder *b, const char *name)
+{
+    static const char *const qv[] = {"q", "v", "qkv"}, *const attn[] = {"k", "attn_out"},
+                             *const mlp[] = {"gate", "up", "mlp_in", "mlp_out"};
+    if (b->sh->lora_r <= 0 || b->layer >= (int)b->net->n_layers)
+        return 0;
+    int t = b->sh->lora_targets, hit = 0;
+    for (size_t i = 0; i < 3; i++)
+        hit |= strcmp(name, qv[i]) == 0;
+    for (size_t i = 0; i < 2 && t >= EC_LORA_ATTENTION; i++)
+        hit |= strcmp(name, attn[i]) == 0;
+    for (size_t i = 0; i < 4 && t >= EC_LORA_ATTENTION_MLP; i++)
+        hit |= strcmp(name, mlp[i]) == 0;
+    return hit || t == EC_LORA_ALL_LINEAR;
+}
+
+/* A quantized frozen weight of n elements (QLoRA) is dequantized to 16 bits before every use:
+ * in the forward and again for the input gradient (bitsandbytes' matmul_4bit). */
+int eci_wl_dequant(builder *b, const char *name, double n)
+{
+    if (b->sh->base_quant_bytes <= 0 || !b->freeze || b->layer >= (int)b->net->n_layers)
+        return 0; /* bitsandbytes leaves the output head unquantized */
+    eci_op *op = mem(b, name, n, b->sh->base_quant_bytes + 2.0, 0);
+    if (op != NULL)
+        op->bwd_bytes = op->fwd_bytes;
+    return 1;
+}
+
+/* LoRA's adapter beside a frozen linear (rows x in -> out): x A^T B^T x scaling added to the
+ * base output.  A keeps its input (the base's, already kept), B keeps A's output; under autocast
+ * PEFT's fp32 adapter weights are cast like any other. */
+static void lora_adapter(builder *b, double rows, double in, double out)
+{
+    double r = b->sh->lora_r;
+    int freeze = b->freeze;
+    b->freeze = 0;
+    if (b->amp) { /* one cast per adapter matrix */
+        cast(b, "lora_cast_w", r * (in + out), 0);
+        if (b->rc == EC_OK)
+            b->wl->ops[b->wl->n_ops - 1].fwd_kernels = 2;
+    }
+    eci_op *a = gemm(b, "lora_A", rows, r, in, 1, 0);
+    if (a != NULL) {
+        a->params = in * r;
+        a->param_tensors = 1;
+    }
+    eci_op *bb = gemm(b, "lora_B", rows, out, r, 1, rows * r * b->act);
+    if (bb != NULL) {
+        bb->params = r * out;
+        bb->param_tensors = 1;
+    }
+    eci_op *add = mem(b, "lora_scale_add", rows * out, 3.0 * b->act, 0);
+    if (add != NULL)
+        add->fwd_kernels = 2;
+    b->freeze = freeze;
+}
+
+/* nn.Linear on t (rows x in) -> rows x out.  Under autocast an fp32 input is cast (the copy is
+ * what backward keeps), and so is the weight (the autocast weight cache); otherwise the input
+ * is kept unless an earlier op keeps the same tensor.  A frozen linear (LoRA's base) keeps its
+ * input only for its adapter's weight gradient. */
+eci_op *eci_wl_linear_on(builder *b, const char *name, tensor *t, double out, int bias)
+{
+    double rows = t->rows, in = t->width, saved = 0;
+    int target = lora_target(b, name), keep = !b->freeze || target;
+    int cast_w = casts_weights(b);
+    if (b->amp && t->f32) {
+        cast(b, "cast_in", rows * in, keep ? rows * in * 2.0 : 0);
+    } else if (keep && !is_saved(b, t->id)) {
+        saved = rows * in * tbytes(b, t);
+        mark_saved(b, t->id);
+    }
+    if (cast_w)
+        cast(b, "cast_w", in * out, 0);
+    int quant = eci_wl_dequant(b, "dequant_w", in * out);
+    eci_op *op = gemm(b, name, rows, out, in, 1, saved);
+    if (op == NULL)
+        return NULL;
+    op->quant = quant;
+    op->params = in * out + (bias ? out : 0);
+    op->param_tensors = bias ? 2 : 1;
+    op->cast_params = cast_w ? in * out : 0;
+    op->fp8 = b->layer < (int)b->net->n_layers; /* Transformer Engine's layers; heads stay 16-bit */
+    size_t at = b->wl->n_ops - 1;
+    if (target) /* (pushing may move the op list) */
+        lora_adapter(b, rows, in, out);
+    return b->rc == EC_OK ? &b->wl->ops[at] : NULL;
+}
+
+/* A linear on the stream: the stream becomes its 16-bit output. */
+eci_op *eci_wl_linear(builder *b, const char *name, double out, int bias)
+{
+    eci_op *op = eci_wl_linear_on(b, name, &b->cur, out, bias);
+    b->cur.width = out;
+    b->cur.f32 = 0;
+    fresh(b, &b->cur);
+    return op;
+}
+
+void eci_wl_dropout(builder *b, const char *name)
+{
+    if (b->sh->inference) /* model.eval(): nn.Dropout is the identity, no kernel */
+        return;
+    double n = elems(&b->cur);
+    mem(b, name, n, 2.0 * tbytes(b, &b->cur) + b->mask, n * b->mask);
+    fresh(b, &b->cur);
+}
+
+/* Cross entropy over rows x classes: autocast runs log_softmax in fp32, and backward keeps
+ * its output.  Under autocast the 16-bit logits are cast up first. */
+void eci_wl_cross_entropy(builder *b, double rows, double classes)
+{
+    double n = rows * classes;
+    b->wl->output_bytes += n * b->act;
+    if (b->amp)
+        cast(b, "cast_logits", n, 0);
+    mem(b, "log_softmax", n, 2.0 * b->f32k, n * b->f32k);
+    mem(b, "nll_loss", rows, 16.0, 0);
+}
+
+/* ---- normalisation and activations ------------------------------------------------------ */
+/* LayerNorm (autocast runs it in fp32): keeps its input and two fp32 statistics per row.
+ * HF's Python RMSNorm (Llama, T5, Gemma) is several eager kernels (constants.csv): pow, mean,
+ * rsqrt, the scaling and the weight; it keeps the fp32 input and the normalized product.
+ * BatchNorm in training reads its input twice (statistics, normalise) and writes once.
+ * A low-precision norm under autocast (llm-foundry's LPLayerNorm/LPRMSNorm) casts an fp32
+ * input down first (that copy is what backward keeps) and runs at the 16-bit width: a
+ * 16-bit output the next linear reads without a cast. */
+void eci_wl_norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer *nl)
+{
+    double n = elems(t), e = b->f32k;
+    eci_op *op;
+    if (nl->low_precision && b->amp && nl->kind != EC_NORM_BATCH) {
+        int down = t->f32; /* _cast_if_autocast_enabled(x): a copy only when x is fp32 */
+        if (down)
+            cast(b, "norm_cast_in", n, n * b->act);
+        if (casts_weights(b)) /* and the fp32 weight (and bias) */
+            cast(b, "norm_cast_w", (nl->bias ? 2.0 : 1.0) * t->width, 0);
+        e = b->act;
+        double rows = t->rows, kept = (down ? 0 : n * e) + rows * 8.0;
+        if (nl->kind == EC_NORM_RMS) {
+            int k = b->sh->rmsnorm_kernels > 0 ? b->sh->rmsnorm_kernels : 1;
+            op = mem(b, name, n, b->sh->rmsnorm_passes * e, kept + n * e);
+            if (op != NULL)
+                op->fwd_kernels = k;
+        } else {
+            op = mem(b, name, n, 2.0 * e, kept);
+        }
+        if (op != NULL) {
+            op->params = (nl->bias ? 2.0 : 1.0) * t->width;
+            op->param_tensors = nl->bias ? 2 : 1;
+        }
+        t->f32 = 0;
+        fresh(b, t);
+        return;
+    }
+    if (nl->kind == EC_NORM_BATCH) {
+        op = mem(b, name, n, 3.0 * b->act, n * b->act);
+        if (op != NULL) {
+            op->params = 2.0 * t->c;
+            op->param_tensors = 2;
+        }
+        t->f32 = 0;
+    } else {
+        double rows = t->rows, width = t->width;
+        if (nl->kind == EC_NORM_RMS) {
+            int k = b->sh->rmsnorm_kernels > 0 ? b->sh->rmsnorm_kernels : 1;
+            op = mem(b, name, n, b->sh->rmsnorm_passes * e, 2.0 * n * e + 2.0 * rows * 4.0);
+            if (op != NULL)
+                op->fwd_kernels = k;
+        } else {
+            if (b->amp && !t->f32) /* autocast runs layer_norm in fp32: a 16-bit input is copied up first */
+                cast(b, "norm_cast_up", n, 0);
+            op = mem(b, name, n, 2.0 * e, n * e + rows * 8.0);
+        }
+        if (op != NULL) {
+            op->params = (nl->bias ? 2.0 : 1.0) * width;
+            op->param_tensors = nl->bias ? 2 : 1;
+        }
+        t->f32 = 1;
+    }
+    fresh(b, t);
+}
+
+/* Kernels, passes over the elements per kernel, and tensors kept for backward. */
+void eci_wl_act_shape(const builder *b, ec_activation a, int *kernels, double *passes, double *kept)
+{
+    *kernels = 1;
+    *passes = 2.0;
+    *kept = 1.0;
+    switch (a) {
+    case EC_ACT_RELU: /* in place after a convolution: the next op keeps its output */
+        *kept = 0.0;
+        break;
+    case EC_ACT_GELU_TANH: /* GPT-2's gelu_new in Python: each elementwise op reads one or two
+                            * tensors and writes one (~2.5 passes); autograd keeps about four */
+        *kernels = b->sh->gelu_new_kernels > 0 ? b->sh->gelu_new_kernels : 1;
+        *passes = 2.5;
+        *kept = 4.0;
+        break;
+    case EC_ACT_QUICK_GELU: /* x * sigmoid(1.702 x): mul, sigmoid, mul */
+        *kernels = 3;
+        *passes = 2.5;
+        *kept = 2.0;
+        break;
+    default:
+        break;
+    }
+}
+
+static const char *act_name(ec_activation a)
+{
+    static const char *const names[] = {"gelu", "gelu_new", "relu", "silu", "tanh", "quick_gelu"};
+    return (unsigned)a < sizeof names / sizeof names[0] ? names[a] : "act";
+}
+
+void eci_wl_activation(builder *b, ec_activation a)
+{
+    int k;
+    double passes, kept, n = elems(&b->cur), e = tbytes(b, &b->cur);
+    eci_wl_act_shape(b, a, &k, &passes, &kept);
+    eci_op *op = mem(b, act_name(a), n, k * passes * e, kept * n * e);
+    if (op != NULL)
+        op->fwd_kernels = k;
+    fresh(b, &b->cur);
+}

@@ -1,0 +1,186 @@
+/*
+ * workload_sums.c: what an expanded op list adds up to.  A pipeline stage's share of it
+ * (keep_stage, before the sums), the workload's and its blocks' parameters, FLOPs and saved
+ * bytes, and the questions memory.c and sim/ ask of them: activation bytes kept under
+ * checkpointing, FLOPs recomputed, the largest FSDP unit.  The op list comes from workload.c
+ * (eci_workload_expand); the network from net.c.
+ */
+#include "model/workload_build.h"
+
+int eci_net_pipeline_layers(const eci_net *net)
+{
+    int layers = 0;
+    for (size_t i = 0; i < net->n_layers; i++) {
+        if (net->layers[i].kind != EC_LAYER_REPEAT)
+            continue;
+        layers += net->layers[i].u.repeat.times;
+        i += (size_t)net->layers[i].u.repeat.layers; /* a nested repeat is unrolled inside its block */
+    }
+    return layers;
+}
+
+/* Layers of [off, off + n) inside [lo, hi). */
+static int overlap(int off, int n, int lo, int hi)
+{
+    int a = off > lo ? off : lo, z = off + n < hi ? off + n : hi;
+    return z > a ? z - a : 0;
+}
+
+/* Keep the ops of pipeline stage [lo, hi) (Megatron's split of the layers): each block its
+ * repetitions inside the range; an op outside the blocks goes with the layer after it (the
+ * embeddings with the first stage), the head with the last layer.  A tied projection on a
+ * stage without the embedding holds its own copy of the weights (Megatron keeps one on the last
+ * stage and all-reduces the two copies' gradients). */
+void eci_wl_keep_stage(eci_workload *wl, int lo, int hi)
+{
+    int total = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        total += wl->blocks[b].reps;
+    size_t out = 0, nb = 0, b = 0, i = 0;
+    int off = 0;
+    while (i < wl->n_ops) {
+        if (b < wl->n_blocks && i == wl->blocks[b].begin) {
+            eci_block blk = wl->blocks[b];
+            int k = overlap(off, blk.reps, lo, hi);
+            off += blk.reps;
+            i = blk.end;
+            b++;
+            if (k == 0)
+                continue;
+            size_t begin = out;
+            for (size_t j = blk.begin; j < blk.end; j++) {
+                wl->ops[out] = wl->ops[j];
+                wl->ops[out++].block = (int)nb;
+            }
+            blk.begin = begin;
+            blk.end = out;
+            blk.reps = k;
+            wl->blocks[nb++] = blk; /* nb < b: a block already read */
+            continue;
+        }
+        int owner = b < wl->n_blocks ? off : total - 1;
+        if (owner >= lo && owner < hi) {
+            wl->ops[out] = wl->ops[i];
+            if (wl->ops[out].tied && lo > 0) {
+                eci_op *op = &wl->ops[out];
+                op->params += op->n * op->k;
+                op->param_tensors += 1;
+            }
+            out++;
+        }
+        i++;
+    }
+    wl->n_ops = out;
+    wl->n_blocks = nb;
+}
+
+void eci_wl_sum_up(eci_workload *wl)
+{
+    wl->params = wl->param_tensors = wl->model_flop = wl->matmul_params = 0;
+    wl->trainable_params = wl->trainable_tensors = wl->quant_params = wl->frozen_flop = wl->expert_params = 0;
+    wl->saved_other_bytes = wl->table_params = 0;
+    wl->tied_head = 0;
+    wl->comm_begin = wl->comm_end = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        wl->blocks[b].saved_bytes = wl->blocks[b].params = wl->blocks[b].flop = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        wl->blocks[b].core_saved_bytes = wl->blocks[b].core_flop = wl->blocks[b].trainable = 0;
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        if (wl->ops[i].params <= 0) /* frozen means frozen weights: an op without any computes as usual */
+            wl->ops[i].frozen = 0;
+        const eci_op *op = &wl->ops[i];
+        const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
+        double reps = blk != NULL ? blk->reps : 1, preps = blk != NULL && blk->shared_params ? 1 : reps;
+        double saved = op->saved_bytes * op->count;
+        if (blk != NULL)
+            wl->blocks[op->block].saved_bytes += saved;
+        else
+            wl->saved_other_bytes += saved;
+        /* an op run once per expert owns each expert's weights */
+        wl->params += op->params * op->count * preps;
+        wl->param_tensors += op->param_tensors * op->count * preps;
+        if (!op->frozen) {
+            wl->trainable_params += op->params * op->count * preps;
+            wl->trainable_tensors += op->param_tensors * op->count * preps;
+            if (op->expert)
+                wl->expert_params += op->params * op->count * preps;
+        } else if (op->quant) {
+            wl->quant_params += op->params * op->count * preps;
+        }
+        wl->matmul_params += op->cast_params * op->count * preps;
+        if (op->kind == ECI_OP_MEM && op->bwd_bytes > 0 && op->params > wl->table_params)
+            wl->table_params = op->params;
+        if (op->kind == ECI_OP_GEMM && op->cast_params > 2.0 * op->params)
+            wl->tied_head = 1; /* a projection through a weight it does not own */
+        if (op->kind == ECI_OP_COMM) {
+            if (wl->comm_end == 0)
+                wl->comm_begin = i;
+            wl->comm_end = i + 1;
+        }
+        double flop = 0;
+        if (op->kind == ECI_OP_GEMM || op->kind == ECI_OP_CONV || op->kind == ECI_OP_ATTN)
+            flop = 2.0 * op->m * op->n * op->k * op->batch * op->count;
+        wl->model_flop += flop * reps;
+        if (op->kind == ECI_OP_CONV)
+            wl->conv_flop += flop * reps;
+        if (op->frozen && op->kind != ECI_OP_MEM)
+            wl->frozen_flop += flop * reps;
+        if (blk != NULL) {
+            wl->blocks[op->block].params += op->params * op->count;
+            wl->blocks[op->block].trainable += op->frozen ? 0 : op->params * op->count;
+            wl->blocks[op->block].flop += flop;
+            if (op->attn_core && op->kind != ECI_OP_ATTN) { /* a fused kernel recomputes in its own backward */
+                wl->blocks[op->block].core_saved_bytes += saved;
+                wl->blocks[op->block].core_flop += flop;
+            }
+        }
+    }
+    size_t next = wl->comm_end; /* chain the collectives, last to first */
+    for (size_t i = wl->comm_end; i-- > wl->comm_begin;)
+        if (wl->ops[i].kind == ECI_OP_COMM) {
+            wl->ops[i].next_comm = next;
+            next = i;
+        }
+    wl->loop_block = -1;
+    for (size_t b = 0; b < wl->n_blocks && wl->loop_block < 0; b++)
+        if (wl->blocks[b].checkpoint)
+            wl->loop_block = (int)b;
+}
+
+double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing, double copies)
+{
+    double acts = wl->saved_other_bytes, live = 0;
+    for (size_t i = 0; i < wl->n_blocks; i++) {
+        const eci_block *blk = &wl->blocks[i];
+        if (checkpointing == EC_CKPT_SELECTIVE && blk->checkpoint) {
+            acts += blk->reps * (blk->saved_bytes - blk->core_saved_bytes);
+        } else if (checkpointing && blk->checkpoint && blk->reps > 1) {
+            acts += blk->reps * blk->input_bytes; /* each repetition's input; one recomputed at a time */
+            if (blk->saved_bytes > live)
+                live = blk->saved_bytes;
+        } else {
+            acts += blk->reps * blk->saved_bytes;
+        }
+    }
+    return copies * acts + live;
+}
+
+double eci_workload_recompute_flop(const eci_workload *wl, int checkpointing)
+{
+    double flop = 0;
+    if (checkpointing)
+        for (size_t b = 0; b < wl->n_blocks; b++)
+            if (wl->blocks[b].checkpoint)
+                flop += (checkpointing == EC_CKPT_SELECTIVE ? wl->blocks[b].core_flop : wl->blocks[b].flop) *
+                        wl->blocks[b].reps;
+    return flop;
+}
+
+double eci_workload_largest_unit(const eci_workload *wl)
+{
+    double most = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        if (wl->blocks[b].params > most)
+            most = wl->blocks[b].params;
+    return most;
+}

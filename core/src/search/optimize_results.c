@@ -1,0 +1,250 @@
+/*
+ * optimize_results.c: the layout search's results: the priced candidates (optimize.c) ranked
+ * by the goal, then by number, so any number of threads or processes ranks alike; the near
+ * misses that do not fit; and each listed layout's figures with why it lost to the best, read
+ * from its result's parts against the best's, per token trained.
+ */
+#include "search/optimize_search.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A rival that does not fit is listed when it would rank above the best and its peak is within
+ * this factor of the capacity (a near miss: a smaller micro-batch or more sharding may fit). */
+#define NEAR_MISS_PEAK_FRAC 1.25
+
+
+/* ---- ranking --------------------------------------------------------------------------- */
+
+/* The goal's value, higher better; 0 when it cannot be ranked (cost without a price). */
+static double score(const ec_optimize *o, const rec *r)
+{
+    if (r->tokens_per_s <= 0)
+        return 0;
+    double tokens = o->train_tokens > 0 ? o->train_tokens : 1e6;
+    switch (o->goal) {
+    case EC_OPTIMIZE_TRAIN_TIME:
+        return r->tokens_per_s / tokens; /* 1 / time */
+    case EC_OPTIMIZE_COST:
+        return r->price_per_hour > 0 ? 1.0 / (r->price_per_hour / 3600.0 * tokens / r->tokens_per_s) : 0;
+    default:
+        return r->tokens_per_s;
+    }
+}
+
+/* Sorting by score needs the search; qsort_r is not C11, so a small merge sort. */
+static int before(const ec_optimize *o, size_t a, size_t b)
+{
+    double sa = score(o, &o->recs[a]), sb = score(o, &o->recs[b]);
+    return sa > sb || (sa == sb && a < b);
+}
+
+static void merge_sort(const ec_optimize *o, size_t *v, size_t *tmp, size_t n)
+{
+    if (n < 2)
+        return;
+    size_t h = n / 2;
+    merge_sort(o, v, tmp, h);
+    merge_sort(o, v + h, tmp, n - h);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = before(o, v[j], v[i]) ? v[j++] : v[i++];
+    while (i < h)
+        tmp[k++] = v[i++];
+    while (j < n)
+        tmp[k++] = v[j++];
+    memcpy(v, tmp, n * sizeof *v);
+}
+
+int eci_optimize_rank(ec_optimize *o)
+{
+    ec_ctx *ctx = o->ctx;
+    ec_optimize_stats *s = &o->stats;
+    size_t considered = s->considered;
+    memset(s, 0, sizeof *s);
+    s->considered = considered;
+    if (o->ranked == NULL) {
+        o->ranked = eci_malloc(ctx, (o->n_combos ? o->n_combos : 1) * sizeof *o->ranked);
+        o->no_fit = eci_malloc(ctx, (o->n_combos ? o->n_combos : 1) * sizeof *o->no_fit);
+        if (o->ranked == NULL || o->no_fit == NULL)
+            return EC_ENOMEM;
+    }
+    o->n_ranked = o->n_no_fit = 0;
+    for (size_t i = 0; i < o->n_combos; i++) {
+        const rec *r = &o->recs[i];
+        switch (r->state) {
+        case S_DIVIDE: s->pruned_divide++; break;
+        case S_MEMORY: s->pruned_memory++; break;
+        case S_REFUSED: s->priced++; s->refused++; break;
+        case S_PRICED:
+            s->priced++;
+            if (!r->fits)
+                o->no_fit[o->n_no_fit++] = i;
+            else if (score(o, r) > 0)
+                o->ranked[o->n_ranked++] = i;
+            else
+                s->no_price++;
+            s->fit += r->fits != 0;
+            break;
+        default: break;
+        }
+    }
+    size_t *tmp = eci_malloc(ctx, (o->n_combos ? o->n_combos : 1) * sizeof *tmp);
+    if (tmp == NULL)
+        return EC_ENOMEM;
+    merge_sort(o, o->ranked, tmp, o->n_ranked);
+    merge_sort(o, o->no_fit, tmp, o->n_no_fit);
+    eci_free(ctx, tmp, (o->n_combos ? o->n_combos : 1) * sizeof *tmp);
+    /* The rivals that do not fit: near misses above the best (all, when nothing fits). */
+    if (o->n_ranked > 0) {
+        double best = score(o, &o->recs[o->ranked[0]]);
+        size_t k = 0;
+        for (size_t j = 0; j < o->n_no_fit && score(o, &o->recs[o->no_fit[j]]) > best; j++) {
+            const rec *r = &o->recs[o->no_fit[j]];
+            if (r->peak_bytes <= NEAR_MISS_PEAK_FRAC * r->capacity_bytes)
+                o->no_fit[k++] = o->no_fit[j];
+        }
+        o->n_no_fit = k;
+    }
+    s->first_divide = o->first_divide;
+    return EC_OK;
+}
+
+void ec_optimize_stats_get(const ec_optimize *o, ec_optimize_stats *out)
+{
+    if (out == NULL)
+        return;
+    memset(out, 0, sizeof *out);
+    if (o != NULL) {
+        *out = o->stats;
+        out->first_divide = o->first_divide;
+    } else {
+        out->first_divide = "";
+    }
+}
+
+size_t ec_optimize_count(const ec_optimize *o)
+{
+    return o != NULL ? o->n_ranked : 0;
+}
+
+size_t ec_optimize_no_fit_count(const ec_optimize *o)
+{
+    return o != NULL ? o->n_no_fit : 0;
+}
+
+/* Parts of a step, per token trained. */
+typedef struct parts {
+    double comm, bubble, recompute, compute, overhead;
+} parts;
+
+static parts per_token(const rec *r)
+{
+    parts p;
+    const ec_comm_parts *c = &r->comm;
+    double tokens = r->tokens_per_s * r->step_s;
+    double recompute = r->hfu > 0 ? (r->hfu - r->mfu) / r->hfu * r->fwd_bwd_s : 0;
+    p.comm = c->tp_s + c->cp_s + c->ep_s + c->dp_reduce_s + c->shard_wait_s + c->overlap_s + c->offload_s +
+             c->pp_p2p_s + r->straggler_s;
+    p.bubble = c->pp_bubble_s;
+    p.recompute = recompute;
+    p.compute = r->fwd_bwd_s - recompute;
+    p.overhead = r->step_s - p.comm - p.bubble - r->fwd_bwd_s;
+    if (p.overhead < 0)
+        p.overhead = 0;
+    if (tokens > 0) {
+        p.comm /= tokens;
+        p.bubble /= tokens;
+        p.recompute /= tokens;
+        p.compute /= tokens;
+        p.overhead /= tokens;
+    }
+    return p;
+}
+
+static void explain(const ec_optimize *o, const rec *r, const rec *best, ec_optimize_layout *out)
+{
+    if (best == NULL)
+        return;
+    if (r == best) {
+        snprintf(out->reason, sizeof out->reason, "best");
+        return;
+    }
+    if (!r->fits) {
+        out->lost = EC_LOSS_NO_FIT;
+        snprintf(out->reason, sizeof out->reason, "does not fit: peak %.1f GiB of %.1f GiB", r->peak_bytes / 1073741824.0,
+                 r->capacity_bytes / 1073741824.0);
+        return;
+    }
+    if (o->goal == EC_OPTIMIZE_COST && r->tokens_per_s >= best->tokens_per_s) {
+        out->lost = EC_LOSS_PRICE;
+        snprintf(out->reason, sizeof out->reason, "a dearer job: %.2f per hour against %.2f", r->price_per_hour,
+                 best->price_per_hour);
+        return;
+    }
+    parts a = per_token(r), b = per_token(best);
+    const double d[] = {a.comm - b.comm, a.bubble - b.bubble, a.recompute - b.recompute, a.compute - b.compute,
+                        a.overhead - b.overhead};
+    static const ec_optimize_loss loss[] = {EC_LOSS_EXPOSED_COMM, EC_LOSS_BUBBLE, EC_LOSS_RECOMPUTE, EC_LOSS_COMPUTE,
+                                            EC_LOSS_OVERHEAD};
+    static const char *const words[] = {"more exposed communication", "a larger pipeline bubble", "more recompute",
+                                        "slower compute", "more host overhead"};
+    size_t k = 0;
+    for (size_t j = 1; j < 5; j++)
+        if (d[j] > d[k])
+            k = j;
+    if (score(o, r) == score(o, best)) { /* the same figures: it ranks below by its number only */
+        snprintf(out->reason, sizeof out->reason, "ties with the best (listed after it)");
+        return;
+    }
+    out->lost = loss[k];
+    /* seconds per million tokens: the difference per token times a million; the other parts
+     * may make up for some of it, so the net loss comes first */
+    snprintf(out->reason, sizeof out->reason, "%.2g %% behind: %s (+%.3g s per 1M tokens)", 100 * out->behind_frac,
+             words[k], d[k] * 1e6);
+}
+
+int ec_optimize_get(const ec_optimize *o, int no_fit, size_t i, ec_optimize_layout *out)
+{
+    if (o == NULL)
+        return EC_EMISUSE;
+    ec_ctx *ctx = o->ctx;
+    if (out == NULL || !o->ran)
+        return eci_error(ctx, EC_EMISUSE, "ec_optimize_get: %s", out == NULL ? "NULL argument" : "run the search first");
+    size_t n = no_fit ? o->n_no_fit : o->n_ranked;
+    if (i >= n)
+        return eci_error(ctx, EC_EINVAL, "ec_optimize_get: layout %zu of %zu", i, n);
+    size_t c = no_fit ? o->no_fit[i] : o->ranked[i];
+    const rec *r = &o->recs[c];
+    const rec *best = o->n_ranked > 0 ? &o->recs[o->ranked[0]] : NULL;
+    memset(out, 0, sizeof *out);
+    double gb;
+    int skip;
+    char why[EC_ERRMSG_MAX];
+    int st = eci_optimize_build(o, ctx, c, &out->config, &gb, &skip, why, sizeof why);
+    if (st != EC_OK)
+        return st;
+    out->dp = out->config.num_gpus / (out->config.tp * out->config.pp * out->config.cp);
+    out->global_batch = gb;
+    out->tokens_per_s = r->tokens_per_s;
+    out->mfu_frac = r->mfu;
+    out->hfu_frac = r->hfu;
+    out->step_s = r->step_s;
+    out->peak_bytes = r->peak_bytes;
+    out->capacity_bytes = r->capacity_bytes;
+    out->fits = r->fits;
+    out->train_s = o->train_tokens > 0 && r->tokens_per_s > 0 ? o->train_tokens / r->tokens_per_s : 0;
+    out->price_per_hour = r->price_per_hour;
+    double tokens = o->train_tokens > 0 ? o->train_tokens : 1e6;
+    out->cost = r->price_per_hour > 0 && r->tokens_per_s > 0 ? r->price_per_hour / 3600.0 * tokens / r->tokens_per_s : 0;
+    out->comm = r->comm;
+    parts p = per_token(r);
+    double tok_step = r->tokens_per_s * r->step_s;
+    out->exposed_comm_s = p.comm * tok_step;
+    out->recompute_s = p.recompute * tok_step;
+    double sb = best != NULL ? score(o, best) : 0;
+    out->behind_frac = sb > 0 ? 1 - score(o, r) / sb : 0;
+    explain(o, r, best, out);
+    return EC_OK;
+}
+

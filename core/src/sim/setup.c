@@ -1,0 +1,232 @@
+/*
+ * setup.c: what one step's walk is set up from (docs/DESIGN.md 3.1, 3.3).  From the config and
+ * its resolution (model/resolve.c, layout.c): the job's links and the groups of its layout
+ * (comm.c), sharded data parallelism's schedule (shard.c) and how far each state is sharded,
+ * bytes per element of gathers, reductions and frozen parameters, the collectives inside the
+ * ops, FSDP's root unit, the host's dispatch costs under torch.compile, and the shape of one
+ * micro-step (the workload's key, workload.c).
+ */
+#include "catalog/consts.h"
+#include "sim/setup.h"
+
+#include <string.h>
+
+/* The job's links and the groups of its layout (Megatron's rank order: tensor parallel
+ * innermost, then context, data, pipeline; experts within data parallelism). */
+int eci_setup_layout_comm(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_params *calib,
+                          layout_comm *lc)
+{
+    memset(lc, 0, sizeof *lc);
+    lc->comm.n = lc->comm.nodes = 1;
+    lc->comm.h2d_share_frac = 1.0;
+    lc->dp.n = 1;
+    int n = cfg->num_gpus;
+    lc->dp_is_job = r->dp == n && r->fabric == NULL && r->nodes == 1;
+    if (n <= 1)
+        return EC_OK;
+    int rc = eci_comm_init(ctx, r->gpu, r->topology, n, r->nodes, r->node_net_bytes_per_s, cfg->busbw_bytes_per_s,
+                           &lc->comm);
+    if (rc != EC_OK)
+        return rc;
+    lc->net_frac = r->fabric != NULL && r->fabric->efficiency_frac > 0 ? r->fabric->efficiency_frac
+                                                                        : calib->internode_frac;
+    lc->domain = r->fabric != NULL && r->fabric->domain_gpus > 0 ? (int)r->fabric->domain_gpus : r->per_node;
+    lc->net_bytes_per_s = r->gpu_net_bytes_per_s;
+    int tp = r->tp, cp = r->cp;
+    eci_comm_group(&lc->comm, tp, 1, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->groups[ECI_GROUP_TP]);
+    eci_comm_group(&lc->comm, cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->groups[ECI_GROUP_CP]);
+    eci_comm_group(&lc->comm, r->ep, tp * cp, lc->domain, lc->net_bytes_per_s, lc->net_frac,
+                   &lc->groups[ECI_GROUP_EP]);
+    eci_comm_group(&lc->comm, r->dp * cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->dp);
+    eci_comm_group(&lc->comm, r->pp, tp * cp * r->dp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->pp);
+    return EC_OK;
+}
+
+/* The rates of the ops' collectives: the layout's links and groups (none on one GPU). */
+void eci_setup_rates(const layout_comm *lc, eci_rates *rates)
+{
+    if (lc->comm.n <= 1)
+        return;
+    memcpy(rates->groups, lc->groups, sizeof rates->groups);
+    rates->comm = &lc->comm;
+}
+
+/* Sharded data parallelism that gathers per unit (FSDP full/hybrid/grad-op sharding, ZeRO-3):
+ * the schedule's groups and dtypes.  Returns 0 (and leaves s alone) for any other strategy. */
+int eci_setup_shard(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const layout_comm *lc,
+                    eci_shard *s)
+{
+    int fsdp = r->strategy == EC_STRATEGY_FSDP && cfg->sharding != EC_SHARD_NONE;
+    if (!fsdp && !(r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage == 3))
+        return 0;
+    memset(s, 0, sizeof *s);
+    s->comm = &lc->comm;
+    s->shard = lc->dp;
+    s->replica.n = 1;
+    int group = r->dp * r->cp;
+    if (fsdp && cfg->sharding == EC_SHARD_HYBRID && group > 1) { /* shard within a node, replicate across */
+        int in_node = lc->domain / r->tp;
+        if (in_node < 1)
+            in_node = 1;
+        if (in_node > group)
+            in_node = group;
+        eci_comm_group(&lc->comm, in_node, r->tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &s->shard);
+        eci_comm_group(&lc->comm, group / in_node, r->tp * in_node, lc->domain, lc->net_bytes_per_s, lc->net_frac,
+                       &s->replica);
+    }
+    s->regather = !(fsdp && cfg->sharding == EC_SHARD_GRAD_OP);
+    s->limit = (int)eci_const(ctx, EC_C_fsdp_gathers_in_flight);
+    s->slowdown = eci_const(ctx, EC_C_overlap_compute_slowdown_frac);
+    if (cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS) /* parameters live in pinned host memory */
+        s->offload_bytes_per_s = r->gpu->h2d_pinned_bytes_per_s;
+    return 1;
+}
+
+/* Ranks the parameters, gradients and optimizer states are split over (memory, optimizer). */
+void eci_setup_shard_degrees(const ec_config *cfg, const eci_resolved *r, double *w, double *g, double *o)
+{
+    double group = (double)r->dp * r->cp;
+    *w = *g = *o = 1;
+    if (r->strategy == EC_STRATEGY_ZERO) {
+        *o = group;
+        *g = cfg->zero_stage >= 2 ? group : 1;
+        *w = cfg->zero_stage >= 3 ? group : 1;
+    } else if (r->strategy == EC_STRATEGY_FSDP && cfg->sharding != EC_SHARD_NONE) {
+        double s = group;
+        if (cfg->sharding == EC_SHARD_HYBRID) { /* the node's share of the group */
+            double in_node = (double)r->per_node / r->tp;
+            s = in_node < 1 ? 1 : (in_node > group ? group : in_node);
+        }
+        *o = *g = *w = s;
+    }
+}
+double eci_setup_reduce_elem_bytes(const ec_config *cfg, const eci_resolved *r, double param_bytes)
+{
+    switch (cfg->reduce_dtype) {
+    case EC_REDUCE_FP32:
+        return 4.0;
+    case EC_REDUCE_BF16:
+    case EC_REDUCE_FP16:
+        return 2.0;
+    default: /* DDP reduces the gradients in the parameters' dtype (fp32 under AMP); sharded
+              * strategies in the dtype they gather in (FSDP MixedPrecision, DeepSpeed bf16) */
+        return r->strategy == EC_STRATEGY_FSDP || r->strategy == EC_STRATEGY_ZERO ? compute_elem_bytes(cfg->precision)
+                                                                                   : param_bytes;
+    }
+}
+
+/* Exposed time of the ops' collectives on the compute stream by group, per micro-step: the
+ * forward's (twice for checkpointed blocks, whose forward runs again in backward) and the
+ * backward's.  They are busy GPU time that the breakdown moves from forward/backward to comm. */
+void eci_setup_inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, const eci_rates *rates, int checkpointing,
+                           double *fwd_s, double *bwd_s, double *group_s, double *launched_s)
+{
+    *fwd_s = *bwd_s = *launched_s = 0;
+    for (int gi = 0; gi < ECI_N_GROUPS; gi++)
+        group_s[gi] = 0;
+    for (size_t i = wl->comm_begin; i < wl->comm_end; i = wl->ops[i].next_comm) { /* the collectives only */
+        const eci_op *op = &wl->ops[i];
+        const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
+        double reps = (blk != NULL ? blk->reps : 1) * op->count;
+        double again = checkpointing == 1 && blk != NULL && blk->checkpoint ? cost[i].fwd_s : 0;
+        *fwd_s += reps * cost[i].fwd_s;
+        *bwd_s += reps * (cost[i].bwd_s + again);
+        group_s[op->group] += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
+        if (op->hidden && rates->comm != NULL) { /* the whole exchange, not only what attention left exposed */
+            const eci_group *g = &rates->groups[op->group];
+            double f = eci_coll_s(rates->comm, g, (eci_coll)op->fwd_coll, op->comm_bytes);
+            double b = eci_coll_s(rates->comm, g, (eci_coll)op->bwd_coll, op->comm_bytes);
+            *launched_s += reps * (f + b + (checkpointing == 1 && blk != NULL && blk->checkpoint ? f : 0));
+        } else {
+            *launched_s += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
+        }
+    }
+}
+
+/* Parameters outside every repeated block (embeddings, final norm, head): FSDP's root unit;
+ * *trained: those of them that are trained. */
+double eci_setup_root_params(const eci_workload *wl, double *trained)
+{
+    double in_blocks = 0, trained_in_blocks = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++) {
+        double n = wl->blocks[b].shared_params ? 1 : wl->blocks[b].reps;
+        in_blocks += wl->blocks[b].params * n;
+        trained_in_blocks += wl->blocks[b].trainable * n;
+    }
+    double root = wl->params - in_blocks;
+    *trained = wl->trainable_params - trained_in_blocks > 0 ? wl->trainable_params - trained_in_blocks : 0;
+    return root > 0 ? root : 0;
+}
+
+/* LoRA: bytes per frozen base parameter as stored (quantized linears at base_quant_bytes, the
+ * rest of a quantized base, and a base loaded in 16 bits, at 2; else the parameters' dtype),
+ * and the quantized linears' bytes alone (0 without quantization). */
+static double base_quant_bytes(const ec_ctx *ctx, const ec_config *cfg)
+{
+    if (cfg->base_precision == EC_BASE_NF4)
+        return eci_const(ctx, EC_C_nf4_bytes_per_param);
+    return cfg->base_precision == EC_BASE_INT8 ? eci_const(ctx, EC_C_int8_bytes_per_param) : 0;
+}
+
+double eci_setup_frozen_elem_bytes(const ec_ctx *ctx, const ec_config *cfg, const eci_workload *wl, double param_bytes)
+{
+    double frozen = wl->params - wl->trainable_params, q = base_quant_bytes(ctx, cfg);
+    if (frozen <= 0)
+        return param_bytes;
+    double other = cfg->base_precision == EC_BASE_SAME ? param_bytes : 2.0;
+    return (wl->quant_params * q + (frozen - wl->quant_params) * other) / frozen;
+}
+
+/* The dispatch costs of the model's own passes (setup.h). */
+void eci_setup_model_dispatch(const ec_ctx *ctx, const ec_config *cfg, const eci_host *host, const plan *p,
+                              double *fwd_s, double *bwd_s, double *op_s, double *call_s)
+{
+    *fwd_s = p->dispatch_fwd_s;
+    *bwd_s = p->dispatch_bwd_s;
+    *op_s = p->op_fwd_s;
+    *call_s = 0;
+    if (cfg->compile != EC_COMPILE_OFF) { /* generated code: no module Python around the launches;
+                                           * each pass is one call of the compiled graph */
+        *fwd_s = *bwd_s = *op_s = eci_const(ctx, EC_C_compile_host_launch_frac) * host->dispatch_fwd_s;
+        *call_s = eci_const(ctx, EC_C_compile_graph_call_s);
+    }
+    if (cuda_graphs(cfg)) {
+        *fwd_s = *bwd_s = *op_s = 0;
+        *call_s = eci_const(ctx, EC_C_cudagraph_replay_s);
+    }
+}
+
+/* The shape of one micro-step of cfg at padded length seq and a batch per GPU. */
+void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, double seq, double batch,
+                     eci_shape *shape)
+{
+    int sharded_dp = r->strategy == EC_STRATEGY_FSDP || r->strategy == EC_STRATEGY_ZERO;
+    *shape = (eci_shape){.precision = cfg->precision, .batch = batch, .seq = seq,
+                         .seq_sq = seq * seq, .target_seq = r->target_seq > 0 ? r->target_seq : seq,
+                         .image_size = r->image_size,
+                         .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
+                         .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
+                         .eager_attention = cfg->attention == EC_ATTN_EAGER,
+                         .flash = cfg->attention == EC_ATTN_FLASH || cfg->attention == EC_ATTN_FLASH_TRITON,
+                         .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
+                         .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),
+                         .rmsnorm_passes = eci_const(ctx, EC_C_rmsnorm_eager_passes),
+                         .rope_kernels = (int)eci_const(ctx, EC_C_rope_eager_kernels),
+                         .tp = r->tp, .cp = r->cp, .ep = r->ep, .sp = r->sp,
+                         .stage_lo = r->stage_lo, .stage_hi = r->stage_hi,
+                         /* FSDP MixedPrecision and DeepSpeed hold the compute copy in 16 bits */
+                         .weights_16 = sharded_dp,
+                         .lora_r = cfg->lora_r, .lora_targets = cfg->lora_targets,
+                         .base_16 = cfg->base_precision != EC_BASE_SAME,
+                         .base_quant_bytes = base_quant_bytes(ctx, cfg),
+                         .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST,
+                         .fused = cfg->compile != EC_COMPILE_OFF || cfg->kernels == EC_KERNELS_FUSED,
+                         .unpadded = cfg->lengths[0] == '\0',
+                         .flash_triton = cfg->attention == EC_ATTN_FLASH_TRITON};
+}
+/* cfg resolved (names, layout, checks) and the calibration that applies to it. */
+int eci_setup_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r, eci_params *calib)
+{
+    int rc = eci_resolve(ctx, cfg, r);
+    return rc == EC_OK ? eci_params_current(ctx, cfg, calib) : rc;
+}

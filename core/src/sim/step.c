@@ -1,0 +1,730 @@
+/*
+ * step.c: one training step on the CPU/GPU timeline (docs/DESIGN.md 3.1-3.5, modeling.md 10.1).
+ * The batch's copy, each micro-step's forward and backward passes (pass.c) with DataParallel's
+ * exchanges through GPU 0, DDP's buckets filled as the backward walk produces gradients and
+ * FSDP / ZeRO-3's gathers and reductions (comm.c, shard.c), the optimizer and the trainer's
+ * bookkeeping (optim.c, trainer.c), then the step's breakdown, rates and memory (memory.c).
+ * Its inputs come from setup.c (links, sharding, dispatch costs, shape), the op costs from
+ * compute.c, the host's and GPU's tables from models/.  The input pipeline and the epoch come
+ * on top (epoch.c); so does the evaluation step, priced here.
+ */
+#include "catalog/consts.h"
+#include "model/memory.h"
+#include "model/optim.h"
+#include "model/trainer.h"
+#include "sim/step.h"
+#include "sim/warnings.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+/* ---- communication -----------------------------------------------------------------------
+ * DataParallel's data exchanges all pass through GPU 0 and run on its compute stream,
+ * serialized with its kernels: they are busy time on GPU 0 and exposed communication. */
+static void dp_exchange(timeline *t, const plan *p, double s, double kernels, double *comm_s)
+{
+    if (s <= 0)
+        return;
+    gpu_op(t, p->dispatch_fwd_s * kernels, s, kernels, 1);
+    *comm_s += s;
+}
+
+/* Every field of res zero and its texts empty: their bytes past the NUL are left as they were
+ * (the step model's results are read field by field, the texts up to their NUL; ec_predict
+ * hands back a result zeroed whole). */
+static void step_result_clear(ec_result *res)
+{
+    memset(res, 0, offsetof(ec_result, warning_text));
+    res->warning_text[0] = '\0';
+    memset(&res->single_gpu_samples_per_s, 0,
+           offsetof(ec_result, price_offer) - offsetof(ec_result, single_gpu_samples_per_s));
+    res->price_offer[0] = '\0';
+    memset(&res->tokens_per_s, 0, sizeof *res - offsetof(ec_result, tokens_per_s));
+}
+/* only padding between each text and the field step_result_clear zeroes from after it */
+_Static_assert(offsetof(ec_result, single_gpu_samples_per_s) - offsetof(ec_result, warning_text) - EC_WARNING_TEXT_MAX <
+                   sizeof(double), "a field follows warning_text in ec_result: step_result_clear must zero it");
+_Static_assert(offsetof(ec_result, tokens_per_s) - offsetof(ec_result, price_offer) - sizeof(((ec_result *)0)->price_offer) <
+                   sizeof(double), "a field follows price_offer in ec_result: step_result_clear must zero it");
+
+/* ---- the step's state, phase to phase ------------------------------------------------------
+ * eci_step_model runs as phases over one state: the ops priced (step_price), the plan the walks
+ * read and the sizes of what is exchanged (step_plan), the host's dispatch costs
+ * (step_dispatch), the timeline set up (step_begin), the micro-steps (micro_steps: each one's
+ * inputs, forward, backward, exchanges and trainer work), the optimizer and what follows the
+ * update (step_optimizer, step_after_update), then the result: breakdown, rates, memory. */
+typedef struct step {
+    ec_ctx *ctx;
+    const ec_config *cfg;
+    eci_resolved r;              /* the caller's resolution (step_finish hands back what the step learned) */
+    const eci_params *calib;
+    double gpu_scale;            /* multiplies every compute kernel (gpu_step_s calibrates it) */
+    const eci_gpu *g;
+    const eci_host *host;
+    int n, ga;                   /* GPUs, gradient accumulation */
+    int dp;                      /* DataParallel: one process, every exchange through GPU 0 */
+    const eci_workload *wl;
+    eci_rates rates;
+    layout_comm lc;
+    const eci_comm *comm;        /* &lc.comm */
+    const eci_op_cost_t *cost;
+    plan p;
+    /* what is exchanged (step_plan) */
+    double grad_bytes, bcast_bytes, trained_tensors, reduce_bytes;
+    eci_shard shard;             /* per_unit: FSDP / ZeRO-3's units */
+    int per_unit, bucketed, reduce_each_micro;
+    double busbw, hop_s, copy_bw;
+    double dp_chunk_bytes, dp_chunks, bcast_chunks, output_grad_bytes;
+    double root, root_trained, root_gather_s, root_reduce_s;
+    int pinned;
+    double h2d_s;
+    /* the host's dispatch costs (step_dispatch) */
+    double eager_fwd_s, eager_bwd_s, eager_op_s, model_fwd_s, model_bwd_s, model_op_s, replay_s, op_s;
+    /* the timeline and the simulated micro-steps (step_begin, micro_steps) */
+    int copy_batch;
+    double syncs;
+    eci_trainer tr;
+    timeline t;
+    double micro_s[2];
+    timeline micro_start, last_micro; /* last_micro: what the last simulated micro-step added */
+    int simulate;
+    double dp_comm_s;            /* DataParallel exchanges of the simulated micro-steps */
+    double shard_comm[2];        /* per simulated micro-step: gathers + reductions launched, stretch */
+    eci_ddp_sched sched;         /* DDP: only the last micro-step all-reduces (no_sync before) */
+    double exposed_total;        /* bucketed reductions left after backward, all micro-steps simulated */
+    double last_fwd0, last_bwd0; /* kernel time before the last simulated micro-step */
+    fwd_memo fwd_once;           /* the first micro-step's forward pass, for the second */
+    double micro_t0;             /* the micro-step being walked: when its host started */
+    int all_reduce;              /* ...whether its buckets are reduced */
+    double exposed;              /* ...the reductions it left exposed */
+    double scale_rest, micro_weight;
+    /* the optimizer and the result */
+    double w_shards, g_shards, o_shards, opt_params, opt_gpu_s, zero_gather_s;
+    double step_s, busy;
+} step;
+
+/* The step's ops at padded length seq, priced: the shape, the workload (workload.c's cache),
+ * the GPU's rates with the layout's links (lc_in when worked out already), the op costs
+ * (compute.c's cache). */
+static int step_price(step *s, double seq, const layout_comm *lc_in)
+{
+    ec_ctx *ctx = s->ctx;
+    const ec_config *cfg = s->cfg;
+    int rc;
+    s->g = s->r.gpu;
+    s->host = s->r.host;
+    s->n = cfg->num_gpus;
+    s->ga = cfg->grad_accum;
+
+    eci_shape shape;
+    eci_setup_shape(ctx, cfg, &s->r, seq, cfg->batch_per_gpu, &shape);
+    if ((rc = eci_workload_get(ctx, s->r.net, s->r.task, &shape, &s->wl)) != EC_OK)
+        return rc;
+
+    eci_rates_init(ctx, s->g, cfg->precision, s->calib, &s->rates);
+    if (lc_in != NULL)
+        s->lc = *lc_in;
+    else if ((rc = eci_setup_layout_comm(ctx, cfg, &s->r, s->calib, &s->lc)) != EC_OK)
+        return rc;
+    eci_setup_rates(&s->lc, &s->rates);
+    s->comm = &s->lc.comm;
+    s->cost = eci_op_costs(ctx, &s->rates, s->wl, s->gpu_scale);
+    if (s->cost == NULL)
+        return EC_ENOMEM;
+    return EC_OK;
+}
+
+/* The plan the walks read (walk.h), the bytes each exchange moves, the strategy's buckets or
+ * sharded units, the batch's copy. */
+static void step_plan(step *s)
+{
+    ec_ctx *ctx = s->ctx;
+    const ec_config *cfg = s->cfg;
+    const eci_resolved *r = &s->r;
+    const eci_workload *wl = s->wl;
+    const eci_host *host = s->host;
+    int n = s->n;
+    s->p = (plan){.wl = wl, .cost = s->cost, .loop_block = wl->loop_block, .host = host,
+                  .dispatch_fwd_s = host->dispatch_fwd_s * s->calib->dispatch_scale,
+                  .dispatch_bwd_s = host->dispatch_bwd_s, .op_fwd_s = host->dispatch_fwd_s,
+                  .host_factor = r->strategy == EC_STRATEGY_DP ? n : 1, .checkpointing = cfg->checkpointing,
+                  .loop_ops = cfg->loop_ops_per_sample * cfg->batch_per_gpu,
+                  .loop_syncs = cfg->loop_syncs_per_sample * cfg->batch_per_gpu,
+                  .loop_kernel_s = s->rates.floor_s, .loop_copy_s = eci_const(ctx, EC_C_h2d_latency_s),
+                  .every_layer = ctx->ddp_every_layer};
+    plan *p = &s->p;
+
+    double param_bytes = (cfg->precision == EC_PREC_BF16 || cfg->precision == EC_PREC_FP16) ? 2.0 : 4.0;
+    s->grad_bytes = wl->trainable_params * param_bytes, s->bcast_bytes = wl->params * param_bytes;
+    s->trained_tensors = wl->trainable_tensors;
+    s->reduce_bytes = eci_setup_reduce_elem_bytes(cfg, r, param_bytes);
+    p->grad_elem_bytes = s->reduce_bytes; /* AMP all-reduces the fp32 gradients (modeling.md 6.2) */
+    p->gather_elem_bytes = compute_elem_bytes(cfg->precision);
+    p->frozen_elem_bytes = eci_setup_frozen_elem_bytes(ctx, cfg, wl, param_bytes);
+    p->overlap_slowdown = eci_const(ctx, EC_C_overlap_compute_slowdown_frac);
+    s->dp = r->strategy == EC_STRATEGY_DP;
+    /* Gradient buckets reduced as backward produces them: DDP, FSDP without sharding, ZeRO-1/2
+     * (reduce-scatter); FSDP and ZeRO-2 reduce on every micro-step, DDP and ZeRO-1 on the last. */
+    s->per_unit = eci_setup_shard(ctx, cfg, r, &s->lc, &s->shard);
+    s->bucketed = n > 1 && s->lc.dp.n > 1 && !s->per_unit &&
+                  (r->strategy == EC_STRATEGY_DDP || r->strategy == EC_STRATEGY_FSDP || r->strategy == EC_STRATEGY_ZERO);
+    s->reduce_each_micro = r->strategy == EC_STRATEGY_FSDP || (r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage >= 2);
+    s->busbw = s->comm->busbw_bytes_per_s, s->hop_s = s->comm->hop_latency_s, s->copy_bw = s->comm->copy_bytes_per_s;
+    /* DataParallel broadcasts parameters and reduces gradients in coalesced chunks, one NCCL
+     * call each (torch/cuda/comm.py), so each call sees the bus bandwidth of a chunk. */
+    s->dp_chunk_bytes = eci_const(ctx, EC_C_dp_coalesce_buffer_bytes);
+    s->dp_chunks = ceil(s->grad_bytes / s->dp_chunk_bytes), s->bcast_chunks = ceil(s->bcast_bytes / s->dp_chunk_bytes);
+    s->output_grad_bytes = r->net->loss_in_forward ? 0 : wl->output_bytes; /* per replica, dp */
+    s->root = eci_setup_root_params(wl, &s->root_trained);
+    s->root_gather_s = s->per_unit ? eci_shard_gather_s(&s->shard, s->root_trained * p->gather_elem_bytes +
+                                                                       (s->root - s->root_trained) * p->frozen_elem_bytes)
+                                   : 0;
+    s->root_reduce_s = s->per_unit ? eci_shard_reduce_s(&s->shard, s->root_trained * s->reduce_bytes) : 0;
+
+    /* The batch reaches the GPU (the loader itself is simulated by pipeline.c). */
+    s->pinned = cfg->pin_memory;
+    double h2d_bw = s->pinned ? s->g->h2d_pinned_bytes_per_s : s->g->h2d_pageable_bytes_per_s;
+    if (!s->dp) /* every GPU copies its batch at once: GPUs behind one uplink share it */
+        h2d_bw *= s->comm->h2d_share_frac;
+    s->h2d_s = wl->input_bytes / h2d_bw + eci_const(ctx, EC_C_h2d_latency_s);
+    if (s->dp) /* one process loads the global batch and copies it all to GPU 0 */
+        s->h2d_s *= n;
+}
+
+/* The host's dispatch costs: eager, and the model's own passes' (setup.c: torch.compile, CUDA
+ * graphs), with each op's forward host cost and the walks' sums at the latter. */
+static int step_dispatch(step *s)
+{
+    ec_ctx *ctx = s->ctx;
+    const eci_workload *wl = s->wl;
+    const eci_op_cost_t *cost = s->cost;
+    plan *p = &s->p;
+    /* dispatch_scale (fitted) prices the model's eager forward: its Python (module calls,
+     * views) around each kernel.  The rest of the host's work is one op at the host's rate:
+     * issuing copies, the trainer's and the optimizer's Python, the C++ autograd engine. */
+    s->eager_fwd_s = p->dispatch_fwd_s, s->eager_bwd_s = p->dispatch_bwd_s, s->eager_op_s = p->op_fwd_s;
+    s->op_s = s->host->dispatch_fwd_s;
+    eci_setup_model_dispatch(ctx, s->cfg, s->host, p, &s->model_fwd_s, &s->model_bwd_s, &s->model_op_s,
+                             &s->replay_s);
+    /* every forward walk runs at the model's dispatch costs: each op's host cost once, kept
+     * beside the cached op costs for the next prediction at the same dispatch costs */
+    const double key[ECI_HOST_KEY_VALUES] = {s->model_fwd_s, s->model_op_s, s->model_bwd_s, p->host_factor};
+    int valid;
+    eci_walk_sum *sums;
+    double *fwd_host = eci_op_costs_host(ctx, wl, cost, key, &valid, &sums);
+    if (fwd_host == NULL && (fwd_host = eci_scratch_raw(ctx, ECI_SCRATCH_FWD_HOST, wl->n_ops, sizeof *fwd_host)) == NULL)
+        return EC_ENOMEM;
+    if (!valid) {
+        plan at = *p;
+        at.dispatch_fwd_s = s->model_fwd_s;
+        at.op_fwd_s = s->model_op_s;
+        at.dispatch_bwd_s = s->model_bwd_s;
+        for (size_t i = 0; i < wl->n_ops; i++)
+            fwd_host[i] = fwd_host_s(&at, &cost[i]);
+    }
+    p->fwd_host = fwd_host;
+    if (ctx->walk_op_by_op)
+        sums = NULL;
+    p->fwd_sum = sums;
+    p->bwd_sum = sums != NULL ? sums + wl->n_ops : NULL;
+    p->pass_sum = sums != NULL ? sums + 2 * wl->n_ops : NULL;
+    p->fwd_host_at[0] = s->model_fwd_s;
+    p->fwd_host_at[1] = s->model_op_s;
+    p->fwd_host_at[2] = s->model_bwd_s;
+    return EC_OK;
+}
+
+/* An empty timeline, the trainer's costs (trainer.c), DDP's Reducer (comm.c) on the job's ring
+ * or the data-parallel group. */
+static void step_begin(step *s)
+{
+    ec_ctx *ctx = s->ctx;
+    s->copy_batch = s->cfg->data_synthetic == EC_DATA_REAL; /* synthetic or on_gpu: made on the GPU */
+    s->syncs = eci_const(ctx, EC_C_syncs_per_micro_step);
+    eci_trainer_get(ctx, s->cfg->trainer, &s->tr);
+    s->t = (timeline){0};
+    s->micro_s[0] = s->micro_s[1] = 0;
+    s->micro_start = s->last_micro = s->t;
+    s->simulate = s->ga < 2 ? s->ga : 2;
+    s->dp_comm_s = 0;
+    s->shard_comm[0] = s->shard_comm[1] = 0;
+    eci_ddp_begin(&s->sched, s->comm, eci_const(ctx, EC_C_ddp_first_bucket_bytes),
+                  eci_const(ctx, EC_C_ddp_bucket_bytes));
+    if (!s->lc.dp_is_job || s->r.strategy == EC_STRATEGY_ZERO) { /* the data-parallel group of a model-parallel
+                                                                   * or networked layout, ZeRO's reduce-scatter */
+        s->sched.group = &s->lc.dp;
+        s->sched.coll = s->r.strategy == EC_STRATEGY_ZERO ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE;
+    }
+    s->exposed_total = 0;
+    s->last_fwd0 = s->last_bwd0 = 0;
+    s->fwd_once = (fwd_memo){0};
+}
+
+/* ---- one micro-step ----------------------------------------------------------------------- */
+/* Its inputs: the batch copied to the GPU, DataParallel's scatter and replicas, the sharded
+ * root unit gathered. */
+static void micro_inputs(step *s, int micro)
+{
+    timeline *t = &s->t;
+    plan *p = &s->p;
+    const eci_workload *wl = s->wl;
+    int n = s->n;
+    s->micro_t0 = t->cpu;
+    s->micro_start = *t;
+    s->last_fwd0 = p->fwd_s;
+    s->last_bwd0 = p->bwd_s;
+    if (!s->copy_batch) {
+        /* the batch is already on the GPU */
+    } else if (s->pinned) {
+        gpu_op(t, s->op_s, s->h2d_s, 0, 0);
+    } else { /* pageable: the host stages the batch and blocks on the copy */
+        host_work(t, CAUSE_H2D, wl->input_bytes / s->host->memcpy_bytes_per_s);
+        gpu_op(t, s->op_s, s->h2d_s, 0, 0);
+        t->pending[CAUSE_H2D] += s->h2d_s;
+        sync_host(t);
+    }
+    s->all_reduce = s->bucketed && (s->reduce_each_micro || micro == s->simulate - 1);
+    if (s->dp) { /* scatter the inputs from GPU 0; replicate(): Python builds n-1 module
+                  * replicas and NCCL broadcasts the parameters from GPU 0 */
+        dp_exchange(t, p, (n - 1) * wl->input_bytes / s->copy_bw, n - 1, &s->dp_comm_s);
+        host_work(t, CAUSE_DISPATCH, eci_const(s->ctx, EC_C_dp_replicate_tensor_s) * wl->param_tensors * (n - 1));
+        dp_exchange(t, p, eci_comm_bcast_chunked_s(s->comm, s->bcast_bytes, s->dp_chunk_bytes), s->bcast_chunks,
+                    &s->dp_comm_s);
+    }
+    if (s->per_unit) { /* the root unit (embeddings, head) is gathered before the first op runs */
+        eci_shard_begin(&s->shard, t->gpu);
+        comm_wait(t, eci_shard_launch(&s->shard, t->gpu, s->root_gather_s, 1));
+        p->shard = &s->shard;
+    }
+}
+
+/* The forward pass at the model's dispatch costs, then DataParallel's gather of the outputs. */
+static void micro_forward(step *s)
+{
+    timeline *t = &s->t;
+    plan *p = &s->p;
+    p->dispatch_fwd_s = s->model_fwd_s;
+    p->dispatch_bwd_s = s->model_bwd_s;
+    p->op_fwd_s = s->model_op_s;
+    host_work(t, CAUSE_DISPATCH, s->replay_s);
+    eci_pass_forward_memo(t, p, s->simulate > 1 ? &s->fwd_once : NULL);
+    p->dispatch_fwd_s = s->eager_fwd_s;
+    p->dispatch_bwd_s = s->eager_bwd_s;
+    p->op_fwd_s = s->eager_op_s;
+    if (s->dp) /* gather every replica's outputs on GPU 0 */
+        dp_exchange(t, p, (s->n - 1) * (s->wl->output_bytes / s->copy_bw + s->hop_s), s->n - 1, &s->dp_comm_s);
+}
+
+/* The backward pass with DDP's hook when this micro-step reduces, the sharded root's reduction,
+ * AccumulateGrad after the first micro-step. */
+static void micro_backward(step *s, int micro)
+{
+    timeline *t = &s->t;
+    plan *p = &s->p;
+    p->ddp = s->all_reduce ? &s->sched : NULL;
+    if (s->all_reduce)
+        eci_ddp_restart(&s->sched);
+    p->overlap_s = 0;
+    p->dispatch_fwd_s = s->model_fwd_s; /* checkpointing's recompute */
+    p->dispatch_bwd_s = s->model_bwd_s;
+    p->op_fwd_s = s->model_op_s;
+    host_work(t, CAUSE_DISPATCH, s->replay_s);
+    eci_pass_backward(t, p);
+    p->dispatch_fwd_s = s->eager_fwd_s;
+    p->dispatch_bwd_s = s->eager_bwd_s;
+    p->op_fwd_s = s->eager_op_s;
+    p->ddp = NULL;
+    if (s->per_unit) { /* the root's gradients are reduced last; the step waits for every reduction */
+        comm_wait(t, eci_shard_launch(&s->shard, t->gpu, s->root_reduce_s, 0));
+        s->shard_comm[micro] = s->shard.gather_s + s->shard.reduce_s;
+        p->overlap_s = s->shard.stretch_s;
+        p->shard = NULL;
+    }
+    if (micro > 0) { /* AccumulateGrad adds into the existing .grad of every tensor */
+        double acc = eci_mem_time_s(&s->rates, 3.0 * s->grad_bytes, (int)s->trained_tensors) * s->gpu_scale;
+        gpu_op(t, p->dispatch_bwd_s * s->trained_tensors, acc, s->trained_tensors, 1);
+        p->bwd_s += acc;
+    }
+}
+
+/* DataParallel's gradients through GPU 0, and the buckets still in flight when backward ends. */
+static void micro_exchange(step *s)
+{
+    timeline *t = &s->t;
+    plan *p = &s->p;
+    int n = s->n;
+    if (s->dp) { /* Gather's backward scatters the gradients of the outputs the loss used:
+                  * the logits when the loss runs on GPU 0 after the gather, only the n
+                  * per-replica losses when the forward returns them (HF heads given labels;
+                  * the gathered logits then have no gradient).  Broadcast's backward
+                  * (ReduceAddCoalesced) NCCL-reduces every replica's gradients onto GPU 0 */
+        dp_exchange(t, p, (n - 1) * (s->output_grad_bytes / s->copy_bw + s->hop_s), n - 1, &s->dp_comm_s);
+        /* ReduceAddCoalesced is Python under the GIL (torch/cuda/comm.py): zip(*inputs)
+         * and _take_tensors walk every replica's gradient list before the first NCCL
+         * reduce can be issued, so GPU 0 waits for n x param_tensors Python steps. */
+        host_work(t, CAUSE_DISPATCH, s->op_s * s->trained_tensors * n);
+        dp_exchange(t, p, eci_comm_bcast_chunked_s(s->comm, s->grad_bytes, s->dp_chunk_bytes), s->dp_chunks,
+                    &s->dp_comm_s);
+    }
+    s->exposed = 0;
+    if (s->all_reduce) { /* the buckets still in flight when backward ends are exposed */
+        s->exposed = eci_ddp_finish(&s->sched, t->gpu);
+        gpu_op(t, p->dispatch_bwd_s, s->exposed, s->sched.launched, 1);
+        s->exposed_total += s->exposed;
+    }
+}
+
+/* The trainer's own work and the loop's sync, then what the micro-step added. */
+static void micro_end(step *s, int micro, ec_result *res)
+{
+    timeline *t = &s->t;
+    const eci_trainer *tr = &s->tr;
+    if (tr->micro_kernels > 0) /* the trainer's own small kernels (HF: the nan filter, tr_loss) */
+        gpu_op(t, s->op_s * tr->micro_kernels, s->rates.floor_s * tr->micro_kernels * s->gpu_scale, tr->micro_kernels,
+               1);
+    host_work(t, CAUSE_DISPATCH, s->op_s * (tr->micro_host_ops + tr->micro_host_ops_per_tensor * s->trained_tensors));
+    if (s->syncs > 0)
+        sync_host(t);
+    s->micro_s[micro] = t->cpu - s->micro_t0;
+    timeline *last = &s->last_micro;
+    last->busy = t->busy - s->micro_start.busy;
+    last->copy = t->copy - s->micro_start.copy;
+    last->kernels = t->kernels - s->micro_start.kernels;
+    last->host_busy = t->host_busy - s->micro_start.host_busy;
+    for (int c = 0; c < N_CAUSES; c++)
+        last->gap[c] = t->gap[c] - s->micro_start.gap[c];
+    if (s->all_reduce && !s->reduce_each_micro) { /* micro-steps 3..ga that repeat this one run under no_sync */
+        s->micro_s[micro] -= s->exposed + s->p.overlap_s;
+        last->busy -= s->exposed + s->p.overlap_s;
+        last->kernels -= s->sched.launched;
+    }
+    /* backward slowed by the collectives beside it is a cost of communication too */
+    res->comm.overlap_s += s->p.overlap_s * (s->reduce_each_micro && s->simulate > 1 && micro == 1 ? s->ga - 1 : 1);
+}
+
+/* The first two micro-steps walked; the later ones repeat the second exactly (each ends in a
+ * sync), and are added when the step is assembled. */
+static void micro_steps(step *s, ec_result *res)
+{
+    for (int micro = 0; micro < s->simulate; micro++) {
+        micro_inputs(s, micro);
+        micro_forward(s);
+        micro_backward(s, micro);
+        micro_exchange(s);
+        micro_end(s, micro, res);
+    }
+    s->scale_rest = s->ga > 2 ? (double)(s->ga - 2) : 0;
+    s->micro_weight = s->reduce_each_micro ? (double)s->ga / s->simulate : 1.0; /* simulated micro-steps stand for ga */
+    res->comm.dp_reduce_s = s->exposed_total * s->micro_weight;
+}
+
+/* ---- after the last micro-step ------------------------------------------------------------ */
+/* Last micro-step: GradScaler, clipping, the optimizer (optim.c; on GPU 0 only under dp,
+ * over this GPU's shard). */
+static void step_optimizer(step *s)
+{
+    ec_ctx *ctx = s->ctx;
+    const ec_config *cfg = s->cfg;
+    timeline *t = &s->t;
+    eci_setup_shard_degrees(cfg, &s->r, &s->w_shards, &s->g_shards, &s->o_shards);
+    s->opt_params = eci_memory_shard_share(s->wl, 1.0, s->o_shards, s->r.ep);
+    eci_phase ph[ECI_N_PHASES];
+    eci_step_in si = {.wl = s->wl, .params = s->opt_params, .tensors = s->trained_tensors, .rates = &s->rates,
+                      .optimizer = cfg->optimizer, .precision = cfg->precision,
+                      .max_grad_norm = eci_trainer_max_grad_norm(ctx, cfg), .dispatch_fwd_s = s->op_s,
+                      .dispatch_bwd_s = s->host->dispatch_bwd_s, .gpu_scale = s->gpu_scale,
+                      .torch_version = cfg->torch_version};
+    eci_optim_phases(ctx, &si, ph);
+    if (cfg->offload != EC_OFFLOAD_NONE) /* the update runs on the host (step_after_update), not on the GPU */
+        ph[ECI_PHASE_OPTIMIZER] = (eci_phase){0};
+    s->opt_gpu_s = 0;
+    for (int i = 0; i < ECI_N_PHASES; i++) {
+        if (ph[i].kernels <= 0)
+            continue;
+        if (ph[i].serial) { /* the host waits after every tensor: issue and kernels add up */
+            host_work(t, CAUSE_DISPATCH, ph[i].host_s);
+            gpu_op(t, 0, ph[i].gpu_s, ph[i].kernels, 1);
+            sync_host(t);
+        } else {
+            gpu_op(t, ph[i].host_s, ph[i].gpu_s, ph[i].kernels, 1);
+        }
+        s->opt_gpu_s += ph[i].gpu_s;
+        if (ph[i].sync_after)
+            sync_host(t);
+    }
+}
+
+/* The host's update under offload, ZeRO-1/2's gather of the updated parameters, then the
+ * loop's bookkeeping (trainer.c) and the step's sync. */
+static void step_after_update(step *s, ec_result *res)
+{
+    ec_ctx *ctx = s->ctx;
+    const ec_config *cfg = s->cfg;
+    timeline *t = &s->t;
+    if (cfg->offload != EC_OFFLOAD_NONE) { /* the optimizer runs on the host (DeepSpeedCPUAdam, FSDP CPUOffload):
+                                            * gradients down and parameters back over PCIe, the update on the CPU */
+        double pcie = s->opt_params * (s->reduce_bytes + compute_elem_bytes(cfg->precision)) /
+                      s->g->h2d_pinned_bytes_per_s;
+        double cpu = s->opt_params * eci_const(ctx, EC_C_host_optimizer_bytes_per_param) /
+                     eci_const(ctx, EC_C_host_optimizer_bytes_per_s);
+        if (cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS) /* FSDP moved them with each reduction already */
+            pcie = 0;
+        host_work(t, CAUSE_COMM, cpu + pcie);
+        sync_host(t);
+        res->comm.offload_s = cpu + pcie;
+    }
+    s->zero_gather_s = 0;
+    if (s->r.strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3 && s->lc.dp.n > 1) {
+        /* ZeRO-1/2: every rank all-gathers the updated 16-bit parameters of the others' shards */
+        s->zero_gather_s = eci_coll_s(s->comm, &s->lc.dp, ECI_COLL_ALLGATHER,
+                                      s->wl->trainable_params * compute_elem_bytes(cfg->precision));
+        gpu_op(t, s->op_s, s->zero_gather_s, 1, 1);
+    }
+    host_work(t, CAUSE_DISPATCH, s->host->step_overhead_s +
+              s->op_s * (s->tr.step_host_ops + s->tr.step_host_ops_per_tensor * s->trained_tensors));
+    sync_host(t);
+}
+
+/* ---- the result ------------------------------------------------------------------------- */
+/* The step's time and its breakdown: the simulated part plus the repeated micro-steps, the
+ * collectives inside the ops moved to communication, the slowest GPU's wait. */
+static int step_breakdown(step *s, ec_result *res)
+{
+    const timeline *t = &s->t, *last = &s->last_micro;
+    const plan *p = &s->p;
+    int ga = s->ga, simulate = s->simulate, rc;
+    double scale_rest = s->scale_rest;
+    /* Assemble the step: simulated part plus the repeated micro-steps. */
+    s->step_s = t->cpu + scale_rest * s->micro_s[simulate - 1];
+    double rest_frac = simulate > 1 ? scale_rest : 0;
+    /* micro-steps 3..ga repeat the second, AccumulateGrad included */
+    double micro_fwd = p->fwd_s - s->last_fwd0, micro_bwd = p->bwd_s - s->last_bwd0;
+    double inline_fwd, inline_bwd, group_s[ECI_N_GROUPS], inline_launched;
+    eci_setup_inline_comm(s->wl, s->cost, &s->rates, s->cfg->checkpointing, &inline_fwd, &inline_bwd, group_s,
+                          &inline_launched);
+    res->breakdown.forward_s = p->fwd_s + rest_frac * micro_fwd - ga * inline_fwd;
+    res->breakdown.backward_s = p->bwd_s + rest_frac * micro_bwd - ga * inline_bwd;
+    res->comm.tp_s = ga * group_s[ECI_GROUP_TP];
+    res->comm.cp_s = ga * group_s[ECI_GROUP_CP];
+    res->comm.ep_s = ga * group_s[ECI_GROUP_EP];
+    res->breakdown.optimizer_s = s->opt_gpu_s;
+    /* Micro-steps 3..ga repeat the last simulated one; once-per-step work is not scaled. */
+    res->breakdown.cpu_overhead_s = t->gap[CAUSE_DISPATCH] + scale_rest * last->gap[CAUSE_DISPATCH];
+    res->breakdown.loader_s = t->gap[CAUSE_LOADER] + scale_rest * last->gap[CAUSE_LOADER];
+    res->breakdown.h2d_s = t->gap[CAUSE_H2D] + t->copy + scale_rest * (last->gap[CAUSE_H2D] + last->copy);
+    double waits = t->gap[CAUSE_COMM] + scale_rest * last->gap[CAUSE_COMM];
+    /* the GPU's waits: for gathers and reductions, or for the host optimizer under offload */
+    res->comm.shard_wait_s = waits - res->comm.offload_s > 0 ? waits - res->comm.offload_s : 0;
+    res->comm.shard_wait_s += s->zero_gather_s;
+    res->breakdown.comm_s = waits + (ga * (inline_fwd + inline_bwd)) + res->comm.dp_reduce_s + res->comm.overlap_s +
+                            s->zero_gather_s;
+    if (s->dp) /* DataParallel's exchanges happen every micro-step */
+        res->breakdown.comm_s += s->dp_comm_s * (double)ga / simulate;
+    res->comm_total_s = s->dp ? s->dp_comm_s * (double)ga / simulate
+                              : s->sched.comm_busy_s * s->micro_weight +
+                                    (s->shard_comm[0] + s->shard_comm[simulate - 1] * (ga - 1)) +
+                                    ga * inline_launched + s->zero_gather_s;
+    if (s->n > 1) { /* a synchronous step waits for the slowest GPU (order statistics) */
+        double e_max;
+        if ((rc = eci_expected_max_normal(s->ctx, s->n, &e_max)) != EC_OK)
+            return rc;
+        double compute_s = res->breakdown.forward_s + res->breakdown.backward_s + res->breakdown.optimizer_s;
+        res->straggler_s = eci_const(s->ctx, EC_C_gpu_speed_cv_frac) * e_max * compute_s;
+        s->step_s += res->straggler_s;
+        res->breakdown.comm_s += res->straggler_s;
+    }
+    return EC_OK;
+}
+
+/* The step's rates: busy and host time, throughput, utilization, FLOPs, MFU and HFU. */
+static void step_rates(step *s, ec_result *res, double *host_s)
+{
+    const ec_config *cfg = s->cfg;
+    const eci_workload *wl = s->wl;
+    double step_s = s->step_s;
+    int ga = s->ga;
+    s->busy = s->t.busy + s->scale_rest * s->last_micro.busy;
+    res->kernels_per_step = s->t.kernels + s->scale_rest * s->last_micro.kernels;
+    double host_busy = s->t.host_busy + s->scale_rest * s->last_micro.host_busy;
+
+    res->step_s = step_s;
+    res->gpu_busy_s = s->busy;
+    res->cpu_issue_s = host_busy;
+    *host_s = host_busy;
+    res->samples_per_s = (double)cfg->batch_per_gpu * ga * s->r.dp / step_s;
+    res->gpu_util_frac = s->busy / step_s > 1.0 ? 1.0 : s->busy / step_s;
+    /* forward + backward (twice the forward; a frozen GEMM's backward only once) */
+    res->flop_per_step = (3.0 * wl->model_flop - wl->frozen_flop) * ga;
+    res->mfu_frac = res->flop_per_step / (step_s * s->rates.gemm_peak_flop_per_s);
+    res->hfu_frac = (res->flop_per_step + ga * eci_workload_recompute_flop(wl, cfg->checkpointing)) /
+                    (step_s * s->rates.gemm_peak_flop_per_s);
+}
+
+/* Memory: GPU 0, and under dp the other GPUs, which hold no optimizer.  DataParallel's
+ * GPU 0 also keeps every replica's gathered outputs. */
+static void step_memory(step *s, ec_result *res)
+{
+    const ec_config *cfg = s->cfg;
+    const eci_resolved *r = &s->r;
+    const eci_workload *wl = s->wl;
+    int n = s->n;
+    eci_mem_in mi = {.wl = wl, .precision = cfg->precision, .optimizer = cfg->optimizer,
+                     .checkpointing = cfg->checkpointing,
+                     .ddp_bucket_copy = r->strategy == EC_STRATEGY_DDP && n > 1 && !cfg->gradient_as_bucket_view,
+                     .dp_role = s->dp ? 1 : 0, .num_gpus = n,
+                     .dynamic_shapes = cfg->padding != EC_PAD_MAX_LENGTH, .capacity_bytes = s->g->memory_bytes,
+                     .allocator_scale = 1.0, .weight_shards = s->w_shards, .grad_shards = s->g_shards,
+                     .opt_shards = s->o_shards, .zero = r->strategy == EC_STRATEGY_ZERO,
+                     .opt_on_host = cfg->offload != EC_OFFLOAD_NONE,
+                     .weights_on_host = cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS,
+                     .act_copies = r->in_flight, .frozen_elem_bytes = s->p.frozen_elem_bytes, .ep = r->ep,
+                     .grad_accum = s->ga, .expandable_segments = cfg->expandable_segments,
+                     .keep_grads = cfg->torch_version > 0 && cfg->torch_version < 2.0};
+    if (s->per_unit) { /* gathered 16-bit units in flight (the rate limiter's; without resharding after forward,
+                        * every unit stays gathered until backward), the root, and one unit's unsharded
+                        * gradients before their reduce-scatter */
+        double unit = eci_workload_largest_unit(wl);
+        double gathered = s->shard.regather ? s->shard.limit * unit + s->root : wl->params;
+        mi.gathered_bytes = gathered * compute_elem_bytes(cfg->precision) +
+                            unit * s->reduce_bytes * wl->trainable_params / wl->params;
+    }
+    if (s->dp) /* the gathered logits, and their gradients unless the forward returned the loss */
+        mi.extra_workspace_bytes = (1.0 + (s->output_grad_bytes > 0)) * n * wl->output_bytes;
+    eci_memory_estimate(s->ctx, &mi, &res->memory);
+    res->host_pinned_bytes = mi.host_bytes;
+    res->other_gpu_peak_bytes = res->memory.peak_bytes;
+    res->other_gpu_busy_s = s->busy;
+    if (s->dp) {
+        ec_memory other;
+        mi.dp_role = 2;
+        mi.extra_workspace_bytes = 0;
+        eci_memory_estimate(s->ctx, &mi, &other);
+        res->other_gpu_peak_bytes = other.peak_bytes;
+        res->other_gpu_busy_s = s->busy - s->opt_gpu_s;
+    }
+}
+
+/* The layout's figures and the rates' warnings in res; what the step learned in rp. */
+static void step_finish(step *s, eci_resolved *rp, ec_result *res)
+{
+    const ec_config *cfg = s->cfg;
+    const eci_resolved *r = &s->r;
+    const eci_workload *wl = s->wl;
+    res->busbw_bytes_per_s = s->n > 1 ? s->busbw : 0;
+
+    /* The rest (input pipeline, epoch, warnings) is eci_predict's; hand back the rates' warnings. */
+    if (s->rates.warnings)
+        eci_warn_add(res, s->rates.warnings, s->rates.warning_text);
+    eci_warn_fp32_convs(s->ctx, cfg, s->g, wl, res);
+    rp->input_bytes = wl->input_bytes;
+    rp->tokens = wl->tokens;
+    rp->micro_s = s->micro_s[s->simulate - 1];
+    /* a pipeline sends the stage's input in the compute dtype (Megatron's bf16 hidden states) */
+    rp->stage_input_bytes = wl->n_blocks > 0 ? wl->blocks[0].input_elems * compute_elem_bytes(cfg->precision) : 0;
+    res->tokens_per_s = wl->tokens * s->ga * r->dp / s->step_s;
+    res->dp = r->dp;
+    res->tp = r->tp;
+    res->pp = r->pp;
+    res->cp = r->cp;
+    res->ep = r->ep;
+}
+
+/* One optimizer step at padded length seq, without the input pipeline (pipeline.c adds it):
+ * fills res's step time, breakdown, kernel counts, FLOPs and memory; gpu_scale multiplies
+ * every compute kernel (gpu_step_s calibrates it); *host_s is the host time of the step. */
+int eci_step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const eci_params *calib, double seq,
+                   double gpu_scale, const layout_comm *lc, ec_result *res, double *host_s)
+{
+    step_result_clear(res);
+    step s;
+    s.ctx = ctx;
+    s.cfg = cfg;
+    s.r = *rp;
+    s.calib = calib;
+    s.gpu_scale = gpu_scale;
+    int rc;
+    if ((rc = step_price(&s, seq, lc)) != EC_OK)
+        return rc;
+    step_plan(&s);
+    if ((rc = step_dispatch(&s)) != EC_OK)
+        return rc;
+    step_begin(&s);
+    micro_steps(&s, res);
+    step_optimizer(&s);
+    step_after_update(&s, res);
+    if ((rc = step_breakdown(&s, res)) != EC_OK)
+        return rc;
+    step_rates(&s, res, host_s);
+    step_memory(&s, res);
+    step_finish(&s, rp, res);
+    return EC_OK;
+}
+
+/* One evaluation batch per GPU (docs/DESIGN.md 3.5): the model in eval mode (no dropout) and
+ * under no_grad, forward only, at eval_batch; its input copy (real data), the loop's read of
+ * its loss or predictions (eval_syncs_per_step), and what its own DataLoader adds: loading in
+ * the loop without workers, else the workers' rate when they are slower than the step. */
+int eci_step_eval(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_params *calib, double seq,
+                  double gpu_scale, double *out_s)
+{
+    *out_s = 0;
+    int batch = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->batch_per_gpu, rc;
+    eci_shape shape;
+    eci_setup_shape(ctx, cfg, r, seq, batch, &shape);
+    shape.inference = 1;
+    const eci_workload *wl;
+    if ((rc = eci_workload_get(ctx, r->net, r->task, &shape, &wl)) != EC_OK)
+        return rc;
+    eci_rates rates;
+    eci_rates_init(ctx, r->gpu, cfg->precision, calib, &rates);
+    layout_comm lc; /* the layout's groups price a tensor-parallel model's collectives */
+    if ((rc = eci_setup_layout_comm(ctx, cfg, r, calib, &lc)) != EC_OK)
+        return rc;
+    eci_setup_rates(&lc, &rates);
+    const eci_op_cost_t *cost = eci_op_costs(ctx, &rates, wl, gpu_scale);
+    if (cost == NULL)
+        return EC_ENOMEM;
+    const eci_host *host = r->host;
+    int n = cfg->num_gpus;
+    plan p = {.wl = wl, .cost = cost, .loop_block = -1, .host = host,
+              .dispatch_fwd_s = host->dispatch_fwd_s * calib->dispatch_scale,
+              .dispatch_bwd_s = host->dispatch_bwd_s, .op_fwd_s = host->dispatch_fwd_s,
+              .host_factor = r->strategy == EC_STRATEGY_DP ? n : 1,
+              .loop_kernel_s = rates.floor_s, .loop_copy_s = eci_const(ctx, EC_C_h2d_latency_s)};
+    double replay_s;
+    eci_setup_model_dispatch(ctx, cfg, host, &p, &p.dispatch_fwd_s, &p.dispatch_bwd_s, &p.op_fwd_s, &replay_s);
+    timeline t = {0};
+    if (cfg->data_synthetic == EC_DATA_REAL) {
+        double bw = cfg->pin_memory ? r->gpu->h2d_pinned_bytes_per_s : r->gpu->h2d_pageable_bytes_per_s;
+        double h2d_s = wl->input_bytes * (r->strategy == EC_STRATEGY_DP ? n : 1) / bw + eci_const(ctx, EC_C_h2d_latency_s);
+        if (!cfg->pin_memory)
+            host_work(&t, CAUSE_H2D, wl->input_bytes / host->memcpy_bytes_per_s);
+        gpu_op(&t, host->dispatch_fwd_s, h2d_s, 0, 0);
+        if (!cfg->pin_memory)
+            sync_host(&t);
+    }
+    host_work(&t, CAUSE_DISPATCH, replay_s);
+    eci_pass_forward(&t, &p);
+    if (eci_const(ctx, EC_C_eval_syncs_per_step) > 0)
+        sync_host(&t);
+    double step_s = t.cpu;
+    if (cfg->data_synthetic == EC_DATA_REAL) { /* the evaluation DataLoader's CPU work per batch */
+        double per_sample = cfg->sample_cpu_s >= 0 ? cfg->sample_cpu_s : host->collate_per_sample_s;
+        if (cfg->sample_cpu_s < 0 && cfg->tokenize == EC_TOKENIZE_ON_THE_FLY && r->text)
+            per_sample += seq / (cfg->tokenizer == EC_TOKENIZER_PYTHON ? host->python_tokenizer_tokens_per_s
+                                                                        : host->fast_tokenizer_tokens_per_s);
+        double load_s = per_sample * batch * (r->strategy == EC_STRATEGY_DP ? n : 1);
+        if (cfg->num_workers == 0) {
+            step_s += load_s;
+        } else {
+            int procs = r->strategy == EC_STRATEGY_DDP ? n : 1, cores = host->cores / procs > 1 ? host->cores / procs : 1;
+            double par = cfg->num_workers < cores ? cfg->num_workers : cores;
+            if (load_s / par > step_s)
+                step_s = load_s / par;
+        }
+    }
+    *out_s = step_s;
+    return EC_OK;
+}
+

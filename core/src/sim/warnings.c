@@ -1,0 +1,173 @@
+/*
+ * warnings.c: a prediction's warnings (ec_result's warnings and warning_text): what it cannot
+ * price or prices against the user's likely intent (fp32 convolutions, lengths without dynamic
+ * padding, a default network), keys that have no effect, memory near or over capacity, a
+ * parameter count off the published one.  From the config (config.c's given keys), its
+ * resolution and the network (net.c); said, not refused.
+ */
+#include "catalog/consts.h"
+#include "sim/warnings.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Set bit and append text unless that text is already there: two different warnings under
+ * one bit (keys ignored by the model and by the configuration) are both said. */
+void eci_warn_add(ec_result *res, unsigned bit, const char *text)
+{
+    if ((res->warnings & bit) == bit && strstr(res->warning_text, text) != NULL)
+        return;
+    res->warnings |= bit;
+    /* "; " and text appended, cut as snprintf would cut them (copies: snprintf's format
+     * parsing cost more than the rest of a prediction's warnings) */
+    size_t len = strlen(res->warning_text), room = sizeof res->warning_text - len;
+    char *end = res->warning_text + len;
+    if (len > 0 && room > 1) {
+        size_t sep = eci_strlcpy(end, "; ", room) < room ? 2 : room - 1;
+        end += sep;
+        room -= sep;
+    }
+    eci_strlcpy(end, text, room);
+}
+
+/* precision=fp32 prices IEEE fp32 everywhere, as torch.backends.cudnn.allow_tf32=False runs it
+ * (the harness's fp32).  PyTorch's default (allow_tf32=True for cuDNN, False for matmuls since
+ * 1.12; docs/modeling.md) runs convolutions on TF32 tensor cores from Ampere on, so a CNN kept
+ * at the defaults runs much faster than this: said when convolutions carry most of the FLOPs
+ * (constants.csv fp32_conv_warn_frac; a ViT's one patch convolution does not matter). */
+void eci_warn_fp32_convs(const ec_ctx *ctx, const ec_config *cfg, const eci_gpu *g, const eci_workload *wl,
+                         ec_result *res)
+{
+    if (cfg->precision != EC_PREC_FP32 || !eci_gpu_tf32(g) || wl->conv_flop <= 0 ||
+        wl->conv_flop < eci_const(ctx, EC_C_fp32_conv_warn_frac) * wl->model_flop)
+        return;
+    eci_warn_add(res, EC_WARN_FP32_CONVS, "precision=fp32 prices the convolutions in IEEE fp32 "
+                 "(torch.backends.cudnn.allow_tf32=False), while PyTorch's default runs them in TF32 on this GPU: "
+                 "give precision=tf32 for a script that keeps the default");
+}
+
+/* Keys given explicitly that this configuration never reads: one warning naming them. */
+static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
+{
+    char text[EC_WARNING_TEXT_MAX / 2] = "";
+    size_t len = 0;
+#define IGNORED(cond, what)                                                                          \
+    do {                                                                                             \
+        if ((cond) && len < sizeof text)                                                             \
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", len ? ", " : "", what);   \
+    } while (0)
+#define GIVEN(key) eci_config_given(ctx, cfg, ECI_KEY_##key)
+    int no_epoch = cfg->dataset_samples <= 0;
+    IGNORED(no_epoch && GIVEN(EPOCHS), "epochs (needs dataset_samples)");
+    IGNORED(no_epoch && cfg->eval_samples > 0, "eval_samples (needs dataset_samples)");
+    IGNORED(no_epoch && cfg->checkpoints_per_epoch > 0, "checkpoints_per_epoch (needs dataset_samples)");
+    IGNORED(r->strategy != EC_STRATEGY_DDP && cfg->gradient_as_bucket_view, "gradient_as_bucket_view (ddp only)");
+    IGNORED(cfg->num_workers == 0 && GIVEN(PREFETCH_FACTOR), "prefetch_factor (needs num_workers > 0)");
+    int derived_loader = cfg->sample_cpu_s < 0 && !cfg->data_synthetic;
+    IGNORED(!derived_loader && GIVEN(TOKENIZE), "tokenize (sample_cpu_s or data=synthetic replaces it)");
+    IGNORED(!derived_loader && GIVEN(TOKENIZER), "tokenizer (sample_cpu_s or data=synthetic replaces it)");
+    IGNORED(cfg->data_synthetic && cfg->sample_cpu_s >= 0, "sample_cpu_s (data=synthetic has no loader cost)");
+#undef GIVEN
+#undef IGNORED
+    if (len > 0) {
+        char msg[EC_WARNING_TEXT_MAX];
+        snprintf(msg, sizeof msg, "keys with no effect in this configuration: %s", text);
+        eci_warn_add(res, EC_WARN_KEY_IGNORED, msg);
+    }
+}
+
+/* Keys given that this model does not use, a parameter count that disagrees with its
+ * published one, and checkpointing on a network without checkpointed blocks: said, not ignored. */
+static void model_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
+{
+    const eci_net *net = r->net;
+    char text[EC_WARNING_TEXT_MAX];
+    const char *ignored = NULL;
+    /* a value off its default means the key was given (cheap: no key-name search per prediction) */
+    if (!net->text && (cfg->seq_len > 0 || cfg->lengths[0] != '\0' || eci_config_given(ctx, cfg, ECI_KEY_TOKENIZE) ||
+                       eci_config_given(ctx, cfg, ECI_KEY_TOKENIZER)))
+        ignored = "seq_len, lengths, tokenize and tokenizer do not apply to an image network";
+    else if (net->text && cfg->image_size > 0)
+        ignored = "image_size does not apply to a text network";
+    else if (!net->encdec && cfg->target_len > 0)
+        ignored = "target_len applies to encoder-decoder networks only";
+    else if (net->attention == EC_NET_ATTN_FUSED && cfg->attention == EC_ATTN_EAGER)
+        ignored = "attention=eager has no effect: this network always runs a fused attention kernel (torchvision)";
+    else if (net->attention == EC_NET_ATTN_EAGER && eci_config_given(ctx, cfg, ECI_KEY_ATTENTION) &&
+             cfg->attention != EC_ATTN_EAGER)
+        ignored = "attention= has no effect: this network has no fused attention path in its code (priced as eager)";
+    if (ignored != NULL) {
+        snprintf(text, sizeof text, "%s (model '%s'): ignored", ignored, net->id);
+        eci_warn_add(res, EC_WARN_KEY_IGNORED, text);
+    }
+    if (cfg->checkpointing) {
+        int units = 0;
+        for (size_t i = 0; i < net->n_layers; i++)
+            units |= net->layers[i].kind == EC_LAYER_REPEAT && net->layers[i].u.repeat.checkpoint;
+        if (!units) {
+            snprintf(text, sizeof text, "checkpointing=%s has no effect on '%s': it has no checkpointed blocks",
+                     cfg->checkpointing == EC_CKPT_SELECTIVE ? "selective" : "1", net->id);
+            eci_warn_add(res, EC_WARN_KEY_IGNORED, text);
+        } else if (cfg->checkpointing == EC_CKPT_SELECTIVE && net->attention != EC_NET_ATTN_EAGER &&
+                   cfg->attention != EC_ATTN_EAGER) {
+            snprintf(text, sizeof text, "checkpointing=selective has no effect with a fused attention kernel "
+                     "(attention=%s): it recomputes its scores in backward already",
+                     cfg->attention == EC_ATTN_FLASH          ? "flash"
+                     : cfg->attention == EC_ATTN_FLASH_TRITON ? "flash_triton"
+                                                              : "sdpa");
+            eci_warn_add(res, EC_WARN_KEY_IGNORED, text);
+        }
+    }
+    double pub = net->published_params;
+    if (pub > 0 && fabs(net->params_published - pub) > 0.005 * pub) { /* |P_shapes - P_published| > 0.5% */
+        snprintf(text, sizeof text, "'%s' (%s head): its shapes give %.4g parameters, its source states %.4g (%+.2f%%)",
+                 net->id, net->published_task, net->params_published, pub,
+                 100.0 * (net->params_published - pub) / pub);
+        eci_warn_add(res, EC_WARN_PARAMS_MISMATCH, text);
+    }
+}
+
+void eci_warn_all(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
+{
+    const eci_gpu *g = r->gpu;
+    double near = eci_const(ctx, EC_C_near_capacity_warn_frac);
+    if (r->net == NULL)
+        eci_warn_add(res, EC_WARN_MEMORY_UNKNOWN, "gpu_step_s without a model: memory is not predicted");
+    else if (!res->memory.fits)
+        eci_warn_add(res, EC_WARN_DOES_NOT_FIT, "predicted peak memory exceeds the GPU's capacity (out of memory)");
+    else if (cfg->num_gpus > 1 && res->memory.peak_bytes > near * res->memory.capacity_bytes) {
+        /* a multi-GPU job holds more than one GPU (NCCL buffers, DDP's copies); when a step no
+         * longer fits, the caching allocator frees its cache and retries, step after step, and
+         * throughput collapses.  Nothing in the step model prices that, so it is a warning. */
+        char text[200];
+        snprintf(text, sizeof text, "peak memory above %.0f%% of capacity on several GPUs: leave headroom "
+                 "(allocator retries can slow every step)", 100 * near);
+        eci_warn_add(res, EC_WARN_NEAR_CAPACITY, text);
+    }
+    if (r->net != NULL && r->net->max_positions > 0 && r->seq > r->net->max_positions)
+        eci_warn_add(res, EC_WARN_SEQ_TRUNCATED, "seq_len exceeds the model's position embeddings");
+    if (r->net != NULL)
+        model_warnings(ctx, cfg, r, res);
+    if (g->compute_capability < 5.0)
+        eci_warn_add(res, EC_WARN_UNSUPPORTED_GPU, "current PyTorch (CUDA 12) cannot run on Kepler GPUs");
+    if (!g->measured && cfg->gpu_step_s <= 0)
+        eci_warn_add(res, EC_WARN_MODEL_DEFAULTED, "no measured GEMM efficiency for this GPU: architecture defaults used");
+    /* lengths= prices padding only with padding=dynamic or bucketed; with max_length it still
+     * sets how many tokens the tokenizer reads, when tokenization is priced at all. */
+    int tokens_priced = r->text && !cfg->data_synthetic && cfg->sample_cpu_s < 0;
+    if (cfg->lengths[0] != '\0' && cfg->padding == EC_PAD_MAX_LENGTH)
+        eci_warn_add(res, EC_WARN_LENGTHS_UNPADDED, tokens_priced
+                     ? "lengths= with padding=max_length: every batch is padded to seq_len, so the lengths only set "
+                       "the tokenizer's work (padding=dynamic pads each batch to its longest sample)"
+                     : "lengths= has no effect here: padding=max_length pads every batch to seq_len and no tokenization "
+                       "is priced (padding=dynamic pads each batch to its longest sample)");
+    ignored_keys(ctx, cfg, r, res);
+    if (r->nodes > 1 && r->fabric == NULL && cfg->network_bytes_per_s <= 0) {
+        char text[240];
+        snprintf(text, sizeof text, "%d nodes joined by the default network, %.0f Gb/s per node (constants.csv "
+                 "internode_bytes_per_s): name yours with network= (epochcast networks) or network_gbit_per_s=",
+                 r->nodes, r->node_net_bytes_per_s * 8 / 1e9);
+        eci_warn_add(res, EC_WARN_NETWORK_DEFAULTED, text);
+    }
+}
