@@ -11,7 +11,7 @@
    linker's view of who calls whom, from `nm`: a file calls only files of its own layer or
    below, and no files call each other in a cycle.
 4. Sizes: no file over MAX_FILE_LINES lines, no function over MAX_FUNCTION_LINES lines
-   (from its opening brace at the start of a line to its closing one), except the entries of
+   (from the first line of its declarator to its closing brace), except the entries of
    PENDING, which may not grow.  Prints the largest file and function either way.
 
 Exit status 0 when everything holds, 1 with one line per breach otherwise.
@@ -142,8 +142,8 @@ FUNC_NAME = re.compile(r"([A-Za-z_]\w*)\s*\(")
 
 
 def functions(path):
-    """(name, first line, line count) of each function: '{' alone at column 0 after a
-    declarator, to the next '}' at column 0."""
+    """(name, first line, line count) of each function: its declarator, then '{' alone at
+    column 0, to the next '}' at column 0."""
     lines = open(path, encoding="utf-8").read().split("\n")
     out = []
     i = 0
@@ -160,8 +160,8 @@ def functions(path):
             end = i + 1
             while end < len(lines) and not lines[end].startswith("}"):
                 end += 1
-            if m:
-                out.append((m.group(1), i + 1, end - i + 1))
+            if m:  # from the declarator's first line to the closing brace
+                out.append((m.group(1), j + 1, end - j + 1))
             i = end
         i += 1
     return out

@@ -257,6 +257,39 @@ static const char *keep_text(ec_ctx *ctx, char **buf, size_t *cap, const char *t
     return *buf;
 }
 
+/* The checks of parse_row that need the whole row (columns come in any order): the memory
+ * reading qualifies peak_bytes, the value fits its metric, an epoch time has its epoch's size. */
+static int check_row(ec_ctx *ctx, const eci_table *t, size_t row, ec_run *run, const int *role, int reading,
+                     size_t reading_col, size_t value_col)
+{
+    if (reading >= 0) {
+        if (run->metric != EC_METRIC_PEAK_BYTES)
+            return cell_error(ctx, EC_EINVAL, t, row, reading_col,
+                              "column 'memory_reading' qualifies metric peak_bytes only");
+        run->metric = (ec_metric)(EC_METRIC_PEAK_BYTES + reading);
+    }
+    if (run->metric == EC_METRIC_OOM ? !(run->value == 0 || run->value == 1) : !(run->value > 0))
+        return cell_error(ctx, EC_EINVAL, t, row, value_col, "column 'value': '%s' is not %s",
+                          eci_table_cell(t, row, (int)value_col),
+                          run->metric == EC_METRIC_OOM ? "0 or 1 (metric oom)" : "a positive number");
+    /* A measurement no run can give (1e-320 samples/s made the MAPE infinite). */
+    if (run->metric != EC_METRIC_OOM && (run->value < VALUE_MIN || run->value > VALUE_MAX))
+        return cell_error(ctx, EC_EINVAL, t, row, value_col,
+                          "column 'value': '%s' is out of range [%g, %g] (in the metric's unit)",
+                          eci_table_cell(t, row, (int)value_col), VALUE_MIN, VALUE_MAX);
+    /* An epoch time can only be predicted from an epoch's size: without it the prediction
+     * is 0 and the row would count as a -100% error. */
+    if ((run->metric == EC_METRIC_EPOCH_TIME_S || run->metric == EC_METRIC_TRAIN_TIME_S) &&
+        !(run->config.dataset_samples > 0)) {
+        for (size_t c = 0; c < eci_table_cols(t); c++)
+            if (role[c] == COL_METRIC)
+                return cell_error(ctx, EC_EINVAL, t, row, c, "metric %s needs dataset_samples "
+                                  "(the samples of one epoch) in this row",
+                                  run->metric == EC_METRIC_EPOCH_TIME_S ? "epoch_time_s" : "train_time_s");
+    }
+    return EC_OK;
+}
+
 static int parse_row(ec_runs_reader *rd, const eci_table *t, size_t row, ec_run *run)
 {
     ec_ctx *ctx = rd->ctx;
@@ -330,33 +363,8 @@ static int parse_row(ec_runs_reader *rd, const eci_table *t, size_t row, ec_run 
             break;
         }
     }
-    /* checks that need the whole row: columns come in any order */
-    if (reading >= 0) {
-        if (run->metric != EC_METRIC_PEAK_BYTES)
-            return cell_error(ctx, EC_EINVAL, t, row, reading_col,
-                              "column 'memory_reading' qualifies metric peak_bytes only");
-        run->metric = (ec_metric)(EC_METRIC_PEAK_BYTES + reading);
-    }
-    if (run->metric == EC_METRIC_OOM ? !(run->value == 0 || run->value == 1) : !(run->value > 0))
-        return cell_error(ctx, EC_EINVAL, t, row, value_col, "column 'value': '%s' is not %s",
-                          eci_table_cell(t, row, (int)value_col),
-                          run->metric == EC_METRIC_OOM ? "0 or 1 (metric oom)" : "a positive number");
-    /* A measurement no run can give (1e-320 samples/s made the MAPE infinite). */
-    if (run->metric != EC_METRIC_OOM && (run->value < VALUE_MIN || run->value > VALUE_MAX))
-        return cell_error(ctx, EC_EINVAL, t, row, value_col,
-                          "column 'value': '%s' is out of range [%g, %g] (in the metric's unit)",
-                          eci_table_cell(t, row, (int)value_col), VALUE_MIN, VALUE_MAX);
-    /* An epoch time can only be predicted from an epoch's size: without it the prediction
-     * is 0 and the row would count as a -100% error. */
-    if ((run->metric == EC_METRIC_EPOCH_TIME_S || run->metric == EC_METRIC_TRAIN_TIME_S) &&
-        !(run->config.dataset_samples > 0)) {
-        for (size_t c = 0; c < cols; c++)
-            if (role[c] == COL_METRIC)
-                return cell_error(ctx, EC_EINVAL, t, row, c, "metric %s needs dataset_samples "
-                                  "(the samples of one epoch) in this row",
-                                  run->metric == EC_METRIC_EPOCH_TIME_S ? "epoch_time_s" : "train_time_s");
-    }
-    return resolve_paths(rd, t, row, run);
+    rc = check_row(ctx, t, row, run, role, reading, reading_col, value_col);
+    return rc != EC_OK ? rc : resolve_paths(rd, t, row, run);
 }
 
 /* ---- ids seen: an open-addressing set of the ids so far ----------------------------------- */
