@@ -70,9 +70,11 @@ def validate(binary, runs, profile):
         cmd = [binary, "validate", runs, "-o", out]
         if profile:
             cmd += ["--profile", profile]
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        # bytes, not text: validate's per-model summary can print a garbled label for model paths
+        # over 40 bytes (lua/epochcast.c intern() returns a popped long string); only -o is read here
+        r = subprocess.run(cmd, capture_output=True)
         if r.returncode != 0:
-            sys.exit(f"memory_report.py: {' '.join(cmd)} failed:\n{r.stderr}")
+            sys.exit(f"memory_report.py: {' '.join(cmd)} failed:\n{r.stderr.decode(errors='replace')}")
         with open(out, newline="", encoding="utf-8") as f:
             return {row["id"]: row for row in csv.DictReader(f)}
 
@@ -135,7 +137,8 @@ def main(argv):
            "Nothing is fitted to these rows: every source group is held out. Error = (predicted - measured) / "
            "measured. \"expressible\": rows whose source ran no setting that epochcast lacks a key for "
            "(the others name it in `note_unexpressed`: chunked cross-entropy, optimizer_in_bwd, LitGPT's chunked "
-           "LM head). Readings a source does not name are counted under the reading the README assumes for them "
+           "LM head, per-op selective checkpointing, an evaluation by generate() inside the measured window). "
+           "Readings a source does not name are counted under the reading the README assumes for them "
            "(see `note_reading_stated`).", ""]
     out += ["## Peak memory", "", "| rows | n | MAPE % | bias % | within 10 % |", "| --- | ---: | ---: | ---: | ---: |",
             f"| all | {stats([r['err'] for r in mem])}",

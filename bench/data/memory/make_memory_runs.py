@@ -30,7 +30,7 @@ STACK_COLS = ("id,model,task,gpu,num_gpus,strategy,precision,torch_version,batch
               "metric,memory_reading,value,source,split,note_split,note_gpu_known,note_gpu,"
               "note_reading_of,note_task").split(",")
 EXTRA_COLS = ["lora_r", "lora_targets", "base_precision", "zero_stage", "offload", "sharding",
-              "target_len", "note_reading_stated", "note_unexpressed", "note"]
+              "reduce_dtype", "target_len", "note_reading_stated", "note_unexpressed", "note"]
 COLS = STACK_COLS + EXTRA_COLS
 
 GIB = 2 ** 30
@@ -193,10 +193,10 @@ us_common = dict(task="lm", num_gpus=1, strategy="single", precision="amp_bf16",
                  note_reading_stated=1)
 us_note = ("Hugging Face + FlashAttention-2 column: 4-bit QLoRA on all linear layers (q,k,v,o,gate,up,down), "
            "rank 32, batch 1, sequences padded to the length; the table's GPU is a VRAM size: the GPU here is a "
-           "profile of that size able to run FA2 (unsloth.ai/blog/llama3-3: 'tested ... on a 80GB A100'); "
+           "profile of that size in GiB able to run FA2 (unsloth.ai/blog/llama3-3: 'tested ... on a 80GB A100'); "
            "gradient checkpointing, adamw_8bit and autocast bf16 are the HF QLoRA defaults assumed for the baseline")
 # (VRAM tier, gpu profile, line, HF+FA2 max length that fits, the next tier's max: must not fit here)
-tiers = ((16, "rtx3080ti-laptop-16gb", 403, 2551, 5789), (24, "l4", 404, 5789, 12264),
+tiers = ((16, "rtx3080ti-laptop-16gb", 403, 2551, 5789), (24, "rtx4090", 404, 5789, 12264),
          (40, "a100-sxm4-40gb", 405, 12264, 15502), (48, "rtx-a6000", 406, 15502, 28454),
          (80, "a100-sxm4-80gb", 407, 28454, None))
 for gb, gpu, line, fits, over in tiers:
@@ -282,6 +282,124 @@ add(id="issue-llamacookbook413-l2-7b-a100-80-oom", model=L2, task="lm", gpu="a10
     note="llama-recipes src/llama_recipes/configs/training.py defaults: batch_size_training 4, batching_strategy "
          "packing, context_length 4096, no FSDP, use_fp16 False (no autocast), no PEFT: the model is loaded "
          "without torch_dtype (fp32) and trained with torch AdamW")
+
+# ---------------------------------------------------------------- PEFT MetaMathQA benchmark (split peft_metamathqa)
+MM = "huggingface/peft method_comparison/MetaMathQA/results/{}.json@{} train_info.accelerator_memory_max"
+mm_common = dict(task="lm", gpu="l40s", num_gpus=1, strategy="single", precision="bf16", batch_per_gpu=4,
+                 seq_len=768, grad_accum=1, optimizer="adamw_torch", checkpointing=0, compile=0, attention="sdpa",
+                 trainer="plain", max_grad_norm=1.0, data="real", padding="max_length", metric="peak_bytes",
+                 memory_reading="reserved", split="peft_metamathqa", note_reading_stated=1,
+                 note_unexpressed="evaluation by generate() at batch 50 up to 800 tokens every 250 steps")
+mm_note = ("run.py/utils.py: Llama-3.2-3B loaded in bfloat16 (use_amp False: pure bf16), batch 4, MetaMathQA "
+           "query+response truncated to 768 tokens and padded to the longest in the batch (the peak batch is taken "
+           "at 768), torch AdamW lr 1e-4 wd 0.1, grad clip 1.0, no gradient checkpointing, no compile, default "
+           "(sdpa) attention, 5000 steps; accelerator_memory_max = torch.cuda.max_memory_reserved() at the end "
+           "minus the reserved memory before the model was loaded (2 MB: a 1x1 Linear), so the peak of the whole "
+           "run, evaluation included; system_info.accelerator 'NVIDIA L40S'")
+for name, rid, extra, runs in (
+        ("full-finetuning--llama-3.2-3B-lr_0.00001", "full", {},
+         (("bda9665bc", "2.7", 37241225216), ("a99942694", "2.9", 38549848064), ("51c2ff666", "2.13", 38868615168))),
+        ("lora--llama-3.2-3B-rank32", "lora-r32", {"lora_r": 32, "lora_targets": "qv"},
+         (("bda9665bc", "2.7", 22273851392), ("a99942694", "2.9", 22286434304), ("51c2ff666", "2.13", 22292725760))),
+        ("lora--llama-3.2-3B-rank64", "lora-r64", {"lora_r": 64, "lora_targets": "qv"},
+         (("bda9665bc", "2.7", 22540189696), ("a99942694", "2.9", 22554869760), ("51c2ff666", "2.13", 22552772608)))):
+    for commit, tv, val in runs:
+        add(id=f"peftmm-3b-{rid}-torch{tv}", model=L32, torch_version=tv, value=val,
+            source=MM.format(name, commit) + f" = {val} (meta_info torch {tv})",
+            note=mm_note + ("; full fine-tuning: every parameter trainable, AdamW states in bf16"
+                            if rid == "full" else f"; LoRA r={extra['lora_r']} on q_proj, v_proj, adapters in fp32 "
+                            "(autocast_adapter_dtype)"), **{**mm_common, **extra})
+
+# ---------------------------------------------------------------- Answer.AI fsdp_qlora (split answerai_fsdp_qlora)
+AA = "AnswerDotAI/fsdp_qlora@4cd6923 benchmarks_03_2024.md"
+aa_common = dict(task="lm", num_gpus=2, strategy="fsdp", sharding="full_shard", precision="bf16",
+                 torch_version="2.2", grad_accum=1, optimizer="adamw_torch", checkpointing=1, compile=0,
+                 attention="sdpa", trainer="plain", data="synthetic", padding="max_length", lora_r=64,
+                 lora_targets="attention_mlp", metric="peak_bytes", memory_reading="reserved",
+                 split="answerai_fsdp_qlora", note_reading_stated=1)
+aa_note = ("train.py@4cd6923 defaults and the post's template command: --dataset dummy (every sample truncated to "
+           "context_length), --precision bf16 (bf16 weights, no autocast), LoRA rank 64 on k,q,v,up,down,gate "
+           "(o_proj not adapted), torch AdamW, FSDP FULL_SHARD with every decoder layer checkpointed (reentrant "
+           "for QLoRA), bnb NF4 base for QLoRA; 'DDP' = FSDP NO_SHARD; 'CPU Offload' = FSDP CPUOffload(params); "
+           "peak = torch.cuda.max_memory_reserved (the post's NB: 'the reported peak reserved memory'), GiB x 2^30, "
+           "per GPU")
+L70 = "memory/configs/llama-2-70b-hf.json"
+YI = "memory/configs/yi-34b.json"
+aa_rows = (  # gpu, model, qlora, batch, seq, sharding, offload, value GiB, table
+    ("rtx3090", L2, 1, 1, 512, "full_shard", 0, 4.98, "Llama-2 7B with a batch size of one (QLoRA, 512)"),
+    ("rtx3090", L2, 1, 1, 2048, "full_shard", 0, 5.21, "Llama-2 7B with a batch size of one (QLoRA, 2048)"),
+    ("rtx3090", L2, 0, 1, 512, "full_shard", 0, 10.24, "Llama-2 7B with a batch size of one (LoRA, 512)"),
+    ("rtx3090", L2, 0, 1, 2048, "full_shard", 0, 10.22, "Llama-2 7B with a batch size of one (LoRA, 2048)"),
+    ("rtx3090", L2, 1, 4, 2048, "full_shard", 0, 11.22, "Llama-2 7B with Context Length of 2048 (QLoRA, batch 4)"),
+    ("rtx3090", L2, 1, 10, 2048, "full_shard", 0, 20.97, "Llama-2 7B with Context Length of 2048 (QLoRA, batch 10)"),
+    ("rtx3090", L2, 0, 4, 2048, "full_shard", 0, 16.14, "Llama-2 7B with Context Length of 2048 (LoRA, batch 4)"),
+    ("rtx3090", L2, 0, 6, 2048, "full_shard", 0, 21.35, "Llama-2 7B with Context Length of 2048 (LoRA, batch 6)"),
+    ("rtx3090", L2, 1, 8, 2048, "no_shard", 0, 20.94, "DDP table (QLoRA, DDP True, batch 8)"),
+    ("rtx3090", L2, 0, 4, 2048, "no_shard", 0, 22.04, "DDP table (LoRA, DDP True, batch 4)"),
+    ("rtx3090", YI, 1, 2, 2048, "full_shard", 0, 23.05, "Yi 34B with Context Length of 2048 (CPU Offload False, batch 2)"),
+    ("rtx3090", YI, 1, 4, 2048, "full_shard", 1, 22.98, "Yi 34B with Context Length of 2048 (CPU Offload True, batch 4)"),
+    ("rtx3090", L70, 1, 2, 2048, "full_shard", 1, 14.92, "Llama-2 70B with Context Length of 2048 (CPU Offload True, batch 2)"),
+    ("rtx4090", L2, 0, 10, 2048, "full_shard", 1, 22.69, "dual 4090, Llama-2 7B (LoRA, CPU Offload True, DDP False, batch 10)"),
+    ("rtx4090", L2, 1, 12, 2048, "full_shard", 1, 22.38, "dual 4090, Llama-2 7B (QLoRA, CPU Offload True, DDP False, batch 12)"),
+    ("rtx4090", "mistral-7b", 1, 12, 2048, "full_shard", 1, 22.54, "dual 4090, Bonus: Mistral 7B v0.2 (QLoRA, offload, batch 12, 2,048)"),
+    ("rtx4090", "mistral-7b", 1, 1, 24576, "full_shard", 1, 22.54, "dual 4090, Bonus: Mistral 7B v0.2 (QLoRA, offload, batch 1, 24,576)"))
+for gpu, model, qlora, b, seq, shard, off, val, table in aa_rows:
+    mname = {L2: "l2-7b", YI: "yi-34b", L70: "l2-70b", "mistral-7b": "mistral-7b"}[model]
+    rid = f"aa-{gpu}-{mname}-{'qlora' if qlora else 'lora'}-b{b}-s{seq}{'-ddp' if shard == 'no_shard' else ''}{'-offload' if off else ''}"
+    extra = {"base_precision": "nf4"} if qlora else {}
+    add(id=rid, model=model, gpu=gpu, batch_per_gpu=b, seq_len=seq, value=round(val * GIB),
+        source=f"{AA} table '{table}': {val} GiB", note_gpu=("2x RTX 3090 (no NVLink, 280 W)" if gpu == "rtx3090"
+                                                             else "2x RTX 4090 (PCIe 4.0 x16, no NVLink)"),
+        note=aa_note + ("; Mistral 7B v0.2 has mistral-7b's shapes (32k context, no sliding window)"
+                        if model == "mistral-7b" else ""),
+        **{**aa_common, "sharding": shard, "offload": "optimizer_and_params" if off else "", **extra})
+
+add(id="aa-rtx4090-mistral-7b-qlora-b1-s32768-offload-oom", model="mistral-7b", gpu="rtx4090", batch_per_gpu=1,
+    seq_len=32768, value=1,
+    source=f"{AA} 'Bonus: Mistral 7B': '24GB of memory per GPU isn't quite enough to finetune at the full context "
+           "length [32K] even using QLoRA, but we can manage a respectable 24K tokens'",
+    note_gpu="2x RTX 4090 (PCIe 4.0 x16, no NVLink)", note=aa_note + "; the full 32,768-token context did not fit",
+    **{**aa_common, "offload": "optimizer_and_params", "base_precision": "nf4", "metric": "oom",
+       "memory_reading": ""})
+
+# ---------------------------------------------------------------- torchtitan (split torchtitan)
+TT = "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md@820504e20"
+tt_t_common = dict(model="llama-3.1-8b", task="lm", gpu="h100-nvl", strategy="fsdp", sharding="full_shard",
+                   precision="amp_bf16", torch_version="2.6", batch_per_gpu=2, seq_len=8192, grad_accum=1,
+                   optimizer="adamw_foreach", checkpointing="selective", attention="sdpa", trainer="plain", data="real",
+                   padding="max_length", metric="peak_bytes", memory_reading="reserved", split="torchtitan",
+                   note_reading_stated=1, note_unexpressed="selective_ac_option=op (per-op SAC, not attention-only)",
+                   note_gpu="H100 SXM 96 GB HBM2e (Grand Teton, 500 W): profile of the nearest capacity (H100 NVL 94 GB)")
+tt_t_note = ("torchtitan@9dec370 train_configs/llama3_8b.toml: seq_len 8192, AdamW (optimizer.fused False: foreach), activation_checkpoint mode "
+             "selective with selective_ac_option 'op', FSDP2 (param bf16, reduce fp32), the loss on logits upcast "
+             "to fp32; Table footnote: memory is the max over GPUs; train.py logs device_mem_stats.max_reserved_gib "
+             "('memory: X GiB'); GiB x 2^30")
+for n, tab, label, comp, val in ((8, "Table 1", "FSDP", 0, 82.4), (8, "Table 1", "FSDP + torch.compile", 1, 77.0),
+                                 (128, "Table 3", "FSDP", 0, 67.0), (128, "Table 3", "FSDP + torch.compile", 1, 62.0)):
+    add(id=f"titan-l31-8b-{n}xh100-{'compile' if comp else 'eager'}", num_gpus=n, compile=comp,
+        value=round(val * GIB), reduce_dtype="fp32",
+        source=f"{TT} {tab} (1D FSDP, Llama 3.1 8B, {n} GPUs, local batch 2, selective AC): '{label} | ... | {val}'",
+        note=tt_t_note, **tt_t_common)
+
+# ---------------------------------------------------------------- HF model docs SDPA table: ALBERT (split hf_docs)
+HFA = ("huggingface/transformers docs/source/en/model_doc/albert.md section 'Using Scaled Dot Product Attention "
+       "(SDPA)' / 'Training for 100 iterations' (index id 32201354665; GeForce RTX 2060-8GB, PyTorch 2.3.1, float16)")
+hfa_common = dict(model="memory/configs/albert-base-v1.json", task="lm", gpu="rtx2060-super", num_gpus=1,
+                  strategy="single", precision="fp16", torch_version="2.3", grad_accum=1, optimizer="none",
+                  checkpointing=0, compile=0, trainer="plain", max_grad_norm=0, data="on_gpu", padding="max_length",
+                  metric="peak_bytes", memory_reading="allocated", split="hf_docs", note_reading_stated=1,
+                  note_gpu="'RTX 2060-8GB': the 8 GB Turing 2060 is the RTX 2060 SUPER")
+hfa_note = ("the SDPA training template of these model docs (optimum tests/benchmark/benchmark_bettertransformer_"
+            "training.py@258ca811, see bench/data/stack/README.md): whole model in float16, random input_ids already "
+            "on the GPU, model.zero_grad(); loss = logits.sum(); loss.backward() -- no optimizer step; peak = "
+            "torch.cuda.max_memory_allocated() x 1e-6 ('MB'); albert/albert-base-v1 as in the doc's snippet, "
+            "masked-LM head assumed (the template needs logits)")
+for b, s, eager, sdpa in ((2, 256, 358.411, 321.088), (2, 512, 753.458, 602.660), (4, 256, 679.534, 602.660),
+                          (4, 512, 1434.820, 1134.140), (8, 256, 1283.825, 1134.140), (8, 512, 2820.398, 2219.695)):
+    for att, val in (("eager", eager), ("sdpa", sdpa)):
+        add(id=f"hfdoc-albert-2060-{att}-b{b}-s{s}", batch_per_gpu=b, seq_len=s, attention=att,
+            value=round(val * 1e6), source=f"{HFA}: row batch {b}, seq {s}, {att} peak mem {val} MB",
+            note=hfa_note, **hfa_common)
 
 # ---------------------------------------------------------------- write
 def render():
