@@ -47,7 +47,7 @@ def add(**kw):
 
 
 # ---------------------------------------------------------------- torchtune (split torchtune)
-TT_2409 = "pytorch/torchtune@30b8519e8 README.md 'Memory and training speed' (table unchanged to bd2a0fc7)"
+TT_2409 = "pytorch/torchtune@30b8519e8 README.md 'Memory and training speed' (table unchanged to bd2a0fc7, there L125-129)"
 TT_2405 = "pytorch/torchtune@0217d44c2 README.md table 'Peak Memory per GPU (GB)' (Update readme table #955)"
 TT_2411 = "pytorch/torchtune@1814feb17 README.md 'Optimization flags' table (Llama 3.2 3B)"
 TT_CFG31 = "recipes/configs/llama3_1/8B_{}_single_device.yaml@30b8519e8"
@@ -57,8 +57,8 @@ tt_common = dict(task="lm", num_gpus=1, strategy="single", precision="bf16", tor
                  trainer="plain", data="real", padding="max_length", metric="peak_bytes",
                  memory_reading="allocated", split="torchtune", note_reading_stated=0)
 for gpu, gname, lora_v, qlora_v, full_v, line in (
-        ("rtx4090", "4090", 16.2, 7.4, 18.9, (127, 129, 125)),
-        ("rtx-a6000", "A6000", 30.3, None, 37.4, (128, None, 126))):
+        ("rtx4090", "4090", 16.2, 7.4, 18.9, (84, 86, 82)),
+        ("rtx-a6000", "A6000", 30.3, None, 37.4, (85, None, 83))):
     add(id=f"tt31-lora-8b-{gpu}", model="llama-3.1-8b", gpu=gpu, batch_per_gpu=2, seq_len=2048,
         lora_r=8, lora_targets="qv", value=round(lora_v * GIB),
         source=f"{TT_2409} L{line[0]}: 'Llama 3.1 8B | LoRA | 1x {gname} | {lora_v} GiB'",
@@ -174,15 +174,15 @@ add(id="peft-mt0_xxl-lora-ds3off", model=MT0, seq_len=64, target_len=4, lora_r=8
     source=f"{PEFT} L52: '22GB GPU / 52GB CPU' (PEFT-LoRA DeepSpeed with CPU Offloading)", note=seq2seq_note)
 PEFT_B = PEFT.replace("5de175184", "73d7224b5")
 add(id="peft-bloomz_7b1-full-oom", model="bloomz-7b1", seq_len=64, metric="oom", value=1,
-    source=f"{PEFT_B} L53: 'bigscience/bloomz-7b1 (7B params) | OOM GPU' (Full Finetuning)",
+    source=f"{PEFT_B} L48: 'bigscience/bloomz-7b1 (7B params) | OOM GPU' (Full Finetuning)",
     note=clm_note + "; full fine-tuning of 7.1B parameters in fp32 with AdamW", **peft_common)
 add(id="peft-bloomz_7b1-lora", model="bloomz-7b1", seq_len=64, lora_r=8, lora_targets="qv", metric="peak_bytes",
-    memory_reading="allocated", value=round(32 * 1000 * MIB), source=f"{PEFT_B} L53: '32GB GPU / 3.8GB CPU' (PEFT-LoRA PyTorch)",
+    memory_reading="allocated", value=round(32 * 1000 * MIB), source=f"{PEFT_B} L48: '32GB GPU / 3.8GB CPU' (PEFT-LoRA PyTorch)",
     note=clm_note, **peft_common)
 add(id="peft-bloomz_7b1-lora-ds3off", model="bloomz-7b1", seq_len=64, lora_r=8, lora_targets="qv",
     metric="peak_bytes", memory_reading="allocated", value=round(18.1 * 1000 * MIB),
     **{**peft_common, "strategy": "zero"}, zero_stage=3, offload="optimizer_and_params",
-    source=f"{PEFT_B} L53: '18.1GB GPU / 35GB CPU' (PEFT-LoRA DeepSpeed with CPU Offloading)", note=clm_note)
+    source=f"{PEFT_B} L48: '18.1GB GPU / 35GB CPU' (PEFT-LoRA DeepSpeed with CPU Offloading)", note=clm_note)
 
 # ---------------------------------------------------------------- Unsloth (split unsloth)
 US = "unslothai/unsloth@0acd1c7e README.md 'Context length benchmarks'"
