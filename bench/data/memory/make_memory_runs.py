@@ -401,6 +401,47 @@ for b, s, eager, sdpa in ((2, 256, 358.411, 321.088), (2, 512, 753.458, 602.660)
             value=round(val * 1e6), source=f"{HFA}: row batch {b}, seq {s}, {att} peak mem {val} MB",
             note=hfa_note, **hfa_common)
 
+# ---------------------------------------------------------------- Raschka, LLMs-from-scratch (split rasbt_llm_speed)
+RB = ("rasbt/LLMs-from-scratch@0636158 ch05/10_llm-training-speed/README.md (script printouts, 'PyTorch version: "
+      "2.6.0+cu124', 'All experiments were run on A100 GPUs')")
+rb_common = dict(task="lm", gpu="a100-sxm4-40gb", num_gpus=1, strategy="single", torch_version="2.6", seq_len=1024,
+                 grad_accum=1, checkpointing=0, trainer="plain", data="real", num_workers=4,
+                 padding="max_length", metric="peak_bytes", memory_reading="reserved", split="rasbt_llm_speed",
+                 note_reading_stated=1,
+                 note_gpu="'A100': the 40 GB part -- batch 32 (22.5 GiB) is 'the largest power of 2 supported', "
+                          "so batch 64 (about 45 GiB) did not fit; SXM4 or PCIe not stated")
+rb_note = ("GPT-2 124M trained from scratch on a public-domain book with the book's own GPTModel (untied output head, "
+           "no qkv bias, dropout 0.1), context 1024, torch AdamW (lr 5e-4, wd 0.1), cross-entropy on the logits as "
+           "they come; 'Reserved memory' = torch.cuda.memory_reserved()/1024**3 printed after each epoch (the "
+           "caching allocator keeps its segments, so the peak reserved), GiB x 2^30; each step adds to the previous")
+G50257 = "memory/configs/gpt2-124m-untied-v50257.json"
+G50304 = "memory/configs/gpt2-124m-untied-v50304.json"
+SCRATCH = "from-scratch LayerNorm (mean, var, normalize, scale, shift as separate ops) and tanh-GELU in Python ops"
+rb_rows = (  # id, label, model, precision, batch, attention, compile, optimizer, pin, n, value GiB, unexpressed, script
+    ("baseline", "Baseline (00_orig.py): 'Reserved memory: 26.2617 GB'", G50257, "fp32", 8, "eager", 0, "adamw_torch",
+     0, 1, 26.2617, SCRATCH, "00_orig.py: fp32, explicit masked attention, batch 8"),
+    ("tf32", "2. Use tensor cores: 'After ... Reserved memory: 26.2422 GB'", G50257, "tf32", 8, "eager", 0, "adamw_torch",
+     0, 1, 26.2422, SCRATCH, "+ causal mask made on the fly, + torch.set_float32_matmul_precision('high')"),
+    ("bf16", "5. Using bfloat16 precision: 'After ... Reserved memory: 13.7871 GB'", G50257, "bf16", 8, "eager", 0,
+     "adamw_torch_fused", 1, 1, 13.7871, SCRATCH, "+ fused AdamW, + pin_memory, + model.to(torch.bfloat16) (pure bf16)"),
+    ("native-ln-gelu", "6. Replacing from-scratch code by PyTorch classes: 'After ... 11.5645 GB'", G50257, "bf16", 8,
+     "eager", 0, "adamw_torch_fused", 1, 1, 11.5645, "", "+ nn.LayerNorm and nn.GELU(approximate='tanh')"),
+    ("sdpa", "7. Using FlashAttention: 'After ... Reserved memory: 5.9004 GB'", G50257, "bf16", 8, "sdpa", 0,
+     "adamw_torch_fused", 1, 1, 5.9004, "", "+ F.scaled_dot_product_attention(is_causal=True, dropout 0.1)"),
+    ("compile", "8. Using pytorch.compile: 'After ... Reserved memory: 6.1875 GB'", G50257, "bf16", 8, "sdpa", 1,
+     "adamw_torch_fused", 1, 1, 6.1875, "", "+ torch.compile(model)"),
+    ("vocab50304", "9. Using a nicer vocab size value: 'After ... Reserved memory: 5.8906 GB'", G50304, "bf16", 8, "sdpa",
+     1, "adamw_torch_fused", 1, 1, 5.8906, "", "+ vocab 50,304"),
+    ("b32", "10. Increasing the batch size: 'After ... Reserved memory: 22.5078 GB'", G50304, "bf16", 32, "sdpa", 1,
+     "adamw_torch_fused", 1, 1, 22.5078, "", "01_opt_single_gpu.py: + batch 32"),
+    ("ddp4-b32", "Multi-GPU speed comparisons: 'After (4 GPUs) ... Reserved memory: 22.7969 GB'", G50304, "bf16", 32,
+     "sdpa", 1, "adamw_torch_fused", 1, 4, 22.7969, "", "02_opt_multi_gpu_ddp.py: DDP over 4 GPUs, batch 32 per GPU, rank 0's reading"))
+for rid, label, model, prec, b, att, comp, opt, pin, n, val, unexp, what in rb_rows:
+    add(id=f"rasbt-gpt2-124m-{rid}", model=model, precision=prec, batch_per_gpu=b, attention=att, compile=comp,
+        optimizer=opt, pin_memory=pin, value=round(val * GIB), note_unexpressed=unexp,
+        source=f"{RB} section '{label}'", note=rb_note + "; " + what,
+        **{**rb_common, "num_gpus": n, "strategy": "ddp" if n > 1 else "single"})
+
 # ---------------------------------------------------------------- write
 def render():
     buf = io.StringIO()
