@@ -27,10 +27,12 @@ static const char compare_usage[] =
 static const char max_batch_usage[] =
     "usage: epochcast max-batch key=value ... [--limit N] [--csv]\n"
     "\n"
-    "The largest batch_per_gpu (1..N, default 65536) whose predicted peak memory fits the GPU,\n"
-    "by bisection over the memory model, and the memory at that batch.  batch_per_gpu may be\n"
-    "left out.  0 when not even batch_per_gpu=1 fits.\n"
-    "  --csv     print max_batch,peak_bytes,capacity_bytes\n"
+    "The largest batch_per_gpu (1..N, default 65536) whose predicted peak memory fits the GPU\n"
+    "with the memory headroom left free (memory_headroom_gib, docs/memory.md), by bisection over\n"
+    "the memory model, the memory at that batch, and the larger batches that would run only\n"
+    "without the headroom (at the edge of out-of-memory).  batch_per_gpu may be left out.  0 when\n"
+    "not even batch_per_gpu=1 fits.\n"
+    "  --csv     print max_batch,peak_bytes,capacity_bytes,headroom_bytes,edge_max_batch\n"
     "\n"
     "example: epochcast max-batch model=bert-large gpu=t4 precision=amp_fp16 seq_len=512\n";
 
@@ -196,17 +198,31 @@ int ecC_cmd_max_batch(lua_State *L, int argc, char **argv)
     snprintf(b, sizeof b, "%d", batch > 0 ? batch : 1);
     if (ec_config_set(ctx, &cfg, "batch_per_gpu", b) != EC_OK || ec_predict(ctx, &cfg, &res) != EC_OK)
         return ecC_fail("%s", ec_ctx_errmsg(ctx));
+    /* the batches that run only without the headroom: at the edge of out-of-memory */
+    ec_config edge = cfg;
+    int edge_batch = 0;
+    if (ec_config_set(ctx, &edge, "memory_headroom_gib", "0") != EC_OK ||
+        ec_max_batch(ctx, &edge, (int)limit, &edge_batch) != EC_OK)
+        return ecC_fail("%s", ec_ctx_errmsg(ctx));
+    const ec_memory *m = &res.memory;
     if (csv) {
-        printf("max_batch,peak_bytes,capacity_bytes\n%d,%.0f,%.0f\n", batch, res.memory.peak_bytes,
-               res.memory.capacity_bytes);
+        printf("max_batch,peak_bytes,capacity_bytes,headroom_bytes,edge_max_batch\n%d,%.0f,%.0f,%.0f,%d\n", batch,
+               m->peak_bytes, m->capacity_bytes, m->headroom_bytes, edge_batch);
         return 0;
     }
     if (batch == 0)
-        printf("not even batch_per_gpu 1 fits: peak %.2f GiB of %.2f GiB\n", res.memory.peak_bytes / GIB,
-               res.memory.capacity_bytes / GIB);
+        printf("not even batch_per_gpu 1 fits: peak %.2f GiB of %.2f GiB\n", m->peak_bytes / GIB, m->capacity_bytes / GIB);
     else
-        printf("max batch_per_gpu %d: peak %.2f GiB of %.2f GiB (%.0f%%)%s\n", batch, res.memory.peak_bytes / GIB,
-               res.memory.capacity_bytes / GIB, 100 * res.memory.peak_bytes / res.memory.capacity_bytes,
-               limit > 0 && batch == limit ? " (the --limit)" : "");
+        printf("max batch_per_gpu %d%s: needs %.2f of %.2f GiB, %.2f GiB free for the %.2f GiB headroom (%s); "
+               "nvidia-smi would show %.2f GiB (%.0f%%)\n", batch, limit > 0 && batch == limit ? " (the --limit)" : "",
+               m->needed_bytes / GIB, m->capacity_bytes / GIB, (m->capacity_bytes - m->needed_bytes) / GIB,
+               m->headroom_bytes / GIB, cfg.memory_headroom_bytes >= 0 ? "memory_headroom_gib" : "default",
+               m->peak_bytes / GIB, 100 * m->peak_bytes / m->capacity_bytes);
+    if (edge_batch > batch + 1)
+        printf("at the edge of out-of-memory, not recommended: batch_per_gpu %d-%d run only without the headroom\n",
+               batch + 1, edge_batch);
+    else if (edge_batch == batch + 1)
+        printf("at the edge of out-of-memory, not recommended: batch_per_gpu %d runs only without the headroom\n",
+               edge_batch);
     return 0;
 }

@@ -106,14 +106,15 @@ static void print_row(const char *rank, const ec_optimize_layout *l, int show_gp
            l->capacity_bytes / GIB, l->reason);
 }
 
-#define N_CSV 33
+#define N_CSV 36
 static int write_csv(ec_ctx *ctx, const ec_optimize *opt, const char *path)
 {
     static const char *const head[N_CSV] = {
         "rank", "fits", "gpu", "num_gpus", "global_batch", "dp", "tp", "pp", "cp", "ep", "strategy", "sharding",
         "zero_stage", "pp_schedule", "pp_chunks", "batch_per_gpu", "grad_accum", "checkpointing", "tokens_per_s",
         "mfu_frac", "hfu_frac", "step_s", "peak_bytes", "capacity_bytes", "train_s", "cost", "exposed_comm_s",
-        "pp_bubble_s", "recompute_s", "price_per_hour", "behind_frac", "lost", "reason"};
+        "pp_bubble_s", "recompute_s", "price_per_hour", "behind_frac", "lost", "reason", "at_edge", "needed_bytes",
+        "headroom_bytes"};
     ec_csv_writer *w = NULL;
     int st = ec_csv_open(ctx, path, &w);
     if (st == EC_OK)
@@ -159,6 +160,9 @@ static int write_csv(ec_ctx *ctx, const ec_optimize *opt, const char *path)
                 ec_format_number(nums[j], cells[k++], 192);
             snprintf(cells[k++], 192, "%s", ec_optimize_loss_name(l.lost));
             snprintf(cells[k++], 192, "%s", l.reason);
+            snprintf(cells[k++], 192, "%d", l.at_edge);
+            ec_format_number(l.needed_bytes, cells[k++], 192);
+            ec_format_number(l.headroom_bytes, cells[k++], 192);
             for (int j = 0; j < N_CSV; j++)
                 fields[j] = cells[j];
             st = ec_csv_row(w, fields, N_CSV);
@@ -287,7 +291,9 @@ int ecC_cmd_optimize(lua_State *L, int argc, char **argv)
     if (have) {
         print_list("best layouts (tokens/s summed over the GPUs; MFU model FLOPs; peak memory per GPU of capacity):",
                    opt, 0, top, show_gpu);
-        print_list("faster, but they do not fit in memory (peak within 25 % of capacity):", opt, 1, top < 5 ? top : 5, show_gpu);
+        print_list("left out: faster but out of memory (peak within 25 % of capacity), or at the edge of "
+                   "out-of-memory (they fit only without the memory headroom, docs/memory.md):", opt, 1, top < 5 ? top : 5,
+                   show_gpu);
         if (best.train_s > 0)
             printf("\nbest: train_tokens in %.1f h", best.train_s / 3600);
         if (best.cost > 0)

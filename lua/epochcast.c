@@ -659,9 +659,12 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
     printf("  CUDA context       %12.2f\n", m->context_bytes / GIB);
     printf("  allocator          %12.2f\n", m->allocator_bytes / GIB);
     printf("  peak               %12.2f of %.2f   fits: %s\n", m->peak_bytes / GIB,
-           m->capacity_bytes / GIB, m->fits ? "yes" : "no");
-    printf("  readings           %12.2f allocated, %.2f reserved, %.2f nvidia-smi\n", m->allocated_bytes / GIB,
-           m->reserved_bytes / GIB, m->nvml_bytes / GIB);
+           m->capacity_bytes / GIB, m->fits ? "yes" : m->at_edge ? "at the edge" : "no");
+    printf("  readings           %12.2f allocated, %.2f reserved, %.2f nvidia-smi%s\n", m->allocated_bytes / GIB,
+           m->reserved_bytes / GIB, m->nvml_bytes / GIB, m->needed_bytes > m->capacity_bytes ? " (needed)" : "");
+    printf("  peak at            %12s%s\n", "", ec_peak_phase_name(m->peak_phase));
+    printf("  headroom           %12.2f   kept free (%s)\n", m->headroom_bytes / GIB,
+           cfg->memory_headroom_bytes >= 0 ? "memory_headroom_gib" : "default: the allocator's usual slack and 5% for the model's error");
     if (res->host_pinned_bytes > 0)
         printf("  host (pinned)      %12.2f   per GPU, for CPU offload\n", res->host_pinned_bytes / GIB);
     if (res->warning_text[0] != '\0') {
@@ -688,12 +691,15 @@ static int print_stages(ec_ctx *ctx, const ec_config *cfg, int pp)
         free(st);
         return fail("%s", ec_ctx_errmsg(ctx));
     }
-    printf("pipeline stages\n  %-7s %-13s %12s %10s %12s %12s\n", "stage", "layers", "micro (ms)", "in flight",
-           "act (GiB)", "peak (GiB)");
-    for (size_t i = 0; i < n; i++)
-        printf("  %-7zu %4d-%-8d %12.3f %10.1f %12.2f %12.2f%s\n", i, st[i].first_layer,
+    printf("pipeline stages\n  %-7s %-13s %12s %10s %12s %12s  %s\n", "stage", "layers", "micro (ms)", "in flight",
+           "act (GiB)", "peak (GiB)", "peak at");
+    for (size_t i = 0; i < n; i++) {
+        const ec_memory *m = &st[i].memory;
+        printf("  %-7zu %4d-%-8d %12.3f %10.1f %12.2f %12.2f  %s%s\n", i, st[i].first_layer,
                st[i].first_layer + st[i].layers - 1, st[i].micro_s * 1e3, st[i].in_flight,
-               st[i].memory.activations_bytes / GIB, st[i].memory.peak_bytes / GIB, st[i].memory.fits ? "" : "  (does not fit)");
+               m->activations_bytes / GIB, m->peak_bytes / GIB, ec_peak_phase_name(m->peak_phase),
+               m->fits ? "" : m->at_edge ? "  (at the edge)" : "  (does not fit)");
+    }
     free(st);
     return 0;
 }

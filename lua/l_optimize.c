@@ -96,6 +96,10 @@ static void push_layout(lua_State *L, const ec_optimize_layout *l)
     setnum(L, "capacity_bytes", l->capacity_bytes);
     lua_pushboolean(L, l->fits);
     lua_setfield(L, -2, "fits");
+    lua_pushboolean(L, l->at_edge);
+    lua_setfield(L, -2, "at_edge");
+    setnum(L, "needed_bytes", l->needed_bytes);
+    setnum(L, "headroom_bytes", l->headroom_bytes);
     setnum(L, "train_s", l->train_s);
     setnum(L, "cost", l->cost);
     setnum(L, "price_per_hour", l->price_per_hour);

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef enum { F_NUM, F_BOOL, F_INT, F_BOTTLENECK, F_WARNINGS, F_TEXT } field_kind;
+typedef enum { F_NUM, F_BOOL, F_INT, F_BOTTLENECK, F_WARNINGS, F_TEXT, F_PHASE } field_kind;
 
 /* The subtables, in the order of groups[] below. */
 enum { G_TOP = -1, G_BREAKDOWN, G_MEMORY, G_INTERVAL, G_COMM, N_GROUPS };
@@ -106,6 +106,11 @@ static const result_field fields[] = {
     F("eval_step_s", G_TOP, "eval_step_s", F_NUM, eval_step_s, 0),
     F("first_step_s", G_TOP, "first_step_s", F_NUM, first_step_s, 0),
     F("train_s", G_TOP, "train_s", F_NUM, train_s, 0),
+    /* issue 40: when the peak happens, what must be allocated, the headroom */
+    F("memory_peak_phase", G_MEMORY, "peak_phase", F_PHASE, memory.peak_phase, 0),
+    F("memory_needed_bytes", G_MEMORY, "needed_bytes", F_NUM, memory.needed_bytes, 0),
+    F("memory_headroom_bytes", G_MEMORY, "headroom_bytes", F_NUM, memory.headroom_bytes, 0),
+    F("memory_at_edge", G_MEMORY, "at_edge", F_BOOL, memory.at_edge, 0),
     F("warnings", G_TOP, "warnings", F_WARNINGS, warning_text, 0),
 };
 
@@ -162,6 +167,7 @@ static void push_field(lua_State *L, const ec_result *res, const result_field *f
     case F_BOOL: lua_pushboolean(L, field_int(res, f) != 0); break;
     case F_INT: lua_pushinteger(L, field_int(res, f)); break;
     case F_BOTTLENECK: lua_pushstring(L, ec_bottleneck_name(field_bottleneck(res, f))); break;
+    case F_PHASE: lua_pushstring(L, ec_peak_phase_name(field_int(res, f))); break;
     case F_WARNINGS: push_warnings(L, (const char *)res + f->offset); break;
     case F_TEXT: lua_pushstring(L, (const char *)res + f->offset); break;
     }
@@ -359,6 +365,7 @@ static void field_text(const ec_result *res, const result_field *f, char *buf, s
     case F_BOOL: copy_text(field_int(res, f) != 0 ? "1" : "0", buf, n); break;
     case F_INT: ec_format_number(field_int(res, f), buf, n); break; /* whole: as "%d" */
     case F_BOTTLENECK: copy_text(ec_bottleneck_name(field_bottleneck(res, f)), buf, n); break;
+    case F_PHASE: copy_text(ec_peak_phase_name(field_int(res, f)), buf, n); break;
     case F_WARNINGS:
     case F_TEXT: copy_text((const char *)res + f->offset, buf, n); break;
     }

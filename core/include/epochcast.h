@@ -317,6 +317,13 @@ typedef struct ec_config {
                                     tensors instead of foreach [0 = current, 2.x] */
     ec_kernels kernels;          /* eager or fused elementwise kernels (ec_kernels) [eager]; torch.compile
                                     fuses them whatever this says */
+    /* Issue 40: memory as PyTorch allocates it (docs/memory.md). */
+    double memory_headroom_bytes; /* memory kept free beyond what must be allocated (key memory_headroom_gib,
+                                    in GiB) [< 0 = auto: the allocator's usual slack] */
+    int loss_chunks;             /* chunked cross entropy: the fp32 logits and their gradients one chunk at a
+                                    time (torchtune's CEWithChunkedOutputLoss: 8) [1] */
+    int optimizer_in_bwd;        /* each parameter's optimizer step runs in backward and frees its gradient
+                                    (torchtune optimizer_in_bwd), 0/1 [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;
@@ -391,6 +398,7 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_LENGTHS_UNPADDED (1u << 11) /* lengths= with padding=max_length: padded to seq_len anyway */
 #define EC_WARN_NETWORK_DEFAULTED (1u << 12) /* several nodes joined by the default network (no network=) */
 #define EC_WARN_FP32_CONVS      (1u << 13) /* fp32 convolutions where PyTorch's default runs them in TF32 */
+#define EC_WARN_MEMORY_EDGE     (1u << 14) /* fits only without the memory headroom: at the edge of out-of-memory */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {
@@ -417,15 +425,36 @@ typedef struct ec_memory {
     double allocator_bytes;     /* caching-allocator rounding and fragmentation */
     double peak_bytes;          /* the sum above: what nvidia-smi would show at the peak (= nvml_bytes) */
     double capacity_bytes;      /* the GPU's memory */
-    int fits;                   /* what must be allocated at the peak (tensors in the allocator's blocks,
-                                   the unavoidable fragmentation, context and NCCL) fits the capacity:
-                                   the caching allocator frees its cache and retries before it fails */
+    int fits;                   /* needed_bytes + headroom_bytes <= capacity: what must be allocated at
+                                   the peak (tensors in the allocator's blocks, the fragmentation the
+                                   allocator's free-and-retry cannot undo, context and NCCL) fits with
+                                   the headroom left free (at_edge: only without it) */
     /* Appended for issue 19: the three readings users compare with (README "Memory"). */
     double allocated_bytes;     /* torch.cuda.max_memory_allocated(): tensors, in the allocator's blocks */
     double reserved_bytes;      /* torch.cuda.max_memory_reserved(): the caching allocator's segments */
     double nvml_bytes;          /* nvidia-smi / NVML used memory: reserved + CUDA context and loaded
                                    kernels + NCCL + memory outside PyTorch's allocator (paged states) */
+    /* Appended for issue 40 (docs/memory.md).  When the step can run (needed_bytes <= capacity):
+     * allocated <= reserved <= capacity - context - paged, and nvml = reserved + context + paged
+     * <= capacity.  When it cannot, the readings are what it would need. */
+    int peak_phase;             /* ec_peak_phase: the moment of the step that holds the peak */
+    double needed_bytes;        /* what must be allocated at the peak, with the fragmentation an
+                                   out-of-memory retry cannot free, the context and NCCL */
+    double headroom_bytes;      /* kept free on top of needed_bytes: memory_headroom_gib, or by default
+                                   the caching allocator's usual slack beyond that fragmentation */
+    int at_edge;                /* needed_bytes fits the capacity, needed + headroom does not: it may
+                                   run, but at the edge of out-of-memory (fits = 0) */
 } ec_memory;
+
+/* The moment of a training step that holds its peak memory (ec_memory.peak_phase). */
+typedef enum ec_peak_phase {
+    EC_PEAK_BACKWARD_START = 0, /* start of backward: every activation and the loss's gradients */
+    EC_PEAK_BACKWARD_END,       /* end of backward: every gradient and the embedding table's */
+    EC_PEAK_ACCUMULATE,         /* backward beside the gradients accumulated over earlier micro-steps */
+    EC_PEAK_OPTIMIZER           /* the optimizer step: gradients and the step's temporaries */
+} ec_peak_phase;
+/* "backward start", "backward end", "backward with accumulated gradients", "optimizer step". */
+EC_API const char *ec_peak_phase_name(int phase);
 
 #define EC_WARNING_TEXT_MAX 512
 
@@ -696,11 +725,16 @@ typedef struct ec_optimize_layout {
     ec_optimize_loss lost;        /* why it ranks below the best (EC_LOSS_NONE for the best) */
     double behind_frac;           /* 1 - its goal value / the best's (0 for the best) */
     char reason[160];             /* lost in words: "more pipeline bubble (+1.21 s per step)" */
+    /* Appended for issue 40: the memory verdict (ec_memory). */
+    int at_edge;                  /* does not fit with the memory headroom, would without it */
+    double needed_bytes;          /* what must be allocated at the peak, context included */
+    double headroom_bytes;        /* kept free on top of it */
 } ec_optimize_layout;
 
 /* Layouts ranked (those that fit, best first); and the layouts that do not fit but would
  * rank above the best with a peak within 25 % of the capacity (the near misses memory rules
- * out; every layout that does not fit when none fits), best first. */
+ * out), or that are at the edge of out-of-memory (ec_memory.at_edge) and would rank among the
+ * top listed (every layout that does not fit when none fits), best first. */
 EC_API size_t ec_optimize_count(const ec_optimize *opt);
 EC_API size_t ec_optimize_no_fit_count(const ec_optimize *opt);
 /* Layout i of the ranking (no_fit 0) or of the rivals that do not fit (no_fit 1).

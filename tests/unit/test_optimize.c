@@ -85,7 +85,8 @@ static void test_best_fits_and_divides(void **state)
         assert_int_equal(ec_optimize_get(o, 1, i, &l), EC_OK);
         assert_false(l.fits);
         assert_int_equal(l.lost, EC_LOSS_NO_FIT);
-        assert_true(l.tokens_per_s > best.tokens_per_s);
+        /* a near miss above the best, or a layout at the edge of out-of-memory */
+        assert_true(l.tokens_per_s > best.tokens_per_s || l.at_edge);
     }
     ec_optimize_free(o);
     ec_ctx_free(ctx);

@@ -34,7 +34,8 @@ import sys
 HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strategy", "zero_stage",
           "tp", "pp", "pp_schedule", "pp_chunks", "cp", "ep", "sequence_parallel", "precision",
           "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "kernels", "checkpointing",
-          "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source"]
+          "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
+          "optimizer_in_bwd"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -152,11 +153,12 @@ def from_tables(rows, tag, skipped):
 
 def from_torchtune(rows, skipped):
     out = []
+    # every recipe of that README runs torchtune's CEWithChunkedOutputLoss (8 chunks by default): loss_chunks=8
     base = {"model": "meta-llama/Llama-3.1-8B", "num_gpus": 1, "strategy": "single", "precision": "bf16",
-            "checkpointing": 1, "compile": 1, "batch_per_gpu": 2, "grad_accum": 1, "seq_len": 2048}
-    cfg = {"Full finetune": ({"optimizer": "paged_adamw_8bit"},
+            "checkpointing": 1, "compile": 1, "batch_per_gpu": 2, "grad_accum": 1, "seq_len": 2048, "loss_chunks": 8}
+    cfg = {"Full finetune": ({"optimizer": "paged_adamw_8bit", "optimizer_in_bwd": 1},
                              "recipes/configs/llama3_1/8B_full_single_device.yaml@30b8519e: bitsandbytes PagedAdamW8bit, "
-                             "optimizer_in_bwd True (fused into backward; no planned key), activation checkpointing"),
+                             "optimizer_in_bwd True (each gradient freed after its step), activation checkpointing"),
            "LoRA": ({"lora_r": 8, "lora_targets": "qv", "optimizer": "adamw"},
                     "8B_lora_single_device.yaml@30b8519e: lora_rank 8, lora_attn_modules [q_proj, v_proj] only "
                     "(a subset of attention), apply_lora_to_mlp False, AdamW, activation checkpointing"),

@@ -30,7 +30,8 @@ STACK_COLS = ("id,model,task,gpu,num_gpus,strategy,precision,torch_version,batch
               "metric,memory_reading,value,source,split,note_split,note_gpu_known,note_gpu,"
               "note_reading_of,note_task").split(",")
 EXTRA_COLS = ["lora_r", "lora_targets", "base_precision", "zero_stage", "offload", "sharding",
-              "reduce_dtype", "target_len", "note_reading_stated", "note_unexpressed", "note"]
+              "reduce_dtype", "target_len", "loss_chunks", "optimizer_in_bwd", "note_reading_stated",
+              "note_unexpressed", "note"]
 COLS = STACK_COLS + EXTRA_COLS
 
 GIB = 2 ** 30
@@ -399,7 +400,7 @@ for b, s, eager, sdpa in ((2, 256, 358.411, 321.088), (2, 512, 753.458, 602.660)
     for att, val in (("eager", eager), ("sdpa", sdpa)):
         add(id=f"hfdoc-albert-2060-{att}-b{b}-s{s}", batch_per_gpu=b, seq_len=s, attention=att,
             value=round(val * 1e6), source=f"{HFA}: row batch {b}, seq {s}, {att} peak mem {val} MB",
-            note=hfa_note, **hfa_common)
+            note=hfa_note, note_unexpressed="loss = logits.sum() (no cross entropy)", **hfa_common)
 
 # ---------------------------------------------------------------- Raschka, LLMs-from-scratch (split rasbt_llm_speed)
 RB = ("rasbt/LLMs-from-scratch@0636158 ch05/10_llm-training-speed/README.md (script printouts, 'PyTorch version: "
@@ -416,7 +417,12 @@ rb_note = ("GPT-2 124M trained from scratch on a public-domain book with the boo
            "caching allocator keeps its segments, so the peak reserved), GiB x 2^30; each step adds to the previous")
 G50257 = "memory/configs/gpt2-124m-untied-v50257.json"
 G50304 = "memory/configs/gpt2-124m-untied-v50304.json"
-SCRATCH = "from-scratch LayerNorm (mean, var, normalize, scale, shift as separate ops) and tanh-GELU in Python ops"
+# from step 6 on the model runs nn.GELU(approximate='tanh'), HF's gelu_pytorch_tanh (one kernel)
+G50257T = "memory/configs/gpt2-124m-untied-v50257-tanh.json"
+G50304T = "memory/configs/gpt2-124m-untied-v50304-tanh.json"
+DROPS = "the loop drops the logits before backward (calc_loss_batch returns the loss only)"
+SCRATCH = ("from-scratch LayerNorm (mean, var, normalize, scale, shift as separate ops) and tanh-GELU in Python ops;"
+           + DROPS)
 rb_rows = (  # id, label, model, precision, batch, attention, compile, optimizer, pin, n, value GiB, unexpressed, script
     ("baseline", "Baseline (00_orig.py): 'Reserved memory: 26.2617 GB'", G50257, "fp32", 8, "eager", 0, "adamw_torch",
      0, 1, 26.2617, SCRATCH, "00_orig.py: fp32, explicit masked attention, batch 8"),
@@ -424,23 +430,38 @@ rb_rows = (  # id, label, model, precision, batch, attention, compile, optimizer
      0, 1, 26.2422, SCRATCH, "+ causal mask made on the fly, + torch.set_float32_matmul_precision('high')"),
     ("bf16", "5. Using bfloat16 precision: 'After ... Reserved memory: 13.7871 GB'", G50257, "bf16", 8, "eager", 0,
      "adamw_torch_fused", 1, 1, 13.7871, SCRATCH, "+ fused AdamW, + pin_memory, + model.to(torch.bfloat16) (pure bf16)"),
-    ("native-ln-gelu", "6. Replacing from-scratch code by PyTorch classes: 'After ... 11.5645 GB'", G50257, "bf16", 8,
-     "eager", 0, "adamw_torch_fused", 1, 1, 11.5645, "", "+ nn.LayerNorm and nn.GELU(approximate='tanh')"),
-    ("sdpa", "7. Using FlashAttention: 'After ... Reserved memory: 5.9004 GB'", G50257, "bf16", 8, "sdpa", 0,
-     "adamw_torch_fused", 1, 1, 5.9004, "", "+ F.scaled_dot_product_attention(is_causal=True, dropout 0.1)"),
-    ("compile", "8. Using pytorch.compile: 'After ... Reserved memory: 6.1875 GB'", G50257, "bf16", 8, "sdpa", 1,
-     "adamw_torch_fused", 1, 1, 6.1875, "", "+ torch.compile(model)"),
-    ("vocab50304", "9. Using a nicer vocab size value: 'After ... Reserved memory: 5.8906 GB'", G50304, "bf16", 8, "sdpa",
-     1, "adamw_torch_fused", 1, 1, 5.8906, "", "+ vocab 50,304"),
-    ("b32", "10. Increasing the batch size: 'After ... Reserved memory: 22.5078 GB'", G50304, "bf16", 32, "sdpa", 1,
-     "adamw_torch_fused", 1, 1, 22.5078, "", "01_opt_single_gpu.py: + batch 32"),
-    ("ddp4-b32", "Multi-GPU speed comparisons: 'After (4 GPUs) ... Reserved memory: 22.7969 GB'", G50304, "bf16", 32,
-     "sdpa", 1, "adamw_torch_fused", 1, 4, 22.7969, "", "02_opt_multi_gpu_ddp.py: DDP over 4 GPUs, batch 32 per GPU, rank 0's reading"))
+    ("native-ln-gelu", "6. Replacing from-scratch code by PyTorch classes: 'After ... 11.5645 GB'", G50257T, "bf16", 8,
+     "eager", 0, "adamw_torch_fused", 1, 1, 11.5645, DROPS, "+ nn.LayerNorm and nn.GELU(approximate='tanh')"),
+    ("sdpa", "7. Using FlashAttention: 'After ... Reserved memory: 5.9004 GB'", G50257T, "bf16", 8, "sdpa", 0,
+     "adamw_torch_fused", 1, 1, 5.9004, DROPS, "+ F.scaled_dot_product_attention(is_causal=True, dropout 0.1)"),
+    ("compile", "8. Using pytorch.compile: 'After ... Reserved memory: 6.1875 GB'", G50257T, "bf16", 8, "sdpa", 1,
+     "adamw_torch_fused", 1, 1, 6.1875, DROPS, "+ torch.compile(model)"),
+    ("vocab50304", "9. Using a nicer vocab size value: 'After ... Reserved memory: 5.8906 GB'", G50304T, "bf16", 8, "sdpa",
+     1, "adamw_torch_fused", 1, 1, 5.8906, DROPS, "+ vocab 50,304"),
+    ("b32", "10. Increasing the batch size: 'After ... Reserved memory: 22.5078 GB'", G50304T, "bf16", 32, "sdpa", 1,
+     "adamw_torch_fused", 1, 1, 22.5078, DROPS, "01_opt_single_gpu.py: + batch 32"),
+    ("ddp4-b32", "Multi-GPU speed comparisons: 'After (4 GPUs) ... Reserved memory: 22.7969 GB'", G50304T, "bf16", 32,
+     "sdpa", 1, "adamw_torch_fused", 1, 4, 22.7969, DROPS, "02_opt_multi_gpu_ddp.py: DDP over 4 GPUs, batch 32 per GPU, rank 0's reading"))
 for rid, label, model, prec, b, att, comp, opt, pin, n, val, unexp, what in rb_rows:
     add(id=f"rasbt-gpt2-124m-{rid}", model=model, precision=prec, batch_per_gpu=b, attention=att, compile=comp,
         optimizer=opt, pin_memory=pin, value=round(val * GIB), note_unexpressed=unexp,
         source=f"{RB} section '{label}'", note=rb_note + "; " + what,
         **{**rb_common, "num_gpus": n, "strategy": "ddp" if n > 1 else "single"})
+
+# ---------------------------------------------------------------- keys added with issue 40
+# Two settings the transcriptions name in note_unexpressed became keys: torchtune's
+# CEWithChunkedOutputLoss is loss_chunks=8 (its num_output_chunks default,
+# torchtune/modules/loss/ce_chunked_output_loss.py) and optimizer_in_bwd=True is optimizer_in_bwd=1.
+KEYED = {"loss=CEWithChunkedOutputLoss": ("loss_chunks", "8"), "optimizer_in_bwd=True": ("optimizer_in_bwd", "1")}
+for r in rows:
+    left = []
+    for part in filter(None, r.get("note_unexpressed", "").split(";")):
+        if part in KEYED:
+            r[KEYED[part][0]] = KEYED[part][1]
+        else:
+            left.append(part)
+    r["note_unexpressed"] = ";".join(left)
+
 
 # ---------------------------------------------------------------- write
 def render():

@@ -169,6 +169,11 @@ static const key_def KEYS[] = {
     /* issue 18: what the framework around the layers fuses */
     ENUM("kernels", kernels, 0, "eager, fused",
          "elementwise kernels: eager (one per op: HF, timm) or fused (Megatron/NeMo with TE) [eager]"),
+    /* issue 40: memory as PyTorch allocates it */
+    DBLZ("memory_headroom_gib", memory_headroom_bytes, 1e-6, 1e5, 1073741824.0, -1, 0,
+         "GiB kept free beyond what must be allocated, 0..the GPU's memory [auto: the allocator's usual slack]"),
+    INT(loss_chunks, 1, 65536, 1, "chunked cross entropy, fp32 logits one chunk at a time (torchtune: 8) [1]"),
+    BOOL(optimizer_in_bwd, "optimizer step in backward, freeing each gradient (torchtune), 0/1 [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -9,11 +9,16 @@
 
 #define EC_CONSTS(X)                    \
     X(cuda_context_bytes)               \
+    X(cuda_context_old_until_version)   \
+    X(cuda_context_old_bytes)           \
+    X(cuda_context_eager_until_version) \
+    X(cuda_context_eager_bytes)         \
     X(nccl_context_bytes)               \
     X(cublas_workspace_bytes)           \
     X(allocator_frac_static)            \
     X(allocator_frac_dynamic)           \
     X(allocator_min_bytes)              \
+    X(memory_headroom_frac)             \
     X(dropout_mask_bytes_per_elem)      \
     X(bwd_gemm_flop_factor)             \
     X(bwd_mem_bytes_factor)             \
@@ -25,6 +30,7 @@
     X(gemm_tile_small_eff_frac)         \
     X(gemm_k_half)                      \
     X(conv_eff_frac)                    \
+    X(cudnn_workspace_io_frac)          \
     X(opt_adam_fused_bytes_per_param)   \
     X(opt_adam_foreach_bytes_per_param) \
     X(opt_sgd_bytes_per_param)          \

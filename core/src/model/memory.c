@@ -3,10 +3,13 @@
  *   persistent = weights + optimizer states (bytes per parameter by precision and optimizer)
  *                + DDP's gradient buckets (a copy of every gradient, from construction on)
  *   peak = context + persistent + max(backward peak, optimizer-step peak) + allocator slack
- *   backward peak  = cast cache + max(activations, gradients) + workspace
+ *   backward peak  = cast cache + max(activations + loss gradients, gradients + table's) + workspace
  *                    (activations are freed layer by layer while gradients appear, so the
- *                    sum A(1-t) + G t peaks at one end)
+ *                    sum A(1-t) + G t peaks at one end); the loss's gradients are fp32 under
+ *                    autocast (workload_build.c), one chunk's with a chunked loss
  *   optimizer peak = gradients + step temporaries (foreach AdamW's denom)
+ * The moment that holds the peak is reported (ec_peak_phase), and whether it fits is decided
+ * with a headroom kept free (docs/memory.md).
  * Activations are what the op list keeps for backward (workload.c); checkpointing keeps each
  * layer's input plus one layer's activations.  Constants come from constants.csv.
  * DataParallel (modeling.md 6.1): GPU 0 holds the optimizer, the gathered outputs and, at
@@ -33,16 +36,53 @@ void eci_memory_param_bytes(const ec_ctx *ctx, int precision, int optimizer, dou
     *opt = o.factored ? 0 : o.state_bytes_per_param * (o.states_follow_params ? p / 4.0 : 1.0);
 }
 
-/* The largest tensor an op of the head writes (the logits of a vocabulary head): at the
- * start of backward its gradient and its input's gradient are alive beside everything. */
+/* The largest tensor an op of the head writes (the logits of a vocabulary head), the cross
+ * entropy's apart (loss_transient_bytes): at the start of backward its gradient and its
+ * input's gradient are alive beside everything. */
 static double head_out_bytes(const eci_workload *wl)
 {
     size_t from = wl->n_blocks > 0 ? wl->blocks[wl->n_blocks - 1].end : 0;
     double most = 0;
     for (size_t i = from; i < wl->n_ops; i++)
-        if (wl->ops[i].out_bytes > most)
+        if (!wl->ops[i].loss && wl->ops[i].out_bytes > most)
             most = wl->ops[i].out_bytes;
     return most;
+}
+
+/* What the loss holds at the start of backward beside the saved activations: its backward makes
+ * the gradient of the log-probabilities and then of the logits, both at the loss's width (fp32
+ * under autocast), one chunk at a time with a chunked loss (torchtune's CEWithChunkedOutputLoss);
+ * and the logits the model returned, when the loop still holds its outputs (a plain loop's
+ * `out = model(**batch); out.loss.backward()`; HF's Trainer drops them in compute_loss). */
+static double loss_transient_bytes(const eci_mem_in *in)
+{
+    const eci_workload *wl = in->wl;
+    double chunks = in->loss_chunks > 1 ? in->loss_chunks : 1;
+    return 2.0 * wl->loss_bytes / chunks + (in->outputs_held ? wl->output_bytes : 0);
+}
+
+/* The CUDA context and the kernels loaded into it by PyTorch release (constants.csv): before
+ * 1.13 every kernel of the binary was loaded at start; from 2.0 PyTorch sets
+ * CUDA_MODULE_LOADING=LAZY and kernels load on first use. */
+static double context_bytes(const ec_ctx *ctx, double torch_version)
+{
+    if (torch_version > 0 && torch_version < eci_const(ctx, EC_C_cuda_context_old_until_version))
+        return eci_const(ctx, EC_C_cuda_context_old_bytes);
+    if (torch_version > 0 && torch_version < eci_const(ctx, EC_C_cuda_context_eager_until_version))
+        return eci_const(ctx, EC_C_cuda_context_eager_bytes);
+    return eci_const(ctx, EC_C_cuda_context_bytes);
+}
+
+/* Blocks the caching allocator keeps from the convolutions' temporaries (cuDNN's workspace, and
+ * the NHWC copies of NCHW tensors on tensor cores): they are made and freed in the forward and
+ * backward of the largest convolutions, away from the peak, and stay in the cache, so they add
+ * to reserved and nvidia-smi, not to what must be allocated (a failed cudaMalloc frees them,
+ * and PyTorch then falls back to an algorithm with less workspace). */
+static double conv_cache_bytes(const ec_ctx *ctx, const eci_mem_in *in)
+{
+    const eci_workload *wl = in->wl;
+    return eci_const(ctx, EC_C_cudnn_workspace_io_frac) * wl->conv_io_bytes +
+           (in->conv_transposes ? wl->conv_layout_bytes : 0);
 }
 
 /* What the end of backward adds beside the gradients: the token table's dense gradient
@@ -54,31 +94,48 @@ static double table_grad_bytes(const eci_workload *wl, double grad_bytes)
     return wl->table_params * grad_bytes * (1.0 + tied);
 }
 
-/* The three readings of the peak (README "Memory") and whether it fits, from the bytes the
- * tensors hold at the peak (`allocated`, in the allocator's blocks):
- *   reserved = allocated x (1 + slack): the caching allocator's segments, with the
- *              rounding and fragmentation of its pools (more with shapes that change every
- *              step, less with expandable_segments, which map 2 MiB pages as segments grow);
+/* The readings of the peak (docs/memory.md) and whether it fits, from the bytes the tensors
+ * hold at the peak (`allocated`, in the allocator's blocks):
+ *   needed   = allocated x (1 + allocator_frac_min) + context: on a failed cudaMalloc the
+ *              allocator frees every cached block and retries, so only the rounding of live
+ *              blocks and splits of live segments remain; paged states can be evicted;
+ *   reserved = allocated x (1 + slack) + the convolutions' cached temporaries: the caching
+ *              allocator's segments, with the rounding and fragmentation of its pools (more
+ *              with shapes that change every step, less with expandable_segments); when the
+ *              step can run it is at most what the context leaves, since the allocator frees
+ *              its cache before it fails;
  *   nvml     = reserved + CUDA context and loaded kernels (+ NCCL) + paged optimizer states
- *              (unified memory resident on the GPU): what nvidia-smi shows;
- *   fits     = allocated x (1 + allocator_frac_min) + context <= capacity: on a failed
- *              cudaMalloc the allocator frees every cached block and retries, so only the
- *              rounding of live blocks and splits of live segments remain; paged states
- *              can be evicted to the host.
+ *              (unified memory resident on the GPU, evicted first): what nvidia-smi shows;
+ *   fits     = needed + headroom <= capacity, the headroom by default the usual slack beyond
+ *              allocator_frac_min (a step that fits then never needs the free-and-retry,
+ *              which stalls every step and fails on fragmentation) plus memory_headroom_frac
+ *              of needed (the memory model's own error); at_edge: it fits only without it.
  * m->context_bytes is set; the other parts are the caller's. */
 static void memory_readings(const ec_ctx *ctx, const eci_mem_in *in, double allocated, double paged, ec_memory *m)
 {
     double frac = in->expandable_segments ? eci_const(ctx, EC_C_allocator_frac_expandable)
                   : in->dynamic_shapes     ? eci_const(ctx, EC_C_allocator_frac_dynamic)
                                            : eci_const(ctx, EC_C_allocator_frac_static);
-    m->allocator_bytes = allocated * frac * in->allocator_scale;
+    double least = allocated * (1.0 + eci_const(ctx, EC_C_allocator_frac_min));
+    double usual = allocated * (1.0 + frac * in->allocator_scale) + conv_cache_bytes(ctx, in);
+    if (usual < least)
+        usual = least;
     m->allocated_bytes = allocated;
-    m->reserved_bytes = allocated + m->allocator_bytes;
-    m->nvml_bytes = m->reserved_bytes + m->context_bytes + paged;
-    double must = allocated * (1.0 + eci_const(ctx, EC_C_allocator_frac_min)) + m->context_bytes;
-    m->fits = must <= m->capacity_bytes;
-    if (m->fits && m->nvml_bytes > m->capacity_bytes) /* the cache is freed before it overflows */
-        m->nvml_bytes = m->capacity_bytes;
+    m->needed_bytes = least + m->context_bytes;
+    m->headroom_bytes = in->headroom_bytes >= 0 ? in->headroom_bytes
+                                                : usual - least + eci_const(ctx, EC_C_memory_headroom_frac) * m->needed_bytes;
+    int runs = m->needed_bytes <= m->capacity_bytes;
+    m->fits = m->needed_bytes + m->headroom_bytes <= m->capacity_bytes;
+    m->at_edge = runs && !m->fits;
+    double reserved = usual;
+    if (runs && reserved + m->context_bytes > m->capacity_bytes) /* the cache is freed before it overflows */
+        reserved = m->capacity_bytes - m->context_bytes;
+    double room = m->capacity_bytes - m->context_bytes - reserved; /* paged states are evicted first */
+    if (runs && paged > room)
+        paged = room;
+    m->reserved_bytes = reserved;
+    m->allocator_bytes = reserved - allocated;
+    m->nvml_bytes = reserved + m->context_bytes + paged;
     m->peak_bytes = m->nvml_bytes;
 }
 
@@ -121,6 +178,65 @@ static void model_states(const eci_mem_in *in, double w, double g, double o, ec_
     m->weights_bytes += in->gathered_bytes;
 }
 
+/* The largest parameter tensor's gradient (optimizer_in_bwd frees each after its step). */
+static double largest_param_bytes(const eci_workload *wl, double grad_bytes)
+{
+    double most = 0;
+    for (size_t i = 0; i < wl->n_ops; i++)
+        if (!wl->ops[i].frozen && wl->ops[i].params > most)
+            most = wl->ops[i].params;
+    return most * grad_bytes;
+}
+
+/* The transient part of the peak, the larger of backward's and the optimizer step's, with the
+ * parts set as they stand at that moment and the moment named (m->peak_phase).  Backward: at
+ * its start every activation is alive with the loss's gradients and the head's (the largest
+ * transient); then activations are freed while gradients appear, and at its end the token
+ * table's gradient is made.  With gradient accumulation the gradients of the earlier
+ * micro-steps are alive through the later ones (and across steps where zero_grad keeps zeroed
+ * gradients): activations and gradients add up. */
+static double peak_transient(const eci_mem_in *in, double g, double grads, double opt_peak, double opt_temp,
+                             ec_memory *m)
+{
+    const eci_workload *wl = in->wl;
+    double acts = m->activations_bytes, head = 2.0 * head_out_bytes(wl), loss = loss_transient_bytes(in);
+    if (loss > head)
+        head = loss;
+    double table = wl->trainable_params < wl->params ? 0 : table_grad_bytes(wl, g); /* LoRA: a frozen table */
+    double late = head > table ? head : table;
+    int keep = (in->grad_accum > 1 || in->keep_grads) && !in->optimizer_in_bwd;
+    double core = keep ? acts + grads + late : (acts + head > grads + table ? acts + head : grads + table);
+    double bwd_peak = m->cast_cache_bytes + core + m->workspace_bytes;
+    if (opt_peak >= bwd_peak) {
+        m->peak_phase = EC_PEAK_OPTIMIZER;
+        m->activations_bytes = 0;
+        m->cast_cache_bytes = 0;
+        m->workspace_bytes = 0;
+        m->optimizer_bytes += opt_temp;
+        return opt_peak;
+    }
+    if (keep) {
+        m->peak_phase = EC_PEAK_ACCUMULATE;
+        m->workspace_bytes += late; /* both: the accumulated gradients beside the activations */
+    } else if (acts + head > grads + table) {
+        m->peak_phase = EC_PEAK_BACKWARD_START;
+        m->grads_bytes = 0;
+        m->workspace_bytes += head;
+    } else {
+        m->peak_phase = EC_PEAK_BACKWARD_END;
+        m->activations_bytes = 0;
+        m->workspace_bytes += table;
+    }
+    return bwd_peak;
+}
+
+const char *ec_peak_phase_name(int phase)
+{
+    static const char *const names[] = {"backward start", "backward end", "backward with accumulated gradients",
+                                        "optimizer step"};
+    return phase >= 0 && (size_t)phase < sizeof names / sizeof names[0] ? names[phase] : "unknown";
+}
+
 void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
 {
     const eci_workload *wl = in->wl;
@@ -160,43 +276,18 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
     double acts = eci_workload_saved_bytes(wl, in->checkpointing, in->act_copies > 0 ? in->act_copies : 1.0);
     m->activations_bytes = acts;
     m->workspace_bytes = eci_const(ctx, EC_C_cublas_workspace_bytes) + in->extra_workspace_bytes;
-    m->context_bytes = eci_const(ctx, EC_C_cuda_context_bytes) +
+    m->context_bytes = context_bytes(ctx, in->torch_version) +
                        (in->num_gpus > 1 ? eci_const(ctx, EC_C_nccl_context_bytes) : 0);
-
-    /* Backward: at its start every activation is alive with the gradient of the head's
-     * output and of its input (the largest transient); then activations are freed while
-     * gradients appear, and at its end the token table's gradient is made.  With gradient
-     * accumulation the gradients of the earlier micro-steps are alive through the later ones
-     * (and across steps where zero_grad keeps zeroed gradients): activations and gradients
-     * add up. */
-    double head = 2.0 * head_out_bytes(wl);
-    double table = wl->trainable_params < wl->params ? 0 : table_grad_bytes(wl, g); /* LoRA: a frozen table */
-    double late = head > table ? head : table;
-    int keep = in->grad_accum > 1 || in->keep_grads;
-    double core = keep ? acts + grads + late
-                                     : (acts + head > grads + table ? acts + head : grads + table);
-    double bwd_peak = m->cast_cache_bytes + core + m->workspace_bytes;
-    double opt_peak = replica ? 0 : grads + opt_temp;
-    double transient = bwd_peak > opt_peak ? bwd_peak : opt_peak;
+    if (in->optimizer_in_bwd) { /* each gradient lives from its accumulation to its parameter's step */
+        double one = largest_param_bytes(wl, g);
+        grads = grads < one ? grads : one;
+        m->grads_bytes = grads;
+        opt_temp = 0;
+    }
     /* paged 8-bit states live in CUDA unified memory, outside PyTorch's allocator */
     double paged = opt.paged ? m->optimizer_bytes : 0;
-    double allocated = m->weights_bytes + m->optimizer_bytes - paged + buckets + transient;
-
-    /* Report the parts as they stand at the peak: whichever transient phase is larger. */
-    if (opt_peak >= bwd_peak) {
-        m->activations_bytes = 0;
-        m->cast_cache_bytes = 0;
-        m->workspace_bytes = 0;
-        m->optimizer_bytes += opt_temp;
-    } else if (keep) {
-        m->workspace_bytes += late; /* both: the accumulated gradients beside the activations */
-    } else if (acts + head > grads + table) {
-        m->grads_bytes = 0;
-        m->workspace_bytes += head;
-    } else {
-        m->activations_bytes = 0;
-        m->workspace_bytes += table;
-    }
+    double persistent = m->weights_bytes + m->optimizer_bytes - paged + buckets;
+    double allocated = persistent + peak_transient(in, g, grads, replica ? 0 : grads + opt_temp, opt_temp, m);
     m->grads_bytes += buckets;
     m->capacity_bytes = in->capacity_bytes;
     memory_readings(ctx, in, allocated, paged, m);

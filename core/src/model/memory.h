@@ -32,6 +32,13 @@ typedef struct eci_mem_in {
     int expandable_segments;      /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
     int keep_grads;               /* zero_grad() keeps zeroed gradients (PyTorch before 2.0): they stay beside
                                      the next step's activations */
+    /* Appended for issue 40. */
+    double torch_version;         /* the CUDA context by release (0: current) */
+    int outputs_held;             /* the loop holds the model's outputs (the logits) through backward */
+    int loss_chunks;              /* chunked cross entropy: its fp32 transients one chunk at a time (0, 1: whole) */
+    int optimizer_in_bwd;         /* each gradient is freed by its parameter's optimizer step inside backward */
+    int conv_transposes;          /* NCHW convolutions on tensor cores: cuDNN's NHWC copies are temporaries */
+    double headroom_bytes;        /* kept free beyond what must be allocated, < 0: the allocator's usual slack */
 } eci_mem_in;
 
 EC_INTERNAL void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m);

@@ -124,6 +124,12 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (cfg->num_gpus == 1 && r->strategy != EC_STRATEGY_FSDP && r->strategy != EC_STRATEGY_ZERO)
         r->strategy = EC_STRATEGY_SINGLE; /* FSDP and ZeRO on one GPU still offload */
     r->topology = cfg->topology[0] != '\0' ? cfg->topology : r->gpu->default_topology;
+    if (cfg->memory_headroom_bytes > r->gpu->memory_bytes)
+        return eci_error(ctx, EC_EINVAL, "key 'memory_headroom_gib': %.2f GiB is more than the %.2f GiB of %s",
+                         cfg->memory_headroom_bytes / 1073741824.0, r->gpu->memory_bytes / 1073741824.0, r->gpu->id);
+    if (cfg->optimizer_in_bwd && cfg->grad_accum > 1) /* torchtune refuses it: the step would see one micro-step */
+        return eci_error(ctx, EC_EINVAL, "key 'optimizer_in_bwd': optimizer_in_bwd=1 steps in every backward, so it "
+                         "cannot accumulate gradients (grad_accum=%d); torchtune refuses the pair", cfg->grad_accum);
     int rc = resolve_checks(ctx, cfg, r);
     return rc != EC_OK ? rc : eci_layout_resolve(ctx, cfg, r);
 }

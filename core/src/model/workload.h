@@ -70,6 +70,8 @@ typedef struct eci_op {
                               0 = all), in its time only (model FLOPs keep the whole square) */
     size_t next_comm;      /* COMM: the index of the next COMM op, comm_end after the last (a step's pass
                               over its collectives then touches only them) */
+    int loss;              /* part of a cross entropy (eci_wl_cross_entropy): its backward transient is
+                              priced from eci_workload.loss_bytes (memory.c) */
 } eci_op;
 
 /* A run of ops [begin, end) that the network repeats `reps` times. */
@@ -116,6 +118,11 @@ typedef struct eci_workload {
     size_t comm_begin, comm_end; /* the ops from the first collective (COMM) to the last (none: equal) */
     int loop_block;         /* the first block that is a checkpointing unit, -1: none (where a forward's
                                per-sample Python loop runs: before it, or before every op) */
+    double conv_io_bytes;   /* the largest convolution's input + output bytes (cuDNN's workspace, memory.c) */
+    double conv_layout_bytes; /* the largest NCHW convolution's NHWC copies alive in its backward (input,
+                               its gradient and the output's gradient) when it runs on tensor cores */
+    double loss_bytes;      /* the largest cross entropy's log-probabilities (rows x classes at the width
+                               the loss runs in: fp32 under autocast): its backward makes two such tensors */
 } eci_workload;
 
 typedef struct eci_shape {

@@ -184,16 +184,29 @@ void eci_wl_dropout(builder *b, const char *name)
     fresh(b, &b->cur);
 }
 
-/* Cross entropy over rows x classes: autocast runs log_softmax in fp32, and backward keeps
- * its output.  Under autocast the 16-bit logits are cast up first. */
+/* Cross entropy over rows x classes: autocast runs it in fp32 (cross_entropy is on autocast's
+ * fp32 list), so the 16-bit logits are first copied up to fp32, and log_softmax writes and keeps
+ * fp32 log-probabilities.  Its backward makes two tensors of that size at once, the gradient of
+ * the log-probabilities and of the logits (memory.c prices them from wl->loss_bytes); these ops
+ * are marked `loss` so that the head's other transients are priced apart from them. */
 void eci_wl_cross_entropy(builder *b, double rows, double classes)
 {
     double n = rows * classes;
+    size_t first = b->wl->n_ops;
     b->wl->output_bytes += n * b->act;
-    if (b->amp)
+    if (b->amp) {
         cast(b, "cast_logits", n, 0);
-    mem(b, "log_softmax", n, 2.0 * b->f32k, n * b->f32k);
+        if (b->rc == EC_OK) /* an upcast: read 2, write 4 */
+            b->wl->ops[b->wl->n_ops - 1].out_bytes = n * 4.0;
+    }
+    eci_op *op = mem(b, "log_softmax", n, 2.0 * b->f32k, n * b->f32k);
+    if (op != NULL)
+        op->out_bytes = n * b->f32k;
     mem(b, "nll_loss", rows, 16.0, 0);
+    for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
+        b->wl->ops[i].loss = 1;
+    if (n * b->f32k > b->wl->loss_bytes)
+        b->wl->loss_bytes = n * b->f32k;
 }
 
 /* ---- normalisation and activations ------------------------------------------------------ */

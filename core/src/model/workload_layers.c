@@ -105,11 +105,15 @@ static void conv2d_on(builder *b, tensor *t, const ec_conv2d_layer *c, const cha
          * NCHW output itself), so the input is transposed in the forward; the backward
          * transposes the output's gradient and the input (wgrad) and the data gradient back
          * (constants.csv cudnn_nchw_transposes_*); each transpose reads and writes a tensor */
+        double in = n * hw * hw * cin * b->act, out = n * hout * hout * cout * b->act;
         if (!b->sh->channels_last) {
-            double in = n * hw * hw * cin * b->act, out = n * hout * hout * cout * b->act;
             op->layout_bytes = 2.0 * in;
             op->layout_bwd_bytes = 2.0 * (2.0 * in + out);
+            if (2.0 * in + out > b->wl->conv_layout_bytes)
+                b->wl->conv_layout_bytes = 2.0 * in + out;
         }
+        if (in + out > b->wl->conv_io_bytes)
+            b->wl->conv_io_bytes = in + out;
     }
     mark_saved(b, t->id);
     t->c = cout;

@@ -282,6 +282,9 @@ static void evaluate(ec_optimize *o, ec_ctx *ctx, size_t i, rec *r)
     }
     r->state = S_PRICED;
     r->fits = res.memory.fits;
+    r->at_edge = res.memory.at_edge;
+    r->needed_bytes = res.memory.needed_bytes;
+    r->headroom_bytes = res.memory.headroom_bytes;
     r->tokens_per_s = res.tokens_per_s;
     r->step_s = res.step_s;
     r->mfu = res.mfu_frac;

@@ -95,13 +95,17 @@ int eci_optimize_rank(ec_optimize *o)
     merge_sort(o, o->ranked, tmp, o->n_ranked);
     merge_sort(o, o->no_fit, tmp, o->n_no_fit);
     eci_free(ctx, tmp, (o->n_combos ? o->n_combos : 1) * sizeof *tmp);
-    /* The rivals that do not fit: near misses above the best (all, when nothing fits). */
+    /* The rivals that do not fit: near misses above the best, and the layouts at the edge of
+     * out-of-memory that would rank among the top listed (all, when nothing fits). */
     if (o->n_ranked > 0) {
         double best = score(o, &o->recs[o->ranked[0]]);
+        size_t shown = o->top > 0 && (size_t)o->top < o->n_ranked ? (size_t)o->top : o->n_ranked;
+        double last = score(o, &o->recs[o->ranked[shown - 1]]);
         size_t k = 0;
-        for (size_t j = 0; j < o->n_no_fit && score(o, &o->recs[o->no_fit[j]]) > best; j++) {
+        for (size_t j = 0; j < o->n_no_fit; j++) {
             const rec *r = &o->recs[o->no_fit[j]];
-            if (r->peak_bytes <= NEAR_MISS_PEAK_FRAC * r->capacity_bytes)
+            double sc = score(o, r);
+            if ((sc > best && r->peak_bytes <= NEAR_MISS_PEAK_FRAC * r->capacity_bytes) || (r->at_edge && sc >= last))
                 o->no_fit[k++] = o->no_fit[j];
         }
         o->n_no_fit = k;
@@ -172,8 +176,13 @@ static void explain(const ec_optimize *o, const rec *r, const rec *best, ec_opti
     }
     if (!r->fits) {
         out->lost = EC_LOSS_NO_FIT;
-        snprintf(out->reason, sizeof out->reason, "does not fit: peak %.1f GiB of %.1f GiB", r->peak_bytes / 1073741824.0,
-                 r->capacity_bytes / 1073741824.0);
+        if (r->at_edge)
+            snprintf(out->reason, sizeof out->reason, "at the edge: needs %.1f of %.1f GiB, less free than the %.1f GiB "
+                     "headroom", r->needed_bytes / 1073741824.0, r->capacity_bytes / 1073741824.0,
+                     r->headroom_bytes / 1073741824.0);
+        else
+            snprintf(out->reason, sizeof out->reason, "does not fit: needs %.1f GiB of %.1f GiB",
+                     r->needed_bytes / 1073741824.0, r->capacity_bytes / 1073741824.0);
         return;
     }
     if (o->goal == EC_OPTIMIZE_COST && r->tokens_per_s >= best->tokens_per_s) {
@@ -233,6 +242,9 @@ int ec_optimize_get(const ec_optimize *o, int no_fit, size_t i, ec_optimize_layo
     out->peak_bytes = r->peak_bytes;
     out->capacity_bytes = r->capacity_bytes;
     out->fits = r->fits;
+    out->at_edge = r->at_edge;
+    out->needed_bytes = r->needed_bytes;
+    out->headroom_bytes = r->headroom_bytes;
     out->train_s = o->train_tokens > 0 && r->tokens_per_s > 0 ? o->train_tokens / r->tokens_per_s : 0;
     out->price_per_hour = r->price_per_hour;
     double tokens = o->train_tokens > 0 ? o->train_tokens : 1e6;

@@ -35,8 +35,9 @@ typedef struct strat {
 /* The figures of a priced candidate. */
 typedef struct rec {
     int state;
-    int fits;
+    int fits, at_edge;            /* at_edge: fits only without the memory headroom */
     double tokens_per_s, step_s, mfu, hfu, peak_bytes, capacity_bytes, price_per_hour;
+    double needed_bytes, headroom_bytes;
     double fwd_bwd_s, busy_s, straggler_s;
     ec_comm_parts comm;
 } rec;

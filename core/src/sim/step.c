@@ -580,7 +580,13 @@ static void step_memory(step *s, ec_result *res)
                      .weights_on_host = cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS,
                      .act_copies = r->in_flight, .frozen_elem_bytes = s->p.frozen_elem_bytes, .ep = r->ep,
                      .grad_accum = s->ga, .expandable_segments = cfg->expandable_segments,
-                     .keep_grads = cfg->torch_version > 0 && cfg->torch_version < 2.0};
+                     .keep_grads = cfg->torch_version > 0 && cfg->torch_version < 2.0,
+                     .torch_version = cfg->torch_version,
+                     /* a plain loop keeps `out = model(x)` through backward; HF's Trainer and Lightning
+                      * drop it, and recipes with a chunked loss (torchtune) `del logits` first */
+                     .outputs_held = cfg->trainer == EC_TRAINER_PLAIN && !s->dp && cfg->loss_chunks <= 1,
+                     .loss_chunks = cfg->loss_chunks, .optimizer_in_bwd = cfg->optimizer_in_bwd,
+                     .conv_transposes = s->rates.tensor_cores, .headroom_bytes = cfg->memory_headroom_bytes};
     if (s->per_unit) { /* gathered 16-bit units in flight (the rate limiter's; without resharding after forward,
                         * every unit stays gathered until backward), the root, and one unit's unsharded
                         * gradients before their reduce-scatter */

@@ -134,8 +134,20 @@ void eci_warn_all(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r
     double near = eci_const(ctx, EC_C_near_capacity_warn_frac);
     if (r->net == NULL)
         eci_warn_add(res, EC_WARN_MEMORY_UNKNOWN, "gpu_step_s without a model: memory is not predicted");
-    else if (!res->memory.fits)
-        eci_warn_add(res, EC_WARN_DOES_NOT_FIT, "predicted peak memory exceeds the GPU's capacity (out of memory)");
+    else if (res->memory.at_edge) {
+        char text[240];
+        const ec_memory *m = &res->memory;
+        snprintf(text, sizeof text, "at the edge of out-of-memory: needs %.2f of %.2f GiB, leaving %.2f GiB free, "
+                 "less than the %.2f GiB headroom (memory_headroom_gib): a smaller batch or checkpointing is safe",
+                 m->needed_bytes / 1073741824.0, m->capacity_bytes / 1073741824.0,
+                 (m->capacity_bytes - m->needed_bytes) / 1073741824.0, m->headroom_bytes / 1073741824.0);
+        eci_warn_add(res, EC_WARN_MEMORY_EDGE, text);
+    } else if (!res->memory.fits) {
+        char text[160];
+        snprintf(text, sizeof text, "predicted peak memory exceeds the GPU's capacity (out of memory): needs %.2f of "
+                 "%.2f GiB", res->memory.needed_bytes / 1073741824.0, res->memory.capacity_bytes / 1073741824.0);
+        eci_warn_add(res, EC_WARN_DOES_NOT_FIT, text);
+    }
     else if (cfg->num_gpus > 1 && res->memory.peak_bytes > near * res->memory.capacity_bytes) {
         /* a multi-GPU job holds more than one GPU (NCCL buffers, DDP's copies); when a step no
          * longer fits, the caching allocator frees its cache and retries, step after step, and
