@@ -363,7 +363,9 @@ static const char networks_usage[] =
     "the rate of each GPU's own NIC and of a node (Gb/s per direction), the measured\n"
     "collective efficiency where one is published (else constants.csv internode_busbw_frac),\n"
     "the NVLink switch domain, and the description.  Without network=, nodes are joined by\n"
-    "network_gbit_per_s (per node) or constants.csv internode_bytes_per_s.\n";
+    "network_gbit_per_s (per node), else by the network of the GPU's reference system\n"
+    "(models/reference_systems.csv: DGX H100's NDR InfiniBand, a PCIe server's 100 GbE), else\n"
+    "constants.csv internode_bytes_per_s.\n";
 
 static const char models_usage[] =
     "usage: epochcast models\n"

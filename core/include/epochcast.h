@@ -396,7 +396,7 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
                                              model, or this configuration never reads it */
 #define EC_WARN_PARAMS_MISMATCH (1u << 10) /* the shapes' parameter count differs from the published one by > 0.5% */
 #define EC_WARN_LENGTHS_UNPADDED (1u << 11) /* lengths= with padding=max_length: padded to seq_len anyway */
-#define EC_WARN_NETWORK_DEFAULTED (1u << 12) /* several nodes joined by the default network (no network=) */
+#define EC_WARN_NETWORK_DEFAULTED (1u << 12) /* several nodes, no network=: the GPU's reference system's network assumed */
 #define EC_WARN_FP32_CONVS      (1u << 13) /* fp32 convolutions where PyTorch's default runs them in TF32 */
 #define EC_WARN_MEMORY_EDGE     (1u << 14) /* fits only without the memory headroom: at the edge of out-of-memory */
 

@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const tables[] = {"gpus", "hosts", "networks", "constants", "profile", "interconnects"};
+static const char *const tables[] = {"gpus", "hosts", "networks", "constants", "profile", "interconnects",
+                                     "reference_systems"};
 
 /* A copy of the shipped models/ tables in a new temporary folder. */
 static char *copy_models(void)

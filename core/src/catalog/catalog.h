@@ -35,6 +35,7 @@ typedef struct eci_gpu {
     int gpus_per_board;
     double kernel_floor_s;            /* GPU-side time of an empty back-to-back kernel */
     int measured;                     /* efficiencies measured (1) or architecture defaults (0) */
+    const struct eci_refsys *refsys;  /* its reference system (reference_systems.csv), NULL: none */
 } eci_gpu;
 
 /* ---- host profile (one row of models/hosts.csv) -------------------------------- */
@@ -60,6 +61,12 @@ typedef struct eci_fabric {
     double efficiency_frac;   /* measured all-reduce bus bandwidth over the link rate, -1: not measured */
     double domain_gpus;       /* GPUs in one NVLink switch domain (GB200 NVL72), -1: none */
 } eci_fabric;
+
+/* ---- a GPU's reference system (one row of models/reference_systems.csv, refsys.c) ---- */
+typedef struct eci_refsys {
+    char *gpu, *system, *network, *fabric_text, *source;
+    const eci_fabric *fabric;   /* the row of interconnects.csv `network` names (set at load) */
+} eci_refsys;
 
 /* ---- config keys a prediction asks about (config.c) ------------------------------ */
 /* Keys whose being given explicitly (not only their value) changes a prediction or its
@@ -112,6 +119,10 @@ EC_INTERNAL const eci_host *eci_host_find(ec_ctx *ctx, const char *name);
 EC_INTERNAL int eci_fabric_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_fabric_free(ec_ctx *ctx);
 EC_INTERNAL const eci_fabric *eci_fabric_find(ec_ctx *ctx, const char *name); /* sets EC_ENOTFOUND */
+
+/* reference_systems.csv, after gpus.csv and interconnects.csv: sets each GPU's refsys. */
+EC_INTERNAL int eci_refsys_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_refsys_free(ec_ctx *ctx);
 
 EC_INTERNAL int eci_consts_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_consts_free(ec_ctx *ctx);

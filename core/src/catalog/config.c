@@ -144,7 +144,7 @@ static const key_def KEYS[] = {
     INT(ep, 1, 65536, 1, "expert-parallel degree of mixture-of-experts layers (divides dp) [1]"),
     INT(cp, 1, 1024, 1, "context-parallel degree: the sequence split over cp GPUs [1]"),
     INT(gpus_per_node, 1, 1024, 0, "GPUs per machine [0 = 8, constants.csv gpus_per_node]"),
-    STR(network, "inter-node network preset of models/interconnects.csv, e.g. ib-ndr-400 [default]"),
+    STR(network, "inter-node network preset of models/interconnects.csv, e.g. ib-ndr-400 [reference_systems.csv]"),
     INT(lora_r, 1, 65536, 0, "LoRA rank; 0 = full fine-tune [0]"),
     ENUM("lora_targets", lora_targets, 0, "qv, attention, attention_mlp, all_linear",
          "linears with LoRA adapters: qv (PEFT default), attention, attention_mlp, all_linear [qv]"),

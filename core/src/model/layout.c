@@ -130,21 +130,34 @@ static int check_strategy(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     return EC_OK;
 }
 
-/* The inter-node network: network= names a preset of models/interconnects.csv; without it,
- * network_gbit_per_s (per node) or constants.csv internode_bytes_per_s. */
+/* The rates of fabric f per GPU's NIC and per node of per_node GPUs. */
+static void fabric_rates(const eci_fabric *f, int per_node, double *gpu, double *node)
+{
+    *gpu = f->gpu_gbit_per_s > 0 ? f->gpu_gbit_per_s * 1e9 / 8 : f->node_gbit_per_s * 1e9 / 8 / per_node;
+    *node = f->node_gbit_per_s > 0 ? f->node_gbit_per_s * 1e9 / 8 : *gpu * per_node;
+}
+
+/* The inter-node network: network= names a preset of models/interconnects.csv; else
+ * network_gbit_per_s (per node); else, across nodes, the network of the GPU's reference
+ * system (models/reference_systems.csv: DGX H100's NDR InfiniBand, a PCIe server's 100 GbE);
+ * else constants.csv internode_bytes_per_s.  r->fabric_defaulted says the reference
+ * system's network was taken (the warning names it). */
 static int resolve_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 {
     double node = cfg->network_bytes_per_s > 0 ? cfg->network_bytes_per_s
                                                : eci_const(ctx, EC_C_internode_bytes_per_s);
     double gpu = node / r->per_node;
+    r->fabric_defaulted = 0;
     if (cfg->network[0] != '\0') {
         if ((r->fabric = eci_fabric_find(ctx, cfg->network)) == NULL)
             return EC_ENOTFOUND;
-        const eci_fabric *f = r->fabric;
-        gpu = f->gpu_gbit_per_s > 0 ? f->gpu_gbit_per_s * 1e9 / 8 : f->node_gbit_per_s * 1e9 / 8 / r->per_node;
-        node = f->node_gbit_per_s > 0 ? f->node_gbit_per_s * 1e9 / 8 : gpu * r->per_node;
+        fabric_rates(r->fabric, r->per_node, &gpu, &node);
         if (cfg->network_bytes_per_s > 0)
             return eci_error(ctx, EC_EINVAL, "keys 'network' and 'network_gbit_per_s' both set: give one");
+    } else if (cfg->network_bytes_per_s <= 0 && r->nodes > 1 && r->gpu->refsys != NULL) {
+        r->fabric = r->gpu->refsys->fabric;
+        r->fabric_defaulted = 1;
+        fabric_rates(r->fabric, r->per_node, &gpu, &node);
     }
     r->node_net_bytes_per_s = node;
     r->gpu_net_bytes_per_s = gpu;

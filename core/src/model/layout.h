@@ -22,7 +22,8 @@ typedef struct eci_resolved {
     /* The parallel layout (layout.c): num_gpus = dp x tp x pp x cp; ep divides dp. */
     int dp, tp, pp, cp, ep, sp;
     int per_node;               /* GPUs per node */
-    const eci_fabric *fabric;   /* network= preset, NULL without one */
+    const eci_fabric *fabric;   /* network= preset, or the GPU's reference system's across nodes; NULL: none */
+    int fabric_defaulted;       /* fabric is the reference system's (no network= given) */
     double node_net_bytes_per_s, gpu_net_bytes_per_s; /* inter-node rate per node and per GPU's NIC */
     double input_bytes;         /* one micro-batch's input tensors (set by the step model) */
     double tokens;              /* tokens (or images) of one micro-batch on one GPU (set by the step model) */

@@ -1,7 +1,8 @@
 /*
  * load.c: a models/ folder into a context (ec_ctx_load_models): the catalog's tables
- * (constants, GPUs, hosts, interconnects), the network presets of networks.csv, the fitted
- * parameters of profile.csv and the prices of prices.csv when the folder has them; and a
+ * (constants, GPUs, hosts, interconnects), the network presets of networks.csv, and when the
+ * folder has them the GPUs' reference systems of reference_systems.csv, the fitted
+ * parameters of profile.csv and the prices of prices.csv; and a
  * context loaded as another is (ec_ctx_load_from: its folder, its fit, its defined networks).
  */
 #include "catalog/params.h"
@@ -13,6 +14,7 @@
 /* Free the models/ tables (a load that failed half way). */
 static void unload(ec_ctx *ctx)
 {
+    eci_refsys_free(ctx);
     eci_hw_free(ctx);
     eci_host_free(ctx);
     eci_fabric_free(ctx);
@@ -61,10 +63,21 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
             return rc;
         }
     }
+    /* reference_systems.csv, when present: each GPU's reference system and the network it
+     * ships with, the default of a multi-node layout without network= (catalog/refsys.c). */
+    int n = snprintf(path, sizeof path, "%s/reference_systems.csv", dir);
+    FILE *probe = n > 0 && (size_t)n < sizeof path ? fopen(path, "r") : NULL;
+    if (probe != NULL) {
+        fclose(probe);
+        if ((rc = eci_refsys_load(ctx, path)) != EC_OK) {
+            unload(ctx);
+            return rc;
+        }
+    }
     /* profile.csv, when present, holds parameters fitted on measured runs
      * (`epochcast calibrate`); it becomes this context's default fit. */
-    int n = snprintf(path, sizeof path, "%s/profile.csv", dir);
-    FILE *probe = n > 0 && (size_t)n < sizeof path ? fopen(path, "r") : NULL;
+    n = snprintf(path, sizeof path, "%s/profile.csv", dir);
+    probe = n > 0 && (size_t)n < sizeof path ? fopen(path, "r") : NULL;
     if (probe != NULL) {
         fclose(probe);
         ec_fit_report rep;

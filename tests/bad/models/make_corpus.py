@@ -134,3 +134,16 @@ dup = [list(r) for r in prof]
 dup.append(list(prof[1]))
 emit("profile", "duplicate_parameter", text(dup))
 emit("profile", "zero_value", text(set_cell(prof, 1, "value", "0")))
+
+refs = read("reference_systems")
+emit("reference_systems", "empty", "")
+emit("reference_systems", "header_only", text(refs[:1]))
+emit("reference_systems", "missing_column", text(drop_col(refs, "network")))
+h100 = [r[0] for r in refs].index("h100-sxm5-80gb")
+emit("reference_systems", "unknown_gpu", text(set_cell(refs, h100, "gpu", "h100-sxm9")))
+emit("reference_systems", "unknown_network", text(set_cell(refs, h100, "network", "ib-ndr-4000")))
+emit("reference_systems", "empty_source", text(set_cell(refs, h100, "source", "")))
+emit("reference_systems", "empty_fabric", text(set_cell(refs, h100, "fabric", "")))
+dup = [list(r) for r in refs]
+dup.append(list(refs[h100]))
+emit("reference_systems", "duplicate_gpu", text(dup))

@@ -1,0 +1,111 @@
+"""compare.py: predicted against measured, after the sections: `epochcast validate` on DIR/runs.csv
+with the shipped models/profile.csv (DIR/validate.csv, validate.txt) and with the device's own
+profile rows (DIR/device_profile.csv: validate_device_profile.csv, .txt), then one summary,
+DIR/predicted_vs_measured.md: every run record (time, the three memory readings, the
+out-of-memory run) with both predictions, and the microbenchmarks' headline figures.
+
+  python3 compare.py --out DIR --ec path/to/epochcast [--dry-run]
+
+It runs the same in the dry run (on its synthetic rows): that is the check that the run
+records and the profile rows are in the formats epochcast reads. A non-zero exit of either
+validate is this script's failure.
+"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+
+import common
+
+
+def validate(ec, out, tag, extra):
+    runs = os.path.join(out, "runs.csv")
+    per_run = os.path.join(out, f"{tag}.csv")
+    cmd = [ec, "validate", runs, "-o", per_run] + extra
+    with open(os.path.join(out, "commands.txt"), "a") as f:
+        f.write("+ " + " ".join(cmd) + f" > {tag}.txt\n")
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    with open(os.path.join(out, f"{tag}.txt"), "w") as f:
+        f.write(res.stdout + res.stderr)
+    if res.returncode != 0:
+        sys.exit(f"compare: {' '.join(cmd)} exited {res.returncode}: {res.stderr.strip()[:300]}")
+    with open(per_run, newline="") as f:
+        return {r["id"]: r for r in csv.DictReader(f)}
+
+
+def fmt_value(metric, v):
+    if v in ("", None):
+        return ""
+    x = float(v)
+    if metric.startswith("peak") or metric.endswith("bytes"):
+        return f"{x / 2**30:.2f} GiB"
+    return f"{x:.4g}"
+
+
+def summary(out, shipped, device, has_profile):
+    lines = ["# Predicted against measured (bench/harness/device_check.sh)", ""]
+    env = os.path.join(out, "env.txt")
+    if os.path.exists(env):
+        lines += ["```", open(env).read().strip(), "```", ""]
+    lines += ["Run records (`runs.csv`) predicted by `epochcast validate` with the shipped `models/profile.csv`" +
+              (" and with this GPU's microbenchmark profile (`device_profile.csv`)." if has_profile else "."), "",
+              "| id | metric | measured | predicted | error % | in p10-p90 |" +
+              (" predicted (device profile) | error % |" if has_profile else ""),
+              "| --- | --- | ---: | ---: | ---: | :---: |" + (" ---: | ---: |" if has_profile else "")]
+    with open(os.path.join(out, "runs.csv"), newline="") as f:
+        runs = list(csv.DictReader(f))
+    for r in runs:
+        v = shipped.get(r["id"], {})
+        metric = r["metric"] + (f" ({r['memory_reading']})" if r.get("memory_reading") else "")
+        row = (f"| {r['id']} | {metric} | {fmt_value(r['metric'], r['value'])} | "
+               f"{fmt_value(r['metric'], v.get('predicted'))} | {v.get('error_pct', '')} | {v.get('in_p10_p90', '')} |")
+        if has_profile:
+            d = device.get(r["id"], {})
+            row += f" {fmt_value(r['metric'], d.get('predicted'))} | {d.get('error_pct', '')} |"
+        lines.append(row)
+    lines += ["", "## Microbenchmarks", ""]
+    gemm = [r for r in common.read_table(out, "gemm") if r["efficiency_frac"]]
+    for d in ("fp32", "tf32", "fp16", "bf16", "fp8"):
+        rs = [r for r in gemm if r["dtype"] == d]
+        if rs:
+            b = max(rs, key=lambda r: float(r["efficiency_frac"]))
+            lines.append(f"- GEMM {d}: best {float(b['flop_per_s']) / 1e12:.1f} TFLOP/s = {float(b['efficiency_frac']):.2f}"
+                         f" of peak at {b['m']}x{b['n']}x{b['k']}")
+    att = [r for r in common.read_table(out, "attention") if r["flop_per_s"] and r["seq"] == "2048"
+           and r["head_dim"] == "128" and r["causal"] == "1"]
+    for r in att:
+        lines.append(f"- attention {r['impl']}/{r['backend']} causal, seq 2048, head dim 128, {r['pass']}: "
+                     f"{float(r['flop_per_s']) / 1e12:.1f} TFLOP/s")
+    for r in common.read_table(out, "bandwidth"):
+        if r["bytes_per_s"] and int(r["elements"]) == 1 << 27:
+            lines.append(f"- {r['kernel']} at 2^27 elements: {float(r['bytes_per_s']) / 1e9:.0f} GB/s"
+                         + (f" = {float(r['efficiency_frac']):.2f} of spec" if r["efficiency_frac"] else ""))
+    for r in common.read_table(out, "launch"):
+        if r["value_s"]:
+            lines.append(f"- {r['metric']}: {float(r['value_s']) * 1e6:.2f} us")
+    fails = common.read_table(out, "failures")
+    if fails:
+        lines += ["", "## Sections that failed", ""] + [f"- {r['section']}: exit {r['exit_code']}: {r['note']}" for r in fails]
+    with open(os.path.join(out, "predicted_vs_measured.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--ec", required=True, help="the epochcast binary")
+    ap.add_argument("--dry-run", action="store_true")
+    args = ap.parse_args(argv)
+    if not os.path.exists(os.path.join(args.out, "runs.csv")):
+        sys.exit("compare: no runs.csv (every training section failed?)")
+    shipped = validate(args.ec, args.out, "validate", [])
+    profile = os.path.join(args.out, "device_profile.csv")
+    has_profile = os.path.exists(profile)
+    device = validate(args.ec, args.out, "validate_device_profile", ["--profile", profile]) if has_profile else {}
+    summary(args.out, shipped, device, has_profile)
+    print(f"{len(shipped)} runs validated" + (", also with the device profile" if has_profile else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""profile.py: the microbenchmarks as fitted-parameter rows (models/profile.csv's format), into
+DIR/device_profile.csv, for this GPU's architecture (models/gpus.csv):
+
+  gemm_scale  the geometric mean over tf32, fp16 and bf16 of the best efficiency of the large
+              GEMMs of gemm.csv over the gpus.csv row's gemm_eff_<dtype>_frac
+  simt_scale  the same for fp32
+  mem_scale   the best bandwidth of copy, add and gelu at 2^27 elements (bandwidth.csv) over
+              spec bandwidth x memory_eff_frac
+  attn_eff    (global) SDPA as PyTorch picks it (auto), forward + backward at sequence 2,048,
+              head dim 128, not causal (attention.csv), over the best large bf16 GEMM rate
+
+A parameter whose measurements are missing has no row. `epochcast predict ... profile=FILE`
+reads it (device_check.sh checks that it loads).
+"""
+import math
+import os
+
+import common
+
+
+def best(rows, pred, key):
+    vals = [float(r[key]) for r in rows if r.get("status") in ("ok", "dry-run") and r.get(key) and pred(r)]
+    return max(vals) if vals else None
+
+
+def rows_for(out, gpu):
+    row = common.gpu_row(gpu)
+    if row is None:
+        return [], f"{gpu}: no row in models/gpus.csv, no profile rows"
+    arch, rows = row["architecture"], []
+    gemm = common.read_table(out, "gemm")
+    ratios = []
+    for d in ("tf32", "fp16", "bf16"):
+        e = best(gemm, lambda r, d=d: r["dtype"] == d and r["shape_class"] == "large", "efficiency_frac")
+        table = float(row.get(f"gemm_eff_{d}_frac") or 0)
+        if e and table > 0:
+            ratios.append(e / table)
+    if ratios:
+        rows.append(dict(parameter="gemm_scale", architecture=arch,
+                         value=math.exp(sum(map(math.log, ratios)) / len(ratios)),
+                         meaning=f"device_check on {gpu}: best large tf32/fp16/bf16 GEMM efficiency over gpus.csv's"))
+    e = best(gemm, lambda r: r["dtype"] == "fp32" and r["shape_class"] == "large", "efficiency_frac")
+    if e and float(row.get("gemm_eff_fp32_frac") or 0) > 0:
+        rows.append(dict(parameter="simt_scale", architecture=arch, value=e / float(row["gemm_eff_fp32_frac"]),
+                         meaning=f"device_check on {gpu}: best large fp32 GEMM efficiency over gpus.csv's"))
+    bw = best(common.read_table(out, "bandwidth"),
+              lambda r: r["kernel"] in ("copy", "add", "gelu") and int(r["elements"]) == 1 << 27, "bytes_per_s")
+    spec, eff = float(row["memory_bandwidth_bytes_per_s"] or 0), float(row["memory_eff_frac"] or 0)
+    if bw and spec > 0 and eff > 0:
+        rows.append(dict(parameter="mem_scale", architecture=arch, value=bw / (spec * eff),
+                         meaning=f"device_check on {gpu}: best streaming kernel at 256 MiB over spec x memory_eff_frac"))
+    att = common.read_table(out, "attention")
+    fwd = best(att, lambda r: r["impl"] == "sdpa" and r["backend"] == "auto" and r["seq"] == "2048"
+               and r["head_dim"] == "128" and r["causal"] == "0" and r["pass"] == "fwd", "time_s")
+    bwd = best(att, lambda r: r["impl"] == "sdpa" and r["backend"] == "auto" and r["seq"] == "2048"
+               and r["head_dim"] == "128" and r["causal"] == "0" and r["pass"] == "bwd", "time_s")
+    gemm_rate = best(gemm, lambda r: r["dtype"] == "bf16" and r["shape_class"] == "large", "flop_per_s")
+    if fwd and bwd and gemm_rate:
+        cell = [r for r in att if r["impl"] == "sdpa" and r["backend"] == "auto" and r["seq"] == "2048"
+                and r["head_dim"] == "128" and r["causal"] == "0" and r["pass"] == "fwd"][0]
+        flop = 3.5 * 4.0 * int(cell["batch"]) * int(cell["heads"]) * 2048 ** 2 * 128
+        rows.append(dict(parameter="attn_eff", architecture="", value=flop / (fwd + bwd) / gemm_rate,
+                         meaning=f"device_check on {gpu}: SDPA (auto) fwd+bwd at 2048 x 128 over the best bf16 GEMM"))
+    return rows, f"{len(rows)} profile rows for {arch}"
+
+
+def main(argv=None):
+    args = common.parse_args(__doc__, argv)
+    rows, note = rows_for(args.out, common.device_name(args.dry_run))
+    if rows:
+        common.write_profile(os.path.join(args.out, "device_profile.csv"), rows)
+    print(note)
+
+
+if __name__ == "__main__":
+    main()
