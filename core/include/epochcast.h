@@ -240,6 +240,12 @@ typedef enum ec_tokenizer { EC_TOKENIZER_FAST = 0, EC_TOKENIZER_PYTHON } ec_toke
 #define EC_PATH_MAX 512
 #define EC_CONFIG_MASK_WORDS 4 /* room for 256 keys */
 
+/* What the training loop backpropagates (key loss). */
+typedef enum ec_loss_kind {
+    EC_LOSS_KIND_CROSS_ENTROPY = 0, /* the task head's loss (cross entropy) */
+    EC_LOSS_KIND_SUM                /* logits.sum(), as memory and speed benchmarks do: no log-probabilities */
+} ec_loss_kind;
+
 typedef struct ec_config {
     char model[EC_PATH_MAX];     /* network preset id ("bert-base"), a config.json path or a folder holding one,
                                     or a network defined on the context (ec_network_define) */
@@ -324,6 +330,7 @@ typedef struct ec_config {
                                     time (torchtune's CEWithChunkedOutputLoss: 8) [1] */
     int optimizer_in_bwd;        /* each parameter's optimizer step runs in backward and frees its gradient
                                     (torchtune optimizer_in_bwd), 0/1 [0] */
+    ec_loss_kind loss;           /* what the loop backpropagates [EC_LOSS_KIND_CROSS_ENTROPY] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;
@@ -399,6 +406,7 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_NETWORK_DEFAULTED (1u << 12) /* several nodes, no network=: the GPU's reference system's network assumed */
 #define EC_WARN_FP32_CONVS      (1u << 13) /* fp32 convolutions where PyTorch's default runs them in TF32 */
 #define EC_WARN_MEMORY_EDGE     (1u << 14) /* fits only without the memory headroom: at the edge of out-of-memory */
+#define EC_WARN_TORCH_UNKNOWN   (1u << 15) /* torch_version outside the releases models/constants.csv describes */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {

@@ -238,6 +238,14 @@ static void test_bert_mlm_loss_in_fp32(void **state)
     predict_words(ctx, words, 7, &res);
     assert_rel(res.memory.workspace_bytes, eci_const(ctx, EC_C_cublas_workspace_bytes) + 2.0 * n * 4.0 + n * 2.0,
                EC_TOL_CLOSED_FORM);
+    /* loss=sum (logits.sum()): no log-probabilities kept, one 16-bit gradient beside the held logits */
+    ec_result ce = res;
+    const char *sum[] = {"model=bert-base", "task=lm", "gpu=a100-sxm4-80gb", "precision=amp_fp16",
+                         "batch_per_gpu=32", "seq_len=512", "trainer=plain", "loss=sum"};
+    predict_words(ctx, sum, 8, &res);
+    assert_rel(res.memory.workspace_bytes, eci_const(ctx, EC_C_cublas_workspace_bytes) + n * 2.0 + n * 2.0,
+               EC_TOL_CLOSED_FORM);
+    assert_rel(ce.memory.activations_bytes - res.memory.activations_bytes, n * 4.0, EC_TOL_CLOSED_FORM);
     ec_ctx_free(ctx);
 }
 
@@ -282,6 +290,16 @@ static void test_bad_keys(void **state)
     assert_int_equal(ec_config_set_word(ctx, &cfg, "grad_accum=4"), EC_OK);
     assert_int_equal(ec_predict(ctx, &cfg, &res), EC_EINVAL);
     assert_non_null(strstr(ec_ctx_errmsg(ctx), "optimizer_in_bwd"));
+    /* a release the data does not describe: a warning naming the key, priced as the nearest known */
+    assert_int_equal(ec_config_set_word(ctx, &cfg, "optimizer_in_bwd=0"), EC_OK);
+    static const char *const versions[] = {"torch_version=3.1", "torch_version=1.5", "torch_version=2.4"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ec_config_set_word(ctx, &cfg, versions[i]), EC_OK);
+        assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+        assert_int_equal(!!(res.warnings & EC_WARN_TORCH_UNKNOWN), i < 2);
+        if (i < 2)
+            assert_non_null(strstr(res.warning_text, "key 'torch_version'"));
+    }
     ec_ctx_free(ctx);
 }
 

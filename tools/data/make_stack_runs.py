@@ -105,7 +105,11 @@ FIELDS = ["id", "model", "task", "gpu", "num_gpus", "strategy", "precision", "to
           "seq_len", "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "attention", "memory_format",
           "trainer", "max_grad_norm", "data", "num_workers", "pin_memory", "padding", "dataset_samples", "epochs",
           "eval_samples", "metric", "memory_reading", "value", "source", "split", "note_split", "note_gpu_known",
-          "note_gpu", "note_reading_of", "note_task"]
+          "note_gpu", "note_reading_of", "note_task", "loss"]
+
+# Sources whose loop backpropagates logits.sum() rather than the head's loss (key loss=sum).
+SUM_LOSS = {"hf_sdpa_bert_a100", "hf_sdpa_rtx3080ti", "hf_sdpa_opt_l40s", "hf_sdpa_distilbert_rtx2060",
+            "hf_sdpa_layoutlmv3_a100"}
 
 KV_RE = re.compile(r"^([a-z_]+)=([^\s;,]+)$")
 
@@ -239,6 +243,8 @@ def convert(m, gpus):
         "note_gpu": gnote,
         "note_reading_of": m["task"] if no_step else "",
         "note_task": note_task,
+        # the SDPA tables' template backpropagates outputs.logits.sum() (bench/data/stack/README.md)
+        "loss": "sum" if src in SUM_LOSS else "",
     }
 
 

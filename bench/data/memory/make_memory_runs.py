@@ -30,7 +30,7 @@ STACK_COLS = ("id,model,task,gpu,num_gpus,strategy,precision,torch_version,batch
               "metric,memory_reading,value,source,split,note_split,note_gpu_known,note_gpu,"
               "note_reading_of,note_task").split(",")
 EXTRA_COLS = ["lora_r", "lora_targets", "base_precision", "zero_stage", "offload", "sharding",
-              "reduce_dtype", "target_len", "loss_chunks", "optimizer_in_bwd", "note_reading_stated",
+              "reduce_dtype", "target_len", "loss_chunks", "optimizer_in_bwd", "loss", "note_reading_stated",
               "note_unexpressed", "note"]
 COLS = STACK_COLS + EXTRA_COLS
 
@@ -400,7 +400,7 @@ for b, s, eager, sdpa in ((2, 256, 358.411, 321.088), (2, 512, 753.458, 602.660)
     for att, val in (("eager", eager), ("sdpa", sdpa)):
         add(id=f"hfdoc-albert-2060-{att}-b{b}-s{s}", batch_per_gpu=b, seq_len=s, attention=att,
             value=round(val * 1e6), source=f"{HFA}: row batch {b}, seq {s}, {att} peak mem {val} MB",
-            note=hfa_note, note_unexpressed="loss = logits.sum() (no cross entropy)", **hfa_common)
+            note=hfa_note, loss="sum", **hfa_common)
 
 # ---------------------------------------------------------------- Raschka, LLMs-from-scratch (split rasbt_llm_speed)
 RB = ("rasbt/LLMs-from-scratch@0636158 ch05/10_llm-training-speed/README.md (script printouts, 'PyTorch version: "

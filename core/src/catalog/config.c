@@ -31,6 +31,7 @@ _Static_assert(sizeof(ec_attention) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_memory_format) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_trainer) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_kernels) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_loss_kind) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -174,6 +175,9 @@ static const key_def KEYS[] = {
          "GiB kept free beyond what must be allocated, 0..the GPU's memory [auto: the allocator's usual slack]"),
     INT(loss_chunks, 1, 65536, 1, "chunked cross entropy, fp32 logits one chunk at a time (torchtune: 8) [1]"),
     BOOL(optimizer_in_bwd, "optimizer step in backward, freeing each gradient (torchtune), 0/1 [0]"),
+    ENUM("loss", loss, 0, "cross_entropy, sum",
+         "what the loop backpropagates: cross_entropy (the head's loss) or sum (logits.sum(), benchmarks) "
+         "[cross_entropy]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -13,6 +13,8 @@
     X(cuda_context_old_bytes)           \
     X(cuda_context_eager_until_version) \
     X(cuda_context_eager_bytes)         \
+    X(torch_version_known_max)          \
+    X(torch_version_known_min)          \
     X(nccl_context_bytes)               \
     X(cublas_workspace_bytes)           \
     X(allocator_frac_static)            \

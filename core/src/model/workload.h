@@ -160,6 +160,8 @@ typedef struct eci_shape {
     int unpadded;           /* every sample fills the sequence (no lengths): HF builds no padding mask
                                and calls SDPA with is_causal=True */
     int flash_triton;       /* attention=flash_triton: the fused attention op runs the Triton kernel */
+    /* Appended for issue 40. */
+    int loss_sum;           /* loss=sum: the loop backpropagates logits.sum(), no cross entropy */
 } eci_shape;
 
 /* Build the op list into wl (which must be zeroed or hold an earlier expansion: its arrays are

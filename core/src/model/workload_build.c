@@ -194,6 +194,15 @@ void eci_wl_cross_entropy(builder *b, double rows, double classes)
     double n = rows * classes;
     size_t first = b->wl->n_ops;
     b->wl->output_bytes += n * b->act;
+    if (b->sh->loss_sum) { /* loss=sum (benchmarks' logits.sum()): one read; its backward is an expanded
+                            * view the head's backward reads as one gradient of the logits' size */
+        eci_op *op = mem(b, "logits_sum", n, b->act, 0);
+        if (op != NULL)
+            op->loss = 1;
+        if (n * b->act / 2.0 > b->wl->loss_bytes)
+            b->wl->loss_bytes = n * b->act / 2.0; /* memory.c prices two loss_bytes */
+        return;
+    }
     if (b->amp) {
         cast(b, "cast_logits", n, 0);
         if (b->rc == EC_OK) /* an upcast: read 2, write 4 */

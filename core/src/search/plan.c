@@ -308,10 +308,15 @@ static void run_point(ec_plan *p, plan_point *pt)
     }
     int need_price = o->goal == EC_PLAN_CHEAPEST || o->budget > 0;
     if (o->must_fit && (no_fit || !pt->res.memory.fits)) {
+        const ec_memory *m = &pt->res.memory;
         pt->verdict = EC_PLAN_NO_FIT;
-        snprintf(pt->msg, sizeof pt->msg, "peak memory %.1f GiB > %.1f GiB even at batch_per_gpu %d",
-                 pt->res.memory.peak_bytes / 1073741824.0, pt->res.memory.capacity_bytes / 1073741824.0,
-                 pt->cfg.batch_per_gpu);
+        if (m->at_edge)
+            snprintf(pt->msg, sizeof pt->msg, "at the edge of out-of-memory even at batch_per_gpu %d: needs %.1f of "
+                     "%.1f GiB, less free than the %.1f GiB headroom", pt->cfg.batch_per_gpu,
+                     m->needed_bytes / 1073741824.0, m->capacity_bytes / 1073741824.0, m->headroom_bytes / 1073741824.0);
+        else
+            snprintf(pt->msg, sizeof pt->msg, "needs %.1f GiB > %.1f GiB even at batch_per_gpu %d",
+                     m->needed_bytes / 1073741824.0, m->capacity_bytes / 1073741824.0, pt->cfg.batch_per_gpu);
     } else if (need_price && !(pt->res.price_per_hour > 0)) {
         pt->verdict = EC_PLAN_NO_PRICE;
         snprintf(pt->msg, sizeof pt->msg, "no price for %d x %s in the price table (give price_per_gpu_hour or "

@@ -79,6 +79,19 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
 
 /* Keys given that this model does not use, a parameter count that disagrees with its
  * published one, and checkpointing on a network without checkpointed blocks: said, not ignored. */
+/* torch_version outside the releases constants.csv describes: priced as the nearest it knows. */
+static void torch_version_warning(const ec_ctx *ctx, const ec_config *cfg, ec_result *res)
+{
+    double hi = eci_const(ctx, EC_C_torch_version_known_max), lo = eci_const(ctx, EC_C_torch_version_known_min);
+    if (cfg->torch_version <= 0 || (cfg->torch_version >= lo && cfg->torch_version <= hi))
+        return;
+    char text[200];
+    snprintf(text, sizeof text, "key 'torch_version': %g is %s the releases models/constants.csv describes (%g-%g): "
+             "priced as %g", cfg->torch_version, cfg->torch_version > hi ? "newer than" : "older than", lo, hi,
+             cfg->torch_version > hi ? hi : lo);
+    eci_warn_add(res, EC_WARN_TORCH_UNKNOWN, text);
+}
+
 static void model_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
     const eci_net *net = r->net;
@@ -157,6 +170,7 @@ void eci_warn_all(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r
                  "(allocator retries can slow every step)", 100 * near);
         eci_warn_add(res, EC_WARN_NEAR_CAPACITY, text);
     }
+    torch_version_warning(ctx, cfg, res);
     if (r->net != NULL && r->net->max_positions > 0 && r->seq > r->net->max_positions)
         eci_warn_add(res, EC_WARN_SEQ_TRUNCATED, "seq_len exceeds the model's position embeddings");
     if (r->net != NULL)
