@@ -34,7 +34,7 @@ GROUPS = [
     ("Precision and kernels", ["precision", "attention", "memory_format", "kernels", "compile", "checkpointing"]),
     ("Batch, optimizer and training loop", ["batch_per_gpu", "grad_accum", "optimizer", "trainer", "max_grad_norm",
                                             "torch_version", "expandable_segments", "loss_chunks",
-                                            "optimizer_in_bwd", "loss", "memory_headroom_gib"]),
+                                            "optimizer_in_bwd", "loss", "zero_grad", "memory_headroom_gib"]),
     ("Data parallelism and sharding", ["strategy", "gradient_as_bucket_view", "sharding", "reduce_dtype",
                                        "zero_stage", "offload"]),
     ("Model parallelism", ["tp", "sequence_parallel", "pp", "pp_schedule", "pp_chunks", "ep", "cp"]),

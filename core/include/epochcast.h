@@ -240,6 +240,14 @@ typedef enum ec_tokenizer { EC_TOKENIZER_FAST = 0, EC_TOKENIZER_PYTHON } ec_toke
 #define EC_PATH_MAX 512
 #define EC_CONFIG_MASK_WORDS 4 /* room for 256 keys */
 
+/* How the loop clears the gradients between optimizer steps (key zero_grad). */
+typedef enum ec_zero_grad {
+    EC_ZERO_GRAD_AUTO = 0,    /* torch_version's default: zeros before 2.0, set_to_none from 2.0 */
+    EC_ZERO_GRAD_SET_TO_NONE, /* freed: no gradient alive between steps */
+    EC_ZERO_GRAD_ZEROS,       /* filled with zeros: alive beside the next step's activations */
+    EC_ZERO_GRAD_NEVER        /* never cleared (they accumulate): alive across steps, no fill */
+} ec_zero_grad;
+
 /* What the training loop backpropagates (key loss). */
 typedef enum ec_loss_kind {
     EC_LOSS_KIND_CROSS_ENTROPY = 0, /* the task head's loss (cross entropy) */
@@ -331,6 +339,7 @@ typedef struct ec_config {
     int optimizer_in_bwd;        /* each parameter's optimizer step runs in backward and frees its gradient
                                     (torchtune optimizer_in_bwd), 0/1 [0] */
     ec_loss_kind loss;           /* what the loop backpropagates [EC_LOSS_KIND_CROSS_ENTROPY] */
+    ec_zero_grad zero_grad;      /* how the loop clears the gradients [EC_ZERO_GRAD_AUTO] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

@@ -100,7 +100,7 @@ static void test_key_list(void **state)
         "pp_chunks", "ep", "cp", "gpus_per_node", "network", "lora_r", "lora_targets", "base_precision",
         "price_per_gpu_hour", "prices", "provider",
         "memory_format", "trainer", "max_grad_norm", "eval_batch", "eval_every_steps", "expandable_segments",
-        "torch_version", "kernels", "memory_headroom_gib", "loss_chunks", "optimizer_in_bwd", "loss",
+        "torch_version", "kernels", "memory_headroom_gib", "loss_chunks", "optimizer_in_bwd", "loss", "zero_grad",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -284,6 +284,7 @@ static const key_case EVERY_KEY[] = {
     { "loss_chunks", "8", "8" },
     { "optimizer_in_bwd", "yes", "1" },
     { "loss", "SUM", "sum" },
+    { "zero_grad", "never", "never" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):

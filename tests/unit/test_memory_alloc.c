@@ -303,6 +303,37 @@ static void test_bad_keys(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Gradients kept between steps (zero_grad=zeros or never, or auto before 2.0) sit beside the
+ * next step's activations; set_to_none frees them. */
+static void test_zero_grad_kept(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *w[] = {"model=bert-base", "gpu=a100-sxm4-80gb", "batch_per_gpu=16", "seq_len=128", "zero_grad=set_to_none"};
+    ec_result none, zeros, never, old, old_none;
+    predict_words(ctx, w, 5, &none);
+    w[4] = "zero_grad=zeros";
+    predict_words(ctx, w, 5, &zeros);
+    w[4] = "zero_grad=never";
+    predict_words(ctx, w, 5, &never);
+    w[4] = "torch_version=1.12";
+    predict_words(ctx, w, 5, &old);
+    const char *w2[] = {"model=bert-base", "gpu=a100-sxm4-80gb", "batch_per_gpu=16", "seq_len=128",
+                        "zero_grad=set_to_none", "torch_version=1.12"};
+    predict_words(ctx, w2, 6, &old_none);
+    assert_int_equal(none.memory.peak_phase, EC_PEAK_BACKWARD_START);
+    assert_int_equal(zeros.memory.peak_phase, EC_PEAK_ACCUMULATE);
+    assert_int_equal(never.memory.peak_phase, EC_PEAK_ACCUMULATE);
+    assert_int_equal(old.memory.peak_phase, EC_PEAK_ACCUMULATE);
+    assert_int_equal(old_none.memory.peak_phase, EC_PEAK_BACKWARD_START);
+    /* 110M fp32 gradients (> 400 MB) more, and the fill's kernels only with zeros */
+    assert_true(zeros.memory.allocated_bytes - none.memory.allocated_bytes > 4.0e8);
+    assert_rel(never.memory.allocated_bytes, zeros.memory.allocated_bytes, EC_TOL_EXACT);
+    assert_true(zeros.kernels_per_step > never.kernels_per_step);
+    assert_true(never.kernels_per_step == none.kernels_per_step);
+    ec_ctx_free(ctx);
+}
+
 static void test_phase_names(void **state)
 {
     (void)state;
@@ -319,7 +350,7 @@ int main(void)
         cmocka_unit_test(test_context_by_version), cmocka_unit_test(test_optimizer_in_bwd),
         cmocka_unit_test(test_headroom),           cmocka_unit_test(test_bert_mlm_loss_in_fp32),
         cmocka_unit_test(test_resnet_layout_cache), cmocka_unit_test(test_bad_keys),
-        cmocka_unit_test(test_phase_names),
+        cmocka_unit_test(test_zero_grad_kept),     cmocka_unit_test(test_phase_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

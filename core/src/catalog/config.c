@@ -32,6 +32,7 @@ _Static_assert(sizeof(ec_memory_format) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_trainer) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_kernels) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_loss_kind) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_zero_grad) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -178,6 +179,8 @@ static const key_def KEYS[] = {
     ENUM("loss", loss, 0, "cross_entropy, sum",
          "what the loop backpropagates: cross_entropy (the head's loss) or sum (logits.sum(), benchmarks) "
          "[cross_entropy]"),
+    ENUM("zero_grad", zero_grad, 0, "auto, set_to_none, zeros, never",
+         "how the loop clears gradients: set_to_none, zeros (kept alive), never [auto: zeros before 2.0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

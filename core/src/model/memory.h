@@ -30,8 +30,8 @@ typedef struct eci_mem_in {
     /* Appended for issue 19. */
     int grad_accum;               /* > 1: gradients of earlier micro-steps stay beside the activations */
     int expandable_segments;      /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
-    int keep_grads;               /* zero_grad() keeps zeroed gradients (PyTorch before 2.0): they stay beside
-                                     the next step's activations */
+    int keep_grads;               /* the gradients stay alive between steps (zero_grad=zeros or never; zeros by
+                                     default before PyTorch 2.0): beside the next step's activations */
     /* Appended for issue 40. */
     double torch_version;         /* the CUDA context by release (0: current) */
     int outputs_held;             /* the loop holds the model's outputs (the logits) through backward */

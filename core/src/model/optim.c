@@ -146,6 +146,15 @@ static int torch1(const eci_step_in *in)
     return in->torch_version > 0 && in->torch_version < 2.0;
 }
 
+int eci_zero_grad_kept(int zero_grad, double torch_version, int *fill)
+{
+    int zeros = zero_grad == EC_ZERO_GRAD_ZEROS ||
+                (zero_grad == EC_ZERO_GRAD_AUTO && torch_version > 0 && torch_version < 2.0);
+    if (fill != NULL)
+        *fill = zeros;
+    return zeros || zero_grad == EC_ZERO_GRAD_NEVER;
+}
+
 void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI_N_PHASES])
 {
     memset(ph, 0, ECI_N_PHASES * sizeof *ph);
@@ -198,7 +207,7 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
             foreach_phase(ctx, in, o.foreach_ops, 0, o.step_bytes_per_param * scale, p);
         }
     }
-    if (torch1(in)) { /* zero_grad(): a fill of every gradient, one kernel each */
+    if (in->zero_fill) { /* zero_grad(): a fill of every gradient, one kernel each */
         eci_phase *p = &ph[ECI_PHASE_OPTIMIZER];
         p->kernels += in->tensors;
         p->host_s += in->dispatch_fwd_s * in->tensors;

@@ -57,7 +57,12 @@ typedef struct eci_step_in {
     double gpu_scale;
     double torch_version;     /* 0 = current; before 2.0 torch.optim loops over tensors, clip_grad_norm_
                                  takes one norm per tensor and zero_grad() fills the gradients with zeros */
+    int zero_fill;            /* zero_grad() fills every gradient with zeros (eci_zero_grad_kept) */
 } eci_step_in;
+
+/* Do the gradients stay alive between optimizer steps (zero_grad=zeros or never, or auto before
+ * PyTorch 2.0, whose zero_grad() kept zeroed gradients)?  *fill: are they filled with zeros. */
+EC_INTERNAL int eci_zero_grad_kept(int zero_grad, double torch_version, int *fill);
 
 /* The phases of the optimizer step (those that do not run are zero). */
 EC_INTERNAL void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI_N_PHASES]);

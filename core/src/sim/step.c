@@ -435,6 +435,7 @@ static void step_optimizer(step *s)
                       .max_grad_norm = eci_trainer_max_grad_norm(ctx, cfg), .dispatch_fwd_s = s->op_s,
                       .dispatch_bwd_s = s->host->dispatch_bwd_s, .gpu_scale = s->gpu_scale,
                       .torch_version = cfg->torch_version};
+    eci_zero_grad_kept(cfg->zero_grad, cfg->torch_version, &si.zero_fill);
     eci_optim_phases(ctx, &si, ph);
     if (cfg->offload != EC_OFFLOAD_NONE) /* the update runs on the host (step_after_update), not on the GPU */
         ph[ECI_PHASE_OPTIMIZER] = (eci_phase){0};
@@ -580,7 +581,7 @@ static void step_memory(step *s, ec_result *res)
                      .weights_on_host = cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS,
                      .act_copies = r->in_flight, .frozen_elem_bytes = s->p.frozen_elem_bytes, .ep = r->ep,
                      .grad_accum = s->ga, .expandable_segments = cfg->expandable_segments,
-                     .keep_grads = cfg->torch_version > 0 && cfg->torch_version < 2.0,
+                     .keep_grads = eci_zero_grad_kept(cfg->zero_grad, cfg->torch_version, NULL),
                      .torch_version = cfg->torch_version,
                      /* a plain loop keeps `out = model(x)` through backward; HF's Trainer and Lightning
                       * drop it, and recipes with a chunked loss (torchtune) `del logits` first */
