@@ -20,13 +20,14 @@ from ._lib import ffi as _ffi, lib as _lib, library_path
 from ._context import Context, KEYS
 from ._result import RESULT_COLUMNS, Result
 from ._table import set_tables
+from . import plot  # matplotlib is imported only when a picture is drawn
 
 __version__ = "0.1.0"
 __all__ = ["Context", "Result", "Error", "BadValueError", "CanceledError", "DomainError", "EpochcastWarning",
            "FileError", "MisuseError", "OutOfMemoryError", "ParseError", "UnknownKeyError", "UnknownNameError",
            "UnsupportedError", "predict", "sweep", "compare", "optimize", "plan", "max_batch", "model_info",
            "validate", "calibrate", "network", "gpus", "models", "networks", "keys", "trace", "default_context",
-           "set_default_context", "set_tables", "RESULT_COLUMNS", "KEYS", "library_path", "library_version"]
+           "set_default_context", "set_tables", "plot", "RESULT_COLUMNS", "KEYS", "library_path", "library_version"]
 
 _default = [None]
 _default_lock = _threading.Lock()

@@ -38,8 +38,8 @@ def cli():
     if p is None:
         pytest.skip("no epochcast CLI in this build (EC_CLI)")
 
-    def run(*args, check=True):
-        out = subprocess.run([p] + list(args), capture_output=True, text=True)
+    def run(*args, check=True, cwd=None):
+        out = subprocess.run([p] + list(args), capture_output=True, text=True, cwd=cwd)
         if check and out.returncode != 0:
             raise AssertionError("epochcast %s: %s" % (" ".join(args), out.stderr))
         return out

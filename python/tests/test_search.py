@@ -30,7 +30,7 @@ def test_optimize_lists_and_goal():
 PLAN = dict(model="bert-base", task="classify", seq_len=128, precision="amp_fp16", dataset_samples=1000000)
 
 
-def test_plan(cli, tables):
+def test_plan(cli, tables, tmp_path):
     p = ec.plan(PLAN, gpu=["t4", "a10", "a100-sxm4-80gb"], num_gpus=[1, 2, 4], deadline_h=2)
     r = rows(p.rows)
     assert len(r) == 9 and p.best is not None and p.best["best"] is True and p.best["verdict"] == "meets"
@@ -39,7 +39,7 @@ def test_plan(cli, tables):
     front = rows(p.front)
     assert front and all(a["run_s"] <= b["run_s"] for a, b in zip(front, front[1:]))
     out = cli("plan", *["%s=%s" % kv for kv in PLAN.items()], "gpu=t4,a10,a100-sxm4-80gb", "num_gpus=1,2,4",
-              "deadline_h=2", check=False).stdout
+              "deadline_h=2", check=False, cwd=tmp_path).stdout  # the CLI writes plan.csv and plan.png
     assert p.best["gpu"] in out
     assert "plan: best" in repr(p)
 

@@ -7,7 +7,8 @@ CHECK is one of
     pytest       python/tests with pytest against $EPOCHCAST_LIB and $EPOCHCAST_MODELS
     cdef         python/epochcast/_cdef.h is what gen_cdef.py derives from epochcast.h
     example      examples/python/qlora_vs_fsdp.py runs (plots written to a scratch folder)
-    notebook     the code cells of examples/python/qlora_vs_fsdp.ipynb run in order as one script
+    notebook     the notebook is current with the script (gen_notebook.py --check), and its code
+                 cells run in order as one script
     pip_install  `pip install --no-build-isolation ./python` into a fresh virtual environment made
                  with --system-site-packages (offline), then the README's one-liner from outside
                  the source tree: the wheel bundles the library and models/
@@ -86,6 +87,8 @@ def main():
             env["EC_EXAMPLE_OUT"] = tmp
             if check == "example":
                 return run([sys.executable, EXAMPLE, tmp], env=env, cwd=tmp)
+            if run([sys.executable, os.path.join(PY, "tools", "gen_notebook.py"), "--check"]) != 0:
+                return 1
             script = os.path.join(tmp, "notebook.py")
             with open(script, "w", encoding="utf-8") as f:
                 f.write(notebook_script(NOTEBOOK))
