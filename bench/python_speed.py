@@ -17,7 +17,7 @@ Sections:
   ec_predict/raw   ec_predict through cffi on one prepared ec_config: the library plus the cost
                    of one cffi call, the floor of any binding
   sweep/*          epochcast.sweep of 10,000 points (gpu x batch_per_gpu x seq_len x num_workers)
-                   to a DataFrame (all 74 result columns), on 1 thread and on the default threads
+                   to a DataFrame (all 72 result columns), on 1 thread and on the default threads
 """
 import argparse
 import os

@@ -187,7 +187,11 @@ class Result:
         return list(RESULT_COLUMNS)
 
     def __eq__(self, other):
-        return isinstance(other, Result) and bytes(ffi.buffer(self._r)) == bytes(ffi.buffer(other._r))
+        """The library filled both identically: every field's bytes equal (padding aside)."""
+        if not isinstance(other, Result):
+            return NotImplemented
+        a, b = ffi.buffer(self._r), ffi.buffer(other._r)
+        return all(a[lo:hi] == b[lo:hi] for lo, hi in _field_spans())
 
     __hash__ = None
 
@@ -263,6 +267,18 @@ class Result:
 
     def _repr_pretty_(self, p, cycle):  # IPython
         p.text(self.summary())
+
+
+_SPANS = []
+
+
+def _field_spans():
+    """(start, end) byte ranges of the result's fields in ec_result (made once)."""
+    if not _SPANS:
+        for _col, path, kind in RESULT_FIELDS:
+            off = ffi.offsetof("ec_result", *path.split("."))
+            _SPANS.append((off, off + _array_size("ec_result", path)))
+    return _SPANS
 
 
 for _col, _path, _kind in RESULT_FIELDS:

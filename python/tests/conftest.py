@@ -24,7 +24,7 @@ RUNS_CSV = ("id,model,gpu,precision,batch_per_gpu,seq_len,metric,value\n"
 def cli_path():
     p = os.environ.get("EC_CLI")
     if p and os.path.isfile(p):
-        return p
+        return os.path.abspath(p)
     for d in ("build", "build-h"):
         c = os.path.join(ROOT, d, "epochcast")
         if os.path.isfile(c):
