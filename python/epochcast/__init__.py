@@ -26,8 +26,9 @@ __version__ = "0.1.0"
 __all__ = ["Context", "Result", "Error", "BadValueError", "CanceledError", "DomainError", "EpochcastWarning",
            "FileError", "MisuseError", "OutOfMemoryError", "ParseError", "UnknownKeyError", "UnknownNameError",
            "UnsupportedError", "predict", "sweep", "compare", "optimize", "plan", "max_batch", "model_info",
-           "validate", "calibrate", "network", "gpus", "models", "networks", "keys", "trace", "default_context",
-           "set_default_context", "set_tables", "plot", "RESULT_COLUMNS", "KEYS", "library_path", "library_version"]
+           "validate", "calibrate", "network", "gpus", "models", "networks", "keys", "trace", "stages",
+           "default_context", "set_default_context", "set_tables", "plot", "RESULT_COLUMNS", "KEYS", "library_path",
+           "library_version"]
 
 _default = [None]
 _default_lock = _threading.Lock()
@@ -77,6 +78,10 @@ def trace(path, config=None, /, steps=0, **keys):
     return default_context().trace(path, config, steps=steps, **keys)
 
 
+def stages(config=None, /, **keys):
+    return default_context().stages(config, **keys)
+
+
 def optimize(config=None, /, progress=None, **keys):
     return default_context().optimize(config, progress=progress, **keys)
 
@@ -118,6 +123,7 @@ def keys():
     return default_context().keys()
 
 
-for _name in ("predict", "max_batch", "sweep", "compare", "trace", "optimize", "plan", "model_info", "validate",
+for _name in ("predict", "max_batch", "sweep", "compare", "trace", "stages", "optimize", "plan", "model_info",
+              "validate",
               "calibrate", "network", "gpus", "models", "networks", "keys"):
     globals()[_name].__doc__ = getattr(Context, _name).__doc__ + "\n\n(On the default context.)"

@@ -281,6 +281,31 @@ class Context:
             raise_status(h, st)
         return os.fspath(path)
 
+    def stages(self, config=None, /, **keys):
+        """A pipeline's stages (one row without a pipeline): first_layer, layers, micro_s (a
+        micro-batch's forward and backward on it), in_flight (micro-batches it holds) and its
+        GPUs' peak memory by part (memory_*_bytes), as a table."""
+        keys = self._merge(config, keys)
+        h = self._h()
+        cfg = self._config(h, keys)
+        cap = max(cfg.pp, 1)
+        out = ffi.new("ec_stage[]", cap)
+        n = ffi.new("size_t *")
+        st = lib.ec_predict_stages(h, cfg, out, cap, n)
+        if st != 0:
+            raise_status(h, st)
+        mem = ("weights_bytes", "grads_bytes", "optimizer_bytes", "cast_cache_bytes", "activations_bytes",
+               "workspace_bytes", "context_bytes", "allocator_bytes", "peak_bytes", "capacity_bytes")
+        rows = []
+        for i in range(n[0]):
+            s = out[i]
+            r = {"stage": i, "first_layer": s.first_layer, "layers": s.layers, "micro_s": s.micro_s,
+                 "in_flight": s.in_flight}
+            r.update(("memory_" + m, getattr(s.memory, m)) for m in mem)
+            r["fits"] = bool(s.memory.fits)
+            rows.append(r)
+        return _table.from_rows(rows)
+
     # ---- what is loaded ----------------------------------------------------------------
     def gpus(self):
         """The GPU profiles (models/gpus.csv): a table of id, name, architecture,

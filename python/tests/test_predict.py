@@ -109,3 +109,12 @@ def test_model_info(cli, tables):
     assert layers and layers[-1]["kind"] == "head"
     out = cli("model-info", "model=llama-3.1-8b", "seq_len=4096", "precision=amp_bf16").stdout
     assert "%.4g" % mi.params in out or str(int(mi.params)) in out.replace(",", "") or "8.03" in out
+
+
+def test_stages(tables):
+    from conftest import rows
+    st = rows(ec.stages(model="llama-3.1-70b", gpu="h100-sxm5-80gb", num_gpus=64, strategy="fsdp", tp=8, pp=4,
+                        batch_per_gpu=1, seq_len=8192, grad_accum=16, precision="amp_bf16", checkpointing=1))
+    assert len(st) == 4 and st[0]["first_layer"] == 0 and all(s["micro_s"] > 0 for s in st)
+    assert sum(s["layers"] for s in st) == 80
+    assert len(rows(ec.stages(**BERT))) == 1
