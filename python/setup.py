@@ -2,16 +2,18 @@
 
 `pip install ./python` (with Debian's setuptools: `pip install --no-build-isolation ./python`)
 copies into the built package, under epochcast/_bundle/:
-  - the shared library: $EPOCHCAST_LIB (the file or its folder), else the newest
-    libepochcast.so.0 of the source tree's build/core/ or build*/core/ (build it first:
-    cmake -S . -B build && cmake --build build);
+  - the shared library: $EPOCHCAST_LIB (the file or its folder), else the source tree's
+    build/core/libepochcast.so.0, else the newest of build*/core/ not built with a sanitizer;
   - models/: $EPOCHCAST_MODELS, else the source tree's models/.
-Without a library to bundle the package still installs and then looks for an installed
-libepochcast at import (python/epochcast/_lib.py).  Nothing is compiled or downloaded here.
+On a clean clone, with no library built and cmake on PATH, the library is built first
+(cmake into build-python/: the library alone, no tests, benches, Lua or PGO; EC_PY_NO_BUILD=1
+skips this).  Without a library to bundle the package still installs and then looks for an
+installed libepochcast at import (python/epochcast/_lib.py).  Nothing is downloaded here.
 """
 import glob
 import os
 import shutil
+import subprocess
 import sys
 
 from setuptools import setup
@@ -34,12 +36,43 @@ def find_library():
         if not os.path.isfile(env):
             sys.exit("setup.py: EPOCHCAST_LIB=%s: no such file" % env)
         return env
-    found = [p for p in glob.glob(os.path.join(SRC, "build*", "core", "libepochcast.so.0")) if os.path.isfile(p)]
+    found = [p for p in glob.glob(os.path.join(SRC, "build*", "core", "libepochcast.so.0"))
+             if os.path.isfile(p) and not sanitized(os.path.dirname(os.path.dirname(p)))]
     main = os.path.join(SRC, "build", "core", "libepochcast.so.0")
     if main in found:
         return main
     found.sort(key=os.path.getmtime, reverse=True)
-    return found[0] if found else None
+    return found[0] if found else build_library()
+
+
+def sanitized(build_dir):
+    """A build with ASan or TSan: its library needs the sanitizer's runtime, not for a wheel."""
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return False
+    return "EC_SANITIZE:BOOL=ON" in text or "EC_TSAN:BOOL=ON" in text
+
+
+def build_library():
+    """Build libepochcast from the source tree this package sits in (a clean clone), or None."""
+    if os.environ.get("EC_PY_NO_BUILD") or shutil.which("cmake") is None or \
+            not os.path.isfile(os.path.join(SRC, "CMakeLists.txt")):
+        return None
+    out = os.path.join(SRC, "build-python")
+    print("setup.py: no built libepochcast: building it in %s (cmake)" % out, file=sys.stderr)
+    try:
+        subprocess.run(["cmake", "-S", SRC, "-B", out, "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DEC_PGO=OFF",
+                        "-DEC_BUILD_TESTS=OFF", "-DEC_BUILD_BENCH=OFF", "-DEC_BUILD_LUA=OFF"],
+                       check=True, stdout=sys.stderr)
+        subprocess.run(["cmake", "--build", out, "--target", "epochcast_shared", "-j", str(os.cpu_count() or 2)],
+                       check=True, stdout=sys.stderr)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print("setup.py: building libepochcast failed (%s)" % e, file=sys.stderr)
+        return None
+    lib = os.path.join(out, "core", "libepochcast.so.0")
+    return lib if os.path.isfile(lib) else None
 
 
 def find_models():

@@ -10,7 +10,8 @@ The library, the first of:
   2. the copy bundled into the package by `pip install ./python` (epochcast/_bundle/);
   3. the CMake install (EC_PYTHON=ON): _location.py, written by `cmake --install`, names it
      relative to the package, so an installed tree may move;
-  4. the source tree the package sits in: build/core/ (then any build*/core/, newest first);
+  4. the source tree the package sits in: build/core/ (then any build*/core/ not built with a
+     sanitizer, newest first);
   5. the system's loader: libepochcast.so.0 on its search path.
 models/ (Context(models_dir=...) first): $EPOCHCAST_MODELS, the bundled copy, the CMake
 install's, and otherwise the library's own search (ec_default_models_dir: installed prefix,
@@ -42,6 +43,17 @@ def _in_dir(d):
     return None
 
 
+def _sanitized(core_dir):
+    """A build with ASan or TSan (its CMakeCache.txt says so): its library cannot load into a
+    stock interpreter without the sanitizer's runtime preloaded."""
+    try:
+        with open(os.path.join(os.path.dirname(core_dir), "CMakeCache.txt"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return False
+    return "EC_SANITIZE:BOOL=ON" in text or "EC_TSAN:BOOL=ON" in text
+
+
 def library_candidates():
     """The places searched for libepochcast, in order (for messages and tests)."""
     out = []
@@ -54,7 +66,7 @@ def library_candidates():
     src = os.path.dirname(os.path.dirname(_HERE))  # python/epochcast -> the source tree
     if os.path.isfile(os.path.join(src, "core", "include", "epochcast.h")):
         builds = [os.path.join(src, "build", "core")]
-        others = [d for d in glob.glob(os.path.join(src, "build*", "core")) if d not in builds]
+        others = [d for d in glob.glob(os.path.join(src, "build*", "core")) if d not in builds and not _sanitized(d)]
         others.sort(key=lambda d: os.path.getmtime(d), reverse=True)
         for d in builds + others:
             out.append(("source tree", _in_dir(d)))
