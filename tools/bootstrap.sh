@@ -12,7 +12,11 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 packages=(build-essential cmake pkg-config libgsl-dev liblua5.4-dev lua5.4 libcsv-dev
           libjansson-dev libcmocka-dev gnuplot-nox luarocks time python3
-          libopenmpi-dev openmpi-bin) # MPI is optional (mpirun -n K epochcast sweep); CI tests the split
+          libopenmpi-dev openmpi-bin # MPI is optional (mpirun -n K epochcast sweep); CI tests the split
+          # the Python binding (python/, docs/python.md) and its tests: cffi, pytest, DataFrames,
+          # plots, and `pip install --no-build-isolation ./python` into a venv, offline
+          python3-cffi python3-pytest python3-pandas python3-matplotlib python3-venv
+          python3-setuptools python3-wheel)
 
 install_missing() {
   local missing=()

@@ -1,0 +1,165 @@
+"""_runs.py: Context.validate and Context.calibrate, the CLI's commands on a run-record CSV
+(docs/DESIGN.md section 4), over ec_runs_open/ec_runs_next, ec_predict, ec_result_metric,
+ec_error_stats_compute, ec_calibrate, ec_calibrate_cv and ec_profile_write.  Every number is
+the library's; the rows and statistics are those `epochcast validate -o` and `calibrate` print."""
+import os
+
+from ._context import _Progress, raise_status
+from ._lib import ffi, lib
+from . import _table
+
+METRICS = ["samples_per_s", "step_time_ms", "epoch_time_s", "tokens_per_s", "peak_bytes", "reserved_bytes",
+           "allocated_bytes", "oom", "train_time_s", "first_step_s"]
+VALIDATE_COLUMNS = ["id", "gpu", "model", "metric", "predicted", "p10", "p90", "measured", "error_pct",
+                    "in_p10_p90"]
+STATS = ("n", "mape_frac", "bias_frac", "max_abs_frac", "within_10_frac", "within_20_frac")
+
+
+def _error_stats(pred, meas):
+    n = len(pred)
+    s = ffi.new("ec_error_stats *")
+    lib.ec_error_stats_compute(ffi.new("double[]", pred or [0.0]), ffi.new("double[]", meas or [0.0]), n, s)
+    return {k: getattr(s, k) for k in STATS}
+
+
+class Validation:
+    """Measured runs against predictions: .rows (a table as `epochcast validate -o`), .stats
+    (n, mape_frac, bias_frac, max_abs_frac, within_10_frac, within_20_frac over all runs),
+    .by_gpu and .by_model (tables of the same statistics per group)."""
+
+    def __init__(self, path, rows, stats, by_gpu, by_model):
+        self.path, self.rows, self.stats, self.by_gpu, self.by_model = path, rows, stats, by_gpu, by_model
+
+    def plot(self, ax=None):
+        """Predicted against measured, one colour per GPU, with the y = x line (matplotlib)."""
+        from . import plot as _plot
+        return _plot.validate(self.rows, ax=ax)
+
+    def __repr__(self):
+        s = self.stats
+        return "%s: %d runs, MAPE %.1f %%, within 10 %% %.1f %%, within 20 %% %.1f %%, bias %+.1f %%" % (
+            self.path, s["n"], 100 * s["mape_frac"], 100 * s["within_10_frac"], 100 * s["within_20_frac"],
+            100 * s["bias_frac"])
+
+
+def _groups(rows, key):
+    by = {}
+    for r in rows:
+        by.setdefault(r[key], ([], []))
+        by[r[key]][0].append(r["predicted"])
+        by[r[key]][1].append(r["measured"])
+    out = []
+    for k in sorted(by):
+        d = {key: k}
+        d.update(_error_stats(*by[k]))
+        out.append(d)
+    return _table.from_rows(out, [key] + list(STATS))
+
+
+def validate(ctx, path, profile, allow_paths, progress):
+    h = ctx._h()
+    out = ffi.new("ec_runs_reader **")
+    spath = os.fsencode(path)
+    st = lib.ec_runs_open(h, spath, lib.EC_RUNS_ALLOW_PATHS if allow_paths else 0, out)
+    if st != 0:
+        raise_status(h, st)
+    rd = ffi.gc(out[0], lib.ec_runs_close)
+    run = ffi.new("ec_run **")
+    res = ffi.new("ec_result *")
+    gi = ffi.new("size_t *")
+    info = ffi.new("ec_gpu_info *")
+    lo, hi = ffi.new("double *"), ffi.new("double *")
+    cfg = ffi.new("ec_config *")
+    rows = []
+    with _Progress(h, progress) as p:
+        while True:
+            st = lib.ec_runs_next(rd, run)
+            p.check(st)
+            r = run[0]
+            if r == ffi.NULL:
+                break
+            ffi.memmove(cfg, ffi.addressof(r, "config"), ffi.sizeof("ec_config"))
+            st = lib.ec_ctx_progress(h, b"validate", lib.ec_runs_read_frac(rd), 1)
+            if st == 0 and profile is not None:
+                st = lib.ec_config_set(h, cfg, b"profile", os.fsencode(profile))
+            if st == 0:
+                st = lib.ec_predict(h, cfg, res)
+            if st != 0:
+                p.check(0)  # the callback's exception first
+                raise_status(h, st, prefix="%s:%d: " % (os.fsdecode(spath), r.line)
+                             if st != lib.EC_ECANCELED else "")
+            if lib.ec_gpu_find(h, r.config.gpu, gi) == 0 and lib.ec_gpu_get(h, gi[0], info) == 0:
+                gpu = ffi.string(info.id).decode()
+            else:
+                gpu = ffi.string(r.config.gpu).decode()
+            pred = lib.ec_result_metric(res, r.metric)
+            meas = r.value
+            lib.ec_result_metric_interval(res, r.metric, lo, hi)
+            covered = (lo[0] <= meas <= hi[0]) if hi[0] > 0 else None
+            rows.append({"id": ffi.string(r.id).decode("utf-8", "replace"), "gpu": gpu,
+                         "model": ffi.string(r.config.model).decode("utf-8", "replace"),
+                         "metric": METRICS[r.metric] if 0 <= r.metric < len(METRICS) else str(r.metric),
+                         "predicted": pred, "p10": lo[0] if covered is not None else None,
+                         "p90": hi[0] if covered is not None else None, "measured": meas,
+                         "error_pct": (pred - meas) / meas * 100, "in_p10_p90": covered})
+    ffi.release(rd)
+    stats = _error_stats([r["predicted"] for r in rows], [r["measured"] for r in rows])
+    return Validation(os.fsdecode(spath), _table.from_rows(rows, VALIDATE_COLUMNS), stats, _groups(rows, "gpu"),
+                      _groups(rows, "model"))
+
+
+class Calibration:
+    """A fit of the physical parameters: .params (a table: parameter, architecture, value,
+    stderr), n_runs, iterations, mape_before_frac, mape_after_frac, and from the
+    leave-one-GPU-out cross-validation (None when it did not run) cv_mape_frac, cv_runs,
+    error_log_sd; .profile is the CSV written (or None)."""
+
+    def __init__(self, rep, cv_ran, profile):
+        self.params = _table.from_rows(
+            [{"parameter": ffi.string(rep.names[j]).decode(),
+              "architecture": ffi.string(rep.architectures[j]).decode(),
+              "value": rep.values[j], "stderr": rep.stderrs[j]} for j in range(rep.n_params)],
+            ["parameter", "architecture", "value", "stderr"])
+        self.n_runs, self.iterations = rep.n_runs, rep.iterations
+        self.mape_before_frac, self.mape_after_frac = rep.mape_before_frac, rep.mape_after_frac
+        self.cv_mape_frac = rep.cv_mape_frac if cv_ran else None
+        self.cv_runs = rep.cv_runs if cv_ran else None
+        self.error_log_sd = rep.error_log_sd if cv_ran else None
+        self.n_left_out = rep.n_left_out
+        self.profile = profile
+
+    def __repr__(self):
+        s = "calibration: %d runs in %d iterations; MAPE %.1f %% before, %.1f %% after (in-sample)" % (
+            self.n_runs, self.iterations, 100 * self.mape_before_frac, 100 * self.mape_after_frac)
+        if self.cv_mape_frac is not None:
+            s += "; leave-one-GPU-out MAPE %.1f %% on %d runs" % (100 * self.cv_mape_frac, self.cv_runs)
+        return s + ("; wrote %s" % self.profile if self.profile else "")
+
+
+def calibrate(ctx, path, out, all_runs, allow_paths, cross_validate, progress):
+    h = ctx._h()
+    pr = ffi.new("ec_runs **")
+    st = lib.ec_runs_load_v2(h, os.fsencode(path), lib.EC_RUNS_ALLOW_PATHS if allow_paths else 0, pr)
+    if st != 0:
+        raise_status(h, st)
+    runs = ffi.gc(pr[0], lib.ec_runs_free)
+    n = lib.ec_runs_count(runs)
+    use = ffi.new("unsigned char[]", max(n, 1))
+    for i in range(n):
+        use[i] = 1 if all_runs or lib.ec_runs_get(runs, i).config.num_gpus == 1 else 0
+    rep = ffi.new("ec_fit_report *")
+    cv_ran = False
+    with _Progress(h, progress) as p:
+        st = lib.ec_calibrate(h, runs, use, rep)
+        p.check(st)
+        if cross_validate:
+            st = lib.ec_calibrate_cv(h, runs, use, rep)
+            if st not in (0, lib.EC_EINVAL):
+                p.check(st)
+            p.check(0)
+            cv_ran = st == 0
+        if out is not None:
+            st = lib.ec_profile_write(h, rep, os.fsencode(out))
+            p.check(st)
+    ffi.release(runs)
+    return Calibration(rep, cv_ran, os.fsdecode(out) if out is not None else None)

@@ -1,0 +1,137 @@
+"""optimize, plan, validate, calibrate, network and Context(profile=): each against the CLI or
+the library's own figures."""
+import pytest
+
+import epochcast as ec
+from conftest import rows
+
+OPT = dict(model="llama-3.1-70b", gpu="h100-sxm5-80gb", num_gpus=64, network="ib-ndr-400", seq_len=8192,
+           global_batch_tokens=4194304)
+
+
+def test_optimize(cli, tables):
+    o = ec.optimize(**OPT, top=5)
+    lay = rows(o.layouts)
+    assert 0 < len(lay) <= 5 and lay[0]["reason"] == "best" and o.best == lay[0]
+    assert all(a["tokens_per_s"] >= b["tokens_per_s"] for a, b in zip(lay, lay[1:]))
+    assert o.stats["considered"] == o.stats["pruned_divide"] + o.stats["pruned_memory"] + o.stats["priced"]
+    out = cli("optimize", *["%s=%s" % kv for kv in OPT.items()], "--top", "1").stdout
+    assert "%.0f" % lay[0]["tokens_per_s"] in out.replace(",", "")
+    assert "optimize:" in repr(o)
+
+
+def test_optimize_lists_and_goal():
+    o = ec.optimize(OPT, tp=[1, 2, 4, 8], pp=[1, 2], goal="cost", train_tokens=1e11, top=3)
+    lay = rows(o.layouts)
+    assert all(r["tp"] in (1, 2, 4, 8) and r["pp"] in (1, 2) for r in lay)
+    assert lay[0]["cost"] > 0
+
+
+PLAN = dict(model="bert-base", task="classify", seq_len=128, precision="amp_fp16", dataset_samples=1000000)
+
+
+def test_plan(cli, tables, tmp_path):
+    p = ec.plan(PLAN, gpu=["t4", "a10", "a100-sxm4-80gb"], num_gpus=[1, 2, 4], deadline_h=2)
+    r = rows(p.rows)
+    assert len(r) == 9 and p.best is not None and p.best["best"] is True and p.best["verdict"] == "meets"
+    assert {x["verdict"] for x in r} <= {"meets", "refused", "does_not_fit", "too_many_gpus", "no_price", "late",
+                                          "over_budget"}
+    front = rows(p.front)
+    assert front and all(a["run_s"] <= b["run_s"] for a, b in zip(front, front[1:]))
+    out = cli("plan", *["%s=%s" % kv for kv in PLAN.items()], "gpu=t4,a10,a100-sxm4-80gb", "num_gpus=1,2,4",
+              "deadline_h=2", check=False, cwd=tmp_path).stdout  # the CLI writes plan.csv and plan.png
+    assert p.best["gpu"] in out
+    assert "plan: best" in repr(p)
+
+
+def test_plan_nothing_meets():
+    p = ec.plan(PLAN, gpu=["t4"], deadline_h=0.001)
+    assert p.best is None and "no configuration" in p.reason
+
+
+def test_validate(runs_csv, cli, tables):
+    v = ec.validate(runs_csv)
+    r = rows(v.rows)
+    assert [x["id"] for x in r] == ["r1", "r2"] and r[0]["gpu"] == "v100-sxm2-16gb"
+    assert v.stats["n"] == 2 and v.stats["mape_frac"] > 0
+    out = cli("validate", str(runs_csv), "-o", str(runs_csv.parent / "v.csv")).stdout
+    import csv
+    with open(runs_csv.parent / "v.csv") as f:
+        clirows = list(csv.DictReader(f))
+    for a, b in zip(r, clirows):
+        assert float(b["predicted"]) == pytest.approx(a["predicted"], rel=5e-6)
+        assert float(b["error_pct"]) == pytest.approx(a["error_pct"], rel=5e-6)
+    assert "MAPE" in repr(v) and "%.1f" % (100 * v.stats["mape_frac"]) in out
+    assert len(rows(v.by_gpu)) == 2
+
+
+def test_calibrate_and_profile(runs_csv, tmp_path, tables):
+    out = tmp_path / "prof.csv"
+    c = ec.calibrate(runs_csv, out=out)
+    assert c.n_runs == 2 and out.exists() and c.profile == str(out)
+    params = rows(c.params)
+    assert any(p["parameter"] == "gemm_scale" for p in params)
+    assert c.mape_after_frac <= c.mape_before_frac + 1e-12
+    keys = dict(model="bert-base", gpu="v100-sxm2-16gb", precision="amp_fp16", batch_per_gpu=32, seq_len=128)
+    plain = ec.predict(**keys)
+    fitted = ec.Context(profile=out).predict(**keys)
+    assert fitted.step_s != plain.step_s
+    assert fitted == ec.predict(keys, profile=str(out))  # the same fit through the profile= key
+
+
+TINY = {"id": "tiny-llama-py", "default_seq_len": 2048,
+        "layers": [{"kind": "embedding", "vocab": 32000, "dim": 2048},
+                   ("repeat", {"times": 22},
+                    ("residual", "save"), ("norm", "rms"),
+                    {"kind": "attention", "heads": 32, "kv_heads": 4, "causal": True, "position": "rope"},
+                    ("residual", "add"), ("residual", "save"), ("norm", "rms"),
+                    {"kind": "mlp", "ffn": 5632, "act": "silu", "gated": True}, ("residual", "add")),
+                   ("norm", "rms")],
+        "heads": [{"task": "lm", "kind": "causal_lm"}]}
+
+TINY_LUA = """
+local ec = require "epochcast"
+ec.network{ id = "tiny-llama-py", default_seq_len = 2048,
+  layers = { {"embedding", vocab = 32000, dim = 2048},
+             {"repeat", times = 22, {"residual", "save"}, {"norm", "rms"},
+                {"attention", heads = 32, kv_heads = 4, causal = true, position = "rope"},
+                {"residual", "add"}, {"residual", "save"}, {"norm", "rms"},
+                {"mlp", ffn = 5632, act = "silu", gated = true}, {"residual", "add"}},
+             {"norm", "rms"} },
+  heads = { {task = "lm", kind = "causal_lm"} } }
+local r = assert(ec.predict{model = "tiny-llama-py", gpu = "a100-sxm4-80gb", precision = "amp_bf16",
+                            batch_per_gpu = 4})
+print(string.format("%.17g %.17g", r.step_s, r.memory.peak_bytes))
+"""
+
+
+def test_network_equals_lua(cli, tmp_path):
+    ctx = ec.Context()
+    assert ctx.network(TINY) == "tiny-llama-py"
+    r = ctx.predict(model="tiny-llama-py", gpu="a100-sxm4-80gb", precision="amp_bf16", batch_per_gpu=4)
+    assert any(m["id"] == "tiny-llama-py" for m in rows(ctx.models()))
+    script = tmp_path / "net.lua"
+    script.write_text(TINY_LUA)
+    step, peak = map(float, cli("run", str(script)).stdout.split())
+    assert r.step_s == step and r.peak_bytes == peak
+    with pytest.raises(ec.BadValueError, match="already"):
+        ctx.network(TINY)
+    # another context does not see it
+    with pytest.raises(ec.UnknownNameError):
+        ec.Context().predict(model="tiny-llama-py", gpu="t4", batch_per_gpu=1)
+
+
+@pytest.mark.parametrize("bad,text", [
+    ({"layers": [], "heads": []}, "'id'"),
+    ({"id": "n1", "layers": [("nope",)], "heads": [{"task": "lm"}]}, "unknown kind 'nope'"),
+    ({"id": "n2", "layers": [{"kind": "linear", "out": "wide"}], "heads": [{"task": "lm"}]}, "must be an integer"),
+    ({"id": "n3", "layers": [{"kind": "norm", "kind2": 1}], "heads": [{"task": "lm"}]}, "unknown field 'kind2'"),
+    ({"id": "n4", "layers": [("norm", "cubic")], "heads": [{"task": "lm"}]}, "'cubic' is not one of"),
+    ({"id": "n5", "layers": [{"kind": "embedding", "vocab": 10, "dim": 7}, {"kind": "attention", "heads": 3}],
+      "heads": [{"task": "lm", "kind": "causal_lm"}]}, "layer 2"),
+    ({"id": "n6", "layers": [{"kind": "embedding", "vocab": 10, "dim": 8}], "heads": []}, "at least one head"),
+    ({"id": "n7", "wat": 1}, "unknown key 'wat'"),
+])
+def test_network_errors(bad, text):
+    with pytest.raises(ec.Error, match=text):
+        ec.Context().network(bad)
