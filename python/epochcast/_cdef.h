@@ -110,6 +110,16 @@ typedef enum ec_tokenizer { EC_TOKENIZER_FAST = 0, EC_TOKENIZER_PYTHON } ec_toke
 #define EC_NAME_MAX 64
 #define EC_PATH_MAX 512
 #define EC_CONFIG_MASK_WORDS 4
+typedef enum ec_zero_grad {
+    EC_ZERO_GRAD_AUTO = 0,
+    EC_ZERO_GRAD_SET_TO_NONE,
+    EC_ZERO_GRAD_ZEROS,
+    EC_ZERO_GRAD_NEVER
+} ec_zero_grad;
+typedef enum ec_loss_kind {
+    EC_LOSS_KIND_CROSS_ENTROPY = 0,
+    EC_LOSS_KIND_SUM
+} ec_loss_kind;
 typedef struct ec_config {
     char model[512];
     char task[64];
@@ -178,6 +188,11 @@ typedef struct ec_config {
     int expandable_segments;
     double torch_version;
     ec_kernels kernels;
+    double memory_headroom_bytes;
+    int loss_chunks;
+    int optimizer_in_bwd;
+    ec_loss_kind loss;
+    ec_zero_grad zero_grad;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);
@@ -213,6 +228,8 @@ const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_LENGTHS_UNPADDED 2048
 #define EC_WARN_NETWORK_DEFAULTED 4096
 #define EC_WARN_FP32_CONVS 8192
+#define EC_WARN_MEMORY_EDGE 16384
+#define EC_WARN_TORCH_UNKNOWN 32768
 typedef struct ec_breakdown {
     double forward_s;
     double backward_s;
@@ -237,7 +254,18 @@ typedef struct ec_memory {
     double allocated_bytes;
     double reserved_bytes;
     double nvml_bytes;
+    int peak_phase;
+    double needed_bytes;
+    double headroom_bytes;
+    int at_edge;
 } ec_memory;
+typedef enum ec_peak_phase {
+    EC_PEAK_BACKWARD_START = 0,
+    EC_PEAK_BACKWARD_END,
+    EC_PEAK_ACCUMULATE,
+    EC_PEAK_OPTIMIZER
+} ec_peak_phase;
+const char *ec_peak_phase_name(int phase);
 #define EC_WARNING_TEXT_MAX 512
 typedef struct ec_comm_parts {
     double tp_s;
@@ -380,6 +408,9 @@ typedef struct ec_optimize_layout {
     ec_optimize_loss lost;
     double behind_frac;
     char reason[160];
+    int at_edge;
+    double needed_bytes;
+    double headroom_bytes;
 } ec_optimize_layout;
 size_t ec_optimize_count(const ec_optimize *opt);
 size_t ec_optimize_no_fit_count(const ec_optimize *opt);
