@@ -57,11 +57,14 @@ RESULT_FIELDS = [
     ("memory_reserved_bytes", "memory.reserved_bytes", "num"), ("memory_nvml_bytes", "memory.nvml_bytes", "num"),
     ("eval_s", "eval_s", "num"), ("eval_step_s", "eval_step_s", "num"), ("first_step_s", "first_step_s", "num"),
     ("train_s", "train_s", "num"),
+    ("memory_peak_phase", "memory.peak_phase", "phase"), ("memory_needed_bytes", "memory.needed_bytes", "num"),
+    ("memory_headroom_bytes", "memory.headroom_bytes", "num"), ("memory_at_edge", "memory.at_edge", "bool"),
     ("warnings", "warning_text", "warnings"),
 ]
 RESULT_COLUMNS = [f[0] for f in RESULT_FIELDS]
 
 BOTTLENECKS = [ffi.string(lib.ec_bottleneck_name(i)).decode() for i in range(5)]
+PEAK_PHASES = [ffi.string(lib.ec_peak_phase_name(i)).decode() for i in range(4)]
 
 
 def _text(b):
@@ -87,7 +90,7 @@ class RowDecoder:
             off = base + ffi.offsetof(ctype, *path.split("."))
             if kind == "num":
                 code, size = "d", 8
-            elif kind in ("int", "bool", "bottleneck"):
+            elif kind in ("int", "bool", "bottleneck", "phase"):
                 code, size = "i", 4
             else:
                 size = _array_size(ctype, path)
@@ -116,6 +119,8 @@ class RowDecoder:
                 out.append(v != 0)
             elif kind == "bottleneck":
                 out.append(BOTTLENECKS[v] if 0 <= v < len(BOTTLENECKS) else str(v))
+            elif kind == "phase":
+                out.append(PEAK_PHASES[v] if 0 <= v < len(PEAK_PHASES) else str(v))
             else:
                 out.append(_text(v))
         return out
@@ -138,6 +143,8 @@ def _getter(path, kind):
         return lambda self: getattr(getattr(self._r, parts[0]), parts[1]) != 0
     if kind == "bottleneck":
         return lambda self: BOTTLENECKS[self._r.bottleneck]
+    if kind == "phase":
+        return lambda self: PEAK_PHASES[self._r.memory.peak_phase]
     if kind == "text":
         return lambda self: ffi.string(getattr(self._r, parts[0])).decode("utf-8", "replace")
     return lambda self: split_warnings(ffi.string(self._r.warning_text).decode("utf-8", "replace"))
@@ -242,7 +249,10 @@ class Result:
                         ("CUDA context", m.context_bytes), ("allocator", m.allocator_bytes)):
             lines.append("  %-19s%12.2f" % (name, v / GIB))
         lines.append("  peak               %12.2f of %.2f   fits: %s" % (m.peak_bytes / GIB, m.capacity_bytes / GIB,
-                                                                       "yes" if m.fits else "no"))
+                                                                       "yes" if m.fits else
+                                                                       "at the edge" if m.at_edge else "no"))
+        lines.append("  peak at            %12s%s" % ("", PEAK_PHASES[m.peak_phase]))
+        lines.append("  headroom           %12.2f   kept free" % (m.headroom_bytes / GIB))
         lines.append("cost")
         if r.price_per_hour > 0:
             lines.append("  price              %12.2f per hour   (%s)" % (r.price_per_hour, self.price_offer))

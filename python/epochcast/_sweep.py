@@ -153,11 +153,13 @@ def _build(axes, dec, values_rows, errors, n):
 
 
 def dec_convert_column(kind, vals):
-    from ._result import BOTTLENECKS, _text
+    from ._result import BOTTLENECKS, PEAK_PHASES, _text
     if kind == "bool":
         return [v != 0 for v in vals]
     if kind == "bottleneck":
         return [BOTTLENECKS[v] if 0 <= v < len(BOTTLENECKS) else str(v) for v in vals]
+    if kind == "phase":
+        return [PEAK_PHASES[v] if 0 <= v < len(PEAK_PHASES) else str(v) for v in vals]
     cache = {}
     out = []
     for v in vals:

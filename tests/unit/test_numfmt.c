@@ -123,12 +123,42 @@ static void test_int_and_truncation(void **state)
         }
 }
 
+/* eci_format_fixed2 prints what "%.2f" prints, away from ties of the third decimal (where it
+ * rounds x x 100 + 0.5 down and printf rounds the exact binary value): GiB in warnings. */
+static void test_fixed2(void **state)
+{
+    (void)state;
+    static const double edges[] = {0, 0.004, 0.005001, 0.994, 0.996, 1, 9.999, 14.89, 15, 79.65, 1023.999, 1e14, -1,
+                                   1e15, 1e20};
+    char a[64], b[64];
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        eci_format_fixed2(edges[i], a);
+        snprintf(b, sizeof b, "%.2f", edges[i]);
+        assert_string_equal(a, b);
+    }
+    unsigned long long s = 0x9e3779b97f4a7c15ULL;
+    int compared = 0;
+    for (int i = 0; i < 200000; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        double x = ldexp((double)(s >> 11), -53) * pow(10.0, (double)(i % 9)); /* [0, 1e8) */
+        double third = fmod(x * 1000.0, 10.0);
+        if (fabs(third - 5.0) < 1e-3) /* a tie of the third decimal: the two roundings may differ */
+            continue;
+        eci_format_fixed2(x, a);
+        snprintf(b, sizeof b, "%.2f", x);
+        assert_string_equal(a, b);
+        compared++;
+    }
+    assert_true(compared > 199000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_int_and_truncation),
+        cmocka_unit_test(test_fixed2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -218,6 +218,10 @@ EC_INTERNAL void eci_rows_free(ec_ctx *ctx, const eci_field *fields, size_t nf, 
 EC_INTERNAL size_t eci_strlcpy(char *dst, const char *src, size_t n);
 /* The decimal text of v at buf (22 bytes suffice), NUL-terminated; returns its length (numfmt.c). */
 EC_INTERNAL size_t eci_format_int(long long v, char *buf);
+/* x with two decimals ("%.2f", ties rounded up) for 0 <= x < 1e15, else as snprintf's "%.2f"
+ * cut to 31 characters; NUL-terminated in buf (32 bytes); returns its length (numfmt.c).  Warnings print
+ * GiB this way: a printf of a float costs about a thousand instructions per prediction. */
+EC_INTERNAL size_t eci_format_fixed2(double x, char *buf);
 /* The folder of path into dir: "." for a bare name, "/" for one in the root; -1 when it does
  * not fit in n bytes. */
 EC_INTERNAL int eci_dirname(const char *path, char *dir, size_t n);

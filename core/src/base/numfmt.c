@@ -48,6 +48,22 @@ size_t eci_format_int(long long v, char *buf)
     return n;
 }
 
+size_t eci_format_fixed2(double x, char *buf)
+{
+    if (!(x >= 0 && x < 1e15)) {
+        snprintf(buf, 32, "%.2f", x);
+        return strlen(buf);
+    }
+    unsigned long long hundredths = (unsigned long long)floor(x * 100.0 + 0.5);
+    size_t n = put_digits(hundredths / 100, buf);
+    unsigned cents = (unsigned)(hundredths % 100);
+    buf[n++] = '.';
+    buf[n++] = (char)('0' + cents / 10);
+    buf[n++] = (char)('0' + cents % 10);
+    buf[n] = '\0';
+    return n;
+}
+
 /* a x 10^k with one rounding: 10^|k| <= 1e22 is an exact double. */
 static double scaled(double a, int k)
 {

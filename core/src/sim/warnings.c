@@ -79,6 +79,45 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
 
 /* Keys given that this model does not use, a parameter count that disagrees with its
  * published one, and checkpointing on a network without checkpointed blocks: said, not ignored. */
+/* Text pieces and GiB with two decimals, joined without printf (eci_format_fixed2). */
+static char *put_text(char *p, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+static char *put_gib(char *p, double bytes)
+{
+    return p + eci_format_fixed2(bytes / 1073741824.0, p);
+}
+
+/* Out of memory, or at its edge: what the step needs against the capacity, and the headroom. */
+static void memory_warning(ec_result *res)
+{
+    const ec_memory *m = &res->memory;
+    char text[256], *p = text;
+    if (m->at_edge) {
+        p = put_text(p, "at the edge of out-of-memory: needs ");
+        p = put_gib(p, m->needed_bytes);
+        p = put_text(p, " of ");
+        p = put_gib(p, m->capacity_bytes);
+        p = put_text(p, " GiB, leaving ");
+        p = put_gib(p, m->capacity_bytes - m->needed_bytes);
+        p = put_text(p, " GiB free, less than the ");
+        p = put_gib(p, m->headroom_bytes);
+        p = put_text(p, " GiB headroom (memory_headroom_gib): a smaller batch or checkpointing is safe");
+    } else {
+        p = put_text(p, "predicted peak memory exceeds the GPU's capacity (out of memory): needs ");
+        p = put_gib(p, m->needed_bytes);
+        p = put_text(p, " of ");
+        p = put_gib(p, m->capacity_bytes);
+        p = put_text(p, " GiB");
+    }
+    *p = '\0';
+    eci_warn_add(res, m->at_edge ? EC_WARN_MEMORY_EDGE : EC_WARN_DOES_NOT_FIT, text);
+}
+
 /* torch_version outside the releases constants.csv describes: priced as the nearest it knows. */
 static void torch_version_warning(const ec_ctx *ctx, const ec_config *cfg, ec_result *res)
 {
@@ -147,20 +186,8 @@ void eci_warn_all(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r
     double near = eci_const(ctx, EC_C_near_capacity_warn_frac);
     if (r->net == NULL)
         eci_warn_add(res, EC_WARN_MEMORY_UNKNOWN, "gpu_step_s without a model: memory is not predicted");
-    else if (res->memory.at_edge) {
-        char text[240];
-        const ec_memory *m = &res->memory;
-        snprintf(text, sizeof text, "at the edge of out-of-memory: needs %.2f of %.2f GiB, leaving %.2f GiB free, "
-                 "less than the %.2f GiB headroom (memory_headroom_gib): a smaller batch or checkpointing is safe",
-                 m->needed_bytes / 1073741824.0, m->capacity_bytes / 1073741824.0,
-                 (m->capacity_bytes - m->needed_bytes) / 1073741824.0, m->headroom_bytes / 1073741824.0);
-        eci_warn_add(res, EC_WARN_MEMORY_EDGE, text);
-    } else if (!res->memory.fits) {
-        char text[160];
-        snprintf(text, sizeof text, "predicted peak memory exceeds the GPU's capacity (out of memory): needs %.2f of "
-                 "%.2f GiB", res->memory.needed_bytes / 1073741824.0, res->memory.capacity_bytes / 1073741824.0);
-        eci_warn_add(res, EC_WARN_DOES_NOT_FIT, text);
-    }
+    else if (!res->memory.fits)
+        memory_warning(res);
     else if (cfg->num_gpus > 1 && res->memory.peak_bytes > near * res->memory.capacity_bytes) {
         /* a multi-GPU job holds more than one GPU (NCCL buffers, DDP's copies); when a step no
          * longer fits, the caching allocator frees its cache and retries, step after step, and
