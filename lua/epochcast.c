@@ -474,17 +474,20 @@ static const char run_usage[] =
     "  --profile P   every prediction of the script uses the calibrated profile P\n"
     "                (a config's profile= still wins)\n"
     "  --sandbox     run an untrusted scenario: no debug library, os.execute, io.popen,\n"
-    "                package.loadlib, C modules, binary chunks, os.remove/rename/getenv or\n"
-    "                io.open for writing; the module writes only below the current folder.\n"
-    "                The default for a SCRIPT you do not own (or anyone may change);\n"
-    "                --no-sandbox trusts it.  Your own scenarios run with every library.\n"
+    "                package.loadlib, C modules, binary chunks, os.remove/rename/getenv/\n"
+    "                setlocale, io.tmpfile or io.open for writing; files are read only\n"
+    "                below the scenario's folder and written only below the current one.\n"
+    "                The default for a SCRIPT you do not own and for one on stdin (-);\n"
+    "                --no-sandbox trusts it.  A SCRIPT its group or anyone may change always\n"
+    "                runs sandboxed.  Your own scenarios run with every library.\n"
     "\n"
     "Limits (0 = none): --max-seconds N stops a scenario that runs longer than N seconds\n"
     "(default $EPOCHCAST_MAX_SECONDS, else 3600): a timer raises an error at every\n"
     "instruction from then on (pcall and debug.sethook cannot hold it off), long library\n"
     "calls stop, and a C call that does not return within 2 s more ends the process.\n"
-    "--max-memory-mb M stops one whose Lua heap and library allocations together pass\n"
-    "M MiB (default $EPOCHCAST_MAX_MEMORY_MB, else 8192; at least 1).\n";
+    "--max-memory-mb M stops one whose Lua heap and library allocations (worker threads\n"
+    "included) together pass M MiB (default $EPOCHCAST_MAX_MEMORY_MB, else 8192; at\n"
+    "least 1).  Both hold until the process ends: finalizers (__gc) run under them.\n";
 
 static int is_help(const char *a)
 {
