@@ -45,21 +45,27 @@ peak() {
 }
 
 # ---- 1. finalizers run under both budgets, and a signal ends them --------------------------
-printf 'setmetatable({}, {__gc = function() while true do end end})\n' > "$tmp/gc_loop.lua"
-timed 6 "$EC" run --sandbox --max-seconds 1 "$tmp/gc_loop.lua"
-check "1: a looping __gc stops at the time budget (--max-seconds 1)" \
-  '[ $rc -eq 1 ] && [ $took -le 25 ] && grep -q "time budget" <<<"$out" && grep -q "finalizers" <<<"$out" && clean' \
-  "rc=$rc took=${took}/10 s $out"
-# the same under SIGTERM with no time budget: one signal ends it
-"$EC" run --max-seconds 0 "$tmp/gc_loop.lua" > "$tmp/term.out" 2>&1 & pid=$!
-sleep 1
-t0=$SECONDS
-kill -TERM $pid 2>/dev/null
-for i in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
-if kill -0 $pid 2>/dev/null; then kill -9 $pid 2>/dev/null; fi
-wait $pid; rc=$?; out=$(cat "$tmp/term.out")
-check "1: one SIGTERM while a __gc loops ends the run (exit 143)" '[ $rc -eq 143 ] && [ $((SECONDS - t0)) -le 3 ] && clean' \
-  "rc=$rc $out"
+# ThreadSanitizer holds an asynchronous signal until the thread makes an intercepted call,
+# which a loop of pure VM code never does: under TSan these two checks cannot hold.
+if [ -n "${TSAN_OPTIONS:-}" ]; then
+  echo "skip 1: signals under ThreadSanitizer wait for an intercepted call (the loop makes none)"
+else
+  printf 'setmetatable({}, {__gc = function() while true do end end})\n' > "$tmp/gc_loop.lua"
+  timed 6 "$EC" run --sandbox --max-seconds 1 "$tmp/gc_loop.lua"
+  check "1: a looping __gc stops at the time budget (--max-seconds 1)" \
+    '[ $rc -eq 1 ] && [ $took -le 25 ] && grep -q "time budget" <<<"$out" && grep -q "finalizers" <<<"$out" && clean' \
+    "rc=$rc took=${took}/10 s $out"
+  # the same under SIGTERM with no time budget: one signal ends it
+  "$EC" run --max-seconds 0 "$tmp/gc_loop.lua" > "$tmp/term.out" 2>&1 & pid=$!
+  sleep 1
+  t0=$SECONDS
+  kill -TERM $pid 2>/dev/null
+  for i in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+  if kill -0 $pid 2>/dev/null; then kill -9 $pid 2>/dev/null; fi
+  wait $pid; rc=$?; out=$(cat "$tmp/term.out")
+  check "1: one SIGTERM while a __gc loops ends the run (exit 143)" '[ $rc -eq 143 ] && [ $((SECONDS - t0)) -le 3 ] && clean' \
+    "rc=$rc $out"
+fi
 cat > "$tmp/gc_alloc.lua" <<'EOF'
 setmetatable({}, {__gc = function()
   local t = {}
