@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define BOX_META "epochcast.Box"
 
@@ -243,10 +244,17 @@ const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, s
         const char *s = lua_tolstring(L, idx, &len);
         if (strlen(s) != len)
             luaL_error(L, "config key '%s': the value has an embedded NUL byte", key);
-        /* the keys whose value may name a file the library reads */
+        /* the keys whose value may name a file the library reads (a model's folder: its
+         * config.json, which may be a link out of it) */
         if (strcmp(key, "model") == 0 || strcmp(key, "lengths") == 0 || strcmp(key, "profile") == 0 ||
-            strcmp(key, "prices") == 0)
+            strcmp(key, "prices") == 0) {
             ecL_check_input(L, s);
+            struct stat st;
+            char cfg[EC_PATH_MAX + 16];
+            if (strcmp(key, "model") == 0 && stat(s, &st) == 0 && S_ISDIR(st.st_mode) &&
+                snprintf(cfg, sizeof cfg, "%s/config.json", s) < (int)sizeof cfg)
+                ecL_check_input(L, cfg);
+        }
         return s;
     }
     default:

@@ -10,9 +10,11 @@ set -u
 EC=${1:?usage: test_hostile_budgets.sh path/to/epochcast}
 EC=$(cd "$(dirname "$EC")" && pwd)/$(basename "$EC")
 tmp=$(mktemp -d)
-gp_group=
+gp_pids=
+# kill what the stand-in gnuplot of section 11 started (the CLI before the fix left it running)
+gp_kill() { local p; for p in $gp_pids; do kill -9 "$p" 2>/dev/null; done; gp_pids=; }
 cleanup() {
-  [ -n "$gp_group" ] && kill -9 -- "-$gp_group" 2>/dev/null
+  gp_kill
   chmod -R u+rwx "$tmp" 2>/dev/null
   rm -rf "$tmp"
 }
@@ -112,9 +114,10 @@ check "2: ... while one that fits its budget runs on 8 threads" '[ $rc -eq 0 ] &
 mkdir -p "$tmp/bin" "$tmp/tmpdir" "$tmp/plot"
 cat > "$tmp/bin/gnuplot" <<'EOF'
 #!/bin/sh
-echo $$ > "$GP_MARK"
 head -c 5000000 /dev/zero > "$(dirname "$3")/junk"
-sleep 30
+sleep 30 &
+echo "$$ $!" > "$GP_MARK"
+wait
 EOF
 chmod +x "$tmp/bin/gnuplot"
 cat > "$tmp/plot/p.lua" <<'EOF'
@@ -137,28 +140,29 @@ gp() { # SIGNAL|- SECONDS: run p.lua with the stand-in under --max-seconds SECON
   local t0=$SECONDS
   wait $pid; rc=$?; took=$((SECONDS - t0)); out=$(cat "$tmp/gp.out")
   kill $dog 2>/dev/null; wait $dog 2>/dev/null
-  gp_group=$(cat "$tmp/gp.pid" 2>/dev/null)
+  gp_pids=$(cat "$tmp/gp.pid" 2>/dev/null)
   sleep 0.2
-  alive=0; [ -n "$gp_group" ] && group_alive "$gp_group" && alive=1
+  alive=0; [ -n "$gp_pids" ] && group_alive "${gp_pids%% *}" && alive=1
 }
 gp - 1
 check "11: the time budget kills gnuplot's process group and removes its folder" \
   '[ $rc -eq 1 ] && [ $alive -eq 0 ] && [ "$(ls -A "$tmp/tmpdir")" = "" ] && [ ! -e "$tmp/plot/p.png" ] && clean' \
   "rc=$rc took=${took}s gnuplot alive=$alive left: $(ls -A "$tmp/tmpdir") $out"
-[ $alive -eq 1 ] && kill -9 -- "-$gp_group" 2>/dev/null
+gp_kill
 rm -rf "${tmp:?}/tmpdir/"*
 gp TERM 0
 check "11: SIGTERM kills gnuplot's process group and removes its folder (exit 143)" \
   '[ $rc -eq 143 ] && [ $alive -eq 0 ] && [ "$(ls -A "$tmp/tmpdir")" = "" ] && clean' \
   "rc=$rc gnuplot alive=$alive left: $(ls -A "$tmp/tmpdir") $out"
-[ $alive -eq 1 ] && kill -9 -- "-$gp_group" 2>/dev/null
-gp_group=
+gp_kill
 
 # ---- 12. the sandbox's leftovers ----------------------------------------------------------
 mkdir -p "$tmp/sb/data"
 printf 'SECRET=42\n' > "$tmp/secret.txt"
 printf 'tokens,count\n40,3\n' > "$tmp/sb/data/ok.csv"
 ln -s "$tmp/secret.txt" "$tmp/sb/data/link.txt"
+mkdir -p "$tmp/sb/ck"
+ln -s "$tmp/secret.txt" "$tmp/sb/ck/config.json"
 cat > "$tmp/sb/s.lua" <<'EOF'
 local ec = require "epochcast"
 local secret = arg[1]
@@ -171,6 +175,7 @@ try("io.lines outside", function() return io.lines(secret) end)
 try("io.input outside", function() return io.input(secret) end)
 try("ec.load_runs outside", function() return ec.load_runs(secret) end)
 try("model= outside", function() return ec.predict{model = secret, gpu = "t4", batch_per_gpu = 1} end)
+try("model= a folder whose config.json links out", function() return ec.predict{model = "./ck", gpu = "t4", batch_per_gpu = 1} end)
 try("require outside", function()
   package.path = secret:match("^(.*)/") .. "/?.txt;" .. package.path
   return require("secret")
