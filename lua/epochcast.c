@@ -1748,6 +1748,73 @@ static const char *untrusted_why(const char *script, int *writable)
     return NULL;
 }
 
+/* Open the standard libraries for script: sandboxed when asked (sandbox 1) or, by default
+ * (sandbox -1), when the script is not to be trusted (untrusted_why, with a note).  Whether
+ * it is sandboxed, or -1 when it is refused (a file others may change, with --no-sandbox). */
+static int open_run_libs(lua_State *L, const char *script, int sandbox)
+{
+    int writable;
+    const char *why = untrusted_why(script, &writable);
+    if (why != NULL && writable && sandbox == 0) {
+        fail("run: '%s': %s, so --no-sandbox cannot trust it (chmod go-w '%s' first)", script, why, script);
+        return -1;
+    }
+    if (why != NULL && sandbox < 0) {
+        sandbox = 1;
+        lua_pushfstring(L, "note: scenario '%s': %s: running it in the sandbox%s", script, why,
+                        writable ? "" : " (--no-sandbox to trust it)");
+        l_message(progname, lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    if (sandbox <= 0) {
+        luaL_openlibs(L);
+        return 0;
+    }
+    char *root = sandbox_read_root(script);
+    if (root == NULL) {
+        fail("run: cannot resolve the folder of scenario '%s' for the sandbox", script);
+        return -1;
+    }
+    lua_pushstring(L, root);
+    free(root);
+    open_sandbox_libs(L, lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 1;
+}
+
+/* The time budget: debug.sethook wrapped, the count hook, and the timer (on_alarm). */
+static void arm_time_budget(lua_State *L, double max_seconds)
+{
+    if (lua_getglobal(L, "debug") == LUA_TTABLE) { /* absent in the sandbox */
+        lua_getfield(L, -1, "sethook");
+        lua_pushcclosure(L, budget_sethook, 1);
+        lua_setfield(L, -2, "sethook");
+    }
+    lua_pop(L, 1);
+    lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+    double whole = floor(max_seconds);
+    struct itimerval t = {{0, 0}, {(time_t)whole, (suseconds_t)((max_seconds - whole) * 1e6)}};
+    if (t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0)
+        t.it_value.tv_usec = 1;
+    setitimer(ITIMER_REAL, &t, NULL);
+}
+
+/* A scenario that failed after the memory budget refused an allocation: its message (on top)
+ * says so, naming the limit.  The limit is lifted to make room for the message. */
+static void say_budget(lua_State *L, int status, size_t max_bytes)
+{
+    atomic_store(&budget_max_bytes, 0);
+    const char *msg = lua_tostring(L, -1);
+    int mib = (int)(max_bytes / 1048576u);
+    if (status == LUA_ERRMEM || msg == NULL)
+        lua_pushfstring(L, "scenario ran out of memory: its Lua heap and the library's allocations exceeded "
+                        "the limit of %d MiB (--max-memory-mb)", mib);
+    else
+        lua_pushfstring(L, "%s\n(the scenario's Lua heap and the library's allocations, worker threads "
+                        "included, reached the limit of %d MiB, --max-memory-mb)", msg, mib);
+    lua_remove(L, -2);
+}
+
 static int cmd_run(lua_State *L, int argc, char **argv, int script)
 {
     const char *secs = NULL, *mib = NULL;
@@ -1789,32 +1856,10 @@ static int cmd_run(lua_State *L, int argc, char **argv, int script)
     if (max_seconds < 0 || max_mib < 0)
         return usage_error("run", "run: --max-seconds takes 0 (none) or 0.001 to 1e9 seconds, --max-memory-mb "
                            "0 (none) or 1 to 1e9 MiB");
-    int writable;
-    const char *why = untrusted_why(argv[script], &writable);
-    if (why != NULL && writable && sandbox == 0) {
-        return fail("run: '%s': %s, so --no-sandbox cannot trust it (chmod go-w '%s' first)", argv[script], why,
-                    argv[script]);
-    }
-    if (why != NULL && sandbox < 0) {
-        sandbox = 1;
-        lua_pushfstring(L, "note: scenario '%s': %s: running it in the sandbox%s", argv[script], why,
-                        writable ? "" : " (--no-sandbox to trust it)");
-        l_message(progname, lua_tostring(L, -1));
-        lua_pop(L, 1);
-    }
+    if ((sandbox = open_run_libs(L, argv[script], sandbox)) < 0)
+        return EXIT_FAILURE;
     /* The module first: an error opening it (a bad --profile) unwinds past this frame,
      * which must not have installed its allocator yet. */
-    if (sandbox > 0) {
-        char *root = sandbox_read_root(argv[script]);
-        if (root == NULL)
-            return fail("run: cannot resolve the scenario's folder for the sandbox");
-        lua_pushstring(L, root);
-        free(root);
-        open_sandbox_libs(L, lua_tostring(L, -1));
-        lua_pop(L, 1);
-    } else {
-        luaL_openlibs(L);
-    }
     luaL_requiref(L, "epochcast", luaopen_epochcast, 1);
     lua_pop(L, 1);
     createargtable(L, argv, argc, script);
@@ -1828,20 +1873,8 @@ static int cmd_run(lua_State *L, int argc, char **argv, int script)
     size_t max_bytes = (size_t)(max_mib * 1048576.0);
     atomic_store(&budget_max_bytes, max_bytes);
     lua_setallocf(L, limited_alloc, NULL);
-    if (max_seconds > 0) {
-        if (lua_getglobal(L, "debug") == LUA_TTABLE) { /* absent in the sandbox */
-            lua_getfield(L, -1, "sethook");
-            lua_pushcclosure(L, budget_sethook, 1);
-            lua_setfield(L, -2, "sethook");
-        }
-        lua_pop(L, 1);
-        lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
-        double whole = floor(max_seconds);
-        struct itimerval t = {{0, 0}, {(time_t)whole, (suseconds_t)((max_seconds - whole) * 1e6)}};
-        if (t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0)
-            t.it_value.tv_usec = 1;
-        setitimer(ITIMER_REAL, &t, NULL);
-    }
+    if (max_seconds > 0)
+        arm_time_budget(L, max_seconds);
     script_L = L;
     phase = PHASE_SCRIPT;
     if (interrupted) /* a signal before the scenario began: it stops at its first instruction */
@@ -1855,19 +1888,8 @@ static int cmd_run(lua_State *L, int argc, char **argv, int script)
     script_L = NULL;
     lua_sethook(L, NULL, 0, 0);
     enter_closing();
-    if (status != LUA_OK && max_bytes > 0 && atomic_load(&budget_refused) > 0) {
-        atomic_store(&budget_max_bytes, 0); /* room for the message */
-        const char *msg = lua_tostring(L, -1);
-        if (status == LUA_ERRMEM || msg == NULL)
-            lua_pushfstring(L, "scenario ran out of memory: its Lua heap and the library's allocations exceeded "
-                            "the limit of %d MiB (--max-memory-mb)",
-                            (int)(max_bytes / 1048576u));
-        else
-            lua_pushfstring(L, "%s\n(the scenario's Lua heap and the library's allocations, worker threads "
-                            "included, reached the limit of %d MiB, --max-memory-mb)", msg,
-                            (int)(max_bytes / 1048576u));
-        lua_remove(L, -2);
-    }
+    if (status != LUA_OK && max_bytes > 0 && atomic_load(&budget_refused) > 0)
+        say_budget(L, status, max_bytes);
     status = report(L, status);
     /* The limit holds while the state closes: its finalizers run under it (and the timer). */
     atomic_store(&budget_max_bytes, max_bytes);
