@@ -67,6 +67,17 @@ else
   wait $pid; rc=$?; out=$(cat "$tmp/term.out")
   check "1: one SIGTERM while a __gc loops ends the run (exit 143)" '[ $rc -eq 143 ] && [ $((SECONDS - t0)) -le 3 ] && clean' \
     "rc=$rc $out"
+  # a __gc that loops while the script runs (collectgarbage): the signal's 2 s grace ends it
+  printf 'setmetatable({}, {__gc = function() while true do end end})\ncollectgarbage()\nprint("after")\n' > "$tmp/gc_mid.lua"
+  "$EC" run --max-seconds 0 "$tmp/gc_mid.lua" > "$tmp/mid.out" 2>&1 & pid=$!
+  sleep 0.5
+  t0=$SECONDS
+  kill -TERM $pid 2>/dev/null
+  for i in $(seq 1 60); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+  if kill -0 $pid 2>/dev/null; then kill -9 $pid 2>/dev/null; fi
+  wait $pid; rc=$?; out=$(cat "$tmp/mid.out")
+  check "1: one SIGTERM while a __gc loops mid-script ends the run after the 2 s grace (exit 143)" \
+    '[ $rc -eq 143 ] && [ $((SECONDS - t0)) -le 4 ] && grep -q "grace" <<<"$out" && ! grep -q after <<<"$out" && clean' "rc=$rc $out"
 fi
 cat > "$tmp/gc_alloc.lua" <<'EOF'
 setmetatable({}, {__gc = function()
