@@ -48,7 +48,7 @@ peak() {
 
 # ---- 1. finalizers run under both budgets, and a signal ends them --------------------------
 # ThreadSanitizer holds an asynchronous signal until the thread makes an intercepted call,
-# which a loop of pure VM code never does: under TSan these two checks cannot hold.
+# which a loop of pure VM code never does: under TSan the signal checks below cannot hold.
 if [ -n "${TSAN_OPTIONS:-}" ]; then
   echo "skip 1: signals under ThreadSanitizer wait for an intercepted call (the loop makes none)"
 else
