@@ -13,7 +13,7 @@
  * heap and the library's allocations alike.  This state is the process's, so it lives in this
  * file's statics, never in the library.
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, sigaction, setitimer, isatty */
+#define _XOPEN_SOURCE 700 /* clock_gettime, sigaction, setitimer, isatty, realpath */
 
 #include "cli.h"
 
@@ -26,6 +26,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,13 +42,17 @@ static const char *const progname = "epochcast";
 
 /* ---- process state: signals, budgets, progress ---------------------------------------- */
 
-/* A scenario's budget: wall time and bytes (the Lua heap and the library's contexts). */
+/* A scenario's budget: wall time and bytes (the Lua heap and the library's contexts, the
+ * worker threads' included).  The bytes are one atomic counter (budget_bytes below): worker
+ * threads allocate through ctx_alloc while the caller's thread runs. */
 typedef struct run_limits {
     lua_Alloc base;
     void *base_ud;
     double max_seconds, deadline_s;   /* 0: no time budget */
-    size_t max_bytes, used_bytes;     /* 0: no memory limit */
 } run_limits;
+
+/* Where a scenario is: a signal or the time budget's timer acts on it accordingly. */
+enum { PHASE_NONE, PHASE_SCRIPT, PHASE_CLOSING };
 
 /* Seconds a C call may run past the time budget before the process ends. */
 #define GRACE_S 2.0
@@ -58,9 +63,14 @@ typedef struct run_limits {
 
 static volatile sig_atomic_t interrupted;    /* the signal that asked us to stop, or 0 */
 static volatile sig_atomic_t budget_over;    /* 1: the time budget ran out; 2: grace too */
-static volatile sig_atomic_t grace_started;  /* the first alarm came: the next one ends the process */
+static volatile sig_atomic_t grace_started;  /* the grace runs: the next alarm ends the process */
+static volatile sig_atomic_t phase;          /* PHASE_*: the script runs, or its state closes */
 static lua_State *volatile script_L;         /* the state while a scenario runs, else NULL */
 static run_limits limits;                    /* outlives the state: contexts free through it */
+static atomic_size_t budget_bytes;           /* bytes held by the Lua heap (once a scenario runs) and
+                                                every context, worker threads' included */
+static atomic_size_t budget_max_bytes;       /* 0: no memory limit */
+static atomic_int budget_refused;            /* allocations the memory budget refused */
 static struct {
     double start_s, last_s;                  /* of the current operation, for the bar */
     const char *what;                        /* its name (static strings of the library) */
@@ -91,6 +101,29 @@ static void arm_stop_hook(void)
         lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
+/* End the process from a signal handler: msg on stderr, then the status (128 + the signal
+ * after an interrupt, as a shell reports it, else 1).  The library's writers live inside one
+ * call that checks the progress callback, which stopped them already (a scenario holds no
+ * writer open between calls: ec.write_csv, ec.trace and ec.plot each write a whole file). */
+static void end_now(const char *msg, size_t len)
+{
+    if (write(STDERR_FILENO, msg, len) < 0) {
+        /* nothing more to do */
+    }
+    _exit(interrupted ? 128 + (int)interrupted : EXIT_FAILURE);
+}
+
+/* Give a scenario GRACE_S more seconds to stop; the next alarm then ends the process. */
+static void start_grace(void)
+{
+    grace_started = 1;
+    struct itimerval grace = {{0, 0}, {(time_t)GRACE_S, 0}};
+    setitimer(ITIMER_REAL, &grace, NULL);
+}
+
+/* A scenario's finalizers (__gc) run with hooks off (Lua's rule), so neither the stop hook
+ * nor pcall's error reaches one that loops: once its state closes, a signal or the time
+ * budget ends the process at once, and while the script runs, after the grace. */
 static void on_signal(int sig)
 {
     if (interrupted) { /* asked twice: stop now */
@@ -99,7 +132,13 @@ static void on_signal(int sig)
         return;
     }
     interrupted = sig;
+    if (phase == PHASE_CLOSING) {
+        static const char msg[] = "epochcast: interrupted while the scenario's finalizers (__gc) ran; stopped\n";
+        end_now(msg, sizeof msg - 1);
+    }
     arm_stop_hook();
+    if (phase == PHASE_SCRIPT && !grace_started)
+        start_grace(); /* a finalizer or a C call that does not return cannot hold it off */
 }
 
 static void on_alarm(int sig)
@@ -108,25 +147,28 @@ static void on_alarm(int sig)
     /* The first alarm starts the grace, even when the count hook saw the deadline first and
      * set budget_over already (the alarm comes microseconds later: taking that for the end of
      * the grace ended plain loops with the grace's message). */
-    if (!grace_started) {
-        grace_started = 1;
+    if (!grace_started && phase != PHASE_CLOSING) {
         budget_over = 1;
         arm_stop_hook();
-        struct itimerval grace = {{0, 0}, {(time_t)GRACE_S, 0}};
-        setitimer(ITIMER_REAL, &grace, NULL);
+        start_grace();
         return;
     }
-    /* Still running past the grace (a C call such as a pathological string.find or a blocking
-     * read, or a script that cleared the stop hook with debug.sethook as the signal came):
-     * end the process.  No output file is open here: every writer of the library lives
-     * inside one call that checks the progress callback, which stopped it already. */
-    static const char msg[] = "epochcast: scenario exceeded its time budget (--max-seconds) and ran on past the grace "
-                               "(a long C call, a blocking call or its hook cleared); stopped\n";
     budget_over = 2;
-    if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
-        /* nothing more to do */
+    if (phase == PHASE_CLOSING && !interrupted) {
+        static const char msg[] = "epochcast: scenario exceeded its time budget (--max-seconds) in its finalizers "
+                                  "(__gc); stopped\n";
+        end_now(msg, sizeof msg - 1);
     }
-    _exit(EXIT_FAILURE);
+    /* Still running past the grace (a C call such as a pathological string.find or a blocking
+     * read, a finalizer, or a script that cleared the stop hook with debug.sethook as the
+     * signal came): end the process. */
+    static const char over[] = "epochcast: scenario exceeded its time budget (--max-seconds) and ran on past the grace "
+                               "(a long C call, a blocking call, a finalizer or its hook cleared); stopped\n";
+    static const char intr[] = "epochcast: interrupted, and the scenario did not stop within the grace (a long C "
+                               "call, a blocking call or a finalizer); stopped\n";
+    if (interrupted)
+        end_now(intr, sizeof intr - 1);
+    end_now(over, sizeof over - 1);
 }
 
 static void install_signals(void)
@@ -434,17 +476,20 @@ static const char run_usage[] =
     "  --profile P   every prediction of the script uses the calibrated profile P\n"
     "                (a config's profile= still wins)\n"
     "  --sandbox     run an untrusted scenario: no debug library, os.execute, io.popen,\n"
-    "                package.loadlib, C modules, binary chunks, os.remove/rename/getenv or\n"
-    "                io.open for writing; the module writes only below the current folder.\n"
-    "                The default for a SCRIPT you do not own (or anyone may change);\n"
-    "                --no-sandbox trusts it.  Your own scenarios run with every library.\n"
+    "                package.loadlib, C modules, binary chunks, os.remove/rename/getenv/\n"
+    "                setlocale, io.tmpfile or io.open for writing; files are read only\n"
+    "                below the scenario's folder and written only below the current one.\n"
+    "                The default for a SCRIPT you do not own and for one on stdin (-);\n"
+    "                --no-sandbox trusts it.  A SCRIPT its group or anyone may change always\n"
+    "                runs sandboxed.  Your own scenarios run with every library.\n"
     "\n"
     "Limits (0 = none): --max-seconds N stops a scenario that runs longer than N seconds\n"
     "(default $EPOCHCAST_MAX_SECONDS, else 3600): a timer raises an error at every\n"
     "instruction from then on (pcall and debug.sethook cannot hold it off), long library\n"
     "calls stop, and a C call that does not return within 2 s more ends the process.\n"
-    "--max-memory-mb M stops one whose Lua heap and library allocations together pass\n"
-    "M MiB (default $EPOCHCAST_MAX_MEMORY_MB, else 8192; at least 1).\n";
+    "--max-memory-mb M stops one whose Lua heap and library allocations (worker threads\n"
+    "included) together pass M MiB (default $EPOCHCAST_MAX_MEMORY_MB, else 8192; at\n"
+    "least 1).  Both hold until the process ends: finalizers (__gc) run under them.\n";
 
 static int is_help(const char *a)
 {
@@ -1403,25 +1448,43 @@ static void set_profile(lua_State *L, const char *path)
  * (ctx_alloc) against one limit. */
 #define HOOK_INSTRUCTIONS 100000
 
-static size_t lua_bytes, ctx_bytes; /* what each side holds now */
-
-static int over_budget(size_t old, size_t nsize, size_t other)
+/* Take the bytes a block grows by (old to nsize) from the budget: 0 when that would pass
+ * the limit.  Lock-free (one atomic add, undone when over), so worker threads share it; two
+ * threads near the limit may both be refused, never both let through. */
+static int budget_take(size_t old, size_t nsize)
 {
-    size_t mine = (lua_bytes + ctx_bytes) - other; /* this side's bytes */
-    return limits.max_bytes > 0 && nsize > old && mine - (old < mine ? old : mine) + nsize + other > limits.max_bytes;
+    if (nsize <= old)
+        return 1;
+    size_t more = nsize - old;
+    size_t before = atomic_fetch_add_explicit(&budget_bytes, more, memory_order_relaxed);
+    size_t max = atomic_load_explicit(&budget_max_bytes, memory_order_relaxed);
+    if (max > 0 && (before + more > max || before + more < before)) {
+        atomic_fetch_sub_explicit(&budget_bytes, more, memory_order_relaxed);
+        atomic_fetch_add_explicit(&budget_refused, 1, memory_order_relaxed);
+        return 0;
+    }
+    return 1;
+}
+
+static void budget_give(size_t n)
+{
+    atomic_fetch_sub_explicit(&budget_bytes, n, memory_order_relaxed);
 }
 
 static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     (void)ud;
     size_t old = ptr != NULL ? osize : 0; /* with ptr NULL, osize is a type tag */
-    if (over_budget(old, nsize, ctx_bytes))
+    if (!budget_take(old, nsize))
         return NULL; /* Lua collects garbage and retries, then raises LUA_ERRMEM */
     void *q = limits.base(limits.base_ud, ptr, osize, nsize);
-    if (q != NULL || nsize == 0) {
-        lua_bytes -= old < lua_bytes ? old : lua_bytes;
-        lua_bytes += nsize;
+    if (q == NULL && nsize > 0) {
+        if (nsize > old)
+            budget_give(nsize - old);
+        return NULL;
     }
+    if (nsize < old)
+        budget_give(old - nsize);
     return q;
 }
 
@@ -1431,6 +1494,8 @@ typedef union ctx_head {
     max_align_t align;
 } ctx_head;
 
+/* Every context's allocator, the worker threads' too (the host declares it thread-safe:
+ * ec_ctx_set_alloc_threadsafe), so --max-memory-mb covers them. */
 static void *ctx_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     (void)ud;
@@ -1438,18 +1503,35 @@ static void *ctx_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     ctx_head *h = ptr != NULL ? (ctx_head *)ptr - 1 : NULL;
     size_t old = h != NULL ? h->size : 0;
     if (nsize == 0) {
-        ctx_bytes -= old < ctx_bytes ? old : ctx_bytes;
         free(h);
+        budget_give(old);
         return NULL;
     }
-    if (nsize > (size_t)-1 - sizeof *h || over_budget(old, nsize, lua_bytes))
+    if (nsize > (size_t)-1 - sizeof *h || !budget_take(old, nsize))
         return NULL; /* the library reports EC_ENOMEM */
     ctx_head *nh = realloc(h, sizeof *nh + nsize);
-    if (nh == NULL)
+    if (nh == NULL) {
+        if (nsize > old)
+            budget_give(nsize - old);
         return NULL;
+    }
     nh->size = nsize;
-    ctx_bytes = ctx_bytes - (old < ctx_bytes ? old : ctx_bytes) + nsize;
+    if (nsize < old)
+        budget_give(old - nsize);
     return nh + 1;
+}
+
+/* The script has returned: from now on its finalizers run, with hooks off.  A signal that
+ * came while it ran gets the grace to let them finish; stdout is flushed first, since the
+ * process may end from a signal handler (_exit). */
+static int refused_at_close; /* budget_refused when the state began to close */
+
+static void enter_closing(void)
+{
+    fflush(stdout);
+    phase = PHASE_CLOSING;
+    if (interrupted && !grace_started)
+        start_grace();
 }
 
 static void budget_hook(lua_State *L, lua_Debug *ar)
@@ -1507,12 +1589,15 @@ static int sandbox_load(lua_State *L)
     return lua_gettop(L);
 }
 
-/* io.open(name [, mode]) of the sandbox: reading only; upvalue 1 is the real io.open. */
+/* io.open(name [, mode]) of the sandbox: reading only, below the scenario's folder (links
+ * resolved: ecL_check_input); upvalue 1 is the real io.open. */
 static int sandbox_open(lua_State *L)
 {
+    const char *name = ecL_checkpath(L, 1);
     const char *mode = luaL_optstring(L, 2, "r");
     if (strcmp(mode, "r") != 0 && strcmp(mode, "rb") != 0)
         return luaL_error(L, "sandbox: io.open may only read (mode '%s' refused); write with ec.write_csv", mode);
+    ecL_check_input(L, name);
     lua_settop(L, 2);
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
@@ -1520,8 +1605,21 @@ static int sandbox_open(lua_State *L)
     return lua_gettop(L);
 }
 
+/* io.lines(name, ...) and io.input(name) of the sandbox: a file named is read only below the
+ * scenario's folder, as with io.open; upvalue 1 is the real function. */
+static int sandbox_named_read(lua_State *L)
+{
+    if (lua_type(L, 1) == LUA_TSTRING)
+        ecL_check_input(L, ecL_checkpath(L, 1));
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
 /* The sandbox's second package searcher: Lua source files on package.path (a scenario's own
- * modules), loaded as text only; upvalue 1 is the package table. */
+ * modules) below the scenario's folder, loaded as text only; upvalue 1 is the package table. */
 static int sandbox_searcher(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
@@ -1532,6 +1630,7 @@ static int sandbox_searcher(lua_State *L)
     if (lua_isnil(L, -2))
         return 1;                                        /* the message: not found */
     const char *file = lua_tostring(L, -2);
+    ecL_check_input(L, file); /* a file elsewhere would show its first token in the syntax error */
     if (luaL_loadfilex(L, file, "t") != LUA_OK)
         return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file, lua_tostring(L, -1));
     lua_pushvalue(L, -3);                                /* name file msg loader file */
@@ -1547,12 +1646,23 @@ static void drop_fields(lua_State *L, const char *const *names)
     }
 }
 
+/* Replace t[name] (t on top) by a C closure of fn over the old value. */
+static void wrap_field(lua_State *L, const char *name, lua_CFunction fn)
+{
+    lua_getfield(L, -1, name);
+    lua_pushcclosure(L, fn, 1);
+    lua_setfield(L, -2, name);
+}
+
 /* The standard libraries of a sandboxed scenario: no debug library; no os.execute,
  * io.popen, package.loadlib or C modules (preloaded modules and Lua source on package.path,
  * loaded as text); no file
  * changes outside the module's writers (os.remove, os.rename, io.output, io.open for
- * writing); no environment (os.getenv); no binary chunks (dofile, loadfile, load mode "b"). */
-static void open_sandbox_libs(lua_State *L)
+ * writing, io.tmpfile); no environment (os.getenv) and no process-wide setting (os.setlocale,
+ * which would change how every number is read); no binary chunks (dofile, loadfile, load
+ * mode "b").  Files are read (io.open, io.lines, io.input, require, the module's readers)
+ * only below read_root, the scenario's folder, links resolved. */
+static void open_sandbox_libs(lua_State *L, const char *read_root)
 {
     static const luaL_Reg libs[] = {
         {LUA_GNAME, luaopen_base},         {LUA_LOADLIBNAME, luaopen_package}, {LUA_COLIBNAME, luaopen_coroutine},
@@ -1565,8 +1675,8 @@ static void open_sandbox_libs(lua_State *L)
         lua_pop(L, 1);
     }
     static const char *const base_out[] = {"dofile", "loadfile", NULL};
-    static const char *const os_out[] = {"execute", "remove", "rename", "tmpname", "getenv", NULL};
-    static const char *const io_out[] = {"popen", "output", NULL};
+    static const char *const os_out[] = {"execute", "remove", "rename", "tmpname", "getenv", "setlocale", NULL};
+    static const char *const io_out[] = {"popen", "output", "tmpfile", NULL};
     static const char *const package_out[] = {"loadlib", NULL};
     lua_pushglobaltable(L);                               /* G */
     drop_fields(L, base_out);
@@ -1578,9 +1688,9 @@ static void open_sandbox_libs(lua_State *L)
     lua_pop(L, 1);
     lua_getfield(L, -1, "io");                            /* G io */
     drop_fields(L, io_out);
-    lua_getfield(L, -1, "open");                          /* G io open */
-    lua_pushcclosure(L, sandbox_open, 1);                 /* G io sopen */
-    lua_setfield(L, -2, "open");                          /* G io */
+    wrap_field(L, "open", sandbox_open);
+    wrap_field(L, "lines", sandbox_named_read);
+    wrap_field(L, "input", sandbox_named_read);
     lua_pop(L, 1);
     lua_getfield(L, -1, "package");                       /* G package */
     drop_fields(L, package_out);
@@ -1598,16 +1708,119 @@ static void open_sandbox_libs(lua_State *L)
     lua_pop(L, 2);                                        /* */
     lua_pushboolean(L, 1);
     lua_setfield(L, LUA_REGISTRYINDEX, ECL_SANDBOX_KEY);
+    lua_pushstring(L, read_root);
+    lua_setfield(L, LUA_REGISTRYINDEX, ECL_SANDBOX_READ_KEY);
 }
 
-/* The default: a scenario file the user does not own (or one anyone may change) runs in the
- * sandbox; one of the user's own runs with the standard libraries, as lua would run it. */
-static int not_own(const char *script)
+/* The folder a sandboxed scenario reads below: its own (links resolved), or the current one
+ * for a scenario on stdin.  NULL when it cannot be resolved. */
+static char *sandbox_read_root(const char *script)
+{
+    if (strcmp(script, "-") == 0)
+        return realpath(".", NULL);
+    const char *slash = strrchr(script, '/');
+    if (slash == NULL)
+        return realpath(".", NULL);
+    if (slash == script)
+        return realpath("/", NULL);
+    size_t n = (size_t)(slash - script);
+    char *dir = malloc(n + 1);
+    if (dir == NULL)
+        return NULL;
+    memcpy(dir, script, n);
+    dir[n] = '\0';
+    char *real = realpath(dir, NULL);
+    free(dir);
+    return real;
+}
+
+/* Why a scenario is not to be trusted by default, or NULL: a scenario on stdin (its source is
+ * unknown: curl ... | epochcast run -), a file the user does not own, or one others may
+ * change (group- or world-writable).  Such a scenario runs in the sandbox unless --no-sandbox
+ * trusts it; a file others may change is never trusted (refused with --no-sandbox). */
+static const char *untrusted_why(const char *script, int *writable)
 {
     struct stat st;
-    if (strcmp(script, "-") == 0 || stat(script, &st) != 0)
+    *writable = 0;
+    if (strcmp(script, "-") == 0)
+        return "it comes from standard input";
+    if (stat(script, &st) != 0)
+        return NULL; /* loading it says why */
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        *writable = 1;
+        return (st.st_mode & S_IWOTH) != 0 ? "anyone may change it (world-writable)"
+                                            : "its group may change it (group-writable)";
+    }
+    if (st.st_uid != geteuid())
+        return "it is not your own file";
+    return NULL;
+}
+
+/* Open the standard libraries for script: sandboxed when asked (sandbox 1) or, by default
+ * (sandbox -1), when the script is not to be trusted (untrusted_why, with a note).  Whether
+ * it is sandboxed, or -1 when it is refused (a file others may change, with --no-sandbox). */
+static int open_run_libs(lua_State *L, const char *script, int sandbox)
+{
+    int writable;
+    const char *why = untrusted_why(script, &writable);
+    if (why != NULL && writable && sandbox == 0) {
+        fail("run: '%s': %s, so --no-sandbox cannot trust it (chmod go-w '%s' first)", script, why, script);
+        return -1;
+    }
+    if (why != NULL && sandbox < 0) {
+        sandbox = 1;
+        lua_pushfstring(L, "note: scenario '%s': %s: running it in the sandbox%s", script, why,
+                        writable ? "" : " (--no-sandbox to trust it)");
+        l_message(progname, lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    if (sandbox <= 0) {
+        luaL_openlibs(L);
         return 0;
-    return st.st_uid != geteuid() || (st.st_mode & S_IWOTH) != 0;
+    }
+    char *root = sandbox_read_root(script);
+    if (root == NULL) {
+        fail("run: cannot resolve the folder of scenario '%s' for the sandbox", script);
+        return -1;
+    }
+    lua_pushstring(L, root);
+    free(root);
+    open_sandbox_libs(L, lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 1;
+}
+
+/* The time budget: debug.sethook wrapped, the count hook, and the timer (on_alarm). */
+static void arm_time_budget(lua_State *L, double max_seconds)
+{
+    if (lua_getglobal(L, "debug") == LUA_TTABLE) { /* absent in the sandbox */
+        lua_getfield(L, -1, "sethook");
+        lua_pushcclosure(L, budget_sethook, 1);
+        lua_setfield(L, -2, "sethook");
+    }
+    lua_pop(L, 1);
+    lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+    double whole = floor(max_seconds);
+    struct itimerval t = {{0, 0}, {(time_t)whole, (suseconds_t)((max_seconds - whole) * 1e6)}};
+    if (t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0)
+        t.it_value.tv_usec = 1;
+    setitimer(ITIMER_REAL, &t, NULL);
+}
+
+/* A scenario that failed after the memory budget refused an allocation: its message (on top)
+ * says so, naming the limit.  The limit is lifted to make room for the message. */
+static void say_budget(lua_State *L, int status, size_t max_bytes)
+{
+    atomic_store(&budget_max_bytes, 0);
+    const char *msg = lua_tostring(L, -1);
+    int mib = (int)(max_bytes / 1048576u);
+    if (status == LUA_ERRMEM || msg == NULL)
+        lua_pushfstring(L, "scenario ran out of memory: its Lua heap and the library's allocations exceeded "
+                        "the limit of %d MiB (--max-memory-mb)", mib);
+    else
+        lua_pushfstring(L, "%s\n(the scenario's Lua heap and the library's allocations, worker threads "
+                        "included, reached the limit of %d MiB, --max-memory-mb)", msg, mib);
+    lua_remove(L, -2);
 }
 
 static int cmd_run(lua_State *L, int argc, char **argv, int script)
@@ -1651,43 +1864,29 @@ static int cmd_run(lua_State *L, int argc, char **argv, int script)
     if (max_seconds < 0 || max_mib < 0)
         return usage_error("run", "run: --max-seconds takes 0 (none) or 0.001 to 1e9 seconds, --max-memory-mb "
                            "0 (none) or 1 to 1e9 MiB");
-    if (sandbox < 0 && not_own(argv[script])) {
-        sandbox = 1;
-        l_message(progname, "note: the scenario is not your own file: running it in the sandbox "
-                  "(--no-sandbox to trust it)");
-    }
+    if ((sandbox = open_run_libs(L, argv[script], sandbox)) < 0)
+        return EXIT_FAILURE;
     /* The module first: an error opening it (a bad --profile) unwinds past this frame,
      * which must not have installed its allocator yet. */
-    if (sandbox > 0)
-        open_sandbox_libs(L);
-    else
-        luaL_openlibs(L);
     luaL_requiref(L, "epochcast", luaopen_epochcast, 1);
     lua_pop(L, 1);
     createargtable(L, argv, argc, script);
     lua_gc(L, LUA_GCGEN, 0, 0);
 
     limits.max_seconds = max_seconds;
-    limits.max_bytes = (size_t)(max_mib * 1048576.0);
     limits.deadline_s = monotonic_s() + max_seconds;
     limits.base = lua_getallocf(L, &limits.base_ud);
-    lua_bytes = (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024u + (size_t)lua_gc(L, LUA_GCCOUNTB, 0);
+    /* From here the Lua heap counts too (its blocks so far are freed through limited_alloc). */
+    atomic_fetch_add(&budget_bytes, (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024u + (size_t)lua_gc(L, LUA_GCCOUNTB, 0));
+    size_t max_bytes = (size_t)(max_mib * 1048576.0);
+    atomic_store(&budget_max_bytes, max_bytes);
     lua_setallocf(L, limited_alloc, NULL);
-    if (max_seconds > 0) {
-        if (lua_getglobal(L, "debug") == LUA_TTABLE) { /* absent in the sandbox */
-            lua_getfield(L, -1, "sethook");
-            lua_pushcclosure(L, budget_sethook, 1);
-            lua_setfield(L, -2, "sethook");
-        }
-        lua_pop(L, 1);
-        lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
-        double whole = floor(max_seconds);
-        struct itimerval t = {{0, 0}, {(time_t)whole, (suseconds_t)((max_seconds - whole) * 1e6)}};
-        if (t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0)
-            t.it_value.tv_usec = 1;
-        setitimer(ITIMER_REAL, &t, NULL);
-    }
+    if (max_seconds > 0)
+        arm_time_budget(L, max_seconds);
     script_L = L;
+    phase = PHASE_SCRIPT;
+    if (interrupted) /* a signal before the scenario began: it stops at its first instruction */
+        arm_stop_hook();
     const char *fname = strcmp(argv[script], "-") == 0 ? NULL : argv[script]; /* "-": stdin */
     int status = luaL_loadfilex(L, fname, sandbox > 0 ? "t" : NULL);
     if (status == LUA_OK) {
@@ -1695,25 +1894,39 @@ static int cmd_run(lua_State *L, int argc, char **argv, int script)
         status = docall(L, n, 0);
     }
     script_L = NULL;
-    struct itimerval off = {{0, 0}, {0, 0}};
-    setitimer(ITIMER_REAL, &off, NULL);
     lua_sethook(L, NULL, 0, 0);
-    if (status == LUA_ERRMEM && limits.max_bytes > 0) {
-        size_t max_bytes = limits.max_bytes;
-        limits.max_bytes = 0; /* room for the message */
-        lua_pop(L, 1);
-        lua_pushfstring(L, "scenario ran out of memory: its Lua heap and the library's allocations exceeded the "
-                        "limit of %d MiB (--max-memory-mb)", (int)(max_bytes / 1048576u));
-    }
-    limits.max_bytes = 0; /* the limit was the scenario's; the state closes freely */
+    enter_closing();
+    if (status != LUA_OK && max_bytes > 0 && atomic_load(&budget_refused) > 0)
+        say_budget(L, status, max_bytes);
     status = report(L, status);
-    lua_setallocf(L, limits.base, limits.base_ud);
+    /* The limit holds while the state closes: its finalizers run under it (and the timer). */
+    atomic_store(&budget_max_bytes, max_bytes);
+    refused_at_close = atomic_load(&budget_refused);
     if (interrupted)
         return interrupt_status();
     return status == LUA_OK ? 0 : EXIT_FAILURE;
 }
 
 /* ---- main --------------------------------------------------------------------------- */
+
+/* Close the state.  A scenario's finalizers (__gc) run here, under its budgets: its memory
+ * limit still holds and its timer still runs (on_alarm, on_signal end the process at once
+ * in PHASE_CLOSING).  0, or 1 when a finalizer was refused memory (said on stderr). */
+static int close_state(lua_State *L)
+{
+    int was_scenario = phase == PHASE_CLOSING;
+    lua_close(L);
+    if (!was_scenario)
+        return 0;
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    phase = PHASE_NONE;
+    if (atomic_load(&budget_refused) > refused_at_close) {
+        l_message(progname, "a finalizer (__gc) of the scenario ran out of memory (--max-memory-mb); stopped");
+        return 1;
+    }
+    return 0;
+}
 
 static int pmain(lua_State *L)
 {
@@ -1722,8 +1935,9 @@ static int pmain(lua_State *L)
     int code = 0;
     int i = 1;
     luaL_checkversion(L);
-    /* Every context the module creates allocates through the budget and reports progress. */
-    static const ecL_host host = {ctx_alloc, NULL, cli_progress, NULL};
+    /* Every context the module creates, and every worker thread's, allocates through the budget;
+     * the module's contexts report progress. */
+    static const ecL_host host = {ctx_alloc, NULL, cli_progress, NULL, 1};
     lua_pushlightuserdata(L, (void *)(uintptr_t)&host);
     lua_setfield(L, LUA_REGISTRYINDEX, ECL_HOST_KEY);
     for (; i < argc && argv[i][0] == '-'; i++) {
@@ -1822,6 +2036,8 @@ int main(int argc, char **argv)
     int status = lua_pcall(L, 2, 1, 0);
     int code = status == LUA_OK ? (int)lua_tointeger(L, -1) : EXIT_FAILURE;
     report(L, status);
-    lua_close(L);
+    fflush(stdout); /* what the scenario printed, before a finalizer can end the process */
+    if (close_state(L) != 0 && code == 0)
+        code = EXIT_FAILURE;
     return ecC_mpi_finalize(interrupted ? interrupt_status() : code);
 }

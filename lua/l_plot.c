@@ -4,7 +4,10 @@
  * Presentation only: it reads rows (from ec.sweep, ec.predict or a validate CSV), writes a
  * gnuplot script and a data file into a fresh temporary folder, runs the gnuplot found on
  * PATH (looked up at run time; a clear nil, message, "ENOTFOUND" when it is missing) and
- * renames the picture into place, so a failure never leaves half an image.  PNG (pngcairo
+ * renames the picture into place, so a failure never leaves half an image.  gnuplot runs in
+ * a process group of its own: a signal or a scenario's time budget (the host's progress
+ * callback, polled while it draws) kills the group and removes the folder, and on Linux it
+ * dies with epochcast.  PNG (pngcairo
  * when that terminal exists, else png) or SVG, chosen by the path's extension.
  *
  * Kinds:
@@ -16,14 +19,15 @@
  *              Pareto front) joined and circled, the `best` row starred, optional xline /
  *              yline (a deadline, a budget) as dashed lines
  */
-#define _POSIX_C_SOURCE 200809L /* mkdtemp, posix_spawn, waitpid */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, fork, waitpid, kill, nanosleep, dirfd */
 
 #include "lec_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <spawn.h>
+#include <dirent.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +35,11 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 extern char **environ;
 
@@ -789,34 +797,65 @@ static int write_file(const char *path, const char *content, size_t len)
     return (fclose(f) == 0 && w == len) ? 0 : -1;
 }
 
-/* Run gnuplot -e setdata script with stdout and stderr into log; the exit status, or -1. */
-static int run_gnuplot(const char *gnuplot, const char *setdata, const char *script, const char *log)
+/* The child's side of run_gnuplot: its own process group (so the whole group can be
+ * killed), killed itself when epochcast dies (Linux), stdin from /dev/null, stdout and
+ * stderr into log.  Only async-signal-safe calls between fork and exec. */
+static void exec_gnuplot(pid_t parent, char *const argv[], const char *log)
 {
-    posix_spawn_file_actions_t fa;
-    pid_t pid;
+    setpgid(0, 0);
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) /* epochcast died before the line above */
+        _exit(127);
+#else
+    (void)parent;
+#endif
+    int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (out < 0 || in < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 || dup2(in, 0) < 0)
+        _exit(127);
+    execve(argv[0], argv, environ);
+    _exit(127);
+}
+
+/* Run gnuplot -e setdata script with stdout and stderr into log; the exit status, -1 when it
+ * could not run, or PLOT_STOPPED when the host asked to stop (a signal, the scenario's time
+ * budget: ctx's progress callback) while it drew: gnuplot's process group is then killed
+ * and reaped, so nothing outlives the call. */
+#define PLOT_STOPPED (-2)
+static int run_gnuplot(ec_ctx *ctx, const char *gnuplot, const char *setdata, const char *script, const char *log)
+{
     char *argv[5];
-    /* posix_spawn takes char *const argv[]; it does not write to the strings. */
+    /* execve takes char *const argv[]; it does not write to the strings. */
     argv[0] = (char *)(uintptr_t)gnuplot;
     argv[1] = (char *)(uintptr_t)"-e";
     argv[2] = (char *)(uintptr_t)setdata;
     argv[3] = (char *)(uintptr_t)script;
     argv[4] = NULL;
-    if (posix_spawn_file_actions_init(&fa) != 0)
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0)
         return -1;
-    int rc = posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (rc == 0)
-        rc = posix_spawn(&pid, gnuplot, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        return -1;
+    if (pid == 0)
+        exec_gnuplot(parent, argv, log);
+    setpgid(pid, pid); /* also here: no kill(-pid) before the child's own call lands */
     int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR)
             return -1;
+        if (ec_ctx_progress(ctx, "plot", 0, 0) != EC_OK) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            return PLOT_STOPPED;
+        }
+        struct timespec pause = {0, 10 * 1000 * 1000}; /* a signal cuts it short */
+        nanosleep(&pause, NULL);
+    }
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -835,13 +874,18 @@ static void read_log(const char *log, char *buf, size_t n)
             *p = ' ';
 }
 
-/* Remove the work folder's files and the folder. */
-static void cleanup(const char *work, const char *data, const char *script, const char *log, const char *pic)
+/* Remove the work folder: every file in it (what gnuplot wrote besides the picture too),
+ * then the folder. */
+static void cleanup(const char *work)
 {
-    remove(data);
-    remove(script);
-    remove(log);
-    remove(pic);
+    DIR *d = opendir(work);
+    if (d != NULL) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL)
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                unlinkat(dirfd(d), e->d_name, 0);
+        closedir(d);
+    }
     rmdir(work);
 }
 
@@ -852,11 +896,17 @@ static ec_ctx *plot_ctx(lua_State *L)
     void *box = lua_touserdata(L, lua_upvalueindex(1));
     if (box != NULL)
         return ecL_ctx(L);
+    const ecL_host *host = NULL; /* the host's allocator and progress (signals stop gnuplot) */
+    if (lua_getfield(L, LUA_REGISTRYINDEX, ECL_HOST_KEY) == LUA_TLIGHTUSERDATA)
+        host = (const ecL_host *)lua_touserdata(L, -1);
+    lua_pop(L, 1);
     void **slot = ecL_newbox(L, ecL_free_ctx);
     ec_ctx *ctx = NULL;
-    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK)
+    if (ec_ctx_new(host != NULL ? host->alloc : NULL, host != NULL ? host->alloc_ud : NULL, &ctx) != EC_OK)
         luaL_error(L, "plot: out of memory");
     *slot = ctx;
+    if (host != NULL)
+        ec_ctx_set_progress(ctx, host->progress, host->progress_ud);
     return ctx;
 }
 
@@ -982,17 +1032,21 @@ int ecL_plot(lua_State *L)
     const char *setdata = lua_pushfstring(L, "ecdata='%s'; ecout='%s'", lua_tostring(L, -2), lua_tostring(L, -1));
     int rc = -1;
     if (write_file(data_path, data, data_len) == 0 && write_file(script_path, script, script_len) == 0)
-        rc = run_gnuplot(gnuplot, setdata, script_path, log_path);
+        rc = run_gnuplot(ctx, gnuplot, setdata, script_path, log_path);
+    if (rc == PLOT_STOPPED) {
+        cleanup(work);
+        return ecL_fail(L, ctx, EC_ECANCELED); /* raises: the run is being stopped */
+    }
     if (rc != 0) {
         char log[400];
         read_log(log_path, log, sizeof log);
         snprintf(msg, sizeof msg, "gnuplot could not draw %s (exit %d): %s", path, rc,
                  log[0] != '\0' ? log : "no message");
-        cleanup(work, data_path, script_path, log_path, pic_path);
+        cleanup(work);
         return plot_fail(L, "EIO", msg);
     }
     int st = put_picture(ctx, pic_path, path);
-    cleanup(work, data_path, script_path, log_path, pic_path);
+    cleanup(work);
     if (st != EC_OK) {
         snprintf(msg, sizeof msg, "%s", st == EC_EIO && ec_ctx_errmsg(ctx)[0] == '\0'
                  ? "cannot read the picture gnuplot drew" : ec_ctx_errmsg(ctx));

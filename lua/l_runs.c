@@ -54,12 +54,18 @@ static int l_runs_load_runs(lua_State *L)
 {
     ec_ctx *ctx = ecL_ctx(L);
     const char *path = ecL_checkpath(L, 1);
+    ecL_check_input(L, path);
     unsigned flags = 0;
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
         lua_getfield(L, 2, "allow_paths");
-        if (lua_toboolean(L, -1))
+        if (lua_toboolean(L, -1)) {
+            if (lua_getfield(L, LUA_REGISTRYINDEX, ECL_SANDBOX_KEY) == LUA_TBOOLEAN && lua_toboolean(L, -1))
+                return luaL_error(L, "sandbox: ec.load_runs' allow_paths is refused (a run file's paths stay in "
+                                  "its folder)");
+            lua_pop(L, 1);
             flags |= EC_RUNS_ALLOW_PATHS;
+        }
         lua_pop(L, 1);
     }
     lua_settop(L, 1);

@@ -41,10 +41,17 @@ typedef struct ecL_host {
     void *alloc_ud;
     ec_progress_fn progress; /* NULL: none */
     void *progress_ud;
+    int alloc_threadsafe;    /* 1: alloc may be called from several threads at once, so the
+                                worker threads of sweeps and searches allocate through it too
+                                (ec_ctx_set_alloc_threadsafe) */
 } ecL_host;
 /* Registry field set to true by a host running an untrusted scenario (epochcast run
  * --sandbox): the module then writes files only below the current folder. */
 #define ECL_SANDBOX_KEY "epochcast.sandbox"
+/* Registry field a sandboxing host sets to the folder (links resolved) below which the
+ * scenario may read files: the module's readers (ec.load_runs, config.json, lengths=,
+ * profile= and prices= paths) check it through ecL_check_input, as the host's io.open does. */
+#define ECL_SANDBOX_READ_KEY "epochcast.sandbox_read"
 
 /* ---- lepochcast.c ------------------------------------------------------------------ */
 
@@ -55,6 +62,10 @@ const char *ecL_checkpath(lua_State *L, int idx);
  * relative, without "..", and its folder (links resolved) inside the current one; raises
  * otherwise. */
 void ecL_check_output(lua_State *L, const char *path);
+/* A file the module (or the host's io.open) is about to read: in a sandbox with a read folder
+ * (ECL_SANDBOX_READ_KEY) it must lie below that folder, links resolved; raises otherwise.  A
+ * path that does not exist passes (its reader says so). */
+void ecL_check_input(lua_State *L, const char *path);
 
 /* Push a box owning a pointer: __gc (and __close) call fn(p) once when p is not NULL.
  * Returns the slot, NULL at first; store the pointer right after creating the object,

@@ -9,9 +9,11 @@
 
 #include "lec_priv.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define BOX_META "epochcast.Box"
 
@@ -94,8 +96,10 @@ ec_ctx *ecL_pushctx(lua_State *L, const char *dir)
     if (ec_ctx_new(host != NULL ? host->alloc : NULL, host != NULL ? host->alloc_ud : NULL, &ctx) != EC_OK)
         luaL_error(L, "cannot create an epochcast context: %s", ec_strerror(EC_ENOMEM));
     *slot = ctx;
-    if (host != NULL)
+    if (host != NULL) {
         ec_ctx_set_progress(ctx, host->progress, host->progress_ud);
+        ec_ctx_set_alloc_threadsafe(ctx, host->alloc_threadsafe);
+    }
     int st = ec_ctx_load_models(ctx, dir);
     if (st == EC_OK) {
         if (lua_getfield(L, LUA_REGISTRYINDEX, ECL_PROFILE_KEY) == LUA_TSTRING) {
@@ -162,6 +166,28 @@ void ecL_check_output(lua_State *L, const char *path)
         luaL_error(L, "sandbox: '%s' is not below the current folder (links resolved)", path);
 }
 
+void ecL_check_input(lua_State *L, const char *path)
+{
+    if (lua_getfield(L, LUA_REGISTRYINDEX, ECL_SANDBOX_READ_KEY) != LUA_TSTRING) {
+        lua_pop(L, 1);
+        return;
+    }
+    const char *root = lua_tostring(L, -1); /* the registry keeps it */
+    lua_pop(L, 1);
+    char *real = realpath(path, NULL);
+    if (real == NULL) {
+        if (errno == ENOENT)
+            return; /* nothing there to read: its reader says so */
+        luaL_error(L, "sandbox: '%s' cannot be read (%s)", path, strerror(errno));
+    }
+    size_t n = strlen(root);
+    int inside = strncmp(real, root, n) == 0 && (real[n] == '\0' || real[n] == '/' || (n == 1 && root[0] == '/'));
+    free(real);
+    if (!inside)
+        luaL_error(L, "sandbox: '%s' is not below the scenario's folder %s (links resolved); a sandboxed scenario "
+                   "reads only there", path, root);
+}
+
 /* ---- status codes ------------------------------------------------------------------- */
 
 static const char *const status_names[] = {
@@ -218,6 +244,17 @@ const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, s
         const char *s = lua_tolstring(L, idx, &len);
         if (strlen(s) != len)
             luaL_error(L, "config key '%s': the value has an embedded NUL byte", key);
+        /* the keys whose value may name a file the library reads (a model's folder: its
+         * config.json, which may be a link out of it) */
+        if (strcmp(key, "model") == 0 || strcmp(key, "lengths") == 0 || strcmp(key, "profile") == 0 ||
+            strcmp(key, "prices") == 0) {
+            ecL_check_input(L, s);
+            struct stat st;
+            char cfg[EC_PATH_MAX + 16];
+            if (strcmp(key, "model") == 0 && stat(s, &st) == 0 && S_ISDIR(st.st_mode) &&
+                snprintf(cfg, sizeof cfg, "%s/config.json", s) < (int)sizeof cfg)
+                ecL_check_input(L, cfg);
+        }
         return s;
     }
     default:

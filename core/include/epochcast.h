@@ -73,6 +73,14 @@ EC_API int ec_ctx_new(ec_alloc_fn alloc, void *ud, ec_ctx **out);
 /* Free a context and everything it owns.  NULL is a no-op. */
 EC_API void ec_ctx_free(ec_ctx *ctx);
 
+/* Declare that the context's allocator may be called from several threads at once (an atomic
+ * counter, a locking arena).  The worker threads of the sweeps and layout searches run from
+ * ctx then allocate through it too, so a host's memory budget covers every thread; without
+ * it they use realloc/free (the host's allocator need not be thread-safe), as does a context
+ * made with alloc == NULL.  Contexts loaded from ctx by those workers inherit it.  NULL is a
+ * no-op. */
+EC_API void ec_ctx_set_alloc_threadsafe(ec_ctx *ctx, int threadsafe);
+
 /* The detailed message of the last failure on this context ("" if none).
  * Owned by the context, valid until the next call that fails. */
 EC_API const char *ec_ctx_errmsg(const ec_ctx *ctx);

@@ -59,6 +59,7 @@ enum {
 struct ec_ctx {
     ec_alloc_fn alloc;
     void *ud;
+    int alloc_threadsafe;             /* ec_ctx_set_alloc_threadsafe: worker contexts allocate through alloc too */
     char errmsg[EC_ERRMSG_MAX];
     int models_loaded;
     struct eci_gpu *gpus; size_t n_gpus;

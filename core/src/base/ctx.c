@@ -1,5 +1,5 @@
 /*
- * ctx.c: the context object: its allocator, the cleanups of the state the layers above keep
+ * ctx.c: the context object: its allocator (and whether worker threads may share it), the cleanups of the state the layers above keep
  * on it (each registers its own with eci_ctx_on_free), and progress and cancellation.  What
  * a models/ folder holds is loaded by model/load.c.
  */
@@ -54,6 +54,12 @@ int eci_ctx_on_free(ec_ctx *ctx, eci_cleanup_fn fn)
                          ECI_CLEANUPS_MAX);
     ctx->cleanups[ctx->n_cleanups++] = fn;
     return EC_OK;
+}
+
+void ec_ctx_set_alloc_threadsafe(ec_ctx *ctx, int threadsafe)
+{
+    if (ctx != NULL)
+        ctx->alloc_threadsafe = threadsafe != 0 && ctx->alloc != default_alloc;
 }
 
 void ec_ctx_set_progress(ec_ctx *ctx, ec_progress_fn fn, void *ud)

@@ -5,7 +5,10 @@
  * and predicts exactly what the caller's would.  Starting returns once every worker has its
  * context, so the caller's context is only read while nobody else uses it.  What the workers
  * do, and how they share it out, is the caller's (sweep.c's ordered chunks, optimize.c's
- * candidates); nothing here knows about predictions.  POSIX threads; no globals.
+ * candidates); nothing here knows about predictions.  POSIX threads; no globals.  A worker
+ * context allocates through the caller's allocator when the host declared it thread-safe
+ * (ec_ctx_set_alloc_threadsafe: its memory budget then covers the workers), else with
+ * realloc/free.
  *
  * Loading a context reads the models/ folder again (a few milliseconds), so the contexts of
  * finished workers stay on the caller's context (its pool) for the next sweep or search, as
@@ -47,6 +50,7 @@ struct eci_pool {
     int n, cap;
     size_t n_nets;
     int has_fit;
+    int alloc_threadsafe;         /* the caller's, when they were made: whose allocator they use */
     eci_params fit;
 };
 
@@ -73,10 +77,15 @@ static void *worker_main(void *p)
     ec_ctx *ctx = w->ctxs[i]; /* a pooled context, set before this thread started */
     int st = EC_OK;
     if (ctx == NULL) {
-        /* Worker contexts allocate with realloc/free: a host's allocator need not be thread-safe. */
-        st = ec_ctx_new(NULL, NULL, &ctx);
-        if (st == EC_OK)
+        /* A worker allocates through the caller's allocator when the host said it is
+         * thread-safe (its memory budget then covers every thread), else with realloc/free. */
+        const ec_ctx *parent = w->ctx;
+        int shared = parent->alloc_threadsafe;
+        st = ec_ctx_new(shared ? parent->alloc : NULL, shared ? parent->ud : NULL, &ctx);
+        if (st == EC_OK) {
+            ctx->alloc_threadsafe = shared;
             st = ec_ctx_load_from(ctx, w->ctx);
+        }
     }
     pthread_mutex_lock(&w->lock);
     w->ctxs[i] = ctx;
@@ -94,10 +103,10 @@ static void *worker_main(void *p)
     return NULL;
 }
 
-/* 1 when the pool's contexts were loaded from ctx as it is now. */
+/* 1 when the pool's contexts were loaded from ctx as it is now (and allocate as it says). */
 static int pool_current(const ec_ctx *ctx, const struct eci_pool *p)
 {
-    if (p->n_nets != ctx->n_nets || p->has_fit != (ctx->fit != NULL))
+    if (p->n_nets != ctx->n_nets || p->has_fit != (ctx->fit != NULL) || p->alloc_threadsafe != ctx->alloc_threadsafe)
         return 0;
     return ctx->fit == NULL || memcmp(&p->fit, ctx->fit, sizeof p->fit) == 0;
 }
@@ -130,6 +139,7 @@ static struct eci_pool *pool_for(ec_ctx *ctx)
     }
     p->n_nets = ctx->n_nets;
     p->has_fit = ctx->fit != NULL;
+    p->alloc_threadsafe = ctx->alloc_threadsafe;
     if (ctx->fit != NULL)
         memcpy(&p->fit, ctx->fit, sizeof p->fit);
     return p;
