@@ -75,8 +75,8 @@ case "$mode" in
     echo "bootstrap: thread sanitizer build (the threaded tests)"
     cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEC_TSAN=ON -DEC_BUILD_LUA=OFF \
           -DEC_BUILD_BENCH=OFF >/dev/null
-    cmake --build build-tsan -j "$jobs" --target test_sweep test_optimize test_threads
-    (cd build-tsan && ctest --output-on-failure -j "$jobs" -R '^test_(sweep|optimize|threads)$')
+    cmake --build build-tsan -j "$jobs" --target test_sweep test_optimize test_threads test_alloc_threads
+    (cd build-tsan && ctest --output-on-failure -j "$jobs" -R '^test_(sweep|optimize|threads|alloc_threads)$')
     ;;
   *)
     echo "usage: bash tools/bootstrap.sh [quickstart|test]" >&2; exit 2 ;;
