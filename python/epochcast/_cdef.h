@@ -17,6 +17,7 @@ typedef struct ec_ctx ec_ctx;
 typedef void *(*ec_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 int ec_ctx_new(ec_alloc_fn alloc, void *ud, ec_ctx **out);
 void ec_ctx_free(ec_ctx *ctx);
+void ec_ctx_set_alloc_threadsafe(ec_ctx *ctx, int threadsafe);
 const char *ec_ctx_errmsg(const ec_ctx *ctx);
 int ec_ctx_load_models(ec_ctx *ctx, const char *dir);
 int ec_ctx_load_from(ec_ctx *ctx, const ec_ctx *src);
