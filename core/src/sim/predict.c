@@ -318,7 +318,9 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_params *fix
     /* after the scratch is done with: the one-GPU prediction reuses it */
     if (rc == EC_OK && !reference)
         rc = scaling_efficiency(ctx, cfg, fixed, res);
-    return rc == EC_OK ? check_result(ctx, cfg, fixed != NULL, res) : rc;
+    /* fixed: parameters being fitted (calibrate.c), which a profile will hold; a reference
+     * prediction passes the parameters in use whatever they are */
+    return rc == EC_OK ? check_result(ctx, cfg, fixed != NULL && !reference, res) : rc;
 }
 
 /* Peak memory of cfg alone: the step model at the longest padded length, as ec_predict's
