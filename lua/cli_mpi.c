@@ -156,8 +156,9 @@ int ecC_mpi_finalize(int code)
                 nanosleep(&nap, NULL);
         }
         if (!done)
-            abort_all("failed on its own while the other ranks wait for it (rank 0 speaks for all: run the "
-                      "command without mpirun to see why)");
+            abort_all(ecC_mpi_rank() == 0 ? "failed on its own while the other ranks wait for it"
+                                          : "failed on its own while the other ranks wait for it (rank 0 speaks "
+                                            "for all: run the command without mpirun to see why)");
         MPI_Comm_free(&exit_comm);
     }
     MPI_Finalize();
@@ -180,9 +181,6 @@ int ecC_mpi_size(void)
     return n;
 }
 
-/* A rank that fails in the middle of a split cannot tell the others, who would wait for it:
- * abort_all stops them all. */
-
 int ecC_mpi_agree(int failed)
 {
     int any = failed != 0;
@@ -191,7 +189,8 @@ int ecC_mpi_agree(int failed)
     return any != 0;
 }
 
-/* Every rank's status: 1 when any rank's is not EC_OK. */
+/* Every rank's status: 1 when any rank's is not EC_OK.  (A rank that fails in the middle of a
+ * split cannot tell the others, who would wait for it: abort_all stops them all.) */
 static int agree(int st)
 {
     return ecC_mpi_agree(st != EC_OK);
@@ -343,7 +342,7 @@ int ecC_optimize_run(ec_ctx *ctx, ec_optimize *opt, char *msg, size_t msg_size)
         st = ec_optimize_run(opt);
     if (agree(st)) { /* a refused search is refused on every rank alike; a stopped one on one rank */
         snprintf(msg, msg_size, "%s", st != EC_OK ? ec_ctx_errmsg(ctx) : "another MPI rank's part of the search "
-                 "failed or was stopped (that rank said why on its stderr)");
+                 "failed or was stopped (run the search without mpirun to see why)");
         return st != EC_OK ? st : EC_EINVAL;
     }
     if (rank != 0) {
