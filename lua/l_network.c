@@ -273,6 +273,7 @@ static void read_layer(builder *b, int idx, int depth)
 static void read_list(builder *b, int idx, int first, int depth)
 {
     lua_State *L = b->L;
+    luaL_checkstack(L, 8, "ec.network: layers nested too deep");
     lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
     for (lua_Integer i = first; i <= n; i++) {
         if (lua_rawgeti(L, idx, i) != LUA_TTABLE)
@@ -312,6 +313,7 @@ static const char *path_text(counter *k, int depth)
 static void count_layers(counter *k, int idx, int first, int depth)
 {
     lua_State *L = k->L;
+    luaL_checkstack(L, 8, "ec.network: layers nested too deep"); /* a slot or two a level, MAX_DEPTH levels */
     lua_Integer len = (lua_Integer)lua_rawlen(L, idx);
     for (lua_Integer i = first; i <= len && depth < MAX_DEPTH + 1; i++) {
         if (lua_rawgeti(L, idx, i) == LUA_TTABLE) {
