@@ -1280,13 +1280,17 @@ typedef struct ec_fit_report {
 } ec_fit_report;
 
 /* Fit the parameters on the runs with use[i] != 0 (use == NULL: all runs), starting from and
- * anchored to the priors of constants.csv.  The context's current fit is left unchanged. */
+ * anchored to the priors of constants.csv.  The context's current fit is left unchanged.  A fit
+ * is kept only inside the range a profile may hold, with every fitted run predicted under it
+ * (never above the GPU's peak) and a MAPE no worse than the priors': else EC_EDOM, "the fit is
+ * not kept: ..." (docs/safety.md, Bounds). */
 EC_API int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 
 /* Leave-one-GPU-out cross-validation of ec_calibrate on the same runs: for each GPU (by
  * profile id) of the runs with use[i] != 0, fit on the others and predict its runs.  Sets
  * report->error_log_sd, cv_mape_frac and cv_runs and leaves the rest of the report alone.
- * Exceptional returns: EC_EINVAL (runs on fewer than two GPUs), those of ec_calibrate. */
+ * Exceptional returns: EC_EINVAL (runs on fewer than two GPUs, or a fold whose fit is not
+ * kept), those of ec_calibrate. */
 EC_API int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);
 
 /* Use fitted parameters for every later prediction on this context (report == NULL: back to

@@ -356,7 +356,12 @@ int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, 
         eci_params c;
         if ((rc = eci_progress(ctx, "cross-validate", (double)k, (double)n)) != EC_OK)
             break;
-        if ((rc = ec_calibrate(ctx, runs, train, &fold)) != EC_OK || (rc = eci_params_from_report(ctx, &fold, &c)) != EC_OK)
+        if ((rc = ec_calibrate(ctx, runs, train, &fold)) == EC_EDOM) { /* a fold's fit not kept: no measure */
+            char why[EC_ERRMSG_MAX];
+            eci_strlcpy(why, ec_ctx_errmsg(ctx), sizeof why);
+            rc = eci_error(ctx, EC_EINVAL, "the fit without the runs on %s: %s", gpu[k]->id, why);
+        }
+        if (rc != EC_OK || (rc = eci_params_from_report(ctx, &fold, &c)) != EC_OK)
             break;
         for (size_t i = 0; rc == EC_OK && i < n; i++) {
             if (gpu[i] != gpu[k])
