@@ -75,8 +75,8 @@ static void expect_bound(ec_ctx *ctx, const ec_network_def *def, const char *nam
         fail_msg("network '%s': refused after %.2f s", def->id, took);
 }
 
-/* Three nested repeats of 1,000 over one norm: 10^9 layers held once unrolled (the old code
- * expanded them all, 7.6 GB and more at definition). */
+/* Three nested repeats of 1,000 over one norm: 10^6 layers held once unrolled, 10^9 a step (the
+ * old code expanded them all, 7.6 GB and more at definition). */
 static void test_nested_repeats(void **state)
 {
     (void)state;
@@ -86,7 +86,7 @@ static void test_nested_repeats(void **state)
     ec_network_def def = def_of("nested", nested, 6, &h);
     expect_bound(ctx, &def, "EC_NETWORK_MAX_LAYERS");
     assert_contains(ec_ctx_errmsg(ctx), "network 'nested'");
-    /* two nested levels of 100 (10^4 layers held) are fine */
+    /* two nested levels of 100 (100 layers held, 10^4 a step) are fine */
     const ec_layer fine[] = {embedding(), repeat(100, 2), repeat(100, 1), rms(), rms()};
     def = def_of("nested-fine", fine, 5, &h);
     assert_int_equal(ec_network_define(ctx, &def), EC_OK);
