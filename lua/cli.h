@@ -33,9 +33,13 @@ int ecC_threads_arg(const char *text);
 /* Join MPI when the process was started by mpirun (its environment says so): 1 then, else 0.
  * Ranks other than 0 write nothing to stdout or stderr (rank 0 speaks for all). */
 int ecC_mpi_init(int *argc, char ***argv);
-/* Leave MPI with the process's exit code: a rank 0 that fails before a split sweep or search
- * has run stops the other ranks (MPI_Abort), which would wait for it forever. */
+/* Leave MPI with the process's exit code: a rank that fails alone (the others not at the exit
+ * within a few seconds: they wait for it in a collective) stops every rank (MPI_Abort). */
 int ecC_mpi_finalize(int code);
+/* Whether any rank failed, each rank giving its own `failed` (a collective: every rank calls it
+ * at the same point); without MPI, `failed`.  Before a split starts, so that a rank that cannot
+ * start (rank 0 refusing its -o target) ends every rank rather than leaving them waiting. */
+int ecC_mpi_agree(int failed);
 int ecC_mpi_rank(void);   /* 0 without MPI */
 int ecC_mpi_size(void);   /* 1 without MPI */
 /* ecL_sweep_run split over the MPI ranks (rank r predicts blocks r, r + K, ...; rank 0
@@ -44,8 +48,9 @@ int ecC_mpi_size(void);   /* 1 without MPI */
 int ecC_sweep_run(lua_State *L, ec_ctx *ctx, const ec_config *base, const ecL_axis *axes, size_t n_axes,
                   ec_sweep_opts *opts, ecL_point_fn fn, void *ud, char *msg, size_t msg_size);
 /* ec_optimize_run split over the MPI ranks (part = rank of parts = ranks; rank 0 merges the
- * others' candidates and ranks them all, as one process would).  Without MPI, ec_optimize_run. */
-int ecC_optimize_run(ec_ctx *ctx, ec_optimize *opt);
+ * others' candidates and ranks them all, as one process would).  Without MPI, ec_optimize_run.
+ * On failure msg says why (this rank's message, or that another rank failed). */
+int ecC_optimize_run(ec_ctx *ctx, ec_optimize *opt, char *msg, size_t msg_size);
 
 
 #endif /* EC_CLI_H */

@@ -9,7 +9,15 @@
  * /dev/null).  Points travel as the bytes of their structs: every rank runs the same build on
  * the same kind of machine (mpirun's usual case).  Without MPI, or outside mpirun, a sweep and
  * a search run in this one process.
+ *
+ * No rank waits for one that has gone (issue 42): the ranks agree before the work starts that
+ * it can start (rank 0's -o target included: a link, a FIFO, a folder or an input refused there
+ * ends every rank with exit 1); a rank that fails during a split stops them all (MPI_Abort, its
+ * message on its own stderr, kept for that); and a rank that leaves with a failure no other rank
+ * shares waits at most EXIT_WAIT_S for the others at the exit, then stops them all.
  */
+#define _POSIX_C_SOURCE 200809L /* with MPI: dup, nanosleep, clock_gettime */
+
 #include "cli.h"
 
 #include <stdio.h>
@@ -46,15 +54,35 @@ int ecC_sweep_run(lua_State *L, ec_ctx *ctx, const ec_config *base, const ecL_ax
     return ecL_sweep_run(L, ctx, base, axes, n_axes, opts, 1, fn, ud, msg, msg_size);
 }
 
-int ecC_optimize_run(ec_ctx *ctx, ec_optimize *opt)
+int ecC_mpi_agree(int failed)
 {
-    (void)ctx;
-    return ec_optimize_run(opt);
+    return failed;
+}
+
+int ecC_optimize_run(ec_ctx *ctx, ec_optimize *opt, char *msg, size_t msg_size)
+{
+    int st = ec_optimize_run(opt);
+    if (st != EC_OK)
+        snprintf(msg, msg_size, "%s", ec_ctx_errmsg(ctx));
+    return st;
 }
 
 #else /* EC_HAVE_MPI */
 
 #include <mpi.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How long a rank leaving with a failure of its own waits at the exit for the others before it
+ * stops them: a failure every rank shares (a refused key) reaches the exit on all of them within
+ * a moment; one that only this rank met leaves the others waiting for it forever. */
+#define EXIT_WAIT_S 5.0
+
+/* The CLI's process-wide MPI state (the library has none): set once by ecC_mpi_init. */
+static MPI_Comm exit_comm = MPI_COMM_NULL; /* a copy of the world for the exit's barrier alone, so it
+                                              never meets a command's collective */
+static int fatal_fd = 2;                   /* where a rank's message that stops them all goes: rank 0's
+                                              stderr, the others' own stderr kept before /dev/null */
 
 /* Started by mpirun (Open MPI, or a PMI launcher): its environment says so. */
 static int launched(void)
@@ -76,17 +104,64 @@ int ecC_mpi_init(int *argc, char ***argv)
         return 0;
     if (MPI_Init(argc, argv) != MPI_SUCCESS)
         return 0;
+    MPI_Comm_dup(MPI_COMM_WORLD, &exit_comm);
     if (ecC_mpi_rank() != 0) { /* rank 0 speaks for all */
+        fflush(stderr);
+        fatal_fd = dup(2);
         if (freopen("/dev/null", "w", stdout) == NULL || freopen("/dev/null", "w", stderr) == NULL)
             return 1;
     }
     return 1;
 }
 
+/* A rank's last word before it stops every rank: on its own stderr (ranks other than 0 keep it
+ * for this alone), then MPI_Abort, which ends every process of the job. */
+static void abort_all(const char *why)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "epochcast: MPI rank %d: %s (stopping every MPI rank)\n", ecC_mpi_rank(), why);
+    fflush(stderr);
+    if (fatal_fd >= 0 && n > 0)
+        (void)!write(fatal_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 int ecC_mpi_finalize(int code)
 {
-    if (active())
-        MPI_Finalize();
+    if (!active())
+        return code;
+    if (ecC_mpi_size() > 1 && exit_comm != MPI_COMM_NULL) {
+        /* Every rank meets the others at the exit.  One that succeeded waits for them (a rank
+         * still writing the result, or one that will stop them all); one that failed waits
+         * EXIT_WAIT_S: the others are here too when they failed alike, else they wait for this
+         * rank in a collective it will never join. */
+        MPI_Request rq;
+        int done = 0;
+        MPI_Ibarrier(exit_comm, &rq);
+        if (code == 0) {
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            done = 1;
+        }
+        for (double until = monotonic_s() + EXIT_WAIT_S; !done && monotonic_s() < until;) {
+            MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+            struct timespec nap = {0, 10000000}; /* 10 ms */
+            if (!done)
+                nanosleep(&nap, NULL);
+        }
+        if (!done)
+            abort_all(ecC_mpi_rank() == 0 ? "failed on its own while the other ranks wait for it"
+                                          : "failed on its own while the other ranks wait for it (rank 0 speaks "
+                                            "for all: run the command without mpirun to see why)");
+        MPI_Comm_free(&exit_comm);
+    }
+    MPI_Finalize();
     return code;
 }
 
@@ -106,21 +181,19 @@ int ecC_mpi_size(void)
     return n;
 }
 
-/* A rank that fails in the middle of a split cannot tell the others, who would wait for it:
- * stop them all (rank 0 has printed why). */
-static void abort_all(const char *why)
+int ecC_mpi_agree(int failed)
 {
-    fprintf(stderr, "epochcast: %s (stopping every MPI rank)\n", why);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    int any = failed != 0;
+    if (active() && ecC_mpi_size() > 1)
+        MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any != 0;
 }
 
-/* Every rank's status: EC_OK on all, else the first failing one's (MPI_MAX of the codes). */
+/* Every rank's status: 1 when any rank's is not EC_OK.  (A rank that fails in the middle of a
+ * split cannot tell the others, who would wait for it: abort_all stops them all.) */
 static int agree(int st)
 {
-    int mine = st != EC_OK, any = 0;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return any;
+    return ecC_mpi_agree(st != EC_OK);
 }
 
 /* ---- sweeps ------------------------------------------------------------------------------ */
@@ -250,11 +323,15 @@ int ecC_sweep_run(lua_State *L, ec_ctx *ctx, const ec_config *base, const ecL_ax
 
 /* ---- searches ---------------------------------------------------------------------------- */
 
-int ecC_optimize_run(ec_ctx *ctx, ec_optimize *opt)
+int ecC_optimize_run(ec_ctx *ctx, ec_optimize *opt, char *msg, size_t msg_size)
 {
     int size = ecC_mpi_size(), rank = ecC_mpi_rank();
-    if (size <= 1)
-        return ec_optimize_run(opt);
+    if (size <= 1) {
+        int st = ec_optimize_run(opt);
+        if (st != EC_OK)
+            snprintf(msg, msg_size, "%s", ec_ctx_errmsg(ctx));
+        return st;
+    }
     char num[32];
     snprintf(num, sizeof num, "%d", size);
     int st = ec_optimize_set(opt, "parts", num);
@@ -263,8 +340,11 @@ int ecC_optimize_run(ec_ctx *ctx, ec_optimize *opt)
         st = ec_optimize_set(opt, "part", num);
     if (st == EC_OK)
         st = ec_optimize_run(opt);
-    if (agree(st)) /* a refused search is refused on every rank alike */
+    if (agree(st)) { /* a refused search is refused on every rank alike; a stopped one on one rank */
+        snprintf(msg, msg_size, "%s", st != EC_OK ? ec_ctx_errmsg(ctx) : "another MPI rank's part of the search "
+                 "failed or was stopped (run the search without mpirun to see why)");
         return st != EC_OK ? st : EC_EINVAL;
+    }
     if (rank != 0) {
         size_t bytes = 0;
         ec_optimize_pack(opt, NULL, &bytes);

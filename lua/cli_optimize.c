@@ -253,9 +253,21 @@ int ecC_cmd_optimize(lua_State *L, int argc, char **argv)
             return ecC_fail("%s", ec_ctx_errmsg(ctx));
         lua_pop(L, 1);
     }
-    int st = ecC_optimize_run(ctx, opt);
+    /* Rank 0 writes -o after the search (where it is checked again against every file the
+     * search read): a target it refuses now (a link, a FIFO, a folder, an input) stops every
+     * rank before the search, not one of them after it. */
+    int ready = EC_OK;
+    if (out != NULL && ecC_mpi_rank() == 0) {
+        ec_csv_writer *probe = NULL;
+        if ((ready = ec_csv_open(ctx, out, &probe)) == EC_OK)
+            ec_csv_abort(probe);
+    }
+    if (ecC_mpi_agree(ready != EC_OK))
+        return ecC_fail("%s", ready != EC_OK ? ec_ctx_errmsg(ctx) : "another MPI rank cannot start the search");
+    char msg[1024];
+    int st = ecC_optimize_run(ctx, opt, msg, sizeof msg);
     if (st != EC_OK)
-        return ecC_fail("%s", ec_ctx_errmsg(ctx));
+        return ecC_fail("%s", msg);
     if (ecC_mpi_rank() != 0)
         return 0;
     ec_optimize_stats s;

@@ -987,14 +987,17 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     int wbox = lua_gettop(L);
     if (ecC_mpi_rank() != 0)
         out = NULL; /* under mpirun rank 0 writes the file */
+    int ready = EC_OK;
     if (out != NULL) {
-        int st = ec_csv_open(ctx, out, &sw.w);
+        ready = ec_csv_open(ctx, out, &sw.w);
         *wslot = sw.w;
-        if (st == EC_OK)
-            st = ec_csv_row(sw.w, sw.fields + sw.n_cols, sw.n_cols);
-        if (st != EC_OK)
-            return fail("%s", ec_ctx_errmsg(ctx));
+        if (ready == EC_OK)
+            ready = ec_csv_row(sw.w, sw.fields + sw.n_cols, sw.n_cols);
     }
+    /* Under mpirun every rank learns whether rank 0 can write -o (a link, a FIFO, a folder or an
+     * input is refused there) before any of them starts: none is left waiting for it. */
+    if (ecC_mpi_agree(ready != EC_OK))
+        return fail("%s", ready != EC_OK ? ec_ctx_errmsg(ctx) : "another MPI rank cannot start the sweep");
     if (csv)
         (void)ec_csv_print_row(stdout, sw.fields + sw.n_cols, sw.n_cols);
     if (sw.table) {

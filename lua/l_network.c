@@ -273,6 +273,7 @@ static void read_layer(builder *b, int idx, int depth)
 static void read_list(builder *b, int idx, int first, int depth)
 {
     lua_State *L = b->L;
+    luaL_checkstack(L, 8, "ec.network: layers nested too deep");
     lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
     for (lua_Integer i = first; i <= n; i++) {
         if (lua_rawgeti(L, idx, i) != LUA_TTABLE)
@@ -282,19 +283,63 @@ static void read_list(builder *b, int idx, int first, int depth)
     }
 }
 
-/* How many layers the list at idx holds, repeats' bodies included (bounded by depth). */
-static size_t count_layers(lua_State *L, int idx, int first, int depth)
+/* Counting the layers of a description: the tables on the path from 'layers' down (table ->
+ * its depth, in the table at `seen`) and the array index taken at each depth, for a message. */
+typedef struct counter {
+    lua_State *L;
+    int seen;
+    size_t n;
+    lua_Integer path[MAX_DEPTH + 2];
+} counter;
+
+/* "layers[2][3]" for the first `depth` indices of the path. */
+static const char *path_text(counter *k, int depth)
 {
-    size_t n = 0;
+    luaL_Buffer buf;
+    luaL_buffinit(k->L, &buf);
+    luaL_addstring(&buf, "layers");
+    for (int d = 0; d < depth; d++) {
+        lua_pushfstring(k->L, "[%I]", k->path[d]);
+        luaL_addvalue(&buf);
+    }
+    luaL_pushresult(&buf);
+    return lua_tostring(k->L, -1);
+}
+
+/* How many layers the list at idx holds, repeats' bodies included, bounded by depth and by
+ * EC_NETWORK_MAX_LAYERS (a table that several repeats share counts once per place, so a few
+ * tables can describe more layers than memory holds); a table that contains itself (a repeat in
+ * its own body) is an error naming the place. */
+static void count_layers(counter *k, int idx, int first, int depth)
+{
+    lua_State *L = k->L;
+    luaL_checkstack(L, 8, "ec.network: layers nested too deep"); /* a slot or two a level, MAX_DEPTH levels */
     lua_Integer len = (lua_Integer)lua_rawlen(L, idx);
     for (lua_Integer i = first; i <= len && depth < MAX_DEPTH + 1; i++) {
         if (lua_rawgeti(L, idx, i) == LUA_TTABLE) {
-            n++;
-            n += count_layers(L, lua_gettop(L), 2, depth + 1);
+            k->path[depth] = i;
+            lua_pushvalue(L, -1);
+            if (lua_rawget(L, k->seen) != LUA_TNIL) {
+                int at = (int)lua_tointeger(L, -1);
+                const char *inner = path_text(k, depth + 1);
+                luaL_error(L, "ec.network: %s: a repeat that contains itself (%s is %s)", inner, inner,
+                           path_text(k, at));
+            }
+            lua_pop(L, 1);
+            if (++k->n > EC_NETWORK_MAX_LAYERS)
+                luaL_error(L, "ec.network: %s: the description holds more than EC_NETWORK_MAX_LAYERS = %d layers "
+                           "(repeats' bodies counted where each appears)", path_text(k, depth + 1),
+                           EC_NETWORK_MAX_LAYERS);
+            lua_pushvalue(L, -1);
+            lua_pushinteger(L, depth + 1);
+            lua_rawset(L, k->seen); /* on the path */
+            count_layers(k, lua_gettop(L), 2, depth + 1);
+            lua_pushvalue(L, -1);
+            lua_pushnil(L);
+            lua_rawset(L, k->seen); /* off the path */
         }
         lua_pop(L, 1);
     }
-    return n;
 }
 
 /* The head table at idx (task may come from its key in a map of heads). */
@@ -461,8 +506,14 @@ static int l_network_define(lua_State *L)
     if (lua_getfield(L, 1, "layers") != LUA_TTABLE)
         luaL_error(L, "ec.network: 'layers' must be a list of layer tables");
     int layers_idx = lua_gettop(L);
+    lua_newtable(L); /* the tables on the path being counted */
+    counter k = {.L = L, .seen = lua_gettop(L)};
+    lua_pushvalue(L, layers_idx);
+    lua_pushinteger(L, 0);
+    lua_rawset(L, k.seen);
+    count_layers(&k, layers_idx, 1, 0);
     builder b = {.L = L};
-    b.cap = count_layers(L, layers_idx, 1, 0);
+    b.cap = k.n;
     if (b.cap == 0)
         luaL_error(L, "ec.network: 'layers' is empty");
     b.layers = lua_newuserdatauv(L, b.cap * sizeof *b.layers, 0); /* collected with the stack on error */

@@ -1147,12 +1147,24 @@ typedef struct ec_network_def {
     const char *source;          /* where it comes from (NULL = "") */
 } ec_network_def;
 
+/* Bounds on a description as a whole (every field has its own range besides), so that what a
+ * definition costs in memory and time is bounded whatever its repeats multiply.  The deepest
+ * networks trained have a few thousand layers (ResNet-1001; DeepNet's 1,000-layer
+ * transformer): the bounds leave a hundred times that and keep a step's layer, tensor and
+ * kernel counts far below 2^31. */
+#define EC_NETWORK_MAX_LAYERS 100000         /* layers held in memory: the description's entries, and
+                                                the layers once the repeats inside a repeat are unrolled */
+#define EC_NETWORK_MAX_STEP_LAYERS 10000000  /* layers one step runs, every repeat multiplied out */
+#define EC_NETWORK_MAX_STEP_KERNELS 100000000 /* kernels one forward pass launches */
+#define EC_NETWORK_MAX_PARAMS 1e15           /* parameters (published_params has the same bound) */
+
 /* Register a network on the context under def->id (copied; def may be freed afterwards).
  * The description is checked: a layer of an unknown kind, a dimension that is not positive
  * or absurdly large, heads that do not divide the width, a repeat that runs past the list
  * or changes the tensor's shape, a head that does not fit the stream (a vocabulary head on
- * an image network): EC_EINVAL naming the layer (by index and kind) and the field.  An id
- * that is already a preset or a defined network: EC_EINVAL. */
+ * an image network), a description over one of the EC_NETWORK_MAX_* bounds: EC_EINVAL naming
+ * the layer (by index and kind) and the field, or the bound.  An id that is already a preset
+ * or a defined network: EC_EINVAL. */
 EC_API int ec_network_define(ec_ctx *ctx, const ec_network_def *def);
 EC_API const char *ec_layer_kind_name(ec_layer_kind kind);
 
@@ -1327,13 +1339,17 @@ typedef struct ec_fit_report {
 } ec_fit_report;
 
 /* Fit the parameters on the runs with use[i] != 0 (use == NULL: all runs), starting from and
- * anchored to the priors of constants.csv.  The context's current fit is left unchanged. */
+ * anchored to the priors of constants.csv.  The context's current fit is left unchanged.  A fit
+ * is kept only inside the range a profile may hold, with every fitted run predicted under it
+ * (never above the GPU's peak) and a MAPE no worse than the priors': else EC_EDOM, "the fit is
+ * not kept: ..." (docs/safety.md, Bounds). */
 EC_API int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 
 /* Leave-one-GPU-out cross-validation of ec_calibrate on the same runs: for each GPU (by
  * profile id) of the runs with use[i] != 0, fit on the others and predict its runs.  Sets
  * report->error_log_sd, cv_mape_frac and cv_runs and leaves the rest of the report alone.
- * Exceptional returns: EC_EINVAL (runs on fewer than two GPUs), those of ec_calibrate. */
+ * Exceptional returns: EC_EINVAL (runs on fewer than two GPUs, or a fold whose fit is not
+ * kept), those of ec_calibrate. */
 EC_API int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);
 
 /* Use fitted parameters for every later prediction on this context (report == NULL: back to

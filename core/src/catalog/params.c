@@ -24,6 +24,22 @@ static const char *const param_meaning[ECI_N_PARAMS] = {
     "NCCL bus bandwidth between nodes over the NICs' link rate (networks without a measured efficiency_frac)",
 };
 
+/* The range of every parameter (eci_params_bounds): the profile reader's since profiles were
+ * first read, now the fitter's too.  Each parameter multiplies or is a ratio of measured rates,
+ * priced near 1 (the shipped profile: 0.69 to 9.4): six decades either way hold any fit of real
+ * runs, and a value past them (one run at value=1e15 fitted simt_scale = 5e10) is a fit of wrong
+ * runs.  Whether a fit's values price its runs at all (not above the GPU's peak) is checked on
+ * the runs themselves (fit/calibrate.c). */
+#define PARAM_MIN 1e-6
+#define PARAM_MAX 1e6
+
+void eci_params_bounds(int which, double *lo, double *hi)
+{
+    (void)which; /* one range for all today; the call names the parameter so each may get its own */
+    *lo = PARAM_MIN;
+    *hi = PARAM_MAX;
+}
+
 #define ERROR_SD_NAME "error_log_sd"
 #define ERROR_SD_MEANING                                                                                   \
     "root mean square of log(predicted/measured) on GPUs left out of the fit (leave-one-GPU-out); widens " \
@@ -115,13 +131,17 @@ int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c)
     if (rep->n_params < ECI_N_PARAMS || rep->n_params > EC_FIT_MAX_PARAMS)
         return eci_error(ctx, EC_EINVAL, "a fit report has %zu parameters, not %d to %d", rep->n_params, ECI_N_PARAMS,
                          EC_FIT_MAX_PARAMS);
-    for (size_t j = 0; j < rep->n_params; j++) /* check every value before using any */
-        if (!(rep->values[j] > 0) || !isfinite(rep->values[j]))
-            return eci_error(ctx, EC_EINVAL, "fitted parameter '%s'%s%s must be positive",
-                             rep->names[j] ? rep->names[j] : "?", rep->architectures[j][0] ? " of " : "",
-                             rep->architectures[j]);
-    if (!(rep->error_log_sd >= 0) || !isfinite(rep->error_log_sd))
-        return eci_error(ctx, EC_EINVAL, "error_log_sd must be >= 0 and finite");
+    for (size_t j = 0; j < rep->n_params; j++) { /* check every value before using any */
+        double lo, hi;
+        int which = rep->names[j] ? param_index(rep->names[j], ECI_N_PARAMS) : -1; /* unknown: refused below */
+        eci_params_bounds(which, &lo, &hi);
+        if (which >= 0 && !(rep->values[j] >= lo && rep->values[j] <= hi))
+            return eci_error(ctx, EC_EINVAL, "fitted parameter '%s'%s%s = %g must be positive and within [%g, %g], "
+                             "the range a profile may hold", rep->names[j] ? rep->names[j] : "?",
+                             rep->architectures[j][0] ? " of " : "", rep->architectures[j], rep->values[j], lo, hi);
+    }
+    if (!(rep->error_log_sd >= 0 && rep->error_log_sd <= ECI_ERROR_SD_MAX))
+        return eci_error(ctx, EC_EINVAL, "error_log_sd = %g is outside [0, %g]", rep->error_log_sd, ECI_ERROR_SD_MAX);
     eci_params_default(ctx, c);
     for (int j = 0; j < ECI_N_PARAMS; j++)
         if (rep->names[j] == NULL || strcmp(rep->names[j], param_names[j]) != 0 || rep->architectures[j][0])
@@ -249,7 +269,7 @@ int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path)
     rc = ec_csv_row(wr, header, 5);
     for (size_t j = 0; rc == EC_OK && j < report->n_params; j++) {
         char v[32], e[32];
-        snprintf(v, sizeof v, "%.6g", report->values[j]);
+        snprintf(v, sizeof v, "%.*g", ECI_PROFILE_DIGITS, report->values[j]);
         snprintf(e, sizeof e, "%.3g", report->stderrs[j]);
         int which = param_index(report->names[j], ECI_N_PARAMS);
         const char *row[] = {report->names[j], report->architectures[j], v, e, param_meaning[which]};
@@ -296,7 +316,7 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, int c_nam
     const char *path = eci_table_name(t);
     size_t line = eci_table_line(t, r);
     if (strcmp(name, ERROR_SD_NAME) == 0)
-        return eci_table_number(ctx, t, r, c_value, 0, 10, &out->error_log_sd);
+        return eci_table_number(ctx, t, r, c_value, 0, ECI_ERROR_SD_MAX, &out->error_log_sd);
     int which = param_index(name, ECI_N_PARAMS);
     if (which < 0) {
         const char *near = eci_nearest(name, param_names, ECI_N_PARAMS);
@@ -326,7 +346,9 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, int c_nam
         return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: parameter '%s'%s%s already given on line %zu", path, line,
                          c_name + 1, name, arch[0] ? " of " : "", arch, seen_line[j]);
     seen_line[j] = line;
-    return eci_table_number(ctx, t, r, c_value, 1e-6, 1e6, &out->values[j]);
+    double lo, hi;
+    eci_params_bounds(which, &lo, &hi);
+    return eci_table_number(ctx, t, r, c_value, lo, hi, &out->values[j]);
 }
 
 int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out)

@@ -42,6 +42,14 @@ typedef struct eci_params {
  * ECI_N_ARCH_PARAMS may also take a value per architecture. */
 enum { ECI_P_GEMM, ECI_P_SIMT, ECI_P_MEM, ECI_P_CONV, ECI_P_ATTN, ECI_P_DISPATCH, ECI_P_NET, ECI_N_PARAMS };
 #define ECI_N_ARCH_PARAMS 3
+/* The range parameter `which` may take, globally or for an architecture: one definition for the
+ * profile reader, a fit report taken (ec_ctx_set_fit) and the fitter, which refuses to keep a fit
+ * outside it (params.c gives each bound its reason).  error_log_sd: [0, ECI_ERROR_SD_MAX]. */
+EC_INTERNAL void eci_params_bounds(int which, double *lo, double *hi);
+#define ECI_ERROR_SD_MAX 10.0
+/* Significant digits a profile keeps of each value (ec_profile_write): the fitter checks its fit
+ * as the profile will hold it. */
+#define ECI_PROFILE_DIGITS 6
 /* The name of parameter `which` as profile.csv spells it ("gemm_scale"), NULL out of range. */
 EC_INTERNAL const char *eci_params_name(int which);
 /* The global values as an array in that order, and back. */

@@ -21,6 +21,7 @@
 #include <gsl/gsl_vector.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- the fit ------------------------------------------------------------------------ */
@@ -34,6 +35,11 @@ typedef struct arch_slot {
 #define MAX_SLOTS (ECI_PARAMS_MAX_ARCH * ECI_N_ARCH_PARAMS)
 /* Iterations of the trust-region driver at most. */
 #define MAX_ITER 100
+/* A run the model refuses to predict under some parameters (a step above 100 % of the peak, a
+ * result that is not a positive number) counts as this many e-folds off, more than any two
+ * finite doubles are apart (2 x 709), so the fit moves away from such parameters instead of
+ * finding them perfect (a residual of 0 made one run at value=1e15 drive simt_scale to 5e10). */
+#define REFUSED_RUN_LOG_ERROR 1500.0
 
 typedef struct fit_data {
     ec_ctx *ctx;
@@ -47,7 +53,6 @@ typedef struct fit_data {
     size_t n_slots;
     double arch_sd;       /* calib_arch_log_sd */
     double run_sd;        /* calib_run_log_sd */
-    int failed;
     int cancelled;        /* the progress callback asked to stop (residuals then fail the fit) */
     size_t iter;          /* iterations so far (the driver's callback) */
 } fit_data;
@@ -86,13 +91,11 @@ static int residuals(const gsl_vector *xv, void *params, gsl_vector *f)
     for (size_t i = 0; i < d->n_rows; i++) {
         const ec_run *run = ec_runs_get(d->runs, d->rows[i]);
         ec_result res;
-        double r = 0;
+        double r = REFUSED_RUN_LOG_ERROR / d->run_sd;
         if (eci_predict(d->ctx, &run->config, &c, &res) == EC_OK) {
             double pred = ec_result_metric(&res, run->metric);
             if (pred > 0 && isfinite(pred))
                 r = log(pred / run->value) / d->run_sd;
-        } else {
-            d->failed = 1;
         }
         gsl_vector_set(f, i, r);
     }
@@ -123,6 +126,34 @@ static double mape(fit_data *d, const eci_params *c, size_t *left_out)
     if (left_out != NULL)
         *left_out = d->n_rows - n;
     return n ? sum / (double)n : 0;
+}
+
+/* Whether a fit may be kept (written as a profile, set on a context): inside the range the
+ * profile reader enforces (eci_params_from_report holds the one definition), every fitted run
+ * still predicted under it, and no worse than its start on them.  EC_EDOM naming why. */
+static int keep_fit(fit_data *d, ec_fit_report *out)
+{
+    ec_ctx *ctx = d->ctx;
+    for (size_t j = 0; j < out->n_params; j++) { /* the values as a profile keeps them */
+        char v[32];
+        snprintf(v, sizeof v, "%.*g", ECI_PROFILE_DIGITS, out->values[j]);
+        out->values[j] = strtod(v, NULL);
+    }
+    eci_params fitted;
+    int rc = eci_params_from_report(ctx, out, &fitted);
+    if (rc != EC_OK) {
+        char why[EC_ERRMSG_MAX];
+        eci_strlcpy(why, ec_ctx_errmsg(ctx), sizeof why);
+        return eci_error(ctx, EC_EDOM, "the fit is not kept: %s", why);
+    }
+    out->mape_after_frac = mape(d, &fitted, &out->n_left_out);
+    if (out->n_left_out > 0)
+        return eci_error(ctx, EC_EDOM, "the fit is not kept: under it %zu of the %zu runs fitted cannot be predicted "
+                         "(a step above the GPU's peak, or no positive result)", out->n_left_out, d->n_rows);
+    if (out->mape_after_frac > out->mape_before_frac)
+        return eci_error(ctx, EC_EDOM, "the fit is not kept: it is worse than its start (MAPE %.1f%% after, %.1f%% "
+                         "with the priors)", 100 * out->mape_after_frac, 100 * out->mape_before_frac);
+    return EC_OK;
 }
 
 static void driver_callback(const size_t iter, void *params, const gsl_multifit_nlinear_workspace *w)
@@ -275,9 +306,7 @@ int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_
                            out->architectures[j], out->values[j], out->stderrs[j]);
             goto done;
         }
-    eci_params fitted;
-    if ((rc = eci_params_from_report(ctx, out, &fitted)) == EC_OK)
-        out->mape_after_frac = mape(&d, &fitted, &out->n_left_out);
+    rc = keep_fit(&d, out);
 done:
     gsl_multifit_nlinear_free(w);
     gsl_vector_free(x);
@@ -327,16 +356,24 @@ int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, 
         eci_params c;
         if ((rc = eci_progress(ctx, "cross-validate", (double)k, (double)n)) != EC_OK)
             break;
-        if ((rc = ec_calibrate(ctx, runs, train, &fold)) != EC_OK || (rc = eci_params_from_report(ctx, &fold, &c)) != EC_OK)
+        if ((rc = ec_calibrate(ctx, runs, train, &fold)) == EC_EDOM) { /* a fold's fit not kept: no measure */
+            char why[EC_ERRMSG_MAX];
+            eci_strlcpy(why, ec_ctx_errmsg(ctx), sizeof why);
+            rc = eci_error(ctx, EC_EINVAL, "the fit without the runs on %s: %s", gpu[k]->id, why);
+        }
+        if (rc != EC_OK || (rc = eci_params_from_report(ctx, &fold, &c)) != EC_OK)
             break;
         for (size_t i = 0; rc == EC_OK && i < n; i++) {
             if (gpu[i] != gpu[k])
                 continue;
             const ec_run *run = ec_runs_get(runs, i);
             ec_result res;
-            if ((rc = eci_predict(ctx, &run->config, &c, &res)) != EC_OK)
+            int prc = eci_predict(ctx, &run->config, &c, &res);
+            if (prc != EC_OK && prc != EC_EDOM) { /* EC_EDOM: the fold's parameters price it above the peak */
+                rc = prc;
                 break;
-            double pred = ec_result_metric(&res, run->metric);
+            }
+            double pred = prc == EC_OK ? ec_result_metric(&res, run->metric) : 0;
             if (!(pred > 0 && isfinite(pred))) {
                 report->n_left_out++; /* counted, not averaged */
                 continue;

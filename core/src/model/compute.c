@@ -206,7 +206,7 @@ static void fp8_gemm_cost(const eci_rates *r, const eci_op *op, eci_op_cost_t *c
     }
 }
 
-double eci_mem_time_s(const eci_rates *r, double bytes, int kernels)
+double eci_mem_time_s(const eci_rates *r, double bytes, double kernels)
 {
     double t = bytes / (r->mem_bytes_per_s * r->mem_scale);
     double floor_s = r->floor_s * (kernels > 0 ? kernels : 1);

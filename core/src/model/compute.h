@@ -58,7 +58,9 @@ EC_INTERNAL void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precisi
                                 eci_rates *r);
 EC_INTERNAL double eci_gemm_util(const eci_rates *r, double m, double n, double k, double batch);
 EC_INTERNAL double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int conv);
-EC_INTERNAL double eci_mem_time_s(const eci_rates *r, double bytes, int kernels);
+/* A memory-bound pass of `bytes` over `kernels` launches (a double: an optimizer over many tensors
+ * launches more than an int counts). */
+EC_INTERNAL double eci_mem_time_s(const eci_rates *r, double bytes, double kernels);
 EC_INTERNAL void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c);
 /* The costs of all of wl's ops on r, fwd_s and bwd_s x gpu_scale: from the context's cost
  * cache when wl comes from the workload cache (eci_workload_get) and was priced on the same

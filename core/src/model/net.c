@@ -27,6 +27,7 @@
 #define LIM_HEADS (1 << 14)
 #define LIM_EXPERTS (1 << 16)
 #define LIM_TIMES 100000
+#define LIM_METRIC_LOSSES 16 /* a head's metric cross-entropies (Composer computes 2); ec.network's bound */
 
 typedef struct checker {
     ec_ctx *ctx;
@@ -179,10 +180,16 @@ static void check_layer(checker *c, size_t i, const ec_layer *l, size_t n)
     }
 }
 
-/* A nested REPEAT must end inside the block that holds it. */
+/* A nested REPEAT must end inside the block that holds it; and the description as a whole stays
+ * inside EC_NETWORK_MAX_LAYERS (layers held once the repeats inside a repeat are unrolled, as
+ * workload_layers.c expands them) and EC_NETWORK_MAX_STEP_LAYERS (every repeat multiplied out):
+ * nested repeats multiply, so a description of a few entries could otherwise ask for 10^20
+ * layers.  Products in doubles: they cannot overflow before the bound stops them. */
 static void check_nesting(checker *c, const ec_layer *layers, size_t n)
 {
     size_t ends[64];
+    double held_mult[64], step_mult[64]; /* the products of the enclosing repeats' times */
+    double held = 0, step = 0;
     int depth = 0;
     for (size_t i = 0; i < n && c->rc == EC_OK; i++) {
         while (depth > 0 && i >= ends[depth - 1])
@@ -190,6 +197,20 @@ static void check_nesting(checker *c, const ec_layer *layers, size_t n)
         const ec_layer *l = &layers[i];
         if (l->kind == EC_LAYER_DECODER && depth > 0)
             bad(c, i, l, "depth", depth, "(a decoder cannot start inside a repeat)");
+        double held_here = depth > 1 ? held_mult[depth - 1] : 1, step_here = depth > 0 ? step_mult[depth - 1] : 1;
+        held += held_here;
+        step += step_here;
+        if (held > EC_NETWORK_MAX_LAYERS || step > EC_NETWORK_MAX_STEP_LAYERS) {
+            c->rc = eci_error(c->ctx, EC_EINVAL, "network '%s': layer %zu (%s): the description grows past %s = %.0f "
+                              "%s (nested repeats multiply their times)", c->id, i + 1,
+                              ec_layer_kind_name(l->kind),
+                              held > EC_NETWORK_MAX_LAYERS ? "EC_NETWORK_MAX_LAYERS" : "EC_NETWORK_MAX_STEP_LAYERS",
+                              held > EC_NETWORK_MAX_LAYERS ? (double)EC_NETWORK_MAX_LAYERS
+                                                           : (double)EC_NETWORK_MAX_STEP_LAYERS,
+                              held > EC_NETWORK_MAX_LAYERS ? "layers held once the repeats inside a repeat are unrolled"
+                                                           : "layers one step runs");
+            return;
+        }
         if (l->kind != EC_LAYER_REPEAT)
             continue;
         size_t end = i + 1 + (size_t)l->u.repeat.layers;
@@ -197,8 +218,11 @@ static void check_nesting(checker *c, const ec_layer *layers, size_t n)
             bad(c, i, l, "layers", l->u.repeat.layers, "runs past the end of the repeat that holds it");
         else if (depth == (int)(sizeof ends / sizeof ends[0]))
             bad(c, i, l, "depth", depth, "(repeats nested too deep)");
-        else
+        else {
+            held_mult[depth] = depth > 0 ? held_here * l->u.repeat.times : 1;
+            step_mult[depth] = step_here * l->u.repeat.times;
             ends[depth++] = end;
+        }
     }
 }
 
@@ -209,6 +233,9 @@ static int check_def(ec_ctx *ctx, const ec_network_def *def)
     checker c = {.ctx = ctx, .id = def->id};
     if (def->n_layers < 1 || def->layers == NULL)
         return eci_error(ctx, EC_EINVAL, "network '%s': no layers", def->id);
+    if (def->n_layers > EC_NETWORK_MAX_LAYERS)
+        return eci_error(ctx, EC_EINVAL, "network '%s': %zu layers, over EC_NETWORK_MAX_LAYERS = %d", def->id,
+                         def->n_layers, EC_NETWORK_MAX_LAYERS);
     if (def->n_heads < 1 || def->n_heads > 16 || def->heads == NULL)
         return eci_error(ctx, EC_EINVAL, "network '%s': it needs 1 to 16 heads (one per task it can train)", def->id);
     for (size_t i = 0; i < def->n_layers && c.rc == EC_OK; i++)
@@ -235,6 +262,14 @@ static int check_def(ec_ctx *ctx, const ec_network_def *def)
         if (h->transform < 0 || h->transform > LIM_WIDTH)
             return eci_error(ctx, EC_EINVAL, "network '%s': head '%s': field 'transform' = %lld is out of range",
                              def->id, h->task, (long long)h->transform);
+        const struct { const char *name; int v, hi; } f[] = {
+            {"pooler", h->pooler, 1}, {"tied", h->tied, 1}, {"bias", h->bias, 1}, {"pool", h->pool, 1},
+            {"fused_loss", h->fused_loss, 1}, {"metric_losses", h->metric_losses, LIM_METRIC_LOSSES},
+        };
+        for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
+            if (f[k].v < 0 || f[k].v > f[k].hi)
+                return eci_error(ctx, EC_EINVAL, "network '%s': head '%s': field '%s' = %d is out of range [0, %d]",
+                                 def->id, h->task, f[k].name, f[k].v, f[k].hi);
     }
     int text = def->layers[0].kind == EC_LAYER_EMBEDDING;
     if (!text && (def->image_size < 1 || def->image_size > 65536))
@@ -332,6 +367,25 @@ static eci_net *net_copy(ec_ctx *ctx, const ec_network_def *def, const char *pat
     return n;
 }
 
+/* What one expansion adds up to against the bounds on the whole description: kernels a forward
+ * pass launches (each block's ops times its repetitions) and parameters. */
+static int check_totals(ec_ctx *ctx, const eci_net *n, const eci_workload *wl)
+{
+    double kernels = 0;
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        const eci_op *op = &wl->ops[i];
+        double reps = op->block >= 0 ? wl->blocks[op->block].reps : 1;
+        kernels += (double)op->fwd_kernels * op->count * reps;
+    }
+    if (kernels > EC_NETWORK_MAX_STEP_KERNELS)
+        return eci_error(ctx, EC_EINVAL, "network '%s': a forward pass launches %.3g kernels, over "
+                         "EC_NETWORK_MAX_STEP_KERNELS = %.0f", n->id, kernels, (double)EC_NETWORK_MAX_STEP_KERNELS);
+    if (!(wl->params <= EC_NETWORK_MAX_PARAMS))
+        return eci_error(ctx, EC_EINVAL, "network '%s': %.3g parameters, over EC_NETWORK_MAX_PARAMS = %.0e", n->id,
+                         wl->params, EC_NETWORK_MAX_PARAMS);
+    return EC_OK;
+}
+
 /* Expand every head on a short sample: shapes that do not flow fail here, and the
  * default head's parameter count is kept. */
 static int trial(ec_ctx *ctx, eci_net *n)
@@ -347,6 +401,8 @@ static int trial(ec_ctx *ctx, eci_net *n)
     for (size_t i = 0; i < n->n_heads && rc == EC_OK; i++) {
         int task = eci_task_parse(n->heads[i].task);
         rc = eci_workload_expand(ctx, n, task, &sh, &wl);
+        if (rc == EC_OK)
+            rc = check_totals(ctx, n, &wl);
         if (rc == EC_OK && strcmp(n->heads[i].task, n->default_task) == 0) {
             n->params = wl.params;
             found |= 1;

@@ -135,7 +135,7 @@ static void foreach_phase(const ec_ctx *ctx, const eci_step_in *in, double ops, 
     double chunks = ceil(in->tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
     ph->kernels = ops * chunks + fixed;
     ph->host_s = in->dispatch_fwd_s * (ops + fixed) + in->dispatch_bwd_s * ops * chunks;
-    ph->gpu_s = eci_mem_time_s(in->rates, bytes_per_param * in->params, (int)ph->kernels) * in->gpu_scale;
+    ph->gpu_s = eci_mem_time_s(in->rates, bytes_per_param * in->params, ph->kernels) * in->gpu_scale;
 }
 
 /* PyTorch 1.x: torch.optim's foreach=None meant the per-tensor loop (foreach became the CUDA
@@ -176,7 +176,7 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
         ph[ECI_PHASE_UNSCALE].kernels = chunks;
         ph[ECI_PHASE_UNSCALE].host_s = in->dispatch_fwd_s + in->dispatch_bwd_s * chunks;
         ph[ECI_PHASE_UNSCALE].gpu_s = eci_mem_time_s(in->rates, eci_const(ctx, EC_C_gradscaler_bytes_per_param) * in->params,
-                                                     (int)chunks) * in->gpu_scale;
+                                                     chunks) * in->gpu_scale;
     }
     if (clip) { /* clip_grad_norm_(foreach): _foreach_norm and _foreach_mul_ over the gradients */
         eci_phase *c = &ph[ECI_PHASE_CLIP];
@@ -184,7 +184,7 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
         if (torch1(in)) { /* one norm and one mul_ per tensor */
             c->kernels = eci_const(ctx, EC_C_clip_foreach_ops) * in->tensors + eci_const(ctx, EC_C_clip_fixed_kernels);
             c->host_s = in->dispatch_fwd_s * c->kernels;
-            c->gpu_s = eci_mem_time_s(in->rates, bytes * in->params, (int)c->kernels) * in->gpu_scale;
+            c->gpu_s = eci_mem_time_s(in->rates, bytes * in->params, c->kernels) * in->gpu_scale;
         } else {
             foreach_phase(ctx, in, eci_const(ctx, EC_C_clip_foreach_ops), eci_const(ctx, EC_C_clip_fixed_kernels),
                           bytes, c);
@@ -200,7 +200,7 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
         if (o.kernels_per_tensor > 0) { /* a Python loop over the parameter tensors */
             p->kernels = o.kernels_per_tensor * in->tensors;
             p->host_s = in->dispatch_fwd_s * p->kernels;
-            p->gpu_s = eci_mem_time_s(in->rates, o.step_bytes_per_param * scale * in->params, (int)p->kernels) *
+            p->gpu_s = eci_mem_time_s(in->rates, o.step_bytes_per_param * scale * in->params, p->kernels) *
                        in->gpu_scale;
             p->serial = o.syncs_per_tensor > 0;
         } else {
@@ -211,7 +211,7 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
         eci_phase *p = &ph[ECI_PHASE_OPTIMIZER];
         p->kernels += in->tensors;
         p->host_s += in->dispatch_fwd_s * in->tensors;
-        p->gpu_s += eci_mem_time_s(in->rates, grad_bytes * in->params, (int)in->tensors) * in->gpu_scale;
+        p->gpu_s += eci_mem_time_s(in->rates, grad_bytes * in->params, in->tensors) * in->gpu_scale;
     }
     if (scaler) { /* scaler.update: _amp_update_scale_ and the found_inf bookkeeping */
         double k = eci_const(ctx, EC_C_gradscaler_fixed_kernels);

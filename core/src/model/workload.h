@@ -91,6 +91,11 @@ typedef struct eci_block {
     double core_flop;       /* forward FLOPs of that unfused core */
 } eci_block;
 
+/* The most ops one expansion holds: net.c holds a description to EC_NETWORK_MAX_LAYERS layers
+ * once unrolled, which expand to a few ops each (an attention layer to about fifteen); 2^21 ops
+ * (about half a GiB) leave room for that and bound what any description costs to expand. */
+#define ECI_WL_MAX_OPS (1 << 21)
+
 typedef struct eci_workload {
     eci_op *ops;            /* n_ops, allocated through the context (cap_ops) */
     size_t n_ops, cap_ops;

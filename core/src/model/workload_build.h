@@ -79,6 +79,11 @@ static inline eci_op *push(builder *b, const char *name, eci_op_kind kind)
         return NULL;
     if (wl->n_ops == wl->cap_ops) {
         size_t cap = wl->cap_ops ? 2 * wl->cap_ops : 128;
+        if (cap > ECI_WL_MAX_OPS) { /* net.c bounds the layers; this bounds what they expand to */
+            b->rc = eci_error(b->ctx, EC_EINVAL, "network '%s': its expansion passes ECI_WL_MAX_OPS = %d ops (%zu "
+                              "bytes each)", b->net->id, ECI_WL_MAX_OPS, sizeof *wl->ops);
+            return NULL;
+        }
         eci_op *grown = eci_realloc(b->ctx, wl->ops, wl->cap_ops * sizeof *grown, cap * sizeof *grown);
         if (grown == NULL) {
             b->rc = EC_ENOMEM;

@@ -129,6 +129,12 @@ void ec_optimize_free(ec_optimize *o)
     eci_free(ctx, o, sizeof *o);
 }
 
+/* train_tokens: a whole run's tokens.  At least one: a tiny or subnormal count (1e-320) makes every
+ * layout's training time 0 and its score infinite, so every layout would tie and the fraction
+ * behind the best be NaN. */
+#define TRAIN_TOKENS_MIN 1.0
+#define TRAIN_TOKENS_MAX 1e18
+
 static int parse_count(ec_ctx *ctx, const char *key, const char *value, double lo, double hi, double *out)
 {
     char *end;
@@ -210,8 +216,9 @@ int ec_optimize_set(ec_optimize *o, const char *key, const char *value)
     if (strcmp(key, "train_tokens") == 0) {
         char *end;
         v = strtod(value, &end);
-        if (end == value || *end != '\0' || !(v > 0 && v < 1e18))
-            return eci_error(ctx, EC_EINVAL, "optimize: train_tokens='%s' must be a number of tokens > 0", value);
+        if (end == value || *end != '\0' || !(v >= TRAIN_TOKENS_MIN && v <= TRAIN_TOKENS_MAX))
+            return eci_error(ctx, EC_EINVAL, "optimize: train_tokens='%s' must be a number of tokens from %.0f to %.0e",
+                             value, TRAIN_TOKENS_MIN, TRAIN_TOKENS_MAX);
         o->train_tokens = v;
         return EC_OK;
     }

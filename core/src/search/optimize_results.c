@@ -6,6 +6,7 @@
  */
 #include "search/optimize_search.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -213,6 +214,28 @@ static void explain(const ec_optimize *o, const rec *r, const rec *best, ec_opti
              words[k], d[k] * 1e6);
 }
 
+/* A layout's figures reach CSV cells and Lua numbers: a NaN or an infinity there (from a merged
+ * buffer, or a prediction gone wrong) is an error of the search, never a number to print. */
+static int finite_layout(ec_ctx *ctx, int no_fit, size_t i, const ec_optimize_layout *l)
+{
+    const struct { const char *name; double v; } f[] = {
+        {"global_batch", l->global_batch}, {"tokens_per_s", l->tokens_per_s}, {"mfu_frac", l->mfu_frac},
+        {"hfu_frac", l->hfu_frac}, {"step_s", l->step_s}, {"peak_bytes", l->peak_bytes},
+        {"capacity_bytes", l->capacity_bytes}, {"train_s", l->train_s}, {"cost", l->cost},
+        {"price_per_hour", l->price_per_hour}, {"exposed_comm_s", l->exposed_comm_s},
+        {"recompute_s", l->recompute_s}, {"behind_frac", l->behind_frac}, {"comm.tp_s", l->comm.tp_s},
+        {"comm.cp_s", l->comm.cp_s}, {"comm.ep_s", l->comm.ep_s}, {"comm.dp_reduce_s", l->comm.dp_reduce_s},
+        {"comm.shard_wait_s", l->comm.shard_wait_s}, {"comm.overlap_s", l->comm.overlap_s},
+        {"comm.offload_s", l->comm.offload_s}, {"comm.pp_bubble_s", l->comm.pp_bubble_s},
+        {"comm.pp_p2p_s", l->comm.pp_p2p_s},
+    };
+    for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
+        if (!isfinite(f[k].v))
+            return eci_error(ctx, EC_EINVAL, "optimize: layout %zu%s: %s is %g, not a finite number", i + 1,
+                             no_fit ? " (of those that do not fit)" : "", f[k].name, f[k].v);
+    return EC_OK;
+}
+
 int ec_optimize_get(const ec_optimize *o, int no_fit, size_t i, ec_optimize_layout *out)
 {
     if (o == NULL)
@@ -255,8 +278,8 @@ int ec_optimize_get(const ec_optimize *o, int no_fit, size_t i, ec_optimize_layo
     out->exposed_comm_s = p.comm * tok_step;
     out->recompute_s = p.recompute * tok_step;
     double sb = best != NULL ? score(o, best) : 0;
-    out->behind_frac = sb > 0 ? 1 - score(o, r) / sb : 0;
+    out->behind_frac = sb > 0 && isfinite(sb) ? 1 - score(o, r) / sb : 0;
     explain(o, r, best, out);
-    return EC_OK;
+    return finite_layout(ctx, no_fit, i, out);
 }
 

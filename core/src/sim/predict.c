@@ -193,12 +193,13 @@ static double field_value(const ec_result *res, size_t off)
     return v;
 }
 
-static int check_result(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
+static int check_result(ec_ctx *ctx, const ec_config *cfg, int fitting, ec_result *res)
 {
-    /* MFU above 1 from the model's own rates alone (no measured step, no profile): the peak it
-     * is measured against can sit below what some kernels reach (an emulated precision with
-     * a changed memory system); the figure is capped, since no step beats the peak. */
-    if (res->mfu_frac > 1 && !given_by_name(cfg, "gpu_step_s") && !given_by_name(cfg, "profile"))
+    /* MFU above 1 from the model's own rates alone (no measured step, no profile, no parameters
+     * being fitted, which a profile would then hold): the peak it is measured against can sit
+     * below what some kernels reach (an emulated precision with a changed memory system); the
+     * figure is capped, since no step beats the peak. */
+    if (res->mfu_frac > 1 && !fitting && !given_by_name(cfg, "gpu_step_s") && !given_by_name(cfg, "profile"))
         res->mfu_frac = 1;
     static const char *const suspects[] = {"gpu_step_s", "busbw_gbyte_per_s", "network_gbit_per_s", "sample_cpu_s",
                                            "dataset_samples", "eval_samples", "checkpoints_per_epoch",
@@ -317,7 +318,9 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_params *fix
     /* after the scratch is done with: the one-GPU prediction reuses it */
     if (rc == EC_OK && !reference)
         rc = scaling_efficiency(ctx, cfg, fixed, res);
-    return rc == EC_OK ? check_result(ctx, cfg, res) : rc;
+    /* fixed: parameters being fitted (calibrate.c), which a profile will hold; a reference
+     * prediction passes the parameters in use whatever they are */
+    return rc == EC_OK ? check_result(ctx, cfg, fixed != NULL && !reference, res) : rc;
 }
 
 /* Peak memory of cfg alone: the step model at the longest padded length, as ec_predict's

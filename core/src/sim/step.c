@@ -342,7 +342,7 @@ static void micro_backward(step *s, int micro)
         p->shard = NULL;
     }
     if (micro > 0) { /* AccumulateGrad adds into the existing .grad of every tensor */
-        double acc = eci_mem_time_s(&s->rates, 3.0 * s->grad_bytes, (int)s->trained_tensors) * s->gpu_scale;
+        double acc = eci_mem_time_s(&s->rates, 3.0 * s->grad_bytes, s->trained_tensors) * s->gpu_scale;
         gpu_op(t, p->dispatch_bwd_s * s->trained_tensors, acc, s->trained_tensors, 1);
         p->bwd_s += acc;
     }
