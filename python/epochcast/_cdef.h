@@ -679,6 +679,10 @@ typedef struct ec_network_def {
     const char *published_task;
     const char *source;
 } ec_network_def;
+#define EC_NETWORK_MAX_LAYERS 100000
+#define EC_NETWORK_MAX_STEP_LAYERS 10000000
+#define EC_NETWORK_MAX_STEP_KERNELS 100000000
+#define EC_NETWORK_MAX_PARAMS 1000000000000000
 int ec_network_define(ec_ctx *ctx, const ec_network_def *def);
 const char *ec_layer_kind_name(ec_layer_kind kind);
 typedef struct ec_model_summary {
