@@ -27,14 +27,22 @@
 static const double P = 37123457.0;  /* parameters */
 static const double L = 5.3e8;       /* log-probabilities of the loss (bytes) */
 
-/* 6 layers x 3.0e8 bytes of activations and a head of 1.1e8, far above the 4P bytes of gradients. */
-static void synthetic(eci_workload *wl, eci_op *ops, eci_block *blocks)
+/* 6 layers x 3.0e8 bytes of activations and a head of 1.1e8, far above the 4P bytes of gradients,
+ * and the inputs of a one-GPU step on 80 GiB with the default headroom. */
+typedef struct fixture {
+    eci_workload wl;
+    eci_op ops[3];
+    eci_block blocks[1];
+} fixture;
+
+static eci_mem_in synthetic(fixture *f)
 {
-    memset(wl, 0, sizeof *wl);
-    memset(ops, 0, 3 * sizeof *ops);
+    eci_workload *wl = &f->wl;
+    eci_op *ops = f->ops;
+    memset(f, 0, sizeof *f);
     wl->ops = ops;
     wl->cap_ops = wl->n_ops = 3;
-    wl->blocks = blocks;
+    wl->blocks = f->blocks;
     wl->cap_blocks = wl->n_blocks = 1;
     wl->params = wl->trainable_params = P;
     ops[0].block = -1;
@@ -45,11 +53,7 @@ static void synthetic(eci_workload *wl, eci_op *ops, eci_block *blocks)
     ops[2].saved_bytes = 0.7e8;
     ops[2].params = 0.3 * P;
     wl->saved_other_bytes = ops[0].saved_bytes;
-    blocks[0] = (eci_block){.begin = 1, .end = 3, .reps = 6, .input_bytes = 1.3e7, .saved_bytes = 3.0e8};
-}
-
-static eci_mem_in input(const eci_workload *wl)
-{
+    f->blocks[0] = (eci_block){.begin = 1, .end = 3, .reps = 6, .input_bytes = 1.3e7, .saved_bytes = 3.0e8};
     eci_mem_in in = {.wl = wl, .precision = EC_PREC_AMP_BF16, .optimizer = EC_OPT_ADAMW, .num_gpus = 1,
                      .capacity_bytes = 80.0 * 1073741824.0, .allocator_scale = 1.0, .headroom_bytes = -1};
     return in;
@@ -60,21 +64,18 @@ static void test_loss_transient(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    static eci_workload wl;
-    static eci_op ops[3];
-    static eci_block blocks[1];
-    synthetic(&wl, ops, blocks);
-    eci_mem_in in = input(&wl);
+    fixture f;
+    eci_mem_in in = synthetic(&f);
     ec_memory base, m;
     eci_memory_estimate(ctx, &in, &base);
-    wl.loss_bytes = L;
+    f.wl.loss_bytes = L;
     eci_memory_estimate(ctx, &in, &m);
     assert_int_equal(m.peak_phase, EC_PEAK_BACKWARD_START);
     assert_rel(m.allocated_bytes - base.allocated_bytes, 2.0 * L, EC_TOL_CLOSED_FORM);
     in.loss_chunks = 8;
     eci_memory_estimate(ctx, &in, &m);
     assert_rel(m.allocated_bytes - base.allocated_bytes, 2.0 * L / 8.0, EC_TOL_CLOSED_FORM);
-    wl.output_bytes = 2.65e8;
+    f.wl.output_bytes = 2.65e8;
     in.outputs_held = 1;
     eci_memory_estimate(ctx, &in, &m);
     assert_rel(m.allocated_bytes - base.allocated_bytes, 2.0 * L / 8.0 + 2.65e8, EC_TOL_CLOSED_FORM);
@@ -86,15 +87,12 @@ static void test_conv_cache(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    static eci_workload wl;
-    static eci_op ops[3];
-    static eci_block blocks[1];
-    synthetic(&wl, ops, blocks);
-    eci_mem_in in = input(&wl);
+    fixture f;
+    eci_mem_in in = synthetic(&f);
     ec_memory base, m;
     eci_memory_estimate(ctx, &in, &base);
-    wl.conv_io_bytes = 4.1e8;
-    wl.conv_layout_bytes = 7.7e8;
+    f.wl.conv_io_bytes = 4.1e8;
+    f.wl.conv_layout_bytes = 7.7e8;
     eci_memory_estimate(ctx, &in, &m);
     double ws = eci_const(ctx, EC_C_cudnn_workspace_io_frac) * 4.1e8;
     assert_true(ws > 0);
@@ -112,11 +110,8 @@ static void test_context_by_version(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    static eci_workload wl;
-    static eci_op ops[3];
-    static eci_block blocks[1];
-    synthetic(&wl, ops, blocks);
-    eci_mem_in in = input(&wl);
+    fixture f;
+    eci_mem_in in = synthetic(&f);
     static const struct { double version; int name; } rows[] = {
         {1.10, EC_C_cuda_context_old_bytes}, {1.12, EC_C_cuda_context_old_bytes},
         {1.13, EC_C_cuda_context_eager_bytes}, {1.99, EC_C_cuda_context_eager_bytes},
@@ -138,15 +133,12 @@ static void test_optimizer_in_bwd(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    static eci_workload wl;
-    static eci_op ops[3];
-    static eci_block blocks[1];
-    synthetic(&wl, ops, blocks);
+    fixture f;
+    eci_mem_in in = synthetic(&f);
     for (int k = 0; k < 3; k++) /* parameter-heavy: the optimizer step would hold the peak */
-        ops[k].saved_bytes *= 1e-3;
-    wl.saved_other_bytes = ops[0].saved_bytes;
-    blocks[0].saved_bytes *= 1e-3;
-    eci_mem_in in = input(&wl);
+        f.ops[k].saved_bytes *= 1e-3;
+    f.wl.saved_other_bytes = f.ops[0].saved_bytes;
+    f.blocks[0].saved_bytes *= 1e-3;
     ec_memory m;
     eci_memory_estimate(ctx, &in, &m);
     assert_int_equal(m.peak_phase, EC_PEAK_OPTIMIZER);
@@ -166,12 +158,9 @@ static void test_headroom(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    static eci_workload wl;
-    static eci_op ops[3];
-    static eci_block blocks[1];
-    synthetic(&wl, ops, blocks);
-    wl.conv_io_bytes = 2e8;
-    eci_mem_in in = input(&wl);
+    fixture f;
+    eci_mem_in in = synthetic(&f);
+    f.wl.conv_io_bytes = 2e8;
     ec_memory m;
     int seen[3] = {0, 0, 0}; /* fits, at the edge, does not run */
     for (double cap_gib = 1.0; cap_gib < 5.0; cap_gib += 0.01) {
