@@ -339,6 +339,11 @@ check "42.8: predict model=./ck -o ck/config.json is refused" '[ $rc -eq 1 ] && 
 cp "$SRC/models/prices.csv" "$g/p.csv"; cp "$g/p.csv" "$g/p.orig"
 run_in "$g" "$EC" plan model=bert-base gpu=t4,a100-sxm4-80gb batch_per_gpu=8 dataset_samples=1e6 prices="$g/p.csv" --no-plot -o "$g/p.csv"
 check "42.8: plan prices=p.csv -o p.csv is refused" '[ $rc -ne 0 ] && cmp -s "$g/p.csv" "$g/p.orig"' "rc=$rc $out"
+if command -v gnuplot >/dev/null 2>&1; then
+  cp "$SRC/models/prices.csv" "$g/p.svg"
+  run_in "$g" "$EC" plan model=bert-base gpu=t4,a100-sxm4-80gb batch_per_gpu=8 dataset_samples=1e6 prices="$g/p.svg" --plot "$g/p.svg" -o "$g/plan.csv"
+  check "42.8: plan prices=p.svg --plot p.svg is refused" '[ $rc -ne 0 ] && cmp -s "$g/p.svg" "$g/p.orig"' "rc=$rc $out"
+fi
 mkdir -p "$g/m"; cp -r "$SRC/models/." "$g/m/"
 run "$EC" --models "$g/m" predict $P -o "$g/m/gpus.csv"
 check "42.8: --models m predict -o m/gpus.csv is refused" '[ $rc -eq 1 ] && cmp -s "$g/m/gpus.csv" "$SRC/models/gpus.csv"' "rc=$rc $out"
