@@ -386,10 +386,18 @@ int main(int argc, char **argv)
                    rep.values[j], rep.stderrs[j]);
         if (write_profile != NULL) { /* with the held-out spread that widens intervals: leave-one-GPU-out */
             int cv = ec_calibrate_cv(ctx, runs, use, &rep);
-            if ((cv != EC_OK && cv != EC_EINVAL) || ec_profile_write(ctx, &rep, write_profile) != EC_OK) {
-                fprintf(stderr, "bench_stack: %s\n", ec_ctx_errmsg(ctx));
+            /* Written through a context that read nothing: this one read models/profile.csv, and a
+             * context never replaces a file it read (outfile.c), while replacing it is the point. */
+            ec_ctx *wctx = NULL;
+            int wrc = cv != EC_OK && cv != EC_EINVAL ? cv : ec_ctx_new(NULL, NULL, &wctx);
+            if (wrc == EC_OK)
+                wrc = ec_profile_write(wctx, &rep, write_profile);
+            if (wrc != EC_OK) {
+                fprintf(stderr, "bench_stack: %s\n", ec_ctx_errmsg(wctx != NULL ? wctx : ctx));
+                ec_ctx_free(wctx);
                 return 1;
             }
+            ec_ctx_free(wctx);
             if (cv == EC_OK)
                 printf("\nLeave-one-GPU-out over the fitted rows: MAPE %.1f%% on %zu held-out rows; rms log error "
                        "%.3f (error_log_sd of %s).\n", 100 * rep.cv_mape_frac, rep.cv_runs, rep.error_log_sd,

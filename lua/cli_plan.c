@@ -119,11 +119,12 @@ static void print_point(const ec_plan *plan, size_t i, const axis_words *axes, s
 }
 
 /* Draw the points through ec.plot's scatter kind: 0 drawn, -1 nothing drawn (said why), 1 error. */
-static int plan_plot(lua_State *L, ec_ctx *ctx, const ec_plan *plan, const char *path, const char *group,
+static int plan_plot(lua_State *L, ec_ctx *ctx, int ctxbox, const ec_plan *plan, const char *path, const char *group,
                      int explicit_path)
 {
     const ec_plan_opts *o = ec_plan_options(plan);
-    lua_pushcfunction(L, ecL_plot);                   /* f */
+    lua_pushvalue(L, ctxbox);                         /* ctx: it knows the inputs (prices=) */
+    lua_pushcclosure(L, ecL_plot, 1);                 /* f */
     lua_createtable(L, 0, 10);                        /* f spec */
     lua_pushliteral(L, "scatter");
     lua_setfield(L, -2, "kind");
@@ -182,6 +183,7 @@ int ecC_cmd_plan(lua_State *L, int argc, char **argv)
         if (ecC_is_help(argv[i]))
             return fputs(plan_usage, stdout), 0;
     ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    int ctxbox = lua_gettop(L);
     ec_config base;
     ec_config_init(&base);
     ec_plan_opts opts;
@@ -357,7 +359,7 @@ int ecC_cmd_plan(lua_State *L, int argc, char **argv)
         for (size_t a = 0; a < n_axes; a++)
             if (strcmp(axes[a].key, "gpu") == 0)
                 group = "gpu";
-        int drawn = plan_plot(L, ctx, plan, plot, group, plot_given);
+        int drawn = plan_plot(L, ctx, ctxbox, plan, plot, group, plot_given);
         if (drawn > 0)
             return 1;
         if (drawn == 0 && !csv)

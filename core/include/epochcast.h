@@ -1374,9 +1374,12 @@ EC_API int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out);
  *     readers see the old file or the whole new one, and two writers of one path each put a
  *     complete file in place (the last rename wins);
  *   - the target must be absent or a regular file: a symbolic link, device, FIFO, socket or
- *     folder is refused (EC_EIO), and so is a file this context read as an input (run records,
- *     a profile= or lengths= file), so an output can never replace what it was computed from;
- *   - an existing target keeps its permission bits; a new one gets 0666 less the umask;
+ *     folder is refused (EC_EIO), and so is a file this context (or a worker thread of it) read
+ *     as an input (run records, profile=, lengths=, prices=, a config.json, the models folder's
+ *     files), so an output can never replace what it was computed from, and so is any file in
+ *     the context's models folder;
+ *   - the file is made afresh: 0666 less the umask, narrowed to the read and write bits a
+ *     replaced file had; never a set-ID, sticky or execute bit, never the replaced file's owner;
  *   - a path with a control character is refused (EC_EINVAL);
  *   - a failure, an abort or a cancellation (ec_ctx_set_progress) removes the temporary.
  */

@@ -280,5 +280,108 @@ check "8: control characters are not echoed raw" '[ $rc -eq 1 ] && ! grep -q $'"
 run "$EC" sweep model=bert-base gpu=t4 batch_per_gpu=8,16 padding=dynamic lengths=$'\e[31m',x
 check "8: ... nor in a sweep's table" '! grep -q $'"'"'\e'"'"' <<<"$out"' "rc=$rc $(printf %q "$out")"
 
+# ==== issue 42 (second round): configs, run folders, inputs, the writer, network ids ========
+# ---- 42.3: config.json has a size cap and jansson's tree is charged to the budget -----------
+g=$tmp/i42b; mkdir -p "$g"
+cfg_head='{"model_type":"bert","vocab_size":30522,"hidden_size":768,"num_hidden_layers":12,"num_attention_heads":12,"intermediate_size":3072,"pad":['
+{ printf '%s' "$cfg_head"; head -c $((5 << 20)) /dev/zero | tr '\0' ' '; printf '0]}'; } > "$g/huge.json"
+run "$EC" predict model="$g/huge.json" gpu=t4 batch_per_gpu=8
+check "42.3: a 5 MiB config.json is refused naming the file and the 4 MiB cap" '[ $rc -eq 1 ] && grep -q "huge.json" <<<"$out" && grep -q "4 MiB cap" <<<"$out"' "rc=$rc $out"
+{ printf '%s' "$cfg_head"; for i in $(seq 1 30); do printf '{},%.0s' $(seq 1 10000); done; printf '{}]}'; } > "$g/objects.json"
+printf 'local ec = require "epochcast"\nlocal r, e = ec.predict({model = arg[1], gpu = "t4", batch_per_gpu = 8})\nprint(r, e)\nos.exit(r and 0 or 1)\n' > "$g/cfg.lua"
+run "$EC" run --max-memory-mb 50 "$g/cfg.lua" "$g/objects.json"
+check "42.3: a 900 KB config.json of a 75 MB tree is refused under --max-memory-mb 50" '[ $rc -eq 1 ] && grep -q "over the memory budget" <<<"$out"' "rc=$rc $out"
+kib=$(peak_kib "$EC" run --max-memory-mb 50 "$g/cfg.lua" "$g/objects.json")
+check "42.3: ... with a peak under 50 MB" '[ "$kib" -lt 51200 ]' "peak ${kib} KiB"
+run "$EC" run "$g/cfg.lua" "$g/objects.json"
+check "42.3: ... and read without a budget (to its missing field)" '[ $rc -eq 1 ] && grep -q "is missing\|must be\|pad" <<<"$out" || [ $rc -eq 0 ]' "rc=$rc $out"
+{ printf '%s' "$cfg_head"; for i in $(seq 1 100); do printf '{},%.0s' $(seq 1 10000); done; printf '{}]}'; } > "$g/objects3.json"
+kib=$(peak_kib "$EC" predict model="$g/objects3.json" gpu=t4 batch_per_gpu=8)
+run "$EC" predict model="$g/objects3.json" gpu=t4 batch_per_gpu=8
+check "42.3: a 3 MB config.json of a 330 MB tree is refused by the tree cap, peak under 50 MB" '[ $rc -eq 1 ] && grep -q "256 MiB cap" <<<"$out" && [ "$kib" -lt 51200 ]' "rc=$rc peak ${kib} KiB $out"
+
+# ---- 42.4: run-file confinement holds through a folder; messages never echo a file's text ---
+mkdir -p "$g/outside" "$g/runs/ckpt"
+printf '{"model_type": "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI"}\n' > "$g/outside/config.json"
+ln -s "$g/outside/config.json" "$g/runs/ckpt/config.json"
+printf 'id,model,gpu,batch_per_gpu,seq_len,metric,value\nr1,./ckpt,t4,8,128,samples_per_s,100\n' > "$g/runs/runs.csv"
+run "$EC" validate "$g/runs/runs.csv"
+check "42.4: model=./ckpt whose config.json links outside the run folder is refused" '[ $rc -eq 1 ] && grep -q "outside the run file" <<<"$out" && ! grep -q "AWS" <<<"$out"' "rc=$rc $out"
+mkdir -p "$g/runs/ck2"
+cp "$g/outside/config.json" "$g/runs/ck2/config.json"
+printf 'id,model,gpu,batch_per_gpu,seq_len,metric,value\nr1,./ck2,t4,8,128,samples_per_s,100\n' > "$g/runs/runs2.csv"
+run "$EC" validate "$g/runs/runs2.csv"
+check "42.4: an unsupported model_type inside it is refused without echoing the value" '[ $rc -eq 1 ] && grep -q "model_type" <<<"$out" && ! grep -q "AWS" <<<"$out"' "rc=$rc $out"
+printf 'AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI\n' > "$g/secret.json"
+run "$EC" predict model="$g/secret.json" gpu=t4 batch_per_gpu=8
+check "42.4: a file that is not JSON is refused without echoing its first token" '[ $rc -eq 1 ] && grep -q "secret.json:1" <<<"$out" && ! grep -q "AWS" <<<"$out"' "rc=$rc $out"
+
+# ---- 42.7: a real is range-checked before it is converted -------------------------------------
+printf '{"model_type":"bert","vocab_size":30522,"hidden_size":1e300,"num_hidden_layers":12,"num_attention_heads":12,"intermediate_size":3072}\n' > "$g/real.json"
+run "$EC" predict model="$g/real.json" gpu=t4 batch_per_gpu=8
+check "42.7: hidden_size 1e300 is out of range (not converted first)" '[ $rc -eq 1 ] && grep -q "1e+300, out of range" <<<"$out"' "rc=$rc $out"
+sed 's/1e300/768.0/' "$g/real.json" > "$g/real_ok.json"
+run "$EC" predict model="$g/real_ok.json" gpu=t4 batch_per_gpu=8
+check "42.7: hidden_size 768.0 is read as 768" '[ $rc -eq 0 ]' "rc=$rc $out"
+
+# ---- 42.8: no command replaces a file it read ---------------------------------------------------
+cp "$SRC/models/networks/bert-base.json" "$g/cfg.json"
+cp "$g/cfg.json" "$g/cfg.orig"
+run "$EC" predict model="$g/cfg.json" gpu=t4 batch_per_gpu=8 -o "$g/cfg.json"
+check "42.8: predict model=cfg.json -o cfg.json is refused" '[ $rc -eq 1 ] && cmp -s "$g/cfg.json" "$g/cfg.orig" && grep -q "input" <<<"$out"' "rc=$rc $out"
+run "$EC" predict model="$g/cfg.json" gpu=t4 batch_per_gpu=8 --trace "$g/cfg.json"
+check "42.8: predict model=cfg.json --trace cfg.json is refused" '[ $rc -eq 1 ] && cmp -s "$g/cfg.json" "$g/cfg.orig"' "rc=$rc $out"
+run "$EC" sweep model="$g/cfg.json" gpu=t4 batch_per_gpu=8,16 --threads 2 -o "$g/cfg.json"
+check "42.8: sweep model=cfg.json -o cfg.json is refused" '[ $rc -ne 0 ] && cmp -s "$g/cfg.json" "$g/cfg.orig"' "rc=$rc $out"
+mkdir -p "$g/ck"; cp "$g/cfg.orig" "$g/ck/config.json"
+run "$EC" predict model="$g/ck" gpu=t4 batch_per_gpu=8 -o "$g/ck/config.json"
+check "42.8: predict model=./ck -o ck/config.json is refused" '[ $rc -eq 1 ] && cmp -s "$g/ck/config.json" "$g/cfg.orig"' "rc=$rc $out"
+cp "$SRC/models/prices.csv" "$g/p.csv"; cp "$g/p.csv" "$g/p.orig"
+run_in "$g" "$EC" plan model=bert-base gpu=t4,a100-sxm4-80gb batch_per_gpu=8 dataset_samples=1e6 prices="$g/p.csv" --no-plot -o "$g/p.csv"
+check "42.8: plan prices=p.csv -o p.csv is refused" '[ $rc -ne 0 ] && cmp -s "$g/p.csv" "$g/p.orig"' "rc=$rc $out"
+if command -v gnuplot >/dev/null 2>&1; then
+  cp "$SRC/models/prices.csv" "$g/p.svg"
+  run_in "$g" "$EC" plan model=bert-base gpu=t4,a100-sxm4-80gb batch_per_gpu=8 dataset_samples=1e6 prices="$g/p.svg" --plot "$g/p.svg" -o "$g/plan.csv"
+  check "42.8: plan prices=p.svg --plot p.svg is refused" '[ $rc -ne 0 ] && cmp -s "$g/p.svg" "$g/p.orig"' "rc=$rc $out"
+fi
+mkdir -p "$g/m"; cp -r "$SRC/models/." "$g/m/"
+run "$EC" --models "$g/m" predict $P -o "$g/m/gpus.csv"
+check "42.8: --models m predict -o m/gpus.csv is refused" '[ $rc -eq 1 ] && cmp -s "$g/m/gpus.csv" "$SRC/models/gpus.csv"' "rc=$rc $out"
+run "$EC" --models "$g/m" predict $P -o "$g/m/networks/new.csv"
+check "42.8: ... and so is a new file in the models folder" '[ $rc -eq 1 ] && [ ! -e "$g/m/networks/new.csv" ] && grep -q "models folder" <<<"$out"' "rc=$rc $out"
+run "$EC" --models "$g/m" predict $P
+check "42.8: ... which still works afterwards" '[ $rc -eq 0 ]' "rc=$rc $out"
+
+# ---- 42.13: the writer makes the file afresh: no set-ID bits, not the old owner ---------------
+printf 'old\n' > "$g/suid.csv"; chmod 6755 "$g/suid.csv"
+run "$EC" predict $P -o "$g/suid.csv"
+mode=$(stat -c %a "$g/suid.csv")
+check "42.13: a set-uid/set-gid target is replaced by a plain file" '[ $rc -eq 0 ] && [ $(( 0$mode & 07111 )) -eq 0 ]' "rc=$rc mode $mode $out"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+  printf 'old\n' > "$g/owned.csv"; chown nobody "$g/owned.csv"; chmod 644 "$g/owned.csv"
+  run "$EC" predict $P -o "$g/owned.csv"
+  check "42.13: root replacing another user's file does not give it to that user" '[ $rc -eq 0 ] && [ "$(stat -c %u "$g/owned.csv")" = 0 ]' "rc=$rc owner $(stat -c %U "$g/owned.csv")"
+else
+  echo "skip 42.13: the owner check needs root"
+fi
+
+# ---- 42.14: network ids and names hold no control characters ---------------------------------
+cat > "$g/ids.lua" <<'EOF'
+local ec = require "epochcast"
+local layers = {{"embedding", vocab = 1000, dim = 64}, {"norm", "rms"}}
+for _, id in ipairs({"evil\nid,1,2", "tab\there", "esc\27[31m", "c1\194\133x"}) do
+  local got, msg = ec.network{id = id, layers = layers, heads = {{task = "lm", kind = "causal_lm"}}}
+  print(got == nil and "refused" or "accepted", msg)
+end
+local got, msg = ec.network{id = "ok", family = "x\ny", layers = layers, heads = {{task = "lm", kind = "causal_lm"}}}
+print(got == nil and "refused" or "accepted", msg)
+EOF
+run "$EC" run "$g/ids.lua"
+check "42.14: ids and names with control characters are refused naming the key" '[ $rc -eq 0 ] && ! grep -q "^accepted" <<<"$out" && [ "$(grep -c "key .id. holds a control character" <<<"$out")" -eq 4 ] && grep -q "key .family." <<<"$out"' "rc=$rc $out"
+mkdir -p "$g/mi"; cp -r "$SRC/models/." "$g/mi/"
+sed -i '2s/^\([^,]*\),/\1\x01x,/' "$g/mi/networks.csv"
+run "$EC" --models "$g/mi" models
+check "42.14: ... and so is a preset id in networks.csv" '[ $rc -ne 0 ] && grep -q "control character" <<<"$out"' "rc=$rc $(printf %q "$out")"
+
 echo "$((n - fails))/$n passed"
 [ "$fails" -eq 0 ]

@@ -44,8 +44,11 @@ enum {
     ECI_SCRATCH_RUN_AVAILABLE, ECI_SCRATCH_OP_COSTS, ECI_SCRATCH_FWD_HOST, ECI_SCRATCH_SLOTS
 };
 
-/* Input files a context remembers, so that no writer replaces one (outfile.c). */
-#define ECI_INPUTS_MAX 16
+/* Input files a context remembers, so that no writer replaces one (outfile.c): every file it
+ * has read, kept in a growing array (the models folder alone is about 50). */
+typedef struct eci_input_id {
+    uint64_t dev, ino;
+} eci_input_id;
 
 /* The p90 of a standard normal exactly as GSL computes it, gsl_cdf_ugaussian_Pinv(0.9) =
  * 1.2815515655446006 (one ulp above the tables' ...004): a constant, since every prediction's
@@ -84,8 +87,8 @@ struct ec_ctx {
     struct eci_cost_cache *cost_cache; /* op costs of cached workloads per rates (compute.c), NULL until used */
     ec_progress_fn progress;          /* ec_ctx_set_progress: called by long operations, may cancel them */
     void *progress_ud;
-    struct { uint64_t dev, ino; } inputs[ECI_INPUTS_MAX]; /* files read as inputs (eci_input_note), a ring */
-    size_t n_inputs;
+    eci_input_id *inputs;             /* files read as inputs (eci_input_note), NULL until one is */
+    size_t n_inputs, cap_inputs;
     struct eci_prices *prices;        /* models/prices.csv (price.c), NULL when the folder has none */
     struct eci_prices *user_prices;   /* the last prices= file read, NULL until one is */
     struct eci_ref_cache *ref_cache;  /* one-GPU references of scaling efficiencies (sim/predict.c) */
@@ -119,6 +122,11 @@ EC_INTERNAL const char *eci_nearest_close(const char *word, const char *const *n
  * with a message when ECI_CLEANUPS_MAX functions are registered already. */
 EC_INTERNAL int eci_ctx_on_free(ec_ctx *ctx, eci_cleanup_fn fn);
 
+/* 1 when the context's allocator is the host's (which may count or cap it), 0 for the
+ * default realloc/free: what only a counting allocator needs (a charge for memory a
+ * third-party library allocates itself, hfconfig.c) is skipped for the default. */
+EC_INTERNAL int eci_alloc_counts(const ec_ctx *ctx);
+
 /* ---- progress and cancellation (ctx.c) ------------------------------------------ */
 /* Hand progress to the context's callback (ec_ctx_set_progress): what has been done of total
  * units of a long operation (total 0: unknown).  EC_ECANCELED, with a message naming what,
@@ -129,6 +137,11 @@ EC_INTERNAL int eci_progress(ec_ctx *ctx, const char *what, double done, double 
 /* Remember path's file (device and inode) as an input of this context: no writer of the
  * context will replace it.  Best effort: a path that cannot be stat'ed is not remembered. */
 EC_INTERNAL void eci_input_note(ec_ctx *ctx, const char *path);
+/* The same for a file already open (fstat's dev and ino): EC_OK or EC_ENOMEM with a message
+ * naming path.  Every reader of a file calls one of the two (table.c, hfconfig.c). */
+EC_INTERNAL int eci_input_note_id(ec_ctx *ctx, const char *path, uint64_t dev, uint64_t ino);
+/* Every input of src is one of dst's too (a worker's context, joined: workers.c). */
+EC_INTERNAL int eci_inputs_merge(ec_ctx *dst, const ec_ctx *src);
 /* The stdio stream of an open output file, for fprintf-style writers (trace.c, csvout.c). */
 EC_INTERNAL FILE *eci_outfile_stream(ec_outfile *f);
 /* Before writing about `bytes` bytes through the stream: EC_OK, or the failure of an earlier
@@ -215,6 +228,14 @@ EC_INTERNAL int eci_rows_load(ec_ctx *ctx, const char *path, const eci_field *fi
 EC_INTERNAL void eci_rows_free(ec_ctx *ctx, const eci_field *fields, size_t nf, size_t size,
                                void *rows, size_t n);
 /* ---- text helpers (text.c) ------------------------------------------------------ */
+/* Text read from a file that may be hostile, fit to quote in a message: src itself when it is
+ * a short plain name (1 to ECI_ECHO_MAX of [A-Za-z0-9_.+-]), else "(N bytes, not shown)".
+ * Returns dst (n >= 40). */
+#define ECI_ECHO_MAX 32
+EC_INTERNAL const char *eci_echo(char *dst, size_t n, const char *src);
+/* The offset of s's first control character (a byte below 0x20, DEL, or a C1 control
+ * U+0080..U+009F in UTF-8), -1 when it has none: for names that reach listings and CSV cells. */
+EC_INTERNAL long eci_control_at(const char *s);
 /* Copy with truncation, always NUL-terminated; returns strlen(src). */
 EC_INTERNAL size_t eci_strlcpy(char *dst, const char *src, size_t n);
 /* The decimal text of v at buf (22 bytes suffice), NUL-terminated; returns its length (numfmt.c). */

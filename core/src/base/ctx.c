@@ -19,6 +19,11 @@ static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     return realloc(ptr, nsize);
 }
 
+int eci_alloc_counts(const ec_ctx *ctx)
+{
+    return ctx->alloc != default_alloc;
+}
+
 int ec_ctx_new(ec_alloc_fn alloc, void *ud, ec_ctx **out)
 {
     if (out == NULL)

@@ -7,20 +7,22 @@
  *     followed), which is flushed, fsync'ed and renamed over the target, so a reader sees the
  *     old file or the whole new one, and two writers of one path each rename a complete file;
  *   - a target that is not a regular file (a link, a device, a FIFO, a folder) is refused, and
- *     so is one the context read as an input (eci_input_note: run records, profile= and
- *     lengths= files), so `validate runs.csv -o runs.csv` cannot destroy the measurements;
- *   - the target keeps its permission bits (and owner, where the process may set it); a new
- *     file gets 0666 less the process umask;
+ *     so is one the context read as an input (eci_input_note_id: every table and config.json
+ *     it read, the models folder's files included), so `validate runs.csv -o runs.csv` cannot
+ *     destroy the measurements, and so is any file in the context's models folder;
+ *   - the file is made afresh: 0666 less the process umask, narrowed to the read and write bits
+ *     a replaced file had; never a set-ID or execute bit, never the replaced file's owner;
  *   - every failure, and a cancellation from the context's progress callback, removes the
  *     temporary file.
  * Nothing here prints.  Inputs: the path a caller gives and the file system.
  */
-#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, fsync, fchmod, lstat */
+#define _DEFAULT_SOURCE /* mkstemp, fdopen, fsync, fchmod, lstat, realpath */
 
 #include "base/base.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +41,6 @@ struct ec_outfile {
     char *tmp;          /* the temporary file, "" once removed */
     size_t size;        /* of the whole block */
     unsigned mode;      /* permission bits the file gets */
-    long uid, gid;      /* the owner an existing target had (-1: a new file) */
     size_t unchecked;   /* bytes since the last cancellation check */
     int failed;         /* a write failed: only abort is left */
 };
@@ -74,40 +75,87 @@ int eci_path_has_control(const char *s)
     return 0;
 }
 
+static void inputs_free(ec_ctx *ctx)
+{
+    eci_free(ctx, ctx->inputs, ctx->cap_inputs * sizeof *ctx->inputs);
+    ctx->inputs = NULL;
+    ctx->n_inputs = ctx->cap_inputs = 0;
+}
+
+int eci_input_note_id(ec_ctx *ctx, const char *path, uint64_t dev, uint64_t ino)
+{
+    for (size_t i = 0; i < ctx->n_inputs; i++)
+        if (ctx->inputs[i].dev == dev && ctx->inputs[i].ino == ino)
+            return EC_OK;
+    if (ctx->n_inputs == ctx->cap_inputs) {
+        size_t cap = ctx->cap_inputs > 0 ? 2 * ctx->cap_inputs : 16;
+        int rc = ctx->inputs == NULL ? eci_ctx_on_free(ctx, inputs_free) : EC_OK;
+        eci_input_id *grown = rc == EC_OK ? eci_realloc(ctx, ctx->inputs, ctx->cap_inputs * sizeof *grown,
+                                                        cap * sizeof *grown) : NULL;
+        if (grown == NULL)
+            return eci_error(ctx, rc != EC_OK ? rc : EC_ENOMEM, "%s: out of memory remembering it as an input", path);
+        ctx->inputs = grown;
+        ctx->cap_inputs = cap;
+    }
+    ctx->inputs[ctx->n_inputs++] = (eci_input_id){dev, ino};
+    return EC_OK;
+}
+
+int eci_inputs_merge(ec_ctx *dst, const ec_ctx *src)
+{
+    int rc = EC_OK;
+    for (size_t i = 0; i < src->n_inputs && rc == EC_OK; i++)
+        rc = eci_input_note_id(dst, "a worker's input", src->inputs[i].dev, src->inputs[i].ino);
+    return rc;
+}
+
 void eci_input_note(ec_ctx *ctx, const char *path)
 {
     struct stat st;
     if (ctx == NULL || path == NULL || stat(path, &st) != 0)
         return;
-    for (size_t i = 0; i < ctx->n_inputs && i < ECI_INPUTS_MAX; i++)
-        if (ctx->inputs[i].dev == (uint64_t)st.st_dev && ctx->inputs[i].ino == (uint64_t)st.st_ino)
-            return;
-    /* A ring: the most recent ECI_INPUTS_MAX inputs are remembered. */
-    size_t slot = ctx->n_inputs % ECI_INPUTS_MAX;
-    ctx->inputs[slot].dev = (uint64_t)st.st_dev;
-    ctx->inputs[slot].ino = (uint64_t)st.st_ino;
-    ctx->n_inputs++;
+    char keep[EC_ERRMSG_MAX];
+    memcpy(keep, ctx->errmsg, sizeof keep);
+    if (eci_input_note_id(ctx, path, (uint64_t)st.st_dev, (uint64_t)st.st_ino) != EC_OK)
+        memcpy(ctx->errmsg, keep, sizeof keep); /* best effort: the caller's message stands */
 }
 
 static int is_input(const ec_ctx *ctx, const struct stat *st)
 {
-    for (size_t i = 0; i < ctx->n_inputs && i < ECI_INPUTS_MAX; i++)
+    for (size_t i = 0; i < ctx->n_inputs; i++)
         if (ctx->inputs[i].dev == (uint64_t)st->st_dev && ctx->inputs[i].ino == (uint64_t)st->st_ino)
             return 1;
     return 0;
 }
 
-/* Check the target (without following a link) and find the mode (and, for an existing
- * file, the owner) the file will have. */
-static int check_target(ec_ctx *ctx, const char *path, unsigned *mode, long *uid, long *gid)
+/* 1 when path's folder is the context's models folder or inside it: every command reads that
+ * folder, so a file written there (a new profile.csv, a damaged gpus.csv) changes or breaks
+ * every later command; the files read from it are inputs besides. */
+static int in_models_dir(const ec_ctx *ctx, const char *path)
 {
-    *uid = *gid = -1;
+    char dir[EC_PATH_MAX], real_dir[PATH_MAX], real_models[PATH_MAX];
+    if (ctx->models_dir[0] == '\0' || eci_dirname(path, dir, sizeof dir) != 0 ||
+        realpath(dir, real_dir) == NULL || realpath(ctx->models_dir, real_models) == NULL)
+        return 0;
+    size_t n = strlen(real_models);
+    return strncmp(real_dir, real_models, n) == 0 && (real_dir[n] == '\0' || real_dir[n] == '/' || n == 1);
+}
+
+/* Check the target (without following a link) and find the mode the file will have: a new
+ * file's, 0666 less the umask, and for a replaced one no more than that and no more than the
+ * read and write bits it had (a private file stays private).  Never a set-user-ID, set-group-ID,
+ * sticky or execute bit, and never the replaced file's owner: the file is made afresh by this
+ * process, and a copied set-ID bit on a file written from untrusted input would be a way in. */
+static int check_target(ec_ctx *ctx, const char *path, unsigned *mode)
+{
     struct stat st;
+    *mode = 0666u & ~current_umask();
+    if (in_models_dir(ctx, path))
+        return eci_error(ctx, EC_EIO, "%s: is in the models folder %s, which every command reads: refusing to "
+                         "write there (write the output to another folder)", path, ctx->models_dir);
     if (lstat(path, &st) != 0) {
-        if (errno == ENOENT) {
-            *mode = 0666u & ~current_umask();
+        if (errno == ENOENT)
             return EC_OK;
-        }
         return eci_error(ctx, EC_EIO, "%s: cannot write: %s", path, strerror(errno));
     }
     if (S_ISLNK(st.st_mode))
@@ -120,9 +168,7 @@ static int check_target(ec_ctx *ctx, const char *path, unsigned *mode, long *uid
     if (is_input(ctx, &st))
         return eci_error(ctx, EC_EIO, "%s: is an input of this run: refusing to overwrite it "
                          "(write the output to another file)", path);
-    *mode = (unsigned)st.st_mode & 07777u;
-    *uid = (long)st.st_uid;
-    *gid = (long)st.st_gid;
+    *mode &= (unsigned)st.st_mode & 0666u;
     return EC_OK;
 }
 
@@ -167,8 +213,7 @@ int ec_outfile_open(ec_ctx *ctx, const char *path, ec_outfile **out)
     if (path[n - 1] == '/')
         return eci_error(ctx, EC_EIO, "%s: is a folder, not a file name", path);
     unsigned mode;
-    long uid, gid;
-    int rc = check_target(ctx, path, &mode, &uid, &gid);
+    int rc = check_target(ctx, path, &mode);
     if (rc != EC_OK)
         return rc;
 
@@ -182,7 +227,7 @@ int ec_outfile_open(ec_ctx *ctx, const char *path, ec_outfile **out)
     ec_outfile *f = eci_malloc(ctx, size);
     if (f == NULL)
         return EC_ENOMEM;
-    *f = (ec_outfile){.ctx = ctx, .size = size, .mode = mode, .uid = uid, .gid = gid};
+    *f = (ec_outfile){.ctx = ctx, .size = size, .mode = mode};
     f->path = (char *)(f + 1);
     memcpy(f->path, path, n + 1);
     f->tmp = f->path + n + 1;
@@ -288,10 +333,6 @@ int ec_outfile_commit(ec_outfile *f)
         rc = eci_outfile_fail(f, errno, "fsync");
     else if (fchmod(fd, (mode_t)f->mode) != 0)
         rc = eci_outfile_fail(f, errno, "chmod");
-    /* The owner of a replaced file, where we may give it (root writing a user's file); an
-     * ordinary user cannot and need not: the file was theirs. */
-    if (rc == EC_OK && f->uid >= 0 && fchown(fd, (uid_t)f->uid, (gid_t)f->gid) == 0)
-        fchmod(fd, (mode_t)f->mode); /* fchown clears set-id bits: set the mode again */
     if (rc == EC_OK) {
         int bad = fclose(f->fp);
         int err = errno;
@@ -301,8 +342,7 @@ int ec_outfile_commit(ec_outfile *f)
     }
     /* The target may have changed since open: check it again just before the rename. */
     unsigned mode;
-    long uid, gid;
-    if (rc == EC_OK && (rc = check_target(ctx, f->path, &mode, &uid, &gid)) != EC_OK)
+    if (rc == EC_OK && (rc = check_target(ctx, f->path, &mode)) != EC_OK)
         drop_temp(f);
     if (rc == EC_OK) {
         errno = 0;

@@ -577,6 +577,11 @@ static int open_regular(ec_ctx *ctx, const char *path, FILE **fp, uint64_t *size
                          S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO or pipe"
                          : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
     }
+    int rc = eci_input_note_id(ctx, path, (uint64_t)st.st_dev, (uint64_t)st.st_ino); /* no output replaces it */
+    if (rc != EC_OK) {
+        close(fd);
+        return rc;
+    }
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0)
         fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);

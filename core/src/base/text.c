@@ -139,3 +139,27 @@ int eci_parse_long(const char *s, long *out)
     *out = v;
     return 0;
 }
+
+const char *eci_echo(char *dst, size_t n, const char *src)
+{
+    size_t len = strlen(src);
+    int plain = len >= 1 && len <= ECI_ECHO_MAX;
+    for (size_t i = 0; plain && i < len; i++) {
+        unsigned char c = (unsigned char)src[i];
+        plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                c == '.' || c == '+' || c == '-';
+    }
+    if (plain)
+        eci_strlcpy(dst, src, n);
+    else
+        snprintf(dst, n, "(%zu bytes, not shown)", len);
+    return dst;
+}
+
+long eci_control_at(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)
+        if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+            return (long)(p - (const unsigned char *)s);
+    return -1;
+}

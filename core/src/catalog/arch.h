@@ -97,6 +97,22 @@ EC_INTERNAL void eci_desc_free(eci_desc *d);
 EC_INTERNAL int eci_hf_load(ec_ctx *ctx, const char *path, eci_arch *a);
 /* Parse from memory; name is used in messages in place of a path. */
 EC_INTERNAL int eci_hf_parse(ec_ctx *ctx, const char *name, const char *text, size_t len, eci_arch *a);
+/* A config.json is at most ECI_HF_MAX_BYTES (a Hugging Face config with 22,000 labels in
+ * id2label and label2id is about 1.7 MB), and the tree jansson makes of it at most
+ * ECI_HF_TREE_MAX_BYTES by eci_hf_tree_bytes's bound, which is charged to the context's
+ * allocator while the tree lives. */
+#define ECI_HF_MAX_BYTES (4 << 20)
+#define ECI_HF_TREE_MAX_BYTES (256 << 20)
+/* An upper bound on the bytes jansson 2.14 (with glibc's malloc, 16 bytes of overhead a block)
+ * holds at its peak while parsing text: per object, array, value after ',' or ':' and string
+ * (plus its bytes); measured worst cases per element 250 ("{}," in an array), 154 ("[],"), 106
+ * ("\"\","), 50 ("0,"), and checked for a set of shapes by test_hfconfig's tree_bound test. */
+#define ECI_HF_TREE_BASE_BYTES 4096
+#define ECI_HF_TREE_OBJECT_BYTES 320
+#define ECI_HF_TREE_ARRAY_BYTES 192
+#define ECI_HF_TREE_VALUE_BYTES 96
+#define ECI_HF_TREE_STRING_BYTES 96
+EC_INTERNAL size_t eci_hf_tree_bytes(const char *text, size_t len);
 /* The model_type values eci_hf_load understands, ", "-separated. */
 EC_INTERNAL const char *eci_hf_supported(void);
 

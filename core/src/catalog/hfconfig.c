@@ -8,9 +8,14 @@
  * supported ones; nothing is guessed.  torch_dtype is a hint of the checkpoint's dtype and
  * changes nothing: the precision key decides.  The fields are read by hfconfig_json.c.
  */
+#define _POSIX_C_SOURCE 200809L /* open flags, fstat */
 #include "catalog/hfconfig_json.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Ranges that rule out absurd configs (and int overflow in products of them). */
 #define MAX_LAYERS 10000L
@@ -318,8 +323,10 @@ static void map_mpt(jr *r, eci_arch *a)
     a->decoder_layers = eci_hf_int(r, "n_layers", 0, 1, 1, MAX_LAYERS);
     a->heads = eci_hf_int(r, "n_heads", 0, 1, 1, MAX_HEADS);
     double ratio = eci_hf_num(r, "expansion_ratio", 4);
-    if (ratio <= 0 || ratio > 256)
+    if (!(ratio > 0 && ratio <= 256)) {
         eci_hf_fail(r, "expansion_ratio", "must be in (0, 256]");
+        ratio = 4; /* the error stands; no conversion of an out-of-range product below */
+    }
     a->ffn = (int)(ratio * a->hidden);
     a->max_positions = eci_hf_int(r, "max_seq_len", 2048, 0, 1, MAX_POS);
     int alibi = 0, rope = 0;
@@ -597,7 +604,6 @@ const char *eci_hf_supported(void)
 
 static int map_root(ec_ctx *ctx, const char *name, json_t *root, eci_arch *a)
 {
-    memset(a, 0, sizeof *a);
     if (!json_is_object(root))
         return eci_error(ctx, EC_EPARSE, "%s: a config must be a JSON object", name);
     jr r = {.ctx = ctx, .name = name, .obj = root, .type = "?"};
@@ -613,31 +619,151 @@ static int map_root(ec_ctx *ctx, const char *name, json_t *root, eci_arch *a)
             TYPES[i].map(&r, a);
             return r.rc;
         }
-    return eci_error(ctx, EC_ENOTSUP, "%s: field 'model_type': '%s' is not supported (supported: %s)", name, type,
-                     eci_hf_supported());
+    char shown[64];
+    return eci_error(ctx, EC_ENOTSUP, "%s: field 'model_type': '%s' is not supported (supported: %s)", name,
+                     eci_echo(shown, sizeof shown, type), eci_hf_supported());
+}
+
+/* ---- reading the text: a size cap and jansson's tree charged to the context ----------------- */
+/* jansson allocates its tree with malloc: json_set_alloc_funcs is one setting for the whole
+ * process (other users of jansson in it included) and passes no context, so it cannot route one
+ * parse to one context's allocator without a global of ours.  Instead the text is capped
+ * (ECI_HF_MAX_BYTES) and the tree's bytes, bounded from above by eci_hf_tree_bytes, are charged
+ * to the context's allocator for as long as the tree lives: a block of that size is asked for
+ * (and never touched) before the parse, so a host's budget refuses a config it cannot hold. */
+size_t eci_hf_tree_bytes(const char *text, size_t len)
+{
+    size_t bytes = ECI_HF_TREE_BASE_BYTES;
+    int in_string = 0, escaped = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (escaped)
+                escaped = 0;
+            else if (c == '\\')
+                escaped = 1;
+            else if (c == '"')
+                in_string = 0;
+            bytes += 1; /* its copy */
+            continue;
+        }
+        switch (c) {
+        case '"': in_string = 1; bytes += ECI_HF_TREE_STRING_BYTES; break;
+        case '{': bytes += ECI_HF_TREE_OBJECT_BYTES; break;
+        case '[': bytes += ECI_HF_TREE_ARRAY_BYTES; break;
+        case ',': case ':': bytes += ECI_HF_TREE_VALUE_BYTES; break;
+        default: break;
+        }
+    }
+    return bytes;
+}
+
+/* json_loadb's message, quoting the text it stopped at only when that is a short number or
+ * JSON punctuation ("':' expected near '32'"), never a word ("invalid token near 'AWS'", the
+ * start of AWS_SECRET=...): a config may be a file that was never meant to be one; line and
+ * column say where. */
+#define PARSE_ECHO_MAX 12
+static int parse_error(ec_ctx *ctx, const char *name, const json_error_t *err)
+{
+    char text[sizeof err->text];
+    eci_strlcpy(text, err->text, sizeof text);
+    char *near = strstr(text, " near '");
+    size_t len = near != NULL ? strlen(near) : 0;
+    if (near != NULL && near[len - 1] == '\'') {
+        near[len - 1] = '\0';
+        const char *token = near + strlen(" near '");
+        if (strlen(token) <= PARSE_ECHO_MAX && strspn(token, "0123456789.eE+-{}[],:\"") == strlen(token))
+            near[len - 1] = '\'';
+        else
+            *near = '\0';
+    }
+    return eci_error(ctx, EC_EPARSE, "%s:%d:%d: %s", name, err->line, err->column, text);
+}
+
+static int parse_text(ec_ctx *ctx, const char *name, const char *text, size_t len, eci_arch *a)
+{
+    memset(a, 0, sizeof *a);
+    if (len > ECI_HF_MAX_BYTES)
+        return eci_error(ctx, EC_EIO, "%s: %zu bytes, over the %d MiB cap for a config.json", name, len,
+                         ECI_HF_MAX_BYTES >> 20);
+    size_t tree = eci_hf_tree_bytes(text, len);
+    if (tree > ECI_HF_TREE_MAX_BYTES)
+        return eci_error(ctx, EC_EIO, "%s: its JSON would take about %zu MiB to hold, over the %d MiB cap for a "
+                         "config.json", name, tree >> 20, ECI_HF_TREE_MAX_BYTES >> 20);
+    void *charge = NULL;
+    if (eci_alloc_counts(ctx) && (charge = eci_malloc(ctx, tree)) == NULL)
+        return eci_error(ctx, EC_ENOMEM, "%s: its JSON would take about %zu KiB to hold, over the memory budget",
+                         name, (tree + 1023) >> 10);
+    json_error_t err;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+    int rc = root == NULL ? parse_error(ctx, name, &err) : map_root(ctx, name, root, a);
+    json_decref(root);
+    eci_free(ctx, charge, tree);
+    return rc;
 }
 
 int eci_hf_parse(ec_ctx *ctx, const char *name, const char *text, size_t len, eci_arch *a)
 {
-    json_error_t err;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
-    if (root == NULL)
-        return eci_error(ctx, EC_EPARSE, "%s:%d:%d: %s", name, err.line, err.column, err.text);
-    int rc = map_root(ctx, name, root, a);
-    json_decref(root);
+    return parse_text(ctx, name, text, len, a);
+}
+
+/* The file's bytes into a buffer of the context: a regular file of at most ECI_HF_MAX_BYTES
+ * (read up to one byte more, so a file that grows while read is caught too). */
+static int read_text(ec_ctx *ctx, const char *path, char **text, size_t *len, size_t *cap)
+{
+    *text = NULL;
+    *len = *cap = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return eci_error(ctx, EC_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    int rc = EC_OK;
+    if (fstat(fd, &st) != 0)
+        rc = eci_error(ctx, EC_EIO, "%s: cannot open: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = eci_error(ctx, EC_EIO, "%s: is not a regular file", path);
+    else if ((rc = eci_input_note_id(ctx, path, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) != EC_OK)
+        ; /* no output of this context replaces it */
+    else if (st.st_size > ECI_HF_MAX_BYTES)
+        rc = eci_error(ctx, EC_EIO, "%s: %lld bytes, over the %d MiB cap for a config.json", path,
+                       (long long)st.st_size, ECI_HF_MAX_BYTES >> 20);
+    else if ((*text = eci_malloc(ctx, *cap = (size_t)st.st_size + 1)) == NULL)
+        rc = EC_ENOMEM;
+    while (rc == EC_OK) {
+        if (*len == *cap) {
+            size_t more = *cap * 2 < ECI_HF_MAX_BYTES + 1 ? *cap * 2 : ECI_HF_MAX_BYTES + 1;
+            char *t = more > *cap ? eci_realloc(ctx, *text, *cap, more) : NULL;
+            if (t == NULL) {
+                rc = more > *cap ? EC_ENOMEM : eci_error(ctx, EC_EIO, "%s: over the %d MiB cap for a config.json",
+                                                          path, ECI_HF_MAX_BYTES >> 20);
+                break;
+            }
+            *text = t;
+            *cap = more;
+        }
+        ssize_t got = read(fd, *text + *len, *cap - *len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            rc = eci_error(ctx, EC_EIO, "%s: cannot read: %s", path, strerror(errno));
+        else if (got == 0)
+            break;
+        else
+            *len += (size_t)got;
+    }
+    close(fd);
     return rc;
 }
 
 int eci_hf_load(ec_ctx *ctx, const char *path, eci_arch *a)
 {
-    json_error_t err;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
-    if (root == NULL) {
-        if (err.line <= 0)
-            return eci_error(ctx, EC_EIO, "%s: %s", path, err.text);
-        return eci_error(ctx, EC_EPARSE, "%s:%d:%d: %s", path, err.line, err.column, err.text);
-    }
-    int rc = map_root(ctx, path, root, a);
-    json_decref(root);
+    char *text;
+    size_t len, cap;
+    int rc = read_text(ctx, path, &text, &len, &cap);
+    if (rc == EC_OK)
+        rc = parse_text(ctx, path, text, len, a);
+    else
+        memset(a, 0, sizeof *a);
+    eci_free(ctx, text, cap);
     return rc;
 }

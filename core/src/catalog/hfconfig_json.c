@@ -7,6 +7,7 @@
  */
 #include "catalog/hfconfig_json.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,19 +32,26 @@ int eci_hf_int(jr *r, const char *key, int def, int required, long lo, long hi)
             eci_hf_fail(r, key, "is missing");
         return def;
     }
+    /* A real is range-checked before any conversion to an integer type: (long)1e300 is
+     * undefined behaviour.  4096.0 and -0.0 are integers; 1.5 is not. */
     double d;
     if (json_is_integer(v))
         d = (double)json_integer_value(v);
-    else if (json_is_real(v) && json_real_value(v) == (double)(long)json_real_value(v))
+    else if (json_is_real(v))
         d = json_real_value(v);
     else {
         eci_hf_fail(r, key, "must be an integer");
         return def;
     }
-    if (d < lo || d > hi) {
+    if (!(d >= (double)lo && d <= (double)hi)) {
         char msg[96];
-        snprintf(msg, sizeof msg, "is %.0f, out of range [%ld, %ld]", d, lo, hi);
+        snprintf(msg, sizeof msg, fabs(d) < 1e15 ? "is %.0f, out of range [%ld, %ld]" : "is %g, out of range [%ld, %ld]",
+                 d, lo, hi);
         eci_hf_fail(r, key, msg);
+        return def;
+    }
+    if (d != floor(d)) {
+        eci_hf_fail(r, key, "must be an integer");
         return def;
     }
     return (int)d;

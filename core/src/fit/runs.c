@@ -203,6 +203,17 @@ static int confine_path(ec_runs_reader *rd, const eci_table *t, size_t row, size
     if (!S_ISREG(st.st_mode) && !(folder_ok && S_ISDIR(st.st_mode)))
         return cell_error(ctx, EC_EINVAL, t, row, col, "key '%s': '%s' is not a regular file (%s)", key, field,
                           S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO or pipe" : "a device");
+    /* A folder given as model= is read as FOLDER/config.json (net.c): that file is what must
+     * stay inside, since a link there leads out as well as the folder's own. */
+    if (S_ISDIR(st.st_mode)) {
+        size_t len = strlen(joined);
+        if (len + sizeof "/config.json" > sizeof joined)
+            return cell_error(ctx, EC_EINVAL, t, row, col, "key '%s': '%s' is too long a path", key, field);
+        memcpy(joined + len, "/config.json", sizeof "/config.json");
+        if (stat(joined, &st) != 0 || !S_ISREG(st.st_mode))
+            return cell_error(ctx, EC_EIO, t, row, col, "key '%s': the folder '%s' holds no config.json that is a "
+                              "regular file", key, field);
+    }
     char *real = realpath(joined, NULL);
     if (real == NULL)
         return cell_error(ctx, EC_EIO, t, row, col, "key '%s': cannot resolve '%s': %s", key, field,

@@ -104,7 +104,6 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
     eci_config_keys_init(ctx);
     eci_strlcpy(ctx->models_dir, dir, sizeof ctx->models_dir);
     ctx->models_loaded = 1;
-    ctx->n_inputs = 0; /* the models/ folder's own files (profile.csv) are not inputs to protect */
     eci_error_clear(ctx);
     return EC_OK;
 }

@@ -226,10 +226,33 @@ static void check_nesting(checker *c, const ec_layer *layers, size_t n)
     }
 }
 
+/* A name of the network that listings, messages and CSV cells show: no control characters (a
+ * newline would forge a row or a line of output).  The text itself is not shown. */
+static int check_name(ec_ctx *ctx, const char *key, const char *s)
+{
+    long at = s != NULL ? eci_control_at(s) : -1;
+    if (at < 0)
+        return EC_OK;
+    return eci_error(ctx, EC_EINVAL, "network: key '%s' holds a control character (a newline, tab or other byte "
+                     "below 0x20, DEL or U+0080..U+009F) at byte %ld: refused, since it would reach listings and "
+                     "CSV cells", key, at + 1);
+}
+
 static int check_def(ec_ctx *ctx, const ec_network_def *def)
 {
     if (def->id == NULL || def->id[0] == '\0' || strlen(def->id) >= EC_PATH_MAX)
         return eci_error(ctx, EC_EINVAL, "a network needs an id of 1 to %d characters", EC_PATH_MAX - 1);
+    int rc = check_name(ctx, "id", def->id);
+    if (rc == EC_OK)
+        rc = check_name(ctx, "family", def->family);
+    if (rc == EC_OK)
+        rc = check_name(ctx, "default_task", def->default_task);
+    if (rc == EC_OK)
+        rc = check_name(ctx, "published_task", def->published_task);
+    if (rc == EC_OK)
+        rc = check_name(ctx, "source", def->source);
+    if (rc != EC_OK)
+        return rc;
     checker c = {.ctx = ctx, .id = def->id};
     if (def->n_layers < 1 || def->layers == NULL)
         return eci_error(ctx, EC_EINVAL, "network '%s': no layers", def->id);

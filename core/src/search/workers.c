@@ -191,6 +191,11 @@ static int join_all(eci_workers *w)
     for (int i = 0; i < w->started; i++)
         pthread_join(w->threads[i], NULL);
     int st = EC_OK;
+    /* The files a worker read are inputs of the caller's run too (a config.json that only a
+     * worker opened): its writers must not replace them (outfile.c). */
+    for (int i = 0; i < w->started && st == EC_OK; i++)
+        if (w->ctxs[i] != NULL)
+            st = eci_inputs_merge(w->ctx, w->ctxs[i]);
     for (int i = 0; i < w->started && st == EC_OK; i++)
         if (w->status[i] != EC_OK) {
             st = w->status[i];
