@@ -1248,17 +1248,18 @@ static int vdata_push(vdata *v, vrow g, vrow m)
 /* The string s kept alive as a key of the table at idx; its stable pointer. */
 static const char *intern(lua_State *L, int idx, const char *s)
 {
-    lua_pushstring(L, s);                             /* s */
-    lua_pushvalue(L, -1);                             /* s s */
-    if (lua_rawget(L, idx) == LUA_TNIL) {             /* s nil */
-        lua_pop(L, 1);                                /* s */
-        lua_pushvalue(L, -1);                         /* s s */
-        lua_pushboolean(L, 1);                        /* s s true */
-        lua_rawset(L, idx);                           /* s */
-    } else {
-        lua_pop(L, 1);                                /* s */
+    /* t[s] = s, and the text returned is the object the table holds as the value: a string over
+     * 40 bytes is not interned by Lua, so an equal one pushed later is another object, collected
+     * once popped (ASan found the earlier version reading such a one). */
+    lua_pushstring(L, s);                 /* s */
+    if (lua_rawget(L, idx) == LUA_TNIL) { /* t[s] or nil */
+        lua_pop(L, 1);
+        lua_pushstring(L, s);             /* s */
+        lua_pushvalue(L, -1);             /* s s */
+        lua_pushvalue(L, -1);             /* s s s */
+        lua_rawset(L, idx);               /* s: t[s] = s */
     }
-    const char *p = lua_tostring(L, -1);              /* alive as a key of the table */
+    const char *p = lua_tostring(L, -1);  /* alive as the table's value */
     lua_pop(L, 1);
     return p;
 }
