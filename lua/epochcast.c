@@ -1303,6 +1303,7 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
         if (st != EC_OK)
             return fail("%s", ec_ctx_errmsg(ctx));
     }
+    size_t ooms[4] = {0, 0, 0, 0}; /* metric oom rows by (measured died) x 2 + (predicted not to fit) */
     for (;;) {
         const ec_run *r = NULL;
         if ((st = ec_runs_next(rd, &r)) != EC_OK) {
@@ -1336,7 +1337,10 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
         double lo, hi; /* the prediction's p10-p90 interval in the run's metric */
         ec_result_metric_interval(&res, r->metric, &lo, &hi);
         int covered = hi > 0 ? (meas >= lo && meas <= hi) : -1;
-        if (vdata_push(v, (vrow){gpu, pred, meas, covered}, (vrow){model, pred, meas, covered}) != 0) {
+        int oom = r->metric == EC_METRIC_OOM; /* an outcome, scored as caught or missed, never in the MAPE */
+        if (oom)
+            ooms[(meas > 0.5) * 2 + (pred > 0.5)]++;
+        else if (vdata_push(v, (vrow){gpu, pred, meas, covered}, (vrow){model, pred, meas, covered}) != 0) {
             ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
             return fail("out of memory");
         }
@@ -1344,13 +1348,16 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
             char p[NUM_MAX], mv[NUM_MAX], e[NUM_MAX], p10[NUM_MAX] = "", p90[NUM_MAX] = "", in[4] = "";
             ec_format_number(pred, p, sizeof p);
             ec_format_number(meas, mv, sizeof mv);
-            ec_format_number((pred - meas) / meas * 100, e, sizeof e);
+            if (oom)
+                e[0] = '\0';
+            else
+                ec_format_number((pred - meas) / meas * 100, e, sizeof e);
             if (covered >= 0) {
                 ec_format_number(lo, p10, sizeof p10);
                 ec_format_number(hi, p90, sizeof p90);
                 snprintf(in, sizeof in, "%d", covered);
             }
-            const char *fields[NCOL] = {r->id, gpu, model, ecL_metric_name(r->metric), p, p10, p90, mv, e, in};
+            const char *fields[NCOL] = {r->id, gpu, model, ec_metric_name(r->metric), p, p10, p90, mv, e, in};
             if (ec_csv_row(w, fields, NCOL) != EC_OK) {
                 ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
                 return fail("%s", ec_ctx_errmsg(ctx));
@@ -1363,12 +1370,17 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
         return fail("%s", ec_ctx_errmsg(ctx));
 
     size_t n = v->n;
-    printf("%s: %zu runs%s%s\n", runs_path, n, profile != NULL ? ", profile " : "",
-           profile != NULL ? profile : "");
+    size_t n_oom = ooms[0] + ooms[1] + ooms[2] + ooms[3];
+    printf("%s: %zu runs%s%s%s\n", runs_path, n + n_oom, profile != NULL ? ", profile " : "",
+           profile != NULL ? profile : "", n_oom > 0 ? " (out-of-memory outcomes apart)" : "");
     printf("  %-24s %6s %8s %9s %9s %8s %9s\n", "", "n", "MAPE_%", "within10%", "within20%", "bias_%", "p10-p90%");
     print_stats("all", v->pred, v->meas, v->covered, n);
     print_groups(L, "GPU", v->by_gpu, n);
     print_groups(L, "model", v->by_model, n);
+    if (n_oom > 0)
+        printf("  out of memory (metric oom, not in the MAPE): %zu died, %zu predicted not to fit (caught), %zu "
+               "predicted to fit (missed); %zu ran, %zu predicted not to fit (false alarm)\n",
+               ooms[2] + ooms[3], ooms[3], ooms[2], ooms[0] + ooms[1], ooms[1]);
     return ra.plot != NULL ? plot_validate(L, ctxbox, ra.plot, v->by_gpu, n) : 0;
 }
 

@@ -8,15 +8,6 @@
 
 #include <string.h>
 
-static const char *const metric_names[] = {"samples_per_s", "step_time_ms", "epoch_time_s", "tokens_per_s",
-                                           "peak_bytes"};
-
-const char *ecL_metric_name(ec_metric m)
-{
-    if ((size_t)m >= sizeof metric_names / sizeof metric_names[0])
-        return "unknown";
-    return metric_names[m];
-}
 
 /* Push the explicitly set keys of cfg as {key = value}; values that read as numbers
  * become numbers, the rest stay strings.  A digit string too long for a Lua integer
@@ -87,7 +78,7 @@ static int l_runs_load_runs(lua_State *L)
         lua_setfield(L, -2, "id");                    /* ... t */
         lua_pushstring(L, r->source != NULL ? r->source : "");
         lua_setfield(L, -2, "source");
-        lua_pushstring(L, ecL_metric_name(r->metric));
+        lua_pushstring(L, ec_metric_name(r->metric));
         lua_setfield(L, -2, "metric");
         lua_pushnumber(L, (lua_Number)r->value);
         lua_setfield(L, -2, "value");

@@ -153,8 +153,6 @@ int ecL_open_result(lua_State *L);
 
 /* ---- l_runs.c ---------------------------------------------------------------------- */
 
-/* "samples_per_s", "step_time_ms" or "epoch_time_s". */
-const char *ecL_metric_name(ec_metric m);
 int ecL_open_runs(lua_State *L);
 int ecL_open_optimize(lua_State *L); /* l_optimize.c: ec.optimize */
 

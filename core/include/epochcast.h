@@ -1216,6 +1216,9 @@ typedef enum ec_metric {
     EC_METRIC_TRAIN_TIME_S,     /* seconds of `epochs` epochs, compilation included (a trainer's train_runtime) */
     EC_METRIC_FIRST_STEP_S      /* seconds of the first step, torch.compile's compilation included */
 } ec_metric;
+/* The name a run file gives the metric ("samples_per_s", ..., "reserved_bytes", "oom"), "unknown"
+ * outside the enum. */
+EC_API const char *ec_metric_name(ec_metric m);
 
 typedef struct ec_runs ec_runs;
 

@@ -715,6 +715,7 @@ typedef enum ec_metric {
     EC_METRIC_TRAIN_TIME_S,
     EC_METRIC_FIRST_STEP_S
 } ec_metric;
+const char *ec_metric_name(ec_metric m);
 typedef struct ec_runs ec_runs;
 typedef struct ec_run {
     const char *id;

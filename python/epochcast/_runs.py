@@ -8,8 +8,7 @@ from ._context import _Progress, raise_status
 from ._lib import ffi, lib
 from . import _table
 
-METRICS = ["samples_per_s", "step_time_ms", "epoch_time_s", "tokens_per_s", "peak_bytes", "reserved_bytes",
-           "allocated_bytes", "oom", "train_time_s", "first_step_s"]
+METRICS = [ffi.string(lib.ec_metric_name(i)).decode() for i in range(lib.EC_METRIC_FIRST_STEP_S + 1)]
 VALIDATE_COLUMNS = ["id", "gpu", "model", "metric", "predicted", "p10", "p90", "measured", "error_pct",
                     "in_p10_p90"]
 STATS = ("n", "mape_frac", "bias_frac", "max_abs_frac", "within_10_frac", "within_20_frac")
@@ -24,11 +23,14 @@ def _error_stats(pred, meas):
 
 class Validation:
     """Measured runs against predictions: .rows (a table as `epochcast validate -o`), .stats
-    (n, mape_frac, bias_frac, max_abs_frac, within_10_frac, within_20_frac over all runs),
-    .by_gpu and .by_model (tables of the same statistics per group)."""
+    (n, mape_frac, bias_frac, max_abs_frac, within_10_frac, within_20_frac over the runs with a
+    continuous metric), .by_gpu and .by_model (tables of the same statistics per group), and
+    .oom: out-of-memory outcomes (metric oom, never in the MAPE) as died, caught, missed, ran,
+    false_alarm."""
 
-    def __init__(self, path, rows, stats, by_gpu, by_model):
+    def __init__(self, path, rows, stats, by_gpu, by_model, oom):
         self.path, self.rows, self.stats, self.by_gpu, self.by_model = path, rows, stats, by_gpu, by_model
+        self.oom = oom
 
     def plot(self, ax=None):
         """Predicted against measured, one colour per GPU, with the y = x line (matplotlib)."""
@@ -45,6 +47,8 @@ class Validation:
 def _groups(rows, key):
     by = {}
     for r in rows:
+        if r["metric"] == "oom":
+            continue
         by.setdefault(r[key], ([], []))
         by[r[key]][0].append(r["predicted"])
         by[r[key]][1].append(r["measured"])
@@ -101,11 +105,17 @@ def validate(ctx, path, profile, allow_paths, progress):
                          "metric": METRICS[r.metric] if 0 <= r.metric < len(METRICS) else str(r.metric),
                          "predicted": pred, "p10": lo[0] if covered is not None else None,
                          "p90": hi[0] if covered is not None else None, "measured": meas,
-                         "error_pct": (pred - meas) / meas * 100, "in_p10_p90": covered})
+                         "error_pct": None if r.metric == lib.EC_METRIC_OOM else (pred - meas) / meas * 100,
+                         "in_p10_p90": covered})
     ffi.release(rd)
-    stats = _error_stats([r["predicted"] for r in rows], [r["measured"] for r in rows])
+    cont = [r for r in rows if r["metric"] != "oom"]
+    stats = _error_stats([r["predicted"] for r in cont], [r["measured"] for r in cont])
+    outcomes = [(r["measured"] > 0.5, r["predicted"] > 0.5) for r in rows if r["metric"] == "oom"]
+    oom = {"died": sum(1 for m, _ in outcomes if m), "caught": sum(1 for m, p in outcomes if m and p),
+           "missed": sum(1 for m, p in outcomes if m and not p), "ran": sum(1 for m, _ in outcomes if not m),
+           "false_alarm": sum(1 for m, p in outcomes if not m and p)}
     return Validation(os.fsdecode(spath), _table.from_rows(rows, VALIDATE_COLUMNS), stats, _groups(rows, "gpu"),
-                      _groups(rows, "model"))
+                      _groups(rows, "model"), oom)
 
 
 class Calibration:

@@ -135,3 +135,22 @@ def test_network_equals_lua(cli, tmp_path):
 def test_network_errors(bad, text):
     with pytest.raises(ec.Error, match=text):
         ec.Context().network(bad)
+
+
+def test_validate_metrics_and_oom(tmp_path, cli, tables):
+    """Every metric by its own name; out-of-memory outcomes as caught / missed, never in the
+    MAPE (a run that ran has value 0: no relative error exists)."""
+    p = tmp_path / "oom_runs.csv"
+    p.write_text("id,model,gpu,batch_per_gpu,seq_len,precision,metric,memory_reading,value,source\n"
+                 "m1,bert-base,t4,16,128,amp_fp16,samples_per_s,,150,test\n"
+                 "m2,bert-base,t4,16,128,amp_fp16,peak_bytes,reserved,5000000000,test\n"
+                 "m3,bert-base,t4,512,512,fp32,oom,,1,test\n"
+                 "m4,bert-base,t4,8,128,fp32,oom,,0,test\n")
+    v = ec.validate(str(p))
+    r = rows(v.rows)
+    assert [x["metric"] for x in r] == ["samples_per_s", "reserved_bytes", "oom", "oom"]
+    assert r[3]["error_pct"] is None or r[3]["error_pct"] != r[3]["error_pct"]  # None, or NaN in a DataFrame
+    assert v.stats["n"] == 2
+    assert v.oom == {"died": 1, "caught": 1, "missed": 0, "ran": 1, "false_alarm": 0}
+    out = cli("validate", str(p)).stdout
+    assert "1 died, 1 predicted not to fit (caught)" in out

@@ -115,6 +115,25 @@ else
   bad "validate -o: one row per run, GPU aliases resolved" "rc=$rc $(cat "$tmp/v.csv" 2>/dev/null)"
 fi
 
+# every metric by its own name in the per-run file; out-of-memory outcomes scored as caught or
+# missed, never averaged into the MAPE (a 0/1 outcome has no relative error)
+cat > "$tmp/oom_runs.csv" <<'EOF'
+id,model,gpu,batch_per_gpu,seq_len,precision,metric,memory_reading,value,source
+m1,bert-base,t4,16,128,amp_fp16,samples_per_s,,150,test
+m2,bert-base,t4,16,128,amp_fp16,peak_bytes,reserved,5000000000,test
+m3,bert-base,t4,512,512,fp32,oom,,1,test
+m4,bert-base,t4,8,128,fp32,oom,,0,test
+m5,bert-base,t4,16,128,amp_fp16,allocated_bytes,,4000000000,test
+EOF
+out=$("$EC" validate "$tmp/oom_runs.csv" -o "$tmp/oom_v.csv" 2>&1); rc=$?
+if [ $rc -eq 0 ] && grep -q '^  all  *3 ' <<<"$out" && grep -qF "1 died, 1 predicted not to fit (caught)" <<<"$out" \
+   && grep -q '^m2,t4,bert-base,reserved_bytes,' "$tmp/oom_v.csv" && grep -q '^m3,t4,bert-base,oom,1,,,1,,$' "$tmp/oom_v.csv" \
+   && grep -q '^m5,t4,bert-base,allocated_bytes,' "$tmp/oom_v.csv"; then
+  ok "validate: metrics by name, out-of-memory rows as caught/missed outside the MAPE"
+else
+  bad "validate: metrics by name, out-of-memory rows as caught/missed outside the MAPE" "rc=$rc $out $(cat "$tmp/oom_v.csv" 2>/dev/null)"
+fi
+
 cat > "$tmp/malformed.csv" <<'EOF'
 id,model,gpu,batch_per_gpu,metric,value,source
 r1,bert-base,t4,16,samples_per_s,150,test

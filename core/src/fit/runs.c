@@ -72,6 +72,11 @@ static const char READING_NAMES[][12] = { "nvml", "reserved", "allocated" };
 #define N_READINGS (sizeof READING_NAMES / sizeof READING_NAMES[0])
 #define N_METRICS (sizeof METRIC_NAMES / sizeof METRIC_NAMES[0])
 
+const char *ec_metric_name(ec_metric m)
+{
+    return (size_t)m < N_METRICS ? METRIC_NAMES[m] : "unknown";
+}
+
 /* Column roles besides config keys. */
 enum { COL_CONFIG = 0, COL_ID, COL_METRIC, COL_VALUE, COL_SOURCE, COL_SPLIT, COL_READING, COL_NOTE };
 
