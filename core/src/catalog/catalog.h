@@ -129,5 +129,10 @@ EC_INTERNAL void eci_consts_free(ec_ctx *ctx);
 /* A software constant from constants.csv by name; absent names are a load-time error,
  * so lookups of the names the model uses cannot fail after ec_ctx_load_models. */
 EC_INTERNAL double eci_const(const ec_ctx *ctx, int which);
+/* Order two PyTorch releases given as numbers (torch_version, constants.csv): -1, 0 or 1.  A
+ * release number is major.minor with minor a whole number, so 1.9 comes before 1.13 and 2.13
+ * after 2.9; the minor is read from the number's shortest text (1.10 is stored as 1.1, which
+ * falls on the same side of every threshold the data has: before 1.13). */
+EC_INTERNAL int eci_release_cmp(double a, double b);
 
 #endif /* EC_CATALOG_H */

@@ -6,6 +6,8 @@
 #include "catalog/catalog.h"
 #include "catalog/consts.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const const_names[EC_C_COUNT] = {
@@ -108,6 +110,22 @@ void eci_consts_free(ec_ctx *ctx)
 {
     eci_free(ctx, ctx->consts, sizeof *ctx->consts);
     ctx->consts = NULL;
+}
+
+/* major x 1000 + minor of a release number, from its shortest text ("1.13" -> 1013). */
+static long release_key(double v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.6g", v);
+    char *end;
+    long major = strtol(buf, &end, 10), minor = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
+    return major * 1000 + minor;
+}
+
+int eci_release_cmp(double a, double b)
+{
+    long ka = release_key(a), kb = release_key(b);
+    return (ka > kb) - (ka < kb);
 }
 
 double eci_const(const ec_ctx *ctx, int which)

@@ -66,9 +66,9 @@ static double loss_transient_bytes(const eci_mem_in *in)
  * CUDA_MODULE_LOADING=LAZY and kernels load on first use. */
 static double context_bytes(const ec_ctx *ctx, double torch_version)
 {
-    if (torch_version > 0 && torch_version < eci_const(ctx, EC_C_cuda_context_old_until_version))
+    if (torch_version > 0 && eci_release_cmp(torch_version, eci_const(ctx, EC_C_cuda_context_old_until_version)) < 0)
         return eci_const(ctx, EC_C_cuda_context_old_bytes);
-    if (torch_version > 0 && torch_version < eci_const(ctx, EC_C_cuda_context_eager_until_version))
+    if (torch_version > 0 && eci_release_cmp(torch_version, eci_const(ctx, EC_C_cuda_context_eager_until_version)) < 0)
         return eci_const(ctx, EC_C_cuda_context_eager_bytes);
     return eci_const(ctx, EC_C_cuda_context_bytes);
 }

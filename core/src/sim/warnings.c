@@ -122,12 +122,12 @@ static void memory_warning(ec_result *res)
 static void torch_version_warning(const ec_ctx *ctx, const ec_config *cfg, ec_result *res)
 {
     double hi = eci_const(ctx, EC_C_torch_version_known_max), lo = eci_const(ctx, EC_C_torch_version_known_min);
-    if (cfg->torch_version <= 0 || (cfg->torch_version >= lo && cfg->torch_version <= hi))
+    int newer = eci_release_cmp(cfg->torch_version, hi) > 0;
+    if (cfg->torch_version <= 0 || (eci_release_cmp(cfg->torch_version, lo) >= 0 && !newer))
         return;
     char text[200];
     snprintf(text, sizeof text, "key 'torch_version': %g is %s the releases models/constants.csv describes (%g-%g): "
-             "priced as %g", cfg->torch_version, cfg->torch_version > hi ? "newer than" : "older than", lo, hi,
-             cfg->torch_version > hi ? hi : lo);
+             "priced as %g", cfg->torch_version, newer ? "newer than" : "older than", lo, hi, newer ? hi : lo);
     eci_warn_add(res, EC_WARN_TORCH_UNKNOWN, text);
 }
 
