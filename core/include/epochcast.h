@@ -579,11 +579,13 @@ EC_API int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, s
 
 /* Write a Chrome Trace Event JSON file (chrome://tracing, ui.perfetto.dev) of the first
  * max_steps micro-steps of the simulated epoch (max_steps <= 0: 20; at most
- * EC_TRACE_MAX_STEPS, a file of a few MB): tracks for the main thread's CPU dispatch and
- * waits, GPU kernels, H2D copies, exposed communication, the pin-memory thread and each
- * DataLoader worker; complete events with ts and dur in microseconds.  Written through
- * ec_outfile.  Exceptional returns: those of ec_predict, EC_EINVAL (max_steps above the
- * limit), EC_EIO, EC_ECANCELED. */
+ * EC_TRACE_MAX_STEPS): the main thread's dispatch and waits, the pin-memory thread and each
+ * DataLoader worker; the GPU's step phases as the step model prices them (copy, forward,
+ * backward, exposed exchanges, optimizer step, bookkeeping) and its collectives (each FSDP
+ * unit's all-gathers and reduce-scatter, each DDP bucket's all-reduce); one track per pipeline
+ * stage; an evaluation after the steps when the run has one (docs/cli.md#traces).  Complete
+ * events with ts and dur in microseconds.  Written through ec_outfile.  Exceptional returns:
+ * those of ec_predict, EC_EINVAL (max_steps above the limit), EC_EIO, EC_ENOMEM, EC_ECANCELED. */
 #define EC_TRACE_MAX_STEPS 10000
 EC_API int ec_trace_write(ec_ctx *ctx, const ec_config *cfg, const char *path, int max_steps);
 

@@ -84,9 +84,12 @@ def test_compare():
 
 
 def test_trace(tmp_path):
+    import json
     p = ec.trace(tmp_path / "t.json", BERT, steps=2)
     assert (tmp_path / "t.json").read_text().lstrip().startswith(("{", "["))
     assert p.endswith("t.json")
+    names = [e["name"] for e in json.loads((tmp_path / "t.json").read_text())["traceEvents"]]
+    assert names.count("forward") == 2 and names.count("optimizer step") == 2  # issue 41: the step's phases
 
 
 def test_keys_and_registries(tables):

@@ -1,5 +1,6 @@
 -- test_trace.lua: ec.trace (l_trace.c over ec_trace_write): a Chrome trace file with the
--- tracks the issue names, an error return for an unwritable path, and a raise for a bad key.
+-- tracks the issue names and the step's phases (issue 41), an error return for an unwritable
+-- path, and a raise for a bad key.
 -- Run by ctest with LUA_CPATH at the built module and EPOCHCAST_MODELS at models/.
 local ec = require "epochcast"
 
@@ -16,9 +17,13 @@ test("trace: file with every track and complete events", function()
   local text = f:read("a")
   f:close()
   os.remove(path)
-  for _, track in ipairs { "main thread", "GPU compute", "H2D copy", "communication", "pin-memory thread",
-                           "worker 0" } do
+  for _, track in ipairs { "main thread", "GPU compute", "communication", "pin-memory thread", "worker 0" } do
     check(text:find(track, 1, true), "trace lacks the track '" .. track .. "'")
+  end
+  -- issue 41: the step model's phases, once a step (grad_accum 1) on the GPU's track
+  for _, phase in ipairs { "copy batch", "forward", "backward", "optimizer step" } do
+    local n = select(2, text:gsub('"name":"' .. phase .. '"', ""))
+    check(n == 10, "trace has " .. n .. " '" .. phase .. "' slices, want 10")
   end
   local complete = select(2, text:gsub('"ph":%s*"X"', ""))
   check(complete >= 10, "only " .. complete .. " complete events")

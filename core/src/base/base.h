@@ -98,6 +98,8 @@ struct ec_ctx {
                                          reference for its jumps); 0 in every context the API makes */
     int walk_op_by_op;                /* tests: the step model walks every run of ops op by op, without
                                          its run sums (their reference); 0 in every context the API makes */
+    struct eci_step_rec *step_rec;    /* a trace's record of the step (sim/steprec.h), set by ec_trace_write
+                                         while it runs the step model; NULL otherwise: nothing recorded */
     eci_cleanup_fn cleanups[ECI_CLEANUPS_MAX]; /* what ec_ctx_free calls, last registered first */
     size_t n_cleanups;
 };

@@ -420,6 +420,8 @@ void eci_ddp_launch(eci_ddp_sched *s, double t_s)
     }
     if (s->first_start_s < 0)
         s->first_start_s = start;
+    if (s->on_launch != NULL)
+        s->on_launch(s->on_launch_arg, start, ar, s->open_bytes, s->group != NULL ? (int)s->coll : ECI_COLL_ALLREDUCE);
     s->comm_free_s = start + ar;
     s->comm_busy_s += ar;
     s->launched++;

@@ -93,6 +93,9 @@ typedef struct eci_ddp_sched {
     eci_coll coll;                /* with a group: all-reduce, or reduce-scatter (ZeRO-1/2) */
     double memo_bytes[8], memo_s[8]; /* recent buckets' sizes and times: a layer's few sizes recur */
     unsigned memo_next;
+    /* a trace's recorder (sim/steprec.c), told of each bucket launched; NULL (eci_ddp_begin): none */
+    void (*on_launch)(void *arg, double start_s, double dur_s, double bytes, int coll);
+    void *on_launch_arg;
 } eci_ddp_sched;
 
 EC_INTERNAL void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_bytes, double cap_bytes);

@@ -36,10 +36,13 @@ void eci_shard_begin(eci_shard *s, double t_s)
     s->gather_s = s->reduce_s = s->stretch_s = s->launches = 0;
 }
 
-double eci_shard_launch(eci_shard *s, double t_s, double dur_s, int gather)
+/* A collective of unit `unit` (-1: the root) launched at t_s: returns when it ends. */
+static double launch(eci_shard *s, double t_s, double dur_s, int gather, int unit)
 {
     if (dur_s <= 0) /* nothing to move: ready at once */
         return t_s;
+    if (s->on_launch != NULL)
+        s->on_launch(s->on_launch_arg, max2(t_s, s->comm_free_s), dur_s, gather, unit < 0 ? -1 : s->unit_base + unit);
     s->comm_free_s = max2(t_s, s->comm_free_s) + dur_s;
     if (gather)
         s->gather_s += dur_s;
@@ -47,6 +50,11 @@ double eci_shard_launch(eci_shard *s, double t_s, double dur_s, int gather)
         s->reduce_s += dur_s;
     s->launches += 1;
     return s->comm_free_s;
+}
+
+double eci_shard_launch(eci_shard *s, double t_s, double dur_s, int gather)
+{
+    return launch(s, t_s, dur_s, gather, -1);
 }
 
 /* Unit compute of unit_s from start_s while the stream is busy until comm_free_s. */
@@ -64,11 +72,11 @@ double eci_shard_forward(eci_shard *s, double t0_s, double unit_s, int reps, dou
     double ends[8]; /* compute ends of the last `limit` units (limit <= 8) */
     if (limit > 8)
         limit = 8;
-    double gpu = t0_s, ready = eci_shard_launch(s, t0_s, a, 1);
+    double gpu = t0_s, ready = launch(s, t0_s, a, 1, 0);
     for (int l = 0; l < reps; l++) {
         double start = max2(gpu, ready);
         if (l + 1 < reps) /* the next gather: issued once unit l + 1 - limit has freed its parameters */
-            ready = eci_shard_launch(s, l + 1 >= limit ? ends[(l + 1 - limit) % limit] : t0_s, a, 1);
+            ready = launch(s, l + 1 >= limit ? ends[(l + 1 - limit) % limit] : t0_s, a, 1, l + 1);
         gpu = compute(s, start, unit_s);
         ends[l % limit] = gpu;
     }
@@ -80,13 +88,13 @@ double eci_shard_backward(eci_shard *s, double t0_s, double unit_s, int reps, do
 {
     double a = s->regather ? eci_shard_gather_s(s, gather_bytes) : 0;
     double r = eci_shard_reduce_s(s, reduce_bytes);
-    double gpu = t0_s, ready = eci_shard_launch(s, t0_s, a, 1);
+    double gpu = t0_s, ready = launch(s, t0_s, a, 1, reps - 1); /* last unit first */
     for (int l = 0; l < reps; l++) {
         double start = max2(gpu, ready);
         if (l + 1 < reps) /* BACKWARD_PRE: the next unit's gather as this one starts */
-            ready = eci_shard_launch(s, start, a, 1);
+            ready = launch(s, start, a, 1, reps - 2 - l);
         gpu = compute(s, start, unit_s);
-        eci_shard_launch(s, gpu, r, 0); /* its gradients, reduce-scattered */
+        launch(s, gpu, r, 0, reps - 1 - l); /* its gradients, reduce-scattered */
     }
     return gpu;
 }

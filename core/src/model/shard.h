@@ -23,6 +23,12 @@ typedef struct eci_shard {
     double gather_s, reduce_s;    /* collective time launched */
     double stretch_s;             /* compute time added by running beside collectives */
     double launches;              /* collectives launched (NCCL kernels) */
+    /* a trace's recorder (sim/steprec.c), told of each collective launched with its unit (-1: the
+     * root's, launched by eci_shard_launch), NULL (eci_setup_shard): none; unit_base numbers the
+     * block's units after the blocks before it (set by the walk only when recording) */
+    void (*on_launch)(void *arg, double start_s, double dur_s, int gather, int unit);
+    void *on_launch_arg;
+    int unit_base;
 } eci_shard;
 
 /* One all-gather of a unit's `bytes` (every rank's shard: the whole unit) over the shard group,

@@ -138,20 +138,6 @@ static void start_step(sim *s)
     s->busy += busy;
     if (s->hist != NULL)
         s->hist[s->bt->len[s->j] - 1] += 1;
-    if (s->trace != NULL && s->j < s->trace->max_steps) {
-        double h2d = series_at(in, s->fx.fn[ECI_S_H2D], s->fx.acc, ECI_S_H2D, len);
-        double comm = series_at(in, s->fx.fn[ECI_S_COMM], s->fx.acc, ECI_S_COMM, len);
-        double coll = series_at(in, s->fx.fn[ECI_S_COLL_BUSY], s->fx.acc, ECI_S_COLL_BUSY, len);
-        double hidden = series_at(in, s->fx.fn[ECI_S_COLL_HIDDEN], s->fx.acc, ECI_S_COLL_HIDDEN, len);
-        double t = s->now, compute = busy - coll > 0 ? busy - coll : 0;
-        record(s, ECI_TRACK_H2D, "copy batch", s->j, t, h2d);
-        record(s, ECI_TRACK_GPU, "kernels", s->j, t + h2d, compute);
-        if (hidden > 0) /* beside the kernels, ending with them (a summary: their spread is not simulated) */
-            record(s, ECI_TRACK_OVERLAP, "collectives beside compute", s->j,
-                   t + h2d + (compute > hidden ? compute - hidden : 0), hidden < compute ? hidden : compute);
-        if (comm > 0)
-            record(s, ECI_TRACK_COMM, "exposed communication", s->j, t + h2d + compute, comm);
-    }
 }
 
 /* Zero-time transitions at s->now: start work that can start, hand over finished work. */

@@ -26,9 +26,10 @@ enum eci_series {
 #define ECI_MAX_SERIES 16
 #define ECI_MAX_KNOTS 24
 
-/* Tracks of a trace, in the order trace.c names them; workers follow from ECI_TRACK_WORKER0. */
-enum { ECI_TRACK_MAIN = 0, ECI_TRACK_GPU, ECI_TRACK_H2D, ECI_TRACK_COMM, ECI_TRACK_OVERLAP, ECI_TRACK_PIN,
-       ECI_TRACK_WORKER0 };
+/* Host tracks of a trace, in the order trace.c names them; workers follow from ECI_TRACK_WORKER0.
+ * The main thread's "step" events give each batch's span, which trace.c fills with the GPU's
+ * phases and collectives as the step model records them (steprec.h). */
+enum { ECI_TRACK_MAIN = 0, ECI_TRACK_PIN, ECI_TRACK_WORKER0 };
 
 typedef struct eci_trace_event {
     int track;

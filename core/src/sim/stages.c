@@ -6,6 +6,7 @@
  */
 #include "model/net.h"
 #include "sim/step.h"
+#include "sim/steprec.h"
 
 #include <string.h>
 
@@ -87,6 +88,11 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
             if (stages != NULL)
                 stages[s] = (ec_stage){.first_layer = lo, .layers = hi - lo, .micro_s = st.micro_s,
                                        .in_flight = st.in_flight > 0 ? st.in_flight : 1, .memory = one.memory};
+            if (ctx->step_rec != NULL) { /* a trace: the stage's micro-batch, forward and backward as it splits them */
+                double fb = one.breakdown.forward_s + one.breakdown.backward_s;
+                double f = fb > 0 ? st.micro_s * one.breakdown.forward_s / fb : st.micro_s / 3;
+                eci_rec_stage(ctx->step_rec, s, lo, hi - lo, f, st.micro_s - f, v * p2p, tail);
+            }
             if (one.memory.peak_bytes > worst.memory.peak_bytes)
                 worst = one;
             if (u > u_max) {
@@ -96,6 +102,11 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
                 crit_tail = tail;
             }
         }
+        if (same && ctx->step_rec != NULL && s > 0 && s < ECI_REC_MAX_STAGES) { /* as the stage before */
+            eci_step_rec *rec = ctx->step_rec;
+            eci_rec_stage(rec, s, lo, hi - lo, rec->stage_fwd_s[s - 1], rec->stage_bwd_s[s - 1],
+                          rec->stage_p2p_s[s - 1], rec->stage_tail_s[s - 1]);
+        }
         prev = k;
         u_sum += u;
         tail_max = tail > tail_max ? tail : tail_max;
@@ -103,6 +114,8 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
         hw_flop += one.mfu_frac > 0 ? one.flop_per_step * one.hfu_frac / one.mfu_frac : one.flop_per_step;
     }
     double step = m * u_max + (u_sum - u_max) / v + tail_max;
+    if (ctx->step_rec != NULL)
+        eci_rec_stages(ctx->step_rec, pp, m, v, u_max, step, tail_max);
     *res = crit;
     *host_s = crit_host;
     res->memory = worst.memory;

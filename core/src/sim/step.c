@@ -13,6 +13,7 @@
 #include "model/optim.h"
 #include "model/trainer.h"
 #include "sim/step.h"
+#include "sim/steprec.h"
 #include "sim/warnings.h"
 
 #include <math.h>
@@ -102,7 +103,15 @@ typedef struct step {
     /* the optimizer and the result */
     double w_shards, g_shards, o_shards, opt_params, opt_gpu_s, zero_gather_s;
     double step_s, busy;
+    eci_step_rec *rec;           /* a trace's record of the step (steprec.h), NULL: none */
 } step;
+
+/* The compute stream's phase `name` ends at end_s, in the trace's record. */
+static void phase(const step *s, const char *name, double end_s)
+{
+    if (s->rec != NULL)
+        eci_rec_phase(s->rec, name, end_s);
+}
 
 /* The step's ops at padded length seq, priced: the shape, the workload (workload.c's cache),
  * the GPU's rates with the layout's links (lc_in when worked out already), the op costs
@@ -152,7 +161,7 @@ static void step_plan(step *s)
                   .loop_ops = cfg->loop_ops_per_sample * cfg->batch_per_gpu,
                   .loop_syncs = cfg->loop_syncs_per_sample * cfg->batch_per_gpu,
                   .loop_kernel_s = s->rates.floor_s, .loop_copy_s = eci_const(ctx, EC_C_h2d_latency_s),
-                  .every_layer = ctx->ddp_every_layer};
+                  .every_layer = ctx->ddp_every_layer || s->rec != NULL}; /* a trace: every bucket */
     plan *p = &s->p;
 
     double param_bytes = (cfg->precision == EC_PREC_BF16 || cfg->precision == EC_PREC_FP16) ? 2.0 : 4.0;
@@ -167,6 +176,10 @@ static void step_plan(step *s)
     /* Gradient buckets reduced as backward produces them: DDP, FSDP without sharding, ZeRO-1/2
      * (reduce-scatter); FSDP and ZeRO-2 reduce on every micro-step, DDP and ZeRO-1 on the last. */
     s->per_unit = eci_setup_shard(ctx, cfg, r, &s->lc, &s->shard);
+    if (s->per_unit && s->rec != NULL) {
+        s->shard.on_launch = eci_rec_shard_launch;
+        s->shard.on_launch_arg = s->rec;
+    }
     s->bucketed = n > 1 && s->lc.dp.n > 1 && !s->per_unit &&
                   (r->strategy == EC_STRATEGY_DDP || r->strategy == EC_STRATEGY_FSDP || r->strategy == EC_STRATEGY_ZERO);
     s->reduce_each_micro = r->strategy == EC_STRATEGY_FSDP || (r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage >= 2);
@@ -251,6 +264,11 @@ static void step_begin(step *s)
     s->shard_comm[0] = s->shard_comm[1] = 0;
     eci_ddp_begin(&s->sched, s->comm, eci_const(ctx, EC_C_ddp_first_bucket_bytes),
                   eci_const(ctx, EC_C_ddp_bucket_bytes));
+    if (s->rec != NULL) {
+        eci_rec_begin(s->rec, s->ga, s->simulate);
+        s->sched.on_launch = eci_rec_ddp_launch;
+        s->sched.on_launch_arg = s->rec;
+    }
     if (!s->lc.dp_is_job || s->r.strategy == EC_STRATEGY_ZERO) { /* the data-parallel group of a model-parallel
                                                                    * or networked layout, ZeRO's reduce-scatter */
         s->sched.group = &s->lc.dp;
@@ -274,6 +292,8 @@ static void micro_inputs(step *s, int micro)
     s->micro_start = *t;
     s->last_fwd0 = p->fwd_s;
     s->last_bwd0 = p->bwd_s;
+    if (s->rec != NULL)
+        eci_rec_micro_begin(s->rec, micro, t->cpu);
     if (!s->copy_batch) {
         /* the batch is already on the GPU */
     } else if (s->pinned) {
@@ -284,6 +304,7 @@ static void micro_inputs(step *s, int micro)
         t->pending[CAUSE_H2D] += s->h2d_s;
         sync_host(t);
     }
+    phase(s, "copy batch", t->gpu);
     s->all_reduce = s->bucketed && (s->reduce_each_micro || micro == s->simulate - 1);
     if (s->dp) { /* scatter the inputs from GPU 0; replicate(): Python builds n-1 module
                   * replicas and NCCL broadcasts the parameters from GPU 0 */
@@ -291,11 +312,15 @@ static void micro_inputs(step *s, int micro)
         host_work(t, CAUSE_DISPATCH, eci_const(s->ctx, EC_C_dp_replicate_tensor_s) * wl->param_tensors * (n - 1));
         dp_exchange(t, p, eci_comm_bcast_chunked_s(s->comm, s->bcast_bytes, s->dp_chunk_bytes), s->bcast_chunks,
                     &s->dp_comm_s);
+        phase(s, "DataParallel scatter + broadcast", t->gpu);
     }
     if (s->per_unit) { /* the root unit (embeddings, head) is gathered before the first op runs */
         eci_shard_begin(&s->shard, t->gpu);
+        if (s->rec != NULL)
+            s->rec->pass = "forward";
         comm_wait(t, eci_shard_launch(&s->shard, t->gpu, s->root_gather_s, 1));
         p->shard = &s->shard;
+        phase(s, "wait for the root's all-gather", t->gpu);
     }
 }
 
@@ -308,12 +333,16 @@ static void micro_forward(step *s)
     p->dispatch_bwd_s = s->model_bwd_s;
     p->op_fwd_s = s->model_op_s;
     host_work(t, CAUSE_DISPATCH, s->replay_s);
+    if (s->rec != NULL)
+        s->rec->pass = "forward";
     eci_pass_forward_memo(t, p, s->simulate > 1 ? &s->fwd_once : NULL);
+    phase(s, "forward", t->gpu);
     p->dispatch_fwd_s = s->eager_fwd_s;
     p->dispatch_bwd_s = s->eager_bwd_s;
     p->op_fwd_s = s->eager_op_s;
     if (s->dp) /* gather every replica's outputs on GPU 0 */
         dp_exchange(t, p, (s->n - 1) * (s->wl->output_bytes / s->copy_bw + s->hop_s), s->n - 1, &s->dp_comm_s);
+    phase(s, "DataParallel gather", t->gpu);
 }
 
 /* The backward pass with DDP's hook when this micro-step reduces, the sharded root's reduction,
@@ -330,13 +359,17 @@ static void micro_backward(step *s, int micro)
     p->dispatch_bwd_s = s->model_bwd_s;
     p->op_fwd_s = s->model_op_s;
     host_work(t, CAUSE_DISPATCH, s->replay_s);
+    if (s->rec != NULL)
+        s->rec->pass = "backward";
     eci_pass_backward(t, p);
+    phase(s, "backward", t->gpu);
     p->dispatch_fwd_s = s->eager_fwd_s;
     p->dispatch_bwd_s = s->eager_bwd_s;
     p->op_fwd_s = s->eager_op_s;
     p->ddp = NULL;
     if (s->per_unit) { /* the root's gradients are reduced last; the step waits for every reduction */
         comm_wait(t, eci_shard_launch(&s->shard, t->gpu, s->root_reduce_s, 0));
+        phase(s, "wait for the reduce-scatters", t->gpu);
         s->shard_comm[micro] = s->shard.gather_s + s->shard.reduce_s;
         p->overlap_s = s->shard.stretch_s;
         p->shard = NULL;
@@ -345,6 +378,7 @@ static void micro_backward(step *s, int micro)
         double acc = eci_mem_time_s(&s->rates, 3.0 * s->grad_bytes, s->trained_tensors) * s->gpu_scale;
         gpu_op(t, p->dispatch_bwd_s * s->trained_tensors, acc, s->trained_tensors, 1);
         p->bwd_s += acc;
+        phase(s, "accumulate gradients", t->gpu);
     }
 }
 
@@ -366,12 +400,14 @@ static void micro_exchange(step *s)
         host_work(t, CAUSE_DISPATCH, s->op_s * s->trained_tensors * n);
         dp_exchange(t, p, eci_comm_bcast_chunked_s(s->comm, s->grad_bytes, s->dp_chunk_bytes), s->dp_chunks,
                     &s->dp_comm_s);
+        phase(s, "DataParallel reduce", t->gpu);
     }
     s->exposed = 0;
     if (s->all_reduce) { /* the buckets still in flight when backward ends are exposed */
         s->exposed = eci_ddp_finish(&s->sched, t->gpu);
         gpu_op(t, p->dispatch_bwd_s, s->exposed, s->sched.launched, 1);
         s->exposed_total += s->exposed;
+        phase(s, "gradient reduction wait", t->gpu);
     }
 }
 
@@ -386,6 +422,7 @@ static void micro_end(step *s, int micro, ec_result *res)
     host_work(t, CAUSE_DISPATCH, s->op_s * (tr->micro_host_ops + tr->micro_host_ops_per_tensor * s->trained_tensors));
     if (s->syncs > 0)
         sync_host(t);
+    phase(s, "trainer + sync", t->cpu);
     s->micro_s[micro] = t->cpu - s->micro_t0;
     timeline *last = &s->last_micro;
     last->busy = t->busy - s->micro_start.busy;
@@ -398,7 +435,13 @@ static void micro_end(step *s, int micro, ec_result *res)
         s->micro_s[micro] -= s->exposed + s->p.overlap_s;
         last->busy -= s->exposed + s->p.overlap_s;
         last->kernels -= s->sched.launched;
+        if (s->rec != NULL) {
+            s->rec->no_sync_repeats = 1;
+            s->rec->repeat_overlap_s = s->p.overlap_s;
+        }
     }
+    if (s->rec != NULL)
+        eci_rec_micro_end(s->rec, t->cpu);
     /* backward slowed by the collectives beside it is a cost of communication too */
     res->comm.overlap_s += s->p.overlap_s * (s->reduce_each_micro && s->simulate > 1 && micro == 1 ? s->ga - 1 : 1);
 }
@@ -454,6 +497,7 @@ static void step_optimizer(step *s)
         if (ph[i].sync_after)
             sync_host(t);
     }
+    phase(s, "optimizer step", t->gpu);
 }
 
 /* The host's update under offload, ZeRO-1/2's gather of the updated parameters, then the
@@ -474,6 +518,7 @@ static void step_after_update(step *s, ec_result *res)
         host_work(t, CAUSE_COMM, cpu + pcie);
         sync_host(t);
         res->comm.offload_s = cpu + pcie;
+        phase(s, "optimizer on the host (offload)", t->gpu);
     }
     s->zero_gather_s = 0;
     if (s->r.strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3 && s->lc.dp.n > 1) {
@@ -481,10 +526,15 @@ static void step_after_update(step *s, ec_result *res)
         s->zero_gather_s = eci_coll_s(s->comm, &s->lc.dp, ECI_COLL_ALLGATHER,
                                       s->wl->trainable_params * compute_elem_bytes(cfg->precision));
         gpu_op(t, s->op_s, s->zero_gather_s, 1, 1);
+        if (s->rec != NULL)
+            eci_rec_comm(s->rec, "ZeRO all-gather of the parameters", "zero", t->gpu - s->zero_gather_s,
+                         s->zero_gather_s, s->wl->trainable_params * compute_elem_bytes(cfg->precision));
+        phase(s, "parameter all-gather (ZeRO)", t->gpu);
     }
     host_work(t, CAUSE_DISPATCH, s->host->step_overhead_s +
               s->op_s * (s->tr.step_host_ops + s->tr.step_host_ops_per_tensor * s->trained_tensors));
     sync_host(t);
+    phase(s, "bookkeeping + sync", t->cpu);
 }
 
 /* ---- the result ------------------------------------------------------------------------- */
@@ -535,6 +585,8 @@ static int step_breakdown(step *s, ec_result *res)
         s->step_s += res->straggler_s;
         res->breakdown.comm_s += res->straggler_s;
     }
+    if (s->rec != NULL)
+        eci_rec_step_end(s->rec, t->cpu, s->micro_s[simulate - 1], res->straggler_s);
     return EC_OK;
 }
 
@@ -650,6 +702,7 @@ int eci_step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const ec
     s.r = *rp;
     s.calib = calib;
     s.gpu_scale = gpu_scale;
+    s.rec = ctx->step_rec;
     int rc;
     if ((rc = step_price(&s, seq, lc)) != EC_OK)
         return rc;

@@ -345,6 +345,11 @@ void eci_walk_shard_units(timeline *t, plan *p, double t0, int backward)
     double unit_s = (t->gpu - t0) / reps, stretch0 = p->shard->stretch_s;
     double trained = p->blk->trainable, gather = trained * p->gather_elem_bytes +
                                                 (p->blk->params - trained) * p->frozen_elem_bytes;
+    if (p->shard->on_launch != NULL) { /* a trace: number the units after the blocks before this one */
+        p->shard->unit_base = 0;
+        for (const eci_block *b = p->wl->blocks; b < p->blk; b++)
+            p->shard->unit_base += b->reps > 0 ? b->reps : 0;
+    }
     double end = backward ? eci_shard_backward(p->shard, t0, unit_s, reps, gather, trained * p->grad_elem_bytes)
                           : eci_shard_forward(p->shard, t0, unit_s, reps, gather);
     double stretch = p->shard->stretch_s - stretch0;
