@@ -64,22 +64,6 @@ static size_t pad_knots(const ec_config *cfg, const eci_lengths *l, int seq, dou
     return n;
 }
 
-/* Collective kernels on the step's critical path (busy GPU time): DDP's exposed buckets, the
- * tensor/context/expert collectives on the compute stream, ZeRO's gather after the step. */
-static double coll_busy_s(const ec_result *r)
-{
-    const ec_comm_parts *c = &r->comm;
-    return c->tp_s + c->cp_s + c->ep_s + c->dp_reduce_s + c->overlap_s;
-}
-
-/* Collective time that ran beside compute: all launched, less what was exposed. */
-static double coll_hidden_s(const ec_result *r)
-{
-    const ec_comm_parts *c = &r->comm;
-    double exposed = c->tp_s + c->cp_s + c->ep_s + c->dp_reduce_s + c->shard_wait_s + c->pp_p2p_s;
-    return r->comm_total_s > exposed ? r->comm_total_s - exposed : 0;
-}
-
 /* Series the pipeline averages for the result beyond the ones that drive it. */
 enum { S_FWD = ECI_S_MECHANICS, S_BWD, S_OPT, S_H2D_EXPOSED, S_CPU, S_KERNELS, S_FLOP, S_PEAK, N_SERIES };
 
@@ -174,8 +158,7 @@ int eci_epoch_prepare(ec_ctx *ctx, const ec_config *cfg, const eci_params *fixed
         const ec_breakdown *b = &top->breakdown;
         double v[N_SERIES] = {
             [ECI_S_WALL] = top->step_s, [ECI_S_HOST] = host_s, [ECI_S_BUSY] = top->gpu_busy_s,
-            [ECI_S_H2D] = b->h2d_s, [ECI_S_COMM] = b->comm_s, [ECI_S_COLL_BUSY] = coll_busy_s(top),
-            [ECI_S_COLL_HIDDEN] = coll_hidden_s(top), [S_FWD] = b->forward_s, [S_BWD] = b->backward_s,
+            [ECI_S_H2D] = b->h2d_s, [ECI_S_COMM] = b->comm_s, [S_FWD] = b->forward_s, [S_BWD] = b->backward_s,
             [S_OPT] = b->optimizer_s, [S_H2D_EXPOSED] = b->h2d_s, [S_CPU] = b->cpu_overhead_s,
             [S_KERNELS] = top->kernels_per_step, [S_FLOP] = top->flop_per_step,
             [S_PEAK] = top->mfu_frac > 0 ? top->flop_per_step / (top->mfu_frac * top->step_s) : 0};

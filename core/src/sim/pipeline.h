@@ -19,8 +19,6 @@ enum eci_series {
     ECI_S_BUSY,     /* GPU kernel time (nvidia-smi busy) */
     ECI_S_H2D,      /* host-to-device copy time */
     ECI_S_COMM,     /* exposed communication: collective kernels on the step's path and waits for them */
-    ECI_S_COLL_BUSY,   /* (trace only) the collective kernels among the busy time (ECI_S_BUSY) */
-    ECI_S_COLL_HIDDEN, /* (trace only) collective time overlapped with compute */
     ECI_S_MECHANICS /* series above drive the simulation; the caller may append more to average */
 };
 #define ECI_MAX_SERIES 16
