@@ -10,7 +10,7 @@ name and ph, a number ts >= 0 and integer pid and tid; ph is "X" (complete) or "
 an X event has a number dur >= 0; an M event is process_name, thread_name or
 thread_sort_index with args; every process and thread that holds an X event is named; on each
 thread the X events nest properly (each one ends before the next starts, or holds it whole),
-to the file's resolution of 1 ns.
+exactly (the file's times are whole nanoseconds).
 Expectations, over the first optimizer step's events (args.step == 0): --count, the X events
 whose name matches REGEX whole; --bytes, the sum of their args.bytes (within --tol); --step-sum,
 the top-level slices of the "GPU compute" thread sum to SECONDS within --tol (relative,
@@ -21,7 +21,7 @@ import json
 import re
 import sys
 
-EPS_US = 0.002  # two rounding steps of the file's 1 ns resolution
+EPS_US = 1e-6  # the file's times are whole nanoseconds: slices that meet must meet exactly
 
 
 def fail(msgs, text):

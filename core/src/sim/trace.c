@@ -43,10 +43,15 @@ static int host_tid(int track)
     return track + 1;
 }
 
-/* Microseconds with three decimals, whatever the C locale's decimal point. */
-static void put_us(FILE *f, double seconds)
+/* Whole nanoseconds of a time (>= 0). */
+static long long to_ns(double seconds)
 {
-    long long ns = llround(seconds > 0 ? seconds * 1e9 : 0);
+    return llround(seconds > 0 ? seconds * 1e9 : 0);
+}
+
+/* Microseconds with three decimals, whatever the C locale's decimal point. */
+static void put_us(FILE *f, long long ns)
+{
     fprintf(f, "%lld.%03lld", ns / 1000, ns % 1000);
 }
 
@@ -62,13 +67,16 @@ static void sort_index(FILE *f, int pid, int tid, int index)
                "\"args\":{\"sort_index\":%d}}", pid, tid, index);
 }
 
-/* A complete event's head up to its args' opening brace (names are the library's own texts). */
-static void complete(FILE *f, const char *name, const char *cat, int pid, int tid, double ts_s, double dur_s)
+/* A complete event's head up to its args' opening brace (names are the library's own texts).
+ * Its start and end are rounded to the nanosecond each, so that slices that meet in the
+ * simulation meet in the file (a viewer reads one that starts before the last ends as inside it). */
+static void complete(FILE *f, const char *name, const char *cat, int pid, int tid, double start_s, double end_s)
 {
+    long long t0 = to_ns(start_s), t1 = to_ns(end_s);
     fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":", name, cat, pid, tid);
-    put_us(f, ts_s);
+    put_us(f, t0);
     fprintf(f, ",\"dur\":");
-    put_us(f, dur_s);
+    put_us(f, t1 > t0 ? t1 - t0 : 0);
     fprintf(f, ",\"args\":{");
 }
 
@@ -137,7 +145,7 @@ static void write_record_event(FILE *f, const layout *lo, long q, const eci_rec_
     int tid = e->track >= ECI_REC_STAGE0 ? e->track - ECI_REC_STAGE0 + 1
               : e->track == ECI_REC_COMM  ? TID_COMM
                                           : TID_COMPUTE;
-    complete(f, e->name, e->cat, pid, tid, t0, t1 > t0 ? t1 - t0 : 0);
+    complete(f, e->name, e->cat, pid, tid, t0, t1);
     fprintf(f, "\"step\":%ld", q);
     if (e->micro >= 0)
         fprintf(f, ",\"micro\":%d", e->micro);
@@ -148,7 +156,7 @@ static void write_record_event(FILE *f, const layout *lo, long q, const eci_rec_
     if (e->bytes > 0)
         fprintf(f, ",\"bytes\":%.0f", e->bytes);
     fprintf(f, ",\"model_dur_us\":");
-    put_us(f, e->dur_s);
+    put_us(f, to_ns(e->dur_s));
     fprintf(f, "}}");
 }
 
@@ -159,10 +167,11 @@ static void write_eval(FILE *f, const layout *lo, const ec_config *cfg, const ec
         return;
     double eval_batch = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->batch_per_gpu;
     double batches = ceil(cfg->eval_samples / (eval_batch * r->dp));
-    complete(f, "evaluation", "phase", PID_GPU, TID_COMPUTE, lo->end_s, batches * eval_step_s);
+    complete(f, "evaluation", "phase", PID_GPU, TID_COMPUTE, lo->end_s, lo->end_s + batches * eval_step_s);
     fprintf(f, "\"batches\":%.0f,\"every_steps\":%d}}", batches, cfg->eval_every_steps);
     for (long i = 0; i < batches && i < lo->steps; i++) {
-        complete(f, "eval batch (forward)", "phase", PID_GPU, TID_COMPUTE, lo->end_s + i * eval_step_s, eval_step_s);
+        complete(f, "eval batch (forward)", "phase", PID_GPU, TID_COMPUTE, lo->end_s + i * eval_step_s,
+                 lo->end_s + (i + 1) * eval_step_s);
         fprintf(f, "\"batch\":%ld,\"pass\":\"forward\"}}", i);
     }
 }
@@ -174,7 +183,7 @@ static int write_json(FILE *f, const eci_trace_buf *buf, const eci_pipe_in *in, 
     write_meta(f, in, lo->rec);
     for (size_t i = 0; i < buf->n; i++) {
         const eci_trace_event *e = &buf->ev[i];
-        complete(f, e->name, "host", PID_HOST, host_tid(e->track), e->start_s, e->dur_s);
+        complete(f, e->name, "host", PID_HOST, host_tid(e->track), e->start_s, e->start_s + e->dur_s);
         fprintf(f, "\"batch\":%ld}}", e->step);
     }
     const eci_step_rec *rec = lo->rec;
@@ -186,7 +195,8 @@ static int write_json(FILE *f, const eci_trace_buf *buf, const eci_pipe_in *in, 
         }
         for (long j = q * lo->ga; j < (q + 1) * lo->ga && j < lo->steps; j++) /* gpu_step_s without a model */
             if (lo->at_s[j] >= 0) {
-                complete(f, "step (measured gpu_step_s)", "phase", PID_GPU, TID_COMPUTE, lo->at_s[j], lo->wall_s[j]);
+                complete(f, "step (measured gpu_step_s)", "phase", PID_GPU, TID_COMPUTE, lo->at_s[j],
+                         lo->at_s[j] + lo->wall_s[j]);
                 fprintf(f, "\"step\":%ld,\"micro\":%ld}}", q, j - q * lo->ga);
             }
     }
