@@ -5,7 +5,7 @@ search runs in C, and the rows are copied out.  Nothing is modelled here."""
 from ._context import KEYS, KEY_SET, _Progress, raise_status, text_of
 from ._errors import BadValueError, UnknownKeyError
 from ._lib import ffi, lib
-from ._result import RESULT_FIELDS, RowDecoder
+from ._result import RESULT_FIELDS, RowDecoder, _duration, _money
 from . import _table
 
 _LAYOUT_TEXT_KEYS = ("model", "gpu", "strategy", "sharding", "pp_schedule", "checkpointing", "precision",
@@ -153,9 +153,9 @@ class Plan:
         if self.best is None:
             return "plan: %s" % self.reason
         b = self.best
-        return "plan: best %s x %s, batch_per_gpu %s: run %.1f h, cost %.2f (%s)" % (
-            b.get("gpu"), b.get("num_gpus", 1), b.get("batch_per_gpu"), b["run_s"] / 3600, b["cost_run"],
-            b.get("price_offer", ""))
+        return "plan: best %s x %s, batch_per_gpu %s: run %s, cost %s (%s)" % (
+            b.get("gpu"), b.get("num_gpus", 1), b.get("batch_per_gpu"), _duration(b["run_s"]),
+            _money(b["cost_run"], b.get("price_currency", "")), b.get("price_offer", ""))
 
 
 def plan(ctx, keys):
