@@ -305,10 +305,11 @@ static int opt_set_num(ec_optimize *o, const char *key, double v)
  * (goal cheapest) or fastest layout on the point's GPUs for the plan's global batch, else for
  * num_gpus x each power of two up to max_batch_per_gpu samples; *cfg becomes the best layout
  * that fits, *found 0 when none does.  msg says what was chosen. */
-static int search_layout(ec_plan *p, const ec_config *given, ec_config *cfg, int *found, char *msg)
+static int search_layout(ec_plan *p, const ec_config *given, const char *goal, ec_config *cfg, int *found,
+                         int *no_price, char *msg)
 {
     ec_ctx *ctx = p->ctx;
-    *found = 0;
+    *found = *no_price = 0;
     ec_config base = *given;
     base.dataset_samples = base.train_tokens = base.train_samples = 0; /* the run's length: options below */
     ec_optimize *o = NULL;
@@ -330,7 +331,7 @@ static int search_layout(ec_plan *p, const ec_config *given, ec_config *cfg, int
     if (rc == EC_OK)
         rc = ec_optimize_set(o, "global_batch", list);
     if (rc == EC_OK)
-        rc = ec_optimize_set(o, "goal", p->opts.goal == EC_PLAN_CHEAPEST ? "cost" : "train_time");
+        rc = ec_optimize_set(o, "goal", goal);
     if (rc == EC_OK)
         rc = given->train_tokens > 0 ? opt_set_num(o, "train_tokens", given->train_tokens)
                                      : opt_set_num(o, "train_samples", given->train_samples > 0
@@ -358,6 +359,10 @@ static int search_layout(ec_plan *p, const ec_config *given, ec_config *cfg, int
         *found = 1;
     } else if (rc != EC_OK) {
         snprintf(msg, PLAN_MSG_MAX, "layout search: %s", ec_ctx_errmsg(ctx));
+    } else {
+        ec_optimize_stats st;
+        ec_optimize_stats_get(o, &st);
+        *no_price = st.no_price > 0;
     }
     ec_optimize_free(o);
     return rc;
@@ -385,9 +390,12 @@ static void run_point(ec_plan *p, plan_point *pt)
     ec_config given = pt->cfg;
     rc = choose_batch(p, &pt->cfg, &no_fit, msg);
     if (rc == EC_OK && no_fit && layout_searchable(&given)) {
-        int found = 0;
+        int found = 0, no_price = 0;
         ec_config layout;
-        rc = search_layout(p, &given, &layout, &found, msg);
+        rc = search_layout(p, &given, o->goal == EC_PLAN_CHEAPEST ? "cost" : "train_time", &layout, &found,
+                           &no_price, msg);
+        if (rc == EC_OK && !found && no_price) /* layouts fit but are not priced: the fastest, judged below */
+            rc = search_layout(p, &given, "train_time", &layout, &found, &no_price, msg);
         if (rc == EC_OK && found) {
             pt->cfg = layout;
             no_fit = 0;
