@@ -34,6 +34,9 @@ const char *ecC_duration(double s, char *buf, size_t n);
 /* An amount of money with its currency: "USD 0.0123", "USD 1,021.44" (cents below 100,000),
  * "USD 1,082,388"; "-" for 0 or less (unknown).  Returns buf. */
 const char *ecC_money(double amount, const char *currency, char *buf, size_t n);
+/* predict's cost lines: the run's cost (and per epoch) or, without a run, per 1M tokens (1k
+ * samples), then the hourly price and its offer; "no offer" without a price. */
+void ecC_print_cost(const ec_config *cfg, const ec_result *res);
 
 /* ---- cli_mpi.c: the CLI under mpirun (Open MPI; stubs when built without MPI) ------------- */
 /* Join MPI when the process was started by mpirun (its environment says so): 1 then, else 0.

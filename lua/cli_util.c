@@ -2,7 +2,7 @@
  * cli_util.c: helpers shared by the CLI commands of cli_*.c: messages and exit statuses in
  * the CLI's conventions (epochcast.c), splitting a key's comma-separated values, and key=value
  * words into a config (CSV lines on stdout: ec_csv_print_row), durations and money as people
- * read them.
+ * read them, and predict's cost lines.
  */
 #include "cli.h"
 
@@ -124,4 +124,31 @@ const char *ecC_money(double amount, const char *currency, char *buf, size_t n)
     grouped[k] = '\0';
     snprintf(buf, n, "%s%s%s", cur, sep, grouped);
     return buf;
+}
+
+/* The run's cost and the offer it is priced at; without a run, the cost of a million tokens (a
+ * thousand samples for a network without tokens) and of an hour; nothing without a price. */
+void ecC_print_cost(const ec_config *cfg, const ec_result *res)
+{
+    if (!(res->price_per_hour > 0)) {
+        printf("  cost               %12s   no offer for %s in the price table (price_per_gpu_hour=X prices it)\n", "-",
+               cfg->gpu);
+        return;
+    }
+    const char *cur = res->price_currency;
+    char m1[48], m2[48];
+    if (res->cost_run > 0) {
+        printf("  cost               %12s   for the run", ecC_money(res->cost_run, cur, m1, sizeof m1));
+        if (res->cost_per_epoch > 0 && cfg->epochs > 1)
+            printf(" (%s per epoch)", ecC_money(res->cost_per_epoch, cur, m2, sizeof m2));
+        printf("\n");
+    } else if (res->tokens_per_s != res->samples_per_s && res->cost_per_million_tokens > 0) {
+        printf("  cost               %12s   per 1M tokens (train_tokens=N prices the run)\n",
+               ecC_money(res->cost_per_million_tokens, cur, m1, sizeof m1));
+    } else if (res->cost_per_million_tokens > 0) { /* a sample is one token here (an image) */
+        printf("  cost               %12s   per 1k samples (train_samples=N or dataset_samples=N prices the run)\n",
+               ecC_money(res->cost_per_million_tokens / 1000.0, cur, m1, sizeof m1));
+    }
+    printf("  price              %12s   per hour: %s\n", ecC_money(res->price_per_hour, cur, m1, sizeof m1),
+           res->price_offer);
 }

@@ -644,33 +644,6 @@ static const char *config_text(const ec_config *cfg, const char *key, char *buf,
     return buf;
 }
 
-/* The run's cost and the offer it is priced at; without a run, the cost of a million tokens (a
- * thousand samples for a network without tokens) and of an hour; nothing without a price. */
-static void print_cost(const ec_config *cfg, const ec_result *res)
-{
-    if (!(res->price_per_hour > 0)) {
-        printf("  cost               %12s   no offer for %s in the price table (price_per_gpu_hour=X prices it)\n", "-",
-               cfg->gpu);
-        return;
-    }
-    const char *cur = res->price_currency;
-    char m1[48], m2[48];
-    if (res->cost_run > 0) {
-        printf("  cost               %12s   for the run", ecC_money(res->cost_run, cur, m1, sizeof m1));
-        if (res->cost_per_epoch > 0 && cfg->epochs > 1)
-            printf(" (%s per epoch)", ecC_money(res->cost_per_epoch, cur, m2, sizeof m2));
-        printf("\n");
-    } else if (res->tokens_per_s != res->samples_per_s && res->cost_per_million_tokens > 0) {
-        printf("  cost               %12s   per 1M tokens (train_tokens=N prices the run)\n",
-               ecC_money(res->cost_per_million_tokens, cur, m1, sizeof m1));
-    } else if (res->cost_per_million_tokens > 0) { /* a sample is one token here (an image) */
-        printf("  cost               %12s   per 1k samples (train_samples=N or dataset_samples=N prices the run)\n",
-               ecC_money(res->cost_per_million_tokens / 1000.0, cur, m1, sizeof m1));
-    }
-    printf("  price              %12s   per hour: %s\n", ecC_money(res->price_per_hour, cur, m1, sizeof m1),
-           res->price_offer);
-}
-
 static void print_breakdown(const ec_config *cfg, const ec_result *res)
 {
     char model[EC_NAME_MAX + 1], task[EC_NAME_MAX + 1], gpu[EC_NAME_MAX + 1], ngpu[32],
@@ -704,7 +677,7 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
         printf("  evaluation         %12.1f s per epoch (%.3f ms per batch)\n", res->eval_s, res->eval_step_s * 1e3);
     if (res->first_step_s > res->step_s * 1.001)
         printf("  first step         %12.1f s (torch.compile)\n", res->first_step_s);
-    print_cost(cfg, res);
+    ecC_print_cost(cfg, res);
     const ec_breakdown *b = &res->breakdown;
     printf("per step (ms)\n");
     printf("  forward            %12.3f\n", b->forward_s * 1e3);
