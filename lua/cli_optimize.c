@@ -2,8 +2,8 @@
  * cli_optimize.c: `epochcast optimize`, the CLI face of ec_optimize (core/src/search/optimize.c).
  * Words are key=value: the search keys (ec_optimize_is_key: gpu, num_gpus, global_batch or
  * global_batch_tokens, tp, pp, cp, ep, strategy, sharding, zero_stage, pp_schedule,
- * batch_per_gpu, checkpointing, goal, train_tokens or train_samples, top, threads) take one value or a comma
- * list; every other key fixes the base configuration (model, seq_len, precision, ...).  It
+ * batch_per_gpu, checkpointing, goal, train_tokens or train_samples, top, threads) take one
+ * value or a comma list; every other key fixes the base configuration (model, seq_len, precision, ...).  It
  * prints the best layouts with their tokens/s, MFU, step time and memory, why each rival
  * lost, the rivals memory rules out, and the search's size and time; -o writes every ranked
  * layout as CSV.  Under mpirun the candidates are split over the ranks (cli_mpi.c).  Exit
