@@ -28,6 +28,15 @@ size_t ecC_split(char *value, const char **parts, size_t max);
 int ecC_config_words(lua_State *L, ec_ctx *ctx, const char *cmd, int argc, char **argv, ec_config *cfg);
 /* --threads N: N from 0 to ECL_SWEEP_MAX_THREADS, else -1. */
 int ecC_threads_arg(const char *text);
+/* A duration as people plan with it: "850 ms", "42.0 s", "12.5 min", "4.2 h", "46.6 days"; "-" for
+ * 0 or less (unknown).  Returns buf. */
+const char *ecC_duration(double s, char *buf, size_t n);
+/* An amount of money with its currency: "USD 0.0123", "USD 1,021.44" (cents below 100,000),
+ * "USD 1,082,388"; "-" for 0 or less (unknown).  Returns buf. */
+const char *ecC_money(double amount, const char *currency, char *buf, size_t n);
+/* predict's cost lines: the run's cost (and per epoch) or, without a run, per 1M tokens (1k
+ * samples), then the hourly price and its offer; "no offer" without a price. */
+void ecC_print_cost(const ec_config *cfg, const ec_result *res);
 
 /* ---- cli_mpi.c: the CLI under mpirun (Open MPI; stubs when built without MPI) ------------- */
 /* Join MPI when the process was started by mpirun (its environment says so): 1 then, else 0.

@@ -53,6 +53,27 @@ static void row_num(const char *label, double a, double b, double scale, const c
     printf("  %-22s %11.4g %-2s %11.4g %-2s %8s\n", label, a * scale, unit, b * scale, unit, r);
 }
 
+/* A row of two texts (a duration, an amount) and B/A of the numbers behind them. */
+static void row_text(const char *label, const char *ta, const char *tb, double a, double b)
+{
+    char r[32] = "";
+    if (a > 0 && b > 0)
+        snprintf(r, sizeof r, "%.3gx", b / a);
+    printf("  %-22s %14s %14s %8s\n", label, ta, tb, r);
+}
+
+static void row_duration(const char *label, double a, double b)
+{
+    char ta[32], tb[32];
+    row_text(label, ecC_duration(a, ta, sizeof ta), ecC_duration(b, tb, sizeof tb), a, b);
+}
+
+static void row_money(const char *label, double a, const char *ca, double b, const char *cb)
+{
+    char ta[48], tb[48];
+    row_text(label, ecC_money(a, ca, ta, sizeof ta), ecC_money(b, cb, tb, sizeof tb), a, b);
+}
+
 /* The CSV rows of the two predictions: every config key (as simulated), then the results. */
 static void compare_csv(lua_State *L, ec_ctx *ctx, const ec_config *cfg, const ec_result *res, int header)
 {
@@ -141,16 +162,27 @@ int ecC_cmd_compare(lua_State *L, int argc, char **argv)
     printf("  %-22s %14s %14s %8s\n", "", "A", "B", "B/A");
     row_num("step time", ra.step_s, rb.step_s, 1e3, "ms");
     row_num("samples/s", ra.samples_per_s, rb.samples_per_s, 1, "");
-    row_num("epoch time", ra.epoch_s, rb.epoch_s, 1, "s");
-    row_num("run time", ra.run_s, rb.run_s, 1.0 / 3600, "h");
-    row_num("cost per epoch", ra.cost_per_epoch, rb.cost_per_epoch, 1, "");
-    row_num("cost of the run", ra.cost_run, rb.cost_run, 1, "");
+    row_duration("epoch time", ra.epoch_s, rb.epoch_s);
+    row_duration("run time", ra.run_s, rb.run_s);
+    const char *ca = ra.price_currency, *cb = rb.price_currency;
+    if (ra.cost_per_epoch > 0 || rb.cost_per_epoch > 0)
+        row_money("cost per epoch", ra.cost_per_epoch, ca, rb.cost_per_epoch, cb);
+    row_money("cost of the run", ra.cost_run, ca, rb.cost_run, cb);
+    if (ra.tokens_per_s != ra.samples_per_s || rb.tokens_per_s != rb.samples_per_s)
+        row_money("cost per 1M tokens", ra.cost_per_million_tokens, ca, rb.cost_per_million_tokens, cb);
+    else /* a sample is one token (an image) */
+        row_money("cost per 1k samples", ra.cost_per_million_tokens / 1000, ca, rb.cost_per_million_tokens / 1000, cb);
+    row_money("price per hour", ra.price_per_hour, ca, rb.price_per_hour, cb);
     row_num("GPU busy", ra.gpu_util_frac, rb.gpu_util_frac, 100, "%");
     row_num("MFU", ra.mfu_frac, rb.mfu_frac, 100, "%");
     row_num("peak memory", ra.memory.peak_bytes, rb.memory.peak_bytes, 1 / GIB, "Gi");
     printf("  %-22s %14s %14s\n", "fits", ra.memory.fits ? "yes" : "no", rb.memory.fits ? "yes" : "no");
     printf("  %-22s %14s %14s\n", "bottleneck", ec_bottleneck_name(ra.bottleneck), ec_bottleneck_name(rb.bottleneck));
     printf("speedup (samples/s, B over A): %.3gx\n", ratio(rb.samples_per_s, ra.samples_per_s));
+    printf("offer A: %s\noffer B: %s\n", ra.price_offer[0] ? ra.price_offer : "no price for this GPU",
+           rb.price_offer[0] ? rb.price_offer : "no price for this GPU");
+    if (ra.run_s == 0 && rb.run_s == 0 && (ra.price_per_hour > 0 || rb.price_per_hour > 0))
+        printf("(run time and its cost: give dataset_samples=N, train_tokens=N or train_samples=N)\n");
     if (ra.warning_text[0] != '\0')
         printf("A warns: %s\n", ra.warning_text);
     if (rb.warning_text[0] != '\0')

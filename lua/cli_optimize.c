@@ -2,8 +2,8 @@
  * cli_optimize.c: `epochcast optimize`, the CLI face of ec_optimize (core/src/search/optimize.c).
  * Words are key=value: the search keys (ec_optimize_is_key: gpu, num_gpus, global_batch or
  * global_batch_tokens, tp, pp, cp, ep, strategy, sharding, zero_stage, pp_schedule,
- * batch_per_gpu, checkpointing, goal, train_tokens, top, threads) take one value or a comma
- * list; every other key fixes the base configuration (model, seq_len, precision, ...).  It
+ * batch_per_gpu, checkpointing, goal, train_tokens or train_samples, top, threads) take one
+ * value or a comma list; every other key fixes the base configuration (model, seq_len, precision, ...).  It
  * prints the best layouts with their tokens/s, MFU, step time and memory, why each rival
  * lost, the rivals memory rules out, and the search's size and time; -o writes every ranked
  * layout as CSV.  Under mpirun the candidates are split over the ranks (cli_mpi.c).  Exit
@@ -106,7 +106,7 @@ static void print_row(const char *rank, const ec_optimize_layout *l, int show_gp
            l->capacity_bytes / GIB, l->reason);
 }
 
-#define N_CSV 36
+#define N_CSV 40
 static int write_csv(ec_ctx *ctx, const ec_optimize *opt, const char *path)
 {
     static const char *const head[N_CSV] = {
@@ -114,7 +114,7 @@ static int write_csv(ec_ctx *ctx, const ec_optimize *opt, const char *path)
         "zero_stage", "pp_schedule", "pp_chunks", "batch_per_gpu", "grad_accum", "checkpointing", "tokens_per_s",
         "mfu_frac", "hfu_frac", "step_s", "peak_bytes", "capacity_bytes", "train_s", "cost", "exposed_comm_s",
         "pp_bubble_s", "recompute_s", "price_per_hour", "behind_frac", "lost", "reason", "at_edge", "needed_bytes",
-        "headroom_bytes"};
+        "headroom_bytes", "train_time_h", "cost_usd", "price_currency", "price_offer"};
     ec_csv_writer *w = NULL;
     int st = ec_csv_open(ctx, path, &w);
     if (st == EC_OK)
@@ -163,6 +163,10 @@ static int write_csv(ec_ctx *ctx, const ec_optimize *opt, const char *path)
             snprintf(cells[k++], 192, "%d", l.at_edge);
             ec_format_number(l.needed_bytes, cells[k++], 192);
             ec_format_number(l.headroom_bytes, cells[k++], 192);
+            ec_format_number(l.train_time_h, cells[k++], 192);
+            ec_format_number(l.cost_usd, cells[k++], 192);
+            snprintf(cells[k++], 192, "%s", l.price_currency);
+            snprintf(cells[k++], 192, "%s", l.price_offer);
             for (int j = 0; j < N_CSV; j++)
                 fields[j] = cells[j];
             st = ec_csv_row(w, fields, N_CSV);
@@ -306,13 +310,26 @@ int ecC_cmd_optimize(lua_State *L, int argc, char **argv)
         print_list("left out: faster but out of memory (peak within 25 % of capacity), or at the edge of "
                    "out-of-memory (they fit only without the memory headroom, docs/memory.md):", opt, 1, top < 5 ? top : 5,
                    show_gpu);
+        char d[32], m1[48], m2[48];
         if (best.train_s > 0)
-            printf("\nbest: train_tokens in %.1f h", best.train_s / 3600);
+        {
+            printf("\nbest: %.0f tokens in %s", best.train_s * best.tokens_per_s,
+                   ecC_duration(best.train_s, d, sizeof d));
+            if (best.train_s >= 3 * 86400)
+                printf(" (%.0f h)", best.train_time_h);
+        }
         if (best.cost > 0)
-            printf("%scost %.2f %s at %.2f per hour", best.train_s > 0 ? ", " : "\nbest: ", best.cost,
-                   best.train_s > 0 ? "for train_tokens" : "per million tokens", best.price_per_hour);
+            printf("%s%s %s at %s per hour", best.train_s > 0 ? ", " : "\nbest: ",
+                   ecC_money(best.cost, best.price_currency, m1, sizeof m1),
+                   best.train_s > 0 ? "for the run" : "per million tokens",
+                   ecC_money(best.price_per_hour, best.price_currency, m2, sizeof m2));
         if (best.train_s > 0 || best.cost > 0)
             printf("\n");
+        if (best.price_offer[0] != '\0')
+            printf("offer: %s\n", best.price_offer);
+        else if (best.train_s > 0 || s.no_price > 0)
+            printf("offer: none for %s in the price table (price_per_gpu_hour=X or prices=FILE prices it)\n",
+                   best.config.gpu);
     } else {
         print_list("no layout fits; the fastest that do not:", opt, 1, top, show_gpu);
         if (s.priced == 0 && s.first_divide[0] != '\0')

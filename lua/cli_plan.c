@@ -20,7 +20,7 @@ static const char plan_usage[] =
     "slowest) over the fixed keys, and the Pareto front of run time against cost.  Each\n"
     "point is predicted as `epochcast predict` would and priced from the price table\n"
     "(models/prices.csv, prices=FILE, provider=NAME or price_per_gpu_hour=X).  A plan needs\n"
-    "dataset_samples; epochs defaults to 1.\n"
+    "the run's length: train_tokens=N, train_samples=N or dataset_samples=N (with epochs [1]).\n"
     "\n"
     "plan keys:\n"
     "  deadline_h=H          the run must finish within H hours\n"
@@ -40,7 +40,8 @@ static const char plan_usage[] =
     "  --csv         print the CSV on stdout instead of the table\n"
     "\n"
     "example: epochcast plan model=bert-base gpu=t4,a10,a100-sxm4-80gb,h100-sxm5-80gb num_gpus=1,2,4,8 \\\n"
-    "             dataset_samples=1000000 epochs=3 deadline_h=10\n";
+    "             dataset_samples=1000000 epochs=3 deadline_h=10\n"
+    "         epochcast plan model=llama-3.1-70b gpu=h100-sxm5-80gb,b200 num_gpus=64,128,256 train_tokens=1e12\n";
 
 #define CELL 512
 #define MAX_AXES 16
@@ -114,8 +115,11 @@ static void print_point(const ec_plan *plan, size_t i, const axis_words *axes, s
     printf(" %5d", pt.config->batch_per_gpu);
     if (show_accum)
         printf(" %5d", pt.config->grad_accum);
-    printf(" %8.2f %10.2f %8.2f  %-11s %s\n", pt.result->run_s / 3600.0, pt.result->cost_run,
-           pt.result->price_per_hour, ec_plan_verdict_name(pt.verdict), pt.result->price_offer);
+    char run[32], cost[48], per_h[48];
+    printf(" %10s %14s %12s  %-11s %s\n", ecC_duration(pt.result->run_s, run, sizeof run),
+           ecC_money(pt.result->cost_run, pt.result->price_currency, cost, sizeof cost),
+           ecC_money(pt.result->price_per_hour, pt.result->price_currency, per_h, sizeof per_h),
+           ec_plan_verdict_name(pt.verdict), pt.result->price_offer);
 }
 
 /* Draw the points through ec.plot's scatter kind: 0 drawn, -1 nothing drawn (said why), 1 error. */
@@ -147,6 +151,15 @@ static int plan_plot(lua_State *L, ec_ctx *ctx, int ctxbox, const ec_plan *plan,
         lua_setfield(L, -2, "yline");
     }
     size_t n = ec_plan_count(plan);
+    for (size_t i = 0; i < n; i++) {                  /* the y axis in the prices' currency */
+        ec_plan_point pt;
+        ec_plan_get(plan, i, &pt);
+        if (pt.verdict != EC_PLAN_REFUSED && pt.verdict != EC_PLAN_TOO_MANY_GPUS && pt.result->price_currency[0]) {
+            lua_pushfstring(L, "cost of the run (%s)", pt.result->price_currency);
+            lua_setfield(L, -2, "ylabel");
+            break;
+        }
+    }
     lua_createtable(L, (int)n, 0);                    /* f spec rows */
     lua_Integer k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -274,11 +287,19 @@ int ecC_cmd_plan(lua_State *L, int argc, char **argv)
                 if ((int)strlen(axes[a].values[v]) > width[a])
                     width[a] = (int)strlen(axes[a].values[v]);
         }
-        char model[EC_PATH_MAX] = "", samples[64] = "";
+        char model[EC_PATH_MAX] = "", length[96] = "";
         ec_config_get(&base, "model", model, sizeof model);
-        ec_config_get(&base, "dataset_samples", samples, sizeof samples);
-        printf("plan: %s, %s samples x %d epoch%s; %zu configuration%s", model[0] ? model : "(model per point)",
-               samples[0] ? samples : "?", base.epochs, base.epochs > 1 ? "s" : "", n, n == 1 ? "" : "s");
+        if (base.train_tokens > 0)
+            snprintf(length, sizeof length, "%.15g tokens", base.train_tokens);
+        else if (base.train_samples > 0)
+            snprintf(length, sizeof length, "%.15g samples", base.train_samples);
+        else if (base.dataset_samples > 0)
+            snprintf(length, sizeof length, "%.15g samples x %d epoch%s", base.dataset_samples, base.epochs,
+                     base.epochs > 1 ? "s" : "");
+        else
+            snprintf(length, sizeof length, "run length per point");
+        printf("plan: %s, %s; %zu configuration%s", model[0] ? model : "(model per point)", length, n,
+               n == 1 ? "" : "s");
         if (opts.deadline_s > 0)
             printf("; deadline %.4g h", opts.deadline_s / 3600.0);
         if (opts.budget > 0)
@@ -297,10 +318,18 @@ int ecC_cmd_plan(lua_State *L, int argc, char **argv)
         printf(" %5s", "batch");
         if (show_accum)
             printf(" %5s", "accum");
-        printf(" %8s %10s %8s  %-11s %s\n", "run_h", "cost", "per_h", "verdict", "offer");
+        printf(" %10s %14s %12s  %-11s %s\n", "run", "cost", "per hour", "verdict", "offer");
         if (best >= 0) {
             printf("chosen (%s meeting every constraint):\n", opts.goal == EC_PLAN_CHEAPEST ? "cheapest" : "fastest");
             print_point(plan, (size_t)best, axes, n_axes, width, show_accum);
+            ec_plan_point bp;
+            ec_plan_get(plan, (size_t)best, &bp);
+            char cost[48], d[32];
+            printf("chosen offer: %s; %s in %s\n", bp.result->price_offer[0] ? bp.result->price_offer : "(no price)",
+                   ecC_money(bp.result->cost_run, bp.result->price_currency, cost, sizeof cost),
+                   ecC_duration(bp.result->run_s, d, sizeof d));
+            if (bp.message[0] != '\0')
+                printf("chosen layout: %s\n", bp.message);
         } else {
             printf("no configuration meets every constraint\n");
         }

@@ -663,15 +663,21 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
     if (ec_config_get(cfg, "seq_len", seqbuf, sizeof seqbuf) == EC_OK && res->tokens_per_s != res->samples_per_s)
         printf("  tokens/s           %12.0f   (%.3g GPU-s per 1M tokens)\n", res->tokens_per_s,
                res->gpu_s_per_token * 1e6);
+    char d1[32], d2[32], d3[32];
     if (res->epoch_s > 0)
-        printf("  epoch time         %12.1f s   (p10 %.1f s, p90 %.1f s; %.0f steps)\n",
-               res->epoch_s, res->epoch_p10_s, res->epoch_p90_s, res->steps_per_epoch);
+        printf("  epoch time         %12s   (%.1f s; p10 %s, p90 %s; %.0f steps)\n",
+               ecC_duration(res->epoch_s, d1, sizeof d1), res->epoch_s,
+               ecC_duration(res->epoch_p10_s, d2, sizeof d2), ecC_duration(res->epoch_p90_s, d3, sizeof d3),
+               res->steps_per_epoch);
     if (res->run_s > 0)
-        printf("  run time           %12.1f s\n", res->run_s);
+        printf("  run time           %12s   (%.1f s%s)\n", ecC_duration(res->run_s, d1, sizeof d1), res->run_s,
+               res->epoch_s > 0 ? "" : cfg->train_tokens > 0 ? ": train_tokens at the steady rate"
+                                                             : ": train_samples at the steady rate");
     if (res->eval_s > 0)
         printf("  evaluation         %12.1f s per epoch (%.3f ms per batch)\n", res->eval_s, res->eval_step_s * 1e3);
     if (res->first_step_s > res->step_s * 1.001)
         printf("  first step         %12.1f s (torch.compile)\n", res->first_step_s);
+    ecC_print_cost(cfg, res);
     const ec_breakdown *b = &res->breakdown;
     printf("per step (ms)\n");
     printf("  forward            %12.3f\n", b->forward_s * 1e3);
@@ -884,13 +890,17 @@ static int sweep_point_cli(void *ud, const ec_sweep_point *pt)
             printf("%*s  ", sw->widths[a] > (int)strlen(v) ? sw->widths[a] - (int)strlen(v) : 0, "");
         }
         if (pt->status == EC_OK) {
-            char epoch[16] = "-", cost[16] = "-";
-            if (res->epoch_s > 0)
-                snprintf(epoch, sizeof epoch, "%.4g", res->epoch_s);
-            if (res->cost_per_epoch > 0)
-                snprintf(cost, sizeof cost, "%.4g", res->cost_per_epoch);
-            printf("%10.3f %10.1f %10s %9s %5.1f  %-10s %8.2f %-4s%s\n", res->step_s * 1e3, res->samples_per_s, epoch,
-                   cost, res->gpu_util_frac * 100, ec_bottleneck_name(res->bottleneck),
+            char epoch[32], run[32], cost[64] = "-";
+            ecC_duration(res->epoch_s, epoch, sizeof epoch);
+            ecC_duration(res->run_s, run, sizeof run);
+            if (res->cost_run > 0) {
+                ecC_money(res->cost_run, res->price_currency, cost, sizeof cost);
+            } else if (res->cost_per_million_tokens > 0) { /* no run: a million tokens' worth */
+                ecC_money(res->cost_per_million_tokens, res->price_currency, cost, sizeof cost);
+                strncat(cost, "/1Mtok", sizeof cost - strlen(cost) - 1);
+            }
+            printf("%10.3f %10.1f %10s %10s %16s %5.1f  %-10s %8.2f %-4s%s\n", res->step_s * 1e3, res->samples_per_s,
+                   epoch, run, cost, res->gpu_util_frac * 100, ec_bottleneck_name(res->bottleneck),
                    res->memory.peak_bytes / GIB, res->memory.fits ? "yes" : "no",
                    res->warning_text[0] != '\0' ? "  *" : "");
         } else {
@@ -1003,8 +1013,8 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     if (sw.table) {
         for (size_t a = 0; a < n_axes; a++)
             printf("%-*s  ", sw.widths[a], axes[a].key);
-        printf("%10s %10s %10s %9s %5s  %-10s %8s %-4s\n", "step_ms", "samples/s", "epoch_s", "cost/ep", "GPU%",
-               "bottleneck", "peak_GiB", "fits");
+        printf("%10s %10s %10s %10s %16s %5s  %-10s %8s %-4s\n", "step_ms", "samples/s", "epoch", "run", "cost",
+               "GPU%", "bottleneck", "peak_GiB", "fits");
     }
     ec_sweep_opts so;
     ec_sweep_opts_init(&so);
@@ -1025,8 +1035,8 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     if (out != NULL && ec_csv_close((ec_csv_writer *)ecL_unbox(L, wbox)) != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
     if (sw.table) {
-        printf("%zu points%s\n", total, " (* = see warnings with epochcast predict; epoch_s and cost/ep need "
-               "dataset_samples)");
+        printf("%zu points%s\n", total, " (* = see warnings with epochcast predict; epoch needs dataset_samples, "
+               "run and cost need dataset_samples, train_tokens or train_samples, else cost is per 1M tokens)");
         if (out != NULL)
             printf("wrote %s\n", out);
     }

@@ -103,6 +103,10 @@ static void push_layout(lua_State *L, const ec_optimize_layout *l)
     setnum(L, "train_s", l->train_s);
     setnum(L, "cost", l->cost);
     setnum(L, "price_per_hour", l->price_per_hour);
+    setnum(L, "train_time_h", l->train_time_h);
+    setnum(L, "cost_usd", l->cost_usd);
+    setstr(L, "price_currency", l->price_currency);
+    setstr(L, "price_offer", l->price_offer);
     setnum(L, "exposed_comm_s", l->exposed_comm_s);
     setnum(L, "pp_bubble_s", l->comm.pp_bubble_s);
     setnum(L, "recompute_s", l->recompute_s);

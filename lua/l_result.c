@@ -111,6 +111,11 @@ static const result_field fields[] = {
     F("memory_needed_bytes", G_MEMORY, "needed_bytes", F_NUM, memory.needed_bytes, 0),
     F("memory_headroom_bytes", G_MEMORY, "headroom_bytes", F_NUM, memory.headroom_bytes, 0),
     F("memory_at_edge", G_MEMORY, "at_edge", F_BOOL, memory.at_edge, 0),
+    /* issue 41: the run in hours and money */
+    F("train_time_h", G_TOP, "train_time_h", F_NUM, train_time_h, 0),
+    F("cost_usd", G_TOP, "cost_usd", F_NUM, cost_usd, 0),
+    F("cost_per_million_tokens", G_TOP, "cost_per_million_tokens", F_NUM, cost_per_million_tokens, 0),
+    F("price_currency", G_TOP, "price_currency", F_TEXT, price_currency, 0),
     F("warnings", G_TOP, "warnings", F_WARNINGS, warning_text, 0),
 };
 

@@ -41,8 +41,8 @@ GROUPS = [
     ("Fine-tuning (LoRA, QLoRA)", ["lora_r", "lora_targets", "base_precision"]),
     ("Input pipeline", ["data", "num_workers", "prefetch_factor", "pin_memory", "persistent_workers", "tokenize",
                         "tokenizer", "sample_cpu_s", "loop_ops_per_sample", "loop_syncs_per_sample"]),
-    ("Epoch and run", ["dataset_samples", "epochs", "eval_samples", "eval_batch", "eval_every_steps",
-                       "checkpoints_per_epoch"]),
+    ("Epoch and run", ["dataset_samples", "epochs", "train_tokens", "train_samples", "eval_samples", "eval_batch",
+                       "eval_every_steps", "checkpoints_per_epoch"]),
     ("Cost", ["price_per_gpu_hour", "prices", "provider"]),
     ("Measurements, calibration, randomness", ["gpu_step_s", "profile", "seed"]),
 ]

@@ -321,8 +321,8 @@ typedef struct ec_config {
     int lora_r;                  /* LoRA rank, 0 = full fine-tune [0] */
     int lora_targets;            /* ec_lora_targets [qv] */
     int base_precision;          /* ec_base_precision: the frozen base's weights [same] */
-    double price_per_gpu_hour;   /* price of one GPU for one hour, overriding the price table, in its
-                                    currency [0 = the cheapest offer of the price table] */
+    double price_per_gpu_hour;   /* price of one GPU for one hour, overriding the price table's offers, in
+                                    its currency (USD without a table) [0 = the table's cheapest offer] */
     char prices[EC_PATH_MAX];    /* price table CSV (models/README.md, prices.csv) ["" = the models/
                                     folder's prices.csv] */
     char provider[EC_NAME_MAX];  /* provider whose offers price the run ("aws", "lambda") ["" = any] */
@@ -348,6 +348,10 @@ typedef struct ec_config {
                                     (torchtune optimizer_in_bwd), 0/1 [0] */
     ec_loss_kind loss;           /* what the loop backpropagates [EC_LOSS_KIND_CROSS_ENTROPY] */
     ec_zero_grad zero_grad;      /* how the loop clears the gradients [EC_ZERO_GRAD_AUTO] */
+    /* Issue 41: a run's length without an epoch (dataset_samples x epochs gives it otherwise). */
+    double train_tokens;         /* tokens the run trains: run_s = train_tokens / tokens_per_s plus compilation
+                                    [0 = dataset_samples x epochs] */
+    double train_samples;        /* samples the run trains, the same with samples_per_s [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;
@@ -531,7 +535,7 @@ typedef struct ec_result {
     double step_p10_s, step_p90_s;   /* step time interval from the model's held-out error (profile
                                         error_log_sd); both step_s when the fit has none */
     /* Cost (price.c): in the currency of the price (USD for models/prices.csv); 0 when unknown
-     * (no price for this GPU, or no epoch: dataset_samples not given). */
+     * (no price for this GPU, or no run: none of dataset_samples, train_tokens, train_samples). */
     double price_per_hour;           /* the whole job per hour: nodes x the chosen offer's price, or
                                         num_gpus x price_per_gpu_hour */
     double cost_per_epoch;           /* epoch_s x price_per_hour / 3600 */
@@ -554,6 +558,15 @@ typedef struct ec_result {
                                         capture) plus a step */
     double train_s;                  /* epochs x epoch_s plus compilation: what a trainer's train_runtime
                                         reports (no upfront tokenization); 0 when the epoch is unknown */
+    /* Issue 41: the run in hours and money (price.c, predict.c). */
+    double train_time_h;             /* run_s in hours: what the rented GPUs are held for (one-time costs
+                                        included); 0 when unknown (no dataset_samples, train_tokens or
+                                        train_samples) */
+    double cost_usd;                 /* cost_run when the price is in US dollars (models/prices.csv), 0 otherwise */
+    double cost_per_million_tokens;  /* price_per_hour / 3600 x 1e6 / tokens_per_s, in price_currency: the
+                                        steady cost of training one million tokens (images for an image
+                                        network); 0 when no price is known */
+    char price_currency[16];         /* the price's currency code ("USD"); "" when no price is known */
 } ec_result;
 
 /* Predict one configuration.  The result is fully written on EC_OK.
@@ -693,10 +706,10 @@ EC_API void ec_optimize_free(ec_optimize *opt);
 EC_API int ec_optimize_is_key(const char *key);
 /* Set a searched key to a comma-separated list of values ("1,2,4,8"; each checked through
  * ec_config_set), or an option: goal (tokens_per_s | train_time | cost), train_tokens (tokens
- * to train, for train_time and cost), top (layouts ec_optimize_get keeps ranked in detail,
- * [10]), threads (0: the cores available [0]), part and parts (this process prices only the
- * candidates of part, 0-based, of parts: a search split over processes, merged with
- * ec_optimize_pack / ec_optimize_merge [0 of 1]).  Exceptional returns: EC_ENOTFOUND (not a
+ * to train, for train_time and cost) or train_samples (samples of seq_len tokens), top (layouts
+ * ec_optimize_get keeps ranked in detail, [10]), threads (0: the cores available [0]), part
+ * and parts (this process prices only the candidates of part, 0-based, of parts: a search split
+ * over processes, merged with ec_optimize_pack / ec_optimize_merge [0 of 1]).  Exceptional returns: EC_ENOTFOUND (not a
  * search key, naming the nearest config key), EC_EINVAL (a bad value, naming the key). */
 EC_API int ec_optimize_set(ec_optimize *opt, const char *key, const char *value);
 /* The keys ec_optimize_set knows, one per call (i from 0; NULL past the end), and their help. */
@@ -743,7 +756,7 @@ typedef struct ec_optimize_layout {
     double tokens_per_s, mfu_frac, hfu_frac, step_s;
     double peak_bytes, capacity_bytes;
     int fits;
-    double train_s;               /* train_tokens / tokens_per_s (0 without train_tokens) */
+    double train_s;               /* train_tokens / tokens_per_s (0 without train_tokens or train_samples) */
     double cost;                  /* goal cost: cost of train_tokens, or per million tokens without it; 0 unknown */
     double price_per_hour;        /* the whole job's, 0 when unknown */
     ec_comm_parts comm;           /* exposed communication by kind, seconds per step */
@@ -756,6 +769,11 @@ typedef struct ec_optimize_layout {
     int at_edge;                  /* does not fit with the memory headroom, would without it */
     double needed_bytes;          /* what must be allocated at the peak, context included */
     double headroom_bytes;        /* kept free on top of it */
+    /* Appended for issue 41: the offer the price came from (ec_result.price_offer, price_currency). */
+    double cost_usd;              /* cost when the price is in US dollars and train_tokens is known, else 0 */
+    double train_time_h;          /* train_s in hours */
+    char price_offer[160];        /* ec_result.price_offer: "lambda gpu_8x_h100_sxm5 ... x 8"; "" unknown */
+    char price_currency[16];      /* "USD"; "" when no price is known */
 } ec_optimize_layout;
 
 /* Layouts ranked (those that fit, best first); and the layouts that do not fit but would
@@ -786,7 +804,8 @@ EC_API int ec_optimize_merge(ec_optimize *opt, const void *buf, size_t bytes);
  * batch_per_gpu gets one: with global_batch, batch_per_gpu x num_gpus x grad_accum =
  * global_batch (the micro-batch halved and grad_accum doubled until it fits, unless grad_accum
  * is given); otherwise the largest power of two up to max_batch_per_gpu that fits.  Every
- * point needs dataset_samples (a plan ranks runs, not steps).
+ * point needs the run's length: dataset_samples (x epochs), train_tokens or train_samples (a
+ * plan ranks runs, not steps).
  */
 typedef enum ec_plan_goal { EC_PLAN_CHEAPEST = 0, EC_PLAN_FASTEST } ec_plan_goal;
 

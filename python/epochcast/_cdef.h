@@ -194,6 +194,8 @@ typedef struct ec_config {
     int optimizer_in_bwd;
     ec_loss_kind loss;
     ec_zero_grad zero_grad;
+    double train_tokens;
+    double train_samples;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);
@@ -319,6 +321,10 @@ typedef struct ec_result {
     double eval_step_s;
     double first_step_s;
     double train_s;
+    double train_time_h;
+    double cost_usd;
+    double cost_per_million_tokens;
+    char price_currency[16];
 } ec_result;
 int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res);
 typedef struct ec_stage {
@@ -412,6 +418,10 @@ typedef struct ec_optimize_layout {
     int at_edge;
     double needed_bytes;
     double headroom_bytes;
+    double cost_usd;
+    double train_time_h;
+    char price_offer[160];
+    char price_currency[16];
 } ec_optimize_layout;
 size_t ec_optimize_count(const ec_optimize *opt);
 size_t ec_optimize_no_fit_count(const ec_optimize *opt);

@@ -59,12 +59,41 @@ RESULT_FIELDS = [
     ("train_s", "train_s", "num"),
     ("memory_peak_phase", "memory.peak_phase", "phase"), ("memory_needed_bytes", "memory.needed_bytes", "num"),
     ("memory_headroom_bytes", "memory.headroom_bytes", "num"), ("memory_at_edge", "memory.at_edge", "bool"),
+    ("train_time_h", "train_time_h", "num"), ("cost_usd", "cost_usd", "num"),
+    ("cost_per_million_tokens", "cost_per_million_tokens", "num"), ("price_currency", "price_currency", "text"),
     ("warnings", "warning_text", "warnings"),
 ]
 RESULT_COLUMNS = [f[0] for f in RESULT_FIELDS]
 
 BOTTLENECKS = [ffi.string(lib.ec_bottleneck_name(i)).decode() for i in range(5)]
 PEAK_PHASES = [ffi.string(lib.ec_peak_phase_name(i)).decode() for i in range(4)]
+
+
+def _duration(s):
+    """A duration as the CLI prints it: "850 ms", "42.0 s", "12.5 min", "4.2 h", "46.6 days"; "-" unknown."""
+    if not s > 0:
+        return "-"
+    if s < 1:
+        return "%.3g ms" % (s * 1e3)
+    if s < 120:
+        return "%.1f s" % s
+    if s < 7200:
+        return "%.1f min" % (s / 60)
+    if s < 3 * 86400:
+        return "%.1f h" % (s / 3600)
+    return "%.1f days" % (s / 86400)
+
+
+def _money(x, currency):
+    """An amount as the CLI prints it: "USD 0.0123", "USD 1,021.44", "USD 1,082,388"; "-" unknown."""
+    if not x > 0:
+        return "-"
+    cur = currency + " " if currency else ""
+    if x < 1:
+        return cur + "%.3g" % x
+    if x < 1e5:
+        return cur + "{:,.2f}".format(x)
+    return cur + "{:,.0f}".format(x)
 
 
 def _text(b):
@@ -228,10 +257,11 @@ class Result:
             lines.append("  tokens/s           %12.0f   (%.3g GPU-s per 1M tokens)" % (r.tokens_per_s,
                                                                                      r.gpu_s_per_token * 1e6))
         if r.epoch_s > 0:
-            lines.append("  epoch time         %12.1f s   (p10 %.1f s, p90 %.1f s; %.0f steps)" % (
-                r.epoch_s, r.epoch_p10_s, r.epoch_p90_s, r.steps_per_epoch))
+            lines.append("  epoch time         %12s   (%.1f s; p10 %s, p90 %s; %.0f steps)" % (
+                _duration(r.epoch_s), r.epoch_s, _duration(r.epoch_p10_s), _duration(r.epoch_p90_s),
+                r.steps_per_epoch))
         if r.run_s > 0:
-            lines.append("  run time           %12.1f s" % r.run_s)
+            lines.append("  run time           %12s   (%.1f s)" % (_duration(r.run_s), r.run_s))
         b = r.breakdown
         lines.append("per step (ms)")
         for name, v in (("forward", b.forward_s), ("backward", b.backward_s), ("optimizer", b.optimizer_s),
@@ -255,12 +285,16 @@ class Result:
         lines.append("  headroom           %12.2f   kept free" % (m.headroom_bytes / GIB))
         lines.append("cost")
         if r.price_per_hour > 0:
-            lines.append("  price              %12.2f per hour   (%s)" % (r.price_per_hour, self.price_offer))
-            if r.cost_per_epoch > 0:
-                lines.append("  per epoch          %12.2f" % r.cost_per_epoch)
-                lines.append("  run                %12.2f" % r.cost_run)
+            cur = self.price_currency
+            lines.append("  price              %12s per hour   (%s)" % (_money(r.price_per_hour, cur),
+                                                                    self.price_offer))
+            if r.cost_run > 0:
+                if r.cost_per_epoch > 0:
+                    lines.append("  per epoch          %12s" % _money(r.cost_per_epoch, cur))
+                lines.append("  run                %12s   (%s)" % (_money(r.cost_run, cur), _duration(r.run_s)))
             else:
-                lines.append("  per epoch                 -   (give dataset_samples= for the epoch and its cost)")
+                lines.append("  per 1M tokens      %12s   (give train_tokens=, train_samples= or dataset_samples= "
+                             "for the run and its cost)" % _money(r.cost_per_million_tokens, cur))
         else:
             lines.append("  no price known for this GPU (give price_per_gpu_hour=)")
         ws = self.warnings

@@ -5,7 +5,7 @@ search runs in C, and the rows are copied out.  Nothing is modelled here."""
 from ._context import KEYS, KEY_SET, _Progress, raise_status, text_of
 from ._errors import BadValueError, UnknownKeyError
 from ._lib import ffi, lib
-from ._result import RESULT_FIELDS, RowDecoder
+from ._result import RESULT_FIELDS, RowDecoder, _duration, _money
 from . import _table
 
 _LAYOUT_TEXT_KEYS = ("model", "gpu", "strategy", "sharding", "pp_schedule", "checkpointing", "precision",
@@ -14,7 +14,7 @@ _LAYOUT_COLUMNS = ["model", "gpu", "num_gpus", "dp", "tp", "pp", "cp", "ep", "st
                    "pp_schedule", "pp_chunks", "batch_per_gpu", "grad_accum", "checkpointing", "precision", "seq_len",
                    "global_batch", "tokens_per_s", "mfu_frac", "hfu_frac", "step_s", "peak_bytes", "capacity_bytes",
                    "fits", "train_s", "cost", "price_per_hour", "exposed_comm_s", "pp_bubble_s", "recompute_s",
-                   "behind_frac", "lost", "reason"]
+                   "behind_frac", "lost", "reason", "train_time_h", "cost_usd", "price_currency", "price_offer"]
 
 
 def value_of_text(t):
@@ -76,7 +76,9 @@ def _layout_row(l):
              cost=l.cost, price_per_hour=l.price_per_hour, exposed_comm_s=l.exposed_comm_s,
              pp_bubble_s=l.comm.pp_bubble_s, recompute_s=l.recompute_s, behind_frac=l.behind_frac,
              lost=ffi.string(lib.ec_optimize_loss_name(l.lost)).decode(),
-             reason=ffi.string(l.reason).decode("utf-8", "replace"))
+             reason=ffi.string(l.reason).decode("utf-8", "replace"), train_time_h=l.train_time_h,
+             cost_usd=l.cost_usd, price_currency=ffi.string(l.price_currency).decode("utf-8", "replace"),
+             price_offer=ffi.string(l.price_offer).decode("utf-8", "replace"))
     r["checkpointing"] = value_of_text(r.get("checkpointing", "0"))
     r["seq_len"] = value_of_text(r.get("seq_len", "0"))
     return r
@@ -151,9 +153,9 @@ class Plan:
         if self.best is None:
             return "plan: %s" % self.reason
         b = self.best
-        return "plan: best %s x %s, batch_per_gpu %s: run %.1f h, cost %.2f (%s)" % (
-            b.get("gpu"), b.get("num_gpus", 1), b.get("batch_per_gpu"), b["run_s"] / 3600, b["cost_run"],
-            b.get("price_offer", ""))
+        return "plan: best %s x %s, batch_per_gpu %s: run %s, cost %s (%s)" % (
+            b.get("gpu"), b.get("num_gpus", 1), b.get("batch_per_gpu"), _duration(b["run_s"]),
+            _money(b["cost_run"], b.get("price_currency", "")), b.get("price_offer", ""))
 
 
 def plan(ctx, keys):

@@ -37,6 +37,16 @@ def test_summary_prints_step_tokens_memory_cost():
     assert repr(ec.predict(**BERT)) == str(ec.predict(**BERT))
 
 
+def test_hours_and_money():
+    r = ec.predict(**dict(BERT, gpu="t4", train_tokens=1e9))
+    assert r.run_s > 0 and abs(r.train_time_h * 3600 - r.run_s) <= 1e-9 * r.run_s
+    assert r.price_currency == "USD" and r.cost_usd == r.cost_run > 0
+    text = str(r)
+    assert "run time" in text and "USD " in text
+    n = ec.predict(**dict(BERT, gpu="t4"))
+    assert n.cost_usd == 0 and n.cost_per_million_tokens > 0 and "per 1M tokens" in str(n)
+
+
 def test_warnings_are_python_warnings():
     with pytest.warns(ec.EpochcastWarning, match="exceeds the GPU's capacity") as rec:
         r = ec.predict(**LLAMA)  # 8B full fine-tune on one H100: does not fit

@@ -25,6 +25,26 @@ def test_optimize_lists_and_goal():
     lay = rows(o.layouts)
     assert all(r["tp"] in (1, 2, 4, 8) and r["pp"] in (1, 2) for r in lay)
     assert lay[0]["cost"] > 0
+    assert lay[0]["price_currency"] == "USD" and lay[0]["price_offer"] and lay[0]["cost_usd"] == lay[0]["cost"]
+    assert abs(lay[0]["train_time_h"] * 3600 - lay[0]["train_s"]) <= 1e-9 * lay[0]["train_s"]
+
+
+def test_optimize_train_samples_and_ties():
+    o = ec.optimize(OPT, goal="cost", train_samples=1000, top=5)
+    lay = rows(o.layouts)
+    seq = lay[0]["seq_len"]
+    assert abs(lay[0]["train_s"] * lay[0]["tokens_per_s"] - 1000 * seq) <= 1e-6 * 1000 * seq
+    for r in lay[1:]:  # a layout with the best's figures ties; a dearer one says by how much
+        assert "a dearer job: " not in r["reason"]
+        if r["cost"] == lay[0]["cost"]:
+            assert r["reason"].startswith("ties with the best")
+
+
+def test_plan_train_tokens():
+    p = ec.plan(dict(model="bert-base", task="classify", seq_len=128, precision="amp_fp16", train_tokens=1e9),
+                gpu=["t4", "a10g"])
+    assert p.best is not None and p.best["cost_usd"] > 0 and p.best["train_time_h"] > 0
+    assert p.best["price_currency"] == "USD"
 
 
 PLAN = dict(model="bert-base", task="classify", seq_len=128, precision="amp_fp16", dataset_samples=1000000)

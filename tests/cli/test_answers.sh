@@ -67,9 +67,9 @@ expect "plan: no configuration meets an impossible deadline (exit 1)" 1 "no conf
   -- plan $PLAN deadline_h=0.01 -o "$tmp/p2.csv" --no-plot
 expect "plan: a point without a price says so" 1 "no price for 2 x a10" \
   -- plan $PLAN deadline_h=0.01 -o "$tmp/p3.csv" --no-plot
-expect "plan: price_per_gpu_hour prices every GPU" 0 "price_per_gpu_hour 1 x" \
+expect "plan: price_per_gpu_hour prices every GPU" 0 "price_per_gpu_hour USD 1 x" \
   -- plan model=bert-base gpu=t4,a10 dataset_samples=100000 price_per_gpu_hour=1 -o "$tmp/p4.csv" --no-plot
-expect "plan needs dataset_samples" 1 "a plan needs dataset_samples" \
+expect "plan needs the run's length" 1 "a plan needs the run's length" \
   -- plan model=bert-base gpu=t4,a10 batch_per_gpu=8 -o "$tmp/p5.csv" --no-plot
 expect "plan: unknown plan key suggests" 1 "unknown key 'deadline_hours'" \
   -- plan $PLAN deadline_hours=3 --no-plot

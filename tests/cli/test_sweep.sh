@@ -29,7 +29,7 @@ expect "sweep unknown key" 1 "unknown key 'bach'" -- sweep model=bert-base gpu=t
 expect "sweep refused point goes on" 1 "error: key 'topology'" -- sweep model=bert-base gpu=t4 batch_per_gpu=8 topology=nvlink num_gpus=1,2
 expect "sweep lists the refused points" 1 "1 of 2 sweep points refused:" -- sweep model=bert-base gpu=t4 batch_per_gpu=8 topology=nvlink num_gpus=1,2
 expect "sweep names a refused point's values" 1 "  num_gpus=2: key 'topology'" -- sweep model=bert-base gpu=t4 batch_per_gpu=8 topology=nvlink num_gpus=1,2 --csv
-expect "sweep table has epoch and cost columns" 0 "cost/ep" -- sweep model=bert-base gpu=t4,a10g batch_per_gpu=8 dataset_samples=1000
+expect "sweep table has epoch and cost columns" 0 "USD 0.00" -- sweep model=bert-base gpu=t4,a10g batch_per_gpu=8 dataset_samples=1000
 expect "sweep unknown option" 2 "unknown option" -- sweep model=bert-base gpu=t4 batch_per_gpu=8,16 --xml
 
 # --csv: header + one line per point, config keys first, first axis slowest; -o the same file.

@@ -65,6 +65,26 @@ test("results carry cost: cost_run = run_s x price_per_hour", function()
   check(r.step_p10_s < r.step_s and r.step_s < r.step_p90_s, "step interval")
 end)
 
+test("results in hours and money: train_time_h, cost_usd, price_currency; train_tokens and train_samples (issue 41)",
+     function()
+  local r = assert(ec.predict { model = "bert-base", gpu = "t4", batch_per_gpu = 32, train_tokens = 1e9 })
+  check(r.run_s > 0 and r.epoch_s == 0, "train_tokens gives a run, no epoch")
+  check(math.abs(r.train_time_h * 3600 - r.run_s) <= 1e-9 * r.run_s, "train_time_h")
+  eq(r.price_currency, "USD")
+  check(r.cost_usd > 0 and r.cost_usd == r.cost_run, "cost_usd")
+  check(math.abs(r.cost_per_million_tokens - r.price_per_hour / 3600 * 1e6 / r.tokens_per_s)
+        <= 1e-9 * r.cost_per_million_tokens, "cost_per_million_tokens")
+  local s = assert(ec.predict { model = "bert-base", gpu = "t4", batch_per_gpu = 32, train_samples = 100000 })
+  check(math.abs(s.run_s - 100000 / s.samples_per_s) <= 1e-6 * s.run_s, "train_samples at the steady rate")
+  local n = assert(ec.predict { model = "bert-base", gpu = "a16", batch_per_gpu = 8 })
+  eq(n.cost_usd, 0); eq(n.price_currency, ""); eq(n.train_time_h, 0)
+  local none, msg = ec.predict { model = "bert-base", gpu = "t4", batch_per_gpu = 8, dataset_samples = 10,
+                                 train_tokens = 1e6 }
+  check(none == nil and tostring(msg):find("both give the run's length", 1, true), tostring(msg))
+  local p = assert(ec.plan { model = "bert-base", gpu = { "t4", "a10g" }, train_tokens = 1e9 })
+  check(p.best and p.best.cost_usd > 0 and p.best.train_time_h > 0, "a plan on train_tokens")
+end)
+
 local function have_gnuplot()
   for dir in (os.getenv("PATH") or ""):gmatch("[^:]+") do
     local f = io.open(dir .. "/gnuplot")

@@ -97,6 +97,40 @@ static void test_front_and_best(void **state)
     ec_ctx_free(ctx);
 }
 
+/* train_tokens and train_samples are a run's length (issue 41: a plan needed dataset_samples):
+ * the run is the tokens at the steady rate, in hours (train_time_h) and US dollars (cost_usd). */
+static void test_train_tokens(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_plan_opts o;
+    ec_plan_opts_init(&o);
+    static const char *const words[] = {"model=bert-base seq_len=128 train_tokens=1e9",
+                                        "model=bert-base seq_len=128 train_samples=1000000"};
+    for (size_t w = 0; w < 2; w++) {
+        ec_plan *p = make(ctx, words[w], &o);
+        axis(p, "gpu", "t4", "a10g", NULL, NULL);
+        assert_int_equal(ec_plan_run(p), EC_OK);
+        long best = ec_plan_best(p);
+        assert_true(best >= 0);
+        for (size_t i = 0; i < ec_plan_count(p); i++) {
+            ec_plan_point pi;
+            ec_plan_get(p, i, &pi);
+            assert_int_equal(pi.verdict, EC_PLAN_MEETS);
+            const ec_result *r = pi.result;
+            assert_true(r->epoch_s == 0 && r->run_s > 0);
+            double rate = w == 0 ? 1e9 / r->tokens_per_s : 1e6 / r->samples_per_s;
+            assert_rel(r->run_s, rate, EC_TOL_CLOSED_FORM);
+            assert_rel(r->train_time_h, r->run_s / 3600.0, EC_TOL_CLOSED_FORM);
+            assert_string_equal(r->price_currency, "USD");
+            assert_rel(r->cost_usd, r->cost_run, EC_TOL_CLOSED_FORM);
+            assert_rel(r->cost_run, r->run_s * r->price_per_hour / 3600.0, EC_TOL_CLOSED_FORM);
+        }
+        ec_plan_free(p);
+    }
+    ec_ctx_free(ctx);
+}
+
 /* global_batch: every point trains with the same global batch; grad_accum grows until it fits. */
 static void test_global_batch(void **state)
 {
@@ -224,6 +258,7 @@ int main(void)
     gsl_set_error_handler_off();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_front_and_best),
+        cmocka_unit_test(test_train_tokens),
         cmocka_unit_test(test_global_batch),
         cmocka_unit_test(test_verdicts),
         cmocka_unit_test(test_options_and_misuse),

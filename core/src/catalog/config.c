@@ -153,7 +153,7 @@ static const key_def KEYS[] = {
     ENUM("base_precision", base_precision, 0, "same, bf16, fp16, int8, nf4",
          "frozen base weights with lora_r: same, bf16, fp16, int8, nf4 (QLoRA) [same]"),
     DBLZ("price_per_gpu_hour", price_per_gpu_hour, 1e-6, 1e6, 1, 0, 0,
-         "price of one GPU-hour overriding the price table, its currency [0 = cheapest offer]"),
+         "price of one GPU-hour overriding the table's offers, in its currency (USD) [0 = cheapest offer]"),
     STR(prices, "price table CSV: provider,instance,gpu,gpus,price_per_hour,... [models/prices.csv]"),
     STR(provider, "provider whose offers price the run, e.g. aws, gcp, lambda [cheapest of any]"),
     /* issue 19: the ordinary PyTorch / Hugging Face stack */
@@ -181,6 +181,11 @@ static const key_def KEYS[] = {
          "[cross_entropy]"),
     ENUM("zero_grad", zero_grad, 0, "auto, set_to_none, zeros, never",
          "how the loop clears gradients: set_to_none, zeros (kept alive), never [auto: zeros before 2.0]"),
+    /* issue 41: a run's length without an epoch */
+    DBLZ("train_tokens", train_tokens, 1, 1e18, 1, 0, 0,
+         "tokens the run trains (run time and cost without dataset_samples), 1..1e18 [0 = dataset_samples x epochs]"),
+    DBLZ("train_samples", train_samples, 1, 1e18, 1, 0, 1,
+         "samples the run trains (run time and cost without dataset_samples), a whole number 1..1e18 [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

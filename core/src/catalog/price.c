@@ -4,7 +4,8 @@
  * price per hour of the instance, currency, region, date and source.  A job on n GPUs over
  * `nodes` machines rents `nodes` instances of the cheapest offer for its GPU that holds the
  * n / nodes GPUs of one machine (a 1-GPU job on an offer sold only as 8 GPUs pays for 8);
- * price_per_gpu_hour=X overrides the table (n x X per hour); provider=NAME keeps that
+ * price_per_gpu_hour=X overrides the table (n x X per hour, in the table's currency: USD for
+ * models/prices.csv and without a table); provider=NAME keeps that
  * provider's offers.  Nothing here predicts time: predict.c multiplies the epoch and run
  * times by the hourly price.  Read through table.c (libcsv), errors name file:line:column.
  */
@@ -223,16 +224,19 @@ int eci_price_quote(ec_ctx *ctx, const ec_config *cfg, const eci_gpu *gpu, int n
 {
     memset(q, 0, sizeof *q);
     int n = cfg->num_gpus;
-    if (cfg->price_per_gpu_hour > 0) {
-        q->per_hour = n * cfg->price_per_gpu_hour;
-        snprintf(q->offer, sizeof q->offer, "price_per_gpu_hour %g x %d GPU%s", cfg->price_per_gpu_hour, n,
-                 n > 1 ? "s" : "");
-        return EC_OK;
-    }
     eci_prices *table;
     int rc = table_for(ctx, cfg, &table);
-    if (rc != EC_OK || table == NULL)
+    if (rc != EC_OK)
         return rc;
+    if (cfg->price_per_gpu_hour > 0) { /* in the table's currency: USD without one */
+        q->per_hour = n * cfg->price_per_gpu_hour;
+        eci_strlcpy(q->currency, table != NULL ? table->currency : "USD", sizeof q->currency);
+        snprintf(q->offer, sizeof q->offer, "price_per_gpu_hour %s %g x %d GPU%s", q->currency,
+                 cfg->price_per_gpu_hour, n, n > 1 ? "s" : "");
+        return EC_OK;
+    }
+    if (table == NULL)
+        return EC_OK;
     size_t gpu_index = (size_t)(gpu - ctx->gpus);
     int per_node = (n + nodes - 1) / nodes;
     int known_provider = cfg->provider[0] == '\0';

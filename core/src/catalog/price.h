@@ -12,7 +12,7 @@ typedef struct eci_prices eci_prices;
 typedef struct eci_quote {
     double per_hour;      /* the whole job (every node), in currency; 0 when no price is known */
     char offer[160];      /* "aws p5.48xlarge us-east-1 (8 x h100-sxm5-80gb, USD 55.04/h, 2026-01-19)" */
-    char currency[16];    /* "USD"; "" with price_per_gpu_hour (the user's own currency) */
+    char currency[16];    /* "USD": the table's (price_per_gpu_hour too; USD without a table); "" unpriced */
 } eci_quote;
 
 /* Load the models/ folder's price table (ec_ctx_load_models, when prices.csv exists). */

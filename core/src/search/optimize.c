@@ -55,6 +55,7 @@ static const struct {
     {"checkpointing", "activation checkpointing [0,selective,1]"},
     {"goal", "what ranks: tokens_per_s, train_time (needs train_tokens) or cost (price table) [tokens_per_s]"},
     {"train_tokens", "tokens to train: train_time and cost of the whole run [0: per million tokens]"},
+    {"train_samples", "or samples to train, of seq_len tokens each (train_tokens = train_samples x seq_len) [0]"},
     {"top", "layouts listed [10]"},
     {"threads", "threads that price (0: the cores available) [0]"},
     {"part", "this process's part of a search split over processes, 0-based [0]"},
@@ -213,13 +214,15 @@ int ec_optimize_set(ec_optimize *o, const char *key, const char *value)
             return eci_error(ctx, EC_EINVAL, "optimize: goal='%s' is not one of tokens_per_s, train_time, cost", value);
         return EC_OK;
     }
-    if (strcmp(key, "train_tokens") == 0) {
+    if (strcmp(key, "train_tokens") == 0 || strcmp(key, "train_samples") == 0) {
+        int samples = key[6] == 's';
         char *end;
         v = strtod(value, &end);
         if (end == value || *end != '\0' || !(v >= TRAIN_TOKENS_MIN && v <= TRAIN_TOKENS_MAX))
-            return eci_error(ctx, EC_EINVAL, "optimize: train_tokens='%s' must be a number of tokens from %.0f to %.0e",
-                             value, TRAIN_TOKENS_MIN, TRAIN_TOKENS_MAX);
-        o->train_tokens = v;
+            return eci_error(ctx, EC_EINVAL, "optimize: %s='%s' must be a number of %s from %.0f to %.0e", key,
+                             value, samples ? "samples" : "tokens", TRAIN_TOKENS_MIN, TRAIN_TOKENS_MAX);
+        *(samples ? &o->train_samples : &o->train_tokens) = v;
+        *(samples ? &o->train_tokens : &o->train_samples) = 0; /* the last one given counts */
         return EC_OK;
     }
     if (strcmp(key, "top") == 0) {
@@ -345,13 +348,21 @@ int ec_optimize_run(ec_optimize *o)
         return eci_error(ctx, EC_EMISUSE, "ec_optimize_run: the search has run already");
     if (o->part >= o->parts)
         return eci_error(ctx, EC_EINVAL, "optimize: part=%zu of parts=%zu (0 <= part < parts)", o->part, o->parts);
-    if (o->goal != EC_OPTIMIZE_TOKENS_PER_S && o->goal != EC_OPTIMIZE_COST && o->train_tokens <= 0)
-        return eci_error(ctx, EC_EINVAL, "optimize: goal=train_time needs train_tokens= (the tokens to train)");
+    if (o->train_tokens <= 0 && o->train_samples <= 0) { /* the base config's run length, when it has one */
+        o->train_tokens = o->base.train_tokens;
+        o->train_samples = o->base.train_samples;
+    }
+    if (o->goal != EC_OPTIMIZE_TOKENS_PER_S && o->goal != EC_OPTIMIZE_COST && o->train_tokens <= 0 &&
+        o->train_samples <= 0)
+        return eci_error(ctx, EC_EINVAL, "optimize: goal=train_time needs train_tokens= or train_samples= (what to "
+                         "train)");
     double t0 = now_s();
     o->ran = 1;
     int st = eci_optimize_prepare(o);
     if (st != EC_OK)
         return st;
+    if (o->train_samples > 0) /* every candidate trains samples of the same seq_len */
+        o->train_tokens = o->train_samples * o->seq;
     o->n_recs_alloc = o->n_combos ? o->n_combos : 1;
     o->recs = eci_calloc(ctx, o->n_recs_alloc, sizeof *o->recs);
     if (o->recs == NULL)

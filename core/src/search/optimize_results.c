@@ -4,6 +4,8 @@
  * misses that do not fit; and each listed layout's figures with why it lost to the best, read
  * from its result's parts against the best's, per token trained.
  */
+#include "catalog/price.h"
+#include "model/layout.h"
 #include "search/optimize_search.h"
 
 #include <math.h>
@@ -186,10 +188,15 @@ static void explain(const ec_optimize *o, const rec *r, const rec *best, ec_opti
                      r->needed_bytes / 1073741824.0, r->capacity_bytes / 1073741824.0);
         return;
     }
+    if (score(o, r) == score(o, best)) { /* the same figures: it ranks below by its number only */
+        snprintf(out->reason, sizeof out->reason, "ties with the best (listed after it)");
+        return;
+    }
     if (o->goal == EC_OPTIMIZE_COST && r->tokens_per_s >= best->tokens_per_s) {
         out->lost = EC_LOSS_PRICE;
-        snprintf(out->reason, sizeof out->reason, "a dearer job: %.2f per hour against %.2f", r->price_per_hour,
-                 best->price_per_hour);
+        const char *cur = out->price_currency[0] != '\0' ? out->price_currency : "";
+        snprintf(out->reason, sizeof out->reason, "%.2g %% behind: a dearer job, %s%s%.2f per hour against %.2f",
+                 100 * out->behind_frac, cur, cur[0] ? " " : "", r->price_per_hour, best->price_per_hour);
         return;
     }
     parts a = per_token(r), b = per_token(best);
@@ -203,10 +210,6 @@ static void explain(const ec_optimize *o, const rec *r, const rec *best, ec_opti
     for (size_t j = 1; j < 5; j++)
         if (d[j] > d[k])
             k = j;
-    if (score(o, r) == score(o, best)) { /* the same figures: it ranks below by its number only */
-        snprintf(out->reason, sizeof out->reason, "ties with the best (listed after it)");
-        return;
-    }
     out->lost = loss[k];
     /* seconds per million tokens: the difference per token times a million; the other parts
      * may make up for some of it, so the net loss comes first */
@@ -233,6 +236,21 @@ static int finite_layout(ec_ctx *ctx, int no_fit, size_t i, const ec_optimize_la
         if (!isfinite(f[k].v))
             return eci_error(ctx, EC_EINVAL, "optimize: layout %zu%s: %s is %g, not a finite number", i + 1,
                              no_fit ? " (of those that do not fit)" : "", f[k].name, f[k].v);
+    return EC_OK;
+}
+
+/* The offer a layout is priced at and its currency (price.c, as ec_predict quoted it). */
+static int quote(ec_ctx *ctx, ec_optimize_layout *out)
+{
+    eci_resolved res_in;
+    eci_quote q;
+    int st = eci_resolve(ctx, &out->config, &res_in);
+    if (st == EC_OK)
+        st = eci_price_quote(ctx, &out->config, res_in.gpu, res_in.nodes, &q);
+    if (st != EC_OK)
+        return st;
+    eci_strlcpy(out->price_offer, q.offer, sizeof out->price_offer);
+    eci_strlcpy(out->price_currency, q.currency, sizeof out->price_currency);
     return EC_OK;
 }
 
@@ -272,6 +290,10 @@ int ec_optimize_get(const ec_optimize *o, int no_fit, size_t i, ec_optimize_layo
     out->price_per_hour = r->price_per_hour;
     double tokens = o->train_tokens > 0 ? o->train_tokens : 1e6;
     out->cost = r->price_per_hour > 0 && r->tokens_per_s > 0 ? r->price_per_hour / 3600.0 * tokens / r->tokens_per_s : 0;
+    out->train_time_h = out->train_s / 3600.0;
+    if (r->price_per_hour > 0 && (st = quote(ctx, out)) != EC_OK)
+        return st;
+    out->cost_usd = out->train_s > 0 && strcmp(out->price_currency, "USD") == 0 ? out->cost : 0;
     out->comm = r->comm;
     parts p = per_token(r);
     double tok_step = r->tokens_per_s * r->step_s;

@@ -48,7 +48,8 @@ struct ec_optimize {
     list lists[N_LISTS];
     int gb_tokens;                /* global batch given in tokens */
     ec_optimize_goal goal;
-    double train_tokens;
+    double train_tokens;          /* option train_tokens, or train_samples x seq once run */
+    double train_samples;         /* option train_samples [0] */
     int top, threads;
     size_t part, parts;
     /* set by run */

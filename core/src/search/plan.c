@@ -280,6 +280,94 @@ static double hours(double s)
     return s / 3600.0;
 }
 
+/* A point the model does not fit with data parallelism (DDP) on: may its layout be searched?
+ * Only on several GPUs, when the point gives no layout of its own (strategy, degrees, batch). */
+static int layout_searchable(const ec_config *given)
+{
+    static const char *const layout_keys[] = {"strategy", "sharding", "zero_stage", "tp", "pp", "cp", "ep",
+                                              "batch_per_gpu", "grad_accum", "checkpointing", "offload"};
+    if (given->num_gpus < 2)
+        return 0;
+    for (size_t k = 0; k < sizeof layout_keys / sizeof layout_keys[0]; k++)
+        if (key_is_set(given, layout_keys[k]))
+            return 0;
+    return 1;
+}
+
+static int opt_set_num(ec_optimize *o, const char *key, double v)
+{
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.17g", v);
+    return ec_optimize_set(o, key, buf);
+}
+
+/* The layout search (optimize.c) for a point the model does not fit on with DDP: the cheapest
+ * (goal cheapest) or fastest layout on the point's GPUs for the plan's global batch, else for
+ * num_gpus x each power of two up to max_batch_per_gpu samples; *cfg becomes the best layout
+ * that fits, *found 0 when none does.  msg says what was chosen. */
+static int search_layout(ec_plan *p, const ec_config *given, const char *goal, ec_config *cfg, int *found,
+                         int *no_price, char *msg)
+{
+    ec_ctx *ctx = p->ctx;
+    *found = *no_price = 0;
+    ec_config base = *given;
+    base.dataset_samples = base.train_tokens = base.train_samples = 0; /* the run's length: options below */
+    ec_optimize *o = NULL;
+    int rc = ec_optimize_new(ctx, &base, &o);
+    char list[64 * 24] = "";
+    if (p->opts.global_batch > 0) {
+        snprintf(list, sizeof list, "%d", p->opts.global_batch);
+    } else {
+        size_t len = 0;
+        for (long b = 1; b <= p->opts.max_batch_per_gpu && len + 24 < sizeof list; b *= 2)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%ld", len ? "," : "", b * given->num_gpus);
+    }
+    char n[16];
+    snprintf(n, sizeof n, "%d", given->num_gpus);
+    if (rc == EC_OK)
+        rc = ec_optimize_set(o, "gpu", given->gpu);
+    if (rc == EC_OK)
+        rc = ec_optimize_set(o, "num_gpus", n);
+    if (rc == EC_OK)
+        rc = ec_optimize_set(o, "global_batch", list);
+    if (rc == EC_OK)
+        rc = ec_optimize_set(o, "goal", goal);
+    if (rc == EC_OK)
+        rc = given->train_tokens > 0 ? opt_set_num(o, "train_tokens", given->train_tokens)
+                                     : opt_set_num(o, "train_samples", given->train_samples > 0
+                                                                          ? given->train_samples
+                                                                          : given->dataset_samples * given->epochs);
+    if (rc == EC_OK)
+        rc = ec_optimize_run(o);
+    ec_optimize_layout best;
+    if (rc == EC_OK && ec_optimize_count(o) > 0 && (rc = ec_optimize_get(o, 0, 0, &best)) == EC_OK) {
+        *cfg = best.config;
+        /* the run's length as the point gave it */
+        cfg->dataset_samples = given->dataset_samples;
+        cfg->train_tokens = given->train_tokens;
+        cfg->train_samples = given->train_samples;
+        char strat[EC_NAME_MAX] = "", prec[EC_NAME_MAX] = "", ckpt[EC_NAME_MAX] = "";
+        ec_config_get(cfg, cfg->strategy == EC_STRATEGY_FSDP ? "sharding" : "strategy", strat, sizeof strat);
+        ec_config_get(cfg, "precision", prec, sizeof prec);
+        ec_config_get(cfg, "checkpointing", ckpt, sizeof ckpt);
+        snprintf(msg, PLAN_MSG_MAX, "does not fit with ddp: layout searched (%zu fit): %s%s%s, dp %d x tp %d x pp %d "
+                 "x cp %d, micro-batch %d x %d steps, checkpointing %s, %s", ec_optimize_count(o),
+                 cfg->strategy == EC_STRATEGY_FSDP ? "fsdp/" : "", strat,
+                 cfg->strategy == EC_STRATEGY_ZERO ? (cfg->zero_stage == 3 ? "-3" : cfg->zero_stage == 2 ? "-2" : "-1")
+                                                   : "",
+                 best.dp, cfg->tp, cfg->pp, cfg->cp, cfg->batch_per_gpu, cfg->grad_accum, ckpt, prec);
+        *found = 1;
+    } else if (rc != EC_OK) {
+        snprintf(msg, PLAN_MSG_MAX, "layout search: %s", ec_ctx_errmsg(ctx));
+    } else {
+        ec_optimize_stats st;
+        ec_optimize_stats_get(o, &st);
+        *no_price = st.no_price > 0;
+    }
+    ec_optimize_free(o);
+    return rc;
+}
+
 /* Predict one point and judge it against the constraints. */
 static void run_point(ec_plan *p, plan_point *pt)
 {
@@ -288,8 +376,9 @@ static void run_point(ec_plan *p, plan_point *pt)
     int no_fit = 0;
     char msg[PLAN_MSG_MAX] = "";
     int rc = EC_OK;
-    if (!(pt->cfg.dataset_samples > 0)) {
-        snprintf(pt->msg, sizeof pt->msg, "a plan needs dataset_samples (the samples of one epoch)");
+    if (!(pt->cfg.dataset_samples > 0) && !(pt->cfg.train_tokens > 0) && !(pt->cfg.train_samples > 0)) {
+        snprintf(pt->msg, sizeof pt->msg, "a plan needs the run's length: train_tokens, train_samples or "
+                 "dataset_samples (the samples of one epoch, with epochs)");
         pt->verdict = EC_PLAN_REFUSED;
         return;
     }
@@ -298,7 +387,23 @@ static void run_point(ec_plan *p, plan_point *pt)
         snprintf(pt->msg, sizeof pt->msg, "num_gpus %d > max_gpus %d", pt->cfg.num_gpus, o->max_gpus);
         return;
     }
+    ec_config given = pt->cfg;
     rc = choose_batch(p, &pt->cfg, &no_fit, msg);
+    if (rc == EC_OK && no_fit && layout_searchable(&given)) {
+        int found = 0, no_price = 0;
+        ec_config layout;
+        rc = search_layout(p, &given, o->goal == EC_PLAN_CHEAPEST ? "cost" : "train_time", &layout, &found,
+                           &no_price, msg);
+        if (rc == EC_OK && !found && no_price) /* layouts fit but are not priced: the fastest, judged below */
+            rc = search_layout(p, &given, "train_time", &layout, &found, &no_price, msg);
+        if (rc == EC_OK && found) {
+            pt->cfg = layout;
+            no_fit = 0;
+        } else if (rc == EC_OK) {
+            snprintf(msg, PLAN_MSG_MAX, "no layout of the search fits either (strategy, tp, pp, cp, micro-batch, "
+                     "checkpointing)");
+        }
+    }
     if (rc == EC_OK)
         rc = ec_predict(ctx, &pt->cfg, &pt->res);
     if (rc != EC_OK) {
@@ -306,6 +411,8 @@ static void run_point(ec_plan *p, plan_point *pt)
         snprintf(pt->msg, sizeof pt->msg, "%s", msg[0] != '\0' ? msg : ec_ctx_errmsg(ctx));
         return;
     }
+    if (msg[0] != '\0') /* the layout searched */
+        snprintf(pt->msg, sizeof pt->msg, "%s", msg);
     int need_price = o->goal == EC_PLAN_CHEAPEST || o->budget > 0;
     if (o->must_fit && (no_fit || !pt->res.memory.fits)) {
         const ec_memory *m = &pt->res.memory;
@@ -315,8 +422,9 @@ static void run_point(ec_plan *p, plan_point *pt)
                      "%.1f GiB, less free than the %.1f GiB headroom", pt->cfg.batch_per_gpu,
                      m->needed_bytes / 1073741824.0, m->capacity_bytes / 1073741824.0, m->headroom_bytes / 1073741824.0);
         else
-            snprintf(pt->msg, sizeof pt->msg, "needs %.1f GiB > %.1f GiB even at batch_per_gpu %d",
-                     m->needed_bytes / 1073741824.0, m->capacity_bytes / 1073741824.0, pt->cfg.batch_per_gpu);
+            snprintf(pt->msg, sizeof pt->msg, "needs %.1f GiB > %.1f GiB even at batch_per_gpu %d%s%s",
+                     m->needed_bytes / 1073741824.0, m->capacity_bytes / 1073741824.0, pt->cfg.batch_per_gpu,
+                     msg[0] != '\0' ? "; " : "", msg);
     } else if (need_price && !(pt->res.price_per_hour > 0)) {
         pt->verdict = EC_PLAN_NO_PRICE;
         snprintf(pt->msg, sizeof pt->msg, "no price for %d x %s in the price table (give price_per_gpu_hour or "

@@ -27,18 +27,56 @@ int ec_predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
     return eci_predict(ctx, cfg, NULL, res);
 }
 
+/* A run given as tokens or samples instead of epochs (train_tokens, train_samples): that many
+ * at the steady rate, plus torch.compile's compilation of the first step (no epoch, no
+ * evaluation, no upfront tokenization: their size is not known). */
+static void add_run_length(const ec_config *cfg, ec_result *res)
+{
+    double s = 0;
+    if (cfg->train_tokens > 0 && res->tokens_per_s > 0)
+        s = cfg->train_tokens / res->tokens_per_s;
+    else if (cfg->train_samples > 0 && res->samples_per_s > 0)
+        s = cfg->train_samples / res->samples_per_s;
+    if (s <= 0 || res->run_s > 0)
+        return;
+    double compile_s = res->first_step_s > res->step_s ? res->first_step_s - res->step_s : 0;
+    res->run_s = res->train_s = s + compile_s;
+}
+
 /* What the epoch and the run cost to rent (price.c): the job's hourly price x their time. */
 static int add_cost(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
     eci_quote q;
+    add_run_length(cfg, res);
+    res->train_time_h = res->run_s / 3600.0;
     int rc = eci_price_quote(ctx, cfg, r->gpu, r->nodes, &q);
     if (rc != EC_OK)
         return rc;
     res->price_per_hour = q.per_hour;
     res->cost_per_epoch = res->epoch_s * q.per_hour / 3600.0;
     res->cost_run = res->run_s * q.per_hour / 3600.0;
+    res->cost_usd = strcmp(q.currency, "USD") == 0 ? res->cost_run : 0;
+    res->cost_per_million_tokens = res->tokens_per_s > 0 ? q.per_hour / 3600.0 * 1e6 / res->tokens_per_s : 0;
     eci_strlcpy(res->price_offer, q.offer, sizeof res->price_offer);
+    eci_strlcpy(res->price_currency, q.per_hour > 0 ? q.currency : "", sizeof res->price_currency);
     return EC_OK;
+}
+
+/* The run's length comes from one of dataset_samples (x epochs), train_tokens, train_samples. */
+static int check_run_length(ec_ctx *ctx, const ec_config *cfg)
+{
+    const char *given[3];
+    int n = 0;
+    if (cfg->dataset_samples > 0)
+        given[n++] = "dataset_samples";
+    if (cfg->train_tokens > 0)
+        given[n++] = "train_tokens";
+    if (cfg->train_samples > 0)
+        given[n++] = "train_samples";
+    if (n < 2)
+        return EC_OK;
+    return eci_error(ctx, EC_EINVAL, "%s and %s both give the run's length: give one of dataset_samples (with "
+                     "epochs), train_tokens or train_samples", given[0], given[1]);
 }
 
 /* The multi-GPU figures of the step at the longest padded length (comm.c via eci_step_model). */
@@ -181,7 +219,8 @@ static int given_by_name(const ec_config *cfg, const char *name)
     X(comm.tp_s, 0, DBL_MAX) X(comm.cp_s, 0, DBL_MAX) X(comm.ep_s, 0, DBL_MAX) \
     X(comm.dp_reduce_s, 0, DBL_MAX) X(comm.shard_wait_s, 0, DBL_MAX) X(comm.overlap_s, 0, DBL_MAX) \
     X(comm.offload_s, 0, DBL_MAX) X(comm.pp_bubble_s, 0, DBL_MAX) X(comm.pp_p2p_s, 0, DBL_MAX) \
-    X(eval_s, 0, DBL_MAX) X(eval_step_s, 0, DBL_MAX) X(first_step_s, 0, DBL_MAX) X(train_s, 0, DBL_MAX)
+    X(eval_s, 0, DBL_MAX) X(eval_step_s, 0, DBL_MAX) X(first_step_s, 0, DBL_MAX) X(train_s, 0, DBL_MAX) \
+    X(train_time_h, 0, DBL_MAX) X(cost_usd, 0, DBL_MAX) X(cost_per_million_tokens, 0, DBL_MAX)
 
 /* Every figure of a result is finite and physically possible, or the prediction is refused
  * (issue 20): no NaN, infinity or MFU above 100% reaches a user.  The message names the field
@@ -203,7 +242,8 @@ static int check_result(ec_ctx *ctx, const ec_config *cfg, int fitting, ec_resul
         res->mfu_frac = 1;
     static const char *const suspects[] = {"gpu_step_s", "busbw_gbyte_per_s", "network_gbit_per_s", "sample_cpu_s",
                                            "dataset_samples", "eval_samples", "checkpoints_per_epoch",
-                                           "loop_ops_per_sample", "loop_syncs_per_sample", "profile", "prices"};
+                                           "loop_ops_per_sample", "loop_syncs_per_sample", "profile", "prices",
+                                           "train_tokens", "train_samples", "price_per_gpu_hour"};
     /* every field at once, without a branch (straight-line code, each field's bounds constants).
      * A field in [0, DBL_MAX], most of them, by its bits u: the sign bit is set for a negative
      * number, and u + 2^52 carries into it when the exponent is all ones (an infinity or a
@@ -284,6 +324,9 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_params *fix
                         eci_resolved *r)
 {
     memset(res, 0, sizeof *res);
+    int rc0 = reference ? EC_OK : check_run_length(ctx, cfg);
+    if (rc0 != EC_OK)
+        return rc0;
     /* eci_pipe_prepare zeroes it first thing */
     eci_pipe_in *in = eci_scratch_raw(ctx, ECI_SCRATCH_PREDICT_IN, 1, sizeof *in);
     if (in == NULL)
