@@ -104,8 +104,9 @@ pkgconfig)
   expect_line "$out" "$step_re"
   expect_line "$(ldd "$work/predict_pkgconfig")" 'libepochcast\.so\.[0-9]+ => '
   # Static: libepochcast.a (named, as the .so beside it would win) with --static's flags
+  # (-fno-lto: an LTO build's fat objects link as plain code, not through a second LTO)
   # shellcheck disable=SC2086
-  run "$cc" -std=c11 -Wall -Wextra -Werror "$src/examples/predict.c" $cflags \
+  run "$cc" -std=c11 -Wall -Wextra -Werror -fno-lto "$src/examples/predict.c" $cflags \
     ${static_libs//-lepochcast/-l:libepochcast.a} -o "$work/predict_pkgconfig_static"
   out=$(run "$work/predict_pkgconfig_static")
   echo "$out"
@@ -146,7 +147,7 @@ lua)
   echo "$out"; expect_line "$out" "$step_re"
   # an installed scenario runs in place (its lib/ beside it), writing into the current folder
   rm -f "$work/quickstart.csv"
-  out=$(cd "$work" && LUA_CPATH= run "$prefix/bin/epochcast" run "$prefix/share/epochcast/scenarios/quickstart.lua")
+  out=$(cd "$work" && LUA_CPATH='' run "$prefix/bin/epochcast" run "$prefix/share/epochcast/scenarios/quickstart.lua")
   echo "$out" | tail -3
   [ -s "$work/quickstart.csv" ] || fail "the installed quickstart.lua wrote no quickstart.csv in $work"
   ;;
@@ -195,6 +196,11 @@ deb)
   if grep -E 'epochcast-mpi' <<<"$(dpkg-deb -c "$runtime")"; then fail "the epochcast package ships epochcast-mpi"; fi
   expect_line "$(dpkg-deb -f "$dev" Depends)" 'epochcast \(= '   # epochcast-dev needs epochcast
   expect_line "$(dpkg-deb -f "$dev" Depends)" 'libgsl-dev'
+  # the packaged manual: man's index reads its NAME line
+  if command -v lexgrog >/dev/null; then
+    dpkg-deb --fsys-tarfile "$runtime" | tar -xOf - ./usr/share/man/man1/epochcast.1.gz >"$d/epochcast.1.gz"
+    expect_line "$(run lexgrog "$d/epochcast.1.gz")" '"epochcast - predict '
+  fi
   mpideb=$(ls "$d"/epochcast-mpi_*.deb 2>/dev/null || true)
   if [ -n "$mpideb" ]; then # built where CMake found MPI
     expect_line "$(dpkg-deb -c "$mpideb")" '\./usr/bin/epochcast-mpi$'
