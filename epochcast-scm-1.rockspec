@@ -39,5 +39,6 @@ build = {
     EC_BUILD_TESTS = "OFF",
     EC_BUILD_BENCH = "OFF",
     EC_WERROR = "OFF",
+    EC_MPI = "OFF", -- the rock's epochcast runs in one process (no epochcast-mpi, no MPI dependency)
   },
 }

@@ -1,12 +1,15 @@
 # Install rules (included by CMakeLists.txt when EC_INSTALL is on).  Components: `runtime`
-# (libepochcast.so.N, the CLI, the Lua module, models/, docs) and `dev` (header, the .so
-# link, libepochcast.a, epochcast.pc, the CMake package); CPack makes one Debian package of each.
+# (libepochcast.so.N, the CLI and its manual, the Lua module, models/, scenarios/, docs), `dev`
+# (header, the .so link, libepochcast.a, epochcast.pc, the CMake package) and `mpi`
+# (epochcast-mpi, when CMake found MPI); CPack makes one Debian package of each.
 #
 #   PREFIX/include/epochcast.h
 #   PREFIX/LIBDIR/libepochcast.so{,.N,.VERSION}, libepochcast.a
 #   PREFIX/LIBDIR/pkgconfig/epochcast.pc
 #   PREFIX/LIBDIR/cmake/epochcast/epochcastConfig.cmake (+ Version, Targets, Deps)
-#   PREFIX/bin/epochcast
+#   PREFIX/bin/epochcast, PREFIX/bin/epochcast-mpi                (MPI found)
+#   PREFIX/share/man/man1/epochcast.1.gz, epochcast-mpi.1.gz     (a link to it)
+#   PREFIX/share/epochcast/scenarios/
 #   PREFIX/lib/lua/5.4/epochcast.so                      (EC_INSTALL_CMOD)
 #   PREFIX/share/epochcast/models/                       (EC_INSTALL_MODELS)
 #   PREFIX/share/doc/epochcast/                          (README, docs/, examples/)
@@ -37,6 +40,9 @@ if(EC_INSTALL_LIBRARY)
 
   # pkg-config: paths relative to the .pc file (${pcfiledir}), so a moved prefix still works.
   include(${PROJECT_SOURCE_DIR}/cmake/epochcastDeps.cmake)
+  # Requires: what the header's users call themselves (GSL); Requires.private / Libs.private:
+  # what only the library calls (pkg-config --static).
+  string(JOIN " " EC_PC_REQUIRES ${EPOCHCAST_PUBLIC_PKG_DEPS})
   string(JOIN " " EC_PC_REQUIRES_PRIVATE ${EPOCHCAST_PKG_DEPS})
   set(EC_PC_LIBS_PRIVATE "")
   foreach(lib IN LISTS EPOCHCAST_LIB_DEPS CMAKE_DL_LIBS)
@@ -65,10 +71,32 @@ endif()
 if(TARGET epochcast)
   install(TARGETS epochcast RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
 endif()
+if(EC_MAN_PAGE)
+  install(FILES ${EC_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)
+endif()
+# epochcast-mpi, the CLI with MPI (lua/CMakeLists.txt), in a component and package of its own:
+# the epochcast package does not depend on MPI.  Its manual is epochcast(1), by a link.
+if(TARGET epochcast-mpi)
+  install(TARGETS epochcast-mpi RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT mpi)
+  if(EC_MAN_PAGE)
+    get_filename_component(ec_man_name ${EC_MAN_PAGE} NAME)
+    string(REPLACE "epochcast." "epochcast-mpi." ec_mpi_man_name ${ec_man_name})
+    file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/man)
+    file(CREATE_LINK ${ec_man_name} ${PROJECT_BINARY_DIR}/man/${ec_mpi_man_name} SYMBOLIC)
+    install(FILES ${PROJECT_BINARY_DIR}/man/${ec_mpi_man_name} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
+            COMPONENT mpi)
+  endif()
+endif()
 if(TARGET epochcast_lua)
   install(TARGETS epochcast_lua LIBRARY DESTINATION ${EC_INSTALL_CMOD} COMPONENT runtime)
 endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/models/ DESTINATION ${EC_INSTALL_MODELS} COMPONENT runtime)
+# the scenarios, to run in place (epochcast run PREFIX/share/epochcast/scenarios/quickstart.lua:
+# they find their lib/ beside them and write into the current folder) or to copy
+if(EXISTS ${PROJECT_SOURCE_DIR}/scenarios)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenarios/ DESTINATION ${CMAKE_INSTALL_DATADIR}/epochcast/scenarios
+          COMPONENT runtime)
+endif()
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
 if(EXISTS ${PROJECT_SOURCE_DIR}/docs)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs COMPONENT runtime)

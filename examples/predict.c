@@ -2,13 +2,16 @@
  * predict.c: the smallest program that embeds libepochcast.  It creates a context, loads the
  * models/ folder (the one given as the first argument, else $EPOCHCAST_MODELS, else the one
  * installed beside the library: see ec_default_models_dir in epochcast.h), predicts BERT-base
- * fine-tuning on one T4 and prints the step time.
+ * fine-tuning on one T4 and prints the step time.  It turns GSL's error handler off first, as
+ * epochcast.h asks of every host (GSL's default handler aborts the process): GSL comes with
+ * epochcast's link flags (epochcast.pc's Requires, the CMake targets' interface).
  *
  *   cc predict.c $(pkg-config --cflags --libs epochcast) -o predict     (pkg-config)
  *   cmake -S examples -B build-example && cmake --build build-example  (find_package)
  *   ./predict [MODELS_DIR]
  */
 #include <epochcast.h>
+#include <gsl/gsl_errno.h>
 
 #include <stdio.h>
 
@@ -22,6 +25,7 @@ static int fail(ec_ctx *ctx, int rc)
 
 int main(int argc, char **argv)
 {
+    gsl_set_error_handler_off();
     char dir[EC_PATH_MAX];
     ec_ctx *ctx = NULL;
     int rc = ec_ctx_new(NULL, NULL, &ctx);

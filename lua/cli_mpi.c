@@ -26,10 +26,22 @@
 
 #ifndef EC_HAVE_MPI
 
+/* `epochcast` (no MPI) started by mpirun as one of K > 1 processes: each would run the whole
+ * command and print or write the same output, so it stops and names epochcast-mpi, the build
+ * that splits the work (lua/CMakeLists.txt). */
 int ecC_mpi_init(int *argc, char ***argv)
 {
-    (void)argc;
-    (void)argv;
+    const char *size = getenv("OMPI_COMM_WORLD_SIZE");
+    if (size == NULL)
+        size = getenv("PMI_SIZE");
+    if (size != NULL && strtol(size, NULL, 10) > 1) {
+        fprintf(stderr,
+                "%s: started by mpirun as one of %s processes, but this epochcast is built without MPI "
+                "and each process would run the whole command: run epochcast-mpi under mpirun (the "
+                "epochcast-mpi package, or a build where CMake finds MPI: docs/building.md)\n",
+                *argc > 0 ? (*argv)[0] : "epochcast", size);
+        exit(EXIT_FAILURE);
+    }
     return 0;
 }
 

@@ -48,7 +48,8 @@ build_main() {
     return
   fi
   local profile=$PWD/build-pgo/profile
-  build build-pgo -DEC_PGO=GENERATE -DEC_PGO_DIR="$profile" -DEC_BUILD_TESTS=OFF -DEC_BUILD_BENCH=OFF
+  # (no epochcast-mpi: the training runs epochcast, which never links MPI)
+  build build-pgo -DEC_PGO=GENERATE -DEC_PGO_DIR="$profile" -DEC_BUILD_TESTS=OFF -DEC_BUILD_BENCH=OFF -DEC_MPI=OFF
   rm -rf "$profile" # counts of an earlier training would add up
   bash tools/pgo_train.sh build-pgo
   # objects compiled with an older profile would not be rebuilt for a new one

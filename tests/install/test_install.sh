@@ -4,13 +4,19 @@
 # CHECK is one of:
 #   prefix          cmake --install BUILD_DIR to WORK_DIR/staged, then move it to WORK_DIR/prefix
 #                   (an installed tree must not point back to where it was installed), check the
-#                   files, the SONAME and that libepochcast.so exports only ec_* symbols
-#   pkgconfig       build examples/predict.c with `pkg-config --cflags --libs epochcast`
+#                   files, the SONAME, that libepochcast.so exports only ec_* symbols, that
+#                   epochcast does not link MPI, and the manual epochcast(1)
+#   pkgconfig       build examples/predict.c with `pkg-config --cflags --libs epochcast`, and
+#                   with `--static` against libepochcast.a
 #   find_package    build examples/ with find_package(epochcast), shared and static
-#   lua             stock lua5.4 and the installed CLI run examples/predict.lua
+#   lua             stock lua5.4 and the installed CLI run examples/predict.lua and an installed
+#                   scenario
+# examples/predict.c calls GSL itself (gsl_set_error_handler_off(), as epochcast.h asks of every
+# host), so each way of linking it checks that GSL comes with epochcast's link flags.
 #   add_subdirectory, fetchcontent
 #                   examples/ as a scratch consumer that builds epochcast from SOURCE_DIR
-#   deb             cpack -G DEB, dpkg-deb -c, and the unpacked packages run the example
+#   deb             cpack -G DEB, dpkg-deb -c and -I (epochcast without MPI, with scenarios/ and
+#                   epochcast(1); epochcast-mpi apart), and the unpacked packages run the example
 #   luarocks        luarocks make of the rockspec into a scratch tree (exit 77 = skipped when
 #                   luarocks is not installed)
 # pkgconfig, find_package and lua need prefix to have run (ctest fixture ec_installed).
@@ -41,9 +47,29 @@ prefix)
            lib/cmake/epochcast/epochcastConfig.cmake lib/cmake/epochcast/epochcastConfigVersion.cmake \
            lib/cmake/epochcast/epochcastTargets.cmake lib/cmake/epochcast/epochcastDeps.cmake \
            bin/epochcast lib/lua/5.4/epochcast.so share/epochcast/models/gpus.csv \
-           share/epochcast/models/constants.csv share/doc/epochcast/README.md; do
+           share/epochcast/models/constants.csv share/doc/epochcast/README.md \
+           share/epochcast/scenarios/quickstart.lua share/epochcast/scenarios/lib/audit.lua \
+           share/man/man1/epochcast.1.gz; do
     [ -e "$prefix/$f" ] || fail "not installed: $f"
   done
+  # MPI is optional: the CLI and the library never link it (epochcast-mpi does, when built).
+  for f in bin/epochcast lib/libepochcast.so lib/lua/5.4/epochcast.so; do
+    if ldd "$prefix/$f" | grep -Ei 'libmpi|openmpi|libpmix'; then fail "$f links MPI"; fi
+  done
+  # ... and started by mpirun as one of several processes it stops and names epochcast-mpi
+  # (rather than run the whole command in each)
+  if out=$(OMPI_COMM_WORLD_SIZE=2 "$prefix/bin/epochcast" gpus 2>&1); then fail "epochcast ran as 1 of 2 MPI processes"; fi
+  expect_line "$out" 'built without MPI.*run epochcast-mpi'
+  # The manual: every command has its section, and troff reads it without a warning.
+  man=$(gzip -dc "$prefix/share/man/man1/epochcast.1.gz")
+  for c in predict sweep plan optimize validate run; do
+    expect_line "$man" "^\.SS \"epochcast $c\"\$"
+  done
+  if command -v groff >/dev/null; then
+    warn=$(groff -man -Tutf8 -ww -z <<<"$man" 2>&1)
+    [ -z "$warn" ] || fail "groff warns on epochcast.1: $warn"
+    expect_line "$(groff -man -Tutf8 -P-cbou <<<"$man" 2>/dev/null)" '^ +epochcast predict$'
+  fi
   soname=$(objdump -p "$prefix/lib/libepochcast.so" | awk '$1 == "SONAME" {print $2}')
   [[ $soname =~ ^libepochcast\.so\.[0-9]+$ ]] || fail "SONAME '$soname' is not libepochcast.so.N"
   [ -e "$prefix/lib/$soname" ] || fail "no $soname in lib/"
@@ -64,7 +90,11 @@ pkgconfig)
   libs=$(run pkg-config --libs epochcast)
   libdir=$(pkg-config --variable=libdir epochcast)
   [ "$(real "$libdir")" = "$(real "$prefix/lib")" ] || fail "pkg-config libdir $libdir is not $prefix/lib"
-  expect_line "$(pkg-config --static --libs epochcast)" ' -lcsv( |$)'  # Libs.private
+  static_libs=$(run pkg-config --static --libs epochcast)
+  expect_line "$static_libs" ' -lcsv( |$)'  # Libs.private
+  # GSL is public (the host calls it): in Requires, so in --libs without --static
+  expect_line "$(pkg-config --print-requires epochcast)" '^gsl( |$)'
+  expect_line "$libs" ' -lgsl( |$)'
   # shellcheck disable=SC2086
   run "$cc" -std=c11 -Wall -Wextra -Werror "$src/examples/predict.c" $cflags $libs \
     -Wl,-rpath,"$libdir" -o "$work/predict_pkgconfig"
@@ -73,6 +103,17 @@ pkgconfig)
   expect_installed_models "$out"
   expect_line "$out" "$step_re"
   expect_line "$(ldd "$work/predict_pkgconfig")" 'libepochcast\.so\.[0-9]+ => '
+  # Static: libepochcast.a (named, as the .so beside it would win) with --static's flags
+  # (-fno-lto: an LTO build's fat objects link as plain code, not through a second LTO)
+  # shellcheck disable=SC2086
+  run "$cc" -std=c11 -Wall -Wextra -Werror -fno-lto "$src/examples/predict.c" $cflags \
+    ${static_libs//-lepochcast/-l:libepochcast.a} -o "$work/predict_pkgconfig_static"
+  out=$(run "$work/predict_pkgconfig_static")
+  echo "$out"
+  expect_line "$out" "$step_re"
+  if grep -q libepochcast <<<"$(ldd "$work/predict_pkgconfig_static")"; then
+    fail "the --static build links libepochcast.so"
+  fi
   ;;
 find_package)
   need_prefix
@@ -104,6 +145,11 @@ lua)
   echo "$out"; expect_installed_models "$out"
   out=$(cd "$work" && LUA_CPATH= run "$prefix/bin/epochcast" run "$src/examples/predict.lua")
   echo "$out"; expect_line "$out" "$step_re"
+  # an installed scenario runs in place (its lib/ beside it), writing into the current folder
+  rm -f "$work/quickstart.csv"
+  out=$(cd "$work" && LUA_CPATH='' run "$prefix/bin/epochcast" run "$prefix/share/epochcast/scenarios/quickstart.lua")
+  echo "$out" | tail -3
+  [ -s "$work/quickstart.csv" ] || fail "the installed quickstart.lua wrote no quickstart.csv in $work"
   ;;
 add_subdirectory|fetchcontent)
   b=$work/$check
@@ -130,13 +176,36 @@ deb)
   rm -rf "$d"
   (cd "$build" && run cpack -G DEB -B "$d" >/dev/null)
   runtime=$(ls "$d"/epochcast_*.deb) dev=$(ls "$d"/epochcast-dev_*.deb)
-  list=$(dpkg-deb -c "$runtime"; dpkg-deb -c "$dev")
-  for f in usr/bin/epochcast 'usr/lib/libepochcast\.so\.[0-9]+ ' usr/lib/lua/5.4/epochcast.so \
-           usr/share/epochcast/models/gpus.csv usr/include/epochcast.h usr/lib/libepochcast.a \
-           usr/lib/pkgconfig/epochcast.pc usr/lib/cmake/epochcast/epochcastConfig.cmake; do
+  list=$(dpkg-deb -c "$runtime")
+  for f in 'usr/bin/epochcast$' 'usr/lib/libepochcast\.so\.[0-9]+ ' usr/lib/lua/5.4/epochcast.so \
+           usr/share/epochcast/models/gpus.csv usr/share/epochcast/scenarios/quickstart.lua \
+           usr/share/epochcast/scenarios/lib/audit.lua usr/share/man/man1/epochcast.1.gz \
+           usr/share/doc/epochcast/docs/cli.md; do
     expect_line "$list" "\./$f"
   done
+  list=$(dpkg-deb -c "$dev")
+  for f in usr/include/epochcast.h usr/lib/libepochcast.a usr/lib/pkgconfig/epochcast.pc \
+           usr/lib/cmake/epochcast/epochcastConfig.cmake; do
+    expect_line "$list" "\./$f"
+  done
+  run dpkg-deb -I "$runtime"
+  # MPI is optional: the epochcast package neither ships nor needs it (epochcast-mpi does)
+  depends=$(dpkg-deb -f "$runtime" Depends)
+  if grep -Ei 'mpi|pmix' <<<"$depends"; then fail "the epochcast package depends on MPI: $depends"; fi
+  expect_line "$depends" 'libgsl'
+  if grep -E 'epochcast-mpi' <<<"$(dpkg-deb -c "$runtime")"; then fail "the epochcast package ships epochcast-mpi"; fi
   expect_line "$(dpkg-deb -f "$dev" Depends)" 'epochcast \(= '   # epochcast-dev needs epochcast
+  expect_line "$(dpkg-deb -f "$dev" Depends)" 'libgsl-dev'
+  # the packaged manual: man's index reads its NAME line
+  if command -v lexgrog >/dev/null; then
+    dpkg-deb --fsys-tarfile "$runtime" | tar -xOf - ./usr/share/man/man1/epochcast.1.gz >"$d/epochcast.1.gz"
+    expect_line "$(run lexgrog "$d/epochcast.1.gz")" '"epochcast - predict '
+  fi
+  mpideb=$(ls "$d"/epochcast-mpi_*.deb 2>/dev/null || true)
+  if [ -n "$mpideb" ]; then # built where CMake found MPI
+    expect_line "$(dpkg-deb -c "$mpideb")" '\./usr/bin/epochcast-mpi$'
+    expect_line "$(dpkg-deb -f "$mpideb" Depends)" 'epochcast \(= '
+  fi
   # Unpacked anywhere, the packages work: the example against their .pc, the CLI on its models.
   root=$d/root
   dpkg-deb -x "$runtime" "$root"; dpkg-deb -x "$dev" "$root"

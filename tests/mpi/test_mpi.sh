@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# test_mpi.sh: `mpirun -n 2 epochcast sweep|optimize ...` writes what one process writes: the
+# test_mpi.sh: `mpirun -n 2 epochcast-mpi sweep|optimize ...` writes what one process writes: the
 # sweep's CSV on stdout and its -o file byte for byte (refused points and the list of them
 # included), the search's listing and its -o CSV; a refused sweep under mpirun exits 1 with
 # the message, without hanging; and (issue 42) no rank left waiting: a -o target rank 0 refuses,
 # a rank stopped in the middle of a sweep and a rank that fails alone each end every rank within
 # seconds, non-zero, with a message.  Run by ctest only when CMake found MPI.
-#   bash tests/mpi/test_mpi.sh path/to/epochcast path/to/mpiexec   (EPOCHCAST_MODELS set)
+#   bash tests/mpi/test_mpi.sh path/to/epochcast-mpi path/to/mpiexec   (EPOCHCAST_MODELS set)
 set -u
 EC=${1:?usage: test_mpi.sh path/to/epochcast path/to/mpiexec}
 MPIEXEC=${2:?usage: test_mpi.sh path/to/epochcast path/to/mpiexec}
