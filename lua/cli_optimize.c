@@ -35,7 +35,7 @@ static const char optimize_usage[] =
     "  --top N       layouts listed [10] (top=N)\n"
     "  --threads N   threads that price, 0: the cores available [0] (threads=N)\n"
     "  -o FILE       write every ranked layout, and the rivals that do not fit, as CSV\n"
-    "Under mpirun (mpirun -n K epochcast optimize ...) the candidates are split over the K\n"
+    "Under mpirun (mpirun -n K epochcast-mpi optimize ...) the candidates are split over the K\n"
     "processes and rank 0 prints what one process would.\n"
     "\n"
     "example: epochcast optimize model=llama-3.1-70b gpu=h100-sxm5-80gb num_gpus=64 seq_len=8192 \\\n"

@@ -442,7 +442,7 @@ static const char sweep_usage[] =
     "  -o FILE   write that CSV to FILE (atomically)\n"
     "  --threads N, -j N  predict on N threads (default 0: the cores available, fewer for\n"
     "            a short sweep); the output is the same, row for row, on any number\n"
-    "Under mpirun (mpirun -n K epochcast sweep ...) the points are split over the K\n"
+    "Under mpirun (mpirun -n K epochcast-mpi sweep ...) the points are split over the K\n"
     "processes and rank 0 writes the same output as one process.\n"
     "A comma inside parentheses does not split: lengths=lognormal(60,0.7) is one value.\n"
     "\n"
