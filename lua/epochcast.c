@@ -432,7 +432,7 @@ static const char predict_usage[] =
     "keys:\n";
 
 static const char sweep_usage[] =
-    "usage: epochcast sweep key=v1,v2,... [key=value ...] [--csv] [-o FILE] [--threads N]\n"
+    "usage: epochcast sweep key=v1,v2,... [key=value ...] [--csv] [-o FILE] [--plot FILE] [--threads N]\n"
     "\n"
     "Predict every combination of the listed values (the first axis varies slowest) over\n"
     "the fixed keys, and print one line per point: the axes' values, step time,\n"
@@ -440,6 +440,10 @@ static const char sweep_usage[] =
     "the model refuses (an unsupported combination) prints its reason and the sweep goes on.\n"
     "  --csv     print CSV instead: every config key, then the result columns, then error\n"
     "  -o FILE   write that CSV to FILE (atomically)\n"
+    "  --plot FILE  draw the points (.png or .svg, needs gnuplot): epoch time (samples/s\n"
+    "            without dataset_samples) against the numeric axis with the most values,\n"
+    "            one line per combination of the other axes; no numeric axis: the step's\n"
+    "            breakdown, one bar per point\n"
     "  --threads N, -j N  predict on N threads (default 0: the cores available, fewer for\n"
     "            a short sweep); the output is the same, row for row, on any number\n"
     "Under mpirun (mpirun -n K epochcast sweep ...) the points are split over the K\n"
@@ -458,7 +462,8 @@ static const char validate_usage[] =
     "                in_p10_p90 per run (p10/p90: the prediction's interval in the run's metric)\n"
     "The p10-p90% column is the share of measured runs inside their predicted p10-p90\n"
     "interval: about 80% when the intervals can be trusted on this hardware.\n"
-    "  --plot FILE   draw predicted against measured (.png or .svg, needs gnuplot)\n"
+    "  --plot FILE   draw predicted against measured, one panel per metric with y = x, the\n"
+    "                +-20% band and the p10-p90 bars (.png or .svg, needs gnuplot)\n"
     "  --profile P   predict with the calibrated profile P (overrides the runs' profile)\n"
     "  --allow-paths let lengths=/profile= cells name files outside RUNS.csv's folder\n"
     "                (they are taken from that folder and confined to it by default)\n"
@@ -831,7 +836,74 @@ typedef struct cli_sweep {
     size_t n_cols;
     size_t refused;            /* points the library refused: listed at the end, exit status 1 */
     int refused_idx;           /* stack index of a table of "  key=v key=v: message" lines */
+    int plot_rows;             /* --plot: stack index of the predicted points' rows, else 0 */
+    int epoch_unknown;         /* a predicted point without an epoch time (no dataset_samples) */
 } cli_sweep;
+
+/* --plot: keep a predicted point as a row for ec.plot, the result's fields and the axes'
+ * values (numbers where they read as numbers). */
+static void sweep_plot_row(cli_sweep *sw, const ec_sweep_point *pt)
+{
+    lua_State *L = sw->L;
+    ecL_pushresult(L, pt->result);
+    for (size_t a = 0; a < sw->n_axes; a++) {
+        const char *v = sw->axes[a].values[pt->values[a]];
+        if (lua_stringtonumber(L, v) == 0)
+            lua_pushstring(L, v);
+        lua_setfield(L, -2, sw->axes[a].key);
+    }
+    lua_rawseti(L, sw->plot_rows, (lua_Integer)lua_rawlen(L, sw->plot_rows) + 1);
+    sw->epoch_unknown |= !(pt->result->epoch_s > 0);
+}
+
+/* --plot FILE: the points through ec.plot.  An axis whose values are all numbers (the one
+ * with the most values) is x, the other axes the series, y the epoch time (samples/s when
+ * the epoch is unknown); with no numeric axis, the step's breakdown, one bar per point. */
+static int sweep_plot(lua_State *L, int ctxbox, const cli_sweep *sw, const char *path)
+{
+    int x = -1;
+    for (size_t a = 0; a < sw->n_axes; a++) {
+        int numeric = 1;
+        for (size_t v = 0; v < sw->axes[a].n && numeric; v++) {
+            numeric = lua_stringtonumber(L, sw->axes[a].values[v]) != 0;
+            if (numeric)
+                lua_pop(L, 1);
+        }
+        if (numeric && (x < 0 || sw->axes[a].n > sw->axes[x].n))
+            x = (int)a;
+    }
+    lua_pushvalue(L, ctxbox);                         /* ctx: the picture is written through it */
+    lua_pushcclosure(L, ecL_plot, 1);                 /* f */
+    lua_createtable(L, 0, 6);                         /* f spec */
+    lua_pushstring(L, x >= 0 ? "line" : "breakdown");
+    lua_setfield(L, -2, "kind");
+    lua_pushstring(L, path);
+    lua_setfield(L, -2, "path");
+    lua_createtable(L, (int)sw->n_axes, 0);           /* f spec keys: the series (or the bars' labels) */
+    for (size_t a = 0, k = 0; a < sw->n_axes; a++) {
+        if ((int)a == x)
+            continue;
+        lua_pushstring(L, sw->axes[a].key);
+        lua_rawseti(L, -2, (lua_Integer)++k);
+    }
+    lua_setfield(L, -2, x >= 0 ? "group" : "x");
+    if (x >= 0) {
+        lua_pushstring(L, sw->axes[x].key);
+        lua_setfield(L, -2, "x");
+        lua_pushstring(L, sw->epoch_unknown ? "samples_per_s" : "epoch_s");
+        lua_setfield(L, -2, "y");
+    }
+    lua_pushvalue(L, sw->plot_rows);
+    lua_setfield(L, -2, "rows");
+    if (lua_rawlen(L, sw->plot_rows) == 0) {
+        lua_pop(L, 2);
+        return fail("--plot: no point was predicted, nothing to draw");
+    }
+    lua_call(L, 1, 2);                                /* ok msg */
+    int rc = lua_toboolean(L, -2) ? (printf("wrote %s\n", path), 0) : fail("%s", lua_tostring(L, -1));
+    lua_pop(L, 2); /* the stack as it was: the caller's text is on top */
+    return rc;
+}
 
 /* The CSV row of a point: every config key, the result columns (empty after an error), error. */
 static void sweep_csv_fields(cli_sweep *sw, const ec_sweep_point *pt)
@@ -899,6 +971,8 @@ static int sweep_point_cli(void *ud, const ec_sweep_point *pt)
             putchar('\n');
         }
     }
+    if (sw->plot_rows != 0 && pt->status == EC_OK)
+        sweep_plot_row(sw, pt);
     if (sw->csv || sw->w != NULL) {
         sweep_csv_fields(sw, pt);
         if (sw->csv)
@@ -915,11 +989,12 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
         if (is_help(argv[i]))
             return fputs(sweep_usage, stdout), 0;
     ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    int ctxbox = lua_gettop(L);
     ec_config base;
     ec_config_init(&base);
     ecL_axis axes[ECL_SWEEP_MAX_AXES];
     size_t n_axes = 0, max_values = (size_t)argc + 1;
-    const char *out = NULL;
+    const char *out = NULL, *plot = NULL;
     int csv = 0, threads = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
@@ -931,6 +1006,10 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
             if (m < 0)
                 return usage_error("sweep", "sweep: %s needs a file name", a);
             out = v;
+        } else if ((m = opt_value(argc, argv, &i, "--plot", NULL, &v)) != 0) {
+            if (m < 0)
+                return usage_error("sweep", "sweep: %s needs a file name (.png or .svg)", a);
+            plot = v;
         } else if ((m = opt_value(argc, argv, &i, "--threads", "-j", &v)) != 0) {
             if (m < 0 || (threads = ecC_threads_arg(v)) < 0)
                 return usage_error("sweep", "sweep: %s needs a number of threads from 0 (the cores available) to %d",
@@ -968,7 +1047,11 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
         return fail("%s", msg);
 
     lua_newtable(L); /* the refused points' lines */
-    cli_sweep sw = {L, ctx, axes, n_axes, !csv, csv, NULL, NULL, NULL, NULL, 0, 0, lua_gettop(L)};
+    cli_sweep sw = {L, ctx, axes, n_axes, !csv, csv, NULL, NULL, NULL, NULL, 0, 0, lua_gettop(L), 0, 0};
+    if (plot != NULL && ecC_mpi_rank() == 0) { /* under mpirun rank 0 draws */
+        lua_newtable(L);
+        sw.plot_rows = lua_gettop(L);
+    }
     sw.n_cols = ec_config_key_count() + ecL_result_column_count() + 1;
     sw.fields = (const char **)lua_newuserdatauv(L, 2 * sw.n_cols * sizeof *sw.fields, 0);
     sw.cells = (char *)lua_newuserdatauv(L, sw.n_cols * CELL_MAX, 0);
@@ -1030,12 +1113,13 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
         if (out != NULL)
             printf("wrote %s\n", out);
     }
+    int plot_rc = sw.plot_rows != 0 ? sweep_plot(L, ctxbox, &sw, plot) : 0; /* refused points listed still */
     if (sw.refused > 0) { /* a refused point is an error of the sweep: listed, exit status 1 */
         fprintf(stderr, "epochcast: %zu of %zu sweep points refused:\n", sw.refused, total);
         put_escaped(stderr, lua_tostring(L, -1));
         return EXIT_FAILURE;
     }
-    return 0;
+    return plot_rc != 0 ? EXIT_FAILURE : 0;
 }
 
 /* ---- commands on a run-record file (validate, calibrate) -------------------------------- */
@@ -1111,6 +1195,8 @@ typedef struct vrow {
     const char *key; /* GPU or model name of the group */
     double predicted, measured;
     int covered;     /* measured inside the prediction's p10-p90 interval: 1, outside 0, no interval -1 */
+    const char *metric; /* ec_metric_name: the plot's panel */
+    double p10, p90;    /* the prediction's interval (0 when it has none) */
 } vrow;
 
 static int compare_vrow(const void *a, const void *b)
@@ -1162,9 +1248,15 @@ static void print_groups(lua_State *L, const char *title, vrow *rows, size_t n)
     lua_pop(L, 3);
 }
 
-/* Draw predicted against measured, one colour per GPU, through ec.plot's C function. */
-static int plot_validate(lua_State *L, int ctxbox, const char *path, const vrow *rows, size_t n)
+/* Draw predicted against measured, one panel per metric and one colour per GPU, through
+ * ec.plot's C function; the out-of-memory outcomes (ooms as cmd_validate counts them, scored
+ * apart) are said in the title. */
+static int plot_validate(lua_State *L, int ctxbox, const char *path, const vrow *rows, size_t n, const size_t ooms[4])
 {
+    char note[160] = "";
+    if (ooms[0] + ooms[1] + ooms[2] + ooms[3] > 0)
+        snprintf(note, sizeof note, "; out of memory (apart, not drawn): %zu caught, %zu missed, %zu false alarms",
+                 ooms[3], ooms[2], ooms[1]);
     lua_pushvalue(L, ctxbox);                         /* ctx: the picture is written through it */
     lua_pushcclosure(L, ecL_plot, 1);                 /* f */
     lua_createtable(L, 0, 4);                         /* f spec */
@@ -1174,11 +1266,21 @@ static int plot_validate(lua_State *L, int ctxbox, const char *path, const vrow 
     lua_setfield(L, -2, "path");
     lua_pushliteral(L, "gpu");
     lua_setfield(L, -2, "group");
+    lua_pushstring(L, note);
+    lua_setfield(L, -2, "note");
     lua_createtable(L, n < INT_MAX ? (int)n : 0, 0);  /* f spec rows */
     for (size_t i = 0; i < n; i++) {
-        lua_createtable(L, 0, 3);
+        lua_createtable(L, 0, 6);
         lua_pushstring(L, rows[i].key);
         lua_setfield(L, -2, "gpu");
+        lua_pushstring(L, rows[i].metric);
+        lua_setfield(L, -2, "metric");
+        if (rows[i].p90 > 0) {
+            lua_pushnumber(L, rows[i].p10);
+            lua_setfield(L, -2, "p10");
+            lua_pushnumber(L, rows[i].p90);
+            lua_setfield(L, -2, "p90");
+        }
         lua_pushnumber(L, rows[i].predicted);
         lua_setfield(L, -2, "predicted");
         lua_pushnumber(L, rows[i].measured);
@@ -1340,7 +1442,8 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
         int oom = r->metric == EC_METRIC_OOM; /* an outcome, scored as caught or missed, never in the MAPE */
         if (oom)
             ooms[(meas > 0.5) * 2 + (pred > 0.5)]++;
-        else if (vdata_push(v, (vrow){gpu, pred, meas, covered}, (vrow){model, pred, meas, covered}) != 0) {
+        else if (vdata_push(v, (vrow){gpu, pred, meas, covered, ec_metric_name(r->metric), lo, hi},
+                            (vrow){model, pred, meas, covered, ec_metric_name(r->metric), lo, hi}) != 0) {
             ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
             return fail("out of memory");
         }
@@ -1381,7 +1484,7 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
         printf("  out of memory (metric oom, not in the MAPE): %zu died, %zu predicted not to fit (caught), %zu "
                "predicted to fit (missed); %zu ran, %zu predicted not to fit (false alarm)\n",
                ooms[2] + ooms[3], ooms[3], ooms[2], ooms[0] + ooms[1], ooms[1]);
-    return ra.plot != NULL ? plot_validate(L, ctxbox, ra.plot, v->by_gpu, n) : 0;
+    return ra.plot != NULL ? plot_validate(L, ctxbox, ra.plot, v->by_gpu, n, ooms) : 0;
 }
 
 /* ---- calibrate ---------------------------------------------------------------------- */

@@ -151,6 +151,8 @@ static axis_unit unit_of(const char *name, double max_abs)
         return (axis_unit){1 / GIB, "GiB"};
     if (ends_with(name, "_frac"))
         return (axis_unit){100, "%"};
+    if (ends_with(name, "_ms"))
+        return (axis_unit){1, "ms"};
     if (ends_with(name, "_per_s"))
         return (axis_unit){1, "per s"};
     if (ends_with(name, "_s"))
@@ -168,6 +170,11 @@ static const char *const names[][2] = {
     {"num_workers", "DataLoader workers"}, {"seq_len", "sequence length (tokens)"},
     {"mfu_frac", "MFU"},               {"grad_accum", "gradient accumulation steps"},
     {"cost_run", "cost of the run"},   {"cost_per_epoch", "cost per epoch"},
+    /* validate's metrics (ec_metric_name) */
+    {"step_time_ms", "step time"},     {"epoch_time_s", "epoch time"},
+    {"tokens_per_s", "throughput (tokens/s)"}, {"reserved_bytes", "reserved memory"},
+    {"allocated_bytes", "allocated memory"}, {"train_time_s", "training time"},
+    {"first_step_s", "first step time"},
 };
 
 /* Push the axis label of a column: "epoch time (s)", "peak GPU memory (GiB)". */
@@ -196,6 +203,7 @@ typedef struct text {
     lua_State *L;
     int t;            /* stack index of the table of pieces */
     lua_Integer n;
+    int width, height; /* the script's picture size in pixels (a kind may grow it) */
 } text;
 
 static void text_new(lua_State *L, text *b)
@@ -204,6 +212,8 @@ static void text_new(lua_State *L, text *b)
     b->L = L;
     b->t = lua_gettop(L);
     b->n = 0;
+    b->width = PLOT_WIDTH;
+    b->height = PLOT_HEIGHT;
 }
 
 static void add(text *b, const char *s)
@@ -264,26 +274,84 @@ static void text_push(text *b)
 
 /* The terminal and output lines: pngcairo if this gnuplot has it, else png; or svg.  The
  * output is the gnuplot variable ecout, set with -e to a file in the private work folder:
- * gnuplot never sees the user's path, so a name such as '|cmd' cannot open a pipe. */
-static void add_terminal(text *b, int svg)
+ * gnuplot never sees the user's path, so a name such as '|cmd' cannot open a pipe.  The
+ * kinds build the rest first (their picture size can grow with the legend or the panels):
+ * this fills the script's first piece, which ecL_plot leaves empty. */
+static void set_terminal(text *b, int svg)
 {
-    char buf[256];
+    char buf[512];
     if (svg)
         snprintf(buf, sizeof buf,
                  "set terminal svg size %d,%d dynamic noenhanced font 'Sans,12' background rgb 'white'\n",
-                 PLOT_WIDTH, PLOT_HEIGHT);
+                 b->width, b->height);
     else
         snprintf(buf, sizeof buf,
                  "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
                  "  set terminal pngcairo size %d,%d noenhanced font 'Sans,11'\n"
                  "} else {\n"
                  "  set terminal png size %d,%d noenhanced\n"
-                 "}\n",
-                 PLOT_WIDTH, PLOT_HEIGHT, PLOT_WIDTH, PLOT_HEIGHT);
+                 "}\n"
+                 "set output ecout\nset grid lc rgb '#dddddd'\nset border lc rgb '#555555'\n",
+                 b->width, b->height, b->width, b->height);
+    if (svg)
+        strcat(buf, "set output ecout\nset grid lc rgb '#dddddd'\nset border lc rgb '#555555'\n");
+    lua_pushstring(b->L, buf);
+    lua_rawseti(b->L, b->t, 1);
+}
+
+/* ---- series styles: a palette distinct up to 20 series, the legend below the axes -------- */
+
+/* 20 colours that stay apart on white (matplotlib's tab10, then ten darker or other hues);
+ * series 11-20 are also dashed (lines) or drawn with another point shape, and past 20 the
+ * colours come round again with the next dash type and shape: (colour, dash) pairs stay
+ * distinct up to 100 series. */
+static const char *const palette[] = {
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+    "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#008080", "#e7ba52", "#6b6ecf", "#b5cf6b", "#d6616b",
+};
+#define N_PALETTE ((int)(sizeof palette / sizeof palette[0]))
+#define PALETTE_SOLID 10 /* series from this one on are dashed */
+static const int shapes[] = {7, 5, 9, 11, 13, 15};
+
+/* The style of series s (0-based): colour, dash type and point shape. */
+static void add_series_style(text *b, int s, int lines)
+{
+    int round = s / PALETTE_SOLID;
+    if (lines)
+        lua_pushfstring(b->L, " lc rgb '%s' dt %d pt %d", palette[s % N_PALETTE], 1 + round % 5, shapes[round % 6]);
+    else
+        lua_pushfstring(b->L, " lc rgb '%s' pt %d", palette[s % N_PALETTE], shapes[round % 6]);
+    add_top(b);
+}
+
+/* The legend goes below the axes, entries side by side in as many columns as the width
+ * holds: the axes keep the picture's whole width whatever the number of series, and the
+ * picture grows by the legend's rows.  longest: the longest entry's length in characters. */
+static void add_key(text *b, int entries, size_t longest)
+{
+    int per_entry = 80 + 17 * (int)(longest < 60 ? longest : 60) / 2; /* sample + text, px at 10 pt */
+    int cols = (b->width - 40) / per_entry;
+    if (cols < 1)
+        cols = 1;
+    int rows = (entries + cols - 1) / cols;
+    b->height += rows > 1 ? (rows - 1) * 18 : 0;
+    char buf[160];
+    snprintf(buf, sizeof buf, "set key outside below center horizontal Left reverse samplen 4 maxcols %d height 1 "
+             "font ',10' nobox\n", cols); /* no box: a box's top runs into the x label */
     add(b, buf);
-    add(b, "set output ecout");
-    add(b, "\nset grid lc rgb '#dddddd'\nset border lc rgb '#555555'\n"
-           "set key outside right top box opaque\n");
+}
+
+/* The longest series label (P_LABELS), at least min. */
+static size_t longest_label(lua_State *L, int labels, size_t min)
+{
+    size_t m = min;
+    for (lua_Integer i = 1, n = (lua_Integer)lua_rawlen(L, labels); i <= n; i++) {
+        lua_rawgeti(L, labels, i);
+        size_t len = lua_rawlen(L, -1);
+        m = len > m ? len : m;
+        lua_pop(L, 1);
+    }
+    return m;
 }
 
 static void add_setting(text *b, const char *what, const char *value)
@@ -513,6 +581,7 @@ static void build_lines(lua_State *L, text *sb, text *db, int memory)
     } else {
         add(sb, "set yrange [0:*]\n");
     }
+    add_key(sb, n_series + n_caps, longest_label(L, P_LABELS, n_caps > 0 ? 30 : 0));
     add(sb, "set pointsize 1.2\nplot ");
     for (int s = 0; s < n_series; s++) {
         lua_rawgeti(L, P_LABELS, s + 1);
@@ -520,11 +589,10 @@ static void build_lines(lua_State *L, text *sb, text *db, int memory)
         if (s > 0)
             add(sb, ", \\\n     ");
         add(sb, "ecdata");
-        /* gnuplot has 8 line colours: beyond them, other point shapes and dashes. */
-        static const int shapes[] = {7, 5, 9, 11, 13, 15};
-        lua_pushfstring(L, " index %d using 1:2 with linespoints lw 2 pt %d dt %d title ", s, shapes[(s / 8) % 6],
-                        1 + (s / 8) % 5);
+        lua_pushfstring(L, " index %d using 1:2 with linespoints lw 2", s);
         add_top(sb);
+        add_series_style(sb, s, 1);
+        add(sb, " title ");
         add_quoted(sb, label[0] != '\0' ? label : yl);
         lua_pop(L, 1);
     }
@@ -589,67 +657,240 @@ static void build_breakdown(lua_State *L, text *sb, text *db)
     add_titles(L, sb, "where the time of one step goes", "", "time per step (ms)");
     add(sb, "set style data histograms\nset style histogram rowstacked\n"
             "set style fill solid 0.85 border -1\nset boxwidth 0.7 relative\n"
-            "set yrange [0:*]\nset xtics nomirror\nset key invert\n");
+            "set yrange [0:*]\nset xtics nomirror\n");
     if (bars > BARS_UPRIGHT) {
         /* Slanted labels need a bottom margin that grows with the longest one. */
         char buf[80];
         snprintf(buf, sizeof buf, "set xtics rotate by 40 right\nset bmargin %d\n",
-                 2 + (int)(0.42 * (double)longest));
+                 4 + (int)(0.42 * (double)longest)); /* the labels, then the legend's row */
         add(sb, buf);
     }
-    add(sb, "plot for [i=2:8] ");
+    add_key(sb, (int)N_PARTS, 14);
+    add(sb, "ecparts = '");
+    for (size_t p = 0; p < N_PARTS; p++) {
+        add(sb, p > 0 ? " " : "");
+        add(sb, palette[p]);
+    }
+    add(sb, "'\nplot for [i=2:8] ");
     add(sb, "ecdata");
-    add(sb, " using i:xtic(1) title columnheader(i)\n");
+    add(sb, " using i:xtic(1) lc rgb word(ecparts, i - 1) title columnheader(i)\n");
     lua_settop(L, P_SCRIPT);
 }
 
-/* validate: predicted against measured on log axes with y = x and +-20%. */
-static void build_validate(lua_State *L, text *sb, text *db)
+/* ---- validate: one panel per metric ------------------------------------------------------- */
+
+/* A run on the validate plot: its panel (metric), series (GPU), measured x, predicted y and
+ * the prediction's p10-p90 interval (lo = hi = y when the row has none). */
+typedef struct vpoint {
+    int panel, series;
+    double x, y, lo, hi;
+} vpoint;
+
+static int compare_vpoints(const void *a, const void *b)
+{
+    const vpoint *p = (const vpoint *)a, *q = (const vpoint *)b;
+    if (p->panel != q->panel)
+        return p->panel < q->panel ? -1 : 1;
+    if (p->series != q->series)
+        return p->series < q->series ? -1 : 1;
+    return (p->x > q->x) - (p->x < q->x);
+}
+
+/* Outcomes (the run died of out-of-memory, or fitted) are scored apart: never on an axis. */
+static int is_outcome(const char *metric)
+{
+    return strcmp(metric, "oom") == 0 || strcmp(metric, "fits") == 0;
+}
+
+/* The index of string s in the table at idx (label -> index), adding it (and to the array
+ * at list) when new; *n counts them. */
+static int index_of(lua_State *L, int idx, int list, const char *s, int *n)
+{
+    if (lua_getfield(L, idx, s) == LUA_TNUMBER) {
+        int i = (int)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        return i;
+    }
+    lua_pop(L, 1);
+    lua_pushinteger(L, *n);
+    lua_setfield(L, idx, s);
+    lua_pushstring(L, s);
+    lua_rawseti(L, list, *n + 1);
+    return (*n)++;
+}
+
+/* Read the rows into vpoints (a userdata left at P_POINTS), series labels into P_LABELS and
+ * panel names into the table at panels (pushed, P_POINTS + 1).  *outcomes counts the rows of
+ * an outcome metric, *skipped the rows without positive numbers. */
+static size_t collect_validate(lua_State *L, int *n_panels, size_t *outcomes, size_t *skipped, vpoint **out)
 {
     const char *xkey = spec_string(L, P_SPEC, "x", "measured");
     const char *ykey = spec_string(L, P_SPEC, "y", "predicted");
-    point *pts;
-    size_t n = collect(L, xkey, ykey, 0, &pts);
-    size_t kept = 0, within = 0;
-    double lo = HUGE_VAL, hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (pts[i].x <= 0 || pts[i].y <= 0)
-            continue; /* a log axis cannot show them */
-        pts[kept++] = pts[i];
-        within += fabs(pts[i].y - pts[i].x) <= 0.2 * pts[i].x;
-        lo = fmin(lo, fmin(pts[i].x, pts[i].y));
-        hi = fmax(hi, fmax(pts[i].x, pts[i].y));
+    const char *pkey = spec_string(L, P_SPEC, "panel", "metric");
+    lua_Integer n = (lua_Integer)luaL_len(L, P_ROWS);
+    vpoint *pts = (vpoint *)lua_newuserdatauv(L, ((size_t)n + 1) * sizeof *pts, 0); /* P_POINTS */
+    lua_newtable(L);                                          /* panel names */
+    lua_newtable(L);                                          /* series label -> index */
+    lua_newtable(L);                                          /* panel name -> index */
+    int panels = P_POINTS + 1, series_idx = P_POINTS + 2, panel_idx = P_POINTS + 3;
+    size_t k = 0;
+    int n_series = 0;
+    *n_panels = 0;
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (lua_geti(L, P_ROWS, i) != LUA_TTABLE)
+            luaL_error(L, "plot: row %d is not a table", (int)i);
+        int row = lua_gettop(L);
+        const char *panel = push_field(L, row, pkey) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+        double x, y, lo, hi;
+        if (is_error_row(L, row)) {
+        } else if (is_outcome(panel)) {
+            (*outcomes)++;
+        } else if (!field_number(L, row, xkey, &x) || !field_number(L, row, ykey, &y) || x <= 0 || y <= 0) {
+            (*skipped)++;
+        } else {
+            if (!field_number(L, row, "p10", &lo) || !field_number(L, row, "p90", &hi) || lo <= 0 || hi < lo)
+                lo = hi = y;
+            int p = index_of(L, panel_idx, panels, panel, n_panels);
+            if (lua_isnil(L, P_GROUP))
+                lua_pushliteral(L, "");
+            else
+                push_label(L, row, P_GROUP);
+            int s = index_of(L, series_idx, P_LABELS, lua_tostring(L, -1), &n_series);
+            pts[k++] = (vpoint){p, s, x, y, fmin(lo, y), fmax(hi, y)};
+        }
+        lua_settop(L, panel_idx);
     }
-    if (kept == 0)
-        luaL_error(L, "plot: no row has positive numbers in both '%s' and '%s'", xkey, ykey);
-    add_blocks(db, pts, kept, 1, 1);
-    int n_series = (int)lua_rawlen(L, P_LABELS);
-    lua_pushfstring(L, "predicted against measured: %d runs, %d%% within +-20%%", (int)kept,
-                    (int)floor(100.0 * (double)within / (double)kept + 0.5));
-    add_titles(L, sb, lua_tostring(L, -1), "measured (each run's metric)", "predicted (same unit)");
-    lua_pop(L, 1);
-    char buf[200];
-    snprintf(buf, sizeof buf, "set logscale xy\nset xrange [%.6g:%.6g]\nset yrange [%.6g:%.6g]\n"
-             "set size ratio -1\nset pointsize 1.1\n", lo / 1.5, hi * 1.5, lo / 1.5, hi * 1.5);
+    lua_settop(L, panels);
+    qsort(pts, k, sizeof *pts, compare_vpoints);
+    *out = pts;
+    return k;
+}
+
+/* One panel: the +-20% band, y = x, and each series' runs with their p10-p90 bars.  pts
+ * holds the panel's runs (sorted by series); first_block the data block of its first series. */
+static int add_validate_panel(lua_State *L, text *sb, text *db, const char *metric, const vpoint *pts, size_t n,
+                              int first_block)
+{
+    double lo = HUGE_VAL, hi = 0, ape = 0;
+    size_t within = 0;
+    for (size_t i = 0; i < n; i++) {
+        lo = fmin(lo, fmin(pts[i].x, pts[i].lo));
+        hi = fmax(hi, fmax(pts[i].x, pts[i].hi));
+        ape += fabs(pts[i].y - pts[i].x) / pts[i].x;
+        within += fabs(pts[i].y - pts[i].x) <= 0.2 * pts[i].x;
+    }
+    axis_unit u = unit_of(metric, hi);
+    int logxy = hi / lo >= 50; /* log axes when the runs span 50x or more */
+    double pad = 0.15 * (hi - lo + 0.1 * hi); /* linear axes: room around the runs */
+    double a = logxy ? lo / 1.3 : fmax(0, lo - pad), b = logxy ? hi * 1.3 : hi + pad;
+    push_axis_label(L, metric[0] != '\0' ? metric : "value", u);
+    const char *label = lua_tostring(L, -1);
+    char mape[16];
+    snprintf(mape, sizeof mape, "%.1f", 100 * ape / (double)n);
+    lua_pushfstring(L, "%d run%s, MAPE %s%%, %d within +-20%%", (int)n, n == 1 ? "" : "s", mape, (int)within);
+    add(sb, "set title "); /* two lines: the metric, then the panel's scores */
+    add_quoted(sb, label);
+    add(sb, ".\"\\n\".");
+    add_quoted(sb, lua_tostring(L, -1));
+    add(sb, "\n");
+    lua_pushfstring(L, "measured %s", label);
+    add_setting(sb, "xlabel", lua_tostring(L, -1));
+    lua_pushfstring(L, "predicted %s", label);
+    add_setting(sb, "ylabel", lua_tostring(L, -1));
+    lua_pop(L, 4);
+    char buf[480];
+    snprintf(buf, sizeof buf, "unset logscale\n%sset xrange [%.6g:%.6g]\nset yrange [%.6g:%.6g]\nset size ratio -1\n"
+             "plot '+' using 1:($1*0.8):($1*1.2) with filledcurves fc rgb '#d8d8d8' notitle, \\\n"
+             "     x with lines lw 1.5 lc rgb '#333333' notitle",
+             logxy ? "set logscale xy\n" : "", a * u.scale, b * u.scale, a * u.scale, b * u.scale);
     add(sb, buf);
-    add(sb, "plot x with lines lw 2 lc rgb '#333333' title 'predicted = measured', \\\n"
-            "     1.2*x with lines dt 2 lw 1.5 lc rgb '#666666' title '+20%', \\\n"
-            "     0.8*x with lines dt 2 lw 1.5 lc rgb '#666666' title '-20%'");
+    int block = first_block;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && pts[i].series == pts[i - 1].series)
+            continue;
+        add(db, block > 0 ? "\n\n" : "");
+        for (size_t j = i; j < n && pts[j].series == pts[i].series; j++) {
+            snprintf(buf, sizeof buf, "%.9g %.9g %.9g %.9g\n", pts[j].x * u.scale, pts[j].y * u.scale,
+                     pts[j].lo * u.scale, pts[j].hi * u.scale);
+            add(db, buf);
+        }
+        lua_pushfstring(L, ", \\\n     ecdata index %d using 1:2:3:4 with yerrorbars ps 0.7 lw 1", block++);
+        add_top(sb);
+        add_series_style(sb, pts[i].series, 0);
+        add(sb, " notitle");
+    }
+    add(sb, "\n");
+    return block;
+}
+
+/* validate: predicted against measured, one panel per metric (each on its own axes, log
+ * when it spans 50x or more), with y = x, the +-20% band and the p10-p90 bars; the series
+ * (GPUs) in a legend panel.  Outcome rows (oom, fits) are counted in the title, not drawn. */
+static void build_validate(lua_State *L, text *sb, text *db)
+{
+    vpoint *pts;
+    int n_panels;
+    size_t outcomes = 0, skipped = 0;
+    size_t n = collect_validate(L, &n_panels, &outcomes, &skipped, &pts);
+    int panels = P_POINTS + 1;
+    if (n == 0)
+        luaL_error(L, "plot: no row has positive numbers in both '%s' and '%s'%s",
+                   spec_string(L, P_SPEC, "x", "measured"), spec_string(L, P_SPEC, "y", "predicted"),
+                   outcomes > 0 ? " (out-of-memory outcomes are scored apart, not drawn)" : "");
+    int n_series = (int)lua_rawlen(L, P_LABELS);
+    int cells = n_panels + 1, cols = cells <= 3 ? cells : cells == 4 ? 2 : 3, rows = (cells + cols - 1) / cols;
+    sb->width = cols * 420;
+    sb->height = rows * 430 + 40;
+    lua_pushfstring(L, "%s: %d runs", spec_string(L, P_SPEC, "title", "predicted against measured"), (int)n);
+    if (outcomes > 0)
+        lua_pushfstring(L, "; %d out-of-memory outcome%s scored apart, not drawn", (int)outcomes,
+                        outcomes == 1 ? "" : "s");
+    else
+        lua_pushliteral(L, "");
+    if (skipped > 0)
+        lua_pushfstring(L, "; %d rows without positive numbers", (int)skipped);
+    else
+        lua_pushliteral(L, "");
+    lua_pushstring(L, spec_string(L, P_SPEC, "note", ""));
+    lua_concat(L, 4);
+    char buf[160];
+    snprintf(buf, sizeof buf, "set multiplot layout %d,%d title ", rows, cols);
+    add(sb, buf);
+    add_quoted(sb, lua_tostring(L, -1));
+    lua_pop(L, 1);
+    add(sb, "\nunset key\nset samples 200\nset bars small\n");
+    int block = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && pts[j].panel == pts[i].panel)
+            j++;
+        lua_rawgeti(L, panels, pts[i].panel + 1);
+        block = add_validate_panel(L, sb, db, lua_tostring(L, -1), pts + i, j - i, block);
+        lua_pop(L, 1);
+        i = j;
+    }
+    /* The legend panel: the series, the band and the bars, on an empty frame. */
+    add(sb, "unset logscale\nunset title\nunset xlabel\nunset ylabel\nunset border\nunset tics\nunset grid\n"
+            "set size noratio\nset xrange [0:1]\nset yrange [0:1]\n");
+    snprintf(buf, sizeof buf, "set key center center vertical Left reverse maxrows %d font ',10'\n",
+             n_series + 3 < 18 ? n_series + 3 : 18);
+    add(sb, buf);
+    add(sb, "plot NaN with lines lw 1.5 lc rgb '#333333' title 'predicted = measured', \\\n"
+            "     NaN with boxes fs solid noborder fc rgb '#d8d8d8' title 'within +-20%', \\\n"
+            "     NaN with lines lw 1 lc rgb '#000000' title 'bars: p10-p90 of the prediction'");
     for (int s = 0; s < n_series; s++) {
         lua_rawgeti(L, P_LABELS, s + 1);
         const char *label = lua_tostring(L, -1);
-        add(sb, ", \\\n     ");
-        add(sb, "ecdata");
-        lua_pushfstring(L, " index %d using 1:2 with points pt 7 title ", s);
-        add_top(sb);
+        add(sb, ", \\\n     NaN with points ps 1");
+        add_series_style(sb, s, 0);
+        add(sb, " title ");
         add_quoted(sb, label[0] != '\0' ? label : "runs");
         lua_pop(L, 1);
     }
-    add(sb, "\n");
+    add(sb, "\nunset multiplot\n");
     lua_settop(L, P_SCRIPT);
 }
 
-/* Is row[key] true (a boolean true or a non-zero number, as CSV rows carry it)? */
 static int row_flag(lua_State *L, int row, const char *key)
 {
     lua_getfield(L, row, key);
@@ -740,16 +981,18 @@ static void build_scatter(lua_State *L, text *sb, text *db)
                  "lc rgb '#c00000'\n", yline * yu.scale, yline * yu.scale);
         add(sb, buf);
     }
+    add_key(sb, n_series + (front_block >= 0) + (best_block >= 0), longest_label(L, P_LABELS, 12));
     add(sb, "plot ");
-    static const int shapes[] = {7, 5, 9, 11, 13, 15};
     for (int s = 0; s < n_series; s++) {
         lua_rawgeti(L, P_LABELS, s + 1);
         const char *label = lua_tostring(L, -1);
         if (s > 0)
             add(sb, ", \\\n     ");
         add(sb, "ecdata");
-        lua_pushfstring(L, " index %d using 1:2 with points pt %d title ", s, shapes[s % 6]);
+        lua_pushfstring(L, " index %d using 1:2 with points", s);
         add_top(sb);
+        add_series_style(sb, s, 0);
+        add(sb, " title ");
         add_quoted(sb, label[0] != '\0' ? label : yl);
         lua_pop(L, 1);
     }
@@ -934,6 +1177,51 @@ static int put_picture(ec_ctx *ctx, const char *pic, const char *path)
     return st;
 }
 
+/* Write len bytes to path through the library's output-file writer (a temporary renamed into
+ * place; links, devices and the run's inputs refused).  EC_OK, or a status with the message on ctx. */
+static int put_text(ec_ctx *ctx, const char *path, const char *s, size_t len)
+{
+    ec_outfile *out;
+    int st = ec_outfile_open(ctx, path, &out);
+    if (st == EC_OK)
+        st = ec_outfile_write(out, s, len);
+    if (st == EC_OK)
+        return ec_outfile_commit(out);
+    if (out != NULL)
+        ec_outfile_abort(out);
+    return st;
+}
+
+/* spec.script, or EPOCHCAST_PLOT_SCRIPT in the environment: keep the gnuplot script at that
+ * path and its data beside it (path .. ".dat"), runnable by hand (`gnuplot FILE` draws the
+ * picture), written before gnuplot is looked for, so a machine without it can still show
+ * what would be drawn.  EC_OK or a status with the message on ctx. */
+static int keep_script(lua_State *L, ec_ctx *ctx, const char *picture, const char *script, size_t script_len,
+                       const char *data, size_t data_len)
+{
+    const char *keep = spec_string(L, P_SPEC, "script", getenv("EPOCHCAST_PLOT_SCRIPT"));
+    if (keep == NULL || keep[0] == '\0')
+        return EC_OK;
+    ecL_check_output(L, keep);
+    lua_pushfstring(L, "%s.dat", keep);
+    const char *data_path = lua_tostring(L, -1);
+    ecL_check_output(L, data_path);
+    luaL_gsub(L, data_path, "'", "''");
+    luaL_gsub(L, picture, "'", "''");
+    lua_pushfstring(L, "# epochcast plot script: gnuplot %s draws %s from %s\n"
+                    "ecdata = exists('ecdata') ? ecdata : '%s'\necout = exists('ecout') ? ecout : '%s'\n",
+                    keep, picture, data_path, lua_tostring(L, -2), lua_tostring(L, -1));
+    lua_pushlstring(L, script, script_len);
+    lua_concat(L, 2);
+    size_t len;
+    const char *body = lua_tolstring(L, -1, &len);
+    int st = put_text(ctx, data_path, data, data_len);
+    if (st == EC_OK)
+        st = put_text(ctx, keep, body, len);
+    lua_pop(L, 4);
+    return st;
+}
+
 static int plot_fail(lua_State *L, const char *code, const char *msg)
 {
     lua_pushnil(L);
@@ -944,7 +1232,9 @@ static int plot_fail(lua_State *L, const char *code, const char *msg)
 
 /* ec.plot{kind = "line"|"breakdown"|"memory"|"validate"|"scatter", rows = {...}, path = "x.png"|"x.svg",
  *         x = key, y = key, group = key or {keys}, title =, xlabel =, ylabel =, logx = bool;
- *         scatter: front = key [on_front], best = key [best], xline =, yline = (in x's and y's units)}
+ *         scatter: front = key [on_front], best = key [best], xline =, yline = (in x's and y's units);
+ *         validate: panel = key [metric], note = text for the title; script = FILE (also
+ *         EPOCHCAST_PLOT_SCRIPT): keep the gnuplot script there and its data in FILE.dat}
  * -> true | nil, msg, code (ENOTFOUND when gnuplot is not on PATH, EIO when it fails). */
 int ecL_plot(lua_State *L)
 {
@@ -988,7 +1278,7 @@ int ecL_plot(lua_State *L)
     text db, sb;
     text_new(L, &db);                                              /* P_DATA */
     text_new(L, &sb);                                              /* P_SCRIPT */
-    add_terminal(&sb, svg);
+    add(&sb, "");                                                  /* the terminal, set last */
     if (strcmp(kind, "line") == 0)
         build_lines(L, &sb, &db, 0);
     else if (strcmp(kind, "memory") == 0)
@@ -1001,11 +1291,15 @@ int ecL_plot(lua_State *L)
         build_scatter(L, &sb, &db);
     else
         return luaL_error(L, "plot: unknown kind '%s' (line, breakdown, memory, validate or scatter)", kind);
+    set_terminal(&sb, svg);
     text_push(&db);
     size_t data_len, script_len;
     const char *data = lua_tolstring(L, -1, &data_len);
     text_push(&sb);
     const char *script = lua_tolstring(L, -1, &script_len);
+    int kst = keep_script(L, ctx, path, script, script_len, data, data_len);
+    if (kst != EC_OK)
+        return plot_fail(L, ecL_status_name(kst), ec_ctx_errmsg(ctx));
 
     char gnuplot[EC_PATH_MAX];
     if (!find_on_path("gnuplot", gnuplot, sizeof gnuplot))
