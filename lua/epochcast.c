@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -840,12 +841,26 @@ typedef struct cli_sweep {
     int epoch_unknown;         /* a predicted point without an epoch time (no dataset_samples) */
 } cli_sweep;
 
-/* --plot: keep a predicted point as a row for ec.plot, the result's fields and the axes'
- * values (numbers where they read as numbers). */
+/* --plot: keep a predicted point as a row for ec.plot: the axes' values (numbers where they
+ * read as numbers) and the few result fields a picture uses (a slim row: a long sweep keeps
+ * every point until the end). */
 static void sweep_plot_row(cli_sweep *sw, const ec_sweep_point *pt)
 {
     lua_State *L = sw->L;
-    ecL_pushresult(L, pt->result);
+    const ec_result *res = pt->result;
+    const ec_breakdown *b = &res->breakdown;
+    const double fields[] = {res->epoch_s, res->samples_per_s, b->forward_s, b->backward_s, b->optimizer_s,
+                             b->h2d_s, b->cpu_overhead_s, b->loader_s, b->comm_s};
+    static const char *const names[] = {"epoch_s", "samples_per_s", "breakdown_forward_s", "breakdown_backward_s",
+        "breakdown_optimizer_s", "breakdown_h2d_s", "breakdown_cpu_overhead_s", "breakdown_loader_s",
+        "breakdown_comm_s"};
+    lua_createtable(L, 0, (int)(sizeof names / sizeof names[0] + sw->n_axes + 1));
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        lua_pushnumber(L, fields[i]);
+        lua_setfield(L, -2, names[i]);
+    }
+    lua_pushboolean(L, res->memory.fits);
+    lua_setfield(L, -2, "fits");
     for (size_t a = 0; a < sw->n_axes; a++) {
         const char *v = sw->axes[a].values[pt->values[a]];
         if (lua_stringtonumber(L, v) == 0)
@@ -1010,6 +1025,9 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
             if (m < 0)
                 return usage_error("sweep", "sweep: %s needs a file name (.png or .svg)", a);
             plot = v;
+            size_t len = strlen(v); /* said now, not after a long sweep */
+            if (len < 5 || (strcasecmp(v + len - 4, ".png") != 0 && strcasecmp(v + len - 4, ".svg") != 0))
+                return usage_error("sweep", "sweep: --plot '%s' must end in .png or .svg", v);
         } else if ((m = opt_value(argc, argv, &i, "--threads", "-j", &v)) != 0) {
             if (m < 0 || (threads = ecC_threads_arg(v)) < 0)
                 return usage_error("sweep", "sweep: %s needs a number of threads from 0 (the cores available) to %d",

@@ -48,6 +48,10 @@ fi
 out=$("$EC" sweep model=bert-base gpu=t4,a10g batch_per_gpu=8 --plot 2>&1); rc=$?
 if [ $rc -eq 2 ] && grep -qF "needs a file name" <<<"$out"; then ok "sweep --plot without a file: usage error"
 else bad "sweep --plot without a file: usage error" "rc=$rc $out"; fi
+out=$("$EC" sweep model=bert-base gpu=t4,a10g batch_per_gpu=8 --plot "$tmp/x.jpg" 2>&1); rc=$?
+if [ $rc -eq 2 ] && grep -qF "must end in .png or .svg" <<<"$out" && ! grep -qF "points" <<<"$out"; then
+  ok "sweep --plot with another extension: a usage error before the sweep"
+else bad "sweep --plot with another extension: a usage error before the sweep" "rc=$rc $out"; fi
 out=$(PATH="$tmp/empty" "$EC" sweep model=bert-base gpu=t4,a10g batch_per_gpu=8 --plot "$tmp/none.png" 2>&1); rc=$?
 if [ $rc -eq 1 ] && grep -qF "gnuplot was not found on PATH" <<<"$out" && grep -qF "2 points" <<<"$out" \
    && [ ! -e "$tmp/none.png" ]; then
