@@ -124,7 +124,12 @@ local function reason_for(ec, rb, ra, cfg_b, cfg_a, speedup)
     parts[#parts + 1] = string.format("bottleneck %s -> %s", rb.bottleneck, ra.bottleneck)
   end
   if #parts == 0 then
-    parts[#parts + 1] = biggest_part_change(rb, ra, cfg_b, cfg_a)
+    local part = biggest_part_change(rb, ra, cfg_b, cfg_a)
+    if part and math.abs(speedup - 1) <= NO_EFFECT_BAND then
+      -- No effect: what the change touched is not what limits the step.
+      part = string.format("the bottleneck stays %s: %s", ra.bottleneck, part)
+    end
+    parts[#parts + 1] = part
       or string.format("the predicted step does not change (bottleneck: %s)", ra.bottleneck)
   end
   local note = scaling_note(ra, cfg_b, cfg_a)

@@ -44,6 +44,12 @@ test("turning checkpointing on is explained by recomputation", function()
   check(r.reason:find("at the price of recomputation", 1, true), "reason: " .. r.reason)
 end)
 
+test("a change with no effect says the bottleneck it did not touch", function()
+  local r = audit.run(ec, before, { { label = "num_workers 2 -> 8", set = { num_workers = 8 }, claimed = "30-50%" } })[2]
+  eq(r.verdict, "no effect", "verdict")
+  check(r.reason:find("^the bottleneck stays compute: loader wait"), "reason: " .. r.reason)
+end)
+
 test("the audit tables fit in 100 columns and number their rows alike", function()
   local wide = { { label = string.rep("a long change label ", 4), set = { grad_accum = 1 },
                    claimed = string.rep("a long claim ", 5) } }
