@@ -998,38 +998,43 @@ static int sweep_point_cli(void *ud, const ec_sweep_point *pt)
     return EC_OK;
 }
 
-static int cmd_sweep(lua_State *L, int argc, char **argv)
-{
-    for (int i = 0; i < argc; i++)
-        if (is_help(argv[i]))
-            return fputs(sweep_usage, stdout), 0;
-    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
-    int ctxbox = lua_gettop(L);
+/* sweep's command line: the fixed keys (key=value) set in base, the axes (key=v1,v2,...: their
+ * words kept on the stack), the options. */
+typedef struct sweep_args {
     ec_config base;
-    ec_config_init(&base);
     ecL_axis axes[ECL_SWEEP_MAX_AXES];
-    size_t n_axes = 0, max_values = (size_t)argc + 1;
-    const char *out = NULL, *plot = NULL;
-    int csv = 0, threads = 0;
+    size_t n_axes;
+    const char *out, *plot; /* -o FILE, --plot FILE; NULL without */
+    int csv, threads;
+} sweep_args;
+
+/* Parse sweep's arguments into sa.  Returns -1 when the command should go on, else the exit
+ * status (a usage error, a fixed key the library refuses). */
+static int parse_sweep_args(lua_State *L, ec_ctx *ctx, int argc, char **argv, sweep_args *sa)
+{
+    ec_config_init(&sa->base);
+    sa->n_axes = 0;
+    sa->out = sa->plot = NULL;
+    sa->csv = sa->threads = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         const char *eq = strchr(a, '=');
         int m;
         if (strcmp(a, "--csv") == 0) {
-            csv = 1;
+            sa->csv = 1;
         } else if ((m = opt_value(argc, argv, &i, "--output", "-o", &v)) != 0) {
             if (m < 0)
                 return usage_error("sweep", "sweep: %s needs a file name", a);
-            out = v;
+            sa->out = v;
         } else if ((m = opt_value(argc, argv, &i, "--plot", NULL, &v)) != 0) {
             if (m < 0)
                 return usage_error("sweep", "sweep: %s needs a file name (.png or .svg)", a);
-            plot = v;
+            sa->plot = v;
             size_t len = strlen(v); /* said now, not after a long sweep */
             if (len < 5 || (strcasecmp(v + len - 4, ".png") != 0 && strcasecmp(v + len - 4, ".svg") != 0))
                 return usage_error("sweep", "sweep: --plot '%s' must end in .png or .svg", v);
         } else if ((m = opt_value(argc, argv, &i, "--threads", "-j", &v)) != 0) {
-            if (m < 0 || (threads = ecC_threads_arg(v)) < 0)
+            if (m < 0 || (sa->threads = ecC_threads_arg(v)) < 0)
                 return usage_error("sweep", "sweep: %s needs a number of threads from 0 (the cores available) to %d",
                                    a, ECL_SWEEP_MAX_THREADS);
         } else if (a[0] == '-') {
@@ -1046,22 +1051,73 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
             const char **parts = (const char **)lua_newuserdatauv(L, cap * sizeof *parts, 0);
             size_t n = ecC_split(value, parts, cap);
             if (n == 1) {
-                if (ec_config_set(ctx, &base, word, value) != EC_OK)
+                if (ec_config_set(ctx, &sa->base, word, value) != EC_OK)
                     return fail("%s", ec_ctx_errmsg(ctx));
             } else {
-                if (n_axes == ECL_SWEEP_MAX_AXES)
+                if (sa->n_axes == ECL_SWEEP_MAX_AXES)
                     return usage_error("sweep", "sweep: at most %d axes", ECL_SWEEP_MAX_AXES);
-                axes[n_axes++] = (ecL_axis){word, n, parts};
+                sa->axes[sa->n_axes++] = (ecL_axis){word, n, parts};
             }
-            if (n > max_values)
-                max_values = n;
         }
     }
-    if (n_axes == 0)
+    if (sa->n_axes == 0)
         return usage_error("sweep", "sweep: no axis; give at least one key=v1,v2,...");
+    return -1;
+}
+
+/* The sweep's columns (every config key, the result columns, error: their names after the
+ * n_cols cells' pointers in fields) and each axis's width in the table, in userdata on the stack. */
+static void sweep_columns(lua_State *L, cli_sweep *sw)
+{
+    sw->n_cols = ec_config_key_count() + ecL_result_column_count() + 1;
+    sw->fields = (const char **)lua_newuserdatauv(L, 2 * sw->n_cols * sizeof *sw->fields, 0);
+    sw->cells = (char *)lua_newuserdatauv(L, sw->n_cols * CELL_MAX, 0);
+    sw->widths = (int *)lua_newuserdatauv(L, sw->n_axes * sizeof *sw->widths, 0);
+    for (size_t c = 0; c < sw->n_cols; c++) {
+        size_t nk = ec_config_key_count(), nr = ecL_result_column_count();
+        sw->fields[sw->n_cols + c] = c < nk        ? ec_config_key_name(c)
+                                     : c < nk + nr ? ecL_result_column_name(c - nk)
+                                                   : "error";
+    }
+    for (size_t a = 0; a < sw->n_axes; a++) {
+        sw->widths[a] = (int)strlen(sw->axes[a].key);
+        for (size_t v = 0; v < sw->axes[a].n; v++)
+            if ((int)strlen(sw->axes[a].values[v]) > sw->widths[a])
+                sw->widths[a] = (int)strlen(sw->axes[a].values[v]);
+    }
+}
+
+/* Push the refused points' lines (sw->refused_idx) as one text, listed after the table. */
+static void push_refused_text(lua_State *L, const cli_sweep *sw)
+{
+    luaL_Buffer refused_text;
+    luaL_buffinit(L, &refused_text);
+    for (size_t r = 1; r <= sw->refused; r++) {
+        lua_rawgeti(L, sw->refused_idx, (lua_Integer)r);
+        luaL_addvalue(&refused_text);
+    }
+    luaL_pushresult(&refused_text);
+}
+
+static int cmd_sweep(lua_State *L, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (is_help(argv[i]))
+            return fputs(sweep_usage, stdout), 0;
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    int ctxbox = lua_gettop(L);
+    sweep_args sa;
+    int code = parse_sweep_args(L, ctx, argc, argv, &sa);
+    if (code >= 0)
+        return code;
+    const ec_config *base = &sa.base;
+    const ecL_axis *axes = sa.axes;
+    size_t n_axes = sa.n_axes;
+    const char *out = sa.out, *plot = sa.plot;
+    int csv = sa.csv, threads = sa.threads;
     char msg[EC_WARNING_TEXT_MAX];
     size_t total = 0;
-    if (ecL_sweep_check(ctx, &base, axes, n_axes, &total, msg, sizeof msg) != EC_OK)
+    if (ecL_sweep_check(ctx, base, axes, n_axes, &total, msg, sizeof msg) != EC_OK)
         return fail("%s", msg);
 
     lua_newtable(L); /* the refused points' lines */
@@ -1070,20 +1126,7 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
         lua_newtable(L);
         sw.plot_rows = lua_gettop(L);
     }
-    sw.n_cols = ec_config_key_count() + ecL_result_column_count() + 1;
-    sw.fields = (const char **)lua_newuserdatauv(L, 2 * sw.n_cols * sizeof *sw.fields, 0);
-    sw.cells = (char *)lua_newuserdatauv(L, sw.n_cols * CELL_MAX, 0);
-    sw.widths = (int *)lua_newuserdatauv(L, n_axes * sizeof *sw.widths, 0);
-    for (size_t c = 0; c < sw.n_cols; c++) {
-        size_t nk = ec_config_key_count(), nr = ecL_result_column_count();
-        sw.fields[sw.n_cols + c] = c < nk ? ec_config_key_name(c) : c < nk + nr ? ecL_result_column_name(c - nk) : "error";
-    }
-    for (size_t a = 0; a < n_axes; a++) {
-        sw.widths[a] = (int)strlen(axes[a].key);
-        for (size_t v = 0; v < axes[a].n; v++)
-            if ((int)strlen(axes[a].values[v]) > sw.widths[a])
-                sw.widths[a] = (int)strlen(axes[a].values[v]);
-    }
+    sweep_columns(L, &sw);
     void **wslot = ecL_newbox(L, ecL_abort_csv);
     int wbox = lua_gettop(L);
     if (ecC_mpi_rank() != 0)
@@ -1111,14 +1154,8 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     ec_sweep_opts_init(&so);
     so.threads = threads;
     so.resolve = 1;
-    int st = ecC_sweep_run(L, ctx, &base, axes, n_axes, &so, sweep_point_cli, &sw, msg, sizeof msg);
-    luaL_Buffer refused_text;
-    luaL_buffinit(L, &refused_text);
-    for (size_t r = 1; r <= sw.refused; r++) {
-        lua_rawgeti(L, sw.refused_idx, (lua_Integer)r);
-        luaL_addvalue(&refused_text);
-    }
-    luaL_pushresult(&refused_text);
+    int st = ecC_sweep_run(L, ctx, base, axes, n_axes, &so, sweep_point_cli, &sw, msg, sizeof msg);
+    push_refused_text(L, &sw);
     if (st != EC_OK) {
         ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
         return fail("%s", msg);
@@ -1384,6 +1421,116 @@ static const char *intern(lua_State *L, int idx, const char *s)
     return p;
 }
 
+/* validate's per-run CSV (-o FILE): its columns. */
+enum { VALIDATE_COLS = 10, NUM_MAX = 32 };
+static const char *const validate_header[VALIDATE_COLS] = {"id", "gpu", "model", "metric", "predicted", "p10", "p90",
+                                                           "measured", "error_pct", "in_p10_p90"};
+
+/* What validate keeps while the runs stream by. */
+typedef struct vstate {
+    lua_State *L;
+    ec_ctx *ctx;
+    const char *runs_path, *profile;
+    vdata *v;         /* the groups' rows */
+    int names;        /* stack index of the model names' interning table */
+    ec_csv_writer *w; /* -o FILE's writer, or NULL */
+    int wbox;         /* stack index of its box */
+    size_t ooms[4];   /* metric oom rows by (measured died) x 2 + (predicted not to fit) */
+} vstate;
+
+/* Abort -o FILE (nothing half-written is left): before a failure. */
+static void validate_abort(vstate *vs)
+{
+    ec_csv_abort((ec_csv_writer *)ecL_unbox(vs->L, vs->wbox));
+}
+
+/* -o FILE's row of run r: g its row in the GPU group (prediction, interval, coverage), model
+ * its model, oom whether its metric is the outcome (no error_pct). */
+static int validate_csv_row(vstate *vs, const ec_run *r, const vrow *g, const char *model, int oom)
+{
+    char p[NUM_MAX], mv[NUM_MAX], e[NUM_MAX], p10[NUM_MAX] = "", p90[NUM_MAX] = "", in[4] = "";
+    ec_format_number(g->predicted, p, sizeof p);
+    ec_format_number(g->measured, mv, sizeof mv);
+    if (oom)
+        e[0] = '\0';
+    else
+        ec_format_number((g->predicted - g->measured) / g->measured * 100, e, sizeof e);
+    if (g->covered >= 0) {
+        ec_format_number(g->p10, p10, sizeof p10);
+        ec_format_number(g->p90, p90, sizeof p90);
+        snprintf(in, sizeof in, "%d", g->covered);
+    }
+    const char *fields[VALIDATE_COLS] = {r->id, g->key, model, g->metric, p, p10, p90, mv, e, in};
+    return ec_csv_row(vs->w, fields, VALIDATE_COLS);
+}
+
+/* Predict run r (read_frac: the share of the file read, for the progress), add it to its GPU's
+ * and model's groups or count its oom outcome, and write its -o row.  0, or the exit status
+ * after a failure (said, -o aborted). */
+static int validate_run(vstate *vs, const ec_run *r, double read_frac)
+{
+    lua_State *L = vs->L;
+    ec_ctx *ctx = vs->ctx;
+    ec_config cfg = r->config;
+    ec_result res;
+    int st = ec_ctx_progress(ctx, "validate", read_frac, 1);
+    if (st == EC_OK && vs->profile != NULL)
+        st = ec_config_set(ctx, &cfg, "profile", vs->profile);
+    if (st == EC_OK)
+        st = ec_predict(ctx, &cfg, &res);
+    if (st != EC_OK) {
+        validate_abort(vs);
+        return st == EC_ECANCELED ? fail("%s", ec_ctx_errmsg(ctx))
+                                  : fail("%s:%zu: %s", vs->runs_path, r->line, ec_ctx_errmsg(ctx));
+    }
+    /* Group GPUs by profile id, whatever alias the file used. */
+    const char *gpu = NULL;
+    size_t gi;
+    ec_gpu_info info;
+    if (ec_gpu_find(ctx, r->config.gpu, &gi) == EC_OK && ec_gpu_get(ctx, gi, &info) == EC_OK)
+        gpu = info.id; /* owned by the context */
+    else
+        gpu = intern(L, vs->names, r->config.gpu);
+    const char *model = intern(L, vs->names, r->config.model);
+    double pred = ec_result_metric(&res, r->metric), meas = r->value;
+    double lo, hi; /* the prediction's p10-p90 interval in the run's metric */
+    ec_result_metric_interval(&res, r->metric, &lo, &hi);
+    int covered = hi > 0 ? (meas >= lo && meas <= hi) : -1;
+    vrow g = {gpu, pred, meas, covered, ec_metric_name(r->metric), lo, hi}, m = g;
+    m.key = model;
+    int oom = r->metric == EC_METRIC_OOM; /* an outcome, scored as caught or missed, never in the MAPE */
+    if (oom)
+        vs->ooms[(meas > 0.5) * 2 + (pred > 0.5)]++;
+    else if (vdata_push(vs->v, g, m) != 0) {
+        validate_abort(vs);
+        return fail("out of memory");
+    }
+    if (vs->w != NULL && validate_csv_row(vs, r, &g, model, oom) != EC_OK) {
+        validate_abort(vs);
+        return fail("%s", ec_ctx_errmsg(ctx));
+    }
+    return 0;
+}
+
+/* validate's report: every run, then by GPU and by model, the oom outcomes on a line apart. */
+static void print_validate_report(lua_State *L, const vstate *vs)
+{
+    const vdata *v = vs->v;
+    const size_t *ooms = vs->ooms;
+    size_t n = v->n;
+    size_t n_oom = ooms[0] + ooms[1] + ooms[2] + ooms[3];
+    printf("%s: %zu runs%s%s%s\n", vs->runs_path, n + n_oom, vs->profile != NULL ? ", profile " : "",
+           vs->profile != NULL ? vs->profile : "", n_oom > 0 ? " (out-of-memory outcomes apart)" : "");
+    printf("  %-24s %6s %8s %9s %9s %8s %9s\n", "", "n", "MAPE_%", "within10%", "within20%", "bias_%", "p10-p90%");
+    print_stats("all", v->pred, v->meas, v->covered, n);
+    print_groups(L, "GPU", v->by_gpu, n);
+    print_groups(L, "model", v->by_model, n);
+    if (n_oom > 0)
+        printf("  out of memory (metric oom, not in the MAPE): %zu died, %zu predicted not to fit (caught), %zu "
+               "predicted to fit (missed); %zu ran, %zu predicted not to fit (false alarm)\n",
+               ooms[2] + ooms[3], ooms[3], ooms[2], ooms[0] + ooms[1], ooms[1]);
+}
+
 static int cmd_validate(lua_State *L, int argc, char **argv)
 {
     runs_args ra;
@@ -1407,102 +1554,34 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
         return fail("out of memory");
     *vslot = v;
     lua_newtable(L);                                  /* model names */
-    int names = lua_gettop(L);
-
-    enum { NCOL = 10, NUM_MAX = 32 };
-    static const char *const header[NCOL] = {"id", "gpu", "model", "metric", "predicted", "p10", "p90",
-                                             "measured", "error_pct", "in_p10_p90"};
+    vstate vs = {L, ctx, runs_path, profile, v, lua_gettop(L), NULL, 0, {0, 0, 0, 0}};
     void **wslot = ecL_newbox(L, ecL_abort_csv);             /* ... writer */
-    int wbox = lua_gettop(L);
-    ec_csv_writer *w = NULL;
+    vs.wbox = lua_gettop(L);
     if (out != NULL) {
-        st = ec_csv_open(ctx, out, &w);
-        *wslot = w;
+        st = ec_csv_open(ctx, out, &vs.w);
+        *wslot = vs.w;
         if (st == EC_OK)
-            st = ec_csv_row(w, header, NCOL);
+            st = ec_csv_row(vs.w, validate_header, VALIDATE_COLS);
         if (st != EC_OK)
             return fail("%s", ec_ctx_errmsg(ctx));
     }
-    size_t ooms[4] = {0, 0, 0, 0}; /* metric oom rows by (measured died) x 2 + (predicted not to fit) */
     for (;;) {
         const ec_run *r = NULL;
         if ((st = ec_runs_next(rd, &r)) != EC_OK) {
-            ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
+            validate_abort(&vs);
             return fail("%s", ec_ctx_errmsg(ctx));
         }
         if (r == NULL)
             break;
-        ec_config cfg = r->config;
-        ec_result res;
-        st = ec_ctx_progress(ctx, "validate", ec_runs_read_frac(rd), 1);
-        if (st == EC_OK && profile != NULL)
-            st = ec_config_set(ctx, &cfg, "profile", profile);
-        if (st == EC_OK)
-            st = ec_predict(ctx, &cfg, &res);
-        if (st != EC_OK) {
-            ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
-            return st == EC_ECANCELED ? fail("%s", ec_ctx_errmsg(ctx))
-                                      : fail("%s:%zu: %s", runs_path, r->line, ec_ctx_errmsg(ctx));
-        }
-        /* Group GPUs by profile id, whatever alias the file used. */
-        const char *gpu = NULL;
-        size_t gi;
-        ec_gpu_info info;
-        if (ec_gpu_find(ctx, r->config.gpu, &gi) == EC_OK && ec_gpu_get(ctx, gi, &info) == EC_OK)
-            gpu = info.id; /* owned by the context */
-        else
-            gpu = intern(L, names, r->config.gpu);
-        const char *model = intern(L, names, r->config.model);
-        double pred = ec_result_metric(&res, r->metric), meas = r->value;
-        double lo, hi; /* the prediction's p10-p90 interval in the run's metric */
-        ec_result_metric_interval(&res, r->metric, &lo, &hi);
-        int covered = hi > 0 ? (meas >= lo && meas <= hi) : -1;
-        int oom = r->metric == EC_METRIC_OOM; /* an outcome, scored as caught or missed, never in the MAPE */
-        if (oom)
-            ooms[(meas > 0.5) * 2 + (pred > 0.5)]++;
-        else if (vdata_push(v, (vrow){gpu, pred, meas, covered, ec_metric_name(r->metric), lo, hi},
-                            (vrow){model, pred, meas, covered, ec_metric_name(r->metric), lo, hi}) != 0) {
-            ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
-            return fail("out of memory");
-        }
-        if (w != NULL) {
-            char p[NUM_MAX], mv[NUM_MAX], e[NUM_MAX], p10[NUM_MAX] = "", p90[NUM_MAX] = "", in[4] = "";
-            ec_format_number(pred, p, sizeof p);
-            ec_format_number(meas, mv, sizeof mv);
-            if (oom)
-                e[0] = '\0';
-            else
-                ec_format_number((pred - meas) / meas * 100, e, sizeof e);
-            if (covered >= 0) {
-                ec_format_number(lo, p10, sizeof p10);
-                ec_format_number(hi, p90, sizeof p90);
-                snprintf(in, sizeof in, "%d", covered);
-            }
-            const char *fields[NCOL] = {r->id, gpu, model, ec_metric_name(r->metric), p, p10, p90, mv, e, in};
-            if (ec_csv_row(w, fields, NCOL) != EC_OK) {
-                ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
-                return fail("%s", ec_ctx_errmsg(ctx));
-            }
-        }
+        if ((code = validate_run(&vs, r, ec_runs_read_frac(rd))) != 0)
+            return code;
     }
     draw_bar(NULL, 0, 1);
     ec_runs_close((ec_runs_reader *)ecL_unbox(L, rbox));
-    if (w != NULL && ec_csv_close((ec_csv_writer *)ecL_unbox(L, wbox)) != EC_OK)
+    if (vs.w != NULL && ec_csv_close((ec_csv_writer *)ecL_unbox(L, vs.wbox)) != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
-
-    size_t n = v->n;
-    size_t n_oom = ooms[0] + ooms[1] + ooms[2] + ooms[3];
-    printf("%s: %zu runs%s%s%s\n", runs_path, n + n_oom, profile != NULL ? ", profile " : "",
-           profile != NULL ? profile : "", n_oom > 0 ? " (out-of-memory outcomes apart)" : "");
-    printf("  %-24s %6s %8s %9s %9s %8s %9s\n", "", "n", "MAPE_%", "within10%", "within20%", "bias_%", "p10-p90%");
-    print_stats("all", v->pred, v->meas, v->covered, n);
-    print_groups(L, "GPU", v->by_gpu, n);
-    print_groups(L, "model", v->by_model, n);
-    if (n_oom > 0)
-        printf("  out of memory (metric oom, not in the MAPE): %zu died, %zu predicted not to fit (caught), %zu "
-               "predicted to fit (missed); %zu ran, %zu predicted not to fit (false alarm)\n",
-               ooms[2] + ooms[3], ooms[3], ooms[2], ooms[0] + ooms[1], ooms[1]);
-    return ra.plot != NULL ? plot_validate(L, ctxbox, ra.plot, v->by_gpu, n, ooms) : 0;
+    print_validate_report(L, &vs);
+    return ra.plot != NULL ? plot_validate(L, ctxbox, ra.plot, v->by_gpu, v->n, vs.ooms) : 0;
 }
 
 /* ---- calibrate ---------------------------------------------------------------------- */
