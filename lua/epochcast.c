@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -432,7 +433,7 @@ static const char predict_usage[] =
     "keys:\n";
 
 static const char sweep_usage[] =
-    "usage: epochcast sweep key=v1,v2,... [key=value ...] [--csv] [-o FILE] [--threads N]\n"
+    "usage: epochcast sweep key=v1,v2,... [key=value ...] [--csv] [-o FILE] [--plot FILE] [--threads N]\n"
     "\n"
     "Predict every combination of the listed values (the first axis varies slowest) over\n"
     "the fixed keys, and print one line per point: the axes' values, step time,\n"
@@ -440,6 +441,10 @@ static const char sweep_usage[] =
     "the model refuses (an unsupported combination) prints its reason and the sweep goes on.\n"
     "  --csv     print CSV instead: every config key, then the result columns, then error\n"
     "  -o FILE   write that CSV to FILE (atomically)\n"
+    "  --plot FILE  draw the points (.png or .svg, needs gnuplot): epoch time (samples/s\n"
+    "            without dataset_samples) against the numeric axis with the most values,\n"
+    "            one line per combination of the other axes; no numeric axis: the step's\n"
+    "            breakdown, one bar per point\n"
     "  --threads N, -j N  predict on N threads (default 0: the cores available, fewer for\n"
     "            a short sweep); the output is the same, row for row, on any number\n"
     "Under mpirun (mpirun -n K epochcast-mpi sweep ...) the points are split over the K\n"
@@ -458,7 +463,8 @@ static const char validate_usage[] =
     "                in_p10_p90 per run (p10/p90: the prediction's interval in the run's metric)\n"
     "The p10-p90% column is the share of measured runs inside their predicted p10-p90\n"
     "interval: about 80% when the intervals can be trusted on this hardware.\n"
-    "  --plot FILE   draw predicted against measured (.png or .svg, needs gnuplot)\n"
+    "  --plot FILE   draw predicted against measured, one panel per metric with y = x, the\n"
+    "                +-20% band and the p10-p90 bars (.png or .svg, needs gnuplot)\n"
     "  --profile P   predict with the calibrated profile P (overrides the runs' profile)\n"
     "  --allow-paths let lengths=/profile= cells name files outside RUNS.csv's folder\n"
     "                (they are taken from that folder and confined to it by default)\n"
@@ -837,7 +843,88 @@ typedef struct cli_sweep {
     size_t n_cols;
     size_t refused;            /* points the library refused: listed at the end, exit status 1 */
     int refused_idx;           /* stack index of a table of "  key=v key=v: message" lines */
+    int plot_rows;             /* --plot: stack index of the predicted points' rows, else 0 */
+    int epoch_unknown;         /* a predicted point without an epoch time (no dataset_samples) */
 } cli_sweep;
+
+/* --plot: keep a predicted point as a row for ec.plot: the axes' values (numbers where they
+ * read as numbers) and the few result fields a picture uses (a slim row: a long sweep keeps
+ * every point until the end). */
+static void sweep_plot_row(cli_sweep *sw, const ec_sweep_point *pt)
+{
+    lua_State *L = sw->L;
+    const ec_result *res = pt->result;
+    const ec_breakdown *b = &res->breakdown;
+    const double fields[] = {res->epoch_s, res->samples_per_s, b->forward_s, b->backward_s, b->optimizer_s,
+                             b->h2d_s, b->cpu_overhead_s, b->loader_s, b->comm_s};
+    static const char *const names[] = {"epoch_s", "samples_per_s", "breakdown_forward_s", "breakdown_backward_s",
+        "breakdown_optimizer_s", "breakdown_h2d_s", "breakdown_cpu_overhead_s", "breakdown_loader_s",
+        "breakdown_comm_s"};
+    lua_createtable(L, 0, (int)(sizeof names / sizeof names[0] + sw->n_axes + 1));
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        lua_pushnumber(L, fields[i]);
+        lua_setfield(L, -2, names[i]);
+    }
+    lua_pushboolean(L, res->memory.fits);
+    lua_setfield(L, -2, "fits");
+    for (size_t a = 0; a < sw->n_axes; a++) {
+        const char *v = sw->axes[a].values[pt->values[a]];
+        if (lua_stringtonumber(L, v) == 0)
+            lua_pushstring(L, v);
+        lua_setfield(L, -2, sw->axes[a].key);
+    }
+    lua_rawseti(L, sw->plot_rows, (lua_Integer)lua_rawlen(L, sw->plot_rows) + 1);
+    sw->epoch_unknown |= !(pt->result->epoch_s > 0);
+}
+
+/* --plot FILE: the points through ec.plot.  An axis whose values are all numbers (the one
+ * with the most values) is x, the other axes the series, y the epoch time (samples/s when
+ * the epoch is unknown); with no numeric axis, the step's breakdown, one bar per point. */
+static int sweep_plot(lua_State *L, int ctxbox, const cli_sweep *sw, const char *path)
+{
+    int x = -1;
+    for (size_t a = 0; a < sw->n_axes; a++) {
+        int numeric = 1;
+        for (size_t v = 0; v < sw->axes[a].n && numeric; v++) {
+            numeric = lua_stringtonumber(L, sw->axes[a].values[v]) != 0;
+            if (numeric)
+                lua_pop(L, 1);
+        }
+        if (numeric && (x < 0 || sw->axes[a].n > sw->axes[x].n))
+            x = (int)a;
+    }
+    lua_pushvalue(L, ctxbox);                         /* ctx: the picture is written through it */
+    lua_pushcclosure(L, ecL_plot, 1);                 /* f */
+    lua_createtable(L, 0, 6);                         /* f spec */
+    lua_pushstring(L, x >= 0 ? "line" : "breakdown");
+    lua_setfield(L, -2, "kind");
+    lua_pushstring(L, path);
+    lua_setfield(L, -2, "path");
+    lua_createtable(L, (int)sw->n_axes, 0);           /* f spec keys: the series (or the bars' labels) */
+    for (size_t a = 0, k = 0; a < sw->n_axes; a++) {
+        if ((int)a == x)
+            continue;
+        lua_pushstring(L, sw->axes[a].key);
+        lua_rawseti(L, -2, (lua_Integer)++k);
+    }
+    lua_setfield(L, -2, x >= 0 ? "group" : "x");
+    if (x >= 0) {
+        lua_pushstring(L, sw->axes[x].key);
+        lua_setfield(L, -2, "x");
+        lua_pushstring(L, sw->epoch_unknown ? "samples_per_s" : "epoch_s");
+        lua_setfield(L, -2, "y");
+    }
+    lua_pushvalue(L, sw->plot_rows);
+    lua_setfield(L, -2, "rows");
+    if (lua_rawlen(L, sw->plot_rows) == 0) {
+        lua_pop(L, 2);
+        return fail("--plot: no point was predicted, nothing to draw");
+    }
+    lua_call(L, 1, 2);                                /* ok msg */
+    int rc = lua_toboolean(L, -2) ? (printf("wrote %s\n", path), 0) : fail("%s", lua_tostring(L, -1));
+    lua_pop(L, 2); /* the stack as it was: the caller's text is on top */
+    return rc;
+}
 
 /* The CSV row of a point: every config key, the result columns (empty after an error), error. */
 static void sweep_csv_fields(cli_sweep *sw, const ec_sweep_point *pt)
@@ -909,6 +996,8 @@ static int sweep_point_cli(void *ud, const ec_sweep_point *pt)
             putchar('\n');
         }
     }
+    if (sw->plot_rows != 0 && pt->status == EC_OK)
+        sweep_plot_row(sw, pt);
     if (sw->csv || sw->w != NULL) {
         sweep_csv_fields(sw, pt);
         if (sw->csv)
@@ -919,30 +1008,43 @@ static int sweep_point_cli(void *ud, const ec_sweep_point *pt)
     return EC_OK;
 }
 
-static int cmd_sweep(lua_State *L, int argc, char **argv)
-{
-    for (int i = 0; i < argc; i++)
-        if (is_help(argv[i]))
-            return fputs(sweep_usage, stdout), 0;
-    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+/* sweep's command line: the fixed keys (key=value) set in base, the axes (key=v1,v2,...: their
+ * words kept on the stack), the options. */
+typedef struct sweep_args {
     ec_config base;
-    ec_config_init(&base);
     ecL_axis axes[ECL_SWEEP_MAX_AXES];
-    size_t n_axes = 0, max_values = (size_t)argc + 1;
-    const char *out = NULL;
-    int csv = 0, threads = 0;
+    size_t n_axes;
+    const char *out, *plot; /* -o FILE, --plot FILE; NULL without */
+    int csv, threads;
+} sweep_args;
+
+/* Parse sweep's arguments into sa.  Returns -1 when the command should go on, else the exit
+ * status (a usage error, a fixed key the library refuses). */
+static int parse_sweep_args(lua_State *L, ec_ctx *ctx, int argc, char **argv, sweep_args *sa)
+{
+    ec_config_init(&sa->base);
+    sa->n_axes = 0;
+    sa->out = sa->plot = NULL;
+    sa->csv = sa->threads = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         const char *eq = strchr(a, '=');
         int m;
         if (strcmp(a, "--csv") == 0) {
-            csv = 1;
+            sa->csv = 1;
         } else if ((m = opt_value(argc, argv, &i, "--output", "-o", &v)) != 0) {
             if (m < 0)
                 return usage_error("sweep", "sweep: %s needs a file name", a);
-            out = v;
+            sa->out = v;
+        } else if ((m = opt_value(argc, argv, &i, "--plot", NULL, &v)) != 0) {
+            if (m < 0)
+                return usage_error("sweep", "sweep: %s needs a file name (.png or .svg)", a);
+            sa->plot = v;
+            size_t len = strlen(v); /* said now, not after a long sweep */
+            if (len < 5 || (strcasecmp(v + len - 4, ".png") != 0 && strcasecmp(v + len - 4, ".svg") != 0))
+                return usage_error("sweep", "sweep: --plot '%s' must end in .png or .svg", v);
         } else if ((m = opt_value(argc, argv, &i, "--threads", "-j", &v)) != 0) {
-            if (m < 0 || (threads = ecC_threads_arg(v)) < 0)
+            if (m < 0 || (sa->threads = ecC_threads_arg(v)) < 0)
                 return usage_error("sweep", "sweep: %s needs a number of threads from 0 (the cores available) to %d",
                                    a, ECL_SWEEP_MAX_THREADS);
         } else if (a[0] == '-') {
@@ -959,40 +1061,82 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
             const char **parts = (const char **)lua_newuserdatauv(L, cap * sizeof *parts, 0);
             size_t n = ecC_split(value, parts, cap);
             if (n == 1) {
-                if (ec_config_set(ctx, &base, word, value) != EC_OK)
+                if (ec_config_set(ctx, &sa->base, word, value) != EC_OK)
                     return fail("%s", ec_ctx_errmsg(ctx));
             } else {
-                if (n_axes == ECL_SWEEP_MAX_AXES)
+                if (sa->n_axes == ECL_SWEEP_MAX_AXES)
                     return usage_error("sweep", "sweep: at most %d axes", ECL_SWEEP_MAX_AXES);
-                axes[n_axes++] = (ecL_axis){word, n, parts};
+                sa->axes[sa->n_axes++] = (ecL_axis){word, n, parts};
             }
-            if (n > max_values)
-                max_values = n;
         }
     }
-    if (n_axes == 0)
+    if (sa->n_axes == 0)
         return usage_error("sweep", "sweep: no axis; give at least one key=v1,v2,...");
+    return -1;
+}
+
+/* The sweep's columns (every config key, the result columns, error: their names after the
+ * n_cols cells' pointers in fields) and each axis's width in the table, in userdata on the stack. */
+static void sweep_columns(lua_State *L, cli_sweep *sw)
+{
+    sw->n_cols = ec_config_key_count() + ecL_result_column_count() + 1;
+    sw->fields = (const char **)lua_newuserdatauv(L, 2 * sw->n_cols * sizeof *sw->fields, 0);
+    sw->cells = (char *)lua_newuserdatauv(L, sw->n_cols * CELL_MAX, 0);
+    sw->widths = (int *)lua_newuserdatauv(L, sw->n_axes * sizeof *sw->widths, 0);
+    for (size_t c = 0; c < sw->n_cols; c++) {
+        size_t nk = ec_config_key_count(), nr = ecL_result_column_count();
+        sw->fields[sw->n_cols + c] = c < nk        ? ec_config_key_name(c)
+                                     : c < nk + nr ? ecL_result_column_name(c - nk)
+                                                   : "error";
+    }
+    for (size_t a = 0; a < sw->n_axes; a++) {
+        sw->widths[a] = (int)strlen(sw->axes[a].key);
+        for (size_t v = 0; v < sw->axes[a].n; v++)
+            if ((int)strlen(sw->axes[a].values[v]) > sw->widths[a])
+                sw->widths[a] = (int)strlen(sw->axes[a].values[v]);
+    }
+}
+
+/* Push the refused points' lines (sw->refused_idx) as one text, listed after the table. */
+static void push_refused_text(lua_State *L, const cli_sweep *sw)
+{
+    luaL_Buffer refused_text;
+    luaL_buffinit(L, &refused_text);
+    for (size_t r = 1; r <= sw->refused; r++) {
+        lua_rawgeti(L, sw->refused_idx, (lua_Integer)r);
+        luaL_addvalue(&refused_text);
+    }
+    luaL_pushresult(&refused_text);
+}
+
+static int cmd_sweep(lua_State *L, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (is_help(argv[i]))
+            return fputs(sweep_usage, stdout), 0;
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    int ctxbox = lua_gettop(L);
+    sweep_args sa;
+    int code = parse_sweep_args(L, ctx, argc, argv, &sa);
+    if (code >= 0)
+        return code;
+    const ec_config *base = &sa.base;
+    const ecL_axis *axes = sa.axes;
+    size_t n_axes = sa.n_axes;
+    const char *out = sa.out, *plot = sa.plot;
+    int csv = sa.csv, threads = sa.threads;
     char msg[EC_WARNING_TEXT_MAX];
     size_t total = 0;
-    if (ecL_sweep_check(ctx, &base, axes, n_axes, &total, msg, sizeof msg) != EC_OK)
+    if (ecL_sweep_check(ctx, base, axes, n_axes, &total, msg, sizeof msg) != EC_OK)
         return fail("%s", msg);
 
     lua_newtable(L); /* the refused points' lines */
-    cli_sweep sw = {L, ctx, axes, n_axes, !csv, csv, NULL, NULL, NULL, NULL, 0, 0, lua_gettop(L)};
-    sw.n_cols = ec_config_key_count() + ecL_result_column_count() + 1;
-    sw.fields = (const char **)lua_newuserdatauv(L, 2 * sw.n_cols * sizeof *sw.fields, 0);
-    sw.cells = (char *)lua_newuserdatauv(L, sw.n_cols * CELL_MAX, 0);
-    sw.widths = (int *)lua_newuserdatauv(L, n_axes * sizeof *sw.widths, 0);
-    for (size_t c = 0; c < sw.n_cols; c++) {
-        size_t nk = ec_config_key_count(), nr = ecL_result_column_count();
-        sw.fields[sw.n_cols + c] = c < nk ? ec_config_key_name(c) : c < nk + nr ? ecL_result_column_name(c - nk) : "error";
+    cli_sweep sw = {L, ctx, axes, n_axes, !csv, csv, NULL, NULL, NULL, NULL, 0, 0, lua_gettop(L), 0, 0};
+    if (plot != NULL && ecC_mpi_rank() == 0) { /* under mpirun rank 0 draws */
+        lua_newtable(L);
+        sw.plot_rows = lua_gettop(L);
     }
-    for (size_t a = 0; a < n_axes; a++) {
-        sw.widths[a] = (int)strlen(axes[a].key);
-        for (size_t v = 0; v < axes[a].n; v++)
-            if ((int)strlen(axes[a].values[v]) > sw.widths[a])
-                sw.widths[a] = (int)strlen(axes[a].values[v]);
-    }
+    sweep_columns(L, &sw);
     void **wslot = ecL_newbox(L, ecL_abort_csv);
     int wbox = lua_gettop(L);
     if (ecC_mpi_rank() != 0)
@@ -1020,14 +1164,8 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
     ec_sweep_opts_init(&so);
     so.threads = threads;
     so.resolve = 1;
-    int st = ecC_sweep_run(L, ctx, &base, axes, n_axes, &so, sweep_point_cli, &sw, msg, sizeof msg);
-    luaL_Buffer refused_text;
-    luaL_buffinit(L, &refused_text);
-    for (size_t r = 1; r <= sw.refused; r++) {
-        lua_rawgeti(L, sw.refused_idx, (lua_Integer)r);
-        luaL_addvalue(&refused_text);
-    }
-    luaL_pushresult(&refused_text);
+    int st = ecC_sweep_run(L, ctx, base, axes, n_axes, &so, sweep_point_cli, &sw, msg, sizeof msg);
+    push_refused_text(L, &sw);
     if (st != EC_OK) {
         ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
         return fail("%s", msg);
@@ -1040,12 +1178,13 @@ static int cmd_sweep(lua_State *L, int argc, char **argv)
         if (out != NULL)
             printf("wrote %s\n", out);
     }
+    int plot_rc = sw.plot_rows != 0 ? sweep_plot(L, ctxbox, &sw, plot) : 0; /* refused points listed still */
     if (sw.refused > 0) { /* a refused point is an error of the sweep: listed, exit status 1 */
         fprintf(stderr, "epochcast: %zu of %zu sweep points refused:\n", sw.refused, total);
         put_escaped(stderr, lua_tostring(L, -1));
         return EXIT_FAILURE;
     }
-    return 0;
+    return plot_rc != 0 ? EXIT_FAILURE : 0;
 }
 
 /* ---- commands on a run-record file (validate, calibrate) -------------------------------- */
@@ -1121,6 +1260,8 @@ typedef struct vrow {
     const char *key; /* GPU or model name of the group */
     double predicted, measured;
     int covered;     /* measured inside the prediction's p10-p90 interval: 1, outside 0, no interval -1 */
+    const char *metric; /* ec_metric_name: the plot's panel */
+    double p10, p90;    /* the prediction's interval (0 when it has none) */
 } vrow;
 
 static int compare_vrow(const void *a, const void *b)
@@ -1172,9 +1313,15 @@ static void print_groups(lua_State *L, const char *title, vrow *rows, size_t n)
     lua_pop(L, 3);
 }
 
-/* Draw predicted against measured, one colour per GPU, through ec.plot's C function. */
-static int plot_validate(lua_State *L, int ctxbox, const char *path, const vrow *rows, size_t n)
+/* Draw predicted against measured, one panel per metric and one colour per GPU, through
+ * ec.plot's C function; the out-of-memory outcomes (ooms as cmd_validate counts them, scored
+ * apart) are said in the title. */
+static int plot_validate(lua_State *L, int ctxbox, const char *path, const vrow *rows, size_t n, const size_t ooms[4])
 {
+    char note[160] = "";
+    if (ooms[0] + ooms[1] + ooms[2] + ooms[3] > 0)
+        snprintf(note, sizeof note, "; out of memory (apart, not drawn): %zu caught, %zu missed, %zu false alarms",
+                 ooms[3], ooms[2], ooms[1]);
     lua_pushvalue(L, ctxbox);                         /* ctx: the picture is written through it */
     lua_pushcclosure(L, ecL_plot, 1);                 /* f */
     lua_createtable(L, 0, 4);                         /* f spec */
@@ -1184,11 +1331,21 @@ static int plot_validate(lua_State *L, int ctxbox, const char *path, const vrow 
     lua_setfield(L, -2, "path");
     lua_pushliteral(L, "gpu");
     lua_setfield(L, -2, "group");
+    lua_pushstring(L, note);
+    lua_setfield(L, -2, "note");
     lua_createtable(L, n < INT_MAX ? (int)n : 0, 0);  /* f spec rows */
     for (size_t i = 0; i < n; i++) {
-        lua_createtable(L, 0, 3);
+        lua_createtable(L, 0, 6);
         lua_pushstring(L, rows[i].key);
         lua_setfield(L, -2, "gpu");
+        lua_pushstring(L, rows[i].metric);
+        lua_setfield(L, -2, "metric");
+        if (rows[i].p90 > 0) {
+            lua_pushnumber(L, rows[i].p10);
+            lua_setfield(L, -2, "p10");
+            lua_pushnumber(L, rows[i].p90);
+            lua_setfield(L, -2, "p90");
+        }
         lua_pushnumber(L, rows[i].predicted);
         lua_setfield(L, -2, "predicted");
         lua_pushnumber(L, rows[i].measured);
@@ -1274,6 +1431,116 @@ static const char *intern(lua_State *L, int idx, const char *s)
     return p;
 }
 
+/* validate's per-run CSV (-o FILE): its columns. */
+enum { VALIDATE_COLS = 10, NUM_MAX = 32 };
+static const char *const validate_header[VALIDATE_COLS] = {"id", "gpu", "model", "metric", "predicted", "p10", "p90",
+                                                           "measured", "error_pct", "in_p10_p90"};
+
+/* What validate keeps while the runs stream by. */
+typedef struct vstate {
+    lua_State *L;
+    ec_ctx *ctx;
+    const char *runs_path, *profile;
+    vdata *v;         /* the groups' rows */
+    int names;        /* stack index of the model names' interning table */
+    ec_csv_writer *w; /* -o FILE's writer, or NULL */
+    int wbox;         /* stack index of its box */
+    size_t ooms[4];   /* metric oom rows by (measured died) x 2 + (predicted not to fit) */
+} vstate;
+
+/* Abort -o FILE (nothing half-written is left): before a failure. */
+static void validate_abort(vstate *vs)
+{
+    ec_csv_abort((ec_csv_writer *)ecL_unbox(vs->L, vs->wbox));
+}
+
+/* -o FILE's row of run r: g its row in the GPU group (prediction, interval, coverage), model
+ * its model, oom whether its metric is the outcome (no error_pct). */
+static int validate_csv_row(vstate *vs, const ec_run *r, const vrow *g, const char *model, int oom)
+{
+    char p[NUM_MAX], mv[NUM_MAX], e[NUM_MAX], p10[NUM_MAX] = "", p90[NUM_MAX] = "", in[4] = "";
+    ec_format_number(g->predicted, p, sizeof p);
+    ec_format_number(g->measured, mv, sizeof mv);
+    if (oom)
+        e[0] = '\0';
+    else
+        ec_format_number((g->predicted - g->measured) / g->measured * 100, e, sizeof e);
+    if (g->covered >= 0) {
+        ec_format_number(g->p10, p10, sizeof p10);
+        ec_format_number(g->p90, p90, sizeof p90);
+        snprintf(in, sizeof in, "%d", g->covered);
+    }
+    const char *fields[VALIDATE_COLS] = {r->id, g->key, model, g->metric, p, p10, p90, mv, e, in};
+    return ec_csv_row(vs->w, fields, VALIDATE_COLS);
+}
+
+/* Predict run r (read_frac: the share of the file read, for the progress), add it to its GPU's
+ * and model's groups or count its oom outcome, and write its -o row.  0, or the exit status
+ * after a failure (said, -o aborted). */
+static int validate_run(vstate *vs, const ec_run *r, double read_frac)
+{
+    lua_State *L = vs->L;
+    ec_ctx *ctx = vs->ctx;
+    ec_config cfg = r->config;
+    ec_result res;
+    int st = ec_ctx_progress(ctx, "validate", read_frac, 1);
+    if (st == EC_OK && vs->profile != NULL)
+        st = ec_config_set(ctx, &cfg, "profile", vs->profile);
+    if (st == EC_OK)
+        st = ec_predict(ctx, &cfg, &res);
+    if (st != EC_OK) {
+        validate_abort(vs);
+        return st == EC_ECANCELED ? fail("%s", ec_ctx_errmsg(ctx))
+                                  : fail("%s:%zu: %s", vs->runs_path, r->line, ec_ctx_errmsg(ctx));
+    }
+    /* Group GPUs by profile id, whatever alias the file used. */
+    const char *gpu = NULL;
+    size_t gi;
+    ec_gpu_info info;
+    if (ec_gpu_find(ctx, r->config.gpu, &gi) == EC_OK && ec_gpu_get(ctx, gi, &info) == EC_OK)
+        gpu = info.id; /* owned by the context */
+    else
+        gpu = intern(L, vs->names, r->config.gpu);
+    const char *model = intern(L, vs->names, r->config.model);
+    double pred = ec_result_metric(&res, r->metric), meas = r->value;
+    double lo, hi; /* the prediction's p10-p90 interval in the run's metric */
+    ec_result_metric_interval(&res, r->metric, &lo, &hi);
+    int covered = hi > 0 ? (meas >= lo && meas <= hi) : -1;
+    vrow g = {gpu, pred, meas, covered, ec_metric_name(r->metric), lo, hi}, m = g;
+    m.key = model;
+    int oom = r->metric == EC_METRIC_OOM; /* an outcome, scored as caught or missed, never in the MAPE */
+    if (oom)
+        vs->ooms[(meas > 0.5) * 2 + (pred > 0.5)]++;
+    else if (vdata_push(vs->v, g, m) != 0) {
+        validate_abort(vs);
+        return fail("out of memory");
+    }
+    if (vs->w != NULL && validate_csv_row(vs, r, &g, model, oom) != EC_OK) {
+        validate_abort(vs);
+        return fail("%s", ec_ctx_errmsg(ctx));
+    }
+    return 0;
+}
+
+/* validate's report: every run, then by GPU and by model, the oom outcomes on a line apart. */
+static void print_validate_report(lua_State *L, const vstate *vs)
+{
+    const vdata *v = vs->v;
+    const size_t *ooms = vs->ooms;
+    size_t n = v->n;
+    size_t n_oom = ooms[0] + ooms[1] + ooms[2] + ooms[3];
+    printf("%s: %zu runs%s%s%s\n", vs->runs_path, n + n_oom, vs->profile != NULL ? ", profile " : "",
+           vs->profile != NULL ? vs->profile : "", n_oom > 0 ? " (out-of-memory outcomes apart)" : "");
+    printf("  %-24s %6s %8s %9s %9s %8s %9s\n", "", "n", "MAPE_%", "within10%", "within20%", "bias_%", "p10-p90%");
+    print_stats("all", v->pred, v->meas, v->covered, n);
+    print_groups(L, "GPU", v->by_gpu, n);
+    print_groups(L, "model", v->by_model, n);
+    if (n_oom > 0)
+        printf("  out of memory (metric oom, not in the MAPE): %zu died, %zu predicted not to fit (caught), %zu "
+               "predicted to fit (missed); %zu ran, %zu predicted not to fit (false alarm)\n",
+               ooms[2] + ooms[3], ooms[3], ooms[2], ooms[0] + ooms[1], ooms[1]);
+}
+
 static int cmd_validate(lua_State *L, int argc, char **argv)
 {
     runs_args ra;
@@ -1297,101 +1564,34 @@ static int cmd_validate(lua_State *L, int argc, char **argv)
         return fail("out of memory");
     *vslot = v;
     lua_newtable(L);                                  /* model names */
-    int names = lua_gettop(L);
-
-    enum { NCOL = 10, NUM_MAX = 32 };
-    static const char *const header[NCOL] = {"id", "gpu", "model", "metric", "predicted", "p10", "p90",
-                                             "measured", "error_pct", "in_p10_p90"};
+    vstate vs = {L, ctx, runs_path, profile, v, lua_gettop(L), NULL, 0, {0, 0, 0, 0}};
     void **wslot = ecL_newbox(L, ecL_abort_csv);             /* ... writer */
-    int wbox = lua_gettop(L);
-    ec_csv_writer *w = NULL;
+    vs.wbox = lua_gettop(L);
     if (out != NULL) {
-        st = ec_csv_open(ctx, out, &w);
-        *wslot = w;
+        st = ec_csv_open(ctx, out, &vs.w);
+        *wslot = vs.w;
         if (st == EC_OK)
-            st = ec_csv_row(w, header, NCOL);
+            st = ec_csv_row(vs.w, validate_header, VALIDATE_COLS);
         if (st != EC_OK)
             return fail("%s", ec_ctx_errmsg(ctx));
     }
-    size_t ooms[4] = {0, 0, 0, 0}; /* metric oom rows by (measured died) x 2 + (predicted not to fit) */
     for (;;) {
         const ec_run *r = NULL;
         if ((st = ec_runs_next(rd, &r)) != EC_OK) {
-            ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
+            validate_abort(&vs);
             return fail("%s", ec_ctx_errmsg(ctx));
         }
         if (r == NULL)
             break;
-        ec_config cfg = r->config;
-        ec_result res;
-        st = ec_ctx_progress(ctx, "validate", ec_runs_read_frac(rd), 1);
-        if (st == EC_OK && profile != NULL)
-            st = ec_config_set(ctx, &cfg, "profile", profile);
-        if (st == EC_OK)
-            st = ec_predict(ctx, &cfg, &res);
-        if (st != EC_OK) {
-            ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
-            return st == EC_ECANCELED ? fail("%s", ec_ctx_errmsg(ctx))
-                                      : fail("%s:%zu: %s", runs_path, r->line, ec_ctx_errmsg(ctx));
-        }
-        /* Group GPUs by profile id, whatever alias the file used. */
-        const char *gpu = NULL;
-        size_t gi;
-        ec_gpu_info info;
-        if (ec_gpu_find(ctx, r->config.gpu, &gi) == EC_OK && ec_gpu_get(ctx, gi, &info) == EC_OK)
-            gpu = info.id; /* owned by the context */
-        else
-            gpu = intern(L, names, r->config.gpu);
-        const char *model = intern(L, names, r->config.model);
-        double pred = ec_result_metric(&res, r->metric), meas = r->value;
-        double lo, hi; /* the prediction's p10-p90 interval in the run's metric */
-        ec_result_metric_interval(&res, r->metric, &lo, &hi);
-        int covered = hi > 0 ? (meas >= lo && meas <= hi) : -1;
-        int oom = r->metric == EC_METRIC_OOM; /* an outcome, scored as caught or missed, never in the MAPE */
-        if (oom)
-            ooms[(meas > 0.5) * 2 + (pred > 0.5)]++;
-        else if (vdata_push(v, (vrow){gpu, pred, meas, covered}, (vrow){model, pred, meas, covered}) != 0) {
-            ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
-            return fail("out of memory");
-        }
-        if (w != NULL) {
-            char p[NUM_MAX], mv[NUM_MAX], e[NUM_MAX], p10[NUM_MAX] = "", p90[NUM_MAX] = "", in[4] = "";
-            ec_format_number(pred, p, sizeof p);
-            ec_format_number(meas, mv, sizeof mv);
-            if (oom)
-                e[0] = '\0';
-            else
-                ec_format_number((pred - meas) / meas * 100, e, sizeof e);
-            if (covered >= 0) {
-                ec_format_number(lo, p10, sizeof p10);
-                ec_format_number(hi, p90, sizeof p90);
-                snprintf(in, sizeof in, "%d", covered);
-            }
-            const char *fields[NCOL] = {r->id, gpu, model, ec_metric_name(r->metric), p, p10, p90, mv, e, in};
-            if (ec_csv_row(w, fields, NCOL) != EC_OK) {
-                ec_csv_abort((ec_csv_writer *)ecL_unbox(L, wbox));
-                return fail("%s", ec_ctx_errmsg(ctx));
-            }
-        }
+        if ((code = validate_run(&vs, r, ec_runs_read_frac(rd))) != 0)
+            return code;
     }
     draw_bar(NULL, 0, 1);
     ec_runs_close((ec_runs_reader *)ecL_unbox(L, rbox));
-    if (w != NULL && ec_csv_close((ec_csv_writer *)ecL_unbox(L, wbox)) != EC_OK)
+    if (vs.w != NULL && ec_csv_close((ec_csv_writer *)ecL_unbox(L, vs.wbox)) != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
-
-    size_t n = v->n;
-    size_t n_oom = ooms[0] + ooms[1] + ooms[2] + ooms[3];
-    printf("%s: %zu runs%s%s%s\n", runs_path, n + n_oom, profile != NULL ? ", profile " : "",
-           profile != NULL ? profile : "", n_oom > 0 ? " (out-of-memory outcomes apart)" : "");
-    printf("  %-24s %6s %8s %9s %9s %8s %9s\n", "", "n", "MAPE_%", "within10%", "within20%", "bias_%", "p10-p90%");
-    print_stats("all", v->pred, v->meas, v->covered, n);
-    print_groups(L, "GPU", v->by_gpu, n);
-    print_groups(L, "model", v->by_model, n);
-    if (n_oom > 0)
-        printf("  out of memory (metric oom, not in the MAPE): %zu died, %zu predicted not to fit (caught), %zu "
-               "predicted to fit (missed); %zu ran, %zu predicted not to fit (false alarm)\n",
-               ooms[2] + ooms[3], ooms[3], ooms[2], ooms[0] + ooms[1], ooms[1]);
-    return ra.plot != NULL ? plot_validate(L, ctxbox, ra.plot, v->by_gpu, n) : 0;
+    print_validate_report(L, &vs);
+    return ra.plot != NULL ? plot_validate(L, ctxbox, ra.plot, v->by_gpu, v->n, vs.ooms) : 0;
 }
 
 /* ---- calibrate ---------------------------------------------------------------------- */

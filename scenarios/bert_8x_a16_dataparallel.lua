@@ -104,16 +104,18 @@ end
 --    document's 16 per GPU in fp32, and its 'after' (AMP, 32 per GPU, accumulation 4).
 print()
 print("DataParallel against DDP on 8 A16s, from the predictions:")
-print(string.format("  %-24s %-9s %9s %10s %9s %8s %10s %10s %11s", "configuration", "strategy", "samples/s",
-  "efficiency", "comm ms", "CPU ms", "GPU0 busy", "others", "GPU0/others"))
+-- busy: each GPU's busy time per step (GPU 0, the others); GiB: peak on GPU 0 / the others.
+print(string.format("  %-24s %-8s %9s %7s %7s %6s %7s %9s %12s", "configuration", "strategy", "samples/s",
+  "scaling", "comm ms", "CPU ms", "GPU0 ms", "others ms", "GiB 0/others"))
 local why = {}
 for _, t in ipairs { { "fp32, 16 per GPU", {} }, { "after (AMP, 32, accum 4)", after_fixed } } do
   for _, s in ipairs { "dp", "ddp" } do
     local r = assert(ec.predict(merge(before, t[2], { num_gpus = 8, strategy = s })))
     why[#why + 1] = r
-    print(string.format("  %-24s %-9s %9.1f %9.1f%% %9.1f %8.1f %7.0f ms %7.0f ms %5.2f/%.2f GiB", t[1], s,
+    print(string.format("  %-24s %-8s %9.1f %6.1f%% %7.1f %6.1f %7.0f %9.0f %12s", t[1], s,
       r.samples_per_s, r.scaling_efficiency_frac * 100, r.breakdown.comm_s * 1e3, r.breakdown.cpu_overhead_s * 1e3,
-      r.gpu_busy_s * 1e3, r.other_gpu_busy_s * 1e3, r.peak_bytes / GIB, r.other_gpu_peak_bytes / GIB))
+      r.gpu_busy_s * 1e3, r.other_gpu_busy_s * 1e3,
+      string.format("%.2f/%.2f", r.peak_bytes / GIB, r.other_gpu_peak_bytes / GIB)))
   end
 end
 local dp, ddp = why[3], why[4]
@@ -131,8 +133,8 @@ print(string.format("  - CPU overhead %.1f ms against %.1f: one Python process i
 print(string.format("  - GPU 0 is busy %.0f ms per step against %.0f on the others (it also runs the optimizer),",
   dp.gpu_busy_s * 1e3, dp.other_gpu_busy_s * 1e3))
 print(string.format("    and holds %.2f GiB more than they do", (dp.peak_bytes - dp.other_gpu_peak_bytes) / GIB))
-print(string.format("  - with the document's first step alone (DataParallel, batch still 16) each GPU gets 2 samples: "
-  .. "%.2fx, not ~7x", rows[2].predicted_speedup))
+print("  - with the document's first step alone (DataParallel, batch still 16) each GPU gets 2")
+print(string.format("    samples: %.2fx, not ~7x", rows[2].predicted_speedup))
 
 -- 3. The document's observations and expectations beside the prediction.
 print()

@@ -54,7 +54,7 @@ end
 --    batch_per_gpu x grad_accum x dp = 128 sequences of 4096 tokens.
 print()
 print("Llama-3.1-70B on 64 x H100 (8 nodes, ib-ndr-400), 128 x 4096 tokens per step")
-print(string.format("  %-30s %-16s %8s %8s %6s %6s %7s %7s %12s %5s", "layout", "dp x tp x pp", "tokens/s",
+print(string.format("  %-24s %-12s %8s %7s %5s %5s %6s %6s %12s %4s", "layout", "dp x tp x pp", "tokens/s",
   "step_s", "MFU%", "HFU%", "bubble", "tp_s", "peak/cap GiB", "fits"))
 local big = { model = "llama-3.1-70b", gpu = "h100-sxm5-80gb", num_gpus = 64, network = "ib-ndr-400",
               seq_len = 4096, batch_per_gpu = 1, precision = "amp_bf16", attention = "flash",
@@ -71,7 +71,7 @@ local layouts = {
 }
 for _, l in ipairs(layouts) do
   local r = run(l[1], merge(big, l[2]))
-  print(string.format("  %-30s %-16s %8.0f %8.2f %6.1f %6.1f %7.2f %7.2f %5.1f/%-6.1f %5s", l[1],
+  print(string.format("  %-24s %-12s %8.0f %7.2f %5.1f %5.1f %6.2f %6.2f %5.1f/%-6.1f %4s", l[1],
     string.format("%d x %d x %d", r.dp, r.tp, r.pp), r.tokens_per_s, r.step_s, r.mfu_frac * 100,
     r.hfu_frac * 100, r.comm.pp_bubble_s, r.comm.tp_s, r.peak_bytes / GIB, r.capacity_bytes / GIB,
     r.fits and "yes" or "no"))

@@ -49,7 +49,9 @@ for _, r in ipairs(rows) do
   local key = r.gpu .. " " .. r.precision
   if not r.error and #r.warnings > 0 and not seen[key] then
     seen[key] = true
-    print(key .. ": " .. table.concat(r.warnings, "; "))
+    for i, line in ipairs(audit.wrap(key .. ": " .. table.concat(r.warnings, "; "), audit.WIDTH - 4)) do
+      print((i > 1 and "    " or "") .. line) -- continued lines indented
+    end
   end
 end
 

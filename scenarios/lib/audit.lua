@@ -18,8 +18,10 @@
 --   overstated        faster, but by less than 90% of the claimed (lower) figure
 --   holds             faster, and at least 90% of the claim (or the claim had no number)
 --   not modelled yet  the library refuses the change (a key or feature it lacks)
--- The reason comes from the prediction: warnings the change brings, memory it frees that
--- the batch did not need, the bottleneck moving, or the part of the step that changed most.
+-- The reason comes from the prediction and the keys the change sets: warnings the change
+-- brings, memory that checkpointing frees and the batch did not need (recomputation), the
+-- bottleneck moving, or the part of the step that changed most (with the samples per
+-- optimizer step when the optimizer's share moved).
 local M = {}
 
 local GIB = 1024 ^ 3
@@ -68,7 +70,20 @@ local function biggest_part_change(rb, ra, cfg_b, cfg_a)
     end
   end
   if not best_k then return nil end
-  return string.format("%s %+.3g ms per sample", PART_NAMES[best_k], best_d * 1e3)
+  local s = string.format("%s %+.3g ms per sample", PART_NAMES[best_k], best_d * 1e3)
+  -- The optimizer's time per sample moves with the samples per optimizer step (batch,
+  -- accumulation, GPUs): say so, it is the cause.
+  local gb = nb * (cfg_b.num_gpus or 1)
+  local ga = na * (cfg_a.num_gpus or 1)
+  if best_k == "optimizer_s" and ga ~= gb then
+    s = string.format("an optimizer step per %d samples instead of %d: %s", ga, gb, s)
+  end
+  return s
+end
+
+-- Is a config value on (checkpointing = true, 1, "full", ...)?
+local function is_on(v)
+  return v ~= nil and v ~= false and v ~= 0 and v ~= "0" and v ~= "false" and v ~= "none" and v ~= "off"
 end
 
 -- A change that alters the GPU count or the strategy: how well the GPUs scale, and why not
@@ -93,8 +108,11 @@ local function reason_for(ec, rb, ra, cfg_b, cfg_a, speedup)
   end
   if not ra.fits then
     parts[#parts + 1] = string.format("peak %.1f GiB > %.1f GiB on the GPU", ra.peak_bytes / GIB, ra.capacity_bytes / GIB)
-  elseif speedup < 1 - NO_EFFECT_BAND and rb.fits then
-    -- Slower but making room for larger batches: room this batch did not need.
+  elseif speedup < 1 - NO_EFFECT_BAND and rb.fits and is_on(cfg_a.checkpointing)
+      and not is_on(cfg_b.checkpointing) then
+    -- Checkpointing turned on, slower, making room for larger batches: room this batch did
+    -- not need, paid for by recomputing activations.  Other slower changes (less
+    -- accumulation, ...) get the part of the step that moved instead.
     local mb, ma = ec.max_batch(cfg_b), ec.max_batch(cfg_a)
     if mb and ma and ma > mb then
       parts[#parts + 1] = string.format("the batch already fit (%.1f of %.1f GiB): it makes room for batch %d "
@@ -106,7 +124,12 @@ local function reason_for(ec, rb, ra, cfg_b, cfg_a, speedup)
     parts[#parts + 1] = string.format("bottleneck %s -> %s", rb.bottleneck, ra.bottleneck)
   end
   if #parts == 0 then
-    parts[#parts + 1] = biggest_part_change(rb, ra, cfg_b, cfg_a)
+    local part = biggest_part_change(rb, ra, cfg_b, cfg_a)
+    if part and math.abs(speedup - 1) <= NO_EFFECT_BAND then
+      -- No effect: what the change touched is not what limits the step.
+      part = string.format("the bottleneck stays %s: %s", ra.bottleneck, part)
+    end
+    parts[#parts + 1] = part
       or string.format("the predicted step does not change (bottleneck: %s)", ra.bottleneck)
   end
   local note = scaling_note(ra, cfg_b, cfg_a)
@@ -165,27 +188,104 @@ end
 
 local function pad(s, n) return s .. string.rep(" ", math.max(0, n - #s)) end
 
--- Print the audit table: change, claimed, predicted speed-up, samples/s, GPU util, peak
--- memory, verdict, then the reason.
-function M.print(rows)
-  local wc, wl = #"change", #"claimed"
-  for _, r in ipairs(rows) do
-    wc = math.max(wc, #r.change)
-    wl = math.max(wl, #r.claimed)
+-- Output is read in an 80-100 column terminal: the tables below wrap to this width.
+M.WIDTH = 100
+
+-- The lines of text s wrapped at spaces to width w (a word longer than w is cut).
+function M.wrap(s, w)
+  local lines, cur = {}, ""
+  for word in tostring(s):gmatch("%S+") do
+    while #word > w do
+      if cur ~= "" then lines[#lines + 1] = cur; cur = "" end
+      lines[#lines + 1] = word:sub(1, w)
+      word = word:sub(w + 1)
+    end
+    if cur == "" then cur = word
+    elseif #cur + 1 + #word <= w then cur = cur .. " " .. word
+    else lines[#lines + 1] = cur; cur = word end
   end
-  print(string.format("%s  %s  %9s %10s %5s %14s  %-16s %s", pad("change", wc), pad("claimed", wl),
-    "predicted", "samples/s", "GPU%", "peak/cap GiB", "verdict", "reason"))
-  for _, r in ipairs(rows) do
-    local res = r.result
-    if res then
-      print(string.format("%s  %s  %8.2fx %10.1f %5.1f %6.2f/%-7.2f  %-16s %s", pad(r.change, wc),
-        pad(r.claimed, wl), r.predicted_speedup, r.samples_per_s or res.samples_per_s, res.gpu_util_frac * 100,
-        res.peak_bytes / GIB, res.capacity_bytes / GIB, r.verdict, r.reason))
-    else
-      print(string.format("%s  %s  %9s %10s %5s %14s  %-16s %s", pad(r.change, wc), pad(r.claimed, wl),
-        "-", "-", "-", "-", r.verdict, r.reason))
+  if cur ~= "" or #lines == 0 then lines[#lines + 1] = cur end
+  return lines
+end
+
+-- Print a table no wider than width (M.WIDTH): cols = {{title, right = true, wrap = true}, ...},
+-- rows = arrays of strings.  Columns marked wrap give up width, the widest first (down to
+-- 12), and their cells continue on the lines below.
+function M.table(cols, rows, width)
+  width = width or M.WIDTH
+  local w, GAP, MIN = {}, 2, 12
+  for c, col in ipairs(cols) do
+    w[c] = #col[1]
+    for _, r in ipairs(rows) do w[c] = math.max(w[c], #(r[c] or "")) end
+  end
+  local function total()
+    local t = GAP * (#cols - 1)
+    for c = 1, #cols do t = t + w[c] end
+    return t
+  end
+  while total() > width do
+    local widest
+    for c, col in ipairs(cols) do
+      if col.wrap and w[c] > MIN and (not widest or w[c] > w[widest]) then widest = c end
+    end
+    if not widest then break end
+    w[widest] = math.max(MIN, w[widest] - (total() - width))
+  end
+  local function emit(cells)
+    local n = 1
+    for c, col in ipairs(cols) do
+      cells[c] = col.wrap and M.wrap(cells[c] or "", w[c]) or { cells[c] or "" }
+      n = math.max(n, #cells[c])
+    end
+    for i = 1, n do
+      local out = {}
+      for c, col in ipairs(cols) do
+        local s = cells[c][i] or ""
+        out[c] = col.right and string.rep(" ", w[c] - #s) .. s or (c < #cols and pad(s, w[c]) or s)
+      end
+      print((table.concat(out, string.rep(" ", GAP)):gsub("%s+$", "")))
     end
   end
+  local head = {}
+  for c, col in ipairs(cols) do head[c] = col[1] end
+  emit(head)
+  for _, r in ipairs(rows) do
+    local cells = {}
+    for c = 1, #cols do cells[c] = r[c] end
+    emit(cells)
+  end
+end
+
+-- Peak memory is unknown when the GPU side is a measured time (gpu_step_s, no model): 0.
+local function peak_text(res)
+  local cap = string.format("%.2f", res.capacity_bytes / GIB)
+  if not res.peak_bytes or res.peak_bytes <= 0 then return "-/" .. cap end
+  return string.format("%.2f/%s", res.peak_bytes / GIB, cap)
+end
+M.peak_text = peak_text
+
+-- Print the audit as two tables of at most M.WIDTH columns, rows numbered alike: the
+-- claims (change, claimed, predicted speed-up, verdict), then the numbers behind them
+-- (samples/s, GPU utilization, peak memory against capacity) with the reason.  "-" where a
+-- value is unknown.
+function M.print(rows)
+  local claims, numbers = {}, {}
+  for i, r in ipairs(rows) do
+    local res = r.result
+    local n = tostring(i)
+    claims[i] = { n, r.change, r.claimed, res and string.format("%.2fx", r.predicted_speedup) or "-", r.verdict }
+    if res then
+      numbers[i] = { n, string.format("%.1f", r.samples_per_s or res.samples_per_s),
+        string.format("%.1f", res.gpu_util_frac * 100), peak_text(res), r.reason }
+    else
+      numbers[i] = { n, "-", "-", "-", r.reason }
+    end
+  end
+  M.table({ { "#", right = true }, { "change", wrap = true }, { "claimed", wrap = true },
+            { "predicted", right = true }, { "verdict" } }, claims)
+  print()
+  M.table({ { "#", right = true }, { "samples/s", right = true }, { "GPU%", right = true },
+            { "peak/cap GiB", right = true }, { "reason", wrap = true } }, numbers)
 end
 
 M.COLUMNS = { "change", "claimed", "claimed_speedup_low", "claimed_speedup_high", "predicted_speedup",
@@ -207,6 +307,9 @@ function M.write_csv(ec, rows, path)
         row[k] = r.result[k]
       end
       row.samples_per_s = r.samples_per_s or row.samples_per_s -- an evaluation row's own rate
+      if not r.result.peak_bytes or r.result.peak_bytes <= 0 then -- not predicted (gpu_step_s): unknown
+        row.peak_bytes, row.fits = nil, nil
+      end
     end
     out[i] = row
   end

@@ -22,6 +22,15 @@ if(NOT err STREQUAL "")
   message(STATUS "stderr of ${SCENARIO}:\n${err}")
 endif()
 
+# Output is read in a terminal: no line wider than 100 columns (issue 41), checked before a
+# golden file is written too.
+string(REPEAT "[^\n]" 101 wide_pattern)
+string(REGEX MATCH "${wide_pattern}[^\n]*" wide_line "${out}")
+if(wide_line)
+  string(LENGTH "${wide_line}" wide_len)
+  message(FATAL_ERROR "${SCENARIO} prints a line of ${wide_len} columns (at most 100):\n${wide_line}")
+endif()
+
 if("$ENV{EC_UPDATE_GOLDEN}" STREQUAL "1")
   file(WRITE "${GOLDEN}" "${out}")
   message(STATUS "updated ${GOLDEN}")
