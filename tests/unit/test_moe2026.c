@@ -18,7 +18,7 @@
 
 /* V 1000, H 256, 4 layers, 4 heads; q_lora_rank 64, kv_lora_rank kv, nope 32 + rope 16, v 32;
  * intermediate 512 on the first dense layer, then 8 experts of 64 (top 2) and 1 shared. */
-static char *write_deepseek(const char *dir, const char *name, int kv_rank)
+static char *write_deepseek(const char *dir, const char *name, int kv_rank, int dense)
 {
     char text[1024], *path = ec_test_path(dir, name);
     int n = snprintf(text, sizeof text,
@@ -27,9 +27,9 @@ static char *write_deepseek(const char *dir, const char *name, int kv_rank)
                      "\"moe_intermediate_size\": 64, \"num_hidden_layers\": 4, \"num_attention_heads\": 4, "
                      "\"num_key_value_heads\": 4, \"q_lora_rank\": 64, \"kv_lora_rank\": %d, \"qk_nope_head_dim\": 32, "
                      "\"qk_rope_head_dim\": 16, \"v_head_dim\": 32, \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
-                     "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"moe_layer_freq\": 1, "
+                     "\"n_shared_experts\": 1, \"first_k_dense_replace\": %d, \"moe_layer_freq\": 1, "
                      "\"num_nextn_predict_layers\": 1, \"tie_word_embeddings\": false}",
-                     kv_rank);
+                     kv_rank, dense);
     ec_test_write_file(path, text, (size_t)n);
     return path;
 }
@@ -88,7 +88,7 @@ static void test_deepseek_params(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    char *dir = ec_test_tmpdir(), *path = write_deepseek(dir, "ds.json", 32);
+    char *dir = ec_test_tmpdir(), *path = write_deepseek(dir, "ds.json", 32, 1);
     double p = 0;
     assert_int_equal(ec_model_params(ctx, path, "lm", &p), EC_OK);
     double attn = 256.0 * 64 + 64 + 64.0 * 4 * 48 + 256.0 * 48 + 32 + 32.0 * 4 * 64 + 4.0 * 32 * 256;
@@ -112,6 +112,13 @@ static void test_deepseek_params(void **state)
     }
     assert_int_equal(dense, 1);
     assert_int_equal(moes, 3);
+    /* first_k_dense_replace past the last layer: every layer dense, as DeepseekV3DecoderLayer builds it */
+    char *all = write_deepseek(dir, "dense.json", 32, 8);
+    assert_int_equal(ec_model_params(ctx, all, "lm", &p), EC_OK);
+    want = 2.0 * 1000 * 256 + 4 * (attn + 512 + 3.0 * 256 * 512) + 256;
+    if (p != want)
+        fail_msg("deepseek_v3 all dense: %.0f parameters, by hand %.0f", p, want);
+    free(all);
     free(path);
     ec_test_rmtree(dir);
     free(dir);
@@ -127,7 +134,7 @@ static void test_mla_keeps_the_latent(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    char *dir = ec_test_tmpdir(), *small = write_deepseek(dir, "ds32.json", 32), *big = write_deepseek(dir, "ds64.json", 64);
+    char *dir = ec_test_tmpdir(), *small = write_deepseek(dir, "ds32.json", 32, 1), *big = write_deepseek(dir, "ds64.json", 64, 1);
     const eci_workload *wl = workload(ctx, small, EC_PREC_BF16, 0);
     double rows = 2.0 * 128;
     const eci_op *op = first_op(wl, "q_a");

@@ -486,7 +486,7 @@ def count_deepseek_v3(cfg, head, c):
     rope = req(cfg, "qk_rope_head_dim")
     vd = req(cfg, "v_head_dim")
     ab = bool(cfg.get("attention_bias", False))
-    dense_n = cfg.get("first_k_dense_replace", 0)
+    dense_n = min(cfg.get("first_k_dense_replace", 0), n)
     if cfg.get("moe_layer_freq", 1) != 1:
         raise ConfigError("moe_layer_freq other than 1")
     e = req(cfg, "n_routed_experts")

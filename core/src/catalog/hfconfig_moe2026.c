@@ -59,7 +59,7 @@ static void decoder(jr *r, eci_arch *a)
  * The num_nextn_predict_layers multi-token-prediction module (layer 61 of the V3 checkpoint,
  * 14B of its 685B) is not built by DeepseekV3ForCausalLM (its weights are ignored on load), so
  * it is not counted or priced: V3 is its 671B main model. */
-static void map_deepseek(jr *r, eci_arch *a)
+void eci_hf_map_deepseek(jr *r, eci_arch *a)
 {
     decoder(r, a);
     a->kv_heads = a->heads; /* num_key_value_heads is not read by the attention: K and V have every head */
@@ -80,17 +80,14 @@ static void map_deepseek(jr *r, eci_arch *a)
         eci_hf_fail(r, "n_shared_experts", "times moe_intermediate_size is over 2^24");
     else
         a->shared_ffn = a->shared_experts * a->expert_ffn;
+    /* layers before first_k_dense_replace are dense: all of them when it is num_hidden_layers or more */
     a->dense_layers = eci_hf_int(r, "first_k_dense_replace", 0, 0, 0, MAX_LAYERS);
-    if (a->dense_layers > a->decoder_layers)
-        eci_hf_fail(r, "first_k_dense_replace", "is more than num_hidden_layers");
     if (eci_hf_int(r, "moe_layer_freq", 1, 0, 1, MAX_LAYERS) != 1)
         eci_hf_fail(r, "moe_layer_freq", "other than 1 is not supported (every layer after the dense ones a MoE layer)");
     if (a->top_k > a->experts)
         eci_hf_fail(r, "num_experts_per_tok", "is more than n_routed_experts");
     (void)eci_hf_int(r, "num_nextn_predict_layers", 0, 0, 0, 64); /* checked; not built (above) */
 }
-
-void eci_hf_map_deepseek(jr *r, eci_arch *a) { map_deepseek(r, a); }
 
 /* ---- gpt-oss ---------------------------------------------------------------------------------
  * GptOssAttention: q/k/v/o_proj with attention_bias (true in both checkpoints), head_dim 64,
@@ -132,7 +129,7 @@ static void gpt_oss_windows(jr *r, eci_arch *a)
                                       "all full is not supported");
 }
 
-static void map_gpt_oss(jr *r, eci_arch *a)
+void eci_hf_map_gpt_oss(jr *r, eci_arch *a)
 {
     decoder(r, a);
     a->kv_heads = eci_hf_int(r, "num_key_value_heads", a->heads, 0, 1, MAX_HEADS);
@@ -149,5 +146,3 @@ static void map_gpt_oss(jr *r, eci_arch *a)
         eci_hf_fail(r, "num_experts_per_tok", "is more than num_local_experts");
     gpt_oss_windows(r, a);
 }
-
-void eci_hf_map_gpt_oss(jr *r, eci_arch *a) { map_gpt_oss(r, a); }
