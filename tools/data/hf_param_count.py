@@ -464,7 +464,8 @@ def count_qwen_moe(cfg, head, c, model_type):
 
 
 def count_deepseek_v3(cfg, head, c):
-    """modeling_deepseek_v3.py.  DeepseekV3Attention (multi-head latent attention):
+    """modeling_deepseek_v3.py (and modeling_deepseek_v2.py: the same shapes, a router without
+    a correction bias).  DeepseekV3Attention (multi-head latent attention):
     q_a_proj Linear(H, q_lora_rank, bias=attention_bias), q_a_layernorm RMSNorm(q_lora_rank),
     q_b_proj Linear(q_lora_rank, nh*(qk_nope_head_dim + qk_rope_head_dim), bias=False) (q_proj
     Linear(H, nh*qk_head_dim, bias=False) when q_lora_rank is null); kv_a_proj_with_mqa
@@ -821,6 +822,7 @@ COUNTERS = {
     "clip_vision_model": count_clip_vision,
     "torchvision_resnet": count_tv_resnet,
     "torchvision_vit": count_tv_vit,
+    "deepseek_v2": count_deepseek_v3,
     "deepseek_v3": count_deepseek_v3,
     "gpt_oss": count_gpt_oss,
 }
