@@ -1053,6 +1053,15 @@ typedef struct ec_attention_layer {
     /* Appended for issue 19. */
     int softmax_fp32;    /* 1: in a 16-bit model the eager softmax runs in fp32 and is cast back
                             (Llama, GPT-NeoX, OPT, MPT, T5, BLOOM code); autocast always does */
+    /* Appended for issue 41: multi-head latent attention (DeepSeek-V2/V3) and attention sinks. */
+    int q_rank;          /* MLA: queries through a rank-q_rank projection, an RMSNorm and the up-projection
+                            to heads x head_dim; 0 = one projection */
+    int kv_rank;         /* MLA: keys and values from a compressed latent of kv_rank (with its RMSNorm)
+                            and the up-projection to heads x (head_dim - rope_dim + v_head_dim); the latent
+                            (and the shared rotary key) is what the layer keeps; 0 = none (plain K and V) */
+    int rope_dim;        /* MLA: the decoupled rotary part of head_dim, one key of it shared by every head */
+    int v_head_dim;      /* width of a value head, 0 = head_dim */
+    int sinks;           /* 1: a learned sink logit per head joins the softmax (gpt-oss) */
 } ec_attention_layer;
 
 typedef struct ec_mlp_layer {
@@ -1072,6 +1081,8 @@ typedef struct ec_moe_layer {
     int shared_experts;  /* experts every token goes through (Qwen-MoE), 0 = none */
     int64_t shared_ffn;  /* inner width of the shared expert(s) together */
     int shared_gate;     /* 1: a sigmoid gate scales the shared experts' output */
+    /* Appended for issue 41. */
+    int bias;            /* 1: the router and every expert's linears have biases (gpt-oss) */
 } ec_moe_layer;
 
 typedef struct ec_activation_layer { ec_activation act; } ec_activation_layer;

@@ -597,6 +597,11 @@ typedef struct ec_attention_layer {
     int softcap;
     int relative_span;
     int softmax_fp32;
+    int q_rank;
+    int kv_rank;
+    int rope_dim;
+    int v_head_dim;
+    int sinks;
 } ec_attention_layer;
 typedef struct ec_mlp_layer {
     int64_t ffn;
@@ -614,6 +619,7 @@ typedef struct ec_moe_layer {
     int shared_experts;
     int64_t shared_ffn;
     int shared_gate;
+    int bias;
 } ec_moe_layer;
 typedef struct ec_activation_layer { ec_activation act; } ec_activation_layer;
 typedef struct ec_residual_layer { ec_residual_op op; } ec_residual_layer;

@@ -187,4 +187,39 @@ test("low_precision norms and fused_loss: the MPT config written in Lua prices l
     heads = {{task = "lm", kind = "causal_lm", fused_loss = 1}}})
 end)
 
+-- gpt-oss-20b as models/networks/gpt-oss-20b.json makes it (issue 41): a sink logit per head,
+-- sliding windows on the even layers, 32 experts with biases and the quick-gelu GLU, untied head.
+test("gpt-oss-20b written in Lua (sinks, moe bias) prices like the preset", function()
+  local function layer(window)
+    return {"residual", "save"}, {"norm", "rms"},
+      {"attention", heads = 64, kv_heads = 8, head_dim = 64, causal = true, qkv_bias = true, out_bias = true,
+       position = "rope", window = window, sinks = true},
+      {"residual", "add"}, {"residual", "save"}, {"norm", "rms"},
+      {"moe", experts = 32, top_k = 4, ffn = 2880, act = "quick_gelu", gated = true, bias = true},
+      {"residual", "add"}
+  end
+  local body = {"repeat", times = 12}
+  for _, w in ipairs{128, 0} do
+    for _, l in ipairs{layer(w)} do body[#body + 1] = l end
+  end
+  local id = assert(ec.network{id = "lua-gpt-oss-20b", family = "gpt_oss", default_seq_len = 2048,
+    loss_in_forward = true,
+    layers = {{"embedding", vocab = 201088, dim = 2880}, body, {"norm", "rms"}},
+    heads = {{task = "lm", kind = "causal_lm"}}})
+  eq(params_of(id), params_of("gpt-oss-20b"), "parameters")
+  eq(params_of(id), 20914757184, "parameters (model card: 20.9B)")
+  for _, attention in ipairs{"sdpa", "flash"} do
+    local cfg = {gpu = "h100-sxm5-80gb", precision = "amp_bf16", batch_per_gpu = 1, seq_len = 1024,
+                 attention = attention, model = "gpt-oss-20b"}
+    local a = assert(ec.predict(cfg))
+    cfg.model = id
+    local b = assert(ec.predict(cfg))
+    eq(b.step_s, a.step_s, "step_s " .. attention)
+    eq(b.memory.peak_bytes, a.memory.peak_bytes, "peak_bytes " .. attention)
+  end
+  refused("q_rank", {id = "bad-mla", layers = {{"embedding", vocab = 100, dim = 64},
+    {"attention", heads = 4, head_dim = 16, causal = true, q_rank = 8}},
+    heads = {{task = "lm", kind = "causal_lm"}}})
+end)
+
 T.finish()

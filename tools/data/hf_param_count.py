@@ -463,6 +463,77 @@ def count_qwen_moe(cfg, head, c, model_type):
     lm_head(cfg, h, v, c, False)
 
 
+def count_deepseek_v3(cfg, head, c):
+    """modeling_deepseek_v3.py (and modeling_deepseek_v2.py: the same shapes, a router without
+    a correction bias).  DeepseekV3Attention (multi-head latent attention):
+    q_a_proj Linear(H, q_lora_rank, bias=attention_bias), q_a_layernorm RMSNorm(q_lora_rank),
+    q_b_proj Linear(q_lora_rank, nh*(qk_nope_head_dim + qk_rope_head_dim), bias=False) (q_proj
+    Linear(H, nh*qk_head_dim, bias=False) when q_lora_rank is null); kv_a_proj_with_mqa
+    Linear(H, kv_lora_rank + qk_rope_head_dim, bias=attention_bias), kv_a_layernorm
+    RMSNorm(kv_lora_rank), kv_b_proj Linear(kv_lora_rank, nh*(qk_nope_head_dim + v_head_dim),
+    bias=False), o_proj Linear(nh*v_head_dim, H, bias=attention_bias).  Layers
+    < first_k_dense_replace: DeepseekV3MLP(intermediate_size); the others DeepseekV3MoE:
+    DeepseekV3TopkRouter weight (n_routed_experts, H) (e_score_correction_bias is a buffer),
+    n_routed_experts DeepseekV3MLP(moe_intermediate_size), shared_experts
+    DeepseekV3MLP(moe_intermediate_size * n_shared_experts).  Two RMSNorms a layer, the final
+    norm, an untied lm_head.  The num_nextn_predict_layers MTP module is not built."""
+    h = req(cfg, "hidden_size")
+    n = req(cfg, "num_hidden_layers")
+    v = req(cfg, "vocab_size")
+    nh = req(cfg, "num_attention_heads")
+    qr = cfg.get("q_lora_rank")
+    kvr = req(cfg, "kv_lora_rank")
+    nope = req(cfg, "qk_nope_head_dim")
+    rope = req(cfg, "qk_rope_head_dim")
+    vd = req(cfg, "v_head_dim")
+    ab = bool(cfg.get("attention_bias", False))
+    dense_n = min(cfg.get("first_k_dense_replace", 0), n)
+    if cfg.get("moe_layer_freq", 1) != 1:
+        raise ConfigError("moe_layer_freq other than 1")
+    e = req(cfg, "n_routed_experts")
+    mi = req(cfg, "moe_intermediate_size")
+    shared = cfg.get("n_shared_experts") or 0
+    inter = req(cfg, "intermediate_size")
+    qk = nope + rope
+    if qr:
+        q = linear(h, qr, ab) + rmsnorm(qr) + linear(qr, nh * qk, False)
+    else:
+        q = linear(h, nh * qk, False)
+    attn = (q + linear(h, kvr + rope, ab) + rmsnorm(kvr) + linear(kvr, nh * (nope + vd), False)
+            + linear(nh * vd, h, ab))
+    moe = linear(h, e, False) + e * gated_mlp(h, mi) + (gated_mlp(h, mi * shared) if shared else 0)
+    c.add("embed_tokens", embedding(v, h))
+    c.add("attention (MLA) + norms (%d layers)" % n, n * (attn + 2 * rmsnorm(h)))
+    c.add("dense mlp (%d layers)" % dense_n, dense_n * gated_mlp(h, inter))
+    c.add("moe (%d layers, %d experts + %d shared)" % (n - dense_n, e, shared), (n - dense_n) * moe)
+    c.add("norm", rmsnorm(h))
+    lm_head(cfg, h, v, c, False)
+
+
+def count_gpt_oss(cfg, head, c):
+    """modeling_gpt_oss.py.  GptOssAttention: q_proj Linear(H, nh*hd), k_proj and v_proj
+    Linear(H, nkv*hd), o_proj Linear(nh*hd, H), all with bias=attention_bias, and sinks
+    Parameter(nh).  GptOssMLP: GptOssTopKRouter weight (E, H) and bias (E); GptOssExperts
+    gate_up_proj (E, H, 2I) + gate_up_proj_bias (E, 2I), down_proj (E, I, H) + down_proj_bias
+    (E, H).  Two RMSNorms a layer, the final norm, an untied lm_head."""
+    h = req(cfg, "hidden_size")
+    n = req(cfg, "num_hidden_layers")
+    v = req(cfg, "vocab_size")
+    nh = req(cfg, "num_attention_heads")
+    nkv = cfg.get("num_key_value_heads") or nh
+    hd = cfg.get("head_dim") or 64
+    ab = bool(cfg.get("attention_bias", True))
+    e = req(cfg, "num_local_experts")
+    inter = req(cfg, "intermediate_size")
+    attn = linear(h, nh * hd, ab) + 2 * linear(h, nkv * hd, ab) + linear(nh * hd, h, ab) + nh
+    moe = linear(h, e, True) + e * (linear(h, 2 * inter, True) + linear(inter, h, True))
+    c.add("embed_tokens", embedding(v, h))
+    c.add("attention + sinks + norms (%d layers)" % n, n * (attn + 2 * rmsnorm(h)))
+    c.add("moe (%d layers, %d experts with biases)" % (n, e), n * moe)
+    c.add("norm", rmsnorm(h))
+    lm_head(cfg, h, v, c, False)
+
+
 def count_phi3(cfg, head, c):
     """modeling_phi3.py.  Phi3Attention: qkv_proj Linear(H, nh*hd + 2*nkv*hd, bias=False),
     o_proj Linear(nh*hd, H, bias=False); Phi3MLP: gate_up_proj Linear(H, 2I, bias=False),
@@ -751,6 +822,9 @@ COUNTERS = {
     "clip_vision_model": count_clip_vision,
     "torchvision_resnet": count_tv_resnet,
     "torchvision_vit": count_tv_vit,
+    "deepseek_v2": count_deepseek_v3,
+    "deepseek_v3": count_deepseek_v3,
+    "gpt_oss": count_gpt_oss,
 }
 
 

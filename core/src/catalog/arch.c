@@ -90,7 +90,10 @@ static ec_attention_layer attention_of(const eci_arch *a, int causal, int cross,
                                 .qkv_bias = a->qkv_bias, .out_bias = a->out_bias,
                                 .position = cross ? EC_POS_NONE : a->position, .window = window,
                                 .dropout = a->attn_dropout, .qk_norm = a->qk_norm, .softcap = a->softcap,
-                                .relative_span = a->relative_span, .softmax_fp32 = a->softmax_fp32};
+                                .relative_span = a->relative_span, .softmax_fp32 = a->softmax_fp32,
+                                .q_rank = cross ? 0 : a->q_rank, .kv_rank = cross ? 0 : a->kv_rank,
+                                .rope_dim = cross ? 0 : a->rope_dim, .v_head_dim = a->v_head_dim,
+                                .sinks = a->sinks};
 }
 
 static void attention(eci_desc *d, const ec_attention_layer *at)
@@ -107,7 +110,8 @@ static void feed_forward(eci_desc *d, const eci_arch *a)
         if ((l = add(d, EC_LAYER_MOE)) != NULL)
             l->u.moe = (ec_moe_layer){.experts = a->experts, .top_k = a->top_k, .ffn = a->expert_ffn, .act = a->act,
                                       .gated = a->gated, .shared_experts = a->shared_experts,
-                                      .shared_ffn = a->shared_ffn, .shared_gate = a->shared_gate};
+                                      .shared_ffn = a->shared_ffn, .shared_gate = a->shared_gate,
+                                      .bias = a->moe_bias};
     } else if ((l = add(d, EC_LAYER_MLP)) != NULL) {
         l->u.mlp = (ec_mlp_layer){.ffn = a->ffn, .act = a->act, .gated = a->gated, .bias = a->mlp_bias,
                                   .dropout = a->mlp_dropout};
@@ -153,6 +157,15 @@ static void transformer_layer(eci_desc *d, const eci_arch *a, int causal, int cr
  * buckets; Gemma 2 alternates sliding-window and global layers; ALBERT shares one layer. */
 static void stack(eci_desc *d, const eci_arch *a, int n, int causal, int cross)
 {
+    if (a->experts > 0 && a->dense_layers > 0) { /* DeepSeek: dense MLPs first, then the MoE layers */
+        eci_arch dense = *a, moe = *a;
+        int k = a->dense_layers < n ? a->dense_layers : n;
+        dense.experts = dense.dense_layers = moe.dense_layers = 0;
+        stack(d, &dense, k, causal, cross);
+        if (n > k)
+            stack(d, &moe, n - k, causal, cross);
+        return;
+    }
     int first = 0;
     if (a->position == EC_POS_RELATIVE && a->rel_buckets > 0) {
         transformer_layer(d, a, causal, cross, 0, a->rel_buckets);
@@ -365,6 +378,10 @@ static const char *check(const eci_arch *a)
         return "the feed-forward size must be >= 1";
     if (a->experts > 0 && (a->top_k < 1 || a->top_k > a->experts || a->expert_ffn < 1))
         return "a mixture of experts needs 1 <= experts per token <= experts and an expert size >= 1";
+    if (a->experts > 0 && a->dense_layers > 0 && a->ffn < 1)
+        return "dense layers before the experts need a feed-forward size >= 1";
+    if (a->kv_rank > 0 && (a->head_dim < 1 || a->rope_dim > a->head_dim))
+        return "latent attention needs a head size >= 1 holding its rotary part";
     if (a->vision && (a->patch < 1 || a->patch > a->image_size))
         return "a vision transformer needs 1 <= patch size <= image size";
     if (!a->vision && a->vocab < 1)

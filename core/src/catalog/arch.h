@@ -73,6 +73,13 @@ typedef struct eci_arch {
     int out_proj;            /* width of a projection (no bias) after the last layer, before the head
                                 (OPT's project_out), 0 = none */
     int softmax_fp32;        /* eager attention upcasts the softmax to fp32 in a 16-bit model */
+    /* Appended for issue 41 (DeepSeek-V3, gpt-oss: hfconfig_moe2026.c). */
+    int q_rank, kv_rank;     /* multi-head latent attention: the query and key/value ranks (0 = none) */
+    int rope_dim;            /* its decoupled rotary part of head_dim */
+    int v_head_dim;          /* value head width, 0 = head_dim */
+    int sinks;               /* a learned sink logit per attention head */
+    int moe_bias;            /* biases on the router and the experts' linears */
+    int dense_layers;        /* with experts: the first dense_layers layers have a dense MLP of ffn */
 } eci_arch;
 
 /* A description under construction (arch.c); layers and head tasks owned. */

@@ -592,14 +592,15 @@ static const struct {
     {"mpt", map_mpt}, {"falcon", map_falcon}, {"t5", map_t5}, {"vit", map_vit}, {"opt", map_opt},
     {"bloom", map_bloom}, {"mt5", map_t5},
     {"clip_vision_model", map_clip_vision}, {"clip", map_clip}, {"torchvision_resnet", map_tv_resnet},
-    {"torchvision_vit", map_tv_vit},
+    {"torchvision_vit", map_tv_vit}, {"deepseek_v2", eci_hf_map_deepseek},
+    {"deepseek_v3", eci_hf_map_deepseek}, {"gpt_oss", eci_hf_map_gpt_oss},
 };
 
 const char *eci_hf_supported(void)
 {
     return "bert, roberta, distilbert, albert, deberta-v2, gpt2, gpt_neox, llama, mistral, mixtral, qwen2, "
            "qwen2_moe, qwen3_moe, gemma, gemma2, phi3, mpt, falcon, t5, mt5, vit, clip_vision_model, clip, "
-           "opt, bloom, torchvision_resnet, torchvision_vit";
+           "opt, bloom, torchvision_resnet, torchvision_vit, deepseek_v2, deepseek_v3, gpt_oss";
 }
 
 static int map_root(ec_ctx *ctx, const char *name, json_t *root, eci_arch *a)

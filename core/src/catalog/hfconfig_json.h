@@ -36,4 +36,8 @@ EC_INTERNAL ec_activation eci_hf_act(jr *r, const char *key, const char *name);
  * classification head, the task of its class. */
 EC_INTERNAL void eci_hf_common(jr *r, eci_arch *a);
 
+/* hfconfig_moe2026.c: the readers of model_type deepseek_v2 / deepseek_v3 and gpt_oss. */
+EC_INTERNAL void eci_hf_map_deepseek(jr *r, eci_arch *a);
+EC_INTERNAL void eci_hf_map_gpt_oss(jr *r, eci_arch *a);
+
 #endif /* EC_HFCONFIG_JSON_H */

@@ -31,6 +31,8 @@ typedef struct eci_resolved {
      * micro-batches whose activations it holds at once (its schedule's warm-up). */
     int stage_lo, stage_hi;
     double in_flight;
+    int micro_wanted;           /* the caller reads micro_s (stages.c): the step model then walks it even
+                                   where the step does not (DDP with one or two micro-steps) */
     double micro_s;             /* set by the step model: one steady micro-batch, forward and backward */
     double stage_input_bytes;   /* set by the step model: the activation entering its first block */
 } eci_resolved;

@@ -99,6 +99,15 @@ static void check_attention(checker *c, size_t i, const ec_layer *l)
     RANGE("dropout", a->dropout, 0, 1);
     RANGE("qk_norm", a->qk_norm, 0, 1);
     RANGE("softcap", a->softcap, 0, 1);
+    RANGE("q_rank", a->q_rank, 0, 1 << 20);
+    RANGE("kv_rank", a->kv_rank, 0, 1 << 20);
+    RANGE("rope_dim", a->rope_dim, 0, a->kv_rank > 0 && a->head_dim > 0 ? a->head_dim : 0);
+    RANGE("v_head_dim", a->v_head_dim, 0, 1 << 16);
+    RANGE("sinks", a->sinks, 0, 1);
+    if (a->kv_rank > 0 && (a->head_dim < 1 || a->cross))
+        bad(c, i, l, "kv_rank", a->kv_rank, "needs head_dim and self-attention (latent attention)");
+    if (a->q_rank > 0 && a->kv_rank == 0)
+        bad(c, i, l, "q_rank", a->q_rank, "needs kv_rank (latent attention)");
 }
 
 static void check_moe(checker *c, size_t i, const ec_layer *l)
@@ -112,6 +121,7 @@ static void check_moe(checker *c, size_t i, const ec_layer *l)
     RANGE("shared_experts", m->shared_experts, 0, 1024);
     RANGE("shared_ffn", m->shared_ffn, m->shared_experts > 0 ? 1 : 0, LIM_FFN);
     RANGE("shared_gate", m->shared_gate, 0, 1);
+    RANGE("bias", m->bias, 0, 1);
 }
 
 static void check_layer(checker *c, size_t i, const ec_layer *l, size_t n)

@@ -15,8 +15,8 @@
  * path): explicit s x s scores, scale, mask, softmax (fp32 under autocast), dropout, and two
  * batched GEMMs.  sq, sk: query and key lengths; sk_eff = E[L^2]/L for self-attention under
  * dynamic padding (the quadratic part priced right).  h = heads x head_dim. */
-static void attention_eager(builder *b, const ec_attention_layer *a, double heads, double head_dim, double sq,
-                            double sk_eff, double rows_q, double rows_k)
+static void attention_eager(builder *b, const ec_attention_layer *a, double heads, double head_dim, double v_dim,
+                            double sq, double sk_eff, double rows_q, double rows_k)
 {
     double batch = b->batch, h = heads * head_dim;
     double scores = batch * heads * sq * sk_eff;
@@ -31,6 +31,12 @@ static void attention_eager(builder *b, const ec_attention_layer *a, double head
     /* the softmax's dtype: fp32 under autocast and in fp32, and in a 16-bit model whose code
      * upcasts it (softmax_fp32); then cast back for the matmul */
     double sm = a->softmax_fp32 && b->act < 4.0 ? 4.0 : b->f32k;
+    if (a->sinks) { /* gpt-oss: cat the sink logit to every row, subtract the row max (three kernels);
+                     * the softmax then runs on the widened copy and the sink column is sliced off */
+        eci_op *op = mem(b, "sinks_cat_max", scores, 5.0 * masked, 0);
+        if (op != NULL)
+            op->fwd_kernels = 3;
+    }
     mem(b, "softmax", scores, masked + sm, scores * sm);
     if (a->dropout && !b->sh->inference)
         mem(b, "attn_dropout", scores, 2.0 * sm + b->mask, scores * b->mask);
@@ -39,7 +45,7 @@ static void attention_eager(builder *b, const ec_attention_layer *a, double head
         cast(b, "cast_probs", scores, scores * 2.0);
         probs_saved = 0;
     }
-    gemm(b, "context", sq, head_dim, sk_eff, batch * heads, probs_saved + rows_k * h * b->act);
+    gemm(b, "context", sq, v_dim, sk_eff, batch * heads, probs_saved + rows_k * heads * v_dim * b->act);
 }
 
 /* A fused scaled-dot-product attention kernel (F.scaled_dot_product_attention: HF's "sdpa",
@@ -69,20 +75,53 @@ static double sdpa_keys_frac(const builder *b, const ec_attention_layer *a, doub
     return flash_keys_frac(a, s);
 }
 
-static void attention_fused(builder *b, double heads, double head_dim, double sq, double sk_eff, double rows_q,
-                            double rows_k)
+static void attention_fused(builder *b, double heads, double head_dim, double v_dim, double sq, double sk_eff,
+                            double rows_q, double rows_k)
 {
-    double batch = b->batch, h = heads * head_dim;
-    eci_op *op = gemm(b, "sdpa", sq, sk_eff, 2.0 * head_dim, batch * heads,
-                      (2.0 * rows_q + 2.0 * rows_k) * h * b->act + rows_q * heads * 4.0);
+    /* QK^T over head_dim, PV over v_dim; it keeps Q, K (head_dim), V and the output (v_dim) */
+    eci_op *op = gemm(b, "sdpa", sq, sk_eff, head_dim + v_dim, b->batch * heads,
+                      (rows_q + rows_k) * heads * (head_dim + v_dim) * b->act + rows_q * heads * 4.0);
     if (op != NULL) {
         op->kind = ECI_OP_ATTN;
         op->attn_triton = b->sh->flash_triton;
     }
 }
 
-/* Q, K and V projections (one fused GEMM or three), rotary embedding, Q/K norms, the
- * key/value heads repeated for grouped-query attention, the core, and the output projection. */
+/* Multi-head latent attention's projections as HF's DeepseekV3Attention runs them in training
+ * (no weight absorption): Q through q_a, its RMSNorm and q_b (or one q projection); kv_a makes
+ * the latent and the shared rotary key; the latent's RMSNorm and kv_b make every head's
+ * non-rotary key and its value.  What backward keeps of K and V is the latent (the norm's input,
+ * kv_b's input), not the heads' keys and values.  Rotary embedding on the queries' rotary part
+ * and the one key, then Q and K concatenated (copies), the key's rotary part expanded to each head. */
+static void latent_qkv(builder *b, const ec_attention_layer *a, const tensor *in, double heads, double hd, double vd)
+{
+    double rows = in->rows, rope = a->rope_dim, nope = hd - rope;
+    ec_norm_layer rms = {.kind = EC_NORM_RMS};
+    if (a->q_rank > 0) {
+        b->cur = *in;
+        eci_wl_linear(b, "q_a", a->q_rank, a->qkv_bias);
+        eci_wl_norm_on(b, "q_a_norm", &b->cur, &rms);
+        eci_wl_linear(b, "q_b", heads * hd, 0);
+    } else {
+        tensor x = *in;
+        eci_wl_linear_on(b, "q", &x, heads * hd, 0);
+    }
+    b->cur = *in;
+    eci_wl_linear(b, "kv_a", a->kv_rank + rope, a->qkv_bias);
+    b->cur.width = a->kv_rank; /* the latent: a view of kv_a's output without the rotary key */
+    eci_wl_norm_on(b, "kv_a_norm", &b->cur, &rms);
+    eci_wl_linear(b, "kv_b", heads * (nope + vd), 0);
+    double n = rows * (heads + 1.0) * rope;
+    eci_op *op = mem(b, "rope", n, b->sh->rope_kernels * b->act, 2.0 * n * b->act);
+    if (op != NULL)
+        op->fwd_kernels = b->sh->rope_kernels > 0 ? b->sh->rope_kernels : 1;
+    mem(b, "latent_cat_qk", 2.0 * rows * heads * hd, 2.0 * b->act, 0);
+    b->cur = *in;
+}
+
+/* Q, K and V projections (one fused GEMM or three; latent attention's above), rotary embedding,
+ * Q/K norms, the key/value heads repeated for grouped-query attention, the core (with attention
+ * sinks: eager unless a flash kernel takes them, as SDPA has no sink), and the output projection. */
 void eci_wl_attention(builder *b, const ec_attention_layer *a)
 {
     if (a->cross && !b->has_memory) {
@@ -97,22 +136,24 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
         eci_wl_shape_error(b, why);
         return;
     }
-    double hd = a->head_dim > 0 ? a->head_dim : width / heads;
+    double hd = a->head_dim > 0 ? a->head_dim : width / heads, vd = a->v_head_dim > 0 ? a->v_head_dim : hd;
     /* tensor parallelism: this GPU's heads; key/value heads fewer than tp are replicated */
     heads = eci_wl_tp_share(b, heads, "the attention heads");
     kv = kv >= b->tp ? eci_wl_tp_share(b, kv, "the key/value heads") : 1;
     eci_wl_tp_enter(b);
-    double q_out = heads * hd, kv_out = kv * hd;
+    double q_out = heads * hd, kv_out = kv * hd, v_out = kv * vd;
     tensor in = b->cur, *src = a->cross ? &b->memory : &b->cur;
     /* queries: this GPU's share of the sequence; keys: the whole of it (context parallelism) */
     double rows_q = in.rows, rows_k = src->rows, sq = in.seq;
     double sk_eff = a->cross ? src->seq : in.seq_sq / in.kv_seq;
-    if (a->qkv_fused && !a->cross) {
-        eci_wl_linear_on(b, "qkv", &in, q_out + 2.0 * kv_out, a->qkv_bias);
+    if (a->kv_rank > 0) {
+        latent_qkv(b, a, &in, heads, hd, vd);
+    } else if (a->qkv_fused && !a->cross) {
+        eci_wl_linear_on(b, "qkv", &in, q_out + kv_out + v_out, a->qkv_bias);
     } else {
         eci_wl_linear_on(b, "q", &in, q_out, a->qkv_bias);
         eci_wl_linear_on(b, "k", src, kv_out, a->qkv_bias);
-        eci_wl_linear_on(b, "v", src, kv_out, a->qkv_bias);
+        eci_wl_linear_on(b, "v", src, v_out, a->qkv_bias);
     }
     if (a->qk_norm) { /* RMSNorm over each head of Q and K (Qwen3): weights of head_dim each */
         tensor q = {.rows = rows_q * heads, .width = hd}, k = {.rows = rows_k * kv, .width = hd};
@@ -120,7 +161,7 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
         eci_wl_norm_on(b, "q_norm", &q, &rms);
         eci_wl_norm_on(b, "k_norm", &k, &rms);
     }
-    if (a->position == EC_POS_ROPE && !a->cross) {
+    if (a->position == EC_POS_ROPE && !a->cross && a->kv_rank == 0) {
         /* apply_rotary_pos_emb on Q and K: mul by cos, rotate_half (neg, cat), mul by sin,
          * add: about two passes per kernel; autograd keeps Q, K and their rotations */
         double n = rows_q * q_out + rows_k * kv_out;
@@ -138,14 +179,22 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
     }
     if (kv < heads && !b->flash) { /* HF's repeat_kv: K and V expanded to every query head (a copy each);
                                     * FlashAttention reads the grouped heads in place */
-        mem(b, "repeat_kv", 2.0 * rows_k * q_out, 2.0 * b->act, 0);
+        mem(b, "repeat_kv", rows_k * heads * (hd + vd), 2.0 * b->act, 0);
+    }
+    if (a->sinks) { /* the learned sink logit of each head */
+        eci_op *op = mem(b, "sinks", heads, 2.0 * b->f32k, 0);
+        if (op != NULL) {
+            op->params = heads;
+            op->param_tensors = 1;
+        }
     }
     b->core = 1;
-    if (b->eager)
-        attention_eager(b, a, heads, hd, sq, sk_eff, rows_q, rows_k);
+    if (b->eager || (a->sinks && !b->flash))
+        attention_eager(b, a, heads, hd, vd, sq, sk_eff, rows_q, rows_k);
     else
     {
-        attention_fused(b, heads, hd, sq, b->flash ? sk_eff * flash_keys_frac(a, in.kv_seq) : sk_eff, rows_q, rows_k);
+        attention_fused(b, heads, hd, vd, sq, b->flash ? sk_eff * flash_keys_frac(a, in.kv_seq) : sk_eff, rows_q,
+                        rows_k);
         /* SDPA's causal skipping is priced in time only: the model's FLOPs (MFU, HFU) count
          * the whole s x s square, as Narayanan et al. and PaLM do */
         eci_op *last = b->rc == EC_OK && b->wl->n_ops > 0 ? &b->wl->ops[b->wl->n_ops - 1] : NULL;
@@ -155,10 +204,10 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
     b->core = 0;
     if (b->cp > 1 && !a->cross) /* ring attention: the other GPUs' keys and values pass by while the
                                   * local blocks compute (backward: again, and their gradients back) */
-        comm(b, "cp_kv_ring", ECI_GROUP_CP, ECI_COLL_ALLGATHER, ECI_COLL_ALLGATHER, 2.0 * rows_k * b->cp * kv_out * b->act,
-             1);
-    mem(b, "merge_heads", rows_q * q_out, 2.0 * b->act, 0);
-    b->cur.width = q_out;
+        comm(b, "cp_kv_ring", ECI_GROUP_CP, ECI_COLL_ALLGATHER, ECI_COLL_ALLGATHER,
+             rows_k * b->cp * (kv_out + v_out) * b->act, 1);
+    mem(b, "merge_heads", rows_q * heads * vd, 2.0 * b->act, 0);
+    b->cur.width = heads * vd;
     b->cur.f32 = 0;
     fresh(b, &b->cur);
     eci_wl_linear(b, "attn_out", width, a->out_bias);
@@ -215,7 +264,7 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
     tensor in = b->cur;
     double width = in.width, rows = in.rows, E = m->experts, k = m->top_k, local = E / b->ep;
     double per = rows * k / local;
-    eci_wl_linear_on(b, "router", &in, E, 0);
+    eci_wl_linear_on(b, "router", &in, E, m->bias);
     mem(b, "router_softmax_topk", rows * E, 2.0 * b->f32k + 2.0 * b->act, rows * E * b->f32k);
     double pairs = rows * k * width * b->act; /* the token-expert pairs' activations */
     if (b->ep > 1)
@@ -234,8 +283,8 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
     }
     eci_op *op = gemm(b, "expert_up", per, up_n * ffn, width, 1, 0);
     if (op != NULL) {
-        op->params = up_n * width * ffn;
-        op->param_tensors = up_n;
+        op->params = up_n * width * ffn + (m->bias ? up_n * ffn : 0);
+        op->param_tensors = up_n * (m->bias ? 2 : 1);
         op->cast_params = casts_weights(b) ? op->params : 0;
         op->quant = quant;
     }
@@ -248,8 +297,8 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
         a->fwd_kernels = kernels + (m->gated ? 1 : 0);
     eci_op *down = gemm(b, "expert_down", per, width, ffn, 1, per * ffn * b->act);
     if (down != NULL) {
-        down->params = ffn * width;
-        down->param_tensors = 1;
+        down->params = ffn * width + (m->bias ? width : 0);
+        down->param_tensors = m->bias ? 2 : 1;
         down->cast_params = casts_weights(b) ? down->params : 0;
         down->quant = quant;
     }

@@ -64,6 +64,7 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
         return rc;
     double v = cfg->pp_schedule == EC_PP_INTERLEAVED ? cfg->pp_chunks : 1;
     eci_resolved st = *rp;
+    st.micro_wanted = 1; /* u below */
     ec_result one, crit, worst;
     stage_key prev = {-1, -1, -1, -1};
     double u = 0, tail = 0, u_sum = 0, u_max = -1, tail_max = 0, flop = 0, hw_flop = 0, p2p = 0, crit_host = 0,
@@ -162,6 +163,7 @@ int ec_predict_stages(ec_ctx *ctx, const ec_config *cfg, ec_stage *out, size_t c
     ec_result res;
     double host_s;
     if (r.pp <= 1) {
+        r.micro_wanted = 1;
         if ((rc = eci_step_model(ctx, cfg, &r, &calib, r.seq, 1.0, NULL, &res, &host_s)) != EC_OK)
             return rc;
         out[0] = (ec_stage){.first_layer = 0, .layers = eci_net_pipeline_layers(r.net), .micro_s = r.micro_s,

@@ -87,15 +87,18 @@ typedef struct step {
     double syncs;
     eci_trainer tr;
     timeline t;
-    double micro_s[2];
-    timeline micro_start, last_micro; /* last_micro: what the last simulated micro-step added */
-    int simulate;
+    double micro_s[3];
+    double steady_s;             /* one micro-step without the reduction: the pipeline's micro-batch
+                                    (rp->micro_s; the reducing one when ga <= 2 and not micro_wanted) */
+    timeline micro_start, rep_micro; /* rep_micro: what the micro-step that repeats (rep) added */
+    int simulate, rep;           /* micro-steps walked; the one that micro-steps simulate+1..ga repeat */
     double dp_comm_s;            /* DataParallel exchanges of the simulated micro-steps */
-    double shard_comm[2];        /* per simulated micro-step: gathers + reductions launched, stretch */
+    double shard_comm[3];        /* per simulated micro-step: gathers + reductions launched, stretch */
     eci_ddp_sched sched;         /* DDP: only the last micro-step all-reduces (no_sync before) */
     double exposed_total;        /* bucketed reductions left after backward, all micro-steps simulated */
-    double last_fwd0, last_bwd0; /* kernel time before the last simulated micro-step */
-    fwd_memo fwd_once;           /* the first micro-step's forward pass, for the second */
+    double micro_fwd0, micro_bwd0; /* kernel time before the micro-step being walked */
+    double rep_fwd_s, rep_bwd_s; /* kernel time of the micro-step that repeats */
+    fwd_memo fwd_once;           /* the first micro-step's forward pass, for the later ones */
     double micro_t0;             /* the micro-step being walked: when its host started */
     int all_reduce;              /* ...whether its buckets are reduced */
     double exposed;              /* ...the reductions it left exposed */
@@ -257,11 +260,19 @@ static void step_begin(step *s)
     s->syncs = eci_const(ctx, EC_C_syncs_per_micro_step);
     eci_trainer_get(ctx, s->cfg->trainer, &s->tr);
     s->t = (timeline){0};
-    s->micro_s[0] = s->micro_s[1] = 0;
-    s->micro_start = s->last_micro = s->t;
+    s->micro_s[0] = s->micro_s[1] = s->micro_s[2] = 0;
+    s->micro_start = s->rep_micro = s->t;
+    /* The first micro-step (no gradients to accumulate into), one that the later ones repeat
+     * (AccumulateGrad), and under DDP's no_sync (buckets reduced on the last micro-step only)
+     * the last, which all-reduces: walked apart from the repeated one, which runs without the
+     * hook (the hook's reductions slow kernels that a host-bound step may hide in its gaps, so
+     * the no_sync micro-step is not the reducing one less its exposed reductions and slowdown). */
     s->simulate = s->ga < 2 ? s->ga : 2;
+    if (s->bucketed && !s->reduce_each_micro && s->ga > 2)
+        s->simulate = 3;
+    s->rep = s->simulate > 1 ? 1 : 0;
     s->dp_comm_s = 0;
-    s->shard_comm[0] = s->shard_comm[1] = 0;
+    s->shard_comm[0] = s->shard_comm[1] = s->shard_comm[2] = 0;
     eci_ddp_begin(&s->sched, s->comm, eci_const(ctx, EC_C_ddp_first_bucket_bytes),
                   eci_const(ctx, EC_C_ddp_bucket_bytes));
     if (s->rec != NULL) {
@@ -275,7 +286,7 @@ static void step_begin(step *s)
         s->sched.coll = s->r.strategy == EC_STRATEGY_ZERO ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE;
     }
     s->exposed_total = 0;
-    s->last_fwd0 = s->last_bwd0 = 0;
+    s->micro_fwd0 = s->micro_bwd0 = s->rep_fwd_s = s->rep_bwd_s = 0;
     s->fwd_once = (fwd_memo){0};
 }
 
@@ -290,8 +301,8 @@ static void micro_inputs(step *s, int micro)
     int n = s->n;
     s->micro_t0 = t->cpu;
     s->micro_start = *t;
-    s->last_fwd0 = p->fwd_s;
-    s->last_bwd0 = p->bwd_s;
+    s->micro_fwd0 = p->fwd_s;
+    s->micro_bwd0 = p->bwd_s;
     if (s->rec != NULL)
         eci_rec_micro_begin(s->rec, micro, t->cpu);
     if (!s->copy_batch) {
@@ -424,21 +435,16 @@ static void micro_end(step *s, int micro, ec_result *res)
         sync_host(t);
     phase(s, "trainer + sync", t->cpu);
     s->micro_s[micro] = t->cpu - s->micro_t0;
-    timeline *last = &s->last_micro;
-    last->busy = t->busy - s->micro_start.busy;
-    last->copy = t->copy - s->micro_start.copy;
-    last->kernels = t->kernels - s->micro_start.kernels;
-    last->host_busy = t->host_busy - s->micro_start.host_busy;
-    for (int c = 0; c < N_CAUSES; c++)
-        last->gap[c] = t->gap[c] - s->micro_start.gap[c];
-    if (s->all_reduce && !s->reduce_each_micro) { /* micro-steps 3..ga that repeat this one run under no_sync */
-        s->micro_s[micro] -= s->exposed + s->p.overlap_s;
-        last->busy -= s->exposed + s->p.overlap_s;
-        last->kernels -= s->sched.launched;
-        if (s->rec != NULL) {
-            s->rec->no_sync_repeats = 1;
-            s->rec->repeat_overlap_s = s->p.overlap_s;
-        }
+    if (micro == s->rep) {
+        timeline *rep = &s->rep_micro;
+        rep->busy = t->busy - s->micro_start.busy;
+        rep->copy = t->copy - s->micro_start.copy;
+        rep->kernels = t->kernels - s->micro_start.kernels;
+        rep->host_busy = t->host_busy - s->micro_start.host_busy;
+        for (int c = 0; c < N_CAUSES; c++)
+            rep->gap[c] = t->gap[c] - s->micro_start.gap[c];
+        s->rep_fwd_s = s->p.fwd_s - s->micro_fwd0;
+        s->rep_bwd_s = s->p.bwd_s - s->micro_bwd0;
     }
     if (s->rec != NULL)
         eci_rec_micro_end(s->rec, t->cpu);
@@ -446,8 +452,29 @@ static void micro_end(step *s, int micro, ec_result *res)
     res->comm.overlap_s += s->p.overlap_s * (s->reduce_each_micro && s->simulate > 1 && micro == 1 ? s->ga - 1 : 1);
 }
 
-/* The first two micro-steps walked; the later ones repeat the second exactly (each ends in a
- * sync), and are added when the step is assembled. */
+/* One or two micro-steps under DDP's no_sync: the one that repeats reduces, and none repeats
+ * it.  The micro-step without the reduction, which a pipeline's stages (stages.c) take for a
+ * micro-batch, is walked aside (accumulating when there are two) and the timeline put back;
+ * only when the caller reads it (rp->micro_wanted), as the step's time does not. */
+static void micro_no_sync_aside(step *s, ec_result *res)
+{
+    timeline t = s->t;
+    plan p = s->p;
+    eci_step_rec *rec = s->rec; /* a trace draws the step as it runs, not this aside */
+    s->rec = NULL;
+    micro_inputs(s, 2); /* not the last of simulate <= 2: no reduction */
+    micro_forward(s);
+    micro_backward(s, s->ga > 1);
+    micro_exchange(s);
+    micro_end(s, 2, res);
+    s->steady_s = s->micro_s[2];
+    s->t = t;
+    s->p = p;
+    s->rec = rec;
+}
+
+/* The first two micro-steps walked (three under DDP's no_sync, step_begin); the later ones
+ * repeat the second exactly (each ends in a sync), and are added when the step is assembled. */
 static void micro_steps(step *s, ec_result *res)
 {
     for (int micro = 0; micro < s->simulate; micro++) {
@@ -457,7 +484,10 @@ static void micro_steps(step *s, ec_result *res)
         micro_exchange(s);
         micro_end(s, micro, res);
     }
-    s->scale_rest = s->ga > 2 ? (double)(s->ga - 2) : 0;
+    s->steady_s = s->micro_s[s->rep];
+    if (s->r.micro_wanted && s->bucketed && !s->reduce_each_micro && s->simulate < 3)
+        micro_no_sync_aside(s, res);
+    s->scale_rest = (double)(s->ga - s->simulate);
     s->micro_weight = s->reduce_each_micro ? (double)s->ga / s->simulate : 1.0; /* simulated micro-steps stand for ga */
     res->comm.dp_reduce_s = s->exposed_total * s->micro_weight;
 }
@@ -542,15 +572,15 @@ static void step_after_update(step *s, ec_result *res)
  * collectives inside the ops moved to communication, the slowest GPU's wait. */
 static int step_breakdown(step *s, ec_result *res)
 {
-    const timeline *t = &s->t, *last = &s->last_micro;
+    const timeline *t = &s->t, *last = &s->rep_micro;
     const plan *p = &s->p;
     int ga = s->ga, simulate = s->simulate, rc;
     double scale_rest = s->scale_rest;
     /* Assemble the step: simulated part plus the repeated micro-steps. */
-    s->step_s = t->cpu + scale_rest * s->micro_s[simulate - 1];
+    s->step_s = t->cpu + scale_rest * s->micro_s[s->rep];
     double rest_frac = simulate > 1 ? scale_rest : 0;
     /* micro-steps 3..ga repeat the second, AccumulateGrad included */
-    double micro_fwd = p->fwd_s - s->last_fwd0, micro_bwd = p->bwd_s - s->last_bwd0;
+    double micro_fwd = s->rep_fwd_s, micro_bwd = s->rep_bwd_s;
     double inline_fwd, inline_bwd, group_s[ECI_N_GROUPS], inline_launched;
     eci_setup_inline_comm(s->wl, s->cost, &s->rates, s->cfg->checkpointing, &inline_fwd, &inline_bwd, group_s,
                           &inline_launched);
@@ -586,7 +616,7 @@ static int step_breakdown(step *s, ec_result *res)
         res->breakdown.comm_s += res->straggler_s;
     }
     if (s->rec != NULL)
-        eci_rec_step_end(s->rec, t->cpu, s->micro_s[simulate - 1], res->straggler_s);
+        eci_rec_step_end(s->rec, t->cpu, s->micro_s[s->rep], res->straggler_s);
     return EC_OK;
 }
 
@@ -597,9 +627,9 @@ static void step_rates(step *s, ec_result *res, double *host_s)
     const eci_workload *wl = s->wl;
     double step_s = s->step_s;
     int ga = s->ga;
-    s->busy = s->t.busy + s->scale_rest * s->last_micro.busy;
-    res->kernels_per_step = s->t.kernels + s->scale_rest * s->last_micro.kernels;
-    double host_busy = s->t.host_busy + s->scale_rest * s->last_micro.host_busy;
+    s->busy = s->t.busy + s->scale_rest * s->rep_micro.busy;
+    res->kernels_per_step = s->t.kernels + s->scale_rest * s->rep_micro.kernels;
+    double host_busy = s->t.host_busy + s->scale_rest * s->rep_micro.host_busy;
 
     res->step_s = step_s;
     res->gpu_busy_s = s->busy;
@@ -678,7 +708,7 @@ static void step_finish(step *s, eci_resolved *rp, ec_result *res)
     eci_warn_fp32_convs(s->ctx, cfg, s->g, wl, res);
     rp->input_bytes = wl->input_bytes;
     rp->tokens = wl->tokens;
-    rp->micro_s = s->micro_s[s->simulate - 1];
+    rp->micro_s = s->steady_s;
     /* a pipeline sends the stage's input in the compute dtype (Megatron's bf16 hidden states) */
     rp->stage_input_bytes = wl->n_blocks > 0 ? wl->blocks[0].input_elems * compute_elem_bytes(cfg->precision) : 0;
     res->tokens_per_s = wl->tokens * s->ga * r->dp / s->step_s;

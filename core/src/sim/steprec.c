@@ -1,9 +1,9 @@
 /*
  * steprec.c: the record of one optimizer step that a trace asks the step model for (steprec.h):
  * the compute stream's phases as step.c closes them, each collective the Reducer (comm.c) and
- * the sharded units (shard.c) launch, and the pipeline's stages (stages.c).  Micro-steps 3..ga,
- * which the step model adds by multiplication, are laid out here as copies of the second (less
- * DDP's all-reduce under no_sync), so the phases tile the step the model prices.
+ * the sharded units (shard.c) launch, and the pipeline's stages (stages.c).  The micro-steps
+ * the step model adds by multiplication are laid out here as copies of the second (the one it
+ * repeats: under DDP's no_sync, walked without the all-reduce), so the phases tile the step.
  */
 #include "model/comm.h"
 #include "sim/steprec.h"
@@ -25,8 +25,6 @@ void eci_rec_begin(eci_step_rec *r, int ga, int simulate)
     memset(r->micro_t1, 0, sizeof r->micro_t1);
     r->ga = ga;
     r->simulate = simulate;
-    r->no_sync_repeats = 0;
-    r->repeat_overlap_s = 0;
     r->step_s = 0;
     r->pp = 0;
 }
@@ -81,7 +79,7 @@ void eci_rec_micro_begin(eci_step_rec *r, int micro, double t0_s)
     r->micro = micro;
     r->bucket = 0;
     r->boundary_s = t0_s > r->boundary_s ? t0_s : r->boundary_s;
-    if (micro < 2) {
+    if (micro < 3) {
         r->micro_first[micro] = r->n;
         r->micro_t0[micro] = r->boundary_s;
     }
@@ -89,7 +87,7 @@ void eci_rec_micro_begin(eci_step_rec *r, int micro, double t0_s)
 
 void eci_rec_micro_end(eci_step_rec *r, double t1_s)
 {
-    if (r->micro < 2) {
+    if (r->micro >= 0 && r->micro < 3) {
         r->micro_last[r->micro] = r->n;
         r->micro_t1[r->micro] = t1_s;
     }
@@ -136,33 +134,21 @@ void eci_rec_comm(eci_step_rec *r, const char *name, const char *cat, double sta
 }
 
 /* Copy k (0-based) of micro-step 1 as the repeated micro-step 1 + k, starting at t0_s and
- * repeat_s long: under no_sync without DDP's buckets, the exposed wait for them and the
- * backward's slowdown beside them; its last phase ends the repeat. */
+ * repeat_s long: micro-step 1 is the one the step model repeats (under DDP's no_sync, the
+ * walked micro-step without the reduction, step.c); its last phase ends the repeat. */
 static void repeat_micro(eci_step_rec *r, int k, double t0_s, double repeat_s)
 {
     double shift = t0_s - r->micro_t0[1];
     size_t last_phase = (size_t)-1;
     for (size_t i = r->micro_first[1]; i < r->micro_last[1] && !r->nomem; i++) {
         eci_rec_event e = r->ev[i]; /* (push may move ev) */
-        int is_phase = e.track == ECI_REC_COMPUTE;
-        int reduction = !is_phase ? strcmp(e.cat, "fsdp") != 0 : strcmp(e.name, "gradient reduction wait") == 0;
-        if (r->no_sync_repeats && reduction) {
-            if (is_phase)
-                shift -= e.dur_s;
-            continue;
-        }
         e.start_s += shift;
-        if (r->no_sync_repeats && is_phase && strcmp(e.name, "backward") == 0) {
-            double cut = r->repeat_overlap_s < e.dur_s ? r->repeat_overlap_s : e.dur_s;
-            e.dur_s -= cut;
-            shift -= cut;
-        }
         e.micro = 1 + k;
         eci_rec_event *slot = push(r);
         if (slot == NULL)
             return;
         *slot = e;
-        if (is_phase)
+        if (e.track == ECI_REC_COMPUTE)
             last_phase = r->n - 1;
     }
     if (last_phase != (size_t)-1) { /* the repeat's length as the model adds it */
@@ -174,7 +160,7 @@ static void repeat_micro(eci_step_rec *r, int k, double t0_s, double repeat_s)
 
 void eci_rec_step_end(eci_step_rec *r, double end_s, double repeat_s, double straggler_s)
 {
-    int repeats = r->simulate > 1 && r->ga > 2 ? r->ga - 2 : 0;
+    int repeats = r->simulate > 1 && r->ga > r->simulate ? r->ga - r->simulate : 0;
     double shift = repeats * repeat_s;
     if (repeats > 0) {
         size_t n0 = r->n;
@@ -182,8 +168,8 @@ void eci_rec_step_end(eci_step_rec *r, double end_s, double repeat_s, double str
             repeat_micro(r, k, r->micro_t0[1] + k * repeat_s, repeat_s);
         for (size_t i = r->micro_first[1]; i < n0; i++) { /* the last micro-step and what follows it */
             r->ev[i].start_s += shift;
-            if (r->ev[i].micro == 1)
-                r->ev[i].micro = r->ga - 1;
+            if (r->ev[i].micro >= 1) /* the walked micro-steps from the repeated one on */
+                r->ev[i].micro += repeats;
         }
     }
     r->micro = -1;

@@ -41,12 +41,10 @@ typedef struct eci_step_rec {
     const char *pass;            /* its pass */
     int bucket;                  /* DDP buckets launched in this micro-step */
     int root;                    /* the next sharded launch is the root unit's */
-    size_t micro_first[2];       /* first event of each simulated micro-step */
-    size_t micro_last[2];        /* ...one past its last */
-    double micro_t0[2], micro_t1[2]; /* their starts and ends */
+    size_t micro_first[3];       /* first event of each simulated micro-step (at most three) */
+    size_t micro_last[3];        /* ...one past its last */
+    double micro_t0[3], micro_t1[3]; /* their starts and ends */
     int simulate, ga;            /* micro-steps walked, and in the step */
-    int no_sync_repeats;         /* the repeated micro-steps run without DDP's all-reduce */
-    double repeat_overlap_s;     /* ...and their backward not slowed by it */
     int max_micro;               /* micro-steps worth laying out (the trace's length; 0: all) */
     double step_s;               /* the step's length (the straggler's wait included) */
     /* pipeline parallelism (stages.c): each stage's micro-batch */

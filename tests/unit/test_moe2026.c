@@ -1,0 +1,216 @@
+/*
+ * test_moe2026.c: the model types deepseek_v3 and gpt_oss of issue 41 as small configs whose
+ * counts are worked out by hand from transformers' modeling files: DeepSeek's multi-head latent
+ * attention (the low-rank query, the compressed key/value latent with its norm, the decoupled
+ * rotary part, the up-projection) and what it keeps for backward (the latent, not every head's
+ * key and value), its dense layers before the routed and shared experts; gpt-oss's attention
+ * sinks (eager under SDPA, in the kernel under flash), its alternating sliding windows and its
+ * experts and router with biases.  The published counts of the real configs are
+ * test_hfconfig's (tests/data/hf/MANIFEST.csv).
+ */
+#include "ec_test.h"
+#include "internal.h"
+#include "model/workload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* V 1000, H 256, 4 layers, 4 heads; q_lora_rank 64, kv_lora_rank kv, nope 32 + rope 16, v 32;
+ * intermediate 512 on the first dense layer, then 8 experts of 64 (top 2) and 1 shared. */
+static char *write_deepseek(const char *dir, const char *name, int kv_rank, int dense)
+{
+    char text[1024], *path = ec_test_path(dir, name);
+    int n = snprintf(text, sizeof text,
+                     "{\"model_type\": \"deepseek_v3\", \"architectures\": [\"DeepseekV3ForCausalLM\"], "
+                     "\"vocab_size\": 1000, \"hidden_size\": 256, \"intermediate_size\": 512, "
+                     "\"moe_intermediate_size\": 64, \"num_hidden_layers\": 4, \"num_attention_heads\": 4, "
+                     "\"num_key_value_heads\": 4, \"q_lora_rank\": 64, \"kv_lora_rank\": %d, \"qk_nope_head_dim\": 32, "
+                     "\"qk_rope_head_dim\": 16, \"v_head_dim\": 32, \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
+                     "\"n_shared_experts\": 1, \"first_k_dense_replace\": %d, \"moe_layer_freq\": 1, "
+                     "\"num_nextn_predict_layers\": 1, \"tie_word_embeddings\": false}",
+                     kv_rank, dense);
+    ec_test_write_file(path, text, (size_t)n);
+    return path;
+}
+
+/* V 1000, H 256, 4 layers, 4 heads of 64, 2 kv heads, 8 experts of 256 (top 2). */
+static char *write_gpt_oss(const char *dir, const char *name)
+{
+    static const char text[] =
+        "{\"model_type\": \"gpt_oss\", \"architectures\": [\"GptOssForCausalLM\"], \"vocab_size\": 1000, "
+        "\"hidden_size\": 256, \"intermediate_size\": 256, \"num_hidden_layers\": 4, \"num_attention_heads\": 4, "
+        "\"num_key_value_heads\": 2, \"head_dim\": 64, \"num_local_experts\": 8, \"num_experts_per_tok\": 2, "
+        "\"attention_bias\": true, \"sliding_window\": 128, \"tie_word_embeddings\": false, \"layer_types\": "
+        "[\"sliding_attention\", \"full_attention\", \"sliding_attention\", \"full_attention\"]}";
+    char *path = ec_test_path(dir, name);
+    ec_test_write_file(path, text, sizeof text - 1);
+    return path;
+}
+
+static const eci_workload *workload(ec_ctx *ctx, const char *model, int precision, int flash)
+{
+    const eci_net *net = eci_net_find(ctx, model);
+    if (net == NULL)
+        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
+    eci_shape sh = {.precision = precision, .batch = 2, .seq = 128, .seq_sq = 128.0 * 128, .target_seq = 128,
+                    .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1, .rmsnorm_kernels = 1,
+                    .rmsnorm_passes = 2, .rope_kernels = 1, .flash = flash};
+    const eci_workload *wl;
+    if (eci_workload_get(ctx, net, eci_task_parse("lm"), &sh, &wl) != EC_OK)
+        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
+    return wl;
+}
+
+static size_t count_ops(const eci_workload *wl, const char *name)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < wl->n_ops; i++)
+        n += strcmp(wl->ops[i].name, name) == 0;
+    return n;
+}
+
+static const eci_op *first_op(const eci_workload *wl, const char *name)
+{
+    for (size_t i = 0; i < wl->n_ops; i++)
+        if (strcmp(wl->ops[i].name, name) == 0)
+            return &wl->ops[i];
+    fail_msg("no op '%s'", name);
+    return NULL;
+}
+
+/* DeepseekV3ForCausalLM's parameters, term by term: embed + lm_head 2 x 1000 x 256; attention
+ * q_a 256x64, q_a_layernorm 64, q_b 64 x 4x48, kv_a_proj_with_mqa 256 x (32+16), kv_a_layernorm
+ * 32, kv_b 32 x 4x(32+32), o_proj 4x32 x 256 = 82,016; two RMSNorms 512 a layer; the dense MLP
+ * 3 x 256 x 512; a MoE layer 8 x 3 x 256 x 64 + the shared 3 x 256 x 64 + the router 8 x 256;
+ * the final norm 256.  The MTP layer (num_nextn_predict_layers) is not built. */
+static void test_deepseek_params(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir(), *path = write_deepseek(dir, "ds.json", 32, 1);
+    double p = 0;
+    assert_int_equal(ec_model_params(ctx, path, "lm", &p), EC_OK);
+    double attn = 256.0 * 64 + 64 + 64.0 * 4 * 48 + 256.0 * 48 + 32 + 32.0 * 4 * 64 + 4.0 * 32 * 256;
+    assert_true(attn == 82016);
+    double moe = 8 * 3.0 * 256 * 64 + 3.0 * 256 * 64 + 8.0 * 256;
+    double want = 2.0 * 1000 * 256 + 4 * (attn + 512) + 3.0 * 256 * 512 + 3 * moe + 256;
+    if (p != want)
+        fail_msg("deepseek_v3: %.0f parameters, by hand %.0f", p, want);
+    /* the first layer dense, the other three MoE: two repeated blocks */
+    const eci_net *net = eci_net_find(ctx, path);
+    assert_non_null(net);
+    int dense = 0, moes = 0;
+    for (size_t i = 0; i < net->n_layers; i++) {
+        const ec_layer *l = &net->layers[i];
+        if (l->kind == EC_LAYER_REPEAT && i + 1 < net->n_layers) {
+            for (int j = 1; j <= l->u.repeat.layers; j++) {
+                dense += net->layers[i + j].kind == EC_LAYER_MLP ? l->u.repeat.times : 0;
+                moes += net->layers[i + j].kind == EC_LAYER_MOE ? l->u.repeat.times : 0;
+            }
+        }
+    }
+    assert_int_equal(dense, 1);
+    assert_int_equal(moes, 3);
+    /* first_k_dense_replace past the last layer: every layer dense, as DeepseekV3DecoderLayer builds it */
+    char *all = write_deepseek(dir, "dense.json", 32, 8);
+    assert_int_equal(ec_model_params(ctx, all, "lm", &p), EC_OK);
+    want = 2.0 * 1000 * 256 + 4 * (attn + 512 + 3.0 * 256 * 512) + 256;
+    if (p != want)
+        fail_msg("deepseek_v3 all dense: %.0f parameters, by hand %.0f", p, want);
+    free(all);
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
+/* The projections as they run: q_a (256 -> 64), q_b (64 -> 4 x 48), kv_a (256 -> 32 + 16), kv_b
+ * (32 -> 4 x 64), no per-head k or v projection of the stream; backward keeps the latent (kv_b's
+ * input, 32 wide), not every head's key and value; the activations kept grow with kv_lora_rank
+ * by the latent's bytes alone: the norm keeps its input and output, kv_b its input, in bf16
+ * 2 + 2 + 2 bytes an element, rows x delta x 4 layers. */
+static void test_mla_keeps_the_latent(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir(), *small = write_deepseek(dir, "ds32.json", 32, 1), *big = write_deepseek(dir, "ds64.json", 64, 1);
+    const eci_workload *wl = workload(ctx, small, EC_PREC_BF16, 0);
+    double rows = 2.0 * 128;
+    const eci_op *op = first_op(wl, "q_a");
+    assert_true(op->k == 256 && op->n == 64);
+    op = first_op(wl, "q_b");
+    assert_true(op->k == 64 && op->n == 4 * 48);
+    op = first_op(wl, "kv_a");
+    assert_true(op->k == 256 && op->n == 32 + 16);
+    op = first_op(wl, "kv_b");
+    assert_true(op->k == 32 && op->n == 4 * 64);
+    assert_true(op->saved_bytes == rows * 32 * 2.0); /* the normed latent */
+    assert_true(op->saved_bytes < rows * 4 * 64 * 2.0 / 4);
+    assert_int_equal(count_ops(wl, "k"), 0);
+    assert_int_equal(count_ops(wl, "v"), 0);
+    assert_int_equal(count_ops(wl, "kv_a_norm"), 2); /* one in each repeated block */
+    /* the core: QK^T over 48, PV over 32 */
+    op = first_op(wl, "sdpa");
+    assert_true(op->k == 48 + 32);
+    op = first_op(wl, "attn_out");
+    assert_true(op->k == 4 * 32);
+    double kept_small = eci_workload_saved_bytes(wl, 0, 1);
+    const eci_workload *wl_big = workload(ctx, big, EC_PREC_BF16, 0);
+    double kept_big = eci_workload_saved_bytes(wl_big, 0, 1);
+    if (kept_big - kept_small != rows * 32 * 6.0 * 4)
+        fail_msg("kv_lora_rank 32 -> 64 keeps %.0f more bytes, the latent's %.0f", kept_big - kept_small,
+                 rows * 32 * 6.0 * 4);
+    free(small);
+    free(big);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
+/* GptOssForCausalLM: embed + lm_head 2 x 1000 x 256; attention q and o 256 x 256 + 256, k and v
+ * 256 x 128 + 128, sinks 4; two RMSNorms; the router 8 x 256 + 8; experts 8 x (256 x 512 + 512 +
+ * 256 x 256 + 256); the final norm.  SDPA has no sink: eager with the sink's cat; flash keeps it
+ * in the kernel.  Sliding windows on the even layers. */
+static void test_gpt_oss(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir(), *path = write_gpt_oss(dir, "oss.json");
+    double p = 0;
+    assert_int_equal(ec_model_params(ctx, path, "lm", &p), EC_OK);
+    double attn = 2 * (256.0 * 256 + 256) + 2 * (256.0 * 128 + 128) + 4;
+    double moe = 8.0 * 256 + 8 + 8 * (256.0 * 512 + 512 + 256.0 * 256 + 256);
+    double want = 2.0 * 1000 * 256 + 4 * (attn + 512 + moe) + 256;
+    if (p != want)
+        fail_msg("gpt_oss: %.0f parameters, by hand %.0f", p, want);
+    const eci_workload *wl = workload(ctx, path, EC_PREC_AMP_BF16, 0);
+    assert_true(first_op(wl, "sinks")->params == 4);
+    assert_int_equal(count_ops(wl, "sdpa"), 0);
+    assert_true(count_ops(wl, "sinks_cat_max") > 0);
+    wl = workload(ctx, path, EC_PREC_AMP_BF16, 1);
+    assert_true(count_ops(wl, "sdpa") > 0);
+    assert_int_equal(count_ops(wl, "sinks_cat_max"), 0);
+    const eci_net *net = eci_net_find(ctx, path);
+    int64_t windows[4];
+    int n = 0;
+    for (size_t i = 0; i < net->n_layers && n < 4; i++)
+        if (net->layers[i].kind == EC_LAYER_ATTENTION)
+            windows[n++] = net->layers[i].u.attention.window;
+    assert_int_equal(n, 2); /* one sliding and one full layer, repeated twice */
+    assert_true(windows[0] == 128 && windows[1] == 0);
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_deepseek_params),
+        cmocka_unit_test(test_mla_keeps_the_latent),
+        cmocka_unit_test(test_gpt_oss),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
