@@ -3,7 +3,8 @@
  * The batch's copy, each micro-step's forward and backward passes (pass.c) with DataParallel's
  * exchanges through GPU 0, DDP's buckets filled as the backward walk produces gradients and
  * FSDP / ZeRO-3's gathers and reductions (comm.c, shard.c), the optimizer and the trainer's
- * bookkeeping (optim.c, trainer.c), then the step's breakdown, rates and memory (memory.c).
+ * bookkeeping (optim.c, trainer.c); the state it runs over is step_state.h, the step's
+ * breakdown, rates and memory come from it in step_result.c.
  * Its inputs come from setup.c (links, sharding, dispatch costs, shape), the op costs from
  * compute.c, the host's and GPU's tables from models/.  The input pipeline and the epoch come
  * on top (epoch.c); so does the evaluation step, priced here.
@@ -49,65 +50,8 @@ _Static_assert(offsetof(ec_result, single_gpu_samples_per_s) - offsetof(ec_resul
 _Static_assert(offsetof(ec_result, tokens_per_s) - offsetof(ec_result, price_offer) - sizeof(((ec_result *)0)->price_offer) <
                    sizeof(double), "a field follows price_offer in ec_result: step_result_clear must zero it");
 
-/* ---- the step's state, phase to phase ------------------------------------------------------
- * eci_step_model runs as phases over one state: the ops priced (step_price), the plan the walks
- * read and the sizes of what is exchanged (step_plan), the host's dispatch costs
- * (step_dispatch), the timeline set up (step_begin), the micro-steps (micro_steps: each one's
- * inputs, forward, backward, exchanges and trainer work), the optimizer and what follows the
- * update (step_optimizer, step_after_update), then the result: breakdown, rates, memory. */
-typedef struct step {
-    ec_ctx *ctx;
-    const ec_config *cfg;
-    eci_resolved r;              /* the caller's resolution (step_finish hands back what the step learned) */
-    const eci_params *calib;
-    double gpu_scale;            /* multiplies every compute kernel (gpu_step_s calibrates it) */
-    const eci_gpu *g;
-    const eci_host *host;
-    int n, ga;                   /* GPUs, gradient accumulation */
-    int dp;                      /* DataParallel: one process, every exchange through GPU 0 */
-    const eci_workload *wl;
-    eci_rates rates;
-    layout_comm lc;
-    const eci_comm *comm;        /* &lc.comm */
-    const eci_op_cost_t *cost;
-    plan p;
-    /* what is exchanged (step_plan) */
-    double grad_bytes, bcast_bytes, trained_tensors, reduce_bytes;
-    eci_shard shard;             /* per_unit: FSDP / ZeRO-3's units */
-    int per_unit, bucketed, reduce_each_micro;
-    double busbw, hop_s, copy_bw;
-    double dp_chunk_bytes, dp_chunks, bcast_chunks, output_grad_bytes;
-    double root, root_trained, root_gather_s, root_reduce_s;
-    int pinned;
-    double h2d_s;
-    /* the host's dispatch costs (step_dispatch) */
-    double eager_fwd_s, eager_bwd_s, eager_op_s, model_fwd_s, model_bwd_s, model_op_s, replay_s, op_s;
-    /* the timeline and the simulated micro-steps (step_begin, micro_steps) */
-    int copy_batch;
-    double syncs;
-    eci_trainer tr;
-    timeline t;
-    double micro_s[3];
-    double steady_s;             /* one micro-step without the reduction: the pipeline's micro-batch
-                                    (rp->micro_s; the reducing one when ga <= 2 and not micro_wanted) */
-    timeline micro_start, rep_micro; /* rep_micro: what the micro-step that repeats (rep) added */
-    int simulate, rep;           /* micro-steps walked; the one that micro-steps simulate+1..ga repeat */
-    double dp_comm_s;            /* DataParallel exchanges of the simulated micro-steps */
-    double shard_comm[3];        /* per simulated micro-step: gathers + reductions launched, stretch */
-    eci_ddp_sched sched;         /* DDP: only the last micro-step all-reduces (no_sync before) */
-    double exposed_total;        /* bucketed reductions left after backward, all micro-steps simulated */
-    double micro_fwd0, micro_bwd0; /* kernel time before the micro-step being walked */
-    double rep_fwd_s, rep_bwd_s; /* kernel time of the micro-step that repeats */
-    fwd_memo fwd_once;           /* the first micro-step's forward pass, for the later ones */
-    double micro_t0;             /* the micro-step being walked: when its host started */
-    int all_reduce;              /* ...whether its buckets are reduced */
-    double exposed;              /* ...the reductions it left exposed */
-    double scale_rest, micro_weight;
-    /* the optimizer and the result */
-    double w_shards, g_shards, o_shards, opt_params, opt_gpu_s, zero_gather_s;
-    double step_s, busy;
-    eci_step_rec *rec;           /* a trace's record of the step (steprec.h), NULL: none */
-} step;
+#include "sim/step_state.h"
+
 
 /* The compute stream's phase `name` ends at end_s, in the trace's record. */
 static void phase(const step *s, const char *name, double end_s)
@@ -567,133 +511,6 @@ static void step_after_update(step *s, ec_result *res)
     phase(s, "bookkeeping + sync", t->cpu);
 }
 
-/* ---- the result ------------------------------------------------------------------------- */
-/* The step's time and its breakdown: the simulated part plus the repeated micro-steps, the
- * collectives inside the ops moved to communication, the slowest GPU's wait. */
-static int step_breakdown(step *s, ec_result *res)
-{
-    const timeline *t = &s->t, *last = &s->rep_micro;
-    const plan *p = &s->p;
-    int ga = s->ga, simulate = s->simulate, rc;
-    double scale_rest = s->scale_rest;
-    /* Assemble the step: simulated part plus the repeated micro-steps. */
-    s->step_s = t->cpu + scale_rest * s->micro_s[s->rep];
-    double rest_frac = simulate > 1 ? scale_rest : 0;
-    /* micro-steps 3..ga repeat the second, AccumulateGrad included */
-    double micro_fwd = s->rep_fwd_s, micro_bwd = s->rep_bwd_s;
-    double inline_fwd, inline_bwd, group_s[ECI_N_GROUPS], inline_launched;
-    eci_setup_inline_comm(s->wl, s->cost, &s->rates, s->cfg->checkpointing, &inline_fwd, &inline_bwd, group_s,
-                          &inline_launched);
-    res->breakdown.forward_s = p->fwd_s + rest_frac * micro_fwd - ga * inline_fwd;
-    res->breakdown.backward_s = p->bwd_s + rest_frac * micro_bwd - ga * inline_bwd;
-    res->comm.tp_s = ga * group_s[ECI_GROUP_TP];
-    res->comm.cp_s = ga * group_s[ECI_GROUP_CP];
-    res->comm.ep_s = ga * group_s[ECI_GROUP_EP];
-    res->breakdown.optimizer_s = s->opt_gpu_s;
-    /* Micro-steps 3..ga repeat the last simulated one; once-per-step work is not scaled. */
-    res->breakdown.cpu_overhead_s = t->gap[CAUSE_DISPATCH] + scale_rest * last->gap[CAUSE_DISPATCH];
-    res->breakdown.loader_s = t->gap[CAUSE_LOADER] + scale_rest * last->gap[CAUSE_LOADER];
-    res->breakdown.h2d_s = t->gap[CAUSE_H2D] + t->copy + scale_rest * (last->gap[CAUSE_H2D] + last->copy);
-    double waits = t->gap[CAUSE_COMM] + scale_rest * last->gap[CAUSE_COMM];
-    /* the GPU's waits: for gathers and reductions, or for the host optimizer under offload */
-    res->comm.shard_wait_s = waits - res->comm.offload_s > 0 ? waits - res->comm.offload_s : 0;
-    res->comm.shard_wait_s += s->zero_gather_s;
-    res->breakdown.comm_s = waits + (ga * (inline_fwd + inline_bwd)) + res->comm.dp_reduce_s + res->comm.overlap_s +
-                            s->zero_gather_s;
-    if (s->dp) /* DataParallel's exchanges happen every micro-step */
-        res->breakdown.comm_s += s->dp_comm_s * (double)ga / simulate;
-    res->comm_total_s = s->dp ? s->dp_comm_s * (double)ga / simulate
-                              : s->sched.comm_busy_s * s->micro_weight +
-                                    (s->shard_comm[0] + s->shard_comm[simulate - 1] * (ga - 1)) +
-                                    ga * inline_launched + s->zero_gather_s;
-    if (s->n > 1) { /* a synchronous step waits for the slowest GPU (order statistics) */
-        double e_max;
-        if ((rc = eci_expected_max_normal(s->ctx, s->n, &e_max)) != EC_OK)
-            return rc;
-        double compute_s = res->breakdown.forward_s + res->breakdown.backward_s + res->breakdown.optimizer_s;
-        res->straggler_s = eci_const(s->ctx, EC_C_gpu_speed_cv_frac) * e_max * compute_s;
-        s->step_s += res->straggler_s;
-        res->breakdown.comm_s += res->straggler_s;
-    }
-    if (s->rec != NULL)
-        eci_rec_step_end(s->rec, t->cpu, s->micro_s[s->rep], res->straggler_s);
-    return EC_OK;
-}
-
-/* The step's rates: busy and host time, throughput, utilization, FLOPs, MFU and HFU. */
-static void step_rates(step *s, ec_result *res, double *host_s)
-{
-    const ec_config *cfg = s->cfg;
-    const eci_workload *wl = s->wl;
-    double step_s = s->step_s;
-    int ga = s->ga;
-    s->busy = s->t.busy + s->scale_rest * s->rep_micro.busy;
-    res->kernels_per_step = s->t.kernels + s->scale_rest * s->rep_micro.kernels;
-    double host_busy = s->t.host_busy + s->scale_rest * s->rep_micro.host_busy;
-
-    res->step_s = step_s;
-    res->gpu_busy_s = s->busy;
-    res->cpu_issue_s = host_busy;
-    *host_s = host_busy;
-    res->samples_per_s = (double)cfg->batch_per_gpu * ga * s->r.dp / step_s;
-    res->gpu_util_frac = s->busy / step_s > 1.0 ? 1.0 : s->busy / step_s;
-    /* forward + backward (twice the forward; a frozen GEMM's backward only once) */
-    res->flop_per_step = (3.0 * wl->model_flop - wl->frozen_flop) * ga;
-    res->mfu_frac = res->flop_per_step / (step_s * s->rates.gemm_peak_flop_per_s);
-    res->hfu_frac = (res->flop_per_step + ga * eci_workload_recompute_flop(wl, cfg->checkpointing)) /
-                    (step_s * s->rates.gemm_peak_flop_per_s);
-}
-
-/* Memory: GPU 0, and under dp the other GPUs, which hold no optimizer.  DataParallel's
- * GPU 0 also keeps every replica's gathered outputs. */
-static void step_memory(step *s, ec_result *res)
-{
-    const ec_config *cfg = s->cfg;
-    const eci_resolved *r = &s->r;
-    const eci_workload *wl = s->wl;
-    int n = s->n;
-    eci_mem_in mi = {.wl = wl, .precision = cfg->precision, .optimizer = cfg->optimizer,
-                     .checkpointing = cfg->checkpointing,
-                     .ddp_bucket_copy = r->strategy == EC_STRATEGY_DDP && n > 1 && !cfg->gradient_as_bucket_view,
-                     .dp_role = s->dp ? 1 : 0, .num_gpus = n,
-                     .dynamic_shapes = cfg->padding != EC_PAD_MAX_LENGTH, .capacity_bytes = s->g->memory_bytes,
-                     .allocator_scale = 1.0, .weight_shards = s->w_shards, .grad_shards = s->g_shards,
-                     .opt_shards = s->o_shards, .zero = r->strategy == EC_STRATEGY_ZERO,
-                     .opt_on_host = cfg->offload != EC_OFFLOAD_NONE,
-                     .weights_on_host = cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS,
-                     .act_copies = r->in_flight, .frozen_elem_bytes = s->p.frozen_elem_bytes, .ep = r->ep,
-                     .grad_accum = s->ga, .expandable_segments = cfg->expandable_segments,
-                     .keep_grads = eci_zero_grad_kept(cfg->zero_grad, cfg->torch_version, NULL),
-                     .torch_version = cfg->torch_version,
-                     /* a plain loop keeps `out = model(x)` through backward; HF's Trainer and Lightning
-                      * drop it, and recipes with a chunked loss (torchtune) `del logits` first */
-                     .outputs_held = cfg->trainer == EC_TRAINER_PLAIN && !s->dp && cfg->loss_chunks <= 1,
-                     .loss_chunks = cfg->loss_chunks, .optimizer_in_bwd = cfg->optimizer_in_bwd,
-                     .conv_transposes = s->rates.tensor_cores, .headroom_bytes = cfg->memory_headroom_bytes};
-    if (s->per_unit) { /* gathered 16-bit units in flight (the rate limiter's; without resharding after forward,
-                        * every unit stays gathered until backward), the root, and one unit's unsharded
-                        * gradients before their reduce-scatter */
-        double unit = eci_workload_largest_unit(wl);
-        double gathered = s->shard.regather ? s->shard.limit * unit + s->root : wl->params;
-        mi.gathered_bytes = gathered * compute_elem_bytes(cfg->precision) +
-                            unit * s->reduce_bytes * wl->trainable_params / wl->params;
-    }
-    if (s->dp) /* the gathered logits, and their gradients unless the forward returned the loss */
-        mi.extra_workspace_bytes = (1.0 + (s->output_grad_bytes > 0)) * n * wl->output_bytes;
-    eci_memory_estimate(s->ctx, &mi, &res->memory);
-    res->host_pinned_bytes = mi.host_bytes;
-    res->other_gpu_peak_bytes = res->memory.peak_bytes;
-    res->other_gpu_busy_s = s->busy;
-    if (s->dp) {
-        ec_memory other;
-        mi.dp_role = 2;
-        mi.extra_workspace_bytes = 0;
-        eci_memory_estimate(s->ctx, &mi, &other);
-        res->other_gpu_peak_bytes = other.peak_bytes;
-        res->other_gpu_busy_s = s->busy - s->opt_gpu_s;
-    }
-}
-
 /* The layout's figures and the rates' warnings in res; what the step learned in rp. */
 static void step_finish(step *s, eci_resolved *rp, ec_result *res)
 {
@@ -743,10 +560,10 @@ int eci_step_model(ec_ctx *ctx, const ec_config *cfg, eci_resolved *rp, const ec
     micro_steps(&s, res);
     step_optimizer(&s);
     step_after_update(&s, res);
-    if ((rc = step_breakdown(&s, res)) != EC_OK)
+    if ((rc = eci_step_breakdown(&s, res)) != EC_OK)
         return rc;
-    step_rates(&s, res, host_s);
-    step_memory(&s, res);
+    eci_step_rates(&s, res, host_s);
+    eci_step_memory(&s, res);
     step_finish(&s, rp, res);
     return EC_OK;
 }
