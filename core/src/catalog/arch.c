@@ -149,8 +149,22 @@ static void transformer_layer(eci_desc *d, const eci_arch *a, int causal, int cr
     sublayer(d, a, NULL, 1);
 }
 
+/* Layer j of a layer pattern (arch.h): its window, its position encoding, its feed-forward. */
+static void pattern_layer(eci_desc *d, const eci_arch *a, int j, int causal, int cross)
+{
+    uint64_t bit = (uint64_t)1 << j;
+    eci_arch l = *a;
+    if (a->nope_mask & bit)
+        l.position = EC_POS_NONE;
+    if (a->dense_mask & bit)
+        l.experts = 0;
+    transformer_layer(d, &l, causal, cross, (a->local_mask & bit) ? a->window : 0, 0);
+}
+
 /* A stack of n layers as repeated blocks: T5's first layer owns the relative-position
- * buckets; Gemma 2 alternates sliding-window and global layers; ALBERT shares one layer. */
+ * buckets; a layer pattern (Gemma 2's alternating windows, Gemma 3's 5 local : 1 global,
+ * Llama 4's NoPE and dense layers) is one block of its period repeated, then the first
+ * n % period layers of it; ALBERT shares one layer. */
 static void stack(eci_desc *d, const eci_arch *a, int n, int causal, int cross)
 {
     int first = 0;
@@ -161,13 +175,19 @@ static void stack(eci_desc *d, const eci_arch *a, int n, int causal, int cross)
     int rest = n - first;
     if (rest <= 0)
         return;
-    if (a->window > 0 && a->window_every == 2) {
-        size_t r = repeat_begin(d, rest / 2, 0, 1);
-        transformer_layer(d, a, causal, cross, a->window, 0);
-        transformer_layer(d, a, causal, cross, 0, 0);
+    eci_arch p = *a;
+    if (p.layer_period <= 1 && p.window > 0 && p.window_every == 2) {
+        p.layer_period = 2;
+        p.local_mask = 1;
+    }
+    if (p.layer_period > 1 && p.layer_period <= ECI_ARCH_MAX_PERIOD) {
+        int period = p.layer_period < rest ? p.layer_period : rest;
+        size_t r = repeat_begin(d, rest / period, 0, 1);
+        for (int j = 0; j < period; j++)
+            pattern_layer(d, &p, j, causal, cross);
         repeat_end(d, r);
-        if (rest % 2)
-            transformer_layer(d, a, causal, cross, a->window, 0);
+        for (int j = 0; j < rest % period; j++)
+            pattern_layer(d, &p, j, causal, cross);
         return;
     }
     size_t r = repeat_begin(d, rest, a->shared_layers, 1);
@@ -182,7 +202,8 @@ static void token_embedding(eci_desc *d, const eci_arch *a, int shared)
         l->u.embedding = (ec_embedding_layer){
             .vocab = a->vocab, .dim = a->embedding_size > 0 ? a->embedding_size : a->hidden,
             .positions = a->learned_positions && !shared ? a->max_positions : 0,
-            .type_vocab = shared ? 0 : a->type_vocab, .fused = a->emb_fused, .scale = a->emb_scale, .shared = shared};
+            .type_vocab = shared ? 0 : a->type_vocab, .fused = a->emb_fused, .scale = a->emb_scale, .shared = shared,
+            .idle_params = shared ? 0 : a->idle_params};
 }
 
 static void text_input(eci_desc *d, const eci_arch *a)

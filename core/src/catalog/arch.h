@@ -73,7 +73,18 @@ typedef struct eci_arch {
     int out_proj;            /* width of a projection (no bias) after the last layer, before the head
                                 (OPT's project_out), 0 = none */
     int softmax_fp32;        /* eager attention upcasts the softmax to fp32 in a 16-bit model */
+    /* Appended for issue 41 (Gemma 3, Llama 4).  A layer pattern the stack repeats: layer i is
+     * position i % layer_period of it, and bit j of each mask says what position j has
+     * (layer_period 0 or 1: every layer alike; window_every 2 is period 2, local_mask 1). */
+    int layer_period;        /* 1..ECI_ARCH_MAX_PERIOD */
+    uint64_t local_mask;     /* the layer attends within window (sliding window; Llama 4's chunks) */
+    uint64_t nope_mask;      /* the layer adds no position encoding (Llama 4's NoPE layers) */
+    uint64_t dense_mask;     /* the layer has a dense MLP of ffn, not the experts (Llama 4 Maverick) */
+    int64_t idle_params;     /* parameters text does not run: a multimodal checkpoint's vision tower and
+                                projector (held, trained and stepped as the others are) */
 } eci_arch;
+
+#define ECI_ARCH_MAX_PERIOD 64
 
 /* A description under construction (arch.c); layers and head tasks owned. */
 typedef struct eci_desc {
