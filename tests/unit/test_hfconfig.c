@@ -83,6 +83,47 @@ static void predict_or_fail(ec_ctx *ctx, const char *model, const char *words, e
         fail_msg("%s %s: %s", model, words, ec_ctx_errmsg(ctx));
 }
 
+/* A hub gemma3 config.json lists only what differs from the class defaults (Gemma3TextConfig's
+ * vocabulary of 262,208, 8/4 heads of 256, a 5 local : 1 global pattern ...): google/gemma-3-4b-it's
+ * as quoted in public sources (text_config: search index id 70224130757; vision_config: id
+ * 70892509106) and gemma-3-27b's text part (id 62559293678) under the same SigLIP tower give the
+ * safetensors totals 4,300,079,472 (id 65969618575) and 27,432,406,640 (id 65787179704). */
+static void test_gemma3_sparse_configs(void **state)
+{
+    (void)state;
+    static const char *const vision =
+        "\"vision_config\": {\"hidden_size\": 1152, \"image_size\": 896, \"intermediate_size\": 4304, "
+        "\"model_type\": \"siglip_vision_model\", \"num_attention_heads\": 16, \"num_hidden_layers\": 27, "
+        "\"patch_size\": 14, \"vision_use_head\": false}}";
+    static const struct { const char *text; double published; } cases[] = {
+        {"{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"model_type\": \"gemma3\", \"text_config\": "
+         "{\"hidden_size\": 2560, \"intermediate_size\": 10240, \"model_type\": \"gemma3_text\", "
+         "\"num_hidden_layers\": 34, \"rope_scaling\": {\"factor\": 8.0, \"rope_type\": \"linear\"}, "
+         "\"sliding_window\": 1024}, ", 4300079472.0},
+        {"{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"model_type\": \"gemma3\", \"text_config\": "
+         "{\"head_dim\": 128, \"hidden_size\": 5376, \"intermediate_size\": 21504, \"model_type\": \"gemma3_text\", "
+         "\"num_attention_heads\": 32, \"num_hidden_layers\": 62, \"num_key_value_heads\": 16, "
+         "\"query_pre_attn_scalar\": 168, \"sliding_window\": 1024}, ", 27432406640.0},
+    };
+    char *dir = ec_test_tmpdir();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ec_ctx *ctx = ec_test_ctx();
+        char path[512], text[2048];
+        snprintf(path, sizeof path, "%s/gemma3_%zu.json", dir, i);
+        snprintf(text, sizeof text, "%s%s", cases[i].text, vision);
+        ec_test_write_file(path, text, strlen(text));
+        double p = 0;
+        if (ec_model_params(ctx, path, "lm", &p) != EC_OK)
+            fail_msg("%s: %s", path, ec_ctx_errmsg(ctx));
+        if (fabs(p - cases[i].published) > 0.005 * cases[i].published)
+            fail_msg("case %zu: %.0f parameters, published %.0f", i, p, cases[i].published);
+        assert_true(p == cases[i].published); /* the tower and the projector counted exactly */
+        ec_ctx_free(ctx);
+    }
+    ec_test_rmtree(dir);
+    free(dir);
+}
+
 /* model=PATH (the file, or the folder holding it) and the preset built from the same config
  * give the same prediction, number for number. */
 static void test_path_agrees_with_preset(void **state)
@@ -169,6 +210,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures_published),
+        cmocka_unit_test(test_gemma3_sparse_configs),
         cmocka_unit_test(test_path_agrees_with_preset),
         cmocka_unit_test(test_path_errors),
         cmocka_unit_test(test_bad_json_corpus),
