@@ -161,10 +161,19 @@ static void pattern_layer(eci_desc *d, const eci_arch *a, int j, int causal, int
     transformer_layer(d, &l, causal, cross, (a->local_mask & bit) ? a->window : 0, 0);
 }
 
+/* Positions i and j of a layer pattern build the same layer. */
+static int same_kind(const eci_arch *a, int i, int j)
+{
+    uint64_t x = (uint64_t)1 << i, y = (uint64_t)1 << j;
+    return !(a->local_mask & x) == !(a->local_mask & y) && !(a->nope_mask & x) == !(a->nope_mask & y) &&
+           !(a->dense_mask & x) == !(a->dense_mask & y);
+}
+
 /* A stack of n layers as repeated blocks: T5's first layer owns the relative-position
- * buckets; a layer pattern (Gemma 2's alternating windows, Gemma 3's 5 local : 1 global,
- * Llama 4's NoPE and dense layers) is one block of its period repeated, then the first
- * n % period layers of it; ALBERT shares one layer. */
+ * buckets; Gemma 2 alternates sliding-window and global layers; ALBERT shares one layer.  A
+ * layer pattern (Gemma 3's 5 local : 1 global, Llama 4's NoPE and dense layers) is one block per
+ * run of alike layers, so that each decoder layer stays a unit of checkpointing and of FSDP's
+ * gathers as in Hugging Face's code (5 local layers are a block of 5 repetitions). */
 static void stack(eci_desc *d, const eci_arch *a, int n, int causal, int cross)
 {
     int first = 0;
@@ -175,19 +184,25 @@ static void stack(eci_desc *d, const eci_arch *a, int n, int causal, int cross)
     int rest = n - first;
     if (rest <= 0)
         return;
-    eci_arch p = *a;
-    if (p.layer_period <= 1 && p.window > 0 && p.window_every == 2) {
-        p.layer_period = 2;
-        p.local_mask = 1;
-    }
-    if (p.layer_period > 1 && p.layer_period <= ECI_ARCH_MAX_PERIOD) {
-        int period = p.layer_period < rest ? p.layer_period : rest;
-        size_t r = repeat_begin(d, rest / period, 0, 1);
-        for (int j = 0; j < period; j++)
-            pattern_layer(d, &p, j, causal, cross);
+    if (a->window > 0 && a->window_every == 2) {
+        size_t r = repeat_begin(d, rest / 2, 0, 1);
+        transformer_layer(d, a, causal, cross, a->window, 0);
+        transformer_layer(d, a, causal, cross, 0, 0);
         repeat_end(d, r);
-        for (int j = 0; j < rest % period; j++)
-            pattern_layer(d, &p, j, causal, cross);
+        if (rest % 2)
+            transformer_layer(d, a, causal, cross, a->window, 0);
+        return;
+    }
+    if (a->layer_period > 1 && a->layer_period <= ECI_ARCH_MAX_PERIOD) {
+        for (int i = 0; i < rest && d->rc == EC_OK;) {
+            int j = i % a->layer_period, k = 1;
+            while (i + k < rest && same_kind(a, (i + k) % a->layer_period, j))
+                k++;
+            size_t r = repeat_begin(d, k, 0, 1);
+            pattern_layer(d, a, j, causal, cross);
+            repeat_end(d, r);
+            i += k;
+        }
         return;
     }
     size_t r = repeat_begin(d, rest, a->shared_layers, 1);
