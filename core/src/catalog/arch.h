@@ -75,7 +75,7 @@ typedef struct eci_arch {
     int softmax_fp32;        /* eager attention upcasts the softmax to fp32 in a 16-bit model */
     /* Appended for issue 41 (Gemma 3, Llama 4).  A layer pattern the stack repeats: layer i is
      * position i % layer_period of it, and bit j of each mask says what position j has
-     * (layer_period 0 or 1: every layer alike; window_every 2 is period 2, local_mask 1). */
+     * (layer_period 0 or 1: every layer alike, as window and window_every say). */
     int layer_period;        /* 1..ECI_ARCH_MAX_PERIOD */
     uint64_t local_mask;     /* the layer attends within window (sliding window; Llama 4's chunks) */
     uint64_t nope_mask;      /* the layer adds no position encoding (Llama 4's NoPE layers) */
