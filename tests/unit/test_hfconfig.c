@@ -124,6 +124,39 @@ static void test_gemma3_sparse_configs(void **state)
     free(dir);
 }
 
+/* Llama 4 as transformers runs it: Llama4TextMoe sends every token through all 16 experts of
+ * Scout (scores zero off the top 1), so a token's forward does the work of ~108B parameters,
+ * not of the 17B a routed kernel would touch; Gemma 3's layers are blocks of alike layers (a run
+ * of 5 sliding-window layers, then 1 global), each decoder layer a unit of its own. */
+static void test_llama4_gemma3_described(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config cfg;
+    ec_model_summary s;
+    ec_layer_row rows[512];
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "model", "data/hf/llama-4-scout-17b-16e-instruct"), EC_OK);
+    assert_int_equal(ec_config_set(ctx, &cfg, "seq_len", "1024"), EC_OK);
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s, NULL, 0), EC_OK);
+    double per_token = s.fwd_flop_per_sample / s.tokens_per_sample;
+    if (!(per_token > 2.0 * 100e9 && per_token < 2.0 * 115e9))
+        fail_msg("Scout forward %.4g FLOP a token, wanted 2 x (100..115)e9 (every expert)", per_token);
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "model", "data/hf/gemma-3-1b-it"), EC_OK);
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s, rows, 512), EC_OK);
+    assert_true(s.n_rows <= 512);
+    int blocks = 0, layers = 0;
+    for (size_t i = 0; i < s.n_rows; i++)
+        if (rows[i].depth == 0 && strcmp(rows[i].kind, "repeat") == 0) {
+            blocks++;
+            layers += rows[i].times;
+        }
+    assert_int_equal(layers, 26);
+    assert_int_equal(blocks, 9); /* 5 local, 1 global, x 4, then the 2 local layers left */
+    ec_ctx_free(ctx);
+}
+
 /* model=PATH (the file, or the folder holding it) and the preset built from the same config
  * give the same prediction, number for number. */
 static void test_path_agrees_with_preset(void **state)
@@ -211,6 +244,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures_published),
         cmocka_unit_test(test_gemma3_sparse_configs),
+        cmocka_unit_test(test_llama4_gemma3_described),
         cmocka_unit_test(test_path_agrees_with_preset),
         cmocka_unit_test(test_path_errors),
         cmocka_unit_test(test_bad_json_corpus),

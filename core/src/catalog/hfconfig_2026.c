@@ -188,8 +188,9 @@ void eci_hf_map_gemma3(jr *r, eci_arch *a)
  * 0, or every no_rope_layer_interval-th) and chunked attention of attention_chunk_size on the
  * others (priced as a sliding window of that size: exact up to one chunk, at most 2x the
  * attention core beyond); MoE layers (moe_layers, or every interleave_moe_layer_step-th) of
- * num_local_experts SwiGLU experts of intermediate_size, top num_experts_per_tok, and a shared
- * expert of the same size without a gate; dense layers an MLP of intermediate_size_mlp. */
+ * num_local_experts SwiGLU experts of intermediate_size, every token through each of them (see
+ * below), and a shared expert of the same size without a gate; dense layers an MLP of
+ * intermediate_size_mlp. */
 void eci_hf_map_llama4_text(jr *r, eci_arch *a)
 {
     a->experts = 1; /* intermediate_size is the experts' size */
@@ -199,7 +200,12 @@ void eci_hf_map_llama4_text(jr *r, eci_arch *a)
     a->expert_ffn = a->shared_ffn = a->ffn;
     a->ffn = eci_hf_int(r, "intermediate_size_mlp", 16384, 0, 1, MAX_FFN);
     a->experts = eci_hf_int(r, "num_local_experts", 16, 0, 1, MAX_EXPERTS);
-    a->top_k = eci_hf_int(r, "num_experts_per_tok", 1, 0, 1, MAX_EXPERTS);
+    /* Llama4TextMoe.forward sends every token through every expert (hidden_states.repeat(E, 1),
+     * scaled by the router's sigmoid scores, zero off the top num_experts_per_tok) and sums:
+     * priced as routed to all of them, as transformers runs it */
+    if (eci_hf_int(r, "num_experts_per_tok", 1, 0, 1, MAX_EXPERTS) > a->experts)
+        eci_hf_fail(r, "num_experts_per_tok", "must be at most num_local_experts");
+    a->top_k = a->experts;
     a->shared_experts = 1;
     a->qk_norm = eci_hf_bool(r, "use_qk_norm", 1);
     a->window = eci_hf_int(r, "attention_chunk_size", 8192, 0, 0, MAX_POS);
