@@ -119,7 +119,8 @@ void eci_hf_map_gemma3_text(jr *r, eci_arch *a)
     int n = a->decoder_layers;
     unsigned char kind[MAX_LAYERS];
     json_t *types = r->rc == EC_OK ? layer_list(r, "layer_types", n) : NULL;
-    int every = eci_hf_int(r, "sliding_window_pattern", 6, 0, 1, MAX_LAYERS);
+    static const char *const pattern_keys[] = {"sliding_window_pattern", "_sliding_window_pattern", NULL};
+    int every = eci_hf_int_any(r, pattern_keys, 6, 0, 1, MAX_LAYERS);
     for (int i = 0; r->rc == EC_OK && i < n; i++) {
         if (types != NULL) {
             json_t *t = json_array_get(types, (size_t)i);
