@@ -83,6 +83,8 @@ static void predict_or_fail(ec_ctx *ctx, const char *model, const char *words, e
         fail_msg("%s %s: %s", model, words, ec_ctx_errmsg(ctx));
 }
 
+static void predict_or_fail(ec_ctx *ctx, const char *model, const char *words, ec_result *res);
+
 /* A hub gemma3 config.json lists only what differs from the class defaults (Gemma3TextConfig's
  * vocabulary of 262,208, 8/4 heads of 256, a 5 local : 1 global pattern ...): google/gemma-3-4b-it's
  * as quoted in public sources (text_config: search index id 70224130757; vision_config: id
@@ -154,6 +156,18 @@ static void test_llama4_gemma3_described(void **state)
         }
     assert_int_equal(layers, 26);
     assert_int_equal(blocks, 9); /* 5 local, 1 global, x 4, then the 2 local layers left */
+    /* Maverick alternates dense and MoE layers: 48 blocks of one layer, each a checkpointing
+     * unit (checkpointing=1 keeps each layer's input and recomputes one layer at a time) */
+    ec_result r0, r1;
+    predict_or_fail(ctx, "data/hf/llama-4-maverick-17b-128e-instruct",
+                    "gpu=h100-sxm5-80gb num_gpus=64 nodes=8 strategy=fsdp precision=amp_bf16 batch_per_gpu=1 seq_len=2048 "
+                    "checkpointing=0", &r0);
+    predict_or_fail(ctx, "data/hf/llama-4-maverick-17b-128e-instruct",
+                    "gpu=h100-sxm5-80gb num_gpus=64 nodes=8 strategy=fsdp precision=amp_bf16 batch_per_gpu=1 seq_len=2048 "
+                    "checkpointing=1", &r1);
+    if (!(r1.memory.activations_bytes < 0.1 * r0.memory.activations_bytes))
+        fail_msg("Maverick activations %.4g B with checkpointing, %.4g B without", r1.memory.activations_bytes,
+                 r0.memory.activations_bytes);
     ec_ctx_free(ctx);
 }
 
