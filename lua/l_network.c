@@ -56,6 +56,7 @@ static const fdesc FIELDS[] = {
     L(EC_LAYER_EMBEDDING, u.embedding.fused, "fused", F_BOOL, NULL),
     L(EC_LAYER_EMBEDDING, u.embedding.scale, "scale", F_BOOL, NULL),
     L(EC_LAYER_EMBEDDING, u.embedding.shared, "shared", F_BOOL, NULL),
+    L(EC_LAYER_EMBEDDING, u.embedding.idle_params, "idle_params", F_I64, NULL),
     L(EC_LAYER_PATCHES, u.patches.cls_tokens, "cls_tokens", F_INT, NULL),
     L(EC_LAYER_PATCHES, u.patches.positions, "positions", F_BOOL, NULL),
     L(EC_LAYER_LINEAR, u.linear.out, "out", F_I64, NULL),

@@ -1006,6 +1006,10 @@ typedef struct ec_embedding_layer {
     int fused;           /* 1: the lookups and their sum priced as one pass (GPT-2's wte + wpe) */
     int scale;           /* 1: the embeddings are multiplied by sqrt(dim) (Gemma) */
     int shared;          /* 1: reuses the first EMBEDDING's token table (T5's decoder): no new parameters */
+    /* Appended for issue 41. */
+    int64_t idle_params; /* parameters the model holds that a text step does not run (a multimodal
+                            checkpoint's vision tower and projector, Gemma 3, Llama 4): weights, gradients
+                            and optimizer state like the others, no compute; 0 = none */
 } ec_embedding_layer;
 
 typedef struct ec_patches_layer {

@@ -560,6 +560,7 @@ typedef struct ec_embedding_layer {
     int fused;
     int scale;
     int shared;
+    int64_t idle_params;
 } ec_embedding_layer;
 typedef struct ec_patches_layer {
     int cls_tokens;

@@ -38,7 +38,7 @@ I64, INT, BOOL = "i64", "int", "bool"
 # kind -> {field: (member of the union, type or list of choices)}
 FIELDS = {
     "embedding": {"vocab": I64, "dim": I64, "positions": I64, "type_vocab": I64, "fused": BOOL, "scale": BOOL,
-                  "shared": BOOL},
+                  "shared": BOOL, "idle_params": I64},
     "patches": {"cls_tokens": INT, "positions": BOOL},
     "linear": {"out": I64, "bias": BOOL},
     "conv2d": {"out": I64, "kernel": INT, "stride": INT, "padding": INT, "groups": INT, "bias": BOOL},

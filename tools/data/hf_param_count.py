@@ -795,6 +795,114 @@ def count_tv_vit(cfg, head, c):
     c.add("heads.head", linear(h, ncls))
 
 
+
+# --------------------------------------------------------------------------- issue 41: 2026 families
+
+def count_qwen3(cfg, head, c):
+    """modeling_qwen3.py Qwen3DecoderLayer: Qwen3Attention q/k/v/o_proj (bias = attention_bias,
+    default False) with q_norm and k_norm Qwen3RMSNorm(head_dim); Qwen3MLP gated, no bias; two
+    RMSNorms; final norm; lm_head tied when tie_word_embeddings (Qwen3Config default False)."""
+    h = req(cfg, "hidden_size")
+    n = req(cfg, "num_hidden_layers")
+    inter = req(cfg, "intermediate_size")
+    v = req(cfg, "vocab_size")
+    ab = bool(cfg.get("attention_bias", False))
+    hd = cfg.get("head_dim") or h // req(cfg, "num_attention_heads")
+    layer = llama_attention(cfg, h, ab, ab, ab) + 2 * rmsnorm(hd) + gated_mlp(h, inter) + 2 * rmsnorm(h)
+    c.add("embed_tokens", embedding(v, h))
+    c.add("layers (%d)" % n, n * layer)
+    c.add("norm", rmsnorm(h))
+    lm_head(cfg, h, v, c, False)
+
+
+# Gemma3TextConfig's defaults (configuration_gemma3.py): a hub gemma3 text_config lists only
+# what differs from them.
+GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216,
+                        "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
+                        "head_dim": 256, "attention_bias": False}
+
+
+def count_gemma3_text(cfg, head, c):
+    """modeling_gemma3.py Gemma3TextModel: embed_tokens, layers of Gemma3Attention (q/k/v/o_proj,
+    q_norm and k_norm Gemma3RMSNorm(head_dim)), Gemma3MLP (gated, no bias) and four RMSNorms
+    (input, post_attention, pre_feedforward, post_feedforward); final norm; lm_head tied."""
+    cfg = dict(GEMMA3_TEXT_DEFAULTS, **{k: x for k, x in cfg.items() if x is not None})
+    h, n, inter, v = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["intermediate_size"], cfg["vocab_size"]
+    ab = bool(cfg["attention_bias"])
+    layer = llama_attention(cfg, h, ab, ab, ab) + 2 * rmsnorm(cfg["head_dim"]) + gated_mlp(h, inter) + 4 * rmsnorm(h)
+    c.add("embed_tokens", embedding(v, h))
+    c.add("layers (%d)" % n, n * layer)
+    c.add("norm", rmsnorm(h))
+    lm_head(cfg, h, v, c, True)
+    return h
+
+
+def count_gemma3(cfg, head, c):
+    """Gemma3ForConditionalGeneration: the text model above; vision_tower = SiglipVisionModel
+    (modeling_siglip.py: patch_embedding Conv2d(C, H, P, stride P) with bias, position_embedding
+    (image/P)^2 x H, encoder layers of q/k/v/out_proj with bias, two LayerNorms, fc1/fc2 with
+    bias; post_layernorm; the attention-pooling head only with vision_use_head); and
+    Gemma3MultiModalProjector: mm_input_projection_weight (Hv x Ht) and mm_soft_emb_norm
+    Gemma3RMSNorm(Hv)."""
+    ht = count_gemma3_text(req(cfg, "text_config"), "Gemma3ForCausalLM", c)
+    vc = req(cfg, "vision_config")
+    hv, iv = vc.get("hidden_size", 768), vc.get("intermediate_size", 3072)
+    nl, p, img = vc.get("num_hidden_layers", 12), vc.get("patch_size", 16), vc.get("image_size", 224)
+    ch = vc.get("num_channels", 3)
+    mlp = linear(hv, iv) + linear(iv, hv)
+    tower = (conv2d(ch, hv, p) + embedding((img // p) ** 2, hv)
+             + nl * (4 * linear(hv, hv) + 2 * layernorm(hv) + mlp) + layernorm(hv))
+    if vc.get("vision_use_head", True):
+        tower += hv + 3 * hv * hv + 3 * hv + linear(hv, hv) + layernorm(hv) + mlp
+    c.add("vision_tower", tower)
+    c.add("multi_modal_projector", hv * ht + rmsnorm(hv))
+
+
+def count_llama4_text(cfg, head, c):
+    """modeling_llama4.py Llama4TextModel: Llama4TextAttention q/k/v/o_proj (attention_bias) with
+    a weightless L2 norm on Q and K; feed_forward = Llama4TextMoe on the layers of moe_layers (or
+    every interleave_moe_layer_step-th): experts gate_up_proj E x H x 2I, down_proj E x I x H,
+    router Linear(H, E, bias=False), shared_expert Llama4TextMLP(I); else Llama4TextMLP of
+    intermediate_size_mlp; two RMSNorms; final norm; lm_head (untied)."""
+    h = req(cfg, "hidden_size")
+    n = req(cfg, "num_hidden_layers")
+    inter = req(cfg, "intermediate_size")
+    dense = cfg.get("intermediate_size_mlp", 16384)
+    v = req(cfg, "vocab_size")
+    e = cfg.get("num_local_experts", 16)
+    step = cfg.get("interleave_moe_layer_step", 1)
+    moe_layers = cfg.get("moe_layers") or list(range(step - 1, n, step))
+    ab = bool(cfg.get("attention_bias", False))
+    attn = llama_attention(cfg, h, ab, ab, ab) + 2 * rmsnorm(h)
+    moe = e * 3 * h * inter + linear(h, e, False) + gated_mlp(h, inter)
+    nm = len([i for i in moe_layers if 0 <= i < n])
+    c.add("embed_tokens", embedding(v, h))
+    c.add("moe layers (%d)" % nm, nm * (attn + moe))
+    c.add("dense layers (%d)" % (n - nm), (n - nm) * (attn + gated_mlp(h, dense)))
+    c.add("norm", rmsnorm(h))
+    lm_head(cfg, h, v, c, False)
+    return h
+
+
+def count_llama4(cfg, head, c):
+    """Llama4ForConditionalGeneration: the text model above; Llama4VisionModel: patch_embedding
+    (unfold + Linear(C*P*P, H, bias=False)), class_embedding H, positional_embedding_vlm
+    ((image/P)^2 + 1) x H, layernorm_pre and layernorm_post, layers of biased q/k/v/o_proj,
+    fc1/fc2 with bias and two LayerNorms, vision_adapter (Llama4VisionMLP2: fc1 Linear(I,
+    projector_input_dim), fc2 Linear(projector_output_dim, projector_output_dim), no biases);
+    multi_modal_projector Linear(vision_output_dim, Ht, bias=multi_modal_projector_bias)."""
+    ht = count_llama4_text(req(cfg, "text_config"), "Llama4ForCausalLM", c)
+    vc = req(cfg, "vision_config")
+    hv, iv, nl = req(vc, "hidden_size"), req(vc, "intermediate_size"), req(vc, "num_hidden_layers")
+    p, img, ch = req(vc, "patch_size"), req(vc, "image_size"), vc.get("num_channels", 3)
+    tower = (linear(ch * p * p, hv, False) + hv + ((img // p) ** 2 + 1) * hv + 2 * layernorm(hv)
+             + nl * (4 * linear(hv, hv) + linear(hv, iv) + linear(iv, hv) + 2 * layernorm(hv)))
+    adapter = linear(iv, req(vc, "projector_input_dim"), False) + linear(
+        req(vc, "projector_output_dim"), req(vc, "projector_output_dim"), False)
+    c.add("vision_model", tower + adapter)
+    c.add("multi_modal_projector", linear(req(vc, "vision_output_dim"), ht,
+                                          bool(vc.get("multi_modal_projector_bias", False))))
+
 COUNTERS = {
     "bert": count_bert,
     "roberta": count_bert,
@@ -825,6 +933,11 @@ COUNTERS = {
     "deepseek_v2": count_deepseek_v3,
     "deepseek_v3": count_deepseek_v3,
     "gpt_oss": count_gpt_oss,
+    "qwen3": count_qwen3,
+    "gemma3_text": count_gemma3_text,
+    "gemma3": count_gemma3,
+    "llama4_text": count_llama4_text,
+    "llama4": count_llama4,
 }
 
 

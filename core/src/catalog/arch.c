@@ -153,8 +153,31 @@ static void transformer_layer(eci_desc *d, const eci_arch *a, int causal, int cr
     sublayer(d, a, NULL, 1);
 }
 
+/* Layer j of a layer pattern (arch.h): its window, its position encoding, its feed-forward. */
+static void pattern_layer(eci_desc *d, const eci_arch *a, int j, int causal, int cross)
+{
+    uint64_t bit = (uint64_t)1 << j;
+    eci_arch l = *a;
+    if (a->nope_mask & bit)
+        l.position = EC_POS_NONE;
+    if (a->dense_mask & bit)
+        l.experts = 0;
+    transformer_layer(d, &l, causal, cross, (a->local_mask & bit) ? a->window : 0, 0);
+}
+
+/* Positions i and j of a layer pattern build the same layer. */
+static int same_kind(const eci_arch *a, int i, int j)
+{
+    uint64_t x = (uint64_t)1 << i, y = (uint64_t)1 << j;
+    return !(a->local_mask & x) == !(a->local_mask & y) && !(a->nope_mask & x) == !(a->nope_mask & y) &&
+           !(a->dense_mask & x) == !(a->dense_mask & y);
+}
+
 /* A stack of n layers as repeated blocks: T5's first layer owns the relative-position
- * buckets; Gemma 2 alternates sliding-window and global layers; ALBERT shares one layer. */
+ * buckets; Gemma 2 alternates sliding-window and global layers; ALBERT shares one layer.  A
+ * layer pattern (Gemma 3's 5 local : 1 global, Llama 4's NoPE and dense layers) is one block per
+ * run of alike layers, so that each decoder layer stays a unit of checkpointing and of FSDP's
+ * gathers as in Hugging Face's code (5 local layers are a block of 5 repetitions). */
 static void stack(eci_desc *d, const eci_arch *a, int n, int causal, int cross)
 {
     if (a->experts > 0 && a->dense_layers > 0) { /* DeepSeek: dense MLPs first, then the MoE layers */
@@ -183,6 +206,18 @@ static void stack(eci_desc *d, const eci_arch *a, int n, int causal, int cross)
             transformer_layer(d, a, causal, cross, a->window, 0);
         return;
     }
+    if (a->layer_period > 1 && a->layer_period <= ECI_ARCH_MAX_PERIOD) {
+        for (int i = 0; i < rest && d->rc == EC_OK;) {
+            int j = i % a->layer_period, k = 1;
+            while (i + k < rest && same_kind(a, (i + k) % a->layer_period, j))
+                k++;
+            size_t r = repeat_begin(d, k, 0, 1);
+            pattern_layer(d, a, j, causal, cross);
+            repeat_end(d, r);
+            i += k;
+        }
+        return;
+    }
     size_t r = repeat_begin(d, rest, a->shared_layers, 1);
     transformer_layer(d, a, causal, cross, a->window, 0);
     repeat_end(d, r);
@@ -195,7 +230,8 @@ static void token_embedding(eci_desc *d, const eci_arch *a, int shared)
         l->u.embedding = (ec_embedding_layer){
             .vocab = a->vocab, .dim = a->embedding_size > 0 ? a->embedding_size : a->hidden,
             .positions = a->learned_positions && !shared ? a->max_positions : 0,
-            .type_vocab = shared ? 0 : a->type_vocab, .fused = a->emb_fused, .scale = a->emb_scale, .shared = shared};
+            .type_vocab = shared ? 0 : a->type_vocab, .fused = a->emb_fused, .scale = a->emb_scale, .shared = shared,
+            .idle_params = shared ? 0 : a->idle_params};
 }
 
 static void text_input(eci_desc *d, const eci_arch *a)

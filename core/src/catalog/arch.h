@@ -80,7 +80,18 @@ typedef struct eci_arch {
     int sinks;               /* a learned sink logit per attention head */
     int moe_bias;            /* biases on the router and the experts' linears */
     int dense_layers;        /* with experts: the first dense_layers layers have a dense MLP of ffn */
+    /* Appended for issue 41 (Gemma 3, Llama 4).  A layer pattern the stack repeats: layer i is
+     * position i % layer_period of it, and bit j of each mask says what position j has
+     * (layer_period 0 or 1: every layer alike, as window and window_every say). */
+    int layer_period;        /* 1..ECI_ARCH_MAX_PERIOD */
+    uint64_t local_mask;     /* the layer attends within window (sliding window; Llama 4's chunks) */
+    uint64_t nope_mask;      /* the layer adds no position encoding (Llama 4's NoPE layers) */
+    uint64_t dense_mask;     /* the layer has a dense MLP of ffn, not the experts (Llama 4 Maverick) */
+    int64_t idle_params;     /* parameters text does not run: a multimodal checkpoint's vision tower and
+                                projector (held, trained and stepped as the others are) */
 } eci_arch;
+
+#define ECI_ARCH_MAX_PERIOD 64
 
 /* A description under construction (arch.c); layers and head tasks owned. */
 typedef struct eci_desc {

@@ -70,7 +70,7 @@ typedef struct key_def {
 #define ENUM(n, f, def, ch, help) { n, KIND_ENUM, offsetof(ec_config, f), FSIZE(f), 0, 0, 1, def, ch, help, 0, 0 }
 
 static const key_def KEYS[] = {
-    STR(model, "network preset id (bert-base, llama-3.1-8b, ...) or a config.json path [required]"),
+    STR(model, "network preset id (bert-base, llama-3.1-8b, ...), a config.json path or a Hugging Face id (owner/name) [required]"),
     STR(task, "head: classify, squad, pretrain, lm, imagenet, token_classify [the model's default]"),
     STR(gpu, "hardware profile id, alias or nvidia-smi name, e.g. a100-sxm4-80gb [required]"),
     INT(num_gpus, 1, 65536, 1, "GPUs taking part, 1..65536 [1]"),

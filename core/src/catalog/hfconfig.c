@@ -134,32 +134,9 @@ static void map_gpt2(jr *r, eci_arch *a)
     a->default_seq_len = a->max_positions;
 }
 
-/* Llama-style decoders (Llama, Mistral, Mixtral, Qwen2, Qwen-MoE, Gemma, Phi-3):
- * RMSNorm, rotary positions, SwiGLU, grouped-query attention, no dropout. */
-static void llama_like(jr *r, eci_arch *a)
-{
-    eci_hf_common(r, a);
-    a->softmax_fp32 = 1; /* eager_attention_forward: softmax(..., dtype=torch.float32).to(query.dtype) */
-    a->vocab = eci_hf_int(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
-    a->hidden = eci_hf_int(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
-    a->decoder_layers = eci_hf_int(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
-    a->heads = eci_hf_int(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
-    a->kv_heads = eci_hf_int(r, "num_key_value_heads", a->heads, 0, 1, MAX_HEADS);
-    a->head_dim = eci_hf_int(r, "head_dim", 0, 0, 1, MAX_WIDTH);
-    a->ffn = eci_hf_int(r, "intermediate_size", 0, a->experts == 0, 1, MAX_FFN);
-    a->max_positions = eci_hf_int(r, "max_position_embeddings", 4096, 0, 1, MAX_POS);
-    a->act = eci_hf_act(r, "hidden_act", eci_hf_str(r, "hidden_act", "silu"));
-    a->norm = EC_NORM_RMS;
-    a->norm_bias = 0;
-    a->position = EC_POS_ROPE;
-    a->gated = 1;
-    a->qkv_bias = a->out_bias = eci_hf_bool(r, "attention_bias", 0);
-    a->mlp_bias = eci_hf_bool(r, "mlp_bias", 0);
-    a->attn_dropout = positive(eci_hf_num(r, "attention_dropout", 0));
-    a->final_norm = 1;
-    a->tie = eci_hf_bool(r, "tie_word_embeddings", 0);
-    a->default_seq_len = a->max_positions < 2048 ? a->max_positions : 2048;
-}
+/* Llama-style decoders (Llama, Mistral, Mixtral, Qwen2, Qwen-MoE, Gemma, Phi-3): hfconfig_json.c's
+ * eci_hf_llama_like, which hfconfig_2026.c's readers share. */
+static void llama_like(jr *r, eci_arch *a) { eci_hf_llama_like(r, a); }
 
 static void map_llama(jr *r, eci_arch *a) { llama_like(r, a); }
 
@@ -594,13 +571,16 @@ static const struct {
     {"clip_vision_model", map_clip_vision}, {"clip", map_clip}, {"torchvision_resnet", map_tv_resnet},
     {"torchvision_vit", map_tv_vit}, {"deepseek_v2", eci_hf_map_deepseek},
     {"deepseek_v3", eci_hf_map_deepseek}, {"gpt_oss", eci_hf_map_gpt_oss},
+    {"qwen3", eci_hf_map_qwen3}, {"gemma3_text", eci_hf_map_gemma3_text}, {"gemma3", eci_hf_map_gemma3},
+    {"llama4_text", eci_hf_map_llama4_text}, {"llama4", eci_hf_map_llama4},
 };
 
 const char *eci_hf_supported(void)
 {
     return "bert, roberta, distilbert, albert, deberta-v2, gpt2, gpt_neox, llama, mistral, mixtral, qwen2, "
            "qwen2_moe, qwen3_moe, gemma, gemma2, phi3, mpt, falcon, t5, mt5, vit, clip_vision_model, clip, "
-           "opt, bloom, torchvision_resnet, torchvision_vit, deepseek_v2, deepseek_v3, gpt_oss";
+           "opt, bloom, torchvision_resnet, torchvision_vit, deepseek_v2, deepseek_v3, gpt_oss, qwen3, gemma3_text, "
+           "gemma3, llama4_text, llama4";
 }
 
 static int map_root(ec_ctx *ctx, const char *name, json_t *root, eci_arch *a)

@@ -167,3 +167,29 @@ void eci_hf_common(jr *r, eci_arch *a)
     task_of(r, a);
 }
 
+/* Llama-style decoders (Llama, Mistral, Mixtral, Qwen2, Qwen-MoE, Gemma, Phi-3; Qwen3 and Llama 4
+ * in hfconfig_2026.c): RMSNorm, rotary positions, SwiGLU, grouped-query attention, no dropout. */
+void eci_hf_llama_like(jr *r, eci_arch *a)
+{
+    eci_hf_common(r, a);
+    a->softmax_fp32 = 1; /* eager_attention_forward: softmax(..., dtype=torch.float32).to(query.dtype) */
+    a->vocab = eci_hf_int(r, "vocab_size", 0, 1, 1, MAX_VOCAB);
+    a->hidden = eci_hf_int(r, "hidden_size", 0, 1, 1, MAX_WIDTH);
+    a->decoder_layers = eci_hf_int(r, "num_hidden_layers", 0, 1, 1, MAX_LAYERS);
+    a->heads = eci_hf_int(r, "num_attention_heads", 0, 1, 1, MAX_HEADS);
+    a->kv_heads = eci_hf_int(r, "num_key_value_heads", a->heads, 0, 1, MAX_HEADS);
+    a->head_dim = eci_hf_int(r, "head_dim", 0, 0, 1, MAX_WIDTH);
+    a->ffn = eci_hf_int(r, "intermediate_size", 0, a->experts == 0, 1, MAX_FFN);
+    a->max_positions = eci_hf_int(r, "max_position_embeddings", 4096, 0, 1, MAX_POS);
+    a->act = eci_hf_act(r, "hidden_act", eci_hf_str(r, "hidden_act", "silu"));
+    a->norm = EC_NORM_RMS;
+    a->norm_bias = 0;
+    a->position = EC_POS_ROPE;
+    a->gated = 1;
+    a->qkv_bias = a->out_bias = eci_hf_bool(r, "attention_bias", 0);
+    a->mlp_bias = eci_hf_bool(r, "mlp_bias", 0);
+    a->attn_dropout = eci_hf_num(r, "attention_dropout", 0) > 0;
+    a->final_norm = 1;
+    a->tie = eci_hf_bool(r, "tie_word_embeddings", 0);
+    a->default_seq_len = a->max_positions < 2048 ? a->max_positions : 2048;
+}

@@ -9,6 +9,17 @@
 
 #include <jansson.h>
 
+/* Ranges that rule out absurd configs (and int overflow in products of them); hfconfig.c spells
+ * the same definitions. */
+#define MAX_LAYERS 10000L
+#define MAX_WIDTH (1L << 20)
+#define MAX_HEADS (1L << 14)
+#define MAX_FFN (1L << 24)
+#define MAX_VOCAB (1L << 26)
+#define MAX_POS (1L << 24)
+#define MAX_EXPERTS (1L << 16)
+#define MAX_IMAGE 65536L
+
 /* The reader: one JSON object of a config file, the first error wins. */
 typedef struct jr {
     ec_ctx *ctx;
@@ -39,5 +50,14 @@ EC_INTERNAL void eci_hf_common(jr *r, eci_arch *a);
 /* hfconfig_moe2026.c: the readers of model_type deepseek_v2 / deepseek_v3 and gpt_oss. */
 EC_INTERNAL void eci_hf_map_deepseek(jr *r, eci_arch *a);
 EC_INTERNAL void eci_hf_map_gpt_oss(jr *r, eci_arch *a);
+/* The fields of a Llama-style decoder (RMSNorm, RoPE, SwiGLU, grouped-query attention), which
+ * the readers of hfconfig.c and hfconfig_2026.c share. */
+EC_INTERNAL void eci_hf_llama_like(jr *r, eci_arch *a);
+/* The model families of issue 41 (hfconfig_2026.c), as hfconfig.c's TYPES table calls them. */
+EC_INTERNAL void eci_hf_map_qwen3(jr *r, eci_arch *a);
+EC_INTERNAL void eci_hf_map_gemma3_text(jr *r, eci_arch *a);
+EC_INTERNAL void eci_hf_map_gemma3(jr *r, eci_arch *a);
+EC_INTERNAL void eci_hf_map_llama4_text(jr *r, eci_arch *a);
+EC_INTERNAL void eci_hf_map_llama4(jr *r, eci_arch *a);
 
 #endif /* EC_HFCONFIG_JSON_H */

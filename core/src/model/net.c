@@ -64,6 +64,7 @@ static void check_embedding(checker *c, size_t i, const ec_layer *l)
     RANGE("fused", e->fused, 0, 1);
     RANGE("scale", e->scale, 0, 1);
     RANGE("shared", e->shared, 0, 1);
+    RANGE("idle_params", e->idle_params, 0, (long long)EC_NETWORK_MAX_PARAMS);
 }
 
 static void check_conv2d(checker *c, size_t i, const ec_layer *l)
@@ -619,12 +620,31 @@ static int looks_like_path(const char *name)
     return strchr(name, '/') != NULL || (n > 5 && strcmp(name + n - 5, ".json") == 0);
 }
 
+/* model=owner/name, no path here: the listed preset its name matches (hfid.c). */
+static const eci_net *from_hf_id(ec_ctx *ctx, const char *name, int *rc)
+{
+    enum { MAXN = 256 };
+    const char *ids[MAXN];
+    size_t n = 0;
+    for (size_t i = 0; i < ctx->n_nets && n < MAXN; i++)
+        if (ctx->nets[i]->listed && ctx->nets[i]->path == NULL)
+            ids[n++] = ctx->nets[i]->id;
+    const char *id = eci_hf_id_preset(name, ids, n);
+    if (id == NULL) {
+        *rc = eci_hf_id_error(ctx, name);
+        return NULL;
+    }
+    return eci_net_find_rc(ctx, id, rc);
+}
+
 /* model=PATH: a config.json, or a folder holding one (a Hugging Face checkpoint folder). */
 static const eci_net *from_path(ec_ctx *ctx, const char *name, int *rc)
 {
     char file[EC_PATH_MAX + 16];
     struct stat st;
     if (stat(name, &st) != 0) {
+        if (errno == ENOENT && eci_hf_id_like(name)) /* owner/name: a Hugging Face id */
+            return from_hf_id(ctx, name, rc);
         *rc = eci_error(ctx, EC_ENOTFOUND, "model '%s': cannot open: %s (a preset id, a config.json or a folder "
                         "holding one; `epochcast models` lists the presets)", name, strerror(errno));
         return NULL;

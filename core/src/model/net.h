@@ -42,6 +42,12 @@ EC_INTERNAL const eci_net *eci_net_find(ec_ctx *ctx, const char *name);
 /* The same with the failure's status in *rc (EC_ENOTFOUND, or a bad config file's EC_EPARSE,
  * EC_EINVAL, EC_ENOTSUP, EC_EIO, EC_ENOMEM). */
 EC_INTERNAL const eci_net *eci_net_find_rc(ec_ctx *ctx, const char *name, int *rc);
+/* model=owner/name that is no path here (hfid.c): whether name has the shape of a Hugging Face
+ * id; the one of ids (n of them) its name matches, NULL when none does; EC_ENOTFOUND saying
+ * where to download its config.json. */
+EC_INTERNAL int eci_hf_id_like(const char *name);
+EC_INTERNAL const char *eci_hf_id_preset(const char *name, const char *const *ids, size_t n);
+EC_INTERNAL int eci_hf_id_error(ec_ctx *ctx, const char *name);
 /* Check a description and register a copy of it (listed: shown by ec_model_count). */
 /* Define on dst every network defined on src (ec_network_define, Lua's ec.network), in src's
  * order; presets and config.json paths are dst's own (loaded, or read when first named). */

@@ -34,6 +34,7 @@ void eci_shard_begin(eci_shard *s, double t_s)
 {
     s->comm_free_s = t_s;
     s->gather_s = s->reduce_s = s->stretch_s = s->launches = 0;
+    s->fwd_done = s->bwd_done = 0;
 }
 
 /* A collective of unit `unit` (-1: the root) launched at t_s: returns when it ends. */
@@ -69,16 +70,23 @@ double eci_shard_forward(eci_shard *s, double t0_s, double unit_s, int reps, dou
 {
     double a = eci_shard_gather_s(s, gather_bytes);
     int limit = s->limit > 0 ? s->limit : 1;
-    double ends[8]; /* compute ends of the last `limit` units (limit <= 8) */
-    if (limit > 8)
+    if (limit > 8) /* compute ends of the last `limit` units are kept (limit <= 8) */
         limit = 8;
-    double gpu = t0_s, ready = launch(s, t0_s, a, 1, 0);
+    /* unit g of the micro-step's forward (across blocks) is gathered once unit g - limit has freed
+     * its parameters, and no later than its block starts */
+    double gpu = t0_s, ready = 0;
     for (int l = 0; l < reps; l++) {
+        int g = s->fwd_done;
+        if (l == 0) {
+            double issue = g >= limit ? s->fwd_ends_s[(g - limit) % limit] : t0_s;
+            ready = launch(s, issue < t0_s ? issue : t0_s, a, 1, 0);
+        }
         double start = max2(gpu, ready);
-        if (l + 1 < reps) /* the next gather: issued once unit l + 1 - limit has freed its parameters */
-            ready = launch(s, l + 1 >= limit ? ends[(l + 1 - limit) % limit] : t0_s, a, 1, l + 1);
+        if (l + 1 < reps) /* the next gather */
+            ready = launch(s, g + 1 >= limit ? s->fwd_ends_s[(g + 1 - limit) % limit] : t0_s, a, 1, l + 1);
         gpu = compute(s, start, unit_s);
-        ends[l % limit] = gpu;
+        s->fwd_ends_s[g % limit] = gpu;
+        s->fwd_done++;
     }
     return gpu;
 }
@@ -88,12 +96,17 @@ double eci_shard_backward(eci_shard *s, double t0_s, double unit_s, int reps, do
 {
     double a = s->regather ? eci_shard_gather_s(s, gather_bytes) : 0;
     double r = eci_shard_reduce_s(s, reduce_bytes);
-    double gpu = t0_s, ready = launch(s, t0_s, a, 1, reps - 1); /* last unit first */
+    /* BACKWARD_PRE: a unit's gather is issued as the unit before it (in backward order) starts,
+     * the last one of the block before this one included */
+    double issue = s->bwd_done && s->bwd_start_s < t0_s ? s->bwd_start_s : t0_s;
+    double gpu = t0_s, ready = launch(s, issue, a, 1, reps - 1); /* last unit first */
     for (int l = 0; l < reps; l++) {
         double start = max2(gpu, ready);
-        if (l + 1 < reps) /* BACKWARD_PRE: the next unit's gather as this one starts */
+        if (l + 1 < reps)
             ready = launch(s, start, a, 1, reps - 2 - l);
         gpu = compute(s, start, unit_s);
+        s->bwd_start_s = start;
+        s->bwd_done = 1;
         launch(s, gpu, r, 0, reps - 1 - l); /* its gradients, reduce-scattered */
     }
     return gpu;

@@ -29,6 +29,12 @@ typedef struct eci_shard {
     void (*on_launch)(void *arg, double start_s, double dur_s, int gather, int unit);
     void *on_launch_arg;
     int unit_base;
+    /* Appended for issue 41: the units before this block's, so that its first gather is
+     * prefetched as the one of the next unit in the same block is (a layer pattern's blocks) */
+    double fwd_ends_s[8];         /* compute ends of the last units of the forward (a ring) */
+    int fwd_done;                 /* forward units done this micro-step */
+    double bwd_start_s;           /* start of the last backward unit; bwd_done: one was done */
+    int bwd_done;
 } eci_shard;
 
 /* One all-gather of a unit's `bytes` (every rank's shard: the whole unit) over the shard group,

@@ -62,6 +62,12 @@ static void embedding(builder *b, const ec_embedding_layer *e)
     }
     if (e->scale) /* Gemma: x sqrt(hidden) */
         mem(b, "emb_scale", T * h, 2.0 * f, 0);
+    if (e->idle_params > 0 && (op = mem(b, "idle_tower", 0, 0, 0)) != NULL) { /* a vision tower on text: */
+        op->params = (double)e->idle_params; /* held and stepped, a marker that runs nothing */
+        op->param_tensors = 1;
+        op->fwd_kernels = 0;
+        op->bwd = 0;
+    }
     if (b->tp > 1) { /* each GPU looked up its slice: the partial sums are reduced (to the shards) */
         int sp = b->sp;
         comm(b, sp ? "tp_emb_reduce_scatter" : "tp_emb_allreduce", ECI_GROUP_TP,

@@ -150,11 +150,15 @@ void eci_wl_sum_up(eci_workload *wl)
 double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing, double copies)
 {
     double acts = wl->saved_other_bytes, live = 0;
+    size_t units = 0; /* checkpointed blocks: a block of one repetition saves memory only beside others
+                         (Gemma 3's and Llama 4's runs of alike layers) */
+    for (size_t i = 0; i < wl->n_blocks; i++)
+        units += wl->blocks[i].checkpoint && wl->blocks[i].reps >= 1;
     for (size_t i = 0; i < wl->n_blocks; i++) {
         const eci_block *blk = &wl->blocks[i];
         if (checkpointing == EC_CKPT_SELECTIVE && blk->checkpoint) {
             acts += blk->reps * (blk->saved_bytes - blk->core_saved_bytes);
-        } else if (checkpointing && blk->checkpoint && blk->reps > 1) {
+        } else if (checkpointing && blk->checkpoint && (blk->reps > 1 || (blk->reps == 1 && units > 1))) {
             acts += blk->reps * blk->input_bytes; /* each repetition's input; one recomputed at a time */
             if (blk->saved_bytes > live)
                 live = blk->saved_bytes;
