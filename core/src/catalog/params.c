@@ -98,16 +98,19 @@ eci_params_arch *eci_params_arch_add(eci_params *c, const char *architecture)
     if (c->n_arch == ECI_PARAMS_MAX_ARCH)
         return NULL;
     eci_params_arch *a = &c->arch[c->n_arch++];
+    memset(a, 0, sizeof *a); /* padding too: the prediction cache compares parameters with memcmp */
     eci_strlcpy(a->name, architecture, sizeof a->name);
     a->gemm_scale = c->gemm_scale;
     a->simt_scale = c->simt_scale;
     a->mem_scale = c->mem_scale;
-    a->fitted = 0;
     return a;
 }
 
 void eci_params_default(const ec_ctx *ctx, eci_params *c)
 {
+    /* every byte: the prediction cache compares parameters with memcmp (unused architecture
+     * entries and padding included) */
+    memset(c, 0, sizeof *c);
     c->gemm_scale = 1.0;
     c->simt_scale = 1.0;
     c->mem_scale = 1.0;
