@@ -16,6 +16,14 @@
  * 4. residuals by factor: the held-out errors split by model and task, sequence length,
  *    precision, GPU architecture, source and GPU count, one factor at a time, to show
  *    where the model is wrong in a systematic way rather than by scatter.
+ *
+ *   bench_logo --by-arch RUNS.csv [OUT.csv]
+ *
+ * Leave one architecture out instead (issue 39): for each GPU architecture, fit on the
+ * single-GPU runs of the others and predict every run of the one left out, which the fit has
+ * then never seen: the library's own p10-p90 (ec_predict), widened by the
+ * leave-one-architecture-out error of a nested leave-one-architecture-out over the other
+ * architectures only (ec_calibrate_cv_arch), and its coverage and MAPE per fold.
  */
 #include "model/compute.h" /* eci_interval_widen, eci_params_from_report: the library's own interval */
 #include "epochcast.h"
@@ -40,9 +48,9 @@ static const char *group_of(const ec_run *r, int by_model)
     return by_model ? r->config.model : r->config.gpu;
 }
 
-/* covered == NULL: no interval column. */
-static void print_stats(const char *label, const double *pred, const double *meas, const unsigned char *covered,
-                        size_t n)
+/* covered == NULL: no interval column; extra: more cells after it (NULL: none). */
+static void print_row(const char *label, const double *pred, const double *meas, const unsigned char *covered,
+                      size_t n, const char *extra)
 {
     ec_error_stats st;
     ec_error_stats_compute(pred, meas, n, &st);
@@ -54,7 +62,13 @@ static void print_stats(const char *label, const double *pred, const double *mea
             c += covered[i];
         printf(" %5.0f%% |", n ? 100.0 * (double)c / (double)n : 0.0);
     }
-    printf("\n");
+    printf("%s\n", extra != NULL ? extra : "");
+}
+
+static void print_stats(const char *label, const double *pred, const double *meas, const unsigned char *covered,
+                        size_t n)
+{
+    print_row(label, pred, meas, covered, n, NULL);
 }
 
 static void table_header(int intervals)
@@ -263,10 +277,113 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
     return 0;
 }
 
+/* Leave one architecture out (--by-arch): per fold the fit without the architecture, nested
+ * leave-one-GPU-out and leave-one-architecture-out errors on its training runs, and the library's
+ * interval of every run of the architecture left out.  held[i]: run i's held-out prediction. */
+static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, double *held)
+{
+    size_t n = ec_runs_count(runs), n_archs = 0;
+    const char *archs[MAX_GROUPS], **arch_of = calloc(n ? n : 1, sizeof *arch_of);
+    unsigned char *use = calloc(n ? n : 1, 1), *cov = calloc(n ? n : 1, 1), *s_cov = calloc(n ? n : 1, 1);
+    double *pred = calloc(n ? n : 1, sizeof(double)), *meas = calloc(n ? n : 1, sizeof(double));
+    double *s_pred = calloc(n ? n : 1, sizeof(double)), *s_meas = calloc(n ? n : 1, sizeof(double));
+    if (arch_of == NULL || use == NULL || cov == NULL || s_cov == NULL || pred == NULL || meas == NULL ||
+        s_pred == NULL || s_meas == NULL)
+        return 1;
+    for (size_t i = 0; i < n; i++) {
+        const eci_gpu *g = eci_hw_find(ctx, ec_runs_get(runs, i)->config.gpu);
+        arch_of[i] = g != NULL ? g->architecture : "?";
+        size_t k = 0;
+        while (k < n_archs && strcmp(archs[k], arch_of[i]) != 0)
+            k++;
+        if (k == n_archs && n_archs < MAX_GROUPS)
+            archs[n_archs++] = arch_of[i];
+    }
+    printf("\n### Leave one architecture out\n\n"
+           "Fit on the single-GPU runs of the other architectures; predict every run of the one left out\n"
+           "(which the fit has never seen: EC_WARN_UNCALIBRATED).  The p10-p90 is the library's own\n"
+           "(ec_predict): p50 x exp(-+1.2816 sd), sd the rms held-out log error of a nested\n"
+           "leave-one-architecture-out over the other architectures only (column sd; with one other\n"
+           "architecture there is nothing to nest and sd is its leave-one-GPU-out error, sd_gpu).\n\n");
+    printf("| held out               |    n | MAPE %% | ±10%%  | ±20%%  | bias %% | p10-p90 covers | sd | sd_gpu |\n");
+    printf("|------------------------|------|--------|-------|-------|--------|-------|------|------|\n");
+    size_t n_all = 0, n_s = 0;
+    int rc = 0;
+    for (size_t k = 0; k < n_archs && rc == 0; k++) {
+        for (size_t i = 0; i < n; i++)
+            use[i] = is_single(ec_runs_get(runs, i)) && strcmp(arch_of[i], archs[k]) != 0;
+        ec_fit_report rep;
+        ec_ctx_set_fit(ctx, NULL);
+        int cv = EC_OK;
+        if (ec_calibrate(ctx, runs, use, &rep) != EC_OK ||
+            ((cv = ec_calibrate_cv(ctx, runs, use, &rep)) != EC_OK && cv != EC_EINVAL) ||
+            ((cv = ec_calibrate_cv_arch(ctx, runs, use, &rep)) != EC_OK && cv != EC_EINVAL) ||
+            ec_ctx_set_fit(ctx, &rep) != EC_OK) {
+            fprintf(stderr, "bench_logo: the fit without %s: %s\n", archs[k], ec_ctx_errmsg(ctx));
+            rc = 1;
+            break;
+        }
+        double sd = rep.arch_error_log_sd > rep.error_log_sd ? rep.arch_error_log_sd : rep.error_log_sd;
+        size_t g0 = n_all, s0 = n_s;
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            const ec_run *r = ec_runs_get(runs, i);
+            if (strcmp(arch_of[i], archs[k]) != 0)
+                continue;
+            ec_result res;
+            if (ec_predict(ctx, &r->config, &res) != EC_OK) {
+                fprintf(stderr, "bench_logo: %s: %s\n", r->id, ec_ctx_errmsg(ctx));
+                rc = 1;
+                break;
+            }
+            double p = ec_result_metric(&res, r->metric), p10, p90;
+            ec_result_metric_interval(&res, r->metric, &p10, &p90);
+            held[i] = p;
+            cov[n_all] = r->value >= p10 && r->value <= p90;
+            pred[n_all] = p;
+            meas[n_all++] = r->value;
+            if (is_single(r)) {
+                s_cov[n_s] = cov[n_all - 1];
+                s_pred[n_s] = p;
+                s_meas[n_s++] = r->value;
+            }
+            if (csv != NULL)
+                fprintf(csv, "arch,%s,%s,%s,%d,%.6g,%.6g,%.3f,%.6g,%.6g,%.4f\n", archs[k], r->id, r->config.gpu,
+                        r->config.num_gpus, p, r->value, 100.0 * (p - r->value) / r->value, p10, p90, sd);
+        }
+        if (rc != 0)
+            break;
+        char label[64], extra[64];
+        snprintf(extra, sizeof extra, " %.3f | %.3f |", sd, rep.error_log_sd);
+        snprintf(label, sizeof label, "%s", archs[k]);
+        print_row(label, pred + g0, meas + g0, cov + g0, n_all - g0, extra);
+        snprintf(label, sizeof label, "%s, single-GPU", archs[k]);
+        print_row(label, s_pred + s0, s_meas + s0, s_cov + s0, n_s - s0, extra);
+    }
+    if (rc == 0) {
+        print_row("all runs", pred, meas, cov, n_all, " | |");
+        print_row("single-GPU runs", s_pred, s_meas, s_cov, n_s, " | |");
+    }
+    ec_ctx_set_fit(ctx, NULL);
+    free(arch_of);
+    free(use);
+    free(cov);
+    free(s_cov);
+    free(pred);
+    free(meas);
+    free(s_pred);
+    free(s_meas);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    int by_arch = argc > 1 && strcmp(argv[1], "--by-arch") == 0;
+    if (by_arch) {
+        argv++;
+        argc--;
+    }
     if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-        fprintf(stderr, "usage: bench_logo RUNS.csv [OUT.csv]\n");
+        fprintf(stderr, "usage: bench_logo [--by-arch] RUNS.csv [OUT.csv]\n");
         return argc < 2 ? 2 : 0;
     }
     gsl_set_error_handler_off();
@@ -290,8 +407,24 @@ int main(int argc, char **argv)
     }
     size_t n = ec_runs_count(runs);
     printf("# epochcast accuracy on %s (%zu runs)\n\n", argv[1], n);
-    printf("Generated by `bench_logo %s%s%s` (build/bench/bench_logo).\n", argv[1], argc > 2 ? " " : "",
-           argc > 2 ? argv[2] : "");
+    printf("Generated by `bench_logo %s%s%s%s` (build/bench/bench_logo).\n", by_arch ? "--by-arch " : "", argv[1],
+           argc > 2 ? " " : "", argc > 2 ? argv[2] : "");
+    if (by_arch) {
+        double *held = calloc(n ? n : 1, sizeof(double));
+        int rc = held == NULL || cross_validate_arch(ctx, runs, csv, held);
+        if (rc == 0) {
+            printf("\n### Residuals by factor, leave one architecture out\n\nSingle-GPU runs:\n");
+            residual_tables(ctx, runs, held, 1);
+            printf("\nAll runs:\n");
+            residual_tables(ctx, runs, held, 0);
+        }
+        free(held);
+        if (csv != NULL)
+            fclose(csv);
+        ec_runs_free(runs);
+        ec_ctx_free(ctx);
+        return rc;
+    }
 
     /* Priors only. */
     double *pred = calloc(n, sizeof(double)), *meas = calloc(n, sizeof(double));

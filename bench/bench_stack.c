@@ -270,6 +270,48 @@ static int merge_runs(ec_ctx *ctx, const ec_runs *a, const ec_runs *b, const cha
     return rc;
 }
 
+/* The profile written by ctx (whose models give the priors ec_profile_write checks it against)
+ * into a temporary, then copied into place through a context that read nothing: ctx read
+ * models/profile.csv, and a context never replaces a file it read (outfile.c), while replacing
+ * it is the point.  (A bare context cannot write the profile itself: it has no priors.) */
+static int write_profile_copy(ec_ctx *ctx, const ec_fit_report *rep, const char *path)
+{
+    char tmp[] = "/tmp/bench_stack_profile_XXXXXX";
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        perror("bench_stack: mkstemp");
+        return 1;
+    }
+    close(fd);
+    size_t len = 0;
+    char *bytes = NULL;
+    int rc = ec_profile_write(ctx, rep, tmp);
+    FILE *f = rc == EC_OK ? fopen(tmp, "rb") : NULL;
+    if (f != NULL && (bytes = malloc(1 << 20)) != NULL)
+        len = fread(bytes, 1, 1 << 20, f);
+    if (f != NULL)
+        fclose(f);
+    unlink(tmp);
+    if (rc != EC_OK || bytes == NULL || len == 0 || len == 1 << 20) {
+        free(bytes);
+        return 1;
+    }
+    ec_ctx *wctx = NULL;
+    ec_outfile *out = NULL;
+    rc = ec_ctx_new(NULL, NULL, &wctx);
+    if (rc == EC_OK)
+        rc = ec_outfile_open(wctx, path, &out);
+    if (rc == EC_OK && (rc = ec_outfile_write(out, bytes, len)) == EC_OK)
+        rc = ec_outfile_commit(out);
+    else
+        ec_outfile_abort(out);
+    if (rc != EC_OK)
+        fprintf(stderr, "bench_stack: %s: %s\n", path, wctx != NULL ? ec_ctx_errmsg(wctx) : "out of memory");
+    ec_ctx_free(wctx);
+    free(bytes);
+    return rc != EC_OK;
+}
+
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
@@ -386,22 +428,22 @@ int main(int argc, char **argv)
                    rep.values[j], rep.stderrs[j]);
         if (write_profile != NULL) { /* with the held-out spread that widens intervals: leave-one-GPU-out */
             int cv = ec_calibrate_cv(ctx, runs, use, &rep);
-            /* Written through a context that read nothing: this one read models/profile.csv, and a
-             * context never replaces a file it read (outfile.c), while replacing it is the point. */
-            ec_ctx *wctx = NULL;
-            int wrc = cv != EC_OK && cv != EC_EINVAL ? cv : ec_ctx_new(NULL, NULL, &wctx);
-            if (wrc == EC_OK)
-                wrc = ec_profile_write(wctx, &rep, write_profile);
-            if (wrc != EC_OK) {
-                fprintf(stderr, "bench_stack: %s\n", ec_ctx_errmsg(wctx != NULL ? wctx : ctx));
-                ec_ctx_free(wctx);
+            /* and the wider one of an architecture the fit has not seen: leave-one-architecture-out */
+            int cva = cv == EC_OK || cv == EC_EINVAL ? ec_calibrate_cv_arch(ctx, runs, use, &rep) : cv;
+            if (cva != EC_OK && cva != EC_EINVAL)
+                cv = cva;
+            if ((cv != EC_OK && cv != EC_EINVAL) || write_profile_copy(ctx, &rep, write_profile) != 0) {
+                fprintf(stderr, "bench_stack: %s\n", ec_ctx_errmsg(ctx));
                 return 1;
             }
-            ec_ctx_free(wctx);
             if (cv == EC_OK)
                 printf("\nLeave-one-GPU-out over the fitted rows: MAPE %.1f%% on %zu held-out rows; rms log error "
                        "%.3f (error_log_sd of %s).\n", 100 * rep.cv_mape_frac, rep.cv_runs, rep.error_log_sd,
                        write_profile);
+            if (cva == EC_OK)
+                printf("Leave-one-architecture-out: MAPE %.1f%% on %zu held-out rows; rms log error %.3f "
+                       "(error_log_sd_unseen_arch).\n", 100 * rep.arch_cv_mape_frac, rep.arch_cv_runs,
+                       rep.arch_error_log_sd);
         }
     }
 

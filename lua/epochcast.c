@@ -1638,6 +1638,12 @@ static int cmd_calibrate(lua_State *L, int argc, char **argv)
     int cv = ec_calibrate_cv(ctx, runs, use, &rep);
     if (cv != EC_OK && cv != EC_EINVAL)
         return fail("%s", ec_ctx_errmsg(ctx));
+    char cv_why[512];
+    snprintf(cv_why, sizeof cv_why, "%s", cv == EC_OK ? "" : ec_ctx_errmsg(ctx));
+    /* ...and on an architecture left out, for GPUs of architectures the fit has no runs of */
+    int cva = ec_calibrate_cv_arch(ctx, runs, use, &rep);
+    if (cva != EC_OK && cva != EC_EINVAL)
+        return fail("%s", ec_ctx_errmsg(ctx));
     draw_bar(NULL, 0, 1);
     if (ec_profile_write(ctx, &rep, out) != EC_OK)
         return fail("%s", ec_ctx_errmsg(ctx));
@@ -1647,7 +1653,10 @@ static int cmd_calibrate(lua_State *L, int argc, char **argv)
         printf("leave-one-GPU-out: MAPE %.1f%% on %zu held-out runs; rms log error %.3f (error_log_sd)\n",
                100 * rep.cv_mape_frac, rep.cv_runs, rep.error_log_sd);
     else
-        printf("leave-one-GPU-out: not run (%s); the profile has no error_log_sd\n", ec_ctx_errmsg(ctx));
+        printf("leave-one-GPU-out: not run (%s); the profile has no error_log_sd\n", cv_why);
+    if (cva == EC_OK)
+        printf("leave-one-architecture-out: MAPE %.1f%% on %zu held-out runs; rms log error %.3f "
+               "(error_log_sd_unseen_arch)\n", 100 * rep.arch_cv_mape_frac, rep.arch_cv_runs, rep.arch_error_log_sd);
     if (rep.n_left_out > 0)
         printf("%zu runs left out of these figures: their prediction is not a finite positive number\n",
                rep.n_left_out);

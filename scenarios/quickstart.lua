@@ -12,6 +12,19 @@ local ec = require "epochcast"
 
 local GIB = 1024 ^ 3
 
+-- Text printed after prefix in lines of at most 100 columns, broken at spaces.
+local function print_wrapped(prefix, text)
+  local line = prefix
+  for word in text:gmatch("%S+") do
+    if #line + 1 + #word > 100 and #line > #prefix then
+      print(line)
+      line = (" "):rep(#prefix + 2)
+    end
+    line = line .. ((line:match("%S$")) and " " or "") .. word
+  end
+  print(line)
+end
+
 -- 1. What hardware is known?  ec.gpus() returns plain tables in SI units
 --    (bytes, bytes/s, flop/s); `epochcast gpus` prints the whole list.
 print("A few GPUs:")
@@ -53,7 +66,7 @@ for _, gpu in ipairs { "t4", "a100-sxm4-80gb" } do
     print(string.format("  %-16s %-9s %9.4g %9.4g %6.1f %-10s %6.2f/%-7.2f %5s",
       gpu, precision, r.step_s * 1e3, r.samples_per_s, r.gpu_util_frac * 100, r.bottleneck,
       r.peak_bytes / GIB, r.capacity_bytes / GIB, r.fits and "yes" or "no"))
-    for _, w in ipairs(r.warnings) do print("    warning: " .. w) end
+    for _, w in ipairs(r.warnings) do print_wrapped("    warning: ", w) end
     -- A CSV row is the config and the result side by side.
     local row = with(cfg)
     for k, v in pairs(r) do row[k] = v end

@@ -110,7 +110,9 @@ for _, t in ipairs(table_gpus) do
     rmax.samples_per_s))
 end
 for _, w in ipairs(assert(ec.predict(merge(before, { gpu = "k80" }))).warnings) do
-  print("  k80 warning: " .. w)
+  for i, line in ipairs(audit.wrap("k80 warning: " .. w, audit.WIDTH - 4)) do
+    print((i > 1 and "    " or "  ") .. line) -- continued lines indented
+  end
 end
 
 -- 5. Throughput and memory against batch size on the three GPUs of the title.

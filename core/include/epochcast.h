@@ -428,6 +428,8 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_FP32_CONVS      (1u << 13) /* fp32 convolutions where PyTorch's default runs them in TF32 */
 #define EC_WARN_MEMORY_EDGE     (1u << 14) /* fits only without the memory headroom: at the edge of out-of-memory */
 #define EC_WARN_TORCH_UNKNOWN   (1u << 15) /* torch_version outside the releases models/constants.csv describes */
+#define EC_WARN_UNCALIBRATED    (1u << 16) /* the GPU's architecture (or the unit its matmuls run on) has no calibration
+                                             runs in the fit in use: global scales, interval widened */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {
@@ -1367,14 +1369,25 @@ typedef struct ec_fit_report {
     char architectures[EC_FIT_MAX_PARAMS][EC_NAME_MAX]; /* "" for a global parameter, else the
                                                architecture the value applies to ("ampere") */
     /* Held-out error (ec_calibrate_cv; 0 until it runs): root mean square of
-     * log(predicted / measured) over predictions of GPUs left out of the fit.  A profile
-     * stores it; predictions widen their p10-p90 interval by it. */
+     * log(predicted / measured) over predictions of GPUs left out of the fit whose architecture
+     * (and matmul unit) the fit still has runs of (all of them when no GPU has such a fit).  A
+     * profile stores it; predictions on calibrated architectures widen their p10-p90 by it. */
     double error_log_sd;
     double cv_mape_frac;                    /* MAPE of those held-out predictions */
     size_t cv_runs;                         /* held-out predictions counted */
     /* Appended for issue 20: runs left out of the error figures because their prediction was
      * not a finite positive number (at the fitted values, and in the held-out folds). */
     size_t n_left_out;
+    /* Appended for issue 39 (calibration that knows what it has seen).  runs[j]: the fitted runs
+     * that exercise entry j (a global entry: every run fitted; an architecture's: the runs on that
+     * architecture whose kernels it scales); a profile keeps them in its runs column. */
+    size_t runs[EC_FIT_MAX_PARAMS];
+    /* Held-out error on architectures left out of the fit (ec_calibrate_cv_arch; 0 until it
+     * runs): root mean square of log(predicted / measured).  A prediction on an architecture
+     * (or matmul unit) with no calibration runs widens its p10-p90 interval by it. */
+    double arch_error_log_sd;
+    double arch_cv_mape_frac;               /* MAPE of those held-out predictions */
+    size_t arch_cv_runs;                    /* held-out predictions counted */
 } ec_fit_report;
 
 /* Fit the parameters on the runs with use[i] != 0 (use == NULL: all runs), starting from and
@@ -1385,11 +1398,19 @@ typedef struct ec_fit_report {
 EC_API int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 
 /* Leave-one-GPU-out cross-validation of ec_calibrate on the same runs: for each GPU (by
- * profile id) of the runs with use[i] != 0, fit on the others and predict its runs.  Sets
+ * profile id) of the runs with use[i] != 0, fit on the others and predict its runs (a GPU
+ * alone in its architecture counts as leave-one-architecture-out and is left out).  Sets
  * report->error_log_sd, cv_mape_frac and cv_runs and leaves the rest of the report alone.
  * Exceptional returns: EC_EINVAL (runs on fewer than two GPUs, or a fold whose fit is not
  * kept), those of ec_calibrate. */
 EC_API int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);
+
+/* Leave-one-architecture-out cross-validation (gpus.csv `architecture`): for each architecture
+ * of the runs with use[i] != 0, fit on the runs of the others and predict its runs.  Sets
+ * report->arch_error_log_sd, arch_cv_mape_frac and arch_cv_runs and leaves the rest alone.
+ * Exceptional returns: EC_EINVAL (runs on fewer than two architectures, or a fold whose fit
+ * is not kept), those of ec_calibrate. */
+EC_API int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);
 
 /* Use fitted parameters for every later prediction on this context (report == NULL: back to
  * the priors).  A config's profile=PATH overrides this for that prediction.  The report's
@@ -1398,8 +1419,10 @@ EC_API int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char
  * an unknown name or architecture, a report out of order). */
 EC_API int ec_ctx_set_fit(ec_ctx *ctx, const ec_fit_report *report);
 
-/* Write / read a profile CSV: columns parameter,architecture,value,stderr,meaning, one row
- * per entry of the report ("" architecture: global) and, when known, an error_log_sd row.
+/* Write / read a profile CSV: columns parameter,architecture,value,stderr,runs,fitted_on,
+ * meaning, one row per entry of the report ("" architecture: global; runs: the runs that
+ * exercise it; fitted_on: the architectures of the fit) and, when known, an error_log_sd row
+ * (leave-one-GPU-out) and an error_log_sd_unseen_arch row (leave-one-architecture-out).
  * Reading also accepts the older parameter,value[,stderr,meaning] files (global only);
  * parameters a file does not name keep their priors.  Writing is atomic. */
 EC_API int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path);

@@ -233,6 +233,7 @@ const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_FP32_CONVS 8192
 #define EC_WARN_MEMORY_EDGE 16384
 #define EC_WARN_TORCH_UNKNOWN 32768
+#define EC_WARN_UNCALIBRATED 65536
 typedef struct ec_breakdown {
     double forward_s;
     double backward_s;
@@ -782,9 +783,14 @@ typedef struct ec_fit_report {
     double cv_mape_frac;
     size_t cv_runs;
     size_t n_left_out;
+    size_t runs[32];
+    double arch_error_log_sd;
+    double arch_cv_mape_frac;
+    size_t arch_cv_runs;
 } ec_fit_report;
 int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);
+int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);
 int ec_ctx_set_fit(ec_ctx *ctx, const ec_fit_report *report);
 int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path);
 int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out);

@@ -168,6 +168,10 @@ def calibrate(ctx, path, out, all_runs, allow_paths, cross_validate, progress):
                 p.check(st)
             p.check(0)
             cv_ran = st == 0
+            st = lib.ec_calibrate_cv_arch(h, runs, use, rep)
+            if st not in (0, lib.EC_EINVAL):
+                p.check(st)
+            p.check(0)
         if out is not None:
             st = lib.ec_profile_write(h, rep, os.fsencode(out))
             p.check(st)

@@ -71,7 +71,7 @@ static void test_profile_round_trip(void **state)
     /* the file is a CSV with the documented header, and no temporary is left behind */
     char *text = ec_test_read_file(path, NULL);
     assert_non_null(text);
-    assert_true(strncmp(text, "parameter,architecture,value,stderr,meaning\n", 44) == 0);
+    assert_true(strncmp(text, "parameter,architecture,value,stderr,runs,fitted_on,meaning\n", 58) == 0);
     assert_contains(text, "gemm_scale,,0.730316,");
     free(text);
     char *tmp = ec_test_path(dir, "profile.csv.tmp");
@@ -630,9 +630,11 @@ static void test_fit_per_architecture(void **state)
     /* the fitted Ampere value is well separated from Volta's: beyond 3 standard errors */
     assert_true(fit.values[volta] - fit.values[ampere] > 3 * (fit.stderrs[volta] + fit.stderrs[ampere]));
 
-    /* Leave-one-GPU-out on the same exact data: a small held-out error, every run counted. */
+    /* Leave-one-GPU-out on the same exact data: a small held-out error, every run counted
+     * whose architecture and matmul unit its fold's fit still has runs of (not the P100, alone
+     * in Pascal, nor the fp32 runs of a GPU whose architecture has no other fp32 run). */
     assert_int_equal(ec_calibrate_cv(ctx, runs, NULL, &fit), EC_OK);
-    assert_int_equal(fit.cv_runs, N_MEASURED);
+    assert_in_range(fit.cv_runs, N_MEASURED / 2, N_MEASURED - 3);
     assert_true(fit.error_log_sd > 0 && fit.error_log_sd < 0.1);
     assert_true(fit.cv_mape_frac > 0 && fit.cv_mape_frac < 0.1);
     /* with one GPU there is nothing to cross-validate */

@@ -42,8 +42,13 @@ void eci_params_bounds(int which, double *lo, double *hi)
 
 #define ERROR_SD_NAME "error_log_sd"
 #define ERROR_SD_MEANING                                                                                   \
-    "root mean square of log(predicted/measured) on GPUs left out of the fit (leave-one-GPU-out); widens " \
-    "the p10-p90 interval"
+    "root mean square of log(predicted/measured) on GPUs left out of the fit whose architecture it has "  \
+    "runs of (leave-one-GPU-out); widens the p10-p90 interval"
+#define UNSEEN_SD_NAME "error_log_sd_unseen_arch"
+#define UNSEEN_SD_MEANING                                                                                  \
+    "root mean square of log(predicted/measured) on architectures left out of the fit (leave-one-"         \
+    "architecture-out); widens the p10-p90 interval of a GPU whose architecture (or matmul unit) has no "  \
+    "calibration runs"
 
 void eci_params_to_array(const eci_params *c, double *x)
 {
@@ -93,6 +98,7 @@ eci_params_arch *eci_params_arch_add(eci_params *c, const char *architecture)
     if (c->n_arch == ECI_PARAMS_MAX_ARCH)
         return NULL;
     eci_params_arch *a = &c->arch[c->n_arch++];
+    memset(a, 0, sizeof *a); /* padding too: the prediction cache compares parameters with memcmp */
     eci_strlcpy(a->name, architecture, sizeof a->name);
     a->gemm_scale = c->gemm_scale;
     a->simt_scale = c->simt_scale;
@@ -102,6 +108,9 @@ eci_params_arch *eci_params_arch_add(eci_params *c, const char *architecture)
 
 void eci_params_default(const ec_ctx *ctx, eci_params *c)
 {
+    /* every byte: the prediction cache compares parameters with memcmp (unused architecture
+     * entries and padding included) */
+    memset(c, 0, sizeof *c);
     c->gemm_scale = 1.0;
     c->simt_scale = 1.0;
     c->mem_scale = 1.0;
@@ -111,6 +120,7 @@ void eci_params_default(const ec_ctx *ctx, eci_params *c)
     c->internode_frac = eci_const(ctx, EC_C_internode_busbw_frac);
     c->n_arch = 0;
     c->error_log_sd = 0.0;
+    c->unseen_error_log_sd = 0.0;
 }
 
 const char *eci_params_name(int which)
@@ -142,6 +152,9 @@ int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c)
     }
     if (!(rep->error_log_sd >= 0 && rep->error_log_sd <= ECI_ERROR_SD_MAX))
         return eci_error(ctx, EC_EINVAL, "error_log_sd = %g is outside [0, %g]", rep->error_log_sd, ECI_ERROR_SD_MAX);
+    if (!(rep->arch_error_log_sd >= 0 && rep->arch_error_log_sd <= ECI_ERROR_SD_MAX))
+        return eci_error(ctx, EC_EINVAL, "%s = %g is outside [0, %g]", UNSEEN_SD_NAME, rep->arch_error_log_sd,
+                         ECI_ERROR_SD_MAX);
     eci_params_default(ctx, c);
     for (int j = 0; j < ECI_N_PARAMS; j++)
         if (rep->names[j] == NULL || strcmp(rep->names[j], param_names[j]) != 0 || rep->architectures[j][0])
@@ -159,8 +172,10 @@ int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c)
         if (a == NULL)
             return eci_error(ctx, EC_EINVAL, "a fit report names more than %d architectures", ECI_PARAMS_MAX_ARCH);
         *eci_params_arch_field(a, which) = rep->values[j];
+        a->fitted |= 1u << which;
     }
     c->error_log_sd = rep->error_log_sd;
+    c->unseen_error_log_sd = rep->arch_error_log_sd;
     return EC_OK;
 }
 
@@ -218,10 +233,28 @@ int eci_params_ref(ec_ctx *ctx, const ec_config *cfg, eci_params *buf, const eci
 
 void eci_interval_widen(const eci_params *c, double p50, double *p10, double *p90)
 {
+    eci_interval_widen_sd(c->error_log_sd, p50, p10, p90);
+}
+
+double eci_params_error_sd(const eci_params *c, const char *architecture, int tensor_cores, int *unseen)
+{
+    *unseen = 0;
+    if (c->n_arch == 0) /* the priors, or a fit without architectures: nothing to tell apart */
+        return c->error_log_sd;
+    const eci_params_arch *a = eci_params_arch_find(c, architecture);
+    unsigned need = 1u << (tensor_cores ? ECI_P_GEMM : ECI_P_SIMT) | 1u << ECI_P_MEM;
+    if (a != NULL && (a->fitted & need) == need)
+        return c->error_log_sd;
+    *unseen = 1;
+    return c->unseen_error_log_sd > c->error_log_sd ? c->unseen_error_log_sd : c->error_log_sd;
+}
+
+void eci_interval_widen_sd(double error_log_sd, double p50, double *p10, double *p90)
+{
     if (!(p50 > 0))
         return;
     double z = ECI_NORMAL_P90; /* p90 of a standard normal, 1.2816 */
-    double model = z * c->error_log_sd;
+    double model = z * error_log_sd;
     double lo = *p10 > 0 && *p10 < p50 ? log(p50 / *p10) : 0;
     double hi = *p90 > p50 ? log(*p90 / p50) : 0;
     *p10 = p50 * exp(-sqrt(lo * lo + model * model));
@@ -248,6 +281,16 @@ int ec_ctx_set_fit(ec_ctx *ctx, const ec_fit_report *report)
 }
 
 /* ---- profiles --------------------------------------------------------------------------- */
+
+/* The architectures a fit has entries for, space-separated, into buf (a profile's fitted_on). */
+static void fitted_on(const eci_params *c, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t a = 0; a < c->n_arch && len < n; a++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", a ? " " : "", c->arch[a].name);
+}
+
 int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path)
 {
     if (ctx == NULL || report == NULL || path == NULL)
@@ -262,24 +305,34 @@ int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path)
                              report->names[j], report->stderrs[j]);
     if (!isfinite(report->error_log_sd) || report->error_log_sd < 0)
         return eci_error(ctx, EC_EINVAL, "%s: not written: error_log_sd is %g", path, report->error_log_sd);
+    char archs[ECI_PARAMS_MAX_ARCH * (EC_NAME_MAX + 1)];
+    fitted_on(&check, archs, sizeof archs);
     ec_csv_writer *wr;
     if ((rc = ec_csv_open(ctx, path, &wr)) != EC_OK)
         return rc;
-    const char *header[] = {"parameter", "architecture", "value", "stderr", "meaning"};
-    rc = ec_csv_row(wr, header, 5);
+    const char *header[] = {"parameter", "architecture", "value", "stderr", "runs", "fitted_on", "meaning"};
+    rc = ec_csv_row(wr, header, 7);
     for (size_t j = 0; rc == EC_OK && j < report->n_params; j++) {
-        char v[32], e[32];
+        char v[32], e[32], n[32];
         snprintf(v, sizeof v, "%.*g", ECI_PROFILE_DIGITS, report->values[j]);
         snprintf(e, sizeof e, "%.3g", report->stderrs[j]);
+        snprintf(n, sizeof n, report->runs[j] ? "%zu" : "", report->runs[j]); /* "": not counted */
         int which = param_index(report->names[j], ECI_N_PARAMS);
-        const char *row[] = {report->names[j], report->architectures[j], v, e, param_meaning[which]};
-        rc = ec_csv_row(wr, row, 5);
+        const char *on = report->architectures[j][0] ? report->architectures[j] : archs;
+        const char *row[] = {report->names[j], report->architectures[j], v, e, n, on, param_meaning[which]};
+        rc = ec_csv_row(wr, row, 7);
     }
-    if (rc == EC_OK && report->error_log_sd > 0) {
-        char v[32];
-        snprintf(v, sizeof v, "%.4g", report->error_log_sd);
-        const char *row[] = {ERROR_SD_NAME, "", v, "", ERROR_SD_MEANING};
-        rc = ec_csv_row(wr, row, 5);
+    const double sd[2] = {report->error_log_sd, report->arch_error_log_sd};
+    const size_t sd_runs[2] = {report->cv_runs, report->arch_cv_runs};
+    const char *sd_name[2] = {ERROR_SD_NAME, UNSEEN_SD_NAME}, *sd_meaning[2] = {ERROR_SD_MEANING, UNSEEN_SD_MEANING};
+    for (int k = 0; rc == EC_OK && k < 2; k++) {
+        if (!(sd[k] > 0))
+            continue;
+        char v[32], n[32];
+        snprintf(v, sizeof v, "%.4g", sd[k]);
+        snprintf(n, sizeof n, sd_runs[k] ? "%zu" : "", sd_runs[k]);
+        const char *row[] = {sd_name[k], "", v, "", n, archs, sd_meaning[k]};
+        rc = ec_csv_row(wr, row, 7);
     }
     if (rc != EC_OK) {
         ec_csv_abort(wr);
@@ -308,15 +361,27 @@ static int known_architecture(ec_ctx *ctx, const eci_table *t, size_t r, int col
 }
 
 /* One row of a profile into out: a global parameter, an architecture's, or error_log_sd. */
-static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, int c_name, int c_arch, int c_value,
-                            size_t *seen_line, ec_fit_report *out)
+static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int *col, size_t *seen_line,
+                            ec_fit_report *out)
 {
+    int c_name = col[0], c_arch = col[1], c_value = col[2], c_runs = col[3];
     const char *name = eci_table_cell(t, r, c_name);
     const char *arch = c_arch >= 0 ? eci_table_cell(t, r, c_arch) : "";
     const char *path = eci_table_name(t);
     size_t line = eci_table_line(t, r);
-    if (strcmp(name, ERROR_SD_NAME) == 0)
+    double runs = 0;
+    int rc = c_runs >= 0 && eci_table_cell(t, r, c_runs)[0] ? eci_table_number(ctx, t, r, c_runs, 0, 1e12, &runs)
+                                                              : EC_OK;
+    if (rc != EC_OK)
+        return rc;
+    if (strcmp(name, ERROR_SD_NAME) == 0) {
+        out->cv_runs = (size_t)runs;
         return eci_table_number(ctx, t, r, c_value, 0, ECI_ERROR_SD_MAX, &out->error_log_sd);
+    }
+    if (strcmp(name, UNSEEN_SD_NAME) == 0) {
+        out->arch_cv_runs = (size_t)runs;
+        return eci_table_number(ctx, t, r, c_value, 0, ECI_ERROR_SD_MAX, &out->arch_error_log_sd);
+    }
     int which = param_index(name, ECI_N_PARAMS);
     if (which < 0) {
         const char *near = eci_nearest(name, param_names, ECI_N_PARAMS);
@@ -328,8 +393,7 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, int c_nam
         if (which >= ECI_N_ARCH_PARAMS)
             return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: '%s' is global: only gemm_scale, simt_scale and mem_scale "
                              "take an architecture", path, line, c_arch + 1, name);
-        int rc = known_architecture(ctx, t, r, c_arch, &arch);
-        if (rc != EC_OK)
+        if ((rc = known_architecture(ctx, t, r, c_arch, &arch)) != EC_OK)
             return rc;
         for (j = ECI_N_PARAMS; j < out->n_params; j++)
             if (out->names[j] == param_names[which] && eci_name_eq(out->architectures[j], arch))
@@ -346,6 +410,7 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, int c_nam
         return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: parameter '%s'%s%s already given on line %zu", path, line,
                          c_name + 1, name, arch[0] ? " of " : "", arch, seen_line[j]);
     seen_line[j] = line;
+    out->runs[j] = (size_t)runs;
     double lo, hi;
     eci_params_bounds(which, &lo, &hi);
     return eci_table_number(ctx, t, r, c_value, lo, hi, &out->values[j]);
@@ -366,7 +431,8 @@ int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out)
         eci_table_free(t);
         return rc;
     }
-    int c_arch = eci_table_col(t, "architecture"); /* absent in profiles written before it */
+    /* architecture and runs: absent in profiles written before them (runs then 0: unknown) */
+    const int col[4] = {c_name, eci_table_col(t, "architecture"), c_value, eci_table_col(t, "runs")};
     eci_params prior;
     eci_params_default(ctx, &prior);
     eci_params_to_array(&prior, out->values);
@@ -377,7 +443,7 @@ int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out)
         out->names[j] = param_names[j];
     size_t seen_line[EC_FIT_MAX_PARAMS] = {0};
     for (size_t r = 0; r < eci_table_rows(t) && rc == EC_OK; r++)
-        rc = read_profile_row(ctx, t, r, c_name, c_arch, c_value, seen_line, out);
+        rc = read_profile_row(ctx, t, r, col, seen_line, out);
     eci_table_free(t);
     return rc;
 }

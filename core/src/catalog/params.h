@@ -19,6 +19,8 @@
 typedef struct eci_params_arch {
     char name[EC_NAME_MAX]; /* gpus.csv `architecture`, e.g. "ampere" */
     double gemm_scale, simt_scale, mem_scale;
+    unsigned fitted; /* bit 1 << ECI_P_GEMM/_SIMT/_MEM: that scale was fitted on runs of this
+                        architecture (else it holds the global value) */
 } eci_params_arch;
 
 typedef struct eci_params {
@@ -36,6 +38,10 @@ typedef struct eci_params {
      * left out of the fit (the profile's error_log_sd row, from leave-one-GPU-out
      * cross-validation).  0 without a profile: the priors carry no measured error. */
     double error_log_sd;
+    /* The same over architectures left out of the fit (the profile's error_log_sd_unseen_arch
+     * row, leave-one-architecture-out): the error of a prediction on an architecture, or a
+     * matmul unit of one, that no calibration run exercised.  0: not measured. */
+    double unseen_error_log_sd;
 } eci_params;
 
 /* The parameters one by one, in the order of a fit report's global entries; the first
@@ -76,6 +82,13 @@ EC_INTERNAL int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, ec
  * add in quadrature (independent errors), so p10 = p50 exp(-sqrt(lo^2 + (z sd)^2)) and
  * likewise p90.  *p10 and *p90 hold the interval to widen (p50 for a point prediction). */
 EC_INTERNAL void eci_interval_widen(const eci_params *c, double p50, double *p10, double *p90);
+/* The same by a model error given as its log sd. */
+EC_INTERNAL void eci_interval_widen_sd(double error_log_sd, double p50, double *p10, double *p90);
+/* The model error of a prediction on an architecture whose matmuls run on tensor cores or not:
+ * error_log_sd where the fit saw runs of that architecture on that unit and on its memory
+ * system, else the larger of it and unseen_error_log_sd, with *unseen set (0 otherwise).
+ * Without a fit (no architecture entries) the priors' error_log_sd and *unseen 0. */
+EC_INTERNAL double eci_params_error_sd(const eci_params *c, const char *architecture, int tensor_cores, int *unseen);
 /* Room for a set of parameters the context keeps (ctx->fit, ctx->profile_fit) into *slot,
  * freed with the context; EC_ENOMEM when there is none. */
 EC_INTERNAL int eci_params_keep(ec_ctx *ctx, eci_params **slot);

@@ -9,7 +9,9 @@
  *                        architecture's GEMM and bandwidth scales are pooled to the global
  *                        ones, the more so the fewer runs it has).
  * Parameters are fitted in log space so they stay positive.  Leave-one-GPU-out
- * cross-validation measures the held-out error that widens prediction intervals.  The
+ * cross-validation measures the held-out error that widens prediction intervals, and
+ * leave-one-architecture-out the wider error of an architecture the fit has not seen.  Each
+ * per-architecture entry counts the runs that exercise it (the profile's runs column).  The
  * parameters themselves, their profile CSV and which a prediction uses are catalog/params.c's.
  */
 #include "catalog/consts.h"
@@ -50,6 +52,7 @@ typedef struct fit_data {
     char arch[ECI_PARAMS_MAX_ARCH][EC_NAME_MAX];
     size_t n_arch;
     arch_slot slot[MAX_SLOTS];
+    size_t slot_runs[MAX_SLOTS]; /* runs that exercise each slot */
     size_t n_slots;
     double arch_sd;       /* calib_arch_log_sd */
     double run_sd;        /* calib_run_log_sd */
@@ -72,8 +75,11 @@ static void x_to_calib(const fit_data *d, const double *x, eci_params *c)
     eci_params_from_array(v, c);
     for (size_t a = 0; a < d->n_arch; a++)
         eci_params_arch_add(c, d->arch[a]);
-    for (size_t s = 0; s < d->n_slots; s++)
-        *eci_params_arch_field(&c->arch[d->slot[s].arch], d->slot[s].which) = v[d->slot[s].which] * exp(x[ECI_N_PARAMS + s]);
+    for (size_t s = 0; s < d->n_slots; s++) {
+        eci_params_arch *a = &c->arch[d->slot[s].arch];
+        *eci_params_arch_field(a, d->slot[s].which) = v[d->slot[s].which] * exp(x[ECI_N_PARAMS + s]);
+        a->fitted |= 1u << d->slot[s].which;
+    }
 }
 
 static int residuals(const gsl_vector *xv, void *params, gsl_vector *f)
@@ -183,6 +189,7 @@ static void add_arch_slots(fit_data *d, const eci_gpu *g, int precision, const e
             s++;
         if (s == d->n_slots)
             d->slot[d->n_slots++] = (arch_slot){.arch = (int)a, .which = used[u]};
+        d->slot_runs[s]++;
     }
 }
 
@@ -224,12 +231,14 @@ static void fill_report(const fit_data *d, const gsl_vector *xf, const gsl_matri
         out->architectures[j][0] = '\0';
         out->values[j] = exp(gsl_vector_get(xf, (size_t)j));
         out->stderrs[j] = out->values[j] * sqrt(gsl_matrix_get(covar, (size_t)j, (size_t)j) * scale);
+        out->runs[j] = d->n_rows;
     }
     for (size_t s = 0; s < d->n_slots; s++) {
         size_t j = ECI_N_PARAMS + s, w = (size_t)d->slot[s].which;
         out->names[j] = eci_params_name(w);
         eci_strlcpy(out->architectures[j], d->arch[d->slot[s].arch], EC_NAME_MAX);
         out->values[j] = exp(gsl_vector_get(xf, w) + gsl_vector_get(xf, j));
+        out->runs[j] = d->slot_runs[s];
         double var = gsl_matrix_get(covar, w, w) + gsl_matrix_get(covar, j, j) + 2 * gsl_matrix_get(covar, w, j);
         out->stderrs[j] = out->values[j] * sqrt(var > 0 ? var * scale : 0);
     }
@@ -315,18 +324,57 @@ done:
     return rc;
 }
 
-/* ---- leave-one-GPU-out cross-validation ---------------------------------------------- */
+/* ---- cross-validation: leave one GPU, or one architecture, out -------------------------- */
 
-int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report)
+/* Held-out errors: of the runs whose architecture (and matmul unit) the fold's fit has runs
+ * of ([0]), and of the others ([1]), which the fit predicts as never seen
+ * (EC_WARN_UNCALIBRATED). */
+typedef struct cv_sums {
+    double sum_sq[2], sum_abs[2];
+    size_t count[2], left_out;
+} cv_sums;
+
+static int same_group(const eci_gpu *a, const eci_gpu *b, int by_arch)
 {
-    if (ctx == NULL || runs == NULL || report == NULL)
-        return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_calibrate_cv: NULL argument") : EC_EMISUSE;
+    return a != NULL && b != NULL && (by_arch ? eci_name_eq(a->architecture, b->architecture) : a == b);
+}
+
+/* Predict the runs of group k (gpu[i] in k's group) with the fold's fit c into *sum. */
+static int score_fold(ec_ctx *ctx, const ec_runs *runs, const eci_gpu **gpu, size_t k, int by_arch,
+                      const eci_params *c, cv_sums *sum)
+{
+    for (size_t i = 0; i < ec_runs_count(runs); i++) {
+        if (!same_group(gpu[i], gpu[k], by_arch))
+            continue;
+        const ec_run *run = ec_runs_get(runs, i);
+        ec_result res;
+        int prc = eci_predict(ctx, &run->config, c, &res);
+        if (prc != EC_OK && prc != EC_EDOM) /* EC_EDOM: the fold's parameters price it above the peak */
+            return prc;
+        double pred = prc == EC_OK ? ec_result_metric(&res, run->metric) : 0;
+        if (!(pred > 0 && isfinite(pred))) {
+            sum->left_out++; /* counted, not averaged */
+            continue;
+        }
+        double r = log(pred / run->value);
+        int u = (res.warnings & EC_WARN_UNCALIBRATED) != 0;
+        sum->sum_sq[u] += r * r;
+        sum->sum_abs[u] += fabs(pred - run->value) / run->value;
+        sum->count[u]++;
+    }
+    return EC_OK;
+}
+
+/* For each group (a GPU, or an architecture when by_arch) of the runs with use[i] != 0, fit on
+ * the other groups' runs and predict its runs into *sum. */
+static int cross_validate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, int by_arch, cv_sums *sum)
+{
     size_t n = ec_runs_count(runs);
     /* gpu[i]: the profile of run i (aliases resolved), NULL when not used */
     const eci_gpu **gpu = eci_calloc(ctx, n ? n : 1, sizeof *gpu);
     unsigned char *train = eci_calloc(ctx, n ? n : 1, 1);
     int rc = gpu != NULL && train != NULL ? EC_OK : EC_ENOMEM;
-    size_t n_gpus = 0;
+    size_t n_groups = 0;
     for (size_t i = 0; rc == EC_OK && i < n; i++) {
         if (use != NULL && !use[i])
             continue;
@@ -336,22 +384,21 @@ int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, 
             break;
         }
         size_t k = 0;
-        while (k < i && gpu[k] != gpu[i])
+        while (k < i && !same_group(gpu[k], gpu[i], by_arch))
             k++;
-        n_gpus += k == i;
+        n_groups += k == i;
     }
-    if (rc == EC_OK && n_gpus < 2)
-        rc = eci_error(ctx, EC_EINVAL, "cross-validation needs runs on at least two GPUs (got %zu)", n_gpus);
-    double sum_sq = 0, sum_abs = 0;
-    size_t count = 0;
+    const char *what = by_arch ? "architectures" : "GPUs";
+    if (rc == EC_OK && n_groups < 2)
+        rc = eci_error(ctx, EC_EINVAL, "cross-validation needs runs on at least two %s (got %zu)", what, n_groups);
     for (size_t k = 0; rc == EC_OK && k < n; k++) {
-        size_t first = 0; /* each GPU once: at its first run */
-        while (first < k && gpu[first] != gpu[k])
+        size_t first = 0; /* each group once: at its first run */
+        while (first < k && !same_group(gpu[first], gpu[k], by_arch))
             first++;
         if (gpu[k] == NULL || first != k)
             continue;
         for (size_t i = 0; i < n; i++)
-            train[i] = gpu[i] != NULL && gpu[i] != gpu[k];
+            train[i] = gpu[i] != NULL && !same_group(gpu[i], gpu[k], by_arch);
         ec_fit_report fold;
         eci_params c;
         if ((rc = eci_progress(ctx, "cross-validate", (double)k, (double)n)) != EC_OK)
@@ -359,37 +406,49 @@ int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, 
         if ((rc = ec_calibrate(ctx, runs, train, &fold)) == EC_EDOM) { /* a fold's fit not kept: no measure */
             char why[EC_ERRMSG_MAX];
             eci_strlcpy(why, ec_ctx_errmsg(ctx), sizeof why);
-            rc = eci_error(ctx, EC_EINVAL, "the fit without the runs on %s: %s", gpu[k]->id, why);
+            rc = eci_error(ctx, EC_EINVAL, "the fit without the runs on %s: %s",
+                           by_arch ? gpu[k]->architecture : gpu[k]->id, why);
         }
         if (rc != EC_OK || (rc = eci_params_from_report(ctx, &fold, &c)) != EC_OK)
             break;
-        for (size_t i = 0; rc == EC_OK && i < n; i++) {
-            if (gpu[i] != gpu[k])
-                continue;
-            const ec_run *run = ec_runs_get(runs, i);
-            ec_result res;
-            int prc = eci_predict(ctx, &run->config, &c, &res);
-            if (prc != EC_OK && prc != EC_EDOM) { /* EC_EDOM: the fold's parameters price it above the peak */
-                rc = prc;
-                break;
-            }
-            double pred = prc == EC_OK ? ec_result_metric(&res, run->metric) : 0;
-            if (!(pred > 0 && isfinite(pred))) {
-                report->n_left_out++; /* counted, not averaged */
-                continue;
-            }
-            double r = log(pred / run->value);
-            sum_sq += r * r;
-            sum_abs += fabs(pred - run->value) / run->value;
-            count++;
-        }
-    }
-    if (rc == EC_OK) {
-        report->error_log_sd = count ? sqrt(sum_sq / (double)count) : 0;
-        report->cv_mape_frac = count ? sum_abs / (double)count : 0;
-        report->cv_runs = count;
+        rc = score_fold(ctx, runs, gpu, k, by_arch, &c, sum);
     }
     eci_free(ctx, gpu, (n ? n : 1) * sizeof *gpu);
     eci_free(ctx, train, n ? n : 1);
+    return rc;
+}
+
+int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report)
+{
+    if (ctx == NULL || runs == NULL || report == NULL)
+        return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_calibrate_cv: NULL argument") : EC_EMISUSE;
+    cv_sums sum = {0};
+    int rc = cross_validate(ctx, runs, use, 0, &sum);
+    /* the error of a new GPU of an architecture the fit has seen: a GPU alone in its
+     * architecture is a leave-one-architecture-out fold (ec_calibrate_cv_arch's), unless every
+     * GPU is */
+    int k = sum.count[0] == 0 ? 1 : 0;
+    if (rc == EC_OK) {
+        report->error_log_sd = sum.count[k] ? sqrt(sum.sum_sq[k] / (double)sum.count[k]) : 0;
+        report->cv_mape_frac = sum.count[k] ? sum.sum_abs[k] / (double)sum.count[k] : 0;
+        report->cv_runs = sum.count[k];
+        report->n_left_out += sum.left_out;
+    }
+    return rc;
+}
+
+int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report)
+{
+    if (ctx == NULL || runs == NULL || report == NULL)
+        return ctx != NULL ? eci_error(ctx, EC_EMISUSE, "ec_calibrate_cv_arch: NULL argument") : EC_EMISUSE;
+    cv_sums sum = {0};
+    int rc = cross_validate(ctx, runs, use, 1, &sum);
+    /* every held-out run: its architecture is never in its fold's fit */
+    size_t n = sum.count[0] + sum.count[1];
+    if (rc == EC_OK) {
+        report->arch_error_log_sd = n ? sqrt((sum.sum_sq[0] + sum.sum_sq[1]) / (double)n) : 0;
+        report->arch_cv_mape_frac = n ? (sum.sum_abs[0] + sum.sum_abs[1]) / (double)n : 0;
+        report->arch_cv_runs = n;
+    }
     return rc;
 }

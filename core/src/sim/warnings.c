@@ -131,6 +131,55 @@ static void torch_version_warning(const ec_ctx *ctx, const ec_config *cfg, ec_re
     eci_warn_add(res, EC_WARN_TORCH_UNKNOWN, text);
 }
 
+/* Whether precision's matmuls run on tensor cores on g: the unit compute.c's pick_gemm_rate
+ * picks (the fit's per-architecture GEMM scale is for tensor cores, its SIMT scale for CUDA
+ * cores). */
+static int matmul_tensor_cores(const eci_gpu *g, int precision)
+{
+    switch (precision) {
+    case EC_PREC_FP32:
+        return 0;
+    case EC_PREC_TF32:
+        return eci_gpu_tf32(g);
+    case EC_PREC_AMP_FP16:
+    case EC_PREC_FP16:
+        return g->peak_fp16_flop_per_s > 0;
+    case EC_PREC_AMP_BF16:
+    case EC_PREC_AMP_FP8:
+    case EC_PREC_BF16:
+        return g->peak_bf16_flop_per_s > 0;
+    default:
+        return 0;
+    }
+}
+
+double eci_calibration_sd(const ec_config *cfg, const eci_resolved *r, const eci_params *c, ec_result *res)
+{
+    const eci_gpu *g = r->gpu;
+    if (g == NULL || r->net == NULL) /* gpu_step_s: the user's measured step, not the fit's */
+        return c->error_log_sd;
+    int tensor = matmul_tensor_cores(g, cfg->precision), unseen;
+    double sd = eci_params_error_sd(c, g->architecture, tensor, &unseen);
+    if (!unseen || res == NULL)
+        return sd;
+    const eci_params_arch *a = eci_params_arch_find(c, g->architecture);
+    char text[EC_WARNING_TEXT_MAX / 2], what[96];
+    if (a == NULL)
+        snprintf(what, sizeof what, "on %s", g->architecture);
+    else
+        snprintf(what, sizeof what, "on %s %s", g->architecture,
+                 !(a->fitted & 1u << ECI_P_MEM) ? "for its memory bandwidth"
+                 : tensor ? "with matmuls on tensor cores" : "with matmuls on CUDA cores (fp32)");
+    if (c->unseen_error_log_sd > 0)
+        snprintf(text, sizeof text, "no calibration runs %s: the fit's global scales used, interval widened "
+                 "(leave-one-architecture-out log error sd %.2f)", what, sd);
+    else
+        snprintf(text, sizeof text, "no calibration runs %s: the fit's global scales used (the profile has no "
+                 "leave-one-architecture-out error to widen the interval by)", what);
+    eci_warn_add(res, EC_WARN_UNCALIBRATED, text);
+    return sd;
+}
+
 static void model_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
     const eci_net *net = r->net;

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""arch_stack_table.py: throughput error by GPU architecture x software stack (issue 39), as a
+Markdown table, from the per-row outputs the benchmarks already write (nothing is predicted or
+fitted here):
+
+  * DeepLearningExamples / Lambda PyTorch harness: bench/results/loao.csv (bench_logo --by-arch:
+    each architecture predicted by a fit that never saw it);
+  * PyTorch / Hugging Face stack: bench/results/stack_accuracy.csv (bench_stack: its holdout
+    split, time metrics only);
+  * LLM stacks of bench/data/llm_runs.csv (NeMo and Megatron-Bridge on Transformer Engine,
+    torchtune, flash-attention's GPT training): bench/results/llm_validation.md's "Every row"
+    table (bench_llm_runs, shipped fit), priced rows only.
+
+GPU ids map to architectures through models/gpus.csv.  The p10-p90 column: the DLE rows carry
+the library's own interval (loao.csv); for the others it is the interval the shipped profile
+(models/profile.csv) gives a steady step, p50 x exp(-+1.2816 sd) with sd its error_log_sd on an
+architecture it has runs of and its error_log_sd_unseen_arch on one it has not (by
+architecture only: an fp32 row on an architecture without CUDA-core runs is counted as
+calibrated here, where the library widens it).  Usage, from the repository root:
+
+  python3 bench/arch_stack_table.py [MODELS_DIR]
+"""
+import csv
+import math
+import os
+import sys
+
+Z90 = 1.2815515655446004
+
+TIME_METRICS = {"samples_per_s", "step_time_ms", "epoch_time_s", "train_time_s", "tokens_per_s"}
+LLM_STACKS = [("nemo2407", "NeMo 24.07 (Megatron-Core, TE)"), ("mbridge", "Megatron-Bridge (TE)"),
+              ("torchtune", "torchtune"), ("flash", "flash-attention GPT")]
+
+
+def architectures(models):
+    arch = {}
+    with open(os.path.join(models, "gpus.csv"), newline="") as f:
+        for row in csv.DictReader(f):
+            arch[row["id"].lower()] = row["architecture"]
+            for alias in row["aliases"].split(";"):
+                if alias:
+                    arch[alias.lower()] = row["architecture"]
+    return arch
+
+
+def profile_sd(models):
+    """(architectures with fitted rows, error_log_sd, error_log_sd_unseen_arch) of profile.csv."""
+    fitted, sd, unseen = set(), 0.0, 0.0
+    with open(os.path.join(models, "profile.csv"), newline="") as f:
+        for row in csv.DictReader(f):
+            if row["architecture"]:
+                fitted.add(row["architecture"])
+            elif row["parameter"] == "error_log_sd":
+                sd = float(row["value"])
+            elif row["parameter"] == "error_log_sd_unseen_arch":
+                unseen = float(row["value"])
+    return fitted, sd, max(sd, unseen)
+
+
+def llm_stack(run_id):
+    for prefix, name in LLM_STACKS:
+        if run_id.startswith(prefix):
+            return name
+    return "LLM: " + run_id.split("-")[0]
+
+
+def rows_llm(path):
+    """(gpu, stack, predicted, measured) of the priced rows of llm_validation.md's Every row."""
+    out, inside = [], False
+    with open(path) as f:
+        for line in f:
+            if line.startswith("## Every row"):
+                inside = True
+                continue
+            if inside and line.startswith("## "):
+                break
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not inside or len(cells) < 11 or cells[10] != "priced" or cells[4] != "tokens/s":
+                continue
+            out.append((cells[2], llm_stack(cells[0]), float(cells[6]), float(cells[5])))
+    return out
+
+
+def main():
+    models = sys.argv[1] if len(sys.argv) > 1 else "models"
+    arch = architectures(models)
+    fitted, sd, unseen = profile_sd(models)
+    groups = {}
+
+    seen = {}
+
+    def add(gpu, stack, pred, meas, covered=None):
+        a = arch.get(gpu.lower(), "?")
+        seen[(a, stack)] = "no (left out)" if covered is not None else "yes" if a in fitted else "**no**"
+        if covered is None:
+            covered = abs(math.log(pred / meas)) <= Z90 * (sd if a in fitted else unseen)
+        groups.setdefault((a, stack), []).append(((pred - meas) / meas, covered))
+
+    with open("bench/results/loao.csv", newline="") as f:
+        for r in csv.DictReader(f):
+            if r["held_out_by"] != "arch":
+                continue
+            meas = float(r["measured"])
+            add(r["gpu"], "DLE / Lambda PyTorch (arch. left out)", float(r["predicted"]), meas,
+                float(r["p10"]) <= meas <= float(r["p90"]))
+    with open("bench/results/stack_accuracy.csv", newline="") as f:
+        for r in csv.DictReader(f):
+            if r["split"] == "holdout" and r["metric"] in TIME_METRICS:
+                add(r["gpu"], "PyTorch / HF stack (holdout)", float(r["predicted"]), float(r["measured"]))
+    for gpu, stack, pred, meas in rows_llm("bench/results/llm_validation.md"):
+        add(gpu, stack, pred, meas)
+
+    print("| architecture | the fit has runs of it | stack | rows | MAPE % | bias % | within 10 % | p10-p90 covers |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for (a, stack), rows in sorted(groups.items()):
+        n = len(rows)
+        errs = [e for e, _ in rows]
+        print("| %s | %s | %s | %d | %.1f | %+.1f | %.0f%% | %.0f%% |" % (
+            a, seen[(a, stack)], stack, n, 100 * sum(abs(e) for e in errs) / n,
+            100 * sum(errs) / n, 100 * sum(abs(e) <= 0.10 for e in errs) / n,
+            100 * sum(c for _, c in rows) / n))
+
+
+if __name__ == "__main__":
+    main()

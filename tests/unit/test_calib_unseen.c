@@ -1,0 +1,262 @@
+/*
+ * test_calib_unseen.c: calibration that knows what it has seen (issue 39 items 2 and 3).
+ * A prediction on an architecture (or a matmul unit of one) that the fit has no runs of says
+ * so (EC_WARN_UNCALIBRATED) and takes the wider leave-one-architecture-out error for its
+ * p10-p90; a profile keeps the runs behind each entry and that error; and on a small synthetic
+ * calibration set (architectures whose scales differ, measurements made with a known fit)
+ * ec_calibrate_cv_arch measures the wider error, and the intervals of leave-one-architecture-
+ * out predictions cover the held-out runs where the leave-one-GPU-out error alone does not.
+ */
+#include "ec_test.h"
+#include "internal.h"
+
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* p90 of the standard normal (Abramowitz & Stegun 26.2). */
+#define Z90 1.2815515655446004
+
+static void set_cfg(ec_ctx *ctx, ec_config *cfg, const char *model, const char *gpu, const char *precision,
+                    const char *batch)
+{
+    ec_config_init(cfg);
+    const char *keys[] = {"model", "gpu", "precision", "batch_per_gpu"};
+    const char *vals[] = {model, gpu, precision, batch};
+    for (int k = 0; k < 4; k++)
+        if (ec_config_set(ctx, cfg, keys[k], vals[k]) != EC_OK)
+            fail_msg("%s=%s: %s", keys[k], vals[k], ec_ctx_errmsg(ctx));
+}
+
+/* p90 / p10 of the step time of cfg, and its warnings into *res. */
+static double step_ratio(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
+{
+    if (ec_predict(ctx, cfg, res) != EC_OK)
+        fail_msg("%s", ec_ctx_errmsg(ctx));
+    return res->step_p90_s / res->step_p10_s;
+}
+
+static const char PROFILE[] = "parameter,architecture,value,stderr,runs\n"
+                              "gemm_scale,,1.0,,40\n"
+                              "gemm_scale,ampere,0.9,,30\n"
+                              "mem_scale,ampere,0.95,,30\n"
+                              "error_log_sd,,0.1,,40\n"
+                              "error_log_sd_unseen_arch,,0.3,,40\n";
+
+static void test_uncalibrated_warning(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir();
+    char *path = ec_test_path(dir, "p.csv");
+    ec_test_write_file(path, PROFILE, sizeof PROFILE - 1);
+    ec_config a100, h100, a100_fp32;
+    ec_result res;
+    set_cfg(ctx, &a100, "bert-base", "a100-sxm4-80gb", "amp_fp16", "32");
+    set_cfg(ctx, &h100, "bert-base", "h100-sxm5-80gb", "amp_bf16", "32");
+    set_cfg(ctx, &a100_fp32, "bert-base", "a100-sxm4-80gb", "fp32", "32");
+    /* the priors alone (not models/profile.csv): no fit to have seen anything, no warning */
+    assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
+    step_ratio(ctx, &h100, &res);
+    assert_false(res.warnings & EC_WARN_UNCALIBRATED);
+    for (ec_config *c = &a100; c != NULL; c = c == &a100 ? &h100 : c == &h100 ? &a100_fp32 : NULL)
+        assert_int_equal(ec_config_set(ctx, c, "profile", path), EC_OK);
+    /* calibrated: the held-out GPU error, no warning */
+    double r_a = step_ratio(ctx, &a100, &res);
+    assert_false(res.warnings & EC_WARN_UNCALIBRATED);
+    assert_rel(r_a, exp(2 * Z90 * 0.1), EC_TOL_CLOSED_FORM);
+    /* Hopper has no runs in the fit: said, and the interval is the leave-one-architecture-out one */
+    double r_h = step_ratio(ctx, &h100, &res);
+    assert_true(res.warnings & EC_WARN_UNCALIBRATED);
+    assert_contains(res.warning_text, "no calibration runs on hopper");
+    assert_contains(res.warning_text, "interval widened");
+    assert_rel(r_h, exp(2 * Z90 * 0.3), EC_TOL_CLOSED_FORM);
+    assert_true(r_h > r_a);
+    /* fp32 matmuls on Ampere run on CUDA cores, which the fit has no Ampere runs of */
+    double r_f = step_ratio(ctx, &a100_fp32, &res);
+    assert_true(res.warnings & EC_WARN_UNCALIBRATED);
+    assert_contains(res.warning_text, "no calibration runs on ampere with matmuls on CUDA cores");
+    assert_rel(r_f, r_h, EC_TOL_CLOSED_FORM);
+    /* a profile without the leave-one-architecture-out row says it cannot widen */
+    static const char old[] = "parameter,architecture,value\ngemm_scale,ampere,0.9\nmem_scale,ampere,0.9\n"
+                              "error_log_sd,,0.1\n";
+    char *path_old = ec_test_path(dir, "old.csv");
+    ec_test_write_file(path_old, old, sizeof old - 1);
+    assert_int_equal(ec_config_set(ctx, &h100, "profile", path_old), EC_OK);
+    r_h = step_ratio(ctx, &h100, &res);
+    assert_true(res.warnings & EC_WARN_UNCALIBRATED);
+    assert_contains(res.warning_text, "no leave-one-architecture-out error");
+    assert_rel(r_h, r_a, EC_TOL_CLOSED_FORM);
+    free(path_old);
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
+static void test_profile_keeps_runs(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir();
+    char *in = ec_test_path(dir, "in.csv"), *out = ec_test_path(dir, "out.csv");
+    ec_test_write_file(in, PROFILE, sizeof PROFILE - 1);
+    ec_fit_report rep, back;
+    assert_int_equal(ec_profile_read(ctx, in, &rep), EC_OK);
+    assert_int_equal(rep.runs[0], 40);
+    assert_int_equal(rep.cv_runs, 40);
+    assert_rel(rep.arch_error_log_sd, 0.3, EC_TOL_EXACT);
+    assert_int_equal(rep.arch_cv_runs, 40);
+    assert_int_equal(ec_profile_write(ctx, &rep, out), EC_OK);
+    assert_int_equal(ec_profile_read(ctx, out, &back), EC_OK);
+    assert_int_equal(back.n_params, rep.n_params);
+    for (size_t j = 0; j < rep.n_params; j++)
+        assert_int_equal(back.runs[j], rep.runs[j]);
+    assert_rel(back.arch_error_log_sd, 0.3, EC_TOL_EXACT);
+    char *text = ec_test_read_file(out, NULL);
+    assert_non_null(text);
+    assert_contains(text, "parameter,architecture,value,stderr,runs,fitted_on,meaning\n");
+    assert_contains(text, "gemm_scale,ampere,0.9,0,30,ampere,");
+    assert_contains(text, "error_log_sd_unseen_arch,,0.3,,40,ampere,");
+    free(text);
+    free(in);
+    free(out);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
+/* ---- a synthetic calibration set over four architectures -------------------------------- */
+
+/* The truth: each architecture's tensor-core GEMM and bandwidth scales off the global ones. */
+static const char TRUTH[] = "parameter,architecture,value\n"
+                            "gemm_scale,volta,1.15\nmem_scale,volta,0.95\n"
+                            "gemm_scale,turing,0.9\nmem_scale,turing,1.1\n"
+                            "gemm_scale,ampere,0.75\nmem_scale,ampere,0.9\n"
+                            "gemm_scale,ada,1.25\nmem_scale,ada,0.8\n";
+static const char *const GPUS[] = {"v100-sxm2-16gb", "v100-sxm2-32gb", "t4", "rtx2080ti",
+                                   "a100-sxm4-80gb", "a10g", "l4",     "rtx4090"};
+static const char *const MODELS[][3] = {{"bert-base", "classify", "32"}, {"gpt2", "lm", "4"}, {"resnet50", "imagenet", "64"}};
+#define N_GPUS (sizeof GPUS / sizeof GPUS[0])
+#define N_MODELS (sizeof MODELS / sizeof MODELS[0])
+#define N_SYN (N_GPUS * N_MODELS)
+
+/* Measurements made with the truth, times a scatter of up to 4% (a fixed sequence). */
+static void write_synthetic(ec_ctx *ctx, const char *dir, const char *path)
+{
+    char *truth = ec_test_path(dir, "truth.csv");
+    ec_test_write_file(truth, TRUTH, sizeof TRUTH - 1);
+    ec_fit_report t;
+    assert_int_equal(ec_profile_read(ctx, truth, &t), EC_OK);
+    assert_int_equal(ec_ctx_set_fit(ctx, &t), EC_OK);
+    char csv[8192];
+    size_t len = (size_t)snprintf(csv, sizeof csv, "id,model,task,gpu,precision,batch_per_gpu,metric,value\n");
+    unsigned seed = 12345;
+    for (size_t g = 0; g < N_GPUS; g++)
+        for (size_t m = 0; m < N_MODELS; m++) {
+            ec_config cfg;
+            set_cfg(ctx, &cfg, MODELS[m][0], GPUS[g], "amp_fp16", MODELS[m][2]);
+            assert_int_equal(ec_config_set(ctx, &cfg, "task", MODELS[m][1]), EC_OK);
+            ec_result res;
+            if (ec_predict(ctx, &cfg, &res) != EC_OK)
+                fail_msg("%s on %s: %s", MODELS[m][0], GPUS[g], ec_ctx_errmsg(ctx));
+            seed = seed * 1103515245u + 12345u;
+            double u = ((seed >> 16) & 0x7fff) / 16383.5 - 1.0; /* [-1, 1] */
+            len += (size_t)snprintf(csv + len, sizeof csv - len, "r%zu_%zu,%s,%s,%s,amp_fp16,%s,samples_per_s,%.9g\n",
+                                    g, m, MODELS[m][0], MODELS[m][1], GPUS[g], MODELS[m][2],
+                                    res.samples_per_s * exp(0.04 * u));
+            assert_true(len < sizeof csv);
+        }
+    ec_test_write_file(path, csv, len);
+    assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
+    free(truth);
+}
+
+/* Leave one architecture out: fit without it, the interval's sd from a nested
+ * leave-one-architecture-out on the others (as_unseen) or their leave-one-GPU-out error only
+ * (the interval before issue 39); the share of its runs inside their p10-p90. */
+static double loao_coverage(ec_ctx *ctx, const ec_runs *runs, int as_unseen)
+{
+    const char *archs[] = {"volta", "turing", "ampere", "ada"};
+    size_t n = ec_runs_count(runs), covered = 0, total = 0;
+    unsigned char use[N_SYN];
+    for (int k = 0; k < 4; k++) {
+        for (size_t i = 0; i < n; i++) {
+            const eci_gpu *g = eci_hw_find(ctx, ec_runs_get(runs, i)->config.gpu);
+            use[i] = strcmp(g->architecture, archs[k]) != 0;
+        }
+        ec_fit_report rep;
+        assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
+        assert_int_equal(ec_calibrate(ctx, runs, use, &rep), EC_OK);
+        assert_int_equal(ec_calibrate_cv(ctx, runs, use, &rep), EC_OK);
+        if (as_unseen)
+            assert_int_equal(ec_calibrate_cv_arch(ctx, runs, use, &rep), EC_OK);
+        assert_int_equal(ec_ctx_set_fit(ctx, &rep), EC_OK);
+        for (size_t i = 0; i < n; i++) {
+            if (use[i])
+                continue;
+            const ec_run *r = ec_runs_get(runs, i);
+            ec_result res;
+            assert_int_equal(ec_predict(ctx, &r->config, &res), EC_OK);
+            assert_true(res.warnings & EC_WARN_UNCALIBRATED); /* the fold never saw this architecture */
+            double p10, p90;
+            ec_result_metric_interval(&res, r->metric, &p10, &p90);
+            covered += r->value >= p10 && r->value <= p90;
+            total++;
+        }
+    }
+    assert_int_equal(total, n);
+    assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
+    return (double)covered / (double)total;
+}
+
+static void test_loao_coverage(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir();
+    char *path = ec_test_path(dir, "runs.csv");
+    write_synthetic(ctx, dir, path);
+    ec_runs *runs = NULL;
+    assert_int_equal(ec_runs_load(ctx, path, &runs), EC_OK);
+    assert_int_equal(ec_runs_count(runs), N_SYN);
+    ec_fit_report rep;
+    assert_int_equal(ec_calibrate(ctx, runs, NULL, &rep), EC_OK);
+    assert_int_equal(ec_calibrate_cv(ctx, runs, NULL, &rep), EC_OK);
+    assert_int_equal(ec_calibrate_cv_arch(ctx, runs, NULL, &rep), EC_OK);
+    assert_int_equal(rep.arch_cv_runs, N_SYN);
+    /* an architecture never seen is predicted worse than a GPU never seen of a seen architecture */
+    assert_true(rep.arch_error_log_sd > 1.5 * rep.error_log_sd);
+    /* every run of the fit is counted against the entries it exercises */
+    for (size_t j = 0; j < rep.n_params; j++)
+        assert_int_equal(rep.runs[j], rep.architectures[j][0] ? N_SYN / 4 : N_SYN);
+    double wide = loao_coverage(ctx, runs, 1), narrow = loao_coverage(ctx, runs, 0);
+    if (getenv("EC_TEST_VERBOSE"))
+        print_message("sd: held-out GPU %.3f, held-out architecture %.3f; LOAO coverage %.2f (%.2f with the GPU sd)\n",
+                      rep.error_log_sd, rep.arch_error_log_sd, wide, narrow);
+    assert_true(wide >= 0.6 && wide > narrow);
+    /* one architecture: nothing to leave out */
+    unsigned char use[N_SYN] = {0};
+    use[0] = use[1] = 1;
+    assert_int_equal(ec_calibrate_cv_arch(ctx, runs, use, &rep), EC_EINVAL);
+    assert_contains(ec_ctx_errmsg(ctx), "at least two architectures");
+    assert_int_equal(ec_calibrate_cv_arch(ctx, NULL, NULL, &rep), EC_EMISUSE);
+    ec_runs_free(runs);
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_uncalibrated_warning),
+        cmocka_unit_test(test_profile_keeps_runs),
+        cmocka_unit_test(test_loao_coverage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
