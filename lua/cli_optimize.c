@@ -41,8 +41,6 @@ static const char optimize_usage[] =
     "example: epochcast optimize model=llama-3.1-70b gpu=h100-sxm5-80gb num_gpus=64 seq_len=8192 \\\n"
     "             global_batch_tokens=4194304\n";
 
-#define GIB 1073741824.0
-
 static void free_optimize(void *p)
 {
     ec_optimize_free((ec_optimize *)p);

@@ -226,19 +226,15 @@ int ecC_cmd_plan(lua_State *L, int argc, char **argv)
         } else if (eq == NULL) {
             return ecC_usage("plan", "plan: expected key=value or key=v1,v2,..., got '%s'", a);
         } else {
-            size_t len = strlen(a);
-            char *word = (char *)lua_newuserdatauv(L, len + 1, 0); /* kept on the stack */
-            memcpy(word, a, len + 1);
-            word[eq - a] = '\0';
-            char *value = word + (eq - a) + 1;
+            char *value;
+            char *word = ecC_key_word(L, a, eq, &value);
             if (ec_plan_opts_is_key(word)) {
                 if (ec_plan_opts_set(ctx, &opts, word, value) != EC_OK)
                     return ecC_fail("%s", ec_ctx_errmsg(ctx));
                 continue;
             }
-            size_t cap = strlen(value) / 2 + 2;
-            const char **parts = (const char **)lua_newuserdatauv(L, cap * sizeof *parts, 0);
-            size_t n = ecC_split(value, parts, cap);
+            const char **parts;
+            size_t n = ecC_split_kept(L, value, &parts);
             if (n == 1) {
                 if (ec_config_set(ctx, &base, word, value) != EC_OK)
                     return ecC_fail("%s", ec_ctx_errmsg(ctx));
