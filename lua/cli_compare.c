@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
-
 static const char compare_usage[] =
     "usage: epochcast compare key=value ... -- key=value ... [--csv]\n"
     "\n"

@@ -41,8 +41,6 @@ static const char optimize_usage[] =
     "example: epochcast optimize model=llama-3.1-70b gpu=h100-sxm5-80gb num_gpus=64 seq_len=8192 \\\n"
     "             global_batch_tokens=4194304\n";
 
-#define GIB 1073741824.0
-
 static void free_optimize(void *p)
 {
     ec_optimize_free((ec_optimize *)p);
@@ -202,18 +200,22 @@ static void print_list(const char *title, const ec_optimize *opt, int no_fit, si
         printf("... %zu more%s\n", n - top, no_fit ? "" : " (-o FILE writes them all)");
 }
 
-int ecC_cmd_optimize(lua_State *L, int argc, char **argv)
-{
-    for (int i = 0; i < argc; i++)
-        if (ecC_is_help(argv[i]))
-            return print_usage(), 0;
-    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+/* optimize's command line: the base config, the search keys' words (key=value, --top N and
+ * --threads N as top=N and threads=N, their text on the stack), -o FILE. */
+typedef struct optimize_args {
     ec_config base;
-    ec_config_init(&base);
-    const char *out = NULL;
-    /* Options and config keys first: the search keys are checked against the base. */
     const char *search_words[64];
-    size_t n_search = 0;
+    size_t n_search;
+    const char *out;
+} optimize_args;
+
+/* Options and config keys first: the search keys are checked against the base (after this).
+ * -1 when the command should go on, else the exit status. */
+static int parse_optimize_args(lua_State *L, ec_ctx *ctx, int argc, char **argv, optimize_args *oa)
+{
+    ec_config_init(&oa->base);
+    oa->n_search = 0;
+    oa->out = NULL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *eq = strchr(a, '=');
@@ -222,11 +224,11 @@ int ecC_cmd_optimize(lua_State *L, int argc, char **argv)
             if (++i >= argc)
                 return ecC_usage("optimize", "optimize: %s needs a value", a);
             if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-                out = argv[i];
-            } else if (n_search < 64) {
+                oa->out = argv[i];
+            } else if (oa->n_search < 64) {
                 /* --top N / --threads N are top=N / threads=N */
                 lua_pushfstring(L, "%s=%s", strcmp(a, "--top") == 0 ? "top" : "threads", argv[i]);
-                search_words[n_search++] = lua_tostring(L, -1);
+                oa->search_words[oa->n_search++] = lua_tostring(L, -1);
             }
         } else if (a[0] == '-') {
             return ecC_usage("optimize", "optimize: unknown option '%s'", a);
@@ -236,23 +238,117 @@ int ecC_cmd_optimize(lua_State *L, int argc, char **argv)
             lua_pushlstring(L, a, (size_t)(eq - a));
             const char *key = lua_tostring(L, -1);
             if (ec_optimize_is_key(key)) {
-                if (n_search == 64)
+                if (oa->n_search == 64)
                     return ecC_usage("optimize", "optimize: too many search keys");
-                search_words[n_search++] = a;
-            } else if (ec_config_set(ctx, &base, key, eq + 1) != EC_OK) {
+                oa->search_words[oa->n_search++] = a;
+            } else if (ec_config_set(ctx, &oa->base, key, eq + 1) != EC_OK) {
                 return ecC_fail("%s", ec_ctx_errmsg(ctx));
             }
             lua_pop(L, 1);
         }
     }
+    return -1;
+}
+
+/* The best layout's model and batch (have: there is one), then what the search did. */
+static void print_search(const ec_optimize_layout *best, int have, const ec_optimize_stats *s)
+{
+    char prec[EC_NAME_MAX] = "", model[EC_PATH_MAX] = "";
+    if (have) {
+        ec_config_get(&best->config, "precision", prec, sizeof prec);
+        ec_config_get(&best->config, "model", model, sizeof model);
+        printf("%s, seq_len %d, %s: global batch %.0f samples (%.0f tokens)\n", model,
+               best->config.seq_len > 0 ? best->config.seq_len : 0, prec, best->global_batch,
+               best->tokens_per_s * best->step_s);
+    }
+    printf("search: %zu layouts considered, %zu pruned (cannot divide), %zu pruned (model states exceed memory), "
+           "%zu priced (%zu refused by the model), %zu fit; %.3f s on %d thread%s",
+           s->considered, s->pruned_divide, s->pruned_memory, s->priced, s->refused, s->fit, s->search_s, s->threads,
+           s->threads == 1 ? "" : "s");
+    if (ecC_mpi_size() > 1)
+        printf(" x %d MPI ranks", ecC_mpi_size());
+    printf("\n");
+}
+
+/* The best layout's run: its time and cost, and the offer it is priced at. */
+static void print_best(const ec_optimize_layout *best, const ec_optimize_stats *s)
+{
+    char d[32], m1[48], m2[48];
+    if (best->train_s > 0)
+    {
+        printf("\nbest: %.0f tokens in %s", best->train_s * best->tokens_per_s,
+               ecC_duration(best->train_s, d, sizeof d));
+        if (best->train_s >= 3 * 86400)
+            printf(" (%.0f h)", best->train_time_h);
+    }
+    if (best->cost > 0)
+        printf("%s%s %s at %s per hour", best->train_s > 0 ? ", " : "\nbest: ",
+               ecC_money(best->cost, best->price_currency, m1, sizeof m1),
+               best->train_s > 0 ? "for the run" : "per million tokens",
+               ecC_money(best->price_per_hour, best->price_currency, m2, sizeof m2));
+    if (best->train_s > 0 || best->cost > 0)
+        printf("\n");
+    if (best->price_offer[0] != '\0')
+        printf("offer: %s\n", best->price_offer);
+    else if (best->train_s > 0 || s->no_price > 0)
+        printf("offer: none for %s in the price table (price_per_gpu_hour=X or prices=FILE prices it)\n",
+               best->config.gpu);
+}
+
+/* The search's report: the best layouts (or the fastest that do not fit), the best one's run.
+ * Whether a layout fits; *stats the search's. */
+static int print_optimize(const ec_optimize *opt, const optimize_args *oa, ec_optimize_stats *stats)
+{
+    ec_optimize_stats_get(opt, stats);
+    const ec_optimize_stats s = *stats;
+    size_t top = 10;
+    for (size_t i = 0; i < oa->n_search; i++)
+        if (strncmp(oa->search_words[i], "top=", 4) == 0)
+            top = (size_t)strtoul(oa->search_words[i] + 4, NULL, 10);
+    ec_optimize_layout best;
+    int have = ec_optimize_count(opt) > 0 && ec_optimize_get(opt, 0, 0, &best) == EC_OK;
+    print_search(&best, have, &s);
+    int show_gpu = 0;
+    for (size_t i = 1; have && i < ec_optimize_count(opt) && i < top; i++) {
+        ec_optimize_layout l;
+        if (ec_optimize_get(opt, 0, i, &l) == EC_OK &&
+            (strcmp(l.config.gpu, best.config.gpu) != 0 || l.config.num_gpus != best.config.num_gpus))
+            show_gpu = 1;
+    }
+    if (have) {
+        print_list("best layouts (tokens/s summed over the GPUs; MFU model FLOPs; peak memory per GPU of capacity):",
+                   opt, 0, top, show_gpu);
+        print_list("left out: faster but out of memory (peak within 25 % of capacity), or at the edge of "
+                   "out-of-memory (they fit only without the memory headroom, docs/memory.md):", opt, 1, top < 5 ? top : 5,
+                   show_gpu);
+        print_best(&best, &s);
+    } else {
+        print_list("no layout fits; the fastest that do not:", opt, 1, top, show_gpu);
+        if (s.priced == 0 && s.first_divide[0] != '\0')
+            printf("first layout that cannot divide: %s\n", s.first_divide);
+    }
+    return have;
+}
+
+int ecC_cmd_optimize(lua_State *L, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (ecC_is_help(argv[i]))
+            return print_usage(), 0;
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    optimize_args oa;
+    int code = parse_optimize_args(L, ctx, argc, argv, &oa);
+    if (code >= 0)
+        return code;
+    const char *out = oa.out;
     void **slot = ecL_newbox(L, free_optimize);
     ec_optimize *opt = NULL;
-    if (ec_optimize_new(ctx, &base, &opt) != EC_OK)
+    if (ec_optimize_new(ctx, &oa.base, &opt) != EC_OK)
         return ecC_fail("%s", ec_ctx_errmsg(ctx));
     *slot = opt;
-    for (size_t i = 0; i < n_search; i++) {
-        const char *eq = strchr(search_words[i], '=');
-        lua_pushlstring(L, search_words[i], (size_t)(eq - search_words[i]));
+    for (size_t i = 0; i < oa.n_search; i++) {
+        const char *eq = strchr(oa.search_words[i], '=');
+        lua_pushlstring(L, oa.search_words[i], (size_t)(eq - oa.search_words[i]));
         if (ec_optimize_set(opt, lua_tostring(L, -1), eq + 1) != EC_OK)
             return ecC_fail("%s", ec_ctx_errmsg(ctx));
         lua_pop(L, 1);
@@ -275,66 +371,7 @@ int ecC_cmd_optimize(lua_State *L, int argc, char **argv)
     if (ecC_mpi_rank() != 0)
         return 0;
     ec_optimize_stats s;
-    ec_optimize_stats_get(opt, &s);
-    size_t top = 10;
-    for (size_t i = 0; i < n_search; i++)
-        if (strncmp(search_words[i], "top=", 4) == 0)
-            top = (size_t)strtoul(search_words[i] + 4, NULL, 10);
-    ec_optimize_layout best;
-    int have = ec_optimize_count(opt) > 0 && ec_optimize_get(opt, 0, 0, &best) == EC_OK;
-    char prec[EC_NAME_MAX] = "", model[EC_PATH_MAX] = "";
-    if (have) {
-        ec_config_get(&best.config, "precision", prec, sizeof prec);
-        ec_config_get(&best.config, "model", model, sizeof model);
-        printf("%s, seq_len %d, %s: global batch %.0f samples (%.0f tokens)\n", model,
-               best.config.seq_len > 0 ? best.config.seq_len : 0, prec, best.global_batch,
-               best.tokens_per_s * best.step_s);
-    }
-    printf("search: %zu layouts considered, %zu pruned (cannot divide), %zu pruned (model states exceed memory), "
-           "%zu priced (%zu refused by the model), %zu fit; %.3f s on %d thread%s",
-           s.considered, s.pruned_divide, s.pruned_memory, s.priced, s.refused, s.fit, s.search_s, s.threads,
-           s.threads == 1 ? "" : "s");
-    if (ecC_mpi_size() > 1)
-        printf(" x %d MPI ranks", ecC_mpi_size());
-    printf("\n");
-    int show_gpu = 0;
-    for (size_t i = 1; have && i < ec_optimize_count(opt) && i < top; i++) {
-        ec_optimize_layout l;
-        if (ec_optimize_get(opt, 0, i, &l) == EC_OK &&
-            (strcmp(l.config.gpu, best.config.gpu) != 0 || l.config.num_gpus != best.config.num_gpus))
-            show_gpu = 1;
-    }
-    if (have) {
-        print_list("best layouts (tokens/s summed over the GPUs; MFU model FLOPs; peak memory per GPU of capacity):",
-                   opt, 0, top, show_gpu);
-        print_list("left out: faster but out of memory (peak within 25 % of capacity), or at the edge of "
-                   "out-of-memory (they fit only without the memory headroom, docs/memory.md):", opt, 1, top < 5 ? top : 5,
-                   show_gpu);
-        char d[32], m1[48], m2[48];
-        if (best.train_s > 0)
-        {
-            printf("\nbest: %.0f tokens in %s", best.train_s * best.tokens_per_s,
-                   ecC_duration(best.train_s, d, sizeof d));
-            if (best.train_s >= 3 * 86400)
-                printf(" (%.0f h)", best.train_time_h);
-        }
-        if (best.cost > 0)
-            printf("%s%s %s at %s per hour", best.train_s > 0 ? ", " : "\nbest: ",
-                   ecC_money(best.cost, best.price_currency, m1, sizeof m1),
-                   best.train_s > 0 ? "for the run" : "per million tokens",
-                   ecC_money(best.price_per_hour, best.price_currency, m2, sizeof m2));
-        if (best.train_s > 0 || best.cost > 0)
-            printf("\n");
-        if (best.price_offer[0] != '\0')
-            printf("offer: %s\n", best.price_offer);
-        else if (best.train_s > 0 || s.no_price > 0)
-            printf("offer: none for %s in the price table (price_per_gpu_hour=X or prices=FILE prices it)\n",
-                   best.config.gpu);
-    } else {
-        print_list("no layout fits; the fastest that do not:", opt, 1, top, show_gpu);
-        if (s.priced == 0 && s.first_divide[0] != '\0')
-            printf("first layout that cannot divide: %s\n", s.first_divide);
-    }
+    int have = print_optimize(opt, &oa, &s);
     if (out != NULL) {
         if (write_csv(ctx, opt, out) != EC_OK)
             return ecC_fail("%s", ec_ctx_errmsg(ctx));

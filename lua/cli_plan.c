@@ -190,6 +190,224 @@ static int plan_plot(lua_State *L, ec_ctx *ctx, int ctxbox, const ec_plan *plan,
     return 0;
 }
 
+/* plan's command line: the base config, the plan keys, the axes (key=v1,v2,...: their words
+ * kept on the stack) and the options. */
+typedef struct plan_args {
+    ec_config base;
+    ec_plan_opts opts;
+    axis_words axes[MAX_AXES];
+    size_t n_axes;
+    const char *out, *plot; /* -o FILE [plan.csv], --plot FILE [plan.png]; plot NULL: --no-plot */
+    int csv, plot_given;
+} plan_args;
+
+/* Parse plan's arguments into pa.  -1 when the command should go on, else the exit status. */
+static int parse_plan_args(lua_State *L, ec_ctx *ctx, int argc, char **argv, plan_args *pa)
+{
+    ec_config_init(&pa->base);
+    ec_plan_opts_init(&pa->opts);
+    pa->n_axes = 0;
+    pa->out = "plan.csv";
+    pa->plot = "plan.png";
+    pa->csv = pa->plot_given = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *eq = strchr(a, '=');
+        if (strcmp(a, "--csv") == 0) {
+            pa->csv = 1;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--plot") == 0) {
+            if (++i >= argc)
+                return ecC_usage("plan", "plan: %s needs a file name", a);
+            if (a[1] == 'o' || a[2] == 'o')
+                pa->out = argv[i];
+            else {
+                pa->plot = argv[i];
+                pa->plot_given = 1;
+            }
+        } else if (strcmp(a, "--no-plot") == 0) {
+            pa->plot = NULL;
+        } else if (a[0] == '-') {
+            return ecC_usage("plan", "plan: unknown option '%s'", a);
+        } else if (eq == NULL) {
+            return ecC_usage("plan", "plan: expected key=value or key=v1,v2,..., got '%s'", a);
+        } else {
+            char *value;
+            char *word = ecC_key_word(L, a, eq, &value);
+            if (ec_plan_opts_is_key(word)) {
+                if (ec_plan_opts_set(ctx, &pa->opts, word, value) != EC_OK)
+                    return ecC_fail("%s", ec_ctx_errmsg(ctx));
+                continue;
+            }
+            const char **parts;
+            size_t n = ecC_split_kept(L, value, &parts);
+            if (n == 1) {
+                if (ec_config_set(ctx, &pa->base, word, value) != EC_OK)
+                    return ecC_fail("%s", ec_ctx_errmsg(ctx));
+            } else {
+                if (pa->n_axes == MAX_AXES)
+                    return ecC_usage("plan", "plan: at most %d axes", MAX_AXES);
+                pa->axes[pa->n_axes++] = (axis_words){word, parts, n};
+            }
+        }
+    }
+    return -1;
+}
+
+/* The table's first lines: what is planned (model, run length, constraints), how the batch is
+ * chosen, the column names. */
+static void print_plan_head(const plan_args *pa, size_t n, const int *width, int show_accum)
+{
+    const ec_config *base = &pa->base;
+    const ec_plan_opts *opts = &pa->opts;
+    char model[EC_PATH_MAX] = "", length[96] = "";
+    ec_config_get(base, "model", model, sizeof model);
+    if (base->train_tokens > 0)
+        snprintf(length, sizeof length, "%.15g tokens", base->train_tokens);
+    else if (base->train_samples > 0)
+        snprintf(length, sizeof length, "%.15g samples", base->train_samples);
+    else if (base->dataset_samples > 0)
+        snprintf(length, sizeof length, "%.15g samples x %d epoch%s", base->dataset_samples, base->epochs,
+                 base->epochs > 1 ? "s" : "");
+    else
+        snprintf(length, sizeof length, "run length per point");
+    printf("plan: %s, %s; %zu configuration%s", model[0] ? model : "(model per point)", length, n,
+           n == 1 ? "" : "s");
+    if (opts->deadline_s > 0)
+        printf("; deadline %.4g h", opts->deadline_s / 3600.0);
+    if (opts->budget > 0)
+        printf("; budget %.6g", opts->budget);
+    if (opts->max_gpus > 0)
+        printf("; at most %d GPUs", opts->max_gpus);
+    printf("; goal %s\n", opts->goal == EC_PLAN_CHEAPEST ? "cheapest" : "fastest");
+    if (!ec_config_is_set(base, (size_t)ec_config_key_index("batch_per_gpu")))
+        printf("batch_per_gpu: %s\n", opts->global_batch > 0
+                                          ? "global_batch / (num_gpus x grad_accum), grad_accum doubled until it fits"
+                                          : "the largest power of two that fits, up to max_batch_per_gpu "
+                                            "(set batch_per_gpu= or global_batch= to fix it)");
+    printf("  %s", " ");
+    for (size_t a = 0; a < pa->n_axes; a++)
+        printf(" %-*s", width[a], pa->axes[a].key);
+    printf(" %5s", "batch");
+    if (show_accum)
+        printf(" %5s", "accum");
+    printf(" %10s %14s %12s  %-11s %s\n", "run", "cost", "per hour", "verdict", "offer");
+}
+
+/* The chosen point (best, -1 for none) and its offer. */
+static void print_plan_choice(const ec_plan *plan, long best, const plan_args *pa, const int *width, int show_accum)
+{
+    if (best < 0) {
+        printf("no configuration meets every constraint\n");
+        return;
+    }
+    printf("chosen (%s meeting every constraint):\n", pa->opts.goal == EC_PLAN_CHEAPEST ? "cheapest" : "fastest");
+    print_point(plan, (size_t)best, pa->axes, pa->n_axes, width, show_accum);
+    ec_plan_point bp;
+    ec_plan_get(plan, (size_t)best, &bp);
+    char cost[48], d[32];
+    printf("chosen offer: %s; %s in %s\n", bp.result->price_offer[0] ? bp.result->price_offer : "(no price)",
+           ecC_money(bp.result->cost_run, bp.result->price_currency, cost, sizeof cost),
+           ecC_duration(bp.result->run_s, d, sizeof d));
+    if (bp.message[0] != '\0')
+        printf("chosen layout: %s\n", bp.message);
+}
+
+/* The Pareto front, by run time. */
+static void print_plan_front(lua_State *L, const ec_plan *plan, const plan_args *pa, const int *width,
+                             int show_accum)
+{
+    size_t n = ec_plan_count(plan);
+    size_t *order = (size_t *)lua_newuserdatauv(L, (n + 1) * sizeof *order, 0);
+    size_t nf = 0;
+    for (size_t i = 0; i < n; i++) {
+        ec_plan_point pt;
+        ec_plan_get(plan, i, &pt);
+        if (!pt.on_front)
+            continue;
+        size_t at = nf++;
+        while (at > 0) {
+            ec_plan_point prev;
+            ec_plan_get(plan, order[at - 1], &prev);
+            if (prev.result->run_s <= pt.result->run_s)
+                break;
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = i;
+    }
+    printf("Pareto front of run time against cost (%zu point%s; * = chosen):\n", nf, nf == 1 ? "" : "s");
+    for (size_t f = 0; f < nf; f++)
+        print_point(plan, order[f], pa->axes, pa->n_axes, width, show_accum);
+}
+
+/* How many points got each verdict, then why each point off the plane is there. */
+static void print_plan_verdicts(const ec_plan *plan, const plan_args *pa)
+{
+    size_t n = ec_plan_count(plan);
+    size_t counts[EC_PLAN_OVER_BUDGET + 1] = {0};
+    for (size_t i = 0; i < n; i++) {
+        ec_plan_point pt;
+        ec_plan_get(plan, i, &pt);
+        counts[pt.verdict]++;
+    }
+    printf("verdicts:");
+    for (int v = 0; v <= EC_PLAN_OVER_BUDGET; v++)
+        if (counts[v] > 0)
+            printf(" %s %zu", ec_plan_verdict_name((ec_plan_verdict)v), counts[v]);
+    printf("\n");
+    for (size_t i = 0; i < n; i++) { /* why a point has no place on the plane */
+        ec_plan_point pt;
+        ec_plan_get(plan, i, &pt);
+        if (pt.verdict == EC_PLAN_MEETS || pt.verdict == EC_PLAN_LATE || pt.verdict == EC_PLAN_OVER_BUDGET)
+            continue;
+        printf("  %-13s", ec_plan_verdict_name(pt.verdict));
+        for (size_t a = 0; a < pa->n_axes; a++) {
+            char buf[EC_PATH_MAX];
+            if (ec_config_get(pt.config, pa->axes[a].key, buf, sizeof buf) != EC_OK)
+                buf[0] = '\0';
+            printf(" %s=%s", pa->axes[a].key, buf);
+        }
+        printf(": %s\n", pt.message);
+    }
+}
+
+/* The table (without --csv): the plan, the choice, the front, the verdicts. */
+static void print_plan(lua_State *L, const ec_plan *plan, long best, const plan_args *pa)
+{
+    int width[MAX_AXES], show_accum = pa->opts.global_batch > 0;
+    for (size_t a = 0; a < pa->n_axes; a++) {
+        width[a] = (int)strlen(pa->axes[a].key);
+        for (size_t v = 0; v < pa->axes[a].n; v++)
+            if ((int)strlen(pa->axes[a].values[v]) > width[a])
+                width[a] = (int)strlen(pa->axes[a].values[v]);
+    }
+    print_plan_head(pa, ec_plan_count(plan), width, show_accum);
+    print_plan_choice(plan, best, pa, width, show_accum);
+    print_plan_front(L, plan, pa, width, show_accum);
+    print_plan_verdicts(plan, pa);
+}
+
+/* Every point as CSV, atomically, to pa->out (none for "-") and with --csv on stdout: 0 or 1. */
+static int write_plan_csv(lua_State *L, ec_ctx *ctx, const ec_plan *plan, const plan_args *pa, int *wrote)
+{
+    void **wslot = ecL_newbox(L, ecL_abort_csv);
+    int wbox = lua_gettop(L);
+    ec_csv_writer *w = NULL;
+    *wrote = 0;
+    if (pa->out != NULL && strcmp(pa->out, "-") != 0) {
+        int st = ec_csv_open(ctx, pa->out, &w);
+        *wslot = w;
+        if (st != EC_OK)
+            return ecC_fail("%s", ec_ctx_errmsg(ctx));
+    }
+    if (plan_csv(L, ctx, plan, w, pa->csv) != 0)
+        return 1;
+    if (w != NULL && ec_csv_close((ec_csv_writer *)ecL_unbox(L, wbox)) != EC_OK)
+        return ecC_fail("%s", ec_ctx_errmsg(ctx));
+    *wrote = w != NULL;
+    return 0;
+}
+
 int ecC_cmd_plan(lua_State *L, int argc, char **argv)
 {
     for (int i = 0; i < argc; i++)
@@ -197,202 +415,42 @@ int ecC_cmd_plan(lua_State *L, int argc, char **argv)
             return fputs(plan_usage, stdout), 0;
     ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
     int ctxbox = lua_gettop(L);
-    ec_config base;
-    ec_config_init(&base);
-    ec_plan_opts opts;
-    ec_plan_opts_init(&opts);
-    axis_words axes[MAX_AXES];
-    size_t n_axes = 0;
-    const char *out = "plan.csv", *plot = "plan.png";
-    int csv = 0, plot_given = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *eq = strchr(a, '=');
-        if (strcmp(a, "--csv") == 0) {
-            csv = 1;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--plot") == 0) {
-            if (++i >= argc)
-                return ecC_usage("plan", "plan: %s needs a file name", a);
-            if (a[1] == 'o' || a[2] == 'o')
-                out = argv[i];
-            else {
-                plot = argv[i];
-                plot_given = 1;
-            }
-        } else if (strcmp(a, "--no-plot") == 0) {
-            plot = NULL;
-        } else if (a[0] == '-') {
-            return ecC_usage("plan", "plan: unknown option '%s'", a);
-        } else if (eq == NULL) {
-            return ecC_usage("plan", "plan: expected key=value or key=v1,v2,..., got '%s'", a);
-        } else {
-            size_t len = strlen(a);
-            char *word = (char *)lua_newuserdatauv(L, len + 1, 0); /* kept on the stack */
-            memcpy(word, a, len + 1);
-            word[eq - a] = '\0';
-            char *value = word + (eq - a) + 1;
-            if (ec_plan_opts_is_key(word)) {
-                if (ec_plan_opts_set(ctx, &opts, word, value) != EC_OK)
-                    return ecC_fail("%s", ec_ctx_errmsg(ctx));
-                continue;
-            }
-            size_t cap = strlen(value) / 2 + 2;
-            const char **parts = (const char **)lua_newuserdatauv(L, cap * sizeof *parts, 0);
-            size_t n = ecC_split(value, parts, cap);
-            if (n == 1) {
-                if (ec_config_set(ctx, &base, word, value) != EC_OK)
-                    return ecC_fail("%s", ec_ctx_errmsg(ctx));
-            } else {
-                if (n_axes == MAX_AXES)
-                    return ecC_usage("plan", "plan: at most %d axes", MAX_AXES);
-                axes[n_axes++] = (axis_words){word, parts, n};
-            }
-        }
-    }
+    plan_args pa;
+    int code = parse_plan_args(L, ctx, argc, argv, &pa);
+    if (code >= 0)
+        return code;
+    const axis_words *axes = pa.axes;
     void **slot = ecL_newbox(L, ecL_free_plan);
     int box = lua_gettop(L);
     ec_plan *plan = NULL;
-    int st = ec_plan_new(ctx, &base, &opts, &plan);
+    int st = ec_plan_new(ctx, &pa.base, &pa.opts, &plan);
     *slot = plan;
     if (st != EC_OK)
         return ecC_fail("%s", ec_ctx_errmsg(ctx));
-    for (size_t a = 0; a < n_axes; a++)
+    for (size_t a = 0; a < pa.n_axes; a++)
         if (ec_plan_axis(plan, axes[a].key, axes[a].values, axes[a].n) != EC_OK)
             return ecC_fail("%s", ec_ctx_errmsg(ctx));
     if (ec_plan_run(plan) != EC_OK)
         return ecC_fail("%s", ec_ctx_errmsg(ctx));
-
-    /* every point as CSV, atomically */
-    void **wslot = ecL_newbox(L, ecL_abort_csv);
-    int wbox = lua_gettop(L);
-    ec_csv_writer *w = NULL;
-    if (out != NULL && strcmp(out, "-") != 0) {
-        st = ec_csv_open(ctx, out, &w);
-        *wslot = w;
-        if (st != EC_OK)
-            return ecC_fail("%s", ec_ctx_errmsg(ctx));
-    }
-    if (plan_csv(L, ctx, plan, w, csv) != 0)
+    int wrote;
+    if (write_plan_csv(L, ctx, plan, &pa, &wrote) != 0)
         return 1;
-    if (w != NULL && ec_csv_close((ec_csv_writer *)ecL_unbox(L, wbox)) != EC_OK)
-        return ecC_fail("%s", ec_ctx_errmsg(ctx));
-
     long best = ec_plan_best(plan);
-    size_t n = ec_plan_count(plan);
-    if (!csv) {
-        int width[MAX_AXES], show_accum = opts.global_batch > 0;
-        for (size_t a = 0; a < n_axes; a++) {
-            width[a] = (int)strlen(axes[a].key);
-            for (size_t v = 0; v < axes[a].n; v++)
-                if ((int)strlen(axes[a].values[v]) > width[a])
-                    width[a] = (int)strlen(axes[a].values[v]);
-        }
-        char model[EC_PATH_MAX] = "", length[96] = "";
-        ec_config_get(&base, "model", model, sizeof model);
-        if (base.train_tokens > 0)
-            snprintf(length, sizeof length, "%.15g tokens", base.train_tokens);
-        else if (base.train_samples > 0)
-            snprintf(length, sizeof length, "%.15g samples", base.train_samples);
-        else if (base.dataset_samples > 0)
-            snprintf(length, sizeof length, "%.15g samples x %d epoch%s", base.dataset_samples, base.epochs,
-                     base.epochs > 1 ? "s" : "");
-        else
-            snprintf(length, sizeof length, "run length per point");
-        printf("plan: %s, %s; %zu configuration%s", model[0] ? model : "(model per point)", length, n,
-               n == 1 ? "" : "s");
-        if (opts.deadline_s > 0)
-            printf("; deadline %.4g h", opts.deadline_s / 3600.0);
-        if (opts.budget > 0)
-            printf("; budget %.6g", opts.budget);
-        if (opts.max_gpus > 0)
-            printf("; at most %d GPUs", opts.max_gpus);
-        printf("; goal %s\n", opts.goal == EC_PLAN_CHEAPEST ? "cheapest" : "fastest");
-        if (!ec_config_is_set(&base, (size_t)ec_config_key_index("batch_per_gpu")))
-            printf("batch_per_gpu: %s\n", opts.global_batch > 0
-                                              ? "global_batch / (num_gpus x grad_accum), grad_accum doubled until it fits"
-                                              : "the largest power of two that fits, up to max_batch_per_gpu "
-                                                "(set batch_per_gpu= or global_batch= to fix it)");
-        printf("  %s", " ");
-        for (size_t a = 0; a < n_axes; a++)
-            printf(" %-*s", width[a], axes[a].key);
-        printf(" %5s", "batch");
-        if (show_accum)
-            printf(" %5s", "accum");
-        printf(" %10s %14s %12s  %-11s %s\n", "run", "cost", "per hour", "verdict", "offer");
-        if (best >= 0) {
-            printf("chosen (%s meeting every constraint):\n", opts.goal == EC_PLAN_CHEAPEST ? "cheapest" : "fastest");
-            print_point(plan, (size_t)best, axes, n_axes, width, show_accum);
-            ec_plan_point bp;
-            ec_plan_get(plan, (size_t)best, &bp);
-            char cost[48], d[32];
-            printf("chosen offer: %s; %s in %s\n", bp.result->price_offer[0] ? bp.result->price_offer : "(no price)",
-                   ecC_money(bp.result->cost_run, bp.result->price_currency, cost, sizeof cost),
-                   ecC_duration(bp.result->run_s, d, sizeof d));
-            if (bp.message[0] != '\0')
-                printf("chosen layout: %s\n", bp.message);
-        } else {
-            printf("no configuration meets every constraint\n");
-        }
-        /* the front, by run time */
-        size_t *order = (size_t *)lua_newuserdatauv(L, (n + 1) * sizeof *order, 0);
-        size_t nf = 0;
-        for (size_t i = 0; i < n; i++) {
-            ec_plan_point pt;
-            ec_plan_get(plan, i, &pt);
-            if (!pt.on_front)
-                continue;
-            size_t at = nf++;
-            while (at > 0) {
-                ec_plan_point prev;
-                ec_plan_get(plan, order[at - 1], &prev);
-                if (prev.result->run_s <= pt.result->run_s)
-                    break;
-                order[at] = order[at - 1];
-                at--;
-            }
-            order[at] = i;
-        }
-        printf("Pareto front of run time against cost (%zu point%s; * = chosen):\n", nf, nf == 1 ? "" : "s");
-        for (size_t f = 0; f < nf; f++)
-            print_point(plan, order[f], axes, n_axes, width, show_accum);
-        size_t counts[EC_PLAN_OVER_BUDGET + 1] = {0};
-        for (size_t i = 0; i < n; i++) {
-            ec_plan_point pt;
-            ec_plan_get(plan, i, &pt);
-            counts[pt.verdict]++;
-        }
-        printf("verdicts:");
-        for (int v = 0; v <= EC_PLAN_OVER_BUDGET; v++)
-            if (counts[v] > 0)
-                printf(" %s %zu", ec_plan_verdict_name((ec_plan_verdict)v), counts[v]);
-        printf("\n");
-        for (size_t i = 0; i < n; i++) { /* why a point has no place on the plane */
-            ec_plan_point pt;
-            ec_plan_get(plan, i, &pt);
-            if (pt.verdict == EC_PLAN_MEETS || pt.verdict == EC_PLAN_LATE || pt.verdict == EC_PLAN_OVER_BUDGET)
-                continue;
-            printf("  %-13s", ec_plan_verdict_name(pt.verdict));
-            for (size_t a = 0; a < n_axes; a++) {
-                char buf[EC_PATH_MAX];
-                if (ec_config_get(pt.config, axes[a].key, buf, sizeof buf) != EC_OK)
-                    buf[0] = '\0';
-                printf(" %s=%s", axes[a].key, buf);
-            }
-            printf(": %s\n", pt.message);
-        }
-        if (w != NULL)
-            printf("wrote %s\n", out);
+    if (!pa.csv) {
+        print_plan(L, plan, best, &pa);
+        if (wrote)
+            printf("wrote %s\n", pa.out);
     }
-    if (plot != NULL) {
-        const char *group = n_axes > 0 ? axes[0].key : "gpu";
-        for (size_t a = 0; a < n_axes; a++)
+    if (pa.plot != NULL) {
+        const char *group = pa.n_axes > 0 ? axes[0].key : "gpu";
+        for (size_t a = 0; a < pa.n_axes; a++)
             if (strcmp(axes[a].key, "gpu") == 0)
                 group = "gpu";
-        int drawn = plan_plot(L, ctx, ctxbox, plan, plot, group, plot_given);
+        int drawn = plan_plot(L, ctx, ctxbox, plan, pa.plot, group, pa.plot_given);
         if (drawn > 0)
             return 1;
-        if (drawn == 0 && !csv)
-            printf("wrote %s\n", plot);
+        if (drawn == 0 && !pa.csv)
+            printf("wrote %s\n", pa.plot);
     }
     ec_plan_free((ec_plan *)ecL_unbox(L, box));
     return best >= 0 ? 0 : 1;

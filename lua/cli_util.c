@@ -1,82 +1,16 @@
 /*
- * cli_util.c: helpers shared by the CLI commands of cli_*.c: messages and exit statuses in
- * the CLI's conventions (epochcast.c), splitting a key's comma-separated values, and key=value
- * words into a config (CSV lines on stdout: ec_csv_print_row), durations and money as people
- * read them, and predict's cost lines.
+ * cli_util.c: output formats shared by the CLI's commands: durations and money as people read
+ * them, predict's cost lines (the result's cost and price fields, models/prices.csv's offer),
+ * and a CSV file written through the library's atomic writer (ec_csv_open).  CSV lines on
+ * stdout: ec_csv_print_row.
  */
 #include "cli.h"
 
-#include <stdarg.h>
+#include <csv.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int ecC_fail(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("epochcast: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return 1;
-}
-
-int ecC_usage(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    fputs("epochcast: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nTry 'epochcast %s --help'.\n", cmd);
-    return 2;
-}
-
-int ecC_is_help(const char *a)
-{
-    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
-}
-
-size_t ecC_split(char *value, const char **parts, size_t max)
-{
-    size_t n = 0;
-    int depth = 0;
-    parts[n++] = value;
-    for (char *p = value; *p != '\0'; p++) {
-        if (*p == '(')
-            depth++;
-        else if (*p == ')' && depth > 0)
-            depth--;
-        else if (*p == ',' && depth == 0 && n < max) {
-            *p = '\0';
-            parts[n++] = p + 1;
-        }
-    }
-    return n;
-}
-
-int ecC_config_words(lua_State *L, ec_ctx *ctx, const char *cmd, int argc, char **argv, ec_config *cfg)
-{
-    (void)L;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (strchr(a, '=') == NULL)
-            return ecC_usage(cmd, "%s: expected key=value, got '%s'", cmd, a);
-        if (ec_config_set_word(ctx, cfg, a) != EC_OK)
-            return ecC_fail("%s", ec_ctx_errmsg(ctx));
-    }
-    return -1;
-}
-
-int ecC_threads_arg(const char *text)
-{
-    char *end;
-    long n = strtol(text, &end, 10);
-    if (end == text || *end != '\0' || n < 0 || n > ECL_SWEEP_MAX_THREADS)
-        return -1;
-    return (int)n;
-}
 
 const char *ecC_duration(double s, char *buf, size_t n)
 {
@@ -151,4 +85,22 @@ void ecC_print_cost(const ec_config *cfg, const ec_result *res)
     }
     printf("  price              %12s   per hour: %s\n", ecC_money(res->price_per_hour, cur, m1, sizeof m1),
            res->price_offer);
+}
+
+int ecC_write_csv_file(lua_State *L, ec_ctx *ctx, const char *path, const char *const *fields, size_t nrows,
+                       size_t ncols)
+{
+    void **slot = ecL_newbox(L, ecL_abort_csv);       /* box */
+    ec_csv_writer *w = NULL;
+    int st = ec_csv_open(ctx, path, &w);
+    *slot = w;
+    for (size_t r = 0; st == EC_OK && r < nrows; r++)
+        st = ec_csv_row(w, fields + r * ncols, ncols);
+    w = (ec_csv_writer *)ecL_unbox(L, -1);
+    lua_pop(L, 1);
+    if (st == EC_OK)
+        st = ec_csv_close(w);
+    else
+        ec_csv_abort(w);
+    return st == EC_OK ? 0 : ecC_error("%s", ec_ctx_errmsg(ctx));
 }

@@ -59,6 +59,50 @@ static size_t key_rank(const char *key)
     return i >= 0 ? (size_t)i : ec_config_key_count();
 }
 
+/* ec.plan's result: {best, front (by run time), rows, reason}, pushed. */
+static void push_plan_result(lua_State *L, ec_ctx *ctx, const ec_plan *plan)
+{
+    size_t n = ec_plan_count(plan);
+    lua_createtable(L, 0, 4);                                 /* ... box out */
+    int out = lua_gettop(L);
+    lua_createtable(L, n < (1u << 24) ? (int)n : 0, 0);       /* ... out rows */
+    lua_newtable(L);                                          /* ... out rows front */
+    lua_Integer nf = 0;
+    for (size_t i = 0; i < n; i++) {
+        ecL_push_plan_row(L, ctx, plan, i);                   /* ... rows front row */
+        ec_plan_point pt;
+        ec_plan_get(plan, i, &pt);
+        if (pt.best) {
+            lua_pushvalue(L, -1);
+            lua_setfield(L, out, "best");
+        }
+        if (pt.on_front) { /* insertion by run time: fronts are short */
+            lua_Integer at = ++nf;
+            while (at > 1) {
+                lua_rawgeti(L, -2, at - 1);                   /* ... front row prev */
+                lua_getfield(L, -1, "run_s");
+                double prev = (double)lua_tonumber(L, -1);
+                lua_pop(L, 1);
+                if (prev <= pt.result->run_s) {
+                    lua_pop(L, 1);
+                    break;
+                }
+                lua_rawseti(L, -3, at);                       /* ... front row */
+                at--;
+            }
+            lua_pushvalue(L, -1);
+            lua_rawseti(L, -3, at);
+        }
+        lua_rawseti(L, -3, (lua_Integer)i + 1);               /* ... rows front */
+    }
+    lua_setfield(L, out, "front");
+    lua_setfield(L, out, "rows");
+    if (ec_plan_best(plan) < 0) {
+        lua_pushliteral(L, "no configuration meets every constraint (see each row's verdict and message)");
+        lua_setfield(L, out, "reason");
+    }
+}
+
 /* ec.plan(spec) -> {best = row | nil, front = {row, ...}, rows = {row, ...}, reason = text | nil}
  * Rows are results (as ec.predict) with the point's config keys and verdict, message,
  * on_front, best; front is sorted by run time.  Expected failures return nil, msg, code. */
@@ -140,45 +184,7 @@ static int l_plan_plan(lua_State *L)
     if ((st = ec_plan_run(plan)) != EC_OK)
         return ecL_fail(L, ctx, st);
 
-    size_t n = ec_plan_count(plan);
-    lua_createtable(L, 0, 4);                                 /* ... box out */
-    int out = lua_gettop(L);
-    lua_createtable(L, n < (1u << 24) ? (int)n : 0, 0);       /* ... out rows */
-    lua_newtable(L);                                          /* ... out rows front */
-    lua_Integer nf = 0;
-    for (size_t i = 0; i < n; i++) {
-        ecL_push_plan_row(L, ctx, plan, i);                   /* ... rows front row */
-        ec_plan_point pt;
-        ec_plan_get(plan, i, &pt);
-        if (pt.best) {
-            lua_pushvalue(L, -1);
-            lua_setfield(L, out, "best");
-        }
-        if (pt.on_front) { /* insertion by run time: fronts are short */
-            lua_Integer at = ++nf;
-            while (at > 1) {
-                lua_rawgeti(L, -2, at - 1);                   /* ... front row prev */
-                lua_getfield(L, -1, "run_s");
-                double prev = (double)lua_tonumber(L, -1);
-                lua_pop(L, 1);
-                if (prev <= pt.result->run_s) {
-                    lua_pop(L, 1);
-                    break;
-                }
-                lua_rawseti(L, -3, at);                       /* ... front row */
-                at--;
-            }
-            lua_pushvalue(L, -1);
-            lua_rawseti(L, -3, at);
-        }
-        lua_rawseti(L, -3, (lua_Integer)i + 1);               /* ... rows front */
-    }
-    lua_setfield(L, out, "front");
-    lua_setfield(L, out, "rows");
-    if (ec_plan_best(plan) < 0) {
-        lua_pushliteral(L, "no configuration meets every constraint (see each row's verdict and message)");
-        lua_setfield(L, out, "reason");
-    }
+    push_plan_result(L, ctx, plan);                          /* ... box out */
     ec_plan_free((ec_plan *)ecL_unbox(L, box));
     return 1;
 }

@@ -5,7 +5,7 @@
  * 50x or more) with y = x, the +-20% band, each run's p10-p90 bar and the panel's MAPE in its
  * title, then a legend panel with the series (GPUs).  Outcome rows (metric oom or fits) are
  * counted in the title, never drawn.  Rows: a validate CSV (measured, predicted, metric, p10,
- * p90) or the CLI's `validate --plot` (lua/epochcast.c); read through l_plot_rows.c.
+ * p90) or the CLI's `validate --plot` (lua/cli_validate.c); read through l_plot_rows.c.
  */
 #include "l_plot.h"
 

@@ -278,57 +278,46 @@ static int sweep_point(void *ud, const ec_sweep_point *pt)
     return EC_OK;
 }
 
-/* ec.sweep(base, axes [, opts]) -> {row, ...}
- * axes: {key = {v1, v2, ...}, ...} or {{key, {v1, ...}}, ...}; opts: {strict = bool,
- * progress = bool}.  Row k of the product (first axis slowest) is the base table with the
- * point's axis values and the prediction's fields (as ec.predict), or, for a point the
- * library refused, the config and error = "ENAME: message".  opts.fields = {key, ...}
- * (result keys such as "step_s", or "memory", "breakdown", "interval") keeps only those
- * result fields in a row: the same predictions with smaller rows.  opts.threads = N predicts
- * on N threads (each with its own context; 0 or absent: the cores available, fewer for a short
- * sweep): the same rows in the same order as on one. */
-static int l_sweep_sweep(lua_State *L)
-{
-    ec_ctx *ctx = ecL_ctx(L);
-    luaL_checktype(L, S_BASE, LUA_TTABLE);
-    luaL_checktype(L, S_AXES, LUA_TTABLE);
-    if (!lua_isnoneornil(L, S_OPTS))
-        luaL_checktype(L, S_OPTS, LUA_TTABLE);
-    lua_settop(L, S_OPTS);
-    int strict = 0, show = 1, threads = 0;
+/* ec.sweep's opts: strict, progress (show), threads, fields (only: given; their keys). */
+typedef struct sweep_opts {
+    int strict, show, threads, only;
     int keys[ECL_SWEEP_MAX_FIELDS];
-    size_t n_keys = 0;
-    int only = 0; /* opts.fields given: rows carry only those result keys */
-    if (lua_istable(L, S_OPTS)) {
-        lua_getfield(L, S_OPTS, "strict");
-        strict = lua_toboolean(L, -1);
-        lua_getfield(L, S_OPTS, "progress");
-        show = lua_isnil(L, -1) || lua_toboolean(L, -1);
-        lua_getfield(L, S_OPTS, "threads");
-        if (!lua_isnil(L, -1)) {
-            int isint = 0;
-            lua_Integer t = lua_tointegerx(L, -1, &isint);
-            if (!isint || t < 0 || t > ECL_SWEEP_MAX_THREADS)
-                luaL_error(L, "sweep: opts.threads must be an integer from 0 (the cores available) to %d",
-                           ECL_SWEEP_MAX_THREADS);
-            threads = (int)t;
-        }
-        lua_pop(L, 3);
-        only = lua_getfield(L, S_OPTS, "fields") != LUA_TNIL;
-        if (only)
-            n_keys = read_fields(L, keys);
-        lua_pop(L, 1);
-    }
-    ec_config base;
-    int bst = ecL_toconfig(L, S_BASE, ctx, &base);
-    read_axes(L);
-    if (bst != EC_OK)
-        return ecL_fail(L, ctx, bst);                                             /* S_KEYS S_VALUES */
+    size_t n_keys;
+} sweep_opts;
 
-    size_t n_axes = (size_t)lua_rawlen(L, S_KEYS);
-    if (n_axes > ECL_SWEEP_MAX_AXES)
-        return luaL_error(L, "sweep: at most %d axes, got %d", ECL_SWEEP_MAX_AXES, (int)n_axes);
-    ecL_axis axes[ECL_SWEEP_MAX_AXES];
+static void read_sweep_opts(lua_State *L, sweep_opts *o)
+{
+    o->strict = 0;
+    o->show = 1;
+    o->threads = 0;
+    o->only = 0; /* opts.fields given: rows carry only those result keys */
+    o->n_keys = 0;
+    if (!lua_istable(L, S_OPTS))
+        return;
+    lua_getfield(L, S_OPTS, "strict");
+    o->strict = lua_toboolean(L, -1);
+    lua_getfield(L, S_OPTS, "progress");
+    o->show = lua_isnil(L, -1) || lua_toboolean(L, -1);
+    lua_getfield(L, S_OPTS, "threads");
+    if (!lua_isnil(L, -1)) {
+        int isint = 0;
+        lua_Integer t = lua_tointegerx(L, -1, &isint);
+        if (!isint || t < 0 || t > ECL_SWEEP_MAX_THREADS)
+            luaL_error(L, "sweep: opts.threads must be an integer from 0 (the cores available) to %d",
+                       ECL_SWEEP_MAX_THREADS);
+        o->threads = (int)t;
+    }
+    lua_pop(L, 3);
+    o->only = lua_getfield(L, S_OPTS, "fields") != LUA_TNIL;
+    if (o->only)
+        o->n_keys = read_fields(L, o->keys);
+    lua_pop(L, 1);
+}
+
+/* The axes of S_KEYS and S_VALUES as texts (as the config reads each value): pushes S_TEXTS,
+ * which keeps the strings and their array alive. */
+static void push_axis_texts(lua_State *L, ecL_axis *axes, size_t n_axes)
+{
     size_t n_texts = 0;
     for (size_t a = 0; a < n_axes; a++) {
         lua_rawgeti(L, S_VALUES, (lua_Integer)a + 1);
@@ -359,6 +348,41 @@ static int l_sweep_sweep(lua_State *L)
         }
         lua_pop(L, 1);
     }
+}
+
+/* ec.sweep(base, axes [, opts]) -> {row, ...}
+ * axes: {key = {v1, v2, ...}, ...} or {{key, {v1, ...}}, ...}; opts: {strict = bool,
+ * progress = bool}.  Row k of the product (first axis slowest) is the base table with the
+ * point's axis values and the prediction's fields (as ec.predict), or, for a point the
+ * library refused, the config and error = "ENAME: message".  opts.fields = {key, ...}
+ * (result keys such as "step_s", or "memory", "breakdown", "interval") keeps only those
+ * result fields in a row: the same predictions with smaller rows.  opts.threads = N predicts
+ * on N threads (each with its own context; 0 or absent: the cores available, fewer for a short
+ * sweep): the same rows in the same order as on one. */
+static int l_sweep_sweep(lua_State *L)
+{
+    ec_ctx *ctx = ecL_ctx(L);
+    luaL_checktype(L, S_BASE, LUA_TTABLE);
+    luaL_checktype(L, S_AXES, LUA_TTABLE);
+    if (!lua_isnoneornil(L, S_OPTS))
+        luaL_checktype(L, S_OPTS, LUA_TTABLE);
+    lua_settop(L, S_OPTS);
+    sweep_opts o;
+    read_sweep_opts(L, &o);
+    int strict = o.strict, show = o.show, threads = o.threads, only = o.only;
+    int *keys = o.keys;
+    size_t n_keys = o.n_keys;
+    ec_config base;
+    int bst = ecL_toconfig(L, S_BASE, ctx, &base);
+    read_axes(L);
+    if (bst != EC_OK)
+        return ecL_fail(L, ctx, bst);                                             /* S_KEYS S_VALUES */
+
+    size_t n_axes = (size_t)lua_rawlen(L, S_KEYS);
+    if (n_axes > ECL_SWEEP_MAX_AXES)
+        return luaL_error(L, "sweep: at most %d axes, got %d", ECL_SWEEP_MAX_AXES, (int)n_axes);
+    ecL_axis axes[ECL_SWEEP_MAX_AXES];
+    push_axis_texts(L, axes, n_axes);                         /* S_TEXTS */
     size_t total = 0;
     char msg[EC_WARNING_TEXT_MAX];
     if (ecL_sweep_check(ctx, &base, axes, n_axes, &total, msg, sizeof msg) != EC_OK)

@@ -1,0 +1,99 @@
+/*
+ * cli_calibrate.c: `epochcast calibrate RUNS.csv -o PROFILE.csv`: the model's physical
+ * parameters fitted to the measured runs of a run-record file (ec_calibrate, nonlinear least
+ * squares), their held-out error measured by leave-one-GPU-out (ec_calibrate_cv) and
+ * leave-one-architecture-out (ec_calibrate_cv_arch), all written
+ * as a profile CSV (ec_profile_write) that predict, validate and scenarios take as profile=.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char calibrate_usage[] =
+    "usage: epochcast calibrate RUNS.csv -o PROFILE.csv [--all] [--allow-paths]\n"
+    "\n"
+    "Fit the model's physical parameters (GEMM and bandwidth efficiency scales, globally and\n"
+    "per GPU architecture, convolution and fused-attention efficiency, host dispatch time,\n"
+    "the collective efficiency between nodes)\n"
+    "to measured runs with nonlinear least squares on log(predicted/measured); measure the\n"
+    "held-out error by leave-one-GPU-out (when the runs cover two GPUs or more); write both\n"
+    "as a profile CSV that predict, validate and scenarios use with profile=PROFILE.csv\n"
+    "or --profile PROFILE.csv.\n"
+    "\n"
+    "  -o FILE   where to write the profile (written atomically; never over RUNS.csv)\n"
+    "  --all     fit on every run; by default only single-GPU runs are used, since\n"
+    "            multi-GPU runs also depend on the communication model\n"
+    "  --allow-paths  let lengths=/profile= cells name files outside RUNS.csv's folder\n"
+    "A progress bar shows on a terminal; Ctrl-C stops cleanly (exit 130).\n";
+
+/* Push the context and a box owning the loaded runs; NULL (message printed) on failure. */
+static ec_runs *load_runs(lua_State *L, const char *path, unsigned flags, ec_ctx **ctx_out)
+{
+    ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
+    void **slot = ecL_newbox(L, ecL_free_runs);              /* ctx runs */
+    ec_runs *runs = NULL;
+    int st = ec_runs_load_v2(ctx, path, flags, &runs);
+    *slot = runs;
+    *ctx_out = ctx;
+    if (st != EC_OK) {
+        ecC_error("%s", ec_ctx_errmsg(ctx));
+        return NULL;
+    }
+    return runs;
+}
+
+int ecC_cmd_calibrate(lua_State *L, int argc, char **argv)
+{
+    ecC_runs_args ra;
+    int code = ecC_parse_runs_args("calibrate", calibrate_usage, ECC_OPT_ALL, argc, argv, &ra);
+    if (code >= 0)
+        return code;
+    if (ra.out == NULL)
+        return ecC_usage_error("calibrate", "calibrate: missing -o PROFILE.csv");
+    const char *runs_path = ra.runs_path, *out = ra.out;
+    int all = ra.all;
+    ec_ctx *ctx;
+    ec_runs *runs = load_runs(L, runs_path, ra.flags, &ctx);
+    if (runs == NULL)
+        return EXIT_FAILURE;
+    size_t n = ec_runs_count(runs);
+    unsigned char *use = (unsigned char *)lua_newuserdatauv(L, n + 1, 0);
+    for (size_t i = 0; i < n; i++)
+        use[i] = all || ec_runs_get(runs, i)->config.num_gpus == 1;
+    ec_fit_report rep;
+    if (ec_calibrate(ctx, runs, use, &rep) != EC_OK)
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
+    /* The held-out error that widens intervals: leave-one-GPU-out on the same runs. */
+    int cv = ec_calibrate_cv(ctx, runs, use, &rep);
+    if (cv != EC_OK && cv != EC_EINVAL)
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
+    char cv_why[512];
+    snprintf(cv_why, sizeof cv_why, "%s", cv == EC_OK ? "" : ec_ctx_errmsg(ctx));
+    /* ...and on an architecture left out, for GPUs of architectures the fit has no runs of */
+    int cva = ec_calibrate_cv_arch(ctx, runs, use, &rep);
+    if (cva != EC_OK && cva != EC_EINVAL)
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
+    ecC_clear_bar();
+    if (ec_profile_write(ctx, &rep, out) != EC_OK)
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
+    printf("%s: fitted %zu runs in %zu iterations; MAPE %.1f%% before, %.1f%% after (in-sample)\n",
+           runs_path, rep.n_runs, rep.iterations, 100 * rep.mape_before_frac, 100 * rep.mape_after_frac);
+    if (cv == EC_OK)
+        printf("leave-one-GPU-out: MAPE %.1f%% on %zu held-out runs; rms log error %.3f (error_log_sd)\n",
+               100 * rep.cv_mape_frac, rep.cv_runs, rep.error_log_sd);
+    else
+        printf("leave-one-GPU-out: not run (%s); the profile has no error_log_sd\n", cv_why);
+    if (cva == EC_OK)
+        printf("leave-one-architecture-out: MAPE %.1f%% on %zu held-out runs; rms log error %.3f "
+               "(error_log_sd_unseen_arch)\n", 100 * rep.arch_cv_mape_frac, rep.arch_cv_runs, rep.arch_error_log_sd);
+    if (rep.n_left_out > 0)
+        printf("%zu runs left out of these figures: their prediction is not a finite positive number\n",
+               rep.n_left_out);
+    printf("  %-16s %-14s %10s %10s\n", "parameter", "architecture", "value", "std.error");
+    for (size_t j = 0; j < rep.n_params; j++)
+        printf("  %-16s %-14s %10.4g %10.2g\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
+               rep.values[j], rep.stderrs[j]);
+    printf("wrote %s; use it with profile=%s\n", out, out);
+    return 0;
+}
