@@ -19,7 +19,7 @@ static const char *const param_meaning[ECI_N_PARAMS] = {
     "multiplies every GPU's measured large-GEMM efficiency on CUDA cores (fp32)",
     "multiplies every GPU's measured streaming-bandwidth efficiency",
     "cuDNN convolution throughput relative to a GEMM of the same shape",
-    "fused attention (SDPA) throughput relative to a GEMM",
+    "multiplies the fused attention kernels' efficiencies of models/attention.csv",
     "multiplies the host time of each eager forward op of the model (module calls and views around it)",
     "NCCL bus bandwidth between nodes over the NICs' link rate (networks without a measured efficiency_frac)",
 };
@@ -142,7 +142,9 @@ int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c)
     }
     if (!(rep->error_log_sd >= 0 && rep->error_log_sd <= ECI_ERROR_SD_MAX))
         return eci_error(ctx, EC_EINVAL, "error_log_sd = %g is outside [0, %g]", rep->error_log_sd, ECI_ERROR_SD_MAX);
-    eci_params_default(ctx, c);
+    /* every global comes from the report: no priors needed, so a context that loaded no
+     * constants (bench_stack's profile writer) can check a report too */
+    memset(c, 0, sizeof *c);
     for (int j = 0; j < ECI_N_PARAMS; j++)
         if (rep->names[j] == NULL || strcmp(rep->names[j], param_names[j]) != 0 || rep->architectures[j][0])
             return eci_error(ctx, EC_EINVAL, "fit report entry %d is '%s', expected the global '%s'", j,

@@ -75,10 +75,8 @@ static void attention_fused(builder *b, double heads, double head_dim, double sq
     double batch = b->batch, h = heads * head_dim;
     eci_op *op = gemm(b, "sdpa", sq, sk_eff, 2.0 * head_dim, batch * heads,
                       (2.0 * rows_q + 2.0 * rows_k) * h * b->act + rows_q * heads * 4.0);
-    if (op != NULL) {
+    if (op != NULL)
         op->kind = ECI_OP_ATTN;
-        op->attn_triton = b->sh->flash_triton;
-    }
 }
 
 /* Q, K and V projections (one fused GEMM or three), rotary embedding, Q/K norms, the
@@ -151,6 +149,10 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
         eci_op *last = b->rc == EC_OK && b->wl->n_ops > 0 ? &b->wl->ops[b->wl->n_ops - 1] : NULL;
         if (!b->flash && last != NULL && last->kind == ECI_OP_ATTN)
             last->attn_keys_frac = sdpa_keys_frac(b, a, in.kv_seq);
+        if (last != NULL && last->kind == ECI_OP_ATTN) { /* blocks skipped: the kernel's causal rate */
+            double keys = b->flash ? flash_keys_frac(a, in.kv_seq) : last->attn_keys_frac;
+            last->attn_causal = keys > 0 && keys < 1.0;
+        }
     }
     b->core = 0;
     if (b->cp > 1 && !a->cross) /* ring attention: the other GPUs' keys and values pass by while the
