@@ -236,9 +236,13 @@ typedef enum ec_data {
 typedef enum ec_attention {
     EC_ATTN_SDPA = 0, /* fused F.scaled_dot_product_attention (HF's default implementation) */
     EC_ATTN_EAGER,    /* explicit s x s scores, softmax and dropout kernels (HF "eager") */
-    EC_ATTN_FLASH,    /* FlashAttention-2/3: skips masked blocks (causal, sliding window), native GQA */
-    EC_ATTN_FLASH_TRITON /* FlashAttention in Triton (llm-foundry attn_impl=triton, 2023): the same work as
-                            flash at the Triton kernel's rate (constants.csv flash_triton_*_slowdown) */
+    EC_ATTN_FLASH,    /* FlashAttention-2 (also spelled flash2): skips masked blocks (causal, sliding window),
+                         native GQA */
+    EC_ATTN_FLASH_TRITON, /* FlashAttention in Triton (llm-foundry attn_impl=triton, 2023; also spelled triton):
+                             the same work as flash at the Triton kernel's rate */
+    EC_ATTN_FLASH3,   /* FlashAttention-3 (Hopper only): the same work as flash */
+    EC_ATTN_CUDNN     /* cuDNN fused attention (Transformer Engine, SDPA's cuDNN backend): the same work as flash;
+                         each kernel's rate per GPU architecture: models/attention.csv */
 } ec_attention;
 
 typedef enum ec_tokenize { EC_TOKENIZE_UPFRONT = 0, EC_TOKENIZE_ON_THE_FLY } ec_tokenize;
@@ -1339,7 +1343,7 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
  *   simt_scale      the same on CUDA cores (fp32 matmuls)
  *   mem_scale       multiplies every GPU's measured streaming-bandwidth efficiency
  *   conv_eff        cuDNN convolution throughput relative to a GEMM of the same shape
- *   attn_eff        fused attention (SDPA) throughput relative to a GEMM
+ *   attn_eff        multiplies the fused attention kernels' efficiencies (models/attention.csv)
  *   dispatch_scale  multiplies the host time of each eager forward op of the model (the Python
  *                   around it: module calls, views); backward, optimizer and loop ops keep the host rate
  *   internode_busbw_frac  NCCL bus bandwidth between nodes over the NICs' link rate, for

@@ -8,6 +8,7 @@
 #include "ec_test.h"
 #include "internal.h"
 #include "catalog/consts.h"
+#include "model/compute.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -252,8 +253,8 @@ static void test_sdpa_causal(void **state)
     ec_ctx_free(ctx);
 }
 
-/* FlashAttention in Triton: flash's work, slower than FlashAttention-2 by the constants;
- * at 16 bits only, like flash. */
+/* FlashAttention in Triton: flash's work, slower than FlashAttention-2 (models/attention.csv:
+ * 1.4x forward, 2x backward on Ampere); at 16 bits only, like flash. */
 static void test_flash_triton(void **state)
 {
     (void)state;
@@ -269,7 +270,7 @@ static void test_flash_triton(void **state)
     assert_true(triton.breakdown.forward_s > fa2.breakdown.forward_s);
     assert_true(triton.breakdown.backward_s > fa2.breakdown.backward_s);
     /* only the attention kernels change: the step grows by less than the slowdown itself */
-    assert_true(triton.step_s < fa2.step_s * eci_const(ctx, EC_C_flash_triton_bwd_slowdown));
+    assert_true(triton.step_s < fa2.step_s * 2.0);
     assert_rel(triton.kernels_per_step, fa2.kernels_per_step, EC_TOL_EXACT);
     ec_config cfg;
     ec_result res;
@@ -277,6 +278,113 @@ static void test_flash_triton(void **state)
                    "attention=flash_triton");
     assert_int_not_equal(ec_predict(ctx, &cfg, &res), EC_OK);
     assert_contains(ec_ctx_errmsg(ctx), "fp16 or bf16");
+    ec_ctx_free(ctx);
+}
+
+/* The attention kernels of models/attention.csv (issue 39): FlashAttention-2 reaches a far
+ * smaller share of H100's peak than of A100's (FlashAttention-3 paper: 35% against FA2's 50-73%
+ * on A100), read by the one pricing of compute.c; FlashAttention-3 and cuDNN beat it there. */
+static void test_attention_by_architecture(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb"), *h100 = eci_hw_find(ctx, "h100-sxm5-80gb");
+    eci_params calib;
+    eci_params_default(ctx, &calib);
+    eci_rates ra, rh;
+    eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &calib, &ra);
+    eci_rates_attention(a100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, &ra);
+    eci_rates_init(ctx, h100, EC_PREC_AMP_BF16, &calib, &rh);
+    eci_rates_attention(h100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, &rh);
+    for (int pass = 0; pass < 2; pass++) /* as a share of each GPU's own peak */
+        assert_true(rh.attn_frac[pass][0] < 0.6 * ra.attn_frac[pass][0]);
+    assert_true(rh.attn_flop_per_s * rh.attn_frac[0][0] < 2.0 * ra.attn_flop_per_s * ra.attn_frac[0][0]);
+
+    ec_result h_long, h_fa3, h_cudnn;
+    const char *llm = "model=gpt2 task=lm precision=amp_bf16 batch_per_gpu=1 data=on_gpu attention=flash";
+    char words[300];
+    snprintf(words, sizeof words, "%s gpu=h100-sxm5-80gb seq_len=8192", llm);
+    ec_test_predict(ctx, words, &h_long);
+    snprintf(words, sizeof words, "%s gpu=h100-sxm5-80gb seq_len=8192 attention=flash3", llm);
+    ec_test_predict(ctx, words, &h_fa3);
+    snprintf(words, sizeof words, "%s gpu=h100-sxm5-80gb seq_len=8192 attention=cudnn", llm);
+    ec_test_predict(ctx, words, &h_cudnn);
+    assert_true(h_fa3.step_s < h_cudnn.step_s && h_cudnn.step_s < h_long.step_s);
+    assert_rel(h_fa3.kernels_per_step, h_long.kernels_per_step, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
+/* The same through one fused attention op as SDPA prices it at bf16 (its flash backend): the
+ * achieved share of the peak on an H100 is well below an A100's, and a long sequence is never
+ * priced slower than streaming its s x s scores through DRAM once (FlashAttention keeps them on
+ * chip; the old memory bound counted them and bound H100 at long sequences). */
+static void test_attention_op_by_architecture(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_params calib;
+    eci_params_default(ctx, &calib);
+    static const char *const ids[2] = {"a100-sxm4-80gb", "h100-sxm5-80gb"};
+    double share[2], fwd_s[2], scores_s[2];
+    for (int i = 0; i < 2; i++) {
+        const eci_gpu *g = eci_hw_find(ctx, ids[i]);
+        eci_rates r;
+        eci_rates_init(ctx, g, EC_PREC_AMP_BF16, &calib, &r);
+        eci_op op;
+        memset(&op, 0, sizeof op);
+        op.kind = ECI_OP_ATTN; /* 8k tokens, head dim 64 (k = 2 x 64), 64 heads x batch */
+        op.m = op.n = 8192;
+        op.k = 128;
+        op.batch = 64;
+        op.bwd = 1;
+        eci_op_cost_t c;
+        eci_op_cost(ctx, &r, &op, &c);
+        fwd_s[i] = c.fwd_s;
+        share[i] = 2.0 * op.m * op.n * op.k * op.batch / c.fwd_s / g->peak_bf16_flop_per_s;
+        scores_s[i] = op.m * op.n * op.batch * 2.0 / (r.mem_bytes_per_s * r.mem_scale);
+    }
+    assert_true(share[1] < 0.6 * share[0]);
+    for (int i = 0; i < 2; i++)
+        assert_true(fwd_s[i] < scores_s[i]);
+    ec_ctx_free(ctx);
+}
+
+/* attention=flash3 where FlashAttention-3 cannot run (not Hopper) is refused naming the key and
+ * models/attention.csv; flash2 and triton are flash and flash_triton; a kernel named for an
+ * architecture attention.csv has no row for takes the kernel's prior and says so. */
+static void test_attention_names(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config cfg;
+    ec_result res, alias;
+    const char *a100 = "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=1024 "
+                       "data=on_gpu";
+    char words[300];
+    snprintf(words, sizeof words, "%s attention=flash3", a100);
+    ec_test_config(ctx, &cfg, words);
+    assert_int_not_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+    assert_contains(ec_ctx_errmsg(ctx), "attention=flash3");
+    assert_contains(ec_ctx_errmsg(ctx), "models/attention.csv");
+    assert_contains(ec_ctx_errmsg(ctx), "Hopper");
+    static const char *const pairs[][2] = {{"flash", "flash2"}, {"flash_triton", "triton"}};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(words, sizeof words, "%s attention=%s", a100, pairs[i][0]);
+        ec_test_predict(ctx, words, &res);
+        snprintf(words, sizeof words, "%s attention=%s", a100, pairs[i][1]);
+        ec_test_predict(ctx, words, &alias);
+        assert_rel(alias.step_s, res.step_s, EC_TOL_EXACT);
+    }
+    /* flash2 (what flash meant in every fit) on Ampere: its own rows, no warning */
+    assert_null(strstr(res.warning_text, "attention.csv"));
+    ec_test_predict(ctx, "model=gpt2 task=lm gpu=rtx4090 precision=amp_bf16 batch_per_gpu=8 seq_len=1024 "
+                         "data=on_gpu attention=flash2", &res);
+    assert_true(res.warnings & EC_WARN_MODEL_DEFAULTED);
+    assert_contains(res.warning_text, "attention=flash2: models/attention.csv has no row for architecture 'ada'");
+    /* the default (sdpa) takes SDPA's pick without a warning */
+    ec_test_predict(ctx, "model=gpt2 task=lm gpu=rtx4090 precision=amp_bf16 batch_per_gpu=8 seq_len=1024 "
+                         "data=on_gpu", &res);
+    assert_null(strstr(res.warning_text, "attention.csv"));
     ec_ctx_free(ctx);
 }
 
@@ -289,6 +397,8 @@ int main(void)
         cmocka_unit_test(test_memory_format),
         cmocka_unit_test(test_data_sources),     cmocka_unit_test(test_evaluation),
         cmocka_unit_test(test_sdpa_causal),      cmocka_unit_test(test_flash_triton),
+        cmocka_unit_test(test_attention_by_architecture), cmocka_unit_test(test_attention_names),
+        cmocka_unit_test(test_attention_op_by_architecture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,9 +60,15 @@ MODEL = {"GPT3-5B": "nemo-gpt3-5b", "GPT3-20B": "nemo-gpt3-20b", "GPT3-175B": "n
 PRECISION = {"fp8": "amp_fp8", "FP8-CS": "amp_fp8", "FP8": "amp_fp8", "BF16": "amp_bf16"}
 MEGATRON_DEFAULTS = ("zero_stage=1 = Megatron distributed optimizer (NeMo/Megatron-Bridge recipe default, "
                      "use_distributed_optimizer=True); sequence_parallel=1 with tp>1 (recipe default); "
-                     "the table states neither; attention=flash kernels=fused: Megatron-Core's Transformer "
-                     "Engine layer spec (TE DotProductAttention's flash/cuDNN fused attention, "
-                     "TELayerNormColumnParallelLinear, bias-SwiGLU and RoPE fusions)")
+                     "the table states neither; kernels=fused: Megatron-Core's Transformer "
+                     "Engine layer spec (TELayerNormColumnParallelLinear, bias-SwiGLU and RoPE fusions); "
+                     "attention: TE DotProductAttention's backend, cuDNN fused attention (attention=cudnn) on "
+                     "Hopper and later (TE dot_product_attention/utils.py get_attention_backend: 'Disabling "
+                     "FlashAttention to give FusedAttention preference on Hopper+'), else flash-attn 2 "
+                     "(attention=flash)")
+# GPUs where TE's DotProductAttention runs cuDNN's fused attention rather than flash-attn (compute
+# capability 9.0 and later)
+TE_CUDNN = {"h100-sxm5-80gb", "b200", "gb200", "gb300"}
 
 
 def root_dir():
@@ -123,7 +129,8 @@ def from_tables(rows, tag, skipped):
         # DGX-GB200/GB300 compute trays hold 4 GPUs; the NVLink domain (network gb200-nvl72) is the rack
         per_node = 4 if gpu in ("gb200", "gb300") else 8
         rec = {"model": MODEL[r["model"]], "gpu": gpu, "num_gpus": int(r["num_gpus"]), "gpus_per_node": per_node,
-               "network": net, "precision": PRECISION[r["precision"]], "attention": "flash", "kernels": "fused"}
+               "network": net, "precision": PRECISION[r["precision"]],
+               "attention": "cudnn" if gpu in TE_CUDNN else "flash", "kernels": "fused"}
         why = megatron_layout(r, rec)
         if why:
             skipped.append((tag, r["model"], why))

@@ -7,15 +7,30 @@ DIR/device_profile.csv, for this GPU's architecture (models/gpus.csv):
   mem_scale   the best bandwidth of copy, add and gelu at 2^27 elements (bandwidth.csv) over
               spec bandwidth x memory_eff_frac
   attn_eff    (global) SDPA as PyTorch picks it (auto), forward + backward at sequence 2,048,
-              head dim 128, not causal (attention.csv), over the best large bf16 GEMM rate
+              head dim 128, not causal (attention.csv), against the time models/attention.csv's
+              flash2 rows for this architecture (else its prior rows) give at the bf16 peak: the
+              multiplier on those published efficiencies (1: as published)
 
 A parameter whose measurements are missing has no row. `epochcast predict ... profile=FILE`
 reads it (device_check.sh checks that it loads).
 """
+import csv
 import math
 import os
 
 import common
+
+
+def flash2_fracs(arch):
+    """models/attention.csv's non-causal flash2 efficiencies (fwd, bwd) for arch, else its prior."""
+    path = os.path.join(os.path.dirname(common.GPUS_CSV), "attention.csv")
+    with open(path, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["kernel"] == "flash2" and r["causal"] in ("", "0")]
+    for want in (arch, "*"):
+        got = {r["pass"]: float(r["eff_frac"]) for r in rows if r["architecture"].lower() == want.lower()}
+        if "fwd" in got and "bwd" in got:
+            return got["fwd"], got["bwd"]
+    return None
 
 
 def best(rows, pred, key):
@@ -54,13 +69,15 @@ def rows_for(out, gpu):
                and r["head_dim"] == "128" and r["causal"] == "0" and r["pass"] == "fwd", "time_s")
     bwd = best(att, lambda r: r["impl"] == "sdpa" and r["backend"] == "auto" and r["seq"] == "2048"
                and r["head_dim"] == "128" and r["causal"] == "0" and r["pass"] == "bwd", "time_s")
-    gemm_rate = best(gemm, lambda r: r["dtype"] == "bf16" and r["shape_class"] == "large", "flop_per_s")
-    if fwd and bwd and gemm_rate:
+    peak, fracs = common.peak_flop_per_s(row, "bf16"), flash2_fracs(arch)
+    if fwd and bwd and peak > 0 and fracs:
         cell = [r for r in att if r["impl"] == "sdpa" and r["backend"] == "auto" and r["seq"] == "2048"
                 and r["head_dim"] == "128" and r["causal"] == "0" and r["pass"] == "fwd"][0]
-        flop = 3.5 * 4.0 * int(cell["batch"]) * int(cell["heads"]) * 2048 ** 2 * 128
-        rows.append(dict(parameter="attn_eff", architecture="", value=flop / (fwd + bwd) / gemm_rate,
-                         meaning=f"device_check on {gpu}: SDPA (auto) fwd+bwd at 2048 x 128 over the best bf16 GEMM"))
+        flop = 4.0 * int(cell["batch"]) * int(cell["heads"]) * 2048 ** 2 * 128  # forward; backward 2.5x
+        table_s = flop / (peak * fracs[0]) + 2.5 * flop / (peak * fracs[1])
+        rows.append(dict(parameter="attn_eff", architecture="", value=table_s / (fwd + bwd),
+                         meaning=f"device_check on {gpu}: SDPA (auto) fwd+bwd at 2048 x 128 against "
+                                 "models/attention.csv's flash2 rows at the bf16 peak"))
     return rows, f"{len(rows)} profile rows for {arch}"
 
 

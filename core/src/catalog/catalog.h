@@ -10,6 +10,21 @@
 
 #include "base/base.h"
 
+/* ---- attention kernels (models/attention.csv, attention.c) ---------------------- */
+/* The fused attention kernels models/attention.csv prices; eager attention (and SDPA's math
+ * backend, the same ops) is priced op by op instead. */
+typedef enum {
+    ECI_AK_FLASH2 = 0, ECI_AK_FLASH3, ECI_AK_TRITON, ECI_AK_CUDNN, ECI_AK_MEM_EFFICIENT, ECI_AK_N
+} eci_attn_kernel;
+/* Where a GPU's efficiency for one kernel comes from. */
+enum { ECI_AK_NONE = 0, ECI_AK_OWN, ECI_AK_PRIOR };
+/* One kernel on one GPU: achieved FLOP/s over the dense peak of the unit that runs it, by pass
+ * (0 forward, 1 backward) and causal masking (0 no, 1 yes), and where it comes from. */
+typedef struct eci_attn_eff {
+    double frac[2][2];
+    int from;                         /* ECI_AK_NONE (no row: the GPU cannot run it), _OWN, _PRIOR */
+} eci_attn_eff;
+
 /* ---- hardware profile (one row of models/gpus.csv) ---------------------------- */
 typedef struct eci_gpu {
     char *id, *name, *aliases, *architecture, *default_topology, *source;
@@ -36,6 +51,7 @@ typedef struct eci_gpu {
     double kernel_floor_s;            /* GPU-side time of an empty back-to-back kernel */
     int measured;                     /* efficiencies measured (1) or architecture defaults (0) */
     const struct eci_refsys *refsys;  /* its reference system (reference_systems.csv), NULL: none */
+    eci_attn_eff attn[ECI_AK_N];      /* fused attention kernels on its architecture (attention.csv) */
 } eci_gpu;
 
 /* ---- host profile (one row of models/hosts.csv) -------------------------------- */
@@ -120,6 +136,11 @@ EC_INTERNAL int eci_fabric_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_fabric_free(ec_ctx *ctx);
 EC_INTERNAL const eci_fabric *eci_fabric_find(ec_ctx *ctx, const char *name); /* sets EC_ENOTFOUND */
 
+/* attention.csv, after gpus.csv: sets each GPU's attn[] from its architecture's rows, else the
+ * prior rows (architecture '*'); a row without a source is refused, naming file and line. */
+EC_INTERNAL int eci_attn_load(ec_ctx *ctx, const char *path);
+/* The kernel's name as attention.csv spells it. */
+EC_INTERNAL const char *eci_attn_kernel_name(int kernel);
 /* reference_systems.csv, after gpus.csv and interconnects.csv: sets each GPU's refsys. */
 EC_INTERNAL int eci_refsys_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_refsys_free(ec_ctx *ctx);

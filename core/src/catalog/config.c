@@ -100,8 +100,9 @@ static const key_def KEYS[] = {
          "activation checkpointing: 0, 1 (recompute each layer), selective (the attention core) [0]"),
     ENUM("compile", compile, 0, "0, 1, reduce-overhead, max-autotune, max-autotune-no-cudagraphs",
          "torch.compile: 0 (eager), 1 (default mode), reduce-overhead, max-autotune(-no-cudagraphs) [0]"),
-    ENUM("attention", attention, 0, "sdpa, eager, flash, flash_triton",
-         "sdpa (fused, HF default), eager (s x s scores), flash (FlashAttention-2), flash_triton [sdpa]"),
+    ENUM("attention", attention, 0, "sdpa, eager, flash, flash_triton, flash3, cudnn",
+         "sdpa (HF default), eager (s x s scores), flash = flash2 (FlashAttention-2), flash_triton = triton, "
+         "flash3 (Hopper), cudnn [sdpa]"),
     INT(num_workers, 0, 1024, 0, "DataLoader worker processes, 0..1024 [0]"),
     INT(prefetch_factor, 1, 1024, 2, "batches in flight per DataLoader worker, 1..1024 [2]"),
     BOOL(pin_memory, "DataLoader pin_memory, 0/1 [0]"),
@@ -250,6 +251,22 @@ static int find_choice(const char *choices, const char *value)
         idx++;
     }
     return -1;
+}
+
+/* Other spellings of an enum key's values: attention=flash2 is attention=flash (FlashAttention-2,
+ * what `flash` meant in every fit), attention=triton is attention=flash_triton. */
+static const struct {
+    char key[24], alias[16], value[16];
+} ENUM_ALIASES[] = {{"attention", "flash2", "flash"}, {"attention", "triton", "flash_triton"}};
+
+/* find_choice, with the key's aliases. */
+static int find_choice_alias(const key_def *k, const char *value)
+{
+    int e = find_choice(k->choices, value);
+    for (size_t i = 0; e < 0 && i < sizeof ENUM_ALIASES / sizeof ENUM_ALIASES[0]; i++)
+        if (strcmp(ENUM_ALIASES[i].key, k->name) == 0 && eci_name_eq(ENUM_ALIASES[i].alias, value))
+            e = find_choice(k->choices, ENUM_ALIASES[i].value);
+    return e;
 }
 
 /* The idx-th name of choices into buf (n >= sizeof choices); 0 when idx is out of range. */
@@ -443,7 +460,7 @@ static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
         break;
     }
     case KIND_ENUM: {
-        int e = find_choice(k->choices, value);
+        int e = find_choice_alias(k, value);
         if (e < 0 && (ascii_ieq(value, "true") || ascii_ieq(value, "yes")))
             e = find_choice(k->choices, "1"); /* checkpointing=true: the bool spellings of 0 and 1 */
         else if (e < 0 && (ascii_ieq(value, "false") || ascii_ieq(value, "no")))

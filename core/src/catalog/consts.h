@@ -130,9 +130,7 @@
     X(sdpa_fp32_tf32_passes)           \
     X(allocator_frac_expandable)       \
     X(allocator_frac_min)              \
-    X(compile_graph_call_s)            \
-    X(flash_triton_fwd_slowdown)       \
-    X(flash_triton_bwd_slowdown)
+    X(compile_graph_call_s)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

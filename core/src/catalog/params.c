@@ -19,7 +19,7 @@ static const char *const param_meaning[ECI_N_PARAMS] = {
     "multiplies every GPU's measured large-GEMM efficiency on CUDA cores (fp32)",
     "multiplies every GPU's measured streaming-bandwidth efficiency",
     "cuDNN convolution throughput relative to a GEMM of the same shape",
-    "fused attention (SDPA) throughput relative to a GEMM",
+    "multiplies the fused attention kernels' efficiencies of models/attention.csv",
     "multiplies the host time of each eager forward op of the model (module calls and views around it)",
     "NCCL bus bandwidth between nodes over the NICs' link rate (networks without a measured efficiency_frac)",
 };

@@ -28,7 +28,7 @@ typedef struct eci_params {
     double simt_scale;     /* multiplies measured large-GEMM efficiency on CUDA cores (fp32, emulated) */
     double mem_scale;      /* multiplies every measured streaming-bandwidth efficiency */
     double conv_eff;       /* cuDNN convolution throughput relative to a GEMM */
-    double attn_eff;       /* fused attention throughput relative to a GEMM */
+    double attn_eff;       /* multiplier on the fused attention kernels' efficiencies (attention.csv) */
     double dispatch_scale; /* multiplies the host's per-op dispatch times */
     double internode_frac; /* NCCL bus bandwidth across nodes over the NICs' link rate, for networks
                               whose interconnects.csv row has no measured efficiency_frac */

@@ -4,7 +4,9 @@
  *   shape_util = useful tiles / (waves x SMs x tile): tile and wave quantization, with the
  *   better of a large and a small tile as cuBLAS's heuristics would pick;
  *   memory-bound: t = max(bytes / (BW x eff_bw), floor) per kernel.
- * Peaks and efficiencies come from the hardware profile (gpus.csv), tile sizes and the
+ *   fused attention: t = max(FLOPs / (peak x kernel_eff x attn_eff x shape_util), Q K V O bytes / (BW x eff_bw),
+ *   floor), kernel_eff per kernel, architecture, pass and causal mask from models/attention.csv.
+ * Peaks and efficiencies come from the hardware profile (gpus.csv) and attention.csv, tile sizes and the
  * other software constants from constants.csv.  Also picks which unit a precision really
  * runs on and warns where a precision is emulated or has no effect.
  */
@@ -80,6 +82,46 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
     }
 }
 
+const char *eci_attention_name(int attention)
+{
+    static const char *const NAMES[] = {"sdpa", "eager", "flash", "flash_triton", "flash3", "cudnn"};
+    return attention >= 0 && attention < (int)(sizeof NAMES / sizeof NAMES[0]) ? NAMES[attention] : "?";
+}
+
+int eci_attn_kernel_for(const eci_gpu *g, int attention, int precision)
+{
+    switch (attention) {
+    case EC_ATTN_FLASH:
+        return ECI_AK_FLASH2;
+    case EC_ATTN_FLASH3:
+        return ECI_AK_FLASH3;
+    case EC_ATTN_FLASH_TRITON:
+        return ECI_AK_TRITON;
+    case EC_ATTN_CUDNN:
+        return ECI_AK_CUDNN;
+    default: { /* SDPA's dispatch (sdp_utils.cpp): flash for fp16/bf16 from sm80, else memory-efficient */
+        int half = precision != EC_PREC_FP32 && precision != EC_PREC_TF32;
+        return half && g->compute_capability >= 8.0 ? ECI_AK_FLASH2 : ECI_AK_MEM_EFFICIENT;
+    }
+    }
+}
+
+void eci_rates_attention(const eci_gpu *g, int attention, int precision, eci_rates *r)
+{
+    int k = eci_attn_kernel_for(g, attention, precision);
+    const eci_attn_eff *e = &g->attn[k];
+    if (e->from == ECI_AK_NONE) /* no row and no prior (refused at resolve, model/layout.c): SDPA's pick */
+        e = &g->attn[eci_attn_kernel_for(g, EC_ATTN_SDPA, precision)];
+    memcpy(r->attn_frac, e->frac, sizeof r->attn_frac);
+    int named = attention != EC_ATTN_SDPA && attention != EC_ATTN_EAGER;
+    if (named && e->from == ECI_AK_PRIOR) {
+        char text[200];
+        snprintf(text, sizeof text, "attention=%s: models/attention.csv has no row for architecture '%s': its "
+                 "prior (architecture '*') is used", eci_attn_kernel_name(k), g->architecture);
+        warn(r, EC_WARN_MODEL_DEFAULTED, text);
+    }
+}
+
 /* only padding between warning_text and comm, which eci_rates_init zeroes from */
 _Static_assert(offsetof(eci_rates, comm) - offsetof(eci_rates, warning_text) - EC_WARNING_TEXT_MAX < sizeof(void *),
                "a field follows warning_text in eci_rates: eci_rates_init must zero it");
@@ -109,21 +151,15 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     int half = precision == EC_PREC_AMP_FP16 || precision == EC_PREC_AMP_BF16 || precision == EC_PREC_FP16 ||
                precision == EC_PREC_BF16 || precision == EC_PREC_AMP_FP8;
     r->gemm_in_bytes = half ? 2.0 : 4.0;
-    /* Fused attention: flash at 16 bits (the matmul rate); fp32 inputs (fp32 and tf32 alike:
-     * allow_tf32 does not reach it) go to the memory-efficient kernel, which multiplies with
-     * 3xTF32 on tensor cores from Ampere on (CUTLASS OpMultiplyAddFastF32) and on CUDA cores
-     * before. */
-    r->attn_flop_per_s = r->gemm_flop_per_s;
-    r->attn_scale = r->gemm_scale;
-    if (!half) {
-        if (eci_gpu_tf32(g)) {
-            r->attn_flop_per_s = g->peak_tf32_flop_per_s * g->gemm_eff_tf32_frac / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes);
-            r->attn_scale = a ? a->gemm_scale : c->gemm_scale;
-        } else {
-            r->attn_flop_per_s = g->peak_fp32_flop_per_s * g->gemm_eff_fp32_frac;
-            r->attn_scale = a ? a->simt_scale : c->simt_scale;
-        }
-    }
+    /* Fused attention's unit: 16-bit inputs on the matmul unit's peak; fp32 inputs (fp32 and
+     * tf32 alike: allow_tf32 does not reach it) go to the memory-efficient kernel, which
+     * multiplies with 3xTF32 on tensor cores from Ampere on (CUTLASS OpMultiplyAddFastF32) and
+     * on CUDA cores before.  Its efficiency: eci_rates_attention (SDPA's pick until then). */
+    r->attn_flop_per_s = r->gemm_peak_flop_per_s;
+    if (!half)
+        r->attn_flop_per_s = eci_gpu_tf32(g) ? g->peak_tf32_flop_per_s / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes)
+                                             : g->peak_fp32_flop_per_s;
+    eci_rates_attention(g, EC_ATTN_SDPA, precision, r);
     if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
         r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;
 }
@@ -160,6 +196,27 @@ double eci_gemm_util(const eci_rates *r, double m, double n, double k, double ba
     return shape * k_util;
 }
 
+/* A fused attention kernel over flop_factor x the FLOPs of its two products (m x n x k/2 each,
+ * batch heads): at the attention unit's peak x the kernel's efficiency frac (attention.csv) x
+ * attn_eff x the tile and wave utilization (the table's efficiencies are measured at long
+ * sequences and head dims 64-128, so no short-reduction term), never faster than streaming Q,
+ * K, V and the output (forward; the backward about twice that).  The s x s scores stay on chip. */
+double eci_attn_time_s(const eci_rates *r, double m, double n, double k, double batch, double frac,
+                       double flop_factor)
+{
+    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
+        return 0;
+    double sms = r->sm_count, k_chunk = 4.0 * r->tile_large_m;
+    double large = tile_util(m, n, k, batch, r->tile_large_m, r->tile_large_n, sms, k_chunk);
+    double small = tile_util(m, n, k, batch, r->tile_small_m, r->tile_small_n, sms, k_chunk) * r->tile_small_eff;
+    double rate = r->attn_flop_per_s * frac * r->attn_eff * (large > small ? large : small);
+    double t_math = flop_factor * 2.0 * m * n * k * batch / rate;
+    double t_mem = (flop_factor > 1 ? 2.0 : 1.0) * (m + n) * k * batch * r->gemm_in_bytes /
+                   (r->mem_bytes_per_s * r->mem_scale);
+    double t = t_math > t_mem ? t_math : t_mem;
+    return t > r->floor_s ? t : r->floor_s;
+}
+
 /* A GEMM at the large-GEMM rate `peak` (shape utilization and the calibration scale applied),
  * never faster than streaming its operands of in_bytes each. */
 static double gemm_at(const eci_rates *r, double peak, double in_bytes, double m, double n, double k, double batch,
@@ -172,8 +229,6 @@ static double gemm_at(const eci_rates *r, double peak, double in_bytes, double m
     double rate = peak * r->gemm_scale * util;
     if (kind == ECI_OP_CONV)
         rate *= r->conv_eff;
-    else if (kind == ECI_OP_ATTN)
-        rate = r->attn_flop_per_s * r->attn_scale * util * r->attn_eff;
     double t_math = flop / rate;
     double bytes = (m * k + k * n + m * n) * batch * in_bytes;
     double t_mem = bytes / (r->mem_bytes_per_s * r->mem_scale);
@@ -181,7 +236,7 @@ static double gemm_at(const eci_rates *r, double peak, double in_bytes, double m
     return t > r->floor_s ? t : r->floor_s;
 }
 
-/* kind: ECI_OP_GEMM, ECI_OP_CONV (x conv_eff) or ECI_OP_ATTN (x attn_eff). */
+/* kind: ECI_OP_GEMM or ECI_OP_CONV (x conv_eff). */
 double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int kind)
 {
     return gemm_at(r, r->gemm_flop_per_s, r->gemm_in_bytes, m, n, k, batch, kind);
@@ -218,18 +273,18 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
 {
     double bwd_factor = eci_const(ctx, EC_C_bwd_mem_bytes_factor);
     switch (op->kind) {
-    case ECI_OP_ATTN:
-        /* FlashAttention-style backward: dQ, dK, dV plus recomputing the scores. */
-        c->fwd_s = eci_gemm_time_s(r, op->m, op->n * (op->attn_keys_frac > 0 ? op->attn_keys_frac : 1.0), op->k,
-                                   op->batch, ECI_OP_ATTN);
+    case ECI_OP_ATTN: {
+        /* FlashAttention-style backward: dQ, dK, dV plus recomputing the scores, at the
+         * kernel's backward rate. */
+        double keys = op->n * (op->attn_keys_frac > 0 ? op->attn_keys_frac : 1.0);
+        int causal = op->attn_causal != 0;
+        c->fwd_s = eci_attn_time_s(r, op->m, keys, op->k, op->batch, r->attn_frac[0][causal], 1.0);
         c->fwd_kernels = 1;
-        c->bwd_s = eci_const(ctx, EC_C_sdpa_bwd_flop_factor) * c->fwd_s;
+        c->bwd_s = eci_attn_time_s(r, op->m, keys, op->k, op->batch, r->attn_frac[1][causal],
+                                   eci_const(ctx, EC_C_sdpa_bwd_flop_factor));
         c->bwd_kernels = 2;
-        if (op->attn_triton) { /* the Triton kernel against FlashAttention-2 (Dao 2023, 4.1) */
-            c->fwd_s *= eci_const(ctx, EC_C_flash_triton_fwd_slowdown);
-            c->bwd_s *= eci_const(ctx, EC_C_flash_triton_bwd_slowdown);
-        }
         break;
+    }
     case ECI_OP_GEMM:
     case ECI_OP_CONV: {
         int kind = op->kind;
@@ -317,7 +372,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { COST_KEY_VALUES = 27 + 4 * ECI_N_GROUPS };
+enum { COST_KEY_VALUES = 28 + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -345,9 +400,9 @@ struct eci_cost_cache {
 };
 
 /* make_cost_key lists every field of eci_rates before `warnings` (14 doubles, tensor_cores,
- * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_scale): a field added there must
+ * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac): a field added there must
  * join the key, or changing it would return stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == 20 * sizeof(double),
+_Static_assert(offsetof(eci_rates, warnings) == 23 * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -357,9 +412,8 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->sm_count, r->tile_large_m, r->tile_large_n, r->tile_small_m, r->tile_small_n, r->tile_small_eff,
         r->k_half, r->conv_eff, r->attn_eff, (double)r->tensor_cores, r->gemm_scale, r->mem_scale, gpu_scale,
         eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s,
-        r->attn_flop_per_s, r->attn_scale, eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd),
-        eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd), eci_const(ctx, EC_C_flash_triton_fwd_slowdown),
-        eci_const(ctx, EC_C_flash_triton_bwd_slowdown)};
+        r->attn_flop_per_s, r->attn_frac[0][0], r->attn_frac[0][1], r->attn_frac[1][0], r->attn_frac[1][1],
+        eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd), eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd)};
     memcpy(k->v, v, sizeof v);
     for (int g = 0; g < ECI_N_GROUPS; g++) { /* the groups the COMM ops run over */
         const eci_group *gr = &r->groups[g];

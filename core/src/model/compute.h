@@ -26,9 +26,11 @@ typedef struct eci_rates {
     double fp8_flop_per_s;        /* precision=amp_fp8: FP8 peak x measured efficiency for the GEMMs
                                      Transformer Engine runs in FP8 (eci_op.fp8); 0 otherwise */
     double gemm_scale, mem_scale; /* calibration factors */
-    /* Appended for issue 19: fused attention's own rate (at fp32/tf32 PyTorch runs the
-     * memory-efficient kernel, 3xTF32 on Ampere and later, CUDA cores before), with its scale. */
-    double attn_flop_per_s, attn_scale;
+    /* Fused attention (issue 39): the dense peak of the unit its kernel runs on (16-bit tensor
+     * cores; fp32 inputs: 3xTF32 on Ampere and later, CUDA cores before) and the kernel's
+     * achieved fraction of it by pass (0 forward, 1 backward) and causal mask (0 no, 1 yes), from
+     * models/attention.csv for the config's attention= (eci_rates_attention); x attn_eff. */
+    double attn_flop_per_s, attn_frac[2][2];
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
     /* The collectives of COMM ops (tensor-, context-, expert-parallel groups): their links and
@@ -56,8 +58,25 @@ typedef struct eci_op_cost_t {
 EC_INTERNAL int eci_gpu_tf32(const eci_gpu *g);
 EC_INTERNAL void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_params *c,
                                 eci_rates *r);
+/* attention= as the config spells it (ec_attention). */
+EC_INTERNAL const char *eci_attention_name(int attention);
+/* The fused attention kernel (ECI_AK_*) attention= runs on g at this precision: flash2, flash3,
+ * triton and cudnn as named; sdpa (and eager where the network has only a fused path) as
+ * PyTorch's SDPA dispatch picks it: its flash backend, FlashAttention-2, for 16-bit inputs from
+ * compute capability 8.0, else the memory-efficient backend. */
+EC_INTERNAL int eci_attn_kernel_for(const eci_gpu *g, int attention, int precision);
+/* Set r's fused-attention rates (after eci_rates_init) for attention= on g: the kernel's row of
+ * models/attention.csv for g's architecture, else its prior row, which a kernel named explicitly
+ * warns about (EC_WARN_MODEL_DEFAULTED, naming the key and the file). */
+EC_INTERNAL void eci_rates_attention(const eci_gpu *g, int attention, int precision, eci_rates *r);
 EC_INTERNAL double eci_gemm_util(const eci_rates *r, double m, double n, double k, double batch);
 EC_INTERNAL double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int conv);
+/* A fused attention kernel of m queries, n keys, k = 2 x head dim, batch x heads: flop_factor x
+ * its forward FLOPs (1 forward, sdpa_bwd_flop_factor backward) at the attention peak x frac (the
+ * kernel's attention.csv efficiency) x attn_eff x tile utilization; bounded below by Q, K, V and
+ * the output through DRAM (never the s x s scores, which stay on chip) and the kernel floor. */
+EC_INTERNAL double eci_attn_time_s(const eci_rates *r, double m, double n, double k, double batch, double frac,
+                                   double flop_factor);
 /* A memory-bound pass of `bytes` over `kernels` launches (a double: an optimizer over many tensors
  * launches more than an int counts). */
 EC_INTERNAL double eci_mem_time_s(const eci_rates *r, double bytes, double kernels);

@@ -8,6 +8,7 @@
  */
 #include "model/layout.h"
 #include "catalog/consts.h"
+#include "model/compute.h"
 #include "model/workload.h"
 
 #include <string.h>
@@ -82,14 +83,21 @@ static int check_precision(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
     if (cfg->precision == EC_PREC_AMP_FP8 && !(g->peak_fp8_flop_per_s > 0))
         return eci_error(ctx, EC_EINVAL, "precision=amp_fp8 needs FP8 tensor cores (Ada, Hopper, Blackwell, CDNA3); "
                          "gpu=%s has none (models/gpus.csv peak_fp8_flop_per_s = 0): use amp_bf16", g->id);
-    if (cfg->attention == EC_ATTN_FLASH || cfg->attention == EC_ATTN_FLASH_TRITON) {
+    if (cfg->attention != EC_ATTN_SDPA && cfg->attention != EC_ATTN_EAGER) {
+        const char *name = eci_attention_name(cfg->attention);
         int half = cfg->precision != EC_PREC_FP32 && cfg->precision != EC_PREC_TF32;
         if (!half)
-            return eci_error(ctx, EC_EINVAL, "attention=flash runs in fp16 or bf16: use precision=amp_bf16, "
-                             "amp_fp16, bf16, fp16 or amp_fp8");
+            return eci_error(ctx, EC_EINVAL, "attention=%s runs in fp16 or bf16: use precision=amp_bf16, "
+                             "amp_fp16, bf16, fp16 or amp_fp8", name);
         if (g->compute_capability < 8.0)
-            return eci_error(ctx, EC_EINVAL, "attention=flash (FlashAttention-2) needs compute capability 8.0 or "
-                             "later (Ampere); %s has %.1f", g->id, g->compute_capability);
+            return eci_error(ctx, EC_EINVAL, "attention=%s needs compute capability 8.0 or later (Ampere); %s has "
+                             "%.1f", name, g->id, g->compute_capability);
+        int k = eci_attn_kernel_for(g, cfg->attention, cfg->precision);
+        if (g->attn[k].from == ECI_AK_NONE) /* attention.csv: neither a row for the architecture nor a prior */
+            return eci_error(ctx, EC_EINVAL, "attention=%s: %s (%s) cannot run it: models/attention.csv has no %s "
+                             "row for architecture '%s'%s", name, g->id, g->architecture, eci_attn_kernel_name(k),
+                             g->architecture, k == ECI_AK_FLASH3 ? " (FlashAttention-3 runs on Hopper only: use "
+                             "attention=flash2 or cudnn)" : "");
     }
     return EC_OK;
 }

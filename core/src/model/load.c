@@ -1,9 +1,9 @@
 /*
  * load.c: a models/ folder into a context (ec_ctx_load_models): the catalog's tables
- * (constants, GPUs, hosts, interconnects), the network presets of networks.csv, and when the
- * folder has them the GPUs' reference systems of reference_systems.csv, the fitted
- * parameters of profile.csv and the prices of prices.csv; and a
- * context loaded as another is (ec_ctx_load_from: its folder, its fit, its defined networks).
+ * (constants, GPUs and their attention kernels of attention.csv, hosts, interconnects), the
+ * network presets of networks.csv, and when the folder has them the GPUs' reference systems
+ * of reference_systems.csv, the fitted parameters of profile.csv and the prices of prices.csv;
+ * and a context loaded as another is (ec_ctx_load_from: its folder, its fit, its defined networks).
  */
 #include "catalog/params.h"
 #include "catalog/price.h"
@@ -48,6 +48,7 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
     } tables[] = {
         {"constants.csv", eci_consts_load},
         {"gpus.csv", eci_hw_load},
+        {"attention.csv", eci_attn_load}, /* each GPU's fused attention kernels (catalog/attention.c) */
         {"hosts.csv", eci_host_load},
         {"interconnects.csv", eci_fabric_load},
         {"networks.csv", eci_net_load},

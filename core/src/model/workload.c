@@ -24,7 +24,7 @@
 typedef struct cost_key {
     double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, layout_bytes, layout_bwd_bytes,
         attn_keys_frac;
-    int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8, attn_triton;
+    int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8, attn_causal;
 } cost_key;
 
 static void cost_key_of(const eci_op *op, cost_key *key)
@@ -52,7 +52,7 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->comm_bytes = op->comm_bytes;
     key->frozen = op->frozen;
     key->fp8 = op->fp8;
-    key->attn_triton = op->attn_triton;
+    key->attn_causal = op->attn_causal;
     key->attn_keys_frac = op->attn_keys_frac;
 }
 
@@ -187,7 +187,7 @@ typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
     int tp, cp, ep, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
-    int channels_last, fused, inference, unpadded, flash_triton, loss_sum;
+    int channels_last, fused, inference, unpadded, loss_sum;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, base_quant_bytes;
 } wl_key;
 
@@ -224,7 +224,6 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->fused = sh->fused;
     k->inference = sh->inference;
     k->unpadded = sh->unpadded;
-    k->flash_triton = sh->flash_triton;
     k->loss_sum = sh->loss_sum;
     k->batch = sh->batch;
     k->seq = sh->seq;

@@ -65,7 +65,7 @@ typedef struct eci_op {
     double layout_bytes;   /* CONV on NCHW tensors: bytes cuDNN's NCHW<->NHWC transposes move in the
                             * forward when the convolution runs on tensor cores (compute.c) */
     double layout_bwd_bytes; /* the same in the backward */
-    int attn_triton;       /* ATTN: FlashAttention in Triton, slower than FlashAttention-2 (compute.c) */
+    int attn_causal;       /* ATTN: a causal (or sliding-window) mask: the kernel's causal rate (compute.c) */
     double attn_keys_frac; /* ATTN under SDPA: the share of key blocks the kernel visits (causal skipping;
                               0 = all), in its time only (model FLOPs keep the whole square) */
     size_t next_comm;      /* COMM: the index of the next COMM op, comm_end after the last (a step's pass
@@ -140,8 +140,8 @@ typedef struct eci_shape {
     double mask_bytes;      /* bytes per element of a dropout mask */
     double mlm_frac;        /* share of positions predicted by the MLM head */
     int eager_attention;    /* 1: HF eager attention (s x s scores kept); 0: fused SDPA */
-    int flash;              /* FlashAttention (attention=flash): causal blocks skipped, sliding windows
-                               honoured, grouped K/V read in place */
+    int flash;              /* a flash-style kernel (attention=flash/flash2, flash3, triton, cudnn): causal
+                               blocks skipped, sliding windows honoured, grouped K/V read in place */
     int gelu_new_kernels;   /* elementwise kernels of GPT-2's Python gelu_new (constants.csv) */
     int rmsnorm_kernels;    /* kernels of HF's Python RMSNorm (constants.csv) */
     double rmsnorm_passes;  /* passes over the elements those kernels make together (constants.csv) */
@@ -164,7 +164,6 @@ typedef struct eci_shape {
     int inference;          /* evaluation (model.eval()): no dropout kernels */
     int unpadded;           /* every sample fills the sequence (no lengths): HF builds no padding mask
                                and calls SDPA with is_causal=True */
-    int flash_triton;       /* attention=flash_triton: the fused attention op runs the Triton kernel */
     /* Appended for issue 40. */
     int loss_sum;           /* loss=sum: the loop backpropagates logits.sum(), no cross entropy */
 } eci_shape;

@@ -81,10 +81,8 @@ static void attention_fused(builder *b, double heads, double head_dim, double v_
     /* QK^T over head_dim, PV over v_dim; it keeps Q, K (head_dim), V and the output (v_dim) */
     eci_op *op = gemm(b, "sdpa", sq, sk_eff, head_dim + v_dim, b->batch * heads,
                       (rows_q + rows_k) * heads * (head_dim + v_dim) * b->act + rows_q * heads * 4.0);
-    if (op != NULL) {
+    if (op != NULL)
         op->kind = ECI_OP_ATTN;
-        op->attn_triton = b->sh->flash_triton;
-    }
 }
 
 /* Multi-head latent attention's projections as HF's DeepseekV3Attention runs them in training
@@ -200,6 +198,10 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
         eci_op *last = b->rc == EC_OK && b->wl->n_ops > 0 ? &b->wl->ops[b->wl->n_ops - 1] : NULL;
         if (!b->flash && last != NULL && last->kind == ECI_OP_ATTN)
             last->attn_keys_frac = sdpa_keys_frac(b, a, in.kv_seq);
+        if (last != NULL && last->kind == ECI_OP_ATTN) { /* blocks skipped: the kernel's causal rate */
+            double keys = b->flash ? flash_keys_frac(a, in.kv_seq) : last->attn_keys_frac;
+            last->attn_causal = keys > 0 && keys < 1.0;
+        }
     }
     b->core = 0;
     if (b->cp > 1 && !a->cross) /* ring attention: the other GPUs' keys and values pass by while the

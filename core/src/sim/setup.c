@@ -207,7 +207,7 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
                          .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
                          .eager_attention = cfg->attention == EC_ATTN_EAGER,
-                         .flash = cfg->attention == EC_ATTN_FLASH || cfg->attention == EC_ATTN_FLASH_TRITON,
+                         .flash = cfg->attention != EC_ATTN_SDPA && cfg->attention != EC_ATTN_EAGER,
                          .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
                          .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),
                          .rmsnorm_passes = eci_const(ctx, EC_C_rmsnorm_eager_passes),
@@ -222,7 +222,6 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST,
                          .fused = cfg->compile != EC_COMPILE_OFF || cfg->kernels == EC_KERNELS_FUSED,
                          .unpadded = cfg->lengths[0] == '\0',
-                         .flash_triton = cfg->attention == EC_ATTN_FLASH_TRITON,
                          .loss_sum = cfg->loss == EC_LOSS_KIND_SUM};
 }
 /* cfg resolved (names, layout, checks) and the calibration that applies to it. */

@@ -214,9 +214,7 @@ static void model_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_re
                    cfg->attention != EC_ATTN_EAGER) {
             snprintf(text, sizeof text, "checkpointing=selective has no effect with a fused attention kernel "
                      "(attention=%s): it recomputes its scores in backward already",
-                     cfg->attention == EC_ATTN_FLASH          ? "flash"
-                     : cfg->attention == EC_ATTN_FLASH_TRITON ? "flash_triton"
-                                                              : "sdpa");
+                     eci_attention_name(cfg->attention));
             eci_warn_add(res, EC_WARN_KEY_IGNORED, text);
         }
     }

@@ -147,3 +147,19 @@ emit("reference_systems", "empty_fabric", text(set_cell(refs, h100, "fabric", ""
 dup = [list(r) for r in refs]
 dup.append(list(refs[h100]))
 emit("reference_systems", "duplicate_gpu", text(dup))
+
+attn = read("attention")
+emit("attention", "empty", "")
+emit("attention", "header_only", text(attn[:1]))
+emit("attention", "missing_column", text(drop_col(attn, "source")))
+emit("attention", "empty_source", text(set_cell(attn, 2, "source", "")))
+emit("attention", "unknown_kernel", text(set_cell(attn, 1, "kernel", "flash4")))
+emit("attention", "bad_pass", text(set_cell(attn, 1, "pass", "both")))
+emit("attention", "bad_causal", text(set_cell(attn, 1, "causal", "yes")))
+emit("attention", "empty_architecture", text(set_cell(attn, 1, "architecture", "")))
+emit("attention", "eff_out_of_range", text(set_cell(attn, 1, "eff_frac", "3")))
+emit("attention", "no_bwd_row", text([r for r in attn if not (r[0] == "flash3" and r[2] == "bwd")]))
+dup = [list(r) for r in attn]
+dup.append(list(attn[1]))
+emit("attention", "duplicate_row", text(dup))
+emit("attention", "no_sdpa_prior", text([r for r in attn if not (r[0] == "sdpa_mem_efficient")]))
