@@ -8,7 +8,7 @@ fitted here):
   * PyTorch / Hugging Face stack: bench/results/stack_accuracy.csv (bench_stack: its holdout
     split, time metrics only);
   * LLM stacks of bench/data/llm_runs.csv (NeMo and Megatron-Bridge on Transformer Engine,
-    torchtune, flash-attention's GPT training): bench/results/llm_validation.md's "Every row"
+    torchtune, flash-attention's GPT training, torchtitan's FSDP2 runs): bench/results/llm_validation.md's "Every row"
     table (bench_llm_runs, shipped fit), priced rows only.
 
 GPU ids map to architectures through models/gpus.csv.  The p10-p90 column: the DLE rows carry
@@ -29,7 +29,8 @@ Z90 = 1.2815515655446004
 
 TIME_METRICS = {"samples_per_s", "step_time_ms", "epoch_time_s", "train_time_s", "tokens_per_s"}
 LLM_STACKS = [("nemo2407", "NeMo 24.07 (Megatron-Core, TE)"), ("mbridge", "Megatron-Bridge (TE)"),
-              ("torchtune", "torchtune"), ("flash", "flash-attention GPT")]
+              ("torchtune", "torchtune"), ("flash", "flash-attention GPT"),
+              ("torchtitan", "torchtitan (FSDP2, SDPA flash)")]
 
 
 def architectures(models):

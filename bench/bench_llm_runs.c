@@ -1,6 +1,7 @@
 /*
  * bench_llm_runs.c: the public LLM runs beyond MosaicML's (bench/data/llm_runs.csv: NeMo and
- * Megatron-Bridge performance tables, torchtune's README, flash-attention's training table)
+ * Megatron-Bridge performance tables, torchtune's README, flash-attention's training table,
+ * torchtitan's H100 benchmark and A100 performance page)
  * predicted with no fitting to them (issue 18): which rows epochcast can price today, and its
  * error per source.
  *
@@ -68,7 +69,9 @@ static void group_of(const char *id, char *out, size_t n)
     static const char *const groups[][2] = {{"nemo2407-", "NeMo 24.07 (H100)"},
                                             {"mbridge-", "Megatron-Bridge"},
                                             {"torchtune-", "torchtune"},
-                                            {"flash-attn-", "flash-attention (A100)"}};
+                                            {"flash-attn-", "flash-attention (A100)"},
+                                            {"torchtitan-h100-", "torchtitan (H100)"},
+                                            {"torchtitan-a100-", "torchtitan (A100)"}};
     for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
         if (strncmp(id, groups[g][0], strlen(groups[g][0])) == 0) {
             eci_strlcpy(out, groups[g][1], n);

@@ -35,7 +35,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "tp", "pp", "pp_schedule", "pp_chunks", "cp", "ep", "sequence_parallel", "precision",
           "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "kernels", "checkpointing",
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
-          "optimizer_in_bwd"]
+          "optimizer_in_bwd", "reduce_dtype"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -216,6 +216,103 @@ def from_flash_attention(rows):
     return out
 
 
+TITAN_MODEL = {"Llama 3.1 8B": "meta-llama/Llama-3.1-8B", "Llama 3.1 70B": "meta-llama/Llama-3.1-70B",
+               "Llama 3.1 405B": "meta-llama/Llama-3.1-405B", "Llama 3 8B": "meta-llama/Meta-Llama-3-8B",
+               "Llama 3 70B": "meta-llama/Meta-Llama-3-70B", "Llama 2 13B": "meta-llama/Llama-2-13b-hf",
+               "Llama 2 70B": "meta-llama/Llama-2-70b-hf"}
+TITAN_COMMON = ("strategy=fsdp with reduce_dtype=fp32: FSDP2 fully_shard with MixedPrecisionPolicy(param_dtype bf16, "
+                "reduce_dtype fp32) (config_manager.py mixed_precision_reduce default float32; hard-coded in "
+                "parallelize_llama.py in April 2024); attention=flash2: the model calls F.scaled_dot_product_attention("
+                "is_causal=True), which runs PyTorch's flash backend (FlashAttention-2) on A100 and on H100 with that "
+                "torch (cuDNN attention opt-in since pytorch/pytorch#138522, Oct 2024; #142132: the 2.6 nightly of "
+                "2024-12-04 does not pick cuDNN on H100), and the CP rows restrict SDPA to flash/efficient "
+                "(torchtitan/utils.py get_train_context@9dec370); checkpointing=selective for torchtitan's op-level "
+                "selective AC is the nearest value, not the same: torchtitan saves the SDPA output and every other "
+                "mm and recomputes the other mms (wk, wo, w3 of each block: about 37% of the block's forward GEMM "
+                "FLOPs for Llama 3 8B) and the elementwise ops, where epochcast's selective recomputes the "
+                "attention core only")
+TITAN_H100 = ("gpu=h100-sxm5-80gb is the closest profile, not the GPU that ran: the benchmark's H100s are SXM with "
+              "96GB HBM2e at 2.4 TB/s and the default 500 W power limit (the file's Hardware section; footnote 2: "
+              "peak between SXM and NVL), against 3.35 TB/s and 700 W in the profile, so the prediction is expected "
+              "to run fast; network=roce-3200: 'backend RDMA network with 400 Gb/s per GPU', 8 GPUs per host")
+
+
+def titan_layout(r, rec):
+    """fsdp/tp/pp/cp/global/micro of a torchtitan row -> planned keys, or a reason."""
+    n, tp, pp, cp, dp = (int(r[k]) for k in ("num_gpus", "tp", "pp", "cp", "fsdp"))
+    if dp * tp * pp * cp != n:
+        return "FSDP x TP x PP x CP = %d != %d GPUs" % (dp * tp * pp * cp, n)
+    if not r["micro_batch"]:
+        return "micro-batch not stated (interleaved schedule: stages per rank not stated)"
+    gbs, mbs = int(r["global_batch"]), int(r["micro_batch"])
+    if gbs % (mbs * dp):
+        return "global batch %d not divisible by micro-batch %d x dp %d" % (gbs, mbs, dp)
+    rec.update(strategy="fsdp", reduce_dtype="fp32", tp=tp, pp=pp, cp=cp, batch_per_gpu=mbs,
+               grad_accum=gbs // (mbs * dp), seq_len=int(r["seq_len"]), sequence_parallel=1 if tp > 1 else 0)
+    if pp > 1:
+        rec.update(pp_schedule="1f1b")
+    return None
+
+
+def from_torchtitan(h100, a100, skipped):
+    """torchtitan's H100 benchmark (2024-12) and A100 performance.md (2024-04): tokens/s rows."""
+    out = []
+    for tag, rows in (("h100", h100), ("a100", a100)):
+        for r in rows:
+            if r["metric"] != "tokens_per_s_per_gpu":
+                continue
+            text = r["method"] + " " + r["notes"]
+            why = None
+            if "H100" in r["gpu"] and "Grand Teton" not in r["gpu"]:
+                why = "405B on 128 H100 (performance.md): torch.compile per row not stated"
+            elif "selective layer" in text:
+                why = "selective layer AC: the layer frequency N is not stated"
+            elif "AsyncTP" in r["method"]:
+                why = "AsyncTP (async tensor parallel) has no key; the plain 2D row of the same table is kept"
+            if why:
+                skipped.append(("torchtitan", r["model"], why))
+                continue
+            rec = {"model": TITAN_MODEL[r["model"]], "num_gpus": int(r["num_gpus"]), "gpus_per_node": 8,
+                   "precision": "amp_fp8" if r["precision"] == "fp8" else "amp_bf16", "attention": "flash2",
+                   "compile": 1 if "torch.compile" in text else 0}
+            why = titan_layout(r, rec)
+            if why:
+                skipped.append(("torchtitan", r["model"], why))
+                continue
+            if "AC no" in text:
+                rec["checkpointing"] = 0
+            elif "full activation checkpointing" in text or "AC full" in text:
+                rec["checkpointing"] = 1
+            else:
+                rec["checkpointing"] = "selective"  # op-level SAC: see TITAN_COMMON
+            notes = [TITAN_COMMON]
+            if tag == "h100":
+                rec.update(gpu="h100-sxm5-80gb", network="roce-3200")
+                notes.append(TITAN_H100)
+                if rec["precision"] == "amp_fp8":
+                    notes.append("precision=amp_fp8: torchao Float8Linear on every nn.Linear but the output head "
+                                 "(float8.py module_filter_fn), dynamic tensorwise scaling; attention stays bf16")
+                if "AsyncTP" in r["notes"]:
+                    notes.append("AsyncTP has no key: priced as plain TP with sequence parallelism")
+            else:
+                rec.update(gpu="a100-sxm4-80gb")
+                notes.append("gpu=a100-sxm4-80gb: the page says '64 A100 (80GB memory)', not SXM4 or PCIe (SXM4 "
+                             "assumed: 8-GPU HGX nodes); network not stated, left to the reference system's")
+            rec["metric"] = "tokens_per_s"
+            rec["value"] = int(r["value"]) * rec["num_gpus"]
+            rec["source"] = "%s (%s; %s); %s; tokens_per_s = TPS/GPU %s x %s GPUs (torchtitan divides by the " \
+                "non-data-parallel size, so TPS/GPU x GPUs is the total); %s" % (
+                    r["source_path"], r["source"], r["method"], r["notes"], r["value"], r["num_gpus"], "; ".join(notes))
+            out.append(rec)
+    by_key = {}
+    for rec in out:
+        key = "torchtitan-%s-%s-%dx-%s" % (rec["gpu"].split("-")[0], rec["model"].split("/")[-1].lower(),
+                                           rec["num_gpus"], rec["precision"])
+        by_key[key] = by_key.get(key, 0) + 1
+        rec["id"] = "%s-%d" % (key, by_key[key])
+    return out
+
+
 def build():
     skipped = []
     runs = []
@@ -223,6 +320,7 @@ def build():
     runs += from_tables(read("megatron_bridge_perf_summary.csv"), "mbridge", skipped)
     runs += from_torchtune(read("torchtune_readme.csv"), skipped)
     runs += from_flash_attention(read("flash_attention_training.csv"))
+    runs += from_torchtitan(read("torchtitan_h100_202412.csv"), read("torchtitan_performance_md.csv"), skipped)
     ids = [r["id"] for r in runs]
     if len(set(ids)) != len(ids):
         raise SystemExit("duplicate ids: %s" % sorted({i for i in ids if ids.count(i) > 1}))
