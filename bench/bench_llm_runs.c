@@ -114,9 +114,10 @@ static void read_row(ec_ctx *ctx, const eci_table *t, size_t r, const model_map 
         if (strcmp(h, "id") == 0) {
             eci_strlcpy(out->id, v, sizeof out->id);
         } else if (strcmp(h, "metric") == 0) {
-            out->metric = strcmp(v, "tokens_per_s") == 0 ? EC_METRIC_TOKENS_PER_S
-                          : strcmp(v, "peak_bytes") == 0 ? EC_METRIC_PEAK_BYTES
-                                                         : -1;
+            out->metric = strcmp(v, "tokens_per_s") == 0     ? EC_METRIC_TOKENS_PER_S
+                          : strcmp(v, "peak_bytes") == 0     ? EC_METRIC_PEAK_BYTES
+                          : strcmp(v, "reserved_bytes") == 0 ? EC_METRIC_RESERVED_BYTES
+                                                             : -1;
         } else if (strcmp(h, "value") == 0) {
             out->value = atof(v);
         } else if (strcmp(h, "source") != 0 && v[0] != '\0') {
@@ -135,7 +136,7 @@ static void read_row(ec_ctx *ctx, const eci_table *t, size_t r, const model_map 
     }
     group_of(out->id, out->source_group, sizeof out->source_group);
     if (out->why[0] == '\0' && out->metric < 0)
-        set_why(out, "metric not tokens_per_s or peak_bytes%s%s", "", "");
+        set_why(out, "metric not tokens_per_s, peak_bytes or reserved_bytes%s%s", "", "");
 }
 
 static int predict(ec_ctx *ctx, const ec_config *cfg, int metric, double *out)
@@ -216,7 +217,7 @@ static void report(FILE *o, const row *rows, size_t n, int has_mpt, const char *
             groups[ng++] = rows[i].source_group;
     }
     fprintf(o, "## By source\n\n| source | rows | priced | tokens/s MAPE %% (shipped fit) | bias %% |%s peak memory "
-               "MAPE %% (shipped fit) |\n| --- | ---: | ---: | ---: | ---: |%s ---: |\n",
+               "MAPE %% (shipped fit; nvidia-smi or reserved, as the row says) |\n| --- | ---: | ---: | ---: | ---: |%s ---: |\n",
             has_mpt ? " tokens/s MAPE % (MPT fit) | bias % |" : "", has_mpt ? " ---: | ---: |" : "");
     for (size_t g = 0; g < ng; g++) {
         size_t rows_n = 0, priced = 0, kt = 0, km = 0;
@@ -276,7 +277,8 @@ static void report(FILE *o, const row *rows, size_t n, int has_mpt, const char *
         int tok = r->metric == EC_METRIC_TOKENS_PER_S;
         double scale = tok ? 1 : 1.0 / 1073741824.0; /* peak memory in GiB */
         fprintf(o, "| %s | %s | %s | %s | %s | %.*f |", r->id, r->model, r->gpu, r->gpus[0] ? r->gpus : "1",
-                tok ? "tokens/s" : "peak GiB", tok ? 0 : 2, r->value * scale);
+                tok ? "tokens/s" : r->metric == EC_METRIC_RESERVED_BYTES ? "reserved GiB" : "peak GiB", tok ? 0 : 2,
+                r->value * scale);
         for (int f = 0; f < (has_mpt ? N_FITS : 1); f++) {
             if (r->why[0] == '\0')
                 fprintf(o, " %.*f | %+.1f |", tok ? 0 : 2, r->pred[f] * scale, 100 * err_of(r, f));

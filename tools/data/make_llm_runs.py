@@ -259,14 +259,18 @@ def from_torchtitan(h100, a100, skipped):
     out = []
     for tag, rows in (("h100", h100), ("a100", a100)):
         for r in rows:
-            if r["metric"] != "tokens_per_s_per_gpu":
+            if r["metric"] not in ("tokens_per_s_per_gpu", "peak_memory_per_gpu_gib"):
                 continue
+            mem = r["metric"] == "peak_memory_per_gpu_gib"
             text = r["method"] + " " + r["notes"]
             why = None
             if "H100" in r["gpu"] and "Grand Teton" not in r["gpu"]:
                 why = "405B on 128 H100 (performance.md): torch.compile per row not stated"
             elif "selective layer" in text:
                 why = "selective layer AC: the layer frequency N is not stated"
+            elif mem and "selective" in text:
+                why = ("memory of op-level selective AC: no key (checkpointing=selective keeps every activation "
+                       "but the attention core's: its memory is not torchtitan's)")
             elif "AsyncTP" in r["method"]:
                 why = "AsyncTP (async tensor parallel) has no key; the plain 2D row of the same table is kept"
             if why:
@@ -298,16 +302,25 @@ def from_torchtitan(h100, a100, skipped):
                 rec.update(gpu="a100-sxm4-80gb")
                 notes.append("gpu=a100-sxm4-80gb: the page says '64 A100 (80GB memory)', not SXM4 or PCIe (SXM4 "
                              "assumed: 8-GPU HGX nodes); network not stated, left to the reference system's")
-            rec["metric"] = "tokens_per_s"
-            rec["value"] = int(r["value"]) * rec["num_gpus"]
-            rec["source"] = "%s (%s; %s); %s; tokens_per_s = TPS/GPU %s x %s GPUs (torchtitan divides by the " \
-                "non-data-parallel size, so TPS/GPU x GPUs is the total); %s" % (
-                    r["source_path"], r["source"], r["method"], r["notes"], r["value"], r["num_gpus"], "; ".join(notes))
+            if mem:
+                # train.py logs device_mem_stats.max_reserved_gib: torch.cuda.max_memory_reserved
+                rec["metric"] = "reserved_bytes"
+                rec["value"] = int(round(float(r["value"]) * 2 ** 30))
+                what = ("reserved_bytes = %s GiB x 2^30 (torch.cuda.max_memory_reserved, the largest over the GPUs; "
+                        "the GPU that ran has 96 GB, the profile 80 GB)" % r["value"])
+            else:
+                rec["metric"] = "tokens_per_s"
+                rec["value"] = int(r["value"]) * rec["num_gpus"]
+                what = ("tokens_per_s = TPS/GPU %s x %s GPUs (torchtitan divides by the non-data-parallel size, so "
+                        "TPS/GPU x GPUs is the total)" % (r["value"], r["num_gpus"]))
+            rec["source"] = "%s (%s; %s); %s; %s; %s" % (
+                r["source_path"], r["source"], r["method"], r["notes"], what, "; ".join(notes))
             out.append(rec)
     by_key = {}
     for rec in out:
-        key = "torchtitan-%s-%s-%dx-%s" % (rec["gpu"].split("-")[0], rec["model"].split("/")[-1].lower(),
-                                           rec["num_gpus"], rec["precision"])
+        key = "torchtitan-%s-%s-%dx-%s%s" % (rec["gpu"].split("-")[0], rec["model"].split("/")[-1].lower(),
+                                             rec["num_gpus"], rec["precision"],
+                                             "-mem" if rec["metric"] == "reserved_bytes" else "")
         by_key[key] = by_key.get(key, 0) + 1
         rec["id"] = "%s-%d" % (key, by_key[key])
     return out
