@@ -43,9 +43,6 @@ void ecC_set_profile(lua_State *L, const char *path);
 int ecC_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The message, then "Try 'epochcast CMD --help'." ('epochcast --help' for cmd NULL); returns 2. */
 int ecC_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* ecC_error and ecC_usage_error without the escaping (plan, compare, max-batch, optimize). */
-int ecC_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int ecC_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "pname: msg" (pname NULL: msg alone) on stderr, escaped as ecC_error's. */
 void ecC_message(const char *pname, const char *msg);
 /* msg on f with control characters other than line feeds and tabs shown as \xNN, so a value

@@ -56,9 +56,9 @@ int ecC_config_words(lua_State *L, ec_ctx *ctx, const char *cmd, int argc, char 
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strchr(a, '=') == NULL)
-            return ecC_usage(cmd, "%s: expected key=value, got '%s'", cmd, a);
+            return ecC_usage_error(cmd, "%s: expected key=value, got '%s'", cmd, a);
         if (ec_config_set_word(ctx, cfg, a) != EC_OK)
-            return ecC_fail("%s", ec_ctx_errmsg(ctx));
+            return ecC_error("%s", ec_ctx_errmsg(ctx));
     }
     return -1;
 }

@@ -111,7 +111,7 @@ int ecC_cmd_compare(lua_State *L, int argc, char **argv)
             split = i;
     }
     if (split < 0)
-        return ecC_usage("compare", "compare: expected A's words, then --, then what B changes");
+        return ecC_usage_error("compare", "compare: expected A's words, then --, then what B changes");
     ec_ctx *ctx = ecL_pushctx(L, ecL_models_dir(L));
     ec_config a, b;
     ec_config_init(&a);
@@ -123,21 +123,21 @@ int ecC_cmd_compare(lua_State *L, int argc, char **argv)
             continue;
         }
         if (argv[i][0] == '-')
-            return ecC_usage("compare", "compare: unknown option '%s'", argv[i]);
+            return ecC_usage_error("compare", "compare: unknown option '%s'", argv[i]);
         if (i == split + 1)
             b = a; /* B starts from A */
         if (strchr(argv[i], '=') == NULL)
-            return ecC_usage("compare", "compare: expected key=value, got '%s'", argv[i]);
+            return ecC_usage_error("compare", "compare: expected key=value, got '%s'", argv[i]);
         if (ec_config_set_word(ctx, i < split ? &a : &b, argv[i]) != EC_OK)
-            return ecC_fail("%s: %s", i < split ? "A" : "B", ec_ctx_errmsg(ctx));
+            return ecC_error("%s: %s", i < split ? "A" : "B", ec_ctx_errmsg(ctx));
     }
     if (split + 1 >= argc || (argc == split + 2 && csv && strcmp(argv[argc - 1], "--csv") == 0))
         b = a; /* nothing after --: B is A */
     ec_result ra, rb;
     if (ec_predict(ctx, &a, &ra) != EC_OK)
-        return ecC_fail("A: %s", ec_ctx_errmsg(ctx));
+        return ecC_error("A: %s", ec_ctx_errmsg(ctx));
     if (ec_predict(ctx, &b, &rb) != EC_OK)
-        return ecC_fail("B: %s", ec_ctx_errmsg(ctx));
+        return ecC_error("B: %s", ec_ctx_errmsg(ctx));
     if (csv) {
         compare_csv(L, ctx, &a, &ra, 1);
         compare_csv(L, ctx, &b, &rb, 0);
@@ -145,7 +145,7 @@ int ecC_cmd_compare(lua_State *L, int argc, char **argv)
     }
     ec_config sa, sb;
     if (ec_config_resolve(ctx, &a, &sa) != EC_OK || ec_config_resolve(ctx, &b, &sb) != EC_OK)
-        return ecC_fail("%s", ec_ctx_errmsg(ctx));
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
     printf("changed (B against A):");
     int changed = 0;
     for (size_t k = 0; k < ec_config_key_count(); k++) {
@@ -205,12 +205,12 @@ int ecC_cmd_max_batch(lua_State *L, int argc, char **argv)
         } else if (strcmp(a, "--limit") == 0) {
             char *end;
             if (++i >= argc)
-                return ecC_usage("max-batch", "max-batch: --limit needs a number");
+                return ecC_usage_error("max-batch", "max-batch: --limit needs a number");
             limit = strtol(argv[i], &end, 10);
             if (*end != '\0' || limit < 1 || limit > 1048576)
-                return ecC_usage("max-batch", "max-batch: --limit takes an integer in [1, 1048576], got '%s'", argv[i]);
+                return ecC_usage_error("max-batch", "max-batch: --limit takes an integer in [1, 1048576], got '%s'", argv[i]);
         } else if (a[0] == '-') {
-            return ecC_usage("max-batch", "max-batch: unknown option '%s'", a);
+            return ecC_usage_error("max-batch", "max-batch: unknown option '%s'", a);
         } else {
             int code = ecC_config_words(L, ctx, "max-batch", 1, argv + i, &cfg);
             if (code >= 0)
@@ -219,21 +219,21 @@ int ecC_cmd_max_batch(lua_State *L, int argc, char **argv)
         }
     }
     if (words == 0)
-        return ecC_usage("max-batch", "max-batch: give the configuration as key=value words");
+        return ecC_usage_error("max-batch", "max-batch: give the configuration as key=value words");
     int batch = 0;
     if (ec_max_batch(ctx, &cfg, (int)limit, &batch) != EC_OK)
-        return ecC_fail("%s", ec_ctx_errmsg(ctx));
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
     ec_result res;
     char b[32]; /* the memory at the answer (at batch 1 when nothing fits) */
     snprintf(b, sizeof b, "%d", batch > 0 ? batch : 1);
     if (ec_config_set(ctx, &cfg, "batch_per_gpu", b) != EC_OK || ec_predict(ctx, &cfg, &res) != EC_OK)
-        return ecC_fail("%s", ec_ctx_errmsg(ctx));
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
     /* the batches that run only without the headroom: at the edge of out-of-memory */
     ec_config edge = cfg;
     int edge_batch = 0;
     if (ec_config_set(ctx, &edge, "memory_headroom_gib", "0") != EC_OK ||
         ec_max_batch(ctx, &edge, (int)limit, &edge_batch) != EC_OK)
-        return ecC_fail("%s", ec_ctx_errmsg(ctx));
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
     const ec_memory *m = &res.memory;
     if (csv) {
         printf("max_batch,peak_bytes,capacity_bytes,headroom_bytes,edge_max_batch\n%d,%.0f,%.0f,%.0f,%d\n", batch,

@@ -43,19 +43,24 @@ int ecC_report(lua_State *L, int status)
     return status;
 }
 
-/* Every message: "epochcast: " and the text (escaped, or as formatted), a line end, then for a
- * usage error (code 2) the hint "Try 'epochcast [CMD] --help'."; returns code. */
-static int say(int code, int escaped, const char *cmd, const char *fmt, va_list ap)
+/* Every message: "epochcast: " and the text with its control characters escaped (the values it
+ * echoes come from the command line or a file), a line end, then for a usage error (code 2) the
+ * hint "Try 'epochcast [CMD] --help'."; returns code.  A text longer than the buffer is formatted
+ * again into one of its size (a path can be long); without the memory, the buffer's part. */
+static int say(int code, const char *cmd, const char *fmt, va_list ap)
 {
-    if (escaped) {
-        char msg[4096];
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        ecC_message(progname, msg);
-    } else {
-        fprintf(stderr, "%s: ", progname);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-    }
+    char buf[4096], *msg = buf;
+    va_list again;
+    va_copy(again, ap);
+    int len = vsnprintf(buf, sizeof buf, fmt, ap);
+    if (len >= (int)sizeof buf && (msg = malloc((size_t)len + 1)) != NULL)
+        vsnprintf(msg, (size_t)len + 1, fmt, again);
+    else
+        msg = buf;
+    va_end(again);
+    ecC_message(progname, len < 0 ? fmt : msg);
+    if (msg != buf)
+        free(msg);
     if (code == 2)
         fprintf(stderr, "Try '%s%s%s --help'.\n", progname, cmd != NULL ? " " : "", cmd != NULL ? cmd : "");
     return code;
@@ -65,7 +70,7 @@ int ecC_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int code = say(EXIT_FAILURE, 1, NULL, fmt, ap);
+    int code = say(EXIT_FAILURE, NULL, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -74,25 +79,7 @@ int ecC_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int code = say(2, 1, cmd, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-int ecC_fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int code = say(EXIT_FAILURE, 0, NULL, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-int ecC_usage(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int code = say(2, 0, cmd, fmt, ap);
+    int code = say(2, cmd, fmt, ap);
     va_end(ap);
     return code;
 }

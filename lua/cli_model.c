@@ -3,9 +3,9 @@
  * parameter count against the published one, model FLOPs per sample and per token, the
  * memory of its weights, gradients and optimizer states, and its layer table
  * (ec_model_summary_get).  It takes the same key=value words as predict; gpu and
- * batch_per_gpu are not needed.
+ * batch_per_gpu are not needed.  Its messages go through cli_message.c, escaped as every command's.
  */
-#include "lec_priv.h"
+#include "cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +22,6 @@ static const char model_info_usage[] =
     "preset id (`epochcast models`), a Hugging Face config.json or a folder holding one.\n"
     "\n"
     "example: epochcast model-info model=llama-3.1-8b seq_len=4096 precision=amp_bf16\n";
-
-static int info_fail(const char *msg)
-{
-    fprintf(stderr, "epochcast: %s\n", msg);
-    return EXIT_FAILURE;
-}
 
 /* 8030261248 -> "8,030,261,248" */
 static const char *grouped(double v, char *buf, size_t n)
@@ -74,18 +68,18 @@ int ecL_cli_model_info(lua_State *L, int argc, char **argv)
     ec_config_init(&cfg);
     for (int i = 0; i < argc; i++)
         if (ec_config_set_word(ctx, &cfg, argv[i]) != EC_OK)
-            return info_fail(ec_ctx_errmsg(ctx));
+            return ecC_error("%s", ec_ctx_errmsg(ctx));
     if (cfg.model[0] == '\0')
-        return info_fail("model-info: key 'model' is required (a preset id or a config.json path)");
+        return ecC_error("model-info: key 'model' is required (a preset id or a config.json path)");
     ec_model_info mi;
     if (ec_model_find(ctx, cfg.model, &mi) != EC_OK)
-        return info_fail(ec_ctx_errmsg(ctx));
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
     ec_model_summary s;
     if (ec_model_summary_get(ctx, &cfg, &s, NULL, 0) != EC_OK)
-        return info_fail(ec_ctx_errmsg(ctx));
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
     ec_layer_row *rows = lua_newuserdatauv(L, s.n_rows * sizeof *rows, 0);
     if (ec_model_summary_get(ctx, &cfg, &s, rows, s.n_rows) != EC_OK)
-        return info_fail(ec_ctx_errmsg(ctx));
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
     char buf[64], task[EC_NAME_MAX], prec[32], opt[32];
     ec_config_get(&cfg, "precision", prec, sizeof prec);
     ec_config_get(&cfg, "optimizer", opt, sizeof opt);

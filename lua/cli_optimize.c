@@ -222,7 +222,7 @@ static int parse_optimize_args(lua_State *L, ec_ctx *ctx, int argc, char **argv,
         if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--top") == 0 ||
             strcmp(a, "--threads") == 0 || strcmp(a, "-j") == 0) {
             if (++i >= argc)
-                return ecC_usage("optimize", "optimize: %s needs a value", a);
+                return ecC_usage_error("optimize", "optimize: %s needs a value", a);
             if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
                 oa->out = argv[i];
             } else if (oa->n_search < 64) {
@@ -231,18 +231,18 @@ static int parse_optimize_args(lua_State *L, ec_ctx *ctx, int argc, char **argv,
                 oa->search_words[oa->n_search++] = lua_tostring(L, -1);
             }
         } else if (a[0] == '-') {
-            return ecC_usage("optimize", "optimize: unknown option '%s'", a);
+            return ecC_usage_error("optimize", "optimize: unknown option '%s'", a);
         } else if (eq == NULL) {
-            return ecC_usage("optimize", "optimize: expected key=value, got '%s'", a);
+            return ecC_usage_error("optimize", "optimize: expected key=value, got '%s'", a);
         } else {
             lua_pushlstring(L, a, (size_t)(eq - a));
             const char *key = lua_tostring(L, -1);
             if (ec_optimize_is_key(key)) {
                 if (oa->n_search == 64)
-                    return ecC_usage("optimize", "optimize: too many search keys");
+                    return ecC_usage_error("optimize", "optimize: too many search keys");
                 oa->search_words[oa->n_search++] = a;
             } else if (ec_config_set(ctx, &oa->base, key, eq + 1) != EC_OK) {
-                return ecC_fail("%s", ec_ctx_errmsg(ctx));
+                return ecC_error("%s", ec_ctx_errmsg(ctx));
             }
             lua_pop(L, 1);
         }
@@ -344,13 +344,13 @@ int ecC_cmd_optimize(lua_State *L, int argc, char **argv)
     void **slot = ecL_newbox(L, free_optimize);
     ec_optimize *opt = NULL;
     if (ec_optimize_new(ctx, &oa.base, &opt) != EC_OK)
-        return ecC_fail("%s", ec_ctx_errmsg(ctx));
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
     *slot = opt;
     for (size_t i = 0; i < oa.n_search; i++) {
         const char *eq = strchr(oa.search_words[i], '=');
         lua_pushlstring(L, oa.search_words[i], (size_t)(eq - oa.search_words[i]));
         if (ec_optimize_set(opt, lua_tostring(L, -1), eq + 1) != EC_OK)
-            return ecC_fail("%s", ec_ctx_errmsg(ctx));
+            return ecC_error("%s", ec_ctx_errmsg(ctx));
         lua_pop(L, 1);
     }
     /* Rank 0 writes -o after the search (where it is checked again against every file the
@@ -363,21 +363,21 @@ int ecC_cmd_optimize(lua_State *L, int argc, char **argv)
             ec_csv_abort(probe);
     }
     if (ecC_mpi_agree(ready != EC_OK))
-        return ecC_fail("%s", ready != EC_OK ? ec_ctx_errmsg(ctx) : "another MPI rank cannot start the search");
+        return ecC_error("%s", ready != EC_OK ? ec_ctx_errmsg(ctx) : "another MPI rank cannot start the search");
     char msg[1024];
     int st = ecC_optimize_run(ctx, opt, msg, sizeof msg);
     if (st != EC_OK)
-        return ecC_fail("%s", msg);
+        return ecC_error("%s", msg);
     if (ecC_mpi_rank() != 0)
         return 0;
     ec_optimize_stats s;
     int have = print_optimize(opt, &oa, &s);
     if (out != NULL) {
         if (write_csv(ctx, opt, out) != EC_OK)
-            return ecC_fail("%s", ec_ctx_errmsg(ctx));
+            return ecC_error("%s", ec_ctx_errmsg(ctx));
         printf("wrote %s\n", out);
     }
     if (!have)
-        return ecC_fail("optimize: no layout fits in memory (%zu priced)", s.priced);
+        return ecC_error("optimize: no layout fits in memory (%zu priced)", s.priced);
     return 0;
 }

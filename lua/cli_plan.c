@@ -62,7 +62,7 @@ static int plan_csv(lua_State *L, ec_ctx *ctx, const ec_plan *plan, ec_csv_write
     for (size_t c = 0; c < n_cols; c++)
         fields[c] = c < nk ? ec_config_key_name(c) : c < nk + nr ? ecL_result_column_name(c - nk) : tail[c - nk - nr];
     if (w != NULL && ec_csv_row(w, fields, n_cols) != EC_OK)
-        return ecC_fail("%s", ec_ctx_errmsg(ctx));
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
     if (to_stdout)
         (void)ec_csv_print_row(stdout, fields, n_cols);
     for (size_t i = 0; i < ec_plan_count(plan); i++) {
@@ -91,7 +91,7 @@ static int plan_csv(lua_State *L, ec_ctx *ctx, const ec_plan *plan, ec_csv_write
             fields[c] = cell;
         }
         if (w != NULL && ec_csv_row(w, fields, n_cols) != EC_OK)
-            return ecC_fail("%s", ec_ctx_errmsg(ctx));
+            return ecC_error("%s", ec_ctx_errmsg(ctx));
         if (to_stdout)
             (void)ec_csv_print_row(stdout, fields, n_cols);
     }
@@ -181,7 +181,7 @@ static int plan_plot(lua_State *L, ec_ctx *ctx, int ctxbox, const ec_plan *plan,
         const char *msg = lua_tostring(L, -1);
         int missing = msg != NULL && strncmp(msg, "ENOTFOUND", 9) == 0;
         if (explicit_path || !missing)
-            return ecC_fail("%s", msg != NULL ? msg : "plot failed");
+            return ecC_error("%s", msg != NULL ? msg : "plot failed");
         printf("no picture: %s\n", msg); /* the default plot, gnuplot absent: not an error */
         lua_pop(L, 2);
         return -1;
@@ -217,7 +217,7 @@ static int parse_plan_args(lua_State *L, ec_ctx *ctx, int argc, char **argv, pla
             pa->csv = 1;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--plot") == 0) {
             if (++i >= argc)
-                return ecC_usage("plan", "plan: %s needs a file name", a);
+                return ecC_usage_error("plan", "plan: %s needs a file name", a);
             if (a[1] == 'o' || a[2] == 'o')
                 pa->out = argv[i];
             else {
@@ -227,25 +227,25 @@ static int parse_plan_args(lua_State *L, ec_ctx *ctx, int argc, char **argv, pla
         } else if (strcmp(a, "--no-plot") == 0) {
             pa->plot = NULL;
         } else if (a[0] == '-') {
-            return ecC_usage("plan", "plan: unknown option '%s'", a);
+            return ecC_usage_error("plan", "plan: unknown option '%s'", a);
         } else if (eq == NULL) {
-            return ecC_usage("plan", "plan: expected key=value or key=v1,v2,..., got '%s'", a);
+            return ecC_usage_error("plan", "plan: expected key=value or key=v1,v2,..., got '%s'", a);
         } else {
             char *value;
             char *word = ecC_key_word(L, a, eq, &value);
             if (ec_plan_opts_is_key(word)) {
                 if (ec_plan_opts_set(ctx, &pa->opts, word, value) != EC_OK)
-                    return ecC_fail("%s", ec_ctx_errmsg(ctx));
+                    return ecC_error("%s", ec_ctx_errmsg(ctx));
                 continue;
             }
             const char **parts;
             size_t n = ecC_split_kept(L, value, &parts);
             if (n == 1) {
                 if (ec_config_set(ctx, &pa->base, word, value) != EC_OK)
-                    return ecC_fail("%s", ec_ctx_errmsg(ctx));
+                    return ecC_error("%s", ec_ctx_errmsg(ctx));
             } else {
                 if (pa->n_axes == MAX_AXES)
-                    return ecC_usage("plan", "plan: at most %d axes", MAX_AXES);
+                    return ecC_usage_error("plan", "plan: at most %d axes", MAX_AXES);
                 pa->axes[pa->n_axes++] = (axis_words){word, parts, n};
             }
         }
@@ -398,12 +398,12 @@ static int write_plan_csv(lua_State *L, ec_ctx *ctx, const ec_plan *plan, const 
         int st = ec_csv_open(ctx, pa->out, &w);
         *wslot = w;
         if (st != EC_OK)
-            return ecC_fail("%s", ec_ctx_errmsg(ctx));
+            return ecC_error("%s", ec_ctx_errmsg(ctx));
     }
     if (plan_csv(L, ctx, plan, w, pa->csv) != 0)
         return 1;
     if (w != NULL && ec_csv_close((ec_csv_writer *)ecL_unbox(L, wbox)) != EC_OK)
-        return ecC_fail("%s", ec_ctx_errmsg(ctx));
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
     *wrote = w != NULL;
     return 0;
 }
@@ -426,12 +426,12 @@ int ecC_cmd_plan(lua_State *L, int argc, char **argv)
     int st = ec_plan_new(ctx, &pa.base, &pa.opts, &plan);
     *slot = plan;
     if (st != EC_OK)
-        return ecC_fail("%s", ec_ctx_errmsg(ctx));
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
     for (size_t a = 0; a < pa.n_axes; a++)
         if (ec_plan_axis(plan, axes[a].key, axes[a].values, axes[a].n) != EC_OK)
-            return ecC_fail("%s", ec_ctx_errmsg(ctx));
+            return ecC_error("%s", ec_ctx_errmsg(ctx));
     if (ec_plan_run(plan) != EC_OK)
-        return ecC_fail("%s", ec_ctx_errmsg(ctx));
+        return ecC_error("%s", ec_ctx_errmsg(ctx));
     int wrote;
     if (write_plan_csv(L, ctx, plan, &pa, &wrote) != 0)
         return 1;

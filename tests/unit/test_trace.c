@@ -208,6 +208,49 @@ static void test_trace_ddp_buckets(void **state)
     ec_ctx_free(ctx);
 }
 
+/* ZeRO-2 (the ZeRO paper's P_os+g; Megatron's distributed optimizer) reduce-scatters its gradient
+ * buckets on every micro-step: slices named so in category "zero", no all-reduce among
+ * them, each bucket shorter than DDP's all-reduce of the same bytes on the same 8 GPUs (half the
+ * bus traffic: (n-1)/n of the bytes against 2(n-1)/n), together every gradient; then the
+ * all-gather of the updated parameters once a step. */
+static void test_trace_zero_buckets(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *base = "model=llama-3.2-1b gpu=h100-sxm5-80gb batch_per_gpu=1 seq_len=2048 precision=fp32 "
+                       "num_gpus=8 data=synthetic grad_accum=2"; /* fp32: both reduce 4-byte gradients */
+    char words[512];
+    snprintf(words, sizeof words, "%s strategy=zero zero_stage=2", base);
+    char *zero = trace_of(ctx, words, 4);
+    snprintf(words, sizeof words, "%s strategy=ddp", base);
+    char *ddp = trace_of(ctx, words, 4);
+    assert_null(strstr(zero, "\"name\":\"all-reduce bucket"));
+    double zero_bytes, ddp_bytes, unused;
+    int buckets = sum_events(zero, 0, "\"name\":\"reduce-scatter bucket ", "\"cat\":\"zero\"", "\"bytes\":",
+                             &zero_bytes);
+    assert_true(buckets > 4);
+    assert_int_equal(sum_events(zero, 0, "\"name\":\"reduce-scatter bucket 0\"", NULL, NULL, &unused), 2);
+    assert_int_equal(sum_events(ddp, 0, "\"name\":\"all-reduce bucket ", "\"cat\":\"ddp\"", "\"bytes\":", &ddp_bytes),
+                     buckets / 2);
+    assert_rel(zero_bytes, 2 * ddp_bytes, EC_TOL_CLOSED_FORM); /* two micro-steps reduce, DDP's last alone */
+    for (int b = 0; b < buckets / 2; b++) {
+        char rs[64], ar[64];
+        snprintf(rs, sizeof rs, "\"name\":\"reduce-scatter bucket %d\"", b);
+        snprintf(ar, sizeof ar, "\"name\":\"all-reduce bucket %d\"", b);
+        double rs_s, ar_s, rs_bytes, ar_bytes;
+        assert_int_equal(sum_events(zero, 0, rs, "\"micro\":1", "\"dur\":", &rs_s), 1);
+        assert_int_equal(sum_events(ddp, 0, ar, "\"micro\":1", "\"dur\":", &ar_s), 1);
+        sum_events(zero, 0, rs, "\"micro\":1", "\"bytes\":", &rs_bytes);
+        sum_events(ddp, 0, ar, "\"micro\":1", "\"bytes\":", &ar_bytes);
+        assert_rel(rs_bytes, ar_bytes, EC_TOL_CLOSED_FORM);
+        assert_true(rs_s > 0 && rs_s < 0.75 * ar_s);
+    }
+    assert_int_equal(sum_events(zero, 0, "\"name\":\"ZeRO all-gather of the parameters\"", NULL, NULL, &unused), 1);
+    free(zero);
+    free(ddp);
+    ec_ctx_free(ctx);
+}
+
 /* issue 41: the compute track's phases of a step tile it: their durations add up to the step
  * ec_predict gives (fixed lengths, no loader stall), to the file's 1 ns resolution; with
  * grad_accum 1, and 4 (the micro-steps the model repeats laid out), single GPU, DDP, FSDP, ZeRO-2. */
@@ -345,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_trace_structure),
         cmocka_unit_test(test_trace_fsdp_units),
         cmocka_unit_test(test_trace_ddp_buckets),
+        cmocka_unit_test(test_trace_zero_buckets),
         cmocka_unit_test(test_trace_phases_sum_to_step),
         cmocka_unit_test(test_trace_pipeline_stages),
         cmocka_unit_test(test_trace_evaluation),

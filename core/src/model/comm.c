@@ -391,14 +391,14 @@ void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_byte
     s->first_cap_bytes = first_cap_bytes;
     s->cap_bytes = cap_bytes;
     s->first_start_s = -1;
+    s->coll = ECI_COLL_ALLREDUCE; /* a caller with a group may set reduce-scatter (ZeRO-1/2) */
 }
 
 void eci_ddp_restart(eci_ddp_sched *s)
 {
     s->open_bytes = 0;
     s->launched = 0;
-    s->first_start_s = -1;
-    s->coll = ECI_COLL_ALLREDUCE;
+    s->first_start_s = -1; /* the group and its collective stay as the caller set them */
 }
 
 void eci_ddp_launch(eci_ddp_sched *s, double t_s)

@@ -100,7 +100,8 @@ typedef struct eci_ddp_sched {
 
 EC_INTERNAL void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_bytes, double cap_bytes);
 /* A new backward that reduces its gradients (FSDP without sharding and ZeRO-2 reduce on every
- * micro-step): buckets fill from empty again; the stream's clock and totals carry on. */
+ * micro-step): buckets fill from empty again; the stream's clock and totals carry on, and so do
+ * the group and its collective (ZeRO-1/2's reduce-scatter, set after eci_ddp_begin). */
 EC_INTERNAL void eci_ddp_restart(eci_ddp_sched *s);
 /* The open bucket's all-reduce starts at t_s or when the stream is free (eci_ddp_ready). */
 EC_INTERNAL void eci_ddp_launch(eci_ddp_sched *s, double t_s);
