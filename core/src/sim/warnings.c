@@ -163,19 +163,24 @@ double eci_calibration_sd(const ec_config *cfg, const eci_resolved *r, const eci
     if (!unseen || res == NULL)
         return sd;
     const eci_params_arch *a = eci_params_arch_find(c, g->architecture);
-    char text[EC_WARNING_TEXT_MAX / 2], what[96];
-    if (a == NULL)
-        snprintf(what, sizeof what, "on %s", g->architecture);
-    else
-        snprintf(what, sizeof what, "on %s %s", g->architecture,
-                 !(a->fitted & 1u << ECI_P_MEM) ? "for its memory bandwidth"
-                 : tensor ? "with matmuls on tensor cores" : "with matmuls on CUDA cores (fp32)");
-    if (c->unseen_error_log_sd > 0)
-        snprintf(text, sizeof text, "no calibration runs %s: the fit's global scales used, interval widened "
-                 "(leave-one-architecture-out log error sd %.2f)", what, sd);
-    else
-        snprintf(text, sizeof text, "no calibration runs %s: the fit's global scales used (the profile has no "
-                 "leave-one-architecture-out error to widen the interval by)", what);
+    /* joined without printf, as the memory warnings are: an uncalibrated GPU warns on every
+     * prediction; the architecture's name (a gpus.csv cell) is cut at 64 bytes */
+    char text[EC_WARNING_TEXT_MAX / 2], *p = text;
+    p = put_text(p, "no calibration runs on ");
+    for (size_t i = 0; i < 64 && g->architecture[i] != '\0'; i++)
+        *p++ = g->architecture[i];
+    if (a != NULL)
+        p = put_text(p, !(a->fitted & 1u << ECI_P_MEM) ? " for its memory bandwidth"
+                        : tensor ? " with matmuls on tensor cores" : " with matmuls on CUDA cores (fp32)");
+    if (c->unseen_error_log_sd > 0) {
+        p = put_text(p, ": the fit's global scales used, interval widened (leave-one-architecture-out log error sd ");
+        p += eci_format_fixed2(sd, p);
+        p = put_text(p, ")");
+    } else {
+        p = put_text(p, ": the fit's global scales used (the profile has no leave-one-architecture-out error to "
+                        "widen the interval by)");
+    }
+    *p = '\0';
     eci_warn_add(res, EC_WARN_UNCALIBRATED, text);
     return sd;
 }
