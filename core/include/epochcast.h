@@ -1341,7 +1341,10 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
  * GSL's nonlinear least squares on log(predicted / measured):
  *   gemm_scale      multiplies every GPU's measured large-GEMM efficiency on tensor cores
  *   simt_scale      the same on CUDA cores (fp32 matmuls)
- *   mem_scale       multiplies every GPU's measured streaming-bandwidth efficiency
+ *   mem_scale       multiplies every GPU's measured streaming-bandwidth efficiency (networks that are
+ *                   not CNNs: transformers, ViTs, MLPs)
+ *   mem_scale_cnn   the same for CNNs (convolutions and no attention or MLP block), fitted on CNN
+ *                   runs only, so CNN and transformer runs never share one memory parameter
  *   conv_eff        cuDNN convolution throughput relative to a GEMM of the same shape
  *   attn_eff        multiplies the fused attention kernels' efficiencies (models/attention.csv)
  *   dispatch_scale  multiplies the host time of each eager forward op of the model (the Python
@@ -1350,12 +1353,12 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
  *                   networks without a measured efficiency_frac (interconnects.csv)
  * A weak prior (one e-fold, in log space) keeps parameters no run exercises at their prior.
  *
- * gemm_scale, simt_scale and mem_scale are also fitted per GPU architecture (gpus.csv
+ * gemm_scale, simt_scale, mem_scale and mem_scale_cnn are also fitted per GPU architecture (gpus.csv
  * `architecture`: the cuBLAS/cuDNN kernels and the memory system differ by architecture)
  * for every architecture the fitted runs exercise: a hierarchical prior anchors the
  * architecture's value to the global one (log ratio ~ N(0, calib_arch_log_sd of
  * constants.csv)), so an architecture with few runs stays near the global value and one
- * with none uses it.  Those entries follow the seven global ones in a report, with their
+ * with none uses it.  Those entries follow the eight global ones in a report, with their
  * architecture named in architectures[].
  */
 #define EC_FIT_MAX_PARAMS 32

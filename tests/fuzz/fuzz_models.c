@@ -12,8 +12,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const tables[] = {"gpus.csv", "hosts.csv", "networks.csv", "constants.csv", "profile.csv",
-                                     "interconnects.csv", "attention.csv"};
-/* the tables an input may replace (its first byte picks one): attention.csv, added later, is
+                                     "interconnects.csv", "attention.csv", "membw.csv"};
+/* the tables an input may replace (its first byte picks one): attention.csv and membw.csv, added later, are
  * copied but not fuzzed, so the corpus's inputs keep their tables */
 #define N_TABLES 6
 #define N_COPIED (sizeof tables / sizeof tables[0])

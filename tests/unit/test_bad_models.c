@@ -18,7 +18,7 @@
 #include <string.h>
 
 static const char *const tables[] = {"gpus", "hosts", "networks", "constants", "profile", "interconnects",
-                                     "reference_systems", "attention"};
+                                     "reference_systems", "attention", "membw"};
 
 /* A copy of the shipped models/ tables in a new temporary folder. */
 static char *copy_models(void)

@@ -229,9 +229,14 @@ static void test_loao_coverage(void **state)
     assert_int_equal(rep.arch_cv_runs, N_SYN);
     /* an architecture never seen is predicted worse than a GPU never seen of a seen architecture */
     assert_true(rep.arch_error_log_sd > 1.5 * rep.error_log_sd);
-    /* every run of the fit is counted against the entries it exercises */
-    for (size_t j = 0; j < rep.n_params; j++)
-        assert_int_equal(rep.runs[j], rep.architectures[j][0] ? N_SYN / 4 : N_SYN);
+    /* every run of the fit is counted against the entries it exercises: an architecture's GEMM
+     * scale by its 2 GPUs x 3 models, its memory scales by the transformers' runs and the CNN's */
+    for (size_t j = 0; j < rep.n_params; j++) {
+        size_t want = !rep.architectures[j][0] ? N_SYN
+                      : strcmp(rep.names[j], "mem_scale") == 0 ? 2 * (N_MODELS - 1)
+                      : strcmp(rep.names[j], "mem_scale_cnn") == 0 ? 2 : N_SYN / 4;
+        assert_int_equal(rep.runs[j], want);
+    }
     double wide = loao_coverage(ctx, runs, 1), narrow = loao_coverage(ctx, runs, 0);
     if (getenv("EC_TEST_VERBOSE"))
         print_message("sd: held-out GPU %.3f, held-out architecture %.3f; LOAO coverage %.2f (%.2f with the GPU sd)\n",
@@ -250,6 +255,80 @@ static void test_loao_coverage(void **state)
     ec_ctx_free(ctx);
 }
 
+/* CNN and transformer runs never share one memory parameter (issue 39 item 2): measured with a
+ * truth whose CNN memory scale on Ampere is far below the transformers', a fit from the priors
+ * gives Ampere two memory scales, each near its truth, and a CNN and a transformer on the same
+ * GPU are priced with different ones. */
+static const char CNN_TRUTH[] = "parameter,architecture,value\n"
+                                "mem_scale,ampere,1.0\nmem_scale_cnn,ampere,0.6\n";
+
+static void test_cnn_memory_apart(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir();
+    char *truth = ec_test_path(dir, "truth.csv"), *path = ec_test_path(dir, "runs.csv");
+    ec_test_write_file(truth, CNN_TRUTH, sizeof CNN_TRUTH - 1);
+    ec_fit_report rep;
+    assert_int_equal(ec_profile_read(ctx, truth, &rep), EC_OK);
+    assert_int_equal(ec_ctx_set_fit(ctx, &rep), EC_OK);
+    static const char *const gpus[] = {"a100-sxm4-80gb", "a10g", "a100-sxm4-40gb"};
+    static const char *const models[][3] = {{"bert-base", "classify", "32"}, {"gpt2", "lm", "8"},
+                                            {"resnet50", "imagenet", "128"}, {"resnet18", "imagenet", "256"}};
+    char csv[4096];
+    size_t len = (size_t)snprintf(csv, sizeof csv, "id,model,task,gpu,precision,batch_per_gpu,metric,value\n");
+    for (size_t g = 0; g < 3; g++)
+        for (size_t m = 0; m < 4; m++) {
+            ec_config cfg;
+            set_cfg(ctx, &cfg, models[m][0], gpus[g], "amp_fp16", models[m][2]);
+            assert_int_equal(ec_config_set(ctx, &cfg, "task", models[m][1]), EC_OK);
+            ec_result res;
+            if (ec_predict(ctx, &cfg, &res) != EC_OK)
+                fail_msg("%s on %s: %s", models[m][0], gpus[g], ec_ctx_errmsg(ctx));
+            len += (size_t)snprintf(csv + len, sizeof csv - len, "c%zu_%zu,%s,%s,%s,amp_fp16,%s,samples_per_s,%.9g\n",
+                                    g, m, models[m][0], models[m][1], gpus[g], models[m][2], res.samples_per_s);
+        }
+    ec_test_write_file(path, csv, len);
+    assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
+    ec_runs *runs = NULL;
+    assert_int_equal(ec_runs_load(ctx, path, &runs), EC_OK);
+    assert_int_equal(ec_calibrate(ctx, runs, NULL, &rep), EC_OK);
+    double mem = 0, mem_cnn = 0;
+    for (size_t j = 0; j < rep.n_params; j++) {
+        if (strcmp(rep.architectures[j], "ampere") != 0)
+            continue;
+        if (strcmp(rep.names[j], "mem_scale") == 0)
+            mem = rep.values[j];
+        if (strcmp(rep.names[j], "mem_scale_cnn") == 0)
+            mem_cnn = rep.values[j];
+    }
+    if (getenv("EC_TEST_VERBOSE"))
+        print_message("ampere: mem_scale %.3f, mem_scale_cnn %.3f (truth 1.0, 0.6)\n", mem, mem_cnn);
+    assert_true(mem > 0 && mem_cnn > 0);
+    assert_true(mem_cnn < 0.85 * mem);
+    /* the fit's parameters price a CNN and a transformer on one GPU with different memory scales */
+    eci_params c;
+    assert_int_equal(eci_params_from_report(ctx, &rep, &c), EC_OK);
+    eci_rates cnn, tf;
+    eci_rates_init(ctx, eci_hw_find(ctx, "a100-sxm4-80gb"), EC_PREC_AMP_FP16, &c, 1, &cnn);
+    eci_rates_init(ctx, eci_hw_find(ctx, "a100-sxm4-80gb"), EC_PREC_AMP_FP16, &c, 0, &tf);
+    assert_rel(cnn.mem_scale, mem_cnn, EC_TOL_EXACT);
+    assert_rel(tf.mem_scale, mem, EC_TOL_EXACT);
+    /* a profile without mem_scale_cnn (written before it) keeps one memory scale for both */
+    static const char OLD[] = "parameter,architecture,value\nmem_scale,,0.8\nmem_scale,ampere,0.7\n";
+    ec_test_write_file(truth, OLD, sizeof OLD - 1);
+    assert_int_equal(ec_profile_read(ctx, truth, &rep), EC_OK);
+    assert_int_equal(eci_params_from_report(ctx, &rep, &c), EC_OK);
+    assert_rel(c.mem_scale_cnn, 0.8, EC_TOL_EXACT);
+    assert_rel(eci_params_arch_find(&c, "ampere")->mem_scale_cnn, 0.7, EC_TOL_EXACT);
+    ec_runs_free(runs);
+    free(truth);
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -257,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_uncalibrated_warning),
         cmocka_unit_test(test_profile_keeps_runs),
         cmocka_unit_test(test_loao_coverage),
+        cmocka_unit_test(test_cnn_memory_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

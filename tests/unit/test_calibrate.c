@@ -78,14 +78,15 @@ static void test_profile_round_trip(void **state)
     assert_false(ec_test_exists(tmp));
     free(tmp);
 
-    /* A profile naming a subset leaves the others at their priors. */
+    /* A profile naming a subset leaves the others at their priors (mem_scale_cnn, absent, takes
+     * mem_scale's value: a profile without it has one memory scale for every network). */
     ec_fit_report prior;
     prior_fit(ctx, dir, &prior);
     static const char part[] = "parameter,value\nmem_scale,1.234567\n";
     ec_test_write_file(path, part, sizeof part - 1);
     assert_int_equal(ec_profile_read(ctx, path, &back), EC_OK);
     for (size_t j = 0; j < back.n_params; j++) {
-        double want = strcmp(back.names[j], "mem_scale") == 0 ? 1.234567 : prior.values[j];
+        double want = strncmp(back.names[j], "mem_scale", 9) == 0 ? 1.234567 : prior.values[j];
         assert_rel(back.values[j], want, EC_TOL_EXACT);
     }
 
@@ -389,7 +390,8 @@ static void test_fit_recovers(void **state)
                 continue;
         } else {
             assert_true(fit.architectures[j][0] != '\0');
-            assert_true(k == g || k == m || strcmp(fit.names[j], "simt_scale") == 0);
+            assert_true(k == g || k == m || strcmp(fit.names[j], "simt_scale") == 0 ||
+                        strcmp(fit.names[j], "mem_scale_cnn") == 0); /* the CNN runs' own memory scale */
         }
         assert_rel(fit.values[j], truth.values[k], 0.05);
     }
@@ -521,14 +523,18 @@ static void test_profile_architecture(void **state)
     ec_test_write_file(path, text, sizeof text - 1);
     ec_fit_report rep, back;
     assert_int_equal(ec_profile_read(ctx, path, &rep), EC_OK);
-    assert_int_equal(rep.n_params, 9); /* seven globals, two architecture rows */
+    /* eight globals, two architecture rows and volta's mem_scale_cnn (a profile without that
+     * parameter keeps one memory scale per architecture) */
+    assert_int_equal(rep.n_params, 11);
     int g = param_index(&rep, "gemm_scale");
     assert_rel(rep.values[g], 0.9, EC_TOL_EXACT);
-    assert_string_equal(rep.names[7], "gemm_scale");
-    assert_string_equal(rep.architectures[7], "ampere"); /* spelled as gpus.csv spells it */
-    assert_rel(rep.values[7], 0.6, EC_TOL_EXACT);
-    assert_string_equal(rep.names[8], "mem_scale");
-    assert_string_equal(rep.architectures[8], "volta");
+    assert_string_equal(rep.names[8], "gemm_scale");
+    assert_string_equal(rep.architectures[8], "ampere"); /* spelled as gpus.csv spells it */
+    assert_rel(rep.values[8], 0.6, EC_TOL_EXACT);
+    assert_string_equal(rep.names[9], "mem_scale");
+    assert_string_equal(rep.architectures[9], "volta");
+    assert_string_equal(rep.names[10], "mem_scale_cnn");
+    assert_rel(rep.values[10], 1.3, EC_TOL_EXACT);
     assert_rel(rep.error_log_sd, 0.15, EC_TOL_EXACT);
     /* written and read back: the same entries */
     char *path2 = ec_test_path(dir, "arch2.csv");
@@ -548,7 +554,7 @@ static void test_profile_architecture(void **state)
     set_cfg(ctx, &a100, "bert-large", "a100-sxm4-80gb", "amp_fp16", "64");
     set_cfg(ctx, &t4, "bert-large", "t4", "amp_fp16", "8");
     ec_fit_report global = rep;
-    global.n_params = 7; /* same globals, no architecture entries */
+    global.n_params = 8; /* same globals, no architecture entries */
     ec_result a_arch, a_glob, t_arch, t_glob;
     assert_int_equal(ec_ctx_set_fit(ctx, &rep), EC_OK);
     assert_int_equal(ec_predict(ctx, &a100, &a_arch), EC_OK);

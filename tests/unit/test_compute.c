@@ -302,7 +302,7 @@ static void test_bounds_and_monotone(void **state)
         const eci_gpu *g = eci_hw_find(ctx, gpus[trial % 4]);
         assert_non_null(g);
         eci_rates r;
-        eci_rates_init(ctx, g, precs[(trial / 4) % 4], &calib, &r);
+        eci_rates_init(ctx, g, precs[(trial / 4) % 4], &calib, 0, &r);
         double m = log_uniform(rng, 1, 3e5), n = log_uniform(rng, 1, 6e4), k = log_uniform(rng, 1, 4e6);
         double batch = log_uniform(rng, 1, 200);
         int kind = trial % 3 == 0 ? ECI_OP_GEMM : trial % 3 == 1 ? ECI_OP_CONV : ECI_OP_ATTN;
@@ -358,10 +358,10 @@ static void test_op_cost_monotone(void **state)
     eci_params calib;
     eci_params_default(ctx, &calib);
     eci_rates r, fast;
-    eci_rates_init(ctx, eci_hw_find(ctx, "l4"), EC_PREC_AMP_FP16, &calib, &r);
+    eci_rates_init(ctx, eci_hw_find(ctx, "l4"), EC_PREC_AMP_FP16, &calib, 0, &r);
     calib.gemm_scale = 1.37;
     calib.mem_scale = 1.11;
-    eci_rates_init(ctx, eci_hw_find(ctx, "l4"), EC_PREC_AMP_FP16, &calib, &fast);
+    eci_rates_init(ctx, eci_hw_find(ctx, "l4"), EC_PREC_AMP_FP16, &calib, 0, &fast);
     for (size_t i = 0; i < wl.n_ops; i++) {
         eci_op_cost_t a, b;
         eci_op_cost(ctx, &r, &wl.ops[i], &a);
@@ -404,7 +404,7 @@ static void test_op_costs_cache(void **state)
         calib.gemm_scale = gemm_scale[k];
         calib.simt_scale = gemm_scale[k];
         calib.mem_scale = mem_scale[k];
-        eci_rates_init(ctx, eci_hw_find(ctx, gpu[k]), precision[k], &calib, &r[k]);
+        eci_rates_init(ctx, eci_hw_find(ctx, gpu[k]), precision[k], &calib, 0, &r[k]);
     }
     for (int round = 0; round < 3; round++)
         for (int j = 0; j < 2 * SETS; j++) {
@@ -451,7 +451,33 @@ static void rates_for(ec_ctx *ctx, const char *gpu, int precision, eci_rates *r,
         fail_msg("%s: %s", gpu, ec_ctx_errmsg(ctx));
     eci_params calib;
     eci_params_default(ctx, &calib);
-    eci_rates_init(ctx, *g, precision, &calib, r);
+    eci_rates_init(ctx, *g, precision, &calib, 0, r);
+}
+
+/* Memory-bound kernels follow membw.csv's size curve (te42kyfo/gpu-benches gpu-small-kernels,
+ * T = overhead + V / b): a 16 MB elementwise kernel on an A100 achieves clearly less bandwidth
+ * than a 1 GB one, and a 1 MB one less again, though both are above the kernel floor; each GPU
+ * takes its architecture's overhead, and one of an architecture without a row the prior. */
+static void test_mem_size_curve(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_rates r;
+    const eci_gpu *g;
+    rates_for(ctx, "a100-sxm4-80gb", EC_PREC_AMP_BF16, &r, &g);
+    double small = 1e6 / eci_mem_time_s(&r, 1e6, 1), mid = 16e6 / eci_mem_time_s(&r, 16e6, 1);
+    double large = 1e9 / eci_mem_time_s(&r, 1e9, 1);
+    assert_true(16e6 / (r.mem_bytes_per_s * r.mem_scale) > r.floor_s); /* not the floor's doing */
+    assert_true(mid < 0.9 * large);
+    assert_true(small < 0.6 * mid);
+    assert_true(large > 0.99 * r.mem_bytes_per_s * r.mem_scale); /* a large kernel reaches the stream rate */
+    /* ten kernels over the same bytes pay ten overheads */
+    assert_true(eci_mem_time_s(&r, 16e6, 10) > eci_mem_time_s(&r, 16e6, 1) + 8 * g->mem_overhead_s);
+    assert_rel(g->mem_overhead_s, 2.6e-6, EC_TOL_EXACT);          /* membw.csv, ampere */
+    assert_rel(eci_hw_find(ctx, "l40s")->mem_overhead_s, 1.6e-6, EC_TOL_EXACT); /* ada */
+    assert_rel(eci_hw_find(ctx, "h200-sxm-141gb")->mem_overhead_s, 2.4e-6, EC_TOL_EXACT); /* hopper */
+    assert_rel(eci_hw_find(ctx, "t4")->mem_overhead_s, 2.4e-6, EC_TOL_EXACT); /* turing: the prior */
+    ec_ctx_free(ctx);
 }
 
 static void test_precision_units(void **state)
@@ -558,7 +584,7 @@ static void test_scale_follows_unit(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         eci_rates r;
-        eci_rates_init(ctx, eci_hw_find(ctx, cases[i].gpu), cases[i].precision, &calib, &r);
+        eci_rates_init(ctx, eci_hw_find(ctx, cases[i].gpu), cases[i].precision, &calib, 0, &r);
         if (r.gemm_scale != cases[i].want)
             fail_msg("%s precision %d: gemm_scale %g, expected %g", cases[i].gpu, cases[i].precision, r.gemm_scale,
                      cases[i].want);
@@ -580,10 +606,10 @@ static void test_attention_rate(void **state)
     eci_params_default(ctx, &calib);
     const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb"), *v100 = eci_hw_find(ctx, "v100-sxm2-16gb");
     eci_rates fp32, tf32, half, volta;
-    eci_rates_init(ctx, a100, EC_PREC_FP32, &calib, &fp32);
-    eci_rates_init(ctx, a100, EC_PREC_TF32, &calib, &tf32);
-    eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &calib, &half);
-    eci_rates_init(ctx, v100, EC_PREC_TF32, &calib, &volta);
+    eci_rates_init(ctx, a100, EC_PREC_FP32, &calib, 0, &fp32);
+    eci_rates_init(ctx, a100, EC_PREC_TF32, &calib, 0, &tf32);
+    eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &calib, 0, &half);
+    eci_rates_init(ctx, v100, EC_PREC_TF32, &calib, 0, &volta);
     double passes = eci_const(ctx, EC_C_sdpa_fp32_tf32_passes);
     assert_true(passes > 1.0);
     assert_rel(fp32.attn_flop_per_s, a100->peak_tf32_flop_per_s / passes, EC_TOL_EXACT);
@@ -645,6 +671,7 @@ int main(void)
         cmocka_unit_test(test_precision_units),
         cmocka_unit_test(test_fp32_conv_warning),
         cmocka_unit_test(test_scale_follows_unit),
+        cmocka_unit_test(test_mem_size_curve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

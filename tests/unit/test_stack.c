@@ -292,9 +292,9 @@ static void test_attention_by_architecture(void **state)
     eci_params calib;
     eci_params_default(ctx, &calib);
     eci_rates ra, rh;
-    eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &calib, &ra);
+    eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &calib, 0, &ra);
     eci_rates_attention(a100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, &ra);
-    eci_rates_init(ctx, h100, EC_PREC_AMP_BF16, &calib, &rh);
+    eci_rates_init(ctx, h100, EC_PREC_AMP_BF16, &calib, 0, &rh);
     eci_rates_attention(h100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, &rh);
     for (int pass = 0; pass < 2; pass++) /* as a share of each GPU's own peak */
         assert_true(rh.attn_frac[pass][0] < 0.6 * ra.attn_frac[pass][0]);
@@ -329,7 +329,7 @@ static void test_attention_op_by_architecture(void **state)
     for (int i = 0; i < 2; i++) {
         const eci_gpu *g = eci_hw_find(ctx, ids[i]);
         eci_rates r;
-        eci_rates_init(ctx, g, EC_PREC_AMP_BF16, &calib, &r);
+        eci_rates_init(ctx, g, EC_PREC_AMP_BF16, &calib, 0, &r);
         eci_op op;
         memset(&op, 0, sizeof op);
         op.kind = ECI_OP_ATTN; /* 8k tokens, head dim 64 (k = 2 x 64), 64 heads x batch */

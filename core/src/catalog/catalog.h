@@ -52,6 +52,8 @@ typedef struct eci_gpu {
     int measured;                     /* efficiencies measured (1) or architecture defaults (0) */
     const struct eci_refsys *refsys;  /* its reference system (reference_systems.csv), NULL: none */
     eci_attn_eff attn[ECI_AK_N];      /* fused attention kernels on its architecture (attention.csv) */
+    double mem_overhead_s;            /* a memory-bound kernel's start-up and tail, added to bytes / bandwidth
+                                         (membw.csv: its id's row, its architecture's, else the prior) */
 } eci_gpu;
 
 /* ---- host profile (one row of models/hosts.csv) -------------------------------- */
@@ -141,6 +143,10 @@ EC_INTERNAL const eci_fabric *eci_fabric_find(ec_ctx *ctx, const char *name); /*
 EC_INTERNAL int eci_attn_load(ec_ctx *ctx, const char *path);
 /* The kernel's name as attention.csv spells it. */
 EC_INTERNAL const char *eci_attn_kernel_name(int kernel);
+/* membw.csv, after gpus.csv: sets each GPU's mem_overhead_s from the row of its id, else of its
+ * architecture, else the prior (architecture '*'); a row without a source is refused, naming file
+ * and line. */
+EC_INTERNAL int eci_membw_load(ec_ctx *ctx, const char *path);
 /* reference_systems.csv, after gpus.csv and interconnects.csv: sets each GPU's refsys. */
 EC_INTERNAL int eci_refsys_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_refsys_free(ec_ctx *ctx);

@@ -12,12 +12,13 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const param_names[ECI_N_PARAMS] = {"gemm_scale", "simt_scale", "mem_scale", "conv_eff",
-                                                  "attn_eff", "dispatch_scale", "internode_busbw_frac"};
+static const char *const param_names[ECI_N_PARAMS] = {"gemm_scale", "simt_scale", "mem_scale", "mem_scale_cnn",
+                                                  "conv_eff", "attn_eff", "dispatch_scale", "internode_busbw_frac"};
 static const char *const param_meaning[ECI_N_PARAMS] = {
     "multiplies every GPU's measured large-GEMM efficiency on tensor cores (tf32, fp16, bf16)",
     "multiplies every GPU's measured large-GEMM efficiency on CUDA cores (fp32)",
-    "multiplies every GPU's measured streaming-bandwidth efficiency",
+    "multiplies every GPU's measured streaming-bandwidth efficiency (networks that are not CNNs)",
+    "multiplies every GPU's measured streaming-bandwidth efficiency for CNNs (their rows fitted apart)",
     "cuDNN convolution throughput relative to a GEMM of the same shape",
     "multiplies the fused attention kernels' efficiencies of models/attention.csv",
     "multiplies the host time of each eager forward op of the model (module calls and views around it)",
@@ -55,6 +56,7 @@ void eci_params_to_array(const eci_params *c, double *x)
     x[ECI_P_GEMM] = c->gemm_scale;
     x[ECI_P_SIMT] = c->simt_scale;
     x[ECI_P_MEM] = c->mem_scale;
+    x[ECI_P_MEM_CNN] = c->mem_scale_cnn;
     x[ECI_P_CONV] = c->conv_eff;
     x[ECI_P_ATTN] = c->attn_eff;
     x[ECI_P_DISPATCH] = c->dispatch_scale;
@@ -66,6 +68,7 @@ void eci_params_from_array(const double *x, eci_params *c)
     c->gemm_scale = x[ECI_P_GEMM];
     c->simt_scale = x[ECI_P_SIMT];
     c->mem_scale = x[ECI_P_MEM];
+    c->mem_scale_cnn = x[ECI_P_MEM_CNN];
     c->conv_eff = x[ECI_P_CONV];
     c->attn_eff = x[ECI_P_ATTN];
     c->dispatch_scale = x[ECI_P_DISPATCH];
@@ -74,7 +77,8 @@ void eci_params_from_array(const double *x, eci_params *c)
 
 double *eci_params_arch_field(eci_params_arch *a, int which)
 {
-    return which == ECI_P_GEMM ? &a->gemm_scale : which == ECI_P_SIMT ? &a->simt_scale : &a->mem_scale;
+    return which == ECI_P_GEMM ? &a->gemm_scale : which == ECI_P_SIMT ? &a->simt_scale
+                                                 : which == ECI_P_MEM ? &a->mem_scale : &a->mem_scale_cnn;
 }
 
 const eci_params_arch *eci_params_arch_find(const eci_params *c, const char *architecture)
@@ -103,6 +107,7 @@ eci_params_arch *eci_params_arch_add(eci_params *c, const char *architecture)
     a->gemm_scale = c->gemm_scale;
     a->simt_scale = c->simt_scale;
     a->mem_scale = c->mem_scale;
+    a->mem_scale_cnn = c->mem_scale_cnn;
     return a;
 }
 
@@ -114,6 +119,7 @@ void eci_params_default(const ec_ctx *ctx, eci_params *c)
     c->gemm_scale = 1.0;
     c->simt_scale = 1.0;
     c->mem_scale = 1.0;
+    c->mem_scale_cnn = 1.0;
     c->conv_eff = eci_const(ctx, EC_C_conv_eff_frac);
     c->attn_eff = eci_const(ctx, EC_C_sdpa_eff_frac);
     c->dispatch_scale = 1.0;
@@ -165,7 +171,8 @@ int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c)
         int which = rep->names[j] ? param_index(rep->names[j], ECI_N_ARCH_PARAMS) : -1;
         if (which < 0 || rep->architectures[j][0] == '\0')
             return eci_error(ctx, EC_EINVAL,
-                             "fit report entry %zu ('%s') must be gemm_scale, simt_scale or mem_scale of an "
+                             "fit report entry %zu ('%s') must be gemm_scale, simt_scale, mem_scale or "
+                             "mem_scale_cnn of an "
                              "architecture",
                              j, rep->names[j] ? rep->names[j] : "(null)");
         eci_params_arch *a = eci_params_arch_add(c, rep->architectures[j]);
@@ -236,13 +243,13 @@ void eci_interval_widen(const eci_params *c, double p50, double *p10, double *p9
     eci_interval_widen_sd(c->error_log_sd, p50, p10, p90);
 }
 
-double eci_params_error_sd(const eci_params *c, const char *architecture, int tensor_cores, int *unseen)
+double eci_params_error_sd(const eci_params *c, const char *architecture, int tensor_cores, int cnn, int *unseen)
 {
     *unseen = 0;
     if (c->n_arch == 0) /* the priors, or a fit without architectures: nothing to tell apart */
         return c->error_log_sd;
     const eci_params_arch *a = eci_params_arch_find(c, architecture);
-    unsigned need = 1u << (tensor_cores ? ECI_P_GEMM : ECI_P_SIMT) | 1u << ECI_P_MEM;
+    unsigned need = 1u << (tensor_cores ? ECI_P_GEMM : ECI_P_SIMT) | 1u << (cnn ? ECI_P_MEM_CNN : ECI_P_MEM);
     if (a != NULL && (a->fitted & need) == need)
         return c->error_log_sd;
     *unseen = 1;
@@ -391,7 +398,7 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int
     size_t j = (size_t)which;
     if (arch[0] != '\0') {
         if (which >= ECI_N_ARCH_PARAMS)
-            return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: '%s' is global: only gemm_scale, simt_scale and mem_scale "
+            return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: '%s' is global: only gemm_scale, simt_scale, mem_scale and mem_scale_cnn "
                              "take an architecture", path, line, c_arch + 1, name);
         if ((rc = known_architecture(ctx, t, r, c_arch, &arch)) != EC_OK)
             return rc;
@@ -414,6 +421,32 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int
     double lo, hi;
     eci_params_bounds(which, &lo, &hi);
     return eci_table_number(ctx, t, r, c_value, lo, hi, &out->values[j]);
+}
+
+/* A profile written before mem_scale_cnn (no row of it at all) had one memory scale for every
+ * network: CNNs keep it, globally and per architecture. */
+static int one_memory_scale(ec_ctx *ctx, const char *path, const size_t *seen_line, ec_fit_report *out)
+{
+    for (size_t j = 0; j < out->n_params; j++)
+        if (seen_line[j] != 0 && out->names[j] == param_names[ECI_P_MEM_CNN])
+            return EC_OK;
+    out->values[ECI_P_MEM_CNN] = out->values[ECI_P_MEM];
+    out->runs[ECI_P_MEM_CNN] = out->runs[ECI_P_MEM];
+    size_t n = out->n_params;
+    for (size_t j = ECI_N_PARAMS; j < n; j++) {
+        if (out->names[j] != param_names[ECI_P_MEM])
+            continue;
+        if (out->n_params == EC_FIT_MAX_PARAMS)
+            return eci_error(ctx, EC_EPARSE, "%s: more than %d parameters once mem_scale_cnn copies mem_scale",
+                             path, EC_FIT_MAX_PARAMS);
+        size_t k = out->n_params++;
+        out->names[k] = param_names[ECI_P_MEM_CNN];
+        eci_strlcpy(out->architectures[k], out->architectures[j], EC_NAME_MAX);
+        out->values[k] = out->values[j];
+        out->stderrs[k] = out->stderrs[j];
+        out->runs[k] = out->runs[j];
+    }
+    return EC_OK;
 }
 
 int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out)
@@ -445,5 +478,7 @@ int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out)
     for (size_t r = 0; r < eci_table_rows(t) && rc == EC_OK; r++)
         rc = read_profile_row(ctx, t, r, col, seen_line, out);
     eci_table_free(t);
+    if (rc == EC_OK)
+        rc = one_memory_scale(ctx, path, seen_line, out);
     return rc;
 }

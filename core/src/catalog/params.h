@@ -18,15 +18,18 @@
  * whose architecture has no entry uses the global ones. */
 typedef struct eci_params_arch {
     char name[EC_NAME_MAX]; /* gpus.csv `architecture`, e.g. "ampere" */
-    double gemm_scale, simt_scale, mem_scale;
-    unsigned fitted; /* bit 1 << ECI_P_GEMM/_SIMT/_MEM: that scale was fitted on runs of this
+    double gemm_scale, simt_scale, mem_scale, mem_scale_cnn;
+    unsigned fitted; /* bit 1 << ECI_P_GEMM/_SIMT/_MEM/_MEM_CNN: that scale was fitted on runs of this
                         architecture (else it holds the global value) */
 } eci_params_arch;
 
 typedef struct eci_params {
     double gemm_scale;     /* multiplies measured large-GEMM efficiency on tensor cores (tf32, 16-bit) */
     double simt_scale;     /* multiplies measured large-GEMM efficiency on CUDA cores (fp32, emulated) */
-    double mem_scale;      /* multiplies every measured streaming-bandwidth efficiency */
+    double mem_scale;      /* multiplies every measured streaming-bandwidth efficiency (transformers and
+                              every network that is not a CNN) */
+    double mem_scale_cnn;  /* the same for CNNs (eci_net.cnn): their memory-bound kernels (batch norm,
+                              ReLU, pooling on NCHW feature maps) are fitted apart from a transformer's */
     double conv_eff;       /* cuDNN convolution throughput relative to a GEMM */
     double attn_eff;       /* multiplier on the fused attention kernels' efficiencies (attention.csv) */
     double dispatch_scale; /* multiplies the host's per-op dispatch times */
@@ -46,8 +49,10 @@ typedef struct eci_params {
 
 /* The parameters one by one, in the order of a fit report's global entries; the first
  * ECI_N_ARCH_PARAMS may also take a value per architecture. */
-enum { ECI_P_GEMM, ECI_P_SIMT, ECI_P_MEM, ECI_P_CONV, ECI_P_ATTN, ECI_P_DISPATCH, ECI_P_NET, ECI_N_PARAMS };
-#define ECI_N_ARCH_PARAMS 3
+enum {
+    ECI_P_GEMM, ECI_P_SIMT, ECI_P_MEM, ECI_P_MEM_CNN, ECI_P_CONV, ECI_P_ATTN, ECI_P_DISPATCH, ECI_P_NET, ECI_N_PARAMS
+};
+#define ECI_N_ARCH_PARAMS 4
 /* The range parameter `which` may take, globally or for an architecture: one definition for the
  * profile reader, a fit report taken (ec_ctx_set_fit) and the fitter, which refuses to keep a fit
  * outside it (params.c gives each bound its reason).  error_log_sd: [0, ECI_ERROR_SD_MAX]. */
@@ -61,7 +66,7 @@ EC_INTERNAL const char *eci_params_name(int which);
 /* The global values as an array in that order, and back. */
 EC_INTERNAL void eci_params_to_array(const eci_params *c, double *x);
 EC_INTERNAL void eci_params_from_array(const double *x, eci_params *c);
-/* Parameter `which` (ECI_P_GEMM, _SIMT or _MEM) of an architecture's entry. */
+/* Parameter `which` (ECI_P_GEMM, _SIMT, _MEM or _MEM_CNN) of an architecture's entry. */
 EC_INTERNAL double *eci_params_arch_field(eci_params_arch *a, int which);
 /* The entry for an architecture, added with the global values when absent; NULL when full. */
 EC_INTERNAL eci_params_arch *eci_params_arch_add(eci_params *c, const char *architecture);
@@ -84,11 +89,13 @@ EC_INTERNAL int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, ec
 EC_INTERNAL void eci_interval_widen(const eci_params *c, double p50, double *p10, double *p90);
 /* The same by a model error given as its log sd. */
 EC_INTERNAL void eci_interval_widen_sd(double error_log_sd, double p50, double *p10, double *p90);
-/* The model error of a prediction on an architecture whose matmuls run on tensor cores or not:
- * error_log_sd where the fit saw runs of that architecture on that unit and on its memory
- * system, else the larger of it and unseen_error_log_sd, with *unseen set (0 otherwise).
- * Without a fit (no architecture entries) the priors' error_log_sd and *unseen 0. */
-EC_INTERNAL double eci_params_error_sd(const eci_params *c, const char *architecture, int tensor_cores, int *unseen);
+/* The model error of a prediction on an architecture whose matmuls run on tensor cores or not, of
+ * a CNN or not: error_log_sd where the fit saw runs of that architecture on that unit and on its
+ * memory system with that kind of network, else the larger of it and unseen_error_log_sd, with
+ * *unseen set (0 otherwise).  Without a fit (no architecture entries) the priors' error_log_sd and
+ * *unseen 0. */
+EC_INTERNAL double eci_params_error_sd(const eci_params *c, const char *architecture, int tensor_cores, int cnn,
+                                       int *unseen);
 /* Room for a set of parameters the context keeps (ctx->fit, ctx->profile_fit) into *slot,
  * freed with the context; EC_ENOMEM when there is none. */
 EC_INTERNAL int eci_params_keep(ec_ctx *ctx, eci_params **slot);

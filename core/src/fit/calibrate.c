@@ -169,8 +169,9 @@ static void driver_callback(const size_t iter, void *params, const gsl_multifit_
 }
 
 /* Add the per-architecture parameters the run exercises: the GEMM scale of the unit its
- * precision runs on (tensor or CUDA cores) and the bandwidth scale. */
-static void add_arch_slots(fit_data *d, const eci_gpu *g, int precision, const eci_params *start)
+ * precision runs on (tensor or CUDA cores) and the bandwidth scale of its kind of network (a CNN's
+ * or every other's), so CNN and transformer runs never set one memory scale together. */
+static void add_arch_slots(fit_data *d, const eci_gpu *g, int precision, int cnn, const eci_params *start)
 {
     size_t a = 0;
     while (a < d->n_arch && !eci_name_eq(d->arch[a], g->architecture))
@@ -181,12 +182,14 @@ static void add_arch_slots(fit_data *d, const eci_gpu *g, int precision, const e
         eci_strlcpy(d->arch[d->n_arch++], g->architecture, EC_NAME_MAX);
     }
     eci_rates r;
-    eci_rates_init(d->ctx, g, precision, start, &r);
-    int used[2] = {r.tensor_cores ? ECI_P_GEMM : ECI_P_SIMT, ECI_P_MEM};
+    eci_rates_init(d->ctx, g, precision, start, cnn, &r);
+    int used[2] = {r.tensor_cores ? ECI_P_GEMM : ECI_P_SIMT, cnn ? ECI_P_MEM_CNN : ECI_P_MEM};
     for (int u = 0; u < 2; u++) {
         size_t s = 0;
         while (s < d->n_slots && !(d->slot[s].arch == (int)a && d->slot[s].which == used[u]))
             s++;
+        if (s == d->n_slots && ECI_N_PARAMS + d->n_slots == EC_FIT_MAX_PARAMS)
+            continue; /* the report is full: this architecture uses the global value */
         if (s == d->n_slots)
             d->slot[d->n_slots++] = (arch_slot){.arch = (int)a, .which = used[u]};
         d->slot_runs[s]++;
@@ -212,7 +215,8 @@ static int select_runs(ec_ctx *ctx, const ec_runs *runs, const unsigned char *us
                              run->id, run->line, why);
         }
         rows[d->n_rows++] = i;
-        add_arch_slots(d, eci_hw_find(ctx, run->config.gpu), run->config.precision, start);
+        const eci_net *net = eci_net_find(ctx, run->config.model);
+        add_arch_slots(d, eci_hw_find(ctx, run->config.gpu), run->config.precision, net != NULL && net->cnn, start);
     }
     if (d->n_rows == 0)
         return eci_error(ctx, EC_EINVAL, "no runs to calibrate on");

@@ -3,7 +3,8 @@
  *   GEMM: t = max(FLOPs / (peak x eff_large x shape_util x k_util), bytes / (BW x eff_bw), floor)
  *   shape_util = useful tiles / (waves x SMs x tile): tile and wave quantization, with the
  *   better of a large and a small tile as cuBLAS's heuristics would pick;
- *   memory-bound: t = max(bytes / (BW x eff_bw), floor) per kernel.
+ *   memory-bound: t = max(overhead + bytes / (BW x eff_bw), floor) per kernel, overhead from membw.csv
+ *   (small kernels achieve less bandwidth than large ones).
  *   fused attention: t = max(FLOPs / (peak x kernel_eff x attn_eff x shape_util), Q K V O bytes / (BW x eff_bw),
  *   floor), kernel_eff per kernel, architecture, pass and causal mask from models/attention.csv.
  * Peaks and efficiencies come from the hardware profile (gpus.csv) and attention.csv, tile sizes and the
@@ -126,7 +127,7 @@ void eci_rates_attention(const eci_gpu *g, int attention, int precision, eci_rat
 _Static_assert(offsetof(eci_rates, comm) - offsetof(eci_rates, warning_text) - EC_WARNING_TEXT_MAX < sizeof(void *),
                "a field follows warning_text in eci_rates: eci_rates_init must zero it");
 
-void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_params *c, eci_rates *r)
+void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_params *c, int cnn, eci_rates *r)
 {
     /* every field zero, the warning text empty (its 512 bytes are read only up to the NUL) */
     memset(r, 0, offsetof(eci_rates, warning_text));
@@ -134,6 +135,7 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     memset(&r->comm, 0, sizeof *r - offsetof(eci_rates, comm));
     pick_gemm_rate(g, precision, r);
     r->mem_bytes_per_s = g->memory_bandwidth_bytes_per_s * g->memory_eff_frac;
+    r->mem_overhead_s = g->mem_overhead_s;
     r->floor_s = g->kernel_floor_s;
     r->sm_count = g->sm_count;
     r->tile_large_m = eci_const(ctx, EC_C_gemm_tile_large_m);
@@ -144,10 +146,11 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     r->k_half = eci_const(ctx, EC_C_gemm_k_half);
     r->conv_eff = c->conv_eff;
     r->attn_eff = c->attn_eff;
-    /* A fitted entry for this GPU's architecture wins over the global scales. */
+    /* A fitted entry for this GPU's architecture wins over the global scales; a CNN's memory-bound
+     * kernels have their own scale (fitted on CNN runs only). */
     const eci_params_arch *a = eci_params_arch_find(c, g->architecture);
     r->gemm_scale = r->tensor_cores ? (a ? a->gemm_scale : c->gemm_scale) : (a ? a->simt_scale : c->simt_scale);
-    r->mem_scale = a ? a->mem_scale : c->mem_scale;
+    r->mem_scale = cnn ? (a ? a->mem_scale_cnn : c->mem_scale_cnn) : (a ? a->mem_scale : c->mem_scale);
     int half = precision == EC_PREC_AMP_FP16 || precision == EC_PREC_AMP_BF16 || precision == EC_PREC_FP16 ||
                precision == EC_PREC_BF16 || precision == EC_PREC_AMP_FP8;
     r->gemm_in_bytes = half ? 2.0 : 4.0;
@@ -263,8 +266,9 @@ static void fp8_gemm_cost(const eci_rates *r, const eci_op *op, eci_op_cost_t *c
 
 double eci_mem_time_s(const eci_rates *r, double bytes, double kernels)
 {
-    double t = bytes / (r->mem_bytes_per_s * r->mem_scale);
-    double floor_s = r->floor_s * (kernels > 0 ? kernels : 1);
+    double n = kernels > 0 ? kernels : 1;
+    double t = n * r->mem_overhead_s + bytes / (r->mem_bytes_per_s * r->mem_scale);
+    double floor_s = r->floor_s * n;
     return t > floor_s ? t : floor_s;
 }
 
@@ -372,7 +376,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { COST_KEY_VALUES = 28 + 4 * ECI_N_GROUPS };
+enum { COST_KEY_VALUES = 29 + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -399,10 +403,10 @@ struct eci_cost_cache {
     size_t hits, misses;
 };
 
-/* make_cost_key lists every field of eci_rates before `warnings` (14 doubles, tensor_cores,
+/* make_cost_key lists every field of eci_rates before `warnings` (15 doubles, tensor_cores,
  * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac): a field added there must
  * join the key, or changing it would return stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == 23 * sizeof(double),
+_Static_assert(offsetof(eci_rates, warnings) == 24 * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -413,7 +417,8 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->k_half, r->conv_eff, r->attn_eff, (double)r->tensor_cores, r->gemm_scale, r->mem_scale, gpu_scale,
         eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s,
         r->attn_flop_per_s, r->attn_frac[0][0], r->attn_frac[0][1], r->attn_frac[1][0], r->attn_frac[1][1],
-        eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd), eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd)};
+        eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd), eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd),
+        r->mem_overhead_s};
     memcpy(k->v, v, sizeof v);
     for (int g = 0; g < ECI_N_GROUPS; g++) { /* the groups the COMM ops run over */
         const eci_group *gr = &r->groups[g];

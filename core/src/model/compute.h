@@ -18,6 +18,7 @@ typedef struct eci_rates {
     double gemm_flop_per_s;       /* peak x measured large-GEMM efficiency */
     double gemm_in_bytes;         /* bytes per GEMM operand element */
     double mem_bytes_per_s;       /* bandwidth x measured streaming efficiency */
+    double mem_overhead_s;        /* a memory-bound kernel's start-up and tail (membw.csv) */
     double floor_s;               /* GPU-side time of an empty kernel */
     double sm_count;
     double tile_large_m, tile_large_n, tile_small_m, tile_small_n, tile_small_eff;
@@ -56,7 +57,8 @@ typedef struct eci_op_cost_t {
 /* 1 when the GPU has TF32 tensor cores: Ampere (compute capability 8.0) on, with a TF32 peak in
  * gpus.csv; before it allow_tf32 has no effect and fp32 runs on the CUDA cores. */
 EC_INTERNAL int eci_gpu_tf32(const eci_gpu *g);
-EC_INTERNAL void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_params *c,
+/* cnn: the network is a CNN (eci_net.cnn): its memory-bound kernels take mem_scale_cnn, else mem_scale. */
+EC_INTERNAL void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_params *c, int cnn,
                                 eci_rates *r);
 /* attention= as the config spells it (ec_attention). */
 EC_INTERNAL const char *eci_attention_name(int attention);

@@ -49,6 +49,7 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
         {"constants.csv", eci_consts_load},
         {"gpus.csv", eci_hw_load},
         {"attention.csv", eci_attn_load}, /* each GPU's fused attention kernels (catalog/attention.c) */
+        {"membw.csv", eci_membw_load},    /* each GPU's memory-bound kernel overhead (catalog/membw.c) */
         {"hosts.csv", eci_host_load},
         {"interconnects.csv", eci_fabric_load},
         {"networks.csv", eci_net_load},

@@ -388,8 +388,14 @@ static eci_net *net_copy(ec_ctx *ctx, const ec_network_def *def, const char *pat
         return NULL;
     }
     n->text = def->layers[0].kind == EC_LAYER_EMBEDDING;
-    for (size_t i = 0; i < def->n_layers; i++)
-        n->encdec |= def->layers[i].kind == EC_LAYER_DECODER;
+    int conv = 0, token = 0;
+    for (size_t i = 0; i < def->n_layers; i++) {
+        int k = (int)def->layers[i].kind;
+        n->encdec |= k == EC_LAYER_DECODER;
+        conv |= k == EC_LAYER_CONV2D;
+        token |= k == EC_LAYER_ATTENTION || k == EC_LAYER_MLP || k == EC_LAYER_MOE || k == EC_LAYER_PATCHES;
+    }
+    n->cnn = conv && !token;
     n->default_seq_len = n->text ? (def->default_seq_len > 0 ? def->default_seq_len : 512) : 0;
     n->max_positions = def->max_positions;
     n->image_size = n->text ? 0 : def->image_size;

@@ -78,7 +78,7 @@ static int step_price(step *s, double seq, const layout_comm *lc_in)
     if ((rc = eci_workload_get(ctx, s->r.net, s->r.task, &shape, &s->wl)) != EC_OK)
         return rc;
 
-    eci_rates_init(ctx, s->g, cfg->precision, s->calib, &s->rates);
+    eci_rates_init(ctx, s->g, cfg->precision, s->calib, s->r.net != NULL && s->r.net->cnn, &s->rates);
     eci_rates_attention(s->g, cfg->attention, cfg->precision, &s->rates);
     if (lc_in != NULL)
         s->lc = *lc_in;
@@ -585,7 +585,7 @@ int eci_step_eval(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, cons
     if ((rc = eci_workload_get(ctx, r->net, r->task, &shape, &wl)) != EC_OK)
         return rc;
     eci_rates rates;
-    eci_rates_init(ctx, r->gpu, cfg->precision, calib, &rates);
+    eci_rates_init(ctx, r->gpu, cfg->precision, calib, r->net != NULL && r->net->cnn, &rates);
     eci_rates_attention(r->gpu, cfg->attention, cfg->precision, &rates);
     layout_comm lc; /* the layout's groups price a tensor-parallel model's collectives */
     if ((rc = eci_setup_layout_comm(ctx, cfg, r, calib, &lc)) != EC_OK)

@@ -158,8 +158,8 @@ double eci_calibration_sd(const ec_config *cfg, const eci_resolved *r, const eci
     const eci_gpu *g = r->gpu;
     if (g == NULL || r->net == NULL) /* gpu_step_s: the user's measured step, not the fit's */
         return c->error_log_sd;
-    int tensor = matmul_tensor_cores(g, cfg->precision), unseen;
-    double sd = eci_params_error_sd(c, g->architecture, tensor, &unseen);
+    int tensor = matmul_tensor_cores(g, cfg->precision), cnn = r->net->cnn, unseen;
+    double sd = eci_params_error_sd(c, g->architecture, tensor, cnn, &unseen);
     if (!unseen || res == NULL)
         return sd;
     const eci_params_arch *a = eci_params_arch_find(c, g->architecture);
@@ -170,7 +170,8 @@ double eci_calibration_sd(const ec_config *cfg, const eci_resolved *r, const eci
     for (size_t i = 0; i < 64 && g->architecture[i] != '\0'; i++)
         *p++ = g->architecture[i];
     if (a != NULL)
-        p = put_text(p, !(a->fitted & 1u << ECI_P_MEM) ? " for its memory bandwidth"
+        p = put_text(p, !(a->fitted & 1u << (cnn ? ECI_P_MEM_CNN : ECI_P_MEM))
+                            ? (cnn ? " for a CNN's memory bandwidth" : " for its memory bandwidth")
                         : tensor ? " with matmuls on tensor cores" : " with matmuls on CUDA cores (fp32)");
     if (c->unseen_error_log_sd > 0) {
         p = put_text(p, ": the fit's global scales used, interval widened (leave-one-architecture-out log error sd ");

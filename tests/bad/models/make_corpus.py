@@ -163,3 +163,14 @@ dup = [list(r) for r in attn]
 dup.append(list(attn[1]))
 emit("attention", "duplicate_row", text(dup))
 emit("attention", "no_sdpa_prior", text([r for r in attn if not (r[0] == "sdpa_mem_efficient")]))
+
+mb = read("membw")
+emit("membw", "missing_column", text(drop_col(mb, "source")))
+emit("membw", "empty_source", text(set_cell(mb, 2, "source", "")))
+emit("membw", "no_prior", text([r for r in mb if r[1] != "*"]))
+emit("membw", "unknown_gpu", text(set_cell(mb, 2, "gpu", "a100-sxm9")))
+emit("membw", "overhead_out_of_range", text(set_cell(mb, 2, "overhead_s", "1")))
+emit("membw", "no_key", text(set_cell(mb, 2, "architecture", "")))
+dup = [list(r) for r in mb]
+dup.append(list(mb[2]))
+emit("membw", "duplicate_row", text(dup))

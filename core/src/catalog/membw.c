@@ -1,0 +1,110 @@
+/*
+ * membw.c: models/membw.csv, the size curve of memory-bound kernels (elementwise, norms, softmax,
+ * casts, the optimizer): a kernel moving V bytes takes overhead_s + V / (bandwidth x
+ * memory_eff_frac), the form that te42kyfo/gpu-benches' gpu-small-kernels fits to 10,000
+ * back-to-back streaming kernels of growing size (T = V / (a + V/b)), so a small kernel
+ * achieves less of the bandwidth than a large one.  Each row names a GPU (its gpus.csv id) or an
+ * architecture ('*': the prior) and its public source; a row without one is refused with its file
+ * and line.  Loaded after gpus.csv: every GPU gets its own row, else its architecture's, else the
+ * prior, so pricing (model/compute.c, eci_rates_init) reads one field per GPU.
+ */
+#include "catalog/catalog.h"
+
+#include <string.h>
+
+/* A start-up and tail longer than a millisecond is not a kernel's. */
+#define OVERHEAD_MAX_S 1e-3
+
+typedef struct membw_row {
+    const char *gpu, *arch; /* gpu "" : the row is the architecture's */
+    double overhead_s;
+    size_t line;
+} membw_row;
+
+static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int col[4], membw_row *row)
+{
+    char echo[48];
+    *row = (membw_row){.gpu = eci_table_cell(t, r, col[0]), .arch = eci_table_cell(t, r, col[1]),
+                       .line = eci_table_line(t, r)};
+    const char *source = eci_table_cell(t, r, col[3]), *what = row->gpu[0] ? row->gpu : row->arch;
+    if (row->gpu[0] == '\0' && row->arch[0] == '\0')
+        return eci_error(ctx, EC_EPARSE, "%s:%zu: neither a gpu nor an architecture (a gpus.csv id, or an "
+                         "architecture, '*' for the prior)", path, row->line);
+    if (row->gpu[0] != '\0') {
+        size_t g = 0;
+        while (g < ctx->n_gpus && !eci_name_eq(ctx->gpus[g].id, row->gpu))
+            g++;
+        if (g == ctx->n_gpus)
+            return eci_error(ctx, EC_EPARSE, "%s:%zu: gpu '%s' is not a gpus.csv id", path, row->line,
+                             eci_echo(echo, sizeof echo, row->gpu));
+    }
+    if (source[0] == '\0')
+        return eci_error(ctx, EC_EPARSE, "%s:%zu: '%s': empty source (every memory-bandwidth figure names its "
+                         "public source)", path, row->line, eci_echo(echo, sizeof echo, what));
+    return eci_table_number(ctx, t, r, col[2], 0, OVERHEAD_MAX_S, &row->overhead_s);
+}
+
+/* The row for a GPU id (gpu set) or an architecture; NULL when none.  A second one is an error. */
+static int find(ec_ctx *ctx, const char *path, const membw_row *rows, size_t n, const char *gpu, const char *arch,
+                const membw_row **out)
+{
+    *out = NULL;
+    for (size_t i = 0; i < n; i++) {
+        int hit = gpu != NULL ? eci_name_eq(rows[i].gpu, gpu) : rows[i].gpu[0] == '\0' && eci_name_eq(rows[i].arch, arch);
+        if (!hit)
+            continue;
+        if (*out != NULL)
+            return eci_error(ctx, EC_EPARSE, "%s:%zu: a second row for '%s' (first on line %zu)", path, rows[i].line,
+                             gpu != NULL ? gpu : arch, (*out)->line);
+        *out = &rows[i];
+    }
+    return EC_OK;
+}
+
+static int link_gpus(ec_ctx *ctx, const char *path, const membw_row *rows, size_t n)
+{
+    const membw_row *prior;
+    int rc = find(ctx, path, rows, n, NULL, "*", &prior);
+    if (rc != EC_OK)
+        return rc;
+    if (prior == NULL)
+        return eci_error(ctx, EC_EPARSE, "%s: no prior row (architecture '*'): a GPU of an architecture without "
+                         "a row needs one", path);
+    for (size_t g = 0; g < ctx->n_gpus; g++) {
+        const membw_row *own, *arch;
+        if ((rc = find(ctx, path, rows, n, ctx->gpus[g].id, NULL, &own)) != EC_OK ||
+            (rc = find(ctx, path, rows, n, NULL, ctx->gpus[g].architecture, &arch)) != EC_OK)
+            return rc;
+        ctx->gpus[g].mem_overhead_s = (own != NULL ? own : arch != NULL ? arch : prior)->overhead_s;
+    }
+    return EC_OK;
+}
+
+int eci_membw_load(ec_ctx *ctx, const char *path)
+{
+    static const char *const COLUMNS[4] = {"gpu", "architecture", "overhead_s", "source"};
+    eci_table *t = NULL;
+    int col[4];
+    membw_row *rows = NULL;
+    size_t n = 0;
+    int rc = eci_table_load(ctx, path, &t);
+    if (rc != EC_OK)
+        return rc;
+    for (int c = 0; c < 4 && rc == EC_OK; c++)
+        rc = eci_table_require(ctx, t, COLUMNS[c], &col[c]);
+    if (rc == EC_OK && (n = eci_table_rows(t)) == 0)
+        rc = eci_error(ctx, EC_EPARSE, "%s: no data rows", path);
+    if (rc == EC_OK && (rows = eci_calloc(ctx, n, sizeof *rows)) == NULL)
+        rc = EC_ENOMEM;
+    for (size_t r = 0; rc == EC_OK && r < n; r++)
+        rc = parse_row(ctx, path, t, r, col, &rows[r]);
+    if (rc == EC_OK)
+        rc = link_gpus(ctx, path, rows, n);
+    if (rows != NULL)
+        eci_free(ctx, rows, n * sizeof *rows);
+    eci_table_free(t);
+    if (rc != EC_OK)
+        for (size_t g = 0; g < ctx->n_gpus; g++)
+            ctx->gpus[g].mem_overhead_s = 0;
+    return rc;
+}
