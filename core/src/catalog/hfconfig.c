@@ -17,16 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Ranges that rule out absurd configs (and int overflow in products of them). */
-#define MAX_LAYERS 10000L
-#define MAX_WIDTH (1L << 20)
-#define MAX_HEADS (1L << 14)
-#define MAX_FFN (1L << 24)
-#define MAX_VOCAB (1L << 26)
-#define MAX_POS (1L << 24)
-#define MAX_EXPERTS (1L << 16)
-#define MAX_IMAGE 65536L
-
 static int positive(double p) { return p > 0; }
 
 /* ---- encoders ------------------------------------------------------------------------------ */

@@ -9,8 +9,8 @@
 
 #include <jansson.h>
 
-/* Ranges that rule out absurd configs (and int overflow in products of them); hfconfig.c spells
- * the same definitions. */
+/* Ranges that rule out absurd configs (and int overflow in products of them), for every reader
+ * of a config.json (hfconfig*.c). */
 #define MAX_LAYERS 10000L
 #define MAX_WIDTH (1L << 20)
 #define MAX_HEADS (1L << 14)

@@ -16,14 +16,6 @@
 
 #include <string.h>
 
-#define MAX_LAYERS 10000L
-#define MAX_WIDTH (1L << 20)
-#define MAX_HEADS (1L << 14)
-#define MAX_FFN (1L << 24)
-#define MAX_VOCAB (1L << 26)
-#define MAX_POS (1L << 24)
-#define MAX_EXPERTS (1L << 16)
-
 /* What both families share with Llama: RMSNorm, rotary positions, gated SiLU MLPs, no dropout,
  * a final norm, an untied head by default; HF's eager softmax runs in fp32. */
 static void decoder(jr *r, eci_arch *a)
