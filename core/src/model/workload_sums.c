@@ -75,9 +75,11 @@ void eci_wl_keep_stage(eci_workload *wl, int lo, int hi)
 }
 
 /* What checkpointing=selective_op keeps, as torchtitan's per-op selective activation checkpointing
- * runs (torchtitan/models/llama3/infra/parallelize.py, _apply_ac_to_transformer_block): its policy
- * saves the outputs of the ops in _save_list (aten.mm, SDPA's flash and memory-efficient attention,
- * c10d reduce_scatter_tensor, aten.max for float8's amax) except every second mm of a block
+ * runs (torchtitan/parallelisms/parallelize_llama.py at 9dec370, Dec 2024: _save_list and
+ * _apply_ac_to_transformer_block; no_recompute_list at 157a12c, April 2024; later in
+ * torchtitan/models/llama3/infra/parallelize.py): its policy saves the outputs of the ops in the
+ * list (aten.mm, SDPA's flash and memory-efficient attention, c10d reduce_scatter_tensor; from late
+ * 2024 also aten.abs and aten.max for float8's amax, not counted here) except every second mm of a block
  * (meta["forward_mm_count"] % 2 == 0 after the count: mm 1, 3, 5, ... kept; Llama's wq, wv, w1, w2 of
  * wq, wk, wv, wo, w1, w3, w2) and recomputes everything else in backward: norms, RoPE, SiLU and
  * the gate product, the other mms, batched matmuls (bmm is not aten.mm) and convolutions.  An op
