@@ -54,6 +54,7 @@ static const probe PROBES[] = {
     {"base_precision", "a quantized frozen base (base_precision)", NULL, NULL},
     {"optimizer", "8-bit paged AdamW (optimizer)", "adamw", "paged_adamw_8bit"},
     {"checkpointing", "selective checkpointing", "1", "selective"},
+    {"checkpointing", "per-op selective checkpointing", "1", "selective_op"},
     {"kernels", "fused kernels (kernels=fused)", "eager", "fused"},
 };
 #define N_PROBES (sizeof PROBES / sizeof PROBES[0])

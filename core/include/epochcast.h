@@ -171,8 +171,11 @@ typedef enum ec_base_precision {
 } ec_base_precision;
 
 /* checkpointing: 0, 1 (every layer's input kept, the layer recomputed) or selective (only
- * the attention core recomputed, Korthikanti et al.). */
+ * the attention core recomputed, Korthikanti et al.), or selective_op (torchtitan's per-op
+ * selective checkpointing: each layer keeps its input, the outputs of every second matmul, of
+ * the fused attention and of tensor parallelism's reduce-scatters; the rest is recomputed). */
 #define EC_CKPT_SELECTIVE 2
+#define EC_CKPT_OP 3
 
 typedef enum ec_precision {
     EC_PREC_FP32 = 0, /* IEEE fp32 matmuls on CUDA cores */
@@ -286,7 +289,7 @@ typedef struct ec_config {
     int image_size;              /* pixels per side for vision models [preset default] */
     int grad_accum;              /* micro-steps per optimizer step [1] */
     ec_optimizer optimizer;      /* [adamw] */
-    int checkpointing;           /* activation checkpointing, 0, 1 or EC_CKPT_SELECTIVE [0] */
+    int checkpointing;           /* activation checkpointing, 0, 1, EC_CKPT_SELECTIVE or EC_CKPT_OP [0] */
     int compile;                 /* torch.compile mode, an ec_compile [EC_COMPILE_OFF] */
     ec_attention attention;      /* attention implementation of transformer presets [sdpa] */
     int num_workers;             /* DataLoader workers [0] */

@@ -54,6 +54,7 @@ typedef enum ec_base_precision {
     EC_BASE_NF4
 } ec_base_precision;
 #define EC_CKPT_SELECTIVE 2
+#define EC_CKPT_OP 3
 typedef enum ec_precision {
     EC_PREC_FP32 = 0,
     EC_PREC_TF32,

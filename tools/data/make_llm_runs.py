@@ -226,11 +226,10 @@ TITAN_COMMON = ("strategy=fsdp with reduce_dtype=fp32: FSDP2 fully_shard with Mi
                 "is_causal=True), which runs PyTorch's flash backend (FlashAttention-2) on A100 and on H100 with that "
                 "torch (cuDNN attention opt-in since pytorch/pytorch#138522, Oct 2024; #142132: the 2.6 nightly of "
                 "2024-12-04 does not pick cuDNN on H100), and the CP rows restrict SDPA to flash/efficient "
-                "(torchtitan/utils.py get_train_context@9dec370); checkpointing=selective for torchtitan's op-level "
-                "selective AC is the nearest value, not the same: torchtitan saves the SDPA output and every other "
-                "mm and recomputes the other mms (wk, wo, w3 of each block: about 37% of the block's forward GEMM "
-                "FLOPs for Llama 3 8B) and the elementwise ops, where epochcast's selective recomputes the "
-                "attention core only")
+                "(torchtitan/utils.py get_train_context@9dec370); checkpointing=selective_op is torchtitan's op-level "
+                "selective AC (ac_config mode selective, selective_ac_option op): each block keeps its input, the "
+                "SDPA output and every second mm's output (wq, wv, w1, w2), and recomputes the other mms (wk, wo, "
+                "w3: about 37% of the block's forward GEMM FLOPs for Llama 3 8B) and the elementwise ops")
 TITAN_H100 = ("gpu=h100-sxm5-80gb is the closest profile, not the GPU that ran: the benchmark's H100s are SXM with "
               "96GB HBM2e at 2.4 TB/s and the default 500 W power limit (the file's Hardware section; footnote 2: "
               "peak between SXM and NVL), against 3.35 TB/s and 700 W in the profile, so the prediction is expected "
@@ -268,9 +267,6 @@ def from_torchtitan(h100, a100, skipped):
                 why = "405B on 128 H100 (performance.md): torch.compile per row not stated"
             elif "selective layer" in text:
                 why = "selective layer AC: the layer frequency N is not stated"
-            elif mem and "selective" in text:
-                why = ("memory of op-level selective AC: no key (checkpointing=selective keeps every activation "
-                       "but the attention core's: its memory is not torchtitan's)")
             elif "AsyncTP" in r["method"]:
                 why = "AsyncTP (async tensor parallel) has no key; the plain 2D row of the same table is kept"
             if why:
@@ -288,7 +284,7 @@ def from_torchtitan(h100, a100, skipped):
             elif "full activation checkpointing" in text or "AC full" in text:
                 rec["checkpointing"] = 1
             else:
-                rec["checkpointing"] = "selective"  # op-level SAC: see TITAN_COMMON
+                rec["checkpointing"] = "selective_op"  # op-level SAC: see TITAN_COMMON
             notes = [TITAN_COMMON]
             if tag == "h100":
                 rec.update(gpu="h100-sxm5-80gb", network="roce-3200")

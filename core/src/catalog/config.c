@@ -96,8 +96,9 @@ static const key_def KEYS[] = {
          "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb, adamw_torch, adamw_torch_fused, adamw_hf, "
          "adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none",
          "sgd, adam(w), adamw_foreach/_fused, lamb, adamw_torch(_fused), adamw_hf, adafactor, (paged_)adamw_8bit, none [adamw]"),
-    ENUM("checkpointing", checkpointing, 0, "0, 1, selective",
-         "activation checkpointing: 0, 1 (recompute each layer), selective (the attention core) [0]"),
+    ENUM("checkpointing", checkpointing, 0, "0, 1, selective, selective_op",
+         "activation checkpointing: 0, 1 (each layer), selective (the attention core), selective_op "
+         "(torchtitan's per-op) [0]"),
     ENUM("compile", compile, 0, "0, 1, reduce-overhead, max-autotune, max-autotune-no-cudagraphs",
          "torch.compile: 0 (eager), 1 (default mode), reduce-overhead, max-autotune(-no-cudagraphs) [0]"),
     ENUM("attention", attention, 0, "sdpa, eager, flash, flash_triton, flash3, cudnn",

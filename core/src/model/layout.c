@@ -21,6 +21,23 @@ static int has_kind(const eci_net *net, ec_layer_kind kind)
     return 0;
 }
 
+/* Does a checkpointed block hold a matmul (nn.Linear, attention, MLP, MoE): what
+ * checkpointing=selective_op keeps? */
+static int has_checkpointed_matmul(const eci_net *net)
+{
+    for (size_t i = 0; i < net->n_layers; i++) {
+        const ec_layer *l = &net->layers[i];
+        if (l->kind != EC_LAYER_REPEAT || !l->u.repeat.checkpoint)
+            continue;
+        for (size_t j = i + 1; j < net->n_layers && j <= i + (size_t)l->u.repeat.layers; j++) {
+            ec_layer_kind k = net->layers[j].kind;
+            if (k == EC_LAYER_LINEAR || k == EC_LAYER_ATTENTION || k == EC_LAYER_MLP || k == EC_LAYER_MOE)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 static int check_degrees(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 {
     int model_par = cfg->tp * cfg->pp * cfg->cp;
@@ -74,6 +91,10 @@ static int check_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (cfg->checkpointing == EC_CKPT_SELECTIVE && !has_kind(net, EC_LAYER_ATTENTION))
         return eci_error(ctx, EC_EINVAL, "checkpointing=selective recomputes the attention core; '%s' has no "
                          "attention", net->id);
+    if (cfg->checkpointing == EC_CKPT_OP && !has_checkpointed_matmul(net))
+        return eci_error(ctx, EC_EINVAL, "checkpointing=selective_op keeps the outputs of every second matmul and "
+                         "of the attention in each checkpointed layer; '%s' has no linear, attention or MLP layer "
+                         "in one (checkpointing=1 recomputes its layers whole)", net->id);
     return EC_OK;
 }
 

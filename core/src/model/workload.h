@@ -72,6 +72,11 @@ typedef struct eci_op {
                               over its collectives then touches only them) */
     int loss;              /* part of a cross entropy (eci_wl_cross_entropy): its backward transient is
                               priced from eci_workload.loss_bytes (memory.c) */
+    double keep_bytes;     /* the output per-op selective checkpointing caches when it keeps this op (a
+                              GEMM's m x n x batch, fused attention's output and log-sum-exp, a TP reduce-
+                              scatter's shard; workload_build.h) */
+    int op_keep;           /* checkpointing=selective_op keeps its output instead of recomputing it
+                              (eci_wl_sum_up: torchtitan's _save_list and every-second-mm policy) */
 } eci_op;
 
 /* A run of ops [begin, end) that the network repeats `reps` times. */
@@ -89,6 +94,9 @@ typedef struct eci_block {
     double core_saved_bytes; /* what its unfused attention core keeps (s x s scores, probabilities,
                                 masks): selective checkpointing recomputes it instead */
     double core_flop;       /* forward FLOPs of that unfused core */
+    double op_keep_bytes;   /* what checkpointing=selective_op caches of one repetition (keep_bytes of its
+                               op_keep ops) beside its input */
+    double op_keep_flop;    /* forward FLOPs of those ops: not recomputed */
 } eci_block;
 
 /* The most ops one expansion holds: net.c holds a description to EC_NETWORK_MAX_LAYERS layers
@@ -201,11 +209,13 @@ EC_INTERNAL void eci_fusion_apply(eci_workload *wl);
 
 /* Activation bytes kept for backward at the peak (memory.c): every op's saved bytes, or under
  * checkpointing the inputs of each checkpointed repetition plus one repetition's own (selective:
- * every op's but the unfused attention cores'); `copies`
+ * every op's but the unfused attention cores'; selective_op: each input and what its kept ops
+ * cache, plus one repetition's own); `copies`
  * micro-batches of them in flight (a pipeline stage), the recomputed repetition once. */
 EC_INTERNAL double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing, double copies);
 /* Forward FLOPs that checkpointing runs again in backward: the checkpointed blocks' (checkpointing
- * 1), their unfused attention cores' (EC_CKPT_SELECTIVE), 0 without. */
+ * 1), their unfused attention cores' (EC_CKPT_SELECTIVE), those of the ops they do not keep
+ * (EC_CKPT_OP), 0 without. */
 EC_INTERNAL double eci_workload_recompute_flop(const eci_workload *wl, int checkpointing);
 /* Parameters of the largest repetition of any block (the largest FSDP unit). */
 EC_INTERNAL double eci_workload_largest_unit(const eci_workload *wl);

@@ -81,8 +81,10 @@ static void attention_fused(builder *b, double heads, double head_dim, double v_
     /* QK^T over head_dim, PV over v_dim; it keeps Q, K (head_dim), V and the output (v_dim) */
     eci_op *op = gemm(b, "sdpa", sq, sk_eff, head_dim + v_dim, b->batch * heads,
                       (rows_q + rows_k) * heads * (head_dim + v_dim) * b->act + rows_q * heads * 4.0);
-    if (op != NULL)
+    if (op != NULL) {
         op->kind = ECI_OP_ATTN;
+        op->keep_bytes = rows_q * heads * (v_dim * b->act + 4.0); /* its output and fp32 log-sum-exp */
+    }
 }
 
 /* Multi-head latent attention's projections as HF's DeepseekV3Attention runs them in training

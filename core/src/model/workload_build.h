@@ -142,6 +142,7 @@ static inline eci_op *gemm(builder *b, const char *name, double m, double n, dou
         op->batch = batch;
         op->tensor_math = b->tensor_math;
         op->saved_bytes = saved_bytes;
+        op->keep_bytes = m * n * batch * b->act; /* its 16-bit (fp32: 4-byte) output */
     }
     return op;
 }
@@ -160,6 +161,8 @@ static inline void comm(builder *b, const char *name, int group, int fwd, int bw
         op->hidden = hidden;
         op->fwd_kernels = fwd != ECI_COLL_NONE;
         op->bwd = bwd != ECI_COLL_NONE;
+        if (fwd == ECI_COLL_REDUCE_SCATTER && group == ECI_GROUP_TP) /* its output: this GPU's shard */
+            op->keep_bytes = bytes / (b->tp > 1 ? b->tp : 1);
     }
 }
 

@@ -74,8 +74,42 @@ void eci_wl_keep_stage(eci_workload *wl, int lo, int hi)
     wl->n_blocks = nb;
 }
 
+/* What checkpointing=selective_op keeps, as torchtitan's per-op selective activation checkpointing
+ * runs (torchtitan/parallelisms/parallelize_llama.py at 9dec370, Dec 2024: _save_list and
+ * _apply_ac_to_transformer_block; no_recompute_list at 157a12c, April 2024; later in
+ * torchtitan/models/llama3/infra/parallelize.py): its policy saves the outputs of the ops in the
+ * list (aten.mm, SDPA's flash and memory-efficient attention, c10d reduce_scatter_tensor; from late
+ * 2024 also aten.abs and aten.max for float8's amax, not counted here) except every second mm of a block
+ * (meta["forward_mm_count"] % 2 == 0 after the count: mm 1, 3, 5, ... kept; Llama's wq, wv, w1, w2 of
+ * wq, wk, wv, wo, w1, w3, w2) and recomputes everything else in backward: norms, RoPE, SiLU and
+ * the gate product, the other mms, batched matmuls (bmm is not aten.mm) and convolutions.  An op
+ * run `count` times is kept when most of its runs are; the amax reductions are too small to count. */
+static void mark_op_keep(eci_workload *wl)
+{
+    int last = -1;
+    long mm = 0; /* mms of the current block so far */
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        eci_op *op = &wl->ops[i];
+        if (op->block != last) {
+            last = op->block;
+            mm = 0;
+        }
+        op->op_keep = 0;
+        if (op->block < 0)
+            continue;
+        if (op->kind == ECI_OP_GEMM && op->batch == 1 && !op->attn_core) {
+            long runs = op->count > 1 ? op->count : 1, kept = (mm + runs + 1) / 2 - (mm + 1) / 2; /* odd ones */
+            op->op_keep = 2 * kept >= runs;
+            mm += runs;
+        } else if (op->kind == ECI_OP_ATTN || (op->kind == ECI_OP_COMM && op->fwd_coll == ECI_COLL_REDUCE_SCATTER)) {
+            op->op_keep = 1;
+        }
+    }
+}
+
 void eci_wl_sum_up(eci_workload *wl)
 {
+    mark_op_keep(wl);
     wl->params = wl->param_tensors = wl->model_flop = wl->matmul_params = 0;
     wl->trainable_params = wl->trainable_tensors = wl->quant_params = wl->frozen_flop = wl->expert_params = 0;
     wl->saved_other_bytes = wl->table_params = 0;
@@ -85,6 +119,8 @@ void eci_wl_sum_up(eci_workload *wl)
         wl->blocks[b].saved_bytes = wl->blocks[b].params = wl->blocks[b].flop = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
         wl->blocks[b].core_saved_bytes = wl->blocks[b].core_flop = wl->blocks[b].trainable = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        wl->blocks[b].op_keep_bytes = wl->blocks[b].op_keep_flop = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
         if (wl->ops[i].params <= 0) /* frozen means frozen weights: an op without any computes as usual */
             wl->ops[i].frozen = 0;
@@ -129,6 +165,10 @@ void eci_wl_sum_up(eci_workload *wl)
             wl->blocks[op->block].params += op->params * op->count;
             wl->blocks[op->block].trainable += op->frozen ? 0 : op->params * op->count;
             wl->blocks[op->block].flop += flop;
+            if (op->op_keep) {
+                wl->blocks[op->block].op_keep_bytes += op->keep_bytes * op->count;
+                wl->blocks[op->block].op_keep_flop += flop;
+            }
             if (op->attn_core && op->kind != ECI_OP_ATTN) { /* a fused kernel recomputes in its own backward */
                 wl->blocks[op->block].core_saved_bytes += saved;
                 wl->blocks[op->block].core_flop += flop;
@@ -159,7 +199,8 @@ double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing, doubl
         if (checkpointing == EC_CKPT_SELECTIVE && blk->checkpoint) {
             acts += blk->reps * (blk->saved_bytes - blk->core_saved_bytes);
         } else if (checkpointing && blk->checkpoint && (blk->reps > 1 || (blk->reps == 1 && units > 1))) {
-            acts += blk->reps * blk->input_bytes; /* each repetition's input; one recomputed at a time */
+            /* each repetition's input (selective_op: and the outputs it caches); one recomputed at a time */
+            acts += blk->reps * (blk->input_bytes + (checkpointing == EC_CKPT_OP ? blk->op_keep_bytes : 0));
             if (blk->saved_bytes > live)
                 live = blk->saved_bytes;
         } else {
@@ -175,7 +216,9 @@ double eci_workload_recompute_flop(const eci_workload *wl, int checkpointing)
     if (checkpointing)
         for (size_t b = 0; b < wl->n_blocks; b++)
             if (wl->blocks[b].checkpoint)
-                flop += (checkpointing == EC_CKPT_SELECTIVE ? wl->blocks[b].core_flop : wl->blocks[b].flop) *
+                flop += (checkpointing == EC_CKPT_SELECTIVE ? wl->blocks[b].core_flop
+                         : checkpointing == EC_CKPT_OP      ? wl->blocks[b].flop - wl->blocks[b].op_keep_flop
+                                                            : wl->blocks[b].flop) *
                         wl->blocks[b].reps;
     return flop;
 }

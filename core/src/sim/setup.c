@@ -128,7 +128,9 @@ void eci_setup_inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, co
         const eci_op *op = &wl->ops[i];
         const eci_block *blk = op->block >= 0 ? &wl->blocks[op->block] : NULL;
         double reps = (blk != NULL ? blk->reps : 1) * op->count;
-        double again = checkpointing == 1 && blk != NULL && blk->checkpoint ? cost[i].fwd_s : 0;
+        /* recomputed in backward: under checkpointing=1, and under selective_op unless kept (a reduce-scatter) */
+        int rerun = blk != NULL && blk->checkpoint && (checkpointing == 1 || (checkpointing == EC_CKPT_OP && !op->op_keep));
+        double again = rerun ? cost[i].fwd_s : 0;
         *fwd_s += reps * cost[i].fwd_s;
         *bwd_s += reps * (cost[i].bwd_s + again);
         group_s[op->group] += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
@@ -136,7 +138,7 @@ void eci_setup_inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, co
             const eci_group *g = &rates->groups[op->group];
             double f = eci_coll_s(rates->comm, g, (eci_coll)op->fwd_coll, op->comm_bytes);
             double b = eci_coll_s(rates->comm, g, (eci_coll)op->bwd_coll, op->comm_bytes);
-            *launched_s += reps * (f + b + (checkpointing == 1 && blk != NULL && blk->checkpoint ? f : 0));
+            *launched_s += reps * (f + b + (rerun ? f : 0));
         } else {
             *launched_s += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
         }

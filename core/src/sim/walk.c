@@ -290,6 +290,14 @@ void eci_walk_backward_layer(timeline *t, plan *p)
                 eci_walk_forward_ops(t, p, i, i + 1);
         p->bwd_s += p->fwd_s - before;
         p->fwd_s = before;
+    } else if (p->checkpointing == EC_CKPT_OP && p->blk->checkpoint) { /* torchtitan's per-op policy: the
+                                                                        * ops whose outputs it did not keep */
+        double before = p->fwd_s;
+        for (size_t i = p->blk->begin; i < p->blk->end; i++)
+            if (!p->wl->ops[i].op_keep)
+                eci_walk_forward_ops(t, p, i, i + 1);
+        p->bwd_s += p->fwd_s - before;
+        p->fwd_s = before;
     } else if (p->checkpointing && p->blk->checkpoint) { /* torch.utils.checkpoint re-runs the layer's forward first */
         double before = p->fwd_s;
         eci_walk_forward_layer(t, p);

@@ -214,7 +214,10 @@ static void model_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_re
             units |= net->layers[i].kind == EC_LAYER_REPEAT && net->layers[i].u.repeat.checkpoint;
         if (!units) {
             snprintf(text, sizeof text, "checkpointing=%s has no effect on '%s': it has no checkpointed blocks",
-                     cfg->checkpointing == EC_CKPT_SELECTIVE ? "selective" : "1", net->id);
+                     cfg->checkpointing == EC_CKPT_SELECTIVE ? "selective"
+                     : cfg->checkpointing == EC_CKPT_OP      ? "selective_op"
+                                                             : "1",
+                     net->id);
             eci_warn_add(res, EC_WARN_KEY_IGNORED, text);
         } else if (cfg->checkpointing == EC_CKPT_SELECTIVE && net->attention != EC_NET_ATTN_EAGER &&
                    cfg->attention != EC_ATTN_EAGER) {
