@@ -18,7 +18,7 @@
 #include <string.h>
 
 static const char *const tables[] = {"gpus", "hosts", "networks", "constants", "profile", "interconnects",
-                                     "reference_systems", "attention", "membw"};
+                                     "reference_systems", "attention", "membw", "gemm", "gemm_shapes"};
 
 /* A copy of the shipped models/ tables in a new temporary folder. */
 static char *copy_models(void)

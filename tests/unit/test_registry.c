@@ -21,7 +21,8 @@ static const char *models_dir(void)
 }
 
 static const char *const TABLES[] = {"constants.csv", "gpus.csv", "hosts.csv", "interconnects.csv", "networks.csv",
-                                     "profile.csv", "attention.csv", "membw.csv"};
+                                     "profile.csv", "attention.csv", "membw.csv",
+                                       "gemm.csv", "gemm_shapes.csv"};
 #define N_TABLES (sizeof TABLES / sizeof TABLES[0])
 
 /* The text of a real models/ table (malloc'd), NULL when the file is absent. */
@@ -361,9 +362,10 @@ static void test_constants_errors(void **state)
     free(text);
 
     /* an unknown constant: file:line:col with the nearest name */
-    size_t line = line_of(orig, "gemm_k_half,");
-    text = replace_line(orig, "gemm_k_half,", "gemm_k_halve,16,elements,typo,test");
-    snprintf(want, sizeof want, "constants.csv:%zu:1: unknown constant 'gemm_k_halve' (did you mean 'gemm_k_half'?)",
+    size_t line = line_of(orig, "gemm_tile_small_eff_frac,");
+    text = replace_line(orig, "gemm_tile_small_eff_frac,", "gemm_tile_small_eff_frak,0.7,fraction,typo,test");
+    snprintf(want, sizeof want,
+             "constants.csv:%zu:1: unknown constant 'gemm_tile_small_eff_frak' (did you mean 'gemm_tile_small_eff_frac'?)",
              line);
     expect_load_error("constants.csv", text, EC_EPARSE, want);
     free(text);

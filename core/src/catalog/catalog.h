@@ -54,6 +54,8 @@ typedef struct eci_gpu {
     eci_attn_eff attn[ECI_AK_N];      /* fused attention kernels on its architecture (attention.csv) */
     double mem_overhead_s;            /* a memory-bound kernel's start-up and tail, added to bytes / bandwidth
                                          (membw.csv: its id's row, its architecture's, else the prior) */
+    double gemm_k_half;               /* reduction length at half the large-k GEMM rate (gemm.csv: its
+                                         architecture's row, else the prior) */
 } eci_gpu;
 
 /* ---- host profile (one row of models/hosts.csv) -------------------------------- */
@@ -147,6 +149,11 @@ EC_INTERNAL const char *eci_attn_kernel_name(int kernel);
  * architecture, else the prior (architecture '*'); a row without a source is refused, naming file
  * and line. */
 EC_INTERNAL int eci_membw_load(ec_ctx *ctx, const char *path);
+/* gemm.csv, after gpus.csv: sets each GPU's gemm_k_half from its architecture's row, else the
+ * prior (architecture '*'); gemm_shapes.csv: the public shape measurements, checked, not kept.
+ * A row without a source is refused, naming file and line. */
+EC_INTERNAL int eci_gemm_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL int eci_gemm_shapes_load(ec_ctx *ctx, const char *path);
 /* reference_systems.csv, after gpus.csv and interconnects.csv: sets each GPU's refsys. */
 EC_INTERNAL int eci_refsys_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_refsys_free(ec_ctx *ctx);

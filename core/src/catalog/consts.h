@@ -30,7 +30,6 @@
     X(gemm_tile_small_m)                \
     X(gemm_tile_small_n)                \
     X(gemm_tile_small_eff_frac)         \
-    X(gemm_k_half)                      \
     X(conv_eff_frac)                    \
     X(cudnn_workspace_io_frac)          \
     X(opt_adam_fused_bytes_per_param)   \

@@ -7,9 +7,10 @@
  *   (small kernels achieve less bandwidth than large ones).
  *   fused attention: t = max(FLOPs / (peak x kernel_eff x attn_eff x shape_util), Q K V O bytes / (BW x eff_bw),
  *   floor), kernel_eff per kernel, architecture, pass and causal mask from models/attention.csv.
- * Peaks and efficiencies come from the hardware profile (gpus.csv) and attention.csv, tile sizes and the
- * other software constants from constants.csv.  Also picks which unit a precision really
- * runs on and warns where a precision is emulated or has no effect.
+ * Peaks and efficiencies come from the hardware profile (gpus.csv) and attention.csv, k_half per
+ * architecture from gemm.csv, tile sizes and the other software constants from constants.csv.
+ * Also picks which unit a precision really runs on and warns where a precision is emulated or
+ * has no effect.
  */
 #include "model/compute.h"
 #include "catalog/consts.h"
@@ -143,7 +144,7 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     r->tile_small_m = eci_const(ctx, EC_C_gemm_tile_small_m);
     r->tile_small_n = eci_const(ctx, EC_C_gemm_tile_small_n);
     r->tile_small_eff = eci_const(ctx, EC_C_gemm_tile_small_eff_frac);
-    r->k_half = eci_const(ctx, EC_C_gemm_k_half);
+    r->k_half = g->gemm_k_half; /* gemm.csv, per architecture */
     r->conv_eff = c->conv_eff;
     r->attn_eff = c->attn_eff;
     /* A fitted entry for this GPU's architecture wins over the global scales; a CNN's memory-bound

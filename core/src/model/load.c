@@ -50,6 +50,8 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
         {"gpus.csv", eci_hw_load},
         {"attention.csv", eci_attn_load}, /* each GPU's fused attention kernels (catalog/attention.c) */
         {"membw.csv", eci_membw_load},    /* each GPU's memory-bound kernel overhead (catalog/membw.c) */
+        {"gemm.csv", eci_gemm_load},      /* each GPU's GEMM utilization curve (catalog/gemm.c) */
+        {"gemm_shapes.csv", eci_gemm_shapes_load}, /* the public shape data behind it, checked */
         {"hosts.csv", eci_host_load},
         {"interconnects.csv", eci_fabric_load},
         {"networks.csv", eci_net_load},
