@@ -33,7 +33,7 @@ static const char validate_usage[] =
     "stream (any size); a progress bar shows on a terminal; Ctrl-C stops cleanly.\n";
 
 typedef struct vrow {
-    const char *key; /* GPU or model name of the group */
+    const char *key; /* metric, GPU or model name of the group */
     double predicted, measured;
     int covered;     /* measured inside the prediction's p10-p90 interval: 1, outside 0, no interval -1 */
     const char *metric; /* ec_metric_name: the plot's panel */
@@ -298,7 +298,8 @@ static int validate_run(vstate *vs, const ec_run *r, double read_frac)
     return 0;
 }
 
-/* validate's report: every run, then by GPU and by model, the oom outcomes on a line apart. */
+/* validate's report: every run, then by metric, by GPU and by model, the oom outcomes on a line
+ * apart. */
 static void print_validate_report(lua_State *L, const vstate *vs)
 {
     const vdata *v = vs->v;
@@ -309,6 +310,14 @@ static void print_validate_report(lua_State *L, const vstate *vs)
            vs->profile != NULL ? vs->profile : "", n_oom > 0 ? " (out-of-memory outcomes apart)" : "");
     printf("  %-24s %6s %8s %9s %9s %8s %9s\n", "", "n", "MAPE_%", "within10%", "within20%", "bias_%", "p10-p90%");
     print_stats("all", v->pred, v->meas, v->covered, n);
+    /* each metric scored as itself: an MAPE over seconds and bytes together says little */
+    vrow *by_metric = (vrow *)lua_newuserdatauv(L, (n + 1) * sizeof *by_metric, 0);
+    for (size_t i = 0; i < n; i++) {
+        by_metric[i] = v->by_gpu[i];
+        by_metric[i].key = by_metric[i].metric;
+    }
+    print_groups(L, "metric", by_metric, n);
+    lua_pop(L, 1);
     print_groups(L, "GPU", v->by_gpu, n);
     print_groups(L, "model", v->by_model, n);
     if (n_oom > 0)

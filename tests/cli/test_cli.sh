@@ -133,6 +133,15 @@ if [ $rc -eq 0 ] && grep -q '^  all  *3 ' <<<"$out" && grep -qF "1 died, 1 predi
 else
   bad "validate: metrics by name, out-of-memory rows as caught/missed outside the MAPE" "rc=$rc $out $(cat "$tmp/oom_v.csv" 2>/dev/null)"
 fi
+# MAPE and bias per metric: one line each for samples_per_s, reserved_bytes, allocated_bytes, and
+# none for the oom outcome
+if grep -q '^by metric$' <<<"$out" && grep -q '^  samples_per_s  *1 ' <<<"$out" \
+   && grep -q '^  reserved_bytes  *1 ' <<<"$out" && grep -q '^  allocated_bytes  *1 ' <<<"$out" \
+   && ! grep -q '^  oom ' <<<"$out"; then
+  ok "validate: MAPE and bias per metric"
+else
+  bad "validate: MAPE and bias per metric" "$out"
+fi
 
 cat > "$tmp/malformed.csv" <<'EOF'
 id,model,gpu,batch_per_gpu,metric,value,source
