@@ -391,7 +391,7 @@ class Context:
     def validate(self, path, profile=None, allow_paths=False, progress=None):
         """Predict the measured runs of a run-record CSV (epochcast validate): a Validation
         with .rows (id, gpu, model, metric, predicted, p10, p90, measured, error_pct,
-        in_p10_p90), .stats (MAPE, bias, within 10/20 %, all and by GPU and model) and
+        in_p10_p90), .stats (MAPE, bias, within 10/20 %, all and by metric, GPU and model) and
         .plot()."""
         from ._runs import validate
         return validate(self, path, profile, allow_paths, progress)

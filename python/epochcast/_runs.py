@@ -24,13 +24,14 @@ def _error_stats(pred, meas):
 class Validation:
     """Measured runs against predictions: .rows (a table as `epochcast validate -o`), .stats
     (n, mape_frac, bias_frac, max_abs_frac, within_10_frac, within_20_frac over the runs with a
-    continuous metric), .by_gpu and .by_model (tables of the same statistics per group), and
+    continuous metric), .by_metric, .by_gpu and .by_model (tables of the same statistics per
+    group: each metric scored as itself), and
     .oom: out-of-memory outcomes (metric oom, never in the MAPE) as died, caught, missed, ran,
     false_alarm."""
 
-    def __init__(self, path, rows, stats, by_gpu, by_model, oom):
+    def __init__(self, path, rows, stats, by_metric, by_gpu, by_model, oom):
         self.path, self.rows, self.stats, self.by_gpu, self.by_model = path, rows, stats, by_gpu, by_model
-        self.oom = oom
+        self.by_metric, self.oom = by_metric, oom
 
     def plot(self, ax=None):
         """Predicted against measured, one colour per GPU, with the y = x line (matplotlib)."""
@@ -114,8 +115,8 @@ def validate(ctx, path, profile, allow_paths, progress):
     oom = {"died": sum(1 for m, _ in outcomes if m), "caught": sum(1 for m, p in outcomes if m and p),
            "missed": sum(1 for m, p in outcomes if m and not p), "ran": sum(1 for m, _ in outcomes if not m),
            "false_alarm": sum(1 for m, p in outcomes if not m and p)}
-    return Validation(os.fsdecode(spath), _table.from_rows(rows, VALIDATE_COLUMNS), stats, _groups(rows, "gpu"),
-                      _groups(rows, "model"), oom)
+    return Validation(os.fsdecode(spath), _table.from_rows(rows, VALIDATE_COLUMNS), stats, _groups(rows, "metric"),
+                      _groups(rows, "gpu"), _groups(rows, "model"), oom)
 
 
 class Calibration:

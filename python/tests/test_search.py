@@ -83,6 +83,11 @@ def test_validate(runs_csv, cli, tables):
         assert float(b["error_pct"]) == pytest.approx(a["error_pct"], rel=5e-6)
     assert "MAPE" in repr(v) and "%.1f" % (100 * v.stats["mape_frac"]) in out
     assert len(rows(v.by_gpu)) == 2
+    # each metric scored as itself, with the CLI's "by metric" figures
+    bm = rows(v.by_metric)
+    assert [x["metric"] for x in bm] == sorted({x["metric"] for x in r if x["metric"] != "oom"})
+    for x in bm:
+        assert "  %-24s %6d %8.1f" % (x["metric"], x["n"], 100 * x["mape_frac"]) in out
 
 
 def test_calibrate_and_profile(runs_csv, tmp_path, tables):
