@@ -27,8 +27,9 @@ typedef struct attn_row {
     size_t line;
 } attn_row;
 
-static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int col[6], attn_row *row)
+static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int *col, void *out)
 {
+    attn_row *row = out;
     size_t line = eci_table_line(t, r);
     const char *kernel = eci_table_cell(t, r, col[0]), *pass = eci_table_cell(t, r, col[2]);
     const char *causal = eci_table_cell(t, r, col[3]), *source = eci_table_cell(t, r, col[5]);
@@ -90,8 +91,9 @@ static int fill(ec_ctx *ctx, const char *path, const attn_row *rows, size_t n, i
 }
 
 /* Every kernel of every GPU: its architecture's rows, else the prior's, else none. */
-static int link_gpus(ec_ctx *ctx, const char *path, const attn_row *rows, size_t n)
+static int link_gpus(ec_ctx *ctx, const char *path, const void *out, size_t n)
 {
+    const attn_row *rows = out;
     for (int k = 0; k < ECI_AK_N; k++) {
         eci_attn_eff prior = {.from = ECI_AK_PRIOR};
         int rc = fill(ctx, path, rows, n, k, "*", &prior);
@@ -113,31 +115,14 @@ static int link_gpus(ec_ctx *ctx, const char *path, const attn_row *rows, size_t
     return EC_OK;
 }
 
+static void reset_gpu(eci_gpu *g)
+{
+    memset(g->attn, 0, sizeof g->attn);
+}
+
 int eci_attn_load(ec_ctx *ctx, const char *path)
 {
     static const char *const COLUMNS[6] = {"kernel", "architecture", "pass", "causal", "eff_frac", "source"};
-    eci_table *t = NULL;
-    int col[6];
-    attn_row *rows = NULL;
-    size_t n = 0;
-    int rc = eci_table_load(ctx, path, &t);
-    if (rc != EC_OK)
-        return rc;
-    for (int c = 0; c < 6 && rc == EC_OK; c++)
-        rc = eci_table_require(ctx, t, COLUMNS[c], &col[c]);
-    if (rc == EC_OK && (n = eci_table_rows(t)) == 0)
-        rc = eci_error(ctx, EC_EPARSE, "%s: no data rows", path);
-    if (rc == EC_OK && (rows = eci_calloc(ctx, n, sizeof *rows)) == NULL)
-        rc = EC_ENOMEM;
-    for (size_t r = 0; rc == EC_OK && r < n; r++)
-        rc = parse_row(ctx, path, t, r, col, &rows[r]);
-    if (rc == EC_OK)
-        rc = link_gpus(ctx, path, rows, n);
-    if (rows != NULL)
-        eci_free(ctx, rows, n * sizeof *rows);
-    eci_table_free(t);
-    if (rc != EC_OK)
-        for (size_t g = 0; g < ctx->n_gpus; g++)
-            memset(ctx->gpus[g].attn, 0, sizeof ctx->gpus[g].attn);
-    return rc;
+    static const eci_gpu_table SPEC = {COLUMNS, 6, sizeof(attn_row), parse_row, link_gpus, reset_gpu};
+    return eci_gpu_table_load(ctx, path, &SPEC);
 }

@@ -140,6 +140,23 @@ EC_INTERNAL int eci_fabric_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_fabric_free(ec_ctx *ctx);
 EC_INTERNAL const eci_fabric *eci_fabric_find(ec_ctx *ctx, const char *name); /* sets EC_ENOTFOUND */
 
+/* The skeleton of a per-GPU table read after gpus.csv (gpu_table.c): its columns (all
+ * required), parse (one data row into row_size bytes, NULL when row_size is 0; col[] holds the
+ * columns' indices in spec order), link (the parsed rows onto ctx->gpus; NULL: none) and reset
+ * (clear one GPU's fields after an error; NULL: none). */
+#define ECI_GPU_TABLE_COLS_MAX 16
+typedef struct eci_gpu_table {
+    const char *const *columns;
+    int n_columns;
+    size_t row_size;
+    int (*parse)(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int *col, void *row);
+    int (*link)(ec_ctx *ctx, const char *path, const void *rows, size_t n);
+    void (*reset)(eci_gpu *g);
+} eci_gpu_table;
+/* Load, require the columns, refuse a file without data rows, parse each row, link, free; on
+ * an error every GPU is reset and the first error's status returned (its message in ctx). */
+EC_INTERNAL int eci_gpu_table_load(ec_ctx *ctx, const char *path, const eci_gpu_table *spec);
+
 /* attention.csv, after gpus.csv: sets each GPU's attn[] from its architecture's rows, else the
  * prior rows (architecture '*'); a row without a source is refused, naming file and line. */
 EC_INTERNAL int eci_attn_load(ec_ctx *ctx, const char *path);

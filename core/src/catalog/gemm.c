@@ -33,8 +33,9 @@ static int known_arch(const ec_ctx *ctx, const char *arch)
     return 0;
 }
 
-static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int col[3], gemm_row *row)
+static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int *col, void *out)
 {
+    gemm_row *row = out;
     char echo[48];
     *row = (gemm_row){.arch = eci_table_cell(t, r, col[0]), .line = eci_table_line(t, r)};
     if (row->arch[0] == '\0')
@@ -53,45 +54,36 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     return eci_table_number(ctx, t, r, col[1], 0, K_HALF_MAX, &row->k_half);
 }
 
-int eci_gemm_load(ec_ctx *ctx, const char *path)
+/* Each GPU takes its architecture's row, else the prior's. */
+static int link_gpus(ec_ctx *ctx, const char *path, const void *out, size_t n)
 {
-    static const char *const COLUMNS[3] = {"architecture", "k_half", "source"};
-    eci_table *t = NULL;
-    int col[3];
-    gemm_row *rows = NULL;
-    size_t n = 0;
-    int rc = eci_table_load(ctx, path, &t);
-    if (rc != EC_OK)
-        return rc;
-    for (int c = 0; c < 3 && rc == EC_OK; c++)
-        rc = eci_table_require(ctx, t, COLUMNS[c], &col[c]);
-    if (rc == EC_OK && (n = eci_table_rows(t)) == 0)
-        rc = eci_error(ctx, EC_EPARSE, "%s: no data rows", path);
-    if (rc == EC_OK && (rows = eci_calloc(ctx, n, sizeof *rows)) == NULL)
-        rc = EC_ENOMEM;
-    const gemm_row *prior = NULL;
-    for (size_t r = 0; rc == EC_OK && r < n; r++) {
-        rc = parse_row(ctx, path, t, r, col, &rows[r]);
-        if (rc == EC_OK && strcmp(rows[r].arch, "*") == 0)
-            prior = &rows[r];
-    }
-    if (rc == EC_OK && prior == NULL)
-        rc = eci_error(ctx, EC_EPARSE, "%s: no prior row (architecture '*'): a GPU of an architecture without "
-                       "a row needs one", path);
-    for (size_t g = 0; rc == EC_OK && g < ctx->n_gpus; g++) {
+    const gemm_row *rows = out, *prior = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].arch, "*") == 0)
+            prior = &rows[i];
+    if (prior == NULL)
+        return eci_error(ctx, EC_EPARSE, "%s: no prior row (architecture '*'): a GPU of an architecture without "
+                         "a row needs one", path);
+    for (size_t g = 0; g < ctx->n_gpus; g++) {
         const gemm_row *use = prior;
         for (size_t i = 0; i < n; i++)
             if (eci_name_eq(rows[i].arch, ctx->gpus[g].architecture))
                 use = &rows[i];
         ctx->gpus[g].gemm_k_half = use->k_half;
     }
-    if (rows != NULL)
-        eci_free(ctx, rows, n * sizeof *rows);
-    eci_table_free(t);
-    if (rc != EC_OK)
-        for (size_t g = 0; g < ctx->n_gpus; g++)
-            ctx->gpus[g].gemm_k_half = 0;
-    return rc;
+    return EC_OK;
+}
+
+static void reset_gpu(eci_gpu *g)
+{
+    g->gemm_k_half = 0;
+}
+
+int eci_gemm_load(ec_ctx *ctx, const char *path)
+{
+    static const char *const COLUMNS[3] = {"architecture", "k_half", "source"};
+    static const eci_gpu_table SPEC = {COLUMNS, 3, sizeof(gemm_row), parse_row, link_gpus, reset_gpu};
+    return eci_gpu_table_load(ctx, path, &SPEC);
 }
 
 /* ---- gemm_shapes.csv -------------------------------------------------------------- */
@@ -113,8 +105,9 @@ static int check_gpu(ec_ctx *ctx, const char *path, size_t line, const char *gpu
                      eci_echo(echo, sizeof echo, gpu));
 }
 
-static int check_shape(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int col[S_NCOL])
+static int check_shape(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int *col, void *unused)
 {
+    (void)unused;
     static const char *const DTYPES[] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
     char echo[48];
     size_t line = eci_table_line(t, r);
@@ -152,18 +145,6 @@ int eci_gemm_shapes_load(ec_ctx *ctx, const char *path)
 {
     static const char *const COLUMNS[S_NCOL] = {"architecture", "gpu", "dtype", "m", "n", "k", "batch",
                                                 "achieved_flop_per_s", "best_flop_per_s", "source"};
-    eci_table *t = NULL;
-    int col[S_NCOL];
-    int rc = eci_table_load(ctx, path, &t);
-    if (rc != EC_OK)
-        return rc;
-    for (int c = 0; c < S_NCOL && rc == EC_OK; c++)
-        rc = eci_table_require(ctx, t, COLUMNS[c], &col[c]);
-    size_t n = rc == EC_OK ? eci_table_rows(t) : 0;
-    if (rc == EC_OK && n == 0)
-        rc = eci_error(ctx, EC_EPARSE, "%s: no data rows", path);
-    for (size_t r = 0; rc == EC_OK && r < n; r++)
-        rc = check_shape(ctx, path, t, r, col);
-    eci_table_free(t);
-    return rc;
+    static const eci_gpu_table SPEC = {COLUMNS, S_NCOL, 0, check_shape, NULL, NULL};
+    return eci_gpu_table_load(ctx, path, &SPEC);
 }

@@ -21,8 +21,9 @@ typedef struct membw_row {
     size_t line;
 } membw_row;
 
-static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int col[4], membw_row *row)
+static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int *col, void *out)
 {
+    membw_row *row = out;
     char echo[48];
     *row = (membw_row){.gpu = eci_table_cell(t, r, col[0]), .arch = eci_table_cell(t, r, col[1]),
                        .line = eci_table_line(t, r)};
@@ -61,8 +62,9 @@ static int find(ec_ctx *ctx, const char *path, const membw_row *rows, size_t n, 
     return EC_OK;
 }
 
-static int link_gpus(ec_ctx *ctx, const char *path, const membw_row *rows, size_t n)
+static int link_gpus(ec_ctx *ctx, const char *path, const void *out, size_t n)
 {
+    const membw_row *rows = out;
     const membw_row *prior;
     int rc = find(ctx, path, rows, n, NULL, "*", &prior);
     if (rc != EC_OK)
@@ -80,31 +82,14 @@ static int link_gpus(ec_ctx *ctx, const char *path, const membw_row *rows, size_
     return EC_OK;
 }
 
+static void reset_gpu(eci_gpu *g)
+{
+    g->mem_overhead_s = 0;
+}
+
 int eci_membw_load(ec_ctx *ctx, const char *path)
 {
     static const char *const COLUMNS[4] = {"gpu", "architecture", "overhead_s", "source"};
-    eci_table *t = NULL;
-    int col[4];
-    membw_row *rows = NULL;
-    size_t n = 0;
-    int rc = eci_table_load(ctx, path, &t);
-    if (rc != EC_OK)
-        return rc;
-    for (int c = 0; c < 4 && rc == EC_OK; c++)
-        rc = eci_table_require(ctx, t, COLUMNS[c], &col[c]);
-    if (rc == EC_OK && (n = eci_table_rows(t)) == 0)
-        rc = eci_error(ctx, EC_EPARSE, "%s: no data rows", path);
-    if (rc == EC_OK && (rows = eci_calloc(ctx, n, sizeof *rows)) == NULL)
-        rc = EC_ENOMEM;
-    for (size_t r = 0; rc == EC_OK && r < n; r++)
-        rc = parse_row(ctx, path, t, r, col, &rows[r]);
-    if (rc == EC_OK)
-        rc = link_gpus(ctx, path, rows, n);
-    if (rows != NULL)
-        eci_free(ctx, rows, n * sizeof *rows);
-    eci_table_free(t);
-    if (rc != EC_OK)
-        for (size_t g = 0; g < ctx->n_gpus; g++)
-            ctx->gpus[g].mem_overhead_s = 0;
-    return rc;
+    static const eci_gpu_table SPEC = {COLUMNS, 4, sizeof(membw_row), parse_row, link_gpus, reset_gpu};
+    return eci_gpu_table_load(ctx, path, &SPEC);
 }
