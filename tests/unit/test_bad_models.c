@@ -18,7 +18,8 @@
 #include <string.h>
 
 static const char *const tables[] = {"gpus", "hosts", "networks", "constants", "profile", "interconnects",
-                                     "reference_systems", "attention", "membw", "gemm", "gemm_shapes"};
+                                     "reference_systems", "attention", "membw", "gemm", "gemm_shapes",
+                                     "sdpa_backends"};
 
 /* A copy of the shipped models/ tables in a new temporary folder. */
 static char *copy_models(void)

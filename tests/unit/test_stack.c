@@ -293,9 +293,9 @@ static void test_attention_by_architecture(void **state)
     eci_params_default(ctx, &calib);
     eci_rates ra, rh;
     eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &calib, 0, &ra);
-    eci_rates_attention(a100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, &ra);
+    eci_rates_attention(ctx, a100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, 0, &ra);
     eci_rates_init(ctx, h100, EC_PREC_AMP_BF16, &calib, 0, &rh);
-    eci_rates_attention(h100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, &rh);
+    eci_rates_attention(ctx, h100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, 0, &rh);
     for (int pass = 0; pass < 2; pass++) /* as a share of each GPU's own peak */
         assert_true(rh.attn_frac[pass][0] < 0.6 * ra.attn_frac[pass][0]);
     assert_true(rh.attn_flop_per_s * rh.attn_frac[0][0] < 2.0 * ra.attn_flop_per_s * ra.attn_frac[0][0]);
@@ -388,6 +388,57 @@ static void test_attention_names(void **state)
     ec_ctx_free(ctx);
 }
 
+/* SDPA's backend is data (models/sdpa_backends.csv), by release, GPU and dtype: torch 2.5 runs
+ * cuDNN attention on H100 in 16-bit (2.5 release notes), torch 2.0 FlashAttention on a T4 in fp16
+ * (sm75 admitted until 2.2, priced at the flash2 rows), fp32 the memory-efficient kernel;
+ * torch_version unset keeps the mapping before the table: flash2 for 16-bit from sm80. */
+static void test_sdpa_backends(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_gpu *h100 = eci_hw_find(ctx, "h100-sxm5-80gb"), *t4 = eci_hw_find(ctx, "t4");
+    const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb");
+    static const struct {
+        const char *gpu;
+        int precision;
+        double torch;
+        int kernel;
+    } cases[] = {
+        {"h", EC_PREC_AMP_BF16, 0, ECI_AK_FLASH2},    {"h", EC_PREC_AMP_BF16, 2.5, ECI_AK_CUDNN},
+        {"h", EC_PREC_AMP_BF16, 2.4, ECI_AK_FLASH2},  {"h", EC_PREC_AMP_BF16, 2.13, ECI_AK_CUDNN},
+        {"h", EC_PREC_AMP_BF16, 2.0, ECI_AK_MEM_EFFICIENT}, {"a", EC_PREC_AMP_BF16, 2.13, ECI_AK_FLASH2},
+        {"t", EC_PREC_AMP_FP16, 2.0, ECI_AK_FLASH2},  {"t", EC_PREC_AMP_FP16, 2.2, ECI_AK_MEM_EFFICIENT},
+        {"t", EC_PREC_AMP_FP16, 0, ECI_AK_MEM_EFFICIENT}, {"h", EC_PREC_FP32, 2.5, ECI_AK_MEM_EFFICIENT},
+        {"h", EC_PREC_TF32, 0, ECI_AK_MEM_EFFICIENT}, {"a", EC_PREC_FP32, 2.1, ECI_AK_MEM_EFFICIENT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const eci_gpu *g = cases[i].gpu[0] == 'h' ? h100 : cases[i].gpu[0] == 't' ? t4 : a100;
+        assert_int_equal(eci_attn_kernel_for(ctx, g, EC_ATTN_SDPA, cases[i].precision, cases[i].torch),
+                         cases[i].kernel);
+    }
+    /* the prediction reads it: sdpa under torch 2.5 is attention=cudnn on H100, under 2.4 flash2 */
+    const char *h = "model=gpt2 task=lm gpu=h100-sxm5-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=2048 "
+                    "data=on_gpu";
+    char words[300];
+    ec_result sdpa, named;
+    static const char *const pairs[][2] = {{"2.5", "cudnn"}, {"2.4", "flash2"}};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(words, sizeof words, "%s torch_version=%s", h, pairs[i][0]);
+        ec_test_predict(ctx, words, &sdpa);
+        snprintf(words, sizeof words, "%s torch_version=%s attention=%s", h, pairs[i][0], pairs[i][1]);
+        ec_test_predict(ctx, words, &named);
+        assert_rel(sdpa.step_s, named.step_s, EC_TOL_EXACT);
+    }
+    /* a T4 in fp16: torch 2.0's FlashAttention is not 2.2's memory-efficient kernel */
+    ec_result t20, t22;
+    ec_test_predict(ctx, "model=gpt2 task=lm gpu=t4 precision=amp_fp16 batch_per_gpu=4 seq_len=1024 data=on_gpu "
+                         "torch_version=2.0", &t20);
+    ec_test_predict(ctx, "model=gpt2 task=lm gpu=t4 precision=amp_fp16 batch_per_gpu=4 seq_len=1024 data=on_gpu "
+                         "torch_version=2.2", &t22);
+    assert_true(fabs(t20.step_s - t22.step_s) > 1e-6 * t22.step_s);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -398,7 +449,7 @@ int main(void)
         cmocka_unit_test(test_data_sources),     cmocka_unit_test(test_evaluation),
         cmocka_unit_test(test_sdpa_causal),      cmocka_unit_test(test_flash_triton),
         cmocka_unit_test(test_attention_by_architecture), cmocka_unit_test(test_attention_names),
-        cmocka_unit_test(test_attention_op_by_architecture),
+        cmocka_unit_test(test_attention_op_by_architecture), cmocka_unit_test(test_sdpa_backends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

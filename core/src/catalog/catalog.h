@@ -166,6 +166,11 @@ EC_INTERNAL const char *eci_attn_kernel_name(int kernel);
  * architecture, else the prior (architecture '*'); a row without a source is refused, naming file
  * and line. */
 EC_INTERNAL int eci_membw_load(ec_ctx *ctx, const char *path);
+/* sdpa_backends.csv: the kernel (ECI_AK_) PyTorch's SDPA runs for a release (torch_version, 0:
+ * unset), a compute capability and 16-bit (half) or fp32 inputs; the first row that applies. */
+EC_INTERNAL int eci_sdpa_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_sdpa_free(ec_ctx *ctx);
+EC_INTERNAL int eci_sdpa_kernel(const ec_ctx *ctx, double torch_version, double compute_capability, int half);
 /* gemm.csv, after gpus.csv: sets each GPU's gemm_k_half from its architecture's row, else the
  * prior (architecture '*'); gemm_shapes.csv: the public shape measurements, checked, not kept.
  * A row without a source is refused, naming file and line. */

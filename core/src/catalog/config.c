@@ -169,7 +169,7 @@ static const key_def KEYS[] = {
     INT(eval_every_steps, 1, 1000000000, 0, "evaluate every N optimizer steps [once per epoch]"),
     BOOL(expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, 0/1 [0]"),
     DBL("torch_version", torch_version, 1, 99, 1, 0,
-        "PyTorch release whose defaults apply (before 2.0: zeroed grads kept, optimizers loop) [current]"),
+        "PyTorch release whose defaults apply (SDPA's backend; before 2.0: zeroed grads kept, optimizers loop) [current]"),
     /* issue 18: what the framework around the layers fuses */
     ENUM("kernels", kernels, 0, "eager, fused",
          "elementwise kernels: eager (one per op: HF, timm) or fused (Megatron/NeMo with TE) [eager]"),

@@ -90,7 +90,7 @@ const char *eci_attention_name(int attention)
     return attention >= 0 && attention < (int)(sizeof NAMES / sizeof NAMES[0]) ? NAMES[attention] : "?";
 }
 
-int eci_attn_kernel_for(const eci_gpu *g, int attention, int precision)
+int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, double torch_version)
 {
     switch (attention) {
     case EC_ATTN_FLASH:
@@ -101,19 +101,22 @@ int eci_attn_kernel_for(const eci_gpu *g, int attention, int precision)
         return ECI_AK_TRITON;
     case EC_ATTN_CUDNN:
         return ECI_AK_CUDNN;
-    default: { /* SDPA's dispatch (sdp_utils.cpp): flash for fp16/bf16 from sm80, else memory-efficient */
+    default: { /* SDPA's dispatch by release, GPU and dtype: models/sdpa_backends.csv */
         int half = precision != EC_PREC_FP32 && precision != EC_PREC_TF32;
-        return half && g->compute_capability >= 8.0 ? ECI_AK_FLASH2 : ECI_AK_MEM_EFFICIENT;
+        return eci_sdpa_kernel(ctx, torch_version, g->compute_capability, half);
     }
     }
 }
 
-void eci_rates_attention(const eci_gpu *g, int attention, int precision, eci_rates *r)
+void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, double torch_version,
+                         eci_rates *r)
 {
-    int k = eci_attn_kernel_for(g, attention, precision);
+    int k = eci_attn_kernel_for(ctx, g, attention, precision, torch_version);
     const eci_attn_eff *e = &g->attn[k];
     if (e->from == ECI_AK_NONE) /* no row and no prior (refused at resolve, model/layout.c): SDPA's pick */
-        e = &g->attn[eci_attn_kernel_for(g, EC_ATTN_SDPA, precision)];
+        e = &g->attn[eci_attn_kernel_for(ctx, g, EC_ATTN_SDPA, precision, torch_version)];
+    if (e->from == ECI_AK_NONE) /* SDPA's pick without rows: the memory-efficient kernel has a prior */
+        e = &g->attn[ECI_AK_MEM_EFFICIENT];
     memcpy(r->attn_frac, e->frac, sizeof r->attn_frac);
     int named = attention != EC_ATTN_SDPA && attention != EC_ATTN_EAGER;
     if (named && e->from == ECI_AK_PRIOR) {
@@ -163,7 +166,7 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     if (!half)
         r->attn_flop_per_s = eci_gpu_tf32(g) ? g->peak_tf32_flop_per_s / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes)
                                              : g->peak_fp32_flop_per_s;
-    eci_rates_attention(g, EC_ATTN_SDPA, precision, r);
+    eci_rates_attention(ctx, g, EC_ATTN_SDPA, precision, 0, r);
     if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
         r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;
 }

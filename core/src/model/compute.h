@@ -66,11 +66,13 @@ EC_INTERNAL const char *eci_attention_name(int attention);
  * triton and cudnn as named; sdpa (and eager where the network has only a fused path) as
  * PyTorch's SDPA dispatch picks it: its flash backend, FlashAttention-2, for 16-bit inputs from
  * compute capability 8.0, else the memory-efficient backend. */
-EC_INTERNAL int eci_attn_kernel_for(const eci_gpu *g, int attention, int precision);
+EC_INTERNAL int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision,
+                                    double torch_version);
 /* Set r's fused-attention rates (after eci_rates_init) for attention= on g: the kernel's row of
  * models/attention.csv for g's architecture, else its prior row, which a kernel named explicitly
  * warns about (EC_WARN_MODEL_DEFAULTED, naming the key and the file). */
-EC_INTERNAL void eci_rates_attention(const eci_gpu *g, int attention, int precision, eci_rates *r);
+EC_INTERNAL void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision,
+                                     double torch_version, eci_rates *r);
 EC_INTERNAL double eci_gemm_util(const eci_rates *r, double m, double n, double k, double batch);
 EC_INTERNAL double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int conv);
 /* A fused attention kernel of m queries, n keys, k = 2 x head dim, batch x heads: flop_factor x

@@ -79,7 +79,7 @@ static int step_price(step *s, double seq, const layout_comm *lc_in)
         return rc;
 
     eci_rates_init(ctx, s->g, cfg->precision, s->calib, s->r.net != NULL && s->r.net->cnn, &s->rates);
-    eci_rates_attention(s->g, cfg->attention, cfg->precision, &s->rates);
+    eci_rates_attention(ctx, s->g, cfg->attention, cfg->precision, cfg->torch_version, &s->rates);
     if (lc_in != NULL)
         s->lc = *lc_in;
     else if ((rc = eci_setup_layout_comm(ctx, cfg, &s->r, s->calib, &s->lc)) != EC_OK)
@@ -586,7 +586,7 @@ int eci_step_eval(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, cons
         return rc;
     eci_rates rates;
     eci_rates_init(ctx, r->gpu, cfg->precision, calib, r->net != NULL && r->net->cnn, &rates);
-    eci_rates_attention(r->gpu, cfg->attention, cfg->precision, &rates);
+    eci_rates_attention(ctx, r->gpu, cfg->attention, cfg->precision, cfg->torch_version, &rates);
     layout_comm lc; /* the layout's groups price a tensor-parallel model's collectives */
     if ((rc = eci_setup_layout_comm(ctx, cfg, r, calib, &lc)) != EC_OK)
         return rc;
