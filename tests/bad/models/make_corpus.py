@@ -2,11 +2,24 @@
 """make_corpus.py: writes the broken models/ tables of tests/bad/models/<table>/<case>.csv
 from the shipped ones in models/ (run from the repository root; the output is committed).
 Each case breaks one thing; tests/unit/test_bad_models.c swaps it into a copy of models/
-and checks the message listed in EXPECTED."""
-import csv, io, os
+and checks the message listed in EXPECTED (written by hand: this script does not touch it).
+After a change to models/, run it and review the diff: only the models/ change may show.
 
-ROOT = os.path.dirname(os.path.abspath(__file__))
-MODELS = os.path.join(ROOT, "..", "..", "..", "models")
+  /usr/bin/python3 tests/bad/models/make_corpus.py           # rewrite the cases in place
+  /usr/bin/python3 tests/bad/models/make_corpus.py --check   # exit 1 if a committed case differs
+                                                             # from what models/ makes (ctest
+                                                             # bad_models_corpus_current)
+  ... --models DIR   read the tables from DIR instead of models/ (to see --check fail)
+Cases not made here (sdpa_backends/, written by hand) are left alone and not checked."""
+import csv, io, os, sys, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(HERE, "..", "..", "..", "models")
+CHECK = "--check" in sys.argv[1:]
+if "--models" in sys.argv[1:]:
+    MODELS = sys.argv[sys.argv.index("--models") + 1]
+_TMP = tempfile.TemporaryDirectory(prefix="ec_corpus_") if CHECK else None
+ROOT = _TMP.name if CHECK else HERE  # where the cases are written
 
 
 def read(table):
@@ -190,3 +203,26 @@ emit("gemm_shapes", "gpu_of_other_architecture", text(set_cell(gs, 2, "gpu", "a1
 emit("gemm_shapes", "unknown_dtype", text(set_cell(gs, 2, "dtype", "int8")))
 emit("gemm_shapes", "zero_k", text(set_cell(gs, 2, "k", "0")))
 emit("gemm_shapes", "above_best", text(set_cell(gs, 2, "achieved_flop_per_s", "900e12")))
+
+
+if CHECK:
+    stale = []
+    for d, _, files in os.walk(ROOT):
+        for name in files:
+            rel = os.path.relpath(os.path.join(d, name), ROOT)
+            with open(os.path.join(ROOT, rel), "rb") as f:
+                made = f.read()
+            try:
+                with open(os.path.join(HERE, rel), "rb") as f:
+                    committed = f.read()
+            except OSError:
+                committed = None
+            if made != committed:
+                stale.append(rel)
+    for rel in sorted(stale):
+        print("tests/bad/models/%s: differs from what make_corpus.py makes of %s" % (rel, MODELS))
+    if stale:
+        print("%d case(s) stale: run /usr/bin/python3 tests/bad/models/make_corpus.py, review the "
+              "diff (only the models/ change may show) and check EXPECTED (ctest -R bad_models)" % len(stale))
+        sys.exit(1)
+    print("tests/bad/models: all generated cases current")
