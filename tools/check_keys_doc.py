@@ -36,7 +36,7 @@ GROUPS = [
                                             "torch_version", "expandable_segments", "loss_chunks",
                                             "optimizer_in_bwd", "loss", "zero_grad", "memory_headroom_gib"]),
     ("Data parallelism and sharding", ["strategy", "gradient_as_bucket_view", "sharding", "reduce_dtype",
-                                       "zero_stage", "offload"]),
+                                       "zero_stage", "zero_reduce", "offload"]),
     ("Model parallelism", ["tp", "sequence_parallel", "pp", "pp_schedule", "pp_chunks", "ep", "cp"]),
     ("Fine-tuning (LoRA, QLoRA)", ["lora_r", "lora_targets", "base_precision"]),
     ("Input pipeline", ["data", "num_workers", "prefetch_factor", "pin_memory", "persistent_workers", "tokenize",

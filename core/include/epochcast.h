@@ -155,6 +155,10 @@ typedef enum ec_sharding {
 } ec_sharding;
 
 typedef enum ec_reduce_dtype { EC_REDUCE_AUTO = 0, EC_REDUCE_FP32, EC_REDUCE_BF16, EC_REDUCE_FP16 } ec_reduce_dtype;
+/* zero_reduce: the collective of ZeRO-1/2's gradient buckets.  Megatron's distributed optimizer
+ * (and the ZeRO paper) reduce-scatter them; DeepSpeed's stage_1_and_2.py all-reduces each bucket
+ * and keeps its partition (deepspeedai/DeepSpeed#5758). */
+typedef enum ec_zero_reduce { EC_ZERO_REDUCE_SCATTER = 0, EC_ZERO_ALL_REDUCE } ec_zero_reduce;
 typedef enum ec_offload { EC_OFFLOAD_NONE = 0, EC_OFFLOAD_OPTIMIZER, EC_OFFLOAD_OPTIMIZER_AND_PARAMS } ec_offload;
 typedef enum ec_pp_schedule { EC_PP_1F1B = 0, EC_PP_GPIPE, EC_PP_INTERLEAVED } ec_pp_schedule;
 typedef enum ec_lora_targets {
@@ -315,6 +319,7 @@ typedef struct ec_config {
     int sharding;                /* ec_sharding, with strategy=fsdp [full_shard] */
     int reduce_dtype;            /* ec_reduce_dtype: gradient reduction dtype [auto: the parameters'] */
     int zero_stage;              /* 1, 2, 3 with strategy=zero [0 = not set] */
+    int zero_reduce;             /* ec_zero_reduce: ZeRO-1/2's gradient bucket collective [reduce_scatter] */
     int offload;                 /* ec_offload [none] */
     int tp;                      /* tensor-parallel degree [1] */
     int sequence_parallel;       /* Megatron sequence parallelism with tp > 1, 0/1 [0] */

@@ -39,6 +39,7 @@ typedef enum ec_sharding {
     EC_SHARD_NONE
 } ec_sharding;
 typedef enum ec_reduce_dtype { EC_REDUCE_AUTO = 0, EC_REDUCE_FP32, EC_REDUCE_BF16, EC_REDUCE_FP16 } ec_reduce_dtype;
+typedef enum ec_zero_reduce { EC_ZERO_REDUCE_SCATTER = 0, EC_ZERO_ALL_REDUCE } ec_zero_reduce;
 typedef enum ec_offload { EC_OFFLOAD_NONE = 0, EC_OFFLOAD_OPTIMIZER, EC_OFFLOAD_OPTIMIZER_AND_PARAMS } ec_offload;
 typedef enum ec_pp_schedule { EC_PP_1F1B = 0, EC_PP_GPIPE, EC_PP_INTERLEAVED } ec_pp_schedule;
 typedef enum ec_lora_targets {
@@ -168,6 +169,7 @@ typedef struct ec_config {
     int sharding;
     int reduce_dtype;
     int zero_stage;
+    int zero_reduce;
     int offload;
     int tp;
     int sequence_parallel;

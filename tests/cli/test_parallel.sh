@@ -41,6 +41,12 @@ refused "FP8 on a GPU without FP8 tensor cores" model=llama-3.1-8b gpu=a100-sxm4
   batch_per_gpu=1 -- "precision=amp_fp8" "a100-sxm4-80gb"
 refused "QLoRA with tp" $L num_gpus=2 tp=2 lora_r=16 base_precision=nf4 -- "lora_r" "base_precision" "tp"
 refused "QLoRA with pp" $L num_gpus=2 pp=2 lora_r=16 base_precision=int8 -- "lora_r" "base_precision" "pp"
+refused "zero_reduce with ddp" $L num_gpus=8 strategy=ddp zero_reduce=all_reduce -- "key 'zero_reduce'" \
+  "strategy=zero"
+refused "zero_reduce with ZeRO-3" $L num_gpus=8 strategy=zero zero_stage=3 zero_reduce=all_reduce -- \
+  "key 'zero_reduce'" "zero_stage=1 or 2"
+refused "zero_reduce: a value not among its choices" $L num_gpus=8 strategy=zero zero_stage=2 zero_reduce=gather -- \
+  "key 'zero_reduce'" "'gather' is not one of reduce_scatter, all_reduce"
 
 # ---- one layout's CSV row ------------------------------------------------------------------
 cat > "$tmp/check.lua" <<'LUA'

@@ -96,7 +96,7 @@ static void test_key_list(void **state)
         "prefetch_factor", "pin_memory", "persistent_workers", "tokenize", "tokenizer",
         "sample_cpu_s", "host", "dataset_samples", "epochs", "eval_samples", "checkpoints_per_epoch", "data",
         "gpu_step_s", "profile", "seed", "loop_ops_per_sample", "loop_syncs_per_sample", "target_len",
-        "sharding", "reduce_dtype", "zero_stage", "offload", "tp", "sequence_parallel", "pp", "pp_schedule",
+        "sharding", "reduce_dtype", "zero_stage", "zero_reduce", "offload", "tp", "sequence_parallel", "pp", "pp_schedule",
         "pp_chunks", "ep", "cp", "gpus_per_node", "network", "lora_r", "lora_targets", "base_precision",
         "price_per_gpu_hour", "prices", "provider",
         "memory_format", "trainer", "max_grad_norm", "eval_batch", "eval_every_steps", "expandable_segments",
@@ -257,6 +257,7 @@ static const key_case EVERY_KEY[] = {
     { "sharding", "hybrid_shard", "hybrid_shard" },
     { "reduce_dtype", "BF16", "bf16" },
     { "zero_stage", "3", "3" },
+    { "zero_reduce", "all_reduce", "all_reduce" },
     { "offload", "optimizer", "optimizer" },
     { "tp", "4", "4" },
     { "sequence_parallel", "yes", "1" },
@@ -645,6 +646,8 @@ static void test_bad_values(void **state)
     expect_set_error(ctx, "max_grad_norm", "-1", EC_EINVAL, "out of range", NULL);
     expect_set_error(ctx, "tokenize", "lazy", EC_EINVAL, "is not one of upfront, on_the_fly", NULL);
     expect_set_error(ctx, "tokenizer", "rust", EC_EINVAL, "is not one of fast, python", NULL);
+    expect_set_error(ctx, "zero_reduce", "gather", EC_EINVAL,
+                     "key 'zero_reduce': 'gather' is not one of reduce_scatter, all_reduce", NULL);
     expect_set_error(ctx, "data", "fake", EC_EINVAL,
                      "key 'data': 'fake' is not one of real, synthetic, on_gpu", NULL);
     /* a prefix of a choice is not the choice */

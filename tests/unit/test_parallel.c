@@ -1131,6 +1131,13 @@ static void test_bad_layouts_refused(void **state)
     refused(ctx, w, "zero_stage", NULL);
     snprintf(w, sizeof w, "%s num_gpus=8 pp=4 pp_chunks=2", llama);
     refused(ctx, w, "pp_chunks", "pp_schedule=interleaved", NULL);
+    /* zero_reduce: ZeRO-1/2's bucket collective, nothing to choose elsewhere */
+    snprintf(w, sizeof w, "%s num_gpus=8 strategy=ddp zero_reduce=all_reduce", llama);
+    refused(ctx, w, "key 'zero_reduce'", "strategy=zero", "zero_stage=1 or 2", NULL);
+    snprintf(w, sizeof w, "%s num_gpus=8 strategy=fsdp zero_reduce=all_reduce", llama);
+    refused(ctx, w, "key 'zero_reduce'", "strategy=zero", NULL);
+    snprintf(w, sizeof w, "%s num_gpus=8 strategy=zero zero_stage=3 zero_reduce=all_reduce", llama);
+    refused(ctx, w, "key 'zero_reduce'", "ZeRO-3", NULL);
     snprintf(w, sizeof w, "%s num_gpus=8 ep=2", llama);
     refused(ctx, w, "ep=2", NULL);
     snprintf(w, sizeof w, "%s num_gpus=8 pp=8 grad_accum=8 pp_schedule=interleaved pp_chunks=8", llama);

@@ -246,6 +246,33 @@ static void test_trace_zero_buckets(void **state)
         assert_true(rs_s > 0 && rs_s < 0.75 * ar_s);
     }
     assert_int_equal(sum_events(zero, 0, "\"name\":\"ZeRO all-gather of the parameters\"", NULL, NULL, &unused), 1);
+    /* zero_reduce=all_reduce (DeepSpeed's stage_1_and_2.py): the same buckets, each all-reduced,
+     * about twice the reduce-scatter's time (2 (n-1)/n against (n-1)/n of the bytes) */
+    snprintf(words, sizeof words, "%s strategy=zero zero_stage=2 zero_reduce=all_reduce", base);
+    char *ds = trace_of(ctx, words, 4);
+    assert_null(strstr(ds, "\"name\":\"reduce-scatter bucket"));
+    double ds_bytes, ds_total_s, zero_total_s;
+    assert_int_equal(sum_events(ds, 0, "\"name\":\"all-reduce bucket ", NULL, "\"bytes\":", &ds_bytes), buckets);
+    assert_rel(ds_bytes, zero_bytes, EC_TOL_CLOSED_FORM);
+    sum_events(ds, 0, "\"name\":\"all-reduce bucket ", NULL, "\"dur\":", &ds_total_s);
+    sum_events(zero, 0, "\"name\":\"reduce-scatter bucket ", NULL, "\"dur\":", &zero_total_s);
+    assert_true(ds_total_s > 1.5 * zero_total_s);
+    for (int b = 0; b < buckets / 2; b++) {
+        char rs[64], ar[64];
+        snprintf(rs, sizeof rs, "\"name\":\"reduce-scatter bucket %d\"", b);
+        snprintf(ar, sizeof ar, "\"name\":\"all-reduce bucket %d\"", b);
+        double rs_s, ar_s;
+        assert_int_equal(sum_events(zero, 0, rs, "\"micro\":1", "\"dur\":", &rs_s), 1);
+        assert_int_equal(sum_events(ds, 0, ar, "\"micro\":1", "\"dur\":", &ar_s), 1);
+        assert_true(ar_s > 1.3 * rs_s);
+    }
+    ec_result rs_res, ar_res;
+    snprintf(words, sizeof words, "%s strategy=zero zero_stage=2", base);
+    ec_test_predict(ctx, words, &rs_res);
+    snprintf(words, sizeof words, "%s strategy=zero zero_stage=2 zero_reduce=all_reduce", base);
+    ec_test_predict(ctx, words, &ar_res);
+    assert_true(ar_res.step_s >= rs_res.step_s);
+    free(ds);
     free(zero);
     free(ddp);
     ec_ctx_free(ctx);

@@ -137,6 +137,9 @@ static const key_def KEYS[] = {
     ENUM("reduce_dtype", reduce_dtype, 0, "auto, fp32, bf16, fp16",
          "gradient reduction dtype (FSDP MixedPrecision reduce_dtype) [auto: the parameters' dtype]"),
     INT(zero_stage, 1, 3, 0, "with strategy=zero: DeepSpeed ZeRO stage 1, 2 or 3 [required then]"),
+    ENUM("zero_reduce", zero_reduce, 0, "reduce_scatter, all_reduce",
+         "ZeRO-1/2 gradient buckets: reduce_scatter (Megatron's distributed optimizer), all_reduce (DeepSpeed) "
+         "[reduce_scatter]"),
     ENUM("offload", offload, 0, "none, optimizer, optimizer_and_params",
          "ZeRO/FSDP CPU offload: none, optimizer, optimizer_and_params [none]"),
     INT(tp, 1, 1024, 1, "tensor-parallel degree (Megatron, within a node) [1]"),

@@ -132,6 +132,9 @@ static int check_strategy(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
         return eci_error(ctx, EC_EINVAL, "strategy=zero needs zero_stage=1, 2 or 3");
     if (r->strategy != EC_STRATEGY_ZERO && cfg->zero_stage != 0)
         return eci_error(ctx, EC_EINVAL, "key 'zero_stage' applies to strategy=zero (DeepSpeed)");
+    if (cfg->zero_reduce != EC_ZERO_REDUCE_SCATTER && (r->strategy != EC_STRATEGY_ZERO || cfg->zero_stage == 3))
+        return eci_error(ctx, EC_EINVAL, "key 'zero_reduce' applies to strategy=zero with zero_stage=1 or 2 (ZeRO-3 "
+                         "reduce-scatters its gradients)");
     if (r->strategy != EC_STRATEGY_FSDP && cfg->sharding != EC_SHARD_FULL)
         return eci_error(ctx, EC_EINVAL, "key 'sharding' applies to strategy=fsdp");
     if (cfg->offload != EC_OFFLOAD_NONE && !sharded)

@@ -174,6 +174,7 @@ static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_param
     one.pp_schedule = EC_PP_1F1B;
     one.sharding = EC_SHARD_FULL;
     one.zero_stage = 0;
+    one.zero_reduce = EC_ZERO_REDUCE_SCATTER;
     one.offload = EC_OFFLOAD_NONE;
     one.reduce_dtype = EC_REDUCE_AUTO;
     /* no key counts as given: only warnings read that, and the reference's are not kept */

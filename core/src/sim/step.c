@@ -226,9 +226,11 @@ static void step_begin(step *s)
         s->sched.on_launch_arg = s->rec;
     }
     if (!s->lc.dp_is_job || s->r.strategy == EC_STRATEGY_ZERO) { /* the data-parallel group of a model-parallel
-                                                                   * or networked layout, ZeRO's reduce-scatter */
+                                                                   * or networked layout, ZeRO's reduce-scatter
+                                                                   * (zero_reduce=all_reduce: DeepSpeed's) */
         s->sched.group = &s->lc.dp;
-        s->sched.coll = s->r.strategy == EC_STRATEGY_ZERO ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE;
+        s->sched.coll = s->r.strategy == EC_STRATEGY_ZERO && s->cfg->zero_reduce == EC_ZERO_REDUCE_SCATTER
+                            ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE;
     }
     s->exposed_total = 0;
     s->micro_fwd0 = s->micro_bwd0 = s->rep_fwd_s = s->rep_bwd_s = 0;
