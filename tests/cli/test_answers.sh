@@ -6,19 +6,8 @@
 #   bash tests/cli/test_answers.sh path/to/epochcast      (cwd tests/, EPOCHCAST_MODELS set)
 set -u
 EC=${1:?usage: test_answers.sh path/to/epochcast}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
-expect() {
-  local name=$1 want=$2 pattern=$3; shift 4
-  local out rc
-  out=$("$EC" "$@" 2>&1); rc=$?
-  if [ "$rc" -ne "$want" ]; then bad "$name" "exit $rc, wanted $want: $out"; return; fi
-  if [ -n "$pattern" ] && ! grep -qF -- "$pattern" <<<"$out"; then bad "$name" "output lacks '$pattern': $out"; return; fi
-  ok "$name"
-}
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 # column NAME of row 2 of the CSV on stdin (RFC 4180 quoting), through lua5.4
 cat > "$tmp/col.lua" <<'LUA'
 local want = arg[1]

@@ -5,10 +5,8 @@
 #   bash tests/cli/test_bad_scenarios.sh path/to/epochcast      (cwd tests/)
 set -u
 EC=${1:?usage: test_bad_scenarios.sh path/to/epochcast}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1: $2"; }
 
 while IFS=$'\t' read -r script want; do

@@ -5,25 +5,10 @@
 #   bash tests/cli/test_cli.sh path/to/epochcast      (cwd tests/, EPOCHCAST_MODELS set)
 set -u
 EC=${1:?usage: test_cli.sh path/to/epochcast}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 
-ok()   { n=$((n + 1)); echo "ok   $1"; }
-bad()  { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
 
-# expect NAME STATUS PATTERN -- ARGS...: run epochcast ARGS, check the exit status and that
-# stdout+stderr contain PATTERN (fixed string; "" for any).
-expect() {
-  local name=$1 want=$2 pattern=$3; shift 4
-  local out rc
-  out=$("$EC" "$@" 2>&1); rc=$?
-  if [ "$rc" -ne "$want" ]; then bad "$name" "exit $rc, wanted $want: $out"; return; fi
-  if [ -n "$pattern" ] && ! grep -qF -- "$pattern" <<<"$out"; then
-    bad "$name" "output lacks '$pattern': $out"; return
-  fi
-  ok "$name"
-}
 
 # Fields per line of a CSV file (RFC 4180 quoting), one count per line.
 cat > "$tmp/count.lua" <<'LUA'

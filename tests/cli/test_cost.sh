@@ -6,26 +6,8 @@
 #   bash tests/cli/test_cost.sh path/to/epochcast      (cwd tests/, EPOCHCAST_MODELS set)
 set -u
 EC=${1:?usage: test_cost.sh path/to/epochcast}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
-expect() {
-  local name=$1 want=$2 pattern=$3; shift 4
-  local out rc
-  out=$("$EC" "$@" 2>&1); rc=$?
-  if [ "$rc" -ne "$want" ]; then bad "$name" "exit $rc, wanted $want: $out"; return; fi
-  if [ -n "$pattern" ] && ! grep -qF -- "$pattern" <<<"$out"; then bad "$name" "output lacks '$pattern': $out"; return; fi
-  ok "$name"
-}
-lacks() { # name pattern -- args: exit 0 and no pattern in the output
-  local name=$1 pattern=$2; shift 3
-  local out rc
-  out=$("$EC" "$@" 2>&1); rc=$?
-  if [ "$rc" -ne 0 ] || grep -qF -- "$pattern" <<<"$out"; then bad "$name" "exit $rc, or '$pattern' in: $out"; return; fi
-  ok "$name"
-}
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 
 LLM="model=llama-3.1-8b gpu=h100-sxm5-80gb num_gpus=8 precision=amp_bf16 batch_per_gpu=1 seq_len=4096 strategy=fsdp"
 BERT="model=bert-base task=classify gpu=t4 precision=amp_fp16 batch_per_gpu=16 seq_len=256"

@@ -10,11 +10,8 @@
 set -u
 EC=${1:?usage: test_default_fabric.sh path/to/epochcast}
 MODELS=${EPOCHCAST_MODELS:?EPOCHCAST_MODELS must name the models/ folder}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 
 # col NAME CSV: the value of column NAME in the one data row of CSV text (no quoted commas
 # before it: the config keys come first).

@@ -10,11 +10,8 @@
 set -u
 EC=${1:?usage: test_device_check.sh path/to/epochcast}
 here=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 header() { head -n 1 "$1" 2>/dev/null; }
 
 out=$tmp/out

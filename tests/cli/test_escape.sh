@@ -8,10 +8,8 @@
 #   bash tests/cli/test_escape.sh path/to/epochcast      (cwd tests/, EPOCHCAST_MODELS set)
 set -u
 EC=${1:?usage: test_escape.sh path/to/epochcast}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | head -20 | sed 's/^/     /'; }
 
 # ESC (a colour code), BEL, backspace, vertical tab, CR, DEL: none may reach the terminal

@@ -14,11 +14,8 @@
 set -u
 EC=${1:?usage: test_gemm_shapes.sh path/to/epochcast}
 MODELS=${EPOCHCAST_MODELS:?EPOCHCAST_MODELS must name the models/ folder}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 SHAPES="$MODELS/gemm_shapes.csv"
 
 # a row without a source: refused with file and line, no prediction written

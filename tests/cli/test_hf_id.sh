@@ -7,17 +7,7 @@
 #   bash tests/cli/test_hf_id.sh path/to/epochcast      (cwd tests/, EPOCHCAST_MODELS set)
 set -u
 EC=${1:?usage: test_hf_id.sh path/to/epochcast}
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
-expect() {
-  local name=$1 want=$2 pattern=$3; shift 4
-  local out rc
-  out=$("$EC" "$@" 2>&1); rc=$?
-  if [ "$rc" -ne "$want" ]; then bad "$name" "exit $rc, wanted $want: $out"; return; fi
-  if [ -n "$pattern" ] && ! grep -qF -- "$pattern" <<<"$out"; then bad "$name" "output lacks '$pattern': $out"; return; fi
-  ok "$name"
-}
+. "$(dirname "$0")/lib/harness.sh"
 step() { "$EC" predict "model=$1" gpu=h100-sxm5-80gb batch_per_gpu=1 seq_len=1024 precision=amp_bf16 2>&1 | grep -F "step time"; }
 
 # ---- an id resolves to the preset of its name ---------------------------------------------

@@ -7,12 +7,9 @@ set -u
 EC=${1:?usage: test_hostile.sh path/to/epochcast}
 EC=$(cd "$(dirname "$EC")" && pwd)/$(basename "$EC")
 SRC=$(cd .. && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | head -20 | sed 's/^/     /'; }
-check() { if eval "$2"; then ok "$1"; else bad "$1" "${3:-}"; fi; }
 
 # run NAME: run the rest with stdout+stderr in $out and the status in $rc (60 s at most)
 run() { out=$(timeout 60 "$@" 2>&1); rc=$?; }

@@ -19,10 +19,8 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
+. "$(dirname "$0")/lib/harness.sh"
 bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | head -20 | sed 's/^/     /'; }
-check() { if eval "$2"; then ok "$1"; else bad "$1" "${3:-}"; fi; }
 # a sanitizer's report in $out (the sanitizer builds run this file too)
 clean() { ! grep -qE "runtime error|AddressSanitizer|LeakSanitizer|ThreadSanitizer" <<<"$out"; }
 sanitized() { [ -n "${ASAN_OPTIONS:-}${TSAN_OPTIONS:-}" ]; }

@@ -8,12 +8,9 @@
 set -u
 EC=${1:?usage: test_hostile_limits.sh path/to/epochcast}
 EC=$(cd "$(dirname "$EC")" && pwd)/$(basename "$EC")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | head -20 | sed 's/^/     /'; }
-check() { if eval "$2"; then ok "$1"; else bad "$1" "${3:-}"; fi; }
 
 # run ...: stdout+stderr in $out, the status in $rc, the seconds in $secs; killed (not asked:
 # a hang in C ignores SIGTERM) after 20 s

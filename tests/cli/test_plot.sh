@@ -7,11 +7,8 @@
 #   bash tests/cli/test_plot.sh path/to/epochcast      (cwd tests/, EPOCHCAST_MODELS set)
 set -u
 EC=${1:?usage: test_plot.sh path/to/epochcast}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 have_gnuplot=0
 command -v gnuplot >/dev/null && have_gnuplot=1
 [ $have_gnuplot = 1 ] || echo "skip the pictures themselves: gnuplot is not on PATH"

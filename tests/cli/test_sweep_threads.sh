@@ -5,11 +5,8 @@
 #   bash tests/cli/test_sweep_threads.sh path/to/epochcast      (cwd tests/, EPOCHCAST_MODELS set)
 set -u
 EC=${1:?usage: test_sweep_threads.sh path/to/epochcast}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 
 # 3 x 3 x 3 x 3 x 3 x 2 = 486 points; tp=2 is refused on 1 GPU and for resnet-50 (no attention).
 axes="model=bert-base,resnet-50,gpt2 gpu=t4,a100-sxm4-80gb,h100-sxm5-80gb batch_per_gpu=1,8,64

@@ -17,11 +17,8 @@ if [ -z "$PY" ]; then
   exit 0
 fi
 CHECK=$(cd "$(dirname "$0")" && pwd)/check_trace.py
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 
 cat > "$tmp/step.lua" <<'EOF'
 local ec = require "epochcast"

@@ -8,11 +8,8 @@
 set -u
 EC=${1:?usage: test_uncalibrated.sh path/to/epochcast}
 MODELS=${EPOCHCAST_MODELS:?EPOCHCAST_MODELS must name the models/ folder}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 n=0
-ok()  { n=$((n + 1)); echo "ok   $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/     /'; }
+. "$(dirname "$0")/lib/harness.sh"
+harness_tmp
 
 # ratio GPU PRECISION [KEY=VALUE]: step_p90_s / step_p10_s of BERT-base, then the warnings.
 ratio() {
