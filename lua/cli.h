@@ -83,12 +83,7 @@ enum { ECC_OPT_PROFILE = 1, ECC_OPT_ALL = 2, ECC_OPT_PLOT = 4 };
 int ecC_parse_runs_args(const char *cmd, const char *usage, int allowed, int argc, char **argv, ecC_runs_args *ra);
 
 /* ---- cli_util.c: output formats ----------------------------------------------------------- */
-/* A duration as people plan with it: "850 ms", "42.0 s", "12.5 min", "4.2 h", "46.6 days"; "-" for
- * 0 or less (unknown).  Returns buf. */
-const char *ecC_duration(double s, char *buf, size_t n);
-/* An amount of money with its currency: "USD 0.0123", "USD 1,021.44" (cents below 100,000),
- * "USD 1,082,388"; "-" for 0 or less (unknown).  Returns buf. */
-const char *ecC_money(double amount, const char *currency, char *buf, size_t n);
+/* (durations and money as people read them: ec_format_duration, ec_format_money) */
 /* predict's cost lines: the run's cost (and per epoch) or, without a run, per 1M tokens (1k
  * samples), then the hourly price and its offer; "no offer" without a price. */
 void ecC_print_cost(const ec_config *cfg, const ec_result *res);

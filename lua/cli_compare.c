@@ -63,13 +63,13 @@ static void row_text(const char *label, const char *ta, const char *tb, double a
 static void row_duration(const char *label, double a, double b)
 {
     char ta[32], tb[32];
-    row_text(label, ecC_duration(a, ta, sizeof ta), ecC_duration(b, tb, sizeof tb), a, b);
+    row_text(label, ec_format_duration(a, ta, sizeof ta), ec_format_duration(b, tb, sizeof tb), a, b);
 }
 
 static void row_money(const char *label, double a, const char *ca, double b, const char *cb)
 {
     char ta[48], tb[48];
-    row_text(label, ecC_money(a, ca, ta, sizeof ta), ecC_money(b, cb, tb, sizeof tb), a, b);
+    row_text(label, ec_format_money(a, ca, ta, sizeof ta), ec_format_money(b, cb, tb, sizeof tb), a, b);
 }
 
 /* The CSV rows of the two predictions: every config key (as simulated), then the results. */

@@ -277,15 +277,15 @@ static void print_best(const ec_optimize_layout *best, const ec_optimize_stats *
     if (best->train_s > 0)
     {
         printf("\nbest: %.0f tokens in %s", best->train_s * best->tokens_per_s,
-               ecC_duration(best->train_s, d, sizeof d));
+               ec_format_duration(best->train_s, d, sizeof d));
         if (best->train_s >= 3 * 86400)
             printf(" (%.0f h)", best->train_time_h);
     }
     if (best->cost > 0)
         printf("%s%s %s at %s per hour", best->train_s > 0 ? ", " : "\nbest: ",
-               ecC_money(best->cost, best->price_currency, m1, sizeof m1),
+               ec_format_money(best->cost, best->price_currency, m1, sizeof m1),
                best->train_s > 0 ? "for the run" : "per million tokens",
-               ecC_money(best->price_per_hour, best->price_currency, m2, sizeof m2));
+               ec_format_money(best->price_per_hour, best->price_currency, m2, sizeof m2));
     if (best->train_s > 0 || best->cost > 0)
         printf("\n");
     if (best->price_offer[0] != '\0')

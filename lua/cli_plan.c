@@ -116,9 +116,9 @@ static void print_point(const ec_plan *plan, size_t i, const axis_words *axes, s
     if (show_accum)
         printf(" %5d", pt.config->grad_accum);
     char run[32], cost[48], per_h[48];
-    printf(" %10s %14s %12s  %-11s %s\n", ecC_duration(pt.result->run_s, run, sizeof run),
-           ecC_money(pt.result->cost_run, pt.result->price_currency, cost, sizeof cost),
-           ecC_money(pt.result->price_per_hour, pt.result->price_currency, per_h, sizeof per_h),
+    printf(" %10s %14s %12s  %-11s %s\n", ec_format_duration(pt.result->run_s, run, sizeof run),
+           ec_format_money(pt.result->cost_run, pt.result->price_currency, cost, sizeof cost),
+           ec_format_money(pt.result->price_per_hour, pt.result->price_currency, per_h, sizeof per_h),
            ec_plan_verdict_name(pt.verdict), pt.result->price_offer);
 }
 
@@ -306,8 +306,8 @@ static void print_plan_choice(const ec_plan *plan, long best, const plan_args *p
     ec_plan_get(plan, (size_t)best, &bp);
     char cost[48], d[32];
     printf("chosen offer: %s; %s in %s\n", bp.result->price_offer[0] ? bp.result->price_offer : "(no price)",
-           ecC_money(bp.result->cost_run, bp.result->price_currency, cost, sizeof cost),
-           ecC_duration(bp.result->run_s, d, sizeof d));
+           ec_format_money(bp.result->cost_run, bp.result->price_currency, cost, sizeof cost),
+           ec_format_duration(bp.result->run_s, d, sizeof d));
     if (bp.message[0] != '\0')
         printf("chosen layout: %s\n", bp.message);
 }

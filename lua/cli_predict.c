@@ -83,11 +83,11 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
     char d1[32], d2[32], d3[32];
     if (res->epoch_s > 0)
         printf("  epoch time         %12s   (%.1f s; p10 %s, p90 %s; %.0f steps)\n",
-               ecC_duration(res->epoch_s, d1, sizeof d1), res->epoch_s,
-               ecC_duration(res->epoch_p10_s, d2, sizeof d2), ecC_duration(res->epoch_p90_s, d3, sizeof d3),
+               ec_format_duration(res->epoch_s, d1, sizeof d1), res->epoch_s,
+               ec_format_duration(res->epoch_p10_s, d2, sizeof d2), ec_format_duration(res->epoch_p90_s, d3, sizeof d3),
                res->steps_per_epoch);
     if (res->run_s > 0)
-        printf("  run time           %12s   (%.1f s%s)\n", ecC_duration(res->run_s, d1, sizeof d1), res->run_s,
+        printf("  run time           %12s   (%.1f s%s)\n", ec_format_duration(res->run_s, d1, sizeof d1), res->run_s,
                res->epoch_s > 0 ? "" : cfg->train_tokens > 0 ? ": train_tokens at the steady rate"
                                                              : ": train_samples at the steady rate");
     if (res->eval_s > 0)

@@ -183,12 +183,12 @@ static int sweep_point_cli(void *ud, const ec_sweep_point *pt)
         }
         if (pt->status == EC_OK) {
             char epoch[32], run[32], cost[64] = "-";
-            ecC_duration(res->epoch_s, epoch, sizeof epoch);
-            ecC_duration(res->run_s, run, sizeof run);
+            ec_format_duration(res->epoch_s, epoch, sizeof epoch);
+            ec_format_duration(res->run_s, run, sizeof run);
             if (res->cost_run > 0) {
-                ecC_money(res->cost_run, res->price_currency, cost, sizeof cost);
+                ec_format_money(res->cost_run, res->price_currency, cost, sizeof cost);
             } else if (res->cost_per_million_tokens > 0) { /* no run: a million tokens' worth */
-                ecC_money(res->cost_per_million_tokens, res->price_currency, cost, sizeof cost);
+                ec_format_money(res->cost_per_million_tokens, res->price_currency, cost, sizeof cost);
                 strncat(cost, "/1Mtok", sizeof cost - strlen(cost) - 1);
             }
             printf("%10.3f %10.1f %10s %10s %16s %5.1f  %-10s %8.2f %-4s%s\n", res->step_s * 1e3, res->samples_per_s,

@@ -1,7 +1,6 @@
 /*
- * cli_util.c: output formats shared by the CLI's commands: durations and money as people read
- * them, predict's cost lines (the result's cost and price fields, models/prices.csv's offer),
- * and a CSV file written through the library's atomic writer (ec_csv_open).  CSV lines on
+ * cli_util.c: output shared by the CLI's commands: predict's cost lines (the result's cost and
+ * price fields, models/prices.csv's offer), and a CSV file written through the library's atomic writer (ec_csv_open).  CSV lines on
  * stdout: ec_csv_print_row.
  */
 #include "cli.h"
@@ -11,54 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *ecC_duration(double s, char *buf, size_t n)
-{
-    if (!(s > 0))
-        snprintf(buf, n, "-");
-    else if (s < 1)
-        snprintf(buf, n, "%.3g ms", s * 1e3);
-    else if (s < 120)
-        snprintf(buf, n, "%.1f s", s);
-    else if (s < 7200)
-        snprintf(buf, n, "%.1f min", s / 60);
-    else if (s < 3 * 86400)
-        snprintf(buf, n, "%.1f h", s / 3600);
-    else
-        snprintf(buf, n, "%.1f days", s / 86400);
-    return buf;
-}
-
-const char *ecC_money(double amount, const char *currency, char *buf, size_t n)
-{
-    const char *cur = currency != NULL && currency[0] != '\0' ? currency : "";
-    const char *sep = cur[0] != '\0' ? " " : "";
-    if (!(amount > 0)) {
-        snprintf(buf, n, "-");
-        return buf;
-    }
-    if (amount < 1) {
-        snprintf(buf, n, "%s%s%.3g", cur, sep, amount);
-        return buf;
-    }
-    /* cents below 100,000, whole units above, thousands separated: "USD 1,021.44", "USD 1,082,388" */
-    char digits[64];
-    int len = snprintf(digits, sizeof digits, amount < 1e5 ? "%.2f" : "%.0f", amount);
-    int whole = len;
-    for (int i = 0; i < len; i++)
-        if (digits[i] == '.')
-            whole = i;
-    char grouped[96];
-    size_t k = 0;
-    for (int i = 0; i < len && k + 2 < sizeof grouped; i++) {
-        if (i > 0 && i < whole && (whole - i) % 3 == 0)
-            grouped[k++] = ',';
-        grouped[k++] = digits[i];
-    }
-    grouped[k] = '\0';
-    snprintf(buf, n, "%s%s%s", cur, sep, grouped);
-    return buf;
-}
 
 /* The run's cost and the offer it is priced at; without a run, the cost of a million tokens (a
  * thousand samples for a network without tokens) and of an hour; nothing without a price. */
@@ -72,18 +23,18 @@ void ecC_print_cost(const ec_config *cfg, const ec_result *res)
     const char *cur = res->price_currency;
     char m1[48], m2[48];
     if (res->cost_run > 0) {
-        printf("  cost               %12s   for the run", ecC_money(res->cost_run, cur, m1, sizeof m1));
+        printf("  cost               %12s   for the run", ec_format_money(res->cost_run, cur, m1, sizeof m1));
         if (res->cost_per_epoch > 0 && cfg->epochs > 1)
-            printf(" (%s per epoch)", ecC_money(res->cost_per_epoch, cur, m2, sizeof m2));
+            printf(" (%s per epoch)", ec_format_money(res->cost_per_epoch, cur, m2, sizeof m2));
         printf("\n");
     } else if (res->tokens_per_s != res->samples_per_s && res->cost_per_million_tokens > 0) {
         printf("  cost               %12s   per 1M tokens (train_tokens=N prices the run)\n",
-               ecC_money(res->cost_per_million_tokens, cur, m1, sizeof m1));
+               ec_format_money(res->cost_per_million_tokens, cur, m1, sizeof m1));
     } else if (res->cost_per_million_tokens > 0) { /* a sample is one token here (an image) */
         printf("  cost               %12s   per 1k samples (train_samples=N or dataset_samples=N prices the run)\n",
-               ecC_money(res->cost_per_million_tokens / 1000.0, cur, m1, sizeof m1));
+               ec_format_money(res->cost_per_million_tokens / 1000.0, cur, m1, sizeof m1));
     }
-    printf("  price              %12s   per hour: %s\n", ecC_money(res->price_per_hour, cur, m1, sizeof m1),
+    printf("  price              %12s   per hour: %s\n", ec_format_money(res->price_per_hour, cur, m1, sizeof m1),
            res->price_offer);
 }
 

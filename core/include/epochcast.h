@@ -1496,6 +1496,12 @@ EC_API void ec_csv_abort(ec_csv_writer *w);
  * ("87599"), others as C's "%.6g" ("0.0123457", "1.5e+07"), "0" for -0; the same bytes
  * snprintf would give, faster.  Truncated to n - 1 bytes like snprintf; 32 bytes always suffice. */
 EC_API void ec_format_number(double x, char *buf, size_t n);
+/* A duration as the answers print it: "850 ms", "42.0 s", "12.5 min", "4.2 h", "46.6 days"; "-"
+ * when not positive.  An amount of money: "USD 0.0123", "USD 1,021.44", "USD 1,082,388" (cents
+ * below 100,000), the currency first when given; "-" when not positive.  Both write at most
+ * n - 1 bytes and a NUL into buf and return buf; 48 bytes suffice for any price. */
+EC_API const char *ec_format_duration(double s, char *buf, size_t n);
+EC_API const char *ec_format_money(double amount, const char *currency, char *buf, size_t n);
 
 #ifdef __cplusplus
 }

@@ -811,3 +811,5 @@ int ec_csv_print_row(FILE *fp, const char *const *fields, size_t n);
 int ec_csv_close(ec_csv_writer *w);
 void ec_csv_abort(ec_csv_writer *w);
 void ec_format_number(double x, char *buf, size_t n);
+const char *ec_format_duration(double s, char *buf, size_t n);
+const char *ec_format_money(double amount, const char *currency, char *buf, size_t n);

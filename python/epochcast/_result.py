@@ -70,30 +70,16 @@ PEAK_PHASES = [ffi.string(lib.ec_peak_phase_name(i)).decode() for i in range(4)]
 
 
 def _duration(s):
-    """A duration as the CLI prints it: "850 ms", "42.0 s", "12.5 min", "4.2 h", "46.6 days"; "-" unknown."""
-    if not s > 0:
-        return "-"
-    if s < 1:
-        return "%.3g ms" % (s * 1e3)
-    if s < 120:
-        return "%.1f s" % s
-    if s < 7200:
-        return "%.1f min" % (s / 60)
-    if s < 3 * 86400:
-        return "%.1f h" % (s / 3600)
-    return "%.1f days" % (s / 86400)
+    """A duration as the CLI prints it (ec_format_duration): "850 ms", "4.2 h", "46.6 days"; "-" unknown."""
+    buf = ffi.new("char[48]")
+    return ffi.string(lib.ec_format_duration(s if s is not None else 0.0, buf, 48)).decode()
 
 
 def _money(x, currency):
-    """An amount as the CLI prints it: "USD 0.0123", "USD 1,021.44", "USD 1,082,388"; "-" unknown."""
-    if not x > 0:
-        return "-"
-    cur = currency + " " if currency else ""
-    if x < 1:
-        return cur + "%.3g" % x
-    if x < 1e5:
-        return cur + "{:,.2f}".format(x)
-    return cur + "{:,.0f}".format(x)
+    """An amount as the CLI prints it (ec_format_money): "USD 1,021.44", "USD 1,082,388"; "-" unknown."""
+    buf = ffi.new("char[96]")
+    cur = (currency or "").encode("utf-8", "replace")
+    return ffi.string(lib.ec_format_money(x if x is not None else 0.0, cur, buf, 96)).decode("utf-8", "replace")
 
 
 def _text(b):

@@ -22,7 +22,16 @@ else
 fi
 expect "predict: run time in hours (unit)" 0 " h   (" -- predict $LLM train_tokens=1e10
 # the currency and a thousands separator (the run costs USD 1,000-1,999 at the shipped fit; not one predicted value)
-expect "predict: cost of the run with its currency" 0 "USD 1," -- predict $LLM train_tokens=1e10
+# the cost is the offer's price per hour x the run's seconds / 3600 (to the cent printed), in its currency
+out=$("$EC" predict $LLM train_tokens=1e10 2>&1)
+if awk '/^  run time/ {s = substr($5, 2) + 0}
+        /^  cost / && /for the run/ {cur = $2; c = $3; gsub(",", "", c)}
+        /^  price / {p = $3}
+        END {d = c - p * s / 3600; exit !(cur == "USD" && c > 0 && d < 0.01 && d > -0.01)}' <<<"$out"; then
+  ok "predict: cost of the run with its currency"
+else
+  bad "predict: cost of the run with its currency" "$out"
+fi
 expect "predict: the offer named" 0 "per hour: lambda gpu_8x_h100_sxm5" -- predict $LLM train_tokens=1e10
 expect "predict: days for a long run" 0 " days   (" -- predict $LLM train_tokens=1e12
 out=$("$EC" predict $BERT dataset_samples=1000000 2>&1)

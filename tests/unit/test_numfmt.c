@@ -152,6 +152,27 @@ static void test_fixed2(void **state)
     assert_true(compared > 199000);
 }
 
+/* Durations and money as the answers print them (readable.c): the unit switches at 1 s, 120 s,
+ * 2 h and 3 days; cents below 100,000, thousands separated; "-" when not positive. */
+static void test_readable(void **state)
+{
+    (void)state;
+    char b[48];
+    static const struct { double s; const char *want; } d[] = {
+        {0.85, "850 ms"}, {42, "42.0 s"}, {750, "12.5 min"}, {4.2 * 3600, "4.2 h"},
+        {46.6 * 86400, "46.6 days"}, {0, "-"}, {-1, "-"}, {NAN, "-"}};
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+        assert_string_equal(ec_format_duration(d[i].s, b, sizeof b), d[i].want);
+    assert_string_equal(ec_format_money(0.0123, "USD", b, sizeof b), "USD 0.0123");
+    assert_string_equal(ec_format_money(1021.44, "USD", b, sizeof b), "USD 1,021.44");
+    assert_string_equal(ec_format_money(1082388.4, "USD", b, sizeof b), "USD 1,082,388");
+    assert_string_equal(ec_format_money(99999.994, "EUR", b, sizeof b), "EUR 99,999.99");
+    assert_string_equal(ec_format_money(5.06, "", b, sizeof b), "5.06");
+    assert_string_equal(ec_format_money(0, "USD", b, sizeof b), "-");
+    char small[6];
+    assert_string_equal(ec_format_money(1021.44, "USD", small, sizeof small), "USD 1"); /* cut like snprintf */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -159,6 +180,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_int_and_truncation),
         cmocka_unit_test(test_fixed2),
+        cmocka_unit_test(test_readable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
