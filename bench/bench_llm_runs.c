@@ -1,7 +1,8 @@
 /*
  * bench_llm_runs.c: the public LLM runs beyond MosaicML's (bench/data/llm_runs.csv: NeMo and
  * Megatron-Bridge performance tables, torchtune's README, flash-attention's training table,
- * torchtitan's H100 benchmark and A100 performance page)
+ * torchtitan's H100 benchmark and A100 performance page, NVIDIA's MLPerf Training BERT and GPT-3
+ * results)
  * predicted with no fitting to them (issue 18): which rows epochcast can price today, and its
  * error per source.
  *
@@ -72,7 +73,9 @@ static void group_of(const char *id, char *out, size_t n)
                                             {"torchtune-", "torchtune"},
                                             {"flash-attn-", "flash-attention (A100)"},
                                             {"torchtitan-h100-", "torchtitan (H100)"},
-                                            {"torchtitan-a100-", "torchtitan (A100)"}};
+                                            {"torchtitan-a100-", "torchtitan (A100)"},
+                                            {"mlperf-bert-", "MLPerf BERT (PyTorch)"},
+                                            {"mlperf-gpt3-", "MLPerf GPT-3 (NeMo)"}};
     for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
         if (strncmp(id, groups[g][0], strlen(groups[g][0])) == 0) {
             eci_strlcpy(out, groups[g][1], n);

@@ -35,7 +35,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "tp", "pp", "pp_schedule", "pp_chunks", "cp", "ep", "sequence_parallel", "precision",
           "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "kernels", "checkpointing",
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
-          "optimizer_in_bwd", "reduce_dtype"]
+          "optimizer_in_bwd", "reduce_dtype", "task"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -322,6 +322,84 @@ def from_torchtitan(h100, a100, skipped):
     return out
 
 
+MLPERF_GPU = {"NVIDIA A100-SXM4-80GB": ("a100-sxm4-80gb", "ib-hdr-200"),
+              "NVIDIA H100-SXM5-80GB": ("h100-sxm5-80gb", "ib-ndr-400")}
+MLPERF_BERT = ("model=bert-large task=pretrain (MLPerf phase 2: BERT-large, MLM on at most 76 masked positions + NSP; "
+               "--dense_seq_output runs the MLM head on the masked positions only, as the pretrain head prices it); "
+               "precision=fp16: run_and_time.sh passes --fp16 --distributed_lamb, and run_pretraining.py then calls "
+               "model.half() (pure fp16 model, fp32 master weights in the optimizer); optimizer=lamb with "
+               "strategy=zero zero_stage=1: apex DistributedFusedLAMB (reduce-scatter of the gradients, each rank "
+               "updates its shard, all-gather of the parameters); kernels=fused: --fused_bias_fc, --fused_bias_mha, "
+               "--fused_dropout_add (and --fused_gemm_gelu where set); attention=flash: NVIDIA's fused multi-head "
+               "attention kernel (fmha, --pad_fmha) on each packed sample; batch_per_gpu = d_batch_size packed samples "
+               "of 512 tokens, each holding average_packing_rate sequences (logged GBS / (d_batch_size x GPUs)); "
+               "tokens_per_s = measured sequences/s / average_packing_rate x 512 (positions computed, padding of a "
+               "pack included). Not expressed: attention masked to each sequence of a pack (priced as full 512 x 512), "
+               "CUDA graphs (--use_cuda_graph where set: launch overhead gone), the measured rate including the "
+               "evaluations (10,000 samples every 150k-325k trained; run_stop - run_start includes them), "
+               "--use_transformer_engine2 (TE layers in v3.0)")
+MLPERF_GPT3 = ("model=mlperf-gpt3-175b (bench/data/llm/models.csv); NeMo Megatron GPT with Transformer Engine "
+               "(conf/megatron_gpt_config.yaml): precision=amp_fp8 (FP8=True, FP8_HYBRID=True: E4M3 forward, E5M2 "
+               "backward, amax history 1024), megatron_amp_O2 bf16 with fp32 main parameters; strategy=zero "
+               "zero_stage=1 (USE_DIST_OPTIMIZER=True), optimizer=adam (logged opt_name adam); tp/pp from the config "
+               "name, pp_schedule=interleaved pp_chunks=12 (INTERLEAVED_PIPELINE=12: one layer per chunk), "
+               "sequence_parallel=1 (SEQ_PARALLEL default True), no activation checkpointing (ACT_CKPT_GRANULARITY "
+               "null); kernels=fused (TE layers, persistent fused LayerNorm, bias-GeLU and bias-dropout-add fusions, "
+               "gradient_accumulation_fusion); attention=flash: TE DotProductAttention's flash-attn backend; "
+               "network=ib-ndr-400 (systems json: 8x ConnectX-7 IB NDR 400Gb/s compute per node); "
+               "tokens_per_s = GBS x 2048 / the median logged train_step_timing. Not expressed: TP communication "
+               "overlapped with GEMMs through userbuffers (TP_COMM_OVERLAP=True, h100tp4pp8mbs1 config; priced "
+               "as exposed TP collectives), overlap_p2p_comm of the interleaved schedule, the step timing's "
+               "first steps and evaluations (the median excludes them)")
+
+
+def from_mlperf(rows, skipped):
+    """MLPerf Training closed-division NVIDIA runs (bench/data/llm/mlperf_training.csv)."""
+    out = []
+    for r in rows:
+        gpu, net = MLPERF_GPU[r["gpu"]]
+        n, gbs, mbs, ga = (int(r[k]) for k in ("num_gpus", "global_batch", "micro_batch", "grad_accum"))
+        system = r["source_path"].split("/results/")[1].split("/")[0]
+        rnd = r["source_path"].split("training_results_")[1].split(":")[0]
+        rec = {"num_gpus": n, "gpus_per_node": 8, "network": net, "gpu": gpu, "kernels": "fused", "attention": "flash",
+               "strategy": "zero", "zero_stage": 1, "grad_accum": ga, "batch_per_gpu": mbs,
+               "seq_len": int(r["seq_len"]), "metric": "tokens_per_s"}
+        if r["metric"] == "sequences_per_s_median":
+            rate = gbs // (mbs * ga * n)
+            if rate == 1:
+                skipped.append(("mlperf", r["model"], "BERT without packing runs --unpad (each sequence at its own "
+                                "length, exchange_padding across GPUs), which no padding mode expresses"))
+                continue
+            tok = float(r["value"]) / rate * int(r["seq_len"])
+            rec.update(model="bert-large", task="pretrain", precision="fp16", optimizer="lamb", value=int(round(tok)))
+            note = MLPERF_BERT
+            what = "tokens_per_s = %s sequences/s / %d x 512" % (r["value"], rate)
+            tag = "bert"
+        else:
+            tp, pp, vp = int(r["tp"]), int(r["pp"]), int(r["vp"])
+            dp = n // (tp * pp)
+            if gbs != mbs * ga * dp:
+                skipped.append(("mlperf", r["model"], "GBS != micro x GA x dp"))
+                continue
+            rec.update(model="mlperf-gpt3-175b", precision="amp_fp8", optimizer="adam", tp=tp, pp=pp,
+                       pp_schedule="interleaved", pp_chunks=vp, sequence_parallel=1,
+                       value=int(round(gbs * int(r["seq_len"]) / float(r["value"]))))
+            note = MLPERF_GPT3
+            if rnd == "v3.0":
+                note += "; v3.0 image: flash_attn 1.0.5 (FlashAttention-1, priced as flash-attn 2), TE release_v0.8"
+            else:
+                note += "; v3.1 image: flash-attn 2.0.8, TE 09ba8427"
+            what = "tokens_per_s = GBS %d x 2048 / %s s" % (gbs, r["value"])
+            tag = "gpt3"
+        if "preview" in system:  # the v2.1 preview systems' json leaves host_networking empty
+            rec["network"] = ""
+            note += "; network not stated (preview system), left to the reference system's"
+        rec["source"] = "%s (%s); %s; %s; %s" % (r["source_path"], r["source"], r["notes"], what, note)
+        rec["id"] = "mlperf-%s-%s-%s-%dx-%s" % (tag, rnd.replace(".", ""), gpu, n, system.split("_")[0])
+        out.append(rec)
+    return out
+
+
 def build():
     skipped = []
     runs = []
@@ -330,6 +408,7 @@ def build():
     runs += from_torchtune(read("torchtune_readme.csv"), skipped)
     runs += from_flash_attention(read("flash_attention_training.csv"))
     runs += from_torchtitan(read("torchtitan_h100_202412.csv"), read("torchtitan_performance_md.csv"), skipped)
+    runs += from_mlperf(read("mlperf_training.csv"), skipped)
     ids = [r["id"] for r in runs]
     if len(set(ids)) != len(ids):
         raise SystemExit("duplicate ids: %s" % sorted({i for i in ids if ids.count(i) > 1}))
