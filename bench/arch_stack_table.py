@@ -18,7 +18,19 @@ architecture it has runs of and its error_log_sd_unseen_arch on one it has not (
 architecture only: an fp32 row on an architecture without CUDA-core runs is counted as
 calibrated here, where the library widens it).  Usage, from the repository root:
 
-  python3 bench/arch_stack_table.py [MODELS_DIR]
+  python3 bench/arch_stack_table.py [MODELS_DIR] [--fold ARCH PROFILE.csv LLM.md]...
+
+After the table it prints "Held-out architecture folds": for each architecture, every priced row of
+that architecture predicted by a fit that has no run of it, by stack, with MAPE, bias and p10-p90
+coverage.  Hopper: the shipped fit is such a fit (models/profile.csv has no Hopper row), so its LLM
+rows are read from llm_validation.md.  Another architecture needs `--fold ARCH PROFILE LLM.md`: a
+profile fitted without that architecture (bench_stack --write-profile on the calibration files with
+its rows removed) and the llm_validation-style report bench_llm_runs writes with
+`--profile PROFILE -o LLM.md`, whose second-fit columns are that fold's predictions; the fold's
+interval is p50 x exp(-+1.2816 x the fold profile's error_log_sd_unseen_arch), and its DLE rows are
+loao.csv's (bench_logo --by-arch leaves each architecture out).  The PyTorch / HF stack rows of
+stack_accuracy.csv come from the shipped fit and are counted only in the Hopper fold (none are
+Hopper today); an Ampere fold for them would need bench_stack's holdout rerun on the fold profile.
 """
 import csv
 import math
@@ -30,7 +42,9 @@ Z90 = 1.2815515655446004
 TIME_METRICS = {"samples_per_s", "step_time_ms", "epoch_time_s", "train_time_s", "tokens_per_s"}
 LLM_STACKS = [("nemo2407", "NeMo 24.07 (Megatron-Core, TE)"), ("mbridge", "Megatron-Bridge (TE)"),
               ("torchtune", "torchtune"), ("flash", "flash-attention GPT"),
-              ("torchtitan", "torchtitan (FSDP2, SDPA flash)")]
+              ("torchtitan", "torchtitan (FSDP2, SDPA flash)"),
+              ("mlperf-bert", "MLPerf BERT (PyTorch, apex/TE fused, packed)"),
+              ("mlperf-gpt3", "MLPerf GPT-3 (NeMo, TE FP8)")]
 
 
 def architectures(models):
@@ -44,10 +58,10 @@ def architectures(models):
     return arch
 
 
-def profile_sd(models):
-    """(architectures with fitted rows, error_log_sd, error_log_sd_unseen_arch) of profile.csv."""
+def profile_sd(models, path=None):
+    """(architectures with fitted rows, error_log_sd, error_log_sd_unseen_arch) of profile.csv (or path)."""
     fitted, sd, unseen = set(), 0.0, 0.0
-    with open(os.path.join(models, "profile.csv"), newline="") as f:
+    with open(path or os.path.join(models, "profile.csv"), newline="") as f:
         for row in csv.DictReader(f):
             if row["architecture"]:
                 fitted.add(row["architecture"])
@@ -65,8 +79,9 @@ def llm_stack(run_id):
     return "LLM: " + run_id.split("-")[0]
 
 
-def rows_llm(path):
-    """(gpu, stack, predicted, measured) of the priced rows of llm_validation.md's Every row."""
+def rows_llm(path, second_fit=False):
+    """(gpu, stack, predicted, measured) of the priced rows of llm_validation.md's Every row (with
+    second_fit, the prediction of the report's second fit: its MPT-fit columns)."""
     out, inside = [], False
     with open(path) as f:
         for line in f:
@@ -78,12 +93,71 @@ def rows_llm(path):
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if not inside or len(cells) < 11 or cells[10] != "priced" or cells[4] != "tokens/s":
                 continue
-            out.append((cells[2], llm_stack(cells[0]), float(cells[6]), float(cells[5])))
+            out.append((cells[2], llm_stack(cells[0]), float(cells[8 if second_fit else 6]), float(cells[5])))
     return out
 
 
+def summary_line(label, stack, rows):
+    n = len(rows)
+    errs = [e for e, _ in rows]
+    return "| %s | %s | %d | %.1f | %+.1f | %.0f%% | %.0f%% |" % (
+        label, stack, n, 100 * sum(abs(e) for e in errs) / n, 100 * sum(errs) / n,
+        100 * sum(abs(e) <= 0.10 for e in errs) / n, 100 * sum(c for _, c in rows) / n)
+
+
+def folds(arch, fitted, unseen, extra):
+    """The held-out architecture folds: Hopper from the shipped fit, the others from --fold."""
+    print()
+    print("### Held-out architecture folds")
+    print()
+    print("| held out (fit without it) | stack | rows | MAPE % | bias % | within 10 % | p10-p90 covers |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    todo = [("hopper", "bench/results/llm_validation.md", False, unseen, "models/profile.csv")]
+    todo += [(a, md, True, profile_sd(os.path.dirname(prof) or ".", prof)[2], prof) for a, prof, md in extra]
+    for a, md, second, sd, prof in todo:
+        if a in fitted and not second:
+            print("| %s | (the shipped fit has runs of it: pass --fold) | | | | | |" % a)
+            continue
+        groups = {}
+        for gpu, stack, pred, meas in rows_llm(md, second):
+            if arch.get(gpu.lower(), "?") == a:
+                groups.setdefault(stack, []).append(((pred - meas) / meas, abs(math.log(pred / meas)) <= Z90 * sd))
+        with open("bench/results/loao.csv", newline="") as f:
+            for r in csv.DictReader(f):
+                if r["held_out_by"] == "arch" and arch.get(r["gpu"].lower(), "?") == a:
+                    meas = float(r["measured"])
+                    groups.setdefault("DLE / Lambda PyTorch", []).append(
+                        ((float(r["predicted"]) - meas) / meas, float(r["p10"]) <= meas <= float(r["p90"])))
+        if not second:
+            with open("bench/results/stack_accuracy.csv", newline="") as f:
+                for r in csv.DictReader(f):
+                    if (r["split"] == "holdout" and r["metric"] in TIME_METRICS and
+                            arch.get(r["gpu"].lower(), "?") == a):
+                        pred, meas = float(r["predicted"]), float(r["measured"])
+                        groups.setdefault("PyTorch / HF stack (holdout)", []).append(
+                            ((pred - meas) / meas, abs(math.log(pred / meas)) <= Z90 * sd))
+        label = "%s (%s; sd %.3f)" % (a.capitalize(), "shipped fit: no Hopper run" if not second else
+                                        "fit without its runs", sd)
+        everything = []
+        for stack, rows in sorted(groups.items()):
+            print(summary_line(label, stack, rows))
+            everything += rows
+        if everything:
+            print(summary_line(label, "**all stacks**", everything))
+        else:
+            print("| %s | (no priced rows) | 0 | | | | |" % label)
+
+
 def main():
-    models = sys.argv[1] if len(sys.argv) > 1 else "models"
+    args = sys.argv[1:]
+    extra = []
+    while "--fold" in args:
+        i = args.index("--fold")
+        if len(args) < i + 4:
+            sys.exit("arch_stack_table.py: --fold needs ARCH PROFILE.csv LLM.md")
+        extra.append((args[i + 1].lower(), args[i + 2], args[i + 3]))
+        del args[i:i + 4]
+    models = args[0] if args else "models"
     arch = architectures(models)
     fitted, sd, unseen = profile_sd(models)
     groups = {}
@@ -120,6 +194,7 @@ def main():
             a, seen[(a, stack)], stack, n, 100 * sum(abs(e) for e in errs) / n,
             100 * sum(errs) / n, 100 * sum(abs(e) <= 0.10 for e in errs) / n,
             100 * sum(c for _, c in rows) / n))
+    folds(arch, fitted, unseen, extra)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ Planned keys used (issue 18): gpus_per_node, network (models/interconnects.csv),
 zero|ddp|single, zero_stage, tp, pp, pp_schedule=1f1b|interleaved, pp_chunks, cp, ep,
 sequence_parallel, precision=amp_bf16|amp_fp8, lora_r, lora_targets=attention|attention_mlp|
 all_linear, base_precision=nf4, optimizer=paged_adamw_8bit|adamw, attention=flash|flash2|cudnn,
-checkpointing, compile, reduce_dtype, metric=tokens_per_s|peak_bytes|reserved_bytes.  Model ids are Hugging Face ids or,
+checkpointing, compile, reduce_dtype, task (MLPerf BERT: pretrain), metric=tokens_per_s|peak_bytes|reserved_bytes.  Model ids are Hugging Face ids or,
 for models without one, "<framework>-<name>" ids listed in bench/data/llm/README.md with the
 config that defines them.
 """
