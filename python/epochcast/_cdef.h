@@ -52,7 +52,8 @@ typedef enum ec_base_precision {
     EC_BASE_SAME = 0,
     EC_BASE_BF16, EC_BASE_FP16,
     EC_BASE_INT8,
-    EC_BASE_NF4
+    EC_BASE_NF4,
+    EC_BASE_NF4_NODQ
 } ec_base_precision;
 #define EC_CKPT_SELECTIVE 2
 #define EC_CKPT_OP 3
@@ -201,6 +202,9 @@ typedef struct ec_config {
     ec_zero_grad zero_grad;
     double train_tokens;
     double train_samples;
+    int fsdp_no_sync;
+    int lora_fsdp_wrap;
+    int quant_head;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);
