@@ -122,6 +122,10 @@ typedef enum ec_zero_grad {
     EC_ZERO_GRAD_ZEROS,
     EC_ZERO_GRAD_NEVER
 } ec_zero_grad;
+typedef enum ec_lora_fsdp_wrap {
+    EC_LORA_FSDP_SEPARATE = 0,
+    EC_LORA_FSDP_BLOCK
+} ec_lora_fsdp_wrap;
 typedef enum ec_loss_kind {
     EC_LOSS_KIND_CROSS_ENTROPY = 0,
     EC_LOSS_KIND_SUM
