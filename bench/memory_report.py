@@ -136,8 +136,8 @@ def main(argv):
            "each predicted by `epochcast validate` and compared with the reading its source names. "
            "Nothing is fitted to these rows: every source group is held out. Error = (predicted - measured) / "
            "measured. \"expressible\": rows whose source ran no setting that epochcast lacks a key for "
-           "(the others name it in `note_unexpressed`: chunked cross-entropy, optimizer_in_bwd, LitGPT's chunked "
-           "LM head, per-op selective checkpointing, an evaluation by generate() inside the measured window). "
+           "(the others name it in `note_unexpressed`: chunked cross-entropy, optimizer_in_bwd, "
+           "per-op selective checkpointing, an evaluation by generate() inside the measured window). "
            "Readings a source does not name are counted under the reading the README assumes for them "
            "(see `note_reading_stated`).", ""]
     out += ["## Peak memory", "", "| rows | n | MAPE % | bias % | within 10 % |", "| --- | ---: | ---: | ---: | ---: |",

@@ -171,7 +171,9 @@ typedef enum ec_base_precision {
     EC_BASE_SAME = 0,      /* frozen base weights in the precision's parameter dtype */
     EC_BASE_BF16, EC_BASE_FP16,
     EC_BASE_INT8,          /* bitsandbytes LLM.int8 */
-    EC_BASE_NF4            /* bitsandbytes 4-bit NormalFloat with double quantization (QLoRA) */
+    EC_BASE_NF4,           /* bitsandbytes 4-bit NormalFloat with double quantization (QLoRA) */
+    EC_BASE_NF4_NODQ       /* the same without double quantization: an fp32 absmax per 64 weights
+                              (Lightning's bnb.nf4, LitGPT --quantize bnb.nf4) */
 } ec_base_precision;
 
 /* checkpointing: 0, 1 (every layer's input kept, the layer recomputed) or selective (only
@@ -268,6 +270,12 @@ typedef enum ec_zero_grad {
 } ec_zero_grad;
 
 /* What the training loop backpropagates (key loss). */
+typedef enum ec_lora_fsdp_wrap {
+    EC_LORA_FSDP_SEPARATE = 0,    /* the adapters in units of their own (torchtune, PEFT's fsdp policy) */
+    EC_LORA_FSDP_BLOCK            /* in their block's unit beside the frozen weights (LitGPT): with
+                                     use_orig_params the unit's flat gradient covers them all */
+} ec_lora_fsdp_wrap;
+
 typedef enum ec_loss_kind {
     EC_LOSS_KIND_CROSS_ENTROPY = 0, /* the task head's loss (cross entropy) */
     EC_LOSS_KIND_SUM                /* logits.sum(), as memory and speed benchmarks do: no log-probabilities */
@@ -364,6 +372,13 @@ typedef struct ec_config {
     double train_tokens;         /* tokens the run trains: run_s = train_tokens / tokens_per_s plus compilation
                                     [0 = dataset_samples x epochs] */
     double train_samples;        /* samples the run trains, the same with samples_per_s [0] */
+    /* LoRA under FSDP as LitGPT runs it (bench/data/memory/README.md, litgpt). */
+    int fsdp_no_sync;            /* gradient accumulation inside FSDP's no_sync() (Lightning Fabric's
+                                    no_backward_sync, Accelerate's accumulate): every micro-step but the last
+                                    keeps the unsharded gradients, 0/1 [0: reduce-scatter every micro-step] */
+    int lora_fsdp_wrap;          /* ec_lora_fsdp_wrap: the FSDP units the LoRA adapters sit in [separate] */
+    int quant_head;              /* a quantized base's output head quantized too (Lightning's
+                                    BitsandbytesPrecision converts every nn.Linear), 0/1 [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

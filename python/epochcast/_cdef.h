@@ -52,7 +52,8 @@ typedef enum ec_base_precision {
     EC_BASE_SAME = 0,
     EC_BASE_BF16, EC_BASE_FP16,
     EC_BASE_INT8,
-    EC_BASE_NF4
+    EC_BASE_NF4,
+    EC_BASE_NF4_NODQ
 } ec_base_precision;
 #define EC_CKPT_SELECTIVE 2
 #define EC_CKPT_OP 3
@@ -121,6 +122,10 @@ typedef enum ec_zero_grad {
     EC_ZERO_GRAD_ZEROS,
     EC_ZERO_GRAD_NEVER
 } ec_zero_grad;
+typedef enum ec_lora_fsdp_wrap {
+    EC_LORA_FSDP_SEPARATE = 0,
+    EC_LORA_FSDP_BLOCK
+} ec_lora_fsdp_wrap;
 typedef enum ec_loss_kind {
     EC_LOSS_KIND_CROSS_ENTROPY = 0,
     EC_LOSS_KIND_SUM
@@ -201,6 +206,9 @@ typedef struct ec_config {
     ec_zero_grad zero_grad;
     double train_tokens;
     double train_samples;
+    int fsdp_no_sync;
+    int lora_fsdp_wrap;
+    int quant_head;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

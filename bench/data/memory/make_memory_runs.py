@@ -30,7 +30,8 @@ STACK_COLS = ("id,model,task,gpu,num_gpus,strategy,precision,torch_version,batch
               "metric,memory_reading,value,source,split,note_split,note_gpu_known,note_gpu,"
               "note_reading_of,note_task").split(",")
 EXTRA_COLS = ["lora_r", "lora_targets", "base_precision", "zero_stage", "offload", "sharding",
-              "reduce_dtype", "target_len", "loss_chunks", "optimizer_in_bwd", "loss", "note_reading_stated",
+              "reduce_dtype", "target_len", "loss_chunks", "optimizer_in_bwd", "loss", "fsdp_no_sync",
+              "lora_fsdp_wrap", "quant_head", "note_reading_stated",
               "note_unexpressed", "note"]
 COLS = STACK_COLS + EXTRA_COLS
 
@@ -224,15 +225,24 @@ add(id="unsloth-l33-70b-48gb-s6916-oom", model="llama-3.1-70b", gpu="rtx-a6000",
 LG = ("Lightning-AI/litgpt@0cc02afa tutorials/resource-tables.md (LitGPT commit 8641822, NVIDIA A100-SXM4-40GB, "
       "PyTorch 2.1.0+cu121, bitsandbytes 0.41.1, --precision bf16-true)")
 lg_common = dict(task="lm", gpu="a100-sxm4-40gb", num_gpus=1, strategy="single", precision="bf16",
-                 torch_version="2.1", grad_accum=1, optimizer="adamw_torch", checkpointing=0, compile=0,
+                 torch_version="2.1", optimizer="adamw_torch", checkpointing=0, compile=0,
                  attention="sdpa", trainer="plain", data="real", padding="max_length", lora_r=8,
-                 lora_targets="qv", split="litgpt", note_reading_stated=1,
-                 note_unexpressed="lm_head_chunk_size=128 + chunked_cross_entropy")
+                 lora_targets="qv", split="litgpt", note_reading_stated=1)
 lg_note = ("finetune/lora.py@8641822: lora_r 8 on query and value, torch AdamW (bnb PagedAdamW when quantized), "
            "bf16-true weights, no activation checkpointing on one GPU; the first step is forced to hold the "
            "longest Alpaca sample (Llama 2: 1304 tokens, StableLM Alpha 1034, Falcon 1079) and batches pad to "
            "their longest, so the peak step is micro-batch x that length; 'Max GPU RAM' = "
-           "torch.cuda.max_memory_allocated()/1e9")
+           "torch.cuda.max_memory_allocated()/1e9; batch_size 128 = micro-batch x gradient_accumulation_iters "
+           "(grad_accum 128 / micro-batch); model(input_ids, lm_head_chunk_size=128) returns the logits in "
+           "128-token chunks and chunked_cross_entropy (lit_gpt/utils.py) takes the loss chunk by chunk: "
+           "loss_chunks = ceil(length / 128); the loop keeps the list `logits` through backward")
+
+
+def lg_keys(mb, seq):
+    """grad_accum and loss_chunks of a LitGPT row (finetune/lora.py@8641822, lit_gpt/lora.py GPT.forward)."""
+    return {"grad_accum": 128 // mb, "loss_chunks": -(-seq // 128)}
+
+
 models = {"l2-7b": ("memory/configs/llama-2-7b-hf.json", "7 B  | Llama 2", 1304),
           "l2-13b": ("memory/configs/llama-2-13b-hf.json", "13 B  | Llama 2", 1304),
           "stablelm-3b": ("memory/configs/stablelm-base-alpha-3b.json", "3 B   | StableLM Alpha", 1034),
@@ -247,14 +257,16 @@ for key, quant, mb, val in single:
     path, label, seq = models[key]
     q = quant or "None"
     rid = f"litgpt-lora-{key}-{'nf4' if quant else 'bf16'}-mb{mb}"
-    extra = {"base_precision": "nf4", "optimizer": "adamw_torch"} if quant else {}
+    # --quantize bnb.nf4: BitsandbytesPrecision("nf4") = _NF4Linear (compress_statistics=False: no double
+    # quantization) for every nn.Linear the model builds, the LoRA head's too (lightning@71aed751)
+    extra = {"base_precision": "nf4_nodq", "quant_head": 1, "optimizer": "adamw_torch"} if quant else {}
     src = f"{LG} 'Finetuning with LoRA on 1 GPU': '{label} | {'bnb.nf4' if quant else 'None'} | {mb} | ... | {val}'"
     if val == "OOM":
         add(id=rid + "-oom", model=path, batch_per_gpu=mb, seq_len=seq, metric="oom", value=1, source=src,
-            note=lg_note, **{**lg_common, **extra})
+            note=lg_note, **{**lg_common, **extra, **lg_keys(mb, seq)})
     else:
         add(id=rid, model=path, batch_per_gpu=mb, seq_len=seq, metric="peak_bytes", memory_reading="allocated",
-            value=round(val * 1e9), source=src, note=lg_note, **{**lg_common, **extra})
+            value=round(val * 1e9), source=src, note=lg_note, **{**lg_common, **extra, **lg_keys(mb, seq)})
 multi = (("stablelm-3b", 2, 1, 12.75), ("stablelm-3b", 2, 2, 12.94), ("stablelm-3b", 2, 4, 13.45),
          ("l2-7b", 2, 1, 22.18), ("l2-7b", 2, 2, 22.47), ("l2-7b", 2, 4, 23.39), ("l2-13b", 2, 1, "OOM"),
          ("l2-13b", 4, 1, 35.57), ("falcon-40b", 4, 1, "OOM"))
@@ -263,8 +275,13 @@ for key, n, mb, val in multi:
     rid = f"litgpt-lora-{key}-{n}xa100-mb{mb}"
     src = f"{LG} 'Finetuning with LoRA on Multiple GPUs': '{label} | None | {mb} | ... | {n} x A100 | {val}'"
     mnote = lg_note + ("; devices > 1: FSDPStrategy(auto_wrap_policy={Block}, activation_checkpointing_policy={Block}) "
-                       "= FULL_SHARD with every block checkpointed; value per GPU")
-    common = {**lg_common, "num_gpus": n, "strategy": "fsdp", "checkpointing": 1}
+                       "= FULL_SHARD with every block checkpointed; value per GPU; Lightning @71aed751 (LitGPT's "
+                       "pin) sets use_orig_params=True, so each Block's unit (LoRA adapters beside the frozen "
+                       "weights) gets a gradient for all of it (lora_fsdp_wrap=block), and the loop's "
+                       "fabric.no_backward_sync(model, enabled=is_accumulating) is FSDP's no_sync(): the "
+                       "unsharded gradients stay until the last micro-step (fsdp_no_sync=1)")
+    common = {**lg_common, "num_gpus": n, "strategy": "fsdp", "checkpointing": 1, **lg_keys(mb, seq),
+              "fsdp_no_sync": 1, "lora_fsdp_wrap": "block"}
     if val == "OOM":
         add(id=rid + "-oom", model=path, batch_per_gpu=mb, seq_len=seq, metric="oom", value=1, source=src,
             sharding="full_shard", note=mnote, **common)

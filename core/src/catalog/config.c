@@ -155,8 +155,9 @@ static const key_def KEYS[] = {
     INT(lora_r, 1, 65536, 0, "LoRA rank; 0 = full fine-tune [0]"),
     ENUM("lora_targets", lora_targets, 0, "qv, attention, attention_mlp, all_linear",
          "linears with LoRA adapters: qv (PEFT default), attention, attention_mlp, all_linear [qv]"),
-    ENUM("base_precision", base_precision, 0, "same, bf16, fp16, int8, nf4",
-         "frozen base weights with lora_r: same, bf16, fp16, int8, nf4 (QLoRA) [same]"),
+    ENUM("base_precision", base_precision, 0, "same, bf16, fp16, int8, nf4, nf4_nodq",
+         "frozen base with lora_r: same, bf16, fp16, int8, nf4 (QLoRA), nf4_nodq (no double quant: "
+         "Lightning's bnb.nf4) [same]"),
     DBLZ("price_per_gpu_hour", price_per_gpu_hour, 1e-6, 1e6, 1, 0, 0,
          "price of one GPU-hour overriding the table's offers, in its currency (USD) [0 = cheapest offer]"),
     STR(prices, "price table CSV: provider,instance,gpu,gpus,price_per_hour,... [models/prices.csv]"),
@@ -191,6 +192,14 @@ static const key_def KEYS[] = {
          "tokens the run trains (run time and cost without dataset_samples), 1..1e18 [0 = dataset_samples x epochs]"),
     DBLZ("train_samples", train_samples, 1, 1e18, 1, 0, 1,
          "samples the run trains (run time and cost without dataset_samples), a whole number 1..1e18 [0]"),
+    /* LoRA under FSDP as LitGPT runs it */
+    BOOL(fsdp_no_sync, "FSDP accumulation in no_sync (Fabric's no_backward_sync): unsharded gradients until the "
+                       "last micro-step, 0/1 [0]"),
+    ENUM("lora_fsdp_wrap", lora_fsdp_wrap, 0, "separate, block",
+         "FSDP units of the LoRA adapters: separate (torchtune) or block (LitGPT: the frozen weights get "
+         "gradients too) [separate]"),
+    BOOL(quant_head, "with a quantized base, the output head's linear quantized too (Lightning's "
+                     "BitsandbytesPrecision, LitGPT), 0/1 [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -98,6 +98,7 @@
     X(host_optimizer_bytes_per_param)  \
     X(host_optimizer_bytes_per_s)      \
     X(nf4_bytes_per_param)             \
+    X(nf4_nodq_bytes_per_param)        \
     X(int8_bytes_per_param)            \
     X(opt_adamw_hf_kernels_per_tensor) \
     X(opt_adamw_hf_bytes_per_param)    \

@@ -147,15 +147,15 @@ static int check_strategy(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     if (sharded && (r->pp > 1) && r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage > 1)
         return eci_error(ctx, EC_EINVAL, "zero_stage=%d with pp > 1: DeepSpeed pipelines combine with ZeRO-1 only",
                          cfg->zero_stage);
-    if (cfg->lora_r > 0 && (cfg->base_precision == EC_BASE_NF4 || cfg->base_precision == EC_BASE_INT8) &&
-        (r->tp > 1 || r->pp > 1))
+    int nf4 = cfg->base_precision == EC_BASE_NF4 || cfg->base_precision == EC_BASE_NF4_NODQ;
+    if (cfg->lora_r > 0 && (nf4 || cfg->base_precision == EC_BASE_INT8) && (r->tp > 1 || r->pp > 1))
         return eci_error(ctx, EC_EINVAL, "lora_r=%d with base_precision=%s: a bitsandbytes-quantized base trains under "
                          "data parallelism (ddp, fsdp), not with tp or pp > 1 (Megatron's LoRA keeps a 16-bit base)",
-                         cfg->lora_r, cfg->base_precision == EC_BASE_NF4 ? "nf4" : "int8");
+                         cfg->lora_r, nf4 ? "nf4" : "int8");
     if (cfg->lora_r == 0 && (cfg->base_precision != EC_BASE_SAME || cfg->lora_targets != EC_LORA_QV))
         return eci_error(ctx, EC_EINVAL, "keys 'base_precision' and 'lora_targets' need lora_r (a LoRA fine-tune; "
                          "a quantized base is frozen: QLoRA)");
-    if (cfg->lora_r > 0 && cfg->base_precision == EC_BASE_NF4 && r->strategy == EC_STRATEGY_ZERO &&
+    if (cfg->lora_r > 0 && nf4 && r->strategy == EC_STRATEGY_ZERO &&
         cfg->zero_stage == 3)
         return eci_error(ctx, EC_EINVAL, "base_precision=nf4 with zero_stage=3: DeepSpeed cannot shard "
                          "bitsandbytes 4-bit weights (FSDP can)");

@@ -165,7 +165,11 @@ static void model_states(const eci_mem_in *in, double w, double g, double o, ec_
     m->weights_bytes = eci_memory_shard_share(wl, w, ws, in->ep) +
                        frozen * (in->frozen_elem_bytes > 0 ? in->frozen_elem_bytes : w) / ws;
     m->optimizer_bytes = eci_memory_shard_share(wl, o + master, os, in->ep);
-    *grads = eci_memory_shard_share(wl, g, in->grad_shards, in->ep);
+    /* the gradients alive between micro-steps: sharded, or whole under FSDP's no_sync (its docstring: "FSDP
+     * will accumulate the full model gradients (instead of gradient shards) until the eventual sync"),
+     * and for the frozen weights too when they share a unit with trained ones */
+    double gs = in->unsharded_accum && in->grad_accum > 1 ? 1 : in->grad_shards;
+    *grads = eci_memory_shard_share(wl, g, gs, in->ep) + in->unit_frozen_params * g / shards(gs);
     *host = 0;
     if (in->opt_on_host) { /* the states, the master copy and the fp32 gradients the CPU updates from */
         *host += eci_memory_shard_share(wl, o + master + 4.0, os, in->ep);
@@ -202,6 +206,8 @@ static double peak_transient(const eci_mem_in *in, double g, double grads, doubl
     double acts = m->activations_bytes, head = 2.0 * head_out_bytes(wl), loss = loss_transient_bytes(in);
     if (loss > head)
         head = loss;
+    if (wl->head_dequant_bytes > head) /* a quantized head's weight, dequantized for its input gradient */
+        head = wl->head_dequant_bytes;
     double table = wl->trainable_params < wl->params ? 0 : table_grad_bytes(wl, g); /* LoRA: a frozen table */
     double late = head > table ? head : table;
     int keep = (in->grad_accum > 1 || in->keep_grads) && !in->optimizer_in_bwd;

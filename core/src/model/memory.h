@@ -39,6 +39,10 @@ typedef struct eci_mem_in {
     int optimizer_in_bwd;         /* each gradient is freed by its parameter's optimizer step inside backward */
     int conv_transposes;          /* NCHW convolutions on tensor cores: cuDNN's NHWC copies are temporaries */
     double headroom_bytes;        /* kept free beyond what must be allocated, < 0: the allocator's usual slack */
+    /* LoRA under FSDP as LitGPT runs it. */
+    double unit_frozen_params;    /* frozen parameters in FSDP units beside trained ones: with use_orig_params the
+                                     unit's flat gradient covers them (FSDP's docs: "equivalent to not freezing") */
+    int unsharded_accum;          /* FSDP no_sync: the micro-steps before the last keep unsharded gradients */
 } eci_mem_in;
 
 EC_INTERNAL void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m);

@@ -136,6 +136,8 @@ typedef struct eci_workload {
                                its gradient and the output's gradient) when it runs on tensor cores */
     double loss_bytes;      /* the largest cross entropy's log-probabilities (rows x classes at the width
                                the loss runs in: fp32 under autocast): its backward makes two such tensors */
+    double head_dequant_bytes; /* a quantized head's weight dequantized for its input gradient, alive at the
+                               start of backward (quant_head) */
 } eci_workload;
 
 typedef struct eci_shape {
@@ -174,6 +176,7 @@ typedef struct eci_shape {
                                and calls SDPA with is_causal=True */
     /* Appended for issue 40. */
     int loss_sum;           /* loss=sum: the loop backpropagates logits.sum(), no cross entropy */
+    int quant_head;         /* a quantized base's output head is quantized too (Lightning's bitsandbytes) */
 } eci_shape;
 
 /* Build the op list into wl (which must be zeroed or hold an earlier expansion: its arrays are

@@ -92,12 +92,22 @@ static int lora_target(const builder *b, const char *name)
     return hit || t == EC_LORA_ALL_LINEAR;
 }
 
+/* Is the frozen weight of the linear being built stored quantized?  transformers' bitsandbytes
+ * leaves the output head unquantized; Lightning's BitsandbytesPrecision converts every nn.Linear,
+ * the head's too (quant_head). */
+static int quantized(const builder *b)
+{
+    if (b->sh->base_quant_bytes <= 0 || !b->freeze)
+        return 0;
+    return b->layer < (int)b->net->n_layers || b->sh->quant_head;
+}
+
 /* A quantized frozen weight of n elements (QLoRA) is dequantized to 16 bits before every use:
  * in the forward and again for the input gradient (bitsandbytes' matmul_4bit). */
 int eci_wl_dequant(builder *b, const char *name, double n)
 {
-    if (b->sh->base_quant_bytes <= 0 || !b->freeze || b->layer >= (int)b->net->n_layers)
-        return 0; /* bitsandbytes leaves the output head unquantized */
+    if (!quantized(b))
+        return 0;
     eci_op *op = mem(b, name, n, b->sh->base_quant_bytes + 2.0, 0);
     if (op != NULL)
         op->bwd_bytes = op->fwd_bytes;
@@ -136,11 +146,14 @@ static void lora_adapter(builder *b, double rows, double in, double out)
 /* nn.Linear on t (rows x in) -> rows x out.  Under autocast an fp32 input is cast (the copy is
  * what backward keeps), and so is the weight (the autocast weight cache); otherwise the input
  * is kept unless an earlier op keeps the same tensor.  A frozen linear (LoRA's base) keeps its
- * input only for its adapter's weight gradient. */
+ * input only for its adapter's weight gradient: PyTorch saves mm's input only when the weight
+ * needs a gradient.  A bitsandbytes-quantized one keeps it whatever: MatMul4Bit.forward (and
+ * MatMul8bitLt's) stores `ctx.tensors = (A, B)` when any input needs a gradient, and the
+ * activations do (bitsandbytes autograd/_functions.py). */
 eci_op *eci_wl_linear_on(builder *b, const char *name, tensor *t, double out, int bias)
 {
     double rows = t->rows, in = t->width, saved = 0;
-    int target = lora_target(b, name), keep = !b->freeze || target;
+    int target = lora_target(b, name), keep = !b->freeze || target || quantized(b);
     int cast_w = casts_weights(b);
     if (b->amp && t->f32) {
         cast(b, "cast_in", rows * in, keep ? rows * in * 2.0 : 0);

@@ -39,11 +39,22 @@ static void mlm_transform(builder *b, const ec_head *hd)
 /* A vocabulary projection: a tied weight is the embedding's (only a bias of its own). */
 static void vocab_projection(builder *b, const ec_head *hd, double V)
 {
+    double in = b->cur.width;
     eci_op *op = eci_wl_linear(b, "lm_head", V, hd->bias);
     if (op != NULL && hd->tied) {
         op->params = hd->bias ? V : 0;
         op->param_tensors = hd->bias ? 1 : 0;
         op->tied = 1;
+    }
+    /* A quantized head (Lightning's bitsandbytes, quant_head): the first op of backward computes the
+     * input gradient through the weight dequantized whole, `F.dequantize_4bit(B, state).to(dtype)`,
+     * beside every saved activation.  Lightning quantizes from an fp16 copy of the weight
+     * (_Linear4bit._quantize_weight: `.to(dtype=torch.half)`), so the dequantized weight is fp16 and
+     * `.to(torch.bfloat16)` makes a second copy under bf16 (lightning@71aed751 plugins/precision/
+     * bitsandbytes.py; bitsandbytes MatMul4Bit.backward). */
+    if (op != NULL && op->quant && !hd->tied) {
+        int bf16 = b->sh->precision == EC_PREC_BF16 || b->sh->precision == EC_PREC_AMP_BF16;
+        b->wl->head_dequant_bytes = V * in * (bf16 ? 4.0 : 2.0);
     }
 }
 

@@ -167,6 +167,8 @@ static double base_quant_bytes(const ec_ctx *ctx, const ec_config *cfg)
 {
     if (cfg->base_precision == EC_BASE_NF4)
         return eci_const(ctx, EC_C_nf4_bytes_per_param);
+    if (cfg->base_precision == EC_BASE_NF4_NODQ)
+        return eci_const(ctx, EC_C_nf4_nodq_bytes_per_param);
     return cfg->base_precision == EC_BASE_INT8 ? eci_const(ctx, EC_C_int8_bytes_per_param) : 0;
 }
 
@@ -224,7 +226,8 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST,
                          .fused = cfg->compile != EC_COMPILE_OFF || cfg->kernels == EC_KERNELS_FUSED,
                          .unpadded = cfg->lengths[0] == '\0',
-                         .loss_sum = cfg->loss == EC_LOSS_KIND_SUM};
+                         .loss_sum = cfg->loss == EC_LOSS_KIND_SUM,
+                         .quant_head = cfg->quant_head && cfg->lora_r > 0 && base_quant_bytes(ctx, cfg) > 0};
 }
 /* cfg resolved (names, layout, checks) and the calibration that applies to it. */
 int eci_setup_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r, eci_params *calib)

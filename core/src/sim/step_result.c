@@ -89,6 +89,21 @@ void eci_step_rates(step *s, ec_result *res, double *host_s)
                     (step_s * s->rates.gemm_peak_flop_per_s);
 }
 
+/* Frozen parameters that FSDP wraps in one unit with trained ones (LitGPT wraps each Block, its LoRA
+ * adapters inside): a unit's FlatParameter needs a gradient when any of its parameters does, so with
+ * use_orig_params (Lightning's default from PyTorch 2.0) the frozen ones get gradients too.  The
+ * root unit (embeddings, head) holds no adapter here and stays without. */
+static double unit_frozen_params(const eci_workload *wl)
+{
+    double frozen = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++) {
+        const eci_block *blk = &wl->blocks[b];
+        if (blk->trainable > 0)
+            frozen += (blk->params - blk->trainable) * (blk->shared_params ? 1 : blk->reps);
+    }
+    return frozen;
+}
+
 /* Memory: GPU 0, and under dp the other GPUs, which hold no optimizer.  DataParallel's
  * GPU 0 also keeps every replica's gathered outputs. */
 void eci_step_memory(step *s, ec_result *res)
@@ -115,13 +130,18 @@ void eci_step_memory(step *s, ec_result *res)
                      .outputs_held = cfg->trainer == EC_TRAINER_PLAIN && !s->dp && cfg->loss_chunks <= 1,
                      .loss_chunks = cfg->loss_chunks, .optimizer_in_bwd = cfg->optimizer_in_bwd,
                      .conv_transposes = s->rates.tensor_cores, .headroom_bytes = cfg->memory_headroom_bytes};
+    int fsdp = r->strategy == EC_STRATEGY_FSDP;
+    if (fsdp && cfg->lora_r > 0 && cfg->lora_fsdp_wrap == EC_LORA_FSDP_BLOCK)
+        mi.unit_frozen_params = unit_frozen_params(wl);
+    mi.unsharded_accum = fsdp && cfg->fsdp_no_sync;
     if (s->per_unit) { /* gathered 16-bit units in flight (the rate limiter's; without resharding after forward,
                         * every unit stays gathered until backward), the root, and one unit's unsharded
-                        * gradients before their reduce-scatter */
+                        * gradients before their reduce-scatter (under no_sync, with the accumulated ones) */
         double unit = eci_workload_largest_unit(wl);
         double gathered = s->shard.regather ? s->shard.limit * unit + s->root : wl->params;
+        double graded = mi.unit_frozen_params > 0 ? 1.0 : wl->trainable_params / wl->params;
         mi.gathered_bytes = gathered * compute_elem_bytes(cfg->precision) +
-                            unit * s->reduce_bytes * wl->trainable_params / wl->params;
+                            (mi.unsharded_accum && s->ga > 1 ? 0 : unit * s->reduce_bytes * graded);
     }
     if (s->dp) /* the gathered logits, and their gradients unless the forward returned the loss */
         mi.extra_workspace_bytes = (1.0 + (s->output_grad_bytes > 0)) * n * wl->output_bytes;

@@ -63,6 +63,13 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     IGNORED(no_epoch && cfg->eval_samples > 0, "eval_samples (needs dataset_samples)");
     IGNORED(no_epoch && cfg->checkpoints_per_epoch > 0, "checkpoints_per_epoch (needs dataset_samples)");
     IGNORED(r->strategy != EC_STRATEGY_DDP && cfg->gradient_as_bucket_view, "gradient_as_bucket_view (ddp only)");
+    IGNORED(r->strategy != EC_STRATEGY_FSDP && cfg->fsdp_no_sync, "fsdp_no_sync (fsdp only)");
+    IGNORED((r->strategy != EC_STRATEGY_FSDP || cfg->lora_r <= 0) && cfg->lora_fsdp_wrap != EC_LORA_FSDP_SEPARATE,
+            "lora_fsdp_wrap (fsdp with lora_r)");
+    IGNORED(cfg->quant_head && (cfg->lora_r <= 0 || (cfg->base_precision != EC_BASE_NF4 &&
+                                                     cfg->base_precision != EC_BASE_NF4_NODQ &&
+                                                     cfg->base_precision != EC_BASE_INT8)),
+            "quant_head (needs a quantized base)");
     IGNORED(cfg->num_workers == 0 && GIVEN(PREFETCH_FACTOR), "prefetch_factor (needs num_workers > 0)");
     int derived_loader = cfg->sample_cpu_s < 0 && !cfg->data_synthetic;
     IGNORED(!derived_loader && GIVEN(TOKENIZE), "tokenize (sample_cpu_s or data=synthetic replaces it)");
