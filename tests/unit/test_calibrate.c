@@ -517,6 +517,7 @@ static void test_profile_architecture(void **state)
     char *path = ec_test_path(dir, "arch.csv");
     static const char text[] = "parameter,architecture,value\n"
                                "gemm_scale,,0.9\n"
+                               "mem_scale,,0.8\n"
                                "gemm_scale,Ampere,0.6\n"
                                "mem_scale,volta,1.3\n"
                                "error_log_sd,,0.15\n";
@@ -549,7 +550,9 @@ static void test_profile_architecture(void **state)
     assert_rel(back.error_log_sd, 0.15, EC_TOL_6_DIGITS);
 
     /* The ampere entry changes an A100's prediction relative to the global value; a T4
-     * (turing, no entry) is predicted with the global one. */
+     * (turing, no entry) is predicted as an architecture the fit has not seen: its GEMMs at the
+     * prior 1 (gpus.csv's measured efficiency), not the global 0.9, and its memory-bound kernels
+     * at the global mem_scale 0.8, not the prior 1 (catalog/params.c eci_params_scale). */
     ec_config a100, t4;
     set_cfg(ctx, &a100, "bert-large", "a100-sxm4-80gb", "amp_fp16", "64");
     set_cfg(ctx, &t4, "bert-large", "t4", "amp_fp16", "8");
@@ -563,7 +566,13 @@ static void test_profile_architecture(void **state)
     assert_int_equal(ec_predict(ctx, &a100, &a_glob), EC_OK);
     assert_int_equal(ec_predict(ctx, &t4, &t_glob), EC_OK);
     assert_true(a_arch.step_s > a_glob.step_s * 1.1); /* 0.6 vs 0.9 on a GEMM-bound step */
-    assert_rel(t_arch.step_s, t_glob.step_s, EC_TOL_EXACT);
+    assert_true(t_arch.step_s < t_glob.step_s);         /* GEMMs at 1, not 0.9 */
+    ec_fit_report unseen = global;                      /* what the T4 should get: gemm 1, mem 0.8 */
+    unseen.values[g] = 1.0;
+    ec_result t_unseen;
+    assert_int_equal(ec_ctx_set_fit(ctx, &unseen), EC_OK);
+    assert_int_equal(ec_predict(ctx, &t4, &t_unseen), EC_OK);
+    assert_rel(t_arch.step_s, t_unseen.step_s, EC_TOL_EXACT);
     /* ...and the profile= key gives the same as ec_ctx_set_fit */
     assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
     assert_int_equal(ec_config_set(ctx, &a100, "profile", path), EC_OK);

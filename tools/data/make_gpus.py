@@ -11,6 +11,7 @@ can be checked by hand.  Python 3 stdlib only.
 """
 import csv
 import io
+import math
 import os
 import statistics
 import sys
@@ -67,6 +68,7 @@ FP8_PEAKS = {   # id: (dense TF, measured TF or None), sources in each row's com
     # H100 SXM / H200 SXM / GH200: 3958 TF with sparsity (NV-H100-DS, NV-H200, NV-GH200) -> 1978.9
     "h100-sxm5-80gb": (1978.9, 1402.6), "h200-sxm-141gb": (1978.9, 1453.4), "gh200": (1978.9, None),
     "h100-pcie-80gb": (1513, None),      # NV-H100-DS: 3026 with sparsity
+    "h100-sxm5-96gb-500w": (1978.9, None),  # the H100 SXM's (same GH100, 132 SMs); efficiency: proxy
     "h100-nvl": (1670.5, None), "h200-nvl": (1670.5, None),   # NV-H100-DS / NV-H200 NVL: 3341 sparse
     "b200": (4500, None),                # NV-BW-DS: 9 PF FP8 with sparsity per B200
     "l4": (242.5, None), "l40s": (733, None),                 # NV-L4-DS 485 sparse; NV-L40S-DS 1466 sparse
@@ -276,6 +278,52 @@ gpu(id="h200-sxm-141gb", name="NVIDIA H200",
     h2d_pinned_bytes_per_s=55.4 * G,            # MLE-NET nvbandwidth, copy engine
     kernel_floor_s=2.5e-6,                      # GPUB gpu-small-kernels H200
     source="NV-H200;MLE-ACC;TB-78;ZZC;GPUB;MLE-NET;NVSMI")
+
+# ---------------------------------------------------------------- H100 SXM 96GB HBM2e at 500 W
+# torchtitan's H100 (TT-H100: pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md
+# @820504e2, "Hardware"): Grand Teton hosts of 8 H100 "fully connected with NVLink", each "96GB
+# HBM2e with 2.4 TB/sec peak memory bandwidth", run at "the default 500W power limit, although
+# tuning it up to 700W TDP can potentially provide further speedups"; footnote 2: "HBM2e-based
+# SXM H100 with lower TDP, the actual peak TFLOPs number is between SXM and NVL, and we don't know
+# its exact value".  An SXM5 GH100 (132 SMs, the H100 SXM's rated peaks) with six HBM2e stacks.
+# No public GEMM measurement of this part exists, so its efficiencies are derived, not tuned to
+# torchtitan's numbers: a power limit lowers the clock a GEMM sustains, not the rated peak.
+# Two measured H100s bracket it in board power per SM: the H100 PCIe (114 SMs, 350 W, ZZC #95,
+# power-capped) and the H100 SXM (132 SMs, 700 W, MAMF + ZZC).  Per precision, the measured
+# large-GEMM rate per SM is interpolated geometrically in watts per SM (rate ~ (W/SM)^a, a from
+# those two points: 0.59 for bf16) at 500 W / 132 SMs, times 132 SMs, over the SXM's peak.
+# bf16: 0.66 of 989.4 (650 TF), inside "between SXM and NVL" (NVL: 835.5 rated, PCIe-class
+# efficiency).  This assumes board power scales with the SMs' (HBM, NVLink and board power
+# ignored: they make the 500 W part, if anything, slower).
+H96_W, PCIE_W, SXM_W = 500.0, 350.0, 700.0        # TT-H100; NV-H100-DS (PCIe 350 W, SXM 700 W)
+H96_T = math.log((H96_W / 132) / (PCIE_W / 114)) / math.log((SXM_W / 132) / (PCIE_W / 114))
+
+
+def h96_eff(pcie_tflops, sxm_tflops, sxm_peak):
+    """Derived GEMM efficiency of the 500 W part (see above) from the two measured H100s."""
+    per_sm = (pcie_tflops / 114) ** (1 - H96_T) * (sxm_tflops / 132) ** H96_T
+    return round(per_sm * 132 / sxm_peak, 2)
+
+
+gpu(id="h100-sxm5-96gb-500w", name="NVIDIA H100 96GB HBM2e",   # name as NVML prints it: not verified
+    aliases="H100-SXM5-96GB-HBM2e;H100 96GB HBM2e;H100 SXM 96GB HBM2e 500W",
+    architecture="hopper", compute_capability="9.0", sm_count=132,
+    peak_fp32_flop_per_s=67 * T, peak_tf32_flop_per_s=494.7 * T,     # the H100 SXM's (NV-H100-DS)
+    peak_fp16_flop_per_s=989.4 * T, peak_bf16_flop_per_s=989.4 * T,
+    gemm_eff_fp32_frac=h96_eff(36.95, med(51.88, 52.11), 67),           # ZZC #95 / ZZC
+    gemm_eff_tf32_frac=h96_eff(240.43, 402.15, 494.7),                  # ZZC #95 / ZZC #79
+    gemm_eff_fp16_frac=h96_eff(458.03, med(760.04, 758.14), 989.4),     # ZZC #95 / ZZC x2
+    gemm_eff_bf16_frac=h96_eff(495.93, med(794.5, 797.51, 783.66), 989.4),  # ZZC #95 / MAMF + ZZC x2
+    # six 16 GB HBM2e stacks, as the H100 NVL's six HBM3 stacks: its nvidia-smi total (NVSMI, 95830
+    # MiB = 93.6 GiB) stands in (the Helma H100 HBM2e of ARXIV-2604.11391: "94 GiB"; torchtitan's
+    # performance.md footnote: "95GB")
+    memory_bytes=95830 * MiB,
+    # TT-H100: 2.4 TB/s (= the H100 PCIe's 2.0 TB/s HBM2e over 5 stacks x 6/5; ARXIV-2604.11391:
+    # 2.41 TB/s); streaming efficiency: the H100 PCIe's GPUB triad (same HBM2e and controllers)
+    memory_bandwidth_bytes_per_s=2400 * G, memory_eff_frac=eff(1832, 2000),
+    l2_bytes=50 * MiB, pcie_gen=5,
+    nvlink_bytes_per_s=450 * G, default_topology="nvlink", measured=0,  # TT-H100: NVLink, 8 per host
+    source="TT-H100;NV-H100-DS;ZZC;MLE-ACC;GPUB;ARXIV-2604.11391;NVSMI")
 
 # ---------------------------------------------------------------- GA102 datacenter
 gpu(id="a10", name="NVIDIA A10",
@@ -624,7 +672,7 @@ gpu(id="rtx3080ti-laptop-16gb", name="NVIDIA GeForce RTX 3080 Ti Laptop GPU",
 
 ORDER = ["t4", "a16", "rtx4090", "a100-pcie-40gb", "a100-sxm4-40gb", "a100-sxm4-80gb",
          "a100-pcie-80gb", "v100-sxm2-16gb", "v100-sxm2-32gb", "v100-pcie-16gb",
-         "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "a10", "a10g", "l4", "l40s",
+         "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "h100-sxm5-96gb-500w", "a10", "a10g", "l4", "l40s",
          "rtx3090", "rtx2080ti", "p100-sxm2-16gb", "p100-pcie-16gb", "k80",
          "b200", "h100-nvl", "h200-nvl", "gh200", "rtx6000-ada", "a40", "rtx-a6000", "rtx5090", "mi300x",
          "titan-rtx", "rtx2060-super", "rtx3080ti-laptop-16gb"]

@@ -230,10 +230,11 @@ TITAN_COMMON = ("strategy=fsdp with reduce_dtype=fp32: FSDP2 fully_shard with Mi
                 "selective AC (ac_config mode selective, selective_ac_option op): each block keeps its input, the "
                 "SDPA output and every second mm's output (wq, wv, w1, w2), and recomputes the other mms (wk, wo, "
                 "w3: about 37% of the block's forward GEMM FLOPs for Llama 3 8B) and the elementwise ops")
-TITAN_H100 = ("gpu=h100-sxm5-80gb is the closest profile, not the GPU that ran: the benchmark's H100s are SXM with "
-              "96GB HBM2e at 2.4 TB/s and the default 500 W power limit (the file's Hardware section; footnote 2: "
-              "peak between SXM and NVL), against 3.35 TB/s and 700 W in the profile, so the prediction is expected "
-              "to run fast; network=roce-3200: 'backend RDMA network with 400 Gb/s per GPU', 8 GPUs per host")
+TITAN_H100 = ("gpu=h100-sxm5-96gb-500w, the GPU that ran: SXM H100 with 96GB HBM2e at 2.4 TB/s and the default "
+              "500 W power limit (the file's Hardware section; footnote 2: peak between SXM and NVL); its GEMM "
+              "efficiencies are derived from the H100 PCIe and SXM measurements (models/gpus.csv, "
+              "tools/data/make_gpus.py), not from these rows; network=roce-3200: 'backend RDMA network with "
+              "400 Gb/s per GPU', 8 GPUs per host")
 
 
 def titan_layout(r, rec):
@@ -287,7 +288,7 @@ def from_torchtitan(h100, a100, skipped):
                 rec["checkpointing"] = "selective_op"  # op-level SAC: see TITAN_COMMON
             notes = [TITAN_COMMON]
             if tag == "h100":
-                rec.update(gpu="h100-sxm5-80gb", network="roce-3200")
+                rec.update(gpu="h100-sxm5-96gb-500w", network="roce-3200")
                 notes.append(TITAN_H100)
                 if rec["precision"] == "amp_fp8":
                     notes.append("precision=amp_fp8: torchao Float8Linear on every nn.Linear but the output head "
@@ -302,8 +303,8 @@ def from_torchtitan(h100, a100, skipped):
                 # train.py logs device_mem_stats.max_reserved_gib: torch.cuda.max_memory_reserved
                 rec["metric"] = "reserved_bytes"
                 rec["value"] = int(round(float(r["value"]) * 2 ** 30))
-                what = ("reserved_bytes = %s GiB x 2^30 (torch.cuda.max_memory_reserved, the largest over the GPUs; "
-                        "the GPU that ran has 96 GB, the profile 80 GB)" % r["value"])
+                what = ("reserved_bytes = %s GiB x 2^30 (torch.cuda.max_memory_reserved, the largest over the "
+                        "GPUs)" % r["value"])
             else:
                 rec["metric"] = "tokens_per_s"
                 rec["value"] = int(r["value"]) * rec["num_gpus"]

@@ -382,12 +382,13 @@ add(id="aa-rtx4090-mistral-7b-qlora-b1-s32768-offload-oom", model="mistral-7b", 
 
 # ---------------------------------------------------------------- torchtitan (split torchtitan)
 TT = "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md@820504e20"
-tt_t_common = dict(model="llama-3.1-8b", task="lm", gpu="h100-nvl", strategy="fsdp", sharding="full_shard",
+tt_t_common = dict(model="llama-3.1-8b", task="lm", gpu="h100-sxm5-96gb-500w", strategy="fsdp", sharding="full_shard",
                    precision="amp_bf16", torch_version="2.6", batch_per_gpu=2, seq_len=8192, grad_accum=1,
                    optimizer="adamw_foreach", checkpointing="selective_op", attention="sdpa", trainer="plain", data="real",
                    padding="max_length", metric="peak_bytes", memory_reading="reserved", split="torchtitan",
                    note_reading_stated=1,
-                   note_gpu="H100 SXM 96 GB HBM2e (Grand Teton, 500 W): profile of the nearest capacity (H100 NVL 94 GB)")
+                   note_gpu="H100 SXM 96 GB HBM2e (Grand Teton, 500 W): gpu=h100-sxm5-96gb-500w, its own profile "
+                            "(until branch hopper the H100 NVL 94 GB, the nearest capacity)")
 tt_t_note = ("torchtitan@9dec370 train_configs/llama3_8b.toml: seq_len 8192, AdamW (optimizer.fused False: foreach), activation_checkpoint mode "
              "selective with selective_ac_option 'op' (checkpointing=selective_op: each block keeps its input, the SDPA output and every second mm's output), FSDP2 (param bf16, reduce fp32), the loss on logits upcast "
              "to fp32; Table footnote: memory is the max over GPUs; train.py logs device_mem_stats.max_reserved_gib "

@@ -81,6 +81,26 @@ double *eci_params_arch_field(eci_params_arch *a, int which)
                                                  : which == ECI_P_MEM ? &a->mem_scale : &a->mem_scale_cnn;
 }
 
+/* A scale the fit has no runs for on this architecture (the architecture, its matmul unit or its
+ * kind of network unseen): a GEMM scale takes its prior 1, gpus.csv's measured best-shape GEMM
+ * efficiency of that very GPU as it is, since the fitted architectures' GEMM scales scatter (0.68 to
+ * 1.35) and their mean (1.06, faster than the GPU's own best GEMM) is no measurement of a new one;
+ * a memory scale takes the fit's global value, since every fitted architecture puts PyTorch's
+ * memory-bound kernels near 0.7 of the streaming benchmark (a property of the kernels, not of one
+ * architecture).  The leave-one-architecture-out folds agree with both halves (docs/accuracy.md,
+ * "An architecture the fit has not seen"). */
+double eci_params_scale(const eci_params *c, const eci_params_arch *a, int which)
+{
+    if (a != NULL && (a->fitted & 1u << which))
+        return which == ECI_P_GEMM ? a->gemm_scale : which == ECI_P_SIMT ? a->simt_scale
+                                                 : which == ECI_P_MEM ? a->mem_scale : a->mem_scale_cnn;
+    if (c->n_arch > 0 && (which == ECI_P_GEMM || which == ECI_P_SIMT))
+        return 1.0; /* a fit with architectures, none of them this one on this unit: the prior */
+    /* the memory scales; or the priors themselves, or a fit that kept no architectures (one value for all) */
+    return which == ECI_P_GEMM ? c->gemm_scale : which == ECI_P_SIMT ? c->simt_scale
+                                               : which == ECI_P_MEM ? c->mem_scale : c->mem_scale_cnn;
+}
+
 const eci_params_arch *eci_params_arch_find(const eci_params *c, const char *architecture)
 {
     if (architecture == NULL)

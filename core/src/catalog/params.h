@@ -15,7 +15,8 @@
 
 /* The scales that depend on the architecture (its cuBLAS/cuDNN kernels and memory system),
  * fitted per architecture with a hierarchical prior anchored to the global values; a GPU
- * whose architecture has no entry uses the global ones. */
+ * whose architecture (or matmul unit, or kind of network) has no fitted entry uses the prior 1
+ * for its GEMM scale and the global value for its memory scale (eci_params_scale). */
 typedef struct eci_params_arch {
     char name[EC_NAME_MAX]; /* gpus.csv `architecture`, e.g. "ampere" */
     double gemm_scale, simt_scale, mem_scale, mem_scale_cnn;
@@ -78,6 +79,12 @@ EC_INTERNAL int eci_params_current(ec_ctx *ctx, const ec_config *cfg, eci_params
 /* The same without a copy: *out points to the context's profile or fit (valid until the context
  * reads another profile or fits again), or to buf filled with the priors. */
 EC_INTERNAL int eci_params_ref(ec_ctx *ctx, const ec_config *cfg, eci_params *buf, const eci_params **out);
+/* The value of scale `which` (ECI_P_GEMM, _SIMT, _MEM or _MEM_CNN) a GPU whose architecture has
+ * entry a (NULL: none) is priced with: the architecture's own where the fit has runs of it on that
+ * unit or network kind; else, for a fit with architectures, the prior 1 for a GEMM scale (gpus.csv's
+ * measured efficiency as it is) and the global value for a memory scale (params.c says why); the
+ * global value when the fit has no architectures (the priors, an old profile). */
+EC_INTERNAL double eci_params_scale(const eci_params *c, const eci_params_arch *a, int which);
 /* The per-architecture entry for an architecture name, NULL when it has none (params.c). */
 EC_INTERNAL const eci_params_arch *eci_params_arch_find(const eci_params *c, const char *architecture);
 /* Check a fit report and turn it into parameters (params.c); EC_EINVAL naming the bad entry. */

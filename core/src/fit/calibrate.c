@@ -178,7 +178,7 @@ static void add_arch_slots(fit_data *d, const eci_gpu *g, int precision, int cnn
         a++;
     if (a == d->n_arch) {
         if (d->n_arch == ECI_PARAMS_MAX_ARCH)
-            return; /* more architectures than entries: the rest use the global values */
+            return; /* more architectures than entries: the rest are priced as unseen (eci_params_scale) */
         eci_strlcpy(d->arch[d->n_arch++], g->architecture, EC_NAME_MAX);
     }
     eci_rates r;
@@ -189,7 +189,7 @@ static void add_arch_slots(fit_data *d, const eci_gpu *g, int precision, int cnn
         while (s < d->n_slots && !(d->slot[s].arch == (int)a && d->slot[s].which == used[u]))
             s++;
         if (s == d->n_slots && ECI_N_PARAMS + d->n_slots == EC_FIT_MAX_PARAMS)
-            continue; /* the report is full: this architecture uses the global value */
+            continue; /* the report is full: priced as unseen on this unit (eci_params_scale) */
         if (s == d->n_slots)
             d->slot[d->n_slots++] = (arch_slot){.arch = (int)a, .which = used[u]};
         d->slot_runs[s]++;

@@ -150,11 +150,12 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     r->k_half = g->gemm_k_half; /* gemm.csv, per architecture */
     r->conv_eff = c->conv_eff;
     r->attn_eff = c->attn_eff;
-    /* A fitted entry for this GPU's architecture wins over the global scales; a CNN's memory-bound
-     * kernels have their own scale (fitted on CNN runs only). */
+    /* The architecture's fitted scales where the fit has runs of it (catalog/params.c says what an
+     * architecture it has not seen gets); a CNN's memory-bound kernels have their own scale
+     * (fitted on CNN runs only). */
     const eci_params_arch *a = eci_params_arch_find(c, g->architecture);
-    r->gemm_scale = r->tensor_cores ? (a ? a->gemm_scale : c->gemm_scale) : (a ? a->simt_scale : c->simt_scale);
-    r->mem_scale = cnn ? (a ? a->mem_scale_cnn : c->mem_scale_cnn) : (a ? a->mem_scale : c->mem_scale);
+    r->gemm_scale = eci_params_scale(c, a, r->tensor_cores ? ECI_P_GEMM : ECI_P_SIMT);
+    r->mem_scale = eci_params_scale(c, a, cnn ? ECI_P_MEM_CNN : ECI_P_MEM);
     int half = precision == EC_PREC_AMP_FP16 || precision == EC_PREC_AMP_BF16 || precision == EC_PREC_FP16 ||
                precision == EC_PREC_BF16 || precision == EC_PREC_AMP_FP8;
     r->gemm_in_bytes = half ? 2.0 : 4.0;

@@ -170,23 +170,30 @@ double eci_calibration_sd(const ec_config *cfg, const eci_resolved *r, const eci
     if (!unseen || res == NULL)
         return sd;
     const eci_params_arch *a = eci_params_arch_find(c, g->architecture);
+    int gemm = tensor ? ECI_P_GEMM : ECI_P_SIMT, mem = cnn ? ECI_P_MEM_CNN : ECI_P_MEM;
+    int gemm_seen = a != NULL && (a->fitted & 1u << gemm), mem_seen = a != NULL && (a->fitted & 1u << mem);
     /* joined without printf, as the memory warnings are: an uncalibrated GPU warns on every
-     * prediction; the architecture's name (a gpus.csv cell) is cut at 64 bytes */
-    char text[EC_WARNING_TEXT_MAX / 2], *p = text;
+     * prediction; the architecture's name (a gpus.csv cell) is cut at 32 bytes, so the longest text
+     * (both parts unseen, sd 10.00) is 262 bytes */
+    char text[320], *p = text;
     p = put_text(p, "no calibration runs on ");
-    for (size_t i = 0; i < 64 && g->architecture[i] != '\0'; i++)
+    for (size_t i = 0; i < 32 && g->architecture[i] != '\0'; i++)
         *p++ = g->architecture[i];
-    if (a != NULL)
-        p = put_text(p, !(a->fitted & 1u << (cnn ? ECI_P_MEM_CNN : ECI_P_MEM))
-                            ? (cnn ? " for a CNN's memory bandwidth" : " for its memory bandwidth")
-                        : tensor ? " with matmuls on tensor cores" : " with matmuls on CUDA cores (fp32)");
+    if (a != NULL && !gemm_seen)
+        p = put_text(p, tensor ? " with matmuls on tensor cores" : " with matmuls on CUDA cores (fp32)");
+    if (a != NULL && !mem_seen)
+        p = put_text(p, !gemm_seen ? (cnn ? " and for a CNN's memory bandwidth" : " and for its memory bandwidth")
+                                   : (cnn ? " for a CNN's memory bandwidth" : " for its memory bandwidth"));
+    /* what it is priced with instead (eci_params_scale): the GEMM prior, the global memory scale */
+    p = put_text(p, !gemm_seen && !mem_seen ? ": GEMMs at gpus.csv's efficiency (prior), memory at the fit's global scale"
+                    : !gemm_seen            ? ": GEMMs at gpus.csv's measured efficiency (prior)"
+                                            : ": memory-bound kernels at the fit's global scale");
     if (c->unseen_error_log_sd > 0) {
-        p = put_text(p, ": the fit's global scales used, interval widened (leave-one-architecture-out log error sd ");
+        p = put_text(p, " (interval widened: leave-one-architecture-out log error sd ");
         p += eci_format_fixed2(sd, p);
         p = put_text(p, ")");
     } else {
-        p = put_text(p, ": the fit's global scales used (the profile has no leave-one-architecture-out error to "
-                        "widen the interval by)");
+        p = put_text(p, " (the profile has no leave-one-architecture-out error to widen the interval by)");
     }
     *p = '\0';
     eci_warn_add(res, EC_WARN_UNCALIBRATED, text);
