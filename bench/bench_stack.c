@@ -338,6 +338,10 @@ int main(int argc, char **argv)
     }
     ec_ctx *ctx;
     ec_runs *runs;
+    /* The merged --also file, removed at the end, not after reading it: the context keeps it as
+     * an input by inode, and a later temporary (the profile) given its freed inode would be
+     * refused as "an input of this run". */
+    char merged_tmp[] = "/tmp/bench_stack_XXXXXX";
     if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK || ec_ctx_load_models(ctx, NULL) != EC_OK) {
         fprintf(stderr, "bench_stack: %s\n", ctx ? ec_ctx_errmsg(ctx) : "out of memory");
         return 1;
@@ -349,7 +353,7 @@ int main(int argc, char **argv)
     }
     if (also != NULL) { /* the two files as one, through a temporary run-record CSV */
         ec_runs *other, *merged;
-        char tmp[] = "/tmp/bench_stack_XXXXXX";
+        char *tmp = merged_tmp;
         int fd = mkstemp(tmp);
         if (fd < 0 || ec_runs_load(ctx, also, &other) != EC_OK || merge_runs(ctx, runs, other, tmp) != EC_OK ||
             ec_runs_load(ctx, tmp, &merged) != EC_OK) {
@@ -357,7 +361,6 @@ int main(int argc, char **argv)
             return 1;
         }
         close(fd);
-        remove(tmp);
         ec_runs_free(other);
         ec_runs_free(runs);
         runs = merged;
@@ -519,5 +522,7 @@ int main(int argc, char **argv)
     free(why);
     ec_runs_free(runs);
     ec_ctx_free(ctx);
+    if (also != NULL)
+        remove(merged_tmp);
     return 0;
 }

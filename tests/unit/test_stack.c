@@ -166,8 +166,11 @@ static void test_fused_kernels(void **state)
 
 /* ---- memory_format ---------------------------------------------------------------------- */
 
-/* cuDNN's tensor-core kernels read NHWC: a contiguous (NCHW) model pays transposes under
- * AMP on an A100; in fp32 on a V100 (CUDA cores) the layouts run the same kernels. */
+/* cuDNN's tensor-core kernels read NHWC: a contiguous (NCHW) model pays transposes under AMP on
+ * an A100 (conv_algos.csv: the input forward, the output's gradient, the input and the data
+ * gradient backward).  fp32 on a V100 (CUDA cores) runs its 3x3 stride-1 convolutions on
+ * Winograd, whose kernels read NCHW: channels_last pays the transposes there instead (the
+ * input and output around the forward and the data gradient); the implicit GEMMs read both. */
 static void test_memory_format(void **state)
 {
     (void)state;
@@ -181,9 +184,87 @@ static void test_memory_format(void **state)
                     "memory_format=channels_last", &v_nhwc);
     assert_true(nhwc.step_s < nchw.step_s);
     /* 53 convolutions, each with transposes forward (1) and backward (3) */
-    int per_conv = (int)(eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd) + eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd));
-    assert_rel(nchw.kernels_per_step - nhwc.kernels_per_step, 53.0 * per_conv, EC_TOL_EXACT);
-    assert_rel(v_nchw.step_s, v_nhwc.step_s, EC_TOL_EXACT);
+    assert_rel(nchw.kernels_per_step - nhwc.kernels_per_step, 53.0 * (1 + 3), EC_TOL_EXACT);
+    /* 3x3 stride-1 convolutions (13 of ResNet-50's 16 3x3 layers: the first of layer2-4 has
+     * stride 2) transpose 2 tensors around the forward and 2 around dgrad */
+    assert_true(v_nhwc.step_s > v_nchw.step_s);
+    /* TF32 runs on tensor cores through the same NHWC kernels (..._tf32f32_..._nhwckrsc_nchw) */
+    ec_result t_nchw, t_nhwc;
+    ec_test_predict(ctx, "model=resnet50 gpu=a100-sxm4-80gb precision=tf32 batch_per_gpu=128 data=on_gpu", &t_nchw);
+    ec_test_predict(ctx, "model=resnet50 gpu=a100-sxm4-80gb precision=tf32 batch_per_gpu=128 data=on_gpu "
+                    "memory_format=channels_last", &t_nhwc);
+    assert_rel(t_nchw.kernels_per_step - t_nhwc.kernels_per_step, 53.0 * (1 + 3), EC_TOL_EXACT);
+    assert_rel(v_nhwc.kernels_per_step - v_nchw.kernels_per_step, 13.0 * (2 + 2), EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
+/* One convolution op's forward on a GPU at a precision: the priced time and the two memory
+ * bounds, its input + weight + output tensors and the im2col matrix (what the pricing read
+ * before conv_algos.csv), over the bandwidth the rates give. */
+typedef struct conv_case {
+    double fwd_s, io_s, im2col_s, math_s;
+} conv_case;
+
+static conv_case price_conv(ec_ctx *ctx, const char *gpu, int precision, double conv_eff, double c, double kernel,
+                            double stride)
+{
+    eci_params calib;
+    eci_params_default(ctx, &calib);
+    calib.conv_eff = conv_eff;
+    eci_rates r;
+    eci_rates_init(ctx, eci_hw_find(ctx, gpu), precision, &calib, 1, &r);
+    double n = 64, hw = 56, hout = floor((hw + 2.0 * floor(kernel / 2) - kernel) / stride) + 1;
+    eci_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = ECI_OP_CONV;
+    op.m = n * hout * hout;
+    op.n = c;
+    op.k = c * kernel * kernel;
+    op.batch = 1;
+    op.bwd = 1;
+    op.param_tensors = 1;
+    op.conv_in_elems = n * hw * hw * c;
+    op.conv_kernel = kernel;
+    op.conv_stride = stride;
+    op.conv_nhwc = r.tensor_cores; /* the layout each unit's kernels read: no transposes */
+    eci_op_cost_t cost;
+    eci_op_cost(ctx, &r, &op, &cost);
+    double e = r.gemm_in_bytes, bw = r.mem_bytes_per_s * r.mem_scale;
+    double in = op.conv_in_elems * e, w = op.n * op.k * e, out = op.m * op.n * e;
+    const eci_conv_algo *a = eci_conv_algo_for(ctx, r.tensor_cores, kernel, stride, 1, ECI_CONV_FWD);
+    double rate = r.gemm_flop_per_s * (a->conv_eff ? r.conv_eff : 1) * r.gemm_scale *
+                  eci_gemm_util(&r, op.m, op.n, op.k, 1);
+    return (conv_case){.fwd_s = cost.fwd_s, .io_s = (in + w + out) / bw, .im2col_s = (op.m * op.k + w + out) / bw,
+                       .math_s = 2.0 * op.m * op.n * op.k * a->flop_frac / rate};
+}
+
+/* A convolution moves its input, weight and output, never the im2col matrix (implicit GEMM
+ * indexes the input in place): ResNet-50's layer1 3x3 (64 channels, 56 x 56) in fp16 on an A100
+ * at a conv_eff near the fitted ones is priced at its math, well below streaming the 9x larger
+ * im2col matrix (what it was priced at before).  fp32 3x3 stride-1 layers run Winograd (16
+ * multiplies where direct convolution has 36, conv_algos.csv); stride 2 and 1x1 do not. */
+static void test_conv_pricing(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    conv_case h = price_conv(ctx, "a100-sxm4-80gb", EC_PREC_AMP_FP16, 2.0, 64, 3, 1);
+    assert_rel(h.fwd_s, h.math_s > h.io_s ? h.math_s : h.io_s, EC_TOL_CLOSED_FORM);
+    assert_true(h.fwd_s < 0.6 * h.im2col_s);
+    conv_case t = price_conv(ctx, "a100-sxm4-80gb", EC_PREC_TF32, 0.75, 64, 3, 1); /* the prior */
+    assert_rel(t.fwd_s, t.math_s > t.io_s ? t.math_s : t.io_s, EC_TOL_CLOSED_FORM);
+    conv_case wino = price_conv(ctx, "v100-sxm2-16gb", EC_PREC_FP32, 0.75, 256, 3, 1);
+    conv_case s2 = price_conv(ctx, "v100-sxm2-16gb", EC_PREC_FP32, 0.75, 256, 3, 2);
+    assert_true(wino.math_s > wino.io_s && s2.math_s > s2.io_s);
+    assert_rel(wino.fwd_s, wino.math_s, EC_TOL_CLOSED_FORM);
+    assert_rel(s2.fwd_s, s2.math_s, EC_TOL_CLOSED_FORM);
+    assert_rel(eci_conv_algo_for(ctx, 0, 3, 1, 1, ECI_CONV_FWD)->flop_frac, 16.0 / 36.0, 1e-5);
+    assert_string_equal(eci_conv_algo_for(ctx, 0, 3, 2, 1, ECI_CONV_FWD)->name, "implicit_gemm");
+    assert_string_equal(eci_conv_algo_for(ctx, 0, 3, 1, 1, ECI_CONV_WGRAD)->name, "implicit_gemm");
+    assert_string_equal(eci_conv_algo_for(ctx, 1, 3, 1, 1, ECI_CONV_FWD)->name, "implicit_precomp_gemm");
+    assert_string_equal(eci_conv_algo_for(ctx, 1, 1, 2, 1, ECI_CONV_DGRAD)->name, "gemm_1x1");
+    assert_string_equal(eci_conv_algo_for(ctx, 0, 3, 1, 32, ECI_CONV_FWD)->name, "implicit_gemm"); /* grouped */
+    /* Winograd's 3x3 stride-1 layer is faster per FLOP than the stride-2 one (a quarter the FLOPs) */
+    assert_true(wino.fwd_s < 4.0 * s2.fwd_s);
     ec_ctx_free(ctx);
 }
 
@@ -446,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_optimizer_loops),  cmocka_unit_test(test_trainer_clipping),
         cmocka_unit_test(test_compile_modes),    cmocka_unit_test(test_fused_kernels),
         cmocka_unit_test(test_memory_format),
+        cmocka_unit_test(test_conv_pricing),
         cmocka_unit_test(test_data_sources),     cmocka_unit_test(test_evaluation),
         cmocka_unit_test(test_sdpa_causal),      cmocka_unit_test(test_flash_triton),
         cmocka_unit_test(test_attention_by_architecture), cmocka_unit_test(test_attention_names),

@@ -74,6 +74,7 @@ struct ec_ctx {
     struct eci_net **nets; size_t n_nets, cap_nets; /* presets first, then defined and config.json networks */
     struct eci_consts *consts;        /* software constants, constants.csv */
     struct eci_sdpa *sdpa;            /* SDPA's backend by release, GPU and dtype, sdpa_backends.csv */
+    struct eci_conv_algos *conv_algos; /* cuDNN's algorithm class per convolution pass, conv_algos.csv */
     struct eci_params *fit;           /* fitted parameters in use (catalog/params.c); NULL: priors */
     char profile_path[EC_PATH_MAX];   /* the profile= file whose values are cached below */
     struct eci_params *profile_fit;

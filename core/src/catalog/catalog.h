@@ -171,6 +171,32 @@ EC_INTERNAL int eci_membw_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL int eci_sdpa_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_sdpa_free(ec_ctx *ctx);
 EC_INTERNAL int eci_sdpa_kernel(const ec_ctx *ctx, double torch_version, double compute_capability, int half);
+/* ---- convolution algorithms (models/conv_algos.csv, convalgo.c) ---------------- */
+/* The passes of a convolution, the unit that multiplies and the tensor layouts. */
+enum { ECI_CONV_FWD = 0, ECI_CONV_DGRAD, ECI_CONV_WGRAD, ECI_CONV_PASSES };
+enum { ECI_CONV_ANY = 0, ECI_CONV_SIMT, ECI_CONV_TENSOR };
+enum { ECI_CONV_NCHW = 1, ECI_CONV_NHWC = 2 }; /* a kernel's layout; ECI_CONV_ANY: reads either */
+/* One algorithm class, as a row of conv_algos.csv: where it applies and how it prices against a
+ * GEMM of the convolution's shape. */
+typedef struct eci_conv_algo {
+    char name[32];
+    int unit;                 /* ECI_CONV_ANY, _SIMT (CUDA cores), _TENSOR */
+    double kernel, stride, groups; /* filter size, stride, groups it applies to; 0: any */
+    unsigned passes;          /* 1 << ECI_CONV_FWD | ... */
+    int layout;               /* the layout its kernels read: ECI_CONV_ANY, _NCHW, _NHWC */
+    double flop_frac;         /* the share of the direct convolution's FLOPs it executes (Winograd < 1) */
+    double workspace_io_frac; /* workspace bytes read and written over the input + output bytes */
+    int conv_eff;             /* the fitted conv_eff applies (0: priced as a plain GEMM) */
+    size_t line;
+} eci_conv_algo;
+/* conv_algos.csv: every unit and pass needs a row for any filter, stride and groups. */
+EC_INTERNAL int eci_conv_algos_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_conv_algos_free(ec_ctx *ctx);
+/* The algorithm of one pass (ECI_CONV_FWD...) of a convolution on tensor cores (tensor) or CUDA
+ * cores, of a kernel x kernel filter, stride and groups: the first row that applies. */
+EC_INTERNAL const eci_conv_algo *eci_conv_algo_for(const ec_ctx *ctx, int tensor, double kernel, double stride,
+                                                   double groups, int pass);
+EC_INTERNAL const char *eci_conv_pass_name(int pass);
 /* gemm.csv, after gpus.csv: sets each GPU's gemm_k_half from its architecture's row, else the
  * prior (architecture '*'); gemm_shapes.csv: the public shape measurements, checked, not kept.
  * A row without a source is refused, naming file and line. */

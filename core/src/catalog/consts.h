@@ -121,8 +121,6 @@
     X(trainer_lightning_step_host_ops) \
     X(trainer_lightning_step_syncs)    \
     X(eval_syncs_per_step)             \
-    X(cudnn_nchw_transposes_fwd)       \
-    X(cudnn_nchw_transposes_bwd)       \
     X(compile_host_launch_frac)        \
     X(cudagraph_replay_s)              \
     X(compile_max_autotune_factor)     \

@@ -9,6 +9,8 @@
  *   floor), kernel_eff per kernel, architecture, pass and causal mask from models/attention.csv.
  * Peaks and efficiencies come from the hardware profile (gpus.csv) and attention.csv, k_half per
  * architecture from gemm.csv, tile sizes and the other software constants from constants.csv.
+ * Convolutions: each pass by its cuDNN algorithm class (conv_algos.csv) over the input, weight and
+ * output tensors, with the layout transposes cuDNN makes where the class reads another layout.
  * Also picks which unit a precision really runs on and warns where a precision is emulated or
  * has no effect.
  */
@@ -225,23 +227,28 @@ double eci_attn_time_s(const eci_rates *r, double m, double n, double k, double 
     return t > r->floor_s ? t : r->floor_s;
 }
 
-/* A GEMM at the large-GEMM rate `peak` (shape utilization and the calibration scale applied),
- * never faster than streaming its operands of in_bytes each. */
-static double gemm_at(const eci_rates *r, double peak, double in_bytes, double m, double n, double k, double batch,
-                      int kind)
+/* A GEMM-shaped pass at the large-GEMM rate `peak` (shape utilization and the calibration scale
+ * applied) that executes flop_frac of its 2 m n k batch FLOPs, never faster than moving `bytes`. */
+static double matmul_at(const eci_rates *r, double peak, double m, double n, double k, double batch,
+                        double flop_frac, double bytes)
 {
     if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
         return 0;
-    double flop = 2.0 * m * n * k * batch;
-    double util = eci_gemm_util(r, m, n, k, batch);
-    double rate = peak * r->gemm_scale * util;
-    if (kind == ECI_OP_CONV)
-        rate *= r->conv_eff;
+    double flop = 2.0 * m * n * k * batch * flop_frac;
+    double rate = peak * r->gemm_scale * eci_gemm_util(r, m, n, k, batch);
     double t_math = flop / rate;
-    double bytes = (m * k + k * n + m * n) * batch * in_bytes;
     double t_mem = bytes / (r->mem_bytes_per_s * r->mem_scale);
     double t = t_math > t_mem ? t_math : t_mem;
     return t > r->floor_s ? t : r->floor_s;
+}
+
+/* A GEMM at the large-GEMM rate `peak` (a convolution's: x conv_eff), never faster than streaming
+ * its operands of in_bytes each. */
+static double gemm_at(const eci_rates *r, double peak, double in_bytes, double m, double n, double k, double batch,
+                      int kind)
+{
+    return matmul_at(r, kind == ECI_OP_CONV ? peak * r->conv_eff : peak, m, n, k, batch, 1.0,
+                     (m * k + k * n + m * n) * batch * in_bytes);
 }
 
 /* kind: ECI_OP_GEMM or ECI_OP_CONV (x conv_eff). */
@@ -277,6 +284,92 @@ double eci_mem_time_s(const eci_rates *r, double bytes, double kernels)
     return t > floor_s ? t : floor_s;
 }
 
+/* ---- convolutions ----------------------------------------------------------------------
+ * Each pass runs the algorithm class models/conv_algos.csv gives for the unit (tensor cores or
+ * CUDA cores), filter, stride and groups: the forward (m x n, reducing k), the data gradient
+ * (m x k, reducing n) and the weight gradient (n x k, reducing m) at the GEMM rate of that shape
+ * (x conv_eff where the class takes it) on flop_frac of the direct FLOPs (Winograd executes
+ * fewer), never faster than moving the convolution's input, weight and output once plus the
+ * class's workspace traffic.  The im2col matrix (m x k) is never written: implicit GEMM indexes
+ * the input in place.  The model's FLOPs stay the direct convolution's (workload_sums.c). */
+static const eci_conv_algo DIRECT = {.name = "implicit_gemm", .flop_frac = 1.0, .conv_eff = 1};
+
+static double conv_pass_s(const eci_rates *r, const eci_conv_algo *a, double m, double n, double k, double groups,
+                          double io_bytes, double in_out_bytes)
+{
+    double peak = r->gemm_flop_per_s * (a->conv_eff ? r->conv_eff : 1.0);
+    return matmul_at(r, peak, m, n, k, groups, a->flop_frac, io_bytes + a->workspace_io_frac * in_out_bytes);
+}
+
+/* A pass whose kernels read another layout than the tensors': cuDNN transposes around it. */
+static int transposes(const eci_conv_algo *a, int nhwc)
+{
+    return a->layout != ECI_CONV_ANY && a->layout != (nhwc ? ECI_CONV_NHWC : ECI_CONV_NCHW);
+}
+
+/* cuDNN's layout transposes (each reads and writes a tensor, one kernel each) where a pass's
+ * kernels read another layout than the tensors': NCHW tensors on NHWC kernels transpose the
+ * input in the forward (the kernel writes the NCHW output itself, ..._nhwckrsc_nchw), the
+ * output's gradient and the data gradient back around dgrad, and the input for wgrad (the
+ * output's gradient once for both): 1 and 3 kernels, as counted in a public fp16 ResNet-50
+ * profile (3.0 nchwToNhwc and 1.3 nhwcToNchw per convolution and step); NHWC tensors on NCHW
+ * kernels (Winograd) transpose the input and the output around the pass. */
+static void conv_transposes(const eci_rates *r, const eci_op *op, const eci_conv_algo *const a[ECI_CONV_PASSES],
+                            int dgrad_only, double in, double out, eci_op_cost_t *c)
+{
+    int nhwc = op->conv_nhwc;
+    if (transposes(a[ECI_CONV_FWD], nhwc)) {
+        int kernels = nhwc ? 2 : 1;
+        c->fwd_s += eci_mem_time_s(r, 2.0 * (in + (nhwc ? out : 0)), kernels);
+        c->fwd_kernels += kernels;
+    }
+    if (!op->bwd)
+        return;
+    double bytes = 0;
+    int kernels = 0, dy_done = 0;
+    if (transposes(a[ECI_CONV_DGRAD], nhwc)) { /* the output's gradient in, the data gradient out */
+        bytes += 2.0 * (out + in);
+        kernels += 2;
+        dy_done = 1;
+    }
+    if (!dgrad_only && transposes(a[ECI_CONV_WGRAD], nhwc)) { /* the input, and the output's gradient */
+        bytes += 2.0 * (in + (dy_done ? 0 : out));
+        kernels += dy_done ? 1 : 2;
+    }
+    if (kernels > 0) {
+        c->bwd_s += eci_mem_time_s(r, bytes, kernels);
+        c->bwd_kernels += kernels;
+    }
+}
+
+static void conv_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
+{
+    double m = op->m, n = op->n, k = op->k, g = op->batch, e = r->gemm_in_bytes;
+    double in = op->conv_in_elems * e, out = m * n * g * e, io = in + n * k * g * e + out;
+    const eci_conv_algo *a[ECI_CONV_PASSES];
+    for (int p = 0; p < ECI_CONV_PASSES; p++) {
+        a[p] = eci_conv_algo_for(ctx, r->tensor_cores, op->conv_kernel, op->conv_stride, g, p);
+        if (a[p] == NULL) /* no conv_algos.csv loaded (not after ec_ctx_load_models) */
+            a[p] = &DIRECT;
+    }
+    c->fwd_s = conv_pass_s(r, a[ECI_CONV_FWD], m, n, k, g, io, in + out);
+    c->fwd_kernels = 1;
+    int dgrad_only = op->frozen; /* a frozen filter: the input's gradient only */
+    if (op->bwd) {
+        c->bwd_s = conv_pass_s(r, a[ECI_CONV_DGRAD], m, k, n, g, io, in + out);
+        c->bwd_kernels = 1;
+        if (!dgrad_only) {
+            c->bwd_s += conv_pass_s(r, a[ECI_CONV_WGRAD], n, k, m, g, io, in + out);
+            c->bwd_kernels++;
+            if (op->param_tensors >= 2) { /* the bias gradient: a reduction over the rows */
+                c->bwd_s += eci_mem_time_s(r, out, 1);
+                c->bwd_kernels++;
+            }
+        }
+    }
+    conv_transposes(r, op, a, dgrad_only, in, out, c);
+}
+
 /* One launch of the op (count = 1). */
 static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
 {
@@ -294,38 +387,28 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
         c->bwd_kernels = 2;
         break;
     }
-    case ECI_OP_GEMM:
-    case ECI_OP_CONV: {
-        int kind = op->kind;
-        if (kind == ECI_OP_GEMM && op->fp8 && r->fp8_flop_per_s > 0) {
+    case ECI_OP_CONV:
+        conv_cost(ctx, r, op, c);
+        break;
+    case ECI_OP_GEMM: {
+        if (op->fp8 && r->fp8_flop_per_s > 0) {
             fp8_gemm_cost(r, op, c);
             break;
         }
-        c->fwd_s = eci_gemm_time_s(r, op->m, op->n, op->k, op->batch, kind);
+        c->fwd_s = eci_gemm_time_s(r, op->m, op->n, op->k, op->batch, ECI_OP_GEMM);
         c->fwd_kernels = 1;
         if (op->bwd && op->frozen) { /* a frozen weight (LoRA's base): the input's gradient only */
-            c->bwd_s = eci_gemm_time_s(r, op->m, op->k, op->n, op->batch, kind);
+            c->bwd_s = eci_gemm_time_s(r, op->m, op->k, op->n, op->batch, ECI_OP_GEMM);
             c->bwd_kernels = 1;
         } else if (op->bwd) {
             /* dgrad: (m x k) = (m x n)(n x k); wgrad or the second input's grad:
              * (n x k) = (n x m)(m x k); a bias adds a reduction over the rows. */
-            c->bwd_s = eci_gemm_time_s(r, op->m, op->k, op->n, op->batch, kind) +
-                       eci_gemm_time_s(r, op->n, op->k, op->m, op->batch, kind);
+            c->bwd_s = eci_gemm_time_s(r, op->m, op->k, op->n, op->batch, ECI_OP_GEMM) +
+                       eci_gemm_time_s(r, op->n, op->k, op->m, op->batch, ECI_OP_GEMM);
             c->bwd_kernels = 2;
             if (op->param_tensors >= 2) {
                 c->bwd_s += eci_mem_time_s(r, op->m * op->n * r->gemm_in_bytes, 1);
                 c->bwd_kernels++;
-            }
-        }
-        if (op->layout_bytes > 0 && r->tensor_cores) {
-            /* NCHW on tensor cores: cuDNN transposes operands to NHWC and back (workload.c) */
-            int kf = (int)eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd);
-            int kb = (int)eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd);
-            c->fwd_s += eci_mem_time_s(r, op->layout_bytes, kf);
-            c->fwd_kernels += kf;
-            if (op->bwd) {
-                c->bwd_s += eci_mem_time_s(r, op->layout_bwd_bytes, kb);
-                c->bwd_kernels += kb;
             }
         }
         break;
@@ -381,7 +464,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { COST_KEY_VALUES = 29 + 4 * ECI_N_GROUPS };
+enum { COST_KEY_VALUES = 27 + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -422,7 +505,6 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->k_half, r->conv_eff, r->attn_eff, (double)r->tensor_cores, r->gemm_scale, r->mem_scale, gpu_scale,
         eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s,
         r->attn_flop_per_s, r->attn_frac[0][0], r->attn_frac[0][1], r->attn_frac[1][0], r->attn_frac[1][1],
-        eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd), eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd),
         r->mem_overhead_s};
     memcpy(k->v, v, sizeof v);
     for (int g = 0; g < ECI_N_GROUPS; g++) { /* the groups the COMM ops run over */

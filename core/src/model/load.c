@@ -21,6 +21,7 @@ static void unload(ec_ctx *ctx)
     eci_net_free(ctx);
     eci_consts_free(ctx);
     eci_sdpa_free(ctx);
+    eci_conv_algos_free(ctx);
 }
 
 int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
@@ -52,6 +53,7 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
         {"attention.csv", eci_attn_load}, /* each GPU's fused attention kernels (catalog/attention.c) */
         {"membw.csv", eci_membw_load},    /* each GPU's memory-bound kernel overhead (catalog/membw.c) */
         {"sdpa_backends.csv", eci_sdpa_load}, /* the kernel SDPA picks (catalog/sdpa.c) */
+        {"conv_algos.csv", eci_conv_algos_load}, /* cuDNN's convolution algorithms (catalog/convalgo.c) */
         {"gemm.csv", eci_gemm_load},      /* each GPU's GEMM utilization curve (catalog/gemm.c) */
         {"gemm_shapes.csv", eci_gemm_shapes_load}, /* the public shape data behind it, checked */
         {"hosts.csv", eci_host_load},

@@ -22,9 +22,10 @@
 /* ---- twins ---------------------------------------------------------------------------------- */
 /* The fields eci_op_cost reads, bit for bit: two ops that agree on them cost the same. */
 typedef struct cost_key {
-    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, layout_bytes, layout_bwd_bytes,
-        attn_keys_frac;
-    int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8, attn_causal;
+    double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, conv_in_elems, conv_kernel,
+        conv_stride, attn_keys_frac;
+    int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8, attn_causal,
+        conv_nhwc;
 } cost_key;
 
 static void cost_key_of(const eci_op *op, cost_key *key)
@@ -38,8 +39,10 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->bwd_bytes = op->bwd_bytes;
     key->params = op->params;
     key->param_tensors = op->param_tensors;
-    key->layout_bytes = op->layout_bytes;
-    key->layout_bwd_bytes = op->layout_bwd_bytes;
+    key->conv_in_elems = op->conv_in_elems;
+    key->conv_kernel = op->conv_kernel;
+    key->conv_stride = op->conv_stride;
+    key->conv_nhwc = op->conv_nhwc;
     key->kind = op->kind;
     key->tensor_math = op->tensor_math;
     key->fwd_kernels = op->fwd_kernels;

@@ -14,7 +14,8 @@
 
 typedef enum {
     ECI_OP_GEMM = 0, /* matmul on tensor cores or CUDA cores: 2*m*n*k*batch FLOPs */
-    ECI_OP_CONV,     /* convolution as implicit GEMM (m = N*Ho*Wo, n = Cout, k = Cin*kh*kw) */
+    ECI_OP_CONV,     /* convolution, GEMM-shaped (m = N*Ho*Wo, n = Cout, k = Cin*kh*kw), priced by its
+                        algorithm class (conv_algos.csv) and its input, weight and output tensors */
     ECI_OP_MEM,      /* memory-bound kernel: elementwise, normalisation, softmax, gather, copy */
     ECI_OP_CAST,     /* autocast dtype conversion (memory-bound, issued inside ATen) */
     ECI_OP_ATTN,     /* fused attention (SDPA): 4*b*heads*s^2*d FLOPs, backward recomputes */
@@ -62,9 +63,10 @@ typedef struct eci_op {
                             * identical ops are priced once */
     /* Appended for issue 19. */
     double out_bytes;      /* MEM/CAST: bytes the forward writes (what the next op of a chain reads) */
-    double layout_bytes;   /* CONV on NCHW tensors: bytes cuDNN's NCHW<->NHWC transposes move in the
-                            * forward when the convolution runs on tensor cores (compute.c) */
-    double layout_bwd_bytes; /* the same in the backward */
+    double conv_in_elems;  /* CONV: elements of its input (N x H x W x Cin); the output's are m x n x batch,
+                            * the weight's n x k x batch: the tensors its passes move (compute.c) */
+    double conv_kernel, conv_stride; /* CONV: filter size and stride (conv_algos.csv picks the algorithm) */
+    int conv_nhwc;         /* CONV: its tensors are channels_last (NHWC); 0: contiguous NCHW */
     int attn_causal;       /* ATTN: a causal (or sliding-window) mask: the kernel's causal rate (compute.c) */
     double attn_keys_frac; /* ATTN under SDPA: the share of key blocks the kernel visits (causal skipping;
                               0 = all), in its time only (model FLOPs keep the whole square) */

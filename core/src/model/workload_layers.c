@@ -107,17 +107,17 @@ static void conv2d_on(builder *b, tensor *t, const ec_conv2d_layer *c, const cha
         op->params = w + (c->bias ? cout : 0);
         op->param_tensors = c->bias ? 2 : 1;
         op->cast_params = casts_weights(b) ? w : 0;
-        /* NCHW on tensor cores: cuDNN's kernels read NHWC (xmma ..._nhwckrsc_nchw writes the
-         * NCHW output itself), so the input is transposed in the forward; the backward
-         * transposes the output's gradient and the input (wgrad) and the data gradient back
-         * (constants.csv cudnn_nchw_transposes_*); each transpose reads and writes a tensor */
+        /* the tensors its passes move; the algorithm each pass runs (and the layout transposes
+         * cuDNN makes around it) is priced from them (compute.c, conv_algos.csv) */
+        op->conv_in_elems = n * hw * hw * cin;
+        op->conv_kernel = k;
+        op->conv_stride = s;
+        op->conv_nhwc = b->sh->channels_last != 0;
+        /* NCHW on tensor cores: cuDNN's NHWC copies of the input, its gradient and the output's
+         * gradient are alive in the backward (memory.c) */
         double in = n * hw * hw * cin * b->act, out = n * hout * hout * cout * b->act;
-        if (!b->sh->channels_last) {
-            op->layout_bytes = 2.0 * in;
-            op->layout_bwd_bytes = 2.0 * (2.0 * in + out);
-            if (2.0 * in + out > b->wl->conv_layout_bytes)
-                b->wl->conv_layout_bytes = 2.0 * in + out;
-        }
+        if (!b->sh->channels_last && 2.0 * in + out > b->wl->conv_layout_bytes)
+            b->wl->conv_layout_bytes = 2.0 * in + out;
         if (in + out > b->wl->conv_io_bytes)
             b->wl->conv_io_bytes = in + out;
     }

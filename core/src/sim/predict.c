@@ -83,6 +83,8 @@ static int check_run_length(ec_ctx *ctx, const ec_config *cfg)
 static void copy_multi_gpu(const ec_result *top, ec_result *res)
 {
     res->hfu_frac = top->mfu_frac > 0 ? res->mfu_frac * top->hfu_frac / top->mfu_frac : 0;
+    if (res->hfu_frac < res->mfu_frac) /* hardware FLOPs hold the model's: a rounding never puts it below */
+        res->hfu_frac = res->mfu_frac;
     res->host_pinned_bytes = top->host_pinned_bytes;
     res->comm = top->comm;
     res->dp = top->dp;

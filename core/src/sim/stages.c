@@ -133,6 +133,8 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
     double peak = crit.mfu_frac > 0 ? crit.flop_per_step / (crit.mfu_frac * crit.step_s) : 0;
     res->mfu_frac = peak > 0 ? res->flop_per_step / (step * peak) : 0;
     res->hfu_frac = peak > 0 ? hw_flop / pp / (step * peak) : 0; /* the stages' recompute, summed */
+    if (res->hfu_frac < res->mfu_frac) /* the same FLOPs summed in another order: never below */
+        res->hfu_frac = res->mfu_frac;
     res->gpu_util_frac = res->gpu_busy_s / step > 1.0 ? 1.0 : res->gpu_busy_s / step;
     rp->input_bytes = st.input_bytes;
     rp->tokens = st.tokens;

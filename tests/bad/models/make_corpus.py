@@ -205,6 +205,16 @@ emit("gemm_shapes", "zero_k", text(set_cell(gs, 2, "k", "0")))
 emit("gemm_shapes", "above_best", text(set_cell(gs, 2, "achieved_flop_per_s", "900e12")))
 
 
+ca = read("conv_algos")
+emit("conv_algos", "missing_column", text(drop_col(ca, "source")))
+emit("conv_algos", "empty_source", text(set_cell(ca, 1, "source", "")))
+emit("conv_algos", "unknown_unit", text(set_cell(ca, 1, "unit", "cuda")))
+emit("conv_algos", "unknown_pass", text(set_cell(ca, 1, "passes", "fwd bwd")))
+emit("conv_algos", "unknown_layout", text(set_cell(ca, 1, "layout", "chwn")))
+emit("conv_algos", "flop_frac_out_of_range", text(set_cell(ca, 1, "flop_frac", "2")))
+emit("conv_algos", "no_catch_all", text([r for r in ca if not (r[1] == "simt" and r[2] == "*")]))
+
+
 if CHECK:
     stale = []
     for d, _, files in os.walk(ROOT):
