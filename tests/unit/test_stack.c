@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "catalog/consts.h"
 #include "model/compute.h"
+#include "sim/setup.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -161,6 +162,53 @@ static void test_fused_kernels(void **state)
     ec_config_init(&cfg);
     assert_int_equal(ec_config_set(ctx, &cfg, "kernels", "triton"), EC_EINVAL);
     assert_non_null(strstr(ec_ctx_errmsg(ctx), "kernels"));
+    ec_ctx_free(ctx);
+}
+
+/* Fused chains run one RMSNorm kernel (read once, write once) and one RoPE kernel per tensor
+ * (models/constants.csv rmsnorm_fused_*, rope_fused_kernels), eager PyTorch HF's chain of ops;
+ * kernels=te (Megatron-Core with Transformer Engine) also accumulates the weight gradients in
+ * the GEMMs (gradient_accumulation_fusion): no AccumulateGrad pass after the first micro-step,
+ * the rest of the step as kernels=fused. */
+#define LLAMA "model=llama-3.2-1b gpu=h100-sxm5-80gb precision=amp_bf16 batch_per_gpu=1 seq_len=1024 "
+static void test_te_kernels(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    static const char *const kinds[] = {"eager", "fused", "te"};
+    for (int i = 0; i < 3; i++) {
+        ec_config cfg;
+        ec_config_init(&cfg);
+        assert_int_equal(ec_config_set(ctx, &cfg, "model", "llama-3.2-1b"), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "gpu", "h100-sxm5-80gb"), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "batch_per_gpu", "1"), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "kernels", kinds[i]), EC_OK);
+        eci_resolved r;
+        eci_params calib;
+        assert_int_equal(eci_setup_resolve(ctx, &cfg, &r, &calib), EC_OK);
+        eci_shape sh;
+        eci_setup_shape(ctx, &cfg, &r, 1024, 1, &sh);
+        int fused = i > 0;
+        assert_int_equal(sh.fused, fused);
+        assert_int_equal(sh.rmsnorm_kernels, (int)eci_const(ctx, fused ? EC_C_rmsnorm_fused_kernels
+                                                                      : EC_C_rmsnorm_eager_kernels));
+        assert_rel(sh.rmsnorm_passes, eci_const(ctx, fused ? EC_C_rmsnorm_fused_passes : EC_C_rmsnorm_eager_passes),
+                   EC_TOL_EXACT);
+        assert_int_equal(sh.rope_kernels, (int)eci_const(ctx, fused ? EC_C_rope_fused_kernels
+                                                                   : EC_C_rope_eager_kernels));
+    }
+    ec_result eager, fused, te, fused1, te1;
+    ec_test_predict(ctx, LLAMA "grad_accum=4", &eager);
+    ec_test_predict(ctx, LLAMA "grad_accum=4 kernels=fused", &fused);
+    ec_test_predict(ctx, LLAMA "grad_accum=4 kernels=te", &te);
+    ec_test_predict(ctx, LLAMA "kernels=fused", &fused1);
+    ec_test_predict(ctx, LLAMA "kernels=te", &te1);
+    /* one norm and one RoPE kernel, not HF's chains */
+    assert_true(fused.breakdown.forward_s < 0.8 * eager.breakdown.forward_s);
+    assert_rel(te.breakdown.forward_s, fused.breakdown.forward_s, EC_TOL_EXACT);
+    assert_true(te.breakdown.backward_s < fused.breakdown.backward_s); /* three micro-steps without AccumulateGrad */
+    assert_rel(te1.step_s, fused1.step_s, EC_TOL_EXACT); /* one micro-step: nothing to accumulate */
+    assert_true(te.kernels_per_step < fused.kernels_per_step); /* no add kernel per gradient tensor */
     ec_ctx_free(ctx);
 }
 
@@ -445,7 +493,7 @@ int main(void)
         cmocka_unit_test(test_optimizer_states), cmocka_unit_test(test_paged_states),
         cmocka_unit_test(test_optimizer_loops),  cmocka_unit_test(test_trainer_clipping),
         cmocka_unit_test(test_compile_modes),    cmocka_unit_test(test_fused_kernels),
-        cmocka_unit_test(test_memory_format),
+        cmocka_unit_test(test_memory_format),    cmocka_unit_test(test_te_kernels),
         cmocka_unit_test(test_data_sources),     cmocka_unit_test(test_evaluation),
         cmocka_unit_test(test_sdpa_causal),      cmocka_unit_test(test_flash_triton),
         cmocka_unit_test(test_attention_by_architecture), cmocka_unit_test(test_attention_names),

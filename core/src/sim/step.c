@@ -332,8 +332,12 @@ static void micro_backward(step *s, int micro)
         p->overlap_s = s->shard.stretch_s;
         p->shard = NULL;
     }
-    if (micro > 0) { /* AccumulateGrad adds into the existing .grad of every tensor */
-        double acc = eci_mem_time_s(&s->rates, 3.0 * s->grad_bytes, s->trained_tensors) * s->gpu_scale;
+    /* AccumulateGrad adds into the existing .grad of every tensor; Megatron's fused accumulation
+     * (kernels=te) does it in the weight-gradient GEMMs' epilogue: no pass of its own */
+    double passes = eci_const(s->ctx, s->cfg->kernels == EC_KERNELS_TE ? EC_C_te_accumulate_grad_passes
+                                                                        : EC_C_accumulate_grad_passes);
+    if (micro > 0 && passes > 0) {
+        double acc = eci_mem_time_s(&s->rates, passes * s->grad_bytes, s->trained_tensors) * s->gpu_scale;
         gpu_op(t, p->dispatch_bwd_s * s->trained_tensors, acc, s->trained_tensors, 1);
         p->bwd_s += acc;
         phase(s, "accumulate gradients", t->gpu);
