@@ -510,9 +510,15 @@ static void test_pipeline_makespan_and_bubble(void **state)
             assert_true(r8.comm.pp_bubble_s < bubble_1f1b);
         }
         /* each micro-batch's activation goes forward and its gradient back over every one of the
-         * p v - 1 chunk boundaries; the first stage's share is 2 v sends per micro-batch */
-        assert_true(r8.comm.pp_p2p_s > 0);
-        assert_rel(r16.comm.pp_p2p_s, 2.0 * r8.comm.pp_p2p_s, EC_TOL_CLOSED_FORM);
+         * p v - 1 chunk boundaries; the first stage's share is 2 v sends per micro-batch.  1F1B and
+         * GPipe wait for them; the interleaved schedule runs them under the next chunk's forward
+         * (Megatron's overlap_p2p_comm), longer here than an exchange: nothing exposed */
+        if (k < 2) {
+            assert_true(r8.comm.pp_p2p_s > 0);
+            assert_rel(r16.comm.pp_p2p_s, 2.0 * r8.comm.pp_p2p_s, EC_TOL_CLOSED_FORM);
+        } else {
+            assert_true(r8.comm.pp_p2p_s == 0 && r16.comm.pp_p2p_s == 0);
+        }
         assert_int_equal(r8.pp, 4);
         assert_int_equal(r8.dp, 1);
         /* throughput: m micro-batches of seq tokens per step */

@@ -10,6 +10,7 @@
 #include "catalog/consts.h"
 #include "model/compute.h"
 #include "sim/setup.h"
+#include "model/workload.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -196,6 +197,42 @@ static void test_te_kernels(void **state)
                    EC_TOL_EXACT);
         assert_int_equal(sh.rope_kernels, (int)eci_const(ctx, fused ? EC_C_rope_fused_kernels
                                                                    : EC_C_rope_eager_kernels));
+    }
+    /* An RMSNorm's output has its weight's dtype: under autocast with 16-bit weights (FSDP,
+     * ZeRO, Megatron) the next linear needs no cast; the linears a norm feeds are marked (TE's
+     * LayerNormLinear writes their FP8 input itself), the others are not. */
+    for (int w16 = 0; w16 < 2; w16++) {
+        ec_config cfg;
+        ec_config_init(&cfg);
+        assert_int_equal(ec_config_set(ctx, &cfg, "model", "llama-3.2-1b"), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "gpu", "h100-sxm5-80gb"), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "precision", "amp_bf16"), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "batch_per_gpu", "1"), EC_OK);
+        if (w16) {
+            assert_int_equal(ec_config_set(ctx, &cfg, "num_gpus", "8"), EC_OK);
+            assert_int_equal(ec_config_set(ctx, &cfg, "strategy", "zero"), EC_OK);
+            assert_int_equal(ec_config_set(ctx, &cfg, "zero_stage", "1"), EC_OK);
+        }
+        eci_resolved r;
+        eci_params calib;
+        assert_int_equal(eci_setup_resolve(ctx, &cfg, &r, &calib), EC_OK);
+        eci_shape sh;
+        eci_setup_shape(ctx, &cfg, &r, 1024, 1, &sh);
+        assert_int_equal(sh.weights_16, w16);
+        const eci_workload *wl;
+        assert_int_equal(eci_workload_get(ctx, r.net, r.task, &sh, &wl), EC_OK);
+        int casts_in = 0, q_normed = -1, o_normed = -1;
+        for (size_t i = 0; i < wl->n_ops; i++) {
+            const eci_op *op = &wl->ops[i];
+            casts_in += strcmp(op->name, "cast_in") == 0 && op->block >= 0;
+            if (op->block == 0 && strcmp(op->name, "q") == 0)
+                q_normed = op->in_normed;
+            if (op->block == 0 && strcmp(op->name, "attn_out") == 0)
+                o_normed = op->in_normed;
+        }
+        assert_true(w16 ? casts_in == 0 : casts_in > 0);
+        assert_int_equal(q_normed, 1);
+        assert_int_equal(o_normed, 0);
     }
     ec_result eager, fused, te, fused1, te1;
     ec_test_predict(ctx, LLAMA "grad_accum=4", &eager);

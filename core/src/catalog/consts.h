@@ -87,6 +87,8 @@
     X(rope_fused_kernels)              \
     X(accumulate_grad_passes)          \
     X(te_accumulate_grad_passes)       \
+    X(te_fp8_cast_transpose_bytes)     \
+    X(te_fp8_transpose_bytes)          \
     X(calib_arch_log_sd)               \
     X(calib_run_log_sd)                \
     X(loader_cpu_cv)                   \
