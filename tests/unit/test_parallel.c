@@ -719,6 +719,26 @@ static void test_tp_comm_grows_with_tp(void **state)
     ec_ctx_free(ctx);
 }
 
+/* kernels=te with sequence parallelism: Transformer Engine's column-parallel linears run the
+ * backward's reduce-scatter (and the input's second all-gather) under their GEMMs, so the
+ * tensor-parallel time is lower than kernels=fused's, which waits for every collective, and
+ * never below the forward's collectives (still exposed); without tp nothing changes. */
+static void test_te_tp_backward_overlap(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result fused, te, fused1, te1;
+    predict(ctx, &fused, TP_BASE " tp=4 sequence_parallel=1 kernels=fused");
+    predict(ctx, &te, TP_BASE " tp=4 sequence_parallel=1 kernels=te");
+    assert_true(te.comm.tp_s < fused.comm.tp_s);
+    assert_true(te.comm.tp_s > 0.5 * fused.comm.tp_s); /* the forward's half stays */
+    assert_rel(te.breakdown.forward_s, fused.breakdown.forward_s, EC_TOL_CLOSED_FORM);
+    predict(ctx, &fused1, TP_BASE " tp=1 kernels=fused");
+    predict(ctx, &te1, TP_BASE " tp=1 kernels=te");
+    assert_rel(te1.step_s, fused1.step_s, EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
 /* Sequence parallelism splits the activations that tensor parallelism leaves replicated (the
  * norms' inputs, and the inputs of the first linear layers of attention and MLP: Korthikanti
  * et al. 2022, Table 2, sbh(10 + 24/t) -> sbh(34/t)); for Llama at least the two RMSNorm
@@ -1333,7 +1353,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_stage_split),
         cmocka_unit_test(test_pipeline_stage_table),
         cmocka_unit_test(test_tp_params_per_gpu),
-        cmocka_unit_test(test_tp_comm_grows_with_tp),
+        cmocka_unit_test(test_tp_comm_grows_with_tp), cmocka_unit_test(test_te_tp_backward_overlap),
         cmocka_unit_test(test_sequence_parallel_lowers_activations),
         cmocka_unit_test(test_cp_splits_sequence),
         cmocka_unit_test(test_fsdp_wait_falls_with_faster_network),

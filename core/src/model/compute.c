@@ -173,7 +173,7 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
 
 void eci_rates_te(eci_rates *r, int grad_accum)
 {
-    r->fp8_te = 1;
+    r->te = 1;
     r->fp8_weight_cast_frac = 1.0 / (grad_accum > 1 ? grad_accum : 1);
 }
 
@@ -288,7 +288,7 @@ static void te_fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op
 static void fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
 {
     double m = op->m, n = op->n, k = op->k, b = op->batch, bw = r->mem_bytes_per_s * r->mem_scale;
-    if (r->fp8_te > 0) { /* Transformer Engine's own casts (kernels=te) */
+    if (r->te > 0) { /* Transformer Engine's own casts (kernels=te) */
         te_fp8_gemm_cost(ctx, r, op, c);
         return;
     }
@@ -444,7 +444,7 @@ struct eci_cost_cache {
 };
 
 /* make_cost_key lists every field of eci_rates before `warnings` (15 doubles, tensor_cores,
- * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, fp8_te, fp8_weight_cast_frac): a field
+ * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac): a field
  * added there must
  * join the key, or changing it would return stale costs. */
 _Static_assert(offsetof(eci_rates, warnings) == 26 * sizeof(double),
@@ -459,7 +459,7 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s,
         r->attn_flop_per_s, r->attn_frac[0][0], r->attn_frac[0][1], r->attn_frac[1][0], r->attn_frac[1][1],
         eci_const(ctx, EC_C_cudnn_nchw_transposes_fwd), eci_const(ctx, EC_C_cudnn_nchw_transposes_bwd),
-        r->mem_overhead_s, r->fp8_te, r->fp8_weight_cast_frac, eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes),
+        r->mem_overhead_s, r->te, r->fp8_weight_cast_frac, eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes),
         eci_const(ctx, EC_C_te_fp8_transpose_bytes)};
     memcpy(k->v, v, sizeof v);
     for (int g = 0; g < ECI_N_GROUPS; g++) { /* the groups the COMM ops run over */
@@ -469,6 +469,41 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         w[1] = gr->busbw_bytes_per_s;
         w[2] = gr->p2p_bytes_per_s;
         w[3] = gr->hop_latency_s;
+    }
+}
+
+/* kernels=te with sequence parallelism: Transformer Engine's column-parallel linears
+ * (LayerNormLinear) gather their input again in the backward for the weight gradient,
+ * asynchronously under the input-gradient GEMM, and reduce-scatter the input gradient
+ * asynchronously under the weight-gradient GEMM (TransformerEngine@7d576ed2
+ * transformer_engine/pytorch/module/layernorm_linear.py L432-433, L547, L551-552, L639).  The
+ * all-gather's backward is then what those two collectives take beyond the GEMMs they run under:
+ * half of the backward of the linears that read the gathered tensor each (the GEMMs after it, up
+ * to attention, the next collective or a GEMM of another input width). */
+static void te_tp_backward_overlap(const eci_rates *r, const eci_workload *wl, eci_op_cost_t *cost)
+{
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        const eci_op *op = &wl->ops[i];
+        if (op->kind != ECI_OP_COMM || op->group != ECI_GROUP_TP || op->fwd_coll != ECI_COLL_ALLGATHER ||
+            op->bwd_coll != ECI_COLL_REDUCE_SCATTER || op->hidden)
+            continue;
+        double under = 0, k = -1;
+        for (size_t j = i + 1; j < wl->n_ops; j++) {
+            const eci_op *c = &wl->ops[j];
+            if (c->kind == ECI_OP_COMM || c->kind == ECI_OP_ATTN)
+                break;
+            if (c->kind != ECI_OP_GEMM)
+                continue;
+            if (k >= 0 && c->k != k)
+                break;
+            k = c->k;
+            under += cost[j].bwd_s;
+        }
+        if (k < 0)
+            continue;
+        double gather = eci_coll_s(r->comm, &r->groups[op->group], ECI_COLL_ALLGATHER, op->comm_bytes);
+        double rs = cost[i].bwd_s - under / 2, ag = gather - under / 2;
+        cost[i].bwd_s = (rs > 0 ? rs : 0) + (ag > 0 ? ag : 0);
     }
 }
 
@@ -494,6 +529,8 @@ static void price_ops(const ec_ctx *ctx, const eci_rates *r, const eci_workload 
             cost[i].fwd_s = f > 0 ? f : 0;
             cost[i].bwd_s = b > 0 ? b : 0;
         }
+    if (r->te > 0 && r->comm != NULL)
+        te_tp_backward_overlap(r, wl, cost);
     int prev = -1;
     for (size_t i = 0; i < wl->n_ops; i++) {
         cost[i].bwd_prev = prev;

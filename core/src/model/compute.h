@@ -32,10 +32,11 @@ typedef struct eci_rates {
      * achieved fraction of it by pass (0 forward, 1 backward) and causal mask (0 no, 1 yes), from
      * models/attention.csv for the config's attention= (eci_rates_attention); x attn_eff. */
     double attn_flop_per_s, attn_frac[2][2];
-    /* kernels=te: Transformer Engine's FP8 casts (fp8_te 1) and the share of micro-steps that
-     * cast the weights (1 / grad_accum: Megatron passes is_first_microbatch, TE caches the FP8
-     * weight and its transpose for the rest of the step); eci_rates_te */
-    double fp8_te, fp8_weight_cast_frac;
+    /* kernels=te (te 1): Transformer Engine's FP8 casts and its overlapped tensor-parallel
+     * backward, and the share of micro-steps that cast the weights (1 / grad_accum: Megatron
+     * passes is_first_microbatch, TE caches the FP8 weight and its transpose for the rest of the
+     * step); eci_rates_te */
+    double te, fp8_weight_cast_frac;
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
     /* The collectives of COMM ops (tensor-, context-, expert-parallel groups): their links and
