@@ -262,7 +262,7 @@ double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double 
  * Linear casts a 16-bit input and its transpose in one kernel (linear.py L129
  * fp8_cast_transpose_fused: te_fp8_cast_transpose_bytes), and the output gradient likewise in
  * the backward; the weight and its transpose are cast on the step's first micro-batch only
- * (linear.py L985-996, is_first_microbatch; fp8_weight_cast_frac). */
+ * (linear.py L988-997: update_workspace only when is_first_microbatch; fp8_weight_cast_frac). */
 static void te_fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
 {
     double m = op->m, n = op->n, k = op->k, b = op->batch, bw = r->mem_bytes_per_s * r->mem_scale;
