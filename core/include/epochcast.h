@@ -225,9 +225,13 @@ typedef enum ec_memory_format {
 /* The kernels an eager model runs (issue 18): what the framework around the layers fuses. */
 typedef enum ec_kernels {
     EC_KERNELS_EAGER = 0,         /* one kernel per PyTorch op (Hugging Face, timm, torchvision) */
-    EC_KERNELS_FUSED              /* fused elementwise and normalization chains without torch.compile:
-                                     Megatron-Core / NeMo with Transformer Engine, flash-attn's training
-                                     scripts (fused layer norm, bias-GELU / SwiGLU, RoPE, cross-entropy) */
+    EC_KERNELS_FUSED,             /* fused elementwise and normalization chains without torch.compile:
+                                     flash-attn's training scripts (fused layer norm, bias-GELU / SwiGLU,
+                                     RoPE, cross-entropy) */
+    EC_KERNELS_TE                 /* Megatron-Core with Transformer Engine (NeMo, Megatron-LM,
+                                     Megatron-Bridge): the fused chains, and weight-gradient GEMMs that
+                                     accumulate into the fp32 gradient buffer (gradient_accumulation_fusion);
+                                     models/constants.csv te_* rows */
 } ec_kernels;
 
 typedef enum ec_trainer {
@@ -357,7 +361,7 @@ typedef struct ec_config {
     double torch_version;        /* the PyTorch release (1.10, 2.2, ...) where its defaults differ: before 2.0
                                     zero_grad() keeps zeroed gradients and torch.optim loops over the
                                     tensors instead of foreach [0 = current, 2.x] */
-    ec_kernels kernels;          /* eager or fused elementwise kernels (ec_kernels) [eager]; torch.compile
+    ec_kernels kernels;          /* eager, fused or te kernels (ec_kernels) [eager]; torch.compile
                                     fuses them whatever this says */
     /* Issue 40: memory as PyTorch allocates it (docs/memory.md). */
     double memory_headroom_bytes; /* memory kept free beyond what must be allocated (key memory_headroom_gib,

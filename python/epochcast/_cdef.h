@@ -91,7 +91,8 @@ typedef enum ec_memory_format {
 } ec_memory_format;
 typedef enum ec_kernels {
     EC_KERNELS_EAGER = 0,
-    EC_KERNELS_FUSED
+    EC_KERNELS_FUSED,
+    EC_KERNELS_TE
 } ec_kernels;
 typedef enum ec_trainer {
     EC_TRAINER_PLAIN = 0,

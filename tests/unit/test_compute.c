@@ -204,6 +204,43 @@ static void test_roofline_and_kinds(void **state)
     assert_true(eci_gemm_time_s(&r, 8, 8, 8, 0, ECI_OP_GEMM) == 0);
 }
 
+/* FP8 GEMMs under Transformer Engine (kernels=te): the GEMMs at the FP8 rate plus TE's casts,
+ * each a stream over its bytes: an input a norm wrote costs nothing forward (the norm stores it
+ * in FP8) and one FP8 transpose backward; any other input one cast-and-transpose forward; the
+ * weight's cast-and-transpose on one micro-step of grad_accum; the output gradient's
+ * cast-and-transpose backward.  Without te the generic casts cost more. */
+static void test_te_fp8_casts(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_rates r = synthetic();
+    r.fp8_flop_per_s = 2.0 * r.gemm_flop_per_s;
+    double m = 4096, n = 4096, k = 4096, bw = r.mem_bytes_per_s;
+    double ct = eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), tr = eci_const(ctx, EC_C_te_fp8_transpose_bytes);
+    eci_op op;
+    memset(&op, 0, sizeof op);
+    op.name = "q";
+    op.kind = ECI_OP_GEMM;
+    op.m = m, op.n = n, op.k = k, op.batch = 1, op.bwd = 1, op.fp8 = 1, op.tensor_math = 1;
+    eci_op_cost_t generic, normed, plain, once;
+    eci_op_cost(ctx, &r, &op, &generic);
+    eci_rates_te(&r, 4);
+    assert_rel(r.fp8_weight_cast_frac, 0.25, EC_TOL_EXACT);
+    op.in_normed = 1;
+    eci_op_cost(ctx, &r, &op, &normed);
+    op.in_normed = 0;
+    eci_op_cost(ctx, &r, &op, &plain);
+    assert_rel(plain.fwd_s - normed.fwd_s, ct * m * k / bw, EC_TOL_CLOSED_FORM);
+    assert_rel(normed.bwd_s - plain.bwd_s, tr * m * k / bw, EC_TOL_CLOSED_FORM);
+    assert_int_equal(normed.fwd_kernels, 1);
+    assert_int_equal(plain.fwd_kernels, 2);
+    eci_rates_te(&r, 1); /* every micro-step casts the weight */
+    eci_op_cost(ctx, &r, &op, &once);
+    assert_rel(once.fwd_s - plain.fwd_s, 0.75 * ct * k * n / bw, EC_TOL_CLOSED_FORM);
+    assert_true(plain.fwd_s < generic.fwd_s && plain.bwd_s < generic.bwd_s + tr * m * k / bw);
+    ec_ctx_free(ctx);
+}
+
 /* eci_op_cost: backward of the three kinds. */
 static void test_op_cost(void **state)
 {
@@ -664,6 +701,7 @@ int main(void)
         cmocka_unit_test(test_split_k),
         cmocka_unit_test(test_roofline_and_kinds),
         cmocka_unit_test(test_op_cost),
+        cmocka_unit_test(test_te_fp8_casts),
         cmocka_unit_test(test_attention_rate),
         cmocka_unit_test(test_bounds_and_monotone),
         cmocka_unit_test(test_op_cost_monotone),

@@ -9,6 +9,8 @@
 #include "internal.h"
 #include "catalog/consts.h"
 #include "model/compute.h"
+#include "sim/setup.h"
+#include "model/workload.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -161,6 +163,89 @@ static void test_fused_kernels(void **state)
     ec_config_init(&cfg);
     assert_int_equal(ec_config_set(ctx, &cfg, "kernels", "triton"), EC_EINVAL);
     assert_non_null(strstr(ec_ctx_errmsg(ctx), "kernels"));
+    ec_ctx_free(ctx);
+}
+
+/* Fused chains run one RMSNorm kernel (read once, write once) and one RoPE kernel per tensor
+ * (models/constants.csv rmsnorm_fused_*, rope_fused_kernels), eager PyTorch HF's chain of ops;
+ * kernels=te (Megatron-Core with Transformer Engine) also accumulates the weight gradients in
+ * the GEMMs (gradient_accumulation_fusion): no AccumulateGrad pass after the first micro-step,
+ * the rest of the step as kernels=fused. */
+#define LLAMA "model=llama-3.2-1b gpu=h100-sxm5-80gb precision=amp_bf16 batch_per_gpu=1 seq_len=1024 "
+static void test_te_kernels(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    static const char *const kinds[] = {"eager", "fused", "te"};
+    for (int i = 0; i < 3; i++) {
+        ec_config cfg;
+        ec_config_init(&cfg);
+        assert_int_equal(ec_config_set(ctx, &cfg, "model", "llama-3.2-1b"), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "gpu", "h100-sxm5-80gb"), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "batch_per_gpu", "1"), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "kernels", kinds[i]), EC_OK);
+        eci_resolved r;
+        eci_params calib;
+        assert_int_equal(eci_setup_resolve(ctx, &cfg, &r, &calib), EC_OK);
+        eci_shape sh;
+        eci_setup_shape(ctx, &cfg, &r, 1024, 1, &sh);
+        int fused = i > 0;
+        assert_int_equal(sh.fused, fused);
+        assert_int_equal(sh.rmsnorm_kernels, (int)eci_const(ctx, fused ? EC_C_rmsnorm_fused_kernels
+                                                                      : EC_C_rmsnorm_eager_kernels));
+        assert_rel(sh.rmsnorm_passes, eci_const(ctx, fused ? EC_C_rmsnorm_fused_passes : EC_C_rmsnorm_eager_passes),
+                   EC_TOL_EXACT);
+        assert_int_equal(sh.rope_kernels, (int)eci_const(ctx, fused ? EC_C_rope_fused_kernels
+                                                                   : EC_C_rope_eager_kernels));
+    }
+    /* An RMSNorm's output has its weight's dtype: under autocast with 16-bit weights (FSDP,
+     * ZeRO, Megatron) the next linear needs no cast; the linears a norm feeds are marked (TE's
+     * LayerNormLinear writes their FP8 input itself), the others are not. */
+    for (int w16 = 0; w16 < 2; w16++) {
+        ec_config cfg;
+        ec_config_init(&cfg);
+        assert_int_equal(ec_config_set(ctx, &cfg, "model", "llama-3.2-1b"), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "gpu", "h100-sxm5-80gb"), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "precision", "amp_bf16"), EC_OK);
+        assert_int_equal(ec_config_set(ctx, &cfg, "batch_per_gpu", "1"), EC_OK);
+        if (w16) {
+            assert_int_equal(ec_config_set(ctx, &cfg, "num_gpus", "8"), EC_OK);
+            assert_int_equal(ec_config_set(ctx, &cfg, "strategy", "zero"), EC_OK);
+            assert_int_equal(ec_config_set(ctx, &cfg, "zero_stage", "1"), EC_OK);
+        }
+        eci_resolved r;
+        eci_params calib;
+        assert_int_equal(eci_setup_resolve(ctx, &cfg, &r, &calib), EC_OK);
+        eci_shape sh;
+        eci_setup_shape(ctx, &cfg, &r, 1024, 1, &sh);
+        assert_int_equal(sh.weights_16, w16);
+        const eci_workload *wl;
+        assert_int_equal(eci_workload_get(ctx, r.net, r.task, &sh, &wl), EC_OK);
+        int casts_in = 0, q_normed = -1, o_normed = -1;
+        for (size_t i = 0; i < wl->n_ops; i++) {
+            const eci_op *op = &wl->ops[i];
+            casts_in += strcmp(op->name, "cast_in") == 0 && op->block >= 0;
+            if (op->block == 0 && strcmp(op->name, "q") == 0)
+                q_normed = op->in_normed;
+            if (op->block == 0 && strcmp(op->name, "attn_out") == 0)
+                o_normed = op->in_normed;
+        }
+        assert_true(w16 ? casts_in == 0 : casts_in > 0);
+        assert_int_equal(q_normed, 1);
+        assert_int_equal(o_normed, 0);
+    }
+    ec_result eager, fused, te, fused1, te1;
+    ec_test_predict(ctx, LLAMA "grad_accum=4", &eager);
+    ec_test_predict(ctx, LLAMA "grad_accum=4 kernels=fused", &fused);
+    ec_test_predict(ctx, LLAMA "grad_accum=4 kernels=te", &te);
+    ec_test_predict(ctx, LLAMA "kernels=fused", &fused1);
+    ec_test_predict(ctx, LLAMA "kernels=te", &te1);
+    /* one norm and one RoPE kernel, not HF's chains */
+    assert_true(fused.breakdown.forward_s < 0.8 * eager.breakdown.forward_s);
+    assert_rel(te.breakdown.forward_s, fused.breakdown.forward_s, EC_TOL_EXACT);
+    assert_true(te.breakdown.backward_s < fused.breakdown.backward_s); /* three micro-steps without AccumulateGrad */
+    assert_rel(te1.step_s, fused1.step_s, EC_TOL_EXACT); /* one micro-step: nothing to accumulate */
+    assert_true(te.kernels_per_step < fused.kernels_per_step); /* no add kernel per gradient tensor */
     ec_ctx_free(ctx);
 }
 
@@ -528,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_compile_modes),    cmocka_unit_test(test_fused_kernels),
         cmocka_unit_test(test_memory_format),
         cmocka_unit_test(test_conv_pricing),
+        cmocka_unit_test(test_te_kernels),
         cmocka_unit_test(test_data_sources),     cmocka_unit_test(test_evaluation),
         cmocka_unit_test(test_sdpa_causal),      cmocka_unit_test(test_flash_triton),
         cmocka_unit_test(test_attention_by_architecture), cmocka_unit_test(test_attention_names),

@@ -22,7 +22,7 @@ rows of each raw file it used and why it skipped the others.
 Planned keys used (issue 18): gpus_per_node, network (models/interconnects.csv), strategy=fsdp|
 zero|ddp|single, zero_stage, tp, pp, pp_schedule=1f1b|interleaved, pp_chunks, cp, ep,
 sequence_parallel, precision=amp_bf16|amp_fp8, lora_r, lora_targets=attention|attention_mlp|
-all_linear, base_precision=nf4, optimizer=paged_adamw_8bit|adamw, attention=flash|flash2|cudnn,
+all_linear, base_precision=nf4, optimizer=paged_adamw_8bit|adamw, attention=flash|flash2|cudnn, kernels=eager|fused|te,
 checkpointing, compile, reduce_dtype, task (MLPerf BERT: pretrain), metric=tokens_per_s|peak_bytes|reserved_bytes.  Model ids are Hugging Face ids or,
 for models without one, "<framework>-<name>" ids listed in bench/data/llm/README.md with the
 config that defines them.
@@ -60,10 +60,14 @@ MODEL = {"GPT3-5B": "nemo-gpt3-5b", "GPT3-20B": "nemo-gpt3-20b", "GPT3-175B": "n
 PRECISION = {"fp8": "amp_fp8", "FP8-CS": "amp_fp8", "FP8": "amp_fp8", "BF16": "amp_bf16"}
 MEGATRON_DEFAULTS = ("zero_stage=1 = Megatron distributed optimizer (NeMo/Megatron-Bridge recipe default, "
                      "use_distributed_optimizer=True); sequence_parallel=1 with tp>1 (recipe default); "
-                     "the table states neither; kernels=fused: Megatron-Core's Transformer "
-                     "Engine layer spec (TELayerNormColumnParallelLinear, bias-SwiGLU and RoPE fusions); "
+                     "the table states neither; kernels=te: Megatron-Core's Transformer "
+                     "Engine layer spec (TELayerNormColumnParallelLinear, bias-SwiGLU and RoPE fusions) "
+                     "with gradient_accumulation_fusion (NeMo-Framework-Launcher "
+                     "conf/training/llama/llama2_7b.yaml@064e6769: gradient_accumulation_fusion, "
+                     "apply_rope_fusion, persist_layer_norm true); "
                      "attention: TE DotProductAttention's backend, cuDNN fused attention (attention=cudnn) on "
-                     "Hopper and later (TE dot_product_attention/utils.py get_attention_backend: 'Disabling "
+                     "Hopper and later (TE @7d576ed2, the NeMo 24.07 pin, transformer_engine/pytorch/attention.py "
+                     "L4000-4005; TE v2.9 dot_product_attention/utils.py L1118-1124: 'Disabling "
                      "FlashAttention to give FusedAttention preference on Hopper+'), else flash-attn 2 "
                      "(attention=flash)")
 # GPUs where TE's DotProductAttention runs cuDNN's fused attention rather than flash-attn (compute
@@ -130,7 +134,7 @@ def from_tables(rows, tag, skipped):
         per_node = 4 if gpu in ("gb200", "gb300") else 8
         rec = {"model": MODEL[r["model"]], "gpu": gpu, "num_gpus": int(r["num_gpus"]), "gpus_per_node": per_node,
                "network": net, "precision": PRECISION[r["precision"]],
-               "attention": "cudnn" if gpu in TE_CUDNN else "flash", "kernels": "fused"}
+               "attention": "cudnn" if gpu in TE_CUDNN else "flash", "kernels": "te"}
         why = megatron_layout(r, rec)
         if why:
             skipped.append((tag, r["model"], why))
@@ -345,14 +349,16 @@ MLPERF_GPT3 = ("model=mlperf-gpt3-175b (bench/data/llm/models.csv); NeMo Megatro
                "zero_stage=1 (USE_DIST_OPTIMIZER=True), optimizer=adam (logged opt_name adam); tp/pp from the config "
                "name, pp_schedule=interleaved pp_chunks=12 (INTERLEAVED_PIPELINE=12: one layer per chunk), "
                "sequence_parallel=1 (SEQ_PARALLEL default True), no activation checkpointing (ACT_CKPT_GRANULARITY "
-               "null); kernels=fused (TE layers, persistent fused LayerNorm, bias-GeLU and bias-dropout-add fusions, "
-               "gradient_accumulation_fusion); attention=flash: TE DotProductAttention runs flash-attn (TE "
+               "null); kernels=te (Megatron's Transformer Engine layers: persistent fused LayerNorm, bias-GeLU and "
+               "bias-dropout-add fusions, with gradient_accumulation_fusion, the setting kernels=te prices); attention=flash: TE DotProductAttention runs flash-attn (TE "
                "release_v0.8 transformer.py: flash_attn_unpadded_func unless NVTE_FLASH_ATTN=0; TE 09ba8427 "
                "attention.py: flash-attn returned before FusedAttention is tried); "
                "network=ib-ndr-400 (systems json: 8x ConnectX-7 IB NDR 400Gb/s compute per node); "
-               "tokens_per_s = GBS x 2048 / the median logged train_step_timing. Not expressed: TP communication "
-               "overlapped with GEMMs through userbuffers (TP_COMM_OVERLAP=True, h100tp4pp8mbs1 config; priced "
-               "as exposed TP collectives), overlap_p2p_comm of the interleaved schedule, the step timing's "
+               "tokens_per_s = GBS x 2048 / the median logged train_step_timing. The interleaved schedule's "
+               "p2p exchanges overlap the next chunk (Megatron's overlap_p2p_comm, priced for every interleaved "
+               "layout) and kernels=te runs the TP backward's collectives under its GEMMs. Not expressed: the TP "
+               "forward's communication overlapped with GEMMs through userbuffers (TP_COMM_OVERLAP=True, "
+               "h100tp4pp8mbs1 config; priced as exposed TP collectives), the step timing's "
                "first steps and evaluations (the median excludes them)")
 
 
@@ -384,7 +390,7 @@ def from_mlperf(rows, skipped):
             if gbs != mbs * ga * dp:
                 skipped.append(("mlperf", r["model"], "GBS != micro x GA x dp"))
                 continue
-            rec.update(model="mlperf-gpt3-175b", precision="amp_fp8", optimizer="adam", tp=tp, pp=pp,
+            rec.update(model="mlperf-gpt3-175b", precision="amp_fp8", optimizer="adam", tp=tp, pp=pp, kernels="te",
                        pp_schedule="interleaved", pp_chunks=vp, sequence_parallel=1,
                        value=int(round(gbs * int(r["seq_len"]) / float(r["value"]))))
             note = MLPERF_GPT3

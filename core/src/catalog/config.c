@@ -175,8 +175,8 @@ static const key_def KEYS[] = {
     DBL("torch_version", torch_version, 1, 99, 1, 0,
         "PyTorch release whose defaults apply (SDPA's backend; before 2.0: zeroed grads kept, optimizers loop) [current]"),
     /* issue 18: what the framework around the layers fuses */
-    ENUM("kernels", kernels, 0, "eager, fused",
-         "elementwise kernels: eager (one per op: HF, timm) or fused (Megatron/NeMo with TE) [eager]"),
+    ENUM("kernels", kernels, 0, "eager, fused, te",
+         "elementwise kernels: eager (one per op: HF), fused (flash-attn), te (Megatron with TE) [eager]"),
     /* issue 40: memory as PyTorch allocates it */
     DBLZ("memory_headroom_gib", memory_headroom_bytes, 1e-6, 1e5, 1073741824.0, -1, 0,
          "GiB kept free beyond what must be allocated, 0..the GPU's memory [auto: the allocator's usual slack]"),

@@ -82,6 +82,13 @@
     X(rmsnorm_eager_kernels)           \
     X(rmsnorm_eager_passes)            \
     X(rope_eager_kernels)              \
+    X(rmsnorm_fused_kernels)           \
+    X(rmsnorm_fused_passes)            \
+    X(rope_fused_kernels)              \
+    X(accumulate_grad_passes)          \
+    X(te_accumulate_grad_passes)       \
+    X(te_fp8_cast_transpose_bytes)     \
+    X(te_fp8_transpose_bytes)          \
     X(calib_arch_log_sd)               \
     X(calib_run_log_sd)                \
     X(loader_cpu_cv)                   \

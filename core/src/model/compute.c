@@ -174,6 +174,12 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
         r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;
 }
 
+void eci_rates_te(eci_rates *r, int grad_accum)
+{
+    r->te = 1;
+    r->fp8_weight_cast_frac = 1.0 / (grad_accum > 1 ? grad_accum : 1);
+}
+
 /* Useful share of the tiles launched: tile quantization (partial tiles at the edges) and
  * wave quantization (the last wave leaves SMs idle), ceil(C/S) waves for C tiles.  When
  * the output has fewer tiles than SMs, cuBLAS and cuDNN split the reduction (split-K) so
@@ -257,13 +263,43 @@ double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double 
     return gemm_at(r, r->gemm_flop_per_s, r->gemm_in_bytes, m, n, k, batch, kind);
 }
 
+/* The same under Transformer Engine as Megatron-Core drives it (kernels=te; TransformerEngine
+ * @7d576ed2, the NeMo 24.07 pin, transformer_engine/pytorch/module/): LayerNormLinear's norm
+ * writes its output in FP8 (layernorm_linear.py L125-139, the cast is the norm's store) and the
+ * backward transposes it for the weight gradient (L570 fp8_transpose: te_fp8_transpose_bytes);
+ * Linear casts a 16-bit input and its transpose in one kernel (linear.py L129
+ * fp8_cast_transpose_fused: te_fp8_cast_transpose_bytes), and the output gradient likewise in
+ * the backward; the weight and its transpose are cast on the step's first micro-batch only
+ * (linear.py L988-997: update_workspace only when is_first_microbatch; fp8_weight_cast_frac). */
+static void te_fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
+{
+    double m = op->m, n = op->n, k = op->k, b = op->batch, bw = r->mem_bytes_per_s * r->mem_scale;
+    double ct = eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), tr = eci_const(ctx, EC_C_te_fp8_transpose_bytes);
+    int normed = op->in_normed != 0;
+    c->fwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, n, k, b, ECI_OP_GEMM) +
+               ((normed ? 0.0 : ct * m * k) + ct * k * n * r->fp8_weight_cast_frac) * b / bw;
+    c->fwd_kernels = 1 + !normed;
+    if (!op->bwd)
+        return;
+    c->bwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, k, n, b, ECI_OP_GEMM) + ct * m * n * b / bw;
+    c->bwd_kernels = 2; /* the output gradient's cast and transpose, the input's gradient */
+    if (!op->frozen) {
+        c->bwd_s += gemm_at(r, r->fp8_flop_per_s, 1.0, n, k, m, b, ECI_OP_GEMM) + (normed ? tr * m * k * b / bw : 0);
+        c->bwd_kernels += 1 + normed;
+    }
+}
+
 /* A GEMM Transformer Engine runs in FP8 (forward E4M3, backward E5M2 gradients): the three
  * GEMMs at the FP8 rate with 1-byte operands, plus the quantization TE adds around them
  * (delayed scaling): the input and the weight cast to FP8 in the forward (read 2, write 1 byte
  * each), the output gradient cast and the transposed FP8 copies the backward GEMMs read. */
-static void fp8_gemm_cost(const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
+static void fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
 {
     double m = op->m, n = op->n, k = op->k, b = op->batch, bw = r->mem_bytes_per_s * r->mem_scale;
+    if (r->te > 0) { /* Transformer Engine's own casts (kernels=te) */
+        te_fp8_gemm_cost(ctx, r, op, c);
+        return;
+    }
     c->fwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, n, k, b, ECI_OP_GEMM) + 3.0 * (m * k + k * n) * b / bw;
     c->fwd_kernels = 2; /* the GEMM and the fused cast of its input (the weight's is cached per step) */
     if (!op->bwd)
@@ -392,7 +428,7 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
         break;
     case ECI_OP_GEMM: {
         if (op->fp8 && r->fp8_flop_per_s > 0) {
-            fp8_gemm_cost(r, op, c);
+            fp8_gemm_cost(ctx, r, op, c);
             break;
         }
         c->fwd_s = eci_gemm_time_s(r, op->m, op->n, op->k, op->batch, ECI_OP_GEMM);
@@ -464,7 +500,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { COST_KEY_VALUES = 27 + 4 * ECI_N_GROUPS };
+enum { COST_KEY_VALUES = 31 + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -492,9 +528,10 @@ struct eci_cost_cache {
 };
 
 /* make_cost_key lists every field of eci_rates before `warnings` (15 doubles, tensor_cores,
- * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac): a field added there must
+ * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac): a field
+ * added there must
  * join the key, or changing it would return stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == 24 * sizeof(double),
+_Static_assert(offsetof(eci_rates, warnings) == 26 * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -505,7 +542,8 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->k_half, r->conv_eff, r->attn_eff, (double)r->tensor_cores, r->gemm_scale, r->mem_scale, gpu_scale,
         eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s,
         r->attn_flop_per_s, r->attn_frac[0][0], r->attn_frac[0][1], r->attn_frac[1][0], r->attn_frac[1][1],
-        r->mem_overhead_s};
+        r->mem_overhead_s, r->te, r->fp8_weight_cast_frac, eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes),
+        eci_const(ctx, EC_C_te_fp8_transpose_bytes)};
     memcpy(k->v, v, sizeof v);
     for (int g = 0; g < ECI_N_GROUPS; g++) { /* the groups the COMM ops run over */
         const eci_group *gr = &r->groups[g];
@@ -514,6 +552,41 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         w[1] = gr->busbw_bytes_per_s;
         w[2] = gr->p2p_bytes_per_s;
         w[3] = gr->hop_latency_s;
+    }
+}
+
+/* kernels=te with sequence parallelism: Transformer Engine's column-parallel linears
+ * (LayerNormLinear) gather their input again in the backward for the weight gradient,
+ * asynchronously under the input-gradient GEMM, and reduce-scatter the input gradient
+ * asynchronously under the weight-gradient GEMM (TransformerEngine@7d576ed2
+ * transformer_engine/pytorch/module/layernorm_linear.py L432-433, L547, L551-552, L639).  The
+ * all-gather's backward is then what those two collectives take beyond the GEMMs they run under:
+ * half of the backward of the linears that read the gathered tensor each (the GEMMs after it, up
+ * to attention, the next collective or a GEMM of another input width). */
+static void te_tp_backward_overlap(const eci_rates *r, const eci_workload *wl, eci_op_cost_t *cost)
+{
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        const eci_op *op = &wl->ops[i];
+        if (op->kind != ECI_OP_COMM || op->group != ECI_GROUP_TP || op->fwd_coll != ECI_COLL_ALLGATHER ||
+            op->bwd_coll != ECI_COLL_REDUCE_SCATTER || op->hidden)
+            continue;
+        double under = 0, k = -1;
+        for (size_t j = i + 1; j < wl->n_ops; j++) {
+            const eci_op *c = &wl->ops[j];
+            if (c->kind == ECI_OP_COMM || c->kind == ECI_OP_ATTN)
+                break;
+            if (c->kind != ECI_OP_GEMM)
+                continue;
+            if (k >= 0 && c->k != k)
+                break;
+            k = c->k;
+            under += cost[j].bwd_s;
+        }
+        if (k < 0)
+            continue;
+        double gather = eci_coll_s(r->comm, &r->groups[op->group], ECI_COLL_ALLGATHER, op->comm_bytes);
+        double rs = cost[i].bwd_s - under / 2, ag = gather - under / 2;
+        cost[i].bwd_s = (rs > 0 ? rs : 0) + (ag > 0 ? ag : 0);
     }
 }
 
@@ -539,6 +612,8 @@ static void price_ops(const ec_ctx *ctx, const eci_rates *r, const eci_workload 
             cost[i].fwd_s = f > 0 ? f : 0;
             cost[i].bwd_s = b > 0 ? b : 0;
         }
+    if (r->te > 0 && r->comm != NULL)
+        te_tp_backward_overlap(r, wl, cost);
     int prev = -1;
     for (size_t i = 0; i < wl->n_ops; i++) {
         cost[i].bwd_prev = prev;

@@ -32,6 +32,11 @@ typedef struct eci_rates {
      * achieved fraction of it by pass (0 forward, 1 backward) and causal mask (0 no, 1 yes), from
      * models/attention.csv for the config's attention= (eci_rates_attention); x attn_eff. */
     double attn_flop_per_s, attn_frac[2][2];
+    /* kernels=te (te 1): Transformer Engine's FP8 casts and its overlapped tensor-parallel
+     * backward, and the share of micro-steps that cast the weights (1 / grad_accum: Megatron
+     * passes is_first_microbatch, TE caches the FP8 weight and its transpose for the rest of the
+     * step); eci_rates_te */
+    double te, fp8_weight_cast_frac;
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
     /* The collectives of COMM ops (tensor-, context-, expert-parallel groups): their links and
@@ -84,6 +89,8 @@ EC_INTERNAL double eci_attn_time_s(const eci_rates *r, double m, double n, doubl
 /* A memory-bound pass of `bytes` over `kernels` launches (a double: an optimizer over many tensors
  * launches more than an int counts). */
 EC_INTERNAL double eci_mem_time_s(const eci_rates *r, double bytes, double kernels);
+/* kernels=te: Transformer Engine's FP8 casts, the weights cast on one micro-step of grad_accum. */
+EC_INTERNAL void eci_rates_te(eci_rates *r, int grad_accum);
 EC_INTERNAL void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c);
 /* The costs of all of wl's ops on r, fwd_s and bwd_s x gpu_scale: from the context's cost
  * cache when wl comes from the workload cache (eci_workload_get) and was priced on the same

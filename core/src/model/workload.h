@@ -79,6 +79,8 @@ typedef struct eci_op {
                               scatter's shard; workload_build.h) */
     int op_keep;           /* checkpointing=selective_op keeps its output instead of recomputing it
                               (eci_wl_sum_up: torchtitan's _save_list and every-second-mm policy) */
+    int in_normed;         /* a GEMM whose input a norm just wrote: Transformer Engine's LayerNormLinear
+                              writes that input in FP8 itself (compute.c, kernels=te) */
 } eci_op;
 
 /* A run of ops [begin, end) that the network repeats `reps` times. */

@@ -172,6 +172,7 @@ eci_op *eci_wl_linear_on(builder *b, const char *name, tensor *t, double out, in
     op->param_tensors = bias ? 2 : 1;
     op->cast_params = cast_w ? in * out : 0;
     op->fp8 = b->layer < (int)b->net->n_layers; /* Transformer Engine's layers; heads stay 16-bit */
+    op->in_normed = t->normed;
     size_t at = b->wl->n_ops - 1;
     if (target) /* (pushing may move the op list) */
         lora_adapter(b, rows, in, out);
@@ -265,6 +266,7 @@ void eci_wl_norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer
         }
         t->f32 = 0;
         fresh(b, t);
+        t->normed = 1;
         return;
     }
     if (nl->kind == EC_NORM_BATCH) {
@@ -290,9 +292,13 @@ void eci_wl_norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer
             op->params = (nl->bias ? 2.0 : 1.0) * width;
             op->param_tensors = nl->bias ? 2 : 1;
         }
-        t->f32 = 1;
+        /* autocast runs layer_norm in fp32; an RMSNorm's output has its weight's dtype
+         * (weight * x.to(input dtype)): 16 bits when the weights are (FSDP MixedPrecision,
+         * DeepSpeed, Megatron's bf16 parameters) */
+        t->f32 = nl->kind == EC_NORM_RMS && b->amp && b->sh->weights_16 ? 0 : 1;
     }
     fresh(b, t);
+    t->normed = nl->kind != EC_NORM_BATCH;
 }
 
 /* Kernels, passes over the elements per kernel, and tensors kept for backward. */

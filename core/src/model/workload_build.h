@@ -27,6 +27,7 @@ typedef struct tensor {
     double kv_seq;                   /* the whole sequence: the keys attention runs over */
     int f32;
     unsigned id;
+    int normed;                      /* a norm's output, unchanged since (fresh() clears it) */
 } tensor;
 
 #define SAVED_RING 16
@@ -56,7 +57,11 @@ typedef struct builder {
 static inline double tbytes(const builder *b, const tensor *t) { return t->f32 ? b->f32k : b->act; }
 static inline double elems(const tensor *t) { return t->image ? t->n * t->c * t->hw * t->hw : t->rows * t->width; }
 
-static inline void fresh(builder *b, tensor *t) { t->id = ++b->next_id; }
+static inline void fresh(builder *b, tensor *t)
+{
+    t->id = ++b->next_id;
+    t->normed = 0;
+}
 
 static inline int is_saved(const builder *b, unsigned id)
 {

@@ -205,6 +205,8 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                      eci_shape *shape)
 {
     int sharded_dp = r->strategy == EC_STRATEGY_FSDP || r->strategy == EC_STRATEGY_ZERO;
+    /* fused chains (torch.compile, kernels=fused|te): one RMSNorm kernel, one RoPE kernel per tensor */
+    int fused = cfg->compile != EC_COMPILE_OFF || cfg->kernels != EC_KERNELS_EAGER;
     *shape = (eci_shape){.precision = cfg->precision, .batch = batch, .seq = seq,
                          .seq_sq = seq * seq, .target_seq = r->target_seq > 0 ? r->target_seq : seq,
                          .image_size = r->image_size,
@@ -213,9 +215,10 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .eager_attention = cfg->attention == EC_ATTN_EAGER,
                          .flash = cfg->attention != EC_ATTN_SDPA && cfg->attention != EC_ATTN_EAGER,
                          .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
-                         .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),
-                         .rmsnorm_passes = eci_const(ctx, EC_C_rmsnorm_eager_passes),
-                         .rope_kernels = (int)eci_const(ctx, EC_C_rope_eager_kernels),
+                         .rmsnorm_kernels = (int)eci_const(ctx, fused ? EC_C_rmsnorm_fused_kernels
+                                                                      : EC_C_rmsnorm_eager_kernels),
+                         .rmsnorm_passes = eci_const(ctx, fused ? EC_C_rmsnorm_fused_passes : EC_C_rmsnorm_eager_passes),
+                         .rope_kernels = (int)eci_const(ctx, fused ? EC_C_rope_fused_kernels : EC_C_rope_eager_kernels),
                          .tp = r->tp, .cp = r->cp, .ep = r->ep, .sp = r->sp,
                          .stage_lo = r->stage_lo, .stage_hi = r->stage_hi,
                          /* FSDP MixedPrecision and DeepSpeed hold the compute copy in 16 bits */
@@ -224,7 +227,7 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .base_16 = cfg->base_precision != EC_BASE_SAME,
                          .base_quant_bytes = base_quant_bytes(ctx, cfg),
                          .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST,
-                         .fused = cfg->compile != EC_COMPILE_OFF || cfg->kernels == EC_KERNELS_FUSED,
+                         .fused = fused,
                          .unpadded = cfg->lengths[0] == '\0',
                          .loss_sum = cfg->loss == EC_LOSS_KIND_SUM,
                          .quant_head = cfg->quant_head && cfg->lora_r > 0 && base_quant_bytes(ctx, cfg) > 0};

@@ -17,8 +17,13 @@
  * micro-batch (optimizer, gradient reduction).  Then the schedule: m = grad_accum micro-batches
  * through the stages take m x max u + (sum u - max u) / v, the fill and drain shortened by v
  * model chunks per stage (interleaved 1F1B; GPipe and 1F1B have the same bubble, Narayanan et
- * al. 2021), each micro-batch's activation and its gradient crossing every chunk boundary (p2p,
- * exposed).  1F1B holds pp - s micro-batches' activations on stage s, GPipe all m. */
+ * al. 2021), each micro-batch's activation and its gradient crossing every chunk boundary (p2p).
+ * GPipe and 1F1B wait for each exchange; the interleaved schedule posts it asynchronously and
+ * computes another chunk meanwhile (Megatron's overlap_p2p_comm, on by default for it: Megatron-LM
+ * megatron/training/arguments.py --no-overlap-p2p-communication, forced off for the other schedules;
+ * NeMo-Framework-Launcher conf/training/llama/llama2_70b.yaml@0446d2c0 overlap_p2p_comm true), so
+ * only what a crossing takes beyond one chunk's forward is exposed.  1F1B holds pp - s
+ * micro-batches' activations on stage s, GPipe all m. */
 typedef struct stage_key {
     int first, last, count, block; /* block: the one block all its layers are in, -1: spans blocks */
 } stage_key;
@@ -68,7 +73,7 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
     ec_result one, crit, worst;
     stage_key prev = {-1, -1, -1, -1};
     double u = 0, tail = 0, u_sum = 0, u_max = -1, tail_max = 0, flop = 0, hw_flop = 0, p2p = 0, crit_host = 0,
-           crit_tail = 0;
+           crit_tail = 0, x = 0, crit_x = 0; /* x: the part of one crossing the stage waits for */
     memset(&worst, 0, sizeof worst);
     for (int s = 0; s < pp; s++) {
         int lo = (int)((long)s * L / pp), hi = (int)((long)(s + 1) * L / pp);
@@ -84,16 +89,18 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
                 return rc;
             if (s == 0) /* the boundary's activation: one p2p send to the next stage */
                 p2p = eci_coll_s(&lc.comm, &lc.pp, ECI_COLL_P2P, st.stage_input_bytes);
-            u = st.micro_s + 2.0 * v * p2p;
+            double fb = one.breakdown.forward_s + one.breakdown.backward_s;
+            double f = fb > 0 ? st.micro_s * one.breakdown.forward_s / fb : st.micro_s / 3;
+            x = p2p;
+            if (v > 1) /* interleaved: the exchange runs under the next chunk's forward */
+                x = p2p > f / v ? p2p - f / v : 0;
+            u = st.micro_s + 2.0 * v * x;
             tail = one.step_s - m * st.micro_s;
             if (stages != NULL)
                 stages[s] = (ec_stage){.first_layer = lo, .layers = hi - lo, .micro_s = st.micro_s,
                                        .in_flight = st.in_flight > 0 ? st.in_flight : 1, .memory = one.memory};
-            if (ctx->step_rec != NULL) { /* a trace: the stage's micro-batch, forward and backward as it splits them */
-                double fb = one.breakdown.forward_s + one.breakdown.backward_s;
-                double f = fb > 0 ? st.micro_s * one.breakdown.forward_s / fb : st.micro_s / 3;
-                eci_rec_stage(ctx->step_rec, s, lo, hi - lo, f, st.micro_s - f, v * p2p, tail);
-            }
+            if (ctx->step_rec != NULL) /* a trace: the stage's micro-batch, forward and backward as it splits them */
+                eci_rec_stage(ctx->step_rec, s, lo, hi - lo, f, st.micro_s - f, v * x, tail);
             if (one.memory.peak_bytes > worst.memory.peak_bytes)
                 worst = one;
             if (u > u_max) {
@@ -101,6 +108,7 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
                 crit = one;
                 crit_host = stage_host;
                 crit_tail = tail;
+                crit_x = x;
             }
         }
         if (same && ctx->step_rec != NULL && s > 0 && s < ECI_REC_MAX_STAGES) { /* as the stage before */
@@ -122,8 +130,8 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
     res->memory = worst.memory;
     res->host_pinned_bytes = worst.host_pinned_bytes;
     res->other_gpu_peak_bytes = worst.memory.peak_bytes;
-    res->comm.pp_p2p_s = 2.0 * v * p2p * m;
-    double extra = step - (m * (u_max - 2.0 * v * p2p) + crit_tail); /* beyond the critical stage alone */
+    res->comm.pp_p2p_s = 2.0 * v * crit_x * m;
+    double extra = step - (m * (u_max - 2.0 * v * crit_x) + crit_tail); /* beyond the critical stage alone */
     res->comm.pp_bubble_s = extra - res->comm.pp_p2p_s > 0 ? extra - res->comm.pp_p2p_s : 0;
     res->breakdown.comm_s += extra;
     res->step_s = step;

@@ -80,6 +80,8 @@ static int step_price(step *s, double seq, const layout_comm *lc_in)
 
     eci_rates_init(ctx, s->g, cfg->precision, s->calib, s->r.net != NULL && s->r.net->cnn, &s->rates);
     eci_rates_attention(ctx, s->g, cfg->attention, cfg->precision, cfg->torch_version, &s->rates);
+    if (cfg->kernels == EC_KERNELS_TE) /* Transformer Engine's FP8 casts; the weights' once per step */
+        eci_rates_te(&s->rates, cfg->grad_accum);
     if (lc_in != NULL)
         s->lc = *lc_in;
     else if ((rc = eci_setup_layout_comm(ctx, cfg, &s->r, s->calib, &s->lc)) != EC_OK)
@@ -332,8 +334,12 @@ static void micro_backward(step *s, int micro)
         p->overlap_s = s->shard.stretch_s;
         p->shard = NULL;
     }
-    if (micro > 0) { /* AccumulateGrad adds into the existing .grad of every tensor */
-        double acc = eci_mem_time_s(&s->rates, 3.0 * s->grad_bytes, s->trained_tensors) * s->gpu_scale;
+    /* AccumulateGrad adds into the existing .grad of every tensor; Megatron's fused accumulation
+     * (kernels=te) does it in the weight-gradient GEMMs' epilogue: no pass of its own */
+    double passes = eci_const(s->ctx, s->cfg->kernels == EC_KERNELS_TE ? EC_C_te_accumulate_grad_passes
+                                                                        : EC_C_accumulate_grad_passes);
+    if (micro > 0 && passes > 0) {
+        double acc = eci_mem_time_s(&s->rates, passes * s->grad_bytes, s->trained_tensors) * s->gpu_scale;
         gpu_op(t, p->dispatch_bwd_s * s->trained_tensors, acc, s->trained_tensors, 1);
         p->bwd_s += acc;
         phase(s, "accumulate gradients", t->gpu);
@@ -589,6 +595,8 @@ int eci_step_eval(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, cons
     eci_rates rates;
     eci_rates_init(ctx, r->gpu, cfg->precision, calib, r->net != NULL && r->net->cnn, &rates);
     eci_rates_attention(ctx, r->gpu, cfg->attention, cfg->precision, cfg->torch_version, &rates);
+    if (cfg->kernels == EC_KERNELS_TE) /* each evaluation batch casts the weights */
+        eci_rates_te(&rates, 1);
     layout_comm lc; /* the layout's groups price a tensor-parallel model's collectives */
     if ((rc = eci_setup_layout_comm(ctx, cfg, r, calib, &lc)) != EC_OK)
         return rc;
