@@ -13,6 +13,8 @@
  *              fits <=> needed + headroom <= capacity, at_edge <=> needed <= capacity < needed + headroom;
  *              allocated <= reserved <= capacity - context when the step can run
  *   phase      the moment of the peak follows the larger transient
+ *   eager      eager attention keeps its probabilities once without dropout, and mask + output
+ *              with it (workload_blocks.c); ALBERT's FFN has no dropout (hfconfig.c)
  * on a synthetic workload (the sizes of test_memory.c's kind), then on real configurations.
  */
 #include "ec_test.h"
@@ -22,6 +24,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const double P = 37123457.0;  /* parameters */
@@ -238,6 +241,63 @@ static void test_bert_mlm_loss_in_fp32(void **state)
     ec_ctx_free(ctx);
 }
 
+/* ALBERT (tests/data/hf/albert-base-v2: dropout 0) against the same config with dropout 0.1, in
+ * fp16 at batch 8 x 512 (12 layers, 12 heads, hidden 768, embedding 128).  Eager attention
+ * without dropout keeps its probabilities once (the softmax's output is what the context GEMM
+ * reads); a p > 0 dropout adds its 1-byte mask and its 2-byte output per score, so beyond the
+ * hidden dropouts' masks, which SDPA has as well, eager grows by 3 bytes per score.  And an
+ * ALBERT layer has one hidden dropout, after attention (AlbertLayer adds the FFN's output as
+ * it is): SDPA grows by one 1-byte mask of batch x seq x hidden per layer and one of the
+ * embeddings' width. */
+static void albert_acts(ec_ctx *ctx, const char *model, const char *attention, double *acts)
+{
+    const char *words[] = {model, "task=classify", "gpu=rtx2060-super", "precision=fp16", "batch_per_gpu=8",
+                           "seq_len=512", "optimizer=none", "loss=sum", attention};
+    ec_result res;
+    predict_words(ctx, words, 9, &res);
+    *acts = res.memory.activations_bytes;
+}
+
+static void test_albert_dropout(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    size_t len = 0;
+    char *text = ec_test_read_file("data/hf/albert-base-v2/config.json", &len);
+    assert_non_null(text);
+    char *dir = ec_test_tmpdir(), *path = ec_test_path(dir, "albert-dropout.json"), *at;
+    char out[4096], word[4200];
+    assert_true(len + 16 < sizeof out);
+    /* "..._dropout_prob": 0, -> 0.1, for the hidden and the attention dropout */
+    size_t n = 0;
+    for (char *p = text; *p != '\0';) {
+        at = strstr(p, "dropout_prob\": 0,");
+        size_t k = at != NULL ? (size_t)(at - p) + strlen("dropout_prob\": 0") : strlen(p);
+        memcpy(out + n, p, k);
+        n += k;
+        p += k;
+        if (at != NULL) {
+            memcpy(out + n, ".1", 2);
+            n += 2;
+        }
+    }
+    ec_test_write_file(path, out, n);
+    snprintf(word, sizeof word, "model=%s", path);
+    double e0, s0, e1, s1;
+    albert_acts(ctx, "model=data/hf/albert-base-v2/config.json", "attention=eager", &e0);
+    albert_acts(ctx, "model=data/hf/albert-base-v2/config.json", "attention=sdpa", &s0);
+    albert_acts(ctx, word, "attention=eager", &e1);
+    albert_acts(ctx, word, "attention=sdpa", &s1);
+    double scores = 12.0 * 8.0 * 12.0 * 512.0 * 512.0, rows = 8.0 * 512.0;
+    assert_rel((e1 - e0) - (s1 - s0), 3.0 * scores, EC_TOL_CLOSED_FORM);
+    assert_rel(s1 - s0, 12.0 * rows * 768.0 + rows * 128.0, EC_TOL_CLOSED_FORM);
+    ec_test_rmtree(dir);
+    free(dir);
+    free(path);
+    free(text);
+    ec_ctx_free(ctx);
+}
+
 /* ResNet-50 NCHW on tensor cores keeps cuDNN's NHWC copies in the cache: more reserved than
  * channels_last, the same needed. */
 static void test_resnet_layout_cache(void **state)
@@ -342,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_headroom),           cmocka_unit_test(test_bert_mlm_loss_in_fp32),
         cmocka_unit_test(test_resnet_layout_cache), cmocka_unit_test(test_bad_keys),
         cmocka_unit_test(test_zero_grad_kept),     cmocka_unit_test(test_phase_names),
+        cmocka_unit_test(test_albert_dropout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -385,16 +385,24 @@ for n, tab, label, comp, val in ((8, "Table 1", "FSDP", 0, 82.4), (8, "Table 1",
 # ---------------------------------------------------------------- HF model docs SDPA table: ALBERT (split hf_docs)
 HFA = ("huggingface/transformers docs/source/en/model_doc/albert.md section 'Using Scaled Dot Product Attention "
        "(SDPA)' / 'Training for 100 iterations' (index id 32201354665; GeForce RTX 2060-8GB, PyTorch 2.3.1, float16)")
-hfa_common = dict(model="memory/configs/albert-base-v1.json", task="lm", gpu="rtx2060-super", num_gpus=1,
-                  strategy="single", precision="fp16", torch_version="2.3", grad_accum=1, optimizer="none",
+hfa_common = dict(model="memory/configs/albert-base-v1-no-dropout.json", task="classify", gpu="rtx2060-super",
+                  num_gpus=1, strategy="single", precision="fp16", torch_version="2.3", grad_accum=1, optimizer="none",
                   checkpointing=0, compile=0, trainer="plain", max_grad_norm=0, data="on_gpu", padding="max_length",
                   metric="peak_bytes", memory_reading="allocated", split="hf_docs", note_reading_stated=1,
                   note_gpu="'RTX 2060-8GB': the 8 GB Turing 2060 is the RTX 2060 SUPER")
 hfa_note = ("the SDPA training template of these model docs (optimum tests/benchmark/benchmark_bettertransformer_"
             "training.py@258ca811, see bench/data/stack/README.md): whole model in float16, random input_ids already "
-            "on the GPU, model.zero_grad(); loss = logits.sum(); loss.backward() -- no optimizer step; peak = "
-            "torch.cuda.max_memory_allocated() x 1e-6 ('MB'); albert/albert-base-v1 as in the doc's snippet, "
-            "masked-LM head assumed (the template needs logits)")
+            "on the GPU, model.zero_grad(); loss = outputs.logits.sum() (on AlbertModel, which returns no logits, the sum "
+            "of its output); loss.backward() -- no optimizer step; peak = "
+            "torch.cuda.max_memory_allocated() x 1e-6 ('MB'). The model is the doc's snippet, "
+            "AlbertModel.from_pretrained('albert/albert-base-v1', torch_dtype=torch.float16, attn_implementation="
+            "'sdpa'): no vocabulary head, so no 30,000-word logits (at b8 s512 they and their gradient would be "
+            "0.49 GB, and the 12 layers' activations alone come to 2.1 GB of the 2.22 GB measured); task=classify "
+            "carries AlbertModel's pooler (its 768x2 classifier adds 1,538 parameters). Dropout was inactive: the "
+            "eager - sdpa difference of every row is one fp16 copy of the attention probabilities per layer "
+            "(b8 s512: 2820.398 - 2219.695 = 600.7 MB; 12 layers x 12 heads x 512^2 x 8 x 2 B = 604.0 MB less "
+            "SDPA's fp32 log-sum-exp, 2.4 MB), where a p=0.1 dropout in training mode also keeps its mask and "
+            "its output (5 B per score, 1.51 GB): configs/albert-base-v1-no-dropout.json")
 for b, s, eager, sdpa in ((2, 256, 358.411, 321.088), (2, 512, 753.458, 602.660), (4, 256, 679.534, 602.660),
                           (4, 512, 1434.820, 1134.140), (8, 256, 1283.825, 1134.140), (8, 512, 2820.398, 2219.695)):
     for att, val in (("eager", eager), ("sdpa", sdpa)):
