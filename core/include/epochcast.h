@@ -204,7 +204,8 @@ typedef enum ec_optimizer {
     EC_OPT_ADAMW_8BIT,         /* bitsandbytes AdamW8bit: blockwise 8-bit states, one kernel per parameter */
     EC_OPT_PAGED_ADAMW_8BIT,   /* bitsandbytes PagedAdamW8bit: the same states in unified (pageable) memory */
     EC_OPT_SGD_MOMENTUM,       /* torch.optim.SGD(momentum>0), foreach: as sgd */
-    EC_OPT_NONE                /* no optimizer step (a benchmark loop that times forward + backward) */
+    EC_OPT_NONE,               /* no optimizer step (a benchmark loop that times forward + backward) */
+    EC_OPT_PAGED_ADAMW         /* bitsandbytes PagedAdamW (32-bit): fp32 states in unified (pageable) memory */
 } ec_optimizer;
 
 typedef enum ec_compile {

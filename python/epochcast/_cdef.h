@@ -75,7 +75,8 @@ typedef enum ec_optimizer {
     EC_OPT_ADAMW_8BIT,
     EC_OPT_PAGED_ADAMW_8BIT,
     EC_OPT_SGD_MOMENTUM,
-    EC_OPT_NONE
+    EC_OPT_NONE,
+    EC_OPT_PAGED_ADAMW
 } ec_optimizer;
 typedef enum ec_compile {
     EC_COMPILE_OFF = 0,

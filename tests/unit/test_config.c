@@ -446,6 +446,7 @@ static void test_enum_choices(void **state)
         { "optimizer", "adamw_hf", EC_OPT_ADAMW_HF }, { "optimizer", "adafactor", EC_OPT_ADAFACTOR },
         { "optimizer", "adamw_8bit", EC_OPT_ADAMW_8BIT }, { "optimizer", "paged_adamw_8bit", EC_OPT_PAGED_ADAMW_8BIT },
         { "optimizer", "sgd_momentum", EC_OPT_SGD_MOMENTUM }, { "optimizer", "none", EC_OPT_NONE },
+        { "optimizer", "paged_adamw", EC_OPT_PAGED_ADAMW },
         /* compile was a bool: 0/1 and the bool spellings still work, besides the modes */
         { "compile", "0", EC_COMPILE_OFF }, { "compile", "1", EC_COMPILE_DEFAULT },
         { "compile", "true", EC_COMPILE_DEFAULT }, { "compile", "no", EC_COMPILE_OFF },
@@ -637,7 +638,8 @@ static void test_bad_values(void **state)
                      "is not one of max_length, dynamic, bucketed", NULL);
     expect_set_error(ctx, "optimizer", "adagrad", EC_EINVAL,
                      "is not one of sgd, adam, adamw, adamw_foreach, adamw_fused, lamb, adamw_torch, "
-                     "adamw_torch_fused, adamw_hf, adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none",
+                     "adamw_torch_fused, adamw_hf, adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none, "
+                     "paged_adamw",
                      NULL);
     expect_set_error(ctx, "compile", "sometimes", EC_EINVAL,
                      "is not one of 0, 1, reduce-overhead, max-autotune, max-autotune-no-cudagraphs", NULL);

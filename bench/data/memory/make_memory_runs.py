@@ -98,15 +98,18 @@ add(id="tt05-lora-l2-7b-rtx4090", model=L2, gpu="rtx4090", batch_per_gpu=4, seq_
     note="7B_lora_single_device.yaml@0217d44c2: rank 8 on q_proj,v_proj, AdamW, activation checkpointing, "
          "CrossEntropyLoss, bf16; GB = bytes/1e9; statistic not stated")
 add(id="tt05-lora-l2-7b-2xrtx4090", model=L2, gpu="rtx4090", batch_per_gpu=4, seq_len=2048, lora_r=8,
-    lora_targets="qv", value=round(16.2e9), **{**tt05, "num_gpus": 2, "strategy": "fsdp", "checkpointing": 0},
+    lora_targets="qv", value=round(16.2e9), **{**tt05, "num_gpus": 2, "strategy": "fsdp"},
     sharding="full_shard",
     source=f"{TT_2405}: '2 x RTX 4090 | LoRA | Llama2-7B | Batch Size = 4, Seq Length = 2048 | 16.2 GB'",
-    note="7B_lora.yaml@0217d44c2 (lora_finetune_distributed, FSDP FULL_SHARD): rank 8 q,v, AdamW, "
-         "enable_activation_checkpointing False; GB = bytes/1e9; per GPU; statistic not stated")
+    note="7B_lora.yaml@0217d44c2 (lora_finetune_distributed, FSDP FULL_SHARD): rank 8 q,v, AdamW; the yaml says "
+         "enable_activation_checkpointing False and batch_size 2, so the table's run (batch 4) set its keys on the "
+         "command line, and it had checkpointing on: without it the 4 x 2048 tokens keep 43 GiB of activations "
+         "per GPU (32 layers of Llama-2-7B, epochcast's breakdown), which a 24 GB RTX 4090 cannot hold, and the "
+         "run completed (16.2 GB per GPU); GB = bytes/1e9; per GPU; statistic not stated")
 add(id="tt05-full-l2-7b-rtx4090", model=L2, gpu="rtx4090", batch_per_gpu=4, seq_len=2048,
-    value=round(24.1e9), **tt05,
+    value=round(24.1e9), **{**tt05, "optimizer": "paged_adamw"},
     source=f"{TT_2405}: '1 x RTX 4090 | Full finetune * | Llama2-7B | ... | 24.1 GB' (* PagedAdamW)",
-    note_unexpressed="optimizer_in_bwd=True;optimizer=bitsandbytes PagedAdamW (32-bit, paged)",
+    note_unexpressed="optimizer_in_bwd=True",
     note="7B_full_low_memory.yaml@0217d44c2: bitsandbytes PagedAdamW with optimizer_in_bwd, activation "
          "checkpointing; torchtune PR #961 could not reproduce 24.1 (20.2 GB allocated on its GPU, 22.3 on an A100)")
 add(id="tt05-full-l2-7b-4xrtx4090", model=L2, gpu="rtx4090", batch_per_gpu=4, seq_len=2048,
@@ -117,7 +120,7 @@ add(id="tt05-full-l2-7b-4xrtx4090", model=L2, gpu="rtx4090", batch_per_gpu=4, se
 
 # Nov 2024 optimization flags table: Llama 3.2 3B, full_finetune_single_device, batch 2, seq 4096, bf16, "A100"
 tt11 = {**tt_common, "torch_version": "2.5", "checkpointing": 0, "compile": 0, "note_reading_stated": 1,
-        "optimizer": "adamw"}
+        "optimizer": "adamw_fused"}
 L32 = "memory/configs/llama-3.2-3b.json"
 for tid, label, val, ac, comp, unexp in (
         ("packed", "+ Packed Dataset", 60.0, 0, 0, ""),
@@ -130,7 +133,10 @@ for tid, label, val, ac, comp, unexp in (
         note_unexpressed=unexp, note_gpu="A100 (60 GiB active: the 80 GB part; SXM/PCIe not stated)",
         note="baseline: batch 2, max seq 4096, bf16, full_finetune_single_device; each technique on top of the "
              "previous; before '+ Fuse optimizer step into backward' and '+ 8-bit AdamW' the optimizer is torch "
-             "AdamW without optimizer_in_bwd; packed to 4096; 'Peak Memory Active' = active_bytes.all.peak "
+             "AdamW without optimizer_in_bwd, and a fused one (AdamW(fused=True), as torchtune's 3B_full.yaml sets): "
+             "the '+ Activation Checkpointing' peak, 24.9 GiB, is below the 29.9 GiB that foreach AdamW's step "
+             "needs (bf16 weights 5.98 + gradients 5.98 + states 11.97 + the sqrt(exp_avg_sq) temporaries 5.98, "
+             "torch/optim/adamw.py _multi_tensor_adamw); packed to 4096; 'Peak Memory Active' = active_bytes.all.peak "
              "(memory.py), taken as allocated; GiB x 2^30")
 
 # ---------------------------------------------------------------- PEFT README (split peft)

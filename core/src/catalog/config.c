@@ -53,7 +53,7 @@ typedef struct key_def {
     double lo, hi;         /* valid range of the text value (KIND_INT, KIND_DBL) */
     double scale;          /* KIND_DBL: field = value x scale */
     double def;            /* default (numeric kinds; enum index) */
-    char choices[160];     /* KIND_ENUM: ", "-separated names in enum order */
+    char choices[192];     /* KIND_ENUM: ", "-separated names in enum order */
     char help[128];        /* one line, with the unit and default */
     double minpos;         /* KIND_DBL: 0 or at least this (no subnormal or absurdly small rate or time) */
     int whole;             /* KIND_DBL: a whole number (a count of samples) */
@@ -94,8 +94,9 @@ static const key_def KEYS[] = {
     INT(grad_accum, 1, 1048576, 1, "micro-steps per optimizer step, 1..1048576 [1]"),
     ENUM("optimizer", optimizer, EC_OPT_ADAMW,
          "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb, adamw_torch, adamw_torch_fused, adamw_hf, "
-         "adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none",
-         "sgd, adam(w), adamw_foreach/_fused, lamb, adamw_torch(_fused), adamw_hf, adafactor, (paged_)adamw_8bit, none [adamw]"),
+         "adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none, paged_adamw",
+         "sgd, adam(w), adamw_foreach/_fused, lamb, adamw_torch(_fused), adamw_hf, adafactor, (paged_)adamw(_8bit), "
+         "none [adamw]"),
     ENUM("checkpointing", checkpointing, 0, "0, 1, selective, selective_op",
          "activation checkpointing: 0, 1 (each layer), selective (the attention core), selective_op "
          "(torchtitan's per-op) [0]"),

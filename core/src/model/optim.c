@@ -70,6 +70,17 @@ void eci_optim_get(const ec_ctx *ctx, int optimizer, eci_optim *o)
         o->syncs_per_tensor = eci_const(ctx, EC_C_opt_8bit_syncs_per_tensor);
         o->paged = optimizer == EC_OPT_PAGED_ADAMW_8BIT;
         break;
+    case EC_OPT_PAGED_ADAMW: /* bitsandbytes PagedAdamW: Optimizer2State with 32-bit states, one
+                              * optimizer_update_32bit kernel per tensor (the traffic of a fused AdamW),
+                              * the step loop of Optimizer8bit (a sync per tensor), states paged */
+        o->name = "paged_adamw";
+        o->state_bytes_per_param = 8;
+        o->states_follow_params = 0; /* fp32 states whatever the parameters' dtype */
+        o->step_bytes_per_param = eci_const(ctx, EC_C_opt_adam_fused_bytes_per_param);
+        o->kernels_per_tensor = 1;
+        o->syncs_per_tensor = eci_const(ctx, EC_C_opt_8bit_syncs_per_tensor);
+        o->paged = 1;
+        break;
     case EC_OPT_NONE:
         o->name = "none";
         o->steps = 0;
