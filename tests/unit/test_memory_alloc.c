@@ -9,6 +9,7 @@
  *   context    by PyTorch release: before 1.13 cuda_context_old_bytes, before 2.0
  *              cuda_context_eager_bytes, then cuda_context_bytes
  *   in-bwd     optimizer_in_bwd: the gradients alive are the largest parameter tensor's
+ *   loop       PyTorch 1.x's per-tensor AdamW: two temporaries of the largest tensor, not foreach's
  *   headroom   needed = allocated x (1 + allocator_frac_min) + context;
  *              fits <=> needed + headroom <= capacity, at_edge <=> needed <= capacity < needed + headroom;
  *              allocated <= reserved <= capacity - context when the step can run
@@ -298,6 +299,32 @@ static void test_albert_dropout(void **state)
     ec_ctx_free(ctx);
 }
 
+/* PyTorch 1.x's AdamW loops over the tensors (foreach=None, _single_tensor_adamw): its step makes
+ * sqrt(exp_avg_sq) and its quotient one tensor at a time, two of the largest tensor's size (BERT's
+ * word embeddings, 30,522 x 768 in fp32) instead of foreach's one of every parameter's. */
+static void test_adamw_loop_temporaries(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *words[] = {"model=bert-base", "task=classify", "gpu=a100-sxm4-80gb", "precision=fp32",
+                           "batch_per_gpu=1", "seq_len=16", "zero_grad=set_to_none", "torch_version=2.1"};
+    ec_result res;
+    ec_model_summary s;
+    ec_config cfg;
+    ec_config_init(&cfg);
+    for (size_t i = 0; i < 8; i++)
+        assert_int_equal(ec_config_set_word(ctx, &cfg, words[i]), EC_OK);
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s, NULL, 0), EC_OK);
+    predict_words(ctx, words, 8, &res);
+    assert_int_equal(res.memory.peak_phase, EC_PEAK_OPTIMIZER);
+    assert_rel(res.memory.optimizer_bytes, 8.0 * s.params + 4.0 * s.params, EC_TOL_CLOSED_FORM);
+    words[7] = "torch_version=1.13";
+    predict_words(ctx, words, 8, &res);
+    assert_int_equal(res.memory.peak_phase, EC_PEAK_OPTIMIZER);
+    assert_rel(res.memory.optimizer_bytes, 8.0 * s.params + 2.0 * 30522.0 * 768.0 * 4.0, EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
 /* ResNet-50 NCHW on tensor cores keeps cuDNN's NHWC copies in the cache: more reserved than
  * channels_last, the same needed. */
 static void test_resnet_layout_cache(void **state)
@@ -402,7 +429,7 @@ int main(void)
         cmocka_unit_test(test_headroom),           cmocka_unit_test(test_bert_mlm_loss_in_fp32),
         cmocka_unit_test(test_resnet_layout_cache), cmocka_unit_test(test_bad_keys),
         cmocka_unit_test(test_zero_grad_kept),     cmocka_unit_test(test_phase_names),
-        cmocka_unit_test(test_albert_dropout),
+        cmocka_unit_test(test_albert_dropout),     cmocka_unit_test(test_adamw_loop_temporaries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -157,6 +157,12 @@ static int torch1(const eci_step_in *in)
     return in->torch_version > 0 && in->torch_version < 2.0;
 }
 
+int eci_optim_loops(const eci_optim *o, int optimizer, double torch_version)
+{
+    int explicit_foreach = optimizer == EC_OPT_ADAMW_FOREACH || optimizer == EC_OPT_LAMB;
+    return torch_version > 0 && torch_version < 2.0 && o->foreach_ops > 0 && !o->takes_scaler && !explicit_foreach;
+}
+
 int eci_zero_grad_kept(int zero_grad, double torch_version, int *fill)
 {
     int zeros = zero_grad == EC_ZERO_GRAD_ZEROS ||
@@ -171,8 +177,7 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
     memset(ph, 0, ECI_N_PHASES * sizeof *ph);
     eci_optim o;
     eci_optim_get(ctx, in->optimizer, &o);
-    int explicit_foreach = in->optimizer == EC_OPT_ADAMW_FOREACH || in->optimizer == EC_OPT_LAMB;
-    if (torch1(in) && o.foreach_ops > 0 && !o.takes_scaler && !explicit_foreach) {
+    if (eci_optim_loops(&o, in->optimizer, in->torch_version)) {
         o.kernels_per_tensor = o.foreach_ops; /* _single_tensor_adam(w) / _single_tensor_sgd */
         o.foreach_ops = 0;
     }
