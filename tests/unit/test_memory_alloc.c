@@ -10,6 +10,7 @@
  *              cuda_context_eager_bytes, then cuda_context_bytes
  *   in-bwd     optimizer_in_bwd: the gradients alive are the largest parameter tensor's
  *   loop       PyTorch 1.x's per-tensor AdamW: two temporaries of the largest tensor, not foreach's
+ *   ZeRO-3     DeepSpeed's contiguous gradient bucket, zero3_reduce_bucket_elems in the gradients' dtype
  *   headroom   needed = allocated x (1 + allocator_frac_min) + context;
  *              fits <=> needed + headroom <= capacity, at_edge <=> needed <= capacity < needed + headroom;
  *              allocated <= reserved <= capacity - context when the step can run
@@ -325,6 +326,29 @@ static void test_adamw_loop_temporaries(void **state)
     ec_ctx_free(ctx);
 }
 
+/* DeepSpeed ZeRO-3 (contiguous_gradients, the default) copies gradients into a flat bucket of
+ * reduce_bucket_size elements (constants.csv: 5e8) in the gradients' dtype, allocated with the
+ * optimizer: beside everything, at any phase, on top of ZeRO-2's accounting. */
+static void test_zero3_gradient_bucket(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *words[] = {"model=bert-base", "task=classify", "gpu=a100-sxm4-80gb", "precision=fp32",
+                           "batch_per_gpu=8", "seq_len=128", "strategy=zero", "zero_stage=2"};
+    double elems = eci_const(ctx, EC_C_zero3_reduce_bucket_elems);
+    for (int amp = 0; amp < 2; amp++) {
+        ec_result z2, z3;
+        words[3] = amp ? "precision=amp_bf16" : "precision=fp32";
+        words[7] = "zero_stage=2";
+        predict_words(ctx, words, 8, &z2);
+        words[7] = "zero_stage=3";
+        predict_words(ctx, words, 8, &z3);
+        assert_int_equal(z2.memory.peak_phase, z3.memory.peak_phase);
+        assert_rel(z3.memory.grads_bytes - z2.memory.grads_bytes, elems * (amp ? 2.0 : 4.0), EC_TOL_CLOSED_FORM);
+    }
+    ec_ctx_free(ctx);
+}
+
 /* ResNet-50 NCHW on tensor cores keeps cuDNN's NHWC copies in the cache: more reserved than
  * channels_last, the same needed. */
 static void test_resnet_layout_cache(void **state)
@@ -430,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_resnet_layout_cache), cmocka_unit_test(test_bad_keys),
         cmocka_unit_test(test_zero_grad_kept),     cmocka_unit_test(test_phase_names),
         cmocka_unit_test(test_albert_dropout),     cmocka_unit_test(test_adamw_loop_temporaries),
+        cmocka_unit_test(test_zero3_gradient_bucket),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -292,6 +292,9 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
     }
     /* paged 8-bit states live in CUDA unified memory, outside PyTorch's allocator */
     double paged = opt.paged ? m->optimizer_bytes : 0;
+    /* DeepSpeed ZeRO-3 with contiguous_gradients copies each gradient into a flat bucket of
+     * reduce_bucket_size elements, allocated when the optimizer is built: a gradient buffer */
+    buckets += in->zero_bucket_bytes;
     double persistent = m->weights_bytes + m->optimizer_bytes - paged + buckets;
     double allocated = persistent + peak_transient(in, g, grads, replica ? 0 : grads + opt_temp, opt_temp, m);
     m->grads_bytes += buckets;

@@ -39,6 +39,7 @@ typedef struct eci_mem_in {
     int optimizer_in_bwd;         /* each gradient is freed by its parameter's optimizer step inside backward */
     int conv_transposes;          /* NCHW convolutions on tensor cores: cuDNN's NHWC copies are temporaries */
     double headroom_bytes;        /* kept free beyond what must be allocated, < 0: the allocator's usual slack */
+    double zero_bucket_bytes;     /* DeepSpeed ZeRO-3's contiguous gradient bucket, allocated with the optimizer */
 } eci_mem_in;
 
 EC_INTERNAL void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m);

@@ -123,6 +123,9 @@ void eci_step_memory(step *s, ec_result *res)
         mi.gathered_bytes = gathered * compute_elem_bytes(cfg->precision) +
                             unit * s->reduce_bytes * wl->trainable_params / wl->params;
     }
+    if (r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage == 3 && wl->trainable_params > 0) /* in the gradients' dtype */
+        mi.zero_bucket_bytes = eci_const(s->ctx, EC_C_zero3_reduce_bucket_elems) *
+                               (cfg->precision == EC_PREC_FP32 || cfg->precision == EC_PREC_TF32 ? 4.0 : 2.0);
     if (s->dp) /* the gathered logits, and their gradients unless the forward returned the loss */
         mi.extra_workspace_bytes = (1.0 + (s->output_grad_bytes > 0)) * n * wl->output_bytes;
     eci_memory_estimate(s->ctx, &mi, &res->memory);
