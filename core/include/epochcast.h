@@ -271,7 +271,9 @@ typedef enum ec_zero_grad {
 /* What the training loop backpropagates (key loss). */
 typedef enum ec_loss_kind {
     EC_LOSS_KIND_CROSS_ENTROPY = 0, /* the task head's loss (cross entropy) */
-    EC_LOSS_KIND_SUM                /* logits.sum(), as memory and speed benchmarks do: no log-probabilities */
+    EC_LOSS_KIND_SUM,               /* logits.sum(), as memory and speed benchmarks do: no log-probabilities */
+    EC_LOSS_KIND_CROSS_ENTROPY_FP32 /* cross entropy on logits upcast to fp32 in a 16-bit model (torchtune's
+                                       output(h).float() and CEWithChunkedOutputLoss' logits.float()) */
 } ec_loss_kind;
 
 typedef struct ec_config {
@@ -365,6 +367,10 @@ typedef struct ec_config {
     double train_tokens;         /* tokens the run trains: run_s = train_tokens / tokens_per_s plus compilation
                                     [0 = dataset_samples x epochs] */
     double train_samples;        /* samples the run trains, the same with samples_per_s [0] */
+    /* Issue 40: what the loop keeps of the model's outputs. */
+    int logits_held;             /* does the loop hold the logits the model returned through backward: 0 = auto
+                                    (a plain loop does unless the loss is chunked), 1 = no (`del logits`,
+                                    a loss function returning only the loss), 2 = yes (key values auto, 0, 1) */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

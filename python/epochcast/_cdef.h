@@ -124,7 +124,8 @@ typedef enum ec_zero_grad {
 } ec_zero_grad;
 typedef enum ec_loss_kind {
     EC_LOSS_KIND_CROSS_ENTROPY = 0,
-    EC_LOSS_KIND_SUM
+    EC_LOSS_KIND_SUM,
+    EC_LOSS_KIND_CROSS_ENTROPY_FP32
 } ec_loss_kind;
 typedef struct ec_config {
     char model[512];
@@ -202,6 +203,7 @@ typedef struct ec_config {
     ec_zero_grad zero_grad;
     double train_tokens;
     double train_samples;
+    int logits_held;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

@@ -101,7 +101,7 @@ static void test_key_list(void **state)
         "price_per_gpu_hour", "prices", "provider",
         "memory_format", "trainer", "max_grad_norm", "eval_batch", "eval_every_steps", "expandable_segments",
         "torch_version", "kernels", "memory_headroom_gib", "loss_chunks", "optimizer_in_bwd", "loss", "zero_grad",
-        "train_tokens", "train_samples",
+        "train_tokens", "train_samples", "logits_held",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -289,6 +289,7 @@ static const key_case EVERY_KEY[] = {
     { "zero_grad", "never", "never" },
     { "train_tokens", "1e12", "1000000000000" },
     { "train_samples", "250000", "250000" },
+    { "logits_held", "0", "0" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):

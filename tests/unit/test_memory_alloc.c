@@ -11,6 +11,8 @@
  *   in-bwd     optimizer_in_bwd: the gradients alive are the largest parameter tensor's
  *   loop       PyTorch 1.x's per-tensor AdamW: two temporaries of the largest tensor, not foreach's
  *   ZeRO-3     DeepSpeed's contiguous gradient bucket, zero3_reduce_bucket_elems in the gradients' dtype
+ *   upcast     loss=cross_entropy_fp32: fp32 log-probabilities and gradients in a 16-bit model
+ *   held       logits_held=0/1 overrides whether the loop holds the returned logits
  *   headroom   needed = allocated x (1 + allocator_frac_min) + context;
  *              fits <=> needed + headroom <= capacity, at_edge <=> needed <= capacity < needed + headroom;
  *              allocated <= reserved <= capacity - context when the step can run
@@ -349,6 +351,47 @@ static void test_zero3_gradient_bucket(void **state)
     ec_ctx_free(ctx);
 }
 
+/* loss=cross_entropy_fp32: a bf16 model whose code upcasts its logits (torchtune) keeps fp32
+ * log-probabilities (4 bytes, not 2), its loss backward makes two fp32 tensors of that size, and
+ * the plain loop holds the fp32 copy the model returned.  Llama 3.2 1B, 2 x 512 tokens x 128,256. */
+static void test_loss_upcast_in_bf16(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *words[] = {"model=llama-3.2-1b", "task=lm", "gpu=a100-sxm4-80gb", "precision=bf16",
+                           "batch_per_gpu=2", "seq_len=512", "trainer=plain", "optimizer=adamw_fused",
+                           "loss=cross_entropy"};
+    ec_result bf, up;
+    predict_words(ctx, words, 9, &bf);
+    words[8] = "loss=cross_entropy_fp32";
+    predict_words(ctx, words, 9, &up);
+    double n = 2.0 * 512.0 * 128256.0;
+    assert_int_equal(up.memory.peak_phase, EC_PEAK_BACKWARD_START);
+    assert_rel(up.memory.activations_bytes - bf.memory.activations_bytes, n * (4.0 - 2.0), EC_TOL_CLOSED_FORM);
+    assert_rel(up.memory.workspace_bytes - bf.memory.workspace_bytes, 2.0 * n * (4.0 - 2.0) + n * (4.0 - 2.0),
+               EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
+/* logits_held: a plain loop that deletes the logits before backward (torchtune's `del logits`)
+ * holds none of them (logits_held=0); one that keeps them with a chunked loss does (=1). */
+static void test_logits_held(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *words[] = {"model=bert-base", "task=lm", "gpu=a100-sxm4-80gb", "precision=amp_fp16",
+                           "batch_per_gpu=32", "seq_len=512", "trainer=plain", "logits_held=0", "loss_chunks=1"};
+    ec_result res;
+    double n = 32.0 * 512.0 * 30522.0, cublas = eci_const(ctx, EC_C_cublas_workspace_bytes);
+    predict_words(ctx, words, 9, &res);
+    assert_rel(res.memory.workspace_bytes, cublas + 2.0 * n * 4.0, EC_TOL_CLOSED_FORM);
+    words[7] = "logits_held=1";
+    words[8] = "loss_chunks=8";
+    predict_words(ctx, words, 9, &res);
+    assert_rel(res.memory.workspace_bytes, cublas + 2.0 * n * 4.0 / 8.0 + n * 2.0, EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
 /* ResNet-50 NCHW on tensor cores keeps cuDNN's NHWC copies in the cache: more reserved than
  * channels_last, the same needed. */
 static void test_resnet_layout_cache(void **state)
@@ -454,7 +497,8 @@ int main(void)
         cmocka_unit_test(test_resnet_layout_cache), cmocka_unit_test(test_bad_keys),
         cmocka_unit_test(test_zero_grad_kept),     cmocka_unit_test(test_phase_names),
         cmocka_unit_test(test_albert_dropout),     cmocka_unit_test(test_adamw_loop_temporaries),
-        cmocka_unit_test(test_zero3_gradient_bucket),
+        cmocka_unit_test(test_zero3_gradient_bucket), cmocka_unit_test(test_loss_upcast_in_bf16),
+        cmocka_unit_test(test_logits_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

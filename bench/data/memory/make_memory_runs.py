@@ -30,7 +30,7 @@ STACK_COLS = ("id,model,task,gpu,num_gpus,strategy,precision,torch_version,batch
               "metric,memory_reading,value,source,split,note_split,note_gpu_known,note_gpu,"
               "note_reading_of,note_task").split(",")
 EXTRA_COLS = ["lora_r", "lora_targets", "base_precision", "zero_stage", "offload", "sharding",
-              "reduce_dtype", "target_len", "loss_chunks", "optimizer_in_bwd", "loss", "note_reading_stated",
+              "reduce_dtype", "target_len", "loss_chunks", "optimizer_in_bwd", "loss", "logits_held", "note_reading_stated",
               "note_unexpressed", "note"]
 COLS = STACK_COLS + EXTRA_COLS
 
@@ -85,7 +85,10 @@ for gpu, gname, lora_v, qlora_v, full_v, line in (
             **tt_common)
 
 # May 2024 table: Llama2-7B, batch 4, seq 2048, torchtune's GB = bytes / 1e9 (torchtune/utils/memory.py@0217d44c2)
-tt05 = {**tt_common, "torch_version": "2.3", "compile": 0}
+# the loss: TransformerDecoder.forward returns self.output(h).float() (torchtune/modules/transformer.py@0217d44c2
+# L210), the recipe keeps `logits` (its shifted .contiguous() fp32 copy) through loss.backward() (no del):
+# loss=cross_entropy_fp32, logits held (a plain loop's default)
+tt05 = {**tt_common, "torch_version": "2.3", "compile": 0, "loss": "cross_entropy_fp32"}
 L2 = "memory/configs/llama-2-7b-hf.json"
 add(id="tt05-qlora-l2-7b-rtx4090", model=L2, gpu="rtx4090", batch_per_gpu=4, seq_len=2048, lora_r=8,
     lora_targets="attention_mlp", base_precision="nf4", value=round(12.3e9), **{**tt05, "compile": 1},
@@ -119,8 +122,14 @@ add(id="tt05-full-l2-7b-4xrtx4090", model=L2, gpu="rtx4090", batch_per_gpu=4, se
          "parameters (states bf16), activation checkpointing; GB = bytes/1e9; per GPU; statistic not stated")
 
 # Nov 2024 optimization flags table: Llama 3.2 3B, full_finetune_single_device, batch 2, seq 4096, bf16, "A100"
+# the loss at 1814feb17: unchunked, TransformerDecoder returns self.output(h).float() (modules/transformer.py L652)
+# and the recipe deletes the logits before backward (full_finetune_single_device.py L645 'del logits'):
+# loss=cross_entropy_fp32, logits_held=0.  Chunked (CEWithChunkedOutputLoss), the model returns bf16 chunks
+# and compile=True compiles only "the upcast + cross-entropy calculation" (training/_compile.py compile_loss):
+# the fp32 copy is fused away and the 16-bit chunk is what the backward keeps, the plain cross_entropy's
+# accounting of a bf16 model.
 tt11 = {**tt_common, "torch_version": "2.5", "checkpointing": 0, "compile": 0, "note_reading_stated": 1,
-        "optimizer": "adamw_fused"}
+        "optimizer": "adamw_fused", "logits_held": "0"}
 L32 = "memory/configs/llama-3.2-3b.json"
 for tid, label, val, ac, comp, unexp in (
         ("packed", "+ Packed Dataset", 60.0, 0, 0, ""),
@@ -128,7 +137,8 @@ for tid, label, val, ac, comp, unexp in (
         ("chunked-ce", "+ Chunked Cross Entropy", 42.9, 0, 1, "loss=CEWithChunkedOutputLoss"),
         ("ac", "+ Activation Checkpointing", 24.9, 1, 1, "loss=CEWithChunkedOutputLoss")):
     add(id=f"tt11-3b-a100-{tid}", model=L32, gpu="a100-sxm4-80gb", batch_per_gpu=2, seq_len=4096,
-        value=round(val * GIB), **{**tt11, "checkpointing": ac, "compile": comp},
+        value=round(val * GIB), **{**tt11, "checkpointing": ac, "compile": comp,
+                                   "loss": "cross_entropy" if unexp else "cross_entropy_fp32"},
         source=f"{TT_2411}: '{label} | {val}' (column 'Peak Memory Active (GiB)')",
         note_unexpressed=unexp, note_gpu="A100 (60 GiB active: the 80 GB part; SXM/PCIe not stated)",
         note="baseline: batch 2, max seq 4096, bf16, full_finetune_single_device; each technique on top of the "

@@ -182,8 +182,8 @@ static const key_def KEYS[] = {
          "GiB kept free beyond what must be allocated, 0..the GPU's memory [auto: the allocator's usual slack]"),
     INT(loss_chunks, 1, 65536, 1, "chunked cross entropy, fp32 logits one chunk at a time (torchtune: 8) [1]"),
     BOOL(optimizer_in_bwd, "optimizer step in backward, freeing each gradient (torchtune), 0/1 [0]"),
-    ENUM("loss", loss, 0, "cross_entropy, sum",
-         "what the loop backpropagates: cross_entropy (the head's loss) or sum (logits.sum(), benchmarks) "
+    ENUM("loss", loss, 0, "cross_entropy, sum, cross_entropy_fp32",
+         "backpropagated: cross_entropy (the head's), sum (logits.sum()), cross_entropy_fp32 (logits upcast) "
          "[cross_entropy]"),
     ENUM("zero_grad", zero_grad, 0, "auto, set_to_none, zeros, never",
          "how the loop clears gradients: set_to_none, zeros (kept alive), never [auto: zeros before 2.0]"),
@@ -192,6 +192,9 @@ static const key_def KEYS[] = {
          "tokens the run trains (run time and cost without dataset_samples), 1..1e18 [0 = dataset_samples x epochs]"),
     DBLZ("train_samples", train_samples, 1, 1e18, 1, 0, 1,
          "samples the run trains (run time and cost without dataset_samples), a whole number 1..1e18 [0]"),
+    /* issue 40: what the loop keeps of the model's outputs */
+    ENUM("logits_held", logits_held, 0, "auto, 0, 1",
+         "the loop holds the returned logits through backward: 0 (del logits), 1 [auto: plain loop, unchunked]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

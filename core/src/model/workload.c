@@ -187,7 +187,7 @@ typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
     int tp, cp, ep, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
-    int channels_last, fused, inference, unpadded, loss_sum;
+    int channels_last, fused, inference, unpadded, loss_sum, loss_fp32;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, base_quant_bytes;
 } wl_key;
 
@@ -225,6 +225,7 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->inference = sh->inference;
     k->unpadded = sh->unpadded;
     k->loss_sum = sh->loss_sum;
+    k->loss_fp32 = sh->loss_fp32;
     k->batch = sh->batch;
     k->seq = sh->seq;
     k->seq_sq = sh->seq_sq;

@@ -224,7 +224,8 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST,
                          .fused = cfg->compile != EC_COMPILE_OFF || cfg->kernels == EC_KERNELS_FUSED,
                          .unpadded = cfg->lengths[0] == '\0',
-                         .loss_sum = cfg->loss == EC_LOSS_KIND_SUM};
+                         .loss_sum = cfg->loss == EC_LOSS_KIND_SUM,
+                         .loss_fp32 = cfg->loss == EC_LOSS_KIND_CROSS_ENTROPY_FP32};
 }
 /* cfg resolved (names, layout, checks) and the calibration that applies to it. */
 int eci_setup_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r, eci_params *calib)

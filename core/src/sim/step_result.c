@@ -112,7 +112,8 @@ void eci_step_memory(step *s, ec_result *res)
                      .torch_version = cfg->torch_version,
                      /* a plain loop keeps `out = model(x)` through backward; HF's Trainer and Lightning
                       * drop it, and recipes with a chunked loss (torchtune) `del logits` first */
-                     .outputs_held = cfg->trainer == EC_TRAINER_PLAIN && !s->dp && cfg->loss_chunks <= 1,
+                     .outputs_held = cfg->logits_held ? cfg->logits_held == 2
+                                                      : cfg->trainer == EC_TRAINER_PLAIN && !s->dp && cfg->loss_chunks <= 1,
                      .loss_chunks = cfg->loss_chunks, .optimizer_in_bwd = cfg->optimizer_in_bwd,
                      .conv_transposes = s->rates.tensor_cores, .headroom_bytes = cfg->memory_headroom_bytes};
     if (s->per_unit) { /* gathered 16-bit units in flight (the rate limiter's; without resharding after forward,
