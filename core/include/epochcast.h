@@ -206,7 +206,8 @@ typedef enum ec_optimizer {
     EC_OPT_ADAMW_8BIT,         /* bitsandbytes AdamW8bit: blockwise 8-bit states, one kernel per parameter */
     EC_OPT_PAGED_ADAMW_8BIT,   /* bitsandbytes PagedAdamW8bit: the same states in unified (pageable) memory */
     EC_OPT_SGD_MOMENTUM,       /* torch.optim.SGD(momentum>0), foreach: as sgd */
-    EC_OPT_NONE                /* no optimizer step (a benchmark loop that times forward + backward) */
+    EC_OPT_NONE,               /* no optimizer step (a benchmark loop that times forward + backward) */
+    EC_OPT_PAGED_ADAMW         /* bitsandbytes PagedAdamW (32-bit): fp32 states in unified (pageable) memory */
 } ec_optimizer;
 
 typedef enum ec_compile {
@@ -282,7 +283,9 @@ typedef enum ec_lora_fsdp_wrap {
 
 typedef enum ec_loss_kind {
     EC_LOSS_KIND_CROSS_ENTROPY = 0, /* the task head's loss (cross entropy) */
-    EC_LOSS_KIND_SUM                /* logits.sum(), as memory and speed benchmarks do: no log-probabilities */
+    EC_LOSS_KIND_SUM,               /* logits.sum(), as memory and speed benchmarks do: no log-probabilities */
+    EC_LOSS_KIND_CROSS_ENTROPY_FP32 /* cross entropy on logits upcast to fp32 in a 16-bit model (torchtune's
+                                       output(h).float() and CEWithChunkedOutputLoss' logits.float()) */
 } ec_loss_kind;
 
 typedef struct ec_config {
@@ -383,6 +386,10 @@ typedef struct ec_config {
     int lora_fsdp_wrap;          /* ec_lora_fsdp_wrap: the FSDP units the LoRA adapters sit in [separate] */
     int quant_head;              /* a quantized base's output head quantized too (Lightning's
                                     BitsandbytesPrecision converts every nn.Linear), 0/1 [0] */
+    /* Issue 40: what the loop keeps of the model's outputs. */
+    int logits_held;             /* does the loop hold the logits the model returned through backward: 0 = auto
+                                    (a plain loop does unless the loss is chunked), 1 = no (`del logits`,
+                                    a loss function returning only the loss), 2 = yes (key values auto, 0, 1) */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

@@ -76,7 +76,8 @@ typedef enum ec_optimizer {
     EC_OPT_ADAMW_8BIT,
     EC_OPT_PAGED_ADAMW_8BIT,
     EC_OPT_SGD_MOMENTUM,
-    EC_OPT_NONE
+    EC_OPT_NONE,
+    EC_OPT_PAGED_ADAMW
 } ec_optimizer;
 typedef enum ec_compile {
     EC_COMPILE_OFF = 0,
@@ -129,7 +130,8 @@ typedef enum ec_lora_fsdp_wrap {
 } ec_lora_fsdp_wrap;
 typedef enum ec_loss_kind {
     EC_LOSS_KIND_CROSS_ENTROPY = 0,
-    EC_LOSS_KIND_SUM
+    EC_LOSS_KIND_SUM,
+    EC_LOSS_KIND_CROSS_ENTROPY_FP32
 } ec_loss_kind;
 typedef struct ec_config {
     char model[512];
@@ -210,6 +212,7 @@ typedef struct ec_config {
     int fsdp_no_sync;
     int lora_fsdp_wrap;
     int quant_head;
+    int logits_held;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

@@ -101,7 +101,7 @@ static void test_key_list(void **state)
         "price_per_gpu_hour", "prices", "provider",
         "memory_format", "trainer", "max_grad_norm", "eval_batch", "eval_every_steps", "expandable_segments",
         "torch_version", "kernels", "memory_headroom_gib", "loss_chunks", "optimizer_in_bwd", "loss", "zero_grad",
-        "train_tokens", "train_samples", "fsdp_no_sync", "lora_fsdp_wrap", "quant_head",
+        "train_tokens", "train_samples", "fsdp_no_sync", "lora_fsdp_wrap", "quant_head", "logits_held",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -292,6 +292,7 @@ static const key_case EVERY_KEY[] = {
     { "fsdp_no_sync", "yes", "1" },
     { "lora_fsdp_wrap", "BLOCK", "block" },
     { "quant_head", "1", "1" },
+    { "logits_held", "0", "0" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):
@@ -449,6 +450,7 @@ static void test_enum_choices(void **state)
         { "optimizer", "adamw_hf", EC_OPT_ADAMW_HF }, { "optimizer", "adafactor", EC_OPT_ADAFACTOR },
         { "optimizer", "adamw_8bit", EC_OPT_ADAMW_8BIT }, { "optimizer", "paged_adamw_8bit", EC_OPT_PAGED_ADAMW_8BIT },
         { "optimizer", "sgd_momentum", EC_OPT_SGD_MOMENTUM }, { "optimizer", "none", EC_OPT_NONE },
+        { "optimizer", "paged_adamw", EC_OPT_PAGED_ADAMW },
         /* compile was a bool: 0/1 and the bool spellings still work, besides the modes */
         { "compile", "0", EC_COMPILE_OFF }, { "compile", "1", EC_COMPILE_DEFAULT },
         { "compile", "true", EC_COMPILE_DEFAULT }, { "compile", "no", EC_COMPILE_OFF },
@@ -640,7 +642,8 @@ static void test_bad_values(void **state)
                      "is not one of max_length, dynamic, bucketed", NULL);
     expect_set_error(ctx, "optimizer", "adagrad", EC_EINVAL,
                      "is not one of sgd, adam, adamw, adamw_foreach, adamw_fused, lamb, adamw_torch, "
-                     "adamw_torch_fused, adamw_hf, adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none",
+                     "adamw_torch_fused, adamw_hf, adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none, "
+                     "paged_adamw",
                      NULL);
     expect_set_error(ctx, "compile", "sometimes", EC_EINVAL,
                      "is not one of 0, 1, reduce-overhead, max-autotune, max-autotune-no-cudagraphs", NULL);

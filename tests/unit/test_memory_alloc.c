@@ -9,10 +9,16 @@
  *   context    by PyTorch release: before 1.13 cuda_context_old_bytes, before 2.0
  *              cuda_context_eager_bytes, then cuda_context_bytes
  *   in-bwd     optimizer_in_bwd: the gradients alive are the largest parameter tensor's
+ *   loop       PyTorch 1.x's per-tensor AdamW: two temporaries of the largest tensor, not foreach's
+ *   ZeRO-3     DeepSpeed's contiguous gradient bucket, zero3_reduce_bucket_elems in the gradients' dtype
+ *   upcast     loss=cross_entropy_fp32: fp32 log-probabilities and gradients in a 16-bit model
+ *   held       logits_held=0/1 overrides whether the loop holds the returned logits
  *   headroom   needed = allocated x (1 + allocator_frac_min) + context;
  *              fits <=> needed + headroom <= capacity, at_edge <=> needed <= capacity < needed + headroom;
  *              allocated <= reserved <= capacity - context when the step can run
  *   phase      the moment of the peak follows the larger transient
+ *   eager      eager attention keeps its probabilities once without dropout, and mask + output
+ *              with it (workload_blocks.c); ALBERT's FFN has no dropout (hfconfig.c)
  * on a synthetic workload (the sizes of test_memory.c's kind), then on real configurations.
  */
 #include "ec_test.h"
@@ -22,6 +28,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const double P = 37123457.0;  /* parameters */
@@ -238,6 +245,153 @@ static void test_bert_mlm_loss_in_fp32(void **state)
     ec_ctx_free(ctx);
 }
 
+/* ALBERT (tests/data/hf/albert-base-v2: dropout 0) against the same config with dropout 0.1, in
+ * fp16 at batch 8 x 512 (12 layers, 12 heads, hidden 768, embedding 128).  Eager attention
+ * without dropout keeps its probabilities once (the softmax's output is what the context GEMM
+ * reads); a p > 0 dropout adds its 1-byte mask and its 2-byte output per score, so beyond the
+ * hidden dropouts' masks, which SDPA has as well, eager grows by 3 bytes per score.  And an
+ * ALBERT layer has one hidden dropout, after attention (AlbertLayer adds the FFN's output as
+ * it is): SDPA grows by one 1-byte mask of batch x seq x hidden per layer and one of the
+ * embeddings' width. */
+static void albert_acts(ec_ctx *ctx, const char *model, const char *attention, double *acts)
+{
+    const char *words[] = {model, "task=classify", "gpu=rtx2060-super", "precision=fp16", "batch_per_gpu=8",
+                           "seq_len=512", "optimizer=none", "loss=sum", attention};
+    ec_result res;
+    predict_words(ctx, words, 9, &res);
+    *acts = res.memory.activations_bytes;
+}
+
+static void test_albert_dropout(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    size_t len = 0;
+    char *text = ec_test_read_file("data/hf/albert-base-v2/config.json", &len);
+    assert_non_null(text);
+    char *dir = ec_test_tmpdir(), *path = ec_test_path(dir, "albert-dropout.json"), *at;
+    char out[4096], word[4200];
+    assert_true(len + 16 < sizeof out);
+    /* "..._dropout_prob": 0, -> 0.1, for the hidden and the attention dropout */
+    size_t n = 0;
+    for (char *p = text; *p != '\0';) {
+        at = strstr(p, "dropout_prob\": 0,");
+        size_t k = at != NULL ? (size_t)(at - p) + strlen("dropout_prob\": 0") : strlen(p);
+        memcpy(out + n, p, k);
+        n += k;
+        p += k;
+        if (at != NULL) {
+            memcpy(out + n, ".1", 2);
+            n += 2;
+        }
+    }
+    ec_test_write_file(path, out, n);
+    snprintf(word, sizeof word, "model=%s", path);
+    double e0, s0, e1, s1;
+    albert_acts(ctx, "model=data/hf/albert-base-v2/config.json", "attention=eager", &e0);
+    albert_acts(ctx, "model=data/hf/albert-base-v2/config.json", "attention=sdpa", &s0);
+    albert_acts(ctx, word, "attention=eager", &e1);
+    albert_acts(ctx, word, "attention=sdpa", &s1);
+    double scores = 12.0 * 8.0 * 12.0 * 512.0 * 512.0, rows = 8.0 * 512.0;
+    assert_rel((e1 - e0) - (s1 - s0), 3.0 * scores, EC_TOL_CLOSED_FORM);
+    assert_rel(s1 - s0, 12.0 * rows * 768.0 + rows * 128.0, EC_TOL_CLOSED_FORM);
+    ec_test_rmtree(dir);
+    free(dir);
+    free(path);
+    free(text);
+    ec_ctx_free(ctx);
+}
+
+/* PyTorch 1.x's AdamW loops over the tensors (foreach=None, _single_tensor_adamw): its step makes
+ * sqrt(exp_avg_sq) and its quotient one tensor at a time, two of the largest tensor's size (BERT's
+ * word embeddings, 30,522 x 768 in fp32) instead of foreach's one of every parameter's. */
+static void test_adamw_loop_temporaries(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *words[] = {"model=bert-base", "task=classify", "gpu=a100-sxm4-80gb", "precision=fp32",
+                           "batch_per_gpu=1", "seq_len=16", "zero_grad=set_to_none", "torch_version=2.1"};
+    ec_result res;
+    ec_model_summary s;
+    ec_config cfg;
+    ec_config_init(&cfg);
+    for (size_t i = 0; i < 8; i++)
+        assert_int_equal(ec_config_set_word(ctx, &cfg, words[i]), EC_OK);
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s, NULL, 0), EC_OK);
+    predict_words(ctx, words, 8, &res);
+    assert_int_equal(res.memory.peak_phase, EC_PEAK_OPTIMIZER);
+    assert_rel(res.memory.optimizer_bytes, 8.0 * s.params + 4.0 * s.params, EC_TOL_CLOSED_FORM);
+    words[7] = "torch_version=1.13";
+    predict_words(ctx, words, 8, &res);
+    assert_int_equal(res.memory.peak_phase, EC_PEAK_OPTIMIZER);
+    assert_rel(res.memory.optimizer_bytes, 8.0 * s.params + 2.0 * 30522.0 * 768.0 * 4.0, EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
+/* DeepSpeed ZeRO-3 (contiguous_gradients, the default) copies gradients into a flat bucket of
+ * reduce_bucket_size elements (constants.csv: 5e8) in the gradients' dtype, allocated with the
+ * optimizer: beside everything, at any phase, on top of ZeRO-2's accounting. */
+static void test_zero3_gradient_bucket(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *words[] = {"model=bert-base", "task=classify", "gpu=a100-sxm4-80gb", "precision=fp32",
+                           "batch_per_gpu=8", "seq_len=128", "strategy=zero", "zero_stage=2"};
+    double elems = eci_const(ctx, EC_C_zero3_reduce_bucket_elems);
+    for (int amp = 0; amp < 2; amp++) {
+        ec_result z2, z3;
+        words[3] = amp ? "precision=amp_bf16" : "precision=fp32";
+        words[7] = "zero_stage=2";
+        predict_words(ctx, words, 8, &z2);
+        words[7] = "zero_stage=3";
+        predict_words(ctx, words, 8, &z3);
+        assert_int_equal(z2.memory.peak_phase, z3.memory.peak_phase);
+        assert_rel(z3.memory.grads_bytes - z2.memory.grads_bytes, elems * (amp ? 2.0 : 4.0), EC_TOL_CLOSED_FORM);
+    }
+    ec_ctx_free(ctx);
+}
+
+/* loss=cross_entropy_fp32: a bf16 model whose code upcasts its logits (torchtune) keeps fp32
+ * log-probabilities (4 bytes, not 2), its loss backward makes two fp32 tensors of that size, and
+ * the plain loop holds the fp32 copy the model returned.  Llama 3.2 1B, 2 x 512 tokens x 128,256. */
+static void test_loss_upcast_in_bf16(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *words[] = {"model=llama-3.2-1b", "task=lm", "gpu=a100-sxm4-80gb", "precision=bf16",
+                           "batch_per_gpu=2", "seq_len=512", "trainer=plain", "optimizer=adamw_fused",
+                           "loss=cross_entropy"};
+    ec_result bf, up;
+    predict_words(ctx, words, 9, &bf);
+    words[8] = "loss=cross_entropy_fp32";
+    predict_words(ctx, words, 9, &up);
+    double n = 2.0 * 512.0 * 128256.0;
+    assert_int_equal(up.memory.peak_phase, EC_PEAK_BACKWARD_START);
+    assert_rel(up.memory.activations_bytes - bf.memory.activations_bytes, n * (4.0 - 2.0), EC_TOL_CLOSED_FORM);
+    assert_rel(up.memory.workspace_bytes - bf.memory.workspace_bytes, 2.0 * n * (4.0 - 2.0) + n * (4.0 - 2.0),
+               EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
+/* logits_held: a plain loop that deletes the logits before backward (torchtune's `del logits`)
+ * holds none of them (logits_held=0); one that keeps them with a chunked loss does (=1). */
+static void test_logits_held(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *words[] = {"model=bert-base", "task=lm", "gpu=a100-sxm4-80gb", "precision=amp_fp16",
+                           "batch_per_gpu=32", "seq_len=512", "trainer=plain", "logits_held=0", "loss_chunks=1"};
+    ec_result res;
+    double n = 32.0 * 512.0 * 30522.0, cublas = eci_const(ctx, EC_C_cublas_workspace_bytes);
+    predict_words(ctx, words, 9, &res);
+    assert_rel(res.memory.workspace_bytes, cublas + 2.0 * n * 4.0, EC_TOL_CLOSED_FORM);
+    words[7] = "logits_held=1";
+    words[8] = "loss_chunks=8";
+    predict_words(ctx, words, 9, &res);
+    assert_rel(res.memory.workspace_bytes, cublas + 2.0 * n * 4.0 / 8.0 + n * 2.0, EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
 /* ResNet-50 NCHW on tensor cores keeps cuDNN's NHWC copies in the cache: more reserved than
  * channels_last, the same needed. */
 static void test_resnet_layout_cache(void **state)
@@ -342,6 +496,9 @@ int main(void)
         cmocka_unit_test(test_headroom),           cmocka_unit_test(test_bert_mlm_loss_in_fp32),
         cmocka_unit_test(test_resnet_layout_cache), cmocka_unit_test(test_bad_keys),
         cmocka_unit_test(test_zero_grad_kept),     cmocka_unit_test(test_phase_names),
+        cmocka_unit_test(test_albert_dropout),     cmocka_unit_test(test_adamw_loop_temporaries),
+        cmocka_unit_test(test_zero3_gradient_bucket), cmocka_unit_test(test_loss_upcast_in_bf16),
+        cmocka_unit_test(test_logits_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

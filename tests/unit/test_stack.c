@@ -71,6 +71,18 @@ static void test_paged_states(void **state)
     /* nvml = reserved + context + paged states */
     assert_rel(paged.memory.nvml_bytes, paged.memory.reserved_bytes + paged.memory.context_bytes + s.optimizer_bytes,
                EC_TOL_CLOSED_FORM);
+    /* bitsandbytes' 32-bit PagedAdamW (torchtune's full_low_memory configs): two fp32 states per
+     * parameter whatever the parameters' dtype, paged as well: in a bf16 model 8 bytes each
+     * beside the reserved reading, none in what is allocated */
+    ec_result p32, fused;
+    ec_test_predict(ctx, BERT "precision=bf16 optimizer=paged_adamw", &p32);
+    ec_test_predict(ctx, BERT "precision=bf16 optimizer=adamw_fused", &fused);
+    ec_test_config(ctx, &cfg, BERT "precision=bf16 optimizer=paged_adamw");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s, NULL, 0), EC_OK);
+    assert_rel(s.optimizer_bytes, 8.0 * s.params, EC_TOL_CLOSED_FORM);
+    assert_rel(p32.memory.nvml_bytes, p32.memory.reserved_bytes + p32.memory.context_bytes + 8.0 * s.params,
+               EC_TOL_CLOSED_FORM);
+    assert_true(p32.memory.allocated_bytes < fused.memory.allocated_bytes - 2.0 * s.params);
     ec_ctx_free(ctx);
 }
 

@@ -30,7 +30,7 @@ STACK_COLS = ("id,model,task,gpu,num_gpus,strategy,precision,torch_version,batch
               "metric,memory_reading,value,source,split,note_split,note_gpu_known,note_gpu,"
               "note_reading_of,note_task").split(",")
 EXTRA_COLS = ["lora_r", "lora_targets", "base_precision", "zero_stage", "offload", "sharding",
-              "reduce_dtype", "target_len", "loss_chunks", "optimizer_in_bwd", "loss", "fsdp_no_sync",
+              "reduce_dtype", "target_len", "loss_chunks", "optimizer_in_bwd", "loss", "logits_held", "fsdp_no_sync",
               "lora_fsdp_wrap", "quant_head", "note_reading_stated",
               "note_unexpressed", "note"]
 COLS = STACK_COLS + EXTRA_COLS
@@ -86,7 +86,10 @@ for gpu, gname, lora_v, qlora_v, full_v, line in (
             **tt_common)
 
 # May 2024 table: Llama2-7B, batch 4, seq 2048, torchtune's GB = bytes / 1e9 (torchtune/utils/memory.py@0217d44c2)
-tt05 = {**tt_common, "torch_version": "2.3", "compile": 0}
+# the loss: TransformerDecoder.forward returns self.output(h).float() (torchtune/modules/transformer.py@0217d44c2
+# L210), the recipe keeps `logits` (its shifted .contiguous() fp32 copy) through loss.backward() (no del):
+# loss=cross_entropy_fp32, logits held (a plain loop's default)
+tt05 = {**tt_common, "torch_version": "2.3", "compile": 0, "loss": "cross_entropy_fp32"}
 L2 = "memory/configs/llama-2-7b-hf.json"
 add(id="tt05-qlora-l2-7b-rtx4090", model=L2, gpu="rtx4090", batch_per_gpu=4, seq_len=2048, lora_r=8,
     lora_targets="attention_mlp", base_precision="nf4", value=round(12.3e9), **{**tt05, "compile": 1},
@@ -99,15 +102,18 @@ add(id="tt05-lora-l2-7b-rtx4090", model=L2, gpu="rtx4090", batch_per_gpu=4, seq_
     note="7B_lora_single_device.yaml@0217d44c2: rank 8 on q_proj,v_proj, AdamW, activation checkpointing, "
          "CrossEntropyLoss, bf16; GB = bytes/1e9; statistic not stated")
 add(id="tt05-lora-l2-7b-2xrtx4090", model=L2, gpu="rtx4090", batch_per_gpu=4, seq_len=2048, lora_r=8,
-    lora_targets="qv", value=round(16.2e9), **{**tt05, "num_gpus": 2, "strategy": "fsdp", "checkpointing": 0},
+    lora_targets="qv", value=round(16.2e9), **{**tt05, "num_gpus": 2, "strategy": "fsdp"},
     sharding="full_shard",
     source=f"{TT_2405}: '2 x RTX 4090 | LoRA | Llama2-7B | Batch Size = 4, Seq Length = 2048 | 16.2 GB'",
-    note="7B_lora.yaml@0217d44c2 (lora_finetune_distributed, FSDP FULL_SHARD): rank 8 q,v, AdamW, "
-         "enable_activation_checkpointing False; GB = bytes/1e9; per GPU; statistic not stated")
+    note="7B_lora.yaml@0217d44c2 (lora_finetune_distributed, FSDP FULL_SHARD): rank 8 q,v, AdamW; the yaml says "
+         "enable_activation_checkpointing False and batch_size 2, so the table's run (batch 4) set its keys on the "
+         "command line, and it had checkpointing on: without it the 4 x 2048 tokens keep 43 GiB of activations "
+         "per GPU (32 layers of Llama-2-7B, epochcast's breakdown), which a 24 GB RTX 4090 cannot hold, and the "
+         "run completed (16.2 GB per GPU); GB = bytes/1e9; per GPU; statistic not stated")
 add(id="tt05-full-l2-7b-rtx4090", model=L2, gpu="rtx4090", batch_per_gpu=4, seq_len=2048,
-    value=round(24.1e9), **tt05,
+    value=round(24.1e9), **{**tt05, "optimizer": "paged_adamw"},
     source=f"{TT_2405}: '1 x RTX 4090 | Full finetune * | Llama2-7B | ... | 24.1 GB' (* PagedAdamW)",
-    note_unexpressed="optimizer_in_bwd=True;optimizer=bitsandbytes PagedAdamW (32-bit, paged)",
+    note_unexpressed="optimizer_in_bwd=True",
     note="7B_full_low_memory.yaml@0217d44c2: bitsandbytes PagedAdamW with optimizer_in_bwd, activation "
          "checkpointing; torchtune PR #961 could not reproduce 24.1 (20.2 GB allocated on its GPU, 22.3 on an A100)")
 add(id="tt05-full-l2-7b-4xrtx4090", model=L2, gpu="rtx4090", batch_per_gpu=4, seq_len=2048,
@@ -117,8 +123,14 @@ add(id="tt05-full-l2-7b-4xrtx4090", model=L2, gpu="rtx4090", batch_per_gpu=4, se
          "parameters (states bf16), activation checkpointing; GB = bytes/1e9; per GPU; statistic not stated")
 
 # Nov 2024 optimization flags table: Llama 3.2 3B, full_finetune_single_device, batch 2, seq 4096, bf16, "A100"
+# the loss at 1814feb17: unchunked, TransformerDecoder returns self.output(h).float() (modules/transformer.py L652)
+# and the recipe deletes the logits before backward (full_finetune_single_device.py L645 'del logits'):
+# loss=cross_entropy_fp32, logits_held=0.  Chunked (CEWithChunkedOutputLoss), the model returns bf16 chunks
+# and compile=True compiles only "the upcast + cross-entropy calculation" (training/_compile.py compile_loss):
+# the fp32 copy is fused away and the 16-bit chunk is what the backward keeps, the plain cross_entropy's
+# accounting of a bf16 model.
 tt11 = {**tt_common, "torch_version": "2.5", "checkpointing": 0, "compile": 0, "note_reading_stated": 1,
-        "optimizer": "adamw"}
+        "optimizer": "adamw_fused", "logits_held": "0"}
 L32 = "memory/configs/llama-3.2-3b.json"
 for tid, label, val, ac, comp, unexp in (
         ("packed", "+ Packed Dataset", 60.0, 0, 0, ""),
@@ -126,12 +138,16 @@ for tid, label, val, ac, comp, unexp in (
         ("chunked-ce", "+ Chunked Cross Entropy", 42.9, 0, 1, "loss=CEWithChunkedOutputLoss"),
         ("ac", "+ Activation Checkpointing", 24.9, 1, 1, "loss=CEWithChunkedOutputLoss")):
     add(id=f"tt11-3b-a100-{tid}", model=L32, gpu="a100-sxm4-80gb", batch_per_gpu=2, seq_len=4096,
-        value=round(val * GIB), **{**tt11, "checkpointing": ac, "compile": comp},
+        value=round(val * GIB), **{**tt11, "checkpointing": ac, "compile": comp,
+                                   "loss": "cross_entropy" if unexp else "cross_entropy_fp32"},
         source=f"{TT_2411}: '{label} | {val}' (column 'Peak Memory Active (GiB)')",
         note_unexpressed=unexp, note_gpu="A100 (60 GiB active: the 80 GB part; SXM/PCIe not stated)",
         note="baseline: batch 2, max seq 4096, bf16, full_finetune_single_device; each technique on top of the "
              "previous; before '+ Fuse optimizer step into backward' and '+ 8-bit AdamW' the optimizer is torch "
-             "AdamW without optimizer_in_bwd; packed to 4096; 'Peak Memory Active' = active_bytes.all.peak "
+             "AdamW without optimizer_in_bwd, and a fused one (AdamW(fused=True), as torchtune's 3B_full.yaml sets): "
+             "the '+ Activation Checkpointing' peak, 24.9 GiB, is below the 29.9 GiB that foreach AdamW's step "
+             "needs (bf16 weights 5.98 + gradients 5.98 + states 11.97 + the sqrt(exp_avg_sq) temporaries 5.98, "
+             "torch/optim/adamw.py _multi_tensor_adamw); packed to 4096; 'Peak Memory Active' = active_bytes.all.peak "
              "(memory.py), taken as allocated; GiB x 2^30")
 
 # ---------------------------------------------------------------- PEFT README (split peft)
@@ -403,16 +419,24 @@ for n, tab, label, comp, val in ((8, "Table 1", "FSDP", 0, 82.4), (8, "Table 1",
 # ---------------------------------------------------------------- HF model docs SDPA table: ALBERT (split hf_docs)
 HFA = ("huggingface/transformers docs/source/en/model_doc/albert.md section 'Using Scaled Dot Product Attention "
        "(SDPA)' / 'Training for 100 iterations' (index id 32201354665; GeForce RTX 2060-8GB, PyTorch 2.3.1, float16)")
-hfa_common = dict(model="memory/configs/albert-base-v1.json", task="lm", gpu="rtx2060-super", num_gpus=1,
-                  strategy="single", precision="fp16", torch_version="2.3", grad_accum=1, optimizer="none",
+hfa_common = dict(model="memory/configs/albert-base-v1-no-dropout.json", task="classify", gpu="rtx2060-super",
+                  num_gpus=1, strategy="single", precision="fp16", torch_version="2.3", grad_accum=1, optimizer="none",
                   checkpointing=0, compile=0, trainer="plain", max_grad_norm=0, data="on_gpu", padding="max_length",
                   metric="peak_bytes", memory_reading="allocated", split="hf_docs", note_reading_stated=1,
                   note_gpu="'RTX 2060-8GB': the 8 GB Turing 2060 is the RTX 2060 SUPER")
 hfa_note = ("the SDPA training template of these model docs (optimum tests/benchmark/benchmark_bettertransformer_"
             "training.py@258ca811, see bench/data/stack/README.md): whole model in float16, random input_ids already "
-            "on the GPU, model.zero_grad(); loss = logits.sum(); loss.backward() -- no optimizer step; peak = "
-            "torch.cuda.max_memory_allocated() x 1e-6 ('MB'); albert/albert-base-v1 as in the doc's snippet, "
-            "masked-LM head assumed (the template needs logits)")
+            "on the GPU, model.zero_grad(); loss = outputs.logits.sum() (on AlbertModel, which returns no logits, the sum "
+            "of its output); loss.backward() -- no optimizer step; peak = "
+            "torch.cuda.max_memory_allocated() x 1e-6 ('MB'). The model is the doc's snippet, "
+            "AlbertModel.from_pretrained('albert/albert-base-v1', torch_dtype=torch.float16, attn_implementation="
+            "'sdpa'): no vocabulary head, so no 30,000-word logits (at b8 s512 they and their gradient would be "
+            "0.49 GB, and the 12 layers' activations alone come to 2.1 GB of the 2.22 GB measured); task=classify "
+            "carries AlbertModel's pooler (its 768x2 classifier adds 1,538 parameters). Dropout was inactive: the "
+            "eager - sdpa difference of every row is one fp16 copy of the attention probabilities per layer "
+            "(b8 s512: 2820.398 - 2219.695 = 600.7 MB; 12 layers x 12 heads x 512^2 x 8 x 2 B = 604.0 MB less "
+            "SDPA's fp32 log-sum-exp, 2.4 MB), where a p=0.1 dropout in training mode also keeps its mask and "
+            "its output (5 B per score, 1.51 GB): configs/albert-base-v1-no-dropout.json")
 for b, s, eager, sdpa in ((2, 256, 358.411, 321.088), (2, 512, 753.458, 602.660), (4, 256, 679.534, 602.660),
                           (4, 512, 1434.820, 1134.140), (8, 256, 1283.825, 1134.140), (8, 512, 2820.398, 2219.695)):
     for att, val in (("eager", eager), ("sdpa", sdpa)):

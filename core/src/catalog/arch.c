@@ -132,7 +132,7 @@ static void sublayer(eci_desc *d, const eci_arch *a, const ec_attention_layer *a
         attention(d, at);
     else
         feed_forward(d, a);
-    if (a->dropout)
+    if (a->dropout && !(at == NULL && a->ffn_no_dropout))
         dropout(d);
     if (a->sandwich_norms)
         norm(d, a);

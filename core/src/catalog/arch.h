@@ -41,6 +41,7 @@ typedef struct eci_arch {
     int qkv_fused, qkv_bias, out_bias;
     int attn_dropout;        /* dropout on the attention probabilities */
     int dropout;             /* dropout after attention and MLP outputs */
+    int ffn_no_dropout;      /* ALBERT: the dropout after attention only (AlbertLayer adds the FFN's output as it is) */
     int window;              /* sliding window (tokens), 0 = none */
     int window_every;        /* 1: every layer, 2: every other layer starting with the first (Gemma 2) */
     int parallel;            /* attention and MLP read the same input (GPT-NeoX, Falcon) */

@@ -53,7 +53,7 @@ typedef struct key_def {
     double lo, hi;         /* valid range of the text value (KIND_INT, KIND_DBL) */
     double scale;          /* KIND_DBL: field = value x scale */
     double def;            /* default (numeric kinds; enum index) */
-    char choices[160];     /* KIND_ENUM: ", "-separated names in enum order */
+    char choices[192];     /* KIND_ENUM: ", "-separated names in enum order */
     char help[128];        /* one line, with the unit and default */
     double minpos;         /* KIND_DBL: 0 or at least this (no subnormal or absurdly small rate or time) */
     int whole;             /* KIND_DBL: a whole number (a count of samples) */
@@ -94,8 +94,9 @@ static const key_def KEYS[] = {
     INT(grad_accum, 1, 1048576, 1, "micro-steps per optimizer step, 1..1048576 [1]"),
     ENUM("optimizer", optimizer, EC_OPT_ADAMW,
          "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb, adamw_torch, adamw_torch_fused, adamw_hf, "
-         "adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none",
-         "sgd, adam(w), adamw_foreach/_fused, lamb, adamw_torch(_fused), adamw_hf, adafactor, (paged_)adamw_8bit, none [adamw]"),
+         "adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none, paged_adamw",
+         "sgd, adam(w), adamw_foreach/_fused, lamb, adamw_torch(_fused), adamw_hf, adafactor, (paged_)adamw(_8bit), "
+         "none [adamw]"),
     ENUM("checkpointing", checkpointing, 0, "0, 1, selective, selective_op",
          "activation checkpointing: 0, 1 (each layer), selective (the attention core), selective_op "
          "(torchtitan's per-op) [0]"),
@@ -182,8 +183,8 @@ static const key_def KEYS[] = {
          "GiB kept free beyond what must be allocated, 0..the GPU's memory [auto: the allocator's usual slack]"),
     INT(loss_chunks, 1, 65536, 1, "chunked cross entropy, fp32 logits one chunk at a time (torchtune: 8) [1]"),
     BOOL(optimizer_in_bwd, "optimizer step in backward, freeing each gradient (torchtune), 0/1 [0]"),
-    ENUM("loss", loss, 0, "cross_entropy, sum",
-         "what the loop backpropagates: cross_entropy (the head's loss) or sum (logits.sum(), benchmarks) "
+    ENUM("loss", loss, 0, "cross_entropy, sum, cross_entropy_fp32",
+         "backpropagated: cross_entropy (the head's), sum (logits.sum()), cross_entropy_fp32 (logits upcast) "
          "[cross_entropy]"),
     ENUM("zero_grad", zero_grad, 0, "auto, set_to_none, zeros, never",
          "how the loop clears gradients: set_to_none, zeros (kept alive), never [auto: zeros before 2.0]"),
@@ -200,6 +201,9 @@ static const key_def KEYS[] = {
          "gradients too) [separate]"),
     BOOL(quant_head, "with a quantized base, the output head's linear quantized too (Lightning's "
                      "BitsandbytesPrecision, LitGPT), 0/1 [0]"),
+    /* issue 40: what the loop keeps of the model's outputs */
+    ENUM("logits_held", logits_held, 0, "auto, 0, 1",
+         "the loop holds the returned logits through backward: 0 (del logits), 1 [auto: plain loop, unchunked]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -135,7 +135,8 @@
     X(sdpa_fp32_tf32_passes)           \
     X(allocator_frac_expandable)       \
     X(allocator_frac_min)              \
-    X(compile_graph_call_s)
+    X(compile_graph_call_s)            \
+    X(zero3_reduce_bucket_elems)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

@@ -58,6 +58,7 @@ static void map_albert(jr *r, eci_arch *a)
     if (eci_hf_int(r, "inner_group_num", 1, 0, 1, 64) != 1)
         eci_hf_fail(r, "inner_group_num", "other than 1 is not supported");
     a->shared_layers = 1;
+    a->ffn_no_dropout = 1; /* AlbertLayer.forward: full_layer_layer_norm(ffn_output + attention_output), no dropout */
     a->has_pretrain = 1;
 }
 

@@ -273,6 +273,12 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
                                                  : eci_memory_shard_share(wl, eci_optim_temp_bytes(&opt, wl, in->precision) *
                                                                                   per_param,
                                                                           in->opt_shards, in->ep);
+    if (opt_temp > 0 && eci_optim_loops(&opt, in->optimizer, in->torch_version)) {
+        /* PyTorch 1.x's per-tensor loop: denom = exp_avg_sq.sqrt() / bias_correction2_sqrt makes two
+         * temporaries of one tensor at a time, the largest one's at most (_single_tensor_adamw) */
+        double one = 2.0 * largest_param_bytes(wl, eci_optim_temp_bytes(&opt, wl, in->precision) * per_param);
+        opt_temp = opt_temp < one ? opt_temp : one;
+    }
     m->grads_bytes = grads;
     int amp = in->precision == EC_PREC_AMP_FP16 || in->precision == EC_PREC_AMP_BF16 ||
               in->precision == EC_PREC_AMP_FP8;
@@ -292,6 +298,9 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
     }
     /* paged 8-bit states live in CUDA unified memory, outside PyTorch's allocator */
     double paged = opt.paged ? m->optimizer_bytes : 0;
+    /* DeepSpeed ZeRO-3 with contiguous_gradients copies each gradient into a flat bucket of
+     * reduce_bucket_size elements, allocated when the optimizer is built: a gradient buffer */
+    buckets += in->zero_bucket_bytes;
     double persistent = m->weights_bytes + m->optimizer_bytes - paged + buckets;
     double allocated = persistent + peak_transient(in, g, grads, replica ? 0 : grads + opt_temp, opt_temp, m);
     m->grads_bytes += buckets;

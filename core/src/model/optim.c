@@ -70,6 +70,17 @@ void eci_optim_get(const ec_ctx *ctx, int optimizer, eci_optim *o)
         o->syncs_per_tensor = eci_const(ctx, EC_C_opt_8bit_syncs_per_tensor);
         o->paged = optimizer == EC_OPT_PAGED_ADAMW_8BIT;
         break;
+    case EC_OPT_PAGED_ADAMW: /* bitsandbytes PagedAdamW: Optimizer2State with 32-bit states, one
+                              * optimizer_update_32bit kernel per tensor (the traffic of a fused AdamW),
+                              * the step loop of Optimizer8bit (a sync per tensor), states paged */
+        o->name = "paged_adamw";
+        o->state_bytes_per_param = 8;
+        o->states_follow_params = 0; /* fp32 states whatever the parameters' dtype */
+        o->step_bytes_per_param = eci_const(ctx, EC_C_opt_adam_fused_bytes_per_param);
+        o->kernels_per_tensor = 1;
+        o->syncs_per_tensor = eci_const(ctx, EC_C_opt_8bit_syncs_per_tensor);
+        o->paged = 1;
+        break;
     case EC_OPT_NONE:
         o->name = "none";
         o->steps = 0;
@@ -146,6 +157,12 @@ static int torch1(const eci_step_in *in)
     return in->torch_version > 0 && in->torch_version < 2.0;
 }
 
+int eci_optim_loops(const eci_optim *o, int optimizer, double torch_version)
+{
+    int explicit_foreach = optimizer == EC_OPT_ADAMW_FOREACH || optimizer == EC_OPT_LAMB;
+    return torch_version > 0 && torch_version < 2.0 && o->foreach_ops > 0 && !o->takes_scaler && !explicit_foreach;
+}
+
 int eci_zero_grad_kept(int zero_grad, double torch_version, int *fill)
 {
     int zeros = zero_grad == EC_ZERO_GRAD_ZEROS ||
@@ -160,8 +177,7 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
     memset(ph, 0, ECI_N_PHASES * sizeof *ph);
     eci_optim o;
     eci_optim_get(ctx, in->optimizer, &o);
-    int explicit_foreach = in->optimizer == EC_OPT_ADAMW_FOREACH || in->optimizer == EC_OPT_LAMB;
-    if (torch1(in) && o.foreach_ops > 0 && !o.takes_scaler && !explicit_foreach) {
+    if (eci_optim_loops(&o, in->optimizer, in->torch_version)) {
         o.kernels_per_tensor = o.foreach_ops; /* _single_tensor_adam(w) / _single_tensor_sgd */
         o.foreach_ops = 0;
     }

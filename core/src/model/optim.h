@@ -63,6 +63,9 @@ typedef struct eci_step_in {
 /* Do the gradients stay alive between optimizer steps (zero_grad=zeros or never, or auto before
  * PyTorch 2.0, whose zero_grad() kept zeroed gradients)?  *fill: are they filled with zeros. */
 EC_INTERNAL int eci_zero_grad_kept(int zero_grad, double torch_version, int *fill);
+/* Does torch.optim loop over the tensors (PyTorch 1.x's foreach=None: _single_tensor_adamw),
+ * for an optimizer of the catalogue that is foreach by default? */
+EC_INTERNAL int eci_optim_loops(const eci_optim *o, int optimizer, double torch_version);
 
 /* The phases of the optimizer step (those that do not run are zero). */
 EC_INTERNAL void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI_N_PHASES]);

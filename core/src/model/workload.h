@@ -181,6 +181,7 @@ typedef struct eci_shape {
     /* Appended for issue 40. */
     int loss_sum;           /* loss=sum: the loop backpropagates logits.sum(), no cross entropy */
     int quant_head;         /* a quantized base's output head is quantized too (Lightning's bitsandbytes) */
+    int loss_fp32;          /* loss=cross_entropy_fp32: the logits are upcast to fp32 before the cross entropy */
 } eci_shape;
 
 /* Build the op list into wl (which must be zeroed or hold an earlier expansion: its arrays are

@@ -38,9 +38,13 @@ static void attention_eager(builder *b, const ec_attention_layer *a, double head
             op->fwd_kernels = 3;
     }
     mem(b, "softmax", scores, masked + sm, scores * sm);
-    if (a->dropout && !b->sh->inference)
+    int dropped = a->dropout && !b->sh->inference;
+    if (dropped)
         mem(b, "attn_dropout", scores, 2.0 * sm + b->mask, scores * b->mask);
-    double probs_saved = scores * sm;
+    /* the context GEMM keeps the probabilities it reads: the dropout's output (a tensor of its
+     * own beside the softmax's and the mask), the cast's (below), or else the softmax's output
+     * itself, which the softmax already keeps: one tensor, kept once */
+    double probs_saved = dropped ? scores * sm : 0;
     if (b->amp || sm > b->act) {
         cast(b, "cast_probs", scores, scores * 2.0);
         probs_saved = 0;

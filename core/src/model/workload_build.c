@@ -200,14 +200,18 @@ void eci_wl_dropout(builder *b, const char *name)
 
 /* Cross entropy over rows x classes: autocast runs it in fp32 (cross_entropy is on autocast's
  * fp32 list), so the 16-bit logits are first copied up to fp32, and log_softmax writes and keeps
- * fp32 log-probabilities.  Its backward makes two tensors of that size at once, the gradient of
+ * fp32 log-probabilities; so does a 16-bit model whose code upcasts its logits (loss=
+ * cross_entropy_fp32: torchtune's TransformerDecoder returns output(h).float(), its chunked loss
+ * runs logits.float() per chunk), which also returns the fp32 copy to the loop.  Its backward makes two tensors of that size at once, the gradient of
  * the log-probabilities and of the logits (memory.c prices them from wl->loss_bytes); these ops
  * are marked `loss` so that the head's other transients are priced apart from them. */
 void eci_wl_cross_entropy(builder *b, double rows, double classes)
 {
     double n = rows * classes;
     size_t first = b->wl->n_ops;
-    b->wl->output_bytes += n * b->act;
+    int up = b->sh->loss_fp32 && !b->sh->loss_sum && b->act < 4.0;
+    double width = b->amp || up ? 4.0 : b->f32k; /* the log-probabilities' */
+    b->wl->output_bytes += n * (up ? 4.0 : b->act);
     if (b->sh->loss_sum) { /* loss=sum (benchmarks' logits.sum()): one read; its backward is an expanded
                             * view the head's backward reads as one gradient of the logits' size */
         eci_op *op = mem(b, "logits_sum", n, b->act, 0);
@@ -217,19 +221,19 @@ void eci_wl_cross_entropy(builder *b, double rows, double classes)
             b->wl->loss_bytes = n * b->act / 2.0; /* memory.c prices two loss_bytes */
         return;
     }
-    if (b->amp) {
+    if (b->amp || up) {
         cast(b, "cast_logits", n, 0);
         if (b->rc == EC_OK) /* an upcast: read 2, write 4 */
             b->wl->ops[b->wl->n_ops - 1].out_bytes = n * 4.0;
     }
-    eci_op *op = mem(b, "log_softmax", n, 2.0 * b->f32k, n * b->f32k);
+    eci_op *op = mem(b, "log_softmax", n, 2.0 * width, n * width);
     if (op != NULL)
-        op->out_bytes = n * b->f32k;
+        op->out_bytes = n * width;
     mem(b, "nll_loss", rows, 16.0, 0);
     for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
         b->wl->ops[i].loss = 1;
-    if (n * b->f32k > b->wl->loss_bytes)
-        b->wl->loss_bytes = n * b->f32k;
+    if (n * width > b->wl->loss_bytes)
+        b->wl->loss_bytes = n * width;
 }
 
 /* ---- normalisation and activations ------------------------------------------------------ */

@@ -127,7 +127,8 @@ void eci_step_memory(step *s, ec_result *res)
                      .torch_version = cfg->torch_version,
                      /* a plain loop keeps `out = model(x)` through backward; HF's Trainer and Lightning
                       * drop it, and recipes with a chunked loss (torchtune) `del logits` first */
-                     .outputs_held = cfg->trainer == EC_TRAINER_PLAIN && !s->dp && cfg->loss_chunks <= 1,
+                     .outputs_held = cfg->logits_held ? cfg->logits_held == 2
+                                                      : cfg->trainer == EC_TRAINER_PLAIN && !s->dp && cfg->loss_chunks <= 1,
                      .loss_chunks = cfg->loss_chunks, .optimizer_in_bwd = cfg->optimizer_in_bwd,
                      .conv_transposes = s->rates.tensor_cores, .headroom_bytes = cfg->memory_headroom_bytes};
     int fsdp = r->strategy == EC_STRATEGY_FSDP;
@@ -143,6 +144,9 @@ void eci_step_memory(step *s, ec_result *res)
         mi.gathered_bytes = gathered * compute_elem_bytes(cfg->precision) +
                             (mi.unsharded_accum && s->ga > 1 ? 0 : unit * s->reduce_bytes * graded);
     }
+    if (r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage == 3 && wl->trainable_params > 0) /* in the gradients' dtype */
+        mi.zero_bucket_bytes = eci_const(s->ctx, EC_C_zero3_reduce_bucket_elems) *
+                               (cfg->precision == EC_PREC_FP32 || cfg->precision == EC_PREC_TF32 ? 4.0 : 2.0);
     if (s->dp) /* the gathered logits, and their gradients unless the forward returned the loss */
         mi.extra_workspace_bytes = (1.0 + (s->output_grad_bytes > 0)) * n * wl->output_bytes;
     eci_memory_estimate(s->ctx, &mi, &res->memory);
