@@ -56,6 +56,7 @@ typedef struct eci_gpu {
                                          (membw.csv: its id's row, its architecture's, else the prior) */
     double gemm_k_half;               /* reduction length at half the large-k GEMM rate (gemm.csv: its
                                          architecture's row, else the prior) */
+    double gemm_fixed_s;              /* time a GEMM kernel adds to its math or memory time (gemm.csv) */
 } eci_gpu;
 
 /* ---- host profile (one row of models/hosts.csv) -------------------------------- */

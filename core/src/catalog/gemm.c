@@ -1,6 +1,7 @@
 /*
  * gemm.c: models/gemm.csv, the parameters of the GEMM utilization curve per GPU architecture
- * (model/compute.c eci_gemm_util: tile and wave quantization x k / (k + k_half)), and
+ * (model/compute.c eci_gemm_util: tile and wave quantization x k / (k + k_half); and the fixed time
+ * a GEMM kernel adds to its math or memory time, fixed_s), and
  * models/gemm_shapes.csv, the public measurements of GEMM throughput by shape, dtype and
  * architecture those parameters answer to.  Every row names its public source (file and line,
  * or the quoted line); a row without one is refused with its file and line.  gemm.csv is loaded
@@ -15,13 +16,15 @@
 
 /* A reduction whose half-rate point is beyond a million elements is not a GEMM curve. */
 #define K_HALF_MAX 1e6
+/* A fixed time per GEMM kernel beyond a millisecond is no kernel's start-up and tail. */
+#define FIXED_S_MAX 1e-3
 /* Above any GPU's dense matmul peak (B200 FP8 is 4.5e15). */
 #define FLOP_PER_S_MAX 1e17
 #define DIM_MAX 1e8
 
 typedef struct gemm_row {
     const char *arch;
-    double k_half;
+    double k_half, fixed_s;
     size_t line;
 } gemm_row;
 
@@ -44,14 +47,15 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     if (strcmp(row->arch, "*") != 0 && !known_arch(ctx, row->arch))
         return eci_error(ctx, EC_EPARSE, "%s:%zu: architecture '%s' has no GPU in gpus.csv", path, row->line,
                          eci_echo(echo, sizeof echo, row->arch));
-    if (eci_table_cell(t, r, col[2])[0] == '\0')
+    if (eci_table_cell(t, r, col[3])[0] == '\0')
         return eci_error(ctx, EC_EPARSE, "%s:%zu: '%s': empty source (every GEMM curve parameter names its "
                          "public source)", path, row->line, eci_echo(echo, sizeof echo, row->arch));
     for (size_t i = 0; i < r; i++)
         if (eci_name_eq(eci_table_cell(t, i, col[0]), row->arch))
             return eci_error(ctx, EC_EPARSE, "%s:%zu: a second row for '%s' (first on line %zu)", path, row->line,
                              eci_echo(echo, sizeof echo, row->arch), eci_table_line(t, i));
-    return eci_table_number(ctx, t, r, col[1], 0, K_HALF_MAX, &row->k_half);
+    int rc = eci_table_number(ctx, t, r, col[1], 0, K_HALF_MAX, &row->k_half);
+    return rc == EC_OK ? eci_table_number(ctx, t, r, col[2], 0, FIXED_S_MAX, &row->fixed_s) : rc;
 }
 
 /* Each GPU takes its architecture's row, else the prior's. */
@@ -70,6 +74,7 @@ static int link_gpus(ec_ctx *ctx, const char *path, const void *out, size_t n)
             if (eci_name_eq(rows[i].arch, ctx->gpus[g].architecture))
                 use = &rows[i];
         ctx->gpus[g].gemm_k_half = use->k_half;
+        ctx->gpus[g].gemm_fixed_s = use->fixed_s;
     }
     return EC_OK;
 }
@@ -77,12 +82,13 @@ static int link_gpus(ec_ctx *ctx, const char *path, const void *out, size_t n)
 static void reset_gpu(eci_gpu *g)
 {
     g->gemm_k_half = 0;
+    g->gemm_fixed_s = 0;
 }
 
 int eci_gemm_load(ec_ctx *ctx, const char *path)
 {
-    static const char *const COLUMNS[3] = {"architecture", "k_half", "source"};
-    static const eci_gpu_table SPEC = {COLUMNS, 3, sizeof(gemm_row), parse_row, link_gpus, reset_gpu};
+    static const char *const COLUMNS[4] = {"architecture", "k_half", "fixed_s", "source"};
+    static const eci_gpu_table SPEC = {COLUMNS, 4, sizeof(gemm_row), parse_row, link_gpus, reset_gpu};
     return eci_gpu_table_load(ctx, path, &SPEC);
 }
 

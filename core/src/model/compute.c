@@ -1,6 +1,7 @@
 /*
  * compute.c: GPU time of one op on one GPU (docs/DESIGN.md 3.1, modeling.md 7 and 10.1).
- *   GEMM: t = max(FLOPs / (peak x eff_large x shape_util x k_util), bytes / (BW x eff_bw), floor)
+ *   GEMM: t = max(fixed + max(FLOPs / (peak x eff_large x shape_util x k_util), bytes / (BW x eff_bw)), floor),
+ *   fixed per architecture (gemm.csv: a GEMM kernel's start-up and tail);
  *   shape_util = useful tiles / (waves x SMs x tile): tile and wave quantization, with the
  *   better of a large and a small tile as cuBLAS's heuristics would pick;
  *   memory-bound: t = max(overhead + bytes / (BW x eff_bw), floor) per kernel, overhead from membw.csv
@@ -150,6 +151,7 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     r->tile_small_n = eci_const(ctx, EC_C_gemm_tile_small_n);
     r->tile_small_eff = eci_const(ctx, EC_C_gemm_tile_small_eff_frac);
     r->k_half = g->gemm_k_half; /* gemm.csv, per architecture */
+    r->gemm_fixed_s = g->gemm_fixed_s;
     r->conv_eff = c->conv_eff;
     r->attn_eff = c->attn_eff;
     /* The architecture's fitted scales where the fit has runs of it (catalog/params.c says what an
@@ -234,7 +236,8 @@ double eci_attn_time_s(const eci_rates *r, double m, double n, double k, double 
 }
 
 /* A GEMM-shaped pass at the large-GEMM rate `peak` (shape utilization and the calibration scale
- * applied) that executes flop_frac of its 2 m n k batch FLOPs, never faster than moving `bytes`. */
+ * applied) that executes flop_frac of its 2 m n k batch FLOPs, never faster than moving `bytes`,
+ * plus the fixed start-up and tail of a GEMM kernel on its architecture (gemm.csv fixed_s). */
 static double matmul_at(const eci_rates *r, double peak, double m, double n, double k, double batch,
                         double flop_frac, double bytes)
 {
@@ -244,7 +247,7 @@ static double matmul_at(const eci_rates *r, double peak, double m, double n, dou
     double rate = peak * r->gemm_scale * eci_gemm_util(r, m, n, k, batch);
     double t_math = flop / rate;
     double t_mem = bytes / (r->mem_bytes_per_s * r->mem_scale);
-    double t = t_math > t_mem ? t_math : t_mem;
+    double t = r->gemm_fixed_s + (t_math > t_mem ? t_math : t_mem);
     return t > r->floor_s ? t : r->floor_s;
 }
 
@@ -500,7 +503,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { COST_KEY_VALUES = 31 + 4 * ECI_N_GROUPS };
+enum { COST_KEY_VALUES = 32 + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -527,11 +530,10 @@ struct eci_cost_cache {
     size_t hits, misses;
 };
 
-/* make_cost_key lists every field of eci_rates before `warnings` (15 doubles, tensor_cores,
+/* make_cost_key lists every field of eci_rates before `warnings` (16 doubles, tensor_cores,
  * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac): a field
- * added there must
- * join the key, or changing it would return stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == 26 * sizeof(double),
+ * added there must join the key, or changing it would return stale costs. */
+_Static_assert(offsetof(eci_rates, warnings) == 27 * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -542,8 +544,8 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->k_half, r->conv_eff, r->attn_eff, (double)r->tensor_cores, r->gemm_scale, r->mem_scale, gpu_scale,
         eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s,
         r->attn_flop_per_s, r->attn_frac[0][0], r->attn_frac[0][1], r->attn_frac[1][0], r->attn_frac[1][1],
-        r->mem_overhead_s, r->te, r->fp8_weight_cast_frac, eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes),
-        eci_const(ctx, EC_C_te_fp8_transpose_bytes)};
+        r->mem_overhead_s, r->gemm_fixed_s, r->te, r->fp8_weight_cast_frac,
+        eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes)};
     memcpy(k->v, v, sizeof v);
     for (int g = 0; g < ECI_N_GROUPS; g++) { /* the groups the COMM ops run over */
         const eci_group *gr = &r->groups[g];

@@ -23,6 +23,7 @@ typedef struct eci_rates {
     double sm_count;
     double tile_large_m, tile_large_n, tile_small_m, tile_small_n, tile_small_eff;
     double k_half, conv_eff, attn_eff;
+    double gemm_fixed_s;          /* a GEMM kernel's start-up and tail, added to its math or memory time (gemm.csv) */
     int tensor_cores;             /* the matmul unit is a tensor core */
     double fp8_flop_per_s;        /* precision=amp_fp8: FP8 peak x measured efficiency for the GEMMs
                                      Transformer Engine runs in FP8 (eci_op.fp8); 0 otherwise */
