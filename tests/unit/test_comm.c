@@ -484,8 +484,8 @@ static void test_dp_margin_resnet(void **state)
  * A small message runs as NCCL's tree, whose latency grows with log2 of the nodes: each
  * doubling of the nodes adds about the same time, and 64 nodes cost well under twice 8 nodes
  * (a ring's 2(n-1) steps make them about 8 times; the ring-only pricing before the tree was
- * about 100 times slower at 512 ranks).  A large message on 2 nodes stays the ring at the
- * measured ramp, bandwidth-bound, as before. */
+ * about 100 times slower at 512 ranks).  A large message on 2 nodes stays the ring,
+ * bandwidth-bound, within 10% of the measured-ramp ring that priced it before. */
 static void test_nccl_tree_log_nodes(void **state)
 {
     (void)state;
@@ -514,7 +514,7 @@ static void test_nccl_tree_log_nodes(void **state)
     ec_ctx_free(ctx);
 }
 
-/* The same choice by name, and the 2-node large message priced as the ring was before. */
+/* The same choice by name, and the 2-node large message priced about as the ring was before. */
 static void test_nccl_algo_choice(void **state)
 {
     (void)state;
@@ -527,7 +527,8 @@ static void test_nccl_algo_choice(void **state)
     eci_comm_group(&c, 512, 1, 8, 50e9, 0.73, &g);
     assert_string_equal(eci_allreduce_algo_name(&c, &g, 64 * 1024.0), "tree");
     assert_string_equal(eci_allreduce_algo_name(&c, &g, 25 * MIB), "tree");
-    /* 2 nodes, 1 GiB: ring, at the measured ramp's bandwidth (bandwidth-bound) */
+    /* 2 nodes, 1 GiB: ring, bandwidth-bound (NCCL's model: its latency under 5% of the time),
+     * within 10% of the measured-ramp ring of before (6% faster: the ramp read at 16 ranks) */
     const double big = 1024 * MIB;
     assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 16, 2, 400e9, 0, &c), EC_OK);
     eci_comm_group(&c, 16, 1, 8, 50e9, 0.73, &g);
@@ -536,8 +537,12 @@ static void test_nccl_algo_choice(void **state)
     at.busbw_bytes_per_s = g.busbw_bytes_per_s;
     double bw = eci_comm_busbw_at(&at, big, 16);
     assert_true(bw > 0.9 * g.busbw_bytes_per_s);
-    assert_rel(eci_coll_s(&c, &g, ECI_COLL_ALLREDUCE, big), eci_allreduce_s(big, 16, bw, g.hop_latency_s),
-               EC_TOL_CLOSED_FORM);
+    double t = eci_coll_s(&c, &g, ECI_COLL_ALLREDUCE, big), model_s;
+    assert_rel(t, eci_allreduce_s(big, 16, bw, g.hop_latency_s), 0.1);
+    assert_int_equal(eci_nccl_allreduce_algo(&c, big, 16, 2, g.busbw_bytes_per_s, &model_s), ECI_NCCL_RING);
+    assert_rel(t, model_s, EC_TOL_EXACT);
+    double bw_only = 2.0 * 15 / 16 * big / g.busbw_bytes_per_s;
+    assert_true(t > bw_only && t < 1.05 * bw_only);
     /* one node: NCCL's model keeps the ring at every size, so the measured ramp prices it */
     assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 8, 1, 0, 0, &one), EC_OK);
     eci_comm_group(&one, 8, 1, 8, 50e9, 0.73, &g1);

@@ -413,7 +413,9 @@ static void test_groups_across_nodes_use_network(void **state)
         g.hop_latency_s = 0;
         double n = cases[i].n;
         assert_rel(eci_coll_s(&c, &g, ECI_COLL_ALLGATHER, S), (n - 1) / n * S / B, EC_TOL_CLOSED_FORM);
-        assert_rel(eci_coll_s(&c, &g, ECI_COLL_ALLREDUCE, S), 2.0 * (n - 1) / n * S / B, EC_TOL_CLOSED_FORM);
+        /* across nodes an all-reduce is NCCL's tuner model (models/nccl_tuning.csv): the ring's
+         * latency there, under 1% of this message, comes from NCCL's constants, not hop_latency_s */
+        assert_rel(eci_coll_s(&c, &g, ECI_COLL_ALLREDUCE, S), 2.0 * (n - 1) / n * S / B, 0.01);
     }
     /* a fast network does not make a node faster than its NVLink */
     eci_group g;

@@ -14,8 +14,9 @@
  *     faster (models/nccl_tuning.csv from NVIDIA/nccl src/graph/tuning.cc: per protocol LL,
  *     LL128, Simple a base latency, per-step latencies over NVLink, PCI and the network, and
  *     bandwidth factors).  A ring's latency grows with the ranks, a tree's with log2 of the
- *     nodes, so large jobs reduce small and medium messages by tree.  The ring is priced by the
- *     measured ramp (below), the tree by NCCL's model, for which no measured curve is at hand.
+ *     nodes, so large jobs reduce small and medium messages by tree.  Across nodes the time is
+ *     that model's; on one node (where the model picks the ring at every size) the ring keeps
+ *     the measured ramp below, which was read on one node.
  *   - DDP's Reducer: buckets filled in gradient-ready order, all-reduced on a second stream
  *     while backward goes on; only what is left when backward ends is exposed, and the
  *     backward kernels that run beside an all-reduce are slowed by it (constants.csv
@@ -371,14 +372,17 @@ int eci_nccl_allreduce_algo(const eci_comm *c, double bytes, int n, int nodes, d
     return algo;
 }
 
-/* An all-reduce as NCCL runs it: the tree at its model's time when NCCL picks it, else the ring
- * at the measured ramp with its latency 2(n-1) x hop_s added (a group's, eci_coll_s) or as a
- * floor (the whole job's DDP ring, whose ramp was read on the same 8-rank ring). */
+/* An all-reduce as NCCL runs it.  Across nodes: NCCL's model of the algorithm it picks (ring
+ * or tree).  On one node NCCL's model picks the ring at every size, which is priced by the
+ * measured ramp (read on one node), with its latency 2(n-1) x hop_s added (a group's,
+ * eci_coll_s) or as a floor (the whole job's DDP ring); a tree that won there would take
+ * its model's time. */
 static double allreduce_s(const eci_comm *c, double bytes, int n, int nodes, double busbw, double hop_s, int add)
 {
-    double tree_s;
-    if (eci_nccl_allreduce_algo(c, bytes, n, nodes, busbw, &tree_s) == ECI_NCCL_TREE)
-        return tree_s;
+    double model_s;
+    int algo = eci_nccl_allreduce_algo(c, bytes, n, nodes, busbw, &model_s);
+    if (algo == ECI_NCCL_TREE || (nodes > 1 && c->tuner != NULL))
+        return model_s;
     double lat_s = hop_s * 2.0 * (n - 1);
     double bw_s = 2.0 * (n - 1) / n * bytes / busbw_at(c, busbw, bytes, n);
     return add ? lat_s + bw_s : bw_s > lat_s ? bw_s : lat_s;

@@ -59,10 +59,10 @@ EC_INTERNAL double eci_bcast_s(double bytes, int n, double busbw_bytes_per_s, do
  * the first point busbw grows in proportion to the size (latency-bound); above the last it is
  * the plateau.  Monotone (Steffen) interpolation in log size, GSL. */
 EC_INTERNAL double eci_comm_busbw_at(const eci_comm *c, double bytes, double ring_steps);
-/* All-reduce of one message over every GPU of c, as NCCL runs it: the algorithm NCCL's tuner
- * model picks (eci_nccl_allreduce_algo); a ring at the size-dependent bus bandwidth, never below
- * the ring's latency alpha x steps; a tree at NCCL's tree model.  Pipelined broadcast or reduce:
- * a ring (NCCL runs no other). */
+/* All-reduce of one message over every GPU of c, as NCCL runs it: across nodes NCCL's tuner
+ * model of the algorithm it picks (eci_nccl_allreduce_algo: ring or tree); on one node the ring
+ * at the measured size-dependent bus bandwidth, never below the ring's latency alpha x steps.
+ * Pipelined broadcast or reduce: a ring (NCCL runs no other). */
 EC_INTERNAL double eci_comm_allreduce_s(const eci_comm *c, double bytes);
 EC_INTERNAL double eci_comm_bcast_s(const eci_comm *c, double bytes);
 /* `bytes` in messages of at most chunk_bytes (torch's coalesced broadcast/reduce), one after another. */
