@@ -119,7 +119,8 @@ static int board_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
 #define COLL_MEMO 256 /* a power of two: the slot is a hash of the key, masked */
 typedef struct coll_memo {
     double bytes, n, busbw, hop, ref_busbw, ref_ranks; /* the message, the group, the ramp's reference */
-    int kind, points, nodes;                           /* an eci_coll, or -1: eci_comm_allreduce_s */
+    int kind, points, nodes, intra_pci;                /* an eci_coll, or -1: eci_comm_allreduce_s */
+    const eci_nccl_tuner *tuner;                       /* NCCL's constants the time was priced with */
     int used;
     double s;
 } coll_memo;
@@ -293,9 +294,9 @@ static coll_memo *memo_get(const eci_comm *c, int kind, double bytes, double n, 
     b ^= b >> 29;
     b = (b ^ ((uint64_t)n * 0x9e3779b97f4a7c15u) ^ (uint64_t)(kind + 2)) * 0xbf58476d1ce4e5b9u;
     coll_memo *m = &c->cache->memo[(b >> 40) & (COLL_MEMO - 1)];
-    *hit = m->used && m->bytes == bytes && m->n == n && m->nodes == nodes && m->busbw == busbw && m->hop == hop && m->kind == kind &&
-           m->ref_busbw == c->ramp_ref_busbw_bytes_per_s && m->ref_ranks == c->ramp_ref_ranks &&
-           m->points == c->ramp_points;
+    *hit = m->used && m->bytes == bytes && m->n == n && m->nodes == nodes && m->busbw == busbw && m->hop == hop &&
+           m->kind == kind && m->ref_busbw == c->ramp_ref_busbw_bytes_per_s && m->ref_ranks == c->ramp_ref_ranks &&
+           m->points == c->ramp_points && m->intra_pci == c->intra_pci && m->tuner == c->tuner;
     return m;
 }
 
@@ -303,8 +304,9 @@ static double memo_put(const eci_comm *c, coll_memo *m, int kind, double bytes, 
                        double hop, double s)
 {
     if (m != NULL)
-        *m = (coll_memo){.bytes = bytes, .n = n, .nodes = nodes, .busbw = busbw, .hop = hop, .ref_busbw = c->ramp_ref_busbw_bytes_per_s,
-                         .ref_ranks = c->ramp_ref_ranks, .kind = kind, .points = c->ramp_points, .used = 1, .s = s};
+        *m = (coll_memo){.bytes = bytes, .n = n, .nodes = nodes, .busbw = busbw, .hop = hop,
+                         .ref_busbw = c->ramp_ref_busbw_bytes_per_s, .ref_ranks = c->ramp_ref_ranks, .kind = kind,
+                         .points = c->ramp_points, .used = 1, .s = s, .intra_pci = c->intra_pci, .tuner = c->tuner};
     return s;
 }
 
