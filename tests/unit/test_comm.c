@@ -543,6 +543,13 @@ static void test_nccl_algo_choice(void **state)
     assert_rel(t, model_s, EC_TOL_EXACT);
     double bw_only = 2.0 * 15 / 16 * big / g.busbw_bytes_per_s;
     assert_true(t > bw_only && t < 1.05 * bw_only);
+    /* below compute capability 8.0 NCCL's ring across nodes takes 1.9 times its latency, not 1.4 */
+    eci_comm volta = c;
+    volta.compute_capability = 7.0;
+    double ampere_s, volta_s;
+    eci_nccl_allreduce_algo(&c, big, 16, 2, g.busbw_bytes_per_s, &ampere_s);
+    assert_int_equal(eci_nccl_allreduce_algo(&volta, big, 16, 2, g.busbw_bytes_per_s, &volta_s), ECI_NCCL_RING);
+    assert_rel(volta_s - bw_only, (ampere_s - bw_only) / 1.4 * 1.9, EC_TOL_CLOSED_FORM); /* ring Simple */
     /* one node: NCCL's model keeps the ring at every size, so the measured ramp prices it */
     assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 8, 1, 0, 0, &one), EC_OK);
     eci_comm_group(&one, 8, 1, 8, 50e9, 0.73, &g1);

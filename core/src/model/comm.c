@@ -121,6 +121,7 @@ typedef struct coll_memo {
     double bytes, n, busbw, hop, ref_busbw, ref_ranks; /* the message, the group, the ramp's reference */
     int kind, points, nodes, intra_pci;                /* an eci_coll, or -1: eci_comm_allreduce_s */
     const eci_nccl_tuner *tuner;                       /* NCCL's constants the time was priced with */
+    double cc;                                         /* and the GPU's compute capability */
     int used;
     double s;
 } coll_memo;
@@ -213,6 +214,7 @@ int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
     c->hop_latency_s = eci_const(ctx, EC_C_allreduce_hop_latency_s);
     c->h2d_share_frac = 1.0;
     c->tuner = ctx->nccl;
+    c->compute_capability = g->compute_capability;
     int per_node = (n + nodes - 1) / nodes;
     int rc = EC_OK;
     if (strcmp(topology, "nvlink") == 0) {
@@ -296,7 +298,8 @@ static coll_memo *memo_get(const eci_comm *c, int kind, double bytes, double n, 
     coll_memo *m = &c->cache->memo[(b >> 40) & (COLL_MEMO - 1)];
     *hit = m->used && m->bytes == bytes && m->n == n && m->nodes == nodes && m->busbw == busbw && m->hop == hop &&
            m->kind == kind && m->ref_busbw == c->ramp_ref_busbw_bytes_per_s && m->ref_ranks == c->ramp_ref_ranks &&
-           m->points == c->ramp_points && m->intra_pci == c->intra_pci && m->tuner == c->tuner;
+           m->points == c->ramp_points && m->intra_pci == c->intra_pci && m->tuner == c->tuner &&
+           m->cc == c->compute_capability;
     return m;
 }
 
@@ -306,7 +309,8 @@ static double memo_put(const eci_comm *c, coll_memo *m, int kind, double bytes, 
     if (m != NULL)
         *m = (coll_memo){.bytes = bytes, .n = n, .nodes = nodes, .busbw = busbw, .hop = hop,
                          .ref_busbw = c->ramp_ref_busbw_bytes_per_s, .ref_ranks = c->ramp_ref_ranks, .kind = kind,
-                         .points = c->ramp_points, .used = 1, .s = s, .intra_pci = c->intra_pci, .tuner = c->tuner};
+                         .points = c->ramp_points, .used = 1, .s = s, .intra_pci = c->intra_pci, .tuner = c->tuner,
+                         .cc = c->compute_capability};
     return s;
 }
 
@@ -338,7 +342,7 @@ static void nccl_model(const eci_comm *c, double bytes, int n, int nodes, double
     *ring_s = *tree_s = HUGE_VAL;
     for (int p = 0; p < ECI_NCCL_PROTOS; p++) {
         const eci_nccl_proto *r = &t->p[ECI_NCCL_RING][p], *q = &t->p[ECI_NCCL_TREE][p];
-        if (r->needs_nvlink && hw)
+        if ((r->needs_nvlink && hw) || c->compute_capability < r->min_compute_capability)
             continue;
         double intra = r->intra_s[hw];
         if (multi && intra < r->net_step_floor_s)
@@ -346,11 +350,11 @@ static void nccl_model(const eci_comm *c, double bytes, int n, int nodes, double
         double net = ppn == 1 ? q->net_s : r->net_s; /* NCCL: one rank per node exposes the tree's */
         double lat = r->base_s + (steps - net_steps) * intra + net_steps * net;
         if (multi && bytes >= 64.0 * n)
-            lat *= r->net_large_mult;
+            lat *= c->compute_capability < 8.0 ? r->net_large_mult_before_sm80 : r->net_large_mult;
         double s = lat + bytes * steps / n / (busbw * (multi ? r->busbw_frac : r->busbw_frac_one_node));
         if (s < *ring_s)
             *ring_s = s;
-        if (q->needs_nvlink && hw)
+        if ((q->needs_nvlink && hw) || c->compute_capability < q->min_compute_capability)
             continue;
         lat = q->base_s + tree_intra_steps * q->intra_s[hw] + tree_net_steps * q->net_s;
         double corr = cls >= 0 && cls < q->n_corr ? q->corr[cls] : 1.0;

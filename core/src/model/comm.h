@@ -29,6 +29,7 @@ typedef struct eci_comm {
     const eci_nccl_tuner *tuner;  /* NCCL's tuner constants (the ctx's nccl_tuning.csv); NULL: ring only */
     int intra_pci;                /* the GPUs of a node talk over PCI (1) or NVLink (0), as NCCL's tuner
                                      sees it: its hwLatencies row and whether LL128 runs */
+    double compute_capability;    /* the GPU's: NCCL's tuner enables protocols and scales latencies by it */
     /* Measured NCCL bus-bandwidth ramp over message size (constants.csv nccl_ramp_*): log of
      * the size and busbw as a fraction of the curve's plateau; ramp_points = 0: no ramp. */
     int ramp_points;
