@@ -4,7 +4,8 @@
  * backward hides every bucket but the last; a short one hides none), the expected maximum
  * of n normals behind the straggler wait, topology bus bandwidths and the A16's shared
  * uplink, DataParallel's GPU 0 memory, grad_accum's single all-reduce, scaling efficiency,
- * and DataParallel against DDP over topologies, GPU counts and batch sizes.
+ * and DataParallel against DDP over topologies, GPU counts and batch sizes; NCCL's choice of
+ * ring or tree for an all-reduce (models/nccl_tuning.csv).
  */
 #include "ec_test.h"
 #include "model/comm.h"
@@ -478,6 +479,90 @@ static void test_dp_margin_resnet(void **state)
     ec_ctx_free(ctx);
 }
 
+/* NCCL's algorithm choice (models/nccl_tuning.csv, from NVIDIA/nccl src/graph/tuning.cc): a
+ * data-parallel all-reduce over every GPU of 2 to 64 H100 nodes (8 per node, 8 x 400 Gb/s).
+ * A small message runs as NCCL's tree, whose latency grows with log2 of the nodes: each
+ * doubling of the nodes adds about the same time, and 64 nodes cost well under twice 8 nodes
+ * (a ring's 2(n-1) steps make them about 8 times; the ring-only pricing before the tree was
+ * about 100 times slower at 512 ranks).  A large message on 2 nodes stays the ring,
+ * bandwidth-bound, within 10% of the measured-ramp ring that priced it before. */
+static void test_nccl_tree_log_nodes(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_gpu *h100 = eci_hw_find(ctx, "h100-sxm5-80gb");
+    assert_non_null(h100);
+    const double small = 64 * 1024.0, nic = 50e9, frac = 0.73;
+    double t[6]; /* 2, 4, ..., 64 nodes */
+    for (int k = 0; k < 6; k++) {
+        int nodes = 2 << k, n = 8 * nodes;
+        eci_comm c;
+        eci_group g;
+        assert_int_equal(eci_comm_init(ctx, h100, "nvlink", n, nodes, 8 * nic, 0, &c), EC_OK);
+        eci_comm_group(&c, n, 1, 8, nic, frac, &g);
+        assert_int_equal(g.nodes, nodes);
+        t[k] = eci_coll_s(&c, &g, ECI_COLL_ALLREDUCE, small);
+        assert_true(t[k] > 0);
+        if (k > 0)
+            assert_true(t[k] > t[k - 1]);
+        if (nodes == 64) /* far below a ring's 2(n-1) latency steps */
+            assert_true(t[k] < 0.1 * 2.0 * (n - 1) * c.hop_latency_s);
+    }
+    for (int k = 2; k < 6; k++) /* the same step per doubling: linear in log2(nodes) */
+        assert_rel(t[k] - t[k - 1], t[1] - t[0], 0.25);
+    assert_true(t[5] < 2.0 * t[2]);
+    ec_ctx_free(ctx);
+}
+
+/* The same choice by name, and the 2-node large message priced about as the ring was before. */
+static void test_nccl_algo_choice(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_gpu *h100 = eci_hw_find(ctx, "h100-sxm5-80gb");
+    assert_non_null(h100);
+    eci_comm c, one;
+    eci_group g, g1;
+    assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 512, 64, 400e9, 0, &c), EC_OK);
+    eci_comm_group(&c, 512, 1, 8, 50e9, 0.73, &g);
+    assert_string_equal(eci_allreduce_algo_name(&c, &g, 64 * 1024.0), "tree");
+    assert_string_equal(eci_allreduce_algo_name(&c, &g, 25 * MIB), "tree");
+    /* 2 nodes, 1 GiB: ring, bandwidth-bound (NCCL's model: its latency under 5% of the time),
+     * within 10% of the measured-ramp ring of before (6% faster: the ramp read at 16 ranks) */
+    const double big = 1024 * MIB;
+    assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 16, 2, 400e9, 0, &c), EC_OK);
+    eci_comm_group(&c, 16, 1, 8, 50e9, 0.73, &g);
+    assert_string_equal(eci_allreduce_algo_name(&c, &g, big), "ring");
+    eci_comm at = c;
+    at.busbw_bytes_per_s = g.busbw_bytes_per_s;
+    double bw = eci_comm_busbw_at(&at, big, 16);
+    assert_true(bw > 0.9 * g.busbw_bytes_per_s);
+    double t = eci_coll_s(&c, &g, ECI_COLL_ALLREDUCE, big), model_s;
+    assert_rel(t, eci_allreduce_s(big, 16, bw, g.hop_latency_s), 0.1);
+    assert_int_equal(eci_nccl_allreduce_algo(&c, big, 16, 2, g.busbw_bytes_per_s, &model_s), ECI_NCCL_RING);
+    assert_rel(t, model_s, EC_TOL_EXACT);
+    double bw_only = 2.0 * 15 / 16 * big / g.busbw_bytes_per_s;
+    assert_true(t > bw_only && t < 1.05 * bw_only);
+    /* below compute capability 8.0 NCCL's ring across nodes takes 1.9 times its latency, not 1.4 */
+    eci_comm volta = c;
+    volta.compute_capability = 7.0;
+    double ampere_s, volta_s;
+    eci_nccl_allreduce_algo(&c, big, 16, 2, g.busbw_bytes_per_s, &ampere_s);
+    assert_int_equal(eci_nccl_allreduce_algo(&volta, big, 16, 2, g.busbw_bytes_per_s, &volta_s), ECI_NCCL_RING);
+    assert_rel(volta_s - bw_only, (ampere_s - bw_only) / 1.4 * 1.9, EC_TOL_CLOSED_FORM); /* ring Simple */
+    /* one node: NCCL's model keeps the ring at every size, so the measured ramp prices it */
+    assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 8, 1, 0, 0, &one), EC_OK);
+    eci_comm_group(&one, 8, 1, 8, 50e9, 0.73, &g1);
+    for (double s = 1024; s < 64e9; s *= 4) {
+        assert_string_equal(eci_allreduce_algo_name(&one, NULL, s), "ring");
+        assert_string_equal(eci_allreduce_algo_name(&one, &g1, s), "ring");
+    }
+    /* without the tuner's table: the ring alone */
+    c.tuner = NULL;
+    assert_string_equal(eci_allreduce_algo_name(&c, &g, 1024), "ring");
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -496,6 +581,8 @@ int main(void)
         cmocka_unit_test(test_scaling_efficiency),
         cmocka_unit_test(test_dp_slower_than_ddp),
         cmocka_unit_test(test_dp_margin_resnet),
+        cmocka_unit_test(test_nccl_tree_log_nodes),
+        cmocka_unit_test(test_nccl_algo_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -148,7 +148,8 @@ static char *models_with_const(const char *name, const char *value)
     char *dir = ec_test_tmpdir();
     static const char *const copy[] = {"gpus.csv", "hosts.csv", "interconnects.csv", "networks.csv", "profile.csv",
                                        "prices.csv", "attention.csv", "membw.csv",
-                                       "gemm.csv", "gemm_shapes.csv", "sdpa_backends.csv", "conv_algos.csv"};
+                                       "gemm.csv", "gemm_shapes.csv", "sdpa_backends.csv", "conv_algos.csv",
+        "nccl_tuning.csv"};
     for (size_t i = 0; i < sizeof copy / sizeof copy[0]; i++) {
         char *from = ec_test_path(src, copy[i]), *to = ec_test_path(dir, copy[i]);
         size_t len;
@@ -415,7 +416,9 @@ static void test_groups_across_nodes_use_network(void **state)
         g.hop_latency_s = 0;
         double n = cases[i].n;
         assert_rel(eci_coll_s(&c, &g, ECI_COLL_ALLGATHER, S), (n - 1) / n * S / B, EC_TOL_CLOSED_FORM);
-        assert_rel(eci_coll_s(&c, &g, ECI_COLL_ALLREDUCE, S), 2.0 * (n - 1) / n * S / B, EC_TOL_CLOSED_FORM);
+        /* across nodes an all-reduce is NCCL's tuner model (models/nccl_tuning.csv): the ring's
+         * latency there, under 1% of this message, comes from NCCL's constants, not hop_latency_s */
+        assert_rel(eci_coll_s(&c, &g, ECI_COLL_ALLREDUCE, S), 2.0 * (n - 1) / n * S / B, 0.01);
     }
     /* a fast network does not make a node faster than its NVLink */
     eci_group g;

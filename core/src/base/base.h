@@ -70,6 +70,7 @@ struct ec_ctx {
     size_t net_found;                 /* the network eci_net_find_rc found by its id last (the same) */
     struct eci_host *hosts; size_t n_hosts;
     struct eci_fabric *fabrics; size_t n_fabrics; /* models/interconnects.csv */
+    struct eci_nccl_tuner *nccl;      /* NCCL's tuner constants, models/nccl_tuning.csv */
     struct eci_refsys *refsys; size_t n_refsys;   /* models/reference_systems.csv (optional) */
     struct eci_net **nets; size_t n_nets, cap_nets; /* presets first, then defined and config.json networks */
     struct eci_consts *consts;        /* software constants, constants.csv */

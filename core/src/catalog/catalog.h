@@ -83,6 +83,30 @@ typedef struct eci_fabric {
     double domain_gpus;       /* GPUs in one NVLink switch domain (GB200 NVL72), -1: none */
 } eci_fabric;
 
+/* ---- NCCL's tuner model (models/nccl_tuning.csv, nccl.c) ------------------------------- */
+/* The latency and bus-bandwidth constants NCCL's tuner (src/graph/tuning.cc) prices an
+ * all-reduce with, per algorithm (ring, tree) and protocol (LL, LL128, Simple); comm.c takes
+ * the algorithm NCCL's model finds fastest.  Times in seconds. */
+enum { ECI_NCCL_RING, ECI_NCCL_TREE, ECI_NCCL_ALGOS };
+enum { ECI_NCCL_LL, ECI_NCCL_LL128, ECI_NCCL_SIMPLE, ECI_NCCL_PROTOS };
+#define ECI_NCCL_SIZE_CLASSES 23 /* treeCorrectionFactor applies below 64 B x 2^23 */
+typedef struct eci_nccl_proto {
+    double base_s;             /* baseLatencies */
+    double intra_s[2];         /* hwLatencies of one step within a node: [0] NVLink, [1] PCI */
+    double net_s;              /* hwLatencies[NET]: one step across nodes */
+    double net_step_floor_s;   /* a ring across nodes: each intra-node step at least this (0: none) */
+    double net_large_mult;     /* a ring across nodes: latency x this (ring Simple's plateau), else 1 */
+    double net_large_mult_before_sm80; /* the same on GPUs below compute capability 8.0 */
+    double min_compute_capability; /* the protocol runs from this compute capability on (LL128: 7.0) */
+    double busbw_frac, busbw_frac_one_node; /* bus bandwidth over the link's, across nodes / on one */
+    int needs_nvlink;          /* LL128: only where the GPUs of a node talk over NVLink */
+    int n_corr;                /* size classes with a bandwidth correction (0: none) */
+    double corr[ECI_NCCL_SIZE_CLASSES]; /* by floor(log2(bytes / 64)) */
+} eci_nccl_proto;
+typedef struct eci_nccl_tuner {
+    eci_nccl_proto p[ECI_NCCL_ALGOS][ECI_NCCL_PROTOS];
+} eci_nccl_tuner;
+
 /* ---- a GPU's reference system (one row of models/reference_systems.csv, refsys.c) ---- */
 typedef struct eci_refsys {
     char *gpu, *system, *network, *fabric_text, *source;
@@ -140,6 +164,10 @@ EC_INTERNAL const eci_host *eci_host_find(ec_ctx *ctx, const char *name);
 EC_INTERNAL int eci_fabric_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_fabric_free(ec_ctx *ctx);
 EC_INTERNAL const eci_fabric *eci_fabric_find(ec_ctx *ctx, const char *name); /* sets EC_ENOTFOUND */
+
+/* models/nccl_tuning.csv: exactly the six rows ring_ll ... tree_simple (nccl.c). */
+EC_INTERNAL int eci_nccl_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_nccl_free(ec_ctx *ctx);
 
 /* The skeleton of a per-GPU table read after gpus.csv (gpu_table.c): its columns (all
  * required), parse (one data row into row_size bytes, NULL when row_size is 0; col[] holds the

@@ -10,6 +10,13 @@
  *     (constants.csv pcie_host_copy_frac), not NCCL's fitted in-training one.
  *   - Collective times: ring all-reduce alpha*2(n-1) + 2(n-1)/n * S / busbw; broadcast and
  *     reduce alpha*(n-1) + S / busbw (nccl-tests PERFORMANCE.md bus factors).
+ *   - Algorithm: an all-reduce runs as ring or tree, whichever NCCL's own tuner model finds
+ *     faster (models/nccl_tuning.csv from NVIDIA/nccl src/graph/tuning.cc: per protocol LL,
+ *     LL128, Simple a base latency, per-step latencies over NVLink, PCI and the network, and
+ *     bandwidth factors).  A ring's latency grows with the ranks, a tree's with log2 of the
+ *     nodes, so large jobs reduce small and medium messages by tree.  Across nodes the time is
+ *     that model's; on one node (where the model picks the ring at every size) the ring keeps
+ *     the measured ramp below, which was read on one node.
  *   - DDP's Reducer: buckets filled in gradient-ready order, all-reduced on a second stream
  *     while backward goes on; only what is left when backward ends is exposed, and the
  *     backward kernels that run beside an all-reduce are slowed by it (constants.csv
@@ -112,7 +119,9 @@ static int board_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
 #define COLL_MEMO 256 /* a power of two: the slot is a hash of the key, masked */
 typedef struct coll_memo {
     double bytes, n, busbw, hop, ref_busbw, ref_ranks; /* the message, the group, the ramp's reference */
-    int kind, points;                                  /* an eci_coll, or -1: eci_comm_allreduce_s */
+    int kind, points, nodes, intra_pci;                /* an eci_coll, or -1: eci_comm_allreduce_s */
+    const eci_nccl_tuner *tuner;                       /* NCCL's constants the time was priced with */
+    double cc;                                         /* and the GPU's compute capability */
     int used;
     double s;
 } coll_memo;
@@ -204,6 +213,8 @@ int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
     c->boards = 1;
     c->hop_latency_s = eci_const(ctx, EC_C_allreduce_hop_latency_s);
     c->h2d_share_frac = 1.0;
+    c->tuner = ctx->nccl;
+    c->compute_capability = g->compute_capability;
     int per_node = (n + nodes - 1) / nodes;
     int rc = EC_OK;
     if (strcmp(topology, "nvlink") == 0) {
@@ -225,6 +236,8 @@ int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
     }
     if (rc != EC_OK)
         return rc;
+    /* NCCL's tuner: NVLink latencies where the ring's links within the node are NVLink */
+    c->intra_pci = !(strcmp(topology, "nvlink") == 0 && strcmp(c->bottleneck, "pcie between bridged pairs") != 0);
     if (c->copy_bytes_per_s <= 0) /* peer-to-peer paths: copies and rings use the same links */
         c->copy_bytes_per_s = c->busbw_bytes_per_s;
     if (measured_busbw_bytes_per_s > 0) { /* the ring's rate as measured on the user's machine;
@@ -244,11 +257,12 @@ int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
     return load_ramp(ctx, c);
 }
 
-double eci_comm_busbw_at(const eci_comm *c, double bytes, double ring_steps)
+/* eci_comm_busbw_at on c's ramp at bus bandwidth busbw (a group's, or c's own). */
+static double busbw_at(const eci_comm *c, double busbw, double bytes, double ring_steps)
 {
     if (c->ramp_points < 2 || bytes <= 0 || ring_steps <= 0)
-        return c->busbw_bytes_per_s;
-    double equiv = bytes * (c->ramp_ref_ranks / ring_steps) * (c->ramp_ref_busbw_bytes_per_s / c->busbw_bytes_per_s);
+        return busbw;
+    double equiv = bytes * (c->ramp_ref_ranks / ring_steps) * (c->ramp_ref_busbw_bytes_per_s / busbw);
     double x = log(equiv), frac;
     int last = c->ramp_points - 1;
     if (x >= c->ramp_log_bytes[last]) {
@@ -260,13 +274,19 @@ double eci_comm_busbw_at(const eci_comm *c, double bytes, double ring_steps)
             gsl_interp_eval_e(c->ramp_fn, c->ramp_log_bytes, c->ramp_frac, x, NULL, &frac) != GSL_SUCCESS)
             frac = c->ramp_frac[last];
     }
-    return c->busbw_bytes_per_s * frac;
+    return busbw * frac;
+}
+
+double eci_comm_busbw_at(const eci_comm *c, double bytes, double ring_steps)
+{
+    return busbw_at(c, c->busbw_bytes_per_s, bytes, ring_steps);
 }
 
 /* The cache entry of a collective of `bytes` over n ranks at busbw (kind: an eci_coll, -1 for
  * eci_comm_allreduce_s) on c's ramp: *hit when it holds the time, else the slot to fill
  * (memo_put).  NULL when c has no cache (an eci_comm made by hand). */
-static coll_memo *memo_get(const eci_comm *c, int kind, double bytes, double n, double busbw, double hop, int *hit)
+static coll_memo *memo_get(const eci_comm *c, int kind, double bytes, double n, int nodes, double busbw, double hop,
+                           int *hit)
 {
     *hit = 0;
     if (c->cache == NULL)
@@ -276,19 +296,109 @@ static coll_memo *memo_get(const eci_comm *c, int kind, double bytes, double n, 
     b ^= b >> 29;
     b = (b ^ ((uint64_t)n * 0x9e3779b97f4a7c15u) ^ (uint64_t)(kind + 2)) * 0xbf58476d1ce4e5b9u;
     coll_memo *m = &c->cache->memo[(b >> 40) & (COLL_MEMO - 1)];
-    *hit = m->used && m->bytes == bytes && m->n == n && m->busbw == busbw && m->hop == hop && m->kind == kind &&
-           m->ref_busbw == c->ramp_ref_busbw_bytes_per_s && m->ref_ranks == c->ramp_ref_ranks &&
-           m->points == c->ramp_points;
+    *hit = m->used && m->bytes == bytes && m->n == n && m->nodes == nodes && m->busbw == busbw && m->hop == hop &&
+           m->kind == kind && m->ref_busbw == c->ramp_ref_busbw_bytes_per_s && m->ref_ranks == c->ramp_ref_ranks &&
+           m->points == c->ramp_points && m->intra_pci == c->intra_pci && m->tuner == c->tuner &&
+           m->cc == c->compute_capability;
     return m;
 }
 
-static double memo_put(const eci_comm *c, coll_memo *m, int kind, double bytes, double n, double busbw, double hop,
-                       double s)
+static double memo_put(const eci_comm *c, coll_memo *m, int kind, double bytes, double n, int nodes, double busbw,
+                       double hop, double s)
 {
     if (m != NULL)
-        *m = (coll_memo){.bytes = bytes, .n = n, .busbw = busbw, .hop = hop, .ref_busbw = c->ramp_ref_busbw_bytes_per_s,
-                         .ref_ranks = c->ramp_ref_ranks, .kind = kind, .points = c->ramp_points, .used = 1, .s = s};
+        *m = (coll_memo){.bytes = bytes, .n = n, .nodes = nodes, .busbw = busbw, .hop = hop,
+                         .ref_busbw = c->ramp_ref_busbw_bytes_per_s, .ref_ranks = c->ramp_ref_ranks, .kind = kind,
+                         .points = c->ramp_points, .used = 1, .s = s, .intra_pci = c->intra_pci, .tuner = c->tuner,
+                         .cc = c->compute_capability};
     return s;
+}
+
+/* ---- NCCL's algorithm choice ----------------------------------------------------------- */
+/* floor(log2(x)) for x >= 1 (NCCL's log2i), -1 below. */
+static int log2_floor(double x)
+{
+    if (x < 1)
+        return -1;
+    int e;
+    frexp(x, &e);
+    return e - 1;
+}
+
+/* NCCL's tuner model (src/graph/tuning.cc, ncclTopoTuneModel and ncclTopoGetAlgoTime) of an
+ * all-reduce: the fastest protocol's time of the ring (*ring_s) and of the tree (*tree_s).
+ * Ring: 2(n-1) steps, 2(nodes-1) of them across nodes; tree: 2 x (ranks per node - 1) steps
+ * within a node (a chain) and 2 log2(nodes) across.  One channel is assumed for the ring's
+ * large-message test (bytes / ranks >= 64); the per-channel and LL bandwidth caps are left out
+ * (they need the channel count and the CPU vendor). */
+static void nccl_model(const eci_comm *c, double bytes, int n, int nodes, double busbw, double *ring_s,
+                       double *tree_s)
+{
+    const eci_nccl_tuner *t = c->tuner;
+    int hw = c->intra_pci, multi = nodes > 1, ppn = n / nodes;
+    double steps = 2.0 * (n - 1), net_steps = multi ? 2.0 * (nodes - 1) : 0;
+    double tree_net_steps = 2.0 * log2_floor(nodes), tree_intra_steps = 2.0 * (ppn - 1);
+    int cls = log2_floor(bytes / 64);
+    *ring_s = *tree_s = HUGE_VAL;
+    for (int p = 0; p < ECI_NCCL_PROTOS; p++) {
+        const eci_nccl_proto *r = &t->p[ECI_NCCL_RING][p], *q = &t->p[ECI_NCCL_TREE][p];
+        if ((r->needs_nvlink && hw) || c->compute_capability < r->min_compute_capability)
+            continue;
+        double intra = r->intra_s[hw];
+        if (multi && intra < r->net_step_floor_s)
+            intra = r->net_step_floor_s;
+        double net = ppn == 1 ? q->net_s : r->net_s; /* NCCL: one rank per node exposes the tree's */
+        double lat = r->base_s + (steps - net_steps) * intra + net_steps * net;
+        if (multi && bytes >= 64.0 * n)
+            lat *= c->compute_capability < 8.0 ? r->net_large_mult_before_sm80 : r->net_large_mult;
+        double s = lat + bytes * steps / n / (busbw * (multi ? r->busbw_frac : r->busbw_frac_one_node));
+        if (s < *ring_s)
+            *ring_s = s;
+        if ((q->needs_nvlink && hw) || c->compute_capability < q->min_compute_capability)
+            continue;
+        lat = q->base_s + tree_intra_steps * q->intra_s[hw] + tree_net_steps * q->net_s;
+        double corr = cls >= 0 && cls < q->n_corr ? q->corr[cls] : 1.0;
+        s = lat + 2.0 * bytes / (busbw * (multi ? q->busbw_frac : q->busbw_frac_one_node) * corr);
+        if (s < *tree_s)
+            *tree_s = s;
+    }
+}
+
+int eci_nccl_allreduce_algo(const eci_comm *c, double bytes, int n, int nodes, double busbw_bytes_per_s,
+                            double *model_s)
+{
+    double ring = 0, tree = 0;
+    int algo = ECI_NCCL_RING;
+    if (c->tuner != NULL && n > 1 && nodes >= 1 && bytes > 0 && busbw_bytes_per_s > 0) {
+        nccl_model(c, bytes, n, nodes, busbw_bytes_per_s, &ring, &tree);
+        algo = tree < ring ? ECI_NCCL_TREE : ECI_NCCL_RING;
+    }
+    if (model_s != NULL)
+        *model_s = algo == ECI_NCCL_TREE ? tree : ring;
+    return algo;
+}
+
+/* An all-reduce as NCCL runs it.  Across nodes: NCCL's model of the algorithm it picks (ring
+ * or tree).  On one node NCCL's model picks the ring at every size, which is priced by the
+ * measured ramp (read on one node), with its latency 2(n-1) x hop_s added (a group's,
+ * eci_coll_s) or as a floor (the whole job's DDP ring); a tree that won there would take
+ * its model's time. */
+static double allreduce_s(const eci_comm *c, double bytes, int n, int nodes, double busbw, double hop_s, int add)
+{
+    double model_s;
+    int algo = eci_nccl_allreduce_algo(c, bytes, n, nodes, busbw, &model_s);
+    if (algo == ECI_NCCL_TREE || (nodes > 1 && c->tuner != NULL))
+        return model_s;
+    double lat_s = hop_s * 2.0 * (n - 1);
+    double bw_s = 2.0 * (n - 1) / n * bytes / busbw_at(c, busbw, bytes, n);
+    return add ? lat_s + bw_s : bw_s > lat_s ? bw_s : lat_s;
+}
+
+const char *eci_allreduce_algo_name(const eci_comm *c, const eci_group *g, double bytes)
+{
+    int algo = g != NULL ? eci_nccl_allreduce_algo(c, bytes, g->n, g->nodes, g->busbw_bytes_per_s, NULL)
+                         : eci_nccl_allreduce_algo(c, bytes, c->n, c->nodes, c->busbw_bytes_per_s, NULL);
+    return algo == ECI_NCCL_TREE ? "tree" : "ring";
 }
 
 double eci_comm_allreduce_s(const eci_comm *c, double bytes)
@@ -296,12 +406,11 @@ double eci_comm_allreduce_s(const eci_comm *c, double bytes)
     if (c->n <= 1 || bytes <= 0)
         return 0;
     int hit;
-    coll_memo *m = memo_get(c, -1, bytes, c->n, c->busbw_bytes_per_s, c->hop_latency_s, &hit);
+    coll_memo *m = memo_get(c, -1, bytes, c->n, c->nodes, c->busbw_bytes_per_s, c->hop_latency_s, &hit);
     if (hit)
         return m->s;
-    double floor_s = c->hop_latency_s * 2.0 * (c->n - 1);
-    double bw_s = 2.0 * (c->n - 1) / c->n * bytes / eci_comm_busbw_at(c, bytes, c->n);
-    return memo_put(c, m, -1, bytes, c->n, c->busbw_bytes_per_s, c->hop_latency_s, bw_s > floor_s ? bw_s : floor_s);
+    double s = allreduce_s(c, bytes, c->n, c->nodes, c->busbw_bytes_per_s, c->hop_latency_s, 0);
+    return memo_put(c, m, -1, bytes, c->n, c->nodes, c->busbw_bytes_per_s, c->hop_latency_s, s);
 }
 
 double eci_comm_bcast_s(const eci_comm *c, double bytes)
@@ -364,23 +473,17 @@ double eci_coll_s(const eci_comm *c, const eci_group *g, eci_coll coll, double b
     if (coll == ECI_COLL_P2P)
         return a + bytes / g->p2p_bytes_per_s;
     int hit;
-    coll_memo *m = memo_get(c, (int)coll, bytes, n, g->busbw_bytes_per_s, a, &hit);
+    coll_memo *m = memo_get(c, (int)coll, bytes, n, g->nodes, g->busbw_bytes_per_s, a, &hit);
     if (hit)
         return m->s;
-    eci_comm at = *c; /* the ramp of c at this group's size and rate */
-    at.n = g->n;
-    at.busbw_bytes_per_s = g->busbw_bytes_per_s;
     double s;
     if (coll == ECI_COLL_ALLREDUCE) {
-        double bw = eci_comm_busbw_at(&at, bytes, n);
-        double ring = 2.0 * (n - 1) * a + 2.0 * (n - 1) / n * bytes / bw;
-        double tree = 2.0 * ceil(log2(n)) * a + 2.0 * bytes / bw;
-        s = ring < tree ? ring : tree;
-    } else {
-        double bw = eci_comm_busbw_at(&at, bytes, n - 1);
+        s = allreduce_s(c, bytes, g->n, g->nodes, g->busbw_bytes_per_s, a, 1);
+    } else { /* the ramp of c at this group's size and rate */
+        double bw = busbw_at(c, g->busbw_bytes_per_s, bytes, n - 1);
         s = (n - 1) * a + (n - 1) / n * bytes / bw;
     }
-    return memo_put(c, m, (int)coll, bytes, n, g->busbw_bytes_per_s, a, s);
+    return memo_put(c, m, (int)coll, bytes, n, g->nodes, g->busbw_bytes_per_s, a, s);
 }
 
 /* ---- DDP bucket schedule ------------------------------------------------------------------ */
@@ -420,8 +523,11 @@ void eci_ddp_launch(eci_ddp_sched *s, double t_s)
     }
     if (s->first_start_s < 0)
         s->first_start_s = start;
-    if (s->on_launch != NULL)
-        s->on_launch(s->on_launch_arg, start, ar, s->open_bytes, s->group != NULL ? (int)s->coll : ECI_COLL_ALLREDUCE);
+    if (s->on_launch != NULL) { /* a trace: name the algorithm too */
+        int coll = s->group != NULL ? (int)s->coll : ECI_COLL_ALLREDUCE;
+        s->on_launch(s->on_launch_arg, start, ar, s->open_bytes, coll,
+                     coll == ECI_COLL_ALLREDUCE ? eci_allreduce_algo_name(s->comm, s->group, s->open_bytes) : "ring");
+    }
     s->comm_free_s = start + ar;
     s->comm_busy_s += ar;
     s->launched++;

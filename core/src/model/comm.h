@@ -26,6 +26,10 @@ typedef struct eci_comm {
     double hop_latency_s;         /* alpha: latency of one ring step */
     double h2d_share_frac;        /* each GPU's share of its own H2D bandwidth when all copy at once */
     const char *bottleneck;       /* static name of the limiting link, for messages and reports */
+    const eci_nccl_tuner *tuner;  /* NCCL's tuner constants (the ctx's nccl_tuning.csv); NULL: ring only */
+    int intra_pci;                /* the GPUs of a node talk over PCI (1) or NVLink (0), as NCCL's tuner
+                                     sees it: its hwLatencies row and whether LL128 runs */
+    double compute_capability;    /* the GPU's: NCCL's tuner enables protocols and scales latencies by it */
     /* Measured NCCL bus-bandwidth ramp over message size (constants.csv nccl_ramp_*): log of
      * the size and busbw as a fraction of the curve's plateau; ramp_points = 0: no ramp. */
     int ramp_points;
@@ -56,8 +60,10 @@ EC_INTERNAL double eci_bcast_s(double bytes, int n, double busbw_bytes_per_s, do
  * the first point busbw grows in proportion to the size (latency-bound); above the last it is
  * the plateau.  Monotone (Steffen) interpolation in log size, GSL. */
 EC_INTERNAL double eci_comm_busbw_at(const eci_comm *c, double bytes, double ring_steps);
-/* Ring all-reduce / pipelined broadcast or reduce of one message on this topology, with the
- * size-dependent bus bandwidth; never below the ring's latency alpha x steps. */
+/* All-reduce of one message over every GPU of c, as NCCL runs it: across nodes NCCL's tuner
+ * model of the algorithm it picks (eci_nccl_allreduce_algo: ring or tree); on one node the ring
+ * at the measured size-dependent bus bandwidth, never below the ring's latency alpha x steps.
+ * Pipelined broadcast or reduce: a ring (NCCL runs no other). */
 EC_INTERNAL double eci_comm_allreduce_s(const eci_comm *c, double bytes);
 EC_INTERNAL double eci_comm_bcast_s(const eci_comm *c, double bytes);
 /* `bytes` in messages of at most chunk_bytes (torch's coalesced broadcast/reduce), one after another. */
@@ -94,7 +100,7 @@ typedef struct eci_ddp_sched {
     double memo_bytes[8], memo_s[8]; /* recent buckets' sizes and times: a layer's few sizes recur */
     unsigned memo_next;
     /* a trace's recorder (sim/steprec.c), told of each bucket launched; NULL (eci_ddp_begin): none */
-    void (*on_launch)(void *arg, double start_s, double dur_s, double bytes, int coll);
+    void (*on_launch)(void *arg, double start_s, double dur_s, double bytes, int coll, const char *algo);
     void *on_launch_arg;
 } eci_ddp_sched;
 
@@ -140,9 +146,18 @@ static inline double eci_overlap_stretch_s(double comm_busy_until_s, double star
 EC_INTERNAL void eci_comm_group(const eci_comm *c, int n, int stride, int per_node, double net_bytes_per_s,
                                 double net_frac, eci_group *g);
 /* Time of one collective of `bytes` (the whole buffer: the all-gather's output, the
- * reduce-scatter's input) over group g, with the message-size ramp of c; an all-reduce takes
- * NCCL's better of ring (2(n-1) latency steps) and tree (2 log2 n steps). */
+ * reduce-scatter's input) over group g, with the message-size ramp of c; an all-reduce runs
+ * the algorithm NCCL's tuner picks (ring, or tree: log2 of the nodes in latency steps). */
 EC_INTERNAL double eci_coll_s(const eci_comm *c, const eci_group *g, eci_coll coll, double bytes);
+
+/* NCCL's algorithm choice for an all-reduce of `bytes` over n ranks on `nodes` nodes at bus
+ * bandwidth busbw (src/graph/tuning.cc: per algorithm and protocol, latency + bytes / bandwidth,
+ * the smallest wins): ECI_NCCL_TREE or ECI_NCCL_RING (always the ring without c->tuner).
+ * *model_s (may be NULL): the chosen algorithm's time in NCCL's model. */
+EC_INTERNAL int eci_nccl_allreduce_algo(const eci_comm *c, double bytes, int n, int nodes, double busbw_bytes_per_s,
+                                        double *model_s);
+/* The algorithm of group g's all-reduce of `bytes` (g NULL: every GPU of c), "ring" or "tree". */
+EC_INTERNAL const char *eci_allreduce_algo_name(const eci_comm *c, const eci_group *g, double bytes);
 
 /* Expected maximum of n independent standard normal draws (GSL integration);
  * 0 for n <= 1.  The slowest of n GPUs whose speeds vary with coefficient of variation cv

@@ -1,7 +1,7 @@
 /*
  * load.c: a models/ folder into a context (ec_ctx_load_models): the catalog's tables
- * (constants, GPUs and their attention kernels of attention.csv, hosts, interconnects), the
- * network presets of networks.csv, and when the folder has them the GPUs' reference systems
+ * (constants, GPUs and their attention kernels of attention.csv, hosts, interconnects, NCCL's
+ * tuner constants), the network presets of networks.csv, and when the folder has them the GPUs' reference systems
  * of reference_systems.csv, the fitted parameters of profile.csv and the prices of prices.csv;
  * and a context loaded as another is (ec_ctx_load_from: its folder, its fit, its defined networks).
  */
@@ -18,6 +18,7 @@ static void unload(ec_ctx *ctx)
     eci_hw_free(ctx);
     eci_host_free(ctx);
     eci_fabric_free(ctx);
+    eci_nccl_free(ctx);
     eci_net_free(ctx);
     eci_consts_free(ctx);
     eci_sdpa_free(ctx);
@@ -58,6 +59,7 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
         {"gemm_shapes.csv", eci_gemm_shapes_load}, /* the public shape data behind it, checked */
         {"hosts.csv", eci_host_load},
         {"interconnects.csv", eci_fabric_load},
+        {"nccl_tuning.csv", eci_nccl_load}, /* NCCL's algorithm choice for all-reduces (catalog/nccl.c) */
         {"networks.csv", eci_net_load},
     };
     char path[EC_PATH_MAX + 32];

@@ -95,7 +95,7 @@ void eci_rec_micro_end(eci_step_rec *r, double t1_s)
     r->pass = NULL;
 }
 
-void eci_rec_ddp_launch(void *rec, double start_s, double dur_s, double bytes, int coll)
+void eci_rec_ddp_launch(void *rec, double start_s, double dur_s, double bytes, int coll, const char *algo)
 {
     eci_step_rec *r = rec;
     char name[ECI_REC_NAME_MAX];
@@ -105,6 +105,7 @@ void eci_rec_ddp_launch(void *rec, double start_s, double dur_s, double bytes, i
     if (!r->nomem) {
         r->ev[r->n - 1].unit = r->bucket;
         r->ev[r->n - 1].bytes = bytes;
+        r->ev[r->n - 1].algo = algo;
     }
     r->bucket++;
 }

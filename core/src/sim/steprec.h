@@ -28,6 +28,7 @@ typedef struct eci_rec_event {
     int unit;                    /* FSDP unit, DDP bucket, pipeline micro-batch; -1: none (-2: FSDP's root) */
     double start_s, dur_s;       /* from the start of the optimizer step */
     double bytes;                /* collectives: bytes reduced (0: not known) */
+    const char *algo;            /* static: NCCL's algorithm of a DDP/ZeRO bucket ("ring", "tree"); NULL: none */
 } eci_rec_event;
 
 typedef struct eci_step_rec {
@@ -62,7 +63,7 @@ EC_INTERNAL void eci_rec_phase(eci_step_rec *r, const char *name, double end_s);
 EC_INTERNAL void eci_rec_micro_begin(eci_step_rec *r, int micro, double t0_s);
 EC_INTERNAL void eci_rec_micro_end(eci_step_rec *r, double t1_s);
 /* The Reducer's hook (eci_ddp_sched.on_launch): a bucket's all-reduce (or reduce-scatter). */
-EC_INTERNAL void eci_rec_ddp_launch(void *rec, double start_s, double dur_s, double bytes, int coll);
+EC_INTERNAL void eci_rec_ddp_launch(void *rec, double start_s, double dur_s, double bytes, int coll, const char *algo);
 /* The sharded units' hook (eci_shard.on_launch): unit's all-gather (gather) or reduction. */
 EC_INTERNAL void eci_rec_shard_launch(void *rec, double start_s, double dur_s, int gather, int unit);
 /* A collective on the communication track outside the hooks (ZeRO's gather after the step). */

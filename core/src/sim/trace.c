@@ -155,6 +155,8 @@ static void write_record_event(FILE *f, const layout *lo, long q, const eci_rec_
         fprintf(f, ",\"pass\":\"%s\"", e->pass);
     if (e->bytes > 0)
         fprintf(f, ",\"bytes\":%.0f", e->bytes);
+    if (e->algo != NULL)
+        fprintf(f, ",\"algorithm\":\"%s\"", e->algo);
     fprintf(f, ",\"model_dur_us\":");
     put_us(f, to_ns(e->dur_s));
     fprintf(f, "}}");

@@ -117,6 +117,18 @@ dup = [list(r) for r in nets]
 dup.append(list(nets[bert]))
 emit("networks", "duplicate_id", text(dup))
 
+tuning = read("nccl_tuning")
+common("nccl_tuning", tuning, "net_latency_us")
+emit("nccl_tuning", "missing_row", text(tuning[:-1]))
+emit("nccl_tuning", "unknown_row", text(set_cell(tuning, 1, "id", "ring_ll64")))
+emit("nccl_tuning", "correction_above_one", text(set_cell(tuning, 4, "size_correction", "1.0 1.5")))
+emit("nccl_tuning", "correction_not_a_number", text(set_cell(tuning, 4, "size_correction", "1.0 lots")))
+emit("nccl_tuning", "needs_nvlink_not_0_or_1", text(set_cell(tuning, 1, "needs_nvlink", "2")))
+emit("nccl_tuning", "latency_mult_below_one", text(set_cell(tuning, 3, "net_large_latency_mult_before_sm80", "0.5")))
+dup = [list(r) for r in tuning]
+dup.append(list(tuning[1]))
+emit("nccl_tuning", "duplicate_id", text(dup))
+
 fabrics = read("interconnects")
 common("interconnects", fabrics, "gbit_per_s_per_node")
 os.remove(os.path.join(ROOT, "interconnects", "empty_number.csv"))  # an empty rate is allowed (the other one given)
