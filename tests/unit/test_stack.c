@@ -528,7 +528,7 @@ static void test_attention_head_dim(void **state)
 
 /* SDPA's backend is data (models/sdpa_backends.csv), by release, GPU and dtype: torch 2.5 runs
  * cuDNN attention on H100 in 16-bit (2.5 release notes), torch 2.0 FlashAttention on a T4 in fp16
- * (sm75 admitted until 2.2, priced at the flash2 rows), fp32 the memory-efficient kernel;
+ * (sm75 admitted until 2.2; FlashAttention v1 until 2.2, attention.csv's flash1 rows), fp32 the memory-efficient kernel;
  * torch_version unset keeps the mapping before the table: flash2 for 16-bit from sm80. */
 static void test_sdpa_backends(void **state)
 {
@@ -545,9 +545,10 @@ static void test_sdpa_backends(void **state)
         {"h", EC_PREC_AMP_BF16, 0, ECI_AK_FLASH2},    {"h", EC_PREC_AMP_BF16, 2.5, ECI_AK_CUDNN},
         {"h", EC_PREC_AMP_BF16, 2.4, ECI_AK_FLASH2},  {"h", EC_PREC_AMP_BF16, 2.13, ECI_AK_CUDNN},
         {"h", EC_PREC_AMP_BF16, 2.0, ECI_AK_MEM_EFFICIENT}, {"a", EC_PREC_AMP_BF16, 2.13, ECI_AK_FLASH2},
-        {"t", EC_PREC_AMP_FP16, 2.0, ECI_AK_FLASH2},  {"t", EC_PREC_AMP_FP16, 2.2, ECI_AK_MEM_EFFICIENT},
+        {"t", EC_PREC_AMP_FP16, 2.0, ECI_AK_FLASH1},  {"t", EC_PREC_AMP_FP16, 2.2, ECI_AK_MEM_EFFICIENT},
         {"t", EC_PREC_AMP_FP16, 0, ECI_AK_MEM_EFFICIENT}, {"h", EC_PREC_FP32, 2.5, ECI_AK_MEM_EFFICIENT},
         {"h", EC_PREC_TF32, 0, ECI_AK_MEM_EFFICIENT}, {"a", EC_PREC_FP32, 2.1, ECI_AK_MEM_EFFICIENT},
+        {"a", EC_PREC_AMP_BF16, 2.1, ECI_AK_FLASH1}, {"a", EC_PREC_AMP_BF16, 2.2, ECI_AK_FLASH2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const eci_gpu *g = cases[i].gpu[0] == 'h' ? h100 : cases[i].gpu[0] == 't' ? t4 : a100;
