@@ -255,8 +255,9 @@ typedef enum ec_attention {
     EC_ATTN_FLASH_TRITON, /* FlashAttention in Triton (llm-foundry attn_impl=triton, 2023; also spelled triton):
                              the same work as flash at the Triton kernel's rate */
     EC_ATTN_FLASH3,   /* FlashAttention-3 (Hopper only): the same work as flash */
-    EC_ATTN_CUDNN     /* cuDNN fused attention (Transformer Engine, SDPA's cuDNN backend): the same work as flash;
+    EC_ATTN_CUDNN,    /* cuDNN fused attention (Transformer Engine, SDPA's cuDNN backend): the same work as flash;
                          each kernel's rate per GPU architecture: models/attention.csv */
+    EC_ATTN_FLASH1    /* FlashAttention v1 (flash-attn 1.x, 2022-23 stacks): the same work as flash at its rate */
 } ec_attention;
 
 typedef enum ec_tokenize { EC_TOKENIZE_UPFRONT = 0, EC_TOKENIZE_ON_THE_FLY } ec_tokenize;

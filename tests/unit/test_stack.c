@@ -510,9 +510,12 @@ static void test_attention_op_by_architecture(void **state)
         eci_rates_init(ctx, g, EC_PREC_AMP_BF16, &calib, 0, &r);
         eci_op op;
         memset(&op, 0, sizeof op);
-        op.kind = ECI_OP_ATTN; /* 8k tokens, head dim 64 (k = 2 x 64), 64 heads x batch */
+        /* 8k tokens, head dim 32 (k = 2 x 32), 64 heads x batch: 64 FLOPs per score byte, where
+         * the scores' streaming time would bind (from head dim 64 FlashAttention-2's math time on
+         * an A100, at 0.63 of the peak, is about that time: attention.csv) */
+        op.kind = ECI_OP_ATTN;
         op.m = op.n = 8192;
-        op.k = 128;
+        op.k = 64;
         op.batch = 64;
         op.bwd = 1;
         eci_op_cost_t c;
@@ -566,9 +569,63 @@ static void test_attention_names(void **state)
     ec_ctx_free(ctx);
 }
 
+/* One fused attention op's time per FLOP on g for attention=attention, head dim hd, forward
+ * (pass 0) or backward (1), not causal. */
+static double attn_s_per_flop(ec_ctx *ctx, const eci_gpu *g, int attention, double hd, int pass)
+{
+    eci_params calib;
+    eci_params_default(ctx, &calib);
+    eci_rates r;
+    eci_rates_init(ctx, g, EC_PREC_AMP_BF16, &calib, 0, &r);
+    eci_rates_attention(ctx, g, attention, EC_PREC_AMP_BF16, 0, &r);
+    eci_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = ECI_OP_ATTN; /* 16k tokens in 8 sequences of 2k, 2048 / hd heads (FA2-PAPER's setting) */
+    op.m = op.n = 2048;
+    op.k = 2 * hd;
+    op.batch = 8 * 2048 / hd;
+    op.bwd = 1;
+    eci_op_cost_t c;
+    eci_op_cost(ctx, &r, &op, &c);
+    return (pass ? c.bwd_s : c.fwd_s) / (2.0 * op.m * op.n * op.k * op.batch);
+}
+
+/* Head dim is data (models/attention.csv head_dim, issue 39): FlashAttention-2 on an A100 runs
+ * head dim 64 at a smaller share of the peak than head dim 128 (FA2-PAPER figure 4: 176 against
+ * 203 TFLOP/s at 16k), both passes, and a head dim between takes a rate between; FlashAttention
+ * v1 (attention=flash1) is slower than FlashAttention-2, and faster at head dim 64 than at 128
+ * (110 against 83 TFLOP/s); FlashAttention-3 on H100 is fastest at head dim 256. */
+static void test_attention_head_dim(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb"), *h100 = eci_hw_find(ctx, "h100-sxm5-80gb");
+    for (int pass = 0; pass < 2; pass++) {
+        double f64 = attn_s_per_flop(ctx, a100, EC_ATTN_FLASH, 64, pass);
+        double f96 = attn_s_per_flop(ctx, a100, EC_ATTN_FLASH, 96, pass);
+        double f128 = attn_s_per_flop(ctx, a100, EC_ATTN_FLASH, 128, pass);
+        assert_true(f64 > 1.1 * f128);
+        assert_true(f96 < f64 && f96 > f128);
+        double v64 = attn_s_per_flop(ctx, a100, EC_ATTN_FLASH1, 64, pass);
+        double v128 = attn_s_per_flop(ctx, a100, EC_ATTN_FLASH1, 128, pass);
+        assert_true(v64 > 1.5 * f64 && v128 > 2.0 * f128);
+        assert_true(v64 < v128);
+    }
+    double h64 = attn_s_per_flop(ctx, h100, EC_ATTN_FLASH3, 64, 0);
+    double h128 = attn_s_per_flop(ctx, h100, EC_ATTN_FLASH3, 128, 0);
+    double h256 = attn_s_per_flop(ctx, h100, EC_ATTN_FLASH3, 256, 0);
+    assert_true(h64 > h128 && h128 > h256);
+    /* flash1 by name, on an architecture without rows: its prior, with the warning */
+    ec_result res;
+    ec_test_predict(ctx, "model=gpt2 task=lm gpu=rtx4090 precision=amp_bf16 batch_per_gpu=8 seq_len=1024 "
+                         "data=on_gpu attention=flash1", &res);
+    assert_contains(res.warning_text, "attention=flash1: models/attention.csv has no row for architecture 'ada'");
+    ec_ctx_free(ctx);
+}
+
 /* SDPA's backend is data (models/sdpa_backends.csv), by release, GPU and dtype: torch 2.5 runs
  * cuDNN attention on H100 in 16-bit (2.5 release notes), torch 2.0 FlashAttention on a T4 in fp16
- * (sm75 admitted until 2.2, priced at the flash2 rows), fp32 the memory-efficient kernel;
+ * (sm75 admitted until 2.2; FlashAttention v1 until 2.2, attention.csv's flash1 rows), fp32 the memory-efficient kernel;
  * torch_version unset keeps the mapping before the table: flash2 for 16-bit from sm80. */
 static void test_sdpa_backends(void **state)
 {
@@ -585,9 +642,10 @@ static void test_sdpa_backends(void **state)
         {"h", EC_PREC_AMP_BF16, 0, ECI_AK_FLASH2},    {"h", EC_PREC_AMP_BF16, 2.5, ECI_AK_CUDNN},
         {"h", EC_PREC_AMP_BF16, 2.4, ECI_AK_FLASH2},  {"h", EC_PREC_AMP_BF16, 2.13, ECI_AK_CUDNN},
         {"h", EC_PREC_AMP_BF16, 2.0, ECI_AK_MEM_EFFICIENT}, {"a", EC_PREC_AMP_BF16, 2.13, ECI_AK_FLASH2},
-        {"t", EC_PREC_AMP_FP16, 2.0, ECI_AK_FLASH2},  {"t", EC_PREC_AMP_FP16, 2.2, ECI_AK_MEM_EFFICIENT},
+        {"t", EC_PREC_AMP_FP16, 2.0, ECI_AK_FLASH1},  {"t", EC_PREC_AMP_FP16, 2.2, ECI_AK_MEM_EFFICIENT},
         {"t", EC_PREC_AMP_FP16, 0, ECI_AK_MEM_EFFICIENT}, {"h", EC_PREC_FP32, 2.5, ECI_AK_MEM_EFFICIENT},
         {"h", EC_PREC_TF32, 0, ECI_AK_MEM_EFFICIENT}, {"a", EC_PREC_FP32, 2.1, ECI_AK_MEM_EFFICIENT},
+        {"a", EC_PREC_AMP_BF16, 2.1, ECI_AK_FLASH1}, {"a", EC_PREC_AMP_BF16, 2.2, ECI_AK_FLASH2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const eci_gpu *g = cases[i].gpu[0] == 'h' ? h100 : cases[i].gpu[0] == 't' ? t4 : a100;
@@ -630,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_sdpa_causal),      cmocka_unit_test(test_flash_triton),
         cmocka_unit_test(test_attention_by_architecture), cmocka_unit_test(test_attention_names),
         cmocka_unit_test(test_attention_op_by_architecture), cmocka_unit_test(test_sdpa_backends),
+        cmocka_unit_test(test_attention_head_dim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

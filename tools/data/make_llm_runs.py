@@ -22,7 +22,7 @@ rows of each raw file it used and why it skipped the others.
 Planned keys used (issue 18): gpus_per_node, network (models/interconnects.csv), strategy=fsdp|
 zero|ddp|single, zero_stage, tp, pp, pp_schedule=1f1b|interleaved, pp_chunks, cp, ep,
 sequence_parallel, precision=amp_bf16|amp_fp8, lora_r, lora_targets=attention|attention_mlp|
-all_linear, base_precision=nf4, optimizer=paged_adamw_8bit|adamw, attention=flash|flash2|cudnn, kernels=eager|fused|te,
+all_linear, base_precision=nf4, optimizer=paged_adamw_8bit|adamw, attention=flash|flash1|flash2|cudnn, kernels=eager|fused|te,
 checkpointing, compile, reduce_dtype, task (MLPerf BERT: pretrain), metric=tokens_per_s|peak_bytes|reserved_bytes.  Model ids are Hugging Face ids or,
 for models without one, "<framework>-<name>" ids listed in bench/data/llm/README.md with the
 config that defines them.
@@ -210,13 +210,15 @@ def from_flash_attention(rows):
         mb, ga, strat, zs = cfg[r["model"]]
         out.append({"id": "flash-attn-" + MODEL[r["model"]].replace("flash-attn-", "") + "-a100-sxm4-80gb-8x",
                     "model": MODEL[r["model"]], "gpu": "a100-sxm4-80gb", "num_gpus": 8, "gpus_per_node": 8,
-                    "strategy": strat, "zero_stage": zs, "precision": "amp_bf16", "attention": "flash",
+                    "strategy": strat, "zero_stage": zs, "precision": "amp_bf16", "attention": "flash1",
                     "kernels": "fused",  # the yamls' fused_bias_fc, fused_mlp, fused_dropout_add_ln, xentropy
                     "checkpointing": 0, "batch_per_gpu": mb, "grad_accum": ga, "seq_len": 2048,
                     "metric": "tokens_per_s", "value": r["value"],
                     "source": "%s; micro-batch/accumulation/strategy from training/configs/experiment/pile/"
-                              "gpt3*-flash.yaml@88173a1a with gpu_mem=82 on A100 80GB (bench/data/llm/README.md)"
-                              % r["source_path"]})
+                              "gpt3*-flash.yaml@88173a1a with gpu_mem=82 on A100 80GB (bench/data/llm/README.md); "
+                              "attention=flash1: the table came with commit 4a6eaa9f (2022-11-29, 'Update configs, "
+                              "add results'), before FlashAttention-2 (assets/flash2_*_benchmark.png, 2023-07-17), "
+                              "so FlashAttention v1" % r["source_path"]})
     return out
 
 
@@ -395,7 +397,8 @@ def from_mlperf(rows, skipped):
                        value=int(round(gbs * int(r["seq_len"]) / float(r["value"]))))
             note = MLPERF_GPT3
             if rnd == "v3.0":
-                note += "; v3.0 image: flash_attn 1.0.5 (FlashAttention-1, priced as flash-attn 2), TE release_v0.8"
+                rec["attention"] = "flash1"
+                note += "; v3.0 image: flash_attn 1.0.5 (FlashAttention-1: attention=flash1), TE release_v0.8"
             else:
                 note += "; v3.1 image: flash-attn 2.0.8, TE 09ba8427"
             what = "tokens_per_s = GBS %d x 2048 / %s s" % (gbs, r["value"])

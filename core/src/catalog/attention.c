@@ -2,7 +2,9 @@
  * attention.c: models/attention.csv, the achieved efficiency of each fused attention kernel
  * (FlashAttention-2 and -3, the Triton FlashAttention of 2023, cuDNN's fused attention,
  * PyTorch's memory-efficient SDPA backend) per GPU architecture, forward and backward, causal
- * and not, each row with its public source (papers' figures, the kernels' own benchmarks).
+ * and not, each row with its public source (papers' figures, the kernels' own benchmarks); a
+ * row with a head_dim holds at that head dim, the kernel's fraction between two such rows is
+ * interpolated in log2(head dim) (eci_attn_hd_interp), an empty head_dim holds at any.
  * Loaded after gpus.csv: every GPU gets its architecture's rows, else the prior rows
  * (architecture '*'), so a prediction reads its kernel's efficiency without a lookup
  * (model/compute.c, eci_rates_attention).  A kernel with neither has from = ECI_AK_NONE: the
@@ -10,20 +12,36 @@
  */
 #include "catalog/catalog.h"
 
+#include <math.h>
 #include <string.h>
 
-static const char *const KERNELS[ECI_AK_N] = {"flash2", "flash3", "triton", "cudnn", "sdpa_mem_efficient"};
+static const char *const KERNELS[ECI_AK_N] = {"flash2", "flash3",             "triton",
+                                               "cudnn",  "sdpa_mem_efficient", "flash1"};
 
 const char *eci_attn_kernel_name(int kernel)
 {
     return kernel >= 0 && kernel < ECI_AK_N ? KERNELS[kernel] : "?";
 }
 
+double eci_attn_hd_interp(const double *hd, const double *v, int n, double d)
+{
+    if (n < 1)
+        return 1.0;
+    if (!(d > hd[0]))
+        return v[0];
+    for (int i = 0; i + 1 < n; i++)
+        if (d < hd[i + 1]) {
+            double t = log2(d / hd[i]) / log2(hd[i + 1] / hd[i]);
+            return v[i] + t * (v[i + 1] - v[i]);
+        }
+    return v[n - 1];
+}
+
 /* One data row, parsed. */
 typedef struct attn_row {
     int kernel, pass, causal; /* causal -1: the row holds for both */
     const char *arch;
-    double frac;
+    double frac, head_dim;    /* head_dim 0: the row holds at any head dim */
     size_t line;
 } attn_row;
 
@@ -33,13 +51,14 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     size_t line = eci_table_line(t, r);
     const char *kernel = eci_table_cell(t, r, col[0]), *pass = eci_table_cell(t, r, col[2]);
     const char *causal = eci_table_cell(t, r, col[3]), *source = eci_table_cell(t, r, col[5]);
+    const char *head_dim = eci_table_cell(t, r, col[6]);
     char echo[48];
     *row = (attn_row){.kernel = -1, .arch = eci_table_cell(t, r, col[1]), .line = line};
     for (int k = 0; k < ECI_AK_N; k++)
         if (strcmp(kernel, KERNELS[k]) == 0)
             row->kernel = k;
     if (row->kernel < 0)
-        return eci_error(ctx, EC_EPARSE, "%s:%zu: unknown kernel '%s' (flash2, flash3, triton, cudnn, "
+        return eci_error(ctx, EC_EPARSE, "%s:%zu: unknown kernel '%s' (flash1, flash2, flash3, triton, cudnn, "
                          "sdpa_mem_efficient)", path, line, eci_echo(echo, sizeof echo, kernel));
     if (row->arch[0] == '\0')
         return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s': empty architecture (a gpus.csv architecture, or '*' "
@@ -55,39 +74,119 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     if (source[0] == '\0')
         return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': empty source (every efficiency names its "
                          "public source)", path, line, kernel, eci_echo(echo, sizeof echo, row->arch));
+    if (head_dim[0] != '\0') { /* the head dims FlashAttention kernels are built for */
+        long hd = 0;
+        int rc = eci_table_int(ctx, t, r, col[6], 16, 512, &hd);
+        if (rc != EC_OK)
+            return rc;
+        row->head_dim = (double)hd;
+    }
     return eci_table_number(ctx, t, r, col[4], 0.01, 1.5, &row->frac);
 }
 
+/* The rows of one pass and causal case: their head dims (0: any), ascending, and fractions. */
+typedef struct hd_points {
+    int n;
+    double hd[ECI_AK_HD_MAX], frac[ECI_AK_HD_MAX];
+    size_t line[ECI_AK_HD_MAX];
+} hd_points;
+
+static int add_point(ec_ctx *ctx, const char *path, const attn_row *row, const char *arch, int c, hd_points *p)
+{
+    const char *pass = row->pass ? "bwd" : "fwd";
+    for (int i = 0; i < p->n; i++) {
+        if (p->hd[i] == row->head_dim && row->head_dim == 0)
+            return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': a second %s row for causal=%d (first on "
+                             "line %zu)", path, row->line, KERNELS[row->kernel], arch, pass, c, p->line[i]);
+        if (p->hd[i] == row->head_dim)
+            return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': a second %s row for causal=%d and "
+                             "head_dim %.0f (first on line %zu)", path, row->line, KERNELS[row->kernel], arch, pass,
+                             c, row->head_dim, p->line[i]);
+        if (p->hd[i] == 0 || row->head_dim == 0)
+            return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': %s causal=%d has a row for every head dim "
+                             "(empty head_dim) and one for head_dim %.0f (lines %zu and %zu)", path, row->line,
+                             KERNELS[row->kernel], arch, pass, c, p->hd[i] + row->head_dim, p->line[i], row->line);
+    }
+    if (p->n == ECI_AK_HD_MAX)
+        return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': more than %d head dims for %s causal=%d",
+                         path, row->line, KERNELS[row->kernel], arch, ECI_AK_HD_MAX, pass, c);
+    int at = p->n++;
+    for (; at > 0 && p->hd[at - 1] > row->head_dim; at--) {
+        p->hd[at] = p->hd[at - 1];
+        p->frac[at] = p->frac[at - 1];
+        p->line[at] = p->line[at - 1];
+    }
+    p->hd[at] = row->head_dim;
+    p->frac[at] = row->frac;
+    p->line[at] = row->line;
+    return EC_OK;
+}
+
+/* The fraction of one case at head dim d (its only row when that holds at any head dim). */
+static double points_at(const hd_points *p, double d)
+{
+    return p->hd[0] == 0 ? p->frac[0] : eci_attn_hd_interp(p->hd, p->frac, p->n, d);
+}
+
+/* e's fractions at the reference head dim and, when any row gives a head dim, their ratios at
+ * every head dim that some case of this kernel and architecture gives. */
+static int set_fracs(ec_ctx *ctx, const char *path, const char *kernel, const char *arch, hd_points pts[2][2],
+                     eci_attn_eff *e)
+{
+    e->n_hd = 0;
+    for (int p = 0; p < 2; p++)
+        for (int c = 0; c < 2; c++)
+            for (int i = 0; i < pts[p][c].n; i++) {
+                double d = pts[p][c].hd[i];
+                int at = 0;
+                while (at < e->n_hd && e->hd[at] < d)
+                    at++;
+                if (d == 0 || (at < e->n_hd && e->hd[at] == d))
+                    continue;
+                if (e->n_hd == ECI_AK_HD_MAX)
+                    return eci_error(ctx, EC_EPARSE, "%s: kernel '%s' on '%s': more than %d head dims", path, kernel,
+                                     arch, ECI_AK_HD_MAX);
+                memmove(&e->hd[at + 1], &e->hd[at], (size_t)(e->n_hd - at) * sizeof e->hd[0]);
+                e->hd[at] = d;
+                e->n_hd++;
+            }
+    for (int p = 0; p < 2; p++)
+        for (int c = 0; c < 2; c++) {
+            e->frac[p][c] = points_at(&pts[p][c], ECI_ATTN_REF_HEAD_DIM);
+            for (int i = 0; i < e->n_hd; i++)
+                e->hd_scale[p][c][i] = points_at(&pts[p][c], e->hd[i]) / e->frac[p][c];
+        }
+    return EC_OK;
+}
+
 /* Set e from the rows of one kernel and architecture; a located error when a pass or causal
- * case is missing or given twice. */
+ * case is missing or given twice (at one head dim, or at any and at one). */
 static int fill(ec_ctx *ctx, const char *path, const attn_row *rows, size_t n, int kernel, const char *arch,
                 eci_attn_eff *e)
 {
-    size_t seen[2][2] = {{0, 0}, {0, 0}};
+    hd_points pts[2][2];
+    memset(pts, 0, sizeof pts);
     for (size_t i = 0; i < n; i++) {
         if (rows[i].kernel != kernel || !eci_name_eq(rows[i].arch, arch))
             continue;
         for (int c = 0; c < 2; c++) {
             if (rows[i].causal >= 0 && rows[i].causal != c)
                 continue;
-            if (seen[rows[i].pass][c] != 0)
-                return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': a second %s row for causal=%d "
-                                 "(first on line %zu)", path, rows[i].line, KERNELS[kernel], arch,
-                                 rows[i].pass ? "bwd" : "fwd", c, seen[rows[i].pass][c]);
-            seen[rows[i].pass][c] = rows[i].line;
-            e->frac[rows[i].pass][c] = rows[i].frac;
+            int rc = add_point(ctx, path, &rows[i], arch, c, &pts[rows[i].pass][c]);
+            if (rc != EC_OK)
+                return rc;
         }
     }
     int any = 0, all = 1;
     for (int p = 0; p < 2; p++)
         for (int c = 0; c < 2; c++) {
-            any |= seen[p][c] != 0;
-            all &= seen[p][c] != 0;
+            any |= pts[p][c].n != 0;
+            all &= pts[p][c].n != 0;
         }
     if (any && !all)
         return eci_error(ctx, EC_EPARSE, "%s: kernel '%s' on '%s': needs fwd and bwd rows for causal and "
                          "non-causal attention (an empty causal cell covers both)", path, KERNELS[kernel], arch);
-    return any ? EC_OK : EC_ENOTFOUND;
+    return any ? set_fracs(ctx, path, KERNELS[kernel], arch, pts, e) : EC_ENOTFOUND;
 }
 
 /* Every kernel of every GPU: its architecture's rows, else the prior's, else none. */
@@ -122,7 +221,8 @@ static void reset_gpu(eci_gpu *g)
 
 int eci_attn_load(ec_ctx *ctx, const char *path)
 {
-    static const char *const COLUMNS[6] = {"kernel", "architecture", "pass", "causal", "eff_frac", "source"};
-    static const eci_gpu_table SPEC = {COLUMNS, 6, sizeof(attn_row), parse_row, link_gpus, reset_gpu};
+    static const char *const COLUMNS[7] = {"kernel", "architecture", "pass", "causal", "eff_frac", "source",
+                                           "head_dim"};
+    static const eci_gpu_table SPEC = {COLUMNS, 7, sizeof(attn_row), parse_row, link_gpus, reset_gpu};
     return eci_gpu_table_load(ctx, path, &SPEC);
 }

@@ -14,16 +14,24 @@
 /* The fused attention kernels models/attention.csv prices; eager attention (and SDPA's math
  * backend, the same ops) is priced op by op instead. */
 typedef enum {
-    ECI_AK_FLASH2 = 0, ECI_AK_FLASH3, ECI_AK_TRITON, ECI_AK_CUDNN, ECI_AK_MEM_EFFICIENT, ECI_AK_N
+    ECI_AK_FLASH2 = 0, ECI_AK_FLASH3, ECI_AK_TRITON, ECI_AK_CUDNN, ECI_AK_MEM_EFFICIENT, ECI_AK_FLASH1, ECI_AK_N
 } eci_attn_kernel;
+/* The most head dims attention.csv gives one kernel on one architecture (its head_dim column). */
+enum { ECI_AK_HD_MAX = 4 };
 /* Where a GPU's efficiency for one kernel comes from. */
 enum { ECI_AK_NONE = 0, ECI_AK_OWN, ECI_AK_PRIOR };
 /* One kernel on one GPU: achieved FLOP/s over the dense peak of the unit that runs it, by pass
- * (0 forward, 1 backward) and causal masking (0 no, 1 yes), and where it comes from. */
+ * (0 forward, 1 backward) and causal masking (0 no, 1 yes), at head dim 128 (ECI_ATTN_REF_HEAD_DIM),
+ * and where it comes from.  Where the rows give head dims (n_hd > 0), the fraction at head dim d
+ * is frac x eci_attn_hd_interp(hd, hd_scale[pass][causal], n_hd, d). */
 typedef struct eci_attn_eff {
     double frac[2][2];
     int from;                         /* ECI_AK_NONE (no row: the GPU cannot run it), _OWN, _PRIOR */
+    int n_hd;                         /* head dims with rows, 0: the fractions hold at any head dim */
+    double hd[ECI_AK_HD_MAX];         /* ascending */
+    double hd_scale[2][2][ECI_AK_HD_MAX]; /* the fraction at hd[i] over frac */
 } eci_attn_eff;
+#define ECI_ATTN_REF_HEAD_DIM 128.0
 
 /* ---- hardware profile (one row of models/gpus.csv) ---------------------------- */
 typedef struct eci_gpu {
@@ -191,6 +199,9 @@ EC_INTERNAL int eci_gpu_table_load(ec_ctx *ctx, const char *path, const eci_gpu_
 EC_INTERNAL int eci_attn_load(ec_ctx *ctx, const char *path);
 /* The kernel's name as attention.csv spells it. */
 EC_INTERNAL const char *eci_attn_kernel_name(int kernel);
+/* v at head dim d from its values at the n >= 1 ascending head dims hd: linear in log2(head
+ * dim) between two of them, the nearest one's value outside their range. */
+EC_INTERNAL double eci_attn_hd_interp(const double *hd, const double *v, int n, double d);
 /* membw.csv, after gpus.csv: sets each GPU's mem_overhead_s from the row of its id, else of its
  * architecture, else the prior (architecture '*'); a row without a source is refused, naming file
  * and line. */

@@ -52,7 +52,7 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
         if (k != ECI_AK_FLASH3 && k != ECI_AK_TRITON && strcmp(backend, eci_attn_kernel_name(k)) == 0)
             row->kernel = k;
     if (row->kernel < 0)
-        return eci_error(ctx, EC_EPARSE, "%s:%zu: backend '%s' is not one SDPA prices (flash2, cudnn, "
+        return eci_error(ctx, EC_EPARSE, "%s:%zu: backend '%s' is not one SDPA prices (flash1, flash2, cudnn, "
                          "sdpa_mem_efficient; attention.csv has no math rows)", path, line,
                          eci_echo(echo, sizeof echo, backend));
     if (eci_table_cell(t, r, col[6])[0] == '\0')

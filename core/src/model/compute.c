@@ -89,7 +89,7 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
 
 const char *eci_attention_name(int attention)
 {
-    static const char *const NAMES[] = {"sdpa", "eager", "flash", "flash_triton", "flash3", "cudnn"};
+    static const char *const NAMES[] = {"sdpa", "eager", "flash", "flash_triton", "flash3", "cudnn", "flash1"};
     return attention >= 0 && attention < (int)(sizeof NAMES / sizeof NAMES[0]) ? NAMES[attention] : "?";
 }
 
@@ -104,6 +104,8 @@ int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int 
         return ECI_AK_TRITON;
     case EC_ATTN_CUDNN:
         return ECI_AK_CUDNN;
+    case EC_ATTN_FLASH1:
+        return ECI_AK_FLASH1;
     default: { /* SDPA's dispatch by release, GPU and dtype: models/sdpa_backends.csv */
         int half = precision != EC_PREC_FP32 && precision != EC_PREC_TF32;
         return eci_sdpa_kernel(ctx, torch_version, g->compute_capability, half);
@@ -121,6 +123,9 @@ void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int
     if (e->from == ECI_AK_NONE) /* SDPA's pick without rows: the memory-efficient kernel has a prior */
         e = &g->attn[ECI_AK_MEM_EFFICIENT];
     memcpy(r->attn_frac, e->frac, sizeof r->attn_frac);
+    r->attn_n_hd = e->n_hd;
+    memcpy(r->attn_hd, e->hd, sizeof r->attn_hd);
+    memcpy(r->attn_hd_scale, e->hd_scale, sizeof r->attn_hd_scale);
     int named = attention != EC_ATTN_SDPA && attention != EC_ATTN_EAGER;
     if (named && e->from == ECI_AK_PRIOR) {
         char text[200];
@@ -219,6 +224,14 @@ double eci_gemm_util(const eci_rates *r, double m, double n, double k, double ba
  * attn_eff x the tile and wave utilization (the table's efficiencies are measured at long
  * sequences and head dims 64-128, so no short-reduction term), never faster than streaming Q,
  * K, V and the output (forward; the backward about twice that).  The s x s scores stay on chip. */
+double eci_attn_frac(const eci_rates *r, int pass, int causal, double head_dim)
+{
+    double f = r->attn_frac[pass][causal];
+    return r->attn_n_hd > 0 ? f * eci_attn_hd_interp(r->attn_hd, r->attn_hd_scale[pass][causal], (int)r->attn_n_hd,
+                                                     head_dim)
+                            : f;
+}
+
 double eci_attn_time_s(const eci_rates *r, double m, double n, double k, double batch, double frac,
                        double flop_factor)
 {
@@ -419,9 +432,10 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
          * kernel's backward rate. */
         double keys = op->n * (op->attn_keys_frac > 0 ? op->attn_keys_frac : 1.0);
         int causal = op->attn_causal != 0;
-        c->fwd_s = eci_attn_time_s(r, op->m, keys, op->k, op->batch, r->attn_frac[0][causal], 1.0);
+        double head_dim = op->k / 2; /* k: the query-key plus the value head width */
+        c->fwd_s = eci_attn_time_s(r, op->m, keys, op->k, op->batch, eci_attn_frac(r, 0, causal, head_dim), 1.0);
         c->fwd_kernels = 1;
-        c->bwd_s = eci_attn_time_s(r, op->m, keys, op->k, op->batch, r->attn_frac[1][causal],
+        c->bwd_s = eci_attn_time_s(r, op->m, keys, op->k, op->batch, eci_attn_frac(r, 1, causal, head_dim),
                                    eci_const(ctx, EC_C_sdpa_bwd_flop_factor));
         c->bwd_kernels = 2;
         break;
@@ -503,7 +517,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { COST_KEY_VALUES = 32 + 4 * ECI_N_GROUPS };
+enum { ATTN_HD_KEY = 33, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -531,9 +545,10 @@ struct eci_cost_cache {
 };
 
 /* make_cost_key lists every field of eci_rates before `warnings` (16 doubles, tensor_cores,
- * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac): a field
- * added there must join the key, or changing it would return stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == 27 * sizeof(double),
+ * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac, the
+ * attention head-dim table): a field added there must join the key, or changing it would return
+ * stale costs. */
+_Static_assert(offsetof(eci_rates, warnings) == (28 + 5 * ECI_AK_HD_MAX) * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -545,8 +560,10 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s,
         r->attn_flop_per_s, r->attn_frac[0][0], r->attn_frac[0][1], r->attn_frac[1][0], r->attn_frac[1][1],
         r->mem_overhead_s, r->gemm_fixed_s, r->te, r->fp8_weight_cast_frac,
-        eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes)};
+        eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd};
     memcpy(k->v, v, sizeof v);
+    memcpy(&k->v[ATTN_HD_KEY], r->attn_hd, sizeof r->attn_hd);
+    memcpy(&k->v[ATTN_HD_KEY + ECI_AK_HD_MAX], r->attn_hd_scale, sizeof r->attn_hd_scale);
     for (int g = 0; g < ECI_N_GROUPS; g++) { /* the groups the COMM ops run over */
         const eci_group *gr = &r->groups[g];
         double *w = &k->v[COST_KEY_VALUES - 4 * ECI_N_GROUPS + 4 * g];

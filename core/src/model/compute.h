@@ -31,8 +31,12 @@ typedef struct eci_rates {
     /* Fused attention (issue 39): the dense peak of the unit its kernel runs on (16-bit tensor
      * cores; fp32 inputs: 3xTF32 on Ampere and later, CUDA cores before) and the kernel's
      * achieved fraction of it by pass (0 forward, 1 backward) and causal mask (0 no, 1 yes), from
-     * models/attention.csv for the config's attention= (eci_rates_attention); x attn_eff. */
+     * models/attention.csv for the config's attention= (eci_rates_attention); x attn_eff.  The
+     * fractions hold at head dim 128; where attention.csv gives head dims (attn_n_hd > 0, at most
+     * ECI_AK_HD_MAX), an op of head dim d takes them x eci_attn_hd_interp(attn_hd,
+     * attn_hd_scale[pass][causal], attn_n_hd, d) (eci_attn_frac). */
     double attn_flop_per_s, attn_frac[2][2];
+    double attn_n_hd, attn_hd[ECI_AK_HD_MAX], attn_hd_scale[2][2][ECI_AK_HD_MAX];
     /* kernels=te (te 1): Transformer Engine's FP8 casts and its overlapped tensor-parallel
      * backward, and the share of micro-steps that cast the weights (1 / grad_accum: Megatron
      * passes is_first_microbatch, TE caches the FP8 weight and its transpose for the rest of the
@@ -79,6 +83,9 @@ EC_INTERNAL int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int att
  * warns about (EC_WARN_MODEL_DEFAULTED, naming the key and the file). */
 EC_INTERNAL void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision,
                                      double torch_version, eci_rates *r);
+/* The fused attention kernel's fraction of r for a pass (0 forward, 1 backward), causal mask and
+ * head dim (attn_frac at head dim 128, scaled by attention.csv's head-dim rows where it has them). */
+EC_INTERNAL double eci_attn_frac(const eci_rates *r, int pass, int causal, double head_dim);
 EC_INTERNAL double eci_gemm_util(const eci_rates *r, double m, double n, double k, double batch);
 EC_INTERNAL double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int conv);
 /* A fused attention kernel of m queries, n keys, k = 2 x head dim, batch x heads: flop_factor x

@@ -188,6 +188,13 @@ dup = [list(r) for r in attn]
 dup.append(list(attn[1]))
 emit("attention", "duplicate_row", text(dup))
 emit("attention", "no_sdpa_prior", text([r for r in attn if not (r[0] == "sdpa_mem_efficient")]))
+emit("attention", "head_dim_out_of_range", text(set_cell(attn, 1, "head_dim", "1024")))
+emit("attention", "head_dim_not_integer", text(set_cell(attn, 1, "head_dim", "64.5")))
+emit("attention", "missing_head_dim_column", text(drop_col(attn, "head_dim")))
+hd_dup = [list(r) for r in attn]  # a row for any head dim beside one for head dim 128
+hd_dup.append(set_cell(attn, 1, "head_dim", "")[1])
+emit("attention", "any_and_one_head_dim", text(hd_dup))
+emit("attention", "unknown_kernel_flash", text(set_cell(attn, 1, "kernel", "flash")))
 
 mb = read("membw")
 emit("membw", "missing_column", text(drop_col(mb, "source")))
