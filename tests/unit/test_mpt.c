@@ -148,6 +148,11 @@ static void test_fused_loss(void **state)
     assert_int_equal(count_ops(w, "fused_xentropy"), 0);
     assert_int_equal(count_ops(w, "shift_logits"), 1);
     assert_int_equal(count_ops(w, "log_softmax"), 1);
+    /* the shifted copy is read by the loss and dropped: autograd keeps only log_softmax's output
+     * (derivatives.yaml: _log_softmax's backward takes `result`; contiguous's clone saves nothing) */
+    assert_rel(first_op(w, "shift_logits")->fwd_bytes, 2.0 * T * V * 2, EC_TOL_EXACT);
+    assert_true(first_op(w, "shift_logits")->saved_bytes == 0);
+    assert_rel(first_op(w, "log_softmax")->saved_bytes, T * V * 4, EC_TOL_EXACT);
     /* ...and the step is faster with it */
     ec_result a, b;
     ec_config cfg;

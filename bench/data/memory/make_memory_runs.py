@@ -243,7 +243,7 @@ LG = ("Lightning-AI/litgpt@0cc02afa tutorials/resource-tables.md (LitGPT commit 
 lg_common = dict(task="lm", gpu="a100-sxm4-40gb", num_gpus=1, strategy="single", precision="bf16",
                  torch_version="2.1", optimizer="adamw_torch", checkpointing=0, compile=0,
                  attention="sdpa", trainer="plain", data="real", padding="max_length", lora_r=8,
-                 lora_targets="qv", split="litgpt", note_reading_stated=1)
+                 lora_targets="qv", split="litgpt", note_reading_stated=1, logits_held="1")
 lg_note = ("finetune/lora.py@8641822: lora_r 8 on query and value, torch AdamW (bnb PagedAdamW when quantized), "
            "bf16-true weights, no activation checkpointing on one GPU; the first step is forced to hold the "
            "longest Alpaca sample (Llama 2: 1304 tokens, StableLM Alpha 1034, Falcon 1079) and batches pad to "
@@ -407,12 +407,13 @@ tt_t_common = dict(model="llama-3.1-8b", task="lm", gpu="h100-sxm5-96gb-500w", s
                             "(until branch hopper the H100 NVL 94 GB, the nearest capacity)")
 tt_t_note = ("torchtitan@9dec370 train_configs/llama3_8b.toml: seq_len 8192, AdamW (optimizer.fused False: foreach), activation_checkpoint mode "
              "selective with selective_ac_option 'op' (checkpointing=selective_op: each block keeps its input, the SDPA output and every second mm's output), FSDP2 (param bf16, reduce fp32), the loss on logits upcast "
-             "to fp32; Table footnote: memory is the max over GPUs; train.py logs device_mem_stats.max_reserved_gib "
+             "to fp32 (train.py L131-134) after which the loop drops the bf16 logits: 'del pred' before "
+             "loss.backward() (train.py L303-308, logits_held=0); Table footnote: memory is the max over GPUs; train.py logs device_mem_stats.max_reserved_gib "
              "('memory: X GiB'); GiB x 2^30")
 for n, tab, label, comp, val in ((8, "Table 1", "FSDP", 0, 82.4), (8, "Table 1", "FSDP + torch.compile", 1, 77.0),
                                  (128, "Table 3", "FSDP", 0, 67.0), (128, "Table 3", "FSDP + torch.compile", 1, 62.0)):
     add(id=f"titan-l31-8b-{n}xh100-{'compile' if comp else 'eager'}", num_gpus=n, compile=comp,
-        value=round(val * GIB), reduce_dtype="fp32",
+        value=round(val * GIB), reduce_dtype="fp32", logits_held="0",
         source=f"{TT} {tab} (1D FSDP, Llama 3.1 8B, {n} GPUs, local batch 2, selective AC): '{label} | ... | {val}'",
         note=tt_t_note, **tt_t_common)
 
@@ -462,9 +463,13 @@ G50304 = "memory/configs/gpt2-124m-untied-v50304.json"
 # from step 6 on the model runs nn.GELU(approximate='tanh'), HF's gelu_pytorch_tanh (one kernel)
 G50257T = "memory/configs/gpt2-124m-untied-v50257-tanh.json"
 G50304T = "memory/configs/gpt2-124m-untied-v50304-tanh.json"
-DROPS = "the loop drops the logits before backward (calc_loss_batch returns the loss only)"
-SCRATCH = ("from-scratch LayerNorm (mean, var, normalize, scale, shift as separate ops) and tanh-GELU in Python ops;"
-           + DROPS)
+# calc_loss_batch returns the loss only: the logits die with it, the cross entropy's log_softmax
+# keeps its own output (logits_held=0); the targets are shifted in the dataset (GPTDatasetV1), so
+# the loss reads the logits as they come (flatten(0, 1) is a view).  The tanh-GELU in Python ops
+# of steps 1-5 is HF's gelu_new (the configs without -tanh).
+DROPS = ""
+SCRATCH = ("from-scratch LayerNorm (mean, var, (x - mean) / sqrt(var + eps), scale, shift as separate ops: "
+           "autograd keeps x, x - mean and the normalized x, nn.LayerNorm keeps x and two statistics per row)")
 rb_rows = (  # id, label, model, precision, batch, attention, compile, optimizer, pin, n, value GiB, unexpressed, script
     ("baseline", "Baseline (00_orig.py): 'Reserved memory: 26.2617 GB'", G50257, "fp32", 8, "eager", 0, "adamw_torch",
      0, 1, 26.2617, SCRATCH, "00_orig.py: fp32, explicit masked attention, batch 8"),
@@ -486,7 +491,7 @@ rb_rows = (  # id, label, model, precision, batch, attention, compile, optimizer
      "sdpa", 1, "adamw_torch_fused", 1, 4, 22.7969, DROPS, "02_opt_multi_gpu_ddp.py: DDP over 4 GPUs, batch 32 per GPU, rank 0's reading"))
 for rid, label, model, prec, b, att, comp, opt, pin, n, val, unexp, what in rb_rows:
     add(id=f"rasbt-gpt2-124m-{rid}", model=model, precision=prec, batch_per_gpu=b, attention=att, compile=comp,
-        optimizer=opt, pin_memory=pin, value=round(val * GIB), note_unexpressed=unexp,
+        optimizer=opt, pin_memory=pin, value=round(val * GIB), note_unexpressed=unexp, logits_held="0",
         source=f"{RB} section '{label}'", note=rb_note + "; " + what,
         **{**rb_common, "num_gpus": n, "strategy": "ddp" if n > 1 else "single"})
 

@@ -7,8 +7,9 @@
  * written nor read back, so the chain's traffic is
  *   bytes = sum(member bytes) - 2 x sum(bytes written by every member but the last),
  * never less than its largest member's.  What it keeps for backward, its parameters and its
- * launches are the members' (one launch forward; compute.c adds the weight-gradient
- * reduction of a norm in backward).  Weight casts (autocast's weight cache) stay kernels of
+ * launches are the members' (under torch.compile the builders already keep only what the
+ * min-cut partitioner saves: eci_shape.remat; one launch forward; compute.c adds the
+ * weight-gradient reduction of a norm in backward).  Weight casts (autocast's weight cache) stay kernels of
  * their own, one per weight, and never break a chain; gathers with a special backward
  * (embeddings), markers and ops of a Python loop (MoE experts) are left alone.  Chains never
  * cross a repeated block's boundary, so the blocks survive with new bounds.

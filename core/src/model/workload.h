@@ -182,6 +182,17 @@ typedef struct eci_shape {
     int loss_sum;           /* loss=sum: the loop backpropagates logits.sum(), no cross entropy */
     int quant_head;         /* a quantized base's output head is quantized too (Lightning's bitsandbytes) */
     int loss_fp32;          /* loss=cross_entropy_fp32: the logits are upcast to fp32 before the cross entropy */
+    int remat;              /* torch.compile: AOTAutograd's min-cut partitioner (torch/_functorch/
+                               partitioners.py, min_cut_rematerialization_partition) saves the fewest
+                               bytes from which backward can rebuild what it reads; pointwise ops, casts
+                               and means are on its recomputable list, so their intermediates are
+                               rebuilt inside the backward kernels, and a node is kept only when an
+                               unfusible op (a GEMM, SDPA) reads it in backward, when it is random
+                               (dropout masks), or when it is a reduction 4x smaller than its input
+                               (a norm's rstd).  What changes: a Python-op activation keeps its input
+                               only, an RMSNorm its input and rstd, the gated product its GEMM input
+                               (up's output; act(gate) is rebuilt), RoPE nothing (its backward needs only
+                               cos and sin) */
 } eci_shape;
 
 /* Build the op list into wl (which must be zeroed or hold an earlier expansion: its arrays are

@@ -116,7 +116,7 @@ static void latent_qkv(builder *b, const ec_attention_layer *a, const tensor *in
     eci_wl_norm_on(b, "kv_a_norm", &b->cur, &rms);
     eci_wl_linear(b, "kv_b", heads * (nope + vd), 0);
     double n = rows * (heads + 1.0) * rope;
-    eci_op *op = mem(b, "rope", n, b->sh->rope_kernels * b->act, 2.0 * n * b->act);
+    eci_op *op = mem(b, "rope", n, b->sh->rope_kernels * b->act, b->sh->remat ? 0 : 2.0 * n * b->act);
     if (op != NULL)
         op->fwd_kernels = b->sh->rope_kernels > 0 ? b->sh->rope_kernels : 1;
     mem(b, "latent_cat_qk", 2.0 * rows * heads * hd, 2.0 * b->act, 0);
@@ -167,9 +167,10 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
     }
     if (a->position == EC_POS_ROPE && !a->cross && a->kv_rank == 0) {
         /* apply_rotary_pos_emb on Q and K: mul by cos, rotate_half (neg, cat), mul by sin,
-         * add: about two passes per kernel; autograd keeps Q, K and their rotations */
+         * add: about two passes per kernel; autograd keeps Q, K and their rotations (compiled:
+         * nothing, sh->remat) */
         double n = rows_q * q_out + rows_k * kv_out;
-        eci_op *op = mem(b, "rope", n, b->sh->rope_kernels * b->act, 2.0 * n * b->act);
+        eci_op *op = mem(b, "rope", n, b->sh->rope_kernels * b->act, b->sh->remat ? 0 : 2.0 * n * b->act);
         if (op != NULL)
             op->fwd_kernels = b->sh->rope_kernels > 0 ? b->sh->rope_kernels : 1;
     }
@@ -233,7 +234,7 @@ static void mlp_body(builder *b, const ec_mlp_layer *m, double ffn)
         eci_wl_activation(b, m->act);
         eci_wl_linear_on(b, "up", &in, ffn, m->bias);
         double n = elems(&b->cur);
-        mem(b, "gate_mul", n, 3.0 * b->act, 2.0 * n * b->act);
+        mem(b, "gate_mul", n, 3.0 * b->act, (b->sh->remat ? 1.0 : 2.0) * n * b->act); /* compiled: up's only */
         fresh(b, &b->cur);
     } else {
         eci_wl_linear(b, "mlp_in", ffn, m->bias);
@@ -300,7 +301,7 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
     double passes, kept;
     eci_wl_act_shape(b, m->act, &kernels, &passes, &kept);
     eci_op *a = mem(b, "expert_act", per * ffn, kernels * passes * b->act + (m->gated ? 3.0 * b->act : 0),
-                    (kept + (m->gated ? 2.0 : 0)) * per * ffn * b->act);
+                    (kept + (m->gated ? (b->sh->remat ? 1.0 : 2.0) : 0)) * per * ffn * b->act);
     if (a != NULL)
         a->fwd_kernels = kernels + (m->gated ? 1 : 0);
     eci_op *down = gemm(b, "expert_down", per, width, ffn, 1, per * ffn * b->act);

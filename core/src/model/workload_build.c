@@ -282,9 +282,11 @@ void eci_wl_norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer
         t->f32 = 0;
     } else {
         double rows = t->rows, width = t->width;
-        if (nl->kind == EC_NORM_RMS) {
+        if (nl->kind == EC_NORM_RMS) { /* eager: the fp32 input and product and the statistics; compiled:
+                                        * the input as it comes and one rstd per row (sh->remat) */
             int k = b->sh->rmsnorm_kernels > 0 ? b->sh->rmsnorm_kernels : 1;
-            op = mem(b, name, n, b->sh->rmsnorm_passes * e, 2.0 * n * e + 2.0 * rows * 4.0);
+            double keep = b->sh->remat ? n * tbytes(b, t) + rows * 4.0 : 2.0 * n * e + 2.0 * rows * 4.0;
+            op = mem(b, name, n, b->sh->rmsnorm_passes * e, keep);
             if (op != NULL)
                 op->fwd_kernels = k;
         } else {
@@ -329,6 +331,8 @@ void eci_wl_act_shape(const builder *b, ec_activation a, int *kernels, double *p
     default:
         break;
     }
+    if (b->sh->remat && *kept > 1.0) /* Python ops under torch.compile: the input alone (sh->remat) */
+        *kept = 1.0;
 }
 
 static const char *act_name(ec_activation a)

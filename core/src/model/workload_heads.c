@@ -87,8 +87,12 @@ static void causal_lm(builder *b, const ec_head *hd, double T, double V)
         if (op != NULL)
             op->bwd_bytes = 2.0 * T * V * b->act;
     } else {
-        if (!b->has_memory) /* HF shifts the logits of a decoder: a contiguous copy of all of them */
-            mem(b, "shift_logits", T * V, 2.0 * b->act, T * V * b->act);
+        /* HF shifts the logits of a decoder: a contiguous copy of all of them, read by the loss and
+         * then dropped (autograd keeps none of it: log_softmax saves its output, nll_loss the
+         * log-probabilities, `contiguous`'s clone nothing; derivatives.yaml), so it costs traffic,
+         * not memory at the backward peak */
+        if (!b->has_memory)
+            mem(b, "shift_logits", T * V, 2.0 * b->act, 0);
         eci_wl_cross_entropy(b, T, V);
     }
     vocab_parallel_loss(b, T);

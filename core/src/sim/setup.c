@@ -231,7 +231,8 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .unpadded = cfg->lengths[0] == '\0',
                          .loss_sum = cfg->loss == EC_LOSS_KIND_SUM,
                          .quant_head = cfg->quant_head && cfg->lora_r > 0 && base_quant_bytes(ctx, cfg) > 0,
-                         .loss_fp32 = cfg->loss == EC_LOSS_KIND_CROSS_ENTROPY_FP32};
+                         .loss_fp32 = cfg->loss == EC_LOSS_KIND_CROSS_ENTROPY_FP32,
+                         .remat = cfg->compile != EC_COMPILE_OFF};
 }
 /* cfg resolved (names, layout, checks) and the calibration that applies to it. */
 int eci_setup_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r, eci_params *calib)
