@@ -391,6 +391,11 @@ typedef struct ec_config {
     int logits_held;             /* does the loop hold the logits the model returned through backward: 0 = auto
                                     (a plain loop does unless the loss is chunked), 1 = no (`del logits`,
                                     a loss function returning only the loss), 2 = yes (key values auto, 0, 1) */
+    /* Issue 39: ZeRO-1/2 sharded over groups of the data-parallel ranks (apex DistributedFusedLAMB). */
+    int zero_shard_size;         /* data-parallel ranks one copy of the optimizer states is sharded over
+                                    (dwu_group_size): gradients reduce-scattered within such a group and
+                                    all-reduced across the groups, parameters all-gathered within it
+                                    [0 = every data-parallel rank] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

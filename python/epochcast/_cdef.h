@@ -214,6 +214,7 @@ typedef struct ec_config {
     int lora_fsdp_wrap;
     int quant_head;
     int logits_held;
+    int zero_shard_size;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

@@ -35,7 +35,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "tp", "pp", "pp_schedule", "pp_chunks", "cp", "ep", "sequence_parallel", "precision",
           "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "kernels", "checkpointing",
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
-          "optimizer_in_bwd", "reduce_dtype", "task"]
+          "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -335,8 +335,16 @@ MLPERF_BERT = ("model=bert-large task=pretrain (MLPerf phase 2: BERT-large, MLM 
                "--dense_seq_output runs the MLM head on the masked positions only, as the pretrain head prices it); "
                "precision=fp16: run_and_time.sh passes --fp16 --distributed_lamb, and run_pretraining.py then calls "
                "model.half() (pure fp16 model, fp32 master weights in the optimizer); optimizer=lamb with "
-               "strategy=zero zero_stage=1: apex DistributedFusedLAMB (reduce-scatter of the gradients, each rank "
-               "updates its shard, all-gather of the parameters); kernels=fused: --fused_bias_fc, --fused_bias_mha, "
+               "strategy=zero zero_stage=1: apex DistributedFusedLAMB (each rank updates its shard, all-gather of the "
+               "parameters); zero_shard_size=8: run_pretraining.py's --dwu-group-size defaults to 0 ('defaults to one "
+               "node', v2.0 L552-556, v2.1 L556-560, v3.0 L595-599, v3.1 L614-618) and no config sets it; apex "
+               "distributed_fused_lamb.py (NVIDIA/apex@7972dd25 __init__) then takes _group_size = "
+               "torch.cuda.device_count() = DGXNGPU 8: optimizer states sharded over a node's 8 GPUs, parameters "
+               "all-gathered within the node; on more than one node zero_reduce=all_reduce: run_pretraining.py passes "
+               "full_ar = torch.cuda.device_count() < torch.distributed.get_world_size() (v2.0 L815, v2.1 L852/L819, "
+               "v3.0 L900, v3.1 L919), and with full_ar apex all-reduces the gradients over every rank (one AR group "
+               "of range(world_size)) instead of reduce-scatter within the node + all-reduce across; on one node "
+               "(full_ar False, one group) reduce-scatter within the node; kernels=fused: --fused_bias_fc, --fused_bias_mha, "
                "--fused_dropout_add (and --fused_gemm_gelu where set); attention=flash: NVIDIA's fused multi-head "
                "attention kernel (fmha, --pad_fmha) on each packed sample; batch_per_gpu = d_batch_size packed samples "
                "of 512 tokens, each holding average_packing_rate sequences (logged GBS / (d_batch_size x GPUs)); "
@@ -375,7 +383,12 @@ def from_mlperf(rows, skipped):
         rec = {"num_gpus": n, "gpus_per_node": 8, "network": net, "gpu": gpu, "kernels": "fused", "attention": "flash",
                "strategy": "zero", "zero_stage": 1, "grad_accum": ga, "batch_per_gpu": mbs,
                "seq_len": int(r["seq_len"]), "metric": "tokens_per_s"}
-        if r["metric"] == "sequences_per_s_median":
+        bert = r["metric"] == "sequences_per_s_median"
+        if bert:  # apex DistributedFusedLAMB: shards within a node, full_ar across nodes (MLPERF_BERT)
+            rec["zero_shard_size"] = 8
+            if n > 8:
+                rec["zero_reduce"] = "all_reduce"
+        if bert:
             rate = gbs // (mbs * ga * n)
             if rate == 1:
                 skipped.append(("mlperf", r["model"], "BERT without packing runs --unpad (each sequence at its own "

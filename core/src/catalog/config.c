@@ -204,6 +204,9 @@ static const key_def KEYS[] = {
     /* issue 40: what the loop keeps of the model's outputs */
     ENUM("logits_held", logits_held, 0, "auto, 0, 1",
          "the loop holds the returned logits through backward: 0 (del logits), 1 [auto: plain loop, unchunked]"),
+    /* Issue 39: ZeRO-1/2 over groups of the data-parallel ranks (apex DistributedFusedLAMB's dwu_group_size) */
+    INT(zero_shard_size, 1, 65536, 0, "ZeRO-1/2 shard group: dp ranks sharing one optimizer-state copy (apex "
+        "dwu_group_size) [all dp ranks]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -486,6 +486,14 @@ double eci_coll_s(const eci_comm *c, const eci_group *g, eci_coll coll, double b
     return memo_put(c, m, (int)coll, bytes, n, g->nodes, g->busbw_bytes_per_s, a, s);
 }
 
+double eci_coll_reduce_sharded_s(const eci_comm *c, const eci_group *shard, const eci_group *replica, double bytes)
+{
+    double t = eci_coll_s(c, shard, ECI_COLL_REDUCE_SCATTER, bytes);
+    if (replica != NULL && replica->n > 1 && shard->n > 0) /* the shard's sum across the replicas */
+        t += eci_coll_s(c, replica, ECI_COLL_ALLREDUCE, bytes / shard->n);
+    return t;
+}
+
 /* ---- DDP bucket schedule ------------------------------------------------------------------ */
 void eci_ddp_begin(eci_ddp_sched *s, const eci_comm *comm, double first_cap_bytes, double cap_bytes)
 {
@@ -515,8 +523,12 @@ void eci_ddp_launch(eci_ddp_sched *s, double t_s)
     if (m < n_memo) {
         ar = s->memo_s[m];
     } else {
-        ar = s->group != NULL ? eci_coll_s(s->comm, s->group, s->coll, s->open_bytes)
-                              : eci_comm_allreduce_s(s->comm, s->open_bytes);
+        if (s->group == NULL)
+            ar = eci_comm_allreduce_s(s->comm, s->open_bytes);
+        else if (s->coll == ECI_COLL_REDUCE_SCATTER) /* ZeRO-1/2, across the replicas too with a shard group */
+            ar = eci_coll_reduce_sharded_s(s->comm, s->group, s->replica, s->open_bytes);
+        else
+            ar = eci_coll_s(s->comm, s->group, s->coll, s->open_bytes);
         m = s->memo_next++ % n_memo;
         s->memo_bytes[m] = s->open_bytes;
         s->memo_s[m] = ar;

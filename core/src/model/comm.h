@@ -97,6 +97,8 @@ typedef struct eci_ddp_sched {
     int launched;                 /* buckets reduced since the last eci_ddp_restart */
     const eci_group *group;       /* the data-parallel group; NULL: every GPU of comm (DDP's ring) */
     eci_coll coll;                /* with a group: all-reduce, or reduce-scatter (ZeRO-1/2) */
+    const eci_group *replica;     /* with reduce-scatter over a shard group (zero_shard_size): the ranks holding
+                                     the same shard, whose shards are then all-reduced; NULL: none */
     double memo_bytes[8], memo_s[8]; /* recent buckets' sizes and times: a layer's few sizes recur */
     unsigned memo_next;
     /* a trace's recorder (sim/steprec.c), told of each bucket launched; NULL (eci_ddp_begin): none */
@@ -149,6 +151,11 @@ EC_INTERNAL void eci_comm_group(const eci_comm *c, int n, int stride, int per_no
  * reduce-scatter's input) over group g, with the message-size ramp of c; an all-reduce runs
  * the algorithm NCCL's tuner picks (ring, or tree: log2 of the nodes in latency steps). */
 EC_INTERNAL double eci_coll_s(const eci_comm *c, const eci_group *g, eci_coll coll, double bytes);
+/* A reduction of `bytes` of gradients sharded over group `shard`: a reduce-scatter within it,
+ * then (replica non-NULL with n > 1: FSDP's hybrid_shard, ZeRO's zero_shard_size, apex
+ * DistributedFusedLAMB) an all-reduce of the shard's bytes / shard->n across the replicas. */
+EC_INTERNAL double eci_coll_reduce_sharded_s(const eci_comm *c, const eci_group *shard, const eci_group *replica,
+                                             double bytes);
 
 /* NCCL's algorithm choice for an all-reduce of `bytes` over n ranks on `nodes` nodes at bus
  * bandwidth busbw (src/graph/tuning.cc: per algorithm and protocol, latency + bytes / bandwidth,

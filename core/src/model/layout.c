@@ -135,6 +135,12 @@ static int check_strategy(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     if (cfg->zero_reduce != EC_ZERO_REDUCE_SCATTER && (r->strategy != EC_STRATEGY_ZERO || cfg->zero_stage == 3))
         return eci_error(ctx, EC_EINVAL, "key 'zero_reduce' applies to strategy=zero with zero_stage=1 or 2 (ZeRO-3 "
                          "reduce-scatters its gradients)");
+    if (cfg->zero_shard_size > 0 && (r->strategy != EC_STRATEGY_ZERO || cfg->zero_stage == 3))
+        return eci_error(ctx, EC_EINVAL, "key 'zero_shard_size' applies to strategy=zero with zero_stage=1 or 2 "
+                         "(FSDP: sharding=hybrid_shard)");
+    if (cfg->zero_shard_size > 0 && (r->dp * r->cp) % cfg->zero_shard_size != 0)
+        return eci_error(ctx, EC_EINVAL, "zero_shard_size=%d must divide the data-parallel ranks (dp x cp = %d)",
+                         cfg->zero_shard_size, r->dp * r->cp);
     if (r->strategy != EC_STRATEGY_FSDP && cfg->sharding != EC_SHARD_FULL)
         return eci_error(ctx, EC_EINVAL, "key 'sharding' applies to strategy=fsdp");
     if (cfg->offload != EC_OFFLOAD_NONE && !sharded)

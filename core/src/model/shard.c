@@ -22,9 +22,7 @@ double eci_shard_gather_s(const eci_shard *s, double bytes)
 
 double eci_shard_reduce_s(const eci_shard *s, double bytes)
 {
-    double t = eci_coll_s(s->comm, &s->shard, ECI_COLL_REDUCE_SCATTER, bytes);
-    if (s->replica.n > 1) /* HYBRID_SHARD: the shard's sum across the replicas */
-        t += eci_coll_s(s->comm, &s->replica, ECI_COLL_ALLREDUCE, bytes / s->shard.n);
+    double t = eci_coll_reduce_sharded_s(s->comm, &s->shard, &s->replica, bytes); /* HYBRID_SHARD: and across */
     if (s->offload_bytes_per_s > 0) /* the reduced shard goes to host memory for the CPU optimizer */
         t += bytes / s->shard.n / s->offload_bytes_per_s;
     return t;

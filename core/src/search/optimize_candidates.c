@@ -82,6 +82,7 @@ static int resolve_probe(ec_optimize *o, eci_resolved *r)
     probe.sharding = EC_SHARD_FULL;
     probe.zero_stage = 0;
     probe.zero_reduce = EC_ZERO_REDUCE_SCATTER;
+    probe.zero_shard_size = 0;
     int st = eci_resolve(ctx, &probe, r);
     if (st != EC_OK)
         return st;
@@ -265,8 +266,10 @@ int eci_optimize_build(const ec_optimize *o, ec_ctx *ctx, size_t i, ec_config *c
     st = st ? st : set_key(ctx, cfg, "strategy", s->strategy);
     st = st ? st : set_key(ctx, cfg, "sharding", s->sharding);
     st = st ? st : set_key(ctx, cfg, "zero_stage", s->zero);
-    if (cfg->strategy != EC_STRATEGY_ZERO || cfg->zero_stage == 3) /* zero_reduce: ZeRO-1/2 candidates' only */
+    if (cfg->strategy != EC_STRATEGY_ZERO || cfg->zero_stage == 3) { /* ZeRO-1/2 candidates' keys only */
         cfg->zero_reduce = EC_ZERO_REDUCE_SCATTER;
+        cfg->zero_shard_size = 0;
+    }
     st = st ? st : set_key(ctx, cfg, "batch_per_gpu", L[L_MICRO].values[idx[L_MICRO]]);
     st = st ? st : set_key(ctx, cfg, "checkpointing", L[L_CKPT].values[idx[L_CKPT]]);
     if (pp > 1) {

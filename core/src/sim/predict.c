@@ -177,6 +177,7 @@ static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_param
     one.sharding = EC_SHARD_FULL;
     one.zero_stage = 0;
     one.zero_reduce = EC_ZERO_REDUCE_SCATTER;
+    one.zero_shard_size = 0;
     one.offload = EC_OFFLOAD_NONE;
     one.reduce_dtype = EC_REDUCE_AUTO;
     /* no key counts as given: only warnings read that, and the reference's are not kept */

@@ -11,6 +11,22 @@
 
 #include <string.h>
 
+/* The dp x cp ranks split into groups of `inner` consecutive data-parallel ranks (a node's for
+ * FSDP's hybrid_shard, zero_shard_size for ZeRO-1/2): a shard group and the replicas across them. */
+static void split_dp(const layout_comm *lc, const eci_resolved *r, int inner, eci_group *shard, eci_group *replica)
+{
+    int group = r->dp * r->cp;
+    *shard = lc->dp;
+    memset(replica, 0, sizeof *replica);
+    replica->n = 1;
+    if (inner < 1 || group <= 1)
+        return;
+    if (inner > group)
+        inner = group;
+    eci_comm_group(&lc->comm, inner, r->tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, shard);
+    eci_comm_group(&lc->comm, group / inner, r->tp * inner, lc->domain, lc->net_bytes_per_s, lc->net_frac, replica);
+}
+
 /* The job's links and the groups of its layout (Megatron's rank order: tensor parallel
  * innermost, then context, data, pipeline; experts within data parallelism). */
 int eci_setup_layout_comm(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_params *calib,
@@ -22,6 +38,8 @@ int eci_setup_layout_comm(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     lc->dp.n = 1;
     int n = cfg->num_gpus;
     lc->dp_is_job = r->dp == n && r->fabric == NULL && r->nodes == 1;
+    lc->zero_shard = lc->dp;
+    lc->zero_replica.n = 1;
     if (n <= 1)
         return EC_OK;
     int rc = eci_comm_init(ctx, r->gpu, r->topology, n, r->nodes, r->node_net_bytes_per_s, cfg->busbw_bytes_per_s,
@@ -39,6 +57,7 @@ int eci_setup_layout_comm(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
                    &lc->groups[ECI_GROUP_EP]);
     eci_comm_group(&lc->comm, r->dp * cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->dp);
     eci_comm_group(&lc->comm, r->pp, tp * cp * r->dp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->pp);
+    split_dp(lc, r, cfg->zero_shard_size, &lc->zero_shard, &lc->zero_replica);
     return EC_OK;
 }
 
@@ -63,16 +82,9 @@ int eci_setup_shard(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     s->comm = &lc->comm;
     s->shard = lc->dp;
     s->replica.n = 1;
-    int group = r->dp * r->cp;
-    if (fsdp && cfg->sharding == EC_SHARD_HYBRID && group > 1) { /* shard within a node, replicate across */
+    if (fsdp && cfg->sharding == EC_SHARD_HYBRID) { /* shard within a node, replicate across */
         int in_node = lc->domain / r->tp;
-        if (in_node < 1)
-            in_node = 1;
-        if (in_node > group)
-            in_node = group;
-        eci_comm_group(&lc->comm, in_node, r->tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &s->shard);
-        eci_comm_group(&lc->comm, group / in_node, r->tp * in_node, lc->domain, lc->net_bytes_per_s, lc->net_frac,
-                       &s->replica);
+        split_dp(lc, r, in_node < 1 ? 1 : in_node, &s->shard, &s->replica);
     }
     s->regather = !(fsdp && cfg->sharding == EC_SHARD_GRAD_OP);
     s->limit = (int)eci_const(ctx, EC_C_fsdp_gathers_in_flight);
@@ -87,9 +99,11 @@ void eci_setup_shard_degrees(const ec_config *cfg, const eci_resolved *r, double
 {
     double group = (double)r->dp * r->cp;
     *w = *g = *o = 1;
-    if (r->strategy == EC_STRATEGY_ZERO) {
-        *o = group;
-        *g = cfg->zero_stage >= 2 ? group : 1;
+    if (r->strategy == EC_STRATEGY_ZERO) { /* ZeRO-1/2 over zero_shard_size ranks when given */
+        double z = cfg->zero_stage < 3 && cfg->zero_shard_size > 0 && cfg->zero_shard_size < group
+                       ? cfg->zero_shard_size : group;
+        *o = z;
+        *g = cfg->zero_stage >= 2 ? z : 1;
         *w = cfg->zero_stage >= 3 ? group : 1;
     } else if (r->strategy == EC_STRATEGY_FSDP && cfg->sharding != EC_SHARD_NONE) {
         double s = group;

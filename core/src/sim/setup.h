@@ -17,6 +17,9 @@ typedef struct layout_comm {
     eci_group groups[ECI_N_GROUPS]; /* tensor-, context-, expert-parallel groups of the ops' collectives */
     eci_group dp;               /* gradient reduction: the dp x cp ranks holding the same shard (stride tp) */
     eci_group pp;               /* pipeline neighbours */
+    eci_group zero_shard;       /* ZeRO-1/2: the ranks one copy of the optimizer states is sharded over
+                                   (zero_shard_size; else dp) */
+    eci_group zero_replica;     /* the ranks holding the same ZeRO shard (n = 1: none) */
     int dp_is_job;              /* every GPU a data-parallel replica on the default network: DDP keeps the
                                    job's ring (comm), as calibrated */
     double net_bytes_per_s;     /* one GPU's NIC */

@@ -230,9 +230,10 @@ static void step_begin(step *s)
     if (!s->lc.dp_is_job || s->r.strategy == EC_STRATEGY_ZERO) { /* the data-parallel group of a model-parallel
                                                                    * or networked layout, ZeRO's reduce-scatter
                                                                    * (zero_reduce=all_reduce: DeepSpeed's) */
-        s->sched.group = &s->lc.dp;
-        s->sched.coll = s->r.strategy == EC_STRATEGY_ZERO && s->cfg->zero_reduce == EC_ZERO_REDUCE_SCATTER
-                            ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE;
+        int rs = s->r.strategy == EC_STRATEGY_ZERO && s->cfg->zero_reduce == EC_ZERO_REDUCE_SCATTER;
+        s->sched.group = rs ? &s->lc.zero_shard : &s->lc.dp; /* zero_shard_size: within the shard group, */
+        s->sched.replica = rs ? &s->lc.zero_replica : NULL;  /* then the shard across the replicas */
+        s->sched.coll = rs ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE;
     }
     s->exposed_total = 0;
     s->micro_fwd0 = s->micro_bwd0 = s->rep_fwd_s = s->rep_bwd_s = 0;
@@ -504,9 +505,10 @@ static void step_after_update(step *s, ec_result *res)
         phase(s, "optimizer on the host (offload)", t->gpu);
     }
     s->zero_gather_s = 0;
-    if (s->r.strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3 && s->lc.dp.n > 1) {
-        /* ZeRO-1/2: every rank all-gathers the updated 16-bit parameters of the others' shards */
-        s->zero_gather_s = eci_coll_s(s->comm, &s->lc.dp, ECI_COLL_ALLGATHER,
+    if (s->r.strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3 && s->lc.zero_shard.n > 1) {
+        /* ZeRO-1/2: every rank all-gathers the updated 16-bit parameters of the others' shards (of
+         * its shard group's under zero_shard_size) */
+        s->zero_gather_s = eci_coll_s(s->comm, &s->lc.zero_shard, ECI_COLL_ALLGATHER,
                                       s->wl->trainable_params * compute_elem_bytes(cfg->precision));
         gpu_op(t, s->op_s, s->zero_gather_s, 1, 1);
         if (s->rec != NULL)
