@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""llm_summary.py: the throughput error table of bench/results/llm_validation.md's summary, by GPU
+and source, computed from that file's "Every row" table (shipped fit; (predicted - measured) /
+measured from the measured and predicted columns).  Nothing is fitted.  From the repository root:
+    /usr/bin/python3 bench/llm_summary.py [bench/results/llm_validation.md]
+"""
+import collections
+import sys
+
+NAMES = {"mbridge": "Megatron-Bridge (TE)", "mlperf-bert": "MLPerf BERT (apex DistributedFusedLAMB)",
+         "mlperf-gpt3": "MLPerf GPT-3 175B (NeMo, TE FP8)", "nemo2407": "NeMo 24.07 (TE FP8)",
+         "torchtitan": "torchtitan (FSDP2)", "flash": "flash-attention GPT3 (FlashAttention v1)",
+         "torchtune": "torchtune (compile)"}
+GPUS = {"h100": "H100", "a100": "A100", "b200": "B200", "rtx-a6000": "RTX A6000", "rtx4090": "RTX 4090"}
+
+
+def rows(path):
+    for line in open(path, encoding="utf-8"):
+        c = [x.strip() for x in line.split("|")]
+        if len(c) < 12 or c[5] != "tokens/s" or c[7] in ("-", "", "shipped fit"):
+            continue
+        run, gpu, meas, pred = c[1], c[3], float(c[6]), float(c[7])
+        src = run.split("-")[0] + ("-" + run.split("-")[1] if run.startswith("mlperf") else "")
+        gpu = next(v for k, v in GPUS.items() if gpu.startswith(k))
+        yield run, gpu, src, 100.0 * (pred - meas) / meas
+
+
+def line(name, errs):
+    n = len(errs)
+    print("| %s | %d | %.1f | %+.1f | %.0f .. %+.0f |" % (name, n, sum(map(abs, errs)) / n, sum(errs) / n,
+                                                         min(errs), max(errs)))
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else "bench/results/llm_validation.md"
+    all_rows = list(rows(path))
+    groups = collections.OrderedDict()
+    for run, gpu, src, err in all_rows:
+        groups.setdefault((gpu, src), []).append(err)
+    print("| rows | n | MAPE % | bias % | range |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    order = sorted(groups, key=lambda k: (list(GPUS.values()).index(k[0]), k[1]))
+    for gpu, src in order:
+        line("%s %s" % (gpu, NAMES.get(src, src)), groups[(gpu, src)])
+    line("H100, every stack", [e for r, g, s, e in all_rows if g == "H100"])
+    tt = [(r, e) for r, g, s, e in all_rows if r.startswith("torchtitan-h100")]
+    line("H100 torchtitan 8B bf16, eager and compile", [e for r, e in tt if "amp_bf16" in r])
+    line("H100 torchtitan 8B Float8 on 8 GPUs (8k-256k)", [e for r, e in tt if "8b-8x-amp_fp8" in r])
+    line("H100 torchtitan Float8, 128-512 GPUs", [e for r, e in tt if "amp_fp8" in r and "8b-8x" not in r])
+
+
+if __name__ == "__main__":
+    main()
