@@ -349,14 +349,19 @@ AA = "AnswerDotAI/fsdp_qlora@4cd6923 benchmarks_03_2024.md"
 aa_common = dict(task="lm", num_gpus=2, strategy="fsdp", sharding="full_shard", precision="bf16",
                  torch_version="2.2", grad_accum=1, optimizer="adamw_torch", checkpointing=1, compile=0,
                  attention="sdpa", trainer="plain", data="synthetic", padding="max_length", lora_r=64,
-                 lora_targets="attention_mlp", metric="peak_bytes", memory_reading="reserved",
-                 split="answerai_fsdp_qlora", note_reading_stated=1)
+                 lora_targets="attention_mlp", loss="cross_entropy_fp32", metric="peak_bytes",
+                 memory_reading="reserved", split="answerai_fsdp_qlora", note_reading_stated=1)
 aa_note = ("train.py@4cd6923 defaults and the post's template command: --dataset dummy (every sample truncated to "
            "context_length), --precision bf16 (bf16 weights, no autocast), LoRA rank 64 on k,q,v,up,down,gate "
            "(o_proj not adapted), torch AdamW, FSDP FULL_SHARD with every decoder layer checkpointed (reentrant "
            "for QLoRA), bnb NF4 base for QLoRA; 'DDP' = FSDP NO_SHARD; 'CPU Offload' = FSDP CPUOffload(params); "
            "peak = torch.cuda.max_memory_reserved (the post's NB: 'the reported peak reserved memory'), GiB x 2^30, "
-           "per GPU")
+           "per GPU; the loss is the model's own: model(input_ids, labels=...).loss (train.py L840-846), and "
+           "LlamaForCausalLM/MistralForCausalLM.forward of the transformers the README installs "
+           "('transformers!=4.38.*,!=4.39.*', runs of Feb-Mar 2024: 4.37) upcast the bf16 logits "
+           "(logits = logits.float(), removed only after 4.45: huggingface/transformers#30860, #33902) before the "
+           "shifted cross entropy (loss=cross_entropy_fp32); the loop keeps `output` (the fp32 logits) until "
+           "after backward (output = None, L894: logits held, the plain loop's default)")
 L70 = "memory/configs/llama-2-70b-hf.json"
 YI = "memory/configs/yi-34b.json"
 aa_rows = (  # gpu, model, qlora, batch, seq, sharding, offload, value GiB, table
