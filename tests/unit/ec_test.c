@@ -250,3 +250,14 @@ void ec_test_predict(ec_ctx *ctx, const char *words, ec_result *res)
     if (ec_predict(ctx, &cfg, res) != EC_OK)
         fail_msg("ec_predict(%s): %s", words, ec_ctx_errmsg(ctx));
 }
+
+void ec_test_predict_words(ec_ctx *ctx, const char *const *words, size_t n, ec_result *res)
+{
+    ec_config cfg;
+    ec_config_init(&cfg);
+    for (size_t i = 0; i < n; i++)
+        if (ec_config_set_word(ctx, &cfg, words[i]) != EC_OK)
+            fail_msg("%s: %s", words[i], ec_ctx_errmsg(ctx));
+    if (ec_predict(ctx, &cfg, res) != EC_OK)
+        fail_msg("ec_predict: %s", ec_ctx_errmsg(ctx));
+}

@@ -50,6 +50,8 @@ ec_ctx *ec_test_ctx_bare(void);
 void ec_test_config(ec_ctx *ctx, ec_config *cfg, const char *words);
 /* ec_predict of ec_test_config(words); fails the test with the context's message. */
 void ec_test_predict(ec_ctx *ctx, const char *words, ec_result *res);
+/* The same for an array of n key=value words (a value may hold spaces). */
+void ec_test_predict_words(ec_ctx *ctx, const char *const *words, size_t n, ec_result *res);
 
 /* ---- failing allocator (SQLite faultsim, Lua's testalloc) ------------------------------
  * Use as ec_ctx_new(ec_test_failalloc_fn, &fa, &ctx).  Allocation number fail_at

@@ -204,17 +204,6 @@ static void test_headroom(void **state)
 
 /* ---- real configurations ---------------------------------------------------------------- */
 
-static void predict_words(ec_ctx *ctx, const char *const *words, size_t n, ec_result *res)
-{
-    ec_config cfg;
-    ec_config_init(&cfg);
-    for (size_t i = 0; i < n; i++)
-        if (ec_config_set_word(ctx, &cfg, words[i]) != EC_OK)
-            fail_msg("%s: %s", words[i], ec_ctx_errmsg(ctx));
-    if (ec_predict(ctx, &cfg, res) != EC_OK)
-        fail_msg("ec_predict: %s", ec_ctx_errmsg(ctx));
-}
-
 /* BERT's masked-LM head under autocast: at the start of backward the workspace holds the cuBLAS
  * workspace and the loss's two fp32 gradients of (batch x seq) x vocabulary, 4 bytes each; a
  * plain loop also holds the 16-bit logits it got back. */
@@ -225,20 +214,20 @@ static void test_bert_mlm_loss_in_fp32(void **state)
     const char *words[] = {"model=bert-base", "task=lm", "gpu=a100-sxm4-80gb", "precision=amp_fp16",
                            "batch_per_gpu=32", "seq_len=512", "trainer=hf"};
     ec_result res;
-    predict_words(ctx, words, 7, &res);
+    ec_test_predict_words(ctx, words, 7, &res);
     double n = 32.0 * 512.0 * 30522.0; /* logits: rows x vocabulary */
     assert_int_equal(res.memory.peak_phase, EC_PEAK_BACKWARD_START);
     assert_rel(res.memory.workspace_bytes, eci_const(ctx, EC_C_cublas_workspace_bytes) + 2.0 * n * 4.0,
                EC_TOL_CLOSED_FORM);
     words[6] = "trainer=plain";
-    predict_words(ctx, words, 7, &res);
+    ec_test_predict_words(ctx, words, 7, &res);
     assert_rel(res.memory.workspace_bytes, eci_const(ctx, EC_C_cublas_workspace_bytes) + 2.0 * n * 4.0 + n * 2.0,
                EC_TOL_CLOSED_FORM);
     /* loss=sum (logits.sum()): no log-probabilities kept, one 16-bit gradient beside the held logits */
     ec_result ce = res;
     const char *sum[] = {"model=bert-base", "task=lm", "gpu=a100-sxm4-80gb", "precision=amp_fp16",
                          "batch_per_gpu=32", "seq_len=512", "trainer=plain", "loss=sum"};
-    predict_words(ctx, sum, 8, &res);
+    ec_test_predict_words(ctx, sum, 8, &res);
     assert_rel(res.memory.workspace_bytes, eci_const(ctx, EC_C_cublas_workspace_bytes) + n * 2.0 + n * 2.0,
                EC_TOL_CLOSED_FORM);
     assert_rel(ce.memory.activations_bytes - res.memory.activations_bytes, n * 4.0, EC_TOL_CLOSED_FORM);
@@ -258,7 +247,7 @@ static void albert_acts(ec_ctx *ctx, const char *model, const char *attention, d
     const char *words[] = {model, "task=classify", "gpu=rtx2060-super", "precision=fp16", "batch_per_gpu=8",
                            "seq_len=512", "optimizer=none", "loss=sum", attention};
     ec_result res;
-    predict_words(ctx, words, 9, &res);
+    ec_test_predict_words(ctx, words, 9, &res);
     *acts = res.memory.activations_bytes;
 }
 
@@ -318,11 +307,11 @@ static void test_adamw_loop_temporaries(void **state)
     for (size_t i = 0; i < 8; i++)
         assert_int_equal(ec_config_set_word(ctx, &cfg, words[i]), EC_OK);
     assert_int_equal(ec_model_summary_get(ctx, &cfg, &s, NULL, 0), EC_OK);
-    predict_words(ctx, words, 8, &res);
+    ec_test_predict_words(ctx, words, 8, &res);
     assert_int_equal(res.memory.peak_phase, EC_PEAK_OPTIMIZER);
     assert_rel(res.memory.optimizer_bytes, 8.0 * s.params + 4.0 * s.params, EC_TOL_CLOSED_FORM);
     words[7] = "torch_version=1.13";
-    predict_words(ctx, words, 8, &res);
+    ec_test_predict_words(ctx, words, 8, &res);
     assert_int_equal(res.memory.peak_phase, EC_PEAK_OPTIMIZER);
     assert_rel(res.memory.optimizer_bytes, 8.0 * s.params + 2.0 * 30522.0 * 768.0 * 4.0, EC_TOL_CLOSED_FORM);
     ec_ctx_free(ctx);
@@ -342,9 +331,9 @@ static void test_zero3_gradient_bucket(void **state)
         ec_result z2, z3;
         words[3] = amp ? "precision=amp_bf16" : "precision=fp32";
         words[7] = "zero_stage=2";
-        predict_words(ctx, words, 8, &z2);
+        ec_test_predict_words(ctx, words, 8, &z2);
         words[7] = "zero_stage=3";
-        predict_words(ctx, words, 8, &z3);
+        ec_test_predict_words(ctx, words, 8, &z3);
         assert_int_equal(z2.memory.peak_phase, z3.memory.peak_phase);
         assert_rel(z3.memory.grads_bytes - z2.memory.grads_bytes, elems * (amp ? 2.0 : 4.0), EC_TOL_CLOSED_FORM);
     }
@@ -362,9 +351,9 @@ static void test_loss_upcast_in_bf16(void **state)
                            "batch_per_gpu=2", "seq_len=512", "trainer=plain", "optimizer=adamw_fused",
                            "loss=cross_entropy"};
     ec_result bf, up;
-    predict_words(ctx, words, 9, &bf);
+    ec_test_predict_words(ctx, words, 9, &bf);
     words[8] = "loss=cross_entropy_fp32";
-    predict_words(ctx, words, 9, &up);
+    ec_test_predict_words(ctx, words, 9, &up);
     double n = 2.0 * 512.0 * 128256.0;
     assert_int_equal(up.memory.peak_phase, EC_PEAK_BACKWARD_START);
     assert_rel(up.memory.activations_bytes - bf.memory.activations_bytes, n * (4.0 - 2.0), EC_TOL_CLOSED_FORM);
@@ -383,11 +372,11 @@ static void test_logits_held(void **state)
                            "batch_per_gpu=32", "seq_len=512", "trainer=plain", "logits_held=0", "loss_chunks=1"};
     ec_result res;
     double n = 32.0 * 512.0 * 30522.0, cublas = eci_const(ctx, EC_C_cublas_workspace_bytes);
-    predict_words(ctx, words, 9, &res);
+    ec_test_predict_words(ctx, words, 9, &res);
     assert_rel(res.memory.workspace_bytes, cublas + 2.0 * n * 4.0, EC_TOL_CLOSED_FORM);
     words[7] = "logits_held=1";
     words[8] = "loss_chunks=8";
-    predict_words(ctx, words, 9, &res);
+    ec_test_predict_words(ctx, words, 9, &res);
     assert_rel(res.memory.workspace_bytes, cublas + 2.0 * n * 4.0 / 8.0 + n * 2.0, EC_TOL_CLOSED_FORM);
     ec_ctx_free(ctx);
 }
@@ -401,9 +390,9 @@ static void test_resnet_layout_cache(void **state)
     const char *words[] = {"model=resnet50", "gpu=a100-sxm4-80gb", "precision=amp_fp16", "batch_per_gpu=128",
                            "memory_format=contiguous"};
     ec_result nchw, nhwc;
-    predict_words(ctx, words, 5, &nchw);
+    ec_test_predict_words(ctx, words, 5, &nchw);
     words[4] = "memory_format=channels_last";
-    predict_words(ctx, words, 5, &nhwc);
+    ec_test_predict_words(ctx, words, 5, &nhwc);
     assert_rel(nchw.memory.needed_bytes, nhwc.memory.needed_bytes, EC_TOL_CLOSED_FORM);
     assert_true(nchw.memory.reserved_bytes > nhwc.memory.reserved_bytes);
     /* and both above what the allocator's slack alone gives: the workspace is there */
@@ -456,16 +445,16 @@ static void test_zero_grad_kept(void **state)
     ec_ctx *ctx = ec_test_ctx();
     const char *w[] = {"model=bert-base", "gpu=a100-sxm4-80gb", "batch_per_gpu=16", "seq_len=128", "zero_grad=set_to_none"};
     ec_result none, zeros, never, old, old_none;
-    predict_words(ctx, w, 5, &none);
+    ec_test_predict_words(ctx, w, 5, &none);
     w[4] = "zero_grad=zeros";
-    predict_words(ctx, w, 5, &zeros);
+    ec_test_predict_words(ctx, w, 5, &zeros);
     w[4] = "zero_grad=never";
-    predict_words(ctx, w, 5, &never);
+    ec_test_predict_words(ctx, w, 5, &never);
     w[4] = "torch_version=1.12";
-    predict_words(ctx, w, 5, &old);
+    ec_test_predict_words(ctx, w, 5, &old);
     const char *w2[] = {"model=bert-base", "gpu=a100-sxm4-80gb", "batch_per_gpu=16", "seq_len=128",
                         "zero_grad=set_to_none", "torch_version=1.12"};
-    predict_words(ctx, w2, 6, &old_none);
+    ec_test_predict_words(ctx, w2, 6, &old_none);
     assert_int_equal(none.memory.peak_phase, EC_PEAK_BACKWARD_START);
     assert_int_equal(zeros.memory.peak_phase, EC_PEAK_ACCUMULATE);
     assert_int_equal(never.memory.peak_phase, EC_PEAK_ACCUMULATE);

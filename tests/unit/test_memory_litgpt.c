@@ -24,17 +24,6 @@
 /* llama-3.1-8b's shapes (models/ preset) */
 static const double D = 4096, KV = 1024, FFN = 14336, V = 128256, LAYERS = 32;
 
-static void predict_words(ec_ctx *ctx, const char *const *words, size_t n, ec_result *res)
-{
-    ec_config cfg;
-    ec_config_init(&cfg);
-    for (size_t i = 0; i < n; i++)
-        if (ec_config_set_word(ctx, &cfg, words[i]) != EC_OK)
-            fail_msg("%s: %s", words[i], ec_ctx_errmsg(ctx));
-    if (ec_predict(ctx, &cfg, res) != EC_OK)
-        fail_msg("ec_predict: %s", ec_ctx_errmsg(ctx));
-}
-
 /* memory.c's gradients: P trained parameters, F frozen ones sharing their FSDP units, 2 ranks. */
 static void test_unit_grads_closed_form(void **state)
 {
@@ -79,13 +68,13 @@ static void test_fsdp_block_no_sync(void **state)
                        "grad_accum=4", "lora_fsdp_wrap=separate", "fsdp_no_sync=0"};
     const size_t n = sizeof w / sizeof w[0];
     ec_result sep, block, nosync, both;
-    predict_words(ctx, w, n, &sep);
+    ec_test_predict_words(ctx, w, n, &sep);
     w[n - 2] = "lora_fsdp_wrap=block";
-    predict_words(ctx, w, n, &block);
+    ec_test_predict_words(ctx, w, n, &block);
     w[n - 1] = "fsdp_no_sync=1";
-    predict_words(ctx, w, n, &both);
+    ec_test_predict_words(ctx, w, n, &both);
     w[n - 2] = "lora_fsdp_wrap=separate";
-    predict_words(ctx, w, n, &nosync);
+    ec_test_predict_words(ctx, w, n, &nosync);
     double lora = LAYERS * 8.0 * ((D + D) + (D + KV));                     /* q and v adapters */
     double layer = 2.0 * D * D + 2.0 * D * KV + 3.0 * D * FFN + 2.0 * D; /* attention, MLP, norms */
     double in_blocks = LAYERS * layer + lora;
@@ -109,11 +98,11 @@ static void test_bnb_keeps_inputs(void **state)
     const char *w[] = {"model=llama-3.1-8b", "gpu=a100-sxm4-80gb", "precision=bf16", "batch_per_gpu=1",
                        "seq_len=1024", "lora_r=8", "base_precision=bf16"};
     ec_result b16, nf4, nodq;
-    predict_words(ctx, w, 7, &b16);
+    ec_test_predict_words(ctx, w, 7, &b16);
     w[6] = "base_precision=nf4";
-    predict_words(ctx, w, 7, &nf4);
+    ec_test_predict_words(ctx, w, 7, &nf4);
     w[6] = "base_precision=nf4_nodq";
-    predict_words(ctx, w, 7, &nodq);
+    ec_test_predict_words(ctx, w, 7, &nodq);
     assert_rel(nf4.memory.activations_bytes - b16.memory.activations_bytes, LAYERS * 1024.0 * (D + D + FFN) * 2.0,
                EC_TOL_CLOSED_FORM);
     /* without double quantization: 4 bits and an fp32 absmax per 64 weights on every block linear */
@@ -134,9 +123,9 @@ static void test_quant_head(void **state)
     const char *w[] = {"model=llama-3.1-8b", "gpu=a100-sxm4-80gb", "precision=bf16", "batch_per_gpu=1",
                        "seq_len=1024", "lora_r=8", "base_precision=nf4_nodq", "quant_head=0"};
     ec_result off, on;
-    predict_words(ctx, w, 8, &off);
+    ec_test_predict_words(ctx, w, 8, &off);
     w[7] = "quant_head=1";
-    predict_words(ctx, w, 8, &on);
+    ec_test_predict_words(ctx, w, 8, &on);
     double q = eci_const(ctx, EC_C_nf4_nodq_bytes_per_param);
     assert_rel(off.memory.weights_bytes - on.memory.weights_bytes, V * D * (2.0 - q), EC_TOL_CLOSED_FORM);
     assert_rel(on.memory.activations_bytes - off.memory.activations_bytes, 1024.0 * D * 2.0, EC_TOL_CLOSED_FORM);
@@ -155,7 +144,7 @@ static void test_ignored_keys(void **state)
     const char *w[] = {"model=llama-3.2-1b", "gpu=a100-sxm4-80gb", "batch_per_gpu=1", "fsdp_no_sync=1",
                        "lora_fsdp_wrap=block", "quant_head=1"};
     ec_result res;
-    predict_words(ctx, w, 6, &res);
+    ec_test_predict_words(ctx, w, 6, &res);
     assert_true(res.warnings & EC_WARN_KEY_IGNORED);
     assert_non_null(strstr(res.warning_text, "fsdp_no_sync (fsdp only)"));
     assert_non_null(strstr(res.warning_text, "lora_fsdp_wrap"));
