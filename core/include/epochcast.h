@@ -396,6 +396,10 @@ typedef struct ec_config {
                                     (dwu_group_size): gradients reduce-scattered within such a group and
                                     all-reduced across the groups, parameters all-gathered within it
                                     [0 = every data-parallel rank] */
+    /* LoRA's dropout (PEFT LoraConfig.lora_dropout, LitGPT's lora_dropout). */
+    double lora_dropout;         /* dropout probability on each adapter's input; above 0 every adapted linear
+                                    keeps its dropped copy of the input and the mask (nn.Dropout) for backward,
+                                    at 0 PEFT uses nn.Identity [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

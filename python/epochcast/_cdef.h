@@ -215,6 +215,7 @@ typedef struct ec_config {
     int quant_head;
     int logits_held;
     int zero_shard_size;
+    double lora_dropout;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

@@ -11,6 +11,8 @@
  *   nodq         base_precision=nf4_nodq stores nf4_nodq_bytes_per_param per quantized weight
  *   quant head   quant_head=1: the head's weight quantized, and dequantized whole (fp16, then a
  *                bf16 copy) for its input gradient at the start of backward
+ *   lora dropout lora_dropout > 0: each adapted linear keeps its dropped 16-bit copy of the input
+ *                and the 1-byte mask (PEFT's per-adapter nn.Dropout; fsdp_qlora's default 0.1)
  * on llama-3.1-8b (32 layers, width 4096, 8 KV heads of 128, MLP 14336, vocabulary 128256,
  * untied) and on memory.c's inputs directly.
  */
@@ -136,6 +138,27 @@ static void test_quant_head(void **state)
     ec_ctx_free(ctx);
 }
 
+/* lora_dropout: q and v (lora_targets=qv) each keep a dropped copy of their input (2 bytes) and
+ * its bool mask (1 byte) in every layer; the nf4 base keeps x itself whatever. */
+static void test_lora_dropout(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *w[] = {"model=llama-3.1-8b", "gpu=a100-sxm4-80gb", "precision=bf16", "batch_per_gpu=1",
+                       "seq_len=1024", "lora_r=8", "base_precision=nf4", "lora_dropout=0"};
+    ec_result off, on;
+    predict_words(ctx, w, 8, &off);
+    w[7] = "lora_dropout=0.1";
+    predict_words(ctx, w, 8, &on);
+    assert_rel(on.memory.activations_bytes - off.memory.activations_bytes, LAYERS * 1024.0 * 2.0 * D * (2.0 + 1.0),
+               EC_TOL_CLOSED_FORM);
+    w[5] = "lora_targets=qv"; /* no adapters: the key is named as ignored */
+    w[6] = "precision=bf16";
+    predict_words(ctx, w, 8, &on);
+    assert_non_null(strstr(on.warning_text, "lora_dropout (needs lora_r)"));
+    ec_ctx_free(ctx);
+}
+
 /* The three keys given where they change nothing are named in a warning. */
 static void test_ignored_keys(void **state)
 {
@@ -157,7 +180,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unit_grads_closed_form), cmocka_unit_test(test_fsdp_block_no_sync),
         cmocka_unit_test(test_bnb_keeps_inputs),       cmocka_unit_test(test_quant_head),
-        cmocka_unit_test(test_ignored_keys),
+        cmocka_unit_test(test_ignored_keys),           cmocka_unit_test(test_lora_dropout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

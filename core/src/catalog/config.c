@@ -207,6 +207,9 @@ static const key_def KEYS[] = {
     /* Issue 39: ZeRO-1/2 over groups of the data-parallel ranks (apex DistributedFusedLAMB's dwu_group_size) */
     INT(zero_shard_size, 1, 65536, 0, "ZeRO-1/2 shard group: dp ranks sharing one optimizer-state copy (apex "
         "dwu_group_size) [all dp ranks]"),
+    /* LoRA's dropout on the adapters' input (PEFT LoraConfig.lora_dropout) */
+    DBL("lora_dropout", lora_dropout, 0, 0.999, 1, 0,
+        "LoRA dropout on each adapter's input, 0..0.999 (PEFT lora_dropout): a kept copy and mask per adapter [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -191,7 +191,7 @@ typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
     int tp, cp, ep, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
-    int channels_last, fused, inference, unpadded, loss_sum, quant_head, loss_fp32, remat;
+    int channels_last, fused, inference, unpadded, loss_sum, quant_head, loss_fp32, remat, lora_dropout;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, base_quant_bytes;
 } wl_key;
 
@@ -249,6 +249,7 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->flash = sh->flash;
     k->lora_r = sh->lora_r;
     k->lora_targets = sh->lora_targets;
+    k->lora_dropout = sh->lora_dropout;
     k->base_16 = sh->base_16;
     k->base_quant_bytes = sh->base_quant_bytes;
 }

@@ -193,6 +193,7 @@ typedef struct eci_shape {
                                only, an RMSNorm its input and rstd, the gated product its GEMM input
                                (up's output; act(gate) is rebuilt), RoPE nothing (its backward needs only
                                cos and sin) */
+    int lora_dropout;       /* LoRA: lora_dropout > 0, each adapter's input passes an nn.Dropout */
 } eci_shape;
 
 /* Build the op list into wl (which must be zeroed or hold an earlier expansion: its arrays are

@@ -116,7 +116,9 @@ int eci_wl_dequant(builder *b, const char *name, double n)
 
 /* LoRA's adapter beside a frozen linear (rows x in -> out): x A^T B^T x scaling added to the
  * base output.  A keeps its input (the base's, already kept), B keeps A's output; under autocast
- * PEFT's fp32 adapter weights are cast like any other. */
+ * PEFT's fp32 adapter weights are cast like any other.  With lora_dropout > 0 the input first
+ * passes the adapter's own nn.Dropout (PEFT LoraLayer.update_layer: one per adapted linear,
+ * nn.Identity at 0): a new 16-bit tensor, which A keeps instead of x, and its bool mask. */
 static void lora_adapter(builder *b, double rows, double in, double out)
 {
     double r = b->sh->lora_r;
@@ -127,6 +129,8 @@ static void lora_adapter(builder *b, double rows, double in, double out)
         if (b->rc == EC_OK)
             b->wl->ops[b->wl->n_ops - 1].fwd_kernels = 2;
     }
+    if (b->sh->lora_dropout && !b->sh->inference) /* the dropped copy and its mask, kept for backward */
+        mem(b, "lora_dropout", rows * in, 2.0 * b->act + b->mask, rows * in * (b->act + b->mask));
     eci_op *a = gemm(b, "lora_A", rows, r, in, 1, 0);
     if (a != NULL) {
         a->params = in * r;
@@ -146,14 +150,14 @@ static void lora_adapter(builder *b, double rows, double in, double out)
 /* nn.Linear on t (rows x in) -> rows x out.  Under autocast an fp32 input is cast (the copy is
  * what backward keeps), and so is the weight (the autocast weight cache); otherwise the input
  * is kept unless an earlier op keeps the same tensor.  A frozen linear (LoRA's base) keeps its
- * input only for its adapter's weight gradient: PyTorch saves mm's input only when the weight
+ * input only for its adapter's weight gradient (with lora_dropout the adapter keeps its dropped copy instead): PyTorch saves mm's input only when the weight
  * needs a gradient.  A bitsandbytes-quantized one keeps it whatever: MatMul4Bit.forward (and
  * MatMul8bitLt's) stores `ctx.tensors = (A, B)` when any input needs a gradient, and the
  * activations do (bitsandbytes autograd/_functions.py). */
 eci_op *eci_wl_linear_on(builder *b, const char *name, tensor *t, double out, int bias)
 {
     double rows = t->rows, in = t->width, saved = 0;
-    int target = lora_target(b, name), keep = !b->freeze || target || quantized(b);
+    int target = lora_target(b, name), keep = !b->freeze || quantized(b) || (target && !b->sh->lora_dropout);
     int cast_w = casts_weights(b);
     if (b->amp && t->f32) {
         cast(b, "cast_in", rows * in, keep ? rows * in * 2.0 : 0);

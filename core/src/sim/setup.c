@@ -238,6 +238,7 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          /* FSDP MixedPrecision and DeepSpeed hold the compute copy in 16 bits */
                          .weights_16 = sharded_dp,
                          .lora_r = cfg->lora_r, .lora_targets = cfg->lora_targets,
+                         .lora_dropout = cfg->lora_r > 0 && cfg->lora_dropout > 0,
                          .base_16 = cfg->base_precision != EC_BASE_SAME,
                          .base_quant_bytes = base_quant_bytes(ctx, cfg),
                          .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST,

@@ -70,6 +70,7 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
                                                      cfg->base_precision != EC_BASE_NF4_NODQ &&
                                                      cfg->base_precision != EC_BASE_INT8)),
             "quant_head (needs a quantized base)");
+    IGNORED(cfg->lora_r <= 0 && cfg->lora_dropout > 0, "lora_dropout (needs lora_r)");
     IGNORED(cfg->num_workers == 0 && GIVEN(PREFETCH_FACTOR), "prefetch_factor (needs num_workers > 0)");
     int derived_loader = cfg->sample_cpu_s < 0 && !cfg->data_synthetic;
     IGNORED(!derived_loader && GIVEN(TOKENIZE), "tokenize (sample_cpu_s or data=synthetic replaces it)");
