@@ -147,14 +147,14 @@ static void test_lora_dropout(void **state)
     const char *w[] = {"model=llama-3.1-8b", "gpu=a100-sxm4-80gb", "precision=bf16", "batch_per_gpu=1",
                        "seq_len=1024", "lora_r=8", "base_precision=nf4", "lora_dropout=0"};
     ec_result off, on;
-    predict_words(ctx, w, 8, &off);
+    ec_test_predict_words(ctx, w, 8, &off);
     w[7] = "lora_dropout=0.1";
-    predict_words(ctx, w, 8, &on);
+    ec_test_predict_words(ctx, w, 8, &on);
     assert_rel(on.memory.activations_bytes - off.memory.activations_bytes, LAYERS * 1024.0 * 2.0 * D * (2.0 + 1.0),
                EC_TOL_CLOSED_FORM);
     w[5] = "lora_targets=qv"; /* no adapters: the key is named as ignored */
     w[6] = "precision=bf16";
-    predict_words(ctx, w, 8, &on);
+    ec_test_predict_words(ctx, w, 8, &on);
     assert_non_null(strstr(on.warning_text, "lora_dropout (needs lora_r)"));
     ec_ctx_free(ctx);
 }
