@@ -5,7 +5,7 @@
  * rotary part, the up-projection) and what it keeps for backward (the latent, not every head's
  * key and value), its dense layers before the routed and shared experts; gpt-oss's attention
  * sinks (eager under SDPA, in the kernel under flash), its alternating sliding windows and its
- * experts and router with biases.  The published counts of the real configs are
+ * experts and router with biases; expert parallelism's chunk sort.  The published counts of the real configs are
  * test_hfconfig's (tests/data/hf/MANIFEST.csv).
  */
 #include "ec_test.h"
@@ -48,14 +48,21 @@ static char *write_gpt_oss(const char *dir, const char *name)
     return path;
 }
 
+static const eci_workload *workload_ep(ec_ctx *ctx, const char *model, int precision, int flash, int ep);
+
 static const eci_workload *workload(ec_ctx *ctx, const char *model, int precision, int flash)
+{
+    return workload_ep(ctx, model, precision, flash, 1);
+}
+
+static const eci_workload *workload_ep(ec_ctx *ctx, const char *model, int precision, int flash, int ep)
 {
     const eci_net *net = eci_net_find(ctx, model);
     if (net == NULL)
         fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
     eci_shape sh = {.precision = precision, .batch = 2, .seq = 128, .seq_sq = 128.0 * 128, .target_seq = 128,
                     .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1, .rmsnorm_kernels = 1,
-                    .rmsnorm_passes = 2, .rope_kernels = 1, .flash = flash};
+                    .rmsnorm_passes = 2, .rope_kernels = 1, .flash = flash, .ep = ep};
     const eci_workload *wl;
     if (eci_workload_get(ctx, net, eci_task_parse("lm"), &sh, &wl) != EC_OK)
         fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
@@ -205,12 +212,49 @@ static void test_gpt_oss(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Expert parallelism's chunk sort (Megatron-Core's sort_chunks_by_idxs, "Permutation 2"): the
+ * all-to-all delivers the pairs in source-rank order, so with more than one local expert they are
+ * copied into expert order before the experts and back before the combine: each a read and a
+ * write of rows x top_k x hidden 16-bit elements, forward and backward.  gpt-oss above: 8 experts,
+ * top 2, hidden 256; batch 2 x 128 tokens.  ep = 8 leaves one expert a GPU (nothing to sort),
+ * ep = 1 has no all-to-all. */
+static void test_ep_chunk_sort(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir(), *path = write_gpt_oss(dir, "oss.json");
+    const eci_workload *wl = workload_ep(ctx, path, EC_PREC_AMP_BF16, 1, 2);
+    double pairs = 2.0 * 128 * 2 * 256 * 2; /* bytes of every token-expert pair's row */
+    assert_int_equal(count_ops(wl, "ep_sort"), 2); /* once per MoE layer of each repeated block */
+    assert_int_equal(count_ops(wl, "ep_unsort"), 2);
+    const char *names[] = {"ep_sort", "ep_unsort"};
+    for (int i = 0; i < 2; i++) {
+        const eci_op *op = first_op(wl, names[i]);
+        if (op->fwd_bytes != 2 * pairs || op->bwd_bytes != 2 * pairs || op->saved_bytes != 0 || op->count != 1)
+            fail_msg("%s: %.0f forward and %.0f backward bytes, %.0f kept, %d runs; want %.0f, %.0f, 0, 1",
+                     names[i], op->fwd_bytes, op->bwd_bytes, op->saved_bytes, op->count, 2 * pairs, 2 * pairs);
+    }
+    /* the sort sits between the dispatch and the first expert, the unsort before the combine */
+    size_t d = 0;
+    while (d < wl->n_ops && strcmp(wl->ops[d].name, "ep_dispatch") != 0)
+        d++;
+    assert_true(d + 2 < wl->n_ops);
+    assert_string_equal(wl->ops[d + 1].name, "ep_sort");
+    assert_int_equal(count_ops(workload_ep(ctx, path, EC_PREC_AMP_BF16, 1, 8), "ep_sort"), 0);
+    assert_int_equal(count_ops(workload_ep(ctx, path, EC_PREC_AMP_BF16, 1, 1), "ep_unsort"), 0);
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deepseek_params),
         cmocka_unit_test(test_mla_keeps_the_latent),
         cmocka_unit_test(test_gpt_oss),
+        cmocka_unit_test(test_ep_chunk_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

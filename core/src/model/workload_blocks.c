@@ -253,12 +253,30 @@ void eci_wl_mlp(builder *b, const ec_mlp_layer *m)
     eci_wl_tp_exit(b);
 }
 
+/* The chunk sort around expert parallelism's all-to-all: one gather of `bytes` (every
+ * token-expert pair's row), read and written once; its backward applies the inverse order to
+ * the gradients, the same traffic.  Index order only: nothing is kept for backward. */
+static void ep_sort(builder *b, const char *name, double bytes)
+{
+    eci_op *op = mem(b, name, bytes, 2.0, 0);
+    if (op != NULL) {
+        op->bwd_bytes = op->fwd_bytes;
+        op->out_bytes = bytes;
+    }
+}
+
 /* A mixture-of-experts block as HF's eager code runs it (MixtralSparseMoeBlock,
  * Qwen2MoeSparseMoeBlock): a router, a softmax in fp32 and top-k, then a Python loop over the
  * experts, each gathering its tokens, running its MLP and scattering the weighted result back.
  * Tokens are taken as spread evenly over the experts.  Expert parallelism (ep): this GPU holds
  * experts/ep of them, and two all-to-alls over the expert group carry every token-expert pair
  * to its expert's GPU and back; each local expert then sees rows x top_k x ep / experts rows.
+ * The all-to-all hands over its rows in source-rank order, not grouped by expert: with more
+ * than one local expert they are sorted by expert before the experts run and put back in rank
+ * order before the combine, one copy of every pair each way, forward and backward alike
+ * (Megatron-Core's MoEAlltoAllTokenDispatcher, "Permutation 2" / "Unpermutation 2":
+ * sort_chunks_by_idxs when num_local_experts > 1, megatron/core/transformer/moe/
+ * token_dispatcher.py dispatch_postprocess and combine_preprocess).
  * Tensor parallelism splits each expert's inner width as it splits an MLP's. */
 void eci_wl_moe(builder *b, const ec_moe_layer *m)
 {
@@ -278,6 +296,8 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
     double pairs = rows * k * width * b->act; /* the token-expert pairs' activations */
     if (b->ep > 1)
         comm(b, "ep_dispatch", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
+    if (b->ep > 1 && local > 1)
+        ep_sort(b, "ep_sort", pairs);
     /* one expert's work, launched once per local expert */
     size_t first = b->wl->n_ops;
     double x = per * width;
@@ -316,6 +336,8 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
         b->wl->ops[i].count = (int)local;
         b->wl->ops[i].expert = 1;
     }
+    if (b->ep > 1 && local > 1)
+        ep_sort(b, "ep_unsort", pairs);
     if (b->ep > 1)
         comm(b, "ep_combine", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
     b->cur = in;
