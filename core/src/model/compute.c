@@ -8,12 +8,10 @@
  *   (small kernels achieve less bandwidth than large ones).
  *   fused attention: t = max(FLOPs / (peak x kernel_eff x attn_eff x shape_util), Q K V O bytes / (BW x eff_bw),
  *   floor), kernel_eff per kernel, architecture, pass and causal mask from models/attention.csv.
- * Peaks and efficiencies come from the hardware profile (gpus.csv) and attention.csv, k_half per
- * architecture from gemm.csv, tile sizes and the other software constants from constants.csv.
+ * Peaks, efficiencies: gpus.csv, attention.csv, gemm.csv (k_half), constants.csv (tiles, software).
  * Convolutions: each pass by its cuDNN algorithm class (conv_algos.csv) over the input, weight and
  * output tensors, with the layout transposes cuDNN makes where the class reads another layout.
- * Also picks which unit a precision really runs on and warns where a precision is emulated or
- * has no effect.
+ * Also picks the unit a precision runs on, warning where it is emulated or has no effect.
  */
 #include "model/compute.h"
 #include "catalog/consts.h"
@@ -609,6 +607,21 @@ static void te_tp_backward_overlap(const eci_rates *r, const eci_workload *wl, e
     }
 }
 
+/* What a collective overlapping the op before it leaves exposed.  A ring of `hidden` steps (PyTorch 2.6
+ * experimental/_attention.py): K/V all-gathered, waited for at step 2: hidden by 1/steps of the op; the
+ * backward passes fp32 dK/dV on after each step (ALL_TO_ALL) under the next, the last waited for. */
+void eci_ring_exposed(const eci_rates *r, const eci_op *op, const eci_op_cost_t *under, eci_op_cost_t *c)
+{
+    double steps = op->hidden > 1 ? op->hidden : 1, f = c->fwd_s - under->fwd_s / steps;
+    double b = c->bwd_s - under->bwd_s / steps, pass = 0, over = 0;
+    if (steps > 1 && op->bwd_bytes > 0 && r->comm != NULL) {
+        pass = eci_coll_s(r->comm, &r->groups[op->group], ECI_COLL_P2P, op->bwd_bytes);
+        over = pass - under->bwd_s / steps;
+    }
+    c->fwd_s = f > 0 ? f : 0;
+    c->bwd_s = (b > 0 ? b : 0) + (steps - 1) * (over > 0 ? over : 0) + pass;
+}
+
 /* Price every op of wl into cost: ops with an earlier twin copy its cost. */
 static void price_ops(const ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, double gpu_scale,
                       eci_op_cost_t *cost)
@@ -626,11 +639,8 @@ static void price_ops(const ec_ctx *ctx, const eci_rates *r, const eci_workload 
         cost[i].bwd_s *= gpu_scale;
     }
     for (size_t i = 1; i < wl->n_ops; i++)
-        if (wl->ops[i].hidden) { /* overlapping the op before it: only the excess shows */
-            double f = cost[i].fwd_s - cost[i - 1].fwd_s, b = cost[i].bwd_s - cost[i - 1].bwd_s;
-            cost[i].fwd_s = f > 0 ? f : 0;
-            cost[i].bwd_s = b > 0 ? b : 0;
-        }
+        if (wl->ops[i].hidden) /* overlapping the op before it: only the excess shows */
+            eci_ring_exposed(r, &wl->ops[i], &cost[i - 1], &cost[i]);
     if (r->te > 0 && r->comm != NULL)
         te_tp_backward_overlap(r, wl, cost);
     int prev = -1;

@@ -100,6 +100,9 @@ EC_INTERNAL double eci_mem_time_s(const eci_rates *r, double bytes, double kerne
 /* kernels=te: Transformer Engine's FP8 casts, the weights cast on one micro-step of grad_accum. */
 EC_INTERNAL void eci_rates_te(eci_rates *r, int grad_accum);
 EC_INTERNAL void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c);
+/* c (a collective overlapping the op before it, costing `under`) -> what stays exposed: the
+ * excess over `under`, or for a ring of op->hidden steps over its first step (compute.c). */
+EC_INTERNAL void eci_ring_exposed(const eci_rates *r, const eci_op *op, const eci_op_cost_t *under, eci_op_cost_t *c);
 /* The costs of all of wl's ops on r, fwd_s and bwd_s x gpu_scale: from the context's cost
  * cache when wl comes from the workload cache (eci_workload_get) and was priced on the same
  * rates before, else priced now (into the cache, or into a scratch buffer of the context when

@@ -190,7 +190,7 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
 typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
-    int tp, cp, ep, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
+    int tp, cp, cp_torch, ep, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
     int channels_last, fused, inference, unpadded, loss_sum, quant_head, loss_fp32, remat, lora_dropout;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, base_quant_bytes;
 } wl_key;
@@ -241,6 +241,7 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->rmsnorm_passes = sh->rmsnorm_passes;
     k->tp = sh->tp;
     k->cp = sh->cp;
+    k->cp_torch = sh->cp_torch;
     k->ep = sh->ep;
     k->sp = sh->sp;
     k->weights_16 = sh->weights_16;

@@ -37,7 +37,8 @@ typedef struct eci_op {
     double m, n, k, batch; /* GEMM/CONV shape; batch = independent GEMMs in one kernel (bmm) */
     int tensor_math;       /* GEMM runs at the 16-bit tensor-core rate (autocast or pure 16-bit) */
     double fwd_bytes;      /* MEM/CAST: bytes read + written in the forward */
-    double bwd_bytes;      /* MEM/CAST: bytes of the backward; 0 = fwd_bytes x bwd_mem_bytes_factor */
+    double bwd_bytes;      /* MEM/CAST: bytes of the backward; 0 = fwd_bytes x bwd_mem_bytes_factor;
+                            * COMM of a ring (hidden > 1): what each backward step passes on (P2P) */
     double saved_bytes;    /* activation bytes this op keeps for backward */
     double params;         /* parameters owned by the op (weights, biases, norms) */
     double param_tensors;  /* parameter tensors owned by the op */
@@ -47,7 +48,9 @@ typedef struct eci_op {
     int fwd_coll, bwd_coll;/* COMM: eci_coll of the forward and of the backward (ECI_COLL_NONE: nothing) */
     int group;             /* COMM: eci_group_id */
     double comm_bytes;     /* COMM: the collective's whole buffer */
-    int hidden;            /* COMM: overlaps the op before it (ring attention): only the excess is exposed */
+    int hidden;            /* COMM: overlaps the op before it (ring attention): only the excess is exposed;
+                            * > 1: a ring of that many steps, waited for after the first, so only
+                            * 1/hidden of the op before it hides the exchange (compute.c) */
     int tied;              /* a projection whose weight is the embedding's (counted there) */
     int frozen;            /* its parameters get no gradient (LoRA's base): a GEMM computes no weight
                               gradient, an embedding no backward at all */
@@ -161,6 +164,9 @@ typedef struct eci_shape {
     double rmsnorm_passes;  /* passes over the elements those kernels make together (constants.csv) */
     int rope_kernels;       /* kernels of HF's apply_rotary_pos_emb on Q and K (constants.csv) */
     int tp, cp, ep;         /* tensor-, context- and expert-parallel degrees (1: none) */
+    int cp_torch;           /* cp > 1 by PyTorch's context_parallel ring (torchtitan): its merge kernels
+                               and its exchange waited for at the second step (workload_blocks.c);
+                               0 with kernels=te (Megatron's ring in Transformer Engine, not modeled) */
     int sp;                 /* Megatron sequence parallelism (with tp > 1) */
     int weights_16;         /* weights kept in the 16-bit compute dtype (FSDP MixedPrecision's
                                param_dtype, DeepSpeed bf16): autocast has no weights to cast */

@@ -123,6 +123,53 @@ static void latent_qkv(builder *b, const ec_attention_layer *a, const tensor *in
     b->cur = *in;
 }
 
+/* Ring attention's own memory-bound kernels (context parallelism, PyTorch's experimental
+ * context_parallel: torch/distributed/tensor/experimental/_attention.py of PyTorch 2.6,
+ * _templated_ring_attention and its backward, with _cp_options' defaults convert_to_f32 and
+ * enable_load_balance).  The SDPA calls of the cp ring steps do the core's FLOPs (priced by the
+ * attention op); around them, on N = rows_q x heads x v_dim output and KV = rows_k x (K + V
+ * width) key/value elements, each in bytes per element (a: the 16-bit dtype's size):
+ * forward: every step's output cast to fp32 (a + 4) and, after the first, merged with the running
+ * output through its logsumexp, out - sigmoid(lse_i - lse) x (out - out_i): three fp32 passes
+ * (12 + 8 + 12); on the steps a rank runs with the second half of its queries only (load
+ * balance, half of the later steps on average) the merge covers half the rows and
+ * _partial_update's torch.cat rewrites the whole fp32 output (8); the K/V concatenated for the
+ * next step (2a per KV element, every step but the last); the merged output cast back (4 + a).
+ * Backward: fp32 gradient accumulators zeroed (4), each step's dQ, dK, dV added to them in fp32
+ * (8 + a; halves plus a torch.cat of the whole on the partial steps: 12 + a/2), dK and dV
+ * concatenated in fp32 for the ring (8 per KV element, every step), and cast back (4 + a).
+ * Kernels: about 11 per step (cast, three merge passes, the logsumexp update, the cats). */
+static void cp_ring_merge(builder *b, double n_out, double n_kv)
+{
+    double a = b->act, later = b->cp - 1.0;
+    double full = (a + 4.0) + 12.0 + 8.0 + 12.0, part = (a + 4.0) / 2.0 + 6.0 + 4.0 + 6.0 + 8.0;
+    double fwd = n_out * ((a + 4.0) + later * (full + part) / 2.0 + (4.0 + a)) + n_kv * later * 2.0 * a;
+    double add = 8.0 + a, add_half = 12.0 + a / 2.0, step = (add + add_half) / 2.0;
+    double bwd = (n_out + n_kv) * (4.0 + add + later * step + (4.0 + a)) + n_kv * b->cp * 8.0;
+    eci_op *op = mem(b, "cp_ring_merge", 1.0, fwd, 0);
+    if (op != NULL) {
+        op->fwd_kernels = 2 + 11 * (int)later;
+        op->bwd_bytes = bwd;
+        op->out_bytes = n_out * a;
+    }
+}
+
+/* Ring attention (cp > 1): the other GPUs' keys and values (n_kv elements of this GPU's) gathered
+ * while the first (local) step computes, a ring of cp steps (backward: again, and the fp32 dK/dV
+ * passed on after each step), then the merge.  kernels=te: the exchange hidden under the whole
+ * attention, no merge priced (Megatron's ring in Transformer Engine: not modeled). */
+static void cp_ring(builder *b, double n_out, double n_kv)
+{
+    int torch = b->sh->cp_torch;
+    comm(b, "cp_kv_ring", ECI_GROUP_CP, ECI_COLL_ALLGATHER, ECI_COLL_ALLGATHER, n_kv * b->cp * b->act,
+         torch ? b->cp : 1);
+    eci_op *ring = b->rc == EC_OK && b->wl->n_ops > 0 ? &b->wl->ops[b->wl->n_ops - 1] : NULL;
+    if (ring != NULL && ring->kind == ECI_OP_COMM && torch)
+        ring->bwd_bytes = n_kv * 4.0;
+    if (torch && !b->eager) /* after the exchange, which hides under the attention before it */
+        cp_ring_merge(b, n_out, n_kv);
+}
+
 /* Q, K and V projections (one fused GEMM or three; latent attention's above), rotary embedding,
  * Q/K norms, the key/value heads repeated for grouped-query attention, the core (with attention
  * sinks: eager unless a flash kernel takes them, as SDPA has no sink), and the output projection. */
@@ -211,10 +258,8 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
         }
     }
     b->core = 0;
-    if (b->cp > 1 && !a->cross) /* ring attention: the other GPUs' keys and values pass by while the
-                                  * local blocks compute (backward: again, and their gradients back) */
-        comm(b, "cp_kv_ring", ECI_GROUP_CP, ECI_COLL_ALLGATHER, ECI_COLL_ALLGATHER,
-             rows_k * b->cp * (kv_out + v_out) * b->act, 1);
+    if (b->cp > 1 && !a->cross)
+        cp_ring(b, rows_q * heads * vd, rows_k * (kv_out + v_out));
     mem(b, "merge_heads", rows_q * heads * vd, 2.0 * b->act, 0);
     b->cur.width = heads * vd;
     b->cur.f32 = 0;

@@ -152,6 +152,8 @@ void eci_setup_inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, co
             const eci_group *g = &rates->groups[op->group];
             double f = eci_coll_s(rates->comm, g, (eci_coll)op->fwd_coll, op->comm_bytes);
             double b = eci_coll_s(rates->comm, g, (eci_coll)op->bwd_coll, op->comm_bytes);
+            if (op->hidden > 1 && op->bwd_bytes > 0) /* a ring's backward: dK/dV passed on every step */
+                b += op->hidden * eci_coll_s(rates->comm, g, ECI_COLL_P2P, op->bwd_bytes);
             *launched_s += reps * (f + b + (rerun ? f : 0));
         } else {
             *launched_s += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
@@ -234,6 +236,7 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .rmsnorm_passes = eci_const(ctx, fused ? EC_C_rmsnorm_fused_passes : EC_C_rmsnorm_eager_passes),
                          .rope_kernels = (int)eci_const(ctx, fused ? EC_C_rope_fused_kernels : EC_C_rope_eager_kernels),
                          .tp = r->tp, .cp = r->cp, .ep = r->ep, .sp = r->sp,
+                         .cp_torch = r->cp > 1 && cfg->kernels != EC_KERNELS_TE,
                          .stage_lo = r->stage_lo, .stage_hi = r->stage_hi,
                          /* FSDP MixedPrecision and DeepSpeed hold the compute copy in 16 bits */
                          .weights_16 = sharded_dp,

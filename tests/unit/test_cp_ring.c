@@ -1,0 +1,148 @@
+/*
+ * test_cp_ring.c: context parallelism as PyTorch's experimental ring attention runs it
+ * (torch/distributed/tensor/experimental/_attention.py of PyTorch 2.6: _templated_ring_attention,
+ * its backward, _SDPAMerger, the all-gather K/V rotater and the ALL_TO_ALL dK/dV rotater).
+ * Each check fails without its term: the memory-bound merge of every ring step
+ * (workload_blocks.c cp_ring_merge) and the exchange hidden only by the first step's attention,
+ * with the fp32 dK/dV passed on in backward (compute.c ring_exposed).
+ */
+#include "ec_test.h"
+#include "internal.h"
+#include "model/compute.h"
+#include "model/workload.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Llama 3.1 8B: 32 query heads and 8 K/V heads of 128; a 16-bit stream (2 bytes). */
+static eci_shape shape(int cp, int torch)
+{
+    return (eci_shape){.precision = EC_PREC_AMP_BF16, .batch = 1, .seq = 32768, .seq_sq = 32768.0 * 32768,
+                       .target_seq = 32768, .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1,
+                       .rmsnorm_kernels = 1, .rmsnorm_passes = 2, .rope_kernels = 1, .weights_16 = 1,
+                       .flash = 1, .tp = 1, .cp = cp, .cp_torch = torch, .ep = 1};
+}
+
+static const eci_op *find_op(ec_ctx *ctx, int cp, int torch, const char *name)
+{
+    const eci_net *net = eci_net_find(ctx, "llama-3.1-8b");
+    if (net == NULL)
+        fail_msg("llama-3.1-8b: %s", ec_ctx_errmsg(ctx));
+    eci_shape sh = shape(cp, torch);
+    const eci_workload *wl;
+    if (eci_workload_get(ctx, net, eci_task_parse("lm"), &sh, &wl) != EC_OK)
+        fail_msg("workload: %s", ec_ctx_errmsg(ctx));
+    for (size_t i = 0; i < wl->n_ops; i++)
+        if (strcmp(wl->ops[i].name, name) == 0)
+            return &wl->ops[i];
+    return NULL;
+}
+
+/* The merge, cp = 8, N = 4096 local rows x 32 x 128 output elements, KV = 4096 x (1024 + 1024).
+ * Forward bytes per N: step 0's output cast to fp32 (2 + 4); each later step either merges the
+ * whole output (cast 6, out - out_i 12, x sigmoid 8, out - ... 12: 38) or, its second half of the
+ * queries only, half of that plus the torch.cat of the fp32 output (3 + 6 + 4 + 6 + 8: 27),
+ * half the steps each on average; the result cast back (4 + 2); per KV: the K/V concatenated
+ * for the next step (2 x 2, 7 steps).  Backward per N and per KV: zeroed fp32 accumulators (4),
+ * step 0's gradient added (4 + 2 + 4), each later step added whole (10) or by half with a cat
+ * (4 + 1 + 8: 13), 11.5 on average, the cast back (6); per KV the fp32 concat for the ring (8,
+ * all 8 steps).  Without cp, or with kernels=te (cp_torch 0), no merge. */
+static void test_ring_merge_bytes(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const double rows = 32768.0 / 8, n = rows * 32 * 128, kv = rows * 2 * 8 * 128;
+    const eci_op *op = find_op(ctx, 8, 1, "cp_ring_merge");
+    assert_non_null(op);
+    assert_rel(op->fwd_bytes, n * (6 + 7 * (38 + 27) / 2.0 + 6) + kv * 7 * 4, EC_TOL_EXACT);
+    assert_rel(op->bwd_bytes, (n + kv) * (4 + 10 + 7 * 11.5 + 6) + kv * 8 * 8, EC_TOL_EXACT);
+    assert_int_equal(op->fwd_kernels, 2 + 11 * 7);
+    assert_rel(op->saved_bytes, 0, EC_TOL_EXACT);
+    assert_null(find_op(ctx, 1, 0, "cp_ring_merge"));
+    assert_null(find_op(ctx, 8, 0, "cp_ring_merge")); /* kernels=te: Megatron's ring, not this one */
+    ec_ctx_free(ctx);
+}
+
+/* The exchange: a ring of cp steps, the fp32 dK/dV of the local rows passed on in backward. */
+static void test_ring_exchange_op(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const double rows = 32768.0 / 8, kv = rows * 2 * 8 * 128;
+    const eci_op *op = find_op(ctx, 8, 1, "cp_kv_ring");
+    assert_non_null(op);
+    assert_int_equal(op->hidden, 8);
+    assert_rel(op->comm_bytes, kv * 8 * 2, EC_TOL_EXACT);
+    assert_rel(op->bwd_bytes, kv * 4, EC_TOL_EXACT);
+    op = find_op(ctx, 8, 0, "cp_kv_ring"); /* kernels=te: hidden under the whole attention, as before */
+    assert_non_null(op);
+    assert_int_equal(op->hidden, 1);
+    assert_rel(op->bwd_bytes, 0, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
+static void predict(ec_ctx *ctx, ec_result *res, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ec_config cfg;
+    ec_config_init(&cfg);
+    for (char *w = strtok(buf, " "); w != NULL; w = strtok(NULL, " "))
+        if (ec_config_set_word(ctx, &cfg, w) != EC_OK)
+            fail_msg("ec_config_set_word(%s): %s", w, ec_ctx_errmsg(ctx));
+    if (ec_predict(ctx, &cfg, res) != EC_OK)
+        fail_msg("ec_predict(%s): %s", fmt, ec_ctx_errmsg(ctx));
+}
+
+#define CP8 "model=llama-3.1-8b gpu=h100-sxm5-80gb precision=amp_bf16 attention=flash2 strategy=fsdp " \
+            "batch_per_gpu=1 num_gpus=8 cp=8"
+
+/* eci_ring_exposed: a ring of 8 steps hides its exchange under the first step's attention only:
+ * 30 ms of all-gather under 80 ms of forward attention leaves 30 - 80/8 = 20 ms exposed (under
+ * the whole attention, as one overlapping op: nothing); backward 30 under 160: 10 ms. */
+static void test_ring_exposed_closed_form(void **state)
+{
+    (void)state;
+    eci_rates r;
+    memset(&r, 0, sizeof r); /* no network model: no dK/dV passes priced */
+    eci_op op = {.kind = ECI_OP_COMM, .hidden = 8};
+    eci_op_cost_t under = {.fwd_s = 0.080, .bwd_s = 0.160}, c = {.fwd_s = 0.030, .bwd_s = 0.030};
+    eci_ring_exposed(&r, &op, &under, &c);
+    assert_rel(c.fwd_s, 0.020, EC_TOL_EXACT);
+    assert_rel(c.bwd_s, 0.010, EC_TOL_EXACT);
+    op.hidden = 1; /* one overlapping op: the excess over all of it */
+    c = (eci_op_cost_t){.fwd_s = 0.030, .bwd_s = 0.030};
+    eci_ring_exposed(&r, &op, &under, &c);
+    assert_rel(c.fwd_s, 0, EC_TOL_EXACT);
+    assert_rel(c.bwd_s, 0, EC_TOL_EXACT);
+}
+
+/* At 256k tokens the all-gather hides under the first step's attention, but each layer's last
+ * dK/dV pass (fp32, 32768 rows x 2048) is waited for after the backward ring: exposed (at most
+ * NVLink's 900 GB/s each), a small part of the step; before, the whole exchange hid. */
+static void test_ring_exposure(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result r;
+    predict(ctx, &r, CP8 " seq_len=262144");
+    const double pass_bytes = 32768.0 * 2048 * 4, nvlink_max = 900e9;
+    assert_true(r.comm.cp_s >= 32 * pass_bytes / nvlink_max);
+    assert_true(r.comm.cp_s < 0.01 * r.step_s);
+    ec_ctx_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_merge_bytes),
+        cmocka_unit_test(test_ring_exchange_op),
+        cmocka_unit_test(test_ring_exposed_closed_form),
+        cmocka_unit_test(test_ring_exposure),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
