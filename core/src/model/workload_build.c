@@ -161,8 +161,8 @@ eci_op *eci_wl_linear_on(builder *b, const char *name, tensor *t, double out, in
     int cast_w = casts_weights(b);
     if (b->amp && t->f32) {
         cast(b, "cast_in", rows * in, keep ? rows * in * 2.0 : 0);
-    } else if (keep && !is_saved(b, t->id)) {
-        saved = rows * in * tbytes(b, t);
+    } else if (keep && !is_saved(b, t->id)) { /* Megatron's router: a plain linear, not TE's (router.py) */
+        saved = rows * in * (strcmp(name, "router") == 0 ? tbytes(b, t) : kept_input_bytes(b, tbytes(b, t)));
         mark_saved(b, t->id);
     }
     if (cast_w)

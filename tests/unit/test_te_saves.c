@@ -1,0 +1,139 @@
+/*
+ * test_te_saves.c: what Megatron-Core's Transformer Engine layers (kernels=te) keep for backward,
+ * term by term (issue 40: two Megatron-Bridge MoE runs that ran were predicted not to fit).
+ *  - TE's RMSNorm keeps its input and rsigma, the fused RoPE nothing, bias_swiglu its input once:
+ *    kernels=te sets the shape's remat, as torch.compile's partitioner keeps the same;
+ *  - a flash kernel (flash-attn, TE/cuDNN fused attention) keeps K and V as it reads them, the
+ *    grouped key/value heads, not one copy per query head (SDPA after HF's repeat_kv does);
+ *  - the experts weight by the router's probabilities inside the fused activation
+ *    (TEGroupedMLP: weighted_bias_swiglu_impl), so the combine keeps no copy of the experts' output;
+ *  - under FP8, TE's linears (and the experts' grouped GEMMs) keep their input as the FP8 cast, one
+ *    byte per element; the router, a plain linear, keeps it as it comes.
+ * Each check fails on the code before the fix.
+ */
+#include "ec_test.h"
+#include "internal.h"
+#include "model/workload.h"
+#include "sim/setup.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double ROWS = 2.0 * 128; /* batch 2 x seq 128 */
+
+static const eci_workload *workload_p(ec_ctx *ctx, const char *model, int precision, int flash, int te);
+
+static const eci_workload *workload(ec_ctx *ctx, const char *model, int flash, int te)
+{
+    return workload_p(ctx, model, EC_PREC_AMP_BF16, flash, te);
+}
+
+static const eci_workload *workload_p(ec_ctx *ctx, const char *model, int precision, int flash, int te)
+{
+    const eci_net *net = eci_net_find(ctx, model);
+    if (net == NULL)
+        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
+    eci_shape sh = {.precision = precision, .batch = 2, .seq = 128, .seq_sq = 128.0 * 128,
+                    .target_seq = 128, .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1,
+                    .rmsnorm_kernels = 1, .rmsnorm_passes = 2, .rope_kernels = 1, .weights_16 = 1,
+                    .flash = flash, .remat = te, .te_layers = te};
+    const eci_workload *wl;
+    if (eci_workload_get(ctx, net, eci_task_parse("lm"), &sh, &wl) != EC_OK)
+        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
+    return wl;
+}
+
+static const eci_op *first_op(const eci_workload *wl, const char *name)
+{
+    for (size_t i = 0; i < wl->n_ops; i++)
+        if (strcmp(wl->ops[i].name, name) == 0)
+            return &wl->ops[i];
+    fail_msg("no op '%s'", name);
+    return NULL;
+}
+
+/* kernels=te keeps what the partitioner keeps (remat) and marks Megatron's TE layers; the other
+ * kernel choices do neither. */
+static void test_te_shape(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config cfg;
+    ec_config_init(&cfg);
+    eci_resolved r;
+    memset(&r, 0, sizeof r);
+    r.tp = r.cp = r.ep = 1;
+    eci_shape sh;
+    cfg.kernels = EC_KERNELS_TE;
+    eci_setup_shape(ctx, &cfg, &r, 128, 2, &sh);
+    assert_int_equal(sh.remat, 1);
+    assert_int_equal(sh.te_layers, 1);
+    cfg.kernels = EC_KERNELS_FUSED;
+    eci_setup_shape(ctx, &cfg, &r, 128, 2, &sh);
+    assert_int_equal(sh.remat, 0);
+    assert_int_equal(sh.te_layers, 0);
+    ec_ctx_free(ctx);
+}
+
+/* Llama 3.1 8B: 32 query heads, 8 key/value heads of 128.  Flash keeps Q and the output at 32
+ * heads, K and V at 8, and a log-sum-exp per query head and row; SDPA (flash=0) reads the copies
+ * repeat_kv made, 32 heads each. */
+static void test_flash_gqa_kv(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const double hd = 128, lse = ROWS * 32 * 4.0;
+    double flash = first_op(workload(ctx, "llama-3.1-8b", 1, 0), "sdpa")->saved_bytes;
+    double sdpa = first_op(workload(ctx, "llama-3.1-8b", 0, 0), "sdpa")->saved_bytes;
+    assert_rel(flash, ROWS * (32 + 8) * 2.0 * hd * 2 + lse, EC_TOL_EXACT);
+    assert_rel(sdpa, ROWS * (32 + 32) * 2.0 * hd * 2 + lse, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
+/* gpt-oss-20b's experts: the scatter keeps the experts' output (HF's routing weight multiply)
+ * unless TE's layers weighted it inside the activation. */
+static void test_te_expert_scatter(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_op *hf = first_op(workload(ctx, "gpt-oss-20b", 1, 0), "expert_scatter");
+    const eci_op *gather = first_op(workload(ctx, "gpt-oss-20b", 1, 0), "expert_gather");
+    assert_true(hf->saved_bytes > 0);
+    assert_rel(hf->saved_bytes, gather->saved_bytes, EC_TOL_EXACT); /* rows x width in bf16, both */
+    const eci_op *te = first_op(workload(ctx, "gpt-oss-20b", 1, 1), "expert_scatter");
+    assert_true(te->saved_bytes == 0);
+    ec_ctx_free(ctx);
+}
+
+/* gpt-oss-20b under amp_fp8: width 2880, top-4 of 32 experts (per expert rows x 4 / 32), ffn 2880.
+ * kernels=te keeps the inputs of q (a TE linear), expert_up (the gather) and expert_down at one
+ * byte; the router's at two; without te (HF's code under FP8 GEMMs) every one at two. */
+static void test_te_fp8_inputs(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const double h = 2880, per = ROWS * 4 / 32;
+    const eci_workload *te = workload_p(ctx, "gpt-oss-20b", EC_PREC_AMP_FP8, 1, 1);
+    const eci_workload *hf = workload_p(ctx, "gpt-oss-20b", EC_PREC_AMP_FP8, 1, 0);
+    assert_rel(first_op(te, "router")->saved_bytes, ROWS * h * 2, EC_TOL_EXACT);
+    assert_rel(first_op(te, "expert_gather")->saved_bytes, per * h * 1, EC_TOL_EXACT);
+    assert_rel(first_op(hf, "expert_gather")->saved_bytes, per * h * 2, EC_TOL_EXACT);
+    assert_rel(first_op(te, "expert_down")->saved_bytes, per * h * 1, EC_TOL_EXACT);
+    assert_rel(first_op(hf, "expert_down")->saved_bytes, per * h * 2, EC_TOL_EXACT);
+    const eci_op *q_te = first_op(te, "q"), *q_hf = first_op(hf, "q");
+    assert_true(q_hf->saved_bytes > 0);
+    assert_rel(q_te->saved_bytes, q_hf->saved_bytes / 2, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_te_shape),
+        cmocka_unit_test(test_flash_gqa_kv),
+        cmocka_unit_test(test_te_expert_scatter),
+        cmocka_unit_test(test_te_fp8_inputs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
