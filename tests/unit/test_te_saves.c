@@ -8,7 +8,9 @@
  *  - the experts weight by the router's probabilities inside the fused activation
  *    (TEGroupedMLP: weighted_bias_swiglu_impl), so the combine keeps no copy of the experts' output;
  *  - under FP8, TE's linears (and the experts' grouped GEMMs) keep their input as the FP8 cast, one
- *    byte per element; the router, a plain linear, keeps it as it comes.
+ *    byte per element; the router, a plain linear, keeps it as it comes;
+ *  - Megatron's vocab-parallel cross entropy makes the logits' gradient in place in its fp32
+ *    softmax and casts it to 16 bits: the loss's backward transient is one 16-bit gradient.
  * Each check fails on the code before the fix.
  */
 #include "ec_test.h"
@@ -127,6 +129,18 @@ static void test_te_fp8_inputs(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Llama 3.1 8B's 128,256-word head under amp_bf16: autocast's loss holds two fp32 gradients
+ * (loss_bytes = rows x vocabulary x 4, priced twice), Megatron's one bf16 gradient. */
+static void test_te_loss(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const double n = ROWS * 128256;
+    assert_rel(workload(ctx, "llama-3.1-8b", 1, 0)->loss_bytes, n * 4, EC_TOL_EXACT);
+    assert_rel(2.0 * workload(ctx, "llama-3.1-8b", 1, 1)->loss_bytes, n * 2, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +148,7 @@ int main(void)
         cmocka_unit_test(test_flash_gqa_kv),
         cmocka_unit_test(test_te_expert_scatter),
         cmocka_unit_test(test_te_fp8_inputs),
+        cmocka_unit_test(test_te_loss),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
