@@ -12,7 +12,9 @@
  *  - Megatron's vocab-parallel cross entropy makes the logits' gradient in place in its fp32
  *    softmax and casts it to 16 bits: the loss's backward transient is one 16-bit gradient;
  *  - an interleaved pipeline's last stage holds its head (final norm, head, loss) for one
- *    micro-batch, however many of its blocks' micro-batches are in flight.
+ *    micro-batch, however many of its blocks' micro-batches are in flight;
+ *  - the output projection keeps the attention's output, which the attention keeps already (a view
+ *    in Megatron), unless it keeps its own FP8 cast.
  * Each check fails on the code before the fix.
  */
 #include "ec_test.h"
@@ -167,6 +169,20 @@ static void test_interleaved_head(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Llama 3.1 8B's attn_out (input 32 x 128 = 4096 wide): HF's merged copy in bf16; TE's view of the
+ * attention's own output, nothing more; under FP8 TE's one-byte cast. */
+static void test_te_attn_out(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    assert_rel(first_op(workload(ctx, "llama-3.1-8b", 1, 0), "attn_out")->saved_bytes, ROWS * 4096 * 2,
+               EC_TOL_EXACT);
+    assert_true(first_op(workload(ctx, "llama-3.1-8b", 1, 1), "attn_out")->saved_bytes == 0);
+    assert_rel(first_op(workload_p(ctx, "llama-3.1-8b", EC_PREC_AMP_FP8, 1, 1), "attn_out")->saved_bytes,
+               ROWS * 4096 * 1, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,6 +192,7 @@ int main(void)
         cmocka_unit_test(test_te_fp8_inputs),
         cmocka_unit_test(test_te_loss),
         cmocka_unit_test(test_interleaved_head),
+        cmocka_unit_test(test_te_attn_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -268,6 +268,11 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
     b->cur.width = heads * vd;
     b->cur.f32 = 0;
     fresh(b, &b->cur);
+    /* Megatron's TE layers hand the attention's output to the projection as a view (sbhd layout:
+     * core_attn_out.view(s, b, h)); the projection keeps that tensor, which the attention keeps
+     * already, unless it keeps an FP8 cast of its own */
+    if (b->sh->te_layers && kept_input_bytes(b, b->act) == b->act)
+        mark_saved(b, b->cur.id);
     eci_wl_linear(b, "attn_out", width, a->out_bias);
     eci_wl_tp_exit(b);
 }
