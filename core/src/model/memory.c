@@ -49,6 +49,18 @@ static double head_out_bytes(const eci_workload *wl)
     return most;
 }
 
+/* What the ops after the last repeated block keep (the final norm, the head, the loss); 0 for a
+ * network without repeated blocks. */
+static double head_saved_bytes(const eci_workload *wl)
+{
+    size_t from = wl->n_blocks > 0 ? wl->blocks[wl->n_blocks - 1].end : wl->n_ops;
+    double saved = 0;
+    for (size_t i = from; i < wl->n_ops; i++)
+        if (wl->ops[i].block < 0)
+            saved += wl->ops[i].saved_bytes * wl->ops[i].count;
+    return saved;
+}
+
 /* What the loss holds at the start of backward beside the saved activations: its backward makes
  * the gradient of the log-probabilities and then of the logits, both at the loss's width (fp32
  * under autocast), one chunk at a time with a chunked loss (torchtune's CEWithChunkedOutputLoss);
@@ -285,7 +297,10 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
     m->cast_cache_bytes = amp ? wl->matmul_params * 2.0 : 0;
 
     /* Activations: a block's ops repeat reps times; the rest (embeddings, head) once. */
-    double acts = eci_workload_saved_bytes(wl, in->checkpointing, in->act_copies > 0 ? in->act_copies : 1.0);
+    double copies = in->act_copies > 0 ? in->act_copies : 1.0;
+    double acts = eci_workload_saved_bytes(wl, in->checkpointing, copies);
+    if (in->head_copies > 0 && in->head_copies < copies)
+        acts -= (copies - in->head_copies) * head_saved_bytes(wl);
     m->activations_bytes = acts;
     m->workspace_bytes = eci_const(ctx, EC_C_cublas_workspace_bytes) + in->extra_workspace_bytes;
     m->context_bytes = context_bytes(ctx, in->torch_version) +

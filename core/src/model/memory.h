@@ -26,6 +26,9 @@ typedef struct eci_mem_in {
     double frozen_elem_bytes;     /* LoRA: bytes per frozen base parameter as stored */
     int ep;                       /* expert parallelism: routed experts' states shard over 1/ep of the ranks */
     double act_copies;            /* micro-batches whose activations a pipeline stage holds (0 or 1: one) */
+    double head_copies;           /* of them, those whose head (the ops after the last repeated block) it
+                                     holds; 0: act_copies.  An interleaved schedule's last stage runs each
+                                     micro-batch's backward of its last chunk right after its forward: 1 */
     double host_bytes;            /* out: pinned host memory the offload needs */
     /* Appended for issue 19. */
     int grad_accum;               /* > 1: gradients of earlier micro-steps stay beside the activations */

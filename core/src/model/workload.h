@@ -188,8 +188,9 @@ typedef struct eci_shape {
     int loss_sum;           /* loss=sum: the loop backpropagates logits.sum(), no cross entropy */
     int quant_head;         /* a quantized base's output head is quantized too (Lightning's bitsandbytes) */
     int loss_fp32;          /* loss=cross_entropy_fp32: the logits are upcast to fp32 before the cross entropy */
-    int remat;              /* torch.compile: AOTAutograd's min-cut partitioner (torch/_functorch/
-                               partitioners.py, min_cut_rematerialization_partition) saves the fewest
+    int remat;              /* torch.compile, and kernels=te (its TE layers keep the same: setup.c).
+                               AOTAutograd's min-cut partitioner (torch/_functorch/partitioners.py,
+                               min_cut_rematerialization_partition) saves the fewest
                                bytes from which backward can rebuild what it reads; pointwise ops, casts
                                and means are on its recomputable list, so their intermediates are
                                rebuilt inside the backward kernels, and a node is kept only when an
@@ -199,6 +200,9 @@ typedef struct eci_shape {
                                only, an RMSNorm its input and rstd, the gated product its GEMM input
                                (up's output; act(gate) is rebuilt), RoPE nothing (its backward needs only
                                cos and sin) */
+    int te_layers;          /* kernels=te: Megatron-Core's Transformer Engine layers, which apply the router's
+                               probabilities inside the experts' fused activation (experts.py TEGroupedMLP:
+                               weighted_bias_swiglu_impl), so the combine's unpermute keeps only its index map */
     int lora_dropout;       /* LoRA: lora_dropout > 0, each adapter's input passes an nn.Dropout */
 } eci_shape;
 

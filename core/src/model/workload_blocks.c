@@ -79,12 +79,16 @@ static double sdpa_keys_frac(const builder *b, const ec_attention_layer *a, doub
     return flash_keys_frac(a, s);
 }
 
-static void attention_fused(builder *b, double heads, double head_dim, double v_dim, double sq, double sk_eff,
-                            double rows_q, double rows_k)
+static void attention_fused(builder *b, double heads, double kv, double head_dim, double v_dim, double sq,
+                            double sk_eff, double rows_q, double rows_k)
 {
-    /* QK^T over head_dim, PV over v_dim; it keeps Q, K (head_dim), V and the output (v_dim) */
+    /* QK^T over head_dim, PV over v_dim; it keeps Q, K (head_dim), V and the output (v_dim).  K and
+     * V as it reads them: a flash kernel the grouped key/value heads in place (kv of them: flash-attn's
+     * _flash_attn_forward saves q, k, v, out, softmax_lse; TE's FusedAttnFunc q, k, v, out and the
+     * softmax statistics), SDPA after HF's repeat_kv every query head's copy */
+    double kv_kept = b->flash ? kv : heads;
     eci_op *op = gemm(b, "sdpa", sq, sk_eff, head_dim + v_dim, b->batch * heads,
-                      (rows_q + rows_k) * heads * (head_dim + v_dim) * b->act + rows_q * heads * 4.0);
+                      (rows_q * heads + rows_k * kv_kept) * (head_dim + v_dim) * b->act + rows_q * heads * 4.0);
     if (op != NULL) {
         op->kind = ECI_OP_ATTN;
         op->keep_bytes = rows_q * heads * (v_dim * b->act + 4.0); /* its output and fp32 log-sum-exp */
@@ -245,7 +249,7 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
         attention_eager(b, a, heads, hd, vd, sq, sk_eff, rows_q, rows_k);
     else
     {
-        attention_fused(b, heads, hd, vd, sq, b->flash ? sk_eff * flash_keys_frac(a, in.kv_seq) : sk_eff, rows_q,
+        attention_fused(b, heads, kv, hd, vd, sq, b->flash ? sk_eff * flash_keys_frac(a, in.kv_seq) : sk_eff, rows_q,
                         rows_k);
         /* SDPA's causal skipping is priced in time only: the model's FLOPs (MFU, HFU) count
          * the whole s x s square, as Narayanan et al. and PaLM do */
@@ -264,6 +268,11 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
     b->cur.width = heads * vd;
     b->cur.f32 = 0;
     fresh(b, &b->cur);
+    /* Megatron's TE layers hand the attention's output to the projection as a view (sbhd layout:
+     * core_attn_out.view(s, b, h)); the projection keeps that tensor, which the attention keeps
+     * already, unless it keeps an FP8 cast of its own */
+    if (b->sh->te_layers && kept_input_bytes(b, b->act) == b->act)
+        mark_saved(b, b->cur.id);
     eci_wl_linear(b, "attn_out", width, a->out_bias);
     eci_wl_tp_exit(b);
 }
@@ -346,7 +355,7 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
     /* one expert's work, launched once per local expert */
     size_t first = b->wl->n_ops;
     double x = per * width;
-    mem(b, "expert_gather", x, 2.0 * tbytes(b, &in), x * b->act);
+    mem(b, "expert_gather", x, 2.0 * tbytes(b, &in), x * kept_input_bytes(b, b->act)); /* up's input */
     double up_n = m->gated ? 2.0 : 1.0;
     int quant = eci_wl_dequant(b, "expert_dequant_w", (up_n + 1.0) * width * ffn);
     if (b->amp) { /* the gathered fp32 tokens and the expert's weights (autocast's weight cache) */
@@ -369,14 +378,18 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
                     (kept + (m->gated ? (b->sh->remat ? 1.0 : 2.0) : 0)) * per * ffn * b->act);
     if (a != NULL)
         a->fwd_kernels = kernels + (m->gated ? 1 : 0);
-    eci_op *down = gemm(b, "expert_down", per, width, ffn, 1, per * ffn * b->act);
+    eci_op *down = gemm(b, "expert_down", per, width, ffn, 1, per * ffn * kept_input_bytes(b, b->act));
     if (down != NULL) {
         down->params = ffn * width + (m->bias ? width : 0);
         down->param_tensors = m->bias ? 2 : 1;
         down->cast_params = casts_weights(b) ? down->params : 0;
         down->quant = quant;
     }
-    mem(b, "expert_scatter", x, 3.0 * b->act, x * b->act);
+    /* the weighting by the router's probability keeps the expert's output; Megatron-Core's TE layers
+     * weight inside the activation (its input, kept above) and unpermute keeps only its index map
+     * (megatron/core/transformer/moe/experts.py @60e039626, TEGroupedMLP.forward: bias_act_func ->
+     * weighted_bias_swiglu_impl(intermediate, bias, permuted_probs); token_dispatcher.py combine) */
+    mem(b, "expert_scatter", x, 3.0 * b->act, b->sh->te_layers ? 0 : x * b->act);
     for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++) {
         b->wl->ops[i].count = (int)local;
         b->wl->ops[i].expert = 1;

@@ -161,8 +161,8 @@ eci_op *eci_wl_linear_on(builder *b, const char *name, tensor *t, double out, in
     int cast_w = casts_weights(b);
     if (b->amp && t->f32) {
         cast(b, "cast_in", rows * in, keep ? rows * in * 2.0 : 0);
-    } else if (keep && !is_saved(b, t->id)) {
-        saved = rows * in * tbytes(b, t);
+    } else if (keep && !is_saved(b, t->id)) { /* Megatron's router: a plain linear, not TE's (router.py) */
+        saved = rows * in * (strcmp(name, "router") == 0 ? tbytes(b, t) : kept_input_bytes(b, tbytes(b, t)));
         mark_saved(b, t->id);
     }
     if (cast_w)
@@ -236,8 +236,14 @@ void eci_wl_cross_entropy(builder *b, double rows, double classes)
     mem(b, "nll_loss", rows, 16.0, 0);
     for (size_t i = first; b->rc == EC_OK && i < b->wl->n_ops; i++)
         b->wl->ops[i].loss = 1;
-    if (n * width > b->wl->loss_bytes)
-        b->wl->loss_bytes = n * width;
+    /* Megatron-Core's vocab-parallel cross entropy (kernels=te; megatron/core/tensor_parallel/
+     * cross_entropy.py): the fp32 copy is exponentiated and normalized in place and kept as the
+     * softmax (above); backward turns it into the logits' gradient in place and casts that to 16
+     * bits (calculate_gradients: grad_input.to(torch.bfloat16)): one 16-bit gradient, not two fp32
+     * ones (memory.c prices two loss_bytes) */
+    double grads = b->sh->te_layers && !up ? n * b->act / 2.0 : n * width;
+    if (grads > b->wl->loss_bytes)
+        b->wl->loss_bytes = grads;
 }
 
 /* ---- normalisation and activations ------------------------------------------------------ */

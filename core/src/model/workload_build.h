@@ -178,6 +178,15 @@ static inline int casts_weights(const builder *b)
     return b->cast_w && !(b->freeze && b->sh->base_16);
 }
 
+/* Bytes per element a linear of the blocks keeps of its input (given: as it comes): Transformer
+ * Engine's layers under FP8 keep the FP8 cast, one byte (TE pytorch/module/linear.py and
+ * grouped_linear.py: saved_inputmat = inputmat after the quantizer, column-wise usage only; TE 1.x
+ * inputmat_t, the FP8 transpose). */
+static inline double kept_input_bytes(const builder *b, double bytes)
+{
+    return b->sh->te_layers && b->sh->precision == EC_PREC_AMP_FP8 && b->layer < (int)b->net->n_layers ? 1.0 : bytes;
+}
+
 /* ---- workload_build.c: shape errors, tensor parallelism, linears, norms, activations -------- */
 /* The first shape error wins; it names the layer (index and kind). */
 EC_INTERNAL void eci_wl_shape_error(builder *b, const char *what);

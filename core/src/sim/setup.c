@@ -250,7 +250,14 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .loss_sum = cfg->loss == EC_LOSS_KIND_SUM,
                          .quant_head = cfg->quant_head && cfg->lora_r > 0 && base_quant_bytes(ctx, cfg) > 0,
                          .loss_fp32 = cfg->loss == EC_LOSS_KIND_CROSS_ENTROPY_FP32,
-                         .remat = cfg->compile != EC_COMPILE_OFF};
+                         /* torch.compile's partitioner, and Megatron-Core's Transformer Engine layers
+                          * (kernels=te), keep the same: TE's RMSNorm its input and rsigma (te
+                          * pytorch/module/layernorm_linear.py, _RMSNorm), the fused RoPE nothing but
+                          * the frequencies (megatron/core/models/common/embeddings/rope_utils.py,
+                          * FusedRoPEFunc), bias_swiglu its input once (megatron/core/fusions/
+                          * fused_bias_swiglu.py, BiasSwiGLUFunction: ctx.save_for_backward(input)) */
+                         .remat = cfg->compile != EC_COMPILE_OFF || cfg->kernels == EC_KERNELS_TE,
+                         .te_layers = cfg->kernels == EC_KERNELS_TE};
 }
 /* cfg resolved (names, layout, checks) and the calibration that applies to it. */
 int eci_setup_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r, eci_params *calib)

@@ -122,6 +122,10 @@ void eci_step_memory(step *s, ec_result *res)
                      .opt_on_host = cfg->offload != EC_OFFLOAD_NONE,
                      .weights_on_host = cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS,
                      .act_copies = r->in_flight, .frozen_elem_bytes = s->p.frozen_elem_bytes, .ep = r->ep,
+                     /* the last stage's last model chunk, where the head is, holds one micro-batch
+                      * (Megatron's interleaved 1F1B: pipeline_parallel/schedules.py, a chunk's forward
+                      * micro-batches come pp at a time; the last rank's warm-up ends on its last chunk) */
+                     .head_copies = cfg->pp_schedule == EC_PP_INTERLEAVED && r->pp > 1 ? 1.0 : 0,
                      .grad_accum = s->ga, .expandable_segments = cfg->expandable_segments,
                      .keep_grads = eci_zero_grad_kept(cfg->zero_grad, cfg->torch_version, NULL),
                      .torch_version = cfg->torch_version,

@@ -1,0 +1,198 @@
+/*
+ * test_te_saves.c: what Megatron-Core's Transformer Engine layers (kernels=te) keep for backward,
+ * term by term (issue 40: two Megatron-Bridge MoE runs that ran were predicted not to fit).
+ *  - TE's RMSNorm keeps its input and rsigma, the fused RoPE nothing, bias_swiglu its input once:
+ *    kernels=te sets the shape's remat, as torch.compile's partitioner keeps the same;
+ *  - a flash kernel (flash-attn, TE/cuDNN fused attention) keeps K and V as it reads them, the
+ *    grouped key/value heads, not one copy per query head (SDPA after HF's repeat_kv does);
+ *  - the experts weight by the router's probabilities inside the fused activation
+ *    (TEGroupedMLP: weighted_bias_swiglu_impl), so the combine keeps no copy of the experts' output;
+ *  - under FP8, TE's linears (and the experts' grouped GEMMs) keep their input as the FP8 cast, one
+ *    byte per element; the router, a plain linear, keeps it as it comes;
+ *  - Megatron's vocab-parallel cross entropy makes the logits' gradient in place in its fp32
+ *    softmax and casts it to 16 bits: the loss's backward transient is one 16-bit gradient;
+ *  - an interleaved pipeline's last stage holds its head (final norm, head, loss) for one
+ *    micro-batch, however many of its blocks' micro-batches are in flight;
+ *  - the output projection keeps the attention's output, which the attention keeps already (a view
+ *    in Megatron), unless it keeps its own FP8 cast.
+ * Each check fails on the code before the fix.
+ */
+#include "ec_test.h"
+#include "internal.h"
+#include "model/memory.h"
+#include "model/workload.h"
+#include "sim/setup.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double ROWS = 2.0 * 128; /* batch 2 x seq 128 */
+
+static const eci_workload *workload_p(ec_ctx *ctx, const char *model, int precision, int flash, int te);
+
+static const eci_workload *workload(ec_ctx *ctx, const char *model, int flash, int te)
+{
+    return workload_p(ctx, model, EC_PREC_AMP_BF16, flash, te);
+}
+
+static const eci_workload *workload_p(ec_ctx *ctx, const char *model, int precision, int flash, int te)
+{
+    const eci_net *net = eci_net_find(ctx, model);
+    if (net == NULL)
+        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
+    eci_shape sh = {.precision = precision, .batch = 2, .seq = 128, .seq_sq = 128.0 * 128,
+                    .target_seq = 128, .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1,
+                    .rmsnorm_kernels = 1, .rmsnorm_passes = 2, .rope_kernels = 1, .weights_16 = 1,
+                    .flash = flash, .remat = te, .te_layers = te};
+    const eci_workload *wl;
+    if (eci_workload_get(ctx, net, eci_task_parse("lm"), &sh, &wl) != EC_OK)
+        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
+    return wl;
+}
+
+static const eci_op *first_op(const eci_workload *wl, const char *name)
+{
+    for (size_t i = 0; i < wl->n_ops; i++)
+        if (strcmp(wl->ops[i].name, name) == 0)
+            return &wl->ops[i];
+    fail_msg("no op '%s'", name);
+    return NULL;
+}
+
+/* kernels=te keeps what the partitioner keeps (remat) and marks Megatron's TE layers; the other
+ * kernel choices do neither. */
+static void test_te_shape(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_config cfg;
+    ec_config_init(&cfg);
+    eci_resolved r;
+    memset(&r, 0, sizeof r);
+    r.tp = r.cp = r.ep = 1;
+    eci_shape sh;
+    cfg.kernels = EC_KERNELS_TE;
+    eci_setup_shape(ctx, &cfg, &r, 128, 2, &sh);
+    assert_int_equal(sh.remat, 1);
+    assert_int_equal(sh.te_layers, 1);
+    cfg.kernels = EC_KERNELS_FUSED;
+    eci_setup_shape(ctx, &cfg, &r, 128, 2, &sh);
+    assert_int_equal(sh.remat, 0);
+    assert_int_equal(sh.te_layers, 0);
+    ec_ctx_free(ctx);
+}
+
+/* Llama 3.1 8B: 32 query heads, 8 key/value heads of 128.  Flash keeps Q and the output at 32
+ * heads, K and V at 8, and a log-sum-exp per query head and row; SDPA (flash=0) reads the copies
+ * repeat_kv made, 32 heads each. */
+static void test_flash_gqa_kv(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const double hd = 128, lse = ROWS * 32 * 4.0;
+    double flash = first_op(workload(ctx, "llama-3.1-8b", 1, 0), "sdpa")->saved_bytes;
+    double sdpa = first_op(workload(ctx, "llama-3.1-8b", 0, 0), "sdpa")->saved_bytes;
+    assert_rel(flash, ROWS * (32 + 8) * 2.0 * hd * 2 + lse, EC_TOL_EXACT);
+    assert_rel(sdpa, ROWS * (32 + 32) * 2.0 * hd * 2 + lse, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
+/* gpt-oss-20b's experts: the scatter keeps the experts' output (HF's routing weight multiply)
+ * unless TE's layers weighted it inside the activation. */
+static void test_te_expert_scatter(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_op *hf = first_op(workload(ctx, "gpt-oss-20b", 1, 0), "expert_scatter");
+    const eci_op *gather = first_op(workload(ctx, "gpt-oss-20b", 1, 0), "expert_gather");
+    assert_true(hf->saved_bytes > 0);
+    assert_rel(hf->saved_bytes, gather->saved_bytes, EC_TOL_EXACT); /* rows x width in bf16, both */
+    const eci_op *te = first_op(workload(ctx, "gpt-oss-20b", 1, 1), "expert_scatter");
+    assert_true(te->saved_bytes == 0);
+    ec_ctx_free(ctx);
+}
+
+/* gpt-oss-20b under amp_fp8: width 2880, top-4 of 32 experts (per expert rows x 4 / 32), ffn 2880.
+ * kernels=te keeps the inputs of q (a TE linear), expert_up (the gather) and expert_down at one
+ * byte; the router's at two; without te (HF's code under FP8 GEMMs) every one at two. */
+static void test_te_fp8_inputs(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const double h = 2880, per = ROWS * 4 / 32;
+    const eci_workload *te = workload_p(ctx, "gpt-oss-20b", EC_PREC_AMP_FP8, 1, 1);
+    const eci_workload *hf = workload_p(ctx, "gpt-oss-20b", EC_PREC_AMP_FP8, 1, 0);
+    assert_rel(first_op(te, "router")->saved_bytes, ROWS * h * 2, EC_TOL_EXACT);
+    assert_rel(first_op(te, "expert_gather")->saved_bytes, per * h * 1, EC_TOL_EXACT);
+    assert_rel(first_op(hf, "expert_gather")->saved_bytes, per * h * 2, EC_TOL_EXACT);
+    assert_rel(first_op(te, "expert_down")->saved_bytes, per * h * 1, EC_TOL_EXACT);
+    assert_rel(first_op(hf, "expert_down")->saved_bytes, per * h * 2, EC_TOL_EXACT);
+    const eci_op *q_te = first_op(te, "q"), *q_hf = first_op(hf, "q");
+    assert_true(q_hf->saved_bytes > 0);
+    assert_rel(q_te->saved_bytes, q_hf->saved_bytes / 2, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
+/* Llama 3.1 8B's 128,256-word head under amp_bf16: autocast's loss holds two fp32 gradients
+ * (loss_bytes = rows x vocabulary x 4, priced twice), Megatron's one bf16 gradient. */
+static void test_te_loss(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const double n = ROWS * 128256;
+    assert_rel(workload(ctx, "llama-3.1-8b", 1, 0)->loss_bytes, n * 4, EC_TOL_EXACT);
+    assert_rel(2.0 * workload(ctx, "llama-3.1-8b", 1, 1)->loss_bytes, n * 2, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
+/* Two micro-batches in flight (act_copies), the head's kept once (head_copies = 1): the activations
+ * drop by exactly one copy of what the ops after the last block keep. */
+static void test_interleaved_head(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_workload *wl = workload(ctx, "llama-3.1-8b", 1, 0);
+    double head = 0;
+    for (size_t i = wl->blocks[wl->n_blocks - 1].end; i < wl->n_ops; i++)
+        head += wl->ops[i].block < 0 ? wl->ops[i].saved_bytes * wl->ops[i].count : 0;
+    assert_true(head > 0);
+    eci_mem_in in = {.wl = wl, .precision = EC_PREC_AMP_BF16, .optimizer = EC_OPT_SGD, .act_copies = 2,
+                     .grad_accum = 2, .num_gpus = 1, .capacity_bytes = 80e9, .allocator_scale = 1.0,
+                     .weight_shards = 1, .grad_shards = 1, .opt_shards = 1, .ep = 1};
+    ec_memory both, once;
+    eci_memory_estimate(ctx, &in, &both);
+    in.head_copies = 1;
+    eci_memory_estimate(ctx, &in, &once);
+    assert_true(both.activations_bytes > 0);
+    assert_rel(both.activations_bytes - once.activations_bytes, head, 1e-9);
+    ec_ctx_free(ctx);
+}
+
+/* Llama 3.1 8B's attn_out (input 32 x 128 = 4096 wide): HF's merged copy in bf16; TE's view of the
+ * attention's own output, nothing more; under FP8 TE's one-byte cast. */
+static void test_te_attn_out(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    assert_rel(first_op(workload(ctx, "llama-3.1-8b", 1, 0), "attn_out")->saved_bytes, ROWS * 4096 * 2,
+               EC_TOL_EXACT);
+    assert_true(first_op(workload(ctx, "llama-3.1-8b", 1, 1), "attn_out")->saved_bytes == 0);
+    assert_rel(first_op(workload_p(ctx, "llama-3.1-8b", EC_PREC_AMP_FP8, 1, 1), "attn_out")->saved_bytes,
+               ROWS * 4096 * 1, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_te_shape),
+        cmocka_unit_test(test_flash_gqa_kv),
+        cmocka_unit_test(test_te_expert_scatter),
+        cmocka_unit_test(test_te_fp8_inputs),
+        cmocka_unit_test(test_te_loss),
+        cmocka_unit_test(test_interleaved_head),
+        cmocka_unit_test(test_te_attn_out),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
