@@ -9,6 +9,7 @@
  * test_hfconfig's (tests/data/hf/MANIFEST.csv).
  */
 #include "ec_test.h"
+#include "ec_test_wl.h"
 #include "internal.h"
 #include "model/workload.h"
 
@@ -69,23 +70,6 @@ static const eci_workload *workload_ep(ec_ctx *ctx, const char *model, int preci
     return wl;
 }
 
-static size_t count_ops(const eci_workload *wl, const char *name)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < wl->n_ops; i++)
-        n += strcmp(wl->ops[i].name, name) == 0;
-    return n;
-}
-
-static const eci_op *first_op(const eci_workload *wl, const char *name)
-{
-    for (size_t i = 0; i < wl->n_ops; i++)
-        if (strcmp(wl->ops[i].name, name) == 0)
-            return &wl->ops[i];
-    fail_msg("no op '%s'", name);
-    return NULL;
-}
-
 /* DeepseekV3ForCausalLM's parameters, term by term: embed + lm_head 2 x 1000 x 256; attention
  * q_a 256x64, q_a_layernorm 64, q_b 64 x 4x48, kv_a_proj_with_mqa 256 x (32+16), kv_a_layernorm
  * 32, kv_b 32 x 4x(32+32), o_proj 4x32 x 256 = 82,016; two RMSNorms 512 a layer; the dense MLP
@@ -144,23 +128,23 @@ static void test_mla_keeps_the_latent(void **state)
     char *dir = ec_test_tmpdir(), *small = write_deepseek(dir, "ds32.json", 32, 1), *big = write_deepseek(dir, "ds64.json", 64, 1);
     const eci_workload *wl = workload(ctx, small, EC_PREC_BF16, 0);
     double rows = 2.0 * 128;
-    const eci_op *op = first_op(wl, "q_a");
+    const eci_op *op = ec_test_first_op(wl, "q_a");
     assert_true(op->k == 256 && op->n == 64);
-    op = first_op(wl, "q_b");
+    op = ec_test_first_op(wl, "q_b");
     assert_true(op->k == 64 && op->n == 4 * 48);
-    op = first_op(wl, "kv_a");
+    op = ec_test_first_op(wl, "kv_a");
     assert_true(op->k == 256 && op->n == 32 + 16);
-    op = first_op(wl, "kv_b");
+    op = ec_test_first_op(wl, "kv_b");
     assert_true(op->k == 32 && op->n == 4 * 64);
     assert_true(op->saved_bytes == rows * 32 * 2.0); /* the normed latent */
     assert_true(op->saved_bytes < rows * 4 * 64 * 2.0 / 4);
-    assert_int_equal(count_ops(wl, "k"), 0);
-    assert_int_equal(count_ops(wl, "v"), 0);
-    assert_int_equal(count_ops(wl, "kv_a_norm"), 2); /* one in each repeated block */
+    assert_int_equal(ec_test_count_ops(wl, "k"), 0);
+    assert_int_equal(ec_test_count_ops(wl, "v"), 0);
+    assert_int_equal(ec_test_count_ops(wl, "kv_a_norm"), 2); /* one in each repeated block */
     /* the core: QK^T over 48, PV over 32 */
-    op = first_op(wl, "sdpa");
+    op = ec_test_first_op(wl, "sdpa");
     assert_true(op->k == 48 + 32);
-    op = first_op(wl, "attn_out");
+    op = ec_test_first_op(wl, "attn_out");
     assert_true(op->k == 4 * 32);
     double kept_small = eci_workload_saved_bytes(wl, 0, 1);
     const eci_workload *wl_big = workload(ctx, big, EC_PREC_BF16, 0);
@@ -192,12 +176,12 @@ static void test_gpt_oss(void **state)
     if (p != want)
         fail_msg("gpt_oss: %.0f parameters, by hand %.0f", p, want);
     const eci_workload *wl = workload(ctx, path, EC_PREC_AMP_BF16, 0);
-    assert_true(first_op(wl, "sinks")->params == 4);
-    assert_int_equal(count_ops(wl, "sdpa"), 0);
-    assert_true(count_ops(wl, "sinks_cat_max") > 0);
+    assert_true(ec_test_first_op(wl, "sinks")->params == 4);
+    assert_int_equal(ec_test_count_ops(wl, "sdpa"), 0);
+    assert_true(ec_test_count_ops(wl, "sinks_cat_max") > 0);
     wl = workload(ctx, path, EC_PREC_AMP_BF16, 1);
-    assert_true(count_ops(wl, "sdpa") > 0);
-    assert_int_equal(count_ops(wl, "sinks_cat_max"), 0);
+    assert_true(ec_test_count_ops(wl, "sdpa") > 0);
+    assert_int_equal(ec_test_count_ops(wl, "sinks_cat_max"), 0);
     const eci_net *net = eci_net_find(ctx, path);
     int64_t windows[4];
     int n = 0;
@@ -225,11 +209,11 @@ static void test_ep_chunk_sort(void **state)
     char *dir = ec_test_tmpdir(), *path = write_gpt_oss(dir, "oss.json");
     const eci_workload *wl = workload_ep(ctx, path, EC_PREC_AMP_BF16, 1, 2);
     double pairs = 2.0 * 128 * 2 * 256 * 2; /* bytes of every token-expert pair's row */
-    assert_int_equal(count_ops(wl, "ep_sort"), 2); /* once per MoE layer of each repeated block */
-    assert_int_equal(count_ops(wl, "ep_unsort"), 2);
+    assert_int_equal(ec_test_count_ops(wl, "ep_sort"), 2); /* once per MoE layer of each repeated block */
+    assert_int_equal(ec_test_count_ops(wl, "ep_unsort"), 2);
     const char *names[] = {"ep_sort", "ep_unsort"};
     for (int i = 0; i < 2; i++) {
-        const eci_op *op = first_op(wl, names[i]);
+        const eci_op *op = ec_test_first_op(wl, names[i]);
         if (op->fwd_bytes != 2 * pairs || op->bwd_bytes != 2 * pairs || op->saved_bytes != 0 || op->count != 1)
             fail_msg("%s: %.0f forward and %.0f backward bytes, %.0f kept, %d runs; want %.0f, %.0f, 0, 1",
                      names[i], op->fwd_bytes, op->bwd_bytes, op->saved_bytes, op->count, 2 * pairs, 2 * pairs);
@@ -240,8 +224,8 @@ static void test_ep_chunk_sort(void **state)
         d++;
     assert_true(d + 2 < wl->n_ops);
     assert_string_equal(wl->ops[d + 1].name, "ep_sort");
-    assert_int_equal(count_ops(workload_ep(ctx, path, EC_PREC_AMP_BF16, 1, 8), "ep_sort"), 0);
-    assert_int_equal(count_ops(workload_ep(ctx, path, EC_PREC_AMP_BF16, 1, 1), "ep_unsort"), 0);
+    assert_int_equal(ec_test_count_ops(workload_ep(ctx, path, EC_PREC_AMP_BF16, 1, 8), "ep_sort"), 0);
+    assert_int_equal(ec_test_count_ops(workload_ep(ctx, path, EC_PREC_AMP_BF16, 1, 1), "ep_unsort"), 0);
     free(path);
     ec_test_rmtree(dir);
     free(dir);

@@ -8,6 +8,7 @@
  * residual stream of FSDP mixed precision, and their bad values.
  */
 #include "ec_test.h"
+#include "ec_test_wl.h"
 #include "internal.h"
 #include "model/workload.h"
 
@@ -43,23 +44,6 @@ static const eci_workload *workload(ec_ctx *ctx, const char *model, int precisio
     return wl;
 }
 
-static size_t count_ops(const eci_workload *wl, const char *name)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < wl->n_ops; i++)
-        n += strcmp(wl->ops[i].name, name) == 0;
-    return n;
-}
-
-static const eci_op *first_op(const eci_workload *wl, const char *name)
-{
-    for (size_t i = 0; i < wl->n_ops; i++)
-        if (strcmp(wl->ops[i].name, name) == 0)
-            return &wl->ops[i];
-    fail_msg("no op '%s'", name);
-    return NULL;
-}
-
 /* The count follows max_seq_len exactly: V d + S d + L (12 d^2 + 13 d) + 2 d. */
 static void test_params_follow_max_seq_len(void **state)
 {
@@ -93,11 +77,11 @@ static void test_low_precision_norm(void **state)
     char *lp = write_mpt(dir, "lp.json", 128, "low_precision_layernorm", NULL);
     char *ln = write_mpt(dir, "ln.json", 128, "layernorm", NULL);
     const eci_workload *w = workload(ctx, lp, EC_PREC_AMP_BF16, 0);
-    size_t lp_cast_in = count_ops(w, "cast_in"), lp_norm_cast = count_ops(w, "norm_cast_in");
-    double lp_norm_bytes = first_op(w, "norm")->fwd_bytes;
+    size_t lp_cast_in = ec_test_count_ops(w, "cast_in"), lp_norm_cast = ec_test_count_ops(w, "norm_cast_in");
+    double lp_norm_bytes = ec_test_first_op(w, "norm")->fwd_bytes;
     w = workload(ctx, ln, EC_PREC_AMP_BF16, 0);
-    size_t ln_cast_in = count_ops(w, "cast_in"), ln_norm_cast = count_ops(w, "norm_cast_in");
-    double ln_norm_bytes = first_op(w, "norm")->fwd_bytes, elems = 2.0 * 128 * 256;
+    size_t ln_cast_in = ec_test_count_ops(w, "cast_in"), ln_norm_cast = ec_test_count_ops(w, "norm_cast_in");
+    double ln_norm_bytes = ec_test_first_op(w, "norm")->fwd_bytes, elems = 2.0 * 128 * 256;
     assert_int_equal(lp_cast_in, 0);               /* every linear reads a 16-bit input */
     assert_int_equal(ln_cast_in, 3);               /* qkv, mlp_in per block (block once) + lm_head */
     assert_int_equal(lp_norm_cast, 3);             /* norm_1, norm_2 (block once), norm_f */
@@ -106,22 +90,22 @@ static void test_low_precision_norm(void **state)
     assert_rel(ln_norm_bytes, 2.0 * 4 * elems, EC_TOL_EXACT); /* fp32 read and write */
     /* fp32: the same network either way */
     const eci_workload *a = workload(ctx, lp, EC_PREC_FP32, 0);
-    double a_bytes = first_op(a, "norm")->fwd_bytes;
+    double a_bytes = ec_test_first_op(a, "norm")->fwd_bytes;
     size_t a_ops = a->n_ops;
     const eci_workload *b = workload(ctx, ln, EC_PREC_FP32, 0);
     assert_int_equal(a_ops, b->n_ops);
-    assert_rel(a_bytes, first_op(b, "norm")->fwd_bytes, EC_TOL_EXACT);
+    assert_rel(a_bytes, ec_test_first_op(b, "norm")->fwd_bytes, EC_TOL_EXACT);
     /* FSDP mixed precision: 16-bit weights and stream, nothing to cast down */
     w = workload(ctx, lp, EC_PREC_AMP_BF16, 1);
-    assert_int_equal(count_ops(w, "norm_cast_in"), 0);
-    assert_int_equal(count_ops(w, "norm_cast_w"), 0);
-    assert_rel(first_op(w, "residual_add")->fwd_bytes, 3.0 * 2 * elems, EC_TOL_EXACT);
+    assert_int_equal(ec_test_count_ops(w, "norm_cast_in"), 0);
+    assert_int_equal(ec_test_count_ops(w, "norm_cast_w"), 0);
+    assert_rel(ec_test_first_op(w, "residual_add")->fwd_bytes, 3.0 * 2 * elems, EC_TOL_EXACT);
     /* ...where an ordinary LayerNorm is copied up to fp32 by autocast */
     w = workload(ctx, ln, EC_PREC_AMP_BF16, 1);
-    assert_int_equal(count_ops(w, "norm_cast_up"), 3);
+    assert_int_equal(ec_test_count_ops(w, "norm_cast_up"), 3);
     /* DDP under autocast keeps the fp32 stream: the add reads a 16-bit branch and the fp32 skip */
     w = workload(ctx, ln, EC_PREC_AMP_BF16, 0);
-    assert_rel(first_op(w, "residual_add")->fwd_bytes, (2.0 + 2 * 4) * elems, EC_TOL_EXACT);
+    assert_rel(ec_test_first_op(w, "residual_add")->fwd_bytes, (2.0 + 2 * 4) * elems, EC_TOL_EXACT);
     free(lp);
     free(ln);
     ec_test_rmtree(dir);
@@ -140,19 +124,19 @@ static void test_fused_loss(void **state)
     char *torch = write_mpt(dir, "torch.json", 128, "low_precision_layernorm", "torch_crossentropy");
     const double T = 2.0 * 128, V = 1000;
     const eci_workload *w = workload(ctx, fused, EC_PREC_AMP_BF16, 1);
-    const eci_op *x = first_op(w, "fused_xentropy");
+    const eci_op *x = ec_test_first_op(w, "fused_xentropy");
     assert_rel(x->fwd_bytes, T * V * 2, EC_TOL_EXACT);
     assert_rel(x->bwd_bytes, 2.0 * T * V * 2, EC_TOL_EXACT);
-    assert_int_equal(count_ops(w, "shift_logits") + count_ops(w, "log_softmax") + count_ops(w, "cast_logits"), 0);
+    assert_int_equal(ec_test_count_ops(w, "shift_logits") + ec_test_count_ops(w, "log_softmax") + ec_test_count_ops(w, "cast_logits"), 0);
     w = workload(ctx, torch, EC_PREC_AMP_BF16, 1);
-    assert_int_equal(count_ops(w, "fused_xentropy"), 0);
-    assert_int_equal(count_ops(w, "shift_logits"), 1);
-    assert_int_equal(count_ops(w, "log_softmax"), 1);
+    assert_int_equal(ec_test_count_ops(w, "fused_xentropy"), 0);
+    assert_int_equal(ec_test_count_ops(w, "shift_logits"), 1);
+    assert_int_equal(ec_test_count_ops(w, "log_softmax"), 1);
     /* the shifted copy is read by the loss and dropped: autograd keeps only log_softmax's output
      * (derivatives.yaml: _log_softmax's backward takes `result`; contiguous's clone saves nothing) */
-    assert_rel(first_op(w, "shift_logits")->fwd_bytes, 2.0 * T * V * 2, EC_TOL_EXACT);
-    assert_true(first_op(w, "shift_logits")->saved_bytes == 0);
-    assert_rel(first_op(w, "log_softmax")->saved_bytes, T * V * 4, EC_TOL_EXACT);
+    assert_rel(ec_test_first_op(w, "shift_logits")->fwd_bytes, 2.0 * T * V * 2, EC_TOL_EXACT);
+    assert_true(ec_test_first_op(w, "shift_logits")->saved_bytes == 0);
+    assert_rel(ec_test_first_op(w, "log_softmax")->saved_bytes, T * V * 4, EC_TOL_EXACT);
     /* ...and the step is faster with it */
     ec_result a, b;
     ec_config cfg;
@@ -186,18 +170,18 @@ static void test_train_metrics(void **state)
     ec_test_write_file(path, text, sizeof text - 1);
     const double T = 2.0 * 128, V = 1000;
     const eci_workload *w = workload(ctx, path, EC_PREC_AMP_BF16, 1);
-    assert_int_equal(count_ops(w, "metric_log_softmax"), 2);
-    assert_int_equal(count_ops(w, "metric_cast_logits"), 2);
+    assert_int_equal(ec_test_count_ops(w, "metric_log_softmax"), 2);
+    assert_int_equal(ec_test_count_ops(w, "metric_cast_logits"), 2);
     for (size_t i = 0; i < w->n_ops; i++)
         if (strncmp(w->ops[i].name, "metric_", 7) == 0) {
             assert_int_equal(w->ops[i].bwd, 0);
             assert_true(w->ops[i].saved_bytes == 0);
         }
-    assert_rel(first_op(w, "metric_log_softmax")->fwd_bytes, T * V * 8, EC_TOL_EXACT);
-    assert_rel(first_op(w, "metric_cast_logits")->fwd_bytes, T * V * 6, EC_TOL_EXACT);
+    assert_rel(ec_test_first_op(w, "metric_log_softmax")->fwd_bytes, T * V * 8, EC_TOL_EXACT);
+    assert_rel(ec_test_first_op(w, "metric_cast_logits")->fwd_bytes, T * V * 6, EC_TOL_EXACT);
     /* absent (a hub config): no metrics */
     char *plain = write_mpt(dir, "plain.json", 128, "layernorm", "fused_crossentropy");
-    assert_int_equal(count_ops(workload(ctx, plain, EC_PREC_AMP_BF16, 1), "metric_log_softmax"), 0);
+    assert_int_equal(ec_test_count_ops(workload(ctx, plain, EC_PREC_AMP_BF16, 1), "metric_log_softmax"), 0);
     free(plain);
     free(path);
     ec_test_rmtree(dir);

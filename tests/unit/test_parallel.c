@@ -85,6 +85,11 @@
  * (SDPA keeps none): 136 sbh for 4 layers; the head keeps its bf16 input, 2 sbh, +1.5% on the
  * last stage, and its memory-bound GEMM reads that input about as often in time; 2%. */
 #define TOL_LAST_STAGE 0.02
+/* An all-reduce across nodes is NCCL's tuner model (models/nccl_tuning.csv): its bandwidth term
+ * is the ring's 2 (n - 1) / n x S / busbw, plus NCCL's base latency and per-step latencies over
+ * 2 (n - 1) steps: 0.18 ms for 16 ranks on 2 nodes (30 steps of ~6 us) against 110 ms for 1 GiB
+ * at 18.3 GB/s, 1.7e-3; 3e-3. */
+#define TOL_NCCL_LATENCY 3e-3
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 /* cfg from space-separated key=value words (printf format). */
@@ -416,9 +421,9 @@ static void test_groups_across_nodes_use_network(void **state)
         g.hop_latency_s = 0;
         double n = cases[i].n;
         assert_rel(eci_coll_s(&c, &g, ECI_COLL_ALLGATHER, S), (n - 1) / n * S / B, EC_TOL_CLOSED_FORM);
-        /* across nodes an all-reduce is NCCL's tuner model (models/nccl_tuning.csv): the ring's
-         * latency there, under 1% of this message, comes from NCCL's constants, not hop_latency_s */
-        assert_rel(eci_coll_s(&c, &g, ECI_COLL_ALLREDUCE, S), 2.0 * (n - 1) / n * S / B, 0.01);
+        /* across nodes an all-reduce is NCCL's tuner model: its latency comes from NCCL's
+         * constants, not hop_latency_s */
+        assert_rel(eci_coll_s(&c, &g, ECI_COLL_ALLREDUCE, S), 2.0 * (n - 1) / n * S / B, TOL_NCCL_LATENCY);
     }
     /* a fast network does not make a node faster than its NVLink */
     eci_group g;

@@ -18,6 +18,7 @@
  * Each check fails on the code before the fix.
  */
 #include "ec_test.h"
+#include "ec_test_wl.h"
 #include "internal.h"
 #include "model/memory.h"
 #include "model/workload.h"
@@ -51,15 +52,6 @@ static const eci_workload *workload_p(ec_ctx *ctx, const char *model, int precis
     return wl;
 }
 
-static const eci_op *first_op(const eci_workload *wl, const char *name)
-{
-    for (size_t i = 0; i < wl->n_ops; i++)
-        if (strcmp(wl->ops[i].name, name) == 0)
-            return &wl->ops[i];
-    fail_msg("no op '%s'", name);
-    return NULL;
-}
-
 /* kernels=te keeps what the partitioner keeps (remat) and marks Megatron's TE layers; the other
  * kernel choices do neither. */
 static void test_te_shape(void **state)
@@ -91,8 +83,8 @@ static void test_flash_gqa_kv(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     const double hd = 128, lse = ROWS * 32 * 4.0;
-    double flash = first_op(workload(ctx, "llama-3.1-8b", 1, 0), "sdpa")->saved_bytes;
-    double sdpa = first_op(workload(ctx, "llama-3.1-8b", 0, 0), "sdpa")->saved_bytes;
+    double flash = ec_test_first_op(workload(ctx, "llama-3.1-8b", 1, 0), "sdpa")->saved_bytes;
+    double sdpa = ec_test_first_op(workload(ctx, "llama-3.1-8b", 0, 0), "sdpa")->saved_bytes;
     assert_rel(flash, ROWS * (32 + 8) * 2.0 * hd * 2 + lse, EC_TOL_EXACT);
     assert_rel(sdpa, ROWS * (32 + 32) * 2.0 * hd * 2 + lse, EC_TOL_EXACT);
     ec_ctx_free(ctx);
@@ -104,11 +96,11 @@ static void test_te_expert_scatter(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    const eci_op *hf = first_op(workload(ctx, "gpt-oss-20b", 1, 0), "expert_scatter");
-    const eci_op *gather = first_op(workload(ctx, "gpt-oss-20b", 1, 0), "expert_gather");
+    const eci_op *hf = ec_test_first_op(workload(ctx, "gpt-oss-20b", 1, 0), "expert_scatter");
+    const eci_op *gather = ec_test_first_op(workload(ctx, "gpt-oss-20b", 1, 0), "expert_gather");
     assert_true(hf->saved_bytes > 0);
     assert_rel(hf->saved_bytes, gather->saved_bytes, EC_TOL_EXACT); /* rows x width in bf16, both */
-    const eci_op *te = first_op(workload(ctx, "gpt-oss-20b", 1, 1), "expert_scatter");
+    const eci_op *te = ec_test_first_op(workload(ctx, "gpt-oss-20b", 1, 1), "expert_scatter");
     assert_true(te->saved_bytes == 0);
     ec_ctx_free(ctx);
 }
@@ -123,12 +115,12 @@ static void test_te_fp8_inputs(void **state)
     const double h = 2880, per = ROWS * 4 / 32;
     const eci_workload *te = workload_p(ctx, "gpt-oss-20b", EC_PREC_AMP_FP8, 1, 1);
     const eci_workload *hf = workload_p(ctx, "gpt-oss-20b", EC_PREC_AMP_FP8, 1, 0);
-    assert_rel(first_op(te, "router")->saved_bytes, ROWS * h * 2, EC_TOL_EXACT);
-    assert_rel(first_op(te, "expert_gather")->saved_bytes, per * h * 1, EC_TOL_EXACT);
-    assert_rel(first_op(hf, "expert_gather")->saved_bytes, per * h * 2, EC_TOL_EXACT);
-    assert_rel(first_op(te, "expert_down")->saved_bytes, per * h * 1, EC_TOL_EXACT);
-    assert_rel(first_op(hf, "expert_down")->saved_bytes, per * h * 2, EC_TOL_EXACT);
-    const eci_op *q_te = first_op(te, "q"), *q_hf = first_op(hf, "q");
+    assert_rel(ec_test_first_op(te, "router")->saved_bytes, ROWS * h * 2, EC_TOL_EXACT);
+    assert_rel(ec_test_first_op(te, "expert_gather")->saved_bytes, per * h * 1, EC_TOL_EXACT);
+    assert_rel(ec_test_first_op(hf, "expert_gather")->saved_bytes, per * h * 2, EC_TOL_EXACT);
+    assert_rel(ec_test_first_op(te, "expert_down")->saved_bytes, per * h * 1, EC_TOL_EXACT);
+    assert_rel(ec_test_first_op(hf, "expert_down")->saved_bytes, per * h * 2, EC_TOL_EXACT);
+    const eci_op *q_te = ec_test_first_op(te, "q"), *q_hf = ec_test_first_op(hf, "q");
     assert_true(q_hf->saved_bytes > 0);
     assert_rel(q_te->saved_bytes, q_hf->saved_bytes / 2, EC_TOL_EXACT);
     ec_ctx_free(ctx);
@@ -175,10 +167,10 @@ static void test_te_attn_out(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    assert_rel(first_op(workload(ctx, "llama-3.1-8b", 1, 0), "attn_out")->saved_bytes, ROWS * 4096 * 2,
+    assert_rel(ec_test_first_op(workload(ctx, "llama-3.1-8b", 1, 0), "attn_out")->saved_bytes, ROWS * 4096 * 2,
                EC_TOL_EXACT);
-    assert_true(first_op(workload(ctx, "llama-3.1-8b", 1, 1), "attn_out")->saved_bytes == 0);
-    assert_rel(first_op(workload_p(ctx, "llama-3.1-8b", EC_PREC_AMP_FP8, 1, 1), "attn_out")->saved_bytes,
+    assert_true(ec_test_first_op(workload(ctx, "llama-3.1-8b", 1, 1), "attn_out")->saved_bytes == 0);
+    assert_rel(ec_test_first_op(workload_p(ctx, "llama-3.1-8b", EC_PREC_AMP_FP8, 1, 1), "attn_out")->saved_bytes,
                ROWS * 4096 * 1, EC_TOL_EXACT);
     ec_ctx_free(ctx);
 }

@@ -8,6 +8,7 @@
  * context's workload cache (hits, evictions) against fresh expansions.
  */
 #include "ec_test.h"
+#include "ec_test_wl.h"
 #include "internal.h"
 #include "model/workload.h"
 
@@ -52,15 +53,6 @@ static double flops_of(const eci_workload *wl, eci_op_kind kind, int block)
             f += 2.0 * op->m * op->n * op->k * op->batch * op->count;
     }
     return f;
-}
-
-static size_t count_ops(const eci_workload *wl, const char *name)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < wl->n_ops; i++)
-        if (strcmp(wl->ops[i].name, name) == 0)
-            n++;
-    return n;
 }
 
 /* Ops of a kind counted with their repetitions and launches. */
@@ -216,7 +208,7 @@ static void test_bert_layer_flops(void **state)
     /* layer GEMMs = 24·b·s·h² */
     assert_rel(flops_of(&wl, ECI_OP_GEMM, 0), 24.0 * b * s * h * h, EC_TOL_CLOSED_FORM);
     /* sdpa = 2·(b·a)·s·s·(2·h/a) = 4·b·s²·h */
-    assert_int_equal(count_ops(&wl, "sdpa"), 1);
+    assert_int_equal(ec_test_count_ops(&wl, "sdpa"), 1);
     assert_rel(flops_of(&wl, ECI_OP_ATTN, 0), 4.0 * b * s * s * h, EC_TOL_CLOSED_FORM);
     /* model_flop = L·(24·bsh² + 4·bs²h) + pooler 2·b·h² + classifier 2·b·h·C */
     assert_rel(wl.model_flop, L * (24.0 * b * s * h * h + 4.0 * b * s * s * h) + 2.0 * b * h * h + 2.0 * b * h * C,
@@ -225,7 +217,7 @@ static void test_bert_layer_flops(void **state)
     /* Eager attention does the same FLOPs as two batched GEMMs (scores, context). */
     eci_shape eager = shape_of(EC_PREC_FP32, b, s, 1);
     expand_or_fail(ctx, net, ECI_TASK_CLASSIFY, &eager, &wl);
-    assert_int_equal(count_ops(&wl, "sdpa"), 0);
+    assert_int_equal(ec_test_count_ops(&wl, "sdpa"), 0);
     /* layer GEMMs (eager) = 24·bsh² + 4·bs²h */
     assert_rel(flops_of(&wl, ECI_OP_GEMM, 0), 24.0 * b * s * h * h + 4.0 * b * s * s * h, EC_TOL_CLOSED_FORM);
     eci_workload_release(ctx, &wl);
