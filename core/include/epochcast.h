@@ -400,6 +400,11 @@ typedef struct ec_config {
     double lora_dropout;         /* dropout probability on each adapter's input; above 0 every adapted linear
                                     keeps its dropped copy of the input and the mask (nn.Dropout) for backward,
                                     at 0 PEFT uses nn.Identity [0] */
+    /* Sequence packing (NeMo/Megatron-Bridge packed_sequence, flash-attn varlen, TE THD). */
+    int packed_seq_len;          /* mean tokens of the sequences packed into each sample of seq_len tokens;
+                                    a variable-length attention kernel attends within each sequence only
+                                    (cu_seqlens), so each query sees about this many keys, not seq_len
+                                    [0 = one sequence per sample] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

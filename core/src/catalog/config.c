@@ -210,6 +210,9 @@ static const key_def KEYS[] = {
     /* LoRA's dropout on the adapters' input (PEFT LoraConfig.lora_dropout) */
     DBL("lora_dropout", lora_dropout, 0, 0.999, 1, 0,
         "LoRA dropout on each adapter's input, 0..0.999 (PEFT lora_dropout): a kept copy and mask per adapter [0]"),
+    /* Issue 39: packed sequences (NeMo packed_sequence): attention within each packed sequence */
+    INT(packed_seq_len, 1, 1048576, 0, "mean tokens per sequence packed into each seq_len sample; varlen "
+        "attention (flash, cudnn) within each [0 = unpacked]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

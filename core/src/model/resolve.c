@@ -108,6 +108,19 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
                          cfg->padding == EC_PAD_DYNAMIC ? "dynamic" : "bucketed");
     if (cfg->lengths[0] != '\0' && (!r->text || r->seq < 1))
         return eci_error(ctx, EC_EINVAL, "key 'lengths': sequence lengths need a text model (or seq_len with gpu_step_s)");
+    /* Packed sequences: a variable-length kernel (flash-attn's varlen functions, Transformer Engine's
+     * THD layout with cu_seqlens) attends within each packed sequence; SDPA and eager attention
+     * run the whole sample under a block-diagonal mask, and MPT's Triton kernel has no varlen form. */
+    if (cfg->packed_seq_len > 0 && (!r->text || r->seq < 1))
+        return eci_error(ctx, EC_EINVAL, "key 'packed_seq_len': packed sequences need a text model");
+    if (cfg->packed_seq_len > 0 && (cfg->attention == EC_ATTN_SDPA || cfg->attention == EC_ATTN_EAGER ||
+                                    cfg->attention == EC_ATTN_FLASH_TRITON))
+        return eci_error(ctx, EC_EINVAL, "key 'packed_seq_len': packed sequences attend within each sequence only "
+                         "with a variable-length kernel (attention=flash, flash1, flash3 or cudnn), not attention=%s",
+                         cfg->attention == EC_ATTN_SDPA ? "sdpa" : cfg->attention == EC_ATTN_EAGER ? "eager" : "triton");
+    if (cfg->packed_seq_len > 0 && cfg->padding != EC_PAD_MAX_LENGTH)
+        return eci_error(ctx, EC_EINVAL, "key 'packed_seq_len': a pack is seq_len tokens long; padding=%s pads "
+                         "single sequences instead", cfg->padding == EC_PAD_DYNAMIC ? "dynamic" : "bucketed");
     /* What torch.utils.data.DataLoader itself refuses (ValueError in its __init__).  Its
      * prefetch_factor with num_workers=0 is refused too, but run records (bench/harness)
      * write the column on every row: there it is a key with no effect (ignored_keys). */

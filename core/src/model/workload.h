@@ -151,7 +151,8 @@ typedef struct eci_shape {
     int precision;          /* ec_precision */
     double batch;           /* samples per micro-step per GPU */
     double seq;             /* padded sequence length (tokens); encoder side of an encoder-decoder */
-    double seq_sq;          /* E[padded length^2] (attention cost), seq*seq for fixed padding */
+    double seq_sq;          /* seq x the keys a query attends to (attention cost): seq*seq, or seq x
+                               packed_seq_len with packed sequences */
     double target_seq;      /* decoder tokens per sample of an encoder-decoder (0 = seq) */
     int image_size;         /* pixels per side */
     double mask_bytes;      /* bytes per element of a dropout mask */

@@ -13,8 +13,8 @@
 /* ---- attention ---------------------------------------------------------------------------
  * Eager attention as HF runs it (BertSelfAttention, GPT2Attention, LlamaAttention's eager
  * path): explicit s x s scores, scale, mask, softmax (fp32 under autocast), dropout, and two
- * batched GEMMs.  sq, sk: query and key lengths; sk_eff = E[L^2]/L for self-attention under
- * dynamic padding (the quadratic part priced right).  h = heads x head_dim. */
+ * batched GEMMs.  sq, sk: query and key lengths; sk_eff = the keys a query sees (the sequence,
+ * or its own packed sequence under a varlen kernel: seq_sq / kv_seq).  h = heads x head_dim. */
 static void attention_eager(builder *b, const ec_attention_layer *a, double heads, double head_dim, double v_dim,
                             double sq, double sk_eff, double rows_q, double rows_k)
 {
@@ -247,17 +247,18 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
     b->core = 1;
     if (b->eager || (a->sinks && !b->flash))
         attention_eager(b, a, heads, hd, vd, sq, sk_eff, rows_q, rows_k);
-    else
-    {
-        attention_fused(b, heads, kv, hd, vd, sq, b->flash ? sk_eff * flash_keys_frac(a, in.kv_seq) : sk_eff, rows_q,
+    else {
+        double span = a->cross ? in.kv_seq : sk_eff; /* what a causal query ranges over: its own sequence
+                                                      * when packed */
+        attention_fused(b, heads, kv, hd, vd, sq, b->flash ? sk_eff * flash_keys_frac(a, span) : sk_eff, rows_q,
                         rows_k);
         /* SDPA's causal skipping is priced in time only: the model's FLOPs (MFU, HFU) count
          * the whole s x s square, as Narayanan et al. and PaLM do */
         eci_op *last = b->rc == EC_OK && b->wl->n_ops > 0 ? &b->wl->ops[b->wl->n_ops - 1] : NULL;
         if (!b->flash && last != NULL && last->kind == ECI_OP_ATTN)
-            last->attn_keys_frac = sdpa_keys_frac(b, a, in.kv_seq);
+            last->attn_keys_frac = sdpa_keys_frac(b, a, span);
         if (last != NULL && last->kind == ECI_OP_ATTN) { /* blocks skipped: the kernel's causal rate */
-            double keys = b->flash ? flash_keys_frac(a, in.kv_seq) : last->attn_keys_frac;
+            double keys = b->flash ? flash_keys_frac(a, span) : last->attn_keys_frac;
             last->attn_causal = keys > 0 && keys < 1.0;
         }
     }

@@ -23,7 +23,7 @@ typedef struct tensor {
     int image;
     double n, c, hw;
     double rows, width, seq, seq_sq; /* seq: this GPU's share of the sequence (context parallelism);
-                                        seq_sq: E[L^2] of the whole sequence */
+                                        seq_sq: the whole sequence x the keys a query sees */
     double kv_seq;                   /* the whole sequence: the keys attention runs over */
     int f32;
     unsigned id;

@@ -216,6 +216,15 @@ void eci_setup_model_dispatch(const ec_ctx *ctx, const ec_config *cfg, const eci
     }
 }
 
+/* The keys one query attends to, on average, in a sample of seq tokens: all of them, or with
+ * packed sequences (packed_seq_len) those of its own sequence (resolve.c admits only the
+ * variable-length kernels then).  seq_sq = seq x this span makes the attention's work
+ * sum_i l_i^2 over the pack's sequences with every l_i at the mean. */
+static double packed_span(const ec_config *cfg, double seq)
+{
+    return cfg->packed_seq_len > 0 && cfg->packed_seq_len < seq ? (double)cfg->packed_seq_len : seq;
+}
+
 /* The shape of one micro-step of cfg at padded length seq and a batch per GPU. */
 void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, double seq, double batch,
                      eci_shape *shape)
@@ -224,7 +233,7 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
     /* fused chains (torch.compile, kernels=fused|te): one RMSNorm kernel, one RoPE kernel per tensor */
     int fused = cfg->compile != EC_COMPILE_OFF || cfg->kernels != EC_KERNELS_EAGER;
     *shape = (eci_shape){.precision = cfg->precision, .batch = batch, .seq = seq,
-                         .seq_sq = seq * seq, .target_seq = r->target_seq > 0 ? r->target_seq : seq,
+                         .seq_sq = seq * packed_span(cfg, seq), .target_seq = r->target_seq > 0 ? r->target_seq : seq,
                          .image_size = r->image_size,
                          .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
                          .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
