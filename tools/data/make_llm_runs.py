@@ -35,7 +35,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "tp", "pp", "pp_schedule", "pp_chunks", "cp", "ep", "sequence_parallel", "precision",
           "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "kernels", "checkpointing",
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
-          "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size"]
+          "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -70,6 +70,37 @@ MEGATRON_DEFAULTS = ("zero_stage=1 = Megatron distributed optimizer (NeMo/Megatr
                      "L4000-4005; TE v2.9 dot_product_attention/utils.py L1118-1124: 'Disabling "
                      "FlashAttention to give FusedAttention preference on Hopper+'), else flash-attn 2 "
                      "(attention=flash)")
+# The fine-tuning rows run SQuAD v1.1 packed to the sequence length (NeMo 24.07: "the inputs are packed to
+# 4096 tokens"; Megatron-Bridge's perf recipes: offline packing of default_squad_config, pad_to_max_length),
+# and Transformer Engine's THD attention attends within each packed example (cu_seqlens; NeMo
+# docs/source/features/throughput_optimizations.rst@e400b6de L29-31: "the complexity of attention remains
+# at sum_i s_i^2").  packed_seq_len = the mean SQuAD v1.1 training example in tokens: 79,346,108 bytes over
+# 87,599 examples (the dataset card of rajpurkar/squad, README.md dataset_info@7b6d24c: every field, id and
+# title too, an upper side) = 905.8 bytes, at 3.17 characters per token for Llama 2's tokenizer and 3.94
+# for Llama 3's (Llama 3 paper, arXiv:2407.21783, section 3.2: "from 3.17 to 3.94 characters per token").
+SQUAD_BYTES_PER_EXAMPLE = 79346108 / 87599
+CHARS_PER_TOKEN = {"meta-llama/Llama-2-7b-hf": 3.17, "meta-llama/Llama-2-13b-hf": 3.17,
+                   "meta-llama/Llama-2-70b-hf": 3.17, "meta-llama/Meta-Llama-3-70B": 3.94,
+                   "meta-llama/Meta-Llama-3-8B": 3.94}
+PACKING = ("; packed_seq_len=%d: SQuAD v1.1 packed into each sample, attention within each example (TE THD, "
+           "cu_seqlens): 905.8 bytes per training example (rajpurkar/squad dataset card @7b6d24c: 79,346,108 "
+           "bytes, 87,599 examples) / %.2f characters per token (arXiv:2407.21783 section 3.2)")
+# NeMo 24.07's fine-tuning rows as NeMo-Framework-Launcher's H100 PEFT examples run them
+# (examples/peft/llama/h100/*.sh @97f45c18, 2024-06-25; their GPUs, TP, PP, GBS 32 and MBS 1 match the
+# table row for row; all set packed_sequence=true, pad_to_max_length=true, max_seq_length=4096, fp8 with
+# fp8_params): SFT (peft=llama/sft, distributed_fused_adam) of 13B with virtual_pipeline_model_parallel_size
+# 10 and of 70B with 20; LoRA with optim.name=fused_adam and the distributed optimizer's settings removed,
+# the 70B one without sequence_parallel (conf/peft/llama/sft.yaml default False; NeMo
+# megatron_base_model.py then turns ub_tp_comm_overlap off).  The LoRA rows keep strategy=zero: it is
+# epochcast's description of the 16-bit model copy that megatron_amp_O2 holds (strategy=ddp would price
+# PyTorch DDP's fp32 weights under autocast); sharded or not, the adapters' optimizer states and
+# gradients are a few MB.
+NEMO_FT = {("LLAMA2-13B", "sft"): ({"vp": "10"}, "13b_1node.sh: virtual_pipeline_model_parallel_size=10"),
+           ("LLAMA2-70B", "sft"): ({"vp": "20"}, "70b_2node.sh: virtual_pipeline_model_parallel_size=20"),
+           ("LLAMA2-7B", "lora"): ({}, "7b_1node_lora.sh: fused_adam (the adapters only)"),
+           ("LLAMA2-13B", "lora"): ({}, "13b_1node_lora.sh: fused_adam (the adapters only)"),
+           ("LLAMA2-70B", "lora"): ({}, "70b_1node_lora.sh: fused_adam (the adapters only), sequence_parallel "
+                                    "unset (sft.yaml: False)")}
 # GPUs where TE's DotProductAttention runs cuDNN's fused attention rather than flash-attn (compute
 # capability 9.0 and later)
 TE_CUDNN = {"h100-sxm5-80gb", "b200", "gb200", "gb300"}
@@ -135,21 +166,37 @@ def from_tables(rows, tag, skipped):
         rec = {"model": MODEL[r["model"]], "gpu": gpu, "num_gpus": int(r["num_gpus"]), "gpus_per_node": per_node,
                "network": net, "precision": PRECISION[r["precision"]],
                "attention": "cudnn" if gpu in TE_CUDNN else "flash", "kernels": "te"}
-        why = megatron_layout(r, rec)
+        method = r["method"]
+        nemo = "NeMo 24.07" in r["source"]
+        launcher = NEMO_FT.get((r["model"], method)) if nemo else None
+        why = megatron_layout(dict(r, **launcher[0]) if launcher else r, rec)
         if why:
             skipped.append((tag, r["model"], why))
             continue
-        method = r["method"]
         note = MEGATRON_DEFAULTS
+        if launcher:
+            note += ("; NeMo-Framework-Launcher examples/peft/llama/h100/%s (@97f45c18, the table's layout)" %
+                     launcher[1])
+            if (r["model"], method) == ("LLAMA2-70B", "lora"):
+                rec.update(sequence_parallel=0)
         if method == "lora":
-            if "NeMo 24.07" in r["source"]:
-                rec.update(lora_r=32, lora_targets="attention")
-                note += ("; lora_r=32, lora_targets=attention: NeMo 1 megatron_gpt_finetuning_config lora_tuning "
+            # qv: on a Llama built as separate q/k/v projections, the adapters of q and v (two, where
+            # Megatron's one adapter sits on the fused linear_qkv); no adapter on the output projection
+            if nemo:
+                rec.update(lora_r=32, lora_targets="qv")
+                note += ("; lora_r=32, lora_targets=qv: NeMo 1 megatron_gpt_finetuning_config lora_tuning "
                          "defaults (adapter_dim 32, target_modules ['attention_qkv'], i.e. the fused QKV only)")
             else:
-                rec.update(lora_r=32, lora_targets="all_linear")
-                note += ("; lora_r=32, lora_targets=all_linear: Megatron-Bridge peft/lora.py defaults "
-                         "(dim 32; linear_qkv, linear_proj, linear_fc1, linear_fc2)")
+                rec.update(lora_r=16, lora_targets="qv")
+                note += ("; lora_r=16, lora_targets=qv: Megatron-Bridge recipes/llama/llama3.py "
+                         "llama3_70b_peft_config@38803fd4 (peft_cfg.dim = 16, alpha 32) and the perf config's "
+                         "cfg.peft.target_modules = ['linear_qkv'] (scripts/performance/configs/llama/"
+                         "llama3_llm_finetune.py since 8b2f81eb, 2026-02; perf_recipes/llama/h100/llama3.py "
+                         "@381d0b82), i.e. the fused QKV only")
+        if method in ("sft", "lora") and rec["model"] in CHARS_PER_TOKEN:
+            cpt = CHARS_PER_TOKEN[rec["model"]]
+            rec["packed_seq_len"] = int(round(SQUAD_BYTES_PER_EXAMPLE / cpt))
+            note += PACKING % (rec["packed_seq_len"], cpt)
         rec["metric"] = "tokens_per_s"
         rec["value"] = int(r["value"]) * int(r["num_gpus"])
         rec["source"] = "%s (%s; %s); tokens_per_s = tokens/s/GPU %s x %s GPUs; %s" % (
