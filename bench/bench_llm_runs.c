@@ -14,7 +14,7 @@
  * bench/results/mpt_profile.csv (bench_mpt_holdout), -o bench/results/llm_validation.md.
  * Every row is read on its own (a row epochcast cannot express is reported, not fatal).  A
  * row is priced when its config predicts and no key it sets is one the prediction ignores:
- * each feature a row uses (FP8, LoRA, a quantized base, an 8-bit optimizer) is checked by
+ * each feature a row uses (FP8, LoRA, a quantized base, an 8-bit optimizer, packing) is checked by
  * predicting the row without it; an identical prediction means the feature is not priced yet,
  * and the row is listed under what it needs instead of being counted.  Predictions use the
  * shipped fit (models/profile.csv) and the MPT fit; neither has seen these runs.
@@ -57,6 +57,7 @@ static const probe PROBES[] = {
     {"checkpointing", "selective checkpointing", "1", "selective"},
     {"checkpointing", "per-op selective checkpointing", "1", "selective_op"},
     {"kernels", "fused kernels (kernels=fused)", "eager", "fused"},
+    {"packed_seq_len", "packed sequences (packed_seq_len)", NULL, NULL},
 };
 #define N_PROBES (sizeof PROBES / sizeof PROBES[0])
 
