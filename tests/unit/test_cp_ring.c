@@ -16,20 +16,21 @@
 #include <string.h>
 
 /* Llama 3.1 8B: 32 query heads and 8 K/V heads of 128; a 16-bit stream (2 bytes). */
-static eci_shape shape(int cp, int torch)
+static eci_shape shape(int cp, int torch, int flash)
 {
     return (eci_shape){.precision = EC_PREC_AMP_BF16, .batch = 1, .seq = 32768, .seq_sq = 32768.0 * 32768,
                        .target_seq = 32768, .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1,
                        .rmsnorm_kernels = 1, .rmsnorm_passes = 2, .rope_kernels = 1, .weights_16 = 1,
-                       .flash = 1, .tp = 1, .cp = cp, .cp_torch = torch, .ep = 1};
+                       .flash = flash, .tp = 1, .cp = cp, .cp_torch = torch, .ep = 1};
 }
 
-static const eci_op *find_op(ec_ctx *ctx, int cp, int torch, const char *name)
+/* flash 1: a kernel that reads the grouped K/V heads in place; 0: SDPA after the model's repeat_kv */
+static const eci_op *find_op_as(ec_ctx *ctx, int cp, int torch, int flash, const char *name)
 {
     const eci_net *net = eci_net_find(ctx, "llama-3.1-8b");
     if (net == NULL)
         fail_msg("llama-3.1-8b: %s", ec_ctx_errmsg(ctx));
-    eci_shape sh = shape(cp, torch);
+    eci_shape sh = shape(cp, torch, flash);
     const eci_workload *wl;
     if (eci_workload_get(ctx, net, eci_task_parse("lm"), &sh, &wl) != EC_OK)
         fail_msg("workload: %s", ec_ctx_errmsg(ctx));
@@ -37,6 +38,11 @@ static const eci_op *find_op(ec_ctx *ctx, int cp, int torch, const char *name)
         if (strcmp(wl->ops[i].name, name) == 0)
             return &wl->ops[i];
     return NULL;
+}
+
+static const eci_op *find_op(ec_ctx *ctx, int cp, int torch, const char *name)
+{
+    return find_op_as(ctx, cp, torch, 1, name);
 }
 
 /* The merge, cp = 8, N = 4096 local rows x 32 x 128 output elements, KV = 4096 x (1024 + 1024).
@@ -79,6 +85,26 @@ static void test_ring_exchange_op(void **state)
     assert_non_null(op);
     assert_int_equal(op->hidden, 1);
     assert_rel(op->bwd_bytes, 0, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
+/* attention=sdpa: the model expands the 8 K/V heads to the 32 query heads before SDPA (HF's and
+ * torchtitan's repeat_kv, torchtitan/models/llama/model.py L201-202@9dec370), and PyTorch's ring
+ * all-gathers, concatenates and passes back the gradients of the tensors SDPA was given: every
+ * K/V byte of the ring x 4 (32 / 8).  Before, the ring moved the grouped heads only. */
+static void test_ring_repeated_kv(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const double rows = 32768.0 / 8, n = rows * 32 * 128, kv = rows * 2 * 32 * 128;
+    const eci_op *op = find_op_as(ctx, 8, 1, 0, "cp_kv_ring");
+    assert_non_null(op);
+    assert_rel(op->comm_bytes, kv * 8 * 2, EC_TOL_EXACT);
+    assert_rel(op->bwd_bytes, kv * 4, EC_TOL_EXACT);
+    op = find_op_as(ctx, 8, 1, 0, "cp_ring_merge");
+    assert_non_null(op);
+    assert_rel(op->fwd_bytes, n * (6 + 7 * (38 + 27) / 2.0 + 6) + kv * 7 * 4, EC_TOL_EXACT);
+    assert_rel(op->bwd_bytes, (n + kv) * (4 + 10 + 7 * 11.5 + 6) + kv * 8 * 8, EC_TOL_EXACT);
     ec_ctx_free(ctx);
 }
 
@@ -141,6 +167,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_merge_bytes),
         cmocka_unit_test(test_ring_exchange_op),
+        cmocka_unit_test(test_ring_repeated_kv),
         cmocka_unit_test(test_ring_exposed_closed_form),
         cmocka_unit_test(test_ring_exposure),
     };

@@ -22,7 +22,7 @@ rows of each raw file it used and why it skipped the others.
 Planned keys used (issue 18): gpus_per_node, network (models/interconnects.csv), strategy=fsdp|
 zero|ddp|single, zero_stage, tp, pp, pp_schedule=1f1b|interleaved, pp_chunks, cp, ep,
 sequence_parallel, precision=amp_bf16|amp_fp8, lora_r, lora_targets=attention|attention_mlp|
-all_linear, base_precision=nf4, optimizer=paged_adamw_8bit|adamw, attention=flash|flash1|flash2|cudnn, kernels=eager|fused|te,
+all_linear, base_precision=nf4, optimizer=paged_adamw_8bit|adamw, attention=sdpa|flash|flash1|flash2|cudnn, kernels=eager|fused|te,
 checkpointing, compile, reduce_dtype, task (MLPerf BERT: pretrain), metric=tokens_per_s|peak_bytes|reserved_bytes.  Model ids are Hugging Face ids or,
 for models without one, "<framework>-<name>" ids listed in bench/data/llm/README.md with the
 config that defines them.
@@ -275,11 +275,13 @@ TITAN_MODEL = {"Llama 3.1 8B": "meta-llama/Llama-3.1-8B", "Llama 3.1 70B": "meta
                "Llama 2 70B": "meta-llama/Llama-2-70b-hf"}
 TITAN_COMMON = ("strategy=fsdp with reduce_dtype=fp32: FSDP2 fully_shard with MixedPrecisionPolicy(param_dtype bf16, "
                 "reduce_dtype fp32) (config_manager.py mixed_precision_reduce default float32; hard-coded in "
-                "parallelize_llama.py in April 2024); attention=flash2: the model calls F.scaled_dot_product_attention("
-                "is_causal=True), which runs PyTorch's flash backend (FlashAttention-2) on A100 and on H100 with that "
-                "torch (cuDNN attention opt-in since pytorch/pytorch#138522, Oct 2024; #142132: the 2.6 nightly of "
-                "2024-12-04 does not pick cuDNN on H100), and the CP rows restrict SDPA to flash/efficient "
-                "(torchtitan/utils.py get_train_context@9dec370); checkpointing=selective_op is torchtitan's op-level "
+                "parallelize_llama.py in April 2024); attention=sdpa: the model expands the key/value heads to every "
+                "query head (repeat_kv, torchtitan/models/llama/model.py L201-202@9dec370) and calls "
+                "F.scaled_dot_product_attention(is_causal=True), whose backend is PyTorch's flash kernel "
+                "(FlashAttention-2, models/sdpa_backends.csv) on A100 and on H100 with that torch (cuDNN attention "
+                "opt-in since pytorch/pytorch#138522, Oct 2024; #142132: the 2.6 nightly of 2024-12-04 does not pick "
+                "cuDNN on H100), and the CP rows restrict SDPA to flash/efficient (torchtitan/utils.py "
+                "get_train_context@9dec370), so PyTorch's ring passes the expanded K/V; checkpointing=selective_op is torchtitan's op-level "
                 "selective AC (ac_config mode selective, selective_ac_option op): each block keeps its input, the "
                 "SDPA output and every second mm's output (wq, wv, w1, w2), and recomputes the other mms (wk, wo, "
                 "w3: about 37% of the block's forward GEMM FLOPs for Llama 3 8B) and the elementwise ops")
@@ -327,7 +329,7 @@ def from_torchtitan(h100, a100, skipped):
                 skipped.append(("torchtitan", r["model"], why))
                 continue
             rec = {"model": TITAN_MODEL[r["model"]], "num_gpus": int(r["num_gpus"]), "gpus_per_node": 8,
-                   "precision": "amp_fp8" if r["precision"] == "fp8" else "amp_bf16", "attention": "flash2",
+                   "precision": "amp_fp8" if r["precision"] == "fp8" else "amp_bf16", "attention": "sdpa",
                    "compile": 1 if "torch.compile" in text else 0}
             why = titan_layout(r, rec)
             if why:

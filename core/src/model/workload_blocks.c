@@ -263,8 +263,8 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
         }
     }
     b->core = 0;
-    if (b->cp > 1 && !a->cross)
-        cp_ring(b, rows_q * heads * vd, rows_k * (kv_out + v_out));
+    if (b->cp > 1 && !a->cross) /* K and V as SDPA receives them: after repeat_kv every query head's */
+        cp_ring(b, rows_q * heads * vd, rows_k * (b->flash ? kv : heads) * (hd + vd));
     mem(b, "merge_heads", rows_q * heads * vd, 2.0 * b->act, 0);
     b->cur.width = heads * vd;
     b->cur.f32 = 0;
