@@ -33,6 +33,7 @@ _Static_assert(sizeof(ec_trainer) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_kernels) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_loss_kind) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_zero_grad) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_pp_split) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -210,6 +211,10 @@ static const key_def KEYS[] = {
     /* LoRA's dropout on the adapters' input (PEFT LoraConfig.lora_dropout) */
     DBL("lora_dropout", lora_dropout, 0, 0.999, 1, 0,
         "LoRA dropout on each adapter's input, 0..0.999 (PEFT lora_dropout): a kept copy and mask per adapter [0]"),
+    /* Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split */
+    ENUM("pp_split", pp_split, 0, "layers, embedding, loss, embedding_loss",
+         "with pp > 1, what the stages split: layers, or the embedding and/or loss as one layer each "
+         "(Megatron-Core) [layers]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
