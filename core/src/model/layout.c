@@ -69,6 +69,13 @@ static int check_degrees(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     return EC_OK;
 }
 
+/* The embedding (e) and the loss (l) pp_split counts as a layer each: 0 or 1. */
+static void split_extra(int split, int *e, int *l)
+{
+    *e = split == EC_PP_SPLIT_EMBEDDING || split == EC_PP_SPLIT_EMBEDDING_LOSS;
+    *l = split == EC_PP_SPLIT_LOSS || split == EC_PP_SPLIT_EMBEDDING_LOSS;
+}
+
 const char *eci_pp_split_name(int split)
 {
     static const char *const names[] = {"layers", "embedding", "loss", "embedding_loss"};
@@ -82,8 +89,8 @@ const char *eci_pp_split_name(int split)
  * transformer layer fewer.  A stage's chunks are priced as one run of its layers. */
 void eci_pp_stage_range(const ec_config *cfg, int layers, int pp, int s, int *lo, int *hi)
 {
-    int e = cfg->pp_split == EC_PP_SPLIT_EMBEDDING || cfg->pp_split == EC_PP_SPLIT_EMBEDDING_LOSS;
-    int l = cfg->pp_split == EC_PP_SPLIT_LOSS || cfg->pp_split == EC_PP_SPLIT_EMBEDDING_LOSS;
+    int e, l;
+    split_extra(cfg->pp_split, &e, &l);
     long all = (long)layers + e + l;
     long a = (long)s * all / pp - e, b = (long)(s + 1) * all / pp - e;
     *lo = a < 0 ? 0 : a > layers ? layers : (int)a;
@@ -103,14 +110,13 @@ static int check_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (r->pp > 1 && layers < r->pp * cfg->pp_chunks)
         return eci_error(ctx, EC_EINVAL, "pp=%d x pp_chunks=%d stages need as many repeated layers; '%s' has %d",
                          r->pp, cfg->pp_chunks, net->id, layers);
-    int counted = layers + (cfg->pp_split == EC_PP_SPLIT_EMBEDDING || cfg->pp_split == EC_PP_SPLIT_EMBEDDING_LOSS) +
-                  (cfg->pp_split == EC_PP_SPLIT_LOSS || cfg->pp_split == EC_PP_SPLIT_EMBEDDING_LOSS);
-    int chunks = r->pp * (cfg->pp_schedule == EC_PP_INTERLEAVED ? cfg->pp_chunks : 1);
+    int e, l;
+    split_extra(cfg->pp_split, &e, &l);
+    int counted = layers + e + l, chunks = r->pp * (cfg->pp_schedule == EC_PP_INTERLEAVED ? cfg->pp_chunks : 1);
     if (cfg->pp_split != EC_PP_SPLIT_LAYERS && counted % chunks != 0)
         return eci_error(ctx, EC_EINVAL, "pp_split=%s: the %d layers of '%s' with the %s (%d) must divide into "
                          "pp%s = %d %s (Megatron-Core's split)", eci_pp_split_name(cfg->pp_split), layers, net->id,
-                         cfg->pp_split == EC_PP_SPLIT_EMBEDDING_LOSS ? "embedding and the loss"
-                         : cfg->pp_split == EC_PP_SPLIT_EMBEDDING ? "embedding" : "loss", counted,
+                         e && l ? "embedding and the loss" : e ? "embedding" : "loss", counted,
                          chunks > r->pp ? " x pp_chunks" : "", chunks, chunks > r->pp ? "chunks" : "stages");
     if (cfg->pp_split == EC_PP_SPLIT_LAYERS && cfg->pp_schedule == EC_PP_INTERLEAVED &&
         layers % (r->pp * cfg->pp_chunks) != 0)

@@ -12,7 +12,8 @@
 
 /* ---- pipeline parallelism ----------------------------------------------------------------
  * Megatron splits the repeated layers evenly over pp stages (the embeddings go with the first,
- * the head with the last: their imbalance is priced, not assumed away).  Each distinct stage is
+ * the head with the last: their imbalance is priced, not assumed away), or with pp_split the
+ * embedding and the loss counted as a layer each (layout.c eci_pp_stage_range).  Each distinct stage is
  * priced alone by eci_step_model: its steady micro-batch u_s and what follows the last
  * micro-batch (optimizer, gradient reduction).  Then the schedule: m = grad_accum micro-batches
  * through the stages take m x max u + (sum u - max u) / v, the fill and drain shortened by v
