@@ -161,6 +161,13 @@ typedef enum ec_reduce_dtype { EC_REDUCE_AUTO = 0, EC_REDUCE_FP32, EC_REDUCE_BF1
 typedef enum ec_zero_reduce { EC_ZERO_REDUCE_SCATTER = 0, EC_ZERO_ALL_REDUCE } ec_zero_reduce;
 typedef enum ec_offload { EC_OFFLOAD_NONE = 0, EC_OFFLOAD_OPTIMIZER, EC_OFFLOAD_OPTIMIZER_AND_PARAMS } ec_offload;
 typedef enum ec_pp_schedule { EC_PP_1F1B = 0, EC_PP_GPIPE, EC_PP_INTERLEAVED } ec_pp_schedule;
+/* What counts as a layer when the pipeline splits the repeated layers (key pp_split): the layers
+ * alone, or Megatron-Core's account_for_embedding_in_pipeline_split and/or
+ * account_for_loss_in_pipeline_split, where the embedding and the loss each take one layer's
+ * place on the first and last (virtual) stage. */
+typedef enum ec_pp_split {
+    EC_PP_SPLIT_LAYERS = 0, EC_PP_SPLIT_EMBEDDING, EC_PP_SPLIT_LOSS, EC_PP_SPLIT_EMBEDDING_LOSS
+} ec_pp_split;
 typedef enum ec_lora_targets {
     EC_LORA_QV = 0,        /* the query and value projections (PEFT's default for Llama-family models) */
     EC_LORA_ATTENTION,     /* q, k, v and the output projection */
@@ -405,6 +412,9 @@ typedef struct ec_config {
                                     a variable-length attention kernel attends within each sequence only
                                     (cu_seqlens), so each query sees about this many keys, not seq_len
                                     [0 = one sequence per sample] */
+    /* Megatron-Core's pipeline split (Megatron-Bridge's Llama 3.1 405B and Qwen3 235B recipes). */
+    int pp_split;                /* ec_pp_split: the embedding and the loss counted as a layer each of the
+                                    pipeline's split [layers: the repeated layers alone] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;
@@ -1032,7 +1042,9 @@ typedef enum ec_activation {
     EC_ACT_RELU,
     EC_ACT_SILU,       /* SiLU / swish (Llama's SwiGLU gate) */
     EC_ACT_TANH,
-    EC_ACT_QUICK_GELU  /* x * sigmoid(1.702 x) (CLIP): two kernels */
+    EC_ACT_QUICK_GELU, /* x * sigmoid(1.702 x) (CLIP): two kernels */
+    EC_ACT_RELU2       /* squared ReLU, relu(x)^2 (Primer; Nemotron's MLP): relu and square, fused
+                          into one kernel by Megatron-Core's jit_fuser */
 } ec_activation;
 
 typedef enum ec_norm_kind { EC_NORM_LAYER = 0, EC_NORM_RMS, EC_NORM_BATCH } ec_norm_kind;

@@ -42,6 +42,9 @@ typedef enum ec_reduce_dtype { EC_REDUCE_AUTO = 0, EC_REDUCE_FP32, EC_REDUCE_BF1
 typedef enum ec_zero_reduce { EC_ZERO_REDUCE_SCATTER = 0, EC_ZERO_ALL_REDUCE } ec_zero_reduce;
 typedef enum ec_offload { EC_OFFLOAD_NONE = 0, EC_OFFLOAD_OPTIMIZER, EC_OFFLOAD_OPTIMIZER_AND_PARAMS } ec_offload;
 typedef enum ec_pp_schedule { EC_PP_1F1B = 0, EC_PP_GPIPE, EC_PP_INTERLEAVED } ec_pp_schedule;
+typedef enum ec_pp_split {
+    EC_PP_SPLIT_LAYERS = 0, EC_PP_SPLIT_EMBEDDING, EC_PP_SPLIT_LOSS, EC_PP_SPLIT_EMBEDDING_LOSS
+} ec_pp_split;
 typedef enum ec_lora_targets {
     EC_LORA_QV = 0,
     EC_LORA_ATTENTION,
@@ -217,6 +220,7 @@ typedef struct ec_config {
     int zero_shard_size;
     double lora_dropout;
     int packed_seq_len;
+    int pp_split;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);
@@ -559,7 +563,8 @@ typedef enum ec_activation {
     EC_ACT_RELU,
     EC_ACT_SILU,
     EC_ACT_TANH,
-    EC_ACT_QUICK_GELU
+    EC_ACT_QUICK_GELU,
+    EC_ACT_RELU2
 } ec_activation;
 typedef enum ec_norm_kind { EC_NORM_LAYER = 0, EC_NORM_RMS, EC_NORM_BATCH } ec_norm_kind;
 typedef enum ec_position {

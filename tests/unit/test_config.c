@@ -102,7 +102,7 @@ static void test_key_list(void **state)
         "memory_format", "trainer", "max_grad_norm", "eval_batch", "eval_every_steps", "expandable_segments",
         "torch_version", "kernels", "memory_headroom_gib", "loss_chunks", "optimizer_in_bwd", "loss", "zero_grad",
         "train_tokens", "train_samples", "fsdp_no_sync", "lora_fsdp_wrap", "quant_head", "logits_held",
-        "zero_shard_size", "lora_dropout", "packed_seq_len",
+        "zero_shard_size", "lora_dropout", "packed_seq_len", "pp_split",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -297,6 +297,7 @@ static const key_case EVERY_KEY[] = {
     { "zero_shard_size", "8", "8" },
     { "lora_dropout", "0.1", "0.1" },
     { "packed_seq_len", "286", "286" },
+    { "pp_split", "embedding_loss", "embedding_loss" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):
@@ -662,6 +663,7 @@ static void test_bad_values(void **state)
     expect_set_error(ctx, "zero_shard_size", "node", EC_EINVAL, "zero_shard_size", NULL);
     expect_set_error(ctx, "lora_dropout", "1", EC_EINVAL, "lora_dropout", "out of range");
     expect_set_error(ctx, "packed_seq_len", "0", EC_EINVAL, "packed_seq_len", "out of range");
+    expect_set_error(ctx, "pp_split", "embeddings", EC_EINVAL, "pp_split", "embedding_loss");
     expect_set_error(ctx, "data", "fake", EC_EINVAL,
                      "key 'data': 'fake' is not one of real, synthetic, on_gpu", NULL);
     /* a prefix of a choice is not the choice */

@@ -71,6 +71,8 @@ FP8_PEAKS = {   # id: (dense TF, measured TF or None), sources in each row's com
     "h100-sxm5-96gb-500w": (1978.9, None),  # the H100 SXM's (same GH100, 132 SMs); efficiency: proxy
     "h100-nvl": (1670.5, None), "h200-nvl": (1670.5, None),   # NV-H100-DS / NV-H200 NVL: 3341 sparse
     "b200": (4500, None),                # NV-BW-DS: 9 PF FP8 with sparsity per B200
+    "gb200": (5000, 3615.6),             # MLE-ACC26: 5000 dense per GPU (note 23); MAMF 3615.6
+    "gb300": (5000, 3615.6),             # MLE-ACC26: 5000 (note 24); no GB300 MAMF: the GB200's
     "l4": (242.5, None), "l40s": (733, None),                 # NV-L4-DS 485 sparse; NV-L40S-DS 1466 sparse
     "rtx4090": (330.3, None),            # NV-ADA-WP: 330.3 dense with FP32 accumulate (660.6 FP16 acc)
     "rtx6000-ada": (728.5, None),        # NV-RTX6000ADA-DS: 1457 with sparsity
@@ -493,6 +495,47 @@ gpu(id="b200", name="NVIDIA B200",
     default_topology="nvlink", measured=1,
     source="NV-BW-DS;NV-MPS-B200;MLE-ACC26;SKY-LAMBDA")
 
+# The Blackwell GPUs of the NVL72 racks (issue 39: Megatron-Bridge's GB200 and GB300 rows).  Per GPU:
+# MLE-ACC26's table lists the GB200 and GB300 per chip without sparsity (notes 23, 24: "GB200 is 2x
+# B200 chips ... per chip", run faster than a standalone B200; GB300 "the same but faster fp4 and
+# more memory"): FP32 80, TF32 1250, FP16/BF16 2500, FP8 5000 TF.  A compute tray holds 4 GPUs and
+# 2 Grace CPUs, each GPU on NVLink-C2C to its Grace and on NVLink 5 to the 72-GPU switch domain.
+GB_NVL72 = dict(architecture="blackwell", compute_capability="10.0",
+                # not published for these SKUs: the HGX B200's 148 enabled SMs (NV-MPS-B200); the full
+                # Blackwell Ultra die has 160 (NV-BWU-BLOG), how many a GB300 enables is not stated
+                sm_count=148,
+                peak_fp32_flop_per_s=80 * T, peak_tf32_flop_per_s=1250 * T,
+                peak_fp16_flop_per_s=2500 * T, peak_bf16_flop_per_s=2500 * T,
+                gemm_eff_bf16_frac=eff(1822.0, 2500),   # MLE-ACC26 MAMF of the GB200, torch 2.10 dev + cu130
+                gemm_eff_fp16_frac=eff(1822.0, 2500),   # not measured: the bf16 value (same tensor path)
+                # not measured on Blackwell: the H100 SXM values, as the B200's (ZZC #79 TF32, ZZC fp32)
+                gemm_eff_tf32_frac=eff(402.15, 494.7), gemm_eff_fp32_frac=eff(med(51.88, 52.11), 67),
+                memory_bandwidth_bytes_per_s=8000 * G, memory_eff_frac=HBM_EFF,  # unmeasured
+                l2_bytes=0,                              # not published per SKU
+                pcie_gen=5,
+                # the host link is NVLink-C2C, 900 GB/s bidirectional (NV-GB200-NVL72): its per-direction
+                # spec, unmeasured, as the GH200's
+                h2d_pinned_bytes_per_s=450 * G,
+                nvlink_bytes_per_s=900 * G,              # NVLink 5: 1.8 TB/s bidirectional per GPU
+                gpus_per_board=4, default_topology="nvlink")
+gpu(id="gb200", name="NVIDIA GB200 (Blackwell GPU of a GB200 NVL72)",
+    aliases="GB200;GB200 SXM;GB200 NVL72;NVIDIA GB200",
+    **GB_NVL72,
+    # NV-GB200-NVL72: 13.4 TB HBM3e and 576 TB/s for 72 GPUs -> 186 GB and 8 TB/s each (MLE-ACC26's
+    # memory table: GB200 SXM 186 GB HBM3e, 8.00 TB/s)
+    memory_bytes=186 * 10**9,
+    measured=1,
+    source="MLE-ACC26;NV-GB200-NVL72;NV-MPS-B200;ZZC")
+gpu(id="gb300", name="NVIDIA GB300 (Blackwell Ultra GPU of a GB300 NVL72)",
+    aliases="GB300;GB300 SXM;GB300 NVL72;NVIDIA GB300",
+    **GB_NVL72,
+    # NV-GB300-NVL72: up to 20 TB HBM3e and 576 TB/s for 72 GPUs -> 277.8 GB and 8 TB/s each
+    # (NV-BWU-BLOG: 288 GB HBM3e and 8 TB/s per Blackwell Ultra GPU; the rack's total is what a GPU
+    # can use, as the B200's 180 GB of 192)
+    memory_bytes=round(20e12 / 72),
+    measured=0,                                  # every efficiency is the GB200's (MLE-ACC26 note 24)
+    source="MLE-ACC26;NV-GB300-NVL72;NV-BWU-BLOG;NV-MPS-B200;ZZC")
+
 # ---------------------------------------------------------------- Hopper PCIe NVL and Grace Hopper
 H_NVL = dict(architecture="hopper", compute_capability="9.0", sm_count=132,
              # NV-H100-DS / NV-H200 NVL columns: FP32 60 TF; TF32 835 and FP16/BF16 1671 with
@@ -675,7 +718,7 @@ ORDER = ["t4", "a16", "rtx4090", "a100-pcie-40gb", "a100-sxm4-40gb", "a100-sxm4-
          "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "h100-sxm5-96gb-500w", "a10", "a10g", "l4", "l40s",
          "rtx3090", "rtx2080ti", "p100-sxm2-16gb", "p100-pcie-16gb", "k80",
          "b200", "h100-nvl", "h200-nvl", "gh200", "rtx6000-ada", "a40", "rtx-a6000", "rtx5090", "mi300x",
-         "titan-rtx", "rtx2060-super", "rtx3080ti-laptop-16gb"]
+         "titan-rtx", "rtx2060-super", "rtx3080ti-laptop-16gb", "gb200", "gb300"]
 
 
 def fmt(v):

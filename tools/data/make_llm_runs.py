@@ -35,7 +35,8 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "tp", "pp", "pp_schedule", "pp_chunks", "cp", "ep", "sequence_parallel", "precision",
           "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "kernels", "checkpointing",
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
-          "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len"]
+          "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len",
+          "pp_split"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -101,6 +102,10 @@ NEMO_FT = {("LLAMA2-13B", "sft"): ({"vp": "10"}, "13b_1node.sh: virtual_pipeline
            ("LLAMA2-13B", "lora"): ({}, "13b_1node_lora.sh: fused_adam (the adapters only)"),
            ("LLAMA2-70B", "lora"): ({}, "70b_1node_lora.sh: fused_adam (the adapters only), sequence_parallel "
                                     "unset (sft.yaml: False)")}
+# Megatron-Bridge recipes that count the embedding and the loss as a pipeline layer each
+# (Megatron-Core account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split)
+PP_SPLIT = {"meta-llama/Llama-3.1-405B": "src/megatron/bridge/recipes/llama/llama31_405b.py@3594df94 model_config",
+            "Qwen/Qwen3-235B-A22B": "src/megatron/bridge/recipes/qwen/qwen3_235b_a22b.py@3594df94 model_config"}
 # GPUs where TE's DotProductAttention runs cuDNN's fused attention rather than flash-attn (compute
 # capability 9.0 and later)
 TE_CUDNN = {"h100-sxm5-80gb", "b200", "gb200", "gb300"}
@@ -179,6 +184,10 @@ def from_tables(rows, tag, skipped):
                      launcher[1])
             if (r["model"], method) == ("LLAMA2-70B", "lora"):
                 rec.update(sequence_parallel=0)
+        if tag == "mbridge" and rec["model"] in PP_SPLIT and rec["pp"] > 1:
+            rec["pp_split"] = "embedding_loss"
+            note += ("; pp_split=embedding_loss: the recipe sets account_for_embedding_in_pipeline_split and "
+                     "account_for_loss_in_pipeline_split True (NVIDIA-NeMo/Megatron-Bridge %s)" % PP_SPLIT[rec["model"]])
         if method == "lora":
             # qv: on a Llama built as separate q/k/v projections, the adapters of q and v (two, where
             # Megatron's one adapter sits on the fused linear_qkv); no adapter on the output projection

@@ -33,6 +33,7 @@ _Static_assert(sizeof(ec_trainer) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_kernels) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_loss_kind) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_zero_grad) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_pp_split) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -213,6 +214,10 @@ static const key_def KEYS[] = {
     /* Issue 39: packed sequences (NeMo packed_sequence): attention within each packed sequence */
     INT(packed_seq_len, 1, 1048576, 0, "mean tokens per sequence packed into each seq_len sample; varlen "
         "attention (flash, cudnn) within each [0 = unpacked]"),
+    /* Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split */
+    ENUM("pp_split", pp_split, 0, "layers, embedding, loss, embedding_loss",
+         "with pp > 1, what the stages split: layers, or the embedding and/or loss as one layer each "
+         "(Megatron-Core) [layers]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -562,7 +562,7 @@ static const struct {
     {"clip_vision_model", map_clip_vision}, {"clip", map_clip}, {"torchvision_resnet", map_tv_resnet},
     {"torchvision_vit", map_tv_vit}, {"deepseek_v2", eci_hf_map_deepseek},
     {"deepseek_v3", eci_hf_map_deepseek}, {"gpt_oss", eci_hf_map_gpt_oss},
-    {"qwen3", eci_hf_map_qwen3}, {"gemma3_text", eci_hf_map_gemma3_text}, {"gemma3", eci_hf_map_gemma3},
+    {"qwen3", eci_hf_map_qwen3}, {"nemotron", eci_hf_map_nemotron}, {"gemma3_text", eci_hf_map_gemma3_text}, {"gemma3", eci_hf_map_gemma3},
     {"llama4_text", eci_hf_map_llama4_text}, {"llama4", eci_hf_map_llama4},
 };
 
@@ -571,7 +571,7 @@ const char *eci_hf_supported(void)
     return "bert, roberta, distilbert, albert, deberta-v2, gpt2, gpt_neox, llama, mistral, mixtral, qwen2, "
            "qwen2_moe, qwen3_moe, gemma, gemma2, phi3, mpt, falcon, t5, mt5, vit, clip_vision_model, clip, "
            "opt, bloom, torchvision_resnet, torchvision_vit, deepseek_v2, deepseek_v3, gpt_oss, qwen3, gemma3_text, "
-           "gemma3, llama4_text, llama4";
+           "gemma3, llama4_text, llama4, nemotron";
 }
 
 static int map_root(ec_ctx *ctx, const char *name, json_t *root, eci_arch *a)

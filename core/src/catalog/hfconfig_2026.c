@@ -82,6 +82,24 @@ void eci_hf_map_qwen3(jr *r, eci_arch *a)
     }
 }
 
+/* ---- Nemotron ------------------------------------------------------------------------------ */
+/* modeling_nemotron.py (NVIDIA's Nemotron-3/4 and Minitron): a Llama-style decoder (grouped-query
+ * attention, rotary positions on partial_rotary_factor of each head, no biases, an untied head)
+ * with NemotronLayerNorm1P (LayerNorm with a bias, weight + 1) and a non-gated MLP, up_proj ->
+ * relu2 (squared ReLU) -> down_proj; configuration_nemotron.py's defaults where a field is absent.
+ * The rotary share changes only the RoPE kernel's elements, which are priced on the whole head. */
+void eci_hf_map_nemotron(jr *r, eci_arch *a)
+{
+    eci_hf_llama_like(r, a);
+    a->act = eci_hf_act(r, "hidden_act", eci_hf_str(r, "hidden_act", "relu2"));
+    a->gated = 0;
+    a->norm = EC_NORM_LAYER;
+    a->norm_bias = 1;
+    double rotary = eci_hf_num(r, "partial_rotary_factor", 0.5);
+    if (!(rotary > 0 && rotary <= 1))
+        eci_hf_fail(r, "partial_rotary_factor", "must be in (0, 1]");
+}
+
 /* ---- Gemma 3 -------------------------------------------------------------------------------- */
 /* modeling_gemma3.py (Gemma3TextModel): Gemma 2's layer (embeddings x sqrt(hidden), GeGLU, four
  * RMSNorms a layer, a tied head) with q_norm and k_norm, no soft-capping unless the config sets

@@ -55,6 +55,7 @@ EC_INTERNAL void eci_hf_map_gpt_oss(jr *r, eci_arch *a);
 EC_INTERNAL void eci_hf_llama_like(jr *r, eci_arch *a);
 /* The model families of issue 41 (hfconfig_2026.c), as hfconfig.c's TYPES table calls them. */
 EC_INTERNAL void eci_hf_map_qwen3(jr *r, eci_arch *a);
+EC_INTERNAL void eci_hf_map_nemotron(jr *r, eci_arch *a);
 EC_INTERNAL void eci_hf_map_gemma3_text(jr *r, eci_arch *a);
 EC_INTERNAL void eci_hf_map_gemma3(jr *r, eci_arch *a);
 EC_INTERNAL void eci_hf_map_llama4_text(jr *r, eci_arch *a);

@@ -63,7 +63,38 @@ static int check_degrees(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (cfg->pp_schedule == EC_PP_INTERLEAVED && (r->pp < 2 || cfg->pp_chunks < 2))
         return eci_error(ctx, EC_EINVAL, "pp_schedule=interleaved needs pp > 1 and pp_chunks > 1 (model chunks "
                          "per stage)");
+    if (cfg->pp_split != EC_PP_SPLIT_LAYERS && r->pp < 2)
+        return eci_error(ctx, EC_EINVAL, "pp_split=%s needs pp > 1 (it says how the pipeline's stages split the "
+                         "layers)", eci_pp_split_name(cfg->pp_split));
     return EC_OK;
+}
+
+/* The embedding (e) and the loss (l) pp_split counts as a layer each: 0 or 1. */
+static void split_extra(int split, int *e, int *l)
+{
+    *e = split == EC_PP_SPLIT_EMBEDDING || split == EC_PP_SPLIT_EMBEDDING_LOSS;
+    *l = split == EC_PP_SPLIT_LOSS || split == EC_PP_SPLIT_EMBEDDING_LOSS;
+}
+
+const char *eci_pp_split_name(int split)
+{
+    static const char *const names[] = {"layers", "embedding", "loss", "embedding_loss"};
+    return split >= 0 && split < (int)(sizeof names / sizeof names[0]) ? names[split] : "?";
+}
+
+/* Megatron-Core's split (megatron/core/transformer/transformer_block.py get_num_layers_to_build,
+ * transformer_layer.py get_transformer_layer_offset): with account_for_embedding_in_pipeline_split
+ * and account_for_loss_in_pipeline_split the embedding and the loss each count as one layer, the
+ * L + e + l of them split evenly over the pp x v chunks, and the first chunk (the last) builds one
+ * transformer layer fewer.  A stage's chunks are priced as one run of its layers. */
+void eci_pp_stage_range(const ec_config *cfg, int layers, int pp, int s, int *lo, int *hi)
+{
+    int e, l;
+    split_extra(cfg->pp_split, &e, &l);
+    long all = (long)layers + e + l;
+    long a = (long)s * all / pp - e, b = (long)(s + 1) * all / pp - e;
+    *lo = a < 0 ? 0 : a > layers ? layers : (int)a;
+    *hi = b < *lo ? *lo : b > layers ? layers : (int)b;
 }
 
 /* Checks that need the network. */
@@ -79,9 +110,19 @@ static int check_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (r->pp > 1 && layers < r->pp * cfg->pp_chunks)
         return eci_error(ctx, EC_EINVAL, "pp=%d x pp_chunks=%d stages need as many repeated layers; '%s' has %d",
                          r->pp, cfg->pp_chunks, net->id, layers);
-    if (cfg->pp_schedule == EC_PP_INTERLEAVED && layers % (r->pp * cfg->pp_chunks) != 0)
+    int e, l;
+    split_extra(cfg->pp_split, &e, &l);
+    int counted = layers + e + l, chunks = r->pp * (cfg->pp_schedule == EC_PP_INTERLEAVED ? cfg->pp_chunks : 1);
+    if (cfg->pp_split != EC_PP_SPLIT_LAYERS && counted % chunks != 0)
+        return eci_error(ctx, EC_EINVAL, "pp_split=%s: the %d layers of '%s' with the %s (%d) must divide into "
+                         "pp%s = %d %s (Megatron-Core's split)", eci_pp_split_name(cfg->pp_split), layers, net->id,
+                         e && l ? "embedding and the loss" : e ? "embedding" : "loss", counted,
+                         chunks > r->pp ? " x pp_chunks" : "", chunks, chunks > r->pp ? "chunks" : "stages");
+    if (cfg->pp_split == EC_PP_SPLIT_LAYERS && cfg->pp_schedule == EC_PP_INTERLEAVED &&
+        layers % (r->pp * cfg->pp_chunks) != 0)
         return eci_error(ctx, EC_EINVAL, "pp_schedule=interleaved: the %d layers of '%s' must divide into pp x "
-                         "pp_chunks = %d chunks", layers, net->id, r->pp * cfg->pp_chunks);
+                         "pp_chunks = %d chunks (or count the embedding and the loss as a layer each, as "
+                         "Megatron-Core can: pp_split=embedding_loss)", layers, net->id, r->pp * cfg->pp_chunks);
     if (r->ep > 1 && !has_kind(net, EC_LAYER_MOE))
         return eci_error(ctx, EC_EINVAL, "ep=%d applies to mixture-of-experts networks; '%s' has no MoE layer",
                          r->ep, net->id);

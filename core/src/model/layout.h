@@ -44,5 +44,10 @@ EC_INTERNAL int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r);
 EC_INTERNAL void eci_resolved_config(const ec_config *cfg, const eci_resolved *r, ec_config *out);
 /* The parallel layout of cfg into r (r's gpu, net and strategy set): layout.c. */
 EC_INTERNAL int eci_layout_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r);
+/* The repeated layers [lo, hi) pipeline stage s of pp holds, of `layers`, as cfg's pp_split
+ * splits them (the layers alone: s x layers / pp on; Megatron-Core's embedding and loss counted). */
+EC_INTERNAL void eci_pp_stage_range(const ec_config *cfg, int layers, int pp, int s, int *lo, int *hi);
+/* pp_split's value by name ("layers", "embedding_loss", ...). */
+EC_INTERNAL const char *eci_pp_split_name(int split);
 
 #endif /* EC_LAYOUT_H */

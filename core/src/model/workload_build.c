@@ -338,6 +338,11 @@ void eci_wl_act_shape(const builder *b, ec_activation a, int *kernels, double *p
         *passes = 2.5;
         *kept = 2.0;
         break;
+    case EC_ACT_RELU2: /* relu then square (transformers' ReLUSquaredActivation: two kernels, the relu's
+                        * output kept for both backwards); Megatron-Core's squared_relu is one
+                        * @jit_fuser kernel (megatron/core/activations.py), as torch.compile makes it */
+        *kernels = b->sh->te_layers || b->sh->remat ? 1 : 2;
+        break;
     default:
         break;
     }
@@ -347,7 +352,7 @@ void eci_wl_act_shape(const builder *b, ec_activation a, int *kernels, double *p
 
 static const char *act_name(ec_activation a)
 {
-    static const char *const names[] = {"gelu", "gelu_new", "relu", "silu", "tanh", "quick_gelu"};
+    static const char *const names[] = {"gelu", "gelu_new", "relu", "silu", "tanh", "quick_gelu", "relu2"};
     return (unsigned)a < sizeof names / sizeof names[0] ? names[a] : "act";
 }
 

@@ -79,6 +79,7 @@ static int resolve_probe(ec_optimize *o, eci_resolved *r)
     probe.tp = probe.pp = probe.cp = probe.ep = 1;
     probe.pp_chunks = 1;
     probe.pp_schedule = EC_PP_1F1B;
+    probe.pp_split = EC_PP_SPLIT_LAYERS;
     probe.sharding = EC_SHARD_FULL;
     probe.zero_stage = 0;
     probe.zero_reduce = EC_ZERO_REDUCE_SCATTER;
@@ -272,6 +273,8 @@ int eci_optimize_build(const ec_optimize *o, ec_ctx *ctx, size_t i, ec_config *c
     }
     st = st ? st : set_key(ctx, cfg, "batch_per_gpu", L[L_MICRO].values[idx[L_MICRO]]);
     st = st ? st : set_key(ctx, cfg, "checkpointing", L[L_CKPT].values[idx[L_CKPT]]);
+    if (pp == 1) /* the base's pp_split says how a pipeline splits: none here */
+        cfg->pp_split = EC_PP_SPLIT_LAYERS;
     if (pp > 1) {
         st = st ? st : set_key(ctx, cfg, "pp_schedule", sched);
         if (st == EC_OK && cfg->pp_schedule == EC_PP_INTERLEAVED && cfg->pp_chunks < 2)

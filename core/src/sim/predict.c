@@ -174,6 +174,7 @@ static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_param
     one.tp = one.pp = one.cp = one.ep = one.pp_chunks = 1;
     one.sequence_parallel = 0;
     one.pp_schedule = EC_PP_1F1B;
+    one.pp_split = EC_PP_SPLIT_LAYERS;
     one.sharding = EC_SHARD_FULL;
     one.zero_stage = 0;
     one.zero_reduce = EC_ZERO_REDUCE_SCATTER;

@@ -12,7 +12,8 @@
 
 /* ---- pipeline parallelism ----------------------------------------------------------------
  * Megatron splits the repeated layers evenly over pp stages (the embeddings go with the first,
- * the head with the last: their imbalance is priced, not assumed away).  Each distinct stage is
+ * the head with the last: their imbalance is priced, not assumed away), or with pp_split the
+ * embedding and the loss counted as a layer each (layout.c eci_pp_stage_range).  Each distinct stage is
  * priced alone by eci_step_model: its steady micro-batch u_s and what follows the last
  * micro-batch (optimizer, gradient reduction).  Then the schedule: m = grad_accum micro-batches
  * through the stages take m x max u + (sum u - max u) / v, the fill and drain shortened by v
@@ -76,7 +77,8 @@ static int pipeline_model_stages(ec_ctx *ctx, const ec_config *cfg, eci_resolved
            crit_tail = 0, x = 0, crit_x = 0; /* x: the part of one crossing the stage waits for */
     memset(&worst, 0, sizeof worst);
     for (int s = 0; s < pp; s++) {
-        int lo = (int)((long)s * L / pp), hi = (int)((long)(s + 1) * L / pp);
+        int lo, hi;
+        eci_pp_stage_range(cfg, L, pp, s, &lo, &hi);
         int b0 = block_of(rp->net, lo), b1 = block_of(rp->net, hi - 1);
         stage_key k = {s == 0, s == pp - 1, hi - lo, b0 == b1 ? b0 : -1};
         int same = stages == NULL && k.block >= 0 && memcmp(&k, &prev, sizeof k) == 0;
