@@ -348,6 +348,7 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
     eci_wl_linear_on(b, "router", &in, E, m->bias);
     mem(b, "router_softmax_topk", rows * E, 2.0 * b->f32k + 2.0 * b->act, rows * E * b->f32k);
     double pairs = rows * k * width * b->act; /* the token-expert pairs' activations */
+    size_t dispatch = b->wl->n_ops;
     if (b->ep > 1)
         comm(b, "ep_dispatch", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
     if (b->ep > 1 && local > 1)
@@ -356,6 +357,17 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
     size_t first = b->wl->n_ops;
     double x = per * width;
     mem(b, "expert_gather", x, 2.0 * tbytes(b, &in), x * kept_input_bytes(b, b->act)); /* up's input */
+    /* Megatron-Core's token-dropless all-to-all dispatcher copies the routing's split sizes to
+     * the host (the all-to-all and the grouped GEMM take them as host integers) and waits for
+     * that copy: with expert parallelism before the all-to-all, else before the experts
+     * (MoEAlltoAllTokenDispatcher.preprocess, cuda_sync_point 'before_ep_alltoall' or
+     * 'before_finish', and _maybe_dtoh_and_synchronize's d2h_event.synchronize();
+     * megatron/core/transformer/moe/token_dispatcher.py L470-534 and L822-861 @core_v0.15.0).
+     * Only a capacity factor with padding skips it, which no key here describes. */
+    if (b->sh->te_layers && b->rc == EC_OK) {
+        size_t at = b->ep > 1 ? dispatch : first;
+        b->wl->ops[at].host_sync = 1;
+    }
     double up_n = m->gated ? 2.0 : 1.0;
     int quant = eci_wl_dequant(b, "expert_dequant_w", (up_n + 1.0) * width * ffn);
     if (b->amp) { /* the gathered fp32 tokens and the expert's weights (autocast's weight cache) */
