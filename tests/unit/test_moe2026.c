@@ -291,6 +291,28 @@ static void test_dropless_sync(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Under FP8 with Megatron-Core's TE layers (kernels=te) the experts are Transformer Engine
+ * GroupedLinear layers, which run FP8 grouped GEMMs (grouped_linear.py @v2.9), and the router
+ * is Megatron's own matmul in the input's dtype (router.py @core_v0.15.0); without TE layers
+ * the op list keeps what it had: the router marked as a layer's linear, the experts 16-bit. */
+static void test_te_expert_fp8(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir(), *path = write_gpt_oss(dir, "oss.json");
+    for (int te = 0; te <= 1; te++) {
+        const eci_workload *wl = workload_te(ctx, path, EC_PREC_AMP_FP8, 1, 2, te);
+        assert_int_equal(ec_test_first_op(wl, "expert_up")->fp8, te);
+        assert_int_equal(ec_test_first_op(wl, "expert_down")->fp8, te);
+        assert_int_equal(ec_test_first_op(wl, "router")->fp8, !te);
+        assert_int_equal(ec_test_first_op(wl, "q")->fp8, 1); /* attention's linears either way */
+    }
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_gpt_oss),
         cmocka_unit_test(test_ep_chunk_sort),
         cmocka_unit_test(test_dropless_sync),
+        cmocka_unit_test(test_te_expert_fp8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
