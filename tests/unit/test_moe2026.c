@@ -12,6 +12,7 @@
 #include "ec_test_wl.h"
 #include "internal.h"
 #include "model/workload.h"
+#include "sim/walk.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,14 +57,22 @@ static const eci_workload *workload(ec_ctx *ctx, const char *model, int precisio
     return workload_ep(ctx, model, precision, flash, 1);
 }
 
+static const eci_workload *workload_te(ec_ctx *ctx, const char *model, int precision, int flash, int ep, int te);
+
 static const eci_workload *workload_ep(ec_ctx *ctx, const char *model, int precision, int flash, int ep)
+{
+    return workload_te(ctx, model, precision, flash, ep, 0);
+}
+
+/* te: Megatron-Core's Transformer Engine layers (kernels=te) */
+static const eci_workload *workload_te(ec_ctx *ctx, const char *model, int precision, int flash, int ep, int te)
 {
     const eci_net *net = eci_net_find(ctx, model);
     if (net == NULL)
         fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
     eci_shape sh = {.precision = precision, .batch = 2, .seq = 128, .seq_sq = 128.0 * 128, .target_seq = 128,
                     .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1, .rmsnorm_kernels = 1,
-                    .rmsnorm_passes = 2, .rope_kernels = 1, .flash = flash, .ep = ep};
+                    .rmsnorm_passes = 2, .rope_kernels = 1, .flash = flash, .ep = ep, .te_layers = te > 0};
     const eci_workload *wl;
     if (eci_workload_get(ctx, net, eci_task_parse("lm"), &sh, &wl) != EC_OK)
         fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
@@ -232,6 +241,78 @@ static void test_ep_chunk_sort(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Megatron-Core's token-dropless all-to-all dispatcher (kernels=te) copies the routing's split
+ * sizes to the host and waits for them once per MoE layer's forward: before the all-to-all with
+ * expert parallelism, before the experts without it (token_dispatcher.py @core_v0.15.0,
+ * cuda_sync_point).  HF's eager experts (kernels other than te) are left without it.  The walk
+ * then makes the host wait for the GPU there: run on ops of 100 us each issued in 1 us, the host
+ * starts the op after the sync no earlier than the GPU ends every op before it, and the GPU idles
+ * at least the copy's latency at each sync (without the sync the host ends far ahead of the GPU,
+ * at 1 us an op, and the GPU never idles after the first op). */
+static void test_dropless_sync(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir(), *path = write_gpt_oss(dir, "oss.json");
+    for (int ep = 1; ep <= 2; ep++) {
+        const eci_workload *wl = workload_te(ctx, path, EC_PREC_AMP_BF16, 1, ep, 1);
+        size_t syncs = 0;
+        for (size_t i = 0; i < wl->n_ops; i++)
+            if (wl->ops[i].host_sync) {
+                syncs++;
+                assert_string_equal(wl->ops[i].name, ep > 1 ? "ep_dispatch" : "expert_gather");
+            }
+        assert_int_equal(syncs, 2); /* the two MoE layers of the repeated block */
+        assert_int_equal(wl->host_syncs, syncs);
+        assert_int_equal(workload_te(ctx, path, EC_PREC_AMP_BF16, 1, ep, 0)->host_syncs, 0);
+    }
+    const eci_workload *wl = workload_te(ctx, path, EC_PREC_AMP_BF16, 1, 2, 1);
+    eci_op_cost_t *cost = calloc(wl->n_ops, sizeof *cost);
+    assert_non_null(cost);
+    for (size_t i = 0; i < wl->n_ops; i++)
+        cost[i] = (eci_op_cost_t){.fwd_s = 100e-6, .fwd_kernels = 1, .host_kernels = 1, .host_ops = 1};
+    plan p = {.wl = wl, .cost = cost, .loop_block = -1, .dispatch_fwd_s = 1e-6, .dispatch_bwd_s = 1e-6,
+              .op_fwd_s = 1e-6, .host_factor = 1, .loop_copy_s = 10e-6};
+    size_t first = 0;
+    while (!wl->ops[first].host_sync)
+        first++;
+    timeline t = {0};
+    eci_walk_forward_ops(&t, &p, 0, first + 1);
+    /* issued once the GPU ended ops 0..first-1 and the copy came back */
+    assert_true(t.cpu >= first * 100e-6 + 10e-6 + 1e-6 - 1e-12);
+    timeline w = {0};
+    eci_walk_forward_ops(&w, &p, 0, wl->n_ops);
+    assert_rel(w.gpu, wl->n_ops * 100e-6 + 1e-6 + wl->host_syncs * (10e-6 + 1e-6), 1e-9);
+    assert_true(w.gap[CAUSE_DISPATCH] >= wl->host_syncs * 10e-6);
+    free(cost);
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
+/* Under FP8 with Megatron-Core's TE layers (kernels=te) the experts are Transformer Engine
+ * GroupedLinear layers, which run FP8 grouped GEMMs (grouped_linear.py @v2.9), and the router
+ * is Megatron's own matmul in the input's dtype (router.py @core_v0.15.0); without TE layers
+ * the op list keeps what it had: the router marked as a layer's linear, the experts 16-bit. */
+static void test_te_expert_fp8(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir(), *path = write_gpt_oss(dir, "oss.json");
+    for (int te = 0; te <= 1; te++) {
+        const eci_workload *wl = workload_te(ctx, path, EC_PREC_AMP_FP8, 1, 2, te);
+        assert_int_equal(ec_test_first_op(wl, "expert_up")->fp8, te);
+        assert_int_equal(ec_test_first_op(wl, "expert_down")->fp8, te);
+        assert_int_equal(ec_test_first_op(wl, "router")->fp8, !te);
+        assert_int_equal(ec_test_first_op(wl, "q")->fp8, 1); /* attention's linears either way */
+    }
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +320,8 @@ int main(void)
         cmocka_unit_test(test_mla_keeps_the_latent),
         cmocka_unit_test(test_gpt_oss),
         cmocka_unit_test(test_ep_chunk_sort),
+        cmocka_unit_test(test_dropless_sync),
+        cmocka_unit_test(test_te_expert_fp8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,6 +84,9 @@ typedef struct eci_op {
                               (eci_wl_sum_up: torchtitan's _save_list and every-second-mm policy) */
     int in_normed;         /* a GEMM whose input a norm just wrote: Transformer Engine's LayerNormLinear
                               writes that input in FP8 itself (compute.c, kernels=te) */
+    int host_sync;         /* the host waits for the GPU before it issues this op's forward (a device-to-
+                              host copy it needs: Megatron-Core's dropless all-to-all split sizes); the
+                              step's walks (sim/walk.c) drain the GPU's queue there */
 } eci_op;
 
 /* A run of ops [begin, end) that the network repeats `reps` times. */
@@ -145,6 +148,7 @@ typedef struct eci_workload {
                                the loss runs in: fp32 under autocast): its backward makes two such tensors */
     double head_dequant_bytes; /* a quantized head's weight dequantized for its input gradient, alive at the
                                start of backward (quant_head) */
+    size_t host_syncs;      /* ops with host_sync (0: the walks' whole-pass sums apply) */
 } eci_workload;
 
 typedef struct eci_shape {

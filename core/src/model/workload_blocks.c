@@ -320,6 +320,50 @@ static void ep_sort(builder *b, const char *name, double bytes)
     }
 }
 
+/* One routed expert's MLP (run once per local expert, eci_wl_moe): up (and gate), the
+ * activation, down, with their weights' casts or dequantization. */
+static void expert_mlp(builder *b, const ec_moe_layer *m, const tensor *in, double per, double ffn)
+{
+    double width = in->width, x = per * width;
+    double up_n = m->gated ? 2.0 : 1.0;
+    int quant = eci_wl_dequant(b, "expert_dequant_w", (up_n + 1.0) * width * ffn);
+    if (b->amp) { /* the gathered fp32 tokens and the expert's weights (autocast's weight cache) */
+        if (in->f32)
+            cast(b, "expert_cast_in", x, 0);
+        if (casts_weights(b))
+            cast(b, "expert_cast_w", (up_n + 1.0) * width * ffn, 0);
+    }
+    /* Megatron-Core's TEGroupedMLP runs the experts as Transformer Engine GroupedLinear layers,
+     * which under FP8 quantize each expert's rows and gradients and run FP8 grouped GEMMs
+     * (transformer_engine/pytorch/module/grouped_linear.py L126-171 and L301-323 @v2.9:
+     * tex.split_quantize, general_grouped_gemm; Float8CurrentScalingQuantizer among its
+     * quantizers): priced as TE's other FP8 GEMMs, casts included (compute.c) */
+    int te_fp8 = b->sh->te_layers && b->layer < (int)b->net->n_layers;
+    eci_op *op = gemm(b, "expert_up", per, up_n * ffn, width, 1, 0);
+    if (op != NULL) {
+        op->fp8 = te_fp8;
+        op->params = up_n * width * ffn + (m->bias ? up_n * ffn : 0);
+        op->param_tensors = up_n * (m->bias ? 2 : 1);
+        op->cast_params = casts_weights(b) ? op->params : 0;
+        op->quant = quant;
+    }
+    int kernels;
+    double passes, kept;
+    eci_wl_act_shape(b, m->act, &kernels, &passes, &kept);
+    eci_op *a = mem(b, "expert_act", per * ffn, kernels * passes * b->act + (m->gated ? 3.0 * b->act : 0),
+                    (kept + (m->gated ? (b->sh->remat ? 1.0 : 2.0) : 0)) * per * ffn * b->act);
+    if (a != NULL)
+        a->fwd_kernels = kernels + (m->gated ? 1 : 0);
+    eci_op *down = gemm(b, "expert_down", per, width, ffn, 1, per * ffn * kept_input_bytes(b, b->act));
+    if (down != NULL) {
+        down->fp8 = te_fp8;
+        down->params = ffn * width + (m->bias ? width : 0);
+        down->param_tensors = m->bias ? 2 : 1;
+        down->cast_params = casts_weights(b) ? down->params : 0;
+        down->quant = quant;
+    }
+}
+
 /* A mixture-of-experts block as HF's eager code runs it (MixtralSparseMoeBlock,
  * Qwen2MoeSparseMoeBlock): a router, a softmax in fp32 and top-k, then a Python loop over the
  * experts, each gathering its tokens, running its MLP and scattering the weighted result back.
@@ -346,9 +390,15 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
     tensor in = b->cur;
     double width = in.width, rows = in.rows, E = m->experts, k = m->top_k, local = E / b->ep;
     double per = rows * k / local;
-    eci_wl_linear_on(b, "router", &in, E, m->bias);
+    eci_op *router = eci_wl_linear_on(b, "router", &in, E, m->bias);
+    /* Megatron-Core's router is a plain matmul in the input's dtype (router_gating_linear,
+     * megatron/core/transformer/moe/router.py L91-96 and moe_utils.py L939-1008 @core_v0.15.0), not
+     * a Transformer Engine layer: no FP8 */
+    if (router != NULL && b->sh->te_layers)
+        router->fp8 = 0;
     mem(b, "router_softmax_topk", rows * E, 2.0 * b->f32k + 2.0 * b->act, rows * E * b->f32k);
     double pairs = rows * k * width * b->act; /* the token-expert pairs' activations */
+    size_t dispatch = b->wl->n_ops;
     if (b->ep > 1)
         comm(b, "ep_dispatch", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
     if (b->ep > 1 && local > 1)
@@ -357,35 +407,18 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
     size_t first = b->wl->n_ops;
     double x = per * width;
     mem(b, "expert_gather", x, 2.0 * tbytes(b, &in), x * kept_input_bytes(b, b->act)); /* up's input */
-    double up_n = m->gated ? 2.0 : 1.0;
-    int quant = eci_wl_dequant(b, "expert_dequant_w", (up_n + 1.0) * width * ffn);
-    if (b->amp) { /* the gathered fp32 tokens and the expert's weights (autocast's weight cache) */
-        if (in.f32)
-            cast(b, "expert_cast_in", x, 0);
-        if (casts_weights(b))
-            cast(b, "expert_cast_w", (up_n + 1.0) * width * ffn, 0);
+    /* Megatron-Core's token-dropless all-to-all dispatcher copies the routing's split sizes to
+     * the host (the all-to-all and the grouped GEMM take them as host integers) and waits for
+     * that copy: with expert parallelism before the all-to-all, else before the experts
+     * (MoEAlltoAllTokenDispatcher.preprocess, cuda_sync_point 'before_ep_alltoall' or
+     * 'before_finish', and _maybe_dtoh_and_synchronize's d2h_event.synchronize();
+     * megatron/core/transformer/moe/token_dispatcher.py L470-534 and L822-861 @core_v0.15.0).
+     * Only a capacity factor with padding skips it, which no key here describes. */
+    if (b->sh->te_layers && b->rc == EC_OK) {
+        size_t at = b->ep > 1 ? dispatch : first;
+        b->wl->ops[at].host_sync = 1;
     }
-    eci_op *op = gemm(b, "expert_up", per, up_n * ffn, width, 1, 0);
-    if (op != NULL) {
-        op->params = up_n * width * ffn + (m->bias ? up_n * ffn : 0);
-        op->param_tensors = up_n * (m->bias ? 2 : 1);
-        op->cast_params = casts_weights(b) ? op->params : 0;
-        op->quant = quant;
-    }
-    int kernels;
-    double passes, kept;
-    eci_wl_act_shape(b, m->act, &kernels, &passes, &kept);
-    eci_op *a = mem(b, "expert_act", per * ffn, kernels * passes * b->act + (m->gated ? 3.0 * b->act : 0),
-                    (kept + (m->gated ? (b->sh->remat ? 1.0 : 2.0) : 0)) * per * ffn * b->act);
-    if (a != NULL)
-        a->fwd_kernels = kernels + (m->gated ? 1 : 0);
-    eci_op *down = gemm(b, "expert_down", per, width, ffn, 1, per * ffn * kept_input_bytes(b, b->act));
-    if (down != NULL) {
-        down->params = ffn * width + (m->bias ? width : 0);
-        down->param_tensors = m->bias ? 2 : 1;
-        down->cast_params = casts_weights(b) ? down->params : 0;
-        down->quant = quant;
-    }
+    expert_mlp(b, m, &in, per, ffn);
     /* the weighting by the router's probability keeps the expert's output; Megatron-Core's TE layers
      * weight inside the activation (its input, kept above) and unpermute keeps only its index map
      * (megatron/core/transformer/moe/experts.py @60e039626, TEGroupedMLP.forward: bias_act_func ->

@@ -115,6 +115,7 @@ void eci_wl_sum_up(eci_workload *wl)
     wl->saved_other_bytes = wl->table_params = 0;
     wl->tied_head = 0;
     wl->comm_begin = wl->comm_end = 0;
+    wl->host_syncs = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
         wl->blocks[b].saved_bytes = wl->blocks[b].params = wl->blocks[b].flop = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
@@ -148,6 +149,7 @@ void eci_wl_sum_up(eci_workload *wl)
             wl->table_params = op->params;
         if (op->kind == ECI_OP_GEMM && op->cast_params > 2.0 * op->params)
             wl->tied_head = 1; /* a projection through a weight it does not own */
+        wl->host_syncs += op->host_sync != 0;
         if (op->kind == ECI_OP_COMM) {
             if (wl->comm_end == 0)
                 wl->comm_begin = i;

@@ -128,6 +128,7 @@ static void build_backward(pass_build *b, const plan *p)
 static int pass_walk(timeline *t, plan *p, int backward)
 {
     if (p->pass_sum == NULL || p->shard != NULL || p->ddp != NULL || p->loop_ops > 0 || p->loop_syncs > 0 ||
+        p->wl->host_syncs > 0 ||
         p->checkpointing >= EC_CKPT_SELECTIVE || p->dispatch_fwd_s != p->fwd_host_at[0] ||
         p->op_fwd_s != p->fwd_host_at[1] || p->dispatch_bwd_s != p->fwd_host_at[2])
         return 0;

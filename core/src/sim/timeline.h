@@ -2,7 +2,7 @@
  * timeline.h: the step's CPU/GPU timeline and its primitives (docs/DESIGN.md 3.1, modeling.md
  * 10.1).  The host issues each op after paying its dispatch cost (hosts.csv); the GPU runs it
  * when it is issued and the previous kernel is done; syncs (loss.item(), GradScaler's inf
- * check, pageable copies) make the host wait for the GPU.  Idle GPU time is charged to
+ * check, pageable copies, Megatron's dropless MoE dispatch) make the host wait for the GPU.  Idle GPU time is charged to
  * whatever the host was doing: dispatch, loading, copying.  Small batches thus come out
  * CPU-bound from the same arithmetic that makes large ones compute-bound.  Private to sim/:
  * the walks (walk.c, ddp_layers.c, pass.c), the step (step.c) and the measured step (epoch.c)

@@ -81,7 +81,7 @@ static eci_walk_sum *walk_sum_slot(eci_walk_sum *sums, size_t from, size_t to, s
  * pending before it); after it nothing is pending, and the rest are walked in locals.  Their
  * host costs come from p->fwd_host when it was worked out at the current dispatch costs, and
  * then the rest is walked once, summed, and the sums used on later walks of the same run. */
-void eci_walk_forward_ops(timeline *t, plan *p, size_t from, size_t to)
+static void forward_run(timeline *t, plan *p, size_t from, size_t to)
 {
     if (from >= to)
         return;
@@ -113,6 +113,29 @@ void eci_walk_forward_ops(timeline *t, plan *p, size_t from, size_t to)
         }
     }
     walk_end(t, &w, &p->fwd_s);
+}
+
+/* The forward ops from..to-1: runs of them between the ops the host waits before
+ * (eci_op.host_sync: Megatron-Core's dropless dispatcher, workload_blocks.c), each run as
+ * forward_run walks it.  At such an op the host waits for the GPU's queue to drain and for the
+ * small device-to-host copy it needs (loop_copy_s, as a Python loop's blocking copy), so the
+ * GPU then idles while the host issues what follows. */
+void eci_walk_forward_ops(timeline *t, plan *p, size_t from, size_t to)
+{
+    if (p->wl->host_syncs == 0) {
+        forward_run(t, p, from, to);
+        return;
+    }
+    size_t start = from;
+    for (size_t i = from; i < to; i++) {
+        if (!p->wl->ops[i].host_sync)
+            continue;
+        forward_run(t, p, start, i);
+        sync_host(t);
+        host_work(t, CAUSE_DISPATCH, p->loop_copy_s * p->host_factor);
+        start = i;
+    }
+    forward_run(t, p, start, to);
 }
 
 /* One past the last op of from..to-1 whose backward launches kernels (from: none does). */
