@@ -50,11 +50,27 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     memory format (lambdal/deeplearning-benchmark pytorch/scripts config PyTorch_resnet50_AMP_PARAMS):
     contiguous (NCHW), which is why its A100 ResNet-50 AMP rows are ~1.5x slower per image.
 
+  * grad_accum for NVIDIA's BERT pre-training rows of the 2020 tables (pytorch:20.06) and the
+    DGX-1 table of the 2021 README (pytorch:21.11).  Their "Batch size / GPU" column is the
+    accumulated batch and the "Accumulation steps" column says how many micro-batches make it
+    (README.md@78ec6802 lines 852-853, 922-923, 948-949: e.g. "| 1 | 32768 and 32768 | 16384 and
+    8192 | 512 |"; README.md@729963dd line 851: "| 1 | 2048 and 2048 | 512 and 256 | 512 |");
+    the measurement file keeps it in its notes as "table batch/GPU B includes grad accumulation
+    N -> micro-batch b".  run_pretraining.py divides train_batch_size by
+    gradient_accumulation_steps (line 327 @78ec6802, line 363 @729963dd), steps LAMB once per N
+    micro-batches and, with --allreduce_post_accumulation (run_pretraining.sh's default),
+    all-reduces once per N; its training_sequences_per_second counts the accumulated batch
+    (train_batch_size * gradient_accumulation_steps * gpus * steps / time, line 687 @78ec6802).
+    calibration.csv gave these rows grad_accum 1, which prices a LAMB step and an all-reduce
+    after every micro-batch.  A row that is the median of sources with different accumulation
+    (or none stated: the 2019 multi-node tables) keeps 1.
+
 Rows, ids, values and sources are otherwise copied unchanged; the added columns are the last
 config columns before metric/value/source.
 """
 import csv
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -65,8 +81,38 @@ def root_dir():
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def convert(row, harness):
+ACCUM_NOTE = re.compile(r"includes grad accumulation (\d+) -> micro-batch (\d+)")
+
+
+def accumulation_of_readmes(measurements):
+    """(README path#line, gpu id, GPUs, precision, micro-batch, seq) -> accumulation steps, from
+    the NVIDIA README rows whose notes give the table's accumulated batch."""
+    out = {}
+    with open(os.path.join(measurements, "nvidia_dle_readmes.csv"), newline="") as f:
+        for m in csv.DictReader(f):
+            hit = ACCUM_NOTE.search(m["notes"])
+            if not hit or hit.group(2) != m["per_gpu_batch"]:
+                continue
+            key = (m["source_path"].split("@")[0], m["gpu"].lower(), m["num_gpus"], m["precision"],
+                   m["per_gpu_batch"], m["seq_len_or_image"].replace("seq", ""))
+            out[key] = hit.group(1)
+    return out
+
+
+def grad_accum_of(row, accum):
+    """The accumulation every source of the row states, or the row's own when they differ."""
+    paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
+    if not paths or "lambda:" in row["source"]:
+        return row["grad_accum"]
+    found = {accum.get((p, row["gpu"], row["num_gpus"], row["precision"], row["batch_per_gpu"], row["seq_len"]))
+             for p in paths}
+    return found.pop() if len(found) == 1 and None not in found else row["grad_accum"]
+
+
+def convert(row, harness, accum):
     bert = row["model"].startswith("bert")
+    if row["task"] == "pretrain":
+        row["grad_accum"] = grad_accum_of(row, accum)
     v1_multi = "lambda:" in row["source"] and row["num_gpus"] != "1" and harness.get(harness_key(row)) == "v1"
     row["topology"] = "pcie-host" if v1_multi else ""
     row["attention"] = "eager" if bert else ""
@@ -96,7 +142,8 @@ def main(argv):
         reader = csv.DictReader(f)
         fields = list(reader.fieldnames)
         harness = harness_of_rows(os.path.join(shared, "data", "measurements"))
-        rows = [convert(r, harness) for r in reader]
+        accum = accumulation_of_readmes(os.path.join(shared, "data", "measurements"))
+        rows = [convert(r, harness, accum) for r in reader]
     fields.insert(fields.index("metric"), "topology")
     fields.insert(fields.index("metric"), "attention")
     fields.insert(fields.index("metric"), "gradient_as_bucket_view")

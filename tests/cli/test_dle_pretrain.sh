@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# test_dle_pretrain.sh: NVIDIA DeepLearningExamples BERT pre-training rows of
+# bench/data/calibration_dle.csv described as run_pretraining.py ran them (tools/data/make_dle_runs.py):
+# the README tables' accumulation steps are the rows' grad_accum (one LAMB step and one all-reduce per
+# accumulated batch), and a row whose sources disagree keeps 1.
+#   bash tests/cli/test_dle_pretrain.sh path/to/epochcast      (run from tests/, as ctest does)
+set -u
+EC=${1:?usage: test_dle_pretrain.sh path/to/epochcast}
+. "$(dirname "$0")/lib/harness.sh"
+CAL="$(dirname "$0")/../../bench/data/calibration_dle.csv"
+
+# col ID NAME: the value of column NAME in the row ID of calibration_dle.csv
+col() {
+  awk -F, -v id="$1" -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i }
+                                  $1 == id { print $c }' "$CAL"
+}
+# README.md@78ec6802 line 923: 1 V100-32GB, seq 512, "32768 and 32768 | 16384 and 8192"
+check "20.06 DGX-1 1x fp16 seq512: 8192 accumulation steps" \
+  '[ "$(col v100-sxm2-32gb-bert-large-pretrain-1x-amp_fp16-b4-142 grad_accum)" = 8192 ]'
+# README.md@78ec6802 line 852: 1 A100-40GB, seq 128, "65232 and 65536 | 1208 and 1024"
+check "20.06 DGX A100 1x tf32 seq128: 1208 accumulation steps" \
+  '[ "$(col a100-sxm4-40gb-bert-large-pretrain-1x-tf32-b54-88 grad_accum)" = 1208 ]'
+# README.md@729963dd line 851: 8 V100-32GB (21.11), seq 512, "2048 and 2048 | 512 and 256"
+check "21.11 DGX-1 8x fp16 seq512: 256 accumulation steps" \
+  '[ "$(col v100-sxm2-32gb-bert-large-pretrain-8x-amp_fp16-b8-155 grad_accum)" = 256 ]'
+# median of a 20.06 row (1024 steps) and a 19.07 multi-node row (none stated): keeps 1
+check "median of sources that disagree keeps grad_accum 1" \
+  '[ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134 grad_accum)" = 1 ]'
+# the 2021 DGX A100 table already had it in its notes ("grad accumulation steps=128")
+check "21.11 DGX A100 1x fp16 seq512: 128 accumulation steps" \
+  '[ "$(col a100-sxm4-80gb-bert-large-pretrain-1x-amp_fp16-b32-97 grad_accum)" = 128 ]'
+
+echo "$((n - fails))/$n passed"
+[ "$fails" -eq 0 ]
