@@ -144,7 +144,9 @@ static void test_calibration_csv(void **state)
 /* ---- bad files --------------------------------------------------------------------------- */
 
 /* bench/data/calibration_dle.csv is the shared file row for row, with the two settings the
- * NVIDIA DLE BERT scripts imply: eager attention, and apex O2 (fp16) where it says amp_fp16. */
+ * NVIDIA DLE BERT scripts imply: eager attention, and apex O2 (fp16) where it says amp_fp16;
+ * less the 12 Lambda rows made on 4x / 8x RTX A4000 systems that the shared file names RTX 3090
+ * (tools/data/make_dle_runs.py), which are not in it. */
 static void test_calibration_dle_csv(void **state)
 {
     ec_ctx *ctx = *state;
@@ -162,9 +164,16 @@ static void test_calibration_dle_csv(void **state)
         fail_msg("%s", ec_ctx_errmsg(ctx));
     free(shared);
     free(dle);
-    assert_int_equal(ec_runs_count(a), ec_runs_count(b));
-    for (size_t i = 0; i < ec_runs_count(a); i++) {
-        const ec_run *x = ec_runs_get(a, i), *y = ec_runs_get(b, i);
+    assert_int_equal(ec_runs_count(a), ec_runs_count(b) + 12);
+    size_t dropped = 0;
+    for (size_t i = 0, j = 0; i < ec_runs_count(a); i++) {
+        const ec_run *x = ec_runs_get(a, i), *y = ec_runs_get(b, j);
+        if (y == NULL || strcmp(x->id, y->id) != 0) { /* only the RTX A4000 systems are left out */
+            assert_true(strncmp(x->id, "rtx3090-", 8) == 0 && (x->config.num_gpus == 4 || x->config.num_gpus == 8));
+            dropped++;
+            continue;
+        }
+        j++;
         int bert = strncmp(x->config.model, "bert", 4) == 0;
         assert_string_equal(x->id, y->id);
         assert_true(x->value == y->value);
@@ -173,6 +182,7 @@ static void test_calibration_dle_csv(void **state)
         assert_int_equal(y->config.precision,
                          bert && x->config.precision == EC_PREC_AMP_FP16 ? EC_PREC_FP16 : x->config.precision);
     }
+    assert_int_equal(dropped, 12);
     ec_runs_free(a);
     ec_runs_free(b);
 }

@@ -65,6 +65,17 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     after every micro-batch.  A row that is the median of sources with different accumulation
     (or none stated: the 2019 multi-node tables) keeps 1.
 
+Rows dropped (made of a system other than the GPU they name):
+
+  * Lambda v0 rows whose measurement notes say "system=4x RTX A4000" or "system=8x RTX A4000"
+    but whose gpu is GeForce RTX 3090 (12 preset rows: BERT-base / BERT-large SQuAD and
+    ResNet-50, fp16 and tf32, on 4 and 8 GPUs).  Lambda's published table has them on the
+    rows "4x RTX A4000" and "8x RTX A4000" (lambdal/deeplearning-benchmark
+    pytorch/pytorch-train-throughput-fp16.csv@fe450482: "4x RTX A4000,...,490.0,390.0,98.0,..."
+    and "8x RTX A4000,...,984.0,765.0,324.0,..."; -fp32.csv likewise 166/30 and 293/54), not
+    on "4x RTX 3090" / "8x RTX 3090", which are other rows of the same table (547/67 and
+    1402/68 for BERT fp16).  The RTX A4000 has no profile in models/gpus.csv.
+
 Rows, ids, values and sources are otherwise copied unchanged; the added columns are the last
 config columns before metric/value/source.
 """
@@ -109,6 +120,44 @@ def grad_accum_of(row, accum):
     return found.pop() if len(found) == 1 and None not in found else row["grad_accum"]
 
 
+SYSTEM_NOTE = re.compile(r"system=(\d+x )?([^;]+);")
+LAMBDA_GPU_WORD = {"GeForce RTX 3090": "3090", "GeForce RTX 2080 Ti": "2080", "V100": "V100", "A100": "A100"}
+LAMBDA_FILES = ("lambda_v0_pytorch_dle.csv", "lambda_v1_pytorch_dle.csv")
+LAMBDA_MODELS = (("BERT-base", "bert-base"), ("BERT-large", "bert-large"), ("ResNet-50", "resnet50"))
+
+
+def other_system_keys(measurements):
+    """(gpu word, GPUs, precision, batch, model) of the Lambda preset-model rows whose notes name
+    an RTX A4000 system although their gpu is a calibration GPU: the only such mislabel in the
+    two files (their other system names agree with the gpu, or are cloud instances such as
+    p3.16xlarge / p4d.24xlarge that carry the GPU they name)."""
+    out = set()
+    for name in LAMBDA_FILES:
+        path = os.path.join(measurements, name)
+        if not os.path.exists(path):
+            continue
+        with open(path, newline="") as f:
+            for m in csv.DictReader(f):
+                hit = SYSTEM_NOTE.search(m["notes"])
+                model = next((ours for theirs, ours in LAMBDA_MODELS if m["model"].startswith(theirs)), None)
+                if not hit or model is None or "A4000" not in hit.group(2):
+                    continue
+                word = next((w for k, w in LAMBDA_GPU_WORD.items() if k in m["gpu"]), None)
+                if word is not None:
+                    prec = "amp_fp16" if m["precision"] == "fp16" else m["precision"]
+                    out.add((word, m["num_gpus"], prec, m["per_gpu_batch"], model))
+    return out
+
+
+def made_elsewhere(row, others):
+    """A Lambda row (one source) whose configuration is one of other_system_keys."""
+    if not row["source"].startswith("median of 1: lambda:"):
+        return False
+    word = next((w for k, w in (("rtx3090", "3090"), ("rtx2080ti", "2080"), ("v100", "V100"), ("a100", "A100"))
+                 if row["gpu"].startswith(k)), None)
+    return (word, row["num_gpus"], row["precision"], row["batch_per_gpu"], row["model"]) in others
+
+
 def convert(row, harness, accum):
     bert = row["model"].startswith("bert")
     if row["task"] == "pretrain":
@@ -143,7 +192,8 @@ def main(argv):
         fields = list(reader.fieldnames)
         harness = harness_of_rows(os.path.join(shared, "data", "measurements"))
         accum = accumulation_of_readmes(os.path.join(shared, "data", "measurements"))
-        rows = [convert(r, harness, accum) for r in reader]
+        others = other_system_keys(os.path.join(shared, "data", "measurements"))
+        rows = [convert(r, harness, accum) for r in reader if not made_elsewhere(r, others)]
     fields.insert(fields.index("metric"), "topology")
     fields.insert(fields.index("metric"), "attention")
     fields.insert(fields.index("metric"), "gradient_as_bucket_view")
