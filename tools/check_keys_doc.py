@@ -28,7 +28,8 @@ END = "<!-- keys:end -->"
 # The page's sections, in order. A key the CLI gains that is in none of them lands in
 # "Other keys" (and the check fails until the page is regenerated).
 GROUPS = [
-    ("Model and shapes", ["model", "task", "seq_len", "target_len", "image_size", "padding", "lengths"]),
+    ("Model and shapes", ["model", "task", "seq_len", "target_len", "image_size", "padding", "lengths",
+                          "mlm_all_positions"]),
     ("Hardware", ["gpu", "num_gpus", "nodes", "gpus_per_node", "topology", "network", "network_gbit_per_s",
                   "busbw_gbyte_per_s", "host"]),
     ("Precision and kernels", ["precision", "attention", "memory_format", "kernels", "compile", "checkpointing"]),

@@ -400,6 +400,11 @@ typedef struct ec_config {
     double lora_dropout;         /* dropout probability on each adapter's input; above 0 every adapted linear
                                     keeps its dropped copy of the input and the mask (nn.Dropout) for backward,
                                     at 0 PEFT uses nn.Identity [0] */
+    /* Issue 39: BERT pre-training's MLM head on every position (NVIDIA DLE before its 2022 rewrite). */
+    int mlm_all_positions;       /* 1: the pretrain head's transform and vocabulary projection run on every
+                                    position, as HF BertForPreTraining and NVIDIA DLE run_pretraining.py of
+                                    2019-2021 do; 0: on the masked positions only (mlm_mask_frac of them:
+                                    DLE's dense_seq_output since 2022, MLPerf) [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

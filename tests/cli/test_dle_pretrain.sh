@@ -3,7 +3,7 @@
 # bench/data/calibration_dle.csv described as run_pretraining.py ran them (tools/data/make_dle_runs.py):
 # the README tables' accumulation steps are the rows' grad_accum (one LAMB step and one all-reduce per
 # accumulated batch), and a row whose sources disagree keeps 1; Lambda's RTX A4000 systems filed under
-# RTX 3090 are left out.
+# RTX 3090 are left out; the 2019-2020 rows run the MLM head on every position (mlm_all_positions).
 #   bash tests/cli/test_dle_pretrain.sh path/to/epochcast      (run from tests/, as ctest does)
 set -u
 EC=${1:?usage: test_dle_pretrain.sh path/to/epochcast}
@@ -39,6 +39,24 @@ check "8x RTX A4000 ResNet-50 tf32 row is not an RTX 3090 run" \
   '[ -z "$(col rtx3090-resnet50-imagenet-8x-tf32-b148-336 value)" ]'
 check "4x RTX 3090 BERT-large fp16 row stays" \
   '[ "$(col rtx3090-bert-large-squad-4x-amp_fp16-b16-225 value)" = 67.0 ]'
+
+# mlm_all_positions=1 (DLE 2019-2020 BertForPreTraining, HF BertForPreTraining): the LM transform and the
+# vocabulary projection run on all 128 positions, not on ceil(0.15 x 128) = 20: their forward + backward
+# FLOP, 6 x d x (d + V) per position, on 108 more positions x 16 samples (d 1024, V 30522)
+flop() {
+  "$EC" predict model=bert-large task=pretrain gpu=v100-sxm2-32gb precision=fp16 attention=eager batch_per_gpu=16 \
+    seq_len=128 "$@" --csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "flop_per_step") c = i } NR == 2 { print $c }'
+}
+f0=$(flop); f1=$(flop mlm_all_positions=1)
+check "mlm_all_positions=1 adds the head's FLOP on the unmasked positions" \
+  'awk -v a="$f0" -v b="$f1" "BEGIN { want = 6 * 1024 * (1024 + 30522) * 108 * 16; d = (b - a) / want; exit !(d > 0.99 && d < 1.02) }"' \
+  "flop_per_step $f0 -> $f1"
+expect "mlm_all_positions outside task=pretrain is named as having no effect" 0 \
+  "mlm_all_positions (task=pretrain only)" -- predict model=bert-base task=squad gpu=a100-sxm4-80gb batch_per_gpu=8 mlm_all_positions=1
+check "2020 DGX-1 rows run the head on every position" \
+  '[ "$(col v100-sxm2-32gb-bert-large-pretrain-1x-amp_fp16-b4-142 mlm_all_positions)" = 1 ]'
+check "2021 (pytorch:21.11) rows gather the masked positions first" \
+  '[ -z "$(col a100-sxm4-80gb-bert-large-pretrain-1x-amp_fp16-b32-97 mlm_all_positions)" ]'
 
 echo "$((n - fails))/$n passed"
 [ "$fails" -eq 0 ]

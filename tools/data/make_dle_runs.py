@@ -65,6 +65,17 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     after every micro-batch.  A row that is the median of sources with different accumulation
     (or none stated: the 2019 multi-node tables) keeps 1.
 
+  * mlm_all_positions=1 for NVIDIA's BERT pre-training rows of the 2019 and 2020 tables
+    (pytorch:19.07 and 20.06).  Their run_pretraining.py (@78ec6802) runs BertForPreTraining,
+    whose forward (modeling.py@78ec6802 lines 897-902) passes the whole sequence_output to
+    BertPreTrainingHeads: the LM transform (dense + GELU + LayerNorm) and the 30,522-way
+    projection run on every position, and BertPretrainingCriterion (run_pretraining.py@78ec6802
+    line 129) takes the cross entropy over all of them with ignore_index=-1.  The 2021 tables
+    (pytorch:21.11, code of commit a9e2c1d5 "update LDDL + NVFuser") gather the masked rows
+    first (modeling.py@729963dd BertPreTrainingHeads.forward: index_select of the positions whose
+    label is not -1 when sequence_output_is_dense, which run_pretraining.py sets unless
+    --no_dense_sequence_output) and keep the default 0.
+
 Rows dropped (made of a system other than the GPU they name):
 
   * Lambda v0 rows whose measurement notes say "system=4x RTX A4000" or "system=8x RTX A4000"
@@ -108,6 +119,26 @@ def accumulation_of_readmes(measurements):
                    m["per_gpu_batch"], m["seq_len_or_image"].replace("seq", ""))
             out[key] = hit.group(1)
     return out
+
+
+def containers_of_readmes(measurements):
+    """README path#line -> the NGC containers its NVIDIA rows name (notes "container=...")."""
+    out = {}
+    with open(os.path.join(measurements, "nvidia_dle_readmes.csv"), newline="") as f:
+        for m in csv.DictReader(f):
+            hit = re.search(r"container=([^;]+);", m["notes"])
+            if hit:
+                out.setdefault(m["source_path"].split("@")[0], set()).add(hit.group(1).strip())
+    return out
+
+
+def mlm_all_positions_of(row, containers):
+    """1 for a BERT pre-training row whose every NVIDIA source ran a pre-2022 container."""
+    paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
+    if row["task"] != "pretrain" or not paths or "lambda:" in row["source"]:
+        return ""
+    names = set().union(*(containers.get(p, {"?"}) for p in paths))
+    return "1" if names and all(re.match(r"pytorch:(19|20)\.", n) for n in names) else ""
 
 
 def grad_accum_of(row, accum):
@@ -158,10 +189,11 @@ def made_elsewhere(row, others):
     return (word, row["num_gpus"], row["precision"], row["batch_per_gpu"], row["model"]) in others
 
 
-def convert(row, harness, accum):
+def convert(row, harness, accum, containers):
     bert = row["model"].startswith("bert")
     if row["task"] == "pretrain":
         row["grad_accum"] = grad_accum_of(row, accum)
+    row["mlm_all_positions"] = mlm_all_positions_of(row, containers)
     v1_multi = "lambda:" in row["source"] and row["num_gpus"] != "1" and harness.get(harness_key(row)) == "v1"
     row["topology"] = "pcie-host" if v1_multi else ""
     row["attention"] = "eager" if bert else ""
@@ -193,11 +225,13 @@ def main(argv):
         harness = harness_of_rows(os.path.join(shared, "data", "measurements"))
         accum = accumulation_of_readmes(os.path.join(shared, "data", "measurements"))
         others = other_system_keys(os.path.join(shared, "data", "measurements"))
-        rows = [convert(r, harness, accum) for r in reader if not made_elsewhere(r, others)]
+        containers = containers_of_readmes(os.path.join(shared, "data", "measurements"))
+        rows = [convert(r, harness, accum, containers) for r in reader if not made_elsewhere(r, others)]
     fields.insert(fields.index("metric"), "topology")
     fields.insert(fields.index("metric"), "attention")
     fields.insert(fields.index("metric"), "gradient_as_bucket_view")
     fields.insert(fields.index("metric"), "memory_format")
+    fields.insert(fields.index("metric"), "mlm_all_positions")
     tmp = dst + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")

@@ -210,6 +210,9 @@ static const key_def KEYS[] = {
     /* LoRA's dropout on the adapters' input (PEFT LoraConfig.lora_dropout) */
     DBL("lora_dropout", lora_dropout, 0, 0.999, 1, 0,
         "LoRA dropout on each adapter's input, 0..0.999 (PEFT lora_dropout): a kept copy and mask per adapter [0]"),
+    /* Issue 39: the pretrain head on every position (HF BertForPreTraining, NVIDIA DLE 2019-2021) */
+    BOOL(mlm_all_positions, "pretrain MLM head on every position (HF BertForPreTraining, DLE before 2022), "
+                            "not the masked only, 0/1 [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
