@@ -3,7 +3,7 @@
 # bench/data/calibration_dle.csv described as run_pretraining.py ran them (tools/data/make_dle_runs.py):
 # the README tables' accumulation steps are the rows' grad_accum (one LAMB step and one all-reduce per
 # accumulated batch), and a row whose sources disagree keeps 1; Lambda's RTX A4000 systems filed under
-# RTX 3090 are left out; the 2019-2020 rows run the MLM head on every position (mlm_all_positions).
+# RTX 3090 and the 2021 phase-2 rows on LDDL's binned data are left out; the 2019-2020 rows run the MLM head on every position (mlm_all_positions).
 #   bash tests/cli/test_dle_pretrain.sh path/to/epochcast      (run from tests/, as ctest does)
 set -u
 EC=${1:?usage: test_dle_pretrain.sh path/to/epochcast}
@@ -21,15 +21,15 @@ check "20.06 DGX-1 1x fp16 seq512: 8192 accumulation steps" \
 # README.md@78ec6802 line 852: 1 A100-40GB, seq 128, "65232 and 65536 | 1208 and 1024"
 check "20.06 DGX A100 1x tf32 seq128: 1208 accumulation steps" \
   '[ "$(col a100-sxm4-40gb-bert-large-pretrain-1x-tf32-b54-88 grad_accum)" = 1208 ]'
-# README.md@729963dd line 851: 8 V100-32GB (21.11), seq 512, "2048 and 2048 | 512 and 256"
-check "21.11 DGX-1 8x fp16 seq512: 256 accumulation steps" \
-  '[ "$(col v100-sxm2-32gb-bert-large-pretrain-8x-amp_fp16-b8-155 grad_accum)" = 256 ]'
+# README.md@729963dd line 851: 8 V100-32GB (21.11), seq 128, "4096 and 4096 | 128 and 64"
+check "21.11 DGX-1 8x fp16 seq128: 64 accumulation steps" \
+  '[ "$(col v100-sxm2-32gb-bert-large-pretrain-8x-amp_fp16-b64-157 grad_accum)" = 64 ]'
 # median of a 20.06 row (1024 steps) and a 19.07 multi-node row (none stated): keeps 1
 check "median of sources that disagree keeps grad_accum 1" \
   '[ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134 grad_accum)" = 1 ]'
-# the 2021 DGX A100 table already had it in its notes ("grad accumulation steps=128")
-check "21.11 DGX A100 1x fp16 seq512: 128 accumulation steps" \
-  '[ "$(col a100-sxm4-80gb-bert-large-pretrain-1x-amp_fp16-b32-97 grad_accum)" = 128 ]'
+# the 2021 DGX A100 table already had it in its notes ("grad accumulation steps=32")
+check "21.11 DGX A100 1x fp16 seq128: 32 accumulation steps" \
+  '[ "$(col a100-sxm4-80gb-bert-large-pretrain-1x-amp_fp16-b256-98 grad_accum)" = 32 ]'
 
 # Lambda's rows "4x RTX A4000" / "8x RTX A4000" (pytorch-train-throughput-fp16.csv@fe450482: BERT-large
 # 98 and 324 seq/s) were filed under GeForce RTX 3090: not in calibration_dle.csv; "4x RTX 3090" (67) is
@@ -56,7 +56,13 @@ expect "mlm_all_positions outside task=pretrain is named as having no effect" 0 
 check "2020 DGX-1 rows run the head on every position" \
   '[ "$(col v100-sxm2-32gb-bert-large-pretrain-1x-amp_fp16-b4-142 mlm_all_positions)" = 1 ]'
 check "2021 (pytorch:21.11) rows gather the masked positions first" \
-  '[ -z "$(col a100-sxm4-80gb-bert-large-pretrain-1x-amp_fp16-b32-97 mlm_all_positions)" ]'
+  '[ -z "$(col a100-sxm4-80gb-bert-large-pretrain-1x-amp_fp16-b256-98 mlm_all_positions)" ]'
+# the 2021 phase-2 rows ran on LDDL's 64-token bins (pretrain_config.sh phase2_bin_size=64): left out
+check "2021 phase-2 rows (LDDL binned) are left out" \
+  '[ -z "$(col a100-sxm4-80gb-bert-large-pretrain-1x-amp_fp16-b32-97 value)" ] &&
+   [ -z "$(col v100-sxm2-32gb-bert-large-pretrain-8x-amp_fp16-b8-155 value)" ]'
+check "2021 phase-1 rows (unbinned) stay" \
+  '[ "$(col a100-sxm4-80gb-bert-large-pretrain-8x-tf32-b126-104 value)" = 2486.0 ]'
 
 echo "$((n - fails))/$n passed"
 [ "$fails" -eq 0 ]

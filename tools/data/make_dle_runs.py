@@ -87,6 +87,22 @@ Rows dropped (made of a system other than the GPU they name):
     on "4x RTX 3090" / "8x RTX 3090", which are other rows of the same table (547/67 and
     1402/68 for BERT fp16).  The RTX A4000 has no profile in models/gpus.csv.
 
+  * NVIDIA's phase-2 (sequence 512) BERT pre-training rows of the 2021 tables (pytorch:21.11;
+    18 rows: DGX A100 80GB on 1-256 GPUs, DGX-1 32GB on 1 and 8).  The README's changelog
+    (README.md@729963dd line 895: "Binned pretraining for phase2 with LDDL using a bin size of
+    64") and scripts/configs/pretrain_config.sh@729963dd (phase2_bin_size=64 in all four configs,
+    DGX A100 80GB fp16/tf32 and DGX-1 32GB fp16/fp32, lines 50, 98, 146, 194; a9e2c1d5's copy
+    says "All configs using bin size=64 with phase2 by default for improved throughput") say these runs read
+    LDDL's binned phase-2 shards: every batch holds sequences of one 64-token bin and is padded
+    to its longest sequence (NVIDIA/LDDL README "Sequence binning"; lddl/torch/bert.py pads to
+    the batch's longest sequence, rounded up to sequence_length_alignment), so a batch is not 512 tokens long.  What length mix that
+    gives is not published (Krell et al. 2021, arXiv:2107.02027: padding is over 50% of the
+    tokens of Wikipedia at sequence 512; LDDL's README figure: bin size 64 trains phase 2 1.73x
+    faster end to end than bin size 512 on 32 DGX A100 nodes), and priced as 512 tokens they come
+    out ~2.2x slower than measured.  They cannot be described as they ran, so they are left out
+    rather than fitted as 512-token steps.  The 21.11 phase-1 rows (sequence 128) read the
+    unbinned shards (pretrain_config.sh: DATASET=pretrain/phase1/unbinned/parquet) and stay.
+
 Rows, ids, values and sources are otherwise copied unchanged; the added columns are the last
 config columns before metric/value/source.
 """
@@ -189,6 +205,15 @@ def made_elsewhere(row, others):
     return (word, row["num_gpus"], row["precision"], row["batch_per_gpu"], row["model"]) in others
 
 
+def binned_phase2(row, containers):
+    """A phase-2 pre-training row whose every NVIDIA source is a pytorch:21.11 table (LDDL bins)."""
+    paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
+    if row["task"] != "pretrain" or row["seq_len"] != "512" or not paths or "lambda:" in row["source"]:
+        return False
+    names = set().union(*(containers.get(p, {"?"}) for p in paths))
+    return all(n.startswith("pytorch:21.") for n in names)
+
+
 def convert(row, harness, accum, containers):
     bert = row["model"].startswith("bert")
     if row["task"] == "pretrain":
@@ -226,7 +251,8 @@ def main(argv):
         accum = accumulation_of_readmes(os.path.join(shared, "data", "measurements"))
         others = other_system_keys(os.path.join(shared, "data", "measurements"))
         containers = containers_of_readmes(os.path.join(shared, "data", "measurements"))
-        rows = [convert(r, harness, accum, containers) for r in reader if not made_elsewhere(r, others)]
+        rows = [convert(r, harness, accum, containers) for r in reader
+                if not made_elsewhere(r, others) and not binned_phase2(r, containers)]
     fields.insert(fields.index("metric"), "topology")
     fields.insert(fields.index("metric"), "attention")
     fields.insert(fields.index("metric"), "gradient_as_bucket_view")
