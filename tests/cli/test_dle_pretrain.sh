@@ -3,7 +3,8 @@
 # bench/data/calibration_dle.csv described as run_pretraining.py ran them (tools/data/make_dle_runs.py):
 # the README tables' accumulation steps are the rows' grad_accum (one LAMB step and one all-reduce per
 # accumulated batch), and a row whose sources disagree keeps 1; Lambda's RTX A4000 systems filed under
-# RTX 3090 and the 2021 phase-2 rows on LDDL's binned data are left out; the 2019-2020 rows run the MLM head on every position (mlm_all_positions).
+# RTX 3090 and the 2021 phase-2 rows on LDDL's binned data are left out; the 2019-2020 rows run the MLM head on every position (mlm_all_positions);
+# the SQuAD rows clip gradients (max_grad_norm=1).
 #   bash tests/cli/test_dle_pretrain.sh path/to/epochcast      (run from tests/, as ctest does)
 set -u
 EC=${1:?usage: test_dle_pretrain.sh path/to/epochcast}
@@ -63,6 +64,12 @@ check "2021 phase-2 rows (LDDL binned) are left out" \
    [ -z "$(col v100-sxm2-32gb-bert-large-pretrain-8x-amp_fp16-b8-155 value)" ]'
 check "2021 phase-1 rows (unbinned) stay" \
   '[ "$(col a100-sxm4-80gb-bert-large-pretrain-8x-tf32-b126-104 value)" = 2486.0 ]'
+
+# run_squad.py clips every micro-step at 1.0 (GradientClipper, lines 1036/1076 @78ec6802); ResNet-50 does not
+check "SQuAD rows clip at max_grad_norm 1" \
+  '[ "$(col v100-sxm2-32gb-bert-large-squad-1x-amp_fp16-b10-248 max_grad_norm)" = 1 ] &&
+   [ "$(col rtx3090-bert-base-squad-2x-tf32-b48-56 max_grad_norm)" = 1 ]'
+check "ResNet-50 rows do not clip" '[ -z "$(col v100-sxm2-32gb-resnet50-imagenet-1x-fp32-b112-357 max_grad_norm)" ]'
 
 echo "$((n - fails))/$n passed"
 [ "$fails" -eq 0 ]

@@ -76,6 +76,13 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     label is not -1 when sequence_output_is_dense, which run_pretraining.py sets unless
     --no_dense_sequence_output) and keep the default 0.
 
+  * max_grad_norm=1 for the SQuAD rows (NVIDIA's and Lambda's runs of run_squad.py).  Every
+    micro-step ends in gradClipper.step(amp.master_params(optimizer)) with
+    GradientClipper(max_grad_norm=1.0) (run_squad.py@78ec6802 lines 1036 and 1076, @729963dd
+    lines 1051 and 1092): apex multi_tensor_l2norm over the gradients, total_norm.item(), and
+    multi_tensor_scale of them when the norm is above 1 (class GradientClipper, lines 702-723).
+    The plain loop's default in epochcast is no clipping.
+
 Rows dropped (made of a system other than the GPU they name):
 
   * Lambda v0 rows whose measurement notes say "system=4x RTX A4000" or "system=8x RTX A4000"
@@ -219,6 +226,7 @@ def convert(row, harness, accum, containers):
     if row["task"] == "pretrain":
         row["grad_accum"] = grad_accum_of(row, accum)
     row["mlm_all_positions"] = mlm_all_positions_of(row, containers)
+    row["max_grad_norm"] = "1" if bert and row["task"] == "squad" else ""
     v1_multi = "lambda:" in row["source"] and row["num_gpus"] != "1" and harness.get(harness_key(row)) == "v1"
     row["topology"] = "pcie-host" if v1_multi else ""
     row["attention"] = "eager" if bert else ""
@@ -258,6 +266,7 @@ def main(argv):
     fields.insert(fields.index("metric"), "gradient_as_bucket_view")
     fields.insert(fields.index("metric"), "memory_format")
     fields.insert(fields.index("metric"), "mlm_all_positions")
+    fields.insert(fields.index("metric"), "max_grad_norm")
     tmp = dst + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
