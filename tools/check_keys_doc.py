@@ -29,7 +29,7 @@ END = "<!-- keys:end -->"
 # "Other keys" (and the check fails until the page is regenerated).
 GROUPS = [
     ("Model and shapes", ["model", "task", "seq_len", "target_len", "image_size", "padding", "lengths",
-                          "packed_seq_len"]),
+                          "packed_seq_len", "mlm_all_positions"]),
     ("Hardware", ["gpu", "num_gpus", "nodes", "gpus_per_node", "topology", "network", "network_gbit_per_s",
                   "busbw_gbyte_per_s", "host"]),
     ("Precision and kernels", ["precision", "attention", "memory_format", "kernels", "compile", "checkpointing"]),

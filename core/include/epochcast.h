@@ -415,6 +415,11 @@ typedef struct ec_config {
     /* Megatron-Core's pipeline split (Megatron-Bridge's Llama 3.1 405B and Qwen3 235B recipes). */
     int pp_split;                /* ec_pp_split: the embedding and the loss counted as a layer each of the
                                     pipeline's split [layers: the repeated layers alone] */
+    /* Issue 39: BERT pre-training's MLM head on every position (NVIDIA DLE before its 2022 rewrite). */
+    int mlm_all_positions;       /* 1: the pretrain head's transform and vocabulary projection run on every
+                                    position, as HF BertForPreTraining and NVIDIA DLE run_pretraining.py of
+                                    2019-2021 do; 0: on the masked positions only (mlm_mask_frac of them:
+                                    DLE's dense_seq_output since 2022, MLPerf) [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

@@ -221,6 +221,7 @@ typedef struct ec_config {
     double lora_dropout;
     int packed_seq_len;
     int pp_split;
+    int mlm_all_positions;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

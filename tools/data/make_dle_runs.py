@@ -50,11 +50,72 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     memory format (lambdal/deeplearning-benchmark pytorch/scripts config PyTorch_resnet50_AMP_PARAMS):
     contiguous (NCHW), which is why its A100 ResNet-50 AMP rows are ~1.5x slower per image.
 
+  * grad_accum for NVIDIA's BERT pre-training rows of the 2020 tables (pytorch:20.06) and the
+    DGX-1 table of the 2021 README (pytorch:21.11).  Their "Batch size / GPU" column is the
+    accumulated batch and the "Accumulation steps" column says how many micro-batches make it
+    (README.md@78ec6802 lines 852-853, 922-923, 948-949: e.g. "| 1 | 32768 and 32768 | 16384 and
+    8192 | 512 |"; README.md@729963dd line 851: "| 1 | 2048 and 2048 | 512 and 256 | 512 |");
+    the measurement file keeps it in its notes as "table batch/GPU B includes grad accumulation
+    N -> micro-batch b".  run_pretraining.py divides train_batch_size by
+    gradient_accumulation_steps (line 327 @78ec6802, line 363 @729963dd), steps LAMB once per N
+    micro-batches and, with --allreduce_post_accumulation (run_pretraining.sh's default),
+    all-reduces once per N; its training_sequences_per_second counts the accumulated batch
+    (train_batch_size * gradient_accumulation_steps * gpus * steps / time, line 687 @78ec6802).
+    calibration.csv gave these rows grad_accum 1, which prices a LAMB step and an all-reduce
+    after every micro-batch.  A row that is the median of sources with different accumulation
+    (or none stated: the 2019 multi-node tables) keeps 1.
+
+  * mlm_all_positions=1 for NVIDIA's BERT pre-training rows of the 2019 and 2020 tables
+    (pytorch:19.07 and 20.06).  Their run_pretraining.py (@78ec6802) runs BertForPreTraining,
+    whose forward (modeling.py@78ec6802 lines 897-902) passes the whole sequence_output to
+    BertPreTrainingHeads: the LM transform (dense + GELU + LayerNorm) and the 30,522-way
+    projection run on every position, and BertPretrainingCriterion (run_pretraining.py@78ec6802
+    line 129) takes the cross entropy over all of them with ignore_index=-1.  The 2021 tables
+    (pytorch:21.11, code of commit a9e2c1d5 "update LDDL + NVFuser") gather the masked rows
+    first (modeling.py@729963dd BertPreTrainingHeads.forward: index_select of the positions whose
+    label is not -1 when sequence_output_is_dense, which run_pretraining.py sets unless
+    --no_dense_sequence_output) and keep the default 0.
+
+  * max_grad_norm=1 for the SQuAD rows (NVIDIA's and Lambda's runs of run_squad.py).  Every
+    micro-step ends in gradClipper.step(amp.master_params(optimizer)) with
+    GradientClipper(max_grad_norm=1.0) (run_squad.py@78ec6802 lines 1036 and 1076, @729963dd
+    lines 1051 and 1092): apex multi_tensor_l2norm over the gradients, total_norm.item(), and
+    multi_tensor_scale of them when the norm is above 1 (class GradientClipper, lines 702-723).
+    The plain loop's default in epochcast is no clipping.
+
+Rows dropped (made of a system other than the GPU they name):
+
+  * Lambda v0 rows whose measurement notes say "system=4x RTX A4000" or "system=8x RTX A4000"
+    but whose gpu is GeForce RTX 3090 (12 preset rows: BERT-base / BERT-large SQuAD and
+    ResNet-50, fp16 and tf32, on 4 and 8 GPUs).  Lambda's published table has them on the
+    rows "4x RTX A4000" and "8x RTX A4000" (lambdal/deeplearning-benchmark
+    pytorch/pytorch-train-throughput-fp16.csv@fe450482: "4x RTX A4000,...,490.0,390.0,98.0,..."
+    and "8x RTX A4000,...,984.0,765.0,324.0,..."; -fp32.csv likewise 166/30 and 293/54), not
+    on "4x RTX 3090" / "8x RTX 3090", which are other rows of the same table (547/67 and
+    1402/68 for BERT fp16).  The RTX A4000 has no profile in models/gpus.csv.
+
+  * NVIDIA's phase-2 (sequence 512) BERT pre-training rows of the 2021 tables (pytorch:21.11;
+    18 rows: DGX A100 80GB on 1-256 GPUs, DGX-1 32GB on 1 and 8).  The README's changelog
+    (README.md@729963dd line 895: "Binned pretraining for phase2 with LDDL using a bin size of
+    64") and scripts/configs/pretrain_config.sh@729963dd (phase2_bin_size=64 in all four configs,
+    DGX A100 80GB fp16/tf32 and DGX-1 32GB fp16/fp32, lines 50, 98, 146, 194; a9e2c1d5's copy
+    says "All configs using bin size=64 with phase2 by default for improved throughput") say these runs read
+    LDDL's binned phase-2 shards: every batch holds sequences of one 64-token bin and is padded
+    to its longest sequence (NVIDIA/LDDL README "Sequence binning"; lddl/torch/bert.py pads to
+    the batch's longest sequence, rounded up to sequence_length_alignment), so a batch is not 512 tokens long.  What length mix that
+    gives is not published (Krell et al. 2021, arXiv:2107.02027: padding is over 50% of the
+    tokens of Wikipedia at sequence 512; LDDL's README figure: bin size 64 trains phase 2 1.73x
+    faster end to end than bin size 512 on 32 DGX A100 nodes), and priced as 512 tokens they come
+    out ~2.2x slower than measured.  They cannot be described as they ran, so they are left out
+    rather than fitted as 512-token steps.  The 21.11 phase-1 rows (sequence 128) read the
+    unbinned shards (pretrain_config.sh: DATASET=pretrain/phase1/unbinned/parquet) and stay.
+
 Rows, ids, values and sources are otherwise copied unchanged; the added columns are the last
 config columns before metric/value/source.
 """
 import csv
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -65,8 +126,107 @@ def root_dir():
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def convert(row, harness):
+ACCUM_NOTE = re.compile(r"includes grad accumulation (\d+) -> micro-batch (\d+)")
+
+
+def accumulation_of_readmes(measurements):
+    """(README path#line, gpu id, GPUs, precision, micro-batch, seq) -> accumulation steps, from
+    the NVIDIA README rows whose notes give the table's accumulated batch."""
+    out = {}
+    with open(os.path.join(measurements, "nvidia_dle_readmes.csv"), newline="") as f:
+        for m in csv.DictReader(f):
+            hit = ACCUM_NOTE.search(m["notes"])
+            if not hit or hit.group(2) != m["per_gpu_batch"]:
+                continue
+            key = (m["source_path"].split("@")[0], m["gpu"].lower(), m["num_gpus"], m["precision"],
+                   m["per_gpu_batch"], m["seq_len_or_image"].replace("seq", ""))
+            out[key] = hit.group(1)
+    return out
+
+
+def containers_of_readmes(measurements):
+    """README path#line -> the NGC containers its NVIDIA rows name (notes "container=...")."""
+    out = {}
+    with open(os.path.join(measurements, "nvidia_dle_readmes.csv"), newline="") as f:
+        for m in csv.DictReader(f):
+            hit = re.search(r"container=([^;]+);", m["notes"])
+            if hit:
+                out.setdefault(m["source_path"].split("@")[0], set()).add(hit.group(1).strip())
+    return out
+
+
+def mlm_all_positions_of(row, containers):
+    """1 for a BERT pre-training row whose every NVIDIA source ran a pre-2022 container."""
+    paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
+    if row["task"] != "pretrain" or not paths or "lambda:" in row["source"]:
+        return ""
+    names = set().union(*(containers.get(p, {"?"}) for p in paths))
+    return "1" if names and all(re.match(r"pytorch:(19|20)\.", n) for n in names) else ""
+
+
+def grad_accum_of(row, accum):
+    """The accumulation every source of the row states, or the row's own when they differ."""
+    paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
+    if not paths or "lambda:" in row["source"]:
+        return row["grad_accum"]
+    found = {accum.get((p, row["gpu"], row["num_gpus"], row["precision"], row["batch_per_gpu"], row["seq_len"]))
+             for p in paths}
+    return found.pop() if len(found) == 1 and None not in found else row["grad_accum"]
+
+
+SYSTEM_NOTE = re.compile(r"system=(\d+x )?([^;]+);")
+LAMBDA_GPU_WORD = {"GeForce RTX 3090": "3090", "GeForce RTX 2080 Ti": "2080", "V100": "V100", "A100": "A100"}
+LAMBDA_FILES = ("lambda_v0_pytorch_dle.csv", "lambda_v1_pytorch_dle.csv")
+LAMBDA_MODELS = (("BERT-base", "bert-base"), ("BERT-large", "bert-large"), ("ResNet-50", "resnet50"))
+
+
+def other_system_keys(measurements):
+    """(gpu word, GPUs, precision, batch, model) of the Lambda preset-model rows whose notes name
+    an RTX A4000 system although their gpu is a calibration GPU: the only such mislabel in the
+    two files (their other system names agree with the gpu, or are cloud instances such as
+    p3.16xlarge / p4d.24xlarge that carry the GPU they name)."""
+    out = set()
+    for name in LAMBDA_FILES:
+        path = os.path.join(measurements, name)
+        if not os.path.exists(path):
+            continue
+        with open(path, newline="") as f:
+            for m in csv.DictReader(f):
+                hit = SYSTEM_NOTE.search(m["notes"])
+                model = next((ours for theirs, ours in LAMBDA_MODELS if m["model"].startswith(theirs)), None)
+                if not hit or model is None or "A4000" not in hit.group(2):
+                    continue
+                word = next((w for k, w in LAMBDA_GPU_WORD.items() if k in m["gpu"]), None)
+                if word is not None:
+                    prec = "amp_fp16" if m["precision"] == "fp16" else m["precision"]
+                    out.add((word, m["num_gpus"], prec, m["per_gpu_batch"], model))
+    return out
+
+
+def made_elsewhere(row, others):
+    """A Lambda row (one source) whose configuration is one of other_system_keys."""
+    if not row["source"].startswith("median of 1: lambda:"):
+        return False
+    word = next((w for k, w in (("rtx3090", "3090"), ("rtx2080ti", "2080"), ("v100", "V100"), ("a100", "A100"))
+                 if row["gpu"].startswith(k)), None)
+    return (word, row["num_gpus"], row["precision"], row["batch_per_gpu"], row["model"]) in others
+
+
+def binned_phase2(row, containers):
+    """A phase-2 pre-training row whose every NVIDIA source is a pytorch:21.11 table (LDDL bins)."""
+    paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
+    if row["task"] != "pretrain" or row["seq_len"] != "512" or not paths or "lambda:" in row["source"]:
+        return False
+    names = set().union(*(containers.get(p, {"?"}) for p in paths))
+    return all(n.startswith("pytorch:21.") for n in names)
+
+
+def convert(row, harness, accum, containers):
     bert = row["model"].startswith("bert")
+    if row["task"] == "pretrain":
+        row["grad_accum"] = grad_accum_of(row, accum)
+    row["mlm_all_positions"] = mlm_all_positions_of(row, containers)
+    row["max_grad_norm"] = "1" if bert and row["task"] == "squad" else ""
     v1_multi = "lambda:" in row["source"] and row["num_gpus"] != "1" and harness.get(harness_key(row)) == "v1"
     row["topology"] = "pcie-host" if v1_multi else ""
     row["attention"] = "eager" if bert else ""
@@ -96,11 +256,17 @@ def main(argv):
         reader = csv.DictReader(f)
         fields = list(reader.fieldnames)
         harness = harness_of_rows(os.path.join(shared, "data", "measurements"))
-        rows = [convert(r, harness) for r in reader]
+        accum = accumulation_of_readmes(os.path.join(shared, "data", "measurements"))
+        others = other_system_keys(os.path.join(shared, "data", "measurements"))
+        containers = containers_of_readmes(os.path.join(shared, "data", "measurements"))
+        rows = [convert(r, harness, accum, containers) for r in reader
+                if not made_elsewhere(r, others) and not binned_phase2(r, containers)]
     fields.insert(fields.index("metric"), "topology")
     fields.insert(fields.index("metric"), "attention")
     fields.insert(fields.index("metric"), "gradient_as_bucket_view")
     fields.insert(fields.index("metric"), "memory_format")
+    fields.insert(fields.index("metric"), "mlm_all_positions")
+    fields.insert(fields.index("metric"), "max_grad_norm")
     tmp = dst + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")

@@ -218,6 +218,9 @@ static const key_def KEYS[] = {
     ENUM("pp_split", pp_split, 0, "layers, embedding, loss, embedding_loss",
          "with pp > 1, what the stages split: layers, or the embedding and/or loss as one layer each "
          "(Megatron-Core) [layers]"),
+    /* Issue 39: the pretrain head on every position (HF BertForPreTraining, NVIDIA DLE 2019-2021) */
+    BOOL(mlm_all_positions, "pretrain MLM head on every position (HF BertForPreTraining, DLE before 2022), "
+                            "not the masked only, 0/1 [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -18,7 +18,7 @@ static void sample_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     *sh = (eci_shape){.precision = cfg->precision, .batch = 1, .seq = r->seq, .seq_sq = (double)r->seq * r->seq,
                       .target_seq = r->target_seq > 0 ? r->target_seq : r->seq, .image_size = r->image_size,
                       .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
-                      .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
+                      .mlm_frac = cfg->mlm_all_positions ? 1.0 : eci_const(ctx, EC_C_mlm_mask_frac),
                       .eager_attention = cfg->attention == EC_ATTN_EAGER,
                       .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
                       .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),

@@ -149,11 +149,13 @@ void eci_wl_head(builder *b, const ec_head *hd)
         eci_wl_linear(b, "classifier", C, 1);
         eci_wl_cross_entropy(b, T, C);
         break;
-    case EC_HEAD_PRETRAIN: { /* MLM on the masked positions + NSP on the pooled first token */
+    case EC_HEAD_PRETRAIN: { /* MLM on the masked positions (or all: mlm_frac 1) + NSP on the pooled first token */
         double Tm = ceil(T * b->sh->mlm_frac);
-        mem(b, "gather_masked", Tm * trunk.width, 2.0 * b->f32k, 0);
-        b->cur.rows = Tm;
-        fresh(b, &b->cur);
+        if (Tm < T) { /* DLE's dense_seq_output: index_select of the masked rows, then the head */
+            mem(b, "gather_masked", Tm * trunk.width, 2.0 * b->f32k, 0);
+            b->cur.rows = Tm;
+            fresh(b, &b->cur);
+        }
         mlm_transform(b, hd);
         vocab_projection(b, hd, V);
         eci_wl_cross_entropy(b, Tm, V);

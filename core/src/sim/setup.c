@@ -236,7 +236,7 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .seq_sq = seq * packed_span(cfg, seq), .target_seq = r->target_seq > 0 ? r->target_seq : seq,
                          .image_size = r->image_size,
                          .mask_bytes = eci_const(ctx, EC_C_dropout_mask_bytes_per_elem),
-                         .mlm_frac = eci_const(ctx, EC_C_mlm_mask_frac),
+                         .mlm_frac = cfg->mlm_all_positions ? 1.0 : eci_const(ctx, EC_C_mlm_mask_frac),
                          .eager_attention = cfg->attention == EC_ATTN_EAGER,
                          .flash = cfg->attention != EC_ATTN_SDPA && cfg->attention != EC_ATTN_EAGER,
                          .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),

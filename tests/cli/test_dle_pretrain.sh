@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# test_dle_pretrain.sh: NVIDIA DeepLearningExamples BERT pre-training rows of
+# bench/data/calibration_dle.csv described as run_pretraining.py ran them (tools/data/make_dle_runs.py):
+# the README tables' accumulation steps are the rows' grad_accum (one LAMB step and one all-reduce per
+# accumulated batch), and a row whose sources disagree keeps 1; Lambda's RTX A4000 systems filed under
+# RTX 3090 and the 2021 phase-2 rows on LDDL's binned data are left out; the 2019-2020 rows run the MLM head on every position (mlm_all_positions);
+# the SQuAD rows clip gradients (max_grad_norm=1).
+#   bash tests/cli/test_dle_pretrain.sh path/to/epochcast      (run from tests/, as ctest does)
+set -u
+EC=${1:?usage: test_dle_pretrain.sh path/to/epochcast}
+. "$(dirname "$0")/lib/harness.sh"
+CAL="$(dirname "$0")/../../bench/data/calibration_dle.csv"
+
+# col ID NAME: the value of column NAME in the row ID of calibration_dle.csv
+col() {
+  awk -F, -v id="$1" -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i }
+                                  $1 == id { print $c }' "$CAL"
+}
+# README.md@78ec6802 line 923: 1 V100-32GB, seq 512, "32768 and 32768 | 16384 and 8192"
+check "20.06 DGX-1 1x fp16 seq512: 8192 accumulation steps" \
+  '[ "$(col v100-sxm2-32gb-bert-large-pretrain-1x-amp_fp16-b4-142 grad_accum)" = 8192 ]'
+# README.md@78ec6802 line 852: 1 A100-40GB, seq 128, "65232 and 65536 | 1208 and 1024"
+check "20.06 DGX A100 1x tf32 seq128: 1208 accumulation steps" \
+  '[ "$(col a100-sxm4-40gb-bert-large-pretrain-1x-tf32-b54-88 grad_accum)" = 1208 ]'
+# README.md@729963dd line 851: 8 V100-32GB (21.11), seq 128, "4096 and 4096 | 128 and 64"
+check "21.11 DGX-1 8x fp16 seq128: 64 accumulation steps" \
+  '[ "$(col v100-sxm2-32gb-bert-large-pretrain-8x-amp_fp16-b64-157 grad_accum)" = 64 ]'
+# median of a 20.06 row (1024 steps) and a 19.07 multi-node row (none stated): keeps 1
+check "median of sources that disagree keeps grad_accum 1" \
+  '[ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134 grad_accum)" = 1 ]'
+# the 2021 DGX A100 table already had it in its notes ("grad accumulation steps=32")
+check "21.11 DGX A100 1x fp16 seq128: 32 accumulation steps" \
+  '[ "$(col a100-sxm4-80gb-bert-large-pretrain-1x-amp_fp16-b256-98 grad_accum)" = 32 ]'
+
+# Lambda's rows "4x RTX A4000" / "8x RTX A4000" (pytorch-train-throughput-fp16.csv@fe450482: BERT-large
+# 98 and 324 seq/s) were filed under GeForce RTX 3090: not in calibration_dle.csv; "4x RTX 3090" (67) is
+check "4x RTX A4000 BERT-large fp16 row is not an RTX 3090 run" \
+  '[ -z "$(col rtx3090-bert-large-squad-4x-amp_fp16-b8-224 value)" ]'
+check "8x RTX A4000 ResNet-50 tf32 row is not an RTX 3090 run" \
+  '[ -z "$(col rtx3090-resnet50-imagenet-8x-tf32-b148-336 value)" ]'
+check "4x RTX 3090 BERT-large fp16 row stays" \
+  '[ "$(col rtx3090-bert-large-squad-4x-amp_fp16-b16-225 value)" = 67.0 ]'
+
+# mlm_all_positions=1 (DLE 2019-2020 BertForPreTraining, HF BertForPreTraining): the LM transform and the
+# vocabulary projection run on all 128 positions, not on ceil(0.15 x 128) = 20: their forward + backward
+# FLOP, 6 x d x (d + V) per position, on 108 more positions x 16 samples (d 1024, V 30522)
+flop() {
+  "$EC" predict model=bert-large task=pretrain gpu=v100-sxm2-32gb precision=fp16 attention=eager batch_per_gpu=16 \
+    seq_len=128 "$@" --csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "flop_per_step") c = i } NR == 2 { print $c }'
+}
+f0=$(flop); f1=$(flop mlm_all_positions=1)
+check "mlm_all_positions=1 adds the head's FLOP on the unmasked positions" \
+  'awk -v a="$f0" -v b="$f1" "BEGIN { want = 6 * 1024 * (1024 + 30522) * 108 * 16; d = (b - a) / want; exit !(d > 0.99 && d < 1.02) }"' \
+  "flop_per_step $f0 -> $f1"
+expect "mlm_all_positions outside task=pretrain is named as having no effect" 0 \
+  "mlm_all_positions (task=pretrain only)" -- predict model=bert-base task=squad gpu=a100-sxm4-80gb batch_per_gpu=8 mlm_all_positions=1
+check "2020 DGX-1 rows run the head on every position" \
+  '[ "$(col v100-sxm2-32gb-bert-large-pretrain-1x-amp_fp16-b4-142 mlm_all_positions)" = 1 ]'
+check "2021 (pytorch:21.11) rows gather the masked positions first" \
+  '[ -z "$(col a100-sxm4-80gb-bert-large-pretrain-1x-amp_fp16-b256-98 mlm_all_positions)" ]'
+# the 2021 phase-2 rows ran on LDDL's 64-token bins (pretrain_config.sh phase2_bin_size=64): left out
+check "2021 phase-2 rows (LDDL binned) are left out" \
+  '[ -z "$(col a100-sxm4-80gb-bert-large-pretrain-1x-amp_fp16-b32-97 value)" ] &&
+   [ -z "$(col v100-sxm2-32gb-bert-large-pretrain-8x-amp_fp16-b8-155 value)" ]'
+check "2021 phase-1 rows (unbinned) stay" \
+  '[ "$(col a100-sxm4-80gb-bert-large-pretrain-8x-tf32-b126-104 value)" = 2486.0 ]'
+
+# run_squad.py clips every micro-step at 1.0 (GradientClipper, lines 1036/1076 @78ec6802); ResNet-50 does not
+check "SQuAD rows clip at max_grad_norm 1" \
+  '[ "$(col v100-sxm2-32gb-bert-large-squad-1x-amp_fp16-b10-248 max_grad_norm)" = 1 ] &&
+   [ "$(col rtx3090-bert-base-squad-2x-tf32-b48-56 max_grad_norm)" = 1 ]'
+check "ResNet-50 rows do not clip" '[ -z "$(col v100-sxm2-32gb-resnet50-imagenet-1x-fp32-b112-357 max_grad_norm)" ]'
+
+echo "$((n - fails))/$n passed"
+[ "$fails" -eq 0 ]
