@@ -400,6 +400,10 @@ typedef struct ec_config {
     double lora_dropout;         /* dropout probability on each adapter's input; above 0 every adapted linear
                                     keeps its dropped copy of the input and the mask (nn.Dropout) for backward,
                                     at 0 PEFT uses nn.Identity [0] */
+    /* CUDA graphs captured by the training script itself (torch.cuda.graphs / make_graphed_callables,
+       NVIDIA's MLPerf BERT --use_cuda_graph), without torch.compile. */
+    int cuda_graphs;             /* 0/1: the forward and backward kernels replayed from captured graphs, one
+                                    replay per pass instead of one launch per kernel [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

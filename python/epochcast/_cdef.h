@@ -216,6 +216,7 @@ typedef struct ec_config {
     int logits_held;
     int zero_shard_size;
     double lora_dropout;
+    int cuda_graphs;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

@@ -210,6 +210,9 @@ static const key_def KEYS[] = {
     /* LoRA's dropout on the adapters' input (PEFT LoraConfig.lora_dropout) */
     DBL("lora_dropout", lora_dropout, 0, 0.999, 1, 0,
         "LoRA dropout on each adapter's input, 0..0.999 (PEFT lora_dropout): a kept copy and mask per adapter [0]"),
+    /* CUDA graphs captured by the script (torch.cuda.graphs; NVIDIA's MLPerf BERT --use_cuda_graph) */
+    BOOL(cuda_graphs, "forward and backward replayed from CUDA graphs the script captured (torch.cuda.graphs), "
+         "0/1 [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
