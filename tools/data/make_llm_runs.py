@@ -35,7 +35,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "tp", "pp", "pp_schedule", "pp_chunks", "cp", "ep", "sequence_parallel", "precision",
           "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "kernels", "checkpointing",
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
-          "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size"]
+          "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "cuda_graphs"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -332,7 +332,11 @@ def from_torchtitan(h100, a100, skipped):
 MLPERF_GPU = {"NVIDIA A100-SXM4-80GB": ("a100-sxm4-80gb", "ib-hdr-200"),
               "NVIDIA H100-SXM5-80GB": ("h100-sxm5-80gb", "ib-ndr-400")}
 MLPERF_BERT = ("model=bert-large task=pretrain (MLPerf phase 2: BERT-large, MLM on at most 76 masked positions + NSP; "
-               "--dense_seq_output runs the MLM head on the masked positions only, as the pretrain head prices it); "
+               "--dense_seq_output runs the MLM head on the masked positions only, as the pretrain head prices it), "
+               "task=lm where EXTRA_PARAMS lack --dense_seq_output (modeling.py v3.0 BertPreTrainingHeads.forward "
+               "L924-929 gathers the masked positions only under dense_seq_output, else the transform, the 30,522-way "
+               "decoder and the cross entropy run on all 512 positions of every pack: the lm head, which leaves out "
+               "only NSP's pooled 2-way classifier on one token per sequence); "
                "precision=fp16: run_and_time.sh passes --fp16 --distributed_lamb, and run_pretraining.py then calls "
                "model.half() (pure fp16 model, fp32 master weights in the optimizer); optimizer=lamb with "
                "strategy=zero zero_stage=1: apex DistributedFusedLAMB (each rank updates its shard, all-gather of the "
@@ -349,10 +353,17 @@ MLPERF_BERT = ("model=bert-large task=pretrain (MLPerf phase 2: BERT-large, MLM 
                "attention kernel (fmha, --pad_fmha) on each packed sample; batch_per_gpu = d_batch_size packed samples "
                "of 512 tokens, each holding average_packing_rate sequences (logged GBS / (d_batch_size x GPUs)); "
                "tokens_per_s = measured sequences/s / average_packing_rate x 512 (positions computed, padding of a "
-               "pack included). Not expressed: attention masked to each sequence of a pack (priced as full 512 x 512), "
-               "CUDA graphs (--use_cuda_graph where set: launch overhead gone), the measured rate including the "
-               "evaluations (10,000 samples every 150k-325k trained; run_stop - run_start includes them), "
-               "--use_transformer_engine2 (TE layers in v3.0)")
+               "pack included); cuda_graphs=1 where EXTRA_PARAMS has --use_cuda_graph (run_pretraining.py 'Enable CUDA "
+               "graph execution', v2.0 L528, v3.0 L571-574, v3.1 L590; --cuda_graph_mode 'segmented' captures the "
+               "model's forward and backward, 'full_iteration' the whole step with the optimizer and collectives, "
+               "v3.0 L303-308: either way one replay per pass instead of one launch per kernel). Not expressed: "
+               "attention masked to each sequence of a pack (priced as full 512 x 512), the measured rate including "
+               "the evaluations (10,000 samples every 150k-325k trained; run_stop - run_start includes them), "
+               "--use_transformer_engine2 where set (v2.1 preview, v3.0 1 and 8 nodes): 'Enable FP8 layers' "
+               "(run_pretraining.py v3.0 L638-641, v3.1 L657-660): modeling.py's BertEncoder (v3.0 L703-709, L774) "
+               "runs te_layers.py's FP8_MHA (FP8 QKV and output GEMMs, FP8 fused attention) and LayerNormMLP "
+               "(FP8 FC1/FC2) under fp8_autocast (DelayedScaling, HYBRID) inside the pure fp16 model; amp_fp8 "
+               "prices an autocast model, so these rows stay precision=fp16")
 MLPERF_GPT3 = ("model=mlperf-gpt3-175b (bench/data/llm/models.csv); NeMo Megatron GPT with Transformer Engine "
                "(conf/megatron_gpt_config.yaml): precision=amp_fp8 (FP8=True, FP8_HYBRID=True: E4M3 forward, E5M2 "
                "backward, amax history 1024), megatron_amp_O2 bf16 with fp32 main parameters; strategy=zero "
@@ -396,6 +407,11 @@ def from_mlperf(rows, skipped):
                 continue
             tok = float(r["value"]) / rate * int(r["seq_len"])
             rec.update(model="bert-large", task="pretrain", precision="fp16", optimizer="lamb", value=int(round(tok)))
+            flags = r["notes"].split("EXTRA_PARAMS:")[-1].split()
+            if "--use_cuda_graph" in flags:
+                rec["cuda_graphs"] = 1
+            if "--dense_seq_output" not in flags:  # the MLM head on every position of a pack (MLPERF_BERT)
+                rec["task"] = "lm"
             note = MLPERF_BERT
             what = "tokens_per_s = %s sequences/s / %d x 512" % (r["value"], rate)
             tag = "bert"
@@ -448,6 +464,27 @@ def write(path, runs):
             w.writerow({k: r.get(k, "") for k in HEADER})
 
 
+def mlperf_graph_errors(path):
+    """The committed MLPerf BERT rows against their own scripts' flags: cuda_graphs=1 exactly where the
+    config's EXTRA_PARAMS (quoted in `source`) passes --use_cuda_graph, task=pretrain (the MLM head on the
+    masked positions) exactly where it passes --dense_seq_output, else task=lm (every position)."""
+    errors = []
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            if not row["id"].startswith("mlperf-bert-"):
+                continue
+            flags = row["source"].split("EXTRA_PARAMS:")[-1].split(";")[0].split()
+            want = "1" if "--use_cuda_graph" in flags else ""
+            if row.get("cuda_graphs", "") != want:
+                errors.append("%s: cuda_graphs is '%s', its EXTRA_PARAMS say '%s'" %
+                              (row["id"], row.get("cuda_graphs", "<no column>"), want))
+            task = "pretrain" if "--dense_seq_output" in flags else "lm"
+            if row["task"] != task:
+                errors.append("%s: task is '%s', its EXTRA_PARAMS (--dense_seq_output or not) say '%s'" %
+                              (row["id"], row["task"], task))
+    return errors
+
+
 def main(argv):
     check = argv[1:] == ["--check"]
     if argv[1:] and not check:
@@ -467,7 +504,10 @@ def main(argv):
             same = a.read() == b.read()
         os.remove(tmp)
         print("%s %s what make_llm_runs.py makes of bench/data/llm/" % (dst, "is" if same else "differs from"))
-        return 0 if same else 1
+        errors = mlperf_graph_errors(dst)
+        for e in errors:
+            print("bad MLPerf row: " + e)
+        return 0 if same and not errors else 1
     os.replace(tmp, dst)
     print("wrote %s (%d rows)" % (dst, len(runs)))
     return 0
