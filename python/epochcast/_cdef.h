@@ -217,6 +217,8 @@ typedef struct ec_config {
     int zero_shard_size;
     double lora_dropout;
     int cuda_graphs;
+    int overlap_param_gather;
+    int grad_buckets;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

@@ -102,7 +102,8 @@ static void test_key_list(void **state)
         "memory_format", "trainer", "max_grad_norm", "eval_batch", "eval_every_steps", "expandable_segments",
         "torch_version", "kernels", "memory_headroom_gib", "loss_chunks", "optimizer_in_bwd", "loss", "zero_grad",
         "train_tokens", "train_samples", "fsdp_no_sync", "lora_fsdp_wrap", "quant_head", "logits_held",
-        "zero_shard_size", "lora_dropout", "cuda_graphs",
+        "zero_shard_size", "lora_dropout", "cuda_graphs", "overlap_param_gather",
+        "grad_buckets",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -297,6 +298,8 @@ static const key_case EVERY_KEY[] = {
     { "zero_shard_size", "8", "8" },
     { "lora_dropout", "0.1", "0.1" },
     { "cuda_graphs", "1", "1" },
+    { "overlap_param_gather", "1", "1" },
+    { "grad_buckets", "5", "5" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):
