@@ -420,6 +420,19 @@ typedef struct ec_config {
                                     position, as HF BertForPreTraining and NVIDIA DLE run_pretraining.py of
                                     2019-2021 do; 0: on the masked positions only (mlm_mask_frac of them:
                                     DLE's dense_seq_output since 2022, MLPerf) [0] */
+    /* CUDA graphs captured by the training script itself (torch.cuda.graphs / make_graphed_callables,
+       NVIDIA's MLPerf BERT --use_cuda_graph), without torch.compile. */
+    int cuda_graphs;             /* 0/1: the forward and backward kernels replayed from captured graphs, one
+                                    replay per pass instead of one launch per kernel [0] */
+    /* ZeRO-1/2 as Megatron's distributed optimizer runs it with --overlap-param-gather (NeMo's
+       overlap_param_sync). */
+    int overlap_param_gather;    /* 0/1: the updated parameters all-gathered under the next step's forward,
+                                    chunk by chunk under an interleaved pipeline, else bucket by bucket;
+                                    0: after the optimizer step, exposed [0] */
+    /* Gradient buckets as apex's distributed optimizers cut them (--dwu-num-blocks). */
+    int grad_buckets;            /* the gradients reduced in this many equal buckets, each launched when
+                                    backward has filled it; 1: one reduction after backward (apex without
+                                    --dwu-overlap-reductions); 0: DDP's bucket_cap_mb buckets [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

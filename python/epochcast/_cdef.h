@@ -222,6 +222,9 @@ typedef struct ec_config {
     int packed_seq_len;
     int pp_split;
     int mlm_all_positions;
+    int cuda_graphs;
+    int overlap_param_gather;
+    int grad_buckets;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

@@ -106,6 +106,34 @@ static void test_bad_groups_refused(void **state)
     ec_ctx_free(ctx);
 }
 
+/* grad_buckets (apex --dwu-num-blocks): one block is reduced after backward, all of it exposed;
+ * five blocks launched as backward fills them hide all but what runs past the backward.  Fails on
+ * the old code (no key grad_buckets). */
+static void test_grad_buckets(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result ddp, one, five;
+    const char *ar = BERT512 "zero_stage=1 zero_shard_size=8 zero_reduce=all_reduce ";
+    char w[1024];
+    ec_test_predict(ctx, ar, &ddp);
+    snprintf(w, sizeof w, "%sgrad_buckets=1", ar);
+    ec_test_predict(ctx, w, &one);
+    snprintf(w, sizeof w, "%sgrad_buckets=5", ar);
+    ec_test_predict(ctx, w, &five);
+    print_message("exposed gradient reduction: DDP buckets %.3f ms, 1 block %.3f ms, 5 blocks %.3f ms\n",
+                  ddp.comm.dp_reduce_s * 1e3, one.comm.dp_reduce_s * 1e3, five.comm.dp_reduce_s * 1e3);
+    /* one block: no overlap, so no compute slowed beside it, and the whole reduction is exposed */
+    assert_abs(one.comm.overlap_s, 0.0, EC_TOL_EXACT);
+    assert_true(one.comm.dp_reduce_s > 2.0 * five.comm.dp_reduce_s);
+    assert_true(one.comm.dp_reduce_s > 2.0 * ddp.comm.dp_reduce_s);
+    assert_true(five.comm.dp_reduce_s > 0);
+    assert_true(one.step_s > five.step_s);
+    /* the compute does not change */
+    assert_rel(one.breakdown.backward_s, ddp.breakdown.backward_s, EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -113,6 +141,7 @@ int main(void)
         cmocka_unit_test(test_states_sharded_over_the_group),
         cmocka_unit_test(test_whole_group_is_flat),
         cmocka_unit_test(test_bad_groups_refused),
+        cmocka_unit_test(test_grad_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,7 +36,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "kernels", "checkpointing",
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
           "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len",
-          "pp_split"]
+          "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -390,7 +390,11 @@ def from_torchtitan(h100, a100, skipped):
 MLPERF_GPU = {"NVIDIA A100-SXM4-80GB": ("a100-sxm4-80gb", "ib-hdr-200"),
               "NVIDIA H100-SXM5-80GB": ("h100-sxm5-80gb", "ib-ndr-400")}
 MLPERF_BERT = ("model=bert-large task=pretrain (MLPerf phase 2: BERT-large, MLM on at most 76 masked positions + NSP; "
-               "--dense_seq_output runs the MLM head on the masked positions only, as the pretrain head prices it); "
+               "--dense_seq_output runs the MLM head on the masked positions only, as the pretrain head prices it), "
+               "task=lm where EXTRA_PARAMS lack --dense_seq_output (modeling.py v3.0 BertPreTrainingHeads.forward "
+               "L924-929 gathers the masked positions only under dense_seq_output, else the transform, the 30,522-way "
+               "decoder and the cross entropy run on all 512 positions of every pack: the lm head, which leaves out "
+               "only NSP's pooled 2-way classifier on one token per sequence); "
                "precision=fp16: run_and_time.sh passes --fp16 --distributed_lamb, and run_pretraining.py then calls "
                "model.half() (pure fp16 model, fp32 master weights in the optimizer); optimizer=lamb with "
                "strategy=zero zero_stage=1: apex DistributedFusedLAMB (each rank updates its shard, all-gather of the "
@@ -407,14 +411,33 @@ MLPERF_BERT = ("model=bert-large task=pretrain (MLPerf phase 2: BERT-large, MLM 
                "attention kernel (fmha, --pad_fmha) on each packed sample; batch_per_gpu = d_batch_size packed samples "
                "of 512 tokens, each holding average_packing_rate sequences (logged GBS / (d_batch_size x GPUs)); "
                "tokens_per_s = measured sequences/s / average_packing_rate x 512 (positions computed, padding of a "
-               "pack included). Not expressed: attention masked to each sequence of a pack (priced as full 512 x 512), "
-               "CUDA graphs (--use_cuda_graph where set: launch overhead gone), the measured rate including the "
-               "evaluations (10,000 samples every 150k-325k trained; run_stop - run_start includes them), "
-               "--use_transformer_engine2 (TE layers in v3.0)")
+               "pack included); grad_buckets: apex's gradient blocks, reduced as backward fills them with "
+               "--dwu-overlap-reductions (the config's --dwu-num-blocks=5 on the v3.0 64/96-node and v3.1 434-node "
+               "rows), else one block reduced after backward (run_and_time.sh --dwu-num-blocks=1; run_pretraining.py "
+               "v3.0 L654-655: 'With overlap reductions turned off, dwu_num_chunks and dwu_num_blocks should be set "
+               "to 1', L916-918 passes overlap_reductions and dwu_num_blocks to DistributedFusedLAMB): "
+               "grad_buckets=1; cuda_graphs=1 where EXTRA_PARAMS has --use_cuda_graph (run_pretraining.py 'Enable CUDA "
+               "graph execution', v2.0 L528, v3.0 L571-574, v3.1 L590; --cuda_graph_mode 'segmented' captures the "
+               "model's forward and backward, 'full_iteration' the whole step with the optimizer and collectives, "
+               "v3.0 L303-308: either way one replay per pass instead of one launch per kernel). Not expressed: "
+               "attention masked to each sequence of a pack (priced as full 512 x 512), the measured rate including "
+               "the evaluations (10,000 samples every 150k-325k trained; run_stop - run_start includes them), "
+               "--use_transformer_engine2 where set (v2.1 preview, v3.0 1 and 8 nodes): 'Enable FP8 layers' "
+               "(run_pretraining.py v3.0 L638-641, v3.1 L657-660): modeling.py's BertEncoder (v3.0 L703-709, L774) "
+               "runs te_layers.py's FP8_MHA (FP8 QKV and output GEMMs, FP8 fused attention) and LayerNormMLP "
+               "(FP8 FC1/FC2) under fp8_autocast (DelayedScaling, HYBRID) inside the pure fp16 model; amp_fp8 "
+               "prices an autocast model, so these rows stay precision=fp16")
 MLPERF_GPT3 = ("model=mlperf-gpt3-175b (bench/data/llm/models.csv); NeMo Megatron GPT with Transformer Engine "
                "(conf/megatron_gpt_config.yaml): precision=amp_fp8 (FP8=True, FP8_HYBRID=True: E4M3 forward, E5M2 "
                "backward, amax history 1024), megatron_amp_O2 bf16 with fp32 main parameters; strategy=zero "
-               "zero_stage=1 (USE_DIST_OPTIMIZER=True), optimizer=adam (logged opt_name adam); tp/pp from the config "
+               "zero_stage=1 (USE_DIST_OPTIMIZER=True), optimizer=adam (logged opt_name adam); overlap_param_gather=1: "
+               "apex DistributedFusedAdam with overlap_grad_sync and overlap_param_sync true (v3.0 "
+               "conf/megatron_gpt_config.yaml L223-228, v3.1 conf/optim/distributed_fused_adam.yaml L1-6, the "
+               "environment default that no config overrides), one bucket per interleaved chunk (NeMo bd0b818a "
+               "megatron_gpt_model.py configure_optimizers), each chunk's gradients reduce-scattered once its last "
+               "micro-batch's backward is through and its parameters all-gathered while the chunk before it runs "
+               "its forward (Megatron-LM df727128 schedules.py L558-563, L622-628; epochcast prices both for "
+               "interleaved pipelines); tp/pp from the config "
                "name, pp_schedule=interleaved pp_chunks=12 (INTERLEAVED_PIPELINE=12: one layer per chunk), "
                "sequence_parallel=1 (SEQ_PARALLEL default True), no activation checkpointing (ACT_CKPT_GRANULARITY "
                "null); kernels=te (Megatron's Transformer Engine layers: persistent fused LayerNorm, bias-GeLU and "
@@ -428,6 +451,16 @@ MLPERF_GPT3 = ("model=mlperf-gpt3-175b (bench/data/llm/models.csv); NeMo Megatro
                "forward's communication overlapped with GEMMs through userbuffers (TP_COMM_OVERLAP=True, "
                "h100tp4pp8mbs1 config; priced as exposed TP collectives), the step timing's "
                "first steps and evaluations (the median excludes them)")
+
+
+def bert_grad_buckets(flags):
+    """apex DistributedFusedLAMB's gradient blocks: --dwu-num-blocks=N (run_and_time.sh passes 1, a
+    config's EXTRA_PARAMS may override it) reduced as backward fills them with --dwu-overlap-reductions,
+    else one block reduced after backward."""
+    if "--dwu-overlap-reductions" not in flags:
+        return 1
+    blocks = [f.split("=", 1)[1] for f in flags if f.startswith("--dwu-num-blocks=")]
+    return int(blocks[-1]) if blocks else 1
 
 
 def from_mlperf(rows, skipped):
@@ -454,6 +487,12 @@ def from_mlperf(rows, skipped):
                 continue
             tok = float(r["value"]) / rate * int(r["seq_len"])
             rec.update(model="bert-large", task="pretrain", precision="fp16", optimizer="lamb", value=int(round(tok)))
+            flags = r["notes"].split("EXTRA_PARAMS:")[-1].split()
+            if "--use_cuda_graph" in flags:
+                rec["cuda_graphs"] = 1
+            if "--dense_seq_output" not in flags:  # the MLM head on every position of a pack (MLPERF_BERT)
+                rec["task"] = "lm"
+            rec["grad_buckets"] = bert_grad_buckets(flags)
             note = MLPERF_BERT
             what = "tokens_per_s = %s sequences/s / %d x 512" % (r["value"], rate)
             tag = "bert"
@@ -464,7 +503,7 @@ def from_mlperf(rows, skipped):
                 skipped.append(("mlperf", r["model"], "GBS != micro x GA x dp"))
                 continue
             rec.update(model="mlperf-gpt3-175b", precision="amp_fp8", optimizer="adam", tp=tp, pp=pp, kernels="te",
-                       pp_schedule="interleaved", pp_chunks=vp, sequence_parallel=1,
+                       pp_schedule="interleaved", pp_chunks=vp, sequence_parallel=1, overlap_param_gather=1,
                        value=int(round(gbs * int(r["seq_len"]) / float(r["value"]))))
             note = MLPERF_GPT3
             if rnd == "v3.0":
@@ -506,6 +545,34 @@ def write(path, runs):
             w.writerow({k: r.get(k, "") for k in HEADER})
 
 
+def mlperf_graph_errors(path):
+    """The committed MLPerf BERT rows against their own scripts' flags: cuda_graphs=1 exactly where the
+    config's EXTRA_PARAMS (quoted in `source`) passes --use_cuda_graph, task=pretrain (the MLM head on the
+    masked positions) exactly where it passes --dense_seq_output, else task=lm (every position); every MLPerf
+    GPT-3 row overlap_param_gather=1 (its round's distributed_fused_adam config: overlap_param_sync true)."""
+    errors = []
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            if row["id"].startswith("mlperf-gpt3-") and row.get("overlap_param_gather", "") != "1":
+                errors.append("%s: overlap_param_gather is '%s', the round's optimizer config sets "
+                              "overlap_param_sync true" % (row["id"], row.get("overlap_param_gather", "<no column>")))
+            if not row["id"].startswith("mlperf-bert-"):
+                continue
+            flags = row["source"].split("EXTRA_PARAMS:")[-1].split(";")[0].split()
+            want = "1" if "--use_cuda_graph" in flags else ""
+            if row.get("cuda_graphs", "") != want:
+                errors.append("%s: cuda_graphs is '%s', its EXTRA_PARAMS say '%s'" %
+                              (row["id"], row.get("cuda_graphs", "<no column>"), want))
+            if row.get("grad_buckets", "") != str(bert_grad_buckets(flags)):
+                errors.append("%s: grad_buckets is '%s', its EXTRA_PARAMS say %d" %
+                              (row["id"], row.get("grad_buckets", "<no column>"), bert_grad_buckets(flags)))
+            task = "pretrain" if "--dense_seq_output" in flags else "lm"
+            if row["task"] != task:
+                errors.append("%s: task is '%s', its EXTRA_PARAMS (--dense_seq_output or not) say '%s'" %
+                              (row["id"], row["task"], task))
+    return errors
+
+
 def main(argv):
     check = argv[1:] == ["--check"]
     if argv[1:] and not check:
@@ -525,7 +592,10 @@ def main(argv):
             same = a.read() == b.read()
         os.remove(tmp)
         print("%s %s what make_llm_runs.py makes of bench/data/llm/" % (dst, "is" if same else "differs from"))
-        return 0 if same else 1
+        errors = mlperf_graph_errors(dst)
+        for e in errors:
+            print("bad MLPerf row: " + e)
+        return 0 if same and not errors else 1
     os.replace(tmp, dst)
     print("wrote %s (%d rows)" % (dst, len(runs)))
     return 0

@@ -221,6 +221,15 @@ static const key_def KEYS[] = {
     /* Issue 39: the pretrain head on every position (HF BertForPreTraining, NVIDIA DLE 2019-2021) */
     BOOL(mlm_all_positions, "pretrain MLM head on every position (HF BertForPreTraining, DLE before 2022), "
                             "not the masked only, 0/1 [0]"),
+    /* CUDA graphs captured by the script (torch.cuda.graphs; NVIDIA's MLPerf BERT --use_cuda_graph) */
+    BOOL(cuda_graphs, "forward and backward replayed from CUDA graphs the script captured (torch.cuda.graphs), "
+         "0/1 [0]"),
+    /* Megatron's distributed optimizer: --overlap-param-gather (NeMo overlap_param_sync) */
+    BOOL(overlap_param_gather, "ZeRO-1/2 parameter all-gather under the next forward (Megatron "
+         "--overlap-param-gather), 0/1 [0]"),
+    /* apex DistributedFusedLAMB/Adam: --dwu-num-blocks buckets, 1 without --dwu-overlap-reductions */
+    INT(grad_buckets, 0, 65536, 0, "gradients reduced in N equal buckets as backward fills them (apex "
+        "--dwu-num-blocks); 1: after backward [0 = DDP's]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -124,6 +124,20 @@ static inline void eci_ddp_ready(eci_ddp_sched *s, double t_s, double bytes)
     if (s->open_bytes >= cap)
         eci_ddp_launch(s, t_s);
 }
+/* A collective of total_s split into `pieces` equal parts on one stream, part k launched when
+ * the k-th of `pieces` compute windows of window_s each ends (the last part after the last
+ * window): the time left after the last window.  Each part waits for its window and for the
+ * part before it, so the exposed time is one part when a part fits in a window, and whatever
+ * the windows after the first launch cannot hide otherwise.  Megatron's interleaved pipeline
+ * reduces each model chunk's gradients once its last micro-batch's backward is through, and
+ * gathers each chunk's parameters while the chunk before it runs its forward. */
+static inline double eci_chunked_exposed_s(double total_s, double pieces, double window_s)
+{
+    if (total_s <= 0 || pieces < 1)
+        return total_s > 0 ? total_s : 0;
+    double part = total_s / pieces, rest = total_s - (pieces - 1) * window_s;
+    return rest > part ? rest : part;
+}
 /* Backward ended at backward_end_s: launch the last, partly filled bucket; return the
  * all-reduce time left after backward_end_s (the exposed part). */
 EC_INTERNAL double eci_ddp_finish(eci_ddp_sched *s, double backward_end_s);

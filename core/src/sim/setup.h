@@ -64,10 +64,11 @@ EC_INTERNAL double eci_setup_frozen_elem_bytes(const ec_ctx *ctx, const ec_confi
                                                double param_bytes);
 
 /* torch.compile: the model's kernels are launched by Inductor's generated code; with CUDA
- * graphs (reduce-overhead, max-autotune) one replay per pass launches all of them. */
+ * graphs (reduce-overhead, max-autotune, or graphs the script captured itself: cuda_graphs=1)
+ * one replay per pass launches all of them. */
 static inline int cuda_graphs(const ec_config *cfg)
 {
-    return cfg->compile == EC_COMPILE_REDUCE_OVERHEAD || cfg->compile == EC_COMPILE_MAX_AUTOTUNE;
+    return cfg->compile == EC_COMPILE_REDUCE_OVERHEAD || cfg->compile == EC_COMPILE_MAX_AUTOTUNE || cfg->cuda_graphs;
 }
 
 /* The dispatch costs of the model's own passes: p's eager ones, Inductor's launches under

@@ -220,8 +220,11 @@ static void step_begin(step *s)
     s->rep = s->simulate > 1 ? 1 : 0;
     s->dp_comm_s = 0;
     s->shard_comm[0] = s->shard_comm[1] = s->shard_comm[2] = 0;
-    eci_ddp_begin(&s->sched, s->comm, eci_const(ctx, EC_C_ddp_first_bucket_bytes),
-                  eci_const(ctx, EC_C_ddp_bucket_bytes));
+    double first_cap = eci_const(ctx, EC_C_ddp_first_bucket_bytes), cap = eci_const(ctx, EC_C_ddp_bucket_bytes);
+    if (s->cfg->grad_buckets > 0) /* apex's --dwu-num-blocks: the gradients in grad_buckets equal blocks, each
+                                   * reduced once backward has filled it; one block: reduced after backward */
+        first_cap = cap = s->wl->trainable_params * s->p.grad_elem_bytes / s->cfg->grad_buckets * (1 - 1e-9);
+    eci_ddp_begin(&s->sched, s->comm, first_cap, cap);
     if (s->rec != NULL) {
         eci_rec_begin(s->rec, s->ga, s->simulate);
         s->sched.on_launch = eci_rec_ddp_launch;
@@ -348,6 +351,40 @@ static void micro_backward(step *s, int micro)
 }
 
 /* DataParallel's gradients through GPU 0, and the buckets still in flight when backward ends. */
+/* Megatron's interleaved pipeline (pp_schedule=interleaved, pp_chunks model chunks per stage)
+ * runs each chunk's micro-batches in groups of pp (megatron/core/pipeline_parallel/schedules.py
+ * @df727128 get_model_chunk_id, is_last_microbatch_for_model_chunk): a chunk's gradients are final
+ * once its last group's backward is through, and the schedule then launches that chunk's
+ * reduction (grad_sync_func, L622-628; NeMo's distributed optimizer keeps one bucket per chunk,
+ * megatron_gpt_model.py @bd0b818a configure_optimizers), which runs while the later chunks' backward
+ * goes on; only the last chunk's reduction, or what the windows cannot hide, is left after
+ * backward.  Likewise each chunk's parameters are gathered while the chunk before it runs its
+ * forward (param_sync_func, L558-563).  The number of chunks; 1 outside such a pipeline. */
+static double interleaved_chunks(const step *s)
+{
+    return s->r.pp > 1 && s->cfg->pp_schedule == EC_PP_INTERLEAVED && s->cfg->pp_chunks > 1 ? s->cfg->pp_chunks : 1;
+}
+
+/* overlap_param_gather: the updated parameters are all-gathered under the next step's forward,
+ * launched ahead of the parameters' first use (Megatron --overlap-param-gather, NeMo's
+ * overlap_param_sync): chunk by chunk under an interleaved pipeline (a group of pp micro-batches
+ * per chunk), else bucket by bucket (the DDP bucket size) under the first micro-batch's forward.
+ * The GPU waits for the first piece and for what the forward cannot hide, and the forward it
+ * hides under is slowed as DDP's backward is beside its all-reduces. */
+static double overlapped_gather_s(const step *s, double bytes)
+{
+    double v = interleaved_chunks(s), fwd = s->rep_fwd_s, wait;
+    if (v > 1) {
+        double g = s->r.pp < s->ga ? s->r.pp : s->ga;
+        wait = eci_chunked_exposed_s(s->zero_gather_s, v, g * fwd / v);
+    } else {
+        double pieces = ceil(bytes / eci_const(s->ctx, EC_C_ddp_bucket_bytes));
+        wait = eci_chunked_exposed_s(s->zero_gather_s, pieces, fwd / pieces);
+    }
+    /* the forward beside the hidden part runs slower (overlap_compute_slowdown_frac), counted here */
+    return wait + s->p.overlap_slowdown * (s->zero_gather_s - wait);
+}
+
 static void micro_exchange(step *s)
 {
     timeline *t = &s->t;
@@ -370,6 +407,17 @@ static void micro_exchange(step *s)
     s->exposed = 0;
     if (s->all_reduce) { /* the buckets still in flight when backward ends are exposed */
         s->exposed = eci_ddp_finish(&s->sched, t->gpu);
+        double v = interleaved_chunks(s), stretch = 0;
+        if (v > 1 && !s->reduce_each_micro) { /* the stage's reductions chunk by chunk (interleaved_chunks) */
+            double g = s->r.pp < s->ga ? s->r.pp : s->ga, bwd = p->bwd_s - s->micro_bwd0;
+            double chunked = eci_chunked_exposed_s(s->sched.comm_busy_s, v, g * bwd / v);
+            if (chunked < s->exposed) { /* what it hides beyond this backward slows the compute beside it */
+                stretch = p->overlap_slowdown * (s->exposed - chunked);
+                p->overlap_s += stretch;
+                s->exposed = chunked;
+            }
+        }
+        gpu_op(t, 0, stretch, 0, 1);
         gpu_op(t, p->dispatch_bwd_s, s->exposed, s->sched.launched, 1);
         s->exposed_total += s->exposed;
         phase(s, "gradient reduction wait", t->gpu);
@@ -504,16 +552,20 @@ static void step_after_update(step *s, ec_result *res)
         res->comm.offload_s = cpu + pcie;
         phase(s, "optimizer on the host (offload)", t->gpu);
     }
-    s->zero_gather_s = 0;
+    s->zero_gather_s = s->zero_gather_wait_s = 0;
     if (s->r.strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3 && s->lc.zero_shard.n > 1) {
         /* ZeRO-1/2: every rank all-gathers the updated 16-bit parameters of the others' shards (of
          * its shard group's under zero_shard_size) */
-        s->zero_gather_s = eci_coll_s(s->comm, &s->lc.zero_shard, ECI_COLL_ALLGATHER,
-                                      s->wl->trainable_params * compute_elem_bytes(cfg->precision));
-        gpu_op(t, s->op_s, s->zero_gather_s, 1, 1);
+        double bytes = s->wl->trainable_params * compute_elem_bytes(cfg->precision);
+        s->zero_gather_s = eci_coll_s(s->comm, &s->lc.zero_shard, ECI_COLL_ALLGATHER, bytes);
+        s->zero_gather_wait_s = s->zero_gather_s;
+        if (cfg->overlap_param_gather) { /* under the next step's forward (overlapped_gather_s) */
+            s->zero_gather_wait_s = overlapped_gather_s(s, bytes);
+        }
+        gpu_op(t, s->op_s, s->zero_gather_wait_s, 1, 1);
         if (s->rec != NULL)
-            eci_rec_comm(s->rec, "ZeRO all-gather of the parameters", "zero", t->gpu - s->zero_gather_s,
-                         s->zero_gather_s, s->wl->trainable_params * compute_elem_bytes(cfg->precision));
+            eci_rec_comm(s->rec, "ZeRO all-gather of the parameters", "zero", t->gpu - s->zero_gather_wait_s,
+                         s->zero_gather_wait_s, bytes);
         phase(s, "parameter all-gather (ZeRO)", t->gpu);
     }
     host_work(t, CAUSE_DISPATCH, s->host->step_overhead_s +

@@ -42,9 +42,9 @@ int eci_step_breakdown(step *s, ec_result *res)
     double waits = t->gap[CAUSE_COMM] + scale_rest * last->gap[CAUSE_COMM];
     /* the GPU's waits: for gathers and reductions, or for the host optimizer under offload */
     res->comm.shard_wait_s = waits - res->comm.offload_s > 0 ? waits - res->comm.offload_s : 0;
-    res->comm.shard_wait_s += s->zero_gather_s;
+    res->comm.shard_wait_s += s->zero_gather_wait_s;
     res->breakdown.comm_s = waits + (ga * (inline_fwd + inline_bwd)) + res->comm.dp_reduce_s + res->comm.overlap_s +
-                            s->zero_gather_s;
+                            s->zero_gather_wait_s;
     if (s->dp) /* DataParallel's exchanges happen every micro-step */
         res->breakdown.comm_s += s->dp_comm_s * (double)ga / simulate;
     res->comm_total_s = s->dp ? s->dp_comm_s * (double)ga / simulate

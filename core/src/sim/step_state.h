@@ -65,6 +65,7 @@ typedef struct step {
     double scale_rest, micro_weight;
     /* the optimizer and the result */
     double w_shards, g_shards, o_shards, opt_params, opt_gpu_s, zero_gather_s;
+    double zero_gather_wait_s;   /* ...the part of ZeRO-1/2's parameter all-gather the GPU waits for */
     double step_s, busy;
     eci_step_rec *rec;           /* a trace's record of the step (steprec.h), NULL: none */
 } step;

@@ -72,6 +72,11 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
                                                      cfg->base_precision != EC_BASE_INT8)),
             "quant_head (needs a quantized base)");
     IGNORED(cfg->lora_r <= 0 && cfg->lora_dropout > 0, "lora_dropout (needs lora_r)");
+    IGNORED(cfg->overlap_param_gather && (r->strategy != EC_STRATEGY_ZERO || cfg->zero_stage >= 3),
+            "overlap_param_gather (zero_stage 1 or 2 only)");
+    IGNORED(cfg->grad_buckets > 0 && r->strategy != EC_STRATEGY_DDP &&
+                !(r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3),
+            "grad_buckets (ddp or zero_stage 1-2)");
     IGNORED(cfg->num_workers == 0 && GIVEN(PREFETCH_FACTOR), "prefetch_factor (needs num_workers > 0)");
     int derived_loader = cfg->sample_cpu_s < 0 && !cfg->data_synthetic;
     IGNORED(!derived_loader && GIVEN(TOKENIZE), "tokenize (sample_cpu_s or data=synthetic replaces it)");
