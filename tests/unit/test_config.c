@@ -102,7 +102,7 @@ static void test_key_list(void **state)
         "memory_format", "trainer", "max_grad_norm", "eval_batch", "eval_every_steps", "expandable_segments",
         "torch_version", "kernels", "memory_headroom_gib", "loss_chunks", "optimizer_in_bwd", "loss", "zero_grad",
         "train_tokens", "train_samples", "fsdp_no_sync", "lora_fsdp_wrap", "quant_head", "logits_held",
-        "zero_shard_size", "lora_dropout", "packed_seq_len", "pp_split",
+        "zero_shard_size", "lora_dropout", "packed_seq_len", "pp_split", "fsdp_api",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -298,6 +298,7 @@ static const key_case EVERY_KEY[] = {
     { "lora_dropout", "0.1", "0.1" },
     { "packed_seq_len", "286", "286" },
     { "pp_split", "embedding_loss", "embedding_loss" },
+    { "fsdp_api", "FULLY_SHARD", "fully_shard" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):

@@ -34,6 +34,7 @@ _Static_assert(sizeof(ec_kernels) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_loss_kind) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_zero_grad) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_pp_split) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_fsdp_api) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -218,6 +219,11 @@ static const key_def KEYS[] = {
     ENUM("pp_split", pp_split, 0, "layers, embedding, loss, embedding_loss",
          "with pp > 1, what the stages split: layers, or the embedding and/or loss as one layer each "
          "(Megatron-Core) [layers]"),
+    /* PyTorch FSDP2's fully_shard (torchtitan, torchtune) copies each unit's parameters out of the
+     * all-gather buffer and its gradients into the reduce-scatter buffer */
+    ENUM("fsdp_api", fsdp_api, 0, "flat_param, fully_shard",
+         "FSDP: flat_param (FullyShardedDataParallel) or fully_shard (FSDP2: copies in and out of the "
+         "collectives' buffers) [flat_param]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
