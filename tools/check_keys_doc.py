@@ -40,7 +40,7 @@ GROUPS = [
                                             "memory_headroom_gib"]),
     ("Data parallelism and sharding", ["strategy", "gradient_as_bucket_view", "sharding", "reduce_dtype",
                                        "zero_stage", "zero_reduce", "zero_shard_size", "overlap_param_gather",
-                                       "grad_buckets", "offload", "fsdp_no_sync"]),
+                                       "grad_buckets", "offload", "fsdp_no_sync", "fsdp_api"]),
     ("Model parallelism", ["tp", "sequence_parallel", "pp", "pp_schedule", "pp_chunks", "ep", "cp"]),
     ("Fine-tuning (LoRA, QLoRA)", ["lora_r", "lora_targets", "lora_dropout", "base_precision", "lora_fsdp_wrap",
                                    "quant_head"]),

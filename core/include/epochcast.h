@@ -168,6 +168,11 @@ typedef enum ec_pp_schedule { EC_PP_1F1B = 0, EC_PP_GPIPE, EC_PP_INTERLEAVED } e
 typedef enum ec_pp_split {
     EC_PP_SPLIT_LAYERS = 0, EC_PP_SPLIT_EMBEDDING, EC_PP_SPLIT_LOSS, EC_PP_SPLIT_EMBEDDING_LOSS
 } ec_pp_split;
+/* Which FSDP runs strategy=fsdp (key fsdp_api): FullyShardedDataParallel's FlatParameter (FSDP1:
+ * each unit's parameters are views into the buffer the all-gather fills) or fully_shard (FSDP2:
+ * per-parameter DTensor shards, copied into one all-gather buffer and out of it into each
+ * parameter, and the gradients copied into one reduce-scatter buffer). */
+typedef enum ec_fsdp_api { EC_FSDP_FLAT_PARAM = 0, EC_FSDP_FULLY_SHARD } ec_fsdp_api;
 typedef enum ec_lora_targets {
     EC_LORA_QV = 0,        /* the query and value projections (PEFT's default for Llama-family models) */
     EC_LORA_ATTENTION,     /* q, k, v and the output projection */
@@ -433,6 +438,8 @@ typedef struct ec_config {
     int grad_buckets;            /* the gradients reduced in this many equal buckets, each launched when
                                     backward has filled it; 1: one reduction after backward (apex without
                                     --dwu-overlap-reductions); 0: DDP's bucket_cap_mb buckets [0] */
+    /* PyTorch's FSDP2 (torchtitan, torchtune): the copies around its collectives. */
+    int fsdp_api;                /* ec_fsdp_api: the FSDP implementation under strategy=fsdp [flat_param] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

@@ -45,6 +45,7 @@ typedef enum ec_pp_schedule { EC_PP_1F1B = 0, EC_PP_GPIPE, EC_PP_INTERLEAVED } e
 typedef enum ec_pp_split {
     EC_PP_SPLIT_LAYERS = 0, EC_PP_SPLIT_EMBEDDING, EC_PP_SPLIT_LOSS, EC_PP_SPLIT_EMBEDDING_LOSS
 } ec_pp_split;
+typedef enum ec_fsdp_api { EC_FSDP_FLAT_PARAM = 0, EC_FSDP_FULLY_SHARD } ec_fsdp_api;
 typedef enum ec_lora_targets {
     EC_LORA_QV = 0,
     EC_LORA_ATTENTION,
@@ -225,6 +226,7 @@ typedef struct ec_config {
     int cuda_graphs;
     int overlap_param_gather;
     int grad_buckets;
+    int fsdp_api;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

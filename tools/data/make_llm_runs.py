@@ -23,7 +23,7 @@ Planned keys used (issue 18): gpus_per_node, network (models/interconnects.csv),
 zero|ddp|single, zero_stage, tp, pp, pp_schedule=1f1b|interleaved, pp_chunks, cp, ep,
 sequence_parallel, precision=amp_bf16|amp_fp8, lora_r, lora_targets=attention|attention_mlp|
 all_linear, base_precision=nf4, optimizer=paged_adamw_8bit|adamw, attention=sdpa|flash|flash1|flash2|cudnn, kernels=eager|fused|te,
-checkpointing, compile, reduce_dtype, task (MLPerf BERT: pretrain), metric=tokens_per_s|peak_bytes|reserved_bytes.  Model ids are Hugging Face ids or,
+checkpointing, compile, reduce_dtype, fsdp_api, max_grad_norm, task (MLPerf BERT: pretrain), metric=tokens_per_s|peak_bytes|reserved_bytes.  Model ids are Hugging Face ids or,
 for models without one, "<framework>-<name>" ids listed in bench/data/llm/README.md with the
 config that defines them.
 """
@@ -36,7 +36,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "kernels", "checkpointing",
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
           "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len",
-          "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets"]
+          "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -284,7 +284,12 @@ TITAN_MODEL = {"Llama 3.1 8B": "meta-llama/Llama-3.1-8B", "Llama 3.1 70B": "meta
                "Llama 2 70B": "meta-llama/Llama-2-70b-hf"}
 TITAN_COMMON = ("strategy=fsdp with reduce_dtype=fp32: FSDP2 fully_shard with MixedPrecisionPolicy(param_dtype bf16, "
                 "reduce_dtype fp32) (config_manager.py mixed_precision_reduce default float32; hard-coded in "
-                "parallelize_llama.py in April 2024); attention=sdpa: the model expands the key/value heads to every "
+                "parallelize_llama.py in April 2024); fsdp_api=fully_shard: FSDP2 copies each gathered unit out "
+                "of the all-gather buffer into its parameters and the gradients into one reduce-scatter buffer "
+                "(foreach_all_gather_copy_out, foreach_reduce_scatter_copy_in in "
+                "torch/distributed/_composable/fsdp/_fsdp_collectives.py); max_grad_norm=1: train.py clips with "
+                "clip_grad_norm_(foreach=True) at training.max_norm, 1.0 in every train_configs/*.toml at both commits "
+                "and config_manager.py's default; attention=sdpa: the model expands the key/value heads to every "
                 "query head (repeat_kv, torchtitan/models/llama/model.py L201-202@9dec370) and calls "
                 "F.scaled_dot_product_attention(is_causal=True), whose backend is PyTorch's flash kernel "
                 "(FlashAttention-2, models/sdpa_backends.csv) on A100 and on H100 with that torch (cuDNN attention "
@@ -311,7 +316,7 @@ def titan_layout(r, rec):
     gbs, mbs = int(r["global_batch"]), int(r["micro_batch"])
     if gbs % (mbs * dp):
         return "global batch %d not divisible by micro-batch %d x dp %d" % (gbs, mbs, dp)
-    rec.update(strategy="fsdp", reduce_dtype="fp32", tp=tp, pp=pp, cp=cp, batch_per_gpu=mbs,
+    rec.update(strategy="fsdp", fsdp_api="fully_shard", max_grad_norm=1, reduce_dtype="fp32", tp=tp, pp=pp, cp=cp, batch_per_gpu=mbs,
                grad_accum=gbs // (mbs * dp), seq_len=int(r["seq_len"]), sequence_parallel=1 if tp > 1 else 0)
     if pp > 1:
         rec.update(pp_schedule="1f1b")

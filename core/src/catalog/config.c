@@ -34,6 +34,7 @@ _Static_assert(sizeof(ec_kernels) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_loss_kind) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_zero_grad) == sizeof(int), "enum storage");
 _Static_assert(sizeof(ec_pp_split) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_fsdp_api) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -230,6 +231,11 @@ static const key_def KEYS[] = {
     /* apex DistributedFusedLAMB/Adam: --dwu-num-blocks buckets, 1 without --dwu-overlap-reductions */
     INT(grad_buckets, 0, 65536, 0, "gradients reduced in N equal buckets as backward fills them (apex "
         "--dwu-num-blocks); 1: after backward [0 = DDP's]"),
+    /* PyTorch FSDP2's fully_shard (torchtitan, torchtune) copies each unit's parameters out of the
+     * all-gather buffer and its gradients into the reduce-scatter buffer */
+    ENUM("fsdp_api", fsdp_api, 0, "flat_param, fully_shard",
+         "FSDP: flat_param (FullyShardedDataParallel) or fully_shard (FSDP2: copies in and out of the "
+         "collectives' buffers) [flat_param]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -7,6 +7,9 @@
  * it ends; gathers and reductions share the links, so they queue on one stream.  Compute that
  * runs beside a collective is slowed (eci_overlap_stretch_s, the same slowdown DDP uses).
  * Collective times come from comm.c over the groups sim/setup.c builds from the layout.
+ * FSDP2 (fully_shard) adds its copies: each gathered unit copied out of the all-gather buffer
+ * on the compute stream, each unit's gradients copied into the reduce-scatter buffer on the
+ * communication stream (shard.h says where PyTorch runs them).
  */
 #include "model/shard.h"
 
@@ -20,9 +23,17 @@ double eci_shard_gather_s(const eci_shard *s, double bytes)
     return t;
 }
 
+double eci_shard_copy_out_s(const eci_shard *s, double bytes)
+{
+    /* split_with_sizes_copy: the all-gather output read, each parameter's tensor written */
+    return s->copy_bytes_per_s > 0 ? 2.0 * bytes / s->copy_bytes_per_s : 0;
+}
+
 double eci_shard_reduce_s(const eci_shard *s, double bytes)
 {
     double t = eci_coll_reduce_sharded_s(s->comm, &s->shard, &s->replica, bytes); /* HYBRID_SHARD: and across */
+    if (s->copy_bytes_per_s > 0) /* FSDP2's copy-in: the gradients read, the reduce buffer written */
+        t += (1.0 + s->grad_read_frac) * bytes / s->copy_bytes_per_s;
     if (s->offload_bytes_per_s > 0) /* the reduced shard goes to host memory for the CPU optimizer */
         t += bytes / s->shard.n / s->offload_bytes_per_s;
     return t;
@@ -31,7 +42,7 @@ double eci_shard_reduce_s(const eci_shard *s, double bytes)
 void eci_shard_begin(eci_shard *s, double t_s)
 {
     s->comm_free_s = t_s;
-    s->gather_s = s->reduce_s = s->stretch_s = s->launches = 0;
+    s->gather_s = s->reduce_s = s->stretch_s = s->launches = s->copy_out_s = 0;
     s->fwd_done = s->bwd_done = 0;
 }
 
@@ -66,7 +77,7 @@ static double compute(eci_shard *s, double start_s, double unit_s)
 
 double eci_shard_forward(eci_shard *s, double t0_s, double unit_s, int reps, double gather_bytes)
 {
-    double a = eci_shard_gather_s(s, gather_bytes);
+    double a = eci_shard_gather_s(s, gather_bytes), copy_s = eci_shard_copy_out_s(s, gather_bytes);
     int limit = s->limit > 0 ? s->limit : 1;
     if (limit > 8) /* compute ends of the last `limit` units are kept (limit <= 8) */
         limit = 8;
@@ -82,7 +93,8 @@ double eci_shard_forward(eci_shard *s, double t0_s, double unit_s, int reps, dou
         double start = max2(gpu, ready);
         if (l + 1 < reps) /* the next gather */
             ready = launch(s, g + 1 >= limit ? s->fwd_ends_s[(g + 1 - limit) % limit] : t0_s, a, 1, l + 1);
-        gpu = compute(s, start, unit_s);
+        gpu = compute(s, start, unit_s + copy_s);
+        s->copy_out_s += copy_s;
         s->fwd_ends_s[g % limit] = gpu;
         s->fwd_done++;
     }
@@ -93,6 +105,7 @@ double eci_shard_backward(eci_shard *s, double t0_s, double unit_s, int reps, do
                           double reduce_bytes)
 {
     double a = s->regather ? eci_shard_gather_s(s, gather_bytes) : 0;
+    double copy_s = s->regather ? eci_shard_copy_out_s(s, gather_bytes) : 0;
     double r = eci_shard_reduce_s(s, reduce_bytes);
     /* BACKWARD_PRE: a unit's gather is issued as the unit before it (in backward order) starts,
      * the last one of the block before this one included */
@@ -102,7 +115,8 @@ double eci_shard_backward(eci_shard *s, double t0_s, double unit_s, int reps, do
         double start = max2(gpu, ready);
         if (l + 1 < reps)
             ready = launch(s, start, a, 1, reps - 2 - l);
-        gpu = compute(s, start, unit_s);
+        gpu = compute(s, start, unit_s + copy_s);
+        s->copy_out_s += copy_s;
         s->bwd_start_s = start;
         s->bwd_done = 1;
         launch(s, gpu, r, 0, reps - 1 - l); /* its gradients, reduce-scattered */

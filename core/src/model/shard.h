@@ -35,6 +35,16 @@ typedef struct eci_shard {
     int fwd_done;                 /* forward units done this micro-step */
     double bwd_start_s;           /* start of the last backward unit; bwd_done: one was done */
     int bwd_done;
+    /* FSDP2 (fully_shard, torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py; the same in
+     * _composable/fsdp of April 2024): foreach_all_gather_copy_out's split_with_sizes_copy reads
+     * the all-gather output and writes every parameter's unsharded tensor on the compute stream
+     * before the unit runs; foreach_reduce(_scatter) copies the unsharded gradients (read in
+     * their dtype) into one reduce-scatter input of the reduce dtype (torch.cat / _chunk_cat) on
+     * the reduce-scatter stream before the collective.  0: none (FSDP1's FlatParameter is the
+     * all-gather buffer itself; ZeRO-3). */
+    double copy_bytes_per_s;      /* the GPU's memory-bound copy rate (compute.c's mem rate), 0: no copies */
+    double grad_read_frac;        /* bytes of the unsharded gradient read per byte written to the reduce buffer */
+    double copy_out_s;            /* state: copy-out time run on the compute stream this micro-step */
 } eci_shard;
 
 /* One all-gather of a unit's `bytes` (every rank's shard: the whole unit) over the shard group,
@@ -43,6 +53,8 @@ EC_INTERNAL double eci_shard_gather_s(const eci_shard *s, double bytes);
 /* One reduction of a unit's gradients of `bytes`: reduce-scatter over the shard group, then
  * (hybrid) an all-reduce of the shard over the replicas. */
 EC_INTERNAL double eci_shard_reduce_s(const eci_shard *s, double bytes);
+/* FSDP2's copy-out of one gathered unit of `bytes` on the compute stream (0 without copies). */
+EC_INTERNAL double eci_shard_copy_out_s(const eci_shard *s, double bytes);
 /* Start a micro-step: the stream is free from t_s on; the running sums are cleared. */
 EC_INTERNAL void eci_shard_begin(eci_shard *s, double t_s);
 /* A collective launched at t_s on the stream: returns when it ends. */

@@ -126,6 +126,12 @@ static void step_plan(step *s)
     /* Gradient buckets reduced as backward produces them: DDP, FSDP without sharding, ZeRO-1/2
      * (reduce-scatter); FSDP and ZeRO-2 reduce on every micro-step, DDP and ZeRO-1 on the last. */
     s->per_unit = eci_setup_shard(ctx, cfg, r, &s->lc, &s->shard);
+    if (s->per_unit && r->strategy == EC_STRATEGY_FSDP && cfg->fsdp_api == EC_FSDP_FULLY_SHARD) {
+        /* FSDP2's copies around its collectives (shard.h), memory-bound kernels at the GPU's rate;
+         * autograd produces the gradients in the dtype the parameters were gathered in */
+        s->shard.copy_bytes_per_s = s->rates.mem_bytes_per_s * s->rates.mem_scale / s->gpu_scale;
+        s->shard.grad_read_frac = p->gather_elem_bytes / s->reduce_bytes;
+    }
     if (s->per_unit && s->rec != NULL) {
         s->shard.on_launch = eci_rec_shard_launch;
         s->shard.on_launch_arg = s->rec;
@@ -144,6 +150,9 @@ static void step_plan(step *s)
                                                                        (s->root - s->root_trained) * p->frozen_elem_bytes)
                                    : 0;
     s->root_reduce_s = s->per_unit ? eci_shard_reduce_s(&s->shard, s->root_trained * s->reduce_bytes) : 0;
+    s->root_copy_s = s->per_unit ? eci_shard_copy_out_s(&s->shard, s->root_trained * p->gather_elem_bytes +
+                                                                          (s->root - s->root_trained) * p->frozen_elem_bytes)
+                                 : 0;
 
     /* The batch reaches the GPU (the loader itself is simulated by pipeline.c). */
     s->pinned = cfg->pin_memory;
@@ -285,6 +294,11 @@ static void micro_inputs(step *s, int micro)
         comm_wait(t, eci_shard_launch(&s->shard, t->gpu, s->root_gather_s, 1));
         p->shard = &s->shard;
         phase(s, "wait for the root's all-gather", t->gpu);
+        if (s->root_copy_s > 0) { /* FSDP2: the root's parameters copied out of the all-gather buffer */
+            gpu_op(t, 0, s->root_copy_s, 1, 1);
+            s->p.fwd_s += s->root_copy_s;
+            phase(s, "copy out the root's parameters", t->gpu);
+        }
     }
 }
 

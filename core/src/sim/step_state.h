@@ -37,7 +37,7 @@ typedef struct step {
     int per_unit, bucketed, reduce_each_micro;
     double busbw, hop_s, copy_bw;
     double dp_chunk_bytes, dp_chunks, bcast_chunks, output_grad_bytes;
-    double root, root_trained, root_gather_s, root_reduce_s;
+    double root, root_trained, root_gather_s, root_reduce_s, root_copy_s;
     int pinned;
     double h2d_s;
     /* the host's dispatch costs (step_dispatch) */

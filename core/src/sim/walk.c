@@ -373,7 +373,7 @@ void eci_walk_shard_units(timeline *t, plan *p, double t0, int backward)
     int reps = p->blk->reps;
     if (reps < 1)
         return;
-    double unit_s = (t->gpu - t0) / reps, stretch0 = p->shard->stretch_s;
+    double unit_s = (t->gpu - t0) / reps, stretch0 = p->shard->stretch_s, copy0 = p->shard->copy_out_s;
     double trained = p->blk->trainable, gather = trained * p->gather_elem_bytes +
                                                 (p->blk->params - trained) * p->frozen_elem_bytes;
     if (p->shard->on_launch != NULL) { /* a trace: number the units after the blocks before this one */
@@ -383,8 +383,12 @@ void eci_walk_shard_units(timeline *t, plan *p, double t0, int backward)
     }
     double end = backward ? eci_shard_backward(p->shard, t0, unit_s, reps, gather, trained * p->grad_elem_bytes)
                           : eci_shard_forward(p->shard, t0, unit_s, reps, gather);
-    double stretch = p->shard->stretch_s - stretch0;
-    t->busy += stretch;
-    t->gpu += stretch;
+    double stretch = p->shard->stretch_s - stretch0, copied = p->shard->copy_out_s - copy0;
+    t->busy += stretch + copied; /* FSDP2's copy-outs run on the compute stream: the pass's own time */
+    t->gpu += stretch + copied;
+    if (backward)
+        p->bwd_s += copied;
+    else
+        p->fwd_s += copied;
     comm_wait(t, end);
 }
