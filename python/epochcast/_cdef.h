@@ -225,6 +225,7 @@ typedef struct ec_config {
     int cuda_graphs;
     int overlap_param_gather;
     int grad_buckets;
+    int etp;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);
