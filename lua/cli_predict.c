@@ -71,9 +71,12 @@ static void print_breakdown(const ec_config *cfg, const ec_result *res)
            config_text(cfg, "precision", prec, sizeof prec),
            config_text(cfg, "batch_per_gpu", batch, sizeof batch),
            config_text(cfg, "seq_len", seq, sizeof seq));
+    char etp[32] = ""; /* given: the expert layout */
+    if (cfg->etp > 0)
+        snprintf(etp, sizeof etp, ", etp %d", cfg->etp);
     if (res->tp > 1 || res->pp > 1 || res->cp > 1 || res->ep > 1)
-        printf("  layout             dp %d x tp %d x pp %d x cp %d (ep %d)\n", res->dp, res->tp, res->pp, res->cp,
-               res->ep);
+        printf("  layout             dp %d x tp %d x pp %d x cp %d (ep %d%s)\n", res->dp, res->tp, res->pp, res->cp,
+               res->ep, etp);
     printf("  step time          %12.3f ms\n", res->step_s * 1e3);
     printf("  samples/s          %12.1f\n", res->samples_per_s);
     char seqbuf[32];

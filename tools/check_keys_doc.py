@@ -41,7 +41,7 @@ GROUPS = [
     ("Data parallelism and sharding", ["strategy", "gradient_as_bucket_view", "sharding", "reduce_dtype",
                                        "zero_stage", "zero_reduce", "zero_shard_size", "overlap_param_gather",
                                        "grad_buckets", "offload", "fsdp_no_sync", "fsdp_api"]),
-    ("Model parallelism", ["tp", "sequence_parallel", "pp", "pp_schedule", "pp_chunks", "ep", "cp"]),
+    ("Model parallelism", ["tp", "sequence_parallel", "pp", "pp_schedule", "pp_chunks", "ep", "etp", "cp"]),
     ("Fine-tuning (LoRA, QLoRA)", ["lora_r", "lora_targets", "lora_dropout", "base_precision", "lora_fsdp_wrap",
                                    "quant_head"]),
     ("Input pipeline", ["data", "num_workers", "prefetch_factor", "pin_memory", "persistent_workers", "tokenize",

@@ -354,7 +354,7 @@ typedef struct ec_config {
     int pp;                      /* pipeline-parallel stages [1] */
     int pp_schedule;             /* ec_pp_schedule [1f1b] */
     int pp_chunks;               /* model chunks per stage (interleaved schedule) [1] */
-    int ep;                      /* expert-parallel degree (within data parallel) [1] */
+    int ep;                      /* expert-parallel degree (ep x etp divides tp x cp x dp) [1] */
     int cp;                      /* context-parallel degree (ring attention over the sequence) [1] */
     int gpus_per_node;           /* GPUs per machine [0 = constants.csv gpus_per_node] */
     char network[EC_NAME_MAX];   /* inter-node network preset of models/interconnects.csv ["" = default] */
@@ -440,6 +440,11 @@ typedef struct ec_config {
                                     --dwu-overlap-reductions); 0: DDP's bucket_cap_mb buckets [0] */
     /* PyTorch's FSDP2 (torchtitan, torchtune): the copies around its collectives. */
     int fsdp_api;                /* ec_fsdp_api: the FSDP implementation under strategy=fsdp [flat_param] */
+    /* Megatron-Core's MoE parallel folding (expert_tensor_parallel_size): the expert layers laid out
+       apart from the dense ones, etp x ep x edp = tp x cp x dp GPUs of each pipeline stage. */
+    int etp;                     /* expert tensor-parallel degree: each routed expert's width split over
+                                    etp GPUs (consecutive ranks), the expert-parallel group etp ranks
+                                    apart; 0: etp = tp, the experts inside the tensor-parallel region [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

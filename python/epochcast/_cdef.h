@@ -227,6 +227,7 @@ typedef struct ec_config {
     int overlap_param_gather;
     int grad_buckets;
     int fsdp_api;
+    int etp;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

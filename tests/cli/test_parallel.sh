@@ -44,6 +44,12 @@ refused "zero_reduce with ZeRO-3" $L num_gpus=8 strategy=zero zero_stage=3 zero_
   "key 'zero_reduce'" "zero_stage=1 or 2"
 refused "zero_reduce: a value not among its choices" $L num_gpus=8 strategy=zero zero_stage=2 zero_reduce=gather -- \
   "key 'zero_reduce'" "'gather' is not one of reduce_scatter, all_reduce"
+# Megatron-Core's expert layout (etp): ep x etp must divide tp x cp x dp
+M="model=mixtral-8x7b gpu=h100-sxm5-80gb batch_per_gpu=1 seq_len=512 precision=amp_bf16 num_gpus=8 tp=2"
+refused "ep x etp that does not divide a stage's GPUs" $M sequence_parallel=1 ep=8 -- "ep=8" "etp=2" "tp x cp x dp"
+refused "etp != tp without sequence parallelism" $M ep=8 etp=1 -- "etp=1" "sequence_parallel"
+refused "etp of 0" $M ep=4 etp=0 -- "etp"
+expect "ep spanning the tensor-parallel ranks with etp=1" 0 "(ep 8, etp 1)" -- predict $M sequence_parallel=1 ep=8 etp=1
 
 # ---- one layout's CSV row ------------------------------------------------------------------
 cat > "$tmp/check.lua" <<'LUA'

@@ -151,7 +151,7 @@ static void test_interleaved_head(void **state)
     assert_true(head > 0);
     eci_mem_in in = {.wl = wl, .precision = EC_PREC_AMP_BF16, .optimizer = EC_OPT_SGD, .act_copies = 2,
                      .grad_accum = 2, .num_gpus = 1, .capacity_bytes = 80e9, .allocator_scale = 1.0,
-                     .weight_shards = 1, .grad_shards = 1, .opt_shards = 1, .ep = 1};
+                     .weight_shards = 1, .grad_shards = 1, .opt_shards = 1, .expert_split = 1};
     ec_memory both, once;
     eci_memory_estimate(ctx, &in, &both);
     in.head_copies = 1;

@@ -20,7 +20,7 @@ the planned vocabulary (MXFP8, NVFP4) stay in the raw files only; the script pri
 rows of each raw file it used and why it skipped the others.
 
 Planned keys used (issue 18): gpus_per_node, network (models/interconnects.csv), strategy=fsdp|
-zero|ddp|single, zero_stage, tp, pp, pp_schedule=1f1b|interleaved, pp_chunks, cp, ep,
+zero|ddp|single, zero_stage, tp, pp, pp_schedule=1f1b|interleaved, pp_chunks, cp, ep, etp,
 sequence_parallel, precision=amp_bf16|amp_fp8, lora_r, lora_targets=attention|attention_mlp|
 all_linear, base_precision=nf4, optimizer=paged_adamw_8bit|adamw, attention=sdpa|flash|flash1|flash2|cudnn, kernels=eager|fused|te,
 checkpointing, compile, reduce_dtype, fsdp_api, max_grad_norm, task (MLPerf BERT: pretrain), metric=tokens_per_s|peak_bytes|reserved_bytes.  Model ids are Hugging Face ids or,
@@ -36,7 +36,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "kernels", "checkpointing",
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
           "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len",
-          "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm"]
+          "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -106,6 +106,14 @@ NEMO_FT = {("LLAMA2-13B", "sft"): ({"vp": "10"}, "13b_1node.sh: virtual_pipeline
 # (Megatron-Core account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split)
 PP_SPLIT = {"meta-llama/Llama-3.1-405B": "src/megatron/bridge/recipes/llama/llama31_405b.py@3594df94 model_config",
             "Qwen/Qwen3-235B-A22B": "src/megatron/bridge/recipes/qwen/qwen3_235b_a22b.py@3594df94 model_config"}
+# Megatron-Bridge perf recipes of the NeMo 25.11 container (v0.2.0 = 7af9601c) that set Megatron-Core's
+# expert_tensor_parallel_size: the experts' width unsplit (etp=1) however far tp splits the dense layers
+ETP = {"Qwen/Qwen3-235B-A22B": (1, "scripts/performance/configs/qwen3/workload_base_configs.py@7af9601c L22-24 "
+                                   "BASE_QWEN3_235B_A22B_CONFIG"),
+       "Qwen/Qwen3-30B-A3B": (1, "scripts/performance/configs/qwen3/workload_base_configs.py@7af9601c L27-31 "
+                                 "BASE_QWEN3_30B_A3B_CONFIG"),
+       "openai/gpt-oss-120b": (1, "scripts/performance/configs/gpt_oss/workload_base_configs.py@7af9601c L22-28 "
+                                  "BASE_GPT_OSS_120B_CONFIG")}
 # GPUs where TE's DotProductAttention runs cuDNN's fused attention rather than flash-attn (compute
 # capability 9.0 and later)
 TE_CUDNN = {"h100-sxm5-80gb", "b200", "gb200", "gb300"}
@@ -188,6 +196,10 @@ def from_tables(rows, tag, skipped):
             rec["pp_split"] = "embedding_loss"
             note += ("; pp_split=embedding_loss: the recipe sets account_for_embedding_in_pipeline_split and "
                      "account_for_loss_in_pipeline_split True (NVIDIA-NeMo/Megatron-Bridge %s)" % PP_SPLIT[rec["model"]])
+        if tag == "mbridge" and rec["model"] in ETP and rec.get("ep"):
+            rec["etp"] = ETP[rec["model"]][0]
+            note += ("; etp=%d: expert_tensor_parallel_size=%d (NVIDIA-NeMo/Megatron-Bridge %s)" %
+                     (rec["etp"], rec["etp"], ETP[rec["model"]][1]))
         if method == "lora":
             # qv: on a Llama built as separate q/k/v projections, the adapters of q and v (two, where
             # Megatron's one adapter sits on the fused linear_qkv); no adapter on the output projection

@@ -151,7 +151,7 @@ static const key_def KEYS[] = {
     ENUM("pp_schedule", pp_schedule, 0, "1f1b, gpipe, interleaved",
          "pipeline schedule: 1f1b, gpipe, interleaved (pp_chunks per stage) [1f1b]"),
     INT(pp_chunks, 1, 1024, 1, "model chunks per pipeline stage with pp_schedule=interleaved [1]"),
-    INT(ep, 1, 65536, 1, "expert-parallel degree of mixture-of-experts layers (divides dp) [1]"),
+    INT(ep, 1, 65536, 1, "expert-parallel degree of mixture-of-experts layers (ep x etp divides tp x cp x dp) [1]"),
     INT(cp, 1, 1024, 1, "context-parallel degree: the sequence split over cp GPUs [1]"),
     INT(gpus_per_node, 1, 1024, 0, "GPUs per machine [0 = 8, constants.csv gpus_per_node]"),
     STR(network, "inter-node network preset of models/interconnects.csv, e.g. ib-ndr-400 [reference_systems.csv]"),
@@ -236,6 +236,9 @@ static const key_def KEYS[] = {
     ENUM("fsdp_api", fsdp_api, 0, "flat_param, fully_shard",
          "FSDP: flat_param (FullyShardedDataParallel) or fully_shard (FSDP2: copies in and out of the "
          "collectives' buffers) [flat_param]"),
+    /* Megatron-Core's expert_tensor_parallel_size (MoE parallel folding) */
+    INT(etp, 1, 1024, 0, "expert tensor-parallel degree: each expert's width over etp GPUs, ep x etp "
+        "dividing tp x cp x dp (Megatron-Core) [tp]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

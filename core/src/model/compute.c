@@ -492,16 +492,16 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
 {
     memset(c, 0, sizeof *c);
     op_cost_once(ctx, r, op, c);
-    /* an op of a Python loop (one per expert) runs count times back to back */
+    /* an op of a Python loop (one per expert) runs count times back to back, each run's gradients its own */
     int n = op->count > 1 ? op->count : 1;
-    c->fwd_s *= n;
-    c->bwd_s *= n;
+    c->fwd_s *= n, c->bwd_s *= n;
     c->fwd_kernels *= n;
     c->bwd_kernels *= n;
     c->host_kernels = op->fwd_kernels * n;
     c->host_cast = op->kind == ECI_OP_CAST;
     c->host_ops = op->fwd_kernels > 0 ? n : 0;
-    c->grad_params = op->params > 0 && !op->frozen ? op->params : 0;
+    c->grad_params = op->params > 0 && !op->frozen ? op->params * n : 0;
+    c->expert_grads = op->expert;
 }
 
 /* ---- the context's cost cache ----------------------------------------------------------

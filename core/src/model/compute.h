@@ -60,8 +60,10 @@ typedef struct eci_op_cost_t {
                            a multi-kernel op (a Python RMSNorm, gelu_new) at the op rate */
     int bwd_prev;       /* the nearest earlier op whose backward launches kernels (-1: none): the
                            backward walks step over the others (most of a transformer's ops) */
-    double grad_params; /* the op's parameters that get gradients (0: none, or frozen): what its
-                           backward hands DDP's buckets, without the walk reading the op */
+    double grad_params; /* the op's parameters that get gradients (0: none, or frozen), every run of
+                           it (count): what its backward hands DDP's buckets, without the walk
+                           reading the op */
+    int expert_grads;   /* they are a routed expert's: reduced over the expert data-parallel group */
 } eci_op_cost_t;
 
 /* 1 when the GPU has TF32 tensor cores: Ampere (compute capability 8.0) on, with a TF32 peak in

@@ -1,7 +1,7 @@
 /*
  * layout.c: the parallel layout of a config (docs/DESIGN.md 3.3): the data, tensor, pipeline,
  * context and expert degrees (num_gpus = dp x tp x pp x cp, Megatron's rank order with tensor
- * parallelism innermost), GPUs per node and nodes, the inter-node network preset, and the
+ * parallelism innermost; the expert layers' etp x ep x edp of each stage), GPUs per node and nodes, the inter-node network preset, and the
  * checks that refuse a layout that cannot run: degrees that do not divide, tensor parallelism
  * across nodes, FP8 or FlashAttention where the GPU or precision cannot, LoRA combined with
  * what PEFT does not support.  Every refusal names the keys at fault.
@@ -49,9 +49,23 @@ static int check_degrees(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     r->cp = cfg->cp;
     r->dp = cfg->num_gpus / model_par;
     r->ep = cfg->ep;
-    if (r->dp % r->ep != 0)
-        return eci_error(ctx, EC_EINVAL, "ep=%d must divide the data-parallel degree dp = num_gpus / (tp x pp x cp) "
-                         "= %d", cfg->ep, r->dp);
+    /* Megatron-Core's parallel folding (parallel_state.py initialize_model_parallel @d98e8a64 L870-895:
+     * a second RankGenerator, order tp-ep-dp-pp, tp = expert_tensor_parallel_size, default the
+     * dense tp): the expert layers lay the tp x cp x dp GPUs of a stage out as etp x ep x edp */
+    r->etp = cfg->etp > 0 ? cfg->etp : cfg->tp;
+    int stage = r->tp * r->cp * r->dp;
+    if (stage % (r->ep * r->etp) != 0)
+        return eci_error(ctx, EC_EINVAL, "ep=%d x etp=%d must divide a pipeline stage's GPUs tp x cp x dp = %d x %d "
+                         "x %d = %d (Megatron-Core's expert layout: etp x ep x expert data parallel)", cfg->ep,
+                         r->etp, r->tp, r->cp, r->dp, stage);
+    r->edp = stage / (r->ep * r->etp);
+    if (r->etp > r->per_node)
+        return eci_error(ctx, EC_EINVAL, "etp=%d exceeds gpus_per_node=%d: expert tensor parallelism stays within "
+                         "a node", r->etp, r->per_node);
+    if (r->etp != r->tp && r->tp > 1 && !cfg->sequence_parallel)
+        return eci_error(ctx, EC_EINVAL, "etp=%d with tp=%d needs sequence_parallel=1 (Megatron-Core trains MoE "
+                         "layers under tensor parallelism only with sequence parallelism: moe_layer.py)", r->etp,
+                         r->tp);
     if (r->tp > r->per_node)
         return eci_error(ctx, EC_EINVAL, "tp=%d exceeds gpus_per_node=%d: tensor parallelism stays within a node "
                          "(its all-reduces run every layer, over NVLink)", cfg->tp, r->per_node);
@@ -126,6 +140,9 @@ static int check_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (r->ep > 1 && !has_kind(net, EC_LAYER_MOE))
         return eci_error(ctx, EC_EINVAL, "ep=%d applies to mixture-of-experts networks; '%s' has no MoE layer",
                          r->ep, net->id);
+    if (cfg->etp > 0 && !has_kind(net, EC_LAYER_MOE))
+        return eci_error(ctx, EC_EINVAL, "etp=%d applies to mixture-of-experts networks; '%s' has no MoE layer",
+                         cfg->etp, net->id);
     if (r->cp > 1 && r->seq % (2 * r->cp) != 0)
         return eci_error(ctx, EC_EINVAL, "cp=%d: seq_len=%d must divide into 2 x cp = %d chunks (load-balanced "
                          "causal context parallelism)", r->cp, r->seq, 2 * r->cp);

@@ -19,8 +19,9 @@ typedef struct eci_resolved {
     ec_strategy strategy;
     int nodes;
     const char *topology;
-    /* The parallel layout (layout.c): num_gpus = dp x tp x pp x cp; ep divides dp. */
-    int dp, tp, pp, cp, ep, sp;
+    /* The parallel layout (layout.c): num_gpus = dp x tp x pp x cp; the expert layers' own layout
+     * (Megatron-Core's parallel folding) etp x ep x edp = tp x cp x dp, etp = tp unless given. */
+    int dp, tp, pp, cp, ep, sp, etp, edp;
     int per_node;               /* GPUs per node */
     const eci_fabric *fabric;   /* network= preset, or the GPU's reference system's across nodes; NULL: none */
     int fabric_defaulted;       /* fabric is the reference system's (no network= given) */
@@ -36,6 +37,14 @@ typedef struct eci_resolved {
     double micro_s;             /* set by the step model: one steady micro-batch, forward and backward */
     double stage_input_bytes;   /* set by the step model: the activation entering its first block */
 } eci_resolved;
+
+/* The routed experts' parameters are held by 1 / (ep x etp / tp) of the data-parallel ranks that
+ * hold a dense parameter (dp x cp of them; the expert data-parallel group is edp = tp x cp x dp /
+ * (ep x etp)): what divides those ranks' count for an expert's state. */
+static inline double eci_expert_split(const eci_resolved *r)
+{
+    return (double)r->ep * r->etp / r->tp;
+}
 
 /* Resolve cfg into r: find its ids, apply its defaults, check it, lay it out (resolve.c). */
 EC_INTERNAL int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r);

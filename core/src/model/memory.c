@@ -153,11 +153,13 @@ static void memory_readings(const ec_ctx *ctx, const eci_mem_in *in, double allo
 
 static double shards(double s) { return s > 1 ? s : 1; }
 
-/* Bytes of the trained parameters at `bytes` each over `s` ranks: a routed expert is held by
- * only s / ep of them (expert parallelism splits the experts, sharding the rest). */
-double eci_memory_shard_share(const eci_workload *wl, double bytes, double s, int ep)
+/* Bytes of the trained parameters at `bytes` each over `s` ranks: a routed expert's state is
+ * sharded over s / split of them (split = ep x etp / tp, eci_expert_split: the expert data-
+ * parallel group of Megatron-Core's expert layout); unsharded state (s = 1) stays whole. */
+double eci_memory_shard_share(const eci_workload *wl, double bytes, double s, double split)
 {
-    double e = wl->expert_params, other = wl->trainable_params - e, es = shards(s / (ep > 1 ? ep : 1));
+    double e = wl->expert_params, other = wl->trainable_params - e;
+    double es = s > 1 ? shards(s / (split > 0 ? split : 1)) : 1;
     return (other / shards(s) + e / es) * bytes;
 }
 
@@ -174,17 +176,17 @@ static void model_states(const eci_mem_in *in, double w, double g, double o, ec_
         g = 2.0;
         master = 4.0;
     }
-    m->weights_bytes = eci_memory_shard_share(wl, w, ws, in->ep) +
+    m->weights_bytes = eci_memory_shard_share(wl, w, ws, in->expert_split) +
                        frozen * (in->frozen_elem_bytes > 0 ? in->frozen_elem_bytes : w) / ws;
-    m->optimizer_bytes = eci_memory_shard_share(wl, o + master, os, in->ep);
+    m->optimizer_bytes = eci_memory_shard_share(wl, o + master, os, in->expert_split);
     /* the gradients alive between micro-steps: sharded, or whole under FSDP's no_sync (its docstring: "FSDP
      * will accumulate the full model gradients (instead of gradient shards) until the eventual sync"),
      * and for the frozen weights too when they share a unit with trained ones */
     double gs = in->unsharded_accum && in->grad_accum > 1 ? 1 : in->grad_shards;
-    *grads = eci_memory_shard_share(wl, g, gs, in->ep) + in->unit_frozen_params * g / shards(gs);
+    *grads = eci_memory_shard_share(wl, g, gs, in->expert_split) + in->unit_frozen_params * g / shards(gs);
     *host = 0;
     if (in->opt_on_host) { /* the states, the master copy and the fp32 gradients the CPU updates from */
-        *host += eci_memory_shard_share(wl, o + master + 4.0, os, in->ep);
+        *host += eci_memory_shard_share(wl, o + master + 4.0, os, in->expert_split);
         m->optimizer_bytes = 0;
     }
     if (in->weights_on_host) {
@@ -284,7 +286,7 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
     double opt_temp = replica || in->opt_on_host ? 0
                                                  : eci_memory_shard_share(wl, eci_optim_temp_bytes(&opt, wl, in->precision) *
                                                                                   per_param,
-                                                                          in->opt_shards, in->ep);
+                                                                          in->opt_shards, in->expert_split);
     if (opt_temp > 0 && eci_optim_loops(&opt, in->optimizer, in->torch_version)) {
         /* PyTorch 1.x's per-tensor loop: denom = exp_avg_sq.sqrt() / bias_correction2_sqrt makes two
          * temporaries of one tensor at a time, the largest one's at most (_single_tensor_adamw) */

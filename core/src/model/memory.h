@@ -24,7 +24,8 @@ typedef struct eci_mem_in {
     int weights_on_host;          /* ...and the parameter shards too (FSDP CPUOffload, ZeRO-Infinity) */
     double gathered_bytes;        /* unsharded units and their gradients alive at once (FSDP, ZeRO-3) */
     double frozen_elem_bytes;     /* LoRA: bytes per frozen base parameter as stored */
-    int ep;                       /* expert parallelism: routed experts' states shard over 1/ep of the ranks */
+    double expert_split;          /* ep x etp / tp (eci_expert_split): routed experts' states shard over
+                                     1/expert_split of the ranks */
     double act_copies;            /* micro-batches whose activations a pipeline stage holds (0 or 1: one) */
     double head_copies;           /* of them, those whose head (the ops after the last repeated block) it
                                      holds; 0: act_copies.  An interleaved schedule's last stage runs each
@@ -51,8 +52,8 @@ typedef struct eci_mem_in {
 
 EC_INTERNAL void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m);
 /* The trained parameters' bytes (at `bytes` each) on one of `shards` ranks that split them, the
- * routed experts over only shards / ep of them. */
-EC_INTERNAL double eci_memory_shard_share(const eci_workload *wl, double bytes, double shards, int ep);
+ * routed experts over only shards / split of them (split = ep x etp / tp). */
+EC_INTERNAL double eci_memory_shard_share(const eci_workload *wl, double bytes, double shards, double split);
 /* Bytes per parameter of the weights, the gradients and the optimizer states. */
 EC_INTERNAL void eci_memory_param_bytes(const ec_ctx *ctx, int precision, int optimizer, double *w, double *g, double *opt);
 

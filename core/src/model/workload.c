@@ -149,6 +149,7 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
     int p = sh->precision;
     builder b = {.ctx = ctx, .wl = wl, .net = net, .sh = sh, .mask = sh->mask_bytes, .batch = sh->batch,
                  .tp = sh->tp > 1 ? sh->tp : 1, .cp = sh->cp > 1 ? sh->cp : 1, .ep = sh->ep > 1 ? sh->ep : 1,
+                 .etp = sh->etp > 0 ? sh->etp : (sh->tp > 1 ? sh->tp : 1), /* 0: the dense tp */
                  .sp = sh->tp > 1 && sh->sp, .block = -1};
     b.amp = p == EC_PREC_AMP_FP16 || p == EC_PREC_AMP_BF16 || p == EC_PREC_AMP_FP8;
     b.cast_w = b.amp && !sh->weights_16;
@@ -190,7 +191,7 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
 typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
-    int tp, cp, cp_torch, ep, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
+    int tp, cp, cp_torch, ep, etp, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
     int channels_last, fused, inference, unpadded, loss_sum, quant_head, loss_fp32, remat, lora_dropout, te_layers;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, base_quant_bytes;
 } wl_key;
@@ -244,6 +245,7 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->cp = sh->cp;
     k->cp_torch = sh->cp_torch;
     k->ep = sh->ep;
+    k->etp = sh->etp;
     k->sp = sh->sp;
     k->weights_16 = sh->weights_16;
     k->stage_lo = sh->stage_lo;

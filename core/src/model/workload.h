@@ -29,7 +29,8 @@ typedef enum { ECI_COLL_NONE = 0, ECI_COLL_ALLREDUCE, ECI_COLL_ALLGATHER, ECI_CO
                ECI_COLL_ALLTOALL, ECI_COLL_P2P } eci_coll;
 
 /* The groups whose collectives sit inside a step's ops (data parallelism's are sim/step.c's). */
-typedef enum { ECI_GROUP_TP = 0, ECI_GROUP_CP, ECI_GROUP_EP, ECI_N_GROUPS } eci_group_id;
+/* ETP: the expert tensor-parallel group (etp != tp, workload_blocks.c eci_wl_moe) */
+typedef enum { ECI_GROUP_TP = 0, ECI_GROUP_CP, ECI_GROUP_EP, ECI_GROUP_ETP, ECI_N_GROUPS } eci_group_id;
 
 typedef struct eci_op {
     const char *name;      /* static label ("qkv", "softmax", ...) for traces */
@@ -169,6 +170,8 @@ typedef struct eci_shape {
     double rmsnorm_passes;  /* passes over the elements those kernels make together (constants.csv) */
     int rope_kernels;       /* kernels of HF's apply_rotary_pos_emb on Q and K (constants.csv) */
     int tp, cp, ep;         /* tensor-, context- and expert-parallel degrees (1: none) */
+    int etp;                /* expert tensor-parallel degree (layout.c: tp unless given); etp != tp: the
+                               experts outside the tensor-parallel region (workload_blocks.c eci_wl_moe) */
     int cp_torch;           /* cp > 1 by PyTorch's context_parallel ring (torchtitan): its merge kernels
                                and its exchange waited for at the second step (workload_blocks.c);
                                0 with kernels=te (Megatron's ring in Transformer Engine, not modeled) */

@@ -320,6 +320,20 @@ static void ep_sort(builder *b, const char *name, double bytes)
     }
 }
 
+/* This GPU's share of the experts' width under expert tensor parallelism (etp ranks). */
+static double etp_share(builder *b, double whole)
+{
+    if (b->etp <= 1)
+        return whole;
+    if (fmod(whole, b->etp) != 0) {
+        char why[96];
+        snprintf(why, sizeof why, "etp=%d must divide the experts' width (ffn %.0f)", b->etp, whole);
+        eci_wl_shape_error(b, why);
+        return whole;
+    }
+    return whole / b->etp;
+}
+
 /* One routed expert's MLP (run once per local expert, eci_wl_moe): up (and gate), the
  * activation, down, with their weights' casts or dequantization. */
 static void expert_mlp(builder *b, const ec_moe_layer *m, const tensor *in, double per, double ffn)
@@ -376,7 +390,16 @@ static void expert_mlp(builder *b, const ec_moe_layer *m, const tensor *in, doub
  * (Megatron-Core's MoEAlltoAllTokenDispatcher, "Permutation 2" / "Unpermutation 2":
  * sort_chunks_by_idxs when num_local_experts > 1, megatron/core/transformer/moe/
  * token_dispatcher.py dispatch_postprocess and combine_preprocess).
- * Tensor parallelism splits each expert's inner width as it splits an MLP's. */
+ * Tensor parallelism splits each expert's inner width as it splits an MLP's (etp = tp: the block
+ * inside the tensor-parallel region).  Under Megatron-Core's parallel folding with etp != tp
+ * the block leaves that region: this GPU routes its own sequence-parallel rows, the all-to-all
+ * runs over its expert-parallel group (etp ranks apart, across the tensor-parallel ranks), the
+ * expert tensor-parallel group all-gathers the pairs its etp ranks received (backward: reduce-
+ * scatters their gradients) and each expert's width splits over etp; the output reduce-scatters
+ * back before the combine (MoEAlltoAllTokenDispatcher with tp_group = expt_tp:
+ * token_dispatcher.py dispatch_postprocess gather_from_sequence_parallel_region and
+ * combine_preprocess reduce_scatter_to_sequence_parallel_region @d98e8a64).  The shared experts
+ * stay a tensor-parallel MLP. */
 void eci_wl_moe(builder *b, const ec_moe_layer *m)
 {
     if (fmod(m->experts, b->ep) != 0) {
@@ -385,11 +408,14 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
         eci_wl_shape_error(b, why);
         return;
     }
-    double ffn = eci_wl_tp_share(b, (double)m->ffn, "the experts' width (ffn)");
-    eci_wl_tp_enter(b);
+    int folded = b->etp != b->tp; /* the experts outside the tensor-parallel region */
+    double ffn = folded ? etp_share(b, (double)m->ffn) : eci_wl_tp_share(b, (double)m->ffn, "the experts' width (ffn)");
+    if (!folded)
+        eci_wl_tp_enter(b);
     tensor in = b->cur;
     double width = in.width, rows = in.rows, E = m->experts, k = m->top_k, local = E / b->ep;
-    double per = rows * k / local;
+    double gathered = folded ? b->etp : 1; /* the expert tensor-parallel ranks' pairs, gathered */
+    double per = rows * k * gathered / local;
     eci_op *router = eci_wl_linear_on(b, "router", &in, E, m->bias);
     /* Megatron-Core's router is a plain matmul in the input's dtype (router_gating_linear,
      * megatron/core/transformer/moe/router.py L91-96 and moe_utils.py L939-1008 @core_v0.15.0), not
@@ -401,8 +427,10 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
     size_t dispatch = b->wl->n_ops;
     if (b->ep > 1)
         comm(b, "ep_dispatch", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
+    if (gathered > 1)
+        comm(b, "etp_allgather", ECI_GROUP_ETP, ECI_COLL_ALLGATHER, ECI_COLL_REDUCE_SCATTER, pairs * gathered, 0);
     if (b->ep > 1 && local > 1)
-        ep_sort(b, "ep_sort", pairs);
+        ep_sort(b, "ep_sort", pairs * gathered);
     /* one expert's work, launched once per local expert */
     size_t first = b->wl->n_ops;
     double x = per * width;
@@ -429,7 +457,9 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
         b->wl->ops[i].expert = 1;
     }
     if (b->ep > 1 && local > 1)
-        ep_sort(b, "ep_unsort", pairs);
+        ep_sort(b, "ep_unsort", pairs * gathered);
+    if (gathered > 1)
+        comm(b, "etp_reduce_scatter", ECI_GROUP_ETP, ECI_COLL_REDUCE_SCATTER, ECI_COLL_ALLGATHER, pairs * gathered, 0);
     if (b->ep > 1)
         comm(b, "ep_combine", ECI_GROUP_EP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, pairs, 0);
     b->cur = in;
@@ -439,14 +469,21 @@ void eci_wl_moe(builder *b, const ec_moe_layer *m)
         tensor moe_out = b->cur;
         b->cur = in;
         ec_mlp_layer sm = {.ffn = m->shared_ffn, .act = m->act, .gated = m->gated};
-        mlp_body(b, &sm, eci_wl_tp_share(b, (double)m->shared_ffn, "the shared experts' width"));
+        double shared = eci_wl_tp_share(b, (double)m->shared_ffn, "the shared experts' width");
+        if (folded) /* a tensor-parallel MLP of its own (its rows gathered and scattered back) */
+            eci_wl_tp_enter(b);
+        tensor sin = b->cur;
+        mlp_body(b, &sm, shared);
         if (m->shared_gate) {
-            eci_wl_linear_on(b, "shared_gate", &in, 1, 0);
-            mem(b, "shared_gate_mul", rows * width, 3.0 * b->act, rows * width * b->act);
+            eci_wl_linear_on(b, "shared_gate", &sin, 1, 0);
+            mem(b, "shared_gate_mul", sin.rows * width, 3.0 * b->act, sin.rows * width * b->act);
         }
+        if (folded)
+            eci_wl_tp_exit(b);
         mem(b, "moe_add", rows * width, 3.0 * b->act, 0);
         b->cur = moe_out;
         fresh(b, &b->cur);
     }
-    eci_wl_tp_exit(b);
+    if (!folded)
+        eci_wl_tp_exit(b);
 }

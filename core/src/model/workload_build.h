@@ -45,6 +45,7 @@ typedef struct builder {
                                 held 16-bit: FSDP/ZeRO mixed precision) */
     double batch;
     int tp, cp, ep, sp;      /* parallel degrees (1: none); sp: sequence-parallel regions */
+    int etp;                 /* expert tensor-parallel degree (1: none) */
     int block, layer;
     tensor cur, skip, memory;
     int has_skip, has_memory;

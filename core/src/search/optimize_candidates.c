@@ -77,6 +77,7 @@ static int resolve_probe(ec_optimize *o, eci_resolved *r)
     probe.num_gpus = 1;
     probe.strategy = EC_STRATEGY_SINGLE;
     probe.tp = probe.pp = probe.cp = probe.ep = 1;
+    probe.etp = 0;
     probe.pp_chunks = 1;
     probe.pp_schedule = EC_PP_1F1B;
     probe.pp_split = EC_PP_SPLIT_LAYERS;

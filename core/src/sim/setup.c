@@ -28,14 +28,16 @@ static void split_dp(const layout_comm *lc, const eci_resolved *r, int inner, ec
 }
 
 /* The job's links and the groups of its layout (Megatron's rank order: tensor parallel
- * innermost, then context, data, pipeline; experts within data parallelism). */
+ * innermost, then context, data, pipeline; the expert layers etp innermost, then ep, then the
+ * expert data parallel edp, within a stage: Megatron-Core's parallel folding, parallel_state.py
+ * @d98e8a64 L870-895, RankGenerator order tp-ep-dp-pp with tp = expert_tensor_parallel_size). */
 int eci_setup_layout_comm(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_params *calib,
                           layout_comm *lc)
 {
     memset(lc, 0, sizeof *lc);
     lc->comm.n = lc->comm.nodes = 1;
     lc->comm.h2d_share_frac = 1.0;
-    lc->dp.n = 1;
+    lc->dp.n = lc->edp.n = 1;
     int n = cfg->num_gpus;
     lc->dp_is_job = r->dp == n && r->fabric == NULL && r->nodes == 1;
     lc->zero_shard = lc->dp;
@@ -53,8 +55,11 @@ int eci_setup_layout_comm(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     int tp = r->tp, cp = r->cp;
     eci_comm_group(&lc->comm, tp, 1, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->groups[ECI_GROUP_TP]);
     eci_comm_group(&lc->comm, cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->groups[ECI_GROUP_CP]);
-    eci_comm_group(&lc->comm, r->ep, tp * cp, lc->domain, lc->net_bytes_per_s, lc->net_frac,
+    eci_comm_group(&lc->comm, r->etp, 1, lc->domain, lc->net_bytes_per_s, lc->net_frac,
+                   &lc->groups[ECI_GROUP_ETP]);
+    eci_comm_group(&lc->comm, r->ep, r->etp, lc->domain, lc->net_bytes_per_s, lc->net_frac,
                    &lc->groups[ECI_GROUP_EP]);
+    eci_comm_group(&lc->comm, r->edp, r->etp * r->ep, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->edp);
     eci_comm_group(&lc->comm, r->dp * cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->dp);
     eci_comm_group(&lc->comm, r->pp, tp * cp * r->dp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->pp);
     split_dp(lc, r, cfg->zero_shard_size, &lc->zero_shard, &lc->zero_replica);
@@ -244,7 +249,7 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                                                                       : EC_C_rmsnorm_eager_kernels),
                          .rmsnorm_passes = eci_const(ctx, fused ? EC_C_rmsnorm_fused_passes : EC_C_rmsnorm_eager_passes),
                          .rope_kernels = (int)eci_const(ctx, fused ? EC_C_rope_fused_kernels : EC_C_rope_eager_kernels),
-                         .tp = r->tp, .cp = r->cp, .ep = r->ep, .sp = r->sp,
+                         .tp = r->tp, .cp = r->cp, .ep = r->ep, .etp = r->etp, .sp = r->sp,
                          .cp_torch = r->cp > 1 && cfg->kernels != EC_KERNELS_TE,
                          .stage_lo = r->stage_lo, .stage_hi = r->stage_hi,
                          /* FSDP MixedPrecision and DeepSpeed hold the compute copy in 16 bits */

@@ -16,6 +16,8 @@ typedef struct layout_comm {
     eci_comm comm;              /* every GPU of the job (n = 1: none) */
     eci_group groups[ECI_N_GROUPS]; /* tensor-, context-, expert-parallel groups of the ops' collectives */
     eci_group dp;               /* gradient reduction: the dp x cp ranks holding the same shard (stride tp) */
+    eci_group edp;              /* the routed experts' gradient reduction: the expert data-parallel ranks
+                                   (edp of them, stride etp x ep) */
     eci_group pp;               /* pipeline neighbours */
     eci_group zero_shard;       /* ZeRO-1/2: the ranks one copy of the optimizer states is sharded over
                                    (zero_shard_size; else dp) */
@@ -28,7 +30,7 @@ typedef struct layout_comm {
 } layout_comm;
 
 /* The job's links and the groups of its layout (Megatron's rank order: tensor parallel
- * innermost, then context, data, pipeline; experts within data parallelism). */
+ * innermost, then context, data, pipeline; the expert layers etp, ep, edp within a stage). */
 EC_INTERNAL int eci_setup_layout_comm(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r,
                                       const eci_params *calib, layout_comm *lc);
 /* The rates of the ops' collectives: the layout's links and groups (none on one GPU). */

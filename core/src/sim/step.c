@@ -118,7 +118,8 @@ static void step_plan(step *s)
     s->grad_bytes = wl->trainable_params * param_bytes, s->bcast_bytes = wl->params * param_bytes;
     s->trained_tensors = wl->trainable_tensors;
     s->reduce_bytes = eci_setup_reduce_elem_bytes(cfg, r, param_bytes);
-    p->grad_elem_bytes = s->reduce_bytes; /* AMP all-reduces the fp32 gradients (modeling.md 6.2) */
+    p->grad_elem_bytes = p->expert_grad_elem_bytes = s->reduce_bytes; /* AMP all-reduces the fp32 gradients
+                                                                       * (modeling.md 6.2) */
     p->gather_elem_bytes = compute_elem_bytes(cfg->precision);
     p->frozen_elem_bytes = eci_setup_frozen_elem_bytes(ctx, cfg, wl, param_bytes);
     p->overlap_slowdown = eci_const(ctx, EC_C_overlap_compute_slowdown_frac);
@@ -162,6 +163,24 @@ static void step_plan(step *s)
     s->h2d_s = wl->input_bytes / h2d_bw + eci_const(ctx, EC_C_h2d_latency_s);
     if (s->dp) /* one process loads the global batch and copies it all to GPU 0 */
         s->h2d_s *= n;
+}
+
+/* A routed expert's gradients are reduced over the expert data-parallel group (edp ranks,
+ * Megatron-Core's expert layout; its distributed optimizer keeps the experts' buffers apart):
+ * the time of a bucket of `bytes` there relative to the data-parallel group the buckets run
+ * over, by which the walk weights their bytes (0 where edp = 1: nothing to reduce).  1 where
+ * the expert layout is the dense one's (ep x etp = tp). */
+static double expert_reduce_frac(const step *s, double bytes)
+{
+    const eci_resolved *r = &s->r;
+    if (r->ep * r->etp == r->tp || s->lc.comm.n <= 1)
+        return 1;
+    if (r->edp <= 1)
+        return 0;
+    const eci_group *g = s->sched.group != NULL ? s->sched.group : &s->lc.dp;
+    eci_coll coll = s->sched.group != NULL ? s->sched.coll : ECI_COLL_ALLREDUCE;
+    double dense = eci_coll_s(s->comm, g, coll, bytes);
+    return dense > 0 ? eci_coll_s(s->comm, &s->lc.edp, coll, bytes) / dense : 1;
 }
 
 /* The host's dispatch costs: eager, and the model's own passes' (setup.c: torch.compile, CUDA
@@ -247,6 +266,7 @@ static void step_begin(step *s)
         s->sched.replica = rs ? &s->lc.zero_replica : NULL;  /* then the shard across the replicas */
         s->sched.coll = rs ? ECI_COLL_REDUCE_SCATTER : ECI_COLL_ALLREDUCE;
     }
+    s->p.expert_grad_elem_bytes = s->p.grad_elem_bytes * expert_reduce_frac(s, cap);
     s->exposed_total = 0;
     s->micro_fwd0 = s->micro_bwd0 = s->rep_fwd_s = s->rep_bwd_s = 0;
     s->fwd_once = (fwd_memo){0};
@@ -517,7 +537,7 @@ static void step_optimizer(step *s)
     const ec_config *cfg = s->cfg;
     timeline *t = &s->t;
     eci_setup_shard_degrees(cfg, &s->r, &s->w_shards, &s->g_shards, &s->o_shards);
-    s->opt_params = eci_memory_shard_share(s->wl, 1.0, s->o_shards, s->r.ep);
+    s->opt_params = eci_memory_shard_share(s->wl, 1.0, s->o_shards, eci_expert_split(&s->r));
     eci_phase ph[ECI_N_PHASES];
     eci_step_in si = {.wl = s->wl, .params = s->opt_params, .tensors = s->trained_tensors, .rates = &s->rates,
                       .optimizer = cfg->optimizer, .precision = cfg->precision,
@@ -572,6 +592,11 @@ static void step_after_update(step *s, ec_result *res)
          * its shard group's under zero_shard_size) */
         double bytes = s->wl->trainable_params * compute_elem_bytes(cfg->precision);
         s->zero_gather_s = eci_coll_s(s->comm, &s->lc.zero_shard, ECI_COLL_ALLGATHER, bytes);
+        if (s->r.ep * s->r.etp != s->r.tp) { /* the routed experts' over the expert data-parallel group */
+            double e = s->wl->expert_params * compute_elem_bytes(cfg->precision);
+            s->zero_gather_s = eci_coll_s(s->comm, &s->lc.zero_shard, ECI_COLL_ALLGATHER, bytes - e) +
+                               eci_coll_s(s->comm, &s->lc.edp, ECI_COLL_ALLGATHER, e);
+        }
         s->zero_gather_wait_s = s->zero_gather_s;
         if (cfg->overlap_param_gather) { /* under the next step's forward (overlapped_gather_s) */
             s->zero_gather_wait_s = overlapped_gather_s(s, bytes);

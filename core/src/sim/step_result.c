@@ -33,7 +33,7 @@ int eci_step_breakdown(step *s, ec_result *res)
     res->breakdown.backward_s = p->bwd_s + rest_frac * micro_bwd - ga * inline_bwd;
     res->comm.tp_s = ga * group_s[ECI_GROUP_TP];
     res->comm.cp_s = ga * group_s[ECI_GROUP_CP];
-    res->comm.ep_s = ga * group_s[ECI_GROUP_EP];
+    res->comm.ep_s = ga * (group_s[ECI_GROUP_EP] + group_s[ECI_GROUP_ETP]); /* the experts' collectives */
     res->breakdown.optimizer_s = s->opt_gpu_s;
     /* Micro-steps 3..ga repeat the last simulated one; once-per-step work is not scaled. */
     res->breakdown.cpu_overhead_s = t->gap[CAUSE_DISPATCH] + scale_rest * last->gap[CAUSE_DISPATCH];
@@ -121,7 +121,7 @@ void eci_step_memory(step *s, ec_result *res)
                      .opt_shards = s->o_shards, .zero = r->strategy == EC_STRATEGY_ZERO,
                      .opt_on_host = cfg->offload != EC_OFFLOAD_NONE,
                      .weights_on_host = cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS,
-                     .act_copies = r->in_flight, .frozen_elem_bytes = s->p.frozen_elem_bytes, .ep = r->ep,
+                     .act_copies = r->in_flight, .frozen_elem_bytes = s->p.frozen_elem_bytes, .expert_split = eci_expert_split(r),
                      /* the last stage's last model chunk, where the head is, holds one micro-batch
                       * (Megatron's interleaved 1F1B: pipeline_parallel/schedules.py, a chunk's forward
                       * micro-batches come pp at a time; the last rank's warm-up ends on its last chunk) */

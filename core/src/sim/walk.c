@@ -21,14 +21,14 @@
 typedef struct ddp_walk {
     eci_ddp_sched *s;
     double free_s;               /* s->comm_free_s */
-    double overlap_s, slack_comm_s, slowdown, elem_bytes;
+    double overlap_s, slack_comm_s, slowdown, elem_bytes, expert_elem_bytes;
 } ddp_walk;
 
 static ddp_walk ddp_walk_begin(const plan *p)
 {
     return (ddp_walk){.s = p->ddp, .free_s = p->ddp->comm_free_s, .overlap_s = p->overlap_s,
                       .slack_comm_s = p->slack_comm_s, .slowdown = p->overlap_slowdown,
-                      .elem_bytes = p->grad_elem_bytes};
+                      .elem_bytes = p->grad_elem_bytes, .expert_elem_bytes = p->expert_grad_elem_bytes};
 }
 
 static void ddp_walk_end(plan *p, const ddp_walk *dw)
@@ -54,7 +54,7 @@ static inline double ddp_grads_ready(ddp_walk *dw, const eci_op_cost_t *c, doubl
         dw->overlap_s += slow;
     }
     if (c->grad_params > 0) { /* trained parameters (not LoRA's frozen base) */
-        eci_ddp_ready(dw->s, gpu + slow, c->grad_params * dw->elem_bytes);
+        eci_ddp_ready(dw->s, gpu + slow, c->grad_params * (c->expert_grads ? dw->expert_elem_bytes : dw->elem_bytes));
         dw->free_s = dw->s->comm_free_s;
     }
     return slow;

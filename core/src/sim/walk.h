@@ -38,6 +38,9 @@ typedef struct plan {
     double loop_copy_s;          /* a tiny blocking host-to-device copy (host latency) */
     eci_ddp_sched *ddp;          /* DDP's Reducer on the micro-step that all-reduces, else NULL */
     double grad_elem_bytes;      /* bytes per gradient element */
+    double expert_grad_elem_bytes; /* the same for a routed expert's gradients, weighted by their
+                                    reduction's time over the expert data-parallel group relative
+                                    to the data-parallel one's (step.c expert_reduce_frac) */
     double overlap_slowdown;     /* compute slowdown while an all-reduce runs beside it */
     double overlap_s;            /* backward time added by that slowdown (this micro-step) */
     eci_shard *shard;            /* FSDP / ZeRO-3: per-unit gathers and reductions, else NULL */
