@@ -165,8 +165,12 @@ eci_op *eci_wl_linear_on(builder *b, const char *name, tensor *t, double out, in
         saved = rows * in * (strcmp(name, "router") == 0 ? tbytes(b, t) : kept_input_bytes(b, tbytes(b, t)));
         mark_saved(b, t->id);
     }
-    if (cast_w)
-        cast(b, "cast_w", in * out, 0);
+    if (cast_w) { /* autocast casts every floating argument of F.linear (cached_cast in its
+                   * lower_precision_fp wrapper, aten/src/ATen/autocast_mode.h): the bias in a kernel of its own */
+        cast(b, "cast_w", in * out + (bias ? out : 0), 0);
+        if (bias && b->rc == EC_OK)
+            b->wl->ops[b->wl->n_ops - 1].fwd_kernels = 2;
+    }
     int quant = eci_wl_dequant(b, "dequant_w", in * out);
     eci_op *op = gemm(b, name, rows, out, in, 1, saved);
     if (op == NULL)
