@@ -357,6 +357,44 @@ static void test_autocast_casts_bias(void **state)
     ec_ctx_free(ctx);
 }
 
+/* GPT-2's gelu_new under autocast: torch.pow is on autocast's fp32 list, so the formula runs in
+ * fp32 after a cast of its 16-bit input (one more kernel), moves 5 16-bit and 15 fp32 elements
+ * per element, keeps 3 fp32 and 1 16-bit copies, and hands mlp_out an fp32 input, which it casts.
+ * In fp32 it is the 8 kernels of the formula; pure 16 bits stays 16-bit. */
+static void test_gelu_new_autocast(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "gpt2");
+    double b = 2, s = 64, ffn = 3072;
+    eci_workload wl = {0};
+    static const int precs[] = {EC_PREC_AMP_BF16, EC_PREC_FP32, EC_PREC_BF16};
+    for (int p = 0; p < 3; p++) {
+        eci_shape sh = shape_of(precs[p], b, s, 0);
+        sh.gelu_new_kernels = 8;
+        expand_or_fail(ctx, net, ECI_TASK_LM, &sh, &wl);
+        size_t i = 0;
+        while (i < wl.n_ops && strcmp(wl.ops[i].name, "gelu_new") != 0)
+            i++;
+        assert_true(i + 1 < wl.n_ops);
+        const eci_op *g = &wl.ops[i];
+        double n = b * s * ffn;
+        if (p == 0) {
+            assert_int_equal(g->fwd_kernels, 9);
+            assert_rel(g->fwd_bytes, (5.0 * 2 + 15.0 * 4) * n, EC_TOL_CLOSED_FORM);
+            assert_rel(g->saved_bytes, (3.0 * 4 + 2) * n, EC_TOL_CLOSED_FORM);
+            assert_string_equal(wl.ops[i + 1].name, "cast_in");
+        } else {
+            double e = p == 1 ? 4.0 : 2.0;
+            assert_int_equal(g->fwd_kernels, 8);
+            assert_rel(g->fwd_bytes, 8 * 2.5 * e * n, EC_TOL_CLOSED_FORM);
+            assert_string_not_equal(wl.ops[i + 1].name, "cast_in");
+        }
+    }
+    eci_workload_release(ctx, &wl);
+    ec_ctx_free(ctx);
+}
+
 /* Fused SDPA keeps no s x s tensor: activations are linear in s at fixed b·s. */
 static void test_sdpa_no_quadratic_memory(void **state)
 {
@@ -512,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_resnet50_flops),
         cmocka_unit_test(test_bert_activations_fp32),
         cmocka_unit_test(test_bert_activations_autocast), cmocka_unit_test(test_autocast_casts_bias),
+        cmocka_unit_test(test_gelu_new_autocast),
         cmocka_unit_test(test_sdpa_no_quadratic_memory),
         cmocka_unit_test(test_deep_networks),
         cmocka_unit_test(test_task_family_mismatch),
