@@ -412,7 +412,9 @@ static void test_evaluation(void **state)
 
 /* HF calls SDPA with is_causal=True when it builds no padding mask (no lengths: every
  * sample fills the sequence): the kernel skips the blocks above the diagonal.  A padded
- * batch (lengths given, padded to max_length) goes in with a mask.  BERT is not causal. */
+ * batch (lengths given, padded to max_length) goes in with a mask.  BERT is not causal: a
+ * named flash kernel gives it the same forward either way (SDPA's pick under a mask:
+ * test_sdpa_padding_mask). */
 static void test_sdpa_causal(void **state)
 {
     (void)state;
@@ -425,8 +427,9 @@ static void test_sdpa_causal(void **state)
     snprintf(words, sizeof words, "%s lengths=lognormal(600,0.3)", gpt);
     ec_test_predict(ctx, words, &masked);
     assert_true(full.breakdown.forward_s < masked.breakdown.forward_s);
-    ec_test_predict(ctx, BERT "precision=amp_bf16 data=on_gpu padding=max_length", &b_full);
-    ec_test_predict(ctx, BERT "precision=amp_bf16 data=on_gpu padding=max_length lengths=lognormal(60,0.3)", &b_masked);
+    ec_test_predict(ctx, BERT "precision=amp_bf16 data=on_gpu padding=max_length attention=flash2", &b_full);
+    ec_test_predict(ctx, BERT "precision=amp_bf16 data=on_gpu padding=max_length attention=flash2 "
+                              "lengths=lognormal(60,0.3)", &b_masked);
     assert_rel(b_full.breakdown.forward_s, b_masked.breakdown.forward_s, EC_TOL_EXACT);
     ec_ctx_free(ctx);
 }
@@ -471,9 +474,9 @@ static void test_attention_by_architecture(void **state)
     eci_params_default(ctx, &calib);
     eci_rates ra, rh;
     eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &calib, 0, &ra);
-    eci_rates_attention(ctx, a100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, 0, &ra);
+    eci_rates_attention(ctx, a100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, 0, 0, &ra);
     eci_rates_init(ctx, h100, EC_PREC_AMP_BF16, &calib, 0, &rh);
-    eci_rates_attention(ctx, h100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, 0, &rh);
+    eci_rates_attention(ctx, h100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, 0, 0, &rh);
     for (int pass = 0; pass < 2; pass++) /* as a share of each GPU's own peak */
         assert_true(rh.attn_frac[pass][0] < 0.6 * ra.attn_frac[pass][0]);
     assert_true(rh.attn_flop_per_s * rh.attn_frac[0][0] < 2.0 * ra.attn_flop_per_s * ra.attn_frac[0][0]);
@@ -577,7 +580,7 @@ static double attn_s_per_flop(ec_ctx *ctx, const eci_gpu *g, int attention, doub
     eci_params_default(ctx, &calib);
     eci_rates r;
     eci_rates_init(ctx, g, EC_PREC_AMP_BF16, &calib, 0, &r);
-    eci_rates_attention(ctx, g, attention, EC_PREC_AMP_BF16, 0, &r);
+    eci_rates_attention(ctx, g, attention, EC_PREC_AMP_BF16, 0, 0, &r);
     eci_op op;
     memset(&op, 0, sizeof op);
     op.kind = ECI_OP_ATTN; /* 16k tokens in 8 sequences of 2k, 2048 / hd heads (FA2-PAPER's setting) */
@@ -649,7 +652,7 @@ static void test_sdpa_backends(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const eci_gpu *g = cases[i].gpu[0] == 'h' ? h100 : cases[i].gpu[0] == 't' ? t4 : a100;
-        assert_int_equal(eci_attn_kernel_for(ctx, g, EC_ATTN_SDPA, cases[i].precision, cases[i].torch),
+        assert_int_equal(eci_attn_kernel_for(ctx, g, EC_ATTN_SDPA, cases[i].precision, cases[i].torch, 0),
                          cases[i].kernel);
     }
     /* the prediction reads it: sdpa under torch 2.5 is attention=cudnn on H100, under 2.4 flash2 */
@@ -675,6 +678,44 @@ static void test_sdpa_backends(void **state)
     ec_ctx_free(ctx);
 }
 
+/* A batch with a padding mask (lengths given) reaches SDPA with an attn_mask, which the flash
+ * backends refuse (sdp_utils.cpp can_use_flash_attention: check_for_attn_mask; models/
+ * sdpa_backends.csv attn_mask): 16-bit SDPA then runs the memory-efficient kernel (the next
+ * backend in priority order), cuDNN keeps the mask; fp32 ran the memory-efficient kernel anyway,
+ * and a named flash kernel (flash-attn unpads instead) is not moved. */
+static void test_sdpa_padding_mask(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb"), *h100 = eci_hw_find(ctx, "h100-sxm5-80gb");
+    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_AMP_FP16, 2.4, 0), ECI_AK_FLASH2);
+    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_AMP_FP16, 2.4, 1), ECI_AK_MEM_EFFICIENT);
+    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_AMP_BF16, 2.1, 1), ECI_AK_MEM_EFFICIENT);
+    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_AMP_BF16, 0, 1), ECI_AK_MEM_EFFICIENT);
+    assert_int_equal(eci_attn_kernel_for(ctx, h100, EC_ATTN_SDPA, EC_PREC_AMP_BF16, 2.5, 1), ECI_AK_CUDNN);
+    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_TF32, 2.4, 1), ECI_AK_MEM_EFFICIENT);
+    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_FLASH, EC_PREC_AMP_FP16, 2.4, 1), ECI_AK_FLASH2);
+    /* the prediction reads it: BERT fine-tuned under autocast on padded batches runs the
+     * memory-efficient kernel's step (slower than FlashAttention-2 at head dim 64), the same
+     * batches without a mask flash's; the named memory-efficient pick prices like sdpa masked */
+    ec_result masked, flash, unmasked, tf32_m, tf32_u;
+    const char *pad = "precision=amp_fp16 torch_version=2.4 padding=max_length lengths=lognormal(60,0.3) ";
+    char words[400];
+    snprintf(words, sizeof words, BERT "%s", pad);
+    ec_test_predict(ctx, words, &masked);
+    snprintf(words, sizeof words, BERT "%s attention=flash2", pad);
+    ec_test_predict(ctx, words, &flash);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 torch_version=2.4 padding=max_length", &unmasked);
+    assert_true(masked.breakdown.forward_s > flash.breakdown.forward_s * (1 + 1e-6));
+    assert_true(masked.breakdown.backward_s > flash.breakdown.backward_s * (1 + 1e-6));
+    assert_rel(flash.breakdown.forward_s, unmasked.breakdown.forward_s, EC_TOL_EXACT);
+    /* tf32: the memory-efficient kernel with or without the mask */
+    ec_test_predict(ctx, BERT "precision=tf32 torch_version=2.4 padding=max_length lengths=lognormal(60,0.3)", &tf32_m);
+    ec_test_predict(ctx, BERT "precision=tf32 torch_version=2.4 padding=max_length", &tf32_u);
+    assert_rel(tf32_m.breakdown.forward_s, tf32_u.breakdown.forward_s, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -688,7 +729,7 @@ int main(void)
         cmocka_unit_test(test_sdpa_causal),      cmocka_unit_test(test_flash_triton),
         cmocka_unit_test(test_attention_by_architecture), cmocka_unit_test(test_attention_names),
         cmocka_unit_test(test_attention_op_by_architecture), cmocka_unit_test(test_sdpa_backends),
-        cmocka_unit_test(test_attention_head_dim),
+        cmocka_unit_test(test_attention_head_dim), cmocka_unit_test(test_sdpa_padding_mask),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

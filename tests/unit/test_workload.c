@@ -326,6 +326,75 @@ static void test_bert_activations_autocast(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Autocast casts every floating argument of F.linear (cached_cast in the lower_precision_fp
+ * wrapper, aten/src/ATen/autocast_mode.h): a linear with a bias (BERT's) casts its weight and
+ * its bias, two kernels moving 6 bytes per element; one without (Llama's) only its weight. */
+static void test_autocast_casts_bias(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    static const struct {
+        const char *net;
+        int bias;
+    } cases[] = {{"bert-base", 1}, {"llama-3.2-1b", 0}};
+    eci_workload wl = {0};
+    for (size_t c = 0; c < 2; c++) {
+        eci_shape sh = shape_of(EC_PREC_AMP_BF16, 4, 128, 0);
+        expand_or_fail(ctx, net_or_fail(ctx, cases[c].net), ECI_TASK_CLASSIFY, &sh, &wl);
+        int linears = 0;
+        for (size_t i = 0; i + 1 < wl.n_ops; i++) {
+            const eci_op *cast = &wl.ops[i], *lin = &wl.ops[i + 1];
+            if (strcmp(cast->name, "cast_w") != 0 || lin->kind != ECI_OP_GEMM)
+                continue;
+            linears++;
+            assert_int_equal(lin->param_tensors, cases[c].bias ? 2 : 1);
+            assert_int_equal(cast->fwd_kernels, cases[c].bias ? 2 : 1);
+            assert_rel(cast->fwd_bytes, 6.0 * lin->params, EC_TOL_CLOSED_FORM);
+        }
+        assert_true(linears >= 4);
+    }
+    eci_workload_release(ctx, &wl);
+    ec_ctx_free(ctx);
+}
+
+/* GPT-2's gelu_new under autocast: torch.pow is on autocast's fp32 list, so the formula runs in
+ * fp32 after a cast of its 16-bit input (one more kernel), moves 5 16-bit and 15 fp32 elements
+ * per element, keeps 3 fp32 and 1 16-bit copies, and hands mlp_out an fp32 input, which it casts.
+ * In fp32 it is the 8 kernels of the formula; pure 16 bits stays 16-bit. */
+static void test_gelu_new_autocast(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "gpt2");
+    double b = 2, s = 64, ffn = 3072;
+    eci_workload wl = {0};
+    static const int precs[] = {EC_PREC_AMP_BF16, EC_PREC_FP32, EC_PREC_BF16};
+    for (int p = 0; p < 3; p++) {
+        eci_shape sh = shape_of(precs[p], b, s, 0);
+        sh.gelu_new_kernels = 8;
+        expand_or_fail(ctx, net, ECI_TASK_LM, &sh, &wl);
+        size_t i = 0;
+        while (i < wl.n_ops && strcmp(wl.ops[i].name, "gelu_new") != 0)
+            i++;
+        assert_true(i + 1 < wl.n_ops);
+        const eci_op *g = &wl.ops[i];
+        double n = b * s * ffn;
+        if (p == 0) {
+            assert_int_equal(g->fwd_kernels, 9);
+            assert_rel(g->fwd_bytes, (5.0 * 2 + 15.0 * 4) * n, EC_TOL_CLOSED_FORM);
+            assert_rel(g->saved_bytes, (3.0 * 4 + 2) * n, EC_TOL_CLOSED_FORM);
+            assert_string_equal(wl.ops[i + 1].name, "cast_in");
+        } else {
+            double e = p == 1 ? 4.0 : 2.0;
+            assert_int_equal(g->fwd_kernels, 8);
+            assert_rel(g->fwd_bytes, 8 * 2.5 * e * n, EC_TOL_CLOSED_FORM);
+            assert_string_not_equal(wl.ops[i + 1].name, "cast_in");
+        }
+    }
+    eci_workload_release(ctx, &wl);
+    ec_ctx_free(ctx);
+}
+
 /* Fused SDPA keeps no s x s tensor: activations are linear in s at fixed b·s. */
 static void test_sdpa_no_quadratic_memory(void **state)
 {
@@ -480,7 +549,8 @@ int main(void)
         cmocka_unit_test(test_gpt2_head_flops),
         cmocka_unit_test(test_resnet50_flops),
         cmocka_unit_test(test_bert_activations_fp32),
-        cmocka_unit_test(test_bert_activations_autocast),
+        cmocka_unit_test(test_bert_activations_autocast), cmocka_unit_test(test_autocast_casts_bias),
+        cmocka_unit_test(test_gelu_new_autocast),
         cmocka_unit_test(test_sdpa_no_quadratic_memory),
         cmocka_unit_test(test_deep_networks),
         cmocka_unit_test(test_task_family_mismatch),

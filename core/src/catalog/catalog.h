@@ -207,10 +207,12 @@ EC_INTERNAL double eci_attn_hd_interp(const double *hd, const double *v, int n, 
  * and line. */
 EC_INTERNAL int eci_membw_load(ec_ctx *ctx, const char *path);
 /* sdpa_backends.csv: the kernel (ECI_AK_) PyTorch's SDPA runs for a release (torch_version, 0:
- * unset), a compute capability and 16-bit (half) or fp32 inputs; the first row that applies. */
+ * unset), a compute capability, 16-bit (half) or fp32 inputs and with or without an attn_mask
+ * (masked: a padding mask; flash takes none); the first row that applies. */
 EC_INTERNAL int eci_sdpa_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_sdpa_free(ec_ctx *ctx);
-EC_INTERNAL int eci_sdpa_kernel(const ec_ctx *ctx, double torch_version, double compute_capability, int half);
+EC_INTERNAL int eci_sdpa_kernel(const ec_ctx *ctx, double torch_version, double compute_capability, int half,
+                                 int masked);
 /* ---- convolution algorithms (models/conv_algos.csv, convalgo.c) ---------------- */
 /* The passes of a convolution, the unit that multiplies and the tensor layouts. */
 enum { ECI_CONV_FWD = 0, ECI_CONV_DGRAD, ECI_CONV_WGRAD, ECI_CONV_PASSES };

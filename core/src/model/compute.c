@@ -91,7 +91,8 @@ const char *eci_attention_name(int attention)
     return attention >= 0 && attention < (int)(sizeof NAMES / sizeof NAMES[0]) ? NAMES[attention] : "?";
 }
 
-int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, double torch_version)
+int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, double torch_version,
+                        int masked)
 {
     switch (attention) {
     case EC_ATTN_FLASH:
@@ -104,20 +105,19 @@ int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int 
         return ECI_AK_CUDNN;
     case EC_ATTN_FLASH1:
         return ECI_AK_FLASH1;
-    default: { /* SDPA's dispatch by release, GPU and dtype: models/sdpa_backends.csv */
-        int half = precision != EC_PREC_FP32 && precision != EC_PREC_TF32;
-        return eci_sdpa_kernel(ctx, torch_version, g->compute_capability, half);
-    }
+    default: /* SDPA's dispatch by release, GPU, dtype and padding mask: models/sdpa_backends.csv */
+        return eci_sdpa_kernel(ctx, torch_version, g->compute_capability,
+                               precision != EC_PREC_FP32 && precision != EC_PREC_TF32, masked);
     }
 }
 
 void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, double torch_version,
-                         eci_rates *r)
+                         int masked, eci_rates *r)
 {
-    int k = eci_attn_kernel_for(ctx, g, attention, precision, torch_version);
+    int k = eci_attn_kernel_for(ctx, g, attention, precision, torch_version, masked);
     const eci_attn_eff *e = &g->attn[k];
     if (e->from == ECI_AK_NONE) /* no row and no prior (refused at resolve, model/layout.c): SDPA's pick */
-        e = &g->attn[eci_attn_kernel_for(ctx, g, EC_ATTN_SDPA, precision, torch_version)];
+        e = &g->attn[eci_attn_kernel_for(ctx, g, EC_ATTN_SDPA, precision, torch_version, masked)];
     if (e->from == ECI_AK_NONE) /* SDPA's pick without rows: the memory-efficient kernel has a prior */
         e = &g->attn[ECI_AK_MEM_EFFICIENT];
     memcpy(r->attn_frac, e->frac, sizeof r->attn_frac);
@@ -174,7 +174,7 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     if (!half)
         r->attn_flop_per_s = eci_gpu_tf32(g) ? g->peak_tf32_flop_per_s / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes)
                                              : g->peak_fp32_flop_per_s;
-    eci_rates_attention(ctx, g, EC_ATTN_SDPA, precision, 0, r);
+    eci_rates_attention(ctx, g, EC_ATTN_SDPA, precision, 0, 0, r);
     if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
         r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;
 }

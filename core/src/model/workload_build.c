@@ -165,8 +165,12 @@ eci_op *eci_wl_linear_on(builder *b, const char *name, tensor *t, double out, in
         saved = rows * in * (strcmp(name, "router") == 0 ? tbytes(b, t) : kept_input_bytes(b, tbytes(b, t)));
         mark_saved(b, t->id);
     }
-    if (cast_w)
-        cast(b, "cast_w", in * out, 0);
+    if (cast_w) { /* autocast casts every floating argument of F.linear (cached_cast in its
+                   * lower_precision_fp wrapper, aten/src/ATen/autocast_mode.h): the bias in a kernel of its own */
+        cast(b, "cast_w", in * out + (bias ? out : 0), 0);
+        if (bias && b->rc == EC_OK)
+            b->wl->ops[b->wl->n_ops - 1].fwd_kernels = 2;
+    }
     int quant = eci_wl_dequant(b, "dequant_w", in * out);
     eci_op *op = gemm(b, name, rows, out, in, 1, saved);
     if (op == NULL)
@@ -356,11 +360,34 @@ static const char *act_name(ec_activation a)
     return (unsigned)a < sizeof names / sizeof names[0] ? names[a] : "act";
 }
 
+/* GPT-2's gelu_new in eager mode under autocast on a 16-bit input x: torch.pow is on autocast's
+ * fp32 list (AT_FORALL_FP32 in aten/src/ATen/autocast_mode.h: a cast of x to fp32 first), and
+ * type promotion carries the fp32 through the rest of 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3)))
+ * (transformers activations.py NewGELUActivation): cast (x16 -> x32), pow, mul, add (x16 +
+ * fp32), mul, tanh, add, 0.5*x (16-bit), the last mul (16-bit x fp32): 5 16-bit and 15 fp32
+ * element reads and writes, and the output is fp32 (the next linear casts it back).  Autograd
+ * keeps the fp32 copy (pow), tanh's output, 0.5*x and 1+tanh. */
+static void gelu_new_autocast(builder *b, int kernels)
+{
+    double n = elems(&b->cur), e16 = b->act, e32 = b->f32k;
+    eci_op *op = mem(b, "gelu_new", n, 5.0 * e16 + 15.0 * e32, (3.0 * e32 + e16) * n);
+    if (op != NULL) {
+        op->fwd_kernels = kernels + 1;
+        op->out_bytes = n * e32;
+    }
+    b->cur.f32 = 1;
+    fresh(b, &b->cur);
+}
+
 void eci_wl_activation(builder *b, ec_activation a)
 {
     int k;
     double passes, kept, n = elems(&b->cur), e = tbytes(b, &b->cur);
     eci_wl_act_shape(b, a, &k, &passes, &kept);
+    if (a == EC_ACT_GELU_TANH && b->amp && !b->cur.f32 && k > 1 && !b->sh->fused) { /* eager: not fused */
+        gelu_new_autocast(b, k);
+        return;
+    }
     eci_op *op = mem(b, act_name(a), n, k * passes * e, kept * n * e);
     if (op != NULL)
         op->fwd_kernels = k;

@@ -93,8 +93,11 @@ static void conv2d_on(builder *b, tensor *t, const ec_conv2d_layer *c, const cha
     if (b->amp) {
         if (t->f32) /* the fp32 image */
             cast(b, "cast_in", n * hw * hw * cin, 0);
-        if (casts_weights(b))
-            cast(b, "cast_w", w, 0);
+        if (casts_weights(b)) { /* and the bias, if any, in a kernel of its own (as nn.Linear's) */
+            cast(b, "cast_w", w + (c->bias ? cout : 0), 0);
+            if (c->bias && b->rc == EC_OK)
+                b->wl->ops[b->wl->n_ops - 1].fwd_kernels = 2;
+        }
     }
     eci_op *op = push(b, name, ECI_OP_CONV);
     if (op != NULL) {

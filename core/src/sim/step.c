@@ -79,7 +79,8 @@ static int step_price(step *s, double seq, const layout_comm *lc_in)
         return rc;
 
     eci_rates_init(ctx, s->g, cfg->precision, s->calib, s->r.net != NULL && s->r.net->cnn, &s->rates);
-    eci_rates_attention(ctx, s->g, cfg->attention, cfg->precision, cfg->torch_version, &s->rates);
+    /* a batch with a padding mask (lengths given, model/workload.h unpadded) takes SDPA's masked pick */
+    eci_rates_attention(ctx, s->g, cfg->attention, cfg->precision, cfg->torch_version, !shape.unpadded, &s->rates);
     if (cfg->kernels == EC_KERNELS_TE) /* Transformer Engine's FP8 casts; the weights' once per step */
         eci_rates_te(&s->rates, cfg->grad_accum);
     if (lc_in != NULL)
@@ -687,7 +688,7 @@ int eci_step_eval(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, cons
         return rc;
     eci_rates rates;
     eci_rates_init(ctx, r->gpu, cfg->precision, calib, r->net != NULL && r->net->cnn, &rates);
-    eci_rates_attention(ctx, r->gpu, cfg->attention, cfg->precision, cfg->torch_version, &rates);
+    eci_rates_attention(ctx, r->gpu, cfg->attention, cfg->precision, cfg->torch_version, !shape.unpadded, &rates);
     if (cfg->kernels == EC_KERNELS_TE) /* each evaluation batch casts the weights */
         eci_rates_te(&rates, 1);
     layout_comm lc; /* the layout's groups price a tensor-parallel model's collectives */
