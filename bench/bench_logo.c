@@ -22,8 +22,9 @@
  * Leave one architecture out instead (issue 39): for each GPU architecture, fit on the
  * single-GPU runs of the others and predict every run of the one left out, which the fit has
  * then never seen: the library's own p10-p90 (ec_predict), widened by the
- * leave-one-architecture-out error of a nested leave-one-architecture-out over the other
- * architectures only (ec_calibrate_cv_arch), and its coverage and MAPE per fold.
+ * leave-one-architecture-out sd of a nested leave-one-architecture-out over the other
+ * architectures only (ec_calibrate_cv_arch: each architecture one sample, t-widened for how
+ * few), and its coverage and MAPE per fold.
  */
 #include "model/compute.h" /* eci_interval_widen, eci_params_from_report: the library's own interval */
 #include "epochcast.h"
@@ -302,11 +303,14 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
     printf("\n### Leave one architecture out\n\n"
            "Fit on the single-GPU runs of the other architectures; predict every run of the one left out\n"
            "(which the fit has never seen: EC_WARN_UNCALIBRATED).  The p10-p90 is the library's own\n"
-           "(ec_predict): p50 x exp(-+1.2816 sd), sd the rms held-out log error of a nested\n"
-           "leave-one-architecture-out over the other architectures only (column sd; with one other\n"
-           "architecture there is nothing to nest and sd is its leave-one-GPU-out error, sd_gpu).\n\n");
-    printf("| held out               |    n | MAPE %% | ±10%%  | ±20%%  | bias %% | p10-p90 covers | sd | sd_gpu |\n");
-    printf("|------------------------|------|--------|-------|-------|--------|-------|------|------|\n");
+           "(ec_predict): p50 x exp(-+1.2816 sd), sd the larger of the leave-one-GPU-out error (sd_gpu)\n"
+           "and the unseen-architecture sd of a nested leave-one-architecture-out over the other\n"
+           "architectures only (ec_calibrate_cv_arch: the root of the mean over those architectures of\n"
+           "each one's mean squared log error, times t_0.9/z_0.9 with as many degrees of freedom as\n"
+           "architectures, column k; docs/accuracy.md).  With one other architecture there is nothing\n"
+           "to nest and sd is sd_gpu.\n\n");
+    printf("| held out               |    n | MAPE %% | ±10%%  | ±20%%  | bias %% | p10-p90 covers | sd | sd_gpu | k |\n");
+    printf("|------------------------|------|--------|-------|-------|--------|-------|------|------|------|\n");
     size_t n_all = 0, n_s = 0;
     int rc = 0;
     for (size_t k = 0; k < n_archs && rc == 0; k++) {
@@ -353,15 +357,15 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
         if (rc != 0)
             break;
         char label[64], extra[64];
-        snprintf(extra, sizeof extra, " %.3f | %.3f |", sd, rep.error_log_sd);
+        snprintf(extra, sizeof extra, " %.3f | %.3f | %zu |", sd, rep.error_log_sd, rep.arch_cv_archs);
         snprintf(label, sizeof label, "%s", archs[k]);
         print_row(label, pred + g0, meas + g0, cov + g0, n_all - g0, extra);
         snprintf(label, sizeof label, "%s, single-GPU", archs[k]);
         print_row(label, s_pred + s0, s_meas + s0, s_cov + s0, n_s - s0, extra);
     }
     if (rc == 0) {
-        print_row("all runs", pred, meas, cov, n_all, " | |");
-        print_row("single-GPU runs", s_pred, s_meas, s_cov, n_s, " | |");
+        print_row("all runs", pred, meas, cov, n_all, " | | |");
+        print_row("single-GPU runs", s_pred, s_meas, s_cov, n_s, " | | |");
     }
     ec_ctx_set_fit(ctx, NULL);
     free(arch_of);

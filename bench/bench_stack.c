@@ -444,9 +444,9 @@ int main(int argc, char **argv)
                        "%.3f (error_log_sd of %s).\n", 100 * rep.cv_mape_frac, rep.cv_runs, rep.error_log_sd,
                        write_profile);
             if (cva == EC_OK)
-                printf("Leave-one-architecture-out: MAPE %.1f%% on %zu held-out rows; rms log error %.3f "
-                       "(error_log_sd_unseen_arch).\n", 100 * rep.arch_cv_mape_frac, rep.arch_cv_runs,
-                       rep.arch_error_log_sd);
+                printf("Leave-one-architecture-out: MAPE %.1f%% on %zu held-out rows of %zu architectures; "
+                       "log error sd %.3f for a p10-p90 (error_log_sd_unseen_arch).\n",
+                       100 * rep.arch_cv_mape_frac, rep.arch_cv_runs, rep.arch_cv_archs, rep.arch_error_log_sd);
         }
     }
 

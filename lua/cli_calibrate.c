@@ -85,8 +85,9 @@ int ecC_cmd_calibrate(lua_State *L, int argc, char **argv)
     else
         printf("leave-one-GPU-out: not run (%s); the profile has no error_log_sd\n", cv_why);
     if (cva == EC_OK)
-        printf("leave-one-architecture-out: MAPE %.1f%% on %zu held-out runs; rms log error %.3f "
-               "(error_log_sd_unseen_arch)\n", 100 * rep.arch_cv_mape_frac, rep.arch_cv_runs, rep.arch_error_log_sd);
+        printf("leave-one-architecture-out: MAPE %.1f%% on %zu held-out runs of %zu architectures; log error "
+               "sd %.3f for a p10-p90 (error_log_sd_unseen_arch)\n",
+               100 * rep.arch_cv_mape_frac, rep.arch_cv_runs, rep.arch_cv_archs, rep.arch_error_log_sd);
     if (rep.n_left_out > 0)
         printf("%zu runs left out of these figures: their prediction is not a finite positive number\n",
                rep.n_left_out);

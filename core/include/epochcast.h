@@ -1481,11 +1481,15 @@ typedef struct ec_fit_report {
      * architecture whose kernels it scales); a profile keeps them in its runs column. */
     size_t runs[EC_FIT_MAX_PARAMS];
     /* Held-out error on architectures left out of the fit (ec_calibrate_cv_arch; 0 until it
-     * runs): root mean square of log(predicted / measured).  A prediction on an architecture
-     * (or matmul unit) with no calibration runs widens its p10-p90 interval by it. */
+     * runs): the root of the mean over architectures of each one's mean squared
+     * log(predicted / measured), times t_0.9 / z_0.9 with arch_cv_archs degrees of freedom (a
+     * p10-p90 from a spread seen on that few architectures; docs/accuracy.md).  A prediction on
+     * an architecture (or matmul unit) with no calibration runs widens its p10-p90 interval by
+     * it. */
     double arch_error_log_sd;
     double arch_cv_mape_frac;               /* MAPE of those held-out predictions */
     size_t arch_cv_runs;                    /* held-out predictions counted */
+    size_t arch_cv_archs;                   /* architectures left out in turn (appended) */
 } ec_fit_report;
 
 /* Fit the parameters on the runs with use[i] != 0 (use == NULL: all runs), starting from and
@@ -1505,7 +1509,8 @@ EC_API int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char
 
 /* Leave-one-architecture-out cross-validation (gpus.csv `architecture`): for each architecture
  * of the runs with use[i] != 0, fit on the runs of the others and predict its runs.  Sets
- * report->arch_error_log_sd, arch_cv_mape_frac and arch_cv_runs and leaves the rest alone.
+ * report->arch_error_log_sd (each architecture one sample, widened for their number),
+ * arch_cv_mape_frac, arch_cv_runs and arch_cv_archs and leaves the rest alone.
  * Exceptional returns: EC_EINVAL (runs on fewer than two architectures, or a fold whose fit
  * is not kept), those of ec_calibrate. */
 EC_API int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);

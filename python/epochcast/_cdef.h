@@ -820,6 +820,7 @@ typedef struct ec_fit_report {
     double arch_error_log_sd;
     double arch_cv_mape_frac;
     size_t arch_cv_runs;
+    size_t arch_cv_archs;
 } ec_fit_report;
 int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);

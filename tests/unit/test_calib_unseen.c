@@ -10,6 +10,7 @@
 #include "ec_test.h"
 #include "internal.h"
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -255,6 +256,76 @@ static void test_loao_coverage(void **state)
     ec_ctx_free(ctx);
 }
 
+/* The unseen-architecture sd treats each architecture left out as one sample and widens for how
+ * few there are (docs/accuracy.md): on the synthetic set with unequal run counts per
+ * architecture (all 6 runs of Volta and Ampere, 2 of Turing, 3 of Ada), it is the root of the
+ * mean over the 4 architectures of each one's mean squared held-out log error, times
+ * t_0.9,4 / z_0.9, recomputed here fold by fold; the estimate before (every held-out run
+ * pooled, the normal quantile) is far from it. */
+static void test_unseen_sd_per_arch(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir();
+    char *path = ec_test_path(dir, "runs.csv");
+    write_synthetic(ctx, dir, path);
+    ec_runs *runs = NULL;
+    assert_int_equal(ec_runs_load(ctx, path, &runs), EC_OK);
+    const char *archs[] = {"volta", "turing", "ampere", "ada"};
+    const size_t keep[] = {6, 2, 6, 3}; /* runs kept of each architecture, in file order */
+    size_t n = ec_runs_count(runs), seen[4] = {0};
+    unsigned char use[N_SYN], train[N_SYN];
+    int arch_of[N_SYN];
+    for (size_t i = 0; i < n; i++) {
+        const eci_gpu *g = eci_hw_find(ctx, ec_runs_get(runs, i)->config.gpu);
+        arch_of[i] = -1;
+        for (int k = 0; k < 4; k++)
+            if (strcmp(g->architecture, archs[k]) == 0)
+                arch_of[i] = k;
+        assert_true(arch_of[i] >= 0);
+        use[i] = seen[arch_of[i]]++ < keep[arch_of[i]];
+    }
+    ec_fit_report rep;
+    assert_int_equal(ec_calibrate_cv_arch(ctx, runs, use, &rep), EC_OK);
+    assert_int_equal(rep.arch_cv_archs, 4);
+    assert_int_equal(rep.arch_cv_runs, 17);
+    double sum_msq = 0, sum_sq = 0;
+    for (int k = 0; k < 4; k++) {
+        for (size_t i = 0; i < n; i++)
+            train[i] = use[i] && arch_of[i] != k;
+        ec_fit_report fold;
+        assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
+        assert_int_equal(ec_calibrate(ctx, runs, train, &fold), EC_OK);
+        assert_int_equal(ec_ctx_set_fit(ctx, &fold), EC_OK);
+        double sq = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!use[i] || arch_of[i] != k)
+                continue;
+            const ec_run *r = ec_runs_get(runs, i);
+            ec_result res;
+            assert_int_equal(ec_predict(ctx, &r->config, &res), EC_OK);
+            double e = log(ec_result_metric(&res, r->metric) / r->value);
+            sq += e * e;
+        }
+        sum_msq += sq / (double)keep[k];
+        sum_sq += sq;
+    }
+    assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
+    double t90_4 = 1.533206273713144; /* Student's t, 4 degrees of freedom, p = 0.9 */
+    assert_rel(gsl_cdf_tdist_Pinv(0.9, 4), t90_4, 1e-9);
+    double want = sqrt(sum_msq / 4) * t90_4 / Z90, pooled = sqrt(sum_sq / 17);
+    if (getenv("EC_TEST_VERBOSE"))
+        print_message("unseen-architecture sd %.4f (recomputed %.4f; pooled over runs, normal: %.4f)\n",
+                      rep.arch_error_log_sd, want, pooled);
+    assert_rel(rep.arch_error_log_sd, want, 1e-6);
+    assert_true(fabs(pooled / want - 1) > 0.1);
+    ec_runs_free(runs);
+    free(path);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
 /* CNN and transformer runs never share one memory parameter (issue 39 item 2): measured with a
  * truth whose CNN memory scale on Ampere is far below the transformers', a fit from the priors
  * gives Ampere two memory scales, each near its truth, and a CNN and a transformer on the same
@@ -336,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_uncalibrated_warning),
         cmocka_unit_test(test_profile_keeps_runs),
         cmocka_unit_test(test_loao_coverage),
+        cmocka_unit_test(test_unseen_sd_per_arch),
         cmocka_unit_test(test_cnn_memory_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,8 +47,9 @@ void eci_params_bounds(int which, double *lo, double *hi)
     "runs of (leave-one-GPU-out); widens the p10-p90 interval"
 #define UNSEEN_SD_NAME "error_log_sd_unseen_arch"
 #define UNSEEN_SD_MEANING                                                                                  \
-    "root mean square of log(predicted/measured) on architectures left out of the fit (leave-one-"         \
-    "architecture-out); widens the p10-p90 interval of a GPU whose architecture (or matmul unit) has no "  \
+    "root of the mean over architectures left out of the fit (leave-one-architecture-out) of each one's "  \
+    "mean square of log(predicted/measured), times t_0.9/z_0.9 for as many degrees of freedom as "         \
+    "architectures; widens the p10-p90 interval of a GPU whose architecture (or matmul unit) has no "      \
     "calibration runs"
 
 void eci_params_to_array(const eci_params *c, double *x)

@@ -18,6 +18,7 @@
 #include "sim/predict.h"
 
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
@@ -336,6 +337,9 @@ done:
 typedef struct cv_sums {
     double sum_sq[2], sum_abs[2];
     size_t count[2], left_out;
+    /* over the groups left out: the sum of each one's mean squared log error, and the groups */
+    double sum_group_msq;
+    size_t groups;
 } cv_sums;
 
 static int same_group(const eci_gpu *a, const eci_gpu *b, int by_arch)
@@ -415,7 +419,20 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, const unsigned char 
         }
         if (rc != EC_OK || (rc = eci_params_from_report(ctx, &fold, &c)) != EC_OK)
             break;
-        rc = score_fold(ctx, runs, gpu, k, by_arch, &c, sum);
+        cv_sums f = {0};
+        if ((rc = score_fold(ctx, runs, gpu, k, by_arch, &c, &f)) != EC_OK)
+            break;
+        size_t nf = f.count[0] + f.count[1];
+        for (int u = 0; u < 2; u++) {
+            sum->sum_sq[u] += f.sum_sq[u];
+            sum->sum_abs[u] += f.sum_abs[u];
+            sum->count[u] += f.count[u];
+        }
+        sum->left_out += f.left_out;
+        if (nf > 0) {
+            sum->sum_group_msq += (f.sum_sq[0] + f.sum_sq[1]) / (double)nf;
+            sum->groups++;
+        }
     }
     eci_free(ctx, gpu, (n ? n : 1) * sizeof *gpu);
     eci_free(ctx, train, n ? n : 1);
@@ -441,6 +458,32 @@ int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, 
     return rc;
 }
 
+/* The sd that widens the p10-p90 of a prediction on an architecture the fit has not seen, from
+ * the leave-one-architecture-out errors (docs/accuracy.md, "The unseen-architecture sd").  A
+ * held-out run's log error is its architecture's shift plus a scatter about it whose size is
+ * the architecture's own; what is to be bounded is the error of a run on the NEXT architecture.
+ *  1. Each architecture left out is one sample: its mean squared log error V_a (over its runs)
+ *     estimates its shift^2 + scatter^2 however many runs it has, so s^2 = mean of V_a over the
+ *     k architectures.  Pooling over runs weighted each architecture by its run count: the
+ *     error of a run drawn from the calibration set, dominated by its largest architecture (2
+ *     of 100 and 20 runs: 1.4 effective samples, not 2) and by that one's own scatter.
+ *  2. s^2 rests on k samples V_a, so a new run's log error over s follows Student's t with k
+ *     degrees of freedom, not the normal (exactly so when V_a is one normal shift squared): the
+ *     interval p50 x exp(-+z_0.9 sd), which the profile's consumers use, is right with sd =
+ *     s x t_0.9,k / z_0.9 (k = 2: x1.47, 5: x1.15, 30: x1.03).  Counting the runs' scatter
+ *     as more degrees of freedom (Welch-Satterthwaite) would assume every architecture scatters
+ *     alike, and its plug-in nu is largest exactly when few architectures happen to show a small
+ *     shift; k is the bound that holds without either.
+ * The leave-one-GPU-out error is not added in quadrature: V_a already holds the scatter within
+ * the architecture, and adding it would count it twice. */
+static double unseen_arch_sd(const cv_sums *sum)
+{
+    if (sum->groups == 0)
+        return 0;
+    double k = (double)sum->groups;
+    return sqrt(sum->sum_group_msq / k) * gsl_cdf_tdist_Pinv(0.9, k) / ECI_NORMAL_P90;
+}
+
 int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report)
 {
     if (ctx == NULL || runs == NULL || report == NULL)
@@ -450,9 +493,10 @@ int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *
     /* every held-out run: its architecture is never in its fold's fit */
     size_t n = sum.count[0] + sum.count[1];
     if (rc == EC_OK) {
-        report->arch_error_log_sd = n ? sqrt((sum.sum_sq[0] + sum.sum_sq[1]) / (double)n) : 0;
+        report->arch_error_log_sd = unseen_arch_sd(&sum);
         report->arch_cv_mape_frac = n ? (sum.sum_abs[0] + sum.sum_abs[1]) / (double)n : 0;
         report->arch_cv_runs = n;
+        report->arch_cv_archs = sum.groups;
     }
     return rc;
 }
