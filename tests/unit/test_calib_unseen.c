@@ -175,6 +175,25 @@ static void write_synthetic(ec_ctx *ctx, const char *dir, const char *path)
     free(truth);
 }
 
+/* The synthetic runs written into a fresh folder (*dir, for free_synthetic) and loaded. */
+static ec_runs *synthetic_runs(ec_ctx *ctx, char **dir)
+{
+    *dir = ec_test_tmpdir();
+    char *path = ec_test_path(*dir, "runs.csv");
+    write_synthetic(ctx, *dir, path);
+    ec_runs *runs = NULL;
+    assert_int_equal(ec_runs_load(ctx, path, &runs), EC_OK);
+    free(path);
+    return runs;
+}
+
+static void free_synthetic(ec_runs *runs, char *dir)
+{
+    ec_runs_free(runs);
+    ec_test_rmtree(dir);
+    free(dir);
+}
+
 /* Leave one architecture out: fit without it, the interval's sd from a nested
  * leave-one-architecture-out on the others (as_unseen) or their leave-one-GPU-out error only
  * (the interval before issue 39); the share of its runs inside their p10-p90. */
@@ -217,11 +236,8 @@ static void test_loao_coverage(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    char *dir = ec_test_tmpdir();
-    char *path = ec_test_path(dir, "runs.csv");
-    write_synthetic(ctx, dir, path);
-    ec_runs *runs = NULL;
-    assert_int_equal(ec_runs_load(ctx, path, &runs), EC_OK);
+    char *dir = NULL;
+    ec_runs *runs = synthetic_runs(ctx, &dir);
     assert_int_equal(ec_runs_count(runs), N_SYN);
     ec_fit_report rep;
     assert_int_equal(ec_calibrate(ctx, runs, NULL, &rep), EC_OK);
@@ -249,10 +265,7 @@ static void test_loao_coverage(void **state)
     assert_int_equal(ec_calibrate_cv_arch(ctx, runs, use, &rep), EC_EINVAL);
     assert_contains(ec_ctx_errmsg(ctx), "at least two architectures");
     assert_int_equal(ec_calibrate_cv_arch(ctx, NULL, NULL, &rep), EC_EMISUSE);
-    ec_runs_free(runs);
-    free(path);
-    ec_test_rmtree(dir);
-    free(dir);
+    free_synthetic(runs, dir);
     ec_ctx_free(ctx);
 }
 
@@ -266,11 +279,8 @@ static void test_unseen_sd_per_arch(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    char *dir = ec_test_tmpdir();
-    char *path = ec_test_path(dir, "runs.csv");
-    write_synthetic(ctx, dir, path);
-    ec_runs *runs = NULL;
-    assert_int_equal(ec_runs_load(ctx, path, &runs), EC_OK);
+    char *dir = NULL;
+    ec_runs *runs = synthetic_runs(ctx, &dir);
     const char *archs[] = {"volta", "turing", "ampere", "ada"};
     const size_t keep[] = {6, 2, 6, 3}; /* runs kept of each architecture, in file order */
     size_t n = ec_runs_count(runs), seen[4] = {0};
@@ -319,10 +329,7 @@ static void test_unseen_sd_per_arch(void **state)
                       rep.arch_error_log_sd, want, pooled);
     assert_rel(rep.arch_error_log_sd, want, 1e-6);
     assert_true(fabs(pooled / want - 1) > 0.1);
-    ec_runs_free(runs);
-    free(path);
-    ec_test_rmtree(dir);
-    free(dir);
+    free_synthetic(runs, dir);
     ec_ctx_free(ctx);
 }
 

@@ -7,6 +7,7 @@
  * with the fp32 dK/dV passed on in backward (compute.c ring_exposed).
  */
 #include "ec_test.h"
+#include "ec_test_wl.h"
 #include "internal.h"
 #include "model/compute.h"
 #include "model/workload.h"
@@ -18,10 +19,14 @@
 /* Llama 3.1 8B: 32 query heads and 8 K/V heads of 128; a 16-bit stream (2 bytes). */
 static eci_shape shape(int cp, int torch, int flash)
 {
-    return (eci_shape){.precision = EC_PREC_AMP_BF16, .batch = 1, .seq = 32768, .seq_sq = 32768.0 * 32768,
-                       .target_seq = 32768, .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1,
-                       .rmsnorm_kernels = 1, .rmsnorm_passes = 2, .rope_kernels = 1, .weights_16 = 1,
-                       .flash = flash, .tp = 1, .cp = cp, .cp_torch = torch, .ep = 1};
+    eci_shape sh = ec_test_lm_shape(EC_PREC_AMP_BF16, 1, 32768);
+    sh.weights_16 = 1;
+    sh.flash = flash;
+    sh.tp = 1;
+    sh.cp = cp;
+    sh.cp_torch = torch;
+    sh.ep = 1;
+    return sh;
 }
 
 /* flash 1: a kernel that reads the grouped K/V heads in place; 0: SDPA after the model's repeat_kv */

@@ -67,16 +67,11 @@ static const eci_workload *workload_ep(ec_ctx *ctx, const char *model, int preci
 /* te: Megatron-Core's Transformer Engine layers (kernels=te) */
 static const eci_workload *workload_te(ec_ctx *ctx, const char *model, int precision, int flash, int ep, int te)
 {
-    const eci_net *net = eci_net_find(ctx, model);
-    if (net == NULL)
-        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
-    eci_shape sh = {.precision = precision, .batch = 2, .seq = 128, .seq_sq = 128.0 * 128, .target_seq = 128,
-                    .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1, .rmsnorm_kernels = 1,
-                    .rmsnorm_passes = 2, .rope_kernels = 1, .flash = flash, .ep = ep, .te_layers = te > 0};
-    const eci_workload *wl;
-    if (eci_workload_get(ctx, net, eci_task_parse("lm"), &sh, &wl) != EC_OK)
-        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
-    return wl;
+    eci_shape sh = ec_test_lm_shape(precision, 2, 128);
+    sh.flash = flash;
+    sh.ep = ep;
+    sh.te_layers = te > 0;
+    return ec_test_lm_workload(ctx, model, &sh);
 }
 
 /* DeepseekV3ForCausalLM's parameters, term by term: embed + lm_head 2 x 1000 x 256; attention

@@ -32,16 +32,9 @@ static char *write_mpt(const char *dir, const char *name, int max_seq, const cha
 
 static const eci_workload *workload(ec_ctx *ctx, const char *model, int precision, int weights_16)
 {
-    const eci_net *net = eci_net_find(ctx, model);
-    if (net == NULL)
-        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
-    eci_shape sh = {.precision = precision, .batch = 2, .seq = 128, .seq_sq = 128.0 * 128, .target_seq = 128,
-                    .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1, .rmsnorm_kernels = 1,
-                    .rmsnorm_passes = 2, .rope_kernels = 1, .weights_16 = weights_16};
-    const eci_workload *wl;
-    if (eci_workload_get(ctx, net, eci_task_parse("lm"), &sh, &wl) != EC_OK)
-        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
-    return wl;
+    eci_shape sh = ec_test_lm_shape(precision, 2, 128);
+    sh.weights_16 = weights_16;
+    return ec_test_lm_workload(ctx, model, &sh);
 }
 
 /* The count follows max_seq_len exactly: V d + S d + L (12 d^2 + 13 d) + 2 d. */

@@ -34,16 +34,12 @@ static char *write_nemotron(const char *dir, const char *name, const char *act, 
 
 static const eci_workload *workload(ec_ctx *ctx, const char *model, int te)
 {
-    const eci_net *net = eci_net_find(ctx, model);
-    if (net == NULL)
-        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
-    eci_shape sh = {.precision = EC_PREC_AMP_BF16, .batch = 2, .seq = 128, .seq_sq = 128.0 * 128, .target_seq = 128,
-                    .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1, .rmsnorm_kernels = 1,
-                    .rmsnorm_passes = 2, .rope_kernels = 1, .flash = 1, .ep = 1, .te_layers = te, .remat = te};
-    const eci_workload *wl;
-    if (eci_workload_get(ctx, net, eci_task_parse("lm"), &sh, &wl) != EC_OK)
-        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
-    return wl;
+    eci_shape sh = ec_test_lm_shape(EC_PREC_AMP_BF16, 2, 128);
+    sh.flash = 1;
+    sh.ep = 1;
+    sh.te_layers = te;
+    sh.remat = te;
+    return ec_test_lm_workload(ctx, model, &sh);
 }
 
 /* embed_tokens + lm_head 2 x 1000 x 256; per layer q 256 x 256, k and v 256 x 128, o 256 x 256

@@ -8,6 +8,7 @@
  * check fails when its term is removed; and a compiled Llama step needs less memory.
  */
 #include "ec_test.h"
+#include "ec_test_wl.h"
 #include "internal.h"
 #include "model/workload.h"
 
@@ -19,10 +20,10 @@ static const double ROWS = 2.0 * 128; /* batch 2 x seq 128 */
 
 static eci_shape shape(int remat)
 {
-    return (eci_shape){.precision = EC_PREC_AMP_BF16, .batch = 2, .seq = 128, .seq_sq = 128.0 * 128,
-                       .target_seq = 128, .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1,
-                       .rmsnorm_kernels = 1, .rmsnorm_passes = 2, .rope_kernels = 1, .weights_16 = 1,
-                       .remat = remat};
+    eci_shape sh = ec_test_lm_shape(EC_PREC_AMP_BF16, 2, 128);
+    sh.weights_16 = 1;
+    sh.remat = remat;
+    return sh;
 }
 
 static const eci_op *first_op(ec_ctx *ctx, const char *model, int remat, const char *name)

@@ -8,6 +8,7 @@
  * is refused with the key named.
  */
 #include "ec_test.h"
+#include "ec_test_wl.h"
 #include "internal.h"
 #include "model/workload.h"
 
@@ -30,16 +31,9 @@ static char *write_llama(const char *dir, const char *name)
 /* batch 2 x seq 128 = 256 rows, bf16 autocast, the fused (flash) attention. */
 static const eci_workload *workload(ec_ctx *ctx, const char *model)
 {
-    const eci_net *net = eci_net_find(ctx, model);
-    if (net == NULL)
-        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
-    eci_shape sh = {.precision = EC_PREC_AMP_BF16, .batch = 2, .seq = 128, .seq_sq = 128.0 * 128, .target_seq = 128,
-                    .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1, .rmsnorm_kernels = 1,
-                    .rmsnorm_passes = 2, .rope_kernels = 1, .flash = 1};
-    const eci_workload *wl;
-    if (eci_workload_get(ctx, net, eci_task_parse("lm"), &sh, &wl) != EC_OK)
-        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
-    return wl;
+    eci_shape sh = ec_test_lm_shape(EC_PREC_AMP_BF16, 2, 128);
+    sh.flash = 1;
+    return ec_test_lm_workload(ctx, model, &sh);
 }
 
 static const eci_block *layer_block(const eci_workload *wl)

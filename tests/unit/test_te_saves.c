@@ -39,17 +39,12 @@ static const eci_workload *workload(ec_ctx *ctx, const char *model, int flash, i
 
 static const eci_workload *workload_p(ec_ctx *ctx, const char *model, int precision, int flash, int te)
 {
-    const eci_net *net = eci_net_find(ctx, model);
-    if (net == NULL)
-        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
-    eci_shape sh = {.precision = precision, .batch = 2, .seq = 128, .seq_sq = 128.0 * 128,
-                    .target_seq = 128, .mask_bytes = 1, .mlm_frac = 0.15, .gelu_new_kernels = 1,
-                    .rmsnorm_kernels = 1, .rmsnorm_passes = 2, .rope_kernels = 1, .weights_16 = 1,
-                    .flash = flash, .remat = te, .te_layers = te};
-    const eci_workload *wl;
-    if (eci_workload_get(ctx, net, eci_task_parse("lm"), &sh, &wl) != EC_OK)
-        fail_msg("%s: %s", model, ec_ctx_errmsg(ctx));
-    return wl;
+    eci_shape sh = ec_test_lm_shape(precision, 2, 128);
+    sh.weights_16 = 1;
+    sh.flash = flash;
+    sh.remat = te;
+    sh.te_layers = te;
+    return ec_test_lm_workload(ctx, model, &sh);
 }
 
 /* kernels=te keeps what the partitioner keeps (remat) and marks Megatron's TE layers; the other
