@@ -114,6 +114,56 @@ ETP = {"Qwen/Qwen3-235B-A22B": (1, "scripts/performance/configs/qwen3/workload_b
                                  "BASE_QWEN3_30B_A3B_CONFIG"),
        "openai/gpt-oss-120b": (1, "scripts/performance/configs/gpt_oss/workload_base_configs.py@7af9601c L22-28 "
                                   "BASE_GPT_OSS_120B_CONFIG")}
+# What the runs' recipes set for Megatron's distributed optimizer and recompute (issue 39).
+# NeMo 24.07: NeMo-Framework-Launcher @ tag 24.07 (8325688d), launcher_scripts/conf/training/<file>.yaml: every
+# pre-training config runs optim distributed_fused_adam with overlap_grad_sync and overlap_param_sync true
+# (overlap_param_gather=1: the updated parameters all-gathered under the next forward); the perf table's
+# layout overrides the config's where they differ (nemotron_340b.yaml has TP 8 PP 12 VP 8, the table 8/8/12).
+NEMO_PRETRAIN_CONF = {"GPT3-5B": ("gpt3/5b", "L170-173"), "GPT3-20B": ("gpt3/20b", "L171-174"),
+                      "GPT3-175B": ("gpt3/175b", "L171-174"), "LLAMA2-7B": ("llama/llama2_7b", "L150-158"),
+                      "LLAMA2-13B": ("llama/llama2_13b", "L150-158"), "LLAMA2-70B": ("llama/llama2_70b", "L151-159"),
+                      "Nemotron-8B": ("nemotron/nemotron_8b", "L171-174"),
+                      "Nemotron-22B": ("nemotron/nemotron_22b", "L173-177"),
+                      "Nemotron-340B": ("nemotron/nemotron_340b", "L159-164"),
+                      "LLAMA3-8B": ("llama/llama3_8b", "L147-155"), "LLAMA3-70B": ("llama/llama3_70b", "L147-157")}
+# recompute the configs set (activations_checkpoint_granularity; null in every other config above)
+NEMO_PRETRAIN_CKPT = {"Nemotron-340B": ("selective", "L122 activations_checkpoint_granularity: selective "
+                                                     "(Megatron-Core recomputes the core attention)")}
+NEMO_SFT_OPTIM = ("launcher_scripts/conf/peft/llama/sft.yaml @ 24.07 L250-260: optim distributed_fused_adam with "
+                  "overlap_grad_sync and overlap_param_sync True (the examples/peft/llama/h100 scripts do not "
+                  "override optim)")
+# Megatron-Bridge: the library recipes' DistributedDataParallelConfig (v0.2.0 = 7af9601c,
+# src/megatron/bridge/recipes/llama/llama3.py L556-559, qwen/qwen3_moe.py L314-318, gpt_oss/gpt_oss.py
+# L287-290: overlap_grad_reduce, overlap_param_gather and use_distributed_optimizer True) and
+# src/megatron/bridge/training/comm_overlap.py L539-546 (with data parallelism > 1 and the distributed
+# optimizer: overlap_param_gather True, align_param_gather under an interleaved pipeline); the perf scripts
+# turn it off only for fp8_mx (scripts/performance/configs/*/*_llm_pretrain.py), which these rows do not use.
+MBRIDGE_OPG = ("overlap_param_gather=1: Megatron-Bridge recipe DDP config overlap_param_gather=True "
+               "(NVIDIA-NeMo/Megatron-Bridge@7af9601c src/megatron/bridge/recipes/%s; training/comm_overlap.py "
+               "L539-546: on with dp > 1 and the distributed optimizer; the perf scripts disable it for fp8_mx only)")
+MBRIDGE_RECIPE = {"meta-llama/Meta-Llama-3-8B": "llama/llama3.py L556-559",
+                  "meta-llama/Meta-Llama-3-70B": "llama/llama3.py L556-559",
+                  "meta-llama/Llama-3.1-405B": "llama/llama3.py L556-559",
+                  "Qwen/Qwen3-235B-A22B": "qwen/qwen3_moe.py L314-318",
+                  "Qwen/Qwen3-30B-A3B": "qwen/qwen3_moe.py L314-318",
+                  "openai/gpt-oss-120b": "gpt_oss/gpt_oss.py L287-290"}
+# Megatron-Bridge SFT and LoRA of Llama 3 70B (the NeMo 26.06 rows), as Megatron-Bridge v0.5.0 (= fcbb6031,
+# tagged 2026-06-16, the release of that container's month; the table names no version) runs them:
+# scripts/performance/configs/llama/llama3_llm_finetune.py set_llama3_common_peft_configs L48-49 turns the
+# distributed optimizer on for SFT and LoRA alike, every 70B SFT/LoRA config sets a CommOverlapConfig, and
+# src/megatron/bridge/training/comm_overlap.py L563-566 then sets overlap_param_gather with dp > 1 (LoRA: the
+# adapters' parameters only; on the H100 LoRA row dp = 1, nothing to gather).  llama3_workload_base_configs.py
+# L695-702: recompute_num_layers=1 on the H100 LoRA BF16 preset only; the FP8_CS preset (the table's TP 2 x PP 4
+# x VP 20) recomputes nothing.
+MBRIDGE_FT_OPG = {("sft", "h100-sxm5-80gb"): "L166-193 llama3_70b_sft_config_h100",
+                  ("sft", "gb200"): "L136-163 llama3_70b_sft_config_gb200",
+                  ("sft", "gb300"): "L100-127 llama3_70b_sft_config_gb300",
+                  ("lora", "h100-sxm5-80gb"): "L331-351 llama3_70b_lora_config_h100",
+                  ("lora", "gb200"): "L230-257 llama3_70b_lora_config_gb200",
+                  ("lora", "gb300"): "L196-216 llama3_70b_lora_config_gb300"}
+MBRIDGE_FT_NOTE = ("overlap_param_gather=1: NVIDIA-NeMo/Megatron-Bridge v0.5.0 (fcbb6031) scripts/performance/configs/llama/"
+                   "llama3_llm_finetune.py L48-49 (use_distributed_optimizer True) and %s (a CommOverlapConfig; "
+                   "src/megatron/bridge/training/comm_overlap.py L563-566: overlap_param_gather on with dp > 1)")
 # GPUs where TE's DotProductAttention runs cuDNN's fused attention rather than flash-attn (compute
 # capability 9.0 and later)
 TE_CUDNN = {"h100-sxm5-80gb", "b200", "gb200", "gb300"}
@@ -192,6 +242,24 @@ def from_tables(rows, tag, skipped):
                      launcher[1])
             if (r["model"], method) == ("LLAMA2-70B", "lora"):
                 rec.update(sequence_parallel=0)
+        if nemo and method == "pretrain" and r["model"] in NEMO_PRETRAIN_CONF:
+            conf, lines = NEMO_PRETRAIN_CONF[r["model"]]
+            rec["overlap_param_gather"] = 1
+            note += ("; overlap_param_gather=1: NeMo-Framework-Launcher launcher_scripts/conf/training/%s.yaml @ 24.07 "
+                     "%s: optim distributed_fused_adam, overlap_grad_sync and overlap_param_sync true" % (conf, lines))
+            if r["model"] in NEMO_PRETRAIN_CKPT:
+                rec["checkpointing"] = NEMO_PRETRAIN_CKPT[r["model"]][0]
+                note += "; checkpointing=%s: %s.yaml @ 24.07 %s" % (rec["checkpointing"], conf,
+                                                                    NEMO_PRETRAIN_CKPT[r["model"]][1])
+        if nemo and method == "sft":
+            rec["overlap_param_gather"] = 1
+            note += "; overlap_param_gather=1: NeMo-Framework-Launcher " + NEMO_SFT_OPTIM
+        if tag == "mbridge" and method == "pretrain" and rec["strategy"] == "zero" and rec["model"] in MBRIDGE_RECIPE:
+            rec["overlap_param_gather"] = 1
+            note += "; " + MBRIDGE_OPG % MBRIDGE_RECIPE[rec["model"]]
+        if tag == "mbridge" and (method, gpu) in MBRIDGE_FT_OPG:
+            rec["overlap_param_gather"] = 1
+            note += "; " + MBRIDGE_FT_NOTE % MBRIDGE_FT_OPG[(method, gpu)]
         if tag == "mbridge" and rec["model"] in PP_SPLIT and rec["pp"] > 1:
             rec["pp_split"] = "embedding_loss"
             note += ("; pp_split=embedding_loss: the recipe sets account_for_embedding_in_pipeline_split and "
@@ -566,13 +634,20 @@ def mlperf_graph_errors(path):
     """The committed MLPerf BERT rows against their own scripts' flags: cuda_graphs=1 exactly where the
     config's EXTRA_PARAMS (quoted in `source`) passes --use_cuda_graph, task=pretrain (the MLM head on the
     masked positions) exactly where it passes --dense_seq_output, else task=lm (every position); every MLPerf
-    GPT-3 row overlap_param_gather=1 (its round's distributed_fused_adam config: overlap_param_sync true)."""
+    GPT-3 row overlap_param_gather=1 (its round's distributed_fused_adam config: overlap_param_sync true), and
+    so every NeMo 24.07 pre-training/SFT row and every Megatron-Bridge row with the distributed optimizer."""
     errors = []
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             if row["id"].startswith("mlperf-gpt3-") and row.get("overlap_param_gather", "") != "1":
                 errors.append("%s: overlap_param_gather is '%s', the round's optimizer config sets "
                               "overlap_param_sync true" % (row["id"], row.get("overlap_param_gather", "<no column>")))
+            megatron_opt = (row["id"].startswith(("nemo2407-pretrain-", "nemo2407-sft-", "mbridge-sft-", "mbridge-lora-")) or
+                            (row["id"].startswith("mbridge-pretrain-") and row["strategy"] == "zero"))
+            if megatron_opt and row.get("overlap_param_gather", "") != "1":
+                errors.append("%s: overlap_param_gather is '%s', its recipe's distributed optimizer gathers the "
+                              "parameters under the forward (NEMO_PRETRAIN_CONF, NEMO_SFT_OPTIM, MBRIDGE_OPG, MBRIDGE_FT_OPG)" %
+                              (row["id"], row.get("overlap_param_gather", "<no column>")))
             if not row["id"].startswith("mlperf-bert-"):
                 continue
             flags = row["source"].split("EXTRA_PARAMS:")[-1].split(";")[0].split()
@@ -611,7 +686,7 @@ def main(argv):
         print("%s %s what make_llm_runs.py makes of bench/data/llm/" % (dst, "is" if same else "differs from"))
         errors = mlperf_graph_errors(dst)
         for e in errors:
-            print("bad MLPerf row: " + e)
+            print("bad row: " + e)
         return 0 if same and not errors else 1
     os.replace(tmp, dst)
     print("wrote %s (%d rows)" % (dst, len(runs)))
