@@ -694,6 +694,44 @@ static void test_attention_rate(void **state)
     ec_ctx_free(ctx);
 }
 
+/* A kernel's attention.csv fractions hold on the part their source measured on (reference_gpu)
+ * and scale to another part by the two parts' measured GEMM efficiency of the same unit: the
+ * 500 W H100 (gpus.csv h100-sxm5-96gb-500w, same peak, lower measured bf16 GEMM rate) runs
+ * FlashAttention-2 and -3 slower than the 700 W H100 SXM5 the FlashAttention-3 paper measured,
+ * by the ratio of their GEMM throughput; the reference parts are priced at the table's rate. */
+static void test_attention_gpu_scale(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_rates r700, r500, ra100;
+    const eci_gpu *h700, *h500, *a100;
+    rates_for(ctx, "h100-sxm5-80gb", EC_PREC_BF16, &r700, &h700);
+    rates_for(ctx, "h100-sxm5-96gb-500w", EC_PREC_BF16, &r500, &h500);
+    rates_for(ctx, "a100-sxm4-80gb", EC_PREC_AMP_FP16, &ra100, &a100);
+    assert_rel(h500->peak_bf16_flop_per_s, h700->peak_bf16_flop_per_s, EC_TOL_EXACT);
+    double ratio = h500->gemm_eff_bf16_frac / h700->gemm_eff_bf16_frac;
+    assert_true(ratio < 0.95);
+    static const int kernels[] = {EC_ATTN_FLASH, EC_ATTN_FLASH3, EC_ATTN_CUDNN};
+    static const int aks[] = {ECI_AK_FLASH2, ECI_AK_FLASH3, ECI_AK_CUDNN};
+    for (int i = 0; i < 3; i++) {
+        eci_rates_attention(ctx, h700, kernels[i], EC_PREC_BF16, 2.1, 0, &r700);
+        eci_rates_attention(ctx, h500, kernels[i], EC_PREC_BF16, 2.1, 0, &r500);
+        for (int p = 0; p < 2; p++)
+            for (int c = 0; c < 2; c++) {
+                assert_rel(r700.attn_frac[p][c], h700->attn[aks[i]].frac[p][c], EC_TOL_EXACT);
+                assert_rel(r500.attn_frac[p][c], r700.attn_frac[p][c] * ratio, EC_TOL_EXACT);
+            }
+        /* a long compute-bound forward: the time by the inverse ratio */
+        double t700 = eci_attn_time_s(&r700, 8192, 8192, 256, 64, eci_attn_frac(&r700, 0, 1, 128), 1.0);
+        double t500 = eci_attn_time_s(&r500, 8192, 8192, 256, 64, eci_attn_frac(&r500, 0, 1, 128), 1.0);
+        assert_rel(t500 / t700, 1.0 / ratio, EC_TOL_CLOSED_FORM);
+    }
+    /* FlashAttention-2's Ampere rows were measured on the A100 80GB SXM4: unchanged there */
+    eci_rates_attention(ctx, a100, EC_ATTN_FLASH, EC_PREC_AMP_FP16, 2.1, 0, &ra100);
+    assert_rel(ra100.attn_frac[0][0], a100->attn[ECI_AK_FLASH2].frac[0][0], EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 /* precision=fp32 is IEEE fp32 everywhere (cudnn.allow_tf32=False); where PyTorch's default
  * would run a CNN's convolutions in TF32 (Ampere on) the prediction says so, and only there:
  * not before Ampere, not for a network whose convolutions are a small share (ViT's patch
@@ -744,6 +782,7 @@ int main(void)
         cmocka_unit_test(test_scale_follows_unit),
         cmocka_unit_test(test_mem_size_curve),
         cmocka_unit_test(test_gemm_fixed_time),
+        cmocka_unit_test(test_attention_gpu_scale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

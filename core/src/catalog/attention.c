@@ -4,7 +4,9 @@
  * PyTorch's memory-efficient SDPA backend) per GPU architecture, forward and backward, causal
  * and not, each row with its public source (papers' figures, the kernels' own benchmarks); a
  * row with a head_dim holds at that head dim, the kernel's fraction between two such rows is
- * interpolated in log2(head dim) (eci_attn_hd_interp), an empty head_dim holds at any.
+ * interpolated in log2(head dim) (eci_attn_hd_interp), an empty head_dim holds at any; its
+ * reference_gpu is the gpus.csv id of the part the source measured on (model/compute.c scales the
+ * fraction by a GPU's measured GEMM efficiency over that part's).
  * Loaded after gpus.csv: every GPU gets its architecture's rows, else the prior rows
  * (architecture '*'), so a prediction reads its kernel's efficiency without a lookup
  * (model/compute.c, eci_rates_attention).  A kernel with neither has from = ECI_AK_NONE: the
@@ -43,6 +45,7 @@ typedef struct attn_row {
     const char *arch;
     double frac, head_dim;    /* head_dim 0: the row holds at any head dim */
     size_t line;
+    int ref;                  /* ctx->gpus index of the GPU its source measured on */
 } attn_row;
 
 static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int *col, void *out)
@@ -51,7 +54,7 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     size_t line = eci_table_line(t, r);
     const char *kernel = eci_table_cell(t, r, col[0]), *pass = eci_table_cell(t, r, col[2]);
     const char *causal = eci_table_cell(t, r, col[3]), *source = eci_table_cell(t, r, col[5]);
-    const char *head_dim = eci_table_cell(t, r, col[6]);
+    const char *head_dim = eci_table_cell(t, r, col[6]), *ref = eci_table_cell(t, r, col[7]);
     char echo[48];
     *row = (attn_row){.kernel = -1, .arch = eci_table_cell(t, r, col[1]), .line = line};
     for (int k = 0; k < ECI_AK_N; k++)
@@ -74,6 +77,13 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     if (source[0] == '\0')
         return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': empty source (every efficiency names its "
                          "public source)", path, line, kernel, eci_echo(echo, sizeof echo, row->arch));
+    size_t g = 0;
+    while (g < ctx->n_gpus && !eci_name_eq(ctx->gpus[g].id, ref))
+        g++;
+    if (g == ctx->n_gpus)
+        return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': reference_gpu '%s' is not a gpus.csv id (the "
+                         "GPU its source measured on)", path, line, kernel, row->arch, eci_echo(echo, sizeof echo, ref));
+    row->ref = (int)g;
     if (head_dim[0] != '\0') { /* the head dims FlashAttention kernels are built for */
         long hd = 0;
         int rc = eci_table_int(ctx, t, r, col[6], 16, 512, &hd);
@@ -166,9 +176,18 @@ static int fill(ec_ctx *ctx, const char *path, const attn_row *rows, size_t n, i
 {
     hd_points pts[2][2];
     memset(pts, 0, sizeof pts);
+    size_t ref_line = 0;
     for (size_t i = 0; i < n; i++) {
         if (rows[i].kernel != kernel || !eci_name_eq(rows[i].arch, arch))
             continue;
+        if (ref_line != 0 && rows[i].ref != e->ref_gpu)
+            return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': reference_gpu '%s', but line %zu names "
+                             "'%s' (one kernel on one architecture is measured on one GPU)", path, rows[i].line,
+                             KERNELS[kernel], arch, ctx->gpus[rows[i].ref].id, ref_line, ctx->gpus[e->ref_gpu].id);
+        if (ref_line == 0) {
+            ref_line = rows[i].line;
+            e->ref_gpu = rows[i].ref;
+        }
         for (int c = 0; c < 2; c++) {
             if (rows[i].causal >= 0 && rows[i].causal != c)
                 continue;
@@ -221,8 +240,8 @@ static void reset_gpu(eci_gpu *g)
 
 int eci_attn_load(ec_ctx *ctx, const char *path)
 {
-    static const char *const COLUMNS[7] = {"kernel", "architecture", "pass", "causal", "eff_frac", "source",
-                                           "head_dim"};
-    static const eci_gpu_table SPEC = {COLUMNS, 7, sizeof(attn_row), parse_row, link_gpus, reset_gpu};
+    static const char *const COLUMNS[8] = {"kernel", "architecture", "pass", "causal", "eff_frac", "source",
+                                           "head_dim", "reference_gpu"};
+    static const eci_gpu_table SPEC = {COLUMNS, 8, sizeof(attn_row), parse_row, link_gpus, reset_gpu};
     return eci_gpu_table_load(ctx, path, &SPEC);
 }

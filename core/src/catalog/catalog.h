@@ -30,6 +30,8 @@ typedef struct eci_attn_eff {
     int n_hd;                         /* head dims with rows, 0: the fractions hold at any head dim */
     double hd[ECI_AK_HD_MAX];         /* ascending */
     double hd_scale[2][2][ECI_AK_HD_MAX]; /* the fraction at hd[i] over frac */
+    int ref_gpu;                      /* ctx->gpus index of the part its rows were measured on
+                                         (attention.csv reference_gpu) */
 } eci_attn_eff;
 #define ECI_ATTN_REF_HEAD_DIM 128.0
 

@@ -7,7 +7,8 @@
  *   memory-bound: t = max(overhead + bytes / (BW x eff_bw), floor) per kernel, overhead from membw.csv
  *   (small kernels achieve less bandwidth than large ones).
  *   fused attention: t = max(FLOPs / (peak x kernel_eff x attn_eff x shape_util), Q K V O bytes / (BW x eff_bw),
- *   floor), kernel_eff per kernel, architecture, pass and causal mask from models/attention.csv.
+ *   floor), kernel_eff per kernel, architecture, pass and causal mask from models/attention.csv,
+ *   x the GPU's measured GEMM efficiency over that of the part the row was measured on.
  * Peaks, efficiencies: gpus.csv, attention.csv, gemm.csv (k_half), constants.csv (tiles, software).
  * Convolutions: each pass by its cuDNN algorithm class (conv_algos.csv) over the input, weight and
  * output tensors, with the layout transposes cuDNN makes where the class reads another layout.
@@ -28,11 +29,6 @@ static void warn(eci_rates *r, unsigned bit, const char *text)
     r->warnings |= bit;
     size_t len = strlen(r->warning_text);
     snprintf(r->warning_text + len, sizeof r->warning_text - len, "%s%s", len ? "; " : "", text);
-}
-
-int eci_gpu_tf32(const eci_gpu *g)
-{
-    return g->peak_tf32_flop_per_s > 0 && g->compute_capability >= 8.0;
 }
 
 /* The matmul rate a precision gets on a GPU: the unit that really runs it. */
@@ -82,54 +78,6 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
         break;
     default:
         break;
-    }
-}
-
-const char *eci_attention_name(int attention)
-{
-    static const char *const NAMES[] = {"sdpa", "eager", "flash", "flash_triton", "flash3", "cudnn", "flash1"};
-    return attention >= 0 && attention < (int)(sizeof NAMES / sizeof NAMES[0]) ? NAMES[attention] : "?";
-}
-
-int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, double torch_version,
-                        int masked)
-{
-    switch (attention) {
-    case EC_ATTN_FLASH:
-        return ECI_AK_FLASH2;
-    case EC_ATTN_FLASH3:
-        return ECI_AK_FLASH3;
-    case EC_ATTN_FLASH_TRITON:
-        return ECI_AK_TRITON;
-    case EC_ATTN_CUDNN:
-        return ECI_AK_CUDNN;
-    case EC_ATTN_FLASH1:
-        return ECI_AK_FLASH1;
-    default: /* SDPA's dispatch by release, GPU, dtype and padding mask: models/sdpa_backends.csv */
-        return eci_sdpa_kernel(ctx, torch_version, g->compute_capability,
-                               precision != EC_PREC_FP32 && precision != EC_PREC_TF32, masked);
-    }
-}
-
-void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, double torch_version,
-                         int masked, eci_rates *r)
-{
-    int k = eci_attn_kernel_for(ctx, g, attention, precision, torch_version, masked);
-    const eci_attn_eff *e = &g->attn[k];
-    if (e->from == ECI_AK_NONE) /* no row and no prior (refused at resolve, model/layout.c): SDPA's pick */
-        e = &g->attn[eci_attn_kernel_for(ctx, g, EC_ATTN_SDPA, precision, torch_version, masked)];
-    if (e->from == ECI_AK_NONE) /* SDPA's pick without rows: the memory-efficient kernel has a prior */
-        e = &g->attn[ECI_AK_MEM_EFFICIENT];
-    memcpy(r->attn_frac, e->frac, sizeof r->attn_frac);
-    r->attn_n_hd = e->n_hd;
-    memcpy(r->attn_hd, e->hd, sizeof r->attn_hd);
-    memcpy(r->attn_hd_scale, e->hd_scale, sizeof r->attn_hd_scale);
-    int named = attention != EC_ATTN_SDPA && attention != EC_ATTN_EAGER;
-    if (named && e->from == ECI_AK_PRIOR) {
-        char text[200];
-        snprintf(text, sizeof text, "attention=%s: models/attention.csv has no row for architecture '%s': its "
-                 "prior (architecture '*') is used", eci_attn_kernel_name(k), g->architecture);
-        warn(r, EC_WARN_MODEL_DEFAULTED, text);
     }
 }
 

@@ -195,6 +195,9 @@ hd_dup = [list(r) for r in attn]  # a row for any head dim beside one for head d
 hd_dup.append(set_cell(attn, 1, "head_dim", "")[1])
 emit("attention", "any_and_one_head_dim", text(hd_dup))
 emit("attention", "unknown_kernel_flash", text(set_cell(attn, 1, "kernel", "flash")))
+emit("attention", "unknown_reference_gpu", text(set_cell(attn, 1, "reference_gpu", "h100-sxm5-700w")))
+emit("attention", "mixed_reference_gpu", text(set_cell(attn, 2, "reference_gpu", "h100-sxm5-80gb")))
+emit("attention", "missing_reference_gpu_column", text(drop_col(attn, "reference_gpu")))
 
 mb = read("membw")
 emit("membw", "missing_column", text(drop_col(mb, "source")))

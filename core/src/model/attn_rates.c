@@ -1,0 +1,113 @@
+/*
+ * attn_rates.c: which fused attention kernel attention= runs on a GPU (SDPA's dispatch from
+ * models/sdpa_backends.csv) and its rates there: the kernel's efficiencies of models/attention.csv
+ * (catalog/attention.c: the GPU's architecture's rows, else the prior), scaled from the part the
+ * rows were measured on (their reference_gpu) to this GPU by the two parts' measured large-GEMM
+ * efficiencies of the same unit (gpus.csv gemm_eff_*_frac).  Split from compute.c, which prices
+ * the ops at these rates (eci_attn_time_s).
+ */
+#include "model/compute.h"
+#include "catalog/consts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void warn(eci_rates *r, unsigned bit, const char *text)
+{
+    if (r->warnings & bit)
+        return;
+    r->warnings |= bit;
+    size_t len = strlen(r->warning_text);
+    snprintf(r->warning_text + len, sizeof r->warning_text - len, "%s%s", len ? "; " : "", text);
+}
+
+int eci_gpu_tf32(const eci_gpu *g)
+{
+    return g->peak_tf32_flop_per_s > 0 && g->compute_capability >= 8.0;
+}
+
+const char *eci_attention_name(int attention)
+{
+    static const char *const NAMES[] = {"sdpa", "eager", "flash", "flash_triton", "flash3", "cudnn", "flash1"};
+    return attention >= 0 && attention < (int)(sizeof NAMES / sizeof NAMES[0]) ? NAMES[attention] : "?";
+}
+
+int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, double torch_version,
+                        int masked)
+{
+    switch (attention) {
+    case EC_ATTN_FLASH:
+        return ECI_AK_FLASH2;
+    case EC_ATTN_FLASH3:
+        return ECI_AK_FLASH3;
+    case EC_ATTN_FLASH_TRITON:
+        return ECI_AK_TRITON;
+    case EC_ATTN_CUDNN:
+        return ECI_AK_CUDNN;
+    case EC_ATTN_FLASH1:
+        return ECI_AK_FLASH1;
+    default: /* SDPA's dispatch by release, GPU, dtype and padding mask: models/sdpa_backends.csv */
+        return eci_sdpa_kernel(ctx, torch_version, g->compute_capability,
+                               precision != EC_PREC_FP32 && precision != EC_PREC_TF32, masked);
+    }
+}
+
+/* The measured large-GEMM rate over the peak (gpus.csv gemm_eff_*_frac) of the unit a fused
+ * attention kernel runs on at this precision (eci_rates_init: 16 bits on the matmul unit as
+ * pick_gemm_rate picks it, fp32 inputs on TF32 from Ampere on, else on the CUDA cores). */
+static double attn_unit_eff(const eci_gpu *g, int precision)
+{
+    switch (precision) {
+    case EC_PREC_AMP_FP16:
+    case EC_PREC_FP16:
+        return g->peak_fp16_flop_per_s > 0 ? g->gemm_eff_fp16_frac : g->gemm_eff_fp32_frac;
+    case EC_PREC_AMP_BF16:
+    case EC_PREC_AMP_FP8:
+    case EC_PREC_BF16:
+        if (g->peak_bf16_flop_per_s > 0)
+            return g->gemm_eff_bf16_frac;
+        return g->emulated_bf16_flop_per_s > 0 && g->peak_fp32_flop_per_s > 0
+                   ? g->emulated_bf16_flop_per_s * g->gemm_eff_bf16_frac / g->peak_fp32_flop_per_s
+                   : g->gemm_eff_fp32_frac;
+    default:
+        return eci_gpu_tf32(g) ? g->gemm_eff_tf32_frac : g->gemm_eff_fp32_frac;
+    }
+}
+
+/* A kernel's fractions (attention.csv) were measured on one part, its reference_gpu; on another
+ * they scale by the measured tensor-core throughput of the two, GEMM efficiency x peak of the
+ * same unit, over the peak the fraction multiplies: a power- or clock-limited part (the 500 W
+ * H100, A100 PCIe, A10) runs attention slower than the part it was measured on, as it runs
+ * GEMMs slower; the reference part itself is unchanged. */
+static double attn_gpu_scale(const ec_ctx *ctx, const eci_gpu *g, const eci_attn_eff *e, int precision)
+{
+    if (e->from == ECI_AK_NONE || e->ref_gpu < 0 || (size_t)e->ref_gpu >= ctx->n_gpus)
+        return 1.0;
+    double own = attn_unit_eff(g, precision), ref = attn_unit_eff(&ctx->gpus[e->ref_gpu], precision);
+    return own > 0 && ref > 0 ? own / ref : 1.0;
+}
+
+void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, double torch_version,
+                         int masked, eci_rates *r)
+{
+    int k = eci_attn_kernel_for(ctx, g, attention, precision, torch_version, masked);
+    const eci_attn_eff *e = &g->attn[k];
+    if (e->from == ECI_AK_NONE) /* no row and no prior (refused at resolve, model/layout.c): SDPA's pick */
+        e = &g->attn[eci_attn_kernel_for(ctx, g, EC_ATTN_SDPA, precision, torch_version, masked)];
+    if (e->from == ECI_AK_NONE) /* SDPA's pick without rows: the memory-efficient kernel has a prior */
+        e = &g->attn[ECI_AK_MEM_EFFICIENT];
+    double scale = attn_gpu_scale(ctx, g, e, precision);
+    for (int p = 0; p < 2; p++)
+        for (int c = 0; c < 2; c++)
+            r->attn_frac[p][c] = e->frac[p][c] * scale;
+    r->attn_n_hd = e->n_hd;
+    memcpy(r->attn_hd, e->hd, sizeof r->attn_hd);
+    memcpy(r->attn_hd_scale, e->hd_scale, sizeof r->attn_hd_scale);
+    int named = attention != EC_ATTN_SDPA && attention != EC_ATTN_EAGER;
+    if (named && e->from == ECI_AK_PRIOR) {
+        char text[200];
+        snprintf(text, sizeof text, "attention=%s: models/attention.csv has no row for architecture '%s': its "
+                 "prior (architecture '*') is used", eci_attn_kernel_name(k), g->architecture);
+        warn(r, EC_WARN_MODEL_DEFAULTED, text);
+    }
+}
