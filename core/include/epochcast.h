@@ -445,6 +445,11 @@ typedef struct ec_config {
     int etp;                     /* expert tensor-parallel degree: each routed expert's width split over
                                     etp GPUs (consecutive ranks), the expert-parallel group etp ranks
                                     apart; 0: etp = tp, the experts inside the tensor-parallel region [0] */
+    /* apex DistributedFusedLAMB without parameter views into its flat buffer
+       (set_param_views_to_flat_buffer=False: NVIDIA's MLPerf BERT with --dwu-overlap-reductions). */
+    int zero_flat_copies;        /* 0/1: each gradient copied into the optimizer's flat buffer as backward
+                                    produces it, and the all-gathered parameters copied back into the
+                                    model's tensors after the gather, on the compute stream [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

@@ -228,6 +228,7 @@ typedef struct ec_config {
     int grad_buckets;
     int fsdp_api;
     int etp;
+    int zero_flat_copies;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

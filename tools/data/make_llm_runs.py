@@ -36,7 +36,8 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "base_precision", "lora_r", "lora_targets", "optimizer", "attention", "kernels", "checkpointing",
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
           "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len",
-          "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp"]
+          "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
+          "zero_flat_copies"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -504,9 +505,20 @@ MLPERF_BERT = ("model=bert-large task=pretrain (MLPerf phase 2: BERT-large, MLM 
                "grad_buckets=1; cuda_graphs=1 where EXTRA_PARAMS has --use_cuda_graph (run_pretraining.py 'Enable CUDA "
                "graph execution', v2.0 L528, v3.0 L571-574, v3.1 L590; --cuda_graph_mode 'segmented' captures the "
                "model's forward and backward, 'full_iteration' the whole step with the optimizer and collectives, "
-               "v3.0 L303-308: either way one replay per pass instead of one launch per kernel). Not expressed: "
+               "v3.0 L303-308: either way one replay per pass instead of one launch per kernel); zero_flat_copies=1 "
+               "where EXTRA_PARAMS has --dwu-overlap-reductions or --use_transformer_engine2: run_pretraining.py then "
+               "passes set_param_views_to_flat_buffer=False (v2.1 preview L854-857, v3.0 L902-905, v3.1 L921-924), so "
+               "the model's parameters are not views into the optimizer's flat buffer and apex "
+               "(distributed_fused_lamb.py @91fcaaf7) copies every gradient into it as backward flushes each block "
+               "(_flatten_grad_mt L730/L755, L901-932, on the compute stream) and the all-gathered buffer back into "
+               "the model's parameters after the gather (step() L1001-1016, maybe_cast_mt, which the next step waits "
+               "for): one read and one write of the fp16 gradients and of the fp16 parameters a step. Not expressed: "
                "attention masked to each sequence of a pack (priced as full 512 x 512), the measured rate including "
                "the evaluations (10,000 samples every 150k-325k trained; run_stop - run_start includes them), "
+               "the first block's start-up inside run_stop - run_start (the first training shard is loaded after "
+               "block_start, run_pretraining.py v3.0 L1622, L1658: in the v3.0 64-node MLLOGs result_0/3/7 the first "
+               "eval comes 0.66-0.78 s later than the steady rate between evals puts it, 3-4% of each run; 96-node "
+               "result_0 0.70 s, 4.5%; steady 21.3 and 22.8 ms a step with the evaluations), "
                "--use_transformer_engine2 where set (v2.1 preview, v3.0 1 and 8 nodes): 'Enable FP8 layers' "
                "(run_pretraining.py v3.0 L638-641, v3.1 L657-660): modeling.py's BertEncoder (v3.0 L703-709, L774) "
                "runs te_layers.py's FP8_MHA (FP8 QKV and output GEMMs, FP8 fused attention) and LayerNormMLP "
@@ -536,6 +548,14 @@ MLPERF_GPT3 = ("model=mlperf-gpt3-175b (bench/data/llm/models.csv); NeMo Megatro
                "forward's communication overlapped with GEMMs through userbuffers (TP_COMM_OVERLAP=True, "
                "h100tp4pp8mbs1 config; priced as exposed TP collectives), the step timing's "
                "first steps and evaluations (the median excludes them)")
+
+
+def bert_flat_copies(flags):
+    """run_pretraining.py passes DistributedFusedLAMB set_param_views_to_flat_buffer = False under
+    --use_transformer_engine2 and else `not args.dwu_overlap_reductions` (v2.1 preview L854-857, v3.0
+    L902-905, v3.1 L921-924; v2.0 L817 without the TE clause): without the views apex copies through its
+    flat buffers (MLPERF_BERT, zero_flat_copies)."""
+    return 1 if "--dwu-overlap-reductions" in flags or "--use_transformer_engine2" in flags else 0
 
 
 def bert_grad_buckets(flags):
@@ -578,6 +598,8 @@ def from_mlperf(rows, skipped):
             if "--dense_seq_output" not in flags:  # the MLM head on every position of a pack (MLPERF_BERT)
                 rec["task"] = "lm"
             rec["grad_buckets"] = bert_grad_buckets(flags)
+            if bert_flat_copies(flags):
+                rec["zero_flat_copies"] = 1
             note = MLPERF_BERT
             what = "tokens_per_s = %s sequences/s / %d x 512" % (r["value"], rate)
             tag = "bert"
@@ -658,6 +680,10 @@ def mlperf_graph_errors(path):
             if row.get("grad_buckets", "") != str(bert_grad_buckets(flags)):
                 errors.append("%s: grad_buckets is '%s', its EXTRA_PARAMS say %d" %
                               (row["id"], row.get("grad_buckets", "<no column>"), bert_grad_buckets(flags)))
+            want = "1" if bert_flat_copies(flags) else ""
+            if row.get("zero_flat_copies", "") != want:
+                errors.append("%s: zero_flat_copies is '%s', its EXTRA_PARAMS say '%s'" %
+                              (row["id"], row.get("zero_flat_copies", "<no column>"), want))
             task = "pretrain" if "--dense_seq_output" in flags else "lm"
             if row["task"] != task:
                 errors.append("%s: task is '%s', its EXTRA_PARAMS (--dense_seq_output or not) say '%s'" %

@@ -239,6 +239,10 @@ static const key_def KEYS[] = {
     /* Megatron-Core's expert_tensor_parallel_size (MoE parallel folding) */
     INT(etp, 1, 1024, 0, "expert tensor-parallel degree: each expert's width over etp GPUs, ep x etp "
         "dividing tp x cp x dp (Megatron-Core) [tp]"),
+    /* apex DistributedFusedLAMB with set_param_views_to_flat_buffer=False (apex's default; NVIDIA's MLPerf
+     * BERT run_pretraining.py under --dwu-overlap-reductions): its step copies through the flat buffers */
+    BOOL(zero_flat_copies, "ZeRO-1/2 as apex DistributedFusedLAMB copying gradients into its flat buffer and "
+         "gathered parameters back, 0/1 [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -95,6 +95,13 @@ static int step_price(step *s, double seq, const layout_comm *lc_in)
     return EC_OK;
 }
 
+/* ZeRO-1/2 through apex DistributedFusedLAMB without parameter views into its flat buffer
+ * (zero_flat_copies): the gradients copied in, the gathered parameters copied back. */
+static int flat_copies(const step *s)
+{
+    return s->r.strategy == EC_STRATEGY_ZERO && s->cfg->zero_stage < 3 && s->cfg->zero_flat_copies;
+}
+
 /* The plan the walks read (walk.h), the bytes each exchange moves, the strategy's buckets or
  * sharded units, the batch's copy. */
 static void step_plan(step *s)
@@ -124,6 +131,9 @@ static void step_plan(step *s)
     p->gather_elem_bytes = compute_elem_bytes(cfg->precision);
     p->frozen_elem_bytes = eci_setup_frozen_elem_bytes(ctx, cfg, wl, param_bytes);
     p->overlap_slowdown = eci_const(ctx, EC_C_overlap_compute_slowdown_frac);
+    /* zero_flat_copies (apex DistributedFusedLAMB, set_param_views_to_flat_buffer=False): _flatten_grad_mt's
+     * multi_tensor_scale reads each gradient and writes it into the flat buffer, on the compute stream */
+    p->grad_copy_s_per_byte = flat_copies(s) ? 2.0 * s->gpu_scale / (s->rates.mem_bytes_per_s * s->rates.mem_scale) : 0;
     s->dp = r->strategy == EC_STRATEGY_DP;
     /* Gradient buckets reduced as backward produces them: DDP, FSDP without sharding, ZeRO-1/2
      * (reduce-scatter); FSDP and ZeRO-2 reduce on every micro-step, DDP and ZeRO-1 on the last. */
@@ -607,6 +617,14 @@ static void step_after_update(step *s, ec_result *res)
             eci_rec_comm(s->rec, "ZeRO all-gather of the parameters", "zero", t->gpu - s->zero_gather_wait_s,
                          s->zero_gather_wait_s, bytes);
         phase(s, "parameter all-gather (ZeRO)", t->gpu);
+    }
+    if (flat_copies(s)) { /* apex step(): maybe_cast_mt copies the gathered flat buffer into the model's
+                           * parameters (read and write) on the completion stream the next step waits for */
+        double bytes = s->wl->trainable_params * compute_elem_bytes(cfg->precision);
+        double copy_s = 2.0 * bytes * s->gpu_scale / (s->rates.mem_bytes_per_s * s->rates.mem_scale);
+        gpu_op(t, s->op_s, copy_s, 1, 1);
+        s->opt_gpu_s += copy_s; /* the optimizer's step() runs it */
+        phase(s, "copy the gathered parameters into the model (apex)", t->gpu);
     }
     host_work(t, CAUSE_DISPATCH, s->host->step_overhead_s +
               s->op_s * (s->tr.step_host_ops + s->tr.step_host_ops_per_tensor * s->trained_tensors));

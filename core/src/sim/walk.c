@@ -21,26 +21,30 @@
 typedef struct ddp_walk {
     eci_ddp_sched *s;
     double free_s;               /* s->comm_free_s */
-    double overlap_s, slack_comm_s, slowdown, elem_bytes, expert_elem_bytes;
+    double overlap_s, slack_comm_s, slowdown, elem_bytes, expert_elem_bytes, copy_s_per_byte;
+    double copy_s;               /* the copies into the flat buffer (zero_flat_copies): backward's own time */
 } ddp_walk;
 
 static ddp_walk ddp_walk_begin(const plan *p)
 {
     return (ddp_walk){.s = p->ddp, .free_s = p->ddp->comm_free_s, .overlap_s = p->overlap_s,
                       .slack_comm_s = p->slack_comm_s, .slowdown = p->overlap_slowdown,
-                      .elem_bytes = p->grad_elem_bytes, .expert_elem_bytes = p->expert_grad_elem_bytes};
+                      .elem_bytes = p->grad_elem_bytes, .expert_elem_bytes = p->expert_grad_elem_bytes,
+                      .copy_s_per_byte = p->grad_copy_s_per_byte};
 }
 
 static void ddp_walk_end(plan *p, const ddp_walk *dw)
 {
     p->overlap_s = dw->overlap_s;
     p->slack_comm_s = dw->slack_comm_s;
+    p->bwd_s += dw->copy_s;
 }
 
 /* Op c's backward kernels just ended at gpu: those that ran beside an all-reduce were slowed
  * by it (eci_overlap_stretch_s), then its gradients are ready and DDP's autograd hook fills a
- * bucket.  Returns the slowdown, which the caller adds to its running gpu and busy sums (by
- * value, so that the walk's sums stay in registers). */
+ * bucket (after copying them into the optimizer's flat buffer on the compute stream under
+ * zero_flat_copies).  Returns the slowdown and the copy, which the caller adds to its running
+ * gpu and busy sums (by value, so that the walk's sums stay in registers). */
 static inline double ddp_grads_ready(ddp_walk *dw, const eci_op_cost_t *c, double gpu)
 {
     double bwd_s = c->bwd_s, slow = 0, free_s = dw->free_s;
@@ -54,7 +58,12 @@ static inline double ddp_grads_ready(ddp_walk *dw, const eci_op_cost_t *c, doubl
         dw->overlap_s += slow;
     }
     if (c->grad_params > 0) { /* trained parameters (not LoRA's frozen base) */
-        eci_ddp_ready(dw->s, gpu + slow, c->grad_params * (c->expert_grads ? dw->expert_elem_bytes : dw->elem_bytes));
+        double bytes = c->grad_params * (c->expert_grads ? dw->expert_elem_bytes : dw->elem_bytes);
+        double copy_s = bytes * dw->copy_s_per_byte; /* apex _flatten_grad_mt: read and written before the block's
+                                                      * reduction */
+        dw->copy_s += copy_s;
+        slow += copy_s;
+        eci_ddp_ready(dw->s, gpu + slow, bytes);
         dw->free_s = dw->s->comm_free_s;
     }
     return slow;
@@ -178,8 +187,8 @@ static void backward_ops_ddp(timeline *t, plan *p, size_t from, size_t to)
         w.busy += slow;
     }
     p->slack_host_s = slack_host_s;
-    ddp_walk_end(p, &dw);
     walk_end(t, &w, &p->bwd_s);
+    ddp_walk_end(p, &dw); /* after walk_end, which sets bwd_s to the walk's kernel sum */
 }
 
 /* The backward ops to-1 down to from (ops without a backward launch nothing).  DDP's hook

@@ -43,6 +43,8 @@ typedef struct plan {
                                     to the data-parallel one's (step.c expert_reduce_frac) */
     double overlap_slowdown;     /* compute slowdown while an all-reduce runs beside it */
     double overlap_s;            /* backward time added by that slowdown (this micro-step) */
+    double grad_copy_s_per_byte; /* zero_flat_copies: compute-stream time per gradient byte copied into the
+                                    optimizer's flat buffer before its bucket may launch, else 0 */
     eci_shard *shard;            /* FSDP / ZeRO-3: per-unit gathers and reductions, else NULL */
     double gather_elem_bytes;    /* ...bytes per trained parameter gathered (the compute dtype) */
     double frozen_elem_bytes;    /* ...per frozen parameter (LoRA's base, as stored) */

@@ -75,6 +75,8 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     IGNORED(cfg->lora_r <= 0 && cfg->lora_dropout > 0, "lora_dropout (needs lora_r)");
     IGNORED(cfg->overlap_param_gather && (r->strategy != EC_STRATEGY_ZERO || cfg->zero_stage >= 3),
             "overlap_param_gather (zero_stage 1 or 2 only)");
+    IGNORED(cfg->zero_flat_copies && (r->strategy != EC_STRATEGY_ZERO || cfg->zero_stage >= 3),
+            "zero_flat_copies (zero_stage 1 or 2 only)");
     IGNORED(cfg->grad_buckets > 0 && r->strategy != EC_STRATEGY_DDP &&
                 !(r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3),
             "grad_buckets (ddp or zero_stage 1-2)");
