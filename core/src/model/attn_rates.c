@@ -12,7 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static void warn(eci_rates *r, unsigned bit, const char *text)
+/* Adds warning `bit` and its text to the rates once (shared with compute.c). */
+void eci_rates_warn(eci_rates *r, unsigned bit, const char *text)
 {
     if (r->warnings & bit)
         return;
@@ -108,6 +109,6 @@ void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int
         char text[200];
         snprintf(text, sizeof text, "attention=%s: models/attention.csv has no row for architecture '%s': its "
                  "prior (architecture '*') is used", eci_attn_kernel_name(k), g->architecture);
-        warn(r, EC_WARN_MODEL_DEFAULTED, text);
+        eci_rates_warn(r, EC_WARN_MODEL_DEFAULTED, text);
     }
 }

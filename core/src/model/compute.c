@@ -18,18 +18,8 @@
 #include "catalog/consts.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stddef.h>
 #include <string.h>
-
-static void warn(eci_rates *r, unsigned bit, const char *text)
-{
-    if (r->warnings & bit)
-        return;
-    r->warnings |= bit;
-    size_t len = strlen(r->warning_text);
-    snprintf(r->warning_text + len, sizeof r->warning_text - len, "%s%s", len ? "; " : "", text);
-}
 
 /* The matmul rate a precision gets on a GPU: the unit that really runs it. */
 static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
@@ -47,7 +37,7 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
             r->gemm_flop_per_s = g->peak_tf32_flop_per_s * g->gemm_eff_tf32_frac;
             r->tensor_cores = 1;
         } else {
-            warn(r, EC_WARN_TF32_NO_EFFECT, "tf32 has no effect before Ampere (compute capability < 8.0): matmuls run in fp32");
+            eci_rates_warn(r, EC_WARN_TF32_NO_EFFECT, "tf32 has no effect before Ampere (compute capability < 8.0): matmuls run in fp32");
         }
         break;
     case EC_PREC_AMP_FP16:
@@ -57,7 +47,7 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
             r->gemm_flop_per_s = g->peak_fp16_flop_per_s * g->gemm_eff_fp16_frac;
             r->tensor_cores = 1;
         } else {
-            warn(r, EC_WARN_FP16_NO_TENSOR, "this GPU has no fp16 tensor cores: fp16 matmuls run at the fp32 rate");
+            eci_rates_warn(r, EC_WARN_FP16_NO_TENSOR, "this GPU has no fp16 tensor cores: fp16 matmuls run at the fp32 rate");
         }
         break;
     case EC_PREC_AMP_BF16:
@@ -73,7 +63,7 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
              * against the measured emulated rate (which would make a slow GEMM look efficient) */
             r->gemm_peak_flop_per_s = g->peak_fp32_flop_per_s;
             r->gemm_flop_per_s = emu * (g->emulated_bf16_flop_per_s > 0 ? g->gemm_eff_bf16_frac : 1.0);
-            warn(r, EC_WARN_BF16_EMULATED, "bf16 is emulated on this GPU (no bf16 tensor cores before Ampere): matmuls run at the measured emulated rate");
+            eci_rates_warn(r, EC_WARN_BF16_EMULATED, "bf16 is emulated on this GPU (no bf16 tensor cores before Ampere): matmuls run at the measured emulated rate");
         }
         break;
     default:

@@ -69,6 +69,8 @@ typedef struct eci_op_cost_t {
 /* 1 when the GPU has TF32 tensor cores: Ampere (compute capability 8.0) on, with a TF32 peak in
  * gpus.csv; before it allow_tf32 has no effect and fp32 runs on the CUDA cores. */
 EC_INTERNAL int eci_gpu_tf32(const eci_gpu *g);
+/* Adds warning `bit` (EC_WARN_*) and its text to r once (attn_rates.c). */
+EC_INTERNAL void eci_rates_warn(eci_rates *r, unsigned bit, const char *text);
 /* cnn: the network is a CNN (eci_net.cnn): its memory-bound kernels take mem_scale_cnn, else mem_scale. */
 EC_INTERNAL void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_params *c, int cnn,
                                 eci_rates *r);
