@@ -171,13 +171,18 @@ gpu(id="a100-pcie-40gb", name="NVIDIA A100-PCIE-40GB",
     source=A100_SRC + ";ZZC;MLE-ACC")
 gpu(id="a100-sxm4-40gb", name="NVIDIA A100-SXM4-40GB",
     aliases="A100-SXM4-40GB;A100 40GB SXM;A100-SXM-40GB", **A100,
-    gemm_eff_fp32_frac=eff(18.11, 19.5),        # ZZC "A100 40GB" (form factor not stated)
-    gemm_eff_tf32_frac=eff(116, 156),           # MLI A100 (fp32 label = TF32), form factor not stated
-    gemm_eff_fp16_frac=eff(247.63, 312),        # ZZC "A100 40GB"
-    gemm_eff_bf16_frac=eff(246.33, 312),        # ZZC "A100 40GB"
+    # not measured as such: the SXM4 80GB part's efficiencies (below). Same GA100 die, the same
+    # 400 W board power and 1410 MHz boost clock (NV-A100-DS); only the HBM differs, which
+    # large GEMMs do not touch. ZZC's "A100 40GB" (18.11 fp32, 247.63 fp16, 246.33 bf16 TF)
+    # names no form factor, and its 0.79 bf16 lies between the measured PCIe 40GB (0.75, 250 W)
+    # and SXM4 80GB (0.86), so it identifies neither part and is not used.
+    gemm_eff_fp32_frac=eff(19.18, 19.5),        # ZZC A100 SXM4 80GB
+    gemm_eff_tf32_frac=eff(116, 156),           # MLI A100 (fp32 label = TF32)
+    gemm_eff_fp16_frac=eff(258.74, 312),        # ZZC A100 SXM4 80GB
+    gemm_eff_bf16_frac=eff(med(271.2, 264.53), 312),  # MAMF + ZZC (A100 SXM)
     memory_bytes=40960 * MiB,
     memory_bandwidth_bytes_per_s=1555 * G, memory_eff_frac=eff(1360, 1555),
-    nvlink_bytes_per_s=300 * G, default_topology="nvlink", measured=1,
+    nvlink_bytes_per_s=300 * G, default_topology="nvlink", measured=0,
     source=A100_SRC + ";ZZC;MLI;CNC-H100;MLE-NET")
 gpu(id="a100-sxm4-80gb", name="NVIDIA A100-SXM4-80GB",
     aliases="A100-SXM4-80GB;A100 80GB SXM;A100-SXM-80GB", **A100,

@@ -285,7 +285,7 @@ void eci_warn_all(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r
     if (g->compute_capability < 5.0)
         eci_warn_add(res, EC_WARN_UNSUPPORTED_GPU, "current PyTorch (CUDA 12) cannot run on Kepler GPUs");
     if (!g->measured && cfg->gpu_step_s <= 0)
-        eci_warn_add(res, EC_WARN_MODEL_DEFAULTED, "no measured GEMM efficiency for this GPU: architecture defaults used");
+        eci_warn_add(res, EC_WARN_MODEL_DEFAULTED, "no GEMM efficiency measured on this GPU: a sibling part's or the architecture's defaults (models/README.md, gpus.csv)");
     /* lengths= prices padding only with padding=dynamic or bucketed; with max_length it still
      * sets how many tokens the tokenizer reads, when tokenization is priced at all. */
     int tokens_priced = r->text && !cfg->data_synthetic && cfg->sample_cpu_s < 0;
