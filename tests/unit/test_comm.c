@@ -550,6 +550,30 @@ static void test_nccl_algo_choice(void **state)
     eci_nccl_allreduce_algo(&c, big, 16, 2, g.busbw_bytes_per_s, &ampere_s);
     assert_int_equal(eci_nccl_allreduce_algo(&volta, big, 16, 2, g.busbw_bytes_per_s, &volta_s), ECI_NCCL_RING);
     assert_rel(volta_s - bw_only, (ampere_s - bw_only) / 1.4 * 1.9, EC_TOL_CLOSED_FORM); /* ring Simple */
+    /* the plateau's threshold and the tree's first size class are the table's
+     * (net_large_min_bytes_per_rank, size_correction_first_bytes), not constants of the code:
+     * a threshold above the message's bytes per rank takes the x1.4 off the ring's latency */
+    eci_nccl_tuner tuned = *c.tuner;
+    tuned.p[ECI_NCCL_RING][ECI_NCCL_PROTOS - 1].net_large_min_bytes_per_rank = 2.0 * big / 16;
+    eci_comm plain = c;
+    plain.tuner = &tuned;
+    double plain_s;
+    assert_int_equal(eci_nccl_allreduce_algo(&plain, big, 16, 2, g.busbw_bytes_per_s, &plain_s), ECI_NCCL_RING);
+    assert_rel(plain_s - bw_only, (ampere_s - bw_only) / 1.4, EC_TOL_CLOSED_FORM); /* ring Simple */
+    /* the tree's factor read from a class 16 times larger: a 64 KiB message in the 4 KiB class */
+    const double mid = 64 * 1024.0;
+    eci_comm g512;
+    eci_group gg;
+    assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 512, 64, 400e9, 0, &g512), EC_OK);
+    eci_comm_group(&g512, 512, 1, 8, 50e9, 0.73, &gg);
+    double tree_s, shifted_s;
+    assert_int_equal(eci_nccl_allreduce_algo(&g512, mid, 512, 64, gg.busbw_bytes_per_s, &tree_s), ECI_NCCL_TREE);
+    tuned = *g512.tuner;
+    for (int p = 0; p < ECI_NCCL_PROTOS; p++)
+        tuned.p[ECI_NCCL_TREE][p].corr_first_bytes *= 16;
+    g512.tuner = &tuned;
+    assert_int_equal(eci_nccl_allreduce_algo(&g512, mid, 512, 64, gg.busbw_bytes_per_s, &shifted_s), ECI_NCCL_TREE);
+    assert_true(shifted_s != tree_s);
     /* one node: NCCL's model keeps the ring at every size, so the measured ramp prices it */
     assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 8, 1, 0, 0, &one), EC_OK);
     eci_comm_group(&one, 8, 1, 8, 50e9, 0.73, &g1);

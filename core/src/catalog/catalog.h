@@ -107,11 +107,13 @@ typedef struct eci_nccl_proto {
     double net_step_floor_s;   /* a ring across nodes: each intra-node step at least this (0: none) */
     double net_large_mult;     /* a ring across nodes: latency x this (ring Simple's plateau), else 1 */
     double net_large_mult_before_sm80; /* the same on GPUs below compute capability 8.0 */
+    double net_large_min_bytes_per_rank; /* ... from this many bytes per rank and channel on */
     double min_compute_capability; /* the protocol runs from this compute capability on (LL128: 7.0) */
     double busbw_frac, busbw_frac_one_node; /* bus bandwidth over the link's, across nodes / on one */
     int needs_nvlink;          /* LL128: only where the GPUs of a node talk over NVLink */
     int n_corr;                /* size classes with a bandwidth correction (0: none) */
-    double corr[ECI_NCCL_SIZE_CLASSES]; /* by floor(log2(bytes / 64)) */
+    double corr_first_bytes;   /* the size of corr's first class (NCCL: 64 B) */
+    double corr[ECI_NCCL_SIZE_CLASSES]; /* by floor(log2(bytes / corr_first_bytes)) */
 } eci_nccl_proto;
 typedef struct eci_nccl_tuner {
     eci_nccl_proto p[ECI_NCCL_ALGOS][ECI_NCCL_PROTOS];

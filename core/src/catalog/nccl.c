@@ -13,7 +13,7 @@
 typedef struct nccl_row {
     char *id, *size_correction, *source;
     double base_us, nvlink_us, pci_us, net_us, net_step_floor_us, net_large_mult, net_large_mult_old, min_cc;
-    double busbw_frac, busbw_frac_one_node;
+    double busbw_frac, busbw_frac_one_node, large_min_bytes, corr_unit_bytes;
     int needs_nvlink;
 } nccl_row;
 
@@ -27,11 +27,13 @@ static const eci_field nccl_fields[] = {
     F("net_step_floor_us", ECI_F_DOUBLE_OPT, net_step_floor_us, 0, 1e4),
     F("net_large_latency_mult", ECI_F_DOUBLE, net_large_mult, 1, 100),
     F("net_large_latency_mult_before_sm80", ECI_F_DOUBLE, net_large_mult_old, 1, 100),
+    F("net_large_min_bytes_per_rank", ECI_F_DOUBLE, large_min_bytes, 0, 1e12),
     F("busbw_frac", ECI_F_DOUBLE, busbw_frac, 1e-3, 1),
     F("busbw_frac_one_node", ECI_F_DOUBLE, busbw_frac_one_node, 1e-3, 1),
     F("needs_nvlink", ECI_F_INT, needs_nvlink, 0, 1),
     F("min_compute_capability", ECI_F_DOUBLE, min_cc, 0, 100),
     F("size_correction", ECI_F_STR, size_correction, 0, 0),
+    F("size_correction_first_bytes", ECI_F_DOUBLE, corr_unit_bytes, 1, 1e12),
     F("source", ECI_F_STR, source, 0, 0),
 };
 #undef F
@@ -103,6 +105,8 @@ static int build(ec_ctx *ctx, const char *path, const nccl_row *rows, size_t n, 
             q->net_step_floor_s = r->net_step_floor_us > 0 ? r->net_step_floor_us * 1e-6 : 0;
             q->net_large_mult = r->net_large_mult;
             q->net_large_mult_before_sm80 = r->net_large_mult_old;
+            q->net_large_min_bytes_per_rank = r->large_min_bytes;
+            q->corr_first_bytes = r->corr_unit_bytes;
             q->min_compute_capability = r->min_cc;
             q->busbw_frac = r->busbw_frac;
             q->busbw_frac_one_node = r->busbw_frac_one_node;

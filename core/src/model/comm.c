@@ -329,7 +329,7 @@ static int log2_floor(double x)
  * all-reduce: the fastest protocol's time of the ring (*ring_s) and of the tree (*tree_s).
  * Ring: 2(n-1) steps, 2(nodes-1) of them across nodes; tree: 2 x (ranks per node - 1) steps
  * within a node (a chain) and 2 log2(nodes) across.  One channel is assumed for the ring's
- * large-message test (bytes / ranks >= 64); the per-channel and LL bandwidth caps are left out
+ * large-message test (bytes / ranks >= the row's net_large_min_bytes_per_rank); the per-channel and LL bandwidth caps are left out
  * (they need the channel count and the CPU vendor). */
 static void nccl_model(const eci_comm *c, double bytes, int n, int nodes, double busbw, double *ring_s,
                        double *tree_s)
@@ -338,7 +338,6 @@ static void nccl_model(const eci_comm *c, double bytes, int n, int nodes, double
     int hw = c->intra_pci, multi = nodes > 1, ppn = n / nodes;
     double steps = 2.0 * (n - 1), net_steps = multi ? 2.0 * (nodes - 1) : 0;
     double tree_net_steps = 2.0 * log2_floor(nodes), tree_intra_steps = 2.0 * (ppn - 1);
-    int cls = log2_floor(bytes / 64);
     *ring_s = *tree_s = HUGE_VAL;
     for (int p = 0; p < ECI_NCCL_PROTOS; p++) {
         const eci_nccl_proto *r = &t->p[ECI_NCCL_RING][p], *q = &t->p[ECI_NCCL_TREE][p];
@@ -349,7 +348,7 @@ static void nccl_model(const eci_comm *c, double bytes, int n, int nodes, double
             intra = r->net_step_floor_s;
         double net = ppn == 1 ? q->net_s : r->net_s; /* NCCL: one rank per node exposes the tree's */
         double lat = r->base_s + (steps - net_steps) * intra + net_steps * net;
-        if (multi && bytes >= 64.0 * n)
+        if (multi && bytes >= r->net_large_min_bytes_per_rank * n)
             lat *= c->compute_capability < 8.0 ? r->net_large_mult_before_sm80 : r->net_large_mult;
         double s = lat + bytes * steps / n / (busbw * (multi ? r->busbw_frac : r->busbw_frac_one_node));
         if (s < *ring_s)
@@ -357,6 +356,7 @@ static void nccl_model(const eci_comm *c, double bytes, int n, int nodes, double
         if ((q->needs_nvlink && hw) || c->compute_capability < q->min_compute_capability)
             continue;
         lat = q->base_s + tree_intra_steps * q->intra_s[hw] + tree_net_steps * q->net_s;
+        int cls = log2_floor(bytes / q->corr_first_bytes);
         double corr = cls >= 0 && cls < q->n_corr ? q->corr[cls] : 1.0;
         s = lat + 2.0 * bytes / (busbw * (multi ? q->busbw_frac : q->busbw_frac_one_node) * corr);
         if (s < *tree_s)
