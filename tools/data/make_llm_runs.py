@@ -131,8 +131,9 @@ NEMO_PRETRAIN_CONF = {"GPT3-5B": ("gpt3/5b", "L170-173"), "GPT3-20B": ("gpt3/20b
 NEMO_PRETRAIN_CKPT = {"Nemotron-340B": ("selective", "L122 activations_checkpoint_granularity: selective "
                                                      "(Megatron-Core recomputes the core attention)")}
 NEMO_SFT_OPTIM = ("launcher_scripts/conf/peft/llama/sft.yaml @ 24.07 L250-260: optim distributed_fused_adam with "
-                  "overlap_grad_sync and overlap_param_sync True (the examples/peft/llama/h100 scripts do not "
-                  "override optim)")
+                  "overlap_grad_sync and overlap_param_sync True, grad_sync_dtype bf16 (L258: reduce_dtype auto) and "
+                  "dtype bf16 (L257: optimizer states in bf16, not expressed) (the examples/peft/llama/h100 scripts do "
+                  "not override optim)")
 # Megatron-Bridge: the library recipes' DistributedDataParallelConfig (v0.2.0 = 7af9601c,
 # src/megatron/bridge/recipes/llama/llama3.py L556-559, qwen/qwen3_moe.py L314-318, gpt_oss/gpt_oss.py
 # L287-290: overlap_grad_reduce, overlap_param_gather and use_distributed_optimizer True) and
@@ -178,6 +179,24 @@ TE_CUDNN = {"h100-sxm5-80gb", "b200", "gb200", "gb300"}
 # 2024-07-17, on main from 20ab57b3, 2024-08-13, with the VP 6 of the table's 175B rows: 77b69bba) adds
 # +env_vars.NVTE_FUSED_ATTN=1 to examples/training/gpt/h100/175b_fp8_16node.sh only.
 NEMO2407_CUDNN = {"GPT3-175B"}
+# The distributed optimizer's gradient reduce-scatter dtype (apex DistributedFusedAdam grad_sync_dtype; NeMo
+# megatron_base_model.py @r2.0.0rc1 L785-786 makes its dtype fp32, and apex @810ffae distributed_fused_adam.py
+# L574-575 reduces in that dtype unless grad_sync_dtype is set).  The launcher's H100 FP8 examples @ 24.07 set
+# +training.model.optim.grad_sync_dtype=bf16, nemotron_340b.yaml sets it itself: reduce_dtype auto (the
+# distributed optimizer's bf16) describes them.  The Nemotron 8B/22B yaml and examples leave it unset (fp32),
+# but the table's 64-GPU layouts (GBS 256, MBS 4 / 2) are neither theirs, so what those runs set is not known.
+NEMO2407_GRAD_SYNC = {
+    "GPT3-5B": "examples/training/gpt/h100/5b_fp8_8node.sh L23", "GPT3-20B": "examples/training/gpt/h100/20b_fp8_8node.sh L23",
+    "GPT3-175B": "examples/training/gpt/h100/175b_fp8_16node.sh L24",
+    "LLAMA2-7B": "examples/training/llama/h100/llama2_7b_fp8.sh L22",
+    "LLAMA2-13B": "examples/training/llama/h100/llama2_13b_fp8.sh L22",
+    "LLAMA2-70B": "examples/training/llama/h100/llama2_70b_fp8.sh L21",
+    "LLAMA3-8B": "examples/training/llama/h100/llama3_8b_fp8.sh L22",
+    "LLAMA3-70B": "examples/training/llama/h100/llama3_70b_fp8.sh L21",
+    "Nemotron-340B": "launcher_scripts/conf/training/nemotron/nemotron_340b.yaml L161"}
+NEMO2407_GRAD_SYNC_UNSET = ("gradient reduce-scatter dtype not known: nemotron_8b/22b.yaml and their examples @ 24.07 "
+                            "leave grad_sync_dtype unset (fp32), the table's layout is neither's; kept at the "
+                            "distributed optimizer's bf16 (reduce_dtype=fp32 would predict 1.3% slower on 8B)")
 NEMO2407_ATTN = ("but here attention=flash (flash-attn 2), not TE's cuDNN FusedAttention: "
                  "NeMo-Framework-Launcher launcher_scripts/conf/config.yaml @ 24.07 (8325688d) L72 env_vars "
                  "NVTE_FUSED_ATTN: 0 ('Disable cudnn FA until we've tested it more', there until 04b8d098, "
@@ -271,6 +290,11 @@ def from_tables(rows, tag, skipped):
             rec["overlap_param_gather"] = 1
             note += ("; overlap_param_gather=1: NeMo-Framework-Launcher launcher_scripts/conf/training/%s.yaml @ 24.07 "
                      "%s: optim distributed_fused_adam, overlap_grad_sync and overlap_param_sync true" % (conf, lines))
+            if r["model"] in NEMO2407_GRAD_SYNC:
+                note += ("; reduce_dtype auto (bf16): NeMo-Framework-Launcher %s @ 24.07 grad_sync_dtype=bf16" %
+                         NEMO2407_GRAD_SYNC[r["model"]])
+            else:
+                note += "; " + NEMO2407_GRAD_SYNC_UNSET
             if r["model"] in NEMO_PRETRAIN_CKPT:
                 rec["checkpointing"] = NEMO_PRETRAIN_CKPT[r["model"]][0]
                 note += "; checkpointing=%s: %s.yaml @ 24.07 %s" % (rec["checkpointing"], conf,
