@@ -17,7 +17,7 @@
 /* NeMo 24.07's Llama 2 7B fine-tuning row (bench/data/llm_runs.csv nemo2407-sft-llama-2-7b-...),
  * on the Llama 3.1 8B preset: 32 heads of 128, 8 K/V heads. */
 #define FT "model=llama-3.1-8b gpu=h100-sxm5-80gb num_gpus=8 strategy=zero zero_stage=1 precision=amp_fp8 " \
-           "attention=cudnn kernels=te batch_per_gpu=1 grad_accum=4 seq_len=4096 "
+           "attention=flash kernels=te batch_per_gpu=1 grad_accum=4 seq_len=4096 "
 
 /* The fused attention op of the workload that cfg's micro-step builds. */
 static eci_op attention_op(ec_ctx *ctx, const char *words)

@@ -131,8 +131,9 @@ NEMO_PRETRAIN_CONF = {"GPT3-5B": ("gpt3/5b", "L170-173"), "GPT3-20B": ("gpt3/20b
 NEMO_PRETRAIN_CKPT = {"Nemotron-340B": ("selective", "L122 activations_checkpoint_granularity: selective "
                                                      "(Megatron-Core recomputes the core attention)")}
 NEMO_SFT_OPTIM = ("launcher_scripts/conf/peft/llama/sft.yaml @ 24.07 L250-260: optim distributed_fused_adam with "
-                  "overlap_grad_sync and overlap_param_sync True (the examples/peft/llama/h100 scripts do not "
-                  "override optim)")
+                  "overlap_grad_sync and overlap_param_sync True, grad_sync_dtype bf16 (L258: reduce_dtype auto) and "
+                  "dtype bf16 (L257: optimizer states in bf16, not expressed) (the examples/peft/llama/h100 scripts do "
+                  "not override optim)")
 # Megatron-Bridge: the library recipes' DistributedDataParallelConfig (v0.2.0 = 7af9601c,
 # src/megatron/bridge/recipes/llama/llama3.py L556-559, qwen/qwen3_moe.py L314-318, gpt_oss/gpt_oss.py
 # L287-290: overlap_grad_reduce, overlap_param_gather and use_distributed_optimizer True) and
@@ -168,6 +169,43 @@ MBRIDGE_FT_NOTE = ("overlap_param_gather=1: NVIDIA-NeMo/Megatron-Bridge v0.5.0 (
 # GPUs where TE's DotProductAttention runs cuDNN's fused attention rather than flash-attn (compute
 # capability 9.0 and later)
 TE_CUDNN = {"h100-sxm5-80gb", "b200", "gb200", "gb300"}
+# ... unless the launcher turns FusedAttention off.  NeMo-Framework-Launcher exports its config.yaml
+# env_vars into every job (launcher_scripts/nemo_launcher/core/stages.py @ tag 24.07 L352-354 and L511-523),
+# and at the 24.07 tag (8325688d) and on main until 04b8d098 (2024-08-29) those hold
+# NVTE_FUSED_ATTN: 0 "Disable cudnn FA until we've tested it more" (launcher_scripts/conf/config.yaml L72);
+# TE @7d576ed2 (the NeMo 24.07 pin) then leaves DotProductAttention no FusedAttention
+# (transformer_engine/pytorch/attention.py L3467-3470) and runs flash-attn 2 (attention=flash).  The only
+# exception of the perf table's generation: Sangkug Lym's 95c77b59 ("Enable cuDNN FlashAtt only for 175B",
+# 2024-07-17, on main from 20ab57b3, 2024-08-13, with the VP 6 of the table's 175B rows: 77b69bba) adds
+# +env_vars.NVTE_FUSED_ATTN=1 to examples/training/gpt/h100/175b_fp8_16node.sh only.
+NEMO2407_CUDNN = {"GPT3-175B"}
+# The distributed optimizer's gradient reduce-scatter dtype (apex DistributedFusedAdam grad_sync_dtype; NeMo
+# megatron_base_model.py @r2.0.0rc1 L785-786 makes its dtype fp32, and apex @810ffae distributed_fused_adam.py
+# L574-575 reduces in that dtype unless grad_sync_dtype is set).  The launcher's H100 FP8 examples @ 24.07 set
+# +training.model.optim.grad_sync_dtype=bf16, nemotron_340b.yaml sets it itself: reduce_dtype auto (the
+# distributed optimizer's bf16) describes them.  The Nemotron 8B/22B yaml and examples leave it unset (fp32),
+# but the table's 64-GPU layouts (GBS 256, MBS 4 / 2) are neither theirs, so what those runs set is not known.
+NEMO2407_GRAD_SYNC = {
+    "GPT3-5B": "examples/training/gpt/h100/5b_fp8_8node.sh L23", "GPT3-20B": "examples/training/gpt/h100/20b_fp8_8node.sh L23",
+    "GPT3-175B": "examples/training/gpt/h100/175b_fp8_16node.sh L24",
+    "LLAMA2-7B": "examples/training/llama/h100/llama2_7b_fp8.sh L22",
+    "LLAMA2-13B": "examples/training/llama/h100/llama2_13b_fp8.sh L22",
+    "LLAMA2-70B": "examples/training/llama/h100/llama2_70b_fp8.sh L21",
+    "LLAMA3-8B": "examples/training/llama/h100/llama3_8b_fp8.sh L22",
+    "LLAMA3-70B": "examples/training/llama/h100/llama3_70b_fp8.sh L21",
+    "Nemotron-340B": "launcher_scripts/conf/training/nemotron/nemotron_340b.yaml L161"}
+NEMO2407_GRAD_SYNC_UNSET = ("gradient reduce-scatter dtype not known: nemotron_8b/22b.yaml and their examples @ 24.07 "
+                            "leave grad_sync_dtype unset (fp32), the table's layout is neither's; kept at the "
+                            "distributed optimizer's bf16 (reduce_dtype=fp32 would predict 1.3% slower on 8B)")
+NEMO2407_ATTN = ("but here attention=flash (flash-attn 2), not TE's cuDNN FusedAttention: "
+                 "NeMo-Framework-Launcher launcher_scripts/conf/config.yaml @ 24.07 (8325688d) L72 env_vars "
+                 "NVTE_FUSED_ATTN: 0 ('Disable cudnn FA until we've tested it more', there until 04b8d098, "
+                 "2024-08-29), exported to every job (nemo_launcher/core/stages.py L352-354, L511-523); TE "
+                 "@7d576ed2 attention.py L3467-3470: use_fused_attention = NVTE_FUSED_ATTN, so flash-attn runs")
+NEMO2407_ATTN_175B = ("attention=cudnn: NeMo-Framework-Launcher 95c77b59 ('Enable cuDNN FlashAtt only for 175B', "
+                      "on main from 20ab57b3, 2024-08-13, with 77b69bba's VP 6 that the table's 175B rows run) "
+                      "sets +env_vars.NVTE_FUSED_ATTN=1 in examples/training/gpt/h100/175b_fp8_16node.sh, over "
+                      "config.yaml's NVTE_FUSED_ATTN: 0 for every other model")
 
 
 def root_dir():
@@ -232,12 +270,16 @@ def from_tables(rows, tag, skipped):
                "attention": "cudnn" if gpu in TE_CUDNN else "flash", "kernels": "te"}
         method = r["method"]
         nemo = "NeMo 24.07" in r["source"]
+        if nemo and gpu in TE_CUDNN and r["model"] not in NEMO2407_CUDNN:
+            rec["attention"] = "flash"
         launcher = NEMO_FT.get((r["model"], method)) if nemo else None
         why = megatron_layout(dict(r, **launcher[0]) if launcher else r, rec)
         if why:
             skipped.append((tag, r["model"], why))
             continue
         note = MEGATRON_DEFAULTS
+        if nemo and gpu in TE_CUDNN:
+            note += "; " + (NEMO2407_ATTN_175B if r["model"] in NEMO2407_CUDNN else NEMO2407_ATTN)
         if launcher:
             note += ("; NeMo-Framework-Launcher examples/peft/llama/h100/%s (@97f45c18, the table's layout)" %
                      launcher[1])
@@ -248,6 +290,11 @@ def from_tables(rows, tag, skipped):
             rec["overlap_param_gather"] = 1
             note += ("; overlap_param_gather=1: NeMo-Framework-Launcher launcher_scripts/conf/training/%s.yaml @ 24.07 "
                      "%s: optim distributed_fused_adam, overlap_grad_sync and overlap_param_sync true" % (conf, lines))
+            if r["model"] in NEMO2407_GRAD_SYNC:
+                note += ("; reduce_dtype auto (bf16): NeMo-Framework-Launcher %s @ 24.07 grad_sync_dtype=bf16" %
+                         NEMO2407_GRAD_SYNC[r["model"]])
+            else:
+                note += "; " + NEMO2407_GRAD_SYNC_UNSET
             if r["model"] in NEMO_PRETRAIN_CKPT:
                 rec["checkpointing"] = NEMO_PRETRAIN_CKPT[r["model"]][0]
                 note += "; checkpointing=%s: %s.yaml @ 24.07 %s" % (rec["checkpointing"], conf,
@@ -657,7 +704,8 @@ def mlperf_graph_errors(path):
     config's EXTRA_PARAMS (quoted in `source`) passes --use_cuda_graph, task=pretrain (the MLM head on the
     masked positions) exactly where it passes --dense_seq_output, else task=lm (every position); every MLPerf
     GPT-3 row overlap_param_gather=1 (its round's distributed_fused_adam config: overlap_param_sync true), and
-    so every NeMo 24.07 pre-training/SFT row and every Megatron-Bridge row with the distributed optimizer."""
+    so every NeMo 24.07 pre-training/SFT row and every Megatron-Bridge row with the distributed optimizer; every
+    NeMo 24.07 row attention=flash (the launcher's NVTE_FUSED_ATTN=0) but GPT3-175B's (cudnn)."""
     errors = []
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
@@ -670,6 +718,12 @@ def mlperf_graph_errors(path):
                 errors.append("%s: overlap_param_gather is '%s', its recipe's distributed optimizer gathers the "
                               "parameters under the forward (NEMO_PRETRAIN_CONF, NEMO_SFT_OPTIM, MBRIDGE_OPG, MBRIDGE_FT_OPG)" %
                               (row["id"], row.get("overlap_param_gather", "<no column>")))
+            if row["id"].startswith("nemo2407-") and row["gpu"] in TE_CUDNN:
+                want = "cudnn" if row["model"] == MODEL["GPT3-175B"] else "flash"
+                if row["attention"] != want:
+                    errors.append("%s: attention is '%s'; NeMo-Framework-Launcher's config.yaml sets NVTE_FUSED_ATTN=0 "
+                                  "for NeMo 24.07 (flash-attn runs), the 175B example 1 (NEMO2407_ATTN, "
+                                  "NEMO2407_ATTN_175B): want '%s'" % (row["id"], row["attention"], want))
             if not row["id"].startswith("mlperf-bert-"):
                 continue
             flags = row["source"].split("EXTRA_PARAMS:")[-1].split(";")[0].split()
