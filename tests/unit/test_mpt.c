@@ -4,7 +4,8 @@
  * that reproduces every NumParams of the benchmark table), norm_type low_precision_layernorm
  * (LPLayerNorm: the norm in 16 bits under autocast, no cast before the next linear), loss_fn
  * fused_crossentropy (flash-attn's xentropy on the 16-bit logits, no logit shift),
- * use_train_metrics (Composer's two no-grad cross-entropies per micro-step), the 16-bit
+ * use_train_metrics (Composer's two no-grad cross-entropies per micro-step), no shift under
+ * loss=sum (logits.sum(), no labels), the 16-bit
  * residual stream of FSDP mixed precision, and their bad values.
  */
 #include "ec_test.h"
@@ -130,6 +131,15 @@ static void test_fused_loss(void **state)
     assert_rel(ec_test_first_op(w, "shift_logits")->fwd_bytes, 2.0 * T * V * 2, EC_TOL_EXACT);
     assert_true(ec_test_first_op(w, "shift_logits")->saved_bytes == 0);
     assert_rel(ec_test_first_op(w, "log_softmax")->saved_bytes, T * V * 4, EC_TOL_EXACT);
+    /* loss=sum (logits.sum() of model(input_ids, attention_mask): no labels): HF's causal-LM
+     * forward shifts only inside `if labels is not None`, so no shifted copy, one read of the logits */
+    eci_shape sum = ec_test_lm_shape(EC_PREC_AMP_BF16, 2, 128);
+    sum.weights_16 = 1;
+    sum.loss_sum = 1;
+    w = ec_test_lm_workload(ctx, torch, &sum);
+    assert_non_null(w);
+    assert_int_equal(ec_test_count_ops(w, "shift_logits") + ec_test_count_ops(w, "log_softmax"), 0);
+    assert_int_equal(ec_test_count_ops(w, "logits_sum"), 1);
     /* ...and the step is faster with it */
     ec_result a, b;
     ec_config cfg;

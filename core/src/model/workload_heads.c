@@ -90,8 +90,11 @@ static void causal_lm(builder *b, const ec_head *hd, double T, double V)
         /* HF shifts the logits of a decoder: a contiguous copy of all of them, read by the loss and
          * then dropped (autograd keeps none of it: log_softmax saves its output, nll_loss the
          * log-probabilities, `contiguous`'s clone nothing; derivatives.yaml), so it costs traffic,
-         * not memory at the backward peak */
-        if (!b->has_memory)
+         * not memory at the backward peak.  Only when the model computes the loss: a loop that
+         * backpropagates logits.sum() (loss=sum: the SDPA benchmark gist, model(input_ids,
+         * attention_mask) with no labels) gets the unshifted logits, since HF's *ForCausalLM.forward
+         * shifts inside `if labels is not None` (e.g. OPTForCausalLM, GPT2LMHeadModel). */
+        if (!b->has_memory && !b->sh->loss_sum)
             mem(b, "shift_logits", T * V, 2.0 * b->act, 0);
         eci_wl_cross_entropy(b, T, V);
     }
