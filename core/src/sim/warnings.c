@@ -220,9 +220,11 @@ double eci_calibration_sd(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
         sd = eci_params_error_sd(c, g->architecture, tensor, cnn, &unseen);
     }
     /* a multi-GPU job's communication part, by the path its gradients take (the prediction has
-     * resolved the topology already: no error here) */
+     * resolved the topology already: no error here); a few comparisons, and none without the rows */
     double total = sd;
-    if (g != NULL && cfg->num_gpus > 1 && eci_comm_path(ctx, g, r->topology, cfg->num_gpus, r->nodes, &path) == EC_OK)
+    int comm = c->comm_error_log_sd[EC_COMM_DIRECT] > 0 || c->comm_error_log_sd[EC_COMM_HOST] > 0;
+    if (comm && g != NULL && cfg->num_gpus > 1 &&
+        eci_comm_path(ctx, g, r->topology, cfg->num_gpus, r->nodes, &path) == EC_OK)
         total = eci_params_comm_sd(c, sd, cfg->num_gpus, path);
     if (unseen && res != NULL)
         warn_uncalibrated(g, c, tensor, cnn, sd, res);
