@@ -16,7 +16,11 @@ the library's own interval (loao.csv); for the others it is the interval the shi
 (models/profile.csv) gives a steady step, p50 x exp(-+1.2816 sd) with sd its error_log_sd on an
 architecture it has runs of and its error_log_sd_unseen_arch on one it has not (by
 architecture only: an fp32 row on an architecture without CUDA-core runs is counted as
-calibrated here, where the library widens it).  Usage, from the repository root:
+calibrated here, where the library widens it); a multi-GPU row adds in quadrature the profile's
+communication sd of its gradient path (error_log_sd_comm_host where the GPU's gpus.csv
+default_topology is pcie-host, or pcie-switch without p2p; else error_log_sd_comm_direct: the
+LLM rows name no topology, and the library's own choice, eci_comm_path, then reads the same
+columns).  Usage, from the repository root:
 
   python3 bench/arch_stack_table.py [MODELS_DIR] [--fold ARCH PROFILE.csv LLM.md]...
 
@@ -59,8 +63,9 @@ def architectures(models):
 
 
 def profile_sd(models, path=None):
-    """(architectures with fitted rows, error_log_sd, error_log_sd_unseen_arch) of profile.csv (or path)."""
-    fitted, sd, unseen = set(), 0.0, 0.0
+    """(architectures with fitted rows, error_log_sd, error_log_sd_unseen_arch, {path: communication sd})
+    of profile.csv (or path)."""
+    fitted, sd, unseen, comm = set(), 0.0, 0.0, {"direct": 0.0, "host": 0.0}
     with open(path or os.path.join(models, "profile.csv"), newline="") as f:
         for row in csv.DictReader(f):
             if row["architecture"]:
@@ -69,7 +74,26 @@ def profile_sd(models, path=None):
                 sd = float(row["value"])
             elif row["parameter"] == "error_log_sd_unseen_arch":
                 unseen = float(row["value"])
-    return fitted, sd, max(sd, unseen)
+            elif row["parameter"].startswith("error_log_sd_comm_"):
+                comm[row["parameter"][len("error_log_sd_comm_"):]] = float(row["value"])
+    return fitted, sd, max(sd, unseen), comm
+
+
+def gradient_paths(models):
+    """GPU id or alias -> the path a multi-GPU job's gradients take on its default topology."""
+    path = {}
+    with open(os.path.join(models, "gpus.csv"), newline="") as f:
+        for row in csv.DictReader(f):
+            host = row["default_topology"] == "pcie-host" or (row["default_topology"] == "pcie-switch" and
+                                                              row["p2p"] == "0")
+            for name in [row["id"]] + [a for a in row["aliases"].split(";") if a]:
+                path[name.lower()] = "host" if host else "direct"
+    return path
+
+
+def widened(sd, comm, paths, gpu, gpus):
+    """The sd of a row of `gpus` GPUs: sd, with the communication sd of its path for more than one."""
+    return math.hypot(sd, comm.get(paths.get(gpu.lower(), "direct"), 0.0)) if gpus > 1 else sd
 
 
 def llm_stack(run_id):
@@ -93,7 +117,8 @@ def rows_llm(path, second_fit=False):
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if not inside or len(cells) < 11 or cells[10] != "priced" or cells[4] != "tokens/s":
                 continue
-            out.append((cells[2], llm_stack(cells[0]), float(cells[8 if second_fit else 6]), float(cells[5])))
+            out.append((cells[2], llm_stack(cells[0]), float(cells[8 if second_fit else 6]), float(cells[5]),
+                        int(cells[3].replace(",", ""))))
     return out
 
 
@@ -105,23 +130,24 @@ def summary_line(label, stack, rows):
         100 * sum(abs(e) <= 0.10 for e in errs) / n, 100 * sum(c for _, c in rows) / n)
 
 
-def folds(arch, fitted, unseen, extra):
+def folds(arch, fitted, unseen, comm, paths, extra):
     """The held-out architecture folds: Hopper from the shipped fit, the others from --fold."""
     print()
     print("### Held-out architecture folds")
     print()
     print("| held out (fit without it) | stack | rows | MAPE % | bias % | within 10 % | p10-p90 covers |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-    todo = [("hopper", "bench/results/llm_validation.md", False, unseen, "models/profile.csv")]
-    todo += [(a, md, True, profile_sd(os.path.dirname(prof) or ".", prof)[2], prof) for a, prof, md in extra]
-    for a, md, second, sd, prof in todo:
+    todo = [("hopper", "bench/results/llm_validation.md", False, unseen, comm, "models/profile.csv")]
+    todo += [(a, md, True) + profile_sd(os.path.dirname(prof) or ".", prof)[2:] + (prof,) for a, prof, md in extra]
+    for a, md, second, sd, fold_comm, prof in todo:
         if a in fitted and not second:
             print("| %s | (the shipped fit has runs of it: pass --fold) | | | | | |" % a)
             continue
         groups = {}
-        for gpu, stack, pred, meas in rows_llm(md, second):
+        for gpu, stack, pred, meas, gpus in rows_llm(md, second):
             if arch.get(gpu.lower(), "?") == a:
-                groups.setdefault(stack, []).append(((pred - meas) / meas, abs(math.log(pred / meas)) <= Z90 * sd))
+                groups.setdefault(stack, []).append(((pred - meas) / meas, abs(math.log(pred / meas)) <=
+                                                     Z90 * widened(sd, fold_comm, paths, gpu, gpus)))
         with open("bench/results/loao.csv", newline="") as f:
             for r in csv.DictReader(f):
                 if r["held_out_by"] == "arch" and arch.get(r["gpu"].lower(), "?") == a:
@@ -136,8 +162,10 @@ def folds(arch, fitted, unseen, extra):
                         pred, meas = float(r["predicted"]), float(r["measured"])
                         groups.setdefault("PyTorch / HF stack (holdout)", []).append(
                             ((pred - meas) / meas, abs(math.log(pred / meas)) <= Z90 * sd))
-        label = "%s (%s; sd %.3f)" % (a.capitalize(), "shipped fit: no Hopper run" if not second else
-                                        "fit without its runs", sd)
+        label = "%s (%s; sd %.3f%s)" % (a.capitalize(), "shipped fit: no Hopper run" if not second else
+                                          "fit without its runs", sd,
+                                          ", comm direct %.3f / host %.3f" % (fold_comm["direct"], fold_comm["host"])
+                                          if any(fold_comm.values()) else "")
         everything = []
         for stack, rows in sorted(groups.items()):
             print(summary_line(label, stack, rows))
@@ -159,16 +187,17 @@ def main():
         del args[i:i + 4]
     models = args[0] if args else "models"
     arch = architectures(models)
-    fitted, sd, unseen = profile_sd(models)
+    fitted, sd, unseen, comm = profile_sd(models)
+    paths = gradient_paths(models)
     groups = {}
 
     seen = {}
 
-    def add(gpu, stack, pred, meas, covered=None):
+    def add(gpu, stack, pred, meas, covered=None, gpus=1):
         a = arch.get(gpu.lower(), "?")
         seen[(a, stack)] = "no (left out)" if covered is not None else "yes" if a in fitted else "**no**"
         if covered is None:
-            covered = abs(math.log(pred / meas)) <= Z90 * (sd if a in fitted else unseen)
+            covered = abs(math.log(pred / meas)) <= Z90 * widened(sd if a in fitted else unseen, comm, paths, gpu, gpus)
         groups.setdefault((a, stack), []).append(((pred - meas) / meas, covered))
 
     with open("bench/results/loao.csv", newline="") as f:
@@ -182,8 +211,8 @@ def main():
         for r in csv.DictReader(f):
             if r["split"] == "holdout" and r["metric"] in TIME_METRICS:
                 add(r["gpu"], "PyTorch / HF stack (holdout)", float(r["predicted"]), float(r["measured"]))
-    for gpu, stack, pred, meas in rows_llm("bench/results/llm_validation.md"):
-        add(gpu, stack, pred, meas)
+    for gpu, stack, pred, meas, gpus in rows_llm("bench/results/llm_validation.md"):
+        add(gpu, stack, pred, meas, gpus=gpus)
 
     print("| architecture | the fit has runs of it | stack | rows | MAPE % | bias % | within 10 % | p10-p90 covers |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
@@ -194,7 +223,7 @@ def main():
             a, seen[(a, stack)], stack, n, 100 * sum(abs(e) for e in errs) / n,
             100 * sum(errs) / n, 100 * sum(abs(e) <= 0.10 for e in errs) / n,
             100 * sum(c for _, c in rows) / n))
-    folds(arch, fitted, unseen, extra)
+    folds(arch, fitted, unseen, comm, paths, extra)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,9 @@
  * then never seen: the library's own p10-p90 (ec_predict), widened by the
  * leave-one-architecture-out sd of a nested leave-one-architecture-out over the other
  * architectures only (ec_calibrate_cv_arch: each architecture one sample, t-widened for how
- * few), and its coverage and MAPE per fold.
+ * few), and by a multi-GPU run's communication sd for its gradient path, from the multi-GPU
+ * runs of the other architectures only (ec_calibrate_cv: predicted with their GPU left out,
+ * never fitted), and its coverage and MAPE per fold.
  */
 #include "model/compute.h" /* eci_interval_widen, eci_params_from_report: the library's own interval */
 #include "epochcast.h"
@@ -278,6 +280,44 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
     return 0;
 }
 
+/* The gradient path of run r (EC_COMM_*, as the library's interval takes it), -1 for one GPU. */
+static int path_of_run(ec_ctx *ctx, const ec_run *r)
+{
+    eci_resolved res;
+    int path = -1;
+    if (r->config.num_gpus > 1 && eci_resolve(ctx, &r->config, &res) == EC_OK &&
+        eci_comm_path(ctx, res.gpu, res.topology, r->config.num_gpus, res.nodes, &path) != EC_OK)
+        path = -1;
+    return path;
+}
+
+/* A table row of the held-out runs of architecture arch (NULL: every one) on gradient path `path`
+ * (-1: one GPU); nothing when there are none. */
+static void print_path_row(const char *label, const ec_runs *runs, const char **arch_of, const char *arch,
+                           const int *path_of, int path, const double *held, const unsigned char *covered,
+                           const char *extra)
+{
+    size_t n = ec_runs_count(runs), c = 0;
+    double *p = calloc(n ? n : 1, sizeof *p), *m = calloc(n ? n : 1, sizeof *m);
+    unsigned char *cv = calloc(n ? n : 1, 1);
+    for (size_t i = 0; p != NULL && m != NULL && cv != NULL && i < n; i++)
+        if ((arch == NULL || strcmp(arch_of[i], arch) == 0) && path_of[i] == path && held[i] > 0) {
+            p[c] = held[i];
+            m[c] = ec_runs_get(runs, i)->value;
+            cv[c++] = covered[i];
+        }
+    if (c > 0)
+        print_row(label, p, m, cv, c, extra);
+    free(p);
+    free(m);
+    free(cv);
+}
+
+static const char *path_label(int path)
+{
+    return path == EC_COMM_HOST ? "multi-GPU, via host" : "multi-GPU, direct";
+}
+
 /* Leave one architecture out (--by-arch): per fold the fit without the architecture, nested
  * leave-one-GPU-out and leave-one-architecture-out errors on its training runs, and the library's
  * interval of every run of the architecture left out.  held[i]: run i's held-out prediction. */
@@ -286,11 +326,15 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
     size_t n = ec_runs_count(runs), n_archs = 0;
     const char *archs[MAX_GROUPS], **arch_of = calloc(n ? n : 1, sizeof *arch_of);
     unsigned char *use = calloc(n ? n : 1, 1), *cov = calloc(n ? n : 1, 1), *s_cov = calloc(n ? n : 1, 1);
+    unsigned char *cv_use = calloc(n ? n : 1, 1), *run_cov = calloc(n ? n : 1, 1);
+    int *path_of = calloc(n ? n : 1, sizeof *path_of);
     double *pred = calloc(n ? n : 1, sizeof(double)), *meas = calloc(n ? n : 1, sizeof(double));
     double *s_pred = calloc(n ? n : 1, sizeof(double)), *s_meas = calloc(n ? n : 1, sizeof(double));
-    if (arch_of == NULL || use == NULL || cov == NULL || s_cov == NULL || pred == NULL || meas == NULL ||
-        s_pred == NULL || s_meas == NULL)
+    if (arch_of == NULL || use == NULL || cv_use == NULL || run_cov == NULL || path_of == NULL || cov == NULL ||
+        s_cov == NULL || pred == NULL || meas == NULL || s_pred == NULL || s_meas == NULL)
         return 1;
+    for (size_t i = 0; i < n; i++)
+        path_of[i] = path_of_run(ctx, ec_runs_get(runs, i));
     for (size_t i = 0; i < n; i++) {
         const eci_gpu *g = eci_hw_find(ctx, ec_runs_get(runs, i)->config.gpu);
         arch_of[i] = g != NULL ? g->architecture : "?";
@@ -308,19 +352,27 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
            "architectures only (ec_calibrate_cv_arch: the root of the mean over those architectures of\n"
            "each one's mean squared log error, times t_0.9/z_0.9 with as many degrees of freedom as\n"
            "architectures, column k; docs/accuracy.md).  With one other architecture there is nothing\n"
-           "to nest and sd is sd_gpu.\n\n");
-    printf("| held out               |    n | MAPE %% | ±10%%  | ±20%%  | bias %% | p10-p90 covers | sd | sd_gpu | k |\n");
-    printf("|------------------------|------|--------|-------|-------|--------|-------|------|------|------|\n");
+           "to nest and sd is sd_gpu.  A multi-GPU run's sd is sqrt(sd^2 + comm^2), comm the communication\n"
+           "sd of its gradient path (comm direct: NVLink, PCIe peer-to-peer; comm host: through host\n"
+           "memory) from the other architectures' multi-GPU runs, each predicted with its GPU left out of\n"
+           "a nested leave-one-GPU-out and never fitted (ec_calibrate_cv; docs/accuracy.md, \"The\n"
+           "communication sd\"; column GPUs: the GPUs, direct/host, it rests on).\n\n");
+    printf("| held out               |    n | MAPE %% | ±10%%  | ±20%%  | bias %% | p10-p90 covers | sd | sd_gpu | k "
+           "| comm direct | comm host | GPUs |\n");
+    printf("|------------------------|------|--------|-------|-------|--------|-------|------|------|------|------|------"
+           "|------|\n");
     size_t n_all = 0, n_s = 0;
     int rc = 0;
     for (size_t k = 0; k < n_archs && rc == 0; k++) {
-        for (size_t i = 0; i < n; i++)
-            use[i] = is_single(ec_runs_get(runs, i)) && strcmp(arch_of[i], archs[k]) != 0;
+        for (size_t i = 0; i < n; i++) {
+            cv_use[i] = strcmp(arch_of[i], archs[k]) != 0; /* the multi-GPU runs: scored, never fitted */
+            use[i] = cv_use[i] && is_single(ec_runs_get(runs, i));
+        }
         ec_fit_report rep;
         ec_ctx_set_fit(ctx, NULL);
         int cv = EC_OK;
         if (ec_calibrate(ctx, runs, use, &rep) != EC_OK ||
-            ((cv = ec_calibrate_cv(ctx, runs, use, &rep)) != EC_OK && cv != EC_EINVAL) ||
+            ((cv = ec_calibrate_cv(ctx, runs, cv_use, &rep)) != EC_OK && cv != EC_EINVAL) ||
             ((cv = ec_calibrate_cv_arch(ctx, runs, use, &rep)) != EC_OK && cv != EC_EINVAL) ||
             ec_ctx_set_fit(ctx, &rep) != EC_OK) {
             fprintf(stderr, "bench_logo: the fit without %s: %s\n", archs[k], ec_ctx_errmsg(ctx));
@@ -342,7 +394,7 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
             double p = ec_result_metric(&res, r->metric), p10, p90;
             ec_result_metric_interval(&res, r->metric, &p10, &p90);
             held[i] = p;
-            cov[n_all] = r->value >= p10 && r->value <= p90;
+            cov[n_all] = run_cov[i] = r->value >= p10 && r->value <= p90;
             pred[n_all] = p;
             meas[n_all++] = r->value;
             if (is_single(r)) {
@@ -356,20 +408,31 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
         }
         if (rc != 0)
             break;
-        char label[64], extra[64];
-        snprintf(extra, sizeof extra, " %.3f | %.3f | %zu |", sd, rep.error_log_sd, rep.arch_cv_archs);
+        char label[64], extra[128];
+        snprintf(extra, sizeof extra, " %.3f | %.3f | %zu | %.3f | %.3f | %zu/%zu |", sd, rep.error_log_sd,
+                 rep.arch_cv_archs, rep.comm_error_log_sd[EC_COMM_DIRECT], rep.comm_error_log_sd[EC_COMM_HOST],
+                 rep.comm_cv_gpus[EC_COMM_DIRECT], rep.comm_cv_gpus[EC_COMM_HOST]);
         snprintf(label, sizeof label, "%s", archs[k]);
         print_row(label, pred + g0, meas + g0, cov + g0, n_all - g0, extra);
         snprintf(label, sizeof label, "%s, single-GPU", archs[k]);
         print_row(label, s_pred + s0, s_meas + s0, s_cov + s0, n_s - s0, extra);
+        for (int p = 0; p < EC_COMM_PATHS; p++) {
+            snprintf(label, sizeof label, "%s, %s", archs[k], path_label(p));
+            print_path_row(label, runs, arch_of, archs[k], path_of, p, held, run_cov, extra);
+        }
     }
     if (rc == 0) {
-        print_row("all runs", pred, meas, cov, n_all, " | | |");
-        print_row("single-GPU runs", s_pred, s_meas, s_cov, n_s, " | | |");
+        print_row("all runs", pred, meas, cov, n_all, " | | | | | |");
+        print_row("single-GPU runs", s_pred, s_meas, s_cov, n_s, " | | | | | |");
+        for (int p = 0; p < EC_COMM_PATHS; p++)
+            print_path_row(path_label(p), runs, arch_of, NULL, path_of, p, held, run_cov, " | | | | | |");
     }
     ec_ctx_set_fit(ctx, NULL);
     free(arch_of);
     free(use);
+    free(cv_use);
+    free(run_cov);
+    free(path_of);
     free(cov);
     free(s_cov);
     free(pred);

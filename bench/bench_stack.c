@@ -11,7 +11,9 @@
  *    the model can predict; with --also, together with the single-GPU runs of another
  *    run-record file (the DeepLearningExamples calibration runs), which anchor the GEMM and
  *    bandwidth scales of the architectures the stack's fit split lacks.  --write-profile
- *    writes the fitted parameters as a profile.  With --profile P the fit is skipped and P is
+ *    writes the fitted parameters as a profile, with the held-out error sds; the other file's
+ *    multi-GPU time rows are never fitted, only predicted in the leave-one-GPU-out folds, for
+ *    the communication sds (ec_calibrate_cv).  With --profile P the fit is skipped and P is
  *    used instead.
  * 2. held out: every predictable row of the holdout split, with those parameters: throughput
  *    (the time metrics) and peak memory (each reading: nvml, reserved, allocated) as MAPE by
@@ -213,7 +215,7 @@ static void oom_table(const ec_runs *runs, const double *pred, const int *ok, co
            agree, total, died_caught, died);
 }
 
-/* Write the runs of a and b (b's with split "dle" when single-GPU, else "excluded", ids
+/* Write the runs of a and b (b's with split "dle" when single-GPU, else "dle-multi", ids
  * prefixed "dle-") into one run-record CSV, every config key given explicitly. */
 static int merge_runs(ec_ctx *ctx, const ec_runs *a, const ec_runs *b, const char *path)
 {
@@ -257,7 +259,7 @@ static int merge_runs(ec_ctx *ctx, const ec_runs *a, const ec_runs *b, const cha
             snprintf(cell[nk + 2], sizeof cell[0], "%.17g", r->value);
             row[nk + 2] = cell[nk + 2];
             row[nk + 3] = r->source;
-            row[nk + 4] = f == 0 ? r->split : r->config.num_gpus == 1 ? "dle" : "excluded";
+            row[nk + 4] = f == 0 ? r->split : r->config.num_gpus == 1 ? "dle" : "dle-multi";
             rc = ec_csv_row(w, row, nc);
         }
     }
@@ -368,9 +370,9 @@ int main(int argc, char **argv)
     size_t n = ec_runs_count(runs);
     int *ok = calloc(n ? n : 1, sizeof *ok);
     double *pred = calloc(n ? n : 1, sizeof *pred);
-    unsigned char *use = calloc(n ? n : 1, 1);
+    unsigned char *use = calloc(n ? n : 1, 1), *cv_use = calloc(n ? n : 1, 1);
     char (*why)[160] = calloc(n ? n : 1, sizeof *why);
-    if (ok == NULL || pred == NULL || use == NULL || why == NULL)
+    if (ok == NULL || pred == NULL || use == NULL || cv_use == NULL || why == NULL)
         return 1;
 
     /* which rows the model can predict (with the priors: the parameters change no refusal) */
@@ -382,6 +384,11 @@ int main(int argc, char **argv)
         enum kind k = kind_of(r);
         if (strcmp(r->split, "excluded") == 0)
             continue;
+        if (strcmp(r->split, "dle-multi") == 0) { /* scored in the folds (the communication sd), not fitted */
+            ec_result res;
+            cv_use[i] = k == K_TIME && ec_predict(ctx, &r->config, &res) == EC_OK;
+            continue;
+        }
         if (strcmp(r->split, "dle") == 0 && k != K_TIME)
             continue;
         if (k == K_NO_STEP) {
@@ -392,6 +399,7 @@ int main(int argc, char **argv)
         if (ec_predict(ctx, config_of(r, &tmp), &res) == EC_OK) {
             ok[i] = 1;
             use[i] = (strcmp(r->split, "fit") == 0 || strcmp(r->split, "dle") == 0) && k == K_TIME;
+            cv_use[i] = use[i];
             n_fit += use[i];
         } else {
             snprintf(why[i], sizeof why[i], "%s", ec_ctx_errmsg(ctx));
@@ -430,7 +438,7 @@ int main(int argc, char **argv)
             printf("| %s | %s | %.4g | %.2g |\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
                    rep.values[j], rep.stderrs[j]);
         if (write_profile != NULL) { /* with the held-out spread that widens intervals: leave-one-GPU-out */
-            int cv = ec_calibrate_cv(ctx, runs, use, &rep);
+            int cv = ec_calibrate_cv(ctx, runs, cv_use, &rep);
             /* and the wider one of an architecture the fit has not seen: leave-one-architecture-out */
             int cva = cv == EC_OK || cv == EC_EINVAL ? ec_calibrate_cv_arch(ctx, runs, use, &rep) : cv;
             if (cva != EC_OK && cva != EC_EINVAL)
@@ -447,6 +455,11 @@ int main(int argc, char **argv)
                 printf("Leave-one-architecture-out: MAPE %.1f%% on %zu held-out rows of %zu architectures; "
                        "log error sd %.3f for a p10-p90 (error_log_sd_unseen_arch).\n",
                        100 * rep.arch_cv_mape_frac, rep.arch_cv_runs, rep.arch_cv_archs, rep.arch_error_log_sd);
+            for (int p = 0; cv == EC_OK && p < EC_COMM_PATHS; p++) /* the multi-GPU rows of --also, never fitted */
+                printf("Multi-GPU rows, gradients %s, left out with their GPU: %zu rows of %zu GPUs; communication "
+                       "sd %.3f (error_log_sd_comm_%s).\n", p == EC_COMM_HOST ? "through host memory" : "GPU to GPU",
+                       rep.comm_cv_runs[p], rep.comm_cv_gpus[p], rep.comm_error_log_sd[p],
+                       p == EC_COMM_HOST ? "host" : "direct");
         }
     }
 
@@ -499,13 +512,14 @@ int main(int argc, char **argv)
     size_t skipped = 0;
     for (size_t i = 0; i < n; i++) { /* one line per reason, with its count and first run */
         const ec_run *r = ec_runs_get(runs, i);
-        if (ok[i] || strcmp(r->split, "excluded") == 0)
+        if (ok[i] || strcmp(r->split, "excluded") == 0 || strcmp(r->split, "dle-multi") == 0)
             continue;
         const char *reason = why[i][0] ? why[i] : "GPU without a profile";
         size_t first = 0, count = 0;
         for (size_t j = 0; j < n; j++) {
             const ec_run *q = ec_runs_get(runs, j);
-            if (ok[j] || strcmp(q->split, "excluded") == 0 || strcmp(why[j][0] ? why[j] : "GPU without a profile", reason) != 0)
+            if (ok[j] || strcmp(q->split, "excluded") == 0 || strcmp(q->split, "dle-multi") == 0 ||
+                strcmp(why[j][0] ? why[j] : "GPU without a profile", reason) != 0)
                 continue;
             if (count++ == 0)
                 first = j;
@@ -519,6 +533,7 @@ int main(int argc, char **argv)
     free(ok);
     free(pred);
     free(use);
+    free(cv_use);
     free(why);
     ec_runs_free(runs);
     ec_ctx_free(ctx);

@@ -22,8 +22,10 @@ static const char calibrate_usage[] =
     "or --profile PROFILE.csv.\n"
     "\n"
     "  -o FILE   where to write the profile (written atomically; never over RUNS.csv)\n"
-    "  --all     fit on every run; by default only single-GPU runs are used, since\n"
-    "            multi-GPU runs also depend on the communication model\n"
+    "  --all     fit on every run; by default only single-GPU runs are fitted, since\n"
+    "            multi-GPU runs also depend on the communication model (either way they\n"
+    "            are predicted in the leave-one-GPU-out folds, never fitted there, for the\n"
+    "            communication part of a multi-GPU prediction's interval)\n"
     "  --allow-paths  let lengths=/profile= cells name files outside RUNS.csv's folder\n"
     "A progress bar shows on a terminal; Ctrl-C stops cleanly (exit 130).\n";
 
@@ -59,13 +61,19 @@ int ecC_cmd_calibrate(lua_State *L, int argc, char **argv)
         return EXIT_FAILURE;
     size_t n = ec_runs_count(runs);
     unsigned char *use = (unsigned char *)lua_newuserdatauv(L, n + 1, 0);
-    for (size_t i = 0; i < n; i++)
-        use[i] = all || ec_runs_get(runs, i)->config.num_gpus == 1;
+    unsigned char *cv_use = (unsigned char *)lua_newuserdatauv(L, n + 1, 0);
+    for (size_t i = 0; i < n; i++) {
+        const ec_run *r = ec_runs_get(runs, i);
+        ec_result res;
+        use[i] = all || r->config.num_gpus == 1;
+        /* the multi-GPU runs the model prices, scored (never fitted) in the leave-one-GPU-out folds */
+        cv_use[i] = use[i] || ec_predict(ctx, &r->config, &res) == EC_OK;
+    }
     ec_fit_report rep;
     if (ec_calibrate(ctx, runs, use, &rep) != EC_OK)
         return ecC_error("%s", ec_ctx_errmsg(ctx));
     /* The held-out error that widens intervals: leave-one-GPU-out on the same runs. */
-    int cv = ec_calibrate_cv(ctx, runs, use, &rep);
+    int cv = ec_calibrate_cv(ctx, runs, cv_use, &rep);
     if (cv != EC_OK && cv != EC_EINVAL)
         return ecC_error("%s", ec_ctx_errmsg(ctx));
     char cv_why[512];
@@ -88,6 +96,12 @@ int ecC_cmd_calibrate(lua_State *L, int argc, char **argv)
         printf("leave-one-architecture-out: MAPE %.1f%% on %zu held-out runs of %zu architectures; log error "
                "sd %.3f for a p10-p90 (error_log_sd_unseen_arch)\n",
                100 * rep.arch_cv_mape_frac, rep.arch_cv_runs, rep.arch_cv_archs, rep.arch_error_log_sd);
+    for (int p = 0; cv == EC_OK && p < EC_COMM_PATHS; p++)
+        if (rep.comm_cv_runs[p] > 0)
+            printf("multi-GPU runs, gradients %s: %zu held-out runs on %zu GPUs; communication sd %.3f "
+                   "(error_log_sd_comm_%s)\n", p == EC_COMM_HOST ? "through host memory" : "GPU to GPU",
+                   rep.comm_cv_runs[p], rep.comm_cv_gpus[p], rep.comm_error_log_sd[p],
+                   p == EC_COMM_HOST ? "host" : "direct");
     if (rep.n_left_out > 0)
         printf("%zu runs left out of these figures: their prediction is not a finite positive number\n",
                rep.n_left_out);

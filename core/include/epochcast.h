@@ -1458,6 +1458,11 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
  * architecture named in architectures[].
  */
 #define EC_FIT_MAX_PARAMS 32
+/* The path a multi-GPU job's gradients take, which sets the communication part of its interval
+ * (ec_fit_report.comm_error_log_sd): */
+#define EC_COMM_DIRECT 0 /* GPU to GPU: NVLink, PCIe peer-to-peer, the network between nodes */
+#define EC_COMM_HOST 1   /* through host memory: topology=pcie-host, PCIe without peer-to-peer */
+#define EC_COMM_PATHS 2
 
 typedef struct ec_fit_report {
     size_t n_params;
@@ -1495,7 +1500,19 @@ typedef struct ec_fit_report {
     double arch_cv_mape_frac;               /* MAPE of those held-out predictions */
     size_t arch_cv_runs;                    /* held-out predictions counted */
     size_t arch_cv_archs;                   /* architectures left out in turn (appended) */
+    /* Appended for issue 39 (honest intervals for multi-GPU jobs): the communication part of a
+     * multi-GPU prediction's error, by the path its gradients take (EC_COMM_DIRECT, EC_COMM_HOST),
+     * from ec_calibrate_cv (0 until it runs, or when no multi-GPU run of that path was held out).
+     * The multi-GPU runs of the use mask are never fitted in its folds, only predicted: each GPU's
+     * runs of a path are one sample, V_g their mean squared log(predicted / measured); with k
+     * GPUs, sd_total = sqrt(mean V_g) x t_0.9,k / z_0.9 and comm_error_log_sd = sqrt(max(0,
+     * sd_total^2 - error_log_sd^2)), so that a multi-GPU prediction's sd, sqrt(error_log_sd^2 +
+     * comm_error_log_sd^2), is sd_total (docs/accuracy.md, "The communication sd"). */
+    double comm_error_log_sd[EC_COMM_PATHS];
+    size_t comm_cv_runs[EC_COMM_PATHS];     /* held-out multi-GPU runs of each path counted */
+    size_t comm_cv_gpus[EC_COMM_PATHS];     /* GPUs (samples) they came from */
 } ec_fit_report;
+
 
 /* Fit the parameters on the runs with use[i] != 0 (use == NULL: all runs), starting from and
  * anchored to the priors of constants.csv.  The context's current fit is left unchanged.  A fit
@@ -1505,15 +1522,18 @@ typedef struct ec_fit_report {
 EC_API int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 
 /* Leave-one-GPU-out cross-validation of ec_calibrate on the same runs: for each GPU (by
- * profile id) of the runs with use[i] != 0, fit on the others and predict its runs (a GPU
- * alone in its architecture counts as leave-one-architecture-out and is left out).  Sets
- * report->error_log_sd, cv_mape_frac and cv_runs and leaves the rest of the report alone.
+ * profile id) of the runs with use[i] != 0, fit on the others' single-GPU runs and predict its
+ * runs (a GPU alone in its architecture counts as leave-one-architecture-out and is left out).
+ * Its single-GPU runs give report->error_log_sd, cv_mape_frac and cv_runs; its multi-GPU runs,
+ * which no fold fits, give comm_error_log_sd, comm_cv_runs and comm_cv_gpus by gradient path
+ * (EC_COMM_*).  Leaves the rest of the report alone.
  * Exceptional returns: EC_EINVAL (runs on fewer than two GPUs, or a fold whose fit is not
  * kept), those of ec_calibrate. */
 EC_API int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);
 
 /* Leave-one-architecture-out cross-validation (gpus.csv `architecture`): for each architecture
- * of the runs with use[i] != 0, fit on the runs of the others and predict its runs.  Sets
+ * of the single-GPU runs with use[i] != 0, fit on the single-GPU runs of the others and predict
+ * its single-GPU runs (multi-GPU runs: ec_calibrate_cv's communication sd).  Sets
  * report->arch_error_log_sd (each architecture one sample, widened for their number),
  * arch_cv_mape_frac, arch_cv_runs and arch_cv_archs and leaves the rest alone.
  * Exceptional returns: EC_EINVAL (runs on fewer than two architectures, or a fold whose fit
@@ -1530,7 +1550,8 @@ EC_API int ec_ctx_set_fit(ec_ctx *ctx, const ec_fit_report *report);
 /* Write / read a profile CSV: columns parameter,architecture,value,stderr,runs,fitted_on,
  * meaning, one row per entry of the report ("" architecture: global; runs: the runs that
  * exercise it; fitted_on: the architectures of the fit) and, when known, an error_log_sd row
- * (leave-one-GPU-out) and an error_log_sd_unseen_arch row (leave-one-architecture-out).
+ * (leave-one-GPU-out), an error_log_sd_unseen_arch row (leave-one-architecture-out) and
+ * error_log_sd_comm_direct / error_log_sd_comm_host rows (comm_error_log_sd).
  * Reading also accepts the older parameter,value[,stderr,meaning] files (global only);
  * parameters a file does not name keep their priors.  Writing is atomic. */
 EC_API int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path);

@@ -803,6 +803,9 @@ typedef struct ec_error_stats {
 void ec_error_stats_compute(const double *predicted, const double *measured, size_t n,
                                    ec_error_stats *out);
 #define EC_FIT_MAX_PARAMS 32
+#define EC_COMM_DIRECT 0
+#define EC_COMM_HOST 1
+#define EC_COMM_PATHS 2
 typedef struct ec_fit_report {
     size_t n_params;
     const char *names[32];
@@ -822,6 +825,9 @@ typedef struct ec_fit_report {
     double arch_cv_mape_frac;
     size_t arch_cv_runs;
     size_t arch_cv_archs;
+    double comm_error_log_sd[2];
+    size_t comm_cv_runs[2];
+    size_t comm_cv_gpus[2];
 } ec_fit_report;
 int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);

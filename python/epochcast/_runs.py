@@ -123,7 +123,9 @@ class Calibration:
     """A fit of the physical parameters: .params (a table: parameter, architecture, value,
     stderr), n_runs, iterations, mape_before_frac, mape_after_frac, and from the
     leave-one-GPU-out cross-validation (None when it did not run) cv_mape_frac, cv_runs,
-    error_log_sd; .profile is the CSV written (or None)."""
+    error_log_sd and comm_error_log_sd ({"direct": sd, "host": sd}: the communication part of a
+    multi-GPU prediction's sd, from the file's multi-GPU runs, never fitted); .profile is the CSV
+    written (or None)."""
 
     def __init__(self, rep, cv_ran, profile):
         self.params = _table.from_rows(
@@ -136,6 +138,8 @@ class Calibration:
         self.cv_mape_frac = rep.cv_mape_frac if cv_ran else None
         self.cv_runs = rep.cv_runs if cv_ran else None
         self.error_log_sd = rep.error_log_sd if cv_ran else None
+        self.comm_error_log_sd = ({"direct": rep.comm_error_log_sd[lib.EC_COMM_DIRECT],
+                                   "host": rep.comm_error_log_sd[lib.EC_COMM_HOST]} if cv_ran else None)
         self.n_left_out = rep.n_left_out
         self.profile = profile
 
@@ -156,15 +160,19 @@ def calibrate(ctx, path, out, all_runs, allow_paths, cross_validate, progress):
     runs = ffi.gc(pr[0], lib.ec_runs_free)
     n = lib.ec_runs_count(runs)
     use = ffi.new("unsigned char[]", max(n, 1))
+    cv_use = ffi.new("unsigned char[]", max(n, 1))  # + the multi-GPU runs the model prices: scored, never fitted
+    res = ffi.new("ec_result *")
     for i in range(n):
-        use[i] = 1 if all_runs or lib.ec_runs_get(runs, i).config.num_gpus == 1 else 0
+        run = lib.ec_runs_get(runs, i)
+        use[i] = 1 if all_runs or run.config.num_gpus == 1 else 0
+        cv_use[i] = 1 if use[i] or lib.ec_predict(h, ffi.addressof(run, "config"), res) == 0 else 0
     rep = ffi.new("ec_fit_report *")
     cv_ran = False
     with _Progress(h, progress) as p:
         st = lib.ec_calibrate(h, runs, use, rep)
         p.check(st)
         if cross_validate:
-            st = lib.ec_calibrate_cv(h, runs, use, rep)
+            st = lib.ec_calibrate_cv(h, runs, cv_use, rep)
             if st not in (0, lib.EC_EINVAL):
                 p.check(st)
             p.check(0)

@@ -52,6 +52,15 @@ void eci_params_bounds(int which, double *lo, double *hi)
     "architectures; widens the p10-p90 interval of a GPU whose architecture (or matmul unit) has no "      \
     "calibration runs"
 
+/* The communication sds, by EC_COMM_* path. */
+static const char *const comm_sd_names[EC_COMM_PATHS] = {"error_log_sd_comm_direct", "error_log_sd_comm_host"};
+static const char *const comm_sd_meaning[EC_COMM_PATHS] = {
+    "communication part of the log error of a multi-GPU prediction whose gradients go GPU to GPU (NVLink, PCIe "
+    "peer-to-peer, the network between nodes): from the leave-one-GPU-out predictions of the multi-GPU runs "
+    "(never fitted), each GPU one sample, t_0.9/z_0.9-widened for their number, less error_log_sd in quadrature",
+    "the same for gradients through host memory (topology=pcie-host, PCIe without peer-to-peer)",
+};
+
 void eci_params_to_array(const eci_params *c, double *x)
 {
     x[ECI_P_GEMM] = c->gemm_scale;
@@ -148,6 +157,8 @@ void eci_params_default(const ec_ctx *ctx, eci_params *c)
     c->n_arch = 0;
     c->error_log_sd = 0.0;
     c->unseen_error_log_sd = 0.0;
+    for (int p = 0; p < EC_COMM_PATHS; p++)
+        c->comm_error_log_sd[p] = 0.0;
 }
 
 const char *eci_params_name(int which)
@@ -182,6 +193,10 @@ int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c)
     if (!(rep->arch_error_log_sd >= 0 && rep->arch_error_log_sd <= ECI_ERROR_SD_MAX))
         return eci_error(ctx, EC_EINVAL, "%s = %g is outside [0, %g]", UNSEEN_SD_NAME, rep->arch_error_log_sd,
                          ECI_ERROR_SD_MAX);
+    for (int p = 0; p < EC_COMM_PATHS; p++)
+        if (!(rep->comm_error_log_sd[p] >= 0 && rep->comm_error_log_sd[p] <= ECI_ERROR_SD_MAX))
+            return eci_error(ctx, EC_EINVAL, "%s = %g is outside [0, %g]", comm_sd_names[p], rep->comm_error_log_sd[p],
+                             ECI_ERROR_SD_MAX);
     eci_params_default(ctx, c);
     for (int j = 0; j < ECI_N_PARAMS; j++)
         if (rep->names[j] == NULL || strcmp(rep->names[j], param_names[j]) != 0 || rep->architectures[j][0])
@@ -204,6 +219,8 @@ int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c)
     }
     c->error_log_sd = rep->error_log_sd;
     c->unseen_error_log_sd = rep->arch_error_log_sd;
+    for (int p = 0; p < EC_COMM_PATHS; p++)
+        c->comm_error_log_sd[p] = rep->comm_error_log_sd[p];
     return EC_OK;
 }
 
@@ -275,6 +292,13 @@ double eci_params_error_sd(const eci_params *c, const char *architecture, int te
         return c->error_log_sd;
     *unseen = 1;
     return c->unseen_error_log_sd > c->error_log_sd ? c->unseen_error_log_sd : c->error_log_sd;
+}
+
+double eci_params_comm_sd(const eci_params *c, double sd, int num_gpus, int path)
+{
+    if (num_gpus <= 1 || path < 0 || path >= EC_COMM_PATHS || !(c->comm_error_log_sd[path] > 0))
+        return sd;
+    return sqrt(sd * sd + c->comm_error_log_sd[path] * c->comm_error_log_sd[path]);
 }
 
 void eci_interval_widen_sd(double error_log_sd, double p50, double *p10, double *p90)
@@ -353,13 +377,16 @@ int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path)
     const double sd[2] = {report->error_log_sd, report->arch_error_log_sd};
     const size_t sd_runs[2] = {report->cv_runs, report->arch_cv_runs};
     const char *sd_name[2] = {ERROR_SD_NAME, UNSEEN_SD_NAME}, *sd_meaning[2] = {ERROR_SD_MEANING, UNSEEN_SD_MEANING};
-    for (int k = 0; rc == EC_OK && k < 2; k++) {
-        if (!(sd[k] > 0))
+    for (int k = 0; rc == EC_OK && k < 2 + EC_COMM_PATHS; k++) {
+        double value = k < 2 ? sd[k] : report->comm_error_log_sd[k - 2];
+        size_t runs = k < 2 ? sd_runs[k] : report->comm_cv_runs[k - 2];
+        if (!(value > 0))
             continue;
         char v[32], n[32];
-        snprintf(v, sizeof v, "%.4g", sd[k]);
-        snprintf(n, sizeof n, sd_runs[k] ? "%zu" : "", sd_runs[k]);
-        const char *row[] = {sd_name[k], "", v, "", n, archs, sd_meaning[k]};
+        snprintf(v, sizeof v, "%.4g", value);
+        snprintf(n, sizeof n, runs ? "%zu" : "", runs);
+        const char *row[] = {k < 2 ? sd_name[k] : comm_sd_names[k - 2], "", v, "", n, archs,
+                             k < 2 ? sd_meaning[k] : comm_sd_meaning[k - 2]};
         rc = ec_csv_row(wr, row, 7);
     }
     if (rc != EC_OK) {
@@ -388,7 +415,20 @@ static int known_architecture(ec_ctx *ctx, const eci_table *t, size_t r, int col
                      eci_table_line(t, r), col + 1, cell, near ? near : "");
 }
 
-/* One row of a profile into out: a global parameter, an architecture's, or error_log_sd. */
+/* The value of an error sd row (error_log_sd, _unseen_arch, _comm_*), in [0, ECI_ERROR_SD_MAX];
+ * EC_EPARSE naming the file, line, column and the row's parameter. */
+static int sd_cell(ec_ctx *ctx, const eci_table *t, size_t r, int col, const char *name, double *out)
+{
+    int rc = eci_table_number(ctx, t, r, col, 0, ECI_ERROR_SD_MAX, out);
+    if (rc != EC_OK) {
+        char why[EC_ERRMSG_MAX];
+        eci_strlcpy(why, ec_ctx_errmsg(ctx), sizeof why);
+        rc = eci_error(ctx, rc, "%s (%s is a log error sd: a number in [0, %g])", why, name, ECI_ERROR_SD_MAX);
+    }
+    return rc;
+}
+
+/* One row of a profile into out: a global parameter, an architecture's, or one of the error sds. */
 static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int *col, size_t *seen_line,
                             ec_fit_report *out)
 {
@@ -404,15 +444,25 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int
         return rc;
     if (strcmp(name, ERROR_SD_NAME) == 0) {
         out->cv_runs = (size_t)runs;
-        return eci_table_number(ctx, t, r, c_value, 0, ECI_ERROR_SD_MAX, &out->error_log_sd);
+        return sd_cell(ctx, t, r, c_value, name, &out->error_log_sd);
     }
     if (strcmp(name, UNSEEN_SD_NAME) == 0) {
         out->arch_cv_runs = (size_t)runs;
-        return eci_table_number(ctx, t, r, c_value, 0, ECI_ERROR_SD_MAX, &out->arch_error_log_sd);
+        return sd_cell(ctx, t, r, c_value, name, &out->arch_error_log_sd);
     }
+    for (int p = 0; p < EC_COMM_PATHS; p++)
+        if (strcmp(name, comm_sd_names[p]) == 0) {
+            out->comm_cv_runs[p] = (size_t)runs;
+            return sd_cell(ctx, t, r, c_value, name, &out->comm_error_log_sd[p]);
+        }
     int which = param_index(name, ECI_N_PARAMS);
     if (which < 0) {
-        const char *near = eci_nearest(name, param_names, ECI_N_PARAMS);
+        const char *names[ECI_N_PARAMS + 2 + EC_COMM_PATHS] = {ERROR_SD_NAME, UNSEEN_SD_NAME};
+        for (int p = 0; p < EC_COMM_PATHS; p++)
+            names[2 + p] = comm_sd_names[p];
+        for (int j = 0; j < ECI_N_PARAMS; j++)
+            names[2 + EC_COMM_PATHS + j] = param_names[j];
+        const char *near = eci_nearest(name, names, sizeof names / sizeof names[0]);
         return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: unknown parameter '%s' (did you mean '%s'?)", path, line,
                          c_name + 1, name, near);
     }

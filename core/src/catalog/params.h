@@ -46,6 +46,11 @@ typedef struct eci_params {
      * row, leave-one-architecture-out): the error of a prediction on an architecture, or a
      * matmul unit of one, that no calibration run exercised.  0: not measured. */
     double unseen_error_log_sd;
+    /* The communication part of a multi-GPU prediction's error by the path its gradients take
+     * (EC_COMM_DIRECT, EC_COMM_HOST; the profile's error_log_sd_comm_direct / _host rows, from
+     * the multi-GPU runs of leave-one-GPU-out cross-validation): added in quadrature to the sd
+     * above (eci_params_comm_sd).  0: not measured. */
+    double comm_error_log_sd[EC_COMM_PATHS];
 } eci_params;
 
 /* The parameters one by one, in the order of a fit report's global entries; the first
@@ -103,6 +108,10 @@ EC_INTERNAL void eci_interval_widen_sd(double error_log_sd, double p50, double *
  * *unseen 0. */
 EC_INTERNAL double eci_params_error_sd(const eci_params *c, const char *architecture, int tensor_cores, int cnn,
                                        int *unseen);
+/* The model error of a prediction of num_gpus GPUs whose gradients take `path` (EC_COMM_*,
+ * model/comm.c's eci_comm_path), given sd, the error of its GPU (eci_params_error_sd):
+ * sqrt(sd^2 + comm_error_log_sd[path]^2) for more than one GPU, sd for one. */
+EC_INTERNAL double eci_params_comm_sd(const eci_params *c, double sd, int num_gpus, int path);
 /* Room for a set of parameters the context keeps (ctx->fit, ctx->profile_fit) into *slot,
  * freed with the context; EC_ENOMEM when there is none. */
 EC_INTERNAL int eci_params_keep(ec_ctx *ctx, eci_params **slot);

@@ -331,20 +331,41 @@ done:
 
 /* ---- cross-validation: leave one GPU, or one architecture, out -------------------------- */
 
-/* Held-out errors: of the runs whose architecture (and matmul unit) the fold's fit has runs
- * of ([0]), and of the others ([1]), which the fit predicts as never seen
- * (EC_WARN_UNCALIBRATED). */
+/* Held-out errors of single-GPU runs: of the runs whose architecture (and matmul unit) the fold's
+ * fit has runs of ([0]), and of the others ([1]), which the fit predicts as never seen
+ * (EC_WARN_UNCALIBRATED).  Multi-GPU runs (leave-one-GPU-out only): by the path their gradients
+ * take [p] and the same [u], per GPU left out (one sample each, as unseen_arch_sd explains). */
 typedef struct cv_sums {
     double sum_sq[2], sum_abs[2];
     size_t count[2], left_out;
     /* over the groups left out: the sum of each one's mean squared log error, and the groups */
     double sum_group_msq;
     size_t groups;
+    /* multi-GPU runs: in a fold, their sums; over the folds, the sum of each GPU's mean squared
+     * log error, the GPUs with such runs and the runs */
+    double comm_sq[EC_COMM_PATHS][2], comm_group_msq[EC_COMM_PATHS][2];
+    size_t comm_count[EC_COMM_PATHS][2], comm_groups[EC_COMM_PATHS][2];
 } cv_sums;
+
+/* Whether run i is fitted in the folds (and, leaving architectures out, scored): one GPU.  A
+ * multi-GPU run's error holds its communication's too: it is only predicted, in the
+ * leave-one-GPU-out folds, for the communication sd. */
+static int single_gpu(const ec_run *run)
+{
+    return run->config.num_gpus <= 1;
+}
 
 static int same_group(const eci_gpu *a, const eci_gpu *b, int by_arch)
 {
     return a != NULL && b != NULL && (by_arch ? eci_name_eq(a->architecture, b->architecture) : a == b);
+}
+
+/* The gradient path of a multi-GPU run (EC_COMM_*), as the prediction's interval takes it. */
+static int run_path(ec_ctx *ctx, const ec_run *run, int *path)
+{
+    eci_resolved r;
+    int rc = eci_resolve(ctx, &run->config, &r);
+    return rc == EC_OK ? eci_comm_path(ctx, r.gpu, r.topology, run->config.num_gpus, r.nodes, path) : rc;
 }
 
 /* Predict the runs of group k (gpu[i] in k's group) with the fold's fit c into *sum. */
@@ -356,9 +377,11 @@ static int score_fold(ec_ctx *ctx, const ec_runs *runs, const eci_gpu **gpu, siz
             continue;
         const ec_run *run = ec_runs_get(runs, i);
         ec_result res;
-        int prc = eci_predict(ctx, &run->config, c, &res);
+        int prc = eci_predict(ctx, &run->config, c, &res), path = -1, rc;
         if (prc != EC_OK && prc != EC_EDOM) /* EC_EDOM: the fold's parameters price it above the peak */
             return prc;
+        if (!single_gpu(run) && (rc = run_path(ctx, run, &path)) != EC_OK)
+            return rc;
         double pred = prc == EC_OK ? ec_result_metric(&res, run->metric) : 0;
         if (!(pred > 0 && isfinite(pred))) {
             sum->left_out++; /* counted, not averaged */
@@ -366,6 +389,11 @@ static int score_fold(ec_ctx *ctx, const ec_runs *runs, const eci_gpu **gpu, siz
         }
         double r = log(pred / run->value);
         int u = (res.warnings & EC_WARN_UNCALIBRATED) != 0;
+        if (path >= 0) {
+            sum->comm_sq[path][u] += r * r;
+            sum->comm_count[path][u]++;
+            continue;
+        }
         sum->sum_sq[u] += r * r;
         sum->sum_abs[u] += fabs(pred - run->value) / run->value;
         sum->count[u]++;
@@ -373,8 +401,32 @@ static int score_fold(ec_ctx *ctx, const ec_runs *runs, const eci_gpu **gpu, siz
     return EC_OK;
 }
 
+/* A fold's sums into the totals: single-GPU runs pooled over runs, and per group (an architecture's
+ * sample for unseen_arch_sd); multi-GPU runs per path, one sample per GPU left out. */
+static void add_fold(const cv_sums *f, cv_sums *sum)
+{
+    size_t nf = f->count[0] + f->count[1];
+    for (int u = 0; u < 2; u++) {
+        sum->sum_sq[u] += f->sum_sq[u];
+        sum->sum_abs[u] += f->sum_abs[u];
+        sum->count[u] += f->count[u];
+        for (int p = 0; p < EC_COMM_PATHS; p++)
+            if (f->comm_count[p][u] > 0) {
+                sum->comm_group_msq[p][u] += f->comm_sq[p][u] / (double)f->comm_count[p][u];
+                sum->comm_count[p][u] += f->comm_count[p][u];
+                sum->comm_groups[p][u]++;
+            }
+    }
+    sum->left_out += f->left_out;
+    if (nf > 0) {
+        sum->sum_group_msq += (f->sum_sq[0] + f->sum_sq[1]) / (double)nf;
+        sum->groups++;
+    }
+}
+
 /* For each group (a GPU, or an architecture when by_arch) of the runs with use[i] != 0, fit on
- * the other groups' runs and predict its runs into *sum. */
+ * the other groups' single-GPU runs and predict its runs into *sum (leaving architectures out:
+ * its single-GPU runs only). */
 static int cross_validate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, int by_arch, cv_sums *sum)
 {
     size_t n = ec_runs_count(runs);
@@ -382,23 +434,24 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, const unsigned char 
     const eci_gpu **gpu = eci_calloc(ctx, n ? n : 1, sizeof *gpu);
     unsigned char *train = eci_calloc(ctx, n ? n : 1, 1);
     int rc = gpu != NULL && train != NULL ? EC_OK : EC_ENOMEM;
-    size_t n_groups = 0;
+    size_t n_groups = 0; /* with single-GPU runs, which the folds fit */
     for (size_t i = 0; rc == EC_OK && i < n; i++) {
-        if (use != NULL && !use[i])
-            continue;
         const ec_run *run = ec_runs_get(runs, i);
+        if ((use != NULL && !use[i]) || (by_arch && !single_gpu(run)))
+            continue;
         if ((gpu[i] = eci_hw_find(ctx, run->config.gpu)) == NULL) {
             rc = EC_ENOTFOUND;
             break;
         }
         size_t k = 0;
-        while (k < i && !same_group(gpu[k], gpu[i], by_arch))
+        while (k < i && !(single_gpu(ec_runs_get(runs, k)) && same_group(gpu[k], gpu[i], by_arch)))
             k++;
-        n_groups += k == i;
+        n_groups += k == i && single_gpu(run);
     }
     const char *what = by_arch ? "architectures" : "GPUs";
     if (rc == EC_OK && n_groups < 2)
-        rc = eci_error(ctx, EC_EINVAL, "cross-validation needs runs on at least two %s (got %zu)", what, n_groups);
+        rc = eci_error(ctx, EC_EINVAL, "cross-validation needs single-GPU runs on at least two %s (got %zu)", what,
+                       n_groups);
     for (size_t k = 0; rc == EC_OK && k < n; k++) {
         size_t first = 0; /* each group once: at its first run */
         while (first < k && !same_group(gpu[first], gpu[k], by_arch))
@@ -406,7 +459,7 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, const unsigned char 
         if (gpu[k] == NULL || first != k)
             continue;
         for (size_t i = 0; i < n; i++)
-            train[i] = gpu[i] != NULL && !same_group(gpu[i], gpu[k], by_arch);
+            train[i] = gpu[i] != NULL && !same_group(gpu[i], gpu[k], by_arch) && single_gpu(ec_runs_get(runs, i));
         ec_fit_report fold;
         eci_params c;
         if ((rc = eci_progress(ctx, "cross-validate", (double)k, (double)n)) != EC_OK)
@@ -422,21 +475,30 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, const unsigned char 
         cv_sums f = {0};
         if ((rc = score_fold(ctx, runs, gpu, k, by_arch, &c, &f)) != EC_OK)
             break;
-        size_t nf = f.count[0] + f.count[1];
-        for (int u = 0; u < 2; u++) {
-            sum->sum_sq[u] += f.sum_sq[u];
-            sum->sum_abs[u] += f.sum_abs[u];
-            sum->count[u] += f.count[u];
-        }
-        sum->left_out += f.left_out;
-        if (nf > 0) {
-            sum->sum_group_msq += (f.sum_sq[0] + f.sum_sq[1]) / (double)nf;
-            sum->groups++;
-        }
+        add_fold(&f, sum);
     }
     eci_free(ctx, gpu, (n ? n : 1) * sizeof *gpu);
     eci_free(ctx, train, n ? n : 1);
     return rc;
+}
+
+/* The communication part of a multi-GPU prediction's sd on path p (EC_COMM_*), from the held-out
+ * multi-GPU runs of the folds whose fit had seen their architecture ([u]; as error_log_sd, every
+ * GPU's when none had), given that error_log_sd, base (docs/accuracy.md, "The communication sd").
+ * Its error is the base's plus the communication's, which is a shift shared by a machine's runs
+ * (its links, its host, its NCCL settings) more than a scatter of each: the reasoning of
+ * unseen_arch_sd with a GPU for an architecture.  Each GPU left out is one sample, V_g its runs'
+ * mean squared log error, and the total sd for the next machine is sqrt(mean V_g) x t_0.9,k /
+ * z_0.9 over k GPUs; the part stored is what that adds to the base in quadrature,
+ * sqrt(max(0, total^2 - base^2)), so that the base (leave-one-GPU-out of single-GPU runs, pooled
+ * over runs as it always was) with it gives the total back. */
+static double comm_sd(const cv_sums *sum, int p, int u, double base)
+{
+    size_t k = sum->comm_groups[p][u];
+    if (k == 0)
+        return 0;
+    double t = sqrt(sum->comm_group_msq[p][u] / (double)k) * gsl_cdf_tdist_Pinv(0.9, (double)k) / ECI_NORMAL_P90;
+    return t > base ? sqrt(t * t - base * base) : 0;
 }
 
 int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report)
@@ -454,6 +516,11 @@ int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, 
         report->cv_mape_frac = sum.count[k] ? sum.sum_abs[k] / (double)sum.count[k] : 0;
         report->cv_runs = sum.count[k];
         report->n_left_out += sum.left_out;
+        for (int p = 0; p < EC_COMM_PATHS; p++) {
+            report->comm_error_log_sd[p] = comm_sd(&sum, p, k, report->error_log_sd);
+            report->comm_cv_runs[p] = sum.comm_count[p][k];
+            report->comm_cv_gpus[p] = sum.comm_groups[p][k];
+        }
     }
     return rc;
 }

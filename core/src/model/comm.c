@@ -80,6 +80,7 @@ static int nvlink_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c
         if (!g->p2p)
             c->copy_bytes_per_s = host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
         c->bottleneck = "pcie between bridged pairs";
+        c->through_host = !g->p2p;
     }
     return EC_OK;
 }
@@ -98,11 +99,13 @@ static int board_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
     c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
     c->copy_bytes_per_s = c->busbw_bytes_per_s;
     c->bottleneck = "gpu pcie link";
+    c->through_host = !g->p2p;
     double across = uplink * eci_const(ctx, EC_C_pcie_host_busbw_frac);
     if (c->boards > 1 && across < c->busbw_bytes_per_s) {
         c->busbw_bytes_per_s = across;
         c->copy_bytes_per_s = min2(c->copy_bytes_per_s, host_copy_bytes_per_s(ctx, uplink));
         c->bottleneck = "board uplink";
+        c->through_host = 1;
     }
     /* Host-to-device copies of the GPUs of one board share the uplink. */
     c->h2d_share_frac = min2(1.0, uplink / (on_board * g->h2d_pinned_bytes_per_s));
@@ -204,6 +207,46 @@ static int load_ramp(ec_ctx *ctx, eci_comm *c)
     return ramp_interp(ctx, c);
 }
 
+/* The links of the ring within one node of per_node GPUs on `topology`: its bus bandwidth, the
+ * peer copies' rate, the bottleneck's name, whether it crosses host memory; boards and the H2D
+ * share on A16 boards.  c zeroed but for boards = 1 and h2d_share_frac = 1. */
+static int node_links(ec_ctx *ctx, const eci_gpu *g, const char *topology, int per_node, eci_comm *c)
+{
+    int rc = EC_OK;
+    if (strcmp(topology, "nvlink") == 0) {
+        rc = nvlink_busbw(ctx, g, per_node, c);
+    } else if (strcmp(topology, "pcie-switch") == 0) {
+        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
+        c->copy_bytes_per_s = g->p2p ? c->busbw_bytes_per_s : host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
+        c->bottleneck = g->p2p ? "pcie peer-to-peer" : "pcie through host (no p2p)";
+        c->through_host = !g->p2p;
+    } else if (strcmp(topology, "pcie-host") == 0) {
+        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 0);
+        c->copy_bytes_per_s = host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
+        c->bottleneck = "pcie through host";
+        c->through_host = 1;
+    } else if (strcmp(topology, "a16-board") == 0) {
+        rc = board_busbw(ctx, g, per_node, c);
+    } else {
+        const char *near = eci_nearest(topology, topologies, N_TOPOLOGIES);
+        return eci_error(ctx, EC_EINVAL, "key 'topology': unknown topology '%s' (did you mean '%s'? choices: "
+                         "nvlink, pcie-switch, pcie-host, a16-board)", topology, near);
+    }
+    return rc;
+}
+
+int eci_comm_path(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes, int *path)
+{
+    eci_comm c;
+    memset(&c, 0, sizeof c);
+    c.boards = 1;
+    c.h2d_share_frac = 1.0;
+    int per_node = nodes > 1 ? (n + nodes - 1) / nodes : n;
+    int rc = node_links(ctx, g, topology, per_node, &c);
+    *path = rc == EC_OK && per_node > 1 && c.through_host ? EC_COMM_HOST : EC_COMM_DIRECT;
+    return rc;
+}
+
 int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes,
                   double network_bytes_per_s, double measured_busbw_bytes_per_s, eci_comm *c)
 {
@@ -216,24 +259,7 @@ int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
     c->tuner = ctx->nccl;
     c->compute_capability = g->compute_capability;
     int per_node = (n + nodes - 1) / nodes;
-    int rc = EC_OK;
-    if (strcmp(topology, "nvlink") == 0) {
-        rc = nvlink_busbw(ctx, g, per_node, c);
-    } else if (strcmp(topology, "pcie-switch") == 0) {
-        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
-        c->copy_bytes_per_s = g->p2p ? c->busbw_bytes_per_s : host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
-        c->bottleneck = g->p2p ? "pcie peer-to-peer" : "pcie through host (no p2p)";
-    } else if (strcmp(topology, "pcie-host") == 0) {
-        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 0);
-        c->copy_bytes_per_s = host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
-        c->bottleneck = "pcie through host";
-    } else if (strcmp(topology, "a16-board") == 0) {
-        rc = board_busbw(ctx, g, per_node, c);
-    } else {
-        const char *near = eci_nearest(topology, topologies, N_TOPOLOGIES);
-        return eci_error(ctx, EC_EINVAL, "key 'topology': unknown topology '%s' (did you mean '%s'? choices: "
-                         "nvlink, pcie-switch, pcie-host, a16-board)", topology, near);
-    }
+    int rc = node_links(ctx, g, topology, per_node, c);
     if (rc != EC_OK)
         return rc;
     /* NCCL's tuner: NVLink latencies where the ring's links within the node are NVLink */

@@ -27,6 +27,8 @@ typedef struct eci_comm {
     double h2d_share_frac;        /* each GPU's share of its own H2D bandwidth when all copy at once */
     const char *bottleneck;       /* static name of the limiting link, for messages and reports */
     const eci_nccl_tuner *tuner;  /* NCCL's tuner constants (the ctx's nccl_tuning.csv); NULL: ring only */
+    int through_host;             /* the ring within a node crosses host memory (no peer-to-peer on its
+                                     slowest link): eci_comm_path's EC_COMM_HOST */
     int intra_pci;                /* the GPUs of a node talk over PCI (1) or NVLink (0), as NCCL's tuner
                                      sees it: its hwLatencies row and whether LL128 runs */
     double compute_capability;    /* the GPU's: NCCL's tuner enables protocols and scales latencies by it */
@@ -46,6 +48,14 @@ typedef struct eci_comm {
  * a node (a rate measured on the user's machine).  EC_EINVAL names the key for an unknown topology. */
 EC_INTERNAL int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes,
                               double network_bytes_per_s, double measured_busbw_bytes_per_s, eci_comm *c);
+
+/* The path the gradients of n GPUs of g on `nodes` machines over `topology` take, which keys the
+ * communication part of a prediction's interval (catalog/params.h): EC_COMM_HOST when the ring
+ * within a node crosses host memory (pcie-host; pcie-switch, bridged NVLink pairs or A16 boards of
+ * a GPU without peer-to-peer; A16 boards' uplinks), else EC_COMM_DIRECT (NVLink, PCIe
+ * peer-to-peer, one GPU per node over the network).  A measured busbw_gbyte_per_s changes the
+ * rate, not the path.  Cheap (no ramp): per prediction.  EC_EINVAL as eci_comm_init's. */
+EC_INTERNAL int eci_comm_path(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes, int *path);
 
 /* Ring all-reduce (docs/DESIGN.md 3.3, nccl-tests PERFORMANCE.md): alpha*2(n-1) + 2(n-1)/n * bytes / busbw. */
 EC_INTERNAL double eci_allreduce_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s);

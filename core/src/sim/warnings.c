@@ -7,6 +7,7 @@
  */
 #include "catalog/consts.h"
 #include "sim/warnings.h"
+#include "model/comm.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -170,15 +171,13 @@ static int matmul_tensor_cores(const eci_gpu *g, int precision)
     }
 }
 
-double eci_calibration_sd(const ec_config *cfg, const eci_resolved *r, const eci_params *c, ec_result *res)
+/* EC_WARN_UNCALIBRATED: what a GPU of an architecture (or unit, or memory system) the fit has no
+ * runs of is priced with and the unseen-architecture sd its interval is widened by.  A multi-GPU
+ * job's communication part is not said here: every multi-GPU prediction has one, calibrated
+ * architecture or not, and the text stays that of the same job on one GPU (a scenario names a
+ * warning a step adds as its reason). */
+static void warn_uncalibrated(const eci_gpu *g, const eci_params *c, int tensor, int cnn, double sd, ec_result *res)
 {
-    const eci_gpu *g = r->gpu;
-    if (g == NULL || r->net == NULL) /* gpu_step_s: the user's measured step, not the fit's */
-        return c->error_log_sd;
-    int tensor = matmul_tensor_cores(g, cfg->precision), cnn = r->net->cnn, unseen;
-    double sd = eci_params_error_sd(c, g->architecture, tensor, cnn, &unseen);
-    if (!unseen || res == NULL)
-        return sd;
     const eci_params_arch *a = eci_params_arch_find(c, g->architecture);
     int gemm = tensor ? ECI_P_GEMM : ECI_P_SIMT, mem = cnn ? ECI_P_MEM_CNN : ECI_P_MEM;
     int gemm_seen = a != NULL && (a->fitted & 1u << gemm), mem_seen = a != NULL && (a->fitted & 1u << mem);
@@ -207,7 +206,29 @@ double eci_calibration_sd(const ec_config *cfg, const eci_resolved *r, const eci
     }
     *p = '\0';
     eci_warn_add(res, EC_WARN_UNCALIBRATED, text);
-    return sd;
+}
+
+double eci_calibration_sd(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_params *c,
+                          ec_result *res)
+{
+    const eci_gpu *g = r->gpu;
+    int tensor = 0, cnn = 0, unseen = 0, path = EC_COMM_DIRECT;
+    double sd = c->error_log_sd; /* gpu_step_s (no network): the user's measured step, not the fit's */
+    if (g != NULL && r->net != NULL) {
+        tensor = matmul_tensor_cores(g, cfg->precision);
+        cnn = r->net->cnn;
+        sd = eci_params_error_sd(c, g->architecture, tensor, cnn, &unseen);
+    }
+    /* a multi-GPU job's communication part, by the path its gradients take (the prediction has
+     * resolved the topology already: no error here); a few comparisons, and none without the rows */
+    double total = sd;
+    int comm = c->comm_error_log_sd[EC_COMM_DIRECT] > 0 || c->comm_error_log_sd[EC_COMM_HOST] > 0;
+    if (comm && g != NULL && cfg->num_gpus > 1 &&
+        eci_comm_path(ctx, g, r->topology, cfg->num_gpus, r->nodes, &path) == EC_OK)
+        total = eci_params_comm_sd(c, sd, cfg->num_gpus, path);
+    if (unseen && res != NULL)
+        warn_uncalibrated(g, c, tensor, cnn, sd, res);
+    return total;
 }
 
 static void model_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
