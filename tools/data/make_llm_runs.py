@@ -37,7 +37,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
           "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len",
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
-          "zero_flat_copies"]
+          "zero_flat_copies", "moe_a2a_overlap"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -126,7 +126,7 @@ ETP = {"Qwen/Qwen3-235B-A22B": (1, "scripts/performance/configs/qwen3/workload_b
 #   (docs/performance-summary.md@fa0315ae L77, "Qwen3_30B_a3B (tokendrop)", from
 #   configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml@cac49dcd h100 fp8_cs: vp 24, mbs 2).  The preset lost
 #   VP 24 on 2025-10-14 (47ff4882: vp 24 -> 12) and MBS 2 on 2025-11-21 (8aed9a22, PR #1348, which
-#   added moe_a2a_overlap), both before v0.2.0.  MBS 2 without recompute is also at the edge of 80 GB
+#   added moe_a2a_overlap, MBRIDGE_A2A_OVERLAP below), both before v0.2.0.  MBS 2 without recompute is also at the edge of 80 GB
 #   (epochcast: 79.65 of 79.65 GiB), MBS 1 is not (58 GiB).
 # * GPT-OSS 120B, B200, BF16: scripts/performance/configs/gpt_oss/workload_base_configs.py@7af9601c
 #   L50-55 GPT_OSS_120B_B200_BF16_BASE_CONFIG = EP 64, MBS 4 (GBS 512 from L22-28: GA 512 / (4 x 64)
@@ -143,8 +143,7 @@ MBRIDGE_RUN = {
         "NVIDIA-NeMo/Megatron-Bridge@7af9601c scripts/performance/configs/qwen3/workload_base_configs.py "
         "L233-239 QWEN3_30B_A3B_H100_FP8_CS_BASE_CONFIG (PP 2, VP 12, moe_a2a_overlap; no micro_batch_size) "
         "and scripts/performance/utils/utils.py L45 (micro_batch_size default 1), utils/helpers.py L66; "
-        "recompute none (configs/qwen3/qwen3_llm_pretrain.py L36-38); moe_a2a_overlap "
-        "(overlap_moe_expert_parallel_comm, delay_wgrad_compute: helpers.py L182-186) is not priced"),
+        "recompute none (configs/qwen3/qwen3_llm_pretrain.py L36-38)"),
     ("GPT OSS 120B", "B200 (DGX-B200)", "BF16"): (
         {"ep": "64"},
         "ep=64 as run (the table prints the base config's EP 8): NVIDIA-NeMo/Megatron-Bridge@7af9601c "
@@ -153,6 +152,12 @@ MBRIDGE_RUN = {
         "take no effect at v0.2.0 (helpers.py L178-179 leaves recompute_granularity unset; Megatron-Core "
         "core_v0.15.0 transformer_layer.py L377-378 and moe/experts.py L809-810 recompute them only when "
         "it is 'selective')")}
+# Megatron-Bridge 25.11 presets with moe_a2a_overlap=True (7af9601c scripts/performance/configs/qwen3/
+# workload_base_configs.py; utils/helpers.py L182-186 set_moe_a2a_overlap_overrides: Megatron-Core's
+# overlap_moe_expert_parallel_comm and delay_wgrad_compute): one micro-batch's expert all-to-alls under
+# another's compute (moe_a2a_overlap=1).  The GB200/GB300 presets of these models and GPT-OSS's set none.
+MBRIDGE_A2A_OVERLAP = {("Qwen3_30B_a3B", "H100-SXM5-80GB (DGX-H100)", "FP8-CS"): "L233-239 QWEN3_30B_A3B_H100_FP8_CS_BASE_CONFIG",
+                       ("Qwen3_235B_a22B", "H100-SXM5-80GB (DGX-H100)", "FP8-CS"): "L135-144 QWEN3_235B_A22B_H100_FP8_CS_BASE_CONFIG"}
 # What the runs' recipes set for Megatron's distributed optimizer and recompute (issue 39).
 # NeMo 24.07: NeMo-Framework-Launcher @ tag 24.07 (8325688d), launcher_scripts/conf/training/<file>.yaml: every
 # pre-training config runs optim distributed_fused_adam with overlap_grad_sync and overlap_param_sync true
@@ -296,6 +301,12 @@ def from_tables(rows, tag, skipped):
             note += "; overlap_param_gather=1: NeMo-Framework-Launcher " + NEMO_SFT_OPTIM
         if as_run:
             note += "; " + as_run[1]
+        a2a = MBRIDGE_A2A_OVERLAP.get((r["model"], r["gpu"], r["precision"])) if tag == "mbridge" else None
+        if a2a and rec.get("ep"):
+            rec["moe_a2a_overlap"] = 1
+            note += ("; moe_a2a_overlap=1: NVIDIA-NeMo/Megatron-Bridge@7af9601c scripts/performance/configs/qwen3/"
+                     "workload_base_configs.py %s (moe_a2a_overlap=True; utils/helpers.py L182-186: "
+                     "overlap_moe_expert_parallel_comm and delay_wgrad_compute)" % a2a)
         if tag == "mbridge" and method == "pretrain" and rec["strategy"] == "zero" and rec["model"] in MBRIDGE_RECIPE:
             rec["overlap_param_gather"] = 1
             note += "; " + MBRIDGE_OPG % MBRIDGE_RECIPE[rec["model"]]
