@@ -136,6 +136,8 @@ ETP = {"Qwen/Qwen3-235B-A22B": (1, "scripts/performance/configs/qwen3/workload_b
 #   no effect at v0.2.0: helpers.py set_recompute_overrides (L178-179) does not set
 #   recompute_granularity = "selective" (added after v0.2.0 by 6afd5c74), and Megatron-Core recomputes
 #   those modules only under it (core_v0.15.0 transformer_layer.py L377-378, moe/experts.py L809-810).
+# The printed layouts could only have run through the scripts' command-line overrides (argument_parser.py
+# @7af9601c L310-342: -vp, -ep, -mb, default None), which nothing published records.
 MBRIDGE_RUN = {
     ("Qwen3_30B_a3B", "H100-SXM5-80GB (DGX-H100)", "FP8-CS"): (
         {"micro_batch": "1", "vp": "12", "grad_accum": "64"},
