@@ -453,7 +453,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { ATTN_HD_KEY = 34, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
+enum { ATTN_HD_KEY = 35, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -496,7 +496,8 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s,
         r->attn_flop_per_s, r->attn_frac[0][0], r->attn_frac[0][1], r->attn_frac[1][0], r->attn_frac[1][1],
         r->mem_overhead_s, r->gemm_fixed_s, r->te, r->fp8_weight_cast_frac,
-        eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd, r->ep_overlap_frac};
+        eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd, r->ep_overlap_frac,
+        eci_const(ctx, EC_C_overlap_compute_slowdown_frac)};
     memcpy(k->v, v, sizeof v);
     memcpy(&k->v[ATTN_HD_KEY], r->attn_hd, sizeof r->attn_hd);
     memcpy(&k->v[ATTN_HD_KEY + ECI_AK_HD_MAX], r->attn_hd_scale, sizeof r->attn_hd_scale);
@@ -554,8 +555,9 @@ static void te_tp_backward_overlap(const eci_rates *r, const eci_workload *wl, e
  * with "attention" everything before the dispatch (norms, attention, router) and "mlp" the experts
  * between dispatch and combine.  A layer pair takes max(Cb, Af) + max(Df + Db, Mb + Mf) + max(Cf, Ab):
  * what that hides of the four all-to-alls, on the share frac of micro-steps that pair (the pipeline's
- * warm-up and cool-down run alone), comes off their cost in proportion. */
-static void ep_a2a_overlap(const eci_workload *wl, double frac, eci_op_cost_t *cost)
+ * warm-up and cool-down run alone), comes off their cost in proportion, less the slowdown of the
+ * compute that runs beside it (overlap_compute_slowdown_frac, as under DDP's overlapped buckets). */
+static void ep_a2a_overlap(const eci_workload *wl, double frac, double slowdown, eci_op_cost_t *cost)
 {
     for (size_t b = 0; b < wl->n_blocks; b++) {
         const eci_block *blk = &wl->blocks[b];
@@ -584,7 +586,7 @@ static void ep_a2a_overlap(const eci_workload *wl, double frac, eci_op_cost_t *c
         double hidden = comm + af + ab + mf + mb - paired;
         if (comm <= 0 || hidden <= 0)
             continue;
-        double keep = 1.0 - frac * hidden / comm;
+        double keep = 1.0 - frac * (1.0 - slowdown) * hidden / comm;
         cost[d].fwd_s *= keep, cost[d].bwd_s *= keep, cost[c].fwd_s *= keep, cost[c].bwd_s *= keep;
     }
 }
@@ -626,7 +628,7 @@ static void price_ops(const ec_ctx *ctx, const eci_rates *r, const eci_workload 
     if (r->te > 0 && r->comm != NULL)
         te_tp_backward_overlap(r, wl, cost);
     if (r->ep_overlap_frac > 0 && r->comm != NULL)
-        ep_a2a_overlap(wl, r->ep_overlap_frac, cost);
+        ep_a2a_overlap(wl, r->ep_overlap_frac, eci_const(ctx, EC_C_overlap_compute_slowdown_frac), cost);
     int prev = -1;
     for (size_t i = 0; i < wl->n_ops; i++) {
         cost[i].bwd_prev = prev;
