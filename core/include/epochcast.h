@@ -450,6 +450,10 @@ typedef struct ec_config {
     int zero_flat_copies;        /* 0/1: each gradient copied into the optimizer's flat buffer as backward
                                     produces it, and the all-gathered parameters copied back into the
                                     model's tensors after the gather, on the compute stream [0] */
+    /* Megatron-Core's batch-level expert-parallel all-to-all overlap (overlap_moe_expert_parallel_comm,
+       Megatron-Bridge's moe_a2a_overlap): one micro-batch's forward and the previous one's backward
+       run layer by layer together, each one's dispatch and combine under the other's compute. */
+    int moe_a2a_overlap;         /* 0/1 [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

@@ -5,7 +5,7 @@
  * of n normals behind the straggler wait, topology bus bandwidths and the A16's shared
  * uplink, DataParallel's GPU 0 memory, grad_accum's single all-reduce, scaling efficiency,
  * and DataParallel against DDP over topologies, GPU counts and batch sizes; NCCL's choice of
- * ring or tree for an all-reduce (models/nccl_tuning.csv).
+ * ring or tree for an all-reduce (models/nccl_tuning.csv); an all-to-all across nodes at one NIC per GPU.
  */
 #include "ec_test.h"
 #include "model/comm.h"
@@ -587,6 +587,46 @@ static void test_nccl_algo_choice(void **state)
     ec_ctx_free(ctx);
 }
 
+/* An all-to-all over an expert-parallel group that spans nodes: each GPU's share for the other
+ * nodes leaves through its own NIC (DeepEP docs/legacy.md @0297fc80: 43-58 GB/s of RDMA per GPU
+ * with one 400 Gb/s NIC at EP 16-64), not through a ring's 8 NICs per node: 32 ranks on 4 nodes
+ * of 8 move 24/32 of the bytes at one NIC's rate, about 6 times the bandwidth term of a ring over
+ * the group (3.6 times the ring all-gather with its ramp and latency).  Within one node it stays
+ * the ring-ramp pricing. */
+static void test_alltoall_across_nodes(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_gpu *h100 = eci_hw_find(ctx, "h100-sxm5-80gb");
+    assert_non_null(h100);
+    const double nic = 50e9, frac = 0.73, bytes = 128 * MIB;
+    eci_comm c;
+    eci_group g;
+    assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 256, 32, 8 * nic, 0, &c), EC_OK);
+    eci_comm_group(&c, 32, 1, 8, nic, frac, &g);
+    assert_int_equal(g.nodes, 4);
+    double t = eci_coll_s(&c, &g, ECI_COLL_ALLTOALL, bytes);
+    assert_rel(t, 31 * g.hop_latency_s + 24.0 / 32 * bytes / (nic * frac), EC_TOL_CLOSED_FORM);
+    /* a ring's bandwidth term over the group's busbw (8 NICs a node): 6 times less */
+    assert_true(t - 31 * g.hop_latency_s > 5.0 * 31.0 / 32 * bytes / g.busbw_bytes_per_s);
+    assert_true(t > 3.0 * eci_coll_s(&c, &g, ECI_COLL_ALLGATHER, bytes)); /* the ring with its ramp and latency */
+    /* EP 64 on 8 nodes: 56/64 of the bytes over the NIC */
+    eci_comm_group(&c, 64, 1, 8, nic, frac, &g);
+    assert_rel(eci_coll_s(&c, &g, ECI_COLL_ALLTOALL, bytes), 63 * g.hop_latency_s + 56.0 / 64 * bytes / (nic * frac),
+               EC_TOL_CLOSED_FORM);
+    /* spaced 2 apart (etp 2): 4 members a node, 28/32 over each member's NIC */
+    eci_comm_group(&c, 32, 2, 8, nic, frac, &g);
+    assert_int_equal(g.nodes, 8);
+    assert_rel(eci_coll_s(&c, &g, ECI_COLL_ALLTOALL, bytes), 31 * g.hop_latency_s + 28.0 / 32 * bytes / (nic * frac),
+               EC_TOL_CLOSED_FORM);
+    /* one node: as an all-gather of the same bytes (the ring's ramp at the node's bus bandwidth) */
+    eci_comm_group(&c, 8, 1, 8, nic, frac, &g);
+    assert_int_equal(g.nodes, 1);
+    assert_rel(eci_coll_s(&c, &g, ECI_COLL_ALLTOALL, bytes), eci_coll_s(&c, &g, ECI_COLL_ALLGATHER, bytes),
+               EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -607,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_dp_margin_resnet),
         cmocka_unit_test(test_nccl_tree_log_nodes),
         cmocka_unit_test(test_nccl_algo_choice),
+        cmocka_unit_test(test_alltoall_across_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,7 +37,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
           "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len",
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
-          "zero_flat_copies"]
+          "zero_flat_copies", "moe_a2a_overlap"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -115,6 +115,51 @@ ETP = {"Qwen/Qwen3-235B-A22B": (1, "scripts/performance/configs/qwen3/workload_b
                                  "BASE_QWEN3_30B_A3B_CONFIG"),
        "openai/gpt-oss-120b": (1, "scripts/performance/configs/gpt_oss/workload_base_configs.py@7af9601c L22-28 "
                                   "BASE_GPT_OSS_120B_CONFIG")}
+# Megatron-Bridge rows whose printed layout is not what the NeMo 25.11 container's perf scripts ran
+# (Megatron-Bridge v0.2.0 = 7af9601c, "25.11 release notes"; issue 39).  The override replaces the
+# table's cells before the layout is converted; the raw file keeps the printed numbers.
+# * Qwen3 30B-A3B, H100, FP8-CS: scripts/performance/configs/qwen3/workload_base_configs.py@7af9601c
+#   L233-239 QWEN3_30B_A3B_H100_FP8_CS_BASE_CONFIG = PP 2, VP 12, moe_a2a_overlap, no micro_batch_size,
+#   so WorkloadBaseConfig's default 1 (scripts/performance/utils/utils.py@7af9601c L45), which
+#   utils/helpers.py L66 set_workload_base_configs writes to cfg.train.micro_batch_size: MBS 1, VP 12,
+#   GA 512 / (1 x 8) = 64.  The table prints MBS 2, VP 24, GA 32: the layout of the 25.09 row
+#   (docs/performance-summary.md@fa0315ae L77, "Qwen3_30B_a3B (tokendrop)", from
+#   configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml@cac49dcd h100 fp8_cs: vp 24, mbs 2).  The preset lost
+#   VP 24 on 2025-10-14 (47ff4882: vp 24 -> 12) and MBS 2 on 2025-11-21 (8aed9a22, PR #1348, which
+#   added moe_a2a_overlap, MBRIDGE_A2A_OVERLAP below), both before v0.2.0.  MBS 2 without recompute is also at the edge of 80 GB
+#   (epochcast: 79.65 of 79.65 GiB), MBS 1 is not (58 GiB).
+# * GPT-OSS 120B, B200, BF16: scripts/performance/configs/gpt_oss/workload_base_configs.py@7af9601c
+#   L50-55 GPT_OSS_120B_B200_BF16_BASE_CONFIG = EP 64, MBS 4 (GBS 512 from L22-28: GA 512 / (4 x 64)
+#   = 2, as printed); the table's EP 8 is the base config's (L24), which the preset overrides
+#   (since 34641780, 2025-11-20, "fix GPT-OSS perf scripts").  EP 8 x MBS 4 would not fit in 180 GB
+#   (epochcast: 196 GiB; EP 64: 146 GiB).  Its recompute_modules ["layernorm", "moe_act"] (L54) take
+#   no effect at v0.2.0: helpers.py set_recompute_overrides (L178-179) does not set
+#   recompute_granularity = "selective" (added after v0.2.0 by 6afd5c74), and Megatron-Core recomputes
+#   those modules only under it (core_v0.15.0 transformer_layer.py L377-378, moe/experts.py L809-810).
+# The printed layouts could only have run through the scripts' command-line overrides (argument_parser.py
+# @7af9601c L310-342: -vp, -ep, -mb, default None), which nothing published records.
+MBRIDGE_RUN = {
+    ("Qwen3_30B_a3B", "H100-SXM5-80GB (DGX-H100)", "FP8-CS"): (
+        {"micro_batch": "1", "vp": "12", "grad_accum": "64"},
+        "layout as run: MBS 1, VP 12, GA 64 (the table prints the 25.09 row's MBS 2, VP 24, GA 32): "
+        "NVIDIA-NeMo/Megatron-Bridge@7af9601c scripts/performance/configs/qwen3/workload_base_configs.py "
+        "L233-239 QWEN3_30B_A3B_H100_FP8_CS_BASE_CONFIG (PP 2, VP 12, moe_a2a_overlap; no micro_batch_size) "
+        "and scripts/performance/utils/utils.py L45 (micro_batch_size default 1), utils/helpers.py L66; "
+        "recompute none (configs/qwen3/qwen3_llm_pretrain.py L36-38)"),
+    ("GPT OSS 120B", "B200 (DGX-B200)", "BF16"): (
+        {"ep": "64"},
+        "ep=64 as run (the table prints the base config's EP 8): NVIDIA-NeMo/Megatron-Bridge@7af9601c "
+        "scripts/performance/configs/gpt_oss/workload_base_configs.py L50-55 GPT_OSS_120B_B200_BF16_BASE_CONFIG "
+        "(expert_model_parallel_size=64, micro_batch_size=4); its recompute_modules [layernorm, moe_act] "
+        "take no effect at v0.2.0 (helpers.py L178-179 leaves recompute_granularity unset; Megatron-Core "
+        "core_v0.15.0 transformer_layer.py L377-378 and moe/experts.py L809-810 recompute them only when "
+        "it is 'selective')")}
+# Megatron-Bridge 25.11 presets with moe_a2a_overlap=True (7af9601c scripts/performance/configs/qwen3/
+# workload_base_configs.py; utils/helpers.py L182-186 set_moe_a2a_overlap_overrides: Megatron-Core's
+# overlap_moe_expert_parallel_comm and delay_wgrad_compute): one micro-batch's expert all-to-alls under
+# another's compute (moe_a2a_overlap=1).  The GB200/GB300 presets of these models and GPT-OSS's set none.
+MBRIDGE_A2A_OVERLAP = {("Qwen3_30B_a3B", "H100-SXM5-80GB (DGX-H100)", "FP8-CS"): "L233-239 QWEN3_30B_A3B_H100_FP8_CS_BASE_CONFIG",
+                       ("Qwen3_235B_a22B", "H100-SXM5-80GB (DGX-H100)", "FP8-CS"): "L135-144 QWEN3_235B_A22B_H100_FP8_CS_BASE_CONFIG"}
 # What the runs' recipes set for Megatron's distributed optimizer and recompute (issue 39).
 # NeMo 24.07: NeMo-Framework-Launcher @ tag 24.07 (8325688d), launcher_scripts/conf/training/<file>.yaml: every
 # pre-training config runs optim distributed_fused_adam with overlap_grad_sync and overlap_param_sync true
@@ -273,7 +318,8 @@ def from_tables(rows, tag, skipped):
         if nemo and gpu in TE_CUDNN and r["model"] not in NEMO2407_CUDNN:
             rec["attention"] = "flash"
         launcher = NEMO_FT.get((r["model"], method)) if nemo else None
-        why = megatron_layout(dict(r, **launcher[0]) if launcher else r, rec)
+        as_run = MBRIDGE_RUN.get((r["model"], r["gpu"], r["precision"])) if tag == "mbridge" else None
+        why = megatron_layout(dict(r, **launcher[0]) if launcher else dict(r, **as_run[0]) if as_run else r, rec)
         if why:
             skipped.append((tag, r["model"], why))
             continue
@@ -302,6 +348,14 @@ def from_tables(rows, tag, skipped):
         if nemo and method == "sft":
             rec["overlap_param_gather"] = 1
             note += "; overlap_param_gather=1: NeMo-Framework-Launcher " + NEMO_SFT_OPTIM
+        if as_run:
+            note += "; " + as_run[1]
+        a2a = MBRIDGE_A2A_OVERLAP.get((r["model"], r["gpu"], r["precision"])) if tag == "mbridge" else None
+        if a2a and rec.get("ep"):
+            rec["moe_a2a_overlap"] = 1
+            note += ("; moe_a2a_overlap=1: NVIDIA-NeMo/Megatron-Bridge@7af9601c scripts/performance/configs/qwen3/"
+                     "workload_base_configs.py %s (moe_a2a_overlap=True; utils/helpers.py L182-186: "
+                     "overlap_moe_expert_parallel_comm and delay_wgrad_compute)" % a2a)
         if tag == "mbridge" and method == "pretrain" and rec["strategy"] == "zero" and rec["model"] in MBRIDGE_RECIPE:
             rec["overlap_param_gather"] = 1
             note += "; " + MBRIDGE_OPG % MBRIDGE_RECIPE[rec["model"]]
@@ -699,6 +753,21 @@ def write(path, runs):
             w.writerow({k: r.get(k, "") for k in HEADER})
 
 
+def as_run_errors(row):
+    """A Megatron-Bridge row of MBRIDGE_RUN against the layout its perf script ran (not the table's)."""
+    errors = []
+    cols = {"micro_batch": "batch_per_gpu", "vp": "pp_chunks", "grad_accum": "grad_accum", "ep": "ep"}
+    for (model, gpu, prec), (cells, _) in MBRIDGE_RUN.items():
+        prefix = "mbridge-pretrain-%s-%s-" % (MODEL[model].split("/")[-1].lower(), GPU[gpu][0])
+        if not row["id"].startswith(prefix) or row["precision"] != PRECISION[prec]:
+            continue
+        for cell, want in cells.items():
+            if row.get(cols[cell], "") != want:
+                errors.append("%s: %s is '%s', its perf script ran %s (MBRIDGE_RUN)" %
+                              (row["id"], cols[cell], row.get(cols[cell], "<no column>"), want))
+    return errors
+
+
 def mlperf_graph_errors(path):
     """The committed MLPerf BERT rows against their own scripts' flags: cuda_graphs=1 exactly where the
     config's EXTRA_PARAMS (quoted in `source`) passes --use_cuda_graph, task=pretrain (the MLM head on the
@@ -724,6 +793,7 @@ def mlperf_graph_errors(path):
                     errors.append("%s: attention is '%s'; NeMo-Framework-Launcher's config.yaml sets NVTE_FUSED_ATTN=0 "
                                   "for NeMo 24.07 (flash-attn runs), the 175B example 1 (NEMO2407_ATTN, "
                                   "NEMO2407_ATTN_175B): want '%s'" % (row["id"], row["attention"], want))
+            errors += as_run_errors(row)
             if not row["id"].startswith("mlperf-bert-"):
                 continue
             flags = row["source"].split("EXTRA_PARAMS:")[-1].split(";")[0].split()

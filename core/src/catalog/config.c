@@ -243,6 +243,10 @@ static const key_def KEYS[] = {
      * BERT run_pretraining.py under --dwu-overlap-reductions): its step copies through the flat buffers */
     BOOL(zero_flat_copies, "ZeRO-1/2 as apex DistributedFusedLAMB copying gradients into its flat buffer and "
          "gathered parameters back, 0/1 [0]"),
+    /* Megatron-Core overlap_moe_expert_parallel_comm (Megatron-Bridge moe_a2a_overlap): the combined 1F1B
+     * schedule of megatron/core/models/common/model_chunk_schedule_plan.py @core_v0.15.0 */
+    BOOL(moe_a2a_overlap, "expert all-to-all under another micro-batch's compute (Megatron-Core "
+         "overlap_moe_expert_parallel_comm), 0/1 [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -482,6 +482,7 @@ void eci_comm_group(const eci_comm *c, int n, int stride, int per_node, double n
     if (in_node > n)
         in_node = n;
     g->nodes = (n + in_node - 1) / in_node;
+    g->in_node = in_node;
     g->busbw_bytes_per_s = c->intra_busbw_bytes_per_s;
     g->p2p_bytes_per_s = c->intra_busbw_bytes_per_s;
     if (g->nodes > 1) { /* the ring leaves each node through the NICs of its members there */
@@ -491,6 +492,22 @@ void eci_comm_group(const eci_comm *c, int n, int stride, int per_node, double n
     }
 }
 
+/* An all-to-all over a group that spans nodes: each member sends bytes / n to every other member
+ * at once (pairwise sends, no ring), the (n - in_node) / n of its bytes meant for other nodes
+ * through its own NIC at one NIC's rate times the network's efficiency (p2p_bytes_per_s), the
+ * (in_node - 1) / n for its node's members over NVLink at the node's bus bandwidth alongside: the
+ * slower of the two, not a ring's busbw of in_node NICs.  DeepEP's normal kernels measure 43-58
+ * GB/s of RDMA per H800 with one 400 Gb/s ConnectX-7 NIC ("~50 GB/s maximum") at EP 16-64 across
+ * nodes, against 153-158 GB/s over NVLink at EP 8 (deepseek-ai/DeepEP docs/legacy.md @0297fc80,
+ * "Normal kernels with NVLink and RDMA forwarding"). */
+static double alltoall_across_s(const eci_comm *c, const eci_group *g, double bytes)
+{
+    double n = g->n, in_node = g->in_node > 0 ? g->in_node : ceil(n / g->nodes);
+    double far_s = (n - in_node) / n * bytes / g->p2p_bytes_per_s;
+    double near_s = in_node > 1 ? (in_node - 1) / n * bytes / c->intra_busbw_bytes_per_s : 0;
+    return (n - 1) * g->hop_latency_s + (far_s > near_s ? far_s : near_s);
+}
+
 double eci_coll_s(const eci_comm *c, const eci_group *g, eci_coll coll, double bytes)
 {
     if (g->n <= 1 || bytes <= 0 || coll == ECI_COLL_NONE)
@@ -498,6 +515,8 @@ double eci_coll_s(const eci_comm *c, const eci_group *g, eci_coll coll, double b
     double n = g->n, a = g->hop_latency_s;
     if (coll == ECI_COLL_P2P)
         return a + bytes / g->p2p_bytes_per_s;
+    if (coll == ECI_COLL_ALLTOALL && g->nodes > 1)
+        return alltoall_across_s(c, g, bytes);
     int hit;
     coll_memo *m = memo_get(c, (int)coll, bytes, n, g->nodes, g->busbw_bytes_per_s, a, &hit);
     if (hit)

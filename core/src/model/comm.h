@@ -84,10 +84,12 @@ EC_INTERNAL double eci_comm_bcast_chunked_s(const eci_comm *c, double bytes, dou
  * (Megatron: tensor parallel innermost).  Within one node it runs at the node's bus
  * bandwidth; across nodes each node reaches the network through as many NICs as it holds
  * members of the group (rail-optimized clusters: one NIC per GPU), times the network's
- * measured efficiency.  p2p: one GPU's send to a neighbour. */
+ * measured efficiency.  p2p: one GPU's send to a neighbour.  An all-to-all across nodes is no
+ * ring: each member sends the share meant for other nodes through its own NIC (eci_coll_s). */
 typedef struct eci_group {
     int n;                        /* ranks */
     int nodes;                    /* nodes it spans */
+    int in_node;                  /* members one node holds (0: not set, taken as n / nodes) */
     double busbw_bytes_per_s;
     double p2p_bytes_per_s;
     double hop_latency_s;

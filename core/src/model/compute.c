@@ -453,7 +453,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { ATTN_HD_KEY = 33, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
+enum { ATTN_HD_KEY = 35, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -481,10 +481,10 @@ struct eci_cost_cache {
 };
 
 /* make_cost_key lists every field of eci_rates before `warnings` (16 doubles, tensor_cores,
- * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac, the
- * attention head-dim table): a field added there must join the key, or changing it would return
+ * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac,
+ * ep_overlap_frac, the attention head-dim table): a field added there must join the key, or changing it would return
  * stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == (28 + 5 * ECI_AK_HD_MAX) * sizeof(double),
+_Static_assert(offsetof(eci_rates, warnings) == (29 + 5 * ECI_AK_HD_MAX) * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -496,7 +496,8 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s,
         r->attn_flop_per_s, r->attn_frac[0][0], r->attn_frac[0][1], r->attn_frac[1][0], r->attn_frac[1][1],
         r->mem_overhead_s, r->gemm_fixed_s, r->te, r->fp8_weight_cast_frac,
-        eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd};
+        eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd, r->ep_overlap_frac,
+        eci_const(ctx, EC_C_overlap_compute_slowdown_frac)};
     memcpy(k->v, v, sizeof v);
     memcpy(&k->v[ATTN_HD_KEY], r->attn_hd, sizeof r->attn_hd);
     memcpy(&k->v[ATTN_HD_KEY + ECI_AK_HD_MAX], r->attn_hd_scale, sizeof r->attn_hd_scale);
@@ -545,6 +546,51 @@ static void te_tp_backward_overlap(const eci_rates *r, const eci_workload *wl, e
     }
 }
 
+/* Megatron-Core's batch-level all-to-all overlap (overlap_moe_expert_parallel_comm): a micro-batch's
+ * forward and the previous one's backward run layer by layer together, the communication on its own
+ * stream (megatron/core/models/common/model_chunk_schedule_plan.py @core_v0.15.0 L173-236,
+ * TransformerLayerSchedulePlan.run):
+ *     comm:    combine bwd        | dispatch fwd, dispatch bwd | combine fwd
+ *     compute: attention fwd      | mlp bwd, mlp fwd           | attention bwd
+ * with "attention" everything before the dispatch (norms, attention, router) and "mlp" the experts
+ * between dispatch and combine.  A layer pair takes max(Cb, Af) + max(Df + Db, Mb + Mf) + max(Cf, Ab):
+ * what that hides of the four all-to-alls, on the share frac of micro-steps that pair (the pipeline's
+ * warm-up and cool-down run alone), comes off their cost in proportion, less the slowdown of the
+ * compute that runs beside it (overlap_compute_slowdown_frac, as under DDP's overlapped buckets). */
+static void ep_a2a_overlap(const eci_workload *wl, double frac, double slowdown, eci_op_cost_t *cost)
+{
+    for (size_t b = 0; b < wl->n_blocks; b++) {
+        const eci_block *blk = &wl->blocks[b];
+        size_t d = blk->end, c = blk->end;
+        for (size_t i = blk->begin; i < blk->end; i++) {
+            const eci_op *op = &wl->ops[i];
+            if (op->kind != ECI_OP_COMM || op->group != ECI_GROUP_EP || op->fwd_coll != ECI_COLL_ALLTOALL)
+                continue;
+            if (d == blk->end)
+                d = i;
+            else if (c == blk->end)
+                c = i;
+        }
+        if (c == blk->end)
+            continue;
+        double af = 0, ab = 0, mf = 0, mb = 0;
+        for (size_t i = blk->begin; i < c; i++) {
+            if (i == d)
+                continue;
+            *(i < d ? &af : &mf) += cost[i].fwd_s;
+            *(i < d ? &ab : &mb) += cost[i].bwd_s;
+        }
+        const eci_op_cost_t *D = &cost[d], *C = &cost[c];
+        double comm = D->fwd_s + D->bwd_s + C->fwd_s + C->bwd_s;
+        double paired = fmax(C->bwd_s, af) + fmax(D->fwd_s + D->bwd_s, mb + mf) + fmax(C->fwd_s, ab);
+        double hidden = comm + af + ab + mf + mb - paired;
+        if (comm <= 0 || hidden <= 0)
+            continue;
+        double keep = 1.0 - frac * (1.0 - slowdown) * hidden / comm;
+        cost[d].fwd_s *= keep, cost[d].bwd_s *= keep, cost[c].fwd_s *= keep, cost[c].bwd_s *= keep;
+    }
+}
+
 /* What a collective overlapping the op before it leaves exposed.  A ring of `hidden` steps (PyTorch 2.6
  * experimental/_attention.py): K/V all-gathered, waited for at step 2: hidden by 1/steps of the op; the
  * backward passes fp32 dK/dV on after each step (ALL_TO_ALL) under the next, the last waited for. */
@@ -581,6 +627,8 @@ static void price_ops(const ec_ctx *ctx, const eci_rates *r, const eci_workload 
             eci_ring_exposed(r, &wl->ops[i], &cost[i - 1], &cost[i]);
     if (r->te > 0 && r->comm != NULL)
         te_tp_backward_overlap(r, wl, cost);
+    if (r->ep_overlap_frac > 0 && r->comm != NULL)
+        ep_a2a_overlap(wl, r->ep_overlap_frac, eci_const(ctx, EC_C_overlap_compute_slowdown_frac), cost);
     int prev = -1;
     for (size_t i = 0; i < wl->n_ops; i++) {
         cost[i].bwd_prev = prev;

@@ -42,6 +42,9 @@ typedef struct eci_rates {
      * passes is_first_microbatch, TE caches the FP8 weight and its transpose for the rest of the
      * step); eci_rates_te */
     double te, fp8_weight_cast_frac;
+    /* moe_a2a_overlap: the share of micro-steps whose forward runs together with another's backward
+     * (Megatron-Core's combined 1F1B), their expert all-to-alls under the other's compute; 0: none */
+    double ep_overlap_frac;
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
     /* The collectives of COMM ops (tensor-, context-, expert-parallel groups): their links and

@@ -60,6 +60,21 @@ static void phase(const step *s, const char *name, double end_s)
         eci_rec_phase(s->rec, name, end_s);
 }
 
+/* moe_a2a_overlap: the share of micro-steps whose forward pairs with another's backward (Megatron-Core
+ * combined 1F1B).  Without a pipeline each forward but the first runs with the backward before it:
+ * (ga - 1) / ga.  A pipeline's warm-up forwards run alone (megatron/core/pipeline_parallel/schedules.py
+ * get_pp_rank_microbatches @core_v0.15.0 L717-734): interleaved, (pp - rank - 1) x 2 + (v - 1) x pp,
+ * plus one under this overlap, of v x ga chunk steps, pp + (v - 1) x pp over the ranks on average;
+ * plain 1F1B pp - rank - 1, (pp - 1) / 2 on average. */
+static double ep_paired_frac(const step *s)
+{
+    double ga = s->cfg->grad_accum > 0 ? s->cfg->grad_accum : 1, pp = s->r.pp > 1 ? s->r.pp : 1;
+    int interleaved = s->r.pp > 1 && s->cfg->pp_schedule == EC_PP_INTERLEAVED && s->cfg->pp_chunks > 1;
+    double v = interleaved ? s->cfg->pp_chunks : 1;
+    double alone = pp <= 1 ? 1 : interleaved ? pp + (v - 1) * pp : (pp - 1) / 2, all = v * ga;
+    return alone >= all ? 0 : 1.0 - alone / all;
+}
+
 /* The step's ops at padded length seq, priced: the shape, the workload (workload.c's cache),
  * the GPU's rates with the layout's links (lc_in when worked out already), the op costs
  * (compute.c's cache). */
@@ -83,6 +98,8 @@ static int step_price(step *s, double seq, const layout_comm *lc_in)
     eci_rates_attention(ctx, s->g, cfg->attention, cfg->precision, cfg->torch_version, !shape.unpadded, &s->rates);
     if (cfg->kernels == EC_KERNELS_TE) /* Transformer Engine's FP8 casts; the weights' once per step */
         eci_rates_te(&s->rates, cfg->grad_accum);
+    if (cfg->moe_a2a_overlap && s->r.ep > 1)
+        s->rates.ep_overlap_frac = ep_paired_frac(s);
     if (lc_in != NULL)
         s->lc = *lc_in;
     else if ((rc = eci_setup_layout_comm(ctx, cfg, &s->r, s->calib, &s->lc)) != EC_OK)
