@@ -149,6 +149,16 @@ MBRIDGE_RECIPE = {"meta-llama/Meta-Llama-3-8B": "llama/llama3.py L556-559",
                   "Qwen/Qwen3-235B-A22B": "qwen/qwen3_moe.py L314-318",
                   "Qwen/Qwen3-30B-A3B": "qwen/qwen3_moe.py L314-318",
                   "openai/gpt-oss-120b": "gpt_oss/gpt_oss.py L287-290"}
+# Megatron-Bridge's Llama 3 8B pre-training presets on Blackwell (v0.2.0 = 7af9601c,
+# scripts/performance/configs/llama3/workload_base_configs.py) capture the whole iteration in CUDA graphs:
+# cuda_graph_impl="local", cuda_graph_scope="full_iteration" (utils/helpers.py L70-75 set_cuda_graph_overrides
+# -> model.cuda_graph_impl/cuda_graph_scope), on GB300, GB200 and B200 alike (BF16 and FP8-CS presets; FP8-MX
+# reuses FP8-CS); the H100 presets set none.  The GB300 preset's micro_batch_size is 4 where the table prints
+# MBS 2 and GA 8 (the table's layout is kept).
+MBRIDGE_CUDA_GRAPHS = {("meta-llama/Meta-Llama-3-8B", "gb300"): "L158-163 LLAMA3_8B_GB300_FP8_CS_BASE_CONFIG "
+                                                               "(micro_batch_size=4 there; the table's MBS 2 kept)",
+                       ("meta-llama/Meta-Llama-3-8B", "gb200"): "L182-187 LLAMA3_8B_GB200_FP8_CS_BASE_CONFIG",
+                       ("meta-llama/Meta-Llama-3-8B", "b200"): "L207-212 LLAMA3_8B_B200_FP8_CS_BASE_CONFIG"}
 # Megatron-Bridge SFT and LoRA of Llama 3 70B (the NeMo 26.06 rows), as Megatron-Bridge v0.5.0 (= fcbb6031,
 # tagged 2026-06-16, the release of that container's month; the table names no version) runs them:
 # scripts/performance/configs/llama/llama3_llm_finetune.py set_llama3_common_peft_configs L48-49 turns the
@@ -308,6 +318,11 @@ def from_tables(rows, tag, skipped):
         if tag == "mbridge" and (method, gpu) in MBRIDGE_FT_OPG:
             rec["overlap_param_gather"] = 1
             note += "; " + MBRIDGE_FT_NOTE % MBRIDGE_FT_OPG[(method, gpu)]
+        if tag == "mbridge" and method == "pretrain" and (rec["model"], gpu) in MBRIDGE_CUDA_GRAPHS:
+            rec["cuda_graphs"] = 1
+            note += ("; cuda_graphs=1: cuda_graph_impl='local', cuda_graph_scope='full_iteration' "
+                     "(NVIDIA-NeMo/Megatron-Bridge@7af9601c scripts/performance/configs/llama3/workload_base_configs.py "
+                     "%s; utils/helpers.py L70-75)" % MBRIDGE_CUDA_GRAPHS[(rec["model"], gpu)])
         if tag == "mbridge" and rec["model"] in PP_SPLIT and rec["pp"] > 1:
             rec["pp_split"] = "embedding_loss"
             note += ("; pp_split=embedding_loss: the recipe sets account_for_embedding_in_pipeline_split and "
