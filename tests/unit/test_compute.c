@@ -241,6 +241,48 @@ static void test_te_fp8_casts(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Where FP8 GEMMs take non-TN layouts (TE 2.x on compute capability 10.x: B200, GB200, GB300)
+ * Transformer Engine makes no transposed FP8 copies: a cast writes the row-wise copy only
+ * (te_fp8_cast_bytes), the norm's FP8 output is not transposed for the weight gradient. */
+static void test_te_fp8_non_tn(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_params calib;
+    eci_params_default(ctx, &calib);
+    static const char *const non_tn[] = {"b200", "gb200", "gb300"}, *const tn[] = {"h100-sxm5-80gb", "rtx4090", "l40s"};
+    for (int i = 0; i < 3; i++) {
+        eci_rates a, b;
+        eci_rates_init(ctx, eci_hw_find(ctx, non_tn[i]), EC_PREC_AMP_FP8, &calib, 0, &a);
+        eci_rates_init(ctx, eci_hw_find(ctx, tn[i]), EC_PREC_AMP_FP8, &calib, 0, &b);
+        assert_true(a.te_fp8_non_tn == 1 && b.te_fp8_non_tn == 0);
+    }
+    eci_rates r = synthetic();
+    r.fp8_flop_per_s = 2.0 * r.gemm_flop_per_s;
+    eci_rates_te(&r, 1);
+    double m = 4096, n = 4096, k = 4096, bw = r.mem_bytes_per_s;
+    double ct = eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), cb = eci_const(ctx, EC_C_te_fp8_cast_bytes);
+    assert_true(cb < ct);
+    eci_op op;
+    memset(&op, 0, sizeof op);
+    op.name = "q";
+    op.kind = ECI_OP_GEMM;
+    op.m = m, op.n = n, op.k = k, op.batch = 1, op.bwd = 1, op.fp8 = 1, op.tensor_math = 1;
+    eci_op_cost_t tn_plain, plain, normed;
+    eci_op_cost(ctx, &r, &op, &tn_plain);
+    r.te_fp8_non_tn = 1;
+    eci_op_cost(ctx, &r, &op, &plain);
+    op.in_normed = 1;
+    eci_op_cost(ctx, &r, &op, &normed);
+    /* forward: the input's and the weight's casts; backward: the output gradient's */
+    assert_rel(tn_plain.fwd_s - plain.fwd_s, (ct - cb) * (m * k + k * n) / bw, EC_TOL_CLOSED_FORM);
+    assert_rel(tn_plain.bwd_s - plain.bwd_s, (ct - cb) * m * n / bw, EC_TOL_CLOSED_FORM);
+    assert_rel(plain.fwd_s - normed.fwd_s, cb * m * k / bw, EC_TOL_CLOSED_FORM);
+    assert_rel(normed.bwd_s, plain.bwd_s, EC_TOL_EXACT); /* no transpose of the norm's output */
+    assert_int_equal(normed.bwd_kernels, plain.bwd_kernels);
+    ec_ctx_free(ctx);
+}
+
 /* eci_op_cost: backward of the three kinds. */
 static void test_op_cost(void **state)
 {
@@ -773,6 +815,7 @@ int main(void)
         cmocka_unit_test(test_roofline_and_kinds),
         cmocka_unit_test(test_op_cost),
         cmocka_unit_test(test_te_fp8_casts),
+        cmocka_unit_test(test_te_fp8_non_tn),
         cmocka_unit_test(test_attention_rate),
         cmocka_unit_test(test_bounds_and_monotone),
         cmocka_unit_test(test_op_cost_monotone),

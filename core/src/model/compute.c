@@ -115,6 +115,10 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     eci_rates_attention(ctx, g, EC_ATTN_SDPA, precision, 0, 0, r);
     if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
         r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;
+    /* Transformer Engine's nvte_is_non_tn_fp8_gemm_supported (constants.csv te_fp8_non_tn_*_cc) */
+    double cc = g->compute_capability;
+    r->te_fp8_non_tn = (cc >= eci_const(ctx, EC_C_te_fp8_non_tn_min_cc) && cc < eci_const(ctx, EC_C_te_fp8_non_tn_below_cc)) ||
+                       cc >= eci_const(ctx, EC_C_te_fp8_non_tn_again_cc);
 }
 
 void eci_rates_te(eci_rates *r, int grad_accum)
@@ -222,11 +226,17 @@ double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double 
  * Linear casts a 16-bit input and its transpose in one kernel (linear.py L129
  * fp8_cast_transpose_fused: te_fp8_cast_transpose_bytes), and the output gradient likewise in
  * the backward; the weight and its transpose are cast on the step's first micro-batch only
- * (linear.py L988-997: update_workspace only when is_first_microbatch; fp8_weight_cast_frac). */
+ * (linear.py L988-997: update_workspace only when is_first_microbatch; fp8_weight_cast_frac).
+ * Where the FP8 GEMMs take non-TN layouts (te_fp8_non_tn: TE 2.x on compute capability 10.x) TE
+ * makes no transposed copies: each cast writes the row-wise FP8 copy only (te_fp8_cast_bytes) and
+ * the norm's output is not transposed (TransformerEngine v2.9 pytorch/csrc/quantizer.cpp L137,
+ * L340: with_transpose = columnwise_usage && !nvte_is_non_tn_fp8_gemm_supported()). */
 static void te_fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
 {
     double m = op->m, n = op->n, k = op->k, b = op->batch, bw = r->mem_bytes_per_s * r->mem_scale;
-    double ct = eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), tr = eci_const(ctx, EC_C_te_fp8_transpose_bytes);
+    int non_tn = r->te_fp8_non_tn != 0;
+    double ct = eci_const(ctx, non_tn ? EC_C_te_fp8_cast_bytes : EC_C_te_fp8_cast_transpose_bytes);
+    double tr = non_tn ? 0.0 : eci_const(ctx, EC_C_te_fp8_transpose_bytes);
     int normed = op->in_normed != 0;
     c->fwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, n, k, b, ECI_OP_GEMM) +
                ((normed ? 0.0 : ct * m * k) + ct * k * n * r->fp8_weight_cast_frac) * b / bw;
@@ -237,7 +247,7 @@ static void te_fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op
     c->bwd_kernels = 2; /* the output gradient's cast and transpose, the input's gradient */
     if (!op->frozen) {
         c->bwd_s += gemm_at(r, r->fp8_flop_per_s, 1.0, n, k, m, b, ECI_OP_GEMM) + (normed ? tr * m * k * b / bw : 0);
-        c->bwd_kernels += 1 + normed;
+        c->bwd_kernels += 1 + (normed && !non_tn);
     }
 }
 
@@ -453,7 +463,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { ATTN_HD_KEY = 33, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
+enum { ATTN_HD_KEY = 35, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -481,10 +491,10 @@ struct eci_cost_cache {
 };
 
 /* make_cost_key lists every field of eci_rates before `warnings` (16 doubles, tensor_cores,
- * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac, the
- * attention head-dim table): a field added there must join the key, or changing it would return
+ * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac,
+ * te_fp8_non_tn, the attention head-dim table): a field added there must join the key, or changing it would return
  * stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == (28 + 5 * ECI_AK_HD_MAX) * sizeof(double),
+_Static_assert(offsetof(eci_rates, warnings) == (29 + 5 * ECI_AK_HD_MAX) * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -496,7 +506,8 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         eci_const(ctx, EC_C_bwd_mem_bytes_factor), eci_const(ctx, EC_C_sdpa_bwd_flop_factor), r->fp8_flop_per_s,
         r->attn_flop_per_s, r->attn_frac[0][0], r->attn_frac[0][1], r->attn_frac[1][0], r->attn_frac[1][1],
         r->mem_overhead_s, r->gemm_fixed_s, r->te, r->fp8_weight_cast_frac,
-        eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd};
+        eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd,
+        r->te_fp8_non_tn, eci_const(ctx, EC_C_te_fp8_cast_bytes)};
     memcpy(k->v, v, sizeof v);
     memcpy(&k->v[ATTN_HD_KEY], r->attn_hd, sizeof r->attn_hd);
     memcpy(&k->v[ATTN_HD_KEY + ECI_AK_HD_MAX], r->attn_hd_scale, sizeof r->attn_hd_scale);

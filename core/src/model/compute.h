@@ -40,8 +40,10 @@ typedef struct eci_rates {
     /* kernels=te (te 1): Transformer Engine's FP8 casts and its overlapped tensor-parallel
      * backward, and the share of micro-steps that cast the weights (1 / grad_accum: Megatron
      * passes is_first_microbatch, TE caches the FP8 weight and its transpose for the rest of the
-     * step); eci_rates_te */
-    double te, fp8_weight_cast_frac;
+     * step); eci_rates_te.  te_fp8_non_tn 1: the GPU's FP8 GEMMs take non-TN layouts
+     * (Transformer Engine 2.x on compute capability 10.x, constants.csv te_fp8_non_tn_*_cc), so
+     * TE makes no transposed FP8 copies there; eci_rates_init */
+    double te, fp8_weight_cast_frac, te_fp8_non_tn;
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
     /* The collectives of COMM ops (tensor-, context-, expert-parallel groups): their links and
