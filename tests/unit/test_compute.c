@@ -774,6 +774,31 @@ static void test_attention_gpu_scale(void **state)
     ec_ctx_free(ctx);
 }
 
+/* cuDNN's fused attention on Blackwell has its own rows (models/attention.csv cudnn,blackwell):
+ * NVIDIA's cudnn-frontend SDPA benchmark on a GB200 (cuDNN 9.17, causal, head dim 128, 16k:
+ * 1668 TFLOP/s forward, 1304 backward of 2500), the GB200 their reference part; the B200 scales
+ * by its measured bf16 GEMM efficiency over the GB200's; no prior, so no warning. */
+static void test_attention_blackwell_cudnn(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_rates rg, rb;
+    const eci_gpu *gb200, *b200;
+    rates_for(ctx, "gb200", EC_PREC_AMP_BF16, &rg, &gb200);
+    rates_for(ctx, "b200", EC_PREC_AMP_BF16, &rb, &b200);
+    assert_int_equal(gb200->attn[ECI_AK_CUDNN].from, ECI_AK_OWN);
+    eci_rates_attention(ctx, gb200, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, 2.9, 0, &rg);
+    eci_rates_attention(ctx, b200, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, 2.9, 0, &rb);
+    assert_false(rg.warnings & EC_WARN_MODEL_DEFAULTED);
+    assert_rel(rg.attn_frac[0][1] * gb200->peak_bf16_flop_per_s, 1668e12, 1e-3);
+    assert_rel(rg.attn_frac[1][1] * gb200->peak_bf16_flop_per_s, 1304e12, 1e-3);
+    double ratio = b200->gemm_eff_bf16_frac / gb200->gemm_eff_bf16_frac;
+    for (int p = 0; p < 2; p++)
+        for (int c = 0; c < 2; c++)
+            assert_rel(rb.attn_frac[p][c], rg.attn_frac[p][c] * ratio, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 /* precision=fp32 is IEEE fp32 everywhere (cudnn.allow_tf32=False); where PyTorch's default
  * would run a CNN's convolutions in TF32 (Ampere on) the prediction says so, and only there:
  * not before Ampere, not for a network whose convolutions are a small share (ViT's patch
@@ -816,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_op_cost),
         cmocka_unit_test(test_te_fp8_casts),
         cmocka_unit_test(test_te_fp8_non_tn),
+        cmocka_unit_test(test_attention_blackwell_cudnn),
         cmocka_unit_test(test_attention_rate),
         cmocka_unit_test(test_bounds_and_monotone),
         cmocka_unit_test(test_op_cost_monotone),
