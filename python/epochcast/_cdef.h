@@ -229,6 +229,7 @@ typedef struct ec_config {
     int fsdp_api;
     int etp;
     int zero_flat_copies;
+    int fp8_recipe;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

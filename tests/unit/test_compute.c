@@ -224,7 +224,7 @@ static void test_te_fp8_casts(void **state)
     op.m = m, op.n = n, op.k = k, op.batch = 1, op.bwd = 1, op.fp8 = 1, op.tensor_math = 1;
     eci_op_cost_t generic, normed, plain, once;
     eci_op_cost(ctx, &r, &op, &generic);
-    eci_rates_te(&r, 4);
+    eci_rates_te(&r, 4, EC_FP8_DELAYED);
     assert_rel(r.fp8_weight_cast_frac, 0.25, EC_TOL_EXACT);
     op.in_normed = 1;
     eci_op_cost(ctx, &r, &op, &normed);
@@ -234,10 +234,43 @@ static void test_te_fp8_casts(void **state)
     assert_rel(normed.bwd_s - plain.bwd_s, tr * m * k / bw, EC_TOL_CLOSED_FORM);
     assert_int_equal(normed.fwd_kernels, 1);
     assert_int_equal(plain.fwd_kernels, 2);
-    eci_rates_te(&r, 1); /* every micro-step casts the weight */
+    eci_rates_te(&r, 1, EC_FP8_DELAYED); /* every micro-step casts the weight */
     eci_op_cost(ctx, &r, &op, &once);
     assert_rel(once.fwd_s - plain.fwd_s, 0.75 * ct * k * n / bw, EC_TOL_CLOSED_FORM);
     assert_true(plain.fwd_s < generic.fwd_s && plain.bwd_s < generic.bwd_s + tr * m * k / bw);
+    ec_ctx_free(ctx);
+}
+
+/* fp8_recipe=current (TE 2.x per-tensor current scaling): each cast of a 16-bit tensor first reads
+ * it for its amax (te_fp8_amax_bytes); a norm's output is stored in 16 bits with its amax and cast
+ * afterwards (a cast-and-transpose, no amax pass), so the backward transposes nothing. */
+static void test_te_fp8_current(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_rates r = synthetic();
+    r.fp8_flop_per_s = 2.0 * r.gemm_flop_per_s;
+    double m = 4096, n = 4096, k = 4096, bw = r.mem_bytes_per_s;
+    double ct = eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), tr = eci_const(ctx, EC_C_te_fp8_transpose_bytes);
+    double am = eci_const(ctx, EC_C_te_fp8_amax_bytes);
+    assert_true(am > 0);
+    eci_op op;
+    memset(&op, 0, sizeof op);
+    op.name = "q";
+    op.kind = ECI_OP_GEMM;
+    op.m = m, op.n = n, op.k = k, op.batch = 1, op.bwd = 1, op.fp8 = 1, op.tensor_math = 1;
+    for (int normed = 0; normed < 2; normed++) {
+        op.in_normed = normed;
+        eci_op_cost_t del, cur;
+        eci_rates_te(&r, 1, EC_FP8_DELAYED);
+        eci_op_cost(ctx, &r, &op, &del);
+        eci_rates_te(&r, 1, EC_FP8_CURRENT);
+        eci_op_cost(ctx, &r, &op, &cur);
+        double in_fwd = normed ? ct * m * k : am * m * k; /* the norm's output cast / the input's amax */
+        assert_rel(cur.fwd_s - del.fwd_s, (in_fwd + am * k * n) / bw, EC_TOL_CLOSED_FORM);
+        assert_rel(cur.bwd_s - del.bwd_s, (am * m * n - (normed ? tr * m * k : 0)) / bw, EC_TOL_CLOSED_FORM);
+        assert_int_equal(cur.fwd_kernels, del.fwd_kernels + 1);
+    }
     ec_ctx_free(ctx);
 }
 
@@ -259,7 +292,7 @@ static void test_te_fp8_non_tn(void **state)
     }
     eci_rates r = synthetic();
     r.fp8_flop_per_s = 2.0 * r.gemm_flop_per_s;
-    eci_rates_te(&r, 1);
+    eci_rates_te(&r, 1, EC_FP8_DELAYED);
     double m = 4096, n = 4096, k = 4096, bw = r.mem_bytes_per_s;
     double ct = eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), cb = eci_const(ctx, EC_C_te_fp8_cast_bytes);
     assert_true(cb < ct);
@@ -841,6 +874,7 @@ int main(void)
         cmocka_unit_test(test_op_cost),
         cmocka_unit_test(test_te_fp8_casts),
         cmocka_unit_test(test_te_fp8_non_tn),
+        cmocka_unit_test(test_te_fp8_current),
         cmocka_unit_test(test_attention_blackwell_cudnn),
         cmocka_unit_test(test_attention_rate),
         cmocka_unit_test(test_bounds_and_monotone),

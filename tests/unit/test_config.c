@@ -104,6 +104,7 @@ static void test_key_list(void **state)
         "train_tokens", "train_samples", "fsdp_no_sync", "lora_fsdp_wrap", "quant_head", "logits_held",
         "zero_shard_size", "lora_dropout", "packed_seq_len", "pp_split", "mlm_all_positions",
         "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "etp", "zero_flat_copies",
+        "fp8_recipe",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -306,6 +307,7 @@ static const key_case EVERY_KEY[] = {
     { "fsdp_api", "FULLY_SHARD", "fully_shard" },
     { "etp", "2", "2" },
     { "zero_flat_copies", "1", "1" },
+    { "fp8_recipe", "CURRENT", "current" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):

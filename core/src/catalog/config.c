@@ -243,6 +243,10 @@ static const key_def KEYS[] = {
      * BERT run_pretraining.py under --dwu-overlap-reductions): its step copies through the flat buffers */
     BOOL(zero_flat_copies, "ZeRO-1/2 as apex DistributedFusedLAMB copying gradients into its flat buffer and "
          "gathered parameters back, 0/1 [0]"),
+    /* Transformer Engine's FP8 recipe: TE 2.x Float8CurrentScaling (Megatron-Bridge --compute_dtype fp8_cs) */
+    ENUM("fp8_recipe", fp8_recipe, 0, "delayed, current",
+         "Transformer Engine FP8 scaling (amp_fp8, kernels=te): delayed (TE 1.x), current (an amax pass "
+         "before each cast) [delayed]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

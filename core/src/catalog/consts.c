@@ -41,6 +41,7 @@ static const struct {
     {EC_C_te_fp8_cast_transpose_bytes, 0, 64}, {EC_C_te_fp8_transpose_bytes, 0, 64},
     {EC_C_te_fp8_cast_bytes, 0, 64},     {EC_C_te_fp8_non_tn_min_cc, 1, 100},
     {EC_C_te_fp8_non_tn_below_cc, 1, 100}, {EC_C_te_fp8_non_tn_again_cc, 1, 100},
+    {EC_C_te_fp8_amax_bytes, 0, 64},
     {EC_C_mlm_mask_frac, 0, 1},          {EC_C_bucket_mega_batch_mult, 1, 1e6},
     {EC_C_checkpoint_write_bytes_per_s, 1, 1e15},
     {EC_C_calib_run_log_sd, 1e-3, 10},   {EC_C_calib_arch_log_sd, 1e-3, 10},

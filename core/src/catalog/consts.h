@@ -93,6 +93,7 @@
     X(te_fp8_non_tn_min_cc)            \
     X(te_fp8_non_tn_below_cc)          \
     X(te_fp8_non_tn_again_cc)          \
+    X(te_fp8_amax_bytes)               \
     X(calib_arch_log_sd)               \
     X(calib_run_log_sd)                \
     X(loader_cpu_cv)                   \

@@ -121,10 +121,11 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
                        cc >= eci_const(ctx, EC_C_te_fp8_non_tn_again_cc);
 }
 
-void eci_rates_te(eci_rates *r, int grad_accum)
+void eci_rates_te(eci_rates *r, int grad_accum, int fp8_recipe)
 {
     r->te = 1;
     r->fp8_weight_cast_frac = 1.0 / (grad_accum > 1 ? grad_accum : 1);
+    r->te_fp8_current = fp8_recipe == EC_FP8_CURRENT;
 }
 
 /* Useful share of the tiles launched: tile quantization (partial tiles at the edges) and
@@ -230,24 +231,32 @@ double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double 
  * Where the FP8 GEMMs take non-TN layouts (te_fp8_non_tn: TE 2.x on compute capability 10.x) TE
  * makes no transposed copies: each cast writes the row-wise FP8 copy only (te_fp8_cast_bytes) and
  * the norm's output is not transposed (TransformerEngine v2.9 pytorch/csrc/quantizer.cpp L137,
- * L340: with_transpose = columnwise_usage && !nvte_is_non_tn_fp8_gemm_supported()). */
+ * L340: with_transpose = columnwise_usage && !nvte_is_non_tn_fp8_gemm_supported()).
+ * Current scaling (te_fp8_current, fp8_recipe=current; TE v2.9 quantizer.cpp L497-549
+ * Float8CurrentScalingQuantizer::quantize_impl): each cast first reads its 16-bit input for the
+ * amax (nvte_compute_amax, te_fp8_amax_bytes), then casts; the norm stores its output in 16 bits
+ * with the amax fused (extensions/normalization.cpp rmsnorm_fwd L340-344, L410-412:
+ * FUSED_NORM_AMAX_FP8) and TE casts it (quantize_with_amax: no amax pass), transposed copy
+ * included where one is made, so the backward transposes nothing. */
 static void te_fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
 {
     double m = op->m, n = op->n, k = op->k, b = op->batch, bw = r->mem_bytes_per_s * r->mem_scale;
     int non_tn = r->te_fp8_non_tn != 0;
     double ct = eci_const(ctx, non_tn ? EC_C_te_fp8_cast_bytes : EC_C_te_fp8_cast_transpose_bytes);
-    double tr = non_tn ? 0.0 : eci_const(ctx, EC_C_te_fp8_transpose_bytes);
-    int normed = op->in_normed != 0;
+    int normed = op->in_normed != 0, cur = r->te_fp8_current != 0;
+    double tr = non_tn || cur ? 0.0 : eci_const(ctx, EC_C_te_fp8_transpose_bytes);
+    double am = cur ? eci_const(ctx, EC_C_te_fp8_amax_bytes) : 0.0; /* the amax pass before a cast */
+    double in_b = normed ? (cur ? ct : 0.0) : am + ct;                /* the input's cast per element */
     c->fwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, n, k, b, ECI_OP_GEMM) +
-               ((normed ? 0.0 : ct * m * k) + ct * k * n * r->fp8_weight_cast_frac) * b / bw;
-    c->fwd_kernels = 1 + !normed;
+               (in_b * m * k + (am + ct) * k * n * r->fp8_weight_cast_frac) * b / bw;
+    c->fwd_kernels = 1 + (normed ? cur : 1 + cur);
     if (!op->bwd)
         return;
-    c->bwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, k, n, b, ECI_OP_GEMM) + ct * m * n * b / bw;
-    c->bwd_kernels = 2; /* the output gradient's cast and transpose, the input's gradient */
+    c->bwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, k, n, b, ECI_OP_GEMM) + (am + ct) * m * n * b / bw;
+    c->bwd_kernels = 2 + cur; /* the output gradient's (amax and) cast and transpose, the input's gradient */
     if (!op->frozen) {
         c->bwd_s += gemm_at(r, r->fp8_flop_per_s, 1.0, n, k, m, b, ECI_OP_GEMM) + (normed ? tr * m * k * b / bw : 0);
-        c->bwd_kernels += 1 + (normed && !non_tn);
+        c->bwd_kernels += 1 + (normed && tr > 0);
     }
 }
 
@@ -463,7 +472,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { ATTN_HD_KEY = 35, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
+enum { ATTN_HD_KEY = 37, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -492,9 +501,9 @@ struct eci_cost_cache {
 
 /* make_cost_key lists every field of eci_rates before `warnings` (16 doubles, tensor_cores,
  * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac,
- * te_fp8_non_tn, the attention head-dim table): a field added there must join the key, or changing it would return
+ * te_fp8_non_tn, te_fp8_current, the attention head-dim table): a field added there must join the key, or changing it would return
  * stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == (29 + 5 * ECI_AK_HD_MAX) * sizeof(double),
+_Static_assert(offsetof(eci_rates, warnings) == (30 + 5 * ECI_AK_HD_MAX) * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -507,7 +516,8 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->attn_flop_per_s, r->attn_frac[0][0], r->attn_frac[0][1], r->attn_frac[1][0], r->attn_frac[1][1],
         r->mem_overhead_s, r->gemm_fixed_s, r->te, r->fp8_weight_cast_frac,
         eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd,
-        r->te_fp8_non_tn, eci_const(ctx, EC_C_te_fp8_cast_bytes)};
+        r->te_fp8_non_tn, eci_const(ctx, EC_C_te_fp8_cast_bytes), r->te_fp8_current,
+        eci_const(ctx, EC_C_te_fp8_amax_bytes)};
     memcpy(k->v, v, sizeof v);
     memcpy(&k->v[ATTN_HD_KEY], r->attn_hd, sizeof r->attn_hd);
     memcpy(&k->v[ATTN_HD_KEY + ECI_AK_HD_MAX], r->attn_hd_scale, sizeof r->attn_hd_scale);
