@@ -99,6 +99,10 @@ typedef enum ec_kernels {
     EC_KERNELS_FUSED,
     EC_KERNELS_TE
 } ec_kernels;
+typedef enum ec_fp8_recipe {
+    EC_FP8_DELAYED = 0,
+    EC_FP8_CURRENT
+} ec_fp8_recipe;
 typedef enum ec_trainer {
     EC_TRAINER_PLAIN = 0,
     EC_TRAINER_HF,
