@@ -168,7 +168,9 @@ MBRIDGE_CUDA_GRAPHS = {("meta-llama/Meta-Llama-3-8B", "gb300"): "L158-163 LLAMA3
 # _FP8_CS_V1 and _FP8_MX_V1 only (no delayed-scaling preset; --compute_dtype bf16, fp8_cs, fp8_mx, fp8_sc, nvfp4).
 MBRIDGE_FP8_CS = ("fp8_recipe=current: Transformer Engine FP8 current scaling (Megatron-Bridge --compute_dtype fp8_cs: "
                   "bf16_with_fp8_current_scaling_mixed, NVIDIA-NeMo/Megatron-Bridge@7af9601c "
-                  "scripts/performance/utils/helpers.py L35-41; %s)")
+                  "scripts/performance/utils/helpers.py L35-41, first_last_layers_bf16 False: every layer in FP8; "
+                  "src/megatron/bridge/training/mixed_precision.py L272-290 also sets fp8_param_gather True, not "
+                  "expressed: the parameters all-gathered in FP8; %s)")
 # Megatron-Bridge SFT and LoRA of Llama 3 70B (the NeMo 26.06 rows), as Megatron-Bridge v0.5.0 (= fcbb6031,
 # tagged 2026-06-16, the release of that container's month; the table names no version) runs them:
 # scripts/performance/configs/llama/llama3_llm_finetune.py set_llama3_common_peft_configs L48-49 turns the
