@@ -810,7 +810,8 @@ static void test_attention_gpu_scale(void **state)
 /* cuDNN's fused attention on Blackwell has its own rows (models/attention.csv cudnn,blackwell):
  * NVIDIA's cudnn-frontend SDPA benchmark on a GB200 (cuDNN 9.17, causal, head dim 128, 16k:
  * 1668 TFLOP/s forward, 1304 backward of 2500), the GB200 their reference part; the B200 scales
- * by its measured bf16 GEMM efficiency over the GB200's; no prior, so no warning. */
+ * by its measured bf16 GEMM efficiency over the GB200's; no prior, so no warning; the GB300 its own
+ * rows. */
 static void test_attention_blackwell_cudnn(void **state)
 {
     (void)state;
@@ -829,6 +830,15 @@ static void test_attention_blackwell_cudnn(void **state)
     for (int p = 0; p < 2; p++)
         for (int c = 0; c < 2; c++)
             assert_rel(rb.attn_frac[p][c], rg.attn_frac[p][c] * ratio, EC_TOL_EXACT);
+    /* the GB300 (same architecture, same GEMM efficiency in gpus.csv) has rows of its own, the
+     * architecture cell naming its gpus.csv id: 1978 / 1399 TFLOP/s in the same benchmark */
+    eci_rates r3;
+    const eci_gpu *gb300;
+    rates_for(ctx, "gb300", EC_PREC_AMP_BF16, &r3, &gb300);
+    assert_string_equal(gb300->architecture, gb200->architecture);
+    eci_rates_attention(ctx, gb300, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, 2.9, 0, &r3);
+    assert_rel(r3.attn_frac[0][1] * gb300->peak_bf16_flop_per_s, 1978e12, 1e-3);
+    assert_rel(r3.attn_frac[1][1] * gb300->peak_bf16_flop_per_s, 1399e12, 1e-3);
     ec_ctx_free(ctx);
 }
 
