@@ -33,7 +33,7 @@ GROUPS = [
     ("Hardware", ["gpu", "num_gpus", "nodes", "gpus_per_node", "topology", "network", "network_gbit_per_s",
                   "busbw_gbyte_per_s", "host"]),
     ("Precision and kernels", ["precision", "attention", "memory_format", "kernels", "compile", "cuda_graphs",
-                               "checkpointing"]),
+                               "checkpointing", "fp8_recipe"]),
     ("Batch, optimizer and training loop", ["batch_per_gpu", "grad_accum", "optimizer", "trainer", "max_grad_norm",
                                             "torch_version", "expandable_segments", "loss_chunks",
                                             "optimizer_in_bwd", "loss", "logits_held", "zero_grad",

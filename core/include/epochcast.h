@@ -247,6 +247,15 @@ typedef enum ec_kernels {
                                      models/constants.csv te_* rows */
 } ec_kernels;
 
+/* Transformer Engine's FP8 scaling recipe (precision=amp_fp8, kernels=te). */
+typedef enum ec_fp8_recipe {
+    EC_FP8_DELAYED = 0,           /* delayed scaling: each cast takes its scale from the amax history and
+                                     records the amax in the same kernel (TE 1.x; NeMo 24.07, MLPerf) */
+    EC_FP8_CURRENT                /* per-tensor current scaling (TE 2.x Float8CurrentScaling; Megatron-Bridge
+                                     fp8_cs): an amax pass over each tensor before its cast, the norm's output
+                                     stored in 16 bits with its amax and then cast (constants.csv te_fp8_*) */
+} ec_fp8_recipe;
+
 typedef enum ec_trainer {
     EC_TRAINER_PLAIN = 0,         /* a hand-written loop: forward, backward, step, zero_grad */
     EC_TRAINER_HF,                /* transformers.Trainer */
@@ -454,6 +463,8 @@ typedef struct ec_config {
        Megatron-Bridge's moe_a2a_overlap): one micro-batch's forward and the previous one's backward
        run layer by layer together, each one's dispatch and combine under the other's compute. */
     int moe_a2a_overlap;         /* 0/1 [0] */
+    int fp8_recipe;              /* ec_fp8_recipe: Transformer Engine's FP8 scaling under precision=amp_fp8
+                                    kernels=te [EC_FP8_DELAYED] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

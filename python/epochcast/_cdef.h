@@ -99,6 +99,10 @@ typedef enum ec_kernels {
     EC_KERNELS_FUSED,
     EC_KERNELS_TE
 } ec_kernels;
+typedef enum ec_fp8_recipe {
+    EC_FP8_DELAYED = 0,
+    EC_FP8_CURRENT
+} ec_fp8_recipe;
 typedef enum ec_trainer {
     EC_TRAINER_PLAIN = 0,
     EC_TRAINER_HF,
@@ -230,6 +234,7 @@ typedef struct ec_config {
     int etp;
     int zero_flat_copies;
     int moe_a2a_overlap;
+    int fp8_recipe;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

@@ -224,7 +224,7 @@ static void test_te_fp8_casts(void **state)
     op.m = m, op.n = n, op.k = k, op.batch = 1, op.bwd = 1, op.fp8 = 1, op.tensor_math = 1;
     eci_op_cost_t generic, normed, plain, once;
     eci_op_cost(ctx, &r, &op, &generic);
-    eci_rates_te(&r, 4);
+    eci_rates_te(&r, 4, EC_FP8_DELAYED);
     assert_rel(r.fp8_weight_cast_frac, 0.25, EC_TOL_EXACT);
     op.in_normed = 1;
     eci_op_cost(ctx, &r, &op, &normed);
@@ -234,10 +234,85 @@ static void test_te_fp8_casts(void **state)
     assert_rel(normed.bwd_s - plain.bwd_s, tr * m * k / bw, EC_TOL_CLOSED_FORM);
     assert_int_equal(normed.fwd_kernels, 1);
     assert_int_equal(plain.fwd_kernels, 2);
-    eci_rates_te(&r, 1); /* every micro-step casts the weight */
+    eci_rates_te(&r, 1, EC_FP8_DELAYED); /* every micro-step casts the weight */
     eci_op_cost(ctx, &r, &op, &once);
     assert_rel(once.fwd_s - plain.fwd_s, 0.75 * ct * k * n / bw, EC_TOL_CLOSED_FORM);
     assert_true(plain.fwd_s < generic.fwd_s && plain.bwd_s < generic.bwd_s + tr * m * k / bw);
+    ec_ctx_free(ctx);
+}
+
+/* fp8_recipe=current (TE 2.x per-tensor current scaling): each cast of a 16-bit tensor first reads
+ * it for its amax (te_fp8_amax_bytes); a norm's output is stored in 16 bits with its amax and cast
+ * afterwards (a cast-and-transpose, no amax pass), so the backward transposes nothing. */
+static void test_te_fp8_current(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_rates r = synthetic();
+    r.fp8_flop_per_s = 2.0 * r.gemm_flop_per_s;
+    double m = 4096, n = 4096, k = 4096, bw = r.mem_bytes_per_s;
+    double ct = eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), tr = eci_const(ctx, EC_C_te_fp8_transpose_bytes);
+    double am = eci_const(ctx, EC_C_te_fp8_amax_bytes);
+    assert_true(am > 0);
+    eci_op op;
+    memset(&op, 0, sizeof op);
+    op.name = "q";
+    op.kind = ECI_OP_GEMM;
+    op.m = m, op.n = n, op.k = k, op.batch = 1, op.bwd = 1, op.fp8 = 1, op.tensor_math = 1;
+    for (int normed = 0; normed < 2; normed++) {
+        op.in_normed = normed;
+        eci_op_cost_t del, cur;
+        eci_rates_te(&r, 1, EC_FP8_DELAYED);
+        eci_op_cost(ctx, &r, &op, &del);
+        eci_rates_te(&r, 1, EC_FP8_CURRENT);
+        eci_op_cost(ctx, &r, &op, &cur);
+        double in_fwd = normed ? ct * m * k : am * m * k; /* the norm's output cast / the input's amax */
+        assert_rel(cur.fwd_s - del.fwd_s, (in_fwd + am * k * n) / bw, EC_TOL_CLOSED_FORM);
+        assert_rel(cur.bwd_s - del.bwd_s, (am * m * n - (normed ? tr * m * k : 0)) / bw, EC_TOL_CLOSED_FORM);
+        assert_int_equal(cur.fwd_kernels, del.fwd_kernels + 1);
+    }
+    ec_ctx_free(ctx);
+}
+
+/* Where FP8 GEMMs take non-TN layouts (TE 2.x on compute capability 10.x: B200, GB200, GB300)
+ * Transformer Engine makes no transposed FP8 copies: a cast writes the row-wise copy only
+ * (te_fp8_cast_bytes), the norm's FP8 output is not transposed for the weight gradient. */
+static void test_te_fp8_non_tn(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_params calib;
+    eci_params_default(ctx, &calib);
+    static const char *const non_tn[] = {"b200", "gb200", "gb300"}, *const tn[] = {"h100-sxm5-80gb", "rtx4090", "l40s"};
+    for (int i = 0; i < 3; i++) {
+        eci_rates a, b;
+        eci_rates_init(ctx, eci_hw_find(ctx, non_tn[i]), EC_PREC_AMP_FP8, &calib, 0, &a);
+        eci_rates_init(ctx, eci_hw_find(ctx, tn[i]), EC_PREC_AMP_FP8, &calib, 0, &b);
+        assert_true(a.te_fp8_non_tn == 1 && b.te_fp8_non_tn == 0);
+    }
+    eci_rates r = synthetic();
+    r.fp8_flop_per_s = 2.0 * r.gemm_flop_per_s;
+    eci_rates_te(&r, 1, EC_FP8_DELAYED);
+    double m = 4096, n = 4096, k = 4096, bw = r.mem_bytes_per_s;
+    double ct = eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), cb = eci_const(ctx, EC_C_te_fp8_cast_bytes);
+    assert_true(cb < ct);
+    eci_op op;
+    memset(&op, 0, sizeof op);
+    op.name = "q";
+    op.kind = ECI_OP_GEMM;
+    op.m = m, op.n = n, op.k = k, op.batch = 1, op.bwd = 1, op.fp8 = 1, op.tensor_math = 1;
+    eci_op_cost_t tn_plain, plain, normed;
+    eci_op_cost(ctx, &r, &op, &tn_plain);
+    r.te_fp8_non_tn = 1;
+    eci_op_cost(ctx, &r, &op, &plain);
+    op.in_normed = 1;
+    eci_op_cost(ctx, &r, &op, &normed);
+    /* forward: the input's and the weight's casts; backward: the output gradient's */
+    assert_rel(tn_plain.fwd_s - plain.fwd_s, (ct - cb) * (m * k + k * n) / bw, EC_TOL_CLOSED_FORM);
+    assert_rel(tn_plain.bwd_s - plain.bwd_s, (ct - cb) * m * n / bw, EC_TOL_CLOSED_FORM);
+    assert_rel(plain.fwd_s - normed.fwd_s, cb * m * k / bw, EC_TOL_CLOSED_FORM);
+    assert_rel(normed.bwd_s, plain.bwd_s, EC_TOL_EXACT); /* no transpose of the norm's output */
+    assert_int_equal(normed.bwd_kernels, plain.bwd_kernels);
     ec_ctx_free(ctx);
 }
 
@@ -766,6 +841,41 @@ static void test_attention_gpu_scale(void **state)
     ec_ctx_free(ctx);
 }
 
+/* cuDNN's fused attention on Blackwell has its own rows (models/attention.csv cudnn,blackwell):
+ * NVIDIA's cudnn-frontend SDPA benchmark on a GB200 (cuDNN 9.17, causal, head dim 128, 16k:
+ * 1668 TFLOP/s forward, 1304 backward of 2500), the GB200 their reference part; the B200 scales
+ * by its measured bf16 GEMM efficiency over the GB200's; no prior, so no warning; the GB300 its own
+ * rows. */
+static void test_attention_blackwell_cudnn(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_rates rg, rb;
+    const eci_gpu *gb200, *b200;
+    rates_for(ctx, "gb200", EC_PREC_AMP_BF16, &rg, &gb200);
+    rates_for(ctx, "b200", EC_PREC_AMP_BF16, &rb, &b200);
+    assert_int_equal(gb200->attn[ECI_AK_CUDNN].from, ECI_AK_OWN);
+    eci_rates_attention(ctx, gb200, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, 2.9, 0, &rg);
+    eci_rates_attention(ctx, b200, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, 2.9, 0, &rb);
+    assert_false(rg.warnings & EC_WARN_MODEL_DEFAULTED);
+    assert_rel(rg.attn_frac[0][1] * gb200->peak_bf16_flop_per_s, 1668e12, 1e-3);
+    assert_rel(rg.attn_frac[1][1] * gb200->peak_bf16_flop_per_s, 1304e12, 1e-3);
+    double ratio = b200->gemm_eff_bf16_frac / gb200->gemm_eff_bf16_frac;
+    for (int p = 0; p < 2; p++)
+        for (int c = 0; c < 2; c++)
+            assert_rel(rb.attn_frac[p][c], rg.attn_frac[p][c] * ratio, EC_TOL_EXACT);
+    /* the GB300 (same architecture, same GEMM efficiency in gpus.csv) has rows of its own, the
+     * architecture cell naming its gpus.csv id: 1978 / 1399 TFLOP/s in the same benchmark */
+    eci_rates r3;
+    const eci_gpu *gb300;
+    rates_for(ctx, "gb300", EC_PREC_AMP_BF16, &r3, &gb300);
+    assert_string_equal(gb300->architecture, gb200->architecture);
+    eci_rates_attention(ctx, gb300, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, 2.9, 0, &r3);
+    assert_rel(r3.attn_frac[0][1] * gb300->peak_bf16_flop_per_s, 1978e12, 1e-3);
+    assert_rel(r3.attn_frac[1][1] * gb300->peak_bf16_flop_per_s, 1399e12, 1e-3);
+    ec_ctx_free(ctx);
+}
+
 /* precision=fp32 is IEEE fp32 everywhere (cudnn.allow_tf32=False); where PyTorch's default
  * would run a CNN's convolutions in TF32 (Ampere on) the prediction says so, and only there:
  * not before Ampere, not for a network whose convolutions are a small share (ViT's patch
@@ -807,6 +917,9 @@ int main(void)
         cmocka_unit_test(test_roofline_and_kinds),
         cmocka_unit_test(test_op_cost),
         cmocka_unit_test(test_te_fp8_casts),
+        cmocka_unit_test(test_te_fp8_non_tn),
+        cmocka_unit_test(test_te_fp8_current),
+        cmocka_unit_test(test_attention_blackwell_cudnn),
         cmocka_unit_test(test_attention_rate),
         cmocka_unit_test(test_bounds_and_monotone),
         cmocka_unit_test(test_op_cost_monotone),

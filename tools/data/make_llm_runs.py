@@ -37,7 +37,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
           "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len",
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
-          "zero_flat_copies", "moe_a2a_overlap"]
+          "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -194,6 +194,28 @@ MBRIDGE_RECIPE = {"meta-llama/Meta-Llama-3-8B": "llama/llama3.py L556-559",
                   "Qwen/Qwen3-235B-A22B": "qwen/qwen3_moe.py L314-318",
                   "Qwen/Qwen3-30B-A3B": "qwen/qwen3_moe.py L314-318",
                   "openai/gpt-oss-120b": "gpt_oss/gpt_oss.py L287-290"}
+# Megatron-Bridge's Llama 3 8B pre-training presets on Blackwell (v0.2.0 = 7af9601c,
+# scripts/performance/configs/llama3/workload_base_configs.py) capture the whole iteration in CUDA graphs:
+# cuda_graph_impl="local", cuda_graph_scope="full_iteration" (utils/helpers.py L70-75 set_cuda_graph_overrides
+# -> model.cuda_graph_impl/cuda_graph_scope), on GB300, GB200 and B200 alike (BF16 and FP8-CS presets; FP8-MX
+# reuses FP8-CS); the H100 presets set none.  The GB300 preset's micro_batch_size is 4 where the table prints
+# MBS 2 and GA 8 (the table's layout is kept).
+MBRIDGE_CUDA_GRAPHS = {("meta-llama/Meta-Llama-3-8B", "gb300"): "L158-163 LLAMA3_8B_GB300_FP8_CS_BASE_CONFIG "
+                                                               "(micro_batch_size=4 there; the table's MBS 2 kept)",
+                       ("meta-llama/Meta-Llama-3-8B", "gb200"): "L182-187 LLAMA3_8B_GB200_FP8_CS_BASE_CONFIG",
+                       ("meta-llama/Meta-Llama-3-8B", "b200"): "L207-212 LLAMA3_8B_B200_FP8_CS_BASE_CONFIG"}
+# Megatron-Bridge's FP8 is Transformer Engine's per-tensor current scaling: the perf scripts map
+# --compute_dtype fp8_cs to bf16_with_fp8_current_scaling_mixed() (v0.2.0 = 7af9601c
+# scripts/performance/utils/helpers.py L35-41); the 25.11 pre-training table prints FP8-CS
+# (docs/performance-summary-archive.md @ 4ab94dfa L552-590), and the 26.06 table's "FP8" beside "MXFP8" is
+# the FP8_CS preset: v0.5.0 (fcbb6031) scripts/performance/configs/llama/llama3_workload_base_configs.py
+# L531-532, L549-553, L568, L592-597, L622-635, L699 define the Llama 3 70B SFT and LoRA FP8 presets as
+# _FP8_CS_V1 and _FP8_MX_V1 only (no delayed-scaling preset; --compute_dtype bf16, fp8_cs, fp8_mx, fp8_sc, nvfp4).
+MBRIDGE_FP8_CS = ("fp8_recipe=current: Transformer Engine FP8 current scaling (Megatron-Bridge --compute_dtype fp8_cs: "
+                  "bf16_with_fp8_current_scaling_mixed, NVIDIA-NeMo/Megatron-Bridge@7af9601c "
+                  "scripts/performance/utils/helpers.py L35-41, first_last_layers_bf16 False: every layer in FP8; "
+                  "src/megatron/bridge/training/mixed_precision.py L272-290 also sets fp8_param_gather True, not "
+                  "expressed: the parameters all-gathered in FP8; %s)")
 # Megatron-Bridge SFT and LoRA of Llama 3 70B (the NeMo 26.06 rows), as Megatron-Bridge v0.5.0 (= fcbb6031,
 # tagged 2026-06-16, the release of that container's month; the table names no version) runs them:
 # scripts/performance/configs/llama/llama3_llm_finetune.py set_llama3_common_peft_configs L48-49 turns the
@@ -362,6 +384,17 @@ def from_tables(rows, tag, skipped):
         if tag == "mbridge" and (method, gpu) in MBRIDGE_FT_OPG:
             rec["overlap_param_gather"] = 1
             note += "; " + MBRIDGE_FT_NOTE % MBRIDGE_FT_OPG[(method, gpu)]
+        if tag == "mbridge" and r["precision"] in ("FP8-CS", "FP8"):
+            rec["fp8_recipe"] = "current"
+            note += "; " + MBRIDGE_FP8_CS % (
+                "the table's FP8-CS" if r["precision"] == "FP8-CS" else
+                "the 26.06 table's FP8 is the FP8_CS preset: v0.5.0 (fcbb6031) scripts/performance/configs/llama/"
+                "llama3_workload_base_configs.py L531-699 defines only _FP8_CS_V1 and _FP8_MX_V1 Llama 3 70B SFT/LoRA presets")
+        if tag == "mbridge" and method == "pretrain" and (rec["model"], gpu) in MBRIDGE_CUDA_GRAPHS:
+            rec["cuda_graphs"] = 1
+            note += ("; cuda_graphs=1: cuda_graph_impl='local', cuda_graph_scope='full_iteration' "
+                     "(NVIDIA-NeMo/Megatron-Bridge@7af9601c scripts/performance/configs/llama3/workload_base_configs.py "
+                     "%s; utils/helpers.py L70-75)" % MBRIDGE_CUDA_GRAPHS[(rec["model"], gpu)])
         if tag == "mbridge" and rec["model"] in PP_SPLIT and rec["pp"] > 1:
             rec["pp_split"] = "embedding_loss"
             note += ("; pp_split=embedding_loss: the recipe sets account_for_embedding_in_pipeline_split and "

@@ -208,7 +208,8 @@ static int fill(ec_ctx *ctx, const char *path, const attn_row *rows, size_t n, i
     return any ? set_fracs(ctx, path, KERNELS[kernel], arch, pts, e) : EC_ENOTFOUND;
 }
 
-/* Every kernel of every GPU: its architecture's rows, else the prior's, else none. */
+/* Every kernel of every GPU: the rows for that part alone (architecture cell = its gpus.csv id),
+ * else its architecture's, else the prior's, else none. */
 static int link_gpus(ec_ctx *ctx, const char *path, const void *out, size_t n)
 {
     const attn_row *rows = out;
@@ -224,7 +225,11 @@ static int link_gpus(ec_ctx *ctx, const char *path, const void *out, size_t n)
             return rc;
         for (size_t g = 0; g < ctx->n_gpus; g++) {
             eci_attn_eff own = {.from = ECI_AK_OWN};
-            rc = fill(ctx, path, rows, n, k, ctx->gpus[g].architecture, &own);
+            rc = fill(ctx, path, rows, n, k, ctx->gpus[g].id, &own);
+            if (rc == EC_ENOTFOUND) {
+                own = (eci_attn_eff){.from = ECI_AK_OWN};
+                rc = fill(ctx, path, rows, n, k, ctx->gpus[g].architecture, &own);
+            }
             if (rc != EC_OK && rc != EC_ENOTFOUND)
                 return rc;
             ctx->gpus[g].attn[k] = rc == EC_OK ? own : prior;

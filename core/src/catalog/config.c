@@ -247,6 +247,10 @@ static const key_def KEYS[] = {
      * schedule of megatron/core/models/common/model_chunk_schedule_plan.py @core_v0.15.0 */
     BOOL(moe_a2a_overlap, "expert all-to-all under another micro-batch's compute (Megatron-Core "
          "overlap_moe_expert_parallel_comm), 0/1 [0]"),
+    /* Transformer Engine's FP8 recipe: TE 2.x Float8CurrentScaling (Megatron-Bridge --compute_dtype fp8_cs) */
+    ENUM("fp8_recipe", fp8_recipe, 0, "delayed, current",
+         "Transformer Engine FP8 scaling (amp_fp8, kernels=te): delayed (TE 1.x), current (an amax pass "
+         "before each cast) [delayed]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -89,6 +89,11 @@
     X(te_accumulate_grad_passes)       \
     X(te_fp8_cast_transpose_bytes)     \
     X(te_fp8_transpose_bytes)          \
+    X(te_fp8_cast_bytes)               \
+    X(te_fp8_non_tn_min_cc)            \
+    X(te_fp8_non_tn_below_cc)          \
+    X(te_fp8_non_tn_again_cc)          \
+    X(te_fp8_amax_bytes)               \
     X(calib_arch_log_sd)               \
     X(calib_run_log_sd)                \
     X(loader_cpu_cv)                   \

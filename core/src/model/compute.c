@@ -115,12 +115,17 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     eci_rates_attention(ctx, g, EC_ATTN_SDPA, precision, 0, 0, r);
     if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
         r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;
+    /* Transformer Engine's nvte_is_non_tn_fp8_gemm_supported (constants.csv te_fp8_non_tn_*_cc) */
+    double cc = g->compute_capability;
+    r->te_fp8_non_tn = (cc >= eci_const(ctx, EC_C_te_fp8_non_tn_min_cc) && cc < eci_const(ctx, EC_C_te_fp8_non_tn_below_cc)) ||
+                       cc >= eci_const(ctx, EC_C_te_fp8_non_tn_again_cc);
 }
 
-void eci_rates_te(eci_rates *r, int grad_accum)
+void eci_rates_te(eci_rates *r, int grad_accum, int fp8_recipe)
 {
     r->te = 1;
     r->fp8_weight_cast_frac = 1.0 / (grad_accum > 1 ? grad_accum : 1);
+    r->te_fp8_current = fp8_recipe == EC_FP8_CURRENT;
 }
 
 /* Useful share of the tiles launched: tile quantization (partial tiles at the edges) and
@@ -222,22 +227,36 @@ double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double 
  * Linear casts a 16-bit input and its transpose in one kernel (linear.py L129
  * fp8_cast_transpose_fused: te_fp8_cast_transpose_bytes), and the output gradient likewise in
  * the backward; the weight and its transpose are cast on the step's first micro-batch only
- * (linear.py L988-997: update_workspace only when is_first_microbatch; fp8_weight_cast_frac). */
+ * (linear.py L988-997: update_workspace only when is_first_microbatch; fp8_weight_cast_frac).
+ * Where the FP8 GEMMs take non-TN layouts (te_fp8_non_tn: TE 2.x on compute capability 10.x) TE
+ * makes no transposed copies: each cast writes the row-wise FP8 copy only (te_fp8_cast_bytes) and
+ * the norm's output is not transposed (TransformerEngine v2.9 pytorch/csrc/quantizer.cpp L137,
+ * L340: with_transpose = columnwise_usage && !nvte_is_non_tn_fp8_gemm_supported()).
+ * Current scaling (te_fp8_current, fp8_recipe=current; TE v2.9 quantizer.cpp L497-549
+ * Float8CurrentScalingQuantizer::quantize_impl): each cast first reads its 16-bit input for the
+ * amax (nvte_compute_amax, te_fp8_amax_bytes), then casts; the norm stores its output in 16 bits
+ * with the amax fused (extensions/normalization.cpp rmsnorm_fwd L340-344, L410-412:
+ * FUSED_NORM_AMAX_FP8) and TE casts it (quantize_with_amax: no amax pass), transposed copy
+ * included where one is made, so the backward transposes nothing. */
 static void te_fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
 {
     double m = op->m, n = op->n, k = op->k, b = op->batch, bw = r->mem_bytes_per_s * r->mem_scale;
-    double ct = eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), tr = eci_const(ctx, EC_C_te_fp8_transpose_bytes);
-    int normed = op->in_normed != 0;
+    int non_tn = r->te_fp8_non_tn != 0;
+    double ct = eci_const(ctx, non_tn ? EC_C_te_fp8_cast_bytes : EC_C_te_fp8_cast_transpose_bytes);
+    int normed = op->in_normed != 0, cur = r->te_fp8_current != 0;
+    double tr = non_tn || cur ? 0.0 : eci_const(ctx, EC_C_te_fp8_transpose_bytes);
+    double am = cur ? eci_const(ctx, EC_C_te_fp8_amax_bytes) : 0.0; /* the amax pass before a cast */
+    double in_b = normed ? (cur ? ct : 0.0) : am + ct;                /* the input's cast per element */
     c->fwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, n, k, b, ECI_OP_GEMM) +
-               ((normed ? 0.0 : ct * m * k) + ct * k * n * r->fp8_weight_cast_frac) * b / bw;
-    c->fwd_kernels = 1 + !normed;
+               (in_b * m * k + (am + ct) * k * n * r->fp8_weight_cast_frac) * b / bw;
+    c->fwd_kernels = 1 + (normed ? cur : 1 + cur);
     if (!op->bwd)
         return;
-    c->bwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, k, n, b, ECI_OP_GEMM) + ct * m * n * b / bw;
-    c->bwd_kernels = 2; /* the output gradient's cast and transpose, the input's gradient */
+    c->bwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, k, n, b, ECI_OP_GEMM) + (am + ct) * m * n * b / bw;
+    c->bwd_kernels = 2 + cur; /* the output gradient's (amax and) cast and transpose, the input's gradient */
     if (!op->frozen) {
         c->bwd_s += gemm_at(r, r->fp8_flop_per_s, 1.0, n, k, m, b, ECI_OP_GEMM) + (normed ? tr * m * k * b / bw : 0);
-        c->bwd_kernels += 1 + normed;
+        c->bwd_kernels += 1 + (normed && tr > 0);
     }
 }
 
@@ -453,7 +472,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { ATTN_HD_KEY = 35, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
+enum { ATTN_HD_KEY = 39, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -482,9 +501,9 @@ struct eci_cost_cache {
 
 /* make_cost_key lists every field of eci_rates before `warnings` (16 doubles, tensor_cores,
  * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac,
- * ep_overlap_frac, the attention head-dim table): a field added there must join the key, or changing it would return
+ * ep_overlap_frac, te_fp8_non_tn, te_fp8_current, the attention head-dim table): a field added there must join the key, or changing it would return
  * stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == (29 + 5 * ECI_AK_HD_MAX) * sizeof(double),
+_Static_assert(offsetof(eci_rates, warnings) == (31 + 5 * ECI_AK_HD_MAX) * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -497,7 +516,8 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->attn_flop_per_s, r->attn_frac[0][0], r->attn_frac[0][1], r->attn_frac[1][0], r->attn_frac[1][1],
         r->mem_overhead_s, r->gemm_fixed_s, r->te, r->fp8_weight_cast_frac,
         eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd, r->ep_overlap_frac,
-        eci_const(ctx, EC_C_overlap_compute_slowdown_frac)};
+        eci_const(ctx, EC_C_overlap_compute_slowdown_frac), r->te_fp8_non_tn, eci_const(ctx, EC_C_te_fp8_cast_bytes),
+        r->te_fp8_current, eci_const(ctx, EC_C_te_fp8_amax_bytes)};
     memcpy(k->v, v, sizeof v);
     memcpy(&k->v[ATTN_HD_KEY], r->attn_hd, sizeof r->attn_hd);
     memcpy(&k->v[ATTN_HD_KEY + ECI_AK_HD_MAX], r->attn_hd_scale, sizeof r->attn_hd_scale);
@@ -509,101 +529,6 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         w[2] = gr->p2p_bytes_per_s;
         w[3] = gr->hop_latency_s;
     }
-}
-
-/* kernels=te with sequence parallelism: Transformer Engine's column-parallel linears
- * (LayerNormLinear) gather their input again in the backward for the weight gradient,
- * asynchronously under the input-gradient GEMM, and reduce-scatter the input gradient
- * asynchronously under the weight-gradient GEMM (TransformerEngine@7d576ed2
- * transformer_engine/pytorch/module/layernorm_linear.py L432-433, L547, L551-552, L639).  The
- * all-gather's backward is then what those two collectives take beyond the GEMMs they run under:
- * half of the backward of the linears that read the gathered tensor each (the GEMMs after it, up
- * to attention, the next collective or a GEMM of another input width). */
-static void te_tp_backward_overlap(const eci_rates *r, const eci_workload *wl, eci_op_cost_t *cost)
-{
-    for (size_t i = 0; i < wl->n_ops; i++) {
-        const eci_op *op = &wl->ops[i];
-        if (op->kind != ECI_OP_COMM || op->group != ECI_GROUP_TP || op->fwd_coll != ECI_COLL_ALLGATHER ||
-            op->bwd_coll != ECI_COLL_REDUCE_SCATTER || op->hidden)
-            continue;
-        double under = 0, k = -1;
-        for (size_t j = i + 1; j < wl->n_ops; j++) {
-            const eci_op *c = &wl->ops[j];
-            if (c->kind == ECI_OP_COMM || c->kind == ECI_OP_ATTN)
-                break;
-            if (c->kind != ECI_OP_GEMM)
-                continue;
-            if (k >= 0 && c->k != k)
-                break;
-            k = c->k;
-            under += cost[j].bwd_s;
-        }
-        if (k < 0)
-            continue;
-        double gather = eci_coll_s(r->comm, &r->groups[op->group], ECI_COLL_ALLGATHER, op->comm_bytes);
-        double rs = cost[i].bwd_s - under / 2, ag = gather - under / 2;
-        cost[i].bwd_s = (rs > 0 ? rs : 0) + (ag > 0 ? ag : 0);
-    }
-}
-
-/* Megatron-Core's batch-level all-to-all overlap (overlap_moe_expert_parallel_comm): a micro-batch's
- * forward and the previous one's backward run layer by layer together, the communication on its own
- * stream (megatron/core/models/common/model_chunk_schedule_plan.py @core_v0.15.0 L173-236,
- * TransformerLayerSchedulePlan.run):
- *     comm:    combine bwd        | dispatch fwd, dispatch bwd | combine fwd
- *     compute: attention fwd      | mlp bwd, mlp fwd           | attention bwd
- * with "attention" everything before the dispatch (norms, attention, router) and "mlp" the experts
- * between dispatch and combine.  A layer pair takes max(Cb, Af) + max(Df + Db, Mb + Mf) + max(Cf, Ab):
- * what that hides of the four all-to-alls, on the share frac of micro-steps that pair (the pipeline's
- * warm-up and cool-down run alone), comes off their cost in proportion, less the slowdown of the
- * compute that runs beside it (overlap_compute_slowdown_frac, as under DDP's overlapped buckets). */
-static void ep_a2a_overlap(const eci_workload *wl, double frac, double slowdown, eci_op_cost_t *cost)
-{
-    for (size_t b = 0; b < wl->n_blocks; b++) {
-        const eci_block *blk = &wl->blocks[b];
-        size_t d = blk->end, c = blk->end;
-        for (size_t i = blk->begin; i < blk->end; i++) {
-            const eci_op *op = &wl->ops[i];
-            if (op->kind != ECI_OP_COMM || op->group != ECI_GROUP_EP || op->fwd_coll != ECI_COLL_ALLTOALL)
-                continue;
-            if (d == blk->end)
-                d = i;
-            else if (c == blk->end)
-                c = i;
-        }
-        if (c == blk->end)
-            continue;
-        double af = 0, ab = 0, mf = 0, mb = 0;
-        for (size_t i = blk->begin; i < c; i++) {
-            if (i == d)
-                continue;
-            *(i < d ? &af : &mf) += cost[i].fwd_s;
-            *(i < d ? &ab : &mb) += cost[i].bwd_s;
-        }
-        const eci_op_cost_t *D = &cost[d], *C = &cost[c];
-        double comm = D->fwd_s + D->bwd_s + C->fwd_s + C->bwd_s;
-        double paired = fmax(C->bwd_s, af) + fmax(D->fwd_s + D->bwd_s, mb + mf) + fmax(C->fwd_s, ab);
-        double hidden = comm + af + ab + mf + mb - paired;
-        if (comm <= 0 || hidden <= 0)
-            continue;
-        double keep = 1.0 - frac * (1.0 - slowdown) * hidden / comm;
-        cost[d].fwd_s *= keep, cost[d].bwd_s *= keep, cost[c].fwd_s *= keep, cost[c].bwd_s *= keep;
-    }
-}
-
-/* What a collective overlapping the op before it leaves exposed.  A ring of `hidden` steps (PyTorch 2.6
- * experimental/_attention.py): K/V all-gathered, waited for at step 2: hidden by 1/steps of the op; the
- * backward passes fp32 dK/dV on after each step (ALL_TO_ALL) under the next, the last waited for. */
-void eci_ring_exposed(const eci_rates *r, const eci_op *op, const eci_op_cost_t *under, eci_op_cost_t *c)
-{
-    double steps = op->hidden > 1 ? op->hidden : 1, f = c->fwd_s - under->fwd_s / steps;
-    double b = c->bwd_s - under->bwd_s / steps, pass = 0, over = 0;
-    if (steps > 1 && op->bwd_bytes > 0 && r->comm != NULL) {
-        pass = eci_coll_s(r->comm, &r->groups[op->group], ECI_COLL_P2P, op->bwd_bytes);
-        over = pass - under->bwd_s / steps;
-    }
-    c->fwd_s = f > 0 ? f : 0;
-    c->bwd_s = (b > 0 ? b : 0) + (steps - 1) * (over > 0 ? over : 0) + pass;
 }
 
 /* Price every op of wl into cost: ops with an earlier twin copy its cost. */
@@ -622,13 +547,7 @@ static void price_ops(const ec_ctx *ctx, const eci_rates *r, const eci_workload 
         cost[i].fwd_s *= gpu_scale;
         cost[i].bwd_s *= gpu_scale;
     }
-    for (size_t i = 1; i < wl->n_ops; i++)
-        if (wl->ops[i].hidden) /* overlapping the op before it: only the excess shows */
-            eci_ring_exposed(r, &wl->ops[i], &cost[i - 1], &cost[i]);
-    if (r->te > 0 && r->comm != NULL)
-        te_tp_backward_overlap(r, wl, cost);
-    if (r->ep_overlap_frac > 0 && r->comm != NULL)
-        ep_a2a_overlap(wl, r->ep_overlap_frac, eci_const(ctx, EC_C_overlap_compute_slowdown_frac), cost);
+    eci_overlap_apply(ctx, r, wl, cost); /* collectives under the kernels beside them (overlap.c) */
     int prev = -1;
     for (size_t i = 0; i < wl->n_ops; i++) {
         cost[i].bwd_prev = prev;

@@ -40,8 +40,11 @@ typedef struct eci_rates {
     /* kernels=te (te 1): Transformer Engine's FP8 casts and its overlapped tensor-parallel
      * backward, and the share of micro-steps that cast the weights (1 / grad_accum: Megatron
      * passes is_first_microbatch, TE caches the FP8 weight and its transpose for the rest of the
-     * step); eci_rates_te */
-    double te, fp8_weight_cast_frac;
+     * step); eci_rates_te.  te_fp8_non_tn 1: the GPU's FP8 GEMMs take non-TN layouts
+     * (Transformer Engine 2.x on compute capability 10.x, constants.csv te_fp8_non_tn_*_cc), so
+     * TE makes no transposed FP8 copies there; eci_rates_init.  te_fp8_current 1: fp8_recipe=current
+     * (an amax pass before each cast; eci_rates_te_recipe) */
+    double te, fp8_weight_cast_frac, te_fp8_non_tn, te_fp8_current;
     /* moe_a2a_overlap: the share of micro-steps whose forward runs together with another's backward
      * (Megatron-Core's combined 1F1B), their expert all-to-alls under the other's compute; 0: none */
     double ep_overlap_frac;
@@ -105,12 +108,15 @@ EC_INTERNAL double eci_attn_time_s(const eci_rates *r, double m, double n, doubl
 /* A memory-bound pass of `bytes` over `kernels` launches (a double: an optimizer over many tensors
  * launches more than an int counts). */
 EC_INTERNAL double eci_mem_time_s(const eci_rates *r, double bytes, double kernels);
-/* kernels=te: Transformer Engine's FP8 casts, the weights cast on one micro-step of grad_accum. */
-EC_INTERNAL void eci_rates_te(eci_rates *r, int grad_accum);
+/* kernels=te: Transformer Engine's FP8 casts, the weights cast on one micro-step of grad_accum, under
+ * fp8_recipe (ec_fp8_recipe). */
+EC_INTERNAL void eci_rates_te(eci_rates *r, int grad_accum, int fp8_recipe);
 EC_INTERNAL void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c);
 /* c (a collective overlapping the op before it, costing `under`) -> what stays exposed: the
- * excess over `under`, or for a ring of op->hidden steps over its first step (compute.c). */
+ * excess over `under`, or for a ring of op->hidden steps over its first step (overlap.c). */
 EC_INTERNAL void eci_ring_exposed(const eci_rates *r, const eci_op *op, const eci_op_cost_t *under, eci_op_cost_t *c);
+/* The overlaps of wl's ops applied to their costs, each priced alone before (overlap.c). */
+EC_INTERNAL void eci_overlap_apply(const ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, eci_op_cost_t *cost);
 /* The costs of all of wl's ops on r, fwd_s and bwd_s x gpu_scale: from the context's cost
  * cache when wl comes from the workload cache (eci_workload_get) and was priced on the same
  * rates before, else priced now (into the cache, or into a scratch buffer of the context when

@@ -97,7 +97,7 @@ static int step_price(step *s, double seq, const layout_comm *lc_in)
     /* a batch with a padding mask (lengths given, model/workload.h unpadded) takes SDPA's masked pick */
     eci_rates_attention(ctx, s->g, cfg->attention, cfg->precision, cfg->torch_version, !shape.unpadded, &s->rates);
     if (cfg->kernels == EC_KERNELS_TE) /* Transformer Engine's FP8 casts; the weights' once per step */
-        eci_rates_te(&s->rates, cfg->grad_accum);
+        eci_rates_te(&s->rates, cfg->grad_accum, cfg->fp8_recipe);
     if (cfg->moe_a2a_overlap && s->r.ep > 1)
         s->rates.ep_overlap_frac = ep_paired_frac(s);
     if (lc_in != NULL)
@@ -725,7 +725,7 @@ int eci_step_eval(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, cons
     eci_rates_init(ctx, r->gpu, cfg->precision, calib, r->net != NULL && r->net->cnn, &rates);
     eci_rates_attention(ctx, r->gpu, cfg->attention, cfg->precision, cfg->torch_version, !shape.unpadded, &rates);
     if (cfg->kernels == EC_KERNELS_TE) /* each evaluation batch casts the weights */
-        eci_rates_te(&rates, 1);
+        eci_rates_te(&rates, 1, cfg->fp8_recipe);
     layout_comm lc; /* the layout's groups price a tensor-parallel model's collectives */
     if ((rc = eci_setup_layout_comm(ctx, cfg, r, calib, &lc)) != EC_OK)
         return rc;

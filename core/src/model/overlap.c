@@ -1,0 +1,120 @@
+/*
+ * overlap.c: what a collective running beside other kernels leaves exposed, per op of a workload
+ * whose ops compute.c has priced alone: a context-parallel ring's steps under the attention they
+ * feed, Transformer Engine's tensor-parallel backward collectives under their GEMMs, and
+ * Megatron-Core's expert all-to-alls under another micro-batch's compute (moe_a2a_overlap).
+ * Inputs: the workload's ops (model/workload.h), their costs and the rates' communication groups
+ * (model/compute.h, model/comm.h); the slowdown of overlapped compute from models/constants.csv.
+ */
+#include "model/compute.h"
+#include "catalog/consts.h"
+
+#include <math.h>
+#include <stddef.h>
+
+/* kernels=te with sequence parallelism: Transformer Engine's column-parallel linears
+ * (LayerNormLinear) gather their input again in the backward for the weight gradient,
+ * asynchronously under the input-gradient GEMM, and reduce-scatter the input gradient
+ * asynchronously under the weight-gradient GEMM (TransformerEngine@7d576ed2
+ * transformer_engine/pytorch/module/layernorm_linear.py L432-433, L547, L551-552, L639).  The
+ * all-gather's backward is then what those two collectives take beyond the GEMMs they run under:
+ * half of the backward of the linears that read the gathered tensor each (the GEMMs after it, up
+ * to attention, the next collective or a GEMM of another input width). */
+static void te_tp_backward_overlap(const eci_rates *r, const eci_workload *wl, eci_op_cost_t *cost)
+{
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        const eci_op *op = &wl->ops[i];
+        if (op->kind != ECI_OP_COMM || op->group != ECI_GROUP_TP || op->fwd_coll != ECI_COLL_ALLGATHER ||
+            op->bwd_coll != ECI_COLL_REDUCE_SCATTER || op->hidden)
+            continue;
+        double under = 0, k = -1;
+        for (size_t j = i + 1; j < wl->n_ops; j++) {
+            const eci_op *c = &wl->ops[j];
+            if (c->kind == ECI_OP_COMM || c->kind == ECI_OP_ATTN)
+                break;
+            if (c->kind != ECI_OP_GEMM)
+                continue;
+            if (k >= 0 && c->k != k)
+                break;
+            k = c->k;
+            under += cost[j].bwd_s;
+        }
+        if (k < 0)
+            continue;
+        double gather = eci_coll_s(r->comm, &r->groups[op->group], ECI_COLL_ALLGATHER, op->comm_bytes);
+        double rs = cost[i].bwd_s - under / 2, ag = gather - under / 2;
+        cost[i].bwd_s = (rs > 0 ? rs : 0) + (ag > 0 ? ag : 0);
+    }
+}
+
+/* Megatron-Core's batch-level all-to-all overlap (overlap_moe_expert_parallel_comm): a micro-batch's
+ * forward and the previous one's backward run layer by layer together, the communication on its own
+ * stream (megatron/core/models/common/model_chunk_schedule_plan.py @core_v0.15.0 L173-236,
+ * TransformerLayerSchedulePlan.run):
+ *     comm:    combine bwd        | dispatch fwd, dispatch bwd | combine fwd
+ *     compute: attention fwd      | mlp bwd, mlp fwd           | attention bwd
+ * with "attention" everything before the dispatch (norms, attention, router) and "mlp" the experts
+ * between dispatch and combine.  A layer pair takes max(Cb, Af) + max(Df + Db, Mb + Mf) + max(Cf, Ab):
+ * what that hides of the four all-to-alls, on the share frac of micro-steps that pair (the pipeline's
+ * warm-up and cool-down run alone), comes off their cost in proportion, less the slowdown of the
+ * compute that runs beside it (overlap_compute_slowdown_frac, as under DDP's overlapped buckets). */
+static void ep_a2a_overlap(const eci_workload *wl, double frac, double slowdown, eci_op_cost_t *cost)
+{
+    for (size_t b = 0; b < wl->n_blocks; b++) {
+        const eci_block *blk = &wl->blocks[b];
+        size_t d = blk->end, c = blk->end;
+        for (size_t i = blk->begin; i < blk->end; i++) {
+            const eci_op *op = &wl->ops[i];
+            if (op->kind != ECI_OP_COMM || op->group != ECI_GROUP_EP || op->fwd_coll != ECI_COLL_ALLTOALL)
+                continue;
+            if (d == blk->end)
+                d = i;
+            else if (c == blk->end)
+                c = i;
+        }
+        if (c == blk->end)
+            continue;
+        double af = 0, ab = 0, mf = 0, mb = 0;
+        for (size_t i = blk->begin; i < c; i++) {
+            if (i == d)
+                continue;
+            *(i < d ? &af : &mf) += cost[i].fwd_s;
+            *(i < d ? &ab : &mb) += cost[i].bwd_s;
+        }
+        const eci_op_cost_t *D = &cost[d], *C = &cost[c];
+        double comm = D->fwd_s + D->bwd_s + C->fwd_s + C->bwd_s;
+        double paired = fmax(C->bwd_s, af) + fmax(D->fwd_s + D->bwd_s, mb + mf) + fmax(C->fwd_s, ab);
+        double hidden = comm + af + ab + mf + mb - paired;
+        if (comm <= 0 || hidden <= 0)
+            continue;
+        double keep = 1.0 - frac * (1.0 - slowdown) * hidden / comm;
+        cost[d].fwd_s *= keep, cost[d].bwd_s *= keep, cost[c].fwd_s *= keep, cost[c].bwd_s *= keep;
+    }
+}
+
+/* What a collective overlapping the op before it leaves exposed.  A ring of `hidden` steps (PyTorch 2.6
+ * experimental/_attention.py): K/V all-gathered, waited for at step 2: hidden by 1/steps of the op; the
+ * backward passes fp32 dK/dV on after each step (ALL_TO_ALL) under the next, the last waited for. */
+void eci_ring_exposed(const eci_rates *r, const eci_op *op, const eci_op_cost_t *under, eci_op_cost_t *c)
+{
+    double steps = op->hidden > 1 ? op->hidden : 1, f = c->fwd_s - under->fwd_s / steps;
+    double b = c->bwd_s - under->bwd_s / steps, pass = 0, over = 0;
+    if (steps > 1 && op->bwd_bytes > 0 && r->comm != NULL) {
+        pass = eci_coll_s(r->comm, &r->groups[op->group], ECI_COLL_P2P, op->bwd_bytes);
+        over = pass - under->bwd_s / steps;
+    }
+    c->fwd_s = f > 0 ? f : 0;
+    c->bwd_s = (b > 0 ? b : 0) + (steps - 1) * (over > 0 ? over : 0) + pass;
+}
+
+/* Adjust cost[] for the overlaps of wl's ops (after each op is priced alone). */
+void eci_overlap_apply(const ec_ctx *ctx, const eci_rates *r, const eci_workload *wl, eci_op_cost_t *cost)
+{
+    for (size_t i = 1; i < wl->n_ops; i++)
+        if (wl->ops[i].hidden) /* overlapping the op before it: only the excess shows */
+            eci_ring_exposed(r, &wl->ops[i], &cost[i - 1], &cost[i]);
+    if (r->te > 0 && r->comm != NULL)
+        te_tp_backward_overlap(r, wl, cost);
+    if (r->ep_overlap_frac > 0 && r->comm != NULL)
+        ep_a2a_overlap(wl, r->ep_overlap_frac, eci_const(ctx, EC_C_overlap_compute_slowdown_frac), cost);
+}
