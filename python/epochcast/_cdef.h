@@ -829,6 +829,9 @@ typedef struct ec_fit_report {
     double comm_error_log_sd[2];
     size_t comm_cv_runs[2];
     size_t comm_cv_gpus[2];
+    double arch_host_error_log_sd;
+    size_t arch_host_cv_runs;
+    size_t arch_host_cv_archs;
 } ec_fit_report;
 int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);

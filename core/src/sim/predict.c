@@ -355,8 +355,9 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_params *fix
         if (!reference)
             eci_warn_all(ctx, cfg, r, res);
         copy_multi_gpu(&top, res);
-        /* the model's held-out error: wider on an architecture the fit has no runs of */
-        double sd = eci_calibration_sd(ctx, cfg, r, calib, reference ? NULL : res);
+        /* the model's held-out error: wider on an architecture the fit has no runs of, wider
+         * still there when host-bound (so after eci_epoch_assemble set gpu_util_frac) */
+        double sd = eci_calibration_sd(ctx, cfg, r, calib, res->gpu_util_frac, reference ? NULL : res);
         if (res->epoch_s > 0)
             eci_interval_widen_sd(sd, res->epoch_p50_s, &res->epoch_p10_s, &res->epoch_p90_s);
         /* the step's interval: only the model's own held-out error (a steady step has no spread) */
