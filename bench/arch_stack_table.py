@@ -14,7 +14,12 @@ fitted here):
 GPU ids map to architectures through models/gpus.csv.  The p10-p90 column: the DLE rows carry
 the library's own interval (loao.csv); for the others it is the interval the shipped profile
 (models/profile.csv) gives a steady step, p50 x exp(-+1.2816 sd) with sd its error_log_sd on an
-architecture it has runs of and its error_log_sd_unseen_arch on one it has not (by
+architecture it has runs of and its error_log_sd_unseen_arch on one it has not, or its
+error_log_sd_unseen_arch_host when that row's prediction is host-bound (its predicted GPU
+utilization without host waits, the "host util %" column bench_llm_runs writes for each fit, below constants.csv
+host_bound_util_frac; a row whose utilization is not known on an architecture the fit has not
+seen stops the script: the PyTorch / HF holdout rows carry none, and all are on calibrated
+architectures today) (by
 architecture only: an fp32 row on an architecture without CUDA-core runs is counted as
 calibrated here, where the library widens it); a multi-GPU row adds in quadrature the profile's
 communication sd of its gradient path (error_log_sd_comm_host where the GPU's gpus.csv
@@ -31,7 +36,8 @@ rows are read from llm_validation.md.  Another architecture needs `--fold ARCH P
 profile fitted without that architecture (bench_stack --write-profile on the calibration files with
 its rows removed) and the llm_validation-style report bench_llm_runs writes with
 `--profile PROFILE -o LLM.md`, whose second-fit columns are that fold's predictions; the fold's
-interval is p50 x exp(-+1.2816 x the fold profile's error_log_sd_unseen_arch), and its DLE rows are
+interval is p50 x exp(-+1.2816 x the fold profile's error_log_sd_unseen_arch, or _host for a row the
+fold predicts host-bound), and its DLE rows are
 loao.csv's (bench_logo --by-arch leaves each architecture out).  The PyTorch / HF stack rows of
 stack_accuracy.csv come from the shipped fit and are counted only in the Hopper fold (none are
 Hopper today); an Ampere fold for them would need bench_stack's holdout rerun on the fold profile.
@@ -63,9 +69,11 @@ def architectures(models):
 
 
 def profile_sd(models, path=None):
-    """(architectures with fitted rows, error_log_sd, error_log_sd_unseen_arch, {path: communication sd})
-    of profile.csv (or path)."""
-    fitted, sd, unseen, comm = set(), 0.0, 0.0, {"direct": 0.0, "host": 0.0}
+    """(architectures with fitted rows, error_log_sd, {False: the unseen-architecture sd of a GPU-bound
+    prediction, True: of a host-bound one}, {path: communication sd}) of profile.csv (or path), each
+    unseen sd at least error_log_sd as the library takes it (catalog/params.c eci_params_error_sd; a
+    profile without error_log_sd_unseen_arch_host gives host-bound predictions the GPU-bound sd)."""
+    fitted, sd, unseen, host, comm = set(), 0.0, 0.0, 0.0, {"direct": 0.0, "host": 0.0}
     with open(path or os.path.join(models, "profile.csv"), newline="") as f:
         for row in csv.DictReader(f):
             if row["architecture"]:
@@ -74,9 +82,28 @@ def profile_sd(models, path=None):
                 sd = float(row["value"])
             elif row["parameter"] == "error_log_sd_unseen_arch":
                 unseen = float(row["value"])
+            elif row["parameter"] == "error_log_sd_unseen_arch_host":
+                host = float(row["value"])
             elif row["parameter"].startswith("error_log_sd_comm_"):
                 comm[row["parameter"][len("error_log_sd_comm_"):]] = float(row["value"])
-    return fitted, sd, max(sd, unseen), comm
+    return fitted, sd, {False: max(sd, unseen), True: max(sd, host if host > 0 else unseen)}, comm
+
+
+def host_bound_util_frac(models):
+    """constants.csv host_bound_util_frac: a prediction whose share of the step without host waits is below it is host-bound."""
+    with open(os.path.join(models, "constants.csv"), newline="") as f:
+        for row in csv.DictReader(f):
+            if row["name"] == "host_bound_util_frac":
+                return float(row["value"])
+    sys.exit("arch_stack_table.py: %s/constants.csv has no host_bound_util_frac" % models)
+
+
+def unseen_sd(unseen, util, bound, what):
+    """The unseen-architecture sd of a row predicted at host utilization util (the step without host waits) (None: not known)."""
+    if util is None:
+        sys.exit("arch_stack_table.py: %s: on an architecture the fit has not seen, and its predicted GPU "
+                 "utilization is not known (host-bound or not picks its interval)" % what)
+    return unseen[util < bound]
 
 
 def gradient_paths(models):
@@ -104,8 +131,9 @@ def llm_stack(run_id):
 
 
 def rows_llm(path, second_fit=False):
-    """(gpu, stack, predicted, measured) of the priced rows of llm_validation.md's Every row (with
-    second_fit, the prediction of the report's second fit: its MPT-fit columns)."""
+    """(gpu, stack, predicted, measured, GPUs, predicted share of the step without host waits) of the priced
+    rows of llm_validation.md's Every row (with second_fit, the prediction of the report's second fit:
+    its MPT-fit columns); the utilization None when the report has no "host util %" column."""
     out, inside = [], False
     with open(path) as f:
         for line in f:
@@ -117,8 +145,10 @@ def rows_llm(path, second_fit=False):
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if not inside or len(cells) < 11 or cells[10] != "priced" or cells[4] != "tokens/s":
                 continue
+            utils = cells[11].split(" / ") if len(cells) > 11 else []
+            util = utils[1 if second_fit else 0] if len(utils) > (1 if second_fit else 0) else None
             out.append((cells[2], llm_stack(cells[0]), float(cells[8 if second_fit else 6]), float(cells[5]),
-                        int(cells[3].replace(",", ""))))
+                        int(cells[3].replace(",", "")), float(util) / 100 if util not in (None, "-") else None))
     return out
 
 
@@ -130,7 +160,7 @@ def summary_line(label, stack, rows):
         100 * sum(abs(e) <= 0.10 for e in errs) / n, 100 * sum(c for _, c in rows) / n)
 
 
-def folds(arch, fitted, unseen, comm, paths, extra):
+def folds(arch, fitted, unseen, comm, paths, extra, bound):
     """The held-out architecture folds: Hopper from the shipped fit, the others from --fold."""
     print()
     print("### Held-out architecture folds")
@@ -144,10 +174,11 @@ def folds(arch, fitted, unseen, comm, paths, extra):
             print("| %s | (the shipped fit has runs of it: pass --fold) | | | | | |" % a)
             continue
         groups = {}
-        for gpu, stack, pred, meas, gpus in rows_llm(md, second):
+        for gpu, stack, pred, meas, gpus, util in rows_llm(md, second):
             if arch.get(gpu.lower(), "?") == a:
+                row_sd = unseen_sd(sd, util, bound, "%s row on %s" % (md, gpu))
                 groups.setdefault(stack, []).append(((pred - meas) / meas, abs(math.log(pred / meas)) <=
-                                                     Z90 * widened(sd, fold_comm, paths, gpu, gpus)))
+                                                     Z90 * widened(row_sd, fold_comm, paths, gpu, gpus)))
         with open("bench/results/loao.csv", newline="") as f:
             for r in csv.DictReader(f):
                 if r["held_out_by"] == "arch" and arch.get(r["gpu"].lower(), "?") == a:
@@ -160,10 +191,11 @@ def folds(arch, fitted, unseen, comm, paths, extra):
                     if (r["split"] == "holdout" and r["metric"] in TIME_METRICS and
                             arch.get(r["gpu"].lower(), "?") == a):
                         pred, meas = float(r["predicted"]), float(r["measured"])
+                        row_sd = unseen_sd(sd, None, bound, "stack_accuracy.csv row %s" % r["id"])
                         groups.setdefault("PyTorch / HF stack (holdout)", []).append(
-                            ((pred - meas) / meas, abs(math.log(pred / meas)) <= Z90 * sd))
-        label = "%s (%s; sd %.3f%s)" % (a.capitalize(), "shipped fit: no Hopper run" if not second else
-                                          "fit without its runs", sd,
+                            ((pred - meas) / meas, abs(math.log(pred / meas)) <= Z90 * row_sd))
+        label = "%s (%s; sd %.3f, host-bound %.3f%s)" % (a.capitalize(), "shipped fit: no Hopper run" if not
+                                                          second else "fit without its runs", sd[False], sd[True],
                                           ", comm direct %.3f / host %.3f" % (fold_comm["direct"], fold_comm["host"])
                                           if any(fold_comm.values()) else "")
         everything = []
@@ -189,15 +221,17 @@ def main():
     arch = architectures(models)
     fitted, sd, unseen, comm = profile_sd(models)
     paths = gradient_paths(models)
+    bound = host_bound_util_frac(models)
     groups = {}
 
     seen = {}
 
-    def add(gpu, stack, pred, meas, covered=None, gpus=1):
+    def add(gpu, stack, pred, meas, covered=None, gpus=1, util=None, what=""):
         a = arch.get(gpu.lower(), "?")
         seen[(a, stack)] = "no (left out)" if covered is not None else "yes" if a in fitted else "**no**"
         if covered is None:
-            covered = abs(math.log(pred / meas)) <= Z90 * widened(sd if a in fitted else unseen, comm, paths, gpu, gpus)
+            row_sd = sd if a in fitted else unseen_sd(unseen, util, bound, what)
+            covered = abs(math.log(pred / meas)) <= Z90 * widened(row_sd, comm, paths, gpu, gpus)
         groups.setdefault((a, stack), []).append(((pred - meas) / meas, covered))
 
     with open("bench/results/loao.csv", newline="") as f:
@@ -210,9 +244,10 @@ def main():
     with open("bench/results/stack_accuracy.csv", newline="") as f:
         for r in csv.DictReader(f):
             if r["split"] == "holdout" and r["metric"] in TIME_METRICS:
-                add(r["gpu"], "PyTorch / HF stack (holdout)", float(r["predicted"]), float(r["measured"]))
-    for gpu, stack, pred, meas, gpus in rows_llm("bench/results/llm_validation.md"):
-        add(gpu, stack, pred, meas, gpus=gpus)
+                add(r["gpu"], "PyTorch / HF stack (holdout)", float(r["predicted"]), float(r["measured"]),
+                    what="stack_accuracy.csv row " + r["id"])
+    for gpu, stack, pred, meas, gpus, util in rows_llm("bench/results/llm_validation.md"):
+        add(gpu, stack, pred, meas, gpus=gpus, util=util, what="llm_validation.md row on " + gpu)
 
     print("| architecture | the fit has runs of it | stack | rows | MAPE % | bias % | within 10 % | p10-p90 covers |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
@@ -223,7 +258,7 @@ def main():
             a, seen[(a, stack)], stack, n, 100 * sum(abs(e) for e in errs) / n,
             100 * sum(errs) / n, 100 * sum(abs(e) <= 0.10 for e in errs) / n,
             100 * sum(c for _, c in rows) / n))
-    folds(arch, fitted, unseen, comm, paths, extra)
+    folds(arch, fitted, unseen, comm, paths, extra, bound)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,8 @@ typedef struct row {
     double value;
     char why[WHY_MAX];           /* "" when priced, else why not */
     double pred[N_FITS];
+    double util[N_FITS];         /* the prediction's ec_result_host_util_frac: host-bound below constants.csv
+                                    host_bound_util_frac (arch_stack_table.py's interval) */
 } row;
 
 typedef struct probe {
@@ -144,11 +146,13 @@ static void read_row(ec_ctx *ctx, const eci_table *t, size_t r, const model_map 
         set_why(out, "metric not tokens_per_s, peak_bytes or reserved_bytes%s%s", "", "");
 }
 
-static int predict(ec_ctx *ctx, const ec_config *cfg, int metric, double *out)
+static int predict(ec_ctx *ctx, const ec_config *cfg, int metric, double *out, double *util)
 {
     ec_result res;
     int rc = ec_predict(ctx, cfg, &res);
     *out = rc == EC_OK ? ec_result_metric(&res, (ec_metric)metric) : 0;
+    if (util != NULL)
+        *util = rc == EC_OK ? ec_result_host_util_frac(&res) : 0;
     return rc;
 }
 
@@ -157,7 +161,7 @@ static void price_row(ec_ctx *ctx, row *r, int fit)
 {
     if (r->why[0] != '\0')
         return;
-    if (predict(ctx, &r->cfg, r->metric, &r->pred[fit]) != EC_OK) {
+    if (predict(ctx, &r->cfg, r->metric, &r->pred[fit], &r->util[fit]) != EC_OK) {
         set_why(r, "%s%s", ec_ctx_errmsg(ctx), "");
         return;
     }
@@ -190,7 +194,7 @@ static void price_row(ec_ctx *ctx, row *r, int fit)
             rc = EC_OK;
         }
         double alt;
-        if (rc == EC_OK && predict(ctx, &without, r->metric, &alt) == EC_OK && alt == r->pred[fit]) {
+        if (rc == EC_OK && predict(ctx, &without, r->metric, &alt, NULL) == EC_OK && alt == r->pred[fit]) {
             set_why(r, "needs %s: not priced yet (the same prediction without it)%s", PROBES[p].label, "");
             return;
         }
@@ -274,8 +278,11 @@ static void report(FILE *o, const row *rows, size_t n, int has_mpt, const char *
         if (seen == 0)
             fprintf(o, "| %s | %zu |\n", rows[i].why, k);
     }
-    fprintf(o, "\n## Every row\n\n| run | model | GPU | GPUs | metric | measured | shipped fit | err %% |%s status |\n"
-               "| --- | --- | --- | ---: | --- | ---: | ---: | ---: |%s --- |\n",
+    /* host util: each fit's predicted ec_result_host_util_frac (the step without host waits), whose class (host-bound below
+     * constants.csv host_bound_util_frac) picks an unseen architecture's interval sd */
+    fprintf(o, "\n## Every row\n\n| run | model | GPU | GPUs | metric | measured | shipped fit | err %% |%s status | "
+               "host util %% |\n"
+               "| --- | --- | --- | ---: | --- | ---: | ---: | ---: |%s --- | ---: |\n",
             has_mpt ? " MPT fit | err % |" : "", has_mpt ? " ---: | ---: |" : "");
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
@@ -290,7 +297,14 @@ static void report(FILE *o, const row *rows, size_t n, int has_mpt, const char *
             else
                 fprintf(o, " - | - |");
         }
-        fprintf(o, " %s |\n", r->why[0] ? r->why : "priced");
+        fprintf(o, " %s |", r->why[0] ? r->why : "priced");
+        for (int f = 0; f < (has_mpt ? N_FITS : 1); f++) {
+            if (r->why[0] != '\0')
+                fprintf(o, "%s-", f ? " / " : " ");
+            else
+                fprintf(o, "%s%.1f", f ? " / " : " ", 100 * r->util[f]);
+        }
+        fprintf(o, " |\n");
     }
     fprintf(o, "\n");
 }

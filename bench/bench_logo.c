@@ -351,16 +351,20 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
            "and the unseen-architecture sd of a nested leave-one-architecture-out over the other\n"
            "architectures only (ec_calibrate_cv_arch: the root of the mean over those architectures of\n"
            "each one's mean squared log error, times t_0.9/z_0.9 with as many degrees of freedom as\n"
-           "architectures, column k; docs/accuracy.md).  With one other architecture there is nothing\n"
+           "architectures, column k; docs/accuracy.md), of the held-out runs its folds predicted\n"
+           "GPU-bound (column sd) or host-bound (ec_result_host_util_frac below constants.csv host_bound_util_frac,\n"
+           "column sd host, used when measured): each row left out takes the one of its own prediction's\n"
+           "class (docs/accuracy.md, \"The host-bound unseen-architecture sd\"; column hb: its rows\n"
+           "predicted host-bound).  With one other architecture there is nothing\n"
            "to nest and sd is sd_gpu.  A multi-GPU run's sd is sqrt(sd^2 + comm^2), comm the communication\n"
            "sd of its gradient path (comm direct: NVLink, PCIe peer-to-peer; comm host: through host\n"
            "memory) from the other architectures' multi-GPU runs, each predicted with its GPU left out of\n"
            "a nested leave-one-GPU-out and never fitted (ec_calibrate_cv; docs/accuracy.md, \"The\n"
            "communication sd\"; column GPUs: the GPUs, direct/host, it rests on).\n\n");
-    printf("| held out               |    n | MAPE %% | ±10%%  | ±20%%  | bias %% | p10-p90 covers | sd | sd_gpu | k "
-           "| comm direct | comm host | GPUs |\n");
+    printf("| held out               |    n | MAPE %% | ±10%%  | ±20%%  | bias %% | p10-p90 covers | sd | sd host | hb "
+           "| sd_gpu | k | comm direct | comm host | GPUs |\n");
     printf("|------------------------|------|--------|-------|-------|--------|-------|------|------|------|------|------"
-           "|------|\n");
+           "|------|------|------|\n");
     size_t n_all = 0, n_s = 0;
     int rc = 0;
     for (size_t k = 0; k < n_archs && rc == 0; k++) {
@@ -380,7 +384,11 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
             break;
         }
         double sd = rep.arch_error_log_sd > rep.error_log_sd ? rep.arch_error_log_sd : rep.error_log_sd;
-        size_t g0 = n_all, s0 = n_s;
+        /* a host-bound prediction's (sim/warnings.c eci_calibration_sd): when measured */
+        double sd_host = rep.arch_host_error_log_sd > 0 ? rep.arch_host_error_log_sd : rep.arch_error_log_sd;
+        sd_host = sd_host > rep.error_log_sd ? sd_host : rep.error_log_sd;
+        double host_bound = eci_const(ctx, EC_C_host_bound_util_frac);
+        size_t g0 = n_all, s0 = n_s, n_host = 0;
         for (size_t i = 0; i < n && rc == 0; i++) {
             const ec_run *r = ec_runs_get(runs, i);
             if (strcmp(arch_of[i], archs[k]) != 0)
@@ -394,6 +402,8 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
             double p = ec_result_metric(&res, r->metric), p10, p90;
             ec_result_metric_interval(&res, r->metric, &p10, &p90);
             held[i] = p;
+            int host = ec_result_host_util_frac(&res) < host_bound;
+            n_host += host;
             cov[n_all] = run_cov[i] = r->value >= p10 && r->value <= p90;
             pred[n_all] = p;
             meas[n_all++] = r->value;
@@ -404,13 +414,14 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
             }
             if (csv != NULL)
                 fprintf(csv, "arch,%s,%s,%s,%d,%.6g,%.6g,%.3f,%.6g,%.6g,%.4f\n", archs[k], r->id, r->config.gpu,
-                        r->config.num_gpus, p, r->value, 100.0 * (p - r->value) / r->value, p10, p90, sd);
+                        r->config.num_gpus, p, r->value, 100.0 * (p - r->value) / r->value, p10, p90,
+                        host ? sd_host : sd);
         }
         if (rc != 0)
             break;
         char label[64], extra[128];
-        snprintf(extra, sizeof extra, " %.3f | %.3f | %zu | %.3f | %.3f | %zu/%zu |", sd, rep.error_log_sd,
-                 rep.arch_cv_archs, rep.comm_error_log_sd[EC_COMM_DIRECT], rep.comm_error_log_sd[EC_COMM_HOST],
+        snprintf(extra, sizeof extra, " %.3f | %.3f | %zu | %.3f | %zu | %.3f | %.3f | %zu/%zu |", sd, sd_host,
+                 n_host, rep.error_log_sd, rep.arch_cv_archs, rep.comm_error_log_sd[EC_COMM_DIRECT], rep.comm_error_log_sd[EC_COMM_HOST],
                  rep.comm_cv_gpus[EC_COMM_DIRECT], rep.comm_cv_gpus[EC_COMM_HOST]);
         snprintf(label, sizeof label, "%s", archs[k]);
         print_row(label, pred + g0, meas + g0, cov + g0, n_all - g0, extra);
@@ -422,10 +433,10 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
         }
     }
     if (rc == 0) {
-        print_row("all runs", pred, meas, cov, n_all, " | | | | | |");
-        print_row("single-GPU runs", s_pred, s_meas, s_cov, n_s, " | | | | | |");
+        print_row("all runs", pred, meas, cov, n_all, " | | | | | | | |");
+        print_row("single-GPU runs", s_pred, s_meas, s_cov, n_s, " | | | | | | | |");
         for (int p = 0; p < EC_COMM_PATHS; p++)
-            print_path_row(path_label(p), runs, arch_of, NULL, path_of, p, held, run_cov, " | | | | | |");
+            print_path_row(path_label(p), runs, arch_of, NULL, path_of, p, held, run_cov, " | | | | | | | |");
     }
     ec_ctx_set_fit(ctx, NULL);
     free(arch_of);

@@ -455,6 +455,11 @@ int main(int argc, char **argv)
                 printf("Leave-one-architecture-out: MAPE %.1f%% on %zu held-out rows of %zu architectures; "
                        "log error sd %.3f for a p10-p90 (error_log_sd_unseen_arch).\n",
                        100 * rep.arch_cv_mape_frac, rep.arch_cv_runs, rep.arch_cv_archs, rep.arch_error_log_sd);
+            if (cva == EC_OK && rep.arch_host_cv_runs > 0)
+                printf("Of those, predicted host-bound (GPU utilization below constants.csv host_bound_util_frac): "
+                       "%zu rows of %zu architectures, log error sd %.3f (error_log_sd_unseen_arch_host; the sd "
+                       "above is the other rows').\n", rep.arch_host_cv_runs, rep.arch_host_cv_archs,
+                       rep.arch_host_error_log_sd);
             for (int p = 0; cv == EC_OK && p < EC_COMM_PATHS; p++) /* the multi-GPU rows of --also, never fitted */
                 printf("Multi-GPU rows, gradients %s, left out with their GPU: %zu rows of %zu GPUs; communication "
                        "sd %.3f (error_log_sd_comm_%s).\n", p == EC_COMM_HOST ? "through host memory" : "GPU to GPU",

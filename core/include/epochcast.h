@@ -1428,6 +1428,12 @@ EC_API const ec_run *ec_runs_get(const ec_runs *runs, size_t i);
 
 /* The metric of a prediction in the unit of a run's metric. */
 EC_API double ec_result_metric(const ec_result *res, ec_metric metric);
+/* The share of a result's step in which the GPU is not waiting for its host (the CPU issuing
+ * kernels, the input pipeline, host-to-device copies): gpu_util_frac with exposed communication
+ * and other GPU-side waits counted as busy; 1 for a result without a step.  Below constants.csv
+ * host_bound_util_frac a prediction is host-bound, which picks an uncalibrated architecture's
+ * interval (docs/accuracy.md, "The host-bound unseen-architecture sd"). */
+EC_API double ec_result_host_util_frac(const ec_result *res);
 /* The p10-p90 interval of that metric: epoch_p10_s..epoch_p90_s for epoch_time_s, the step's
  * interval for step_time_ms and, reversed, for samples_per_s (a slower step, fewer samples).
  * *p10 <= *p90; both 0 when the result has no interval (epoch_time_s without an epoch). */
@@ -1507,10 +1513,11 @@ typedef struct ec_fit_report {
     size_t runs[EC_FIT_MAX_PARAMS];
     /* Held-out error on architectures left out of the fit (ec_calibrate_cv_arch; 0 until it
      * runs): the root of the mean over architectures of each one's mean squared
-     * log(predicted / measured), times t_0.9 / z_0.9 with arch_cv_archs degrees of freedom (a
-     * p10-p90 from a spread seen on that few architectures; docs/accuracy.md).  A prediction on
-     * an architecture (or matmul unit) with no calibration runs widens its p10-p90 interval by
-     * it. */
+     * log(predicted / measured), times t_0.9 / z_0.9 with as many degrees of freedom as
+     * architectures (a p10-p90 from a spread seen on that few architectures; docs/accuracy.md),
+     * over the held-out runs predicted GPU-bound (arch_host_error_log_sd below).  A prediction
+     * on an architecture (or matmul unit) with no calibration runs widens its p10-p90 interval
+     * by it (by arch_host_error_log_sd when host-bound). */
     double arch_error_log_sd;
     double arch_cv_mape_frac;               /* MAPE of those held-out predictions */
     size_t arch_cv_runs;                    /* held-out predictions counted */
@@ -1526,6 +1533,18 @@ typedef struct ec_fit_report {
     double comm_error_log_sd[EC_COMM_PATHS];
     size_t comm_cv_runs[EC_COMM_PATHS];     /* held-out multi-GPU runs of each path counted */
     size_t comm_cv_gpus[EC_COMM_PATHS];     /* GPUs (samples) they came from */
+    /* Appended for issue 39 (host-bound predictions on unseen architectures): ec_calibrate_cv_arch
+     * classes each held-out run by its fold's prediction: host-bound when its gpu_util_frac is
+     * below constants.csv host_bound_util_frac (the GPU idles while the host, whose speed the runs
+     * rarely state, paces the step), else GPU-bound.  arch_error_log_sd above is then the
+     * GPU-bound class's sd (its runs: arch_cv_runs - arch_host_cv_runs) and this the host-bound
+     * class's, each the root of the mean over the architectures with runs of that class of their
+     * mean squared log error, times t_0.9 / z_0.9 for that many (0: no host-bound run held out).
+     * A host-bound prediction on an architecture with no calibration runs widens its p10-p90 by
+     * it (docs/accuracy.md, "The host-bound unseen-architecture sd"). */
+    double arch_host_error_log_sd;
+    size_t arch_host_cv_runs;               /* host-bound held-out predictions counted */
+    size_t arch_host_cv_archs;              /* architectures they came from */
 } ec_fit_report;
 
 
@@ -1549,8 +1568,10 @@ EC_API int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char
 /* Leave-one-architecture-out cross-validation (gpus.csv `architecture`): for each architecture
  * of the single-GPU runs with use[i] != 0, fit on the single-GPU runs of the others and predict
  * its single-GPU runs (multi-GPU runs: ec_calibrate_cv's communication sd).  Sets
- * report->arch_error_log_sd (each architecture one sample, widened for their number),
- * arch_cv_mape_frac, arch_cv_runs and arch_cv_archs and leaves the rest alone.
+ * report->arch_error_log_sd (each architecture one sample, widened for their number; of the
+ * GPU-bound held-out runs), arch_host_error_log_sd, arch_host_cv_runs and arch_host_cv_archs (of
+ * the host-bound ones, see the struct), arch_cv_mape_frac, arch_cv_runs and arch_cv_archs (over
+ * both) and leaves the rest alone.
  * Exceptional returns: EC_EINVAL (runs on fewer than two architectures, or a fold whose fit
  * is not kept), those of ec_calibrate. */
 EC_API int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);
@@ -1565,7 +1586,8 @@ EC_API int ec_ctx_set_fit(ec_ctx *ctx, const ec_fit_report *report);
 /* Write / read a profile CSV: columns parameter,architecture,value,stderr,runs,fitted_on,
  * meaning, one row per entry of the report ("" architecture: global; runs: the runs that
  * exercise it; fitted_on: the architectures of the fit) and, when known, an error_log_sd row
- * (leave-one-GPU-out), an error_log_sd_unseen_arch row (leave-one-architecture-out) and
+ * (leave-one-GPU-out), error_log_sd_unseen_arch and error_log_sd_unseen_arch_host rows
+ * (leave-one-architecture-out: GPU-bound and host-bound predictions) and
  * error_log_sd_comm_direct / error_log_sd_comm_host rows (comm_error_log_sd).
  * Reading also accepts the older parameter,value[,stderr,meaning] files (global only);
  * parameters a file does not name keep their priors.  Writing is atomic. */

@@ -797,6 +797,7 @@ void ec_runs_free(ec_runs *runs);
 size_t ec_runs_count(const ec_runs *runs);
 const ec_run *ec_runs_get(const ec_runs *runs, size_t i);
 double ec_result_metric(const ec_result *res, ec_metric metric);
+double ec_result_host_util_frac(const ec_result *res);
 void ec_result_metric_interval(const ec_result *res, ec_metric metric, double *p10, double *p90);
 typedef struct ec_error_stats {
     size_t n;
@@ -834,6 +835,9 @@ typedef struct ec_fit_report {
     double comm_error_log_sd[2];
     size_t comm_cv_runs[2];
     size_t comm_cv_gpus[2];
+    double arch_host_error_log_sd;
+    size_t arch_host_cv_runs;
+    size_t arch_host_cv_archs;
 } ec_fit_report;
 int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);

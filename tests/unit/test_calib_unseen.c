@@ -274,7 +274,8 @@ static void test_loao_coverage(void **state)
  * architecture (all 6 runs of Volta and Ampere, 2 of Turing, 3 of Ada), it is the root of the
  * mean over the 4 architectures of each one's mean squared held-out log error, times
  * t_0.9,4 / z_0.9, recomputed here fold by fold; the estimate before (every held-out run
- * pooled, the normal quantile) is far from it. */
+ * pooled, the normal quantile) is far from it.  The runs are those the folds predict
+ * GPU-bound (arch_error_log_sd is their class's; test_calib_hostbound.c checks the split). */
 static void test_unseen_sd_per_arch(void **state)
 {
     (void)state;
@@ -299,7 +300,8 @@ static void test_unseen_sd_per_arch(void **state)
     assert_int_equal(ec_calibrate_cv_arch(ctx, runs, use, &rep), EC_OK);
     assert_int_equal(rep.arch_cv_archs, 4);
     assert_int_equal(rep.arch_cv_runs, 17);
-    double sum_msq = 0, sum_sq = 0;
+    double sum_msq = 0, sum_sq = 0, bound = eci_const(ctx, EC_C_host_bound_util_frac);
+    size_t n_gpu = 0, k_gpu = 0;
     for (int k = 0; k < 4; k++) {
         for (size_t i = 0; i < n; i++)
             train[i] = use[i] && arch_of[i] != k;
@@ -308,22 +310,31 @@ static void test_unseen_sd_per_arch(void **state)
         assert_int_equal(ec_calibrate(ctx, runs, train, &fold), EC_OK);
         assert_int_equal(ec_ctx_set_fit(ctx, &fold), EC_OK);
         double sq = 0;
+        size_t cnt = 0;
         for (size_t i = 0; i < n; i++) {
             if (!use[i] || arch_of[i] != k)
                 continue;
             const ec_run *r = ec_runs_get(runs, i);
             ec_result res;
             assert_int_equal(ec_predict(ctx, &r->config, &res), EC_OK);
+            if (res.gpu_util_frac < bound)
+                continue;
             double e = log(ec_result_metric(&res, r->metric) / r->value);
             sq += e * e;
+            cnt++;
         }
-        sum_msq += sq / (double)keep[k];
+        if (cnt > 0) {
+            sum_msq += sq / (double)cnt;
+            k_gpu++;
+        }
         sum_sq += sq;
+        n_gpu += cnt;
     }
     assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
     double t90_4 = 1.533206273713144; /* Student's t, 4 degrees of freedom, p = 0.9 */
     assert_rel(gsl_cdf_tdist_Pinv(0.9, 4), t90_4, 1e-9);
-    double want = sqrt(sum_msq / 4) * t90_4 / Z90, pooled = sqrt(sum_sq / 17);
+    assert_int_equal(k_gpu, 4);
+    double want = sqrt(sum_msq / 4) * t90_4 / Z90, pooled = sqrt(sum_sq / (double)n_gpu);
     if (getenv("EC_TEST_VERBOSE"))
         print_message("unseen-architecture sd %.4f (recomputed %.4f; pooled over runs, normal: %.4f)\n",
                       rep.arch_error_log_sd, want, pooled);

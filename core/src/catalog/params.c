@@ -52,6 +52,12 @@ void eci_params_bounds(int which, double *lo, double *hi)
     "architectures; widens the p10-p90 interval of a GPU whose architecture (or matmul unit) has no "      \
     "calibration runs"
 
+#define UNSEEN_HOST_SD_NAME "error_log_sd_unseen_arch_host"
+#define UNSEEN_HOST_SD_MEANING                                                                             \
+    "the same over the held-out runs whose fold predicted them host-bound (ec_result_host_util_frac below "          \
+    "constants.csv host_bound_util_frac), error_log_sd_unseen_arch then being over the GPU-bound ones; "  \
+    "widens the p10-p90 interval of a host-bound prediction on a GPU with no calibration runs"
+
 /* The communication sds, by EC_COMM_* path. */
 static const char *const comm_sd_names[EC_COMM_PATHS] = {"error_log_sd_comm_direct", "error_log_sd_comm_host"};
 static const char *const comm_sd_meaning[EC_COMM_PATHS] = {
@@ -157,6 +163,7 @@ void eci_params_default(const ec_ctx *ctx, eci_params *c)
     c->n_arch = 0;
     c->error_log_sd = 0.0;
     c->unseen_error_log_sd = 0.0;
+    c->unseen_host_error_log_sd = 0.0;
     for (int p = 0; p < EC_COMM_PATHS; p++)
         c->comm_error_log_sd[p] = 0.0;
 }
@@ -193,6 +200,9 @@ int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c)
     if (!(rep->arch_error_log_sd >= 0 && rep->arch_error_log_sd <= ECI_ERROR_SD_MAX))
         return eci_error(ctx, EC_EINVAL, "%s = %g is outside [0, %g]", UNSEEN_SD_NAME, rep->arch_error_log_sd,
                          ECI_ERROR_SD_MAX);
+    if (!(rep->arch_host_error_log_sd >= 0 && rep->arch_host_error_log_sd <= ECI_ERROR_SD_MAX))
+        return eci_error(ctx, EC_EINVAL, "%s = %g is outside [0, %g]", UNSEEN_HOST_SD_NAME,
+                         rep->arch_host_error_log_sd, ECI_ERROR_SD_MAX);
     for (int p = 0; p < EC_COMM_PATHS; p++)
         if (!(rep->comm_error_log_sd[p] >= 0 && rep->comm_error_log_sd[p] <= ECI_ERROR_SD_MAX))
             return eci_error(ctx, EC_EINVAL, "%s = %g is outside [0, %g]", comm_sd_names[p], rep->comm_error_log_sd[p],
@@ -219,6 +229,7 @@ int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c)
     }
     c->error_log_sd = rep->error_log_sd;
     c->unseen_error_log_sd = rep->arch_error_log_sd;
+    c->unseen_host_error_log_sd = rep->arch_host_error_log_sd;
     for (int p = 0; p < EC_COMM_PATHS; p++)
         c->comm_error_log_sd[p] = rep->comm_error_log_sd[p];
     return EC_OK;
@@ -281,7 +292,8 @@ void eci_interval_widen(const eci_params *c, double p50, double *p10, double *p9
     eci_interval_widen_sd(c->error_log_sd, p50, p10, p90);
 }
 
-double eci_params_error_sd(const eci_params *c, const char *architecture, int tensor_cores, int cnn, int *unseen)
+double eci_params_error_sd(const eci_params *c, const char *architecture, int tensor_cores, int cnn, int host_bound,
+                           int *unseen)
 {
     *unseen = 0;
     if (c->n_arch == 0) /* the priors, or a fit without architectures: nothing to tell apart */
@@ -291,7 +303,8 @@ double eci_params_error_sd(const eci_params *c, const char *architecture, int te
     if (a != NULL && (a->fitted & need) == need)
         return c->error_log_sd;
     *unseen = 1;
-    return c->unseen_error_log_sd > c->error_log_sd ? c->unseen_error_log_sd : c->error_log_sd;
+    double u = host_bound && c->unseen_host_error_log_sd > 0 ? c->unseen_host_error_log_sd : c->unseen_error_log_sd;
+    return u > c->error_log_sd ? u : c->error_log_sd;
 }
 
 double eci_params_comm_sd(const eci_params *c, double sd, int num_gpus, int path)
@@ -374,19 +387,23 @@ int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path)
         const char *row[] = {report->names[j], report->architectures[j], v, e, n, on, param_meaning[which]};
         rc = ec_csv_row(wr, row, 7);
     }
-    const double sd[2] = {report->error_log_sd, report->arch_error_log_sd};
-    const size_t sd_runs[2] = {report->cv_runs, report->arch_cv_runs};
-    const char *sd_name[2] = {ERROR_SD_NAME, UNSEEN_SD_NAME}, *sd_meaning[2] = {ERROR_SD_MEANING, UNSEEN_SD_MEANING};
-    for (int k = 0; rc == EC_OK && k < 2 + EC_COMM_PATHS; k++) {
-        double value = k < 2 ? sd[k] : report->comm_error_log_sd[k - 2];
-        size_t runs = k < 2 ? sd_runs[k] : report->comm_cv_runs[k - 2];
+    /* the unseen-architecture rows' runs: GPU-bound and host-bound (ec_profile_read adds them) */
+    size_t host_runs = report->arch_host_error_log_sd > 0 ? report->arch_host_cv_runs : 0;
+    size_t gpu_runs = report->arch_cv_runs > host_runs ? report->arch_cv_runs - host_runs : 0;
+    const double sd[3] = {report->error_log_sd, report->arch_error_log_sd, report->arch_host_error_log_sd};
+    const size_t sd_runs[3] = {report->cv_runs, gpu_runs, host_runs};
+    const char *sd_name[3] = {ERROR_SD_NAME, UNSEEN_SD_NAME, UNSEEN_HOST_SD_NAME};
+    const char *sd_meaning[3] = {ERROR_SD_MEANING, UNSEEN_SD_MEANING, UNSEEN_HOST_SD_MEANING};
+    for (int k = 0; rc == EC_OK && k < 3 + EC_COMM_PATHS; k++) {
+        double value = k < 3 ? sd[k] : report->comm_error_log_sd[k - 3];
+        size_t runs = k < 3 ? sd_runs[k] : report->comm_cv_runs[k - 3];
         if (!(value > 0))
             continue;
         char v[32], n[32];
         snprintf(v, sizeof v, "%.4g", value);
         snprintf(n, sizeof n, runs ? "%zu" : "", runs);
-        const char *row[] = {k < 2 ? sd_name[k] : comm_sd_names[k - 2], "", v, "", n, archs,
-                             k < 2 ? sd_meaning[k] : comm_sd_meaning[k - 2]};
+        const char *row[] = {k < 3 ? sd_name[k] : comm_sd_names[k - 3], "", v, "", n, archs,
+                             k < 3 ? sd_meaning[k] : comm_sd_meaning[k - 3]};
         rc = ec_csv_row(wr, row, 7);
     }
     if (rc != EC_OK) {
@@ -415,7 +432,7 @@ static int known_architecture(ec_ctx *ctx, const eci_table *t, size_t r, int col
                      eci_table_line(t, r), col + 1, cell, near ? near : "");
 }
 
-/* The value of an error sd row (error_log_sd, _unseen_arch, _comm_*), in [0, ECI_ERROR_SD_MAX];
+/* The value of an error sd row (error_log_sd, _unseen_arch, _unseen_arch_host, _comm_*), in [0, ECI_ERROR_SD_MAX];
  * EC_EPARSE naming the file, line, column and the row's parameter. */
 static int sd_cell(ec_ctx *ctx, const eci_table *t, size_t r, int col, const char *name, double *out)
 {
@@ -447,8 +464,13 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int
         return sd_cell(ctx, t, r, c_value, name, &out->error_log_sd);
     }
     if (strcmp(name, UNSEEN_SD_NAME) == 0) {
-        out->arch_cv_runs = (size_t)runs;
+        out->arch_cv_runs += (size_t)runs; /* with the host-bound row's: every run held out */
         return sd_cell(ctx, t, r, c_value, name, &out->arch_error_log_sd);
+    }
+    if (strcmp(name, UNSEEN_HOST_SD_NAME) == 0) {
+        out->arch_host_cv_runs = (size_t)runs;
+        out->arch_cv_runs += (size_t)runs;
+        return sd_cell(ctx, t, r, c_value, name, &out->arch_host_error_log_sd);
     }
     for (int p = 0; p < EC_COMM_PATHS; p++)
         if (strcmp(name, comm_sd_names[p]) == 0) {
@@ -457,11 +479,11 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int
         }
     int which = param_index(name, ECI_N_PARAMS);
     if (which < 0) {
-        const char *names[ECI_N_PARAMS + 2 + EC_COMM_PATHS] = {ERROR_SD_NAME, UNSEEN_SD_NAME};
+        const char *names[ECI_N_PARAMS + 3 + EC_COMM_PATHS] = {ERROR_SD_NAME, UNSEEN_SD_NAME, UNSEEN_HOST_SD_NAME};
         for (int p = 0; p < EC_COMM_PATHS; p++)
-            names[2 + p] = comm_sd_names[p];
+            names[3 + p] = comm_sd_names[p];
         for (int j = 0; j < ECI_N_PARAMS; j++)
-            names[2 + EC_COMM_PATHS + j] = param_names[j];
+            names[3 + EC_COMM_PATHS + j] = param_names[j];
         const char *near = eci_nearest(name, names, sizeof names / sizeof names[0]);
         return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: unknown parameter '%s' (did you mean '%s'?)", path, line,
                          c_name + 1, name, near);

@@ -46,6 +46,11 @@ typedef struct eci_params {
      * row, leave-one-architecture-out): the error of a prediction on an architecture, or a
      * matmul unit of one, that no calibration run exercised.  0: not measured. */
     double unseen_error_log_sd;
+    /* The same for a host-bound prediction (gpu_util_frac below constants.csv
+     * host_bound_util_frac; the profile's error_log_sd_unseen_arch_host row), unseen_error_log_sd
+     * then being the GPU-bound one's.  0: not measured (a host-bound prediction takes
+     * unseen_error_log_sd, as before the row). */
+    double unseen_host_error_log_sd;
     /* The communication part of a multi-GPU prediction's error by the path its gradients take
      * (EC_COMM_DIRECT, EC_COMM_HOST; the profile's error_log_sd_comm_direct / _host rows, from
      * the multi-GPU runs of leave-one-GPU-out cross-validation): added in quadrature to the sd
@@ -102,12 +107,13 @@ EC_INTERNAL void eci_interval_widen(const eci_params *c, double p50, double *p10
 /* The same by a model error given as its log sd. */
 EC_INTERNAL void eci_interval_widen_sd(double error_log_sd, double p50, double *p10, double *p90);
 /* The model error of a prediction on an architecture whose matmuls run on tensor cores or not, of
- * a CNN or not: error_log_sd where the fit saw runs of that architecture on that unit and on its
- * memory system with that kind of network, else the larger of it and unseen_error_log_sd, with
- * *unseen set (0 otherwise).  Without a fit (no architecture entries) the priors' error_log_sd and
- * *unseen 0. */
+ * a CNN or not, host-bound or not (its gpu_util_frac below constants.csv host_bound_util_frac):
+ * error_log_sd where the fit saw runs of that architecture on that unit and on its memory system
+ * with that kind of network, else the larger of it and unseen_error_log_sd (host-bound:
+ * unseen_host_error_log_sd where measured), with *unseen set (0 otherwise).  Without a fit (no
+ * architecture entries) the priors' error_log_sd and *unseen 0. */
 EC_INTERNAL double eci_params_error_sd(const eci_params *c, const char *architecture, int tensor_cores, int cnn,
-                                       int *unseen);
+                                       int host_bound, int *unseen);
 /* The model error of a prediction of num_gpus GPUs whose gradients take `path` (EC_COMM_*,
  * model/comm.c's eci_comm_path), given sd, the error of its GPU (eci_params_error_sd):
  * sqrt(sd^2 + comm_error_log_sd[path]^2) for more than one GPU, sd for one. */

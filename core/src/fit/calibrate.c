@@ -341,6 +341,12 @@ typedef struct cv_sums {
     /* over the groups left out: the sum of each one's mean squared log error, and the groups */
     double sum_group_msq;
     size_t groups;
+    /* the same by the class of the fold's prediction ([1]: host-bound, ec_result_host_util_frac below
+     * constants.csv host_bound_util_frac; [0]: GPU-bound): in a fold, its runs' sums; over the
+     * folds, the sum of each group's mean squared log error over its runs of the class, the groups
+     * with such runs and the runs */
+    double class_sq[2], class_group_msq[2];
+    size_t class_count[2], class_groups[2];
     /* multi-GPU runs: in a fold, their sums; over the folds, the sum of each GPU's mean squared
      * log error, the GPUs with such runs and the runs */
     double comm_sq[EC_COMM_PATHS][2], comm_group_msq[EC_COMM_PATHS][2];
@@ -372,6 +378,7 @@ static int run_path(ec_ctx *ctx, const ec_run *run, int *path)
 static int score_fold(ec_ctx *ctx, const ec_runs *runs, const eci_gpu **gpu, size_t k, int by_arch,
                       const eci_params *c, cv_sums *sum)
 {
+    double host_bound = eci_const(ctx, EC_C_host_bound_util_frac);
     for (size_t i = 0; i < ec_runs_count(runs); i++) {
         if (!same_group(gpu[i], gpu[k], by_arch))
             continue;
@@ -397,6 +404,9 @@ static int score_fold(ec_ctx *ctx, const ec_runs *runs, const eci_gpu **gpu, siz
         sum->sum_sq[u] += r * r;
         sum->sum_abs[u] += fabs(pred - run->value) / run->value;
         sum->count[u]++;
+        int h = ec_result_host_util_frac(&res) < host_bound; /* as the prediction's interval takes it (sim/warnings.c) */
+        sum->class_sq[h] += r * r;
+        sum->class_count[h]++;
     }
     return EC_OK;
 }
@@ -422,6 +432,12 @@ static void add_fold(const cv_sums *f, cv_sums *sum)
         sum->sum_group_msq += (f->sum_sq[0] + f->sum_sq[1]) / (double)nf;
         sum->groups++;
     }
+    for (int h = 0; h < 2; h++)
+        if (f->class_count[h] > 0) {
+            sum->class_group_msq[h] += f->class_sq[h] / (double)f->class_count[h];
+            sum->class_count[h] += f->class_count[h];
+            sum->class_groups[h]++;
+        }
 }
 
 /* For each group (a GPU, or an architecture when by_arch) of the runs with use[i] != 0, fit on
@@ -543,12 +559,12 @@ int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, 
  *     shift; k is the bound that holds without either.
  * The leave-one-GPU-out error is not added in quadrature: V_a already holds the scatter within
  * the architecture, and adding it would count it twice. */
-static double unseen_arch_sd(const cv_sums *sum)
+static double unseen_arch_sd(double sum_group_msq, size_t groups)
 {
-    if (sum->groups == 0)
+    if (groups == 0)
         return 0;
-    double k = (double)sum->groups;
-    return sqrt(sum->sum_group_msq / k) * gsl_cdf_tdist_Pinv(0.9, k) / ECI_NORMAL_P90;
+    double k = (double)groups;
+    return sqrt(sum_group_msq / k) * gsl_cdf_tdist_Pinv(0.9, k) / ECI_NORMAL_P90;
 }
 
 int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report)
@@ -560,7 +576,17 @@ int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *
     /* every held-out run: its architecture is never in its fold's fit */
     size_t n = sum.count[0] + sum.count[1];
     if (rc == EC_OK) {
-        report->arch_error_log_sd = unseen_arch_sd(&sum);
+        /* by the class of each held-out prediction (docs/accuracy.md, "The host-bound
+         * unseen-architecture sd"): a host-bound run's error holds the host CPU's, which the runs
+         * rarely state; each class is the rule above over the architectures with runs of it.  No
+         * GPU-bound run at all: the pooled sd; no host-bound one: 0, a host-bound prediction then
+         * takes the GPU-bound sd. */
+        report->arch_error_log_sd = sum.class_groups[0] > 0
+                                        ? unseen_arch_sd(sum.class_group_msq[0], sum.class_groups[0])
+                                        : unseen_arch_sd(sum.sum_group_msq, sum.groups);
+        report->arch_host_error_log_sd = unseen_arch_sd(sum.class_group_msq[1], sum.class_groups[1]);
+        report->arch_host_cv_runs = sum.class_count[1];
+        report->arch_host_cv_archs = sum.class_groups[1];
         report->arch_cv_mape_frac = n ? (sum.sum_abs[0] + sum.sum_abs[1]) / (double)n : 0;
         report->arch_cv_runs = n;
         report->arch_cv_archs = sum.groups;

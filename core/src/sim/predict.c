@@ -355,8 +355,9 @@ static int predict_full(ec_ctx *ctx, const ec_config *cfg, const eci_params *fix
         if (!reference)
             eci_warn_all(ctx, cfg, r, res);
         copy_multi_gpu(&top, res);
-        /* the model's held-out error: wider on an architecture the fit has no runs of */
-        double sd = eci_calibration_sd(ctx, cfg, r, calib, reference ? NULL : res);
+        /* the model's held-out error: wider on an architecture the fit has no runs of, wider
+         * still there when host-bound (so after eci_epoch_assemble set the breakdown) */
+        double sd = eci_calibration_sd(ctx, cfg, r, calib, ec_result_host_util_frac(res), reference ? NULL : res);
         if (res->epoch_s > 0)
             eci_interval_widen_sd(sd, res->epoch_p50_s, &res->epoch_p10_s, &res->epoch_p90_s);
         /* the step's interval: only the model's own held-out error (a steady step has no spread) */
@@ -422,6 +423,15 @@ int ec_max_batch(ec_ctx *ctx, const ec_config *cfg, int limit, int *out_batch)
     }
     *out_batch = lo;
     return EC_OK;
+}
+
+double ec_result_host_util_frac(const ec_result *res)
+{
+    if (res == NULL || !(res->step_s > 0))
+        return 1;
+    const ec_breakdown *b = &res->breakdown;
+    double wait = (b->cpu_overhead_s + b->loader_s + b->h2d_s) / res->step_s;
+    return wait < 0 ? 1 : wait > 1 ? 0 : 1 - wait;
 }
 
 const char *ec_bottleneck_name(ec_bottleneck b)

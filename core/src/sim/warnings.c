@@ -178,14 +178,15 @@ static int matmul_tensor_cores(const eci_gpu *g, int precision)
  * job's communication part is not said here: every multi-GPU prediction has one, calibrated
  * architecture or not, and the text stays that of the same job on one GPU (a scenario names a
  * warning a step adds as its reason). */
-static void warn_uncalibrated(const eci_gpu *g, const eci_params *c, int tensor, int cnn, double sd, ec_result *res)
+static void warn_uncalibrated(const eci_gpu *g, const eci_params *c, int tensor, int cnn, int host, double sd,
+                              ec_result *res)
 {
     const eci_params_arch *a = eci_params_arch_find(c, g->architecture);
     int gemm = tensor ? ECI_P_GEMM : ECI_P_SIMT, mem = cnn ? ECI_P_MEM_CNN : ECI_P_MEM;
     int gemm_seen = a != NULL && (a->fitted & 1u << gemm), mem_seen = a != NULL && (a->fitted & 1u << mem);
     /* joined without printf, as the memory warnings are: an uncalibrated GPU warns on every
      * prediction; the architecture's name (a gpus.csv cell) is cut at 32 bytes, so the longest text
-     * (both parts unseen, sd 10.00) is 262 bytes */
+     * (both parts unseen, sd 10.00, host-bound) is 287 bytes */
     char text[320], *p = text;
     p = put_text(p, "no calibration runs on ");
     for (size_t i = 0; i < 32 && g->architecture[i] != '\0'; i++)
@@ -202,7 +203,7 @@ static void warn_uncalibrated(const eci_gpu *g, const eci_params *c, int tensor,
     if (c->unseen_error_log_sd > 0) {
         p = put_text(p, " (interval widened: leave-one-architecture-out log error sd ");
         p += eci_format_fixed2(sd, p);
-        p = put_text(p, ")");
+        p = put_text(p, host ? " of host-bound predictions)" : ")");
     } else {
         p = put_text(p, " (the profile has no leave-one-architecture-out error to widen the interval by)");
     }
@@ -211,15 +212,18 @@ static void warn_uncalibrated(const eci_gpu *g, const eci_params *c, int tensor,
 }
 
 double eci_calibration_sd(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_params *c,
-                          ec_result *res)
+                          double host_util_frac, ec_result *res)
 {
     const eci_gpu *g = r->gpu;
     int tensor = 0, cnn = 0, unseen = 0, path = EC_COMM_DIRECT;
+    /* host-bound: the GPU idles while the host paces the step (one comparison; the host row's
+     * own sd only where the profile has it) */
+    int host = c->unseen_host_error_log_sd > 0 && host_util_frac < eci_const(ctx, EC_C_host_bound_util_frac);
     double sd = c->error_log_sd; /* gpu_step_s (no network): the user's measured step, not the fit's */
     if (g != NULL && r->net != NULL) {
         tensor = matmul_tensor_cores(g, cfg->precision);
         cnn = r->net->cnn;
-        sd = eci_params_error_sd(c, g->architecture, tensor, cnn, &unseen);
+        sd = eci_params_error_sd(c, g->architecture, tensor, cnn, host, &unseen);
     }
     /* a multi-GPU job's communication part, by the path its gradients take (the prediction has
      * resolved the topology already: no error here); a few comparisons, and none without the rows */
@@ -229,7 +233,7 @@ double eci_calibration_sd(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
         eci_comm_path(ctx, g, r->topology, cfg->num_gpus, r->nodes, &path) == EC_OK)
         total = eci_params_comm_sd(c, sd, cfg->num_gpus, path);
     if (unseen && res != NULL)
-        warn_uncalibrated(g, c, tensor, cnn, sd, res);
+        warn_uncalibrated(g, c, tensor, cnn, host, sd, res);
     return total;
 }
 

@@ -159,6 +159,8 @@ dup = [list(r) for r in prof]
 dup.append(list(prof[1]))
 emit("profile", "duplicate_parameter", text(dup))
 emit("profile", "zero_value", text(set_cell(prof, 1, "value", "0")))
+host_sd = [r[0] for r in prof].index("error_log_sd_unseen_arch_host")
+emit("profile", "negative_unseen_host_sd", text(set_cell(prof, host_sd, "value", "-0.3")))
 
 refs = read("reference_systems")
 emit("reference_systems", "empty", "")
