@@ -92,6 +92,18 @@ static void test_interval_by_class(void **state)
         assert_rel(r, exp(2 * Z90 * hypot(0.5, 0.3)), EC_TOL_CLOSED_FORM);
     else
         assert_rel(r, exp(2 * Z90 * hypot(0.2, 0.3)), EC_TOL_CLOSED_FORM);
+    /* a pipeline's bubble idles the GPU (gpu_util_frac about 0.5) but not for its host: GPU-bound,
+     * so the GPU-bound sd with the direct communication sd (NVLink) in quadrature */
+    ec_config pipe;
+    set_cfg(ctx, &pipe, "llama-3.1-8b", "lm", "h100-sxm5-80gb", "1");
+    const char *pk[] = {"precision", "seq_len", "num_gpus", "pp", "grad_accum", "profile"};
+    const char *pv[] = {"bf16", "2048", "4", "4", "2", path};
+    for (int k = 0; k < 6; k++)
+        assert_int_equal(ec_config_set(ctx, &pipe, pk[k], pv[k]), EC_OK);
+    r = predict(ctx, &pipe, &res);
+    assert_true(res.gpu_util_frac < bound);
+    assert_true(ec_result_host_util_frac(&res) >= bound);
+    assert_rel(r, exp(2 * Z90 * hypot(0.2, 0.3)), EC_TOL_CLOSED_FORM);
     /* a profile without the host-bound row: every unseen prediction as before it */
     static const char before[] = "parameter,architecture,value\ndispatch_scale,,5\ngemm_scale,ampere,0.9\n"
                                  "mem_scale,ampere,0.9\n"
