@@ -24,12 +24,10 @@
 static void set_cfg(ec_ctx *ctx, ec_config *cfg, const char *model, const char *task, const char *gpu,
                     const char *batch)
 {
-    ec_config_init(cfg);
-    const char *keys[] = {"model", "task", "gpu", "precision", "batch_per_gpu"};
-    const char *vals[] = {model, task, gpu, "amp_fp16", batch};
-    for (int k = 0; k < 5; k++)
-        if (ec_config_set(ctx, cfg, keys[k], vals[k]) != EC_OK)
-            fail_msg("%s=%s: %s", keys[k], vals[k], ec_ctx_errmsg(ctx));
+    char words[256];
+    snprintf(words, sizeof words, "model=%s task=%s gpu=%s precision=amp_fp16 batch_per_gpu=%s", model, task, gpu,
+             batch);
+    ec_test_config(ctx, cfg, words);
 }
 
 static double predict(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
