@@ -472,7 +472,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { ATTN_HD_KEY = 39, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
+enum { ATTN_HD_KEY = 40, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -501,9 +501,9 @@ struct eci_cost_cache {
 
 /* make_cost_key lists every field of eci_rates before `warnings` (16 doubles, tensor_cores,
  * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac,
- * ep_overlap_frac, te_fp8_non_tn, te_fp8_current, the attention head-dim table): a field added there must join the key, or changing it would return
+ * ep_overlap_frac, tp_overlap, te_fp8_non_tn, te_fp8_current, the attention head-dim table): a field added there must join the key, or changing it would return
  * stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == (31 + 5 * ECI_AK_HD_MAX) * sizeof(double),
+_Static_assert(offsetof(eci_rates, warnings) == (32 + 5 * ECI_AK_HD_MAX) * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -517,7 +517,7 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->mem_overhead_s, r->gemm_fixed_s, r->te, r->fp8_weight_cast_frac,
         eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd, r->ep_overlap_frac,
         eci_const(ctx, EC_C_overlap_compute_slowdown_frac), r->te_fp8_non_tn, eci_const(ctx, EC_C_te_fp8_cast_bytes),
-        r->te_fp8_current, eci_const(ctx, EC_C_te_fp8_amax_bytes)};
+        r->te_fp8_current, eci_const(ctx, EC_C_te_fp8_amax_bytes), r->tp_overlap};
     memcpy(k->v, v, sizeof v);
     memcpy(&k->v[ATTN_HD_KEY], r->attn_hd, sizeof r->attn_hd);
     memcpy(&k->v[ATTN_HD_KEY + ECI_AK_HD_MAX], r->attn_hd_scale, sizeof r->attn_hd_scale);

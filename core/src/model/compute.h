@@ -48,6 +48,9 @@ typedef struct eci_rates {
     /* moe_a2a_overlap: the share of micro-steps whose forward runs together with another's backward
      * (Megatron-Core's combined 1F1B), their expert all-to-alls under the other's compute; 0: none */
     double ep_overlap_frac;
+    /* tp_comm_overlap (kernels=te): Transformer Engine's userbuffers overlap the forward's
+     * sequence-parallel collectives too (overlap.c te_tp_forward_overlap); 0: off */
+    double tp_overlap;
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
     /* The collectives of COMM ops (tensor-, context-, expert-parallel groups): their links and
