@@ -242,6 +242,24 @@ MBRIDGE_FT_OPG = {("sft", "h100-sxm5-80gb"): "L166-193 llama3_70b_sft_config_h10
 MBRIDGE_FT_NOTE = ("overlap_param_gather=1: NVIDIA-NeMo/Megatron-Bridge v0.5.0 (fcbb6031) scripts/performance/configs/llama/"
                    "llama3_llm_finetune.py L48-49 (use_distributed_optimizer True) and %s (a CommOverlapConfig; "
                    "src/megatron/bridge/training/comm_overlap.py L563-566: overlap_param_gather on with dp > 1)")
+# Megatron-Bridge's tp_comm_overlap (CommOverlapConfig; src/megatron/bridge/training/comm_overlap.py L439-448 turns it
+# off with TP < 2 or without sequence parallelism).  Pre-training at 7af9601c: the Llama recipes set it True
+# (src/megatron/bridge/recipes/llama/llama3.py L302 llama3_70b_pretrain_config, L416 llama31_405b_pretrain_config) and
+# the perf configs keep it but for nvfp4 (scripts/performance/configs/llama3/llama3_llm_pretrain.py L158-178,
+# llama31/llama31_llm_pretrain.py L49-165); Qwen3 235B sets it per GPU (qwen3/qwen3_llm_pretrain.py L141-153: False
+# on H100).  SFT/LoRA at v0.5.0 (fcbb6031): scripts/performance/configs/llama/llama3_llm_finetune.py
+# CommOverlapConfig(tp_comm_overlap=bool(tp > 1)).
+MBRIDGE_UB = {("pretrain", "meta-llama/Meta-Llama-3-70B"): (1, "7af9601c src/megatron/bridge/recipes/llama/llama3.py "
+                                                               "L302, scripts/performance/configs/llama3/"
+                                                               "llama3_llm_pretrain.py L158-178"),
+              ("pretrain", "meta-llama/Llama-3.1-405B"): (1, "7af9601c src/megatron/bridge/recipes/llama/llama3.py L416, "
+                                                             "scripts/performance/configs/llama31/llama31_llm_pretrain.py "
+                                                             "L49-165 (off for nvfp4 only)"),
+              ("pretrain", "Qwen/Qwen3-235B-A22B", "h100-sxm5-80gb"): (0, ""),
+              ("sft", "meta-llama/Meta-Llama-3-70B", "h100-sxm5-80gb"): (1, "fcbb6031 scripts/performance/configs/llama/"
+                                                                          "llama3_llm_finetune.py L187-188"),
+              ("lora", "meta-llama/Meta-Llama-3-70B", "h100-sxm5-80gb"): (1, "fcbb6031 scripts/performance/configs/llama/"
+                                                                           "llama3_llm_finetune.py L351")}
 # GPUs where TE's DotProductAttention runs cuDNN's fused attention rather than flash-attn (compute
 # capability 9.0 and later)
 TE_CUDNN = {"h100-sxm5-80gb", "b200", "gb200", "gb300"}
@@ -415,6 +433,12 @@ def from_tables(rows, tag, skipped):
             note += ("; cuda_graphs=1: cuda_graph_impl='local', cuda_graph_scope='full_iteration' "
                      "(NVIDIA-NeMo/Megatron-Bridge@7af9601c scripts/performance/configs/llama3/workload_base_configs.py "
                      "%s; utils/helpers.py L70-75)" % MBRIDGE_CUDA_GRAPHS[(rec["model"], gpu)])
+        mub = MBRIDGE_UB.get((method, rec["model"], gpu)) or MBRIDGE_UB.get((method, rec["model"]))
+        if tag == "mbridge" and mub and mub[0] and rec["sequence_parallel"] == 1:
+            rec["tp_comm_overlap"] = 1
+            note += ("; tp_comm_overlap=1: Megatron-Bridge CommOverlapConfig tp_comm_overlap True (NVIDIA-NeMo/"
+                     "Megatron-Bridge@%s; training/comm_overlap.py L439-448: kept with TP > 1 and sequence "
+                     "parallelism)" % mub[1])
         if tag == "mbridge" and rec["model"] in PP_SPLIT and rec["pp"] > 1:
             rec["pp_split"] = "embedding_loss"
             note += ("; pp_split=embedding_loss: the recipe sets account_for_embedding_in_pipeline_split and "
