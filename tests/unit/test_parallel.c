@@ -752,7 +752,10 @@ static void test_te_tp_backward_overlap(void **state)
 /* tp_comm_overlap (Transformer Engine's userbuffers, NeMo ub_tp_comm_overlap): the forward's
  * sequence-parallel all-gathers and reduce-scatters, and the row-parallel linears' backward
  * all-gathers, run under their GEMMs too, so the exposed tensor-parallel time drops below
- * kernels=te's (which leaves the forward's exposed), the kernels' own time unchanged; without kernels=te or sequence parallelism the key is refused, naming it. */
+ * kernels=te's (which leaves the forward's exposed); the GEMMs beside them run chunked, the
+ * pipelined ones on the SMs the reduce-scatter kernels leave, so the forward's compute grows
+ * (test_tp_comm_overlap.c: the closed form); without kernels=te or sequence parallelism the key is
+ * refused, naming it. */
 static void test_te_tp_comm_overlap(void **state)
 {
     (void)state;
@@ -761,10 +764,9 @@ static void test_te_tp_comm_overlap(void **state)
     predict(ctx, &te, TP_BASE " tp=4 sequence_parallel=1 kernels=te");
     predict(ctx, &ov, TP_BASE " tp=4 sequence_parallel=1 kernels=te tp_comm_overlap=1");
     assert_true(ov.comm.tp_s >= 0 && ov.comm.tp_s < 0.75 * te.comm.tp_s);
-    assert_rel(ov.breakdown.forward_s, te.breakdown.forward_s, EC_TOL_CLOSED_FORM);
-    assert_rel(ov.breakdown.backward_s, te.breakdown.backward_s, EC_TOL_CLOSED_FORM);
-    /* faster, by at most what the collectives stopped exposing (the host may then show) */
-    assert_true(ov.step_s < te.step_s);
+    assert_true(ov.breakdown.forward_s > te.breakdown.forward_s);
+    assert_true(ov.breakdown.backward_s >= te.breakdown.backward_s);
+    /* the step gains at most what the collectives stopped exposing */
     assert_true(te.step_s - ov.step_s <= (te.comm.tp_s - ov.comm.tp_s) * (1 + 1e-9));
     refused(ctx, TP_BASE " tp=4 sequence_parallel=1 kernels=fused tp_comm_overlap=1", "tp_comm_overlap",
             "kernels=te", NULL);
