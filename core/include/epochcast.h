@@ -465,6 +465,11 @@ typedef struct ec_config {
     int moe_a2a_overlap;         /* 0/1 [0] */
     int fp8_recipe;              /* ec_fp8_recipe: Transformer Engine's FP8 scaling under precision=amp_fp8
                                     kernels=te [EC_FP8_DELAYED] */
+    /* Transformer Engine's userbuffers (Megatron --tp-comm-overlap, NeMo ub_tp_comm_overlap,
+       Megatron-Bridge CommOverlapConfig tp_comm_overlap): with kernels=te and sequence_parallel. */
+    int tp_comm_overlap;         /* 0/1: the sequence-parallel all-gathers run under the column-parallel
+                                    GEMMs that read them, the reduce-scatters under the row-parallel GEMMs
+                                    that make them (and their backward all-gathers under the dgrad) [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

@@ -235,6 +235,7 @@ typedef struct ec_config {
     int zero_flat_copies;
     int moe_a2a_overlap;
     int fp8_recipe;
+    int tp_comm_overlap;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

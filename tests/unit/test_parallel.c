@@ -749,6 +749,31 @@ static void test_te_tp_backward_overlap(void **state)
     ec_ctx_free(ctx);
 }
 
+/* tp_comm_overlap (Transformer Engine's userbuffers, NeMo ub_tp_comm_overlap): the forward's
+ * sequence-parallel all-gathers and reduce-scatters, and the row-parallel linears' backward
+ * all-gathers, run under their GEMMs too, so the exposed tensor-parallel time drops below
+ * kernels=te's (which leaves the forward's exposed); the GEMMs beside them run chunked, the
+ * pipelined ones on the SMs the reduce-scatter kernels leave, so the forward's compute grows
+ * (test_tp_comm_overlap.c: the closed form); without kernels=te or sequence parallelism the key is
+ * refused, naming it. */
+static void test_te_tp_comm_overlap(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result te, ov;
+    predict(ctx, &te, TP_BASE " tp=4 sequence_parallel=1 kernels=te");
+    predict(ctx, &ov, TP_BASE " tp=4 sequence_parallel=1 kernels=te tp_comm_overlap=1");
+    assert_true(ov.comm.tp_s >= 0 && ov.comm.tp_s < 0.75 * te.comm.tp_s);
+    assert_true(ov.breakdown.forward_s > te.breakdown.forward_s);
+    assert_true(ov.breakdown.backward_s >= te.breakdown.backward_s);
+    /* the step gains at most what the collectives stopped exposing */
+    assert_true(te.step_s - ov.step_s <= (te.comm.tp_s - ov.comm.tp_s) * (1 + 1e-9));
+    refused(ctx, TP_BASE " tp=4 sequence_parallel=1 kernels=fused tp_comm_overlap=1", "tp_comm_overlap",
+            "kernels=te", NULL);
+    refused(ctx, TP_BASE " tp=4 kernels=te tp_comm_overlap=1", "tp_comm_overlap", "sequence_parallel", NULL);
+    ec_ctx_free(ctx);
+}
+
 /* Sequence parallelism splits the activations that tensor parallelism leaves replicated (the
  * norms' inputs, and the inputs of the first linear layers of attention and MLP: Korthikanti
  * et al. 2022, Table 2, sbh(10 + 24/t) -> sbh(34/t)); for Llama at least the two RMSNorm
@@ -1363,7 +1388,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_stage_split),
         cmocka_unit_test(test_pipeline_stage_table),
         cmocka_unit_test(test_tp_params_per_gpu),
-        cmocka_unit_test(test_tp_comm_grows_with_tp), cmocka_unit_test(test_te_tp_backward_overlap),
+        cmocka_unit_test(test_tp_comm_grows_with_tp), cmocka_unit_test(test_te_tp_backward_overlap), cmocka_unit_test(test_te_tp_comm_overlap),
         cmocka_unit_test(test_sequence_parallel_lowers_activations),
         cmocka_unit_test(test_cp_splits_sequence),
         cmocka_unit_test(test_fsdp_wait_falls_with_faster_network),

@@ -37,7 +37,8 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "compile", "batch_per_gpu", "grad_accum", "seq_len", "metric", "value", "source", "loss_chunks",
           "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len",
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
-          "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe"]
+          "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe",
+          "tp_comm_overlap"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -172,6 +173,14 @@ NEMO_PRETRAIN_CONF = {"GPT3-5B": ("gpt3/5b", "L170-173"), "GPT3-20B": ("gpt3/20b
                       "Nemotron-22B": ("nemotron/nemotron_22b", "L173-177"),
                       "Nemotron-340B": ("nemotron/nemotron_340b", "L159-164"),
                       "LLAMA3-8B": ("llama/llama3_8b", "L147-155"), "LLAMA3-70B": ("llama/llama3_70b", "L147-157")}
+# Transformer Engine's userbuffers (tp_comm_overlap=1): the configs that set ub_tp_comm_overlap true at 24.07
+# (false in gpt3/5b L149, gpt3/175b L149, llama2_7b L138, llama2_13b L136, nemotron_340b L156, llama3_8b L136);
+# NeMo's megatron_base_model.py turns it off without sequence parallelism, so only on TP > 1 rows
+NEMO_PRETRAIN_UB = {"GPT3-20B": "L149", "LLAMA2-70B": "L136", "Nemotron-8B": "L158", "Nemotron-22B": "L158",
+                    "LLAMA3-70B": "L136"}
+# ... and the PEFT example that sets it with sequence parallelism (70b_1node_lora.sh L27 sets it too, without
+# sequence parallelism: off)
+NEMO_FT_UB = {("LLAMA2-70B", "sft"): "70b_2node.sh L27, L30: sequence_parallel=true, ub_tp_comm_overlap=true"}
 # recompute the configs set (activations_checkpoint_granularity; null in every other config above)
 NEMO_PRETRAIN_CKPT = {"Nemotron-340B": ("selective", "L122 activations_checkpoint_granularity: selective "
                                                      "(Megatron-Core recomputes the core attention)")}
@@ -233,6 +242,24 @@ MBRIDGE_FT_OPG = {("sft", "h100-sxm5-80gb"): "L166-193 llama3_70b_sft_config_h10
 MBRIDGE_FT_NOTE = ("overlap_param_gather=1: NVIDIA-NeMo/Megatron-Bridge v0.5.0 (fcbb6031) scripts/performance/configs/llama/"
                    "llama3_llm_finetune.py L48-49 (use_distributed_optimizer True) and %s (a CommOverlapConfig; "
                    "src/megatron/bridge/training/comm_overlap.py L563-566: overlap_param_gather on with dp > 1)")
+# Megatron-Bridge's tp_comm_overlap (CommOverlapConfig; src/megatron/bridge/training/comm_overlap.py L439-448 turns it
+# off with TP < 2 or without sequence parallelism).  Pre-training at 7af9601c: the Llama recipes set it True
+# (src/megatron/bridge/recipes/llama/llama3.py L302 llama3_70b_pretrain_config, L416 llama31_405b_pretrain_config) and
+# the perf configs keep it but for nvfp4 (scripts/performance/configs/llama3/llama3_llm_pretrain.py L158-178,
+# llama31/llama31_llm_pretrain.py L49-165); Qwen3 235B sets it per GPU (qwen3/qwen3_llm_pretrain.py L141-153: False
+# on H100).  SFT/LoRA at v0.5.0 (fcbb6031): scripts/performance/configs/llama/llama3_llm_finetune.py
+# CommOverlapConfig(tp_comm_overlap=bool(tp > 1)).
+MBRIDGE_UB = {("pretrain", "meta-llama/Meta-Llama-3-70B"): (1, "7af9601c src/megatron/bridge/recipes/llama/llama3.py "
+                                                               "L302, scripts/performance/configs/llama3/"
+                                                               "llama3_llm_pretrain.py L158-178"),
+              ("pretrain", "meta-llama/Llama-3.1-405B"): (1, "7af9601c src/megatron/bridge/recipes/llama/llama3.py L416, "
+                                                             "scripts/performance/configs/llama31/llama31_llm_pretrain.py "
+                                                             "L49-165 (off for nvfp4 only)"),
+              ("pretrain", "Qwen/Qwen3-235B-A22B", "h100-sxm5-80gb"): (0, ""),
+              ("sft", "meta-llama/Meta-Llama-3-70B", "h100-sxm5-80gb"): (1, "fcbb6031 scripts/performance/configs/llama/"
+                                                                          "llama3_llm_finetune.py L187-188"),
+              ("lora", "meta-llama/Meta-Llama-3-70B", "h100-sxm5-80gb"): (1, "fcbb6031 scripts/performance/configs/llama/"
+                                                                           "llama3_llm_finetune.py L351")}
 # GPUs where TE's DotProductAttention runs cuDNN's fused attention rather than flash-attn (compute
 # capability 9.0 and later)
 TE_CUDNN = {"h100-sxm5-80gb", "b200", "gb200", "gb300"}
@@ -367,6 +394,17 @@ def from_tables(rows, tag, skipped):
                 rec["checkpointing"] = NEMO_PRETRAIN_CKPT[r["model"]][0]
                 note += "; checkpointing=%s: %s.yaml @ 24.07 %s" % (rec["checkpointing"], conf,
                                                                     NEMO_PRETRAIN_CKPT[r["model"]][1])
+        ub = (NEMO_PRETRAIN_UB.get(r["model"]) if nemo and method == "pretrain" else
+              NEMO_FT_UB.get((r["model"], method)) if nemo else None)
+        if ub and rec["sequence_parallel"] == 1:
+            rec["tp_comm_overlap"] = 1
+            if method == "pretrain":
+                note += ("; tp_comm_overlap=1: NeMo-Framework-Launcher launcher_scripts/conf/training/%s.yaml @ 24.07 "
+                         "%s: ub_tp_comm_overlap true (Transformer Engine userbuffers)" % (NEMO_PRETRAIN_CONF[r["model"]][0],
+                                                                                          ub))
+            else:
+                note += ("; tp_comm_overlap=1: NeMo-Framework-Launcher examples/peft/llama/h100/%s (@97f45c18; "
+                         "Transformer Engine userbuffers)" % ub)
         if nemo and method == "sft":
             rec["overlap_param_gather"] = 1
             note += "; overlap_param_gather=1: NeMo-Framework-Launcher " + NEMO_SFT_OPTIM
@@ -395,6 +433,12 @@ def from_tables(rows, tag, skipped):
             note += ("; cuda_graphs=1: cuda_graph_impl='local', cuda_graph_scope='full_iteration' "
                      "(NVIDIA-NeMo/Megatron-Bridge@7af9601c scripts/performance/configs/llama3/workload_base_configs.py "
                      "%s; utils/helpers.py L70-75)" % MBRIDGE_CUDA_GRAPHS[(rec["model"], gpu)])
+        mub = MBRIDGE_UB.get((method, rec["model"], gpu)) or MBRIDGE_UB.get((method, rec["model"]))
+        if tag == "mbridge" and mub and mub[0] and rec["sequence_parallel"] == 1:
+            rec["tp_comm_overlap"] = 1
+            note += ("; tp_comm_overlap=1: Megatron-Bridge CommOverlapConfig tp_comm_overlap True (NVIDIA-NeMo/"
+                     "Megatron-Bridge@%s; training/comm_overlap.py L439-448: kept with TP > 1 and sequence "
+                     "parallelism)" % mub[1])
         if tag == "mbridge" and rec["model"] in PP_SPLIT and rec["pp"] > 1:
             rec["pp_split"] = "embedding_loss"
             note += ("; pp_split=embedding_loss: the recipe sets account_for_embedding_in_pipeline_split and "

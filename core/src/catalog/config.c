@@ -251,6 +251,9 @@ static const key_def KEYS[] = {
     ENUM("fp8_recipe", fp8_recipe, 0, "delayed, current",
          "Transformer Engine FP8 scaling (amp_fp8, kernels=te): delayed (TE 1.x), current (an amax pass "
          "before each cast) [delayed]"),
+    /* Transformer Engine userbuffers: Megatron --tp-comm-overlap, NeMo ub_tp_comm_overlap */
+    BOOL(tp_comm_overlap, "kernels=te, sequence_parallel: forward TP collectives under the GEMMs too (TE "
+         "userbuffers), 0/1 [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

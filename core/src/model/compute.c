@@ -128,98 +128,6 @@ void eci_rates_te(eci_rates *r, int grad_accum, int fp8_recipe)
     r->te_fp8_current = fp8_recipe == EC_FP8_CURRENT;
 }
 
-/* Useful share of the tiles launched: tile quantization (partial tiles at the edges) and
- * wave quantization (the last wave leaves SMs idle), ceil(C/S) waves for C tiles.  When
- * the output has fewer tiles than SMs, cuBLAS and cuDNN split the reduction (split-K) so
- * every SM gets a slice of k: a weight gradient of 64 x 147 summed over 3.2M rows is not
- * run on 2 SMs. */
-static double tile_util(double m, double n, double k, double batch, double tm, double tn, double sms,
-                        double k_chunk)
-{
-    double tiles = ceil(m / tm) * ceil(n / tn) * batch;
-    double splits = 1;
-    if (tiles < sms) {
-        splits = floor(sms / tiles);
-        double max_splits = floor(k / k_chunk);
-        if (splits > max_splits)
-            splits = max_splits > 1 ? max_splits : 1;
-    }
-    double waves = ceil(tiles * splits / sms);
-    return (m * n * batch * splits) / (waves * sms * tm * tn);
-}
-
-double eci_gemm_util(const eci_rates *r, double m, double n, double k, double batch)
-{
-    double sms = r->sm_count;
-    double k_chunk = 4.0 * r->tile_large_m; /* a split still reduces several tiles' worth of k */
-    double large = tile_util(m, n, k, batch, r->tile_large_m, r->tile_large_n, sms, k_chunk);
-    double small = tile_util(m, n, k, batch, r->tile_small_m, r->tile_small_n, sms, k_chunk) * r->tile_small_eff;
-    double shape = large > small ? large : small;
-    /* Short reductions spend a larger share in the prologue and epilogue. */
-    double k_util = k / (k + r->k_half);
-    return shape * k_util;
-}
-
-/* A fused attention kernel over flop_factor x the FLOPs of its two products (m x n x k/2 each,
- * batch heads): at the attention unit's peak x the kernel's efficiency frac (attention.csv) x
- * attn_eff x the tile and wave utilization (the table's efficiencies are measured at long
- * sequences and head dims 64-128, so no short-reduction term), never faster than streaming Q,
- * K, V and the output (forward; the backward about twice that).  The s x s scores stay on chip. */
-double eci_attn_frac(const eci_rates *r, int pass, int causal, double head_dim)
-{
-    double f = r->attn_frac[pass][causal];
-    return r->attn_n_hd > 0 ? f * eci_attn_hd_interp(r->attn_hd, r->attn_hd_scale[pass][causal], (int)r->attn_n_hd,
-                                                     head_dim)
-                            : f;
-}
-
-double eci_attn_time_s(const eci_rates *r, double m, double n, double k, double batch, double frac,
-                       double flop_factor)
-{
-    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
-        return 0;
-    double sms = r->sm_count, k_chunk = 4.0 * r->tile_large_m;
-    double large = tile_util(m, n, k, batch, r->tile_large_m, r->tile_large_n, sms, k_chunk);
-    double small = tile_util(m, n, k, batch, r->tile_small_m, r->tile_small_n, sms, k_chunk) * r->tile_small_eff;
-    double rate = r->attn_flop_per_s * frac * r->attn_eff * (large > small ? large : small);
-    double t_math = flop_factor * 2.0 * m * n * k * batch / rate;
-    double t_mem = (flop_factor > 1 ? 2.0 : 1.0) * (m + n) * k * batch * r->gemm_in_bytes /
-                   (r->mem_bytes_per_s * r->mem_scale);
-    double t = t_math > t_mem ? t_math : t_mem;
-    return t > r->floor_s ? t : r->floor_s;
-}
-
-/* A GEMM-shaped pass at the large-GEMM rate `peak` (shape utilization and the calibration scale
- * applied) that executes flop_frac of its 2 m n k batch FLOPs, never faster than moving `bytes`,
- * plus the fixed start-up and tail of a GEMM kernel on its architecture (gemm.csv fixed_s). */
-static double matmul_at(const eci_rates *r, double peak, double m, double n, double k, double batch,
-                        double flop_frac, double bytes)
-{
-    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
-        return 0;
-    double flop = 2.0 * m * n * k * batch * flop_frac;
-    double rate = peak * r->gemm_scale * eci_gemm_util(r, m, n, k, batch);
-    double t_math = flop / rate;
-    double t_mem = bytes / (r->mem_bytes_per_s * r->mem_scale);
-    double t = r->gemm_fixed_s + (t_math > t_mem ? t_math : t_mem);
-    return t > r->floor_s ? t : r->floor_s;
-}
-
-/* A GEMM at the large-GEMM rate `peak` (a convolution's: x conv_eff), never faster than streaming
- * its operands of in_bytes each. */
-static double gemm_at(const eci_rates *r, double peak, double in_bytes, double m, double n, double k, double batch,
-                      int kind)
-{
-    return matmul_at(r, kind == ECI_OP_CONV ? peak * r->conv_eff : peak, m, n, k, batch, 1.0,
-                     (m * k + k * n + m * n) * batch * in_bytes);
-}
-
-/* kind: ECI_OP_GEMM or ECI_OP_CONV (x conv_eff). */
-double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int kind)
-{
-    return gemm_at(r, r->gemm_flop_per_s, r->gemm_in_bytes, m, n, k, batch, kind);
-}
-
 /* The same under Transformer Engine as Megatron-Core drives it (kernels=te; TransformerEngine
  * @7d576ed2, the NeMo 24.07 pin, transformer_engine/pytorch/module/): LayerNormLinear's norm
  * writes its output in FP8 (layernorm_linear.py L125-139, the cast is the norm's store) and the
@@ -247,15 +155,15 @@ static void te_fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op
     double tr = non_tn || cur ? 0.0 : eci_const(ctx, EC_C_te_fp8_transpose_bytes);
     double am = cur ? eci_const(ctx, EC_C_te_fp8_amax_bytes) : 0.0; /* the amax pass before a cast */
     double in_b = normed ? (cur ? ct : 0.0) : am + ct;                /* the input's cast per element */
-    c->fwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, n, k, b, ECI_OP_GEMM) +
+    c->fwd_s = eci_gemm_at(r, r->fp8_flop_per_s, 1.0, m, n, k, b, ECI_OP_GEMM) +
                (in_b * m * k + (am + ct) * k * n * r->fp8_weight_cast_frac) * b / bw;
     c->fwd_kernels = 1 + (normed ? cur : 1 + cur);
     if (!op->bwd)
         return;
-    c->bwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, k, n, b, ECI_OP_GEMM) + (am + ct) * m * n * b / bw;
+    c->bwd_s = eci_gemm_at(r, r->fp8_flop_per_s, 1.0, m, k, n, b, ECI_OP_GEMM) + (am + ct) * m * n * b / bw;
     c->bwd_kernels = 2 + cur; /* the output gradient's (amax and) cast and transpose, the input's gradient */
     if (!op->frozen) {
-        c->bwd_s += gemm_at(r, r->fp8_flop_per_s, 1.0, n, k, m, b, ECI_OP_GEMM) + (normed ? tr * m * k * b / bw : 0);
+        c->bwd_s += eci_gemm_at(r, r->fp8_flop_per_s, 1.0, n, k, m, b, ECI_OP_GEMM) + (normed ? tr * m * k * b / bw : 0);
         c->bwd_kernels += 1 + (normed && tr > 0);
     }
 }
@@ -271,14 +179,14 @@ static void fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *o
         te_fp8_gemm_cost(ctx, r, op, c);
         return;
     }
-    c->fwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, n, k, b, ECI_OP_GEMM) + 3.0 * (m * k + k * n) * b / bw;
+    c->fwd_s = eci_gemm_at(r, r->fp8_flop_per_s, 1.0, m, n, k, b, ECI_OP_GEMM) + 3.0 * (m * k + k * n) * b / bw;
     c->fwd_kernels = 2; /* the GEMM and the fused cast of its input (the weight's is cached per step) */
     if (!op->bwd)
         return;
-    c->bwd_s = gemm_at(r, r->fp8_flop_per_s, 1.0, m, k, n, b, ECI_OP_GEMM) + (3.0 * m * n + m * k + k * n) * b / bw;
+    c->bwd_s = eci_gemm_at(r, r->fp8_flop_per_s, 1.0, m, k, n, b, ECI_OP_GEMM) + (3.0 * m * n + m * k + k * n) * b / bw;
     c->bwd_kernels = 2;
     if (!op->frozen) {
-        c->bwd_s += gemm_at(r, r->fp8_flop_per_s, 1.0, n, k, m, b, ECI_OP_GEMM);
+        c->bwd_s += eci_gemm_at(r, r->fp8_flop_per_s, 1.0, n, k, m, b, ECI_OP_GEMM);
         c->bwd_kernels++;
     }
 }
@@ -305,7 +213,7 @@ static double conv_pass_s(const eci_rates *r, const eci_conv_algo *a, double m, 
                           double io_bytes, double in_out_bytes)
 {
     double peak = r->gemm_flop_per_s * (a->conv_eff ? r->conv_eff : 1.0);
-    return matmul_at(r, peak, m, n, k, groups, a->flop_frac, io_bytes + a->workspace_io_frac * in_out_bytes);
+    return eci_matmul_at(r, peak, m, n, k, groups, a->flop_frac, io_bytes + a->workspace_io_frac * in_out_bytes);
 }
 
 /* A pass whose kernels read another layout than the tensors': cuDNN transposes around it. */
@@ -472,7 +380,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { ATTN_HD_KEY = 39, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
+enum { ATTN_HD_KEY = 40, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -501,9 +409,9 @@ struct eci_cost_cache {
 
 /* make_cost_key lists every field of eci_rates before `warnings` (16 doubles, tensor_cores,
  * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac,
- * ep_overlap_frac, te_fp8_non_tn, te_fp8_current, the attention head-dim table): a field added there must join the key, or changing it would return
+ * ep_overlap_frac, tp_overlap, te_fp8_non_tn, te_fp8_current, the attention head-dim table): a field added there must join the key, or changing it would return
  * stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == (31 + 5 * ECI_AK_HD_MAX) * sizeof(double),
+_Static_assert(offsetof(eci_rates, warnings) == (32 + 5 * ECI_AK_HD_MAX) * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -517,7 +425,7 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->mem_overhead_s, r->gemm_fixed_s, r->te, r->fp8_weight_cast_frac,
         eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd, r->ep_overlap_frac,
         eci_const(ctx, EC_C_overlap_compute_slowdown_frac), r->te_fp8_non_tn, eci_const(ctx, EC_C_te_fp8_cast_bytes),
-        r->te_fp8_current, eci_const(ctx, EC_C_te_fp8_amax_bytes)};
+        r->te_fp8_current, eci_const(ctx, EC_C_te_fp8_amax_bytes), r->tp_overlap};
     memcpy(k->v, v, sizeof v);
     memcpy(&k->v[ATTN_HD_KEY], r->attn_hd, sizeof r->attn_hd);
     memcpy(&k->v[ATTN_HD_KEY + ECI_AK_HD_MAX], r->attn_hd_scale, sizeof r->attn_hd_scale);

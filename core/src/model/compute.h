@@ -48,6 +48,9 @@ typedef struct eci_rates {
     /* moe_a2a_overlap: the share of micro-steps whose forward runs together with another's backward
      * (Megatron-Core's combined 1F1B), their expert all-to-alls under the other's compute; 0: none */
     double ep_overlap_frac;
+    /* tp_comm_overlap (kernels=te): Transformer Engine's userbuffers overlap the forward's
+     * sequence-parallel collectives too (overlap.c te_tp_forward_overlap); 0: off */
+    double tp_overlap;
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
     /* The collectives of COMM ops (tensor-, context-, expert-parallel groups): their links and
@@ -98,6 +101,13 @@ EC_INTERNAL void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int at
  * head dim (attn_frac at head dim 128, scaled by attention.csv's head-dim rows where it has them). */
 EC_INTERNAL double eci_attn_frac(const eci_rates *r, int pass, int causal, double head_dim);
 EC_INTERNAL double eci_gemm_util(const eci_rates *r, double m, double n, double k, double batch);
+/* A GEMM-shaped pass at the rate `peak` running flop_frac of its FLOPs, never faster than moving
+ * `bytes` (kernel_time.c); eci_gemm_at: a GEMM (kind ECI_OP_CONV: x conv_eff) whose operands are
+ * in_bytes per element. */
+EC_INTERNAL double eci_matmul_at(const eci_rates *r, double peak, double m, double n, double k, double batch,
+                                 double flop_frac, double bytes);
+EC_INTERNAL double eci_gemm_at(const eci_rates *r, double peak, double in_bytes, double m, double n, double k,
+                               double batch, int kind);
 EC_INTERNAL double eci_gemm_time_s(const eci_rates *r, double m, double n, double k, double batch, int conv);
 /* A fused attention kernel of m queries, n keys, k = 2 x head dim, batch x heads: flop_factor x
  * its forward FLOPs (1 forward, sdpa_bwd_flop_factor backward) at the attention peak x frac (the

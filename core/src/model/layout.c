@@ -72,6 +72,10 @@ static int check_degrees(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (cfg->sequence_parallel && r->tp < 2)
         return eci_error(ctx, EC_EINVAL, "sequence_parallel=1 needs tp > 1 (it splits the sequence across the "
                          "tensor-parallel group)");
+    if (cfg->tp_comm_overlap && (cfg->kernels != EC_KERNELS_TE || !cfg->sequence_parallel))
+        return eci_error(ctx, EC_EINVAL, "tp_comm_overlap=1 needs kernels=te and sequence_parallel=1 (Transformer "
+                         "Engine's userbuffers overlap the sequence-parallel collectives; Megatron-LM "
+                         "arguments.py: --tp-comm-overlap only with sequence parallelism)");
     if (cfg->pp_chunks > 1 && cfg->pp_schedule != EC_PP_INTERLEAVED)
         return eci_error(ctx, EC_EINVAL, "pp_chunks=%d needs pp_schedule=interleaved", cfg->pp_chunks);
     if (cfg->pp_schedule == EC_PP_INTERLEAVED && (r->pp < 2 || cfg->pp_chunks < 2))

@@ -1,10 +1,11 @@
 /*
  * overlap.c: what a collective running beside other kernels leaves exposed, per op of a workload
  * whose ops compute.c has priced alone: a context-parallel ring's steps under the attention they
- * feed, Transformer Engine's tensor-parallel backward collectives under their GEMMs, and
+ * feed, Transformer Engine's tensor-parallel backward collectives under their GEMMs (and with
+ * tp_comm_overlap its userbuffers' forward ones, chunked GEMMs on the SMs they leave), and
  * Megatron-Core's expert all-to-alls under another micro-batch's compute (moe_a2a_overlap).
  * Inputs: the workload's ops (model/workload.h), their costs and the rates' communication groups
- * (model/compute.h, model/comm.h); the slowdown of overlapped compute from models/constants.csv.
+ * (model/compute.h, model/comm.h); the slowdown of overlapped compute and TE's userbuffers settings (te_ub_*) from models/constants.csv.
  */
 #include "model/compute.h"
 #include "catalog/consts.h"
@@ -44,6 +45,97 @@ static void te_tp_backward_overlap(const eci_rates *r, const eci_workload *wl, e
         double gather = eci_coll_s(r->comm, &r->groups[op->group], ECI_COLL_ALLGATHER, op->comm_bytes);
         double rs = cost[i].bwd_s - under / 2, ag = gather - under / 2;
         cost[i].bwd_s = (rs > 0 ? rs : 0) + (ag > 0 ? ag : 0);
+    }
+}
+
+/* The GEMMs a tensor-parallel collective overlaps: from op i on in direction step (1: after, the
+ * column-parallel linears reading an all-gather; -1: before, the row-parallel ones making a
+ * reduce-scatter) up to attention, another collective or a GEMM of another width (k after, n
+ * before).  Their indices into idx (at most max); returns how many. */
+static size_t tp_gemms(const eci_workload *wl, size_t i, ptrdiff_t step, size_t *idx, size_t max)
+{
+    size_t n = 0;
+    double width = -1;
+    for (ptrdiff_t j = (ptrdiff_t)i + step; j >= 0 && j < (ptrdiff_t)wl->n_ops && n < max; j += step) {
+        const eci_op *c = &wl->ops[j];
+        if (c->kind == ECI_OP_COMM || c->kind == ECI_OP_ATTN)
+            break;
+        if (c->kind != ECI_OP_GEMM)
+            continue;
+        if (width >= 0 && (step > 0 ? c->k : c->n) != width)
+            break;
+        width = step > 0 ? c->k : c->n;
+        idx[n++] = (size_t)j;
+    }
+    return n;
+}
+
+/* A GEMM's time split into `chunks` along m (tokens) or n (output features), over its time whole:
+ * the smaller chunks' lower efficiency (eci_gemm_time_s on the chunk's shape). */
+static double chunked_frac(const eci_rates *r, const eci_op *g, double chunks, int along_n)
+{
+    double whole = eci_gemm_time_s(r, g->m, g->n, g->k, g->batch, 0);
+    double part = along_n ? eci_gemm_time_s(r, g->m, g->n / chunks, g->k, g->batch, 0)
+                          : eci_gemm_time_s(r, g->m / chunks, g->n, g->k, g->batch, 0);
+    return whole > 0 ? chunks * part / whole : 1.0;
+}
+
+/* tp_comm_overlap: Transformer Engine's userbuffers overlap the forward's sequence-parallel
+ * collectives with the GEMM that reads or makes them, and the row-parallel linears' backward
+ * all-gather with their input-gradient GEMM (TransformerEngine@7d576ed2
+ * transformer_engine/pytorch/module/base.py L83-93 and csrc/comm_gemm_overlap.h):
+ *  - ring exchange (qkv_fprop, fc1_fprop; proj_dgrad, fc2_dgrad in the backward): the GEMM runs in
+ *    tp chunks of the tokens, each beside the copy-engine send of the next chunk (use_ce, no SMs
+ *    taken): g + (tp - 1) max(g, p), g one chunk's GEMM, p one of the tp - 1 exchange steps; the
+ *    collective shows (tp - 1) max(0, p - g) beyond the chunked GEMM;
+ *  - pipeline (proj_fprop, fc2_fprop): the GEMM in te_ub_num_splits chunks of its output features
+ *    on the SMs the reduce-scatter kernels leave (te_ub_set_sm_margin: x SMs / (SMs - num_sm)),
+ *    each chunk's reduce-scatter after it, the last exposed: (splits - 1) max(0, c - g) + c.
+ * The GEMMs carry their chunked (and slowed) time; the collective what shows beyond it.  The
+ * column-parallel backward is te_tp_backward_overlap's (bulk overlaps, unchanged). */
+static void te_tp_forward_overlap(const ec_ctx *ctx, const eci_rates *r, const eci_workload *wl,
+                                  eci_op_cost_t *cost)
+{
+    double tp = r->groups[ECI_GROUP_TP].n, sms = r->sm_count, splits = eci_const(ctx, EC_C_te_ub_num_splits);
+    double sm_num[2] = {eci_const(ctx, EC_C_te_ub_proj_fprop_num_sm), eci_const(ctx, EC_C_te_ub_fc2_fprop_num_sm)};
+    int margin = eci_const(ctx, EC_C_te_ub_set_sm_margin) > 0;
+    int block = -2, n_rs = 0;
+    if (tp < 2)
+        return;
+    for (size_t i = 0; i < wl->n_ops; i++) {
+        const eci_op *op = &wl->ops[i];
+        int ag = op->fwd_coll == ECI_COLL_ALLGATHER && op->bwd_coll == ECI_COLL_REDUCE_SCATTER;
+        int rs = op->fwd_coll == ECI_COLL_REDUCE_SCATTER && op->bwd_coll == ECI_COLL_ALLGATHER;
+        if (op->kind != ECI_OP_COMM || op->group != ECI_GROUP_TP || op->hidden || !(ag || rs))
+            continue;
+        if (op->block != block) /* the block's first reduce-scatter is proj_fprop, the next fc2_fprop */
+            block = op->block, n_rs = 0;
+        size_t idx[8], n = tp_gemms(wl, i, ag ? 1 : -1, idx, 8);
+        if (n == 0)
+            continue;
+        double g = 0, dgrad = 0;
+        if (ag) { /* ring exchange over the tokens, every SM */
+            for (size_t t = 0; t < n; t++) {
+                cost[idx[t]].fwd_s *= chunked_frac(r, &wl->ops[idx[t]], tp, 0);
+                g += cost[idx[t]].fwd_s / tp;
+            }
+            double p = cost[i].fwd_s / (tp - 1), f = p - g;
+            cost[i].fwd_s = (tp - 1) * (f > 0 ? f : 0);
+            continue;
+        }
+        double num_sm = sm_num[n_rs++ > 0 ? 1 : 0];
+        double slow = margin && sms > num_sm ? sms / (sms - num_sm) : 1.0;
+        for (size_t t = 0; t < n; t++) {
+            const eci_op *c = &wl->ops[idx[t]];
+            double half = cost[idx[t]].bwd_s / 2, fr = chunked_frac(r, c, tp, 0);
+            cost[idx[t]].fwd_s *= chunked_frac(r, c, splits, 1) * slow;
+            cost[idx[t]].bwd_s += half * (fr - 1); /* the input gradient in tp token chunks */
+            g += cost[idx[t]].fwd_s / splits;
+            dgrad += half * fr / tp;
+        }
+        double c = cost[i].fwd_s / splits, f = c - g, p = cost[i].bwd_s / (tp - 1), b = p - dgrad;
+        cost[i].fwd_s = (splits - 1) * (f > 0 ? f : 0) + c;
+        cost[i].bwd_s = (tp - 1) * (b > 0 ? b : 0); /* proj_dgrad, fc2_dgrad: ring exchange */
     }
 }
 
@@ -115,6 +207,8 @@ void eci_overlap_apply(const ec_ctx *ctx, const eci_rates *r, const eci_workload
             eci_ring_exposed(r, &wl->ops[i], &cost[i - 1], &cost[i]);
     if (r->te > 0 && r->comm != NULL)
         te_tp_backward_overlap(r, wl, cost);
+    if (r->tp_overlap > 0 && r->comm != NULL)
+        te_tp_forward_overlap(ctx, r, wl, cost);
     if (r->ep_overlap_frac > 0 && r->comm != NULL)
         ep_a2a_overlap(wl, r->ep_overlap_frac, eci_const(ctx, EC_C_overlap_compute_slowdown_frac), cost);
 }

@@ -173,7 +173,7 @@ static int scaling_efficiency(ec_ctx *ctx, const ec_config *cfg, const eci_param
     /* the whole model on the one GPU: no tensor, pipeline, context or expert split, no sharding */
     one.tp = one.pp = one.cp = one.ep = one.pp_chunks = 1;
     one.etp = 0;
-    one.sequence_parallel = 0;
+    one.sequence_parallel = one.tp_comm_overlap = 0;
     one.pp_schedule = EC_PP_1F1B;
     one.pp_split = EC_PP_SPLIT_LAYERS;
     one.sharding = EC_SHARD_FULL;
