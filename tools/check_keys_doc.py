@@ -42,7 +42,7 @@ GROUPS = [
                                        "zero_stage", "zero_reduce", "zero_shard_size", "overlap_param_gather",
                                        "grad_buckets", "zero_flat_copies", "offload", "fsdp_no_sync",
                                        "fsdp_api"]),
-    ("Model parallelism", ["tp", "sequence_parallel", "tp_comm_overlap", "pp", "pp_schedule", "pp_chunks", "ep", "etp", "moe_a2a_overlap", "cp"]),
+    ("Model parallelism", ["tp", "sequence_parallel", "tp_comm_overlap", "tp_overlap_cfg", "pp", "pp_schedule", "pp_chunks", "ep", "etp", "moe_a2a_overlap", "cp"]),
     ("Fine-tuning (LoRA, QLoRA)", ["lora_r", "lora_targets", "lora_dropout", "base_precision", "lora_fsdp_wrap",
                                    "quant_head"]),
     ("Input pipeline", ["data", "num_workers", "prefetch_factor", "pin_memory", "persistent_workers", "tokenize",

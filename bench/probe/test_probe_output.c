@@ -45,7 +45,7 @@ static void copy_models(const char *dir)
     static const char *const files[] = {"constants.csv", "gpus.csv", "hosts.csv", "interconnects.csv", "networks.csv",
                                         "attention.csv", "membw.csv", "gemm.csv",
                                         "gemm_shapes.csv", "sdpa_backends.csv", "conv_algos.csv",
-        "nccl_tuning.csv"};
+        "nccl_tuning.csv", "tp_overlap.csv"};
     const char *models = getenv("EPOCHCAST_MODELS");
     assert_non_null(models);
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {

@@ -470,6 +470,10 @@ typedef struct ec_config {
     int tp_comm_overlap;         /* 0/1: the sequence-parallel all-gathers run under the column-parallel
                                     GEMMs that read them, the reduce-scatters under the row-parallel GEMMs
                                     that make them (and their backward all-gathers under the dgrad) [0] */
+    char tp_overlap_cfg[EC_NAME_MAX]; /* with tp_comm_overlap: the userbuffers configuration, an id of
+                                    models/tp_overlap.csv (NeMo ub_tp_comm_overlap_cfg, Megatron-Bridge
+                                    tp_comm_overlap_cfg; te_defaults: none named) ["" = the H100 Llama 3 70B
+                                    one, h100_h8192_tp4_mbs1_seqlen8192] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

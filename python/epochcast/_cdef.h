@@ -236,6 +236,7 @@ typedef struct ec_config {
     int moe_a2a_overlap;
     int fp8_recipe;
     int tp_comm_overlap;
+    char tp_overlap_cfg[64];
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

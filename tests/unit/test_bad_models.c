@@ -19,7 +19,7 @@
 
 static const char *const tables[] = {"gpus", "hosts", "networks", "constants", "profile", "interconnects",
                                      "reference_systems", "attention", "membw", "gemm", "gemm_shapes",
-                                     "sdpa_backends", "conv_algos", "nccl_tuning"};
+                                     "sdpa_backends", "conv_algos", "nccl_tuning", "tp_overlap"};
 
 /* A copy of the shipped models/ tables in a new temporary folder. */
 static char *copy_models(void)

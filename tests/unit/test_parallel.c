@@ -154,7 +154,7 @@ static char *models_with_const(const char *name, const char *value)
     static const char *const copy[] = {"gpus.csv", "hosts.csv", "interconnects.csv", "networks.csv", "profile.csv",
                                        "prices.csv", "attention.csv", "membw.csv",
                                        "gemm.csv", "gemm_shapes.csv", "sdpa_backends.csv", "conv_algos.csv",
-        "nccl_tuning.csv"};
+        "nccl_tuning.csv", "tp_overlap.csv"};
     for (size_t i = 0; i < sizeof copy / sizeof copy[0]; i++) {
         char *from = ec_test_path(src, copy[i]), *to = ec_test_path(dir, copy[i]);
         size_t len;

@@ -155,7 +155,7 @@ static char *scaled_models(const char *const *cols, size_t ncols, double factor)
     static const char *const copy[] = {"hosts.csv", "interconnects.csv", "networks.csv", "constants.csv", "profile.csv",
                                        "reference_systems.csv", "attention.csv", "membw.csv",
                                        "gemm.csv", "gemm_shapes.csv", "sdpa_backends.csv", "conv_algos.csv",
-        "nccl_tuning.csv"};
+        "nccl_tuning.csv", "tp_overlap.csv"};
     for (size_t i = 0; i < sizeof copy / sizeof copy[0]; i++) {
         char *from = ec_test_path(src, copy[i]), *to = ec_test_path(dir, copy[i]);
         size_t len;

@@ -76,6 +76,7 @@ struct ec_ctx {
     struct eci_consts *consts;        /* software constants, constants.csv */
     struct eci_sdpa *sdpa;            /* SDPA's backend by release, GPU and dtype, sdpa_backends.csv */
     struct eci_conv_algos *conv_algos; /* cuDNN's algorithm class per convolution pass, conv_algos.csv */
+    struct eci_tp_overlaps *tp_overlaps; /* Transformer Engine's userbuffers configurations, tp_overlap.csv */
     struct eci_params *fit;           /* fitted parameters in use (catalog/params.c); NULL: priors */
     char profile_path[EC_PATH_MAX];   /* the profile= file whose values are cached below */
     struct eci_params *profile_fit;

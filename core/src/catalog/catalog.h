@@ -177,6 +177,28 @@ EC_INTERNAL int eci_fabric_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_fabric_free(ec_ctx *ctx);
 EC_INTERNAL const eci_fabric *eci_fabric_find(ec_ctx *ctx, const char *name); /* sets EC_ENOTFOUND */
 
+/* ---- Transformer Engine's userbuffers configurations (models/tp_overlap.csv, tpoverlap.c) ---- */
+/* The GEMMs tp_comm_overlap prices (model/overlap.c) and the methods TE overlaps them by. */
+enum { ECI_UB_QKV_FPROP, ECI_UB_PROJ_FPROP, ECI_UB_FC1_FPROP, ECI_UB_FC2_FPROP, ECI_UB_PROJ_DGRAD, ECI_UB_FC2_DGRAD,
+       ECI_UB_GEMMS };
+enum { ECI_UB_RING, ECI_UB_PIPELINE, ECI_UB_BULK };
+#define ECI_TP_OVERLAP_DEFAULT "h100_h8192_tp4_mbs1_seqlen8192" /* tp_overlap_cfg unset */
+typedef struct eci_ub_gemm {
+    int method;          /* ECI_UB_RING, ECI_UB_PIPELINE, ECI_UB_BULK */
+    double num_sm;       /* SMs the communication kernels hold */
+    double num_splits;   /* pipeline: chunks of the GEMM's output features */
+    int set_sm_margin;   /* 1: the GEMM runs on the SMs less num_sm */
+} eci_ub_gemm;
+typedef struct eci_tp_overlap {
+    char id[EC_NAME_MAX];
+    eci_ub_gemm gemm[ECI_UB_GEMMS];
+} eci_tp_overlap;
+EC_INTERNAL int eci_tp_overlap_load(ec_ctx *ctx, const char *path);
+EC_INTERNAL void eci_tp_overlap_free(ec_ctx *ctx);
+/* The row of id ("" = ECI_TP_OVERLAP_DEFAULT), or -1 with an error naming the key and listing the ids. */
+EC_INTERNAL int eci_tp_overlap_index(ec_ctx *ctx, const char *id);
+EC_INTERNAL const eci_tp_overlap *eci_tp_overlap_at(const ec_ctx *ctx, int index); /* NULL: none */
+
 /* models/nccl_tuning.csv: exactly the six rows ring_ll ... tree_simple (nccl.c). */
 EC_INTERNAL int eci_nccl_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_nccl_free(ec_ctx *ctx);

@@ -254,6 +254,9 @@ static const key_def KEYS[] = {
     /* Transformer Engine userbuffers: Megatron --tp-comm-overlap, NeMo ub_tp_comm_overlap */
     BOOL(tp_comm_overlap, "kernels=te, sequence_parallel: forward TP collectives under the GEMMs too (TE "
          "userbuffers), 0/1 [0]"),
+    /* NeMo ub_tp_comm_overlap_cfg, Megatron-Bridge CommOverlapConfig tp_comm_overlap_cfg */
+    STR(tp_overlap_cfg, "TE userbuffers configuration of tp_comm_overlap, an id of models/tp_overlap.csv "
+        "[h100_h8192_tp4_mbs1_seqlen8192]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
@@ -567,6 +570,8 @@ static int check_name(ec_ctx *ctx, const key_def *k, const char *value)
         return eci_hw_find(ctx, value) != NULL ? EC_OK : EC_ENOTFOUND;
     if (strcmp(k->name, "host") == 0 && ctx->models_loaded)
         return eci_host_find(ctx, value) != NULL ? EC_OK : EC_ENOTFOUND;
+    if (strcmp(k->name, "tp_overlap_cfg") == 0 && ctx->models_loaded)
+        return eci_tp_overlap_index(ctx, value) >= 0 ? EC_OK : EC_ENOTFOUND;
     if (strcmp(k->name, "task") == 0 && eci_task_parse(value) < 0)
         return eci_error(ctx, EC_ENOTFOUND, "key 'task': unknown task '%s' (classify, squad, pretrain, lm, "
                          "imagenet)", value);

@@ -50,8 +50,6 @@ static const struct {
     {EC_C_fp32_conv_warn_frac, 1e-3, 1},
     {EC_C_fsdp_gathers_in_flight, 1, 8}, {EC_C_host_optimizer_bytes_per_s, 1, 1e15},
     {EC_C_host_bound_util_frac, 0, 1},
-    {EC_C_te_ub_num_splits, 1, 64},      {EC_C_te_ub_proj_fprop_num_sm, 0, 1024},
-    {EC_C_te_ub_fc2_fprop_num_sm, 0, 1024}, {EC_C_te_ub_set_sm_margin, 0, 1},
 };
 
 static void const_range(size_t id, double *lo, double *hi)

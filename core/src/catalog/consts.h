@@ -142,11 +142,7 @@
     X(allocator_frac_min)              \
     X(compile_graph_call_s)            \
     X(zero3_reduce_bucket_elems)       \
-    X(host_bound_util_frac) \
-    X(te_ub_num_splits)                \
-    X(te_ub_proj_fprop_num_sm)         \
-    X(te_ub_fc2_fprop_num_sm)          \
-    X(te_ub_set_sm_margin)
+    X(host_bound_util_frac)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

@@ -49,7 +49,8 @@ typedef struct eci_rates {
      * (Megatron-Core's combined 1F1B), their expert all-to-alls under the other's compute; 0: none */
     double ep_overlap_frac;
     /* tp_comm_overlap (kernels=te): Transformer Engine's userbuffers overlap the forward's
-     * sequence-parallel collectives too (overlap.c te_tp_forward_overlap); 0: off */
+     * sequence-parallel collectives too (overlap.c te_tp_forward_overlap): 1 + the index of its
+     * configuration in models/tp_overlap.csv (eci_tp_overlap_at); 0: off */
     double tp_overlap;
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];

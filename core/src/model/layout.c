@@ -76,6 +76,8 @@ static int check_degrees(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
         return eci_error(ctx, EC_EINVAL, "tp_comm_overlap=1 needs kernels=te and sequence_parallel=1 (Transformer "
                          "Engine's userbuffers overlap the sequence-parallel collectives; Megatron-LM "
                          "arguments.py: --tp-comm-overlap only with sequence parallelism)");
+    if (cfg->tp_comm_overlap && eci_tp_overlap_index(ctx, cfg->tp_overlap_cfg) < 0)
+        return EC_ENOTFOUND; /* the message names the key and lists the ids */
     if (cfg->pp_chunks > 1 && cfg->pp_schedule != EC_PP_INTERLEAVED)
         return eci_error(ctx, EC_EINVAL, "pp_chunks=%d needs pp_schedule=interleaved", cfg->pp_chunks);
     if (cfg->pp_schedule == EC_PP_INTERLEAVED && (r->pp < 2 || cfg->pp_chunks < 2))

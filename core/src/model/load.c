@@ -23,6 +23,7 @@ static void unload(ec_ctx *ctx)
     eci_consts_free(ctx);
     eci_sdpa_free(ctx);
     eci_conv_algos_free(ctx);
+    eci_tp_overlap_free(ctx);
 }
 
 int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
@@ -61,6 +62,7 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
         {"interconnects.csv", eci_fabric_load},
         {"nccl_tuning.csv", eci_nccl_load}, /* NCCL's algorithm choice for all-reduces (catalog/nccl.c) */
         {"networks.csv", eci_net_load},
+        {"tp_overlap.csv", eci_tp_overlap_load}, /* TE's userbuffers configurations (catalog/tpoverlap.c) */
     };
     char path[EC_PATH_MAX + 32];
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {

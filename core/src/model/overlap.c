@@ -5,9 +5,11 @@
  * tp_comm_overlap its userbuffers' forward ones, chunked GEMMs on the SMs they leave), and
  * Megatron-Core's expert all-to-alls under another micro-batch's compute (moe_a2a_overlap).
  * Inputs: the workload's ops (model/workload.h), their costs and the rates' communication groups
- * (model/compute.h, model/comm.h); the slowdown of overlapped compute and TE's userbuffers settings (te_ub_*) from models/constants.csv.
+ * (model/compute.h, model/comm.h); the slowdown of overlapped compute from models/constants.csv, TE's
+ * userbuffers configuration of the run (tp_overlap_cfg) from models/tp_overlap.csv (catalog/tpoverlap.c).
  */
 #include "model/compute.h"
+#include "catalog/catalog.h"
 #include "catalog/consts.h"
 
 #include <math.h>
@@ -80,27 +82,38 @@ static double chunked_frac(const eci_rates *r, const eci_op *g, double chunks, i
     return whole > 0 ? chunks * part / whole : 1.0;
 }
 
+/* The GEMM's time on the SMs its userbuffers communication leaves (set_sm_margin: TE's _math_sms =
+ * SMs - num_sm, TransformerEngine@7d576ed2 transformer_engine/pytorch/csrc/comm_gemm_overlap.h L118):
+ * x SMs / (SMs - num_sm); 1 without the margin. */
+static double sm_slow(const eci_rates *r, const eci_ub_gemm *u)
+{
+    double sms = r->sm_count;
+    return u->set_sm_margin && sms > u->num_sm ? sms / (sms - u->num_sm) : 1.0;
+}
+
 /* tp_comm_overlap: Transformer Engine's userbuffers overlap the forward's sequence-parallel
  * collectives with the GEMM that reads or makes them, and the row-parallel linears' backward
  * all-gather with their input-gradient GEMM (TransformerEngine@7d576ed2
- * transformer_engine/pytorch/module/base.py L83-93 and csrc/comm_gemm_overlap.h):
- *  - ring exchange (qkv_fprop, fc1_fprop; proj_dgrad, fc2_dgrad in the backward): the GEMM runs in
- *    tp chunks of the tokens, each beside the copy-engine send of the next chunk (use_ce, no SMs
- *    taken): g + (tp - 1) max(g, p), g one chunk's GEMM, p one of the tp - 1 exchange steps; the
- *    collective shows (tp - 1) max(0, p - g) beyond the chunked GEMM;
- *  - pipeline (proj_fprop, fc2_fprop): the GEMM in te_ub_num_splits chunks of its output features
- *    on the SMs the reduce-scatter kernels leave (te_ub_set_sm_margin: x SMs / (SMs - num_sm)),
- *    each chunk's reduce-scatter after it, the last exposed: (splits - 1) max(0, c - g) + c.
- * The GEMMs carry their chunked (and slowed) time; the collective what shows beyond it.  The
- * column-parallel backward is te_tp_backward_overlap's (bulk overlaps, unchanged). */
+ * transformer_engine/pytorch/module/base.py L83-93 and csrc/comm_gemm_overlap.h), each GEMM by the
+ * method of the row's configuration (models/tp_overlap.csv; a block's first all-gather feeds
+ * qkv_fprop, the next fc1_fprop; its first reduce-scatter comes from proj_fprop and proj_dgrad, the
+ * next from fc2_fprop and fc2_dgrad):
+ *  - ring_exchange: the GEMM runs in tp chunks of the tokens, each beside the copy-engine send of the
+ *    next chunk (use_ce, no SMs taken but set_sm_margin's): g + (tp - 1) max(g, p), g one chunk's
+ *    GEMM, p one of the tp - 1 exchange steps; the collective shows (tp - 1) max(0, p - g);
+ *  - pipeline (reduce-scatters only: base.py L130-132): the GEMM in num_splits chunks of its output
+ *    features on the SMs the reduce-scatter kernels leave (sm_slow), each chunk's reduce-scatter
+ *    after it, the last exposed: (splits - 1) max(0, c - g) + c;
+ *  - bulk: a collective beside a GEMM that does not need it (TE's dgrad/wgrad overlaps, priced by
+ *    te_tp_backward_overlap); on these GEMMs, which read or make it, nothing hides: priced alone.
+ * The GEMMs carry their chunked (and slowed) time; the collective what shows beyond it. */
 static void te_tp_forward_overlap(const ec_ctx *ctx, const eci_rates *r, const eci_workload *wl,
                                   eci_op_cost_t *cost)
 {
-    double tp = r->groups[ECI_GROUP_TP].n, sms = r->sm_count, splits = eci_const(ctx, EC_C_te_ub_num_splits);
-    double sm_num[2] = {eci_const(ctx, EC_C_te_ub_proj_fprop_num_sm), eci_const(ctx, EC_C_te_ub_fc2_fprop_num_sm)};
-    int margin = eci_const(ctx, EC_C_te_ub_set_sm_margin) > 0;
-    int block = -2, n_rs = 0;
-    if (tp < 2)
+    const eci_tp_overlap *cfg = eci_tp_overlap_at(ctx, (int)r->tp_overlap - 1);
+    double tp = r->groups[ECI_GROUP_TP].n;
+    int block = -2, n_ag = 0, n_rs = 0;
+    if (tp < 2 || cfg == NULL)
         return;
     for (size_t i = 0; i < wl->n_ops; i++) {
         const eci_op *op = &wl->ops[i];
@@ -108,34 +121,35 @@ static void te_tp_forward_overlap(const ec_ctx *ctx, const eci_rates *r, const e
         int rs = op->fwd_coll == ECI_COLL_REDUCE_SCATTER && op->bwd_coll == ECI_COLL_ALLGATHER;
         if (op->kind != ECI_OP_COMM || op->group != ECI_GROUP_TP || op->hidden || !(ag || rs))
             continue;
-        if (op->block != block) /* the block's first reduce-scatter is proj_fprop, the next fc2_fprop */
-            block = op->block, n_rs = 0;
+        if (op->block != block)
+            block = op->block, n_ag = n_rs = 0;
         size_t idx[8], n = tp_gemms(wl, i, ag ? 1 : -1, idx, 8);
         if (n == 0)
             continue;
-        double g = 0, dgrad = 0;
-        if (ag) { /* ring exchange over the tokens, every SM */
+        const eci_ub_gemm *u = ag ? &cfg->gemm[n_ag++ > 0 ? ECI_UB_FC1_FPROP : ECI_UB_QKV_FPROP]
+                                  : &cfg->gemm[n_rs > 0 ? ECI_UB_FC2_FPROP : ECI_UB_PROJ_FPROP];
+        const eci_ub_gemm *d = rs ? &cfg->gemm[n_rs++ > 0 ? ECI_UB_FC2_DGRAD : ECI_UB_PROJ_DGRAD] : NULL;
+        double chunks = u->method == ECI_UB_PIPELINE ? u->num_splits : tp, slow = sm_slow(r, u), g = 0;
+        if (u->method != ECI_UB_BULK) {
             for (size_t t = 0; t < n; t++) {
-                cost[idx[t]].fwd_s *= chunked_frac(r, &wl->ops[idx[t]], tp, 0);
-                g += cost[idx[t]].fwd_s / tp;
+                /* ring exchange: tp chunks of the tokens; pipeline: num_splits of the output features */
+                cost[idx[t]].fwd_s *= chunked_frac(r, &wl->ops[idx[t]], chunks, u->method == ECI_UB_PIPELINE) * slow;
+                g += cost[idx[t]].fwd_s / chunks;
             }
-            double p = cost[i].fwd_s / (tp - 1), f = p - g;
-            cost[i].fwd_s = (tp - 1) * (f > 0 ? f : 0);
-            continue;
+            double c = cost[i].fwd_s / (u->method == ECI_UB_PIPELINE ? chunks : tp - 1), f = c - g;
+            cost[i].fwd_s = u->method == ECI_UB_PIPELINE ? (chunks - 1) * (f > 0 ? f : 0) + c
+                                                         : (tp - 1) * (f > 0 ? f : 0);
         }
-        double num_sm = sm_num[n_rs++ > 0 ? 1 : 0];
-        double slow = margin && sms > num_sm ? sms / (sms - num_sm) : 1.0;
+        if (d == NULL || d->method != ECI_UB_RING)
+            continue;
+        double dgrad = 0, dslow = sm_slow(r, d); /* proj_dgrad, fc2_dgrad: ring exchange */
         for (size_t t = 0; t < n; t++) {
-            const eci_op *c = &wl->ops[idx[t]];
-            double half = cost[idx[t]].bwd_s / 2, fr = chunked_frac(r, c, tp, 0);
-            cost[idx[t]].fwd_s *= chunked_frac(r, c, splits, 1) * slow;
+            double half = cost[idx[t]].bwd_s / 2, fr = chunked_frac(r, &wl->ops[idx[t]], tp, 0) * dslow;
             cost[idx[t]].bwd_s += half * (fr - 1); /* the input gradient in tp token chunks */
-            g += cost[idx[t]].fwd_s / splits;
             dgrad += half * fr / tp;
         }
-        double c = cost[i].fwd_s / splits, f = c - g, p = cost[i].bwd_s / (tp - 1), b = p - dgrad;
-        cost[i].fwd_s = (splits - 1) * (f > 0 ? f : 0) + c;
-        cost[i].bwd_s = (tp - 1) * (b > 0 ? b : 0); /* proj_dgrad, fc2_dgrad: ring exchange */
+        double p = cost[i].bwd_s / (tp - 1), b = p - dgrad;
+        cost[i].bwd_s = (tp - 1) * (b > 0 ? b : 0);
     }
 }
 

@@ -98,7 +98,9 @@ static int step_price(step *s, double seq, const layout_comm *lc_in)
     eci_rates_attention(ctx, s->g, cfg->attention, cfg->precision, cfg->torch_version, !shape.unpadded, &s->rates);
     if (cfg->kernels == EC_KERNELS_TE) /* Transformer Engine's FP8 casts; the weights' once per step */
         eci_rates_te(&s->rates, cfg->grad_accum, cfg->fp8_recipe);
-    s->rates.tp_overlap = cfg->kernels == EC_KERNELS_TE && cfg->tp_comm_overlap; /* TE userbuffers */
+    /* TE userbuffers: 1 + the row of models/tp_overlap.csv (layout.c checked the id) */
+    s->rates.tp_overlap = cfg->kernels == EC_KERNELS_TE && cfg->tp_comm_overlap
+                              ? 1 + eci_tp_overlap_index(ctx, cfg->tp_overlap_cfg) : 0;
     if (cfg->moe_a2a_overlap && s->r.ep > 1)
         s->rates.ep_overlap_frac = ep_paired_frac(s);
     if (lc_in != NULL)
@@ -727,7 +729,8 @@ int eci_step_eval(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, cons
     eci_rates_attention(ctx, r->gpu, cfg->attention, cfg->precision, cfg->torch_version, !shape.unpadded, &rates);
     if (cfg->kernels == EC_KERNELS_TE) /* each evaluation batch casts the weights */
         eci_rates_te(&rates, 1, cfg->fp8_recipe);
-    rates.tp_overlap = cfg->kernels == EC_KERNELS_TE && cfg->tp_comm_overlap;
+    rates.tp_overlap = cfg->kernels == EC_KERNELS_TE && cfg->tp_comm_overlap
+                           ? 1 + eci_tp_overlap_index(ctx, cfg->tp_overlap_cfg) : 0;
     layout_comm lc; /* the layout's groups price a tensor-parallel model's collectives */
     if ((rc = eci_setup_layout_comm(ctx, cfg, r, calib, &lc)) != EC_OK)
         return rc;

@@ -129,6 +129,17 @@ dup = [list(r) for r in tuning]
 dup.append(list(tuning[1]))
 emit("nccl_tuning", "duplicate_id", text(dup))
 
+ub = read("tp_overlap")
+common("tp_overlap", ub, "proj_fprop_num_sm")
+emit("tp_overlap", "unknown_method", text(set_cell(ub, 1, "fc2_fprop_method", "ring")))
+emit("tp_overlap", "pipeline_on_allgather", text(set_cell(ub, 1, "qkv_fprop_method", "pipeline")))
+emit("tp_overlap", "pipeline_without_splits", text(set_cell(ub, 1, "proj_fprop_num_splits", "0")))
+emit("tp_overlap", "margin_not_0_or_1", text(set_cell(ub, 1, "fc2_fprop_set_sm_margin", "2")))
+emit("tp_overlap", "default_missing", text([ub[0]] + [r for r in ub[1:] if r[0] != "h100_h8192_tp4_mbs1_seqlen8192"]))
+dup = [list(r) for r in ub]
+dup.append(list(ub[1]))
+emit("tp_overlap", "duplicate_id", text(dup))
+
 fabrics = read("interconnects")
 common("interconnects", fabrics, "gbit_per_s_per_node")
 os.remove(os.path.join(ROOT, "interconnects", "empty_number.csv"))  # an empty rate is allowed (the other one given)
