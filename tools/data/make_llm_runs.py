@@ -38,7 +38,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len",
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
           "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe",
-          "tp_comm_overlap"]
+          "tp_comm_overlap", "tp_overlap_cfg"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -178,6 +178,18 @@ NEMO_PRETRAIN_CONF = {"GPT3-5B": ("gpt3/5b", "L170-173"), "GPT3-20B": ("gpt3/20b
 # NeMo's megatron_base_model.py turns it off without sequence parallelism, so only on TP > 1 rows
 NEMO_PRETRAIN_UB = {"GPT3-20B": "L149", "LLAMA2-70B": "L136", "Nemotron-8B": "L158", "Nemotron-22B": "L158",
                     "LLAMA3-70B": "L136"}
+# ... and the userbuffers configuration each names (models/tp_overlap.csv ids): the configs' defaults line L3
+# "optional tp_overlap@model.ub_tp_comm_overlap_cfg: <file>" (NeMo-Framework-Launcher@064e6769
+# launcher_scripts/conf/training/...); none named: TE's initialize_ub defaults (te_defaults)
+NEMO_TP = "NeMo-Framework-Launcher@064e6769 launcher_scripts/conf/training/"
+NEMO_PRETRAIN_UB_CFG = {
+    "GPT3-20B": ("h100_h6144_tp2_mbs2_seqlen2048", NEMO_TP + "gpt3/20b.yaml L3: ub_cfg_h100_h6144_tp2_mbs2_seqlen2048"),
+    "LLAMA2-70B": ("h100_h8192_tp4_mbs1_seqlen4096", NEMO_TP + "llama/llama2_70b.yaml L3: ub_cfg_h100_h8192_tp4_mbs1_seqlen4096"),
+    "Nemotron-8B": ("te_defaults", NEMO_TP + "nemotron/nemotron_8b.yaml L3: ub_tp_comm_overlap_cfg empty, TE's defaults"),
+    "Nemotron-22B": ("te_defaults", NEMO_TP + "nemotron/nemotron_22b.yaml L3: ub_tp_comm_overlap_cfg empty, TE's defaults"),
+    "LLAMA3-70B": ("h100_h8192_tp4_mbs1_seqlen8192", NEMO_TP + "llama/llama3_70b.yaml L3: ub_cfg_h100_h8192_tp4_mbs1_seqlen8192")}
+NEMO_FT_UB_CFG = ("te_defaults", "NeMo-Framework-Launcher@064e6769 launcher_scripts/conf/peft/llama/sft.yaml L3: "
+                  "ub_tp_comm_overlap_cfg empty and 70b_2node.sh (@97f45c18) names none: TE's defaults")
 # ... and the PEFT example that sets it with sequence parallelism (70b_1node_lora.sh L27 sets it too, without
 # sequence parallelism: off)
 NEMO_FT_UB = {("LLAMA2-70B", "sft"): "70b_2node.sh L27, L30: sequence_parallel=true, ub_tp_comm_overlap=true"}
@@ -242,6 +254,27 @@ MBRIDGE_FT_OPG = {("sft", "h100-sxm5-80gb"): "L166-193 llama3_70b_sft_config_h10
 MBRIDGE_FT_NOTE = ("overlap_param_gather=1: NVIDIA-NeMo/Megatron-Bridge v0.5.0 (fcbb6031) scripts/performance/configs/llama/"
                    "llama3_llm_finetune.py L48-49 (use_distributed_optimizer True) and %s (a CommOverlapConfig; "
                    "src/megatron/bridge/training/comm_overlap.py L563-566: overlap_param_gather on with dp > 1)")
+# ... and the userbuffers configuration the perf scripts pick (models/tp_overlap.csv ids; FP8 rows: the fp8 presets)
+MB_PERF = "NVIDIA-NeMo/Megatron-Bridge@7af9601c scripts/performance/configs/"
+MBRIDGE_UB_CFG = {
+    ("pretrain", "meta-llama/Meta-Llama-3-70B", "h100-sxm5-80gb"): (
+        "bridge_fp8_h100_h8192_tp4", MB_PERF + "llama3/llama3_llm_pretrain.py L158-167 llama3_70b_h100_config: "
+        "userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192 for FP8"),
+    ("pretrain", "meta-llama/Llama-3.1-405B", "h100-sxm5-80gb"): (
+        "bridge_fp8_h100_h16384_tp8_cp2", MB_PERF + "llama31/llama31_llm_pretrain.py L148-163 llama31_405b_h100_config: "
+        "userbuffers_fp8_h100_h16384_tp8_cp2_mbs1_seqlen8192 (L157) for FP8"),
+    ("pretrain", "meta-llama/Llama-3.1-405B", "b200"): (
+        "bridge_fp8_b200_h16384_tp4_cp2", MB_PERF + "llama31/llama31_llm_pretrain.py L118-137 llama31_405b_b200_config: "
+        "userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192 (L131) for FP8"),
+    ("pretrain", "meta-llama/Llama-3.1-405B", "gb200"): (
+        "bridge_fp8_b200_h16384_tp4_cp2", MB_PERF + "llama31/llama31_llm_pretrain.py L83-107 llama31_405b_gb200_config: "
+        "userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192 (L96) for FP8"),
+    ("pretrain", "meta-llama/Llama-3.1-405B", "gb300"): (
+        "bridge_fp8_b200_h16384_tp4_cp2", MB_PERF + "llama31/llama31_llm_pretrain.py L49-72 llama31_405b_gb300_config: "
+        "userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192 (L62) for FP8")}
+MBRIDGE_FT_UB_CFG = ("te_defaults", "NVIDIA-NeMo/Megatron-Bridge v0.5.0 (fcbb6031) scripts/performance/configs/llama/"
+                     "llama3_llm_finetune.py: CommOverlapConfig without tp_comm_overlap_cfg; src/megatron/bridge/training/"
+                     "comm_overlap.py L607-612: 'Initializing TP comm overlap with the default config' (TE's defaults)")
 # Megatron-Bridge's tp_comm_overlap (CommOverlapConfig; src/megatron/bridge/training/comm_overlap.py L439-448 turns it
 # off with TP < 2 or without sequence parallelism).  Pre-training at 7af9601c: the Llama recipes set it True
 # (src/megatron/bridge/recipes/llama/llama3.py L302 llama3_70b_pretrain_config, L416 llama31_405b_pretrain_config) and
@@ -405,6 +438,9 @@ def from_tables(rows, tag, skipped):
             else:
                 note += ("; tp_comm_overlap=1: NeMo-Framework-Launcher examples/peft/llama/h100/%s (@97f45c18; "
                          "Transformer Engine userbuffers)" % ub)
+            ucfg = NEMO_PRETRAIN_UB_CFG[r["model"]] if method == "pretrain" else NEMO_FT_UB_CFG
+            rec["tp_overlap_cfg"] = ucfg[0]
+            note += "; tp_overlap_cfg=%s: %s" % ucfg
         if nemo and method == "sft":
             rec["overlap_param_gather"] = 1
             note += "; overlap_param_gather=1: NeMo-Framework-Launcher " + NEMO_SFT_OPTIM
@@ -439,6 +475,12 @@ def from_tables(rows, tag, skipped):
             note += ("; tp_comm_overlap=1: Megatron-Bridge CommOverlapConfig tp_comm_overlap True (NVIDIA-NeMo/"
                      "Megatron-Bridge@%s; training/comm_overlap.py L439-448: kept with TP > 1 and sequence "
                      "parallelism)" % mub[1])
+            ucfg = MBRIDGE_UB_CFG.get((method, rec["model"], gpu)) if method == "pretrain" else MBRIDGE_FT_UB_CFG
+            if ucfg is None or (method == "pretrain" and r["precision"] not in ("FP8-CS", "FP8")):
+                raise SystemExit("make_llm_runs: no userbuffers configuration for %s %s %s %s" %
+                                 (method, rec["model"], gpu, r["precision"]))
+            rec["tp_overlap_cfg"] = ucfg[0]
+            note += "; tp_overlap_cfg=%s: %s" % ucfg
         if tag == "mbridge" and rec["model"] in PP_SPLIT and rec["pp"] > 1:
             rec["pp_split"] = "embedding_loss"
             note += ("; pp_split=embedding_loss: the recipe sets account_for_embedding_in_pipeline_split and "
