@@ -68,6 +68,7 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     IGNORED(r->strategy != EC_STRATEGY_FSDP && cfg->fsdp_no_sync, "fsdp_no_sync (fsdp only)");
     IGNORED(cfg->fp8_recipe != EC_FP8_DELAYED && (cfg->precision != EC_PREC_AMP_FP8 || cfg->kernels != EC_KERNELS_TE),
             "fp8_recipe (precision=amp_fp8 kernels=te only)");
+    IGNORED(!cfg->tp_comm_overlap && cfg->tp_overlap_cfg[0] != '\0', "tp_overlap_cfg (tp_comm_overlap=1 only)");
     IGNORED(r->strategy != EC_STRATEGY_FSDP && cfg->fsdp_api != EC_FSDP_FLAT_PARAM, "fsdp_api (fsdp only)");
     IGNORED((r->strategy != EC_STRATEGY_FSDP || cfg->lora_r <= 0) && cfg->lora_fsdp_wrap != EC_LORA_FSDP_SEPARATE,
             "lora_fsdp_wrap (fsdp with lora_r)");
