@@ -456,7 +456,8 @@ int main(int argc, char **argv)
                        "log error sd %.3f for a p10-p90 (error_log_sd_unseen_arch).\n",
                        100 * rep.arch_cv_mape_frac, rep.arch_cv_runs, rep.arch_cv_archs, rep.arch_error_log_sd);
             if (cva == EC_OK && rep.arch_host_cv_runs > 0)
-                printf("Of those, predicted host-bound (GPU utilization below constants.csv host_bound_util_frac): "
+                printf("Of those, predicted host-bound (the share of the step without host waits below constants.csv "
+                       "host_bound_util_frac): "
                        "%zu rows of %zu architectures, log error sd %.3f (error_log_sd_unseen_arch_host; the sd "
                        "above is the other rows').\n", rep.arch_host_cv_runs, rep.arch_host_cv_archs,
                        rep.arch_host_error_log_sd);

@@ -97,7 +97,8 @@ int ecC_cmd_calibrate(lua_State *L, int argc, char **argv)
                "sd %.3f for a p10-p90 (error_log_sd_unseen_arch)\n",
                100 * rep.arch_cv_mape_frac, rep.arch_cv_runs, rep.arch_cv_archs, rep.arch_error_log_sd);
     if (cva == EC_OK && rep.arch_host_cv_runs > 0)
-        printf("  of them host-bound (predicted share of the step without host waits below constants.csv host_bound_util_frac): %zu runs "
+        printf("  of them host-bound (predicted share of the step without host waits below constants.csv "
+               "host_bound_util_frac): %zu runs "
                "of %zu architectures; log error sd %.3f (error_log_sd_unseen_arch_host; the sd above: the "
                "others')\n", rep.arch_host_cv_runs, rep.arch_host_cv_archs, rep.arch_host_error_log_sd);
     for (int p = 0; cv == EC_OK && p < EC_COMM_PATHS; p++)

@@ -30,16 +30,21 @@ static double tile_util(double m, double n, double k, double batch, double tm, d
     return (m * n * batch * splits) / (waves * sms * tm * tn);
 }
 
-double eci_gemm_util(const eci_rates *r, double m, double n, double k, double batch)
+/* The better of the large and the small tile, as cuBLAS's heuristics would pick. */
+static double shape_util(const eci_rates *r, double m, double n, double k, double batch)
 {
     double sms = r->sm_count;
     double k_chunk = 4.0 * r->tile_large_m; /* a split still reduces several tiles' worth of k */
     double large = tile_util(m, n, k, batch, r->tile_large_m, r->tile_large_n, sms, k_chunk);
     double small = tile_util(m, n, k, batch, r->tile_small_m, r->tile_small_n, sms, k_chunk) * r->tile_small_eff;
-    double shape = large > small ? large : small;
+    return large > small ? large : small;
+}
+
+double eci_gemm_util(const eci_rates *r, double m, double n, double k, double batch)
+{
     /* Short reductions spend a larger share in the prologue and epilogue. */
     double k_util = k / (k + r->k_half);
-    return shape * k_util;
+    return shape_util(r, m, n, k, batch) * k_util;
 }
 
 /* A fused attention kernel over flop_factor x the FLOPs of its two products (m x n x k/2 each,
@@ -60,10 +65,7 @@ double eci_attn_time_s(const eci_rates *r, double m, double n, double k, double 
 {
     if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
         return 0;
-    double sms = r->sm_count, k_chunk = 4.0 * r->tile_large_m;
-    double large = tile_util(m, n, k, batch, r->tile_large_m, r->tile_large_n, sms, k_chunk);
-    double small = tile_util(m, n, k, batch, r->tile_small_m, r->tile_small_n, sms, k_chunk) * r->tile_small_eff;
-    double rate = r->attn_flop_per_s * frac * r->attn_eff * (large > small ? large : small);
+    double rate = r->attn_flop_per_s * frac * r->attn_eff * shape_util(r, m, n, k, batch);
     double t_math = flop_factor * 2.0 * m * n * k * batch / rate;
     double t_mem = (flop_factor > 1 ? 2.0 : 1.0) * (m + n) * k * batch * r->gemm_in_bytes /
                    (r->mem_bytes_per_s * r->mem_scale);
