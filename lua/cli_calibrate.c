@@ -7,6 +7,7 @@
  */
 #include "cli.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -43,6 +44,44 @@ static ec_runs *load_runs(lua_State *L, const char *path, unsigned flags, ec_ctx
         return NULL;
     }
     return runs;
+}
+
+/* Which architecture sets the unseen-architecture sds: per architecture left out, its held-out runs
+ * of each class, their rms and mean log error (its sample V_a and bias), V_a's share of the class's
+ * pooled mean square and the class's sd without it (ec_fit_report.arch_terms).  No GPU-bound run at
+ * all: the GPU-bound sd is the pooled one, each sample over both classes. */
+static void print_arch_terms(const ec_fit_report *rep)
+{
+    int any_gpu = 0;
+    double total[2] = {0, 0};
+    for (size_t j = 0; j < rep->n_arch_terms; j++)
+        any_gpu |= rep->arch_terms[j].runs[EC_CLASS_GPU] > 0;
+    for (size_t j = 0; j < rep->n_arch_terms; j++) {
+        const ec_fit_arch_term *t = &rep->arch_terms[j];
+        total[0] += any_gpu ? t->msq_log[0] : t->msq_log_all;
+        total[1] += t->msq_log[1];
+    }
+    printf("  which architecture sets them (V_a: an architecture's mean squared log error, rms its root; bias: "
+           "its mean log error of the step time, > 0 predicted slower; share: of the sum of V_a; sd without: the "
+           "class's sd without it):\n"
+           "  %-12s | %9s %6s %7s %6s %10s | %10s %6s %7s %6s %10s\n", "architecture", "GPU-bound", "rms", "bias",
+           "share", "sd without", "host-bound", "rms", "bias", "share", "sd without");
+    for (size_t j = 0; j < rep->n_arch_terms; j++) {
+        const ec_fit_arch_term *t = &rep->arch_terms[j];
+        printf("  %-12s", t->architecture);
+        for (int h = 0; h < 2; h++) {
+            int pooled = h == EC_CLASS_GPU && !any_gpu;
+            size_t runs = pooled ? t->runs[0] + t->runs[1] : t->runs[h];
+            double v = pooled ? t->msq_log_all : t->msq_log[h], mean = pooled ? t->bias_log_all : t->bias_log[h];
+            printf(" | %*zu", 9 + h, runs);
+            if (runs > 0)
+                printf(" %6.3f %+7.3f %5.0f%% %10.3f", sqrt(v), mean, total[h] > 0 ? 100 * v / total[h] : 0,
+                       t->sd_without[h]);
+            else if (h == 0)
+                printf(" %6s %7s %6s %10s", "", "", "", "");
+        }
+        printf("\n");
+    }
 }
 
 int ecC_cmd_calibrate(lua_State *L, int argc, char **argv)
@@ -101,6 +140,8 @@ int ecC_cmd_calibrate(lua_State *L, int argc, char **argv)
                "host_bound_util_frac): %zu runs "
                "of %zu architectures; log error sd %.3f (error_log_sd_unseen_arch_host; the sd above: the "
                "others')\n", rep.arch_host_cv_runs, rep.arch_host_cv_archs, rep.arch_host_error_log_sd);
+    if (cva == EC_OK)
+        print_arch_terms(&rep);
     for (int p = 0; cv == EC_OK && p < EC_COMM_PATHS; p++)
         if (rep.comm_cv_runs[p] > 0)
             printf("multi-GPU runs, gradients %s: %zu held-out runs on %zu GPUs; communication sd %.3f "

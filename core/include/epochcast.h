@@ -1493,6 +1493,29 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
 #define EC_COMM_DIRECT 0 /* GPU to GPU: NVLink, PCIe peer-to-peer, the network between nodes */
 #define EC_COMM_HOST 1   /* through host memory: topology=pcie-host, PCIe without peer-to-peer */
 #define EC_COMM_PATHS 2
+/* The classes of a held-out prediction on an unseen architecture (ec_fit_report.arch_terms): */
+#define EC_CLASS_GPU 0  /* GPU-bound: arch_error_log_sd */
+#define EC_CLASS_HOST 1 /* host-bound: arch_host_error_log_sd */
+#define EC_FIT_MAX_ARCHS 16
+
+/* One architecture's sample in the unseen-architecture sds (ec_calibrate_cv_arch): its single-GPU
+ * runs predicted by the fit without it, by the class of each prediction ([EC_CLASS_GPU],
+ * [EC_CLASS_HOST]).  A class's sd is sqrt(sum of msq_log over the k architectures with runs of it /
+ * k) x t_0.9,k / z_0.9, so msq_log[c] / that sum is the architecture's share of the pooled mean
+ * square (docs/accuracy.md, "Which architecture sets the sd"). */
+typedef struct ec_fit_arch_term {
+    char architecture[EC_NAME_MAX]; /* gpus.csv architecture ("ampere") */
+    size_t runs[2];        /* held-out runs of each class (0: the architecture is no sample of it) */
+    double msq_log[2];     /* V_a: their mean of log(predicted / measured)^2 (0 without runs) */
+    double bias_log[2];    /* their mean log error in the direction of time, log(predicted / measured)
+                              of a time and of the step time a rate implies (its sign turned for
+                              samples_per_s, tokens_per_s): > 0, predicted slower; the architecture's bias */
+    double msq_log_all;    /* over both classes: the sample of the GPU-bound sd when no architecture has
+                              GPU-bound runs */
+    double bias_log_all;
+    double sd_without[2];  /* the class's sd with this architecture's sample left out (k - 1 samples;
+                              0 when none is left, the class's sd when it is no sample of it) */
+} ec_fit_arch_term;
 
 typedef struct ec_fit_report {
     size_t n_params;
@@ -1554,6 +1577,12 @@ typedef struct ec_fit_report {
     double arch_host_error_log_sd;
     size_t arch_host_cv_runs;               /* host-bound held-out predictions counted */
     size_t arch_host_cv_archs;              /* architectures they came from */
+    /* Appended for issue 39 (which architecture sets the unseen-architecture sd): the samples behind
+     * arch_error_log_sd and arch_host_error_log_sd, one per architecture left out (ec_calibrate_cv_arch;
+     * none until it runs), in the order of their first run; the first EC_FIT_MAX_ARCHS when more
+     * (arch_cv_archs counts them all). */
+    size_t n_arch_terms;
+    ec_fit_arch_term arch_terms[EC_FIT_MAX_ARCHS];
 } ec_fit_report;
 
 
@@ -1580,7 +1609,7 @@ EC_API int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char
  * report->arch_error_log_sd (each architecture one sample, widened for their number; of the
  * GPU-bound held-out runs), arch_host_error_log_sd, arch_host_cv_runs and arch_host_cv_archs (of
  * the host-bound ones, see the struct), arch_cv_mape_frac, arch_cv_runs and arch_cv_archs (over
- * both) and leaves the rest alone.
+ * both), n_arch_terms and arch_terms (each architecture's sample) and leaves the rest alone.
  * Exceptional returns: EC_EINVAL (runs on fewer than two architectures, or a fold whose fit
  * is not kept), those of ec_calibrate. */
 EC_API int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);

@@ -815,6 +815,18 @@ void ec_error_stats_compute(const double *predicted, const double *measured, siz
 #define EC_COMM_DIRECT 0
 #define EC_COMM_HOST 1
 #define EC_COMM_PATHS 2
+#define EC_CLASS_GPU 0
+#define EC_CLASS_HOST 1
+#define EC_FIT_MAX_ARCHS 16
+typedef struct ec_fit_arch_term {
+    char architecture[64];
+    size_t runs[2];
+    double msq_log[2];
+    double bias_log[2];
+    double msq_log_all;
+    double bias_log_all;
+    double sd_without[2];
+} ec_fit_arch_term;
 typedef struct ec_fit_report {
     size_t n_params;
     const char *names[32];
@@ -840,6 +852,8 @@ typedef struct ec_fit_report {
     double arch_host_error_log_sd;
     size_t arch_host_cv_runs;
     size_t arch_host_cv_archs;
+    size_t n_arch_terms;
+    ec_fit_arch_term arch_terms[16];
 } ec_fit_report;
 int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);

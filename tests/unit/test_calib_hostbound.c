@@ -189,6 +189,45 @@ static ec_runs *synthetic_runs(ec_ctx *ctx, const char *dir)
     return runs;
 }
 
+/* The report's per-architecture samples (arch_terms) are the folds' recomputed ones, and they
+ * reproduce each class's sd: sqrt(their mean V_a) x t_0.9,k / z_0.9 over the k architectures with
+ * runs of it; each one's sd without it is the same rule on the others. */
+static void check_arch_terms(const ec_fit_report *rep, const char *const archs[4], size_t runs[4][2],
+                             double msq[4][2], double mean[4][2])
+{
+    assert_int_equal(rep->n_arch_terms, 4);
+    double total[2] = {0, 0};
+    size_t k[2] = {0, 0};
+    for (size_t j = 0; j < rep->n_arch_terms; j++) {
+        const ec_fit_arch_term *t = &rep->arch_terms[j];
+        int a = 0;
+        while (a < 4 && strcmp(t->architecture, archs[a]) != 0)
+            a++;
+        if (a == 4)
+            fail_msg("arch_terms[%zu] names %s, not an architecture of the runs", j, t->architecture);
+        for (int h = 0; h < 2; h++) {
+            assert_int_equal(t->runs[h], runs[a][h]);
+            assert_rel(t->msq_log[h] + 1, msq[a][h] + 1, 1e-9);
+            assert_rel(t->bias_log[h] + 1, mean[a][h] + 1, 1e-9);
+            total[h] += t->msq_log[h];
+            k[h] += t->runs[h] > 0;
+        }
+    }
+    double sd[2] = {rep->arch_error_log_sd, rep->arch_host_error_log_sd};
+    for (int h = 0; h < 2; h++) {
+        assert_true(k[h] >= 2);
+        double t90 = gsl_cdf_tdist_Pinv(0.9, (double)k[h]) / Z90;
+        assert_rel(sqrt(total[h] / (double)k[h]) * t90, sd[h], 1e-9);
+        for (size_t j = 0; j < rep->n_arch_terms; j++) {
+            const ec_fit_arch_term *t = &rep->arch_terms[j];
+            double without = t->runs[h] == 0 ? sd[h]
+                                              : sqrt((total[h] - t->msq_log[h]) / (double)(k[h] - 1)) *
+                                                    gsl_cdf_tdist_Pinv(0.9, (double)(k[h] - 1)) / Z90;
+            assert_rel(t->sd_without[h], without, 1e-9);
+        }
+    }
+}
+
 /* Each class's sd recomputed fold by fold: the fold's fit, its prediction's class and log error
  * of each held-out run, per architecture and class the mean square, over the architectures with
  * runs of the class their mean, times t_0.9,k / z_0.9. */
@@ -205,6 +244,10 @@ static void test_unseen_sd_by_class(void **state)
     unsigned char train[N_SYN];
     double class_msq[2] = {0, 0}, all_msq = 0;
     size_t class_runs[2] = {0, 0}, class_archs[2] = {0, 0};
+    /* each architecture's sample by class: runs, mean square and mean of the log errors (the bias, in
+     * the direction of time) */
+    double arch_msq[4][2] = {{0}}, arch_mean[4][2] = {{0}};
+    size_t arch_runs[4][2] = {{0}};
     for (int k = 0; k < 4; k++) {
         for (size_t i = 0; i < n; i++)
             train[i] = strcmp(eci_hw_find(ctx, ec_runs_get(runs, i)->config.gpu)->architecture, archs[k]) != 0;
@@ -212,7 +255,7 @@ static void test_unseen_sd_by_class(void **state)
         assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
         assert_int_equal(ec_calibrate(ctx, runs, train, &fold), EC_OK);
         assert_int_equal(ec_ctx_set_fit(ctx, &fold), EC_OK);
-        double sq[2] = {0, 0};
+        double sq[2] = {0, 0}, sum[2] = {0, 0};
         size_t cnt[2] = {0, 0};
         for (size_t i = 0; i < n; i++) {
             if (train[i])
@@ -223,10 +266,13 @@ static void test_unseen_sd_by_class(void **state)
             double e = log(ec_result_metric(&res, r->metric) / r->value);
             int h = ec_result_host_util_frac(&res) < bound;
             sq[h] += e * e;
+            sum[h] += r->metric == EC_METRIC_SAMPLES_PER_S || r->metric == EC_METRIC_TOKENS_PER_S ? -e : e;
             cnt[h]++;
         }
         for (int h = 0; h < 2; h++)
-            if (cnt[h] > 0) {
+            if ((arch_runs[k][h] = cnt[h]) > 0) {
+                arch_msq[k][h] = sq[h] / (double)cnt[h];
+                arch_mean[k][h] = sum[h] / (double)cnt[h];
                 class_msq[h] += sq[h] / (double)cnt[h];
                 class_runs[h] += cnt[h];
                 class_archs[h]++;
@@ -257,6 +303,7 @@ static void test_unseen_sd_by_class(void **state)
     /* the host factor shows in the host-bound class only, and the pooled sd was neither */
     assert_true(want[1] > 1.5 * want[0]);
     assert_true(fabs(pooled / want[0] - 1) > 0.1);
+    check_arch_terms(&rep, archs, arch_runs, arch_msq, arch_mean);
     ec_runs_free(runs);
     ec_test_rmtree(dir);
     free(dir);

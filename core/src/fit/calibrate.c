@@ -347,6 +347,13 @@ typedef struct cv_sums {
      * with such runs and the runs */
     double class_sq[2], class_group_msq[2];
     size_t class_count[2], class_groups[2];
+    /* in a fold: the sum of its runs' log errors by class in the direction of time (an
+     * architecture's bias, ec_fit_arch_term.bias_log); over the folds
+     * that leave architectures out, each one's sample (ec_fit_arch_term), the first
+     * EC_FIT_MAX_ARCHS of them */
+    double class_sum[2];
+    ec_fit_arch_term term[EC_FIT_MAX_ARCHS];
+    size_t n_terms;
     /* multi-GPU runs: in a fold, their sums; over the folds, the sum of each GPU's mean squared
      * log error, the GPUs with such runs and the runs */
     double comm_sq[EC_COMM_PATHS][2], comm_group_msq[EC_COMM_PATHS][2];
@@ -406,9 +413,29 @@ static int score_fold(ec_ctx *ctx, const ec_runs *runs, const eci_gpu **gpu, siz
         sum->count[u]++;
         int h = ec_result_host_util_frac(&res) < host_bound; /* as the prediction's interval takes it (sim/warnings.c) */
         sum->class_sq[h] += r * r;
+        /* the bias in the direction of time: a rate's error turned */
+        sum->class_sum[h] += run->metric == EC_METRIC_SAMPLES_PER_S || run->metric == EC_METRIC_TOKENS_PER_S ? -r : r;
         sum->class_count[h]++;
     }
     return EC_OK;
+}
+
+/* A fold's runs as its architecture's sample (arch: its name) into sum->term. */
+static void add_term(const cv_sums *f, const char *arch, cv_sums *sum)
+{
+    size_t nf = f->class_count[0] + f->class_count[1];
+    if (nf == 0 || sum->n_terms >= EC_FIT_MAX_ARCHS)
+        return;
+    ec_fit_arch_term *t = &sum->term[sum->n_terms++];
+    memset(t, 0, sizeof *t);
+    eci_strlcpy(t->architecture, arch, sizeof t->architecture);
+    for (int h = 0; h < 2; h++)
+        if ((t->runs[h] = f->class_count[h]) > 0) {
+            t->msq_log[h] = f->class_sq[h] / (double)f->class_count[h];
+            t->bias_log[h] = f->class_sum[h] / (double)f->class_count[h];
+        }
+    t->msq_log_all = (f->class_sq[0] + f->class_sq[1]) / (double)nf;
+    t->bias_log_all = (f->class_sum[0] + f->class_sum[1]) / (double)nf;
 }
 
 /* A fold's sums into the totals: single-GPU runs pooled over runs, and per group (an architecture's
@@ -492,6 +519,8 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, const unsigned char 
         if ((rc = score_fold(ctx, runs, gpu, k, by_arch, &c, &f)) != EC_OK)
             break;
         add_fold(&f, sum);
+        if (by_arch)
+            add_term(&f, gpu[k]->architecture, sum);
     }
     eci_free(ctx, gpu, (n ? n : 1) * sizeof *gpu);
     eci_free(ctx, train, n ? n : 1);
@@ -567,6 +596,27 @@ static double unseen_arch_sd(double sum_group_msq, size_t groups)
     return sqrt(sum_group_msq / k) * gsl_cdf_tdist_Pinv(0.9, k) / ECI_NORMAL_P90;
 }
 
+/* Each architecture's sample into the report, with the sd of each class it is a sample of as it
+ * would be without it (the same rule on the others: which architecture sets the sd, and by how
+ * much). */
+static void set_terms(const cv_sums *sum, ec_fit_report *report)
+{
+    report->n_arch_terms = sum->n_terms;
+    for (size_t j = 0; j < sum->n_terms; j++) {
+        ec_fit_arch_term *t = &report->arch_terms[j];
+        *t = sum->term[j];
+        for (int h = 0; h < 2; h++) {
+            int pooled = h == 0 && sum->class_groups[0] == 0; /* the GPU-bound sd is then the pooled one */
+            double msq = pooled ? sum->sum_group_msq : sum->class_group_msq[h];
+            size_t k = pooled ? sum->groups : sum->class_groups[h];
+            if (pooled || t->runs[h] > 0)
+                t->sd_without[h] = unseen_arch_sd(fmax(0, msq - (pooled ? t->msq_log_all : t->msq_log[h])), k - 1);
+            else
+                t->sd_without[h] = h == 0 ? report->arch_error_log_sd : report->arch_host_error_log_sd;
+        }
+    }
+}
+
 int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report)
 {
     if (ctx == NULL || runs == NULL || report == NULL)
@@ -590,6 +640,7 @@ int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *
         report->arch_cv_mape_frac = n ? (sum.sum_abs[0] + sum.sum_abs[1]) / (double)n : 0;
         report->arch_cv_runs = n;
         report->arch_cv_archs = sum.groups;
+        set_terms(&sum, report);
     }
     return rc;
 }
