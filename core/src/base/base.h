@@ -218,7 +218,9 @@ EC_INTERNAL int eci_table_int(ec_ctx *ctx, const eci_table *t, size_t row, int c
  * a table into an array of structs from a list of these, with located errors. */
 typedef enum {
     ECI_F_STR, ECI_F_DOUBLE, ECI_F_INT,
-    ECI_F_DOUBLE_OPT /* a number in [lo, hi], or an empty cell: -1 (not known) */
+    ECI_F_DOUBLE_OPT, /* a number in [lo, hi], or an empty cell: -1 (not known) */
+    ECI_F_LINE        /* no cell (column NULL): the 1-based line the row starts on, a size_t, for the
+                         messages of checks made after reading */
 } eci_field_kind;
 typedef struct eci_field {
     const char *column;

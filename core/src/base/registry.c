@@ -33,6 +33,10 @@ void eci_rows_free(ec_ctx *ctx, const eci_field *fields, size_t nf, size_t size,
 
 static int read_field(ec_ctx *ctx, const eci_table *t, size_t r, int col, const eci_field *f, void *row)
 {
+    if (f->kind == ECI_F_LINE) {
+        *(size_t *)((char *)row + f->offset) = eci_table_line(t, r);
+        return EC_OK;
+    }
     if (f->kind == ECI_F_STR) {
         char *s = eci_strdup(ctx, eci_table_cell(t, r, col));
         if (s == NULL)
@@ -66,8 +70,11 @@ int eci_rows_load(ec_ctx *ctx, const char *path, const eci_field *fields, size_t
     int rc = eci_table_load(ctx, path, &t);
     if (rc != EC_OK)
         return rc;
-    for (size_t f = 0; f < nf && f < MAX_FIELDS && rc == EC_OK; f++)
-        rc = eci_table_require(ctx, t, fields[f].column, &cols[f]);
+    for (size_t f = 0; f < nf && f < MAX_FIELDS && rc == EC_OK; f++) {
+        cols[f] = -1; /* ECI_F_LINE reads no cell */
+        if (fields[f].kind != ECI_F_LINE)
+            rc = eci_table_require(ctx, t, fields[f].column, &cols[f]);
+    }
     if (rc == EC_OK && eci_table_rows(t) == 0)
         rc = eci_error(ctx, EC_EPARSE, "%s: no data rows", path);
     if (rc == EC_OK && (rows = eci_calloc(ctx, eci_table_rows(t), size)) == NULL)

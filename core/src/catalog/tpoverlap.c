@@ -16,6 +16,7 @@ typedef struct ub_row {
     char *id, *method[ECI_UB_GEMMS], *source;
     double num_sm[ECI_UB_GEMMS], num_splits[ECI_UB_GEMMS];
     int margin[ECI_UB_GEMMS];
+    size_t line; /* where the row starts, for the messages of build() */
 } ub_row;
 
 #define F(col, kind, field, lo, hi) {col, kind, offsetof(ub_row, field), lo, hi}
@@ -31,6 +32,7 @@ static const eci_field ub_fields[] = {
     GEMM("proj_dgrad", ECI_UB_PROJ_DGRAD),
     GEMM("fc2_dgrad", ECI_UB_FC2_DGRAD),
     F("source", ECI_F_STR, source, 0, 0),
+    F(NULL, ECI_F_LINE, line, 0, 0),
 };
 #undef GEMM
 #undef F
@@ -51,8 +53,8 @@ static int build(ec_ctx *ctx, const char *path, const ub_row *rows, size_t n, ec
     for (size_t i = 0; i < n; i++) {
         snprintf(out[i].id, sizeof out[i].id, "%s", rows[i].id);
         if (strlen(rows[i].id) >= sizeof out[i].id)
-            return eci_error(ctx, EC_EPARSE, "%s: row %zu: id longer than %zu characters", path, i + 1,
-                             sizeof out[i].id - 1);
+            return eci_error(ctx, EC_EPARSE, "%s:%zu: row %zu: id longer than %zu characters", path, rows[i].line,
+                             i + 1, sizeof out[i].id - 1);
         for (int g = 0; g < ECI_UB_GEMMS; g++) {
             eci_ub_gemm *u = &out[i].gemm[g];
             u->method = -1;
@@ -60,20 +62,22 @@ static int build(ec_ctx *ctx, const char *path, const ub_row *rows, size_t n, ec
                 if (strcmp(rows[i].method[g], METHODS[m]) == 0)
                     u->method = m;
             if (u->method < 0)
-                return eci_error(ctx, EC_EPARSE, "%s: row '%s': column '%s_method': '%s' is not ring_exchange, "
-                                 "pipeline or bulk", path, eci_echo(echo, sizeof echo, rows[i].id), GEMM_NAMES[g],
+                return eci_error(ctx, EC_EPARSE, "%s:%zu: row '%s': column '%s_method': '%s' is not ring_exchange, "
+                                 "pipeline or bulk", path, rows[i].line, eci_echo(echo, sizeof echo, rows[i].id),
+                                 GEMM_NAMES[g],
                                  eci_echo(echo2, sizeof echo2, rows[i].method[g]));
             u->num_sm = rows[i].num_sm[g];
             u->num_splits = rows[i].num_splits[g];
             u->set_sm_margin = rows[i].margin[g];
             if (u->method == ECI_UB_PIPELINE && g != ECI_UB_PROJ_FPROP && g != ECI_UB_FC2_FPROP)
-                return eci_error(ctx, EC_EPARSE, "%s: row '%s': column '%s_method': pipeline overlaps only a "
+                return eci_error(ctx, EC_EPARSE, "%s:%zu: row '%s': column '%s_method': pipeline overlaps only a "
                                  "reduce-scatter (proj_fprop, fc2_fprop; TransformerEngine@7d576ed2 "
-                                 "transformer_engine/pytorch/module/base.py L130-132)", path,
+                                 "transformer_engine/pytorch/module/base.py L130-132)", path, rows[i].line,
                                  eci_echo(echo, sizeof echo, rows[i].id), GEMM_NAMES[g]);
             if (u->method == ECI_UB_PIPELINE && u->num_splits < 1)
-                return eci_error(ctx, EC_EPARSE, "%s: row '%s': column '%s_num_splits': a pipeline needs 1 or more "
-                                 "chunks", path, eci_echo(echo, sizeof echo, rows[i].id), GEMM_NAMES[g]);
+                return eci_error(ctx, EC_EPARSE, "%s:%zu: row '%s': column '%s_num_splits': a pipeline needs 1 or "
+                                 "more chunks", path, rows[i].line, eci_echo(echo, sizeof echo, rows[i].id),
+                                 GEMM_NAMES[g]);
         }
     }
     return EC_OK;

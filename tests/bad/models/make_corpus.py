@@ -134,6 +134,8 @@ common("tp_overlap", ub, "proj_fprop_num_sm")
 emit("tp_overlap", "unknown_method", text(set_cell(ub, 1, "fc2_fprop_method", "ring")))
 emit("tp_overlap", "pipeline_on_allgather", text(set_cell(ub, 1, "qkv_fprop_method", "pipeline")))
 emit("tp_overlap", "pipeline_without_splits", text(set_cell(ub, 1, "proj_fprop_num_splits", "0")))
+# a row below the first: the message names its line, not only its id
+emit("tp_overlap", "unknown_method_te_defaults", text(set_cell(ub, 4, "qkv_fprop_method", "ring")))
 emit("tp_overlap", "margin_not_0_or_1", text(set_cell(ub, 1, "fc2_fprop_set_sm_margin", "2")))
 emit("tp_overlap", "default_missing", text([ub[0]] + [r for r in ub[1:] if r[0] != "h100_h8192_tp4_mbs1_seqlen8192"]))
 dup = [list(r) for r in ub]
