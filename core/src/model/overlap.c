@@ -200,7 +200,9 @@ static void ep_a2a_overlap(const eci_workload *wl, double frac, double slowdown,
 
 /* What a collective overlapping the op before it leaves exposed.  A ring of `hidden` steps (PyTorch 2.6
  * experimental/_attention.py): K/V all-gathered, waited for at step 2: hidden by 1/steps of the op; the
- * backward passes fp32 dK/dV on after each step (ALL_TO_ALL) under the next, the last waited for. */
+ * backward passes fp32 dK/dV on after each step (ALL_TO_ALL) under the next, the last waited for.
+ * op->ring_waited (the ring traced into a compiled graph): every collective waited for where it is
+ * issued, nothing hidden: the all-gathers and all `hidden` dK/dV passes in full. */
 void eci_ring_exposed(const eci_rates *r, const eci_op *op, const eci_op_cost_t *under, eci_op_cost_t *c)
 {
     double steps = op->hidden > 1 ? op->hidden : 1, f = c->fwd_s - under->fwd_s / steps;
@@ -208,6 +210,10 @@ void eci_ring_exposed(const eci_rates *r, const eci_op *op, const eci_op_cost_t 
     if (steps > 1 && op->bwd_bytes > 0 && r->comm != NULL) {
         pass = eci_coll_s(r->comm, &r->groups[op->group], ECI_COLL_P2P, op->bwd_bytes);
         over = pass - under->bwd_s / steps;
+    }
+    if (op->ring_waited) {
+        c->bwd_s += steps * pass;
+        return;
     }
     c->fwd_s = f > 0 ? f : 0;
     c->bwd_s = (b > 0 ? b : 0) + (steps - 1) * (over > 0 ? over : 0) + pass;

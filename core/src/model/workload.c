@@ -25,7 +25,7 @@ typedef struct cost_key {
     double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, conv_in_elems, conv_kernel,
         conv_stride, attn_keys_frac;
     int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8, attn_causal,
-        conv_nhwc, in_normed;
+        conv_nhwc, in_normed, ring_waited;
 } cost_key;
 
 static void cost_key_of(const eci_op *op, cost_key *key)
@@ -52,6 +52,7 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->bwd_coll = op->bwd_coll;
     key->group = op->group;
     key->hidden = op->hidden;
+    key->ring_waited = op->ring_waited;
     key->comm_bytes = op->comm_bytes;
     key->frozen = op->frozen;
     key->fp8 = op->fp8;

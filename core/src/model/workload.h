@@ -88,6 +88,8 @@ typedef struct eci_op {
     int host_sync;         /* the host waits for the GPU before it issues this op's forward (a device-to-
                               host copy it needs: Megatron-Core's dropless all-to-all split sizes); the
                               step's walks (sim/walk.c) drain the GPU's queue there */
+    int ring_waited;       /* COMM of a ring (hidden > 1) traced into a compiled graph: each collective is
+                              waited for where it is issued, so no attention step hides it (overlap.c) */
 } eci_op;
 
 /* A run of ops [begin, end) that the network repeats `reps` times. */
@@ -173,7 +175,8 @@ typedef struct eci_shape {
     int etp;                /* expert tensor-parallel degree (layout.c: tp unless given); etp != tp: the
                                experts outside the tensor-parallel region (workload_blocks.c eci_wl_moe) */
     int cp_torch;           /* cp > 1 by PyTorch's context_parallel ring (torchtitan): its merge kernels
-                               and its exchange waited for at the second step (workload_blocks.c);
+                               and its exchange waited for at the second step (workload_blocks.c); 2: the
+                               ring inside torch.compile's graph, each exchange waited for at once;
                                0 with kernels=te (Megatron's ring in Transformer Engine, not modeled) */
     int sp;                 /* Megatron sequence parallelism (with tp > 1) */
     int weights_16;         /* weights kept in the 16-bit compute dtype (FSDP MixedPrecision's

@@ -142,17 +142,37 @@ static void latent_qkv(builder *b, const ec_attention_layer *a, const tensor *in
  * Backward: fp32 gradient accumulators zeroed (4), each step's dQ, dK, dV added to them in fp32
  * (8 + a; halves plus a torch.cat of the whole on the partial steps: 12 + a/2), dK and dV
  * concatenated in fp32 for the ring (8 per KV element, every step), and cast back (4 + a).
- * Kernels: about 11 per step (cast, three merge passes, the logsumexp update, the cats). */
+ * Kernels: about 11 per step (cast, three merge passes, the logsumexp update, the cats).
+ * Compiled (cp_torch 2, the ring traced into Inductor's graph, cp_ring): each step's casts and merge
+ * fuse into one pointwise kernel, reading the running fp32 output and the step's output and writing
+ * the fp32 output (8 + a; on the half-query steps the torch.cat reads the untouched half and writes
+ * the whole, the merge's reads on half the rows: 8 + a/2), the first step's cast and the final cast
+ * back fused into the merges beside them; only the first K/V concatenation has a user (the
+ * all-gather rotater gathers once), the later ones are dead code Inductor removes
+ * (Scheduler.dead_node_elimination).  Backward: the zero-filled accumulators fused into the first
+ * step's cast (a + 4), each later step's dQ add (8 + a, the half-query steps 8 + a/2), the dK/dV
+ * adds fused into the fp32 concatenation for the ring (the same bytes per KV element), the dK/dV
+ * received last cast back (4 + a). */
 static void cp_ring_merge(builder *b, double n_out, double n_kv)
 {
     double a = b->act, later = b->cp - 1.0;
-    double full = (a + 4.0) + 12.0 + 8.0 + 12.0, part = (a + 4.0) / 2.0 + 6.0 + 4.0 + 6.0 + 8.0;
-    double fwd = n_out * ((a + 4.0) + later * (full + part) / 2.0 + (4.0 + a)) + n_kv * later * 2.0 * a;
-    double add = 8.0 + a, add_half = 12.0 + a / 2.0, step = (add + add_half) / 2.0;
-    double bwd = (n_out + n_kv) * (4.0 + add + later * step + (4.0 + a)) + n_kv * b->cp * 8.0;
+    double fwd, bwd;
+    int kernels;
+    if (b->sh->cp_torch == 2) {
+        double step = ((8.0 + a) + (8.0 + a / 2.0)) / 2.0;
+        fwd = n_out * later * step + n_kv * 2.0 * a;
+        bwd = n_out * ((a + 4.0) + later * step) + n_kv * ((a + 4.0) + later * step + (4.0 + a));
+        kernels = 1 + (int)later;
+    } else {
+        double full = (a + 4.0) + 12.0 + 8.0 + 12.0, part = (a + 4.0) / 2.0 + 6.0 + 4.0 + 6.0 + 8.0;
+        fwd = n_out * ((a + 4.0) + later * (full + part) / 2.0 + (4.0 + a)) + n_kv * later * 2.0 * a;
+        double add = 8.0 + a, add_half = 12.0 + a / 2.0, step = (add + add_half) / 2.0;
+        bwd = (n_out + n_kv) * (4.0 + add + later * step + (4.0 + a)) + n_kv * b->cp * 8.0;
+        kernels = 2 + 11 * (int)later;
+    }
     eci_op *op = mem(b, "cp_ring_merge", 1.0, fwd, 0);
     if (op != NULL) {
-        op->fwd_kernels = 2 + 11 * (int)later;
+        op->fwd_kernels = kernels;
         op->bwd_bytes = bwd;
         op->out_bytes = n_out * a;
     }
@@ -161,15 +181,24 @@ static void cp_ring_merge(builder *b, double n_out, double n_kv)
 /* Ring attention (cp > 1): the other GPUs' keys and values (n_kv elements of this GPU's) gathered
  * while the first (local) step computes, a ring of cp steps (backward: again, and the fp32 dK/dV
  * passed on after each step), then the merge.  kernels=te: the exchange hidden under the whole
- * attention, no merge priced (Megatron's ring in Transformer Engine: not modeled). */
+ * attention, no merge priced (Megatron's ring in Transformer Engine: not modeled).
+ * cp_torch 2 (compile=1): torchtitan compiles each TransformerBlock, fullgraph=True (pytorch/
+ * torchtitan torchtitan/parallelisms/parallelize_llama.py L297-306@9dec370), so the ring that the
+ * block's SDPA dispatches to is traced into the graph, where a functional collective is waited for
+ * where it is issued (torch/distributed/_functional_collectives.py _maybe_wrap_tensor: under tracing
+ * `return wait_tensor(self)`, no AsyncCollectiveTensor) and Inductor moves no wait without its
+ * opt-in passes (torch/_inductor/config.py reorder_for_compute_comm_overlap = False): the K/V
+ * all-gather and every dK/dV pass run before the SDPA step that follows them. */
 static void cp_ring(builder *b, double n_out, double n_kv)
 {
     int torch = b->sh->cp_torch;
     comm(b, "cp_kv_ring", ECI_GROUP_CP, ECI_COLL_ALLGATHER, ECI_COLL_ALLGATHER, n_kv * b->cp * b->act,
          torch ? b->cp : 1);
     eci_op *ring = b->rc == EC_OK && b->wl->n_ops > 0 ? &b->wl->ops[b->wl->n_ops - 1] : NULL;
-    if (ring != NULL && ring->kind == ECI_OP_COMM && torch)
+    if (ring != NULL && ring->kind == ECI_OP_COMM && torch) {
         ring->bwd_bytes = n_kv * 4.0;
+        ring->ring_waited = torch == 2;
+    }
     if (torch && !b->eager) /* after the exchange, which hides under the attention before it */
         cp_ring_merge(b, n_out, n_kv);
 }

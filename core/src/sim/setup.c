@@ -250,7 +250,10 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .rmsnorm_passes = eci_const(ctx, fused ? EC_C_rmsnorm_fused_passes : EC_C_rmsnorm_eager_passes),
                          .rope_kernels = (int)eci_const(ctx, fused ? EC_C_rope_fused_kernels : EC_C_rope_eager_kernels),
                          .tp = r->tp, .cp = r->cp, .ep = r->ep, .etp = r->etp, .sp = r->sp,
-                         .cp_torch = r->cp > 1 && cfg->kernels != EC_KERNELS_TE,
+                         /* 2: torchtitan compiles each block, SDPA's ring inside it (workload_blocks.c) */
+                         .cp_torch = r->cp <= 1 || cfg->kernels == EC_KERNELS_TE ? 0
+                                     : cfg->compile != EC_COMPILE_OFF        ? 2
+                                                                             : 1,
                          .stage_lo = r->stage_lo, .stage_hi = r->stage_hi,
                          /* FSDP MixedPrecision and DeepSpeed hold the compute copy in 16 bits */
                          .weights_16 = sharded_dp,
