@@ -21,11 +21,13 @@ independent run of the same config):
     one every 0.4 s on 434 nodes to every 62 s on one DGX A100); value = the median over the runs.
     Not train_samples / (run_stop - run_start) (run_pretraining.py's own final `tracked_stats`
     `throughput`, which v3.x logs print and v2.x logs do not, is that quotient to 0.01%), which the
-    notes keep: run_pretraining.py loads the first training shard after run_start (v3.0 L1607
-    log_init_stop_run_start, L1658 create_pretraining_dataset in the timed loop; the later shards
-    prefetched by a process pool, L1678), so on the 64-512-node systems the steps before the first
-    evaluation take 1.5-1.9x as long as those between evaluations, a one-time cost of 3-6% of their
-    7-25 s runs (1-3% on 8 nodes, under 2% on 1 and 4) that no per-step price expresses.
+    notes keep: after run_start (v3.0 L1607 log_init_stop_run_start) run_pretraining.py loads the
+    first training shard in the timed loop (L1658 create_pretraining_dataset; the later shards are
+    prefetched by a process pool, L1678) and the first evaluation waits for the evaluation set that
+    a process pool began loading at run_start (L1612, L1817-1818), so on the 64-512-node systems the
+    steps before the first evaluation take 1.5-1.9x as long as those between evaluations, a
+    one-time cost of 3-6% of their 7-25 s runs (1-3% on 8 nodes, under 2% on 1 and 4) that no
+    per-step price expresses.
     global_batch_size (sequences, = d_batch_size x GPUs x average_packing_rate), d_batch_size and
     gradient_accumulation_steps are the logged ones.
 Nothing else is computed here; make_llm_runs.py converts.
