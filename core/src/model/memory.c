@@ -175,6 +175,9 @@ static void model_states(const eci_mem_in *in, double w, double g, double o, ec_
         w = 2.0;
         g = 2.0;
         master = 4.0;
+    } else if (in->zero && w == 2.0) { /* a pure 16-bit model: the fp32 master of the shard with the states
+                                        * (apex DistributedFusedLAMB, optim.c) */
+        master = 4.0;
     }
     m->weights_bytes = eci_memory_shard_share(wl, w, ws, in->expert_split) +
                        frozen * (in->frozen_elem_bytes > 0 ? in->frozen_elem_bytes : w) / ws;
@@ -270,7 +273,7 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
     /* the states from optim.c's catalogue, per trained parameter (Adafactor's factored
      * statistics from the shapes, on average) */
     double per_param = wl->trainable_params > 0 ? 1.0 / wl->trainable_params : 0;
-    o = eci_optim_state_bytes(ctx, &opt, wl, in->precision) * per_param;
+    o = eci_optim_state_bytes(ctx, &opt, wl, in->zero ? EC_PREC_FP32 : in->precision) * per_param; /* ZeRO: fp32 */
     model_states(in, w, g, o, m, &grads, &in->host_bytes);
     if (replica)
         m->optimizer_bytes = 0;

@@ -13,7 +13,11 @@
  *     after every tensor).
  * Kernel counts and bytes per parameter are software constants (models/constants.csv, read
  * from the optimizers' source code); states come from the catalogue and, for Adafactor's
- * factored statistics, from the shapes of the weights (workload.c).
+ * factored statistics, from the shapes of the weights (workload.c).  A pure 16-bit model keeps
+ * 16-bit states where the optimizer follows the parameters' dtype, except under ZeRO, whose
+ * optimizer updates an fp32 master of its shard with fp32 states (fp32_states; apex
+ * DistributedFusedLAMB @91fcaaf7 L380-390: _fp32_p, _fp32_m, _fp32_v, _fp32_u of the shard
+ * beside the fp16 _fp16_p and _fp16_g, under NVIDIA's MLPerf BERT's model.half()).
  */
 #include "model/optim.h"
 #include "catalog/consts.h"
@@ -212,7 +216,7 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
 
     if (o.steps) {
         eci_phase *p = &ph[ECI_PHASE_OPTIMIZER];
-        double scale = o.states_follow_params && pure16(in->precision) ? 0.5 : 1.0;
+        double scale = o.states_follow_params && pure16(in->precision) && !in->fp32_states ? 0.5 : 1.0;
         if (o.kernels_per_tensor > 0) { /* a Python loop over the parameter tensors */
             p->kernels = o.kernels_per_tensor * in->tensors;
             p->host_s = in->dispatch_fwd_s * p->kernels;

@@ -58,6 +58,7 @@ typedef struct eci_step_in {
     double torch_version;     /* 0 = current; before 2.0 torch.optim loops over tensors, clip_grad_norm_
                                  takes one norm per tensor and zero_grad() fills the gradients with zeros */
     int zero_fill;            /* zero_grad() fills every gradient with zeros (eci_zero_grad_kept) */
+    int fp32_states;          /* ZeRO: an fp32 master of the shard and fp32 states whatever the model's dtype */
 } eci_step_in;
 
 /* Do the gradients stay alive between optimizer steps (zero_grad=zeros or never, or auto before
