@@ -10,6 +10,7 @@
 #include "ec_test.h"
 #include "ec_test_wl.h"
 #include "internal.h"
+#include "catalog/consts.h"
 #include "model/workload.h"
 
 #include <math.h>
@@ -395,6 +396,44 @@ static void test_gelu_new_autocast(void **state)
     ec_ctx_free(ctx);
 }
 
+/* HF's LlamaRMSNorm upcasts its input (hidden_states.to(torch.float32)), runs pow, mean and the
+ * rsqrt product in fp32 and casts back before the weight's product (.to(input_dtype)).  On the
+ * fp32 residual stream of autocast both casts are no-ops: 6 kernels, 7 fp32 passes.  In a model
+ * held in bf16 they are copies (read 2, write 4; read 4, write 2) and the fp32 passes stay fp32:
+ * 2 more kernels and 5 x 4 + 2 x 2 + 2 x (2 + 4) bytes per element, not 7 x 2. */
+static void test_rmsnorm_casts(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "llama-3.2-1b");
+    double b = 1, s = 64, d = 2048, n = b * s * d;
+    double passes = eci_const(ctx, EC_C_rmsnorm_eager_passes), f32 = eci_const(ctx, EC_C_rmsnorm_eager_fp32_passes);
+    int kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels);
+    int casts = (int)eci_const(ctx, EC_C_rmsnorm_eager_cast_kernels);
+    assert_int_equal(casts, 2);
+    eci_workload wl = {0};
+    for (int c = 0; c < 2; c++) {
+        eci_shape sh = shape_of(c == 0 ? EC_PREC_AMP_BF16 : EC_PREC_BF16, b, s, 0);
+        sh.rmsnorm_fp32_passes = f32;
+        sh.rmsnorm_cast_kernels = casts;
+        expand_or_fail(ctx, net, ECI_TASK_LM, &sh, &wl);
+        const eci_op *norm = NULL;
+        for (size_t i = 0; i < wl.n_ops && norm == NULL; i++)
+            if (wl.ops[i].block >= 0 && strcmp(wl.ops[i].name, "norm") == 0)
+                norm = &wl.ops[i];
+        assert_non_null(norm);
+        if (c == 0) {
+            assert_int_equal(norm->fwd_kernels, kernels);
+            assert_rel(norm->fwd_bytes, passes * 4.0 * n, EC_TOL_CLOSED_FORM);
+        } else {
+            assert_int_equal(norm->fwd_kernels, kernels + casts);
+            assert_rel(norm->fwd_bytes, (f32 * 4.0 + (passes - f32) * 2.0 + casts * 6.0) * n, EC_TOL_CLOSED_FORM);
+        }
+    }
+    eci_workload_release(ctx, &wl);
+    ec_ctx_free(ctx);
+}
+
 /* Fused SDPA keeps no s x s tensor: activations are linear in s at fixed b·s. */
 static void test_sdpa_no_quadratic_memory(void **state)
 {
@@ -550,7 +589,7 @@ int main(void)
         cmocka_unit_test(test_resnet50_flops),
         cmocka_unit_test(test_bert_activations_fp32),
         cmocka_unit_test(test_bert_activations_autocast), cmocka_unit_test(test_autocast_casts_bias),
-        cmocka_unit_test(test_gelu_new_autocast),
+        cmocka_unit_test(test_gelu_new_autocast), cmocka_unit_test(test_rmsnorm_casts),
         cmocka_unit_test(test_sdpa_no_quadratic_memory),
         cmocka_unit_test(test_deep_networks),
         cmocka_unit_test(test_task_family_mismatch),

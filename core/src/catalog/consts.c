@@ -35,6 +35,7 @@ static const struct {
     {EC_C_dp_coalesce_buffer_bytes, 1, 1e15},
     {EC_C_gpus_per_node, 1, 1024},       {EC_C_gelu_new_kernels, 1, 1024},
     {EC_C_rmsnorm_eager_kernels, 1, 1024}, {EC_C_rmsnorm_eager_passes, 1, 1024},
+    {EC_C_rmsnorm_eager_fp32_passes, 0, 1024}, {EC_C_rmsnorm_eager_cast_kernels, 0, 1024},
     {EC_C_rope_eager_kernels, 1, 1024},  {EC_C_rmsnorm_fused_kernels, 1, 1024},
     {EC_C_rmsnorm_fused_passes, 1, 1024}, {EC_C_rope_fused_kernels, 1, 1024},
     {EC_C_accumulate_grad_passes, 0, 16}, {EC_C_te_accumulate_grad_passes, 0, 16},

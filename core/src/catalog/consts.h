@@ -81,6 +81,8 @@
     X(gelu_new_kernels)                \
     X(rmsnorm_eager_kernels)           \
     X(rmsnorm_eager_passes)            \
+    X(rmsnorm_eager_fp32_passes)       \
+    X(rmsnorm_eager_cast_kernels)      \
     X(rope_eager_kernels)              \
     X(rmsnorm_fused_kernels)           \
     X(rmsnorm_fused_passes)            \

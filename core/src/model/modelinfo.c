@@ -23,6 +23,8 @@ static void sample_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
                       .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
                       .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),
                       .rmsnorm_passes = eci_const(ctx, EC_C_rmsnorm_eager_passes),
+                      .rmsnorm_fp32_passes = eci_const(ctx, EC_C_rmsnorm_eager_fp32_passes),
+                      .rmsnorm_cast_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_cast_kernels),
                       .rope_kernels = (int)eci_const(ctx, EC_C_rope_eager_kernels)};
 }
 

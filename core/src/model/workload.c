@@ -191,10 +191,10 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
  * on first use through the context's allocator and replaced round-robin. */
 typedef struct wl_key {
     const eci_net *net;
-    int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rope_kernels;
+    int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rmsnorm_cast_kernels, rope_kernels;
     int tp, cp, cp_torch, ep, etp, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
     int channels_last, fused, inference, unpadded, loss_sum, quant_head, loss_fp32, remat, lora_dropout, te_layers;
-    double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, base_quant_bytes;
+    double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, rmsnorm_fp32_passes, base_quant_bytes;
 } wl_key;
 
 typedef struct wl_entry {
@@ -225,6 +225,7 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->eager_attention = sh->eager_attention;
     k->gelu_new_kernels = sh->gelu_new_kernels;
     k->rmsnorm_kernels = sh->rmsnorm_kernels;
+    k->rmsnorm_cast_kernels = sh->rmsnorm_cast_kernels;
     k->rope_kernels = sh->rope_kernels;
     k->channels_last = sh->channels_last;
     k->fused = sh->fused;
@@ -242,6 +243,7 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->mask_bytes = sh->mask_bytes;
     k->mlm_frac = sh->mlm_frac;
     k->rmsnorm_passes = sh->rmsnorm_passes;
+    k->rmsnorm_fp32_passes = sh->rmsnorm_fp32_passes;
     k->tp = sh->tp;
     k->cp = sh->cp;
     k->cp_torch = sh->cp_torch;

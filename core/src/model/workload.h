@@ -170,6 +170,8 @@ typedef struct eci_shape {
     int gelu_new_kernels;   /* elementwise kernels of GPT-2's Python gelu_new (constants.csv) */
     int rmsnorm_kernels;    /* kernels of HF's Python RMSNorm (constants.csv) */
     double rmsnorm_passes;  /* passes over the elements those kernels make together (constants.csv) */
+    double rmsnorm_fp32_passes; /* of those, the passes over its fp32 copy whatever the input's dtype */
+    int rmsnorm_cast_kernels; /* its .to(float32) and .to(input_dtype) copies of a 16-bit input (0: fused) */
     int rope_kernels;       /* kernels of HF's apply_rotary_pos_emb on Q and K (constants.csv) */
     int tp, cp, ep;         /* tensor-, context- and expert-parallel degrees (1: none) */
     int etp;                /* expert tensor-parallel degree (layout.c: tp unless given); etp != tp: the

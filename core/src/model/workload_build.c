@@ -253,7 +253,8 @@ void eci_wl_cross_entropy(builder *b, double rows, double classes)
 /* ---- normalisation and activations ------------------------------------------------------ */
 /* LayerNorm (autocast runs it in fp32): keeps its input and two fp32 statistics per row.
  * HF's Python RMSNorm (Llama, T5, Gemma) is several eager kernels (constants.csv): pow, mean,
- * rsqrt, the scaling and the weight; it keeps the fp32 input and the normalized product.
+ * rsqrt, the scaling and the weight, and on a 16-bit input (a model held in half) the copies to
+ * fp32 and back; it keeps the fp32 input and the normalized product.
  * BatchNorm in training reads its input twice (statistics, normalise) and writes once.
  * A low-precision norm under autocast (llm-foundry's LPLayerNorm/LPRMSNorm) casts an fp32
  * input down first (that copy is what backward keeps) and runs at the 16-bit width: a
@@ -300,7 +301,17 @@ void eci_wl_norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer
                                         * the input as it comes and one rstd per row (sh->remat) */
             int k = b->sh->rmsnorm_kernels > 0 ? b->sh->rmsnorm_kernels : 1;
             double keep = b->sh->remat ? n * tbytes(b, t) + rows * 4.0 : 2.0 * n * e + 2.0 * rows * 4.0;
-            op = mem(b, name, n, b->sh->rmsnorm_passes * e, keep);
+            double pass_bytes = b->sh->rmsnorm_passes * e, w = tbytes(b, t);
+            if (b->sh->rmsnorm_cast_kernels > 0 && w < 4.0) {
+                /* a 16-bit input (a model held in half): .to(float32) and .to(input_dtype) copy it up
+                 * and back (read w, write 4; read 4, write w), pow, mean and the rsqrt product run
+                 * on the fp32 copy, the weight's product at the input's width */
+                double f32 = b->sh->rmsnorm_fp32_passes;
+                pass_bytes = f32 * 4.0 + (b->sh->rmsnorm_passes - f32) * w +
+                             b->sh->rmsnorm_cast_kernels * (w + 4.0);
+                k += b->sh->rmsnorm_cast_kernels;
+            }
+            op = mem(b, name, n, pass_bytes, keep);
             if (op != NULL)
                 op->fwd_kernels = k;
         } else {

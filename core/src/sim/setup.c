@@ -248,6 +248,9 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .rmsnorm_kernels = (int)eci_const(ctx, fused ? EC_C_rmsnorm_fused_kernels
                                                                       : EC_C_rmsnorm_eager_kernels),
                          .rmsnorm_passes = eci_const(ctx, fused ? EC_C_rmsnorm_fused_passes : EC_C_rmsnorm_eager_passes),
+                         /* eager: pow, mean and the rsqrt product on an fp32 copy, cast to and from it */
+                         .rmsnorm_fp32_passes = fused ? 0 : eci_const(ctx, EC_C_rmsnorm_eager_fp32_passes),
+                         .rmsnorm_cast_kernels = fused ? 0 : (int)eci_const(ctx, EC_C_rmsnorm_eager_cast_kernels),
                          .rope_kernels = (int)eci_const(ctx, fused ? EC_C_rope_fused_kernels : EC_C_rope_eager_kernels),
                          .tp = r->tp, .cp = r->cp, .ep = r->ep, .etp = r->etp, .sp = r->sp,
                          /* 2: torchtitan compiles each block, SDPA's ring inside it (workload_blocks.c) */
