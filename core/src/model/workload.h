@@ -88,6 +88,11 @@ typedef struct eci_op {
     int host_sync;         /* the host waits for the GPU before it issues this op's forward (a device-to-
                               host copy it needs: Megatron-Core's dropless all-to-all split sizes); the
                               step's walks (sim/walk.c) drain the GPU's queue there */
+    int l2_chain;          /* its first input is the output of the op launched just before it (l2chain.c) */
+    double l2_in_bytes[2]; /* MEM/CAST, [forward, backward]: the bytes it reads that the kernel launched just
+                              before it wrote (0: none; l2chain.c), read from L2 where they fit (compute.c) */
+    double l2_reuse_bytes[2][2]; /* [pass][first, last element of that tensor]: bytes moved between its write
+                              and its read (LRU reuse distance), linear in between */
 } eci_op;
 
 /* A run of ops [begin, end) that the network repeats `reps` times. */
@@ -244,6 +249,9 @@ EC_INTERNAL void eci_shape_probe(const eci_net *net, eci_shape *sh);
 /* torch.compile (fusion.c): merge each chain of elementwise and normalization kernels between
  * two matmuls into one fused kernel, as Inductor generates it; blocks are kept intact. */
 EC_INTERNAL void eci_fusion_apply(eci_workload *wl);
+/* l2chain.c: each marked op's bytes read from the kernel just before it and their reuse distances
+ * (forward, and backward for its producer), on the final op list. */
+EC_INTERNAL void eci_wl_l2_chains(const ec_ctx *ctx, eci_workload *wl);
 
 /* Activation bytes kept for backward at the peak (memory.c): every op's saved bytes, or under
  * checkpointing the inputs of each checkpointed repetition plus one repetition's own (selective:
