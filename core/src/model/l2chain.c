@@ -4,7 +4,8 @@
  * bytes at L2 speed where they are still in L2 (models/l2.csv).  The builders mark an op
  * (eci_op.l2_chain) whose first input is the output of the op before it: eager attention's
  * scale, mask, softmax, dropout and cast on the s x s scores and the context GEMM reading the
- * probabilities, and the stream's elementwise kernels (activation, dropout, residual add, norm).
+ * probabilities, and the stream's elementwise kernels (activation, dropout, gated product, and the
+ * residual add and norm where their input comes from their own layer, as a norm's from its cast).
  * Forward, a marked MEM or CAST op reads min(producer's output, its own reads) from its producer
  * (a MEM/CAST op, or a GEMM: its m x n x batch output); backward, an op whose consumer is marked
  * reads the gradient of its output that the consumer's backward (run just before it) wrote.
@@ -12,6 +13,10 @@
  * producer's traffic (every byte it moves after writing the first element) to the tensor plus
  * the consumer's writes (every byte moved before the consumer reads the last one): the two ends
  * are kept per pass, the share of the tensor within the GPU's usable L2 is compute.c's.
+ * A chain stays within one layer of the network description (eci_op.layer): which kernel runs
+ * before a layer's first one depends on where the layer sits (the op before a repeated block is
+ * the embedding's for the block that is priced once and stands for every repetition), so a
+ * layer's first kernel reads its input from DRAM; a REPEAT then prices as its unrolled layers.
  * Runs on the final op list (after torch.compile's fusion, which keeps a chain's first member).
  * Inputs: the op list; constants.csv bwd_mem_bytes_factor (a memory-bound op's backward bytes).
  */
@@ -69,6 +74,8 @@ void eci_wl_l2_chains(const ec_ctx *ctx, eci_workload *wl)
         if (j == wl->n_ops)
             continue;
         eci_op *p = &wl->ops[j];
+        if (p->layer != op->layer) /* within one layer of the description only */
+            continue;
         double out, traffic;
         /* forward: this op reads its producer's output */
         if (elementwise(op) && op->count == 1 && produced(p, 0, bwd_factor, &out, &traffic)) {
