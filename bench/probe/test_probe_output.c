@@ -43,7 +43,7 @@ static ecp_result measured(const char *name, double cc)
 static void copy_models(const char *dir)
 {
     static const char *const files[] = {"constants.csv", "gpus.csv", "hosts.csv", "interconnects.csv", "networks.csv",
-                                        "attention.csv", "membw.csv", "gemm.csv",
+                                        "attention.csv", "membw.csv", "l2.csv", "gemm.csv",
                                         "gemm_shapes.csv", "sdpa_backends.csv", "conv_algos.csv",
         "nccl_tuning.csv", "tp_overlap.csv"};
     const char *models = getenv("EPOCHCAST_MODELS");

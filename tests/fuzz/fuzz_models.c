@@ -12,7 +12,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const tables[] = {"gpus.csv", "hosts.csv", "networks.csv", "constants.csv", "profile.csv",
-                                     "interconnects.csv", "attention.csv", "membw.csv",
+                                     "interconnects.csv", "attention.csv", "membw.csv", "l2.csv",
                                      "gemm.csv", "gemm_shapes.csv", "sdpa_backends.csv", "conv_algos.csv",
         "nccl_tuning.csv", "tp_overlap.csv"};
 /* the tables an input may replace (its first byte picks one): attention.csv, membw.csv and the gemm

@@ -18,7 +18,7 @@
 #include <string.h>
 
 static const char *const tables[] = {"gpus", "hosts", "networks", "constants", "profile", "interconnects",
-                                     "reference_systems", "attention", "membw", "gemm", "gemm_shapes",
+                                     "reference_systems", "attention", "membw", "l2", "gemm", "gemm_shapes",
                                      "sdpa_backends", "conv_algos", "nccl_tuning", "tp_overlap"};
 
 /* A copy of the shipped models/ tables in a new temporary folder. */

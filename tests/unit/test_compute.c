@@ -659,6 +659,60 @@ static void test_mem_size_curve(void **state)
     ec_ctx_free(ctx);
 }
 
+/* The softmax op of bert-base with eager attention in pure fp16 at batch b and sequence s. */
+static const eci_op *eager_softmax(ec_ctx *ctx, eci_workload *wl, double batch, double seq)
+{
+    const eci_net *net = eci_net_find(ctx, "bert-base");
+    eci_shape sh = {.precision = EC_PREC_FP16, .batch = batch, .seq = seq, .seq_sq = seq * seq, .image_size = 224,
+                    .mask_bytes = 1, .mlm_frac = 0.15, .eager_attention = 1};
+    assert_int_equal(eci_workload_expand(ctx, net, ECI_TASK_PRETRAIN, &sh, wl), EC_OK);
+    for (size_t i = 0; i < wl->n_ops; i++)
+        if (strcmp(wl->ops[i].name, "softmax") == 0)
+            return &wl->ops[i];
+    fail_msg("no softmax op in bert-base's eager attention");
+    return NULL;
+}
+
+/* L2 residency (models/l2.csv, model/l2chain.c): eager attention's softmax reads the s x s scores
+ * the mask kernel just wrote.  On an L40S (96 MB L2, 93.8 MB usable) the 12-head fp16 scores of one
+ * sample at s = 1024 (25 MB) stay in L2: the softmax reads them at L2 speed and moves its bytes
+ * faster than the same kernel at s = 4096 (403 MB, far over the L2), which runs at the DRAM rate;
+ * a GPU without an l2.csv row (A10) prices both alike.  And backward likewise: the softmax's
+ * backward reads the gradient the dropout's backward just wrote. */
+static void test_l2_resident(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    static eci_workload small_wl, big_wl;
+    const eci_op *small = eager_softmax(ctx, &small_wl, 1, 1024), *big = eager_softmax(ctx, &big_wl, 1, 4096);
+    assert_true(small->l2_in_bytes[0] > 0 && small->l2_in_bytes[1] > 0); /* chained, both passes */
+    eci_rates r, a10;
+    const eci_gpu *g;
+    rates_for(ctx, "l40s", EC_PREC_FP16, &r, &g);
+    assert_true(g->l2_read_bytes_per_s > 5e12 && g->l2_usable_bytes < g->l2_bytes);
+    assert_true(small->l2_reuse_bytes[0][0] < r.l2_usable_bytes && small->l2_reuse_bytes[0][1] < r.l2_usable_bytes);
+    assert_true(big->l2_reuse_bytes[0][0] > r.l2_usable_bytes && big->l2_reuse_bytes[0][1] > r.l2_usable_bytes);
+    assert_rel(eci_l2_hit_bytes(&r, small, 0), small->l2_in_bytes[0], EC_TOL_EXACT); /* all of it from L2 */
+    assert_rel(eci_l2_hit_bytes(&r, big, 0), 0, EC_TOL_EXACT);                        /* none: over the L2 */
+    eci_op_cost_t cs, cb;
+    eci_op_cost(ctx, &r, small, &cs);
+    eci_op_cost(ctx, &r, big, &cb);
+    double small_bw = small->fwd_bytes / (cs.fwd_s - r.mem_overhead_s);
+    double big_bw = big->fwd_bytes / (cb.fwd_s - r.mem_overhead_s);
+    assert_true(small_bw > 1.3 * big_bw);
+    assert_rel(big_bw, r.mem_bytes_per_s * r.mem_scale, 1e-9); /* the DRAM rate */
+    assert_true(cs.bwd_s < eci_mem_time_s(&r, small->fwd_bytes * eci_const(ctx, EC_C_bwd_mem_bytes_factor), cs.bwd_kernels));
+    /* no l2.csv row: no L2 effect, the same bytes per second at both sizes */
+    rates_for(ctx, "a10", EC_PREC_FP16, &a10, &g);
+    assert_rel(g->l2_read_bytes_per_s, 0, EC_TOL_EXACT);
+    eci_op_cost(ctx, &a10, small, &cs);
+    eci_op_cost(ctx, &a10, big, &cb);
+    assert_rel(small->fwd_bytes / (cs.fwd_s - a10.mem_overhead_s), big->fwd_bytes / (cb.fwd_s - a10.mem_overhead_s), 1e-9);
+    eci_workload_release(ctx, &small_wl);
+    eci_workload_release(ctx, &big_wl);
+    ec_ctx_free(ctx);
+}
+
 static void test_precision_units(void **state)
 {
     (void)state;
@@ -928,6 +982,7 @@ int main(void)
         cmocka_unit_test(test_fp32_conv_warning),
         cmocka_unit_test(test_scale_follows_unit),
         cmocka_unit_test(test_mem_size_curve),
+        cmocka_unit_test(test_l2_resident),
         cmocka_unit_test(test_gemm_fixed_time),
         cmocka_unit_test(test_gemm_fixed_time_blackwell),
         cmocka_unit_test(test_attention_gpu_scale),

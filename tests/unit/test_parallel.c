@@ -152,7 +152,7 @@ static char *models_with_const(const char *name, const char *value)
     assert_non_null(src);
     char *dir = ec_test_tmpdir();
     static const char *const copy[] = {"gpus.csv", "hosts.csv", "interconnects.csv", "networks.csv", "profile.csv",
-                                       "prices.csv", "attention.csv", "membw.csv",
+                                       "prices.csv", "attention.csv", "membw.csv", "l2.csv",
                                        "gemm.csv", "gemm_shapes.csv", "sdpa_backends.csv", "conv_algos.csv",
         "nccl_tuning.csv", "tp_overlap.csv"};
     for (size_t i = 0; i < sizeof copy / sizeof copy[0]; i++) {

@@ -153,7 +153,7 @@ static char *scaled_models(const char *const *cols, size_t ncols, double factor)
     const char *src = getenv("EPOCHCAST_MODELS");
     char *dir = ec_test_tmpdir();
     static const char *const copy[] = {"hosts.csv", "interconnects.csv", "networks.csv", "constants.csv", "profile.csv",
-                                       "reference_systems.csv", "attention.csv", "membw.csv",
+                                       "reference_systems.csv", "attention.csv", "membw.csv", "l2.csv",
                                        "gemm.csv", "gemm_shapes.csv", "sdpa_backends.csv", "conv_algos.csv",
         "nccl_tuning.csv", "tp_overlap.csv"};
     for (size_t i = 0; i < sizeof copy / sizeof copy[0]; i++) {

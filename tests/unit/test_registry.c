@@ -21,7 +21,7 @@ static const char *models_dir(void)
 }
 
 static const char *const TABLES[] = {"constants.csv", "gpus.csv", "hosts.csv", "interconnects.csv", "networks.csv",
-                                     "profile.csv", "attention.csv", "membw.csv",
+                                     "profile.csv", "attention.csv", "membw.csv", "l2.csv",
                                        "gemm.csv", "gemm_shapes.csv", "sdpa_backends.csv", "conv_algos.csv",
         "nccl_tuning.csv", "tp_overlap.csv"};
 #define N_TABLES (sizeof TABLES / sizeof TABLES[0])

@@ -67,6 +67,8 @@ typedef struct eci_gpu {
     double gemm_k_half;               /* reduction length at half the large-k GEMM rate (gemm.csv: its
                                          architecture's row, else the prior) */
     double gemm_fixed_s;              /* time a GEMM kernel adds to its math or memory time (gemm.csv) */
+    double l2_read_bytes_per_s;       /* achieved L2 read bandwidth (l2.csv), 0: no row, no L2 effect */
+    double l2_usable_bytes;           /* footprint still read at that rate (l2.csv), <= l2_bytes */
 } eci_gpu;
 
 /* ---- host profile (one row of models/hosts.csv) -------------------------------- */
@@ -228,6 +230,10 @@ EC_INTERNAL const char *eci_attn_kernel_name(int kernel);
 /* v at head dim d from its values at the n >= 1 ascending head dims hd: linear in log2(head
  * dim) between two of them, the nearest one's value outside their range. */
 EC_INTERNAL double eci_attn_hd_interp(const double *hd, const double *v, int n, double d);
+/* l2.csv, after gpus.csv: sets the l2_ fields of the GPUs it has a row for (the others keep 0: no
+ * L2 effect); a row naming no gpus.csv id, a second row, an empty source, a usable size over the
+ * GPU's l2_bytes or a number out of range is refused, naming file and line. */
+EC_INTERNAL int eci_l2_load(ec_ctx *ctx, const char *path);
 /* membw.csv, after gpus.csv: sets each GPU's mem_overhead_s from the row of its id, else of its
  * architecture, else the prior (architecture '*'); a row without a source is refused, naming file
  * and line. */

@@ -5,7 +5,9 @@
  *   shape_util = useful tiles / (waves x SMs x tile): tile and wave quantization, with the
  *   better of a large and a small tile as cuBLAS's heuristics would pick;
  *   memory-bound: t = max(overhead + bytes / (BW x eff_bw), floor) per kernel, overhead from membw.csv
- *   (small kernels achieve less bandwidth than large ones).
+ *   (small kernels achieve less bandwidth than large ones); the bytes it reads that the kernel just
+ *   before it wrote come from L2 where they still fit (l2.csv, l2chain.c): overhead + max(DRAM
+ *   bytes / (BW x eff_bw), all bytes / (L2 BW x eff_bw)).
  *   fused attention: t = max(FLOPs / (peak x kernel_eff x attn_eff x shape_util), Q K V O bytes / (BW x eff_bw),
  *   floor), kernel_eff per kernel, architecture, pass and causal mask from models/attention.csv,
  *   x the GPU's measured GEMM efficiency over that of the part the row was measured on.
@@ -84,6 +86,8 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     pick_gemm_rate(g, precision, r);
     r->mem_bytes_per_s = g->memory_bandwidth_bytes_per_s * g->memory_eff_frac;
     r->mem_overhead_s = g->mem_overhead_s;
+    r->l2_bytes_per_s = g->l2_read_bytes_per_s;
+    r->l2_usable_bytes = g->l2_usable_bytes;
     r->floor_s = g->kernel_floor_s;
     r->sm_count = g->sm_count;
     r->tile_large_m = eci_const(ctx, EC_C_gemm_tile_large_m);
@@ -191,12 +195,42 @@ static void fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *o
     }
 }
 
-double eci_mem_time_s(const eci_rates *r, double bytes, double kernels)
+/* A memory-bound op of `kernels` kernels moving `bytes`, hit_bytes of which it reads from L2: a
+ * roofline of the two levels (every byte passes through L2, only the others reach the DRAM; the
+ * writes drain to it), never slower than without the hit.  The kernels' achieved share of a
+ * streaming benchmark's rate (mem_scale) applies to either level. */
+static double mem_l2_time_s(const eci_rates *r, double bytes, double kernels, double hit_bytes)
 {
     double n = kernels > 0 ? kernels : 1;
-    double t = n * r->mem_overhead_s + bytes / (r->mem_bytes_per_s * r->mem_scale);
+    double bw = r->mem_bytes_per_s * r->mem_scale, t_mem = bytes / bw;
+    if (hit_bytes > 0 && r->l2_bytes_per_s > 0) {
+        double dram = (bytes - hit_bytes) / bw, l2 = bytes / (r->l2_bytes_per_s * r->mem_scale);
+        double t_l2 = dram > l2 ? dram : l2;
+        t_mem = t_l2 < t_mem ? t_l2 : t_mem;
+    }
+    double t = n * r->mem_overhead_s + t_mem;
     double floor_s = r->floor_s * n;
     return t > floor_s ? t : floor_s;
+}
+
+double eci_mem_time_s(const eci_rates *r, double bytes, double kernels)
+{
+    return mem_l2_time_s(r, bytes, kernels, 0);
+}
+
+/* The bytes of pass (0 forward, 1 backward) an op reads from L2: those the kernel just before it
+ * wrote (l2chain.c) whose reuse distance, linear from the first element's to the last's, is
+ * within the GPU's usable L2 (an LRU cache keeps a line while fewer bytes than its capacity were
+ * touched since: gpu-l2-cache's plateau is that capacity for a repeatedly read footprint). */
+double eci_l2_hit_bytes(const eci_rates *r, const eci_op *op, int pass)
+{
+    double in = op->l2_in_bytes[pass], c = r->l2_usable_bytes;
+    if (in <= 0 || c <= 0 || r->l2_bytes_per_s <= 0)
+        return 0;
+    double a = op->l2_reuse_bytes[pass][0], z = op->l2_reuse_bytes[pass][1];
+    double lo = a < z ? a : z, hi = a < z ? z : a;
+    double frac = hi <= c ? 1.0 : lo >= c ? 0.0 : (c - lo) / (hi - lo);
+    return in * frac;
 }
 
 /* ---- convolutions ----------------------------------------------------------------------
@@ -341,13 +375,13 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
     case ECI_OP_CAST:
         if (op->fwd_kernels == 0) /* a marker (what an op keeps, nothing launched) */
             break;
-        c->fwd_s = eci_mem_time_s(r, op->fwd_bytes, op->fwd_kernels);
+        c->fwd_s = mem_l2_time_s(r, op->fwd_bytes, op->fwd_kernels, eci_l2_hit_bytes(r, op, 0));
         c->fwd_kernels = op->fwd_kernels;
         if (op->bwd) {
             double bytes = op->bwd_bytes > 0 ? op->bwd_bytes : op->fwd_bytes * bwd_factor;
             /* Norms compute the input grad and the weight grads in two kernels (frozen: one). */
             c->bwd_kernels = op->fwd_kernels + (op->params > 0 && !op->frozen && op->kind == ECI_OP_MEM ? 1 : 0);
-            c->bwd_s = eci_mem_time_s(r, bytes, c->bwd_kernels);
+            c->bwd_s = mem_l2_time_s(r, bytes, c->bwd_kernels, eci_l2_hit_bytes(r, op, 1));
         }
         break;
     }
@@ -380,7 +414,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { ATTN_HD_KEY = 40, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
+enum { ATTN_HD_KEY = 42, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -409,9 +443,9 @@ struct eci_cost_cache {
 
 /* make_cost_key lists every field of eci_rates before `warnings` (16 doubles, tensor_cores,
  * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac,
- * ep_overlap_frac, tp_overlap, te_fp8_non_tn, te_fp8_current, the attention head-dim table): a field added there must join the key, or changing it would return
+ * ep_overlap_frac, tp_overlap, te_fp8_non_tn, te_fp8_current, the L2's two, the attention head-dim table): a field added there must join the key, or changing it would return
  * stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == (32 + 5 * ECI_AK_HD_MAX) * sizeof(double),
+_Static_assert(offsetof(eci_rates, warnings) == (34 + 5 * ECI_AK_HD_MAX) * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -425,7 +459,8 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         r->mem_overhead_s, r->gemm_fixed_s, r->te, r->fp8_weight_cast_frac,
         eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd, r->ep_overlap_frac,
         eci_const(ctx, EC_C_overlap_compute_slowdown_frac), r->te_fp8_non_tn, eci_const(ctx, EC_C_te_fp8_cast_bytes),
-        r->te_fp8_current, eci_const(ctx, EC_C_te_fp8_amax_bytes), r->tp_overlap};
+        r->te_fp8_current, eci_const(ctx, EC_C_te_fp8_amax_bytes), r->tp_overlap, r->l2_bytes_per_s,
+        r->l2_usable_bytes};
     memcpy(k->v, v, sizeof v);
     memcpy(&k->v[ATTN_HD_KEY], r->attn_hd, sizeof r->attn_hd);
     memcpy(&k->v[ATTN_HD_KEY + ECI_AK_HD_MAX], r->attn_hd_scale, sizeof r->attn_hd_scale);

@@ -52,6 +52,10 @@ typedef struct eci_rates {
      * sequence-parallel collectives too (overlap.c te_tp_forward_overlap): 1 + the index of its
      * configuration in models/tp_overlap.csv (eci_tp_overlap_at); 0: off */
     double tp_overlap;
+    /* models/l2.csv: the achieved L2 read bandwidth and the footprint read at that rate; a memory-
+     * bound op reads what the kernel just before it wrote from L2 where it fits (eci_op.l2_in_bytes,
+     * model/l2chain.c); 0: no row, no L2 effect */
+    double l2_bytes_per_s, l2_usable_bytes;
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
     /* The collectives of COMM ops (tensor-, context-, expert-parallel groups): their links and
@@ -119,6 +123,8 @@ EC_INTERNAL double eci_attn_time_s(const eci_rates *r, double m, double n, doubl
 /* A memory-bound pass of `bytes` over `kernels` launches (a double: an optimizer over many tensors
  * launches more than an int counts). */
 EC_INTERNAL double eci_mem_time_s(const eci_rates *r, double bytes, double kernels);
+/* The bytes of an op's pass (0 forward, 1 backward) read from L2 on this GPU (l2.csv, l2chain.c). */
+EC_INTERNAL double eci_l2_hit_bytes(const eci_rates *r, const eci_op *op, int pass);
 /* kernels=te: Transformer Engine's FP8 casts, the weights cast on one micro-step of grad_accum, under
  * fp8_recipe (ec_fp8_recipe). */
 EC_INTERNAL void eci_rates_te(eci_rates *r, int grad_accum, int fp8_recipe);

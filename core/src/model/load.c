@@ -54,6 +54,7 @@ int ec_ctx_load_models(ec_ctx *ctx, const char *dir)
         {"gpus.csv", eci_hw_load},
         {"attention.csv", eci_attn_load}, /* each GPU's fused attention kernels (catalog/attention.c) */
         {"membw.csv", eci_membw_load},    /* each GPU's memory-bound kernel overhead (catalog/membw.c) */
+        {"l2.csv", eci_l2_load},          /* each GPU's L2 read bandwidth and usable size (catalog/l2.c) */
         {"sdpa_backends.csv", eci_sdpa_load}, /* the kernel SDPA picks (catalog/sdpa.c) */
         {"conv_algos.csv", eci_conv_algos_load}, /* cuDNN's convolution algorithms (catalog/convalgo.c) */
         {"gemm.csv", eci_gemm_load},      /* each GPU's GEMM utilization curve (catalog/gemm.c) */

@@ -23,7 +23,7 @@
 /* The fields eci_op_cost reads, bit for bit: two ops that agree on them cost the same. */
 typedef struct cost_key {
     double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, conv_in_elems, conv_kernel,
-        conv_stride, attn_keys_frac;
+        conv_stride, attn_keys_frac, l2_in_bytes[2], l2_reuse_bytes[2][2];
     int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8, attn_causal,
         conv_nhwc, in_normed, ring_waited;
 } cost_key;
@@ -59,6 +59,8 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->in_normed = op->in_normed;
     key->attn_causal = op->attn_causal;
     key->attn_keys_frac = op->attn_keys_frac;
+    memcpy(key->l2_in_bytes, op->l2_in_bytes, sizeof key->l2_in_bytes);
+    memcpy(key->l2_reuse_bytes, op->l2_reuse_bytes, sizeof key->l2_reuse_bytes);
 }
 
 /* A hash of a key struct of `size` bytes (zeroed padding included), eight bytes at a time
@@ -178,6 +180,7 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
         eci_wl_keep_stage(wl, sh->stage_lo, sh->stage_hi);
     if (sh->fused) /* torch.compile's Inductor or a framework's fused kernels (fusion.c) */
         eci_fusion_apply(wl);
+    eci_wl_l2_chains(ctx, wl);
     eci_wl_sum_up(wl);
     return find_twins(ctx, wl);
 }

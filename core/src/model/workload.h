@@ -90,6 +90,11 @@ typedef struct eci_op {
                               step's walks (sim/walk.c) drain the GPU's queue there */
     int ring_waited;       /* COMM of a ring (hidden > 1) traced into a compiled graph: each collective is
                               waited for where it is issued, so no attention step hides it (overlap.c) */
+    int l2_chain;          /* its first input is the output of the op launched just before it (l2chain.c) */
+    double l2_in_bytes[2]; /* MEM/CAST, [forward, backward]: the bytes it reads that the kernel launched just
+                              before it wrote (0: none; l2chain.c), read from L2 where they fit (compute.c) */
+    double l2_reuse_bytes[2][2]; /* [pass][first, last element of that tensor]: bytes moved between its write
+                              and its read (LRU reuse distance), linear in between */
 } eci_op;
 
 /* A run of ops [begin, end) that the network repeats `reps` times. */
@@ -249,6 +254,9 @@ EC_INTERNAL void eci_shape_probe(const eci_net *net, eci_shape *sh);
 /* torch.compile (fusion.c): merge each chain of elementwise and normalization kernels between
  * two matmuls into one fused kernel, as Inductor generates it; blocks are kept intact. */
 EC_INTERNAL void eci_fusion_apply(eci_workload *wl);
+/* l2chain.c: each marked op's bytes read from the kernel just before it and their reuse distances
+ * (forward, and backward for its producer), on the final op list. */
+EC_INTERNAL void eci_wl_l2_chains(const ec_ctx *ctx, eci_workload *wl);
 
 /* Activation bytes kept for backward at the peak (memory.c): every op's saved bytes, or under
  * checkpointing the inputs of each checkpointed repetition plus one repetition's own (selective:

@@ -13,7 +13,8 @@
 /* ---- attention ---------------------------------------------------------------------------
  * Eager attention as HF runs it (BertSelfAttention, GPT2Attention, LlamaAttention's eager
  * path): explicit s x s scores, scale, mask, softmax (fp32 under autocast), dropout, and two
- * batched GEMMs.  sq, sk: query and key lengths; sk_eff = the keys a query sees (the sequence,
+ * batched GEMMs, each kernel reading what the one before it wrote (chained: from L2 where it fits).
+ * sq, sk: query and key lengths; sk_eff = the keys a query sees (the sequence,
  * or its own packed sequence under a varlen kernel: seq_sq / kv_seq).  h = heads x head_dim. */
 static void attention_eager(builder *b, const ec_attention_layer *a, double heads, double head_dim, double v_dim,
                             double sq, double sk_eff, double rows_q, double rows_k)
@@ -21,35 +22,35 @@ static void attention_eager(builder *b, const ec_attention_layer *a, double head
     double batch = b->batch, h = heads * head_dim;
     double scores = batch * heads * sq * sk_eff;
     gemm(b, "scores", sq, sk_eff, head_dim, batch * heads, (rows_q + rows_k) * h * b->act);
-    mem(b, "scale", scores, 2.0 * b->act, 0);
+    chained(mem(b, "scale", scores, 2.0 * b->act, 0));
     if (a->softcap) /* scores / cap, tanh, x cap (Gemma 2) */
-        mem(b, "softcap", scores, 3.0 * 2.0 * b->act, scores * b->act);
+        chained(mem(b, "softcap", scores, 3.0 * 2.0 * b->act, scores * b->act));
     /* under autocast the additive mask is fp32 (HF builds it in the parameters' dtype): adding
      * it promotes the 16-bit scores to fp32, which the softmax then reads */
     double masked = b->amp ? b->f32k : b->act;
-    mem(b, a->causal ? "causal_mask" : "mask_add", scores, b->act + masked, 0);
+    chained(mem(b, a->causal ? "causal_mask" : "mask_add", scores, b->act + masked, 0));
     /* the softmax's dtype: fp32 under autocast and in fp32, and in a 16-bit model whose code
      * upcasts it (softmax_fp32); then cast back for the matmul */
     double sm = a->softmax_fp32 && b->act < 4.0 ? 4.0 : b->f32k;
     if (a->sinks) { /* gpt-oss: cat the sink logit to every row, subtract the row max (three kernels);
                      * the softmax then runs on the widened copy and the sink column is sliced off */
-        eci_op *op = mem(b, "sinks_cat_max", scores, 5.0 * masked, 0);
+        eci_op *op = chained(mem(b, "sinks_cat_max", scores, 5.0 * masked, 0));
         if (op != NULL)
             op->fwd_kernels = 3;
     }
-    mem(b, "softmax", scores, masked + sm, scores * sm);
+    chained(mem(b, "softmax", scores, masked + sm, scores * sm));
     int dropped = a->dropout && !b->sh->inference;
     if (dropped)
-        mem(b, "attn_dropout", scores, 2.0 * sm + b->mask, scores * b->mask);
+        chained(mem(b, "attn_dropout", scores, 2.0 * sm + b->mask, scores * b->mask));
     /* the context GEMM keeps the probabilities it reads: the dropout's output (a tensor of its
      * own beside the softmax's and the mask), the cast's (below), or else the softmax's output
      * itself, which the softmax already keeps: one tensor, kept once */
     double probs_saved = dropped ? scores * sm : 0;
     if (b->amp || sm > b->act) {
-        cast(b, "cast_probs", scores, scores * 2.0);
+        chained(cast(b, "cast_probs", scores, scores * 2.0));
         probs_saved = 0;
     }
-    gemm(b, "context", sq, v_dim, sk_eff, batch * heads, probs_saved + rows_k * heads * v_dim * b->act);
+    chained(gemm(b, "context", sq, v_dim, sk_eff, batch * heads, probs_saved + rows_k * heads * v_dim * b->act));
 }
 
 /* A fused scaled-dot-product attention kernel (F.scaled_dot_product_attention: HF's "sdpa",
@@ -318,7 +319,7 @@ static void mlp_body(builder *b, const ec_mlp_layer *m, double ffn)
         eci_wl_activation(b, m->act);
         eci_wl_linear_on(b, "up", &in, ffn, m->bias);
         double n = elems(&b->cur);
-        mem(b, "gate_mul", n, 3.0 * b->act, (b->sh->remat ? 1.0 : 2.0) * n * b->act); /* compiled: up's only */
+        chained(mem(b, "gate_mul", n, 3.0 * b->act, (b->sh->remat ? 1.0 : 2.0) * n * b->act)); /* compiled: up's only */
         fresh(b, &b->cur);
     } else {
         eci_wl_linear(b, "mlp_in", ffn, m->bias);

@@ -202,7 +202,7 @@ void eci_wl_dropout(builder *b, const char *name)
     if (b->sh->inference) /* model.eval(): nn.Dropout is the identity, no kernel */
         return;
     double n = elems(&b->cur);
-    mem(b, name, n, 2.0 * tbytes(b, &b->cur) + b->mask, n * b->mask);
+    chained(mem(b, name, n, 2.0 * tbytes(b, &b->cur) + b->mask, n * b->mask));
     fresh(b, &b->cur);
 }
 
@@ -263,12 +263,15 @@ void eci_wl_norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer
 {
     double n = elems(t), e = b->f32k;
     eci_op *op;
+    int stream = t == &b->cur; /* the stream: the output of the op just before (l2chain.c) */
     if (nl->low_precision && b->amp && nl->kind != EC_NORM_BATCH) {
         int down = t->f32; /* _cast_if_autocast_enabled(x): a copy only when x is fp32 */
-        if (down)
-            cast(b, "norm_cast_in", n, n * b->act);
+        if (down && (op = cast(b, "norm_cast_in", n, n * b->act)) != NULL)
+            op->l2_chain = stream;
         if (casts_weights(b)) /* and the fp32 weight (and bias) */
             cast(b, "norm_cast_w", (nl->bias ? 2.0 : 1.0) * t->width, 0);
+        else
+            stream = stream || down;
         e = b->act;
         double rows = t->rows, kept = (down ? 0 : n * e) + rows * 8.0;
         if (nl->kind == EC_NORM_RMS) {
@@ -280,6 +283,7 @@ void eci_wl_norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer
             op = mem(b, name, n, 2.0 * e, kept);
         }
         if (op != NULL) {
+            op->l2_chain = stream && !casts_weights(b);
             op->params = (nl->bias ? 2.0 : 1.0) * t->width;
             op->param_tensors = nl->bias ? 2 : 1;
         }
@@ -291,6 +295,7 @@ void eci_wl_norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer
     if (nl->kind == EC_NORM_BATCH) {
         op = mem(b, name, n, 3.0 * b->act, n * b->act);
         if (op != NULL) {
+            op->l2_chain = stream;
             op->params = 2.0 * t->c;
             op->param_tensors = 2;
         }
@@ -315,11 +320,15 @@ void eci_wl_norm_on(builder *b, const char *name, tensor *t, const ec_norm_layer
             if (op != NULL)
                 op->fwd_kernels = k;
         } else {
-            if (b->amp && !t->f32) /* autocast runs layer_norm in fp32: a 16-bit input is copied up first */
-                cast(b, "norm_cast_up", n, 0);
+            if (b->amp && !t->f32) { /* autocast runs layer_norm in fp32: a 16-bit input is copied up first */
+                if ((op = cast(b, "norm_cast_up", n, 0)) != NULL)
+                    op->l2_chain = stream;
+                stream = 1; /* the norm reads the copy */
+            }
             op = mem(b, name, n, 2.0 * e, n * e + rows * 8.0);
         }
         if (op != NULL) {
+            op->l2_chain = stream;
             op->params = (nl->bias ? 2.0 : 1.0) * width;
             op->param_tensors = nl->bias ? 2 : 1;
         }
@@ -381,7 +390,7 @@ static const char *act_name(ec_activation a)
 static void gelu_new_autocast(builder *b, int kernels)
 {
     double n = elems(&b->cur), e16 = b->act, e32 = b->f32k;
-    eci_op *op = mem(b, "gelu_new", n, 5.0 * e16 + 15.0 * e32, (3.0 * e32 + e16) * n);
+    eci_op *op = chained(mem(b, "gelu_new", n, 5.0 * e16 + 15.0 * e32, (3.0 * e32 + e16) * n));
     if (op != NULL) {
         op->fwd_kernels = kernels + 1;
         op->out_bytes = n * e32;
@@ -399,7 +408,7 @@ void eci_wl_activation(builder *b, ec_activation a)
         gelu_new_autocast(b, k);
         return;
     }
-    eci_op *op = mem(b, act_name(a), n, k * passes * e, kept * n * e);
+    eci_op *op = chained(mem(b, act_name(a), n, k * passes * e, kept * n * e));
     if (op != NULL)
         op->fwd_kernels = k;
     fresh(b, &b->cur);

@@ -128,7 +128,7 @@ static inline eci_op *mem(builder *b, const char *name, double n, double bytes_p
 }
 
 /* An autocast cast of `n` fp32 elements to 16 bits (read 4, write 2). */
-static inline void cast(builder *b, const char *name, double n, double saved_bytes)
+static inline eci_op *cast(builder *b, const char *name, double n, double saved_bytes)
 {
     eci_op *op = push(b, name, ECI_OP_CAST);
     if (op != NULL) {
@@ -136,6 +136,16 @@ static inline void cast(builder *b, const char *name, double n, double saved_byt
         op->saved_bytes = saved_bytes;
         op->out_bytes = n * 2.0;
     }
+    return op;
+}
+
+/* The op (NULL: none was pushed) reads the output of the op launched just before it: where that
+ * still sits in L2, it reads it from there (l2chain.c, compute.c). */
+static inline eci_op *chained(eci_op *op)
+{
+    if (op != NULL)
+        op->l2_chain = 1;
+    return op;
 }
 
 static inline eci_op *gemm(builder *b, const char *name, double m, double n, double k, double batch, double saved_bytes)

@@ -194,8 +194,8 @@ static void residual(builder *b, const ec_residual_layer *r)
     int out_f32 = c->f32 || s->f32;
     double n = elems(c), out_e = out_f32 ? b->f32k : b->act;
     int relu = r->op == EC_RESIDUAL_ADD_RELU;
-    mem(b, relu ? "residual_add_relu" : "residual_add", n,
-        tbytes(b, c) + 2.0 * tbytes(b, s) + (relu ? 2.0 * out_e : 0), 0);
+    chained(mem(b, relu ? "residual_add_relu" : "residual_add", n,
+                tbytes(b, c) + 2.0 * tbytes(b, s) + (relu ? 2.0 * out_e : 0), 0)); /* reads the branch's output */
     c->f32 = out_f32;
     b->has_skip = 0;
     fresh(b, c);

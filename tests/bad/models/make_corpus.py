@@ -225,6 +225,18 @@ dup = [list(r) for r in mb]
 dup.append(list(mb[2]))
 emit("membw", "duplicate_row", text(dup))
 
+l2 = read("l2")
+emit("l2", "missing_column", text(drop_col(l2, "l2_usable_bytes")))
+emit("l2", "empty_source", text(set_cell(l2, 2, "source", "")))
+emit("l2", "unknown_gpu", text(set_cell(l2, 2, "gpu", "a100-pcie-80gx")))
+emit("l2", "usable_over_l2_bytes", text(set_cell(l2, 2, "l2_usable_bytes", "41943041")))
+emit("l2", "bandwidth_not_number", text(set_cell(l2, 2, "l2_read_bytes_per_s", "5.4 TB/s")))
+emit("l2", "measured_not_0_or_1", text(set_cell(l2, 2, "measured", "2")))
+emit("l2", "no_l2_gpu", text(set_cell(l2, 2, "gpu", "b200")))
+dup = [list(r) for r in l2]
+dup.append(list(l2[2]))
+emit("l2", "duplicate_row", text(dup))
+
 gm = read("gemm")
 emit("gemm", "missing_column", text(drop_col(gm, "source")))
 emit("gemm", "empty_source", text(set_cell(gm, 1, "source", "")))
