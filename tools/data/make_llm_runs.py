@@ -519,6 +519,20 @@ def from_tables(rows, tag, skipped):
     return out
 
 
+# The README's RTX A6000 rows ran without activation checkpointing, the recipes' default (True in
+# 8B_*_single_device.yaml@30b8519e); the README names batch, packing and compile only.  Its own
+# figures say so: (1) at the same recipe and batch the A6000 peaks are about twice the 4090's
+# (LoRA 30.3 against 16.2 GiB, full 37.4 against 18.9), where only the activations can differ;
+# (2) with checkpointing the A6000 LoRA row's 4,699 tokens/s would need about 180 TFLOP per 4,096
+# tokens (forward, its recompute, the frozen base's input gradients: 2 x 7.5e9 matmul parameters x
+# 4,096 x 3) in 0.87 s, 206 TFLOP/s, above the card's 154.8 TFLOP/s bf16 peak (NV-RTXA6000-DS).
+TORCHTUNE_A6000_NO_AC = ("; checkpointing=0: the README's A6000 rows ran without activation checkpointing "
+                         "(enable_activation_checkpointing=False), inferred from the README's own figures: its A6000 "
+                         "peaks are about twice the 4090's at the same recipe and batch (LoRA 30.3 vs 16.2 GiB, full "
+                         "37.4 vs 18.9), and with checkpointing the A6000 LoRA row would run ~180 TFLOP per 4,096 "
+                         "tokens at 206 TFLOP/s, above the RTX A6000's 154.8 TFLOP/s bf16 peak")
+
+
 def from_torchtune(rows, skipped):
     out = []
     # every recipe of that README runs torchtune's CEWithChunkedOutputLoss (8 chunks by default): loss_chunks=8
@@ -527,12 +541,14 @@ def from_torchtune(rows, skipped):
     cfg = {"Full finetune": ({"optimizer": "paged_adamw_8bit", "optimizer_in_bwd": 1},
                              "recipes/configs/llama3_1/8B_full_single_device.yaml@30b8519e: bitsandbytes PagedAdamW8bit, "
                              "optimizer_in_bwd True (each gradient freed after its step), activation checkpointing"),
-           "LoRA": ({"lora_r": 8, "lora_targets": "qv", "optimizer": "adamw"},
+           "LoRA": ({"lora_r": 8, "lora_targets": "qv", "optimizer": "adamw_fused"},
                     "8B_lora_single_device.yaml@30b8519e: lora_rank 8, lora_attn_modules [q_proj, v_proj] only "
-                    "(a subset of attention), apply_lora_to_mlp False, AdamW, activation checkpointing"),
-           "QLoRA": ({"lora_r": 8, "lora_targets": "all_linear", "base_precision": "nf4", "optimizer": "adamw"},
+                    "(a subset of attention), apply_lora_to_mlp False, torch.optim.AdamW fused True, activation "
+                    "checkpointing"),
+           "QLoRA": ({"lora_r": 8, "lora_targets": "all_linear", "base_precision": "nf4", "optimizer": "adamw_fused"},
                      "8B_qlora_single_device.yaml@30b8519e: qlora_llama3_1_8b (NF4 base), lora_rank 8, "
-                     "[q_proj, v_proj, k_proj, output_proj] + MLP (output head excluded), AdamW, activation checkpointing")}
+                     "[q_proj, v_proj, k_proj, output_proj] + MLP (output head excluded), torch.optim.AdamW fused "
+                     "True, activation checkpointing")}
     for r in rows:
         if not r["source"].startswith("pytorch/torchtune README, Memory"):
             continue
@@ -546,12 +562,22 @@ def from_torchtune(rows, skipped):
         # the README overrides: batch 2, no accumulation, packed to 2048, compile on
         note = ("%s (%s); README note: batch size 2 without gradient accumulation, packed to 2048, torch compile "
                 "enabled; %s" % (r["source_path"], r["method"], cfgnote))
+        if gpu == "rtx-a6000":
+            rec["checkpointing"] = 0
+            note += TORCHTUNE_A6000_NO_AC
         if r["metric"] == "tokens_per_s":
-            rec.update(metric="tokens_per_s", value=r["value"], source=note + "; tokens/s over one full epoch")
+            rec.update(metric="tokens_per_s", value=r["value"],
+                       source=note + "; tokens/s over one full epoch: the recipes' tokens_per_second_per_gpu, "
+                       "batch['tokens'].numel() (2 x 2048, a pack's padding included) over the time per step "
+                       "(recipes/lora_finetune_single_device.py L696, L724-728; full_finetune_single_device.py L571, "
+                       "L599-609 @30b8519e)")
         elif r["metric"] == "peak_memory_per_gpu_gib":
-            rec.update(metric="peak_bytes", value=int(round(float(r["value"]) * 2 ** 30)),
-                       source=note + "; peak %s GiB x 2^30 (which torchtune statistic - active, allocated or "
-                       "reserved - the README does not say)" % r["value"])
+            rec.update(metric="reserved_bytes", value=int(round(float(r["value"]) * 2 ** 30)),
+                       source=note + "; peak %s GiB x 2^30: one of the recipes' logged peak_memory_active, "
+                       "peak_memory_alloc, peak_memory_reserved (torchtune/training/memory.py get_memory_stats "
+                       "L210-214@30b8519e: torch.cuda statistics, without the CUDA context or the paged optimizer's "
+                       "unified memory; the README does not say which), compared with reserved, the largest of "
+                       "the three" % r["value"])
         else:
             continue
         rec["id"] = "torchtune-%s-llama-3.1-8b-%s-%s" % (r["method"].split()[0].lower(), gpu, rec["metric"])
