@@ -38,7 +38,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len",
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
           "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe",
-          "tp_comm_overlap", "tp_overlap_cfg"]
+          "tp_comm_overlap", "tp_overlap_cfg", "trainer", "torch_version", "gradient_as_bucket_view"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -585,23 +585,51 @@ def from_torchtune(rows, skipped):
     return out
 
 
+# The stack of flash-attention's GPT3 table (training/ at 4a6eaa9f, the commit that added it): its
+# Dockerfile builds on nvcr.io/nvidia/pytorch:22.11-py3 (PyTorch 1.13.0a0+936e930, the version the
+# NGC 22.11 image ships) with pytorch-lightning==1.7.7; configs/experiment/pile/base.yaml sets
+# trainer.precision bf16 and gradient_clip_val 1.0.
+FA_STACK = ("trainer=lightning, torch_version=1.13: training/Dockerfile@4a6eaa9f 'FROM "
+            "nvcr.io/nvidia/pytorch:22.11-py3' (PyTorch 1.13.0a0+936e930) and 'pip install ... "
+            "pytorch-lightning==1.7.7'; max_grad_norm=1: configs/experiment/pile/base.yaml trainer.gradient_clip_val "
+            "1.0; kernels=fused: the GPT's FusedDenseGeluDense computes gelu_new in fc1's cuBLASLt epilogue and its "
+            "gradient in fc2's backward GEMM (flash_attn/modules/mlp.py, ops/fused_dense.py@4a6eaa9f, heuristic 0)")
+FA_DDP = ("; optimizer=adamw_fused: base.yaml's optimizer adamw-apex, apex.optimizers.FusedAdam(adam_w_mode=True) "
+          "(configs/optimizer/adamw-apex.yaml), a multi-tensor kernel per chunk; Lightning's DDP (trainer.strategy "
+          "null, 8 devices)")
+FA_ZERO1 = ("; optimizer=adamw with torch_version=1.13: configs/optimizer/adamw-zero.yaml wraps torch.optim.AdamW "
+            "in torch.distributed.optim.ZeroRedundancyOptimizer, whose AdamW in PyTorch 1.13 loops over its shard's "
+            "tensors (foreach off by default before 2.0); zero_reduce=all_reduce: the strategy is "
+            "src/utils/ddp_zero1.py DDPStrategyZero1, Lightning's DDPStrategy (DDP all-reduces every gradient, the "
+            "optimizer keeps its shard and broadcasts the updated parameters); gradient_as_bucket_view=1: the "
+            "yamls' trainer.strategy.gradient_as_bucket_view True")
+
+
 def from_flash_attention(rows):
     out = []
     cfg = {"GPT3-125M": (32, 1, "ddp", ""), "GPT3-355M": (32, 1, "ddp", ""), "GPT3-760M": (16, 2, "zero", 1),
            "GPT3-1.3B": (8, 8, "zero", 1), "GPT3-2.7B": (4, 16, "zero", 1)}
     for r in rows:
         mb, ga, strat, zs = cfg[r["model"]]
-        out.append({"id": "flash-attn-" + MODEL[r["model"]].replace("flash-attn-", "") + "-a100-sxm4-80gb-8x",
-                    "model": MODEL[r["model"]], "gpu": "a100-sxm4-80gb", "num_gpus": 8, "gpus_per_node": 8,
-                    "strategy": strat, "zero_stage": zs, "precision": "amp_bf16", "attention": "flash1",
-                    "kernels": "fused",  # the yamls' fused_bias_fc, fused_mlp, fused_dropout_add_ln, xentropy
-                    "checkpointing": 0, "batch_per_gpu": mb, "grad_accum": ga, "seq_len": 2048,
-                    "metric": "tokens_per_s", "value": r["value"],
-                    "source": "%s; micro-batch/accumulation/strategy from training/configs/experiment/pile/"
-                              "gpt3*-flash.yaml@88173a1a with gpu_mem=82 on A100 80GB (bench/data/llm/README.md); "
-                              "attention=flash1: the table came with commit 4a6eaa9f (2022-11-29, 'Update configs, "
-                              "add results'), before FlashAttention-2 (assets/flash2_*_benchmark.png, 2023-07-17), "
-                              "so FlashAttention v1" % r["source_path"]})
+        rec = {"id": "flash-attn-" + MODEL[r["model"]].replace("flash-attn-", "") + "-a100-sxm4-80gb-8x",
+               "model": MODEL[r["model"]], "gpu": "a100-sxm4-80gb", "num_gpus": 8, "gpus_per_node": 8,
+               "strategy": strat, "zero_stage": zs, "precision": "amp_bf16", "attention": "flash1",
+               "kernels": "fused",  # the yamls' fused_bias_fc, fused_mlp, fused_dropout_add_ln, xentropy
+               "checkpointing": 0, "batch_per_gpu": mb, "grad_accum": ga, "seq_len": 2048,
+               "trainer": "lightning", "max_grad_norm": 1, "torch_version": "1.13",
+               "metric": "tokens_per_s", "value": r["value"],
+               "source": "%s; micro-batch/accumulation/strategy from training/configs/experiment/pile/"
+                         "gpt3*-flash.yaml@88173a1a with gpu_mem=82 on A100 80GB (bench/data/llm/README.md); "
+                         "attention=flash1: the table came with commit 4a6eaa9f (2022-11-29, 'Update configs, "
+                         "add results'), before FlashAttention-2 (assets/flash2_*_benchmark.png, 2023-07-17), "
+                         "so FlashAttention v1; %s" % (r["source_path"], FA_STACK)}
+        if strat == "ddp":  # configs/optimizer/adamw-apex.yaml: apex.optimizers.FusedAdam(adam_w_mode=True)
+            rec["optimizer"] = "adamw_fused"
+            rec["source"] += FA_DDP
+        else:
+            rec.update(optimizer="adamw", zero_reduce="all_reduce", gradient_as_bucket_view=1)
+            rec["source"] += FA_ZERO1
+        out.append(rec)
     return out
 
 
