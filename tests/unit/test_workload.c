@@ -427,6 +427,33 @@ static void test_gelu_new_fused(void **state)
     ec_ctx_free(ctx);
 }
 
+/* loss=fused_cross_entropy (flash-attn's GPT training, apex/flash-attn xentropy on the 16-bit
+ * logits, labels shifted by the data loader): one kernel reads the logits, keeps a log-sum-exp
+ * per row, and its backward writes the gradient in place; no shifted copy, no fp32 cast, no
+ * log-probabilities.  Without it, HF's shifted cross entropy. */
+static void test_loss_fused(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "gpt2");
+    double b = 2, s = 64, V = 50257, T = b * s;
+    eci_workload wl = {0};
+    eci_shape sh = shape_of(EC_PREC_AMP_BF16, b, s, 0);
+    expand_or_fail(ctx, net, ECI_TASK_LM, &sh, &wl);
+    assert_int_equal(ec_test_count_ops(&wl, "fused_xentropy"), 0);
+    assert_int_equal(ec_test_count_ops(&wl, "log_softmax"), 1);
+    sh.loss_fused = 1;
+    expand_or_fail(ctx, net, ECI_TASK_LM, &sh, &wl);
+    assert_int_equal(ec_test_count_ops(&wl, "fused_xentropy"), 1);
+    assert_int_equal(ec_test_count_ops(&wl, "log_softmax") + ec_test_count_ops(&wl, "shift_logits") +
+                         ec_test_count_ops(&wl, "cast_logits"), 0);
+    const eci_op *x = ec_test_first_op(&wl, "fused_xentropy");
+    assert_rel(x->fwd_bytes, T * V * 2.0, EC_TOL_CLOSED_FORM);
+    assert_rel(x->bwd_bytes, 2.0 * T * V * 2.0, EC_TOL_CLOSED_FORM);
+    eci_workload_release(ctx, &wl);
+    ec_ctx_free(ctx);
+}
+
 /* Fused SDPA keeps no s x s tensor: activations are linear in s at fixed b·s. */
 static void test_sdpa_no_quadratic_memory(void **state)
 {
@@ -584,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_bert_activations_autocast), cmocka_unit_test(test_autocast_casts_bias),
         cmocka_unit_test(test_gelu_new_autocast),
         cmocka_unit_test(test_gelu_new_fused),
+        cmocka_unit_test(test_loss_fused),
         cmocka_unit_test(test_sdpa_no_quadratic_memory),
         cmocka_unit_test(test_deep_networks),
         cmocka_unit_test(test_task_family_mismatch),

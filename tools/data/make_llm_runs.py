@@ -38,7 +38,8 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len",
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
           "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe",
-          "tp_comm_overlap", "tp_overlap_cfg", "trainer", "torch_version", "gradient_as_bucket_view"]
+          "tp_comm_overlap", "tp_overlap_cfg", "trainer", "torch_version", "gradient_as_bucket_view",
+          "loss"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -593,7 +594,11 @@ FA_STACK = ("trainer=lightning, torch_version=1.13: training/Dockerfile@4a6eaa9f
             "nvcr.io/nvidia/pytorch:22.11-py3' (PyTorch 1.13.0a0+936e930) and 'pip install ... "
             "pytorch-lightning==1.7.7'; max_grad_norm=1: configs/experiment/pile/base.yaml trainer.gradient_clip_val "
             "1.0; kernels=fused: the GPT's FusedDenseGeluDense computes gelu_new in fc1's cuBLASLt epilogue and its "
-            "gradient in fc2's backward GEMM (flash_attn/modules/mlp.py, ops/fused_dense.py@4a6eaa9f, heuristic 0)")
+            "gradient in fc2's backward GEMM (flash_attn/modules/mlp.py, ops/fused_dense.py@4a6eaa9f, heuristic 0); "
+            "loss=fused_cross_entropy: base.yaml train.loss_fn src.losses.cross_entropy_apex.CrossEntropyLossApex "
+            "(xentropy_cuda_lib on the 16-bit logits, inplace_backward True), the labels shifted by the dataset "
+            "(src/datamodules/datasets/lm_dataset.py __getitem__: data[:-1], data[1:]); the train perplexity metric's "
+            "second xentropy forward (src/metrics/perplexity.py, no grad) is not priced")
 FA_DDP = ("; optimizer=adamw_fused: base.yaml's optimizer adamw-apex, apex.optimizers.FusedAdam(adam_w_mode=True) "
           "(configs/optimizer/adamw-apex.yaml), a multi-tensor kernel per chunk; Lightning's DDP (trainer.strategy "
           "null, 8 devices)")
@@ -616,7 +621,7 @@ def from_flash_attention(rows):
                "strategy": strat, "zero_stage": zs, "precision": "amp_bf16", "attention": "flash1",
                "kernels": "fused",  # the yamls' fused_bias_fc, fused_mlp, fused_dropout_add_ln, xentropy
                "checkpointing": 0, "batch_per_gpu": mb, "grad_accum": ga, "seq_len": 2048,
-               "trainer": "lightning", "max_grad_norm": 1, "torch_version": "1.13",
+               "trainer": "lightning", "max_grad_norm": 1, "torch_version": "1.13", "loss": "fused_cross_entropy",
                "metric": "tokens_per_s", "value": r["value"],
                "source": "%s; micro-batch/accumulation/strategy from training/configs/experiment/pile/"
                          "gpt3*-flash.yaml@88173a1a with gpu_mem=82 on A100 80GB (bench/data/llm/README.md); "

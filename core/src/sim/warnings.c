@@ -48,6 +48,17 @@ void eci_warn_fp32_convs(const ec_ctx *ctx, const ec_config *cfg, const eci_gpu 
                  "give precision=tf32 for a script that keeps the default");
 }
 
+/* 1 when the task's head is a causal LM (the head loss=fused_cross_entropy applies to). */
+static int causal_lm_head(const eci_resolved *r)
+{
+    if (r->net == NULL)
+        return 0;
+    for (size_t i = 0; i < r->net->n_heads; i++)
+        if (eci_task_parse(r->net->heads[i].task) == r->task)
+            return r->net->heads[i].kind == EC_HEAD_CAUSAL_LM;
+    return 0;
+}
+
 /* Keys given explicitly that this configuration never reads: one warning naming them. */
 static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
@@ -77,6 +88,8 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
                                                      cfg->base_precision != EC_BASE_INT8)),
             "quant_head (needs a quantized base)");
     IGNORED(cfg->lora_r <= 0 && cfg->lora_dropout > 0, "lora_dropout (needs lora_r)");
+    IGNORED(cfg->loss == EC_LOSS_KIND_FUSED_CROSS_ENTROPY && !causal_lm_head(r),
+            "loss=fused_cross_entropy (a causal LM head only)");
     IGNORED(cfg->overlap_param_gather && (r->strategy != EC_STRATEGY_ZERO || cfg->zero_stage >= 3),
             "overlap_param_gather (zero_stage 1 or 2 only)");
     IGNORED(cfg->zero_flat_copies && (r->strategy != EC_STRATEGY_ZERO || cfg->zero_stage >= 3),
