@@ -555,6 +555,8 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_TORCH_UNKNOWN   (1u << 15) /* torch_version outside the releases models/constants.csv describes */
 #define EC_WARN_UNCALIBRATED    (1u << 16) /* the GPU's architecture (or the unit its matmuls run on) has no calibration
                                              runs in the fit in use: global scales, interval widened */
+#define EC_WARN_PAGED_EVICTED   (1u << 17) /* a paged optimizer's states do not all fit on the GPU: the driver migrates
+                                             them over PCIe every step, which the step time does not include */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {
