@@ -306,8 +306,11 @@ typedef enum ec_lora_fsdp_wrap {
 typedef enum ec_loss_kind {
     EC_LOSS_KIND_CROSS_ENTROPY = 0, /* the task head's loss (cross entropy) */
     EC_LOSS_KIND_SUM,               /* logits.sum(), as memory and speed benchmarks do: no log-probabilities */
-    EC_LOSS_KIND_CROSS_ENTROPY_FP32 /* cross entropy on logits upcast to fp32 in a 16-bit model (torchtune's
+    EC_LOSS_KIND_CROSS_ENTROPY_FP32, /* cross entropy on logits upcast to fp32 in a 16-bit model (torchtune's
                                        output(h).float() and CEWithChunkedOutputLoss' logits.float()) */
+    EC_LOSS_KIND_FUSED_CROSS_ENTROPY /* a causal LM's cross entropy in one kernel on the 16-bit logits, its
+                                        gradient written in place (apex/flash-attn xentropy; labels shifted
+                                        by the data loader, so no shifted copy of the logits) */
 } ec_loss_kind;
 
 typedef struct ec_config {
@@ -552,6 +555,8 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_TORCH_UNKNOWN   (1u << 15) /* torch_version outside the releases models/constants.csv describes */
 #define EC_WARN_UNCALIBRATED    (1u << 16) /* the GPU's architecture (or the unit its matmuls run on) has no calibration
                                              runs in the fit in use: global scales, interval widened */
+#define EC_WARN_PAGED_EVICTED   (1u << 17) /* a paged optimizer's states do not all fit on the GPU: the driver migrates
+                                             them over PCIe every step, which the step time does not include */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {

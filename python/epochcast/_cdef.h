@@ -140,7 +140,8 @@ typedef enum ec_lora_fsdp_wrap {
 typedef enum ec_loss_kind {
     EC_LOSS_KIND_CROSS_ENTROPY = 0,
     EC_LOSS_KIND_SUM,
-    EC_LOSS_KIND_CROSS_ENTROPY_FP32
+    EC_LOSS_KIND_CROSS_ENTROPY_FP32,
+    EC_LOSS_KIND_FUSED_CROSS_ENTROPY
 } ec_loss_kind;
 typedef struct ec_config {
     char model[512];
@@ -275,6 +276,7 @@ const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_MEMORY_EDGE 16384
 #define EC_WARN_TORCH_UNKNOWN 32768
 #define EC_WARN_UNCALIBRATED 65536
+#define EC_WARN_PAGED_EVICTED 131072
 typedef struct ec_breakdown {
     double forward_s;
     double backward_s;

@@ -857,6 +857,42 @@ static void test_attention_rate(void **state)
     ec_ctx_free(ctx);
 }
 
+/* FlashAttention v1 (flash-attn 0.2.2, fmha_api.cpp run_fmha_fwd / run_fmha_bwd) is built for head
+ * dims 32, 64 and 128 and runs any other in the next of them: a head dim of 96 (GPT3-760M: 1536 /
+ * 16 heads) takes as long as 128 at the same heads, not the rate between 64 and 128 over 96's
+ * work.  FlashAttention-2 (attention=flash) runs each head dim at its own width. */
+static void test_flash1_head_dim_kernel(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_rates r;
+    const eci_gpu *g;
+    rates_for(ctx, "a100-sxm4-80gb", EC_PREC_AMP_BF16, &r, &g);
+    eci_rates_attention(ctx, g, EC_ATTN_FLASH1, EC_PREC_AMP_BF16, 1.13, 0, &r);
+    eci_op op = {.name = "sdpa", .kind = ECI_OP_ATTN, .m = 2048, .n = 2048, .batch = 16 * 16, .bwd = 1,
+                 .attn_causal = 1, .fwd_kernels = 1};
+    eci_op_cost_t c96, c128, c64;
+    op.k = 2 * 96;
+    eci_op_cost(ctx, &r, &op, &c96);
+    op.k = 2 * 128;
+    eci_op_cost(ctx, &r, &op, &c128);
+    op.k = 2 * 64;
+    eci_op_cost(ctx, &r, &op, &c64);
+    assert_rel(c96.fwd_s, c128.fwd_s, EC_TOL_CLOSED_FORM);
+    assert_rel(c96.bwd_s, c128.bwd_s, EC_TOL_CLOSED_FORM);
+    assert_rel(eci_attn_run_head_dim(&r, 40), 64, EC_TOL_EXACT);
+    assert_rel(eci_attn_run_head_dim(&r, 16), 32, EC_TOL_EXACT);
+    assert_true(c64.fwd_s < c96.fwd_s);
+    eci_rates_attention(ctx, g, EC_ATTN_FLASH, EC_PREC_AMP_BF16, 2.1, 0, &r);
+    op.k = 2 * 96;
+    eci_op_cost(ctx, &r, &op, &c96);
+    op.k = 2 * 128;
+    eci_op_cost(ctx, &r, &op, &c128);
+    assert_true(c96.fwd_s < 0.9 * c128.fwd_s);
+    assert_rel(eci_attn_run_head_dim(&r, 96), 96, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 /* A kernel's attention.csv fractions hold on the part their source measured on (reference_gpu)
  * and scale to another part by the two parts' measured GEMM efficiency of the same unit: the
  * 500 W H100 (gpus.csv h100-sxm5-96gb-500w, same peak, lower measured bf16 GEMM rate) runs
@@ -975,6 +1011,7 @@ int main(void)
         cmocka_unit_test(test_te_fp8_current),
         cmocka_unit_test(test_attention_blackwell_cudnn),
         cmocka_unit_test(test_attention_rate),
+        cmocka_unit_test(test_flash1_head_dim_kernel),
         cmocka_unit_test(test_bounds_and_monotone),
         cmocka_unit_test(test_op_cost_monotone),
         cmocka_unit_test(test_op_costs_cache),

@@ -434,6 +434,65 @@ static void test_rmsnorm_casts(void **state)
     ec_ctx_free(ctx);
 }
 
+/* gelu_new where its Python ops do not run one by one: flash-attn's FusedDenseGeluDense
+ * (kernels=fused: shape fused, no remat) computes it in fc1's cuBLASLt epilogue, writing the
+ * pre-activation beside the output (one pass), torch.compile (remat) in one Inductor kernel that
+ * reads x and writes y (two passes); one kernel either way, keeping one 16-bit tensor.  Before,
+ * both kept the eager formula's 8 kernels x 2.5 passes (40 bytes an element in 16 bits). */
+static void test_gelu_new_fused(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "gpt2");
+    double b = 2, s = 64, n = b * s * 3072;
+    eci_workload wl = {0};
+    for (int remat = 0; remat < 2; remat++) {
+        eci_shape sh = shape_of(EC_PREC_AMP_BF16, b, s, 0);
+        sh.fused = 1;
+        sh.remat = remat;
+        expand_or_fail(ctx, net, ECI_TASK_LM, &sh, &wl);
+        size_t i = 0;
+        while (i < wl.n_ops && strcmp(wl.ops[i].name, "mlp_in") != 0)
+            i++;
+        while (i < wl.n_ops && wl.ops[i].kind != ECI_OP_MEM)
+            i++;
+        assert_true(i < wl.n_ops);
+        const eci_op *g = &wl.ops[i];
+        assert_int_equal(g->fwd_kernels, 1);
+        assert_rel(g->fwd_bytes, (remat ? 2.0 : 1.0) * 2.0 * n, EC_TOL_CLOSED_FORM);
+        assert_rel(g->saved_bytes, 2.0 * n, EC_TOL_CLOSED_FORM);
+    }
+    eci_workload_release(ctx, &wl);
+    ec_ctx_free(ctx);
+}
+
+/* loss=fused_cross_entropy (flash-attn's GPT training, apex/flash-attn xentropy on the 16-bit
+ * logits, labels shifted by the data loader): one kernel reads the logits, keeps a log-sum-exp
+ * per row, and its backward writes the gradient in place; no shifted copy, no fp32 cast, no
+ * log-probabilities.  Without it, HF's shifted cross entropy. */
+static void test_loss_fused(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "gpt2");
+    double b = 2, s = 64, V = 50257, T = b * s;
+    eci_workload wl = {0};
+    eci_shape sh = shape_of(EC_PREC_AMP_BF16, b, s, 0);
+    expand_or_fail(ctx, net, ECI_TASK_LM, &sh, &wl);
+    assert_int_equal(ec_test_count_ops(&wl, "fused_xentropy"), 0);
+    assert_int_equal(ec_test_count_ops(&wl, "log_softmax"), 1);
+    sh.loss_fused = 1;
+    expand_or_fail(ctx, net, ECI_TASK_LM, &sh, &wl);
+    assert_int_equal(ec_test_count_ops(&wl, "fused_xentropy"), 1);
+    assert_int_equal(ec_test_count_ops(&wl, "log_softmax") + ec_test_count_ops(&wl, "shift_logits") +
+                         ec_test_count_ops(&wl, "cast_logits"), 0);
+    const eci_op *x = ec_test_first_op(&wl, "fused_xentropy");
+    assert_rel(x->fwd_bytes, T * V * 2.0, EC_TOL_CLOSED_FORM);
+    assert_rel(x->bwd_bytes, 2.0 * T * V * 2.0, EC_TOL_CLOSED_FORM);
+    eci_workload_release(ctx, &wl);
+    ec_ctx_free(ctx);
+}
+
 /* Fused SDPA keeps no s x s tensor: activations are linear in s at fixed b·s. */
 static void test_sdpa_no_quadratic_memory(void **state)
 {
@@ -590,6 +649,8 @@ int main(void)
         cmocka_unit_test(test_bert_activations_fp32),
         cmocka_unit_test(test_bert_activations_autocast), cmocka_unit_test(test_autocast_casts_bias),
         cmocka_unit_test(test_gelu_new_autocast), cmocka_unit_test(test_rmsnorm_casts),
+        cmocka_unit_test(test_gelu_new_fused),
+        cmocka_unit_test(test_loss_fused),
         cmocka_unit_test(test_sdpa_no_quadratic_memory),
         cmocka_unit_test(test_deep_networks),
         cmocka_unit_test(test_task_family_mismatch),

@@ -38,7 +38,8 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "optimizer_in_bwd", "reduce_dtype", "task", "zero_reduce", "zero_shard_size", "packed_seq_len",
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
           "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe",
-          "tp_comm_overlap", "tp_overlap_cfg"]
+          "tp_comm_overlap", "tp_overlap_cfg", "trainer", "torch_version", "gradient_as_bucket_view",
+          "loss"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -519,6 +520,20 @@ def from_tables(rows, tag, skipped):
     return out
 
 
+# The README's RTX A6000 rows ran without activation checkpointing, the recipes' default (True in
+# 8B_*_single_device.yaml@30b8519e); the README names batch, packing and compile only.  Its own
+# figures say so: (1) at the same recipe and batch the A6000 peaks are about twice the 4090's
+# (LoRA 30.3 against 16.2 GiB, full 37.4 against 18.9), where only the activations can differ;
+# (2) with checkpointing the A6000 LoRA row's 4,699 tokens/s would need about 180 TFLOP per 4,096
+# tokens (forward, its recompute, the frozen base's input gradients: 2 x 7.5e9 matmul parameters x
+# 4,096 x 3) in 0.87 s, 206 TFLOP/s, above the card's 154.8 TFLOP/s bf16 peak (NV-RTXA6000-DS).
+TORCHTUNE_A6000_NO_AC = ("; checkpointing=0: the README's A6000 rows ran without activation checkpointing "
+                         "(enable_activation_checkpointing=False), inferred from the README's own figures: its A6000 "
+                         "peaks are about twice the 4090's at the same recipe and batch (LoRA 30.3 vs 16.2 GiB, full "
+                         "37.4 vs 18.9), and with checkpointing the A6000 LoRA row would run ~180 TFLOP per 4,096 "
+                         "tokens at 206 TFLOP/s, above the RTX A6000's 154.8 TFLOP/s bf16 peak")
+
+
 def from_torchtune(rows, skipped):
     out = []
     # every recipe of that README runs torchtune's CEWithChunkedOutputLoss (8 chunks by default): loss_chunks=8
@@ -527,12 +542,14 @@ def from_torchtune(rows, skipped):
     cfg = {"Full finetune": ({"optimizer": "paged_adamw_8bit", "optimizer_in_bwd": 1},
                              "recipes/configs/llama3_1/8B_full_single_device.yaml@30b8519e: bitsandbytes PagedAdamW8bit, "
                              "optimizer_in_bwd True (each gradient freed after its step), activation checkpointing"),
-           "LoRA": ({"lora_r": 8, "lora_targets": "qv", "optimizer": "adamw"},
+           "LoRA": ({"lora_r": 8, "lora_targets": "qv", "optimizer": "adamw_fused"},
                     "8B_lora_single_device.yaml@30b8519e: lora_rank 8, lora_attn_modules [q_proj, v_proj] only "
-                    "(a subset of attention), apply_lora_to_mlp False, AdamW, activation checkpointing"),
-           "QLoRA": ({"lora_r": 8, "lora_targets": "all_linear", "base_precision": "nf4", "optimizer": "adamw"},
+                    "(a subset of attention), apply_lora_to_mlp False, torch.optim.AdamW fused True, activation "
+                    "checkpointing"),
+           "QLoRA": ({"lora_r": 8, "lora_targets": "all_linear", "base_precision": "nf4", "optimizer": "adamw_fused"},
                      "8B_qlora_single_device.yaml@30b8519e: qlora_llama3_1_8b (NF4 base), lora_rank 8, "
-                     "[q_proj, v_proj, k_proj, output_proj] + MLP (output head excluded), AdamW, activation checkpointing")}
+                     "[q_proj, v_proj, k_proj, output_proj] + MLP (output head excluded), torch.optim.AdamW fused "
+                     "True, activation checkpointing")}
     for r in rows:
         if not r["source"].startswith("pytorch/torchtune README, Memory"):
             continue
@@ -546,17 +563,51 @@ def from_torchtune(rows, skipped):
         # the README overrides: batch 2, no accumulation, packed to 2048, compile on
         note = ("%s (%s); README note: batch size 2 without gradient accumulation, packed to 2048, torch compile "
                 "enabled; %s" % (r["source_path"], r["method"], cfgnote))
+        if gpu == "rtx-a6000":
+            rec["checkpointing"] = 0
+            note += TORCHTUNE_A6000_NO_AC
         if r["metric"] == "tokens_per_s":
-            rec.update(metric="tokens_per_s", value=r["value"], source=note + "; tokens/s over one full epoch")
+            rec.update(metric="tokens_per_s", value=r["value"],
+                       source=note + "; tokens/s over one full epoch: the recipes' tokens_per_second_per_gpu, "
+                       "batch['tokens'].numel() (2 x 2048, a pack's padding included) over the time per step "
+                       "(recipes/lora_finetune_single_device.py L696, L724-728; full_finetune_single_device.py L571, "
+                       "L599-609 @30b8519e)")
         elif r["metric"] == "peak_memory_per_gpu_gib":
-            rec.update(metric="peak_bytes", value=int(round(float(r["value"]) * 2 ** 30)),
-                       source=note + "; peak %s GiB x 2^30 (which torchtune statistic - active, allocated or "
-                       "reserved - the README does not say)" % r["value"])
+            rec.update(metric="reserved_bytes", value=int(round(float(r["value"]) * 2 ** 30)),
+                       source=note + "; peak %s GiB x 2^30: one of the recipes' logged peak_memory_active, "
+                       "peak_memory_alloc, peak_memory_reserved (torchtune/training/memory.py get_memory_stats "
+                       "L210-214@30b8519e: torch.cuda statistics, without the CUDA context or the paged optimizer's "
+                       "unified memory; the README does not say which), compared with reserved, the largest of "
+                       "the three" % r["value"])
         else:
             continue
         rec["id"] = "torchtune-%s-llama-3.1-8b-%s-%s" % (r["method"].split()[0].lower(), gpu, rec["metric"])
         out.append(rec)
     return out
+
+
+# The stack of flash-attention's GPT3 table (training/ at 4a6eaa9f, the commit that added it): its
+# Dockerfile builds on nvcr.io/nvidia/pytorch:22.11-py3 (PyTorch 1.13.0a0+936e930, the version the
+# NGC 22.11 image ships) with pytorch-lightning==1.7.7; configs/experiment/pile/base.yaml sets
+# trainer.precision bf16 and gradient_clip_val 1.0.
+FA_STACK = ("trainer=lightning, torch_version=1.13: training/Dockerfile@4a6eaa9f 'FROM "
+            "nvcr.io/nvidia/pytorch:22.11-py3' (PyTorch 1.13.0a0+936e930) and 'pip install ... "
+            "pytorch-lightning==1.7.7'; max_grad_norm=1: configs/experiment/pile/base.yaml trainer.gradient_clip_val "
+            "1.0; kernels=fused: the GPT's FusedDenseGeluDense computes gelu_new in fc1's cuBLASLt epilogue and its "
+            "gradient in fc2's backward GEMM (flash_attn/modules/mlp.py, ops/fused_dense.py@4a6eaa9f, heuristic 0); "
+            "loss=fused_cross_entropy: base.yaml train.loss_fn src.losses.cross_entropy_apex.CrossEntropyLossApex "
+            "(xentropy_cuda_lib on the 16-bit logits, inplace_backward True), the labels shifted by the dataset "
+            "(src/datamodules/datasets/lm_dataset.py __getitem__: data[:-1], data[1:]); the train perplexity metric's "
+            "second xentropy forward (src/metrics/perplexity.py, no grad) is not priced")
+FA_DDP = ("; optimizer=adamw_fused: base.yaml's optimizer adamw-apex, apex.optimizers.FusedAdam(adam_w_mode=True) "
+          "(configs/optimizer/adamw-apex.yaml), a multi-tensor kernel per chunk; Lightning's DDP (trainer.strategy "
+          "null, 8 devices)")
+FA_ZERO1 = ("; optimizer=adamw with torch_version=1.13: configs/optimizer/adamw-zero.yaml wraps torch.optim.AdamW "
+            "in torch.distributed.optim.ZeroRedundancyOptimizer, whose AdamW in PyTorch 1.13 loops over its shard's "
+            "tensors (foreach off by default before 2.0); zero_reduce=all_reduce: the strategy is "
+            "src/utils/ddp_zero1.py DDPStrategyZero1, Lightning's DDPStrategy (DDP all-reduces every gradient, the "
+            "optimizer keeps its shard and broadcasts the updated parameters); gradient_as_bucket_view=1: the "
+            "yamls' trainer.strategy.gradient_as_bucket_view True")
 
 
 def from_flash_attention(rows):
@@ -565,17 +616,25 @@ def from_flash_attention(rows):
            "GPT3-1.3B": (8, 8, "zero", 1), "GPT3-2.7B": (4, 16, "zero", 1)}
     for r in rows:
         mb, ga, strat, zs = cfg[r["model"]]
-        out.append({"id": "flash-attn-" + MODEL[r["model"]].replace("flash-attn-", "") + "-a100-sxm4-80gb-8x",
-                    "model": MODEL[r["model"]], "gpu": "a100-sxm4-80gb", "num_gpus": 8, "gpus_per_node": 8,
-                    "strategy": strat, "zero_stage": zs, "precision": "amp_bf16", "attention": "flash1",
-                    "kernels": "fused",  # the yamls' fused_bias_fc, fused_mlp, fused_dropout_add_ln, xentropy
-                    "checkpointing": 0, "batch_per_gpu": mb, "grad_accum": ga, "seq_len": 2048,
-                    "metric": "tokens_per_s", "value": r["value"],
-                    "source": "%s; micro-batch/accumulation/strategy from training/configs/experiment/pile/"
-                              "gpt3*-flash.yaml@88173a1a with gpu_mem=82 on A100 80GB (bench/data/llm/README.md); "
-                              "attention=flash1: the table came with commit 4a6eaa9f (2022-11-29, 'Update configs, "
-                              "add results'), before FlashAttention-2 (assets/flash2_*_benchmark.png, 2023-07-17), "
-                              "so FlashAttention v1" % r["source_path"]})
+        rec = {"id": "flash-attn-" + MODEL[r["model"]].replace("flash-attn-", "") + "-a100-sxm4-80gb-8x",
+               "model": MODEL[r["model"]], "gpu": "a100-sxm4-80gb", "num_gpus": 8, "gpus_per_node": 8,
+               "strategy": strat, "zero_stage": zs, "precision": "amp_bf16", "attention": "flash1",
+               "kernels": "fused",  # the yamls' fused_bias_fc, fused_mlp, fused_dropout_add_ln, xentropy
+               "checkpointing": 0, "batch_per_gpu": mb, "grad_accum": ga, "seq_len": 2048,
+               "trainer": "lightning", "max_grad_norm": 1, "torch_version": "1.13", "loss": "fused_cross_entropy",
+               "metric": "tokens_per_s", "value": r["value"],
+               "source": "%s; micro-batch/accumulation/strategy from training/configs/experiment/pile/"
+                         "gpt3*-flash.yaml@88173a1a with gpu_mem=82 on A100 80GB (bench/data/llm/README.md); "
+                         "attention=flash1: the table came with commit 4a6eaa9f (2022-11-29, 'Update configs, "
+                         "add results'), before FlashAttention-2 (assets/flash2_*_benchmark.png, 2023-07-17), "
+                         "so FlashAttention v1; %s" % (r["source_path"], FA_STACK)}
+        if strat == "ddp":  # configs/optimizer/adamw-apex.yaml: apex.optimizers.FusedAdam(adam_w_mode=True)
+            rec["optimizer"] = "adamw_fused"
+            rec["source"] += FA_DDP
+        else:
+            rec.update(optimizer="adamw", zero_reduce="all_reduce", gradient_as_bucket_view=1)
+            rec["source"] += FA_ZERO1
+        out.append(rec)
     return out
 
 

@@ -144,7 +144,8 @@
     X(allocator_frac_min)              \
     X(compile_graph_call_s)            \
     X(zero3_reduce_bucket_elems)       \
-    X(host_bound_util_frac)
+    X(host_bound_util_frac)             \
+    X(flash1_kernel_head_dim_min)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

@@ -102,6 +102,8 @@ void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int
         for (int c = 0; c < 2; c++)
             r->attn_frac[p][c] = e->frac[p][c] * scale;
     r->attn_n_hd = e->n_hd;
+    /* FlashAttention v1's kernels: head dims 32, 64, 128 (constants.csv flash1_kernel_head_dim_min) */
+    r->attn_hd_kernel_min = k == ECI_AK_FLASH1 ? eci_const(ctx, EC_C_flash1_kernel_head_dim_min) : 0;
     memcpy(r->attn_hd, e->hd, sizeof r->attn_hd);
     memcpy(r->attn_hd_scale, e->hd_scale, sizeof r->attn_hd_scale);
     int named = attention != EC_ATTN_SDPA && attention != EC_ATTN_EAGER;

@@ -329,10 +329,12 @@ static void op_cost_once(const ec_ctx *ctx, const eci_rates *r, const eci_op *op
          * kernel's backward rate. */
         double keys = op->n * (op->attn_keys_frac > 0 ? op->attn_keys_frac : 1.0);
         int causal = op->attn_causal != 0;
-        double head_dim = op->k / 2; /* k: the query-key plus the value head width */
-        c->fwd_s = eci_attn_time_s(r, op->m, keys, op->k, op->batch, eci_attn_frac(r, 0, causal, head_dim), 1.0);
+        /* k: the query-key plus the value head width; a kernel built for fewer head dims runs
+         * this one at the next it has (eci_attn_run_head_dim): that width's work at its rate */
+        double head_dim = eci_attn_run_head_dim(r, op->k / 2), k = 2.0 * head_dim;
+        c->fwd_s = eci_attn_time_s(r, op->m, keys, k, op->batch, eci_attn_frac(r, 0, causal, head_dim), 1.0);
         c->fwd_kernels = 1;
-        c->bwd_s = eci_attn_time_s(r, op->m, keys, op->k, op->batch, eci_attn_frac(r, 1, causal, head_dim),
+        c->bwd_s = eci_attn_time_s(r, op->m, keys, k, op->batch, eci_attn_frac(r, 1, causal, head_dim),
                                    eci_const(ctx, EC_C_sdpa_bwd_flop_factor));
         c->bwd_kernels = 2;
         break;
@@ -414,7 +416,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { ATTN_HD_KEY = 42, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
+enum { ATTN_HD_KEY = 43, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -443,9 +445,9 @@ struct eci_cost_cache {
 
 /* make_cost_key lists every field of eci_rates before `warnings` (16 doubles, tensor_cores,
  * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac,
- * ep_overlap_frac, tp_overlap, te_fp8_non_tn, te_fp8_current, the L2's two, the attention head-dim table): a field added there must join the key, or changing it would return
+ * ep_overlap_frac, tp_overlap, te_fp8_non_tn, te_fp8_current, the L2's two, attn_hd_kernel_min, the attention head-dim table): a field added there must join the key, or changing it would return
  * stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == (34 + 5 * ECI_AK_HD_MAX) * sizeof(double),
+_Static_assert(offsetof(eci_rates, warnings) == (35 + 5 * ECI_AK_HD_MAX) * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -460,7 +462,7 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd, r->ep_overlap_frac,
         eci_const(ctx, EC_C_overlap_compute_slowdown_frac), r->te_fp8_non_tn, eci_const(ctx, EC_C_te_fp8_cast_bytes),
         r->te_fp8_current, eci_const(ctx, EC_C_te_fp8_amax_bytes), r->tp_overlap, r->l2_bytes_per_s,
-        r->l2_usable_bytes};
+        r->l2_usable_bytes, r->attn_hd_kernel_min};
     memcpy(k->v, v, sizeof v);
     memcpy(&k->v[ATTN_HD_KEY], r->attn_hd, sizeof r->attn_hd);
     memcpy(&k->v[ATTN_HD_KEY + ECI_AK_HD_MAX], r->attn_hd_scale, sizeof r->attn_hd_scale);

@@ -56,6 +56,11 @@ typedef struct eci_rates {
      * bound op reads what the kernel just before it wrote from L2 where it fits (eci_op.l2_in_bytes,
      * model/l2chain.c); 0: no row, no L2 effect */
     double l2_bytes_per_s, l2_usable_bytes;
+    /* The smallest head dim the fused attention kernel is built for when it runs a head dim d in
+     * the kernel of the next power of two >= d from it (FlashAttention v1: 32, constants.csv
+     * flash1_kernel_head_dim_min), that kernel's work and rate; 0: d at its own width
+     * (eci_attn_run_head_dim). */
+    double attn_hd_kernel_min;
     unsigned warnings;
     char warning_text[EC_WARNING_TEXT_MAX];
     /* The collectives of COMM ops (tensor-, context-, expert-parallel groups): their links and
@@ -105,6 +110,8 @@ EC_INTERNAL void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int at
 /* The fused attention kernel's fraction of r for a pass (0 forward, 1 backward), causal mask and
  * head dim (attn_frac at head dim 128, scaled by attention.csv's head-dim rows where it has them). */
 EC_INTERNAL double eci_attn_frac(const eci_rates *r, int pass, int causal, double head_dim);
+/* The head dim the kernel runs for an op of head dim d (attn_hd_kernel_min). */
+EC_INTERNAL double eci_attn_run_head_dim(const eci_rates *r, double head_dim);
 EC_INTERNAL double eci_gemm_util(const eci_rates *r, double m, double n, double k, double batch);
 /* A GEMM-shaped pass at the rate `peak` running flop_frac of its FLOPs, never faster than moving
  * `bytes` (kernel_time.c); eci_gemm_at: a GEMM (kind ECI_OP_CONV: x conv_eff) whose operands are

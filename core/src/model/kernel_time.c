@@ -1,7 +1,8 @@
 /*
  * kernel_time.c: the time of one GEMM-shaped kernel on one GPU (docs/DESIGN.md 3.1): tile and wave
- * utilization, the fused-attention kernel, and a GEMM at a given peak with the calibration scale,
- * the architecture's fixed start-up (gemm.csv) and a memory floor.  compute.c prices ops with it,
+ * utilization, the fused-attention kernel (at the head dim its kernel is built for), and a GEMM at
+ * a given peak with the calibration scale, the architecture's fixed start-up (gemm.csv) and a
+ * memory floor.  compute.c prices ops with it,
  * overlap.c the chunks Transformer Engine's userbuffers split a GEMM into.  Inputs: the rates
  * (model/compute.h, from gpus.csv, gemm.csv, attention.csv and constants.csv).
  */
@@ -58,6 +59,16 @@ double eci_attn_frac(const eci_rates *r, int pass, int causal, double head_dim)
     return r->attn_n_hd > 0 ? f * eci_attn_hd_interp(r->attn_hd, r->attn_hd_scale[pass][causal], (int)r->attn_n_hd,
                                                      head_dim)
                             : f;
+}
+
+double eci_attn_run_head_dim(const eci_rates *r, double head_dim)
+{
+    double d = r->attn_hd_kernel_min;
+    if (!(d > 0))
+        return head_dim;
+    while (d < head_dim)
+        d *= 2.0;
+    return d;
 }
 
 double eci_attn_time_s(const eci_rates *r, double m, double n, double k, double batch, double frac,

@@ -353,6 +353,15 @@ void eci_wl_act_shape(const builder *b, ec_activation a, int *kernels, double *p
         break;
     case EC_ACT_GELU_TANH: /* GPT-2's gelu_new in Python: each elementwise op reads one or two
                             * tensors and writes one (~2.5 passes); autograd keeps about four */
+        if (b->sh->fused) { /* not the Python ops: one kernel, keeping its input */
+            /* torch.compile: Inductor's one pointwise kernel reads x and writes y.  kernels=fused:
+             * flash-attn's FusedDenseGeluDense (flash_attn/modules/mlp.py, ops/fused_dense.py
+             * @4a6eaa9f, heuristic 0) runs it in fc1's cuBLASLt epilogue (linear_gelu_forward),
+             * which writes the pre-activation beside the output; the backward's DGELU runs in
+             * fc2's gradient GEMM (linear_gelu_linear_backward), reading it: one pass each way */
+            *passes = b->sh->remat ? 2.0 : 1.0;
+            break;
+        }
         *kernels = b->sh->gelu_new_kernels > 0 ? b->sh->gelu_new_kernels : 1;
         *passes = 2.5;
         *kept = 4.0;

@@ -80,8 +80,10 @@ static double vocab_of(const eci_net *net)
 static void causal_lm(builder *b, const ec_head *hd, double T, double V)
 {
     vocab_projection(b, hd, V);
-    if (hd->fused_loss) { /* xentropy: reads the 16-bit logits once, keeps them and a log-sum-exp
-                           * per row; backward reads them and writes their gradient */
+    if (hd->fused_loss || b->sh->loss_fused) { /* xentropy (the config's loss_fn, or loss=
+                                                * fused_cross_entropy): reads the 16-bit logits once, keeps
+                                                * them and a log-sum-exp per row; backward reads them and
+                                                * writes their gradient */
         b->wl->output_bytes += T * V * b->act;
         eci_op *op = mem(b, "fused_xentropy", T * V, b->act, T * V * b->act + T * 4.0);
         if (op != NULL)

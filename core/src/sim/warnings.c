@@ -8,6 +8,7 @@
 #include "catalog/consts.h"
 #include "sim/warnings.h"
 #include "model/comm.h"
+#include "model/optim.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -48,6 +49,17 @@ void eci_warn_fp32_convs(const ec_ctx *ctx, const ec_config *cfg, const eci_gpu 
                  "give precision=tf32 for a script that keeps the default");
 }
 
+/* 1 when the task's head is a causal LM (the head loss=fused_cross_entropy applies to). */
+static int causal_lm_head(const eci_resolved *r)
+{
+    if (r->net == NULL)
+        return 0;
+    for (size_t i = 0; i < r->net->n_heads; i++)
+        if (eci_task_parse(r->net->heads[i].task) == r->task)
+            return r->net->heads[i].kind == EC_HEAD_CAUSAL_LM;
+    return 0;
+}
+
 /* Keys given explicitly that this configuration never reads: one warning naming them. */
 static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
@@ -77,6 +89,8 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
                                                      cfg->base_precision != EC_BASE_INT8)),
             "quant_head (needs a quantized base)");
     IGNORED(cfg->lora_r <= 0 && cfg->lora_dropout > 0, "lora_dropout (needs lora_r)");
+    IGNORED(cfg->loss == EC_LOSS_KIND_FUSED_CROSS_ENTROPY && !causal_lm_head(r),
+            "loss=fused_cross_entropy (a causal LM head only)");
     IGNORED(cfg->overlap_param_gather && (r->strategy != EC_STRATEGY_ZERO || cfg->zero_stage >= 3),
             "overlap_param_gather (zero_stage 1 or 2 only)");
     IGNORED(cfg->zero_flat_copies && (r->strategy != EC_STRATEGY_ZERO || cfg->zero_stage >= 3),
@@ -137,6 +151,31 @@ static void memory_warning(ec_result *res)
     }
     *p = '\0';
     eci_warn_add(res, m->at_edge ? EC_WARN_MEMORY_EDGE : EC_WARN_DOES_NOT_FIT, text);
+}
+
+/* A paged optimizer (bitsandbytes, optimizer=paged_*) keeps its states in CUDA unified memory, which
+ * the driver evicts to host memory when the GPU runs short ("the Unified Memory driver may evict
+ * pages from other cuMemAllocManaged allocations to host memory in order to make room",
+ * cuMemPrefetchAsync); bitsandbytes prefetches each tensor's states before its update and
+ * synchronizes after it (bitsandbytes/optim/optimizer.py step: prefetch_state, update_step,
+ * torch.cuda.synchronize).  The states beyond the room left beside PyTorch's reserved memory
+ * (memory.c memory_readings) come back over PCIe every step: at least that many bytes at the
+ * link's pinned rate (gpus.csv h2d_pinned_bytes_per_s).  The migration is not priced, so it is said. */
+static void paged_evicted_warning(const ec_ctx *ctx, const ec_config *cfg, const eci_gpu *g, ec_result *res)
+{
+    eci_optim o;
+    eci_optim_get(ctx, cfg->optimizer, &o);
+    const ec_memory *m = &res->memory;
+    double resident = m->nvml_bytes - m->reserved_bytes - m->context_bytes;
+    double evicted = m->optimizer_bytes - (resident > 0 ? resident : 0);
+    if (!o.paged || !(evicted > 1048576.0) || !(g->h2d_pinned_bytes_per_s > 0))
+        return;
+    char text[400];
+    snprintf(text, sizeof text, "optimizer=%s: %.2f of its %.2f GiB of states do not fit beside PyTorch's reserved "
+             "memory, so the CUDA driver evicts them to host memory and every step's update pages them back over "
+             "PCIe (at least %.2f s a step at the link's pinned rate, not in the step time)", o.name,
+             evicted / 1073741824.0, m->optimizer_bytes / 1073741824.0, evicted / g->h2d_pinned_bytes_per_s);
+    eci_warn_add(res, EC_WARN_PAGED_EVICTED, text);
 }
 
 /* torch_version outside the releases constants.csv describes: priced as the nearest it knows. */
@@ -306,6 +345,8 @@ void eci_warn_all(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r
         eci_warn_add(res, EC_WARN_NEAR_CAPACITY, text);
     }
     torch_version_warning(ctx, cfg, res);
+    if (r->net != NULL && res->memory.fits)
+        paged_evicted_warning(ctx, cfg, g, res);
     if (r->net != NULL && r->net->max_positions > 0 && r->seq > r->net->max_positions)
         eci_warn_add(res, EC_WARN_SEQ_TRUNCATED, "seq_len exceeds the model's position embeddings");
     if (r->net != NULL)
