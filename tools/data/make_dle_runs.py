@@ -115,8 +115,10 @@ Rows dropped (made of a system other than the GPU they name):
     in fp32: the PyTorch_bert_large_squad_FP16_PARAMS of config_pytorch_{2,4,8}x2080Ti_trt.sh
     and config_pytorch_{2,4,8}x2080TiNVlink_trt.sh (lambdal/deeplearning-benchmark
     pytorch/scripts/config_v0/) pass `"2.0" "2" "0.0" "${NUM_GPU}" "1" "1" "/data/squad/v1.1"`
-    where every other config passes `... "0.0" "fp16" "${NUM_GPU}" "1" ...`, so DLE's
-    run_squad.sh reads precision="${NUM_GPU}" and num_gpu=1.  Their raw logs (pytorch/results/
+    where every other config passes `... "0.0" "fp16" "${NUM_GPU}" "1" ...`, so the
+    run_squad.sh the harness copies in (scripts/patch/run_squad.sh@7bb2ca8a: precision=${5},
+    num_gpu=${6}; --fp16 only when precision is "fp16", torch.distributed.launch only when
+    num_gpu is not 1) reads precision="${NUM_GPU}" and num_gpu=1.  Their raw logs (pytorch/results/
     2x2080Ti_trt, 4x2080Ti_trt, 8x2080Ti_trt, 8x2080TiNVlink_trt PyTorch_bert_large_squad_FP16/
     *.txt @e167f02c) show `python run_squad.py ... --train_batch_size=2` with no
     torch.distributed.launch and no --fp16, and "distributed training: False, 16-bits
@@ -128,8 +130,9 @@ Values corrected (the metric counts steps that did not run):
   * DLE run_squad.py computes training_sequences_per_second as train_batch_size *
     gradient_accumulation_steps * max_steps * world_size / time_to_train whenever max_steps is
     set, whether or not the run reached max_steps (NVIDIA/DeepLearningExamples
-    PyTorch/LanguageModeling/BERT/run_squad.py, end of main()); the loop also stops after
-    num_train_epochs (2.0 in Lambda's configs).  Lambda's config_pytorch_4x3090.sh and
+    PyTorch/LanguageModeling/BERT/run_squad.py, end of main(); Lambda's copy
+    scripts/patch/run_squad.py@7bb2ca8a lines 1189-1190); the loop also stops after
+    num_train_epochs (2.0 in Lambda's configs; line 1044 breaks at max_steps).  Lambda's config_pytorch_4x3090.sh and
     config_pytorch_8x3090.sh pass max_steps 1000; SQuAD v1.1's 88,641 training features give a
     rank ceil(88641/n / b) steps per epoch, so three RTX 3090 rows ran 2 epochs of fewer than
     1000 steps: 4x BERT-base fp16 b52 (427 per epoch, 854 in all), 8x BERT-base fp16 b52 (214,
