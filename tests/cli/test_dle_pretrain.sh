@@ -4,7 +4,8 @@
 # the README tables' accumulation steps are the rows' grad_accum (one LAMB step and one all-reduce per
 # accumulated batch), and a row whose sources disagree keeps 1; Lambda's RTX A4000 systems filed under
 # RTX 3090 and the 2021 phase-2 rows on LDDL's binned data are left out; the 2019-2020 rows run the MLM head on every position (mlm_all_positions);
-# the SQuAD rows clip gradients (max_grad_norm=1).
+# the SQuAD rows clip gradients (max_grad_norm=1); Lambda's RTX 2080 Ti BERT-large "fp16" multi-GPU rows (one
+# GPU in fp32) are left out, and three RTX 3090 SQuAD rows count the steps they ran, not max_steps.
 #   bash tests/cli/test_dle_pretrain.sh path/to/epochcast      (run from tests/, as ctest does)
 set -u
 EC=${1:?usage: test_dle_pretrain.sh path/to/epochcast}
@@ -70,6 +71,21 @@ check "SQuAD rows clip at max_grad_norm 1" \
   '[ "$(col v100-sxm2-32gb-bert-large-squad-1x-amp_fp16-b10-248 max_grad_norm)" = 1 ] &&
    [ "$(col rtx3090-bert-base-squad-2x-tf32-b48-56 max_grad_norm)" = 1 ]'
 check "ResNet-50 rows do not clip" '[ -z "$(col v100-sxm2-32gb-resnet50-imagenet-1x-fp32-b112-357 max_grad_norm)" ]'
+
+# Lambda's config_pytorch_{2,4,8}x2080Ti_trt.sh / ...NVlink_trt.sh pass "${NUM_GPU}" "1" where the
+# precision and GPU count go: their BERT-large "fp16" run was one GPU in fp32 (raw logs: python run_squad.py,
+# "distributed training: False, 16-bits training: False"), the 1x fp32 b2 row's run: left out
+check "RTX 2080 Ti BERT-large 'fp16' rows on 2/4/8 GPUs (one GPU in fp32) are left out" \
+  '[ -z "$(col rtx2080ti-bert-large-squad-2x-amp_fp16-b2-208 value)" ] &&
+   [ -z "$(col rtx2080ti-bert-large-squad-8x-amp_fp16-b2-212 value)" ]'
+check "RTX 2080 Ti BERT-large fp32 rows on 2/4/8 GPUs (torch.distributed.launch) stay" \
+  '[ "$(col rtx2080ti-bert-large-squad-8x-fp32-b2-213 value)" = 20.0 ]'
+# run_squad.py reports batch x max_steps x GPUs / time: 8x RTX 3090 BERT-base fp16 b52 made 428 of
+# max_steps 1000 (2 epochs of ceil(88641 / 8 / 52) = 214), tqdm 1.45 it/s x 416 = 603 seq/s, not 1402
+check "8x RTX 3090 BERT-base fp16 b52 counts the 428 steps it ran" \
+  '[ "$(col rtx3090-bert-base-squad-8x-amp_fp16-b52-64 value)" = 600.1 ]'
+check "4x RTX 3090 BERT-base tf32 b26 (1706 steps >= max_steps) keeps its value" \
+  '[ "$(col rtx3090-bert-base-squad-4x-tf32-b26-62 value)" = 142.0 ]'
 
 echo "$((n - fails))/$n passed"
 [ "$fails" -eq 0 ]

@@ -110,6 +110,38 @@ Rows dropped (made of a system other than the GPU they name):
     rather than fitted as 512-token steps.  The 21.11 phase-1 rows (sequence 128) read the
     unbinned shards (pretrain_config.sh: DATASET=pretrain/phase1/unbinned/parquet) and stay.
 
+  * Lambda v0 BERT-large SQuAD "fp16" rows of RTX 2080 Ti systems on 2, 4 and 8 GPUs (3 rows,
+    each the median of the "2x/4x/8x RTX 2080Ti" and "... NVLink" systems).  They ran on one GPU
+    in fp32: the PyTorch_bert_large_squad_FP16_PARAMS of config_pytorch_{2,4,8}x2080Ti_trt.sh
+    and config_pytorch_{2,4,8}x2080TiNVlink_trt.sh (lambdal/deeplearning-benchmark
+    pytorch/scripts/config_v0/) pass `"2.0" "2" "0.0" "${NUM_GPU}" "1" "1" "/data/squad/v1.1"`
+    where every other config passes `... "0.0" "fp16" "${NUM_GPU}" "1" ...`, so the
+    run_squad.sh the harness copies in (scripts/patch/run_squad.sh@7bb2ca8a: precision=${5},
+    num_gpu=${6}; --fp16 only when precision is "fp16", torch.distributed.launch only when
+    num_gpu is not 1) reads precision="${NUM_GPU}" and num_gpu=1.  Their raw logs (pytorch/results/
+    2x2080Ti_trt, 4x2080Ti_trt, 8x2080Ti_trt, 8x2080TiNVlink_trt PyTorch_bert_large_squad_FP16/
+    *.txt @e167f02c) show `python run_squad.py ... --train_batch_size=2` with no
+    torch.distributed.launch and no --fp16, and "distributed training: False, 16-bits
+    training: False".  The value (6 sequences/s at every GPU count) is the 1-GPU fp32 batch-2
+    run that calibration.csv already has (rtx2080ti-bert-large-squad-1x-fp32-b2-207).
+
+Values corrected (the metric counts steps that did not run):
+
+  * DLE run_squad.py computes training_sequences_per_second as train_batch_size *
+    gradient_accumulation_steps * max_steps * world_size / time_to_train whenever max_steps is
+    set, whether or not the run reached max_steps (NVIDIA/DeepLearningExamples
+    PyTorch/LanguageModeling/BERT/run_squad.py, end of main(); Lambda's copy
+    scripts/patch/run_squad.py@7bb2ca8a lines 1189-1190); the loop also stops after
+    num_train_epochs (2.0 in Lambda's configs; line 1044 breaks at max_steps).  Lambda's config_pytorch_4x3090.sh and
+    config_pytorch_8x3090.sh pass max_steps 1000; SQuAD v1.1's 88,641 training features give a
+    rank ceil(88641/n / b) steps per epoch, so three RTX 3090 rows ran 2 epochs of fewer than
+    1000 steps: 4x BERT-base fp16 b52 (427 per epoch, 854 in all), 8x BERT-base fp16 b52 (214,
+    428) and 8x BERT-base tf32 b26 (427, 854).  Their logs (results/4x3090 and 8x3090
+    PyTorch_bert_base_squad_FP16/FP32/*.txt @7bb2ca8a) agree: e2e_train_time 380.1 s, 296.7 s
+    and 1155.1 s; tqdm 2.25 it/s, 1.45 it/s and 1.35 s/it, i.e. 468, 603 and 154 sequences/s
+    against the reported 547, 1402 and 180.  The value is scaled by steps run / max_steps
+    (STEP_COUNT below) and the source says so.
+
 Rows, ids, values and sources are otherwise copied unchanged; the added columns are the last
 config columns before metric/value/source.
 """
@@ -203,6 +235,38 @@ def other_system_keys(measurements):
     return out
 
 
+# Lambda v0 configurations whose BERT-large "fp16" run was one GPU in fp32 (config argument
+# shift; see the docstring): (gpu, model, precision as calibration.csv has it, batch).
+ONE_GPU_FP32 = {("rtx2080ti", "bert-large", "amp_fp16", "2")}
+
+# (gpu, model, GPUs, precision after convert(), batch) -> (steps run, max_steps) for
+# single-source Lambda rows whose run ended after 2 epochs before max_steps (docstring, "Values
+# corrected").  Applied after convert(), whose v1-harness match keys on the published value.
+STEP_COUNT = {
+    ("rtx3090", "bert-base", "4", "fp16", "52"): (854, 1000),
+    ("rtx3090", "bert-base", "8", "fp16", "52"): (428, 1000),
+    ("rtx3090", "bert-base", "8", "tf32", "26"): (854, 1000),
+}
+
+
+def ran_on_one_gpu(row):
+    """A multi-GPU Lambda row whose every source ran one GPU (ONE_GPU_FP32)."""
+    return ("lambda:" in row["source"] and "nvidia:" not in row["source"] and row["num_gpus"] != "1"
+            and (row["gpu"], row["model"], row["precision"], row["batch_per_gpu"]) in ONE_GPU_FP32)
+
+
+def steps_run_value(row):
+    """The row's value over the steps its run made, for STEP_COUNT rows (one Lambda source);
+    after convert()."""
+    key = (row["gpu"], row["model"], row["num_gpus"], row["precision"], row["batch_per_gpu"])
+    if key not in STEP_COUNT or not row["source"].startswith("median of 1: lambda:"):
+        return row
+    ran, max_steps = STEP_COUNT[key]
+    row["value"] = "%.1f" % (float(row["value"]) * ran / max_steps)
+    row["source"] += " (x %d/%d; run_squad counts max_steps; the run made %d steps)" % (ran, max_steps, ran)
+    return row
+
+
 def made_elsewhere(row, others):
     """A Lambda row (one source) whose configuration is one of other_system_keys."""
     if not row["source"].startswith("median of 1: lambda:"):
@@ -259,8 +323,8 @@ def main(argv):
         accum = accumulation_of_readmes(os.path.join(shared, "data", "measurements"))
         others = other_system_keys(os.path.join(shared, "data", "measurements"))
         containers = containers_of_readmes(os.path.join(shared, "data", "measurements"))
-        rows = [convert(r, harness, accum, containers) for r in reader
-                if not made_elsewhere(r, others) and not binned_phase2(r, containers)]
+        rows = [steps_run_value(convert(r, harness, accum, containers)) for r in reader
+                if not made_elsewhere(r, others) and not binned_phase2(r, containers) and not ran_on_one_gpu(r)]
     fields.insert(fields.index("metric"), "topology")
     fields.insert(fields.index("metric"), "attention")
     fields.insert(fields.index("metric"), "gradient_as_bucket_view")
