@@ -73,20 +73,6 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
     }
 }
 
-/* The most a fitted gemm_scale may multiply a large GEMM's rate `rate` (a peak `peak` x the GPU's
- * measured efficiency, gpus.csv gemm_eff_*) by.  The scale makes up, on average over an
- * architecture's runs, for what the model misses around its GEMMs; it cannot make a GEMM beat the
- * matmul unit.  No large GEMM runs above the larger of the spec peak and the GPU's own measured
- * rate (a microbenchmark at the clocks the card sustains, which on a GeForce card's boost can pass
- * the spec): the ceiling is max(1, eff) / eff (docs/accuracy.md, "The GEMM ceiling"). */
-static double gemm_scale_ceiling(double rate, double peak)
-{
-    if (!(rate > 0) || !(peak > 0))
-        return INFINITY;
-    double eff = rate / peak;
-    return (eff > 1.0 ? eff : 1.0) / eff;
-}
-
 /* only padding between warning_text and comm, which eci_rates_init zeroes from */
 _Static_assert(offsetof(eci_rates, comm) - offsetof(eci_rates, warning_text) - EC_WARNING_TEXT_MAX < sizeof(void *),
                "a field follows warning_text in eci_rates: eci_rates_init must zero it");
@@ -133,9 +119,6 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     eci_rates_attention(ctx, g, EC_ATTN_SDPA, precision, 0, 0, r);
     if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
         r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;
-    r->gemm_scale = fmin(r->gemm_scale, gemm_scale_ceiling(r->gemm_flop_per_s, r->gemm_peak_flop_per_s));
-    if (r->fp8_flop_per_s > 0)
-        r->gemm_scale = fmin(r->gemm_scale, gemm_scale_ceiling(r->fp8_flop_per_s, g->peak_fp8_flop_per_s));
     /* Transformer Engine's nvte_is_non_tn_fp8_gemm_supported (constants.csv te_fp8_non_tn_*_cc) */
     double cc = g->compute_capability;
     r->te_fp8_non_tn = (cc >= eci_const(ctx, EC_C_te_fp8_non_tn_min_cc) && cc < eci_const(ctx, EC_C_te_fp8_non_tn_below_cc)) ||
