@@ -32,7 +32,7 @@ GROUPS = [
                           "packed_seq_len", "mlm_all_positions"]),
     ("Hardware", ["gpu", "num_gpus", "nodes", "gpus_per_node", "topology", "network", "network_gbit_per_s",
                   "busbw_gbyte_per_s", "host"]),
-    ("Precision and kernels", ["precision", "attention", "causal_mask_tensor", "memory_format", "kernels", "compile", "cuda_graphs",
+    ("Precision and kernels", ["precision", "attention", "memory_format", "kernels", "compile", "cuda_graphs",
                                "checkpointing", "fp8_recipe"]),
     ("Batch, optimizer and training loop", ["batch_per_gpu", "grad_accum", "optimizer", "trainer", "max_grad_norm",
                                             "torch_version", "expandable_segments", "loss_chunks",

@@ -477,10 +477,6 @@ typedef struct ec_config {
                                     models/tp_overlap.csv (NeMo ub_tp_comm_overlap_cfg, Megatron-Bridge
                                     tp_comm_overlap_cfg; te_defaults: none named) ["" = the H100 Llama 3 70B
                                     one, h100_h8192_tp4_mbs1_seqlen8192] */
-    /* A causal mask handed to SDPA as a tensor though no token is padded: Hugging Face transformers
-       under torch.compile (masking_utils._ignore_causal_mask_sdpa skips is_causal=True while Dynamo
-       traces), so SDPA reads every key block and its flash backend is not eligible. */
-    int causal_mask_tensor;      /* 0/1 [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

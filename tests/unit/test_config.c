@@ -105,7 +105,7 @@ static void test_key_list(void **state)
         "zero_shard_size", "lora_dropout", "packed_seq_len", "pp_split", "mlm_all_positions",
         "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "etp", "zero_flat_copies",
         "moe_a2a_overlap",
-        "fp8_recipe", "tp_comm_overlap", "tp_overlap_cfg", "causal_mask_tensor",
+        "fp8_recipe", "tp_comm_overlap", "tp_overlap_cfg",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -312,7 +312,6 @@ static const key_case EVERY_KEY[] = {
     { "fp8_recipe", "CURRENT", "current" },
     { "tp_comm_overlap", "1", "1" },
     { "tp_overlap_cfg", "te_defaults", "te_defaults" },
-    { "causal_mask_tensor", "yes", "1" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):

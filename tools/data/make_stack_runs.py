@@ -105,17 +105,11 @@ FIELDS = ["id", "model", "task", "gpu", "num_gpus", "strategy", "precision", "to
           "seq_len", "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "attention", "memory_format",
           "trainer", "max_grad_norm", "data", "num_workers", "pin_memory", "padding", "dataset_samples", "epochs",
           "eval_samples", "metric", "memory_reading", "value", "source", "split", "note_split", "note_gpu_known",
-          "note_gpu", "note_reading_of", "note_task", "loss", "causal_mask_tensor"]
+          "note_gpu", "note_reading_of", "note_task", "loss"]
 
 # Sources whose loop backpropagates logits.sum() rather than the head's loss (key loss=sum).
 SUM_LOSS = {"hf_sdpa_bert_a100", "hf_sdpa_rtx3080ti", "hf_sdpa_opt_l40s", "hf_sdpa_distilbert_rtx2060",
             "hf_sdpa_layoutlmv3_a100"}
-
-# Sources whose model is Hugging Face transformers' modeling code (torch-compile-bench.py loads
-# AutoModelForCausalLM): traced by torch.compile, its mask helper builds the causal mask as a tensor
-# (masking_utils._ignore_causal_mask_sdpa returns False while Dynamo traces), so a compiled causal
-# LM with SDPA runs with causal_mask_tensor=1.
-HF_MODEL_CODE = {"stas00_ml_engineering"}
 
 KV_RE = re.compile(r"^([a-z_]+)=([^\s;,]+)$")
 
@@ -251,8 +245,6 @@ def convert(m, gpus):
         "note_task": note_task,
         # the SDPA tables' template backpropagates outputs.logits.sum() (bench/data/stack/README.md)
         "loss": "sum" if src in SUM_LOSS else "",
-        "causal_mask_tensor": "1" if (src in HF_MODEL_CODE and comp not in ("", "0") and m["attention"] == "sdpa"
-                                      and task == "lm") else "",
     }
 
 

@@ -257,11 +257,11 @@ static const key_def KEYS[] = {
     /* NeMo ub_tp_comm_overlap_cfg, Megatron-Bridge CommOverlapConfig tp_comm_overlap_cfg */
     STR(tp_overlap_cfg, "TE userbuffers configuration of tp_comm_overlap, an id of models/tp_overlap.csv "
         "[h100_h8192_tp4_mbs1_seqlen8192]"),
-    BOOL(causal_mask_tensor, "causal mask given to SDPA as a tensor: no flash, every key block (HF under compile), 0/1 [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 _Static_assert(N_KEYS <= 64 * EC_CONFIG_MASK_WORDS, "set_mask has room for every key");
+
 static const char BOOL_CHOICES[] = "0, 1, true, false, yes, no";
 
 /* ---- helpers ----------------------------------------------------------------------- */

@@ -266,8 +266,7 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .base_quant_bytes = base_quant_bytes(ctx, cfg),
                          .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST,
                          .fused = fused,
-                         /* no padding mask and none handed over as a tensor (causal_mask_tensor) */
-                         .unpadded = cfg->lengths[0] == '\0' && !cfg->causal_mask_tensor,
+                         .unpadded = cfg->lengths[0] == '\0',
                          .loss_sum = cfg->loss == EC_LOSS_KIND_SUM,
                          .quant_head = cfg->quant_head && cfg->lora_r > 0 && base_quant_bytes(ctx, cfg) > 0,
                          .loss_fp32 = cfg->loss == EC_LOSS_KIND_CROSS_ENTROPY_FP32,
