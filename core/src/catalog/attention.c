@@ -77,9 +77,7 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     if (source[0] == '\0')
         return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': empty source (every efficiency names its "
                          "public source)", path, line, kernel, eci_echo(echo, sizeof echo, row->arch));
-    size_t g = 0;
-    while (g < ctx->n_gpus && !eci_name_eq(ctx->gpus[g].id, ref))
-        g++;
+    size_t g = eci_gpu_id_index(ctx, ref);
     if (g == ctx->n_gpus)
         return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': reference_gpu '%s' is not a gpus.csv id (the "
                          "GPU its source measured on)", path, line, kernel, row->arch, eci_echo(echo, sizeof echo, ref));

@@ -165,6 +165,10 @@ EC_INTERNAL const char *eci_task_names(void);
 EC_INTERNAL int eci_hw_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_hw_free(ec_ctx *ctx);
 EC_INTERNAL const eci_gpu *eci_hw_find(ec_ctx *ctx, const char *name); /* sets EC_ENOTFOUND */
+/* The index of the gpus.csv row whose id is `id` (eci_name_eq: no name or alias), ctx->n_gpus when
+ * none: how the models/ tables that name a GPU by its id (membw.csv, l2.csv, attention.csv
+ * reference_gpu) find it, their loaders reporting an unknown id with their own file and line. */
+EC_INTERNAL size_t eci_gpu_id_index(const ec_ctx *ctx, const char *id);
 /* The reason g refuses a precision (its name as config.c spells it, "tf32") into buf, or NULL
  * when it does not (gpus.csv column refuse). */
 EC_INTERNAL const char *eci_hw_refusal(const eci_gpu *g, const char *precision, char *buf, size_t n);

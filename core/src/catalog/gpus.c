@@ -243,6 +243,14 @@ static int not_found(ec_ctx *ctx, const char *name)
                      name, near ? near : "");
 }
 
+size_t eci_gpu_id_index(const ec_ctx *ctx, const char *id)
+{
+    size_t g = 0;
+    while (g < ctx->n_gpus && !eci_name_eq(ctx->gpus[g].id, id))
+        g++;
+    return g;
+}
+
 const eci_gpu *eci_hw_find(ec_ctx *ctx, const char *name)
 {
     size_t last = ctx->gpu_found; /* any index: checked against n_gpus and the id itself */

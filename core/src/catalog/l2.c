@@ -27,9 +27,7 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     l2_row *row = out;
     char echo[48];
     *row = (l2_row){.gpu = eci_table_cell(t, r, col[0]), .line = eci_table_line(t, r)};
-    size_t g = 0;
-    while (g < ctx->n_gpus && !eci_name_eq(ctx->gpus[g].id, row->gpu))
-        g++;
+    size_t g = eci_gpu_id_index(ctx, row->gpu);
     if (g == ctx->n_gpus)
         return eci_error(ctx, EC_EPARSE, "%s:%zu: gpu '%s' is not a gpus.csv id", path, row->line,
                          eci_echo(echo, sizeof echo, row->gpu));

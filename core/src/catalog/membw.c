@@ -32,9 +32,7 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
         return eci_error(ctx, EC_EPARSE, "%s:%zu: neither a gpu nor an architecture (a gpus.csv id, or an "
                          "architecture, '*' for the prior)", path, row->line);
     if (row->gpu[0] != '\0') {
-        size_t g = 0;
-        while (g < ctx->n_gpus && !eci_name_eq(ctx->gpus[g].id, row->gpu))
-            g++;
+        size_t g = eci_gpu_id_index(ctx, row->gpu);
         if (g == ctx->n_gpus)
             return eci_error(ctx, EC_EPARSE, "%s:%zu: gpu '%s' is not a gpus.csv id", path, row->line,
                              eci_echo(echo, sizeof echo, row->gpu));
