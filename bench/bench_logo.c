@@ -10,8 +10,8 @@
  * Prints a Markdown report; OUT.csv gets one row per held-out prediction.  Fits use only
  * single-GPU runs: the multi-GPU runs also depend on the communication model.
  * Intervals (leave-one-GPU-out): the p10-p90 interval of a held-out GPU's prediction is
- * widened by a model error estimated WITHOUT that GPU: the rms held-out log error of an
- * inner leave-one-GPU-out over the other GPUs (ec_calibrate_cv), nested inside the outer
+ * widened by a model error estimated WITHOUT that GPU: the held-out log error sd (0.8 quantile of
+ * |log error| over z_0.9, fit/heldout.c) of an inner leave-one-GPU-out over the other GPUs (ec_calibrate_cv), nested inside the outer
  * fold; coverage is the share of measurements inside their interval.
  * 4. residuals by factor: the held-out errors split by model and task, sequence length,
  *    precision, GPU architecture, source and GPU count, one factor at a time, to show
@@ -206,8 +206,8 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
     printf("Fit on the single-GPU runs of the other %ss; predict every run of the one left out.\n",
            by_model ? "model" : "GPU");
     if (intervals)
-        printf("The p10-p90 interval is p50 x exp(-+1.2816 sd), sd the rms held-out log error of a nested\n"
-               "leave-one-GPU-out over the other GPUs only (column sd).\n");
+        printf("The p10-p90 interval is p50 x exp(-+1.2816 sd), sd the held-out log error sd (the 0.8 quantile\n"
+               "of |log error| over 1.2816) of a nested leave-one-GPU-out over the other GPUs only (column sd).\n");
     printf("\n");
     table_header(intervals);
     for (size_t k = 0; k < n_groups; k++) {
@@ -349,8 +349,8 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
            "(which the fit has never seen: EC_WARN_UNCALIBRATED).  The p10-p90 is the library's own\n"
            "(ec_predict): p50 x exp(-+1.2816 sd), sd the larger of the leave-one-GPU-out error (sd_gpu)\n"
            "and the unseen-architecture sd of a nested leave-one-architecture-out over the other\n"
-           "architectures only (ec_calibrate_cv_arch: the root of the mean over those architectures of\n"
-           "each one's mean squared log error, times t_0.9/z_0.9 with as many degrees of freedom as\n"
+           "architectures only (ec_calibrate_cv_arch: the 0.8 quantile of |log error| over 1.2816, each of\n"
+           "those architectures weighing the same, times t_0.9/z_0.9 with as many degrees of freedom as\n"
            "architectures, column k; docs/accuracy.md), of the held-out runs its folds predicted\n"
            "GPU-bound (column sd) or host-bound (ec_result_host_util_frac below constants.csv host_bound_util_frac,\n"
            "column sd host, used when measured): each row left out takes the one of its own prediction's\n"

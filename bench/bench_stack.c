@@ -273,46 +273,39 @@ static int merge_runs(ec_ctx *ctx, const ec_runs *a, const ec_runs *b, const cha
     return rc;
 }
 
-/* Which architecture sets the unseen-architecture sds: each one's sample (ec_fit_report.arch_terms),
- * its share of its class's pooled mean square and the class's sd without it.  No GPU-bound row at
- * all: the GPU-bound sd is the pooled one, each architecture's sample over both classes. */
+/* Which architecture sets the unseen-architecture sds: each one's sample (ec_fit_report.arch_terms)
+ * and the class's sd without it.  No GPU-bound row at all: the GPU-bound sd is the pooled one,
+ * each architecture's sample over both classes. */
 static void arch_terms_table(const ec_fit_report *rep)
 {
     int any_gpu = 0;
     for (size_t j = 0; j < rep->n_arch_terms; j++)
         any_gpu |= rep->arch_terms[j].runs[EC_CLASS_GPU] > 0;
-    double v[EC_FIT_MAX_ARCHS][2], mean[EC_FIT_MAX_ARCHS][2], total[2] = {0, 0};
-    size_t rows[EC_FIT_MAX_ARCHS][2], samples[2] = {0, 0}, all_rows[2] = {0, 0};
-    for (size_t j = 0; j < rep->n_arch_terms; j++)
-        for (int h = 0; h < 2; h++) {
-            const ec_fit_arch_term *t = &rep->arch_terms[j];
-            int pooled = h == EC_CLASS_GPU && !any_gpu;
-            v[j][h] = pooled ? t->msq_log_all : t->msq_log[h];
-            mean[j][h] = pooled ? t->bias_log_all : t->bias_log[h];
-            rows[j][h] = pooled ? t->runs[0] + t->runs[1] : t->runs[h];
-            total[h] += v[j][h];
-            samples[h] += rows[j][h] > 0;
-            all_rows[h] += rows[j][h];
-        }
-    printf("\nWhich architecture sets the unseen-architecture sds: each architecture left out is one sample V_a, the mean squared log "
-           "error of its held-out rows of the class; rms = sqrt(V_a); bias = their mean log(predicted / "
-           "measured) of the step time (a rate's sign turned: > 0, predicted slower); share = V_a over the sum of the class's samples (the pooled mean "
-           "square is their mean); sd without = the class's sd with that sample left out.\n\n"
-           "| architecture | GPU-bound rows | rms | bias | share | sd without | host-bound rows | rms | bias | share "
-           "| sd without |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    size_t all_rows[2] = {0, 0};
+    printf("\nWhich architecture sets the unseen-architecture sds: each architecture left out is one sample, its held-out "
+           "rows of the class weighing as much as another's; rms = the root of their mean squared log error; bias = their "
+           "mean log(predicted / measured) of the step time (a rate's sign turned: > 0, predicted slower); sd without = "
+           "the class's sd (the 0.8 quantile of |log error| over z_0.9, times t_0.9,k / z_0.9) with that sample left "
+           "out.\n\n"
+           "| architecture | GPU-bound rows | rms | bias | sd without | host-bound rows | rms | bias | sd without |\n"
+           "|---|---|---|---|---|---|---|---|---|\n");
     for (size_t j = 0; j < rep->n_arch_terms; j++) {
-        printf("| %s", rep->arch_terms[j].architecture);
-        for (int h = 0; h < 2; h++)
-            if (rows[j][h] == 0)
-                printf(" | 0 | | | | ");
+        const ec_fit_arch_term *t = &rep->arch_terms[j];
+        printf("| %s", t->architecture);
+        for (int h = 0; h < 2; h++) {
+            int pooled = h == EC_CLASS_GPU && !any_gpu;
+            size_t rows = pooled ? t->runs[0] + t->runs[1] : t->runs[h];
+            all_rows[h] += rows;
+            if (rows == 0)
+                printf(" | 0 | | | ");
             else
-                printf(" | %zu | %.3f | %+.3f | %.0f%% | %.3f", rows[j][h], sqrt(v[j][h]), mean[j][h],
-                       total[h] > 0 ? 100 * v[j][h] / total[h] : 0, rep->arch_terms[j].sd_without[h]);
+                printf(" | %zu | %.3f | %+.3f | %.3f", rows, sqrt(pooled ? t->msq_log_all : t->msq_log[h]),
+                       pooled ? t->bias_log_all : t->bias_log[h], t->sd_without[h]);
+        }
         printf(" |\n");
     }
-    printf("| pooled: rms = sqrt(mean V_a); the sd | %zu | %.3f | | 100%% | sd %.3f | %zu | %.3f | | 100%% | sd %.3f |\n",
-           all_rows[0], samples[0] ? sqrt(total[0] / (double)samples[0]) : 0, rep->arch_error_log_sd, all_rows[1],
-           samples[1] ? sqrt(total[1] / (double)samples[1]) : 0, rep->arch_host_error_log_sd);
+    printf("| all: the sd | %zu | | | sd %.3f | %zu | | | sd %.3f |\n", all_rows[0], rep->arch_error_log_sd, all_rows[1],
+           rep->arch_host_error_log_sd);
 }
 
 /* The profile written by ctx (whose models give the priors ec_profile_write checks it against)
@@ -491,8 +484,8 @@ int main(int argc, char **argv)
                 return 1;
             }
             if (cv == EC_OK)
-                printf("\nLeave-one-GPU-out over the fitted rows: MAPE %.1f%% on %zu held-out rows; rms log error "
-                       "%.3f (error_log_sd of %s).\n", 100 * rep.cv_mape_frac, rep.cv_runs, rep.error_log_sd,
+                printf("\nLeave-one-GPU-out over the fitted rows: MAPE %.1f%% on %zu held-out rows; log error sd "
+                       "%.3f for a p10-p90 (error_log_sd of %s).\n", 100 * rep.cv_mape_frac, rep.cv_runs, rep.error_log_sd,
                        write_profile);
             if (cva == EC_OK)
                 printf("Leave-one-architecture-out: MAPE %.1f%% on %zu held-out rows of %zu architectures; "

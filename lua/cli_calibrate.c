@@ -47,25 +47,18 @@ static ec_runs *load_runs(lua_State *L, const char *path, unsigned flags, ec_ctx
 }
 
 /* Which architecture sets the unseen-architecture sds: per architecture left out, its held-out runs
- * of each class, their rms and mean log error (its sample V_a and bias), V_a's share of the class's
- * pooled mean square and the class's sd without it (ec_fit_report.arch_terms).  No GPU-bound run at
- * all: the GPU-bound sd is the pooled one, each sample over both classes. */
+ * of each class, their rms and mean log error (bias), and the class's sd without it
+ * (ec_fit_report.arch_terms).  No GPU-bound run at all: the GPU-bound sd is the pooled one, each
+ * sample over both classes. */
 static void print_arch_terms(const ec_fit_report *rep)
 {
     int any_gpu = 0;
-    double total[2] = {0, 0};
     for (size_t j = 0; j < rep->n_arch_terms; j++)
         any_gpu |= rep->arch_terms[j].runs[EC_CLASS_GPU] > 0;
-    for (size_t j = 0; j < rep->n_arch_terms; j++) {
-        const ec_fit_arch_term *t = &rep->arch_terms[j];
-        total[0] += any_gpu ? t->msq_log[0] : t->msq_log_all;
-        total[1] += t->msq_log[1];
-    }
-    printf("  which architecture sets them (V_a: an architecture's mean squared log error, rms its root; bias: "
-           "its mean log error of the step time, > 0 predicted slower; share: of the sum of V_a; sd without: the "
-           "class's sd without it):\n"
-           "  %-12s | %9s %6s %7s %6s %10s | %10s %6s %7s %6s %10s\n", "architecture", "GPU-bound", "rms", "bias",
-           "share", "sd without", "host-bound", "rms", "bias", "share", "sd without");
+    printf("  which architecture sets them (rms: the root of an architecture's mean squared log error; bias: its "
+           "mean log error of the step time, > 0 predicted slower; sd without: the class's sd without it):\n"
+           "  %-12s | %9s %6s %7s %10s | %10s %6s %7s %10s\n", "architecture", "GPU-bound", "rms", "bias",
+           "sd without", "host-bound", "rms", "bias", "sd without");
     for (size_t j = 0; j < rep->n_arch_terms; j++) {
         const ec_fit_arch_term *t = &rep->arch_terms[j];
         printf("  %-12s", t->architecture);
@@ -75,10 +68,9 @@ static void print_arch_terms(const ec_fit_report *rep)
             double v = pooled ? t->msq_log_all : t->msq_log[h], mean = pooled ? t->bias_log_all : t->bias_log[h];
             printf(" | %*zu", 9 + h, runs);
             if (runs > 0)
-                printf(" %6.3f %+7.3f %5.0f%% %10.3f", sqrt(v), mean, total[h] > 0 ? 100 * v / total[h] : 0,
-                       t->sd_without[h]);
+                printf(" %6.3f %+7.3f %10.3f", sqrt(v), mean, t->sd_without[h]);
             else if (h == 0)
-                printf(" %6s %7s %6s %10s", "", "", "", "");
+                printf(" %6s %7s %10s", "", "", "");
         }
         printf("\n");
     }
@@ -127,7 +119,7 @@ int ecC_cmd_calibrate(lua_State *L, int argc, char **argv)
     printf("%s: fitted %zu runs in %zu iterations; MAPE %.1f%% before, %.1f%% after (in-sample)\n",
            runs_path, rep.n_runs, rep.iterations, 100 * rep.mape_before_frac, 100 * rep.mape_after_frac);
     if (cv == EC_OK)
-        printf("leave-one-GPU-out: MAPE %.1f%% on %zu held-out runs; rms log error %.3f (error_log_sd)\n",
+        printf("leave-one-GPU-out: MAPE %.1f%% on %zu held-out runs; log error sd %.3f for a p10-p90 (error_log_sd)\n",
                100 * rep.cv_mape_frac, rep.cv_runs, rep.error_log_sd);
     else
         printf("leave-one-GPU-out: not run (%s); the profile has no error_log_sd\n", cv_why);

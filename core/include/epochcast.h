@@ -1505,13 +1505,14 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
 
 /* One architecture's sample in the unseen-architecture sds (ec_calibrate_cv_arch): its single-GPU
  * runs predicted by the fit without it, by the class of each prediction ([EC_CLASS_GPU],
- * [EC_CLASS_HOST]).  A class's sd is sqrt(sum of msq_log over the k architectures with runs of it /
- * k) x t_0.9,k / z_0.9, so msq_log[c] / that sum is the architecture's share of the pooled mean
- * square (docs/accuracy.md, "Which architecture sets the sd"). */
+ * [EC_CLASS_HOST]).  A class's sd is the 0.8 quantile of |log(predicted / measured)| over its
+ * runs, each of the k architectures with runs of it weighing the same, over z_0.9, times
+ * t_0.9,k / z_0.9; sd_without says how much this sample moves it (docs/accuracy.md, "Which
+ * architecture sets the sd"). */
 typedef struct ec_fit_arch_term {
     char architecture[EC_NAME_MAX]; /* gpus.csv architecture ("ampere") */
     size_t runs[2];        /* held-out runs of each class (0: the architecture is no sample of it) */
-    double msq_log[2];     /* V_a: their mean of log(predicted / measured)^2 (0 without runs) */
+    double msq_log[2];     /* their mean of log(predicted / measured)^2, whose root is the rms (0 without runs) */
     double bias_log[2];    /* their mean log error in the direction of time, log(predicted / measured)
                               of a time and of the step time a rate implies (its sign turned for
                               samples_per_s, tokens_per_s): > 0, predicted slower; the architecture's bias */
@@ -1534,9 +1535,10 @@ typedef struct ec_fit_report {
     /* Appended after 0.1.0 (per-architecture fit, held-out error). */
     char architectures[EC_FIT_MAX_PARAMS][EC_NAME_MAX]; /* "" for a global parameter, else the
                                                architecture the value applies to ("ampere") */
-    /* Held-out error (ec_calibrate_cv; 0 until it runs): root mean square of
-     * log(predicted / measured) over predictions of GPUs left out of the fit whose architecture
-     * (and matmul unit) the fit still has runs of (all of them when no GPU has such a fit).  A
+    /* Held-out error (ec_calibrate_cv; 0 until it runs): the log error sd whose p10-p90 holds 80% of
+     * the predictions of GPUs left out of the fit whose architecture (and matmul unit) the fit
+     * still has runs of (all of them when no GPU has such a fit): their 0.8 quantile of
+     * |log(predicted / measured)| over z_0.9 (docs/accuracy.md, "The interval is a quantile").  A
      * profile stores it; predictions on calibrated architectures widen their p10-p90 by it. */
     double error_log_sd;
     double cv_mape_frac;                    /* MAPE of those held-out predictions */
@@ -1549,8 +1551,8 @@ typedef struct ec_fit_report {
      * architecture whose kernels it scales); a profile keeps them in its runs column. */
     size_t runs[EC_FIT_MAX_PARAMS];
     /* Held-out error on architectures left out of the fit (ec_calibrate_cv_arch; 0 until it
-     * runs): the root of the mean over architectures of each one's mean squared
-     * log(predicted / measured), times t_0.9 / z_0.9 with as many degrees of freedom as
+     * runs): the 0.8 quantile of |log(predicted / measured)|, each architecture's runs weighing
+     * as much as another's, over z_0.9, times t_0.9 / z_0.9 with as many degrees of freedom as
      * architectures (a p10-p90 from a spread seen on that few architectures; docs/accuracy.md),
      * over the held-out runs predicted GPU-bound (arch_host_error_log_sd below).  A prediction
      * on an architecture (or matmul unit) with no calibration runs widens its p10-p90 interval
@@ -1563,8 +1565,9 @@ typedef struct ec_fit_report {
      * multi-GPU prediction's error, by the path its gradients take (EC_COMM_DIRECT, EC_COMM_HOST),
      * from ec_calibrate_cv (0 until it runs, or when no multi-GPU run of that path was held out).
      * The multi-GPU runs of the use mask are never fitted in its folds, only predicted: each GPU's
-     * runs of a path are one sample, V_g their mean squared log(predicted / measured); with k
-     * GPUs, sd_total = sqrt(mean V_g) x t_0.9,k / z_0.9 and comm_error_log_sd = sqrt(max(0,
+     * runs of a path are one sample, weighing as much as another GPU's; with k GPUs, sd_total = the
+     * 0.8 quantile of their |log(predicted / measured)| over z_0.9, times t_0.9,k / z_0.9, and
+     * comm_error_log_sd = sqrt(max(0,
      * sd_total^2 - error_log_sd^2)), so that a multi-GPU prediction's sd, sqrt(error_log_sd^2 +
      * comm_error_log_sd^2), is sd_total (docs/accuracy.md, "The communication sd"). */
     double comm_error_log_sd[EC_COMM_PATHS];
@@ -1575,8 +1578,8 @@ typedef struct ec_fit_report {
      * below constants.csv host_bound_util_frac (the GPU idles while the host, whose speed the runs
      * rarely state, paces the step), else GPU-bound.  arch_error_log_sd above is then the
      * GPU-bound class's sd (its runs: arch_cv_runs - arch_host_cv_runs) and this the host-bound
-     * class's, each the root of the mean over the architectures with runs of that class of their
-     * mean squared log error, times t_0.9 / z_0.9 for that many (0: no host-bound run held out).
+     * class's, each by the rule of arch_error_log_sd over the architectures with runs of that
+     * class (0: no host-bound run held out).
      * A host-bound prediction on an architecture with no calibration runs widens its p10-p90 by
      * it (docs/accuracy.md, "The host-bound unseen-architecture sd"). */
     double arch_host_error_log_sd;

@@ -15,6 +15,38 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+double ec_test_q80(const double *abs_log, const int *group, size_t n, int per_group, int without)
+{
+    /* the weight of each value: 1 / (values kept), or 1 / (groups kept x the group's values kept) */
+    size_t kept = 0, groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (group[i] == without)
+            continue;
+        kept++;
+        size_t j = 0;
+        while (j < i && (group[j] != group[i]))
+            j++;
+        groups += j == i;
+    }
+    double best = HUGE_VAL;
+    for (size_t c = 0; c < n; c++) { /* each value a candidate: the weight at or below it */
+        if (group[c] == without)
+            continue;
+        double mass = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (group[i] == without || abs_log[i] > abs_log[c])
+                continue;
+            size_t in_group = 0;
+            for (size_t j = 0; j < n; j++)
+                in_group += group[j] == group[i];
+            mass += per_group ? 1.0 / ((double)groups * (double)in_group) : 1.0 / (double)kept;
+        }
+        if (mass >= 0.8 - 1e-12 && abs_log[c] < best)
+            best = abs_log[c];
+    }
+    return kept ? best : 0;
+}
+
 void ec_test_assert_rel(double x, double expected, double rtol, const char *expr,
                         const char *file, int line)
 {

@@ -38,6 +38,14 @@ void ec_test_assert_abs(double x, double expected, double atol, const char *expr
 void ec_test_assert_contains(const char *haystack, const char *needle, const char *file,
                              int line);
 
+/* ---- held-out error quantiles ---------------------------------------------------------- */
+/* The weighted 0.8 quantile of abs_log[0..n) (the smallest value with 0.8 of the weight at or
+ * below it), recomputed apart from the library's fit/heldout.c: every value weighs the same, or
+ * (per_group) every group of group[] does, its values sharing it; values of group `without` are
+ * left out (-1: none).  The profile's sds are this over z_0.9, per group times t_0.9,k / z_0.9
+ * (docs/accuracy.md, "The interval is a quantile"). */
+double ec_test_q80(const double *abs_log, const int *group, size_t n, int per_group, int without);
+
 /* ---- contexts ------------------------------------------------------------------------ */
 /* A context with the models of getenv("EPOCHCAST_MODELS") (ec_default_models_dir() when
  * unset) loaded; fails the test with the error message otherwise.  Free with ec_ctx_free. */

@@ -247,12 +247,15 @@ static ec_runs *synthetic_runs(ec_ctx *ctx, char **dir)
 }
 
 /* The folds recomputed: for each GPU, fit on the other GPUs' single-GPU runs, predict its runs;
- * single-GPU squared log errors pooled over runs, multi-GPU ones averaged per GPU and path. */
+ * the base is the 0.8 quantile of the single-GPU |log errors| pooled over runs, over z_0.9; each
+ * path's total the same of its multi-GPU runs with each GPU weighing the same, times
+ * t_0.9,k / z_0.9 (fit/heldout.c's rule). */
 static void recompute(ec_ctx *ctx, const ec_runs *runs, double *base, double comm[EC_COMM_PATHS],
                       size_t gpus[EC_COMM_PATHS])
 {
-    double sq = 0, group_msq[EC_COMM_PATHS] = {0};
-    size_t n_single = 0, n = ec_runs_count(runs);
+    double single_err[N_RUNS], path_err[EC_COMM_PATHS][N_RUNS];
+    int single_gpu[N_RUNS], path_gpu[EC_COMM_PATHS][N_RUNS];
+    size_t n_single = 0, n_path[EC_COMM_PATHS] = {0}, n = ec_runs_count(runs);
     unsigned char train[N_RUNS];
     for (int g = 0; g < N_GPUS; g++) {
         const eci_gpu *held = eci_hw_find(ctx, GPUS[g]);
@@ -264,7 +267,6 @@ static void recompute(ec_ctx *ctx, const ec_runs *runs, double *base, double com
         assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
         assert_int_equal(ec_calibrate(ctx, runs, train, &fold), EC_OK);
         assert_int_equal(ec_ctx_set_fit(ctx, &fold), EC_OK);
-        double msq[EC_COMM_PATHS] = {0};
         size_t count[EC_COMM_PATHS] = {0};
         for (size_t i = 0; i < n; i++) {
             const ec_run *r = ec_runs_get(runs, i);
@@ -275,25 +277,23 @@ static void recompute(ec_ctx *ctx, const ec_runs *runs, double *base, double com
             assert_false(res.warnings & EC_WARN_UNCALIBRATED); /* every GPU has a sibling of its architecture */
             double e = log(ec_result_metric(&res, r->metric) / r->value);
             if (r->config.num_gpus == 1) {
-                sq += e * e;
-                n_single++;
+                single_err[n_single] = fabs(e);
+                single_gpu[n_single++] = g;
                 continue;
             }
             int p = r->config.topology[0] != '\0' || strcmp(GPUS[g], "rtx3090") == 0 ? EC_COMM_HOST : EC_COMM_DIRECT;
-            msq[p] += e * e;
+            path_err[p][n_path[p]] = fabs(e);
+            path_gpu[p][n_path[p]++] = g;
             count[p]++;
         }
         for (int p = 0; p < EC_COMM_PATHS; p++)
-            if (count[p] > 0) {
-                group_msq[p] += msq[p] / (double)count[p];
-                gpus[p]++;
-            }
+            gpus[p] += count[p] > 0;
     }
     assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
-    *base = sqrt(sq / (double)n_single);
+    *base = ec_test_q80(single_err, single_gpu, n_single, 0, -1) / Z90;
     for (int p = 0; p < EC_COMM_PATHS; p++) {
         double k = (double)gpus[p];
-        double total = sqrt(group_msq[p] / k) * gsl_cdf_tdist_Pinv(0.9, k) / Z90;
+        double total = ec_test_q80(path_err[p], path_gpu[p], n_path[p], 1, -1) / Z90 * gsl_cdf_tdist_Pinv(0.9, k) / Z90;
         comm[p] = total > *base ? sqrt(total * total - *base * *base) : 0;
     }
 }

@@ -189,14 +189,33 @@ static ec_runs *synthetic_runs(ec_ctx *ctx, const char *dir)
     return runs;
 }
 
-/* The report's per-architecture samples (arch_terms) are the folds' recomputed ones, and they
- * reproduce each class's sd: sqrt(their mean V_a) x t_0.9,k / z_0.9 over the k architectures with
- * runs of it; each one's sd without it is the same rule on the others. */
+/* The held-out errors of one class: |log error| and architecture of each run. */
+typedef struct class_errors {
+    double abs_log[N_SYN];
+    int arch[N_SYN];
+    size_t n;
+} class_errors;
+
+/* A class's sd by the rule of fit/heldout.c, recomputed: the 0.8 quantile of its errors with each
+ * architecture (but `without`, -1: none) weighing the same, over z_0.9, times t_0.9,k / z_0.9. */
+static double class_sd(const class_errors *c, int without)
+{
+    size_t k = 0;
+    for (int a = 0; a < 4; a++) {
+        size_t j = 0;
+        while (j < c->n && c->arch[j] != a)
+            j++;
+        k += a != without && j < c->n;
+    }
+    return ec_test_q80(c->abs_log, c->arch, c->n, 1, without) / Z90 * gsl_cdf_tdist_Pinv(0.9, (double)k) / Z90;
+}
+
+/* The report's per-architecture samples (arch_terms) are the folds' recomputed ones, and each
+ * one's sd without it is its class's rule on the others. */
 static void check_arch_terms(const ec_fit_report *rep, const char *const archs[4], size_t runs[4][2],
-                             double msq[4][2], double mean[4][2])
+                             double msq[4][2], double mean[4][2], const class_errors err[2])
 {
     assert_int_equal(rep->n_arch_terms, 4);
-    double total[2] = {0, 0};
     size_t k[2] = {0, 0};
     for (size_t j = 0; j < rep->n_arch_terms; j++) {
         const ec_fit_arch_term *t = &rep->arch_terms[j];
@@ -209,28 +228,26 @@ static void check_arch_terms(const ec_fit_report *rep, const char *const archs[4
             assert_int_equal(t->runs[h], runs[a][h]);
             assert_rel(t->msq_log[h] + 1, msq[a][h] + 1, 1e-9);
             assert_rel(t->bias_log[h] + 1, mean[a][h] + 1, 1e-9);
-            total[h] += t->msq_log[h];
             k[h] += t->runs[h] > 0;
         }
     }
     double sd[2] = {rep->arch_error_log_sd, rep->arch_host_error_log_sd};
     for (int h = 0; h < 2; h++) {
         assert_true(k[h] >= 2);
-        double t90 = gsl_cdf_tdist_Pinv(0.9, (double)k[h]) / Z90;
-        assert_rel(sqrt(total[h] / (double)k[h]) * t90, sd[h], 1e-9);
         for (size_t j = 0; j < rep->n_arch_terms; j++) {
             const ec_fit_arch_term *t = &rep->arch_terms[j];
-            double without = t->runs[h] == 0 ? sd[h]
-                                              : sqrt((total[h] - t->msq_log[h]) / (double)(k[h] - 1)) *
-                                                    gsl_cdf_tdist_Pinv(0.9, (double)(k[h] - 1)) / Z90;
+            int a = 0;
+            while (strcmp(t->architecture, archs[a]) != 0)
+                a++;
+            double without = t->runs[h] == 0 ? sd[h] : class_sd(&err[h], a);
             assert_rel(t->sd_without[h], without, 1e-9);
         }
     }
 }
 
 /* Each class's sd recomputed fold by fold: the fold's fit, its prediction's class and log error
- * of each held-out run, per architecture and class the mean square, over the architectures with
- * runs of the class their mean, times t_0.9,k / z_0.9. */
+ * of each held-out run, then per class the 0.8 quantile with each architecture weighing the same,
+ * over z_0.9, times t_0.9,k / z_0.9 over the architectures with runs of the class. */
 static void test_unseen_sd_by_class(void **state)
 {
     (void)state;
@@ -242,7 +259,9 @@ static void test_unseen_sd_by_class(void **state)
     size_t n = ec_runs_count(runs);
     assert_int_equal(n, N_SYN);
     unsigned char train[N_SYN];
-    double class_msq[2] = {0, 0}, all_msq = 0;
+    double all_msq = 0;
+    static class_errors err[2];
+    err[0].n = err[1].n = 0;
     size_t class_runs[2] = {0, 0}, class_archs[2] = {0, 0};
     /* each architecture's sample by class: runs, mean square and mean of the log errors (the bias, in
      * the direction of time) */
@@ -265,6 +284,8 @@ static void test_unseen_sd_by_class(void **state)
             assert_int_equal(ec_predict(ctx, &r->config, &res), EC_OK);
             double e = log(ec_result_metric(&res, r->metric) / r->value);
             int h = ec_result_host_util_frac(&res) < bound;
+            err[h].abs_log[err[h].n] = fabs(e);
+            err[h].arch[err[h].n++] = k;
             sq[h] += e * e;
             sum[h] += r->metric == EC_METRIC_SAMPLES_PER_S || r->metric == EC_METRIC_TOKENS_PER_S ? -e : e;
             cnt[h]++;
@@ -273,7 +294,6 @@ static void test_unseen_sd_by_class(void **state)
             if ((arch_runs[k][h] = cnt[h]) > 0) {
                 arch_msq[k][h] = sq[h] / (double)cnt[h];
                 arch_mean[k][h] = sum[h] / (double)cnt[h];
-                class_msq[h] += sq[h] / (double)cnt[h];
                 class_runs[h] += cnt[h];
                 class_archs[h]++;
             }
@@ -285,7 +305,7 @@ static void test_unseen_sd_by_class(void **state)
     assert_true(class_archs[1] >= 2);
     double want[2];
     for (int h = 0; h < 2; h++)
-        want[h] = sqrt(class_msq[h] / (double)class_archs[h]) * gsl_cdf_tdist_Pinv(0.9, (double)class_archs[h]) / Z90;
+        want[h] = class_sd(&err[h], -1);
     double pooled = sqrt(all_msq / 4) * gsl_cdf_tdist_Pinv(0.9, 4) / Z90; /* the sd before the split */
     ec_fit_report rep;
     assert_int_equal(ec_calibrate_cv_arch(ctx, runs, NULL, &rep), EC_OK);
@@ -303,7 +323,7 @@ static void test_unseen_sd_by_class(void **state)
     /* the host factor shows in the host-bound class only, and the pooled sd was neither */
     assert_true(want[1] > 1.5 * want[0]);
     assert_true(fabs(pooled / want[0] - 1) > 0.1);
-    check_arch_terms(&rep, archs, arch_runs, arch_msq, arch_mean);
+    check_arch_terms(&rep, archs, arch_runs, arch_msq, arch_mean, err);
     ec_runs_free(runs);
     ec_test_rmtree(dir);
     free(dir);

@@ -43,14 +43,14 @@ void eci_params_bounds(int which, double *lo, double *hi)
 
 #define ERROR_SD_NAME "error_log_sd"
 #define ERROR_SD_MEANING                                                                                   \
-    "root mean square of log(predicted/measured) on GPUs left out of the fit whose architecture it has "  \
-    "runs of (leave-one-GPU-out); widens the p10-p90 interval"
+    "0.8 quantile of |log(predicted/measured)| over z_0.9 on GPUs left out of the fit whose architecture it "  \
+    "has runs of (leave-one-GPU-out): the sd whose p10-p90 holds 80% of them; widens the p10-p90 interval"
 #define UNSEEN_SD_NAME "error_log_sd_unseen_arch"
 #define UNSEEN_SD_MEANING                                                                                  \
-    "root of the mean over architectures left out of the fit (leave-one-architecture-out) of each one's "  \
-    "mean square of log(predicted/measured), times t_0.9/z_0.9 for as many degrees of freedom as "         \
-    "architectures; widens the p10-p90 interval of a GPU whose architecture (or matmul unit) has no "      \
-    "calibration runs"
+    "0.8 quantile of |log(predicted/measured)| over z_0.9 on architectures left out of the fit "          \
+    "(leave-one-architecture-out), each architecture weighing the same, times t_0.9/z_0.9 for as many "     \
+    "degrees of freedom as architectures; widens the p10-p90 interval of a GPU whose architecture (or "   \
+    "matmul unit) has no calibration runs"
 
 #define UNSEEN_HOST_SD_NAME "error_log_sd_unseen_arch_host"
 #define UNSEEN_HOST_SD_MEANING                                                                             \
@@ -63,7 +63,8 @@ static const char *const comm_sd_names[EC_COMM_PATHS] = {"error_log_sd_comm_dire
 static const char *const comm_sd_meaning[EC_COMM_PATHS] = {
     "communication part of the log error of a multi-GPU prediction whose gradients go GPU to GPU (NVLink, PCIe "
     "peer-to-peer, the network between nodes): from the leave-one-GPU-out predictions of the multi-GPU runs "
-    "(never fitted), each GPU one sample, t_0.9/z_0.9-widened for their number, less error_log_sd in quadrature",
+    "(never fitted), the 0.8 quantile of |log error| over z_0.9 with each GPU weighing the same, t_0.9/z_0.9-widened "
+    "for their number, less error_log_sd in quadrature",
     "the same for gradients through host memory (topology=pcie-host, PCIe without peer-to-peer)",
 };
 

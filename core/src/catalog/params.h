@@ -38,8 +38,8 @@ typedef struct eci_params {
                               whose interconnects.csv row has no measured efficiency_frac */
     size_t n_arch;
     eci_params_arch arch[ECI_PARAMS_MAX_ARCH];
-    /* Model error: root mean square of log(predicted / measured) over predictions of GPUs
-     * left out of the fit (the profile's error_log_sd row, from leave-one-GPU-out
+    /* Model error: the log error sd whose p10-p90 holds 80% of the predictions of GPUs
+     * left out of the fit (their 0.8 quantile of |log(predicted / measured)| over z_0.9) (the profile's error_log_sd row, from leave-one-GPU-out
      * cross-validation).  0 without a profile: the priors carry no measured error. */
     double error_log_sd;
     /* The same over architectures left out of the fit (the profile's error_log_sd_unseen_arch

@@ -15,6 +15,7 @@
  * parameters themselves, their profile CSV and which a prediction uses are catalog/params.c's.
  */
 #include "catalog/consts.h"
+#include "fit/heldout.h"
 #include "sim/predict.h"
 
 #include <gsl/gsl_blas.h>
@@ -334,18 +335,18 @@ done:
 /* Held-out errors of single-GPU runs: of the runs whose architecture (and matmul unit) the fold's
  * fit has runs of ([0]), and of the others ([1]), which the fit predicts as never seen
  * (EC_WARN_UNCALIBRATED).  Multi-GPU runs (leave-one-GPU-out only): by the path their gradients
- * take [p] and the same [u], per GPU left out (one sample each, as unseen_arch_sd explains). */
+ * take [p] and the same [u], per GPU left out (one sample each, as ec_calibrate_cv_arch explains).
+ * Every scored run's error is also kept in err (heldout.c reads the sds from them). */
 typedef struct cv_sums {
+    eci_heldout *err; /* a buffer of ec_runs_count entries, shared by a fold's sums and the totals */
+    size_t n_err;
     double sum_sq[2], sum_abs[2];
     size_t count[2], left_out;
-    /* over the groups left out: the sum of each one's mean squared log error, and the groups */
-    double sum_group_msq;
-    size_t groups;
-    /* the same by the class of the fold's prediction ([1]: host-bound, ec_result_host_util_frac below
+    size_t groups; /* over the folds: the groups left out with runs scored */
+    /* by the class of the fold's prediction ([1]: host-bound, ec_result_host_util_frac below
      * constants.csv host_bound_util_frac; [0]: GPU-bound): in a fold, its runs' sums; over the
-     * folds, the sum of each group's mean squared log error over its runs of the class, the groups
-     * with such runs and the runs */
-    double class_sq[2], class_group_msq[2];
+     * folds, the groups with runs of the class and the runs */
+    double class_sq[2];
     size_t class_count[2], class_groups[2];
     /* in a fold: the sum of its runs' log errors by class in the direction of time (an
      * architecture's bias, ec_fit_arch_term.bias_log); over the folds
@@ -353,10 +354,9 @@ typedef struct cv_sums {
      * EC_FIT_MAX_ARCHS of them */
     double class_sum[2];
     ec_fit_arch_term term[EC_FIT_MAX_ARCHS];
+    size_t term_group[EC_FIT_MAX_ARCHS]; /* each term's group in err */
     size_t n_terms;
-    /* multi-GPU runs: in a fold, their sums; over the folds, the sum of each GPU's mean squared
-     * log error, the GPUs with such runs and the runs */
-    double comm_sq[EC_COMM_PATHS][2], comm_group_msq[EC_COMM_PATHS][2];
+    /* multi-GPU runs: in a fold, their runs; over the folds, the GPUs with such runs and the runs */
     size_t comm_count[EC_COMM_PATHS][2], comm_groups[EC_COMM_PATHS][2];
 } cv_sums;
 
@@ -403,15 +403,15 @@ static int score_fold(ec_ctx *ctx, const ec_runs *runs, const eci_gpu **gpu, siz
         }
         double r = log(pred / run->value);
         int u = (res.warnings & EC_WARN_UNCALIBRATED) != 0;
+        int h = ec_result_host_util_frac(&res) < host_bound; /* as the prediction's interval takes it (sim/warnings.c) */
+        sum->err[sum->n_err++] = (eci_heldout){fabs(r), k, h, path, u};
         if (path >= 0) {
-            sum->comm_sq[path][u] += r * r;
             sum->comm_count[path][u]++;
             continue;
         }
         sum->sum_sq[u] += r * r;
         sum->sum_abs[u] += fabs(pred - run->value) / run->value;
         sum->count[u]++;
-        int h = ec_result_host_util_frac(&res) < host_bound; /* as the prediction's interval takes it (sim/warnings.c) */
         sum->class_sq[h] += r * r;
         /* the bias in the direction of time: a rate's error turned */
         sum->class_sum[h] += run->metric == EC_METRIC_SAMPLES_PER_S || run->metric == EC_METRIC_TOKENS_PER_S ? -r : r;
@@ -438,30 +438,25 @@ static void add_term(const cv_sums *f, const char *arch, cv_sums *sum)
     t->bias_log_all = (f->class_sum[0] + f->class_sum[1]) / (double)nf;
 }
 
-/* A fold's sums into the totals: single-GPU runs pooled over runs, and per group (an architecture's
- * sample for unseen_arch_sd); multi-GPU runs per path, one sample per GPU left out. */
+/* A fold's sums into the totals (its errors are already in the shared err buffer): runs, and the
+ * groups with runs of each kind. */
 static void add_fold(const cv_sums *f, cv_sums *sum)
 {
-    size_t nf = f->count[0] + f->count[1];
     for (int u = 0; u < 2; u++) {
         sum->sum_sq[u] += f->sum_sq[u];
         sum->sum_abs[u] += f->sum_abs[u];
         sum->count[u] += f->count[u];
         for (int p = 0; p < EC_COMM_PATHS; p++)
             if (f->comm_count[p][u] > 0) {
-                sum->comm_group_msq[p][u] += f->comm_sq[p][u] / (double)f->comm_count[p][u];
                 sum->comm_count[p][u] += f->comm_count[p][u];
                 sum->comm_groups[p][u]++;
             }
     }
     sum->left_out += f->left_out;
-    if (nf > 0) {
-        sum->sum_group_msq += (f->sum_sq[0] + f->sum_sq[1]) / (double)nf;
-        sum->groups++;
-    }
+    sum->n_err += f->n_err;
+    sum->groups += f->count[0] + f->count[1] > 0;
     for (int h = 0; h < 2; h++)
         if (f->class_count[h] > 0) {
-            sum->class_group_msq[h] += f->class_sq[h] / (double)f->class_count[h];
             sum->class_count[h] += f->class_count[h];
             sum->class_groups[h]++;
         }
@@ -476,7 +471,8 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, const unsigned char 
     /* gpu[i]: the profile of run i (aliases resolved), NULL when not used */
     const eci_gpu **gpu = eci_calloc(ctx, n ? n : 1, sizeof *gpu);
     unsigned char *train = eci_calloc(ctx, n ? n : 1, 1);
-    int rc = gpu != NULL && train != NULL ? EC_OK : EC_ENOMEM;
+    sum->err = eci_calloc(ctx, n ? n : 1, sizeof *sum->err); /* each run is scored in one fold at most */
+    int rc = gpu != NULL && train != NULL && sum->err != NULL ? EC_OK : EC_ENOMEM;
     size_t n_groups = 0; /* with single-GPU runs, which the folds fit */
     for (size_t i = 0; rc == EC_OK && i < n; i++) {
         const ec_run *run = ec_runs_get(runs, i);
@@ -515,9 +511,11 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, const unsigned char 
         }
         if (rc != EC_OK || (rc = eci_params_from_report(ctx, &fold, &c)) != EC_OK)
             break;
-        cv_sums f = {0};
+        cv_sums f = {.err = sum->err + sum->n_err};
         if ((rc = score_fold(ctx, runs, gpu, k, by_arch, &c, &f)) != EC_OK)
             break;
+        if (by_arch && sum->n_terms < EC_FIT_MAX_ARCHS)
+            sum->term_group[sum->n_terms] = k; /* add_term's, when it keeps one */
         add_fold(&f, sum);
         if (by_arch)
             add_term(&f, gpu[k]->architecture, sum);
@@ -528,22 +526,30 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, const unsigned char 
 }
 
 /* The communication part of a multi-GPU prediction's sd on path p (EC_COMM_*), from the held-out
- * multi-GPU runs of the folds whose fit had seen their architecture ([u]; as error_log_sd, every
+ * multi-GPU runs of the folds whose fit had seen their architecture (u; as error_log_sd, every
  * GPU's when none had), given that error_log_sd, base (docs/accuracy.md, "The communication sd").
  * Its error is the base's plus the communication's, which is a shift shared by a machine's runs
- * (its links, its host, its NCCL settings) more than a scatter of each: the reasoning of
- * unseen_arch_sd with a GPU for an architecture.  Each GPU left out is one sample, V_g its runs'
- * mean squared log error, and the total sd for the next machine is sqrt(mean V_g) x t_0.9,k /
- * z_0.9 over k GPUs; the part stored is what that adds to the base in quadrature,
- * sqrt(max(0, total^2 - base^2)), so that the base (leave-one-GPU-out of single-GPU runs, pooled
- * over runs as it always was) with it gives the total back. */
-static double comm_sd(const cv_sums *sum, int p, int u, double base)
+ * (its links, its host, its NCCL settings) more than a scatter of each: the reasoning of the
+ * unseen-architecture sd with a GPU for an architecture, each GPU left out one sample
+ * (ECI_HELDOUT_PER_GROUP).  The part stored is what that total adds to the base in quadrature,
+ * sqrt(max(0, total^2 - base^2)), so that the base (leave-one-GPU-out of single-GPU runs, per
+ * run as it always was) with it gives the total back. */
+static int comm_sd(ec_ctx *ctx, const cv_sums *sum, int p, int u, double base, double *out)
 {
-    size_t k = sum->comm_groups[p][u];
-    if (k == 0)
-        return 0;
-    double t = sqrt(sum->comm_group_msq[p][u] / (double)k) * gsl_cdf_tdist_Pinv(0.9, (double)k) / ECI_NORMAL_P90;
-    return t > base ? sqrt(t * t - base * base) : 0;
+    eci_heldout_pick pick = {p, -1, u, ECI_HELDOUT_NONE};
+    size_t k;
+    double total;
+    int rc = eci_heldout_sd(ctx, sum->err, sum->n_err, &pick, ECI_HELDOUT_PER_GROUP, &total, &k);
+    *out = total > base ? sqrt(total * total - base * base) : 0;
+    return rc;
+}
+
+/* The errors cross_validate allocated (for every run of runs). */
+static void free_errors(ec_ctx *ctx, const ec_runs *runs, cv_sums *sum)
+{
+    size_t n = ec_runs_count(runs);
+    eci_free(ctx, sum->err, (n ? n : 1) * sizeof *sum->err);
+    sum->err = NULL;
 }
 
 int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report)
@@ -557,64 +563,66 @@ int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, 
      * GPU is */
     int k = sum.count[0] == 0 ? 1 : 0;
     if (rc == EC_OK) {
-        report->error_log_sd = sum.count[k] ? sqrt(sum.sum_sq[k] / (double)sum.count[k]) : 0;
+        size_t gpus;
+        eci_heldout_pick pick = {-1, -1, k, ECI_HELDOUT_NONE};
+        rc = eci_heldout_sd(ctx, sum.err, sum.n_err, &pick, ECI_HELDOUT_PER_RUN, &report->error_log_sd, &gpus);
         report->cv_mape_frac = sum.count[k] ? sum.sum_abs[k] / (double)sum.count[k] : 0;
         report->cv_runs = sum.count[k];
         report->n_left_out += sum.left_out;
-        for (int p = 0; p < EC_COMM_PATHS; p++) {
-            report->comm_error_log_sd[p] = comm_sd(&sum, p, k, report->error_log_sd);
+        for (int p = 0; rc == EC_OK && p < EC_COMM_PATHS; p++) {
+            rc = comm_sd(ctx, &sum, p, k, report->error_log_sd, &report->comm_error_log_sd[p]);
             report->comm_cv_runs[p] = sum.comm_count[p][k];
             report->comm_cv_gpus[p] = sum.comm_groups[p][k];
         }
     }
+    free_errors(ctx, runs, &sum);
     return rc;
 }
 
 /* The sd that widens the p10-p90 of a prediction on an architecture the fit has not seen, from
- * the leave-one-architecture-out errors (docs/accuracy.md, "The unseen-architecture sd").  A
- * held-out run's log error is its architecture's shift plus a scatter about it whose size is
- * the architecture's own; what is to be bounded is the error of a run on the NEXT architecture.
- *  1. Each architecture left out is one sample: its mean squared log error V_a (over its runs)
- *     estimates its shift^2 + scatter^2 however many runs it has, so s^2 = mean of V_a over the
- *     k architectures.  Pooling over runs weighted each architecture by its run count: the
- *     error of a run drawn from the calibration set, dominated by its largest architecture (2
- *     of 100 and 20 runs: 1.4 effective samples, not 2) and by that one's own scatter.
- *  2. s^2 rests on k samples V_a, so a new run's log error over s follows Student's t with k
- *     degrees of freedom, not the normal (exactly so when V_a is one normal shift squared): the
- *     interval p50 x exp(-+z_0.9 sd), which the profile's consumers use, is right with sd =
- *     s x t_0.9,k / z_0.9 (k = 2: x1.47, 5: x1.15, 30: x1.03).  Counting the runs' scatter
- *     as more degrees of freedom (Welch-Satterthwaite) would assume every architecture scatters
- *     alike, and its plug-in nu is largest exactly when few architectures happen to show a small
- *     shift; k is the bound that holds without either.
- * The leave-one-GPU-out error is not added in quadrature: V_a already holds the scatter within
- * the architecture, and adding it would count it twice. */
-static double unseen_arch_sd(double sum_group_msq, size_t groups)
+ * the leave-one-architecture-out errors of the class c of the held-out predictions (0: GPU-bound,
+ * 1: host-bound, -1: both), without group `without` (docs/accuracy.md, "The unseen-architecture
+ * sd").  A held-out run's log error is its architecture's shift plus a scatter about it whose
+ * size is the architecture's own; what is to be bounded is the error of a run on the NEXT
+ * architecture.
+ *  1. Each architecture left out is one sample: its runs share one weight however many they
+ *     are.  Pooling over runs weighted each architecture by its run count: the error of a run
+ *     drawn from the calibration set, dominated by its largest architecture (2 of 100 and 20
+ *     runs: 1.4 effective samples, not 2) and by that one's own scatter.
+ *  2. The sd is the 0.8 quantile of |log error| so weighted, over z_0.9 (heldout.c): the
+ *     interval then holds 80% of the held-out errors, where the root mean square of each
+ *     architecture's errors, averaged, was set by the one architecture far off (Blackwell's 13
+ *     rows were 67% of the mean square of five).
+ *  3. It rests on k samples, so it is widened by Student's t_0.9,k / z_0.9 (k = 2: x1.47, 5:
+ *     x1.15, 30: x1.03), the predictive interval of a variance from k samples.
+ * The leave-one-GPU-out error is not added in quadrature: each architecture's errors already hold
+ * its scatter, and adding it would count it twice. */
+static int unseen_arch_sd(ec_ctx *ctx, const cv_sums *sum, int c, size_t without, double *sd)
 {
-    if (groups == 0)
-        return 0;
-    double k = (double)groups;
-    return sqrt(sum_group_msq / k) * gsl_cdf_tdist_Pinv(0.9, k) / ECI_NORMAL_P90;
+    eci_heldout_pick pick = {-1, c, -1, without};
+    size_t k;
+    return eci_heldout_sd(ctx, sum->err, sum->n_err, &pick, ECI_HELDOUT_PER_GROUP, sd, &k);
 }
 
 /* Each architecture's sample into the report, with the sd of each class it is a sample of as it
  * would be without it (the same rule on the others: which architecture sets the sd, and by how
  * much). */
-static void set_terms(const cv_sums *sum, ec_fit_report *report)
+static int set_terms(ec_ctx *ctx, const cv_sums *sum, ec_fit_report *report)
 {
+    int rc = EC_OK;
     report->n_arch_terms = sum->n_terms;
-    for (size_t j = 0; j < sum->n_terms; j++) {
+    for (size_t j = 0; rc == EC_OK && j < sum->n_terms; j++) {
         ec_fit_arch_term *t = &report->arch_terms[j];
         *t = sum->term[j];
-        for (int h = 0; h < 2; h++) {
+        for (int h = 0; rc == EC_OK && h < 2; h++) {
             int pooled = h == 0 && sum->class_groups[0] == 0; /* the GPU-bound sd is then the pooled one */
-            double msq = pooled ? sum->sum_group_msq : sum->class_group_msq[h];
-            size_t k = pooled ? sum->groups : sum->class_groups[h];
             if (pooled || t->runs[h] > 0)
-                t->sd_without[h] = unseen_arch_sd(fmax(0, msq - (pooled ? t->msq_log_all : t->msq_log[h])), k - 1);
+                rc = unseen_arch_sd(ctx, sum, pooled ? -1 : h, sum->term_group[j], &t->sd_without[h]);
             else
                 t->sd_without[h] = h == 0 ? report->arch_error_log_sd : report->arch_host_error_log_sd;
         }
     }
+    return rc;
 }
 
 int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report)
@@ -631,16 +639,17 @@ int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *
          * rarely state; each class is the rule above over the architectures with runs of it.  No
          * GPU-bound run at all: the pooled sd; no host-bound one: 0, a host-bound prediction then
          * takes the GPU-bound sd. */
-        report->arch_error_log_sd = sum.class_groups[0] > 0
-                                        ? unseen_arch_sd(sum.class_group_msq[0], sum.class_groups[0])
-                                        : unseen_arch_sd(sum.sum_group_msq, sum.groups);
-        report->arch_host_error_log_sd = unseen_arch_sd(sum.class_group_msq[1], sum.class_groups[1]);
+        rc = unseen_arch_sd(ctx, &sum, sum.class_groups[0] > 0 ? 0 : -1, ECI_HELDOUT_NONE, &report->arch_error_log_sd);
+        if (rc == EC_OK)
+            rc = unseen_arch_sd(ctx, &sum, 1, ECI_HELDOUT_NONE, &report->arch_host_error_log_sd);
         report->arch_host_cv_runs = sum.class_count[1];
         report->arch_host_cv_archs = sum.class_groups[1];
         report->arch_cv_mape_frac = n ? (sum.sum_abs[0] + sum.sum_abs[1]) / (double)n : 0;
         report->arch_cv_runs = n;
         report->arch_cv_archs = sum.groups;
-        set_terms(&sum, report);
+        if (rc == EC_OK)
+            rc = set_terms(ctx, &sum, report);
     }
+    free_errors(ctx, runs, &sum);
     return rc;
 }
