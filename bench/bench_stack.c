@@ -281,14 +281,15 @@ static void arch_terms_table(const ec_fit_report *rep)
     int any_gpu = 0;
     for (size_t j = 0; j < rep->n_arch_terms; j++)
         any_gpu |= rep->arch_terms[j].runs[EC_CLASS_GPU] > 0;
-    size_t all_rows[2] = {0, 0};
+    size_t all_rows[2] = {0, 0}, all_covered[2] = {0, 0};
     printf("\nWhich architecture sets the unseen-architecture sds: each architecture left out is one sample, its held-out "
            "rows of the class weighing as much as another's; rms = the root of their mean squared log error; bias = their "
            "mean log(predicted / measured) of the step time (a rate's sign turned: > 0, predicted slower); sd without = "
            "the class's sd (the 0.8 quantile of |log error| over z_0.9, times t_0.9,k / z_0.9) with that sample left "
-           "out.\n\n"
-           "| architecture | GPU-bound rows | rms | bias | sd without | host-bound rows | rms | bias | sd without |\n"
-           "|---|---|---|---|---|---|---|---|---|\n");
+           "out; covers = its rows inside p50 x exp(-+1.2816 x sd without), the architecture's fold of the 70-90%% "
+           "check (without the floor of error_log_sd that a prediction also takes).\n\n"
+           "| architecture | GPU-bound rows | rms | bias | sd without | covers | host-bound rows | rms | bias | sd without "
+           "| covers |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t j = 0; j < rep->n_arch_terms; j++) {
         const ec_fit_arch_term *t = &rep->arch_terms[j];
         printf("| %s", t->architecture);
@@ -296,16 +297,19 @@ static void arch_terms_table(const ec_fit_report *rep)
             int pooled = h == EC_CLASS_GPU && !any_gpu;
             size_t rows = pooled ? t->runs[0] + t->runs[1] : t->runs[h];
             all_rows[h] += rows;
+            all_covered[h] += t->covered[h];
             if (rows == 0)
-                printf(" | 0 | | | ");
+                printf(" | 0 | | | | ");
             else
-                printf(" | %zu | %.3f | %+.3f | %.3f", rows, sqrt(pooled ? t->msq_log_all : t->msq_log[h]),
-                       pooled ? t->bias_log_all : t->bias_log[h], t->sd_without[h]);
+                printf(" | %zu | %.3f | %+.3f | %.3f | %.0f%%", rows, sqrt(pooled ? t->msq_log_all : t->msq_log[h]),
+                       pooled ? t->bias_log_all : t->bias_log[h], t->sd_without[h],
+                       100.0 * (double)t->covered[h] / (double)rows);
         }
         printf(" |\n");
     }
-    printf("| all: the sd | %zu | | | sd %.3f | %zu | | | sd %.3f |\n", all_rows[0], rep->arch_error_log_sd, all_rows[1],
-           rep->arch_host_error_log_sd);
+    printf("| all: the sd | %zu | | | sd %.3f | %.0f%% | %zu | | | sd %.3f | %.0f%% |\n", all_rows[0], rep->arch_error_log_sd,
+           all_rows[0] ? 100.0 * (double)all_covered[0] / (double)all_rows[0] : 0, all_rows[1],
+           rep->arch_host_error_log_sd, all_rows[1] ? 100.0 * (double)all_covered[1] / (double)all_rows[1] : 0);
 }
 
 /* The profile written by ctx (whose models give the priors ec_profile_write checks it against)

@@ -56,9 +56,10 @@ static void print_arch_terms(const ec_fit_report *rep)
     for (size_t j = 0; j < rep->n_arch_terms; j++)
         any_gpu |= rep->arch_terms[j].runs[EC_CLASS_GPU] > 0;
     printf("  which architecture sets them (rms: the root of an architecture's mean squared log error; bias: its "
-           "mean log error of the step time, > 0 predicted slower; sd without: the class's sd without it):\n"
-           "  %-12s | %9s %6s %7s %10s | %10s %6s %7s %10s\n", "architecture", "GPU-bound", "rms", "bias",
-           "sd without", "host-bound", "rms", "bias", "sd without");
+           "mean log error of the step time, > 0 predicted slower; sd without: the class's sd without it; covers: its "
+           "runs inside the p10-p90 of that sd):\n"
+           "  %-12s | %9s %6s %7s %10s %6s | %10s %6s %7s %10s %6s\n", "architecture", "GPU-bound", "rms", "bias",
+           "sd without", "covers", "host-bound", "rms", "bias", "sd without", "covers");
     for (size_t j = 0; j < rep->n_arch_terms; j++) {
         const ec_fit_arch_term *t = &rep->arch_terms[j];
         printf("  %-12s", t->architecture);
@@ -68,9 +69,10 @@ static void print_arch_terms(const ec_fit_report *rep)
             double v = pooled ? t->msq_log_all : t->msq_log[h], mean = pooled ? t->bias_log_all : t->bias_log[h];
             printf(" | %*zu", 9 + h, runs);
             if (runs > 0)
-                printf(" %6.3f %+7.3f %10.3f", sqrt(v), mean, t->sd_without[h]);
+                printf(" %6.3f %+7.3f %10.3f %5.0f%%", sqrt(v), mean, t->sd_without[h],
+                       100.0 * (double)t->covered[h] / (double)runs);
             else if (h == 0)
-                printf(" %6s %7s %10s", "", "", "");
+                printf(" %6s %7s %10s %6s", "", "", "", "");
         }
         printf("\n");
     }

@@ -1519,6 +1519,9 @@ typedef struct ec_fit_arch_term {
     double msq_log_all;    /* over both classes: the sample of the GPU-bound sd when no architecture has
                               GPU-bound runs */
     double bias_log_all;
+    size_t covered[2];     /* its runs of the class inside p50 x exp(-+z_0.9 sd_without): the coverage of
+                              the interval the others give it, its fold of the check that 70-90% of an
+                              unseen architecture's runs fall inside (0 without runs) */
     double sd_without[2];  /* the class's sd with this architecture's sample left out (k - 1 samples;
                               0 when none is left, the class's sd when it is no sample of it) */
 } ec_fit_arch_term;

@@ -827,6 +827,7 @@ typedef struct ec_fit_arch_term {
     double bias_log[2];
     double msq_log_all;
     double bias_log_all;
+    size_t covered[2];
     double sd_without[2];
 } ec_fit_arch_term;
 typedef struct ec_fit_report {

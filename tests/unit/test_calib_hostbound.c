@@ -210,8 +210,9 @@ static double class_sd(const class_errors *c, int without)
     return ec_test_q80(c->abs_log, c->arch, c->n, 1, without) / Z90 * gsl_cdf_tdist_Pinv(0.9, (double)k) / Z90;
 }
 
-/* The report's per-architecture samples (arch_terms) are the folds' recomputed ones, and each
- * one's sd without it is its class's rule on the others. */
+/* The report's per-architecture samples (arch_terms) are the folds' recomputed ones, each one's
+ * sd without it is its class's rule on the others, and its covered count is its runs of the class
+ * with |log error| <= z_0.9 x that sd. */
 static void check_arch_terms(const ec_fit_report *rep, const char *const archs[4], size_t runs[4][2],
                              double msq[4][2], double mean[4][2], const class_errors err[2])
 {
@@ -241,6 +242,13 @@ static void check_arch_terms(const ec_fit_report *rep, const char *const archs[4
                 a++;
             double without = t->runs[h] == 0 ? sd[h] : class_sd(&err[h], a);
             assert_rel(t->sd_without[h], without, 1e-9);
+            size_t covered = 0;
+            for (size_t i = 0; i < err[h].n; i++)
+                covered += err[h].arch[i] == a && err[h].abs_log[i] <= Z90 * without;
+            assert_int_equal(t->covered[h], covered);
+            if (getenv("EC_TEST_VERBOSE"))
+                print_message("%s class %d: %zu of %zu runs inside the interval of sd %.4f\n", t->architecture, h,
+                              covered, t->runs[h], without);
         }
     }
 }

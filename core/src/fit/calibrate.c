@@ -606,7 +606,7 @@ static int unseen_arch_sd(ec_ctx *ctx, const cv_sums *sum, int c, size_t without
 
 /* Each architecture's sample into the report, with the sd of each class it is a sample of as it
  * would be without it (the same rule on the others: which architecture sets the sd, and by how
- * much). */
+ * much) and how many of its runs that sd's interval holds (its fold of the coverage check). */
 static int set_terms(ec_ctx *ctx, const cv_sums *sum, ec_fit_report *report)
 {
     int rc = EC_OK;
@@ -620,6 +620,12 @@ static int set_terms(ec_ctx *ctx, const cv_sums *sum, ec_fit_report *report)
                 rc = unseen_arch_sd(ctx, sum, pooled ? -1 : h, sum->term_group[j], &t->sd_without[h]);
             else
                 t->sd_without[h] = h == 0 ? report->arch_error_log_sd : report->arch_host_error_log_sd;
+            t->covered[h] = 0;
+            for (size_t i = 0; i < sum->n_err; i++) {
+                const eci_heldout *e = &sum->err[i];
+                t->covered[h] += e->group == sum->term_group[j] && e->path < 0 && (pooled || e->host_bound == h) &&
+                                 e->abs_log <= ECI_NORMAL_P90 * t->sd_without[h];
+            }
         }
     }
     return rc;
