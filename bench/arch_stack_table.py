@@ -12,20 +12,17 @@ fitted here):
     table (bench_llm_runs, shipped fit), priced rows only.
 
 GPU ids map to architectures through models/gpus.csv.  The p10-p90 column: the DLE rows carry
-the library's own interval (loao.csv); for the others it is the interval the shipped profile
-(models/profile.csv) gives a steady step, p50 x exp(-+1.2816 sd) with sd its error_log_sd on an
-architecture it has runs of and its error_log_sd_unseen_arch on one it has not, or its
-error_log_sd_unseen_arch_host when that row's prediction is host-bound (its predicted GPU
-utilization without host waits, the "host util %" column bench_llm_runs writes for each fit, below constants.csv
-host_bound_util_frac; a row whose utilization is not known on an architecture the fit has not
-seen stops the script: the PyTorch / HF holdout rows carry none, and all are on calibrated
-architectures today) (by
-architecture only: an fp32 row on an architecture without CUDA-core runs is counted as
-calibrated here, where the library widens it); a multi-GPU row adds in quadrature the profile's
-communication sd of its gradient path (error_log_sd_comm_host where the GPU's gpus.csv
-default_topology is pcie-host, or pcie-switch without p2p; else error_log_sd_comm_direct: the
-LLM rows name no topology, and the library's own choice, eci_comm_path, then reads the same
-columns).  Usage, from the repository root:
+the library's own interval (loao.csv), and so do the LLM rows (the "in p10-p90" column
+bench_llm_runs writes for each fit, from ec_result_metric_interval).  The PyTorch / HF holdout rows
+carry none: for them it is the interval the shipped profile (models/profile.csv) gives a steady
+step, p50 x exp(-+1.2816 sd) with sd its error_log_sd (every such row is on an architecture the fit
+has runs of; by architecture only: an fp32 row on an architecture without CUDA-core runs is counted
+as calibrated here, where the library widens it).  An LLM report without the column (older
+reports) falls back to that reconstruction: error_log_sd_unseen_arch, or _host when the row's
+"host util %" is below constants.csv host_bound_util_frac, on an architecture the fit has not
+seen, with the communication sd of the GPU's default path in quadrature on several GPUs
+(error_log_sd_comm_host where gpus.csv's default_topology is pcie-host, or pcie-switch without
+p2p; else _direct).  Usage, from the repository root:
 
   python3 bench/arch_stack_table.py [MODELS_DIR] [--fold ARCH PROFILE.csv LLM.md]...
 
@@ -35,9 +32,8 @@ coverage.  Hopper: the shipped fit is such a fit (models/profile.csv has no Hopp
 rows are read from llm_validation.md.  Another architecture needs `--fold ARCH PROFILE LLM.md`: a
 profile fitted without that architecture (bench_stack --write-profile on the calibration files with
 its rows removed) and the llm_validation-style report bench_llm_runs writes with
-`--profile PROFILE -o LLM.md`, whose second-fit columns are that fold's predictions; the fold's
-interval is p50 x exp(-+1.2816 x the fold profile's error_log_sd_unseen_arch, or _host for a row the
-fold predicts host-bound), and its DLE rows are
+`--profile PROFILE -o LLM.md`, whose second-fit columns are that fold's predictions and the
+library's p10-p90 under that profile; its DLE rows are
 loao.csv's (bench_logo --by-arch leaves each architecture out).  The PyTorch / HF stack rows of
 stack_accuracy.csv come from the shipped fit and are counted only in the Hopper fold (none are
 Hopper today); an Ampere fold for them would need bench_stack's holdout rerun on the fold profile.
@@ -131,9 +127,11 @@ def llm_stack(run_id):
 
 
 def rows_llm(path, second_fit=False):
-    """(gpu, stack, predicted, measured, GPUs, predicted share of the step without host waits) of the priced
-    rows of llm_validation.md's Every row (with second_fit, the prediction of the report's second fit:
-    its MPT-fit columns); the utilization None when the report has no "host util %" column."""
+    """(gpu, stack, predicted, measured, GPUs, predicted share of the step without host waits, inside) of
+    the priced rows of llm_validation.md's Every row (with second_fit, the prediction of the report's
+    second fit: its MPT-fit columns); the utilization None when the report has no "host util %" column;
+    inside: whether the measurement lies in the library's own p10-p90 of that prediction (the
+    "in p10-p90" column bench_llm_runs writes), None when the report has none."""
     out, inside = [], False
     with open(path) as f:
         for line in f:
@@ -147,8 +145,11 @@ def rows_llm(path, second_fit=False):
                 continue
             utils = cells[11].split(" / ") if len(cells) > 11 else []
             util = utils[1 if second_fit else 0] if len(utils) > (1 if second_fit else 0) else None
+            ins = cells[12].split(" / ") if len(cells) > 12 else []
+            ins = ins[1 if second_fit else 0] if len(ins) > (1 if second_fit else 0) else None
             out.append((cells[2], llm_stack(cells[0]), float(cells[8 if second_fit else 6]), float(cells[5]),
-                        int(cells[3].replace(",", "")), float(util) / 100 if util not in (None, "-") else None))
+                        int(cells[3].replace(",", "")), float(util) / 100 if util not in (None, "-") else None,
+                        {"yes": True, "no": False}.get(ins)))
     return out
 
 
@@ -174,11 +175,12 @@ def folds(arch, fitted, unseen, comm, paths, extra, bound):
             print("| %s | (the shipped fit has runs of it: pass --fold) | | | | | |" % a)
             continue
         groups = {}
-        for gpu, stack, pred, meas, gpus, util in rows_llm(md, second):
+        for gpu, stack, pred, meas, gpus, util, ins in rows_llm(md, second):
             if arch.get(gpu.lower(), "?") == a:
-                row_sd = unseen_sd(sd, util, bound, "%s row on %s" % (md, gpu))
-                groups.setdefault(stack, []).append(((pred - meas) / meas, abs(math.log(pred / meas)) <=
-                                                     Z90 * widened(row_sd, fold_comm, paths, gpu, gpus)))
+                if ins is None:
+                    row_sd = unseen_sd(sd, util, bound, "%s row on %s" % (md, gpu))
+                    ins = abs(math.log(pred / meas)) <= Z90 * widened(row_sd, fold_comm, paths, gpu, gpus)
+                groups.setdefault(stack, []).append(((pred - meas) / meas, ins))
         with open("bench/results/loao.csv", newline="") as f:
             for r in csv.DictReader(f):
                 if r["held_out_by"] == "arch" and arch.get(r["gpu"].lower(), "?") == a:
@@ -226,9 +228,10 @@ def main():
 
     seen = {}
 
-    def add(gpu, stack, pred, meas, covered=None, gpus=1, util=None, what=""):
+    def add(gpu, stack, pred, meas, covered=None, gpus=1, util=None, what="", left_out=False):
+        """covered: whether the library's own p10-p90 holds the measurement (None: the profile's sd here)."""
         a = arch.get(gpu.lower(), "?")
-        seen[(a, stack)] = "no (left out)" if covered is not None else "yes" if a in fitted else "**no**"
+        seen[(a, stack)] = "no (left out)" if left_out else "yes" if a in fitted else "**no**"
         if covered is None:
             row_sd = sd if a in fitted else unseen_sd(unseen, util, bound, what)
             covered = abs(math.log(pred / meas)) <= Z90 * widened(row_sd, comm, paths, gpu, gpus)
@@ -240,14 +243,14 @@ def main():
                 continue
             meas = float(r["measured"])
             add(r["gpu"], "DLE / Lambda PyTorch (arch. left out)", float(r["predicted"]), meas,
-                float(r["p10"]) <= meas <= float(r["p90"]))
+                float(r["p10"]) <= meas <= float(r["p90"]), left_out=True)
     with open("bench/results/stack_accuracy.csv", newline="") as f:
         for r in csv.DictReader(f):
             if r["split"] == "holdout" and r["metric"] in TIME_METRICS:
                 add(r["gpu"], "PyTorch / HF stack (holdout)", float(r["predicted"]), float(r["measured"]),
                     what="stack_accuracy.csv row " + r["id"])
-    for gpu, stack, pred, meas, gpus, util in rows_llm("bench/results/llm_validation.md"):
-        add(gpu, stack, pred, meas, gpus=gpus, util=util, what="llm_validation.md row on " + gpu)
+    for gpu, stack, pred, meas, gpus, util, ins in rows_llm("bench/results/llm_validation.md"):
+        add(gpu, stack, pred, meas, ins, gpus=gpus, util=util, what="llm_validation.md row on " + gpu)
 
     print("| architecture | the fit has runs of it | stack | rows | MAPE % | bias % | within 10 % | p10-p90 covers |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")

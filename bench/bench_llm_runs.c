@@ -42,7 +42,8 @@ typedef struct row {
     char why[WHY_MAX];           /* "" when priced, else why not */
     double pred[N_FITS];
     double util[N_FITS];         /* the prediction's ec_result_host_util_frac: host-bound below constants.csv
-                                    host_bound_util_frac (arch_stack_table.py's interval) */
+                                    host_bound_util_frac */
+    double p10[N_FITS], p90[N_FITS]; /* the prediction's own p10-p90 of the metric (ec_result_metric_interval) */
 } row;
 
 typedef struct probe {
@@ -146,13 +147,18 @@ static void read_row(ec_ctx *ctx, const eci_table *t, size_t r, const model_map 
         set_why(out, "metric not tokens_per_s, peak_bytes or reserved_bytes%s%s", "", "");
 }
 
-static int predict(ec_ctx *ctx, const ec_config *cfg, int metric, double *out, double *util)
+static int predict(ec_ctx *ctx, const ec_config *cfg, int metric, double *out, double *util, double p10p90[2])
 {
     ec_result res;
     int rc = ec_predict(ctx, cfg, &res);
     *out = rc == EC_OK ? ec_result_metric(&res, (ec_metric)metric) : 0;
     if (util != NULL)
         *util = rc == EC_OK ? ec_result_host_util_frac(&res) : 0;
+    if (p10p90 != NULL) {
+        p10p90[0] = p10p90[1] = 0;
+        if (rc == EC_OK)
+            ec_result_metric_interval(&res, (ec_metric)metric, &p10p90[0], &p10p90[1]);
+    }
     return rc;
 }
 
@@ -161,10 +167,13 @@ static void price_row(ec_ctx *ctx, row *r, int fit)
 {
     if (r->why[0] != '\0')
         return;
-    if (predict(ctx, &r->cfg, r->metric, &r->pred[fit], &r->util[fit]) != EC_OK) {
+    double interval[2];
+    if (predict(ctx, &r->cfg, r->metric, &r->pred[fit], &r->util[fit], interval) != EC_OK) {
         set_why(r, "%s%s", ec_ctx_errmsg(ctx), "");
         return;
     }
+    r->p10[fit] = interval[0];
+    r->p90[fit] = interval[1];
     for (size_t p = 0; p < N_PROBES && fit == FIT_SHIPPED; p++) {
         int k = ec_config_key_index(PROBES[p].key);
         char v[64];
@@ -194,7 +203,7 @@ static void price_row(ec_ctx *ctx, row *r, int fit)
             rc = EC_OK;
         }
         double alt;
-        if (rc == EC_OK && predict(ctx, &without, r->metric, &alt, NULL) == EC_OK && alt == r->pred[fit]) {
+        if (rc == EC_OK && predict(ctx, &without, r->metric, &alt, NULL, NULL) == EC_OK && alt == r->pred[fit]) {
             set_why(r, "needs %s: not priced yet (the same prediction without it)%s", PROBES[p].label, "");
             return;
         }
@@ -279,10 +288,11 @@ static void report(FILE *o, const row *rows, size_t n, int has_mpt, const char *
             fprintf(o, "| %s | %zu |\n", rows[i].why, k);
     }
     /* host util: each fit's predicted ec_result_host_util_frac (the step without host waits), whose class (host-bound below
-     * constants.csv host_bound_util_frac) picks an unseen architecture's interval sd */
+     * constants.csv host_bound_util_frac) picks an unseen architecture's interval sd; in p10-p90: whether the
+     * measurement lies inside each fit's own interval (the library's, ec_result_metric_interval) */
     fprintf(o, "\n## Every row\n\n| run | model | GPU | GPUs | metric | measured | shipped fit | err %% |%s status | "
-               "host util %% |\n"
-               "| --- | --- | --- | ---: | --- | ---: | ---: | ---: |%s --- | ---: |\n",
+               "host util %% | in p10-p90 |\n"
+               "| --- | --- | --- | ---: | --- | ---: | ---: | ---: |%s --- | ---: | --- |\n",
             has_mpt ? " MPT fit | err % |" : "", has_mpt ? " ---: | ---: |" : "");
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
@@ -303,6 +313,12 @@ static void report(FILE *o, const row *rows, size_t n, int has_mpt, const char *
                 fprintf(o, "%s-", f ? " / " : " ");
             else
                 fprintf(o, "%s%.1f", f ? " / " : " ", 100 * r->util[f]);
+        }
+        fprintf(o, " |");
+        for (int f = 0; f < (has_mpt ? N_FITS : 1); f++) {
+            int known = r->why[0] == '\0' && r->p90[f] > 0;
+            fprintf(o, "%s%s", f ? " / " : " ",
+                    !known ? "-" : r->value >= r->p10[f] && r->value <= r->p90[f] ? "yes" : "no");
         }
         fprintf(o, " |\n");
     }
