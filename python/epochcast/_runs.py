@@ -124,10 +124,16 @@ class Calibration:
     stderr), n_runs, iterations, mape_before_frac, mape_after_frac, and from the
     leave-one-GPU-out cross-validation (None when it did not run) cv_mape_frac, cv_runs,
     error_log_sd and comm_error_log_sd ({"direct": sd, "host": sd}: the communication part of a
-    multi-GPU prediction's sd, from the file's multi-GPU runs, never fitted); .profile is the CSV
-    written (or None)."""
+    multi-GPU prediction's sd, from the file's multi-GPU runs, never fitted); from the
+    leave-one-architecture-out one (None when it did not run: runs of one architecture)
+    arch_error_log_sd and arch_host_error_log_sd (the sds of a GPU-bound and a host-bound
+    prediction on an architecture the fit has not seen) and .arch_terms (a table: architecture,
+    class "gpu" or "host", runs, rms_log, bias_log, sd_without, covered: each architecture's
+    held-out runs of the class, their rms and mean log(predicted / measured) of the step time, the
+    class's sd without that architecture and how many of its runs that sd's p10-p90 holds;
+    docs/accuracy.md, "Which architecture sets the sd"); .profile is the CSV written (or None)."""
 
-    def __init__(self, rep, cv_ran, profile):
+    def __init__(self, rep, cv_ran, profile, arch_ran=False):
         self.params = _table.from_rows(
             [{"parameter": ffi.string(rep.names[j]).decode(),
               "architecture": ffi.string(rep.architectures[j]).decode(),
@@ -140,6 +146,18 @@ class Calibration:
         self.error_log_sd = rep.error_log_sd if cv_ran else None
         self.comm_error_log_sd = ({"direct": rep.comm_error_log_sd[lib.EC_COMM_DIRECT],
                                    "host": rep.comm_error_log_sd[lib.EC_COMM_HOST]} if cv_ran else None)
+        self.arch_error_log_sd = rep.arch_error_log_sd if arch_ran else None
+        self.arch_host_error_log_sd = rep.arch_host_error_log_sd if arch_ran else None
+        terms = []
+        for j in range(rep.n_arch_terms if arch_ran else 0):
+            t = rep.arch_terms[j]
+            for h, name in ((lib.EC_CLASS_GPU, "gpu"), (lib.EC_CLASS_HOST, "host")):
+                if t.runs[h] > 0:
+                    terms.append({"architecture": ffi.string(t.architecture).decode(), "class": name,
+                                  "runs": t.runs[h], "rms_log": t.msq_log[h] ** 0.5, "bias_log": t.bias_log[h],
+                                  "sd_without": t.sd_without[h], "covered": t.covered[h]})
+        self.arch_terms = _table.from_rows(terms, ["architecture", "class", "runs", "rms_log", "bias_log",
+                                                   "sd_without", "covered"])
         self.n_left_out = rep.n_left_out
         self.profile = profile
 
@@ -167,7 +185,7 @@ def calibrate(ctx, path, out, all_runs, allow_paths, cross_validate, progress):
         use[i] = 1 if all_runs or run.config.num_gpus == 1 else 0
         cv_use[i] = 1 if use[i] or lib.ec_predict(h, ffi.addressof(run, "config"), res) == 0 else 0
     rep = ffi.new("ec_fit_report *")
-    cv_ran = False
+    cv_ran = arch_ran = False
     with _Progress(h, progress) as p:
         st = lib.ec_calibrate(h, runs, use, rep)
         p.check(st)
@@ -181,8 +199,9 @@ def calibrate(ctx, path, out, all_runs, allow_paths, cross_validate, progress):
             if st not in (0, lib.EC_EINVAL):
                 p.check(st)
             p.check(0)
+            arch_ran = st == 0
         if out is not None:
             st = lib.ec_profile_write(h, rep, os.fsencode(out))
             p.check(st)
     ffi.release(runs)
-    return Calibration(rep, cv_ran, os.fsdecode(out) if out is not None else None)
+    return Calibration(rep, cv_ran, os.fsdecode(out) if out is not None else None, arch_ran)

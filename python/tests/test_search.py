@@ -104,6 +104,36 @@ def test_calibrate_and_profile(runs_csv, tmp_path, tables):
     assert fitted == ec.predict(keys, profile=str(out))  # the same fit through the profile= key
 
 
+def test_calibrate_unseen_architecture_terms(cli, tmp_path, tables):
+    """Runs of three architectures: the leave-one-architecture-out sds and each architecture's fold
+    (its rows inside the p10-p90 of the sd the others give) are the library's, as the CLI and the
+    written profile show them."""
+    import csv
+    import os
+    from conftest import ROOT
+    with open(os.path.join(ROOT, "bench", "data", "calibration_dle.csv"), newline="") as f:
+        rd = csv.reader(f)
+        head = next(rd)
+        g, n = head.index("gpu"), head.index("num_gpus")
+        keep = [r for r in rd if r[n] == "1" and r[g] in ("v100-sxm2-16gb", "rtx2080ti", "a100-sxm4-40gb")]
+    runs = tmp_path / "runs.csv"
+    with open(runs, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows([head] + keep)
+    out = tmp_path / "prof.csv"
+    c = ec.calibrate(runs, out=out)
+    assert c.arch_error_log_sd is not None and c.arch_error_log_sd > 0
+    with open(out, newline="") as f:
+        prof = {r["parameter"]: float(r["value"]) for r in csv.DictReader(f) if not r["architecture"]}
+    assert abs(prof["error_log_sd_unseen_arch"] / c.arch_error_log_sd - 1) < 1e-3
+    terms = rows(c.arch_terms)
+    assert {t["architecture"] for t in terms} == {"volta", "turing", "ampere"}
+    assert all(0 <= t["covered"] <= t["runs"] and t["sd_without"] > 0 for t in terms)
+    text = cli("calibrate", str(runs), "-o", str(tmp_path / "cli.csv")).stdout
+    for t in terms:
+        if t["class"] == "gpu":
+            assert "%10.3f %5.0f%%" % (t["sd_without"], 100.0 * t["covered"] / t["runs"]) in text
+
+
 TINY = {"id": "tiny-llama-py", "default_seq_len": 2048,
         "layers": [{"kind": "embedding", "vocab": 32000, "dim": 2048},
                    ("repeat", {"times": 22},
