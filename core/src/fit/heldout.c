@@ -18,7 +18,7 @@
 
 /* The share of the weight below which the picked errors must lie: the p10-p90's 80%. */
 #define INTERVAL_MASS 0.8
-/* Round-off of summing 1 / (k n_g) weights: a cumulated 0.8 may come out as 0.7999999999999999. */
+/* Round-off of summing 1 / n_g weights: a cumulated 0.8 x k may come out just below it. */
 #define MASS_ROUNDOFF 1e-12
 
 typedef struct weighed {
@@ -56,22 +56,20 @@ int eci_heldout_sd(ec_ctx *ctx, const eci_heldout *err, size_t n, const eci_held
     for (size_t i = 0; i < n; i++)
         if (picked(&err[i], pick))
             w[m++] = (weighed){err[i].abs_log, 0, err[i].group};
-    /* each group's runs share 1 / k (per group), or each run weighs 1 / m */
+    /* per group, each group's runs share a weight of 1 (k in all); else each run weighs 1 (m in all) */
     qsort(w, m, sizeof *w, by_group);
     size_t k = 0;
-    for (size_t i = 0, j; i < m; i = j, k++)
-        for (j = i; j < m && w[j].group == w[i].group; j++)
-            ;
-    for (size_t i = 0, j; i < m; i = j) {
+    for (size_t i = 0, j; i < m; i = j, k++) {
         for (j = i; j < m && w[j].group == w[i].group; j++)
             ;
         for (size_t q = i; q < j; q++)
-            w[q].weight = weigh == ECI_HELDOUT_PER_GROUP ? 1.0 / ((double)k * (double)(j - i)) : 1.0 / (double)m;
+            w[q].weight = weigh == ECI_HELDOUT_PER_GROUP ? 1.0 / (double)(j - i) : 1.0;
     }
+    double total = weigh == ECI_HELDOUT_PER_GROUP ? (double)k : (double)m;
     /* the weighted 0.8 quantile: the smallest error with 0.8 of the weight at or below it */
     qsort(w, m, sizeof *w, by_error);
     double mass = 0, q80 = 0;
-    for (size_t i = 0; i < m && mass < INTERVAL_MASS - MASS_ROUNDOFF; i++) {
+    for (size_t i = 0; i < m && mass < (INTERVAL_MASS - MASS_ROUNDOFF) * total; i++) {
         mass += w[i].weight;
         q80 = w[i].abs_log;
     }

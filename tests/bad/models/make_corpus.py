@@ -44,6 +44,11 @@ def drop_col(rows, col):
     return [r[:i] + r[i + 1:] for r in rows]
 
 
+def row_twice(rows, row):
+    """rows with rows[row] appended again (a duplicate key)."""
+    return [list(r) for r in rows] + [list(rows[row])]
+
+
 def emit(table, case, data):
     d = os.path.join(ROOT, table)
     os.makedirs(d, exist_ok=True)
@@ -80,8 +85,7 @@ def common(table, rows, num_col, row=1):
 
 gpus = read("gpus")
 common("gpus", gpus, "sm_count")
-dup = [list(r) for r in gpus]
-dup.append(list(gpus[1]))
+dup = row_twice(gpus, 1)
 emit("gpus", "duplicate_id", text(dup))
 emit("gpus", "unknown_topology", text(set_cell(gpus, 2, "default_topology", "nvlnk")))
 emit("gpus", "bad_refuse", text(set_cell(gpus, 1, "refuse", "fp64: no such precision")))
@@ -100,8 +104,7 @@ hosts = read("hosts")
 common("hosts", hosts, "cores")
 emit("hosts", "no_default", text(set_cell(hosts, 1, "id", "server")))
 emit("hosts", "zero_dispatch", text(set_cell(hosts, 1, "dispatch_fwd_s", "0")))
-dup = [list(r) for r in hosts]
-dup.append(list(hosts[1]))
+dup = row_twice(hosts, 1)
 emit("hosts", "duplicate_id", text(dup))
 
 nets = read("networks")
@@ -113,8 +116,7 @@ emit("networks", "missing_config", text(set_cell(nets, bert, "config", "networks
 emit("networks", "config_not_json", text(set_cell(nets, bert, "config", "gpus.csv")))
 emit("networks", "published_task_without_head", text(set_cell(nets, resnet, "published_task", "lm")))
 emit("networks", "zero_published_params", text(set_cell(nets, bert, "published_params", "0")))
-dup = [list(r) for r in nets]
-dup.append(list(nets[bert]))
+dup = row_twice(nets, bert)
 emit("networks", "duplicate_id", text(dup))
 
 tuning = read("nccl_tuning")
@@ -125,8 +127,7 @@ emit("nccl_tuning", "correction_above_one", text(set_cell(tuning, 4, "size_corre
 emit("nccl_tuning", "correction_not_a_number", text(set_cell(tuning, 4, "size_correction", "1.0 lots")))
 emit("nccl_tuning", "needs_nvlink_not_0_or_1", text(set_cell(tuning, 1, "needs_nvlink", "2")))
 emit("nccl_tuning", "latency_mult_below_one", text(set_cell(tuning, 3, "net_large_latency_mult_before_sm80", "0.5")))
-dup = [list(r) for r in tuning]
-dup.append(list(tuning[1]))
+dup = row_twice(tuning, 1)
 emit("nccl_tuning", "duplicate_id", text(dup))
 
 ub = read("tp_overlap")
@@ -138,8 +139,7 @@ emit("tp_overlap", "pipeline_without_splits", text(set_cell(ub, 1, "proj_fprop_n
 emit("tp_overlap", "unknown_method_te_defaults", text(set_cell(ub, 4, "qkv_fprop_method", "ring")))
 emit("tp_overlap", "margin_not_0_or_1", text(set_cell(ub, 1, "fc2_fprop_set_sm_margin", "2")))
 emit("tp_overlap", "default_missing", text([ub[0]] + [r for r in ub[1:] if r[0] != "h100_h8192_tp4_mbs1_seqlen8192"]))
-dup = [list(r) for r in ub]
-dup.append(list(ub[1]))
+dup = row_twice(ub, 1)
 emit("tp_overlap", "duplicate_id", text(dup))
 
 fabrics = read("interconnects")
@@ -148,16 +148,14 @@ os.remove(os.path.join(ROOT, "interconnects", "empty_number.csv"))  # an empty r
 emit("interconnects", "no_rate", text(set_cell(set_cell(fabrics, 1, "gbit_per_s_per_gpu", ""), 1, "gbit_per_s_per_node", "")))
 emit("interconnects", "zero_rate", text(set_cell(fabrics, 1, "gbit_per_s_per_gpu", "0")))
 emit("interconnects", "efficiency_above_one", text(set_cell(fabrics, 1, "efficiency_frac", "1.5")))
-dup = [list(r) for r in fabrics]
-dup.append(list(fabrics[1]))
+dup = row_twice(fabrics, 1)
 emit("interconnects", "duplicate_id", text(dup))
 
 consts = read("constants")
 common("constants", consts, "value")
 names = [r[0] for r in consts]
 emit("constants", "unknown_name", text(set_cell(consts, 1, "name", "cuda_contxt_bytes")))
-dup = [list(r) for r in consts]
-dup.append(list(consts[1]))
+dup = row_twice(consts, 1)
 emit("constants", "duplicate_name", text(dup))
 emit("constants", "missing_name", text(consts[:1] + consts[2:]))
 for name, v in [("gpus_per_node", "0"), ("gemm_tile_large_m", "0"), ("foreach_tensors_per_kernel", "0"),
@@ -168,8 +166,7 @@ for name, v in [("gpus_per_node", "0"), ("gemm_tile_large_m", "0"), ("foreach_te
 prof = read("profile")
 common("profile", prof, "value")
 emit("profile", "unknown_parameter", text(set_cell(prof, 1, "parameter", "gemm_scal")))
-dup = [list(r) for r in prof]
-dup.append(list(prof[1]))
+dup = row_twice(prof, 1)
 emit("profile", "duplicate_parameter", text(dup))
 emit("profile", "zero_value", text(set_cell(prof, 1, "value", "0")))
 host_sd = [r[0] for r in prof].index("error_log_sd_unseen_arch_host")
@@ -184,8 +181,7 @@ emit("reference_systems", "unknown_gpu", text(set_cell(refs, h100, "gpu", "h100-
 emit("reference_systems", "unknown_network", text(set_cell(refs, h100, "network", "ib-ndr-4000")))
 emit("reference_systems", "empty_source", text(set_cell(refs, h100, "source", "")))
 emit("reference_systems", "empty_fabric", text(set_cell(refs, h100, "fabric", "")))
-dup = [list(r) for r in refs]
-dup.append(list(refs[h100]))
+dup = row_twice(refs, h100)
 emit("reference_systems", "duplicate_gpu", text(dup))
 
 attn = read("attention")
@@ -199,8 +195,7 @@ emit("attention", "bad_causal", text(set_cell(attn, 1, "causal", "yes")))
 emit("attention", "empty_architecture", text(set_cell(attn, 1, "architecture", "")))
 emit("attention", "eff_out_of_range", text(set_cell(attn, 1, "eff_frac", "3")))
 emit("attention", "no_bwd_row", text([r for r in attn if not (r[0] == "flash3" and r[2] == "bwd")]))
-dup = [list(r) for r in attn]
-dup.append(list(attn[1]))
+dup = row_twice(attn, 1)
 emit("attention", "duplicate_row", text(dup))
 emit("attention", "no_sdpa_prior", text([r for r in attn if not (r[0] == "sdpa_mem_efficient")]))
 emit("attention", "head_dim_out_of_range", text(set_cell(attn, 1, "head_dim", "1024")))
@@ -221,8 +216,7 @@ emit("membw", "no_prior", text([r for r in mb if r[1] != "*"]))
 emit("membw", "unknown_gpu", text(set_cell(mb, 2, "gpu", "a100-sxm9")))
 emit("membw", "overhead_out_of_range", text(set_cell(mb, 2, "overhead_s", "1")))
 emit("membw", "no_key", text(set_cell(mb, 2, "architecture", "")))
-dup = [list(r) for r in mb]
-dup.append(list(mb[2]))
+dup = row_twice(mb, 2)
 emit("membw", "duplicate_row", text(dup))
 
 l2 = read("l2")
@@ -233,8 +227,7 @@ emit("l2", "usable_over_l2_bytes", text(set_cell(l2, 2, "l2_usable_bytes", "4194
 emit("l2", "bandwidth_not_number", text(set_cell(l2, 2, "l2_read_bytes_per_s", "5.4 TB/s")))
 emit("l2", "measured_not_0_or_1", text(set_cell(l2, 2, "measured", "2")))
 emit("l2", "no_l2_gpu", text(set_cell(l2, 2, "gpu", "b200")))
-dup = [list(r) for r in l2]
-dup.append(list(l2[2]))
+dup = row_twice(l2, 2)
 emit("l2", "duplicate_row", text(dup))
 
 gm = read("gemm")
