@@ -26,7 +26,9 @@
  * architectures only (ec_calibrate_cv_arch: each architecture one sample, t-widened for how
  * few), and by a multi-GPU run's communication sd for its gradient path, from the multi-GPU
  * runs of the other architectures only (ec_calibrate_cv: predicted with their GPU left out,
- * never fitted), and its coverage and MAPE per fold.
+ * never fitted), and its coverage and MAPE per fold; then the multi-GPU runs' coverage by gradient
+ * path and by the exposed communication share of their held-out prediction.  OUT.csv's last
+ * column, comm_share, is that share (both modes; 0 on one GPU).
  */
 #include "model/compute.h" /* eci_interval_widen, eci_params_from_report: the library's own interval */
 #include "epochcast.h"
@@ -66,6 +68,14 @@ static void print_row(const char *label, const double *pred, const double *meas,
         printf(" %5.0f%% |", n ? 100.0 * (double)c / (double)n : 0.0);
     }
     printf("%s\n", extra != NULL ? extra : "");
+}
+
+/* The share of a prediction's step that is exposed communication (breakdown.comm_s without the
+ * pipeline's bubble, over step_s; 0 on one GPU): how much of the step a communication error moves. */
+static double comm_share(const ec_result *res)
+{
+    double comm_s = res->breakdown.comm_s - res->comm.pp_bubble_s;
+    return res->step_s > 0 && comm_s > 0 ? (comm_s < res->step_s ? comm_s / res->step_s : 1) : 0;
 }
 
 static void print_stats(const char *label, const double *pred, const double *meas, const unsigned char *covered,
@@ -256,9 +266,9 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
                 s_meas[n_s++] = r->value;
             }
             if (csv != NULL)
-                fprintf(csv, "%s,%s,%s,%s,%d,%.6g,%.6g,%.3f,%.6g,%.6g,%.4f\n", by_model ? "model" : "gpu",
+                fprintf(csv, "%s,%s,%s,%s,%d,%.6g,%.6g,%.3f,%.6g,%.6g,%.4f,%.4f\n", by_model ? "model" : "gpu",
                         groups[k], r->id, r->config.gpu, r->config.num_gpus, p, r->value,
-                        100.0 * (p - r->value) / r->value, p10, p90, sd);
+                        100.0 * (p - r->value) / r->value, p10, p90, sd, comm_share(&res));
         }
         char label[64];
         if (intervals)
@@ -318,6 +328,47 @@ static const char *path_label(int path)
     return path == EC_COMM_HOST ? "multi-GPU, via host" : "multi-GPU, direct";
 }
 
+/* Upper ends of the exposed-share classes of the coverage table (the last: every larger share). */
+static const double share_edges[] = {0.02, 0.05, 0.10, 1.01};
+#define N_SHARE_CLASSES (sizeof share_edges / sizeof share_edges[0])
+
+/* The multi-GPU runs held out (held[i] > 0) by gradient path and exposed communication share of
+ * their held-out prediction: whether the interval holds them where communication paces more of
+ * the step (docs/accuracy.md, "The communication sd"). */
+static void print_share_table(const ec_runs *runs, const int *path_of, const double *share, const double *held,
+                              const unsigned char *covered)
+{
+    size_t n = ec_runs_count(runs);
+    double *p = calloc(n ? n : 1, sizeof *p), *m = calloc(n ? n : 1, sizeof *m);
+    unsigned char *cv = calloc(n ? n : 1, 1);
+    printf("\nMulti-GPU runs by the share of their predicted step that is exposed communication (the\n"
+           "pipeline's bubble left out): the same held-out predictions and intervals as above.\n\n");
+    table_header(1);
+    for (int path = 0; p != NULL && m != NULL && cv != NULL && path < EC_COMM_PATHS; path++)
+        for (size_t b = 0; b < N_SHARE_CLASSES; b++) {
+            double lo = b == 0 ? 0 : share_edges[b - 1];
+            size_t c = 0;
+            for (size_t i = 0; i < n; i++)
+                if (path_of[i] == path && held[i] > 0 && share[i] >= lo && share[i] < share_edges[b]) {
+                    p[c] = held[i];
+                    m[c] = ec_runs_get(runs, i)->value;
+                    cv[c++] = covered[i];
+                }
+            char label[64];
+            if (b + 1 < N_SHARE_CLASSES)
+                snprintf(label, sizeof label, "%s, %.0f-%.0f%%", path == EC_COMM_HOST ? "via host" : "direct",
+                         100 * lo, 100 * share_edges[b]);
+            else
+                snprintf(label, sizeof label, "%s, %.0f%% and more", path == EC_COMM_HOST ? "via host" : "direct",
+                         100 * lo);
+            if (c > 0)
+                print_stats(label, p, m, cv, c);
+        }
+    free(p);
+    free(m);
+    free(cv);
+}
+
 /* Leave one architecture out (--by-arch): per fold the fit without the architecture, nested
  * leave-one-GPU-out and leave-one-architecture-out errors on its training runs, and the library's
  * interval of every run of the architecture left out.  held[i]: run i's held-out prediction. */
@@ -328,10 +379,11 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
     unsigned char *use = calloc(n ? n : 1, 1), *cov = calloc(n ? n : 1, 1), *s_cov = calloc(n ? n : 1, 1);
     unsigned char *cv_use = calloc(n ? n : 1, 1), *run_cov = calloc(n ? n : 1, 1);
     int *path_of = calloc(n ? n : 1, sizeof *path_of);
+    double *share = calloc(n ? n : 1, sizeof(double));
     double *pred = calloc(n ? n : 1, sizeof(double)), *meas = calloc(n ? n : 1, sizeof(double));
     double *s_pred = calloc(n ? n : 1, sizeof(double)), *s_meas = calloc(n ? n : 1, sizeof(double));
-    if (arch_of == NULL || use == NULL || cv_use == NULL || run_cov == NULL || path_of == NULL || cov == NULL ||
-        s_cov == NULL || pred == NULL || meas == NULL || s_pred == NULL || s_meas == NULL)
+    if (arch_of == NULL || use == NULL || cv_use == NULL || run_cov == NULL || path_of == NULL || share == NULL ||
+        cov == NULL || s_cov == NULL || pred == NULL || meas == NULL || s_pred == NULL || s_meas == NULL)
         return 1;
     for (size_t i = 0; i < n; i++)
         path_of[i] = path_of_run(ctx, ec_runs_get(runs, i));
@@ -402,6 +454,7 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
             double p = ec_result_metric(&res, r->metric), p10, p90;
             ec_result_metric_interval(&res, r->metric, &p10, &p90);
             held[i] = p;
+            share[i] = comm_share(&res);
             int host = ec_result_host_util_frac(&res) < host_bound;
             n_host += host;
             cov[n_all] = run_cov[i] = r->value >= p10 && r->value <= p90;
@@ -413,9 +466,9 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
                 s_meas[n_s++] = r->value;
             }
             if (csv != NULL)
-                fprintf(csv, "arch,%s,%s,%s,%d,%.6g,%.6g,%.3f,%.6g,%.6g,%.4f\n", archs[k], r->id, r->config.gpu,
-                        r->config.num_gpus, p, r->value, 100.0 * (p - r->value) / r->value, p10, p90,
-                        host ? sd_host : sd);
+                fprintf(csv, "arch,%s,%s,%s,%d,%.6g,%.6g,%.3f,%.6g,%.6g,%.4f,%.4f\n", archs[k], r->id,
+                        r->config.gpu, r->config.num_gpus, p, r->value, 100.0 * (p - r->value) / r->value, p10, p90,
+                        host ? sd_host : sd, share[i]);
         }
         if (rc != 0)
             break;
@@ -437,6 +490,7 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
         print_row("single-GPU runs", s_pred, s_meas, s_cov, n_s, " | | | | | | | |");
         for (int p = 0; p < EC_COMM_PATHS; p++)
             print_path_row(path_label(p), runs, arch_of, NULL, path_of, p, held, run_cov, " | | | | | | | |");
+        print_share_table(runs, path_of, share, held, run_cov);
     }
     ec_ctx_set_fit(ctx, NULL);
     free(arch_of);
@@ -444,6 +498,7 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
     free(cv_use);
     free(run_cov);
     free(path_of);
+    free(share);
     free(cov);
     free(s_cov);
     free(pred);
@@ -481,7 +536,8 @@ int main(int argc, char **argv)
             perror(argv[2]);
             return 1;
         }
-        fprintf(csv, "held_out_by,group,id,gpu,num_gpus,predicted,measured,error_pct,p10,p90,error_log_sd\n");
+        fprintf(csv, "held_out_by,group,id,gpu,num_gpus,predicted,measured,error_pct,p10,p90,error_log_sd,"
+                     "comm_share\n");
     }
     size_t n = ec_runs_count(runs);
     printf("# epochcast accuracy on %s (%zu runs)\n\n", argv[1], n);
