@@ -67,8 +67,9 @@ def architectures(models):
 def profile_sd(models, path=None):
     """(architectures with fitted rows, error_log_sd, {False: the unseen-architecture sd of a GPU-bound
     prediction, True: of a host-bound one}, {path: communication sd}) of profile.csv (or path), each
-    unseen sd at least error_log_sd as the library takes it (catalog/params.c eci_params_error_sd; a
-    profile without error_log_sd_unseen_arch_host gives host-bound predictions the GPU-bound sd)."""
+    unseen sd as the library takes it (catalog/params.c eci_params_error_sd: error_log_sd only when
+    the profile has no unseen sd; a profile without error_log_sd_unseen_arch_host gives host-bound
+    predictions the GPU-bound sd)."""
     fitted, sd, unseen, host, comm = set(), 0.0, 0.0, 0.0, {"direct": 0.0, "host": 0.0}
     with open(path or os.path.join(models, "profile.csv"), newline="") as f:
         for row in csv.DictReader(f):
@@ -82,7 +83,8 @@ def profile_sd(models, path=None):
                 host = float(row["value"])
             elif row["parameter"].startswith("error_log_sd_comm_"):
                 comm[row["parameter"][len("error_log_sd_comm_"):]] = float(row["value"])
-    return fitted, sd, {False: max(sd, unseen), True: max(sd, host if host > 0 else unseen)}, comm
+    gpu_bound = unseen if unseen > 0 else sd
+    return fitted, sd, {False: gpu_bound, True: host if host > 0 else gpu_bound}, comm
 
 
 def host_bound_util_frac(models):

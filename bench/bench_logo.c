@@ -399,16 +399,16 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
     printf("\n### Leave one architecture out\n\n"
            "Fit on the single-GPU runs of the other architectures; predict every run of the one left out\n"
            "(which the fit has never seen: EC_WARN_UNCALIBRATED).  The p10-p90 is the library's own\n"
-           "(ec_predict): p50 x exp(-+1.2816 sd), sd the larger of the leave-one-GPU-out error (sd_gpu)\n"
-           "and the unseen-architecture sd of a nested leave-one-architecture-out over the other\n"
+           "(ec_predict): p50 x exp(-+1.2816 sd), sd the unseen-architecture sd of a nested\n"
+           "leave-one-architecture-out over the other\n"
            "architectures only (ec_calibrate_cv_arch: the 0.8 quantile of |log error| over 1.2816, each of\n"
            "those architectures weighing the same, times t_0.9/z_0.9 with as many degrees of freedom as\n"
            "architectures, column k; docs/accuracy.md), of the held-out runs its folds predicted\n"
            "GPU-bound (column sd) or host-bound (ec_result_host_util_frac below constants.csv host_bound_util_frac,\n"
            "column sd host, used when measured): each row left out takes the one of its own prediction's\n"
            "class (docs/accuracy.md, \"The host-bound unseen-architecture sd\"; column hb: its rows\n"
-           "predicted host-bound).  With one other architecture there is nothing\n"
-           "to nest and sd is sd_gpu.  A multi-GPU run's sd is sqrt(sd^2 + comm^2), comm the communication\n"
+           "predicted host-bound), below the leave-one-GPU-out error (sd_gpu) or not (no floor since stop\n"
+           "52).  With one other architecture there is nothing to nest and sd is sd_gpu.  A multi-GPU run's sd is sqrt(sd^2 + comm^2), comm the communication\n"
            "sd of its gradient path (comm direct: NVLink, PCIe peer-to-peer; comm host: through host\n"
            "memory) from the other architectures' multi-GPU runs, each predicted with its GPU left out of\n"
            "a nested leave-one-GPU-out and never fitted (ec_calibrate_cv; docs/accuracy.md, \"The\n"
@@ -435,10 +435,10 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
             rc = 1;
             break;
         }
-        double sd = rep.arch_error_log_sd > rep.error_log_sd ? rep.arch_error_log_sd : rep.error_log_sd;
-        /* a host-bound prediction's (sim/warnings.c eci_calibration_sd): when measured */
-        double sd_host = rep.arch_host_error_log_sd > 0 ? rep.arch_host_error_log_sd : rep.arch_error_log_sd;
-        sd_host = sd_host > rep.error_log_sd ? sd_host : rep.error_log_sd;
+        /* the unseen-architecture sd as the library takes it (catalog/params.c eci_params_error_sd):
+         * error_log_sd only without one; a host-bound prediction's when measured */
+        double sd = rep.arch_error_log_sd > 0 ? rep.arch_error_log_sd : rep.error_log_sd;
+        double sd_host = rep.arch_host_error_log_sd > 0 ? rep.arch_host_error_log_sd : sd;
         double host_bound = eci_const(ctx, EC_C_host_bound_util_frac);
         size_t g0 = n_all, s0 = n_s, n_host = 0;
         for (size_t i = 0; i < n && rc == 0; i++) {

@@ -287,7 +287,7 @@ static void arch_terms_table(const ec_fit_report *rep)
            "mean log(predicted / measured) of the step time (a rate's sign turned: > 0, predicted slower); sd without = "
            "the class's sd (the 0.8 quantile of |log error| over z_0.9, times t_0.9,k / z_0.9) with that sample left "
            "out; covers = its rows inside p50 x exp(-+1.2816 x sd without), the architecture's fold of the 70-90%% "
-           "check (without the floor of error_log_sd that a prediction also takes).\n\n"
+           "check (the sd a prediction on that architecture takes).\n\n"
            "| architecture | GPU-bound rows | rms | bias | sd without | covers | host-bound rows | rms | bias | sd without "
            "| covers |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t j = 0; j < rep->n_arch_terms; j++) {

@@ -304,8 +304,10 @@ double eci_params_error_sd(const eci_params *c, const char *architecture, int te
     if (a != NULL && (a->fitted & need) == need)
         return c->error_log_sd;
     *unseen = 1;
+    /* the leave-one-architecture-out error as measured, not floored at error_log_sd: a different
+     * population's (a new GPU of a calibrated architecture) */
     double u = host_bound && c->unseen_host_error_log_sd > 0 ? c->unseen_host_error_log_sd : c->unseen_error_log_sd;
-    return u > c->error_log_sd ? u : c->error_log_sd;
+    return u > 0 ? u : c->error_log_sd;
 }
 
 double eci_params_comm_sd(const eci_params *c, double sd, int num_gpus, int path)

@@ -109,8 +109,10 @@ EC_INTERNAL void eci_interval_widen_sd(double error_log_sd, double p50, double *
 /* The model error of a prediction on an architecture whose matmuls run on tensor cores or not, of
  * a CNN or not, host-bound or not (its gpu_util_frac below constants.csv host_bound_util_frac):
  * error_log_sd where the fit saw runs of that architecture on that unit and on its memory system
- * with that kind of network, else the larger of it and unseen_error_log_sd (host-bound:
- * unseen_host_error_log_sd where measured), with *unseen set (0 otherwise).  Without a fit (no
+ * with that kind of network, else unseen_error_log_sd (host-bound: unseen_host_error_log_sd
+ * where measured; error_log_sd when the profile has neither), with *unseen set (0 otherwise),
+ * even where that is below error_log_sd: its held-out errors hold the architecture's scatter as
+ * well as its shift (docs/accuracy.md, "The unseen-architecture sd").  Without a fit (no
  * architecture entries) the priors' error_log_sd and *unseen 0. */
 EC_INTERNAL double eci_params_error_sd(const eci_params *c, const char *architecture, int tensor_cores, int cnn,
                                        int host_bound, int *unseen);

@@ -226,7 +226,7 @@ static void warn_uncalibrated(const eci_gpu *g, const eci_params *c, int tensor,
     int gemm_seen = a != NULL && (a->fitted & 1u << gemm), mem_seen = a != NULL && (a->fitted & 1u << mem);
     /* joined without printf, as the memory warnings are: an uncalibrated GPU warns on every
      * prediction; the architecture's name (a gpus.csv cell) is cut at 32 bytes, so the longest text
-     * (both parts unseen, sds 10.00, host-bound, below the leave-one-GPU-out sd) is 367 bytes */
+     * (both parts unseen, sds 10.00, host-bound, below the leave-one-GPU-out sd) is 342 bytes */
     char text[384], *p = text;
     p = put_text(p, "no calibration runs on ");
     for (size_t i = 0; i < 32 && g->architecture[i] != '\0'; i++)
@@ -240,21 +240,19 @@ static void warn_uncalibrated(const eci_gpu *g, const eci_params *c, int tensor,
     p = put_text(p, !gemm_seen && !mem_seen ? ": GEMMs at gpus.csv's efficiency (prior), memory at the fit's global scale"
                     : !gemm_seen            ? ": GEMMs at gpus.csv's measured efficiency (prior)"
                                             : ": memory-bound kernels at the fit's global scale");
-    /* the sd eci_params_error_sd chose: the unseen one of the class, or the calibrated GPUs' when larger */
-    double u = host && c->unseen_host_error_log_sd > 0 ? c->unseen_host_error_log_sd : c->unseen_error_log_sd;
-    if (c->unseen_error_log_sd > 0 && sd > u) {
-        /* not wider than on a calibrated architecture: the held-out error of a new GPU is the larger */
-        p = put_text(p, " (interval: log error sd ");
+    /* the sd eci_params_error_sd chose: the leave-one-architecture-out one of the class, which
+     * can be below the leave-one-GPU-out error_log_sd of a calibrated architecture (said so) */
+    if (c->unseen_error_log_sd > 0) {
+        p = put_text(p, sd < c->error_log_sd ? " (interval: leave-one-architecture-out log error sd "
+                                             : " (interval widened: leave-one-architecture-out log error sd ");
         p += eci_format_fixed2(sd, p);
-        p = put_text(p, " of GPUs left out of the fit, as on a calibrated architecture: the "
-                        "leave-one-architecture-out sd");
-        p = put_text(p, host ? " of host-bound predictions is smaller, " : " is smaller, ");
-        p += eci_format_fixed2(u, p);
+        p = put_text(p, host ? " of host-bound predictions" : "");
+        if (sd < c->error_log_sd) {
+            p = put_text(p, ", below the ");
+            p += eci_format_fixed2(c->error_log_sd, p);
+            p = put_text(p, " of GPUs left out of calibrated architectures");
+        }
         p = put_text(p, ")");
-    } else if (c->unseen_error_log_sd > 0) {
-        p = put_text(p, " (interval widened: leave-one-architecture-out log error sd ");
-        p += eci_format_fixed2(sd, p);
-        p = put_text(p, host ? " of host-bound predictions)" : ")");
     } else {
         p = put_text(p, " (the profile has no leave-one-architecture-out error to widen the interval by)");
     }
