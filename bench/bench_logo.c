@@ -91,14 +91,22 @@ static void table_header(int intervals)
     printf("|------------------------|------|--------|-------|-------|--------|%s\n", intervals ? "-------|" : "");
 }
 
-/* The model-error sd for a fold: inner leave-one-GPU-out on the fold's training runs. */
-static int nested_error_sd(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, double *sd)
+/* The model-error sds for a fold, into rep: an inner leave-one-GPU-out on the fold's training
+ * runs (cv_use: its single-GPU runs, which the inner folds fit, and its multi-GPU runs, which they
+ * only predict), error_log_sd and the communication sds of each gradient path, as
+ * ec_calibrate_cv writes them into a profile. */
+static int nested_error_sds(ec_ctx *ctx, const ec_runs *runs, const unsigned char *cv_use, ec_fit_report *rep)
 {
     ec_fit_report inner;
     memset(&inner, 0, sizeof inner);
-    if (ec_calibrate_cv(ctx, runs, use, &inner) != EC_OK)
+    if (ec_calibrate_cv(ctx, runs, cv_use, &inner) != EC_OK)
         return 1;
-    *sd = inner.error_log_sd;
+    rep->error_log_sd = inner.error_log_sd;
+    for (int p = 0; p < EC_COMM_PATHS; p++) {
+        rep->comm_error_log_sd[p] = inner.comm_error_log_sd[p];
+        rep->comm_cv_runs[p] = inner.comm_cv_runs[p];
+        rep->comm_cv_gpus[p] = inner.comm_cv_gpus[p];
+    }
     return 0;
 }
 
@@ -203,27 +211,31 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
         if (k == n_groups && n_groups < MAX_GROUPS)
             groups[n_groups++] = g;
     }
-    unsigned char *use = calloc(n, 1);
+    unsigned char *use = calloc(n, 1), *cv_use = calloc(n, 1);
     double *all_pred = calloc(n, sizeof(double)), *all_meas = calloc(n, sizeof(double));
     double *s_pred = calloc(n, sizeof(double)), *s_meas = calloc(n, sizeof(double));
     unsigned char *all_cov = calloc(n, 1), *s_cov = calloc(n, 1);
     size_t n_all = 0, n_s = 0;
     int intervals = !by_model;
-    if (use == NULL || all_pred == NULL || all_meas == NULL || s_pred == NULL || s_meas == NULL || all_cov == NULL ||
-        s_cov == NULL)
+    if (use == NULL || cv_use == NULL || all_pred == NULL || all_meas == NULL || s_pred == NULL || s_meas == NULL ||
+        all_cov == NULL || s_cov == NULL)
         return 1;
     printf("\n### Leave one %s out\n\n", by_model ? "model" : "GPU");
     printf("Fit on the single-GPU runs of the other %ss; predict every run of the one left out.\n",
            by_model ? "model" : "GPU");
     if (intervals)
-        printf("The p10-p90 interval is p50 x exp(-+1.2816 sd), sd the held-out log error sd (the 0.8 quantile\n"
-               "of |log error| over 1.2816) of a nested leave-one-GPU-out over the other GPUs only (column sd).\n");
+        printf("The p10-p90 interval is the library's own (ec_predict) with the fold's profile: p50 x\n"
+               "exp(-+1.2816 sd), sd the held-out log error sd (the 0.8 quantile of |log error| over 1.2816) of\n"
+               "a nested leave-one-GPU-out over the other GPUs only (column sd), and on several GPUs the\n"
+               "communication sd of the gradients' path from the other GPUs' multi-GPU runs in quadrature\n"
+               "(ec_calibrate_cv; since stop 52: before, multi-GPU rows took sd alone).\n");
     printf("\n");
     table_header(intervals);
     for (size_t k = 0; k < n_groups; k++) {
         for (size_t i = 0; i < n; i++) {
             const ec_run *r = ec_runs_get(runs, i);
-            use[i] = is_single(r) && strcmp(group_of(r, by_model), groups[k]) != 0;
+            cv_use[i] = strcmp(group_of(r, by_model), groups[k]) != 0;
+            use[i] = cv_use[i] && is_single(r);
         }
         ec_fit_report rep;
         ec_ctx_set_fit(ctx, NULL);
@@ -231,15 +243,13 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
             fprintf(stderr, "bench_logo: fit without %s failed: %s\n", groups[k], ec_ctx_errmsg(ctx));
             return 1;
         }
-        double sd = 0;
-        if (intervals && nested_error_sd(ctx, runs, use, &sd) != 0) {
+        if (intervals && nested_error_sds(ctx, runs, cv_use, &rep) != 0) {
             fprintf(stderr, "bench_logo: nested cross-validation without %s failed: %s\n", groups[k],
                     ec_ctx_errmsg(ctx));
             return 1;
         }
-        rep.error_log_sd = sd;
-        eci_params calib;
-        if (ec_ctx_set_fit(ctx, &rep) != EC_OK || eci_params_from_report(ctx, &rep, &calib) != EC_OK) {
+        double sd = intervals ? rep.error_log_sd : 0;
+        if (ec_ctx_set_fit(ctx, &rep) != EC_OK) {
             fprintf(stderr, "bench_logo: %s\n", ec_ctx_errmsg(ctx));
             return 1;
         }
@@ -255,7 +265,8 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
             }
             double p = ec_result_metric(&res, r->metric), p10 = p, p90 = p;
             held[i] = p;
-            eci_interval_widen(&calib, p, &p10, &p90);
+            if (intervals)
+                ec_result_metric_interval(&res, r->metric, &p10, &p90);
             unsigned char cov = r->value >= p10 && r->value <= p90;
             all_cov[n_all] = cov;
             all_pred[n_all] = p;
@@ -272,7 +283,8 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
         }
         char label[64];
         if (intervals)
-            snprintf(label, sizeof label, "%s (sd %.3f)", groups[k], sd);
+            snprintf(label, sizeof label, "%s (sd %.3f, comm %.2f/%.2f)", groups[k], sd,
+                     rep.comm_error_log_sd[EC_COMM_DIRECT], rep.comm_error_log_sd[EC_COMM_HOST]);
         else
             snprintf(label, sizeof label, "%s", groups[k]);
         print_stats(label, all_pred + g0, all_meas + g0, intervals ? all_cov + g0 : NULL, n_all - g0);
@@ -281,6 +293,7 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
     print_stats("single-GPU runs", s_pred, s_meas, intervals ? s_cov : NULL, n_s);
     ec_ctx_set_fit(ctx, NULL);
     free(use);
+    free(cv_use);
     free(all_pred);
     free(all_meas);
     free(s_pred);
