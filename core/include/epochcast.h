@@ -477,6 +477,10 @@ typedef struct ec_config {
                                     models/tp_overlap.csv (NeMo ub_tp_comm_overlap_cfg, Megatron-Bridge
                                     tp_comm_overlap_cfg; te_defaults: none named) ["" = the H100 Llama 3 70B
                                     one, h100_h8192_tp4_mbs1_seqlen8192] */
+    /* The DDP gradient bucket (torch DDP bucket_cap_mb; apex DistributedDataParallel message_size x
+       the gradient's bytes, e.g. NVIDIA's 2019 BERT pre-training: 250M fp16 elements = 476.8 MiB). */
+    double bucket_cap_mb;        /* MiB; the first bucket stays DDP's 1 MiB when smaller; 0: DDP's 25 MiB,
+                                    constants.csv ddp_bucket_bytes [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

@@ -238,6 +238,7 @@ typedef struct ec_config {
     int fp8_recipe;
     int tp_comm_overlap;
     char tp_overlap_cfg[64];
+    double bucket_cap_mb;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

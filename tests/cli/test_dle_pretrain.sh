@@ -29,6 +29,19 @@ check "21.11 DGX-1 8x fp16 seq128: 64 accumulation steps" \
 # median of a 20.06 row (1024 steps) and a 19.07 multi-node row (none stated): keeps 1
 check "median of sources that disagree keeps grad_accum 1" \
   '[ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134 grad_accum)" = 1 ]'
+# run_pretraining.py@78ec6802 line 421: without accumulation, apex DDP(message_size=250000000), 250M fp16
+# elements a bucket; with it (line 434) one flat all-reduce after accumulation; @729963dd line 457: torch DDP
+# with bucket_cap_mb = the GPU's memory, one bucket
+check "2019 32-GPU row without accumulation: apex DDP's 476.837 MiB buckets" \
+  '[ "$(col v100-sxm2-16gb-bert-large-pretrain-32x-amp_fp16-b16-139 bucket_cap_mb)" = 476.837 ] &&
+   [ -z "$(col v100-sxm2-16gb-bert-large-pretrain-32x-amp_fp16-b16-139 grad_buckets)" ]'
+check "20.06 4x row with accumulation: one all-reduce after backward" \
+  '[ "$(col v100-sxm2-16gb-bert-large-pretrain-4x-amp_fp16-b16-131 grad_buckets)" = 1 ]'
+check "21.11 DGX A100 256x row: torch DDP's one bucket" \
+  '[ "$(col a100-sxm4-80gb-bert-large-pretrain-256x-amp_fp16-b256-123 grad_buckets)" = 1 ]'
+check "one-GPU and SQuAD rows: DDP's default buckets" \
+  '[ -z "$(col v100-sxm2-16gb-bert-large-pretrain-1x-amp_fp16-b16-127 grad_buckets)" ] &&
+   [ -z "$(col a100-pcie-40gb-bert-base-squad-2x-amp_fp16-b88-4 grad_buckets)" ]'
 # the 2021 DGX A100 table already had it in its notes ("grad accumulation steps=32")
 check "21.11 DGX A100 1x fp16 seq128: 32 accumulation steps" \
   '[ "$(col a100-sxm4-80gb-bert-large-pretrain-1x-amp_fp16-b256-98 grad_accum)" = 32 ]'

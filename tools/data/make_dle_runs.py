@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build bench/data/calibration_dle.csv: ../shared/data/runs/calibration.csv with the four
+"""Build bench/data/calibration_dle.csv: ../shared/data/runs/calibration.csv with the
 settings its source scripts imply but its columns do not say.  Python 3 stdlib only.
 
     python3 tools/data/make_dle_runs.py               # write bench/data/calibration_dle.csv
@@ -75,6 +75,17 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     first (modeling.py@729963dd BertPreTrainingHeads.forward: index_select of the positions whose
     label is not -1 when sequence_output_is_dense, which run_pretraining.py sets unless
     --no_dense_sequence_output) and keep the default 0.
+
+  * How NVIDIA's multi-GPU BERT pre-training rows reduce their gradients.  run_pretraining.py of
+    the 2021 tables (pytorch:21.11, @729963dd line 457) wraps the model in torch DDP with
+    bucket_cap_mb=torch.cuda.get_device_properties(device).total_memory: one bucket, all-reduced
+    after backward (under no_sync on the accumulation micro-steps), grad_buckets=1.  The 2019-2020
+    code (@78ec6802) with accumulation runs --allreduce_post_accumulation (run_pretraining.sh's
+    default): one flat all-reduce after the last micro-step's backward (take_optimizer_step,
+    line 434), grad_buckets=1 as well.  Without accumulation (gradient_accumulation_steps == 1,
+    line 306) it turns that off and wraps the model in apex DDP(message_size=250000000) (line 421):
+    buckets of 250M fp16 elements, bucket_cap_mb = 250e6 x 2 / 2^20 = 476.837.  Until stop 52 all
+    of them were priced with torch DDP's default 25 MiB buckets under backward.
 
   * max_grad_norm=1 for the SQuAD rows (NVIDIA's and Lambda's runs of run_squad.py).  Every
     micro-step ends in gradClipper.step(amp.master_params(optimizer)) with
@@ -285,11 +296,30 @@ def binned_phase2(row, containers):
     return all(n.startswith("pytorch:21.") for n in names)
 
 
+APEX_DDP_BUCKET_MB = "476.837"  # apex DDP message_size=250000000 fp16 elements, in MiB
+
+
+def gradient_reduction_of(row, containers):
+    """(grad_buckets, bucket_cap_mb) of a multi-GPU BERT pre-training row of NVIDIA's tables, as its
+    run_pretraining.py reduces the gradients (see the module docstring); ("", "") otherwise."""
+    paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
+    if (row["task"] != "pretrain" or row["num_gpus"] == "1" or not paths or "lambda:" in row["source"]
+            or not row["model"].startswith("bert")):
+        return "", ""
+    names = set().union(*(containers.get(p, {"?"}) for p in paths))
+    if all(n.startswith("pytorch:21.") for n in names):
+        return "1", ""
+    if all(re.match(r"pytorch:(19|20)\.", n) for n in names):
+        return ("", APEX_DDP_BUCKET_MB) if row["grad_accum"] == "1" else ("1", "")
+    return "", ""
+
+
 def convert(row, harness, accum, containers):
     bert = row["model"].startswith("bert")
     if row["task"] == "pretrain":
         row["grad_accum"] = grad_accum_of(row, accum)
     row["mlm_all_positions"] = mlm_all_positions_of(row, containers)
+    row["grad_buckets"], row["bucket_cap_mb"] = gradient_reduction_of(row, containers)
     row["max_grad_norm"] = "1" if bert and row["task"] == "squad" else ""
     v1_multi = "lambda:" in row["source"] and row["num_gpus"] != "1" and harness.get(harness_key(row)) == "v1"
     row["topology"] = "pcie-host" if v1_multi else ""
@@ -331,6 +361,8 @@ def main(argv):
     fields.insert(fields.index("metric"), "memory_format")
     fields.insert(fields.index("metric"), "mlm_all_positions")
     fields.insert(fields.index("metric"), "max_grad_norm")
+    fields.insert(fields.index("metric"), "grad_buckets")
+    fields.insert(fields.index("metric"), "bucket_cap_mb")
     tmp = dst + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")

@@ -231,8 +231,7 @@ static const key_def KEYS[] = {
     /* apex DistributedFusedLAMB/Adam: --dwu-num-blocks buckets, 1 without --dwu-overlap-reductions */
     INT(grad_buckets, 0, 65536, 0, "gradients reduced in N equal buckets as backward fills them (apex "
         "--dwu-num-blocks); 1: after backward [0 = DDP's]"),
-    /* PyTorch FSDP2's fully_shard (torchtitan, torchtune) copies each unit's parameters out of the
-     * all-gather buffer and its gradients into the reduce-scatter buffer */
+    /* FSDP2's fully_shard (torchtitan, torchtune) copies parameters out of all-gather, grads into reduce-scatter */
     ENUM("fsdp_api", fsdp_api, 0, "flat_param, fully_shard",
          "FSDP: flat_param (FullyShardedDataParallel) or fully_shard (FSDP2: copies in and out of the "
          "collectives' buffers) [flat_param]"),
@@ -257,6 +256,8 @@ static const key_def KEYS[] = {
     /* NeMo ub_tp_comm_overlap_cfg, Megatron-Bridge CommOverlapConfig tp_comm_overlap_cfg */
     STR(tp_overlap_cfg, "TE userbuffers configuration of tp_comm_overlap, an id of models/tp_overlap.csv "
         "[h100_h8192_tp4_mbs1_seqlen8192]"),
+    DBL("bucket_cap_mb", bucket_cap_mb, 0.001, 1e9, 1, 0,
+        "DDP gradient bucket size in MiB (torch bucket_cap_mb; apex message_size x gradient bytes) [25]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -257,6 +257,12 @@ static int step_dispatch(step *s)
     return EC_OK;
 }
 
+/* DDP's gradient bucket in bytes: the config's bucket_cap_mb, else constants.csv's 25 MiB. */
+static double ddp_bucket_bytes(const step *s)
+{
+    return s->cfg->bucket_cap_mb > 0 ? s->cfg->bucket_cap_mb * 1048576.0 : eci_const(s->ctx, EC_C_ddp_bucket_bytes);
+}
+
 /* An empty timeline, the trainer's costs (trainer.c), DDP's Reducer (comm.c) on the job's ring
  * or the data-parallel group. */
 static void step_begin(step *s)
@@ -279,7 +285,9 @@ static void step_begin(step *s)
     s->rep = s->simulate > 1 ? 1 : 0;
     s->dp_comm_s = 0;
     s->shard_comm[0] = s->shard_comm[1] = s->shard_comm[2] = 0;
-    double first_cap = eci_const(ctx, EC_C_ddp_first_bucket_bytes), cap = eci_const(ctx, EC_C_ddp_bucket_bytes);
+    double first_cap = eci_const(ctx, EC_C_ddp_first_bucket_bytes), cap = ddp_bucket_bytes(s);
+    if (first_cap > cap) /* DDP's first bucket is its 1 MiB or the whole cap, whichever is smaller */
+        first_cap = cap;
     if (s->cfg->grad_buckets > 0) /* apex's --dwu-num-blocks: the gradients in grad_buckets equal blocks, each
                                    * reduced once backward has filled it; one block: reduced after backward */
         first_cap = cap = s->wl->trainable_params * s->p.grad_elem_bytes / s->cfg->grad_buckets * (1 - 1e-9);
@@ -443,7 +451,7 @@ static double overlapped_gather_s(const step *s, double bytes)
         double g = s->r.pp < s->ga ? s->r.pp : s->ga;
         wait = eci_chunked_exposed_s(s->zero_gather_s, v, g * fwd / v);
     } else {
-        double pieces = ceil(bytes / eci_const(s->ctx, EC_C_ddp_bucket_bytes));
+        double pieces = ceil(bytes / ddp_bucket_bytes(s));
         wait = eci_chunked_exposed_s(s->zero_gather_s, pieces, fwd / pieces);
     }
     /* the forward beside the hidden part runs slower (overlap_compute_slowdown_frac), counted here */
