@@ -37,9 +37,12 @@ static void test_bucket_cap(void **state)
     assert_true(apex.comm.dp_reduce_s > 2.0 * ddp.comm.dp_reduce_s);
     assert_true(whole.comm.dp_reduce_s > apex.comm.dp_reduce_s);
     assert_true(whole.step_s > apex.step_s && apex.step_s > ddp.step_s);
-    /* one bucket of everything is grad_buckets=1 (the same single reduction after backward, up to
-     * DDP's first 1 MiB bucket, which grad_buckets does not have) */
-    assert_rel(whole.step_s, one.step_s, 0.01);
+    /* one bucket of everything is grad_buckets=1 (the same single reduction after backward), up to
+     * DDP's first 1 MiB bucket, which grad_buckets does not have: reduced early, 1 of 640 MiB of a
+     * reduction that is about a quarter of the step, so the steps differ by at most
+     * 1 / 640 x 0.25 = 4e-4 of it (measured 5e-4 on 142.5 ms, with the bucket's own latency) */
+    const double first_bucket_rel = 1e-3;
+    assert_rel(whole.step_s, one.step_s, first_bucket_rel);
     /* the compute does not change */
     assert_rel(apex.breakdown.backward_s, ddp.breakdown.backward_s, EC_TOL_CLOSED_FORM);
     ec_ctx_free(ctx);

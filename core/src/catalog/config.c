@@ -231,7 +231,7 @@ static const key_def KEYS[] = {
     /* apex DistributedFusedLAMB/Adam: --dwu-num-blocks buckets, 1 without --dwu-overlap-reductions */
     INT(grad_buckets, 0, 65536, 0, "gradients reduced in N equal buckets as backward fills them (apex "
         "--dwu-num-blocks); 1: after backward [0 = DDP's]"),
-    /* FSDP2's fully_shard (torchtitan, torchtune) copies parameters out of all-gather, grads into reduce-scatter */
+    /* FSDP2's fully_shard (torchtitan, torchtune): parameters copied out of the all-gather, gradients in */
     ENUM("fsdp_api", fsdp_api, 0, "flat_param, fully_shard",
          "FSDP: flat_param (FullyShardedDataParallel) or fully_shard (FSDP2: copies in and out of the "
          "collectives' buffers) [flat_param]"),

@@ -340,7 +340,7 @@ done:
 typedef struct cv_sums {
     eci_heldout *err; /* a buffer of ec_runs_count entries, shared by a fold's sums and the totals */
     size_t n_err;
-    double sum_sq[2], sum_abs[2];
+    double sum_abs[2];
     size_t count[2], left_out;
     size_t groups; /* over the folds: the groups left out with runs scored */
     /* by the class of the fold's prediction ([1]: host-bound, ec_result_host_util_frac below
@@ -409,7 +409,6 @@ static int score_fold(ec_ctx *ctx, const ec_runs *runs, const eci_gpu **gpu, siz
             sum->comm_count[path][u]++;
             continue;
         }
-        sum->sum_sq[u] += r * r;
         sum->sum_abs[u] += fabs(pred - run->value) / run->value;
         sum->count[u]++;
         sum->class_sq[h] += r * r;
@@ -443,7 +442,6 @@ static void add_term(const cv_sums *f, const char *arch, cv_sums *sum)
 static void add_fold(const cv_sums *f, cv_sums *sum)
 {
     for (int u = 0; u < 2; u++) {
-        sum->sum_sq[u] += f->sum_sq[u];
         sum->sum_abs[u] += f->sum_abs[u];
         sum->count[u] += f->count[u];
         for (int p = 0; p < EC_COMM_PATHS; p++)

@@ -95,11 +95,10 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
             "overlap_param_gather (zero_stage 1 or 2 only)");
     IGNORED(cfg->zero_flat_copies && (r->strategy != EC_STRATEGY_ZERO || cfg->zero_stage >= 3),
             "zero_flat_copies (zero_stage 1 or 2 only)");
-    IGNORED(cfg->grad_buckets > 0 && r->strategy != EC_STRATEGY_DDP &&
-                !(r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3),
-            "grad_buckets (ddp or zero_stage 1-2)");
-    IGNORED(cfg->bucket_cap_mb > 0 && (cfg->grad_buckets > 0 || (r->strategy != EC_STRATEGY_DDP &&
-                                                                  !(r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3))),
+    /* DDP's or ZeRO-1/2's gradient buckets (sim/step.c) */
+    int buckets = r->strategy == EC_STRATEGY_DDP || (r->strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3);
+    IGNORED(cfg->grad_buckets > 0 && !buckets, "grad_buckets (ddp or zero_stage 1-2)");
+    IGNORED(cfg->bucket_cap_mb > 0 && (cfg->grad_buckets > 0 || !buckets),
             "bucket_cap_mb (ddp or zero_stage 1-2, without grad_buckets)");
     IGNORED(cfg->num_workers == 0 && GIVEN(PREFETCH_FACTOR), "prefetch_factor (needs num_workers > 0)");
     int derived_loader = cfg->sample_cpu_s < 0 && !cfg->data_synthetic;
