@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# arch_fold.sh: one leave-one-architecture-out fold on the LLM run records (issue 39): fit the
-# shipped profile's way (bench_stack --write-profile on stack_runs.csv + calibration_dle.csv, the
-# command in the header of bench/results/loao.md) without any run of ARCH, then predict
-# bench/data/llm_runs.csv with that fit.  Nothing is fitted to the LLM rows.  From the repository root:
+# arch_fold.sh: one leave-one-architecture-out fold (issue 39): fit the shipped profile's way
+# (bench_stack --write-profile on stack_runs.csv + calibration_dle.csv, the command in the header of
+# bench/results/loao.md) without any run of ARCH, then predict with that fit bench/data/llm_runs.csv
+# and every run of ARCH the fit left out: its rows of stack_runs.csv (all splits but "excluded") and
+# of calibration_dle.csv, as `epochcast validate --profile` predicts them.  Nothing is fitted to the
+# rows it predicts.  From the repository root:
 #   bash bench/arch_fold.sh ARCH [BUILD_DIR] [OUT_DIR]
-# writes OUT_DIR/profile_no_ARCH.csv and OUT_DIR/llm_no_ARCH.md (bench_llm_runs' report, whose
-# second-fit columns are the fold's predictions) and prints the arch_stack_table.py --fold arguments.
+# writes to OUT_DIR profile_no_ARCH.csv, llm_no_ARCH.md (bench_llm_runs' report, whose second-fit
+# columns are the fold's predictions), stack_of_ARCH.pred.csv and dle_of_ARCH.pred.csv (validate -o:
+# each left-out run's prediction, p10-p90 and measurement; no rows when the file has no run of
+# ARCH) and prints the arch_stack_table.py --fold arguments (ARCH OUT_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arch=${1:?usage: arch_fold.sh ARCH [BUILD_DIR] [OUT_DIR]}
 build=${2:-build}
 out=${3:-${TMPDIR:-/tmp}}
-for bin in bench_stack bench_llm_runs; do
-  [ -x "$build/bench/$bin" ] || { echo "arch_fold.sh: $build/bench/$bin is missing (build the project first)" >&2; exit 2; }
+for bin in bench/bench_stack bench/bench_llm_runs epochcast; do
+  [ -x "$build/$bin" ] || { echo "arch_fold.sh: $build/$bin is missing (build the project first)" >&2; exit 2; }
 done
 python3 - "$arch" "$out" <<'EOF'
 import csv, sys
@@ -35,9 +39,26 @@ for src, dst, skip in (("bench/data/stack_runs.csv", "stack", skip_models), ("be
     with open("%s/%s_no_%s.csv" % (out, dst, arch), "w", newline="") as f:
         csv.writer(f, lineterminator="\n").writerows([rows[0]] + kept)
     print("%s: %d of %d rows kept" % (src, len(kept), len(rows) - 1))
+    # to predict: not excluded, and a training step (bench_stack too skips readings without a batch,
+    # such as the weights alone)
+    split = rows[0].index("split") if "split" in rows[0] else None
+    b = rows[0].index("batch_per_gpu")
+    left = [r for r in rows[1:] if gpu_arch.get(r[g].lower()) == arch and r[m] not in skip and r[b] and
+            (split is None or r[split] != "excluded")]
+    with open("%s/%s_of_%s.csv" % (out, dst, arch), "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows([rows[0]] + left)
+    print("%s: %d rows of %s to predict" % (src, len(left), arch))
 EOF
 "$build/bench/bench_stack" "$out/stack_no_$arch.csv" "$out/stack_no_$arch.out.csv" --also "$out/dle_no_$arch.csv" \
   --write-profile "$out/profile_no_$arch.csv" > "$out/stack_no_$arch.log"
 cp bench/results/llm_validation.md "$out/llm_no_$arch.md"  # bench_llm_runs keeps the part above its marker
 "$build/bench/bench_llm_runs" --models models --profile "$out/profile_no_$arch.csv" -o "$out/llm_no_$arch.md"
-echo "--fold $arch $out/profile_no_$arch.csv $out/llm_no_$arch.md"
+for set in stack dle; do
+  if [ "$(wc -l < "$out/${set}_of_$arch.csv")" -gt 1 ]; then
+    "$build/epochcast" validate "$out/${set}_of_$arch.csv" --profile "$out/profile_no_$arch.csv" \
+      -o "$out/${set}_of_$arch.pred.csv" > "$out/${set}_of_$arch.log"
+  else  # no run of ARCH in that file: a prediction file without rows
+    echo "id,gpu,model,metric,predicted,p10,p90,measured,error_pct,in_p10_p90" > "$out/${set}_of_$arch.pred.csv"
+  fi
+done
+echo "--fold $arch $out"

@@ -24,19 +24,18 @@ seen, with the communication sd of the GPU's default path in quadrature on sever
 (error_log_sd_comm_host where gpus.csv's default_topology is pcie-host, or pcie-switch without
 p2p; else _direct).  Usage, from the repository root:
 
-  python3 bench/arch_stack_table.py [MODELS_DIR] [--fold ARCH PROFILE.csv LLM.md]...
+  python3 bench/arch_stack_table.py [MODELS_DIR] [--fold ARCH DIR]...
 
 After the table it prints "Held-out architecture folds": for each architecture, every priced row of
 that architecture predicted by a fit that has no run of it, by stack, with MAPE, bias and p10-p90
 coverage.  Hopper: the shipped fit is such a fit (models/profile.csv has no Hopper row), so its LLM
-rows are read from llm_validation.md.  Another architecture needs `--fold ARCH PROFILE LLM.md`: a
-profile fitted without that architecture (bench_stack --write-profile on the calibration files with
-its rows removed) and the llm_validation-style report bench_llm_runs writes with
-`--profile PROFILE -o LLM.md`, whose second-fit columns are that fold's predictions and the
-library's p10-p90 under that profile; its DLE rows are
-loao.csv's (bench_logo --by-arch leaves each architecture out).  The PyTorch / HF stack rows of
-stack_accuracy.csv come from the shipped fit and are counted only in the Hopper fold (none are
-Hopper today); an Ampere fold for them would need bench_stack's holdout rerun on the fold profile.
+rows are read from llm_validation.md.  Another architecture needs `--fold ARCH DIR`, DIR the output
+folder of `bench/arch_fold.sh ARCH BUILD DIR`: a profile fitted the shipped way without any run of
+that architecture (DIR/profile_no_ARCH.csv), the llm_validation-style report bench_llm_runs wrote
+with it (DIR/llm_no_ARCH.md, whose second-fit columns are that fold's predictions and the library's
+p10-p90 under that profile), and `epochcast validate`'s predictions of the architecture's own runs
+of stack_runs.csv and calibration_dle.csv under that profile (DIR/stack_of_ARCH.pred.csv,
+DIR/dle_of_ARCH.pred.csv; time metrics only, each with the library's p10-p90).
 """
 import csv
 import math
@@ -155,6 +154,20 @@ def rows_llm(path, second_fit=False):
     return out
 
 
+def rows_validated(path):
+    """(relative error, inside p10-p90) of the time-metric rows of an `epochcast validate -o` file."""
+    out = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["metric"] not in TIME_METRICS:
+                continue
+            if r["in_p10_p90"] not in ("0", "1"):
+                sys.exit("arch_stack_table.py: %s: row %s has no p10-p90" % (path, r["id"]))
+            meas = float(r["measured"])
+            out.append(((float(r["predicted"]) - meas) / meas, r["in_p10_p90"] == "1"))
+    return out
+
+
 def summary_line(label, stack, rows):
     n = len(rows)
     errs = [e for e, _ in rows]
@@ -170,9 +183,11 @@ def folds(arch, fitted, unseen, comm, paths, extra, bound):
     print()
     print("| held out (fit without it) | stack | rows | MAPE % | bias % | within 10 % | p10-p90 covers |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-    todo = [("hopper", "bench/results/llm_validation.md", False, unseen, comm, "models/profile.csv")]
-    todo += [(a, md, True) + profile_sd(os.path.dirname(prof) or ".", prof)[2:] + (prof,) for a, prof, md in extra]
-    for a, md, second, sd, fold_comm, prof in todo:
+    todo = [("hopper", "bench/results/llm_validation.md", False, unseen, comm, None)]
+    for a, d in extra:
+        prof = os.path.join(d, "profile_no_%s.csv" % a)
+        todo.append((a, os.path.join(d, "llm_no_%s.md" % a), True) + profile_sd(d, prof)[2:] + (d,))
+    for a, md, second, sd, fold_comm, fold_dir in todo:
         if a in fitted and not second:
             print("| %s | (the shipped fit has runs of it: pass --fold) | | | | | |" % a)
             continue
@@ -183,13 +198,11 @@ def folds(arch, fitted, unseen, comm, paths, extra, bound):
                     row_sd = unseen_sd(sd, util, bound, "%s row on %s" % (md, gpu))
                     ins = abs(math.log(pred / meas)) <= Z90 * widened(row_sd, fold_comm, paths, gpu, gpus)
                 groups.setdefault(stack, []).append(((pred - meas) / meas, ins))
-        with open("bench/results/loao.csv", newline="") as f:
-            for r in csv.DictReader(f):
-                if r["held_out_by"] == "arch" and arch.get(r["gpu"].lower(), "?") == a:
-                    meas = float(r["measured"])
-                    groups.setdefault("DLE / Lambda PyTorch", []).append(
-                        ((float(r["predicted"]) - meas) / meas, float(r["p10"]) <= meas <= float(r["p90"])))
-        if not second:
+        if fold_dir:
+            for name, stack in (("stack", "PyTorch / HF stack (all splits)"), ("dle", "DLE / Lambda PyTorch")):
+                for r in rows_validated(os.path.join(fold_dir, "%s_of_%s.pred.csv" % (name, a))):
+                    groups.setdefault(stack, []).append(r)
+        else:
             with open("bench/results/stack_accuracy.csv", newline="") as f:
                 for r in csv.DictReader(f):
                     if (r["split"] == "holdout" and r["metric"] in TIME_METRICS and
@@ -217,10 +230,15 @@ def main():
     extra = []
     while "--fold" in args:
         i = args.index("--fold")
-        if len(args) < i + 4:
-            sys.exit("arch_stack_table.py: --fold needs ARCH PROFILE.csv LLM.md")
-        extra.append((args[i + 1].lower(), args[i + 2], args[i + 3]))
-        del args[i:i + 4]
+        if len(args) < i + 3:
+            sys.exit("arch_stack_table.py: --fold needs ARCH DIR (DIR: bench/arch_fold.sh's output folder)")
+        a, d = args[i + 1].lower(), args[i + 2]
+        for name in ("profile_no_%s.csv", "llm_no_%s.md", "stack_of_%s.pred.csv", "dle_of_%s.pred.csv"):
+            if not os.path.exists(os.path.join(d, name % a)):
+                sys.exit("arch_stack_table.py: --fold %s %s: no %s there (run bench/arch_fold.sh %s BUILD %s)" %
+                         (a, d, name % a, a, d))
+        extra.append((a, d))
+        del args[i:i + 3]
     models = args[0] if args else "models"
     arch = architectures(models)
     fitted, sd, unseen, comm = profile_sd(models)

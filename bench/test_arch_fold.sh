@@ -2,9 +2,11 @@
 # test_arch_fold.sh: the held-out architecture folds of loao.md (issue 39 item 4).
 # bench/arch_fold.sh refuses an architecture no GPU has, naming it; for ampere it writes a profile
 # fitted without any Ampere run (its stack file keeps no A100 row and the profile's unseen-
-# architecture error names the architectures it was measured on, Ampere not among them) and the LLM
-# report predicted with it; arch_stack_table.py --fold prints the Hopper fold (the shipped fit) and
-# the Ampere fold with an all-stacks line, and refuses a --fold without its three arguments.
+# architecture error names the architectures it was measured on, Ampere not among them), the LLM
+# report predicted with it, and that fit's predictions of every Ampere run it left out (only Ampere
+# rows, each time row with its p10-p90); arch_stack_table.py --fold prints the Hopper fold (the
+# shipped fit) and the Ampere fold with its stack, DLE and all-stacks lines, and refuses a --fold
+# without its two arguments or whose folder lacks a fold's file.
 #   bash bench/test_arch_fold.sh BUILD_DIR      (from the repository root; ctest arch_fold)
 set -u
 build=${1:?usage: test_arch_fold.sh BUILD_DIR}
@@ -19,23 +21,45 @@ if [ "$rc" -ne 0 ] && grep -qF "no GPU of models/gpus.csv has architecture 'none
   ok "unknown architecture refused"; else bad "unknown architecture refused" "exit $rc: $out"; fi
 
 out=$(bash bench/arch_fold.sh ampere "$build" "$tmp" 2>&1); rc=$?
-if [ "$rc" -eq 0 ] && [ -s "$tmp/profile_no_ampere.csv" ] && [ -s "$tmp/llm_no_ampere.md" ]; then
+if [ "$rc" -eq 0 ] && [ -s "$tmp/profile_no_ampere.csv" ] && [ -s "$tmp/llm_no_ampere.md" ] &&
+   grep -qxF -- "--fold ampere $tmp" <<<"$out"; then
   ok "ampere fold written"; else bad "ampere fold written" "exit $rc: $out"; fi
 if grep -q ",a100-" "$tmp/stack_no_ampere.csv" "$tmp/dle_no_ampere.csv"; then bad "no Ampere row in the fold's files"; else
   ok "no Ampere row in the fold's files"; fi
+for set in stack dle; do
+  f="$tmp/${set}_of_ampere.pred.csv"
+  n_rows=$(tail -n +2 "$f" 2>/dev/null | wc -l)
+  others=$(python3 - "$f" <<'PY' 2>&1
+import csv, sys
+arch = {}
+for r in csv.DictReader(open("models/gpus.csv", newline="")):
+    for name in [r["id"]] + [a for a in r["aliases"].split(";") if a]:
+        arch[name.lower()] = r["architecture"]
+print(" ".join(sorted({r["gpu"] for r in csv.DictReader(open(sys.argv[1], newline=""))
+                       if arch.get(r["gpu"].lower()) != "ampere"})))
+PY
+)
+  timed=$(awk -F, 'NR > 1 && $4 ~ /^(samples_per_s|step_time_ms|train_time_s|epoch_time_s)$/ && $10 == ""' "$f" 2>/dev/null | wc -l)
+  if [ "$n_rows" -gt 20 ] && [ -z "$others" ] && [ "$timed" -eq 0 ]; then ok "$set runs of ampere predicted by the fold"; else
+    bad "$set runs of ampere predicted by the fold" "$n_rows rows; other GPUs: $others; time rows without p10-p90: $timed"; fi
+done
 unseen=$(grep '^error_log_sd_unseen_arch,' "$tmp/profile_no_ampere.csv")
 if [ -n "$unseen" ] && ! grep -q "ampere" <<<"$unseen" && grep -q "volta" <<<"$unseen"; then
   ok "the fold's fit has no Ampere run"; else bad "the fold's fit has no Ampere run" "$unseen"; fi
 
-out=$(python3 bench/arch_stack_table.py models --fold ampere "$tmp/profile_no_ampere.csv" "$tmp/llm_no_ampere.md" 2>&1); rc=$?
+out=$(python3 bench/arch_stack_table.py models --fold ampere "$tmp" 2>&1); rc=$?
 for want in "| Hopper (shipped fit: no Hopper run; sd " "| Ampere (fit without its runs; sd " "| MLPerf GPT-3 (NeMo, TE FP8) |" \
-            "| **all stacks** |"; do
+            "| PyTorch / HF stack (all splits) |" "| DLE / Lambda PyTorch |" "| **all stacks** |"; do
   if [ "$rc" -eq 0 ] && grep -qF -- "$want" <<<"$out"; then ok "table has '$want'"; else
     bad "table has '$want'" "exit $rc: $(tail -5 <<<"$out")"; fi
 done
 out=$(python3 bench/arch_stack_table.py models --fold ampere 2>&1); rc=$?
-if [ "$rc" -ne 0 ] && grep -qF "needs ARCH PROFILE.csv LLM.md" <<<"$out"; then ok "short --fold refused"; else
+if [ "$rc" -ne 0 ] && grep -qF "needs ARCH DIR" <<<"$out"; then ok "short --fold refused"; else
   bad "short --fold refused" "exit $rc: $out"; fi
+rm "$tmp/dle_of_ampere.pred.csv"
+out=$(python3 bench/arch_stack_table.py models --fold ampere "$tmp" 2>&1); rc=$?
+if [ "$rc" -ne 0 ] && grep -qF "no dle_of_ampere.pred.csv there" <<<"$out"; then ok "incomplete fold folder refused"; else
+  bad "incomplete fold folder refused" "exit $rc: $out"; fi
 
 echo "$((n - fails))/$n passed"
 [ "$fails" -eq 0 ]
