@@ -2,7 +2,8 @@
 # test_dle_pretrain.sh: NVIDIA DeepLearningExamples BERT pre-training rows of
 # bench/data/calibration_dle.csv described as run_pretraining.py ran them (tools/data/make_dle_runs.py):
 # the README tables' accumulation steps are the rows' grad_accum (one LAMB step and one all-reduce per
-# accumulated batch), and a row whose sources disagree keeps 1; Lambda's RTX A4000 systems filed under
+# accumulated batch), and a median of tables that ran differently (accumulation, memory format) is split
+# into one row per table, each with its README value; Lambda's RTX A4000 systems filed under
 # RTX 3090 and the 2021 phase-2 rows on LDDL's binned data are left out; the 2019-2020 rows run the MLM head on every position (mlm_all_positions);
 # the SQuAD rows clip gradients (max_grad_norm=1); Lambda's RTX 2080 Ti BERT-large "fp16" multi-GPU rows (one
 # GPU in fp32) are left out, and three RTX 3090 SQuAD rows count the steps they ran, not max_steps.
@@ -26,9 +27,29 @@ check "20.06 DGX A100 1x tf32 seq128: 1208 accumulation steps" \
 # README.md@729963dd line 851: 8 V100-32GB (21.11), seq 128, "4096 and 4096 | 128 and 64"
 check "21.11 DGX-1 8x fp16 seq128: 64 accumulation steps" \
   '[ "$(col v100-sxm2-32gb-bert-large-pretrain-8x-amp_fp16-b64-157 grad_accum)" = 64 ]'
-# median of a 20.06 row (1024 steps) and a 19.07 multi-node row (none stated): keeps 1
-check "median of sources that disagree keeps grad_accum 1" \
-  '[ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134 grad_accum)" = 1 ]'
+# README.md@78ec6802: the 20.06 DGX-1 table (line 948; 8 GPUs, seq 512: 263 seq/s, 1024 accumulation steps)
+# and the 19.07 multi-node table (line 962; 1 node: 195.93 seq/s, none stated) were one median (229.47)
+check "20.06 / 19.07 median split: no median row left" \
+  '[ -z "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134 value)" ]'
+check "20.06 part: its value and 1024 accumulation steps" \
+  '[ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L948 value)" = 263.0 ] &&
+   [ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L948 grad_accum)" = 1024 ]'
+check "19.07 part: its value, no accumulation, apex DDP buckets" \
+  '[ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L962 value)" = 195.93 ] &&
+   [ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L962 grad_accum)" = 1 ] &&
+   [ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L962 bucket_cap_mb)" = 476.837 ]'
+# ConvNets resnet50v1.5/README.md@46ff3707 (pytorch-20.06) benchmark commands: --amp, no --memory-format
+# (NCHW); @729963dd (pytorch-21.03): --memory-format nhwc
+check "2020 ResNet-50 AMP table ran NCHW, 2021 channels_last" \
+  '[ -z "$(col a100-sxm4-40gb-resnet50-imagenet-1x-amp_fp16-b256-280 memory_format)" ] &&
+   [ "$(col a100-sxm4-80gb-resnet50-imagenet-1x-amp_fp16-b256-292 memory_format)" = channels_last ]'
+check "NCHW / NHWC ResNet-50 median split" \
+  '[ "$(col v100-sxm2-16gb-resnet50-imagenet-1x-amp_fp16-b256-338-L584 value)" = 856.52 ] &&
+   [ -z "$(col v100-sxm2-16gb-resnet50-imagenet-1x-amp_fp16-b256-338-L584 memory_format)" ] &&
+   [ "$(col v100-sxm2-16gb-resnet50-imagenet-1x-amp_fp16-b256-338-L604 value)" = 1200.0 ] &&
+   [ "$(col v100-sxm2-16gb-resnet50-imagenet-1x-amp_fp16-b256-338-L604 memory_format)" = channels_last ]'
+check "medians of tables that ran alike stay (SQuAD 2020 / 2021)" \
+  '[ "$(col v100-sxm2-32gb-bert-large-squad-8x-fp32-b8-260 value)" = 76.25 ]'
 # run_pretraining.py@78ec6802 line 421: without accumulation, apex DDP(message_size=250000000), 250M fp16
 # elements a bucket; with it (line 434) one flat all-reduce after accumulation; @729963dd line 457: torch DDP
 # with bucket_cap_mb = the GPU's memory, one bucket

@@ -42,13 +42,31 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     (bench/results/lambda_v1_steady_state.md): on 2 A100-80GB SXM4 each step is slower than
     on one by 0.26-0.32 ms per MB of gradients, for BERT and ResNet-50 alike.
 
-  * memory_format=channels_last for NVIDIA's own ResNet-50 mixed-precision rows.  The
-    ConvNets README's training-performance commands pass `--amp --static-loss-scale 256
-    --memory-format nhwc` (NVIDIA/DeepLearningExamples PyTorch/Classification/ConvNets,
-    resnet50v1.5/README.md "Training performance benchmark"); its FP32/TF32 commands keep the
-    default nchw.  Lambda's harness runs main.py with `--amp --static-loss-scale 256` and no
-    memory format (lambdal/deeplearning-benchmark pytorch/scripts config PyTorch_resnet50_AMP_PARAMS):
-    contiguous (NCHW), which is why its A100 ResNet-50 AMP rows are ~1.5x slower per image.
+  * memory_format=channels_last for NVIDIA's own ResNet-50 mixed-precision rows of the 2021
+    tables (pytorch-21.03, README.md@729963dd lines 596-612).  That README's training-performance
+    commands pass `--amp --static-loss-scale 256 --memory-format nhwc`
+    (NVIDIA/DeepLearningExamples PyTorch/Classification/ConvNets, resnet50v1.5/README.md
+    "Training performance benchmark"); its FP32/TF32 commands keep the default nchw.  The 2020
+    tables (pytorch-20.06, README.md@46ff3707 lines 577-591: DGX A100 40GB, DGX-1 16GB and 32GB)
+    ran contiguous (NCHW) tensors: that README's benchmark commands are `--amp
+    --static-loss-scale 256` with no memory format (its lines 489 and 494), and its line 60 says
+    "We are currently working on adding NHWC data layout support for Mixed Precision training".
+    Until stop 53 every NVIDIA AMP row was channels_last, which put the 2020 A100 rows +28-31%
+    (leave one GPU out).  Lambda's harness runs main.py with `--amp --static-loss-scale 256` and
+    no memory format (lambdal/deeplearning-benchmark pytorch/scripts config
+    PyTorch_resnet50_AMP_PARAMS): contiguous (NCHW) as well.
+
+  * Rows split where calibration.csv took the median of NVIDIA tables that ran differently:
+    the median of a 2020 (NCHW) and a 2021 (NHWC) ResNet-50 AMP table (DGX-1 16GB on 1 GPU,
+    DGX-1 32GB on 1 and 8), and of the 2020 BERT pre-training table (pytorch:20.06,
+    accumulation 512 / 1024) with the 2019 multi-node one (pytorch:19.07, none stated: 1) on one
+    DGX-1 16GB (8 GPUs, sequence 128 and 512: 1236 and 263 against 874.24 and 195.93
+    sequences/s).  Each table becomes its own row, the README's value for that configuration
+    (shared/data/measurements/nvidia_dle_readmes.csv), its id the median's with "-L<line>".
+    The DGX-1 16GB 8-GPU ResNet-50 AMP row also held Lambda values, which cannot be told apart
+    in the median: that row becomes the two NVIDIA rows alone.  Medians of tables that ran the
+    same way (the same container, or a configuration these columns cannot tell apart, such as
+    the SQuAD rows of the 2020 and 2021 DGX-1 tables) stay medians.
 
   * grad_accum for NVIDIA's BERT pre-training rows of the 2020 tables (pytorch:20.06) and the
     DGX-1 table of the 2021 README (pytorch:21.11).  Their "Batch size / GPU" column is the
@@ -198,6 +216,58 @@ def containers_of_readmes(measurements):
     return out
 
 
+# ConvNets README commits whose ResNet-50 AMP benchmark commands pass --memory-format nhwc (docstring)
+NHWC_CONVNETS_COMMITS = ("729963dd",)
+
+
+def readme_values(measurements):
+    """(README path#line, gpu id, GPUs, precision, batch, sequence or image size) -> (value, commit)
+    of the NVIDIA README rows."""
+    out = {}
+    with open(os.path.join(measurements, "nvidia_dle_readmes.csv"), newline="") as f:
+        for m in csv.DictReader(f):
+            path, _, commit = m["source_path"].partition("@")
+            size = m["seq_len_or_image"].replace("seq", "").split("x")[0]
+            out[(path, m["gpu"].lower(), m["num_gpus"], m["precision"], m["per_gpu_batch"], size)] = (m["value"], commit)
+    return out
+
+
+def how_it_ran(row, path, values, accum):
+    """What a README table's run of the row's configuration set that the row's columns describe:
+    (memory format, accumulation steps); None when the README has no such row."""
+    key = (path, row["gpu"], row["num_gpus"], row["precision"], row["batch_per_gpu"], row["seq_len"] or row["image_size"])
+    if key not in values:
+        return None
+    nhwc = (row["model"] == "resnet50" and row["precision"] == "amp_fp16" and
+            values[key][1][:8] in NHWC_CONVNETS_COMMITS)
+    return ("channels_last" if nhwc else "", accum.get(key, "1") if row["task"] == "pretrain" else "")
+
+
+def split_by_run(row, values, accum):
+    """The row, or one row per NVIDIA table when it is the median of tables that ran differently
+    (docstring, "Rows split"), each with that table's value and source."""
+    paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
+    ways = {p: how_it_ran(row, p, values, accum) for p in paths}
+    if len(paths) < 2 or None in ways.values() or len(set(ways.values())) < 2:
+        return [row]
+    out = []
+    for p in paths:
+        key = (p, row["gpu"], row["num_gpus"], row["precision"], row["batch_per_gpu"], row["seq_len"] or row["image_size"])
+        part = dict(row, id="%s-%s" % (row["id"], p.rsplit("#", 1)[1]), value=values[key][0],
+                    source="median of 1: nvidia:%s" % p)
+        out.append(part)
+    return out
+
+
+def memory_format_of(row, values):
+    """channels_last for an NVIDIA ResNet-50 AMP row whose every source ran --memory-format nhwc."""
+    paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
+    if row["model"] != "resnet50" or row["precision"] != "amp_fp16" or not paths or "lambda:" in row["source"]:
+        return ""
+    ways = {how_it_ran(row, p, values, {}) for p in paths}
+    return "channels_last" if ways == {("channels_last", "")} else ""
+
+
 def mlm_all_positions_of(row, containers):
     """1 for a BERT pre-training row whose every NVIDIA source ran a pre-2022 container."""
     paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
@@ -314,8 +384,9 @@ def gradient_reduction_of(row, containers):
     return "", ""
 
 
-def convert(row, harness, accum, containers):
+def convert(row, harness, accum, containers, values):
     bert = row["model"].startswith("bert")
+    row["memory_format"] = memory_format_of(row, values)
     if row["task"] == "pretrain":
         row["grad_accum"] = grad_accum_of(row, accum)
     row["mlm_all_positions"] = mlm_all_positions_of(row, containers)
@@ -327,9 +398,6 @@ def convert(row, harness, accum, containers):
     if bert and row["precision"] == "amp_fp16":
         row["precision"] = "fp16"
     row["gradient_as_bucket_view"] = "1" if bert and row["strategy"] == "ddp" else ""
-    nvidia_amp_resnet = (row["model"] == "resnet50" and row["precision"] == "amp_fp16"
-                         and "nvidia:PyTorch/Classification/ConvNets" in row["source"])
-    row["memory_format"] = "channels_last" if nvidia_amp_resnet else ""
     return row
 
 
@@ -353,8 +421,10 @@ def main(argv):
         accum = accumulation_of_readmes(os.path.join(shared, "data", "measurements"))
         others = other_system_keys(os.path.join(shared, "data", "measurements"))
         containers = containers_of_readmes(os.path.join(shared, "data", "measurements"))
-        rows = [steps_run_value(convert(r, harness, accum, containers)) for r in reader
-                if not made_elsewhere(r, others) and not binned_phase2(r, containers) and not ran_on_one_gpu(r)]
+        values = readme_values(os.path.join(shared, "data", "measurements"))
+        rows = [steps_run_value(convert(part, harness, accum, containers, values)) for r in reader
+                if not made_elsewhere(r, others) and not binned_phase2(r, containers) and not ran_on_one_gpu(r)
+                for part in split_by_run(r, values, accum)]
     fields.insert(fields.index("metric"), "topology")
     fields.insert(fields.index("metric"), "attention")
     fields.insert(fields.index("metric"), "gradient_as_bucket_view")
