@@ -232,10 +232,15 @@ def readme_values(measurements):
     return out
 
 
+def readme_key(row, path):
+    """The key of readme_values (and accumulation_of_readmes) for the row's configuration in a README table."""
+    return (path, row["gpu"], row["num_gpus"], row["precision"], row["batch_per_gpu"], row["seq_len"] or row["image_size"])
+
+
 def how_it_ran(row, path, values, accum):
     """What a README table's run of the row's configuration set that the row's columns describe:
     (memory format, accumulation steps); None when the README has no such row."""
-    key = (path, row["gpu"], row["num_gpus"], row["precision"], row["batch_per_gpu"], row["seq_len"] or row["image_size"])
+    key = readme_key(row, path)
     if key not in values:
         return None
     nhwc = (row["model"] == "resnet50" and row["precision"] == "amp_fp16" and
@@ -252,10 +257,8 @@ def split_by_run(row, values, accum):
         return [row]
     out = []
     for p in paths:
-        key = (p, row["gpu"], row["num_gpus"], row["precision"], row["batch_per_gpu"], row["seq_len"] or row["image_size"])
-        part = dict(row, id="%s-%s" % (row["id"], p.rsplit("#", 1)[1]), value=values[key][0],
-                    source="median of 1: nvidia:%s" % p)
-        out.append(part)
+        out.append(dict(row, id="%s-%s" % (row["id"], p.rsplit("#", 1)[1]), value=values[readme_key(row, p)][0],
+                        source="median of 1: nvidia:%s" % p))
     return out
 
 
@@ -282,8 +285,7 @@ def grad_accum_of(row, accum):
     paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
     if not paths or "lambda:" in row["source"]:
         return row["grad_accum"]
-    found = {accum.get((p, row["gpu"], row["num_gpus"], row["precision"], row["batch_per_gpu"], row["seq_len"]))
-             for p in paths}
+    found = {accum.get(readme_key(row, p)) for p in paths}
     return found.pop() if len(found) == 1 and None not in found else row["grad_accum"]
 
 
