@@ -39,7 +39,8 @@ static const char *const KINDS[] = {"embedding", "patches", "linear", "conv2d", 
                                     "activation", "dropout", "residual", "pool", "repeat", "decoder", NULL};
 static const char *const NORMS[] = {"layer", "rms", "batch", NULL};
 static const char *const POSITIONS[] = {"none", "rope", "alibi", "relative", NULL};
-static const char *const ACTS[] = {"gelu", "gelu_tanh", "relu", "silu", "tanh", "quick_gelu", "relu2", NULL};
+static const char *const ACTS[] = {"gelu", "gelu_tanh", "relu",  "silu", "tanh",
+                                   "quick_gelu", "relu2", "gelu_python", NULL};
 static const char *const RESIDUALS[] = {"save", "add", "add_relu", NULL};
 static const char *const POOLS[] = {"max", "avg", NULL};
 static const char *const HEAD_KINDS[] = {"causal_lm", "masked_lm", "pretrain", "classify", "token_classify",

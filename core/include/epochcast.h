@@ -230,6 +230,14 @@ typedef enum ec_compile {
     EC_COMPILE_MAX_AUTOTUNE_NO_CUDAGRAPHS /* mode="max-autotune-no-cudagraphs" */
 } ec_compile;
 
+/* The activation of the MLP (and expert) layers as the training code computes it (key activation). */
+typedef enum ec_act_impl {
+    EC_ACTIMPL_NETWORK = 0, /* as the network's config says (hidden_act) */
+    EC_ACTIMPL_GELU,        /* F.gelu: one kernel */
+    EC_ACTIMPL_GELU_NEW,    /* GPT-2's tanh approximation in Python (gelu_new) */
+    EC_ACTIMPL_GELU_PYTHON  /* the exact erf GELU in Python (gelu_python) */
+} ec_act_impl;
+
 typedef enum ec_memory_format {
     EC_MEMFMT_CONTIGUOUS = 0,     /* NCHW tensors (PyTorch's default) */
     EC_MEMFMT_CHANNELS_LAST       /* NHWC (model.to(memory_format=torch.channels_last)) */
@@ -481,6 +489,9 @@ typedef struct ec_config {
        the gradient's bytes, e.g. NVIDIA's 2019 BERT pre-training: 250M fp16 elements = 476.8 MiB). */
     double bucket_cap_mb;        /* MiB; the first bucket stays DDP's 1 MiB when smaller; 0: DDP's 25 MiB,
                                     constants.csv ddp_bucket_bytes [0] */
+    /* How the code computes the MLP's activation, when it is not how the network's config names it
+       (DeepLearningExamples' BERT before 2022 writes its GELU as Python ops). */
+    ec_act_impl activation;      /* [network] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;
@@ -1111,8 +1122,10 @@ typedef enum ec_activation {
     EC_ACT_SILU,       /* SiLU / swish (Llama's SwiGLU gate) */
     EC_ACT_TANH,
     EC_ACT_QUICK_GELU, /* x * sigmoid(1.702 x) (CLIP): two kernels */
-    EC_ACT_RELU2       /* squared ReLU, relu(x)^2 (Primer; Nemotron's MLP): relu and square, fused
+    EC_ACT_RELU2,      /* squared ReLU, relu(x)^2 (Primer; Nemotron's MLP): relu and square, fused
                           into one kernel by Megatron-Core's jit_fuser */
+    EC_ACT_GELU_PYTHON /* exact erf GELU written in Python, x * 0.5 * (1 + erf(x / sqrt 2)) (transformers'
+                          gelu_python; DeepLearningExamples' BERT before 2022): several eager kernels */
 } ec_activation;
 
 typedef enum ec_norm_kind { EC_NORM_LAYER = 0, EC_NORM_RMS, EC_NORM_BATCH } ec_norm_kind;

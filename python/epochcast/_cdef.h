@@ -90,6 +90,12 @@ typedef enum ec_compile {
     EC_COMPILE_MAX_AUTOTUNE,
     EC_COMPILE_MAX_AUTOTUNE_NO_CUDAGRAPHS
 } ec_compile;
+typedef enum ec_act_impl {
+    EC_ACTIMPL_NETWORK = 0,
+    EC_ACTIMPL_GELU,
+    EC_ACTIMPL_GELU_NEW,
+    EC_ACTIMPL_GELU_PYTHON
+} ec_act_impl;
 typedef enum ec_memory_format {
     EC_MEMFMT_CONTIGUOUS = 0,
     EC_MEMFMT_CHANNELS_LAST
@@ -239,6 +245,7 @@ typedef struct ec_config {
     int tp_comm_overlap;
     char tp_overlap_cfg[64];
     double bucket_cap_mb;
+    ec_act_impl activation;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);
@@ -583,7 +590,8 @@ typedef enum ec_activation {
     EC_ACT_SILU,
     EC_ACT_TANH,
     EC_ACT_QUICK_GELU,
-    EC_ACT_RELU2
+    EC_ACT_RELU2,
+    EC_ACT_GELU_PYTHON
 } ec_activation;
 typedef enum ec_norm_kind { EC_NORM_LAYER = 0, EC_NORM_RMS, EC_NORM_BATCH } ec_norm_kind;
 typedef enum ec_position {

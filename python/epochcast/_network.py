@@ -28,7 +28,7 @@ KINDS = ["embedding", "patches", "linear", "conv2d", "norm", "attention", "mlp",
          "residual", "pool", "repeat", "decoder"]
 NORMS = ["layer", "rms", "batch"]
 POSITIONS = ["none", "rope", "alibi", "relative"]
-ACTS = ["gelu", "gelu_tanh", "relu", "silu", "tanh", "quick_gelu", "relu2"]
+ACTS = ["gelu", "gelu_tanh", "relu", "silu", "tanh", "quick_gelu", "relu2", "gelu_python"]
 RESIDUALS = ["save", "add", "add_relu"]
 POOLS = ["max", "avg"]
 HEAD_KINDS = ["causal_lm", "masked_lm", "pretrain", "classify", "token_classify", "span_qa", "image_classify"]

@@ -100,6 +100,16 @@ check "2021 phase-2 rows (LDDL binned) are left out" \
 check "2021 phase-1 rows (unbinned) stay" \
   '[ "$(col a100-sxm4-80gb-bert-large-pretrain-8x-tf32-b126-104 value)" = 2486.0 ]'
 
+# modeling.py@78ec6802 (2019-2020 code, and the DLE copy of Lambda's v0 harness) computes bias + GELU as Python
+# ops; from a9e2c1d5 (NVIDIA's 2021 tables, Lambda's v1 harness) it calls F.gelu
+check "2019-2020 code: the Python GELU (activation=gelu_python)" \
+  '[ "$(col v100-sxm2-32gb-bert-large-pretrain-1x-amp_fp16-b4-142 activation)" = gelu_python ] &&
+   [ "$(col a100-pcie-40gb-bert-large-squad-1x-tf32-b16-164 activation)" = gelu_python ]'
+check "2021 code: F.gelu (the network's own)" \
+  '[ -z "$(col v100-sxm2-32gb-bert-large-pretrain-8x-amp_fp16-b64-157 activation)" ] &&
+   [ -z "$(col a100-pcie-40gb-bert-large-squad-1x-tf32-b28-165 activation)" ] &&
+   [ -z "$(col a100-sxm4-80gb-resnet50-imagenet-1x-tf32-b256-295 activation)" ]'
+
 # run_squad.py clips every micro-step at 1.0 (GradientClipper, lines 1036/1076 @78ec6802); ResNet-50 does not
 check "SQuAD rows clip at max_grad_norm 1" \
   '[ "$(col v100-sxm2-32gb-bert-large-squad-1x-amp_fp16-b10-248 max_grad_norm)" = 1 ] &&

@@ -105,6 +105,23 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     buckets of 250M fp16 elements, bucket_cap_mb = 250e6 x 2 / 2^20 = 476.837.  Until stop 52 all
     of them were priced with torch DDP's default 25 MiB buckets under backward.
 
+  * activation=gelu_python for the BERT rows whose code wrote GELU as Python ops.  DLE's BERT
+    modeling.py until commit a9e2c1d5 ("[BERT/PyT] update LDDL + NVFuser + Distillation",
+    2022-03-02) runs the intermediate layer as LinearActivation with bias_gelu: `x = bias + y;
+    return x * 0.5 * (1.0 + torch.erf(x / 1.41421))` (modeling.py@78ec6802 lines 123-125 and
+    142-180; no torch.jit.script in run_squad.py or run_pretraining.py), five eager elementwise
+    kernels after the bias add over the 4 x hidden intermediate; from a9e2c1d5 on, `gelu` is
+    torch.nn.functional.gelu (one kernel; @729963dd line 121).  That is NVIDIA's 2019 and 2020
+    tables (pytorch:19.07, 20.06) against its 2021 ones (pytorch:21.11, the a9e2c1d5 code), and
+    Lambda's v0 harness (2020-22), which runs the DLE copy inside its NGC container
+    (lambdal/deeplearning-benchmark pytorch/README.md@fa013b8e: "We pin the PyTorch NGC image to
+    pytorch:21.07-py3 -- the last version that has Deep Learning Examples in it"; 20.01 and 20.10
+    at @aca8d370), all older than a9e2c1d5, against its v1 harness (2022-24: LambdaLabsML/DeepLearningExamples branch
+    lambda/benchmark, whose modeling.py is a9e2c1d5's, `F.gelu(x, approximate='tanh')`).  A
+    Lambda row is matched to its harness's measurement file as for topology; medians of
+    several Lambda runs, which may mix the harnesses, keep the network's GELU.  The bias add
+    itself, one more kernel, is not priced.
+
   * max_grad_norm=1 for the SQuAD rows (NVIDIA's and Lambda's runs of run_squad.py).  Every
     micro-step ends in gradClipper.step(amp.master_params(optimizer)) with
     GradientClipper(max_grad_norm=1.0) (run_squad.py@78ec6802 lines 1036 and 1076, @729963dd
@@ -386,6 +403,29 @@ def gradient_reduction_of(row, containers):
     return "", ""
 
 
+def lambda_harness(row, harness):
+    """v0 or v1: the Lambda harness that measured a row of one Lambda run (None otherwise); its
+    measurement file may say amp_fp16 or fp16 for the row's mixed precision."""
+    if not row["source"].startswith("median of 1: lambda:"):
+        return None
+    for prec in (row["precision"], "amp_fp16", "fp16"):
+        found = harness.get(harness_key(dict(row, precision=prec)))
+        if found:
+            return found
+    return None
+
+
+def activation_of(row, harness, containers):
+    """gelu_python for a BERT row whose DLE code predates a9e2c1d5 (docstring), else ""."""
+    if not row["model"].startswith("bert"):
+        return ""
+    paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
+    if paths and "lambda:" not in row["source"]:
+        names = set().union(*(containers.get(p, {"?"}) for p in paths))
+        return "gelu_python" if all(re.match(r"pytorch:(19|20)\.", n) for n in names) else ""
+    return "gelu_python" if lambda_harness(row, harness) == "v0" else ""
+
+
 def convert(row, harness, accum, containers, values):
     bert = row["model"].startswith("bert")
     row["memory_format"] = memory_format_of(row, values)
@@ -393,6 +433,7 @@ def convert(row, harness, accum, containers, values):
         row["grad_accum"] = grad_accum_of(row, accum)
     row["mlm_all_positions"] = mlm_all_positions_of(row, containers)
     row["grad_buckets"], row["bucket_cap_mb"] = gradient_reduction_of(row, containers)
+    row["activation"] = activation_of(row, harness, containers)
     row["max_grad_norm"] = "1" if bert and row["task"] == "squad" else ""
     v1_multi = "lambda:" in row["source"] and row["num_gpus"] != "1" and harness.get(harness_key(row)) == "v1"
     row["topology"] = "pcie-host" if v1_multi else ""
@@ -435,6 +476,7 @@ def main(argv):
     fields.insert(fields.index("metric"), "max_grad_norm")
     fields.insert(fields.index("metric"), "grad_buckets")
     fields.insert(fields.index("metric"), "bucket_cap_mb")
+    fields.insert(fields.index("metric"), "activation")
     tmp = dst + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")

@@ -21,20 +21,14 @@
 #include <string.h>
 
 /* Enums are stored through an int; C lets an enum type be narrower, so check. */
-_Static_assert(sizeof(ec_strategy) == sizeof(int), "enum storage");
-_Static_assert(sizeof(ec_precision) == sizeof(int), "enum storage");
-_Static_assert(sizeof(ec_padding) == sizeof(int), "enum storage");
-_Static_assert(sizeof(ec_optimizer) == sizeof(int), "enum storage");
-_Static_assert(sizeof(ec_tokenize) == sizeof(int), "enum storage");
-_Static_assert(sizeof(ec_tokenizer) == sizeof(int), "enum storage");
-_Static_assert(sizeof(ec_attention) == sizeof(int), "enum storage");
-_Static_assert(sizeof(ec_memory_format) == sizeof(int), "enum storage");
-_Static_assert(sizeof(ec_trainer) == sizeof(int), "enum storage");
-_Static_assert(sizeof(ec_kernels) == sizeof(int), "enum storage");
-_Static_assert(sizeof(ec_loss_kind) == sizeof(int), "enum storage");
-_Static_assert(sizeof(ec_zero_grad) == sizeof(int), "enum storage");
-_Static_assert(sizeof(ec_pp_split) == sizeof(int), "enum storage");
-_Static_assert(sizeof(ec_fsdp_api) == sizeof(int), "enum storage");
+_Static_assert(sizeof(ec_strategy) == sizeof(int) && sizeof(ec_precision) == sizeof(int) &&
+               sizeof(ec_padding) == sizeof(int) && sizeof(ec_optimizer) == sizeof(int) &&
+               sizeof(ec_tokenize) == sizeof(int) && sizeof(ec_tokenizer) == sizeof(int) &&
+               sizeof(ec_attention) == sizeof(int) && sizeof(ec_memory_format) == sizeof(int) &&
+               sizeof(ec_trainer) == sizeof(int) && sizeof(ec_kernels) == sizeof(int) &&
+               sizeof(ec_loss_kind) == sizeof(int) && sizeof(ec_zero_grad) == sizeof(int) &&
+               sizeof(ec_pp_split) == sizeof(int) && sizeof(ec_fsdp_api) == sizeof(int) &&
+               sizeof(ec_act_impl) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -258,6 +252,9 @@ static const key_def KEYS[] = {
         "[h100_h8192_tp4_mbs1_seqlen8192]"),
     DBL("bucket_cap_mb", bucket_cap_mb, 0.001, 1e9, 1, 0,
         "DDP gradient bucket size in MiB (torch bucket_cap_mb; apex message_size x gradient bytes) [25]"),
+    ENUM("activation", activation, 0, "network, gelu, gelu_new, gelu_python",
+         "MLP activation as the code computes it: network (as its config names it), gelu, gelu_new, "
+         "gelu_python [network]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -34,6 +34,7 @@ static const struct {
     {EC_C_board_uplink_lanes, 1, 64},    {EC_C_nccl_ramp_ranks, 2, 65536},
     {EC_C_dp_coalesce_buffer_bytes, 1, 1e15},
     {EC_C_gpus_per_node, 1, 1024},       {EC_C_gelu_new_kernels, 1, 1024},
+    {EC_C_gelu_python_kernels, 1, 1024},
     {EC_C_flash1_kernel_head_dim_min, 8, 512},
     {EC_C_rmsnorm_eager_kernels, 1, 1024}, {EC_C_rmsnorm_eager_passes, 1, 1024},
     {EC_C_rmsnorm_eager_fp32_passes, 0, 1024}, {EC_C_rmsnorm_eager_cast_kernels, 0, 1024},

@@ -79,6 +79,7 @@
     X(sdpa_bwd_flop_factor)            \
     X(gpus_per_node)                   \
     X(gelu_new_kernels)                \
+    X(gelu_python_kernels)             \
     X(rmsnorm_eager_kernels)           \
     X(rmsnorm_eager_passes)            \
     X(rmsnorm_eager_fp32_passes)       \

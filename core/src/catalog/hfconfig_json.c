@@ -106,19 +106,20 @@ const char *eci_hf_str(jr *r, const char *key, const char *def)
 }
 
 /* HF activation names -> the kernels they launch: "gelu_new" and "gelu_fast" are Python
- * (NewGELUActivation, several kernels); "gelu_pytorch_tanh" is one fused kernel. */
+ * (NewGELUActivation, several kernels), and so is "gelu_python" (GELUActivation(use_gelu_python=True):
+ * x * 0.5 * (1 + erf(x / sqrt 2)), transformers activations.py); "gelu_pytorch_tanh" is one fused kernel. */
 ec_activation eci_hf_act(jr *r, const char *key, const char *name)
 {
     static const struct { const char *name; ec_activation act; } acts[] = {
-        {"gelu", EC_ACT_GELU}, {"gelu_pytorch_tanh", EC_ACT_GELU}, {"gelu_python", EC_ACT_GELU},
+        {"gelu", EC_ACT_GELU}, {"gelu_pytorch_tanh", EC_ACT_GELU}, {"gelu_python", EC_ACT_GELU_PYTHON},
         {"gelu_new", EC_ACT_GELU_TANH}, {"gelu_fast", EC_ACT_GELU_TANH}, {"relu", EC_ACT_RELU},
         {"silu", EC_ACT_SILU}, {"swish", EC_ACT_SILU}, {"tanh", EC_ACT_TANH}, {"quick_gelu", EC_ACT_QUICK_GELU},
         {"relu2", EC_ACT_RELU2}};
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
         if (strcmp(name, acts[i].name) == 0)
             return acts[i].act;
-    eci_hf_fail(r, key, "names an activation epochcast does not know (gelu, gelu_new, gelu_pytorch_tanh, relu, silu, "
-                        "tanh, quick_gelu, relu2)");
+    eci_hf_fail(r, key, "names an activation epochcast does not know (gelu, gelu_new, gelu_python, gelu_pytorch_tanh, "
+                        "relu, silu, tanh, quick_gelu, relu2)");
     return EC_ACT_GELU;
 }
 

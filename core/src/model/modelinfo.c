@@ -21,6 +21,8 @@ static void sample_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
                       .mlm_frac = cfg->mlm_all_positions ? 1.0 : eci_const(ctx, EC_C_mlm_mask_frac),
                       .eager_attention = cfg->attention == EC_ATTN_EAGER,
                       .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
+                      .gelu_python_kernels = (int)eci_const(ctx, EC_C_gelu_python_kernels),
+                      .act_impl = cfg->activation,
                       .rmsnorm_kernels = (int)eci_const(ctx, EC_C_rmsnorm_eager_kernels),
                       .rmsnorm_passes = eci_const(ctx, EC_C_rmsnorm_eager_passes),
                       .rmsnorm_fp32_passes = eci_const(ctx, EC_C_rmsnorm_eager_fp32_passes),

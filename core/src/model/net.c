@@ -117,7 +117,7 @@ static void check_moe(checker *c, size_t i, const ec_layer *l)
     RANGE("experts", m->experts, 1, LIM_EXPERTS);
     RANGE("top_k", m->top_k, 1, m->experts > 0 ? m->experts : 1);
     RANGE("ffn", m->ffn, 1, LIM_FFN);
-    RANGE("act", m->act, EC_ACT_GELU, EC_ACT_RELU2);
+    RANGE("act", m->act, EC_ACT_GELU, EC_ACT_GELU_PYTHON);
     RANGE("gated", m->gated, 0, 1);
     RANGE("shared_experts", m->shared_experts, 0, 1024);
     RANGE("shared_ffn", m->shared_ffn, m->shared_experts > 0 ? 1 : 0, LIM_FFN);
@@ -152,7 +152,7 @@ static void check_layer(checker *c, size_t i, const ec_layer *l, size_t n)
         break;
     case EC_LAYER_MLP:
         RANGE("ffn", l->u.mlp.ffn, 1, LIM_FFN);
-        RANGE("act", l->u.mlp.act, EC_ACT_GELU, EC_ACT_RELU2);
+        RANGE("act", l->u.mlp.act, EC_ACT_GELU, EC_ACT_GELU_PYTHON);
         RANGE("gated", l->u.mlp.gated, 0, 1);
         RANGE("bias", l->u.mlp.bias, 0, 1);
         RANGE("dropout", l->u.mlp.dropout, 0, 1);
@@ -161,7 +161,7 @@ static void check_layer(checker *c, size_t i, const ec_layer *l, size_t n)
         check_moe(c, i, l);
         break;
     case EC_LAYER_ACTIVATION:
-        RANGE("act", l->u.activation.act, EC_ACT_GELU, EC_ACT_RELU2);
+        RANGE("act", l->u.activation.act, EC_ACT_GELU, EC_ACT_GELU_PYTHON);
         break;
     case EC_LAYER_RESIDUAL:
         RANGE("op", l->u.residual.op, EC_RESIDUAL_SAVE, EC_RESIDUAL_ADD_RELU);

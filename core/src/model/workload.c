@@ -195,6 +195,7 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
 typedef struct wl_key {
     const eci_net *net;
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rmsnorm_cast_kernels, rope_kernels;
+    int gelu_python_kernels, act_impl;
     int tp, cp, cp_torch, ep, etp, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
     int channels_last, fused, inference, unpadded, loss_sum, quant_head, loss_fp32, remat, lora_dropout, te_layers;
     int loss_fused;
@@ -228,6 +229,8 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->image_size = sh->image_size;
     k->eager_attention = sh->eager_attention;
     k->gelu_new_kernels = sh->gelu_new_kernels;
+    k->gelu_python_kernels = sh->gelu_python_kernels;
+    k->act_impl = sh->act_impl;
     k->rmsnorm_kernels = sh->rmsnorm_kernels;
     k->rmsnorm_cast_kernels = sh->rmsnorm_cast_kernels;
     k->rope_kernels = sh->rope_kernels;

@@ -173,6 +173,9 @@ typedef struct eci_shape {
     int flash;              /* a flash-style kernel (attention=flash/flash2, flash3, triton, cudnn): causal
                                blocks skipped, sliding windows honoured, grouped K/V read in place */
     int gelu_new_kernels;   /* elementwise kernels of GPT-2's Python gelu_new (constants.csv) */
+    int gelu_python_kernels; /* elementwise kernels of the Python erf GELU, gelu_python (constants.csv) */
+    int act_impl;           /* ec_act_impl (key activation): the MLP activation as the code computes it,
+                               0 (EC_ACTIMPL_NETWORK): as the network's config names it */
     int rmsnorm_kernels;    /* kernels of HF's Python RMSNorm (constants.csv) */
     double rmsnorm_passes;  /* passes over the elements those kernels make together (constants.csv) */
     double rmsnorm_fp32_passes; /* of those, the passes over its fp32 copy whatever the input's dtype */

@@ -316,14 +316,14 @@ static void mlp_body(builder *b, const ec_mlp_layer *m, double ffn)
     if (m->gated) { /* down(act(gate(x)) * up(x)): the product keeps both of its inputs */
         tensor in = b->cur;
         eci_wl_linear(b, "gate", ffn, m->bias);
-        eci_wl_activation(b, m->act);
+        eci_wl_activation(b, eci_wl_mlp_act(b, m->act));
         eci_wl_linear_on(b, "up", &in, ffn, m->bias);
         double n = elems(&b->cur);
         chained(mem(b, "gate_mul", n, 3.0 * b->act, (b->sh->remat ? 1.0 : 2.0) * n * b->act)); /* compiled: up's only */
         fresh(b, &b->cur);
     } else {
         eci_wl_linear(b, "mlp_in", ffn, m->bias);
-        eci_wl_activation(b, m->act);
+        eci_wl_activation(b, eci_wl_mlp_act(b, m->act));
     }
     if (m->dropout)
         eci_wl_dropout(b, "mlp_dropout");
@@ -393,7 +393,7 @@ static void expert_mlp(builder *b, const ec_moe_layer *m, const tensor *in, doub
     }
     int kernels;
     double passes, kept;
-    eci_wl_act_shape(b, m->act, &kernels, &passes, &kept);
+    eci_wl_act_shape(b, eci_wl_mlp_act(b, m->act), &kernels, &passes, &kept);
     eci_op *a = mem(b, "expert_act", per * ffn, kernels * passes * b->act + (m->gated ? 3.0 * b->act : 0),
                     (kept + (m->gated ? (b->sh->remat ? 1.0 : 2.0) : 0)) * per * ffn * b->act);
     if (a != NULL)

@@ -366,6 +366,17 @@ void eci_wl_act_shape(const builder *b, ec_activation a, int *kernels, double *p
         *passes = 2.5;
         *kept = 4.0;
         break;
+    case EC_ACT_GELU_PYTHON: /* x * 0.5 * (1 + erf(x / sqrt 2)) in Python: div, erf, add, mul, mul read
+                              * 11 tensors and write 5 (2.2 passes a kernel); autograd keeps x / sqrt 2
+                              * (erf's input), x * 0.5 and 1 + erf (the last product's two factors) */
+        if (b->sh->fused) { /* torch.compile: Inductor's one pointwise kernel */
+            *passes = b->sh->remat ? 2.0 : 1.0;
+            break;
+        }
+        *kernels = b->sh->gelu_python_kernels > 0 ? b->sh->gelu_python_kernels : 1;
+        *passes = 2.2;
+        *kept = 3.0;
+        break;
     case EC_ACT_QUICK_GELU: /* x * sigmoid(1.702 x): mul, sigmoid, mul */
         *kernels = 3;
         *passes = 2.5;
@@ -383,9 +394,19 @@ void eci_wl_act_shape(const builder *b, ec_activation a, int *kernels, double *p
         *kept = 1.0;
 }
 
+/* The activation of an MLP or expert layer as the code computes it: the network's, unless the
+ * config's activation key says how (sh->act_impl, ec_act_impl). */
+ec_activation eci_wl_mlp_act(const builder *b, ec_activation act)
+{
+    static const ec_activation impl[] = {EC_ACT_GELU, EC_ACT_GELU, EC_ACT_GELU_TANH, EC_ACT_GELU_PYTHON};
+    int i = b->sh->act_impl;
+    return i > EC_ACTIMPL_NETWORK && (size_t)i < sizeof impl / sizeof impl[0] ? impl[i] : act;
+}
+
 static const char *act_name(ec_activation a)
 {
-    static const char *const names[] = {"gelu", "gelu_new", "relu", "silu", "tanh", "quick_gelu", "relu2"};
+    static const char *const names[] = {"gelu", "gelu_new", "relu", "silu", "tanh", "quick_gelu", "relu2",
+                                        "gelu_python"};
     return (unsigned)a < sizeof names / sizeof names[0] ? names[a] : "act";
 }
 

@@ -222,6 +222,7 @@ EC_INTERNAL void eci_wl_norm_on(builder *b, const char *name, tensor *t, const e
 /* An activation's kernels, passes over the elements per kernel, and tensors kept for backward. */
 EC_INTERNAL void eci_wl_act_shape(const builder *b, ec_activation a, int *kernels, double *passes, double *kept);
 EC_INTERNAL void eci_wl_activation(builder *b, ec_activation a);
+EC_INTERNAL ec_activation eci_wl_mlp_act(const builder *b, ec_activation act);
 
 /* ---- workload_blocks.c: attention, MLP, mixture of experts ---------------------------------- */
 EC_INTERNAL void eci_wl_attention(builder *b, const ec_attention_layer *a);

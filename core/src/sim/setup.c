@@ -245,6 +245,8 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .eager_attention = cfg->attention == EC_ATTN_EAGER,
                          .flash = cfg->attention != EC_ATTN_SDPA && cfg->attention != EC_ATTN_EAGER,
                          .gelu_new_kernels = (int)eci_const(ctx, EC_C_gelu_new_kernels),
+                         .gelu_python_kernels = (int)eci_const(ctx, EC_C_gelu_python_kernels),
+                         .act_impl = cfg->activation,
                          .rmsnorm_kernels = (int)eci_const(ctx, fused ? EC_C_rmsnorm_fused_kernels
                                                                       : EC_C_rmsnorm_eager_kernels),
                          .rmsnorm_passes = eci_const(ctx, fused ? EC_C_rmsnorm_fused_passes : EC_C_rmsnorm_eager_passes),
