@@ -187,6 +187,27 @@ test("low_precision norms and fused_loss: the MPT config written in Lua prices l
     heads = {{task = "lm", kind = "causal_lm", fused_loss = 1}}})
 end)
 
+-- act = "gelu_python" (the erf GELU as Python ops, DLE's BERT before 2022) prices as the activation key
+test("act = gelu_python in Lua prices like activation=gelu_python on the gelu network", function()
+  local function net(id, act)
+    return assert(ec.network{id = id, layers = {
+      {"embedding", vocab = 1000, dim = 256, positions = 512},
+      {"repeat", times = 2, {"residual", "save"}, {"attention", heads = 4}, {"residual", "add"},
+        {"norm", "layer", bias = true}, {"residual", "save"}, {"mlp", ffn = 1024, act = act, bias = true},
+        {"residual", "add"}, {"norm", "layer", bias = true}}},
+      heads = {{task = "lm", kind = "causal_lm", tied = true}}})
+  end
+  local cfg = {gpu = "a100-sxm4-80gb", precision = "fp16", batch_per_gpu = 8, seq_len = 512}
+  cfg.model = net("act-python", "gelu_python")
+  local a = assert(ec.predict(cfg))
+  cfg.model = net("act-gelu", "gelu")
+  local plain = assert(ec.predict(cfg))
+  cfg.activation = "gelu_python"
+  local keyed = assert(ec.predict(cfg))
+  eq(a.step_s, keyed.step_s, "step_s")
+  assert(a.step_s > plain.step_s, "five kernels cost more than one")
+end)
+
 -- gpt-oss-20b as models/networks/gpt-oss-20b.json makes it (issue 41): a sink logit per head,
 -- sliding windows on the even layers, 32 experts with biases and the quick-gelu GLU, untied head.
 test("gpt-oss-20b written in Lua (sinks, moe bias) prices like the preset", function()
