@@ -206,6 +206,18 @@ test("act = gelu_python in Lua prices like activation=gelu_python on the gelu ne
   local keyed = assert(ec.predict(cfg))
   eq(a.step_s, keyed.step_s, "step_s")
   assert(a.step_s > plain.step_s, "five kernels cost more than one")
+  -- a network without MLP layers (linear and activation layers only, not a CNN): the key has no
+  -- effect, and the warning says so
+  cfg.model = assert(ec.network{id = "act-none", layers = {{"embedding", vocab = 1000, dim = 256},
+    {"linear", out = 1024}, {"activation", act = "gelu"}, {"linear", out = 256}},
+    heads = {{task = "lm", kind = "causal_lm", tied = true}}})
+  local with = assert(ec.predict(cfg))
+  cfg.activation = nil
+  local without = assert(ec.predict(cfg))
+  eq(with.step_s, without.step_s, "step_s")
+  local said = false
+  for _, w in ipairs(with.warnings) do said = said or w:find("activation (a network with MLP", 1, true) ~= nil end
+  assert(said, "the ignored key is named")
 end)
 
 -- gpt-oss-20b as models/networks/gpt-oss-20b.json makes it (issue 41): a sink logit per head,

@@ -393,6 +393,7 @@ static eci_net *net_copy(ec_ctx *ctx, const ec_network_def *def, const char *pat
         int k = (int)def->layers[i].kind;
         n->encdec |= k == EC_LAYER_DECODER;
         conv |= k == EC_LAYER_CONV2D;
+        n->mlp |= k == EC_LAYER_MLP || k == EC_LAYER_MOE;
         token |= k == EC_LAYER_ATTENTION || k == EC_LAYER_MLP || k == EC_LAYER_MOE || k == EC_LAYER_PATCHES;
     }
     n->cnn = conv && !token;

@@ -29,6 +29,7 @@ typedef struct eci_net {
     int encdec;            /* has a DECODER: an encoder-decoder */
     int cnn;               /* a CNN: convolutions and no attention, MLP or MoE block (a ViT is not):
                               its memory-bound kernels take mem_scale_cnn (compute.c) */
+    int mlp;               /* has MLP or MoE layers, whose activation the key activation can set */
     int listed;            /* a preset or a defined network (ec_model_count); 0 for config.json paths */
     char *published_task;  /* the task whose head the published count is for */
     double published_params;

@@ -398,9 +398,12 @@ void eci_wl_act_shape(const builder *b, ec_activation a, int *kernels, double *p
  * config's activation key says how (sh->act_impl, ec_act_impl). */
 ec_activation eci_wl_mlp_act(const builder *b, ec_activation act)
 {
-    static const ec_activation impl[] = {EC_ACT_GELU, EC_ACT_GELU, EC_ACT_GELU_TANH, EC_ACT_GELU_PYTHON};
-    int i = b->sh->act_impl;
-    return i > EC_ACTIMPL_NETWORK && (size_t)i < sizeof impl / sizeof impl[0] ? impl[i] : act;
+    switch ((ec_act_impl)b->sh->act_impl) {
+    case EC_ACTIMPL_GELU: return EC_ACT_GELU;
+    case EC_ACTIMPL_GELU_NEW: return EC_ACT_GELU_TANH;
+    case EC_ACTIMPL_GELU_PYTHON: return EC_ACT_GELU_PYTHON;
+    default: return act;
+    }
 }
 
 static const char *act_name(ec_activation a)

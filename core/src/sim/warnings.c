@@ -100,7 +100,7 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     IGNORED(cfg->grad_buckets > 0 && !buckets, "grad_buckets (ddp or zero_stage 1-2)");
     IGNORED(cfg->bucket_cap_mb > 0 && (cfg->grad_buckets > 0 || !buckets),
             "bucket_cap_mb (ddp or zero_stage 1-2, without grad_buckets)");
-    IGNORED(cfg->activation != EC_ACTIMPL_NETWORK && r->net != NULL && r->net->cnn,
+    IGNORED(cfg->activation != EC_ACTIMPL_NETWORK && r->net != NULL && !r->net->mlp,
             "activation (a network with MLP or expert layers)");
     IGNORED(cfg->num_workers == 0 && GIVEN(PREFETCH_FACTOR), "prefetch_factor (needs num_workers > 0)");
     int derived_loader = cfg->sample_cpu_s < 0 && !cfg->data_synthetic;
