@@ -533,9 +533,10 @@ static void test_attention_op_by_architecture(void **state)
     ec_ctx_free(ctx);
 }
 
-/* attention=flash3 where FlashAttention-3 cannot run (not Hopper) is refused naming the key and
- * models/attention.csv; flash2 and triton are flash and flash_triton; a kernel named for an
- * architecture attention.csv has no row for takes the kernel's prior and says so. */
+/* attention=flash3 where FlashAttention-3 cannot run (not Hopper), and attention=flash4 off Blackwell,
+ * are refused naming the key and models/attention.csv; flash2 and triton are flash and flash_triton;
+ * a kernel named for an architecture attention.csv has no row for takes the kernel's prior and
+ * says so. */
 static void test_attention_names(void **state)
 {
     (void)state;
@@ -565,6 +566,22 @@ static void test_attention_names(void **state)
                          "data=on_gpu attention=flash2", &res);
     assert_true(res.warnings & EC_WARN_MODEL_DEFAULTED);
     assert_contains(res.warning_text, "attention=flash2: models/attention.csv has no row for architecture 'ada'");
+    /* FlashAttention-4: rows for Blackwell only, so Hopper refuses it naming the key and the file;
+     * on a B200 it beats FlashAttention-2, whose sm80 kernels reach a fifth of the peak there
+     * (attention.csv's flash2,blackwell rows, measured: no prior, no warning) */
+    const char *b200 = "model=gpt2 task=lm precision=amp_bf16 batch_per_gpu=8 seq_len=4096 data=on_gpu";
+    snprintf(words, sizeof words, "%s gpu=h100-sxm5-80gb attention=flash4", b200);
+    ec_test_config(ctx, &cfg, words);
+    assert_int_not_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+    assert_contains(ec_ctx_errmsg(ctx), "attention=flash4");
+    assert_contains(ec_ctx_errmsg(ctx), "models/attention.csv");
+    assert_contains(ec_ctx_errmsg(ctx), "Blackwell");
+    snprintf(words, sizeof words, "%s gpu=b200 attention=flash4", b200);
+    ec_test_predict(ctx, words, &res);
+    snprintf(words, sizeof words, "%s gpu=b200 attention=flash2", b200);
+    ec_test_predict(ctx, words, &alias);
+    assert_true(res.step_s < alias.step_s);
+    assert_null(strstr(alias.warning_text, "attention.csv"));
     /* the default (sdpa) takes SDPA's pick without a warning */
     ec_test_predict(ctx, "model=gpt2 task=lm gpu=rtx4090 precision=amp_bf16 batch_per_gpu=8 seq_len=1024 "
                          "data=on_gpu", &res);

@@ -1,6 +1,6 @@
 /*
  * attention.c: models/attention.csv, the achieved efficiency of each fused attention kernel
- * (FlashAttention-2 and -3, the Triton FlashAttention of 2023, cuDNN's fused attention,
+ * (FlashAttention-1 to -4, the Triton FlashAttention of 2023, cuDNN's fused attention,
  * PyTorch's memory-efficient SDPA backend) per GPU architecture, forward and backward, causal
  * and not, each row with its public source (papers' figures, the kernels' own benchmarks); a
  * row with a head_dim holds at that head dim, the kernel's fraction between two such rows is
@@ -10,15 +10,15 @@
  * Loaded after gpus.csv: every GPU gets its architecture's rows, else the prior rows
  * (architecture '*'), so a prediction reads its kernel's efficiency without a lookup
  * (model/compute.c, eci_rates_attention).  A kernel with neither has from = ECI_AK_NONE: the
- * GPU cannot run it (FlashAttention-3 off Hopper), which model/layout.c refuses.
+ * GPU cannot run it (FlashAttention-3 off Hopper, FlashAttention-4 off Blackwell), which model/layout.c refuses.
  */
 #include "catalog/catalog.h"
 
 #include <math.h>
 #include <string.h>
 
-static const char *const KERNELS[ECI_AK_N] = {"flash2", "flash3",             "triton",
-                                               "cudnn",  "sdpa_mem_efficient", "flash1"};
+static const char *const KERNELS[ECI_AK_N] = {"flash2", "flash3", "triton", "cudnn", "sdpa_mem_efficient",
+                                               "flash1", "flash4"};
 
 const char *eci_attn_kernel_name(int kernel)
 {
@@ -61,8 +61,8 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
         if (strcmp(kernel, KERNELS[k]) == 0)
             row->kernel = k;
     if (row->kernel < 0)
-        return eci_error(ctx, EC_EPARSE, "%s:%zu: unknown kernel '%s' (flash1, flash2, flash3, triton, cudnn, "
-                         "sdpa_mem_efficient)", path, line, eci_echo(echo, sizeof echo, kernel));
+        return eci_error(ctx, EC_EPARSE, "%s:%zu: unknown kernel '%s' (flash1, flash2, flash3, flash4, triton, "
+                         "cudnn, sdpa_mem_efficient)", path, line, eci_echo(echo, sizeof echo, kernel));
     if (row->arch[0] == '\0')
         return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s': empty architecture (a gpus.csv architecture, or '*' "
                          "for the prior)", path, line, kernel);

@@ -58,7 +58,7 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
                          eci_echo(echo, sizeof echo, mask));
     row->unmasked_only = strcmp(mask, "none") == 0;
     for (int k = 0; k < ECI_AK_N; k++)
-        if (k != ECI_AK_FLASH3 && k != ECI_AK_TRITON && strcmp(backend, eci_attn_kernel_name(k)) == 0)
+        if (k != ECI_AK_FLASH3 && k != ECI_AK_FLASH4 && k != ECI_AK_TRITON && strcmp(backend, eci_attn_kernel_name(k)) == 0)
             row->kernel = k;
     if (row->kernel < 0)
         return eci_error(ctx, EC_EPARSE, "%s:%zu: backend '%s' is not one SDPA prices (flash1, flash2, cudnn, "

@@ -29,7 +29,7 @@ int eci_gpu_tf32(const eci_gpu *g)
 
 const char *eci_attention_name(int attention)
 {
-    static const char *const NAMES[] = {"sdpa", "eager", "flash", "flash_triton", "flash3", "cudnn", "flash1"};
+    static const char *const NAMES[] = {"sdpa", "eager", "flash", "flash_triton", "flash3", "cudnn", "flash1", "flash4"};
     return attention >= 0 && attention < (int)(sizeof NAMES / sizeof NAMES[0]) ? NAMES[attention] : "?";
 }
 
@@ -47,6 +47,8 @@ int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int 
         return ECI_AK_CUDNN;
     case EC_ATTN_FLASH1:
         return ECI_AK_FLASH1;
+    case EC_ATTN_FLASH4:
+        return ECI_AK_FLASH4;
     default: /* SDPA's dispatch by release, GPU, dtype and padding mask: models/sdpa_backends.csv */
         return eci_sdpa_kernel(ctx, torch_version, g->compute_capability,
                                precision != EC_PREC_FP32 && precision != EC_PREC_TF32, masked);

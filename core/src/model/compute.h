@@ -95,7 +95,7 @@ EC_INTERNAL void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precisi
                                 eci_rates *r);
 /* attention= as the config spells it (ec_attention). */
 EC_INTERNAL const char *eci_attention_name(int attention);
-/* The fused attention kernel (ECI_AK_*) attention= runs on g at this precision: flash2, flash3,
+/* The fused attention kernel (ECI_AK_*) attention= runs on g at this precision: flash2, flash3, flash4,
  * triton and cudnn as named; sdpa (and eager where the network has only a fused path) as
  * PyTorch's SDPA dispatch picks it: its flash backend, FlashAttention-2, for 16-bit inputs from
  * compute capability 8.0, else the memory-efficient backend; masked: the batch carries a padding

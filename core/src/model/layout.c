@@ -182,7 +182,8 @@ static int check_precision(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
             return eci_error(ctx, EC_EINVAL, "attention=%s: %s (%s) cannot run it: models/attention.csv has no %s "
                              "row for architecture '%s'%s", name, g->id, g->architecture, eci_attn_kernel_name(k),
                              g->architecture, k == ECI_AK_FLASH3 ? " (FlashAttention-3 runs on Hopper only: use "
-                             "attention=flash2 or cudnn)" : "");
+                             "attention=flash2 or cudnn)" : k == ECI_AK_FLASH4 ? " (FlashAttention-4: public rates "
+                             "for Blackwell only; use attention=flash3, flash2 or cudnn)" : "");
     }
     return EC_OK;
 }

@@ -116,7 +116,7 @@ int eci_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
     if (cfg->packed_seq_len > 0 && (cfg->attention == EC_ATTN_SDPA || cfg->attention == EC_ATTN_EAGER ||
                                     cfg->attention == EC_ATTN_FLASH_TRITON))
         return eci_error(ctx, EC_EINVAL, "key 'packed_seq_len': packed sequences attend within each sequence only "
-                         "with a variable-length kernel (attention=flash, flash1, flash3 or cudnn), not attention=%s",
+                         "with a variable-length kernel (attention=flash, flash1, flash3, flash4 or cudnn), not attention=%s",
                          cfg->attention == EC_ATTN_SDPA ? "sdpa" : cfg->attention == EC_ATTN_EAGER ? "eager" : "triton");
     if (cfg->packed_seq_len > 0 && cfg->padding != EC_PAD_MAX_LENGTH)
         return eci_error(ctx, EC_EINVAL, "key 'packed_seq_len': a pack is seq_len tokens long; padding=%s pads "

@@ -170,7 +170,7 @@ typedef struct eci_shape {
     double mask_bytes;      /* bytes per element of a dropout mask */
     double mlm_frac;        /* share of positions predicted by the MLM head */
     int eager_attention;    /* 1: HF eager attention (s x s scores kept); 0: fused SDPA */
-    int flash;              /* a flash-style kernel (attention=flash/flash2, flash3, triton, cudnn): causal
+    int flash;              /* a flash-style kernel (attention=flash/flash2, flash3, flash4, triton, cudnn): causal
                                blocks skipped, sliding windows honoured, grouped K/V read in place */
     int gelu_new_kernels;   /* elementwise kernels of GPT-2's Python gelu_new (constants.csv) */
     int gelu_python_kernels; /* elementwise kernels of the Python erf GELU, gelu_python (constants.csv) */
