@@ -49,7 +49,8 @@ LLM_STACKS = [("nemo2407", "NeMo 24.07 (Megatron-Core, TE)"), ("mbridge", "Megat
               ("torchtune", "torchtune"), ("flash", "flash-attention GPT"),
               ("torchtitan", "torchtitan (FSDP2, SDPA flash)"),
               ("mlperf-bert", "MLPerf BERT (PyTorch, apex/TE fused, packed)"),
-              ("mlperf-gpt3", "MLPerf GPT-3 (NeMo, TE FP8)")]
+              ("mlperf-gpt3", "MLPerf GPT-3 (NeMo, TE FP8)"),
+              ("stas00", "DeepSpeed ZeRO (stas00: FA3 / FA4, Liger)")]
 
 
 def architectures(models):

@@ -10,8 +10,8 @@ import sys
 NAMES = {"mbridge": "Megatron-Bridge (TE)", "mlperf-bert": "MLPerf BERT (apex DistributedFusedLAMB)",
          "mlperf-gpt3": "MLPerf GPT-3 175B (NeMo, TE FP8)", "nemo2407": "NeMo 24.07 (TE FP8)",
          "torchtitan": "torchtitan (FSDP2)", "flash": "flash-attention GPT3 (FlashAttention v1)",
-         "torchtune": "torchtune (compile)"}
-GPUS = {"h100": "H100", "a100": "A100", "b200": "B200", "gb200": "GB200", "gb300": "GB300", "rtx-a6000": "RTX A6000",
+         "torchtune": "torchtune (compile)", "stas00": "DeepSpeed ZeRO (stas00; FA3 / FA4)"}
+GPUS = {"h100": "H100", "h200": "H200", "a100": "A100", "b200": "B200", "gb200": "GB200", "gb300": "GB300", "rtx-a6000": "RTX A6000",
         "rtx4090": "RTX 4090"}
 
 
@@ -44,6 +44,7 @@ def main():
     for gpu, src in order:
         line("%s %s" % (gpu, NAMES.get(src, src)), groups[(gpu, src)])
     line("H100, every stack", [e for r, g, s, e in all_rows if g == "H100"])
+    line("Hopper (H100, H200), every stack", [e for r, g, s, e in all_rows if g in ("H100", "H200")])
     tt = [(r, e) for r, g, s, e in all_rows if r.startswith("torchtitan-h100")]
     line("H100 torchtitan 8B bf16, eager and compile", [e for r, e in tt if "amp_bf16" in r])
     line("H100 torchtitan 8B Float8 on 8 GPUs (8k-256k)", [e for r, e in tt if "8b-8x-amp_fp8" in r])

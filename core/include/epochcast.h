@@ -318,9 +318,12 @@ typedef enum ec_loss_kind {
     EC_LOSS_KIND_SUM,               /* logits.sum(), as memory and speed benchmarks do: no log-probabilities */
     EC_LOSS_KIND_CROSS_ENTROPY_FP32, /* cross entropy on logits upcast to fp32 in a 16-bit model (torchtune's
                                        output(h).float() and CEWithChunkedOutputLoss' logits.float()) */
-    EC_LOSS_KIND_FUSED_CROSS_ENTROPY /* a causal LM's cross entropy in one kernel on the 16-bit logits, its
+    EC_LOSS_KIND_FUSED_CROSS_ENTROPY, /* a causal LM's cross entropy in one kernel on the 16-bit logits, its
                                         gradient written in place (apex/flash-attn xentropy; labels shifted
                                         by the data loader, so no shifted copy of the logits) */
+    EC_LOSS_KIND_FUSED_LINEAR_CROSS_ENTROPY /* a causal LM's vocabulary projection and cross entropy together, one
+                                               chunk of rows at a time, both gradients made in the forward
+                                               (Liger-Kernel's LigerFusedLinearCrossEntropy): no logits kept */
 } ec_loss_kind;
 
 typedef struct ec_config {

@@ -148,7 +148,8 @@ typedef enum ec_loss_kind {
     EC_LOSS_KIND_CROSS_ENTROPY = 0,
     EC_LOSS_KIND_SUM,
     EC_LOSS_KIND_CROSS_ENTROPY_FP32,
-    EC_LOSS_KIND_FUSED_CROSS_ENTROPY
+    EC_LOSS_KIND_FUSED_CROSS_ENTROPY,
+    EC_LOSS_KIND_FUSED_LINEAR_CROSS_ENTROPY
 } ec_loss_kind;
 typedef struct ec_config {
     char model[512];

@@ -341,6 +341,23 @@ static void test_offload_moves_states_to_host(void **state)
     ec_ctx_free(ctx);
 }
 
+/* The host's update under offload: every GPU of a node runs CPU Adam on its shard at the same time
+ * against the host memory bandwidth they share (step.c): cpu = (P / N) x per_node x
+ * host_optimizer_bytes_per_param / host_optimizer_bytes_per_s.  8 GPUs as one node of 8 or two of 4
+ * move the same shard over PCIe, so the update's time differs by (P / 8) x (8 - 4) x that rate. */
+static void test_offload_shares_host_bandwidth(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result one, two;
+    predict(ctx, &one, ZERO_BASE " num_gpus=8 strategy=zero zero_stage=2 offload=optimizer");
+    predict(ctx, &two, ZERO_BASE " num_gpus=8 gpus_per_node=4 strategy=zero zero_stage=2 offload=optimizer");
+    double s_per_param = eci_const(ctx, EC_C_host_optimizer_bytes_per_param) /
+                         eci_const(ctx, EC_C_host_optimizer_bytes_per_s);
+    assert_rel(one.comm.offload_s - two.comm.offload_s, L_PARAMS / 8.0 * 4.0 * s_per_param, TOL_SUM);
+    ec_ctx_free(ctx);
+}
+
 /* ==== collectives ============================================================================ */
 
 /* eci_coll_s against the nccl-tests definitions at the plateau (the ramp is test_comm.c's):
@@ -1381,6 +1398,7 @@ int main(void)
         cmocka_unit_test(test_zero12_per_param_bytes),
         cmocka_unit_test(test_zero3_fsdp_divide_all_states),
         cmocka_unit_test(test_offload_moves_states_to_host),
+        cmocka_unit_test(test_offload_shares_host_bandwidth),
         cmocka_unit_test(test_collectives_nccl_tests_formulas),
         cmocka_unit_test(test_groups_across_nodes_use_network),
         cmocka_unit_test(test_pipeline_makespan_and_bubble),

@@ -493,6 +493,34 @@ static void test_loss_fused(void **state)
     ec_ctx_free(ctx);
 }
 
+/* loss=fused_linear_cross_entropy (Liger): the projection and the loss chunk by chunk, chunks of
+ * next_power_of_2(ceil(T / ceil(V / width))) rows (gpt2, T = 128: ceil(50257 / 768) = 66,
+ * ceil(128 / 66) = 2, so 2 rows); the head's output is one chunk's logits, the loss kernel reads
+ * and writes each 16-bit logit once in the forward and keeps 4 bytes per row, its backward scales
+ * the input's gradient (T x width, 16 bits, read and written); no logits returned, no fp32 copy. */
+static void test_loss_fused_linear(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = net_or_fail(ctx, "gpt2");
+    double b = 2, s = 64, V = 50257, T = b * s, width = 768, rows = 2;
+    eci_workload wl = {0};
+    eci_shape sh = shape_of(EC_PREC_AMP_BF16, b, s, 0);
+    sh.loss_fused = 2;
+    expand_or_fail(ctx, net, ECI_TASK_LM, &sh, &wl);
+    assert_int_equal(ec_test_count_ops(&wl, "fused_linear_xentropy"), 1);
+    assert_int_equal(ec_test_count_ops(&wl, "log_softmax") + ec_test_count_ops(&wl, "shift_logits") +
+                         ec_test_count_ops(&wl, "cast_logits") + ec_test_count_ops(&wl, "fused_xentropy"), 0);
+    const eci_op *x = ec_test_first_op(&wl, "fused_linear_xentropy");
+    assert_rel(x->fwd_bytes, T * V * 2.0 * 2.0, EC_TOL_CLOSED_FORM);
+    assert_rel(x->bwd_bytes, 2.0 * T * width * 2.0, EC_TOL_CLOSED_FORM);
+    assert_rel(x->saved_bytes, T * 4.0, EC_TOL_CLOSED_FORM);
+    assert_rel(ec_test_first_op(&wl, "lm_head")->out_bytes, rows * V * 2.0, EC_TOL_CLOSED_FORM);
+    assert_true(wl.output_bytes == 0);
+    eci_workload_release(ctx, &wl);
+    ec_ctx_free(ctx);
+}
+
 /* Fused SDPA keeps no s x s tensor: activations are linear in s at fixed b·s. */
 static void test_sdpa_no_quadratic_memory(void **state)
 {
@@ -651,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_gelu_new_autocast), cmocka_unit_test(test_rmsnorm_casts),
         cmocka_unit_test(test_gelu_new_fused),
         cmocka_unit_test(test_loss_fused),
+        cmocka_unit_test(test_loss_fused_linear),
         cmocka_unit_test(test_sdpa_no_quadratic_memory),
         cmocka_unit_test(test_deep_networks),
         cmocka_unit_test(test_task_family_mismatch),

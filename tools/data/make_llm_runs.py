@@ -39,7 +39,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
           "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe",
           "tp_comm_overlap", "tp_overlap_cfg", "trainer", "torch_version", "gradient_as_bucket_view",
-          "loss"]
+          "loss", "offload"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -752,6 +752,61 @@ def from_torchtitan(h100, a100, skipped):
     return out
 
 
+UPGRADE_GPU = {"H200": ("h200-sxm-141gb", "flash3"), "B200": ("b200", "flash4")}
+UPGRADE_COMMON = ("model=meta-llama/Llama-3.1-8B (real weights), 8 GPUs in one node, precision=bf16: DeepSpeed's bf16 "
+                  "(16-bit model, fp32 master weights and Adam states in the optimizer), max_grad_norm=1 "
+                  "(gradient_clipping 1.0); attention: HF attn_implementation as benchmark.py's detect_backend picks it, "
+                  "flash_attention_3 on the H200 (attention=flash3), flash_attention_4 on the B200 (attention=flash4); "
+                  "torch_version=2.13 (2.13.0/cu130 on both)")
+
+
+def from_stas00_upgrade(rows):
+    """stas00's H200 vs B200 Llama-3.1-8B DeepSpeed sweep and 8k decomposition (bench/data/llm/README.md)."""
+    out = []
+    for r in rows:
+        gpu, attention = UPGRADE_GPU[r["gpu"]]
+        seq = int(r["seq_len"])
+        sweep = r["method"].startswith("sweep")
+        rec = {"model": "meta-llama/Llama-3.1-8B", "gpu": gpu, "num_gpus": 8, "gpus_per_node": 8, "strategy": "zero",
+               "precision": "bf16", "attention": attention, "batch_per_gpu": 1, "grad_accum": 1, "seq_len": seq,
+               "max_grad_norm": 1, "torch_version": "2.13", "compile": 0}
+        if sweep:
+            rec.update(zero_stage=3, offload="optimizer", optimizer="adamw", checkpointing=1, kernels="fused",
+                       loss="fused_linear_cross_entropy")
+            how = ("zero_stage=3 offload=optimizer: ZeRO-3 with offload_optimizer cpu (DeepSpeedCPUAdam on the host, "
+                   "the host's CPU and memory not stated); checkpointing=1: gradient_checkpointing_enable on every "
+                   "decoder layer; kernels=fused: Liger's fused RMSNorm, RoPE and SwiGLU; "
+                   "loss=fused_linear_cross_entropy: Liger's fused linear cross-entropy (in training mode) runs the "
+                   "head and the loss in chunks of next_power_of_2(cdiv(tokens, cdiv(vocab, hidden))) tokens "
+                   "(liger_kernel/ops/fused_linear_cross_entropy.py), no full logits")
+        else:
+            rec.update(zero_stage=2, zero_reduce="all_reduce", optimizer="adamw_fused", checkpointing=0,
+                       kernels="eager", loss="cross_entropy_fp32")
+            how = ("zero_stage=2 zero_reduce=all_reduce: DeepSpeed ZeRO-2 (docs/keys.md); optimizer=adamw_fused: "
+                   "DeepSpeed's FusedAdam (multi-tensor, adam_w_mode) for optimizer type AdamW without offload; "
+                   "kernels=eager, no Liger; loss=cross_entropy_fp32: transformers' ForCausalLMLoss upcasts the "
+                   "logits to fp32")
+        if r["metric"] == "tflops_per_gpu":
+            dense_n = (4096 * 14336 * 3 + 4096 * (4096 + 1024 + 1024 + 4096)) * 32 + 128256 * 4096
+            tflop = (6 * dense_n * seq + 6 * seq ** 2 * 128 * 32 * 32) / 1e12
+            step_s = tflop / float(r["value"])
+            rec.update(metric="tokens_per_s", value="%.6g" % (8 * seq / step_s))
+            what = ("tokens_per_s = 8 GPUs x %d tokens / step, step = %.4g TFLOP (estimate_tflos: 6 x %d dense "
+                    "parameters x tokens + 6 x seq^2 x 128 x 32 heads x 32 layers) / %s TFLOPS = %.4g s"
+                    % (seq, tflop, dense_n, r["value"], step_s))
+            tag = ""
+        else:
+            rec.update(metric="reserved_bytes", value=int(round(float(r["value"]) * 2 ** 30)))
+            what = "reserved_bytes = %s GiB x 2^30 (max_memory_reserved, the largest over the ranks)" % r["value"]
+            tag = "-mem"
+        rec["id"] = "stas00-upgrade-%s-llama-3.1-8b-%s-s%d%s" % (
+            gpu.split("-")[0], "zero3-offload" if sweep else "zero2", seq, tag)
+        rec["source"] = "%s (%s; %s); %s; %s; %s; %s" % (r["source_path"], r["source"], r["method"], r["notes"], what,
+                                                         how, UPGRADE_COMMON)
+        out.append(rec)
+    return out
+
+
 MLPERF_GPU = {"NVIDIA A100-SXM4-80GB": ("a100-sxm4-80gb", "ib-hdr-200"),
               "NVIDIA H100-SXM5-80GB": ("h100-sxm5-80gb", "ib-ndr-400")}
 MLPERF_BERT = ("model=bert-large task=pretrain (MLPerf phase 2: BERT-large, MLM on at most 76 masked positions + NSP; "
@@ -925,6 +980,7 @@ def build():
     runs += from_flash_attention(read("flash_attention_training.csv"))
     runs += from_torchtitan(read("torchtitan_h100_202412.csv"), read("torchtitan_performance_md.csv"), skipped)
     runs += from_mlperf(read("mlperf_training.csv"), skipped)
+    runs += from_stas00_upgrade(read("stas00_upgrade.csv"))
     ids = [r["id"] for r in runs]
     if len(set(ids)) != len(ids):
         raise SystemExit("duplicate ids: %s" % sorted({i for i in ids if ids.count(i) > 1}))

@@ -179,9 +179,9 @@ static const key_def KEYS[] = {
          "GiB kept free beyond what must be allocated, 0..the GPU's memory [auto: the allocator's usual slack]"),
     INT(loss_chunks, 1, 65536, 1, "chunked cross entropy, fp32 logits one chunk at a time (torchtune: 8) [1]"),
     BOOL(optimizer_in_bwd, "optimizer step in backward, freeing each gradient (torchtune), 0/1 [0]"),
-    ENUM("loss", loss, 0, "cross_entropy, sum, cross_entropy_fp32, fused_cross_entropy",
-         "backpropagated: cross_entropy (the head's), sum, cross_entropy_fp32 (upcast), fused_cross_entropy "
-         "(xentropy) [cross_entropy]"),
+    ENUM("loss", loss, 0, "cross_entropy, sum, cross_entropy_fp32, fused_cross_entropy, fused_linear_cross_entropy",
+         "cross_entropy, sum, cross_entropy_fp32 (upcast), fused_cross_entropy (xentropy), "
+         "fused_linear_cross_entropy [cross_entropy]"),
     ENUM("zero_grad", zero_grad, 0, "auto, set_to_none, zeros, never",
          "how the loop clears gradients: set_to_none, zeros (kept alive), never [auto: zeros before 2.0]"),
     /* issue 41: a run's length without an epoch */

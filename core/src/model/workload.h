@@ -225,8 +225,9 @@ typedef struct eci_shape {
                                probabilities inside the experts' fused activation (experts.py TEGroupedMLP:
                                weighted_bias_swiglu_impl), so the combine's unpermute keeps only its index map */
     int lora_dropout;       /* LoRA: lora_dropout > 0, each adapter's input passes an nn.Dropout */
-    int loss_fused;         /* loss=fused_cross_entropy: a causal LM's loss in one xentropy kernel on the
-                               16-bit logits (the head's fused_loss; workload_heads.c causal_lm) */
+    int loss_fused;         /* 1: loss=fused_cross_entropy, a causal LM's loss in one xentropy kernel on the
+                               16-bit logits (the head's fused_loss); 2: fused_linear_cross_entropy, the
+                               projection and the loss chunk by chunk, no logits kept (workload_heads.c) */
 } eci_shape;
 
 /* Build the op list into wl (which must be zeroed or hold an earlier expansion: its arrays are

@@ -7,6 +7,7 @@
 #include "model/workload_build.h"
 
 #include <math.h>
+#include <string.h>
 
 /* ---- heads -------------------------------------------------------------------------------- */
 /* The first token of every sample (a view; the next op keeps it as a new tensor). */
@@ -77,8 +78,39 @@ static double vocab_of(const eci_net *net)
 
 /* A causal LM's vocabulary projection (V: this GPU's slice) and its loss over T rows: fused, or
  * HF's shifted cross entropy; then the trainer's metric losses. */
+/* Liger's fused linear cross-entropy (liger_kernel/ops/fused_linear_cross_entropy.py, the
+ * training forward of its Llama-family models): rows in chunks of next_power_of_2(ceil(T /
+ * ceil(V / width))), each chunk's logits made, turned into their gradient in place by one kernel
+ * (read and write 16 bits) and multiplied back into the input's and the weight's gradients, all in
+ * the forward; the backward only scales those.  The projection's GEMMs are the head's (the same
+ * FLOPs, run in the forward); memory holds one chunk of logits, never all of them, and the
+ * input's gradient in place of the saved input. */
+static void fused_linear_loss(builder *b, const ec_head *hd, double T, double V)
+{
+    double width = b->cur.width, inc = ceil(V / width);
+    double chunk = exp2(ceil(log2(ceil(T / inc)))), rows = chunk < T ? chunk : T;
+    size_t head = b->wl->n_ops;
+    vocab_projection(b, hd, V);
+    if (b->rc != EC_OK)
+        return;
+    for (size_t i = head; i < b->wl->n_ops; i++) /* past the weight's autocast cast, if any */
+        if (strcmp(b->wl->ops[i].name, "lm_head") == 0)
+            b->wl->ops[i].out_bytes = rows * V * b->act; /* one chunk's logits */
+    eci_op *op = mem(b, "fused_linear_xentropy", T * V, 2.0 * b->act, T * 4.0);
+    if (op != NULL) {
+        op->out_bytes = 0;
+        op->bwd_bytes = 2.0 * T * width * b->act; /* grad_input x grad_output */
+        op->loss = 1;
+    }
+}
+
 static void causal_lm(builder *b, const ec_head *hd, double T, double V)
 {
+    if (b->sh->loss_fused == 2) {
+        fused_linear_loss(b, hd, T, V);
+        vocab_parallel_loss(b, T);
+        return;
+    }
     vocab_projection(b, hd, V);
     if (hd->fused_loss || b->sh->loss_fused) { /* xentropy (the config's loss_fn, or loss=
                                                 * fused_cross_entropy): reads the 16-bit logits once, keeps

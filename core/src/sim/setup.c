@@ -272,7 +272,9 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .loss_sum = cfg->loss == EC_LOSS_KIND_SUM,
                          .quant_head = cfg->quant_head && cfg->lora_r > 0 && base_quant_bytes(ctx, cfg) > 0,
                          .loss_fp32 = cfg->loss == EC_LOSS_KIND_CROSS_ENTROPY_FP32,
-                         .loss_fused = cfg->loss == EC_LOSS_KIND_FUSED_CROSS_ENTROPY,
+                         .loss_fused = cfg->loss == EC_LOSS_KIND_FUSED_CROSS_ENTROPY          ? 1
+                                     : cfg->loss == EC_LOSS_KIND_FUSED_LINEAR_CROSS_ENTROPY ? 2
+                                                                                           : 0,
                          /* torch.compile's partitioner, and Megatron-Core's Transformer Engine layers
                           * (kernels=te), keep the same: TE's RMSNorm its input and rsigma (te
                           * pytorch/module/layernorm_linear.py, _RMSNorm), the fused RoPE nothing but

@@ -613,10 +613,12 @@ static void step_after_update(step *s, ec_result *res)
     const ec_config *cfg = s->cfg;
     timeline *t = &s->t;
     if (cfg->offload != EC_OFFLOAD_NONE) { /* the optimizer runs on the host (DeepSpeedCPUAdam, FSDP CPUOffload):
-                                            * gradients down and parameters back over PCIe, the update on the CPU */
+                                            * gradients down and parameters back over PCIe, the update on the CPU,
+                                            * where every GPU of the node updates its shard at the same time and
+                                            * they share the host's memory bandwidth (constants.csv) */
         double pcie = s->opt_params * (s->reduce_bytes + compute_elem_bytes(cfg->precision)) /
                       s->g->h2d_pinned_bytes_per_s;
-        double cpu = s->opt_params * eci_const(ctx, EC_C_host_optimizer_bytes_per_param) /
+        double cpu = s->opt_params * s->r.per_node * eci_const(ctx, EC_C_host_optimizer_bytes_per_param) /
                      eci_const(ctx, EC_C_host_optimizer_bytes_per_s);
         if (cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS) /* FSDP moved them with each reduction already */
             pcie = 0;

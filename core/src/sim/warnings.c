@@ -91,6 +91,8 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     IGNORED(cfg->lora_r <= 0 && cfg->lora_dropout > 0, "lora_dropout (needs lora_r)");
     IGNORED(cfg->loss == EC_LOSS_KIND_FUSED_CROSS_ENTROPY && !causal_lm_head(r),
             "loss=fused_cross_entropy (a causal LM head only)");
+    IGNORED(cfg->loss == EC_LOSS_KIND_FUSED_LINEAR_CROSS_ENTROPY && !causal_lm_head(r),
+            "loss=fused_linear_cross_entropy (a causal LM head only)");
     IGNORED(cfg->overlap_param_gather && (r->strategy != EC_STRATEGY_ZERO || cfg->zero_stage >= 3),
             "overlap_param_gather (zero_stage 1 or 2 only)");
     IGNORED(cfg->zero_flat_copies && (r->strategy != EC_STRATEGY_ZERO || cfg->zero_stage >= 3),
