@@ -50,7 +50,8 @@ LLM_STACKS = [("nemo2407", "NeMo 24.07 (Megatron-Core, TE)"), ("mbridge", "Megat
               ("torchtitan", "torchtitan (FSDP2, SDPA flash)"),
               ("mlperf-bert", "MLPerf BERT (PyTorch, apex/TE fused, packed)"),
               ("mlperf-gpt3", "MLPerf GPT-3 (NeMo, TE FP8)"),
-              ("stas00", "DeepSpeed ZeRO (stas00: FA3 / FA4, Liger)")]
+              ("stas00", "DeepSpeed ZeRO (stas00: FA3 / FA4, Liger)"),
+              ("mlperf-llama31", "MLPerf Llama 3.1 8B (NeMo, TE FP8)")]
 
 
 def architectures(models):

@@ -80,7 +80,8 @@ static void group_of(const char *id, char *out, size_t n)
                                             {"torchtitan-a100-", "torchtitan (A100)"},
                                             {"mlperf-bert-", "MLPerf BERT (PyTorch)"},
                                             {"mlperf-gpt3-", "MLPerf GPT-3 (NeMo)"},
-                                            {"stas00-upgrade-", "DeepSpeed ZeRO (stas00)"}};
+                                            {"stas00-upgrade-", "DeepSpeed ZeRO (stas00)"},
+                                            {"mlperf-llama31-", "MLPerf Llama 3.1 8B (NeMo)"}};
     for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
         if (strncmp(id, groups[g][0], strlen(groups[g][0])) == 0) {
             eci_strlcpy(out, groups[g][1], n);

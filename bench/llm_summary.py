@@ -10,7 +10,8 @@ import sys
 NAMES = {"mbridge": "Megatron-Bridge (TE)", "mlperf-bert": "MLPerf BERT (apex DistributedFusedLAMB)",
          "mlperf-gpt3": "MLPerf GPT-3 175B (NeMo, TE FP8)", "nemo2407": "NeMo 24.07 (TE FP8)",
          "torchtitan": "torchtitan (FSDP2)", "flash": "flash-attention GPT3 (FlashAttention v1)",
-         "torchtune": "torchtune (compile)", "stas00": "DeepSpeed ZeRO (stas00; FA3 / FA4)"}
+         "torchtune": "torchtune (compile)", "stas00": "DeepSpeed ZeRO (stas00; FA3 / FA4)",
+         "mlperf-llama31": "MLPerf Llama 3.1 8B (NeMo, TE FP8)"}
 GPUS = {"h100": "H100", "h200": "H200", "a100": "A100", "b200": "B200", "gb200": "GB200", "gb300": "GB300", "rtx-a6000": "RTX A6000",
         "rtx4090": "RTX 4090"}
 

@@ -358,6 +358,29 @@ static void test_offload_shares_host_bandwidth(void **state)
     ec_ctx_free(ctx);
 }
 
+/* kernels=te (Megatron-Core) reduces its gradients in Megatron-Core DDP's buckets, max(4e7, 1e6 x dp)
+ * parameters each at the gradients' 16-bit width (distributed_data_parallel.py), not PyTorch DDP's 25 MiB:
+ * the same as naming that bucket with bucket_cap_mb = max(4e7, 1e6 x 128) x 2 / 2^20 on 128 data-parallel
+ * ranks (16 nodes of 8), and fewer, larger collectives than the 25 MiB buckets of kernels=fused. */
+static void test_megatron_buckets(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result te, named, fused;
+    const char *base = "model=llama-3.1-8b gpu=h100-sxm5-80gb precision=amp_bf16 optimizer=adam batch_per_gpu=1 "
+                       "seq_len=4096 num_gpus=128 strategy=zero zero_stage=1 data=on_gpu";
+    char w[400];
+    snprintf(w, sizeof w, "%s kernels=te", base);
+    predict(ctx, &te, w);
+    snprintf(w, sizeof w, "%s kernels=te bucket_cap_mb=%.17g", base, 128e6 * 2.0 / 1048576.0);
+    predict(ctx, &named, w);
+    snprintf(w, sizeof w, "%s kernels=fused", base);
+    predict(ctx, &fused, w);
+    assert_rel(te.comm.dp_reduce_s, named.comm.dp_reduce_s, TOL_SUM);
+    assert_true(te.comm_total_s < fused.comm_total_s);
+    ec_ctx_free(ctx);
+}
+
 /* ==== collectives ============================================================================ */
 
 /* eci_coll_s against the nccl-tests definitions at the plateau (the ramp is test_comm.c's):
@@ -749,7 +772,8 @@ static void test_tp_comm_grows_with_tp(void **state)
 /* kernels=te with sequence parallelism: Transformer Engine's column-parallel linears run the
  * backward's reduce-scatter (and the input's second all-gather) under their GEMMs, so the
  * tensor-parallel time is lower than kernels=fused's, which waits for every collective, and
- * never below the forward's collectives (still exposed); without tp nothing changes. */
+ * never below the forward's collectives (still exposed); without tp nothing changes (at the same
+ * gradient buckets). */
 static void test_te_tp_backward_overlap(void **state)
 {
     (void)state;
@@ -760,8 +784,9 @@ static void test_te_tp_backward_overlap(void **state)
     assert_true(te.comm.tp_s < fused.comm.tp_s);
     assert_true(te.comm.tp_s > 0.5 * fused.comm.tp_s); /* the forward's half stays */
     assert_rel(te.breakdown.forward_s, fused.breakdown.forward_s, EC_TOL_CLOSED_FORM);
-    predict(ctx, &fused1, TP_BASE " tp=1 kernels=fused");
-    predict(ctx, &te1, TP_BASE " tp=1 kernels=te");
+    /* the same gradient buckets (kernels=te's default is Megatron-Core's: test_megatron_buckets) */
+    predict(ctx, &fused1, TP_BASE " tp=1 kernels=fused bucket_cap_mb=25");
+    predict(ctx, &te1, TP_BASE " tp=1 kernels=te bucket_cap_mb=25");
     assert_rel(te1.step_s, fused1.step_s, EC_TOL_CLOSED_FORM);
     ec_ctx_free(ctx);
 }
@@ -1399,6 +1424,7 @@ int main(void)
         cmocka_unit_test(test_zero3_fsdp_divide_all_states),
         cmocka_unit_test(test_offload_moves_states_to_host),
         cmocka_unit_test(test_offload_shares_host_bandwidth),
+        cmocka_unit_test(test_megatron_buckets),
         cmocka_unit_test(test_collectives_nccl_tests_formulas),
         cmocka_unit_test(test_groups_across_nodes_use_network),
         cmocka_unit_test(test_pipeline_makespan_and_bubble),

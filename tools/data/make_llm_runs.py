@@ -39,7 +39,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
           "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe",
           "tp_comm_overlap", "tp_overlap_cfg", "trainer", "torch_version", "gradient_as_bucket_view",
-          "loss", "offload"]
+          "loss", "offload", "bucket_cap_mb"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -752,6 +752,42 @@ def from_torchtitan(h100, a100, skipped):
     return out
 
 
+MLPERF_LLAMA_GPU = {"NVIDIA Blackwell GPU (B200-SXM-180GB)": "b200"}
+MLPERF_LLAMA = ("model=meta-llama/Llama-3.1-8B (MLPerf's llama31_8b: Llama 3.1 8B from scratch on C4); NVIDIA's NeMo "
+                "implementation (pretrain.py, Megatron-Core with Transformer Engine, the submission's b200_nemo "
+                "directory, container 25.09): kernels=te (USE_TE_OPS, FUSED_QKV_ROPE, CE_FUSION_IMPL=te), "
+                "attention=cudnn (TE's fused attention on sm100; no FP8 attention: config_common_fp8attn.sh not "
+                "sourced), precision=amp_fp8 (FP8=True, FP8_HYBRID=True, bf16 parameters with fp32 main weights) "
+                "with fp8_recipe=current (FP8_RECIPE=tensorwise: per-tensor current scaling), strategy=zero "
+                "zero_stage=1 (use_distributed_optimizer=True, pretrain.py get_optimizer), optimizer=adam (Megatron "
+                "'adam' with weight decay; logged opt_name adamw), overlap_param_gather=1 (OVERLAP_GRAD_REDUCE, "
+                "OVERLAP_PARAM_GATHER), cuda_graphs=1 (config_common_cg.sh: FULL_CUDA_GRAPH=1, MCORE_CUDA_GRAPH=1), "
+                "max_grad_norm=1 (logged opt_gradient_clip_norm), no activation recompute; not priced: FP8 parameter "
+                "all-gather (FP8_PARAM_GATHER=True), gradients reduced in bf16 (grad_reduce_in_fp32=False); network "
+                "not stated beyond 'InfiniBand' (PCIe-NIC 500 GB/s), left to the reference system's (DGX B200: 8 x "
+                "400 Gb/s)")
+
+
+def from_mlperf_llama(rows):
+    """MLPerf Training v5.1 Llama 3.1 8B runs of NVIDIA's NeMo implementation in FP8 (mlperf_llama31_8b.csv)."""
+    out = []
+    for r in rows:
+        n, gbs, mbs, ga, seq = (int(r[k]) for k in ("num_gpus", "global_batch", "micro_batch", "grad_accum", "seq_len"))
+        tp, pp, cp = int(r["tp"]), int(r["pp"]), int(r["cp"])
+        rec = {"model": "meta-llama/Llama-3.1-8B", "gpu": MLPERF_LLAMA_GPU[r["gpu"]], "num_gpus": n,
+               "gpus_per_node": 8, "strategy": "zero", "zero_stage": 1, "tp": tp, "pp": pp, "cp": cp,
+               "sequence_parallel": 0, "precision": "amp_fp8", "fp8_recipe": "current", "optimizer": "adam",
+               "attention": "cudnn", "kernels": "te", "batch_per_gpu": mbs, "grad_accum": ga, "seq_len": seq,
+               "cuda_graphs": 1, "overlap_param_gather": 1, "max_grad_norm": 1, "metric": "tokens_per_s",
+               "value": "%.6g" % (gbs * seq / float(r["value"]))}
+        what = "tokens_per_s = GBS %d x %d / %s s (the median step time)" % (gbs, seq, r["value"])
+        rec["source"] = "%s (%s); %s; %s; %s" % (r["source_path"], r["source"], r["notes"], what, MLPERF_LLAMA)
+        system = r["source_path"].split("/results/")[1].split("/")[0]
+        rec["id"] = "mlperf-llama31-8b-v51-%s-%dx-%s" % (rec["gpu"], n, system.replace(".", "-"))
+        out.append(rec)
+    return out
+
+
 UPGRADE_GPU = {"H200": ("h200-sxm-141gb", "flash3"), "B200": ("b200", "flash4")}
 UPGRADE_COMMON = ("model=meta-llama/Llama-3.1-8B (real weights), 8 GPUs in one node, precision=bf16: DeepSpeed's bf16 "
                   "(16-bit model, fp32 master weights and Adam states in the optimizer), max_grad_norm=1 "
@@ -904,6 +940,11 @@ def bert_grad_buckets(flags):
     return int(blocks[-1]) if blocks else 1
 
 
+MLPERF_GPT3_BUCKETS = ("; bucket_cap_mb=100: apex DistributedFusedAdam's gradient buckets (v3.0 conf/megatron_gpt_config.yaml "
+                       "L224 bucket_cap_mb: 100, run_and_time.sh L85 BUCKET_CAP_MB default 100; v3.1 "
+                       "conf/optim/distributed_fused_adam.yaml L2; no config of either round sets BUCKET_CAP_MB), not "
+                       "Megatron-Core's DistributedDataParallel (kernels=te's default bucket)")
+
 def from_mlperf(rows, skipped):
     """MLPerf Training closed-division NVIDIA runs (bench/data/llm/mlperf_training.csv)."""
     out = []
@@ -953,8 +994,8 @@ def from_mlperf(rows, skipped):
                 continue
             rec.update(model="mlperf-gpt3-175b", precision="amp_fp8", optimizer="adam", tp=tp, pp=pp, kernels="te",
                        pp_schedule="interleaved", pp_chunks=vp, sequence_parallel=1, overlap_param_gather=1,
-                       value=int(round(gbs * int(r["seq_len"]) / float(r["value"]))))
-            note = MLPERF_GPT3
+                       bucket_cap_mb=100, value=int(round(gbs * int(r["seq_len"]) / float(r["value"]))))
+            note = MLPERF_GPT3 + MLPERF_GPT3_BUCKETS
             if rnd == "v3.0":
                 rec["attention"] = "flash1"
                 note += "; v3.0 image: flash_attn 1.0.5 (FlashAttention-1: attention=flash1), TE release_v0.8"
@@ -981,6 +1022,7 @@ def build():
     runs += from_torchtitan(read("torchtitan_h100_202412.csv"), read("torchtitan_performance_md.csv"), skipped)
     runs += from_mlperf(read("mlperf_training.csv"), skipped)
     runs += from_stas00_upgrade(read("stas00_upgrade.csv"))
+    runs += from_mlperf_llama(read("mlperf_llama31_8b.csv"))
     ids = [r["id"] for r in runs]
     if len(set(ids)) != len(ids):
         raise SystemExit("duplicate ids: %s" % sorted({i for i in ids if ids.count(i) > 1}))

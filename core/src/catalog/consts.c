@@ -36,6 +36,7 @@ static const struct {
     {EC_C_gpus_per_node, 1, 1024},       {EC_C_gelu_new_kernels, 1, 1024},
     {EC_C_gelu_python_kernels, 1, 1024},
     {EC_C_flash1_kernel_head_dim_min, 8, 512},
+    {EC_C_megatron_bucket_min_params, 1, 1e12}, {EC_C_megatron_bucket_params_per_rank, 0, 1e12},
     {EC_C_rmsnorm_eager_kernels, 1, 1024}, {EC_C_rmsnorm_eager_passes, 1, 1024},
     {EC_C_rmsnorm_eager_fp32_passes, 0, 1024}, {EC_C_rmsnorm_eager_cast_kernels, 0, 1024},
     {EC_C_rope_eager_kernels, 1, 1024},  {EC_C_rmsnorm_fused_kernels, 1, 1024},

@@ -146,7 +146,9 @@
     X(compile_graph_call_s)            \
     X(zero3_reduce_bucket_elems)       \
     X(host_bound_util_frac)             \
-    X(flash1_kernel_head_dim_min)
+    X(flash1_kernel_head_dim_min)       \
+    X(megatron_bucket_min_params)       \
+    X(megatron_bucket_params_per_rank)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

@@ -260,7 +260,12 @@ static int step_dispatch(step *s)
 /* DDP's gradient bucket in bytes: the config's bucket_cap_mb, else constants.csv's 25 MiB. */
 static double ddp_bucket_bytes(const step *s)
 {
-    return s->cfg->bucket_cap_mb > 0 ? s->cfg->bucket_cap_mb * 1048576.0 : eci_const(s->ctx, EC_C_ddp_bucket_bytes);
+    if (s->cfg->bucket_cap_mb > 0)
+        return s->cfg->bucket_cap_mb * 1048576.0;
+    if (s->cfg->kernels == EC_KERNELS_TE) /* Megatron-Core's DDP: max(4e7, 1e6 x dp x cp) parameters a bucket */
+        return s->p.grad_elem_bytes * fmax(eci_const(s->ctx, EC_C_megatron_bucket_min_params),
+                                           eci_const(s->ctx, EC_C_megatron_bucket_params_per_rank) * s->lc.dp.n);
+    return eci_const(s->ctx, EC_C_ddp_bucket_bytes);
 }
 
 /* An empty timeline, the trainer's costs (trainer.c), DDP's Reducer (comm.c) on the job's ring
@@ -286,7 +291,7 @@ static void step_begin(step *s)
     s->dp_comm_s = 0;
     s->shard_comm[0] = s->shard_comm[1] = s->shard_comm[2] = 0;
     double first_cap = eci_const(ctx, EC_C_ddp_first_bucket_bytes), cap = ddp_bucket_bytes(s);
-    if (first_cap > cap) /* DDP's first bucket is its 1 MiB or the whole cap, whichever is smaller */
+    if (first_cap > cap || s->cfg->kernels == EC_KERNELS_TE) /* DDP's 1 MiB first bucket (Megatron has none) */
         first_cap = cap;
     if (s->cfg->grad_buckets > 0) /* apex's --dwu-num-blocks: the gradients in grad_buckets equal blocks, each
                                    * reduced once backward has filled it; one block: reduced after backward */

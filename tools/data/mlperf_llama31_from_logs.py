@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Transcribe MLPerf Training v5.1 closed-division Llama 3.1 8B results that ran NVIDIA's NeMo
+implementation in FP8 into bench/data/llm/mlperf_llama31_8b.csv (the raw schema of
+bench/data/llm/README.md).  Python 3 stdlib.
+
+    python3 tools/data/mlperf_llama31_from_logs.py GITDIR_V5_1 > bench/data/llm/mlperf_llama31_8b.csv
+
+GITDIR is a git directory of mlcommons/training_results_v5.1 (what the project's `fetch` tool
+mirrors); the script reads HEAD with `git show`.  The committed CSV is its output at the commit it
+names; the repository is not in this project, so ctest does not rerun it.
+
+What is read: each system directory's result_*.txt (MLLOG lines; each file one run of the same
+config): every `tracked_stats` `train_step_time` (seconds per optimizer step, NeMo's step timer,
+logged every LOG_EVERY_N_STEPS = 32 steps) of every run, value = their median; global_batch_size,
+gradient_accumulation_steps and max_sequence_length as logged.  The layout comes from the config
+file the submission's README and system name point to (SYSTEMS below); a run whose logged global
+batch is not the config's MINIBS x data-parallel size is refused.  Systems left out, and why:
+  * configs that source config_common_fp4.sh (NVFP4 GEMMs: no precision key) or
+    config_common_fp8attn.sh (FP8 attention: attention.csv has no FP8 rows): Dell
+    1xXE9680Lx8B200, Lenovo, Nebius, the Supermicro SYS-422GS and AS-4126GS 1-node systems and
+    NVIDIA's own 8-GPU GB200/GB300 systems;
+  * a submission with one config that is NVFP4 and one that is not for the same node count, so
+    that the logs cannot tell which ran (Oracle 1xBM.GPU.B200.8, Supermicro AS-8126GS B300);
+  * no config for the system in the submission (HPE's H200) or a host network that contradicts
+    itself (Verda: '100GbE InfiniBand');
+  * GB200/GB300 NVL systems (NVIDIA, Lambda): 4 GPUs per node on an NVL72 rack, kept for later.
+"""
+import json
+import re
+import statistics
+import subprocess
+import sys
+
+HEADER = ["source", "source_path", "model", "gpu", "num_gpus", "precision", "method", "global_batch", "micro_batch",
+          "grad_accum", "seq_len", "tp", "pp", "cp", "vp", "ep", "fsdp", "metric", "value", "notes"]
+
+UF = "University-of-Florida/benchmarks/llama31_8b/implementations/hpg.dgxb200x8/"
+# (submitter, system directory, config file, the implementation directory whose config_common*.sh it sources)
+SYSTEMS = [
+    ("University-of-Florida", "hpg.dgxb200x8.n1", UF + "config_DGXB200_1x8x2xtp1pp1cp1_8b.sh",
+     "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
+    ("University-of-Florida", "hpg.dgxb200x8.n2", UF + "config_DGXB200_2x8x2xtp1pp1cp1_8b.sh",
+     "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
+    ("University-of-Florida", "hpg.dgxb200x8.n4", UF + "config_DGXB200_4x8x1xtp1pp1cp2_8b.sh",
+     "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
+    ("University-of-Florida", "hpg.dgxb200x8.n8", UF + "config_DGXB200_8x8x1xtp1pp1cp2_8b.sh",
+     "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
+    ("University-of-Florida", "hpg.dgxb200x8.n16", UF + "config_DGXB200_16x8x1xtp1pp1cp2_8b.sh",
+     "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
+    ("University-of-Florida", "hpg.dgxb200x8.n32", UF + "config_DGXB200_32x8x1xtp1pp1cp2_8b.sh",
+     "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
+]
+
+
+def git(gitdir, *args):
+    return subprocess.run(["git", "--git-dir", gitdir] + list(args), check=True, capture_output=True,
+                          text=True).stdout
+
+
+def env_of(text):
+    env, sources = {}, []
+    for line in text.splitlines():
+        m = re.match(r"\s*export\s+(\w+)=(\S*)", line)
+        if m:
+            env[m.group(1)] = m.group(2).strip('"')
+        m = re.match(r"\s*source\s+.*/(config_\w+\.sh)", line)
+        if m:
+            sources.append(m.group(1))
+    return env, sources
+
+
+def main(argv):
+    gitdir = argv[1]
+    commit = git(gitdir, "rev-parse", "HEAD").strip()
+    files = git(gitdir, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
+    w = sys.stdout
+    w.write(",".join(HEADER) + "\n")
+    import csv
+    out = csv.writer(w, lineterminator="\n")
+    for org, system, config, common in SYSTEMS:
+        cfg, sources = env_of(git(gitdir, "show", "HEAD:" + config))
+        env = {}
+        for s in sources:  # the sourced defaults first, then the config's own exports
+            env.update(env_of(git(gitdir, "show", "HEAD:" + common + s))[0])
+        env.update(cfg)
+        if any("fp4" in s or "fp8attn" in s for s in sources):
+            raise SystemExit("%s sources %s" % (config, sources))
+        sysjson = json.loads(git(gitdir, "show", "HEAD:%s/systems/%s.json" % (org, system)))
+        runs = sorted(f for f in files if f.startswith("%s/results/%s/llama31_8b/result_" % (org, system)))
+        steps, gbs, ga, seq = [], set(), set(), set()
+        for f in runs:
+            for line in git(gitdir, "show", "HEAD:" + f).splitlines():
+                if ":::MLLOG" not in line:
+                    continue
+                ev = json.loads(line.split(":::MLLOG", 1)[1])
+                k, v = ev["key"], ev["value"]
+                if k == "tracked_stats" and isinstance(v, dict) and "train_step_time" in v:
+                    steps.append(float(v["train_step_time"]))
+                elif k == "global_batch_size":
+                    gbs.add(int(v))
+                elif k == "gradient_accumulation_steps":
+                    ga.add(int(float(v)))
+                elif k == "max_sequence_length":
+                    seq.add(int(v))
+        (gbs,), (ga,), (seq,) = gbs, ga, seq
+        n = int(env["DGXNNODES"]) * int(env["DGXNGPU"])
+        tp, pp, cp = (int(env[k]) for k in ("TENSOR_MODEL_PARALLEL", "PIPELINE_MODEL_PARALLEL", "CONTEXT_PARALLEL"))
+        dp = n // (tp * pp * cp)
+        mbs = int(env["MICRO_BATCH_SIZE"])
+        if gbs != int(env["MINIBS"]) * dp or gbs != mbs * ga * dp:
+            raise SystemExit("%s: logged GBS %d, GA %d against MINIBS %s, MBS %d x dp %d" %
+                             (system, gbs, ga, env["MINIBS"], mbs, dp))
+        keys = ["FP8", "FP8_HYBRID", "FP8_RECIPE", "FP8_PARAM_GATHER", "USE_DIST_OPTIMIZER", "OVERLAP_GRAD_REDUCE",
+                "OVERLAP_PARAM_GATHER", "FULL_CUDA_GRAPH", "MCORE_CUDA_GRAPH", "USE_TE_OPS", "FUSED_QKV_ROPE",
+                "CE_FUSION_IMPL", "SEQ_PARALLEL", "TP_COMM_OVERLAP", "LOG_EVERY_N_STEPS"]
+        notes = ("%d runs, %d logged step times (min %.4f, max %.4f s); config %s@%s sourcing %s from %s; %s; "
+                 "system %s: %s x %s, host networking '%s', framework '%s'" % (
+                     len(runs), len(steps), min(steps), max(steps), config, commit[:8], " ".join(sources), common,
+                     ", ".join("%s=%s" % (k, env.get(k, "(unset)")) for k in keys), system,
+                     sysjson["number_of_nodes"], sysjson["accelerators_per_node"], sysjson["host_networking"],
+                     sysjson["framework"]))
+        out.writerow(["MLPerf Training v5.1 closed, %s %s (%s)" % (org, system, sysjson["accelerator_model_name"]),
+                      "mlcommons/training_results_v5.1:%s/results/%s/llama31_8b/result_*.txt@%s" % (org, system, commit[:8]),
+                      "Llama 3.1 8B", sysjson["accelerator_model_name"], n, "fp8", "pretrain (NeMo, Megatron-Core)",
+                      gbs, mbs, ga, seq, tp, pp, cp, "", "", "", "train_step_time_median_s",
+                      "%.5f" % statistics.median(steps), notes])
+
+
+if __name__ == "__main__":
+    main(sys.argv)
