@@ -29,6 +29,7 @@ config that defines them.
 """
 import csv
 import os
+import re
 import sys
 
 HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strategy", "zero_stage",
@@ -763,9 +764,8 @@ MLPERF_LLAMA = ("model=meta-llama/Llama-3.1-8B (MLPerf's llama31_8b: Llama 3.1 8
                 "'adam' with weight decay; logged opt_name adamw), overlap_param_gather=1 (OVERLAP_GRAD_REDUCE, "
                 "OVERLAP_PARAM_GATHER), cuda_graphs=1 (config_common_cg.sh: FULL_CUDA_GRAPH=1, MCORE_CUDA_GRAPH=1), "
                 "max_grad_norm=1 (logged opt_gradient_clip_norm), no activation recompute; not priced: FP8 parameter "
-                "all-gather (FP8_PARAM_GATHER=True), gradients reduced in bf16 (grad_reduce_in_fp32=False); network "
-                "not stated beyond 'InfiniBand' (PCIe-NIC 500 GB/s), left to the reference system's (DGX B200: 8 x "
-                "400 Gb/s)")
+                "all-gather (FP8_PARAM_GATHER=True); network left to the reference system's (DGX B200: 8 x 400 Gb/s; "
+                "the systems state 'InfiniBand' with 500 GB/s PCIe-NIC, 'ROCE2', or nothing)")
 
 
 def from_mlperf_llama(rows):
@@ -780,7 +780,10 @@ def from_mlperf_llama(rows):
                "attention": "cudnn", "kernels": "te", "batch_per_gpu": mbs, "grad_accum": ga, "seq_len": seq,
                "cuda_graphs": 1, "overlap_param_gather": 1, "max_grad_norm": 1, "metric": "tokens_per_s",
                "value": "%.6g" % (gbs * seq / float(r["value"]))}
-        what = "tokens_per_s = GBS %d x %d / %s s (the median step time)" % (gbs, seq, r["value"])
+        bucket = int(re.search(r"BUCKET_SIZE=(\d+)", r["notes"]).group(1))
+        rec["bucket_cap_mb"] = "%.6g" % (bucket * 2 / 2 ** 20)
+        what = ("tokens_per_s = GBS %d x %d / %s s (the median step time); bucket_cap_mb = BUCKET_SIZE %d parameters "
+                "x 2 bytes (bf16 gradients: grad_reduce_in_fp32=False) / 2^20" % (gbs, seq, r["value"], bucket))
         rec["source"] = "%s (%s); %s; %s; %s" % (r["source_path"], r["source"], r["notes"], what, MLPERF_LLAMA)
         system = r["source_path"].split("/results/")[1].split("/")[0]
         rec["id"] = "mlperf-llama31-8b-v51-%s-%dx-%s" % (rec["gpu"], n, system.replace(".", "-"))

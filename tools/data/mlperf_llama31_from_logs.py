@@ -17,14 +17,20 @@ file the submission's README and system name point to (SYSTEMS below); a run who
 batch is not the config's MINIBS x data-parallel size is refused.  Systems left out, and why:
   * configs that source config_common_fp4.sh (NVFP4 GEMMs: no precision key) or
     config_common_fp8attn.sh (FP8 attention: attention.csv has no FP8 rows): Dell
-    1xXE9680Lx8B200, Lenovo, Nebius, the Supermicro SYS-422GS and AS-4126GS 1-node systems and
-    NVIDIA's own 8-GPU GB200/GB300 systems;
-  * a submission with one config that is NVFP4 and one that is not for the same node count, so
-    that the logs cannot tell which ran (Oracle 1xBM.GPU.B200.8, Supermicro AS-8126GS B300);
-  * no config for the system in the submission (HPE's H200) or a host network that contradicts
-    itself (Verda: '100GbE InfiniBand');
+    1xXE9680Lx8B200, Lenovo, Nebius, NVIDIA's own 8-GPU GB200/GB300 systems;
+  * a submission with one config that is NVFP4 or FP8 attention and one that is not for the same
+    node count, so that the logs cannot tell which ran (Oracle 1xBM.GPU.B200.8, Supermicro
+    SYS-422GS-NBRT-LCC and AS-4126GS-NBR-LCC);
+  * B300 systems (Dell XE9780, Supermicro AS-8126GS-NB3RT): models/gpus.csv has no HGX B300;
+  * no config for the system in the submission (HPE's H200), a host network that contradicts
+    itself (Verda: '100GbE InfiniBand'), Cisco's H100 implementation (an older NeMo whose
+    conf/custom.yaml defaults bucket_size to 64 parameters, a bucket per parameter tensor, which
+    grad_buckets' equal buckets do not express);
   * GB200/GB300 NVL systems (NVIDIA, Lambda): 4 GPUs per node on an NVL72 rack, kept for later.
+The gradient bucket is BUCKET_SIZE parameters where the config chain sets it, else the
+implementation's conf/custom.yaml default (model.optim.bucket_size, 134217728).
 """
+import csv
 import json
 import re
 import statistics
@@ -35,6 +41,8 @@ HEADER = ["source", "source_path", "model", "gpu", "num_gpus", "precision", "met
           "grad_accum", "seq_len", "tp", "pp", "cp", "vp", "ep", "fsdp", "metric", "value", "notes"]
 
 UF = "University-of-Florida/benchmarks/llama31_8b/implementations/hpg.dgxb200x8/"
+DELL = "Dell/benchmarks/llama31_8b/implementations/nemo/"
+ORACLE = "Oracle/benchmarks/llama31_8b/"
 # (submitter, system directory, config file, the implementation directory whose config_common*.sh it sources)
 SYSTEMS = [
     ("University-of-Florida", "hpg.dgxb200x8.n1", UF + "config_DGXB200_1x8x2xtp1pp1cp1_8b.sh",
@@ -49,6 +57,9 @@ SYSTEMS = [
      "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
     ("University-of-Florida", "hpg.dgxb200x8.n32", UF + "config_DGXB200_32x8x1xtp1pp1cp2_8b.sh",
      "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
+    ("Dell", "2xXE9680Lx8B200-SXM-180GB", DELL + "config_2xXE9680Lx8B200-SXM-180GB_2x8x2xtp1pp1cp1_8b.sh", DELL),
+    ("Dell", "2xXE9685Lx8B200-SXM-180GB", DELL + "config_XE9685Lx8B200-SXM-180GB_2x8x2xtp1pp1cp1.sh", DELL),
+    ("Oracle", "8xBM.GPU.B200.8", ORACLE + "config_DGXB200_8x8x1xtp1pp1cp2_8b.sh", ORACLE),
 ]
 
 
@@ -75,7 +86,6 @@ def main(argv):
     files = git(gitdir, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
     w = sys.stdout
     w.write(",".join(HEADER) + "\n")
-    import csv
     out = csv.writer(w, lineterminator="\n")
     for org, system, config, common in SYSTEMS:
         cfg, sources = env_of(git(gitdir, "show", "HEAD:" + config))
@@ -83,6 +93,10 @@ def main(argv):
         for s in sources:  # the sourced defaults first, then the config's own exports
             env.update(env_of(git(gitdir, "show", "HEAD:" + common + s))[0])
         env.update(cfg)
+        if "BUCKET_SIZE" not in env:
+            yaml = git(gitdir, "show", "HEAD:%sconf/custom.yaml" % common)
+            m = re.search(r"bucket_size: \$\{oc\.decode:\$\{oc\.env:BUCKET_SIZE,(\d+)\}\}", yaml)
+            env["BUCKET_SIZE"] = m.group(1) + " (conf/custom.yaml default)"
         if any("fp4" in s or "fp8attn" in s for s in sources):
             raise SystemExit("%s sources %s" % (config, sources))
         sysjson = json.loads(git(gitdir, "show", "HEAD:%s/systems/%s.json" % (org, system)))
@@ -112,7 +126,8 @@ def main(argv):
                              (system, gbs, ga, env["MINIBS"], mbs, dp))
         keys = ["FP8", "FP8_HYBRID", "FP8_RECIPE", "FP8_PARAM_GATHER", "USE_DIST_OPTIMIZER", "OVERLAP_GRAD_REDUCE",
                 "OVERLAP_PARAM_GATHER", "FULL_CUDA_GRAPH", "MCORE_CUDA_GRAPH", "USE_TE_OPS", "FUSED_QKV_ROPE",
-                "CE_FUSION_IMPL", "SEQ_PARALLEL", "TP_COMM_OVERLAP", "LOG_EVERY_N_STEPS"]
+                "CE_FUSION_IMPL", "SEQ_PARALLEL", "TP_COMM_OVERLAP", "LOG_EVERY_N_STEPS", "NVTE_DPA_FP8_RECIPE",
+                "BUCKET_SIZE"]
         notes = ("%d runs, %d logged step times (min %.4f, max %.4f s); config %s@%s sourcing %s from %s; %s; "
                  "system %s: %s x %s, host networking '%s', framework '%s'" % (
                      len(runs), len(steps), min(steps), max(steps), config, commit[:8], " ".join(sources), common,
