@@ -533,6 +533,18 @@ static void test_attention_op_by_architecture(void **state)
     ec_ctx_free(ctx);
 }
 
+/* A config attention.csv cannot run refused, its message naming the key, the file and `arch`. */
+static void attention_refused(ec_ctx *ctx, const char *words, const char *key, const char *arch)
+{
+    ec_config cfg;
+    ec_result res;
+    ec_test_config(ctx, &cfg, words);
+    assert_int_not_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+    assert_contains(ec_ctx_errmsg(ctx), key);
+    assert_contains(ec_ctx_errmsg(ctx), "models/attention.csv");
+    assert_contains(ec_ctx_errmsg(ctx), arch);
+}
+
 /* attention=flash3 where FlashAttention-3 cannot run (not Hopper), and attention=flash4 off Blackwell,
  * are refused naming the key and models/attention.csv; flash2 and triton are flash and flash_triton;
  * a kernel named for an architecture attention.csv has no row for takes the kernel's prior and
@@ -541,17 +553,12 @@ static void test_attention_names(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    ec_config cfg;
     ec_result res, alias;
     const char *a100 = "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 seq_len=1024 "
                        "data=on_gpu";
     char words[300];
     snprintf(words, sizeof words, "%s attention=flash3", a100);
-    ec_test_config(ctx, &cfg, words);
-    assert_int_not_equal(ec_predict(ctx, &cfg, &res), EC_OK);
-    assert_contains(ec_ctx_errmsg(ctx), "attention=flash3");
-    assert_contains(ec_ctx_errmsg(ctx), "models/attention.csv");
-    assert_contains(ec_ctx_errmsg(ctx), "Hopper");
+    attention_refused(ctx, words, "attention=flash3", "Hopper");
     static const char *const pairs[][2] = {{"flash", "flash2"}, {"flash_triton", "triton"}};
     for (size_t i = 0; i < 2; i++) {
         snprintf(words, sizeof words, "%s attention=%s", a100, pairs[i][0]);
@@ -571,11 +578,7 @@ static void test_attention_names(void **state)
      * (attention.csv's flash2,blackwell rows, measured: no prior, no warning) */
     const char *b200 = "model=gpt2 task=lm precision=amp_bf16 batch_per_gpu=8 seq_len=4096 data=on_gpu";
     snprintf(words, sizeof words, "%s gpu=h100-sxm5-80gb attention=flash4", b200);
-    ec_test_config(ctx, &cfg, words);
-    assert_int_not_equal(ec_predict(ctx, &cfg, &res), EC_OK);
-    assert_contains(ec_ctx_errmsg(ctx), "attention=flash4");
-    assert_contains(ec_ctx_errmsg(ctx), "models/attention.csv");
-    assert_contains(ec_ctx_errmsg(ctx), "Blackwell");
+    attention_refused(ctx, words, "attention=flash4", "Blackwell");
     snprintf(words, sizeof words, "%s gpu=b200 attention=flash4", b200);
     ec_test_predict(ctx, words, &res);
     snprintf(words, sizeof words, "%s gpu=b200 attention=flash2", b200);

@@ -40,23 +40,15 @@ import sys
 HEADER = ["source", "source_path", "model", "gpu", "num_gpus", "precision", "method", "global_batch", "micro_batch",
           "grad_accum", "seq_len", "tp", "pp", "cp", "vp", "ep", "fsdp", "metric", "value", "notes"]
 
-UF = "University-of-Florida/benchmarks/llama31_8b/implementations/hpg.dgxb200x8/"
+UF = "University-of-Florida/benchmarks/llama31_8b/implementations/"
 DELL = "Dell/benchmarks/llama31_8b/implementations/nemo/"
 ORACLE = "Oracle/benchmarks/llama31_8b/"
 # (submitter, system directory, config file, the implementation directory whose config_common*.sh it sources)
 SYSTEMS = [
-    ("University-of-Florida", "hpg.dgxb200x8.n1", UF + "config_DGXB200_1x8x2xtp1pp1cp1_8b.sh",
-     "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
-    ("University-of-Florida", "hpg.dgxb200x8.n2", UF + "config_DGXB200_2x8x2xtp1pp1cp1_8b.sh",
-     "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
-    ("University-of-Florida", "hpg.dgxb200x8.n4", UF + "config_DGXB200_4x8x1xtp1pp1cp2_8b.sh",
-     "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
-    ("University-of-Florida", "hpg.dgxb200x8.n8", UF + "config_DGXB200_8x8x1xtp1pp1cp2_8b.sh",
-     "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
-    ("University-of-Florida", "hpg.dgxb200x8.n16", UF + "config_DGXB200_16x8x1xtp1pp1cp2_8b.sh",
-     "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
-    ("University-of-Florida", "hpg.dgxb200x8.n32", UF + "config_DGXB200_32x8x1xtp1pp1cp2_8b.sh",
-     "University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/"),
+    ("University-of-Florida", "hpg.dgxb200x8.n%d" % n,
+     UF + "hpg.dgxb200x8/config_DGXB200_%dx8x%dxtp1pp1cp%d_8b.sh" % (n, mbs, cp), UF + "b200_nemo/")
+    for n, mbs, cp in ((1, 2, 1), (2, 2, 1), (4, 1, 2), (8, 1, 2), (16, 1, 2), (32, 1, 2))
+] + [
     ("Dell", "2xXE9680Lx8B200-SXM-180GB", DELL + "config_2xXE9680Lx8B200-SXM-180GB_2x8x2xtp1pp1cp1_8b.sh", DELL),
     ("Dell", "2xXE9685Lx8B200-SXM-180GB", DELL + "config_XE9685Lx8B200-SXM-180GB_2x8x2xtp1pp1cp1.sh", DELL),
     ("Oracle", "8xBM.GPU.B200.8", ORACLE + "config_DGXB200_8x8x1xtp1pp1cp2_8b.sh", ORACLE),
