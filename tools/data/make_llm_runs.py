@@ -753,7 +753,9 @@ def from_torchtitan(h100, a100, skipped):
     return out
 
 
-MLPERF_LLAMA_GPU = {"NVIDIA Blackwell GPU (B200-SXM-180GB)": "b200"}
+MLPERF_LLAMA_GPU = {"NVIDIA Blackwell GPU (B200-SXM-180GB)": ("b200", ""),
+                    "NVIDIA Blackwell GPU (GB200)": ("gb200", "gb200-nvl72"),
+                    "NVIDIA Blackwell Ultra GPU (GB300)": ("gb300", "gb300-nvl72")}
 MLPERF_LLAMA = ("model=meta-llama/Llama-3.1-8B (MLPerf's llama31_8b: Llama 3.1 8B from scratch on C4); NVIDIA's NeMo "
                 "implementation (pretrain.py, Megatron-Core with Transformer Engine, the submission's b200_nemo "
                 "directory, container 25.09): kernels=te (USE_TE_OPS, FUSED_QKV_ROPE, CE_FUSION_IMPL=te), "
@@ -764,8 +766,11 @@ MLPERF_LLAMA = ("model=meta-llama/Llama-3.1-8B (MLPerf's llama31_8b: Llama 3.1 8
                 "'adam' with weight decay; logged opt_name adamw), overlap_param_gather=1 (OVERLAP_GRAD_REDUCE, "
                 "OVERLAP_PARAM_GATHER), cuda_graphs=1 (config_common_cg.sh: FULL_CUDA_GRAPH=1, MCORE_CUDA_GRAPH=1), "
                 "max_grad_norm=1 (logged opt_gradient_clip_norm), no activation recompute; not priced: FP8 parameter "
-                "all-gather (FP8_PARAM_GATHER=True); network left to the reference system's (DGX B200: 8 x 400 Gb/s; "
-                "the systems state 'InfiniBand' with 500 GB/s PCIe-NIC, 'ROCE2', or nothing)")
+                "all-gather (FP8_PARAM_GATHER=True); B200: network left to the reference system's (DGX B200: 8 x 400 "
+                "Gb/s; the systems state 'InfiniBand' with 500 GB/s PCIe-NIC, 'ROCE2', or nothing); GB200 / GB300: "
+                "4 GPUs per node (DGXNGPU) on an NVL72 rack (network=gb200-nvl72 / gb300-nvl72: the NVLink domain, "
+                "then the racks' 4 x ConnectX-7 NDR 400 / ConnectX-8 XDR 800 Gb/s per node, as the systems state); "
+                "sequence_parallel and tp_comm_overlap (TE userbuffers) as the config sets them")
 
 
 def from_mlperf_llama(rows):
@@ -774,19 +779,23 @@ def from_mlperf_llama(rows):
     for r in rows:
         n, gbs, mbs, ga, seq = (int(r[k]) for k in ("num_gpus", "global_batch", "micro_batch", "grad_accum", "seq_len"))
         tp, pp, cp = int(r["tp"]), int(r["pp"]), int(r["cp"])
-        rec = {"model": "meta-llama/Llama-3.1-8B", "gpu": MLPERF_LLAMA_GPU[r["gpu"]], "num_gpus": n,
-               "gpus_per_node": 8, "strategy": "zero", "zero_stage": 1, "tp": tp, "pp": pp, "cp": cp,
-               "sequence_parallel": 0, "precision": "amp_fp8", "fp8_recipe": "current", "optimizer": "adam",
+        gpu, net = MLPERF_LLAMA_GPU[r["gpu"]]
+        env = dict(re.findall(r"(\w+)=(\S+?)[,;]", r["notes"]))
+        rec = {"model": "meta-llama/Llama-3.1-8B", "gpu": gpu, "network": net, "num_gpus": n,
+               "gpus_per_node": int(env["DGXNGPU"]), "strategy": "zero", "zero_stage": 1, "tp": tp, "pp": pp,
+               "cp": cp, "sequence_parallel": int(env["SEQ_PARALLEL"] == "True"), "precision": "amp_fp8", "fp8_recipe": "current", "optimizer": "adam",
                "attention": "cudnn", "kernels": "te", "batch_per_gpu": mbs, "grad_accum": ga, "seq_len": seq,
                "cuda_graphs": 1, "overlap_param_gather": 1, "max_grad_norm": 1, "metric": "tokens_per_s",
                "value": "%.6g" % (gbs * seq / float(r["value"]))}
+        if env["TP_COMM_OVERLAP"] == "True" and tp > 1:  # TE userbuffers (MC_TP_OVERLAP_AG/RS in config_common.sh)
+            rec["tp_comm_overlap"] = 1
         bucket = int(re.search(r"BUCKET_SIZE=(\d+)", r["notes"]).group(1))
         rec["bucket_cap_mb"] = "%.6g" % (bucket * 2 / 2 ** 20)
         what = ("tokens_per_s = GBS %d x %d / %s s (the median step time); bucket_cap_mb = BUCKET_SIZE %d parameters "
                 "x 2 bytes (bf16 gradients: grad_reduce_in_fp32=False) / 2^20" % (gbs, seq, r["value"], bucket))
         rec["source"] = "%s (%s); %s; %s; %s" % (r["source_path"], r["source"], r["notes"], what, MLPERF_LLAMA)
         system = r["source_path"].split("/results/")[1].split("/")[0]
-        rec["id"] = "mlperf-llama31-8b-v51-%s-%dx-%s" % (rec["gpu"], n, system.replace(".", "-"))
+        rec["id"] = "mlperf-llama31-8b-v51-%s-%dx-%s" % (gpu, n, system.replace(".", "-"))
         out.append(rec)
     return out
 

@@ -25,8 +25,8 @@ batch is not the config's MINIBS x data-parallel size is refused.  Systems left 
   * no config for the system in the submission (HPE's H200), a host network that contradicts
     itself (Verda: '100GbE InfiniBand'), Cisco's H100 implementation (an older NeMo whose
     conf/custom.yaml defaults bucket_size to 64 parameters, a bucket per parameter tensor, which
-    grad_buckets' equal buckets do not express);
-  * GB200/GB300 NVL systems (NVIDIA, Lambda): 4 GPUs per node on an NVL72 rack, kept for later.
+    grad_buckets' equal buckets do not express), Lambda's GB300 (its config sources
+    config_GB200_18x4x1xtp1pp1cp2_8b.sh, which the submission does not contain).
 The gradient bucket is BUCKET_SIZE parameters where the config chain sets it, else the
 implementation's conf/custom.yaml default (model.optim.bucket_size, 134217728).
 """
@@ -42,6 +42,7 @@ HEADER = ["source", "source_path", "model", "gpu", "num_gpus", "precision", "met
 
 UF = "University-of-Florida/benchmarks/llama31_8b/implementations/"
 DELL = "Dell/benchmarks/llama31_8b/implementations/nemo/"
+NV = "NVIDIA/benchmarks/llama31_8b/implementations/nemo/"
 ORACLE = "Oracle/benchmarks/llama31_8b/"
 # (submitter, system directory, config file, the implementation directory whose config_common*.sh it sources)
 SYSTEMS = [
@@ -52,6 +53,10 @@ SYSTEMS = [
     ("Dell", "2xXE9680Lx8B200-SXM-180GB", DELL + "config_2xXE9680Lx8B200-SXM-180GB_2x8x2xtp1pp1cp1_8b.sh", DELL),
     ("Dell", "2xXE9685Lx8B200-SXM-180GB", DELL + "config_XE9685Lx8B200-SXM-180GB_2x8x2xtp1pp1cp1.sh", DELL),
     ("Oracle", "8xBM.GPU.B200.8", ORACLE + "config_DGXB200_8x8x1xtp1pp1cp2_8b.sh", ORACLE),
+    ("NVIDIA", "tyche_ngpu72_ngc25.09_nemo", NV + "config_GB200_18x4x1xtp1pp1cp2_8b.sh", NV),
+    ("NVIDIA", "tyche_ngpu512_ngc25.09_nemo", NV + "config_GB200_128x4x1xtp2pp1cp4_8b.sh", NV),
+    ("NVIDIA", "theia_ngpu72_ngc25.09_nemo", NV + "config_GB300_18x4x1xtp1pp1cp2_8b.sh", NV),
+    ("NVIDIA", "theia_ngpu512_ngc25.09_nemo", NV + "config_GB300_128x4x1xtp2pp1cp4_8b.sh", NV),
 ]
 
 
@@ -119,7 +124,7 @@ def main(argv):
         keys = ["FP8", "FP8_HYBRID", "FP8_RECIPE", "FP8_PARAM_GATHER", "USE_DIST_OPTIMIZER", "OVERLAP_GRAD_REDUCE",
                 "OVERLAP_PARAM_GATHER", "FULL_CUDA_GRAPH", "MCORE_CUDA_GRAPH", "USE_TE_OPS", "FUSED_QKV_ROPE",
                 "CE_FUSION_IMPL", "SEQ_PARALLEL", "TP_COMM_OVERLAP", "LOG_EVERY_N_STEPS", "NVTE_DPA_FP8_RECIPE",
-                "BUCKET_SIZE"]
+                "BUCKET_SIZE", "DGXNGPU"]
         notes = ("%d runs, %d logged step times (min %.4f, max %.4f s); config %s@%s sourcing %s from %s; %s; "
                  "system %s: %s x %s, host networking '%s', framework '%s'" % (
                      len(runs), len(steps), min(steps), max(steps), config, commit[:8], " ".join(sources), common,
