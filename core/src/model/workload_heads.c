@@ -76,8 +76,6 @@ static double vocab_of(const eci_net *net)
     return 0;
 }
 
-/* A causal LM's vocabulary projection (V: this GPU's slice) and its loss over T rows: fused, or
- * HF's shifted cross entropy; then the trainer's metric losses. */
 /* Liger's fused linear cross-entropy (liger_kernel/ops/fused_linear_cross_entropy.py, the
  * training forward of its Llama-family models): rows in chunks of next_power_of_2(ceil(T /
  * ceil(V / width))), each chunk's logits made, turned into their gradient in place by one kernel
@@ -104,6 +102,8 @@ static void fused_linear_loss(builder *b, const ec_head *hd, double T, double V)
     }
 }
 
+/* A causal LM's vocabulary projection (V: this GPU's slice) and its loss over T rows: fused (xentropy,
+ * or Liger's fused linear cross-entropy), or HF's shifted cross entropy; then the trainer's metric losses. */
 static void causal_lm(builder *b, const ec_head *hd, double T, double V)
 {
     if (b->sh->loss_fused == 2) {

@@ -257,7 +257,8 @@ static int step_dispatch(step *s)
     return EC_OK;
 }
 
-/* DDP's gradient bucket in bytes: the config's bucket_cap_mb, else constants.csv's 25 MiB. */
+/* DDP's gradient bucket in bytes: the config's bucket_cap_mb, else Megatron-Core's default under kernels=te,
+ * else constants.csv's 25 MiB. */
 static double ddp_bucket_bytes(const step *s)
 {
     if (s->cfg->bucket_cap_mb > 0)
