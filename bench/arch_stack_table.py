@@ -26,6 +26,10 @@ p2p; else _direct).  Usage, from the repository root:
 
   python3 bench/arch_stack_table.py [MODELS_DIR] [--fold ARCH DIR]...
 
+Errors are (predicted - measured) / measured of the row's metric, a duration's (step, epoch, run
+time) with its sign turned: MAPE reads the metric as given, and bias > 0 always means predicted
+faster than measured.
+
 After the table it prints "Held-out architecture folds": for each architecture, every priced row of
 that architecture predicted by a fit that has no run of it, by stack, with MAPE, bias and p10-p90
 coverage.  Hopper: the shipped fit is such a fit (models/profile.csv has no Hopper row), so its LLM
@@ -45,6 +49,14 @@ import sys
 Z90 = 1.2815515655446004
 
 TIME_METRICS = {"samples_per_s", "step_time_ms", "epoch_time_s", "train_time_s", "tokens_per_s"}
+DURATIONS = {"step_time_ms", "epoch_time_s", "train_time_s"}  # the others are rates
+
+
+def rel_error(metric, pred, meas):
+    """(predicted - measured) / measured with a duration's sign turned, so that every bias reads the same
+    way: > 0, predicted faster than measured (a rate too high or a duration too short)."""
+    e = (pred - meas) / meas
+    return -e if metric in DURATIONS else e
 LLM_STACKS = [("nemo2407", "NeMo 24.07 (Megatron-Core, TE)"), ("mbridge", "Megatron-Bridge (TE)"),
               ("torchtune", "torchtune"), ("flash", "flash-attention GPT"),
               ("torchtitan", "torchtitan (FSDP2, SDPA flash)"),
@@ -165,8 +177,7 @@ def rows_validated(path):
                 continue
             if r["in_p10_p90"] not in ("0", "1"):
                 sys.exit("arch_stack_table.py: %s: row %s has no p10-p90" % (path, r["id"]))
-            meas = float(r["measured"])
-            out.append(((float(r["predicted"]) - meas) / meas, r["in_p10_p90"] == "1"))
+            out.append((rel_error(r["metric"], float(r["predicted"]), float(r["measured"])), r["in_p10_p90"] == "1"))
     return out
 
 
@@ -212,7 +223,7 @@ def folds(arch, fitted, unseen, comm, paths, extra, bound):
                         pred, meas = float(r["predicted"]), float(r["measured"])
                         row_sd = unseen_sd(sd, None, bound, "stack_accuracy.csv row %s" % r["id"])
                         groups.setdefault("PyTorch / HF stack (holdout)", []).append(
-                            ((pred - meas) / meas, abs(math.log(pred / meas)) <= Z90 * row_sd))
+                            (rel_error(r["metric"], pred, meas), abs(math.log(pred / meas)) <= Z90 * row_sd))
         label = "%s (%s; sd %.3f, host-bound %.3f%s)" % (a.capitalize(), "shipped fit: no Hopper run" if not
                                                           second else "fit without its runs", sd[False], sd[True],
                                           ", comm direct %.3f / host %.3f" % (fold_comm["direct"], fold_comm["host"])
@@ -250,14 +261,14 @@ def main():
 
     seen = {}
 
-    def add(gpu, stack, pred, meas, covered=None, gpus=1, util=None, what="", left_out=False):
+    def add(gpu, stack, pred, meas, covered=None, gpus=1, util=None, what="", left_out=False, metric="rate"):
         """covered: whether the library's own p10-p90 holds the measurement (None: the profile's sd here)."""
         a = arch.get(gpu.lower(), "?")
         seen[(a, stack)] = "no (left out)" if left_out else "yes" if a in fitted else "**no**"
         if covered is None:
             row_sd = sd if a in fitted else unseen_sd(unseen, util, bound, what)
             covered = abs(math.log(pred / meas)) <= Z90 * widened(row_sd, comm, paths, gpu, gpus)
-        groups.setdefault((a, stack), []).append(((pred - meas) / meas, covered))
+        groups.setdefault((a, stack), []).append((rel_error(metric, pred, meas), covered))
 
     with open("bench/results/loao.csv", newline="") as f:
         for r in csv.DictReader(f):
@@ -270,7 +281,7 @@ def main():
         for r in csv.DictReader(f):
             if r["split"] == "holdout" and r["metric"] in TIME_METRICS:
                 add(r["gpu"], "PyTorch / HF stack (holdout)", float(r["predicted"]), float(r["measured"]),
-                    what="stack_accuracy.csv row " + r["id"])
+                    what="stack_accuracy.csv row " + r["id"], metric=r["metric"])
     for gpu, stack, pred, meas, gpus, util, ins in rows_llm("bench/results/llm_validation.md"):
         add(gpu, stack, pred, meas, ins, gpus=gpus, util=util, what="llm_validation.md row on " + gpu)
 

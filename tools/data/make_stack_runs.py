@@ -110,6 +110,10 @@ FIELDS = ["id", "model", "task", "gpu", "num_gpus", "strategy", "precision", "to
 # Sources whose loop backpropagates logits.sum() rather than the head's loss (key loss=sum).
 SUM_LOSS = {"hf_sdpa_bert_a100", "hf_sdpa_rtx3080ti", "hf_sdpa_opt_l40s", "hf_sdpa_distilbert_rtx2060",
             "hf_sdpa_layoutlmv3_a100"}
+# Sources whose 16-bit causal LM takes transformers' own loss (labels=...): ForCausalLMLoss upcasts the
+# logits to fp32 before the cross entropy (key loss=cross_entropy_fp32); under autocast the default
+# cross_entropy already runs in fp32.
+FP32_LOSS = {"stas00_ml_engineering"}
 
 KV_RE = re.compile(r"^([a-z_]+)=([^\s;,]+)$")
 
@@ -244,7 +248,7 @@ def convert(m, gpus):
         "note_reading_of": m["task"] if no_step else "",
         "note_task": note_task,
         # the SDPA tables' template backpropagates outputs.logits.sum() (bench/data/stack/README.md)
-        "loss": "sum" if src in SUM_LOSS else "",
+        "loss": "sum" if src in SUM_LOSS else "cross_entropy_fp32" if src in FP32_LOSS else "",
     }
 
 
