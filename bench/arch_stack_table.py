@@ -77,6 +77,25 @@ def architectures(models):
     return arch
 
 
+def profile_kernels(models):
+    """{architecture: the kernel classes (kernels= values) its fitted rows name, None when the profile does
+    not record them}: a prediction of another class on it is priced as on an unseen architecture
+    (catalog/params.c eci_params_arch_for)."""
+    out = {}
+    with open(os.path.join(models, "profile.csv"), newline="") as f:
+        for row in csv.DictReader(f):
+            if row["architecture"]:
+                words = set(row.get("kernels", "").split())
+                out[row["architecture"]] = (out.get(row["architecture"]) or set()) | words or None
+    return out
+
+
+def llm_kernels():
+    """{run id: its kernels= value (eager when empty)} of bench/data/llm_runs.csv."""
+    with open("bench/data/llm_runs.csv", newline="") as f:
+        return {r["id"]: r["kernels"] or "eager" for r in csv.DictReader(f)}
+
+
 def profile_sd(models, path=None):
     """(architectures with fitted rows, error_log_sd, {False: the unseen-architecture sd of a GPU-bound
     prediction, True: of a host-bound one}, {path: communication sd}) of profile.csv (or path), each
@@ -164,7 +183,7 @@ def rows_llm(path, second_fit=False):
             ins = ins[1 if second_fit else 0] if len(ins) > (1 if second_fit else 0) else None
             out.append((cells[2], llm_stack(cells[0]), float(cells[8 if second_fit else 6]), float(cells[5]),
                         int(cells[3].replace(",", "")), float(util) / 100 if util not in (None, "-") else None,
-                        {"yes": True, "no": False}.get(ins)))
+                        {"yes": True, "no": False}.get(ins), cells[0]))
     return out
 
 
@@ -205,7 +224,7 @@ def folds(arch, fitted, unseen, comm, paths, extra, bound):
             print("| %s | (the shipped fit has runs of it: pass --fold) | | | | | |" % a)
             continue
         groups = {}
-        for gpu, stack, pred, meas, gpus, util, ins in rows_llm(md, second):
+        for gpu, stack, pred, meas, gpus, util, ins, _ in rows_llm(md, second):
             if arch.get(gpu.lower(), "?") == a:
                 if ins is None:
                     row_sd = unseen_sd(sd, util, bound, "%s row on %s" % (md, gpu))
@@ -257,14 +276,20 @@ def main():
     fitted, sd, unseen, comm = profile_sd(models)
     paths = gradient_paths(models)
     bound = host_bound_util_frac(models)
+    classes, run_kernels = profile_kernels(models), llm_kernels()
     groups = {}
 
     seen = {}
 
-    def add(gpu, stack, pred, meas, covered=None, gpus=1, util=None, what="", left_out=False, metric="rate"):
+    def add(gpu, stack, pred, meas, covered=None, gpus=1, util=None, what="", left_out=False, metric="rate",
+            kernels="eager"):
         """covered: whether the library's own p10-p90 holds the measurement (None: the profile's sd here)."""
         a = arch.get(gpu.lower(), "?")
-        seen[(a, stack)] = "no (left out)" if left_out else "yes" if a in fitted else "**no**"
+        unseen_class = a in fitted and classes.get(a) is not None and kernels not in classes[a]
+        label = ("no (left out)" if left_out else "**no** (kernels=%s)" % kernels if unseen_class
+                 else "yes" if a in fitted else "**no**")
+        old = seen.get((a, stack))
+        seen[(a, stack)] = label if old in (None, label) else " / ".join(sorted({old, label}))
         if covered is None:
             row_sd = sd if a in fitted else unseen_sd(unseen, util, bound, what)
             covered = abs(math.log(pred / meas)) <= Z90 * widened(row_sd, comm, paths, gpu, gpus)
@@ -282,8 +307,9 @@ def main():
             if r["split"] == "holdout" and r["metric"] in TIME_METRICS:
                 add(r["gpu"], "PyTorch / HF stack (holdout)", float(r["predicted"]), float(r["measured"]),
                     what="stack_accuracy.csv row " + r["id"], metric=r["metric"])
-    for gpu, stack, pred, meas, gpus, util, ins in rows_llm("bench/results/llm_validation.md"):
-        add(gpu, stack, pred, meas, ins, gpus=gpus, util=util, what="llm_validation.md row on " + gpu)
+    for gpu, stack, pred, meas, gpus, util, ins, run_id in rows_llm("bench/results/llm_validation.md"):
+        add(gpu, stack, pred, meas, ins, gpus=gpus, util=util, what="llm_validation.md row on " + gpu,
+            kernels=run_kernels.get(run_id, "eager"))
 
     print("| architecture | the fit has runs of it | stack | rows | MAPE % | bias % | within 10 % | p10-p90 covers |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")

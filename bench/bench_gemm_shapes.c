@@ -92,7 +92,7 @@ static int price(ec_ctx *ctx, const eci_params *calib, row_t *w)
         return -1;
     }
     eci_rates r;
-    eci_rates_init(ctx, g, prec, calib, 0, &r);
+    eci_rates_init(ctx, g, prec, calib, 0, EC_KERNELS_EAGER, &r);
     if (prec == EC_PREC_AMP_FP8 && r.fp8_flop_per_s > 0) {
         r.gemm_flop_per_s = r.fp8_flop_per_s;
         r.gemm_in_bytes = 1.0;

@@ -1616,6 +1616,14 @@ typedef struct ec_fit_report {
      * (arch_cv_archs counts them all). */
     size_t n_arch_terms;
     ec_fit_arch_term arch_terms[EC_FIT_MAX_ARCHS];
+    /* Appended for issue 39 (a fitted parameter applies to the kernel classes it was fitted on):
+     * kernels[j], bit 1 << EC_KERNELS_* for each kernel class (ec_config.kernels) among the runs
+     * that exercise architecture entry j; 0 for a global entry, and in a profile written before
+     * the column (its entries then apply to every class).  A prediction whose kernel class an
+     * architecture's entries were not fitted on prices that architecture as unseen: the GEMM
+     * prior, the global memory scale, the unseen-architecture sd (docs/accuracy.md, "Kernel
+     * classes"); a profile keeps them in its kernels column. */
+    unsigned kernels[EC_FIT_MAX_PARAMS];
 } ec_fit_report;
 
 

@@ -868,6 +868,7 @@ typedef struct ec_fit_report {
     size_t arch_host_cv_archs;
     size_t n_arch_terms;
     ec_fit_arch_term arch_terms[16];
+    unsigned kernels[32];
 } ec_fit_report;
 int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);

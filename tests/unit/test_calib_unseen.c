@@ -137,7 +137,7 @@ static void test_profile_keeps_runs(void **state)
     assert_rel(back.arch_error_log_sd, 0.3, EC_TOL_EXACT);
     char *text = ec_test_read_file(out, NULL);
     assert_non_null(text);
-    assert_contains(text, "parameter,architecture,value,stderr,runs,fitted_on,meaning\n");
+    assert_contains(text, "parameter,architecture,value,stderr,runs,fitted_on,kernels,meaning\n");
     assert_contains(text, "gemm_scale,ampere,0.9,0,30,ampere,");
     assert_contains(text, "error_log_sd_unseen_arch,,0.3,,40,ampere,");
     free(text);
@@ -425,8 +425,8 @@ static void test_cnn_memory_apart(void **state)
     eci_params c;
     assert_int_equal(eci_params_from_report(ctx, &rep, &c), EC_OK);
     eci_rates cnn, tf;
-    eci_rates_init(ctx, eci_hw_find(ctx, "a100-sxm4-80gb"), EC_PREC_AMP_FP16, &c, 1, &cnn);
-    eci_rates_init(ctx, eci_hw_find(ctx, "a100-sxm4-80gb"), EC_PREC_AMP_FP16, &c, 0, &tf);
+    eci_rates_init(ctx, eci_hw_find(ctx, "a100-sxm4-80gb"), EC_PREC_AMP_FP16, &c, 1, EC_KERNELS_EAGER, &cnn);
+    eci_rates_init(ctx, eci_hw_find(ctx, "a100-sxm4-80gb"), EC_PREC_AMP_FP16, &c, 0, EC_KERNELS_EAGER, &tf);
     assert_rel(cnn.mem_scale, mem_cnn, EC_TOL_EXACT);
     assert_rel(tf.mem_scale, mem, EC_TOL_EXACT);
     /* a profile without mem_scale_cnn (written before it) keeps one memory scale for both */
@@ -444,6 +444,89 @@ static void test_cnn_memory_apart(void **state)
     ec_ctx_free(ctx);
 }
 
+/* A fitted parameter applies to the kernel classes it was fitted on (issue 39 item 2): an
+ * architecture's scales fitted on kernels=eager runs price an eager run on it, while a
+ * kernels=te run on it is priced as on an unseen architecture (the GEMM prior 1, the global
+ * memory scale, the unseen-architecture sd) and says so; a profile keeps the classes in its
+ * kernels column, a profile without the column applies its entries to every class, and a bad
+ * cell is refused naming file, line and column. */
+static void test_kernel_class_gate(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir();
+    char *path = ec_test_path(dir, "gate.csv"), *old = ec_test_path(dir, "old.csv"), *out = ec_test_path(dir, "out.csv");
+    static const char GATE[] = "parameter,architecture,value,kernels\n"
+                               "mem_scale,,0.8,\n"
+                               "gemm_scale,ampere,1.3,eager\n"
+                               "mem_scale,ampere,0.5,eager\n"
+                               "error_log_sd,,0.1,\n"
+                               "error_log_sd_unseen_arch,,0.2,\n";
+    ec_test_write_file(path, GATE, sizeof GATE - 1);
+    ec_fit_report rep, back;
+    assert_int_equal(ec_profile_read(ctx, path, &rep), EC_OK);
+    eci_params c;
+    assert_int_equal(eci_params_from_report(ctx, &rep, &c), EC_OK);
+    const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb");
+    eci_rates eager, te;
+    eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &c, 0, EC_KERNELS_EAGER, &eager);
+    eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &c, 0, EC_KERNELS_TE, &te);
+    assert_rel(eager.gemm_scale, 1.3, EC_TOL_EXACT);
+    assert_rel(eager.mem_scale, 0.5, EC_TOL_EXACT);
+    assert_rel(te.gemm_scale, 1.0, EC_TOL_EXACT); /* the prior: gpus.csv's measured efficiency */
+    assert_rel(te.mem_scale, 0.8, EC_TOL_EXACT);  /* the global memory scale */
+    int unseen = -1;
+    assert_rel(eci_params_error_sd(&c, "ampere", EC_KERNELS_EAGER, 1, 0, 0, &unseen), 0.1, EC_TOL_EXACT);
+    assert_int_equal(unseen, 0);
+    assert_rel(eci_params_error_sd(&c, "ampere", EC_KERNELS_TE, 1, 0, 0, &unseen), 0.2, EC_TOL_EXACT);
+    assert_int_equal(unseen, 1);
+    /* the prediction says which kernels the architecture's runs had, and widens by the unseen sd */
+    ec_config cfg;
+    ec_result res;
+    set_cfg(ctx, &cfg, "bert-base", "a100-sxm4-80gb", "amp_bf16", "32");
+    assert_int_equal(ec_config_set(ctx, &cfg, "profile", path), EC_OK);
+    assert_rel(step_ratio(ctx, &cfg, &res), exp(2 * Z90 * 0.1), EC_TOL_CLOSED_FORM);
+    assert_false(res.warnings & EC_WARN_UNCALIBRATED);
+    assert_int_equal(ec_config_set(ctx, &cfg, "kernels", "te"), EC_OK);
+    assert_rel(step_ratio(ctx, &cfg, &res), exp(2 * Z90 * 0.2), EC_TOL_CLOSED_FORM);
+    assert_true(res.warnings & EC_WARN_UNCALIBRATED);
+    assert_contains(res.warning_text, "no calibration runs on ampere with kernels=te (its fitted scales are of "
+                                      "kernels=eager runs): GEMMs at gpus.csv's efficiency (prior), memory at the "
+                                      "fit's global scale");
+    /* written and read back with the classes */
+    assert_int_equal(ec_profile_write(ctx, &rep, out), EC_OK);
+    assert_int_equal(ec_profile_read(ctx, out, &back), EC_OK);
+    for (size_t j = 0; j < rep.n_params; j++)
+        assert_int_equal(back.kernels[j], rep.kernels[j]);
+    char *text = ec_test_read_file(out, NULL);
+    assert_non_null(text);
+    assert_contains(text, "gemm_scale,ampere,1.3,0,,ampere,eager,");
+    free(text);
+    /* a profile without the column: its entries price every kernel class */
+    static const char OLD[] = "parameter,architecture,value\ngemm_scale,ampere,1.3\n";
+    ec_test_write_file(old, OLD, sizeof OLD - 1);
+    assert_int_equal(ec_profile_read(ctx, old, &rep), EC_OK);
+    assert_int_equal(eci_params_from_report(ctx, &rep, &c), EC_OK);
+    eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &c, 0, EC_KERNELS_TE, &te);
+    assert_rel(te.gemm_scale, 1.3, EC_TOL_EXACT);
+    /* bad cells: a word that is no kernels= value, a class on a global row */
+    static const char *const BAD[][2] = {
+        {"parameter,architecture,value,kernels\ngemm_scale,ampere,1.3,eager triton\n", "gate.csv:2:4: unknown kernel class 'triton'"},
+        {"parameter,architecture,value,kernels\ngemm_scale,,1.3,eager\n", "gate.csv:2:4: 'gemm_scale' is global"},
+    };
+    for (size_t b = 0; b < sizeof BAD / sizeof BAD[0]; b++) {
+        ec_test_write_file(path, BAD[b][0], strlen(BAD[b][0]));
+        assert_int_equal(ec_profile_read(ctx, path, &rep), EC_EPARSE);
+        assert_contains(ec_ctx_errmsg(ctx), BAD[b][1]);
+    }
+    free(path);
+    free(old);
+    free(out);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -453,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_loao_coverage),
         cmocka_unit_test(test_unseen_sd_per_arch),
         cmocka_unit_test(test_cnn_memory_apart),
+        cmocka_unit_test(test_kernel_class_gate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

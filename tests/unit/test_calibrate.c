@@ -71,7 +71,7 @@ static void test_profile_round_trip(void **state)
     /* the file is a CSV with the documented header, and no temporary is left behind */
     char *text = ec_test_read_file(path, NULL);
     assert_non_null(text);
-    assert_true(strncmp(text, "parameter,architecture,value,stderr,runs,fitted_on,meaning\n", 58) == 0);
+    assert_true(strncmp(text, "parameter,architecture,value,stderr,runs,fitted_on,kernels,meaning\n", 66) == 0);
     assert_contains(text, "gemm_scale,,0.730316,");
     free(text);
     char *tmp = ec_test_path(dir, "profile.csv.tmp");

@@ -286,8 +286,8 @@ static void test_te_fp8_non_tn(void **state)
     static const char *const non_tn[] = {"b200", "gb200", "gb300"}, *const tn[] = {"h100-sxm5-80gb", "rtx4090", "l40s"};
     for (int i = 0; i < 3; i++) {
         eci_rates a, b;
-        eci_rates_init(ctx, eci_hw_find(ctx, non_tn[i]), EC_PREC_AMP_FP8, &calib, 0, &a);
-        eci_rates_init(ctx, eci_hw_find(ctx, tn[i]), EC_PREC_AMP_FP8, &calib, 0, &b);
+        eci_rates_init(ctx, eci_hw_find(ctx, non_tn[i]), EC_PREC_AMP_FP8, &calib, 0, EC_KERNELS_EAGER, &a);
+        eci_rates_init(ctx, eci_hw_find(ctx, tn[i]), EC_PREC_AMP_FP8, &calib, 0, EC_KERNELS_EAGER, &b);
         assert_true(a.te_fp8_non_tn == 1 && b.te_fp8_non_tn == 0);
     }
     eci_rates r = synthetic();
@@ -414,7 +414,7 @@ static void test_bounds_and_monotone(void **state)
         const eci_gpu *g = eci_hw_find(ctx, gpus[trial % 4]);
         assert_non_null(g);
         eci_rates r;
-        eci_rates_init(ctx, g, precs[(trial / 4) % 4], &calib, 0, &r);
+        eci_rates_init(ctx, g, precs[(trial / 4) % 4], &calib, 0, EC_KERNELS_EAGER, &r);
         double m = log_uniform(rng, 1, 3e5), n = log_uniform(rng, 1, 6e4), k = log_uniform(rng, 1, 4e6);
         double batch = log_uniform(rng, 1, 200);
         int kind = trial % 3 == 0 ? ECI_OP_GEMM : trial % 3 == 1 ? ECI_OP_CONV : ECI_OP_ATTN;
@@ -470,10 +470,10 @@ static void test_op_cost_monotone(void **state)
     eci_params calib;
     eci_params_default(ctx, &calib);
     eci_rates r, fast;
-    eci_rates_init(ctx, eci_hw_find(ctx, "l4"), EC_PREC_AMP_FP16, &calib, 0, &r);
+    eci_rates_init(ctx, eci_hw_find(ctx, "l4"), EC_PREC_AMP_FP16, &calib, 0, EC_KERNELS_EAGER, &r);
     calib.gemm_scale = 1.37;
     calib.mem_scale = 1.11;
-    eci_rates_init(ctx, eci_hw_find(ctx, "l4"), EC_PREC_AMP_FP16, &calib, 0, &fast);
+    eci_rates_init(ctx, eci_hw_find(ctx, "l4"), EC_PREC_AMP_FP16, &calib, 0, EC_KERNELS_EAGER, &fast);
     for (size_t i = 0; i < wl.n_ops; i++) {
         eci_op_cost_t a, b;
         eci_op_cost(ctx, &r, &wl.ops[i], &a);
@@ -516,7 +516,7 @@ static void test_op_costs_cache(void **state)
         calib.gemm_scale = gemm_scale[k];
         calib.simt_scale = gemm_scale[k];
         calib.mem_scale = mem_scale[k];
-        eci_rates_init(ctx, eci_hw_find(ctx, gpu[k]), precision[k], &calib, 0, &r[k]);
+        eci_rates_init(ctx, eci_hw_find(ctx, gpu[k]), precision[k], &calib, 0, EC_KERNELS_EAGER, &r[k]);
     }
     for (int round = 0; round < 3; round++)
         for (int j = 0; j < 2 * SETS; j++) {
@@ -563,7 +563,7 @@ static void rates_for(ec_ctx *ctx, const char *gpu, int precision, eci_rates *r,
         fail_msg("%s: %s", gpu, ec_ctx_errmsg(ctx));
     eci_params calib;
     eci_params_default(ctx, &calib);
-    eci_rates_init(ctx, *g, precision, &calib, 0, r);
+    eci_rates_init(ctx, *g, precision, &calib, 0, EC_KERNELS_EAGER, r);
 }
 
 /* A GEMM kernel's fixed start-up and tail (gemm.csv fixed_s, issue 39 item 1).  XLA's sm_90 table
@@ -817,7 +817,7 @@ static void test_scale_follows_unit(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         eci_rates r;
-        eci_rates_init(ctx, eci_hw_find(ctx, cases[i].gpu), cases[i].precision, &calib, 0, &r);
+        eci_rates_init(ctx, eci_hw_find(ctx, cases[i].gpu), cases[i].precision, &calib, 0, EC_KERNELS_EAGER, &r);
         if (r.gemm_scale != cases[i].want)
             fail_msg("%s precision %d: gemm_scale %g, expected %g", cases[i].gpu, cases[i].precision, r.gemm_scale,
                      cases[i].want);
@@ -839,10 +839,10 @@ static void test_attention_rate(void **state)
     eci_params_default(ctx, &calib);
     const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb"), *v100 = eci_hw_find(ctx, "v100-sxm2-16gb");
     eci_rates fp32, tf32, half, volta;
-    eci_rates_init(ctx, a100, EC_PREC_FP32, &calib, 0, &fp32);
-    eci_rates_init(ctx, a100, EC_PREC_TF32, &calib, 0, &tf32);
-    eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &calib, 0, &half);
-    eci_rates_init(ctx, v100, EC_PREC_TF32, &calib, 0, &volta);
+    eci_rates_init(ctx, a100, EC_PREC_FP32, &calib, 0, EC_KERNELS_EAGER, &fp32);
+    eci_rates_init(ctx, a100, EC_PREC_TF32, &calib, 0, EC_KERNELS_EAGER, &tf32);
+    eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &calib, 0, EC_KERNELS_EAGER, &half);
+    eci_rates_init(ctx, v100, EC_PREC_TF32, &calib, 0, EC_KERNELS_EAGER, &volta);
     double passes = eci_const(ctx, EC_C_sdpa_fp32_tf32_passes);
     assert_true(passes > 1.0);
     assert_rel(fp32.attn_flop_per_s, a100->peak_tf32_flop_per_s / passes, EC_TOL_EXACT);

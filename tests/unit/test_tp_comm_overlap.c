@@ -67,7 +67,7 @@ static void h100_rates(ec_ctx *ctx, eci_rates *r)
 {
     eci_params calib;
     eci_params_default(ctx, &calib);
-    eci_rates_init(ctx, eci_hw_find(ctx, "h100-sxm5-80gb"), EC_PREC_AMP_BF16, &calib, 0, r);
+    eci_rates_init(ctx, eci_hw_find(ctx, "h100-sxm5-80gb"), EC_PREC_AMP_BF16, &calib, 0, EC_KERNELS_EAGER, r);
 }
 
 static void test_closed_form(void **state)

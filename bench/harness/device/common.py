@@ -42,7 +42,7 @@ TABLES = {
     "failures": ["section", "exit_code", "elapsed_s", "cap_s", "note"],
 }
 # Profile rows: the header of models/profile.csv.
-PROFILE_COLUMNS = ["parameter", "architecture", "value", "stderr", "runs", "fitted_on", "meaning"]
+PROFILE_COLUMNS = ["parameter", "architecture", "value", "stderr", "runs", "fitted_on", "kernels", "meaning"]
 SOURCE = "device_check"
 
 

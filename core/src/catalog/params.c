@@ -131,6 +131,28 @@ const eci_params_arch *eci_params_arch_find(const eci_params *c, const char *arc
     return NULL;
 }
 
+const eci_params_arch *eci_params_arch_for(const eci_params *c, const char *architecture, int kernels)
+{
+    const eci_params_arch *a = eci_params_arch_find(c, architecture);
+    if (a == NULL || a->kernels == 0 || (kernels >= 0 && kernels < 32 && (a->kernels & 1u << kernels)))
+        return a;
+    return NULL; /* fitted on other kernels only: what it learnt of this architecture is theirs */
+}
+
+void eci_kernels_names(unsigned bits, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    ec_config tmp;
+    ec_config_init(&tmp);
+    for (int k = 0; k < 32 && len < n; k++) {
+        char word[32];
+        tmp.kernels = (ec_kernels)k;
+        if ((bits & 1u << k) && ec_config_get(&tmp, "kernels", word, sizeof word) == EC_OK)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? " " : "", word);
+    }
+}
+
 eci_params_arch *eci_params_arch_add(eci_params *c, const char *architecture)
 {
     for (size_t i = 0; i < c->n_arch; i++)
@@ -227,6 +249,7 @@ int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c)
             return eci_error(ctx, EC_EINVAL, "a fit report names more than %d architectures", ECI_PARAMS_MAX_ARCH);
         *eci_params_arch_field(a, which) = rep->values[j];
         a->fitted |= 1u << which;
+        a->kernels |= rep->kernels[j];
     }
     c->error_log_sd = rep->error_log_sd;
     c->unseen_error_log_sd = rep->arch_error_log_sd;
@@ -293,13 +316,13 @@ void eci_interval_widen(const eci_params *c, double p50, double *p10, double *p9
     eci_interval_widen_sd(c->error_log_sd, p50, p10, p90);
 }
 
-double eci_params_error_sd(const eci_params *c, const char *architecture, int tensor_cores, int cnn, int host_bound,
-                           int *unseen)
+double eci_params_error_sd(const eci_params *c, const char *architecture, int kernels, int tensor_cores, int cnn,
+                           int host_bound, int *unseen)
 {
     *unseen = 0;
     if (c->n_arch == 0) /* the priors, or a fit without architectures: nothing to tell apart */
         return c->error_log_sd;
-    const eci_params_arch *a = eci_params_arch_find(c, architecture);
+    const eci_params_arch *a = eci_params_arch_for(c, architecture, kernels);
     unsigned need = 1u << (tensor_cores ? ECI_P_GEMM : ECI_P_SIMT) | 1u << (cnn ? ECI_P_MEM_CNN : ECI_P_MEM);
     if (a != NULL && (a->fitted & need) == need)
         return c->error_log_sd;
@@ -378,17 +401,18 @@ int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path)
     ec_csv_writer *wr;
     if ((rc = ec_csv_open(ctx, path, &wr)) != EC_OK)
         return rc;
-    const char *header[] = {"parameter", "architecture", "value", "stderr", "runs", "fitted_on", "meaning"};
-    rc = ec_csv_row(wr, header, 7);
+    const char *header[] = {"parameter", "architecture", "value", "stderr", "runs", "fitted_on", "kernels", "meaning"};
+    rc = ec_csv_row(wr, header, 8);
     for (size_t j = 0; rc == EC_OK && j < report->n_params; j++) {
-        char v[32], e[32], n[32];
+        char v[32], e[32], n[32], k[64];
         snprintf(v, sizeof v, "%.*g", ECI_PROFILE_DIGITS, report->values[j]);
         snprintf(e, sizeof e, "%.3g", report->stderrs[j]);
         snprintf(n, sizeof n, report->runs[j] ? "%zu" : "", report->runs[j]); /* "": not counted */
+        eci_kernels_names(report->architectures[j][0] ? report->kernels[j] : 0, k, sizeof k);
         int which = param_index(report->names[j], ECI_N_PARAMS);
         const char *on = report->architectures[j][0] ? report->architectures[j] : archs;
-        const char *row[] = {report->names[j], report->architectures[j], v, e, n, on, param_meaning[which]};
-        rc = ec_csv_row(wr, row, 7);
+        const char *row[] = {report->names[j], report->architectures[j], v, e, n, on, k, param_meaning[which]};
+        rc = ec_csv_row(wr, row, 8);
     }
     /* the unseen-architecture rows' runs: GPU-bound and host-bound (ec_profile_read adds them) */
     size_t host_runs = report->arch_host_error_log_sd > 0 ? report->arch_host_cv_runs : 0;
@@ -405,9 +429,9 @@ int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path)
         char v[32], n[32];
         snprintf(v, sizeof v, "%.4g", value);
         snprintf(n, sizeof n, runs ? "%zu" : "", runs);
-        const char *row[] = {k < 3 ? sd_name[k] : comm_sd_names[k - 3], "", v, "", n, archs,
+        const char *row[] = {k < 3 ? sd_name[k] : comm_sd_names[k - 3], "", v, "", n, archs, "",
                              k < 3 ? sd_meaning[k] : comm_sd_meaning[k - 3]};
-        rc = ec_csv_row(wr, row, 7);
+        rc = ec_csv_row(wr, row, 8);
     }
     if (rc != EC_OK) {
         ec_csv_abort(wr);
@@ -448,11 +472,35 @@ static int sd_cell(ec_ctx *ctx, const eci_table *t, size_t r, int col, const cha
     return rc;
 }
 
+/* The kernel classes an architecture's row was fitted on (its kernels cell: kernels= values,
+ * space-separated) into *bits; EC_EPARSE naming the file, line, column and the word. */
+static int kernels_cell(ec_ctx *ctx, const eci_table *t, size_t r, int col, unsigned *bits)
+{
+    const char *cell = eci_table_cell(t, r, col);
+    ec_config tmp;
+    ec_config_init(&tmp);
+    for (const char *p = cell; *p != '\0';) {
+        size_t len = strcspn(p, " ");
+        char word[32];
+        if (len > 0) {
+            eci_strlcpy(word, p, len + 1 < sizeof word ? len + 1 : sizeof word);
+            if (ec_config_set(ctx, &tmp, "kernels", word) != EC_OK)
+                return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: unknown kernel class '%s' in column kernels (the "
+                                 "kernels= values: eager, fused, te, space-separated)", eci_table_name(t),
+                                 eci_table_line(t, r), col + 1, word);
+            *bits |= 1u << tmp.kernels;
+        }
+        p += len;
+        p += strspn(p, " ");
+    }
+    return EC_OK;
+}
+
 /* One row of a profile into out: a global parameter, an architecture's, or one of the error sds. */
 static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int *col, size_t *seen_line,
                             ec_fit_report *out)
 {
-    int c_name = col[0], c_arch = col[1], c_value = col[2], c_runs = col[3];
+    int c_name = col[0], c_arch = col[1], c_value = col[2], c_runs = col[3], c_kernels = col[4];
     const char *name = eci_table_cell(t, r, c_name);
     const char *arch = c_arch >= 0 ? eci_table_cell(t, r, c_arch) : "";
     const char *path = eci_table_name(t);
@@ -512,6 +560,13 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int
     if (seen_line[j] != 0)
         return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: parameter '%s'%s%s already given on line %zu", path, line,
                          c_name + 1, name, arch[0] ? " of " : "", arch, seen_line[j]);
+    if (c_kernels >= 0 && eci_table_cell(t, r, c_kernels)[0] != '\0') {
+        if (arch[0] == '\0')
+            return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: '%s' is global: only an architecture's row names the kernel "
+                             "classes it was fitted on", path, line, c_kernels + 1, name);
+        if ((rc = kernels_cell(ctx, t, r, c_kernels, &out->kernels[j])) != EC_OK)
+            return rc;
+    }
     seen_line[j] = line;
     out->runs[j] = (size_t)runs;
     double lo, hi;
@@ -541,6 +596,7 @@ static int one_memory_scale(ec_ctx *ctx, const char *path, const size_t *seen_li
         out->values[k] = out->values[j];
         out->stderrs[k] = out->stderrs[j];
         out->runs[k] = out->runs[j];
+        out->kernels[k] = out->kernels[j];
     }
     return EC_OK;
 }
@@ -561,7 +617,9 @@ int ec_profile_read(ec_ctx *ctx, const char *path, ec_fit_report *out)
         return rc;
     }
     /* architecture and runs: absent in profiles written before them (runs then 0: unknown) */
-    const int col[4] = {c_name, eci_table_col(t, "architecture"), c_value, eci_table_col(t, "runs")};
+    /* kernels: absent in profiles written before it (every entry then applies to every kernel class) */
+    const int col[5] = {c_name, eci_table_col(t, "architecture"), c_value, eci_table_col(t, "runs"),
+                        eci_table_col(t, "kernels")};
     eci_params prior;
     eci_params_default(ctx, &prior);
     eci_params_to_array(&prior, out->values);

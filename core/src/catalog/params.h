@@ -22,6 +22,9 @@ typedef struct eci_params_arch {
     double gemm_scale, simt_scale, mem_scale, mem_scale_cnn;
     unsigned fitted; /* bit 1 << ECI_P_GEMM/_SIMT/_MEM/_MEM_CNN: that scale was fitted on runs of this
                         architecture (else it holds the global value) */
+    unsigned kernels; /* bit 1 << EC_KERNELS_*: the kernel classes of those runs (ec_config.kernels); the
+                         scales apply to predictions of these classes only (eci_params_arch_for); 0: not
+                         recorded (a profile without the kernels column), every class */
 } eci_params_arch;
 
 typedef struct eci_params {
@@ -97,6 +100,13 @@ EC_INTERNAL int eci_params_ref(ec_ctx *ctx, const ec_config *cfg, eci_params *bu
 EC_INTERNAL double eci_params_scale(const eci_params *c, const eci_params_arch *a, int which);
 /* The per-architecture entry for an architecture name, NULL when it has none (params.c). */
 EC_INTERNAL const eci_params_arch *eci_params_arch_find(const eci_params *c, const char *architecture);
+/* The entry whose scales a prediction of kernel class `kernels` (EC_KERNELS_*) on that architecture
+ * takes: eci_params_arch_find's, NULL when it has none or was fitted on runs of other kernel classes
+ * only (that prediction is priced as on an unseen architecture: eci_params_scale, eci_params_error_sd). */
+EC_INTERNAL const eci_params_arch *eci_params_arch_for(const eci_params *c, const char *architecture, int kernels);
+/* The names of the kernel classes of bits (1 << EC_KERNELS_*) as key kernels= spells them,
+ * space-separated, into buf (n bytes). */
+EC_INTERNAL void eci_kernels_names(unsigned bits, char *buf, size_t n);
 /* Check a fit report and turn it into parameters (params.c); EC_EINVAL naming the bad entry. */
 EC_INTERNAL int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c);
 /* Widen a p10/p50/p90 interval (in any quantity proportional to step time or throughput) by
@@ -108,14 +118,14 @@ EC_INTERNAL void eci_interval_widen(const eci_params *c, double p50, double *p10
 EC_INTERNAL void eci_interval_widen_sd(double error_log_sd, double p50, double *p10, double *p90);
 /* The model error of a prediction on an architecture whose matmuls run on tensor cores or not, of
  * a CNN or not, host-bound or not (its gpu_util_frac below constants.csv host_bound_util_frac):
- * error_log_sd where the fit saw runs of that architecture on that unit and on its memory system
- * with that kind of network, else unseen_error_log_sd (host-bound: unseen_host_error_log_sd
+ * error_log_sd where the fit saw runs of that architecture and kernel class (EC_KERNELS_*) on that
+ * unit and on its memory system with that kind of network, else unseen_error_log_sd (host-bound: unseen_host_error_log_sd
  * where measured; error_log_sd when the profile has neither), with *unseen set (0 otherwise),
  * even where that is below error_log_sd: its held-out errors hold the architecture's scatter as
  * well as its shift (docs/accuracy.md, "The unseen-architecture sd").  Without a fit (no
  * architecture entries) the priors' error_log_sd and *unseen 0. */
-EC_INTERNAL double eci_params_error_sd(const eci_params *c, const char *architecture, int tensor_cores, int cnn,
-                                       int host_bound, int *unseen);
+EC_INTERNAL double eci_params_error_sd(const eci_params *c, const char *architecture, int kernels, int tensor_cores,
+                                       int cnn, int host_bound, int *unseen);
 /* The model error of a prediction of num_gpus GPUs whose gradients take `path` (EC_COMM_*,
  * model/comm.c's eci_comm_path), given sd, the error of its GPU (eci_params_error_sd):
  * sqrt(sd^2 + comm_error_log_sd[path]^2) for more than one GPU, sd for one. */

@@ -55,6 +55,7 @@ typedef struct fit_data {
     size_t n_arch;
     arch_slot slot[MAX_SLOTS];
     size_t slot_runs[MAX_SLOTS]; /* runs that exercise each slot */
+    unsigned slot_kernels[MAX_SLOTS]; /* bit 1 << EC_KERNELS_* of their kernel classes */
     size_t n_slots;
     double arch_sd;       /* calib_arch_log_sd */
     double run_sd;        /* calib_run_log_sd */
@@ -81,6 +82,7 @@ static void x_to_calib(const fit_data *d, const double *x, eci_params *c)
         eci_params_arch *a = &c->arch[d->slot[s].arch];
         *eci_params_arch_field(a, d->slot[s].which) = v[d->slot[s].which] * exp(x[ECI_N_PARAMS + s]);
         a->fitted |= 1u << d->slot[s].which;
+        a->kernels |= d->slot_kernels[s];
     }
 }
 
@@ -172,8 +174,9 @@ static void driver_callback(const size_t iter, void *params, const gsl_multifit_
 
 /* Add the per-architecture parameters the run exercises: the GEMM scale of the unit its
  * precision runs on (tensor or CUDA cores) and the bandwidth scale of its kind of network (a CNN's
- * or every other's), so CNN and transformer runs never set one memory scale together. */
-static void add_arch_slots(fit_data *d, const eci_gpu *g, int precision, int cnn, const eci_params *start)
+ * or every other's), so CNN and transformer runs never set one memory scale together; each slot
+ * records the kernel classes (kernels=) of its runs, the only ones its value will price. */
+static void add_arch_slots(fit_data *d, const eci_gpu *g, int precision, int cnn, int kernels, const eci_params *start)
 {
     size_t a = 0;
     while (a < d->n_arch && !eci_name_eq(d->arch[a], g->architecture))
@@ -184,7 +187,7 @@ static void add_arch_slots(fit_data *d, const eci_gpu *g, int precision, int cnn
         eci_strlcpy(d->arch[d->n_arch++], g->architecture, EC_NAME_MAX);
     }
     eci_rates r;
-    eci_rates_init(d->ctx, g, precision, start, cnn, &r);
+    eci_rates_init(d->ctx, g, precision, start, cnn, kernels, &r);
     int used[2] = {r.tensor_cores ? ECI_P_GEMM : ECI_P_SIMT, cnn ? ECI_P_MEM_CNN : ECI_P_MEM};
     for (int u = 0; u < 2; u++) {
         size_t s = 0;
@@ -195,6 +198,7 @@ static void add_arch_slots(fit_data *d, const eci_gpu *g, int precision, int cnn
         if (s == d->n_slots)
             d->slot[d->n_slots++] = (arch_slot){.arch = (int)a, .which = used[u]};
         d->slot_runs[s]++;
+        d->slot_kernels[s] |= 1u << kernels;
     }
 }
 
@@ -218,7 +222,8 @@ static int select_runs(ec_ctx *ctx, const ec_runs *runs, const unsigned char *us
         }
         rows[d->n_rows++] = i;
         const eci_net *net = eci_net_find(ctx, run->config.model);
-        add_arch_slots(d, eci_hw_find(ctx, run->config.gpu), run->config.precision, net != NULL && net->cnn, start);
+        add_arch_slots(d, eci_hw_find(ctx, run->config.gpu), run->config.precision, net != NULL && net->cnn,
+                       (int)run->config.kernels, start);
     }
     if (d->n_rows == 0)
         return eci_error(ctx, EC_EINVAL, "no runs to calibrate on");
@@ -245,6 +250,7 @@ static void fill_report(const fit_data *d, const gsl_vector *xf, const gsl_matri
         eci_strlcpy(out->architectures[j], d->arch[d->slot[s].arch], EC_NAME_MAX);
         out->values[j] = exp(gsl_vector_get(xf, w) + gsl_vector_get(xf, j));
         out->runs[j] = d->slot_runs[s];
+        out->kernels[j] = d->slot_kernels[s];
         double var = gsl_matrix_get(covar, w, w) + gsl_matrix_get(covar, j, j) + 2 * gsl_matrix_get(covar, w, j);
         out->stderrs[j] = out->values[j] * sqrt(var > 0 ? var * scale : 0);
     }

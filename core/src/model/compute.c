@@ -77,7 +77,8 @@ static void pick_gemm_rate(const eci_gpu *g, int precision, eci_rates *r)
 _Static_assert(offsetof(eci_rates, comm) - offsetof(eci_rates, warning_text) - EC_WARNING_TEXT_MAX < sizeof(void *),
                "a field follows warning_text in eci_rates: eci_rates_init must zero it");
 
-void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_params *c, int cnn, eci_rates *r)
+void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_params *c, int cnn, int kernels,
+                    eci_rates *r)
 {
     /* every field zero, the warning text empty (its 512 bytes are read only up to the NUL) */
     memset(r, 0, offsetof(eci_rates, warning_text));
@@ -99,10 +100,10 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     r->gemm_fixed_s = g->gemm_fixed_s;
     r->conv_eff = c->conv_eff;
     r->attn_eff = c->attn_eff;
-    /* The architecture's fitted scales where the fit has runs of it (catalog/params.c says what an
-     * architecture it has not seen gets); a CNN's memory-bound kernels have their own scale
-     * (fitted on CNN runs only). */
-    const eci_params_arch *a = eci_params_arch_find(c, g->architecture);
+    /* The architecture's fitted scales where the fit has runs of it with these kernels (catalog/
+     * params.c says what an architecture it has not seen gets); a CNN's memory-bound kernels have
+     * their own scale (fitted on CNN runs only). */
+    const eci_params_arch *a = eci_params_arch_for(c, g->architecture, kernels);
     r->gemm_scale = eci_params_scale(c, a, r->tensor_cores ? ECI_P_GEMM : ECI_P_SIMT);
     r->mem_scale = eci_params_scale(c, a, cnn ? ECI_P_MEM_CNN : ECI_P_MEM);
     int half = precision == EC_PREC_AMP_FP16 || precision == EC_PREC_AMP_BF16 || precision == EC_PREC_FP16 ||

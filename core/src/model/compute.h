@@ -90,9 +90,11 @@ typedef struct eci_op_cost_t {
 EC_INTERNAL int eci_gpu_tf32(const eci_gpu *g);
 /* Adds warning `bit` (EC_WARN_*) and its text to r once (attn_rates.c). */
 EC_INTERNAL void eci_rates_warn(eci_rates *r, unsigned bit, const char *text);
-/* cnn: the network is a CNN (eci_net.cnn): its memory-bound kernels take mem_scale_cnn, else mem_scale. */
+/* cnn: the network is a CNN (eci_net.cnn): its memory-bound kernels take mem_scale_cnn, else mem_scale.
+ * kernels: the run's kernel class (EC_KERNELS_*): an architecture's fitted scales apply only where
+ * the fit had runs of that class on it (catalog/params.c eci_params_arch_for). */
 EC_INTERNAL void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const eci_params *c, int cnn,
-                                eci_rates *r);
+                                int kernels, eci_rates *r);
 /* attention= as the config spells it (ec_attention). */
 EC_INTERNAL const char *eci_attention_name(int attention);
 /* The fused attention kernel (ECI_AK_*) attention= runs on g at this precision: flash2, flash3, flash4,

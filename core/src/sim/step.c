@@ -93,7 +93,8 @@ static int step_price(step *s, double seq, const layout_comm *lc_in)
     if ((rc = eci_workload_get(ctx, s->r.net, s->r.task, &shape, &s->wl)) != EC_OK)
         return rc;
 
-    eci_rates_init(ctx, s->g, cfg->precision, s->calib, s->r.net != NULL && s->r.net->cnn, &s->rates);
+    eci_rates_init(ctx, s->g, cfg->precision, s->calib, s->r.net != NULL && s->r.net->cnn, cfg->kernels,
+                   &s->rates);
     /* a batch with a padding mask (lengths given, model/workload.h unpadded) takes SDPA's masked pick */
     eci_rates_attention(ctx, s->g, cfg->attention, cfg->precision, cfg->torch_version, !shape.unpadded, &s->rates);
     if (cfg->kernels == EC_KERNELS_TE) /* Transformer Engine's FP8 casts; the weights' once per step */
@@ -741,7 +742,7 @@ int eci_step_eval(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, cons
     if ((rc = eci_workload_get(ctx, r->net, r->task, &shape, &wl)) != EC_OK)
         return rc;
     eci_rates rates;
-    eci_rates_init(ctx, r->gpu, cfg->precision, calib, r->net != NULL && r->net->cnn, &rates);
+    eci_rates_init(ctx, r->gpu, cfg->precision, calib, r->net != NULL && r->net->cnn, cfg->kernels, &rates);
     eci_rates_attention(ctx, r->gpu, cfg->attention, cfg->precision, cfg->torch_version, !shape.unpadded, &rates);
     if (cfg->kernels == EC_KERNELS_TE) /* each evaluation batch casts the weights */
         eci_rates_te(&rates, 1, cfg->fp8_recipe);

@@ -224,19 +224,31 @@ static int matmul_tensor_cores(const eci_gpu *g, int precision)
  * job's communication part is not said here: every multi-GPU prediction has one, calibrated
  * architecture or not, and the text stays that of the same job on one GPU (a scenario names a
  * warning a step adds as its reason). */
-static void warn_uncalibrated(const eci_gpu *g, const eci_params *c, int tensor, int cnn, int host, double sd,
-                              ec_result *res)
+static void warn_uncalibrated(const ec_config *cfg, const eci_gpu *g, const eci_params *c, int tensor, int cnn,
+                              int host, double sd, ec_result *res)
 {
-    const eci_params_arch *a = eci_params_arch_find(c, g->architecture);
+    const eci_params_arch *fitted = eci_params_arch_find(c, g->architecture);
+    const eci_params_arch *a = eci_params_arch_for(c, g->architecture, cfg->kernels);
     int gemm = tensor ? ECI_P_GEMM : ECI_P_SIMT, mem = cnn ? ECI_P_MEM_CNN : ECI_P_MEM;
     int gemm_seen = a != NULL && (a->fitted & 1u << gemm), mem_seen = a != NULL && (a->fitted & 1u << mem);
     /* joined without printf, as the memory warnings are: an uncalibrated GPU warns on every
      * prediction; the architecture's name (a gpus.csv cell) is cut at 32 bytes, so the longest text
-     * (both parts unseen, sds 10.00, host-bound, below the leave-one-GPU-out sd) is 342 bytes */
-    char text[384], *p = text;
+     * (both parts unseen, sds 10.00, host-bound, below the leave-one-GPU-out sd, the kernel classes
+     * named) is about 400 bytes */
+    char text[EC_WARNING_TEXT_MAX], *p = text;
     p = put_text(p, "no calibration runs on ");
     for (size_t i = 0; i < 32 && g->architecture[i] != '\0'; i++)
         *p++ = g->architecture[i];
+    if (fitted != NULL && a == NULL) { /* runs of it, with other kernels only (eci_params_arch_for) */
+        char mine[32], theirs[64];
+        eci_kernels_names(1u << cfg->kernels, mine, sizeof mine);
+        eci_kernels_names(fitted->kernels, theirs, sizeof theirs);
+        p = put_text(p, " with kernels=");
+        p = put_text(p, mine);
+        p = put_text(p, " (its fitted scales are of kernels=");
+        p = put_text(p, theirs);
+        p = put_text(p, " runs)");
+    }
     if (a != NULL && !gemm_seen)
         p = put_text(p, tensor ? " with matmuls on tensor cores" : " with matmuls on CUDA cores (fp32)");
     if (a != NULL && !mem_seen)
@@ -278,7 +290,7 @@ double eci_calibration_sd(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     if (g != NULL && r->net != NULL) {
         tensor = matmul_tensor_cores(g, cfg->precision);
         cnn = r->net->cnn;
-        sd = eci_params_error_sd(c, g->architecture, tensor, cnn, host, &unseen);
+        sd = eci_params_error_sd(c, g->architecture, cfg->kernels, tensor, cnn, host, &unseen);
     }
     /* a multi-GPU job's communication part, by the path its gradients take (the prediction has
      * resolved the topology already: no error here); a few comparisons, and none without the rows */
@@ -288,7 +300,7 @@ double eci_calibration_sd(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
         eci_comm_path(ctx, g, r->topology, cfg->num_gpus, r->nodes, &path) == EC_OK)
         total = eci_params_comm_sd(c, sd, cfg->num_gpus, path);
     if (unseen && res != NULL)
-        warn_uncalibrated(g, c, tensor, cnn, host, sd, res);
+        warn_uncalibrated(cfg, g, c, tensor, cnn, host, sd, res);
     return total;
 }
 

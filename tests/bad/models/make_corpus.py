@@ -171,6 +171,9 @@ emit("profile", "duplicate_parameter", text(dup))
 emit("profile", "zero_value", text(set_cell(prof, 1, "value", "0")))
 host_sd = [r[0] for r in prof].index("error_log_sd_unseen_arch_host")
 emit("profile", "negative_unseen_host_sd", text(set_cell(prof, host_sd, "value", "-0.3")))
+arch_row = next(i for i, r in enumerate(prof) if i and r[1])  # an architecture's entry
+emit("profile", "unknown_kernel_class", text(set_cell(prof, arch_row, "kernels", "eager triton")))
+emit("profile", "kernels_on_global_row", text(set_cell(prof, 1, "kernels", "eager")))
 
 refs = read("reference_systems")
 emit("reference_systems", "empty", "")
