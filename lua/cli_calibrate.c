@@ -145,10 +145,13 @@ int ecC_cmd_calibrate(lua_State *L, int argc, char **argv)
     if (rep.n_left_out > 0)
         printf("%zu runs left out of these figures: their prediction is not a finite positive number\n",
                rep.n_left_out);
-    printf("  %-16s %-14s %10s %10s\n", "parameter", "architecture", "value", "std.error");
-    for (size_t j = 0; j < rep.n_params; j++)
-        printf("  %-16s %-14s %10.4g %10.2g\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
-               rep.values[j], rep.stderrs[j]);
+    printf("  %-16s %-14s %10s %10s  %s\n", "parameter", "architecture", "value", "std.error", "kernels");
+    for (size_t j = 0; j < rep.n_params; j++) {
+        char kernels[64]; /* an architecture's: the classes it prices (docs/accuracy.md, "Kernel classes") */
+        ec_fit_kernels_names(rep.kernels[j], kernels, sizeof kernels);
+        printf("  %-16s %-14s %10.4g %10.2g  %s\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
+               rep.values[j], rep.stderrs[j], rep.architectures[j][0] ? kernels : "(all)");
+    }
     printf("wrote %s; use it with profile=%s\n", out, out);
     return 0;
 }

@@ -1626,6 +1626,10 @@ typedef struct ec_fit_report {
     unsigned kernels[EC_FIT_MAX_PARAMS];
 } ec_fit_report;
 
+/* The kernel classes of bits (ec_fit_report.kernels: 1 << EC_KERNELS_*) as key kernels= spells
+ * them ("eager", "fused", "te"), space-separated, into buf of n bytes ("" for 0; cut to fit). */
+EC_API void ec_fit_kernels_names(unsigned bits, char *buf, size_t n);
+
 
 /* Fit the parameters on the runs with use[i] != 0 (use == NULL: all runs), starting from and
  * anchored to the priors of constants.csv.  The context's current fit is left unchanged.  A fit

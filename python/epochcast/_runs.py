@@ -119,9 +119,16 @@ def validate(ctx, path, profile, allow_paths, progress):
                       _groups(rows, "gpu"), _groups(rows, "model"), oom)
 
 
+def _kernels(bits):
+    """The kernel classes of an ec_fit_report.kernels entry, as kernels= spells them."""
+    buf = ffi.new("char[]", 64)
+    lib.ec_fit_kernels_names(bits, buf, 64)
+    return ffi.string(buf).decode()
+
+
 class Calibration:
     """A fit of the physical parameters: .params (a table: parameter, architecture, value,
-    stderr), n_runs, iterations, mape_before_frac, mape_after_frac, and from the
+    stderr, kernels: an architecture's entry's kernel classes, the only ones it prices), n_runs, iterations, mape_before_frac, mape_after_frac, and from the
     leave-one-GPU-out cross-validation (None when it did not run) cv_mape_frac, cv_runs,
     error_log_sd and comm_error_log_sd ({"direct": sd, "host": sd}: the communication part of a
     multi-GPU prediction's sd, from the file's multi-GPU runs, never fitted); from the
@@ -137,8 +144,9 @@ class Calibration:
         self.params = _table.from_rows(
             [{"parameter": ffi.string(rep.names[j]).decode(),
               "architecture": ffi.string(rep.architectures[j]).decode(),
-              "value": rep.values[j], "stderr": rep.stderrs[j]} for j in range(rep.n_params)],
-            ["parameter", "architecture", "value", "stderr"])
+              "value": rep.values[j], "stderr": rep.stderrs[j], "kernels": _kernels(rep.kernels[j])}
+             for j in range(rep.n_params)],
+            ["parameter", "architecture", "value", "stderr", "kernels"])
         self.n_runs, self.iterations = rep.n_runs, rep.iterations
         self.mape_before_frac, self.mape_after_frac = rep.mape_before_frac, rep.mape_after_frac
         self.cv_mape_frac = rep.cv_mape_frac if cv_ran else None

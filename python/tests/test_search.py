@@ -96,6 +96,8 @@ def test_calibrate_and_profile(runs_csv, tmp_path, tables):
     assert c.n_runs == 2 and out.exists() and c.profile == str(out)
     params = rows(c.params)
     assert any(p["parameter"] == "gemm_scale" for p in params)
+    # an architecture's entry names the kernel classes it prices (the runs' kernels=, eager by default)
+    assert all(p["kernels"] == ("eager" if p["architecture"] else "") for p in params)
     assert c.mape_after_frac <= c.mape_before_frac + 1e-12
     keys = dict(model="bert-base", gpu="v100-sxm2-16gb", precision="amp_fp16", batch_per_gpu=32, seq_len=128)
     plain = ec.predict(**keys)

@@ -139,9 +139,11 @@ const eci_params_arch *eci_params_arch_for(const eci_params *c, const char *arch
     return NULL; /* fitted on other kernels only: what it learnt of this architecture is theirs */
 }
 
-void eci_kernels_names(unsigned bits, char *buf, size_t n)
+void ec_fit_kernels_names(unsigned bits, char *buf, size_t n)
 {
     size_t len = 0;
+    if (buf == NULL || n == 0)
+        return;
     buf[0] = '\0';
     ec_config tmp;
     ec_config_init(&tmp);
@@ -408,7 +410,7 @@ int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path)
         snprintf(v, sizeof v, "%.*g", ECI_PROFILE_DIGITS, report->values[j]);
         snprintf(e, sizeof e, "%.3g", report->stderrs[j]);
         snprintf(n, sizeof n, report->runs[j] ? "%zu" : "", report->runs[j]); /* "": not counted */
-        eci_kernels_names(report->architectures[j][0] ? report->kernels[j] : 0, k, sizeof k);
+        ec_fit_kernels_names(report->architectures[j][0] ? report->kernels[j] : 0, k, sizeof k);
         int which = param_index(report->names[j], ECI_N_PARAMS);
         const char *on = report->architectures[j][0] ? report->architectures[j] : archs;
         const char *row[] = {report->names[j], report->architectures[j], v, e, n, on, k, param_meaning[which]};

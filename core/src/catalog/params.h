@@ -104,9 +104,6 @@ EC_INTERNAL const eci_params_arch *eci_params_arch_find(const eci_params *c, con
  * takes: eci_params_arch_find's, NULL when it has none or was fitted on runs of other kernel classes
  * only (that prediction is priced as on an unseen architecture: eci_params_scale, eci_params_error_sd). */
 EC_INTERNAL const eci_params_arch *eci_params_arch_for(const eci_params *c, const char *architecture, int kernels);
-/* The names of the kernel classes of bits (1 << EC_KERNELS_*) as key kernels= spells them,
- * space-separated, into buf (n bytes). */
-EC_INTERNAL void eci_kernels_names(unsigned bits, char *buf, size_t n);
 /* Check a fit report and turn it into parameters (params.c); EC_EINVAL naming the bad entry. */
 EC_INTERNAL int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c);
 /* Widen a p10/p50/p90 interval (in any quantity proportional to step time or throughput) by

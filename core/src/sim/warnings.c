@@ -241,8 +241,8 @@ static void warn_uncalibrated(const ec_config *cfg, const eci_gpu *g, const eci_
         *p++ = g->architecture[i];
     if (fitted != NULL && a == NULL) { /* runs of it, with other kernels only (eci_params_arch_for) */
         char mine[32], theirs[64];
-        eci_kernels_names(1u << cfg->kernels, mine, sizeof mine);
-        eci_kernels_names(fitted->kernels, theirs, sizeof theirs);
+        ec_fit_kernels_names(1u << cfg->kernels, mine, sizeof mine);
+        ec_fit_kernels_names(fitted->kernels, theirs, sizeof theirs);
         p = put_text(p, " with kernels=");
         p = put_text(p, mine);
         p = put_text(p, " (its fitted scales are of kernels=");
