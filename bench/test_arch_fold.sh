@@ -53,6 +53,15 @@ for want in "| Hopper (shipped fit: no Hopper run; sd " "| Ampere (fit without i
   if [ "$rc" -eq 0 ] && grep -qF -- "$want" <<<"$out"; then ok "table has '$want'"; else
     bad "table has '$want'" "exit $rc: $(tail -5 <<<"$out")"; fi
 done
+# every bias reads one way: > 0 predicted faster (a rate too high, a duration too short)
+out=$(python3 -c 'import sys; sys.path.insert(0, "bench"); import arch_stack_table as t
+print(t.rel_error("step_time_ms", 90.0, 100.0) > 0, t.rel_error("tokens_per_s", 110.0, 100.0) > 0,
+      t.rel_error("train_time_s", 110.0, 100.0) < 0)' 2>&1)
+if [ "$out" = "True True True" ]; then ok "bias signed one way"; else bad "bias signed one way" "$out"; fi
+# an architecture the fit has runs of, none of the row's kernel class: said in the seen column
+out=$(python3 bench/arch_stack_table.py models 2>&1); rc=$?
+if [ "$rc" -eq 0 ] && grep -qF -- "| blackwell | **no** (kernels=te) | Megatron-Bridge (TE) |" <<<"$out"; then
+  ok "kernel class not fitted said"; else bad "kernel class not fitted said" "exit $rc: $(head -12 <<<"$out")"; fi
 out=$(python3 bench/arch_stack_table.py models --fold ampere 2>&1); rc=$?
 if [ "$rc" -ne 0 ] && grep -qF "needs ARCH DIR" <<<"$out"; then ok "short --fold refused"; else
   bad "short --fold refused" "exit $rc: $out"; fi
