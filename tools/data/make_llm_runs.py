@@ -770,6 +770,9 @@ MLPERF_LLAMA = ("model=meta-llama/Llama-3.1-8B (MLPerf's llama31_8b: Llama 3.1 8
                 "Gb/s; the systems state 'InfiniBand' with 500 GB/s PCIe-NIC, 'ROCE2', or nothing); GB200 / GB300: "
                 "4 GPUs per node (DGXNGPU) on an NVL72 rack (network=gb200-nvl72 / gb300-nvl72: the NVLink domain, "
                 "then the racks' 4 x ConnectX-7 NDR 400 / ConnectX-8 XDR 800 Gb/s per node, as the systems state); "
+                "not described: SEGMENT=16 in the 512-GPU configs places the job in 16-tray (64-GPU) NVLink "
+                "segments, priced as the 72-GPU domains of the network preset (no key for a job's placement), and "
+                "their USE_TE_OPS=False (Megatron-Core's TE layers without TE's op fuser; kernels=te either way); "
                 "sequence_parallel and tp_comm_overlap (TE userbuffers) as the config sets them")
 
 

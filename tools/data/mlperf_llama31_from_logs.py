@@ -124,7 +124,7 @@ def main(argv):
         keys = ["FP8", "FP8_HYBRID", "FP8_RECIPE", "FP8_PARAM_GATHER", "USE_DIST_OPTIMIZER", "OVERLAP_GRAD_REDUCE",
                 "OVERLAP_PARAM_GATHER", "FULL_CUDA_GRAPH", "MCORE_CUDA_GRAPH", "USE_TE_OPS", "FUSED_QKV_ROPE",
                 "CE_FUSION_IMPL", "SEQ_PARALLEL", "TP_COMM_OVERLAP", "LOG_EVERY_N_STEPS", "NVTE_DPA_FP8_RECIPE",
-                "BUCKET_SIZE", "DGXNGPU"]
+                "BUCKET_SIZE", "DGXNGPU", "SEGMENT"]
         notes = ("%d runs, %d logged step times (min %.4f, max %.4f s); config %s@%s sourcing %s from %s; %s; "
                  "system %s: %s x %s, host networking '%s', framework '%s'" % (
                      len(runs), len(steps), min(steps), max(steps), config, commit[:8], " ".join(sources), common,
