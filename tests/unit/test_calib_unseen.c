@@ -519,6 +519,37 @@ static void test_kernel_class_gate(void **state)
         assert_int_equal(ec_profile_read(ctx, path, &rep), EC_EPARSE);
         assert_contains(ec_ctx_errmsg(ctx), BAD[b][1]);
     }
+    /* the fitter records each architecture entry's classes: its runs' kernels= values */
+    assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
+    static const char *const runs_of[][3] = {{"a100-sxm4-80gb", "bert-base", "te"}, {"a100-sxm4-80gb", "gpt2", "eager"},
+                                             {"a100-sxm4-40gb", "bert-base", "te"}, {"v100-sxm2-16gb", "bert-base", "eager"},
+                                             {"v100-sxm2-16gb", "gpt2", "eager"}, {"t4", "bert-base", "eager"}};
+    char csv[2048];
+    size_t len = (size_t)snprintf(csv, sizeof csv, "id,model,gpu,precision,kernels,batch_per_gpu,metric,value\n");
+    for (size_t i = 0; i < sizeof runs_of / sizeof runs_of[0]; i++) {
+        set_cfg(ctx, &cfg, runs_of[i][1], runs_of[i][0], "amp_fp16", "16");
+        assert_int_equal(ec_config_set(ctx, &cfg, "kernels", runs_of[i][2]), EC_OK);
+        assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "k%zu,%s,%s,amp_fp16,%s,16,samples_per_s,%.9g\n", i,
+                                runs_of[i][1], runs_of[i][0], runs_of[i][2], 1.1 * res.samples_per_s);
+    }
+    ec_test_write_file(path, csv, len);
+    ec_runs *runs = NULL;
+    assert_int_equal(ec_runs_load(ctx, path, &runs), EC_OK);
+    assert_int_equal(ec_calibrate(ctx, runs, NULL, &rep), EC_OK);
+    size_t checked = 0;
+    for (size_t j = 0; j < rep.n_params; j++) {
+        unsigned want = strcmp(rep.architectures[j], "ampere") == 0 ? 1u << EC_KERNELS_TE | 1u << EC_KERNELS_EAGER
+                        : rep.architectures[j][0] != '\0'          ? 1u << EC_KERNELS_EAGER
+                                                                  : 0u;
+        assert_int_equal(rep.kernels[j], want);
+        checked += want != 0;
+    }
+    assert_true(checked >= 3); /* ampere's, volta's and turing's GEMM scales at least */
+    char names[64];
+    ec_fit_kernels_names(1u << EC_KERNELS_TE | 1u << EC_KERNELS_EAGER, names, sizeof names);
+    assert_string_equal(names, "eager te");
+    ec_runs_free(runs);
     free(path);
     free(old);
     free(out);
