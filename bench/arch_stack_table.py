@@ -200,12 +200,25 @@ def rows_validated(path):
     return out
 
 
-def summary_line(label, stack, rows):
+def wilson(k, n, z=1.6448536269514722):
+    """The Wilson score interval of a share k / n at 90% (z = z_0.95): (low, high)."""
+    p, d = k / n, 1 + z * z / n
+    mid, half = (p + z * z / (2 * n)) / d, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return mid - half, mid + half
+
+
+def summary_line(label, stack, rows, interval=False):
+    """One table row; with interval, the coverage's 90% Wilson interval, the rows taken as independent
+    draws (they are not: a source's rows share its errors, so the interval is too narrow)."""
     n = len(rows)
     errs = [e for e, _ in rows]
-    return "| %s | %s | %d | %.1f | %+.1f | %.0f%% | %.0f%% |" % (
+    k = sum(c for _, c in rows)
+    cover = "%.0f%%" % (100 * k / n)
+    if interval:
+        cover += " (%.0f-%.0f)" % tuple(100 * x for x in wilson(k, n))
+    return "| %s | %s | %d | %.1f | %+.1f | %.0f%% | %s |" % (
         label, stack, n, 100 * sum(abs(e) for e in errs) / n, 100 * sum(errs) / n,
-        100 * sum(abs(e) <= 0.10 for e in errs) / n, 100 * sum(c for _, c in rows) / n)
+        100 * sum(abs(e) <= 0.10 for e in errs) / n, cover)
 
 
 def folds(arch, fitted, unseen, comm, paths, extra, bound):
@@ -252,7 +265,7 @@ def folds(arch, fitted, unseen, comm, paths, extra, bound):
             print(summary_line(label, stack, rows))
             everything += rows
         if everything:
-            print(summary_line(label, "**all stacks**", everything))
+            print(summary_line(label, "**all stacks**", everything, interval=True))
         else:
             print("| %s | (no priced rows) | 0 | | | | |" % label)
 
