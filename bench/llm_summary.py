@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """llm_summary.py: the throughput error table of bench/results/llm_validation.md's summary, by GPU
 and source, computed from that file's "Every row" table (shipped fit; (predicted - measured) /
-measured from the measured and predicted columns).  Nothing is fitted.  From the repository root:
+measured from the measured and predicted columns; "covers": the share whose measurement lies in the
+shipped fit's p10-p90, its "in p10-p90" column).  Nothing is fitted.  From the repository root:
     /usr/bin/python3 bench/llm_summary.py [bench/results/llm_validation.md]
 """
 import collections
@@ -24,13 +25,14 @@ def rows(path):
         run, gpu, meas, pred = c[1], c[3], float(c[6]), float(c[7])
         src = run.split("-")[0] + ("-" + run.split("-")[1] if run.startswith("mlperf") else "")
         gpu = next(v for k, v in GPUS.items() if gpu.startswith(k))
-        yield run, gpu, src, 100.0 * (pred - meas) / meas
+        yield run, gpu, src, (100.0 * (pred - meas) / meas, c[13].split(" / ")[0] == "yes")
 
 
-def line(name, errs):
-    n = len(errs)
-    print("| %s | %d | %.1f | %+.1f | %.0f .. %+.0f |" % (name, n, sum(map(abs, errs)) / n, sum(errs) / n,
-                                                         min(errs), max(errs)))
+def line(name, rows):
+    """rows: (error %, inside the p10-p90) pairs."""
+    n, errs = len(rows), [e for e, _ in rows]
+    print("| %s | %d | %.1f | %+.1f | %.0f .. %+.0f | %.0f%% |" % (
+        name, n, sum(map(abs, errs)) / n, sum(errs) / n, min(errs), max(errs), 100.0 * sum(i for _, i in rows) / n))
 
 
 def main():
@@ -39,13 +41,15 @@ def main():
     groups = collections.OrderedDict()
     for run, gpu, src, err in all_rows:
         groups.setdefault((gpu, src), []).append(err)
-    print("| rows | n | MAPE % | bias % | range |")
-    print("| --- | ---: | ---: | ---: | --- |")
+    print("| rows | n | MAPE % | bias % | range | covers |")
+    print("| --- | ---: | ---: | ---: | --- | ---: |")
     order = sorted(groups, key=lambda k: (list(GPUS.values()).index(k[0]), k[1]))
     for gpu, src in order:
         line("%s %s" % (gpu, NAMES.get(src, src)), groups[(gpu, src)])
     line("H100, every stack", [e for r, g, s, e in all_rows if g == "H100"])
     line("Hopper (H100, H200), every stack", [e for r, g, s, e in all_rows if g in ("H100", "H200")])
+    line("Blackwell (B200, GB200, GB300), every stack", [e for r, g, s, e in all_rows if g in ("B200", "GB200", "GB300")])
+    line("every GPU, every stack", [e for r, g, s, e in all_rows])
     tt = [(r, e) for r, g, s, e in all_rows if r.startswith("torchtitan-h100")]
     line("H100 torchtitan 8B bf16, eager and compile", [e for r, e in tt if "amp_bf16" in r])
     line("H100 torchtitan 8B Float8 on 8 GPUs (8k-256k)", [e for r, e in tt if "8b-8x-amp_fp8" in r])

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #define BERT "model=bert-base task=classify gpu=a100-sxm4-80gb seq_len=128 batch_per_gpu=32 "
+#define BERT_H100 "model=bert-base task=classify gpu=h100-sxm5-80gb seq_len=128 batch_per_gpu=32 "
 
 /* ---- optimizers ------------------------------------------------------------------------- */
 
@@ -162,7 +163,6 @@ static void test_fused_kernels(void **state)
     /* on Hopper, which the shipped fit has no runs of: a fit's architecture scales price only the
      * kernel class they were fitted on (test_calib_unseen's test_kernel_class_gate), and these
      * compare one op list with another on one set of rates */
-#define BERT_H100 "model=bert-base task=classify gpu=h100-sxm5-80gb seq_len=128 batch_per_gpu=32 "
     ec_result eager, fused, compiled, both;
     ec_test_predict(ctx, BERT_H100 "precision=amp_bf16", &eager);
     ec_test_predict(ctx, BERT_H100 "precision=amp_bf16 kernels=fused", &fused);
