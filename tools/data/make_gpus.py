@@ -51,7 +51,8 @@ ROWS = []
 
 # FP8 tensor cores (Ada, Hopper, Blackwell, CDNA3): dense peaks with FP32 accumulate (what
 # Transformer Engine's GEMMs use), 0 without FP8.  Efficiency: MAMF-measured on H100 SXM
-# (1402.6 of 1979 TF) and H200 SXM (1453.4 of 1979), MLE-ACC; elsewhere a proxy, the GPU's own
+# (1402.6 of 1979 TF) and H200 SXM (1453.4 of 1979), MLE-ACC; GH200 (1535.0), B200 (3432.5 of
+# 4500) and GB200 (3615.6 of 5000), MLE-ACC26's FP8 table; elsewhere a proxy, the GPU's own
 # bf16 efficiency scaled by the H100's FP8/bf16 ratio (0.71 / 0.80: FP8 GEMMs reach a smaller
 # share of their doubled peak).
 FP8_OVER_BF16_EFF = eff(1402.6, 1978.9) / eff(med(794.5, 797.51, 783.66), 989.4)
@@ -66,11 +67,12 @@ def fp8(kw, peak_tflops, measured_tflops=None):
 
 FP8_PEAKS = {   # id: (dense TF, measured TF or None), sources in each row's comment below
     # H100 SXM / H200 SXM / GH200: 3958 TF with sparsity (NV-H100-DS, NV-H200, NV-GH200) -> 1978.9
-    "h100-sxm5-80gb": (1978.9, 1402.6), "h200-sxm-141gb": (1978.9, 1453.4), "gh200": (1978.9, None),
+    # GH200: MLE-ACC26 FP8 MAMF 1535.0 (its 900 W 141 GiB version, as the bf16 row)
+    "h100-sxm5-80gb": (1978.9, 1402.6), "h200-sxm-141gb": (1978.9, 1453.4), "gh200": (1978.9, 1535.0),
     "h100-pcie-80gb": (1513, None),      # NV-H100-DS: 3026 with sparsity
     "h100-sxm5-96gb-500w": (1978.9, None),  # the H100 SXM's (same GH100, 132 SMs); efficiency: proxy
     "h100-nvl": (1670.5, None), "h200-nvl": (1670.5, None),   # NV-H100-DS / NV-H200 NVL: 3341 sparse
-    "b200": (4500, None),                # NV-BW-DS: 9 PF FP8 with sparsity per B200
+    "b200": (4500, 3432.5),              # NV-BW-DS: 9 PF FP8 with sparsity per B200; MLE-ACC26 MAMF 3432.5
     "gb200": (5000, 3615.6),             # MLE-ACC26: 5000 dense per GPU (note 23); MAMF 3615.6
     "gb300": (5000, 3615.6),             # MLE-ACC26: 5000 (note 24); no GB300 MAMF: the GB200's
     "l4": (242.5, None), "l40s": (733, None),                 # NV-L4-DS 485 sparse; NV-L40S-DS 1466 sparse
