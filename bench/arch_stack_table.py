@@ -44,6 +44,7 @@ DIR/dle_of_ARCH.pred.csv; time metrics only, each with the library's p10-p90).
 import csv
 import math
 import os
+import signal
 import sys
 
 Z90 = 1.2815515655446004
@@ -337,4 +338,5 @@ def main():
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the output quietly, as a Unix filter does
     main()

@@ -6,6 +6,7 @@ shipped fit's p10-p90, its "in p10-p90" column).  Nothing is fitted.  From the r
     /usr/bin/python3 bench/llm_summary.py [bench/results/llm_validation.md]
 """
 import collections
+import signal
 import sys
 
 NAMES = {"mbridge": "Megatron-Bridge (TE)", "mlperf-bert": "MLPerf BERT (apex DistributedFusedLAMB)",
@@ -57,4 +58,5 @@ def main():
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the output quietly, as a Unix filter does
     main()
