@@ -7,7 +7,6 @@
 #include "model/workload_build.h"
 
 #include <math.h>
-#include <string.h>
 
 /* ---- heads -------------------------------------------------------------------------------- */
 /* The first token of every sample (a view; the next op keeps it as a new tensor). */
@@ -38,7 +37,9 @@ static void mlm_transform(builder *b, const ec_head *hd)
 }
 
 /* A vocabulary projection: a tied weight is the embedding's (only a bias of its own). */
-static void vocab_projection(builder *b, const ec_head *hd, double V)
+/* The head's projection onto the vocabulary (V columns); returns its linear op (NULL on error),
+ * valid until the next op is added. */
+static eci_op *vocab_projection(builder *b, const ec_head *hd, double V)
 {
     double in = b->cur.width;
     eci_op *op = eci_wl_linear(b, "lm_head", V, hd->bias);
@@ -57,6 +58,7 @@ static void vocab_projection(builder *b, const ec_head *hd, double V)
         int bf16 = b->sh->precision == EC_PREC_BF16 || b->sh->precision == EC_PREC_AMP_BF16;
         b->wl->head_dequant_bytes = V * in * (bf16 ? 4.0 : 2.0);
     }
+    return op;
 }
 
 /* Megatron's vocabulary-parallel cross entropy: each GPU's slice of the logits, then the
@@ -87,14 +89,11 @@ static void fused_linear_loss(builder *b, const ec_head *hd, double T, double V)
 {
     double width = b->cur.width, inc = ceil(V / width);
     double chunk = exp2(ceil(log2(ceil(T / inc)))), rows = chunk < T ? chunk : T;
-    size_t head = b->wl->n_ops;
-    vocab_projection(b, hd, V);
-    if (b->rc != EC_OK)
+    eci_op *op = vocab_projection(b, hd, V);
+    if (op == NULL)
         return;
-    for (size_t i = head; i < b->wl->n_ops; i++) /* past the weight's autocast cast, if any */
-        if (strcmp(b->wl->ops[i].name, "lm_head") == 0)
-            b->wl->ops[i].out_bytes = rows * V * b->act; /* one chunk's logits */
-    eci_op *op = mem(b, "fused_linear_xentropy", T * V, 2.0 * b->act, T * 4.0);
+    op->out_bytes = rows * V * b->act; /* one chunk's logits */
+    op = mem(b, "fused_linear_xentropy", T * V, 2.0 * b->act, T * 4.0);
     if (op != NULL) {
         op->out_bytes = 0;
         op->bwd_bytes = 2.0 * T * width * b->act; /* grad_input x grad_output */
