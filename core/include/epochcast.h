@@ -326,6 +326,10 @@ typedef enum ec_loss_kind {
                                                (Liger-Kernel's LigerFusedLinearCrossEntropy): no logits kept */
 } ec_loss_kind;
 
+/* A software release (torch_version, cudnn_version) as one ordered number: 2.10 is 2010, after
+ * 2.9 (2009), where the decimal 2.10 would equal 2.1. */
+#define EC_RELEASE(major, minor) ((major) * 1000 + (minor))
+
 typedef struct ec_config {
     char model[EC_PATH_MAX];     /* network preset id ("bert-base"), a config.json path or a folder holding one,
                                     or a network defined on the context (ec_network_define) */
@@ -399,9 +403,13 @@ typedef struct ec_config {
     int eval_batch;              /* evaluation batch per GPU [0 = batch_per_gpu] */
     int eval_every_steps;        /* an evaluation every so many optimizer steps [0 = once per epoch] */
     int expandable_segments;     /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, 0/1 [0] */
-    double torch_version;        /* the PyTorch release (1.10, 2.2, ...) where its defaults differ: before 2.0
-                                    zero_grad() keeps zeroed gradients and torch.optim loops over the
-                                    tensors instead of foreach [0 = current, 2.x] */
+    int torch_release;           /* key torch_version: the PyTorch release as EC_RELEASE(major, minor) (2.10:
+                                    2010), where its defaults differ: SDPA's backend; before 2.0 zero_grad()
+                                    keeps zeroed gradients and torch.optim loops over the tensors instead of
+                                    foreach [0 = current, 2.x] */
+    int cudnn_release;           /* key cudnn_version: the cuDNN release as EC_RELEASE(major, minor) (9.13:
+                                    9013) whose fused attention attention=cudnn runs at (models/attention.csv
+                                    cudnn_version) [0 = the newest release measured] */
     ec_kernels kernels;          /* eager, fused or te kernels (ec_kernels) [eager]; torch.compile
                                     fuses them whatever this says */
     /* Issue 40: memory as PyTorch allocates it (docs/memory.md). */

@@ -218,7 +218,8 @@ typedef struct ec_config {
     int eval_batch;
     int eval_every_steps;
     int expandable_segments;
-    double torch_version;
+    int torch_release;
+    int cudnn_release;
     ec_kernels kernels;
     double memory_headroom_bytes;
     int loss_chunks;

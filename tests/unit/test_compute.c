@@ -868,7 +868,7 @@ static void test_flash1_head_dim_kernel(void **state)
     eci_rates r;
     const eci_gpu *g;
     rates_for(ctx, "a100-sxm4-80gb", EC_PREC_AMP_BF16, &r, &g);
-    eci_rates_attention(ctx, g, EC_ATTN_FLASH1, EC_PREC_AMP_BF16, 1.13, 0, &r);
+    eci_rates_attention(ctx, g, EC_ATTN_FLASH1, EC_PREC_AMP_BF16, EC_RELEASE(1, 13), 0, 0, &r);
     eci_op op = {.name = "sdpa", .kind = ECI_OP_ATTN, .m = 2048, .n = 2048, .batch = 16 * 16, .bwd = 1,
                  .attn_causal = 1, .fwd_kernels = 1};
     eci_op_cost_t c96, c128, c64;
@@ -883,7 +883,7 @@ static void test_flash1_head_dim_kernel(void **state)
     assert_rel(eci_attn_run_head_dim(&r, 40), 64, EC_TOL_EXACT);
     assert_rel(eci_attn_run_head_dim(&r, 16), 32, EC_TOL_EXACT);
     assert_true(c64.fwd_s < c96.fwd_s);
-    eci_rates_attention(ctx, g, EC_ATTN_FLASH, EC_PREC_AMP_BF16, 2.1, 0, &r);
+    eci_rates_attention(ctx, g, EC_ATTN_FLASH, EC_PREC_AMP_BF16, EC_RELEASE(2, 1), 0, 0, &r);
     op.k = 2 * 96;
     eci_op_cost(ctx, &r, &op, &c96);
     op.k = 2 * 128;
@@ -913,8 +913,8 @@ static void test_attention_gpu_scale(void **state)
     static const int kernels[] = {EC_ATTN_FLASH, EC_ATTN_FLASH3, EC_ATTN_CUDNN};
     static const int aks[] = {ECI_AK_FLASH2, ECI_AK_FLASH3, ECI_AK_CUDNN};
     for (int i = 0; i < 3; i++) {
-        eci_rates_attention(ctx, h700, kernels[i], EC_PREC_BF16, 2.1, 0, &r700);
-        eci_rates_attention(ctx, h500, kernels[i], EC_PREC_BF16, 2.1, 0, &r500);
+        eci_rates_attention(ctx, h700, kernels[i], EC_PREC_BF16, EC_RELEASE(2, 1), 0, 0, &r700);
+        eci_rates_attention(ctx, h500, kernels[i], EC_PREC_BF16, EC_RELEASE(2, 1), 0, 0, &r500);
         for (int p = 0; p < 2; p++)
             for (int c = 0; c < 2; c++) {
                 assert_rel(r700.attn_frac[p][c], h700->attn[aks[i]].frac[p][c], EC_TOL_EXACT);
@@ -926,7 +926,7 @@ static void test_attention_gpu_scale(void **state)
         assert_rel(t500 / t700, 1.0 / ratio, EC_TOL_CLOSED_FORM);
     }
     /* FlashAttention-2's Ampere rows were measured on the A100 80GB SXM4: unchanged there */
-    eci_rates_attention(ctx, a100, EC_ATTN_FLASH, EC_PREC_AMP_FP16, 2.1, 0, &ra100);
+    eci_rates_attention(ctx, a100, EC_ATTN_FLASH, EC_PREC_AMP_FP16, EC_RELEASE(2, 1), 0, 0, &ra100);
     assert_rel(ra100.attn_frac[0][0], a100->attn[ECI_AK_FLASH2].frac[0][0], EC_TOL_EXACT);
     ec_ctx_free(ctx);
 }
@@ -946,8 +946,8 @@ static void test_attention_blackwell_cudnn(void **state)
     rates_for(ctx, "gb200", EC_PREC_AMP_BF16, &rg, &gb200);
     rates_for(ctx, "b200", EC_PREC_AMP_BF16, &rb, &b200);
     assert_int_equal(gb200->attn[ECI_AK_CUDNN].from, ECI_AK_OWN);
-    eci_rates_attention(ctx, gb200, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, 2.9, 0, &rg);
-    eci_rates_attention(ctx, b200, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, 2.9, 0, &rb);
+    eci_rates_attention(ctx, gb200, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, EC_RELEASE(2, 9), 0, 0, &rg);
+    eci_rates_attention(ctx, b200, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, EC_RELEASE(2, 9), 0, 0, &rb);
     assert_false(rg.warnings & EC_WARN_MODEL_DEFAULTED);
     assert_rel(rg.attn_frac[0][1] * gb200->peak_bf16_flop_per_s, 1668e12, 1e-3);
     assert_rel(rg.attn_frac[1][1] * gb200->peak_bf16_flop_per_s, 1304e12, 1e-3);
@@ -960,9 +960,62 @@ static void test_attention_blackwell_cudnn(void **state)
     const eci_gpu *gb300;
     rates_for(ctx, "gb300", EC_PREC_AMP_BF16, &r3, &gb300);
     assert_string_equal(gb300->architecture, gb200->architecture);
-    eci_rates_attention(ctx, gb300, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, 2.9, 0, &r3);
+    eci_rates_attention(ctx, gb300, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, EC_RELEASE(2, 9), 0, 0, &r3);
     assert_rel(r3.attn_frac[0][1] * gb300->peak_bf16_flop_per_s, 1978e12, 1e-3);
     assert_rel(r3.attn_frac[1][1] * gb300->peak_bf16_flop_per_s, 1399e12, 1e-3);
+    ec_ctx_free(ctx);
+}
+
+/* cuDNN's attention by release (attention.csv cudnn_version, key cudnn_version): the GB300 ran
+ * cudnn-frontend's benchmark at cuDNN 9.13 (1702.5 / 1267.8 TFLOP/s, causal 16k) and 9.17 (1978 /
+ * 1399); a run gets the newest rows at or before its release, the newest without one, the oldest
+ * (with a warning naming the key) before every release measured.  The B200's rows are 9.13 only,
+ * so 9.17 prices it at 9.13 without a warning; the Hopper rows name no release and hold for any. */
+static void test_attention_cudnn_release(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_gpu *gb300 = eci_hw_find(ctx, "gb300"), *b200 = eci_hw_find(ctx, "b200");
+    const eci_gpu *h100 = eci_hw_find(ctx, "h100-sxm5-80gb"), *same;
+    assert_int_equal(gb300->n_cudnn_releases, 2);
+    assert_int_equal(h100->n_cudnn_releases, 0);
+    static const struct { int release; double fwd_flop_per_s, bwd_flop_per_s; int warned; } cases[] = {
+        {0, 1978e12, 1399e12, 0},                   {EC_RELEASE(9, 17), 1978e12, 1399e12, 0},
+        {EC_RELEASE(9, 20), 1978e12, 1399e12, 0},   {EC_RELEASE(9, 13), 1702.5e12, 1267.8e12, 0},
+        {EC_RELEASE(9, 16), 1702.5e12, 1267.8e12, 0}, {EC_RELEASE(9, 8), 1702.5e12, 1267.8e12, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        eci_rates r;
+        rates_for(ctx, "gb300", EC_PREC_AMP_BF16, &r, &same);
+        eci_rates_attention(ctx, gb300, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, 0, cases[i].release, 0, &r);
+        assert_rel(r.attn_frac[0][1] * gb300->peak_bf16_flop_per_s, cases[i].fwd_flop_per_s, 1e-3);
+        assert_rel(r.attn_frac[1][1] * gb300->peak_bf16_flop_per_s, cases[i].bwd_flop_per_s, 1e-3);
+        assert_int_equal((r.warnings & EC_WARN_MODEL_DEFAULTED) != 0, cases[i].warned);
+        if (cases[i].warned)
+            assert_contains(r.warning_text, "key 'cudnn_version': 9.8 is older than every cuDNN release "
+                                            "models/attention.csv measured on gb300: priced at 9.13");
+    }
+    eci_rates rb, rh, rh0;
+    rates_for(ctx, "b200", EC_PREC_AMP_BF16, &rb, &same);
+    eci_rates_attention(ctx, b200, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, 0, EC_RELEASE(9, 17), 0, &rb);
+    assert_rel(rb.attn_frac[0][1] * b200->peak_bf16_flop_per_s, 1332.4e12, 1e-3);
+    assert_false(rb.warnings & EC_WARN_MODEL_DEFAULTED);
+    rates_for(ctx, "h100-sxm5-80gb", EC_PREC_AMP_BF16, &rh, &same);
+    rates_for(ctx, "h100-sxm5-80gb", EC_PREC_AMP_BF16, &rh0, &same);
+    eci_rates_attention(ctx, h100, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, 0, EC_RELEASE(7, 0), 0, &rh);
+    eci_rates_attention(ctx, h100, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, 0, 0, 0, &rh0);
+    assert_rel(rh.attn_frac[0][0], rh0.attn_frac[0][0], EC_TOL_EXACT);
+    assert_false(rh.warnings & EC_WARN_MODEL_DEFAULTED);
+    /* the prediction reads the key: the older release is slower (attention is about a tenth of this
+     * step, 10-16% slower at 9.13: about 1%) */
+    ec_result at13, newest;
+    const char *run = "model=meta-llama/Llama-3.1-8B gpu=gb300 precision=amp_bf16 attention=cudnn batch_per_gpu=1 "
+                      "seq_len=8192 data=on_gpu";
+    char words[300];
+    snprintf(words, sizeof words, "%s cudnn_version=9.13.1", run);
+    ec_test_predict(ctx, words, &at13);
+    ec_test_predict(ctx, run, &newest);
+    assert_true(at13.step_s > newest.step_s * 1.005);
     ec_ctx_free(ctx);
 }
 
@@ -1010,6 +1063,7 @@ int main(void)
         cmocka_unit_test(test_te_fp8_non_tn),
         cmocka_unit_test(test_te_fp8_current),
         cmocka_unit_test(test_attention_blackwell_cudnn),
+        cmocka_unit_test(test_attention_cudnn_release),
         cmocka_unit_test(test_attention_rate),
         cmocka_unit_test(test_flash1_head_dim_kernel),
         cmocka_unit_test(test_bounds_and_monotone),

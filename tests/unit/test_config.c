@@ -105,7 +105,7 @@ static void test_key_list(void **state)
         "zero_shard_size", "lora_dropout", "packed_seq_len", "pp_split", "mlm_all_positions",
         "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "etp", "zero_flat_copies",
         "moe_a2a_overlap",
-        "fp8_recipe", "tp_comm_overlap", "tp_overlap_cfg", "bucket_cap_mb", "activation",
+        "fp8_recipe", "tp_comm_overlap", "tp_overlap_cfg", "bucket_cap_mb", "activation", "cudnn_version",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -284,7 +284,7 @@ static const key_case EVERY_KEY[] = {
     { "eval_batch", "64", "64" },
     { "eval_every_steps", "500", "500" },
     { "expandable_segments", "true", "1" },
-    { "torch_version", "1.10", "1.1" },
+    { "torch_version", "1.10", "1.10" },
     { "kernels", "FUSED", "fused" },
     { "memory_headroom_gib", "1.75", "1.75" },
     { "loss_chunks", "8", "8" },
@@ -314,6 +314,7 @@ static const key_case EVERY_KEY[] = {
     { "tp_overlap_cfg", "te_defaults", "te_defaults" },
     { "bucket_cap_mb", "476.837", "476.837" },
     { "activation", "gelu_python", "gelu_python" },
+    { "cudnn_version", "9.13.1", "9.13" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):
@@ -621,6 +622,37 @@ static void test_double_ranges(void **state)
 
 /* ---- error paths ----------------------------------------------------------------------------- */
 
+/* Releases (torch_version, cudnn_version) are "major.minor" with a whole-number minor, kept as
+ * EC_RELEASE: 2.10 is not 2.1 (as the decimal 2.10 would be) and comes after 2.9. */
+static void test_release_keys(void **state)
+{
+    ec_ctx *ctx = *state;
+    ec_config cfg;
+    ec_config_init(&cfg);
+    assert_int_equal(ec_config_set(ctx, &cfg, "torch_version", "2.10"), EC_OK);
+    assert_int_equal(cfg.torch_release, EC_RELEASE(2, 10));
+    expect_get(&cfg, "torch_version", "2.10");
+    assert_int_equal(ec_config_set(ctx, &cfg, "torch_version", "2.1"), EC_OK);
+    assert_int_equal(cfg.torch_release, EC_RELEASE(2, 1));
+    assert_true(EC_RELEASE(2, 9) < EC_RELEASE(2, 10));
+    assert_int_equal(ec_config_set(ctx, &cfg, "torch_version", "2"), EC_OK);
+    expect_get(&cfg, "torch_version", "2.0");
+    assert_int_equal(ec_config_set(ctx, &cfg, "cudnn_version", "9.10.2"), EC_OK);
+    assert_int_equal(cfg.cudnn_release, EC_RELEASE(9, 10));
+    expect_set_error(ctx, "torch_version", "2.x", EC_EINVAL,
+                     "key 'torch_version': '2.x' is not a release (major.minor, e.g. 2.10 or 9.13.1)", NULL);
+    expect_set_error(ctx, "torch_version", "2.", EC_EINVAL, "is not a release", NULL);
+    expect_set_error(ctx, "torch_version", ".5", EC_EINVAL, "is not a release", NULL);
+    expect_set_error(ctx, "torch_version", "2.1.3.4", EC_EINVAL, "is not a release", NULL);
+    expect_set_error(ctx, "torch_version", "2.1000", EC_EINVAL, "is not a release", NULL);
+    expect_set_error(ctx, "torch_version", "-2.1", EC_EINVAL, "is not a release", NULL);
+    expect_set_error(ctx, "cudnn_version", "6.5", EC_EINVAL, "key 'cudnn_version': '6.5' is out of range [7.0, 99.999]",
+                     NULL);
+    assert_int_equal(ec_config_set(ctx, &cfg, "cudnn_version", ""), EC_OK); /* back to the default */
+    assert_int_equal(cfg.cudnn_release, 0);
+    expect_get(&cfg, "cudnn_version", "");
+}
+
 static void test_unknown_key(void **state)
 {
     ec_ctx *ctx = *state;
@@ -924,6 +956,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bool_spellings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_int_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_double_ranges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_release_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_string_too_long, setup, teardown),

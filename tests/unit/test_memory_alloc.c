@@ -119,13 +119,15 @@ static void test_context_by_version(void **state)
     ec_ctx *ctx = ec_test_ctx();
     fixture f;
     eci_mem_in in = synthetic(&f);
-    static const struct { double version; int name; } rows[] = {
-        {1.10, EC_C_cuda_context_old_bytes}, {1.12, EC_C_cuda_context_old_bytes}, {1.9, EC_C_cuda_context_old_bytes},
-        {1.13, EC_C_cuda_context_eager_bytes}, {1.99, EC_C_cuda_context_eager_bytes},
-        {2.0, EC_C_cuda_context_bytes}, {2.5, EC_C_cuda_context_bytes}, {0, EC_C_cuda_context_bytes}};
+    static const struct { int release; int name; } rows[] = {
+        {EC_RELEASE(1, 10), EC_C_cuda_context_old_bytes}, {EC_RELEASE(1, 12), EC_C_cuda_context_old_bytes},
+        {EC_RELEASE(1, 9), EC_C_cuda_context_old_bytes}, {EC_RELEASE(1, 13), EC_C_cuda_context_eager_bytes},
+        {EC_RELEASE(1, 99), EC_C_cuda_context_eager_bytes}, {EC_RELEASE(2, 0), EC_C_cuda_context_bytes},
+        {EC_RELEASE(2, 5), EC_C_cuda_context_bytes}, {EC_RELEASE(2, 10), EC_C_cuda_context_bytes},
+        {0, EC_C_cuda_context_bytes}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         ec_memory m;
-        in.torch_version = rows[i].version;
+        in.torch_release = rows[i].release;
         eci_memory_estimate(ctx, &in, &m);
         assert_rel(m.context_bytes, eci_const(ctx, rows[i].name), EC_TOL_EXACT);
     }

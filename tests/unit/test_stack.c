@@ -478,9 +478,9 @@ static void test_attention_by_architecture(void **state)
     eci_params_default(ctx, &calib);
     eci_rates ra, rh;
     eci_rates_init(ctx, a100, EC_PREC_AMP_BF16, &calib, 0, EC_KERNELS_EAGER, &ra);
-    eci_rates_attention(ctx, a100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, 0, 0, &ra);
+    eci_rates_attention(ctx, a100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, 0, 0, 0, &ra);
     eci_rates_init(ctx, h100, EC_PREC_AMP_BF16, &calib, 0, EC_KERNELS_EAGER, &rh);
-    eci_rates_attention(ctx, h100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, 0, 0, &rh);
+    eci_rates_attention(ctx, h100, EC_ATTN_FLASH, EC_PREC_AMP_BF16, 0, 0, 0, &rh);
     for (int pass = 0; pass < 2; pass++) /* as a share of each GPU's own peak */
         assert_true(rh.attn_frac[pass][0] < 0.6 * ra.attn_frac[pass][0]);
     assert_true(rh.attn_flop_per_s * rh.attn_frac[0][0] < 2.0 * ra.attn_flop_per_s * ra.attn_frac[0][0]);
@@ -604,7 +604,7 @@ static double attn_s_per_flop(ec_ctx *ctx, const eci_gpu *g, int attention, doub
     eci_params_default(ctx, &calib);
     eci_rates r;
     eci_rates_init(ctx, g, EC_PREC_AMP_BF16, &calib, 0, EC_KERNELS_EAGER, &r);
-    eci_rates_attention(ctx, g, attention, EC_PREC_AMP_BF16, 0, 0, &r);
+    eci_rates_attention(ctx, g, attention, EC_PREC_AMP_BF16, 0, 0, 0, &r);
     eci_op op;
     memset(&op, 0, sizeof op);
     op.kind = ECI_OP_ATTN; /* 16k tokens in 8 sequences of 2k, 2048 / hd heads (FA2-PAPER's setting) */
@@ -663,16 +663,18 @@ static void test_sdpa_backends(void **state)
     static const struct {
         const char *gpu;
         int precision;
-        double torch;
+        int torch; /* EC_RELEASE */
         int kernel;
     } cases[] = {
-        {"h", EC_PREC_AMP_BF16, 0, ECI_AK_FLASH2},    {"h", EC_PREC_AMP_BF16, 2.5, ECI_AK_CUDNN},
-        {"h", EC_PREC_AMP_BF16, 2.4, ECI_AK_FLASH2},  {"h", EC_PREC_AMP_BF16, 2.13, ECI_AK_CUDNN},
-        {"h", EC_PREC_AMP_BF16, 2.0, ECI_AK_MEM_EFFICIENT}, {"a", EC_PREC_AMP_BF16, 2.13, ECI_AK_FLASH2},
-        {"t", EC_PREC_AMP_FP16, 2.0, ECI_AK_FLASH1},  {"t", EC_PREC_AMP_FP16, 2.2, ECI_AK_MEM_EFFICIENT},
-        {"t", EC_PREC_AMP_FP16, 0, ECI_AK_MEM_EFFICIENT}, {"h", EC_PREC_FP32, 2.5, ECI_AK_MEM_EFFICIENT},
-        {"h", EC_PREC_TF32, 0, ECI_AK_MEM_EFFICIENT}, {"a", EC_PREC_FP32, 2.1, ECI_AK_MEM_EFFICIENT},
-        {"a", EC_PREC_AMP_BF16, 2.1, ECI_AK_FLASH1}, {"a", EC_PREC_AMP_BF16, 2.2, ECI_AK_FLASH2},
+        {"h", EC_PREC_AMP_BF16, 0, ECI_AK_FLASH2},    {"h", EC_PREC_AMP_BF16, EC_RELEASE(2, 5), ECI_AK_CUDNN},
+        {"h", EC_PREC_AMP_BF16, EC_RELEASE(2, 4), ECI_AK_FLASH2},  {"h", EC_PREC_AMP_BF16, EC_RELEASE(2, 13), ECI_AK_CUDNN},
+        {"h", EC_PREC_AMP_BF16, EC_RELEASE(2, 0), ECI_AK_MEM_EFFICIENT}, {"a", EC_PREC_AMP_BF16, EC_RELEASE(2, 13), ECI_AK_FLASH2},
+        {"t", EC_PREC_AMP_FP16, EC_RELEASE(2, 0), ECI_AK_FLASH1},  {"t", EC_PREC_AMP_FP16, EC_RELEASE(2, 2), ECI_AK_MEM_EFFICIENT},
+        {"t", EC_PREC_AMP_FP16, 0, ECI_AK_MEM_EFFICIENT}, {"h", EC_PREC_FP32, EC_RELEASE(2, 5), ECI_AK_MEM_EFFICIENT},
+        {"h", EC_PREC_TF32, 0, ECI_AK_MEM_EFFICIENT}, {"a", EC_PREC_FP32, EC_RELEASE(2, 1), ECI_AK_MEM_EFFICIENT},
+        {"a", EC_PREC_AMP_BF16, EC_RELEASE(2, 1), ECI_AK_FLASH1}, {"a", EC_PREC_AMP_BF16, EC_RELEASE(2, 2), ECI_AK_FLASH2},
+        /* 2.10 is not 2.1: H100 ran FlashAttention v1 under 2.1, FlashAttention-2 under 2.10 */
+        {"h", EC_PREC_AMP_BF16, EC_RELEASE(2, 1), ECI_AK_FLASH1}, {"h", EC_PREC_AMP_BF16, EC_RELEASE(2, 10), ECI_AK_FLASH2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const eci_gpu *g = cases[i].gpu[0] == 'h' ? h100 : cases[i].gpu[0] == 't' ? t4 : a100;
@@ -712,13 +714,13 @@ static void test_sdpa_padding_mask(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb"), *h100 = eci_hw_find(ctx, "h100-sxm5-80gb");
-    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_AMP_FP16, 2.4, 0), ECI_AK_FLASH2);
-    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_AMP_FP16, 2.4, 1), ECI_AK_MEM_EFFICIENT);
-    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_AMP_BF16, 2.1, 1), ECI_AK_MEM_EFFICIENT);
+    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_AMP_FP16, EC_RELEASE(2, 4), 0), ECI_AK_FLASH2);
+    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_AMP_FP16, EC_RELEASE(2, 4), 1), ECI_AK_MEM_EFFICIENT);
+    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_AMP_BF16, EC_RELEASE(2, 1), 1), ECI_AK_MEM_EFFICIENT);
     assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_AMP_BF16, 0, 1), ECI_AK_MEM_EFFICIENT);
-    assert_int_equal(eci_attn_kernel_for(ctx, h100, EC_ATTN_SDPA, EC_PREC_AMP_BF16, 2.5, 1), ECI_AK_CUDNN);
-    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_TF32, 2.4, 1), ECI_AK_MEM_EFFICIENT);
-    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_FLASH, EC_PREC_AMP_FP16, 2.4, 1), ECI_AK_FLASH2);
+    assert_int_equal(eci_attn_kernel_for(ctx, h100, EC_ATTN_SDPA, EC_PREC_AMP_BF16, EC_RELEASE(2, 5), 1), ECI_AK_CUDNN);
+    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_SDPA, EC_PREC_TF32, EC_RELEASE(2, 4), 1), ECI_AK_MEM_EFFICIENT);
+    assert_int_equal(eci_attn_kernel_for(ctx, a100, EC_ATTN_FLASH, EC_PREC_AMP_FP16, EC_RELEASE(2, 4), 1), ECI_AK_FLASH2);
     /* the prediction reads it: BERT fine-tuned under autocast on padded batches runs the
      * memory-efficient kernel's step (slower than FlashAttention-2 at head dim 64), the same
      * batches without a mask flash's; the named memory-efficient pick prices like sdpa masked.

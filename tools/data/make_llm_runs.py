@@ -40,7 +40,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
           "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe",
           "tp_comm_overlap", "tp_overlap_cfg", "trainer", "torch_version", "gradient_as_bucket_view",
-          "loss", "offload", "bucket_cap_mb"]
+          "loss", "offload", "bucket_cap_mb", "cudnn_version"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -760,7 +760,10 @@ MLPERF_LLAMA = ("model=meta-llama/Llama-3.1-8B (MLPerf's llama31_8b: Llama 3.1 8
                 "implementation (pretrain.py, Megatron-Core with Transformer Engine, the submission's b200_nemo "
                 "directory, container 25.09): kernels=te (USE_TE_OPS, FUSED_QKV_ROPE, CE_FUSION_IMPL=te), "
                 "attention=cudnn (TE's fused attention on sm100; no FP8 attention: config_common_fp8attn.sh not "
-                "sourced), precision=amp_fp8 (FP8=True, FP8_HYBRID=True, bf16 parameters with fp32 main weights) "
+                "sourced) at cudnn_version=9.13 (the Dockerfiles install libcudnn9-cuda-13=9.13.1.26 over "
+                "pytorch:25.09: NVIDIA/benchmarks/llama31_8b/implementations/nemo/Dockerfile L43, Dell's nemo L41, "
+                "University-of-Florida's b200_nemo L43; Oracle's directory has none, its system description states "
+                "cudnn_version 9.13.1.26, Dell's states 9.8.0.87 against its Dockerfile), precision=amp_fp8 (FP8=True, FP8_HYBRID=True, bf16 parameters with fp32 main weights) "
                 "with fp8_recipe=current (FP8_RECIPE=tensorwise: per-tensor current scaling), strategy=zero "
                 "zero_stage=1 (use_distributed_optimizer=True, pretrain.py get_optimizer), optimizer=adam (Megatron "
                 "'adam' with weight decay; logged opt_name adamw), overlap_param_gather=1 (OVERLAP_GRAD_REDUCE, "
@@ -787,7 +790,7 @@ def from_mlperf_llama(rows):
         rec = {"model": "meta-llama/Llama-3.1-8B", "gpu": gpu, "network": net, "num_gpus": n,
                "gpus_per_node": int(env["DGXNGPU"]), "strategy": "zero", "zero_stage": 1, "tp": tp, "pp": pp,
                "cp": cp, "sequence_parallel": int(env["SEQ_PARALLEL"] == "True"), "precision": "amp_fp8", "fp8_recipe": "current", "optimizer": "adam",
-               "attention": "cudnn", "kernels": "te", "batch_per_gpu": mbs, "grad_accum": ga, "seq_len": seq,
+               "attention": "cudnn", "cudnn_version": "9.13", "kernels": "te", "batch_per_gpu": mbs, "grad_accum": ga, "seq_len": seq,
                "cuda_graphs": 1, "overlap_param_gather": 1, "max_grad_norm": 1, "metric": "tokens_per_s",
                "value": "%.6g" % (gbs * seq / float(r["value"]))}
         if env["TP_COMM_OVERLAP"] == "True" and tp > 1:  # TE userbuffers (MC_TP_OVERLAP_AG/RS in config_common.sh)

@@ -213,6 +213,9 @@ EC_INTERNAL int eci_table_number(ec_ctx *ctx, const eci_table *t, size_t row, in
 EC_INTERNAL int eci_table_int(ec_ctx *ctx, const eci_table *t, size_t row, int col,
                               long lo, long hi, long *out);
 
+/* A cell read as a software release (eci_parse_release): its key in *out. */
+EC_INTERNAL int eci_table_release(ec_ctx *ctx, const eci_table *t, size_t row, int col, int *out);
+
 /* ---- struct rows from a CSV (registry.c) ------------------------------------------ */
 /* One column of a data table mapped onto a struct field: registry.c reads every row of
  * a table into an array of structs from a list of these, with located errors. */
@@ -248,6 +251,9 @@ EC_INTERNAL long eci_control_at(const char *s);
 EC_INTERNAL size_t eci_strlcpy(char *dst, const char *src, size_t n);
 /* The decimal text of v at buf (22 bytes suffice), NUL-terminated; returns its length (numfmt.c). */
 EC_INTERNAL size_t eci_format_int(long long v, char *buf);
+/* The shortest text of v / scale that reads back (x scale) to exactly v, whole numbers without an
+ * exponent ("87599"), into buf (numfmt.c): a config value in its key's unit. */
+EC_INTERNAL void eci_format_scaled(double v, double scale, char *buf, size_t n);
 /* x with two decimals ("%.2f", ties rounded up) for 0 <= x < 1e15, else as snprintf's "%.2f"
  * cut to 31 characters; NUL-terminated in buf (32 bytes); returns its length (numfmt.c).  Warnings print
  * GiB this way: a printf of a float costs about a thousand instructions per prediction. */
@@ -269,6 +275,14 @@ EC_INTERNAL double eci_strtod_c(const char *s, int *overflow);
 /* Parse a finite double / integer from a whole string in that syntax; 0 on success. */
 EC_INTERNAL int eci_parse_double(const char *s, double *out);
 EC_INTERNAL int eci_parse_long(const char *s, long *out);
+/* An unsigned 64-bit integer, decimal or 0x hexadecimal, digits only (no sign or blanks); *overflow
+ * is set when it does not fit.  0 on success. */
+EC_INTERNAL int eci_parse_u64(const char *s, uint64_t *out, int *overflow);
+/* A software release ("2.10", "9.13.1") as EC_RELEASE(major, minor), which orders as the
+ * releases do (2.9 < 2.10 < 2.13); 0 on success, -1 when s is not of that form. */
+EC_INTERNAL int eci_parse_release(const char *s, int *key);
+/* "major.minor" of a release key into buf; returns buf. */
+EC_INTERNAL char *eci_release_text(int key, char *buf, size_t n);
 
 /* ---- checked arithmetic (checked.c) --------------------------------------------------- */
 /* One factor of a product of counts: the config key it comes from and its value (>= 0). */

@@ -15,6 +15,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SIG_DIGITS 6        /* %.6g */
@@ -162,4 +163,31 @@ void ec_format_number(double x, char *buf, size_t n)
     if (len == 0)
         snprintf(tmp, sizeof tmp, "%.6g", x);
     eci_strlcpy(buf, tmp, n);
+}
+
+/* Shortest text of v / scale that reads back (x scale) to exactly v: whole numbers
+ * without an exponent ("87599", not "8.7599e+04"), others the shortest %.*g. */
+void eci_format_scaled(double v, double scale, char *buf, size_t n)
+{
+    double text = v / scale;
+
+    if (fabs(text) < 1e16 && text == floor(text) && !(text == 0 && signbit(text))) {
+        /* a whole double below 1e16 is an integer a long long holds, and its digits read back
+         * as exactly text ("-0" is left to %g below, which prints it as "%.0f" did) */
+        char digits[24];
+        if (text * scale == v) {
+            eci_format_int((long long)text, digits);
+            eci_strlcpy(buf, digits, n);
+            return;
+        }
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "%.*g", prec, text);
+        if (strtod(tmp, NULL) * scale == v) {
+            snprintf(buf, n, "%s", tmp);
+            return;
+        }
+    }
+    snprintf(buf, n, "%.17g", text);
 }

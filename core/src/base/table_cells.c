@@ -155,3 +155,17 @@ int eci_table_int(ec_ctx *ctx, const eci_table *t, size_t row, int col, long lo,
     *out = v;
     return EC_OK;
 }
+
+int eci_table_release(ec_ctx *ctx, const eci_table *t, size_t row, int col, int *out)
+{
+    const cell *c = NULL;
+    int rc = number_cell(ctx, t, row, col, &c);
+    if (rc != EC_OK)
+        return rc;
+    const char *s = t->arena + c->off;
+    size_t n = strlen(s);
+    if (eci_parse_release(s, out) != 0)
+        return eci_error(ctx, EC_EPARSE, CELL_FMT "'%.*s%s' is not a release (major.minor, e.g. 2.10 or 9.13.1)",
+                         CELL_ARGS(t, c, col), SHOW_MAX, s, n > SHOW_MAX ? "..." : "");
+    return EC_OK;
+}

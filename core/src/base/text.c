@@ -140,6 +140,33 @@ int eci_parse_long(const char *s, long *out)
     return 0;
 }
 
+/* "major[.minor[.patch]]", each part 1-3 digits: major x 1000 + minor, so 2.10 comes after 2.9;
+ * 9.13.1 is 9.13 (a patch is a bug-fix build of the same kernels). */
+int eci_parse_release(const char *s, int *key)
+{
+    int part[3] = {0, 0, 0}, n = 0, digits = 0;
+    for (const char *p = s; p != NULL; p++) {
+        if (*p >= '0' && *p <= '9' && digits < 3) {
+            part[n] = part[n] * 10 + (*p - '0');
+            digits++;
+        } else if (*p == '.' && digits > 0 && n < 2) {
+            n++;
+            digits = 0;
+        } else if (*p == '\0' && digits > 0) {
+            *key = EC_RELEASE(part[0], part[1]);
+            return 0;
+        } else
+            break;
+    }
+    return -1;
+}
+
+char *eci_release_text(int key, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d.%d", key / 1000, key % 1000);
+    return buf;
+}
+
 const char *eci_echo(char *dst, size_t n, const char *src)
 {
     size_t len = strlen(src);
@@ -162,4 +189,32 @@ long eci_control_at(const char *s)
         if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
             return (long)(p - (const unsigned char *)s);
     return -1;
+}
+
+int eci_parse_u64(const char *s, uint64_t *out, int *overflow)
+{
+    char *end;
+    unsigned long long v;
+    int base = 10;
+
+    *overflow = 0;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+        if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+            return -1; /* strtoull would take a second prefix */
+    }
+    /* strtoull skips blanks and accepts a sign (negating!); we accept digits only. */
+    if (!((*s >= '0' && *s <= '9') || (base == 16 && strchr("abcdefABCDEF", *s) && *s)))
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, base);
+    if (*end != '\0')
+        return -1;
+    if (errno == ERANGE) {
+        *overflow = 1;
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
 }

@@ -6,7 +6,9 @@
  * row with a head_dim holds at that head dim, the kernel's fraction between two such rows is
  * interpolated in log2(head dim) (eci_attn_hd_interp), an empty head_dim holds at any; its
  * reference_gpu is the gpus.csv id of the part the source measured on (model/compute.c scales the
- * fraction by a GPU's measured GEMM efficiency over that part's).
+ * fraction by a GPU's measured GEMM efficiency over that part's); cudnn_version, on cuDNN's rows
+ * only, the cuDNN release they were measured with (empty: any), so that a run names its release
+ * (key cudnn_version) and gets the newest rows at or before it (model/attn_rates.c).
  * Loaded after gpus.csv: every GPU gets its architecture's rows, else the prior rows
  * (architecture '*'), so a prediction reads its kernel's efficiency without a lookup
  * (model/compute.c, eci_rates_attention).  A kernel with neither has from = ECI_AK_NONE: the
@@ -46,6 +48,7 @@ typedef struct attn_row {
     double frac, head_dim;    /* head_dim 0: the row holds at any head dim */
     size_t line;
     int ref;                  /* ctx->gpus index of the GPU its source measured on */
+    int release;              /* cudnn_version as EC_RELEASE, 0: any release */
 } attn_row;
 
 static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int *col, void *out)
@@ -82,6 +85,14 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
         return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': reference_gpu '%s' is not a gpus.csv id (the "
                          "GPU its source measured on)", path, line, kernel, row->arch, eci_echo(echo, sizeof echo, ref));
     row->ref = (int)g;
+    if (eci_table_cell(t, r, col[8])[0] != '\0') {
+        if (row->kernel != ECI_AK_CUDNN)
+            return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s': cudnn_version is for kernel 'cudnn' rows only (leave "
+                             "it empty)", path, line, kernel);
+        int rc = eci_table_release(ctx, t, r, col[8], &row->release);
+        if (rc != EC_OK)
+            return rc;
+    }
     if (head_dim[0] != '\0') { /* the head dims FlashAttention kernels are built for */
         long hd = 0;
         int rc = eci_table_int(ctx, t, r, col[6], 16, 512, &hd);
@@ -167,16 +178,17 @@ static int set_fracs(ec_ctx *ctx, const char *path, const char *kernel, const ch
     return EC_OK;
 }
 
-/* Set e from the rows of one kernel and architecture; a located error when a pass or causal
- * case is missing or given twice (at one head dim, or at any and at one). */
+/* Set e from the rows of one kernel, architecture and release; a located error when a pass or
+ * causal case is missing or given twice (at one head dim, or at any and at one). */
 static int fill(ec_ctx *ctx, const char *path, const attn_row *rows, size_t n, int kernel, const char *arch,
-                eci_attn_eff *e)
+                int release, eci_attn_eff *e)
 {
+    e->release = release;
     hd_points pts[2][2];
     memset(pts, 0, sizeof pts);
     size_t ref_line = 0;
     for (size_t i = 0; i < n; i++) {
-        if (rows[i].kernel != kernel || !eci_name_eq(rows[i].arch, arch))
+        if (rows[i].kernel != kernel || !eci_name_eq(rows[i].arch, arch) || rows[i].release != release)
             continue;
         if (ref_line != 0 && rows[i].ref != e->ref_gpu)
             return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': reference_gpu '%s', but line %zu names "
@@ -206,31 +218,94 @@ static int fill(ec_ctx *ctx, const char *path, const attn_row *rows, size_t n, i
     return any ? set_fracs(ctx, path, KERNELS[kernel], arch, pts, e) : EC_ENOTFOUND;
 }
 
+/* One kernel on one architecture (or GPU id, or '*'): its rows at each release they name, oldest
+ * first, or one set (release 0) when they name none. */
+typedef struct kernel_sets {
+    int n;
+    eci_attn_eff at[ECI_AK_RELEASES_MAX];
+} kernel_sets;
+
+/* The releases the rows of one kernel on arch name, ascending in v (n 0: none, or no row); an
+ * error when some name one and others do not, or when there are too many. */
+static int releases_of(ec_ctx *ctx, const char *path, const attn_row *rows, size_t n, int kernel, const char *arch,
+                       int *v, int *nv)
+{
+    size_t any_line = 0, named_line = 0;
+    *nv = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].kernel != kernel || !eci_name_eq(rows[i].arch, arch))
+            continue;
+        int r = rows[i].release, at = 0;
+        if (r == 0)
+            any_line = rows[i].line;
+        else
+            named_line = rows[i].line;
+        if (any_line != 0 && named_line != 0)
+            return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': line %zu names a cudnn_version, line %zu "
+                             "does not (name one on every row of a kernel on an architecture, or on none)", path,
+                             rows[i].line, KERNELS[kernel], arch, named_line, any_line);
+        while (at < *nv && v[at] < r)
+            at++;
+        if (r == 0 || (at < *nv && v[at] == r))
+            continue;
+        if (*nv == ECI_AK_RELEASES_MAX)
+            return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': more than %d cuDNN releases", path,
+                             rows[i].line, KERNELS[kernel], arch, ECI_AK_RELEASES_MAX);
+        memmove(&v[at + 1], &v[at], (size_t)(*nv - at) * sizeof v[0]);
+        v[at] = r;
+        (*nv)++;
+    }
+    return EC_OK;
+}
+
+/* Fill ks from the rows of one kernel on arch (from: ECI_AK_OWN or _PRIOR); EC_ENOTFOUND when it
+ * has none. */
+static int fill_sets(ec_ctx *ctx, const char *path, const attn_row *rows, size_t n, int kernel, const char *arch,
+                     int from, kernel_sets *ks)
+{
+    int v[ECI_AK_RELEASES_MAX], nv = 0;
+    int rc = releases_of(ctx, path, rows, n, kernel, arch, v, &nv);
+    ks->n = nv > 0 ? nv : 1;
+    for (int i = 0; rc == EC_OK && i < ks->n; i++) {
+        ks->at[i] = (eci_attn_eff){.from = from};
+        rc = fill(ctx, path, rows, n, kernel, arch, nv > 0 ? v[i] : 0, &ks->at[i]);
+    }
+    return rc;
+}
+
+/* g's kernel k from ks: the newest release as attn[k], and cuDNN's releases when they are named. */
+static void set_gpu_kernel(eci_gpu *g, int k, const kernel_sets *ks)
+{
+    g->attn[k] = ks->at[ks->n - 1];
+    if (k != ECI_AK_CUDNN)
+        return;
+    g->n_cudnn_releases = ks->at[0].release > 0 ? ks->n : 0;
+    memcpy(g->cudnn_releases, ks->at, sizeof ks->at);
+}
+
 /* Every kernel of every GPU: the rows for that part alone (architecture cell = its gpus.csv id),
  * else its architecture's, else the prior's, else none. */
 static int link_gpus(ec_ctx *ctx, const char *path, const void *out, size_t n)
 {
     const attn_row *rows = out;
     for (int k = 0; k < ECI_AK_N; k++) {
-        eci_attn_eff prior = {.from = ECI_AK_PRIOR};
-        int rc = fill(ctx, path, rows, n, k, "*", &prior);
+        kernel_sets prior;
+        int rc = fill_sets(ctx, path, rows, n, k, "*", ECI_AK_PRIOR, &prior);
         if (rc == EC_ENOTFOUND && (k == ECI_AK_FLASH2 || k == ECI_AK_MEM_EFFICIENT))
             return eci_error(ctx, EC_EPARSE, "%s: kernel '%s' needs prior rows (architecture '*'): attention=sdpa "
                              "runs it on any GPU", path, KERNELS[k]);
         if (rc == EC_ENOTFOUND)
-            prior.from = ECI_AK_NONE;
+            prior = (kernel_sets){.n = 1, .at = {{.from = ECI_AK_NONE}}};
         else if (rc != EC_OK)
             return rc;
         for (size_t g = 0; g < ctx->n_gpus; g++) {
-            eci_attn_eff own = {.from = ECI_AK_OWN};
-            rc = fill(ctx, path, rows, n, k, ctx->gpus[g].id, &own);
-            if (rc == EC_ENOTFOUND) {
-                own = (eci_attn_eff){.from = ECI_AK_OWN};
-                rc = fill(ctx, path, rows, n, k, ctx->gpus[g].architecture, &own);
-            }
+            kernel_sets own;
+            rc = fill_sets(ctx, path, rows, n, k, ctx->gpus[g].id, ECI_AK_OWN, &own);
+            if (rc == EC_ENOTFOUND)
+                rc = fill_sets(ctx, path, rows, n, k, ctx->gpus[g].architecture, ECI_AK_OWN, &own);
             if (rc != EC_OK && rc != EC_ENOTFOUND)
                 return rc;
-            ctx->gpus[g].attn[k] = rc == EC_OK ? own : prior;
+            set_gpu_kernel(&ctx->gpus[g], k, rc == EC_OK ? &own : &prior);
         }
     }
     return EC_OK;
@@ -239,12 +314,14 @@ static int link_gpus(ec_ctx *ctx, const char *path, const void *out, size_t n)
 static void reset_gpu(eci_gpu *g)
 {
     memset(g->attn, 0, sizeof g->attn);
+    memset(g->cudnn_releases, 0, sizeof g->cudnn_releases);
+    g->n_cudnn_releases = 0;
 }
 
 int eci_attn_load(ec_ctx *ctx, const char *path)
 {
-    static const char *const COLUMNS[8] = {"kernel", "architecture", "pass", "causal", "eff_frac", "source",
-                                           "head_dim", "reference_gpu"};
-    static const eci_gpu_table SPEC = {COLUMNS, 8, sizeof(attn_row), parse_row, link_gpus, reset_gpu};
+    static const char *const COLUMNS[9] = {"kernel", "architecture", "pass", "causal", "eff_frac", "source",
+                                           "head_dim", "reference_gpu", "cudnn_version"};
+    static const eci_gpu_table SPEC = {COLUMNS, 9, sizeof(attn_row), parse_row, link_gpus, reset_gpu};
     return eci_gpu_table_load(ctx, path, &SPEC);
 }

@@ -18,6 +18,8 @@ typedef enum {
 } eci_attn_kernel;
 /* The most head dims attention.csv gives one kernel on one architecture (its head_dim column). */
 enum { ECI_AK_HD_MAX = 4 };
+/* The most cuDNN releases attention.csv gives cuDNN's kernel on one architecture (cudnn_version). */
+enum { ECI_AK_RELEASES_MAX = 4 };
 /* Where a GPU's efficiency for one kernel comes from. */
 enum { ECI_AK_NONE = 0, ECI_AK_OWN, ECI_AK_PRIOR };
 /* One kernel on one GPU: achieved FLOP/s over the dense peak of the unit that runs it, by pass
@@ -32,6 +34,8 @@ typedef struct eci_attn_eff {
     double hd_scale[2][2][ECI_AK_HD_MAX]; /* the fraction at hd[i] over frac */
     int ref_gpu;                      /* ctx->gpus index of the part its rows were measured on
                                          (attention.csv reference_gpu) */
+    int release;                      /* the cuDNN release its rows were measured with (EC_RELEASE,
+                                         attention.csv cudnn_version), 0: they hold for any */
 } eci_attn_eff;
 #define ECI_ATTN_REF_HEAD_DIM 128.0
 
@@ -61,7 +65,11 @@ typedef struct eci_gpu {
     double kernel_floor_s;            /* GPU-side time of an empty back-to-back kernel */
     int measured;                     /* efficiencies measured (1) or architecture defaults (0) */
     const struct eci_refsys *refsys;  /* its reference system (reference_systems.csv), NULL: none */
-    eci_attn_eff attn[ECI_AK_N];      /* fused attention kernels on its architecture (attention.csv) */
+    eci_attn_eff attn[ECI_AK_N];      /* fused attention kernels on its architecture (attention.csv); the
+                                         cuDNN kernel's at its newest release measured */
+    eci_attn_eff cudnn_releases[ECI_AK_RELEASES_MAX]; /* cuDNN's kernel at each release its rows name,
+                                         oldest first (the last is attn[ECI_AK_CUDNN]) */
+    int n_cudnn_releases;             /* 0: its cuDNN rows name no release (they hold for any) */
     double mem_overhead_s;            /* a memory-bound kernel's start-up and tail, added to bytes / bandwidth
                                          (membw.csv: its id's row, its architecture's, else the prior) */
     double gemm_k_half;               /* reduction length at half the large-k GEMM rate (gemm.csv: its
@@ -242,12 +250,12 @@ EC_INTERNAL int eci_l2_load(ec_ctx *ctx, const char *path);
  * architecture, else the prior (architecture '*'); a row without a source is refused, naming file
  * and line. */
 EC_INTERNAL int eci_membw_load(ec_ctx *ctx, const char *path);
-/* sdpa_backends.csv: the kernel (ECI_AK_) PyTorch's SDPA runs for a release (torch_version, 0:
+/* sdpa_backends.csv: the kernel (ECI_AK_) PyTorch's SDPA runs for a release (EC_RELEASE, 0:
  * unset), a compute capability, 16-bit (half) or fp32 inputs and with or without an attn_mask
  * (masked: a padding mask; flash takes none); the first row that applies. */
 EC_INTERNAL int eci_sdpa_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL void eci_sdpa_free(ec_ctx *ctx);
-EC_INTERNAL int eci_sdpa_kernel(const ec_ctx *ctx, double torch_version, double compute_capability, int half,
+EC_INTERNAL int eci_sdpa_kernel(const ec_ctx *ctx, int torch_release, double compute_capability, int half,
                                  int masked);
 /* ---- convolution algorithms (models/conv_algos.csv, convalgo.c) ---------------- */
 /* The passes of a convolution, the unit that multiplies and the tensor layouts. */
@@ -289,10 +297,5 @@ EC_INTERNAL void eci_consts_free(ec_ctx *ctx);
 /* A software constant from constants.csv by name; absent names are a load-time error,
  * so lookups of the names the model uses cannot fail after ec_ctx_load_models. */
 EC_INTERNAL double eci_const(const ec_ctx *ctx, int which);
-/* Order two PyTorch releases given as numbers (torch_version, constants.csv): -1, 0 or 1.  A
- * release number is major.minor with minor a whole number, so 1.9 comes before 1.13 and 2.13
- * after 2.9; the minor is read from the number's shortest text (1.10 is stored as 1.1, which
- * falls on the same side of every threshold the data has: before 1.13). */
-EC_INTERNAL int eci_release_cmp(double a, double b);
 
 #endif /* EC_CATALOG_H */

@@ -13,7 +13,6 @@
  */
 #include "catalog/catalog.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -36,7 +35,8 @@ typedef enum key_kind {
     KIND_DBL,   /* double: field = text value x scale, text value in [lo, hi] */
     KIND_BOOL,  /* int 0/1; accepts 0/1/true/false/yes/no */
     KIND_ENUM,  /* int-sized enum: index into choices */
-    KIND_U64    /* uint64_t over its full range */
+    KIND_U64,   /* uint64_t over its full range */
+    KIND_RELEASE /* int EC_RELEASE(major, minor) from "major.minor[.patch]", in [lo, hi] (0: unset) */
 } key_kind;
 
 /* The table holds no pointers: a pointer in a static const table needs a relocation in a
@@ -62,6 +62,8 @@ typedef struct key_def {
 /* A rate, time or count that is 0 (its default meaning) or in [minpos, hi]; whole: a count. */
 #define DBLZ(n, f, minpos, hi, sc, def, whole, help) \
     { n, KIND_DBL, offsetof(ec_config, f), FSIZE(f), 0, hi, sc, def, "", help, minpos, whole }
+/* A software release, written "2.10", kept as EC_RELEASE(2, 10): 0 (the default) or in [lo, hi]. */
+#define REL(n, f, lo, hi, help) { n, KIND_RELEASE, offsetof(ec_config, f), FSIZE(f), lo, hi, 1, 0, "", help, 0, 0 }
 #define BOOL(f, help) { #f, KIND_BOOL, offsetof(ec_config, f), FSIZE(f), 0, 1, 1, 0, "", help, 0, 0 }
 #define ENUM(n, f, def, ch, help) { n, KIND_ENUM, offsetof(ec_config, f), FSIZE(f), 0, 0, 1, def, ch, help, 0, 0 }
 
@@ -169,7 +171,7 @@ static const key_def KEYS[] = {
     INT(eval_batch, 1, 1048576, 0, "evaluation batch per GPU, 1..1048576 [batch_per_gpu]"),
     INT(eval_every_steps, 1, 1000000000, 0, "evaluate every N optimizer steps [once per epoch]"),
     BOOL(expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, 0/1 [0]"),
-    DBL("torch_version", torch_version, 1, 99, 1, 0,
+    REL("torch_version", torch_release, EC_RELEASE(1, 0), EC_RELEASE(99, 999),
         "PyTorch release whose defaults apply (SDPA's backend; before 2.0: zeroed grads kept, optimizers loop) [current]"),
     /* issue 18: what the framework around the layers fuses */
     ENUM("kernels", kernels, 0, "eager, fused, te",
@@ -255,6 +257,9 @@ static const key_def KEYS[] = {
     ENUM("activation", activation, 0, "network, gelu, gelu_new, gelu_python",
          "MLP activation as the code computes it: network (as its config names it), gelu, gelu_new, "
          "gelu_python [network]"),
+    /* issue 39: the kernels' releases */
+    REL("cudnn_version", cudnn_release, EC_RELEASE(7, 0), EC_RELEASE(99, 999),
+        "cuDNN release of attention=cudnn, e.g. 9.13 (models/attention.csv cudnn_version) [the newest measured]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
@@ -358,66 +363,16 @@ static int choice_name(const char *choices, int idx, char *buf, size_t n)
     return 0;
 }
 
-static int parse_u64(const char *s, uint64_t *out, int *overflow)
-{
-    char *end;
-    unsigned long long v;
-    int base = 10;
-
-    *overflow = 0;
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        base = 16;
-        s += 2;
-        if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-            return -1; /* strtoull would take a second prefix */
-    }
-    /* strtoull skips blanks and accepts a sign (negating!); we accept digits only. */
-    if (!((*s >= '0' && *s <= '9') || (base == 16 && strchr("abcdefABCDEF", *s) && *s)))
-        return -1;
-    errno = 0;
-    v = strtoull(s, &end, base);
-    if (*end != '\0')
-        return -1;
-    if (errno == ERANGE) {
-        *overflow = 1;
-        return -1;
-    }
-    *out = (uint64_t)v;
-    return 0;
-}
-
-/* Shortest text of v / scale that reads back (x scale) to exactly v: whole numbers
- * without an exponent ("87599", not "8.7599e+04"), others the shortest %.*g. */
-static void format_double(double v, double scale, char *buf, size_t n)
-{
-    double text = v / scale;
-
-    if (fabs(text) < 1e16 && text == floor(text) && !(text == 0 && signbit(text))) {
-        /* a whole double below 1e16 is an integer a long long holds, and its digits read back
-         * as exactly text ("-0" is left to %g below, which prints it as "%.0f" did) */
-        char digits[24];
-        if (text * scale == v) {
-            eci_format_int((long long)text, digits);
-            eci_strlcpy(buf, digits, n);
-            return;
-        }
-    }
-    for (int prec = 1; prec <= 17; prec++) {
-        char tmp[64];
-        snprintf(tmp, sizeof tmp, "%.*g", prec, text);
-        if (strtod(tmp, NULL) * scale == v) {
-            snprintf(buf, n, "%s", tmp);
-            return;
-        }
-    }
-    snprintf(buf, n, "%.17g", text);
-}
-
 static int out_of_range(ec_ctx *ctx, const key_def *k, const char *value)
 {
     if (k->kind == KIND_INT)
         return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range [%ld, %ld]", k->name,
                          value, (long)k->lo, (long)k->hi);
+    if (k->kind == KIND_RELEASE) {
+        char lo[24], hi[24];
+        return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range [%s, %s]", k->name, value,
+                         eci_release_text((int)k->lo, lo, sizeof lo), eci_release_text((int)k->hi, hi, sizeof hi));
+    }
     if (k->minpos > 0)
         return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range: 0 or [%g, %g]", k->name, value,
                          k->minpos, k->hi);
@@ -437,7 +392,8 @@ static void reset_key(ec_config *cfg, size_t i)
         break;
     case KIND_INT:
     case KIND_BOOL:
-    case KIND_ENUM: {
+    case KIND_ENUM:
+    case KIND_RELEASE: {
         int v = (int)k->def;
         memcpy(field, &v, sizeof v);
         break;
@@ -515,6 +471,16 @@ static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
         memcpy(field, &d, sizeof d);
         break;
     }
+    case KIND_RELEASE: {
+        int r;
+        if (eci_parse_release(value, &r) != 0)
+            return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is not a release (major.minor, e.g. 2.10 or 9.13.1)",
+                             k->name, value);
+        if (r < (int)k->lo || r > (int)k->hi)
+            return out_of_range(ctx, k, value);
+        memcpy(field, &r, sizeof r);
+        break;
+    }
     case KIND_BOOL: {
         int b;
         if (strcmp(value, "1") == 0 || ascii_ieq(value, "true") || ascii_ieq(value, "yes"))
@@ -542,7 +508,7 @@ static int set_key(ec_ctx *ctx, ec_config *cfg, size_t i, const char *value)
     case KIND_U64: {
         uint64_t u;
         int overflow;
-        if (parse_u64(value, &u, &overflow) != 0) {
+        if (eci_parse_u64(value, &u, &overflow) != 0) {
             if (overflow)
                 return eci_error(ctx, EC_EINVAL, "key '%s': '%s' is out of range [0, %llu]",
                                  k->name, value, (unsigned long long)UINT64_MAX);
@@ -756,7 +722,16 @@ int ec_config_get_at(const ec_config *cfg, size_t i, char *buf, size_t n)
         if ((v < 0 || v == k->def * k->scale) && unsettable_default(k))
             tmp[0] = '\0'; /* sample_cpu_s < 0: derived */
         else
-            format_double(v, k->scale, tmp, sizeof tmp);
+            eci_format_scaled(v, k->scale, tmp, sizeof tmp);
+        break;
+    }
+    case KIND_RELEASE: {
+        int v;
+        memcpy(&v, field, sizeof v);
+        if (v == 0)
+            tmp[0] = '\0'; /* unset: the current release */
+        else
+            eci_release_text(v, tmp, sizeof tmp);
         break;
     }
     case KIND_ENUM: {

@@ -56,6 +56,13 @@ static const struct {
     {EC_C_host_bound_util_frac, 0, 1},
 };
 
+/* The constants that are software releases (unit version), read as "major.minor". */
+static int is_release(size_t id)
+{
+    return id == EC_C_cuda_context_old_until_version || id == EC_C_cuda_context_eager_until_version ||
+           id == EC_C_torch_version_known_max || id == EC_C_torch_version_known_min;
+}
+
 static void const_range(size_t id, double *lo, double *hi)
 {
     *lo = 0.0;
@@ -102,7 +109,12 @@ int eci_consts_load(ec_ctx *ctx, const char *path)
         seen_line[id] = eci_table_line(t, r);
         double lo, hi;
         const_range(id, &lo, &hi);
-        if ((rc = eci_table_number(ctx, t, r, c_value, lo, hi, &k->value[id])) != EC_OK)
+        if (is_release(id)) {
+            int release; /* kept as EC_RELEASE: 2.10 after 2.9 */
+            if ((rc = eci_table_release(ctx, t, r, c_value, &release)) != EC_OK)
+                break;
+            k->value[id] = release;
+        } else if ((rc = eci_table_number(ctx, t, r, c_value, lo, hi, &k->value[id])) != EC_OK)
             break;
     }
     for (size_t id = 0; rc == EC_OK && id < EC_C_COUNT; id++)
@@ -121,22 +133,6 @@ void eci_consts_free(ec_ctx *ctx)
 {
     eci_free(ctx, ctx->consts, sizeof *ctx->consts);
     ctx->consts = NULL;
-}
-
-/* major x 1000 + minor of a release number, from its shortest text ("1.13" -> 1013). */
-static long release_key(double v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.6g", v);
-    char *end;
-    long major = strtol(buf, &end, 10), minor = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
-    return major * 1000 + minor;
-}
-
-int eci_release_cmp(double a, double b)
-{
-    long ka = release_key(a), kb = release_key(b);
-    return (ka > kb) - (ka < kb);
 }
 
 double eci_const(const ec_ctx *ctx, int which)

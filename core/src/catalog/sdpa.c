@@ -15,7 +15,7 @@
 #include <string.h>
 
 typedef struct sdpa_row {
-    double from, to;     /* torch releases, 0: open */
+    int from, to;        /* torch releases (EC_RELEASE), 0: open */
     double min_cc, max_cc; /* max 0: open */
     int dtype;           /* 0 both, 1 16-bit, 2 fp32 */
     int kernel;          /* ECI_AK_ */
@@ -34,6 +34,13 @@ static int opt_number(ec_ctx *ctx, const eci_table *t, size_t r, int col, double
     return eci_table_cell(t, r, col)[0] == '\0' ? EC_OK : eci_table_number(ctx, t, r, col, lo, hi, out);
 }
 
+/* An optional release ("2.10"): an empty cell is 0, open. */
+static int opt_release(ec_ctx *ctx, const eci_table *t, size_t r, int col, int *out)
+{
+    *out = 0;
+    return eci_table_cell(t, r, col)[0] == '\0' ? EC_OK : eci_table_release(ctx, t, r, col, out);
+}
+
 static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int col[8], sdpa_row *row)
 {
     size_t line = eci_table_line(t, r);
@@ -42,13 +49,14 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     char echo[48];
     int rc;
     *row = (sdpa_row){.kernel = -1};
-    if ((rc = opt_number(ctx, t, r, col[0], 1, 99, &row->from)) != EC_OK ||
-        (rc = opt_number(ctx, t, r, col[1], 1, 99, &row->to)) != EC_OK ||
+    if ((rc = opt_release(ctx, t, r, col[0], &row->from)) != EC_OK ||
+        (rc = opt_release(ctx, t, r, col[1], &row->to)) != EC_OK ||
         (rc = eci_table_number(ctx, t, r, col[2], 0, 99, &row->min_cc)) != EC_OK ||
         (rc = opt_number(ctx, t, r, col[3], row->min_cc, 99, &row->max_cc)) != EC_OK)
         return rc;
-    if (row->from > 0 && row->to > 0 && eci_release_cmp(row->from, row->to) > 0)
-        return eci_error(ctx, EC_EPARSE, "%s:%zu: torch_from %g is after torch_to %g", path, line, row->from, row->to);
+    if (row->from > 0 && row->to > 0 && row->from > row->to)
+        return eci_error(ctx, EC_EPARSE, "%s:%zu: torch_from %s is after torch_to %s", path, line,
+                         eci_table_cell(t, r, col[0]), eci_table_cell(t, r, col[1]));
     row->dtype = strcmp(dtype, "*") == 0 ? 0 : strcmp(dtype, "16bit") == 0 ? 1 : strcmp(dtype, "fp32") == 0 ? 2 : -1;
     if (row->dtype < 0)
         return eci_error(ctx, EC_EPARSE, "%s:%zu: dtype '%s' is not 16bit, fp32 or '*'", path, line,
@@ -70,14 +78,13 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     return EC_OK;
 }
 
-int eci_sdpa_kernel(const ec_ctx *ctx, double torch_version, double compute_capability, int half, int masked)
+int eci_sdpa_kernel(const ec_ctx *ctx, int torch_release, double compute_capability, int half, int masked)
 {
     const struct eci_sdpa *s = ctx->sdpa;
     for (size_t i = 0; s != NULL && i < s->n; i++) {
         const sdpa_row *w = &s->rows[i];
-        int unset = torch_version <= 0;
-        if ((w->from > 0 && (unset || eci_release_cmp(torch_version, w->from) < 0)) ||
-            (w->to > 0 && (unset || eci_release_cmp(torch_version, w->to) > 0)))
+        int unset = torch_release <= 0;
+        if ((w->from > 0 && (unset || torch_release < w->from)) || (w->to > 0 && (unset || torch_release > w->to)))
             continue;
         if (compute_capability < w->min_cc || (w->max_cc > 0 && compute_capability > w->max_cc) ||
             (masked && w->unmasked_only))

@@ -1,7 +1,8 @@
 /*
  * attn_rates.c: which fused attention kernel attention= runs on a GPU (SDPA's dispatch from
  * models/sdpa_backends.csv) and its rates there: the kernel's efficiencies of models/attention.csv
- * (catalog/attention.c: the GPU's architecture's rows, else the prior), scaled from the part the
+ * (catalog/attention.c: the GPU's architecture's rows, else the prior; cuDNN's at the release the
+ * run names, key cudnn_version), scaled from the part the
  * rows were measured on (their reference_gpu) to this GPU by the two parts' measured large-GEMM
  * efficiencies of the same unit (gpus.csv gemm_eff_*_frac).  Split from compute.c, which prices
  * the ops at these rates (eci_attn_time_s).
@@ -33,7 +34,7 @@ const char *eci_attention_name(int attention)
     return attention >= 0 && attention < (int)(sizeof NAMES / sizeof NAMES[0]) ? NAMES[attention] : "?";
 }
 
-int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, double torch_version,
+int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, int torch_release,
                         int masked)
 {
     switch (attention) {
@@ -50,7 +51,7 @@ int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int 
     case EC_ATTN_FLASH4:
         return ECI_AK_FLASH4;
     default: /* SDPA's dispatch by release, GPU, dtype and padding mask: models/sdpa_backends.csv */
-        return eci_sdpa_kernel(ctx, torch_version, g->compute_capability,
+        return eci_sdpa_kernel(ctx, torch_release, g->compute_capability,
                                precision != EC_PREC_FP32 && precision != EC_PREC_TF32, masked);
     }
 }
@@ -90,13 +91,33 @@ static double attn_gpu_scale(const ec_ctx *ctx, const eci_gpu *g, const eci_attn
     return own > 0 && ref > 0 ? own / ref : 1.0;
 }
 
-void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, double torch_version,
-                         int masked, eci_rates *r)
+/* cuDNN's kernel on g at a release (EC_RELEASE; 0: the newest measured): the rows of the newest
+ * release at or before it; before every release measured, the oldest, with a warning. */
+static const eci_attn_eff *cudnn_at(const eci_gpu *g, int release, eci_rates *r)
 {
-    int k = eci_attn_kernel_for(ctx, g, attention, precision, torch_version, masked);
-    const eci_attn_eff *e = &g->attn[k];
+    if (release <= 0 || g->n_cudnn_releases == 0)
+        return &g->attn[ECI_AK_CUDNN];
+    int i = g->n_cudnn_releases - 1;
+    while (i > 0 && g->cudnn_releases[i].release > release)
+        i--;
+    const eci_attn_eff *e = &g->cudnn_releases[i];
+    if (e->release > release) {
+        char text[200], want[24], have[24];
+        snprintf(text, sizeof text, "key 'cudnn_version': %s is older than every cuDNN release models/attention.csv "
+                 "measured on %s: priced at %s", eci_release_text(release, want, sizeof want), g->id,
+                 eci_release_text(e->release, have, sizeof have));
+        eci_rates_warn(r, EC_WARN_MODEL_DEFAULTED, text);
+    }
+    return e;
+}
+
+void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, int torch_release,
+                         int cudnn_release, int masked, eci_rates *r)
+{
+    int k = eci_attn_kernel_for(ctx, g, attention, precision, torch_release, masked);
+    const eci_attn_eff *e = k == ECI_AK_CUDNN ? cudnn_at(g, cudnn_release, r) : &g->attn[k];
     if (e->from == ECI_AK_NONE) /* no row and no prior (refused at resolve, model/layout.c): SDPA's pick */
-        e = &g->attn[eci_attn_kernel_for(ctx, g, EC_ATTN_SDPA, precision, torch_version, masked)];
+        e = &g->attn[eci_attn_kernel_for(ctx, g, EC_ATTN_SDPA, precision, torch_release, masked)];
     if (e->from == ECI_AK_NONE) /* SDPA's pick without rows: the memory-efficient kernel has a prior */
         e = &g->attn[ECI_AK_MEM_EFFICIENT];
     double scale = attn_gpu_scale(ctx, g, e, precision);

@@ -117,7 +117,7 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     if (!half)
         r->attn_flop_per_s = eci_gpu_tf32(g) ? g->peak_tf32_flop_per_s / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes)
                                              : g->peak_fp32_flop_per_s;
-    eci_rates_attention(ctx, g, EC_ATTN_SDPA, precision, 0, 0, r);
+    eci_rates_attention(ctx, g, EC_ATTN_SDPA, precision, 0, 0, 0, r);
     if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
         r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;
     /* Transformer Engine's nvte_is_non_tn_fp8_gemm_supported (constants.csv te_fp8_non_tn_*_cc) */

@@ -103,12 +103,13 @@ EC_INTERNAL const char *eci_attention_name(int attention);
  * compute capability 8.0, else the memory-efficient backend; masked: the batch carries a padding
  * mask (HF passes SDPA an attn_mask), which flash does not take (sdpa_backends.csv attn_mask). */
 EC_INTERNAL int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision,
-                                    double torch_version, int masked);
+                                    int torch_release, int masked);
 /* Set r's fused-attention rates (after eci_rates_init) for attention= on g: the kernel's row of
  * models/attention.csv for g's architecture, else its prior row, which a kernel named explicitly
- * warns about (EC_WARN_MODEL_DEFAULTED, naming the key and the file). */
+ * warns about (EC_WARN_MODEL_DEFAULTED, naming the key and the file); cuDNN's at the release of
+ * cudnn_release (EC_RELEASE, 0: the newest measured). */
 EC_INTERNAL void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision,
-                                     double torch_version, int masked, eci_rates *r);
+                                     int torch_release, int cudnn_release, int masked, eci_rates *r);
 /* The fused attention kernel's fraction of r for a pass (0 forward, 1 backward), causal mask and
  * head dim (attn_frac at head dim 128, scaled by attention.csv's head-dim rows where it has them). */
 EC_INTERNAL double eci_attn_frac(const eci_rates *r, int pass, int causal, double head_dim);

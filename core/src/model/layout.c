@@ -177,7 +177,7 @@ static int check_precision(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
         if (g->compute_capability < 8.0)
             return eci_error(ctx, EC_EINVAL, "attention=%s needs compute capability 8.0 or later (Ampere); %s has "
                              "%.1f", name, g->id, g->compute_capability);
-        int k = eci_attn_kernel_for(ctx, g, cfg->attention, cfg->precision, cfg->torch_version, 0);
+        int k = eci_attn_kernel_for(ctx, g, cfg->attention, cfg->precision, cfg->torch_release, 0);
         if (g->attn[k].from == ECI_AK_NONE) /* attention.csv: neither a row for the architecture nor a prior */
             return eci_error(ctx, EC_EINVAL, "attention=%s: %s (%s) cannot run it: models/attention.csv has no %s "
                              "row for architecture '%s'%s", name, g->id, g->architecture, eci_attn_kernel_name(k),

@@ -76,11 +76,11 @@ static double loss_transient_bytes(const eci_mem_in *in)
 /* The CUDA context and the kernels loaded into it by PyTorch release (constants.csv): before
  * 1.13 every kernel of the binary was loaded at start; from 2.0 PyTorch sets
  * CUDA_MODULE_LOADING=LAZY and kernels load on first use. */
-static double context_bytes(const ec_ctx *ctx, double torch_version)
+static double context_bytes(const ec_ctx *ctx, int torch_release)
 {
-    if (torch_version > 0 && eci_release_cmp(torch_version, eci_const(ctx, EC_C_cuda_context_old_until_version)) < 0)
+    if (torch_release > 0 && torch_release < eci_const(ctx, EC_C_cuda_context_old_until_version))
         return eci_const(ctx, EC_C_cuda_context_old_bytes);
-    if (torch_version > 0 && eci_release_cmp(torch_version, eci_const(ctx, EC_C_cuda_context_eager_until_version)) < 0)
+    if (torch_release > 0 && torch_release < eci_const(ctx, EC_C_cuda_context_eager_until_version))
         return eci_const(ctx, EC_C_cuda_context_eager_bytes);
     return eci_const(ctx, EC_C_cuda_context_bytes);
 }
@@ -290,7 +290,7 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
                                                  : eci_memory_shard_share(wl, eci_optim_temp_bytes(&opt, wl, in->precision) *
                                                                                   per_param,
                                                                           in->opt_shards, in->expert_split);
-    if (opt_temp > 0 && eci_optim_loops(&opt, in->optimizer, in->torch_version)) {
+    if (opt_temp > 0 && eci_optim_loops(&opt, in->optimizer, in->torch_release)) {
         /* PyTorch 1.x's per-tensor loop: denom = exp_avg_sq.sqrt() / bias_correction2_sqrt makes two
          * temporaries of one tensor at a time, the largest one's at most (_single_tensor_adamw) */
         double one = 2.0 * largest_param_bytes(wl, eci_optim_temp_bytes(&opt, wl, in->precision) * per_param);
@@ -308,7 +308,7 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
         acts -= (copies - in->head_copies) * head_saved_bytes(wl);
     m->activations_bytes = acts;
     m->workspace_bytes = eci_const(ctx, EC_C_cublas_workspace_bytes) + in->extra_workspace_bytes;
-    m->context_bytes = context_bytes(ctx, in->torch_version) +
+    m->context_bytes = context_bytes(ctx, in->torch_release) +
                        (in->num_gpus > 1 ? eci_const(ctx, EC_C_nccl_context_bytes) : 0);
     if (in->optimizer_in_bwd) { /* each gradient lives from its accumulation to its parameter's step */
         double one = largest_param_bytes(wl, g);

@@ -37,7 +37,7 @@ typedef struct eci_mem_in {
     int keep_grads;               /* the gradients stay alive between steps (zero_grad=zeros or never; zeros by
                                      default before PyTorch 2.0): beside the next step's activations */
     /* Appended for issue 40. */
-    double torch_version;         /* the CUDA context by release (0: current) */
+    int torch_release;            /* the CUDA context by release (EC_RELEASE, 0: current) */
     int outputs_held;             /* the loop holds the model's outputs (the logits) through backward */
     int loss_chunks;              /* chunked cross entropy: its fp32 transients one chunk at a time (0, 1: whole) */
     int optimizer_in_bwd;         /* each gradient is freed by its parameter's optimizer step inside backward */

@@ -158,19 +158,19 @@ static void foreach_phase(const ec_ctx *ctx, const eci_step_in *in, double ops, 
  * zero_grad(set_to_none=False) filled every gradient with zeros. */
 static int torch1(const eci_step_in *in)
 {
-    return in->torch_version > 0 && in->torch_version < 2.0;
+    return in->torch_release > 0 && in->torch_release < EC_RELEASE(2, 0);
 }
 
-int eci_optim_loops(const eci_optim *o, int optimizer, double torch_version)
+int eci_optim_loops(const eci_optim *o, int optimizer, int torch_release)
 {
     int explicit_foreach = optimizer == EC_OPT_ADAMW_FOREACH || optimizer == EC_OPT_LAMB;
-    return torch_version > 0 && torch_version < 2.0 && o->foreach_ops > 0 && !o->takes_scaler && !explicit_foreach;
+    return torch_release > 0 && torch_release < EC_RELEASE(2, 0) && o->foreach_ops > 0 && !o->takes_scaler && !explicit_foreach;
 }
 
-int eci_zero_grad_kept(int zero_grad, double torch_version, int *fill)
+int eci_zero_grad_kept(int zero_grad, int torch_release, int *fill)
 {
     int zeros = zero_grad == EC_ZERO_GRAD_ZEROS ||
-                (zero_grad == EC_ZERO_GRAD_AUTO && torch_version > 0 && torch_version < 2.0);
+                (zero_grad == EC_ZERO_GRAD_AUTO && torch_release > 0 && torch_release < EC_RELEASE(2, 0));
     if (fill != NULL)
         *fill = zeros;
     return zeros || zero_grad == EC_ZERO_GRAD_NEVER;
@@ -181,7 +181,7 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
     memset(ph, 0, ECI_N_PHASES * sizeof *ph);
     eci_optim o;
     eci_optim_get(ctx, in->optimizer, &o);
-    if (eci_optim_loops(&o, in->optimizer, in->torch_version)) {
+    if (eci_optim_loops(&o, in->optimizer, in->torch_release)) {
         o.kernels_per_tensor = o.foreach_ops; /* _single_tensor_adam(w) / _single_tensor_sgd */
         o.foreach_ops = 0;
     }

@@ -55,7 +55,7 @@ typedef struct eci_step_in {
     double dispatch_fwd_s;    /* host time per launch from Python */
     double dispatch_bwd_s;    /* host time per launch from C++ (a foreach op's chunks) */
     double gpu_scale;
-    double torch_version;     /* 0 = current; before 2.0 torch.optim loops over tensors, clip_grad_norm_
+    int torch_release;        /* EC_RELEASE, 0 = current; before 2.0 torch.optim loops over tensors, clip_grad_norm_
                                  takes one norm per tensor and zero_grad() fills the gradients with zeros */
     int zero_fill;            /* zero_grad() fills every gradient with zeros (eci_zero_grad_kept) */
     int fp32_states;          /* ZeRO: an fp32 master of the shard and fp32 states whatever the model's dtype */
@@ -63,10 +63,10 @@ typedef struct eci_step_in {
 
 /* Do the gradients stay alive between optimizer steps (zero_grad=zeros or never, or auto before
  * PyTorch 2.0, whose zero_grad() kept zeroed gradients)?  *fill: are they filled with zeros. */
-EC_INTERNAL int eci_zero_grad_kept(int zero_grad, double torch_version, int *fill);
+EC_INTERNAL int eci_zero_grad_kept(int zero_grad, int torch_release, int *fill);
 /* Does torch.optim loop over the tensors (PyTorch 1.x's foreach=None: _single_tensor_adamw),
  * for an optimizer of the catalogue that is foreach by default? */
-EC_INTERNAL int eci_optim_loops(const eci_optim *o, int optimizer, double torch_version);
+EC_INTERNAL int eci_optim_loops(const eci_optim *o, int optimizer, int torch_release);
 
 /* The phases of the optimizer step (those that do not run are zero). */
 EC_INTERNAL void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI_N_PHASES]);

@@ -3,8 +3,8 @@
  * its resolution (model/resolve.c, layout.c): the job's links and the groups of its layout
  * (comm.c), sharded data parallelism's schedule (shard.c) and how far each state is sharded,
  * bytes per element of gathers, reductions and frozen parameters, the collectives inside the
- * ops, FSDP's root unit, the host's dispatch costs under torch.compile, and the shape of one
- * micro-step (the workload's key, workload.c).
+ * ops, FSDP's root unit, the host's dispatch costs under torch.compile, the shape of one
+ * micro-step (the workload's key, workload.c) and the rates its kernels run at (compute.c).
  */
 #include "catalog/consts.h"
 #include "sim/setup.h"
@@ -289,4 +289,16 @@ int eci_setup_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r, eci_pa
 {
     int rc = eci_resolve(ctx, cfg, r);
     return rc == EC_OK ? eci_params_current(ctx, cfg, calib) : rc;
+}
+
+void eci_setup_kernel_rates(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_params *calib,
+                            int unpadded, int casts, eci_rates *rates)
+{
+    eci_rates_init(ctx, r->gpu, cfg->precision, calib, r->net != NULL && r->net->cnn, cfg->kernels, rates);
+    eci_rates_attention(ctx, r->gpu, cfg->attention, cfg->precision, cfg->torch_release, cfg->cudnn_release,
+                        !unpadded, rates);
+    if (cfg->kernels == EC_KERNELS_TE)
+        eci_rates_te(rates, casts, cfg->fp8_recipe);
+    rates->tp_overlap = cfg->kernels == EC_KERNELS_TE && cfg->tp_comm_overlap
+                            ? 1 + eci_tp_overlap_index(ctx, cfg->tp_overlap_cfg) : 0;
 }

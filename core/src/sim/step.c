@@ -5,7 +5,7 @@
  * FSDP / ZeRO-3's gathers and reductions (comm.c, shard.c), the optimizer and the trainer's
  * bookkeeping (optim.c, trainer.c); the state it runs over is step_state.h, the step's
  * breakdown, rates and memory come from it in step_result.c.
- * Its inputs come from setup.c (links, sharding, dispatch costs, shape), the op costs from
+ * Its inputs come from setup.c (links, sharding, dispatch costs, shape, kernel rates), the op costs from
  * compute.c, the host's and GPU's tables from models/.  The input pipeline and the epoch come
  * on top (epoch.c); so does the evaluation step, priced here.
  */
@@ -93,15 +93,7 @@ static int step_price(step *s, double seq, const layout_comm *lc_in)
     if ((rc = eci_workload_get(ctx, s->r.net, s->r.task, &shape, &s->wl)) != EC_OK)
         return rc;
 
-    eci_rates_init(ctx, s->g, cfg->precision, s->calib, s->r.net != NULL && s->r.net->cnn, cfg->kernels,
-                   &s->rates);
-    /* a batch with a padding mask (lengths given, model/workload.h unpadded) takes SDPA's masked pick */
-    eci_rates_attention(ctx, s->g, cfg->attention, cfg->precision, cfg->torch_version, !shape.unpadded, &s->rates);
-    if (cfg->kernels == EC_KERNELS_TE) /* Transformer Engine's FP8 casts; the weights' once per step */
-        eci_rates_te(&s->rates, cfg->grad_accum, cfg->fp8_recipe);
-    /* TE userbuffers: 1 + the row of models/tp_overlap.csv (layout.c checked the id) */
-    s->rates.tp_overlap = cfg->kernels == EC_KERNELS_TE && cfg->tp_comm_overlap
-                              ? 1 + eci_tp_overlap_index(ctx, cfg->tp_overlap_cfg) : 0;
+    eci_setup_kernel_rates(ctx, cfg, &s->r, s->calib, shape.unpadded, cfg->grad_accum, &s->rates);
     if (cfg->moe_a2a_overlap && s->r.ep > 1)
         s->rates.ep_overlap_frac = ep_paired_frac(s);
     if (lc_in != NULL)
@@ -589,8 +581,8 @@ static void step_optimizer(step *s)
                       .optimizer = cfg->optimizer, .precision = cfg->precision,
                       .max_grad_norm = eci_trainer_max_grad_norm(ctx, cfg), .dispatch_fwd_s = s->op_s,
                       .dispatch_bwd_s = s->host->dispatch_bwd_s, .gpu_scale = s->gpu_scale,
-                      .torch_version = cfg->torch_version, .fp32_states = s->r.strategy == EC_STRATEGY_ZERO};
-    eci_zero_grad_kept(cfg->zero_grad, cfg->torch_version, &si.zero_fill);
+                      .torch_release = cfg->torch_release, .fp32_states = s->r.strategy == EC_STRATEGY_ZERO};
+    eci_zero_grad_kept(cfg->zero_grad, cfg->torch_release, &si.zero_fill);
     eci_optim_phases(ctx, &si, ph);
     if (cfg->offload != EC_OFFLOAD_NONE) /* the update runs on the host (step_after_update), not on the GPU */
         ph[ECI_PHASE_OPTIMIZER] = (eci_phase){0};
@@ -742,12 +734,7 @@ int eci_step_eval(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, cons
     if ((rc = eci_workload_get(ctx, r->net, r->task, &shape, &wl)) != EC_OK)
         return rc;
     eci_rates rates;
-    eci_rates_init(ctx, r->gpu, cfg->precision, calib, r->net != NULL && r->net->cnn, cfg->kernels, &rates);
-    eci_rates_attention(ctx, r->gpu, cfg->attention, cfg->precision, cfg->torch_version, !shape.unpadded, &rates);
-    if (cfg->kernels == EC_KERNELS_TE) /* each evaluation batch casts the weights */
-        eci_rates_te(&rates, 1, cfg->fp8_recipe);
-    rates.tp_overlap = cfg->kernels == EC_KERNELS_TE && cfg->tp_comm_overlap
-                           ? 1 + eci_tp_overlap_index(ctx, cfg->tp_overlap_cfg) : 0;
+    eci_setup_kernel_rates(ctx, cfg, r, calib, shape.unpadded, 1, &rates); /* each batch casts the weights */
     layout_comm lc; /* the layout's groups price a tensor-parallel model's collectives */
     if ((rc = eci_setup_layout_comm(ctx, cfg, r, calib, &lc)) != EC_OK)
         return rc;

@@ -187,13 +187,14 @@ static void paged_evicted_warning(const ec_ctx *ctx, const ec_config *cfg, const
 /* torch_version outside the releases constants.csv describes: priced as the nearest it knows. */
 static void torch_version_warning(const ec_ctx *ctx, const ec_config *cfg, ec_result *res)
 {
-    double hi = eci_const(ctx, EC_C_torch_version_known_max), lo = eci_const(ctx, EC_C_torch_version_known_min);
-    int newer = eci_release_cmp(cfg->torch_version, hi) > 0;
-    if (cfg->torch_version <= 0 || (eci_release_cmp(cfg->torch_version, lo) >= 0 && !newer))
+    int hi = (int)eci_const(ctx, EC_C_torch_version_known_max), lo = (int)eci_const(ctx, EC_C_torch_version_known_min);
+    int v = cfg->torch_release, newer = v > hi;
+    if (v <= 0 || (v >= lo && !newer))
         return;
-    char text[200];
-    snprintf(text, sizeof text, "key 'torch_version': %g is %s the releases models/constants.csv describes (%g-%g): "
-             "priced as %g", cfg->torch_version, newer ? "newer than" : "older than", lo, hi, newer ? hi : lo);
+    char text[200], vs[24], los[24], his[24];
+    snprintf(text, sizeof text, "key 'torch_version': %s is %s the releases models/constants.csv describes (%s-%s): "
+             "priced as %s", eci_release_text(v, vs, sizeof vs), newer ? "newer than" : "older than",
+             eci_release_text(lo, los, sizeof los), eci_release_text(hi, his, sizeof his), newer ? his : los);
     eci_warn_add(res, EC_WARN_TORCH_UNKNOWN, text);
 }
 

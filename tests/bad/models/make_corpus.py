@@ -158,6 +158,8 @@ emit("constants", "unknown_name", text(set_cell(consts, 1, "name", "cuda_contxt_
 dup = row_twice(consts, 1)
 emit("constants", "duplicate_name", text(dup))
 emit("constants", "missing_name", text(consts[:1] + consts[2:]))
+known_max = [i for i, r in enumerate(consts) if r[0] == "torch_version_known_max"][0]
+emit("constants", "release_not_release", text(set_cell(consts, known_max, "value", "2.x")))
 for name, v in [("gpus_per_node", "0"), ("gemm_tile_large_m", "0"), ("foreach_tensors_per_kernel", "0"),
                 ("gelu_new_kernels", "1e12"), ("pcie_host_busbw_frac", "0")]:
     emit("constants", "zero_" + name if v == "0" else "huge_" + name,
@@ -211,6 +213,12 @@ emit("attention", "unknown_kernel_flash", text(set_cell(attn, 1, "kernel", "flas
 emit("attention", "unknown_reference_gpu", text(set_cell(attn, 1, "reference_gpu", "h100-sxm5-700w")))
 emit("attention", "mixed_reference_gpu", text(set_cell(attn, 2, "reference_gpu", "h100-sxm5-80gb")))
 emit("attention", "missing_reference_gpu_column", text(drop_col(attn, "reference_gpu")))
+emit("attention", "missing_cudnn_version_column", text(drop_col(attn, "cudnn_version")))
+emit("attention", "cudnn_version_not_cudnn", text(set_cell(attn, 1, "cudnn_version", "9.13")))
+cudnn_rows = [i for i, r in enumerate(attn) if r[0] == "cudnn"]
+named = [i for i in cudnn_rows if attn[i][attn[0].index("cudnn_version")]]
+emit("attention", "cudnn_version_not_release", text(set_cell(attn, named[0], "cudnn_version", "9.x")))
+emit("attention", "cudnn_version_mixed", text(set_cell(attn, cudnn_rows[0], "cudnn_version", "9.1")))
 
 mb = read("membw")
 emit("membw", "missing_column", text(drop_col(mb, "source")))
