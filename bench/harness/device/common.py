@@ -24,9 +24,9 @@ GPUS_CSV = os.path.join(ROOT, "models", "gpus.csv")
 
 # Run records: the config keys written (all real keys of `epochcast predict --help`), then the
 # measurement. An empty cell is the key's default.
-RUN_KEYS = ["model", "task", "gpu", "num_gpus", "strategy", "precision", "torch_version", "batch_per_gpu",
-            "seq_len", "image_size", "grad_accum", "optimizer", "checkpointing", "attention", "memory_format",
-            "trainer", "data", "lora_r", "lora_targets"]
+RUN_KEYS = ["model", "task", "gpu", "num_gpus", "strategy", "precision", "torch_version", "cudnn_version",
+            "batch_per_gpu", "seq_len", "image_size", "grad_accum", "optimizer", "checkpointing", "attention",
+            "memory_format", "trainer", "data", "lora_r", "lora_targets"]
 RUN_COLUMNS = ["id"] + RUN_KEYS + ["metric", "memory_reading", "value", "source", "note_section"]
 MEMORY_COLUMNS = ["id", "section", "peak_allocated_bytes", "peak_reserved_bytes", "nvml_peak_bytes",
                   "capacity_bytes", "step_time_ms", "samples_per_s", "steps", "status"]
@@ -188,13 +188,21 @@ def device_name(dry):
     return torch.cuda.get_device_name(0)
 
 
-def torch_version(dry):
-    """torch's major.minor as the torch_version key takes it ('2.5')."""
+def releases(dry):
+    """The software releases as the keys take them (major.minor): torch_version from torch.__version__
+    ('2.5'), cudnn_version from torch.backends.cudnn.version() (9.x: major x 10000 + minor x 100 +
+    patch, 91002 is '9.10'; 8.x: major x 1000 + minor x 100 + patch), '' without cuDNN."""
     if dry:
-        return "2.5"
+        return {"torch_version": "2.5", "cudnn_version": "9.1"}
     import torch
     parts = torch.__version__.split("+")[0].split(".")
-    return f"{int(parts[0])}.{int(parts[1])}"
+    v = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    cudnn = ""
+    if v:
+        major = v // 10000 if v >= 90000 else v // 1000
+        minor = (v % 10000) // 100 if v >= 90000 else (v % 1000) // 100
+        cudnn = f"{major}.{minor}"
+    return {"torch_version": f"{int(parts[0])}.{int(parts[1])}", "cudnn_version": cudnn}
 
 
 # ---- memory readings ---------------------------------------------------------------------------

@@ -12,8 +12,8 @@ BATCH, SEQ = 64, 4096
 
 def main(argv=None):
     args = common.parse_args(__doc__, argv)
-    gpu, tv = common.device_name(args.dry_run), common.torch_version(args.dry_run)
-    cfg = train_llama.run_config(gpu, tv, 0, 0, batch=BATCH, seq=SEQ)
+    gpu, rel = common.device_name(args.dry_run), common.releases(args.dry_run)
+    cfg = train_llama.run_config(gpu, rel, 0, 0, batch=BATCH, seq=SEQ)
     rid = "llama-1b-oom"
     row = dict({k: cfg.get(k, "") for k in common.RUN_KEYS}, id=rid + "-oom", metric="oom",
                source=common.SOURCE, note_section="oom")

@@ -13,9 +13,9 @@ import common
 SEQ, BATCH, STEPS, WARMUP = 128, 32, 40, 8
 
 
-def run_config(gpu, tv, optim="", attn="sdpa"):
+def run_config(gpu, rel, optim="", attn="sdpa"):
     return dict(model="bert-base", task="classify", gpu=gpu, num_gpus=1, strategy="single", precision="amp_fp16",
-                torch_version=tv, batch_per_gpu=BATCH, seq_len=SEQ, grad_accum=1, optimizer=optim, attention=attn,
+                **rel, batch_per_gpu=BATCH, seq_len=SEQ, grad_accum=1, optimizer=optim, attention=attn,
                 trainer="hf", data="real")
 
 
@@ -23,7 +23,7 @@ def run_config(gpu, tv, optim="", attn="sdpa"):
 OPTIM_KEYS = {"adamw_torch": "adamw_torch", "adamw_torch_fused": "adamw_torch_fused", "adamw_hf": "adamw_hf"}
 
 
-def measure(args, gpu, tv):
+def measure(args, gpu, rel):
     import tempfile
     import time
     import torch
@@ -58,7 +58,7 @@ def measure(args, gpu, tv):
         ends = clock.ends[WARMUP:]
         step_s = (ends[-1] - ends[0]) / (len(ends) - 1)
         measured = {"step_time_ms": 1e3 * step_s, "samples_per_s": BATCH / step_s, "steps": len(ends) - 1}
-        cfg = run_config(gpu, tv, OPTIM_KEYS.get(optim, ""), attn if attn in ("sdpa", "eager") else "")
+        cfg = run_config(gpu, rel, OPTIM_KEYS.get(optim, ""), attn if attn in ("sdpa", "eager") else "")
         common.write_runs(args.out, common.run_records(cfg, "bert-base-hf-trainer-fp16", "train_bert", measured, mem))
     except Exception as e:
         status = ("oom: " if common.is_oom(e) else "failed: ") + f"{type(e).__name__}: {e}"[:160].replace("\n", " ")
@@ -68,12 +68,12 @@ def measure(args, gpu, tv):
 
 def main(argv=None):
     args = common.parse_args(__doc__, argv)
-    gpu, tv = common.device_name(args.dry_run), common.torch_version(args.dry_run)
+    gpu, rel = common.device_name(args.dry_run), common.releases(args.dry_run)
     if args.dry_run:
-        common.dry_train_run(args.out, "train_bert", "bert-base-hf-trainer-fp16", run_config(gpu, tv, "adamw_torch"),
+        common.dry_train_run(args.out, "train_bert", "bert-base-hf-trainer-fp16", run_config(gpu, rel, "adamw_torch"),
                              BATCH, step_ms=40.0)
     else:
-        measure(args, gpu, tv)
+        measure(args, gpu, rel)
 
 
 if __name__ == "__main__":

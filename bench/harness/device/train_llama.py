@@ -23,9 +23,9 @@ def llama_config():
                 rms_norm_eps=1e-5, tie_word_embeddings=True, hidden_act="silu")
 
 
-def run_config(gpu, tv, ckpt, lora_r, batch=BATCH, seq=SEQ):
+def run_config(gpu, rel, ckpt, lora_r, batch=BATCH, seq=SEQ):
     cfg = dict(model="llama-3.2-1b", task="lm", gpu=gpu, num_gpus=1, strategy="single", precision="bf16",
-               torch_version=tv, batch_per_gpu=batch, seq_len=seq, grad_accum=1, optimizer="adamw",
+               **rel, batch_per_gpu=batch, seq_len=seq, grad_accum=1, optimizer="adamw",
                checkpointing=ckpt, attention="sdpa", trainer="plain", data="synthetic")
     if lora_r:
         cfg.update(lora_r=lora_r, lora_targets="qv")
@@ -81,10 +81,10 @@ def builder(torch, ckpt, lora_r, batch, seq):
 
 def main(argv=None):
     args = common.parse_args(__doc__, argv)
-    gpu, tv = common.device_name(args.dry_run), common.torch_version(args.dry_run)
+    gpu, rel = common.device_name(args.dry_run), common.releases(args.dry_run)
     if args.dry_run:
         for name, ckpt, lora_r in VARIANTS:
-            common.dry_train_run(args.out, "train_llama", f"llama-1b-{name}", run_config(gpu, tv, ckpt, lora_r), BATCH)
+            common.dry_train_run(args.out, "train_llama", f"llama-1b-{name}", run_config(gpu, rel, ckpt, lora_r), BATCH)
         return
     import torch
     budget = common.Budget(args.cap_s)
@@ -93,7 +93,7 @@ def main(argv=None):
             common.write_memory(args.out, [dict(id=f"llama-1b-{name}", section="train_llama",
                                                 status="skipped: time cap")])
             continue
-        common.train_run(args.out, "train_llama", f"llama-1b-{name}", run_config(gpu, tv, ckpt, lora_r),
+        common.train_run(args.out, "train_llama", f"llama-1b-{name}", run_config(gpu, rel, ckpt, lora_r),
                          builder(torch, ckpt, lora_r, BATCH, SEQ), BATCH, warmup=3, steps=10, budget=budget)
 
 

@@ -13,9 +13,9 @@ BATCH, IMAGE = 128, 224
 FORMATS = [("nchw", "contiguous"), ("nhwc", "channels_last")]
 
 
-def run_config(gpu, tv, memory_format):
+def run_config(gpu, rel, memory_format):
     return dict(model="resnet50", task="imagenet", gpu=gpu, num_gpus=1, strategy="single", precision="amp_fp16",
-                torch_version=tv, batch_per_gpu=BATCH, image_size=IMAGE, grad_accum=1, optimizer="sgd",
+                **rel, batch_per_gpu=BATCH, image_size=IMAGE, grad_accum=1, optimizer="sgd",
                 memory_format=memory_format, trainer="plain", data="synthetic")
 
 
@@ -44,10 +44,10 @@ def builder(torch, channels_last):
 
 def main(argv=None):
     args = common.parse_args(__doc__, argv)
-    gpu, tv = common.device_name(args.dry_run), common.torch_version(args.dry_run)
+    gpu, rel = common.device_name(args.dry_run), common.releases(args.dry_run)
     if args.dry_run:
         for tag, mf in FORMATS:
-            common.dry_train_run(args.out, "train_resnet", f"resnet50-{tag}-amp-fp16", run_config(gpu, tv, mf), BATCH)
+            common.dry_train_run(args.out, "train_resnet", f"resnet50-{tag}-amp-fp16", run_config(gpu, rel, mf), BATCH)
         return
     import torch
     torch.backends.cudnn.benchmark = True
@@ -57,7 +57,7 @@ def main(argv=None):
         if not budget.ok(15.0):
             common.write_memory(args.out, [dict(id=rid, section="train_resnet", status="skipped: time cap")])
             continue
-        common.train_run(args.out, "train_resnet", rid, run_config(gpu, tv, mf), builder(torch, tag == "nhwc"), BATCH,
+        common.train_run(args.out, "train_resnet", rid, run_config(gpu, rel, mf), builder(torch, tag == "nhwc"), BATCH,
                          warmup=5, steps=20, budget=budget)
 
 
