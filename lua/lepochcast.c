@@ -230,6 +230,10 @@ const char *ecL_config_text(lua_State *L, int idx, const char *key, char *buf, s
         if (lua_isinteger(L, idx)) {
             snprintf(buf, n, LUA_INTEGER_FMT, (LUAI_UACINT)lua_tointeger(L, idx));
         } else {
+            int k = ec_config_key_index(key);
+            if (k >= 0 && ec_config_key_is_release((size_t)k))
+                luaL_error(L, "config key '%s': give the release as a string (\"2.10\"): the number %s cannot "
+                           "tell 2.1 from 2.10", key, lua_tostring(L, idx));
             double x = (double)lua_tonumber(L, idx);
             snprintf(buf, n, "%.15g", x);
             if (strtod(buf, NULL) != x)

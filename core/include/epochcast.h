@@ -540,6 +540,9 @@ EC_API int ec_config_key_index(const char *key);
 EC_API size_t ec_config_key_count(void);
 EC_API const char *ec_config_key_name(size_t i);
 EC_API const char *ec_config_key_help(size_t i);
+/* 1 when key i takes a software release (torch_version, cudnn_version: "2.10"), whose whole-number
+ * minor a decimal cannot carry (2.10 == 2.1): a binding refuses a float for it and asks for text. */
+EC_API int ec_config_key_is_release(size_t i);
 
 /* The configuration as ec_predict reads it: out = cfg with every value a prediction derives
  * when it is not given filled in -- gpu and host as profile ids, strategy (ddp for several

@@ -261,6 +261,7 @@ int ec_config_key_index(const char *key);
 size_t ec_config_key_count(void);
 const char *ec_config_key_name(size_t i);
 const char *ec_config_key_help(size_t i);
+int ec_config_key_is_release(size_t i);
 int ec_config_resolve(ec_ctx *ctx, const ec_config *cfg, ec_config *out);
 typedef enum ec_bottleneck {
     EC_BOTTLENECK_COMPUTE = 0,

@@ -42,6 +42,14 @@ def raise_status(h, st, key=None, cls=None, prefix=""):
     raise cls(prefix + _message(h, st), st, key)
 
 
+def _refuse_release_float(key, v):
+    """A release key (torch_version, cudnn_version) takes text: the float 2.1 cannot tell 2.1 from 2.10."""
+    i = lib.ec_config_key_index(key.encode()) if isinstance(key, str) else -1
+    if i >= 0 and lib.ec_config_key_is_release(i):
+        raise BadValueError("key '%s': give the release as a string ('2.10'): the float %r cannot tell 2.1 from "
+                            "2.10" % (key, v), lib.EC_EINVAL, key)
+
+
 def text_of(key, v):
     """The text ec_config_set reads for a Python value (bytes), or BadValueError."""
     t = type(v)
@@ -50,6 +58,7 @@ def text_of(key, v):
     if t is str:
         b = v.encode()
     elif t is float:
+        _refuse_release_float(key, v)
         return repr(v).encode()
     elif t is bool:
         return b"1" if v else b"0"
@@ -58,6 +67,7 @@ def text_of(key, v):
     elif isinstance(v, numbers.Integral):
         return str(int(v)).encode()
     elif isinstance(v, numbers.Real):
+        _refuse_release_float(key, v)
         return repr(float(v)).encode()
     elif isinstance(v, str):
         b = str(v).encode()

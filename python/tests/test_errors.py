@@ -23,7 +23,17 @@ CASES = [
     (dict(BERT, profile="/nonexistent/profile.csv"), ec.FileError, "cannot open"),
     (dict(BERT, gpu="t4\0x"), ec.BadValueError, "NUL"),
     (dict(BERT, gpu=object()), ec.BadValueError, "is not a config value"),
+    (dict(BERT, torch_version=2.10), ec.BadValueError,
+     "key 'torch_version': give the release as a string ('2.10'): the float 2.1 cannot tell 2.1 from 2.10"),
+    (dict(BERT, cudnn_version="9.x"), ec.BadValueError, "key 'cudnn_version': '9.x' is not a release"),
 ]
+
+
+def test_release_as_text():
+    """A release given as text is read as a release (2.10 is PyTorch 2.10, after 2.9), an int as the
+    major release."""
+    assert ec.predict(**dict(BERT, torch_version="2.10")).step_s > 0
+    assert ec.predict(**dict(BERT, torch_version=2)).step_s > 0
 
 
 @pytest.mark.parametrize("keys,cls,text", CASES, ids=[c[2][:30] for c in CASES])

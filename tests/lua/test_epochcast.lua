@@ -145,6 +145,11 @@ test("misuse raises", function()
   raises("table expected", ec.predict)
   raises("keys must be strings", ec.predict, { "bert-base" })
   raises("number, boolean or string expected", ec.predict, with { seq_len = {} })
+  -- a release as a float cannot tell 2.1 from 2.10: text asked for, an integer or a string taken
+  raises("config key 'torch_version': give the release as a string (\"2.10\"): the number 2.1 cannot tell",
+         ec.predict, with { torch_version = 2.10 })
+  assert(ec.predict(with { torch_version = "2.10" }).step_s > 0)
+  assert(ec.predict(with { torch_version = 2 }).step_s > 0)
   raises("table expected", ec.max_batch, "bert-base")
   raises("limit", ec.max_batch, with(), -1)
   raises("string expected", ec.load_runs, {})

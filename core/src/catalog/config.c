@@ -770,3 +770,8 @@ const char *ec_config_key_help(size_t i)
 {
     return i < N_KEYS ? KEYS[i].help : NULL;
 }
+
+int ec_config_key_is_release(size_t i)
+{
+    return i < N_KEYS && KEYS[i].kind == KIND_RELEASE;
+}
