@@ -1016,6 +1016,13 @@ static void test_attention_cudnn_release(void **state)
     ec_test_predict(ctx, words, &at13);
     ec_test_predict(ctx, run, &newest);
     assert_true(at13.step_s > newest.step_s * 1.005);
+    assert_false(at13.warnings & EC_WARN_KEY_IGNORED);
+    /* a kernel that is not cuDNN's reads no cuDNN release: the key is reported as without effect */
+    ec_result flash;
+    snprintf(words, sizeof words, "%s cudnn_version=9.13 attention=flash", run);
+    ec_test_predict(ctx, words, &flash);
+    assert_true(flash.warnings & EC_WARN_KEY_IGNORED);
+    assert_contains(flash.warning_text, "cudnn_version (attention running cuDNN's kernel only)");
     ec_ctx_free(ctx);
 }
 

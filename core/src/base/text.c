@@ -145,7 +145,9 @@ int eci_parse_long(const char *s, long *out)
 int eci_parse_release(const char *s, int *key)
 {
     int part[3] = {0, 0, 0}, n = 0, digits = 0;
-    for (const char *p = s; p != NULL; p++) {
+    if (s == NULL)
+        return -1;
+    for (const char *p = s;; p++) {
         if (*p >= '0' && *p <= '9' && digits < 3) {
             part[n] = part[n] * 10 + (*p - '0');
             digits++;

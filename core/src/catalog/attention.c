@@ -264,6 +264,7 @@ static int fill_sets(ec_ctx *ctx, const char *path, const attn_row *rows, size_t
                      int from, kernel_sets *ks)
 {
     int v[ECI_AK_RELEASES_MAX], nv = 0;
+    memset(ks, 0, sizeof *ks); /* the GPU keeps every slot (set_gpu_kernel): none uninitialised */
     int rc = releases_of(ctx, path, rows, n, kernel, arch, v, &nv);
     ks->n = nv > 0 ? nv : 1;
     for (int i = 0; rc == EC_OK && i < ks->n; i++) {

@@ -156,21 +156,20 @@ static void foreach_phase(const ec_ctx *ctx, const eci_step_in *in, double ops, 
 /* PyTorch 1.x: torch.optim's foreach=None meant the per-tensor loop (foreach became the CUDA
  * default in 2.0), clip_grad_norm_ took one torch.norm and one mul_ per tensor, and
  * zero_grad(set_to_none=False) filled every gradient with zeros. */
-static int torch1(const eci_step_in *in)
+static int torch1(int torch_release)
 {
-    return in->torch_release > 0 && in->torch_release < EC_RELEASE(2, 0);
+    return torch_release > 0 && torch_release < EC_RELEASE(2, 0);
 }
 
 int eci_optim_loops(const eci_optim *o, int optimizer, int torch_release)
 {
     int explicit_foreach = optimizer == EC_OPT_ADAMW_FOREACH || optimizer == EC_OPT_LAMB;
-    return torch_release > 0 && torch_release < EC_RELEASE(2, 0) && o->foreach_ops > 0 && !o->takes_scaler && !explicit_foreach;
+    return torch1(torch_release) && o->foreach_ops > 0 && !o->takes_scaler && !explicit_foreach;
 }
 
 int eci_zero_grad_kept(int zero_grad, int torch_release, int *fill)
 {
-    int zeros = zero_grad == EC_ZERO_GRAD_ZEROS ||
-                (zero_grad == EC_ZERO_GRAD_AUTO && torch_release > 0 && torch_release < EC_RELEASE(2, 0));
+    int zeros = zero_grad == EC_ZERO_GRAD_ZEROS || (zero_grad == EC_ZERO_GRAD_AUTO && torch1(torch_release));
     if (fill != NULL)
         *fill = zeros;
     return zeros || zero_grad == EC_ZERO_GRAD_NEVER;
@@ -201,7 +200,7 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
     if (clip) { /* clip_grad_norm_(foreach): _foreach_norm and _foreach_mul_ over the gradients */
         eci_phase *c = &ph[ECI_PHASE_CLIP];
         double bytes = eci_const(ctx, EC_C_clip_bytes_per_param) * grad_bytes / 4.0;
-        if (torch1(in)) { /* one norm and one mul_ per tensor */
+        if (torch1(in->torch_release)) { /* one norm and one mul_ per tensor */
             c->kernels = eci_const(ctx, EC_C_clip_foreach_ops) * in->tensors + eci_const(ctx, EC_C_clip_fixed_kernels);
             c->host_s = in->dispatch_fwd_s * c->kernels;
             c->gpu_s = eci_mem_time_s(in->rates, bytes * in->params, c->kernels) * in->gpu_scale;

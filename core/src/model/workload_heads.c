@@ -36,9 +36,8 @@ static void mlm_transform(builder *b, const ec_head *hd)
     eci_wl_norm_on(b, "mlm_ln", &b->cur, &ln);
 }
 
-/* A vocabulary projection: a tied weight is the embedding's (only a bias of its own). */
-/* The head's projection onto the vocabulary (V columns); returns its linear op (NULL on error),
- * valid until the next op is added. */
+/* The head's projection onto the vocabulary (V columns; a tied weight is the embedding's, only a
+ * bias of its own); returns its linear op (NULL on error), valid until the next op is added. */
 static eci_op *vocab_projection(builder *b, const ec_head *hd, double V)
 {
     double in = b->cur.width;

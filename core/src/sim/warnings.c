@@ -8,6 +8,7 @@
 #include "catalog/consts.h"
 #include "sim/warnings.h"
 #include "model/comm.h"
+#include "model/compute.h"
 #include "model/optim.h"
 
 #include <math.h>
@@ -81,6 +82,11 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     IGNORED(cfg->fp8_recipe != EC_FP8_DELAYED && (cfg->precision != EC_PREC_AMP_FP8 || cfg->kernels != EC_KERNELS_TE),
             "fp8_recipe (precision=amp_fp8 kernels=te only)");
     IGNORED(!cfg->tp_comm_overlap && cfg->tp_overlap_cfg[0] != '\0', "tp_overlap_cfg (tp_comm_overlap=1 only)");
+    /* the kernel attention runs as the prediction picks it (a padding mask from lengths: SDPA's masked pick) */
+    IGNORED(cfg->cudnn_release > 0 && (cfg->attention == EC_ATTN_EAGER || (r->net != NULL && r->net->cnn) ||
+                                       eci_attn_kernel_for(ctx, r->gpu, cfg->attention, cfg->precision,
+                                                           cfg->torch_release, cfg->lengths[0] != '\0') != ECI_AK_CUDNN),
+            "cudnn_version (attention running cuDNN's kernel only)");
     IGNORED(r->strategy != EC_STRATEGY_FSDP && cfg->fsdp_api != EC_FSDP_FLAT_PARAM, "fsdp_api (fsdp only)");
     IGNORED((r->strategy != EC_STRATEGY_FSDP || cfg->lora_r <= 0) && cfg->lora_fsdp_wrap != EC_LORA_FSDP_SEPARATE,
             "lora_fsdp_wrap (fsdp with lora_r)");
