@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char calibrate_usage[] =
     "usage: epochcast calibrate RUNS.csv -o PROFILE.csv [--all] [--allow-paths]\n"
@@ -147,10 +148,16 @@ int ecC_cmd_calibrate(lua_State *L, int argc, char **argv)
                rep.n_left_out);
     printf("  %-16s %-14s %10s %10s  %s\n", "parameter", "architecture", "value", "std.error", "kernels");
     for (size_t j = 0; j < rep.n_params; j++) {
-        char kernels[64]; /* an architecture's: the classes it prices (docs/accuracy.md, "Kernel classes") */
-        ec_fit_kernels_names(rep.kernels[j], kernels, sizeof kernels);
+        /* an architecture's: the classes it prices; attn_eff's: the attention kernels it scales
+         * (docs/accuracy.md, "Kernel classes") */
+        char kernels[96];
+        int attn = strcmp(rep.names[j], "attn_eff") == 0 && rep.attn_kernels != 0;
+        if (attn)
+            ec_fit_attn_kernels_names(rep.attn_kernels, kernels, sizeof kernels);
+        else
+            ec_fit_kernels_names(rep.kernels[j], kernels, sizeof kernels);
         printf("  %-16s %-14s %10.4g %10.2g  %s\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
-               rep.values[j], rep.stderrs[j], rep.architectures[j][0] ? kernels : "(all)");
+               rep.values[j], rep.stderrs[j], rep.architectures[j][0] || attn ? kernels : "(all)");
     }
     printf("wrote %s; use it with profile=%s\n", out, out);
     return 0;

@@ -1635,11 +1635,23 @@ typedef struct ec_fit_report {
      * prior, the global memory scale, the unseen-architecture sd (docs/accuracy.md, "Kernel
      * classes"); a profile keeps them in its kernels column. */
     unsigned kernels[EC_FIT_MAX_PARAMS];
+    /* Appended for issue 39 (attn_eff applies to the attention kernels it was fitted on): the
+     * fused attention kernels the fitted runs ran (models/attention.csv's kernel column; bit
+     * 1 << k, named by ec_fit_attn_kernels_names).  attn_eff scales those kernels and the kernels
+     * whose rows are ratios of theirs (attention.csv derived_from); any other kernel, one no run
+     * of the fit ran, is priced at its attention.csv efficiency as published, with a warning
+     * (docs/accuracy.md, "Kernel classes").  0: every kernel (a fit without fused attention, a
+     * profile written before it); a profile keeps them in attn_eff's kernels cell. */
+    unsigned attn_kernels;
 } ec_fit_report;
 
 /* The kernel classes of bits (ec_fit_report.kernels: 1 << EC_KERNELS_*) as key kernels= spells
  * them ("eager", "fused", "te"), space-separated, into buf of n bytes ("" for 0; cut to fit). */
 EC_API void ec_fit_kernels_names(unsigned bits, char *buf, size_t n);
+/* The attention kernels of bits (ec_fit_report.attn_kernels) as models/attention.csv spells
+ * them ("cudnn", "flash2", "sdpa_mem_efficient", ...), space-separated, into buf of n bytes ("" for
+ * 0; cut to fit). */
+EC_API void ec_fit_attn_kernels_names(unsigned bits, char *buf, size_t n);
 
 
 /* Fit the parameters on the runs with use[i] != 0 (use == NULL: all runs), starting from and

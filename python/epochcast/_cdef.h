@@ -871,8 +871,10 @@ typedef struct ec_fit_report {
     size_t n_arch_terms;
     ec_fit_arch_term arch_terms[16];
     unsigned kernels[32];
+    unsigned attn_kernels;
 } ec_fit_report;
 void ec_fit_kernels_names(unsigned bits, char *buf, size_t n);
+void ec_fit_attn_kernels_names(unsigned bits, char *buf, size_t n);
 int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);
 int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);

@@ -119,16 +119,21 @@ def validate(ctx, path, profile, allow_paths, progress):
                       _groups(rows, "gpu"), _groups(rows, "model"), oom)
 
 
-def _kernels(bits):
-    """The kernel classes of an ec_fit_report.kernels entry, as kernels= spells them."""
-    buf = ffi.new("char[]", 64)
-    lib.ec_fit_kernels_names(bits, buf, 64)
+def _kernels(rep, j):
+    """Entry j's kernels: an architecture's kernel classes, as kernels= spells them; attn_eff's
+    attention kernels (ec_fit_report.attn_kernels), as models/attention.csv spells them."""
+    buf = ffi.new("char[]", 96)
+    if ffi.string(rep.names[j]).decode() == "attn_eff" and not rep.architectures[j][0]:
+        lib.ec_fit_attn_kernels_names(rep.attn_kernels, buf, 96)
+    else:
+        lib.ec_fit_kernels_names(rep.kernels[j], buf, 96)
     return ffi.string(buf).decode()
 
 
 class Calibration:
     """A fit of the physical parameters: .params (a table: parameter, architecture, value,
-    stderr, kernels: an architecture's entry's kernel classes, the only ones it prices), n_runs, iterations, mape_before_frac, mape_after_frac, and from the
+    stderr, kernels: an architecture's entry's kernel classes, the only ones it prices; attn_eff's,
+    the attention kernels it scales), n_runs, iterations, mape_before_frac, mape_after_frac, and from the
     leave-one-GPU-out cross-validation (None when it did not run) cv_mape_frac, cv_runs,
     error_log_sd and comm_error_log_sd ({"direct": sd, "host": sd}: the communication part of a
     multi-GPU prediction's sd, from the file's multi-GPU runs, never fitted); from the
@@ -144,7 +149,7 @@ class Calibration:
         self.params = _table.from_rows(
             [{"parameter": ffi.string(rep.names[j]).decode(),
               "architecture": ffi.string(rep.architectures[j]).decode(),
-              "value": rep.values[j], "stderr": rep.stderrs[j], "kernels": _kernels(rep.kernels[j])}
+              "value": rep.values[j], "stderr": rep.stderrs[j], "kernels": _kernels(rep, j)}
              for j in range(rep.n_params)],
             ["parameter", "architecture", "value", "stderr", "kernels"])
         self.n_runs, self.iterations = rep.n_runs, rep.iterations

@@ -558,6 +558,94 @@ static void test_kernel_class_gate(void **state)
     ec_ctx_free(ctx);
 }
 
+/* A profile's attn_eff of `value` fitted on the attention kernels `kernels` ("": every kernel),
+ * written as dir/name; the step time of `config` under it, its warnings into *res. */
+static double step_with_attn(ec_ctx *ctx, const char *dir, const char *name, const char *value, const char *kernels,
+                             const char *config, ec_result *res)
+{
+    char text[160], *path = ec_test_path(dir, name);
+    int len = snprintf(text, sizeof text, "parameter,architecture,value,kernels\nattn_eff,,%s,%s\n", value, kernels);
+    ec_test_write_file(path, text, (size_t)len);
+    char line[512];
+    snprintf(line, sizeof line, "%s profile=%s", config, path);
+    ec_test_predict(ctx, line, res);
+    free(path);
+    return res->step_s;
+}
+
+/* attn_eff applies to the attention kernels it was fitted on (issue 39 item 2) and to those whose
+ * rows are ratios of theirs (attention.csv derived_from); any other kernel runs at its efficiency
+ * as published, and the prediction says so.  Fitted on FlashAttention-2 alone (0.5): flash3 on an
+ * H100 prices as with no attention scale at all (1), with the warning; the Triton kernel (derived
+ * from FlashAttention-2) and SDPA's FlashAttention-2 on an A100 as with a scale for every kernel.
+ * The profile keeps the kernels in attn_eff's kernels cell; the fitter records its runs'. */
+static void test_attention_kernel_gate(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    char *dir = ec_test_tmpdir();
+    ec_result res;
+    static const char H100[] = "model=gpt2 task=lm gpu=h100-sxm5-80gb precision=amp_bf16 batch_per_gpu=8 "
+                               "seq_len=1024 data=on_gpu attention=flash3";
+    double unscaled = step_with_attn(ctx, dir, "one.csv", "1", "", H100, &res);
+    double every = step_with_attn(ctx, dir, "every.csv", "0.5", "", H100, &res);
+    assert_true(every > 1.01 * unscaled); /* the scale reaches flash3 when it names no kernel */
+    assert_null(strstr(res.warning_text, "no calibration runs with attention kernel"));
+    assert_rel(step_with_attn(ctx, dir, "flash2.csv", "0.5", "flash2", H100, &res), unscaled, EC_TOL_EXACT);
+    assert_true(res.warnings & EC_WARN_MODEL_DEFAULTED);
+    assert_contains(res.warning_text, "no calibration runs with attention kernel flash3 (the fit's attn_eff is of "
+                                      "flash2 runs): models/attention.csv's efficiency as published");
+    static const char *const A100[] = {"model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 "
+                                       "seq_len=1024 data=on_gpu attention=flash_triton",
+                                       "model=gpt2 task=lm gpu=a100-sxm4-80gb precision=amp_bf16 batch_per_gpu=8 "
+                                       "seq_len=1024 data=on_gpu attention=sdpa"};
+    for (size_t i = 0; i < 2; i++) {
+        double all = step_with_attn(ctx, dir, "every.csv", "0.5", "", A100[i], &res);
+        assert_rel(step_with_attn(ctx, dir, "flash2.csv", "0.5", "flash2", A100[i], &res), all, EC_TOL_EXACT);
+        assert_null(strstr(res.warning_text, "no calibration runs with attention kernel"));
+    }
+    /* read, written and read back */
+    ec_fit_report rep, back;
+    char *in = ec_test_path(dir, "two.csv"), *out = ec_test_path(dir, "back.csv"), names[96];
+    static const char TWO[] = "parameter,architecture,value,kernels\nattn_eff,,0.8,sdpa_mem_efficient  flash2\n";
+    ec_test_write_file(in, TWO, sizeof TWO - 1);
+    assert_int_equal(ec_profile_read(ctx, in, &rep), EC_OK);
+    ec_fit_attn_kernels_names(rep.attn_kernels, names, sizeof names);
+    assert_string_equal(names, "flash2 sdpa_mem_efficient");
+    assert_int_equal(ec_profile_write(ctx, &rep, out), EC_OK);
+    assert_int_equal(ec_profile_read(ctx, out, &back), EC_OK);
+    assert_int_equal(back.attn_kernels, rep.attn_kernels);
+    char *text = ec_test_read_file(out, NULL);
+    assert_contains(text, ",flash2 sdpa_mem_efficient,multiplies the fused attention kernels");
+    free(text);
+    /* the fitter records the kernels its runs price: SDPA's FlashAttention-2 for 16 bits on an A100,
+     * the memory-efficient kernel for fp32 on a T4; a CNN's none */
+    static const char *const runs_of[][3] = {{"a100-sxm4-80gb", "gpt2", "amp_bf16"}, {"t4", "bert-base", "fp32"},
+                                             {"a100-sxm4-80gb", "resnet50", "amp_fp16"},
+                                             {"v100-sxm2-16gb", "resnet50", "fp32"}};
+    char csv[1024];
+    size_t len = (size_t)snprintf(csv, sizeof csv, "id,model,gpu,precision,batch_per_gpu,metric,value\n");
+    for (size_t i = 0; i < sizeof runs_of / sizeof runs_of[0]; i++) {
+        ec_config cfg;
+        set_cfg(ctx, &cfg, runs_of[i][1], runs_of[i][0], runs_of[i][2], "16");
+        assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "a%zu,%s,%s,%s,16,samples_per_s,%.9g\n", i,
+                                runs_of[i][1], runs_of[i][0], runs_of[i][2], 0.9 * res.samples_per_s);
+    }
+    ec_test_write_file(in, csv, len);
+    ec_runs *runs = NULL;
+    assert_int_equal(ec_runs_load(ctx, in, &runs), EC_OK);
+    assert_int_equal(ec_calibrate(ctx, runs, NULL, &rep), EC_OK);
+    ec_fit_attn_kernels_names(rep.attn_kernels, names, sizeof names);
+    assert_string_equal(names, "flash2 sdpa_mem_efficient");
+    ec_runs_free(runs);
+    free(in);
+    free(out);
+    ec_test_rmtree(dir);
+    free(dir);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -568,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_unseen_sd_per_arch),
         cmocka_unit_test(test_cnn_memory_apart),
         cmocka_unit_test(test_kernel_class_gate),
+        cmocka_unit_test(test_attention_kernel_gate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,10 @@
  * reference_gpu is the gpus.csv id of the part the source measured on (model/compute.c scales the
  * fraction by a GPU's measured GEMM efficiency over that part's); cudnn_version, on cuDNN's rows
  * only, the cuDNN release they were measured with (empty: any), so that a run names its release
- * (key cudnn_version) and gets the newest rows at or before it (model/attn_rates.c).
+ * (key cudnn_version) and gets the newest rows at or before it (model/attn_rates.c); derived_from,
+ * the kernel whose measured rates a kernel's rows are ratios of (the Triton kernel of FlashAttention-2's,
+ * FlashAttention-4 of FlashAttention-3's): a fitted attention scale of that kernel scales this one too
+ * (model/attn_rates.c), one base for every row of a kernel.
  * Loaded after gpus.csv: every GPU gets its architecture's rows, else the prior rows
  * (architecture '*'), so a prediction reads its kernel's efficiency without a lookup
  * (model/compute.c, eci_rates_attention).  A kernel with neither has from = ECI_AK_NONE: the
@@ -22,9 +25,24 @@
 static const char *const KERNELS[ECI_AK_N] = {"flash2", "flash3", "triton", "cudnn", "sdpa_mem_efficient",
                                                "flash1", "flash4"};
 
+static int kernel_index(const char *name)
+{
+    for (int k = 0; k < ECI_AK_N; k++)
+        if (strcmp(name, KERNELS[k]) == 0)
+            return k;
+    return -1;
+}
+
+#define KERNEL_LIST "flash1, flash2, flash3, flash4, triton, cudnn, sdpa_mem_efficient"
+
 const char *eci_attn_kernel_name(int kernel)
 {
     return kernel >= 0 && kernel < ECI_AK_N ? KERNELS[kernel] : "?";
+}
+
+int eci_attn_kernel_index(const char *name)
+{
+    return kernel_index(name);
 }
 
 double eci_attn_hd_interp(const double *hd, const double *v, int n, double d)
@@ -49,6 +67,7 @@ typedef struct attn_row {
     size_t line;
     int ref;                  /* ctx->gpus index of the GPU its source measured on */
     int release;              /* cudnn_version as EC_RELEASE, 0: any release */
+    int derived;              /* derived_from: the kernel its rates are ratios of, -1: none */
 } attn_row;
 
 static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int *col, void *out)
@@ -59,13 +78,15 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     const char *causal = eci_table_cell(t, r, col[3]), *source = eci_table_cell(t, r, col[5]);
     const char *head_dim = eci_table_cell(t, r, col[6]), *ref = eci_table_cell(t, r, col[7]);
     char echo[48];
-    *row = (attn_row){.kernel = -1, .arch = eci_table_cell(t, r, col[1]), .line = line};
-    for (int k = 0; k < ECI_AK_N; k++)
-        if (strcmp(kernel, KERNELS[k]) == 0)
-            row->kernel = k;
+    const char *derived = eci_table_cell(t, r, col[9]);
+    *row = (attn_row){.kernel = kernel_index(kernel), .arch = eci_table_cell(t, r, col[1]), .line = line,
+                      .derived = derived[0] != '\0' ? kernel_index(derived) : -1};
     if (row->kernel < 0)
-        return eci_error(ctx, EC_EPARSE, "%s:%zu: unknown kernel '%s' (flash1, flash2, flash3, flash4, triton, "
-                         "cudnn, sdpa_mem_efficient)", path, line, eci_echo(echo, sizeof echo, kernel));
+        return eci_error(ctx, EC_EPARSE, "%s:%zu: unknown kernel '%s' (" KERNEL_LIST ")", path, line,
+                         eci_echo(echo, sizeof echo, kernel));
+    if (derived[0] != '\0' && (row->derived < 0 || row->derived == row->kernel))
+        return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s': derived_from '%s' is not another kernel (" KERNEL_LIST
+                         ", or empty)", path, line, kernel, eci_echo(echo, sizeof echo, derived));
     if (row->arch[0] == '\0')
         return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s': empty architecture (a gpus.csv architecture, or '*' "
                          "for the prior)", path, line, kernel);
@@ -284,6 +305,35 @@ static void set_gpu_kernel(eci_gpu *g, int k, const kernel_sets *ks)
     memcpy(g->cudnn_releases, ks->at, sizeof ks->at);
 }
 
+/* The kernel whose fitted scale scales kernel k: the one every row of k names in derived_from
+ * (itself when they name none), into *base; an error naming both lines when two rows differ, or
+ * when that kernel is derived in turn (a fitted scale reaches one step). */
+static int kernel_base(ec_ctx *ctx, const char *path, const attn_row *rows, size_t n, int k, int *base)
+{
+    size_t first = 0;
+    int derived = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].kernel != k)
+            continue;
+        if (first == 0) {
+            first = rows[i].line;
+            derived = rows[i].derived;
+        } else if (rows[i].derived != derived) {
+            return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s': derived_from '%s', but line %zu has '%s' (every "
+                             "row of a kernel is derived from the same kernel, or none is)", path, rows[i].line,
+                             KERNELS[k], rows[i].derived < 0 ? "" : KERNELS[rows[i].derived], first,
+                             derived < 0 ? "" : KERNELS[derived]);
+        }
+    }
+    for (size_t i = 0; derived >= 0 && i < n; i++)
+        if (rows[i].kernel == derived && rows[i].derived >= 0)
+            return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' is derived from '%s', itself derived from '%s' "
+                             "(line %zu): name the kernel measured", path, first, KERNELS[k], KERNELS[derived],
+                             KERNELS[rows[i].derived], rows[i].line);
+    *base = derived >= 0 ? derived : k;
+    return EC_OK;
+}
+
 /* Every kernel of every GPU: the rows for that part alone (architecture cell = its gpus.csv id),
  * else its architecture's, else the prior's, else none. */
 static int link_gpus(ec_ctx *ctx, const char *path, const void *out, size_t n)
@@ -291,7 +341,11 @@ static int link_gpus(ec_ctx *ctx, const char *path, const void *out, size_t n)
     const attn_row *rows = out;
     for (int k = 0; k < ECI_AK_N; k++) {
         kernel_sets prior;
-        int rc = fill_sets(ctx, path, rows, n, k, "*", ECI_AK_PRIOR, &prior);
+        int base = k;
+        int rc = kernel_base(ctx, path, rows, n, k, &base);
+        if (rc != EC_OK)
+            return rc;
+        rc = fill_sets(ctx, path, rows, n, k, "*", ECI_AK_PRIOR, &prior);
         if (rc == EC_ENOTFOUND && (k == ECI_AK_FLASH2 || k == ECI_AK_MEM_EFFICIENT))
             return eci_error(ctx, EC_EPARSE, "%s: kernel '%s' needs prior rows (architecture '*'): attention=sdpa "
                              "runs it on any GPU", path, KERNELS[k]);
@@ -306,7 +360,10 @@ static int link_gpus(ec_ctx *ctx, const char *path, const void *out, size_t n)
                 rc = fill_sets(ctx, path, rows, n, k, ctx->gpus[g].architecture, ECI_AK_OWN, &own);
             if (rc != EC_OK && rc != EC_ENOTFOUND)
                 return rc;
-            set_gpu_kernel(&ctx->gpus[g], k, rc == EC_OK ? &own : &prior);
+            kernel_sets *ks = rc == EC_OK ? &own : &prior;
+            for (int i = 0; i < ks->n; i++)
+                ks->at[i].base = base;
+            set_gpu_kernel(&ctx->gpus[g], k, ks);
         }
     }
     return EC_OK;
@@ -321,8 +378,8 @@ static void reset_gpu(eci_gpu *g)
 
 int eci_attn_load(ec_ctx *ctx, const char *path)
 {
-    static const char *const COLUMNS[9] = {"kernel", "architecture", "pass", "causal", "eff_frac", "source",
-                                           "head_dim", "reference_gpu", "cudnn_version"};
-    static const eci_gpu_table SPEC = {COLUMNS, 9, sizeof(attn_row), parse_row, link_gpus, reset_gpu};
+    static const char *const COLUMNS[10] = {"kernel", "architecture", "pass", "causal", "eff_frac", "source",
+                                            "head_dim", "reference_gpu", "cudnn_version", "derived_from"};
+    static const eci_gpu_table SPEC = {COLUMNS, 10, sizeof(attn_row), parse_row, link_gpus, reset_gpu};
     return eci_gpu_table_load(ctx, path, &SPEC);
 }

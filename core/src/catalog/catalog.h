@@ -36,6 +36,8 @@ typedef struct eci_attn_eff {
                                          (attention.csv reference_gpu) */
     int release;                      /* the cuDNN release its rows were measured with (EC_RELEASE,
                                          attention.csv cudnn_version), 0: they hold for any */
+    int base;                         /* the kernel whose fitted attention scale scales it: itself, or the
+                                         one its rows are ratios of (attention.csv derived_from) */
 } eci_attn_eff;
 #define ECI_ATTN_REF_HEAD_DIM 128.0
 
@@ -239,6 +241,8 @@ EC_INTERNAL int eci_gpu_table_load(ec_ctx *ctx, const char *path, const eci_gpu_
 EC_INTERNAL int eci_attn_load(ec_ctx *ctx, const char *path);
 /* The kernel's name as attention.csv spells it. */
 EC_INTERNAL const char *eci_attn_kernel_name(int kernel);
+/* The kernel (ECI_AK_) attention.csv spells `name`, -1 for none. */
+EC_INTERNAL int eci_attn_kernel_index(const char *name);
 /* v at head dim d from its values at the n >= 1 ascending head dims hd: linear in log2(head
  * dim) between two of them, the nearest one's value outside their range. */
 EC_INTERNAL double eci_attn_hd_interp(const double *hd, const double *v, int n, double d);

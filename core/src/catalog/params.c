@@ -193,6 +193,17 @@ void eci_params_default(const ec_ctx *ctx, eci_params *c)
         c->comm_error_log_sd[p] = 0.0;
 }
 
+void ec_fit_attn_kernels_names(unsigned bits, char *buf, size_t n)
+{
+    size_t len = 0;
+    if (buf == NULL || n == 0)
+        return;
+    buf[0] = '\0';
+    for (int k = 0; k < ECI_AK_N && len < n; k++)
+        if (bits & 1u << k)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? " " : "", eci_attn_kernel_name(k));
+}
+
 const char *eci_params_name(int which)
 {
     return which >= 0 && which < ECI_N_PARAMS ? param_names[which] : NULL;
@@ -253,6 +264,7 @@ int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c)
         a->fitted |= 1u << which;
         a->kernels |= rep->kernels[j];
     }
+    c->attn_kernels = rep->attn_kernels;
     c->error_log_sd = rep->error_log_sd;
     c->unseen_error_log_sd = rep->arch_error_log_sd;
     c->unseen_host_error_log_sd = rep->arch_host_error_log_sd;
@@ -410,7 +422,10 @@ int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path)
         snprintf(v, sizeof v, "%.*g", ECI_PROFILE_DIGITS, report->values[j]);
         snprintf(e, sizeof e, "%.3g", report->stderrs[j]);
         snprintf(n, sizeof n, report->runs[j] ? "%zu" : "", report->runs[j]); /* "": not counted */
-        ec_fit_kernels_names(report->architectures[j][0] ? report->kernels[j] : 0, k, sizeof k);
+        if (report->architectures[j][0])
+            ec_fit_kernels_names(report->kernels[j], k, sizeof k);
+        else /* attn_eff's: the attention kernels it was fitted on */
+            ec_fit_attn_kernels_names(j == ECI_P_ATTN ? report->attn_kernels : 0, k, sizeof k);
         int which = param_index(report->names[j], ECI_N_PARAMS);
         const char *on = report->architectures[j][0] ? report->architectures[j] : archs;
         const char *row[] = {report->names[j], report->architectures[j], v, e, n, on, k, param_meaning[which]};
@@ -498,6 +513,30 @@ static int kernels_cell(ec_ctx *ctx, const eci_table *t, size_t r, int col, unsi
     return EC_OK;
 }
 
+/* The attention kernels attn_eff's row was fitted on (its kernels cell: attention.csv kernel names,
+ * space-separated) into *bits; EC_EPARSE naming the file, line, column and the word. */
+static int attn_kernels_cell(ec_ctx *ctx, const eci_table *t, size_t r, int col, unsigned *bits)
+{
+    const char *cell = eci_table_cell(t, r, col);
+    for (const char *p = cell; *p != '\0';) {
+        size_t len = strcspn(p, " ");
+        char word[32];
+        if (len > 0) {
+            eci_strlcpy(word, p, len + 1 < sizeof word ? len + 1 : sizeof word);
+            int k = eci_attn_kernel_index(word);
+            if (k < 0)
+                return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: unknown attention kernel '%s' in attn_eff's column "
+                                 "kernels (models/attention.csv's kernels: flash1, flash2, flash3, flash4, triton, "
+                                 "cudnn, sdpa_mem_efficient, space-separated)", eci_table_name(t),
+                                 eci_table_line(t, r), col + 1, word);
+            *bits |= 1u << k;
+        }
+        p += len;
+        p += strspn(p, " ");
+    }
+    return EC_OK;
+}
+
 /* One row of a profile into out: a global parameter, an architecture's, or one of the error sds. */
 static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int *col, size_t *seen_line,
                             ec_fit_report *out)
@@ -563,10 +602,15 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int
         return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: parameter '%s'%s%s already given on line %zu", path, line,
                          c_name + 1, name, arch[0] ? " of " : "", arch, seen_line[j]);
     if (c_kernels >= 0 && eci_table_cell(t, r, c_kernels)[0] != '\0') {
-        if (arch[0] == '\0')
+        if (arch[0] == '\0' && which == ECI_P_ATTN)
+            rc = attn_kernels_cell(ctx, t, r, c_kernels, &out->attn_kernels);
+        else if (arch[0] == '\0')
             return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: '%s' is global: only an architecture's row names the kernel "
-                             "classes it was fitted on", path, line, c_kernels + 1, name);
-        if ((rc = kernels_cell(ctx, t, r, c_kernels, &out->kernels[j])) != EC_OK)
+                             "classes it was fitted on (and attn_eff's the attention kernels)", path, line,
+                             c_kernels + 1, name);
+        else
+            rc = kernels_cell(ctx, t, r, c_kernels, &out->kernels[j]);
+        if (rc != EC_OK)
             return rc;
     }
     seen_line[j] = line;

@@ -36,6 +36,8 @@ typedef struct eci_params {
                               ReLU, pooling on NCHW feature maps) are fitted apart from a transformer's */
     double conv_eff;       /* cuDNN convolution throughput relative to a GEMM */
     double attn_eff;       /* multiplier on the fused attention kernels' efficiencies (attention.csv) */
+    unsigned attn_kernels; /* bit 1 << ECI_AK_*: the attention kernels attn_eff was fitted on (it scales
+                              them and the kernels derived from them, model/attn_rates.c); 0: all */
     double dispatch_scale; /* multiplies the host's per-op dispatch times */
     double internode_frac; /* NCCL bus bandwidth across nodes over the NICs' link rate, for networks
                               whose interconnects.csv row has no measured efficiency_frac */

@@ -57,6 +57,7 @@ typedef struct fit_data {
     size_t slot_runs[MAX_SLOTS]; /* runs that exercise each slot */
     unsigned slot_kernels[MAX_SLOTS]; /* bit 1 << EC_KERNELS_* of their kernel classes */
     size_t n_slots;
+    unsigned attn_kernels; /* bit 1 << ECI_AK_*: the fused attention kernels the runs price (attn_eff's) */
     double arch_sd;       /* calib_arch_log_sd */
     double run_sd;        /* calib_run_log_sd */
     int cancelled;        /* the progress callback asked to stop (residuals then fail the fit) */
@@ -222,8 +223,11 @@ static int select_runs(ec_ctx *ctx, const ec_runs *runs, const unsigned char *us
         }
         rows[d->n_rows++] = i;
         const eci_net *net = eci_net_find(ctx, run->config.model);
-        add_arch_slots(d, eci_hw_find(ctx, run->config.gpu), run->config.precision, net != NULL && net->cnn,
-                       (int)run->config.kernels, start);
+        const eci_gpu *g = eci_hw_find(ctx, run->config.gpu);
+        add_arch_slots(d, g, run->config.precision, net != NULL && net->cnn, (int)run->config.kernels, start);
+        int k = eci_attn_kernel_of(ctx, g, net, &run->config);
+        if (k >= 0)
+            d->attn_kernels |= 1u << k;
     }
     if (d->n_rows == 0)
         return eci_error(ctx, EC_EINVAL, "no runs to calibrate on");
@@ -237,6 +241,7 @@ static void fill_report(const fit_data *d, const gsl_vector *xf, const gsl_matri
                         ec_fit_report *out)
 {
     out->n_params = n_fit_params(d);
+    out->attn_kernels = d->attn_kernels;
     for (int j = 0; j < ECI_N_PARAMS; j++) {
         out->names[j] = eci_params_name(j);
         out->architectures[j][0] = '\0';

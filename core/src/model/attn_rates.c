@@ -13,10 +13,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Adds warning `bit` and its text to the rates once (shared with compute.c). */
+/* Adds warning `bit` and its text to the rates once (shared with compute.c); a bit can carry
+ * several texts. */
 void eci_rates_warn(eci_rates *r, unsigned bit, const char *text)
 {
-    if (r->warnings & bit)
+    if ((r->warnings & bit) && strstr(r->warning_text, text) != NULL)
         return;
     r->warnings |= bit;
     size_t len = strlen(r->warning_text);
@@ -111,15 +112,32 @@ static const eci_attn_eff *cudnn_at(const eci_gpu *g, int release, eci_rates *r)
     return e;
 }
 
-void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, int torch_release,
-                         int cudnn_release, int masked, eci_rates *r)
+int eci_attn_kernel_priced(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, int torch_release,
+                           int masked)
 {
     int k = eci_attn_kernel_for(ctx, g, attention, precision, torch_release, masked);
+    if (g->attn[k].from == ECI_AK_NONE) /* no row and no prior (refused at resolve, model/layout.c): SDPA's pick */
+        k = eci_attn_kernel_for(ctx, g, EC_ATTN_SDPA, precision, torch_release, masked);
+    return g->attn[k].from == ECI_AK_NONE ? ECI_AK_MEM_EFFICIENT : k; /* it has a prior */
+}
+
+int eci_attn_kernel_of(const ec_ctx *ctx, const eci_gpu *g, const eci_net *net, const ec_config *cfg)
+{
+    if (g == NULL || net == NULL || net->attention == EC_NET_ATTN_EAGER ||
+        (net->attention == EC_NET_ATTN_CONFIG && cfg->attention == EC_ATTN_EAGER))
+        return -1;
+    for (size_t i = 0; i < net->n_layers; i++)
+        if (net->layers[i].kind == EC_LAYER_ATTENTION) /* masked as model/workload.h's unpadded has it */
+            return eci_attn_kernel_priced(ctx, g, cfg->attention, cfg->precision, cfg->torch_release,
+                                          cfg->lengths[0] != '\0');
+    return -1;
+}
+
+/* The rates of kernel k (g has rows or a prior of it) at attn_eff as fitted; cudnn_release as
+ * eci_rates_attention's. */
+static void set_kernel(const ec_ctx *ctx, const eci_gpu *g, int k, int precision, int cudnn_release, eci_rates *r)
+{
     const eci_attn_eff *e = k == ECI_AK_CUDNN ? cudnn_at(g, cudnn_release, r) : &g->attn[k];
-    if (e->from == ECI_AK_NONE) /* no row and no prior (refused at resolve, model/layout.c): SDPA's pick */
-        e = &g->attn[eci_attn_kernel_for(ctx, g, EC_ATTN_SDPA, precision, torch_release, masked)];
-    if (e->from == ECI_AK_NONE) /* SDPA's pick without rows: the memory-efficient kernel has a prior */
-        e = &g->attn[ECI_AK_MEM_EFFICIENT];
     double scale = attn_gpu_scale(ctx, g, e, precision);
     for (int p = 0; p < 2; p++)
         for (int c = 0; c < 2; c++)
@@ -129,8 +147,38 @@ void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int
     r->attn_hd_kernel_min = k == ECI_AK_FLASH1 ? eci_const(ctx, EC_C_flash1_kernel_head_dim_min) : 0;
     memcpy(r->attn_hd, e->hd, sizeof r->attn_hd);
     memcpy(r->attn_hd_scale, e->hd_scale, sizeof r->attn_hd_scale);
+    r->attn_eff = r->attn_eff_fit;
+}
+
+void eci_rates_attention_sdpa(const ec_ctx *ctx, const eci_gpu *g, int precision, eci_rates *r)
+{
+    set_kernel(ctx, g, eci_attn_kernel_priced(ctx, g, EC_ATTN_SDPA, precision, 0, 0), precision, 0, r);
+}
+
+/* attn_eff applies to the kernels it was fitted on and to those whose rows are ratios of theirs
+ * (attention.csv derived_from: the Triton kernel's of FlashAttention-2's); any other kernel runs
+ * at its efficiency as published, which the warning says (docs/accuracy.md, "Kernel classes"). */
+static void calibrated_only(const ec_ctx *ctx, const eci_gpu *g, int k, eci_rates *r)
+{
+    unsigned fitted = r->attn_eff_kernels;
+    if (fitted == 0 || (fitted & (1u << k | 1u << g->attn[k].base)) != 0)
+        return;
+    r->attn_eff = eci_const(ctx, EC_C_sdpa_eff_frac);
+    char text[240], names[96];
+    ec_fit_attn_kernels_names(fitted, names, sizeof names);
+    snprintf(text, sizeof text, "no calibration runs with attention kernel %s (the fit's attn_eff is of %s runs): "
+             "models/attention.csv's efficiency as published", eci_attn_kernel_name(k), names);
+    eci_rates_warn(r, EC_WARN_MODEL_DEFAULTED, text);
+}
+
+void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision, int torch_release,
+                         int cudnn_release, int masked, eci_rates *r)
+{
+    int k = eci_attn_kernel_priced(ctx, g, attention, precision, torch_release, masked);
+    set_kernel(ctx, g, k, precision, cudnn_release, r);
+    calibrated_only(ctx, g, k, r);
     int named = attention != EC_ATTN_SDPA && attention != EC_ATTN_EAGER;
-    if (named && e->from == ECI_AK_PRIOR) {
+    if (named && g->attn[k].from == ECI_AK_PRIOR) {
         char text[200];
         snprintf(text, sizeof text, "attention=%s: models/attention.csv has no row for architecture '%s': its "
                  "prior (architecture '*') is used", eci_attn_kernel_name(k), g->architecture);

@@ -100,6 +100,8 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     r->gemm_fixed_s = g->gemm_fixed_s;
     r->conv_eff = c->conv_eff;
     r->attn_eff = c->attn_eff;
+    r->attn_eff_kernels = c->attn_kernels;
+    r->attn_eff_fit = c->attn_eff;
     /* The architecture's fitted scales where the fit has runs of it with these kernels (catalog/
      * params.c says what an architecture it has not seen gets); a CNN's memory-bound kernels have
      * their own scale (fitted on CNN runs only). */
@@ -117,7 +119,7 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     if (!half)
         r->attn_flop_per_s = eci_gpu_tf32(g) ? g->peak_tf32_flop_per_s / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes)
                                              : g->peak_fp32_flop_per_s;
-    eci_rates_attention(ctx, g, EC_ATTN_SDPA, precision, 0, 0, 0, r);
+    eci_rates_attention_sdpa(ctx, g, precision, r);
     if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
         r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;
     /* Transformer Engine's nvte_is_non_tn_fp8_gemm_supported (constants.csv te_fp8_non_tn_*_cc) */

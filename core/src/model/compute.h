@@ -67,6 +67,11 @@ typedef struct eci_rates {
      * the NCCL ramp of comm (NULL on one GPU).  Part of the cost cache's key. */
     const eci_comm *comm;
     eci_group groups[ECI_N_GROUPS];
+    /* The attention kernels the fit's attn_eff was fitted on (eci_params.attn_kernels, 0: all):
+     * eci_rates_attention prices any other kernel at its attention.csv efficiency as published
+     * (attn_eff then at its prior).  Not in the cost key: it acts through attn_eff. */
+    unsigned attn_eff_kernels;
+    double attn_eff_fit; /* the fit's attn_eff, which attn_eff holds for those kernels */
 } eci_rates;
 
 typedef struct eci_op_cost_t {
@@ -104,12 +109,28 @@ EC_INTERNAL const char *eci_attention_name(int attention);
  * mask (HF passes SDPA an attn_mask), which flash does not take (sdpa_backends.csv attn_mask). */
 EC_INTERNAL int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision,
                                     int torch_release, int masked);
+/* The kernel whose attention.csv rows price attention= on g: eci_attn_kernel_for's, or SDPA's pick
+ * where g has no row and no prior of that kernel (layout.c refuses a kernel named explicitly
+ * there), or the memory-efficient kernel where it has none of that either. */
+EC_INTERNAL int eci_attn_kernel_priced(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision,
+                                       int torch_release, int masked);
+/* The fused attention kernel (ECI_AK_*) a prediction of cfg on g prices, -1 when it runs none: a
+ * network without attention layers, or attention computed op by op (attention=eager, or a network
+ * with no fused path).  The calibration records the kernels of its runs (fit/calibrate.c). */
+EC_INTERNAL int eci_attn_kernel_of(const ec_ctx *ctx, const eci_gpu *g, const eci_net *net, const ec_config *cfg);
 /* Set r's fused-attention rates (after eci_rates_init) for attention= on g: the kernel's row of
  * models/attention.csv for g's architecture, else its prior row, which a kernel named explicitly
  * warns about (EC_WARN_MODEL_DEFAULTED, naming the key and the file); cuDNN's at the release of
- * cudnn_release (EC_RELEASE, 0: the newest measured). */
+ * cudnn_release (EC_RELEASE, 0: the newest measured).  A kernel that neither is among
+ * r->attn_eff_kernels nor derives from one (attention.csv derived_from) runs at its efficiency as
+ * published: attn_eff at its prior, with EC_WARN_MODEL_DEFAULTED naming the kernel (not
+ * EC_WARN_UNCALIBRATED: the interval stays the architecture's, and cross-validation counts the run
+ * with its architecture's). */
 EC_INTERNAL void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision,
                                      int torch_release, int cudnn_release, int masked, eci_rates *r);
+/* eci_rates_init's default until the config's attention is known: SDPA's pick, unmasked, the
+ * newest cuDNN rows, attn_eff as fitted. */
+EC_INTERNAL void eci_rates_attention_sdpa(const ec_ctx *ctx, const eci_gpu *g, int precision, eci_rates *r);
 /* The fused attention kernel's fraction of r for a pass (0 forward, 1 backward), causal mask and
  * head dim (attn_frac at head dim 128, scaled by attention.csv's head-dim rows where it has them). */
 EC_INTERNAL double eci_attn_frac(const eci_rates *r, int pass, int causal, double head_dim);

@@ -176,6 +176,8 @@ emit("profile", "negative_unseen_host_sd", text(set_cell(prof, host_sd, "value",
 arch_row = next(i for i, r in enumerate(prof) if i and r[1])  # an architecture's entry
 emit("profile", "unknown_kernel_class", text(set_cell(prof, arch_row, "kernels", "eager triton")))
 emit("profile", "kernels_on_global_row", text(set_cell(prof, 1, "kernels", "eager")))
+attn_eff_row = next(i for i, r in enumerate(prof) if r[0] == "attn_eff" and not r[1])
+emit("profile", "unknown_attention_kernel", text(set_cell(prof, attn_eff_row, "kernels", "flash2 eager")))
 
 refs = read("reference_systems")
 emit("reference_systems", "empty", "")
@@ -219,6 +221,15 @@ cudnn_rows = [i for i, r in enumerate(attn) if r[0] == "cudnn"]
 named = [i for i in cudnn_rows if attn[i][attn[0].index("cudnn_version")]]
 emit("attention", "cudnn_version_not_release", text(set_cell(attn, named[0], "cudnn_version", "9.x")))
 emit("attention", "cudnn_version_mixed", text(set_cell(attn, cudnn_rows[0], "cudnn_version", "9.1")))
+emit("attention", "missing_derived_from_column", text(drop_col(attn, "derived_from")))
+emit("attention", "derived_from_unknown", text(set_cell(attn, 1, "derived_from", "flash5")))
+emit("attention", "derived_from_itself", text(set_cell(attn, 1, "derived_from", "flash2")))
+triton_rows = [i for i, r in enumerate(attn) if r[0] == "triton"]
+emit("attention", "derived_from_mixed", text(set_cell(attn, triton_rows[1], "derived_from", "flash1")))
+chain = attn  # flash3's rows derived from flash2: flash4, derived from flash3, is then two steps away
+for i in [i for i, r in enumerate(attn) if r[0] == "flash3"]:
+    chain = set_cell(chain, i, "derived_from", "flash2")
+emit("attention", "derived_from_derived", text(chain))
 
 mb = read("membw")
 emit("membw", "missing_column", text(drop_col(mb, "source")))
