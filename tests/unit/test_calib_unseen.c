@@ -39,6 +39,30 @@ static double step_ratio(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
     return res->step_p90_s / res->step_p10_s;
 }
 
+/* ec_calibrate into *rep on runs written as path: each (gpu, model, precision, kernels) row of
+ * rows, batch 16, measured at scale x its prediction under the context's current fit. */
+static void fit_scaled_runs(ec_ctx *ctx, const char *path, const char *const (*rows)[4], size_t n, double scale,
+                            ec_fit_report *rep)
+{
+    char csv[2048];
+    size_t len = (size_t)snprintf(csv, sizeof csv, "id,model,gpu,precision,kernels,batch_per_gpu,metric,value\n");
+    for (size_t i = 0; i < n; i++) {
+        ec_config cfg;
+        ec_result res;
+        set_cfg(ctx, &cfg, rows[i][1], rows[i][0], rows[i][2], "16");
+        assert_int_equal(ec_config_set(ctx, &cfg, "kernels", rows[i][3]), EC_OK);
+        assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "r%zu,%s,%s,%s,%s,16,samples_per_s,%.9g\n", i, rows[i][1],
+                                rows[i][0], rows[i][2], rows[i][3], scale * res.samples_per_s);
+    }
+    assert_true(len < sizeof csv);
+    ec_test_write_file(path, csv, len);
+    ec_runs *runs = NULL;
+    assert_int_equal(ec_runs_load(ctx, path, &runs), EC_OK);
+    assert_int_equal(ec_calibrate(ctx, runs, NULL, rep), EC_OK);
+    ec_runs_free(runs);
+}
+
 static const char PROFILE[] = "parameter,architecture,value,stderr,runs\n"
                               "gemm_scale,,1.0,,40\n"
                               "gemm_scale,ampere,0.9,,30\n"
@@ -521,22 +545,11 @@ static void test_kernel_class_gate(void **state)
     }
     /* the fitter records each architecture entry's classes: its runs' kernels= values */
     assert_int_equal(ec_ctx_set_fit(ctx, NULL), EC_OK);
-    static const char *const runs_of[][3] = {{"a100-sxm4-80gb", "bert-base", "te"}, {"a100-sxm4-80gb", "gpt2", "eager"},
-                                             {"a100-sxm4-40gb", "bert-base", "te"}, {"v100-sxm2-16gb", "bert-base", "eager"},
-                                             {"v100-sxm2-16gb", "gpt2", "eager"}, {"t4", "bert-base", "eager"}};
-    char csv[2048];
-    size_t len = (size_t)snprintf(csv, sizeof csv, "id,model,gpu,precision,kernels,batch_per_gpu,metric,value\n");
-    for (size_t i = 0; i < sizeof runs_of / sizeof runs_of[0]; i++) {
-        set_cfg(ctx, &cfg, runs_of[i][1], runs_of[i][0], "amp_fp16", "16");
-        assert_int_equal(ec_config_set(ctx, &cfg, "kernels", runs_of[i][2]), EC_OK);
-        assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
-        len += (size_t)snprintf(csv + len, sizeof csv - len, "k%zu,%s,%s,amp_fp16,%s,16,samples_per_s,%.9g\n", i,
-                                runs_of[i][1], runs_of[i][0], runs_of[i][2], 1.1 * res.samples_per_s);
-    }
-    ec_test_write_file(path, csv, len);
-    ec_runs *runs = NULL;
-    assert_int_equal(ec_runs_load(ctx, path, &runs), EC_OK);
-    assert_int_equal(ec_calibrate(ctx, runs, NULL, &rep), EC_OK);
+    static const char *const runs_of[][4] = {
+        {"a100-sxm4-80gb", "bert-base", "amp_fp16", "te"}, {"a100-sxm4-80gb", "gpt2", "amp_fp16", "eager"},
+        {"a100-sxm4-40gb", "bert-base", "amp_fp16", "te"}, {"v100-sxm2-16gb", "bert-base", "amp_fp16", "eager"},
+        {"v100-sxm2-16gb", "gpt2", "amp_fp16", "eager"},   {"t4", "bert-base", "amp_fp16", "eager"}};
+    fit_scaled_runs(ctx, path, runs_of, sizeof runs_of / sizeof runs_of[0], 1.1, &rep);
     size_t checked = 0;
     for (size_t j = 0; j < rep.n_params; j++) {
         unsigned want = strcmp(rep.architectures[j], "ampere") == 0 ? 1u << EC_KERNELS_TE | 1u << EC_KERNELS_EAGER
@@ -549,7 +562,6 @@ static void test_kernel_class_gate(void **state)
     char names[64];
     ec_fit_kernels_names(1u << EC_KERNELS_TE | 1u << EC_KERNELS_EAGER, names, sizeof names);
     assert_string_equal(names, "eager te");
-    ec_runs_free(runs);
     free(path);
     free(old);
     free(out);
@@ -620,25 +632,13 @@ static void test_attention_kernel_gate(void **state)
     free(text);
     /* the fitter records the kernels its runs price: SDPA's FlashAttention-2 for 16 bits on an A100,
      * the memory-efficient kernel for fp32 on a T4; a CNN's none */
-    static const char *const runs_of[][3] = {{"a100-sxm4-80gb", "gpt2", "amp_bf16"}, {"t4", "bert-base", "fp32"},
-                                             {"a100-sxm4-80gb", "resnet50", "amp_fp16"},
-                                             {"v100-sxm2-16gb", "resnet50", "fp32"}};
-    char csv[1024];
-    size_t len = (size_t)snprintf(csv, sizeof csv, "id,model,gpu,precision,batch_per_gpu,metric,value\n");
-    for (size_t i = 0; i < sizeof runs_of / sizeof runs_of[0]; i++) {
-        ec_config cfg;
-        set_cfg(ctx, &cfg, runs_of[i][1], runs_of[i][0], runs_of[i][2], "16");
-        assert_int_equal(ec_predict(ctx, &cfg, &res), EC_OK);
-        len += (size_t)snprintf(csv + len, sizeof csv - len, "a%zu,%s,%s,%s,16,samples_per_s,%.9g\n", i,
-                                runs_of[i][1], runs_of[i][0], runs_of[i][2], 0.9 * res.samples_per_s);
-    }
-    ec_test_write_file(in, csv, len);
-    ec_runs *runs = NULL;
-    assert_int_equal(ec_runs_load(ctx, in, &runs), EC_OK);
-    assert_int_equal(ec_calibrate(ctx, runs, NULL, &rep), EC_OK);
+    static const char *const runs_of[][4] = {{"a100-sxm4-80gb", "gpt2", "amp_bf16", "eager"},
+                                             {"t4", "bert-base", "fp32", "eager"},
+                                             {"a100-sxm4-80gb", "resnet50", "amp_fp16", "eager"},
+                                             {"v100-sxm2-16gb", "resnet50", "fp32", "eager"}};
+    fit_scaled_runs(ctx, in, runs_of, sizeof runs_of / sizeof runs_of[0], 0.9, &rep);
     ec_fit_attn_kernels_names(rep.attn_kernels, names, sizeof names);
     assert_string_equal(names, "flash2 sdpa_mem_efficient");
-    ec_runs_free(runs);
     free(in);
     free(out);
     ec_test_rmtree(dir);
