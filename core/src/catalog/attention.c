@@ -25,14 +25,6 @@
 static const char *const KERNELS[ECI_AK_N] = {"flash2", "flash3", "triton", "cudnn", "sdpa_mem_efficient",
                                                "flash1", "flash4"};
 
-static int kernel_index(const char *name)
-{
-    for (int k = 0; k < ECI_AK_N; k++)
-        if (strcmp(name, KERNELS[k]) == 0)
-            return k;
-    return -1;
-}
-
 #define KERNEL_LIST "flash1, flash2, flash3, flash4, triton, cudnn, sdpa_mem_efficient"
 
 const char *eci_attn_kernel_name(int kernel)
@@ -42,7 +34,10 @@ const char *eci_attn_kernel_name(int kernel)
 
 int eci_attn_kernel_index(const char *name)
 {
-    return kernel_index(name);
+    for (int k = 0; k < ECI_AK_N; k++)
+        if (strcmp(name, KERNELS[k]) == 0)
+            return k;
+    return -1;
 }
 
 double eci_attn_hd_interp(const double *hd, const double *v, int n, double d)
@@ -79,8 +74,8 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     const char *head_dim = eci_table_cell(t, r, col[6]), *ref = eci_table_cell(t, r, col[7]);
     char echo[48];
     const char *derived = eci_table_cell(t, r, col[9]);
-    *row = (attn_row){.kernel = kernel_index(kernel), .arch = eci_table_cell(t, r, col[1]), .line = line,
-                      .derived = derived[0] != '\0' ? kernel_index(derived) : -1};
+    *row = (attn_row){.kernel = eci_attn_kernel_index(kernel), .arch = eci_table_cell(t, r, col[1]), .line = line,
+                      .derived = derived[0] != '\0' ? eci_attn_kernel_index(derived) : -1};
     if (row->kernel < 0)
         return eci_error(ctx, EC_EPARSE, "%s:%zu: unknown kernel '%s' (" KERNEL_LIST ")", path, line,
                          eci_echo(echo, sizeof echo, kernel));

@@ -489,33 +489,27 @@ static int sd_cell(ec_ctx *ctx, const eci_table *t, size_t r, int col, const cha
     return rc;
 }
 
-/* The kernel classes an architecture's row was fitted on (its kernels cell: kernels= values,
- * space-separated) into *bits; EC_EPARSE naming the file, line, column and the word. */
-static int kernels_cell(ec_ctx *ctx, const eci_table *t, size_t r, int col, unsigned *bits)
+/* The kernels= class (EC_KERNELS_*) a word names, -1 for none (the context's message is then
+ * replaced by the caller's). */
+static int kernel_class_index(ec_ctx *ctx, const char *word)
 {
-    const char *cell = eci_table_cell(t, r, col);
     ec_config tmp;
     ec_config_init(&tmp);
-    for (const char *p = cell; *p != '\0';) {
-        size_t len = strcspn(p, " ");
-        char word[32];
-        if (len > 0) {
-            eci_strlcpy(word, p, len + 1 < sizeof word ? len + 1 : sizeof word);
-            if (ec_config_set(ctx, &tmp, "kernels", word) != EC_OK)
-                return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: unknown kernel class '%s' in column kernels (the "
-                                 "kernels= values: eager, fused, te, space-separated)", eci_table_name(t),
-                                 eci_table_line(t, r), col + 1, word);
-            *bits |= 1u << tmp.kernels;
-        }
-        p += len;
-        p += strspn(p, " ");
-    }
-    return EC_OK;
+    return ec_config_set(ctx, &tmp, "kernels", word) == EC_OK ? (int)tmp.kernels : -1;
 }
 
-/* The attention kernels attn_eff's row was fitted on (its kernels cell: attention.csv kernel names,
- * space-separated) into *bits; EC_EPARSE naming the file, line, column and the word. */
-static int attn_kernels_cell(ec_ctx *ctx, const eci_table *t, size_t r, int col, unsigned *bits)
+/* The attention.csv kernel (ECI_AK_*) a word names, -1 for none. */
+static int attn_kernel_index(ec_ctx *ctx, const char *word)
+{
+    (void)ctx;
+    return eci_attn_kernel_index(word);
+}
+
+/* A kernels cell (space-separated words, each a kernel `index` knows) into *bits; EC_EPARSE naming
+ * the file, line, column and the word, and what the words may be (`what`, listed by `names`):
+ * an architecture's row names kernels= classes, attn_eff's attention.csv kernels. */
+static int kernels_cell(ec_ctx *ctx, const eci_table *t, size_t r, int col, int (*index)(ec_ctx *, const char *),
+                        const char *what, const char *names, unsigned *bits)
 {
     const char *cell = eci_table_cell(t, r, col);
     for (const char *p = cell; *p != '\0';) {
@@ -523,12 +517,10 @@ static int attn_kernels_cell(ec_ctx *ctx, const eci_table *t, size_t r, int col,
         char word[32];
         if (len > 0) {
             eci_strlcpy(word, p, len + 1 < sizeof word ? len + 1 : sizeof word);
-            int k = eci_attn_kernel_index(word);
+            int k = index(ctx, word);
             if (k < 0)
-                return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: unknown attention kernel '%s' in attn_eff's column "
-                                 "kernels (models/attention.csv's kernels: flash1, flash2, flash3, flash4, triton, "
-                                 "cudnn, sdpa_mem_efficient, space-separated)", eci_table_name(t),
-                                 eci_table_line(t, r), col + 1, word);
+                return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: unknown %s '%s' in column kernels (%s, space-separated)",
+                                 eci_table_name(t), eci_table_line(t, r), col + 1, what, word, names);
             *bits |= 1u << k;
         }
         p += len;
@@ -602,14 +594,18 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int
         return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: parameter '%s'%s%s already given on line %zu", path, line,
                          c_name + 1, name, arch[0] ? " of " : "", arch, seen_line[j]);
     if (c_kernels >= 0 && eci_table_cell(t, r, c_kernels)[0] != '\0') {
+        char all[96];
+        ec_fit_attn_kernels_names((1u << ECI_AK_N) - 1, all, sizeof all);
         if (arch[0] == '\0' && which == ECI_P_ATTN)
-            rc = attn_kernels_cell(ctx, t, r, c_kernels, &out->attn_kernels);
+            rc = kernels_cell(ctx, t, r, c_kernels, attn_kernel_index, "attention kernel",
+                              all, &out->attn_kernels);
         else if (arch[0] == '\0')
             return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: '%s' is global: only an architecture's row names the kernel "
                              "classes it was fitted on (and attn_eff's the attention kernels)", path, line,
                              c_kernels + 1, name);
         else
-            rc = kernels_cell(ctx, t, r, c_kernels, &out->kernels[j]);
+            rc = kernels_cell(ctx, t, r, c_kernels, kernel_class_index, "kernel class",
+                              "the kernels= values: eager, fused, te", &out->kernels[j]);
         if (rc != EC_OK)
             return rc;
     }

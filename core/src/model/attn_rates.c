@@ -123,8 +123,7 @@ int eci_attn_kernel_priced(const ec_ctx *ctx, const eci_gpu *g, int attention, i
 
 int eci_attn_kernel_of(const ec_ctx *ctx, const eci_gpu *g, const eci_net *net, const ec_config *cfg)
 {
-    if (g == NULL || net == NULL || net->attention == EC_NET_ATTN_EAGER ||
-        (net->attention == EC_NET_ATTN_CONFIG && cfg->attention == EC_ATTN_EAGER))
+    if (g == NULL || net == NULL || eci_net_attention_eager(net, cfg->attention == EC_ATTN_EAGER))
         return -1;
     for (size_t i = 0; i < net->n_layers; i++)
         if (net->layers[i].kind == EC_LAYER_ATTENTION) /* masked as model/workload.h's unpadded has it */

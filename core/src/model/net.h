@@ -59,4 +59,12 @@ EC_INTERNAL int eci_net_add(ec_ctx *ctx, const ec_network_def *def, int listed, 
                             const eci_net **out);
 
 
+/* A network computes attention op by op (no fused kernel): it has no fused path (EC_NET_ATTN_EAGER), or
+ * takes the config's attention= and that is eager (attention_eager); the workload and the
+ * calibration's record of kernels (attn_rates.c, eci_attn_kernel_of) read this one rule. */
+static inline int eci_net_attention_eager(const eci_net *net, int attention_eager)
+{
+    return net->attention == EC_NET_ATTN_EAGER || (net->attention == EC_NET_ATTN_CONFIG && attention_eager);
+}
+
 #endif /* EC_NET_H */

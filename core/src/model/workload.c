@@ -161,7 +161,7 @@ int eci_workload_expand(ec_ctx *ctx, const eci_net *net, int task, const eci_sha
     b.tensor_math = b.amp || pure16;
     b.act = (b.amp || pure16) ? 2.0 : 4.0;
     b.f32k = pure16 ? 2.0 : 4.0;
-    b.eager = net->attention == EC_NET_ATTN_EAGER || (net->attention == EC_NET_ATTN_CONFIG && sh->eager_attention);
+    b.eager = eci_net_attention_eager(net, sh->eager_attention);
     b.flash = !b.eager && net->attention == EC_NET_ATTN_CONFIG && sh->flash;
     if (!net->text) { /* the fp32 image */
         b.cur = (tensor){.image = 1, .n = sh->batch, .c = net->image_channels, .hw = sh->image_size, .f32 = 1};
