@@ -64,7 +64,8 @@ LLM_STACKS = [("nemo2407", "NeMo 24.07 (Megatron-Core, TE)"), ("mbridge", "Megat
               ("mlperf-bert", "MLPerf BERT (PyTorch, apex/TE fused, packed)"),
               ("mlperf-gpt3", "MLPerf GPT-3 (NeMo, TE FP8)"),
               ("stas00", "DeepSpeed ZeRO (stas00: FA3 / FA4, Liger)"),
-              ("mlperf-llama31", "MLPerf Llama 3.1 8B (NeMo, TE FP8)")]
+              ("mlperf-llama31", "MLPerf Llama 3.1 8B (NeMo, TE FP8)"),
+              ("mlperf-llama2", "MLPerf Llama 2 70B LoRA (NeMo, TE FP8)")]
 
 
 def architectures(models):

@@ -13,9 +13,9 @@ NAMES = {"mbridge": "Megatron-Bridge (TE)", "mlperf-bert": "MLPerf BERT (apex Di
          "mlperf-gpt3": "MLPerf GPT-3 175B (NeMo, TE FP8)", "nemo2407": "NeMo 24.07 (TE FP8)",
          "torchtitan": "torchtitan (FSDP2)", "flash": "flash-attention GPT3 (FlashAttention v1)",
          "torchtune": "torchtune (compile)", "stas00": "DeepSpeed ZeRO (stas00; FA3 / FA4)",
-         "mlperf-llama31": "MLPerf Llama 3.1 8B (NeMo, TE FP8)"}
+         "mlperf-llama31": "MLPerf Llama 3.1 8B (NeMo, TE FP8)", "mlperf-llama2": "MLPerf Llama 2 70B LoRA (NeMo, TE FP8)"}
 GPUS = {"h100": "H100", "h200": "H200", "a100": "A100", "b200": "B200", "gb200": "GB200", "gb300": "GB300", "rtx-a6000": "RTX A6000",
-        "rtx4090": "RTX 4090"}
+        "rtx4090": "RTX 4090", "l40s": "L40S"}
 
 
 def rows(path):

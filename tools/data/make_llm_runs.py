@@ -40,7 +40,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
           "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe",
           "tp_comm_overlap", "tp_overlap_cfg", "trainer", "torch_version", "gradient_as_bucket_view",
-          "loss", "offload", "bucket_cap_mb", "cudnn_version"]
+          "loss", "offload", "bucket_cap_mb", "cudnn_version", "lora_dropout"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -806,6 +806,50 @@ def from_mlperf_llama(rows):
     return out
 
 
+MLPERF_LORA = ("model=meta-llama/Llama-2-70b-hf (MLPerf's llama2_70b_lora: LoRA fine-tuning of Llama 2 70B on GovReport, "
+               "each sample one sequence of 8192 tokens: the implementation's README section 2 and "
+               "scripts/convert_dataset.py, seq_start_id [0]); NVIDIA's NeMo implementation (train.py, Megatron-Core with "
+               "Transformer Engine, NeMo 24.04): kernels=te (transformer_engine True, apply_rope_fusion, "
+               "bias_activation_fusion), attention=cudnn (NVTE_FUSED_ATTN=1, NVTE_FLASH_ATTN=0: TE's cuDNN fused "
+               "attention, FP8_DPA=False: in bf16) at cudnn_version=9.1 (the system's cuDNN 9.1.0.70), causal over "
+               "each whole sample (packed_sequence_return_cu_seqlen False, one sequence per sample); precision=amp_fp8 "
+               "(FP8=True, fp8_hybrid) with fp8_recipe=delayed (FP8_AMAX_HISTORY, FP8_AMAX_ALGO: TE's delayed "
+               "scaling); lora_r=16, lora_targets=attention (conf/megatron_gpt_peft_tuning_config.yaml peft.lora_tuning: "
+               "adapter_dim 16, target_modules ['attention'], NeMo's linear_qkv and linear_proj), lora_dropout=0.1 "
+               "(adapter_dropout, dropout_position pre); strategy=zero zero_stage=1 prices Megatron's 16-bit parameters "
+               "(megatron_amp_O2 True) as the other NeMo rows do, where the optimizer is fused_adam, not distributed "
+               "(its state is the LoRA parameters': nothing measurable to shard); optimizer=adam; max_grad_norm=0.3 "
+               "(trainer.gradient_clip_val); sequence_parallel=1 (SP=1), tp_comm_overlap off (TP_COMM_OVERLAP=False); "
+               "no activation checkpointing (ACG unset), no CUDA graphs; network=bf3-2x400 (the systems' '2xBF3 "
+               "400Gbps for EW' per 4-GPU node); not priced: FP8 parameters (fp8_params: the frozen base held in FP8, "
+               "priced as 16-bit), LORA_A2A (the adapters' experimental all-to-all under sequence parallelism), the "
+               "answer-only loss (the same compute)")
+
+
+def from_mlperf_lora(rows):
+    """MLPerf Training v4.0 Llama 2 70B LoRA runs of NVIDIA's NeMo implementation (mlperf_llama2_70b_lora.csv)."""
+    out = []
+    for r in rows:
+        n, gbs, mbs, ga, seq = (int(r[k]) for k in ("num_gpus", "global_batch", "micro_batch", "grad_accum", "seq_len"))
+        tp, pp, cp = int(r["tp"]), int(r["pp"]), int(r["cp"])
+        if r["gpu"] != "NVIDIA L40S":
+            raise SystemExit("mlperf_llama2_70b_lora.csv: GPU %r has no mapping" % r["gpu"])
+        env = dict(re.findall(r"(\w+)=(\S+?)[,;]", r["notes"]))
+        rec = {"model": "meta-llama/Llama-2-70b-hf", "gpu": "l40s", "network": "bf3-2x400", "num_gpus": n,
+               "gpus_per_node": int(env["DGXNGPU"]), "strategy": "zero", "zero_stage": 1, "tp": tp, "pp": pp, "cp": cp,
+               "sequence_parallel": int(env["SP"] in ("1", "True")), "precision": "amp_fp8", "fp8_recipe": "delayed",
+               "optimizer": "adam", "attention": "cudnn", "cudnn_version": "9.1", "kernels": "te", "lora_r": 16,
+               "lora_targets": "attention", "lora_dropout": "0.1", "batch_per_gpu": mbs, "grad_accum": ga,
+               "seq_len": seq, "max_grad_norm": "0.3", "metric": "tokens_per_s",
+               "value": "%.6g" % (float(r["value"]) * seq)}
+        what = "tokens_per_s = %s samples/s (the median logged throughput) x %d tokens" % (r["value"], seq)
+        rec["source"] = "%s (%s); %s; %s; %s" % (r["source_path"], r["source"], r["notes"], what, MLPERF_LORA)
+        system = r["source_path"].split("/results/")[1].split("/")[0]
+        rec["id"] = "mlperf-llama2-70b-lora-v40-l40s-%dx-%s" % (n, system.replace(".", "-"))
+        out.append(rec)
+    return out
+
+
 UPGRADE_GPU = {"H200": ("h200-sxm-141gb", "flash3"), "B200": ("b200", "flash4")}
 UPGRADE_COMMON = ("model=meta-llama/Llama-3.1-8B (real weights), 8 GPUs in one node, precision=bf16: DeepSpeed's bf16 "
                   "(16-bit model, fp32 master weights and Adam states in the optimizer), max_grad_norm=1 "
@@ -1041,6 +1085,7 @@ def build():
     runs += from_mlperf(read("mlperf_training.csv"), skipped)
     runs += from_stas00_upgrade(read("stas00_upgrade.csv"))
     runs += from_mlperf_llama(read("mlperf_llama31_8b.csv"))
+    runs += from_mlperf_lora(read("mlperf_llama2_70b_lora.csv"))
     ids = [r["id"] for r in runs]
     if len(set(ids)) != len(ids):
         raise SystemExit("duplicate ids: %s" % sorted({i for i in ids if ids.count(i) > 1}))
