@@ -287,8 +287,10 @@ typedef enum ec_attention {
     EC_ATTN_CUDNN,    /* cuDNN fused attention (Transformer Engine, SDPA's cuDNN backend): the same work as flash;
                          each kernel's rate per GPU architecture: models/attention.csv */
     EC_ATTN_FLASH1,   /* FlashAttention v1 (flash-attn 1.x, 2022-23 stacks): the same work as flash at its rate */
-    EC_ATTN_FLASH4    /* FlashAttention-4 (flash-attn-4, CuTe DSL; HF attn_implementation flash_attention_4): the
+    EC_ATTN_FLASH4,   /* FlashAttention-4 (flash-attn-4, CuTe DSL; HF attn_implementation flash_attention_4): the
                          same work as flash, on the architectures attention.csv has flash4 rows for (Blackwell) */
+    EC_ATTN_CUDNN_FP8 /* cuDNN's FP8 fused attention (Transformer Engine fp8_dot_product_attention, NeMo FP8_DPA):
+                         the same work as flash on the FP8 tensor cores; precision=amp_fp8, Hopper and later */
 } ec_attention;
 
 typedef enum ec_tokenize { EC_TOKENIZE_UPFRONT = 0, EC_TOKENIZE_ON_THE_FLY } ec_tokenize;

@@ -127,7 +127,8 @@ typedef enum ec_attention {
     EC_ATTN_FLASH3,
     EC_ATTN_CUDNN,
     EC_ATTN_FLASH1,
-    EC_ATTN_FLASH4
+    EC_ATTN_FLASH4,
+    EC_ATTN_CUDNN_FP8
 } ec_attention;
 typedef enum ec_tokenize { EC_TOKENIZE_UPFRONT = 0, EC_TOKENIZE_ON_THE_FLY } ec_tokenize;
 typedef enum ec_tokenizer { EC_TOKENIZER_FAST = 0, EC_TOKENIZER_PYTHON } ec_tokenizer;

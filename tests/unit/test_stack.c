@@ -596,6 +596,60 @@ static void test_attention_names(void **state)
     ec_ctx_free(ctx);
 }
 
+/* attention=cudnn_fp8 (Transformer Engine's FP8 attention): refused without precision=amp_fp8 and
+ * where attention.csv has no row (Ampere, Ada), naming the key; on an H200 its forward runs at
+ * attention.csv's fraction of the FP8 peak, not of the bf16 one, and it is unfitted: its
+ * efficiency as published, with the warning that says so. */
+static void test_attention_cudnn_fp8(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *base = "model=llama-3.1-8b task=lm gpu=h200-sxm-141gb kernels=te batch_per_gpu=1 seq_len=8192 "
+                       "data=on_gpu strategy=fsdp num_gpus=8";
+    char words[300];
+    ec_config cfg;
+    ec_result res, bf16;
+    snprintf(words, sizeof words, "%s precision=amp_bf16 attention=cudnn_fp8", base);
+    ec_test_config(ctx, &cfg, words);
+    assert_int_not_equal(ec_predict(ctx, &cfg, &res), EC_OK);
+    assert_contains(ec_ctx_errmsg(ctx), "attention=cudnn_fp8");
+    assert_contains(ec_ctx_errmsg(ctx), "precision=amp_fp8");
+    attention_refused(ctx, "model=gpt2 task=lm gpu=l40s precision=amp_fp8 batch_per_gpu=8 seq_len=1024 data=on_gpu "
+                           "attention=cudnn_fp8", "attention=cudnn_fp8", "ada");
+    snprintf(words, sizeof words, "%s precision=amp_fp8 attention=cudnn_fp8", base);
+    ec_test_predict(ctx, words, &res);
+    assert_contains(res.warning_text, "no calibration runs with attention kernel cudnn_fp8");
+    snprintf(words, sizeof words, "%s precision=amp_fp8 attention=cudnn", base);
+    ec_test_predict(ctx, words, &bf16);
+    assert_true(res.step_s != bf16.step_s);
+    /* one forward op: FLOPs / time = FP8 peak x the hopper forward row (0.533, not causal) x shape
+     * utilization, within TOL_LAST_WAVE: the partial last wave of tiles over the SMs (3e-5 here) */
+    const double TOL_LAST_WAVE = 1e-3;
+    const eci_gpu *g = eci_hw_find(ctx, "h200-sxm-141gb");
+    assert_non_null(g);
+    eci_params calib;
+    eci_params_default(ctx, &calib);
+    eci_rates r;
+    eci_rates_init(ctx, g, EC_PREC_AMP_FP8, &calib, 0, EC_KERNELS_TE, &r);
+    eci_rates_attention(ctx, g, EC_ATTN_CUDNN_FP8, EC_PREC_AMP_FP8, 0, 0, 0, &r);
+    assert_rel(r.attn_flop_per_s, g->peak_fp8_flop_per_s, EC_TOL_EXACT);
+    eci_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = ECI_OP_ATTN;
+    op.m = op.n = 16384;
+    op.k = 256; /* head dim 128 */
+    op.batch = 64;
+    eci_op_cost_t c;
+    eci_op_cost(ctx, &r, &op, &c);
+    double rate = 2.0 * op.m * op.n * op.k * op.batch / c.fwd_s;
+    assert_rel(rate, g->peak_fp8_flop_per_s * r.attn_frac[0][0] * r.attn_eff, TOL_LAST_WAVE);
+    assert_true(r.attn_frac[0][0] > 0.4 && r.attn_frac[0][0] < 0.7);
+    /* the same rates struct back on a 16-bit kernel: the 16-bit unit's peak again */
+    eci_rates_attention(ctx, g, EC_ATTN_CUDNN, EC_PREC_AMP_FP8, 0, 0, 0, &r);
+    assert_rel(r.attn_flop_per_s, g->peak_bf16_flop_per_s, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 /* One fused attention op's time per FLOP on g for attention=attention, head dim hd, forward
  * (pass 0) or backward (1), not causal. */
 static double attn_s_per_flop(ec_ctx *ctx, const eci_gpu *g, int attention, double hd, int pass)
@@ -758,6 +812,7 @@ int main(void)
         cmocka_unit_test(test_data_sources),     cmocka_unit_test(test_evaluation),
         cmocka_unit_test(test_sdpa_causal),      cmocka_unit_test(test_flash_triton),
         cmocka_unit_test(test_attention_by_architecture), cmocka_unit_test(test_attention_names),
+        cmocka_unit_test(test_attention_cudnn_fp8),
         cmocka_unit_test(test_attention_op_by_architecture), cmocka_unit_test(test_sdpa_backends),
         cmocka_unit_test(test_attention_head_dim), cmocka_unit_test(test_sdpa_padding_mask),
     };

@@ -1,7 +1,8 @@
 /*
  * attention.c: models/attention.csv, the achieved efficiency of each fused attention kernel
  * (FlashAttention-1 to -4, the Triton FlashAttention of 2023, cuDNN's fused attention,
- * PyTorch's memory-efficient SDPA backend) per GPU architecture, forward and backward, causal
+ * PyTorch's memory-efficient SDPA backend, cuDNN's FP8 attention: fractions of the FP8 peak) per GPU
+ * architecture, forward and backward, causal
  * and not, each row with its public source (papers' figures, the kernels' own benchmarks); a
  * row with a head_dim holds at that head dim, the kernel's fraction between two such rows is
  * interpolated in log2(head dim) (eci_attn_hd_interp), an empty head_dim holds at any; its
@@ -15,7 +16,8 @@
  * Loaded after gpus.csv: every GPU gets its architecture's rows, else the prior rows
  * (architecture '*'), so a prediction reads its kernel's efficiency without a lookup
  * (model/compute.c, eci_rates_attention).  A kernel with neither has from = ECI_AK_NONE: the
- * GPU cannot run it (FlashAttention-3 off Hopper, FlashAttention-4 off Blackwell), which model/layout.c refuses.
+ * GPU cannot run it (FlashAttention-3 off Hopper, FlashAttention-4 off Blackwell, FP8 attention before
+ * Hopper), which model/layout.c refuses.
  */
 #include "catalog/catalog.h"
 
@@ -23,9 +25,9 @@
 #include <string.h>
 
 static const char *const KERNELS[ECI_AK_N] = {"flash2", "flash3", "triton", "cudnn", "sdpa_mem_efficient",
-                                               "flash1", "flash4"};
+                                               "flash1", "flash4", "cudnn_fp8"};
 
-#define KERNEL_LIST "flash1, flash2, flash3, flash4, triton, cudnn, sdpa_mem_efficient"
+#define KERNEL_LIST "flash1, flash2, flash3, flash4, triton, cudnn, cudnn_fp8, sdpa_mem_efficient"
 
 const char *eci_attn_kernel_name(int kernel)
 {

@@ -14,7 +14,10 @@
 /* The fused attention kernels models/attention.csv prices; eager attention (and SDPA's math
  * backend, the same ops) is priced op by op instead. */
 typedef enum {
-    ECI_AK_FLASH2 = 0, ECI_AK_FLASH3, ECI_AK_TRITON, ECI_AK_CUDNN, ECI_AK_MEM_EFFICIENT, ECI_AK_FLASH1, ECI_AK_FLASH4, ECI_AK_N
+    ECI_AK_FLASH2 = 0, ECI_AK_FLASH3, ECI_AK_TRITON, ECI_AK_CUDNN, ECI_AK_MEM_EFFICIENT, ECI_AK_FLASH1, ECI_AK_FLASH4,
+    ECI_AK_CUDNN_FP8, /* cuDNN's FP8 fused attention (Transformer Engine's fp8_dot_product_attention): its
+                         fractions are of the GPU's FP8 peak */
+    ECI_AK_N
 } eci_attn_kernel;
 /* The most head dims attention.csv gives one kernel on one architecture (its head_dim column). */
 enum { ECI_AK_HD_MAX = 4 };

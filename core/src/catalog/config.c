@@ -100,9 +100,9 @@ static const key_def KEYS[] = {
          "(torchtitan's per-op) [0]"),
     ENUM("compile", compile, 0, "0, 1, reduce-overhead, max-autotune, max-autotune-no-cudagraphs",
          "torch.compile: 0 (eager), 1 (default mode), reduce-overhead, max-autotune(-no-cudagraphs) [0]"),
-    ENUM("attention", attention, 0, "sdpa, eager, flash, flash_triton, flash3, cudnn, flash1, flash4",
+    ENUM("attention", attention, 0, "sdpa, eager, flash, flash_triton, flash3, cudnn, flash1, flash4, cudnn_fp8",
          "sdpa (HF default), eager (s x s scores), flash = flash2, flash1, flash3, flash4, flash_triton = "
-         "triton, cudnn [sdpa]"),
+         "triton, cudnn, cudnn_fp8 [sdpa]"),
     INT(num_workers, 0, 1024, 0, "DataLoader worker processes, 0..1024 [0]"),
     INT(prefetch_factor, 1, 1024, 2, "batches in flight per DataLoader worker, 1..1024 [2]"),
     BOOL(pin_memory, "DataLoader pin_memory, 0/1 [0]"),

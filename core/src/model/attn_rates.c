@@ -31,7 +31,8 @@ int eci_gpu_tf32(const eci_gpu *g)
 
 const char *eci_attention_name(int attention)
 {
-    static const char *const NAMES[] = {"sdpa", "eager", "flash", "flash_triton", "flash3", "cudnn", "flash1", "flash4"};
+    static const char *const NAMES[] = {"sdpa",   "eager",  "flash",  "flash_triton", "flash3",
+                                        "cudnn", "flash1", "flash4", "cudnn_fp8"};
     return attention >= 0 && attention < (int)(sizeof NAMES / sizeof NAMES[0]) ? NAMES[attention] : "?";
 }
 
@@ -51,6 +52,8 @@ int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int 
         return ECI_AK_FLASH1;
     case EC_ATTN_FLASH4:
         return ECI_AK_FLASH4;
+    case EC_ATTN_CUDNN_FP8:
+        return ECI_AK_CUDNN_FP8;
     default: /* SDPA's dispatch by release, GPU, dtype and padding mask: models/sdpa_backends.csv */
         return eci_sdpa_kernel(ctx, torch_release, g->compute_capability,
                                precision != EC_PREC_FP32 && precision != EC_PREC_TF32, masked);
@@ -60,8 +63,10 @@ int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int attention, int 
 /* The measured large-GEMM rate over the peak (gpus.csv gemm_eff_*_frac) of the unit a fused
  * attention kernel runs on at this precision (eci_rates_init: 16 bits on the matmul unit as
  * pick_gemm_rate picks it, fp32 inputs on TF32 from Ampere on, else on the CUDA cores). */
-static double attn_unit_eff(const eci_gpu *g, int precision)
+static double attn_unit_eff(const eci_gpu *g, int precision, int kernel)
 {
+    if (kernel == ECI_AK_CUDNN_FP8)
+        return g->gemm_eff_fp8_frac;
     switch (precision) {
     case EC_PREC_AMP_FP16:
     case EC_PREC_FP16:
@@ -84,11 +89,11 @@ static double attn_unit_eff(const eci_gpu *g, int precision)
  * same unit, over the peak the fraction multiplies: a power- or clock-limited part (the 500 W
  * H100, A100 PCIe, A10) runs attention slower than the part it was measured on, as it runs
  * GEMMs slower; the reference part itself is unchanged. */
-static double attn_gpu_scale(const ec_ctx *ctx, const eci_gpu *g, const eci_attn_eff *e, int precision)
+static double attn_gpu_scale(const ec_ctx *ctx, const eci_gpu *g, const eci_attn_eff *e, int precision, int kernel)
 {
     if (e->from == ECI_AK_NONE || e->ref_gpu < 0 || (size_t)e->ref_gpu >= ctx->n_gpus)
         return 1.0;
-    double own = attn_unit_eff(g, precision), ref = attn_unit_eff(&ctx->gpus[e->ref_gpu], precision);
+    double own = attn_unit_eff(g, precision, kernel), ref = attn_unit_eff(&ctx->gpus[e->ref_gpu], precision, kernel);
     return own > 0 && ref > 0 ? own / ref : 1.0;
 }
 
@@ -137,7 +142,9 @@ int eci_attn_kernel_of(const ec_ctx *ctx, const eci_gpu *g, const eci_net *net, 
 static void set_kernel(const ec_ctx *ctx, const eci_gpu *g, int k, int precision, int cudnn_release, eci_rates *r)
 {
     const eci_attn_eff *e = k == ECI_AK_CUDNN ? cudnn_at(g, cudnn_release, r) : &g->attn[k];
-    double scale = attn_gpu_scale(ctx, g, e, precision);
+    double scale = attn_gpu_scale(ctx, g, e, precision, k);
+    /* the FP8 kernel's fractions are of the FP8 peak (model/layout.c admits it with FP8 tensor cores only) */
+    r->attn_flop_per_s = k == ECI_AK_CUDNN_FP8 ? g->peak_fp8_flop_per_s : r->attn_unit_flop_per_s;
     for (int p = 0; p < 2; p++)
         for (int c = 0; c < 2; c++)
             r->attn_frac[p][c] = e->frac[p][c] * scale;

@@ -115,10 +115,11 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
      * tf32 alike: allow_tf32 does not reach it) go to the memory-efficient kernel, which
      * multiplies with 3xTF32 on tensor cores from Ampere on (CUTLASS OpMultiplyAddFastF32) and
      * on CUDA cores before.  Its efficiency: eci_rates_attention (SDPA's pick until then). */
-    r->attn_flop_per_s = r->gemm_peak_flop_per_s;
+    r->attn_unit_flop_per_s = r->gemm_peak_flop_per_s;
     if (!half)
-        r->attn_flop_per_s = eci_gpu_tf32(g) ? g->peak_tf32_flop_per_s / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes)
-                                             : g->peak_fp32_flop_per_s;
+        r->attn_unit_flop_per_s = eci_gpu_tf32(g) ? g->peak_tf32_flop_per_s / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes)
+                                                  : g->peak_fp32_flop_per_s;
+    r->attn_flop_per_s = r->attn_unit_flop_per_s;
     eci_rates_attention_sdpa(ctx, g, precision, r);
     if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
         r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;

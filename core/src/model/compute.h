@@ -72,6 +72,9 @@ typedef struct eci_rates {
      * (attn_eff then at its prior).  Not in the cost key: it acts through attn_eff. */
     unsigned attn_eff_kernels;
     double attn_eff_fit; /* the fit's attn_eff, which attn_eff holds for those kernels */
+    /* The peak of the 16-bit (or fp32) unit: attn_flop_per_s for every kernel but cuDNN's FP8 one
+     * (the GPU's FP8 peak).  Not in the cost key: it acts through attn_flop_per_s. */
+    double attn_unit_flop_per_s;
 } eci_rates;
 
 typedef struct eci_op_cost_t {

@@ -170,6 +170,9 @@ static int check_precision(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          "gpu=%s has none (models/gpus.csv peak_fp8_flop_per_s = 0): use amp_bf16", g->id);
     if (cfg->attention != EC_ATTN_SDPA && cfg->attention != EC_ATTN_EAGER) {
         const char *name = eci_attention_name(cfg->attention);
+        if (cfg->attention == EC_ATTN_CUDNN_FP8 && cfg->precision != EC_PREC_AMP_FP8)
+            return eci_error(ctx, EC_EINVAL, "attention=cudnn_fp8 (Transformer Engine's FP8 attention) runs inside "
+                             "its FP8 autocast: it needs precision=amp_fp8 (attention=cudnn is cuDNN's 16-bit kernel)");
         int half = cfg->precision != EC_PREC_FP32 && cfg->precision != EC_PREC_TF32;
         if (!half)
             return eci_error(ctx, EC_EINVAL, "attention=%s runs in fp16 or bf16: use precision=amp_bf16, "
@@ -183,7 +186,8 @@ static int check_precision(ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                              "row for architecture '%s'%s", name, g->id, g->architecture, eci_attn_kernel_name(k),
                              g->architecture, k == ECI_AK_FLASH3 ? " (FlashAttention-3 runs on Hopper only: use "
                              "attention=flash2 or cudnn)" : k == ECI_AK_FLASH4 ? " (FlashAttention-4: public rates "
-                             "for Blackwell only; use attention=flash3, flash2 or cudnn)" : "");
+                             "for Blackwell only; use attention=flash3, flash2 or cudnn)" : k == ECI_AK_CUDNN_FP8 ?
+                             " (cuDNN's FP8 attention: public rates for Hopper and Blackwell; use attention=cudnn)" : "");
     }
     return EC_OK;
 }

@@ -221,6 +221,8 @@ cudnn_rows = [i for i, r in enumerate(attn) if r[0] == "cudnn"]
 named = [i for i in cudnn_rows if attn[i][attn[0].index("cudnn_version")]]
 emit("attention", "cudnn_version_not_release", text(set_cell(attn, named[0], "cudnn_version", "9.x")))
 emit("attention", "cudnn_version_mixed", text(set_cell(attn, cudnn_rows[0], "cudnn_version", "9.1")))
+fp8_row = next(i for i, r in enumerate(attn) if r[0] == "cudnn_fp8")  # its release is its source's, no axis
+emit("attention", "cudnn_version_on_fp8", text(set_cell(attn, fp8_row, "cudnn_version", "9.19")))
 emit("attention", "missing_derived_from_column", text(drop_col(attn, "derived_from")))
 emit("attention", "derived_from_unknown", text(set_cell(attn, 1, "derived_from", "flash5")))
 emit("attention", "derived_from_itself", text(set_cell(attn, 1, "derived_from", "flash2")))
