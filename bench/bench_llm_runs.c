@@ -82,7 +82,7 @@ static void group_of(const char *id, char *out, size_t n)
                                             {"mlperf-gpt3-", "MLPerf GPT-3 (NeMo)"},
                                             {"stas00-upgrade-", "DeepSpeed ZeRO (stas00)"},
                                             {"mlperf-llama31-", "MLPerf Llama 3.1 8B (NeMo)"},
-                                            {"mlperf-llama2-", "MLPerf Llama 2 70B LoRA (NeMo, L40S)"}};
+                                            {"mlperf-llama2-", "MLPerf Llama 2 70B LoRA (NeMo)"}};
     for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
         if (strncmp(id, groups[g][0], strlen(groups[g][0])) == 0) {
             eci_strlcpy(out, groups[g][1], n);

@@ -806,24 +806,33 @@ def from_mlperf_llama(rows):
     return out
 
 
+# gpus.csv id, network (the systems' compute fabric), the TE userbuffers configuration its tp_overlap yaml sets
+MLPERF_LORA_GPU = {"NVIDIA H100-SXM5-80GB": ("h100-sxm5-80gb", "ib-ndr-400", "mlperf40_lora_h100_tp4_mbs1"),
+                   "NVIDIA H200-SXM5-141GB": ("h200-sxm-141gb", "ib-ndr-400", "mlperf40_lora_h200_tp2_mbs1"),
+                   "NVIDIA L40S": ("l40s", "bf3-2x400", "")}
 MLPERF_LORA = ("model=meta-llama/Llama-2-70b-hf (MLPerf's llama2_70b_lora: LoRA fine-tuning of Llama 2 70B on GovReport, "
                "each sample one sequence of 8192 tokens: the implementation's README section 2 and "
                "scripts/convert_dataset.py, seq_start_id [0]); NVIDIA's NeMo implementation (train.py, Megatron-Core with "
                "Transformer Engine, NeMo 24.04): kernels=te (transformer_engine True, apply_rope_fusion, "
-               "bias_activation_fusion), attention=cudnn (NVTE_FUSED_ATTN=1, NVTE_FLASH_ATTN=0: TE's cuDNN fused "
-               "attention, FP8_DPA=False: in bf16) at cudnn_version=9.1 (the system's cuDNN 9.1.0.70), causal over "
-               "each whole sample (packed_sequence_return_cu_seqlen False, one sequence per sample); precision=amp_fp8 "
+               "bias_activation_fusion); TE's cuDNN fused attention (NVTE_FUSED_ATTN=1, NVTE_FLASH_ATTN=0), in FP8 where "
+               "FP8_DPA=1 (attention=cudnn_fp8: config_common.sh's default, the H100 and H200 configs) and in bf16 where "
+               "FP8_DPA=False (attention=cudnn at cudnn_version=9.1, the systems' cuDNN 9.1.0.70: the L40S configs), causal "
+               "over each whole sample (packed_sequence_return_cu_seqlen False, one sequence per sample); precision=amp_fp8 "
                "(FP8=True, fp8_hybrid) with fp8_recipe=delayed (FP8_AMAX_HISTORY, FP8_AMAX_ALGO: TE's delayed "
                "scaling); lora_r=16, lora_targets=attention (conf/megatron_gpt_peft_tuning_config.yaml peft.lora_tuning: "
                "adapter_dim 16, target_modules ['attention'], NeMo's linear_qkv and linear_proj), lora_dropout=0.1 "
                "(adapter_dropout, dropout_position pre); strategy=zero zero_stage=1 prices Megatron's 16-bit parameters "
                "(megatron_amp_O2 True) as the other NeMo rows do, where the optimizer is fused_adam, not distributed "
                "(its state is the LoRA parameters': nothing measurable to shard); optimizer=adam; max_grad_norm=0.3 "
-               "(trainer.gradient_clip_val); sequence_parallel=1 (SP=1), tp_comm_overlap off (TP_COMM_OVERLAP=False); "
-               "no activation checkpointing (ACG unset), no CUDA graphs; network=bf3-2x400 (the systems' '2xBF3 "
-               "400Gbps for EW' per 4-GPU node); not priced: FP8 parameters (fp8_params: the frozen base held in FP8, "
-               "priced as 16-bit), LORA_A2A (the adapters' experimental all-to-all under sequence parallelism), the "
-               "answer-only loss (the same compute)")
+               "(trainer.gradient_clip_val); sequence_parallel=1 (SP=1); tp_comm_overlap=1 where TP_COMM_OVERLAP=True "
+               "(H100, H200: TE userbuffers with the implementation's conf/tp_overlap/h100tp4mbs1.yaml or h100tp2mbs1.yaml, "
+               "tp_overlap_cfg=mlperf40_lora_h100_tp4_mbs1 / mlperf40_lora_h200_tp2_mbs1); no activation checkpointing "
+               "(ACG unset), no CUDA graphs; network: the systems' compute fabric (DGX H100 / H200: 8 x ConnectX-7 NDR "
+               "400 Gb/s, ib-ndr-400; L40S: '2xBF3 400Gbps for EW' per 4-GPU node, bf3-2x400); not priced: FP8 "
+               "parameters (fp8_params: the frozen base held in FP8, priced as 16-bit), FP8_ACTIVATION (the H200's FP8 "
+               "activation store), LORA_A2A (the adapters' experimental all-to-all under sequence parallelism), SHARP "
+               "(the 8- and 128-node H100 runs' in-network reductions), VBOOST_VALUE (the 1-node runs' clock setting), "
+               "atomic GEMMs in the userbuffers reduce-scatters, the answer-only loss (the same compute)")
 
 
 def from_mlperf_lora(rows):
@@ -832,20 +841,26 @@ def from_mlperf_lora(rows):
     for r in rows:
         n, gbs, mbs, ga, seq = (int(r[k]) for k in ("num_gpus", "global_batch", "micro_batch", "grad_accum", "seq_len"))
         tp, pp, cp = int(r["tp"]), int(r["pp"]), int(r["cp"])
-        if r["gpu"] != "NVIDIA L40S":
+        if r["gpu"] not in MLPERF_LORA_GPU:
             raise SystemExit("mlperf_llama2_70b_lora.csv: GPU %r has no mapping" % r["gpu"])
+        gpu, net, ub = MLPERF_LORA_GPU[r["gpu"]]
         env = dict(re.findall(r"(\w+)=(\S+?)[,;]", r["notes"]))
-        rec = {"model": "meta-llama/Llama-2-70b-hf", "gpu": "l40s", "network": "bf3-2x400", "num_gpus": n,
+        fp8_attention = env["FP8_DPA"] in ("1", "True")
+        rec = {"model": "meta-llama/Llama-2-70b-hf", "gpu": gpu, "network": net, "num_gpus": n,
                "gpus_per_node": int(env["DGXNGPU"]), "strategy": "zero", "zero_stage": 1, "tp": tp, "pp": pp, "cp": cp,
                "sequence_parallel": int(env["SP"] in ("1", "True")), "precision": "amp_fp8", "fp8_recipe": "delayed",
-               "optimizer": "adam", "attention": "cudnn", "cudnn_version": "9.1", "kernels": "te", "lora_r": 16,
-               "lora_targets": "attention", "lora_dropout": "0.1", "batch_per_gpu": mbs, "grad_accum": ga,
+               "optimizer": "adam", "attention": "cudnn_fp8" if fp8_attention else "cudnn", "kernels": "te",
+               "lora_r": 16, "lora_targets": "attention", "lora_dropout": "0.1", "batch_per_gpu": mbs, "grad_accum": ga,
                "seq_len": seq, "max_grad_norm": "0.3", "metric": "tokens_per_s",
                "value": "%.6g" % (float(r["value"]) * seq)}
+        if not fp8_attention:
+            rec["cudnn_version"] = "9.1"
+        if env["TP_COMM_OVERLAP"] == "True" and tp > 1:
+            rec.update(tp_comm_overlap=1, tp_overlap_cfg=ub)
         what = "tokens_per_s = %s samples/s (the median logged throughput) x %d tokens" % (r["value"], seq)
         rec["source"] = "%s (%s); %s; %s; %s" % (r["source_path"], r["source"], r["notes"], what, MLPERF_LORA)
         system = r["source_path"].split("/results/")[1].split("/")[0]
-        rec["id"] = "mlperf-llama2-70b-lora-v40-l40s-%dx-%s" % (n, system.replace(".", "-"))
+        rec["id"] = "mlperf-llama2-70b-lora-v40-%s-%dx-%s" % (gpu, n, system.replace(".", "-"))
         out.append(rec)
     return out
 

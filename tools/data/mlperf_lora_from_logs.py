@@ -18,10 +18,9 @@ sequence (README section 2: "already tokenized and packed so that each sequence 
 scripts/convert_dataset.py gives each sample seq_start_id [0], one sequence).  global_batch_size and
 gradient_accumulation_steps as logged; the layout from the config the submission's README names
 (SYSTEMS below) after configs/config_common.sh, which it sources; a run whose logged global batch is
-not MINIBS x the data-parallel size is refused.  Systems left out, and why: NVIDIA's DGX H100 (1, 8
-and 128 nodes) and DGX H200 configs leave config_common.sh's FP8_DPA=1 (FP8 attention:
-models/attention.csv has no FP8 rows); no other submitter has a Llama 2 70B LoRA result on a GPU of
-models/gpus.csv with FP8 attention off in this round (their configs for the L40S have no results).
+not MINIBS x the data-parallel size is refused.  The notes keep FP8_DPA (FP8 attention: the H100 and
+H200 configs leave config_common.sh's 1, the L40S ones set False).  No other submitter has a Llama 2
+70B LoRA result in this round (Dell's, ASUSTeK's and Fujitsu's L40S configs have no results).
 """
 import csv
 import json
@@ -37,12 +36,16 @@ NV = "NVIDIA/benchmarks/llama2_70b_lora/implementations/nemo/"
 SEQ_LEN = 8192  # README section 2; conf/megatron_gpt_peft_tuning_config.yaml max_seq_length (MAX_SEQLEN unset)
 # (system directory, config file)
 SYSTEMS = [
+    ("eos_ngc24.04_nemo", NV + "config_DGXH100_1x8x4xtp4pp1cp1.sh"),
+    ("eos_n8_ngc24.04_nemo", NV + "config_DGXH100_8x8x1xtp4pp1cp2.sh"),
+    ("eos_n128_ngc24.04_nemo", NV + "config_DGXH100_128x8x1xtp4pp1cp2.sh"),
+    ("h200_ngc24.04_nemo", NV + "config_DGXH200_1x8x2xtp2pp1cp1.sh"),
     ("l40s_n16_ngc24.04_nemo", NV + "config_L40S_16x4x2xtp4pp1cp2.sh"),
     ("l40s_n96_ngc24.04_nemo", NV + "config_L40S_96x4x1xtp4pp1cp2.sh"),
 ]
-KEYS = ["FP8", "FP8_AMAX_ALGO", "FP8_REDUCE_AMAX", "FP8_AMAX_HISTORY", "FP8_DPA", "NVTE_FP8_DPA_BWD", "NVTE_FLASH_ATTN",
-        "NVTE_FUSED_ATTN", "SP", "TP_COMM_OVERLAP", "MC_TP_OVERLAP_RS", "LORA_A2A", "MBS", "MINIBS", "DGXNGPU",
-        "DGXNNODES"]
+KEYS = ["FP8", "FP8_AMAX_ALGO", "FP8_REDUCE_AMAX", "FP8_AMAX_HISTORY", "FP8_DPA", "NVTE_FP8_DPA_BWD", "FP8_ACTIVATION",
+        "NVTE_FLASH_ATTN", "NVTE_FUSED_ATTN", "SP", "TP_COMM_OVERLAP", "MC_TP_OVERLAP_AG", "MC_TP_OVERLAP_RS",
+        "MC_TP_OVERLAP_RS_DGRAD", "LORA_A2A", "SHARP", "VBOOST_VALUE", "MBS", "MINIBS", "DGXNGPU", "DGXNNODES"]
 
 
 def git(gitdir, *args):
@@ -70,8 +73,6 @@ def main(argv):
             raise SystemExit("%s does not source config_common.sh" % config)
         env = dict(common)
         env.update(exports(text))  # the config's own exports after the sourced defaults
-        if env.get("FP8_DPA") not in ("False", "0"):
-            raise SystemExit("%s: FP8 attention (FP8_DPA=%s)" % (config, env.get("FP8_DPA")))
         sysjson = json.loads(git(gitdir, "show", "HEAD:NVIDIA/systems/%s.json" % system))
         runs = sorted(f for f in files if f.startswith("NVIDIA/results/%s/llama2_70b_lora/result_" % system))
         rates, gbs, ga = [], set(), set()
