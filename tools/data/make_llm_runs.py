@@ -809,7 +809,8 @@ def from_mlperf_llama(rows):
 # gpus.csv id, network (the systems' compute fabric), the TE userbuffers configuration its tp_overlap yaml sets
 MLPERF_LORA_GPU = {"NVIDIA H100-SXM5-80GB": ("h100-sxm5-80gb", "ib-ndr-400", "mlperf40_lora_h100_tp4_mbs1"),
                    "NVIDIA H200-SXM5-141GB": ("h200-sxm-141gb", "ib-ndr-400", "mlperf40_lora_h200_tp2_mbs1"),
-                   "NVIDIA L40S": ("l40s", "bf3-2x400", "")}
+                   "NVIDIA L40S": ("l40s", "bf3-2x400", ""),
+                   "NVIDIA Blackwell GPU (B200-SXM-180GB)": ("b200", "", "")}
 MLPERF_LORA = ("model=meta-llama/Llama-2-70b-hf (MLPerf's llama2_70b_lora: LoRA fine-tuning of Llama 2 70B on GovReport, "
                "each sample one sequence of 8192 tokens: the implementation's README section 2 and "
                "scripts/convert_dataset.py, seq_start_id [0]); NVIDIA's NeMo implementation (train.py, Megatron-Core with "
@@ -832,7 +833,19 @@ MLPERF_LORA = ("model=meta-llama/Llama-2-70b-hf (MLPerf's llama2_70b_lora: LoRA 
                "parameters (fp8_params: the frozen base held in FP8, priced as 16-bit), FP8_ACTIVATION (the H200's FP8 "
                "activation store), LORA_A2A (the adapters' experimental all-to-all under sequence parallelism), SHARP "
                "(the 8- and 128-node H100 runs' in-network reductions), VBOOST_VALUE (the 1-node runs' clock setting), "
-               "atomic GEMMs in the userbuffers reduce-scatters, the answer-only loss (the same compute)")
+               "atomic GEMMs in the userbuffers reduce-scatters, the answer-only loss (the same compute); the frozen "
+               "base's width (Megatron-Core holds it in 16 bits): base_precision changes no throughput, so the rows "
+               "leave it unset (the run table's rule: every key a row sets must move its prediction)")
+MLPERF_LORA_V51 = ("v5.1 (the University of Florida's DGX B200 systems, NVIDIA's NeMo 25.09 implementation of "
+                   "the b200_nemo directory, train.py: LoRA(dim 16, alpha 32, dropout 0.1, target_modules "
+                   "linear_proj and linear_qkv), clip_grad 0.3, use_distributed_optimizer True): tp 1 with cp 1-8, "
+                   "FP8 attention (FP8_DPA=1), fp8_recipe delayed (the yaml's default, FP8_RECIPE unset); "
+                   "cuda_graphs=1 where MCORE_CUDA_GRAPH=1 (full-iteration graphs: cuda_graph_scope "
+                   "full_iteration); network left to the reference system's (DGX B200: 8 x 400 Gb/s; the systems "
+                   "state 'InfiniBand'); not priced: cp_comm_type a2a (context parallelism by all-to-all, "
+                   "Megatron-Core's; kernels=te prices no context-parallel exchange), FP8_ACT (the activation's FP8 "
+                   "input store), Thunder's fused LoRA dropout, TE's op fuser and cuDNN norms (USE_TE_OPS, "
+                   "NVTE_NORM_*_USE_CUDNN), SHARP")
 
 
 def from_mlperf_lora(rows):
@@ -851,16 +864,24 @@ def from_mlperf_lora(rows):
                "sequence_parallel": int(env["SP"] in ("1", "True")), "precision": "amp_fp8", "fp8_recipe": "delayed",
                "optimizer": "adam", "attention": "cudnn_fp8" if fp8_attention else "cudnn", "kernels": "te",
                "lora_r": 16, "lora_targets": "attention", "lora_dropout": "0.1", "batch_per_gpu": mbs, "grad_accum": ga,
-               "seq_len": seq, "max_grad_norm": "0.3", "metric": "tokens_per_s",
-               "value": "%.6g" % (float(r["value"]) * seq)}
+               "seq_len": seq, "max_grad_norm": "0.3", "metric": "tokens_per_s"}
+        v51 = r["metric"] == "train_step_time_median_s"
+        if v51:
+            rec["value"] = "%.6g" % (gbs * seq / float(r["value"]))
+            what = "tokens_per_s = GBS %d x %d / %s s (the median step time)" % (gbs, seq, r["value"])
+            if env["MCORE_CUDA_GRAPH"] in ("1", "True"):
+                rec["cuda_graphs"] = 1
+        else:
+            rec["value"] = "%.6g" % (float(r["value"]) * seq)
+            what = "tokens_per_s = %s samples/s (the median logged throughput) x %d tokens" % (r["value"], seq)
+            if env["TP_COMM_OVERLAP"] == "True" and tp > 1:
+                rec.update(tp_comm_overlap=1, tp_overlap_cfg=ub)
         if not fp8_attention:
             rec["cudnn_version"] = "9.1"
-        if env["TP_COMM_OVERLAP"] == "True" and tp > 1:
-            rec.update(tp_comm_overlap=1, tp_overlap_cfg=ub)
-        what = "tokens_per_s = %s samples/s (the median logged throughput) x %d tokens" % (r["value"], seq)
-        rec["source"] = "%s (%s); %s; %s; %s" % (r["source_path"], r["source"], r["notes"], what, MLPERF_LORA)
+        rec["source"] = "%s (%s); %s; %s; %s%s" % (r["source_path"], r["source"], r["notes"], what, MLPERF_LORA,
+                                                   "; " + MLPERF_LORA_V51 if v51 else "")
         system = r["source_path"].split("/results/")[1].split("/")[0]
-        rec["id"] = "mlperf-llama2-70b-lora-v40-%s-%dx-%s" % (gpu, n, system.replace(".", "-"))
+        rec["id"] = "mlperf-llama2-70b-lora-%s-%s-%dx-%s" % ("v51" if v51 else "v40", gpu, n, system.replace(".", "-"))
         out.append(rec)
     return out
 

@@ -3,10 +3,10 @@
 implementation that price without FP8 attention into bench/data/llm/mlperf_llama2_70b_lora.csv (the
 raw schema of bench/data/llm/README.md).  Python 3 stdlib.
 
-    python3 tools/data/mlperf_lora_from_logs.py GITDIR_V4_0 > bench/data/llm/mlperf_llama2_70b_lora.csv
+    python3 tools/data/mlperf_lora_from_logs.py GITDIR_V4_0 GITDIR_V5_1 > bench/data/llm/mlperf_llama2_70b_lora.csv
 
-GITDIR is a git directory of mlcommons/training_results_v4.0 (what the project's `fetch` tool
-mirrors); the script reads HEAD with `git show`.  The committed CSV is its output at the commit it
+GITDIR_V4_0 and GITDIR_V5_1 are git directories of mlcommons/training_results_v4.0 and v5.1 (what the
+project's `fetch` tool mirrors); the script reads HEAD with `git show`.  The committed CSV is its output at the commit it
 names; the repository is not in this project, so ctest does not rerun it.
 
 What is read: each system directory's result_*.txt (MLLOG lines; each file one run of the same
@@ -21,6 +21,14 @@ gradient_accumulation_steps as logged; the layout from the config the submission
 not MINIBS x the data-parallel size is refused.  The notes keep FP8_DPA (FP8 attention: the H100 and
 H200 configs leave config_common.sh's 1, the L40S ones set False).  No other submitter has a Llama 2
 70B LoRA result in this round (Dell's, ASUSTeK's and Fujitsu's L40S configs have no results).
+
+v5.1 (SYSTEMS_V51): the University of Florida's DGX B200 systems hpg.dgxb200x8.n1 to .n16, which ran
+NVIDIA's NeMo implementation (the submission's b200_nemo directory; their hpg.dgxb200x8 configs source
+b200_nemo/config_common.sh, FP8 attention, tp 1, no NVFP4).  Its custom_callbacks.py logs no
+throughput: every logging interval it logs `tracked_stats` train_loss with outputs["loss"].item(), a
+host sync, so the step time is the time between two such events over the steps between them; value
+= the median over every pair of consecutive events with no evaluation between them.  The other v5.1
+submitters' Blackwell and H200 LoRA systems are not transcribed yet.
 """
 import csv
 import json
@@ -57,8 +65,74 @@ def exports(text):
     return {m.group(1): m.group(2).strip('"') for m in re.finditer(r"^\s*export\s+(\w+)=(\S*)", text, re.M)}
 
 
+UF = "University-of-Florida/benchmarks/llama2_70b_lora/implementations/"
+# (system directory, config file, the directory whose config_common.sh it sources)
+SYSTEMS_V51 = [("hpg.dgxb200x8.n%d" % n, UF + "hpg.dgxb200x8/config_DGXB200_%dx8x1xtp1pp1cp%d.sh" % (n, cp), UF + "b200_nemo/")
+               for n, cp in ((1, 1), (2, 1), (4, 4), (8, 8), (16, 8))]
+KEYS_V51 = ["FP8", "FP8_RECIPE", "FP8_AMAX_ALGO", "FP8_REDUCE_AMAX", "FP8_AMAX_HISTORY", "FP8_DPA", "NVTE_FP8_DPA_BWD",
+            "FP8_ACT", "FP8_PARAM_GATHER", "TP", "SP", "CP", "CP_COMM_TYPE", "MCORE_CUDA_GRAPH", "CG_WEIGHT_CACHING",
+            "USE_TE_OPS", "FUSED_SINGLE_QKV_ROPE", "NEMO_LORA_USE_THUNDER_DROPOUT", "ON_DEVICE_CLIP_GRAD",
+            "NVTE_NORM_FWD_USE_CUDNN", "USE_SHARP", "VBOOST_VALUE", "MBS", "MINIBS", "DGXNGPU", "DGXNNODES"]
+
+
+def step_times(events):
+    """Seconds per step between consecutive train_loss events (each after a host sync) with no
+    evaluation between them."""
+    out, last = [], None
+    for ev in events:
+        k, v = ev["key"], ev["value"]
+        if k in ("eval_start", "eval_stop"):
+            last = None
+        elif k == "tracked_stats" and isinstance(v, dict) and "train_loss" in v:
+            step = int(ev["metadata"]["step"])
+            if last is not None and step > last[1]:
+                out.append((ev["time_ms"] - last[0]) / 1000.0 / (step - last[1]))
+            last = (ev["time_ms"], step)
+    return out
+
+
+def v51_rows(gitdir, out):
+    commit = git(gitdir, "rev-parse", "HEAD").strip()
+    files = git(gitdir, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
+    for system, config, common in SYSTEMS_V51:
+        text = git(gitdir, "show", "HEAD:" + config)
+        if "config_common_fp4" in text or "source" not in text:
+            raise SystemExit("%s: NVFP4, or no config_common.sh" % config)
+        env = exports(git(gitdir, "show", "HEAD:%sconfig_common.sh" % common))
+        env.update(exports(text))
+        if env.get("FP4", "False") not in ("False", "0"):
+            raise SystemExit("%s: NVFP4" % config)
+        sysjson = json.loads(git(gitdir, "show", "HEAD:University-of-Florida/systems/%s.json" % system))
+        runs = sorted(f for f in files if f.startswith("University-of-Florida/results/%s/llama2_70b_lora/result_" % system))
+        steps, gbs, ga = [], set(), set()
+        for f in runs:
+            events = [json.loads(line.split(":::MLLOG", 1)[1]) for line in git(gitdir, "show", "HEAD:" + f).splitlines()
+                      if ":::MLLOG" in line]
+            steps += step_times(events)
+            gbs |= {int(e["value"]) for e in events if e["key"] == "global_batch_size"}
+            ga |= {int(float(e["value"])) for e in events if e["key"] == "gradient_accumulation_steps"}
+        (gbs,), (ga,) = gbs, ga
+        n = int(env["DGXNNODES"]) * int(env["DGXNGPU"])
+        tp, pp, cp = int(env["TP"]), int(env["PP"]), int(env["CP"])
+        dp, mbs = n // (tp * pp * cp), int(env["MBS"])
+        if gbs != int(env["MINIBS"]) * dp or gbs != mbs * ga * dp:
+            raise SystemExit("%s: logged GBS %d, GA %d against MINIBS %s, MBS %d x dp %d" % (system, gbs, ga, env["MINIBS"], mbs, dp))
+        notes = ("%d runs, %d step times between consecutive train_loss events (min %.4f, max %.4f s); config %s@%s "
+                 "sourcing config_common.sh from %s; %s; system %s: %s x %s %s, host networking '%s', framework '%s', "
+                 "cuDNN %s" % (len(runs), len(steps), min(steps), max(steps), config, commit[:8], common,
+                               ", ".join("%s=%s" % (k, env.get(k, "(unset)")) for k in KEYS_V51), system,
+                               sysjson["number_of_nodes"], sysjson["accelerators_per_node"],
+                               sysjson["accelerator_model_name"], sysjson["host_networking"], sysjson["framework"],
+                               sysjson["other_software_stack"]["cudnn_version"]))
+        out.writerow(["MLPerf Training v5.1 closed, University-of-Florida %s (%d x %s)" % (system, n, sysjson["accelerator_model_name"]),
+                      "mlcommons/training_results_v5.1:University-of-Florida/results/%s/llama2_70b_lora/result_*.txt@%s" % (system, commit[:8]),
+                      "Llama 2 70B", sysjson["accelerator_model_name"], n, "fp8", "LoRA fine-tune (NeMo, Megatron-Core)",
+                      gbs, mbs, ga, SEQ_LEN, tp, pp, cp, "", "", "", "train_step_time_median_s",
+                      "%.5f" % statistics.median(steps), notes])
+
+
 def main(argv):
-    if len(argv) != 2:
+    if len(argv) != 3:
         raise SystemExit(__doc__)
     gitdir = argv[1]
     commit = git(gitdir, "rev-parse", "HEAD").strip()
@@ -109,6 +183,7 @@ def main(argv):
                       "Llama 2 70B", sysjson["accelerator_model_name"], n, "fp8", "LoRA fine-tune (NeMo, Megatron-Core)",
                       gbs, mbs, ga, SEQ_LEN, tp, pp, cp, "", "", "", "samples_per_s_tracked_median",
                       "%.5f" % statistics.median(rates), notes])
+    v51_rows(argv[2], out)
 
 
 if __name__ == "__main__":
