@@ -810,7 +810,9 @@ def from_mlperf_llama(rows):
 MLPERF_LORA_GPU = {"NVIDIA H100-SXM5-80GB": ("h100-sxm5-80gb", "ib-ndr-400", "mlperf40_lora_h100_tp4_mbs1"),
                    "NVIDIA H200-SXM5-141GB": ("h200-sxm-141gb", "ib-ndr-400", "mlperf40_lora_h200_tp2_mbs1"),
                    "NVIDIA L40S": ("l40s", "bf3-2x400", ""),
-                   "NVIDIA Blackwell GPU (B200-SXM-180GB)": ("b200", "", "")}
+                   "NVIDIA Blackwell GPU (B200-SXM-180GB)": ("b200", "", ""),
+                   "NVIDIA Blackwell GPU (GB200)": ("gb200", "gb200-nvl72", ""),
+                   "NVIDIA Blackwell Ultra GPU (GB300)": ("gb300", "gb300-nvl72", "")}
 MLPERF_LORA = ("model=meta-llama/Llama-2-70b-hf (MLPerf's llama2_70b_lora: LoRA fine-tuning of Llama 2 70B on GovReport, "
                "each sample one sequence of 8192 tokens: the implementation's README section 2 and "
                "scripts/convert_dataset.py, seq_start_id [0]); NVIDIA's NeMo implementation (train.py, Megatron-Core with "
@@ -836,13 +838,15 @@ MLPERF_LORA = ("model=meta-llama/Llama-2-70b-hf (MLPerf's llama2_70b_lora: LoRA 
                "atomic GEMMs in the userbuffers reduce-scatters, the answer-only loss (the same compute); the frozen "
                "base's width (Megatron-Core holds it in 16 bits): base_precision changes no throughput, so the rows "
                "leave it unset (the run table's rule: every key a row sets must move its prediction)")
-MLPERF_LORA_V51 = ("v5.1 (the University of Florida's DGX B200 systems, NVIDIA's NeMo 25.09 implementation of "
-                   "the b200_nemo directory, train.py: LoRA(dim 16, alpha 32, dropout 0.1, target_modules "
+MLPERF_LORA_V51 = ("v5.1 (the University of Florida's DGX B200 systems and NVIDIA's GB200 / GB300 NVL72 racks, "
+                   "NVIDIA's NeMo 25.09 implementation (UF: its b200_nemo directory), train.py: LoRA(dim 16, alpha 32, dropout 0.1, target_modules "
                    "linear_proj and linear_qkv), clip_grad 0.3, use_distributed_optimizer True): tp 1 with cp 1-8, "
                    "FP8 attention (FP8_DPA=1), fp8_recipe delayed (the yaml's default, FP8_RECIPE unset); "
                    "cuda_graphs=1 where MCORE_CUDA_GRAPH=1 (full-iteration graphs: cuda_graph_scope "
-                   "full_iteration); network left to the reference system's (DGX B200: 8 x 400 Gb/s; the systems "
-                   "state 'InfiniBand'); not priced: cp_comm_type a2a (context parallelism by all-to-all, "
+                   "full_iteration); network: B200 left to the reference system's (DGX B200: 8 x 400 Gb/s; the "
+                   "systems state 'InfiniBand'), GB200 / GB300 4 GPUs per node on NVL72 racks (gb200-nvl72, "
+                   "gb300-nvl72); not priced: SEGMENT=2 (NVIDIA's racks: the job placed in 8-GPU NVLink segments, "
+                   "priced as the 72-GPU domains), cp_comm_type a2a (context parallelism by all-to-all, "
                    "Megatron-Core's; kernels=te prices no context-parallel exchange), FP8_ACT (the activation's FP8 "
                    "input store), Thunder's fused LoRA dropout, TE's op fuser and cuDNN norms (USE_TE_OPS, "
                    "NVTE_NORM_*_USE_CUDNN), SHARP")

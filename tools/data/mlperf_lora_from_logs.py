@@ -24,11 +24,13 @@ H200 configs leave config_common.sh's 1, the L40S ones set False).  No other sub
 
 v5.1 (SYSTEMS_V51): the University of Florida's DGX B200 systems hpg.dgxb200x8.n1 to .n16, which ran
 NVIDIA's NeMo implementation (the submission's b200_nemo directory; their hpg.dgxb200x8 configs source
-b200_nemo/config_common.sh, FP8 attention, tp 1, no NVFP4).  Its custom_callbacks.py logs no
+b200_nemo/config_common.sh, FP8 attention, tp 1, no NVFP4), and NVIDIA's own 72- and 512-GPU GB200
+(tyche) and GB300 (theia) systems (cp 8; their 8-GPU systems run NVFP4 configs and are left out).  Its custom_callbacks.py logs no
 throughput: every logging interval it logs `tracked_stats` train_loss with outputs["loss"].item(), a
 host sync, so the step time is the time between two such events over the steps between them; value
 = the median over every pair of consecutive events with no evaluation between them.  The other v5.1
-submitters' Blackwell and H200 LoRA systems are not transcribed yet.
+submitters' Blackwell and H200 LoRA systems (Dell, Lenovo, Supermicro, Nebius, Quanta, Wiwynn,
+Lambda, GigaComputing, Cisco, Krai) are not transcribed yet.
 """
 import csv
 import json
@@ -66,13 +68,16 @@ def exports(text):
 
 
 UF = "University-of-Florida/benchmarks/llama2_70b_lora/implementations/"
-# (system directory, config file, the directory whose config_common.sh it sources)
-SYSTEMS_V51 = [("hpg.dgxb200x8.n%d" % n, UF + "hpg.dgxb200x8/config_DGXB200_%dx8x1xtp1pp1cp%d.sh" % (n, cp), UF + "b200_nemo/")
-               for n, cp in ((1, 1), (2, 1), (4, 4), (8, 8), (16, 8))]
+NV51 = "NVIDIA/benchmarks/llama2_70b_lora/implementations/nemo/"
+# (submitter, system directory, config file, the directory whose config_common.sh it sources)
+SYSTEMS_V51 = [("University-of-Florida", "hpg.dgxb200x8.n%d" % n, UF + "hpg.dgxb200x8/config_DGXB200_%dx8x1xtp1pp1cp%d.sh" % (n, cp),
+                UF + "b200_nemo/") for n, cp in ((1, 1), (2, 1), (4, 4), (8, 8), (16, 8))] + [
+    ("NVIDIA", "%s_ngpu%d_ngc25.09_nemo" % (rack, n), NV51 + "config_%s_%dx4x1xtp1pp1cp8.sh" % (gpu, n // 4), NV51)
+    for rack, gpu in (("tyche", "GB200"), ("theia", "GB300")) for n in (72, 512)]
 KEYS_V51 = ["FP8", "FP8_RECIPE", "FP8_AMAX_ALGO", "FP8_REDUCE_AMAX", "FP8_AMAX_HISTORY", "FP8_DPA", "NVTE_FP8_DPA_BWD",
             "FP8_ACT", "FP8_PARAM_GATHER", "TP", "SP", "CP", "CP_COMM_TYPE", "MCORE_CUDA_GRAPH", "CG_WEIGHT_CACHING",
             "USE_TE_OPS", "FUSED_SINGLE_QKV_ROPE", "NEMO_LORA_USE_THUNDER_DROPOUT", "ON_DEVICE_CLIP_GRAD",
-            "NVTE_NORM_FWD_USE_CUDNN", "USE_SHARP", "VBOOST_VALUE", "MBS", "MINIBS", "DGXNGPU", "DGXNNODES"]
+            "NVTE_NORM_FWD_USE_CUDNN", "USE_SHARP", "VBOOST_VALUE", "SEGMENT", "MBS", "MINIBS", "DGXNGPU", "DGXNNODES"]
 
 
 def step_times(events):
@@ -94,7 +99,7 @@ def step_times(events):
 def v51_rows(gitdir, out):
     commit = git(gitdir, "rev-parse", "HEAD").strip()
     files = git(gitdir, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
-    for system, config, common in SYSTEMS_V51:
+    for org, system, config, common in SYSTEMS_V51:
         text = git(gitdir, "show", "HEAD:" + config)
         if "config_common_fp4" in text or "source" not in text:
             raise SystemExit("%s: NVFP4, or no config_common.sh" % config)
@@ -102,8 +107,8 @@ def v51_rows(gitdir, out):
         env.update(exports(text))
         if env.get("FP4", "False") not in ("False", "0"):
             raise SystemExit("%s: NVFP4" % config)
-        sysjson = json.loads(git(gitdir, "show", "HEAD:University-of-Florida/systems/%s.json" % system))
-        runs = sorted(f for f in files if f.startswith("University-of-Florida/results/%s/llama2_70b_lora/result_" % system))
+        sysjson = json.loads(git(gitdir, "show", "HEAD:%s/systems/%s.json" % (org, system)))
+        runs = sorted(f for f in files if f.startswith("%s/results/%s/llama2_70b_lora/result_" % (org, system)))
         steps, gbs, ga = [], set(), set()
         for f in runs:
             events = [json.loads(line.split(":::MLLOG", 1)[1]) for line in git(gitdir, "show", "HEAD:" + f).splitlines()
@@ -124,8 +129,8 @@ def v51_rows(gitdir, out):
                                sysjson["number_of_nodes"], sysjson["accelerators_per_node"],
                                sysjson["accelerator_model_name"], sysjson["host_networking"], sysjson["framework"],
                                sysjson["other_software_stack"]["cudnn_version"]))
-        out.writerow(["MLPerf Training v5.1 closed, University-of-Florida %s (%d x %s)" % (system, n, sysjson["accelerator_model_name"]),
-                      "mlcommons/training_results_v5.1:University-of-Florida/results/%s/llama2_70b_lora/result_*.txt@%s" % (system, commit[:8]),
+        out.writerow(["MLPerf Training v5.1 closed, %s %s (%d x %s)" % (org, system, n, sysjson["accelerator_model_name"]),
+                      "mlcommons/training_results_v5.1:%s/results/%s/llama2_70b_lora/result_*.txt@%s" % (org, system, commit[:8]),
                       "Llama 2 70B", sysjson["accelerator_model_name"], n, "fp8", "LoRA fine-tune (NeMo, Megatron-Core)",
                       gbs, mbs, ga, SEQ_LEN, tp, pp, cp, "", "", "", "train_step_time_median_s",
                       "%.5f" % statistics.median(steps), notes])
