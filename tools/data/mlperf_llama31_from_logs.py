@@ -34,8 +34,9 @@ import csv
 import json
 import re
 import statistics
-import subprocess
 import sys
+
+from mlperf_logs import events, git, logged, tracked
 
 HEADER = ["source", "source_path", "model", "gpu", "num_gpus", "precision", "method", "global_batch", "micro_batch",
           "grad_accum", "seq_len", "tp", "pp", "cp", "vp", "ep", "fsdp", "metric", "value", "notes"]
@@ -58,11 +59,6 @@ SYSTEMS = [
     ("NVIDIA", "theia_ngpu72_ngc25.09_nemo", NV + "config_GB300_18x4x1xtp1pp1cp2_8b.sh", NV),
     ("NVIDIA", "theia_ngpu512_ngc25.09_nemo", NV + "config_GB300_128x4x1xtp2pp1cp4_8b.sh", NV),
 ]
-
-
-def git(gitdir, *args):
-    return subprocess.run(["git", "--git-dir", gitdir] + list(args), check=True, capture_output=True,
-                          text=True).stdout
 
 
 def env_of(text):
@@ -98,22 +94,9 @@ def main(argv):
             raise SystemExit("%s sources %s" % (config, sources))
         sysjson = json.loads(git(gitdir, "show", "HEAD:%s/systems/%s.json" % (org, system)))
         runs = sorted(f for f in files if f.startswith("%s/results/%s/llama31_8b/result_" % (org, system)))
-        steps, gbs, ga, seq = [], set(), set(), set()
-        for f in runs:
-            for line in git(gitdir, "show", "HEAD:" + f).splitlines():
-                if ":::MLLOG" not in line:
-                    continue
-                ev = json.loads(line.split(":::MLLOG", 1)[1])
-                k, v = ev["key"], ev["value"]
-                if k == "tracked_stats" and isinstance(v, dict) and "train_step_time" in v:
-                    steps.append(float(v["train_step_time"]))
-                elif k == "global_batch_size":
-                    gbs.add(int(v))
-                elif k == "gradient_accumulation_steps":
-                    ga.add(int(float(v)))
-                elif k == "max_sequence_length":
-                    seq.add(int(v))
-        (gbs,), (ga,), (seq,) = gbs, ga, seq
+        evs = [events(gitdir, f) for f in runs]
+        steps = tracked(evs, "train_step_time")
+        gbs, ga, seq = (logged(evs, k) for k in ("global_batch_size", "gradient_accumulation_steps", "max_sequence_length"))
         n = int(env["DGXNNODES"]) * int(env["DGXNGPU"])
         tp, pp, cp = (int(env[k]) for k in ("TENSOR_MODEL_PARALLEL", "PIPELINE_MODEL_PARALLEL", "CONTEXT_PARALLEL"))
         dp = n // (tp * pp * cp)

@@ -36,8 +36,9 @@ import csv
 import json
 import re
 import statistics
-import subprocess
 import sys
+
+from mlperf_logs import events, git, logged, tracked
 
 HEADER = ["source", "source_path", "model", "gpu", "num_gpus", "precision", "method", "global_batch", "micro_batch",
           "grad_accum", "seq_len", "tp", "pp", "cp", "vp", "ep", "fsdp", "metric", "value", "notes"]
@@ -58,11 +59,6 @@ KEYS = ["FP8", "FP8_AMAX_ALGO", "FP8_REDUCE_AMAX", "FP8_AMAX_HISTORY", "FP8_DPA"
         "MC_TP_OVERLAP_RS_DGRAD", "LORA_A2A", "SHARP", "VBOOST_VALUE", "MBS", "MINIBS", "DGXNGPU", "DGXNNODES"]
 
 
-def git(gitdir, *args):
-    return subprocess.run(["git", "--git-dir", gitdir] + list(args), check=True, capture_output=True,
-                          text=True).stdout
-
-
 def exports(text):
     return {m.group(1): m.group(2).strip('"') for m in re.finditer(r"^\s*export\s+(\w+)=(\S*)", text, re.M)}
 
@@ -80,11 +76,11 @@ KEYS_V51 = ["FP8", "FP8_RECIPE", "FP8_AMAX_ALGO", "FP8_REDUCE_AMAX", "FP8_AMAX_H
             "NVTE_NORM_FWD_USE_CUDNN", "USE_SHARP", "VBOOST_VALUE", "SEGMENT", "MBS", "MINIBS", "DGXNGPU", "DGXNNODES"]
 
 
-def step_times(events):
+def step_times(run_events):
     """Seconds per step between consecutive train_loss events (each after a host sync) with no
     evaluation between them."""
     out, last = [], None
-    for ev in events:
+    for ev in run_events:
         k, v = ev["key"], ev["value"]
         if k in ("eval_start", "eval_stop"):
             last = None
@@ -109,14 +105,9 @@ def v51_rows(gitdir, out):
             raise SystemExit("%s: NVFP4" % config)
         sysjson = json.loads(git(gitdir, "show", "HEAD:%s/systems/%s.json" % (org, system)))
         runs = sorted(f for f in files if f.startswith("%s/results/%s/llama2_70b_lora/result_" % (org, system)))
-        steps, gbs, ga = [], set(), set()
-        for f in runs:
-            events = [json.loads(line.split(":::MLLOG", 1)[1]) for line in git(gitdir, "show", "HEAD:" + f).splitlines()
-                      if ":::MLLOG" in line]
-            steps += step_times(events)
-            gbs |= {int(e["value"]) for e in events if e["key"] == "global_batch_size"}
-            ga |= {int(float(e["value"])) for e in events if e["key"] == "gradient_accumulation_steps"}
-        (gbs,), (ga,) = gbs, ga
+        evs = [events(gitdir, f) for f in runs]
+        steps = [t for e in evs for t in step_times(e)]
+        gbs, ga = logged(evs, "global_batch_size"), logged(evs, "gradient_accumulation_steps")
         n = int(env["DGXNNODES"]) * int(env["DGXNGPU"])
         tp, pp, cp = int(env["TP"]), int(env["PP"]), int(env["CP"])
         dp, mbs = n // (tp * pp * cp), int(env["MBS"])
@@ -154,20 +145,9 @@ def main(argv):
         env.update(exports(text))  # the config's own exports after the sourced defaults
         sysjson = json.loads(git(gitdir, "show", "HEAD:NVIDIA/systems/%s.json" % system))
         runs = sorted(f for f in files if f.startswith("NVIDIA/results/%s/llama2_70b_lora/result_" % system))
-        rates, gbs, ga = [], set(), set()
-        for f in runs:
-            for line in git(gitdir, "show", "HEAD:" + f).splitlines():
-                if ":::MLLOG" not in line:
-                    continue
-                ev = json.loads(line.split(":::MLLOG", 1)[1])
-                k, v = ev["key"], ev["value"]
-                if k == "tracked_stats" and isinstance(v, dict) and "throughput" in v:
-                    rates.append(float(v["throughput"]))
-                elif k == "global_batch_size":
-                    gbs.add(int(v))
-                elif k == "gradient_accumulation_steps":
-                    ga.add(int(float(v)))
-        (gbs,), (ga,) = gbs, ga
+        evs = [events(gitdir, f) for f in runs]
+        rates = tracked(evs, "throughput")
+        gbs, ga = logged(evs, "global_batch_size"), logged(evs, "gradient_accumulation_steps")
         n = int(env["DGXNNODES"]) * int(env["DGXNGPU"])
         tp, pp, cp = (int(env[k]) for k in ("TP", "PP", "CP"))
         dp = n // (tp * pp * cp)
