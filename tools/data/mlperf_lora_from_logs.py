@@ -29,8 +29,12 @@ b200_nemo/config_common.sh, FP8 attention, tp 1, no NVFP4), and NVIDIA's own 72-
 throughput: every logging interval it logs `tracked_stats` train_loss with outputs["loss"].item(), a
 host sync, so the step time is the time between two such events over the steps between them; value
 = the median over every pair of consecutive events with no evaluation between them.  The other v5.1
-submitters' Blackwell and H200 LoRA systems (Dell, Lenovo, Supermicro, Nebius, Quanta, Wiwynn,
-Lambda, GigaComputing, Cisco, Krai) are not transcribed yet.
+submitters' B200, GB200 and GB300 systems follow where a log's DLPAL line names its config and its
+printed settings match the config chain (notes in SYSTEMS_V51).  Left out: NVFP4 configs (Dell
+1xXE9680Lx8B200, Nebius b200_n1 and n2), B300 systems (no HGX B300 in models/gpus.csv), a config the
+log contradicts (Dell 1xXE9680Lx8H200, Nebius b200_n4), result files absent from the mirror (Dell
+2xXE9685Lx8B200), and logs of the v5.0 format, which track a throughput and no losses with steps
+(Cisco's H100 and H200, Krai's H200, Quanta's D74H-7U, Dell's 1xXE9680x8H200: not transcribed yet).
 """
 import csv
 import json
@@ -63,17 +67,55 @@ def exports(text):
     return {m.group(1): m.group(2).strip('"') for m in re.finditer(r"^\s*export\s+(\w+)=(\S*)", text, re.M)}
 
 
-UF = "University-of-Florida/benchmarks/llama2_70b_lora/implementations/"
+LI = "benchmarks/llama2_70b_lora/implementations/"
+UF = "University-of-Florida/" + LI
+SM = "Supermicro/" + LI
+DELL = "Dell/" + LI + "nemo/"
 NV51 = "NVIDIA/benchmarks/llama2_70b_lora/implementations/nemo/"
 # (submitter, system directory, config file, the directory whose config_common.sh it sources)
 SYSTEMS_V51 = [("University-of-Florida", "hpg.dgxb200x8.n%d" % n, UF + "hpg.dgxb200x8/config_DGXB200_%dx8x1xtp1pp1cp%d.sh" % (n, cp),
                 UF + "b200_nemo/") for n, cp in ((1, 1), (2, 1), (4, 4), (8, 8), (16, 8))] + [
     ("NVIDIA", "%s_ngpu%d_ngc25.09_nemo" % (rack, n), NV51 + "config_%s_%dx4x1xtp1pp1cp8.sh" % (gpu, n // 4), NV51)
-    for rack, gpu in (("tyche", "GB200"), ("theia", "GB300")) for n in (72, 512)]
+    for rack, gpu in (("tyche", "GB200"), ("theia", "GB300")) for n in (72, 512)] + [
+    # other submitters (each log's DLPAL line names its config, checked against the log's printed settings)
+    ("GigaComputing", "G894-AD1_pytorch", "GigaComputing/" + LI + "B200/pytorch/config_G894-AD1_1x8x1xtp1pp1cp1.sh",
+     "GigaComputing/" + LI + "B200/pytorch/"),
+    ("Lenovo", "SR680aV3-8xB200_SXM_180GB", "Lenovo/benchmarks/llama2_70b_lora/config_SR780aV3_SR680aV3_SR680aV4.sh",
+     "Lenovo/benchmarks/llama2_70b_lora/"),
+    ("Lenovo", "SR780aV3-8xB200_SXM_180GB", "Lenovo/benchmarks/llama2_70b_lora/config_SR780aV3_SR680aV3_SR680aV4.sh",
+     "Lenovo/benchmarks/llama2_70b_lora/"),
+    ("Supermicro", "AS-A126GS-TNBR", SM + "Blackwell_lora/config_AS-A126GS-TNBR_1x8x1xtp1pp1cp1.sh", SM + "Blackwell_lora/"),
+    ("Supermicro", "AS-4126GS-NBR-LCC", SM + "AS-4126GS-NBR-LCC/config_AS-4126GS-NBR-LCC_1x8x1xtp1pp1cp1.sh",
+     SM + "AS-4126GS-NBR-LCC/"),
+    ("Supermicro", "SYS-422GS-NBRT-LCC", SM + "SYS-422GS-NBRT-LCC/config_SYS-422GS-NBRT-LCC_1x8x1xtp1pp1cp1.sh",
+     SM + "SYS-422GS-NBRT-LCC/"),
+    ("Dell", "1xXE9685Lx8B200-SXM-180GB", DELL + "config_XE9685Lx8B200-SXM-180GB_1x8x1xtp1pp1cp1.sh", DELL),
+    ("Dell", "1xXE9780x8B200-SXM-180GB", DELL + "config_XE9780x8B200-SXM-180GB_1x8x1xtp1pp1cp1.sh", DELL),
+    # the log's DLPAL line names 2xXE9680Lx8B200-SXM-280GB_2x8x1xtp1pp1cp1, the file is ...-180GB_...: same values
+    ("Dell", "2xXE9680Lx8B200-SXM-180GB", DELL + "config_2xXE9680Lx8B200-SXM-180GB_2x8x1xtp1pp1cp1.sh", DELL),
+    # DLPAL GB300_18x4x1xtp1pp1cp8; this file has the same content
+    ("Supermicro", "ARS-121GL-NB3", SM + "Blackwell_lora/config_ARS-121GL-NB3_18x4x1xtp1pp1cp8.sh", SM + "Blackwell_lora/"),
+    # DLPAL dj_config (not in the submission); these are the log's values
+    ("Lambda", "gb300_n18_ngc25.04_nemo", "Lambda/" + LI + "gb300_1007/config_GB300_18x4x1xtp1pp1cp8.sh",
+     "Lambda/" + LI + "gb300_1007/"),
+    # their configs source configs/config_common.sh, absent; the runs used NVIDIA's (the log's TE op fuser), which
+    # every v5.1 NeMo submission carries byte for byte
+    ("Wiwynn", "1xKinabalux18x4GB200", "Wiwynn/" + LI + "pytorch/configs/config_1xKinabalux18x4GB200.sh", NV51),
+    ("Wiwynn", "8xKinabalux18x4GB200", "Wiwynn/" + LI + "pytorch/configs/config_8xKinabalux18x4GB200.sh", NV51)]
 KEYS_V51 = ["FP8", "FP8_RECIPE", "FP8_AMAX_ALGO", "FP8_REDUCE_AMAX", "FP8_AMAX_HISTORY", "FP8_DPA", "NVTE_FP8_DPA_BWD",
             "FP8_ACT", "FP8_PARAM_GATHER", "TP", "SP", "CP", "CP_COMM_TYPE", "MCORE_CUDA_GRAPH", "CG_WEIGHT_CACHING",
             "USE_TE_OPS", "FUSED_SINGLE_QKV_ROPE", "NEMO_LORA_USE_THUNDER_DROPOUT", "ON_DEVICE_CLIP_GRAD",
             "NVTE_NORM_FWD_USE_CUDNN", "USE_SHARP", "VBOOST_VALUE", "SEGMENT", "MBS", "MINIBS", "DGXNGPU", "DGXNNODES"]
+
+
+def cudnn_of(sysjson):
+    """The system description's cuDNN release; some give other_software_stack as a string, or none."""
+    stack = sysjson.get("other_software_stack")
+    if isinstance(stack, list) and stack:
+        stack = stack[0]
+    if isinstance(stack, dict):
+        return stack.get("cudnn_version", "(not stated)")
+    return "(not stated: '%s')" % stack if stack else "(not stated)"
 
 
 def step_times(run_events):
@@ -119,7 +161,7 @@ def v51_rows(gitdir, out):
                                ", ".join("%s=%s" % (k, env.get(k, "(unset)")) for k in KEYS_V51), system,
                                sysjson["number_of_nodes"], sysjson["accelerators_per_node"],
                                sysjson["accelerator_model_name"], sysjson["host_networking"], sysjson["framework"],
-                               sysjson["other_software_stack"]["cudnn_version"]))
+                               cudnn_of(sysjson)))
         out.writerow(["MLPerf Training v5.1 closed, %s %s (%d x %s)" % (org, system, n, sysjson["accelerator_model_name"]),
                       "mlcommons/training_results_v5.1:%s/results/%s/llama2_70b_lora/result_*.txt@%s" % (org, system, commit[:8]),
                       "Llama 2 70B", sysjson["accelerator_model_name"], n, "fp8", "LoRA fine-tune (NeMo, Megatron-Core)",
