@@ -5,6 +5,9 @@ fitted here):
 
   * DeepLearningExamples / Lambda PyTorch harness: bench/results/loao.csv (bench_logo --by-arch:
     each architecture predicted by a fit that never saw it);
+  * the same harness on GPUs no fit has (bench/data/holdout_runs.csv):
+    bench/results/holdout_accuracy.csv (epochcast validate -o with the shipped profile, each row with
+    the library's p10-p90);
   * PyTorch / Hugging Face stack: bench/results/stack_accuracy.csv (bench_stack: its holdout
     split, time metrics only);
   * LLM stacks of bench/data/llm_runs.csv (NeMo and Megatron-Bridge on Transformer Engine,
@@ -38,8 +41,9 @@ folder of `bench/arch_fold.sh ARCH BUILD DIR`: a profile fitted the shipped way 
 that architecture (DIR/profile_no_ARCH.csv), the llm_validation-style report bench_llm_runs wrote
 with it (DIR/llm_no_ARCH.md, whose second-fit columns are that fold's predictions and the library's
 p10-p90 under that profile), and `epochcast validate`'s predictions of the architecture's own runs
-of stack_runs.csv and calibration_dle.csv under that profile (DIR/stack_of_ARCH.pred.csv,
-DIR/dle_of_ARCH.pred.csv; time metrics only, each with the library's p10-p90).
+of stack_runs.csv, calibration_dle.csv and holdout_runs.csv under that profile
+(DIR/stack_of_ARCH.pred.csv, DIR/dle_of_ARCH.pred.csv, DIR/holdout_of_ARCH.pred.csv; time metrics
+only, each with the library's p10-p90).
 """
 import csv
 import math
@@ -246,7 +250,8 @@ def folds(arch, fitted, unseen, comm, paths, extra, bound):
                     ins = abs(math.log(pred / meas)) <= Z90 * widened(row_sd, fold_comm, paths, gpu, gpus)
                 groups.setdefault(stack, []).append(((pred - meas) / meas, ins))
         if fold_dir:
-            for name, stack in (("stack", "PyTorch / HF stack (all splits)"), ("dle", "DLE / Lambda PyTorch")):
+            for name, stack in (("stack", "PyTorch / HF stack (all splits)"), ("dle", "DLE / Lambda PyTorch"),
+                                ("holdout", "DLE / Lambda PyTorch, GPUs no fit has (holdout_runs.csv)")):
                 for r in rows_validated(os.path.join(fold_dir, "%s_of_%s.pred.csv" % (name, a))):
                     groups.setdefault(stack, []).append(r)
         else:
@@ -280,7 +285,8 @@ def main():
         if len(args) < i + 3:
             sys.exit("arch_stack_table.py: --fold needs ARCH DIR (DIR: bench/arch_fold.sh's output folder)")
         a, d = args[i + 1].lower(), args[i + 2]
-        for name in ("profile_no_%s.csv", "llm_no_%s.md", "stack_of_%s.pred.csv", "dle_of_%s.pred.csv"):
+        for name in ("profile_no_%s.csv", "llm_no_%s.md", "stack_of_%s.pred.csv", "dle_of_%s.pred.csv",
+                     "holdout_of_%s.pred.csv"):
             if not os.path.exists(os.path.join(d, name % a)):
                 sys.exit("arch_stack_table.py: --fold %s %s: no %s there (run bench/arch_fold.sh %s BUILD %s)" %
                          (a, d, name % a, a, d))
@@ -322,6 +328,11 @@ def main():
             if r["split"] == "holdout" and r["metric"] in TIME_METRICS:
                 add(r["gpu"], "PyTorch / HF stack (holdout)", float(r["predicted"]), float(r["measured"]),
                     what="stack_accuracy.csv row " + r["id"], metric=r["metric"])
+    with open("bench/results/holdout_accuracy.csv", newline="") as f:  # epochcast validate -o, shipped profile
+        for r in csv.DictReader(f):
+            if r["metric"] in TIME_METRICS:
+                add(r["gpu"], "DLE / Lambda PyTorch, GPUs no fit has (holdout_runs.csv)", float(r["predicted"]),
+                    float(r["measured"]), r["in_p10_p90"] == "1", metric=r["metric"])
     for gpu, stack, pred, meas, gpus, util, ins, run_id in rows_llm("bench/results/llm_validation.md"):
         add(gpu, stack, pred, meas, ins, gpus=gpus, util=util, what="llm_validation.md row on " + gpu,
             kernels=run_kernels.get(run_id, "eager"))

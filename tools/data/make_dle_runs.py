@@ -444,6 +444,48 @@ def convert(row, harness, accum, containers, values):
     return row
 
 
+ADDED_COLUMNS = ["topology", "attention", "gradient_as_bucket_view", "memory_format", "mlm_all_positions",
+                 "max_grad_norm", "grad_buckets", "bucket_cap_mb", "activation"]
+
+
+def as_run(rows, fields, shared):
+    """Rows of calibration.csv's schema (dicts of strings) as their scripts ran them: the rows
+    made of another system, LDDL-binned phase-2 rows and the one-GPU 2080 Ti rows dropped, the
+    medians of tables that ran differently split, the added columns filled (module docstring).
+    Returns (rows, fields); make_holdout.py puts its rows through the same."""
+    mdir = os.path.join(shared, "data", "measurements")
+    harness = harness_of_rows(mdir)
+    accum = accumulation_of_readmes(mdir)
+    others = other_system_keys(mdir)
+    containers = containers_of_readmes(mdir)
+    values = readme_values(mdir)
+    out = [steps_run_value(convert(part, harness, accum, containers, values)) for r in rows
+           if not made_elsewhere(r, others) and not binned_phase2(r, containers) and not ran_on_one_gpu(r)
+           for part in split_by_run(r, values, accum)]
+    fields = list(fields)
+    for c in ADDED_COLUMNS:
+        fields.insert(fields.index("metric"), c)
+    return out, fields
+
+
+def write_csv(dst, fields, rows, check):
+    """Write rows to dst atomically; with check, compare with dst instead (0 same, 1 differs)."""
+    tmp = dst + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    if check:
+        with open(tmp, "rb") as a, open(dst, "rb") as b:
+            same = a.read() == b.read()
+        os.remove(tmp)
+        print("%s %s what the rules make" % (dst, "is" if same else "differs from"))
+        return 0 if same else 1
+    os.replace(tmp, dst)
+    print("wrote %s (%d rows)" % (dst, len(rows)))
+    return 0
+
+
 def main(argv):
     shared = os.path.join(root_dir(), "..", "shared")
     check = len(argv) == 2 and argv[1] == "--check"
@@ -459,38 +501,8 @@ def main(argv):
         return 77
     with open(src, newline="") as f:
         reader = csv.DictReader(f)
-        fields = list(reader.fieldnames)
-        harness = harness_of_rows(os.path.join(shared, "data", "measurements"))
-        accum = accumulation_of_readmes(os.path.join(shared, "data", "measurements"))
-        others = other_system_keys(os.path.join(shared, "data", "measurements"))
-        containers = containers_of_readmes(os.path.join(shared, "data", "measurements"))
-        values = readme_values(os.path.join(shared, "data", "measurements"))
-        rows = [steps_run_value(convert(part, harness, accum, containers, values)) for r in reader
-                if not made_elsewhere(r, others) and not binned_phase2(r, containers) and not ran_on_one_gpu(r)
-                for part in split_by_run(r, values, accum)]
-    fields.insert(fields.index("metric"), "topology")
-    fields.insert(fields.index("metric"), "attention")
-    fields.insert(fields.index("metric"), "gradient_as_bucket_view")
-    fields.insert(fields.index("metric"), "memory_format")
-    fields.insert(fields.index("metric"), "mlm_all_positions")
-    fields.insert(fields.index("metric"), "max_grad_norm")
-    fields.insert(fields.index("metric"), "grad_buckets")
-    fields.insert(fields.index("metric"), "bucket_cap_mb")
-    fields.insert(fields.index("metric"), "activation")
-    tmp = dst + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    if check:
-        with open(tmp, "rb") as a, open(dst, "rb") as b:
-            same = a.read() == b.read()
-        os.remove(tmp)
-        print("%s %s what make_dle_runs.py makes of %s" % (dst, "is" if same else "differs from", src))
-        return 0 if same else 1
-    os.replace(tmp, dst)
-    print("wrote %s (%d rows)" % (dst, len(rows)))
-    return 0
+        rows, fields = as_run(reader, reader.fieldnames, shared)
+    return write_csv(dst, fields, rows, check)
 
 
 if __name__ == "__main__":

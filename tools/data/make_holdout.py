@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
 """Build bench/data/holdout_runs.csv: measured public runs on GPUs that are NOT in
 ../shared/data/runs/calibration.csv, mapped to the run-record schema with the same
-rules that produced calibration.csv.  Python 3 stdlib only.
+rules that produced calibration.csv, then described as their scripts ran them by the rules
+that make calibration_dle.csv of calibration.csv (make_dle_runs.py's as_run: eager attention,
+apex O2 fp16, the DDP buckets, Python GELU of the v0 harness, ...).  No fit reads this file:
+it is the validation set of GPUs outside the calibration (bench/results/holdout_accuracy.md) and
+the arch folds predict its rows (bench/arch_fold.sh).  Python 3 stdlib only.
 
     python3 tools/data/make_holdout.py                 # write bench/data/holdout_runs.csv
+    python3 tools/data/make_holdout.py --check-file    # exit 1 if the committed file differs,
+                                                       # 77 (skip) without the shared folder
     python3 tools/data/make_holdout.py --check         # apply the rules to the calibration
                                                        # GPUs and compare with calibration.csv
     python3 tools/data/make_holdout.py --shared DIR    # shared folder (default ../shared)
@@ -33,6 +39,9 @@ import os
 import re
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_dle_runs  # noqa: E402
 
 HEADER = ["id", "model", "task", "gpu", "num_gpus", "strategy", "precision", "batch_per_gpu",
           "seq_len", "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "data",
@@ -89,6 +98,9 @@ def map_rows(shared, gpus):
                         skipped.get(("gpu not in models/gpus.csv", r["gpu"]), 0) + 1
                     continue
                 notes = r["notes"]
+                if not r["per_gpu_batch"]:
+                    skipped[("no batch size", gid)] = skipped.get(("no batch size", gid), 0) + 1
+                    continue
                 flag = next((fl for fl in SKIP_FLAGS if fl in notes), None)
                 if flag:
                     skipped[(flag, gid)] = skipped.get((flag, gid), 0) + 1
@@ -154,6 +166,9 @@ def main():
     shared = os.path.join(os.path.dirname(root_dir()), "shared")
     if "--shared" in args:
         shared = args[args.index("--shared") + 1]
+    if not os.path.exists(os.path.join(shared, "data", "runs", "calibration.csv")):
+        print("make_holdout: no %s/data; nothing to make or check" % shared)
+        return 77
     gpus = gpu_lookup(os.path.join(root_dir(), "models", "gpus.csv"))
     with open(os.path.join(shared, "data", "runs", "calibration.csv"), newline="") as f:
         calib = list(csv.DictReader(f))
@@ -176,19 +191,19 @@ def main():
         return
 
     hold = merge([r for r in rows if r["gpu"] not in calib_gpus])
+    # the calibration rows' own rules: dict rows of strings, then make_dle_runs.py's as_run
+    as_text = [{c: fmt_value(r[c]) if c == "value" else str(r[c]) for c in HEADER} for r in hold]
+    runs, fields = make_dle_runs.as_run(as_text, HEADER, shared)
     path = os.path.join(root_dir(), "bench", "data", "holdout_runs.csv")
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(HEADER)
-        for r in hold:
-            w.writerow([fmt_value(r["value"]) if c == "value" else r[c] for c in HEADER])
-    print("wrote %s: %d rows" % (path, len(hold)))
-    for r in hold:
-        print("  ", r["id"], r["value"])
+    status = make_dle_runs.write_csv(path, fields, runs, "--check-file" in args)
+    if "--check-file" not in args:
+        for r in runs:
+            print("  ", r["id"], r["value"])
     for (why, what), n in sorted(skipped.items()):
         if what not in calib_gpus:
             print("  skipped %4d rows: %s (%s)" % (n, why, what))
+    return status
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
