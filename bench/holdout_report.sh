@@ -47,7 +47,7 @@ head = "| {} | rows | MAPE % | bias % | within 10 % | p10-p90 covers |\n| --- | 
 for title, key in (("GPU (architecture)", lambda r: "%s (%s)" % (r["gpu"], arch.get(r["gpu"], "?"))),
                    ("model", lambda r: r["model"]),
                    ("precision as run", lambda r: runs[r["id"]]["precision"]),
-                   ("GPUs", lambda r: "%3d" % int(runs[r["id"]]["num_gpus"]))):
+                   ("GPUs", lambda r: "%5d" % int(runs[r["id"]]["num_gpus"]))):
     print(head.format(title))
     groups = {}
     for r in rows:
