@@ -47,7 +47,9 @@ head = "| {} | rows | MAPE % | bias % | within 10 % | p10-p90 covers |\n| --- | 
 for title, key in (("GPU (architecture)", lambda r: "%s (%s)" % (r["gpu"], arch.get(r["gpu"], "?"))),
                    ("model", lambda r: r["model"]),
                    ("precision as run", lambda r: runs[r["id"]]["precision"]),
-                   ("GPUs", lambda r: "%5d" % int(runs[r["id"]]["num_gpus"]))):
+                   ("GPUs", lambda r: "%5d" % int(runs[r["id"]]["num_gpus"])),
+                   ("harness (note_harness), GPUs", lambda r: "%s, %s" % (runs[r["id"]]["note_harness"], "one GPU" if
+                                                   runs[r["id"]]["num_gpus"] == "1" else "several"))):
     print(head.format(title))
     groups = {}
     for r in rows:
@@ -56,6 +58,10 @@ for title, key in (("GPU (architecture)", lambda r: "%s (%s)" % (r["gpu"], arch.
         print(line(k, groups[k]))
     print(line("**all**", rows))
     print()
+print("Lambda's v0 harness on NGC 20.01 (2020) printed its own BERT SQuAD figure, ceil(max_steps / (n x b)) x n x b")
+print("over tqdm's epoch rate of a run cut to max_steps examples, the first epoch's warm-up in it")
+print("(`scripts/patch/run_squad.sh`@95d34b5a lines 112-115; `tools/data/make_holdout.py` harness_of).")
+print()
 print("Bias > 0: predicted faster than measured (every metric here is a rate).  `epochcast validate`'s own")
 print("summary:\n\n```")
 print(summary.strip())

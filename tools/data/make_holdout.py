@@ -78,6 +78,21 @@ def classify(model, source_path):
     return None
 
 
+def harness_of(fname, framework):
+    """Which harness measured a row (the note_harness column; the report splits by it).  Lambda's
+    v0 harness on NGC 20.01 (2020) printed its own BERT SQuAD figure, ceil(max_steps / (n x b))
+    x n x b over tqdm's epoch rate of a run cut to max_steps examples, the first epoch's warm-up
+    in it (scripts/patch/run_squad.sh@95d34b5a lines 112-115); on NGC 20.10 and later it reports
+    run_squad.py's training_sequences_per_second over max_steps steps."""
+    if fname.startswith("lambda_v0"):
+        return "Lambda v0, NGC 20.01 (2020)" if "20.01" in framework else "Lambda v0, NGC 20.10-21.x"
+    if fname.startswith("lambda_v1"):
+        return "Lambda v1"
+    if fname.startswith("lambda_v2"):
+        return "Lambda v2"
+    return "NVIDIA README"
+
+
 def map_rows(shared, gpus):
     out, skipped = [], {}
     mdir = os.path.join(shared, "data", "measurements")
@@ -128,7 +143,8 @@ def map_rows(shared, gpus):
                                   "imagenet": "sgd"}[task],
                     "checkpointing": 0, "compile": 0, "data": data,
                     "metric": "samples_per_s", "value": float(r["value"]),
-                    "src": "%s:%s" % (key, r["source_path"].split("@")[0])})
+                    "src": "%s:%s" % (key, r["source_path"].split("@")[0]),
+                    "harness": harness_of(fname, r["framework"])})
     return out, skipped
 
 
@@ -148,6 +164,7 @@ def merge(rows):
             if x["src"] not in srcs:
                 srcs.append(x["src"])
         base["source"] = "median of %d: %s" % (len(rs), "; ".join(srcs))
+        base["note_harness"] = " + ".join(sorted({x["harness"] for x in rs}))
         merged.append(base)
     merged.sort(key=lambda r: (r["model"], r["task"], r["gpu"], r["num_gpus"], r["precision"],
                                r["batch_per_gpu"], r["data"]))
@@ -193,7 +210,9 @@ def main():
     hold = merge([r for r in rows if r["gpu"] not in calib_gpus])
     # the calibration rows' own rules: dict rows of strings, then make_dle_runs.py's as_run
     as_text = [{c: fmt_value(r[c]) if c == "value" else str(r[c]) for c in HEADER} for r in hold]
-    runs, fields = make_dle_runs.as_run(as_text, HEADER, shared)
+    for t, r in zip(as_text, hold):
+        t["note_harness"] = r["note_harness"]
+    runs, fields = make_dle_runs.as_run(as_text, HEADER + ["note_harness"], shared)
     path = os.path.join(root_dir(), "bench", "data", "holdout_runs.csv")
     status = make_dle_runs.write_csv(path, fields, runs, "--check-file" in args)
     if "--check-file" not in args:
