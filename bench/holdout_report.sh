@@ -5,7 +5,7 @@
 # own README tables, on GPUs no calibration row is on: tools/data/make_holdout.py) with the shipped
 # profile, which was fitted without them, and writes
 #   bench/results/holdout_accuracy.csv  each row's prediction, p10-p90 and measurement (validate -o)
-#   bench/results/holdout_accuracy.md   the summary by GPU, model and precision
+#   bench/results/holdout_accuracy.md   the summary by GPU, model, precision, GPU count and harness
 # From the repository root:
 #   bash bench/holdout_report.sh [BUILD_DIR]
 set -euo pipefail
@@ -16,7 +16,7 @@ csv=bench/results/holdout_accuracy.csv md=bench/results/holdout_accuracy.md
 summary=$("$build/epochcast" validate bench/data/holdout_runs.csv --profile models/profile.csv -o "$csv.tmp")
 mv "$csv.tmp" "$csv"
 python3 - "$csv" "$summary" > "$md.tmp" <<'EOF'
-import csv, math, sys
+import csv, sys
 path, summary = sys.argv[1], sys.argv[2]
 arch = {r["id"]: r["architecture"] for r in csv.DictReader(open("models/gpus.csv", newline=""))}
 runs = {r["id"]: r for r in csv.DictReader(open("bench/data/holdout_runs.csv", newline=""))}
