@@ -138,7 +138,7 @@ Rows dropped (made of a system other than the GPU they name):
     pytorch/pytorch-train-throughput-fp16.csv@fe450482: "4x RTX A4000,...,490.0,390.0,98.0,..."
     and "8x RTX A4000,...,984.0,765.0,324.0,..."; -fp32.csv likewise 166/30 and 293/54), not
     on "4x RTX 3090" / "8x RTX 3090", which are other rows of the same table (547/67 and
-    1402/68 for BERT fp16).  The RTX A4000 has no profile in models/gpus.csv.
+    1402/68 for BERT fp16).  make_holdout.py moves them to the RTX A4000 (bench/data/holdout_runs.csv).
 
   * NVIDIA's phase-2 (sequence 512) BERT pre-training rows of the 2021 tables (pytorch:21.11;
     18 rows: DGX A100 80GB on 1-256 GPUs, DGX-1 32GB on 1 and 8).  The README's changelog
@@ -192,6 +192,7 @@ Rows, ids, values and sources are otherwise copied unchanged; the added columns 
 config columns before metric/value/source.
 """
 import csv
+import math
 import os
 import re
 import sys
@@ -307,16 +308,29 @@ def grad_accum_of(row, accum):
 
 
 SYSTEM_NOTE = re.compile(r"system=(\d+x )?([^;]+);")
+SYSTEM_PART = re.compile(r"(?<![\w.])([A-Z]?\d{3,4})")
 LAMBDA_GPU_WORD = {"GeForce RTX 3090": "3090", "GeForce RTX 2080 Ti": "2080", "V100": "V100", "A100": "A100"}
 LAMBDA_FILES = ("lambda_v0_pytorch_dle.csv", "lambda_v1_pytorch_dle.csv")
 LAMBDA_MODELS = (("BERT-base", "bert-base"), ("BERT-large", "bert-large"), ("ResNet-50", "resnet50"))
 
 
+def other_system(notes, gpu):
+    """The system name a Lambda row's notes give ("system=4x RTX A4000" -> "RTX A4000") when its
+    part number (the first word of the form [letter]digits: A4000, V100, 8000, 2080Ti) is not in
+    the row's gpu, else None (also when no part number is named: p3.16xlarge, Titan RTX).  Two
+    systems in the two files: "4x/8x RTX A4000" rows labeled GeForce RTX 3090 and "4x V100 32GB"
+    rows labeled Quadro RTX 8000."""
+    hit = SYSTEM_NOTE.search(notes)
+    part = SYSTEM_PART.search(hit.group(2)) if hit else None
+    if part is None or part.group(1).lower() in gpu.replace(" ", "").lower():
+        return None
+    return hit.group(2).strip()
+
+
 def other_system_keys(measurements):
-    """(gpu word, GPUs, precision, batch, model) of the Lambda preset-model rows whose notes name
-    an RTX A4000 system although their gpu is a calibration GPU: the only such mislabel in the
-    two files (their other system names agree with the gpu, or are cloud instances such as
-    p3.16xlarge / p4d.24xlarge that carry the GPU they name)."""
+    """(gpu word, GPUs, precision, batch, model) of the Lambda preset-model rows made on a system
+    of another GPU (other_system) whose gpu is a calibration GPU: the RTX A4000 rows above
+    (make_holdout.py moves them to the RTX A4000 and drops the V100 rows)."""
     out = set()
     for name in LAMBDA_FILES:
         path = os.path.join(measurements, name)
@@ -324,9 +338,8 @@ def other_system_keys(measurements):
             continue
         with open(path, newline="") as f:
             for m in csv.DictReader(f):
-                hit = SYSTEM_NOTE.search(m["notes"])
                 model = next((ours for theirs, ours in LAMBDA_MODELS if m["model"].startswith(theirs)), None)
-                if not hit or model is None or "A4000" not in hit.group(2):
+                if model is None or other_system(m["notes"], m["gpu"]) is None:
                     continue
                 word = next((w for k, w in LAMBDA_GPU_WORD.items() if k in m["gpu"]), None)
                 if word is not None:
@@ -347,6 +360,19 @@ STEP_COUNT = {
     ("rtx3090", "bert-base", "8", "fp16", "52"): (428, 1000),
     ("rtx3090", "bert-base", "8", "tf32", "26"): (854, 1000),
 }
+
+
+SQUAD_V11_TRAIN_FEATURES = 88641  # run_squad.py's "training_features : 88641" (seq 384, stride 128)
+
+
+def squad_steps_run(config, num_gpus, batch):
+    """(steps run, max_steps) of a run_squad.py run from its config (a row of
+    tools/data/lambda_v0_squad_steps.csv): each rank's DistributedSampler share of the training
+    features in batches, for the config's epochs, cut at max_steps.  It gives STEP_COUNT's three
+    rows (test_make_holdout.py checks it)."""
+    per_epoch = math.ceil(math.ceil(SQUAD_V11_TRAIN_FEATURES / num_gpus) / batch)
+    max_steps = int(config["max_steps"])
+    return min(max_steps, int(float(config["epochs"]) * per_epoch)), max_steps
 
 
 def ran_on_one_gpu(row):

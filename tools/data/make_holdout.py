@@ -144,8 +144,58 @@ def map_rows(shared, gpus):
                     "checkpointing": 0, "compile": 0, "data": data,
                     "metric": "samples_per_s", "value": float(r["value"]),
                     "src": "%s:%s" % (key, r["source_path"].split("@")[0]),
-                    "harness": harness_of(fname, r["framework"])})
+                    "harness": harness_of(fname, r["framework"]),
+                    "system": system_gpu(notes, r["gpu"], gpus),
+                    "resultdir": (re.findall(r"resultdir=pytorch/results/([^;]+)", notes) or [""])[0].strip()})
     return out, skipped
+
+
+def system_gpu(notes, gpu, gpus):
+    """The models/gpus.csv id of the system a Lambda row's notes name when it is not the row's
+    gpu (make_dle_runs.other_system), "?" when that system's GPU has no one profile ("V100
+    32GB": SXM2 or PCIe not said), None when they agree."""
+    name = make_dle_runs.other_system(notes, gpu)
+    if name is None:
+        return None
+    return gpus.get(re.sub(r"^\S+ [—-] (\d+x ?)?|\s+\d+GB.*$", "", name).lower(), "?")
+
+
+def squad_steps(path):
+    """tools/data/lambda_v0_squad_steps.csv by (system, model, fp16 / fp32)."""
+    with open(path, newline="") as f:
+        return {(r["system"], r["model"], r["precision"]): r for r in csv.DictReader(f)}
+
+
+def count_steps_run(rows, steps):
+    """The NGC 20.10+ v0 SQuAD rows whose run ended (after its epochs) before max_steps: their
+    figure, run_squad.py's b x max_steps x n / time, counts steps that did not run, so the value
+    is scaled by steps run / max_steps (make_dle_runs.squad_steps_run, as STEP_COUNT does for the
+    calibration rows) and the source says so.  The config is the one of the row's result folder."""
+    for r in rows:
+        if r["task"] != "squad" or not r["harness"].endswith("NGC 20.10-21.x"):
+            continue
+        cfg = steps.get((r["resultdir"], r["model"], "fp16" if r["precision"] == "amp_fp16" else "fp32"))
+        if cfg is None or int(cfg["batch_per_gpu"]) != r["batch_per_gpu"]:
+            continue
+        ran, max_steps = make_dle_runs.squad_steps_run(cfg, r["num_gpus"], r["batch_per_gpu"])
+        if ran < max_steps:
+            r["value"] = round(r["value"] * ran / max_steps, 1)
+            r["src"] += " (x %d/%d; run_squad counts max_steps; the run made %d steps)" % (ran, max_steps, ran)
+    return rows
+
+
+def relabel(rows, skipped, calib_gpus):
+    """Rows a system of another GPU measured (system_gpu): moved to that GPU when it has a
+    profile and no calibration row, else dropped and counted in skipped."""
+    out = []
+    for r in rows:
+        s = r["system"]
+        if s is not None and (s == "?" or s in calib_gpus):
+            why = "made on a system of another GPU (%s)" % ("not one profile" if s == "?" else s)
+            skipped[(why, r["gpu"])] = skipped.get((why, r["gpu"]), 0) + 1
+            continue
+        out.append(dict(r, gpu=s) if s is not None else r)
+    return out
 
 
 def merge(rows):
@@ -207,6 +257,9 @@ def main():
             print("  only from rules:   ", mk[k]["id"], mk[k]["source"])
         return
 
+    # not for --check: calibration.csv kept the labels and values (make_dle_runs.py corrects them)
+    rows = relabel(rows, skipped, calib_gpus)
+    rows = count_steps_run(rows, squad_steps(os.path.join(root_dir(), "tools", "data", "lambda_v0_squad_steps.csv")))
     hold = merge([r for r in rows if r["gpu"] not in calib_gpus])
     # the calibration rows' own rules: dict rows of strings, then make_dle_runs.py's as_run
     as_text = [{c: fmt_value(r[c]) if c == "value" else str(r[c]) for c in HEADER} for r in hold]
