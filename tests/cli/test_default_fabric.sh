@@ -5,7 +5,8 @@
 # network=ib-ndr-400), 16 A100 SXM on DGX A100's HDR, 16 A10G on a PCIe server's 100 GbE; one
 # node, network= and network_gbit_per_s= take no default; a models/ folder without the file
 # keeps constants.csv's 200 Gb/s; a reference_systems.csv naming an unknown network or GPU
-# fails to load with its file and GPU named.
+# fails to load with its file and GPU named.  The reference system's machine size sets the
+# nodes when gpus_per_node is not given (16 V100-SXM3 are one DGX-2).
 #   bash tests/cli/test_default_fabric.sh path/to/epochcast      (EPOCHCAST_MODELS set)
 set -u
 EC=${1:?usage: test_default_fabric.sh path/to/epochcast}
@@ -48,6 +49,24 @@ out=$("$EC" predict model=bert-base gpu=a10g precision=amp_fp16 batch_per_gpu=8 
 has "16 A10G: a PCIe server's 100 GbE" "$out" "a PCIe GPU server (AWS g5.48xlarge class)'s 100 GbE assumed" \
     "100 Gb/s per node"
 
+# Machines of the reference system's size (gpus_per_node): a DGX-2 holds 16 V100-SXM3, so 16 of
+# them are one node (no network) and 64 are four nodes of 16 on its 8 EDR ports; gpus_per_node=
+# still wins, and other GPUs' machines hold 8 (constants.csv gpus_per_node).
+V="model=bert-large task=pretrain gpu=v100-sxm3-32gb precision=amp_fp16 batch_per_gpu=8 seq_len=512 optimizer=lamb"
+out=$("$EC" predict $V num_gpus=16 2>&1)
+if grep -qF "no network= given" <<<"$out"; then bad "16 V100-SXM3: one DGX-2, no network" "$out"
+else ok "16 V100-SXM3: one DGX-2, no network"; fi
+out=$("$EC" predict $V num_gpus=64 2>&1)
+has "64 V100-SXM3: nodes of 16 on DGX-2's EDR" "$out" "DGX-2's 8 x 100 Gb/s EDR InfiniBand assumed" \
+    "800 Gb/s per node of 16 GPUs"
+one=$(col step_s "$("$EC" predict $V num_gpus=16 --csv)")
+two=$(col step_s "$("$EC" predict $V num_gpus=16 gpus_per_node=8 --csv)")
+if [ -n "$one" ] && awk -v a="$one" -v b="$two" 'BEGIN { exit !(a < b) }'; then
+  ok "16 V100-SXM3: one node is faster than gpus_per_node=8's two ($one < $two s)"
+else bad "16 V100-SXM3: one node is faster than gpus_per_node=8's two" "one $one, two $two"; fi
+out=$("$EC" predict $H num_gpus=16 2>&1)
+has "16 H100: nodes of 8" "$out" "3200 Gb/s per node of 8 GPUs"
+
 for extra in "num_gpus=8" "num_gpus=64 network=ib-hdr-200" "num_gpus=64 network_gbit_per_s=800"; do
   out=$("$EC" predict $H $extra 2>&1)
   if grep -qF "no network= given" <<<"$out" || grep -qF "default network" <<<"$out"; then
@@ -75,6 +94,8 @@ bad_table "unknown network" 's/^h100-sxm5-80gb,DGX H100,ib-ndr-400,/h100-sxm5-80
     "gpu 'h100-sxm5-80gb'" "network 'ib-ndr-4000'"
 bad_table "unknown gpu" 's/^h100-sxm5-80gb,/h100-sxm9,/' "gpu 'h100-sxm9'"
 bad_table "duplicate gpu" 's/^t4,/a16,/' "duplicate id 'a16'"
+bad_table "half a GPU per node" 's/^v100-sxm3-32gb,DGX-2,ib-edr-800,\([^,]*\),16,/v100-sxm3-32gb,DGX-2,ib-edr-800,\1,15.5,/' \
+    "gpu 'v100-sxm3-32gb'" "gpus_per_node 15.5 is not a whole number"
 
 echo "$((n - fails)) of $n passed"
 [ "$fails" -eq 0 ]

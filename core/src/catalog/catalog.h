@@ -137,6 +137,7 @@ typedef struct eci_nccl_tuner {
 /* ---- a GPU's reference system (one row of models/reference_systems.csv, refsys.c) ---- */
 typedef struct eci_refsys {
     char *gpu, *system, *network, *fabric_text, *source;
+    double gpus_per_node;       /* GPUs in one such machine; -1: not stated (constants.csv gpus_per_node) */
     const eci_fabric *fabric;   /* the row of interconnects.csv `network` names (set at load) */
 } eci_refsys;
 

@@ -149,7 +149,7 @@ static const key_def KEYS[] = {
     INT(pp_chunks, 1, 1024, 1, "model chunks per pipeline stage with pp_schedule=interleaved [1]"),
     INT(ep, 1, 65536, 1, "expert-parallel degree of mixture-of-experts layers (ep x etp divides tp x cp x dp) [1]"),
     INT(cp, 1, 1024, 1, "context-parallel degree: the sequence split over cp GPUs [1]"),
-    INT(gpus_per_node, 1, 1024, 0, "GPUs per machine [0 = 8, constants.csv gpus_per_node]"),
+    INT(gpus_per_node, 1, 1024, 0, "GPUs per machine [0 = the GPU's reference system's, else 8]"),
     STR(network, "inter-node network preset of models/interconnects.csv, e.g. ib-ndr-400 [reference_systems.csv]"),
     INT(lora_r, 1, 65536, 0, "LoRA rank; 0 = full fine-tune [0]"),
     ENUM("lora_targets", lora_targets, 0, "qv, attention, attention_mlp, all_linear",

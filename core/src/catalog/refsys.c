@@ -1,9 +1,10 @@
 /*
  * refsys.c: the reference system of each GPU, one row of models/reference_systems.csv each
  * (DGX A100, DGX H100, a PCIe server with 100 GbE, ...): the network of
- * models/interconnects.csv that system ships with, as the vendor's datasheet names it.  A
- * layout across nodes that names no network= takes its GPU's (model/layout.c) and says so
- * in a warning (sim/warnings.c).  Loaded after gpus.csv and interconnects.csv, whose ids it
+ * models/interconnects.csv that system ships with, as the vendor's datasheet names it, and how
+ * many GPUs one such machine holds where the datasheet says (16 on a DGX-2).  A layout across
+ * nodes that names no network= takes its GPU's (model/layout.c) and says so in a warning
+ * (sim/warnings.c); a layout that names no gpus_per_node fills machines of that size.  Loaded after gpus.csv and interconnects.csv, whose ids it
  * checks; each GPU points at its row, so a prediction finds it without a lookup.
  */
 #include "catalog/catalog.h"
@@ -17,6 +18,7 @@ static const eci_field refsys_fields[] = {
     F("system", ECI_F_STR, system, 0, 0),
     F("network", ECI_F_STR, network, 0, 0),
     F("fabric", ECI_F_STR, fabric_text, 0, 0),
+    F("gpus_per_node", ECI_F_DOUBLE_OPT, gpus_per_node, 1, 1024),
     F("source", ECI_F_STR, source, 0, 0),
 };
 #undef F
@@ -40,6 +42,9 @@ static int link_row(ec_ctx *ctx, const char *path, eci_refsys *row)
     if (row->system[0] == '\0' || row->fabric_text[0] == '\0' || row->source[0] == '\0')
         return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': system, fabric and source must not be empty", path,
                          row->gpu);
+    if (row->gpus_per_node > 0 && row->gpus_per_node != (int)row->gpus_per_node)
+        return eci_error(ctx, EC_EPARSE, "%s: gpu '%s': gpus_per_node %g is not a whole number of GPUs", path,
+                         row->gpu, row->gpus_per_node);
     g->refsys = row;
     return EC_OK;
 }

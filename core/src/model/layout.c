@@ -273,7 +273,11 @@ static int resolve_network(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 
 int eci_layout_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r)
 {
-    r->per_node = cfg->gpus_per_node > 0 ? cfg->gpus_per_node : (int)eci_const(ctx, EC_C_gpus_per_node);
+    /* machines of the size given, else of the GPU's reference system (a DGX-2 holds 16), else 8 */
+    const eci_refsys *sys = r->gpu->refsys;
+    r->per_node = cfg->gpus_per_node > 0             ? cfg->gpus_per_node
+                  : sys != NULL && sys->gpus_per_node > 0 ? (int)sys->gpus_per_node
+                                                          : (int)eci_const(ctx, EC_C_gpus_per_node);
     if (eci_config_given(ctx, cfg, ECI_KEY_NODES)) {
         r->nodes = cfg->nodes;
         if (cfg->gpus_per_node > 0 && cfg->nodes * cfg->gpus_per_node < cfg->num_gpus)

@@ -401,11 +401,11 @@ void eci_warn_all(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r
     ignored_keys(ctx, cfg, r, res);
     if (r->nodes > 1 && r->fabric_defaulted) {
         const eci_refsys *sys = r->gpu->refsys;
-        char text[320];
-        snprintf(text, sizeof text, "no network= given: %s's %s assumed (network=%s, %.0f Gb/s per node, from "
-                 "models/reference_systems.csv): name yours with network= (epochcast networks) or "
+        char text[384];
+        snprintf(text, sizeof text, "no network= given: %s's %s assumed (network=%s, %.0f Gb/s per node of %d "
+                 "GPUs, from models/reference_systems.csv): name yours with network= (epochcast networks) or "
                  "network_gbit_per_s=", sys->system, sys->fabric_text, sys->network,
-                 r->node_net_bytes_per_s * 8 / 1e9);
+                 r->node_net_bytes_per_s * 8 / 1e9, r->per_node);
         eci_warn_add(res, EC_WARN_NETWORK_DEFAULTED, text);
     } else if (r->nodes > 1 && r->fabric == NULL && cfg->network_bytes_per_s <= 0) {
         char text[240];

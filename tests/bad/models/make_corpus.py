@@ -188,6 +188,8 @@ emit("reference_systems", "unknown_gpu", text(set_cell(refs, h100, "gpu", "h100-
 emit("reference_systems", "unknown_network", text(set_cell(refs, h100, "network", "ib-ndr-4000")))
 emit("reference_systems", "empty_source", text(set_cell(refs, h100, "source", "")))
 emit("reference_systems", "empty_fabric", text(set_cell(refs, h100, "fabric", "")))
+emit("reference_systems", "gpus_per_node_fraction", text(set_cell(refs, h100, "gpus_per_node", "7.5")))
+emit("reference_systems", "gpus_per_node_zero", text(set_cell(refs, h100, "gpus_per_node", "0")))
 dup = row_twice(refs, h100)
 emit("reference_systems", "duplicate_gpu", text(dup))
 
