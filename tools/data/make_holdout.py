@@ -33,6 +33,12 @@ Rules (reverse-engineered from calibration.csv and its source rows):
     "median of N: a; b".
   * id: <gpu>-<model>-<task>-<n>x-<precision>-b<batch>-<running index>, rows sorted by
     model, task, gpu, num_gpus, precision, batch, data.
+Two more, which calibration.csv was made without (so --check leaves them out):
+  * a Lambda row made on a system of another GPU (system_gpu: "4x/8x RTX A4000" rows labeled
+    RTX 3090) is that GPU's row; when that GPU has no one profile ("4x V100 32GB" rows labeled
+    Quadro RTX 8000) or is a calibration GPU, it is dropped.
+  * an NGC 20.10+ v0 SQuAD row whose run ended after its epochs before max_steps is scaled by
+    steps run / max_steps (count_steps_run; tools/data/lambda_v0_squad_steps.csv).
 """
 import csv
 import os
