@@ -4,8 +4,9 @@
  * models/interconnects.csv that system ships with, as the vendor's datasheet names it, and how
  * many GPUs one such machine holds where the datasheet says (16 on a DGX-2).  A layout across
  * nodes that names no network= takes its GPU's (model/layout.c) and says so in a warning
- * (sim/warnings.c); a layout that names no gpus_per_node fills machines of that size.  Loaded after gpus.csv and interconnects.csv, whose ids it
- * checks; each GPU points at its row, so a prediction finds it without a lookup.
+ * (sim/warnings.c); a layout that names no gpus_per_node fills machines of that size.  Loaded
+ * after gpus.csv and interconnects.csv, whose ids it checks; each GPU points at its row, so a
+ * prediction finds it without a lookup.
  */
 #include "catalog/catalog.h"
 
