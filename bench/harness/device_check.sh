@@ -2,7 +2,8 @@
 # device_check.sh: one prepared run on one GPU (an H100 or H200 lent for a session), at most
 # 9 minutes, of the measurements issue 39 asks for: GEMM throughput over training shapes and
 # dtypes, SDPA backends and flash attention by sequence and head dim, memory-bound kernels and
-# launch latency, timed training steps (Llama-style 1.2B in bf16 plain, checkpointed and LoRA;
+# launch latency, optimizer steps alone over BERT-large's parameters (foreach, fused and
+# per-tensor Python loops), timed training steps (Llama-style 1.2B in bf16 plain, checkpointed and LoRA;
 # BERT-base under the HF Trainer with fp16 autocast; ResNet-50 NCHW and channels_last) with
 # allocated, reserved and NVML peak memory, and one deliberate out-of-memory run. Then the
 # microbenchmarks as profile rows, and predicted against measured (`epochcast validate`).
@@ -41,9 +42,10 @@ total_cap_s=${DEVICE_CHECK_TOTAL_S:-540}
 plan=(
   "env_info 15"
   "gemm 50"
-  "attention 70"
+  "attention 62"
   "bandwidth 30"
-  "train_llama 100"
+  "optimizer 20"
+  "train_llama 88"
   "train_bert 60"
   "train_resnet 50"
   "oom 30"

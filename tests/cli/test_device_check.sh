@@ -17,7 +17,7 @@ header() { head -n 1 "$1" 2>/dev/null; }
 out=$tmp/out
 log=$(EC_CLI="$EC" bash "$here/bench/harness/device_check.sh" "$out" --dry-run 2>&1); rc=$?
 if [ "$rc" -eq 0 ]; then ok "dry run exits 0"; else bad "dry run exits 0" "exit $rc: $log"; fi
-for f in commands.txt env.txt runs.csv memory.csv gemm.csv attention.csv bandwidth.csv launch.csv \
+for f in commands.txt env.txt runs.csv memory.csv gemm.csv attention.csv bandwidth.csv launch.csv optimizer.csv \
          device_profile.csv validate.csv validate_device_profile.csv predicted_vs_measured.md; do
   if [ -s "$out/$f" ]; then ok "writes $f"; else bad "writes $f"; fi
 done
@@ -38,9 +38,17 @@ grep -q "runs, profile .*device_profile.csv" "$out/validate_device_profile.txt" 
 nrec=$(($(wc -l <"$out/runs.csv") - 1))
 grep -q "$nrec runs" "$out/validate.txt" && ok "validate read all $nrec run records" ||
   bad "validate read all $nrec run records" "$(head -3 "$out/validate.txt")"
-for s in env_info gemm attention bandwidth train_llama train_bert train_resnet oom profile compare.py; do
+for s in env_info gemm attention bandwidth optimizer train_llama train_bert train_resnet oom profile compare.py; do
   grep -q "device/$s" "$out/commands.txt" && ok "commands.txt has $s" || bad "commands.txt has $s"
 done
+# The optimizer steps beside epochcast's optimizer phase: BERT-large's 391 tensors, a prediction
+# for each optimizer epochcast has, none for the BertAdam loop it has not.
+opt=$(grep -E '^\| (adamw_foreach|adamw_fused|adamw_hf|bertadam_sync) \| 391 \|' "$out/predicted_vs_measured.md")
+if [ "$(grep -c . <<<"$opt")" -eq 4 ] &&
+   grep -qE '^\| adamw_foreach \| 391 \| [0-9]+ \| [0-9.]+ \| adamw_foreach \| [0-9.]+ \| [-+][0-9.]+ \|$' <<<"$opt" &&
+   grep -qE '^\| bertadam_sync \| .*\| \(none\) \|  \| [a-z-]* \|$' <<<"$opt"; then
+  ok "optimizer steps set beside epochcast's optimizer phase"
+else bad "optimizer steps set beside epochcast's optimizer phase" "$opt"; fi
 
 # A copy of the harness with one section broken at run time: recorded, the rest goes on.
 copy=$tmp/tree

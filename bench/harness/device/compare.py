@@ -43,7 +43,34 @@ def fmt_value(metric, v):
     return f"{x:.4g}"
 
 
-def summary(out, shipped, device, has_profile):
+def predicted_optimizer_s(ec, gpu, optimizer):
+    """epochcast's optimizer phase for BERT-large in fp32 with `optimizer` (breakdown_optimizer_s)."""
+    cmd = [ec, "predict", "model=bert-large", "task=squad", f"gpu={gpu}", "precision=fp32", "batch_per_gpu=1",
+           f"optimizer={optimizer}", "--csv"]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    rows = list(csv.DictReader(res.stdout.splitlines())) if res.returncode == 0 else []
+    return float(rows[0]["breakdown_optimizer_s"]) if rows and rows[0].get("breakdown_optimizer_s") else None
+
+
+def optimizer_lines(out, ec):
+    """The optimizer steps of optimizer.py beside epochcast's optimizer phase."""
+    rows = common.read_table(out, "optimizer")
+    if not rows:
+        return []
+    lines = ["", "## Optimizer steps over BERT-large's fp32 parameters (optimizer.py)", "",
+             "| optimizer | tensors | parameters | measured ms | epochcast optimizer | predicted ms | error % |",
+             "| --- | ---: | ---: | ---: | --- | ---: | ---: |"]
+    for r in rows:
+        meas = float(r["time_s"]) if r["time_s"] else None
+        pred = predicted_optimizer_s(ec, r["gpu"], r["epochcast_optimizer"]) if r["epochcast_optimizer"] and r["gpu"] else None
+        err = f"{100 * (pred / meas - 1):+.1f}" if meas and pred else ""
+        lines.append(f"| {r['optimizer']} | {r['tensors']} | {r['params']} | "
+                     f"{'' if meas is None else f'{meas * 1e3:.2f}'} | {r['epochcast_optimizer'] or '(none)'} | "
+                     f"{'' if pred is None else f'{pred * 1e3:.2f}'} | {err or ('' if r['status'] == 'ok' else r['status'])} |")
+    return lines
+
+
+def summary(out, shipped, device, has_profile, ec):
     lines = ["# Predicted against measured (bench/harness/device_check.sh)", ""]
     env = os.path.join(out, "env.txt")
     if os.path.exists(env):
@@ -84,6 +111,7 @@ def summary(out, shipped, device, has_profile):
     for r in common.read_table(out, "launch"):
         if r["value_s"]:
             lines.append(f"- {r['metric']}: {float(r['value_s']) * 1e6:.2f} us")
+    lines += optimizer_lines(out, ec)
     fails = common.read_table(out, "failures")
     if fails:
         lines += ["", "## Sections that failed", ""] + [f"- {r['section']}: exit {r['exit_code']}: {r['note']}" for r in fails]
@@ -103,7 +131,7 @@ def main(argv=None):
     profile = os.path.join(args.out, "device_profile.csv")
     has_profile = os.path.exists(profile)
     device = validate(args.ec, args.out, "validate_device_profile", ["--profile", profile]) if has_profile else {}
-    summary(args.out, shipped, device, has_profile)
+    summary(args.out, shipped, device, has_profile, args.ec)
     print(f"{len(shipped)} runs validated" + (", also with the device profile" if has_profile else ""))
 
 
