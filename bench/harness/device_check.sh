@@ -41,11 +41,11 @@ total_cap_s=${DEVICE_CHECK_TOTAL_S:-540}
 # validation's build; a section started late gets what is left.
 plan=(
   "env_info 15"
-  "gemm 50"
-  "attention 62"
+  "gemm 44"
+  "attention 64"
   "bandwidth 30"
   "optimizer 20"
-  "train_llama 88"
+  "train_llama 100"
   "train_bert 60"
   "train_resnet 50"
   "oom 30"
