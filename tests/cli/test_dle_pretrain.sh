@@ -100,15 +100,12 @@ check "2021 phase-2 rows (LDDL binned) are left out" \
 check "2021 phase-1 rows (unbinned) stay" \
   '[ "$(col a100-sxm4-80gb-bert-large-pretrain-8x-tf32-b126-104 value)" = 2486.0 ]'
 
-# modeling.py@78ec6802 (2019-2020 code, and the DLE copy of Lambda's v0 harness) computes bias + GELU as Python
-# ops; from a9e2c1d5 (NVIDIA's 2021 tables, Lambda's v1 harness) it calls F.gelu
-check "2019-2020 code: the Python GELU (activation=gelu_python)" \
-  '[ "$(col v100-sxm2-32gb-bert-large-pretrain-1x-amp_fp16-b4-142 activation)" = gelu_python ] &&
-   [ "$(col a100-pcie-40gb-bert-large-squad-1x-tf32-b16-164 activation)" = gelu_python ]'
-check "2021 code: F.gelu (the network's own)" \
-  '[ -z "$(col v100-sxm2-32gb-bert-large-pretrain-8x-amp_fp16-b64-157 activation)" ] &&
-   [ -z "$(col a100-pcie-40gb-bert-large-squad-1x-tf32-b28-165 activation)" ] &&
-   [ -z "$(col a100-sxm4-80gb-resnet50-imagenet-1x-tf32-b256-295 activation)" ]'
+# One GELU kernel on every BERT row, the network's: the 2019-2020/01 code TorchScript-fuses bias_gelu
+# (DLE modeling.py@a7089640 lines 119-127), run_squad.py and run_pretraining.py from 2020-07 set
+# ACT2FN["bias_gelu"] = bias_gelu_training, F.gelu (@f8b3a63f lines 928 and 350; Lambda's v0 copy @7bb2ca8a
+# line 928): no activation column (stop 53's gelu_python misread modeling.py without that line)
+check "no activation override (one GELU kernel, as the scripts ran it)" \
+  '! head -n 1 "$CAL" | tr , "\n" | grep -qx activation && ! grep -q gelu_python "$CAL"'
 
 # run_squad.py clips every micro-step at 1.0 (GradientClipper, lines 1036/1076 @78ec6802); ResNet-50 does not
 check "SQuAD rows clip at max_grad_norm 1" \

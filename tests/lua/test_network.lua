@@ -187,7 +187,7 @@ test("low_precision norms and fused_loss: the MPT config written in Lua prices l
     heads = {{task = "lm", kind = "causal_lm", fused_loss = 1}}})
 end)
 
--- act = "gelu_python" (the erf GELU as Python ops, DLE's BERT before 2022) prices as the activation key
+-- act = "gelu_python" (the erf GELU as Python ops, transformers' gelu_python) prices as the activation key
 test("act = gelu_python in Lua prices like activation=gelu_python on the gelu network", function()
   local function net(id, act)
     return assert(ec.network{id = id, layers = {

@@ -105,22 +105,25 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     buckets of 250M fp16 elements, bucket_cap_mb = 250e6 x 2 / 2^20 = 476.837.  Until stop 52 all
     of them were priced with torch DDP's default 25 MiB buckets under backward.
 
-  * activation=gelu_python for the BERT rows whose code wrote GELU as Python ops.  DLE's BERT
-    modeling.py until commit a9e2c1d5 ("[BERT/PyT] update LDDL + NVFuser + Distillation",
-    2022-03-02) runs the intermediate layer as LinearActivation with bias_gelu: `x = bias + y;
-    return x * 0.5 * (1.0 + torch.erf(x / 1.41421))` (modeling.py@78ec6802 lines 123-125 and
-    142-180; no torch.jit.script in run_squad.py or run_pretraining.py), five eager elementwise
-    kernels after the bias add over the 4 x hidden intermediate; from a9e2c1d5 on, `gelu` is
-    torch.nn.functional.gelu (one kernel; @729963dd line 121).  That is NVIDIA's 2019 and 2020
-    tables (pytorch:19.07, 20.06) against its 2021 ones (pytorch:21.11, the a9e2c1d5 code), and
-    Lambda's v0 harness (2020-22), which runs the DLE copy inside its NGC container
-    (lambdal/deeplearning-benchmark pytorch/README.md@fa013b8e: "We pin the PyTorch NGC image to
-    pytorch:21.07-py3 -- the last version that has Deep Learning Examples in it"; 20.01 and 20.10
-    at @aca8d370), all older than a9e2c1d5, against its v1 harness (2022-24: LambdaLabsML/DeepLearningExamples branch
-    lambda/benchmark, whose modeling.py is a9e2c1d5's, `F.gelu(x, approximate='tanh')`).  A
-    Lambda row is matched to its harness's measurement file as for topology; medians of
-    several Lambda runs, which may mix the harnesses, keep the network's GELU.  The bias add
-    itself, one more kernel, is not priced.
+  * No activation override: every BERT row trains with one GELU kernel, the network's.  DLE's
+    BERT runs its intermediate layer as LinearActivation(bias, act="gelu") -> ACT2FN["bias_gelu"],
+    and which bias_gelu that is depends on the code's date (NVIDIA/DeepLearningExamples history):
+    until 2020-02 (a7089640, 155578a7; NVIDIA's 2019 tables, pytorch:19.07, and the NGC 20.01
+    container of Lambda's 2020 v0 runs) it is `@torch.jit.script def bias_gelu` (modeling.py
+    @a7089640 lines 119-127), the bias add and the erf GELU fused by TorchScript; from f8b3a63f
+    (2020-07-04, "Updating for Ampere and 20.06 container": NVIDIA's 2020 tables, then the NGC
+    20.10-21.07 containers) run_squad.py and run_pretraining.py replace it for training with
+    `modeling.ACT2FN["bias_gelu"] = modeling.bias_gelu_training`, `bias + y` then
+    torch.nn.functional.gelu (run_squad.py@f8b3a63f line 928, run_pretraining.py line 350; the
+    same line 928 in Lambda's v0-harness copy, scripts/patch/run_squad.py@7bb2ca8a); from a9e2c1d5
+    (2022-03) `gelu` is torch.nn.functional.gelu.  The Python-op bias_gelu of modeling.py
+    (`x * 0.5 * (1.0 + torch.erf(x / 1.41421))`, "used only for triton inference" from 482fe9ac
+    on) trained only in run_squad.py between 2020-04-07 (56268469) and 2020-07-04 (run_pretraining.py
+    @56268469 line 316 scripted it: `torch.jit.script(modeling.ACT2FN["bias_gelu"])`), code no row
+    here ran.  Until
+    stop 61 the DLE code before a9e2c1d5 was described as activation=gelu_python (five eager
+    kernels), a misreading of modeling.py without the scripts' override; the eager bias add of the
+    2020-07+ code is one kernel not priced, as for every network.
 
   * max_grad_norm=1 for the SQuAD rows (NVIDIA's and Lambda's runs of run_squad.py).  Every
     micro-step ends in gradClipper.step(amp.master_params(optimizer)) with
@@ -429,29 +432,6 @@ def gradient_reduction_of(row, containers):
     return "", ""
 
 
-def lambda_harness(row, harness):
-    """v0 or v1: the Lambda harness that measured a row of one Lambda run (None otherwise); its
-    measurement file may say amp_fp16 or fp16 for the row's mixed precision."""
-    if not row["source"].startswith("median of 1: lambda:"):
-        return None
-    for prec in (row["precision"], "amp_fp16", "fp16"):
-        found = harness.get(harness_key(dict(row, precision=prec)))
-        if found:
-            return found
-    return None
-
-
-def activation_of(row, harness, containers):
-    """gelu_python for a BERT row whose DLE code predates a9e2c1d5 (docstring), else ""."""
-    if not row["model"].startswith("bert"):
-        return ""
-    paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
-    if paths and "lambda:" not in row["source"]:
-        names = set().union(*(containers.get(p, {"?"}) for p in paths))
-        return "gelu_python" if all(re.match(r"pytorch:(19|20)\.", n) for n in names) else ""
-    return "gelu_python" if lambda_harness(row, harness) == "v0" else ""
-
-
 def convert(row, harness, accum, containers, values):
     bert = row["model"].startswith("bert")
     row["memory_format"] = memory_format_of(row, values)
@@ -459,7 +439,6 @@ def convert(row, harness, accum, containers, values):
         row["grad_accum"] = grad_accum_of(row, accum)
     row["mlm_all_positions"] = mlm_all_positions_of(row, containers)
     row["grad_buckets"], row["bucket_cap_mb"] = gradient_reduction_of(row, containers)
-    row["activation"] = activation_of(row, harness, containers)
     row["max_grad_norm"] = "1" if bert and row["task"] == "squad" else ""
     v1_multi = "lambda:" in row["source"] and row["num_gpus"] != "1" and harness.get(harness_key(row)) == "v1"
     row["topology"] = "pcie-host" if v1_multi else ""
@@ -471,7 +450,7 @@ def convert(row, harness, accum, containers, values):
 
 
 ADDED_COLUMNS = ["topology", "attention", "gradient_as_bucket_view", "memory_format", "mlm_all_positions",
-                 "max_grad_norm", "grad_buckets", "bucket_cap_mb", "activation"]
+                 "max_grad_norm", "grad_buckets", "bucket_cap_mb"]
 
 
 def as_run(rows, fields, shared):
