@@ -163,7 +163,7 @@ def system_gpu(notes, gpu, gpus):
     name = make_dle_runs.other_system(notes, gpu)
     if name is None:
         return None
-    return gpus.get(re.sub(r"^\S+ [—-] (\d+x ?)?|\s+\d+GB.*$", "", name).lower(), "?")
+    return gpus.get(re.sub(r"\s+\d+GB.*$", "", name).lower(), "?")  # "V100 32GB" -> "v100": no one profile
 
 
 def squad_steps(path):
