@@ -265,6 +265,81 @@ static void test_te_kernels(void **state)
     ec_ctx_free(ctx);
 }
 
+/* A linear's bias before PyTorch 1.12 (constants.csv linear_bias_epilogue_from_version): one
+ * in-place kernel over each biased linear's output, read and written in the GEMM's output dtype
+ * (bias_add bytes = 2 x act x rows x out, summed: 2 x act x tokens x the biased linears' widths);
+ * no backward of its own and no memory; none from 1.12 on, none for bias-free linears (Llama),
+ * none under kernels=te (Transformer Engine's epilogue). */
+static const eci_workload *bias_workload(ec_ctx *ctx, const char *text, eci_shape *sh)
+{
+    ec_config cfg;
+    ec_test_config(ctx, &cfg, text);
+    eci_resolved r;
+    eci_params calib;
+    assert_int_equal(eci_setup_resolve(ctx, &cfg, &r, &calib), EC_OK);
+    eci_setup_shape(ctx, &cfg, &r, (double)cfg.seq_len, 1, sh);
+    const eci_workload *wl;
+    assert_int_equal(eci_workload_get(ctx, r.net, r.task, sh, &wl), EC_OK);
+    return wl;
+}
+
+static double bias_add_bytes(const eci_workload *wl, size_t *n)
+{
+    double bytes = 0;
+    *n = 0;
+    for (size_t i = 0; i < wl->n_ops; i++)
+        if (strcmp(wl->ops[i].name, "bias_add") == 0) {
+            const eci_block *bl = NULL;
+            for (size_t j = 0; j < wl->n_blocks; j++)
+                if (i >= wl->blocks[j].begin && i < wl->blocks[j].end)
+                    bl = &wl->blocks[j];
+            int reps = bl != NULL ? bl->reps : 1;
+            assert_int_equal(wl->ops[i].bwd, 0);
+            assert_int_equal(wl->ops[i].linear_bias, 1);
+            bytes += reps * wl->ops[i].fwd_bytes;
+            *n += (size_t)reps;
+        }
+    return bytes;
+}
+
+static void test_linear_bias_pass(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    double v = eci_const(ctx, EC_C_linear_bias_epilogue_from_version);
+    assert_int_equal((int)v, EC_RELEASE(1, 12));
+    eci_shape sh;
+    size_t n;
+    /* BERT-base classification: per layer Q, K, V, the attention output and the MLP's two
+     * linears (hidden 768, ffn 3072), then the pooler (768 on the [CLS] rows) and the classifier */
+    const eci_workload *wl = bias_workload(ctx, BERT "precision=amp_fp16 torch_version=1.11", &sh);
+    assert_int_equal(sh.bias_pass, 1);
+    double bytes = bias_add_bytes(wl, &n), tokens = sh.batch * sh.seq;
+    double layers = 12.0 * 2.0 * 2.0 * tokens * (4.0 * 768.0 + 3072.0 + 768.0); /* 2 bytes, read + write */
+    assert_int_equal(n, 12 * 6 + 2);
+    assert_true(bytes > layers && bytes < 1.01 * layers); /* the head's two add < 1% */
+    wl = bias_workload(ctx, BERT "precision=fp32 torch_version=1.11", &sh);
+    assert_rel(bias_add_bytes(wl, &n), 2.0 * bytes, EC_TOL_EXACT); /* fp32 outputs: twice the bytes */
+    wl = bias_workload(ctx, BERT "precision=amp_fp16 torch_version=1.12", &sh);
+    assert_int_equal(sh.bias_pass, 0);
+    assert_rel(bias_add_bytes(wl, &n), 0.0, EC_TOL_EXACT);
+    wl = bias_workload(ctx, BERT "precision=amp_fp16", &sh); /* unset: today's PyTorch */
+    assert_int_equal(sh.bias_pass, 0);
+    wl = bias_workload(ctx, LLAMA "torch_version=1.11", &sh);
+    assert_int_equal(sh.bias_pass, 1);
+    assert_rel(bias_add_bytes(wl, &n), 0.0, EC_TOL_EXACT); /* no biases */
+    wl = bias_workload(ctx, BERT "precision=amp_fp16 torch_version=1.11 kernels=te", &sh);
+    assert_int_equal(sh.bias_pass, 0);
+    /* the step: a slower forward, the same backward and memory */
+    ec_result old, now;
+    ec_test_predict(ctx, BERT "precision=amp_fp16 torch_version=1.11", &old);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 torch_version=1.12", &now);
+    assert_true(old.breakdown.forward_s > now.breakdown.forward_s);
+    assert_rel(old.breakdown.backward_s, now.breakdown.backward_s, EC_TOL_EXACT);
+    assert_rel(old.memory.peak_bytes, now.memory.peak_bytes, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 /* ---- memory_format ---------------------------------------------------------------------- */
 
 /* cuDNN's tensor-core kernels read NHWC: a contiguous (NCHW) model pays transposes under AMP on
@@ -808,7 +883,7 @@ int main(void)
         cmocka_unit_test(test_compile_modes),    cmocka_unit_test(test_fused_kernels),
         cmocka_unit_test(test_memory_format),
         cmocka_unit_test(test_conv_pricing),
-        cmocka_unit_test(test_te_kernels),
+        cmocka_unit_test(test_te_kernels),       cmocka_unit_test(test_linear_bias_pass),
         cmocka_unit_test(test_data_sources),     cmocka_unit_test(test_evaluation),
         cmocka_unit_test(test_sdpa_causal),      cmocka_unit_test(test_flash_triton),
         cmocka_unit_test(test_attention_by_architecture), cmocka_unit_test(test_attention_names),

@@ -172,7 +172,7 @@ static const key_def KEYS[] = {
     INT(eval_every_steps, 1, 1000000000, 0, "evaluate every N optimizer steps [once per epoch]"),
     BOOL(expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, 0/1 [0]"),
     REL("torch_version", torch_release, EC_RELEASE(1, 0), EC_RELEASE(99, 999),
-        "PyTorch release whose defaults apply (SDPA's backend; before 2.0: zeroed grads kept, optimizers loop) [current]"),
+        "PyTorch release whose defaults apply (SDPA's backend; <2.0: zeroed grads, optimizer loops; <1.12: bias add_) [current]"),
     /* issue 18: what the framework around the layers fuses */
     ENUM("kernels", kernels, 0, "eager, fused, te",
          "elementwise kernels: eager (one per op: HF), fused (flash-attn), te (Megatron with TE) [eager]"),

@@ -148,7 +148,8 @@
     X(host_bound_util_frac)             \
     X(flash1_kernel_head_dim_min)       \
     X(megatron_bucket_min_params)       \
-    X(megatron_bucket_params_per_rank)
+    X(megatron_bucket_params_per_rank)  \
+    X(linear_bias_epilogue_from_version)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

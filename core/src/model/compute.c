@@ -403,7 +403,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
     c->fwd_kernels *= n;
     c->bwd_kernels *= n;
     c->host_kernels = op->fwd_kernels * n;
-    c->host_cast = op->kind == ECI_OP_CAST;
+    c->host_cast = op->kind == ECI_OP_CAST || op->linear_bias; /* issued inside ATen */
     c->host_ops = op->fwd_kernels > 0 ? n : 0;
     c->grad_params = op->params > 0 && !op->frozen ? op->params * n : 0;
     c->expert_grads = op->expert;

@@ -81,7 +81,8 @@ typedef struct eci_op_cost_t {
     double fwd_s, bwd_s;
     int fwd_kernels, bwd_kernels;
     int host_kernels;   /* launches the host issues in the forward (the op's fwd_kernels) */
-    int host_cast;      /* 1: an autocast cast, issued inside ATen at the backward dispatch cost */
+    int host_cast;      /* 1: an autocast cast or a linear's bias pass, issued inside ATen at the backward
+                           dispatch cost */
     int host_ops;       /* Python-level calls of the op (its count; 0 for a marker): the model code's
                            overhead (module call, views) comes once per call, the further kernels of
                            a multi-kernel op (a Python RMSNorm, gelu_new) at the op rate */

@@ -44,7 +44,7 @@ static double head_out_bytes(const eci_workload *wl)
     size_t from = wl->n_blocks > 0 ? wl->blocks[wl->n_blocks - 1].end : 0;
     double most = 0;
     for (size_t i = from; i < wl->n_ops; i++)
-        if (!wl->ops[i].loss && wl->ops[i].out_bytes > most)
+        if (!wl->ops[i].loss && !wl->ops[i].linear_bias && wl->ops[i].out_bytes > most)
             most = wl->ops[i].out_bytes;
     return most;
 }

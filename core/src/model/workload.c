@@ -25,7 +25,7 @@ typedef struct cost_key {
     double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, conv_in_elems, conv_kernel,
         conv_stride, attn_keys_frac, l2_in_bytes[2], l2_reuse_bytes[2][2];
     int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8, attn_causal,
-        conv_nhwc, in_normed, ring_waited;
+        conv_nhwc, in_normed, ring_waited, linear_bias;
 } cost_key;
 
 static void cost_key_of(const eci_op *op, cost_key *key)
@@ -57,6 +57,7 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->frozen = op->frozen;
     key->fp8 = op->fp8;
     key->in_normed = op->in_normed;
+    key->linear_bias = op->linear_bias;
     key->attn_causal = op->attn_causal;
     key->attn_keys_frac = op->attn_keys_frac;
     memcpy(key->l2_in_bytes, op->l2_in_bytes, sizeof key->l2_in_bytes);
@@ -198,7 +199,7 @@ typedef struct wl_key {
     int gelu_python_kernels, act_impl;
     int tp, cp, cp_torch, ep, etp, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
     int channels_last, fused, inference, unpadded, loss_sum, quant_head, loss_fp32, remat, lora_dropout, te_layers;
-    int loss_fused;
+    int loss_fused, bias_pass;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, rmsnorm_fp32_passes, base_quant_bytes;
 } wl_key;
 
@@ -244,6 +245,7 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->loss_fused = sh->loss_fused;
     k->remat = sh->remat;
     k->te_layers = sh->te_layers;
+    k->bias_pass = sh->bias_pass;
     k->batch = sh->batch;
     k->seq = sh->seq;
     k->seq_sq = sh->seq_sq;

@@ -91,6 +91,8 @@ typedef struct eci_op {
     int ring_waited;       /* COMM of a ring (hidden > 1) traced into a compiled graph: each collective is
                               waited for where it is issued, so no attention step hides it (overlap.c) */
     int l2_chain;          /* its first input is the output of the op launched just before it (l2chain.c) */
+    int linear_bias;       /* MEM: a linear's bias pass (eci_shape.bias_pass): in place in the GEMM's output (no
+                              tensor of its own), issued from inside at::linear (C++: host priced as a cast's) */
     double l2_in_bytes[2]; /* MEM/CAST, [forward, backward]: the bytes it reads that the kernel launched just
                               before it wrote (0: none; l2chain.c), read from L2 where they fit (compute.c) */
     double l2_reuse_bytes[2][2]; /* [pass][first, last element of that tensor]: bytes moved between its write
@@ -228,6 +230,9 @@ typedef struct eci_shape {
     int loss_fused;         /* 1: loss=fused_cross_entropy, a causal LM's loss in one xentropy kernel on the
                                16-bit logits (the head's fused_loss); 2: fused_linear_cross_entropy, the
                                projection and the loss chunk by chunk, no logits kept (workload_heads.c) */
+    int bias_pass;          /* a linear's bias costs a pass of its own over the output (PyTorch before
+                               constants.csv linear_bias_epilogue_from_version: add_ after matmul, or
+                               addmm's copy of the bias before its GEMM); 0: the GEMM's epilogue adds it */
 } eci_shape;
 
 /* Build the op list into wl (which must be zeroed or hold an earlier expansion: its arrays are

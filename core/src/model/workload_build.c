@@ -154,6 +154,20 @@ static void lora_adapter(builder *b, double rows, double in, double out)
  * needs a gradient.  A bitsandbytes-quantized one keeps it whatever: MatMul4Bit.forward (and
  * MatMul8bitLt's) stores `ctx.tensors = (A, B)` when any input needs a gradient, and the
  * activations do (bitsandbytes autograd/_functions.py). */
+/* The bias of a linear as PyTorch before linear_bias_epilogue_from_version adds it (constants.csv):
+ * one more kernel over the GEMM's output of n elements, which it reads (from L2 where it still
+ * is) and writes in place; its backward passes the gradient through (the bias's own gradient is
+ * the GEMM backward's reduction, compute.c). */
+static void bias_pass(builder *b, double n)
+{
+    eci_op *op = chained(mem(b, "bias_add", n, 2.0 * b->act, 0));
+    if (op != NULL) {
+        op->out_bytes = n * b->act;
+        op->linear_bias = 1;
+        op->bwd = 0;
+    }
+}
+
 eci_op *eci_wl_linear_on(builder *b, const char *name, tensor *t, double out, int bias)
 {
     double rows = t->rows, in = t->width, saved = 0;
@@ -182,6 +196,8 @@ eci_op *eci_wl_linear_on(builder *b, const char *name, tensor *t, double out, in
     op->fp8 = b->layer < (int)b->net->n_layers; /* Transformer Engine's layers; heads stay 16-bit */
     op->in_normed = t->normed;
     size_t at = b->wl->n_ops - 1;
+    if (bias && b->sh->bias_pass && !b->sh->te_layers)
+        bias_pass(b, rows * out);
     if (target) /* (pushing may move the op list) */
         lora_adapter(b, rows, in, out);
     return b->rc == EC_OK ? &b->wl->ops[at] : NULL;

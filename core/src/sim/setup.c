@@ -282,7 +282,9 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                           * FusedRoPEFunc), bias_swiglu its input once (megatron/core/fusions/
                           * fused_bias_swiglu.py, BiasSwiGLUFunction: ctx.save_for_backward(input)) */
                          .remat = cfg->compile != EC_COMPILE_OFF || cfg->kernels == EC_KERNELS_TE,
-                         .te_layers = cfg->kernels == EC_KERNELS_TE};
+                         .te_layers = cfg->kernels == EC_KERNELS_TE,
+                         .bias_pass = cfg->kernels != EC_KERNELS_TE && cfg->torch_release > 0 &&
+                                      cfg->torch_release < eci_const(ctx, EC_C_linear_bias_epilogue_from_version)};
 }
 /* cfg resolved (names, layout, checks) and the calibration that applies to it. */
 int eci_setup_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r, eci_params *calib)
