@@ -277,7 +277,7 @@ static const eci_workload *bias_workload(ec_ctx *ctx, const char *text, eci_shap
     eci_resolved r;
     eci_params calib;
     assert_int_equal(eci_setup_resolve(ctx, &cfg, &r, &calib), EC_OK);
-    eci_setup_shape(ctx, &cfg, &r, (double)cfg.seq_len, 1, sh);
+    eci_setup_shape(ctx, &cfg, &r, (double)cfg.seq_len, (double)cfg.batch_per_gpu, sh);
     const eci_workload *wl;
     assert_int_equal(eci_workload_get(ctx, r.net, r.task, sh, &wl), EC_OK);
     return wl;
