@@ -330,6 +330,11 @@ static void test_linear_bias_pass(void **state)
     assert_rel(bias_add_bytes(wl, &n), 0.0, EC_TOL_EXACT); /* no biases */
     wl = bias_workload(ctx, BERT "precision=amp_fp16 torch_version=1.11 kernels=te", &sh);
     assert_int_equal(sh.bias_pass, 0);
+    /* fused chains (kernels=fused): the pass joins the next elementwise kernels, a kernel of their own */
+    wl = bias_workload(ctx, BERT "precision=amp_fp16 torch_version=1.11 kernels=fused", &sh);
+    assert_int_equal(sh.bias_pass, 1);
+    for (size_t i = 0; i < wl->n_ops; i++)
+        assert_int_equal(wl->ops[i].linear_bias, 0);
     /* the step: a slower forward, the same backward and memory */
     ec_result old, now;
     ec_test_predict(ctx, BERT "precision=amp_fp16 torch_version=1.11", &old);

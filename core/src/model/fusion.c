@@ -86,6 +86,7 @@ void eci_fusion_apply(eci_workload *wl)
         op.name = "fused";
         op.kind = ECI_OP_MEM;
         op.fwd_kernels = 1;
+        op.linear_bias = 0; /* a generated kernel of its own, even where a bias pass begins the chain */
         wl->ops[w] = op;
         c = (chain){.at = w, .open = 1, .block = op.block, .bytes = op.fwd_bytes, .largest = op.fwd_bytes};
         w++;
