@@ -147,13 +147,6 @@ static void lora_adapter(builder *b, double rows, double in, double out)
     b->freeze = freeze;
 }
 
-/* nn.Linear on t (rows x in) -> rows x out.  Under autocast an fp32 input is cast (the copy is
- * what backward keeps), and so is the weight (the autocast weight cache); otherwise the input
- * is kept unless an earlier op keeps the same tensor.  A frozen linear (LoRA's base) keeps its
- * input only for its adapter's weight gradient (with lora_dropout the adapter keeps its dropped copy instead): PyTorch saves mm's input only when the weight
- * needs a gradient.  A bitsandbytes-quantized one keeps it whatever: MatMul4Bit.forward (and
- * MatMul8bitLt's) stores `ctx.tensors = (A, B)` when any input needs a gradient, and the
- * activations do (bitsandbytes autograd/_functions.py). */
 /* The bias of a linear as PyTorch before linear_bias_epilogue_from_version adds it (constants.csv):
  * one more kernel over the GEMM's output of n elements, which it reads (from L2 where it still
  * is) and writes in place; its backward passes the gradient through (the bias's own gradient is
@@ -168,6 +161,13 @@ static void bias_pass(builder *b, double n)
     }
 }
 
+/* nn.Linear on t (rows x in) -> rows x out.  Under autocast an fp32 input is cast (the copy is
+ * what backward keeps), and so is the weight (the autocast weight cache); otherwise the input
+ * is kept unless an earlier op keeps the same tensor.  A frozen linear (LoRA's base) keeps its
+ * input only for its adapter's weight gradient (with lora_dropout the adapter keeps its dropped copy instead): PyTorch saves mm's input only when the weight
+ * needs a gradient.  A bitsandbytes-quantized one keeps it whatever: MatMul4Bit.forward (and
+ * MatMul8bitLt's) stores `ctx.tensors = (A, B)` when any input needs a gradient, and the
+ * activations do (bitsandbytes autograd/_functions.py). */
 eci_op *eci_wl_linear_on(builder *b, const char *name, tensor *t, double out, int bias)
 {
     double rows = t->rows, in = t->width, saved = 0;
@@ -196,7 +196,7 @@ eci_op *eci_wl_linear_on(builder *b, const char *name, tensor *t, double out, in
     op->fp8 = b->layer < (int)b->net->n_layers; /* Transformer Engine's layers; heads stay 16-bit */
     op->in_normed = t->normed;
     size_t at = b->wl->n_ops - 1;
-    if (bias && b->sh->bias_pass && !b->sh->te_layers)
+    if (bias && b->sh->bias_pass) /* (setup.c: not under kernels=te) */
         bias_pass(b, rows * out);
     if (target) /* (pushing may move the op list) */
         lora_adapter(b, rows, in, out);
