@@ -35,6 +35,7 @@ GROUPS = [
     ("Precision and kernels", ["precision", "attention", "activation", "memory_format", "kernels", "compile",
                                "cuda_graphs", "checkpointing", "fp8_recipe"]),
     ("Batch, optimizer and training loop", ["batch_per_gpu", "grad_accum", "optimizer", "trainer", "max_grad_norm",
+                                            "clip_impl",
                                             "torch_version", "cudnn_version", "expandable_segments", "loss_chunks",
                                             "optimizer_in_bwd", "loss", "logits_held", "zero_grad",
                                             "memory_headroom_gib"]),

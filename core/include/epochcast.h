@@ -219,7 +219,11 @@ typedef enum ec_optimizer {
     EC_OPT_PAGED_ADAMW_8BIT,   /* bitsandbytes PagedAdamW8bit: the same states in unified (pageable) memory */
     EC_OPT_SGD_MOMENTUM,       /* torch.optim.SGD(momentum>0), foreach: as sgd */
     EC_OPT_NONE,               /* no optimizer step (a benchmark loop that times forward + backward) */
-    EC_OPT_PAGED_ADAMW         /* bitsandbytes PagedAdamW (32-bit): fp32 states in unified (pageable) memory */
+    EC_OPT_PAGED_ADAMW,        /* bitsandbytes PagedAdamW (32-bit): fp32 states in unified (pageable) memory */
+    EC_OPT_ADAMW_APEX_FUSED,   /* apex.optimizers.FusedAdam (HF adamw_apex_fused, DeepLearningExamples' BERT
+                                  fp16): one multi-tensor kernel per chunk whatever torch_version; unscales apart */
+    EC_OPT_BERTADAM            /* BertAdam (DeepLearningExamples' BERT fp32/TF32, pytorch-pretrained-bert): a
+                                  Python loop over the parameters, each clipped alone by clip_grad_norm_ */
 } ec_optimizer;
 
 typedef enum ec_compile {
@@ -301,6 +305,14 @@ typedef enum ec_tokenizer { EC_TOKENIZER_FAST = 0, EC_TOKENIZER_PYTHON } ec_toke
 #define EC_CONFIG_MASK_WORDS 4 /* room for 256 keys */
 
 /* How the loop clears the gradients between optimizer steps (key zero_grad). */
+/* What clips the gradients (key clip_impl). */
+typedef enum ec_clip_impl {
+    EC_CLIP_TORCH = 0,      /* torch.nn.utils.clip_grad_norm_ as torch_version has it (foreach from 2.0, one
+                               norm and mul_ per tensor before; before 1.10 a host sync on the clip factor) */
+    EC_CLIP_MULTI_TENSOR    /* apex amp_C multi_tensor_l2norm, .item() on the host, multi_tensor_scale
+                               (DeepLearningExamples' BERT GradientClipper, Megatron-LM) */
+} ec_clip_impl;
+
 typedef enum ec_zero_grad {
     EC_ZERO_GRAD_AUTO = 0,    /* torch_version's default: zeros before 2.0, set_to_none from 2.0 */
     EC_ZERO_GRAD_SET_TO_NONE, /* freed: no gradient alive between steps */
@@ -507,6 +519,8 @@ typedef struct ec_config {
     /* How the code computes the MLP's activation, when it is not how the network's config names it
        (DeepLearningExamples' BERT before 2022 writes its GELU as Python ops). */
     ec_act_impl activation;      /* [network] */
+    /* Who clips the gradients when max_grad_norm > 0. */
+    ec_clip_impl clip_impl;      /* [EC_CLIP_TORCH] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

@@ -81,7 +81,9 @@ typedef enum ec_optimizer {
     EC_OPT_PAGED_ADAMW_8BIT,
     EC_OPT_SGD_MOMENTUM,
     EC_OPT_NONE,
-    EC_OPT_PAGED_ADAMW
+    EC_OPT_PAGED_ADAMW,
+    EC_OPT_ADAMW_APEX_FUSED,
+    EC_OPT_BERTADAM
 } ec_optimizer;
 typedef enum ec_compile {
     EC_COMPILE_OFF = 0,
@@ -135,6 +137,10 @@ typedef enum ec_tokenizer { EC_TOKENIZER_FAST = 0, EC_TOKENIZER_PYTHON } ec_toke
 #define EC_NAME_MAX 64
 #define EC_PATH_MAX 512
 #define EC_CONFIG_MASK_WORDS 4
+typedef enum ec_clip_impl {
+    EC_CLIP_TORCH = 0,
+    EC_CLIP_MULTI_TENSOR
+} ec_clip_impl;
 typedef enum ec_zero_grad {
     EC_ZERO_GRAD_AUTO = 0,
     EC_ZERO_GRAD_SET_TO_NONE,
@@ -250,6 +256,7 @@ typedef struct ec_config {
     char tp_overlap_cfg[64];
     double bucket_cap_mb;
     ec_act_impl activation;
+    ec_clip_impl clip_impl;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

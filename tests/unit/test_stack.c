@@ -1,7 +1,6 @@
 /*
- * test_stack.c: the ordinary PyTorch / Hugging Face stack as it runs (issue 19): the optimizer
- * catalogue (optim.c: states, kernels, paged states), clipping and the trainers (trainer.c),
- * torch.compile's modes (fusion.c, CUDA graphs, compile time), memory_format (cuDNN's NCHW
+ * test_stack.c: the ordinary PyTorch / Hugging Face stack as it runs (issue 19; the optimizers,
+ * clipping and the trainers are test_optimizers.c's): torch.compile's modes (fusion.c, CUDA graphs, compile time), memory_format (cuDNN's NCHW
  * transposes), data=synthetic/on_gpu, evaluation, SDPA's causal skipping and the Triton
  * FlashAttention.  Each test states a relation the mechanism implies, not a number.
  */
@@ -18,114 +17,6 @@
 
 #define BERT "model=bert-base task=classify gpu=a100-sxm4-80gb seq_len=128 batch_per_gpu=32 "
 #define BERT_H100 "model=bert-base task=classify gpu=h100-sxm5-80gb seq_len=128 batch_per_gpu=32 "
-
-/* ---- optimizers ------------------------------------------------------------------------- */
-
-/* States: AdamW keeps two fp32 moments (8 bytes per parameter), the 8-bit optimizers two
- * uint8 states (constants.csv opt_8bit_state_bytes_per_param), SGD with momentum one, and
- * Adafactor a row and a column statistic per matrix: far less than one moment. */
-static void test_optimizer_states(void **state)
-{
-    (void)state;
-    ec_ctx *ctx = ec_test_ctx();
-    ec_result adam, bnb, sgd, ada;
-    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch", &adam);
-    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_8bit", &bnb);
-    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=sgd_momentum", &sgd);
-    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adafactor", &ada);
-    double per_param_8bit = eci_const(ctx, EC_C_opt_8bit_state_bytes_per_param);
-    /* the parts as they stand at the peak may include step temporaries: compare the
-     * persistent states through the model summary instead */
-    ec_model_summary s_adam, s_bnb, s_sgd, s_ada;
-    ec_config cfg;
-    ec_test_config(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adamw_torch");
-    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_adam, NULL, 0), EC_OK);
-    ec_test_config(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adamw_8bit");
-    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_bnb, NULL, 0), EC_OK);
-    ec_test_config(ctx, &cfg, BERT "precision=amp_fp16 optimizer=sgd_momentum");
-    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_sgd, NULL, 0), EC_OK);
-    ec_test_config(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adafactor");
-    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_ada, NULL, 0), EC_OK);
-    assert_rel(s_adam.optimizer_bytes, 8.0 * s_adam.params, EC_TOL_EXACT);
-    assert_rel(s_bnb.optimizer_bytes, per_param_8bit * s_bnb.params, EC_TOL_EXACT);
-    assert_rel(s_sgd.optimizer_bytes, 4.0 * s_sgd.params, EC_TOL_EXACT);
-    assert_true(s_ada.optimizer_bytes < 0.25 * s_adam.optimizer_bytes);
-    assert_true(bnb.memory.allocated_bytes < adam.memory.allocated_bytes);
-    assert_true(ada.memory.allocated_bytes < adam.memory.allocated_bytes);
-    ec_ctx_free(ctx);
-}
-
-/* paged_adamw_8bit keeps its states in CUDA unified memory: outside PyTorch's allocator
- * (allocated and reserved), inside what nvidia-smi shows. */
-static void test_paged_states(void **state)
-{
-    (void)state;
-    ec_ctx *ctx = ec_test_ctx();
-    ec_result bnb, paged;
-    ec_test_predict(ctx, BERT "precision=amp_bf16 optimizer=adamw_8bit", &bnb);
-    ec_test_predict(ctx, BERT "precision=amp_bf16 optimizer=paged_adamw_8bit", &paged);
-    ec_model_summary s;
-    ec_config cfg;
-    ec_test_config(ctx, &cfg, BERT "precision=amp_bf16 optimizer=paged_adamw_8bit");
-    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s, NULL, 0), EC_OK);
-    assert_true(paged.memory.allocated_bytes < bnb.memory.allocated_bytes);
-    /* nvml = reserved + context + paged states */
-    assert_rel(paged.memory.nvml_bytes, paged.memory.reserved_bytes + paged.memory.context_bytes + s.optimizer_bytes,
-               EC_TOL_CLOSED_FORM);
-    /* bitsandbytes' 32-bit PagedAdamW (torchtune's full_low_memory configs): two fp32 states per
-     * parameter whatever the parameters' dtype, paged as well: in a bf16 model 8 bytes each
-     * beside the reserved reading, none in what is allocated */
-    ec_result p32, fused;
-    ec_test_predict(ctx, BERT "precision=bf16 optimizer=paged_adamw", &p32);
-    ec_test_predict(ctx, BERT "precision=bf16 optimizer=adamw_fused", &fused);
-    ec_test_config(ctx, &cfg, BERT "precision=bf16 optimizer=paged_adamw");
-    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s, NULL, 0), EC_OK);
-    assert_rel(s.optimizer_bytes, 8.0 * s.params, EC_TOL_CLOSED_FORM);
-    assert_rel(p32.memory.nvml_bytes, p32.memory.reserved_bytes + p32.memory.context_bytes + 8.0 * s.params,
-               EC_TOL_CLOSED_FORM);
-    assert_true(p32.memory.allocated_bytes < fused.memory.allocated_bytes - 2.0 * s.params);
-    ec_ctx_free(ctx);
-}
-
-/* transformers' AdamW (adamw_hf) loops over the parameters in Python: more kernels and
- * more host time than the foreach torch.optim.AdamW, which launches per chunk of tensors;
- * PyTorch 1.x's torch.optim looped too. */
-static void test_optimizer_loops(void **state)
-{
-    (void)state;
-    ec_ctx *ctx = ec_test_ctx();
-    ec_result hf, foreach, fused, old;
-    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_hf", &hf);
-    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_torch", &foreach);
-    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_torch_fused", &fused);
-    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_torch torch_version=1.13", &old);
-    assert_true(hf.kernels_per_step > foreach.kernels_per_step);
-    assert_true(hf.cpu_issue_s > foreach.cpu_issue_s);
-    assert_true(fused.kernels_per_step < foreach.kernels_per_step);
-    assert_true(old.kernels_per_step > foreach.kernels_per_step);
-    ec_ctx_free(ctx);
-}
-
-/* ---- clipping and trainers -------------------------------------------------------------- */
-
-/* transformers.Trainer clips at max_grad_norm 1.0 by default: the norm's kernels and its
- * sync; max_grad_norm=0 turns that off, and the plain loop clips only when told. */
-static void test_trainer_clipping(void **state)
-{
-    (void)state;
-    ec_ctx *ctx = ec_test_ctx();
-    ec_result plain, hf, hf_off, plain_clip;
-    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch", &plain);
-    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch trainer=hf", &hf);
-    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch trainer=hf max_grad_norm=0", &hf_off);
-    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch max_grad_norm=1", &plain_clip);
-    int clip = (int)(eci_const(ctx, EC_C_clip_fixed_kernels) + 0.5);
-    assert_true(hf.kernels_per_step >= hf_off.kernels_per_step + clip);
-    assert_true(plain_clip.kernels_per_step >= plain.kernels_per_step + clip);
-    /* the Trainer's own Python per step */
-    assert_true(hf_off.cpu_issue_s > plain.cpu_issue_s);
-    ec_ctx_free(ctx);
-}
 
 /* ---- torch.compile ---------------------------------------------------------------------- */
 
@@ -883,8 +774,6 @@ static void test_sdpa_padding_mask(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_optimizer_states), cmocka_unit_test(test_paged_states),
-        cmocka_unit_test(test_optimizer_loops),  cmocka_unit_test(test_trainer_clipping),
         cmocka_unit_test(test_compile_modes),    cmocka_unit_test(test_fused_kernels),
         cmocka_unit_test(test_memory_format),
         cmocka_unit_test(test_conv_pricing),

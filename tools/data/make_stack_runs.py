@@ -149,10 +149,11 @@ def gpu_of(text):
 
 
 def torch_version(m):
-    """The PyTorch release the source states, or 1 (a 1.x before 1.12) for a run dated before
-    PyTorch 1.12 (2022-06-28): a year up to 2021, or 2022 with a month before June.  The model
-    prices a 1.x before 1.12 with the bias pass of models/constants.csv
-    linear_bias_epilogue_from_version, so a later 2022 run stays unnamed ('' = current)."""
+    """The PyTorch release the source states; for a run dated 2022 before June (before PyTorch 1.12,
+    2022-06-28) the release current that month (1.10 to February, 1.11 from March); 1 (a 1.x before
+    1.10) for a year up to 2021.  The model prices a 1.x before 1.12 with the bias pass of
+    models/constants.csv linear_bias_epilogue_from_version and one before 1.10 with clip_grad_norm_'s
+    host sync (clip_sync_until_version), so a later 2022 run stays unnamed ('' = current)."""
     v = m["framework_versions"]
     hit = re.search(r"(?:PyTorch|torch) (\d+\.\d+)", v)
     if hit:
@@ -160,8 +161,10 @@ def torch_version(m):
     years = [int(y) for y in re.findall(r"\b(20\d\d)\b", v)]
     if not years:
         return ""
-    early_2022 = re.search(r"\b2022-0[1-5]\b", v) is not None
-    return "1" if max(years) <= 2021 or (max(years) == 2022 and early_2022) else ""
+    early_2022 = re.search(r"\b2022-0([1-5])\b", v)
+    if max(years) == 2022 and early_2022:  # PyTorch 1.10 current from 2021-10-21, 1.11 from 2022-03-10
+        return "1.10" if int(early_2022.group(1)) <= 2 else "1.11"
+    return "1" if max(years) <= 2021 else ""
 
 
 def matmul_precision(m):

@@ -27,7 +27,7 @@ _Static_assert(sizeof(ec_strategy) == sizeof(int) && sizeof(ec_precision) == siz
                sizeof(ec_trainer) == sizeof(int) && sizeof(ec_kernels) == sizeof(int) &&
                sizeof(ec_loss_kind) == sizeof(int) && sizeof(ec_zero_grad) == sizeof(int) &&
                sizeof(ec_pp_split) == sizeof(int) && sizeof(ec_fsdp_api) == sizeof(int) &&
-               sizeof(ec_act_impl) == sizeof(int), "enum storage");
+               sizeof(ec_act_impl) == sizeof(int) && sizeof(ec_clip_impl) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -49,8 +49,8 @@ typedef struct key_def {
     double lo, hi;         /* valid range of the text value (KIND_INT, KIND_DBL) */
     double scale;          /* KIND_DBL: field = value x scale */
     double def;            /* default (numeric kinds; enum index) */
-    char choices[192];     /* KIND_ENUM: ", "-separated names in enum order */
-    char help[128];        /* one line, with the unit and default */
+    char choices[256];     /* KIND_ENUM: ", "-separated names in enum order */
+    char help[160];        /* one line, with the unit and default */
     double minpos;         /* KIND_DBL: 0 or at least this (no subnormal or absurdly small rate or time) */
     int whole;             /* KIND_DBL: a whole number (a count of samples) */
 } key_def;
@@ -92,9 +92,9 @@ static const key_def KEYS[] = {
     INT(grad_accum, 1, 1048576, 1, "micro-steps per optimizer step, 1..1048576 [1]"),
     ENUM("optimizer", optimizer, EC_OPT_ADAMW,
          "sgd, adam, adamw, adamw_foreach, adamw_fused, lamb, adamw_torch, adamw_torch_fused, adamw_hf, "
-         "adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none, paged_adamw",
+         "adafactor, adamw_8bit, paged_adamw_8bit, sgd_momentum, none, paged_adamw, adamw_apex_fused, bertadam",
          "sgd, adam(w), adamw_foreach/_fused, lamb, adamw_torch(_fused), adamw_hf, adafactor, (paged_)adamw(_8bit), "
-         "none [adamw]"),
+         "adamw_apex_fused, bertadam, none [adamw]"),
     ENUM("checkpointing", checkpointing, 0, "0, 1, selective, selective_op",
          "activation checkpointing: 0, 1 (each layer), selective (the attention core), selective_op "
          "(torchtitan's per-op) [0]"),
@@ -260,6 +260,9 @@ static const key_def KEYS[] = {
     /* issue 39: the kernels' releases */
     REL("cudnn_version", cudnn_release, EC_RELEASE(7, 0), EC_RELEASE(99, 999),
         "cuDNN release of attention=cudnn, e.g. 9.13 (models/attention.csv cudnn_version) [the newest measured]"),
+    ENUM("clip_impl", clip_impl, 0, "torch, multi_tensor",
+         "what clips at max_grad_norm: torch (clip_grad_norm_ as torch_version has it), multi_tensor (apex "
+         "amp_C: DLE BERT, Megatron) [torch]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -149,7 +149,11 @@
     X(flash1_kernel_head_dim_min)       \
     X(megatron_bucket_min_params)       \
     X(megatron_bucket_params_per_rank)  \
-    X(linear_bias_epilogue_from_version)
+    X(linear_bias_epilogue_from_version) \
+    X(clip_sync_until_version)          \
+    X(clip_multi_tensor_fixed_kernels)  \
+    X(opt_bertadam_kernels_per_tensor)  \
+    X(opt_bertadam_bytes_per_param)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

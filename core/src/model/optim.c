@@ -6,11 +6,13 @@
  *     fused optimizer takes the scale and the inf flag in its own kernel (no pass, no sync)
  *     unless clipping needs the gradients unscaled first;
  *   clipping (max_grad_norm): torch.nn.utils.clip_grad_norm_ with foreach: _foreach_norm,
- *     stack, vector_norm, the clip coefficient, clamp, _foreach_mul_;
+ *     stack, vector_norm, the clip coefficient, clamp, _foreach_mul_ (before 1.10 a host sync
+ *     on the factor); or apex's multi_tensor_l2norm, .item(), multi_tensor_scale
+ *     (clip_impl=multi_tensor);
  *   the optimizer: foreach ops over chunks of tensors (torch.optim), one fused kernel per
  *     chunk, or a Python loop over the parameters issuing a few kernels each
  *     (transformers.AdamW, transformers.Adafactor, bitsandbytes, which also synchronizes
- *     after every tensor).
+ *     after every tensor, DeepLearningExamples' BertAdam, which also clips every tensor).
  * Kernel counts and bytes per parameter are software constants (models/constants.csv, read
  * from the optimizers' source code); states come from the catalogue and, for Adafactor's
  * factored statistics, from the shapes of the weights (workload.c).  A pure 16-bit model keeps
@@ -84,6 +86,20 @@ void eci_optim_get(const ec_ctx *ctx, int optimizer, eci_optim *o)
         o->kernels_per_tensor = 1;
         o->syncs_per_tensor = eci_const(ctx, EC_C_opt_8bit_syncs_per_tensor);
         o->paged = 1;
+        break;
+    case EC_OPT_ADAMW_APEX_FUSED: /* apex.optimizers.FusedAdam: multi_tensor_adam, one kernel per chunk; apex
+                                   * amp (or GradScaler) unscales before it */
+        o->name = "adamw_apex_fused";
+        o->state_bytes_per_param = 8;
+        o->step_bytes_per_param = eci_const(ctx, EC_C_opt_adam_fused_bytes_per_param);
+        o->foreach_ops = 1;
+        break;
+    case EC_OPT_BERTADAM: /* DLE optimization.py BertAdam: per tensor clip_grad_norm_(p), then Adam in ~10 ops */
+        o->name = "bertadam";
+        o->state_bytes_per_param = 8;
+        o->step_bytes_per_param = eci_const(ctx, EC_C_opt_bertadam_bytes_per_param);
+        o->kernels_per_tensor = eci_const(ctx, EC_C_opt_bertadam_kernels_per_tensor);
+        o->clips_per_tensor = 1;
         break;
     case EC_OPT_NONE:
         o->name = "none";
@@ -161,9 +177,16 @@ static int torch1(int torch_release)
     return torch_release > 0 && torch_release < EC_RELEASE(2, 0);
 }
 
+/* clip_grad_norm_ before clip_sync_until_version: `if clip_coef < 1` reads the factor on the host. */
+static int clip_syncs(const ec_ctx *ctx, int torch_release)
+{
+    return torch_release > 0 && torch_release < eci_const(ctx, EC_C_clip_sync_until_version);
+}
+
 int eci_optim_loops(const eci_optim *o, int optimizer, int torch_release)
 {
-    int explicit_foreach = optimizer == EC_OPT_ADAMW_FOREACH || optimizer == EC_OPT_LAMB;
+    int explicit_foreach = optimizer == EC_OPT_ADAMW_FOREACH || optimizer == EC_OPT_LAMB ||
+                           optimizer == EC_OPT_ADAMW_APEX_FUSED;
     return torch1(torch_release) && o->foreach_ops > 0 && !o->takes_scaler && !explicit_foreach;
 }
 
@@ -200,10 +223,15 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
     if (clip) { /* clip_grad_norm_(foreach): _foreach_norm and _foreach_mul_ over the gradients */
         eci_phase *c = &ph[ECI_PHASE_CLIP];
         double bytes = eci_const(ctx, EC_C_clip_bytes_per_param) * grad_bytes / 4.0;
-        if (torch1(in->torch_release)) { /* one norm and one mul_ per tensor */
+        if (in->clip_impl == EC_CLIP_MULTI_TENSOR) { /* l2norm and scale over chunks; the norm read on the host */
+            foreach_phase(ctx, in, eci_const(ctx, EC_C_clip_foreach_ops),
+                          eci_const(ctx, EC_C_clip_multi_tensor_fixed_kernels), bytes, c);
+            c->sync_after = 1;
+        } else if (torch1(in->torch_release)) { /* one norm and one mul_ per tensor */
             c->kernels = eci_const(ctx, EC_C_clip_foreach_ops) * in->tensors + eci_const(ctx, EC_C_clip_fixed_kernels);
             c->host_s = in->dispatch_fwd_s * c->kernels;
             c->gpu_s = eci_mem_time_s(in->rates, bytes * in->params, c->kernels) * in->gpu_scale;
+            c->sync_after = clip_syncs(ctx, in->torch_release);
         } else {
             foreach_phase(ctx, in, eci_const(ctx, EC_C_clip_foreach_ops), eci_const(ctx, EC_C_clip_fixed_kernels),
                           bytes, c);
@@ -221,7 +249,7 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
             p->host_s = in->dispatch_fwd_s * p->kernels;
             p->gpu_s = eci_mem_time_s(in->rates, o.step_bytes_per_param * scale * in->params, p->kernels) *
                        in->gpu_scale;
-            p->serial = o.syncs_per_tensor > 0;
+            p->serial = o.syncs_per_tensor > 0 || (o.clips_per_tensor && clip_syncs(ctx, in->torch_release));
         } else {
             foreach_phase(ctx, in, o.foreach_ops, 0, o.step_bytes_per_param * scale, p);
         }

@@ -21,6 +21,8 @@ typedef struct eci_optim {
     double foreach_ops;            /* multi-tensor ops: ceil(tensors / foreach_tensors_per_kernel) kernels each */
     double kernels_per_tensor;     /* a Python loop over the parameters: kernels per parameter tensor */
     double syncs_per_tensor;       /* the host waits for the GPU after each tensor (bitsandbytes) */
+    int clips_per_tensor;          /* the loop clips each tensor with clip_grad_norm_ (BertAdam): a sync per
+                                      tensor where that release's clip syncs (clip_sync_until_version) */
     int takes_scaler;              /* the kernel takes GradScaler's scale and inf flag: no unscale pass, no sync */
     int paged;                     /* states in CUDA unified memory, outside PyTorch's caching allocator */
 } eci_optim;
@@ -59,6 +61,7 @@ typedef struct eci_step_in {
                                  takes one norm per tensor and zero_grad() fills the gradients with zeros */
     int zero_fill;            /* zero_grad() fills every gradient with zeros (eci_zero_grad_kept) */
     int fp32_states;          /* ZeRO: an fp32 master of the shard and fp32 states whatever the model's dtype */
+    int clip_impl;            /* ec_clip_impl: what clips at max_grad_norm */
 } eci_step_in;
 
 /* Do the gradients stay alive between optimizer steps (zero_grad=zeros or never, or auto before

@@ -581,7 +581,8 @@ static void step_optimizer(step *s)
                       .optimizer = cfg->optimizer, .precision = cfg->precision,
                       .max_grad_norm = eci_trainer_max_grad_norm(ctx, cfg), .dispatch_fwd_s = s->op_s,
                       .dispatch_bwd_s = s->host->dispatch_bwd_s, .gpu_scale = s->gpu_scale,
-                      .torch_release = cfg->torch_release, .fp32_states = s->r.strategy == EC_STRATEGY_ZERO};
+                      .torch_release = cfg->torch_release, .fp32_states = s->r.strategy == EC_STRATEGY_ZERO,
+                      .clip_impl = cfg->clip_impl};
     eci_zero_grad_kept(cfg->zero_grad, cfg->torch_release, &si.zero_fill);
     eci_optim_phases(ctx, &si, ph);
     if (cfg->offload != EC_OFFLOAD_NONE) /* the update runs on the host (step_after_update), not on the GPU */
@@ -590,7 +591,9 @@ static void step_optimizer(step *s)
     for (int i = 0; i < ECI_N_PHASES; i++) {
         if (ph[i].kernels <= 0)
             continue;
-        if (ph[i].serial) { /* the host waits after every tensor: issue and kernels add up */
+        if (ph[i].serial) { /* the host waits after every tensor: the first wait drains the queue, then
+                             * issue and kernels add up */
+            sync_host(t);
             host_work(t, CAUSE_DISPATCH, ph[i].host_s);
             gpu_op(t, 0, ph[i].gpu_s, ph[i].kernels, 1);
             sync_host(t);

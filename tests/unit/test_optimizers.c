@@ -1,0 +1,217 @@
+/*
+ * test_optimizers.c: what runs between the last backward and the next forward, as the stack
+ * runs it (optim.c, trainer.c): the optimizer catalogue (states, kernels, paged states, Python
+ * loops, apex's multi-tensor FusedAdam, DeepLearningExamples' BertAdam), clipping (torch's
+ * clip_grad_norm_ by release, apex's multi-tensor clip) and the trainers' defaults.  Each test
+ * states a relation the mechanism implies, not a number.
+ */
+#include "ec_test.h"
+#include "internal.h"
+#include "catalog/consts.h"
+
+#include <math.h>
+#include <string.h>
+
+#define BERT "model=bert-base task=classify gpu=a100-sxm4-80gb seq_len=128 batch_per_gpu=32 "
+
+/* ---- optimizers ------------------------------------------------------------------------- */
+
+/* States: AdamW keeps two fp32 moments (8 bytes per parameter), the 8-bit optimizers two
+ * uint8 states (constants.csv opt_8bit_state_bytes_per_param), SGD with momentum one, and
+ * Adafactor a row and a column statistic per matrix: far less than one moment. */
+static void test_optimizer_states(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result adam, bnb, sgd, ada;
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch", &adam);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_8bit", &bnb);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=sgd_momentum", &sgd);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adafactor", &ada);
+    double per_param_8bit = eci_const(ctx, EC_C_opt_8bit_state_bytes_per_param);
+    /* the parts as they stand at the peak may include step temporaries: compare the
+     * persistent states through the model summary instead */
+    ec_model_summary s_adam, s_bnb, s_sgd, s_ada;
+    ec_config cfg;
+    ec_test_config(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adamw_torch");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_adam, NULL, 0), EC_OK);
+    ec_test_config(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adamw_8bit");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_bnb, NULL, 0), EC_OK);
+    ec_test_config(ctx, &cfg, BERT "precision=amp_fp16 optimizer=sgd_momentum");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_sgd, NULL, 0), EC_OK);
+    ec_test_config(ctx, &cfg, BERT "precision=amp_fp16 optimizer=adafactor");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_ada, NULL, 0), EC_OK);
+    assert_rel(s_adam.optimizer_bytes, 8.0 * s_adam.params, EC_TOL_EXACT);
+    assert_rel(s_bnb.optimizer_bytes, per_param_8bit * s_bnb.params, EC_TOL_EXACT);
+    assert_rel(s_sgd.optimizer_bytes, 4.0 * s_sgd.params, EC_TOL_EXACT);
+    assert_true(s_ada.optimizer_bytes < 0.25 * s_adam.optimizer_bytes);
+    assert_true(bnb.memory.allocated_bytes < adam.memory.allocated_bytes);
+    assert_true(ada.memory.allocated_bytes < adam.memory.allocated_bytes);
+    ec_ctx_free(ctx);
+}
+
+/* paged_adamw_8bit keeps its states in CUDA unified memory: outside PyTorch's allocator
+ * (allocated and reserved), inside what nvidia-smi shows. */
+static void test_paged_states(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result bnb, paged;
+    ec_test_predict(ctx, BERT "precision=amp_bf16 optimizer=adamw_8bit", &bnb);
+    ec_test_predict(ctx, BERT "precision=amp_bf16 optimizer=paged_adamw_8bit", &paged);
+    ec_model_summary s;
+    ec_config cfg;
+    ec_test_config(ctx, &cfg, BERT "precision=amp_bf16 optimizer=paged_adamw_8bit");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s, NULL, 0), EC_OK);
+    assert_true(paged.memory.allocated_bytes < bnb.memory.allocated_bytes);
+    /* nvml = reserved + context + paged states */
+    assert_rel(paged.memory.nvml_bytes, paged.memory.reserved_bytes + paged.memory.context_bytes + s.optimizer_bytes,
+               EC_TOL_CLOSED_FORM);
+    /* bitsandbytes' 32-bit PagedAdamW (torchtune's full_low_memory configs): two fp32 states per
+     * parameter whatever the parameters' dtype, paged as well: in a bf16 model 8 bytes each
+     * beside the reserved reading, none in what is allocated */
+    ec_result p32, fused;
+    ec_test_predict(ctx, BERT "precision=bf16 optimizer=paged_adamw", &p32);
+    ec_test_predict(ctx, BERT "precision=bf16 optimizer=adamw_fused", &fused);
+    ec_test_config(ctx, &cfg, BERT "precision=bf16 optimizer=paged_adamw");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s, NULL, 0), EC_OK);
+    assert_rel(s.optimizer_bytes, 8.0 * s.params, EC_TOL_CLOSED_FORM);
+    assert_rel(p32.memory.nvml_bytes, p32.memory.reserved_bytes + p32.memory.context_bytes + 8.0 * s.params,
+               EC_TOL_CLOSED_FORM);
+    assert_true(p32.memory.allocated_bytes < fused.memory.allocated_bytes - 2.0 * s.params);
+    ec_ctx_free(ctx);
+}
+
+/* transformers' AdamW (adamw_hf) loops over the parameters in Python: more kernels and
+ * more host time than the foreach torch.optim.AdamW, which launches per chunk of tensors;
+ * PyTorch 1.x's torch.optim looped too. */
+static void test_optimizer_loops(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result hf, foreach, fused, old;
+    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_hf", &hf);
+    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_torch", &foreach);
+    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_torch_fused", &fused);
+    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_torch torch_version=1.13", &old);
+    assert_true(hf.kernels_per_step > foreach.kernels_per_step);
+    assert_true(hf.cpu_issue_s > foreach.cpu_issue_s);
+    assert_true(fused.kernels_per_step < foreach.kernels_per_step);
+    assert_true(old.kernels_per_step > foreach.kernels_per_step);
+    ec_ctx_free(ctx);
+}
+
+/* ---- clipping and trainers -------------------------------------------------------------- */
+
+/* transformers.Trainer clips at max_grad_norm 1.0 by default: the norm's kernels and its
+ * sync; max_grad_norm=0 turns that off, and the plain loop clips only when told. */
+static void test_trainer_clipping(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result plain, hf, hf_off, plain_clip;
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch", &plain);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch trainer=hf", &hf);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch trainer=hf max_grad_norm=0", &hf_off);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch max_grad_norm=1", &plain_clip);
+    int clip = (int)(eci_const(ctx, EC_C_clip_fixed_kernels) + 0.5);
+    assert_true(hf.kernels_per_step >= hf_off.kernels_per_step + clip);
+    assert_true(plain_clip.kernels_per_step >= plain.kernels_per_step + clip);
+    /* the Trainer's own Python per step */
+    assert_true(hf_off.cpu_issue_s > plain.cpu_issue_s);
+    ec_ctx_free(ctx);
+}
+
+/* apex.optimizers.FusedAdam is one multi-tensor kernel per chunk in every release, where
+ * PyTorch 1.x's torch.optim.AdamW looped over the tensors; it does not take GradScaler's
+ * scale, so amp_fp16 keeps the unscale pass that torch's fused AdamW folds in. */
+static void test_apex_fused_adam(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result apex_old, apex_new, torch_old, fused, torch_fused;
+    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_apex_fused torch_version=1.13 zero_grad=set_to_none",
+                    &apex_old);
+    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_apex_fused zero_grad=set_to_none", &apex_new);
+    ec_test_predict(ctx, BERT "precision=fp32 optimizer=adamw_torch torch_version=1.13 zero_grad=set_to_none",
+                    &torch_old);
+    assert_rel(apex_old.kernels_per_step, apex_new.kernels_per_step, EC_TOL_EXACT);
+    assert_true(apex_old.kernels_per_step < torch_old.kernels_per_step);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_apex_fused", &fused);
+    ec_test_predict(ctx, BERT "precision=amp_fp16 optimizer=adamw_torch_fused", &torch_fused);
+    assert_true(fused.kernels_per_step > torch_fused.kernels_per_step);
+    ec_ctx_free(ctx);
+}
+
+/* BertAdam loops over the tensors like transformers' AdamW, with more kernels per tensor
+ * (constants.csv opt_bertadam_kernels_per_tensor against opt_adamw_hf_kernels_per_tensor):
+ * the kernels it adds over adamw_hf are (k_bert - k_hf) x tensors, and adamw_hf's loop is
+ * k_hf x tensors more than no optimizer.  Before clip_sync_until_version its per-tensor
+ * clip_grad_norm_ waits for the GPU after every tensor: the step is slower than from it. */
+static void test_bertadam(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result bert, hf, none, old, now;
+    const char *common = BERT "precision=fp32 zero_grad=set_to_none torch_version=2.4 optimizer=";
+    char words[256];
+    snprintf(words, sizeof words, "%sbertadam", common);
+    ec_test_predict(ctx, words, &bert);
+    snprintf(words, sizeof words, "%sadamw_hf", common);
+    ec_test_predict(ctx, words, &hf);
+    snprintf(words, sizeof words, "%snone", common);
+    ec_test_predict(ctx, words, &none);
+    double k_bert = eci_const(ctx, EC_C_opt_bertadam_kernels_per_tensor);
+    double k_hf = eci_const(ctx, EC_C_opt_adamw_hf_kernels_per_tensor);
+    double tensors = (hf.kernels_per_step - none.kernels_per_step) / k_hf;
+    assert_true(tensors > 100); /* BERT-base: 16 per layer, 12 layers, embeddings, head */
+    assert_rel(bert.kernels_per_step - hf.kernels_per_step, (k_bert - k_hf) * tensors, EC_TOL_CLOSED_FORM);
+    assert_true(bert.cpu_issue_s > hf.cpu_issue_s);
+    ec_test_predict(ctx, BERT "precision=fp32 optimizer=bertadam torch_version=1.9", &old);
+    ec_test_predict(ctx, BERT "precision=fp32 optimizer=bertadam torch_version=1.10", &now);
+    assert_rel(old.kernels_per_step, now.kernels_per_step, EC_TOL_EXACT);
+    assert_true(old.step_s > now.step_s);
+    ec_ctx_free(ctx);
+}
+
+/* clip_impl=multi_tensor (apex amp_C, DeepLearningExamples' BERT): two multi-tensor ops over
+ * chunks of gradients and clip_multi_tensor_fixed_kernels in every release, where PyTorch
+ * 1.x's clip_grad_norm_ launched a norm and a mul_ per tensor; from 2.0 torch's foreach clip
+ * launches per chunk as well, with more single kernels (clip_fixed_kernels). */
+static void test_multi_tensor_clip(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result mt_old, mt_new, torch_old, torch_new, off;
+    const char *base = BERT "precision=fp32 optimizer=adamw_apex_fused zero_grad=set_to_none ";
+    char words[256];
+    snprintf(words, sizeof words, "%smax_grad_norm=1 clip_impl=multi_tensor torch_version=1.13", base);
+    ec_test_predict(ctx, words, &mt_old);
+    snprintf(words, sizeof words, "%smax_grad_norm=1 clip_impl=multi_tensor torch_version=2.4", base);
+    ec_test_predict(ctx, words, &mt_new);
+    snprintf(words, sizeof words, "%smax_grad_norm=1 torch_version=1.13", base);
+    ec_test_predict(ctx, words, &torch_old);
+    snprintf(words, sizeof words, "%smax_grad_norm=1 torch_version=2.4", base);
+    ec_test_predict(ctx, words, &torch_new);
+    snprintf(words, sizeof words, "%smax_grad_norm=0 torch_version=2.4", base);
+    ec_test_predict(ctx, words, &off);
+    assert_rel(mt_old.kernels_per_step, mt_new.kernels_per_step, EC_TOL_EXACT);
+    assert_true(mt_old.kernels_per_step < torch_old.kernels_per_step);
+    /* same chunks, fixed kernels differ: clip_fixed_kernels - clip_multi_tensor_fixed_kernels */
+    assert_rel(torch_new.kernels_per_step - mt_new.kernels_per_step,
+               eci_const(ctx, EC_C_clip_fixed_kernels) - eci_const(ctx, EC_C_clip_multi_tensor_fixed_kernels),
+               EC_TOL_CLOSED_FORM);
+    assert_true(mt_new.kernels_per_step > off.kernels_per_step);
+    ec_ctx_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_optimizer_states), cmocka_unit_test(test_paged_states),
+        cmocka_unit_test(test_optimizer_loops),  cmocka_unit_test(test_apex_fused_adam),
+        cmocka_unit_test(test_bertadam),         cmocka_unit_test(test_multi_tensor_clip),
+        cmocka_unit_test(test_trainer_clipping),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
