@@ -521,6 +521,10 @@ typedef struct ec_config {
     ec_act_impl activation;      /* [network] */
     /* Who clips the gradients when max_grad_norm > 0. */
     ec_clip_impl clip_impl;      /* [EC_CLIP_TORCH] */
+    /* A pure 16-bit model (precision fp16/bf16) whose optimizer steps an fp32 master copy, as apex amp
+       O2 runs it (DeepLearningExamples' BERT fp16): fp32 states and master weights, the gradients
+       copied into fp32 master gradients before the step and the master weights back after it. */
+    int master_weights;          /* 0/1 [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

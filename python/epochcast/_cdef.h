@@ -257,6 +257,7 @@ typedef struct ec_config {
     double bucket_cap_mb;
     ec_act_impl activation;
     ec_clip_impl clip_impl;
+    int master_weights;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

@@ -1,7 +1,8 @@
 /*
  * test_optimizers.c: what runs between the last backward and the next forward, as the stack
  * runs it (optim.c, trainer.c): the optimizer catalogue (states, kernels, paged states, Python
- * loops, apex's multi-tensor FusedAdam, DeepLearningExamples' BertAdam), clipping (torch's
+ * loops, apex's multi-tensor FusedAdam, DeepLearningExamples' BertAdam, amp O2's fp32 master
+ * copy), clipping (torch's
  * clip_grad_norm_ by release, apex's multi-tensor clip) and the trainers' defaults.  Each test
  * states a relation the mechanism implies, not a number.
  */
@@ -205,13 +206,56 @@ static void test_multi_tensor_clip(void **state)
     ec_ctx_free(ctx);
 }
 
+/* master_weights=1 (apex amp O2): a pure 16-bit model's optimizer steps an fp32 master copy,
+ * so its states are fp32 and the master weights sit beside them (12 bytes per parameter under
+ * AdamW against 2 x 2), and two multi-tensor passes run around the step: the gradients into the
+ * master gradients and the weights back, one kernel per chunk of tensors each.  Under autocast
+ * (amp_bf16) the parameters are fp32 already: the key changes nothing. */
+static void test_master_weights(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_model_summary s_master, s_plain;
+    ec_config cfg;
+    ec_test_config(ctx, &cfg, BERT "precision=fp16 optimizer=adamw_apex_fused master_weights=1");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_master, NULL, 0), EC_OK);
+    ec_test_config(ctx, &cfg, BERT "precision=fp16 optimizer=adamw_apex_fused");
+    assert_int_equal(ec_model_summary_get(ctx, &cfg, &s_plain, NULL, 0), EC_OK);
+    assert_rel(s_master.optimizer_bytes, 12.0 * s_master.params, EC_TOL_EXACT);
+    assert_rel(s_plain.optimizer_bytes, 4.0 * s_plain.params, EC_TOL_EXACT);
+
+    ec_result master, plain, hf, none;
+    const char *common = BERT "precision=fp16 zero_grad=set_to_none optimizer=";
+    char words[256];
+    snprintf(words, sizeof words, "%sadamw_apex_fused master_weights=1", common);
+    ec_test_predict(ctx, words, &master);
+    snprintf(words, sizeof words, "%sadamw_apex_fused", common);
+    ec_test_predict(ctx, words, &plain);
+    snprintf(words, sizeof words, "%sadamw_hf", common);
+    ec_test_predict(ctx, words, &hf);
+    snprintf(words, sizeof words, "%snone", common);
+    ec_test_predict(ctx, words, &none);
+    double tensors = (hf.kernels_per_step - none.kernels_per_step) / eci_const(ctx, EC_C_opt_adamw_hf_kernels_per_tensor);
+    double chunks = ceil(tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
+    assert_rel(master.kernels_per_step - plain.kernels_per_step, 2.0 * chunks, EC_TOL_CLOSED_FORM);
+    assert_true(master.step_s > plain.step_s);
+    assert_true(master.memory.optimizer_bytes >= plain.memory.optimizer_bytes + 8.0 * s_plain.params);
+
+    ec_result bf16_master, bf16;
+    ec_test_predict(ctx, BERT "precision=amp_bf16 master_weights=1", &bf16_master);
+    ec_test_predict(ctx, BERT "precision=amp_bf16", &bf16);
+    assert_rel(bf16_master.kernels_per_step, bf16.kernels_per_step, EC_TOL_EXACT);
+    assert_rel(bf16_master.step_s, bf16.step_s, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_optimizer_states), cmocka_unit_test(test_paged_states),
         cmocka_unit_test(test_optimizer_loops),  cmocka_unit_test(test_apex_fused_adam),
         cmocka_unit_test(test_bertadam),         cmocka_unit_test(test_multi_tensor_clip),
-        cmocka_unit_test(test_trainer_clipping),
+        cmocka_unit_test(test_master_weights),   cmocka_unit_test(test_trainer_clipping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

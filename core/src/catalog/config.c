@@ -263,6 +263,8 @@ static const key_def KEYS[] = {
     ENUM("clip_impl", clip_impl, 0, "torch, multi_tensor",
          "what clips at max_grad_norm: torch (clip_grad_norm_ as torch_version has it), multi_tensor (apex "
          "amp_C: DLE BERT, Megatron) [torch]"),
+    BOOL(master_weights, "fp16/bf16 model stepping an fp32 master copy (apex amp O2): fp32 states, gradients copied in, "
+                         "weights copied back, 0/1 [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

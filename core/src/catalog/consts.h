@@ -153,7 +153,9 @@
     X(clip_sync_until_version)          \
     X(clip_multi_tensor_fixed_kernels)  \
     X(opt_bertadam_kernels_per_tensor)  \
-    X(opt_bertadam_bytes_per_param)
+    X(opt_bertadam_bytes_per_param)     \
+    X(master_grad_copy_bytes_per_param) \
+    X(master_weight_copy_bytes_per_param)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

@@ -175,8 +175,8 @@ static void model_states(const eci_mem_in *in, double w, double g, double o, ec_
         w = 2.0;
         g = 2.0;
         master = 4.0;
-    } else if (in->zero && w == 2.0) { /* a pure 16-bit model: the fp32 master of the shard with the states
-                                        * (apex DistributedFusedLAMB, optim.c) */
+    } else if ((in->zero || in->master_weights) && w == 2.0) { /* a pure 16-bit model: the fp32 master (of the
+                                        * shard) with the states (apex DistributedFusedLAMB, optim.c; amp O2) */
         master = 4.0;
     }
     m->weights_bytes = eci_memory_shard_share(wl, w, ws, in->expert_split) +
@@ -273,7 +273,8 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
     /* the states from optim.c's catalogue, per trained parameter (Adafactor's factored
      * statistics from the shapes, on average) */
     double per_param = wl->trainable_params > 0 ? 1.0 / wl->trainable_params : 0;
-    o = eci_optim_state_bytes(ctx, &opt, wl, in->zero ? EC_PREC_FP32 : in->precision) * per_param; /* ZeRO: fp32 */
+    o = eci_optim_state_bytes(ctx, &opt, wl, in->zero || in->master_weights ? EC_PREC_FP32 : in->precision) *
+        per_param; /* ZeRO, an fp32 master copy: fp32 states */
     model_states(in, w, g, o, m, &grads, &in->host_bytes);
     if (replica)
         m->optimizer_bytes = 0;
@@ -296,6 +297,8 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
         double one = 2.0 * largest_param_bytes(wl, eci_optim_temp_bytes(&opt, wl, in->precision) * per_param);
         opt_temp = opt_temp < one ? opt_temp : one;
     }
+    if (in->master_weights && w == 2.0 && !replica && !in->opt_on_host) /* amp O2's fp32 master gradients */
+        opt_temp += eci_memory_shard_share(wl, 4.0, in->opt_shards, in->expert_split);
     m->grads_bytes = grads;
     int amp = in->precision == EC_PREC_AMP_FP16 || in->precision == EC_PREC_AMP_BF16 ||
               in->precision == EC_PREC_AMP_FP8;

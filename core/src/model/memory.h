@@ -38,6 +38,8 @@ typedef struct eci_mem_in {
                                      default before PyTorch 2.0): beside the next step's activations */
     /* Appended for issue 40. */
     int torch_release;            /* the CUDA context by release (EC_RELEASE, 0: current) */
+    int master_weights;           /* a pure 16-bit model with an fp32 master copy (apex amp O2): fp32 states, the
+                                     master weights, and fp32 master gradients through the optimizer step */
     int outputs_held;             /* the loop holds the model's outputs (the logits) through backward */
     int loss_chunks;              /* chunked cross entropy: its fp32 transients one chunk at a time (0, 1: whole) */
     int optimizer_in_bwd;         /* each gradient is freed by its parameter's optimizer step inside backward */

@@ -122,7 +122,10 @@ int ec_model_summary_get(ec_ctx *ctx, const ec_config *cfg, ec_model_summary *ou
     out->bwd_flop_per_sample = 2.0 * wl.model_flop;
     out->weights_bytes = wl.params * w;
     out->grads_bytes = wl.params * g;
-    out->optimizer_bytes = eci_optim_state_bytes(ctx, &opt, &wl, cfg->precision);
+    /* an fp32 master copy of a pure 16-bit model (apex amp O2): fp32 states beside the master weights */
+    int master = cfg->master_weights && opt.steps && (cfg->precision == EC_PREC_FP16 || cfg->precision == EC_PREC_BF16);
+    out->optimizer_bytes = eci_optim_state_bytes(ctx, &opt, &wl, master ? EC_PREC_FP32 : cfg->precision) +
+                           (master ? 4.0 * wl.trainable_params : 0);
     out->activations_bytes_per_sample = eci_workload_saved_bytes(&wl, 0, 1.0);
     out->n_rows = r.net->n_layers + 1;
     if (rows != NULL && max_rows > 0)

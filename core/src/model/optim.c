@@ -198,6 +198,34 @@ int eci_zero_grad_kept(int zero_grad, int torch_release, int *fill)
     return zeros || zero_grad == EC_ZERO_GRAD_NEVER;
 }
 
+/* A multi-tensor pass over every gradient or weight: one kernel per chunk issued from C++. */
+static void chunk_pass(const ec_ctx *ctx, const eci_step_in *in, double bytes_per_param, eci_phase *p)
+{
+    double chunks = ceil(in->tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
+    p->kernels = chunks;
+    p->host_s = in->dispatch_fwd_s + in->dispatch_bwd_s * chunks;
+    p->gpu_s = eci_mem_time_s(in->rates, bytes_per_param * in->params, chunks) * in->gpu_scale;
+}
+
+/* Clipping at max_grad_norm over gradients of grad_bytes each. */
+static void clip_phase(const ec_ctx *ctx, const eci_step_in *in, double grad_bytes, eci_phase *c)
+{
+    double bytes = eci_const(ctx, EC_C_clip_bytes_per_param) * grad_bytes / 4.0;
+    if (in->clip_impl == EC_CLIP_MULTI_TENSOR) { /* l2norm and scale over chunks; the norm read on the host */
+        foreach_phase(ctx, in, eci_const(ctx, EC_C_clip_foreach_ops),
+                      eci_const(ctx, EC_C_clip_multi_tensor_fixed_kernels), bytes, c);
+        c->sync_after = 1;
+    } else if (torch1(in->torch_release)) { /* one norm and one mul_ per tensor */
+        c->kernels = eci_const(ctx, EC_C_clip_foreach_ops) * in->tensors + eci_const(ctx, EC_C_clip_fixed_kernels);
+        c->host_s = in->dispatch_fwd_s * c->kernels;
+        c->gpu_s = eci_mem_time_s(in->rates, bytes * in->params, c->kernels) * in->gpu_scale;
+        c->sync_after = clip_syncs(ctx, in->torch_release);
+    } else { /* clip_grad_norm_(foreach): _foreach_norm and _foreach_mul_ over the gradients */
+        foreach_phase(ctx, in, eci_const(ctx, EC_C_clip_foreach_ops), eci_const(ctx, EC_C_clip_fixed_kernels),
+                      bytes, c);
+    }
+}
+
 void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI_N_PHASES])
 {
     memset(ph, 0, ECI_N_PHASES * sizeof *ph);
@@ -210,40 +238,27 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
     double grad_bytes = pure16(in->precision) ? 2.0 : 4.0;
     int scaler = in->precision == EC_PREC_AMP_FP16 && o.steps;
     int clip = in->max_grad_norm > 0;
+    /* an fp32 master copy (apex amp O2): the optimizer and the clip see its fp32 gradients */
+    int master = in->master_weights && pure16(in->precision) && o.steps;
 
     /* GradScaler.unscale_: one read and write of every gradient with the inf check; the
      * host issues it from Python once and the chunks from C++ */
-    if (scaler && (!o.takes_scaler || clip)) {
-        double chunks = ceil(in->tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
-        ph[ECI_PHASE_UNSCALE].kernels = chunks;
-        ph[ECI_PHASE_UNSCALE].host_s = in->dispatch_fwd_s + in->dispatch_bwd_s * chunks;
-        ph[ECI_PHASE_UNSCALE].gpu_s = eci_mem_time_s(in->rates, eci_const(ctx, EC_C_gradscaler_bytes_per_param) * in->params,
-                                                     chunks) * in->gpu_scale;
+    if (scaler && (!o.takes_scaler || clip))
+        chunk_pass(ctx, in, eci_const(ctx, EC_C_gradscaler_bytes_per_param), &ph[ECI_PHASE_UNSCALE]);
+    if (master) { /* amp O2: the 16-bit gradients into fp32 master gradients, unscaled, the overflow read on the
+                   * host under fp16's dynamic loss scale */
+        chunk_pass(ctx, in, eci_const(ctx, EC_C_master_grad_copy_bytes_per_param), &ph[ECI_PHASE_UNSCALE]);
+        ph[ECI_PHASE_UNSCALE].sync_after = in->precision == EC_PREC_FP16;
     }
-    if (clip) { /* clip_grad_norm_(foreach): _foreach_norm and _foreach_mul_ over the gradients */
-        eci_phase *c = &ph[ECI_PHASE_CLIP];
-        double bytes = eci_const(ctx, EC_C_clip_bytes_per_param) * grad_bytes / 4.0;
-        if (in->clip_impl == EC_CLIP_MULTI_TENSOR) { /* l2norm and scale over chunks; the norm read on the host */
-            foreach_phase(ctx, in, eci_const(ctx, EC_C_clip_foreach_ops),
-                          eci_const(ctx, EC_C_clip_multi_tensor_fixed_kernels), bytes, c);
-            c->sync_after = 1;
-        } else if (torch1(in->torch_release)) { /* one norm and one mul_ per tensor */
-            c->kernels = eci_const(ctx, EC_C_clip_foreach_ops) * in->tensors + eci_const(ctx, EC_C_clip_fixed_kernels);
-            c->host_s = in->dispatch_fwd_s * c->kernels;
-            c->gpu_s = eci_mem_time_s(in->rates, bytes * in->params, c->kernels) * in->gpu_scale;
-            c->sync_after = clip_syncs(ctx, in->torch_release);
-        } else {
-            foreach_phase(ctx, in, eci_const(ctx, EC_C_clip_foreach_ops), eci_const(ctx, EC_C_clip_fixed_kernels),
-                          bytes, c);
-        }
-    }
+    if (clip)
+        clip_phase(ctx, in, master ? 4.0 : grad_bytes, &ph[ECI_PHASE_CLIP]);
     /* scaler.step's found_inf.item() (not with an optimizer that takes the scaler) */
     if (scaler && !o.takes_scaler)
         (clip ? &ph[ECI_PHASE_CLIP] : &ph[ECI_PHASE_UNSCALE])->sync_after = 1;
 
     if (o.steps) {
         eci_phase *p = &ph[ECI_PHASE_OPTIMIZER];
-        double scale = o.states_follow_params && pure16(in->precision) && !in->fp32_states ? 0.5 : 1.0;
+        double scale = o.states_follow_params && pure16(in->precision) && !in->fp32_states && !master ? 0.5 : 1.0;
         if (o.kernels_per_tensor > 0) { /* a Python loop over the parameter tensors */
             p->kernels = o.kernels_per_tensor * in->tensors;
             p->host_s = in->dispatch_fwd_s * p->kernels;
@@ -254,6 +269,8 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
             foreach_phase(ctx, in, o.foreach_ops, 0, o.step_bytes_per_param * scale, p);
         }
     }
+    if (master) /* the updated master weights back into the model's 16-bit weights */
+        chunk_pass(ctx, in, eci_const(ctx, EC_C_master_weight_copy_bytes_per_param), &ph[ECI_PHASE_MASTER_COPY]);
     if (in->zero_fill) { /* zero_grad(): a fill of every gradient, one kernel each */
         eci_phase *p = &ph[ECI_PHASE_OPTIMIZER];
         p->kernels += in->tensors;

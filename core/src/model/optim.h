@@ -38,7 +38,10 @@ EC_INTERNAL double eci_optim_state_bytes(const ec_ctx *ctx, const eci_optim *o, 
 EC_INTERNAL double eci_optim_temp_bytes(const eci_optim *o, const eci_workload *wl, int precision);
 
 /* What runs after the last backward of a step, in order. */
-enum { ECI_PHASE_UNSCALE = 0, ECI_PHASE_CLIP, ECI_PHASE_OPTIMIZER, ECI_PHASE_SCALER_UPDATE, ECI_N_PHASES };
+enum {
+    ECI_PHASE_UNSCALE = 0, ECI_PHASE_CLIP, ECI_PHASE_OPTIMIZER, ECI_PHASE_MASTER_COPY, ECI_PHASE_SCALER_UPDATE,
+    ECI_N_PHASES
+};
 
 typedef struct eci_phase {
     double host_s;    /* host time to issue it (dispatch, Python) */
@@ -62,6 +65,8 @@ typedef struct eci_step_in {
     int zero_fill;            /* zero_grad() fills every gradient with zeros (eci_zero_grad_kept) */
     int fp32_states;          /* ZeRO: an fp32 master of the shard and fp32 states whatever the model's dtype */
     int clip_impl;            /* ec_clip_impl: what clips at max_grad_norm */
+    int master_weights;       /* a pure 16-bit model steps an fp32 master copy (apex amp O2): fp32 states, its
+                                 gradients copied in before and its weights copied back after the step */
 } eci_step_in;
 
 /* Do the gradients stay alive between optimizer steps (zero_grad=zeros or never, or auto before

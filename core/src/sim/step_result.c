@@ -128,7 +128,7 @@ void eci_step_memory(step *s, ec_result *res)
                      .head_copies = cfg->pp_schedule == EC_PP_INTERLEAVED && r->pp > 1 ? 1.0 : 0,
                      .grad_accum = s->ga, .expandable_segments = cfg->expandable_segments,
                      .keep_grads = eci_zero_grad_kept(cfg->zero_grad, cfg->torch_release, NULL),
-                     .torch_release = cfg->torch_release,
+                     .torch_release = cfg->torch_release, .master_weights = cfg->master_weights,
                      /* a plain loop keeps `out = model(x)` through backward; HF's Trainer and Lightning
                       * drop it, and recipes with a chunked loss (torchtune) `del logits` first */
                      .outputs_held = cfg->logits_held ? cfg->logits_held == 2
