@@ -1669,8 +1669,8 @@ typedef struct ec_fit_report {
  * them ("eager", "fused", "te"), space-separated, into buf of n bytes ("" for 0; cut to fit). */
 EC_API void ec_fit_kernels_names(unsigned bits, char *buf, size_t n);
 /* The attention kernels of bits (ec_fit_report.attn_kernels) as models/attention.csv spells
- * them ("cudnn", "flash2", "sdpa_mem_efficient", ...), space-separated, into buf of n bytes ("" for
- * 0; cut to fit). */
+ * them ("cudnn", "flash2", "sdpa_mem_efficient", ...; "sdpa_mem_efficient_fp32": that kernel on fp32
+ * inputs, a class of its own), space-separated, into buf of n bytes ("" for 0; cut to fit). */
 EC_API void ec_fit_attn_kernels_names(unsigned bits, char *buf, size_t n);
 
 

@@ -42,6 +42,22 @@ int eci_attn_kernel_index(const char *name)
     return -1;
 }
 
+int eci_attn_class(int kernel, int precision)
+{
+    int fp32 = precision == EC_PREC_FP32 || precision == EC_PREC_TF32;
+    return kernel == ECI_AK_MEM_EFFICIENT && fp32 ? ECI_AK_CLASS_MEM_EFFICIENT_FP32 : kernel;
+}
+
+const char *eci_attn_class_name(int cls)
+{
+    return cls == ECI_AK_CLASS_MEM_EFFICIENT_FP32 ? "sdpa_mem_efficient_fp32" : eci_attn_kernel_name(cls);
+}
+
+int eci_attn_class_index(const char *name)
+{
+    return strcmp(name, "sdpa_mem_efficient_fp32") == 0 ? ECI_AK_CLASS_MEM_EFFICIENT_FP32 : eci_attn_kernel_index(name);
+}
+
 double eci_attn_hd_interp(const double *hd, const double *v, int n, double d)
 {
     if (n < 1)

@@ -247,6 +247,17 @@ EC_INTERNAL int eci_attn_load(ec_ctx *ctx, const char *path);
 EC_INTERNAL const char *eci_attn_kernel_name(int kernel);
 /* The kernel (ECI_AK_) attention.csv spells `name`, -1 for none. */
 EC_INTERNAL int eci_attn_kernel_index(const char *name);
+/* The classes attn_eff is fitted on and applies to (ec_fit_report.attn_kernels, bit 1 << class):
+ * the kernels above, and the memory-efficient kernel on fp32 inputs (fp32 and tf32 runs: three
+ * TF32 passes per product from Ampere on, CUDA cores before; constants.csv sdpa_fp32_tf32_passes),
+ * another instruction path than its 16-bit one. */
+enum { ECI_AK_CLASS_MEM_EFFICIENT_FP32 = ECI_AK_N, ECI_AK_CLASSES };
+/* The class of kernel k on inputs of precision p (an ec_precision). */
+EC_INTERNAL int eci_attn_class(int kernel, int precision);
+/* Its name ("sdpa_mem_efficient_fp32" for the fp32 class, else the kernel's; "?" if none) and
+ * the class of a name (-1: none). */
+EC_INTERNAL const char *eci_attn_class_name(int cls);
+EC_INTERNAL int eci_attn_class_index(const char *name);
 /* v at head dim d from its values at the n >= 1 ascending head dims hd: linear in log2(head
  * dim) between two of them, the nearest one's value outside their range. */
 EC_INTERNAL double eci_attn_hd_interp(const double *hd, const double *v, int n, double d);

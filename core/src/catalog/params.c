@@ -199,9 +199,9 @@ void ec_fit_attn_kernels_names(unsigned bits, char *buf, size_t n)
     if (buf == NULL || n == 0)
         return;
     buf[0] = '\0';
-    for (int k = 0; k < ECI_AK_N && len < n; k++)
+    for (int k = 0; k < ECI_AK_CLASSES && len < n; k++)
         if (bits & 1u << k)
-            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? " " : "", eci_attn_kernel_name(k));
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? " " : "", eci_attn_class_name(k));
 }
 
 const char *eci_params_name(int which)
@@ -502,7 +502,7 @@ static int kernel_class_index(ec_ctx *ctx, const char *word)
 static int attn_kernel_index(ec_ctx *ctx, const char *word)
 {
     (void)ctx;
-    return eci_attn_kernel_index(word);
+    return eci_attn_class_index(word);
 }
 
 /* A kernels cell (space-separated words, each a kernel `index` knows) into *bits; EC_EPARSE naming
@@ -594,8 +594,8 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int
         return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: parameter '%s'%s%s already given on line %zu", path, line,
                          c_name + 1, name, arch[0] ? " of " : "", arch, seen_line[j]);
     if (c_kernels >= 0 && eci_table_cell(t, r, c_kernels)[0] != '\0') {
-        char all[96];
-        ec_fit_attn_kernels_names((1u << ECI_AK_N) - 1, all, sizeof all);
+        char all[160];
+        ec_fit_attn_kernels_names((1u << ECI_AK_CLASSES) - 1, all, sizeof all);
         if (arch[0] == '\0' && which == ECI_P_ATTN)
             rc = kernels_cell(ctx, t, r, c_kernels, attn_kernel_index, "attention kernel",
                               all, &out->attn_kernels);

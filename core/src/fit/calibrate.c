@@ -227,7 +227,7 @@ static int select_runs(ec_ctx *ctx, const ec_runs *runs, const unsigned char *us
         add_arch_slots(d, g, run->config.precision, net != NULL && net->cnn, (int)run->config.kernels, start);
         int k = eci_attn_kernel_of(ctx, g, net, &run->config);
         if (k >= 0)
-            d->attn_kernels |= 1u << k;
+            d->attn_kernels |= 1u << eci_attn_class(k, run->config.precision);
     }
     if (d->n_rows == 0)
         return eci_error(ctx, EC_EINVAL, "no runs to calibrate on");

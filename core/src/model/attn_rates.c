@@ -162,18 +162,20 @@ void eci_rates_attention_sdpa(const ec_ctx *ctx, const eci_gpu *g, int precision
 }
 
 /* attn_eff applies to the kernels it was fitted on and to those whose rows are ratios of theirs
- * (attention.csv derived_from: the Triton kernel's of FlashAttention-2's); any other kernel runs
- * at its efficiency as published, which the warning says (docs/accuracy.md, "Kernel classes"). */
-static void calibrated_only(const ec_ctx *ctx, const eci_gpu *g, int k, eci_rates *r)
+ * (attention.csv derived_from: the Triton kernel's of FlashAttention-2's), the memory-efficient
+ * kernel on fp32 inputs only where fp32 runs of it were fitted; any other kernel runs at its
+ * efficiency as published, which the warning says (docs/accuracy.md, "Kernel classes"). */
+static void calibrated_only(const ec_ctx *ctx, const eci_gpu *g, int k, int precision, eci_rates *r)
 {
     unsigned fitted = r->attn_eff_kernels;
-    if (fitted == 0 || (fitted & (1u << k | 1u << g->attn[k].base)) != 0)
+    int cls = eci_attn_class(k, precision); /* the fp32 inputs' path is a class of its own */
+    if (fitted == 0 || (fitted & (1u << cls | (cls == k ? 1u << g->attn[k].base : 0))) != 0)
         return;
     r->attn_eff = eci_const(ctx, EC_C_sdpa_eff_frac);
-    char text[240], names[96];
+    char text[320], names[160];
     ec_fit_attn_kernels_names(fitted, names, sizeof names);
     snprintf(text, sizeof text, "no calibration runs with attention kernel %s (the fit's attn_eff is of %s runs): "
-             "models/attention.csv's efficiency as published", eci_attn_kernel_name(k), names);
+             "models/attention.csv's efficiency as published", eci_attn_class_name(cls), names);
     eci_rates_warn(r, EC_WARN_MODEL_DEFAULTED, text);
 }
 
@@ -182,7 +184,7 @@ void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int
 {
     int k = eci_attn_kernel_priced(ctx, g, attention, precision, torch_release, masked);
     set_kernel(ctx, g, k, precision, cudnn_release, r);
-    calibrated_only(ctx, g, k, r);
+    calibrated_only(ctx, g, k, precision, r);
     int named = attention != EC_ATTN_SDPA && attention != EC_ATTN_EAGER;
     if (named && g->attn[k].from == ECI_AK_PRIOR) {
         char text[200];
