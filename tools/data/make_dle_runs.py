@@ -32,6 +32,29 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     gradients stays allocated -- what torch DDP's gradient_as_bucket_view=True gives, not its
     default persistent bucket copy.  DLE ConvNets uses torch DDP with defaults
     (image_classification/training.py), so ResNet-50 rows keep the bucket copy.
+  * torch_version: the PyTorch of the NGC container each row's sources ran (NGC_TORCH below for
+    NVIDIA's tables, whose notes name the container; the framework column of Lambda's
+    measurement files for Lambda's rows: 1.4 on NGC 20.01, 1.7 / 1.9 / 1.10 on 20.10-21.07,
+    1.13 on 22.09 with LambdaLabsML's DLE fork), the oldest where a median mixes them; none for
+    the four rows of ConvNets README line 591, whose table names no container.  Every one is a
+    1.x: zero_grad() fills the gradients with zeros, torch.optim's SGD loops over the tensors
+    (DLE ConvNets image_classification/training.py: torch.optim.SGD, optimizer.zero_grad()),
+    and before 1.12 a linear's bias is its own kernel.
+  * optimizer, clip_impl and zero_grad of the BERT rows, as run_squad.py and run_pretraining.py
+    run them (DLE @729963dd, LambdaLabsML's fork and Lambda's scripts/patch/run_squad.py
+    @9aae2720..ae234114 alike): SQuAD fp16 steps apex.optimizers.FusedAdam (adamw_apex_fused)
+    under amp O2, SQuAD fp32/TF32 steps optimization.py's BertAdam (bertadam: a Python loop that
+    clips every tensor with clip_grad_norm_ before its update), and every SQuAD step first runs
+    run_squad.py's GradientClipper (clip_impl=multi_tensor: amp_C.multi_tensor_l2norm,
+    total_norm.item(), multi_tensor_scale) over amp.master_params(optimizer).  Pre-training
+    clears the gradients with `param.grad = None` (run_pretraining.py @6fe463fe, @78ec6802) or
+    zero_grad(set_to_none=True) (@729963dd): zero_grad=set_to_none.  Its 2019 BertLAMB
+    (pytorch:19.07, optimization.py @6fe463fe) is a Python loop the catalogue has no entry for:
+    those rows keep lamb.  SQuAD fp16 runs amp O2 with master weights (master_weights=1: fp32
+    states, the fp16 gradients copied into fp32 master gradients with the overflow check's
+    .item(), the master weights copied back after the step).  Pre-training keeps fp32 master
+    weights too (amp O2 @78ec6802 with its own flat all-reduce of the master gradients;
+    FusedLAMBAMP's fp32 copies @729963dd), each its own way: those rows are left as they were.
   * topology=pcie-host for Lambda's v1-harness multi-GPU rows.  The v1 harness
     (lambdal/deeplearning-benchmark pytorch/scripts/benchmark_pytorch.sh, the version that
     sources config_v1/, commit 0a684b62) runs `export NCCL_P2P_DISABLE=1` before every
@@ -432,7 +455,83 @@ def gradient_reduction_of(row, containers):
     return "", ""
 
 
-def convert(row, harness, accum, containers, values):
+# The PyTorch release of each NGC PyTorch container the rows ran (NVIDIA's PyTorch Release Notes,
+# "Contents of the PyTorch container" of each release; Lambda's measurement files name the same
+# builds in their framework column: 20.01 1.4.0a0+a5b4d78, 20.10 1.7.0a0+7036e91, 21.03
+# 1.9.0a0+df837d0, 21.07 1.10.0a0+ecc3718, 22.09 1.13.0a0+d0d6b1f).  An "a0" build is the main
+# branch before that release, so it is priced as the release before it where a rule's change
+# came later (none of the rules in models/constants.csv falls inside one of these builds).
+NGC_TORCH = {"19.07": "1.2", "20.01": "1.4", "20.06": "1.6", "20.10": "1.7", "21.03": "1.9", "21.07": "1.10",
+             "21.11": "1.11", "22.09": "1.13", "22.10": "1.13"}
+FRAMEWORK_TORCH = re.compile(r"(\d+\.\d+)\.\d+a0")
+
+
+def torch_of_lambda_rows(meas_dir):
+    """{(model, GPUs, precision, per-GPU batch): [(value, the PyTorch releases its framework column
+    names)]} of Lambda's measurement rows."""
+    found = {}
+    for name in LAMBDA_FILES:
+        path = os.path.join(meas_dir, name)
+        if not os.path.exists(path):
+            continue
+        with open(path, newline="") as f:
+            for m in csv.DictReader(f):
+                model = next((ours for theirs, ours in LAMBDA_MODELS if m["model"].startswith(theirs)), None)
+                try:
+                    value = round(float(m["value"]), 1)
+                except ValueError:
+                    continue
+                if model is not None:
+                    key = (model, m["num_gpus"], m["precision"], m["per_gpu_batch"])
+                    found.setdefault(key, []).append((value, set(FRAMEWORK_TORCH.findall(m["framework"]))))
+    return found
+
+
+def lambda_torch_of(lambda_torch, row, prec):
+    """The releases of the Lambda measurement rows a calibration row's value is the median of: one
+    row of the same value, or two whose mean it is ("median of 2")."""
+    runs = lambda_torch.get((row["model"], row["num_gpus"], prec, row["batch_per_gpu"]), [])
+    value = float(row["value"])
+    one = set().union(*(v for x, v in runs if abs(x - value) < 0.051))
+    if one or not row["source"].startswith("median of 2:"):
+        return one
+    return set().union(*(a[1] | b[1] for i, a in enumerate(runs) for b in runs[i + 1:]
+                         if abs((a[0] + b[0]) / 2 - value) < 0.051))
+
+
+def release_key(version):
+    return tuple(int(x) for x in version.split("."))
+
+
+def torch_version_of(row, containers, lambda_torch):
+    """The PyTorch release a row's sources ran: the oldest named by its NVIDIA tables' containers
+    and its matched Lambda measurement row's framework; "" when no source names one (medians of
+    several Lambda runs, unmatched)."""
+    found = set()
+    for p in re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"]):
+        for name in containers.get(p, ()):
+            hit = re.search(r"(\d\d\.\d\d)", name)
+            if hit and hit.group(1) in NGC_TORCH:
+                found.add(NGC_TORCH[hit.group(1)])
+    if "lambda:" in row["source"]:
+        precs = ("amp_fp16", "fp16") if row["precision"] in ("amp_fp16", "fp16") else (row["precision"],)
+        for prec in precs:
+            found |= lambda_torch_of(lambda_torch, row, prec)
+    return min(found, key=release_key) if found else ""
+
+
+def optimizer_loop_of(row):
+    """(optimizer, clip_impl, zero_grad, master_weights) as the BERT scripts run them (module
+    docstring); the row's optimizer and the defaults otherwise."""
+    if row["model"].startswith("bert") and row["task"] == "squad":
+        fp16 = row["precision"] == "fp16"
+        return ("adamw_apex_fused" if fp16 else "bertadam"), "multi_tensor", "", "1" if fp16 else ""
+    if row["model"].startswith("bert") and row["task"] == "pretrain":
+        return row["optimizer"], "", "set_to_none", ""
+    return row["optimizer"], "", "", ""
+
+
+def convert(row, harness, accum, containers, values, lambda_torch):
     bert = row["model"].startswith("bert")
     row["memory_format"] = memory_format_of(row, values)
     if row["task"] == "pretrain":
@@ -446,11 +545,14 @@ def convert(row, harness, accum, containers, values):
     if bert and row["precision"] == "amp_fp16":
         row["precision"] = "fp16"
     row["gradient_as_bucket_view"] = "1" if bert and row["strategy"] == "ddp" else ""
+    row["torch_version"] = torch_version_of(row, containers, lambda_torch)
+    row["optimizer"], row["clip_impl"], row["zero_grad"], row["master_weights"] = optimizer_loop_of(row)
     return row
 
 
 ADDED_COLUMNS = ["topology", "attention", "gradient_as_bucket_view", "memory_format", "mlm_all_positions",
-                 "max_grad_norm", "grad_buckets", "bucket_cap_mb"]
+                 "max_grad_norm", "grad_buckets", "bucket_cap_mb", "torch_version", "clip_impl", "zero_grad",
+                 "master_weights"]
 
 
 def as_run(rows, fields, shared):
@@ -464,7 +566,8 @@ def as_run(rows, fields, shared):
     others = other_system_keys(mdir)
     containers = containers_of_readmes(mdir)
     values = readme_values(mdir)
-    out = [steps_run_value(convert(part, harness, accum, containers, values)) for r in rows
+    lambda_torch = torch_of_lambda_rows(mdir)
+    out = [steps_run_value(convert(part, harness, accum, containers, values, lambda_torch)) for r in rows
            if not made_elsewhere(r, others) and not binned_phase2(r, containers) and not ran_on_one_gpu(r)
            for part in split_by_run(r, values, accum)]
     fields = list(fields)
