@@ -15,6 +15,14 @@
 
 #define BERT "model=bert-base task=classify gpu=a100-sxm4-80gb seq_len=128 batch_per_gpu=32 "
 
+/* Predict `base` followed by `more` (a few more words). */
+static void predict_with(ec_ctx *ctx, const char *base, const char *more, ec_result *res)
+{
+    char words[320];
+    snprintf(words, sizeof words, "%s%s", base, more);
+    ec_test_predict(ctx, words, res);
+}
+
 /* ---- optimizers ------------------------------------------------------------------------- */
 
 /* States: AdamW keeps two fp32 moments (8 bytes per parameter), the 8-bit optimizers two
@@ -155,13 +163,9 @@ static void test_bertadam(void **state)
     ec_ctx *ctx = ec_test_ctx();
     ec_result bert, hf, none, old, now;
     const char *common = BERT "precision=fp32 zero_grad=set_to_none torch_version=2.4 optimizer=";
-    char words[256];
-    snprintf(words, sizeof words, "%sbertadam", common);
-    ec_test_predict(ctx, words, &bert);
-    snprintf(words, sizeof words, "%sadamw_hf", common);
-    ec_test_predict(ctx, words, &hf);
-    snprintf(words, sizeof words, "%snone", common);
-    ec_test_predict(ctx, words, &none);
+    predict_with(ctx, common, "bertadam", &bert);
+    predict_with(ctx, common, "adamw_hf", &hf);
+    predict_with(ctx, common, "none", &none);
     double k_bert = eci_const(ctx, EC_C_opt_bertadam_kernels_per_tensor);
     double k_hf = eci_const(ctx, EC_C_opt_adamw_hf_kernels_per_tensor);
     double tensors = (hf.kernels_per_step - none.kernels_per_step) / k_hf;
@@ -185,17 +189,11 @@ static void test_multi_tensor_clip(void **state)
     ec_ctx *ctx = ec_test_ctx();
     ec_result mt_old, mt_new, torch_old, torch_new, off;
     const char *base = BERT "precision=fp32 optimizer=adamw_apex_fused zero_grad=set_to_none ";
-    char words[256];
-    snprintf(words, sizeof words, "%smax_grad_norm=1 clip_impl=multi_tensor torch_version=1.13", base);
-    ec_test_predict(ctx, words, &mt_old);
-    snprintf(words, sizeof words, "%smax_grad_norm=1 clip_impl=multi_tensor torch_version=2.4", base);
-    ec_test_predict(ctx, words, &mt_new);
-    snprintf(words, sizeof words, "%smax_grad_norm=1 torch_version=1.13", base);
-    ec_test_predict(ctx, words, &torch_old);
-    snprintf(words, sizeof words, "%smax_grad_norm=1 torch_version=2.4", base);
-    ec_test_predict(ctx, words, &torch_new);
-    snprintf(words, sizeof words, "%smax_grad_norm=0 torch_version=2.4", base);
-    ec_test_predict(ctx, words, &off);
+    predict_with(ctx, base, "max_grad_norm=1 clip_impl=multi_tensor torch_version=1.13", &mt_old);
+    predict_with(ctx, base, "max_grad_norm=1 clip_impl=multi_tensor torch_version=2.4", &mt_new);
+    predict_with(ctx, base, "max_grad_norm=1 torch_version=1.13", &torch_old);
+    predict_with(ctx, base, "max_grad_norm=1 torch_version=2.4", &torch_new);
+    predict_with(ctx, base, "max_grad_norm=0 torch_version=2.4", &off);
     assert_rel(mt_old.kernels_per_step, mt_new.kernels_per_step, EC_TOL_EXACT);
     assert_true(mt_old.kernels_per_step < torch_old.kernels_per_step);
     /* same chunks, fixed kernels differ: clip_fixed_kernels - clip_multi_tensor_fixed_kernels */
@@ -226,15 +224,10 @@ static void test_master_weights(void **state)
 
     ec_result master, plain, hf, none;
     const char *common = BERT "precision=fp16 zero_grad=set_to_none optimizer=";
-    char words[256];
-    snprintf(words, sizeof words, "%sadamw_apex_fused master_weights=1", common);
-    ec_test_predict(ctx, words, &master);
-    snprintf(words, sizeof words, "%sadamw_apex_fused", common);
-    ec_test_predict(ctx, words, &plain);
-    snprintf(words, sizeof words, "%sadamw_hf", common);
-    ec_test_predict(ctx, words, &hf);
-    snprintf(words, sizeof words, "%snone", common);
-    ec_test_predict(ctx, words, &none);
+    predict_with(ctx, common, "adamw_apex_fused master_weights=1", &master);
+    predict_with(ctx, common, "adamw_apex_fused", &plain);
+    predict_with(ctx, common, "adamw_hf", &hf);
+    predict_with(ctx, common, "none", &none);
     double tensors = (hf.kernels_per_step - none.kernels_per_step) / eci_const(ctx, EC_C_opt_adamw_hf_kernels_per_tensor);
     double chunks = ceil(tensors / eci_const(ctx, EC_C_foreach_tensors_per_kernel));
     assert_rel(master.kernels_per_step - plain.kernels_per_step, 2.0 * chunks, EC_TOL_CLOSED_FORM);

@@ -353,11 +353,8 @@ def other_system(notes, gpu):
     return hit.group(2).strip()
 
 
-def other_system_keys(measurements):
-    """(gpu word, GPUs, precision, batch, model) of the Lambda preset-model rows made on a system
-    of another GPU (other_system) whose gpu is a calibration GPU: the RTX A4000 rows above
-    (make_holdout.py moves them to the RTX A4000 and drops the V100 rows)."""
-    out = set()
+def lambda_rows(measurements):
+    """(our model id, row) of every row of Lambda's measurement files whose model is a preset."""
     for name in LAMBDA_FILES:
         path = os.path.join(measurements, name)
         if not os.path.exists(path):
@@ -365,12 +362,22 @@ def other_system_keys(measurements):
         with open(path, newline="") as f:
             for m in csv.DictReader(f):
                 model = next((ours for theirs, ours in LAMBDA_MODELS if m["model"].startswith(theirs)), None)
-                if model is None or other_system(m["notes"], m["gpu"]) is None:
-                    continue
-                word = next((w for k, w in LAMBDA_GPU_WORD.items() if k in m["gpu"]), None)
-                if word is not None:
-                    prec = "amp_fp16" if m["precision"] == "fp16" else m["precision"]
-                    out.add((word, m["num_gpus"], prec, m["per_gpu_batch"], model))
+                if model is not None:
+                    yield model, m
+
+
+def other_system_keys(measurements):
+    """(gpu word, GPUs, precision, batch, model) of the Lambda preset-model rows made on a system
+    of another GPU (other_system) whose gpu is a calibration GPU: the RTX A4000 rows above
+    (make_holdout.py moves them to the RTX A4000 and drops the V100 rows)."""
+    out = set()
+    for model, m in lambda_rows(measurements):
+        if other_system(m["notes"], m["gpu"]) is None:
+            continue
+        word = next((w for k, w in LAMBDA_GPU_WORD.items() if k in m["gpu"]), None)
+        if word is not None:
+            prec = "amp_fp16" if m["precision"] == "fp16" else m["precision"]
+            out.add((word, m["num_gpus"], prec, m["per_gpu_batch"], model))
     return out
 
 
@@ -470,20 +477,13 @@ def torch_of_lambda_rows(meas_dir):
     """{(model, GPUs, precision, per-GPU batch): [(value, the PyTorch releases its framework column
     names)]} of Lambda's measurement rows."""
     found = {}
-    for name in LAMBDA_FILES:
-        path = os.path.join(meas_dir, name)
-        if not os.path.exists(path):
+    for model, m in lambda_rows(meas_dir):
+        try:
+            value = round(float(m["value"]), 1)
+        except ValueError:
             continue
-        with open(path, newline="") as f:
-            for m in csv.DictReader(f):
-                model = next((ours for theirs, ours in LAMBDA_MODELS if m["model"].startswith(theirs)), None)
-                try:
-                    value = round(float(m["value"]), 1)
-                except ValueError:
-                    continue
-                if model is not None:
-                    key = (model, m["num_gpus"], m["precision"], m["per_gpu_batch"])
-                    found.setdefault(key, []).append((value, set(FRAMEWORK_TORCH.findall(m["framework"]))))
+        key = (model, m["num_gpus"], m["precision"], m["per_gpu_batch"])
+        found.setdefault(key, []).append((value, set(FRAMEWORK_TORCH.findall(m["framework"]))))
     return found
 
 
