@@ -427,7 +427,7 @@ static void test_bad_keys(void **state)
     /* a release the data does not describe: a warning naming the key, priced as the nearest known */
     assert_int_equal(ec_config_set_word(ctx, &cfg, "optimizer_in_bwd=0"), EC_OK);
     /* release numbers order by their minor as a whole number: 2.14 after 2.13 after 2.9 */
-    static const char *const versions[] = {"torch_version=3.1", "torch_version=1.5", "torch_version=2.14",
+    static const char *const versions[] = {"torch_version=3.1", "torch_version=1.1", "torch_version=2.14",
                                            "torch_version=2.4", "torch_version=2.13", "torch_version=1.9"};
     for (int i = 0; i < 6; i++) {
         assert_int_equal(ec_config_set_word(ctx, &cfg, versions[i]), EC_OK);

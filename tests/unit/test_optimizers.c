@@ -242,13 +242,40 @@ static void test_master_weights(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Before clip_norm_stacked_from_version (PyTorch 1.6) clip_grad_norm_ read every parameter's
+ * norm on the host: a norm kernel and a sync per tensor, the factor a float (none of the
+ * stack, total norm, + 1e-6, division and clamp kernels: clip_fixed_kernels fewer), a serial
+ * loop; BertAdam's per-tensor clip is then one norm, not
+ * opt_bertadam_clip_kernels_per_tensor kernels. */
+static void test_clip_by_release(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result old, mid, bert_old, bert_mid, hf, none;
+    const char *clip = BERT "precision=fp32 optimizer=adamw_apex_fused zero_grad=set_to_none max_grad_norm=1 ";
+    predict_with(ctx, clip, "torch_version=1.5", &old);
+    predict_with(ctx, clip, "torch_version=1.9", &mid);
+    assert_rel(mid.kernels_per_step - old.kernels_per_step, eci_const(ctx, EC_C_clip_fixed_kernels), EC_TOL_CLOSED_FORM);
+    const char *bert = BERT "precision=fp32 optimizer=bertadam zero_grad=set_to_none torch_version=";
+    predict_with(ctx, bert, "1.5", &bert_old);
+    predict_with(ctx, bert, "1.9", &bert_mid);
+    const char *common = BERT "precision=fp32 zero_grad=set_to_none torch_version=2.4 optimizer=";
+    predict_with(ctx, common, "adamw_hf", &hf);
+    predict_with(ctx, common, "none", &none);
+    double tensors = (hf.kernels_per_step - none.kernels_per_step) / eci_const(ctx, EC_C_opt_adamw_hf_kernels_per_tensor);
+    assert_rel(bert_mid.kernels_per_step - bert_old.kernels_per_step,
+               (eci_const(ctx, EC_C_opt_bertadam_clip_kernels_per_tensor) - 1.0) * tensors, EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_optimizer_states), cmocka_unit_test(test_paged_states),
         cmocka_unit_test(test_optimizer_loops),  cmocka_unit_test(test_apex_fused_adam),
         cmocka_unit_test(test_bertadam),         cmocka_unit_test(test_multi_tensor_clip),
-        cmocka_unit_test(test_master_weights),   cmocka_unit_test(test_trainer_clipping),
+        cmocka_unit_test(test_clip_by_release),  cmocka_unit_test(test_master_weights),
+        cmocka_unit_test(test_trainer_clipping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

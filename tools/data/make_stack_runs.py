@@ -148,23 +148,31 @@ def gpu_of(text):
     return "", "GPU not named"
 
 
+# PyTorch 1.x releases by date (the PyTorch release notes on GitHub): the release a run of a given
+# month used when its source names none is the newest out before that month began.
+TORCH_RELEASES = (("2019-10", "1.3"), ("2020-01", "1.4"), ("2020-04", "1.5"), ("2020-07", "1.6"), ("2020-10", "1.7"),
+                  ("2021-03", "1.8"), ("2021-06", "1.9"), ("2021-10", "1.10"), ("2022-03", "1.11"), ("2022-06", "1.12"))
+
+
 def torch_version(m):
-    """The PyTorch release the source states; for a run dated 2022 before June (before PyTorch 1.12,
-    2022-06-28) the release current that month (1.10 to February, 1.11 from March); 1 (a 1.x before
-    1.10) for a year up to 2021.  The model prices a 1.x before 1.12 with the bias pass of
-    models/constants.csv linear_bias_epilogue_from_version and one before 1.10 with clip_grad_norm_'s
-    host sync (clip_sync_until_version), so a later 2022 run stays unnamed ('' = current)."""
+    """The PyTorch release the source states ("PyTorch 1.6", "torch ~1.5"); for a run dated by month
+    before PyTorch 1.12 (2022-06-28) the release out before that month (TORCH_RELEASES); 1 (a 1.x
+    of unknown release) for a run dated by year alone up to 2021.  The model prices a 1.x before
+    1.12 with the bias pass of models/constants.csv linear_bias_epilogue_from_version, one before
+    1.10 with clip_grad_norm_'s host sync (clip_sync_until_version) and one before 1.6 with a sync
+    per parameter's norm (clip_norm_stacked_from_version), so a later run stays unnamed ('' =
+    current)."""
     v = m["framework_versions"]
-    hit = re.search(r"(?:PyTorch|torch) (\d+\.\d+)", v)
+    hit = re.search(r"(?:PyTorch|torch) ~?(\d+\.\d+)", v)
     if hit:
         return hit.group(1)
+    months = re.findall(r"\b(20\d\d-[01]\d)\b", v)
+    if months:
+        month = max(months)
+        out = [rel for start, rel in TORCH_RELEASES if start < month]
+        return out[-1] if out and month < "2022-07" else ""
     years = [int(y) for y in re.findall(r"\b(20\d\d)\b", v)]
-    if not years:
-        return ""
-    early_2022 = re.search(r"\b2022-0([1-5])\b", v)
-    if max(years) == 2022 and early_2022:  # PyTorch 1.10 current from 2021-10-21, 1.11 from 2022-03-10
-        return "1.10" if int(early_2022.group(1)) <= 2 else "1.11"
-    return "1" if max(years) <= 2021 else ""
+    return "1" if years and max(years) <= 2021 else ""
 
 
 def matmul_precision(m):

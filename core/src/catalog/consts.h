@@ -155,7 +155,9 @@
     X(opt_bertadam_kernels_per_tensor)  \
     X(opt_bertadam_bytes_per_param)     \
     X(master_grad_copy_bytes_per_param) \
-    X(master_weight_copy_bytes_per_param)
+    X(master_weight_copy_bytes_per_param) \
+    X(clip_norm_stacked_from_version)   \
+    X(opt_bertadam_clip_kernels_per_tensor)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

@@ -183,6 +183,12 @@ static int clip_syncs(const ec_ctx *ctx, int torch_release)
     return torch_release > 0 && torch_release < eci_const(ctx, EC_C_clip_sync_until_version);
 }
 
+/* clip_grad_norm_ before clip_norm_stacked_from_version: each parameter's norm read with .item(). */
+static int clip_itemized(const ec_ctx *ctx, int torch_release)
+{
+    return torch_release > 0 && torch_release < eci_const(ctx, EC_C_clip_norm_stacked_from_version);
+}
+
 int eci_optim_loops(const eci_optim *o, int optimizer, int torch_release)
 {
     int explicit_foreach = optimizer == EC_OPT_ADAMW_FOREACH || optimizer == EC_OPT_LAMB ||
@@ -216,9 +222,12 @@ static void clip_phase(const ec_ctx *ctx, const eci_step_in *in, double grad_byt
                       eci_const(ctx, EC_C_clip_multi_tensor_fixed_kernels), bytes, c);
         c->sync_after = 1;
     } else if (torch1(in->torch_release)) { /* one norm and one mul_ per tensor */
-        c->kernels = eci_const(ctx, EC_C_clip_foreach_ops) * in->tensors + eci_const(ctx, EC_C_clip_fixed_kernels);
+        int itemized = clip_itemized(ctx, in->torch_release); /* each norm read on the host, the rest a float */
+        c->kernels = eci_const(ctx, EC_C_clip_foreach_ops) * in->tensors +
+                     (itemized ? 0 : eci_const(ctx, EC_C_clip_fixed_kernels));
         c->host_s = in->dispatch_fwd_s * c->kernels;
         c->gpu_s = eci_mem_time_s(in->rates, bytes * in->params, c->kernels) * in->gpu_scale;
+        c->serial = itemized;
         c->sync_after = clip_syncs(ctx, in->torch_release);
     } else { /* clip_grad_norm_(foreach): _foreach_norm and _foreach_mul_ over the gradients */
         foreach_phase(ctx, in, eci_const(ctx, EC_C_clip_foreach_ops), eci_const(ctx, EC_C_clip_fixed_kernels),
@@ -259,6 +268,8 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
     if (o.steps) {
         eci_phase *p = &ph[ECI_PHASE_OPTIMIZER];
         double scale = o.states_follow_params && pure16(in->precision) && !in->fp32_states && !master ? 0.5 : 1.0;
+        if (o.clips_per_tensor && clip_itemized(ctx, in->torch_release)) /* the clip: a norm and its .item() */
+            o.kernels_per_tensor -= eci_const(ctx, EC_C_opt_bertadam_clip_kernels_per_tensor) - 1.0;
         if (o.kernels_per_tensor > 0) { /* a Python loop over the parameter tensors */
             p->kernels = o.kernels_per_tensor * in->tensors;
             p->host_s = in->dispatch_fwd_s * p->kernels;
