@@ -49,8 +49,9 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     total_norm.item(), multi_tensor_scale) over amp.master_params(optimizer).  Pre-training
     clears the gradients with `param.grad = None` (run_pretraining.py @6fe463fe, @78ec6802) or
     zero_grad(set_to_none=True) (@729963dd): zero_grad=set_to_none.  Its 2019 BertLAMB
-    (pytorch:19.07, optimization.py @6fe463fe) is a Python loop the catalogue has no entry for:
-    those rows keep lamb.  SQuAD fp16 runs amp O2 with master weights (master_weights=1: fp32
+    (pytorch:19.07, optimization.py @6fe463fe) gathers the tensors in Python and steps them with
+    apex multi-tensor LAMB kernels (apply_gradients, then multi_tensor_scale to the fp16 weights):
+    lamb as the catalogue prices it.  SQuAD fp16 runs amp O2 with master weights (master_weights=1: fp32
     states, the fp16 gradients copied into fp32 master gradients with the overflow check's
     .item(), the master weights copied back after the step).  Pre-training keeps fp32 master
     weights too (amp O2 @78ec6802 with its own flat all-reduce of the master gradients;
