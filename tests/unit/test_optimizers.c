@@ -201,6 +201,10 @@ static void test_multi_tensor_clip(void **state)
                eci_const(ctx, EC_C_clip_fixed_kernels) - eci_const(ctx, EC_C_clip_multi_tensor_fixed_kernels),
                EC_TOL_CLOSED_FORM);
     assert_true(mt_new.kernels_per_step > off.kernels_per_step);
+    /* without clipping the key does nothing, and the prediction says so */
+    predict_with(ctx, base, "max_grad_norm=0 clip_impl=multi_tensor", &off);
+    assert_true(off.warnings & EC_WARN_KEY_IGNORED);
+    assert_non_null(strstr(off.warning_text, "clip_impl (needs max_grad_norm > 0)"));
     ec_ctx_free(ctx);
 }
 
@@ -239,6 +243,8 @@ static void test_master_weights(void **state)
     ec_test_predict(ctx, BERT "precision=amp_bf16", &bf16);
     assert_rel(bf16_master.kernels_per_step, bf16.kernels_per_step, EC_TOL_EXACT);
     assert_rel(bf16_master.step_s, bf16.step_s, EC_TOL_EXACT);
+    assert_true(bf16_master.warnings & EC_WARN_KEY_IGNORED); /* and the prediction says the key did nothing */
+    assert_non_null(strstr(bf16_master.warning_text, "master_weights (precision=fp16 or bf16 only)"));
     ec_ctx_free(ctx);
 }
 

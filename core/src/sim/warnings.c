@@ -10,6 +10,7 @@
 #include "model/comm.h"
 #include "model/compute.h"
 #include "model/optim.h"
+#include "model/trainer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -111,6 +112,10 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     IGNORED(cfg->activation != EC_ACTIMPL_NETWORK && r->net != NULL && !r->net->mlp,
             "activation (a network with MLP or expert layers)");
     IGNORED(cfg->num_workers == 0 && GIVEN(PREFETCH_FACTOR), "prefetch_factor (needs num_workers > 0)");
+    IGNORED(cfg->master_weights && cfg->precision != EC_PREC_FP16 && cfg->precision != EC_PREC_BF16,
+            "master_weights (precision=fp16 or bf16 only)");
+    IGNORED(cfg->clip_impl != EC_CLIP_TORCH && eci_trainer_max_grad_norm(ctx, cfg) <= 0,
+            "clip_impl (needs max_grad_norm > 0)");
     int derived_loader = cfg->sample_cpu_s < 0 && !cfg->data_synthetic;
     IGNORED(!derived_loader && GIVEN(TOKENIZE), "tokenize (sample_cpu_s or data=synthetic replaces it)");
     IGNORED(!derived_loader && GIVEN(TOKENIZER), "tokenizer (sample_cpu_s or data=synthetic replaces it)");
