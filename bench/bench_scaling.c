@@ -322,7 +322,7 @@ int main(int argc, char **argv)
            "with the single-GPU run of the same configuration from the same publisher; efficiency =\n"
            "throughput on n GPUs / (n x throughput on one). Predicted: `scaling_efficiency_frac` with\n"
            "the default models/ tables. One constant comes from multi-GPU runs: pcie_host_busbw_frac,\n"
-           "fitted on the 17 two-GPU RTX 3090 / 2080 Ti pairs as their scripts ran them (tools/data/\n"
+           "fitted on the 21 two-GPU RTX 3090 / 2080 Ti pairs as their scripts ran them (tools/data/\n"
            "fit_pcie_host.py on bench/data/calibration_dle.csv); their 3-8 GPU pairs are held out (the\n"
            "GeForce rows of the table). All runs are DDP; SXM GPUs are\n"
            "NVLink boards, the others (A100 PCIe, RTX 3090, RTX 2080 Ti) their default PCIe topology,\n"

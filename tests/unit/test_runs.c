@@ -151,11 +151,13 @@ static void test_calibration_csv(void **state)
  * shift run_squad.sh's arguments); 3 RTX 3090 BERT-base values are scaled to the steps their runs made
  * (run_squad.py counts max_steps); and the 6 medians of NVIDIA tables that ran differently (NCHW and NHWC
  * ResNet-50, BERT pre-training with and without accumulation) are split into one row per table, id
- * + "-L<line>", the median lying between their values (tools/data/make_dle_runs.py). */
-static int is_split_of(const char *median_id, const char *id)
+ * + "-L<line>", the median lying between their values; the 4 2x RTX 3090 BERT figures that are the
+ * truncated means of two machines' logs into one row per log, id + "-r<date>"
+ * (tools/data/make_dle_runs.py). */
+static int is_split_of(const char *median_id, const char *id, const char *suffix)
 {
     size_t n = strlen(median_id);
-    return strncmp(id, median_id, n) == 0 && strncmp(id + n, "-L", 2) == 0;
+    return strncmp(id, median_id, n) == 0 && strncmp(id + n, suffix, 2) == 0;
 }
 
 static void test_calibration_dle_csv(void **state)
@@ -175,14 +177,28 @@ static void test_calibration_dle_csv(void **state)
         fail_msg("%s", ec_ctx_errmsg(ctx));
     free(shared);
     free(dle);
-    assert_int_equal(ec_runs_count(a) + 6, ec_runs_count(b) + 12 + 18 + 3);
-    size_t a4000 = 0, binned = 0, one_gpu = 0, step_count = 0, split = 0;
+    assert_int_equal(ec_runs_count(a) + 6 + 4, ec_runs_count(b) + 12 + 18 + 3);
+    size_t a4000 = 0, binned = 0, one_gpu = 0, step_count = 0, split = 0, two_machines = 0;
     for (size_t i = 0, j = 0; i < ec_runs_count(a); i++) {
         const ec_run *x = ec_runs_get(a, i), *y = ec_runs_get(b, j);
-        if (y != NULL && is_split_of(x->id, y->id)) { /* one row per table, the median between them */
+        if (y != NULL && is_split_of(x->id, y->id, "-r")) { /* one row per log, the table their mean */
+            double sum = 0;
+            size_t parts = 0;
+            for (; (y = ec_runs_get(b, j)) != NULL && is_split_of(x->id, y->id, "-r"); j++, parts++) {
+                assert_int_equal(x->config.num_gpus, y->config.num_gpus);
+                assert_int_equal(x->config.batch_per_gpu, y->config.batch_per_gpu);
+                sum += y->value;
+            }
+            assert_int_equal(parts, 2);
+            /* Lambda's table truncates: value = floor(mean), within the logs' 0.1 rounding */
+            assert_true(fabs(floor(sum / 2) - x->value) <= 1.0);
+            two_machines++;
+            continue;
+        }
+        if (y != NULL && is_split_of(x->id, y->id, "-L")) { /* one row per table, the median between them */
             double lo = y->value, hi = y->value;
             size_t parts = 0;
-            for (; (y = ec_runs_get(b, j)) != NULL && is_split_of(x->id, y->id); j++, parts++) {
+            for (; (y = ec_runs_get(b, j)) != NULL && is_split_of(x->id, y->id, "-L"); j++, parts++) {
                 assert_int_equal(x->config.num_gpus, y->config.num_gpus);
                 assert_int_equal(x->config.batch_per_gpu, y->config.batch_per_gpu);
                 lo = y->value < lo ? y->value : lo;
@@ -224,6 +240,7 @@ static void test_calibration_dle_csv(void **state)
     assert_int_equal(one_gpu, 3);
     assert_int_equal(step_count, 3);
     assert_int_equal(split, 6);
+    assert_int_equal(two_machines, 4);
     ec_runs_free(a);
     ec_runs_free(b);
 }

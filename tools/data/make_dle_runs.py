@@ -92,6 +92,18 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     same way (the same container, or a configuration these columns cannot tell apart, such as
     the SQuAD rows of the 2020 and 2021 DGX-1 tables) stay medians.
 
+  * Rows split where Lambda's table is the mean of two machines' runs: its four 2x RTX 3090 v0
+    BERT SQuAD figures (BERT-base fp16 b52 and tf32 b26, BERT-large fp16 b16 and tf32 b8) are
+    the means, truncated, of two logs each (lambdal/deeplearning-benchmark
+    pytorch/results/2x3090/PyTorch_bert_*_squad_FP16|FP32/*.txt @e167f02c: 293 = (275.9 +
+    311.8) / 2, 126 = (109.4 + 142.8) / 2, 76 = (62.6 + 89.8) / 2, 25 = (18.0 + 33.9) / 2).  Both
+    logs of a pair ran the same container ("Container nvidia build = 16972326"), command and
+    batch; the runs of 31 Oct 2020 scale 1.8-1.9x over one GPU, those of 5 Feb 2021 1.1-1.7x
+    (that day's 4x and 8x RTX 3090 BERT-large rows run at 0.9-1.5x one GPU's rate): two machines
+    whose GPU-to-GPU paths differ, neither named in the logs.  Each log becomes its own
+    row (TWO_MACHINES: its id the table row's with "-r<date>", its value the log's
+    training_sequences_per_second, its source the log); both keep the GPU's default topology.
+
   * grad_accum for NVIDIA's BERT pre-training rows of the 2020 tables (pytorch:20.06) and the
     DGX-1 table of the 2021 README (pytorch:21.11).  Their "Batch size / GPU" column is the
     accumulated batch and the "Accumulation steps" column says how many micro-batches make it
@@ -396,6 +408,41 @@ STEP_COUNT = {
 }
 
 
+# (gpu, model, GPUs, precision after convert(), batch) -> the logs a Lambda table figure is the
+# mean of, each (date, log path under pytorch/results/ @e167f02c, its training_sequences_per_second)
+# (docstring, "Rows split where Lambda's table is the mean of two machines' runs").
+TWO_MACHINES = {
+    ("rtx3090", "bert-base", "2", "fp16", "52"): [
+        ("20201031", "2x3090/PyTorch_bert_base_squad_FP16/31-10-2020_08-57-59.txt", 311.8168004630706),
+        ("20210205", "2x3090/PyTorch_bert_base_squad_FP16/05-02-2021_10-59-40.txt", 275.9020025847303)],
+    ("rtx3090", "bert-base", "2", "tf32", "26"): [
+        ("20201031", "2x3090/PyTorch_bert_base_squad_FP32/31-10-2020_09-18-26.txt", 142.81230560865546),
+        ("20210205", "2x3090/PyTorch_bert_base_squad_FP32/05-02-2021_11-19-11.txt", 109.36781396964555)],
+    ("rtx3090", "bert-large", "2", "fp16", "16"): [
+        ("20201031", "2x3090/PyTorch_bert_large_squad_FP16/31-10-2020_09-29-06.txt", 89.81157130406012),
+        ("20210205", "2x3090/PyTorch_bert_large_squad_FP16/05-02-2021_11-29-59.txt", 62.598932368376204)],
+    ("rtx3090", "bert-large", "2", "tf32", "8"): [
+        ("20201031", "2x3090/PyTorch_bert_large_squad_FP32/31-10-2020_09-06-58.txt", 33.930229136874935),
+        ("20210205", "2x3090/PyTorch_bert_large_squad_FP32/05-02-2021_11-07-53.txt", 18.003902585653943)],
+}
+
+
+def split_by_machine(row):
+    """The row, or one row per log when its Lambda figure is the mean of two machines' runs
+    (TWO_MACHINES); after convert()."""
+    key = (row["gpu"], row["model"], row["num_gpus"], row["precision"], row["batch_per_gpu"])
+    if key not in TWO_MACHINES or not row["source"].startswith("median of 1: lambda:"):
+        return [row]
+    logs = TWO_MACHINES[key]
+    mean = sum(v for _, _, v in logs) / len(logs)
+    if abs(int(mean) - float(row["value"])) > 1:
+        sys.exit("make_dle_runs: %s is %s, not the mean of its logs (%.1f)" % (row["id"], row["value"], mean))
+    return [dict(row, id="%s-r%s" % (row["id"], date), value="%.1f" % value,
+                 source="median of 1: lambda:pytorch/results/%s@e167f02c (one of the two runs whose mean, "
+                        "truncated, is the table's %s)" % (path, row["value"]))
+            for date, path, value in logs]
+
+
 SQUAD_V11_TRAIN_FEATURES = 88641  # run_squad.py's "training_features : 88641" (seq 384, stride 128)
 
 
@@ -559,7 +606,8 @@ ADDED_COLUMNS = ["topology", "attention", "gradient_as_bucket_view", "memory_for
 def as_run(rows, fields, shared):
     """Rows of calibration.csv's schema (dicts of strings) as their scripts ran them: the rows
     made of another system, LDDL-binned phase-2 rows and the one-GPU 2080 Ti rows dropped, the
-    medians of tables that ran differently split, the added columns filled (module docstring).
+    medians of tables that ran differently and the means of two machines' runs split, the added
+    columns filled (module docstring).
     Returns (rows, fields); make_holdout.py puts its rows through the same."""
     mdir = os.path.join(shared, "data", "measurements")
     harness = harness_of_rows(mdir)
@@ -568,9 +616,10 @@ def as_run(rows, fields, shared):
     containers = containers_of_readmes(mdir)
     values = readme_values(mdir)
     lambda_torch = torch_of_lambda_rows(mdir)
-    out = [steps_run_value(convert(part, harness, accum, containers, values, lambda_torch)) for r in rows
+    out = [run for r in rows
            if not made_elsewhere(r, others) and not binned_phase2(r, containers) and not ran_on_one_gpu(r)
-           for part in split_by_run(r, values, accum)]
+           for part in split_by_run(r, values, accum)
+           for run in split_by_machine(steps_run_value(convert(part, harness, accum, containers, values, lambda_torch)))]
     fields = list(fields)
     for c in ADDED_COLUMNS:
         fields.insert(fields.index("metric"), c)
