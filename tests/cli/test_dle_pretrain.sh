@@ -2,7 +2,7 @@
 # test_dle_pretrain.sh: NVIDIA DeepLearningExamples BERT pre-training rows of
 # bench/data/calibration_dle.csv described as run_pretraining.py ran them (tools/data/make_dle_runs.py):
 # the README tables' accumulation steps are the rows' grad_accum (one LAMB step and one all-reduce per
-# accumulated batch), and a median of tables that ran differently (accumulation, memory format) is split
+# accumulated batch), and a median of tables that ran differently (accumulation, memory format, PyTorch release) is split
 # into one row per table, each with its README value; Lambda's RTX A4000 systems filed under
 # RTX 3090 and the 2021 phase-2 rows on LDDL's binned data are left out; the 2019-2020 rows run the MLM head on every position (mlm_all_positions);
 # the SQuAD rows clip gradients (max_grad_norm=1); Lambda's RTX 2080 Ti BERT-large "fp16" multi-GPU rows (one
@@ -28,16 +28,21 @@ check "20.06 DGX A100 1x tf32 seq128: 1208 accumulation steps" \
 check "21.11 DGX-1 8x fp16 seq128: 64 accumulation steps" \
   '[ "$(col v100-sxm2-32gb-bert-large-pretrain-8x-amp_fp16-b64-157 grad_accum)" = 64 ]'
 # README.md@78ec6802: the 20.06 DGX-1 table (line 948; 8 GPUs, seq 512: 263 seq/s, 1024 accumulation steps)
-# and the 19.07 multi-node table (line 962; 1 node: 195.93 seq/s, none stated) were one median (229.47)
+# and the 19.07 multi-node table (line 962; 1 node: 195.93 seq/s) were one median (229.47); the 19.07 table
+# states no accumulation, its commit's configurations.yml (@6fe463fe bert--DGX1_1x8x4x1024: BATCHSIZE 4096,
+# GRADIENT_STEPS 1024) and run.sub (--allreduce_post_accumulation) say how it ran; the two containers ran
+# PyTorch 1.6 and 1.2
 check "20.06 / 19.07 median split: no median row left" \
   '[ -z "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134 value)" ]'
 check "20.06 part: its value and 1024 accumulation steps" \
   '[ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L948 value)" = 263.0 ] &&
    [ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L948 grad_accum)" = 1024 ]'
-check "19.07 part: its value, no accumulation, apex DDP buckets" \
+check "19.07 part: its value, configurations.yml's 1024 accumulation steps, one all-reduce after them" \
   '[ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L962 value)" = 195.93 ] &&
-   [ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L962 grad_accum)" = 1 ] &&
-   [ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L962 bucket_cap_mb)" = 476.837 ]'
+   [ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L962 grad_accum)" = 1024 ] &&
+   [ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L962 grad_buckets)" = 1 ] &&
+   [ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L962 torch_version)" = 1.2 ] &&
+   [ "$(col v100-sxm2-16gb-bert-large-pretrain-8x-amp_fp16-b4-134-L948 torch_version)" = 1.6 ]'
 # ConvNets resnet50v1.5/README.md@46ff3707 (pytorch-20.06) benchmark commands: --amp, no --memory-format
 # (NCHW); @729963dd (pytorch-21.03): --memory-format nhwc
 check "2020 ResNet-50 AMP table ran NCHW, 2021 channels_last" \
@@ -48,14 +53,22 @@ check "NCHW / NHWC ResNet-50 median split" \
    [ -z "$(col v100-sxm2-16gb-resnet50-imagenet-1x-amp_fp16-b256-338-L584 memory_format)" ] &&
    [ "$(col v100-sxm2-16gb-resnet50-imagenet-1x-amp_fp16-b256-338-L604 value)" = 1200.0 ] &&
    [ "$(col v100-sxm2-16gb-resnet50-imagenet-1x-amp_fp16-b256-338-L604 memory_format)" = channels_last ]'
-check "medians of tables that ran alike stay (SQuAD 2020 / 2021)" \
-  '[ "$(col v100-sxm2-32gb-bert-large-squad-8x-fp32-b8-260 value)" = 76.25 ]'
+# README.md@78ec6802 line 936 (pytorch:20.06, 67.0 seq/s) and @729963dd line 862 (pytorch:21.11, 85.5): one
+# median (76.25) of two PyTorch releases, which the rows describe (torch_version)
+check "medians of tables of two PyTorch releases split (SQuAD 2020 / 2021)" \
+  '[ -z "$(col v100-sxm2-32gb-bert-large-squad-8x-fp32-b8-260 value)" ] &&
+   [ "$(col v100-sxm2-32gb-bert-large-squad-8x-fp32-b8-260-L936 value)" = 67.0 ] &&
+   [ "$(col v100-sxm2-32gb-bert-large-squad-8x-fp32-b8-260-L936 torch_version)" = 1.6 ] &&
+   [ "$(col v100-sxm2-32gb-bert-large-squad-8x-fp32-b8-260-L862 value)" = 85.5 ] &&
+   [ "$(col v100-sxm2-32gb-bert-large-squad-8x-fp32-b8-260-L862 torch_version)" = 1.11 ]'
 # run_pretraining.py@78ec6802 line 421: without accumulation, apex DDP(message_size=250000000), 250M fp16
 # elements a bucket; with it (line 434) one flat all-reduce after accumulation; @729963dd line 457: torch DDP
-# with bucket_cap_mb = the GPU's memory, one bucket
-check "2019 32-GPU row without accumulation: apex DDP's 476.837 MiB buckets" \
-  '[ "$(col v100-sxm2-16gb-bert-large-pretrain-32x-amp_fp16-b16-139 bucket_cap_mb)" = 476.837 ] &&
-   [ -z "$(col v100-sxm2-16gb-bert-large-pretrain-32x-amp_fp16-b16-139 grad_buckets)" ]'
+# with bucket_cap_mb = the GPU's memory, one bucket; the 2019 code (@6fe463fe) under run.sub always the flat
+# all-reduce (configurations.yml bert--DGX1_4x8x16x128: GRADIENT_STEPS 128)
+check "2019 32-GPU row: 128 accumulation steps, one all-reduce after them" \
+  '[ "$(col v100-sxm2-16gb-bert-large-pretrain-32x-amp_fp16-b16-139 grad_accum)" = 128 ] &&
+   [ "$(col v100-sxm2-16gb-bert-large-pretrain-32x-amp_fp16-b16-139 grad_buckets)" = 1 ] &&
+   [ -z "$(col v100-sxm2-16gb-bert-large-pretrain-32x-amp_fp16-b16-139 bucket_cap_mb)" ]'
 check "20.06 4x row with accumulation: one all-reduce after backward" \
   '[ "$(col v100-sxm2-16gb-bert-large-pretrain-4x-amp_fp16-b16-131 grad_buckets)" = 1 ]'
 check "21.11 DGX A100 256x row: torch DDP's one bucket" \

@@ -80,17 +80,21 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     no memory format (lambdal/deeplearning-benchmark pytorch/scripts config
     PyTorch_resnet50_AMP_PARAMS): contiguous (NCHW) as well.
 
-  * Rows split where calibration.csv took the median of NVIDIA tables that ran differently:
-    the median of a 2020 (NCHW) and a 2021 (NHWC) ResNet-50 AMP table (DGX-1 16GB on 1 GPU,
-    DGX-1 32GB on 1 and 8), and of the 2020 BERT pre-training table (pytorch:20.06,
-    accumulation 512 / 1024) with the 2019 multi-node one (pytorch:19.07, none stated: 1) on one
-    DGX-1 16GB (8 GPUs, sequence 128 and 512: 1236 and 263 against 874.24 and 195.93
-    sequences/s).  Each table becomes its own row, the README's value for that configuration
+  * Rows split where calibration.csv took the median of NVIDIA tables that ran differently
+    (memory format, accumulation, or the PyTorch release of their containers, torch_version
+    below): the median of a 2020 (NCHW) and a 2021 (NHWC) ResNet-50 AMP table (DGX-1 16GB on 1
+    GPU, DGX-1 32GB on 1 and 8); of the 2020 BERT pre-training table (pytorch:20.06, PyTorch 1.6)
+    with the 2019 multi-node one (pytorch:19.07, 1.2) on one DGX-1 16GB (8 GPUs, sequence 128
+    and 512: 1236 and 263 against 874.24 and 195.93 sequences/s; the same accumulation, 512 and
+    1024, below); and of the 2020 and 2021 DGX-1 32GB SQuAD fp32 tables (pytorch:20.06 and
+    21.11, PyTorch 1.6 and 1.11; 1 and 8 GPUs: 12.0 and 67.0 against 12.0 and 85.5).  Each
+    table becomes its own row, the README's value for that configuration
     (shared/data/measurements/nvidia_dle_readmes.csv), its id the median's with "-L<line>".
     The DGX-1 16GB 8-GPU ResNet-50 AMP row also held Lambda values, which cannot be told apart
     in the median: that row becomes the two NVIDIA rows alone.  Medians of tables that ran the
-    same way (the same container, or a configuration these columns cannot tell apart, such as
-    the SQuAD rows of the 2020 and 2021 DGX-1 tables) stay medians.
+    same way (the same release, and a configuration these columns cannot tell apart) stay
+    medians; until stop 64 the release was not compared, and the SQuAD median stayed one row
+    priced as PyTorch 1.6.
 
   * Rows split where Lambda's table is the mean of two machines' runs: its four 2x RTX 3090 v0
     BERT SQuAD figures (BERT-base fp16 b52 and tf32 b26, BERT-large fp16 b16 and tf32 b8) are
@@ -116,8 +120,19 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     all-reduces once per N; its training_sequences_per_second counts the accumulated batch
     (train_batch_size * gradient_accumulation_steps * gpus * steps / time, line 687 @78ec6802).
     calibration.csv gave these rows grad_accum 1, which prices a LAMB step and an all-reduce
-    after every micro-batch.  A row that is the median of sources with different accumulation
-    (or none stated: the 2019 multi-node tables) keeps 1.
+    after every micro-batch.  The 2019 multi-node DGX-1 table (pytorch:19.07, README.md@78ec6802
+    line 962) states no accumulation; the README of its commit (@6fe463fe "[BERT/PyT] Support for
+    multi-node", line 403: "Variables to re-run the Training performance results are available
+    in the configurations.yml file") points at configurations.yml @6fe463fe, whose DGX1 entries
+    run BATCHSIZE 8192 / 2048 / 512 with GRADIENT_STEPS 512 / 128 / 32 on 1 / 4 / 16 nodes at
+    sequence 128 (micro-batch 16, the table's) and 4096 / 1024 / 256 with 1024 / 256 / 64 at 512
+    (micro-batch 4), through run.sub @6fe463fe, which passes --allreduce_post_accumulation
+    --allreduce_post_accumulation_fp16 (ACCUM_19_07; until stop 64 these rows had 1, priced with
+    apex DDP's buckets under every backward).  Its DGX2 entries do the same for the DGX-2H
+    table's mixed-precision rows (holdout_runs.csv): 64 / 16 / 4 / 1 on 1 / 4 / 16 / 64 nodes
+    at sequence 128 (micro-batch 64), 256 / 64 / 16 / 4 at 512 (micro-batch 8); its FP32 column
+    (64 nodes) has no entry and keeps 1.  A row that is the median of sources with different
+    accumulation keeps 1.
 
   * mlm_all_positions=1 for NVIDIA's BERT pre-training rows of the 2019 and 2020 tables
     (pytorch:19.07 and 20.06).  Their run_pretraining.py (@78ec6802) runs BertForPreTraining,
@@ -138,8 +153,12 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     default): one flat all-reduce after the last micro-step's backward (take_optimizer_step,
     line 434), grad_buckets=1 as well.  Without accumulation (gradient_accumulation_steps == 1,
     line 306) it turns that off and wraps the model in apex DDP(message_size=250000000) (line 421):
-    buckets of 250M fp16 elements, bucket_cap_mb = 250e6 x 2 / 2^20 = 476.837.  Until stop 52 all
-    of them were priced with torch DDP's default 25 MiB buckets under backward.
+    buckets of 250M fp16 elements, bucket_cap_mb = 250e6 x 2 / 2^20 = 476.837.  The 2019
+    multi-node mixed-precision rows (pytorch:19.07) ran run.sub @6fe463fe, which passes
+    --allreduce_post_accumulation, and that code (@6fe463fe) has no line turning it off without
+    accumulation: grad_buckets=1 at every accumulation, the DGX-2H table's 64-node sequence-128
+    row (GRADIENT_STEPS 1) too.  Until stop 52 all of them were priced with torch DDP's default
+    25 MiB buckets under backward.
 
   * No activation override: every BERT row trains with one GELU kernel, the network's.  DLE's
     BERT runs its intermediate layer as LinearActivation(bias, act="gelu") -> ACT2FN["bias_gelu"],
@@ -247,18 +266,50 @@ def root_dir():
 ACCUM_NOTE = re.compile(r"includes grad accumulation (\d+) -> micro-batch (\d+)")
 
 
+# The 2019 multi-node tables (pytorch:19.07) state no accumulation; their README (@6fe463fe line
+# 403: "Variables to re-run the Training performance results are available in the
+# configurations.yml file") points at configurations.yml @6fe463fe, whose DGX1 and DGX2 entries
+# (mixed precision: run.sub passes --fp16) give BATCHSIZE / GRADIENT_STEPS = the table's
+# micro-batch: (table, GPUs, sequence) -> GRADIENT_STEPS.  The DGX-2H table's FP32 column (64
+# nodes) has no entry there and keeps 1.
+DGX1_19_07 = "table: Pre-training on multiple NVIDIA DGX-1 With 16G"
+DGX2H_19_07 = "table: Pre-training on multiple NVIDIA DGX-2H With 32G"
+ACCUM_19_07 = {
+    (DGX1_19_07, "8", "128"): "512", (DGX1_19_07, "32", "128"): "128", (DGX1_19_07, "128", "128"): "32",
+    (DGX1_19_07, "8", "512"): "1024", (DGX1_19_07, "32", "512"): "256", (DGX1_19_07, "128", "512"): "64",
+    (DGX2H_19_07, "16", "128"): "64", (DGX2H_19_07, "64", "128"): "16", (DGX2H_19_07, "256", "128"): "4",
+    (DGX2H_19_07, "1024", "128"): "1", (DGX2H_19_07, "16", "512"): "256", (DGX2H_19_07, "64", "512"): "64",
+    (DGX2H_19_07, "256", "512"): "16", (DGX2H_19_07, "1024", "512"): "4",
+}
+
+
+def accum_19_07(m, seq):
+    """configurations.yml's GRADIENT_STEPS for a mixed-precision row of a 2019 multi-node table,
+    None for any other measurement row."""
+    if "container=pytorch:19.07" not in m["notes"] or m["precision"] != "amp_fp16":
+        return None
+    table = next((t for t in (DGX1_19_07, DGX2H_19_07) if t in m["notes"]), None)
+    return ACCUM_19_07.get((table, m["num_gpus"], seq)) if table else None
+
+
 def accumulation_of_readmes(measurements):
     """(README path#line, gpu id, GPUs, precision, micro-batch, seq) -> accumulation steps, from
-    the NVIDIA README rows whose notes give the table's accumulated batch."""
+    the NVIDIA README rows whose notes give the table's accumulated batch, and for the 2019
+    multi-node table from configurations.yml (ACCUM_19_07)."""
     out = {}
     with open(os.path.join(measurements, "nvidia_dle_readmes.csv"), newline="") as f:
         for m in csv.DictReader(f):
+            seq = m["seq_len_or_image"].replace("seq", "")
             hit = ACCUM_NOTE.search(m["notes"])
-            if not hit or hit.group(2) != m["per_gpu_batch"]:
+            if hit and hit.group(2) == m["per_gpu_batch"]:
+                steps = hit.group(1)
+            elif accum_19_07(m, seq):
+                steps = accum_19_07(m, seq)
+            else:
                 continue
-            key = (m["source_path"].split("@")[0], m["gpu"].lower(), m["num_gpus"], m["precision"],
-                   m["per_gpu_batch"], m["seq_len_or_image"].replace("seq", ""))
-            out[key] = hit.group(1)
+            key = (m["source_path"].split("@")[0], gpu_key(m["gpu"]), m["num_gpus"], m["precision"],
+                   m["per_gpu_batch"], seq)
+            out[key] = steps
     return out
 
 
@@ -285,8 +336,13 @@ def readme_values(measurements):
         for m in csv.DictReader(f):
             path, _, commit = m["source_path"].partition("@")
             size = m["seq_len_or_image"].replace("seq", "").split("x")[0]
-            out[(path, m["gpu"].lower(), m["num_gpus"], m["precision"], m["per_gpu_batch"], size)] = (m["value"], commit)
+            out[(path, gpu_key(m["gpu"]), m["num_gpus"], m["precision"], m["per_gpu_batch"], size)] = (m["value"], commit)
     return out
+
+
+def gpu_key(name):
+    """A README row's GPU as the rows' gpu id spells it: "V100-SXM3-32GB-H (450W)" -> "v100-sxm3-32gb-h"."""
+    return re.sub(r"\s*\(.*\)$", "", name).lower()
 
 
 def readme_key(row, path):
@@ -294,22 +350,24 @@ def readme_key(row, path):
     return (path, row["gpu"], row["num_gpus"], row["precision"], row["batch_per_gpu"], row["seq_len"] or row["image_size"])
 
 
-def how_it_ran(row, path, values, accum):
+def how_it_ran(row, path, values, accum, containers):
     """What a README table's run of the row's configuration set that the row's columns describe:
-    (memory format, accumulation steps); None when the README has no such row."""
+    (memory format, accumulation steps, PyTorch releases of its containers); None when the
+    README has no such row."""
     key = readme_key(row, path)
     if key not in values:
         return None
     nhwc = (row["model"] == "resnet50" and row["precision"] == "amp_fp16" and
             values[key][1][:8] in NHWC_CONVNETS_COMMITS)
-    return ("channels_last" if nhwc else "", accum.get(key, "1") if row["task"] == "pretrain" else "")
+    releases = tuple(sorted(container_torch(n) for n in containers.get(path, ())))
+    return ("channels_last" if nhwc else "", accum.get(key, "1") if row["task"] == "pretrain" else "", releases)
 
 
-def split_by_run(row, values, accum):
+def split_by_run(row, values, accum, containers):
     """The row, or one row per NVIDIA table when it is the median of tables that ran differently
     (docstring, "Rows split"), each with that table's value and source."""
     paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
-    ways = {p: how_it_ran(row, p, values, accum) for p in paths}
+    ways = {p: how_it_ran(row, p, values, accum, containers) for p in paths}
     if len(paths) < 2 or None in ways.values() or len(set(ways.values())) < 2:
         return [row]
     out = []
@@ -324,8 +382,8 @@ def memory_format_of(row, values):
     paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
     if row["model"] != "resnet50" or row["precision"] != "amp_fp16" or not paths or "lambda:" in row["source"]:
         return ""
-    ways = {how_it_ran(row, p, values, {}) for p in paths}
-    return "channels_last" if ways == {("channels_last", "")} else ""
+    ways = {how_it_ran(row, p, values, {}, {}) for p in paths}
+    return "channels_last" if ways == {("channels_last", "", ())} else ""
 
 
 def mlm_all_positions_of(row, containers):
@@ -505,6 +563,8 @@ def gradient_reduction_of(row, containers):
     names = set().union(*(containers.get(p, {"?"}) for p in paths))
     if all(n.startswith("pytorch:21.") for n in names):
         return "1", ""
+    if all(n.startswith("pytorch:19.07") for n in names) and row["precision"] == "amp_fp16":
+        return "1", ""  # run.sub @6fe463fe: --allreduce_post_accumulation, which that code never turns off
     if all(re.match(r"pytorch:(19|20)\.", n) for n in names):
         return ("", APEX_DDP_BUCKET_MB) if row["grad_accum"] == "1" else ("1", "")
     return "", ""
@@ -551,6 +611,12 @@ def release_key(version):
     return tuple(int(x) for x in version.split("."))
 
 
+def container_torch(name):
+    """The PyTorch release of an NGC container name ("pytorch:20.06-py3"), "" when not known."""
+    hit = re.search(r"(\d\d\.\d\d)", name)
+    return NGC_TORCH.get(hit.group(1), "") if hit else ""
+
+
 def torch_version_of(row, containers, lambda_torch):
     """The PyTorch release a row's sources ran: the oldest named by its NVIDIA tables' containers
     and its matched Lambda measurement row's framework; "" when no source names one (medians of
@@ -558,9 +624,8 @@ def torch_version_of(row, containers, lambda_torch):
     found = set()
     for p in re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"]):
         for name in containers.get(p, ()):
-            hit = re.search(r"(\d\d\.\d\d)", name)
-            if hit and hit.group(1) in NGC_TORCH:
-                found.add(NGC_TORCH[hit.group(1)])
+            if container_torch(name):
+                found.add(container_torch(name))
     if "lambda:" in row["source"]:
         precs = ("amp_fp16", "fp16") if row["precision"] in ("amp_fp16", "fp16") else (row["precision"],)
         for prec in precs:
@@ -618,7 +683,7 @@ def as_run(rows, fields, shared):
     lambda_torch = torch_of_lambda_rows(mdir)
     out = [run for r in rows
            if not made_elsewhere(r, others) and not binned_phase2(r, containers) and not ran_on_one_gpu(r)
-           for part in split_by_run(r, values, accum)
+           for part in split_by_run(r, values, accum, containers)
            for run in split_by_machine(steps_run_value(convert(part, harness, accum, containers, values, lambda_torch)))]
     fields = list(fields)
     for c in ADDED_COLUMNS:
