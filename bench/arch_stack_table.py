@@ -108,7 +108,7 @@ def profile_sd(models, path=None):
     unseen sd as the library takes it (catalog/params.c eci_params_error_sd: error_log_sd only when
     the profile has no unseen sd; a profile without error_log_sd_unseen_arch_host gives host-bound
     predictions the GPU-bound sd)."""
-    fitted, sd, unseen, host, comm = set(), 0.0, 0.0, 0.0, {"direct": 0.0, "host": 0.0}
+    fitted, sd, unseen, host, comm = set(), 0.0, 0.0, 0.0, {"direct": 0.0, "host": 0.0, "host_shared": 0.0}
     with open(path or os.path.join(models, "profile.csv"), newline="") as f:
         for row in csv.DictReader(f):
             if row["architecture"]:
@@ -265,7 +265,8 @@ def folds(arch, fitted, unseen, comm, paths, extra, bound):
                             (rel_error(r["metric"], pred, meas), abs(math.log(pred / meas)) <= Z90 * row_sd))
         label = "%s (%s; sd %.3f, host-bound %.3f%s)" % (a.capitalize(), "shipped fit: no Hopper run" if not
                                                           second else "fit without its runs", sd[False], sd[True],
-                                          ", comm direct %.3f / host %.3f" % (fold_comm["direct"], fold_comm["host"])
+                                          ", comm direct %.3f / host %.3f / %.3f" % (
+                                              fold_comm["direct"], fold_comm["host"], fold_comm["host_shared"])
                                           if any(fold_comm.values()) else "")
         everything = []
         for stack, rows in sorted(groups.items()):

@@ -283,8 +283,9 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
         }
         char label[64];
         if (intervals)
-            snprintf(label, sizeof label, "%s (sd %.3f, comm %.2f/%.2f)", groups[k], sd,
-                     rep.comm_error_log_sd[EC_COMM_DIRECT], rep.comm_error_log_sd[EC_COMM_HOST]);
+            snprintf(label, sizeof label, "%s (sd %.3f, comm %.2f/%.2f/%.2f)", groups[k], sd,
+                     rep.comm_error_log_sd[EC_COMM_DIRECT], rep.comm_error_log_sd[EC_COMM_HOST],
+                     rep.comm_error_log_sd[EC_COMM_HOST_SHARED]);
         else
             snprintf(label, sizeof label, "%s", groups[k]);
         print_stats(label, all_pred + g0, all_meas + g0, intervals ? all_cov + g0 : NULL, n_all - g0);
@@ -338,7 +339,15 @@ static void print_path_row(const char *label, const ec_runs *runs, const char **
 
 static const char *path_label(int path)
 {
-    return path == EC_COMM_HOST ? "multi-GPU, via host" : "multi-GPU, direct";
+    return path == EC_COMM_HOST_SHARED ? "multi-GPU, via host, 3+ a node"
+           : path == EC_COMM_HOST      ? "multi-GPU, via host, 2 a node"
+                                       : "multi-GPU, direct";
+}
+
+/* The short name of a gradient path in the exposed-share table. */
+static const char *path_short(int path)
+{
+    return path == EC_COMM_HOST_SHARED ? "via host 3+" : path == EC_COMM_HOST ? "via host 2" : "direct";
 }
 
 /* Upper ends of the exposed-share classes of the coverage table (the last: every larger share). */
@@ -369,11 +378,9 @@ static void print_share_table(const ec_runs *runs, const int *path_of, const dou
                 }
             char label[64];
             if (b + 1 < N_SHARE_CLASSES)
-                snprintf(label, sizeof label, "%s, %.0f-%.0f%%", path == EC_COMM_HOST ? "via host" : "direct",
-                         100 * lo, 100 * share_edges[b]);
+                snprintf(label, sizeof label, "%s, %.0f-%.0f%%", path_short(path), 100 * lo, 100 * share_edges[b]);
             else
-                snprintf(label, sizeof label, "%s, %.0f%% and more", path == EC_COMM_HOST ? "via host" : "direct",
-                         100 * lo);
+                snprintf(label, sizeof label, "%s, %.0f%% and more", path_short(path), 100 * lo);
             if (c > 0)
                 print_stats(label, p, m, cv, c);
         }
@@ -423,9 +430,10 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
            "predicted host-bound), below the leave-one-GPU-out error (sd_gpu) or not (no floor since stop\n"
            "52).  With one other architecture there is nothing to nest and sd is sd_gpu.  A multi-GPU run's sd is sqrt(sd^2 + comm^2), comm the communication\n"
            "sd of its gradient path (comm direct: NVLink, PCIe peer-to-peer; comm host: through host\n"
-           "memory) from the other architectures' multi-GPU runs, each predicted with its GPU left out of\n"
-           "a nested leave-one-GPU-out and never fitted (ec_calibrate_cv; docs/accuracy.md, \"The\n"
-           "communication sd\"; column GPUs: the GPUs, direct/host, it rests on).\n\n");
+           "memory, two GPUs a node / more, since stop 64) from the other architectures' multi-GPU runs,\n"
+           "each predicted with its GPU left out of a nested leave-one-GPU-out and never fitted\n"
+           "(ec_calibrate_cv; docs/accuracy.md, \"The communication sd\"; column GPUs: the GPUs,\n"
+           "direct/host/host 3+, it rests on).\n\n");
     printf("| held out               |    n | MAPE %% | ±10%%  | ±20%%  | bias %% | p10-p90 covers | sd | sd host | hb "
            "| sd_gpu | k | comm direct | comm host | GPUs |\n");
     printf("|------------------------|------|--------|-------|-------|--------|-------|------|------|------|------|------"
@@ -486,9 +494,10 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
         if (rc != 0)
             break;
         char label[64], extra[128];
-        snprintf(extra, sizeof extra, " %.3f | %.3f | %zu | %.3f | %zu | %.3f | %.3f | %zu/%zu |", sd, sd_host,
-                 n_host, rep.error_log_sd, rep.arch_cv_archs, rep.comm_error_log_sd[EC_COMM_DIRECT], rep.comm_error_log_sd[EC_COMM_HOST],
-                 rep.comm_cv_gpus[EC_COMM_DIRECT], rep.comm_cv_gpus[EC_COMM_HOST]);
+        snprintf(extra, sizeof extra, " %.3f | %.3f | %zu | %.3f | %zu | %.3f | %.3f/%.3f | %zu/%zu/%zu |", sd,
+                 sd_host, n_host, rep.error_log_sd, rep.arch_cv_archs, rep.comm_error_log_sd[EC_COMM_DIRECT],
+                 rep.comm_error_log_sd[EC_COMM_HOST], rep.comm_error_log_sd[EC_COMM_HOST_SHARED],
+                 rep.comm_cv_gpus[EC_COMM_DIRECT], rep.comm_cv_gpus[EC_COMM_HOST], rep.comm_cv_gpus[EC_COMM_HOST_SHARED]);
         snprintf(label, sizeof label, "%s", archs[k]);
         print_row(label, pred + g0, meas + g0, cov + g0, n_all - g0, extra);
         snprintf(label, sizeof label, "%s, single-GPU", archs[k]);

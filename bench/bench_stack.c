@@ -503,9 +503,8 @@ int main(int argc, char **argv)
                        rep.arch_host_error_log_sd);
             for (int p = 0; cv == EC_OK && p < EC_COMM_PATHS; p++) /* the multi-GPU rows of --also, never fitted */
                 printf("Multi-GPU rows, gradients %s, left out with their GPU: %zu rows of %zu GPUs; communication "
-                       "sd %.3f (error_log_sd_comm_%s).\n", p == EC_COMM_HOST ? "through host memory" : "GPU to GPU",
-                       rep.comm_cv_runs[p], rep.comm_cv_gpus[p], rep.comm_error_log_sd[p],
-                       p == EC_COMM_HOST ? "host" : "direct");
+                       "sd %.3f (error_log_sd_comm_%s).\n", ec_comm_path_words(p), rep.comm_cv_runs[p],
+                       rep.comm_cv_gpus[p], rep.comm_error_log_sd[p], ec_comm_path_name(p));
             if (cva == EC_OK) /* which architecture sets the unseen-architecture sds above */
                 arch_terms_table(&rep);
         }

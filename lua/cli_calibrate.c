@@ -140,9 +140,8 @@ int ecC_cmd_calibrate(lua_State *L, int argc, char **argv)
     for (int p = 0; cv == EC_OK && p < EC_COMM_PATHS; p++)
         if (rep.comm_cv_runs[p] > 0)
             printf("multi-GPU runs, gradients %s: %zu held-out runs on %zu GPUs; communication sd %.3f "
-                   "(error_log_sd_comm_%s)\n", p == EC_COMM_HOST ? "through host memory" : "GPU to GPU",
-                   rep.comm_cv_runs[p], rep.comm_cv_gpus[p], rep.comm_error_log_sd[p],
-                   p == EC_COMM_HOST ? "host" : "direct");
+                   "(error_log_sd_comm_%s)\n", ec_comm_path_words(p), rep.comm_cv_runs[p], rep.comm_cv_gpus[p],
+                   rep.comm_error_log_sd[p], ec_comm_path_name(p));
     if (rep.n_left_out > 0)
         printf("%zu runs left out of these figures: their prediction is not a finite positive number\n",
                rep.n_left_out);

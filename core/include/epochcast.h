@@ -1549,8 +1549,11 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
 /* The path a multi-GPU job's gradients take, which sets the communication part of its interval
  * (ec_fit_report.comm_error_log_sd): */
 #define EC_COMM_DIRECT 0 /* GPU to GPU: NVLink, PCIe peer-to-peer, the network between nodes */
-#define EC_COMM_HOST 1   /* through host memory: topology=pcie-host, PCIe without peer-to-peer */
-#define EC_COMM_PATHS 2
+#define EC_COMM_HOST 1   /* through host memory: topology=pcie-host, PCIe without peer-to-peer; two GPUs a node */
+/* through host memory with more than two GPUs a node: the ring then shares the server's root ports,
+ * PCIe switch uplinks and sockets, whose layout a run does not state (appended at stop 64) */
+#define EC_COMM_HOST_SHARED 2
+#define EC_COMM_PATHS 3
 /* The classes of a held-out prediction on an unseen architecture (ec_fit_report.arch_terms): */
 #define EC_CLASS_GPU 0  /* GPU-bound: arch_error_log_sd */
 #define EC_CLASS_HOST 1 /* host-bound: arch_host_error_log_sd */
@@ -1618,7 +1621,8 @@ typedef struct ec_fit_report {
     size_t arch_cv_runs;                    /* held-out predictions counted */
     size_t arch_cv_archs;                   /* architectures left out in turn (appended) */
     /* Appended for issue 39 (honest intervals for multi-GPU jobs): the communication part of a
-     * multi-GPU prediction's error, by the path its gradients take (EC_COMM_DIRECT, EC_COMM_HOST),
+     * multi-GPU prediction's error, by the path its gradients take (EC_COMM_DIRECT, EC_COMM_HOST,
+     * EC_COMM_HOST_SHARED),
      * from ec_calibrate_cv (0 until it runs, or when no multi-GPU run of that path was held out).
      * The multi-GPU runs of the use mask are never fitted in its folds, only predicted: each GPU's
      * runs of a path are one sample, weighing as much as another GPU's; with k GPUs, sd_total = the
@@ -1672,6 +1676,10 @@ EC_API void ec_fit_kernels_names(unsigned bits, char *buf, size_t n);
  * them ("cudnn", "flash2", "sdpa_mem_efficient", ...; "sdpa_mem_efficient_fp32": that kernel on fp32
  * inputs, a class of its own), space-separated, into buf of n bytes ("" for 0; cut to fit). */
 EC_API void ec_fit_attn_kernels_names(unsigned bits, char *buf, size_t n);
+/* A gradient path (EC_COMM_*) as its profile row names it after "error_log_sd_comm_" ("direct",
+ * "host", "host_shared"), and in words ("GPU to GPU", ...); "?" for another number. */
+EC_API const char *ec_comm_path_name(int path);
+EC_API const char *ec_comm_path_words(int path);
 
 
 /* Fit the parameters on the runs with use[i] != 0 (use == NULL: all runs), starting from and

@@ -838,7 +838,8 @@ void ec_error_stats_compute(const double *predicted, const double *measured, siz
 #define EC_FIT_MAX_PARAMS 32
 #define EC_COMM_DIRECT 0
 #define EC_COMM_HOST 1
-#define EC_COMM_PATHS 2
+#define EC_COMM_HOST_SHARED 2
+#define EC_COMM_PATHS 3
 #define EC_CLASS_GPU 0
 #define EC_CLASS_HOST 1
 #define EC_FIT_MAX_ARCHS 16
@@ -871,9 +872,9 @@ typedef struct ec_fit_report {
     double arch_cv_mape_frac;
     size_t arch_cv_runs;
     size_t arch_cv_archs;
-    double comm_error_log_sd[2];
-    size_t comm_cv_runs[2];
-    size_t comm_cv_gpus[2];
+    double comm_error_log_sd[3];
+    size_t comm_cv_runs[3];
+    size_t comm_cv_gpus[3];
     double arch_host_error_log_sd;
     size_t arch_host_cv_runs;
     size_t arch_host_cv_archs;
@@ -884,6 +885,8 @@ typedef struct ec_fit_report {
 } ec_fit_report;
 void ec_fit_kernels_names(unsigned bits, char *buf, size_t n);
 void ec_fit_attn_kernels_names(unsigned bits, char *buf, size_t n);
+const char *ec_comm_path_name(int path);
+const char *ec_comm_path_words(int path);
 int ec_calibrate(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *out);
 int ec_calibrate_cv(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);
 int ec_calibrate_cv_arch(ec_ctx *ctx, const ec_runs *runs, const unsigned char *use, ec_fit_report *report);

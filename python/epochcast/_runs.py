@@ -135,7 +135,7 @@ class Calibration:
     stderr, kernels: an architecture's entry's kernel classes, the only ones it prices; attn_eff's,
     the attention kernels it scales), n_runs, iterations, mape_before_frac, mape_after_frac, and from the
     leave-one-GPU-out cross-validation (None when it did not run) cv_mape_frac, cv_runs,
-    error_log_sd and comm_error_log_sd ({"direct": sd, "host": sd}: the communication part of a
+    error_log_sd and comm_error_log_sd ({"direct": sd, "host": sd, "host_shared": sd}: the communication part of a
     multi-GPU prediction's sd, from the file's multi-GPU runs, never fitted); from the
     leave-one-architecture-out one (None when it did not run: runs of one architecture)
     arch_error_log_sd and arch_host_error_log_sd (the sds of a GPU-bound and a host-bound
@@ -158,7 +158,9 @@ class Calibration:
         self.cv_runs = rep.cv_runs if cv_ran else None
         self.error_log_sd = rep.error_log_sd if cv_ran else None
         self.comm_error_log_sd = ({"direct": rep.comm_error_log_sd[lib.EC_COMM_DIRECT],
-                                   "host": rep.comm_error_log_sd[lib.EC_COMM_HOST]} if cv_ran else None)
+                                   "host": rep.comm_error_log_sd[lib.EC_COMM_HOST],
+                                   "host_shared": rep.comm_error_log_sd[lib.EC_COMM_HOST_SHARED]}
+                                  if cv_ran else None)
         self.arch_error_log_sd = rep.arch_error_log_sd if arch_ran else None
         self.arch_host_error_log_sd = rep.arch_host_error_log_sd if arch_ran else None
         terms = []

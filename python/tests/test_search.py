@@ -124,6 +124,8 @@ def test_calibrate_unseen_architecture_terms(cli, tmp_path, tables):
     out = tmp_path / "prof.csv"
     c = ec.calibrate(runs, out=out)
     assert c.arch_error_log_sd is not None and c.arch_error_log_sd > 0
+    # one communication sd per path (no multi-GPU run here: 0 each)
+    assert c.comm_error_log_sd == {"direct": 0.0, "host": 0.0, "host_shared": 0.0}
     with open(out, newline="") as f:
         prof = {r["parameter"]: float(r["value"]) for r in csv.DictReader(f) if not r["architecture"]}
     assert abs(prof["error_log_sd_unseen_arch"] / c.arch_error_log_sd - 1) < 1e-3

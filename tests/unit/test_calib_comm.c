@@ -1,8 +1,9 @@
 /*
  * test_calib_comm.c: the communication part of a multi-GPU prediction's interval (issue 39,
- * honest intervals).  The path a job's gradients take (eci_comm_path: through host memory or
- * GPU to GPU) picks one of the profile's error_log_sd_comm_host / _direct rows, added in
- * quadrature to the sd of the GPU; one GPU is unchanged.  On a small synthetic calibration set
+ * honest intervals).  The path a job's gradients take (eci_comm_path: GPU to GPU, through host
+ * memory between two GPUs a node, or between more) picks one of the profile's
+ * error_log_sd_comm_direct / _host / _host_shared rows, added in quadrature to the sd of the GPU
+ * (a profile without _host_shared gives those jobs _host's); one GPU is unchanged.  On a small synthetic calibration set
  * (single-GPU runs measured with the priors, multi-GPU runs off by a shift per GPU), the
  * leave-one-GPU-out folds never fit the multi-GPU runs, score them per GPU and path, and the
  * sds are what the rule of docs/accuracy.md ("The communication sd") gives, recomputed here
@@ -49,14 +50,20 @@ static void test_comm_path(void **state)
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
     assert_int_equal(path_of(ctx, "a100-sxm4-80gb", NULL, 8, 1), EC_COMM_DIRECT);      /* NVSwitch */
-    assert_int_equal(path_of(ctx, "a100-sxm4-80gb", "pcie-host", 8, 1), EC_COMM_HOST); /* NCCL_P2P_DISABLE=1 */
+    /* NCCL_P2P_DISABLE=1: two GPUs through the host, eight sharing its root ports and sockets */
+    assert_int_equal(path_of(ctx, "a100-sxm4-80gb", "pcie-host", 2, 1), EC_COMM_HOST);
+    assert_int_equal(path_of(ctx, "a100-sxm4-80gb", "pcie-host", 8, 1), EC_COMM_HOST_SHARED);
     assert_int_equal(path_of(ctx, "a100-pcie-40gb", "pcie-switch", 4, 1), EC_COMM_DIRECT); /* peer-to-peer */
-    assert_int_equal(path_of(ctx, "rtx3090", NULL, 4, 1), EC_COMM_HOST);               /* GeForce: no p2p */
-    assert_int_equal(path_of(ctx, "rtx3090", "pcie-switch", 4, 1), EC_COMM_HOST);      /* a switch, still no p2p */
+    assert_int_equal(path_of(ctx, "rtx3090", NULL, 2, 1), EC_COMM_HOST);               /* GeForce: no p2p */
+    assert_int_equal(path_of(ctx, "rtx3090", NULL, 4, 1), EC_COMM_HOST_SHARED);
+    assert_int_equal(path_of(ctx, "rtx3090", "pcie-switch", 4, 1), EC_COMM_HOST_SHARED); /* a switch, still no p2p */
     assert_int_equal(path_of(ctx, "a16", NULL, 4, 1), EC_COMM_DIRECT);                 /* one board's switch */
-    assert_int_equal(path_of(ctx, "a16", NULL, 8, 1), EC_COMM_HOST);                   /* two boards: the uplinks */
+    assert_int_equal(path_of(ctx, "a16", NULL, 8, 1), EC_COMM_HOST_SHARED);            /* two boards: the uplinks */
     assert_int_equal(path_of(ctx, "rtx3090", NULL, 4, 4), EC_COMM_DIRECT);             /* one GPU a node: the network */
     assert_int_equal(path_of(ctx, "rtx3090", NULL, 8, 4), EC_COMM_HOST);               /* two a node, through the host */
+    assert_int_equal(path_of(ctx, "rtx3090", NULL, 16, 4), EC_COMM_HOST_SHARED);       /* four a node */
+    assert_string_equal(ec_comm_path_name(EC_COMM_HOST_SHARED), "host_shared");
+    assert_string_equal(ec_comm_path_name(EC_COMM_PATHS), "?");
     int path;
     assert_int_equal(eci_comm_path(ctx, eci_hw_find(ctx, "rtx3090"), "nvlinx", 2, 1, &path), EC_EINVAL);
     assert_contains(ec_ctx_errmsg(ctx), "unknown topology 'nvlinx'");
@@ -69,7 +76,8 @@ static const char PROFILE[] = "parameter,architecture,value,stderr,runs\n"
                               "error_log_sd,,0.1,,40\n"
                               "error_log_sd_unseen_arch,,0.3,,40\n"
                               "error_log_sd_comm_direct,,0.2,,12\n"
-                              "error_log_sd_comm_host,,0.4,,9\n";
+                              "error_log_sd_comm_host,,0.4,,9\n"
+                              "error_log_sd_comm_host_shared,,0.6,,7\n";
 
 /* log(p90 / p10) / (2 z) of cfg's step: the sd its interval was widened by. */
 static double step_sd(ec_ctx *ctx, const ec_config *cfg, ec_result *res)
@@ -86,21 +94,23 @@ static void test_comm_interval(void **state)
     char *dir = ec_test_tmpdir();
     char *path = ec_test_path(dir, "p.csv"), *old = ec_test_path(dir, "old.csv");
     ec_test_write_file(path, PROFILE, sizeof PROFILE - 1);
-    ec_config one, nvlink, host, h100, h100_8;
+    ec_config one, nvlink, host, host2, h100, h100_8;
     ec_result res;
     set_cfg(ctx, &one, "bert-base", "classify", "a100-sxm4-80gb", "32", "1", NULL);
     set_cfg(ctx, &nvlink, "bert-base", "classify", "a100-sxm4-80gb", "32", "8", NULL);
     set_cfg(ctx, &host, "bert-base", "classify", "a100-sxm4-80gb", "32", "8", "pcie-host");
+    set_cfg(ctx, &host2, "bert-base", "classify", "a100-sxm4-80gb", "32", "2", "pcie-host");
     set_cfg(ctx, &h100, "bert-base", "classify", "h100-sxm5-80gb", "32", "1", NULL);
     set_cfg(ctx, &h100_8, "bert-base", "classify", "h100-sxm5-80gb", "32", "8", NULL);
-    ec_config *all[] = {&one, &nvlink, &host, &h100, &h100_8};
-    for (size_t i = 0; i < 5; i++)
+    ec_config *all[] = {&one, &nvlink, &host, &host2, &h100, &h100_8};
+    for (size_t i = 0; i < 6; i++)
         assert_int_equal(ec_config_set(ctx, all[i], "profile", path), EC_OK);
     /* one GPU: the GPU's sd alone, as before */
     assert_rel(step_sd(ctx, &one, &res), 0.1, EC_TOL_CLOSED_FORM);
     /* several: the path's communication sd in quadrature */
     assert_rel(step_sd(ctx, &nvlink, &res), sqrt(0.1 * 0.1 + 0.2 * 0.2), EC_TOL_CLOSED_FORM);
-    assert_rel(step_sd(ctx, &host, &res), sqrt(0.1 * 0.1 + 0.4 * 0.4), EC_TOL_CLOSED_FORM);
+    assert_rel(step_sd(ctx, &host2, &res), sqrt(0.1 * 0.1 + 0.4 * 0.4), EC_TOL_CLOSED_FORM);
+    assert_rel(step_sd(ctx, &host, &res), sqrt(0.1 * 0.1 + 0.6 * 0.6), EC_TOL_CLOSED_FORM);
     /* on an architecture the fit has not seen, on top of the unseen-architecture sd; the warning is
      * the one-GPU job's */
     assert_rel(step_sd(ctx, &h100, &res), 0.3, EC_TOL_CLOSED_FORM);
@@ -116,8 +126,16 @@ static void test_comm_interval(void **state)
     ec_test_write_file(old, before, sizeof before - 1);
     assert_int_equal(ec_config_set(ctx, &host, "profile", old), EC_OK);
     assert_rel(step_sd(ctx, &host, &res), 0.1, EC_TOL_CLOSED_FORM);
+    /* one from before the _host_shared row (stop 64): eight GPUs through the host take _host's */
+    static const char no_shared[] = "parameter,architecture,value\ngemm_scale,ampere,0.9\nmem_scale,ampere,0.9\n"
+                                    "error_log_sd,,0.1\nerror_log_sd_comm_host,,0.4\n";
+    char *older = ec_test_path(dir, "no_shared.csv");
+    ec_test_write_file(older, no_shared, sizeof no_shared - 1);
+    assert_int_equal(ec_config_set(ctx, &host, "profile", older), EC_OK);
+    assert_rel(step_sd(ctx, &host, &res), sqrt(0.1 * 0.1 + 0.4 * 0.4), EC_TOL_CLOSED_FORM);
     free(path);
     free(old);
+    free(older);
     ec_test_rmtree(dir);
     free(dir);
     ec_ctx_free(ctx);
@@ -138,6 +156,8 @@ static void test_comm_profile_rows(void **state)
     assert_rel(rep.comm_error_log_sd[EC_COMM_HOST], 0.4, EC_TOL_EXACT);
     assert_int_equal(rep.comm_cv_runs[EC_COMM_DIRECT], 12);
     assert_int_equal(rep.comm_cv_runs[EC_COMM_HOST], 9);
+    assert_rel(rep.comm_error_log_sd[EC_COMM_HOST_SHARED], 0.6, EC_TOL_EXACT);
+    assert_int_equal(rep.comm_cv_runs[EC_COMM_HOST_SHARED], 7);
     assert_int_equal(ec_profile_write(ctx, &rep, out), EC_OK);
     assert_int_equal(ec_profile_read(ctx, out, &back), EC_OK);
     assert_rel(back.comm_error_log_sd[EC_COMM_HOST], 0.4, EC_TOL_EXACT);
@@ -146,6 +166,7 @@ static void test_comm_profile_rows(void **state)
     assert_non_null(text);
     assert_contains(text, "\nerror_log_sd_comm_direct,,0.2,,12,ampere,");
     assert_contains(text, "\nerror_log_sd_comm_host,,0.4,,9,ampere,");
+    assert_contains(text, "\nerror_log_sd_comm_host_shared,,0.6,,7,ampere,");
     free(text);
     static const char *const values[] = {"-0.1", "nan", "11"};
     for (int v = 0; v < 3; v++) {
@@ -181,18 +202,21 @@ static void test_comm_profile_rows(void **state)
 
 static const char *const GPUS[] = {"a100-sxm4-80gb", "a100-sxm4-40gb", "rtx3090", "v100-sxm2-16gb", "v100-sxm2-32gb"};
 #define N_GPUS 5
-/* Multi-GPU runs: the GPU (index into GPUS), its topology (NULL: gpus.csv's default), the shift
- * of its measurement (log) and its path.  Through host memory the shifts are large and differ
- * by machine; GPU to GPU they are small. */
+/* Multi-GPU runs: the GPU (index into GPUS), its topology (NULL: gpus.csv's default), its GPU
+ * count, the shift of its measurement (log) and its path.  Through host memory the shifts are
+ * large and differ by machine, larger on more than two GPUs; GPU to GPU they are small. */
 static const struct {
     int gpu;
     const char *topology;
+    const char *gpus;
     double shift;
     int path;
 } MULTI[] = {
-    {0, NULL, 0.03, EC_COMM_DIRECT}, {1, NULL, -0.02, EC_COMM_DIRECT}, {3, NULL, 0.04, EC_COMM_DIRECT},
-    {4, NULL, 0.01, EC_COMM_DIRECT}, {0, "pcie-host", 0.35, EC_COMM_HOST}, {2, NULL, -0.25, EC_COMM_HOST},
-    {3, "pcie-host", 0.15, EC_COMM_HOST},
+    {0, NULL, "4", 0.03, EC_COMM_DIRECT},          {1, NULL, "4", -0.02, EC_COMM_DIRECT},
+    {3, NULL, "4", 0.04, EC_COMM_DIRECT},          {4, NULL, "4", 0.01, EC_COMM_DIRECT},
+    {0, "pcie-host", "2", 0.35, EC_COMM_HOST},     {2, NULL, "2", -0.25, EC_COMM_HOST},
+    {3, "pcie-host", "2", 0.15, EC_COMM_HOST},     {0, "pcie-host", "8", 0.55, EC_COMM_HOST_SHARED},
+    {2, NULL, "4", -0.45, EC_COMM_HOST_SHARED},    {3, "pcie-host", "8", 0.40, EC_COMM_HOST_SHARED},
 };
 #define N_MULTI (sizeof MULTI / sizeof MULTI[0])
 static const char *const MODELS[][3] = {{"bert-base", "classify", "32"}, {"resnet50", "imagenet", "64"}};
@@ -235,7 +259,7 @@ static ec_runs *synthetic_runs(ec_ctx *ctx, char **dir)
     for (size_t k = 0; k < N_MULTI; k++)
         for (int m = 0; m < N_MODELS; m++) {
             snprintf(id, sizeof id, "m%zu_%d", k, m);
-            len = put_run(ctx, csv, len, sizeof csv, id, MULTI[k].gpu, m, "4", MULTI[k].topology,
+            len = put_run(ctx, csv, len, sizeof csv, id, MULTI[k].gpu, m, MULTI[k].gpus, MULTI[k].topology,
                           exp(-MULTI[k].shift));
         }
     ec_test_write_file(path, csv, len);
@@ -281,7 +305,8 @@ static void recompute(ec_ctx *ctx, const ec_runs *runs, double *base, double com
                 single_gpu[n_single++] = g;
                 continue;
             }
-            int p = r->config.topology[0] != '\0' || strcmp(GPUS[g], "rtx3090") == 0 ? EC_COMM_HOST : EC_COMM_DIRECT;
+            int host = r->config.topology[0] != '\0' || strcmp(GPUS[g], "rtx3090") == 0;
+            int p = !host ? EC_COMM_DIRECT : r->config.num_gpus > 2 ? EC_COMM_HOST_SHARED : EC_COMM_HOST;
             path_err[p][n_path[p]] = fabs(e);
             path_gpu[p][n_path[p]++] = g;
             count[p]++;
@@ -320,30 +345,37 @@ static void test_cv_comm_sd(void **state)
     assert_int_equal(rep.cv_runs, N_GPUS * N_MODELS);
     assert_int_equal(rep.comm_cv_runs[EC_COMM_DIRECT], 4 * N_MODELS);
     assert_int_equal(rep.comm_cv_runs[EC_COMM_HOST], 3 * N_MODELS);
+    assert_int_equal(rep.comm_cv_runs[EC_COMM_HOST_SHARED], 3 * N_MODELS);
     assert_int_equal(rep.comm_cv_gpus[EC_COMM_DIRECT], 4);
     assert_int_equal(rep.comm_cv_gpus[EC_COMM_HOST], 3);
+    assert_int_equal(rep.comm_cv_gpus[EC_COMM_HOST_SHARED], 3);
     double base, comm[EC_COMM_PATHS];
     size_t gpus[EC_COMM_PATHS] = {0};
     recompute(ctx, runs, &base, comm, gpus);
     if (getenv("EC_TEST_VERBOSE"))
-        print_message("error_log_sd %.4f (recomputed %.4f); comm direct %.4f (%.4f), host %.4f (%.4f)\n",
-                      rep.error_log_sd, base, rep.comm_error_log_sd[0], comm[0], rep.comm_error_log_sd[1], comm[1]);
+        print_message("error_log_sd %.4f (recomputed %.4f); comm direct %.4f (%.4f), host %.4f (%.4f), shared %.4f (%.4f)\n",
+                      rep.error_log_sd, base, rep.comm_error_log_sd[0], comm[0], rep.comm_error_log_sd[1], comm[1],
+                      rep.comm_error_log_sd[2], comm[2]);
     assert_rel(rep.error_log_sd, base, 1e-9);
     assert_rel(rep.comm_error_log_sd[EC_COMM_HOST], comm[EC_COMM_HOST], 1e-6);
+    assert_rel(rep.comm_error_log_sd[EC_COMM_HOST_SHARED], comm[EC_COMM_HOST_SHARED], 1e-6);
     assert_true(fabs(rep.comm_error_log_sd[EC_COMM_DIRECT] - comm[EC_COMM_DIRECT]) < 1e-6);
     /* through host memory the shifts (0.15 to 0.35) dwarf the rest; GPU to GPU they do not */
     assert_true(rep.comm_error_log_sd[EC_COMM_HOST] > 0.2);
     assert_true(rep.comm_error_log_sd[EC_COMM_DIRECT] < rep.comm_error_log_sd[EC_COMM_HOST] / 2);
+    assert_true(rep.comm_error_log_sd[EC_COMM_HOST_SHARED] > rep.comm_error_log_sd[EC_COMM_HOST]);
     /* the profile keeps them, and a multi-GPU prediction through host memory is widened by them */
     char *prof = ec_test_path(dir, "profile.csv");
     assert_int_equal(ec_calibrate(ctx, runs, single, &rep), EC_OK);
     assert_int_equal(ec_calibrate_cv(ctx, runs, NULL, &rep), EC_OK);
     assert_int_equal(ec_profile_write(ctx, &rep, prof), EC_OK);
     ec_config cfg;
-    set_cfg(ctx, &cfg, "bert-base", "classify", "rtx3090", "32", "4", NULL);
+    set_cfg(ctx, &cfg, "bert-base", "classify", "rtx3090", "32", "2", NULL);
     assert_int_equal(ec_config_set(ctx, &cfg, "profile", prof), EC_OK);
     ec_result res;
     assert_rel(step_sd(ctx, &cfg, &res), hypot(rep.error_log_sd, rep.comm_error_log_sd[EC_COMM_HOST]), 1e-3);
+    assert_int_equal(ec_config_set(ctx, &cfg, "num_gpus", "4"), EC_OK);
+    assert_rel(step_sd(ctx, &cfg, &res), hypot(rep.error_log_sd, rep.comm_error_log_sd[EC_COMM_HOST_SHARED]), 1e-3);
     /* single-GPU runs on one GPU only: nothing to cross-validate, whatever the multi-GPU runs */
     unsigned char one[N_RUNS] = {0};
     for (size_t i = 0; i < n; i++)

@@ -59,14 +59,31 @@ void eci_params_bounds(int which, double *lo, double *hi)
     "widens the p10-p90 interval of a host-bound prediction on a GPU with no calibration runs"
 
 /* The communication sds, by EC_COMM_* path. */
-static const char *const comm_sd_names[EC_COMM_PATHS] = {"error_log_sd_comm_direct", "error_log_sd_comm_host"};
+static const char *const comm_sd_names[EC_COMM_PATHS] = {"error_log_sd_comm_direct", "error_log_sd_comm_host",
+                                                          "error_log_sd_comm_host_shared"};
 static const char *const comm_sd_meaning[EC_COMM_PATHS] = {
     "communication part of the log error of a multi-GPU prediction whose gradients go GPU to GPU (NVLink, PCIe "
     "peer-to-peer, the network between nodes): from the leave-one-GPU-out predictions of the multi-GPU runs "
     "(never fitted), the 0.8 quantile of |log error| over z_0.9 with each GPU weighing the same, t_0.9/z_0.9-widened "
     "for their number, less error_log_sd in quadrature",
-    "the same for gradients through host memory (topology=pcie-host, PCIe without peer-to-peer)",
+    "the same for gradients through host memory (topology=pcie-host, PCIe without peer-to-peer) between two GPUs "
+    "a node",
+    "the same through host memory between more than two GPUs a node, whose ring shares the server's root ports, "
+    "switch uplinks and sockets (a layout the runs do not state); a profile without it takes error_log_sd_comm_host",
 };
+
+static const char *const comm_path_words[EC_COMM_PATHS] = {"GPU to GPU", "through host memory, two GPUs a node",
+                                                            "through host memory, more than two GPUs a node"};
+
+const char *ec_comm_path_name(int path)
+{
+    return path >= 0 && path < EC_COMM_PATHS ? comm_sd_names[path] + strlen("error_log_sd_comm_") : "?";
+}
+
+const char *ec_comm_path_words(int path)
+{
+    return path >= 0 && path < EC_COMM_PATHS ? comm_path_words[path] : "?";
+}
 
 void eci_params_to_array(const eci_params *c, double *x)
 {
@@ -349,6 +366,8 @@ double eci_params_error_sd(const eci_params *c, const char *architecture, int ke
 
 double eci_params_comm_sd(const eci_params *c, double sd, int num_gpus, int path)
 {
+    if (path == EC_COMM_HOST_SHARED && !(c->comm_error_log_sd[path] > 0)) /* a profile from before the row */
+        path = EC_COMM_HOST;
     if (num_gpus <= 1 || path < 0 || path >= EC_COMM_PATHS || !(c->comm_error_log_sd[path] > 0))
         return sd;
     return sqrt(sd * sd + c->comm_error_log_sd[path] * c->comm_error_log_sd[path]);

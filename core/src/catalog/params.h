@@ -57,9 +57,10 @@ typedef struct eci_params {
      * unseen_error_log_sd, as before the row). */
     double unseen_host_error_log_sd;
     /* The communication part of a multi-GPU prediction's error by the path its gradients take
-     * (EC_COMM_DIRECT, EC_COMM_HOST; the profile's error_log_sd_comm_direct / _host rows, from
-     * the multi-GPU runs of leave-one-GPU-out cross-validation): added in quadrature to the sd
-     * above (eci_params_comm_sd).  0: not measured. */
+     * (EC_COMM_DIRECT, EC_COMM_HOST, EC_COMM_HOST_SHARED; the profile's error_log_sd_comm_direct /
+     * _host / _host_shared rows, from the multi-GPU runs of leave-one-GPU-out cross-validation):
+     * added in quadrature to the sd above (eci_params_comm_sd).  0: not measured (_host_shared's
+     * then takes _host's). */
     double comm_error_log_sd[EC_COMM_PATHS];
 } eci_params;
 

@@ -243,7 +243,9 @@ int eci_comm_path(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
     c.h2d_share_frac = 1.0;
     int per_node = nodes > 1 ? (n + nodes - 1) / nodes : n;
     int rc = node_links(ctx, g, topology, per_node, &c);
-    *path = rc == EC_OK && per_node > 1 && c.through_host ? EC_COMM_HOST : EC_COMM_DIRECT;
+    *path = rc != EC_OK || per_node < 2 || !c.through_host ? EC_COMM_DIRECT
+            : per_node > 2                                 ? EC_COMM_HOST_SHARED
+                                                           : EC_COMM_HOST;
     return rc;
 }
 

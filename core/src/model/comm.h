@@ -52,8 +52,9 @@ EC_INTERNAL int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topolog
 /* The path the gradients of n GPUs of g on `nodes` machines over `topology` take, which keys the
  * communication part of a prediction's interval (catalog/params.h): EC_COMM_HOST when the ring
  * within a node crosses host memory (pcie-host; pcie-switch, bridged NVLink pairs or A16 boards of
- * a GPU without peer-to-peer; A16 boards' uplinks), else EC_COMM_DIRECT (NVLink, PCIe
- * peer-to-peer, one GPU per node over the network).  A measured busbw_gbyte_per_s changes the
+ * a GPU without peer-to-peer; A16 boards' uplinks) between two GPUs a node, EC_COMM_HOST_SHARED
+ * between more (the ring shares root ports, switch uplinks and sockets: a server's layout), else
+ * EC_COMM_DIRECT (NVLink, PCIe peer-to-peer, one GPU per node over the network).  A measured busbw_gbyte_per_s changes the
  * rate, not the path.  Cheap (no ramp): per prediction.  EC_EINVAL as eci_comm_init's. */
 EC_INTERNAL int eci_comm_path(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes, int *path);
 

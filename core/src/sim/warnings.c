@@ -307,7 +307,9 @@ double eci_calibration_sd(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     /* a multi-GPU job's communication part, by the path its gradients take (the prediction has
      * resolved the topology already: no error here); a few comparisons, and none without the rows */
     double total = sd;
-    int comm = c->comm_error_log_sd[EC_COMM_DIRECT] > 0 || c->comm_error_log_sd[EC_COMM_HOST] > 0;
+    int comm = 0;
+    for (int p = 0; p < EC_COMM_PATHS; p++)
+        comm |= c->comm_error_log_sd[p] > 0;
     if (comm && g != NULL && cfg->num_gpus > 1 &&
         eci_comm_path(ctx, g, r->topology, cfg->num_gpus, r->nodes, &path) == EC_OK)
         total = eci_params_comm_sd(c, sd, cfg->num_gpus, path);
