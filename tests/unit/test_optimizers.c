@@ -238,6 +238,15 @@ static void test_master_weights(void **state)
     assert_true(master.step_s > plain.step_s);
     assert_true(master.memory.optimizer_bytes >= plain.memory.optimizer_bytes + 8.0 * s_plain.params);
 
+    /* accumulated steps: after each later micro-step's backward amp adds its 16-bit gradients into the fp32
+     * master gradients (unscale_with_stashed, one chunk pass of master_grad_accumulate_bytes_per_param), so
+     * under grad_accum 4 master weights add 3 more chunk passes than under grad_accum 1 */
+    ec_result master4, plain4;
+    predict_with(ctx, common, "adamw_apex_fused master_weights=1 grad_accum=4", &master4);
+    predict_with(ctx, common, "adamw_apex_fused grad_accum=4", &plain4);
+    assert_rel(master4.kernels_per_step - plain4.kernels_per_step, (2.0 + 3.0) * chunks, EC_TOL_CLOSED_FORM);
+    assert_true(master4.step_s - plain4.step_s > master.step_s - plain.step_s);
+
     ec_result bf16_master, bf16;
     ec_test_predict(ctx, BERT "precision=amp_bf16 master_weights=1", &bf16_master);
     ec_test_predict(ctx, BERT "precision=amp_bf16", &bf16);

@@ -40,7 +40,7 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     1.x: zero_grad() fills the gradients with zeros, torch.optim's SGD loops over the tensors
     (DLE ConvNets image_classification/training.py: torch.optim.SGD, optimizer.zero_grad()),
     and before 1.12 a linear's bias is its own kernel.
-  * optimizer, clip_impl and zero_grad of the BERT rows, as run_squad.py and run_pretraining.py
+  * optimizer, clip_impl, zero_grad and master_weights of the BERT rows, as run_squad.py and run_pretraining.py
     run them (DLE @729963dd, LambdaLabsML's fork and Lambda's scripts/patch/run_squad.py
     @9aae2720..ae234114 alike): SQuAD fp16 steps apex.optimizers.FusedAdam (adamw_apex_fused)
     under amp O2, SQuAD fp32/TF32 steps optimization.py's BertAdam (bertadam: a Python loop that
@@ -53,9 +53,14 @@ Hugging Face's current BertModel, which the presets describe with its defaults:
     apex multi-tensor LAMB kernels (apply_gradients, then multi_tensor_scale to the fp16 weights):
     lamb as the catalogue prices it.  SQuAD fp16 runs amp O2 with master weights (master_weights=1: fp32
     states, the fp16 gradients copied into fp32 master gradients with the overflow check's
-    .item(), the master weights copied back after the step).  Pre-training keeps fp32 master
-    weights too (amp O2 @78ec6802 with its own flat all-reduce of the master gradients;
-    FusedLAMBAMP's fp32 copies @729963dd), each its own way: those rows are left as they were.
+    .item(), the master weights copied back after the step).  Pre-training's mixed-precision rows
+    of the 2019 and 2020 code (pytorch:19.07, 20.06) run amp.initialize(opt_level="O2") too
+    (run_pretraining.py @6fe463fe line 315, @78ec6802 line 391) and amp.scale_loss around every
+    micro-step's backward: master_weights=1 (since stop 64), whose accumulated steps add each
+    later micro-step's fp16 gradients into the fp32 master gradients (apex
+    _process_optimizer.py post_backward_with_master_weights; constants.csv
+    master_grad_accumulate_bytes_per_param).  The 2021 code (@729963dd) halves the model and
+    keeps FusedLAMBAMP's own fp32 copies under torch.cuda.amp.GradScaler: left as it was.
   * topology=pcie-host for Lambda's v1-harness multi-GPU rows.  The v1 harness
     (lambdal/deeplearning-benchmark pytorch/scripts/benchmark_pytorch.sh, the version that
     sources config_v1/, commit 0a684b62) runs `export NCCL_P2P_DISABLE=1` before every
@@ -633,14 +638,17 @@ def torch_version_of(row, containers, lambda_torch):
     return min(found, key=release_key) if found else ""
 
 
-def optimizer_loop_of(row):
+def optimizer_loop_of(row, containers):
     """(optimizer, clip_impl, zero_grad, master_weights) as the BERT scripts run them (module
     docstring); the row's optimizer and the defaults otherwise."""
+    fp16 = row["precision"] == "fp16"
     if row["model"].startswith("bert") and row["task"] == "squad":
-        fp16 = row["precision"] == "fp16"
         return ("adamw_apex_fused" if fp16 else "bertadam"), "multi_tensor", "", "1" if fp16 else ""
     if row["model"].startswith("bert") and row["task"] == "pretrain":
-        return row["optimizer"], "", "set_to_none", ""
+        paths = re.findall(r"nvidia:(\S+?\.md#L\d+)", row["source"])
+        names = set().union(*(containers.get(p, {"?"}) for p in paths)) if paths else set()
+        amp_o2 = fp16 and names and all(re.match(r"pytorch:(19|20)\.", n) for n in names)
+        return row["optimizer"], "", "set_to_none", "1" if amp_o2 else ""
     return row["optimizer"], "", "", ""
 
 
@@ -659,7 +667,7 @@ def convert(row, harness, accum, containers, values, lambda_torch):
         row["precision"] = "fp16"
     row["gradient_as_bucket_view"] = "1" if bert and row["strategy"] == "ddp" else ""
     row["torch_version"] = torch_version_of(row, containers, lambda_torch)
-    row["optimizer"], row["clip_impl"], row["zero_grad"], row["master_weights"] = optimizer_loop_of(row)
+    row["optimizer"], row["clip_impl"], row["zero_grad"], row["master_weights"] = optimizer_loop_of(row, containers)
     return row
 
 

@@ -156,6 +156,7 @@
     X(opt_bertadam_bytes_per_param)     \
     X(master_grad_copy_bytes_per_param) \
     X(master_weight_copy_bytes_per_param) \
+    X(master_grad_accumulate_bytes_per_param) \
     X(clip_norm_stacked_from_version)   \
     X(opt_bertadam_clip_kernels_per_tensor)
 

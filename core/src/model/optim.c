@@ -255,9 +255,17 @@ void eci_optim_phases(const ec_ctx *ctx, const eci_step_in *in, eci_phase ph[ECI
     if (scaler && (!o.takes_scaler || clip))
         chunk_pass(ctx, in, eci_const(ctx, EC_C_gradscaler_bytes_per_param), &ph[ECI_PHASE_UNSCALE]);
     if (master) { /* amp O2: the 16-bit gradients into fp32 master gradients, unscaled, the overflow read on the
-                   * host under fp16's dynamic loss scale */
-        chunk_pass(ctx, in, eci_const(ctx, EC_C_master_grad_copy_bytes_per_param), &ph[ECI_PHASE_UNSCALE]);
-        ph[ECI_PHASE_UNSCALE].sync_after = in->precision == EC_PREC_FP16;
+                   * host under fp16's dynamic loss scale; after every later micro-step's backward amp adds that
+                   * micro-step's gradients into them (unscale_with_stashed), priced here with the step's */
+        eci_phase *u = &ph[ECI_PHASE_UNSCALE], add;
+        chunk_pass(ctx, in, eci_const(ctx, EC_C_master_grad_copy_bytes_per_param), u);
+        if (in->grad_accum > 1) {
+            chunk_pass(ctx, in, eci_const(ctx, EC_C_master_grad_accumulate_bytes_per_param), &add);
+            u->kernels += add.kernels * (in->grad_accum - 1);
+            u->host_s += add.host_s * (in->grad_accum - 1);
+            u->gpu_s += add.gpu_s * (in->grad_accum - 1);
+        }
+        u->sync_after = in->precision == EC_PREC_FP16;
     }
     if (clip)
         clip_phase(ctx, in, master ? 4.0 : grad_bytes, &ph[ECI_PHASE_CLIP]);

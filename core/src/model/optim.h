@@ -67,6 +67,8 @@ typedef struct eci_step_in {
     int clip_impl;            /* ec_clip_impl: what clips at max_grad_norm */
     int master_weights;       /* a pure 16-bit model steps an fp32 master copy (apex amp O2): fp32 states, its
                                  gradients copied in before and its weights copied back after the step */
+    int grad_accum;           /* micro-steps per optimizer step (0 or 1: one); under master_weights amp adds each
+                                 later micro-step's 16-bit gradients into the fp32 master gradients */
 } eci_step_in;
 
 /* Do the gradients stay alive between optimizer steps (zero_grad=zeros or never, or auto before

@@ -582,7 +582,7 @@ static void step_optimizer(step *s)
                       .max_grad_norm = eci_trainer_max_grad_norm(ctx, cfg), .dispatch_fwd_s = s->op_s,
                       .dispatch_bwd_s = s->host->dispatch_bwd_s, .gpu_scale = s->gpu_scale,
                       .torch_release = cfg->torch_release, .fp32_states = s->r.strategy == EC_STRATEGY_ZERO,
-                      .clip_impl = cfg->clip_impl, .master_weights = cfg->master_weights};
+                      .clip_impl = cfg->clip_impl, .master_weights = cfg->master_weights, .grad_accum = s->ga};
     eci_zero_grad_kept(cfg->zero_grad, cfg->torch_release, &si.zero_fill);
     eci_optim_phases(ctx, &si, ph);
     if (cfg->offload != EC_OFFLOAD_NONE) /* the update runs on the host (step_after_update), not on the GPU */
