@@ -196,6 +196,12 @@ static void residual_tables(ec_ctx *ctx, const ec_runs *runs, const double *pred
     free(m);
 }
 
+static int path_of_run(ec_ctx *ctx, const ec_run *r);
+static void print_path_row(const char *label, const ec_runs *runs, const char **arch_of, const char *arch,
+                           const int *path_of, int path, const double *held, const unsigned char *covered,
+                           const char *extra);
+static const char *path_label(int path);
+
 /* Cross-validate over groups (GPUs or models).  Rows of held-out predictions go to csv;
  * held[i] gets run i's held-out prediction. */
 static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *csv, double *held)
@@ -214,12 +220,15 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
     unsigned char *use = calloc(n, 1), *cv_use = calloc(n, 1);
     double *all_pred = calloc(n, sizeof(double)), *all_meas = calloc(n, sizeof(double));
     double *s_pred = calloc(n, sizeof(double)), *s_meas = calloc(n, sizeof(double));
-    unsigned char *all_cov = calloc(n, 1), *s_cov = calloc(n, 1);
+    unsigned char *all_cov = calloc(n, 1), *s_cov = calloc(n, 1), *run_cov = calloc(n, 1);
+    int *path_of = calloc(n, sizeof(int));
     size_t n_all = 0, n_s = 0;
     int intervals = !by_model;
     if (use == NULL || cv_use == NULL || all_pred == NULL || all_meas == NULL || s_pred == NULL || s_meas == NULL ||
-        all_cov == NULL || s_cov == NULL)
+        all_cov == NULL || s_cov == NULL || run_cov == NULL || path_of == NULL)
         return 1;
+    for (size_t i = 0; i < n; i++) /* the gradient path of each run, as its interval takes it */
+        path_of[i] = path_of_run(ctx, ec_runs_get(runs, i));
     printf("\n### Leave one %s out\n\n", by_model ? "model" : "GPU");
     printf("Fit on the single-GPU runs of the other %ss; predict every run of the one left out.\n",
            by_model ? "model" : "GPU");
@@ -268,6 +277,7 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
             if (intervals)
                 ec_result_metric_interval(&res, r->metric, &p10, &p90);
             unsigned char cov = r->value >= p10 && r->value <= p90;
+            run_cov[i] = cov;
             all_cov[n_all] = cov;
             all_pred[n_all] = p;
             all_meas[n_all++] = r->value;
@@ -292,7 +302,11 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
     }
     print_stats("all runs", all_pred, all_meas, intervals ? all_cov : NULL, n_all);
     print_stats("single-GPU runs", s_pred, s_meas, intervals ? s_cov : NULL, n_s);
+    for (int p = 0; intervals && p < EC_COMM_PATHS; p++) /* the multi-GPU runs by their gradients' path */
+        print_path_row(path_label(p), runs, NULL, NULL, path_of, p, held, run_cov, NULL);
     ec_ctx_set_fit(ctx, NULL);
+    free(run_cov);
+    free(path_of);
     free(use);
     free(cv_use);
     free(all_pred);
