@@ -8,7 +8,16 @@ log every 50th iteration with a timestamp, so the steady rate is b x n over the 
 between the second logged iteration (51) and the last.  Prints a Markdown table; reads git
 only (a bare clone is fine).  Python 3 stdlib only.
 
+With --ngc2001 it reads the harness's 2020 runs (NGC 20.01) instead, which have no DLL lines:
+run_squad.sh (scripts/patch/run_squad.sh@e167f02c) prints "training throughput" = I x n x b / T,
+I = ceil(max_steps / (n x b)) and T the Epoch bar's final s/it, the mean of the two epochs' times.
+The table gives each epoch's time (E1 from the bar at 1/2, E2 = 2T - E1), the iterations the
+Iteration bar ran per epoch (the last a partial batch), the figure over epoch 2 alone, and tqdm's
+smoothed step at the last display of epoch 2 before its end (2-3 significant figures): where an
+epoch is a few iterations, the figure is set by what each epoch adds besides its steps.
+
     python3 tools/data/lambda_log_steady.py GIT_DIR COMMIT SYSTEM...   # e.g. aeb58dfe 3090 A5000
+    python3 tools/data/lambda_log_steady.py --ngc2001 GIT_DIR COMMIT SYSTEM...   # e.g. e167f02c QuadroRTX8000
 """
 import datetime
 import re
@@ -43,7 +52,45 @@ def read_log(text):
             int(batch.group(1)) * n / step_s, first_s)
 
 
+def read_log_2001(text):
+    """(I, n, b, T, E1, iterations run, tqdm step s) of an NGC 20.01 run, or None."""
+    text = text.replace("\r", "\n")
+    tail = re.search(r"training throughput: [\d.]+\s+x+\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)", text)
+    first = re.search(r"Epoch: +50%\|[^|]*\| 1/2 \[[0-9:]+<[^,]*, *([\d.]+)s/it", text)
+    bars = re.findall(r"Iteration: +\d+%\|[^|]*\| (\d+)/(\d+) \[[0-9:]+<[^,]*, *([\d.]+)(it/s|s/it)", text)
+    if tail is None or first is None or not bars:
+        return None
+    inside = [bar for bar in bars if 0 < int(bar[0]) < int(bar[1])]
+    step = None
+    if inside:
+        rate, unit = float(inside[-1][2]), inside[-1][3]
+        step = 1 / rate if unit == "it/s" else rate
+    i, n, b, t = int(tail.group(1)), int(tail.group(2)), int(tail.group(3)), float(tail.group(4))
+    return i, n, b, t, float(first.group(1)), int(bars[-1][1]), step
+
+
+def main_2001(repo, commit, systems):
+    files = git(repo, "ls-tree", "-r", "--name-only", commit).split()
+    print("| system | model | precision | GPUs | batch | I | run | E1 s | E2 s | figure | over E2 | tqdm step s "
+          "| figure / (n b / step) |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for system in systems:
+        for path in files:
+            m = re.match(LOG % re.escape(system), path)
+            got = read_log_2001(git(repo, "show", "%s:%s" % (commit, path))) if m else None
+            if got is None:
+                continue
+            i, n, b, t, e1, ran, step = got
+            e2 = 2 * t - e1
+            print("| %s | bert-%s | %s | %d | %d | %d | %d | %.2f | %.2f | %.1f | %.1f | %s | %s |"
+                  % (system, m.group(1), m.group(2), n, b, i, ran, e1, e2, i * n * b / t, i * n * b / e2,
+                     "%.3f" % step if step else "-", "%.2f" % (i * n * b / t / (n * b / step)) if step else "-"))
+    return 0
+
+
 def main(argv):
+    if len(argv) >= 5 and argv[1] == "--ngc2001":
+        return main_2001(argv[2], argv[3], argv[4:])
     if len(argv) < 4:
         print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
         return 2
