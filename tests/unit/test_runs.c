@@ -178,7 +178,7 @@ static void test_calibration_dle_csv(void **state)
     free(shared);
     free(dle);
     assert_int_equal(ec_runs_count(a) + 8 + 4, ec_runs_count(b) + 12 + 18 + 3);
-    size_t a4000 = 0, binned = 0, one_gpu = 0, step_count = 0, split = 0, two_machines = 0;
+    size_t a4000 = 0, binned = 0, one_gpu = 0, step_count = 0, split = 0, two_machines = 0, steady = 0;
     for (size_t i = 0, j = 0; i < ec_runs_count(a); i++) {
         const ec_run *x = ec_runs_get(a, i), *y = ec_runs_get(b, j);
         if (y != NULL && is_split_of(x->id, y->id, "-r")) { /* one row per log, the table their mean */
@@ -225,7 +225,11 @@ static void test_calibration_dle_csv(void **state)
         j++;
         int bert = strncmp(x->config.model, "bert", 4) == 0;
         assert_string_equal(x->id, y->id);
-        if (x->value != y->value) { /* 2 epochs ended before max_steps 1000 */
+        if (x->value != y->value && strstr(y->source, "steady rate") != NULL) {
+            /* NGC 20.01: the logs' steady rate for the epochs' start-up the figure held (0.54-1 of it) */
+            assert_true(y->value > x->value && y->value < 1.9 * x->value);
+            steady++;
+        } else if (x->value != y->value) { /* 2 epochs ended before max_steps 1000 */
             assert_true(strncmp(x->id, "rtx3090-bert-base-", 18) == 0 && y->value < x->value &&
                         y->value > 0.4 * x->value);
             step_count++;
@@ -239,6 +243,7 @@ static void test_calibration_dle_csv(void **state)
     assert_int_equal(binned, 18);
     assert_int_equal(one_gpu, 3);
     assert_int_equal(step_count, 3);
+    assert_int_equal(steady, 33); /* tools/data/make_dle_runs.py, "Steady rates of the NGC 20.01 runs" */
     assert_int_equal(split, 8);
     assert_int_equal(two_machines, 4);
     ec_runs_free(a);

@@ -18,9 +18,12 @@ epoch is a few iterations, the figure is set by what each epoch adds besides its
 
     python3 tools/data/lambda_log_steady.py GIT_DIR COMMIT SYSTEM...   # e.g. aeb58dfe 3090 A5000
     python3 tools/data/lambda_log_steady.py --ngc2001 GIT_DIR COMMIT SYSTEM...   # e.g. e167f02c QuadroRTX8000
+    python3 tools/data/lambda_log_steady.py --ngc2001 --csv tools/data/lambda_v0_2001_steady.csv GIT_DIR e167f02c SYSTEM...
 """
+import csv
 import datetime
 import re
+import statistics
 import subprocess
 import sys
 
@@ -53,42 +56,80 @@ def read_log(text):
 
 
 def read_log_2001(text):
-    """(I, n, b, T, E1, iterations run, tqdm step s) of an NGC 20.01 run, or None."""
+    """(I, n, b, T, E1, iterations run, tqdm step s, figure) of an NGC 20.01 run, or None.  The June
+    2020 logs end with run_squad.sh's I, n, b and T; the March 2020 ones (every rank's bars, no
+    such block) give n and b on the command line, T as the last Epoch bar's s/it (what the
+    script's `tail -1` took) and I = figure x T / (n x b)."""
     text = text.replace("\r", "\n")
+    figure = re.search(r"training throughput: ([\d.]+)", text)
     tail = re.search(r"training throughput: [\d.]+\s+x+\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)", text)
-    first = re.search(r"Epoch: +50%\|[^|]*\| 1/2 \[[0-9:]+<[^,]*, *([\d.]+)s/it", text)
+    firsts = re.findall(r"Epoch: +50%\|[^|]*\| 1/2 \[[0-9:]+<[^,]*, *([\d.]+)s/it", text)
+    ends = re.findall(r"Epoch: +100%\|[^|]*\| 2/2 \[[0-9:]+<[^,]*, *([\d.]+)s/it", text)
     bars = re.findall(r"Iteration: +\d+%\|[^|]*\| (\d+)/(\d+) \[[0-9:]+<[^,]*, *([\d.]+)(it/s|s/it)", text)
-    if tail is None or first is None or not bars:
+    if figure is None or not firsts or not bars:
         return None
+    if tail is not None:
+        i, n, b, t = int(tail.group(1)), int(tail.group(2)), int(tail.group(3)), float(tail.group(4))
+    else:
+        batch = re.search(r"--train_batch_size=(\d+)", text)
+        gpus = re.search(r"--nproc_per_node=(\d+)", text)
+        if batch is None or not ends:
+            return None
+        n, b, t = int(gpus.group(1)) if gpus else 1, int(batch.group(1)), float(ends[-1])
+        i = round(float(figure.group(1)) * t / (n * b))
     inside = [bar for bar in bars if 0 < int(bar[0]) < int(bar[1])]
     step = None
     if inside:
         rate, unit = float(inside[-1][2]), inside[-1][3]
         step = 1 / rate if unit == "it/s" else rate
-    i, n, b, t = int(tail.group(1)), int(tail.group(2)), int(tail.group(3)), float(tail.group(4))
-    return i, n, b, t, float(first.group(1)), int(bars[-1][1]), step
+    e1 = statistics.median(float(x) for x in firsts)
+    return i, n, b, t, e1, int(bars[-1][1]), step, float(figure.group(1))
 
 
-def main_2001(repo, commit, systems):
+CSV_FIELDS = ["system", "model", "precision", "num_gpus", "batch_per_gpu", "iterations", "epoch1_s", "epoch2_s",
+              "figure", "step_s", "steady", "log"]
+
+
+def rows_2001(repo, commit, systems):
+    """One dict per NGC 20.01 BERT SQuAD log of the systems (CSV_FIELDS)."""
     files = git(repo, "ls-tree", "-r", "--name-only", commit).split()
-    print("| system | model | precision | GPUs | batch | I | run | E1 s | E2 s | figure | over E2 | tqdm step s "
-          "| figure / (n b / step) |")
-    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for system in systems:
         for path in files:
             m = re.match(LOG % re.escape(system), path)
             got = read_log_2001(git(repo, "show", "%s:%s" % (commit, path))) if m else None
             if got is None:
                 continue
-            i, n, b, t, e1, ran, step = got
-            e2 = 2 * t - e1
-            print("| %s | bert-%s | %s | %d | %d | %d | %d | %.2f | %.2f | %.1f | %.1f | %s | %s |"
-                  % (system, m.group(1), m.group(2), n, b, i, ran, e1, e2, i * n * b / t, i * n * b / e2,
-                     "%.3f" % step if step else "-", "%.2f" % (i * n * b / t / (n * b / step)) if step else "-"))
+            i, n, b, t, e1, ran, step, figure = got
+            yield {"system": system, "model": "bert-" + m.group(1), "precision": m.group(2), "num_gpus": n,
+                   "batch_per_gpu": b, "iterations": "%d/%d" % (i, ran), "epoch1_s": "%.2f" % e1,
+                   "epoch2_s": "%.2f" % (2 * t - e1), "figure": "%.1f" % figure,
+                   "step_s": "%.3f" % step if step else "", "steady": "%.1f" % (n * b / step) if step else "",
+                   "log": "%s@%s" % (path, commit[:8])}
+
+
+def main_2001(repo, commit, systems, csv_path=None):
+    rows = list(rows_2001(repo, commit, systems))
+    if csv_path is not None:
+        with open(csv_path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=CSV_FIELDS, lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        print("wrote %s (%d logs)" % (csv_path, len(rows)))
+        return 0
+    print("| system | model | precision | GPUs | batch | I / run | E1 s | E2 s | figure | tqdm step s | steady "
+          "| figure / steady |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        ratio = "%.2f" % (float(r["figure"]) / float(r["steady"])) if r["steady"] else "-"
+        print("| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |"
+              % (r["system"], r["model"], r["precision"], r["num_gpus"], r["batch_per_gpu"], r["iterations"],
+                 r["epoch1_s"], r["epoch2_s"], r["figure"], r["step_s"] or "-", r["steady"] or "-", ratio))
     return 0
 
 
 def main(argv):
+    if len(argv) >= 7 and argv[1] == "--ngc2001" and argv[2] == "--csv":
+        return main_2001(argv[4], argv[5], argv[6:], csv_path=argv[3])
     if len(argv) >= 5 and argv[1] == "--ngc2001":
         return main_2001(argv[2], argv[3], argv[4:])
     if len(argv) < 4:

@@ -251,6 +251,25 @@ Values corrected (the metric counts steps that did not run):
     against the reported 547, 1402 and 180.  The value is scaled by steps run / max_steps
     (STEP_COUNT below) and the source says so.
 
+Steady rates of the NGC 20.01 runs (since stop 65):
+
+  * Lambda's v0 harness on NGC 20.01 (2020: RTX 2080 Ti and V100 rows here, Quadro RTX 5000-8000
+    and TITAN RTX in holdout_runs.csv) did not publish run_squad.py's figure: its
+    scripts/patch/run_squad.sh (@e167f02c lines 112-115) prints I x n x b / T with
+    I = ceil(max_steps / (n x b)) and T the tqdm Epoch bar's final s/it, the mean time of two
+    epochs of max_steps examples.  An epoch runs more iterations than I (the last a partial
+    batch: 52 against 50 for the 2080 Ti's BERT-base fp16), and at a large batch on many GPUs
+    it is a few iterations (3 for BERT-base b108 on 8 Quadro RTX 8000), so T holds the
+    epochs' start-up: the figure is 0.95-0.97 of the steady rate on one or two GPUs, 0.54-0.83 on
+    eight with epochs under 10 iterations (bench/results/lambda_v1_steady_state.md).  Each such
+    figure is replaced by its log's steady rate, n x b over tqdm's step at the last display of
+    epoch 2 before its end (tools/data/lambda_v0_2001_steady.csv, written by
+    tools/data/lambda_log_steady.py --ngc2001 --csv from lambdal/deeplearning-benchmark
+    @e167f02c; a log is the one whose figure the table truncates), and a median of several runs
+    takes the steady rates of those with a log (steady_medians; the others keep their figure).
+    The source says how many.  The NGC 20.10+ runs publish run_squad.py's own figure over 100 or
+    more steps (0.90-1.00 of the steady rate) and keep it.
+
 Rows, ids, values and sources are otherwise copied unchanged; the added columns are the last
 config columns before metric/value/source.
 """
@@ -258,10 +277,13 @@ import csv
 import math
 import os
 import re
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lambda_harness_split import harness_key, harness_of_rows  # noqa: E402
+import dle_measurements  # noqa: E402
+from dle_measurements import other_system  # noqa: E402
 
 
 def root_dir():
@@ -409,24 +431,9 @@ def grad_accum_of(row, accum):
     return found.pop() if len(found) == 1 and None not in found else row["grad_accum"]
 
 
-SYSTEM_NOTE = re.compile(r"system=(\d+x )?([^;]+);")
-SYSTEM_PART = re.compile(r"(?<![\w.])([A-Z]?\d{3,4})")
 LAMBDA_GPU_WORD = {"GeForce RTX 3090": "3090", "GeForce RTX 2080 Ti": "2080", "V100": "V100", "A100": "A100"}
 LAMBDA_FILES = ("lambda_v0_pytorch_dle.csv", "lambda_v1_pytorch_dle.csv")
 LAMBDA_MODELS = (("BERT-base", "bert-base"), ("BERT-large", "bert-large"), ("ResNet-50", "resnet50"))
-
-
-def other_system(notes, gpu):
-    """The system name a Lambda row's notes give ("system=4x RTX A4000" -> "RTX A4000") when its
-    part number (the first word of the form [letter]digits: A4000, V100, 8000, 2080Ti) is not in
-    the row's gpu, else None (also when no part number is named: p3.16xlarge, Titan RTX).  Two
-    systems in the two files: "4x/8x RTX A4000" rows labeled GeForce RTX 3090 and "4x V100 32GB"
-    rows labeled Quadro RTX 8000."""
-    hit = SYSTEM_NOTE.search(notes)
-    part = SYSTEM_PART.search(hit.group(2)) if hit else None
-    if part is None or part.group(1).lower() in gpu.replace(" ", "").lower():
-        return None
-    return hit.group(2).strip()
 
 
 def lambda_rows(measurements):
@@ -504,6 +511,72 @@ def split_by_machine(row):
                  source="median of 1: lambda:pytorch/results/%s@e167f02c (one of the two runs whose mean, "
                         "truncated, is the table's %s)" % (path, row["value"]))
             for date, path, value in logs]
+
+
+# Lambda's v0 harness on NGC 20.01 (2020): its BERT SQuAD figure is I x n x b over the mean time of
+# two epochs of I = ceil(max_steps / (n x b)) iterations, which at a few iterations an epoch holds
+# the epochs' start-up (module docstring, "Steady rates of the NGC 20.01 runs").  The steady rate of
+# each log (n x b over tqdm's step near the end of epoch 2), read by
+# tools/data/lambda_log_steady.py --ngc2001 --csv from lambdal/deeplearning-benchmark @e167f02c.
+STEADY_2001 = "lambda_v0_2001_steady.csv"
+MEMBER_KEY = ("model", "task", "gpu", "num_gpus", "strategy", "precision", "batch_per_gpu", "seq_len", "image_size",
+              "grad_accum", "optimizer", "checkpointing", "compile", "data", "metric")
+
+
+def steady_logs(path):
+    """{(result folder, model, FP16 | FP32, GPUs, batch): [(figure, steady)]} of the logs with a step."""
+    out = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["steady"]:
+                key = (r["system"], r["model"], r["precision"], r["num_gpus"], r["batch_per_gpu"])
+                out.setdefault(key, []).append((float(r["figure"]), float(r["steady"])))
+    return out
+
+
+def steady_member(m, logs):
+    """A mapped measurement row's steady rate (dle_measurements.map_rows), or None: a Lambda v0 NGC
+    20.01 SQuAD row whose result folder has the log of its figure (the table truncates it)."""
+    if m["task"] != "squad" or not m["harness"].endswith("NGC 20.01 (2020)"):
+        return None
+    key = (m["resultdir"], m["model"], "FP16" if m["precision"] == "amp_fp16" else "FP32", str(m["num_gpus"]),
+           str(m["batch_per_gpu"]))
+    hits = [steady for figure, steady in logs.get(key, []) if abs(int(figure) - m["value"]) < 1.01]
+    return hits[0] if hits else None
+
+
+def steady_medians(shared):
+    """{member key: (published median, steady median, members replaced, members)} of the configs
+    whose median holds a Lambda NGC 20.01 SQuAD figure with a log (the medians calibration.csv and
+    make_holdout.py take of the same members)."""
+    gpus = dle_measurements.gpu_lookup(os.path.join(root_dir(), "models", "gpus.csv"))
+    logs = steady_logs(os.path.join(root_dir(), "tools", "data", STEADY_2001))
+    groups = {}
+    for m in dle_measurements.map_rows(shared, gpus)[0]:
+        steady = steady_member(m, logs)
+        key = tuple(str(m[c]) for c in MEMBER_KEY)
+        groups.setdefault(key, []).append((m["value"], steady))
+    out = {}
+    for key, members in groups.items():
+        replaced = sum(s is not None for _, s in members)
+        if replaced:
+            out[key] = (statistics.median(v for v, _ in members),
+                        statistics.median(v if s is None else s for v, s in members), replaced, len(members))
+    return out
+
+
+def steady_value(run, key, published, medians):
+    """The run (after convert(), which reads the published value: torch_of_lambda_rows matches on
+    it) with its median's NGC 20.01 figures replaced by their logs' steady rates; key and
+    published are its calibration.csv row's (MEMBER_KEY's names, before convert()).  A part
+    split_by_run gave another value keeps it."""
+    hit = medians.get(key)
+    if hit is None or abs(hit[0] - published) > 0.011 or abs(float(run["value"]) - published) > 0.011:
+        return run
+    old, new, replaced, members = hit
+    return dict(run, value="%.1f" % new,
+                source=run["source"] + " (the steady rate of %d of its %d runs' logs for their NGC 20.01 figure: "
+                "tools/data/%s)" % (replaced, members, STEADY_2001))
 
 
 SQUAD_V11_TRAIN_FEATURES = 88641  # run_squad.py's "training_features : 88641" (seq 384, stride 128)
@@ -689,7 +762,9 @@ def as_run(rows, fields, shared):
     containers = containers_of_readmes(mdir)
     values = readme_values(mdir)
     lambda_torch = torch_of_lambda_rows(mdir)
-    out = [run for r in rows
+    medians = steady_medians(shared)
+    rows = [(r, tuple(r[c] for c in MEMBER_KEY), float(r["value"])) for r in rows]  # before convert() renames
+    out = [steady_value(run, key, published, medians) for r, key, published in rows
            if not made_elsewhere(r, others) and not binned_phase2(r, containers) and not ran_on_one_gpu(r)
            for part in split_by_run(r, values, accum, containers)
            for run in split_by_machine(steps_run_value(convert(part, harness, accum, containers, values, lambda_torch)))]

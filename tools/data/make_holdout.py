@@ -39,6 +39,8 @@ Two more, which calibration.csv was made without (so --check leaves them out):
     Quadro RTX 8000) or is a calibration GPU, it is dropped.
   * an NGC 20.10+ v0 SQuAD row whose run ended after its epochs before max_steps is scaled by
     steps run / max_steps (count_steps_run; tools/data/lambda_v0_squad_steps.csv).
+  * an NGC 20.01 v0 SQuAD figure is its log's steady rate (make_dle_runs.py, "Steady rates of
+    the NGC 20.01 runs"; applied by make_dle_runs.as_run to the merged rows).
 """
 import csv
 import os
@@ -48,122 +50,14 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_dle_runs  # noqa: E402
+from dle_measurements import (FILES, SKIP_FLAGS, classify, gpu_lookup, harness_of,  # noqa: E402,F401
+                              map_rows, system_gpu)
 
 HEADER = ["id", "model", "task", "gpu", "num_gpus", "strategy", "precision", "batch_per_gpu",
           "seq_len", "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "data",
           "metric", "value", "source"]
-FILES = [("lambda", "lambda_v0_pytorch_dle.csv"), ("lambda", "lambda_v1_pytorch_dle.csv"),
-         ("lambda", "lambda_v2_pytorch_dle.csv"), ("nvidia", "nvidia_dle_readmes.csv")]
-SKIP_FLAGS = ("SUSPECT", "CAUTION", "LOW QUALITY")
-
-
 def root_dir():
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def gpu_lookup(path):
-    """nvidia-smi names, aliases and ids of models/gpus.csv -> id (case-insensitive)."""
-    table = {}
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            for k in [r["id"], r["name"]] + r["aliases"].split(";"):
-                table[k.strip().lower()] = r["id"]
-    return table
-
-
-def classify(model, source_path):
-    m = model.lower()
-    if "squad" in m and "bert-base" in m:
-        return "bert-base", "squad"
-    if "squad" in m and "bert-large" in m:
-        return "bert-large", "squad"
-    if "bert-large" in m and "pre-training" in m:
-        return "bert-large", "pretrain"
-    if m.startswith("resnet-50") and "ssd" not in m:
-        return "resnet50", "imagenet"
-    return None
-
-
-def harness_of(fname, framework):
-    """Which harness measured a row (the note_harness column; the report splits by it).  Lambda's
-    v0 harness on NGC 20.01 (2020) printed its own BERT SQuAD figure, ceil(max_steps / (n x b))
-    x n x b over tqdm's epoch rate of a run cut to max_steps examples, the first epoch's warm-up
-    in it (scripts/patch/run_squad.sh@95d34b5a lines 112-115); on NGC 20.10 and later it reports
-    run_squad.py's training_sequences_per_second over max_steps steps."""
-    if fname.startswith("lambda_v0"):
-        return "Lambda v0, NGC 20.01 (2020)" if "20.01" in framework else "Lambda v0, NGC 20.10-21.x"
-    if fname.startswith("lambda_v1"):
-        return "Lambda v1"
-    if fname.startswith("lambda_v2"):
-        return "Lambda v2"
-    return "NVIDIA README"
-
-
-def map_rows(shared, gpus):
-    out, skipped = [], {}
-    mdir = os.path.join(shared, "data", "measurements")
-    for key, fname in FILES:
-        path = os.path.join(mdir, fname)
-        if not os.path.exists(path):
-            continue
-        with open(path, newline="") as f:
-            for r in csv.DictReader(f):
-                if key == "nvidia" and not r["source_path"].startswith("PyTorch/"):
-                    continue
-                mt = classify(r["model"], r["source_path"])
-                if mt is None:
-                    continue
-                gid = gpus.get(r["gpu"].strip().lower())
-                if gid is None:
-                    skipped[("gpu not in models/gpus.csv", r["gpu"])] = \
-                        skipped.get(("gpu not in models/gpus.csv", r["gpu"]), 0) + 1
-                    continue
-                notes = r["notes"]
-                if not r["per_gpu_batch"]:
-                    skipped[("no batch size", gid)] = skipped.get(("no batch size", gid), 0) + 1
-                    continue
-                flag = next((fl for fl in SKIP_FLAGS if fl in notes), None)
-                if flag:
-                    skipped[(flag, gid)] = skipped.get((flag, gid), 0) + 1
-                    continue
-                prec = {"amp_fp16": "amp_fp16", "fp16": "amp_fp16", "tf32": "tf32",
-                        "fp32": "fp32"}.get(r["precision"])
-                if prec is None:
-                    skipped[("precision " + r["precision"], gid)] = \
-                        skipped.get(("precision " + r["precision"], gid), 0) + 1
-                    continue
-                model, task = mt
-                sl = r["seq_len_or_image"]
-                seq = re.sub(r"^seq", "", sl) if model != "resnet50" else ""
-                img = "224" if model == "resnet50" else ""
-                ga = re.search(r"grad accumulation steps=(\d+)", notes)
-                data = "synthetic" if (model == "resnet50" and "synthetic" in notes.lower()) \
-                    else "real"
-                n = int(r["num_gpus"])
-                out.append({
-                    "model": model, "task": task, "gpu": gid, "num_gpus": n,
-                    "strategy": "single" if n == 1 else "ddp", "precision": prec,
-                    "batch_per_gpu": int(r["per_gpu_batch"]), "seq_len": seq,
-                    "image_size": img, "grad_accum": int(ga.group(1)) if ga else 1,
-                    "optimizer": {"squad": "adam", "pretrain": "lamb",
-                                  "imagenet": "sgd"}[task],
-                    "checkpointing": 0, "compile": 0, "data": data,
-                    "metric": "samples_per_s", "value": float(r["value"]),
-                    "src": "%s:%s" % (key, r["source_path"].split("@")[0]),
-                    "harness": harness_of(fname, r["framework"]),
-                    "system": system_gpu(notes, r["gpu"], gpus),
-                    "resultdir": (re.findall(r"resultdir=pytorch/results/([^;]+)", notes) or [""])[0].strip()})
-    return out, skipped
-
-
-def system_gpu(notes, gpu, gpus):
-    """The models/gpus.csv id of the system a Lambda row's notes name when it is not the row's
-    gpu (make_dle_runs.other_system), "?" when that system's GPU has no one profile ("V100
-    32GB": SXM2 or PCIe not said), None when they agree."""
-    name = make_dle_runs.other_system(notes, gpu)
-    if name is None:
-        return None
-    return gpus.get(re.sub(r"\s+\d+GB.*$", "", name).lower(), "?")  # "V100 32GB" -> "v100": no one profile
 
 
 def squad_steps(path):

@@ -2,7 +2,9 @@
 """Unit tests of the data scripts' rules that need no shared folder (ctest data_rules):
 run_squad.py's steps run (make_dle_runs.squad_steps_run over tools/data/lambda_v0_squad_steps.csv)
 must give STEP_COUNT, the steps the RTX 3090 logs show; the system check (other_system,
-make_holdout.system_gpu) must flag a row made on another GPU's system and nothing else."""
+make_holdout.system_gpu) must flag a row made on another GPU's system and nothing else; an NGC
+20.01 figure must take its own log's steady rate (make_dle_runs.steady_member / steady_value, the
+logs read by lambda_log_steady.read_log_2001) and no other row's."""
 import os
 import sys
 import unittest
@@ -11,6 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_dle_runs  # noqa: E402
 import make_holdout  # noqa: E402
+import lambda_log_steady  # noqa: E402
 
 
 class StepsRun(unittest.TestCase):
@@ -56,6 +59,60 @@ class OtherSystem(unittest.TestCase):
                            ("system=p3.16xlarge;", "V100-SXM2-16GB"), ("system=Titan RTX;", "TITAN RTX"),
                            ("no system note", "RTX A6000")):
             self.assertIsNone(make_dle_runs.other_system(notes, gpu), notes)
+
+
+# the end of a June 2020 log (run_squad.sh's block: I, n, b, T) and a March 2020 one (no block)
+JUNE = ("Epoch:  50%|#####     | 1/2 [00:05<00:05,  5.70s/it]\r"
+        "Iteration:  67%|######6   | 2/3 [00:01<00:00,  1.14it/s]\r"
+        "Iteration: 100%|##########| 3/3 [00:02<00:00,  1.32it/s]\n"
+        "Epoch: 100%|##########| 2/2 [00:09<00:00,  4.66s/it]\n"
+        " training throughput: 556.223\nxxxxxxxx\n3\n8\n108\n4.66\nDONE!\n")
+MARCH = ("python -m torch.distributed.launch --nproc_per_node=8 run_squad.py --train_batch_size=72 --fp16\n"
+         "Epoch:  50%|#####     | 1/2 [00:23<00:23, 23.11s/it]\n"
+         "Iteration:  97%|#########7| 35/36 [00:16<00:00,  2.06it/s]\r"
+         "Iteration: 100%|##########| 36/36 [00:16<00:00,  2.12it/s]\n"
+         "Epoch: 100%|##########| 2/2 [00:40<00:00, 21.04s/it]\n training throughput: 985.551\nDONE!\n")
+
+
+class SteadyNgc2001(unittest.TestCase):
+    logs = {("8xQuadroRTX8000_trt2", "bert-base", "FP16", "8", "108"): [(657.9, 817.7)],
+            ("8xQuadroRTX8000NVlink_trt2", "bert-base", "FP16", "8", "108"): [(525.8, 771.4)]}
+
+    def member(self, **kw):
+        row = {"task": "squad", "harness": "Lambda v0, NGC 20.01 (2020)", "resultdir": "8xQuadroRTX8000_trt2",
+               "model": "bert-base", "precision": "amp_fp16", "num_gpus": 8, "batch_per_gpu": 108, "value": 657.0}
+        row.update(kw)
+        return row
+
+    def test_a_figure_takes_the_steady_rate_of_the_log_it_truncates(self):
+        self.assertEqual(make_dle_runs.steady_member(self.member(), self.logs), 817.7)
+        self.assertIsNone(make_dle_runs.steady_member(self.member(value=600.0), self.logs))  # another run
+        self.assertIsNone(make_dle_runs.steady_member(self.member(harness="Lambda v0, NGC 20.10-21.x"), self.logs))
+        self.assertIsNone(make_dle_runs.steady_member(self.member(task="imagenet"), self.logs))
+
+    def test_a_median_row_takes_the_median_of_its_members_steady_rates(self):
+        key = tuple(["bert-base", "squad", "quadro-rtx8000", "8", "ddp", "amp_fp16", "108", "384", "", "1", "adam",
+                     "0", "0", "real", "samples_per_s"])
+        run = {"id": "x", "precision": "fp16", "torch_version": "1.4", "value": "591.0",
+               "source": "median of 2: lambda:x.csv"}  # after convert(): its names, its torch release
+        medians = {key: (591.0, (817.7 + 771.4) / 2, 2, 2)}
+        out = make_dle_runs.steady_value(run, key, 591.0, medians)
+        self.assertEqual(out["value"], "794.5")  # (817.7 + 771.4) / 2 = 794.55, printed to 0.1
+        self.assertEqual(out["torch_version"], "1.4")
+        self.assertIn("steady rate of 2 of its 2 runs", out["source"])
+        # a row whose value is not that median, or a part split_by_run gave another value, is left alone
+        self.assertEqual(make_dle_runs.steady_value(dict(run, value="600.0"), key, 600.0, medians)["value"], "600.0")
+        self.assertEqual(make_dle_runs.steady_value(dict(run, value="12.0"), key, 591.0, medians)["value"], "12.0")
+
+    def test_the_two_log_formats(self):
+        # June: I=3, n=8, b=108, T=4.66; E1 5.70; 3 iterations run; tqdm step 1 / 1.14 it/s
+        self.assertEqual(lambda_log_steady.read_log_2001(JUNE)[:6], (3, 8, 108, 4.66, 5.70, 3))
+        self.assertAlmostEqual(lambda_log_steady.read_log_2001(JUNE)[6], 1 / 1.14)
+        # March: n, b from the command; T the last Epoch bar; I = 985.551 x 21.04 / (8 x 72) = 36.0
+        got = lambda_log_steady.read_log_2001(MARCH)
+        self.assertEqual(got[:6], (36, 8, 72, 21.04, 23.11, 36))
+        self.assertAlmostEqual(got[6], 1 / 2.06)
+        self.assertIsNone(lambda_log_steady.read_log_2001("Epoch: 100% no figure"))
 
 
 if __name__ == "__main__":
