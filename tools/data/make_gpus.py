@@ -683,24 +683,31 @@ gpu(id="mi300x", name="AMD Instinct MI300X",
     default_topology="nvlink", measured=1,
     source="AMD-MI300X;AMD-CDNA3-WP;MLE-ACC26;pytorch#130600;ROCm/pytorch#1911")
 # ---------------------------------------------------------------- issue 19: GPUs of the stack's public runs
-# Spec-sheet figures only (measured=0: efficiencies are architecture priors, predictions warn).
-# Turing consumer/prosumer (TU102/TU106), figures from NV-TU-WP appendix tables:
+# Spec-sheet figures only (measured=0: efficiencies are architecture priors, predictions warn),
+# unless a row says measured=1.
+# Turing consumer/prosumer (TU102/TU106), figures from NV-TU-WP appendix tables.  The TITAN RTX's
+# GEMM rates since stop 65: ZZC #127 (torch 2.7, cu128; its summary row "| NVIDIA TITAN RTX | 11.91 |
+# 8.79 | 66.32 | 5.01 |", the largest rate of each dtype over N = 1024-10240, as the 2080 Ti's):
+# FP16 66.32 TF is 0.51 of the full-rate 130.5 (its sizes run 40-66 TF: a card at its power
+# limit), FP32 11.91 of 16.3.  Before, priors: SIMT 0.9 (2080 Ti), tensor 0.78 (V100).
+TITAN_RTX_FP32_TF, TITAN_RTX_FP16_TF, TITAN_RTX_BF16_EMU_TF = 11.91, 66.32, 5.01   # ZZC #127
 gpu(id="titan-rtx", name="NVIDIA TITAN RTX",
     aliases="TITAN RTX;Titan RTX;NVIDIA Titan RTX",
     architecture="turing", compute_capability="7.5", sm_count=72,
     peak_fp32_flop_per_s=16.3 * T, peak_tf32_flop_per_s=0,
     peak_fp16_flop_per_s=130.5 * T,             # full-rate FP32 accumulate (not halved as on GeForce)
     peak_bf16_flop_per_s=0,
-    emulated_bf16_flop_per_s=round(7.1 * 16.3 / 13.4, 1) * T,   # RTX 2080 Ti's emulated rate x FP32 ratio
-    gemm_eff_fp32_frac=0.9, gemm_eff_tf32_frac=0.9,          # prior: Turing SIMT (2080 Ti 0.92)
-    gemm_eff_fp16_frac=0.78,                    # prior: a full-rate tensor part (V100 0.78)
+    emulated_bf16_flop_per_s=TITAN_RTX_BF16_EMU_TF * T,              # ZZC #127
+    gemm_eff_fp32_frac=eff(TITAN_RTX_FP32_TF, 16.3),                 # ZZC #127
+    gemm_eff_tf32_frac=eff(TITAN_RTX_FP32_TF, 16.3),                 # no TF32: runs as FP32
+    gemm_eff_fp16_frac=eff(TITAN_RTX_FP16_TF, 130.5),                # ZZC #127
     gemm_eff_bf16_frac=1.0,
     memory_bytes=24576 * MiB,
     memory_bandwidth_bytes_per_s=672 * G, memory_eff_frac=GDDR_EFF,
     l2_bytes=6 * MiB, pcie_gen=3,
     nvlink_bytes_per_s=50 * G,                  # NVLink2 bridge, pairs: 100 GB/s total
-    p2p=0, default_topology="pcie-host", measured=0,
-    source="NV-TU-WP")
+    p2p=0, default_topology="pcie-host", measured=1,
+    source="NV-TU-WP;ZZC")
 gpu(id="rtx2060-super", name="NVIDIA GeForce RTX 2060 SUPER",
     aliases="GeForce RTX 2060 SUPER;RTX 2060 SUPER;RTX 2060 8GB;RTX2060S",
     architecture="turing", compute_capability="7.5", sm_count=34,
@@ -738,13 +745,15 @@ gpu(id="rtx3080ti-laptop-16gb", name="NVIDIA GeForce RTX 3080 Ti Laptop GPU",
 # sibling's (named per group), and predictions on these rows warn.  Laptop Max-Q parts and the GTX 1080 Ti
 # are not added.
 #
-# Quadro RTX (Turing, professional): full-rate FP32-accumulate tensor math, as on the TITAN RTX, so its
-# priors: SIMT 0.9 (2080 Ti 0.92), tensor 0.78 (V100), BF16 emulated at the 2080 Ti's rate x the FP32 ratio.
+# Quadro RTX (Turing, professional): full-rate FP32-accumulate tensor math, as on the TITAN RTX, so the
+# TITAN RTX's measured efficiencies (ZZC #127: FP32 0.73, FP16 0.51; stop 65, before: SIMT 0.9 from the
+# 2080 Ti, tensor 0.78 from the V100) and its emulated BF16 rate x the FP32 ratio.
 # Professional cards: P2P over PCIe and a PCIe GPU server, as the RTX A6000.
 QRTX = dict(architecture="turing", compute_capability="7.5",
             peak_tf32_flop_per_s=0, peak_bf16_flop_per_s=0,
-            gemm_eff_fp32_frac=0.9, gemm_eff_tf32_frac=0.9,      # prior: Turing SIMT (2080 Ti 0.92); no TF32
-            gemm_eff_fp16_frac=0.78,                             # prior: full-rate tensor part (V100 0.78)
+            gemm_eff_fp32_frac=eff(TITAN_RTX_FP32_TF, 16.3),     # the TITAN RTX's (ZZC #127); no TF32
+            gemm_eff_tf32_frac=eff(TITAN_RTX_FP32_TF, 16.3),
+            gemm_eff_fp16_frac=eff(TITAN_RTX_FP16_TF, 130.5),    # the TITAN RTX's (ZZC #127)
             gemm_eff_bf16_frac=1.0,                              # relative to the emulated rate
             memory_eff_frac=GDDR_EFF, pcie_gen=3,
             default_topology="pcie-switch", measured=0)
@@ -753,7 +762,7 @@ QRTX = dict(architecture="turing", compute_capability="7.5",
 gpu(id="quadro-rtx8000", name="NVIDIA Quadro RTX 8000",
     aliases="Quadro RTX 8000;Quadro RTX8000;RTX 8000", **QRTX, sm_count=72,
     peak_fp32_flop_per_s=16.3 * T, peak_fp16_flop_per_s=130.5 * T,        # NV-QRTX8000-DS
-    emulated_bf16_flop_per_s=round(7.1 * 16.3 / 13.4, 1) * T,            # as titan-rtx
+    emulated_bf16_flop_per_s=TITAN_RTX_BF16_EMU_TF * T,                  # as titan-rtx (same peaks)
     memory_bytes=48 * 1024 * MiB,               # nominal 48 GB GDDR6 (nvidia-smi total not verified)
     memory_bandwidth_bytes_per_s=672 * G, l2_bytes=6 * MiB,
     nvlink_bytes_per_s=50 * G,                  # NVLink2 bridge, pairs: 100 GB/s total / 2
@@ -763,7 +772,7 @@ gpu(id="quadro-rtx8000", name="NVIDIA Quadro RTX 8000",
 gpu(id="quadro-rtx6000", name="NVIDIA Quadro RTX 6000",
     aliases="Quadro RTX 6000;Quadro RTX6000", **QRTX, sm_count=72,
     peak_fp32_flop_per_s=16.3 * T, peak_fp16_flop_per_s=130.5 * T,        # NV-QRTX6000-DS (as the 8000)
-    emulated_bf16_flop_per_s=round(7.1 * 16.3 / 13.4, 1) * T,
+    emulated_bf16_flop_per_s=TITAN_RTX_BF16_EMU_TF * T,
     memory_bytes=24 * 1024 * MiB,               # nominal 24 GB GDDR6 (nvidia-smi total not verified)
     memory_bandwidth_bytes_per_s=672 * G, l2_bytes=6 * MiB,
     nvlink_bytes_per_s=50 * G,                  # NVLink2 bridge, pairs: 100 GB/s total / 2
@@ -773,7 +782,7 @@ gpu(id="quadro-rtx6000", name="NVIDIA Quadro RTX 6000",
 gpu(id="quadro-rtx5000", name="NVIDIA Quadro RTX 5000",
     aliases="Quadro RTX 5000;Quadro RTX5000", **QRTX, sm_count=48,
     peak_fp32_flop_per_s=11.2 * T, peak_fp16_flop_per_s=89.2 * T,          # NV-QRTX5000-DS
-    emulated_bf16_flop_per_s=round(7.1 * 11.2 / 13.4, 1) * T,
+    emulated_bf16_flop_per_s=round(TITAN_RTX_BF16_EMU_TF * 11.2 / 16.3, 2) * T,
     memory_bytes=16 * 1024 * MiB,               # nominal 16 GB GDDR6 (nvidia-smi total not verified)
     memory_bandwidth_bytes_per_s=448 * G, l2_bytes=4 * MiB,
     nvlink_bytes_per_s=25 * G,                  # NVLink2 bridge, pairs: 50 GB/s total / 2
