@@ -20,8 +20,10 @@ epoch is a few iterations, the figure is set by what each epoch adds besides its
     python3 tools/data/lambda_log_steady.py --ngc2001 GIT_DIR COMMIT SYSTEM...   # e.g. e167f02c QuadroRTX8000
     python3 tools/data/lambda_log_steady.py --ngc2001 --csv tools/data/lambda_v0_2001_steady.csv GIT_DIR e167f02c SYSTEM...
 """
+import argparse
 import csv
 import datetime
+import os
 import re
 import statistics
 import subprocess
@@ -110,10 +112,11 @@ def rows_2001(repo, commit, systems):
 def main_2001(repo, commit, systems, csv_path=None):
     rows = list(rows_2001(repo, commit, systems))
     if csv_path is not None:
-        with open(csv_path, "w", newline="") as f:
+        with open(csv_path + ".tmp", "w", newline="") as f:  # whole or not at all
             w = csv.DictWriter(f, fieldnames=CSV_FIELDS, lineterminator="\n")
             w.writeheader()
             w.writerows(rows)
+        os.replace(csv_path + ".tmp", csv_path)
         print("wrote %s (%d logs)" % (csv_path, len(rows)))
         return 0
     print("| system | model | precision | GPUs | batch | I / run | E1 s | E2 s | figure | tqdm step s | steady "
@@ -127,15 +130,35 @@ def main_2001(repo, commit, systems, csv_path=None):
     return 0
 
 
+def parse_args(argv):
+    """(ngc2001, csv path or None, repo, commit, systems), or a usage message on stderr and None."""
+    ap = argparse.ArgumentParser(prog="lambda_log_steady.py", description=__doc__.strip().splitlines()[0])
+    ap.add_argument("--ngc2001", action="store_true", help="read the 2020 (NGC 20.01) logs' Epoch bars")
+    ap.add_argument("--csv", metavar="PATH", help="with --ngc2001: write the logs as CSV (CSV_FIELDS) to PATH")
+    ap.add_argument("git_dir", help="a clone of lambdal/deeplearning-benchmark (bare is fine)")
+    ap.add_argument("commit")
+    ap.add_argument("systems", nargs="+", metavar="SYSTEM", help="result folders under pytorch/results/")
+    try:
+        a = ap.parse_args(argv[1:])
+    except SystemExit:
+        return None
+    if a.csv is not None and not a.ngc2001:
+        print("lambda_log_steady.py: --csv needs --ngc2001", file=sys.stderr)
+        return None
+    if not os.path.isdir(a.git_dir):
+        print("lambda_log_steady.py: %s: not a directory (a clone of lambdal/deeplearning-benchmark)" % a.git_dir,
+              file=sys.stderr)
+        return None
+    return a.ngc2001, a.csv, a.git_dir, a.commit, a.systems
+
+
 def main(argv):
-    if len(argv) >= 7 and argv[1] == "--ngc2001" and argv[2] == "--csv":
-        return main_2001(argv[4], argv[5], argv[6:], csv_path=argv[3])
-    if len(argv) >= 5 and argv[1] == "--ngc2001":
-        return main_2001(argv[2], argv[3], argv[4:])
-    if len(argv) < 4:
-        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
+    args = parse_args(argv)
+    if args is None:
         return 2
-    repo, commit, systems = argv[1], argv[2], argv[3:]
+    ngc2001, csv_path, repo, commit, systems = args
+    if ngc2001:
+        return main_2001(repo, commit, systems, csv_path)
     files = git(repo, "ls-tree", "-r", "--name-only", commit).split()
     print("| system | model | precision | batch | GPUs | max_steps | e2e s | first step s | figure | steady | figure / steady |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -154,4 +177,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except subprocess.CalledProcessError as e:  # a commit or path the clone does not have
+        sys.exit("lambda_log_steady.py: git %s: %s" % (" ".join(e.cmd[3:]), (e.stderr or "").strip()))

@@ -44,14 +44,12 @@ Two more, which calibration.csv was made without (so --check leaves them out):
 """
 import csv
 import os
-import re
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_dle_runs  # noqa: E402
-from dle_measurements import (FILES, SKIP_FLAGS, classify, gpu_lookup, harness_of,  # noqa: E402,F401
-                              map_rows, system_gpu)
+from dle_measurements import gpu_lookup, map_rows  # noqa: E402
 
 HEADER = ["id", "model", "task", "gpu", "num_gpus", "strategy", "precision", "batch_per_gpu",
           "seq_len", "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "data",

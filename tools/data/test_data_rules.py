@@ -2,7 +2,7 @@
 """Unit tests of the data scripts' rules that need no shared folder (ctest data_rules):
 run_squad.py's steps run (make_dle_runs.squad_steps_run over tools/data/lambda_v0_squad_steps.csv)
 must give STEP_COUNT, the steps the RTX 3090 logs show; the system check (other_system,
-make_holdout.system_gpu) must flag a row made on another GPU's system and nothing else; an NGC
+dle_measurements.system_gpu) must flag a row made on another GPU's system and nothing else; an NGC
 20.01 figure must take its own log's steady rate (make_dle_runs.steady_member / steady_value, the
 logs read by lambda_log_steady.read_log_2001) and no other row's."""
 import os
@@ -13,6 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_dle_runs  # noqa: E402
 import make_holdout  # noqa: E402
+import dle_measurements  # noqa: E402
 import lambda_log_steady  # noqa: E402
 
 
@@ -48,9 +49,9 @@ class OtherSystem(unittest.TestCase):
     gpus = {"rtx a4000": "rtx-a4000"}
 
     def test_flags_the_two_mislabels(self):
-        self.assertEqual(make_holdout.system_gpu("x; system=4x RTX A4000; y", "GeForce RTX 3090", self.gpus),
+        self.assertEqual(dle_measurements.system_gpu("x; system=4x RTX A4000; y", "GeForce RTX 3090", self.gpus),
                          "rtx-a4000")
-        self.assertEqual(make_holdout.system_gpu("system=4x V100 32GB; r", "Quadro RTX 8000", self.gpus), "?")
+        self.assertEqual(dle_measurements.system_gpu("system=4x V100 32GB; r", "Quadro RTX 8000", self.gpus), "?")
 
     def test_agreeing_and_unnamed_systems_pass(self):
         for notes, gpu in (("system=2x RTX 8000 NVLink;", "Quadro RTX 8000"),
