@@ -801,14 +801,19 @@ RTXA = dict(architecture="ampere", compute_capability="8.6",
 RTXA_SRC = ";NV-GA102-WP;ZZC-46;ZZC-185;GPUB"
 # GA104, 48 SMs: 48 x 128 x 2 x 1.560 GHz = 19.2 TF FP32; 153.4 TF tensor with sparsity -> 76.7 FP16/BF16
 # (48 x 4 x 256 x 1.560), 38.35 TF32; 256-bit GDDR6 at 14 Gbps = 448 GB/s; no NVLink (single slot).
+# Its own GEMM rates since stop 65 (the TITAN RTX's rule: a public per-GPU measurement replaces the
+# sibling's): ZZC #97 (torch 2.8, cu129, in a VM), its summary row "| NVIDIA RTX A4000 | 11.90 | 34.32 |
+# 65.44 | 62.78 |", the largest rate of each dtype over N = 1024-10240.
+RTXA4000 = dict(RTXA, gemm_eff_fp32_frac=eff(11.90, 19.2), gemm_eff_tf32_frac=eff(34.32, 38.35),
+                gemm_eff_fp16_frac=eff(65.44, 76.7), gemm_eff_bf16_frac=eff(62.78, 76.7), measured=1)
 gpu(id="rtx-a4000", name="NVIDIA RTX A4000",
-    aliases="RTX A4000;A4000;RTXA4000;NVIDIA RTX A4000 16GB", **RTXA, sm_count=48,
+    aliases="RTX A4000;A4000;RTXA4000;NVIDIA RTX A4000 16GB", **RTXA4000, sm_count=48,
     peak_fp32_flop_per_s=19.2 * T, peak_tf32_flop_per_s=38.35 * T,        # NV-RTXA4000-DS
     peak_fp16_flop_per_s=76.7 * T, peak_bf16_flop_per_s=76.7 * T,
     memory_bytes=16 * 1024 * MiB,               # nominal 16 GB GDDR6 (nvidia-smi total not verified)
     memory_bandwidth_bytes_per_s=448 * G, l2_bytes=4 * MiB,
     nvlink_bytes_per_s=0,
-    source="NV-RTXA4000-DS" + RTXA_SRC)
+    source="NV-RTXA4000-DS;ZZC" + RTXA_SRC)
 # GA102, 56 SMs: 56 x 128 x 2 x 1.650 GHz = 23.7 TF FP32; 189.2 TF tensor with sparsity -> 94.6 FP16/BF16
 # (56 x 4 x 256 x 1.650), 47.3 TF32; 320-bit GDDR6 at 16 Gbps = 640 GB/s, 10 controllers -> 5 MiB L2.
 gpu(id="rtx-a4500", name="NVIDIA RTX A4500",
