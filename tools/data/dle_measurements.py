@@ -27,6 +27,10 @@ def other_system(notes, gpu):
     return hit.group(2).strip()
 
 
+# The columns whose rows one median merges (calibration.csv's rule; make_holdout.merge, and
+# make_dle_runs.steady_medians over the same members).
+MEMBER_KEY = ("model", "task", "gpu", "num_gpus", "strategy", "precision", "batch_per_gpu", "seq_len", "image_size",
+              "grad_accum", "optimizer", "checkpointing", "compile", "data", "metric")
 FILES = [("lambda", "lambda_v0_pytorch_dle.csv"), ("lambda", "lambda_v1_pytorch_dle.csv"),
          ("lambda", "lambda_v2_pytorch_dle.csv"), ("nvidia", "nvidia_dle_readmes.csv")]
 SKIP_FLAGS = ("SUSPECT", "CAUTION", "LOW QUALITY")

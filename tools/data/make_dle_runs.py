@@ -260,8 +260,8 @@ Steady rates of the NGC 20.01 runs (since stop 65):
     epochs of max_steps examples.  An epoch runs more iterations than I (the last a partial
     batch: 52 against 50 for the 2080 Ti's BERT-base fp16), and at a large batch on many GPUs
     it is a few iterations (3 for BERT-base b108 on 8 Quadro RTX 8000), so T holds the
-    epochs' start-up: the figure is 0.95-0.97 of the steady rate on one or two GPUs, 0.54-0.83 on
-    eight with epochs under 10 iterations (bench/results/lambda_v1_steady_state.md).  Each such
+    epochs' start-up: the figure is 0.98 of the steady rate on one GPU (median; 0.93-1.00), 0.94 on
+    two, 0.54-0.83 on eight with epochs under 10 iterations (bench/results/lambda_v1_steady_state.md).  Each such
     figure is replaced by its log's steady rate, n x b over tqdm's step at the last display of
     epoch 2 before its end (tools/data/lambda_v0_2001_steady.csv, written by
     tools/data/lambda_log_steady.py --ngc2001 --csv from lambdal/deeplearning-benchmark
@@ -283,7 +283,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lambda_harness_split import harness_key, harness_of_rows  # noqa: E402
 import dle_measurements  # noqa: E402
-from dle_measurements import other_system  # noqa: E402
+from dle_measurements import MEMBER_KEY, other_system  # noqa: E402
 
 
 def root_dir():
@@ -519,8 +519,6 @@ def split_by_machine(row):
 # each log (n x b over tqdm's step near the end of epoch 2), read by
 # tools/data/lambda_log_steady.py --ngc2001 --csv from lambdal/deeplearning-benchmark @e167f02c.
 STEADY_2001 = "lambda_v0_2001_steady.csv"
-MEMBER_KEY = ("model", "task", "gpu", "num_gpus", "strategy", "precision", "batch_per_gpu", "seq_len", "image_size",
-              "grad_accum", "optimizer", "checkpointing", "compile", "data", "metric")
 
 
 def steady_logs(path):

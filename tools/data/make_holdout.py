@@ -49,7 +49,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_dle_runs  # noqa: E402
-from dle_measurements import gpu_lookup, map_rows  # noqa: E402
+from dle_measurements import MEMBER_KEY, gpu_lookup, map_rows  # noqa: E402
 
 HEADER = ["id", "model", "task", "gpu", "num_gpus", "strategy", "precision", "batch_per_gpu",
           "seq_len", "image_size", "grad_accum", "optimizer", "checkpointing", "compile", "data",
@@ -99,9 +99,7 @@ def relabel(rows, skipped, calib_gpus):
 def merge(rows):
     groups = {}
     for r in rows:
-        k = tuple(r[c] for c in ("model", "task", "gpu", "num_gpus", "strategy", "precision",
-                                 "batch_per_gpu", "seq_len", "image_size", "grad_accum",
-                                 "optimizer", "checkpointing", "compile", "data", "metric"))
+        k = tuple(r[c] for c in MEMBER_KEY)
         groups.setdefault(k, []).append(r)
     merged = []
     for k, rs in groups.items():
