@@ -147,12 +147,14 @@ int ecC_cmd_calibrate(lua_State *L, int argc, char **argv)
                rep.n_left_out);
     printf("  %-16s %-14s %10s %10s  %s\n", "parameter", "architecture", "value", "std.error", "kernels");
     for (size_t j = 0; j < rep.n_params; j++) {
-        /* an architecture's: the classes it prices; attn_eff's: the attention kernels it scales
-         * (docs/accuracy.md, "Kernel classes") */
+        /* an architecture's: the classes it prices; attn_eff's and attn_mask_eff's: the attention
+         * kernels each scales (docs/accuracy.md, "Kernel classes") */
         char kernels[96];
-        int attn = strcmp(rep.names[j], "attn_eff") == 0 && rep.attn_kernels != 0;
+        int mask = strcmp(rep.names[j], "attn_mask_eff") == 0;
+        unsigned bits = mask ? rep.attn_mask_kernels : rep.attn_kernels;
+        int attn = (mask || strcmp(rep.names[j], "attn_eff") == 0) && bits != 0;
         if (attn)
-            ec_fit_attn_kernels_names(rep.attn_kernels, kernels, sizeof kernels);
+            ec_fit_attn_kernels_names(bits, kernels, sizeof kernels);
         else
             ec_fit_kernels_names(rep.kernels[j], kernels, sizeof kernels);
         printf("  %-16s %-14s %10.4g %10.2g  %s\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",

@@ -313,6 +313,17 @@ typedef enum ec_clip_impl {
                                (DeepLearningExamples' BERT GradientClipper, Megatron-LM) */
 } ec_clip_impl;
 
+/* What SDPA is given for a causal self-attention (key attn_mask). */
+typedef enum ec_attn_mask {
+    EC_ATTN_MASK_AUTO = 0, /* explicit with lengths= (a padding mask), and under torch.compile from
+                              constants.csv hf_compile_mask_from_version (HF transformers' masking_utils
+                              builds the causal mask whenever Dynamo traces); else none */
+    EC_ATTN_MASK_NONE,     /* no mask: is_causal=True, the kernel skips the key blocks above the diagonal
+                              (torchtitan, torchtune, HF in eager) */
+    EC_ATTN_MASK_EXPLICIT  /* a materialized mask: every key block is computed and the backend is one that
+                              takes a mask (models/sdpa_backends.csv attn_mask) */
+} ec_attn_mask;
+
 typedef enum ec_zero_grad {
     EC_ZERO_GRAD_AUTO = 0,    /* torch_version's default: zeros before 2.0, set_to_none from 2.0 */
     EC_ZERO_GRAD_SET_TO_NONE, /* freed: no gradient alive between steps */
@@ -525,6 +536,8 @@ typedef struct ec_config {
        O2 runs it (DeepLearningExamples' BERT fp16): fp32 states and master weights, the gradients
        copied into fp32 master gradients before the step and the master weights back after it. */
     int master_weights;          /* 0/1 [0] */
+    /* The mask a causal self-attention hands SDPA (attention=sdpa): none (is_causal) or explicit. */
+    ec_attn_mask attn_mask;      /* [EC_ATTN_MASK_AUTO] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;
@@ -1667,6 +1680,11 @@ typedef struct ec_fit_report {
      * (docs/accuracy.md, "Kernel classes").  0: every kernel (a fit without fused attention, a
      * profile written before it); a profile keeps them in attn_eff's kernels cell. */
     unsigned attn_kernels;
+    /* Appended for issue 39 (attn_mask): the same for attn_mask_eff, the fused attention kernels
+     * the fitted runs ran with an explicit mask (key attn_mask; 0: none, attn_mask_eff then at its
+     * prior).  attn_mask_eff scales a masked prediction of those kernels only; a profile keeps them
+     * in attn_mask_eff's kernels cell. */
+    unsigned attn_mask_kernels;
 } ec_fit_report;
 
 /* The kernel classes of bits (ec_fit_report.kernels: 1 << EC_KERNELS_*) as key kernels= spells

@@ -141,6 +141,11 @@ typedef enum ec_clip_impl {
     EC_CLIP_TORCH = 0,
     EC_CLIP_MULTI_TENSOR
 } ec_clip_impl;
+typedef enum ec_attn_mask {
+    EC_ATTN_MASK_AUTO = 0,
+    EC_ATTN_MASK_NONE,
+    EC_ATTN_MASK_EXPLICIT
+} ec_attn_mask;
 typedef enum ec_zero_grad {
     EC_ZERO_GRAD_AUTO = 0,
     EC_ZERO_GRAD_SET_TO_NONE,
@@ -258,6 +263,7 @@ typedef struct ec_config {
     ec_act_impl activation;
     ec_clip_impl clip_impl;
     int master_weights;
+    ec_attn_mask attn_mask;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);
@@ -882,6 +888,7 @@ typedef struct ec_fit_report {
     ec_fit_arch_term arch_terms[16];
     unsigned kernels[32];
     unsigned attn_kernels;
+    unsigned attn_mask_kernels;
 } ec_fit_report;
 void ec_fit_kernels_names(unsigned bits, char *buf, size_t n);
 void ec_fit_attn_kernels_names(unsigned bits, char *buf, size_t n);

@@ -55,7 +55,8 @@ static void test_profile_round_trip(void **state)
     assert_true(rep.n_params >= 5 && rep.n_params <= EC_FIT_MAX_PARAMS);
     /* high-entropy values over several decades */
     static const double vals[] = {0.7303164921, 1.062620553, 0.000793921577, 1069.49333, 0.3964751, 3.71234567e5,
-                                  2.5, 0.125};
+                                  2.5, 0.125, 0.6789012345};
+    assert_true(rep.n_params <= sizeof vals / sizeof vals[0]);
     for (size_t j = 0; j < rep.n_params; j++) {
         rep.values[j] = vals[j];
         rep.stderrs[j] = 0.0123456 * (double)(j + 1);
@@ -524,18 +525,19 @@ static void test_profile_architecture(void **state)
     ec_test_write_file(path, text, sizeof text - 1);
     ec_fit_report rep, back;
     assert_int_equal(ec_profile_read(ctx, path, &rep), EC_OK);
-    /* eight globals, two architecture rows and volta's mem_scale_cnn (a profile without that
+    /* nine globals, two architecture rows and volta's mem_scale_cnn (a profile without that
      * parameter keeps one memory scale per architecture) */
-    assert_int_equal(rep.n_params, 11);
+    const size_t G = 9;
+    assert_int_equal(rep.n_params, G + 3);
     int g = param_index(&rep, "gemm_scale");
     assert_rel(rep.values[g], 0.9, EC_TOL_EXACT);
-    assert_string_equal(rep.names[8], "gemm_scale");
-    assert_string_equal(rep.architectures[8], "ampere"); /* spelled as gpus.csv spells it */
-    assert_rel(rep.values[8], 0.6, EC_TOL_EXACT);
-    assert_string_equal(rep.names[9], "mem_scale");
-    assert_string_equal(rep.architectures[9], "volta");
-    assert_string_equal(rep.names[10], "mem_scale_cnn");
-    assert_rel(rep.values[10], 1.3, EC_TOL_EXACT);
+    assert_string_equal(rep.names[G], "gemm_scale");
+    assert_string_equal(rep.architectures[G], "ampere"); /* spelled as gpus.csv spells it */
+    assert_rel(rep.values[G], 0.6, EC_TOL_EXACT);
+    assert_string_equal(rep.names[G + 1], "mem_scale");
+    assert_string_equal(rep.architectures[G + 1], "volta");
+    assert_string_equal(rep.names[G + 2], "mem_scale_cnn");
+    assert_rel(rep.values[G + 2], 1.3, EC_TOL_EXACT);
     assert_rel(rep.error_log_sd, 0.15, EC_TOL_EXACT);
     /* written and read back: the same entries */
     char *path2 = ec_test_path(dir, "arch2.csv");
@@ -557,7 +559,7 @@ static void test_profile_architecture(void **state)
     set_cfg(ctx, &a100, "bert-large", "a100-sxm4-80gb", "amp_fp16", "64");
     set_cfg(ctx, &t4, "bert-large", "t4", "amp_fp16", "8");
     ec_fit_report global = rep;
-    global.n_params = 8; /* same globals, no architecture entries */
+    global.n_params = G; /* same globals, no architecture entries */
     ec_result a_arch, a_glob, t_arch, t_glob;
     assert_int_equal(ec_ctx_set_fit(ctx, &rep), EC_OK);
     assert_int_equal(ec_predict(ctx, &a100, &a_arch), EC_OK);

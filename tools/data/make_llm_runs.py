@@ -40,7 +40,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
           "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe",
           "tp_comm_overlap", "tp_overlap_cfg", "trainer", "torch_version", "gradient_as_bucket_view",
-          "loss", "offload", "bucket_cap_mb", "cudnn_version", "lora_dropout"]
+          "loss", "offload", "bucket_cap_mb", "cudnn_version", "lora_dropout", "attn_mask"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -535,11 +535,19 @@ TORCHTUNE_A6000_NO_AC = ("; checkpointing=0: the README's A6000 rows ran without
                          "tokens at 206 TFLOP/s, above the RTX A6000's 154.8 TFLOP/s bf16 peak")
 
 
+TORCHTUNE_MASK = ("attn_mask=none: torchtune's attention (torchtune/modules/attention_utils.py "
+                  "_sdpa_or_flex_attention) runs SDPA with is_causal when no mask is given and a packed batch's "
+                  "block-causal mask as flex attention's BlockMask (torch >= 2.5, compute capability >= 7.5), which "
+                  "skips the blocks it masks: no materialized mask, priced as is_causal")
+
+
 def from_torchtune(rows, skipped):
     out = []
     # every recipe of that README runs torchtune's CEWithChunkedOutputLoss (8 chunks by default): loss_chunks=8
+    # attn_mask=none: torchtune's own attention, not HF's masking_utils (TORCHTUNE_MASK)
     base = {"model": "meta-llama/Llama-3.1-8B", "num_gpus": 1, "strategy": "single", "precision": "bf16",
-            "checkpointing": 1, "compile": 1, "batch_per_gpu": 2, "grad_accum": 1, "seq_len": 2048, "loss_chunks": 8}
+            "checkpointing": 1, "compile": 1, "batch_per_gpu": 2, "grad_accum": 1, "seq_len": 2048, "loss_chunks": 8,
+            "attn_mask": "none"}
     cfg = {"Full finetune": ({"optimizer": "paged_adamw_8bit", "optimizer_in_bwd": 1},
                              "recipes/configs/llama3_1/8B_full_single_device.yaml@30b8519e: bitsandbytes PagedAdamW8bit, "
                              "optimizer_in_bwd True (each gradient freed after its step), activation checkpointing"),
@@ -563,7 +571,7 @@ def from_torchtune(rows, skipped):
         rec = dict(base, gpu=gpu, **extra)
         # the README overrides: batch 2, no accumulation, packed to 2048, compile on
         note = ("%s (%s); README note: batch size 2 without gradient accumulation, packed to 2048, torch compile "
-                "enabled; %s" % (r["source_path"], r["method"], cfgnote))
+                "enabled; %s; %s" % (r["source_path"], r["method"], cfgnote, TORCHTUNE_MASK))
         if gpu == "rtx-a6000":
             rec["checkpointing"] = 0
             note += TORCHTUNE_A6000_NO_AC
@@ -652,7 +660,7 @@ TITAN_COMMON = ("strategy=fsdp with reduce_dtype=fp32: FSDP2 fully_shard with Mi
                 "clip_grad_norm_(foreach=True) at training.max_norm, 1.0 in every train_configs/*.toml at both commits "
                 "and config_manager.py's default; attention=sdpa: the model expands the key/value heads to every "
                 "query head (repeat_kv, torchtitan/models/llama/model.py L201-202@9dec370) and calls "
-                "F.scaled_dot_product_attention(is_causal=True), whose backend is PyTorch's flash kernel "
+                "F.scaled_dot_product_attention(is_causal=True) with no mask (attn_mask=none), whose backend is PyTorch's flash kernel "
                 "(FlashAttention-2, models/sdpa_backends.csv) on A100 and on H100 with that torch (cuDNN attention "
                 "opt-in since pytorch/pytorch#138522, Oct 2024; #142132: the 2.6 nightly of 2024-12-04 does not pick "
                 "cuDNN on H100), and the CP rows restrict SDPA to flash/efficient (torchtitan/utils.py "
@@ -717,6 +725,7 @@ def from_torchtitan(h100, a100, skipped):
             else:
                 rec["checkpointing"] = "selective_op"  # op-level SAC: see TITAN_COMMON
             notes = [TITAN_COMMON]
+            rec["attn_mask"] = "none"  # torchtitan's own model calls SDPA with is_causal=True (TITAN_COMMON)
             if tag == "h100":
                 rec.update(gpu="h100-sxm5-96gb-500w", network="roce-3200")
                 notes.append(TITAN_H100)

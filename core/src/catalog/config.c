@@ -27,7 +27,8 @@ _Static_assert(sizeof(ec_strategy) == sizeof(int) && sizeof(ec_precision) == siz
                sizeof(ec_trainer) == sizeof(int) && sizeof(ec_kernels) == sizeof(int) &&
                sizeof(ec_loss_kind) == sizeof(int) && sizeof(ec_zero_grad) == sizeof(int) &&
                sizeof(ec_pp_split) == sizeof(int) && sizeof(ec_fsdp_api) == sizeof(int) &&
-               sizeof(ec_act_impl) == sizeof(int) && sizeof(ec_clip_impl) == sizeof(int), "enum storage");
+               sizeof(ec_act_impl) == sizeof(int) && sizeof(ec_clip_impl) == sizeof(int) &&
+               sizeof(ec_attn_mask) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -265,6 +266,9 @@ static const key_def KEYS[] = {
          "amp_C: DLE BERT, Megatron) [torch]"),
     BOOL(master_weights, "fp16/bf16 model stepping an fp32 master copy (apex amp O2): fp32 states, gradients copied in, "
                          "weights copied back, 0/1 [0]"),
+    ENUM("attn_mask", attn_mask, 0, "auto, none, explicit",
+         "mask SDPA gets: none (is_causal), explicit (every key block) [auto: explicit with lengths, and under "
+         "compile from torch 2.8 (HF)]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

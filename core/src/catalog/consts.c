@@ -62,7 +62,7 @@ static int is_release(size_t id)
     return id == EC_C_cuda_context_old_until_version || id == EC_C_cuda_context_eager_until_version ||
            id == EC_C_torch_version_known_max || id == EC_C_torch_version_known_min ||
            id == EC_C_linear_bias_epilogue_from_version || id == EC_C_clip_sync_until_version ||
-           id == EC_C_clip_norm_stacked_from_version;
+           id == EC_C_clip_norm_stacked_from_version || id == EC_C_hf_compile_mask_from_version;
 }
 
 static void const_range(size_t id, double *lo, double *hi)

@@ -158,7 +158,9 @@
     X(master_weight_copy_bytes_per_param) \
     X(master_grad_accumulate_bytes_per_param) \
     X(clip_norm_stacked_from_version)   \
-    X(opt_bertadam_clip_kernels_per_tensor)
+    X(opt_bertadam_clip_kernels_per_tensor) \
+    X(hf_compile_mask_from_version)     \
+    X(sdpa_mask_eff_frac)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

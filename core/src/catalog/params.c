@@ -13,7 +13,8 @@
 #include <string.h>
 
 static const char *const param_names[ECI_N_PARAMS] = {"gemm_scale", "simt_scale", "mem_scale", "mem_scale_cnn",
-                                                  "conv_eff", "attn_eff", "dispatch_scale", "internode_busbw_frac"};
+                                                  "conv_eff", "attn_eff", "dispatch_scale", "internode_busbw_frac",
+                                                  "attn_mask_eff"};
 static const char *const param_meaning[ECI_N_PARAMS] = {
     "multiplies every GPU's measured large-GEMM efficiency on tensor cores (tf32, fp16, bf16)",
     "multiplies every GPU's measured large-GEMM efficiency on CUDA cores (fp32)",
@@ -23,6 +24,7 @@ static const char *const param_meaning[ECI_N_PARAMS] = {
     "multiplies the fused attention kernels' efficiencies of models/attention.csv",
     "multiplies the host time of each eager forward op of the model (module calls and views around it)",
     "NCCL bus bandwidth between nodes over the NICs' link rate (networks without a measured efficiency_frac)",
+    "multiplies attn_eff where SDPA is given an explicit mask (attn_mask): every key block, a mask tile read with each",
 };
 
 /* The range of every parameter (eci_params_bounds): the profile reader's since profiles were
@@ -95,6 +97,7 @@ void eci_params_to_array(const eci_params *c, double *x)
     x[ECI_P_ATTN] = c->attn_eff;
     x[ECI_P_DISPATCH] = c->dispatch_scale;
     x[ECI_P_NET] = c->internode_frac;
+    x[ECI_P_ATTN_MASK] = c->attn_mask_eff;
 }
 
 void eci_params_from_array(const double *x, eci_params *c)
@@ -107,6 +110,7 @@ void eci_params_from_array(const double *x, eci_params *c)
     c->attn_eff = x[ECI_P_ATTN];
     c->dispatch_scale = x[ECI_P_DISPATCH];
     c->internode_frac = x[ECI_P_NET];
+    c->attn_mask_eff = x[ECI_P_ATTN_MASK];
 }
 
 double *eci_params_arch_field(eci_params_arch *a, int which)
@@ -202,6 +206,7 @@ void eci_params_default(const ec_ctx *ctx, eci_params *c)
     c->attn_eff = eci_const(ctx, EC_C_sdpa_eff_frac);
     c->dispatch_scale = 1.0;
     c->internode_frac = eci_const(ctx, EC_C_internode_busbw_frac);
+    c->attn_mask_eff = eci_const(ctx, EC_C_sdpa_mask_eff_frac);
     c->n_arch = 0;
     c->error_log_sd = 0.0;
     c->unseen_error_log_sd = 0.0;
@@ -282,6 +287,7 @@ int eci_params_from_report(ec_ctx *ctx, const ec_fit_report *rep, eci_params *c)
         a->kernels |= rep->kernels[j];
     }
     c->attn_kernels = rep->attn_kernels;
+    c->attn_mask_kernels = rep->attn_mask_kernels;
     c->error_log_sd = rep->error_log_sd;
     c->unseen_error_log_sd = rep->arch_error_log_sd;
     c->unseen_host_error_log_sd = rep->arch_host_error_log_sd;
@@ -443,8 +449,11 @@ int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path)
         snprintf(n, sizeof n, report->runs[j] ? "%zu" : "", report->runs[j]); /* "": not counted */
         if (report->architectures[j][0])
             ec_fit_kernels_names(report->kernels[j], k, sizeof k);
-        else /* attn_eff's: the attention kernels it was fitted on */
-            ec_fit_attn_kernels_names(j == ECI_P_ATTN ? report->attn_kernels : 0, k, sizeof k);
+        else /* attn_eff's and attn_mask_eff's: the attention kernels each was fitted on */
+            ec_fit_attn_kernels_names(j == ECI_P_ATTN        ? report->attn_kernels
+                                      : j == ECI_P_ATTN_MASK ? report->attn_mask_kernels
+                                                             : 0,
+                                      k, sizeof k);
         int which = param_index(report->names[j], ECI_N_PARAMS);
         const char *on = report->architectures[j][0] ? report->architectures[j] : archs;
         const char *row[] = {report->names[j], report->architectures[j], v, e, n, on, k, param_meaning[which]};
@@ -615,12 +624,12 @@ static int read_profile_row(ec_ctx *ctx, const eci_table *t, size_t r, const int
     if (c_kernels >= 0 && eci_table_cell(t, r, c_kernels)[0] != '\0') {
         char all[160];
         ec_fit_attn_kernels_names((1u << ECI_AK_CLASSES) - 1, all, sizeof all);
-        if (arch[0] == '\0' && which == ECI_P_ATTN)
-            rc = kernels_cell(ctx, t, r, c_kernels, attn_kernel_index, "attention kernel",
-                              all, &out->attn_kernels);
+        if (arch[0] == '\0' && (which == ECI_P_ATTN || which == ECI_P_ATTN_MASK))
+            rc = kernels_cell(ctx, t, r, c_kernels, attn_kernel_index, "attention kernel", all,
+                              which == ECI_P_ATTN ? &out->attn_kernels : &out->attn_mask_kernels);
         else if (arch[0] == '\0')
             return eci_error(ctx, EC_EPARSE, "%s:%zu:%d: '%s' is global: only an architecture's row names the kernel "
-                             "classes it was fitted on (and attn_eff's the attention kernels)", path, line,
+                             "classes it was fitted on (and attn_eff's and attn_mask_eff's the attention kernels)", path, line,
                              c_kernels + 1, name);
         else
             rc = kernels_cell(ctx, t, r, c_kernels, kernel_class_index, "kernel class",

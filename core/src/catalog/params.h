@@ -41,6 +41,10 @@ typedef struct eci_params {
     double dispatch_scale; /* multiplies the host's per-op dispatch times */
     double internode_frac; /* NCCL bus bandwidth across nodes over the NICs' link rate, for networks
                               whose interconnects.csv row has no measured efficiency_frac */
+    double attn_mask_eff;  /* multiplies attn_eff for SDPA given an explicit mask (model/attn_rates.c):
+                              a kernel adding a mask tile to every score tile, no blocks skipped */
+    unsigned attn_mask_kernels; /* bit 1 << ECI_AK_*: the attention kernels attn_mask_eff was fitted on
+                              (masked runs of them); it scales those only */
     size_t n_arch;
     eci_params_arch arch[ECI_PARAMS_MAX_ARCH];
     /* Model error: the log error sd whose p10-p90 holds 80% of the predictions of GPUs
@@ -67,7 +71,8 @@ typedef struct eci_params {
 /* The parameters one by one, in the order of a fit report's global entries; the first
  * ECI_N_ARCH_PARAMS may also take a value per architecture. */
 enum {
-    ECI_P_GEMM, ECI_P_SIMT, ECI_P_MEM, ECI_P_MEM_CNN, ECI_P_CONV, ECI_P_ATTN, ECI_P_DISPATCH, ECI_P_NET, ECI_N_PARAMS
+    ECI_P_GEMM, ECI_P_SIMT, ECI_P_MEM, ECI_P_MEM_CNN, ECI_P_CONV, ECI_P_ATTN, ECI_P_DISPATCH, ECI_P_NET, ECI_P_ATTN_MASK,
+    ECI_N_PARAMS
 };
 #define ECI_N_ARCH_PARAMS 4
 /* The range parameter `which` may take, globally or for an architecture: one definition for the

@@ -58,6 +58,7 @@ typedef struct fit_data {
     unsigned slot_kernels[MAX_SLOTS]; /* bit 1 << EC_KERNELS_* of their kernel classes */
     size_t n_slots;
     unsigned attn_kernels; /* bit 1 << ECI_AK_*: the fused attention kernels the runs price (attn_eff's) */
+    unsigned attn_mask_kernels; /* those of them run with an explicit mask (attn_mask_eff's) */
     double arch_sd;       /* calib_arch_log_sd */
     double run_sd;        /* calib_run_log_sd */
     int cancelled;        /* the progress callback asked to stop (residuals then fail the fit) */
@@ -77,6 +78,7 @@ static void x_to_calib(const fit_data *d, const double *x, eci_params *c)
         v[j] = exp(x[j]);
     eci_params_default(d->ctx, c);
     eci_params_from_array(v, c);
+    c->attn_mask_kernels = d->attn_mask_kernels; /* attn_mask_eff prices the masked runs' kernels */
     for (size_t a = 0; a < d->n_arch; a++)
         eci_params_arch_add(c, d->arch[a]);
     for (size_t s = 0; s < d->n_slots; s++) {
@@ -226,8 +228,12 @@ static int select_runs(ec_ctx *ctx, const ec_runs *runs, const unsigned char *us
         const eci_gpu *g = eci_hw_find(ctx, run->config.gpu);
         add_arch_slots(d, g, run->config.precision, net != NULL && net->cnn, (int)run->config.kernels, start);
         int k = eci_attn_kernel_of(ctx, g, net, &run->config);
-        if (k >= 0)
+        if (k >= 0) {
             d->attn_kernels |= 1u << eci_attn_class(k, run->config.precision);
+            int sdpa = run->config.attention == EC_ATTN_SDPA || run->config.attention == EC_ATTN_EAGER;
+            if (sdpa && eci_sdpa_masked(ctx, &run->config)) /* model/attn_rates.c's masked kernels */
+                d->attn_mask_kernels |= 1u << eci_attn_class(k, run->config.precision);
+        }
     }
     if (d->n_rows == 0)
         return eci_error(ctx, EC_EINVAL, "no runs to calibrate on");
@@ -242,6 +248,7 @@ static void fill_report(const fit_data *d, const gsl_vector *xf, const gsl_matri
 {
     out->n_params = n_fit_params(d);
     out->attn_kernels = d->attn_kernels;
+    out->attn_mask_kernels = d->attn_mask_kernels;
     for (int j = 0; j < ECI_N_PARAMS; j++) {
         out->names[j] = eci_params_name(j);
         out->architectures[j][0] = '\0';

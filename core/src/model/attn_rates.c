@@ -126,14 +126,24 @@ int eci_attn_kernel_priced(const ec_ctx *ctx, const eci_gpu *g, int attention, i
     return g->attn[k].from == ECI_AK_NONE ? ECI_AK_MEM_EFFICIENT : k; /* it has a prior */
 }
 
+int eci_sdpa_masked(const ec_ctx *ctx, const ec_config *cfg)
+{
+    if (cfg->attn_mask != EC_ATTN_MASK_AUTO)
+        return cfg->attn_mask == EC_ATTN_MASK_EXPLICIT;
+    if (cfg->lengths[0] != '\0')
+        return 1;
+    return cfg->compile != EC_COMPILE_OFF &&
+           (cfg->torch_release == 0 || cfg->torch_release >= eci_const(ctx, EC_C_hf_compile_mask_from_version));
+}
+
 int eci_attn_kernel_of(const ec_ctx *ctx, const eci_gpu *g, const eci_net *net, const ec_config *cfg)
 {
     if (g == NULL || net == NULL || eci_net_attention_eager(net, cfg->attention == EC_ATTN_EAGER))
         return -1;
     for (size_t i = 0; i < net->n_layers; i++)
-        if (net->layers[i].kind == EC_LAYER_ATTENTION) /* masked as model/workload.h's unpadded has it */
+        if (net->layers[i].kind == EC_LAYER_ATTENTION)
             return eci_attn_kernel_priced(ctx, g, cfg->attention, cfg->precision, cfg->torch_release,
-                                          cfg->lengths[0] != '\0');
+                                          eci_sdpa_masked(ctx, cfg));
     return -1;
 }
 
@@ -186,6 +196,15 @@ void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int
     set_kernel(ctx, g, k, precision, cudnn_release, r);
     calibrated_only(ctx, g, k, precision, r);
     int named = attention != EC_ATTN_SDPA && attention != EC_ATTN_EAGER;
+    /* SDPA given a mask (eci_sdpa_masked): the kernel reads a mask tile beside each key and value
+     * tile and skips no block (workload_blocks.c prices every block); attn_mask_eff (fitted, prior
+     * constants.csv sdpa_mask_eff_frac) is its efficiency over the same kernel without one, on the
+     * kernels the fit ran masked (attn_mask_kernels); any other kernel at the prior.  A kernel
+     * named explicitly (flash-attn, TE) gets no mask. */
+    if (masked && !named && (r->attn_mask_kernels & 1u << eci_attn_class(k, precision)))
+        r->attn_eff *= r->attn_mask_eff;
+    else if (masked && !named)
+        r->attn_eff *= eci_const(ctx, EC_C_sdpa_mask_eff_frac);
     if (named && g->attn[k].from == ECI_AK_PRIOR) {
         char text[200];
         snprintf(text, sizeof text, "attention=%s: models/attention.csv has no row for architecture '%s': its "

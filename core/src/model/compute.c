@@ -102,6 +102,8 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     r->attn_eff = c->attn_eff;
     r->attn_eff_kernels = c->attn_kernels;
     r->attn_eff_fit = c->attn_eff;
+    r->attn_mask_eff = c->attn_mask_eff;
+    r->attn_mask_kernels = c->attn_mask_kernels;
     /* The architecture's fitted scales where the fit has runs of it with these kernels (catalog/
      * params.c says what an architecture it has not seen gets); a CNN's memory-bound kernels have
      * their own scale (fitted on CNN runs only). */

@@ -72,6 +72,11 @@ typedef struct eci_rates {
      * (attn_eff then at its prior).  Not in the cost key: it acts through attn_eff. */
     unsigned attn_eff_kernels;
     double attn_eff_fit; /* the fit's attn_eff, which attn_eff holds for those kernels */
+    double attn_mask_eff; /* the fit's attn_mask_eff: attn_eff's multiplier where SDPA is given an explicit
+                             mask (eci_rates_attention), on the kernels of attn_mask_kernels only (the
+                             masked runs' kernels; 0: none, the prior).  Neither is in the cost key:
+                             they act through attn_eff. */
+    unsigned attn_mask_kernels;
     /* The peak of the 16-bit (or fp32) unit: attn_flop_per_s for every kernel but cuDNN's FP8 one
      * (the GPU's FP8 peak).  Not in the cost key: it acts through attn_flop_per_s. */
     double attn_unit_flop_per_s;
@@ -118,6 +123,12 @@ EC_INTERNAL int eci_attn_kernel_for(const ec_ctx *ctx, const eci_gpu *g, int att
  * there), or the memory-efficient kernel where it has none of that either. */
 EC_INTERNAL int eci_attn_kernel_priced(const ec_ctx *ctx, const eci_gpu *g, int attention, int precision,
                                        int torch_release, int masked);
+/* Whether a causal self-attention hands SDPA a mask (attn_mask): as the key says; auto: a batch
+ * padded by lengths= carries HF's padding mask, and from the PyTorch release of constants.csv
+ * hf_compile_mask_from_version (torch_version unset: the current stack) HF transformers'
+ * masking_utils builds the causal mask whenever torch.compile traces.  Masked, SDPA runs without
+ * is_causal: every key block, on a backend that takes a mask (sdpa_backends.csv attn_mask). */
+EC_INTERNAL int eci_sdpa_masked(const ec_ctx *ctx, const ec_config *cfg);
 /* The fused attention kernel (ECI_AK_*) a prediction of cfg on g prices, -1 when it runs none: a
  * network without attention layers, or attention computed op by op (attention=eager, or a network
  * with no fused path).  The calibration records the kernels of its runs (fit/calibrate.c). */

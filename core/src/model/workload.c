@@ -198,7 +198,7 @@ typedef struct wl_key {
     int task, precision, image_size, eager_attention, gelu_new_kernels, rmsnorm_kernels, rmsnorm_cast_kernels, rope_kernels;
     int gelu_python_kernels, act_impl;
     int tp, cp, cp_torch, ep, etp, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
-    int channels_last, fused, inference, unpadded, loss_sum, quant_head, loss_fp32, remat, lora_dropout, te_layers;
+    int channels_last, fused, inference, unmasked, loss_sum, quant_head, loss_fp32, remat, lora_dropout, te_layers;
     int loss_fused, bias_pass;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, rmsnorm_fp32_passes, base_quant_bytes;
 } wl_key;
@@ -238,7 +238,7 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->channels_last = sh->channels_last;
     k->fused = sh->fused;
     k->inference = sh->inference;
-    k->unpadded = sh->unpadded;
+    k->unmasked = sh->unmasked;
     k->loss_sum = sh->loss_sum;
     k->quant_head = sh->quant_head;
     k->loss_fp32 = sh->loss_fp32;

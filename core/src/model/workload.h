@@ -205,8 +205,8 @@ typedef struct eci_shape {
     int fused;              /* fusion.c rewrites the op list as Inductor fuses it: torch.compile, or a
                                framework's fused kernels (kernels=fused) */
     int inference;          /* evaluation (model.eval()): no dropout kernels */
-    int unpadded;           /* every sample fills the sequence (no lengths): HF builds no padding mask
-                               and calls SDPA with is_causal=True */
+    int unmasked;           /* SDPA gets no mask and is_causal=True (compute.h eci_sdpa_masked: no
+                               lengths, and not HF's causal mask under torch.compile) */
     /* Appended for issue 40. */
     int loss_sum;           /* loss=sum: the loop backpropagates logits.sum(), no cross entropy */
     int quant_head;         /* a quantized base's output head is quantized too (Lightning's bitsandbytes) */

@@ -70,12 +70,13 @@ static double flash_keys_frac(const ec_attention_layer *a, double s)
 }
 
 /* The same for torch's SDPA: HF calls it with is_causal=True when it builds no mask (no
- * padding token in the batch), and its flash and memory-efficient kernels then skip the
- * blocks above the diagonal; a padding mask or a sliding window goes in as an explicit mask,
- * which every key block is read against. */
+ * padding token in the batch, and not traced by torch.compile: compute.h eci_sdpa_masked), and
+ * its flash and memory-efficient kernels then skip the blocks above the diagonal; a padding mask,
+ * a causal mask built under torch.compile or a sliding window goes in as an explicit mask, which
+ * every key block is read against. */
 static double sdpa_keys_frac(const builder *b, const ec_attention_layer *a, double s)
 {
-    if (!b->sh->unpadded || a->window > 0)
+    if (!b->sh->unmasked || a->window > 0)
         return 1.0;
     return flash_keys_frac(a, s);
 }

@@ -268,7 +268,7 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .base_quant_bytes = base_quant_bytes(ctx, cfg),
                          .channels_last = cfg->memory_format == EC_MEMFMT_CHANNELS_LAST,
                          .fused = fused,
-                         .unpadded = cfg->lengths[0] == '\0',
+                         .unmasked = !eci_sdpa_masked(ctx, cfg),
                          .loss_sum = cfg->loss == EC_LOSS_KIND_SUM,
                          .quant_head = cfg->quant_head && cfg->lora_r > 0 && base_quant_bytes(ctx, cfg) > 0,
                          .loss_fp32 = cfg->loss == EC_LOSS_KIND_CROSS_ENTROPY_FP32,
@@ -294,11 +294,11 @@ int eci_setup_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r, eci_pa
 }
 
 void eci_setup_kernel_rates(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, const eci_params *calib,
-                            int unpadded, int casts, eci_rates *rates)
+                            int unmasked, int casts, eci_rates *rates)
 {
     eci_rates_init(ctx, r->gpu, cfg->precision, calib, r->net != NULL && r->net->cnn, cfg->kernels, rates);
     eci_rates_attention(ctx, r->gpu, cfg->attention, cfg->precision, cfg->torch_release, cfg->cudnn_release,
-                        !unpadded, rates);
+                        !unmasked, rates);
     if (cfg->kernels == EC_KERNELS_TE)
         eci_rates_te(rates, casts, cfg->fp8_recipe);
     rates->tp_overlap = cfg->kernels == EC_KERNELS_TE && cfg->tp_comm_overlap

@@ -36,11 +36,11 @@ EC_INTERNAL int eci_setup_layout_comm(ec_ctx *ctx, const ec_config *cfg, const e
 /* The rates of the ops' collectives: the layout's links and groups (none on one GPU). */
 EC_INTERNAL void eci_setup_rates(const layout_comm *lc, eci_rates *rates);
 /* The rates of cfg's kernels on the GPU (model/compute.h): the fit's scales, fused attention (a
- * batch with a padding mask, model/workload.h unpadded, takes SDPA's masked pick), Transformer
+ * batch with a mask, model/workload.h unmasked, takes SDPA's masked pick), Transformer
  * Engine's FP8 casts (the weights' once per `casts` micro-batches) and its userbuffers (1 + the
  * row of models/tp_overlap.csv; layout.c checked the id). */
 EC_INTERNAL void eci_setup_kernel_rates(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r,
-                                        const eci_params *calib, int unpadded, int casts, eci_rates *rates);
+                                        const eci_params *calib, int unmasked, int casts, eci_rates *rates);
 /* Sharded data parallelism that gathers per unit (FSDP full/hybrid/grad-op sharding, ZeRO-3):
  * the schedule's groups and dtypes.  Returns 0 (and leaves s alone) for any other strategy. */
 EC_INTERNAL int eci_setup_shard(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r,

@@ -93,7 +93,7 @@ static int step_price(step *s, double seq, const layout_comm *lc_in)
     if ((rc = eci_workload_get(ctx, s->r.net, s->r.task, &shape, &s->wl)) != EC_OK)
         return rc;
 
-    eci_setup_kernel_rates(ctx, cfg, &s->r, s->calib, shape.unpadded, cfg->grad_accum, &s->rates);
+    eci_setup_kernel_rates(ctx, cfg, &s->r, s->calib, shape.unmasked, cfg->grad_accum, &s->rates);
     if (cfg->moe_a2a_overlap && s->r.ep > 1)
         s->rates.ep_overlap_frac = ep_paired_frac(s);
     if (lc_in != NULL)
@@ -737,7 +737,7 @@ int eci_step_eval(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, cons
     if ((rc = eci_workload_get(ctx, r->net, r->task, &shape, &wl)) != EC_OK)
         return rc;
     eci_rates rates;
-    eci_setup_kernel_rates(ctx, cfg, r, calib, shape.unpadded, 1, &rates); /* each batch casts the weights */
+    eci_setup_kernel_rates(ctx, cfg, r, calib, shape.unmasked, 1, &rates); /* each batch casts the weights */
     layout_comm lc; /* the layout's groups price a tensor-parallel model's collectives */
     if ((rc = eci_setup_layout_comm(ctx, cfg, r, calib, &lc)) != EC_OK)
         return rc;
