@@ -23,7 +23,8 @@ Planned keys used (issue 18): gpus_per_node, network (models/interconnects.csv),
 zero|ddp|single, zero_stage, tp, pp, pp_schedule=1f1b|interleaved, pp_chunks, cp, ep, etp,
 sequence_parallel, precision=amp_bf16|amp_fp8, lora_r, lora_targets=attention|attention_mlp|
 all_linear, base_precision=nf4, optimizer=paged_adamw_8bit|adamw, attention=sdpa|flash|flash1|flash2|cudnn, kernels=eager|fused|te,
-checkpointing, compile, reduce_dtype, fsdp_api, max_grad_norm, task (MLPerf BERT: pretrain), metric=tokens_per_s|peak_bytes|reserved_bytes.  Model ids are Hugging Face ids or,
+checkpointing, compile, reduce_dtype, fsdp_api, max_grad_norm, attn_mask=none (torchtitan's and torchtune's own
+attention: SDPA with is_causal, not HF's masking_utils), task (MLPerf BERT: pretrain), metric=tokens_per_s|peak_bytes|reserved_bytes.  Model ids are Hugging Face ids or,
 for models without one, "<framework>-<name>" ids listed in bench/data/llm/README.md with the
 config that defines them.
 """
