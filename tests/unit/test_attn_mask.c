@@ -127,6 +127,27 @@ static void test_mask_scale_gated_by_kernel(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Where the key changes nothing it is named in the ignored-keys warning: a kernel named
+ * explicitly, attention computed op by op (attention=eager on a network with an eager path), a
+ * network without attention. */
+static void test_ignored_where_no_sdpa(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *cases[] = {LLAMA "seq_len=1024 attention=flash attn_mask=explicit",
+                           LLAMA "seq_len=1024 attention=eager attn_mask=none",
+                           "model=resnet50 gpu=a100-sxm4-80gb batch_per_gpu=32 attn_mask=explicit"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ec_result r;
+        ec_test_predict(ctx, cases[i], &r);
+        assert_non_null(strstr(r.warning_text, "attn_mask (attention through SDPA only)"));
+    }
+    ec_result r;
+    ec_test_predict(ctx, LLAMA "seq_len=1024 attn_mask=explicit", &r);
+    assert_null(strstr(r.warning_text, "attn_mask ("));
+    ec_ctx_free(ctx);
+}
+
 static void test_bad_value(void **state)
 {
     (void)state;
@@ -145,6 +166,7 @@ int main(void)
         cmocka_unit_test(test_cost_grows_with_sequence),
         cmocka_unit_test(test_sdpa_only_and_padding),
         cmocka_unit_test(test_mask_scale_gated_by_kernel),
+        cmocka_unit_test(test_ignored_where_no_sdpa),
         cmocka_unit_test(test_bad_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

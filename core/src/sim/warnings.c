@@ -83,11 +83,16 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     IGNORED(cfg->fp8_recipe != EC_FP8_DELAYED && (cfg->precision != EC_PREC_AMP_FP8 || cfg->kernels != EC_KERNELS_TE),
             "fp8_recipe (precision=amp_fp8 kernels=te only)");
     IGNORED(!cfg->tp_comm_overlap && cfg->tp_overlap_cfg[0] != '\0', "tp_overlap_cfg (tp_comm_overlap=1 only)");
-    /* the kernel attention runs as the prediction picks it (a padding mask from lengths: SDPA's masked pick) */
+    /* the kernel attention runs as the prediction picks it (a mask, attn_mask: SDPA's masked pick) */
     IGNORED(cfg->cudnn_release > 0 && (cfg->attention == EC_ATTN_EAGER || (r->net != NULL && r->net->cnn) ||
                                        eci_attn_kernel_for(ctx, r->gpu, cfg->attention, cfg->precision,
-                                                           cfg->torch_release, cfg->lengths[0] != '\0') != ECI_AK_CUDNN),
+                                                           cfg->torch_release, eci_sdpa_masked(ctx, cfg)) != ECI_AK_CUDNN),
             "cudnn_version (attention running cuDNN's kernel only)");
+    /* the mask is SDPA's (model/attn_rates.c): a fused attention through SDPA's dispatch */
+    IGNORED(cfg->attn_mask != EC_ATTN_MASK_AUTO &&
+                ((cfg->attention != EC_ATTN_SDPA && cfg->attention != EC_ATTN_EAGER) ||
+                 eci_attn_kernel_of(ctx, r->gpu, r->net, cfg) < 0),
+            "attn_mask (attention through SDPA only)");
     IGNORED(r->strategy != EC_STRATEGY_FSDP && cfg->fsdp_api != EC_FSDP_FLAT_PARAM, "fsdp_api (fsdp only)");
     IGNORED((r->strategy != EC_STRATEGY_FSDP || cfg->lora_r <= 0) && cfg->lora_fsdp_wrap != EC_LORA_FSDP_SEPARATE,
             "lora_fsdp_wrap (fsdp with lora_r)");
