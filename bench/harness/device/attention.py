@@ -8,6 +8,12 @@ flash_attn_func when it is installed. Grid: sequence 512, 2,048, 8,192 (the math
 16,384 / seq (the same tokens in every cell). Each cell times the forward, then forward and
 backward; the backward's row is their difference. FLOPs: 4 b h s^2 d for the forward, 2.5
 times that for the backward, halved when causal (FlashAttention's accounting).
+
+Masked cells (impl `sdpa_mask`): SDPA given the causal mask as a boolean (1, 1, s, s) tensor and
+is_causal False, as Hugging Face under torch.compile calls it (docs/stack.md, attn_mask), on the
+backends that take a mask (efficient, cudnn) and the one SDPA picks (auto), sequence 2,048 and
+8,192, head dim 128. Every key block is computed, so their FLOPs are the non-causal ones
+(`causal` 0); against the same backend's non-causal cell they measure attn_mask_eff (profile.py).
 """
 import common
 
@@ -17,6 +23,8 @@ HEADS = 16
 TOKENS = 16384
 IMPLS = [("sdpa", "auto"), ("sdpa", "math"), ("sdpa", "efficient"), ("sdpa", "flash"), ("sdpa", "cudnn"),
          ("flash_attn", "flash_attn_func")]
+MASK_BACKENDS = ["auto", "efficient", "cudnn"]
+MASK_SEQS = [2048, 8192]
 
 
 def plan():
@@ -28,6 +36,9 @@ def plan():
             for hd in HEAD_DIMS:
                 for causal in (0, 1):
                     cells.append((impl, backend, max(1, TOKENS // seq), seq, hd, causal))
+    for backend in MASK_BACKENDS:
+        for seq in MASK_SEQS:
+            cells.append(("sdpa_mask", backend, max(1, TOKENS // seq), seq, 128, 0))
     return cells
 
 
@@ -89,6 +100,7 @@ def measure(args):
         if impl == "flash_attn" and flash_attn_func is None:
             emit(args.out, [row(impl, backend, b, s, hd, c, "fwd", "", f, "skipped: flash_attn not installed")])
             continue
+        mask = None
         try:
             if impl == "flash_attn":  # (batch, seq, heads, head_dim)
                 shape = (b, s, HEADS, hd)
@@ -96,6 +108,13 @@ def measure(args):
                 def attn(q, k, v):
                     return flash_attn_func(q, k, v, causal=bool(c))
                 ctx = backend_context(torch, "auto")
+            elif impl == "sdpa_mask":  # HF's mask under torch.compile: every block, a mask tile each
+                shape = (b, HEADS, s, hd)
+                mask = torch.ones(s, s, device="cuda", dtype=torch.bool).tril_()[None, None]
+
+                def attn(q, k, v):
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=False)
+                ctx = backend_context(torch, backend)
             else:  # (batch, heads, seq, head_dim)
                 shape = (b, HEADS, s, hd)
 
@@ -118,7 +137,7 @@ def measure(args):
             emit(args.out, [row(impl, backend, b, s, hd, c, "fwd", "", f,
                                 f"failed: {type(e).__name__}: {e}"[:200].replace("\n", " "))])
         finally:
-            q = k = v = grad = None
+            q = k = v = grad = mask = None
             torch.cuda.empty_cache()
 
 

@@ -10,6 +10,11 @@ DIR/device_profile.csv, for this GPU's architecture (models/gpus.csv):
               head dim 128, not causal (attention.csv), against the time models/attention.csv's
               flash2 rows for this architecture (else its prior rows) give at the bf16 peak: the
               multiplier on those published efficiencies (1: as published)
+  attn_mask_eff (global) SDPA given the causal mask as a tensor (attention.csv impl sdpa_mask)
+              over the same backend without one, not causal, forward + backward at sequence
+              2,048, head dim 128: the efficiency of the masked kernel, the backends pinned
+              (memory-efficient first, then cuDNN); the kernels cell names the one measured,
+              which the scale then prices
 
 A parameter whose measurements are missing has no row. `epochcast predict ... profile=FILE`
 reads it (device_check.sh checks that it loads).
@@ -78,6 +83,18 @@ def rows_for(out, gpu):
         rows.append(dict(parameter="attn_eff", architecture="", value=table_s / (fwd + bwd),
                          meaning=f"device_check on {gpu}: SDPA (auto) fwd+bwd at 2048 x 128 against "
                                  "models/attention.csv's flash2 rows at the bf16 peak"))
+    def cell_s(impl, backend):
+        t = [best(att, lambda r: r["impl"] == impl and r["backend"] == backend and r["seq"] == "2048"
+                  and r["head_dim"] == "128" and r["causal"] == "0" and r["pass"] == p, "time_s") for p in ("fwd", "bwd")]
+        return t[0] + t[1] if t[0] and t[1] else None
+    for backend in ("efficient", "cudnn"):  # the pinned pairs: the same kernel with and without the mask
+        plain, masked = cell_s("sdpa", backend), cell_s("sdpa_mask", backend)
+        if plain and masked:
+            rows.append(dict(parameter="attn_mask_eff", architecture="", value=plain / masked,
+                             kernels={"efficient": "sdpa_mem_efficient", "cudnn": "cudnn"}[backend],
+                             meaning=f"device_check on {gpu}: SDPA ({backend}) fwd+bwd at 2048 x 128 without a "
+                                     "mask over the same with HF's boolean causal mask"))
+            break
     return rows, f"{len(rows)} profile rows for {arch}"
 
 
