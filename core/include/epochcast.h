@@ -621,6 +621,8 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
                                              runs in the fit in use: global scales, interval widened */
 #define EC_WARN_PAGED_EVICTED   (1u << 17) /* a paged optimizer's states do not all fit on the GPU: the driver migrates
                                              them over PCIe every step, which the step time does not include */
+#define EC_WARN_COMPILE_MASK    (1u << 18) /* torch.compile with attn_mask=auto: Hugging Face hands SDPA the causal
+                                             mask as a tensor, every key block computed (key attn_mask) */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {

@@ -304,6 +304,7 @@ const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_TORCH_UNKNOWN 32768
 #define EC_WARN_UNCALIBRATED 65536
 #define EC_WARN_PAGED_EVICTED 131072
+#define EC_WARN_COMPILE_MASK 262144
 typedef struct ec_breakdown {
     double forward_s;
     double backward_s;

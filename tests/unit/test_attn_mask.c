@@ -148,6 +148,26 @@ static void test_ignored_where_no_sdpa(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Under compile, auto's explicit mask is said (EC_WARN_COMPILE_MASK), not when the key is given,
+ * in eager, or for a bidirectional network. */
+static void test_compile_mask_warned(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result r;
+    ec_test_predict(ctx, LLAMA "seq_len=1024 compile=1", &r);
+    assert_true(r.warnings & EC_WARN_COMPILE_MASK);
+    assert_non_null(strstr(r.warning_text, "attn_mask=none"));
+    const char *quiet[] = {LLAMA "seq_len=1024 compile=1 attn_mask=explicit", LLAMA "seq_len=1024",
+                           LLAMA "seq_len=1024 compile=1 torch_version=2.7",
+                           "model=bert-base gpu=a100-sxm4-80gb batch_per_gpu=8 seq_len=512 compile=1"};
+    for (size_t i = 0; i < sizeof quiet / sizeof quiet[0]; i++) {
+        ec_test_predict(ctx, quiet[i], &r);
+        assert_false(r.warnings & EC_WARN_COMPILE_MASK);
+    }
+    ec_ctx_free(ctx);
+}
+
 static void test_bad_value(void **state)
 {
     (void)state;
@@ -167,6 +187,7 @@ int main(void)
         cmocka_unit_test(test_sdpa_only_and_padding),
         cmocka_unit_test(test_mask_scale_gated_by_kernel),
         cmocka_unit_test(test_ignored_where_no_sdpa),
+        cmocka_unit_test(test_compile_mask_warned),
         cmocka_unit_test(test_bad_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

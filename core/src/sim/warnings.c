@@ -62,6 +62,26 @@ static int causal_lm_head(const eci_resolved *r)
     return 0;
 }
 
+/* torch.compile with attn_mask=auto on a causal self-attention run through SDPA: auto made the mask
+ * explicit for Hugging Face's masking_utils (model/attn_rates.c eci_sdpa_masked), which doubles the
+ * attention's work; said, since code that calls SDPA with is_causal itself runs causal. */
+static void compile_mask_warning(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
+{
+    if (cfg->attn_mask != EC_ATTN_MASK_AUTO || cfg->compile == EC_COMPILE_OFF || cfg->lengths[0] != '\0' ||
+        r->net == NULL || !eci_sdpa_masked(ctx, cfg) || (cfg->attention != EC_ATTN_SDPA && cfg->attention != EC_ATTN_EAGER) ||
+        eci_attn_kernel_of(ctx, r->gpu, r->net, cfg) < 0)
+        return;
+    for (size_t i = 0; i < r->net->n_layers; i++) {
+        const ec_attention_layer *a = &r->net->layers[i].u.attention;
+        if (r->net->layers[i].kind == EC_LAYER_ATTENTION && a->causal && !a->cross) {
+            eci_warn_add(res, EC_WARN_COMPILE_MASK,
+                         "torch.compile: Hugging Face (transformers 4.53 on) passes SDPA the causal mask as a tensor, "
+                         "so every key block is computed (attn_mask=none if the model calls SDPA with is_causal)");
+            return;
+        }
+    }
+}
+
 /* Keys given explicitly that this configuration never reads: one warning naming them. */
 static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
@@ -427,4 +447,5 @@ void eci_warn_all(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r
                  r->nodes, r->node_net_bytes_per_s * 8 / 1e9);
         eci_warn_add(res, EC_WARN_NETWORK_DEFAULTED, text);
     }
+    compile_mask_warning(ctx, cfg, r, res); /* last: the text of the others comes first */
 }
