@@ -230,8 +230,7 @@ static int select_runs(ec_ctx *ctx, const ec_runs *runs, const unsigned char *us
         int k = eci_attn_kernel_of(ctx, g, net, &run->config);
         if (k >= 0) {
             d->attn_kernels |= 1u << eci_attn_class(k, run->config.precision);
-            int sdpa = run->config.attention == EC_ATTN_SDPA || run->config.attention == EC_ATTN_EAGER;
-            if (sdpa && eci_sdpa_masked(ctx, &run->config)) /* model/attn_rates.c's masked kernels */
+            if (eci_attn_through_sdpa(ctx, g, net, &run->config) && eci_sdpa_masked(ctx, &run->config))
                 d->attn_mask_kernels |= 1u << eci_attn_class(k, run->config.precision);
         }
     }

@@ -136,6 +136,12 @@ int eci_sdpa_masked(const ec_ctx *ctx, const ec_config *cfg)
            (cfg->torch_release == 0 || cfg->torch_release >= eci_const(ctx, EC_C_hf_compile_mask_from_version));
 }
 
+int eci_attn_through_sdpa(const ec_ctx *ctx, const eci_gpu *g, const eci_net *net, const ec_config *cfg)
+{
+    return (cfg->attention == EC_ATTN_SDPA || cfg->attention == EC_ATTN_EAGER) &&
+           eci_attn_kernel_of(ctx, g, net, cfg) >= 0;
+}
+
 int eci_attn_kernel_of(const ec_ctx *ctx, const eci_gpu *g, const eci_net *net, const ec_config *cfg)
 {
     if (g == NULL || net == NULL || eci_net_attention_eager(net, cfg->attention == EC_ATTN_EAGER))

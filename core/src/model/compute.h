@@ -129,6 +129,10 @@ EC_INTERNAL int eci_attn_kernel_priced(const ec_ctx *ctx, const eci_gpu *g, int 
  * masking_utils builds the causal mask whenever torch.compile traces.  Masked, SDPA runs without
  * is_causal: every key block, on a backend that takes a mask (sdpa_backends.csv attn_mask). */
 EC_INTERNAL int eci_sdpa_masked(const ec_ctx *ctx, const ec_config *cfg);
+/* Whether cfg's attention on g runs through SDPA's dispatch, where attn_mask applies: attention=sdpa
+ * (or eager on a network with a fused path only) and a fused kernel at all (eci_attn_kernel_of). */
+EC_INTERNAL int eci_attn_through_sdpa(const ec_ctx *ctx, const eci_gpu *g, const eci_net *net,
+                                      const ec_config *cfg);
 /* The fused attention kernel (ECI_AK_*) a prediction of cfg on g prices, -1 when it runs none: a
  * network without attention layers, or attention computed op by op (attention=eager, or a network
  * with no fused path).  The calibration records the kernels of its runs (fit/calibrate.c). */

@@ -68,8 +68,7 @@ static int causal_lm_head(const eci_resolved *r)
 static void compile_mask_warning(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
     if (cfg->attn_mask != EC_ATTN_MASK_AUTO || cfg->compile == EC_COMPILE_OFF || cfg->lengths[0] != '\0' ||
-        r->net == NULL || !eci_sdpa_masked(ctx, cfg) || (cfg->attention != EC_ATTN_SDPA && cfg->attention != EC_ATTN_EAGER) ||
-        eci_attn_kernel_of(ctx, r->gpu, r->net, cfg) < 0)
+        r->net == NULL || !eci_sdpa_masked(ctx, cfg) || !eci_attn_through_sdpa(ctx, r->gpu, r->net, cfg))
         return;
     for (size_t i = 0; i < r->net->n_layers; i++) {
         const ec_attention_layer *a = &r->net->layers[i].u.attention;
@@ -109,9 +108,7 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
                                                            cfg->torch_release, eci_sdpa_masked(ctx, cfg)) != ECI_AK_CUDNN),
             "cudnn_version (attention running cuDNN's kernel only)");
     /* the mask is SDPA's (model/attn_rates.c): a fused attention through SDPA's dispatch */
-    IGNORED(cfg->attn_mask != EC_ATTN_MASK_AUTO &&
-                ((cfg->attention != EC_ATTN_SDPA && cfg->attention != EC_ATTN_EAGER) ||
-                 eci_attn_kernel_of(ctx, r->gpu, r->net, cfg) < 0),
+    IGNORED(cfg->attn_mask != EC_ATTN_MASK_AUTO && !eci_attn_through_sdpa(ctx, r->gpu, r->net, cfg),
             "attn_mask (attention through SDPA only)");
     IGNORED(r->strategy != EC_STRATEGY_FSDP && cfg->fsdp_api != EC_FSDP_FLAT_PARAM, "fsdp_api (fsdp only)");
     IGNORED((r->strategy != EC_STRATEGY_FSDP || cfg->lora_r <= 0) && cfg->lora_fsdp_wrap != EC_LORA_FSDP_SEPARATE,
