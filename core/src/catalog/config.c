@@ -268,7 +268,7 @@ static const key_def KEYS[] = {
                          "weights copied back, 0/1 [0]"),
     ENUM("attn_mask", attn_mask, 0, "auto, none, explicit",
          "mask SDPA gets: none (is_causal), explicit (every key block) [auto: explicit with lengths, and under "
-         "compile from torch 2.8 (HF)]"),
+         "compile (HF; constants.csv hf_compile_mask_from_version)]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

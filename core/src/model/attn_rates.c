@@ -207,10 +207,10 @@ void eci_rates_attention(const ec_ctx *ctx, const eci_gpu *g, int attention, int
      * constants.csv sdpa_mask_eff_frac) is its efficiency over the same kernel without one, on the
      * kernels the fit ran masked (attn_mask_kernels); any other kernel at the prior.  A kernel
      * named explicitly (flash-attn, TE) gets no mask. */
-    if (masked && !named && (r->attn_mask_kernels & 1u << eci_attn_class(k, precision)))
-        r->attn_eff *= r->attn_mask_eff;
-    else if (masked && !named)
-        r->attn_eff *= eci_const(ctx, EC_C_sdpa_mask_eff_frac);
+    if (masked && !named)
+        r->attn_eff *= (r->attn_mask_kernels & 1u << eci_attn_class(k, precision))
+                           ? r->attn_mask_eff
+                           : eci_const(ctx, EC_C_sdpa_mask_eff_frac);
     if (named && g->attn[k].from == ECI_AK_PRIOR) {
         char text[200];
         snprintf(text, sizeof text, "attention=%s: models/attention.csv has no row for architecture '%s': its "
