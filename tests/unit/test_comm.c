@@ -50,7 +50,7 @@ static void test_busbw_ramp(void **state)
     const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb");
     assert_non_null(a100);
     eci_comm c;
-    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 8, 1, 0, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100, NULL, "nvlink", 8, 1, 0, 0, &c), EC_OK);
     double plateau = eci_const(ctx, EC_C_nccl_ramp_busbw_8);
     c.busbw_bytes_per_s = plateau; /* the reference ring itself */
     assert_rel(eci_comm_busbw_at(&c, eci_const(ctx, EC_C_nccl_ramp_bytes_2), 8), eci_const(ctx, EC_C_nccl_ramp_busbw_2),
@@ -199,10 +199,10 @@ static void test_topologies(void **state)
     assert_non_null(a100);
     assert_non_null(g4090);
     eci_comm c;
-    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 8, 1, 0, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100, NULL, "nvlink", 8, 1, 0, 0, &c), EC_OK);
     assert_rel(c.busbw_bytes_per_s, a100->nvlink_bytes_per_s * eci_const(ctx, EC_C_nvlink_busbw_frac), EC_TOL_EXACT);
     /* 8 A16 = two boards; uplink = x16 at the GPU's per-lane rate, shared by 4 GPUs' copies */
-    assert_int_equal(eci_comm_init(ctx, a16, "a16-board", 8, 1, 0, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a16, NULL, "a16-board", 8, 1, 0, 0, &c), EC_OK);
     assert_int_equal(c.boards, 2);
     double uplink = a16->h2d_pinned_bytes_per_s / a16->pcie_lanes * eci_const(ctx, EC_C_board_uplink_lanes);
     assert_rel(c.h2d_share_frac, uplink / (4 * a16->h2d_pinned_bytes_per_s), EC_TOL_EXACT);
@@ -210,13 +210,13 @@ static void test_topologies(void **state)
     double ring = c.busbw_bytes_per_s;
     assert_true(ring <= a16->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_p2p_busbw_frac));
     /* two A16s on one board: their x8 links fit in the x16 uplink */
-    assert_int_equal(eci_comm_init(ctx, a16, "a16-board", 2, 1, 0, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a16, NULL, "a16-board", 2, 1, 0, 0, &c), EC_OK);
     assert_int_equal(c.boards, 1);
     assert_rel(c.h2d_share_frac, 1.0, EC_TOL_EXACT);
     /* GeForce has no P2P: a PCIe switch does not help */
     eci_comm sw, host;
-    assert_int_equal(eci_comm_init(ctx, g4090, "pcie-switch", 4, 1, 0, 0, &sw), EC_OK);
-    assert_int_equal(eci_comm_init(ctx, g4090, "pcie-host", 4, 1, 0, 0, &host), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, g4090, NULL, "pcie-switch", 4, 1, 0, 0, &sw), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, g4090, NULL, "pcie-host", 4, 1, 0, 0, &host), EC_OK);
     assert_rel(sw.busbw_bytes_per_s, host.busbw_bytes_per_s, EC_TOL_EXACT);
     /* through host memory: NCCL rings at the in-training rate, DataParallel's peer copies at
      * the idle one (constants.csv pcie_host_busbw_frac, pcie_host_copy_frac) */
@@ -225,23 +225,44 @@ static void test_topologies(void **state)
     assert_rel(host.copy_bytes_per_s, g4090->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_host_copy_frac),
                EC_TOL_EXACT);
     assert_rel(sw.copy_bytes_per_s, host.copy_bytes_per_s, EC_TOL_EXACT);
+    /* peer-to-peer PCIe: two GPUs behind one switch at the link's pcie_p2p_busbw_frac; a ring of
+     * more spans root ports or sockets, whose hops NCCL stages through host memory at the host's
+     * rate (hosts.csv host_hop_busbw_bytes_per_s), while DataParallel's peer copies keep the link */
+    const eci_gpu *a100p = eci_hw_find(ctx, "a100-pcie-40gb");
+    const eci_host *server = eci_host_find(ctx, "default");
+    assert_non_null(a100p);
+    assert_non_null(server);
+    eci_comm two, eight, unlimited;
+    assert_int_equal(eci_comm_init(ctx, a100p, server, "pcie-switch", 2, 1, 0, 0, &two), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100p, server, "pcie-switch", 8, 1, 0, 0, &eight), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100p, NULL, "pcie-switch", 8, 1, 0, 0, &unlimited), EC_OK);
+    double link = a100p->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_p2p_busbw_frac);
+    assert_rel(two.busbw_bytes_per_s, link, EC_TOL_EXACT);
+    assert_rel(unlimited.busbw_bytes_per_s, link, EC_TOL_EXACT);
+    assert_rel(eight.busbw_bytes_per_s, fmin(link, server->host_hop_busbw_bytes_per_s), EC_TOL_EXACT);
+    assert_true(eight.busbw_bytes_per_s < two.busbw_bytes_per_s); /* the default server's hop is below Gen4 x16 */
+    assert_rel(eight.copy_bytes_per_s, two.copy_bytes_per_s, EC_TOL_EXACT);
+    assert_contains(eight.bottleneck, "through the host");
+    /* GeForce (no peer-to-peer): every hop through host memory already, the host's hop rate aside */
+    assert_int_equal(eci_comm_init(ctx, g4090, server, "pcie-switch", 4, 1, 0, 0, &c), EC_OK);
+    assert_rel(c.busbw_bytes_per_s, host.busbw_bytes_per_s, EC_TOL_EXACT);
     /* peer-to-peer paths copy over the ring's own links */
-    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 4, 1, 0, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100, NULL, "nvlink", 4, 1, 0, 0, &c), EC_OK);
     assert_rel(c.copy_bytes_per_s, c.busbw_bytes_per_s, EC_TOL_EXACT);
     /* across A16 boards both go through the host, at most at the GPU's own link */
-    assert_int_equal(eci_comm_init(ctx, a16, "a16-board", 8, 1, 0, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a16, NULL, "a16-board", 8, 1, 0, 0, &c), EC_OK);
     assert_rel(c.busbw_bytes_per_s, uplink * eci_const(ctx, EC_C_pcie_host_busbw_frac), EC_TOL_EXACT);
     assert_true(c.copy_bytes_per_s > c.busbw_bytes_per_s);
     assert_true(c.copy_bytes_per_s <= a16->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_p2p_busbw_frac));
     /* two nodes joined by 1 GB/s: the network is the ring's slowest link */
-    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 16, 2, 1e9, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100, NULL, "nvlink", 16, 2, 1e9, 0, &c), EC_OK);
     assert_rel(c.busbw_bytes_per_s, 1e9, EC_TOL_EXACT);
     /* errors name the key */
-    assert_int_equal(eci_comm_init(ctx, a16, "nvlink", 4, 1, 0, 0, &c), EC_EINVAL);
+    assert_int_equal(eci_comm_init(ctx, a16, NULL, "nvlink", 4, 1, 0, 0, &c), EC_EINVAL);
     assert_contains(ec_ctx_errmsg(ctx), "topology");
-    assert_int_equal(eci_comm_init(ctx, a100, "nvlnk", 4, 1, 0, 0, &c), EC_EINVAL);
+    assert_int_equal(eci_comm_init(ctx, a100, NULL, "nvlnk", 4, 1, 0, 0, &c), EC_EINVAL);
     assert_contains(ec_ctx_errmsg(ctx), "did you mean 'nvlink'");
-    assert_int_equal(eci_comm_init(ctx, a100, "a16-board", 4, 1, 0, 0, &c), EC_EINVAL);
+    assert_int_equal(eci_comm_init(ctx, a100, NULL, "a16-board", 4, 1, 0, 0, &c), EC_EINVAL);
     ec_ctx_free(ctx);
 }
 
@@ -286,12 +307,12 @@ static void test_measured_busbw(void **state)
     ec_ctx *ctx = ec_test_ctx();
     const eci_gpu *a100 = eci_hw_find(ctx, "a100-sxm4-80gb");
     eci_comm topo, measured, two_nodes;
-    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 8, 1, 0, 0, &topo), EC_OK);
-    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 8, 1, 0, 3.5e9, &measured), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100, NULL, "nvlink", 8, 1, 0, 0, &topo), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100, NULL, "nvlink", 8, 1, 0, 3.5e9, &measured), EC_OK);
     assert_rel(measured.busbw_bytes_per_s, 3.5e9, EC_TOL_EXACT);
     assert_rel(measured.copy_bytes_per_s, topo.copy_bytes_per_s, EC_TOL_EXACT);
     assert_contains(measured.bottleneck, "busbw_gbyte_per_s");
-    assert_int_equal(eci_comm_init(ctx, a100, "nvlink", 16, 2, 1e9, 3.5e9, &two_nodes), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, a100, NULL, "nvlink", 16, 2, 1e9, 3.5e9, &two_nodes), EC_OK);
     assert_rel(two_nodes.busbw_bytes_per_s, 1e9, EC_TOL_EXACT);
     ec_result nvlink, slow;
     const char *words = "model=bert-large gpu=a100-sxm4-80gb precision=amp_fp16 batch_per_gpu=8 seq_len=128 num_gpus=8";
@@ -329,7 +350,7 @@ static void test_dp_loss_in_forward(void **state)
     gpt2->loss_in_forward = 0; /* the same network trained with the criterion outside the model */
     ec_test_predict(ctx, words, &on_gpu0);
     eci_comm c;
-    assert_int_equal(eci_comm_init(ctx, eci_hw_find(ctx, "a100-sxm4-80gb"), "nvlink", 4, 1, 0, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, eci_hw_find(ctx, "a100-sxm4-80gb"), NULL, "nvlink", 4, 1, 0, 0, &c), EC_OK);
     double logits_bytes = 8.0 * 512 * 50257 * 2;
     assert_rel(on_gpu0.comm_total_s - in_forward.comm_total_s, 3 * logits_bytes / c.copy_bytes_per_s,
                EC_TOL_CLOSED_FORM);
@@ -447,10 +468,13 @@ static void test_dp_slower_than_ddp(void **state)
 /* The report behind "another GPU increases the impact" is a conv net (rwightman, 3 PCIe GPUs,
  * DP 830 vs DDP 1015 img/s, modeling.md 6.4).  ResNet-50's 100 MB of gradients are a small
  * exchange next to its many small kernels, so DataParallel's GIL-serialized dispatch and
- * per-tensor replicate() dominate: wherever the GPUs copy peer-to-peer the margin shrinks with
- * the batch and, from batch 32 up, grows with every GPU count step.  Through host memory
- * (pcie-host) that holds at batch 128, where DDP's exchange hides under backward; at batch 8
- * DDP is bound by the host path as well and the margin stays below peer-to-peer PCIe's. */
+ * per-tensor replicate() dominate: wherever DDP's ring runs peer-to-peer the margin shrinks with
+ * the batch and, from batch 32 up, grows with every GPU count step.  A PCIe ring of more than two
+ * GPUs stages hops through host memory (constants.csv pcie_p2p_multi_busbw_frac): at batch 8
+ * DDP's exchange is exposed there, so the margin shrinks from batch 32 on only.  Through host
+ * memory (pcie-host) growth with the GPU count holds at batch 128, where DDP's exchange hides
+ * under backward; at batch 8 DDP is bound by the host path as well and the margin stays below
+ * peer-to-peer PCIe's. */
 static void test_dp_margin_resnet(void **state)
 {
     (void)state;
@@ -460,12 +484,14 @@ static void test_dp_margin_resnet(void **state)
     double ratio[4][3][3];
     dp_ddp_grid(ctx, "model=resnet50", batches, ratio);
     for (int t = 0; t < 4; t++) {
-        print_message("resnet50 dp/ddp %-11s b8 x2..8 %.3f %.3f %.3f  b128 %.3f %.3f %.3f\n", dp_topo[t][0],
-                      ratio[t][0][0], ratio[t][1][0], ratio[t][2][0], ratio[t][0][2], ratio[t][1][2], ratio[t][2][2]);
+        print_message("resnet50 dp/ddp %-11s b8 x2..8 %.3f %.3f %.3f  b32 %.3f %.3f %.3f  b128 %.3f %.3f %.3f\n",
+                      dp_topo[t][0], ratio[t][0][0], ratio[t][1][0], ratio[t][2][0], ratio[t][0][1], ratio[t][1][1],
+                      ratio[t][2][1], ratio[t][0][2], ratio[t][1][2], ratio[t][2][2]);
         if (t == host)
             continue;
-        for (int c = 0; c < 3; c++)
-            assert_true(ratio[t][c][0] > ratio[t][c][1] && ratio[t][c][1] > ratio[t][c][2]);
+        for (int c = 0; c < 3; c++) /* 2 GPUs on switched PCIe: peer-to-peer; 4 and 8: batch 32 up */
+            assert_true((ratio[t][c][0] > ratio[t][c][1] || (t == switched && c > 0)) &&
+                        ratio[t][c][1] > ratio[t][c][2]);
         for (int b = 1; b < 3; b++)
             assert_true(ratio[t][0][b] < ratio[t][1][b] && ratio[t][1][b] < ratio[t][2][b]);
     }
@@ -498,7 +524,7 @@ static void test_nccl_tree_log_nodes(void **state)
         int nodes = 2 << k, n = 8 * nodes;
         eci_comm c;
         eci_group g;
-        assert_int_equal(eci_comm_init(ctx, h100, "nvlink", n, nodes, 8 * nic, 0, &c), EC_OK);
+        assert_int_equal(eci_comm_init(ctx, h100, NULL, "nvlink", n, nodes, 8 * nic, 0, &c), EC_OK);
         eci_comm_group(&c, n, 1, 8, nic, frac, &g);
         assert_int_equal(g.nodes, nodes);
         t[k] = eci_coll_s(&c, &g, ECI_COLL_ALLREDUCE, small);
@@ -523,14 +549,14 @@ static void test_nccl_algo_choice(void **state)
     assert_non_null(h100);
     eci_comm c, one;
     eci_group g, g1;
-    assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 512, 64, 400e9, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, h100, NULL, "nvlink", 512, 64, 400e9, 0, &c), EC_OK);
     eci_comm_group(&c, 512, 1, 8, 50e9, 0.73, &g);
     assert_string_equal(eci_allreduce_algo_name(&c, &g, 64 * 1024.0), "tree");
     assert_string_equal(eci_allreduce_algo_name(&c, &g, 25 * MIB), "tree");
     /* 2 nodes, 1 GiB: ring, bandwidth-bound (NCCL's model: its latency under 5% of the time),
      * within 10% of the measured-ramp ring of before (6% faster: the ramp read at 16 ranks) */
     const double big = 1024 * MIB;
-    assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 16, 2, 400e9, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, h100, NULL, "nvlink", 16, 2, 400e9, 0, &c), EC_OK);
     eci_comm_group(&c, 16, 1, 8, 50e9, 0.73, &g);
     assert_string_equal(eci_allreduce_algo_name(&c, &g, big), "ring");
     eci_comm at = c;
@@ -564,7 +590,7 @@ static void test_nccl_algo_choice(void **state)
     const double mid = 64 * 1024.0;
     eci_comm g512;
     eci_group gg;
-    assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 512, 64, 400e9, 0, &g512), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, h100, NULL, "nvlink", 512, 64, 400e9, 0, &g512), EC_OK);
     eci_comm_group(&g512, 512, 1, 8, 50e9, 0.73, &gg);
     double tree_s, shifted_s;
     assert_int_equal(eci_nccl_allreduce_algo(&g512, mid, 512, 64, gg.busbw_bytes_per_s, &tree_s), ECI_NCCL_TREE);
@@ -575,7 +601,7 @@ static void test_nccl_algo_choice(void **state)
     assert_int_equal(eci_nccl_allreduce_algo(&g512, mid, 512, 64, gg.busbw_bytes_per_s, &shifted_s), ECI_NCCL_TREE);
     assert_true(shifted_s != tree_s);
     /* one node: NCCL's model keeps the ring at every size, so the measured ramp prices it */
-    assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 8, 1, 0, 0, &one), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, h100, NULL, "nvlink", 8, 1, 0, 0, &one), EC_OK);
     eci_comm_group(&one, 8, 1, 8, 50e9, 0.73, &g1);
     for (double s = 1024; s < 64e9; s *= 4) {
         assert_string_equal(eci_allreduce_algo_name(&one, NULL, s), "ring");
@@ -602,7 +628,7 @@ static void test_alltoall_across_nodes(void **state)
     const double nic = 50e9, frac = 0.73, bytes = 128 * MIB;
     eci_comm c;
     eci_group g;
-    assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 256, 32, 8 * nic, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, h100, NULL, "nvlink", 256, 32, 8 * nic, 0, &c), EC_OK);
     eci_comm_group(&c, 32, 1, 8, nic, frac, &g);
     assert_int_equal(g.nodes, 4);
     double t = eci_coll_s(&c, &g, ECI_COLL_ALLTOALL, bytes);

@@ -394,7 +394,7 @@ static void test_collectives_nccl_tests_formulas(void **state)
     const eci_gpu *h100 = eci_hw_find(ctx, "h100-sxm5-80gb");
     assert_non_null(h100);
     eci_comm c;
-    assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 8, 1, 0, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, h100, NULL, "nvlink", 8, 1, 0, 0, &c), EC_OK);
     c.ramp_points = 0; /* the plateau: the formulas' busbw */
     const double S = 1073741824.0, B = c.intra_busbw_bytes_per_s, alpha = 3.1e-6;
     assert_true(B > 0);
@@ -445,7 +445,7 @@ static void test_groups_across_nodes_use_network(void **state)
     ec_ctx *ctx = ec_test_ctx();
     const eci_gpu *h100 = eci_hw_find(ctx, "h100-sxm5-80gb");
     eci_comm c;
-    assert_int_equal(eci_comm_init(ctx, h100, "nvlink", 16, 2, 0, 0, &c), EC_OK);
+    assert_int_equal(eci_comm_init(ctx, h100, NULL, "nvlink", 16, 2, 0, 0, &c), EC_OK);
     c.ramp_points = 0;
     const double nic = 25e9 / 8, eff = 0.73, S = 1073741824.0; /* a 25 Gb/s NIC per GPU */
     struct { int n, stride, members_per_node, nodes; } cases[] = {{16, 1, 8, 2}, {2, 8, 1, 2}, {4, 4, 2, 2},

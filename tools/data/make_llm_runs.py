@@ -41,7 +41,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
           "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe",
           "tp_comm_overlap", "tp_overlap_cfg", "trainer", "torch_version", "gradient_as_bucket_view",
-          "loss", "offload", "bucket_cap_mb", "cudnn_version", "lora_dropout", "attn_mask"]
+          "loss", "offload", "bucket_cap_mb", "cudnn_version", "lora_dropout", "attn_mask", "host"]
 
 GPU = {"H100-SXM5-80GB (DGX-H100)": ("h100-sxm5-80gb", "ib-ndr-400"),
        "B200 (DGX-B200)": ("b200", ""),  # gpus.csv b200 (alias B200-SXM6-180GB)
@@ -816,13 +816,16 @@ def from_mlperf_llama(rows):
     return out
 
 
-# gpus.csv id, network (the systems' compute fabric), the TE userbuffers configuration its tp_overlap yaml sets
-MLPERF_LORA_GPU = {"NVIDIA H100-SXM5-80GB": ("h100-sxm5-80gb", "ib-ndr-400", "mlperf40_lora_h100_tp4_mbs1"),
-                   "NVIDIA H200-SXM5-141GB": ("h200-sxm-141gb", "ib-ndr-400", "mlperf40_lora_h200_tp2_mbs1"),
-                   "NVIDIA L40S": ("l40s", "bf3-2x400", ""),
-                   "NVIDIA Blackwell GPU (B200-SXM-180GB)": ("b200", "", ""),
-                   "NVIDIA Blackwell GPU (GB200)": ("gb200", "gb200-nvl72", ""),
-                   "NVIDIA Blackwell Ultra GPU (GB300)": ("gb300", "gb300-nvl72", "")}
+# gpus.csv id, network (the systems' compute fabric), the TE userbuffers configuration its tp_overlap yaml sets,
+# and the hosts.csv host where the system's CPUs set a rate the prediction reads (the PCIe L40S nodes' ring
+# hops between sockets: systems/l40s_n16_ngc24.04_nemo.json "Intel(R) Xeon(R) Gold 6448Y", 2 per node, a 4th
+# generation Xeon Scalable, Sapphire Rapids)
+MLPERF_LORA_GPU = {"NVIDIA H100-SXM5-80GB": ("h100-sxm5-80gb", "ib-ndr-400", "mlperf40_lora_h100_tp4_mbs1", ""),
+                   "NVIDIA H200-SXM5-141GB": ("h200-sxm-141gb", "ib-ndr-400", "mlperf40_lora_h200_tp2_mbs1", ""),
+                   "NVIDIA L40S": ("l40s", "bf3-2x400", "", "server-spr"),
+                   "NVIDIA Blackwell GPU (B200-SXM-180GB)": ("b200", "", "", ""),
+                   "NVIDIA Blackwell GPU (GB200)": ("gb200", "gb200-nvl72", "", ""),
+                   "NVIDIA Blackwell Ultra GPU (GB300)": ("gb300", "gb300-nvl72", "", "")}
 MLPERF_LORA = ("model=meta-llama/Llama-2-70b-hf (MLPerf's llama2_70b_lora: LoRA fine-tuning of Llama 2 70B on GovReport, "
                "each sample one sequence of 8192 tokens: the implementation's README section 2 and "
                "scripts/convert_dataset.py, seq_start_id [0]); NVIDIA's NeMo implementation (train.py, Megatron-Core with "
@@ -870,7 +873,7 @@ def from_mlperf_lora(rows):
         tp, pp, cp = int(r["tp"]), int(r["pp"]), int(r["cp"])
         if r["gpu"] not in MLPERF_LORA_GPU:
             raise SystemExit("mlperf_llama2_70b_lora.csv: GPU %r has no mapping" % r["gpu"])
-        gpu, net, ub = MLPERF_LORA_GPU[r["gpu"]]
+        gpu, net, ub, host = MLPERF_LORA_GPU[r["gpu"]]
         env = dict(re.findall(r"(\w+)=(\S+?)[,;]", r["notes"]))
         fp8_attention = env["FP8_DPA"] in ("1", "True")
         rec = {"model": "meta-llama/Llama-2-70b-hf", "gpu": gpu, "network": net, "num_gpus": n,
@@ -892,6 +895,8 @@ def from_mlperf_lora(rows):
                 rec.update(tp_comm_overlap=1, tp_overlap_cfg=ub)
         if not fp8_attention:
             rec["cudnn_version"] = "9.1"
+        if host:
+            rec["host"] = host
         rec["source"] = "%s (%s); %s; %s; %s%s" % (r["source_path"], r["source"], r["notes"], what, MLPERF_LORA,
                                                    "; " + MLPERF_LORA_V51 if v51 else "")
         system = r["source_path"].split("/results/")[1].split("/")[0]

@@ -92,6 +92,8 @@ typedef struct eci_host {
     double dispatch_bwd_s;            /* host time per backward op (C++ autograd engine) */
     double step_overhead_s;           /* Python training-loop bookkeeping per optimizer step */
     double memcpy_bytes_per_s;        /* host memcpy (pin-memory copy) */
+    double host_hop_busbw_bytes_per_s; /* NCCL ring hop between peer-to-peer PCIe GPUs under different root ports
+                                        * or sockets, which NCCL stages through host memory (comm.c) */
     double fast_tokenizer_tokens_per_s;   /* HF tokenizers (Rust), one thread */
     double python_tokenizer_tokens_per_s; /* slow Python tokenizer, one thread */
     double worker_start_s;            /* fork + dataset init of one DataLoader worker */

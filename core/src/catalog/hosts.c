@@ -1,7 +1,7 @@
 /*
  * hosts.c: host CPU profiles, one row of models/hosts.csv each: cores, the host time
- * PyTorch needs to issue an eager op, training-loop bookkeeping, tokenizer throughput and
- * DataLoader worker costs.  Priors with sources in the file; calibration can refine them.
+ * PyTorch needs to issue an eager op, training-loop bookkeeping, tokenizer throughput,
+ * DataLoader worker costs and the rate of an NCCL ring hop through the host between PCIe GPUs.  Priors with sources in the file; calibration can refine them.
  */
 #include "catalog/catalog.h"
 
@@ -17,6 +17,7 @@ static const eci_field host_fields[] = {
     H("dispatch_bwd_s", ECI_F_DOUBLE, dispatch_bwd_s, 1e-8, 1e-2),
     H("step_overhead_s", ECI_F_DOUBLE, step_overhead_s, 0, 10),
     H("memcpy_bytes_per_s", ECI_F_DOUBLE, memcpy_bytes_per_s, 1e8, 1e12),
+    H("host_hop_busbw_bytes_per_s", ECI_F_DOUBLE, host_hop_busbw_bytes_per_s, 1e8, 1e12),
     H("fast_tokenizer_tokens_per_s", ECI_F_DOUBLE, fast_tokenizer_tokens_per_s, 1, 1e10),
     H("python_tokenizer_tokens_per_s", ECI_F_DOUBLE, python_tokenizer_tokens_per_s, 1, 1e10),
     H("worker_start_s", ECI_F_DOUBLE, worker_start_s, 0, 600),

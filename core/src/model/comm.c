@@ -55,6 +55,17 @@ static double pcie_busbw(const ec_ctx *ctx, const eci_gpu *g, int p2p)
            eci_const(ctx, p2p && g->p2p ? EC_C_pcie_p2p_busbw_frac : EC_C_pcie_host_busbw_frac);
 }
 
+/* A peer-to-peer PCIe ring of per_node GPUs: NCCL takes P2P only between GPUs behind a common
+ * PCIe switch (src/graph/paths.cc ncclTopoCheckP2p: p2pLevel PATH_PXB; across the CPU only for
+ * two GPUs on AMD hosts), so a ring of more than two, which in a training server spans CPU root
+ * ports or sockets, stages those hops through host memory at the host's rate (hosts.csv
+ * host_hop_busbw_bytes_per_s; host NULL: not limited). */
+static double pcie_ring_busbw(const ec_ctx *ctx, const eci_gpu *g, int per_node, const eci_host *host)
+{
+    double link = pcie_busbw(ctx, g, 1);
+    return g->p2p && per_node > 2 && host != NULL ? min2(link, host->host_hop_busbw_bytes_per_s) : link;
+}
+
 /* A CUDA peer copy that the driver stages through host memory: the ring's links move the
  * same bytes, but the through-host rate of an idle copy, not of NCCL in a training job. */
 static double host_copy_bytes_per_s(const ec_ctx *ctx, double link_bytes_per_s)
@@ -64,7 +75,7 @@ static double host_copy_bytes_per_s(const ec_ctx *ctx, double link_bytes_per_s)
 
 /* NVLink: NVSwitch / SXM boards run every GPU at its NVLink rate; PCIe cards with a bridge
  * are joined in pairs, so a ring of more than two crosses PCIe between the pairs. */
-static int nvlink_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
+static int nvlink_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, const eci_host *host, eci_comm *c)
 {
     if (g->nvlink_bytes_per_s <= 0)
         return eci_error(ctx, EC_EINVAL, "key 'topology': %s has no NVLink; use pcie-switch or pcie-host", g->id);
@@ -75,8 +86,8 @@ static int nvlink_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c
     }
     c->busbw_bytes_per_s = g->nvlink_bytes_per_s * eci_const(ctx, EC_C_nvlink_bridge_busbw_frac);
     c->bottleneck = "nvlink-bridge";
-    if (per_node > 2 && pcie_busbw(ctx, g, 1) < c->busbw_bytes_per_s) {
-        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
+    if (per_node > 2 && pcie_ring_busbw(ctx, g, per_node, host) < c->busbw_bytes_per_s) {
+        c->busbw_bytes_per_s = pcie_ring_busbw(ctx, g, per_node, host);
         if (!g->p2p)
             c->copy_bytes_per_s = host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
         c->bottleneck = "pcie between bridged pairs";
@@ -210,15 +221,18 @@ static int load_ramp(ec_ctx *ctx, eci_comm *c)
 /* The links of the ring within one node of per_node GPUs on `topology`: its bus bandwidth, the
  * peer copies' rate, the bottleneck's name, whether it crosses host memory; boards and the H2D
  * share on A16 boards.  c zeroed but for boards = 1 and h2d_share_frac = 1. */
-static int node_links(ec_ctx *ctx, const eci_gpu *g, const char *topology, int per_node, eci_comm *c)
+static int node_links(ec_ctx *ctx, const eci_gpu *g, const char *topology, int per_node, const eci_host *host,
+                      eci_comm *c)
 {
     int rc = EC_OK;
     if (strcmp(topology, "nvlink") == 0) {
-        rc = nvlink_busbw(ctx, g, per_node, c);
+        rc = nvlink_busbw(ctx, g, per_node, host, c);
     } else if (strcmp(topology, "pcie-switch") == 0) {
-        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
-        c->copy_bytes_per_s = g->p2p ? c->busbw_bytes_per_s : host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
-        c->bottleneck = g->p2p ? "pcie peer-to-peer" : "pcie through host (no p2p)";
+        c->busbw_bytes_per_s = pcie_ring_busbw(ctx, g, per_node, host);
+        c->copy_bytes_per_s = g->p2p ? pcie_busbw(ctx, g, 1) : host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
+        c->bottleneck = !g->p2p                                      ? "pcie through host (no p2p)"
+                        : c->busbw_bytes_per_s < c->copy_bytes_per_s ? "pcie peer-to-peer, hops through the host"
+                                                                     : "pcie peer-to-peer";
         c->through_host = !g->p2p;
     } else if (strcmp(topology, "pcie-host") == 0) {
         c->busbw_bytes_per_s = pcie_busbw(ctx, g, 0);
@@ -242,14 +256,14 @@ int eci_comm_path(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
     c.boards = 1;
     c.h2d_share_frac = 1.0;
     int per_node = nodes > 1 ? (n + nodes - 1) / nodes : n;
-    int rc = node_links(ctx, g, topology, per_node, &c);
+    int rc = node_links(ctx, g, topology, per_node, NULL, &c);
     *path = rc != EC_OK || per_node < 2 || !c.through_host ? EC_COMM_DIRECT
             : per_node > 2                                 ? EC_COMM_HOST_SHARED
                                                            : EC_COMM_HOST;
     return rc;
 }
 
-int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes,
+int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const eci_host *host, const char *topology, int n, int nodes,
                   double network_bytes_per_s, double measured_busbw_bytes_per_s, eci_comm *c)
 {
     memset(c, 0, sizeof *c);
@@ -261,7 +275,7 @@ int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
     c->tuner = ctx->nccl;
     c->compute_capability = g->compute_capability;
     int per_node = (n + nodes - 1) / nodes;
-    int rc = node_links(ctx, g, topology, per_node, c);
+    int rc = node_links(ctx, g, topology, per_node, host, c);
     if (rc != EC_OK)
         return rc;
     /* NCCL's tuner: NVLink latencies where the ring's links within the node are NVLink */

@@ -43,10 +43,11 @@ typedef struct eci_comm {
 } eci_comm;
 
 /* Resolve the topology ("nvlink", "pcie-switch", "pcie-host", "a16-board") of n GPUs of
- * profile g on `nodes` machines joined by network_bytes_per_s each (0: constants.csv
+ * profile g in hosts like `host` (the rate of a ring hop it carries between PCIe GPUs; NULL:
+ * none limits) on `nodes` machines joined by network_bytes_per_s each (0: constants.csv
  * default).  measured_busbw_bytes_per_s > 0 replaces the topology's bus bandwidth within
  * a node (a rate measured on the user's machine).  EC_EINVAL names the key for an unknown topology. */
-EC_INTERNAL int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes,
+EC_INTERNAL int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const eci_host *host, const char *topology, int n, int nodes,
                               double network_bytes_per_s, double measured_busbw_bytes_per_s, eci_comm *c);
 
 /* The path the gradients of n GPUs of g on `nodes` machines over `topology` take, which keys the

@@ -44,8 +44,8 @@ int eci_setup_layout_comm(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     lc->zero_replica.n = 1;
     if (n <= 1)
         return EC_OK;
-    int rc = eci_comm_init(ctx, r->gpu, r->topology, n, r->nodes, r->node_net_bytes_per_s, cfg->busbw_bytes_per_s,
-                           &lc->comm);
+    int rc = eci_comm_init(ctx, r->gpu, r->host, r->topology, n, r->nodes, r->node_net_bytes_per_s,
+                           cfg->busbw_bytes_per_s, &lc->comm);
     if (rc != EC_OK)
         return rc;
     lc->net_frac = r->fabric != NULL && r->fabric->efficiency_frac > 0 ? r->fabric->efficiency_frac
