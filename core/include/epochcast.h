@@ -623,6 +623,8 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
                                              them over PCIe every step, which the step time does not include */
 #define EC_WARN_COMPILE_MASK    (1u << 18) /* torch.compile with attn_mask=auto: Hugging Face hands SDPA the causal
                                              mask as a tensor, every key block computed (key attn_mask) */
+#define EC_WARN_PCIE_HOST_HOP   (1u << 19) /* more than two PCIe GPUs a node, peer-to-peer: NCCL's ring crosses the host
+                                             between root ports or sockets, at the host's rate (models/hosts.csv) */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {

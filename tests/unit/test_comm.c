@@ -243,6 +243,14 @@ static void test_topologies(void **state)
     assert_true(eight.busbw_bytes_per_s < two.busbw_bytes_per_s); /* the default server's hop is below Gen4 x16 */
     assert_rel(eight.copy_bytes_per_s, two.copy_bytes_per_s, EC_TOL_EXACT);
     assert_contains(eight.bottleneck, "through the host");
+    /* the warning's helper (EC_WARN_PCIE_HOST_HOP): the hop's rate where it sets the ring, else 0 */
+    assert_rel(eci_comm_host_hop_bytes_per_s(ctx, a100p, server, "pcie-switch", 8, 1), eight.busbw_bytes_per_s,
+               EC_TOL_EXACT);
+    assert_true(eci_comm_host_hop_bytes_per_s(ctx, a100p, server, "pcie-switch", 2, 1) == 0);
+    assert_true(eci_comm_host_hop_bytes_per_s(ctx, a100p, NULL, "pcie-switch", 8, 1) == 0);
+    assert_true(eci_comm_host_hop_bytes_per_s(ctx, a100p, server, "pcie-switch", 16, 8) == 0); /* 2 a node */
+    assert_true(eci_comm_host_hop_bytes_per_s(ctx, g4090, server, "pcie-switch", 8, 1) == 0);
+    assert_true(eci_comm_host_hop_bytes_per_s(ctx, a100, server, "nvlink", 8, 1) == 0); /* NVSwitch board */
     /* GeForce (no peer-to-peer): every hop through host memory already, the host's hop rate aside */
     assert_int_equal(eci_comm_init(ctx, g4090, server, "pcie-switch", 4, 1, 0, 0, &c), EC_OK);
     assert_rel(c.busbw_bytes_per_s, host.busbw_bytes_per_s, EC_TOL_EXACT);

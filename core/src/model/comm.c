@@ -263,6 +263,21 @@ int eci_comm_path(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, in
     return rc;
 }
 
+double eci_comm_host_hop_bytes_per_s(const ec_ctx *ctx, const eci_gpu *g, const eci_host *host, const char *topology,
+                                     int n, int nodes)
+{
+    int per_node = nodes > 1 ? (n + nodes - 1) / nodes : n;
+    /* the rings node_links gives pcie_ring_busbw: switched PCIe, and between NVLink-bridged pairs */
+    int bridged = strcmp(topology, "nvlink") == 0 && strcmp(g->default_topology, "nvlink") != 0 &&
+                  g->nvlink_bytes_per_s > 0;
+    if (host == NULL || (strcmp(topology, "pcie-switch") != 0 && !bridged))
+        return 0;
+    double ring = pcie_ring_busbw(ctx, g, per_node, host);
+    if (bridged && !(ring < g->nvlink_bytes_per_s * eci_const(ctx, EC_C_nvlink_bridge_busbw_frac)))
+        return 0;
+    return ring < pcie_busbw(ctx, g, 1) ? ring : 0;
+}
+
 int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const eci_host *host, const char *topology, int n, int nodes,
                   double network_bytes_per_s, double measured_busbw_bytes_per_s, eci_comm *c)
 {
