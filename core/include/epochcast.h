@@ -1540,8 +1540,9 @@ EC_API void ec_error_stats_compute(const double *predicted, const double *measur
 /* ---------------------------------------------------------------------------------
  * Calibration (docs/DESIGN.md section 6): a few physical parameters fitted to measured runs with
  * GSL's nonlinear least squares on log(predicted / measured):
- *   gemm_scale      multiplies every GPU's measured large-GEMM efficiency on tensor cores
- *   simt_scale      the same on CUDA cores (fp32 matmuls)
+ *   gemm_scale      multiplies each tensor-core GEMM's shape utilization, up to the GPU's measured
+ *                   best-shape efficiency (gpus.csv), which no GEMM exceeds
+ *   simt_scale      multiplies every GPU's measured large-GEMM efficiency on CUDA cores (fp32 matmuls)
  *   mem_scale       multiplies every GPU's measured streaming-bandwidth efficiency (networks that are
  *                   not CNNs: transformers, ViTs, MLPs)
  *   mem_scale_cnn   the same for CNNs (convolutions and no attention or MLP block), fitted on CNN

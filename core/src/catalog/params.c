@@ -16,7 +16,8 @@ static const char *const param_names[ECI_N_PARAMS] = {"gemm_scale", "simt_scale"
                                                   "conv_eff", "attn_eff", "dispatch_scale", "internode_busbw_frac",
                                                   "attn_mask_eff"};
 static const char *const param_meaning[ECI_N_PARAMS] = {
-    "multiplies every GPU's measured large-GEMM efficiency on tensor cores (tf32, fp16, bf16)",
+    "multiplies each tensor-core GEMM's shape utilization (tf32, fp16, bf16, fp8), up to the GPU's measured best-shape "
+    "efficiency, which no GEMM exceeds",
     "multiplies every GPU's measured large-GEMM efficiency on CUDA cores (fp32)",
     "multiplies every GPU's measured streaming-bandwidth efficiency (networks that are not CNNs)",
     "multiplies every GPU's measured streaming-bandwidth efficiency for CNNs (their rows fitted apart)",

@@ -86,14 +86,20 @@ double eci_attn_time_s(const eci_rates *r, double m, double n, double k, double 
 
 /* A GEMM-shaped pass at the large-GEMM rate `peak` (shape utilization and the calibration scale
  * applied) that executes flop_frac of its 2 m n k batch FLOPs, never faster than moving `bytes`,
- * plus the fixed start-up and tail of a GEMM kernel on its architecture (gemm.csv fixed_s). */
+ * plus the fixed start-up and tail of a GEMM kernel on its architecture (gemm.csv fixed_s).  On
+ * tensor cores the fitted scale lifts a shape's utilization toward `peak`, the GPU's measured
+ * best-shape rate, never past it: no GEMM of a model beats the microbenchmark's best shape, so a
+ * scale fitted on mid-sized GEMMs does not speed the large ones of an LLM beyond it.  CUDA-core
+ * GEMMs keep simt_scale uncapped: gpus.csv's fp32 figures of one chip disagree (TU102: TITAN RTX
+ * 0.73, RTX 2080 Ti 0.92), and the fitted scale carries that (docs/accuracy.md, "The GEMM ceiling"). */
 double eci_matmul_at(const eci_rates *r, double peak, double m, double n, double k, double batch, double flop_frac,
                      double bytes)
 {
     if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
         return 0;
     double flop = 2.0 * m * n * k * batch * flop_frac;
-    double rate = peak * r->gemm_scale * eci_gemm_util(r, m, n, k, batch);
+    double u = r->gemm_scale * eci_gemm_util(r, m, n, k, batch);
+    double rate = peak * (r->tensor_cores ? fmin(1.0, u) : u);
     double t_math = flop / rate;
     double t_mem = bytes / (r->mem_bytes_per_s * r->mem_scale);
     double t = r->gemm_fixed_s + (t_math > t_mem ? t_math : t_mem);
