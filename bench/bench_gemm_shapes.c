@@ -4,9 +4,11 @@
  * every row: the fraction of its series' best shape (same GPU, dtype and source: the row whose
  * achieved rate is the series' best) that the row reaches, measured and predicted, and the
  * relative error of the prediction; then the MAPE per architecture and per shape class.
- * Fractions of the best shape are independent of gpus.csv's best-shape efficiency and the fitted
- * gemm_scale: they test the shape curve (tile and wave quantization, the short-reduction term,
- * the roofline and the kernel floor), not the peak.  A row without a gpus.csv GPU is priced on
+ * Fractions of the best shape are independent of gpus.csv's best-shape efficiency: they test the
+ * shape curve (tile and wave quantization, the short-reduction term, the roofline and the kernel
+ * floor) as the shipped profile's fitted gemm_scale lifts it toward the best shape, never past it
+ * (kernel_time.c eci_matmul_at, since stop 67: with a scale above 1 a mid-sized shape may price at
+ * the best shape's rate), not the peak.  A row without a gpus.csv GPU is priced on
  * its architecture's stand-in (STAND_IN below), marked * in the table.
  *
  *   bench_gemm_shapes MODELS_DIR                 prints the Markdown report
@@ -168,7 +170,8 @@ static void report(const row_t *rows, size_t n, report_t *rep)
              "Each row of `models/gemm_shapes.csv`: the fraction of its series' best shape (same GPU, "
              "dtype and source) the shape reaches, measured and as `model/compute.c` prices it "
              "(`eci_gemm_time_s`: tile and wave quantization, the short-reduction term, the roofline, "
-             "the kernel floor; gpus.csv's best-shape efficiency and the fitted `gemm_scale` cancel). "
+             "the kernel floor, x the fitted `gemm_scale` of `models/profile.csv` up to the best shape's rate; "
+             "gpus.csv's best-shape efficiency cancels). "
              "Kernel time only: ZZC's eager `torch.matmul` timings include host dispatch (about 10 us a "
              "call), which epochcast prices apart. err = predicted / measured - 1. A GPU marked * is "
              "the architecture's stand-in (no gpus.csv row for the measured GPU). Classes: skinny (a "
