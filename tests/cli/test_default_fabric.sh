@@ -14,11 +14,6 @@ MODELS=${EPOCHCAST_MODELS:?EPOCHCAST_MODELS must name the models/ folder}
 . "$(dirname "$0")/lib/harness.sh"
 harness_tmp
 
-# col NAME CSV: the value of column NAME in the one data row of CSV text (no quoted commas
-# before it: the config keys come first).
-col() {
-  awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i } NR == 2 { print $c }' <<<"$2"
-}
 # has NAME TEXT NEEDLE...: every needle is in TEXT.
 has() {
   local name=$1 text=$2; shift 2

@@ -14,10 +14,6 @@ MODELS=${EPOCHCAST_MODELS:?EPOCHCAST_MODELS must name the models/ folder}
 . "$(dirname "$0")/lib/harness.sh"
 harness_tmp
 
-# col NAME CSV: the value of column NAME in the one data row of CSV text (config keys first).
-col() {
-  awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i } NR == 2 { print $c }' <<<"$2"
-}
 # step ARGS...: the predicted step time in seconds.
 step() { col step_s "$("$EC" predict "$@" --csv)"; }
 

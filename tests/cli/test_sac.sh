@@ -8,9 +8,6 @@ set -u
 EC=${1:?usage: test_sac.sh path/to/epochcast}
 . "$(dirname "$0")/lib/harness.sh"
 harness_tmp
-col() {
-  awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i } NR == 2 { print $c }' <<<"$2"
-}
 run() {
   "$EC" predict model=llama-3.2-1b gpu=a100-sxm4-80gb seq_len=2048 batch_per_gpu=2 precision=amp_bf16 \
     attention=flash2 checkpointing="$1" --csv 2>/dev/null
