@@ -447,11 +447,11 @@ void eci_warn_all(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r
     double hop = cfg->busbw_bytes_per_s > 0 ? 0
                  : eci_comm_host_hop_bytes_per_s(ctx, g, r->host, r->topology, cfg->num_gpus, r->nodes);
     if (hop > 0) {
-        char text[320];
-        snprintf(text, sizeof text, "%d GPUs a node over PCIe peer-to-peer: NCCL's ring crosses the host between root "
-                 "ports or sockets, at %.1f GB/s (host=%s, models/hosts.csv host_hop_busbw_bytes_per_s), unless every "
-                 "GPU sits behind one PCIe switch: then give the ring's measured rate as busbw_gbyte_per_s=",
-                 (cfg->num_gpus + r->nodes - 1) / r->nodes, hop / 1e9, r->host->id);
+        char text[256];
+        snprintf(text, sizeof text, "%d GPUs a node over PCIe peer-to-peer: NCCL's ring crosses the host (root ports, "
+                 "sockets) at %.1f GB/s (host=%s, hosts.csv host_hop_busbw_bytes_per_s), unless all sit behind one PCIe "
+                 "switch (then give the measured busbw_gbyte_per_s=)", (cfg->num_gpus + r->nodes - 1) / r->nodes, hop / 1e9,
+                 r->host->id);
         eci_warn_add(res, EC_WARN_PCIE_HOST_HOP, text);
     }
     compile_mask_warning(ctx, cfg, r, res); /* last: the text of the others comes first */
