@@ -113,6 +113,35 @@ static void test_wave_quantization(void **state)
 
 /* A weight gradient of a 64 x 147 output summed over 3.2M rows: 2 large tiles or 3 small
  * ones would keep 105 of 108 SMs idle; split-K gives every SM a slice of k. */
+/* The GEMM ceiling (kernel_time.c eci_matmul_at): on tensor cores the fitted scale lifts a shape's
+ * utilization toward the GPU's measured best-shape rate and never past it,
+ *   t = 2mnk / (rate x min(1, gemm_scale x util)),
+ * while CUDA-core GEMMs take the scale uncapped, t = 2mnk / (rate x scale x util). */
+static void test_gemm_ceiling(void **state)
+{
+    (void)state;
+    eci_rates r = synthetic();
+    r.tensor_cores = 1;
+    r.gemm_scale = 1.5;
+    r.tile_small_eff = 0;
+    double k = 4096, flop_full = 2.0 * 1536 * 1152 * k, flop_109 = 2.0 * 13952 * 128 * k;
+    /* one full wave: util = k_util ~ 0.996, 1.5 x util > 1, so the best-shape rate itself */
+    assert_rel(eci_gemm_time_s(&r, 1536, 1152, k, 1, ECI_OP_GEMM), flop_full / 1.1e14, EC_TOL_CLOSED_FORM);
+    /* 109 tiles over two waves: util = 109/216 x k_util, 1.5 x util < 1, lifted by the scale */
+    double u109 = 109.0 / 216.0 * k_util(k);
+    assert_rel(eci_gemm_time_s(&r, 13952, 128, k, 1, ECI_OP_GEMM), flop_109 / (1.1e14 * 1.5 * u109),
+               EC_TOL_CLOSED_FORM);
+    /* CUDA cores: no ceiling */
+    r.tensor_cores = 0;
+    assert_rel(eci_gemm_time_s(&r, 1536, 1152, k, 1, ECI_OP_GEMM), flop_full / (1.1e14 * 1.5 * k_util(k)),
+               EC_TOL_CLOSED_FORM);
+    /* a scale below 1 slows every shape, the best one too */
+    r.tensor_cores = 1;
+    r.gemm_scale = 0.8;
+    assert_rel(eci_gemm_time_s(&r, 1536, 1152, k, 1, ECI_OP_GEMM), flop_full / (1.1e14 * 0.8 * k_util(k)),
+               EC_TOL_CLOSED_FORM);
+}
+
 static void test_split_k(void **state)
 {
     (void)state;
@@ -1063,6 +1092,7 @@ int main(void)
     gsl_set_error_handler_off();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wave_quantization),
+        cmocka_unit_test(test_gemm_ceiling),
         cmocka_unit_test(test_split_k),
         cmocka_unit_test(test_roofline_and_kinds),
         cmocka_unit_test(test_op_cost),
