@@ -1,7 +1,8 @@
 /*
  * hosts.c: host CPU profiles, one row of models/hosts.csv each: cores, the host time
  * PyTorch needs to issue an eager op, training-loop bookkeeping, tokenizer throughput,
- * DataLoader worker costs and the rate of an NCCL ring hop through the host between PCIe GPUs.  Priors with sources in the file; calibration can refine them.
+ * DataLoader worker costs and the rate of an NCCL ring hop through the host between PCIe GPUs.
+ * Priors with sources in the file; calibration can refine them.
  */
 #include "catalog/catalog.h"
 

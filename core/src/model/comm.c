@@ -249,33 +249,37 @@ static int node_links(ec_ctx *ctx, const eci_gpu *g, const char *topology, int p
     return rc;
 }
 
+/* node_links on a fresh eci_comm, for n GPUs on `nodes` machines: their GPUs a node. */
+static int node_links_of(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes, const eci_host *host,
+                         eci_comm *c, int *per_node)
+{
+    memset(c, 0, sizeof *c);
+    c->boards = 1;
+    c->h2d_share_frac = 1.0;
+    *per_node = nodes > 1 ? (n + nodes - 1) / nodes : n;
+    return node_links(ctx, g, topology, *per_node, host, c);
+}
+
 int eci_comm_path(ec_ctx *ctx, const eci_gpu *g, const char *topology, int n, int nodes, int *path)
 {
     eci_comm c;
-    memset(&c, 0, sizeof c);
-    c.boards = 1;
-    c.h2d_share_frac = 1.0;
-    int per_node = nodes > 1 ? (n + nodes - 1) / nodes : n;
-    int rc = node_links(ctx, g, topology, per_node, NULL, &c);
+    int per_node;
+    int rc = node_links_of(ctx, g, topology, n, nodes, NULL, &c, &per_node);
     *path = rc != EC_OK || per_node < 2 || !c.through_host ? EC_COMM_DIRECT
             : per_node > 2                                 ? EC_COMM_HOST_SHARED
                                                            : EC_COMM_HOST;
     return rc;
 }
 
-double eci_comm_host_hop_bytes_per_s(const ec_ctx *ctx, const eci_gpu *g, const eci_host *host, const char *topology,
-                                     int n, int nodes)
+double eci_comm_host_hop_bytes_per_s(ec_ctx *ctx, const eci_gpu *g, const eci_host *host, const char *topology, int n,
+                                     int nodes)
 {
-    int per_node = nodes > 1 ? (n + nodes - 1) / nodes : n;
-    /* the rings node_links gives pcie_ring_busbw: switched PCIe, and between NVLink-bridged pairs */
-    int bridged = strcmp(topology, "nvlink") == 0 && strcmp(g->default_topology, "nvlink") != 0 &&
-                  g->nvlink_bytes_per_s > 0;
-    if (host == NULL || (strcmp(topology, "pcie-switch") != 0 && !bridged))
+    eci_comm with, without;
+    int per_node;
+    if (host == NULL || node_links_of(ctx, g, topology, n, nodes, host, &with, &per_node) != EC_OK ||
+        node_links_of(ctx, g, topology, n, nodes, NULL, &without, &per_node) != EC_OK)
         return 0;
-    double ring = pcie_ring_busbw(ctx, g, per_node, host);
-    if (bridged && !(ring < g->nvlink_bytes_per_s * eci_const(ctx, EC_C_nvlink_bridge_busbw_frac)))
-        return 0;
-    return ring < pcie_busbw(ctx, g, 1) ? ring : 0;
+    return with.busbw_bytes_per_s < without.busbw_bytes_per_s ? with.busbw_bytes_per_s : 0;
 }
 
 int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const eci_host *host, const char *topology, int n, int nodes,

@@ -62,7 +62,7 @@ EC_INTERNAL int eci_comm_path(ec_ctx *ctx, const eci_gpu *g, const char *topolog
 /* The host's hop rate (hosts.csv host_hop_busbw_bytes_per_s) where it sets the bus bandwidth of
  * the ring within a node of n GPUs of g on `nodes` machines over `topology` (a peer-to-peer PCIe
  * ring of more than two GPUs a node), else 0.  Cheap (no ramp). */
-EC_INTERNAL double eci_comm_host_hop_bytes_per_s(const ec_ctx *ctx, const eci_gpu *g, const eci_host *host,
+EC_INTERNAL double eci_comm_host_hop_bytes_per_s(ec_ctx *ctx, const eci_gpu *g, const eci_host *host,
                                                  const char *topology, int n, int nodes);
 
 /* Ring all-reduce (docs/DESIGN.md 3.3, nccl-tests PERFORMANCE.md): alpha*2(n-1) + 2(n-1)/n * bytes / busbw. */

@@ -90,8 +90,8 @@ double eci_attn_time_s(const eci_rates *r, double m, double n, double k, double 
  * tensor cores the fitted scale lifts a shape's utilization toward `peak`, the GPU's measured
  * best-shape rate, never past it: no GEMM of a model beats the microbenchmark's best shape, so a
  * scale fitted on mid-sized GEMMs does not speed the large ones of an LLM beyond it.  CUDA-core
- * GEMMs keep simt_scale uncapped: gpus.csv's fp32 figures of one chip disagree (TU102: TITAN RTX
- * 0.73, RTX 2080 Ti 0.92), and the fitted scale carries that (docs/accuracy.md, "The GEMM ceiling"). */
+ * GEMMs keep simt_scale uncapped: gpus.csv's fp32 figures of one chip disagree, and the fitted
+ * scale carries that (docs/accuracy.md, "The GEMM ceiling"). */
 double eci_matmul_at(const eci_rates *r, double peak, double m, double n, double k, double batch, double flop_frac,
                      double bytes)
 {

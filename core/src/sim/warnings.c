@@ -390,7 +390,7 @@ static void model_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_re
     }
 }
 
-void eci_warn_all(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
+void eci_warn_all(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
     const eci_gpu *g = r->gpu;
     double near = eci_const(ctx, EC_C_near_capacity_warn_frac);

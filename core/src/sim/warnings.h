@@ -16,7 +16,7 @@ EC_INTERNAL void eci_warn_fp32_convs(const ec_ctx *ctx, const ec_config *cfg, co
                                      const eci_workload *wl, ec_result *res);
 /* The prediction's own warnings once its figures are known: memory, GPU, lengths, keys with no
  * effect, the network. */
-EC_INTERNAL void eci_warn_all(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res);
+EC_INTERNAL void eci_warn_all(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res);
 /* The model error (log sd) that widens the prediction's p10-p90: the fit's held-out GPU error
  * where it has calibration runs on the GPU's architecture for the unit its matmuls run on and
  * for its memory system, else the leave-one-architecture-out error (of host-bound predictions
