@@ -194,7 +194,8 @@ def rows_llm(path, second_fit=False):
 
 
 def rows_validated(path):
-    """(relative error, inside p10-p90) of the time-metric rows of an `epochcast validate -o` file."""
+    """(relative error, inside p10-p90, |log(predicted / measured)|) of the time-metric rows of an
+    `epochcast validate -o` file."""
     out = []
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
@@ -202,7 +203,8 @@ def rows_validated(path):
                 continue
             if r["in_p10_p90"] not in ("0", "1"):
                 sys.exit("arch_stack_table.py: %s: row %s has no p10-p90" % (path, r["id"]))
-            out.append((rel_error(r["metric"], float(r["predicted"]), float(r["measured"])), r["in_p10_p90"] == "1"))
+            pred, meas = float(r["predicted"]), float(r["measured"])
+            out.append((rel_error(r["metric"], pred, meas), r["in_p10_p90"] == "1", abs(math.log(pred / meas))))
     return out
 
 
@@ -213,18 +215,27 @@ def wilson(k, n, z=1.6448536269514722):
     return mid - half, mid + half
 
 
+def sd_holding(abs_logs, share=0.8):
+    """The sd whose p50 x exp(-+z_0.9 sd) holds `share` of these |log errors|: their share-quantile
+    (the smallest error with that share at or below it, as heldout.c takes it) over z_0.9."""
+    v = sorted(abs_logs)
+    return v[max(0, math.ceil(share * len(v)) - 1)] / Z90
+
+
 def summary_line(label, stack, rows, interval=False):
-    """One table row; with interval, the coverage's 90% Wilson interval, the rows taken as independent
-    draws (they are not: a source's rows share its errors, so the interval is too narrow)."""
+    """One table row of (relative error, inside p10-p90, |log error|) rows, its last column the sd
+    that would hold 80% of them (sd_holding); with interval, the coverage's 90% Wilson interval, the
+    rows taken as independent draws (they are not: a source's rows share its errors, so the interval
+    is too narrow)."""
     n = len(rows)
-    errs = [e for e, _ in rows]
-    k = sum(c for _, c in rows)
+    errs = [e for e, _, _ in rows]
+    k = sum(c for _, c, _ in rows)
     cover = "%.0f%%" % (100 * k / n)
     if interval:
         cover += " (%.0f-%.0f)" % tuple(100 * x for x in wilson(k, n))
-    return "| %s | %s | %d | %.1f | %+.1f | %.0f%% | %s |" % (
+    return "| %s | %s | %d | %.1f | %+.1f | %.0f%% | %s | %.3f |" % (
         label, stack, n, 100 * sum(abs(e) for e in errs) / n, 100 * sum(errs) / n,
-        100 * sum(abs(e) <= 0.10 for e in errs) / n, cover)
+        100 * sum(abs(e) <= 0.10 for e in errs) / n, cover, sd_holding([a for _, _, a in rows]))
 
 
 def folds(arch, fitted, unseen, comm, paths, extra, bound):
@@ -232,8 +243,9 @@ def folds(arch, fitted, unseen, comm, paths, extra, bound):
     print()
     print("### Held-out architecture folds")
     print()
-    print("| held out (fit without it) | stack | rows | MAPE % | bias % | within 10 % | p10-p90 covers |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| held out (fit without it) | stack | rows | MAPE % | bias % | within 10 % | p10-p90 covers | "
+          "sd holding 80% |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     todo = [("hopper", "bench/results/llm_validation.md", False, unseen, comm, None)]
     for a, d in extra:
         prof = os.path.join(d, "profile_no_%s.csv" % a)
@@ -248,7 +260,7 @@ def folds(arch, fitted, unseen, comm, paths, extra, bound):
                 if ins is None:
                     row_sd = unseen_sd(sd, util, bound, "%s row on %s" % (md, gpu))
                     ins = abs(math.log(pred / meas)) <= Z90 * widened(row_sd, fold_comm, paths, gpu, gpus)
-                groups.setdefault(stack, []).append(((pred - meas) / meas, ins))
+                groups.setdefault(stack, []).append(((pred - meas) / meas, ins, abs(math.log(pred / meas))))
         if fold_dir:
             for name, stack in (("stack", "PyTorch / HF stack (all splits)"), ("dle", "DLE / Lambda PyTorch"),
                                 ("holdout", "DLE / Lambda PyTorch, GPUs no fit has (holdout_runs.csv)")):
@@ -261,8 +273,9 @@ def folds(arch, fitted, unseen, comm, paths, extra, bound):
                             arch.get(r["gpu"].lower(), "?") == a):
                         pred, meas = float(r["predicted"]), float(r["measured"])
                         row_sd = unseen_sd(sd, None, bound, "stack_accuracy.csv row %s" % r["id"])
+                        err = abs(math.log(pred / meas))
                         groups.setdefault("PyTorch / HF stack (holdout)", []).append(
-                            (rel_error(r["metric"], pred, meas), abs(math.log(pred / meas)) <= Z90 * row_sd))
+                            (rel_error(r["metric"], pred, meas), err <= Z90 * row_sd, err))
         label = "%s (%s; sd %.3f, host-bound %.3f%s)" % (a.capitalize(), "shipped fit: no Hopper run" if not
                                                           second else "fit without its runs", sd[False], sd[True],
                                           ", comm direct %.3f / host %.3f / %.3f" % (
@@ -275,7 +288,7 @@ def folds(arch, fitted, unseen, comm, paths, extra, bound):
         if everything:
             print(summary_line(label, "**all stacks**", everything, interval=True))
         else:
-            print("| %s | (no priced rows) | 0 | | | | |" % label)
+            print("| %s | (no priced rows) | 0 | | | | | |" % label)
 
 
 def main():

@@ -61,6 +61,11 @@ out=$(python3 -c 'import sys; sys.path.insert(0, "bench"); import arch_stack_tab
 print(t.rel_error("step_time_ms", 90.0, 100.0) > 0, t.rel_error("tokens_per_s", 110.0, 100.0) > 0,
       t.rel_error("train_time_s", 110.0, 100.0) < 0)' 2>&1)
 if [ "$out" = "True True True" ]; then ok "bias signed one way"; else bad "bias signed one way" "$out"; fi
+# sd holding 80%: the 8th smallest of 10 |log errors| over z_0.9 (heldout.c's quantile rule)
+out=$(python3 -c 'import sys; sys.path.insert(0, "bench"); import arch_stack_table as t
+print(abs(t.sd_holding([0.1] * 8 + [1.0] * 2) * t.Z90 - 0.1) < 1e-12, abs(t.sd_holding([0.1] * 7 + [1.0] * 3) * t.Z90 - 1.0) < 1e-12)' 2>&1)
+if [ "$out" = "True True" ]; then ok "sd holding 80% is the 0.8 quantile over z_0.9"; else
+  bad "sd holding 80% is the 0.8 quantile over z_0.9" "$out"; fi
 # an architecture the fit has runs of, none of the row's kernel class: said in the seen column
 out=$(python3 bench/arch_stack_table.py models 2>&1); rc=$?
 if [ "$rc" -eq 0 ] && grep -qF -- "| blackwell | **no** (kernels=te) | Megatron-Bridge (TE) |" <<<"$out"; then
