@@ -354,219 +354,247 @@ static int write_profile_copy(ec_ctx *ctx, const ec_fit_report *rep, const char 
     return rc != EC_OK;
 }
 
-int main(int argc, char **argv)
+/* The rows of one run file and what main() learns of each. */
+typedef struct rows {
+    ec_runs *runs;
+    size_t n;
+    int *ok;                 /* predicted (or, without a step, a GPU with a profile) */
+    double *pred;            /* the prediction of its metric */
+    unsigned char *use;      /* fitted: a time row of the fit split or of --also */
+    unsigned char *cv_use;   /* scored by the leave-one-GPU-out folds (also the dle-multi rows) */
+    char (*why)[160];        /* why not predicted ("" when it is, or when its GPU has no profile) */
+} rows;
+
+#define USAGE "usage: bench_stack RUNS.csv [OUT.csv] [--profile P] [--also DLE.csv] [--write-profile P]\n"
+
+typedef struct args {
+    const char *runs_path, *out_path, *profile, *also, *write_profile;
+} args;
+
+static int parse_args(int argc, char **argv, args *a)
 {
-    gsl_set_error_handler_off();
-    const char *runs_path = NULL, *out_path = NULL, *profile = NULL, *also = NULL, *write_profile = NULL;
+    memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc)
-            profile = argv[++i];
+            a->profile = argv[++i];
         else if (strcmp(argv[i], "--also") == 0 && i + 1 < argc)
-            also = argv[++i];
+            a->also = argv[++i];
         else if (strcmp(argv[i], "--write-profile") == 0 && i + 1 < argc)
-            write_profile = argv[++i];
-        else if (runs_path == NULL)
-            runs_path = argv[i];
-        else if (out_path == NULL)
-            out_path = argv[i];
-        else {
-            fprintf(stderr, "usage: bench_stack RUNS.csv [OUT.csv] [--profile P] [--also DLE.csv] [--write-profile P]\n");
-            return 2;
-        }
+            a->write_profile = argv[++i];
+        else if (a->runs_path == NULL)
+            a->runs_path = argv[i];
+        else if (a->out_path == NULL)
+            a->out_path = argv[i];
+        else
+            return -1;
     }
-    if (runs_path == NULL) {
-        fprintf(stderr, "usage: bench_stack RUNS.csv [OUT.csv] [--profile P] [--also DLE.csv] [--write-profile P]\n");
-        return 2;
-    }
-    ec_ctx *ctx;
-    ec_runs *runs;
-    /* The merged --also file, removed at the end, not after reading it: the context keeps it as
-     * an input by inode, and a later temporary (the profile) given its freed inode would be
-     * refused as "an input of this run". */
-    char merged_tmp[] = "/tmp/bench_stack_XXXXXX";
-    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK || ec_ctx_load_models(ctx, NULL) != EC_OK) {
-        fprintf(stderr, "bench_stack: %s\n", ctx ? ec_ctx_errmsg(ctx) : "out of memory");
-        return 1;
-    }
-    if (ec_runs_load(ctx, runs_path, &runs) != EC_OK) {
+    return a->runs_path != NULL ? 0 : -1;
+}
+
+/* The runs of `path`, with those of `also` appended through the temporary run-record CSV `tmp`
+ * (NULL: none).  The caller removes tmp at the end, not after reading it: the context keeps it as
+ * an input by inode, and a later temporary (the profile) given its freed inode would be refused
+ * as "an input of this run". */
+static int load_rows(ec_ctx *ctx, const char *path, const char *also, char *tmp, rows *r)
+{
+    if (ec_runs_load(ctx, path, &r->runs) != EC_OK) {
         fprintf(stderr, "bench_stack: %s\n", ec_ctx_errmsg(ctx));
-        ec_ctx_free(ctx);
         return 1;
     }
-    if (also != NULL) { /* the two files as one, through a temporary run-record CSV */
+    if (also != NULL) { /* the two files as one */
         ec_runs *other, *merged;
-        char *tmp = merged_tmp;
         int fd = mkstemp(tmp);
-        if (fd < 0 || ec_runs_load(ctx, also, &other) != EC_OK || merge_runs(ctx, runs, other, tmp) != EC_OK ||
+        if (fd < 0 || ec_runs_load(ctx, also, &other) != EC_OK || merge_runs(ctx, r->runs, other, tmp) != EC_OK ||
             ec_runs_load(ctx, tmp, &merged) != EC_OK) {
             fprintf(stderr, "bench_stack: --also %s: %s\n", also, ec_ctx_errmsg(ctx));
             return 1;
         }
         close(fd);
         ec_runs_free(other);
-        ec_runs_free(runs);
-        runs = merged;
+        ec_runs_free(r->runs);
+        r->runs = merged;
     }
-    size_t n = ec_runs_count(runs);
-    int *ok = calloc(n ? n : 1, sizeof *ok);
-    double *pred = calloc(n ? n : 1, sizeof *pred);
-    unsigned char *use = calloc(n ? n : 1, 1), *cv_use = calloc(n ? n : 1, 1);
-    char (*why)[160] = calloc(n ? n : 1, sizeof *why);
-    if (ok == NULL || pred == NULL || use == NULL || cv_use == NULL || why == NULL)
-        return 1;
+    size_t n = r->n = ec_runs_count(r->runs);
+    r->ok = calloc(n ? n : 1, sizeof *r->ok);
+    r->pred = calloc(n ? n : 1, sizeof *r->pred);
+    r->use = calloc(n ? n : 1, 1);
+    r->cv_use = calloc(n ? n : 1, 1);
+    r->why = calloc(n ? n : 1, sizeof *r->why);
+    return r->ok == NULL || r->pred == NULL || r->use == NULL || r->cv_use == NULL || r->why == NULL;
+}
 
-    /* which rows the model can predict (with the priors: the parameters change no refusal) */
+static void free_rows(rows *r)
+{
+    free(r->ok);
+    free(r->pred);
+    free(r->use);
+    free(r->cv_use);
+    free(r->why);
+    ec_runs_free(r->runs);
+}
+
+/* Which rows the model can predict (with the priors: the parameters change no refusal), which it
+ * fits and which the folds score. */
+static void select_rows(ec_ctx *ctx, rows *rw)
+{
     ec_ctx_set_fit(ctx, NULL);
     ec_config tmp;
-    size_t n_fit = 0;
-    for (size_t i = 0; i < n; i++) {
-        const ec_run *r = ec_runs_get(runs, i);
+    for (size_t i = 0; i < rw->n; i++) {
+        const ec_run *r = ec_runs_get(rw->runs, i);
         enum kind k = kind_of(r);
         if (strcmp(r->split, "excluded") == 0)
             continue;
         if (strcmp(r->split, "dle-multi") == 0) { /* scored in the folds (the communication sd), not fitted */
             ec_result res;
-            cv_use[i] = k == K_TIME && ec_predict(ctx, &r->config, &res) == EC_OK;
+            rw->cv_use[i] = k == K_TIME && ec_predict(ctx, &r->config, &res) == EC_OK;
             continue;
         }
         if (strcmp(r->split, "dle") == 0 && k != K_TIME)
             continue;
         if (k == K_NO_STEP) {
-            ok[i] = eci_hw_find(ctx, r->config.gpu) != NULL;
+            rw->ok[i] = eci_hw_find(ctx, r->config.gpu) != NULL;
             continue;
         }
         ec_result res;
         if (ec_predict(ctx, config_of(r, &tmp), &res) == EC_OK) {
-            ok[i] = 1;
-            use[i] = (strcmp(r->split, "fit") == 0 || strcmp(r->split, "dle") == 0) && k == K_TIME;
-            cv_use[i] = use[i];
-            n_fit += use[i];
+            rw->ok[i] = 1;
+            rw->use[i] = (strcmp(r->split, "fit") == 0 || strcmp(r->split, "dle") == 0) && k == K_TIME;
+            rw->cv_use[i] = rw->use[i];
         } else {
-            snprintf(why[i], sizeof why[i], "%s", ec_ctx_errmsg(ctx));
+            snprintf(rw->why[i], sizeof rw->why[i], "%s", ec_ctx_errmsg(ctx));
         }
     }
+}
 
-    printf("# epochcast on the ordinary PyTorch / Hugging Face stack\n\n");
-    printf("Generated by `bench_stack");
-    for (int i = 1; i < argc; i++)
-        printf(" %s", argv[i]);
-    printf("` (build/bench/bench_stack) from %zu public run records\n"
-           "(bench/data/stack/README.md); the split column of the file decides what may be fitted.\n", n);
+/* The held-out spreads that widen intervals (leave-one-GPU-out, and leave-one-architecture-out
+ * for an architecture the fit has not seen) into rep, the profile written to path, and what they
+ * rest on printed. */
+static int cross_validate_into(ec_ctx *ctx, const rows *rw, ec_fit_report *rep, const char *path)
+{
+    int cv = ec_calibrate_cv(ctx, rw->runs, rw->cv_use, rep);
+    int cva = cv == EC_OK || cv == EC_EINVAL ? ec_calibrate_cv_arch(ctx, rw->runs, rw->use, rep) : cv;
+    if (cva != EC_OK && cva != EC_EINVAL)
+        cv = cva;
+    if ((cv != EC_OK && cv != EC_EINVAL) || write_profile_copy(ctx, rep, path) != 0) {
+        fprintf(stderr, "bench_stack: %s\n", ec_ctx_errmsg(ctx));
+        return 1;
+    }
+    if (cv == EC_OK)
+        printf("\nLeave-one-GPU-out over the fitted rows: MAPE %.1f%% on %zu held-out rows; log error sd "
+               "%.3f for a p10-p90 (error_log_sd of %s).\n", 100 * rep->cv_mape_frac, rep->cv_runs, rep->error_log_sd,
+               path);
+    if (cva == EC_OK)
+        printf("Leave-one-architecture-out: MAPE %.1f%% on %zu held-out rows of %zu architectures; "
+               "log error sd %.3f for a p10-p90 (error_log_sd_unseen_arch).\n",
+               100 * rep->arch_cv_mape_frac, rep->arch_cv_runs, rep->arch_cv_archs, rep->arch_error_log_sd);
+    if (cva == EC_OK && rep->arch_host_cv_runs > 0)
+        printf("Of those, predicted host-bound (the share of the step without host waits below constants.csv "
+               "host_bound_util_frac): "
+               "%zu rows of %zu architectures, log error sd %.3f (error_log_sd_unseen_arch_host; the sd "
+               "above is the other rows').\n", rep->arch_host_cv_runs, rep->arch_host_cv_archs,
+               rep->arch_host_error_log_sd);
+    for (int p = 0; cv == EC_OK && p < EC_COMM_PATHS; p++) /* the multi-GPU rows of --also, never fitted */
+        printf("Multi-GPU rows, gradients %s, left out with their GPU: %zu rows of %zu GPUs; communication "
+               "sd %.3f (error_log_sd_comm_%s).\n", ec_comm_path_words(p), rep->comm_cv_runs[p],
+               rep->comm_cv_gpus[p], rep->comm_error_log_sd[p], ec_comm_path_name(p));
+    if (cva == EC_OK) /* which architecture sets the unseen-architecture sds above */
+        arch_terms_table(rep);
+    return 0;
+}
 
+/* The parameters in use: the profile's, or a fit on the rows it may fit (with its held-out
+ * spreads when a profile is to be written); printed. */
+static int set_parameters(ec_ctx *ctx, const args *a, const rows *rw)
+{
     ec_fit_report rep;
     memset(&rep, 0, sizeof rep);
-    if (profile != NULL) {
-        if (ec_profile_read(ctx, profile, &rep) != EC_OK || ec_ctx_set_fit(ctx, &rep) != EC_OK) {
+    if (a->profile != NULL) {
+        if (ec_profile_read(ctx, a->profile, &rep) != EC_OK || ec_ctx_set_fit(ctx, &rep) != EC_OK) {
             fprintf(stderr, "bench_stack: %s\n", ec_ctx_errmsg(ctx));
             return 1;
         }
-        printf("\n## Parameters: the profile %s (no fit)\n", profile);
-    } else {
-        if (ec_calibrate(ctx, runs, use, &rep) != EC_OK || ec_ctx_set_fit(ctx, &rep) != EC_OK) {
-            fprintf(stderr, "bench_stack: fit: %s\n", ec_ctx_errmsg(ctx));
-            return 1;
-        }
-        size_t n_dle = 0;
-        for (size_t i = 0; i < n; i++)
-            n_dle += use[i] && strcmp(ec_runs_get(runs, i)->split, "dle") == 0;
-        printf("\n## Fit on the fit split%s\n\n%zu time rows (%zu of the stack's fit split, %zu single-GPU runs of %s), "
-               "%zu iterations; MAPE %.1f%% with the priors, %.1f%% fitted (in sample).\n\n"
-               "| parameter | architecture | value | std. error |\n|---|---|---|---|\n",
-               also ? " and the calibration runs" : "", rep.n_runs, rep.n_runs - n_dle, n_dle, also ? also : "-",
-               rep.iterations, 100 * rep.mape_before_frac, 100 * rep.mape_after_frac);
-        for (size_t j = 0; j < rep.n_params; j++)
-            printf("| %s | %s | %.4g | %.2g |\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
-                   rep.values[j], rep.stderrs[j]);
-        if (write_profile != NULL) { /* with the held-out spread that widens intervals: leave-one-GPU-out */
-            int cv = ec_calibrate_cv(ctx, runs, cv_use, &rep);
-            /* and the wider one of an architecture the fit has not seen: leave-one-architecture-out */
-            int cva = cv == EC_OK || cv == EC_EINVAL ? ec_calibrate_cv_arch(ctx, runs, use, &rep) : cv;
-            if (cva != EC_OK && cva != EC_EINVAL)
-                cv = cva;
-            if ((cv != EC_OK && cv != EC_EINVAL) || write_profile_copy(ctx, &rep, write_profile) != 0) {
-                fprintf(stderr, "bench_stack: %s\n", ec_ctx_errmsg(ctx));
-                return 1;
-            }
-            if (cv == EC_OK)
-                printf("\nLeave-one-GPU-out over the fitted rows: MAPE %.1f%% on %zu held-out rows; log error sd "
-                       "%.3f for a p10-p90 (error_log_sd of %s).\n", 100 * rep.cv_mape_frac, rep.cv_runs, rep.error_log_sd,
-                       write_profile);
-            if (cva == EC_OK)
-                printf("Leave-one-architecture-out: MAPE %.1f%% on %zu held-out rows of %zu architectures; "
-                       "log error sd %.3f for a p10-p90 (error_log_sd_unseen_arch).\n",
-                       100 * rep.arch_cv_mape_frac, rep.arch_cv_runs, rep.arch_cv_archs, rep.arch_error_log_sd);
-            if (cva == EC_OK && rep.arch_host_cv_runs > 0)
-                printf("Of those, predicted host-bound (the share of the step without host waits below constants.csv "
-                       "host_bound_util_frac): "
-                       "%zu rows of %zu architectures, log error sd %.3f (error_log_sd_unseen_arch_host; the sd "
-                       "above is the other rows').\n", rep.arch_host_cv_runs, rep.arch_host_cv_archs,
-                       rep.arch_host_error_log_sd);
-            for (int p = 0; cv == EC_OK && p < EC_COMM_PATHS; p++) /* the multi-GPU rows of --also, never fitted */
-                printf("Multi-GPU rows, gradients %s, left out with their GPU: %zu rows of %zu GPUs; communication "
-                       "sd %.3f (error_log_sd_comm_%s).\n", ec_comm_path_words(p), rep.comm_cv_runs[p],
-                       rep.comm_cv_gpus[p], rep.comm_error_log_sd[p], ec_comm_path_name(p));
-            if (cva == EC_OK) /* which architecture sets the unseen-architecture sds above */
-                arch_terms_table(&rep);
-        }
+        printf("\n## Parameters: the profile %s (no fit)\n", a->profile);
+        return 0;
     }
+    if (ec_calibrate(ctx, rw->runs, rw->use, &rep) != EC_OK || ec_ctx_set_fit(ctx, &rep) != EC_OK) {
+        fprintf(stderr, "bench_stack: fit: %s\n", ec_ctx_errmsg(ctx));
+        return 1;
+    }
+    size_t n_dle = 0;
+    for (size_t i = 0; i < rw->n; i++)
+        n_dle += rw->use[i] && strcmp(ec_runs_get(rw->runs, i)->split, "dle") == 0;
+    printf("\n## Fit on the fit split%s\n\n%zu time rows (%zu of the stack's fit split, %zu single-GPU runs of %s), "
+           "%zu iterations; MAPE %.1f%% with the priors, %.1f%% fitted (in sample).\n\n"
+           "| parameter | architecture | value | std. error |\n|---|---|---|---|\n",
+           a->also ? " and the calibration runs" : "", rep.n_runs, rep.n_runs - n_dle, n_dle, a->also ? a->also : "-",
+           rep.iterations, 100 * rep.mape_before_frac, 100 * rep.mape_after_frac);
+    for (size_t j = 0; j < rep.n_params; j++)
+        printf("| %s | %s | %.4g | %.2g |\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
+               rep.values[j], rep.stderrs[j]);
+    return a->write_profile != NULL ? cross_validate_into(ctx, rw, &rep, a->write_profile) : 0;
+}
 
+/* Every predictable row's prediction into rw->pred (a row the parameters in use refuse is dropped),
+ * and per row into out_path when given. */
+static void predict_rows(ec_ctx *ctx, rows *rw, const char *out_path)
+{
     FILE *csv = out_path != NULL ? fopen(out_path, "w") : NULL;
     if (csv != NULL)
         fprintf(csv, "id,split,metric,gpu,model,predicted,measured,error_pct\n");
     double context = eci_const(ctx, EC_C_cuda_context_bytes);
-    for (size_t i = 0; i < n; i++) {
-        const ec_run *r = ec_runs_get(runs, i);
-        if (!ok[i])
+    ec_config tmp;
+    for (size_t i = 0; i < rw->n; i++) {
+        const ec_run *r = ec_runs_get(rw->runs, i);
+        if (!rw->ok[i])
             continue;
         if (kind_of(r) == K_NO_STEP) { /* the CUDA context alone, or with the weights loaded */
-            pred[i] = context;
+            rw->pred[i] = context;
             if (r->config.model[0] != '\0') {
                 ec_model_summary sum;
                 if (ec_model_summary_get(ctx, &r->config, &sum, NULL, 0) == EC_OK)
-                    pred[i] += sum.weights_bytes;
+                    rw->pred[i] += sum.weights_bytes;
                 else
-                    ok[i] = 0;
+                    rw->ok[i] = 0;
             }
         } else {
             ec_result res;
             if (ec_predict(ctx, config_of(r, &tmp), &res) != EC_OK) {
-                ok[i] = 0;
+                rw->ok[i] = 0;
                 continue;
             }
-            pred[i] = ec_result_metric(&res, r->metric);
+            rw->pred[i] = ec_result_metric(&res, r->metric);
         }
         if (csv != NULL) {
             char level[64];
             level_of(r, F_METRIC, level, sizeof level);
             fprintf(csv, "%s,%s,%s,%s,%s,%.6g,%.6g,%.2f\n", r->id, r->split, level, r->config.gpu, r->config.model,
-                    pred[i], r->value, r->value > 0 ? 100 * (pred[i] - r->value) / r->value : 0);
+                    rw->pred[i], r->value, r->value > 0 ? 100 * (rw->pred[i] - r->value) / r->value : 0);
         }
     }
     if (csv != NULL)
         fclose(csv);
+}
 
-    const char *splits[] = {"holdout", "fit"};
-    for (int s = 0; s < 2; s++) {
-        printf("\n## %s split%s\n", splits[s], s == 0 ? " (held out: never fitted)" : " (in sample)");
-        error_tables(runs, pred, splits[s], K_TIME, "Throughput (samples/s, step, epoch and run times)");
-        error_tables(runs, pred, splits[s], K_MEMORY, "Peak memory (each row against the reading it reports)");
-        oom_table(runs, pred, ok, splits[s]);
-        error_tables(runs, pred, splits[s], K_FIRST_STEP, "First step (torch.compile's compilation included)");
-        error_tables(runs, pred, splits[s], K_NO_STEP, "Readings without a training step (CUDA context; weights)");
-    }
+/* Whether row i is one "Rows not predicted" lists (fit and holdout splits). */
+static int unpredicted(const rows *rw, size_t i)
+{
+    const ec_run *r = ec_runs_get(rw->runs, i);
+    return !rw->ok[i] && strcmp(r->split, "excluded") != 0 && strcmp(r->split, "dle-multi") != 0;
+}
 
+/* The rows not predicted: one line per reason, with its count and first run. */
+static void print_unpredicted(const rows *rw)
+{
     printf("\n## Rows not predicted (fit and holdout splits)\n\n");
     size_t skipped = 0;
-    for (size_t i = 0; i < n; i++) { /* one line per reason, with its count and first run */
-        const ec_run *r = ec_runs_get(runs, i);
-        if (ok[i] || strcmp(r->split, "excluded") == 0 || strcmp(r->split, "dle-multi") == 0)
+    for (size_t i = 0; i < rw->n; i++) {
+        if (!unpredicted(rw, i))
             continue;
-        const char *reason = why[i][0] ? why[i] : "GPU without a profile";
+        const ec_run *r = ec_runs_get(rw->runs, i);
+        const char *reason = rw->why[i][0] ? rw->why[i] : "GPU without a profile";
         size_t first = 0, count = 0;
-        for (size_t j = 0; j < n; j++) {
-            const ec_run *q = ec_runs_get(runs, j);
-            if (ok[j] || strcmp(q->split, "excluded") == 0 || strcmp(q->split, "dle-multi") == 0 ||
-                strcmp(why[j][0] ? why[j] : "GPU without a profile", reason) != 0)
+        for (size_t j = 0; j < rw->n; j++) {
+            if (!unpredicted(rw, j) || strcmp(rw->why[j][0] ? rw->why[j] : "GPU without a profile", reason) != 0)
                 continue;
             if (count++ == 0)
                 first = j;
@@ -577,14 +605,52 @@ int main(int argc, char **argv)
     }
     if (skipped == 0)
         printf("(none)\n");
-    free(ok);
-    free(pred);
-    free(use);
-    free(cv_use);
-    free(why);
-    ec_runs_free(runs);
+}
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+    args a;
+    if (parse_args(argc, argv, &a) != 0) {
+        fprintf(stderr, USAGE);
+        return 2;
+    }
+    ec_ctx *ctx;
+    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK || ec_ctx_load_models(ctx, NULL) != EC_OK) {
+        fprintf(stderr, "bench_stack: %s\n", ctx ? ec_ctx_errmsg(ctx) : "out of memory");
+        return 1;
+    }
+    char merged_tmp[] = "/tmp/bench_stack_XXXXXX"; /* the merged --also file (load_rows) */
+    rows rw = {0};
+    if (load_rows(ctx, a.runs_path, a.also, merged_tmp, &rw) != 0) {
+        ec_ctx_free(ctx);
+        return 1;
+    }
+    select_rows(ctx, &rw);
+
+    printf("# epochcast on the ordinary PyTorch / Hugging Face stack\n\n");
+    printf("Generated by `bench_stack");
+    for (int i = 1; i < argc; i++)
+        printf(" %s", argv[i]);
+    printf("` (build/bench/bench_stack) from %zu public run records\n"
+           "(bench/data/stack/README.md); the split column of the file decides what may be fitted.\n", rw.n);
+    if (set_parameters(ctx, &a, &rw) != 0)
+        return 1;
+    predict_rows(ctx, &rw, a.out_path);
+
+    const char *splits[] = {"holdout", "fit"};
+    for (int s = 0; s < 2; s++) {
+        printf("\n## %s split%s\n", splits[s], s == 0 ? " (held out: never fitted)" : " (in sample)");
+        error_tables(rw.runs, rw.pred, splits[s], K_TIME, "Throughput (samples/s, step, epoch and run times)");
+        error_tables(rw.runs, rw.pred, splits[s], K_MEMORY, "Peak memory (each row against the reading it reports)");
+        oom_table(rw.runs, rw.pred, rw.ok, splits[s]);
+        error_tables(rw.runs, rw.pred, splits[s], K_FIRST_STEP, "First step (torch.compile's compilation included)");
+        error_tables(rw.runs, rw.pred, splits[s], K_NO_STEP, "Readings without a training step (CUDA context; weights)");
+    }
+    print_unpredicted(&rw);
+    free_rows(&rw);
     ec_ctx_free(ctx);
-    if (also != NULL)
+    if (a.also != NULL)
         remove(merged_tmp);
     return 0;
 }
