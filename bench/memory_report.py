@@ -130,7 +130,7 @@ def main(argv):
             mem.append(rec)
     rel = os.path.relpath(runs, ROOT)
     cmd = f"/usr/bin/python3 bench/memory_report.py{' --profile ' + a.profile if a.profile else ''} {rel}"
-    out = [f"# Peak memory on public runs (issue 40)", "",
+    out = ["# Peak memory on public runs (issue 40)", "",
            f"Command: `{cmd} > bench/results/memory_public.md`", "",
            f"{len(rows)} rows of `{rel}` ({len(mem)} peak readings, {len(oom)} out-of-memory outcomes), "
            "each predicted by `epochcast validate` and compared with the reading its source names. "

@@ -112,7 +112,6 @@ Outputs (ids shared by both files, and the configs they name):
 """
 import csv
 import json
-import math
 import os
 import re
 import sys

@@ -135,7 +135,7 @@ def main(argv):
         files = sorted(p for p in git(gitdir, "ls-tree", "--name-only", "HEAD",
                                       "NVIDIA/results/%s/%s/" % (system, bench)).split()
                        if re.search(r"/result_\d+\.txt$", p))
-        steps, thr, steady, gbs, ga, dbs, plat, gpu = [], [], [], set(), set(), set(), set(), set()
+        steps, thr, steady, gbs, ga, dbs, plat = [], [], [], set(), set(), set(), set()
         for f in files:
             ev = mllog(git(gitdir, "show", "HEAD:" + f))
             gbs.add(first(ev, "global_batch_size"))
