@@ -202,33 +202,140 @@ static void print_path_row(const char *label, const ec_runs *runs, const char **
                            const char *extra);
 static const char *path_label(int path);
 
-/* Cross-validate over groups (GPUs or models).  Rows of held-out predictions go to csv;
- * held[i] gets run i's held-out prediction. */
-static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *csv, double *held)
+/* The state of one cross-validation (cross_validate, cross_validate_arch): per run its group, gradient path and
+ * held-out prediction, the runs of the current fold, and the held-out predictions in the order they were made. */
+typedef struct {
+    ec_ctx *ctx;
+    const ec_runs *runs;
+    FILE *csv;                   /* one row per held-out prediction; NULL: none */
+    size_t n;                    /* the number of runs */
+    const char **group_of;       /* group_of[i]: run i's group (GPU, model or architecture) */
+    int *path_of;                /* path_of[i]: run i's gradient path (path_of_run) */
+    double *held;                /* held[i]: run i's held-out prediction */
+    double *share;               /* share[i]: the exposed communication share of that prediction (comm_share) */
+    unsigned char *run_cov;      /* run_cov[i]: whether run i's measurement is inside its interval */
+    unsigned char *use, *cv_use; /* the fold's runs to fit (single-GPU) and to cross-validate (every one) */
+    double *pred, *meas;         /* every held-out prediction and its measurement, in order, */
+    unsigned char *cov;          /* and whether its interval covers the measurement */
+    size_t n_all;
+    double *s_pred, *s_meas;     /* the same for the single-GPU runs */
+    unsigned char *s_cov;
+    size_t n_s;
+} cv_state;
+
+/* Frees the arrays of s. */
+static void cv_free(cv_state *s)
 {
-    size_t n = ec_runs_count(runs);
-    const char *groups[MAX_GROUPS];
+    free(s->group_of);
+    free(s->path_of);
+    free(s->share);
+    free(s->run_cov);
+    free(s->use);
+    free(s->cv_use);
+    free(s->pred);
+    free(s->meas);
+    free(s->cov);
+    free(s->s_pred);
+    free(s->s_meas);
+    free(s->s_cov);
+}
+
+/* Allocates the arrays of s for the runs and takes each run's gradient path; 1 when out of memory. */
+static int cv_open(cv_state *s, ec_ctx *ctx, const ec_runs *runs, FILE *csv, double *held)
+{
+    size_t n = ec_runs_count(runs), n1 = n ? n : 1;
+    memset(s, 0, sizeof *s);
+    s->ctx = ctx;
+    s->runs = runs;
+    s->csv = csv;
+    s->n = n;
+    s->held = held;
+    s->group_of = calloc(n1, sizeof *s->group_of);
+    s->path_of = calloc(n1, sizeof *s->path_of);
+    s->share = calloc(n1, sizeof(double));
+    s->run_cov = calloc(n1, 1);
+    s->use = calloc(n1, 1);
+    s->cv_use = calloc(n1, 1);
+    s->pred = calloc(n1, sizeof(double));
+    s->meas = calloc(n1, sizeof(double));
+    s->cov = calloc(n1, 1);
+    s->s_pred = calloc(n1, sizeof(double));
+    s->s_meas = calloc(n1, sizeof(double));
+    s->s_cov = calloc(n1, 1);
+    if (s->group_of == NULL || s->path_of == NULL || s->share == NULL || s->run_cov == NULL || s->use == NULL ||
+        s->cv_use == NULL || s->pred == NULL || s->meas == NULL || s->cov == NULL || s->s_pred == NULL ||
+        s->s_meas == NULL || s->s_cov == NULL) {
+        cv_free(s);
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) /* the gradient path of each run, as its interval takes it */
+        s->path_of[i] = path_of_run(ctx, ec_runs_get(runs, i));
+    return 0;
+}
+
+/* The distinct groups of the runs (group_of) in the order they first appear, at most MAX_GROUPS; their count. */
+static size_t cv_groups(const cv_state *s, const char **groups)
+{
     size_t n_groups = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *g = group_of(ec_runs_get(runs, i), by_model);
+    for (size_t i = 0; i < s->n; i++) {
         size_t k = 0;
-        while (k < n_groups && strcmp(groups[k], g) != 0)
+        while (k < n_groups && strcmp(groups[k], s->group_of[i]) != 0)
             k++;
         if (k == n_groups && n_groups < MAX_GROUPS)
-            groups[n_groups++] = g;
+            groups[n_groups++] = s->group_of[i];
     }
-    unsigned char *use = calloc(n, 1), *cv_use = calloc(n, 1);
-    double *all_pred = calloc(n, sizeof(double)), *all_meas = calloc(n, sizeof(double));
-    double *s_pred = calloc(n, sizeof(double)), *s_meas = calloc(n, sizeof(double));
-    unsigned char *all_cov = calloc(n, 1), *s_cov = calloc(n, 1), *run_cov = calloc(n, 1);
-    int *path_of = calloc(n, sizeof(int));
-    size_t n_all = 0, n_s = 0;
-    int intervals = !by_model;
-    if (use == NULL || cv_use == NULL || all_pred == NULL || all_meas == NULL || s_pred == NULL || s_meas == NULL ||
-        all_cov == NULL || s_cov == NULL || run_cov == NULL || path_of == NULL)
+    return n_groups;
+}
+
+/* Selects the fold without `group`: cv_use its other runs, use those of them on one GPU (the ones fitted). */
+static void cv_select(cv_state *s, const char *group)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        s->cv_use[i] = strcmp(s->group_of[i], group) != 0; /* the multi-GPU runs: scored, never fitted */
+        s->use[i] = s->cv_use[i] && is_single(ec_runs_get(s->runs, i));
+    }
+}
+
+/* Predicts run i with the fold's fit into res and its p10-p90 (both the prediction without intervals), and
+ * records the prediction in s; 1 when it fails. */
+static int cv_predict(cv_state *s, size_t i, int intervals, ec_result *res, double *p10, double *p90)
+{
+    const ec_run *r = ec_runs_get(s->runs, i);
+    if (ec_predict(s->ctx, &r->config, res) != EC_OK) {
+        fprintf(stderr, "bench_logo: %s: %s\n", r->id, ec_ctx_errmsg(s->ctx));
         return 1;
-    for (size_t i = 0; i < n; i++) /* the gradient path of each run, as its interval takes it */
-        path_of[i] = path_of_run(ctx, ec_runs_get(runs, i));
+    }
+    double p = ec_result_metric(res, r->metric);
+    *p10 = *p90 = p;
+    if (intervals)
+        ec_result_metric_interval(res, r->metric, p10, p90);
+    s->held[i] = p;
+    s->share[i] = comm_share(res);
+    s->run_cov[i] = r->value >= *p10 && r->value <= *p90;
+    s->cov[s->n_all] = s->run_cov[i];
+    s->pred[s->n_all] = p;
+    s->meas[s->n_all++] = r->value;
+    if (is_single(r)) {
+        s->s_cov[s->n_s] = s->run_cov[i];
+        s->s_pred[s->n_s] = p;
+        s->s_meas[s->n_s++] = r->value;
+    }
+    return 0;
+}
+
+/* Writes the csv row of run r's held-out prediction p in fold `group` of the cross-validation `by`. */
+static void csv_row(FILE *csv, const char *by, const char *group, const ec_run *r, double p, double p10, double p90,
+                    double sd, double share)
+{
+    if (csv != NULL)
+        fprintf(csv, "%s,%s,%s,%s,%d,%.6g,%.6g,%.3f,%.6g,%.6g,%.4f,%.4f\n", by, group, r->id, r->config.gpu,
+                r->config.num_gpus, p, r->value, 100.0 * (p - r->value) / r->value, p10, p90, sd, share);
+}
+
+/* Prints the heading and introduction of a leave-one-GPU-out or leave-one-model-out table, and its header. */
+static void print_cv_intro(int by_model)
+{
+    int intervals = !by_model;
     printf("\n### Leave one %s out\n\n", by_model ? "model" : "GPU");
     printf("Fit on the single-GPU runs of the other %ss; predict every run of the one left out.\n",
            by_model ? "model" : "GPU");
@@ -240,82 +347,84 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *
                "(ec_calibrate_cv; since stop 52: before, multi-GPU rows took sd alone).\n");
     printf("\n");
     table_header(intervals);
-    for (size_t k = 0; k < n_groups; k++) {
-        for (size_t i = 0; i < n; i++) {
-            const ec_run *r = ec_runs_get(runs, i);
-            cv_use[i] = strcmp(group_of(r, by_model), groups[k]) != 0;
-            use[i] = cv_use[i] && is_single(r);
-        }
-        ec_fit_report rep;
-        ec_ctx_set_fit(ctx, NULL);
-        if (ec_calibrate(ctx, runs, use, &rep) != EC_OK) {
-            fprintf(stderr, "bench_logo: fit without %s failed: %s\n", groups[k], ec_ctx_errmsg(ctx));
-            return 1;
-        }
-        if (intervals && nested_error_sds(ctx, runs, cv_use, &rep) != 0) {
-            fprintf(stderr, "bench_logo: nested cross-validation without %s failed: %s\n", groups[k],
-                    ec_ctx_errmsg(ctx));
-            return 1;
-        }
-        double sd = intervals ? rep.error_log_sd : 0;
-        if (ec_ctx_set_fit(ctx, &rep) != EC_OK) {
-            fprintf(stderr, "bench_logo: %s\n", ec_ctx_errmsg(ctx));
-            return 1;
-        }
-        size_t g0 = n_all;
-        for (size_t i = 0; i < n; i++) {
-            const ec_run *r = ec_runs_get(runs, i);
-            if (strcmp(group_of(r, by_model), groups[k]) != 0)
-                continue;
-            ec_result res;
-            if (ec_predict(ctx, &r->config, &res) != EC_OK) {
-                fprintf(stderr, "bench_logo: %s: %s\n", r->id, ec_ctx_errmsg(ctx));
-                return 1;
-            }
-            double p = ec_result_metric(&res, r->metric), p10 = p, p90 = p;
-            held[i] = p;
-            if (intervals)
-                ec_result_metric_interval(&res, r->metric, &p10, &p90);
-            unsigned char cov = r->value >= p10 && r->value <= p90;
-            run_cov[i] = cov;
-            all_cov[n_all] = cov;
-            all_pred[n_all] = p;
-            all_meas[n_all++] = r->value;
-            if (is_single(r)) {
-                s_cov[n_s] = cov;
-                s_pred[n_s] = p;
-                s_meas[n_s++] = r->value;
-            }
-            if (csv != NULL)
-                fprintf(csv, "%s,%s,%s,%s,%d,%.6g,%.6g,%.3f,%.6g,%.6g,%.4f,%.4f\n", by_model ? "model" : "gpu",
-                        groups[k], r->id, r->config.gpu, r->config.num_gpus, p, r->value,
-                        100.0 * (p - r->value) / r->value, p10, p90, sd, comm_share(&res));
-        }
-        char label[64];
-        if (intervals)
-            snprintf(label, sizeof label, "%s (sd %.3f, comm %.2f/%.2f/%.2f)", groups[k], sd,
-                     rep.comm_error_log_sd[EC_COMM_DIRECT], rep.comm_error_log_sd[EC_COMM_HOST],
-                     rep.comm_error_log_sd[EC_COMM_HOST_SHARED]);
-        else
-            snprintf(label, sizeof label, "%s", groups[k]);
-        print_stats(label, all_pred + g0, all_meas + g0, intervals ? all_cov + g0 : NULL, n_all - g0);
+}
+
+/* Fits the fold without `group` and sets it on the context, with the nested error sds when it has intervals;
+ * 1 when that fails. */
+static int cv_fit(cv_state *s, const char *group, int intervals, ec_fit_report *rep)
+{
+    cv_select(s, group);
+    ec_ctx_set_fit(s->ctx, NULL);
+    if (ec_calibrate(s->ctx, s->runs, s->use, rep) != EC_OK) {
+        fprintf(stderr, "bench_logo: fit without %s failed: %s\n", group, ec_ctx_errmsg(s->ctx));
+        return 1;
     }
-    print_stats("all runs", all_pred, all_meas, intervals ? all_cov : NULL, n_all);
-    print_stats("single-GPU runs", s_pred, s_meas, intervals ? s_cov : NULL, n_s);
-    for (int p = 0; intervals && p < EC_COMM_PATHS; p++) /* the multi-GPU runs by their gradients' path */
-        print_path_row(path_label(p), runs, NULL, NULL, path_of, p, held, run_cov, NULL);
-    ec_ctx_set_fit(ctx, NULL);
-    free(run_cov);
-    free(path_of);
-    free(use);
-    free(cv_use);
-    free(all_pred);
-    free(all_meas);
-    free(s_pred);
-    free(s_meas);
-    free(all_cov);
-    free(s_cov);
+    if (intervals && nested_error_sds(s->ctx, s->runs, s->cv_use, rep) != 0) {
+        fprintf(stderr, "bench_logo: nested cross-validation without %s failed: %s\n", group,
+                ec_ctx_errmsg(s->ctx));
+        return 1;
+    }
+    if (ec_ctx_set_fit(s->ctx, rep) != EC_OK) {
+        fprintf(stderr, "bench_logo: %s\n", ec_ctx_errmsg(s->ctx));
+        return 1;
+    }
     return 0;
+}
+
+/* One fold of cross_validate: fit without `group`, predict each of its runs (a csv row each), print its row. */
+static int cv_fold(cv_state *s, int by_model, const char *group)
+{
+    int intervals = !by_model;
+    ec_fit_report rep;
+    if (cv_fit(s, group, intervals, &rep) != 0)
+        return 1;
+    double sd = intervals ? rep.error_log_sd : 0;
+    size_t g0 = s->n_all;
+    for (size_t i = 0; i < s->n; i++) {
+        if (strcmp(s->group_of[i], group) != 0)
+            continue;
+        ec_result res;
+        double p10, p90;
+        if (cv_predict(s, i, intervals, &res, &p10, &p90) != 0)
+            return 1;
+        csv_row(s->csv, by_model ? "model" : "gpu", group, ec_runs_get(s->runs, i), s->held[i], p10, p90, sd,
+                s->share[i]);
+    }
+    char label[64];
+    if (intervals)
+        snprintf(label, sizeof label, "%s (sd %.3f, comm %.2f/%.2f/%.2f)", group, sd,
+                 rep.comm_error_log_sd[EC_COMM_DIRECT], rep.comm_error_log_sd[EC_COMM_HOST],
+                 rep.comm_error_log_sd[EC_COMM_HOST_SHARED]);
+    else
+        snprintf(label, sizeof label, "%s", group);
+    print_stats(label, s->pred + g0, s->meas + g0, intervals ? s->cov + g0 : NULL, s->n_all - g0);
+    return 0;
+}
+
+/* Cross-validate over groups (GPUs or models).  Rows of held-out predictions go to csv;
+ * held[i] gets run i's held-out prediction. */
+static int cross_validate(ec_ctx *ctx, const ec_runs *runs, int by_model, FILE *csv, double *held)
+{
+    cv_state s;
+    if (cv_open(&s, ctx, runs, csv, held) != 0)
+        return 1;
+    for (size_t i = 0; i < s.n; i++)
+        s.group_of[i] = group_of(ec_runs_get(runs, i), by_model);
+    const char *groups[MAX_GROUPS];
+    size_t n_groups = cv_groups(&s, groups);
+    int intervals = !by_model, rc = 0;
+    print_cv_intro(by_model);
+    for (size_t k = 0; k < n_groups && rc == 0; k++)
+        rc = cv_fold(&s, by_model, groups[k]);
+    if (rc == 0) {
+        print_stats("all runs", s.pred, s.meas, intervals ? s.cov : NULL, s.n_all);
+        print_stats("single-GPU runs", s.s_pred, s.s_meas, intervals ? s.s_cov : NULL, s.n_s);
+        for (int p = 0; intervals && p < EC_COMM_PATHS; p++) /* the multi-GPU runs by their gradients' path */
+            print_path_row(path_label(p), runs, NULL, NULL, s.path_of, p, held, s.run_cov, NULL);
+    }
+    ec_ctx_set_fit(ctx, NULL);
+    cv_free(&s);
+    return rc;
 }
 
 /* The gradient path of run r (EC_COMM_*, as the library's interval takes it), -1 for one GPU. */
@@ -403,33 +512,9 @@ static void print_share_table(const ec_runs *runs, const int *path_of, const dou
     free(cv);
 }
 
-/* Leave one architecture out (--by-arch): per fold the fit without the architecture, nested
- * leave-one-GPU-out and leave-one-architecture-out errors on its training runs, and the library's
- * interval of every run of the architecture left out.  held[i]: run i's held-out prediction. */
-static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, double *held)
+/* Prints the heading and introduction of the leave-one-architecture-out table, and its header. */
+static void print_arch_intro(void)
 {
-    size_t n = ec_runs_count(runs), n_archs = 0;
-    const char *archs[MAX_GROUPS], **arch_of = calloc(n ? n : 1, sizeof *arch_of);
-    unsigned char *use = calloc(n ? n : 1, 1), *cov = calloc(n ? n : 1, 1), *s_cov = calloc(n ? n : 1, 1);
-    unsigned char *cv_use = calloc(n ? n : 1, 1), *run_cov = calloc(n ? n : 1, 1);
-    int *path_of = calloc(n ? n : 1, sizeof *path_of);
-    double *share = calloc(n ? n : 1, sizeof(double));
-    double *pred = calloc(n ? n : 1, sizeof(double)), *meas = calloc(n ? n : 1, sizeof(double));
-    double *s_pred = calloc(n ? n : 1, sizeof(double)), *s_meas = calloc(n ? n : 1, sizeof(double));
-    if (arch_of == NULL || use == NULL || cv_use == NULL || run_cov == NULL || path_of == NULL || share == NULL ||
-        cov == NULL || s_cov == NULL || pred == NULL || meas == NULL || s_pred == NULL || s_meas == NULL)
-        return 1;
-    for (size_t i = 0; i < n; i++)
-        path_of[i] = path_of_run(ctx, ec_runs_get(runs, i));
-    for (size_t i = 0; i < n; i++) {
-        const eci_gpu *g = eci_hw_find(ctx, ec_runs_get(runs, i)->config.gpu);
-        arch_of[i] = g != NULL ? g->architecture : "?";
-        size_t k = 0;
-        while (k < n_archs && strcmp(archs[k], arch_of[i]) != 0)
-            k++;
-        if (k == n_archs && n_archs < MAX_GROUPS)
-            archs[n_archs++] = arch_of[i];
-    }
     printf("\n### Leave one architecture out\n\n"
            "Fit on the single-GPU runs of the other architectures; predict every run of the one left out\n"
            "(which the fit has never seen: EC_WARN_UNCALIBRATED).  The p10-p90 is the library's own\n"
@@ -452,95 +537,231 @@ static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, doub
            "| sd_gpu | k | comm direct | comm host | GPUs |\n");
     printf("|------------------------|------|--------|-------|-------|--------|-------|------|------|------|------|------"
            "|------|------|------|\n");
-    size_t n_all = 0, n_s = 0;
+}
+
+/* Fits the fold without architecture arch with its nested leave-one-GPU-out and leave-one-architecture-out
+ * error sds, and sets it on the context; 1 when that fails. */
+static int arch_fit(cv_state *s, const char *arch, ec_fit_report *rep)
+{
+    cv_select(s, arch);
+    ec_ctx_set_fit(s->ctx, NULL);
+    int cv = EC_OK;
+    if (ec_calibrate(s->ctx, s->runs, s->use, rep) != EC_OK ||
+        ((cv = ec_calibrate_cv(s->ctx, s->runs, s->cv_use, rep)) != EC_OK && cv != EC_EINVAL) ||
+        ((cv = ec_calibrate_cv_arch(s->ctx, s->runs, s->use, rep)) != EC_OK && cv != EC_EINVAL) ||
+        ec_ctx_set_fit(s->ctx, rep) != EC_OK) {
+        fprintf(stderr, "bench_logo: the fit without %s: %s\n", arch, ec_ctx_errmsg(s->ctx));
+        return 1;
+    }
+    return 0;
+}
+
+/* Prints the rows of the fold without arch: its runs from g0 on, its single-GPU runs from s0 on, and its runs by
+ * gradient path, each ending in the fold's sds (extra). */
+static void print_arch_rows(const cv_state *s, const char *arch, size_t g0, size_t s0, const char *extra)
+{
+    char label[64];
+    snprintf(label, sizeof label, "%s", arch);
+    print_row(label, s->pred + g0, s->meas + g0, s->cov + g0, s->n_all - g0, extra);
+    snprintf(label, sizeof label, "%s, single-GPU", arch);
+    print_row(label, s->s_pred + s0, s->s_meas + s0, s->s_cov + s0, s->n_s - s0, extra);
+    for (int p = 0; p < EC_COMM_PATHS; p++) {
+        snprintf(label, sizeof label, "%s, %s", arch, path_label(p));
+        print_path_row(label, s->runs, s->group_of, arch, s->path_of, p, s->held, s->run_cov, extra);
+    }
+}
+
+/* One fold of cross_validate_arch: fit without arch, predict each of its runs (a csv row each), print its rows. */
+static int arch_fold(cv_state *s, const char *arch)
+{
+    ec_fit_report rep;
+    if (arch_fit(s, arch, &rep) != 0)
+        return 1;
+    /* the unseen-architecture sd as the library takes it (catalog/params.c eci_params_error_sd):
+     * error_log_sd only without one; a host-bound prediction's when measured */
+    double sd = rep.arch_error_log_sd > 0 ? rep.arch_error_log_sd : rep.error_log_sd;
+    double sd_host = rep.arch_host_error_log_sd > 0 ? rep.arch_host_error_log_sd : sd;
+    double host_bound = eci_const(s->ctx, EC_C_host_bound_util_frac);
+    size_t g0 = s->n_all, s0 = s->n_s, n_host = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (strcmp(s->group_of[i], arch) != 0)
+            continue;
+        ec_result res;
+        double p10, p90;
+        if (cv_predict(s, i, 1, &res, &p10, &p90) != 0)
+            return 1;
+        int host = ec_result_host_util_frac(&res) < host_bound;
+        n_host += host;
+        csv_row(s->csv, "arch", arch, ec_runs_get(s->runs, i), s->held[i], p10, p90, host ? sd_host : sd,
+                s->share[i]);
+    }
+    char extra[128];
+    snprintf(extra, sizeof extra, " %.3f | %.3f | %zu | %.3f | %zu | %.3f | %.3f/%.3f | %zu/%zu/%zu |", sd,
+             sd_host, n_host, rep.error_log_sd, rep.arch_cv_archs, rep.comm_error_log_sd[EC_COMM_DIRECT],
+             rep.comm_error_log_sd[EC_COMM_HOST], rep.comm_error_log_sd[EC_COMM_HOST_SHARED],
+             rep.comm_cv_gpus[EC_COMM_DIRECT], rep.comm_cv_gpus[EC_COMM_HOST], rep.comm_cv_gpus[EC_COMM_HOST_SHARED]);
+    print_arch_rows(s, arch, g0, s0, extra);
+    return 0;
+}
+
+/* Leave one architecture out (--by-arch): per fold the fit without the architecture, nested
+ * leave-one-GPU-out and leave-one-architecture-out errors on its training runs, and the library's
+ * interval of every run of the architecture left out.  held[i]: run i's held-out prediction. */
+static int cross_validate_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv, double *held)
+{
+    cv_state s;
+    if (cv_open(&s, ctx, runs, csv, held) != 0)
+        return 1;
+    for (size_t i = 0; i < s.n; i++) {
+        const eci_gpu *g = eci_hw_find(ctx, ec_runs_get(runs, i)->config.gpu);
+        s.group_of[i] = g != NULL ? g->architecture : "?";
+    }
+    const char *archs[MAX_GROUPS];
+    size_t n_archs = cv_groups(&s, archs);
     int rc = 0;
-    for (size_t k = 0; k < n_archs && rc == 0; k++) {
-        for (size_t i = 0; i < n; i++) {
-            cv_use[i] = strcmp(arch_of[i], archs[k]) != 0; /* the multi-GPU runs: scored, never fitted */
-            use[i] = cv_use[i] && is_single(ec_runs_get(runs, i));
-        }
-        ec_fit_report rep;
-        ec_ctx_set_fit(ctx, NULL);
-        int cv = EC_OK;
-        if (ec_calibrate(ctx, runs, use, &rep) != EC_OK ||
-            ((cv = ec_calibrate_cv(ctx, runs, cv_use, &rep)) != EC_OK && cv != EC_EINVAL) ||
-            ((cv = ec_calibrate_cv_arch(ctx, runs, use, &rep)) != EC_OK && cv != EC_EINVAL) ||
-            ec_ctx_set_fit(ctx, &rep) != EC_OK) {
-            fprintf(stderr, "bench_logo: the fit without %s: %s\n", archs[k], ec_ctx_errmsg(ctx));
+    print_arch_intro();
+    for (size_t k = 0; k < n_archs && rc == 0; k++)
+        rc = arch_fold(&s, archs[k]);
+    if (rc == 0) {
+        print_row("all runs", s.pred, s.meas, s.cov, s.n_all, " | | | | | | | |");
+        print_row("single-GPU runs", s.s_pred, s.s_meas, s.s_cov, s.n_s, " | | | | | | | |");
+        for (int p = 0; p < EC_COMM_PATHS; p++)
+            print_path_row(path_label(p), runs, s.group_of, NULL, s.path_of, p, held, s.run_cov, " | | | | | | | |");
+        print_share_table(runs, s.path_of, s.share, held, s.run_cov);
+    }
+    ec_ctx_set_fit(ctx, NULL);
+    cv_free(&s);
+    return rc;
+}
+
+/* The context with the model catalog (EPOCHCAST_MODELS) and the runs of path, fit cleared; 1 when loading fails. */
+static int load_runs(const char *path, ec_ctx **ctx, ec_runs **runs)
+{
+    const char *models = getenv("EPOCHCAST_MODELS");
+    if (ec_ctx_new(NULL, NULL, ctx) != EC_OK || ec_ctx_load_models(*ctx, models) != EC_OK ||
+        ec_runs_load(*ctx, path, runs) != EC_OK) {
+        fprintf(stderr, "bench_logo: %s\n", *ctx ? ec_ctx_errmsg(*ctx) : "out of memory");
+        return 1;
+    }
+    ec_ctx_set_fit(*ctx, NULL); /* start from the priors, not models/profile.csv */
+    return 0;
+}
+
+/* Opens OUT.csv for writing and writes its header; NULL when it cannot be opened. */
+static FILE *open_csv(const char *path)
+{
+    FILE *csv = fopen(path, "w");
+    if (csv == NULL) {
+        perror(path);
+        return NULL;
+    }
+    fprintf(csv, "held_out_by,group,id,gpu,num_gpus,predicted,measured,error_pct,p10,p90,error_log_sd,"
+                 "comm_share\n");
+    return csv;
+}
+
+/* The --by-arch report: leave one architecture out, then its residuals by factor; 0 on success. */
+static int report_by_arch(ec_ctx *ctx, const ec_runs *runs, FILE *csv)
+{
+    size_t n = ec_runs_count(runs);
+    double *held = calloc(n ? n : 1, sizeof(double));
+    int rc = held == NULL || cross_validate_arch(ctx, runs, csv, held);
+    if (rc == 0) {
+        printf("\n### Residuals by factor, leave one architecture out\n\nSingle-GPU runs:\n");
+        residual_tables(ctx, runs, held, 1);
+        printf("\nAll runs:\n");
+        residual_tables(ctx, runs, held, 0);
+    }
+    free(held);
+    return rc;
+}
+
+/* Predicts every run with the priors (no fitting) into pred and prints their table; 1 when a prediction fails. */
+static int report_priors(ec_ctx *ctx, const ec_runs *runs, double *pred)
+{
+    size_t n = ec_runs_count(runs), ns = 0;
+    double *meas = calloc(n, sizeof(double)), *sp = calloc(n, sizeof(double)), *sm = calloc(n, sizeof(double));
+    int rc = meas == NULL || sp == NULL || sm == NULL;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const ec_run *r = ec_runs_get(runs, i);
+        ec_result res;
+        if (ec_predict(ctx, &r->config, &res) != EC_OK) {
+            fprintf(stderr, "bench_logo: %s: %s\n", r->id, ec_ctx_errmsg(ctx));
             rc = 1;
             break;
         }
-        /* the unseen-architecture sd as the library takes it (catalog/params.c eci_params_error_sd):
-         * error_log_sd only without one; a host-bound prediction's when measured */
-        double sd = rep.arch_error_log_sd > 0 ? rep.arch_error_log_sd : rep.error_log_sd;
-        double sd_host = rep.arch_host_error_log_sd > 0 ? rep.arch_host_error_log_sd : sd;
-        double host_bound = eci_const(ctx, EC_C_host_bound_util_frac);
-        size_t g0 = n_all, s0 = n_s, n_host = 0;
-        for (size_t i = 0; i < n && rc == 0; i++) {
-            const ec_run *r = ec_runs_get(runs, i);
-            if (strcmp(arch_of[i], archs[k]) != 0)
-                continue;
-            ec_result res;
-            if (ec_predict(ctx, &r->config, &res) != EC_OK) {
-                fprintf(stderr, "bench_logo: %s: %s\n", r->id, ec_ctx_errmsg(ctx));
-                rc = 1;
-                break;
-            }
-            double p = ec_result_metric(&res, r->metric), p10, p90;
-            ec_result_metric_interval(&res, r->metric, &p10, &p90);
-            held[i] = p;
-            share[i] = comm_share(&res);
-            int host = ec_result_host_util_frac(&res) < host_bound;
-            n_host += host;
-            cov[n_all] = run_cov[i] = r->value >= p10 && r->value <= p90;
-            pred[n_all] = p;
-            meas[n_all++] = r->value;
-            if (is_single(r)) {
-                s_cov[n_s] = cov[n_all - 1];
-                s_pred[n_s] = p;
-                s_meas[n_s++] = r->value;
-            }
-            if (csv != NULL)
-                fprintf(csv, "arch,%s,%s,%s,%d,%.6g,%.6g,%.3f,%.6g,%.6g,%.4f,%.4f\n", archs[k], r->id,
-                        r->config.gpu, r->config.num_gpus, p, r->value, 100.0 * (p - r->value) / r->value, p10, p90,
-                        host ? sd_host : sd, share[i]);
-        }
-        if (rc != 0)
-            break;
-        char label[64], extra[128];
-        snprintf(extra, sizeof extra, " %.3f | %.3f | %zu | %.3f | %zu | %.3f | %.3f/%.3f | %zu/%zu/%zu |", sd,
-                 sd_host, n_host, rep.error_log_sd, rep.arch_cv_archs, rep.comm_error_log_sd[EC_COMM_DIRECT],
-                 rep.comm_error_log_sd[EC_COMM_HOST], rep.comm_error_log_sd[EC_COMM_HOST_SHARED],
-                 rep.comm_cv_gpus[EC_COMM_DIRECT], rep.comm_cv_gpus[EC_COMM_HOST], rep.comm_cv_gpus[EC_COMM_HOST_SHARED]);
-        snprintf(label, sizeof label, "%s", archs[k]);
-        print_row(label, pred + g0, meas + g0, cov + g0, n_all - g0, extra);
-        snprintf(label, sizeof label, "%s, single-GPU", archs[k]);
-        print_row(label, s_pred + s0, s_meas + s0, s_cov + s0, n_s - s0, extra);
-        for (int p = 0; p < EC_COMM_PATHS; p++) {
-            snprintf(label, sizeof label, "%s, %s", archs[k], path_label(p));
-            print_path_row(label, runs, arch_of, archs[k], path_of, p, held, run_cov, extra);
+        pred[i] = ec_result_metric(&res, r->metric);
+        meas[i] = r->value;
+        if (is_single(r)) {
+            sp[ns] = pred[i];
+            sm[ns++] = r->value;
         }
     }
     if (rc == 0) {
-        print_row("all runs", pred, meas, cov, n_all, " | | | | | | | |");
-        print_row("single-GPU runs", s_pred, s_meas, s_cov, n_s, " | | | | | | | |");
-        for (int p = 0; p < EC_COMM_PATHS; p++)
-            print_path_row(path_label(p), runs, arch_of, NULL, path_of, p, held, run_cov, " | | | | | | | |");
-        print_share_table(runs, path_of, share, held, run_cov);
+        printf("\n### Priors only (no fitting)\n\n");
+        table_header(0);
+        print_stats("all runs", pred, meas, NULL, n);
+        print_stats("single-GPU runs", sp, sm, NULL, ns);
     }
-    ec_ctx_set_fit(ctx, NULL);
-    free(arch_of);
-    free(use);
-    free(cv_use);
-    free(run_cov);
-    free(path_of);
-    free(share);
-    free(cov);
-    free(s_cov);
-    free(pred);
     free(meas);
-    free(s_pred);
-    free(s_meas);
+    free(sp);
+    free(sm);
+    return rc;
+}
+
+/* Fits on every single-GPU run (in-sample) and prints the parameter values; 1 when the fit fails. */
+static int report_fit_all(ec_ctx *ctx, const ec_runs *runs)
+{
+    size_t n = ec_runs_count(runs);
+    unsigned char *use = calloc(n, 1);
+    if (use == NULL)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        use[i] = is_single(ec_runs_get(runs, i));
+    ec_fit_report rep;
+    int rc = ec_calibrate(ctx, runs, use, &rep) != EC_OK;
+    free(use);
+    if (rc != 0) {
+        fprintf(stderr, "bench_logo: %s\n", ec_ctx_errmsg(ctx));
+        return 1;
+    }
+    printf("\n### Fit on all single-GPU runs (in-sample, for the parameter values)\n\n");
+    printf("%zu runs, %zu iterations; MAPE %.1f%% with the priors, %.1f%% fitted.\n\n", rep.n_runs,
+           rep.iterations, 100 * rep.mape_before_frac, 100 * rep.mape_after_frac);
+    printf("| parameter | architecture | value | std. error |\n|---|---|---|---|\n");
+    for (size_t j = 0; j < rep.n_params; j++)
+        printf("| %s | %s | %.4g | %.2g |\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
+               rep.values[j], rep.stderrs[j]);
+    return 0;
+}
+
+/* The default report: priors, the in-sample fit, leave one GPU out, leave one model out, then their residuals by
+ * factor; 0 on success. */
+static int report_by_group(ec_ctx *ctx, const ec_runs *runs, FILE *csv)
+{
+    size_t n = ec_runs_count(runs);
+    double *pred = calloc(n, sizeof(double));
+    if (pred == NULL || report_priors(ctx, runs, pred) != 0 || report_fit_all(ctx, runs) != 0) {
+        free(pred);
+        return 1;
+    }
+    double *held_gpu = calloc(n, sizeof(double)), *held_model = calloc(n, sizeof(double));
+    int rc = held_gpu == NULL || held_model == NULL || cross_validate(ctx, runs, 0, csv, held_gpu) ||
+             cross_validate(ctx, runs, 1, csv, held_model);
+    if (rc == 0) {
+        printf("\n### Residuals by factor\n\nWhere the model errs systematically: the held-out errors above "
+               "(single-GPU runs) split by one factor at a time.\n\n#### Priors only\n");
+        residual_tables(ctx, runs, pred, 1);
+        printf("\n#### Leave one GPU out\n");
+        residual_tables(ctx, runs, held_gpu, 1);
+        printf("\n#### Leave one model out\n");
+        residual_tables(ctx, runs, held_model, 1);
+        printf("\n#### Leave one GPU out, multi-GPU runs included\n");
+        residual_tables(ctx, runs, held_gpu, 0);
+    }
+    free(held_gpu);
+    free(held_model);
+    free(pred);
     return rc;
 }
 
@@ -558,107 +779,17 @@ int main(int argc, char **argv)
     gsl_set_error_handler_off();
     ec_ctx *ctx;
     ec_runs *runs;
-    const char *models = getenv("EPOCHCAST_MODELS");
-    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK || ec_ctx_load_models(ctx, models) != EC_OK ||
-        ec_runs_load(ctx, argv[1], &runs) != EC_OK) {
-        fprintf(stderr, "bench_logo: %s\n", ctx ? ec_ctx_errmsg(ctx) : "out of memory");
+    if (load_runs(argv[1], &ctx, &runs) != 0)
         return 1;
-    }
-    ec_ctx_set_fit(ctx, NULL); /* start from the priors, not models/profile.csv */
     FILE *csv = NULL;
-    if (argc > 2) {
-        csv = fopen(argv[2], "w");
-        if (csv == NULL) {
-            perror(argv[2]);
-            return 1;
-        }
-        fprintf(csv, "held_out_by,group,id,gpu,num_gpus,predicted,measured,error_pct,p10,p90,error_log_sd,"
-                     "comm_share\n");
-    }
-    size_t n = ec_runs_count(runs);
-    printf("# epochcast accuracy on %s (%zu runs)\n\n", argv[1], n);
+    if (argc > 2 && (csv = open_csv(argv[2])) == NULL)
+        return 1;
+    printf("# epochcast accuracy on %s (%zu runs)\n\n", argv[1], ec_runs_count(runs));
     printf("Generated by `bench_logo %s%s%s%s` (build/bench/bench_logo).\n", by_arch ? "--by-arch " : "", argv[1],
            argc > 2 ? " " : "", argc > 2 ? argv[2] : "");
-    if (by_arch) {
-        double *held = calloc(n ? n : 1, sizeof(double));
-        int rc = held == NULL || cross_validate_arch(ctx, runs, csv, held);
-        if (rc == 0) {
-            printf("\n### Residuals by factor, leave one architecture out\n\nSingle-GPU runs:\n");
-            residual_tables(ctx, runs, held, 1);
-            printf("\nAll runs:\n");
-            residual_tables(ctx, runs, held, 0);
-        }
-        free(held);
-        if (csv != NULL)
-            fclose(csv);
-        ec_runs_free(runs);
-        ec_ctx_free(ctx);
-        return rc;
-    }
-
-    /* Priors only. */
-    double *pred = calloc(n, sizeof(double)), *meas = calloc(n, sizeof(double));
-    double *sp = calloc(n, sizeof(double)), *sm = calloc(n, sizeof(double));
-    size_t ns = 0;
-    for (size_t i = 0; i < n; i++) {
-        const ec_run *r = ec_runs_get(runs, i);
-        ec_result res;
-        if (ec_predict(ctx, &r->config, &res) != EC_OK) {
-            fprintf(stderr, "bench_logo: %s: %s\n", r->id, ec_ctx_errmsg(ctx));
-            return 1;
-        }
-        pred[i] = ec_result_metric(&res, r->metric);
-        meas[i] = r->value;
-        if (is_single(r)) {
-            sp[ns] = pred[i];
-            sm[ns++] = r->value;
-        }
-    }
-    printf("\n### Priors only (no fitting)\n\n");
-    table_header(0);
-    print_stats("all runs", pred, meas, NULL, n);
-    print_stats("single-GPU runs", sp, sm, NULL, ns);
-
-    /* In-sample fit on every single-GPU run, for the parameter values. */
-    unsigned char *use = calloc(n, 1);
-    for (size_t i = 0; i < n; i++)
-        use[i] = is_single(ec_runs_get(runs, i));
-    ec_fit_report rep;
-    if (ec_calibrate(ctx, runs, use, &rep) != EC_OK) {
-        fprintf(stderr, "bench_logo: %s\n", ec_ctx_errmsg(ctx));
-        return 1;
-    }
-    printf("\n### Fit on all single-GPU runs (in-sample, for the parameter values)\n\n");
-    printf("%zu runs, %zu iterations; MAPE %.1f%% with the priors, %.1f%% fitted.\n\n", rep.n_runs,
-           rep.iterations, 100 * rep.mape_before_frac, 100 * rep.mape_after_frac);
-    printf("| parameter | architecture | value | std. error |\n|---|---|---|---|\n");
-    for (size_t j = 0; j < rep.n_params; j++)
-        printf("| %s | %s | %.4g | %.2g |\n", rep.names[j], rep.architectures[j][0] ? rep.architectures[j] : "(all)",
-               rep.values[j], rep.stderrs[j]);
-
-    double *held_gpu = calloc(n, sizeof(double)), *held_model = calloc(n, sizeof(double));
-    int rc = held_gpu == NULL || held_model == NULL || cross_validate(ctx, runs, 0, csv, held_gpu) ||
-             cross_validate(ctx, runs, 1, csv, held_model);
-    if (rc == 0) {
-        printf("\n### Residuals by factor\n\nWhere the model errs systematically: the held-out errors above "
-               "(single-GPU runs) split by one factor at a time.\n\n#### Priors only\n");
-        residual_tables(ctx, runs, pred, 1);
-        printf("\n#### Leave one GPU out\n");
-        residual_tables(ctx, runs, held_gpu, 1);
-        printf("\n#### Leave one model out\n");
-        residual_tables(ctx, runs, held_model, 1);
-        printf("\n#### Leave one GPU out, multi-GPU runs included\n");
-        residual_tables(ctx, runs, held_gpu, 0);
-    }
-    free(held_gpu);
-    free(held_model);
+    int rc = by_arch ? report_by_arch(ctx, runs, csv) : report_by_group(ctx, runs, csv);
     if (csv != NULL)
         fclose(csv);
-    free(pred);
-    free(meas);
-    free(sp);
-    free(sm);
-    free(use);
     ec_runs_free(runs);
     ec_ctx_free(ctx);
     return rc;
