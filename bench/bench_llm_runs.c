@@ -218,7 +218,8 @@ static double err_of(const row *r, int fit)
     return (r->pred[fit] - r->value) / r->value;
 }
 
-static void report(FILE *o, const row *rows, size_t n, int has_mpt, const char *runs_path, const char *profile)
+/* The marker line, the command that regenerates the report and what the rows were predicted with. */
+static void report_intro(FILE *o, size_t n, int has_mpt, const char *runs_path, const char *profile)
 {
     fprintf(o, "%s\n\n## Commands\n\n```\nbash bench/mpt_holdout.sh    # runs ./build/bench/bench_llm_runs -o "
                "bench/results/llm_validation.md\n```\n\n",
@@ -227,56 +228,77 @@ static void report(FILE *o, const row *rows, size_t n, int has_mpt, const char *
                "fitted to them.  A row is priced when it predicts and every feature it sets changes the "
                "prediction (checked by predicting it without each).\n\n",
             n, runs_path, has_mpt ? " and with the MPT fit (" : "", has_mpt ? profile : "", has_mpt ? ")" : "");
-    /* per source */
-    const char *groups[16];
+}
+
+/* The source groups of the rows in order of first appearance (at most max of them); returns how many. */
+static size_t source_groups(const row *rows, size_t n, const char **groups, size_t max)
+{
     size_t ng = 0;
     for (size_t i = 0; i < n; i++) {
         size_t g = 0;
         while (g < ng && strcmp(groups[g], rows[i].source_group) != 0)
             g++;
-        if (g == ng && ng < 16)
+        if (g == ng && ng < max)
             groups[ng++] = rows[i].source_group;
     }
-    fprintf(o, "## By source\n\n| source | rows | priced | tokens/s MAPE %% (shipped fit) | bias %% |%s peak memory "
-               "MAPE %% (shipped fit; nvidia-smi or reserved, as the row says) |\n| --- | ---: | ---: | ---: | ---: |%s ---: |\n",
-            has_mpt ? " tokens/s MAPE % (MPT fit) | bias % |" : "", has_mpt ? " ---: | ---: |" : "");
-    for (size_t g = 0; g < ng; g++) {
-        size_t rows_n = 0, priced = 0, kt = 0, km = 0;
-        double st[N_FITS] = {0}, bt[N_FITS] = {0}, sm = 0;
-        for (size_t i = 0; i < n; i++) {
-            const row *r = &rows[i];
-            if (strcmp(r->source_group, groups[g]) != 0)
-                continue;
-            rows_n++;
-            if (r->why[0] != '\0')
-                continue;
-            priced++;
-            if (r->metric == EC_METRIC_TOKENS_PER_S) {
-                for (int f = 0; f < N_FITS; f++) {
-                    st[f] += fabs(err_of(r, f));
-                    bt[f] += err_of(r, f);
-                }
-                kt++;
-            } else {
-                sm += fabs(err_of(r, FIT_SHIPPED));
-                km++;
+    return ng;
+}
+
+/* One line of the by-source table: the group's rows, how many are priced, and their errors. */
+static void source_line(FILE *o, const row *rows, size_t n, const char *group, int has_mpt)
+{
+    size_t rows_n = 0, priced = 0, kt = 0, km = 0;
+    double st[N_FITS] = {0}, bt[N_FITS] = {0}, sm = 0;
+    for (size_t i = 0; i < n; i++) {
+        const row *r = &rows[i];
+        if (strcmp(r->source_group, group) != 0)
+            continue;
+        rows_n++;
+        if (r->why[0] != '\0')
+            continue;
+        priced++;
+        if (r->metric == EC_METRIC_TOKENS_PER_S) {
+            for (int f = 0; f < N_FITS; f++) {
+                st[f] += fabs(err_of(r, f));
+                bt[f] += err_of(r, f);
             }
+            kt++;
+        } else {
+            sm += fabs(err_of(r, FIT_SHIPPED));
+            km++;
         }
-        char t0[32] = "-", b0[32] = "-", t1[32] = "-", b1[32] = "-", m0[32] = "-";
-        if (kt > 0) {
-            snprintf(t0, sizeof t0, "%.1f (%zu)", 100 * st[0] / kt, kt);
-            snprintf(b0, sizeof b0, "%+.1f", 100 * bt[0] / kt);
-            snprintf(t1, sizeof t1, "%.1f (%zu)", 100 * st[1] / kt, kt);
-            snprintf(b1, sizeof b1, "%+.1f", 100 * bt[1] / kt);
-        }
-        if (km > 0)
-            snprintf(m0, sizeof m0, "%.1f (%zu)", 100 * sm / km, km);
-        fprintf(o, "| %s | %zu | %zu | %s | %s |", groups[g], rows_n, priced, t0, b0);
-        if (has_mpt)
-            fprintf(o, " %s | %s |", t1, b1);
-        fprintf(o, " %s |\n", m0);
     }
-    /* why not priced */
+    char t0[32] = "-", b0[32] = "-", t1[32] = "-", b1[32] = "-", m0[32] = "-";
+    if (kt > 0) {
+        snprintf(t0, sizeof t0, "%.1f (%zu)", 100 * st[0] / kt, kt);
+        snprintf(b0, sizeof b0, "%+.1f", 100 * bt[0] / kt);
+        snprintf(t1, sizeof t1, "%.1f (%zu)", 100 * st[1] / kt, kt);
+        snprintf(b1, sizeof b1, "%+.1f", 100 * bt[1] / kt);
+    }
+    if (km > 0)
+        snprintf(m0, sizeof m0, "%.1f (%zu)", 100 * sm / km, km);
+    fprintf(o, "| %s | %zu | %zu | %s | %s |", group, rows_n, priced, t0, b0);
+    if (has_mpt)
+        fprintf(o, " %s | %s |", t1, b1);
+    fprintf(o, " %s |\n", m0);
+}
+
+/* The table of rows, priced rows and errors per source. */
+static void by_source_table(FILE *o, const row *rows, size_t n, int has_mpt)
+{
+    const char *groups[16];
+    size_t ng = source_groups(rows, n, groups, sizeof groups / sizeof groups[0]);
+    fprintf(o, "## By source\n\n| source | rows | priced | tokens/s MAPE %% (shipped fit) | bias %% |%s peak memory "
+               "MAPE %% (shipped fit; nvidia-smi or reserved, as the row says) |\n"
+               "| --- | ---: | ---: | ---: | ---: |%s ---: |\n",
+            has_mpt ? " tokens/s MAPE % (MPT fit) | bias % |" : "", has_mpt ? " ---: | ---: |" : "");
+    for (size_t g = 0; g < ng; g++)
+        source_line(o, rows, n, groups[g], has_mpt);
+}
+
+/* Each reason a row is not priced, once, with the number of rows it keeps out. */
+static void not_priced_table(FILE *o, const row *rows, size_t n)
+{
     fprintf(o, "\n## Not priced, by reason\n\n| reason | rows |\n| --- | ---: |\n");
     for (size_t i = 0; i < n; i++) {
         if (rows[i].why[0] == '\0')
@@ -290,42 +312,60 @@ static void report(FILE *o, const row *rows, size_t n, int has_mpt, const char *
         if (seen == 0)
             fprintf(o, "| %s | %zu |\n", rows[i].why, k);
     }
-    /* host util: each fit's predicted ec_result_host_util_frac (the step without host waits), whose class (host-bound below
-     * constants.csv host_bound_util_frac) picks an unseen architecture's interval sd; in p10-p90: whether the
-     * measurement lies inside each fit's own interval (the library's, ec_result_metric_interval) */
+}
+
+/* One line of the every-row table: the measurement, each fit's prediction and error, status, host util, interval. */
+static void every_row_line(FILE *o, const row *r, int has_mpt)
+{
+    int tok = r->metric == EC_METRIC_TOKENS_PER_S;
+    double scale = tok ? 1 : 1.0 / 1073741824.0; /* peak memory in GiB */
+    fprintf(o, "| %s | %s | %s | %s | %s | %.*f |", r->id, r->model, r->gpu, r->gpus[0] ? r->gpus : "1",
+            tok ? "tokens/s" : r->metric == EC_METRIC_RESERVED_BYTES ? "reserved GiB" : "peak GiB", tok ? 0 : 2,
+            r->value * scale);
+    for (int f = 0; f < (has_mpt ? N_FITS : 1); f++) {
+        if (r->why[0] == '\0')
+            fprintf(o, " %.*f | %+.1f |", tok ? 0 : 2, r->pred[f] * scale, 100 * err_of(r, f));
+        else
+            fprintf(o, " - | - |");
+    }
+    fprintf(o, " %s |", r->why[0] ? r->why : "priced");
+    for (int f = 0; f < (has_mpt ? N_FITS : 1); f++) {
+        if (r->why[0] != '\0')
+            fprintf(o, "%s-", f ? " / " : " ");
+        else
+            fprintf(o, "%s%.1f", f ? " / " : " ", 100 * r->util[f]);
+    }
+    fprintf(o, " |");
+    for (int f = 0; f < (has_mpt ? N_FITS : 1); f++) {
+        int known = r->why[0] == '\0' && r->p90[f] > 0;
+        fprintf(o, "%s%s", f ? " / " : " ",
+                !known ? "-" : r->value >= r->p10[f] && r->value <= r->p90[f] ? "yes" : "no");
+    }
+    fprintf(o, " |\n");
+}
+
+/* The table of every row.  Host util: each fit's predicted ec_result_host_util_frac (the step without host
+ * waits), whose class (host-bound below constants.csv host_bound_util_frac) picks an unseen architecture's
+ * interval sd; in p10-p90: whether the measurement lies inside each fit's own interval (the library's,
+ * ec_result_metric_interval). */
+static void every_row_table(FILE *o, const row *rows, size_t n, int has_mpt)
+{
     fprintf(o, "\n## Every row\n\n| run | model | GPU | GPUs | metric | measured | shipped fit | err %% |%s status | "
                "host util %% | in p10-p90 |\n"
                "| --- | --- | --- | ---: | --- | ---: | ---: | ---: |%s --- | ---: | --- |\n",
             has_mpt ? " MPT fit | err % |" : "", has_mpt ? " ---: | ---: |" : "");
-    for (size_t i = 0; i < n; i++) {
-        const row *r = &rows[i];
-        int tok = r->metric == EC_METRIC_TOKENS_PER_S;
-        double scale = tok ? 1 : 1.0 / 1073741824.0; /* peak memory in GiB */
-        fprintf(o, "| %s | %s | %s | %s | %s | %.*f |", r->id, r->model, r->gpu, r->gpus[0] ? r->gpus : "1",
-                tok ? "tokens/s" : r->metric == EC_METRIC_RESERVED_BYTES ? "reserved GiB" : "peak GiB", tok ? 0 : 2,
-                r->value * scale);
-        for (int f = 0; f < (has_mpt ? N_FITS : 1); f++) {
-            if (r->why[0] == '\0')
-                fprintf(o, " %.*f | %+.1f |", tok ? 0 : 2, r->pred[f] * scale, 100 * err_of(r, f));
-            else
-                fprintf(o, " - | - |");
-        }
-        fprintf(o, " %s |", r->why[0] ? r->why : "priced");
-        for (int f = 0; f < (has_mpt ? N_FITS : 1); f++) {
-            if (r->why[0] != '\0')
-                fprintf(o, "%s-", f ? " / " : " ");
-            else
-                fprintf(o, "%s%.1f", f ? " / " : " ", 100 * r->util[f]);
-        }
-        fprintf(o, " |");
-        for (int f = 0; f < (has_mpt ? N_FITS : 1); f++) {
-            int known = r->why[0] == '\0' && r->p90[f] > 0;
-            fprintf(o, "%s%s", f ? " / " : " ",
-                    !known ? "-" : r->value >= r->p10[f] && r->value <= r->p90[f] ? "yes" : "no");
-        }
-        fprintf(o, " |\n");
-    }
+    for (size_t i = 0; i < n; i++)
+        every_row_line(o, &rows[i], has_mpt);
     fprintf(o, "\n");
+}
+
+/* The generated part of the report, from the marker line on. */
+static void report(FILE *o, const row *rows, size_t n, int has_mpt, const char *runs_path, const char *profile)
+{
+    report_intro(o, n, has_mpt, runs_path, profile);
+    by_source_table(o, rows, n, has_mpt);
+    not_priced_table(o, rows, n);
+    every_row_table(o, rows, n, has_mpt);
 }
 
 int main(int argc, char **argv)

@@ -397,25 +397,31 @@ static char *read_head(const char *path, char **whole)
     return out;
 }
 
-int main(int argc, char **argv)
+/* The command line's paths and mode. */
+typedef struct options {
+    const char *models, *runs_path, *reported, *out, *profile_out;
+    int check;                    /* --check: compare with out, write nothing */
+} options;
+
+/* The command line into opt (defaults for what it leaves out); 2, with the usage, when it cannot be read. */
+static int parse_args(int argc, char **argv, options *opt)
 {
-    const char *models = "models", *runs_path = "bench/data/mpt_runs.csv";
-    const char *reported = "bench/data/mpt_reported.csv", *out = "bench/results/mpt_validation.md";
-    const char *profile_out = "bench/results/mpt_profile.csv";
-    int check = 0;
+    *opt = (options){.models = "models", .runs_path = "bench/data/mpt_runs.csv",
+                     .reported = "bench/data/mpt_reported.csv", .out = "bench/results/mpt_validation.md",
+                     .profile_out = "bench/results/mpt_profile.csv", .check = 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v != NULL && strcmp(a, "--models") == 0)
-            models = v;
+            opt->models = v;
         else if (v != NULL && strcmp(a, "--runs") == 0)
-            runs_path = v;
+            opt->runs_path = v;
         else if (v != NULL && strcmp(a, "--reported") == 0)
-            reported = v;
+            opt->reported = v;
         else if (v != NULL && strcmp(a, "--profile-out") == 0)
-            profile_out = v;
+            opt->profile_out = v;
         else if (v != NULL && (strcmp(a, "-o") == 0 || strcmp(a, "--check") == 0)) {
-            out = v;
-            check = strcmp(a, "--check") == 0;
+            opt->out = v;
+            opt->check = strcmp(a, "--check") == 0;
         } else {
             fprintf(stderr, "usage: bench_mpt_holdout [--models DIR] [--runs RUNS.csv] [--reported REPORTED.csv] "
                             "[--profile-out PROFILE.csv] [-o OUT.md | --check OUT.md]\n");
@@ -423,23 +429,17 @@ int main(int argc, char **argv)
         }
         i++;
     }
-    ec_ctx *ctx;
-    ec_runs *runs = NULL;
-    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK)
-        return fail(NULL, "ec_ctx_new");
-    if (ec_ctx_load_models(ctx, models) != EC_OK || ec_runs_load(ctx, runs_path, &runs) != EC_OK)
-        return fail(ctx, "loading");
-    size_t n = ec_runs_count(runs);
-    row *rows = calloc(n + 1, sizeof *rows);
-    unsigned char *held = calloc(n + 1, 1);
-    fold *folds = calloc(1 + N_SIZES + MAX_COUNTS, sizeof *folds);
-    if (rows == NULL || held == NULL || folds == NULL)
-        return fail(NULL, "out of memory");
+    return 0;
+}
+
+/* One row per run: its model size, epochcast's parameter count and the reported MFU and flags; 2 on a failure. */
+static int read_rows(ec_ctx *ctx, const ec_runs *runs, const options *opt, row *rows, size_t n)
+{
     for (size_t i = 0; i < n; i++) {
         rows[i].run = ec_runs_get(runs, i);
         if ((rows[i].size = size_of(rows[i].run->id)) < 0) {
-            fprintf(stderr, "bench_mpt_holdout: %s:%zu: id '%s' names no MPT size\n", runs_path, rows[i].run->line,
-                    rows[i].run->id);
+            fprintf(stderr, "bench_mpt_holdout: %s:%zu: id '%s' names no MPT size\n", opt->runs_path,
+                    rows[i].run->line, rows[i].run->id);
             return 2;
         }
         ec_model_summary sum;
@@ -447,53 +447,66 @@ int main(int argc, char **argv)
             return fail(ctx, rows[i].run->id);
         rows[i].params = sum.params;
     }
-    if (load_reported(ctx, reported, rows, n) != EC_OK)
-        return fail(ctx, reported);
+    if (load_reported(ctx, opt->reported, rows, n) != EC_OK)
+        return fail(ctx, opt->reported);
+    return 0;
+}
 
-    /* baselines: the priors, and the fit the models folder ships */
+/* The baselines: every row predicted with the priors, and with the fit the models folder ships when it has one
+ * (*has_shipped says whether); 2 on a failure. */
+static int predict_baselines(ec_ctx *ctx, const char *models, row *rows, size_t n, int *has_shipped)
+{
     char shipped_path[EC_PATH_MAX];
     snprintf(shipped_path, sizeof shipped_path, "%s/profile.csv", models);
     ec_fit_report shipped;
-    int has_shipped = ec_profile_read(ctx, shipped_path, &shipped) == EC_OK;
+    *has_shipped = ec_profile_read(ctx, shipped_path, &shipped) == EC_OK;
     if (ec_ctx_set_fit(ctx, NULL) != EC_OK || predict_rows(ctx, rows, n, NULL, P_PRIOR) != EC_OK)
         return fail(ctx, "predicting with the priors");
-    if (has_shipped && (ec_ctx_set_fit(ctx, &shipped) != EC_OK || predict_rows(ctx, rows, n, NULL, P_SHIPPED) != EC_OK))
+    if (*has_shipped &&
+        (ec_ctx_set_fit(ctx, &shipped) != EC_OK || predict_rows(ctx, rows, n, NULL, P_SHIPPED) != EC_OK))
         return fail(ctx, "predicting with the shipped fit");
+    return 0;
+}
 
-    /* in-sample: every row "held" (predicted), every unflagged row fitted */
-    fold *all = &folds[0];
-    unsigned char *none = calloc(n + 1, 1), *every = calloc(n + 1, 1);
-    if (none == NULL || every == NULL)
+/* In-sample: every unflagged row fitted, every row predicted with that fit; 2 on a failure. */
+static int fit_all(ec_ctx *ctx, const ec_runs *runs, row *rows, size_t n, fold *all)
+{
+    unsigned char *train = calloc(n + 1, 1);
+    if (train == NULL)
         return fail(NULL, "out of memory");
-    memset(every, 1, n);
-    {
-        unsigned char *train = calloc(n + 1, 1);
-        if (train == NULL)
-            return fail(NULL, "out of memory");
-        for (size_t i = 0; i < n; i++)
-            train[i] = !rows[i].left_out;
-        if (ec_calibrate(ctx, runs, train, &all->rep) != EC_OK || ec_ctx_set_fit(ctx, &all->rep) != EC_OK ||
-            predict_rows(ctx, rows, n, NULL, P_FIT) != EC_OK)
-            return fail(ctx, "fitting all runs");
-        free(train);
-    }
-    fold *by_size = &folds[1];
-    size_t n_size = 0;
+    for (size_t i = 0; i < n; i++)
+        train[i] = !rows[i].left_out;
+    if (ec_calibrate(ctx, runs, train, &all->rep) != EC_OK || ec_ctx_set_fit(ctx, &all->rep) != EC_OK ||
+        predict_rows(ctx, rows, n, NULL, P_FIT) != EC_OK)
+        return fail(ctx, "fitting all runs");
+    free(train);
+    return 0;
+}
+
+/* One fold per model size the runs have, that size held out (held: scratch of n); 2 on a failure. */
+static int leave_sizes_out(ec_ctx *ctx, const ec_runs *runs, row *rows, size_t n, unsigned char *held,
+                           fold *by_size, size_t *n_size)
+{
+    *n_size = 0;
     for (size_t s = 0; s < N_SIZES; s++) {
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
             k += held[i] = rows[i].size == (int)s;
         if (k == 0)
             continue;
-        fold *f = &by_size[n_size++];
+        fold *f = &by_size[(*n_size)++];
         snprintf(f->label, sizeof f->label, "%s", SIZES[s]);
         if (run_fold(ctx, runs, rows, n, held, P_LOSO, f) != EC_OK)
             return fail(ctx, f->label);
     }
-    fold *by_count = &folds[1 + N_SIZES];
+    return 0;
+}
+
+/* The distinct GPU counts of the runs (at most MAX_COUNTS), ascending; returns how many. */
+static size_t gpu_counts(const row *rows, size_t n, int counts[MAX_COUNTS])
+{
     size_t n_count = 0;
-    int counts[MAX_COUNTS];
-    for (size_t i = 0; i < n; i++) { /* the GPU counts, ascending */
+    for (size_t i = 0; i < n; i++) {
         int c = rows[i].run->config.num_gpus;
         size_t k = 0;
         while (k < n_count && counts[k] != c)
@@ -507,7 +520,16 @@ int main(int argc, char **argv)
             counts[b] = counts[b - 1];
             counts[b - 1] = t;
         }
-    for (size_t c = 0; c < n_count; c++) {
+    return n_count;
+}
+
+/* One fold per GPU count, that count held out (held: scratch of n); 2 on a failure. */
+static int leave_counts_out(ec_ctx *ctx, const ec_runs *runs, row *rows, size_t n, unsigned char *held,
+                            fold *by_count, size_t *n_count)
+{
+    int counts[MAX_COUNTS];
+    *n_count = gpu_counts(rows, n, counts);
+    for (size_t c = 0; c < *n_count; c++) {
         for (size_t i = 0; i < n; i++)
             held[i] = rows[i].run->config.num_gpus == counts[c];
         fold *f = &by_count[c];
@@ -515,60 +537,112 @@ int main(int argc, char **argv)
         if (run_fold(ctx, runs, rows, n, held, P_LOGO, f) != EC_OK)
             return fail(ctx, f->label);
     }
+    return 0;
+}
 
-    /* the fit on every run, with the held-out error that widens its intervals (rms log error of the
-     * leave-one-size-out predictions), as a profile others can use: profile=bench/results/mpt_profile.csv */
+/* The fit on every run, with the held-out error that widens its intervals (rms log error of the
+ * leave-one-size-out predictions), as a profile others can use: profile=bench/results/mpt_profile.csv.
+ * With --check it is compared with the profile, not written (*differs says whether it differs); 2 on a failure. */
+static int write_profile(ec_ctx *ctx, const options *opt, const row *rows, size_t n, fold *all, int *differs)
+{
     double sq = 0;
     for (size_t i = 0; i < n; i++)
         sq += log(rows[i].pred[P_LOSO] / rows[i].run->value) * log(rows[i].pred[P_LOSO] / rows[i].run->value);
     all->rep.error_log_sd = n ? sqrt(sq / n) : 0;
     char profile_tmp[EC_PATH_MAX];
-    snprintf(profile_tmp, sizeof profile_tmp, "%s.check.tmp", profile_out);
-    if (ec_profile_write(ctx, &all->rep, check ? profile_tmp : profile_out) != EC_OK)
-        return fail(ctx, profile_out);
-    int profile_differs = 0;
-    if (check) {
-        char *a = bench_read_all(profile_tmp), *b = bench_read_all(profile_out);
-        profile_differs = a == NULL || b == NULL || strcmp(a, b) != 0;
+    snprintf(profile_tmp, sizeof profile_tmp, "%s.check.tmp", opt->profile_out);
+    if (ec_profile_write(ctx, &all->rep, opt->check ? profile_tmp : opt->profile_out) != EC_OK)
+        return fail(ctx, opt->profile_out);
+    *differs = 0;
+    if (opt->check) {
+        char *a = bench_read_all(profile_tmp), *b = bench_read_all(opt->profile_out);
+        *differs = a == NULL || b == NULL || strcmp(a, b) != 0;
         free(a);
         free(b);
         remove(profile_tmp);
-        printf("%s %s what bench_mpt_holdout fits\n", profile_out, profile_differs ? "differs from" : "is");
+        printf("%s %s what bench_mpt_holdout fits\n", opt->profile_out, *differs ? "differs from" : "is");
     }
+    return 0;
+}
 
-    char *whole = NULL, *head = read_head(out, &whole);
+/* OUT.md's hand-written head followed by text, written in place, with the held-out MAPEs on stdout; the exit status. */
+static int write_out(const options *opt, const char *head, const char *text, const row *rows, size_t n)
+{
+    char tmp[EC_PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s.tmp", opt->out);
+    FILE *f = fopen(tmp, "wb");
+    if (f == NULL || fputs(head, f) < 0 || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, opt->out) != 0) {
+        perror(opt->out);
+        return 2;
+    }
+    double mape, bias, worst;
+    stats(rows, n, NULL, 0, P_LOSO, &mape, &bias, &worst, NULL);
+    printf("wrote %s: leave-one-size-out MAPE %.1f %%, ", opt->out, 100 * mape);
+    stats(rows, n, NULL, 0, P_LOGO, &mape, &bias, &worst, NULL);
+    printf("leave-one-GPU-count-out MAPE %.1f %% (%zu runs)\n", 100 * mape, n);
+    return 0;
+}
+
+/* The report generated into OUT.md below its marker, or with --check compared with OUT.md's (a profile that
+ * differs counts as a difference too); the exit status. */
+static int emit_report(const options *opt, row *rows, size_t n, const fold *folds, size_t n_size, size_t n_count,
+                       int has_shipped, int profile_differs)
+{
+    char *whole = NULL, *head = read_head(opt->out, &whole);
     char *text = NULL;
     size_t text_len = 0;
     FILE *mem = head != NULL ? open_memstream(&text, &text_len) : NULL;
     if (mem == NULL)
         return fail(NULL, "out of memory");
-    report(mem, rows, n, all, by_size, n_size, by_count, n_count, has_shipped, runs_path);
+    report(mem, rows, n, &folds[0], &folds[1], n_size, &folds[1 + N_SIZES], n_count, has_shipped, opt->runs_path);
     fclose(mem);
     int status = 0;
-    if (check) {
+    if (opt->check) {
         const char *m = whole != NULL ? strstr(whole, MARKER) : NULL;
         status = m == NULL || strcmp(m, text) != 0 || profile_differs;
-        printf("%s %s what bench_mpt_holdout makes of %s\n", out, status ? "differs from" : "is", runs_path);
+        printf("%s %s what bench_mpt_holdout makes of %s\n", opt->out, status ? "differs from" : "is", opt->runs_path);
     } else {
-        char tmp[EC_PATH_MAX];
-        snprintf(tmp, sizeof tmp, "%s.tmp", out);
-        FILE *f = fopen(tmp, "wb");
-        if (f == NULL || fputs(head, f) < 0 || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, out) != 0) {
-            perror(out);
-            status = 2;
-        } else {
-            double mape, bias, worst;
-            stats(rows, n, NULL, 0, P_LOSO, &mape, &bias, &worst, NULL);
-            printf("wrote %s: leave-one-size-out MAPE %.1f %%, ", out, 100 * mape);
-            stats(rows, n, NULL, 0, P_LOGO, &mape, &bias, &worst, NULL);
-            printf("leave-one-GPU-count-out MAPE %.1f %% (%zu runs)\n", 100 * mape, n);
-        }
+        status = write_out(opt, head, text, rows, n);
     }
     free(text);
     free(head);
     free(whole);
-    free(none);
-    free(every);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    options opt;
+    if (parse_args(argc, argv, &opt) != 0)
+        return 2;
+    ec_ctx *ctx;
+    ec_runs *runs = NULL;
+    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK)
+        return fail(NULL, "ec_ctx_new");
+    if (ec_ctx_load_models(ctx, opt.models) != EC_OK || ec_runs_load(ctx, opt.runs_path, &runs) != EC_OK)
+        return fail(ctx, "loading");
+    size_t n = ec_runs_count(runs);
+    row *rows = calloc(n + 1, sizeof *rows);
+    unsigned char *held = calloc(n + 1, 1);
+    fold *folds = calloc(1 + N_SIZES + MAX_COUNTS, sizeof *folds); /* all runs, then by size, then by GPU count */
+    if (rows == NULL || held == NULL || folds == NULL)
+        return fail(NULL, "out of memory");
+    int has_shipped = 0, profile_differs = 0;
+    size_t n_size = 0, n_count = 0;
+    int rc = read_rows(ctx, runs, &opt, rows, n);
+    if (rc == 0)
+        rc = predict_baselines(ctx, opt.models, rows, n, &has_shipped);
+    if (rc == 0)
+        rc = fit_all(ctx, runs, rows, n, &folds[0]);
+    if (rc == 0)
+        rc = leave_sizes_out(ctx, runs, rows, n, held, &folds[1], &n_size);
+    if (rc == 0)
+        rc = leave_counts_out(ctx, runs, rows, n, held, &folds[1 + N_SIZES], &n_count);
+    if (rc == 0)
+        rc = write_profile(ctx, &opt, rows, n, &folds[0], &profile_differs);
+    if (rc != 0)
+        return rc;
+    int status = emit_report(&opt, rows, n, folds, n_size, n_count, has_shipped, profile_differs);
     free(folds);
     free(held);
     free(rows);

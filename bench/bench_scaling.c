@@ -262,61 +262,70 @@ static int dp_vs_ddp(ec_ctx *ctx)
     return dp_vs_ddp_grid(ctx, "model=resnet50", resnet_batches);
 }
 
-int main(int argc, char **argv)
+/* The single-GPU run of the same setup as the multi-GPU run m, NULL when RUNS.csv has none. */
+static const ec_run *single_of(const ec_runs *runs, const ec_run *m)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-        fprintf(stderr, "usage: bench_scaling RUNS.csv [OUT.csv]\n");
-        return argc < 2 ? 2 : 0;
+    size_t n_runs = ec_runs_count(runs);
+    const ec_run *s = NULL;
+    for (size_t j = 0; j < n_runs && s == NULL; j++) {
+        const ec_run *c = ec_runs_get(runs, j);
+        if (c->config.num_gpus == 1 && same_setup(m, c))
+            s = c;
     }
-    gsl_set_error_handler_off();
-    ec_ctx *ctx;
-    ec_runs *runs;
-    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK || ec_ctx_load_models(ctx, getenv("EPOCHCAST_MODELS")) != EC_OK ||
-        ec_runs_load(ctx, argv[1], &runs) != EC_OK) {
-        fprintf(stderr, "bench_scaling: %s\n", ctx ? ec_ctx_errmsg(ctx) : "out of memory");
+    return s;
+}
+
+/* The pair of multi-GPU run m and its single-GPU run s: measured and predicted efficiency, the communication
+ * floor and the topology class; 1 (with a message) when m cannot be predicted. */
+static int make_pair(ec_ctx *ctx, const ec_run *m, const ec_run *s, pair *out)
+{
+    ec_result res;
+    if (ec_predict(ctx, &m->config, &res) != EC_OK) {
+        fprintf(stderr, "bench_scaling: %s: %s\n", m->id, ec_ctx_errmsg(ctx));
         return 1;
     }
+    /* the measured single-GPU step, plus the whole exchange and straggler wait exposed */
+    double t1 = m->config.batch_per_gpu * m->config.grad_accum / throughput(s);
+    size_t gi;
+    ec_gpu_info gpu;
+    if (ec_gpu_find(ctx, m->config.gpu, &gi) != EC_OK || ec_gpu_get(ctx, gi, &gpu) != EC_OK) {
+        fprintf(stderr, "bench_scaling: %s: %s\n", m->id, ec_ctx_errmsg(ctx));
+        return 1;
+    }
+    int through_host = strcmp(gpu.default_topology, "pcie-host") == 0;
+    int forced = m->config.topology[0] != '\0' && strcmp(m->config.topology, gpu.default_topology) != 0;
+    *out = (pair){.multi = m, .single = s, .predicted = res.scaling_efficiency_frac,
+                  .through_host = through_host,
+                  .p2p_off = !through_host && strcmp(m->config.topology, "pcie-host") == 0,
+                  .measured = throughput(m) / (m->config.num_gpus * throughput(s)),
+                  .nvlink = strstr(m->config.gpu, "sxm") != NULL && !forced,
+                  .comm_floor = t1 / (t1 + res.comm_total_s + res.straggler_s),
+                  .near_capacity = (res.warnings & (EC_WARN_NEAR_CAPACITY | EC_WARN_DOES_NOT_FIT)) != 0};
+    return 0;
+}
+
+/* Every multi-GPU run paired with its single-GPU run into pairs (room for one per run); 1 on a failure. */
+static int make_pairs(ec_ctx *ctx, const ec_runs *runs, pair *pairs, size_t *n_pairs)
+{
     size_t n_runs = ec_runs_count(runs), n = 0;
-    pair *pairs = calloc(n_runs, sizeof *pairs);
-    if (pairs == NULL)
-        return 1;
     for (size_t i = 0; i < n_runs; i++) {
         const ec_run *m = ec_runs_get(runs, i);
         if (m->config.num_gpus < 2 || throughput(m) <= 0)
             continue;
-        const ec_run *s = NULL;
-        for (size_t j = 0; j < n_runs && s == NULL; j++) {
-            const ec_run *c = ec_runs_get(runs, j);
-            if (c->config.num_gpus == 1 && same_setup(m, c))
-                s = c;
-        }
+        const ec_run *s = single_of(runs, m);
         if (s == NULL || throughput(s) <= 0)
             continue;
-        ec_result res;
-        if (ec_predict(ctx, &m->config, &res) != EC_OK) {
-            fprintf(stderr, "bench_scaling: %s: %s\n", m->id, ec_ctx_errmsg(ctx));
+        if (make_pair(ctx, m, s, &pairs[n]) != 0)
             return 1;
-        }
-        /* the measured single-GPU step, plus the whole exchange and straggler wait exposed */
-        double t1 = m->config.batch_per_gpu * m->config.grad_accum / throughput(s);
-        size_t gi;
-        ec_gpu_info gpu;
-        if (ec_gpu_find(ctx, m->config.gpu, &gi) != EC_OK || ec_gpu_get(ctx, gi, &gpu) != EC_OK) {
-            fprintf(stderr, "bench_scaling: %s: %s\n", m->id, ec_ctx_errmsg(ctx));
-            return 1;
-        }
-        int through_host = strcmp(gpu.default_topology, "pcie-host") == 0;
-        int forced = m->config.topology[0] != '\0' && strcmp(m->config.topology, gpu.default_topology) != 0;
-        pairs[n] = (pair){.multi = m, .single = s, .predicted = res.scaling_efficiency_frac,
-                          .through_host = through_host,
-                          .p2p_off = !through_host && strcmp(m->config.topology, "pcie-host") == 0,
-                          .measured = throughput(m) / (m->config.num_gpus * throughput(s)),
-                          .nvlink = strstr(m->config.gpu, "sxm") != NULL && !forced,
-                          .comm_floor = t1 / (t1 + res.comm_total_s + res.straggler_s),
-                          .near_capacity = (res.warnings & (EC_WARN_NEAR_CAPACITY | EC_WARN_DOES_NOT_FIT)) != 0};
         n++;
     }
+    *n_pairs = n;
+    return 0;
+}
 
+/* The report's title and the paragraph on how the pairs were made and what was fitted. */
+static void print_intro(const char *runs_path, const char *out_path)
+{
     printf("# Multi-GPU scaling efficiency: predicted vs measured\n\n");
     printf("Generated by `bench_scaling %s%s%s` (build/bench/bench_scaling). Each multi-GPU run is paired\n"
            "with the single-GPU run of the same configuration from the same publisher; efficiency =\n"
@@ -332,8 +341,14 @@ int main(int argc, char **argv)
            "unless the run file's topology column says otherwise: calibration_dle.csv puts Lambda's\n"
            "v1-harness runs, which export NCCL_P2P_DISABLE=1, on pcie-host (tools/data/make_dle_runs.py);\n"
            "they are then not NVLink pairs, and the P2P-off row holds them out for pcie_host_busbw_frac.\n\n",
-           argv[1], argc > 2 ? " " : "", argc > 2 ? argv[2] : "");
-    printf("| runs                                         |    n | mean abs pp | bias pp | median abs pp | measured %% | predicted %% |\n");
+           runs_path, out_path != NULL ? " " : "", out_path != NULL ? out_path : "");
+}
+
+/* The summary table: the accuracy rows, then the diagnostic rows by communication floor and memory headroom. */
+static void print_summary(const pair *pairs, size_t n)
+{
+    printf("| runs                                         |    n | mean abs pp | bias pp | median abs pp | "
+           "measured %% | predicted %% |\n");
     printf("|----------------------------------------------|------|------|-------|------|------|------|\n");
     summary("DDP, 8 NVLink GPUs (A100/V100 SXM)", pairs, n, nvlink8);
     summary("  of which NVIDIA DeepLearningExamples", pairs, n, nvlink8_nvidia);
@@ -345,7 +360,8 @@ int main(int argc, char **argv)
     summary("  A100/V100, P2P off (Lambda v1): held out", pairs, n, p2p_off);
     summary("DDP, more than 8 GPUs (several nodes)", pairs, n, multinode);
     summary("all pairs", pairs, n, all_pairs);
-    printf("| %-44s |      |      |       |      |      |      |\n", "**diagnostic: pairs at or above the comm floor**");
+    printf("| %-44s |      |      |       |      |      |      |\n",
+           "**diagnostic: pairs at or above the comm floor**");
     summary("DDP, 8 NVLink GPUs (A100/V100 SXM)", pairs, n, nvlink8_consistent);
     summary("  of which Lambda benchmarks", pairs, n, nvlink8_lambda_consistent);
     summary("DDP, 2-8 GPUs over PCIe or host memory", pairs, n, pcie_consistent);
@@ -356,6 +372,11 @@ int main(int argc, char **argv)
     summary("8 NVLink GPUs, with headroom", pairs, n, nvlink8_room);
     summary("all pairs, near capacity (warned)", pairs, n, all_near);
     summary("all pairs, with headroom", pairs, n, all_room);
+}
+
+/* What the summary's units, communication floor and memory headroom mean. */
+static void print_notes(void)
+{
     printf("\npp = percentage points of scaling efficiency. Communication floor: the efficiency the run\n"
            "would have if every gradient byte were all-reduced after backward, not overlapped, at the\n"
            "model's bus bandwidth for its topology and message sizes, plus the straggler wait, on top of\n"
@@ -371,42 +392,77 @@ int main(int argc, char **argv)
            "fit (this file's BERT rows have no gradient_as_bucket_view column, so DDP's bucket copy is\n"
            "counted although their apex DDP kept none; see bench/data/README.md). The threshold was set\n"
            "from these rows for a warning; it changes no prediction.\n");
-    if (seed000(ctx) != 0 || dp_vs_ddp(ctx) != 0 || hf_p2p_check(ctx) != 0)
-        return 1;
+}
 
-    printf("\n## Every pair\n\n| id | n | measured %% | predicted %% | diff pp | comm floor %% |\n|---|---|---|---|---|---|\n");
+/* The table of every pair. */
+static void print_pairs(const pair *pairs, size_t n)
+{
+    printf("\n## Every pair\n\n| id | n | measured %% | predicted %% | diff pp | comm floor %% |\n"
+           "|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < n; i++)
         printf("| %s | %d | %.1f | %.1f | %+.1f | %.1f%s |\n", pairs[i].multi->id, pairs[i].multi->config.num_gpus,
                100 * pairs[i].measured, 100 * pairs[i].predicted, 100 * (pairs[i].predicted - pairs[i].measured),
                100 * pairs[i].comm_floor, below_floor(&pairs[i]) ? " (below)" : "");
+}
 
-    int rc = 0;
-    if (argc > 2) {
-        ec_csv_writer *w;
-        if (ec_csv_open(ctx, argv[2], &w) != EC_OK) {
-            fprintf(stderr, "bench_scaling: %s\n", ec_ctx_errmsg(ctx));
-            return 1;
-        }
-        const char *head[] = {"id", "single_id", "gpu", "model", "num_gpus", "measured_frac", "predicted_frac", "diff_pp", "comm_floor_frac"};
-        rc = ec_csv_row(w, head, 9);
-        for (size_t i = 0; i < n && rc == EC_OK; i++) {
-            char ng[16], me[32], pr[32], di[32], fl[32];
-            snprintf(fl, sizeof fl, "%.4f", pairs[i].comm_floor);
-            snprintf(ng, sizeof ng, "%d", pairs[i].multi->config.num_gpus);
-            snprintf(me, sizeof me, "%.4f", pairs[i].measured);
-            snprintf(pr, sizeof pr, "%.4f", pairs[i].predicted);
-            snprintf(di, sizeof di, "%.2f", 100 * (pairs[i].predicted - pairs[i].measured));
-            const char *row[] = {pairs[i].multi->id, pairs[i].single->id, pairs[i].multi->config.gpu,
-                                 pairs[i].multi->config.model, ng, me, pr, di, fl};
-            rc = ec_csv_row(w, row, 9);
-        }
-        if (rc == EC_OK)
-            rc = ec_csv_close(w);
-        else
-            ec_csv_abort(w);
-        if (rc != EC_OK)
-            fprintf(stderr, "bench_scaling: %s\n", ec_ctx_errmsg(ctx));
+/* OUT.csv: one row per pair; not EC_OK (with a message) when it cannot be written. */
+static int write_csv(ec_ctx *ctx, const char *path, const pair *pairs, size_t n)
+{
+    ec_csv_writer *w;
+    int rc = ec_csv_open(ctx, path, &w);
+    if (rc != EC_OK) {
+        fprintf(stderr, "bench_scaling: %s\n", ec_ctx_errmsg(ctx));
+        return rc;
     }
+    const char *head[] = {"id", "single_id", "gpu", "model", "num_gpus", "measured_frac", "predicted_frac", "diff_pp",
+                          "comm_floor_frac"};
+    rc = ec_csv_row(w, head, 9);
+    for (size_t i = 0; i < n && rc == EC_OK; i++) {
+        char ng[16], me[32], pr[32], di[32], fl[32];
+        snprintf(fl, sizeof fl, "%.4f", pairs[i].comm_floor);
+        snprintf(ng, sizeof ng, "%d", pairs[i].multi->config.num_gpus);
+        snprintf(me, sizeof me, "%.4f", pairs[i].measured);
+        snprintf(pr, sizeof pr, "%.4f", pairs[i].predicted);
+        snprintf(di, sizeof di, "%.2f", 100 * (pairs[i].predicted - pairs[i].measured));
+        const char *row[] = {pairs[i].multi->id, pairs[i].single->id, pairs[i].multi->config.gpu,
+                             pairs[i].multi->config.model, ng, me, pr, di, fl};
+        rc = ec_csv_row(w, row, 9);
+    }
+    if (rc == EC_OK)
+        rc = ec_csv_close(w);
+    else
+        ec_csv_abort(w);
+    if (rc != EC_OK)
+        fprintf(stderr, "bench_scaling: %s\n", ec_ctx_errmsg(ctx));
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+        fprintf(stderr, "usage: bench_scaling RUNS.csv [OUT.csv]\n");
+        return argc < 2 ? 2 : 0;
+    }
+    gsl_set_error_handler_off();
+    ec_ctx *ctx;
+    ec_runs *runs;
+    if (ec_ctx_new(NULL, NULL, &ctx) != EC_OK || ec_ctx_load_models(ctx, getenv("EPOCHCAST_MODELS")) != EC_OK ||
+        ec_runs_load(ctx, argv[1], &runs) != EC_OK) {
+        fprintf(stderr, "bench_scaling: %s\n", ctx ? ec_ctx_errmsg(ctx) : "out of memory");
+        return 1;
+    }
+    size_t n = 0;
+    pair *pairs = calloc(ec_runs_count(runs), sizeof *pairs);
+    if (pairs == NULL || make_pairs(ctx, runs, pairs, &n) != 0)
+        return 1;
+    const char *out_path = argc > 2 ? argv[2] : NULL;
+    print_intro(argv[1], out_path);
+    print_summary(pairs, n);
+    print_notes();
+    if (seed000(ctx) != 0 || dp_vs_ddp(ctx) != 0 || hf_p2p_check(ctx) != 0)
+        return 1;
+    print_pairs(pairs, n);
+    int rc = out_path != NULL ? write_csv(ctx, out_path, pairs, n) : EC_OK;
     free(pairs);
     ec_runs_free(runs);
     ec_ctx_free(ctx);
