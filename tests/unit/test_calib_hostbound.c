@@ -72,12 +72,12 @@ static void test_interval_by_class(void **state)
     double r = predict(ctx, &host, &res);
     assert_true(ec_result_host_util_frac(&res) < bound);
     assert_true(res.warnings & EC_WARN_UNCALIBRATED);
-    assert_contains(res.warning_text, "log error sd 0.50 of host-bound predictions");
+    assert_contains(res.warning_text, "log error sd 0.500 of host-bound predictions");
     assert_rel(r, exp(2 * Z90 * 0.5), EC_TOL_CLOSED_FORM);
     /* Hopper, GPU-bound: the GPU-bound sd */
     r = predict(ctx, &gpu, &res);
     assert_true(ec_result_host_util_frac(&res) >= bound);
-    assert_contains(res.warning_text, "log error sd 0.20)");
+    assert_contains(res.warning_text, "log error sd 0.200)");
     assert_rel(r, exp(2 * Z90 * 0.2), EC_TOL_CLOSED_FORM);
     /* a calibrated architecture, host-bound or not: error_log_sd */
     r = predict(ctx, &cal_host, &res);
@@ -109,7 +109,7 @@ static void test_interval_by_class(void **state)
     r = predict(ctx, &host, &res);
     assert_true(ec_result_host_util_frac(&res) < bound);
     assert_rel(r, exp(2 * Z90 * 0.2), EC_TOL_CLOSED_FORM);
-    assert_contains(res.warning_text, "log error sd 0.20)");
+    assert_contains(res.warning_text, "log error sd 0.200)");
     /* the profile keeps the row and its runs; a bad value names the row, file and line */
     ec_fit_report rep, back;
     assert_int_equal(ec_profile_read(ctx, path, &rep), EC_OK);

@@ -130,7 +130,7 @@ static void test_uncalibrated_warning(void **state)
      * error_log_sd), and the warning says it is the narrower, not "widened" */
     r_h = h100_with(ctx, dir, "low.csv", &h100, "error_log_sd,,0.4\nerror_log_sd_unseen_arch,,0.3\n", &res);
     assert_rel(r_h, exp(2 * Z90 * 0.3), EC_TOL_CLOSED_FORM);
-    assert_contains(res.warning_text, "(interval: leave-one-architecture-out log error sd 0.30, below the 0.40 of "
+    assert_contains(res.warning_text, "(interval: leave-one-architecture-out log error sd 0.300, below the 0.400 of "
                                       "GPUs left out of calibrated architectures)");
     assert_null(strstr(res.warning_text, "widened"));
 

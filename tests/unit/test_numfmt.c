@@ -152,6 +152,38 @@ static void test_fixed2(void **state)
     assert_true(compared > 199000);
 }
 
+/* eci_format_fixed prints what "%.*f" prints for 0, 1, 3 and 6 decimals, away from ties of the
+ * next decimal (interval sds in warnings take three). */
+static void test_fixed_decimals(void **state)
+{
+    (void)state;
+    static const int decimals[] = {0, 1, 3, 6};
+    static const double edges[] = {0, 0.0004, 0.1288, 0.1327, 0.9996, 1, 9.9999, 12345.678, -1, 1e15};
+    char a[64], b[64];
+    for (size_t d = 0; d < sizeof decimals / sizeof decimals[0]; d++) {
+        for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+            eci_format_fixed(edges[i], decimals[d], a);
+            snprintf(b, sizeof b, "%.*f", decimals[d], edges[i]);
+            assert_string_equal(a, b);
+        }
+        unsigned long long s = 0x9e3779b97f4a7c15ULL + (unsigned long long)d;
+        int compared = 0;
+        double unit = pow(10.0, (double)decimals[d]);
+        for (int i = 0; i < 50000; i++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            double x = ldexp((double)(s >> 11), -53) * pow(10.0, (double)(i % 6)); /* [0, 1e5) */
+            double next = fmod(x * unit * 10.0, 10.0);
+            if (fabs(next - 5.0) < 1e-3) /* a tie of the next decimal: the two roundings may differ */
+                continue;
+            eci_format_fixed(x, decimals[d], a);
+            snprintf(b, sizeof b, "%.*f", decimals[d], x);
+            assert_string_equal(a, b);
+            compared++;
+        }
+        assert_true(compared > 49000);
+    }
+}
+
 /* Durations and money as the answers print them (readable.c): the unit switches at 1 s, 120 s,
  * 2 h and 3 days; cents below 100,000, thousands separated; "-" when not positive. */
 static void test_readable(void **state)
@@ -180,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_int_and_truncation),
         cmocka_unit_test(test_fixed2),
+        cmocka_unit_test(test_fixed_decimals),
         cmocka_unit_test(test_readable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -258,6 +258,8 @@ EC_INTERNAL void eci_format_scaled(double v, double scale, char *buf, size_t n);
  * cut to 31 characters; NUL-terminated in buf (32 bytes); returns its length (numfmt.c).  Warnings print
  * GiB this way: a printf of a float costs about a thousand instructions per prediction. */
 EC_INTERNAL size_t eci_format_fixed2(double x, char *buf);
+/* The same with `decimals` (0..6) decimals ("%.*f"), for 0 <= x < 1e15 / 10^(decimals - 2). */
+EC_INTERNAL size_t eci_format_fixed(double x, int decimals, char *buf);
 /* The folder of path into dir: "." for a bare name, "/" for one in the root; -1 when it does
  * not fit in n bytes. */
 EC_INTERNAL int eci_dirname(const char *path, char *dir, size_t n);

@@ -49,20 +49,36 @@ size_t eci_format_int(long long v, char *buf)
     return n;
 }
 
-size_t eci_format_fixed2(double x, char *buf)
+size_t eci_format_fixed(double x, int decimals, char *buf)
 {
-    if (!(x >= 0 && x < 1e15)) {
-        snprintf(buf, 32, "%.2f", x);
+    static const double scale[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+    if (decimals < 0)
+        decimals = 0;
+    if (decimals > 6)
+        decimals = 6;
+    if (!(x >= 0 && x < 1e15 / scale[decimals] * 100)) {
+        snprintf(buf, 32, "%.*f", decimals, x);
         return strlen(buf);
     }
-    unsigned long long hundredths = (unsigned long long)floor(x * 100.0 + 0.5);
-    size_t n = put_digits(hundredths / 100, buf);
-    unsigned cents = (unsigned)(hundredths % 100);
-    buf[n++] = '.';
-    buf[n++] = (char)('0' + cents / 10);
-    buf[n++] = (char)('0' + cents % 10);
+    unsigned long long units = (unsigned long long)floor(x * scale[decimals] + 0.5);
+    unsigned long long whole = units / (unsigned long long)scale[decimals];
+    size_t n = put_digits(whole, buf);
+    if (decimals > 0) {
+        unsigned long long frac = units % (unsigned long long)scale[decimals];
+        buf[n++] = '.';
+        for (int d = decimals - 1; d >= 0; d--) {
+            buf[n + (size_t)d] = (char)('0' + frac % 10);
+            frac /= 10;
+        }
+        n += (size_t)decimals;
+    }
     buf[n] = '\0';
     return n;
+}
+
+size_t eci_format_fixed2(double x, char *buf)
+{
+    return eci_format_fixed(x, 2, buf);
 }
 
 /* a x 10^k with one rounding: 10^|k| <= 1e22 is an exact double. */

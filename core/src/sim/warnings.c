@@ -297,11 +297,11 @@ static void warn_uncalibrated(const ec_config *cfg, const eci_gpu *g, const eci_
     if (c->unseen_error_log_sd > 0) {
         p = put_text(p, sd < c->error_log_sd ? " (interval: leave-one-architecture-out log error sd "
                                              : " (interval widened: leave-one-architecture-out log error sd ");
-        p += eci_format_fixed2(sd, p);
+        p += eci_format_fixed(sd, 3, p); /* three decimals: the two sds often agree to two */
         p = put_text(p, host ? " of host-bound predictions" : "");
         if (sd < c->error_log_sd) {
             p = put_text(p, ", below the ");
-            p += eci_format_fixed2(c->error_log_sd, p);
+            p += eci_format_fixed(c->error_log_sd, 3, p);
             p = put_text(p, " of GPUs left out of calibrated architectures");
         }
         p = put_text(p, ")");
