@@ -7,7 +7,8 @@
 # Ampere rows of holdout_runs.csv (only Ampere rows, each time row with its p10-p90);
 # arch_stack_table.py --fold prints the Hopper fold (the shipped fit) and the Ampere fold with its
 # stack, DLE, holdout and all-stacks lines, and refuses a --fold
-# without its two arguments or whose folder lacks a fold's file.
+# without its two arguments or whose folder lacks a fold's file; coverage_scan.py reads the same
+# folds and finds the sd factors that put them inside 70-90%.
 #   bash bench/test_arch_fold.sh BUILD_DIR      (from the repository root; ctest arch_fold)
 set -u
 build=${1:?usage: test_arch_fold.sh BUILD_DIR}
@@ -66,6 +67,16 @@ out=$(python3 -c 'import sys; sys.path.insert(0, "bench"); import arch_stack_tab
 print(abs(t.sd_holding([0.1] * 8 + [1.0] * 2) * t.Z90 - 0.1) < 1e-12, abs(t.sd_holding([0.1] * 7 + [1.0] * 3) * t.Z90 - 1.0) < 1e-12)' 2>&1)
 if [ "$out" = "True True" ]; then ok "sd holding 80% is the 0.8 quantile over z_0.9"; else
   bad "sd holding 80% is the 0.8 quantile over z_0.9" "$out"; fi
+# coverage_scan.py: ten rows of ratio (i + 0.3) / 10 are 70-90% inside for a GPU-bound factor 0.65-0.90,
+# ten of twice that for a host-bound one 1.30-1.50 (the scan's top): 6 x 5 x 21 choices, the closest to 1 kept
+out=$(python3 -c 'import sys; sys.path.insert(0, "bench"); import coverage_scan as c
+print(c.scan({"A": [((i + 0.3) / 10, "gpu") for i in range(10)], "B": [((i + 0.3) / 5, "host") for i in range(10)]}))' 2>&1)
+if [ "$out" = "(0.0, {'gpu': 0.9, 'host': 1.3, 'multi': 1.0}, {'A': 0.9, 'B': 0.7}, 630)" ]; then
+  ok "coverage scan finds the band's factors"; else bad "coverage scan finds the band's factors" "$out"; fi
+out=$(python3 bench/coverage_scan.py models --fold ampere "$tmp" 2>&1); rc=$?
+if [ "$rc" -eq 0 ] && grep -q "^| Hopper | [0-9]* |" <<<"$out" && grep -q "^| Ampere | [0-9]* | [0-9]*, [0-9]*% |" <<<"$out" &&
+   grep -q "^Closest: x " <<<"$out"; then ok "coverage scan over the Hopper and Ampere folds"; else
+  bad "coverage scan over the Hopper and Ampere folds" "exit $rc: $out"; fi
 # an architecture the fit has runs of, none of the row's kernel class: said in the seen column
 out=$(python3 bench/arch_stack_table.py models 2>&1); rc=$?
 if [ "$rc" -eq 0 ] && grep -qF -- "| blackwell | **no** (kernels=te) | Megatron-Bridge (TE) |" <<<"$out"; then
@@ -77,6 +88,9 @@ rm "$tmp/dle_of_ampere.pred.csv"
 out=$(python3 bench/arch_stack_table.py models --fold ampere "$tmp" 2>&1); rc=$?
 if [ "$rc" -ne 0 ] && grep -qF "no dle_of_ampere.pred.csv there" <<<"$out"; then ok "incomplete fold folder refused"; else
   bad "incomplete fold folder refused" "exit $rc: $out"; fi
+out=$(python3 bench/coverage_scan.py models --fold ampere "$tmp" 2>&1); rc=$?
+if [ "$rc" -ne 0 ] && grep -qF "no dle_of_ampere.pred.csv there" <<<"$out"; then ok "coverage scan refuses it too"; else
+  bad "coverage scan refuses it too" "exit $rc: $out"; fi
 
 echo "$((n - fails))/$n passed"
 [ "$fails" -eq 0 ]
