@@ -143,6 +143,10 @@ def main():
                                             100 * sum(r <= 1 for r, _ in rows) / len(rows)))
     if not folds:
         sys.exit("coverage_scan.py: no held-out rows (pass --fold ARCH DIR)")
+    pooled = [r for rows in folds.values() for r, _ in rows]
+    shares = [sum(r <= 1 for r, _ in rows) / len(rows) for rows in folds.values()]
+    print("| all folds | %d | | | | %.0f%% (each fold weighing the same: %.0f%%) |" % (
+        len(pooled), 100 * sum(r <= 1 for r in pooled) / len(pooled), 100 * sum(shares) / len(shares)))
     worst, factors, covs, inside = scan(folds)
     print()
     print("Factors on the GPU-bound / host-bound / several-GPU sds scanned: %.2f-%.2f each (%d choices); "
