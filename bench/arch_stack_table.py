@@ -291,21 +291,28 @@ def folds(arch, fitted, unseen, comm, paths, extra, bound):
             print("| %s | (no priced rows) | 0 | | | | | |" % label)
 
 
-def main():
-    args = sys.argv[1:]
+def parse_folds(args, prog):
+    """The (ARCH, DIR) of each `--fold ARCH DIR` in args, taken out of it; refuses one without its two
+    arguments or whose DIR lacks a file bench/arch_fold.sh writes for ARCH, naming it."""
     extra = []
     while "--fold" in args:
         i = args.index("--fold")
         if len(args) < i + 3:
-            sys.exit("arch_stack_table.py: --fold needs ARCH DIR (DIR: bench/arch_fold.sh's output folder)")
+            sys.exit("%s: --fold needs ARCH DIR (DIR: bench/arch_fold.sh's output folder)" % prog)
         a, d = args[i + 1].lower(), args[i + 2]
         for name in ("profile_no_%s.csv", "llm_no_%s.md", "stack_of_%s.pred.csv", "dle_of_%s.pred.csv",
                      "holdout_of_%s.pred.csv"):
             if not os.path.exists(os.path.join(d, name % a)):
-                sys.exit("arch_stack_table.py: --fold %s %s: no %s there (run bench/arch_fold.sh %s BUILD %s)" %
-                         (a, d, name % a, a, d))
+                sys.exit("%s: --fold %s %s: no %s there (run bench/arch_fold.sh %s BUILD %s)" %
+                         (prog, a, d, name % a, a, d))
         extra.append((a, d))
         del args[i:i + 3]
+    return extra
+
+
+def main():
+    args = sys.argv[1:]
+    extra = parse_folds(args, "arch_stack_table.py")
     models = args[0] if args else "models"
     arch = architectures(models)
     fitted, sd, unseen, comm = profile_sd(models)

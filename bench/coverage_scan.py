@@ -106,26 +106,14 @@ def scan(folds):
 
 def main():
     args = sys.argv[1:]
-    extra = []
-    while "--fold" in args:
-        i = args.index("--fold")
-        if len(args) < i + 3:
-            sys.exit("coverage_scan.py: --fold needs ARCH DIR (DIR: bench/arch_fold.sh's output folder)")
-        extra.append((args[i + 1].lower(), args[i + 2]))
-        del args[i:i + 3]
+    extra = ast.parse_folds(args, "coverage_scan.py")
     models = args[0] if args else "models"
     arch = ast.architectures(models)
     fitted, _sd, unseen, comm = ast.profile_sd(models)
     paths, bound = ast.gradient_paths(models), ast.host_bound_util_frac(models)
     todo = [] if "hopper" in fitted else [("hopper", "bench/results/llm_validation.md", False, None, unseen, comm)]
     for a, d in extra:
-        prof = os.path.join(d, "profile_no_%s.csv" % a)
-        for name in ("profile_no_%s.csv", "llm_no_%s.md", "stack_of_%s.pred.csv", "dle_of_%s.pred.csv",
-                     "holdout_of_%s.pred.csv"):
-            if not os.path.exists(os.path.join(d, name % a)):
-                sys.exit("coverage_scan.py: --fold %s %s: no %s there (run bench/arch_fold.sh %s BUILD %s)" %
-                         (a, d, name % a, a, d))
-        _f, _s, fold_unseen, fold_comm = ast.profile_sd(d, prof)
+        _f, _s, fold_unseen, fold_comm = ast.profile_sd(d, os.path.join(d, "profile_no_%s.csv" % a))
         todo.append((a, os.path.join(d, "llm_no_%s.md" % a), True, d, fold_unseen, fold_comm))
     folds = {}
     print("| fold | rows | GPU-bound: rows, covered | host-bound | several GPUs | all |")
