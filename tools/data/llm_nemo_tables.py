@@ -334,6 +334,129 @@ def megatron_layout(r, rec):
     return None
 
 
+def nemo_notes(r, rec, method, launcher):
+    """What a NeMo 24.07 table's row ran beyond Megatron's defaults (its launcher's attention, fine-tuning
+    layout, overlaps, checkpointing, userbuffers), set on rec; returns the source note's additions."""
+    gpu, nemo, note = rec["gpu"], "NeMo 24.07" in r["source"], ""
+    if nemo and gpu in TE_CUDNN:
+        note += "; " + (NEMO2407_ATTN_175B if r["model"] in NEMO2407_CUDNN else NEMO2407_ATTN)
+    if launcher:
+        note += ("; NeMo-Framework-Launcher examples/peft/llama/h100/%s (@97f45c18, the table's layout)" %
+                 launcher[1])
+        if (r["model"], method) == ("LLAMA2-70B", "lora"):
+            rec.update(sequence_parallel=0)
+    if nemo and method == "pretrain" and r["model"] in NEMO_PRETRAIN_CONF:
+        conf, lines = NEMO_PRETRAIN_CONF[r["model"]]
+        rec["overlap_param_gather"] = 1
+        note += ("; overlap_param_gather=1: NeMo-Framework-Launcher launcher_scripts/conf/training/%s.yaml @ 24.07 "
+                 "%s: optim distributed_fused_adam, overlap_grad_sync and overlap_param_sync true" % (conf, lines))
+        if r["model"] in NEMO2407_GRAD_SYNC:
+            note += ("; reduce_dtype auto (bf16): NeMo-Framework-Launcher %s @ 24.07 grad_sync_dtype=bf16" %
+                     NEMO2407_GRAD_SYNC[r["model"]])
+        else:
+            note += "; " + NEMO2407_GRAD_SYNC_UNSET
+        if r["model"] in NEMO_PRETRAIN_CKPT:
+            rec["checkpointing"] = NEMO_PRETRAIN_CKPT[r["model"]][0]
+            note += "; checkpointing=%s: %s.yaml @ 24.07 %s" % (rec["checkpointing"], conf,
+                                                                NEMO_PRETRAIN_CKPT[r["model"]][1])
+    ub = (NEMO_PRETRAIN_UB.get(r["model"]) if nemo and method == "pretrain" else
+          NEMO_FT_UB.get((r["model"], method)) if nemo else None)
+    if ub and rec["sequence_parallel"] == 1:
+        rec["tp_comm_overlap"] = 1
+        if method == "pretrain":
+            note += ("; tp_comm_overlap=1: NeMo-Framework-Launcher launcher_scripts/conf/training/%s.yaml @ 24.07 "
+                     "%s: ub_tp_comm_overlap true (Transformer Engine userbuffers)" % (NEMO_PRETRAIN_CONF[r["model"]][0],
+                                                                                      ub))
+        else:
+            note += ("; tp_comm_overlap=1: NeMo-Framework-Launcher examples/peft/llama/h100/%s (@97f45c18; "
+                     "Transformer Engine userbuffers)" % ub)
+        ucfg = NEMO_PRETRAIN_UB_CFG[r["model"]] if method == "pretrain" else NEMO_FT_UB_CFG
+        rec["tp_overlap_cfg"] = ucfg[0]
+        note += "; tp_overlap_cfg=%s: %s" % ucfg
+    if nemo and method == "sft":
+        rec["overlap_param_gather"] = 1
+        note += "; overlap_param_gather=1: NeMo-Framework-Launcher " + NEMO_SFT_OPTIM
+    return note
+
+
+def mbridge_notes(r, rec, method, as_run):
+    """What a Megatron-Bridge table's row ran beyond Megatron's defaults (the recipe's overlaps, FP8
+    recipe, CUDA graphs, userbuffers, pipeline split, expert tensor parallelism), set on rec; returns the
+    source note's additions."""
+    gpu, note = rec["gpu"], ""
+    if as_run:
+        note += "; " + as_run[1]
+    a2a = MBRIDGE_A2A_OVERLAP.get((r["model"], r["gpu"], r["precision"]))
+    if a2a and rec.get("ep"):
+        rec["moe_a2a_overlap"] = 1
+        note += ("; moe_a2a_overlap=1: NVIDIA-NeMo/Megatron-Bridge@7af9601c scripts/performance/configs/qwen3/"
+                 "workload_base_configs.py %s (moe_a2a_overlap=True; utils/helpers.py L182-186: "
+                 "overlap_moe_expert_parallel_comm and delay_wgrad_compute)" % a2a)
+    if method == "pretrain" and rec["strategy"] == "zero" and rec["model"] in MBRIDGE_RECIPE:
+        rec["overlap_param_gather"] = 1
+        note += "; " + MBRIDGE_OPG % MBRIDGE_RECIPE[rec["model"]]
+    if (method, gpu) in MBRIDGE_FT_OPG:
+        rec["overlap_param_gather"] = 1
+        note += "; " + MBRIDGE_FT_NOTE % MBRIDGE_FT_OPG[(method, gpu)]
+    if r["precision"] in ("FP8-CS", "FP8"):
+        rec["fp8_recipe"] = "current"
+        note += "; " + MBRIDGE_FP8_CS % (
+            "the table's FP8-CS" if r["precision"] == "FP8-CS" else
+            "the 26.06 table's FP8 is the FP8_CS preset: v0.5.0 (fcbb6031) scripts/performance/configs/llama/"
+            "llama3_workload_base_configs.py L531-699 defines only _FP8_CS_V1 and _FP8_MX_V1 Llama 3 70B SFT/LoRA presets")
+    if method == "pretrain" and (rec["model"], gpu) in MBRIDGE_CUDA_GRAPHS:
+        rec["cuda_graphs"] = 1
+        note += ("; cuda_graphs=1: cuda_graph_impl='local', cuda_graph_scope='full_iteration' "
+                 "(NVIDIA-NeMo/Megatron-Bridge@7af9601c scripts/performance/configs/llama3/workload_base_configs.py "
+                 "%s; utils/helpers.py L70-75)" % MBRIDGE_CUDA_GRAPHS[(rec["model"], gpu)])
+    mub = MBRIDGE_UB.get((method, rec["model"], gpu)) or MBRIDGE_UB.get((method, rec["model"]))
+    if mub and mub[0] and rec["sequence_parallel"] == 1:
+        rec["tp_comm_overlap"] = 1
+        note += ("; tp_comm_overlap=1: Megatron-Bridge CommOverlapConfig tp_comm_overlap True (NVIDIA-NeMo/"
+                 "Megatron-Bridge@%s; training/comm_overlap.py L439-448: kept with TP > 1 and sequence "
+                 "parallelism)" % mub[1])
+        ucfg = MBRIDGE_UB_CFG.get((method, rec["model"], gpu)) if method == "pretrain" else MBRIDGE_FT_UB_CFG
+        if ucfg is None or (method == "pretrain" and r["precision"] not in ("FP8-CS", "FP8")):
+            raise SystemExit("make_llm_runs: no userbuffers configuration for %s %s %s %s" %
+                             (method, rec["model"], gpu, r["precision"]))
+        rec["tp_overlap_cfg"] = ucfg[0]
+        note += "; tp_overlap_cfg=%s: %s" % ucfg
+    if rec["model"] in PP_SPLIT and rec["pp"] > 1:
+        rec["pp_split"] = "embedding_loss"
+        note += ("; pp_split=embedding_loss: the recipe sets account_for_embedding_in_pipeline_split and "
+                 "account_for_loss_in_pipeline_split True (NVIDIA-NeMo/Megatron-Bridge %s)" % PP_SPLIT[rec["model"]])
+    if rec["model"] in ETP and rec.get("ep"):
+        rec["etp"] = ETP[rec["model"]][0]
+        note += ("; etp=%d: expert_tensor_parallel_size=%d (NVIDIA-NeMo/Megatron-Bridge %s)" %
+                 (rec["etp"], rec["etp"], ETP[rec["model"]][1]))
+    return note
+
+
+def finetune_notes(rec, method, nemo):
+    """A LoRA row's adapters and a fine-tuning row's packed sequence length, set on rec; returns the
+    source note's additions."""
+    note = ""
+    if method == "lora":
+        # qv: on a Llama built as separate q/k/v projections, the adapters of q and v (two, where
+        # Megatron's one adapter sits on the fused linear_qkv); no adapter on the output projection
+        if nemo:
+            rec.update(lora_r=32, lora_targets="qv")
+            note += ("; lora_r=32, lora_targets=qv: NeMo 1 megatron_gpt_finetuning_config lora_tuning "
+                     "defaults (adapter_dim 32, target_modules ['attention_qkv'], i.e. the fused QKV only)")
+        else:
+            rec.update(lora_r=16, lora_targets="qv")
+            note += ("; lora_r=16, lora_targets=qv: Megatron-Bridge recipes/llama/llama3.py "
+                     "llama3_70b_peft_config@38803fd4 (peft_cfg.dim = 16, alpha 32) and the perf config's "
+                     "cfg.peft.target_modules = ['linear_qkv'] (scripts/performance/configs/llama/"
+                     "llama3_llm_finetune.py since 8b2f81eb, 2026-02; perf_recipes/llama/h100/llama3.py "
+                     "@381d0b82), i.e. the fused QKV only")
+    if method in ("sft", "lora") and rec["model"] in CHARS_PER_TOKEN:
+        cpt = CHARS_PER_TOKEN[rec["model"]]
+        rec["packed_seq_len"] = int(round(SQUAD_BYTES_PER_EXAMPLE / cpt))
+        note += PACKING % (rec["packed_seq_len"], cpt)
+    return note
+
+
 def from_tables(rows, tag, skipped):
     out = []
     by_key = {}
@@ -366,108 +489,10 @@ def from_tables(rows, tag, skipped):
         if why:
             skipped.append((tag, r["model"], why))
             continue
-        note = MEGATRON_DEFAULTS
-        if nemo and gpu in TE_CUDNN:
-            note += "; " + (NEMO2407_ATTN_175B if r["model"] in NEMO2407_CUDNN else NEMO2407_ATTN)
-        if launcher:
-            note += ("; NeMo-Framework-Launcher examples/peft/llama/h100/%s (@97f45c18, the table's layout)" %
-                     launcher[1])
-            if (r["model"], method) == ("LLAMA2-70B", "lora"):
-                rec.update(sequence_parallel=0)
-        if nemo and method == "pretrain" and r["model"] in NEMO_PRETRAIN_CONF:
-            conf, lines = NEMO_PRETRAIN_CONF[r["model"]]
-            rec["overlap_param_gather"] = 1
-            note += ("; overlap_param_gather=1: NeMo-Framework-Launcher launcher_scripts/conf/training/%s.yaml @ 24.07 "
-                     "%s: optim distributed_fused_adam, overlap_grad_sync and overlap_param_sync true" % (conf, lines))
-            if r["model"] in NEMO2407_GRAD_SYNC:
-                note += ("; reduce_dtype auto (bf16): NeMo-Framework-Launcher %s @ 24.07 grad_sync_dtype=bf16" %
-                         NEMO2407_GRAD_SYNC[r["model"]])
-            else:
-                note += "; " + NEMO2407_GRAD_SYNC_UNSET
-            if r["model"] in NEMO_PRETRAIN_CKPT:
-                rec["checkpointing"] = NEMO_PRETRAIN_CKPT[r["model"]][0]
-                note += "; checkpointing=%s: %s.yaml @ 24.07 %s" % (rec["checkpointing"], conf,
-                                                                    NEMO_PRETRAIN_CKPT[r["model"]][1])
-        ub = (NEMO_PRETRAIN_UB.get(r["model"]) if nemo and method == "pretrain" else
-              NEMO_FT_UB.get((r["model"], method)) if nemo else None)
-        if ub and rec["sequence_parallel"] == 1:
-            rec["tp_comm_overlap"] = 1
-            if method == "pretrain":
-                note += ("; tp_comm_overlap=1: NeMo-Framework-Launcher launcher_scripts/conf/training/%s.yaml @ 24.07 "
-                         "%s: ub_tp_comm_overlap true (Transformer Engine userbuffers)" % (NEMO_PRETRAIN_CONF[r["model"]][0],
-                                                                                          ub))
-            else:
-                note += ("; tp_comm_overlap=1: NeMo-Framework-Launcher examples/peft/llama/h100/%s (@97f45c18; "
-                         "Transformer Engine userbuffers)" % ub)
-            ucfg = NEMO_PRETRAIN_UB_CFG[r["model"]] if method == "pretrain" else NEMO_FT_UB_CFG
-            rec["tp_overlap_cfg"] = ucfg[0]
-            note += "; tp_overlap_cfg=%s: %s" % ucfg
-        if nemo and method == "sft":
-            rec["overlap_param_gather"] = 1
-            note += "; overlap_param_gather=1: NeMo-Framework-Launcher " + NEMO_SFT_OPTIM
-        if as_run:
-            note += "; " + as_run[1]
-        a2a = MBRIDGE_A2A_OVERLAP.get((r["model"], r["gpu"], r["precision"])) if tag == "mbridge" else None
-        if a2a and rec.get("ep"):
-            rec["moe_a2a_overlap"] = 1
-            note += ("; moe_a2a_overlap=1: NVIDIA-NeMo/Megatron-Bridge@7af9601c scripts/performance/configs/qwen3/"
-                     "workload_base_configs.py %s (moe_a2a_overlap=True; utils/helpers.py L182-186: "
-                     "overlap_moe_expert_parallel_comm and delay_wgrad_compute)" % a2a)
-        if tag == "mbridge" and method == "pretrain" and rec["strategy"] == "zero" and rec["model"] in MBRIDGE_RECIPE:
-            rec["overlap_param_gather"] = 1
-            note += "; " + MBRIDGE_OPG % MBRIDGE_RECIPE[rec["model"]]
-        if tag == "mbridge" and (method, gpu) in MBRIDGE_FT_OPG:
-            rec["overlap_param_gather"] = 1
-            note += "; " + MBRIDGE_FT_NOTE % MBRIDGE_FT_OPG[(method, gpu)]
-        if tag == "mbridge" and r["precision"] in ("FP8-CS", "FP8"):
-            rec["fp8_recipe"] = "current"
-            note += "; " + MBRIDGE_FP8_CS % (
-                "the table's FP8-CS" if r["precision"] == "FP8-CS" else
-                "the 26.06 table's FP8 is the FP8_CS preset: v0.5.0 (fcbb6031) scripts/performance/configs/llama/"
-                "llama3_workload_base_configs.py L531-699 defines only _FP8_CS_V1 and _FP8_MX_V1 Llama 3 70B SFT/LoRA presets")
-        if tag == "mbridge" and method == "pretrain" and (rec["model"], gpu) in MBRIDGE_CUDA_GRAPHS:
-            rec["cuda_graphs"] = 1
-            note += ("; cuda_graphs=1: cuda_graph_impl='local', cuda_graph_scope='full_iteration' "
-                     "(NVIDIA-NeMo/Megatron-Bridge@7af9601c scripts/performance/configs/llama3/workload_base_configs.py "
-                     "%s; utils/helpers.py L70-75)" % MBRIDGE_CUDA_GRAPHS[(rec["model"], gpu)])
-        mub = MBRIDGE_UB.get((method, rec["model"], gpu)) or MBRIDGE_UB.get((method, rec["model"]))
-        if tag == "mbridge" and mub and mub[0] and rec["sequence_parallel"] == 1:
-            rec["tp_comm_overlap"] = 1
-            note += ("; tp_comm_overlap=1: Megatron-Bridge CommOverlapConfig tp_comm_overlap True (NVIDIA-NeMo/"
-                     "Megatron-Bridge@%s; training/comm_overlap.py L439-448: kept with TP > 1 and sequence "
-                     "parallelism)" % mub[1])
-            ucfg = MBRIDGE_UB_CFG.get((method, rec["model"], gpu)) if method == "pretrain" else MBRIDGE_FT_UB_CFG
-            if ucfg is None or (method == "pretrain" and r["precision"] not in ("FP8-CS", "FP8")):
-                raise SystemExit("make_llm_runs: no userbuffers configuration for %s %s %s %s" %
-                                 (method, rec["model"], gpu, r["precision"]))
-            rec["tp_overlap_cfg"] = ucfg[0]
-            note += "; tp_overlap_cfg=%s: %s" % ucfg
-        if tag == "mbridge" and rec["model"] in PP_SPLIT and rec["pp"] > 1:
-            rec["pp_split"] = "embedding_loss"
-            note += ("; pp_split=embedding_loss: the recipe sets account_for_embedding_in_pipeline_split and "
-                     "account_for_loss_in_pipeline_split True (NVIDIA-NeMo/Megatron-Bridge %s)" % PP_SPLIT[rec["model"]])
-        if tag == "mbridge" and rec["model"] in ETP and rec.get("ep"):
-            rec["etp"] = ETP[rec["model"]][0]
-            note += ("; etp=%d: expert_tensor_parallel_size=%d (NVIDIA-NeMo/Megatron-Bridge %s)" %
-                     (rec["etp"], rec["etp"], ETP[rec["model"]][1]))
-        if method == "lora":
-            # qv: on a Llama built as separate q/k/v projections, the adapters of q and v (two, where
-            # Megatron's one adapter sits on the fused linear_qkv); no adapter on the output projection
-            if nemo:
-                rec.update(lora_r=32, lora_targets="qv")
-                note += ("; lora_r=32, lora_targets=qv: NeMo 1 megatron_gpt_finetuning_config lora_tuning "
-                         "defaults (adapter_dim 32, target_modules ['attention_qkv'], i.e. the fused QKV only)")
-            else:
-                rec.update(lora_r=16, lora_targets="qv")
-                note += ("; lora_r=16, lora_targets=qv: Megatron-Bridge recipes/llama/llama3.py "
-                         "llama3_70b_peft_config@38803fd4 (peft_cfg.dim = 16, alpha 32) and the perf config's "
-                         "cfg.peft.target_modules = ['linear_qkv'] (scripts/performance/configs/llama/"
-                         "llama3_llm_finetune.py since 8b2f81eb, 2026-02; perf_recipes/llama/h100/llama3.py "
-                         "@381d0b82), i.e. the fused QKV only")
-        if method in ("sft", "lora") and rec["model"] in CHARS_PER_TOKEN:
-            cpt = CHARS_PER_TOKEN[rec["model"]]
-            rec["packed_seq_len"] = int(round(SQUAD_BYTES_PER_EXAMPLE / cpt))
-            note += PACKING % (rec["packed_seq_len"], cpt)
+        note = MEGATRON_DEFAULTS + nemo_notes(r, rec, method, launcher)
+        if tag == "mbridge":
+            note += mbridge_notes(r, rec, method, as_run)
+        note += finetune_notes(rec, method, nemo)
         rec["metric"] = "tokens_per_s"
         rec["value"] = int(r["value"]) * int(r["num_gpus"])
         rec["source"] = "%s (%s; %s); tokens_per_s = tokens/s/GPU %s x %s GPUs; %s" % (
