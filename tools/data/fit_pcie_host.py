@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fit constants.csv pcie_host_busbw_frac on 2-GPU DDP runs, report it on the runs held out.
 
-    python3 tools/data/fit_pcie_host.py [RUNS.csv]      (default bench/data/calibration_dle.csv)
+    python3 tools/data/fit_pcie_host.py [--build DIR] [RUNS.csv]
+        (defaults: build, bench/data/calibration_dle.csv)
 
 pcie_host_busbw_frac is the NCCL ring bus bandwidth of GPUs without peer-to-peer (GeForce:
 every byte goes through host memory), as a fraction of the GPU's pinned host-to-device
@@ -14,7 +15,8 @@ build/bench/bench_scaling) on GPUs whose default topology in models/gpus.csv is 
 Least squares on scaling efficiency, golden-section search over [0.05, 1].
 Held out: the 3-8 GPU pairs of the same GPUs, never seen by the fit; and leave-one-GPU-out:
 each GPU's pairs predicted with the value fitted on the other GPUs' 2-GPU pairs.
-Python 3 stdlib only; needs build/bench/bench_scaling.
+Python 3 stdlib only; needs DIR/bench/bench_scaling built from this tree (a stale one refuses
+today's models/ folder, and the script says so).
 """
 import csv
 import math
@@ -25,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-BENCH = "build/bench/bench_scaling"
+BENCH = "build/bench/bench_scaling"  # DIR/bench/bench_scaling; main() sets DIR from --build
 KEY = "pcie_host_busbw_frac"
 
 
@@ -49,7 +51,12 @@ def pairs_at(frac, runs, tmp):
         f.write(text)
     out = os.path.join(tmp, "pairs.csv")
     env = dict(os.environ, EPOCHCAST_MODELS=models)
-    subprocess.run([BENCH, runs, out], env=env, check=True, stdout=subprocess.DEVNULL)
+    if not os.access(BENCH, os.X_OK):
+        sys.exit(f"fit_pcie_host: {BENCH} is missing (build the project, or pass --build DIR)")
+    done = subprocess.run([BENCH, runs, out], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.exit(f"fit_pcie_host: {BENCH} failed (exit {done.returncode}; a build older than models/?): "
+                 f"{done.stderr.strip()}")
     with open(out, newline="") as f:
         return list(csv.DictReader(f))
 
@@ -62,7 +69,15 @@ def stats(pairs):
 
 
 def main():
-    runs = sys.argv[1] if len(sys.argv) > 1 else "bench/data/calibration_dle.csv"
+    global BENCH
+    args = sys.argv[1:]
+    if "--build" in args:
+        i = args.index("--build")
+        if i + 1 >= len(args):
+            sys.exit("fit_pcie_host: --build needs a DIR (the CMake build folder)")
+        BENCH = os.path.join(args[i + 1], "bench", "bench_scaling")
+        del args[i:i + 2]
+    runs = args[0] if args else "bench/data/calibration_dle.csv"
     gpus = pcie_host_gpus()
     fit = lambda p: p["gpu"] in gpus and p["num_gpus"] == "2"
     held = lambda p: p["gpu"] in gpus and p["num_gpus"] != "2"
