@@ -51,14 +51,30 @@ def pairs_at(frac, runs, tmp):
         f.write(text)
     out = os.path.join(tmp, "pairs.csv")
     env = dict(os.environ, EPOCHCAST_MODELS=models)
-    if not os.access(BENCH, os.X_OK):
-        sys.exit(f"fit_pcie_host: {BENCH} is missing (build the project, or pass --build DIR)")
-    done = subprocess.run([BENCH, runs, out], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if done.returncode != 0:
-        sys.exit(f"fit_pcie_host: {BENCH} failed (exit {done.returncode}; a build older than models/?): "
-                 f"{done.stderr.strip()}")
+    run_bench(BENCH, runs, out, env)
     with open(out, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def bench_of(args, prog):
+    """DIR/bench/bench_scaling of a `--build DIR` in args (taken out of it), else build/'s."""
+    if "--build" not in args:
+        return BENCH
+    i = args.index("--build")
+    if i + 1 >= len(args):
+        sys.exit(f"{prog}: --build needs a DIR (the CMake build folder)")
+    bench = os.path.join(args[i + 1], "bench", "bench_scaling")
+    del args[i:i + 2]
+    return bench
+
+
+def run_bench(bench, runs, out, env):
+    """bench_scaling RUNS OUT under env, exiting with its message when it is missing or fails."""
+    if not os.access(bench, os.X_OK):
+        sys.exit(f"{bench} is missing (build the project, or pass --build DIR)")
+    done = subprocess.run([bench, runs, out], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{bench} failed (exit {done.returncode}; a build older than models/?): {done.stderr.strip()}")
 
 
 def stats(pairs):
@@ -71,12 +87,7 @@ def stats(pairs):
 def main():
     global BENCH
     args = sys.argv[1:]
-    if "--build" in args:
-        i = args.index("--build")
-        if i + 1 >= len(args):
-            sys.exit("fit_pcie_host: --build needs a DIR (the CMake build folder)")
-        BENCH = os.path.join(args[i + 1], "bench", "bench_scaling")
-        del args[i:i + 2]
+    BENCH = bench_of(args, "fit_pcie_host")
     runs = args[0] if args else "bench/data/calibration_dle.csv"
     gpus = pcie_host_gpus()
     fit = lambda p: p["gpu"] in gpus and p["num_gpus"] == "2"

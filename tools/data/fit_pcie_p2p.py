@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Fit hosts.csv's default host_hop_busbw_bytes_per_s on 3-8 GPU peer-to-peer PCIe pairs; report held-out GPUs.
 
-    python3 tools/data/fit_pcie_p2p.py [FIT_RUNS.csv [HELD_OUT_RUNS.csv]]
-        (defaults bench/data/calibration_dle.csv, bench/data/holdout_runs.csv)
+    python3 tools/data/fit_pcie_p2p.py [--build DIR] [FIT_RUNS.csv [HELD_OUT_RUNS.csv]]
+        (defaults build, bench/data/calibration_dle.csv, bench/data/holdout_runs.csv)
 
 NCCL takes peer-to-peer only between GPUs behind a common PCIe switch (NVIDIA/nccl
 src/graph/paths.cc ncclTopoCheckP2p: p2pLevel PATH_PXB; across the CPU only for at most two
@@ -16,19 +16,20 @@ Fit set: the 3-8 GPU DDP pairs (multi-GPU run + same-config single-GPU run, pair
 bench_scaling) of FIT_RUNS on GPUs with peer-to-peer whose default topology in models/gpus.csv
 is pcie-switch (A100 PCIe), every one on the default host.  Least squares on scaling
 efficiency, golden-section search over log rate in 1-100 GB/s.  Held out: the same pairs of HELD_OUT_RUNS (GPUs no fit has: RTX A-series, A40,
-Quadro RTX), never seen by the fit, with no hop limit (the rate of 2-GPU rings) and at the fitted
+Quadro RTX; rows run through host memory, such as those of cloud VMs, are not on a switch),
+never seen by the fit, with no hop limit (the rate of 2-GPU rings) and at the fitted
 value; and the 2-GPU pairs of both files, which the rate must not move.  Python 3 stdlib only; needs
-build/bench/bench_scaling.
+DIR/bench/bench_scaling built from this tree.
 """
 import csv
 import math
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
-from fit_pcie_host import BENCH, golden_min, stats
+import fit_pcie_host
+from fit_pcie_host import golden_min, run_bench, stats
 
 KEY = "host_hop_busbw_bytes_per_s"
 UNLIMITED = 1e12  # hosts.csv's upper bound: the GPU's link then sets every ring
@@ -50,7 +51,7 @@ def pairs_at(rate, runs, tmp):
         csv.writer(f, lineterminator="\n").writerows(rows)
     out = os.path.join(tmp, "pairs.csv")
     env = dict(os.environ, EPOCHCAST_MODELS=models)
-    subprocess.run([BENCH, runs, out], env=env, check=True, stdout=subprocess.DEVNULL)
+    run_bench(fit_pcie_host.BENCH, runs, out, env)
     with open(out, newline="") as f:
         return list(csv.DictReader(f))
 
@@ -76,8 +77,10 @@ def topologies(runs):
 
 
 def main():
-    fit_runs = sys.argv[1] if len(sys.argv) > 1 else "bench/data/calibration_dle.csv"
-    held_runs = sys.argv[2] if len(sys.argv) > 2 else "bench/data/holdout_runs.csv"
+    args = sys.argv[1:]
+    fit_pcie_host.BENCH = fit_pcie_host.bench_of(args, "fit_pcie_p2p")
+    fit_runs = args[0] if args else "bench/data/calibration_dle.csv"
+    held_runs = args[1] if len(args) > 1 else "bench/data/holdout_runs.csv"
     gpus = p2p_switch_gpus()
     topo = {**topologies(fit_runs), **topologies(held_runs)}
     on_switch = lambda p: p["gpu"] in gpus and topo.get(p["id"], "") in ("", "pcie-switch")

@@ -732,7 +732,7 @@ def convert(row, harness, accum, containers, values, lambda_torch):
     row["grad_buckets"], row["bucket_cap_mb"] = gradient_reduction_of(row, containers)
     row["max_grad_norm"] = "1" if bert and row["task"] == "squad" else ""
     v1_multi = "lambda:" in row["source"] and row["num_gpus"] != "1" and harness.get(harness_key(row)) == "v1"
-    row["topology"] = "pcie-host" if v1_multi else ""
+    row["topology"] = "pcie-host" if v1_multi or row.get("topology") == "pcie-host" else ""  # make_holdout's VM rows
     row["attention"] = "eager" if bert else ""
     if bert and row["precision"] == "amp_fp16":
         row["precision"] = "fp16"

@@ -41,6 +41,18 @@ Two more, which calibration.csv was made without (so --check leaves them out):
     steps run / max_steps (count_steps_run; tools/data/lambda_v0_squad_steps.csv).
   * an NGC 20.01 v0 SQuAD figure is its log's steady rate (make_dle_runs.py, "Steady rates of
     the NGC 20.01 runs"; applied by make_dle_runs.as_run to the merged rows).
+  * a multi-GPU row measured in a cloud virtual machine (Lambda's result folders LambdaCloud_*
+    and Linode_*, "system=Lambda Cloud" / "Linode Cloud" in the notes; AWS p3.*) on GPUs that
+    models/gpus.csv joins by PCIe (default_topology not nvlink) is topology=pcie-host, and such
+    rows are not merged with runs made outside a VM.  Inside a VM the NVIDIA driver does not use
+    PCIe peer-to-peer unless the hypervisor tells it the host bridge allows it
+    (cloud-hypervisor/cloud-hypervisor#6235: "Within a virtual machine, information about the
+    host PCIe bridge is lost, so NVIDIA recommends the use of an injected PCI capability to
+    signal support for PCIe P2P between GPUs", a 2024 addition; NVIDIA AI Enterprise vGPU
+    "Peer-To-Peer CUDA Transfers": "P2P transfers over PCIe are not supported"), so NCCL moves
+    the gradients through host memory, as make_dle_runs.py describes Lambda's v1 harness
+    (NCCL_P2P_DISABLE=1).  NVLink peers keep their GPU's default (P2P over NVLink works there:
+    the same vGPU page).  Calibration.csv has no such row (only NVLink V100s ran in VMs).
 """
 import csv
 import os
@@ -96,10 +108,25 @@ def relabel(rows, skipped, calib_gpus):
     return out
 
 
-def merge(rows):
+# Lambda's result folders of runs made in cloud virtual machines (docstring)
+VM_RESULTDIRS = ("LambdaCloud_", "Linode_", "p3.")
+
+
+def pcie_topologies(path):
+    """The models/gpus.csv ids whose GPUs a board joins by PCIe (default_topology not nvlink)."""
+    with open(path, newline="") as f:
+        return {r["id"] for r in csv.DictReader(f) if r["default_topology"] != "nvlink"}
+
+
+def through_host(r, pcie):
+    """Whether a mapped row ran several GPUs in a VM over PCIe: NCCL through host memory (docstring)."""
+    return r["num_gpus"] > 1 and r["gpu"] in pcie and r["resultdir"].startswith(VM_RESULTDIRS)
+
+
+def merge(rows, pcie=frozenset()):
     groups = {}
     for r in rows:
-        k = tuple(r[c] for c in MEMBER_KEY)
+        k = tuple(r[c] for c in MEMBER_KEY) + (through_host(r, pcie),)
         groups.setdefault(k, []).append(r)
     merged = []
     for k, rs in groups.items():
@@ -111,6 +138,10 @@ def merge(rows):
                 srcs.append(x["src"])
         base["source"] = "median of %d: %s" % (len(rs), "; ".join(srcs))
         base["note_harness"] = " + ".join(sorted({x["harness"] for x in rs}))
+        base["topology"] = "pcie-host" if k[-1] else ""
+        if k[-1]:
+            base["source"] += " (run in a cloud VM, %s: NCCL through host memory)" % ", ".join(
+                sorted({x["resultdir"] for x in rs}))
         merged.append(base)
     merged.sort(key=lambda r: (r["model"], r["task"], r["gpu"], r["num_gpus"], r["precision"],
                                r["batch_per_gpu"], r["data"]))
@@ -156,11 +187,15 @@ def main():
     # not for --check: calibration.csv kept the labels and values (make_dle_runs.py corrects them)
     rows = relabel(rows, skipped, calib_gpus)
     rows = count_steps_run(rows, squad_steps(os.path.join(root_dir(), "tools", "data", "lambda_v0_squad_steps.csv")))
-    hold = merge([r for r in rows if r["gpu"] not in calib_gpus])
+    pcie = pcie_topologies(os.path.join(root_dir(), "models", "gpus.csv"))
+    if any(through_host(r, pcie) for r in rows if r["gpu"] in calib_gpus):
+        sys.exit("make_holdout: a calibration GPU ran over PCIe in a VM; calibration.csv does not say so")
+    hold = merge([r for r in rows if r["gpu"] not in calib_gpus], pcie)
     # the calibration rows' own rules: dict rows of strings, then make_dle_runs.py's as_run
     as_text = [{c: fmt_value(r[c]) if c == "value" else str(r[c]) for c in HEADER} for r in hold]
     for t, r in zip(as_text, hold):
         t["note_harness"] = r["note_harness"]
+        t["topology"] = r["topology"]  # make_dle_runs.convert keeps a pcie-host given here
     runs, fields = make_dle_runs.as_run(as_text, HEADER + ["note_harness"], shared)
     path = os.path.join(root_dir(), "bench", "data", "holdout_runs.csv")
     status = make_dle_runs.write_csv(path, fields, runs, "--check-file" in args)

@@ -4,7 +4,8 @@ run_squad.py's steps run (make_dle_runs.squad_steps_run over tools/data/lambda_v
 must give STEP_COUNT, the steps the RTX 3090 logs show; the system check (other_system,
 dle_measurements.system_gpu) must flag a row made on another GPU's system and nothing else; an NGC
 20.01 figure must take its own log's steady rate (make_dle_runs.steady_member / steady_value, the
-logs read by lambda_log_steady.read_log_2001) and no other row's."""
+logs read by lambda_log_steady.read_log_2001) and no other row's; a multi-GPU run in a cloud VM
+on PCIe GPUs must run through host memory and stay apart from bare-metal runs (make_holdout)."""
 import os
 import sys
 import unittest
@@ -114,6 +115,40 @@ class SteadyNgc2001(unittest.TestCase):
         self.assertEqual(got[:6], (36, 8, 72, 21.04, 23.11, 36))
         self.assertAlmostEqual(got[6], 1 / 2.06)
         self.assertIsNone(lambda_log_steady.read_log_2001("Epoch: 100% no figure"))
+
+
+class CloudVm(unittest.TestCase):
+    """make_holdout's cloud-VM rule: several PCIe GPUs in a VM run through host memory, and such a
+    run is not merged with a bare-metal run of the same configuration; NVLink GPUs and one GPU keep
+    their default."""
+
+    def row(self, resultdir, gpu="rtx-a6000", n=2, value=100.0):
+        r = {c: "" for c in dle_measurements.MEMBER_KEY}
+        r.update(model="bert-base", task="squad", gpu=gpu, num_gpus=n, batch_per_gpu=32, metric="samples_per_s",
+                 value=value, src="lambda:x.csv", harness="Lambda v0", resultdir=resultdir)
+        return r
+
+    def test_through_host(self):
+        pcie = {"rtx-a6000", "quadro-rtx6000"}
+        self.assertTrue(make_holdout.through_host(self.row("LambdaCloud_2xA6000"), pcie))
+        self.assertTrue(make_holdout.through_host(self.row("Linode_2xQuadroRTX6000", "quadro-rtx6000"), pcie))
+        self.assertFalse(make_holdout.through_host(self.row("2xA6000"), pcie))                 # bare metal
+        self.assertFalse(make_holdout.through_host(self.row("LambdaCloud_A6000", n=1), pcie))  # one GPU
+        self.assertFalse(make_holdout.through_host(self.row("LambdaCloud_8xV10016G", "v100-sxm2-16gb", 8), pcie))
+
+    def test_merge_keeps_vm_runs_apart(self):
+        pcie = {"rtx-a6000"}
+        rows = [self.row("2xA6000", value=120.0), self.row("LambdaCloud_2xA6000", value=80.0)]
+        merged = sorted(make_holdout.merge(rows, pcie), key=lambda r: r["value"])
+        self.assertEqual([(r["value"], r["topology"]) for r in merged], [(80.0, "pcie-host"), (120.0, "")])
+        self.assertIn("run in a cloud VM, LambdaCloud_2xA6000", merged[0]["source"])
+        # without the PCIe set (the calibration GPUs' --check) the two are one median, as before
+        self.assertEqual([r["value"] for r in make_holdout.merge(rows)], [100.0])
+
+    def test_gpus_csv_pcie_set(self):
+        pcie = make_holdout.pcie_topologies(os.path.join(HERE, "..", "..", "models", "gpus.csv"))
+        self.assertIn("quadro-rtx6000", pcie)
+        self.assertNotIn("v100-sxm2-16gb", pcie)
 
 
 if __name__ == "__main__":
