@@ -18,6 +18,14 @@ def vit_layer(h, inter, qkv_bias=True):
             + linear(h, inter) + linear(inter, h))
 
 
+def patch_encoder(cfg):
+    """(hidden, layers, intermediate, channels, patch, patches) of a ViT-style config.json: the
+    image cut into (image_size / patch_size)^2 patches."""
+    ps = req(cfg, "patch_size")
+    return (req(cfg, "hidden_size"), req(cfg, "num_hidden_layers"), req(cfg, "intermediate_size"),
+            cfg.get("num_channels", 3), ps, (req(cfg, "image_size") // ps) ** 2)
+
+
 def count_vit(cfg, head, c):
     """modeling_vit.py.  ViTEmbeddings: cls_token (H), mask_token only with use_mask_token
     (ViTModel default False), position_embeddings ((image_size/patch_size)^2 + 1) x H,
@@ -25,13 +33,7 @@ def count_vit(cfg, head, c):
     Encoder layers; final layernorm.  ViTModel(add_pooling_layer=True) adds ViTPooler dense
     Linear(H, H) + tanh; ViTForImageClassification builds ViTModel(add_pooling_layer=False)
     and a classifier Linear(H, num_labels)."""
-    h = req(cfg, "hidden_size")
-    n = req(cfg, "num_hidden_layers")
-    inter = req(cfg, "intermediate_size")
-    img = req(cfg, "image_size")
-    ps = req(cfg, "patch_size")
-    ch = cfg.get("num_channels", 3)
-    npatch = (img // ps) ** 2
+    h, n, inter, ch, ps, npatch = patch_encoder(cfg)
     c.add("embeddings", h + (npatch + 1) * h + conv2d(ch, h, ps))
     c.add("encoder (%d layers)" % n, n * vit_layer(h, inter, cfg.get("qkv_bias", True)))
     c.add("layernorm", layernorm(h))
@@ -52,13 +54,7 @@ def count_clip_vision(cfg, head, c):
     fc1 Linear(H, I), fc2 Linear(I, H), layer_norm2), post_layernorm.  CLIPVisionModel has no
     projection; CLIPVisionModelWithProjection adds visual_projection Linear(H, projection_dim,
     bias=False)."""
-    h = req(cfg, "hidden_size")
-    n = req(cfg, "num_hidden_layers")
-    inter = req(cfg, "intermediate_size")
-    img = req(cfg, "image_size")
-    ps = req(cfg, "patch_size")
-    ch = cfg.get("num_channels", 3)
-    npatch = (img // ps) ** 2
+    h, n, inter, ch, ps, npatch = patch_encoder(cfg)
     c.add("embeddings", h + conv2d(ch, h, ps, bias=False) + (npatch + 1) * h)
     c.add("pre_layrnorm", layernorm(h))
     layer = 4 * linear(h, h) + layernorm(h) + linear(h, inter) + linear(inter, h) + layernorm(h)
