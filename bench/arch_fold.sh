@@ -10,7 +10,9 @@
 # columns are the fold's predictions), stack_of_ARCH.pred.csv, dle_of_ARCH.pred.csv and
 # holdout_of_ARCH.pred.csv (validate -o:
 # each left-out run's prediction, p10-p90 and measurement; no rows when the file has no run of
-# ARCH) and prints the arch_stack_table.py --fold arguments (ARCH OUT_DIR).
+# ARCH) and prints the arch_stack_table.py --fold arguments (ARCH OUT_DIR).  ARCH `none` leaves
+# nothing out: profile_no_none.csv is the shipped fit (bench/probe_band.sh).  The catalog is
+# $EPOCHCAST_MODELS when set (a changed copy of models/, as bench/probe_band.sh makes), else models/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arch=${1:?usage: arch_fold.sh ARCH [BUILD_DIR] [OUT_DIR]}
@@ -19,16 +21,17 @@ out=${3:-${TMPDIR:-/tmp}}
 for bin in bench/bench_stack bench/bench_llm_runs epochcast; do
   [ -x "$build/$bin" ] || { echo "arch_fold.sh: $build/$bin is missing (build the project first)" >&2; exit 2; }
 done
-python3 - "$arch" "$out" <<'EOF'
+models=${EPOCHCAST_MODELS:-models}
+python3 - "$arch" "$out" "$models" <<'EOF'
 import csv, sys
-arch, out = sys.argv[1].lower(), sys.argv[2]
+arch, out, models = sys.argv[1].lower(), sys.argv[2], sys.argv[3]
 gpu_arch = {}
-with open("models/gpus.csv", newline="") as f:
+with open(models + "/gpus.csv", newline="") as f:
     for r in csv.DictReader(f):
         for name in [r["id"]] + [a for a in r["aliases"].split(";") if a]:
             gpu_arch[name.lower()] = r["architecture"].lower()
-if arch not in set(gpu_arch.values()):
-    sys.exit("arch_fold.sh: no GPU of models/gpus.csv has architecture '%s'" % arch)
+if arch != "none" and arch not in set(gpu_arch.values()):
+    sys.exit("arch_fold.sh: no GPU of %s/gpus.csv has architecture '%s'" % (models, arch))
 # the models loao.md's profile command leaves out of stack_runs.csv
 skip_models = {"microsoft/layoutlmv3-base", "timm/convnext_tiny", "timm/efficientnet_b0", "bigscience/T0_3B",
                "bigscience/mt0-xxl"}
@@ -55,7 +58,7 @@ EOF
 "$build/bench/bench_stack" "$out/stack_no_$arch.csv" "$out/stack_no_$arch.out.csv" --also "$out/dle_no_$arch.csv" \
   --write-profile "$out/profile_no_$arch.csv" > "$out/stack_no_$arch.log"
 cp bench/results/llm_validation.md "$out/llm_no_$arch.md"  # bench_llm_runs keeps the part above its marker
-"$build/bench/bench_llm_runs" --models models --profile "$out/profile_no_$arch.csv" -o "$out/llm_no_$arch.md"
+"$build/bench/bench_llm_runs" --models "$models" --profile "$out/profile_no_$arch.csv" -o "$out/llm_no_$arch.md"
 for set in stack dle holdout; do
   if [ "$(wc -l < "$out/${set}_of_$arch.csv")" -gt 1 ]; then
     "$build/epochcast" validate "$out/${set}_of_$arch.csv" --profile "$out/profile_no_$arch.csv" \

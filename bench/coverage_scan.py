@@ -18,7 +18,11 @@ band: the best any rule that widens or narrows one kind of interval for every ar
 can do, chosen here with the folds' own errors in view (so it is optimistic).  Usage, from the
 repository root:
 
-  python3 bench/coverage_scan.py [MODELS_DIR] [--fold ARCH DIR]...
+  python3 bench/coverage_scan.py [MODELS_DIR] [--hopper LLM_REPORT] [--fold ARCH DIR]...
+
+MODELS_DIR (default models) gives gpus.csv and the profile whose sds the Hopper fold takes; LLM_REPORT
+(default bench/results/llm_validation.md) the Hopper rows as that profile predicted them
+(bench/probe_band.sh passes both for a changed models/ copy).
 """
 import bisect
 import csv
@@ -106,12 +110,26 @@ def scan(folds):
 
 def main():
     args = sys.argv[1:]
+    if "-h" in args or "--help" in args:
+        print(__doc__.strip())
+        return
+    hopper = "bench/results/llm_validation.md"
+    if "--hopper" in args:
+        i = args.index("--hopper")
+        if len(args) < i + 2 or not os.path.exists(args[i + 1]):
+            sys.exit("coverage_scan.py: --hopper needs an existing LLM report (bench_llm_runs -o FILE)")
+        hopper = args[i + 1]
+        del args[i:i + 2]
     extra = ast.parse_folds(args, "coverage_scan.py")
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        sys.exit("coverage_scan.py: unexpected argument '%s' (--help)" % args[-1])
     models = args[0] if args else "models"
+    if not os.path.exists(os.path.join(models, "gpus.csv")):
+        sys.exit("coverage_scan.py: %s: no gpus.csv there (MODELS_DIR is a models/ folder)" % models)
     arch = ast.architectures(models)
     fitted, _sd, unseen, comm = ast.profile_sd(models)
     paths, bound = ast.gradient_paths(models), ast.host_bound_util_frac(models)
-    todo = [] if "hopper" in fitted else [("hopper", "bench/results/llm_validation.md", False, None, unseen, comm)]
+    todo = [] if "hopper" in fitted else [("hopper", hopper, False, None, unseen, comm)]
     for a, d in extra:
         _f, _s, fold_unseen, fold_comm = ast.profile_sd(d, os.path.join(d, "profile_no_%s.csv" % a))
         todo.append((a, os.path.join(d, "llm_no_%s.md" % a), True, d, fold_unseen, fold_comm))

@@ -8,7 +8,8 @@
 # arch_stack_table.py --fold prints the Hopper fold (the shipped fit) and the Ampere fold with its
 # stack, DLE, holdout and all-stacks lines, and refuses a --fold
 # without its two arguments or whose folder lacks a fold's file; coverage_scan.py reads the same
-# folds and finds the sd factors that put them inside 70-90%.
+# folds and finds the sd factors that put them inside 70-90%; probe_band.sh refuses a NAME=VALUE
+# that is not a constants.csv name and a number before it writes anything.
 #   bash bench/test_arch_fold.sh BUILD_DIR      (from the repository root; ctest arch_fold)
 set -u
 build=${1:?usage: test_arch_fold.sh BUILD_DIR}
@@ -91,6 +92,27 @@ if [ "$rc" -ne 0 ] && grep -qF "no dle_of_ampere.pred.csv there" <<<"$out"; then
 out=$(python3 bench/coverage_scan.py models --fold ampere "$tmp" 2>&1); rc=$?
 if [ "$rc" -ne 0 ] && grep -qF "no dle_of_ampere.pred.csv there" <<<"$out"; then ok "coverage scan refuses it too"; else
   bad "coverage scan refuses it too" "exit $rc: $out"; fi
+
+# coverage_scan.py: --help, a missing --hopper report, a stray argument
+out=$(python3 bench/coverage_scan.py --help 2>&1); rc=$?
+if [ "$rc" -eq 0 ] && grep -qF "coverage_scan.py [MODELS_DIR] [--hopper LLM_REPORT]" <<<"$out"; then ok "coverage scan --help"; else
+  bad "coverage scan --help" "exit $rc: $out"; fi
+out=$(python3 bench/coverage_scan.py models --hopper "$tmp/nonesuch.md" 2>&1); rc=$?
+if [ "$rc" -ne 0 ] && grep -qF -- "--hopper needs an existing LLM report" <<<"$out"; then ok "missing --hopper report refused"; else
+  bad "missing --hopper report refused" "exit $rc: $out"; fi
+out=$(python3 bench/coverage_scan.py models extra 2>&1); rc=$?
+if [ "$rc" -ne 0 ] && grep -qF "unexpected argument 'extra'" <<<"$out"; then ok "stray argument refused"; else
+  bad "stray argument refused" "exit $rc: $out"; fi
+# probe_band.sh checks every NAME=VALUE against models/constants.csv before it writes anything
+for args in "sdpa_mask_eff_frac=abc|'abc' is not a number" "nonesuch=1|'nonesuch' is not a name of models/constants.csv" \
+            "sdpa_mask_eff_frac|'sdpa_mask_eff_frac' is not NAME=VALUE"; do
+  out=$(bash bench/probe_band.sh --build "$build" --out "$tmp/probe" "${args%%|*}" 2>&1); rc=$?
+  if [ "$rc" -ne 0 ] && grep -qF -- "${args#*|}" <<<"$out" && [ ! -e "$tmp/probe" ]; then ok "probe refuses ${args%%|*}"; else
+    bad "probe refuses ${args%%|*}" "exit $rc: $out"; fi
+done
+out=$(bash bench/probe_band.sh --help 2>&1); rc=$?
+if [ "$rc" -eq 0 ] && grep -qF "probe_band.sh [--build DIR] [--out DIR] [NAME=VALUE ...]" <<<"$out"; then ok "probe --help"; else
+  bad "probe --help" "exit $rc: $out"; fi
 
 echo "$((n - fails))/$n passed"
 [ "$fails" -eq 0 ]
