@@ -312,8 +312,15 @@ def parse_folds(args, prog):
 
 def main():
     args = sys.argv[1:]
+    if "-h" in args or "--help" in args:
+        print(__doc__.strip())
+        return
     extra = parse_folds(args, "arch_stack_table.py")
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        sys.exit("arch_stack_table.py: unexpected argument '%s' (--help)" % args[-1])
     models = args[0] if args else "models"
+    if not os.path.exists(os.path.join(models, "gpus.csv")):
+        sys.exit("arch_stack_table.py: %s: no gpus.csv there (MODELS_DIR is a models/ folder)" % models)
     arch = architectures(models)
     fitted, sd, unseen, comm = profile_sd(models)
     paths = gradient_paths(models)

@@ -93,6 +93,12 @@ out=$(python3 bench/coverage_scan.py models --fold ampere "$tmp" 2>&1); rc=$?
 if [ "$rc" -ne 0 ] && grep -qF "no dle_of_ampere.pred.csv there" <<<"$out"; then ok "coverage scan refuses it too"; else
   bad "coverage scan refuses it too" "exit $rc: $out"; fi
 
+out=$(python3 bench/arch_stack_table.py --help 2>&1); rc=$?
+if [ "$rc" -eq 0 ] && grep -qF "arch_stack_table.py [MODELS_DIR] [--fold ARCH DIR]" <<<"$out"; then ok "table --help"; else
+  bad "table --help" "exit $rc: $(head -3 <<<"$out")"; fi
+out=$(python3 bench/arch_stack_table.py "$tmp" 2>&1); rc=$?
+if [ "$rc" -ne 0 ] && grep -qF "no gpus.csv there" <<<"$out"; then ok "table refuses a folder without gpus.csv"; else
+  bad "table refuses a folder without gpus.csv" "exit $rc: $out"; fi
 # coverage_scan.py: --help, a missing --hopper report, a stray argument
 out=$(python3 bench/coverage_scan.py --help 2>&1); rc=$?
 if [ "$rc" -eq 0 ] && grep -qF "coverage_scan.py [MODELS_DIR] [--hopper LLM_REPORT]" <<<"$out"; then ok "coverage scan --help"; else
