@@ -656,6 +656,27 @@ static void test_attention_kernel_gate(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Only a prediction that runs a fused attention kernel says what that kernel's rate rests on:
+ * attention computed op by op (attention=eager) and a network without attention (a CNN) price
+ * none, so neither warns of one; the same BERT through SDPA does (its fp32 inputs take the
+ * memory-efficient kernel), and the eager and SDPA steps differ, so the eager one is not SDPA's. */
+static void test_no_fused_kernel_no_kernel_warning(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result sdpa, eager, cnn;
+#define T4_BERT "model=bert-base task=classify gpu=t4 precision=fp32 batch_per_gpu=8 seq_len=256 data=on_gpu "
+    ec_test_predict(ctx, T4_BERT "attention=sdpa", &sdpa);
+    ec_test_predict(ctx, T4_BERT "attention=eager", &eager);
+#undef T4_BERT
+    ec_test_predict(ctx, "model=resnet50 gpu=t4 precision=fp32 batch_per_gpu=8 data=on_gpu", &cnn);
+    assert_contains(sdpa.warning_text, "attention kernel sdpa_mem_efficient_fp32");
+    assert_null(strstr(eager.warning_text, "attention kernel"));
+    assert_null(strstr(cnn.warning_text, "attention kernel"));
+    assert_true(fabs(eager.step_s - sdpa.step_s) > 1e-3 * sdpa.step_s);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -667,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_cnn_memory_apart),
         cmocka_unit_test(test_kernel_class_gate),
         cmocka_unit_test(test_attention_kernel_gate),
+        cmocka_unit_test(test_no_fused_kernel_no_kernel_warning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

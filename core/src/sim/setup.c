@@ -297,8 +297,12 @@ void eci_setup_kernel_rates(ec_ctx *ctx, const ec_config *cfg, const eci_resolve
                             int unmasked, int casts, eci_rates *rates)
 {
     eci_rates_init(ctx, r->gpu, cfg->precision, calib, r->net != NULL && r->net->cnn, cfg->kernels, rates);
-    eci_rates_attention(ctx, r->gpu, cfg->attention, cfg->precision, cfg->torch_release, cfg->cudnn_release,
-                        !unmasked, rates);
+    /* the fused kernel attention= picks, and what its rates rest on (the warnings), only where the
+     * network's attention runs one: eager ops and a network without attention (a CNN) price no
+     * fused kernel, and eci_rates_init has set SDPA's pick for the rest without a word */
+    if (r->net == NULL || eci_attn_kernel_of(ctx, r->gpu, r->net, cfg) >= 0)
+        eci_rates_attention(ctx, r->gpu, cfg->attention, cfg->precision, cfg->torch_release, cfg->cudnn_release,
+                            !unmasked, rates);
     if (cfg->kernels == EC_KERNELS_TE)
         eci_rates_te(rates, casts, cfg->fp8_recipe);
     rates->tp_overlap = cfg->kernels == EC_KERNELS_TE && cfg->tp_comm_overlap
