@@ -26,7 +26,11 @@ python3 - "$arch" "$out" "$models" <<'EOF'
 import csv, sys
 arch, out, models = sys.argv[1].lower(), sys.argv[2], sys.argv[3]
 gpu_arch = {}
-with open(models + "/gpus.csv", newline="") as f:
+try:
+    f = open(models + "/gpus.csv", newline="")
+except OSError as e:
+    sys.exit("arch_fold.sh: %s/gpus.csv: %s (EPOCHCAST_MODELS names a models/ folder)" % (models, e.strerror))
+with f:
     for r in csv.DictReader(f):
         for name in [r["id"]] + [a for a in r["aliases"].split(";") if a]:
             gpu_arch[name.lower()] = r["architecture"].lower()

@@ -23,6 +23,10 @@ out=$(bash bench/arch_fold.sh nonesuch "$build" "$tmp" 2>&1); rc=$?
 if [ "$rc" -ne 0 ] && grep -qF "no GPU of models/gpus.csv has architecture 'nonesuch'" <<<"$out"; then
   ok "unknown architecture refused"; else bad "unknown architecture refused" "exit $rc: $out"; fi
 
+out=$(EPOCHCAST_MODELS="$tmp/nonesuch" bash bench/arch_fold.sh ampere "$build" "$tmp" 2>&1); rc=$?
+if [ "$rc" -ne 0 ] && grep -qF "$tmp/nonesuch/gpus.csv: No such file or directory" <<<"$out"; then
+  ok "missing EPOCHCAST_MODELS folder named"; else bad "missing EPOCHCAST_MODELS folder named" "exit $rc: $out"; fi
+
 out=$(bash bench/arch_fold.sh ampere "$build" "$tmp" 2>&1); rc=$?
 if [ "$rc" -eq 0 ] && [ -s "$tmp/profile_no_ampere.csv" ] && [ -s "$tmp/llm_no_ampere.md" ] &&
    grep -qxF -- "--fold ampere $tmp" <<<"$out"; then
