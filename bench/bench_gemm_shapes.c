@@ -7,7 +7,7 @@
  * Fractions of the best shape are independent of gpus.csv's best-shape efficiency: they test the
  * shape curve (tile and wave quantization, the short-reduction term, the roofline and the kernel
  * floor) as the shipped profile's fitted gemm_scale lifts it toward the best shape, never past it
- * (kernel_time.c eci_matmul_at, since stop 67: with a scale above 1 a mid-sized shape may price at
+ * (kernel_time.c eci_matmul_at: with a scale above 1 a mid-sized shape may price at
  * the best shape's rate), not the peak.  A row without a gpus.csv GPU is priced on
  * its architecture's stand-in (STAND_IN below), marked * in the table.
  *

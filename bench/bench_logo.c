@@ -344,7 +344,7 @@ static void print_cv_intro(int by_model)
                "exp(-+1.2816 sd), sd the held-out log error sd (the 0.8 quantile of |log error| over 1.2816) of\n"
                "a nested leave-one-GPU-out over the other GPUs only (column sd), and on several GPUs the\n"
                "communication sd of the gradients' path from the other GPUs' multi-GPU runs in quadrature\n"
-               "(ec_calibrate_cv; since stop 52: before, multi-GPU rows took sd alone).\n");
+               "(ec_calibrate_cv).\n");
     printf("\n");
     table_header(intervals);
 }
@@ -526,10 +526,10 @@ static void print_arch_intro(void)
            "GPU-bound (column sd) or host-bound (ec_result_host_util_frac below constants.csv host_bound_util_frac,\n"
            "column sd host, used when measured): each row left out takes the one of its own prediction's\n"
            "class (docs/accuracy.md, \"The host-bound unseen-architecture sd\"; column hb: its rows\n"
-           "predicted host-bound), below the leave-one-GPU-out error (sd_gpu) or not (no floor since stop\n"
-           "52).  With one other architecture there is nothing to nest and sd is sd_gpu.  A multi-GPU run's sd is sqrt(sd^2 + comm^2), comm the communication\n"
+           "predicted host-bound), below the leave-one-GPU-out error (sd_gpu) or not (no\n"
+           "floor).  With one other architecture there is nothing to nest and sd is sd_gpu.  A multi-GPU run's sd is sqrt(sd^2 + comm^2), comm the communication\n"
            "sd of its gradient path (comm direct: NVLink, PCIe peer-to-peer; comm host: through host\n"
-           "memory, two GPUs a node / more, since stop 64) from the other architectures' multi-GPU runs,\n"
+           "memory, two GPUs a node / more) from the other architectures' multi-GPU runs,\n"
            "each predicted with its GPU left out of a nested leave-one-GPU-out and never fitted\n"
            "(ec_calibrate_cv; docs/accuracy.md, \"The communication sd\"; column GPUs: the GPUs,\n"
            "direct/host/host 3+, it rests on).\n\n");
