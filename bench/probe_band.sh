@@ -7,17 +7,44 @@
 # coverage_scan.py's table: each fold's rows inside their p10-p90, and whether some rescaling of
 # the sds puts every fold inside 70-90%.  Nothing under models/ or bench/results/ is touched.
 # About 5 minutes on two cores.  From the repository root:
-#   bash bench/probe_band.sh [--build DIR] [--out DIR] [NAME=VALUE ...]
+#   bash bench/probe_band.sh [--build DIR] [--out DIR] [--device-profile FILE] [NAME=VALUE ...]
 # e.g. bash bench/probe_band.sh sdpa_mask_eff_frac=0.885
+# --device-profile FILE: the device_profile.csv bench/harness/device_check.sh wrote on a GPU; its
+# attn_mask_eff row (the masked SDPA kernel over the same kernel without a mask, measured) becomes
+# sdpa_mask_eff_frac, the prior that decides the band (loao.md, "What would move the band").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { echo "usage: probe_band.sh [--build DIR] [--out DIR] [NAME=VALUE ...] (NAME: a models/constants.csv name)" >&2; exit 2; }
+usage() { echo "usage: probe_band.sh [--build DIR] [--out DIR] [--device-profile FILE] [NAME=VALUE ...] (NAME: a models/constants.csv name)" >&2; exit 2; }
 build=build out= pairs=()
+# The attn_mask_eff value of a device_profile.csv (device_check.sh's profile.py), named on stderr
+# with the kernel and GPU it was measured on; a file without one is refused naming it.
+device_mask_eff() {
+  python3 - "$1" <<'PY'
+import csv, math, sys
+path = sys.argv[1]
+try:
+    rows = list(csv.DictReader(open(path, newline="")))
+except OSError as e:
+    sys.exit("probe_band.sh: --device-profile %s: %s" % (path, e.strerror))
+hits = [r for r in rows if r.get("parameter") == "attn_mask_eff"]
+try:
+    value = float(hits[0]["value"]) if hits else float("nan")
+except (TypeError, ValueError):
+    value = float("nan")
+if not math.isfinite(value) or value <= 0:
+    sys.exit("probe_band.sh: --device-profile %s: no attn_mask_eff row with a positive value (device_check.sh "
+             "writes one when its sdpa_mask cells ran)" % path)
+print("%s: attn_mask_eff %g (%s; kernels %s)" % (path, value, hits[0].get("meaning", ""), hits[0].get("kernels", "")),
+      file=sys.stderr)
+print(value)
+PY
+}
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) [ $# -ge 2 ] || usage; build=$2; shift 2 ;;
     --out) [ $# -ge 2 ] || usage; out=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --device-profile) [ $# -ge 2 ] || usage; pairs+=("sdpa_mask_eff_frac=$(device_mask_eff "$2")") || exit 2; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *=*) pairs+=("$1"); shift ;;
     *) echo "probe_band.sh: '$1' is not NAME=VALUE" >&2; usage ;;
   esac

@@ -9,7 +9,8 @@
 # stack, DLE, holdout and all-stacks lines, and refuses a --fold
 # without its two arguments or whose folder lacks a fold's file; coverage_scan.py reads the same
 # folds and finds the sd factors that put them inside 70-90%; probe_band.sh refuses a NAME=VALUE
-# that is not a constants.csv name and a number before it writes anything.
+# that is not a constants.csv name and a number before it writes anything, and takes a device
+# run's measured masked-kernel efficiency (--device-profile) as the prior it probes.
 #   bash bench/test_arch_fold.sh BUILD_DIR      (from the repository root; ctest arch_fold)
 set -u
 build=${1:?usage: test_arch_fold.sh BUILD_DIR}
@@ -121,8 +122,25 @@ for args in "sdpa_mask_eff_frac=abc|'abc' is not a number" "nonesuch=1|'nonesuch
     bad "probe refuses ${args%%|*}" "exit $rc: $out"; fi
 done
 out=$(bash bench/probe_band.sh --help 2>&1); rc=$?
-if [ "$rc" -eq 0 ] && grep -qF "probe_band.sh [--build DIR] [--out DIR] [NAME=VALUE ...]" <<<"$out"; then ok "probe --help"; else
-  bad "probe --help" "exit $rc: $out"; fi
+if [ "$rc" -eq 0 ] && grep -qF "probe_band.sh [--build DIR] [--out DIR] [--device-profile FILE] [NAME=VALUE ...]" <<<"$out"; then
+  ok "probe --help"; else bad "probe --help" "exit $rc: $out"; fi
+# --device-profile: device_check.sh's attn_mask_eff row becomes the prior sdpa_mask_eff_frac (set in
+# the copy's constants.csv in order with the pairs: here a bad pair after it stops the probe before
+# anything is written); a missing file or one without the row is refused naming it
+printf 'parameter,architecture,value,stderr,runs,fitted_on,kernels,meaning\nattn_mask_eff,,0.71,,,,cudnn,device_check on h200\n' \
+  > "$tmp/device_profile.csv"
+printf 'parameter,architecture,value\ngemm_scale,,1.1\n' > "$tmp/no_mask.csv"
+out=$(bash bench/probe_band.sh --build "$build" --out "$tmp/probe" --device-profile "$tmp/device_profile.csv" nonesuch=1 2>&1); rc=$?
+if [ "$rc" -ne 0 ] && grep -qF "attn_mask_eff 0.71 (device_check on h200; kernels cudnn)" <<<"$out" \
+   && grep -qE "sdpa_mask_eff_frac: [0-9.]+ -> 0.71 " <<<"$out" && [ ! -e "$tmp/probe" ]; then
+  ok "probe --device-profile: the measured attn_mask_eff becomes sdpa_mask_eff_frac"; else
+  bad "probe --device-profile: the measured attn_mask_eff becomes sdpa_mask_eff_frac" "exit $rc: $out"; fi
+for f in "$tmp/nonesuch.csv|No such file" "$tmp/no_mask.csv|no attn_mask_eff row"; do
+  file=${f%%|*}
+  out=$(bash bench/probe_band.sh --build "$build" --out "$tmp/probe" --device-profile "$file" 2>&1); rc=$?
+  if [ "$rc" -eq 2 ] && grep -qF -- "--device-profile $file: " <<<"$out" && grep -qF "${f#*|}" <<<"$out" && [ ! -e "$tmp/probe" ]; then
+    ok "probe refuses --device-profile ${file##*/}"; else bad "probe refuses --device-profile ${file##*/}" "exit $rc: $out"; fi
+done
 
 echo "$((n - fails))/$n passed"
 [ "$fails" -eq 0 ]

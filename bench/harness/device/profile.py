@@ -13,8 +13,11 @@ DIR/device_profile.csv, for this GPU's architecture (models/gpus.csv):
   attn_mask_eff (global) SDPA given the causal mask as a tensor (attention.csv impl sdpa_mask)
               over the same backend without one, not causal, forward + backward at sequence
               2,048, head dim 128: the efficiency of the masked kernel, the backends pinned
-              (memory-efficient first, then cuDNN); the kernels cell names the one measured,
-              which the scale then prices
+              (cuDNN first: the kernel of the fit's masked runs, profile.csv's attn_mask_eff
+              `kernels` cell, and SDPA's pick on sm90 / sm100 from PyTorch 2.11; then
+              memory-efficient); the kernels cell names the one measured, which the scale then
+              prices. `bench/probe_band.sh --device-profile DIR/device_profile.csv` takes its
+              value as constants.csv's sdpa_mask_eff_frac (the prior) and reruns the folds
 
 A parameter whose measurements are missing has no row. `epochcast predict ... profile=FILE`
 reads it (device_check.sh checks that it loads).
@@ -87,7 +90,7 @@ def rows_for(out, gpu):
         t = [best(att, lambda r: r["impl"] == impl and r["backend"] == backend and r["seq"] == "2048"
                   and r["head_dim"] == "128" and r["causal"] == "0" and r["pass"] == p, "time_s") for p in ("fwd", "bwd")]
         return t[0] + t[1] if t[0] and t[1] else None
-    for backend in ("efficient", "cudnn"):  # the pinned pairs: the same kernel with and without the mask
+    for backend in ("cudnn", "efficient"):  # the pinned pairs: the same kernel with and without the mask
         plain, masked = cell_s("sdpa", backend), cell_s("sdpa_mask", backend)
         if plain and masked:
             rows.append(dict(parameter="attn_mask_eff", architecture="", value=plain / masked,
