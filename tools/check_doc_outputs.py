@@ -60,15 +60,16 @@ def fenced_blocks(lines):
         i = j + 1
 
 
-def join_commands(lines, prompt):
-    """(line index, argv) of each command: lines starting with `prompt`, joined over backslashes."""
+def join_commands(lines, prompt=""):
+    """(line index, argv) of each CLI command (a line `prompt` + ./build/epochcast), joined over
+    backslashes; argv[0] is ./build/epochcast."""
     out, i = [], 0
     while i < len(lines):
         text = lines[i]
-        if not text.startswith(prompt):
+        if not text.startswith(prompt + CLI_WORD):
             i += 1
             continue
-        first, text = i, text[len(prompt):] if prompt == "$ " else text
+        first, text = i, text[len(prompt):]
         while text.rstrip().endswith("\\") and i + 1 < len(lines):
             i += 1
             text = text.rstrip()[:-1] + " " + lines[i].strip()
@@ -106,19 +107,20 @@ def scratch_dir(root):
 
 def check_console(doc, block, cli, cwd, write):
     """Problems of one console block; with write, its new lines (or None when it cannot)."""
-    problems, new_lines = [], []
-    cmds = join_commands(block.lines, "$ ")
-    for n, (first, argv) in enumerate(cmds):
-        stop = cmds[n + 1][0] if n + 1 < len(cmds) else len(block.lines)
+    problems, new_lines, copied = [], [], 0  # copied: the block's lines new_lines holds so far
+    for first, argv in join_commands(block.lines, "$ "):
+        # its output: the lines after it up to the next prompt (any command) or the block's end
         k = first + 1
-        while k < stop and block.lines[k - 1].rstrip().endswith("\\"):
+        while k < len(block.lines) and block.lines[k - 1].rstrip().endswith("\\"):
             k += 1
+        stop = next((j for j in range(k, len(block.lines)) if block.lines[j].startswith("$ ")), len(block.lines))
         quoted = block.lines[k:stop]
         where = f"{doc}:{block.start + 2 + first}"
         text, status = run(cli, argv, cwd, where)
         got = [x.rstrip() for x in text.rstrip("\n").split("\n")]
         rewritable = "..." not in quoted and status == 0
-        new_lines += block.lines[first:k] + (got if rewritable else quoted)
+        new_lines += block.lines[copied:k] + (got if rewritable else quoted)
+        copied = stop
         pos, gap = 0, False
         for q, line in enumerate(quoted):
             if line.strip() == "...":
@@ -133,7 +135,7 @@ def check_console(doc, block, cli, cwd, write):
                                 f"the CLI prints `{near.strip()}` ({' '.join(argv)})")
                 break
             pos, gap = hit + 1, False
-    return problems, (new_lines if write else None)
+    return problems, (new_lines + block.lines[copied:] if write else None)
 
 
 def prose_after(lines, start):
@@ -155,8 +157,12 @@ def quoted_figures(text):
         plain = plain.replace(f"`{span}`", " ")
         if "=" not in span and re.search(r"\d", span):
             spans.append(" ".join(span.split()))
-    numbers = [n.replace(",", "").rstrip(".") for n in NUMBER.findall(plain)]
-    return numbers, spans
+    return numbers_in(plain), spans
+
+
+def numbers_in(text):
+    """The numbers of a text, thousands commas dropped (`1,963` is 1963)."""
+    return [n.replace(",", "") for n in NUMBER.findall(text)]
 
 
 def span_printed(span, flat):
@@ -167,14 +173,13 @@ def span_printed(span, flat):
 
 def check_prose(doc, lines, block, cli, cwd):
     first, text = prose_after(lines, block.end + 1)
-    outputs = [run(cli, argv, cwd, f"{doc}:{block.start + 2 + i}")[0]
-               for i, argv in join_commands(block.lines, CLI_WORD)]
-    joined = "\n".join(outputs)
-    printed = {n.replace(",", "").rstrip(".") for n in NUMBER.findall(joined)}
+    cmds = join_commands(block.lines)
+    joined = "\n".join(run(cli, argv, cwd, f"{doc}:{block.start + 2 + i}")[0] for i, argv in cmds)
+    printed = set(numbers_in(joined))
     flat = " ".join(joined.split())
     numbers, spans = quoted_figures(text)
     where = f"{doc}:{first + 1}"
-    commands = "; ".join(" ".join(argv) for _, argv in join_commands(block.lines, CLI_WORD))
+    commands = "; ".join(" ".join(argv) for _, argv in cmds)
     problems = [f"{where}: the paragraph quotes {n}, which no command of the block above prints ({commands})"
                 for n in numbers if n not in printed]
     problems += [f"{where}: the paragraph quotes `{s}`, which the block above does not print ({commands})"
@@ -188,13 +193,13 @@ def check_page(path, doc, cli, cwd, write):
     problems, checked, edits = [], 0, []
     for block in fenced_blocks(lines):
         marked = block.end + 1 < len(lines) and lines[block.end + 1].strip() == MARKER
-        if block.lang == "console" and any(x.startswith("$ " + CLI_WORD) for x in block.lines):
+        if block.lang == "console" and join_commands(block.lines, "$ "):
             found, new_lines = check_console(doc, block, cli, cwd, write)
             problems += found
             checked += 1
             if new_lines is not None and new_lines != block.lines:
                 edits.append((block, new_lines))
-        elif block.lang == "sh" and marked and join_commands(block.lines, CLI_WORD):
+        elif block.lang == "sh" and marked and join_commands(block.lines):
             problems += check_prose(doc, lines, block, cli, cwd)
             checked += 1
         elif marked:

@@ -29,6 +29,13 @@ block=$(sed -n '5,/^```$/p' "$tmp/page.md" | sed '$d')
 check "--write: the block holds what the command prints" '[ "$block" = "$fresh" ]' "$block"
 out=$(run_check); rc=$?
 check "after --write the check passes" '[ $rc -eq 0 ] && grep -q "1 quoted outputs checked, 0 stale" <<<"$out"' "$out"
+# a block that also quotes another program: the CLI's output ends at the next prompt, and --write
+# leaves the other command and its lines as they were
+printf '```console\n$ %s\nstale\n$ lua5.4 -v\nLua 5.4 as quoted\n```\n' "$CMD" >"$tmp/page.md"
+out=$(run_check --write); rc=$?
+check "a console block with another program: --write rewrites the CLI's part only" \
+  '[ "$(sed -n "3,/^\\$ lua5.4/p" "$tmp/page.md" | sed "\$d")" = "$fresh" ] && grep -qxF "Lua 5.4 as quoted" "$tmp/page.md" \
+   && [ "$(run_check >/dev/null; echo $?)" -eq 0 ]' "$(cat "$tmp/page.md")"
 # a block that leaves lines out (...) is checked line by line in order, never rewritten
 step=$(grep "step time" <<<"$fresh")
 printf '```console\n$ %s\n...\n%s\n...\n```\n' "$CMD" "$step" >"$tmp/page.md"

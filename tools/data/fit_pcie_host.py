@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-BENCH = "build/bench/bench_scaling"  # DIR/bench/bench_scaling; main() sets DIR from --build
+BENCH = "build/bench/bench_scaling"  # without --build DIR: DIR/bench/bench_scaling
 KEY = "pcie_host_busbw_frac"
 
 
@@ -36,7 +36,7 @@ def pcie_host_gpus():
         return {r["id"] for r in csv.DictReader(f) if r["default_topology"] == "pcie-host"}
 
 
-def pairs_at(frac, runs, tmp):
+def pairs_at(frac, runs, tmp, bench):
     """bench_scaling's pairs with KEY set to frac in a copy of models/."""
     models = os.path.join(tmp, "models")
     shutil.rmtree(models, ignore_errors=True)
@@ -51,7 +51,7 @@ def pairs_at(frac, runs, tmp):
         f.write(text)
     out = os.path.join(tmp, "pairs.csv")
     env = dict(os.environ, EPOCHCAST_MODELS=models)
-    run_bench(BENCH, runs, out, env)
+    run_bench(bench, runs, out, env)
     with open(out, newline="") as f:
         return list(csv.DictReader(f))
 
@@ -85,35 +85,34 @@ def stats(pairs):
 
 
 def main():
-    global BENCH
     args = sys.argv[1:]
-    BENCH = bench_of(args, "fit_pcie_host")
+    bench = bench_of(args, "fit_pcie_host")
     runs = args[0] if args else "bench/data/calibration_dle.csv"
     gpus = pcie_host_gpus()
     fit = lambda p: p["gpu"] in gpus and p["num_gpus"] == "2"
     held = lambda p: p["gpu"] in gpus and p["num_gpus"] != "2"
     with tempfile.TemporaryDirectory() as tmp:
-        best = golden_fit(fit, runs, tmp)
+        best = golden_fit(fit, runs, tmp, bench)
         print(f"runs: {runs}; pcie-host GPUs: {', '.join(sorted(gpus))}")
         print(f"fitted {KEY} = {best} (least squares on the 2-GPU pairs)")
         for frac in (0.71, best):
-            pairs = pairs_at(frac, runs, tmp)
+            pairs = pairs_at(frac, runs, tmp, bench)
             print(f"  {KEY}={frac}: fit set {stats([p for p in pairs if fit(p)])}; "
                   f"held out (3-8 GPUs) {stats([p for p in pairs if held(p)])}")
         print("leave one GPU out (fit on the other GPUs' 2-GPU pairs, predict this GPU's pairs):")
         for gpu in sorted(gpus):
             if not any(p["gpu"] == gpu for p in pairs):
                 continue
-            frac = golden_fit(lambda p: fit(p) and p["gpu"] != gpu, runs, tmp)
-            mine = [p for p in pairs_at(frac, runs, tmp) if p["gpu"] == gpu]
+            frac = golden_fit(lambda p: fit(p) and p["gpu"] != gpu, runs, tmp, bench)
+            mine = [p for p in pairs_at(frac, runs, tmp, bench) if p["gpu"] == gpu]
             print(f"  {gpu}: fitted {frac}; 2 GPUs {stats([p for p in mine if p['num_gpus'] == '2'])}; "
                   f"3-8 GPUs {stats([p for p in mine if p['num_gpus'] != '2'])}")
 
 
-def golden_fit(select, runs, tmp):
+def golden_fit(select, runs, tmp, bench):
     """The value of KEY in [0.05, 1] that minimises the mean squared diff of the selected pairs."""
     def loss(frac):
-        d = [float(p["diff_pp"]) for p in pairs_at(frac, runs, tmp) if select(p)]
+        d = [float(p["diff_pp"]) for p in pairs_at(frac, runs, tmp, bench) if select(p)]
         return sum(x * x for x in d) / len(d)
 
     return round(golden_min(loss, 0.05, 1.0, 0.005), 3)

@@ -28,14 +28,13 @@ import shutil
 import sys
 import tempfile
 
-import fit_pcie_host
-from fit_pcie_host import golden_min, run_bench, stats
+from fit_pcie_host import bench_of, golden_min, run_bench, stats
 
 KEY = "host_hop_busbw_bytes_per_s"
 UNLIMITED = 1e12  # hosts.csv's upper bound: the GPU's link then sets every ring
 
 
-def pairs_at(rate, runs, tmp):
+def pairs_at(rate, runs, tmp, bench):
     """bench_scaling's pairs with the default host's KEY set to rate in a copy of models/."""
     models = os.path.join(tmp, "models")
     shutil.rmtree(models, ignore_errors=True)
@@ -51,15 +50,15 @@ def pairs_at(rate, runs, tmp):
         csv.writer(f, lineterminator="\n").writerows(rows)
     out = os.path.join(tmp, "pairs.csv")
     env = dict(os.environ, EPOCHCAST_MODELS=models)
-    run_bench(fit_pcie_host.BENCH, runs, out, env)
+    run_bench(bench, runs, out, env)
     with open(out, newline="") as f:
         return list(csv.DictReader(f))
 
 
-def golden_fit(select, runs, tmp):
+def golden_fit(select, runs, tmp, bench):
     """The default host's KEY in 1-100 GB/s that minimises the mean squared diff of the selected pairs."""
     def loss(log_rate):
-        d = [float(p["diff_pp"]) for p in pairs_at(math.exp(log_rate), runs, tmp) if select(p)]
+        d = [float(p["diff_pp"]) for p in pairs_at(math.exp(log_rate), runs, tmp, bench) if select(p)]
         return sum(x * x for x in d) / len(d)
 
     return float(f"{math.exp(golden_min(loss, math.log(1e9), math.log(1e11), 0.002)):.3g}")
@@ -78,7 +77,7 @@ def topologies(runs):
 
 def main():
     args = sys.argv[1:]
-    fit_pcie_host.BENCH = fit_pcie_host.bench_of(args, "fit_pcie_p2p")
+    bench = bench_of(args, "fit_pcie_p2p")
     fit_runs = args[0] if args else "bench/data/calibration_dle.csv"
     held_runs = args[1] if len(args) > 1 else "bench/data/holdout_runs.csv"
     gpus = p2p_switch_gpus()
@@ -87,12 +86,12 @@ def main():
     ring = lambda p: on_switch(p) and int(p["num_gpus"]) > 2
     pair = lambda p: on_switch(p) and p["num_gpus"] == "2"
     with tempfile.TemporaryDirectory() as tmp:
-        best = golden_fit(ring, fit_runs, tmp)
+        best = golden_fit(ring, fit_runs, tmp, bench)
         print(f"fit: {fit_runs}; held out: {held_runs}; peer-to-peer pcie-switch GPUs: {len(gpus)}")
         print(f"fitted {KEY} = {best:.3g} (least squares on the 3-8 GPU pairs of the fit file)")
         for rate in (UNLIMITED, best):
-            fit_pairs = pairs_at(rate, fit_runs, tmp)
-            held_pairs = pairs_at(rate, held_runs, tmp)
+            fit_pairs = pairs_at(rate, fit_runs, tmp, bench)
+            held_pairs = pairs_at(rate, held_runs, tmp, bench)
             print(f"  {KEY}={rate:.3g}" + (" (no limit: the GPU's link)" if rate == UNLIMITED else "") + ":")
             print(f"    fit set, 3-8 GPUs: {stats([p for p in fit_pairs if ring(p)])}")
             print(f"    held out, 3+ GPUs: {stats([p for p in held_pairs if ring(p)])}")
