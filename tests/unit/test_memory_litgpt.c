@@ -13,6 +13,9 @@
  *                bf16 copy) for its input gradient at the start of backward
  *   lora dropout lora_dropout > 0: each adapted linear keeps its dropped 16-bit copy of the input
  *                and the 1-byte mask (PEFT's per-adapter nn.Dropout; fsdp_qlora's default 0.1)
+ *   zero base    strategy=zero under autocast holds the frozen base in 16 bits, as it holds the
+ *                trained weights (DeepSpeed's engine casts the whole module; Megatron's
+ *                Float16Module), where DDP keeps it at the fp32 parameters' width
  * on llama-3.1-8b (32 layers, width 4096, 8 KV heads of 128, MLP 14336, vocabulary 128256,
  * untied) and on memory.c's inputs directly.
  */
@@ -159,6 +162,27 @@ static void test_lora_dropout(void **state)
     ec_ctx_free(ctx);
 }
 
+/* the adapters' parameters beside the base: r x (in + out) per adapted linear, under 0.1% of it */
+#define TOL_ADAPTERS 2e-3
+
+/* ZeRO under autocast: every weight, the frozen base's too, at 2 bytes (2P); DDP's fp32 model at
+ * 4 bytes (4P).  Stage 1 shards no weights, so the weights part is the whole model's. */
+static void test_zero_frozen_base_16(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *w[] = {"model=llama-3.1-8b", "gpu=h100-sxm5-80gb", "precision=amp_bf16", "num_gpus=8",
+                       "batch_per_gpu=1", "seq_len=1024", "lora_r=16", "zero_stage=1", "strategy=zero"};
+    ec_result zero, ddp;
+    ec_test_predict_words(ctx, w, 9, &zero);
+    w[7] = "strategy=ddp";
+    ec_test_predict_words(ctx, w, 8, &ddp);
+    double params = LAYERS * (2.0 * D * D + 2.0 * D * KV + 3.0 * D * FFN + 2.0 * D) + 2.0 * V * D + D;
+    assert_rel(zero.memory.weights_bytes, 2.0 * params, TOL_ADAPTERS);
+    assert_rel(ddp.memory.weights_bytes, 4.0 * params, TOL_ADAPTERS);
+    ec_ctx_free(ctx);
+}
+
 /* The three keys given where they change nothing are named in a warning. */
 static void test_ignored_keys(void **state)
 {
@@ -181,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_unit_grads_closed_form), cmocka_unit_test(test_fsdp_block_no_sync),
         cmocka_unit_test(test_bnb_keeps_inputs),       cmocka_unit_test(test_quant_head),
         cmocka_unit_test(test_ignored_keys),           cmocka_unit_test(test_lora_dropout),
+        cmocka_unit_test(test_zero_frozen_base_16),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -142,7 +142,11 @@ static void step_plan(step *s)
     p->grad_elem_bytes = p->expert_grad_elem_bytes = s->reduce_bytes; /* AMP all-reduces the fp32 gradients
                                                                        * (modeling.md 6.2) */
     p->gather_elem_bytes = compute_elem_bytes(cfg->precision);
-    p->frozen_elem_bytes = eci_setup_frozen_elem_bytes(ctx, cfg, wl, param_bytes);
+    /* ZeRO holds the whole module in 16 bits, a frozen LoRA base too, as memory.c's model_states
+     * holds the trained weights: DeepSpeed's engine casts the module (module.half() /
+     * .bfloat16()), Megatron's Float16Module wraps all of it */
+    double stored_bytes = r->strategy == EC_STRATEGY_ZERO && param_bytes == 4.0 ? 2.0 : param_bytes;
+    p->frozen_elem_bytes = eci_setup_frozen_elem_bytes(ctx, cfg, wl, stored_bytes);
     p->overlap_slowdown = eci_const(ctx, EC_C_overlap_compute_slowdown_frac);
     /* zero_flat_copies (apex DistributedFusedLAMB, set_param_views_to_flat_buffer=False): _flatten_grad_mt's
      * multi_tensor_scale reads each gradient and writes it into the flat buffer, on the compute stream */
