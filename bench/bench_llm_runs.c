@@ -17,7 +17,9 @@
  * each feature a row uses (FP8, LoRA, a quantized base, an 8-bit optimizer, packing) is checked by
  * predicting the row without it; an identical prediction means the feature is not priced yet,
  * and the row is listed under what it needs instead of being counted.  Predictions use the
- * shipped fit (models/profile.csv) and the MPT fit; neither has seen these runs.
+ * shipped fit (models/profile.csv) and the MPT fit; neither has seen these runs.  Every tokens/s
+ * row is a run that completed, so the report also counts the rows the shipped fit predicts not
+ * to fit on their GPU (false out-of-memory alarms), one by one.
  */
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "report_util.h"
@@ -44,6 +46,8 @@ typedef struct row {
     double util[N_FITS];         /* the prediction's ec_result_host_util_frac: host-bound below constants.csv
                                     host_bound_util_frac */
     double p10[N_FITS], p90[N_FITS]; /* the prediction's own p10-p90 of the metric (ec_result_metric_interval) */
+    int has_memory;              /* the shipped fit predicted the row: its memory below */
+    ec_memory memory;            /* the peak of that prediction: did the run that ran fit? */
 } row;
 
 typedef struct probe {
@@ -150,10 +154,13 @@ static void read_row(ec_ctx *ctx, const eci_table *t, size_t r, const model_map 
         set_why(out, "metric not tokens_per_s, peak_bytes or reserved_bytes%s%s", "", "");
 }
 
-static int predict(ec_ctx *ctx, const ec_config *cfg, int metric, double *out, double *util, double p10p90[2])
+static int predict(ec_ctx *ctx, const ec_config *cfg, int metric, double *out, double *util, double p10p90[2],
+                   ec_memory *memory)
 {
     ec_result res;
     int rc = ec_predict(ctx, cfg, &res);
+    if (memory != NULL && rc == EC_OK)
+        *memory = res.memory;
     *out = rc == EC_OK ? ec_result_metric(&res, (ec_metric)metric) : 0;
     if (util != NULL)
         *util = rc == EC_OK ? ec_result_host_util_frac(&res) : 0;
@@ -171,10 +178,12 @@ static void price_row(ec_ctx *ctx, row *r, int fit)
     if (r->why[0] != '\0')
         return;
     double interval[2];
-    if (predict(ctx, &r->cfg, r->metric, &r->pred[fit], &r->util[fit], interval) != EC_OK) {
+    if (predict(ctx, &r->cfg, r->metric, &r->pred[fit], &r->util[fit], interval,
+                fit == FIT_SHIPPED ? &r->memory : NULL) != EC_OK) {
         set_why(r, "%s%s", ec_ctx_errmsg(ctx), "");
         return;
     }
+    r->has_memory |= fit == FIT_SHIPPED;
     r->p10[fit] = interval[0];
     r->p90[fit] = interval[1];
     for (size_t p = 0; p < N_PROBES && fit == FIT_SHIPPED; p++) {
@@ -206,7 +215,7 @@ static void price_row(ec_ctx *ctx, row *r, int fit)
             rc = EC_OK;
         }
         double alt;
-        if (rc == EC_OK && predict(ctx, &without, r->metric, &alt, NULL, NULL) == EC_OK && alt == r->pred[fit]) {
+        if (rc == EC_OK && predict(ctx, &without, r->metric, &alt, NULL, NULL, NULL) == EC_OK && alt == r->pred[fit]) {
             set_why(r, "needs %s: not priced yet (the same prediction without it)%s", PROBES[p].label, "");
             return;
         }
@@ -360,11 +369,47 @@ static void every_row_table(FILE *o, const row *rows, size_t n, int has_mpt)
 }
 
 /* The generated part of the report, from the marker line on. */
+/* Every tokens/s row is a run that completed: its configuration fit on its GPU.  How many the
+ * shipped fit predicts to fit, at the edge (only without the headroom) or not at all, and the
+ * false alarms one by one. */
+static void memory_table(FILE *o, const row *rows, size_t n)
+{
+    size_t runs = 0, fit = 0, edge = 0;
+    const double gib = 1073741824.0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].metric != EC_METRIC_TOKENS_PER_S || !rows[i].has_memory)
+            continue;
+        runs++;
+        fit += rows[i].memory.fits != 0;
+        edge += rows[i].memory.at_edge != 0;
+    }
+    fprintf(o, "\n## Memory: these runs ran\n\nEvery tokens/s row is a run that completed, so its configuration "
+               "fit on its GPU.  Of the %zu the shipped fit predicts, %zu are predicted to fit, %zu at the edge (they "
+               "fit only without the memory headroom) and %zu not to fit: false alarms.  A row sets the keys that move "
+               "its throughput; a setting that only saves memory (FP8 parameters, FP8 activation stores, offloaded "
+               "activations) is named in the row's source where the source states it.\n\n",
+            runs, fit, edge, runs - fit - edge);
+    if (runs == fit + edge)
+        return;
+    fprintf(o, "| run | GPU | GPUs | needed GiB | capacity GiB | weights GiB | activations GiB | peak at |\n"
+               "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    static const char *const phase[] = {"backward start", "backward end", "accumulated gradients", "optimizer step"};
+    for (size_t i = 0; i < n; i++) {
+        const ec_memory *m = &rows[i].memory;
+        if (rows[i].metric != EC_METRIC_TOKENS_PER_S || !rows[i].has_memory || m->fits || m->at_edge)
+            continue;
+        fprintf(o, "| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %s |\n", rows[i].id, rows[i].gpu, rows[i].gpus,
+                m->needed_bytes / gib, m->capacity_bytes / gib, m->weights_bytes / gib, m->activations_bytes / gib,
+                m->peak_phase >= 0 && m->peak_phase < 4 ? phase[m->peak_phase] : "-");
+    }
+}
+
 static void report(FILE *o, const row *rows, size_t n, int has_mpt, const char *runs_path, const char *profile)
 {
     report_intro(o, n, has_mpt, runs_path, profile);
     by_source_table(o, rows, n, has_mpt);
     not_priced_table(o, rows, n);
+    memory_table(o, rows, n);
     every_row_table(o, rows, n, has_mpt);
 }
 

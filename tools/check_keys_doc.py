@@ -33,7 +33,7 @@ GROUPS = [
     ("Hardware", ["gpu", "num_gpus", "nodes", "gpus_per_node", "topology", "network", "network_gbit_per_s",
                   "busbw_gbyte_per_s", "host"]),
     ("Precision and kernels", ["precision", "attention", "activation", "memory_format", "kernels", "compile",
-                               "attn_mask", "cuda_graphs", "checkpointing", "fp8_recipe", "master_weights"]),
+                               "attn_mask", "cuda_graphs", "checkpointing", "fp8_recipe", "fp8_params", "master_weights"]),
     ("Batch, optimizer and training loop", ["batch_per_gpu", "grad_accum", "optimizer", "trainer", "max_grad_norm",
                                             "clip_impl",
                                             "torch_version", "cudnn_version", "expandable_segments", "loss_chunks",

@@ -264,6 +264,7 @@ typedef struct ec_config {
     ec_clip_impl clip_impl;
     int master_weights;
     ec_attn_mask attn_mask;
+    int fp8_params;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

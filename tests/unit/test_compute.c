@@ -253,7 +253,7 @@ static void test_te_fp8_casts(void **state)
     op.m = m, op.n = n, op.k = k, op.batch = 1, op.bwd = 1, op.fp8 = 1, op.tensor_math = 1;
     eci_op_cost_t generic, normed, plain, once;
     eci_op_cost(ctx, &r, &op, &generic);
-    eci_rates_te(&r, 4, EC_FP8_DELAYED);
+    eci_rates_te(&r, 4, EC_FP8_DELAYED, 0);
     assert_rel(r.fp8_weight_cast_frac, 0.25, EC_TOL_EXACT);
     op.in_normed = 1;
     eci_op_cost(ctx, &r, &op, &normed);
@@ -263,10 +263,20 @@ static void test_te_fp8_casts(void **state)
     assert_rel(normed.bwd_s - plain.bwd_s, tr * m * k / bw, EC_TOL_CLOSED_FORM);
     assert_int_equal(normed.fwd_kernels, 1);
     assert_int_equal(plain.fwd_kernels, 2);
-    eci_rates_te(&r, 1, EC_FP8_DELAYED); /* every micro-step casts the weight */
+    eci_rates_te(&r, 1, EC_FP8_DELAYED, 0); /* every micro-step casts the weight */
     eci_op_cost(ctx, &r, &op, &once);
     assert_rel(once.fwd_s - plain.fwd_s, 0.75 * ct * k * n / bw, EC_TOL_CLOSED_FORM);
     assert_true(plain.fwd_s < generic.fwd_s && plain.bwd_s < generic.bwd_s + tr * m * k / bw);
+    /* fp8_params: a frozen FP8 weight is never cast, a trained one as before */
+    eci_op_cost_t frozen_cast, frozen_held, trained_held;
+    op.frozen = 1;
+    eci_op_cost(ctx, &r, &op, &frozen_cast);
+    eci_rates_te(&r, 1, EC_FP8_DELAYED, 1);
+    eci_op_cost(ctx, &r, &op, &frozen_held);
+    assert_rel(frozen_cast.fwd_s - frozen_held.fwd_s, ct * k * n / bw, EC_TOL_CLOSED_FORM);
+    op.frozen = 0;
+    eci_op_cost(ctx, &r, &op, &trained_held);
+    assert_rel(trained_held.fwd_s, once.fwd_s, EC_TOL_EXACT);
     ec_ctx_free(ctx);
 }
 
@@ -291,9 +301,9 @@ static void test_te_fp8_current(void **state)
     for (int normed = 0; normed < 2; normed++) {
         op.in_normed = normed;
         eci_op_cost_t del, cur;
-        eci_rates_te(&r, 1, EC_FP8_DELAYED);
+        eci_rates_te(&r, 1, EC_FP8_DELAYED, 0);
         eci_op_cost(ctx, &r, &op, &del);
-        eci_rates_te(&r, 1, EC_FP8_CURRENT);
+        eci_rates_te(&r, 1, EC_FP8_CURRENT, 0);
         eci_op_cost(ctx, &r, &op, &cur);
         double in_fwd = normed ? ct * m * k : am * m * k; /* the norm's output cast / the input's amax */
         assert_rel(cur.fwd_s - del.fwd_s, (in_fwd + am * k * n) / bw, EC_TOL_CLOSED_FORM);
@@ -321,7 +331,7 @@ static void test_te_fp8_non_tn(void **state)
     }
     eci_rates r = synthetic();
     r.fp8_flop_per_s = 2.0 * r.gemm_flop_per_s;
-    eci_rates_te(&r, 1, EC_FP8_DELAYED);
+    eci_rates_te(&r, 1, EC_FP8_DELAYED, 0);
     double m = 4096, n = 4096, k = 4096, bw = r.mem_bytes_per_s;
     double ct = eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), cb = eci_const(ctx, EC_C_te_fp8_cast_bytes);
     assert_true(cb < ct);

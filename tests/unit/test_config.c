@@ -106,7 +106,7 @@ static void test_key_list(void **state)
         "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "etp", "zero_flat_copies",
         "moe_a2a_overlap",
         "fp8_recipe", "tp_comm_overlap", "tp_overlap_cfg", "bucket_cap_mb", "activation", "cudnn_version", "clip_impl", "master_weights",
-        "attn_mask",
+        "attn_mask", "fp8_params",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -319,6 +319,7 @@ static const key_case EVERY_KEY[] = {
     { "clip_impl", "multi_tensor", "multi_tensor" },
     { "master_weights", "1", "1" },
     { "attn_mask", "EXPLICIT", "explicit" },
+    { "fp8_params", "1", "1" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):

@@ -300,7 +300,7 @@ static void test_te_expert_fp8(void **state)
         assert_int_equal(ec_test_first_op(wl, "expert_up")->fp8, te);
         assert_int_equal(ec_test_first_op(wl, "expert_down")->fp8, te);
         assert_int_equal(ec_test_first_op(wl, "router")->fp8, !te);
-        assert_int_equal(ec_test_first_op(wl, "q")->fp8, 1); /* attention's linears either way */
+        assert_int_equal(ec_test_first_op(wl, te ? "qkv" : "q")->fp8, 1); /* attention's linears either way */
     }
     free(path);
     ec_test_rmtree(dir);

@@ -15,6 +15,8 @@
  *    micro-batch, however many of its blocks' micro-batches are in flight;
  *  - the output projection keeps the attention's output, which the attention keeps already (a view
  *    in Megatron), unless it keeps its own FP8 cast.
+ *  - the queries, keys and values are one GEMM, Megatron-Core's linear_qkv, with one LoRA adapter;
+ *  - fp8_params holds the blocks' linear weights at a byte each.
  * Each check fails on the code before the fix.
  */
 #include "ec_test.h"
@@ -115,7 +117,7 @@ static void test_te_fp8_inputs(void **state)
     assert_rel(ec_test_first_op(hf, "expert_gather")->saved_bytes, per * h * 2, EC_TOL_EXACT);
     assert_rel(ec_test_first_op(te, "expert_down")->saved_bytes, per * h * 1, EC_TOL_EXACT);
     assert_rel(ec_test_first_op(hf, "expert_down")->saved_bytes, per * h * 2, EC_TOL_EXACT);
-    const eci_op *q_te = ec_test_first_op(te, "q"), *q_hf = ec_test_first_op(hf, "q");
+    const eci_op *q_te = ec_test_first_op(te, "qkv"), *q_hf = ec_test_first_op(hf, "q");
     assert_true(q_hf->saved_bytes > 0);
     assert_rel(q_te->saved_bytes, q_hf->saved_bytes / 2, EC_TOL_EXACT);
     ec_ctx_free(ctx);
@@ -170,6 +172,52 @@ static void test_te_attn_out(void **state)
     ec_ctx_free(ctx);
 }
 
+/* Llama 3.1 8B (32 layers, 32 query heads and 8 key/value heads of 128): under kernels=te one
+ * linear_qkv per layer, 4096 + 2 x 1024 wide, where HF's code runs q, k and v apart; with LoRA on
+ * the attention, two adapters a layer (linear_qkv, linear_proj) against HF's four. */
+static void test_te_fused_qkv(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_workload *te = workload(ctx, "llama-3.1-8b", 1, 1), *hf = workload(ctx, "llama-3.1-8b", 1, 0);
+    assert_int_equal(ec_test_count_ops(te, "q") + ec_test_count_ops(te, "k") + ec_test_count_ops(te, "v"), 0);
+    assert_int_equal(ec_test_count_ops(te, "qkv"), 1); /* in the repeated block */
+    assert_rel(ec_test_first_op(te, "qkv")->n, 4096 + 2 * 1024, EC_TOL_EXACT);
+    assert_int_equal(ec_test_count_ops(hf, "q"), 1);
+    eci_shape sh = ec_test_lm_shape(EC_PREC_AMP_BF16, 2, 128);
+    sh.weights_16 = sh.flash = sh.remat = sh.te_layers = 1;
+    sh.lora_r = 16;
+    sh.lora_targets = EC_LORA_ATTENTION;
+    assert_int_equal(ec_test_count_ops(ec_test_lm_workload(ctx, "llama-3.1-8b", &sh), "lora_A"), 2);
+    sh.remat = sh.te_layers = 0;
+    assert_int_equal(ec_test_count_ops(ec_test_lm_workload(ctx, "llama-3.1-8b", &sh), "lora_A"), 4);
+    ec_ctx_free(ctx);
+}
+
+/* fp8_params on Llama 3.1 8B (32 layers of 4096 + 2 x 1024 (qkv), 4096 (proj) and 3 x 14336
+ * (MLP) columns of 4096 inputs) under ZeRO-1 on 8 GPUs: the blocks' linear weights at a byte each,
+ * 1 byte less than their 16-bit copy; the embedding, norms and head as they were.  Without
+ * kernels=te the key changes nothing and is named as ignored. */
+static void test_te_fp8_params(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *w[] = {"model=llama-3.1-8b", "gpu=h100-sxm5-80gb", "precision=amp_fp8", "num_gpus=8", "batch_per_gpu=1",
+                       "seq_len=1024", "strategy=zero", "zero_stage=1", "kernels=te", "fp8_params=0"};
+    ec_result b16, b8;
+    ec_test_predict_words(ctx, w, 10, &b16);
+    w[9] = "fp8_params=1";
+    ec_test_predict_words(ctx, w, 10, &b8);
+    double linear = 32.0 * 4096 * (4096 + 2 * 1024 + 4096 + 3 * 14336);
+    assert_rel(b16.memory.weights_bytes - b8.memory.weights_bytes, linear, EC_TOL_CLOSED_FORM);
+    assert_false(b8.warnings & EC_WARN_KEY_IGNORED);
+    w[8] = "kernels=fused";
+    ec_test_predict_words(ctx, w, 10, &b8);
+    assert_true(b8.warnings & EC_WARN_KEY_IGNORED);
+    assert_non_null(strstr(b8.warning_text, "fp8_params (precision=amp_fp8 kernels=te"));
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +228,8 @@ int main(void)
         cmocka_unit_test(test_te_loss),
         cmocka_unit_test(test_interleaved_head),
         cmocka_unit_test(test_te_attn_out),
+        cmocka_unit_test(test_te_fused_qkv),
+        cmocka_unit_test(test_te_fp8_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -131,11 +131,12 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
                        cc >= eci_const(ctx, EC_C_te_fp8_non_tn_again_cc);
 }
 
-void eci_rates_te(eci_rates *r, int grad_accum, int fp8_recipe)
+void eci_rates_te(eci_rates *r, int grad_accum, int fp8_recipe, int fp8_params)
 {
     r->te = 1;
     r->fp8_weight_cast_frac = 1.0 / (grad_accum > 1 ? grad_accum : 1);
     r->te_fp8_current = fp8_recipe == EC_FP8_CURRENT;
+    r->te_fp8_params = fp8_params != 0;
 }
 
 /* The same under Transformer Engine as Megatron-Core drives it (kernels=te; TransformerEngine
@@ -155,7 +156,10 @@ void eci_rates_te(eci_rates *r, int grad_accum, int fp8_recipe)
  * amax (nvte_compute_amax, te_fp8_amax_bytes), then casts; the norm stores its output in 16 bits
  * with the amax fused (extensions/normalization.cpp rmsnorm_fwd L340-344, L410-412:
  * FUSED_NORM_AMAX_FP8) and TE casts it (quantize_with_amax: no amax pass), transposed copy
- * included where one is made, so the backward transposes nothing. */
+ * included where one is made, so the backward transposes nothing.
+ * FP8 parameters (te_fp8_params, fp8_params=1): a frozen weight is an FP8 tensor that no step
+ * changes, its copies made once (TE's Float8Tensor caches its transpose until the next update),
+ * so it is not cast at all; a trained one is cast where the optimizer writes it, as often. */
 static void te_fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
 {
     double m = op->m, n = op->n, k = op->k, b = op->batch, bw = r->mem_bytes_per_s * r->mem_scale;
@@ -165,8 +169,9 @@ static void te_fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op
     double tr = non_tn || cur ? 0.0 : eci_const(ctx, EC_C_te_fp8_transpose_bytes);
     double am = cur ? eci_const(ctx, EC_C_te_fp8_amax_bytes) : 0.0; /* the amax pass before a cast */
     double in_b = normed ? (cur ? ct : 0.0) : am + ct;                /* the input's cast per element */
+    double w_frac = op->frozen && r->te_fp8_params ? 0.0 : r->fp8_weight_cast_frac;
     c->fwd_s = eci_gemm_at(r, r->fp8_flop_per_s, 1.0, m, n, k, b, ECI_OP_GEMM) +
-               (in_b * m * k + (am + ct) * k * n * r->fp8_weight_cast_frac) * b / bw;
+               (in_b * m * k + (am + ct) * k * n * w_frac) * b / bw;
     c->fwd_kernels = 1 + (normed ? cur : 1 + cur);
     if (!op->bwd)
         return;
@@ -422,7 +427,7 @@ void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op
  * each has its own group); in a group an empty or stale slot is taken first, else round-robin. */
 #define ECI_COST_CACHE_WAYS 16
 
-enum { ATTN_HD_KEY = 43, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
+enum { ATTN_HD_KEY = 44, COST_KEY_VALUES = ATTN_HD_KEY + 5 * ECI_AK_HD_MAX + 4 * ECI_N_GROUPS };
 
 typedef struct cost_key {
     double v[COST_KEY_VALUES];
@@ -451,9 +456,9 @@ struct eci_cost_cache {
 
 /* make_cost_key lists every field of eci_rates before `warnings` (16 doubles, tensor_cores,
  * fp8_flop_per_s, gemm_scale, mem_scale, attn_flop_per_s, attn_frac, te, fp8_weight_cast_frac,
- * ep_overlap_frac, tp_overlap, te_fp8_non_tn, te_fp8_current, the L2's two, attn_hd_kernel_min, the attention head-dim table): a field added there must join the key, or changing it would return
+ * ep_overlap_frac, tp_overlap, te_fp8_non_tn, te_fp8_current, te_fp8_params, the L2's two, attn_hd_kernel_min, the attention head-dim table): a field added there must join the key, or changing it would return
  * stale costs. */
-_Static_assert(offsetof(eci_rates, warnings) == (35 + 5 * ECI_AK_HD_MAX) * sizeof(double),
+_Static_assert(offsetof(eci_rates, warnings) == (36 + 5 * ECI_AK_HD_MAX) * sizeof(double),
                "eci_rates changed: add the new field to make_cost_key");
 
 static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scale, cost_key *k)
@@ -468,7 +473,7 @@ static void make_cost_key(const ec_ctx *ctx, const eci_rates *r, double gpu_scal
         eci_const(ctx, EC_C_te_fp8_cast_transpose_bytes), eci_const(ctx, EC_C_te_fp8_transpose_bytes), r->attn_n_hd, r->ep_overlap_frac,
         eci_const(ctx, EC_C_overlap_compute_slowdown_frac), r->te_fp8_non_tn, eci_const(ctx, EC_C_te_fp8_cast_bytes),
         r->te_fp8_current, eci_const(ctx, EC_C_te_fp8_amax_bytes), r->tp_overlap, r->l2_bytes_per_s,
-        r->l2_usable_bytes, r->attn_hd_kernel_min};
+        r->l2_usable_bytes, r->attn_hd_kernel_min, r->te_fp8_params};
     memcpy(k->v, v, sizeof v);
     memcpy(&k->v[ATTN_HD_KEY], r->attn_hd, sizeof r->attn_hd);
     memcpy(&k->v[ATTN_HD_KEY + ECI_AK_HD_MAX], r->attn_hd_scale, sizeof r->attn_hd_scale);

@@ -43,8 +43,9 @@ typedef struct eci_rates {
      * step); eci_rates_te.  te_fp8_non_tn 1: the GPU's FP8 GEMMs take non-TN layouts
      * (Transformer Engine 2.x on compute capability 10.x, constants.csv te_fp8_non_tn_*_cc), so
      * TE makes no transposed FP8 copies there; eci_rates_init.  te_fp8_current 1: fp8_recipe=current
-     * (an amax pass before each cast; eci_rates_te_recipe) */
-    double te, fp8_weight_cast_frac, te_fp8_non_tn, te_fp8_current;
+     * (an amax pass before each cast; eci_rates_te_recipe).  te_fp8_params 1: fp8_params, the
+     * weights held in FP8, so a frozen one (LoRA's base) is never cast */
+    double te, fp8_weight_cast_frac, te_fp8_non_tn, te_fp8_current, te_fp8_params;
     /* moe_a2a_overlap: the share of micro-steps whose forward runs together with another's backward
      * (Megatron-Core's combined 1F1B), their expert all-to-alls under the other's compute; 0: none */
     double ep_overlap_frac;
@@ -177,7 +178,7 @@ EC_INTERNAL double eci_mem_time_s(const eci_rates *r, double bytes, double kerne
 EC_INTERNAL double eci_l2_hit_bytes(const eci_rates *r, const eci_op *op, int pass);
 /* kernels=te: Transformer Engine's FP8 casts, the weights cast on one micro-step of grad_accum, under
  * fp8_recipe (ec_fp8_recipe). */
-EC_INTERNAL void eci_rates_te(eci_rates *r, int grad_accum, int fp8_recipe);
+EC_INTERNAL void eci_rates_te(eci_rates *r, int grad_accum, int fp8_recipe, int fp8_params);
 EC_INTERNAL void eci_op_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c);
 /* c (a collective overlapping the op before it, costing `under`) -> what stays exposed: the
  * excess over `under`, or for a ring of op->hidden steps over its first step (overlap.c). */

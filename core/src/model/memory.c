@@ -179,8 +179,12 @@ static void model_states(const eci_mem_in *in, double w, double g, double o, ec_
                                         * shard) with the states (apex DistributedFusedLAMB, optim.c; amp O2) */
         master = 4.0;
     }
-    m->weights_bytes = eci_memory_shard_share(wl, w, ws, in->expert_split) +
-                       frozen * (in->frozen_elem_bytes > 0 ? in->frozen_elem_bytes : w) / ws;
+    double frozen_w = in->frozen_elem_bytes > 0 ? in->frozen_elem_bytes : w;
+    m->weights_bytes = eci_memory_shard_share(wl, w, ws, in->expert_split) + frozen * frozen_w / ws;
+    if (in->fp8_params) /* TE's FP8 parameters: a byte for each FP8 GEMM's weight, trained or frozen
+                         * (a quantized base stays as it is stored) */
+        m->weights_bytes -= (wl->fp8_trained_params * (w > 1 ? w - 1 : 0) +
+                             wl->fp8_frozen_params * (frozen_w > 1 ? frozen_w - 1 : 0)) / ws;
     m->optimizer_bytes = eci_memory_shard_share(wl, o + master, os, in->expert_split);
     /* the gradients alive between micro-steps: sharded, or whole under FSDP's no_sync (its docstring: "FSDP
      * will accumulate the full model gradients (instead of gradient shards) until the eventual sync"),

@@ -24,6 +24,7 @@ typedef struct eci_mem_in {
     int weights_on_host;          /* ...and the parameter shards too (FSDP CPUOffload, ZeRO-Infinity) */
     double gathered_bytes;        /* unsharded units and their gradients alive at once (FSDP, ZeRO-3) */
     double frozen_elem_bytes;     /* LoRA: bytes per frozen base parameter as stored */
+    int fp8_params;               /* the blocks' linear weights held as FP8 (a byte each): eci_setup_fp8_params */
     double expert_split;          /* ep x etp / tp (eci_expert_split): routed experts' states shard over
                                      1/expert_split of the ranks */
     double act_copies;            /* micro-batches whose activations a pipeline stage holds (0 or 1: one) */

@@ -134,6 +134,8 @@ typedef struct eci_workload {
     double trainable_params; /* parameters that get gradients and optimizer states (all but LoRA's base) */
     double trainable_tensors; /* their tensors (optimizer and gradient-accumulation launches) */
     double quant_params;    /* frozen parameters stored quantized (QLoRA) */
+    double fp8_trained_params, fp8_frozen_params; /* the weights of the GEMMs Transformer Engine runs in FP8
+                                                     (op.fp8), trained and frozen: fp8_params holds them */
     double expert_params;   /* trained parameters of this GPU's routed experts (held by dp / ep ranks) */
     double matmul_params;   /* parameters of GEMM/CONV weights: the autocast cast cache */
     double saved_other_bytes; /* saved_bytes of the ops outside every block */

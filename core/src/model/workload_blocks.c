@@ -234,7 +234,7 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
     double sk_eff = a->cross ? src->seq : in.seq_sq / in.kv_seq;
     if (a->kv_rank > 0) {
         latent_qkv(b, a, &in, heads, hd, vd);
-    } else if (a->qkv_fused && !a->cross) {
+    } else if ((a->qkv_fused || b->sh->te_layers) && !a->cross) { /* kernels=te: Megatron's linear_qkv */
         eci_wl_linear_on(b, "qkv", &in, q_out + kv_out + v_out, a->qkv_bias);
     } else {
         eci_wl_linear_on(b, "q", &in, q_out, a->qkv_bias);

@@ -112,6 +112,7 @@ void eci_wl_sum_up(eci_workload *wl)
     mark_op_keep(wl);
     wl->params = wl->param_tensors = wl->model_flop = wl->matmul_params = 0;
     wl->trainable_params = wl->trainable_tensors = wl->quant_params = wl->frozen_flop = wl->expert_params = 0;
+    wl->fp8_trained_params = wl->fp8_frozen_params = 0;
     wl->saved_other_bytes = wl->table_params = 0;
     wl->tied_head = 0;
     wl->comm_begin = wl->comm_end = 0;
@@ -145,6 +146,8 @@ void eci_wl_sum_up(eci_workload *wl)
             wl->quant_params += op->params * op->count * preps;
         }
         wl->matmul_params += op->cast_params * op->count * preps;
+        if (op->fp8 && op->kind == ECI_OP_GEMM)
+            *(op->frozen ? &wl->fp8_frozen_params : &wl->fp8_trained_params) += op->params * op->count * preps;
         if (op->kind == ECI_OP_MEM && op->bwd_bytes > 0 && op->params > wl->table_params)
             wl->table_params = op->params;
         if (op->kind == ECI_OP_GEMM && op->cast_params > 2.0 * op->params)

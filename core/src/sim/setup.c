@@ -286,6 +286,12 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .bias_pass = cfg->kernels != EC_KERNELS_TE && cfg->torch_release > 0 &&
                                       cfg->torch_release < eci_const(ctx, EC_C_linear_bias_epilogue_from_version)};
 }
+int eci_setup_fp8_params(const ec_config *cfg, const eci_resolved *r)
+{
+    return cfg->fp8_params && cfg->precision == EC_PREC_AMP_FP8 && cfg->kernels == EC_KERNELS_TE &&
+           (r->strategy == EC_STRATEGY_ZERO || r->strategy == EC_STRATEGY_FSDP);
+}
+
 /* cfg resolved (names, layout, checks) and the calibration that applies to it. */
 int eci_setup_resolve(ec_ctx *ctx, const ec_config *cfg, eci_resolved *r, eci_params *calib)
 {
@@ -304,7 +310,7 @@ void eci_setup_kernel_rates(ec_ctx *ctx, const ec_config *cfg, const eci_resolve
         eci_rates_attention(ctx, r->gpu, cfg->attention, cfg->precision, cfg->torch_release, cfg->cudnn_release,
                             !unmasked, rates);
     if (cfg->kernels == EC_KERNELS_TE)
-        eci_rates_te(rates, casts, cfg->fp8_recipe);
+        eci_rates_te(rates, casts, cfg->fp8_recipe, eci_setup_fp8_params(cfg, r));
     rates->tp_overlap = cfg->kernels == EC_KERNELS_TE && cfg->tp_comm_overlap
                             ? 1 + eci_tp_overlap_index(ctx, cfg->tp_overlap_cfg) : 0;
 }

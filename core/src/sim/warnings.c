@@ -6,6 +6,7 @@
  * resolution and the network (net.c); said, not refused.
  */
 #include "catalog/consts.h"
+#include "sim/setup.h"
 #include "sim/warnings.h"
 #include "model/comm.h"
 #include "model/compute.h"
@@ -102,6 +103,7 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
     IGNORED(cfg->fp8_recipe != EC_FP8_DELAYED && (cfg->precision != EC_PREC_AMP_FP8 || cfg->kernels != EC_KERNELS_TE),
             "fp8_recipe (precision=amp_fp8 kernels=te only)");
     IGNORED(!cfg->tp_comm_overlap && cfg->tp_overlap_cfg[0] != '\0', "tp_overlap_cfg (tp_comm_overlap=1 only)");
+    IGNORED(cfg->fp8_params && !eci_setup_fp8_params(cfg, r), "fp8_params (precision=amp_fp8 kernels=te, zero or fsdp only)");
     /* the kernel attention runs as the prediction picks it (a mask, attn_mask: SDPA's masked pick) */
     IGNORED(cfg->cudnn_release > 0 && (cfg->attention == EC_ATTN_EAGER || (r->net != NULL && r->net->cnn) ||
                                        eci_attn_kernel_for(ctx, r->gpu, cfg->attention, cfg->precision,
