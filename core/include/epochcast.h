@@ -540,8 +540,8 @@ typedef struct ec_config {
     ec_attn_mask attn_mask;      /* [EC_ATTN_MASK_AUTO] */
     /* Transformer Engine holds the blocks' linear weights as FP8 parameters (NeMo fp8_params,
        Megatron --fp8-param-gather, TE fp8_model_init): a byte per weight instead of the 16-bit
-       copy, and a frozen one (LoRA's base) never cast again; with precision=amp_fp8, kernels=te
-       and strategy=zero or fsdp (the fp32 main copy in the optimizer), else named as ignored. */
+       copy, transposed once a step instead of cast; with precision=amp_fp8, kernels=te and
+       strategy=zero or fsdp (the fp32 main copy in the optimizer), else named as ignored. */
     int fp8_params;              /* 0/1 [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */

@@ -25,8 +25,9 @@ MLPERF_LLAMA = ("model=meta-llama/Llama-3.1-8B (MLPerf's llama31_8b: Llama 3.1 8
                 "zero_stage=1 (use_distributed_optimizer=True, pretrain.py get_optimizer), optimizer=adam (Megatron "
                 "'adam' with weight decay; logged opt_name adamw), overlap_param_gather=1 (OVERLAP_GRAD_REDUCE, "
                 "OVERLAP_PARAM_GATHER), cuda_graphs=1 (config_common_cg.sh: FULL_CUDA_GRAPH=1, MCORE_CUDA_GRAPH=1), "
-                "max_grad_norm=1 (logged opt_gradient_clip_norm), no activation recompute; not priced: FP8 parameter "
-                "all-gather (FP8_PARAM_GATHER=True); B200: network left to the reference system's (DGX B200: 8 x 400 "
+                "max_grad_norm=1 (logged opt_gradient_clip_norm), no activation recompute; fp8_params=1 where "
+                "FP8_PARAM_GATHER=True (config_common.sh L73: Megatron's fp8_param_gather, the parameters held and "
+                "all-gathered in FP8; the all-gather's FP8 width is not priced); B200: network left to the reference system's (DGX B200: 8 x 400 "
                 "Gb/s; the systems state 'InfiniBand' with 500 GB/s PCIe-NIC, 'ROCE2', or nothing); GB200 / GB300: "
                 "4 GPUs per node (DGXNGPU) on an NVL72 rack (network=gb200-nvl72 / gb300-nvl72: the NVLink domain, "
                 "then the racks' 4 x ConnectX-7 NDR 400 / ConnectX-8 XDR 800 Gb/s per node, as the systems state); "
@@ -52,6 +53,8 @@ def from_mlperf_llama(rows):
                "value": "%.6g" % (gbs * seq / float(r["value"]))}
         if env["TP_COMM_OVERLAP"] == "True" and tp > 1:  # TE userbuffers (MC_TP_OVERLAP_AG/RS in config_common.sh)
             rec["tp_comm_overlap"] = 1
+        if env.get("FP8_PARAM_GATHER") == "True":
+            rec["fp8_params"] = 1
         bucket = int(re.search(r"BUCKET_SIZE=(\d+)", r["notes"]).group(1))
         rec["bucket_cap_mb"] = "%.6g" % (bucket * 2 / 2 ** 20)
         what = ("tokens_per_s = GBS %d x %d / %s s (the median step time); bucket_cap_mb = BUCKET_SIZE %d parameters "
@@ -91,8 +94,9 @@ MLPERF_LORA = ("model=meta-llama/Llama-2-70b-hf (MLPerf's llama2_70b_lora: LoRA 
                "(H100, H200: TE userbuffers with the implementation's conf/tp_overlap/h100tp4mbs1.yaml or h100tp2mbs1.yaml, "
                "tp_overlap_cfg=mlperf40_lora_h100_tp4_mbs1 / mlperf40_lora_h200_tp2_mbs1); no activation checkpointing "
                "(ACG unset), no CUDA graphs; network: the systems' compute fabric (DGX H100 / H200: 8 x ConnectX-7 NDR "
-               "400 Gb/s, ib-ndr-400; L40S: '2xBF3 400Gbps for EW' per 4-GPU node, bf3-2x400); not priced: FP8 "
-               "parameters (fp8_params: the frozen base held in FP8, priced as 16-bit), FP8_ACTIVATION (the H200's FP8 "
+               "400 Gb/s, ib-ndr-400; L40S: '2xBF3 400Gbps for EW' per 4-GPU node, bf3-2x400); fp8_params=1 in v4.0 "
+               "(conf/megatron_gpt_peft_tuning_config.yaml L80 fp8_params: FP8, True in every config: the frozen "
+               "base held in FP8); not priced: FP8_ACTIVATION (the H200's FP8 "
                "activation store), LORA_A2A (the adapters' experimental all-to-all under sequence parallelism), SHARP "
                "(the 8- and 128-node H100 runs' in-network reductions), VBOOST_VALUE (the 1-node runs' clock setting), "
                "atomic GEMMs in the userbuffers reduce-scatters, the answer-only loss (the same compute); the frozen "
@@ -140,6 +144,8 @@ def from_mlperf_lora(rows):
             what = "tokens_per_s = %s samples/s (the median logged throughput) x %d tokens" % (r["value"], seq)
             if env["TP_COMM_OVERLAP"] == "True" and tp > 1:
                 rec.update(tp_comm_overlap=1, tp_overlap_cfg=ub)
+            if env["FP8"] == "True":  # v4.0's yaml: fp8_params follows FP8
+                rec["fp8_params"] = 1
         if not fp8_attention:
             rec["cudnn_version"] = "9.1"
         if host:

@@ -68,7 +68,8 @@ PACKING = ("; packed_seq_len=%d: SQuAD v1.1 packed into each sample, attention w
 # epochcast's description of the 16-bit model copy that megatron_amp_O2 holds (strategy=ddp would price
 # PyTorch DDP's fp32 weights under autocast); sharded or not, the adapters' optimizer states and
 # gradients are a few MB.
-NEMO_FT = {("LLAMA2-13B", "sft"): ({"vp": "10"}, "13b_1node.sh: virtual_pipeline_model_parallel_size=10"),
+NEMO_FT = {("LLAMA2-7B", "sft"): ({}, "7b_1node.sh"),
+           ("LLAMA2-13B", "sft"): ({"vp": "10"}, "13b_1node.sh: virtual_pipeline_model_parallel_size=10"),
            ("LLAMA2-70B", "sft"): ({"vp": "20"}, "70b_2node.sh: virtual_pipeline_model_parallel_size=20"),
            ("LLAMA2-7B", "lora"): ({}, "7b_1node_lora.sh: fused_adam (the adapters only)"),
            ("LLAMA2-13B", "lora"): ({}, "13b_1node_lora.sh: fused_adam (the adapters only)"),
@@ -205,8 +206,9 @@ MBRIDGE_CUDA_GRAPHS = {("meta-llama/Meta-Llama-3-8B", "gb300"): "L158-163 LLAMA3
 MBRIDGE_FP8_CS = ("fp8_recipe=current: Transformer Engine FP8 current scaling (Megatron-Bridge --compute_dtype fp8_cs: "
                   "bf16_with_fp8_current_scaling_mixed, NVIDIA-NeMo/Megatron-Bridge@7af9601c "
                   "scripts/performance/utils/helpers.py L35-41, first_last_layers_bf16 False: every layer in FP8; "
-                  "src/megatron/bridge/training/mixed_precision.py L272-290 also sets fp8_param_gather True, not "
-                  "expressed: the parameters all-gathered in FP8; %s)")
+                  "src/megatron/bridge/training/mixed_precision.py L272-290 also sets fp8_param_gather True: "
+                  "fp8_params=1, the parameters held and all-gathered in FP8 (the all-gather's FP8 width is not "
+                  "priced); %s)")
 # Megatron-Bridge SFT and LoRA of Llama 3 70B (the NeMo 26.06 rows), as Megatron-Bridge v0.5.0 (= fcbb6031,
 # tagged 2026-06-16, the release of that container's month; the table names no version) runs them:
 # scripts/performance/configs/llama/llama3_llm_finetune.py set_llama3_common_peft_configs L48-49 turns the
@@ -343,6 +345,9 @@ def nemo_notes(r, rec, method, launcher):
     if launcher:
         note += ("; NeMo-Framework-Launcher examples/peft/llama/h100/%s (@97f45c18, the table's layout)" %
                  launcher[1])
+        if rec["precision"] == "amp_fp8":  # every H100 PEFT example sets fp8 with fp8_params
+            rec["fp8_params"] = 1
+            note += "; fp8_params=1: the example's model.fp8_params=True (the weights held in FP8)"
         if (r["model"], method) == ("LLAMA2-70B", "lora"):
             rec.update(sequence_parallel=0)
     if nemo and method == "pretrain" and r["model"] in NEMO_PRETRAIN_CONF:
@@ -400,6 +405,7 @@ def mbridge_notes(r, rec, method, as_run):
         note += "; " + MBRIDGE_FT_NOTE % MBRIDGE_FT_OPG[(method, gpu)]
     if r["precision"] in ("FP8-CS", "FP8"):
         rec["fp8_recipe"] = "current"
+        rec["fp8_params"] = 1
         note += "; " + MBRIDGE_FP8_CS % (
             "the table's FP8-CS" if r["precision"] == "FP8-CS" else
             "the 26.06 table's FP8 is the FP8_CS preset: v0.5.0 (fcbb6031) scripts/performance/configs/llama/"
@@ -437,8 +443,8 @@ def finetune_notes(rec, method, nemo):
     source note's additions."""
     note = ""
     if method == "lora":
-        # qv: on a Llama built as separate q/k/v projections, the adapters of q and v (two, where
-        # Megatron's one adapter sits on the fused linear_qkv); no adapter on the output projection
+        # qv: under kernels=te Megatron's fused linear_qkv with its one adapter (epochcast's qv targets
+        # the fused QKV where a network has one); no adapter on the output projection
         if nemo:
             rec.update(lora_r=32, lora_targets="qv")
             note += ("; lora_r=32, lora_targets=qv: NeMo 1 megatron_gpt_finetuning_config lora_tuning "

@@ -47,7 +47,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "pp_split", "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "max_grad_norm", "etp",
           "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe",
           "tp_comm_overlap", "tp_overlap_cfg", "trainer", "torch_version", "gradient_as_bucket_view",
-          "loss", "offload", "bucket_cap_mb", "cudnn_version", "lora_dropout", "attn_mask", "host"]
+          "loss", "offload", "bucket_cap_mb", "cudnn_version", "lora_dropout", "attn_mask", "host", "fp8_params"]
 
 
 def root_dir():

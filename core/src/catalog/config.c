@@ -271,7 +271,7 @@ static const key_def KEYS[] = {
          "compile (HF; constants.csv hf_compile_mask_from_version)]"),
     /* NeMo fp8_params, Megatron --fp8-param-gather, TE fp8_model_init */
     BOOL(fp8_params, "the blocks' linear weights held in FP8 (TE fp8_model_init; amp_fp8, kernels=te, zero or "
-                     "fsdp): a byte per weight, a frozen one never cast, 0/1 [0]"),
+                     "fsdp): a byte per weight, transposed, not cast, 0/1 [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

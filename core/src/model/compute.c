@@ -157,9 +157,11 @@ void eci_rates_te(eci_rates *r, int grad_accum, int fp8_recipe, int fp8_params)
  * with the amax fused (extensions/normalization.cpp rmsnorm_fwd L340-344, L410-412:
  * FUSED_NORM_AMAX_FP8) and TE casts it (quantize_with_amax: no amax pass), transposed copy
  * included where one is made, so the backward transposes nothing.
- * FP8 parameters (te_fp8_params, fp8_params=1): a frozen weight is an FP8 tensor that no step
- * changes, its copies made once (TE's Float8Tensor caches its transpose until the next update),
- * so it is not cast at all; a trained one is cast where the optimizer writes it, as often. */
+ * FP8 parameters (te_fp8_params, fp8_params=1): the weight is an FP8 tensor already, so no cast;
+ * its backward transposes it once a step (linear.py, TransformerEngine 1.x: primary_weights_in_fp8,
+ * weight.transpose_2d(cache=..., noop_flag=skip_fp8_weight_update): te_fp8_transpose_bytes), and
+ * not at all where the FP8 GEMMs take non-TN layouts.  The optimizer's write of a trained weight
+ * in FP8 (where the 16-bit copy was written before) is not priced. */
 static void te_fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op *op, eci_op_cost_t *c)
 {
     double m = op->m, n = op->n, k = op->k, b = op->batch, bw = r->mem_bytes_per_s * r->mem_scale;
@@ -169,9 +171,9 @@ static void te_fp8_gemm_cost(const ec_ctx *ctx, const eci_rates *r, const eci_op
     double tr = non_tn || cur ? 0.0 : eci_const(ctx, EC_C_te_fp8_transpose_bytes);
     double am = cur ? eci_const(ctx, EC_C_te_fp8_amax_bytes) : 0.0; /* the amax pass before a cast */
     double in_b = normed ? (cur ? ct : 0.0) : am + ct;                /* the input's cast per element */
-    double w_frac = op->frozen && r->te_fp8_params ? 0.0 : r->fp8_weight_cast_frac;
+    double w_b = !r->te_fp8_params ? am + ct : non_tn ? 0.0 : eci_const(ctx, EC_C_te_fp8_transpose_bytes);
     c->fwd_s = eci_gemm_at(r, r->fp8_flop_per_s, 1.0, m, n, k, b, ECI_OP_GEMM) +
-               (in_b * m * k + (am + ct) * k * n * w_frac) * b / bw;
+               (in_b * m * k + w_b * k * n * r->fp8_weight_cast_frac) * b / bw;
     c->fwd_kernels = 1 + (normed ? cur : 1 + cur);
     if (!op->bwd)
         return;

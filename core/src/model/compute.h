@@ -44,7 +44,7 @@ typedef struct eci_rates {
      * (Transformer Engine 2.x on compute capability 10.x, constants.csv te_fp8_non_tn_*_cc), so
      * TE makes no transposed FP8 copies there; eci_rates_init.  te_fp8_current 1: fp8_recipe=current
      * (an amax pass before each cast; eci_rates_te_recipe).  te_fp8_params 1: fp8_params, the
-     * weights held in FP8, so a frozen one (LoRA's base) is never cast */
+     * weights held in FP8: transposed once a step, never cast (te_fp8_gemm_cost) */
     double te, fp8_weight_cast_frac, te_fp8_non_tn, te_fp8_current, te_fp8_params;
     /* moe_a2a_overlap: the share of micro-steps whose forward runs together with another's backward
      * (Megatron-Core's combined 1F1B), their expert all-to-alls under the other's compute; 0: none */
