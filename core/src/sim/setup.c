@@ -286,6 +286,8 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .bias_pass = cfg->kernels != EC_KERNELS_TE && cfg->torch_release > 0 &&
                                       cfg->torch_release < eci_const(ctx, EC_C_linear_bias_epilogue_from_version)};
 }
+
+/* fp8_params where it applies (setup.h). */
 int eci_setup_fp8_params(const ec_config *cfg, const eci_resolved *r)
 {
     return cfg->fp8_params && cfg->precision == EC_PREC_AMP_FP8 && cfg->kernels == EC_KERNELS_TE &&

@@ -67,11 +67,11 @@ EC_INTERNAL void eci_setup_inline_comm(const eci_workload *wl, const eci_op_cost
 /* Parameters outside every repeated block (embeddings, final norm, head): FSDP's root unit;
  * *trained: those of them that are trained. */
 EC_INTERNAL double eci_setup_root_params(const eci_workload *wl, double *trained);
-/* LoRA: bytes per frozen base parameter as stored (setup.c's base_quant_bytes and the rest). */
 /* fp8_params as it applies: Transformer Engine's FP8 parameters (precision=amp_fp8, kernels=te)
  * beside the fp32 main copy of a sharded optimizer (strategy=zero or fsdp); 0 elsewhere (the
  * key is then named as ignored, warnings.c). */
 EC_INTERNAL int eci_setup_fp8_params(const ec_config *cfg, const eci_resolved *r);
+/* LoRA: bytes per frozen base parameter as stored (setup.c's base_quant_bytes and the rest). */
 EC_INTERNAL double eci_setup_frozen_elem_bytes(const ec_ctx *ctx, const ec_config *cfg, const eci_workload *wl,
                                                double param_bytes);
 
