@@ -368,7 +368,6 @@ static void every_row_table(FILE *o, const row *rows, size_t n, int has_mpt)
     fprintf(o, "\n");
 }
 
-/* The generated part of the report, from the marker line on. */
 /* Every tokens/s row is a run that completed: its configuration fit on its GPU.  How many the
  * shipped fit predicts to fit, at the edge (only without the headroom) or not at all, and the
  * false alarms one by one. */
@@ -393,17 +392,17 @@ static void memory_table(FILE *o, const row *rows, size_t n)
         return;
     fprintf(o, "| run | GPU | GPUs | needed GiB | capacity GiB | weights GiB | activations GiB | peak at |\n"
                "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
-    static const char *const phase[] = {"backward start", "backward end", "accumulated gradients", "optimizer step"};
     for (size_t i = 0; i < n; i++) {
         const ec_memory *m = &rows[i].memory;
         if (rows[i].metric != EC_METRIC_TOKENS_PER_S || !rows[i].has_memory || m->fits || m->at_edge)
             continue;
         fprintf(o, "| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %s |\n", rows[i].id, rows[i].gpu, rows[i].gpus,
                 m->needed_bytes / gib, m->capacity_bytes / gib, m->weights_bytes / gib, m->activations_bytes / gib,
-                m->peak_phase >= 0 && m->peak_phase < 4 ? phase[m->peak_phase] : "-");
+                ec_peak_phase_name(m->peak_phase));
     }
 }
 
+/* The generated part of the report, from the marker line on. */
 static void report(FILE *o, const row *rows, size_t n, int has_mpt, const char *runs_path, const char *profile)
 {
     report_intro(o, n, has_mpt, runs_path, profile);
