@@ -90,18 +90,19 @@ def miss(cov):
 
 def scan(folds):
     """folds: {name: [(ratio, kind)]}.  (worst miss, {kind: factor}, {name: coverage}) of the factors whose
-    worst fold misses the band least (ties: the factors nearest 1), and how many factor choices put every
+    worst fold misses the band least (ties: the factors nearest 1), and the factor choices that put every
     fold inside it."""
     prepared = {}
     for name, rows in folds.items():
         by_kind = {k: sorted(r for r, kk in rows if kk == k) for k in KINDS}
         prepared[name] = ({k: v for k, v in by_kind.items() if v}, len(rows))
-    best, inside = None, 0
+    best, inside = None, []
     for combo in itertools.product(FACTORS, repeat=len(KINDS)):
         factors = dict(zip(KINDS, combo))
         covs = {name: coverage(by_kind, n, factors) for name, (by_kind, n) in prepared.items()}
         worst = max(miss(c) for c in covs.values())
-        inside += worst == 0
+        if worst == 0:
+            inside.append(combo)
         key = (round(worst, 9), sum(abs(math.log(x)) for x in combo))
         if best is None or key < best[0]:
             best = (key, factors, covs)
@@ -157,7 +158,10 @@ def main():
     print()
     print("Factors on the GPU-bound / host-bound / several-GPU sds scanned: %.2f-%.2f each (%d choices); "
           "choices putting every fold inside %.0f-%.0f%%: %d." % (FACTORS[0], FACTORS[-1], len(FACTORS) ** 3,
-                                                                 100 * BAND[0], 100 * BAND[1], inside))
+                                                                 100 * BAND[0], 100 * BAND[1], len(inside)))
+    if inside:
+        print("Their factors: %s." % ", ".join("%s %.2f-%.2f" % (k, min(c[i] for c in inside), max(c[i] for c in inside))
+                                              for i, k in enumerate(("GPU-bound", "host-bound", "several-GPU"))))
     print("Closest: x %.2f / %.2f / %.2f, worst fold %.1f points outside: %s." % (
         factors["gpu"], factors["host"], factors["multi"], 100 * worst,
         ", ".join("%s %.0f%%" % (name, 100 * c) for name, c in covs.items())))

@@ -74,10 +74,12 @@ print(abs(t.sd_holding([0.1] * 8 + [1.0] * 2) * t.Z90 - 0.1) < 1e-12, abs(t.sd_h
 if [ "$out" = "True True" ]; then ok "sd holding 80% is the 0.8 quantile over z_0.9"; else
   bad "sd holding 80% is the 0.8 quantile over z_0.9" "$out"; fi
 # coverage_scan.py: ten rows of ratio (i + 0.3) / 10 are 70-90% inside for a GPU-bound factor 0.65-0.90,
-# ten of twice that for a host-bound one 1.30-1.50 (the scan's top): 6 x 5 x 21 choices, the closest to 1 kept
+# ten of twice that for a host-bound one 1.30-1.50 (the scan's top): 6 x 5 x 21 choices, the closest to 1 kept,
+# the choices' ranges those
 out=$(python3 -c 'import sys; sys.path.insert(0, "bench"); import coverage_scan as c
-print(c.scan({"A": [((i + 0.3) / 10, "gpu") for i in range(10)], "B": [((i + 0.3) / 5, "host") for i in range(10)]}))' 2>&1)
-if [ "$out" = "(0.0, {'gpu': 0.9, 'host': 1.3, 'multi': 1.0}, {'A': 0.9, 'B': 0.7}, 630)" ]; then
+w, f, cov, ins = c.scan({"A": [((i + 0.3) / 10, "gpu") for i in range(10)], "B": [((i + 0.3) / 5, "host") for i in range(10)]})
+print(w, f, cov, len(ins), [(min(x[i] for x in ins), max(x[i] for x in ins)) for i in range(3)])' 2>&1)
+if [ "$out" = "0.0 {'gpu': 0.9, 'host': 1.3, 'multi': 1.0} {'A': 0.9, 'B': 0.7} 630 [(0.65, 0.9), (1.3, 1.5), (0.5, 1.5)]" ]; then
   ok "coverage scan finds the band's factors"; else bad "coverage scan finds the band's factors" "$out"; fi
 out=$(python3 bench/coverage_scan.py models --fold ampere "$tmp" 2>&1); rc=$?
 if [ "$rc" -eq 0 ] && grep -q "^| Hopper | [0-9]* |" <<<"$out" && grep -q "^| Ampere | [0-9]* | [0-9]*, [0-9]*% |" <<<"$out" &&

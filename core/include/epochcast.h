@@ -324,6 +324,13 @@ typedef enum ec_attn_mask {
                               takes a mask (models/sdpa_backends.csv attn_mask) */
 } ec_attn_mask;
 
+/* How Transformer Engine's context parallelism exchanges the sequence (key cp_comm_type). */
+typedef enum ec_cp_comm {
+    EC_CP_COMM_P2P = 0, /* a ring of key/value passes hidden under the attention (Megatron-Core's default) */
+    EC_CP_COMM_A2A      /* all-to-all: Q, K and V from sequence to head shards before the attention and the
+                           output back after it, not hidden (TE's AttnFuncWithCPAndQKVOA2A, Ulysses) */
+} ec_cp_comm;
+
 typedef enum ec_zero_grad {
     EC_ZERO_GRAD_AUTO = 0,    /* torch_version's default: zeros before 2.0, set_to_none from 2.0 */
     EC_ZERO_GRAD_SET_TO_NONE, /* freed: no gradient alive between steps */
@@ -543,6 +550,17 @@ typedef struct ec_config {
        copy, transposed once a step instead of cast; with precision=amp_fp8, kernels=te and
        strategy=zero or fsdp (the fp32 main copy in the optimizer), else named as ignored. */
     int fp8_params;              /* 0/1 [0] */
+    /* Megatron-Core keeps the SwiGLU's input (the gate's and up's outputs) for backward as
+       float8_e4m3fn, cast there and back (activation_func_fp8_input_store, MLPerf's FP8_ACT):
+       a byte per kept element; with kernels=te, else named as ignored. */
+    int fp8_act_store;           /* 0/1 [0] */
+    /* Context parallelism's exchange under kernels=te (Megatron-Core cp_comm_type): p2p or a2a. */
+    ec_cp_comm cp_comm_type;     /* [EC_CP_COMM_P2P] */
+    /* Megatron-Core's CPU offloading of activations (cpu_offloading_num_layers, activations only):
+       the first N repeated layers' saved tensors go to pinned host memory after each layer's forward
+       and come back before its backward, each copy hidden under the next layer's work as far as the
+       GPU's host link allows; without checkpointing and pipeline parallelism, else named as ignored. */
+    int act_offload_layers;      /* layers, 0..65535 [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

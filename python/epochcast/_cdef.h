@@ -146,6 +146,10 @@ typedef enum ec_attn_mask {
     EC_ATTN_MASK_NONE,
     EC_ATTN_MASK_EXPLICIT
 } ec_attn_mask;
+typedef enum ec_cp_comm {
+    EC_CP_COMM_P2P = 0,
+    EC_CP_COMM_A2A
+} ec_cp_comm;
 typedef enum ec_zero_grad {
     EC_ZERO_GRAD_AUTO = 0,
     EC_ZERO_GRAD_SET_TO_NONE,
@@ -265,6 +269,9 @@ typedef struct ec_config {
     int master_weights;
     ec_attn_mask attn_mask;
     int fp8_params;
+    int fp8_act_store;
+    ec_cp_comm cp_comm_type;
+    int act_offload_layers;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

@@ -106,7 +106,7 @@ static void test_key_list(void **state)
         "cuda_graphs", "overlap_param_gather", "grad_buckets", "fsdp_api", "etp", "zero_flat_copies",
         "moe_a2a_overlap",
         "fp8_recipe", "tp_comm_overlap", "tp_overlap_cfg", "bucket_cap_mb", "activation", "cudnn_version", "clip_impl", "master_weights",
-        "attn_mask", "fp8_params",
+        "attn_mask", "fp8_params", "fp8_act_store", "cp_comm_type", "act_offload_layers",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -320,6 +320,9 @@ static const key_case EVERY_KEY[] = {
     { "master_weights", "1", "1" },
     { "attn_mask", "EXPLICIT", "explicit" },
     { "fp8_params", "1", "1" },
+    { "fp8_act_store", "yes", "1" },
+    { "cp_comm_type", "A2A", "a2a" },
+    { "act_offload_layers", "40", "40" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):

@@ -6,6 +6,7 @@
  * (workload_blocks.c cp_ring_merge) and the exchange hidden only by the first step's attention,
  * with the fp32 dK/dV passed on in backward (compute.c ring_exposed), and under compile=1 the
  * exchange waited for where it is issued (overlap.c, op->ring_waited) and the merge fused.
+ * And Transformer Engine's other exchange (cp_comm_type=a2a): all-to-alls around the attention.
  */
 #include "ec_test.h"
 #include "ec_test_wl.h"
@@ -134,6 +135,32 @@ static void test_ring_repeated_kv(void **state)
     ec_ctx_free(ctx);
 }
 
+/* cp_comm_type=a2a (kernels=te): before the attention one all-to-all of this GPU's Q, K and V
+ * (4096 local rows x (32 + 8 + 8) heads x 128 x 2 bytes), after it one of the output (4096 x 32 x
+ * 128 x 2), each the same collective in backward, hidden by nothing; no ring.  Before the key,
+ * kernels=te priced the ring hidden under the whole attention for every Megatron run. */
+static void test_cp_a2a_ops(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_net *net = eci_net_find(ctx, "llama-3.1-8b");
+    assert_non_null(net);
+    eci_shape sh = shape(8, 0, 1);
+    sh.remat = sh.te_layers = sh.cp_a2a = 1;
+    const eci_workload *wl;
+    assert_int_equal(eci_workload_get(ctx, net, eci_task_parse("lm"), &sh, &wl), EC_OK);
+    const double rows = 32768.0 / 8;
+    const eci_op *qkv = ec_test_first_op(wl, "cp_a2a_qkv"), *out = ec_test_first_op(wl, "cp_a2a_out");
+    assert_rel(qkv->comm_bytes, rows * (32 + 8 + 8) * 128 * 2, EC_TOL_EXACT);
+    assert_rel(out->comm_bytes, rows * 32 * 128 * 2, EC_TOL_EXACT);
+    assert_int_equal(qkv->fwd_coll, ECI_COLL_ALLTOALL);
+    assert_int_equal(qkv->bwd_coll, ECI_COLL_ALLTOALL);
+    assert_int_equal(qkv->hidden, 0);
+    assert_int_equal(ec_test_count_ops(wl, "cp_a2a_qkv"), 1); /* the repeated block's, once */
+    assert_int_equal(ec_test_count_ops(wl, "cp_kv_ring"), 0);
+    ec_ctx_free(ctx);
+}
+
 static void predict(ec_ctx *ctx, ec_result *res, const char *fmt, ...)
 {
     char buf[512];
@@ -152,6 +179,26 @@ static void predict(ec_ctx *ctx, ec_result *res, const char *fmt, ...)
 
 #define CP8 "model=llama-3.1-8b gpu=h100-sxm5-80gb precision=amp_bf16 attention=flash2 strategy=fsdp " \
             "batch_per_gpu=1 num_gpus=8 cp=8"
+
+/* The key through ec_predict: a2a's exchanges add to the context-parallel time, which the hidden
+ * ring leaves at zero for kernels=te; on one GPU of context (cp=1), or without kernels=te, the key
+ * is named as ignored. */
+static void test_cp_a2a_predict(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result p2p, a2a;
+    predict(ctx, &p2p, CP8 " seq_len=32768 kernels=te attention=cudnn");
+    predict(ctx, &a2a, CP8 " seq_len=32768 kernels=te attention=cudnn cp_comm_type=a2a");
+    assert_true(a2a.comm.cp_s > p2p.comm.cp_s);
+    assert_true(a2a.step_s > p2p.step_s);
+    assert_false(a2a.warnings & EC_WARN_KEY_IGNORED);
+    predict(ctx, &a2a, "model=llama-3.1-8b gpu=h100-sxm5-80gb precision=amp_bf16 batch_per_gpu=1 seq_len=4096 "
+                       "kernels=te cp_comm_type=a2a");
+    assert_true(a2a.warnings & EC_WARN_KEY_IGNORED);
+    assert_non_null(strstr(a2a.warning_text, "cp_comm_type (kernels=te with cp > 1 only)"));
+    ec_ctx_free(ctx);
+}
 
 /* eci_ring_exposed: a ring of 8 steps hides its exchange under the first step's attention only:
  * 30 ms of all-gather under 80 ms of forward attention leaves 30 - 80/8 = 20 ms exposed (under
@@ -236,6 +283,8 @@ int main(void)
         cmocka_unit_test(test_ring_merge_bytes),
         cmocka_unit_test(test_ring_merge_compiled_bytes),
         cmocka_unit_test(test_ring_exchange_op),
+        cmocka_unit_test(test_cp_a2a_ops),
+        cmocka_unit_test(test_cp_a2a_predict),
         cmocka_unit_test(test_ring_repeated_kv),
         cmocka_unit_test(test_ring_exposed_closed_form),
         cmocka_unit_test(test_ring_exposure),

@@ -16,7 +16,8 @@
  *  - the output projection keeps the attention's output, which the attention keeps already (a view
  *    in Megatron), unless it keeps its own FP8 cast.
  *  - the queries, keys and values are one GEMM, Megatron-Core's linear_qkv, with one LoRA adapter;
- *  - fp8_params holds the blocks' linear weights at a byte each.
+ *  - fp8_params holds the blocks' linear weights at a byte each;
+ *  - fp8_act_store keeps the SwiGLU's input at a byte an element.
  * Each check fails on the code before the fix.
  */
 #include "ec_test.h"
@@ -218,6 +219,31 @@ static void test_te_fp8_params(void **state)
     ec_ctx_free(ctx);
 }
 
+/* fp8_act_store on Llama 3.1 8B (32 layers, a SwiGLU of 14336 columns) at 4096 tokens under ZeRO-1
+ * on 8 GPUs (the peak at the backward's start, every activation alive): the SwiGLU's input, the
+ * gate's and up's outputs (2 x 14336 per token), kept at a byte an element instead of two:
+ * 32 x 4096 x 2 x 14336 x (2 - 1) bytes fewer; the casts there and back take time.
+ * Without kernels=te the key changes nothing and is named as ignored. */
+static void test_te_fp8_act_store(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *w[] = {"model=llama-3.1-8b", "gpu=h100-sxm5-80gb", "precision=amp_bf16", "num_gpus=8", "strategy=zero",
+                       "zero_stage=1", "batch_per_gpu=1", "seq_len=4096", "kernels=te", "fp8_act_store=0"};
+    ec_result b16, b8;
+    ec_test_predict_words(ctx, w, 10, &b16);
+    w[9] = "fp8_act_store=1";
+    ec_test_predict_words(ctx, w, 10, &b8);
+    assert_rel(b16.memory.activations_bytes - b8.memory.activations_bytes, 32.0 * 4096 * 2 * 14336, EC_TOL_CLOSED_FORM);
+    assert_true(b8.step_s > b16.step_s);
+    assert_false(b8.warnings & EC_WARN_KEY_IGNORED);
+    w[8] = "kernels=eager";
+    ec_test_predict_words(ctx, w, 10, &b8);
+    assert_true(b8.warnings & EC_WARN_KEY_IGNORED);
+    assert_non_null(strstr(b8.warning_text, "fp8_act_store (kernels=te with a SwiGLU MLP only)"));
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_te_attn_out),
         cmocka_unit_test(test_te_fused_qkv),
         cmocka_unit_test(test_te_fp8_params),
+        cmocka_unit_test(test_te_fp8_act_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

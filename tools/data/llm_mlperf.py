@@ -96,8 +96,8 @@ MLPERF_LORA = ("model=meta-llama/Llama-2-70b-hf (MLPerf's llama2_70b_lora: LoRA 
                "(ACG unset), no CUDA graphs; network: the systems' compute fabric (DGX H100 / H200: 8 x ConnectX-7 NDR "
                "400 Gb/s, ib-ndr-400; L40S: '2xBF3 400Gbps for EW' per 4-GPU node, bf3-2x400); fp8_params=1 in v4.0 "
                "(conf/megatron_gpt_peft_tuning_config.yaml L80 fp8_params: FP8, True in every config: the frozen "
-               "base held in FP8); not priced: FP8_ACTIVATION (the H200's FP8 "
-               "activation store), LORA_A2A (the adapters' experimental all-to-all under sequence parallelism), SHARP "
+               "base held in FP8); not priced: FP8_ACTIVATION (the H200's: the yaml's fp8_activation_input_store, "
+               "a name no Python file found in the v4.0 submissions reads, unlike v5.1's activation_func_fp8_input_store), LORA_A2A (the adapters' experimental all-to-all under sequence parallelism), SHARP "
                "(the 8- and 128-node H100 runs' in-network reductions), VBOOST_VALUE (the 1-node runs' clock setting), "
                "atomic GEMMs in the userbuffers reduce-scatters, the answer-only loss (the same compute); the frozen "
                "base's width (Megatron-Core holds it in 16 bits): base_precision changes no throughput, so the rows "
@@ -107,12 +107,15 @@ MLPERF_LORA_V51 = ("v5.1 (B200 servers and GB200 / GB300 NVL72 racks of the subm
                    "linear_proj and linear_qkv), clip_grad 0.3, use_distributed_optimizer True): tp 1 with cp 1-8, "
                    "FP8 attention (FP8_DPA=1), fp8_recipe delayed (the yaml's default, FP8_RECIPE unset); "
                    "cuda_graphs=1 where MCORE_CUDA_GRAPH=1 (full-iteration graphs: cuda_graph_scope "
-                   "full_iteration); network: B200 left to the reference system's (DGX B200: 8 x 400 Gb/s; the "
+                   "full_iteration); fp8_params=1 (custom_llama.py CustomLlamaModel.configure_model builds the model "
+                   "under te.fp8_model_init when FP8 is set, as every v5.1 config does: the frozen base held in FP8, "
+                   "FP8_PARAM_GATHER=0 notwithstanding); fp8_act_store=1 where FP8_ACT=1 (train.py passes it as "
+                   "activation_func_fp8_input_store: the SwiGLU's input kept in FP8); cp_comm_type=a2a where cp > 1 "
+                   "(the yaml's cp_comm_type default, CP_COMM_TYPE unset: Transformer Engine's all-to-all context "
+                   "parallelism); network: B200 left to the reference system's (DGX B200: 8 x 400 Gb/s; the "
                    "systems state 'InfiniBand'), GB200 / GB300 4 GPUs per node on NVL72 racks (gb200-nvl72, "
                    "gb300-nvl72); not priced: SEGMENT (where set: the job placed in NVLink segments of that many "
-                   "trays, priced as the 72-GPU domains), NCCL_NET=Socket (two Supermicro B200 servers, one node), cp_comm_type a2a (context parallelism by all-to-all, "
-                   "Megatron-Core's; kernels=te prices no context-parallel exchange), FP8_ACT (the activation's FP8 "
-                   "input store), Thunder's fused LoRA dropout, TE's op fuser and cuDNN norms (USE_TE_OPS, "
+                   "trays, priced as the 72-GPU domains), NCCL_NET=Socket (two Supermicro B200 servers, one node), Thunder's fused LoRA dropout, TE's op fuser and cuDNN norms (USE_TE_OPS, "
                    "NVTE_NORM_*_USE_CUDNN), SHARP")
 
 
@@ -139,6 +142,13 @@ def from_mlperf_lora(rows):
             what = "tokens_per_s = GBS %d x %d / %s s (the median step time)" % (gbs, seq, r["value"])
             if env["MCORE_CUDA_GRAPH"] in ("1", "True"):
                 rec["cuda_graphs"] = 1
+            if env["FP8"] == "True":  # custom_llama.py: te.fp8_model_init under FP8
+                rec["fp8_params"] = 1
+            if env.get("FP8_ACT") in ("1", "True"):  # train.py: activation_func_fp8_input_store
+                rec["fp8_act_store"] = 1
+            if cp > 1:  # the yaml: cp_comm_type ${oc.env:CP_COMM_TYPE,'a2a'}
+                cp_comm = env.get("CP_COMM_TYPE", "(unset)")
+                rec["cp_comm_type"] = "a2a" if cp_comm == "(unset)" else cp_comm
         else:
             rec["value"] = "%.6g" % (float(r["value"]) * seq)
             what = "tokens_per_s = %s samples/s (the median logged throughput) x %d tokens" % (r["value"], seq)

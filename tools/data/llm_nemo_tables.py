@@ -196,6 +196,11 @@ MBRIDGE_CUDA_GRAPHS = {("meta-llama/Meta-Llama-3-8B", "gb300"): "L158-163 LLAMA3
                                                                "(micro_batch_size=4 there; the table's MBS 2 kept)",
                        ("meta-llama/Meta-Llama-3-8B", "gb200"): "L182-187 LLAMA3_8B_GB200_FP8_CS_BASE_CONFIG",
                        ("meta-llama/Meta-Llama-3-8B", "b200"): "L207-212 LLAMA3_8B_B200_FP8_CS_BASE_CONFIG"}
+# Megatron-Bridge's Llama 3 70B FP8-CS pre-training on GB200 / GB300 (Megatron FSDP, GBS 256, MBS 2):
+# activations of the first N layers offloaded to host memory (scripts/performance/utils/overrides.py
+# L139-141: cpu_offloading True, cpu_offloading_weights False, cpu_offloading_num_layers N)
+MBRIDGE_ACT_OFFLOAD = {("meta-llama/Meta-Llama-3-70B", "gb300"): (20, "L211-218 LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_CS_V2"),
+                       ("meta-llama/Meta-Llama-3-70B", "gb200"): (40, "L241-248 LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V2")}
 # Megatron-Bridge's FP8 is Transformer Engine's per-tensor current scaling: the perf scripts map
 # --compute_dtype fp8_cs to bf16_with_fp8_current_scaling_mixed() (v0.2.0 = 7af9601c
 # scripts/performance/utils/helpers.py L35-41); the 25.11 pre-training table prints FP8-CS
@@ -410,6 +415,12 @@ def mbridge_notes(r, rec, method, as_run):
             "the table's FP8-CS" if r["precision"] == "FP8-CS" else
             "the 26.06 table's FP8 is the FP8_CS preset: v0.5.0 (fcbb6031) scripts/performance/configs/llama/"
             "llama3_workload_base_configs.py L531-699 defines only _FP8_CS_V1 and _FP8_MX_V1 Llama 3 70B SFT/LoRA presets")
+    off = MBRIDGE_ACT_OFFLOAD.get((rec["model"], gpu))
+    if method == "pretrain" and off and rec["strategy"] == "fsdp" and r["precision"] == "FP8-CS":
+        rec["act_offload_layers"] = off[0]
+        note += ("; act_offload_layers=%d: cpu_offloading_num_layers=%d (NVIDIA-NeMo/Megatron-Bridge@5dd02f53 "
+                 "scripts/performance/configs/llama/llama3_workload_base_configs.py %s, the GBS 256 presets the table's "
+                 "layout matches; utils/overrides.py L139-141: activations only)" % (off[0], off[0], off[1]))
     if method == "pretrain" and (rec["model"], gpu) in MBRIDGE_CUDA_GRAPHS:
         rec["cuda_graphs"] = 1
         note += ("; cuda_graphs=1: cuda_graph_impl='local', cuda_graph_scope='full_iteration' "

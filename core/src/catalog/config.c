@@ -28,7 +28,7 @@ _Static_assert(sizeof(ec_strategy) == sizeof(int) && sizeof(ec_precision) == siz
                sizeof(ec_loss_kind) == sizeof(int) && sizeof(ec_zero_grad) == sizeof(int) &&
                sizeof(ec_pp_split) == sizeof(int) && sizeof(ec_fsdp_api) == sizeof(int) &&
                sizeof(ec_act_impl) == sizeof(int) && sizeof(ec_clip_impl) == sizeof(int) &&
-               sizeof(ec_attn_mask) == sizeof(int), "enum storage");
+               sizeof(ec_attn_mask) == sizeof(int) && sizeof(ec_cp_comm) == sizeof(int), "enum storage");
 
 typedef enum key_kind {
     KIND_STR,   /* char[size], must fit with its NUL */
@@ -272,6 +272,15 @@ static const key_def KEYS[] = {
     /* NeMo fp8_params, Megatron --fp8-param-gather, TE fp8_model_init */
     BOOL(fp8_params, "the blocks' linear weights held in FP8 (TE fp8_model_init; amp_fp8, kernels=te, zero or "
                      "fsdp): a byte per weight, transposed, not cast, 0/1 [0]"),
+    /* Megatron-Core activation_func_fp8_input_store (MLPerf FP8_ACT) */
+    BOOL(fp8_act_store, "the SwiGLU's input kept for backward in FP8 (Megatron activation_func_fp8_input_store; "
+                        "kernels=te): a byte an element, cast there and back, 0/1 [0]"),
+    ENUM("cp_comm_type", cp_comm_type, 0, "p2p, a2a",
+         "context parallelism's exchange, kernels=te (Megatron cp_comm_type): p2p (a ring hidden under the "
+         "attention), a2a (all-to-alls of Q, K, V and output) [p2p]"),
+    INT(act_offload_layers, 0, 65535, 0,
+        "repeated layers whose activations wait in host memory from forward to backward (Megatron "
+        "cpu_offloading_num_layers), 0..65535 [0]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

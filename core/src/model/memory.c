@@ -313,6 +313,11 @@ void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m)
     double acts = eci_workload_saved_bytes(wl, in->checkpointing, copies);
     if (in->head_copies > 0 && in->head_copies < copies)
         acts -= (copies - in->head_copies) * head_saved_bytes(wl);
+    if (in->act_offload_layers > 0) { /* CPU offloading: those layers' saved tensors wait in host memory */
+        double moved = copies * in->act_offload_layers * eci_workload_layers(wl)->saved_bytes;
+        acts -= moved;
+        in->host_bytes += moved;
+    }
     m->activations_bytes = acts;
     m->workspace_bytes = eci_const(ctx, EC_C_cublas_workspace_bytes) + in->extra_workspace_bytes;
     m->context_bytes = context_bytes(ctx, in->torch_release) +

@@ -51,6 +51,7 @@ typedef struct eci_mem_in {
                                      unit's flat gradient covers them (FSDP's docs: "equivalent to not freezing") */
     int unsharded_accum;          /* FSDP no_sync: the micro-steps before the last keep unsharded gradients */
     double zero_bucket_bytes;     /* DeepSpeed ZeRO-3's contiguous gradient bucket, allocated with the optimizer */
+    int act_offload_layers;       /* repeated layers whose saved tensors wait in host memory (eci_setup_act_offload) */
 } eci_mem_in;
 
 EC_INTERNAL void eci_memory_estimate(const ec_ctx *ctx, eci_mem_in *in, ec_memory *m);

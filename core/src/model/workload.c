@@ -199,7 +199,7 @@ typedef struct wl_key {
     int gelu_python_kernels, act_impl;
     int tp, cp, cp_torch, ep, etp, sp, weights_16, stage_lo, stage_hi, flash, lora_r, lora_targets, base_16;
     int channels_last, fused, inference, unmasked, loss_sum, quant_head, loss_fp32, remat, lora_dropout, te_layers;
-    int loss_fused, bias_pass;
+    int loss_fused, bias_pass, fp8_act_store, cp_a2a;
     double batch, seq, seq_sq, target_seq, mask_bytes, mlm_frac, rmsnorm_passes, rmsnorm_fp32_passes, base_quant_bytes;
 } wl_key;
 
@@ -246,6 +246,8 @@ static void make_key(const eci_net *net, int task, const eci_shape *sh, wl_key *
     k->remat = sh->remat;
     k->te_layers = sh->te_layers;
     k->bias_pass = sh->bias_pass;
+    k->fp8_act_store = sh->fp8_act_store;
+    k->cp_a2a = sh->cp_a2a;
     k->batch = sh->batch;
     k->seq = sh->seq;
     k->seq_sq = sh->seq_sq;

@@ -235,6 +235,8 @@ typedef struct eci_shape {
     int bias_pass;          /* a linear's bias costs a pass of its own over the output (PyTorch before
                                constants.csv linear_bias_epilogue_from_version: add_ after matmul, or
                                addmm's copy of the bias before its GEMM); 0: the GEMM's epilogue adds it */
+    int fp8_act_store;      /* kernels=te with fp8_act_store: a SwiGLU keeps its input as float8_e4m3fn */
+    int cp_a2a;             /* kernels=te, cp > 1, cp_comm_type=a2a: context parallelism by all-to-all */
 } eci_shape;
 
 /* Build the op list into wl (which must be zeroed or hold an earlier expansion: its arrays are
@@ -281,6 +283,12 @@ EC_INTERNAL double eci_workload_saved_bytes(const eci_workload *wl, int checkpoi
  * 1), their unfused attention cores' (EC_CKPT_SELECTIVE), those of the ops they do not keep
  * (EC_CKPT_OP), 0 without. */
 EC_INTERNAL double eci_workload_recompute_flop(const eci_workload *wl, int checkpointing);
+/* The repeated layers: the checkpointable block with the most repetitions (NULL: none). */
+EC_INTERNAL const eci_block *eci_workload_layers(const eci_workload *wl);
+/* Layers whose activations CPU offloading moves to the host (act_offload_layers): `asked`, at most
+ * all of those layers but one (Megatron-Core's TransformerConfig refuses cpu_offloading_num_layers
+ * >= num_layers), 0 without repeated layers. */
+EC_INTERNAL int eci_workload_offloaded_layers(const eci_workload *wl, int asked);
 /* Parameters of the largest repetition of any block (the largest FSDP unit). */
 EC_INTERNAL double eci_workload_largest_unit(const eci_workload *wl);
 

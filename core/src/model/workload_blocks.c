@@ -205,6 +205,38 @@ static void cp_ring(builder *b, double n_out, double n_kv)
         cp_ring_merge(b, n_out, n_kv);
 }
 
+/* Context parallelism by all-to-all (cp_comm_type=a2a, kernels=te): Transformer Engine's
+ * AttnFuncWithCPAndQKVOA2A (transformer_engine/pytorch/attention/dot_product_attention/
+ * context_parallel.py) turns Q, K and V from this GPU's share of the sequence into its share of the
+ * heads over the whole sequence before the attention, and the output back after it; the backward
+ * sends dO and returns dQ, dK, dV the same way.  Waited for where issued: nothing hides them.
+ * `elems`: the elements this GPU holds of what one exchange moves. */
+static void cp_a2a(builder *b, const char *name, double elems)
+{
+    comm(b, name, ECI_GROUP_CP, ECI_COLL_ALLTOALL, ECI_COLL_ALLTOALL, elems * b->act, 0);
+}
+
+/* Q and K after their projections (q_rows and k_rows: this GPU's rows x its query / key heads):
+ * the RMSNorm over each head (Qwen3), then the rotary embedding. */
+static void qk_norm_rope(builder *b, const ec_attention_layer *a, double q_rows, double k_rows, double hd)
+{
+    if (a->qk_norm) { /* RMSNorm over each head of Q and K (Qwen3): weights of head_dim each */
+        tensor q = {.rows = q_rows, .width = hd}, k = {.rows = k_rows, .width = hd};
+        ec_norm_layer rms = {.kind = EC_NORM_RMS};
+        eci_wl_norm_on(b, "q_norm", &q, &rms);
+        eci_wl_norm_on(b, "k_norm", &k, &rms);
+    }
+    if (a->position == EC_POS_ROPE && !a->cross && a->kv_rank == 0) {
+        /* apply_rotary_pos_emb on Q and K: mul by cos, rotate_half (neg, cat), mul by sin,
+         * add: about two passes per kernel; autograd keeps Q, K and their rotations (compiled:
+         * nothing, sh->remat) */
+        double n = (q_rows + k_rows) * hd;
+        eci_op *op = mem(b, "rope", n, b->sh->rope_kernels * b->act, b->sh->remat ? 0 : 2.0 * n * b->act);
+        if (op != NULL)
+            op->fwd_kernels = b->sh->rope_kernels > 0 ? b->sh->rope_kernels : 1;
+    }
+}
+
 /* Q, K and V projections (one fused GEMM or three; latent attention's above), rotary embedding,
  * Q/K norms, the key/value heads repeated for grouped-query attention, the core (with attention
  * sinks: eager unless a flash kernel takes them, as SDPA has no sink), and the output projection. */
@@ -241,21 +273,7 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
         eci_wl_linear_on(b, "k", src, kv_out, a->qkv_bias);
         eci_wl_linear_on(b, "v", src, v_out, a->qkv_bias);
     }
-    if (a->qk_norm) { /* RMSNorm over each head of Q and K (Qwen3): weights of head_dim each */
-        tensor q = {.rows = rows_q * heads, .width = hd}, k = {.rows = rows_k * kv, .width = hd};
-        ec_norm_layer rms = {.kind = EC_NORM_RMS};
-        eci_wl_norm_on(b, "q_norm", &q, &rms);
-        eci_wl_norm_on(b, "k_norm", &k, &rms);
-    }
-    if (a->position == EC_POS_ROPE && !a->cross && a->kv_rank == 0) {
-        /* apply_rotary_pos_emb on Q and K: mul by cos, rotate_half (neg, cat), mul by sin,
-         * add: about two passes per kernel; autograd keeps Q, K and their rotations (compiled:
-         * nothing, sh->remat) */
-        double n = rows_q * q_out + rows_k * kv_out;
-        eci_op *op = mem(b, "rope", n, b->sh->rope_kernels * b->act, b->sh->remat ? 0 : 2.0 * n * b->act);
-        if (op != NULL)
-            op->fwd_kernels = b->sh->rope_kernels > 0 ? b->sh->rope_kernels : 1;
-    }
+    qk_norm_rope(b, a, rows_q * heads, rows_k * kv, hd);
     if (a->position == EC_POS_RELATIVE && a->rel_buckets > 0) {
         /* T5: the bucketed bias is computed once (first layer) and added in every layer */
         eci_op *op = mem(b, "rel_bias", heads * in.seq * sk_eff, 2.0 * b->f32k, 0);
@@ -275,6 +293,9 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
             op->param_tensors = 1;
         }
     }
+    int a2a = b->cp > 1 && !a->cross && b->sh->cp_a2a;
+    if (a2a)
+        cp_a2a(b, "cp_a2a_qkv", rows_q * (q_out + kv_out + v_out));
     b->core = 1;
     if (b->eager || (a->sinks && !b->flash))
         attention_eager(b, a, heads, hd, vd, sq, sk_eff, rows_q, rows_k);
@@ -294,7 +315,9 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
         }
     }
     b->core = 0;
-    if (b->cp > 1 && !a->cross) /* K and V as SDPA receives them: after repeat_kv every query head's */
+    if (a2a)
+        cp_a2a(b, "cp_a2a_out", rows_q * heads * vd);
+    else if (b->cp > 1 && !a->cross) /* K and V as SDPA receives them: after repeat_kv every query head's */
         cp_ring(b, rows_q * heads * vd, rows_k * (b->flash ? kv : heads) * (hd + vd));
     mem(b, "merge_heads", rows_q * heads * vd, 2.0 * b->act, 0);
     b->cur.width = heads * vd;
@@ -310,17 +333,41 @@ void eci_wl_attention(builder *b, const ec_attention_layer *a)
 }
 
 /* ---- feed-forward blocks ------------------------------------------------------------------ */
+/* fp8_act_store (kernels=te): Megatron-Core's SwiGLU keeps its input, the gate's and up's outputs,
+ * as float8_e4m3fn (megatron/core/fusions/fused_bias_swiglu.py, SwiGLUFunction and
+ * WeightedSwiGLUFunction: input.to(torch.float8_e4m3fn) before save_for_backward, .to(the input's
+ * dtype) in backward), for the SwiGLU only (bias_swiglu_impl; a GeGLU keeps 16 bits). */
+static int swiglu_fp8_store(const builder *b, ec_activation act, int gated)
+{
+    return b->sh->fp8_act_store && gated && act == EC_ACT_SILU;
+}
+
+/* The two casts of that store over its n elements: 16 bits to one byte in the forward, back in
+ * the backward (a kernel each, reading one and writing the other). */
+static void swiglu_fp8_casts(builder *b, double n)
+{
+    eci_op *op = mem(b, "swiglu_fp8_store", n, b->act + 1.0, 0);
+    if (op != NULL)
+        op->bwd_bytes = n * (1.0 + b->act);
+}
+
 /* up (and gate), activation, down on this GPU's ffn columns. */
 static void mlp_body(builder *b, const ec_mlp_layer *m, double ffn)
 {
     double width = b->cur.width;
     if (m->gated) { /* down(act(gate(x)) * up(x)): the product keeps both of its inputs */
         tensor in = b->cur;
+        ec_activation act = eci_wl_mlp_act(b, m->act);
+        int fp8 = swiglu_fp8_store(b, act, 1);
         eci_wl_linear(b, "gate", ffn, m->bias);
-        eci_wl_activation(b, eci_wl_mlp_act(b, m->act));
+        b->fp8_store = fp8;
+        eci_wl_activation(b, act);
+        b->fp8_store = 0;
         eci_wl_linear_on(b, "up", &in, ffn, m->bias);
         double n = elems(&b->cur);
-        chained(mem(b, "gate_mul", n, 3.0 * b->act, (b->sh->remat ? 1.0 : 2.0) * n * b->act)); /* compiled: up's only */
+        chained(mem(b, "gate_mul", n, 3.0 * b->act, (b->sh->remat ? 1.0 : 2.0) * n * (fp8 ? 1.0 : b->act))); /* compiled: up's only */
+        if (fp8)
+            swiglu_fp8_casts(b, 2.0 * n);
         fresh(b, &b->cur);
     } else {
         eci_wl_linear(b, "mlp_in", ffn, m->bias);
@@ -394,11 +441,15 @@ static void expert_mlp(builder *b, const ec_moe_layer *m, const tensor *in, doub
     }
     int kernels;
     double passes, kept;
-    eci_wl_act_shape(b, eci_wl_mlp_act(b, m->act), &kernels, &passes, &kept);
+    ec_activation act = eci_wl_mlp_act(b, m->act);
+    int fp8 = swiglu_fp8_store(b, act, m->gated);
+    eci_wl_act_shape(b, act, &kernels, &passes, &kept);
     eci_op *a = mem(b, "expert_act", per * ffn, kernels * passes * b->act + (m->gated ? 3.0 * b->act : 0),
-                    (kept + (m->gated ? (b->sh->remat ? 1.0 : 2.0) : 0)) * per * ffn * b->act);
+                    (kept + (m->gated ? (b->sh->remat ? 1.0 : 2.0) : 0)) * per * ffn * (fp8 ? 1.0 : b->act));
     if (a != NULL)
         a->fwd_kernels = kernels + (m->gated ? 1 : 0);
+    if (fp8)
+        swiglu_fp8_casts(b, 2.0 * per * ffn);
     eci_op *down = gemm(b, "expert_down", per, width, ffn, 1, per * ffn * kept_input_bytes(b, b->act));
     if (down != NULL) {
         down->fp8 = te_fp8;

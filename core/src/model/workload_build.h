@@ -43,6 +43,8 @@ typedef struct builder {
     int freeze;              /* LoRA: ops pushed now own frozen parameters (the base model) */
     int cast_w;              /* autocast casts the weights (fp32 weights under amp; not when they are
                                 held 16-bit: FSDP/ZeRO mixed precision) */
+    int fp8_store;           /* ops pushed now keep what they keep as float8_e4m3fn, a byte an element
+                                (a SwiGLU under fp8_act_store: workload_blocks.c) */
     double batch;
     int tp, cp, ep, sp;      /* parallel degrees (1: none); sp: sequence-parallel regions */
     int etp;                 /* expert tensor-parallel degree (1: none) */

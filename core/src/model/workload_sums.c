@@ -215,6 +215,22 @@ double eci_workload_saved_bytes(const eci_workload *wl, int checkpointing, doubl
     return copies * acts + live;
 }
 
+const eci_block *eci_workload_layers(const eci_workload *wl)
+{
+    const eci_block *most = NULL;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        if (wl->blocks[b].checkpoint && (most == NULL || wl->blocks[b].reps > most->reps))
+            most = &wl->blocks[b];
+    return most;
+}
+
+int eci_workload_offloaded_layers(const eci_workload *wl, int asked)
+{
+    const eci_block *blk = eci_workload_layers(wl);
+    int most = blk != NULL ? blk->reps - 1 : 0;
+    return asked <= 0 || most <= 0 ? 0 : asked < most ? asked : most;
+}
+
 double eci_workload_recompute_flop(const eci_workload *wl, int checkpointing)
 {
     double flop = 0;

@@ -284,7 +284,9 @@ void eci_setup_shape(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved
                          .remat = cfg->compile != EC_COMPILE_OFF || cfg->kernels == EC_KERNELS_TE,
                          .te_layers = cfg->kernels == EC_KERNELS_TE,
                          .bias_pass = cfg->kernels != EC_KERNELS_TE && cfg->torch_release > 0 &&
-                                      cfg->torch_release < eci_const(ctx, EC_C_linear_bias_epilogue_from_version)};
+                                      cfg->torch_release < eci_const(ctx, EC_C_linear_bias_epilogue_from_version),
+                         .fp8_act_store = cfg->fp8_act_store && cfg->kernels == EC_KERNELS_TE,
+                         .cp_a2a = cfg->cp_comm_type == EC_CP_COMM_A2A && cfg->kernels == EC_KERNELS_TE && r->cp > 1};
 }
 
 /* fp8_params where it applies (setup.h). */
@@ -292,6 +294,33 @@ int eci_setup_fp8_params(const ec_config *cfg, const eci_resolved *r)
 {
     return cfg->fp8_params && cfg->precision == EC_PREC_AMP_FP8 && cfg->kernels == EC_KERNELS_TE &&
            (r->strategy == EC_STRATEGY_ZERO || r->strategy == EC_STRATEGY_FSDP);
+}
+
+/* act_offload_layers where it applies (setup.h): Megatron-Core's TransformerConfig refuses CPU
+ * offloading beside recomputation and pipeline parallelism. */
+int eci_setup_act_offload(const ec_config *cfg, const eci_resolved *r, const eci_workload *wl)
+{
+    if (cfg->act_offload_layers <= 0 || cfg->checkpointing || r->pp > 1)
+        return 0;
+    return eci_workload_offloaded_layers(wl, cfg->act_offload_layers);
+}
+
+/* Transformer Engine's offload handler (transformer_engine/pytorch/cpu_offload.py,
+ * AsyncDoubleBufferGroupOffloadHandler) copies a layer's saved tensors on a side stream once its
+ * forward is done and waits for that copy before the forward after next; in backward it fetches
+ * a layer's tensors while the layer after it computes its gradients.  One layer's work hides one
+ * copy: what is left over waits (setup.h). */
+double eci_setup_offload_wait_s(const eci_workload *wl, const eci_op_cost_t *cost, int layers, double link_bytes_per_s,
+                                int pass)
+{
+    const eci_block *blk = eci_workload_layers(wl);
+    if (layers <= 0 || blk == NULL || link_bytes_per_s <= 0)
+        return 0;
+    double work_s = 0;
+    for (size_t i = blk->begin; i < blk->end; i++)
+        work_s += pass == 0 ? cost[i].fwd_s : cost[i].bwd_s; /* an op's runs counted (eci_op_cost) */
+    double copy_s = blk->saved_bytes / link_bytes_per_s;
+    return copy_s > work_s ? layers * (copy_s - work_s) : 0;
 }
 
 /* cfg resolved (names, layout, checks) and the calibration that applies to it. */

@@ -71,6 +71,15 @@ EC_INTERNAL double eci_setup_root_params(const eci_workload *wl, double *trained
  * beside the fp32 main copy of a sharded optimizer (strategy=zero or fsdp); 0 elsewhere (the
  * key is then named as ignored, warnings.c). */
 EC_INTERNAL int eci_setup_fp8_params(const ec_config *cfg, const eci_resolved *r);
+/* act_offload_layers as it applies: the layers CPU offloading moves (eci_workload_offloaded_layers), 0
+ * under checkpointing or pipeline parallelism, which Megatron-Core refuses with it (the key is then
+ * named as ignored, warnings.c). */
+EC_INTERNAL int eci_setup_act_offload(const ec_config *cfg, const eci_resolved *r, const eci_workload *wl);
+/* The time per micro-step the GPU waits for CPU offloading's copies (pass 0: the forward's, to the
+ * host; 1: the backward's, back): each of `layers` copies of one layer's saved bytes over the host
+ * link at link_bytes_per_s, less the next layer's work in that pass, which it runs under. */
+EC_INTERNAL double eci_setup_offload_wait_s(const eci_workload *wl, const eci_op_cost_t *cost, int layers,
+                                            double link_bytes_per_s, int pass);
 /* LoRA: bytes per frozen base parameter as stored (setup.c's base_quant_bytes and the rest). */
 EC_INTERNAL double eci_setup_frozen_elem_bytes(const ec_ctx *ctx, const ec_config *cfg, const eci_workload *wl,
                                                double param_bytes);

@@ -52,7 +52,6 @@ _Static_assert(offsetof(ec_result, tokens_per_s) - offsetof(ec_result, price_off
 
 #include "sim/step_state.h"
 
-
 /* The compute stream's phase `name` ends at end_s, in the trace's record. */
 static void phase(const step *s, const char *name, double end_s)
 {
@@ -191,6 +190,9 @@ static void step_plan(step *s)
     s->h2d_s = wl->input_bytes / h2d_bw + eci_const(ctx, EC_C_h2d_latency_s);
     if (s->dp) /* one process loads the global batch and copies it all to GPU 0 */
         s->h2d_s *= n;
+    for (int pass = 0; pass < 2; pass++) /* act_offload_layers: over the link the batch takes */
+        s->offload_wait_s[pass] = eci_setup_offload_wait_s(wl, s->cost, eci_setup_act_offload(cfg, r, wl),
+                                                           s->g->h2d_pinned_bytes_per_s, pass);
 }
 
 /* A routed expert's gradients are reduced over the expert data-parallel group (edp ranks,
@@ -376,6 +378,8 @@ static void micro_forward(step *s)
     if (s->rec != NULL)
         s->rec->pass = "forward";
     eci_pass_forward_memo(t, p, s->simulate > 1 ? &s->fwd_once : NULL);
+    if (s->offload_wait_s[0] > 0)
+        gpu_op(t, 0, s->offload_wait_s[0], 0, 0);
     phase(s, "forward", t->gpu);
     p->dispatch_fwd_s = s->eager_fwd_s;
     p->dispatch_bwd_s = s->eager_bwd_s;
@@ -402,6 +406,8 @@ static void micro_backward(step *s, int micro)
     if (s->rec != NULL)
         s->rec->pass = "backward";
     eci_pass_backward(t, p);
+    if (s->offload_wait_s[1] > 0)
+        gpu_op(t, 0, s->offload_wait_s[1], 0, 0);
     phase(s, "backward", t->gpu);
     p->dispatch_fwd_s = s->eager_fwd_s;
     p->dispatch_bwd_s = s->eager_bwd_s;

@@ -123,7 +123,7 @@ void eci_step_memory(step *s, ec_result *res)
                      .opt_on_host = cfg->offload != EC_OFFLOAD_NONE,
                      .weights_on_host = cfg->offload == EC_OFFLOAD_OPTIMIZER_AND_PARAMS,
                      .act_copies = r->in_flight, .frozen_elem_bytes = s->p.frozen_elem_bytes, .expert_split = eci_expert_split(r),
-                     .fp8_params = eci_setup_fp8_params(cfg, r),
+                     .fp8_params = eci_setup_fp8_params(cfg, r), .act_offload_layers = eci_setup_act_offload(cfg, r, wl),
                      /* the last stage's last model chunk, where the head is, holds one micro-batch
                       * (Megatron's interleaved 1F1B: pipeline_parallel/schedules.py, a chunk's forward
                       * micro-batches come pp at a time; the last rank's warm-up ends on its last chunk) */

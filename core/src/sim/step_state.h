@@ -40,6 +40,7 @@ typedef struct step {
     double root, root_trained, root_gather_s, root_reduce_s, root_copy_s;
     int pinned;
     double h2d_s;
+    double offload_wait_s[2];    /* CPU offloading's copies not hidden, forward and backward (setup.h) */
     /* the host's dispatch costs (step_dispatch) */
     double eager_fwd_s, eager_bwd_s, eager_op_s, model_fwd_s, model_bwd_s, model_op_s, replay_s, op_s;
     /* the timeline and the simulated micro-steps (step_begin, micro_steps) */

@@ -82,6 +82,21 @@ static void compile_mask_warning(const ec_ctx *ctx, const ec_config *cfg, const 
     }
 }
 
+/* A network whose MLP or experts run a SwiGLU (gated SiLU) as the configuration computes it:
+ * what fp8_act_store stores in FP8 (model/workload_blocks.c swiglu_fp8_store). */
+static int has_swiglu(const ec_config *cfg, const eci_resolved *r)
+{
+    if (r->net == NULL || cfg->activation != EC_ACTIMPL_NETWORK)
+        return 0;
+    for (size_t i = 0; i < r->net->n_layers; i++) {
+        const ec_layer *l = &r->net->layers[i];
+        if ((l->kind == EC_LAYER_MLP && l->u.mlp.gated && l->u.mlp.act == EC_ACT_SILU) ||
+            (l->kind == EC_LAYER_MOE && l->u.moe.gated && l->u.moe.act == EC_ACT_SILU))
+            return 1;
+    }
+    return 0;
+}
+
 /* Keys given explicitly that this configuration never reads: one warning naming them. */
 static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
@@ -104,6 +119,12 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
             "fp8_recipe (precision=amp_fp8 kernels=te only)");
     IGNORED(!cfg->tp_comm_overlap && cfg->tp_overlap_cfg[0] != '\0', "tp_overlap_cfg (tp_comm_overlap=1 only)");
     IGNORED(cfg->fp8_params && !eci_setup_fp8_params(cfg, r), "fp8_params (precision=amp_fp8 kernels=te, zero or fsdp only)");
+    IGNORED(cfg->fp8_act_store && (cfg->kernels != EC_KERNELS_TE || !has_swiglu(cfg, r)),
+            "fp8_act_store (kernels=te with a SwiGLU MLP only)");
+    IGNORED(cfg->cp_comm_type != EC_CP_COMM_P2P && (cfg->kernels != EC_KERNELS_TE || r->cp <= 1),
+            "cp_comm_type (kernels=te with cp > 1 only)");
+    IGNORED(cfg->act_offload_layers > 0 && (cfg->checkpointing || r->pp > 1),
+            "act_offload_layers (without checkpointing and pipeline parallelism only)");
     /* the kernel attention runs as the prediction picks it (a mask, attn_mask: SDPA's masked pick) */
     IGNORED(cfg->cudnn_release > 0 && (cfg->attention == EC_ATTN_EAGER || (r->net != NULL && r->net->cnn) ||
                                        eci_attn_kernel_for(ctx, r->gpu, cfg->attention, cfg->precision,
