@@ -195,6 +195,30 @@ static void test_te_fused_qkv(void **state)
     ec_ctx_free(ctx);
 }
 
+/* A memory key on Llama 3.1 8B under ZeRO-1 on 8 GPUs with kernels=te at `precision` and `seq`:
+ * *off without it (KEY=0), *on with it (KEY=1); then with `other_kernels` instead of te, where it
+ * must change nothing and be named as ignored with `ignored` (the warning's text). */
+static void key_pair(const char *key, const char *precision, const char *seq, const char *other_kernels,
+                     const char *ignored, ec_result *off, ec_result *on)
+{
+    ec_ctx *ctx = ec_test_ctx();
+    char k0[64], k1[64];
+    snprintf(k0, sizeof k0, "%s=0", key);
+    snprintf(k1, sizeof k1, "%s=1", key);
+    const char *w[] = {"model=llama-3.1-8b", "gpu=h100-sxm5-80gb", precision, "num_gpus=8", "batch_per_gpu=1", seq,
+                       "strategy=zero", "zero_stage=1", "kernels=te", k0};
+    ec_test_predict_words(ctx, w, 10, off);
+    w[9] = k1;
+    ec_test_predict_words(ctx, w, 10, on);
+    assert_false(on->warnings & EC_WARN_KEY_IGNORED);
+    ec_result other;
+    w[8] = other_kernels;
+    ec_test_predict_words(ctx, w, 10, &other);
+    assert_true(other.warnings & EC_WARN_KEY_IGNORED);
+    assert_non_null(strstr(other.warning_text, ignored));
+    ec_ctx_free(ctx);
+}
+
 /* fp8_params on Llama 3.1 8B (32 layers of 4096 + 2 x 1024 (qkv), 4096 (proj) and 3 x 14336
  * (MLP) columns of 4096 inputs) under ZeRO-1 on 8 GPUs: the blocks' linear weights at a byte each,
  * 1 byte less than their 16-bit copy; the embedding, norms and head as they were.  Without
@@ -202,21 +226,11 @@ static void test_te_fused_qkv(void **state)
 static void test_te_fp8_params(void **state)
 {
     (void)state;
-    ec_ctx *ctx = ec_test_ctx();
-    const char *w[] = {"model=llama-3.1-8b", "gpu=h100-sxm5-80gb", "precision=amp_fp8", "num_gpus=8", "batch_per_gpu=1",
-                       "seq_len=1024", "strategy=zero", "zero_stage=1", "kernels=te", "fp8_params=0"};
     ec_result b16, b8;
-    ec_test_predict_words(ctx, w, 10, &b16);
-    w[9] = "fp8_params=1";
-    ec_test_predict_words(ctx, w, 10, &b8);
+    key_pair("fp8_params", "precision=amp_fp8", "seq_len=1024", "kernels=fused", "fp8_params (precision=amp_fp8 kernels=te",
+             &b16, &b8);
     double linear = 32.0 * 4096 * (4096 + 2 * 1024 + 4096 + 3 * 14336);
     assert_rel(b16.memory.weights_bytes - b8.memory.weights_bytes, linear, EC_TOL_CLOSED_FORM);
-    assert_false(b8.warnings & EC_WARN_KEY_IGNORED);
-    w[8] = "kernels=fused";
-    ec_test_predict_words(ctx, w, 10, &b8);
-    assert_true(b8.warnings & EC_WARN_KEY_IGNORED);
-    assert_non_null(strstr(b8.warning_text, "fp8_params (precision=amp_fp8 kernels=te"));
-    ec_ctx_free(ctx);
 }
 
 /* fp8_act_store on Llama 3.1 8B (32 layers, a SwiGLU of 14336 columns) at 4096 tokens under ZeRO-1
@@ -227,21 +241,11 @@ static void test_te_fp8_params(void **state)
 static void test_te_fp8_act_store(void **state)
 {
     (void)state;
-    ec_ctx *ctx = ec_test_ctx();
-    const char *w[] = {"model=llama-3.1-8b", "gpu=h100-sxm5-80gb", "precision=amp_bf16", "num_gpus=8", "strategy=zero",
-                       "zero_stage=1", "batch_per_gpu=1", "seq_len=4096", "kernels=te", "fp8_act_store=0"};
     ec_result b16, b8;
-    ec_test_predict_words(ctx, w, 10, &b16);
-    w[9] = "fp8_act_store=1";
-    ec_test_predict_words(ctx, w, 10, &b8);
+    key_pair("fp8_act_store", "precision=amp_bf16", "seq_len=4096", "kernels=eager",
+             "fp8_act_store (kernels=te with a SwiGLU MLP only)", &b16, &b8);
     assert_rel(b16.memory.activations_bytes - b8.memory.activations_bytes, 32.0 * 4096 * 2 * 14336, EC_TOL_CLOSED_FORM);
     assert_true(b8.step_s > b16.step_s);
-    assert_false(b8.warnings & EC_WARN_KEY_IGNORED);
-    w[8] = "kernels=eager";
-    ec_test_predict_words(ctx, w, 10, &b8);
-    assert_true(b8.warnings & EC_WARN_KEY_IGNORED);
-    assert_non_null(strstr(b8.warning_text, "fp8_act_store (kernels=te with a SwiGLU MLP only)"));
-    ec_ctx_free(ctx);
 }
 
 int main(void)
