@@ -654,7 +654,8 @@ typedef struct ec_breakdown {
     double forward_s;       /* forward kernels (incl. recompute under checkpointing) */
     double backward_s;      /* backward kernels */
     double optimizer_s;     /* optimizer kernels (incl. GradScaler unscale) */
-    double h2d_s;           /* host-to-device copy of the batch, the part not overlapped */
+    double h2d_s;           /* host-to-device copy of the batch, and act_offload_layers' copies to the host
+                               and back, the part not overlapped */
     double cpu_overhead_s;  /* GPU idle while the CPU issues kernels or syncs */
     double loader_s;        /* GPU idle waiting for the input pipeline */
     double comm_s;          /* communication that adds to the optimizer step: DDP's all-reduce

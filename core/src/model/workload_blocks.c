@@ -362,10 +362,10 @@ static void mlp_body(builder *b, const ec_mlp_layer *m, double ffn)
         eci_wl_linear(b, "gate", ffn, m->bias);
         b->fp8_store = fp8;
         eci_wl_activation(b, act);
-        b->fp8_store = 0;
         eci_wl_linear_on(b, "up", &in, ffn, m->bias);
         double n = elems(&b->cur);
-        chained(mem(b, "gate_mul", n, 3.0 * b->act, (b->sh->remat ? 1.0 : 2.0) * n * (fp8 ? 1.0 : b->act))); /* compiled: up's only */
+        chained(mem(b, "gate_mul", n, 3.0 * b->act, (b->sh->remat ? 1.0 : 2.0) * n * kept_elem_bytes(b, b->act))); /* compiled: up's only */
+        b->fp8_store = 0;
         if (fp8)
             swiglu_fp8_casts(b, 2.0 * n);
         fresh(b, &b->cur);
@@ -444,8 +444,10 @@ static void expert_mlp(builder *b, const ec_moe_layer *m, const tensor *in, doub
     ec_activation act = eci_wl_mlp_act(b, m->act);
     int fp8 = swiglu_fp8_store(b, act, m->gated);
     eci_wl_act_shape(b, act, &kernels, &passes, &kept);
+    b->fp8_store = fp8;
     eci_op *a = mem(b, "expert_act", per * ffn, kernels * passes * b->act + (m->gated ? 3.0 * b->act : 0),
-                    (kept + (m->gated ? (b->sh->remat ? 1.0 : 2.0) : 0)) * per * ffn * (fp8 ? 1.0 : b->act));
+                    (kept + (m->gated ? (b->sh->remat ? 1.0 : 2.0) : 0)) * per * ffn * kept_elem_bytes(b, b->act));
+    b->fp8_store = 0;
     if (a != NULL)
         a->fwd_kernels = kernels + (m->gated ? 1 : 0);
     if (fp8)

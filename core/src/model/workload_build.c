@@ -457,7 +457,7 @@ void eci_wl_activation(builder *b, ec_activation a)
         gelu_new_autocast(b, k);
         return;
     }
-    eci_op *op = chained(mem(b, act_name(a), n, k * passes * e, kept * n * (b->fp8_store ? 1.0 : e)));
+    eci_op *op = chained(mem(b, act_name(a), n, k * passes * e, kept * n * kept_elem_bytes(b, e)));
     if (op != NULL)
         op->fwd_kernels = k;
     fresh(b, &b->cur);

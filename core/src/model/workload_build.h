@@ -58,6 +58,8 @@ typedef struct builder {
 } builder;
 
 static inline double tbytes(const builder *b, const tensor *t) { return t->f32 ? b->f32k : b->act; }
+/* Bytes per element an op keeps of a tensor of e bytes an element: one under fp8_store (float8_e4m3fn). */
+static inline double kept_elem_bytes(const builder *b, double e) { return b->fp8_store ? 1.0 : e; }
 static inline double elems(const tensor *t) { return t->image ? t->n * t->c * t->hw * t->hw : t->rows * t->width; }
 
 static inline void fresh(builder *b, tensor *t)

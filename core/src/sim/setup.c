@@ -298,11 +298,14 @@ int eci_setup_fp8_params(const ec_config *cfg, const eci_resolved *r)
 
 /* act_offload_layers where it applies (setup.h): Megatron-Core's TransformerConfig refuses CPU
  * offloading beside recomputation and pipeline parallelism. */
+int eci_setup_act_offload_allowed(const ec_config *cfg, const eci_resolved *r)
+{
+    return !cfg->checkpointing && r->pp <= 1;
+}
+
 int eci_setup_act_offload(const ec_config *cfg, const eci_resolved *r, const eci_workload *wl)
 {
-    if (cfg->act_offload_layers <= 0 || cfg->checkpointing || r->pp > 1)
-        return 0;
-    return eci_workload_offloaded_layers(wl, cfg->act_offload_layers);
+    return eci_setup_act_offload_allowed(cfg, r) ? eci_workload_offloaded_layers(wl, cfg->act_offload_layers) : 0;
 }
 
 /* Transformer Engine's offload handler (transformer_engine/pytorch/cpu_offload.py,
@@ -310,17 +313,20 @@ int eci_setup_act_offload(const ec_config *cfg, const eci_resolved *r, const eci
  * forward is done and waits for that copy before the forward after next; in backward it fetches
  * a layer's tensors while the layer after it computes its gradients.  One layer's work hides one
  * copy: what is left over waits (setup.h). */
-double eci_setup_offload_wait_s(const eci_workload *wl, const eci_op_cost_t *cost, int layers, double link_bytes_per_s,
-                                int pass)
+void eci_setup_offload_wait_s(const eci_workload *wl, const eci_op_cost_t *cost, int layers, double link_bytes_per_s,
+                              double wait_s[2])
 {
     const eci_block *blk = eci_workload_layers(wl);
+    wait_s[0] = wait_s[1] = 0;
     if (layers <= 0 || blk == NULL || link_bytes_per_s <= 0)
-        return 0;
-    double work_s = 0;
-    for (size_t i = blk->begin; i < blk->end; i++)
-        work_s += pass == 0 ? cost[i].fwd_s : cost[i].bwd_s; /* an op's runs counted (eci_op_cost) */
-    double copy_s = blk->saved_bytes / link_bytes_per_s;
-    return copy_s > work_s ? layers * (copy_s - work_s) : 0;
+        return;
+    double work_s[2] = {0, 0}, copy_s = blk->saved_bytes / link_bytes_per_s;
+    for (size_t i = blk->begin; i < blk->end; i++) { /* an op's runs counted (eci_op_cost) */
+        work_s[0] += cost[i].fwd_s;
+        work_s[1] += cost[i].bwd_s;
+    }
+    for (int pass = 0; pass < 2; pass++)
+        wait_s[pass] = copy_s > work_s[pass] ? layers * (copy_s - work_s[pass]) : 0;
 }
 
 /* cfg resolved (names, layout, checks) and the calibration that applies to it. */

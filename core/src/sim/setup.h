@@ -75,11 +75,13 @@ EC_INTERNAL int eci_setup_fp8_params(const ec_config *cfg, const eci_resolved *r
  * under checkpointing or pipeline parallelism, which Megatron-Core refuses with it (the key is then
  * named as ignored, warnings.c). */
 EC_INTERNAL int eci_setup_act_offload(const ec_config *cfg, const eci_resolved *r, const eci_workload *wl);
-/* The time per micro-step the GPU waits for CPU offloading's copies (pass 0: the forward's, to the
- * host; 1: the backward's, back): each of `layers` copies of one layer's saved bytes over the host
- * link at link_bytes_per_s, less the next layer's work in that pass, which it runs under. */
-EC_INTERNAL double eci_setup_offload_wait_s(const eci_workload *wl, const eci_op_cost_t *cost, int layers,
-                                            double link_bytes_per_s, int pass);
+/* Whether Megatron-Core would run act_offload_layers with this configuration at all. */
+EC_INTERNAL int eci_setup_act_offload_allowed(const ec_config *cfg, const eci_resolved *r);
+/* The time per micro-step the GPU waits for CPU offloading's copies, wait_s[0] the forward's (to the
+ * host), wait_s[1] the backward's (back): each of `layers` copies of one layer's saved bytes over
+ * the host link at link_bytes_per_s, less the next layer's work in that pass, which it runs under. */
+EC_INTERNAL void eci_setup_offload_wait_s(const eci_workload *wl, const eci_op_cost_t *cost, int layers,
+                                          double link_bytes_per_s, double wait_s[2]);
 /* LoRA: bytes per frozen base parameter as stored (setup.c's base_quant_bytes and the rest). */
 EC_INTERNAL double eci_setup_frozen_elem_bytes(const ec_ctx *ctx, const ec_config *cfg, const eci_workload *wl,
                                                double param_bytes);

@@ -190,9 +190,8 @@ static void step_plan(step *s)
     s->h2d_s = wl->input_bytes / h2d_bw + eci_const(ctx, EC_C_h2d_latency_s);
     if (s->dp) /* one process loads the global batch and copies it all to GPU 0 */
         s->h2d_s *= n;
-    for (int pass = 0; pass < 2; pass++) /* act_offload_layers: over the link the batch takes */
-        s->offload_wait_s[pass] = eci_setup_offload_wait_s(wl, s->cost, eci_setup_act_offload(cfg, r, wl),
-                                                           s->g->h2d_pinned_bytes_per_s, pass);
+    eci_setup_offload_wait_s(wl, s->cost, eci_setup_act_offload(cfg, r, wl), s->g->h2d_pinned_bytes_per_s,
+                             s->offload_wait_s); /* act_offload_layers: over the link the batch takes */
 }
 
 /* A routed expert's gradients are reduced over the expert data-parallel group (edp ranks,

@@ -123,7 +123,7 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
             "fp8_act_store (kernels=te with a SwiGLU MLP only)");
     IGNORED(cfg->cp_comm_type != EC_CP_COMM_P2P && (cfg->kernels != EC_KERNELS_TE || r->cp <= 1),
             "cp_comm_type (kernels=te with cp > 1 only)");
-    IGNORED(cfg->act_offload_layers > 0 && (cfg->checkpointing || r->pp > 1),
+    IGNORED(cfg->act_offload_layers > 0 && !eci_setup_act_offload_allowed(cfg, r),
             "act_offload_layers (without checkpointing and pipeline parallelism only)");
     /* the kernel attention runs as the prediction picks it (a mask, attn_mask: SDPA's masked pick) */
     IGNORED(cfg->cudnn_release > 0 && (cfg->attention == EC_ATTN_EAGER || (r->net != NULL && r->net->cnn) ||
