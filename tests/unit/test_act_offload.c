@@ -79,12 +79,31 @@ static void test_offload_ignored(void **state)
     ec_ctx_free(ctx);
 }
 
+/* A network without repeated layers (ResNet-50's stages are not a checkpointable repeat) has no
+ * layer to move: the key is named as ignored and nothing waits in host memory. */
+static void test_offload_no_layers(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *w[] = {"model=resnet50", "gpu=h100-sxm5-80gb", "precision=amp_bf16", "batch_per_gpu=64",
+                       "act_offload_layers=4"};
+    ec_result with, without;
+    ec_test_predict_words(ctx, w, 5, &with);
+    ec_test_predict_words(ctx, w, 4, &without);
+    assert_true(with.warnings & EC_WARN_KEY_IGNORED);
+    assert_non_null(strstr(with.warning_text, "act_offload_layers (a network of repeated layers only)"));
+    assert_rel(with.memory.peak_bytes, without.memory.peak_bytes, EC_TOL_EXACT);
+    assert_rel(with.step_s, without.step_s, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_offload_memory),
         cmocka_unit_test(test_offload_time),
         cmocka_unit_test(test_offload_ignored),
+        cmocka_unit_test(test_offload_no_layers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,6 +97,21 @@ static int has_swiglu(const ec_config *cfg, const eci_resolved *r)
     return 0;
 }
 
+/* Whether the network repeats a checkpointable block (a transformer's layers): what
+ * act_offload_layers moves to the host, one block at a time (eci_workload_offloaded_layers keeps
+ * the last one on the GPU, so a block run once offloads nothing). */
+static int has_repeated_layers(const eci_resolved *r)
+{
+    if (r->net == NULL)
+        return 0;
+    for (size_t i = 0; i < r->net->n_layers; i++) {
+        const ec_layer *l = &r->net->layers[i];
+        if (l->kind == EC_LAYER_REPEAT && l->u.repeat.checkpoint && l->u.repeat.times > 1)
+            return 1;
+    }
+    return 0;
+}
+
 /* Keys given explicitly that this configuration never reads: one warning naming them. */
 static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
@@ -125,6 +140,8 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
             "cp_comm_type (kernels=te with cp > 1 only)");
     IGNORED(cfg->act_offload_layers > 0 && !eci_setup_act_offload_allowed(cfg, r),
             "act_offload_layers (without checkpointing and pipeline parallelism only)");
+    IGNORED(cfg->act_offload_layers > 0 && eci_setup_act_offload_allowed(cfg, r) && !has_repeated_layers(r),
+            "act_offload_layers (a network of repeated layers only)");
     /* the kernel attention runs as the prediction picks it (a mask, attn_mask: SDPA's masked pick) */
     IGNORED(cfg->cudnn_release > 0 && (cfg->attention == EC_ATTN_EAGER || (r->net != NULL && r->net->cnn) ||
                                        eci_attn_kernel_for(ctx, r->gpu, cfg->attention, cfg->precision,
