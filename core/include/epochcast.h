@@ -1668,10 +1668,10 @@ typedef struct ec_fit_report {
      * from ec_calibrate_cv (0 until it runs, or when no multi-GPU run of that path was held out).
      * The multi-GPU runs of the use mask are never fitted in its folds, only predicted: each GPU's
      * runs of a path are one sample, weighing as much as another GPU's; with k GPUs, sd_total = the
-     * 0.8 quantile of their |log(predicted / measured)| over z_0.9, times t_0.9,k / z_0.9, and
-     * comm_error_log_sd = sqrt(max(0,
-     * sd_total^2 - error_log_sd^2)), so that a multi-GPU prediction's sd, sqrt(error_log_sd^2 +
-     * comm_error_log_sd^2), is sd_total (docs/accuracy.md, "The communication sd"). */
+     * 0.8 quantile of their |log(predicted / measured)| over z_0.9, and comm_error_log_sd =
+     * t_0.9,k / z_0.9 x sqrt(max(0, sd_total^2 - error_log_sd^2)): a multi-GPU prediction's sd,
+     * sqrt(error_log_sd^2 + comm_error_log_sd^2), is sd_total with the part the k GPUs estimate
+     * widened for their number (docs/accuracy.md, "The communication sd"). */
     double comm_error_log_sd[EC_COMM_PATHS];
     size_t comm_cv_runs[EC_COMM_PATHS];     /* held-out multi-GPU runs of each path counted */
     size_t comm_cv_gpus[EC_COMM_PATHS];     /* GPUs (samples) they came from */

@@ -318,8 +318,9 @@ static void recompute(ec_ctx *ctx, const ec_runs *runs, double *base, double com
     *base = ec_test_q80(single_err, single_gpu, n_single, 0, -1) / Z90;
     for (int p = 0; p < EC_COMM_PATHS; p++) {
         double k = (double)gpus[p];
-        double total = ec_test_q80(path_err[p], path_gpu[p], n_path[p], 1, -1) / Z90 * gsl_cdf_tdist_Pinv(0.9, k) / Z90;
-        comm[p] = total > *base ? sqrt(total * total - *base * *base) : 0;
+        /* the part above the base in quadrature, widened by t_0.9,k / z_0.9 alone (the base rests on every GPU) */
+        double total = ec_test_q80(path_err[p], path_gpu[p], n_path[p], 1, -1) / Z90;
+        comm[p] = total > *base ? gsl_cdf_tdist_Pinv(0.9, k) / Z90 * sqrt(total * total - *base * *base) : 0;
     }
 }
 

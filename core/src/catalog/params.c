@@ -470,7 +470,7 @@ int ec_profile_write(ec_ctx *ctx, const ec_fit_report *report, const char *path)
     for (int k = 0; rc == EC_OK && k < 3 + EC_COMM_PATHS; k++) {
         double value = k < 3 ? sd[k] : report->comm_error_log_sd[k - 3];
         size_t runs = k < 3 ? sd_runs[k] : report->comm_cv_runs[k - 3];
-        if (!(value > 0))
+        if (!(value > 0) && (k < 3 || runs == 0)) /* a path's sd measured at 0 on its runs is written */
             continue;
         char v[32], n[32];
         snprintf(v, sizeof v, "%.4g", value);

@@ -546,16 +546,20 @@ static int cross_validate(ec_ctx *ctx, const ec_runs *runs, const unsigned char 
  * Its error is the base's plus the communication's, which is a shift shared by a machine's runs
  * (its links, its host, its NCCL settings) more than a scatter of each: the reasoning of the
  * unseen-architecture sd with a GPU for an architecture, each GPU left out one sample
- * (ECI_HELDOUT_PER_GROUP).  The part stored is what that total adds to the base in quadrature,
+ * (ECI_HELDOUT_PER_GROUP).  The part stored is what their total adds to the base in quadrature,
  * sqrt(max(0, total^2 - base^2)), so that the base (leave-one-GPU-out of single-GPU runs, per
- * run as it always was) with it gives the total back. */
+ * run as it always was) with it gives the total back.  Only that part rests on the k GPUs, so
+ * only it is widened by t_0.9,k / z_0.9: the base, from every GPU's single-GPU runs, is not
+ * (widening the total instead gave runs that err exactly as one GPU does a communication part
+ * of base x sqrt(w^2 - 1), 0.5 x base for six GPUs). */
 static int comm_sd(ec_ctx *ctx, const cv_sums *sum, int p, int u, double base, double *out)
 {
     eci_heldout_pick pick = {p, -1, u, ECI_HELDOUT_NONE};
     size_t k;
-    double total;
-    int rc = eci_heldout_sd(ctx, sum->err, sum->n_err, &pick, ECI_HELDOUT_PER_GROUP, &total, &k);
-    *out = total > base ? sqrt(total * total - base * base) : 0;
+    double widened;
+    int rc = eci_heldout_sd(ctx, sum->err, sum->n_err, &pick, ECI_HELDOUT_PER_GROUP, &widened, &k);
+    double w = k > 0 ? eci_heldout_widen(k) : 1, total = widened / w;
+    *out = total > base ? w * sqrt(total * total - base * base) : 0;
     return rc;
 }
 

@@ -79,6 +79,11 @@ int eci_heldout_sd(ec_ctx *ctx, const eci_heldout *err, size_t n, const eci_held
     *groups = k;
     *sd = q80 / ECI_NORMAL_P90;
     if (weigh == ECI_HELDOUT_PER_GROUP)
-        *sd *= gsl_cdf_tdist_Pinv(0.9, (double)k) / ECI_NORMAL_P90;
+        *sd *= eci_heldout_widen(k);
     return EC_OK;
+}
+
+double eci_heldout_widen(size_t groups)
+{
+    return gsl_cdf_tdist_Pinv(0.9, (double)groups) / ECI_NORMAL_P90;
 }

@@ -35,4 +35,7 @@ enum { ECI_HELDOUT_PER_RUN, ECI_HELDOUT_PER_GROUP };
 EC_INTERNAL int eci_heldout_sd(ec_ctx *ctx, const eci_heldout *err, size_t n, const eci_heldout_pick *pick,
                                int weigh, double *sd, size_t *groups);
 
+/* t_0.9,k / z_0.9: how much an sd estimated from k groups (k >= 1) is widened for their number. */
+EC_INTERNAL double eci_heldout_widen(size_t groups);
+
 #endif
