@@ -62,39 +62,39 @@ static void test_offload_time(void **state)
     ec_ctx_free(ctx);
 }
 
-/* Megatron-Core refuses CPU offloading beside recomputation: the key is named as ignored and the
- * memory is checkpointing's alone. */
-static void test_offload_ignored(void **state)
+/* words[0..n-1] with act_offload_layers last: the key is named as ignored for `why`, and the
+ * prediction (memory and step) is that of the same words without it. */
+static void check_ignored(const char *const *words, size_t n, const char *why)
 {
-    (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    const char *w[] = {"model=llama-3.1-8b", "gpu=h100-sxm5-80gb", "precision=amp_bf16", "batch_per_gpu=1",
-                       "seq_len=4096", "kernels=te", "checkpointing=1", "act_offload_layers=8"};
     ec_result with, without;
-    ec_test_predict_words(ctx, w, 8, &with);
-    ec_test_predict_words(ctx, w, 7, &without);
+    ec_test_predict_words(ctx, words, n, &with);
+    ec_test_predict_words(ctx, words, n - 1, &without);
     assert_true(with.warnings & EC_WARN_KEY_IGNORED);
-    assert_non_null(strstr(with.warning_text, "act_offload_layers (without checkpointing and pipeline parallelism"));
+    assert_non_null(strstr(with.warning_text, why));
+    assert_rel(with.memory.peak_bytes, without.memory.peak_bytes, EC_TOL_EXACT);
     assert_rel(with.memory.activations_bytes, without.memory.activations_bytes, EC_TOL_EXACT);
+    assert_rel(with.step_s, without.step_s, EC_TOL_EXACT);
     ec_ctx_free(ctx);
 }
 
+/* Megatron-Core refuses CPU offloading beside recomputation: the memory is checkpointing's alone. */
+static void test_offload_ignored(void **state)
+{
+    (void)state;
+    const char *w[] = {"model=llama-3.1-8b", "gpu=h100-sxm5-80gb", "precision=amp_bf16", "batch_per_gpu=1",
+                       "seq_len=4096", "kernels=te", "checkpointing=1", "act_offload_layers=8"};
+    check_ignored(w, 8, "act_offload_layers (without checkpointing and pipeline parallelism");
+}
+
 /* A network without repeated layers (ResNet-50's stages are not a checkpointable repeat) has no
- * layer to move: the key is named as ignored and nothing waits in host memory. */
+ * layer to move: nothing waits in host memory. */
 static void test_offload_no_layers(void **state)
 {
     (void)state;
-    ec_ctx *ctx = ec_test_ctx();
     const char *w[] = {"model=resnet50", "gpu=h100-sxm5-80gb", "precision=amp_bf16", "batch_per_gpu=64",
                        "act_offload_layers=4"};
-    ec_result with, without;
-    ec_test_predict_words(ctx, w, 5, &with);
-    ec_test_predict_words(ctx, w, 4, &without);
-    assert_true(with.warnings & EC_WARN_KEY_IGNORED);
-    assert_non_null(strstr(with.warning_text, "act_offload_layers (a network of repeated layers only)"));
-    assert_rel(with.memory.peak_bytes, without.memory.peak_bytes, EC_TOL_EXACT);
-    assert_rel(with.step_s, without.step_s, EC_TOL_EXACT);
-    ec_ctx_free(ctx);
+    check_ignored(w, 5, "act_offload_layers (a network of repeated layers only)");
 }
 
 int main(void)
