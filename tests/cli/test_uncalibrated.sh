@@ -46,6 +46,18 @@ if awk -v h="$h" -v a="$a" -v sd="$sd" -v su="$su" 'BEGIN {
   ok "p90/p10: h100 $h (unseen-architecture sd $su at GPU utilization $util) > a100 $a (sd $sd)"
 else bad "interval widths" "h100 $h a100 $a sd $sd unseen $su util $util"; fi
 
+# the text output prints the interval the warning speaks of: p10 < step < p90, as --csv gives them
+csvline=$("$EC" predict model=bert-base batch_per_gpu=32 gpu=h100-sxm5-80gb precision=amp_bf16 --csv |
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "step_s") s = i; if ($i == "step_p10_s") a = i; if ($i == "step_p90_s") b = i } }
+           NR == 2 { printf "%.4g %.4g %.4g\n", $s * 1e3, $a * 1e3, $b * 1e3 }')
+line=$(text h100-sxm5-80gb amp_bf16 | grep -F "step time")
+if read -r s lo hi <<<"$csvline" && awk -v l="$line" -v s="$s" -v lo="$lo" -v hi="$hi" 'BEGIN {
+     if (!match(l, /\(p10 [0-9.]+, p90 [0-9.]+ ms\)/)) exit 1
+     split(substr(l, RSTART + 5, RLENGTH - 9), v, /, p90 /)
+     exit !(lo < s && s < hi && (v[1] / lo - 1) ^ 2 < 1e-6 && (v[2] / hi - 1) ^ 2 < 1e-6) }'; then
+  ok "text output: step time with its p10 and p90 ($line)"
+else bad "text output interval" "$line vs $csvline"; fi
+
 printf 'parameter,architecture,value\ngemm_scale,ampere,0.9\nmem_scale,ampere,0.9\nerror_log_sd,,0.1\n' >"$tmp/p.csv"
 t=$(text h100-sxm5-80gb amp_bf16 profile="$tmp/p.csv")
 if grep -qF "no leave-one-architecture-out error" <<<"$t"; then ok "old profile: says it cannot widen"
