@@ -237,7 +237,11 @@ class Result:
             val("seq_len"))]
         if r.tp > 1 or r.pp > 1 or r.cp > 1 or r.ep > 1:
             lines.append("  layout             dp %d x tp %d x pp %d x cp %d (ep %d)" % (r.dp, r.tp, r.pp, r.cp, r.ep))
-        lines.append("  step time          %12.3f ms" % (r.step_s * 1e3))
+        if r.step_p10_s > 0 and r.step_p90_s > r.step_s:  # the CLI's interval: the profile's p10-p90
+            lines.append("  step time          %12.3f ms   (p10 %#.4g, p90 %#.4g ms)" % (
+                r.step_s * 1e3, r.step_p10_s * 1e3, r.step_p90_s * 1e3))
+        else:
+            lines.append("  step time          %12.3f ms" % (r.step_s * 1e3))
         lines.append("  samples/s          %12.1f" % r.samples_per_s)
         if r.tokens_per_s != r.samples_per_s:
             lines.append("  tokens/s           %12.0f   (%.3g GPU-s per 1M tokens)" % (r.tokens_per_s,

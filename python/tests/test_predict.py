@@ -34,6 +34,9 @@ def test_summary_prints_step_tokens_memory_cost():
     assert text.startswith("llama-3.1-8b (lm task) on h100-sxm5-80gb x 1, amp_bf16, batch_per_gpu 1, seq_len 4096")
     for part in ("step time", "tokens/s", "peak", "fits:", "cost", "price"):
         assert part in text
+    r = ec.predict(**LLAMA)  # the step line carries the interval, as the CLI's does
+    step = next(line for line in text.splitlines() if "step time" in line)
+    assert step.endswith("(p10 %#.4g, p90 %#.4g ms)" % (r.step_p10_s * 1e3, r.step_p90_s * 1e3))
     assert repr(ec.predict(**BERT)) == str(ec.predict(**BERT))
 
 
