@@ -10,6 +10,7 @@ local r = assert(ec.predict{
   model = "bert-base", task = "classify", gpu = "t4", precision = "amp_fp16",
   batch_per_gpu = 32, seq_len = 128,
 })
-print(string.format("bert-base on t4, amp_fp16, batch 32 x 128 tokens: step %.1f ms, %.1f samples/s, "
-  .. "peak memory %.2f of %.2f GiB, bottleneck %s", r.step_s * 1e3, r.samples_per_s,
+print(string.format("bert-base on t4, amp_fp16, batch 32 x 128 tokens: step %.1f ms (p10 %.1f, p90 %.1f), "
+  .. "%.1f samples/s, peak memory %.2f of %.2f GiB, bottleneck %s", r.step_s * 1e3, r.step_p10_s * 1e3,
+  r.step_p90_s * 1e3, r.samples_per_s,
   r.memory.peak_bytes / 2^30, r.memory.capacity_bytes / 2^30, r.bottleneck))

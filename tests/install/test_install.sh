@@ -32,7 +32,7 @@ run() { echo "+ $*" >&2; "$@"; }
 # expect_line TEXT PATTERN: TEXT has a line matching the extended regex PATTERN
 expect_line() { grep -Eq -- "$2" <<<"$1" || fail "no line matching '$2' in:"$'\n'"$1"; }
 real() { (cd "$1" && pwd -P); }
-step_re='step [0-9]+\.[0-9] ms, [0-9]+\.[0-9] samples/s'
+step_re='step [0-9]+\.[0-9] ms \(p10 [0-9]+\.[0-9], p90 [0-9]+\.[0-9]\), [0-9]+\.[0-9] samples/s'
 
 need_prefix() { [ -f "$prefix/include/epochcast.h" ] || fail "no install in $prefix (run install_prefix first)"; }
 # the example's output names the models/ folder it loaded; it must be the installed one
