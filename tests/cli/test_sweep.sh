@@ -11,6 +11,13 @@ expect "sweep --help" 0 "usage: epochcast sweep" -- sweep --help
 expect "--help lists sweep" 0 "sweep key=v1,v2" -- --help
 expect "sweep table" 0 "4 points" -- sweep model=bert-base gpu=t4,a10g batch_per_gpu=8,16
 expect "sweep without an axis" 2 "no axis" -- sweep model=bert-base gpu=t4 batch_per_gpu=8
+# the table's p10-p90 column is the step interval predict gives the same point (in ms, %.4g)
+band=$("$EC" sweep model=bert-base gpu=t4,a10g batch_per_gpu=8,16 2>&1 | awk '$1 == "a10g" && $2 == "16" { print $4 }')
+want=$("$EC" predict model=bert-base gpu=a10g batch_per_gpu=16 --csv 2>/dev/null |
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "step_p10_s") a = i; if ($i == "step_p90_s") b = i } }
+           NR == 2 { printf "%.4g-%.4g\n", $a * 1e3, $b * 1e3 }')
+if [ -n "$band" ] && [ "$band" = "$want" ]; then ok "sweep table: p10-p90 $band ms as predict's"
+else bad "sweep p10-p90 column" "'$band' vs predict's '$want'"; fi
 expect "sweep bad value names key and value" 1 "'-2'" -- sweep model=bert-base gpu=t4 batch_per_gpu=8,-2
 expect "sweep unknown key" 1 "unknown key 'bach'" -- sweep model=bert-base gpu=t4 bach=8,16
 # A refused point: the sweep goes on, lists the refused points at the end and exits 1 (issue 21:
