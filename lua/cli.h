@@ -87,6 +87,8 @@ int ecC_parse_runs_args(const char *cmd, const char *usage, int allowed, int arg
 /* predict's cost lines: the run's cost (and per epoch) or, without a run, per 1M tokens (1k
  * samples), then the hourly price and its offer; "no offer" without a price. */
 void ecC_print_cost(const ec_config *cfg, const ec_result *res);
+/* The step's p10-p90 in ms as "LO-HI" (%.4g each), "-" without an interval; returns buf. */
+char *ecC_step_band(const ec_result *res, char *buf, size_t n);
 /* Write rows (nrows x ncols fields) to path through the atomic writer; 0, or 1 (said). */
 int ecC_write_csv_file(lua_State *L, ec_ctx *ctx, const char *path, const char *const *fields, size_t nrows,
                        size_t ncols);

@@ -15,7 +15,8 @@ static const char compare_usage[] =
     "usage: epochcast compare key=value ... -- key=value ... [--csv]\n"
     "\n"
     "Predict configuration A (the words before --) and configuration B (A's words, then the\n"
-    "words after --: give only what changes) and print both with B/A: step time, throughput,\n"
+    "words after --: give only what changes) and print both with B/A: step time (and each\n"
+    "side's p10-p90 in ms, the interval from the profile's held-out errors), throughput,\n"
     "epoch and run time, cost, GPU utilization, MFU, peak memory, the bottleneck, and the keys\n"
     "that differ once each configuration's derived values are filled in.\n"
     "  --csv     print a CSV header and two rows (A, B): config keys, then results\n"
@@ -159,6 +160,8 @@ int ecC_cmd_compare(lua_State *L, int argc, char **argv)
     printf("%s\n", changed ? "" : " nothing");
     printf("  %-22s %14s %14s %8s\n", "", "A", "B", "B/A");
     row_num("step time", ra.step_s, rb.step_s, 1e3, "ms");
+    char ba[48], bb[48]; /* each step's p10-p90: how far apart A and B must be to tell them apart */
+    printf("  %-22s %14s %14s\n", "step p10-p90 (ms)", ecC_step_band(&ra, ba, sizeof ba), ecC_step_band(&rb, bb, sizeof bb));
     row_num("samples/s", ra.samples_per_s, rb.samples_per_s, 1, "");
     row_duration("epoch time", ra.epoch_s, rb.epoch_s);
     row_duration("run time", ra.run_s, rb.run_s);

@@ -191,10 +191,9 @@ static int sweep_point_cli(void *ud, const ec_sweep_point *pt)
                 ec_format_money(res->cost_per_million_tokens, res->price_currency, cost, sizeof cost);
                 strncat(cost, "/1Mtok", sizeof cost - strlen(cost) - 1);
             }
-            char band[48] = "-"; /* the step's p10-p90 in ms, as predict prints it */
-            if (res->step_p10_s > 0 && res->step_p90_s > res->step_s)
-                snprintf(band, sizeof band, "%.4g-%.4g", res->step_p10_s * 1e3, res->step_p90_s * 1e3);
-            printf("%10.3f %15s %10.1f %10s %10s %16s %5.1f  %-10s %8.2f %-4s%s\n", res->step_s * 1e3, band,
+            char band[48]; /* the step's p10-p90 in ms, as predict prints it */
+            printf("%10.3f %15s %10.1f %10s %10s %16s %5.1f  %-10s %8.2f %-4s%s\n", res->step_s * 1e3,
+                   ecC_step_band(res, band, sizeof band),
                    res->samples_per_s, epoch, run, cost, res->gpu_util_frac * 100, ec_bottleneck_name(res->bottleneck),
                    res->memory.peak_bytes / GIB, res->memory.fits ? "yes" : "no",
                    res->warning_text[0] != '\0' ? "  *" : "");

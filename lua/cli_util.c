@@ -11,6 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+char *ecC_step_band(const ec_result *res, char *buf, size_t n)
+{
+    if (res->step_p10_s > 0 && res->step_p90_s > res->step_s)
+        snprintf(buf, n, "%.4g-%.4g", res->step_p10_s * 1e3, res->step_p90_s * 1e3);
+    else
+        snprintf(buf, n, "-");
+    return buf;
+}
+
 /* The run's cost and the offer it is priced at; without a run, the cost of a million tokens (a
  * thousand samples for a network without tokens) and of an hour; nothing without a price. */
 void ecC_print_cost(const ec_config *cfg, const ec_result *res)

@@ -77,6 +77,13 @@ expect "compare: speedup" 0 "speedup (samples/s, B over A)" \
 expect "compare: a derived default is no change" 0 "changed (B against A): nothing" \
   -- compare model=bert-base gpu=t4 num_gpus=2 batch_per_gpu=8 -- strategy=ddp
 expect "compare without --" 2 "then --" -- compare model=bert-base gpu=t4 batch_per_gpu=8
+# each side's step p10-p90 (ms) is the interval predict --csv gives that configuration
+band() { "$EC" predict model=bert-base batch_per_gpu=8 gpu="$1" --csv 2>/dev/null |
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "step_p10_s") a = i; if ($i == "step_p90_s") b = i } }
+           NR == 2 { printf "%.4g-%.4g\n", $a * 1e3, $b * 1e3 }'; }
+got=$("$EC" compare model=bert-base gpu=t4 batch_per_gpu=8 -- gpu=h100-sxm5-80gb 2>&1 | awk '/step p10-p90/ { print $4, $5 }')
+want="$(band t4) $(band h100-sxm5-80gb)"
+[ "$got" = "$want" ] && ok "compare: each side's step p10-p90 ($got)" || bad "compare: step p10-p90" "'$got' vs '$want'"
 expect "compare: B's error is named" 1 "B: unknown gpu" -- compare model=bert-base gpu=t4 batch_per_gpu=8 -- gpu=t44
 out=$("$EC" compare model=bert-base gpu=t4 batch_per_gpu=8 -- gpu=a10 --csv 2>&1)
 [ "$(printf '%s\n' "$out" | wc -l)" -eq 3 ] && ok "compare --csv: header and two rows" || bad "compare --csv: header and two rows" "$out"
