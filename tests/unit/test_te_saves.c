@@ -16,7 +16,7 @@
  *  - the output projection keeps the attention's output, which the attention keeps already (a view
  *    in Megatron), unless it keeps its own FP8 cast.
  *  - the queries, keys and values are one GEMM, Megatron-Core's linear_qkv, with one LoRA adapter;
- *  - fp8_params holds the blocks' linear weights at a byte each;
+ *  - fp8_params holds the blocks' linear weights at a byte each, and all-gathers them so;
  *  - fp8_act_store keeps the SwiGLU's input at a byte an element.
  * Each check fails on the code before the fix.
  */
@@ -231,6 +231,30 @@ static void test_te_fp8_params(void **state)
              &b16, &b8);
     double linear = 32.0 * 4096 * (4096 + 2 * 1024 + 4096 + 3 * 14336);
     assert_rel(b16.memory.weights_bytes - b8.memory.weights_bytes, linear, EC_TOL_CLOSED_FORM);
+    /* ZeRO-1's all-gather of the updated parameters moves those weights a byte each too */
+    assert_true(b8.comm.shard_wait_s < b16.comm.shard_wait_s);
+}
+
+/* The all-gather's bytes under fp8_params (Megatron's fp8_param_gather), Llama 3.1 8B: the
+ * trained parameters at 2 bytes less a byte for each of the blocks' linear weights (the count
+ * above, every one of them inside the repeated block: none left to FSDP's root unit); without
+ * the key, or in an 8-bit compute dtype, every parameter at the dtype's width. */
+static void test_fp8_gather_bytes(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const eci_workload *wl = workload_p(ctx, "llama-3.1-8b", EC_PREC_AMP_FP8, 1, 1);
+    assert_non_null(wl);
+    double linear = 32.0 * 4096 * (4096 + 2 * 1024 + 4096 + 3 * 14336), in_blocks = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        in_blocks += wl->blocks[b].fp8_trainable * wl->blocks[b].reps;
+    assert_rel(in_blocks, linear, EC_TOL_CLOSED_FORM);
+    assert_true(eci_workload_root_fp8(wl) == 0);
+    double n = wl->trainable_params;
+    assert_rel(eci_workload_gather_bytes(2.0, 1, n, wl->fp8_trained_params), 2.0 * n - linear, EC_TOL_CLOSED_FORM);
+    assert_rel(eci_workload_gather_bytes(2.0, 0, n, wl->fp8_trained_params), 2.0 * n, EC_TOL_CLOSED_FORM);
+    assert_rel(eci_workload_gather_bytes(1.0, 1, n, wl->fp8_trained_params), n, EC_TOL_CLOSED_FORM);
+    ec_ctx_free(ctx);
 }
 
 /* fp8_act_store on Llama 3.1 8B (32 layers, a SwiGLU of 14336 columns) at 4096 tokens under ZeRO-1
@@ -260,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_te_attn_out),
         cmocka_unit_test(test_te_fused_qkv),
         cmocka_unit_test(test_te_fp8_params),
+        cmocka_unit_test(test_fp8_gather_bytes),
         cmocka_unit_test(test_te_fp8_act_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

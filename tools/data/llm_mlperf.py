@@ -27,7 +27,7 @@ MLPERF_LLAMA = ("model=meta-llama/Llama-3.1-8B (MLPerf's llama31_8b: Llama 3.1 8
                 "OVERLAP_PARAM_GATHER), cuda_graphs=1 (config_common_cg.sh: FULL_CUDA_GRAPH=1, MCORE_CUDA_GRAPH=1), "
                 "max_grad_norm=1 (logged opt_gradient_clip_norm), no activation recompute; fp8_params=1 where "
                 "FP8_PARAM_GATHER=True (config_common.sh L73: Megatron's fp8_param_gather, the parameters held and "
-                "all-gathered in FP8; the all-gather's FP8 width is not priced); B200: network left to the reference system's (DGX B200: 8 x 400 "
+                "all-gathered in FP8, a byte a weight); B200: network left to the reference system's (DGX B200: 8 x 400 "
                 "Gb/s; the systems state 'InfiniBand' with 500 GB/s PCIe-NIC, 'ROCE2', or nothing); GB200 / GB300: "
                 "4 GPUs per node (DGXNGPU) on an NVL72 rack (network=gb200-nvl72 / gb300-nvl72: the NVLink domain, "
                 "then the racks' 4 x ConnectX-7 NDR 400 / ConnectX-8 XDR 800 Gb/s per node, as the systems state); "

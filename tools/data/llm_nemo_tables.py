@@ -212,8 +212,7 @@ MBRIDGE_FP8_CS = ("fp8_recipe=current: Transformer Engine FP8 current scaling (M
                   "bf16_with_fp8_current_scaling_mixed, NVIDIA-NeMo/Megatron-Bridge@7af9601c "
                   "scripts/performance/utils/helpers.py L35-41, first_last_layers_bf16 False: every layer in FP8; "
                   "src/megatron/bridge/training/mixed_precision.py L272-290 also sets fp8_param_gather True: "
-                  "fp8_params=1, the parameters held and all-gathered in FP8 (the all-gather's FP8 width is not "
-                  "priced); %s)")
+                  "fp8_params=1, the parameters held and all-gathered in FP8, a byte a weight; %s)")
 # Megatron-Bridge SFT and LoRA of Llama 3 70B (the NeMo 26.06 rows), as Megatron-Bridge v0.5.0 (= fcbb6031,
 # tagged 2026-06-16, the release of that container's month; the table names no version) runs them:
 # scripts/performance/configs/llama/llama3_llm_finetune.py set_llama3_common_peft_configs L48-49 turns the

@@ -271,7 +271,7 @@ static const key_def KEYS[] = {
          "compile (HF; constants.csv hf_compile_mask_from_version)]"),
     /* NeMo fp8_params, Megatron --fp8-param-gather, TE fp8_model_init */
     BOOL(fp8_params, "the blocks' linear weights held in FP8 (TE fp8_model_init; amp_fp8, kernels=te, zero or "
-                     "fsdp): a byte per weight, transposed, not cast, 0/1 [0]"),
+                     "fsdp): a byte a weight, transposed, not cast, gathered so, 0/1 [0]"),
     /* Megatron-Core activation_func_fp8_input_store (MLPerf FP8_ACT) */
     BOOL(fp8_act_store, "the SwiGLU's input kept for backward in FP8 (Megatron activation_func_fp8_input_store; "
                         "kernels=te): a byte an element, cast there and back, 0/1 [0]"),

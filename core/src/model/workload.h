@@ -110,6 +110,8 @@ typedef struct eci_block {
     double saved_bytes;     /* saved_bytes of one repetition's ops */
     double params;          /* parameters of one repetition (an FSDP unit's) */
     double trainable;       /* those of them that are trained (LoRA: the adapters) */
+    double fp8_trainable;   /* those of them that are the weights of GEMMs Transformer Engine runs in FP8
+                               (op.fp8): fp8_params gathers them a byte each */
     double flop;            /* forward FLOPs of one repetition (as model_flop counts them) */
     double core_saved_bytes; /* what its unfused attention core keeps (s x s scores, probabilities,
                                 masks): selective checkpointing recomputes it instead */
@@ -291,6 +293,12 @@ EC_INTERNAL const eci_block *eci_workload_layers(const eci_workload *wl);
 EC_INTERNAL int eci_workload_offloaded_layers(const eci_workload *wl, int asked);
 /* Parameters of the largest repetition of any block (the largest FSDP unit). */
 EC_INTERNAL double eci_workload_largest_unit(const eci_workload *wl);
+/* Bytes a parameter all-gather (ZeRO-1/2's of the updated parameters, FSDP's per unit) moves for
+ * `trained` trained parameters, `fp8` of them the weights of FP8 GEMMs: elem_bytes each (the
+ * compute dtype), but a byte for those under fp8_gather (fp8_params, where it applies). */
+EC_INTERNAL double eci_workload_gather_bytes(double elem_bytes, int fp8_gather, double trained, double fp8);
+/* The trained FP8 GEMMs' weights outside every repeated block (FSDP's root unit). */
+EC_INTERNAL double eci_workload_root_fp8(const eci_workload *wl);
 
 /* Expansions a context keeps: a sweep's batch sizes for one network and precision. */
 #define ECI_WL_CACHE_ENTRIES 128

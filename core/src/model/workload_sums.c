@@ -122,6 +122,8 @@ void eci_wl_sum_up(eci_workload *wl)
     for (size_t b = 0; b < wl->n_blocks; b++)
         wl->blocks[b].core_saved_bytes = wl->blocks[b].core_flop = wl->blocks[b].trainable = 0;
     for (size_t b = 0; b < wl->n_blocks; b++)
+        wl->blocks[b].fp8_trainable = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
         wl->blocks[b].op_keep_bytes = wl->blocks[b].op_keep_flop = 0;
     for (size_t i = 0; i < wl->n_ops; i++) {
         if (wl->ops[i].params <= 0) /* frozen means frozen weights: an op without any computes as usual */
@@ -169,6 +171,8 @@ void eci_wl_sum_up(eci_workload *wl)
         if (blk != NULL) {
             wl->blocks[op->block].params += op->params * op->count;
             wl->blocks[op->block].trainable += op->frozen ? 0 : op->params * op->count;
+            if (op->fp8 && op->kind == ECI_OP_GEMM && !op->frozen)
+                wl->blocks[op->block].fp8_trainable += op->params * op->count;
             wl->blocks[op->block].flop += flop;
             if (op->op_keep) {
                 wl->blocks[op->block].op_keep_bytes += op->keep_bytes * op->count;
@@ -251,4 +255,24 @@ double eci_workload_largest_unit(const eci_workload *wl)
         if (wl->blocks[b].params > most)
             most = wl->blocks[b].params;
     return most;
+}
+
+/* Megatron's fp8_param_gather, which NeMo's fp8_params turns on beside TE's FP8 parameters: "keep
+ * the compute param in fp8 (no intermediate dtype) and perform the param all-gather in fp8"
+ * (megatron/core/distributed/distributed_data_parallel_config.py): the updated shard is cast and
+ * the FP8 buffer gathered, a byte an element; the other trained parameters (norms, embeddings, the
+ * head) are gathered in the compute dtype (workload.h). */
+double eci_workload_gather_bytes(double elem_bytes, int fp8_gather, double trained, double fp8)
+{
+    double fewer = fp8_gather && elem_bytes > 1.0 ? fp8 * (elem_bytes - 1.0) : 0;
+    return trained * elem_bytes - fewer;
+}
+
+/* What the blocks leave of fp8_trained_params, counted as eci_wl_sum_up counts it (workload.h). */
+double eci_workload_root_fp8(const eci_workload *wl)
+{
+    double in_blocks = 0;
+    for (size_t b = 0; b < wl->n_blocks; b++)
+        in_blocks += wl->blocks[b].fp8_trainable * (wl->blocks[b].shared_params ? 1 : wl->blocks[b].reps);
+    return wl->fp8_trained_params > in_blocks ? wl->fp8_trained_params - in_blocks : 0;
 }

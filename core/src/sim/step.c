@@ -141,6 +141,7 @@ static void step_plan(step *s)
     p->grad_elem_bytes = p->expert_grad_elem_bytes = s->reduce_bytes; /* AMP all-reduces the fp32 gradients
                                                                        * (modeling.md 6.2) */
     p->gather_elem_bytes = compute_elem_bytes(cfg->precision);
+    p->fp8_gather = eci_setup_fp8_params(cfg, r);
     /* ZeRO holds the whole module in 16 bits, a frozen LoRA base too, as memory.c's model_states
      * holds the trained weights: DeepSpeed's engine casts the module (module.half() /
      * .bfloat16()), Megatron's Float16Module wraps all of it */
@@ -174,13 +175,12 @@ static void step_plan(step *s)
     s->dp_chunks = ceil(s->grad_bytes / s->dp_chunk_bytes), s->bcast_chunks = ceil(s->bcast_bytes / s->dp_chunk_bytes);
     s->output_grad_bytes = r->net->loss_in_forward ? 0 : wl->output_bytes; /* per replica, dp */
     s->root = eci_setup_root_params(wl, &s->root_trained);
-    s->root_gather_s = s->per_unit ? eci_shard_gather_s(&s->shard, s->root_trained * p->gather_elem_bytes +
-                                                                       (s->root - s->root_trained) * p->frozen_elem_bytes)
-                                   : 0;
+    double root_gathered = eci_workload_gather_bytes(p->gather_elem_bytes, p->fp8_gather, s->root_trained,
+                                                  eci_workload_root_fp8(wl)) +
+                           (s->root - s->root_trained) * p->frozen_elem_bytes;
+    s->root_gather_s = s->per_unit ? eci_shard_gather_s(&s->shard, root_gathered) : 0;
     s->root_reduce_s = s->per_unit ? eci_shard_reduce_s(&s->shard, s->root_trained * s->reduce_bytes) : 0;
-    s->root_copy_s = s->per_unit ? eci_shard_copy_out_s(&s->shard, s->root_trained * p->gather_elem_bytes +
-                                                                          (s->root - s->root_trained) * p->frozen_elem_bytes)
-                                 : 0;
+    s->root_copy_s = s->per_unit ? eci_shard_copy_out_s(&s->shard, root_gathered) : 0;
 
     /* The batch reaches the GPU (the loader itself is simulated by pipeline.c). */
     s->pinned = cfg->pin_memory;
@@ -640,19 +640,20 @@ static void step_after_update(step *s, ec_result *res)
     }
     s->zero_gather_s = s->zero_gather_wait_s = 0;
     if (s->r.strategy == EC_STRATEGY_ZERO && cfg->zero_stage < 3 && s->lc.zero_shard.n > 1) {
-        /* ZeRO-1/2: every rank all-gathers the updated 16-bit parameters of the others' shards (of
-         * its shard group's under zero_shard_size) */
-        double bytes = s->wl->trainable_params * compute_elem_bytes(cfg->precision);
+        /* ZeRO-1/2: every rank all-gathers the updated 16-bit parameters (FP8 ones under fp8_params) of
+         * the others' shards (of its shard group's under zero_shard_size) */
+        double eb = s->p.gather_elem_bytes, p16 = s->wl->trainable_params * eb,
+               bytes = eci_workload_gather_bytes(eb, s->p.fp8_gather, s->wl->trainable_params, s->wl->fp8_trained_params);
         s->zero_gather_s = eci_coll_s(s->comm, &s->lc.zero_shard, ECI_COLL_ALLGATHER, bytes);
-        if (s->r.ep * s->r.etp != s->r.tp) { /* the routed experts' over the expert data-parallel group */
-            double e = s->wl->expert_params * compute_elem_bytes(cfg->precision);
+        if (s->r.ep * s->r.etp != s->r.tp) { /* the routed experts' over the expert data-parallel group
+                                               * (their GEMMs are TE's grouped linears: FP8 ones) */
+            double e = eci_workload_gather_bytes(eb, s->p.fp8_gather, s->wl->expert_params, s->wl->expert_params);
             s->zero_gather_s = eci_coll_s(s->comm, &s->lc.zero_shard, ECI_COLL_ALLGATHER, bytes - e) +
                                eci_coll_s(s->comm, &s->lc.edp, ECI_COLL_ALLGATHER, e);
         }
         s->zero_gather_wait_s = s->zero_gather_s;
-        if (cfg->overlap_param_gather) { /* under the next step's forward (overlapped_gather_s) */
-            s->zero_gather_wait_s = overlapped_gather_s(s, bytes);
-        }
+        if (cfg->overlap_param_gather) /* under the next step's forward, bucket by bucket (of 16-bit parameters) */
+            s->zero_gather_wait_s = overlapped_gather_s(s, p16);
         gpu_op(t, s->op_s, s->zero_gather_wait_s, 1, 1);
         if (s->rec != NULL)
             eci_rec_comm(s->rec, "ZeRO all-gather of the parameters", "zero", t->gpu - s->zero_gather_wait_s,

@@ -383,8 +383,9 @@ void eci_walk_shard_units(timeline *t, plan *p, double t0, int backward)
     if (reps < 1)
         return;
     double unit_s = (t->gpu - t0) / reps, stretch0 = p->shard->stretch_s, copy0 = p->shard->copy_out_s;
-    double trained = p->blk->trainable, gather = trained * p->gather_elem_bytes +
-                                                (p->blk->params - trained) * p->frozen_elem_bytes;
+    double trained = p->blk->trainable,
+           gather = eci_workload_gather_bytes(p->gather_elem_bytes, p->fp8_gather, trained, p->blk->fp8_trainable) +
+                    (p->blk->params - trained) * p->frozen_elem_bytes;
     if (p->shard->on_launch != NULL) { /* a trace: number the units after the blocks before this one */
         p->shard->unit_base = 0;
         for (const eci_block *b = p->wl->blocks; b < p->blk; b++)
