@@ -22,8 +22,9 @@ MLPERF_LLAMA = ("model=meta-llama/Llama-3.1-8B (MLPerf's llama31_8b: Llama 3.1 8
                 "University-of-Florida's b200_nemo L43; Oracle's directory has none, its system description states "
                 "cudnn_version 9.13.1.26, Dell's states 9.8.0.87 against its Dockerfile), precision=amp_fp8 (FP8=True, FP8_HYBRID=True, bf16 parameters with fp32 main weights) "
                 "with fp8_recipe=current (FP8_RECIPE=tensorwise: per-tensor current scaling), strategy=zero "
-                "zero_stage=1 (use_distributed_optimizer=True, pretrain.py get_optimizer), optimizer=adam (Megatron "
-                "'adam' with weight decay; logged opt_name adamw), overlap_param_gather=1 (OVERLAP_GRAD_REDUCE, "
+                "zero_stage=1 (use_distributed_optimizer=True, pretrain.py get_optimizer), optimizer=adamw_apex_fused (Megatron "
+                "'adam' with weight decay, logged opt_name adamw: Transformer Engine's FusedAdam, one "
+                "multi_tensor_adam kernel a chunk, megatron/core/optimizer/__init__.py@d98e8a64 L14-20), overlap_param_gather=1 (OVERLAP_GRAD_REDUCE, "
                 "OVERLAP_PARAM_GATHER), cuda_graphs=1 (config_common_cg.sh: FULL_CUDA_GRAPH=1, MCORE_CUDA_GRAPH=1), "
                 "max_grad_norm=1 (logged opt_gradient_clip_norm), no activation recompute; fp8_params=1 where "
                 "FP8_PARAM_GATHER=True (config_common.sh L73: Megatron's fp8_param_gather, the parameters held and "
@@ -47,7 +48,7 @@ def from_mlperf_llama(rows):
         env = dict(re.findall(r"(\w+)=(\S+?)[,;]", r["notes"]))
         rec = {"model": "meta-llama/Llama-3.1-8B", "gpu": gpu, "network": net, "num_gpus": n,
                "gpus_per_node": int(env["DGXNGPU"]), "strategy": "zero", "zero_stage": 1, "tp": tp, "pp": pp,
-               "cp": cp, "sequence_parallel": int(env["SEQ_PARALLEL"] == "True"), "precision": "amp_fp8", "fp8_recipe": "current", "optimizer": "adam",
+               "cp": cp, "sequence_parallel": int(env["SEQ_PARALLEL"] == "True"), "precision": "amp_fp8", "fp8_recipe": "current", "optimizer": "adamw_apex_fused",
                "attention": "cudnn", "cudnn_version": "9.13", "kernels": "te", "batch_per_gpu": mbs, "grad_accum": ga, "seq_len": seq,
                "cuda_graphs": 1, "overlap_param_gather": 1, "max_grad_norm": 1, "metric": "tokens_per_s",
                "value": "%.6g" % (gbs * seq / float(r["value"]))}
@@ -89,7 +90,7 @@ MLPERF_LORA = ("model=meta-llama/Llama-2-70b-hf (MLPerf's llama2_70b_lora: LoRA 
                "adapter_dim 16, target_modules ['attention'], NeMo's linear_qkv and linear_proj), lora_dropout=0.1 "
                "(adapter_dropout, dropout_position pre); strategy=zero zero_stage=1 prices Megatron's 16-bit parameters "
                "(megatron_amp_O2 True) as the other NeMo rows do, where the optimizer is fused_adam, not distributed "
-               "(its state is the LoRA parameters': nothing measurable to shard); optimizer=adam; max_grad_norm=0.3 "
+               "(its state is the LoRA parameters': nothing measurable to shard); optimizer=adamw_apex_fused (apex's FusedAdam); max_grad_norm=0.3 "
                "(trainer.gradient_clip_val); sequence_parallel=1 (SP=1); tp_comm_overlap=1 where TP_COMM_OVERLAP=True "
                "(H100, H200: TE userbuffers with the implementation's conf/tp_overlap/h100tp4mbs1.yaml or h100tp2mbs1.yaml, "
                "tp_overlap_cfg=mlperf40_lora_h100_tp4_mbs1 / mlperf40_lora_h200_tp2_mbs1); no activation checkpointing "
@@ -133,7 +134,7 @@ def from_mlperf_lora(rows):
         rec = {"model": "meta-llama/Llama-2-70b-hf", "gpu": gpu, "network": net, "num_gpus": n,
                "gpus_per_node": int(env["DGXNGPU"]), "strategy": "zero", "zero_stage": 1, "tp": tp, "pp": pp, "cp": cp,
                "sequence_parallel": int(env["SP"] in ("1", "True")), "precision": "amp_fp8", "fp8_recipe": "delayed",
-               "optimizer": "adam", "attention": "cudnn_fp8" if fp8_attention else "cudnn", "kernels": "te",
+               "optimizer": "adamw_apex_fused", "attention": "cudnn_fp8" if fp8_attention else "cudnn", "kernels": "te",
                "lora_r": 16, "lora_targets": "attention", "lora_dropout": "0.1", "batch_per_gpu": mbs, "grad_accum": ga,
                "seq_len": seq, "max_grad_norm": "0.3", "metric": "tokens_per_s"}
         v51 = r["metric"] == "train_step_time_median_s"
@@ -224,8 +225,8 @@ MLPERF_BERT = ("model=bert-large task=pretrain (MLPerf phase 2: BERT-large, MLM 
 MLPERF_GPT3 = ("model=mlperf-gpt3-175b (bench/data/llm/models.csv); NeMo Megatron GPT with Transformer Engine "
                "(conf/megatron_gpt_config.yaml): precision=amp_fp8 (FP8=True, FP8_HYBRID=True: E4M3 forward, E5M2 "
                "backward, amax history 1024), megatron_amp_O2 bf16 with fp32 main parameters; strategy=zero "
-               "zero_stage=1 (USE_DIST_OPTIMIZER=True), optimizer=adam (logged opt_name adam); overlap_param_gather=1: "
-               "apex DistributedFusedAdam with overlap_grad_sync and overlap_param_sync true (v3.0 "
+               "zero_stage=1 (USE_DIST_OPTIMIZER=True), optimizer=adamw_apex_fused (logged opt_name adam: "
+               "a fused multi-tensor Adam); overlap_param_gather=1: apex DistributedFusedAdam with overlap_grad_sync and overlap_param_sync true (v3.0 "
                "conf/megatron_gpt_config.yaml L223-228, v3.1 conf/optim/distributed_fused_adam.yaml L1-6, the "
                "environment default that no config overrides), one bucket per interleaved chunk (NeMo bd0b818a "
                "megatron_gpt_model.py configure_optimizers), each chunk's gradients reduce-scattered once its last "
@@ -317,7 +318,7 @@ def from_mlperf(rows, skipped):
             if gbs != mbs * ga * dp:
                 skipped.append(("mlperf", r["model"], "GBS != micro x GA x dp"))
                 continue
-            rec.update(model="mlperf-gpt3-175b", precision="amp_fp8", optimizer="adam", tp=tp, pp=pp, kernels="te",
+            rec.update(model="mlperf-gpt3-175b", precision="amp_fp8", optimizer="adamw_apex_fused", tp=tp, pp=pp, kernels="te",
                        pp_schedule="interleaved", pp_chunks=vp, sequence_parallel=1, overlap_param_gather=1,
                        bucket_cap_mb=100, value=int(round(gbs * int(r["seq_len"]) / float(r["value"]))))
             note = MLPERF_GPT3 + MLPERF_GPT3_BUCKETS

@@ -30,9 +30,14 @@ MODEL = {"GPT3-5B": "nemo-gpt3-5b", "GPT3-20B": "nemo-gpt3-20b", "GPT3-175B": "n
          "GPT3-125M": "flash-attn-gpt3-125m", "GPT3-355M": "flash-attn-gpt3-355m",
          "GPT3-760M": "flash-attn-gpt3-760m", "GPT3-1.3B": "flash-attn-gpt3-1.3b",
          "GPT3-2.7B": "flash-attn-gpt3-2.7b-hdim128"}
+# The optimizer Megatron's and NeMo's runs step with: a fused multi-tensor Adam, not torch.optim's foreach one.
+FUSED_ADAM = ("optimizer=adamw_apex_fused: Megatron-Core's Adam is Transformer Engine's FusedAdam, else apex's "
+              "(NVIDIA/Megatron-LM megatron/core/optimizer/__init__.py@d98e8a64 L14-20), and NeMo 1.x's "
+              "distributed_fused_adam and fused_adam are apex's DistributedFusedAdam and FusedAdam: one "
+              "multi_tensor_adam kernel a chunk of tensors")
 PRECISION = {"fp8": "amp_fp8", "FP8-CS": "amp_fp8", "FP8": "amp_fp8", "BF16": "amp_bf16"}
 MEGATRON_DEFAULTS = ("zero_stage=1 = Megatron distributed optimizer (NeMo/Megatron-Bridge recipe default, "
-                     "use_distributed_optimizer=True); sequence_parallel=1 with tp>1 (recipe default); "
+                     "use_distributed_optimizer=True); " + FUSED_ADAM + "; sequence_parallel=1 with tp>1 (recipe default); "
                      "the table states neither; kernels=te: Megatron-Core's Transformer "
                      "Engine layer spec (TELayerNormColumnParallelLinear, bias-SwiGLU and RoPE fusions) "
                      "with gradient_accumulation_fusion (NeMo-Framework-Launcher "
@@ -494,7 +499,7 @@ def from_tables(rows, tag, skipped):
         per_node = 4 if gpu in ("gb200", "gb300") else 8
         rec = {"model": MODEL[r["model"]], "gpu": gpu, "num_gpus": int(r["num_gpus"]), "gpus_per_node": per_node,
                "network": net, "precision": PRECISION[r["precision"]],
-               "attention": "cudnn" if gpu in TE_CUDNN else "flash", "kernels": "te"}
+               "attention": "cudnn" if gpu in TE_CUDNN else "flash", "kernels": "te", "optimizer": "adamw_apex_fused"}
         method = r["method"]
         nemo = "NeMo 24.07" in r["source"]
         if nemo and gpu in TE_CUDNN and r["model"] not in NEMO2407_CUDNN:
