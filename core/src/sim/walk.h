@@ -47,7 +47,7 @@ typedef struct plan {
                                     optimizer's flat buffer before its bucket may launch, else 0 */
     eci_shard *shard;            /* FSDP / ZeRO-3: per-unit gathers and reductions, else NULL */
     double gather_elem_bytes;    /* ...bytes per trained parameter gathered (the compute dtype) */
-    int fp8_gather;              /* fp8_params: the FP8 GEMMs' weights gathered a byte each (setup.h
+    int fp8_gather;              /* fp8_params: the FP8 GEMMs' weights gathered a byte each (workload.h
                                     eci_workload_gather_bytes) */
     double frozen_elem_bytes;    /* ...per frozen parameter (LoRA's base, as stored) */
     const double *fwd_host;      /* fwd_host_s of every op at the dispatch costs fwd_host_at, worked out
