@@ -3,7 +3,8 @@
  * and brackets balance outside strings, names every track, holds complete events with
  * non-negative ts and dur, follows the simulation (one "step" per traced step) and the step
  * model (forward, backward, optimizer phases that add up to the predicted step; every FSDP
- * unit's gathers and reduce-scatter, every DDP bucket, one track per pipeline stage; issue 41),
+ * unit's gathers and reduce-scatter (fp8_params: the FP8 weights gathered a byte each), every DDP
+ * bucket, one track per pipeline stage; issue 41),
  * leaves no temporary file, and fails cleanly on a bad path, a bad config or no memory.
  * tests/cli/test_trace.sh checks the same files against the Trace Event Format in Python.
  */
@@ -180,6 +181,31 @@ static void test_trace_fsdp_units(void **state)
     assert_int_equal(count(json, "\"name\":\"forward all-gather unit 16\""), 0);
     assert_contains(json, "\"name\":\"communication (collectives)\"");
     free(json);
+    ec_ctx_free(ctx);
+}
+
+/* fp8_params under FSDP (Megatron's fp8_param_gather): each unit's all-gather moves the blocks'
+ * FP8 weights a byte each, Llama 3.1 8B's layer 218.1M parameters at 1 byte instead of 2 (its norms
+ * 8,192 at 2), so the gather's bandwidth term halves: its time ratio is 0.5 plus the collective's
+ * fixed latency over the 16-bit time (0.55 on 16 H100s over 2 nodes), below FP8_GATHER_RATIO_MAX. */
+#define FP8_GATHER_RATIO_MAX 0.6
+static void test_trace_fsdp_fp8_gather(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    const char *base = "model=llama-3.1-8b gpu=h100-sxm5-80gb num_gpus=16 nodes=2 strategy=fsdp precision=amp_fp8 "
+                       "kernels=te batch_per_gpu=1 seq_len=4096 data=synthetic fp8_params=";
+    double sum[2];
+    for (int f = 0; f < 2; f++) {
+        char words[256];
+        snprintf(words, sizeof words, "%s%d", base, f);
+        char *json = trace_of(ctx, words, 1);
+        assert_int_equal(sum_events(json, 0, "\"name\":\"forward all-gather unit ", "\"pass\":\"forward\"", "\"dur\":",
+                                    &sum[f]), 32);
+        free(json);
+    }
+    double ratio = sum[1] / sum[0];
+    assert_true(ratio > 0.5 && ratio < FP8_GATHER_RATIO_MAX);
     ec_ctx_free(ctx);
 }
 
@@ -414,6 +440,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_structure),
         cmocka_unit_test(test_trace_fsdp_units),
+        cmocka_unit_test(test_trace_fsdp_fp8_gather),
         cmocka_unit_test(test_trace_ddp_buckets),
         cmocka_unit_test(test_trace_zero_buckets),
         cmocka_unit_test(test_trace_phases_sum_to_step),
