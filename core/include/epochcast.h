@@ -561,6 +561,14 @@ typedef struct ec_config {
        and come back before its backward, each copy hidden under the next layer's work as far as the
        GPU's host link allows; without checkpointing and pipeline parallelism, else named as ignored. */
     int act_offload_layers;      /* layers, 0..65535 [0] */
+    /* NCCL's CTA (channel) limit on the communicators of the data-parallel (dp x cp) gradient and
+       parameter collectives, of context parallelism's exchange and of tensor parallelism's
+       (NCCL_CFG_PATH's per-communicator max_ctas, NCCL_MAX_CTAS): each group's bus and peer-to-peer
+       bandwidth at most that many channels' rate (models/constants.csv nccl_channel_*); 0: NCCL's
+       own channel count. */
+    int nccl_dp_ctas;            /* channels, 0..64 [0] */
+    int nccl_cp_ctas;            /* channels, 0..64 [0] */
+    int nccl_tp_ctas;            /* channels, 0..64 [0] */
     uint64_t set_mask[EC_CONFIG_MASK_WORDS]; /* bit i % 64 of word i / 64 set when key i was given
                                     explicitly (ec_config_key_name(i)); read it with ec_config_is_set */
 } ec_config;

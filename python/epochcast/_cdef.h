@@ -272,6 +272,9 @@ typedef struct ec_config {
     int fp8_act_store;
     ec_cp_comm cp_comm_type;
     int act_offload_layers;
+    int nccl_dp_ctas;
+    int nccl_cp_ctas;
+    int nccl_tp_ctas;
     uint64_t set_mask[4];
 } ec_config;
 void ec_config_init(ec_config *cfg);

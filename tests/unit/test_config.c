@@ -107,6 +107,7 @@ static void test_key_list(void **state)
         "moe_a2a_overlap",
         "fp8_recipe", "tp_comm_overlap", "tp_overlap_cfg", "bucket_cap_mb", "activation", "cudnn_version", "clip_impl", "master_weights",
         "attn_mask", "fp8_params", "fp8_act_store", "cp_comm_type", "act_offload_layers",
+        "nccl_dp_ctas", "nccl_cp_ctas", "nccl_tp_ctas",
     };
     size_t n = sizeof order / sizeof order[0];
     assert_int_equal(ec_config_key_count(), n);
@@ -323,6 +324,9 @@ static const key_case EVERY_KEY[] = {
     { "fp8_act_store", "yes", "1" },
     { "cp_comm_type", "A2A", "a2a" },
     { "act_offload_layers", "40", "40" },
+    { "nccl_dp_ctas", "8", "8" },
+    { "nccl_cp_ctas", "1", "1" },
+    { "nccl_tp_ctas", "16", "16" },
 };
 
 /* Names are checked when set (issue 21: gpu=a1000 used to pass and fail only at predict):

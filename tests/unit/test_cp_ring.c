@@ -11,6 +11,7 @@
 #include "ec_test.h"
 #include "ec_test_wl.h"
 #include "internal.h"
+#include "model/comm.h"
 #include "model/compute.h"
 #include "model/workload.h"
 
@@ -50,6 +51,17 @@ static const eci_op *find_op_as(ec_ctx *ctx, int cp, int torch, int flash, const
 static const eci_op *find_op(ec_ctx *ctx, int cp, int torch, const char *name)
 {
     return find_op_as(ctx, cp, torch, 1, name);
+}
+
+/* What eci_ring_exposed leaves of a ring op's cost c beside the attention `under`, with no network
+ * model (no dK/dV sends priced): fwd_s and bwd_s as given. */
+static void check_ring_exposed(const eci_op *op, eci_op_cost_t under, eci_op_cost_t c, double fwd_s, double bwd_s)
+{
+    eci_rates r;
+    memset(&r, 0, sizeof r);
+    eci_ring_exposed(&r, op, &under, &c);
+    assert_rel(c.fwd_s, fwd_s, EC_TOL_EXACT);
+    assert_rel(c.bwd_s, bwd_s, EC_TOL_EXACT);
 }
 
 /* The merge, cp = 8, N = 4096 local rows x 32 x 128 output elements, KV = 4096 x (1024 + 1024).
@@ -108,11 +120,25 @@ static void test_ring_exchange_op(void **state)
     assert_int_equal(op->hidden, 8);
     assert_rel(op->comm_bytes, kv * 8 * 2, EC_TOL_EXACT);
     assert_rel(op->bwd_bytes, kv * 4, EC_TOL_EXACT);
-    op = find_op(ctx, 8, 0, "cp_kv_ring"); /* kernels=te: hidden under the whole attention, as before */
+    op = find_op(ctx, 8, 0, "cp_kv_ring"); /* kernels=te: a step per GPU, dK/dV in the K/V's 2 bytes */
     assert_non_null(op);
-    assert_int_equal(op->hidden, 1);
-    assert_rel(op->bwd_bytes, 0, EC_TOL_EXACT);
+    assert_int_equal(op->hidden, 8);
+    assert_true(op->ring_te);
+    assert_rel(op->bwd_bytes, kv * 2, EC_TOL_EXACT);
     ec_ctx_free(ctx);
+}
+
+/* Transformer Engine's ring (AttnFuncWithCPAndKVP2P), cp = 4: the forward's 60 ms all-gather is
+ * three 20 ms sends, each under one step of the 40 ms attention (10 ms): 3 x (20 - 10) = 30 ms
+ * exposed (PyTorch's ring, hidden by the first step only: 60 - 10 = 50).  Backward, 40 ms of
+ * attention (10 a step), no network model (the dK/dV sends free): the K/V send, the two middle
+ * K/V + dK/dV sends, 20 - 10 each, and the last dK/dV send alone: 10 + 2 x 10 + 0 = 30 ms. */
+static void test_ring_te_exposed(void **state)
+{
+    (void)state;
+    eci_op op = {.kind = ECI_OP_COMM, .hidden = 4, .ring_te = 1};
+    check_ring_exposed(&op, (eci_op_cost_t){.fwd_s = 0.040, .bwd_s = 0.040},
+                       (eci_op_cost_t){.fwd_s = 0.060, .bwd_s = 0.060}, 0.030, 0.030);
 }
 
 /* attention=sdpa: the model expands the 8 K/V heads to the 32 query heads before SDPA (HF's and
@@ -200,6 +226,37 @@ static void test_cp_a2a_predict(void **state)
     ec_ctx_free(ctx);
 }
 
+/* NCCL's channel limit (NCCL_CFG_PATH max_ctas): a group limited to N channels moves at most N x the
+ * generation's per-channel ring rate, 30 GB/s on Hopper (NCCL search.cc: sm90SpeedArrayIntra's 60
+ * GB/s halved by ncclTopoDupChannels), 45 on Blackwell, 20 before; bus and peer-to-peer alike, and
+ * a group of one rank or N = 0 keeps its rates.  Through ec_predict the context-parallel exchange of
+ * one channel is exposed where NVLink's rate hid it, and 64 channels (1.9 TB/s) change nothing. */
+static void test_nccl_ctas(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    assert_rel(eci_nccl_channel_bytes_per_s(ctx, 9.0), 30e9, EC_TOL_EXACT);
+    assert_rel(eci_nccl_channel_bytes_per_s(ctx, 10.0), 45e9, EC_TOL_EXACT);
+    assert_rel(eci_nccl_channel_bytes_per_s(ctx, 8.0), 20e9, EC_TOL_EXACT);
+    eci_group g = {.n = 8, .nodes = 1, .busbw_bytes_per_s = 400e9, .p2p_bytes_per_s = 400e9};
+    eci_group_cap_channels(&g, 8, 30e9);
+    assert_rel(g.busbw_bytes_per_s, 240e9, EC_TOL_EXACT);
+    assert_rel(g.p2p_bytes_per_s, 240e9, EC_TOL_EXACT);
+    eci_group_cap_channels(&g, 0, 30e9);
+    assert_rel(g.busbw_bytes_per_s, 240e9, EC_TOL_EXACT);
+    eci_group one = {.n = 1, .busbw_bytes_per_s = 400e9, .p2p_bytes_per_s = 400e9};
+    eci_group_cap_channels(&one, 1, 30e9);
+    assert_rel(one.busbw_bytes_per_s, 400e9, EC_TOL_EXACT);
+    ec_result base, one_cta, wide;
+    predict(ctx, &base, CP8 " seq_len=32768 kernels=te attention=cudnn");
+    predict(ctx, &one_cta, CP8 " seq_len=32768 kernels=te attention=cudnn nccl_cp_ctas=1");
+    predict(ctx, &wide, CP8 " seq_len=32768 kernels=te attention=cudnn nccl_cp_ctas=64");
+    assert_true(one_cta.comm.cp_s > base.comm.cp_s);
+    assert_true(one_cta.step_s > base.step_s);
+    assert_rel(wide.step_s, base.step_s, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 /* eci_ring_exposed: a ring of 8 steps hides its exchange under the first step's attention only:
  * 30 ms of all-gather under 80 ms of forward attention leaves 30 - 80/8 = 20 ms exposed (under
  * the whole attention, as one overlapping op: nothing); backward 30 under 160: 10 ms. */
@@ -251,13 +308,9 @@ static void test_ring_compiled_waits(void **state)
     assert_non_null(op);
     assert_false(op->ring_waited);
     ec_ctx_free(ctx);
-    eci_rates r;
-    memset(&r, 0, sizeof r);
     eci_op ring = {.kind = ECI_OP_COMM, .hidden = 8, .ring_waited = 1};
-    eci_op_cost_t under = {.fwd_s = 0.080, .bwd_s = 0.160}, c = {.fwd_s = 0.030, .bwd_s = 0.030};
-    eci_ring_exposed(&r, &ring, &under, &c);
-    assert_rel(c.fwd_s, 0.030, EC_TOL_EXACT);
-    assert_rel(c.bwd_s, 0.030, EC_TOL_EXACT);
+    check_ring_exposed(&ring, (eci_op_cost_t){.fwd_s = 0.080, .bwd_s = 0.160},
+                       (eci_op_cost_t){.fwd_s = 0.030, .bwd_s = 0.030}, 0.030, 0.030);
 }
 
 /* The same 256k-token run compiled: per layer the K/V all-gather (8 x 32768 rows x 2048 x 2
@@ -285,6 +338,8 @@ int main(void)
         cmocka_unit_test(test_ring_exchange_op),
         cmocka_unit_test(test_cp_a2a_ops),
         cmocka_unit_test(test_cp_a2a_predict),
+        cmocka_unit_test(test_nccl_ctas),
+        cmocka_unit_test(test_ring_te_exposed),
         cmocka_unit_test(test_ring_repeated_kv),
         cmocka_unit_test(test_ring_exposed_closed_form),
         cmocka_unit_test(test_ring_exposure),

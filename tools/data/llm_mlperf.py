@@ -35,7 +35,11 @@ MLPERF_LLAMA = ("model=meta-llama/Llama-3.1-8B (MLPerf's llama31_8b: Llama 3.1 8
                 "not described: SEGMENT=16 in the 512-GPU configs places the job in 16-tray (64-GPU) NVLink "
                 "segments, priced as the 72-GPU domains of the network preset (no key for a job's placement), and "
                 "their USE_TE_OPS=False (Megatron-Core's TE layers without TE's op fuser; kernels=te either way); "
-                "sequence_parallel and tp_comm_overlap (TE userbuffers) as the config sets them")
+                "sequence_parallel and tp_comm_overlap (TE userbuffers) as the config sets them; NCCL's channels "
+                "per communicator as config_common.sh's NCCL_CFG_PATH sets them (conf/nccl/custom_communicator_cta.yaml, "
+                "one file in every submitter's directory: dp and dp_cp max_ctas 8, cp 1, tp 8): nccl_dp_ctas=8, "
+                "nccl_cp_ctas=1 where cp > 1, nccl_tp_ctas=8 where tp > 1 (the LoRA configs' file sets 32 on every "
+                "communicator, which caps nothing)")
 
 
 def from_mlperf_llama(rows):
@@ -56,6 +60,13 @@ def from_mlperf_llama(rows):
             rec["tp_comm_overlap"] = 1
         if env.get("FP8_PARAM_GATHER") == "True":
             rec["fp8_params"] = 1
+        # NCCL_CFG_PATH=conf/nccl/custom_communicator_cta.yaml (config_common.sh L44, the same file in every
+        # submitter's directory): max_ctas 8 on dp and dp_cp, 1 on cp, 8 on tp
+        rec["nccl_dp_ctas"] = 8
+        if cp > 1:
+            rec["nccl_cp_ctas"] = 1
+        if tp > 1:
+            rec["nccl_tp_ctas"] = 8
         bucket = int(re.search(r"BUCKET_SIZE=(\d+)", r["notes"]).group(1))
         rec["bucket_cap_mb"] = "%.6g" % (bucket * 2 / 2 ** 20)
         what = ("tokens_per_s = GBS %d x %d / %s s (the median step time); bucket_cap_mb = BUCKET_SIZE %d parameters "

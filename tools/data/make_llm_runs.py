@@ -48,7 +48,7 @@ HEADER = ["id", "model", "gpu", "num_gpus", "gpus_per_node", "network", "strateg
           "zero_flat_copies", "moe_a2a_overlap", "fp8_recipe",
           "tp_comm_overlap", "tp_overlap_cfg", "trainer", "torch_version", "gradient_as_bucket_view",
           "loss", "offload", "bucket_cap_mb", "cudnn_version", "lora_dropout", "attn_mask", "host", "fp8_params",
-          "fp8_act_store", "cp_comm_type", "act_offload_layers"]
+          "fp8_act_store", "cp_comm_type", "act_offload_layers", "nccl_dp_ctas", "nccl_cp_ctas", "nccl_tp_ctas"]
 
 
 def root_dir():

@@ -276,11 +276,13 @@ static const key_def KEYS[] = {
     BOOL(fp8_act_store, "the SwiGLU's input kept for backward in FP8 (Megatron activation_func_fp8_input_store; "
                         "kernels=te): a byte an element, cast there and back, 0/1 [0]"),
     ENUM("cp_comm_type", cp_comm_type, 0, "p2p, a2a",
-         "context parallelism's exchange, kernels=te (Megatron cp_comm_type): p2p (a ring hidden under the "
-         "attention), a2a (all-to-alls of Q, K, V and output) [p2p]"),
-    INT(act_offload_layers, 0, 65535, 0,
-        "repeated layers whose activations wait in host memory from forward to backward (Megatron "
-        "cpu_offloading_num_layers), 0..65535 [0]"),
+         "context parallelism's exchange, kernels=te (Megatron cp_comm_type): p2p (a ring, a send "
+         "under each step), a2a (all-to-alls of Q, K, V and output) [p2p]"),
+    INT(act_offload_layers, 0, 65535, 0, "repeated layers whose activations wait in host memory from forward to "
+        "backward (Megatron cpu_offloading_num_layers), 0..65535 [0]"),
+    INT(nccl_dp_ctas, 0, 64, 0, "NCCL channels (max_ctas) of the dp x cp gradient and parameter collectives [0: NCCL's own]"),
+    INT(nccl_cp_ctas, 0, 64, 0, "NCCL channels of context parallelism's exchange [0: NCCL's own]"),
+    INT(nccl_tp_ctas, 0, 64, 0, "NCCL channels of tensor parallelism's collectives [0: NCCL's own]"),
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])

@@ -160,7 +160,10 @@
     X(clip_norm_stacked_from_version)   \
     X(opt_bertadam_clip_kernels_per_tensor) \
     X(hf_compile_mask_from_version)     \
-    X(sdpa_mask_eff_frac)
+    X(sdpa_mask_eff_frac)               \
+    X(nccl_channel_bytes_per_s)         \
+    X(nccl_channel_sm90_bytes_per_s)    \
+    X(nccl_channel_sm100_bytes_per_s)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

@@ -527,6 +527,31 @@ void eci_comm_group(const eci_comm *c, int n, int stride, int per_node, double n
     }
 }
 
+/* NCCL's bandwidth per channel (one CTA) of a ring over NVLink: the first speed its topology
+ * search tries for the GPU's generation (src/graph/search.cc speedArrayIntra, sm90SpeedArrayIntra,
+ * sm100SpeedArrayIntra: 40, 60, 90 GB/s, chosen by the lowest compute capability), at half once
+ * ncclTopoDupChannels doubles the channels found (bwIntra >= 25); its tuner prices a ring at
+ * nChannels x that (tuning.cc).  models/constants.csv nccl_channel_*. */
+double eci_nccl_channel_bytes_per_s(const ec_ctx *ctx, double compute_capability)
+{
+    if (compute_capability >= 10.0)
+        return eci_const(ctx, EC_C_nccl_channel_sm100_bytes_per_s);
+    if (compute_capability >= 9.0)
+        return eci_const(ctx, EC_C_nccl_channel_sm90_bytes_per_s);
+    return eci_const(ctx, EC_C_nccl_channel_bytes_per_s);
+}
+
+/* A communicator limited to `ctas` channels (NCCL max_ctas; 0: NCCL's own count): its ring and its
+ * peer-to-peer sends at most ctas x channel_bytes_per_s. */
+void eci_group_cap_channels(eci_group *g, int ctas, double channel_bytes_per_s)
+{
+    if (ctas <= 0 || g->n <= 1)
+        return;
+    double cap = ctas * channel_bytes_per_s;
+    g->busbw_bytes_per_s = min2(g->busbw_bytes_per_s, cap);
+    g->p2p_bytes_per_s = min2(g->p2p_bytes_per_s, cap);
+}
+
 /* An all-to-all over a group that spans nodes: each member sends bytes / n to every other member
  * at once (pairwise sends, no ring), the (n - in_node) / n of its bytes meant for other nodes
  * through its own NIC at one NIC's rate times the network's efficiency (p2p_bytes_per_s), the

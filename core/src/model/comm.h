@@ -181,6 +181,10 @@ static inline double eci_overlap_stretch_s(double comm_busy_until_s, double star
  * net_frac: the collectives' bus bandwidth over it; per_node: GPUs per node. */
 EC_INTERNAL void eci_comm_group(const eci_comm *c, int n, int stride, int per_node, double net_bytes_per_s,
                                 double net_frac, eci_group *g);
+/* NCCL's per-channel ring bandwidth over NVLink for a GPU generation (constants.csv nccl_channel_*),
+ * and a group limited to `ctas` channels (0: no limit) capped at ctas x that. */
+EC_INTERNAL double eci_nccl_channel_bytes_per_s(const ec_ctx *ctx, double compute_capability);
+EC_INTERNAL void eci_group_cap_channels(eci_group *g, int ctas, double channel_bytes_per_s);
 /* Time of one collective of `bytes` (the whole buffer: the all-gather's output, the
  * reduce-scatter's input) over group g, with the message-size ramp of c; an all-reduce runs
  * the algorithm NCCL's tuner picks (ring, or tree: log2 of the nodes in latency steps). */

@@ -198,6 +198,20 @@ static void ep_a2a_overlap(const eci_workload *wl, double frac, double slowdown,
     }
 }
 
+/* Transformer Engine's K/V ring of `hidden` = cp steps (op->ring_te, workload_blocks.c cp_ring): the
+ * forward's all-gather is cp - 1 sends of one GPU's K/V (x each), each under one step's attention
+ * (under / cp); the backward's cp sends are x (K/V), then x + d (K/V and dK/dV) cp - 2 times, then d
+ * (the dK/dV, bwd_bytes, a peer-to-peer send of the K/V's size), each under one step. */
+static void te_ring_exposed(const eci_rates *r, const eci_op *op, const eci_op_cost_t *under, eci_op_cost_t *c)
+{
+    double steps = op->hidden > 1 ? op->hidden : 2, fs = under->fwd_s / steps, bs = under->bwd_s / steps;
+    double x = c->fwd_s / (steps - 1), d = 0;
+    if (op->bwd_bytes > 0 && r->comm != NULL)
+        d = eci_coll_s(r->comm, &r->groups[op->group], ECI_COLL_P2P, op->bwd_bytes);
+    c->fwd_s = (steps - 1) * fmax(0, x - fs);
+    c->bwd_s = fmax(0, x - bs) + (steps - 2) * fmax(0, x + d - bs) + fmax(0, d - bs);
+}
+
 /* What a collective overlapping the op before it leaves exposed.  A ring of `hidden` steps (PyTorch 2.6
  * experimental/_attention.py): K/V all-gathered, waited for at step 2: hidden by 1/steps of the op; the
  * backward passes fp32 dK/dV on after each step (ALL_TO_ALL) under the next, the last waited for.
@@ -205,6 +219,10 @@ static void ep_a2a_overlap(const eci_workload *wl, double frac, double slowdown,
  * issued, nothing hidden: the all-gathers and all `hidden` dK/dV passes in full. */
 void eci_ring_exposed(const eci_rates *r, const eci_op *op, const eci_op_cost_t *under, eci_op_cost_t *c)
 {
+    if (op->ring_te) {
+        te_ring_exposed(r, op, under, c);
+        return;
+    }
     double steps = op->hidden > 1 ? op->hidden : 1, f = c->fwd_s - under->fwd_s / steps;
     double b = c->bwd_s - under->bwd_s / steps, pass = 0, over = 0;
     if (steps > 1 && op->bwd_bytes > 0 && r->comm != NULL) {

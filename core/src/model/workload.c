@@ -25,7 +25,7 @@ typedef struct cost_key {
     double m, n, k, batch, fwd_bytes, bwd_bytes, params, param_tensors, comm_bytes, conv_in_elems, conv_kernel,
         conv_stride, attn_keys_frac, l2_in_bytes[2], l2_reuse_bytes[2][2];
     int kind, tensor_math, fwd_kernels, bwd, count, fwd_coll, bwd_coll, group, hidden, frozen, fp8, attn_causal,
-        conv_nhwc, in_normed, ring_waited, linear_bias;
+        conv_nhwc, in_normed, ring_waited, ring_te, linear_bias;
 } cost_key;
 
 static void cost_key_of(const eci_op *op, cost_key *key)
@@ -53,6 +53,7 @@ static void cost_key_of(const eci_op *op, cost_key *key)
     key->group = op->group;
     key->hidden = op->hidden;
     key->ring_waited = op->ring_waited;
+    key->ring_te = op->ring_te;
     key->comm_bytes = op->comm_bytes;
     key->frozen = op->frozen;
     key->fp8 = op->fp8;

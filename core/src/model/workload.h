@@ -90,6 +90,8 @@ typedef struct eci_op {
                               step's walks (sim/walk.c) drain the GPU's queue there */
     int ring_waited;       /* COMM of a ring (hidden > 1) traced into a compiled graph: each collective is
                               waited for where it is issued, so no attention step hides it (overlap.c) */
+    int ring_te;           /* COMM of Transformer Engine's K/V ring (hidden = cp steps): each exchange under one
+                              step's attention, backward's dK/dV passed in the K/V dtype (overlap.c) */
     int l2_chain;          /* its first input is the output of the op launched just before it (l2chain.c) */
     int linear_bias;       /* MEM: a linear's bias pass (eci_shape.bias_pass): in place in the GEMM's output (no
                               tensor of its own), issued from inside at::linear (C++: host priced as a cast's) */

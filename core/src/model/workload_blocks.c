@@ -182,8 +182,12 @@ static void cp_ring_merge(builder *b, double n_out, double n_kv)
 
 /* Ring attention (cp > 1): the other GPUs' keys and values (n_kv elements of this GPU's) gathered
  * while the first (local) step computes, a ring of cp steps (backward: again, and the fp32 dK/dV
- * passed on after each step), then the merge.  kernels=te: the exchange hidden under the whole
- * attention, no merge priced (Megatron's ring in Transformer Engine: not modeled).
+ * passed on after each step), then the merge.  kernels=te (Transformer Engine's
+ * AttnFuncWithCPAndKVP2P, transformer_engine/pytorch/attention/dot_product_attention/
+ * context_parallel.py @d0067d0d): each of the forward's cp - 1 K/V sends is issued before the step
+ * whose attention hides it and waited for at the next; the backward's cp sends are the K/V, then K/V
+ * and dK/dV together, the last the dK/dV alone, in the K/V dtype (p2p_comm_buffers, the non-FP8
+ * path), each under one step (overlap.c); its output and LSE corrections are not priced.
  * cp_torch 2 (compile=1): torchtitan compiles each TransformerBlock, fullgraph=True (pytorch/
  * torchtitan torchtitan/parallelisms/parallelize_llama.py L297-306@9dec370), so the ring that the
  * block's SDPA dispatches to is traced into the graph, where a functional collective is waited for
@@ -200,6 +204,10 @@ static void cp_ring(builder *b, double n_out, double n_kv)
     if (ring != NULL && ring->kind == ECI_OP_COMM && torch) {
         ring->bwd_bytes = n_kv * 4.0;
         ring->ring_waited = torch == 2;
+    } else if (ring != NULL && ring->kind == ECI_OP_COMM) { /* Transformer Engine's ring: a step per GPU */
+        ring->hidden = b->cp;
+        ring->bwd_bytes = n_kv * b->act;
+        ring->ring_te = 1;
     }
     if (torch && !b->eager) /* after the exchange, which hides under the attention before it */
         cp_ring_merge(b, n_out, n_kv);

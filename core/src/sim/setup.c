@@ -39,7 +39,7 @@ int eci_setup_layout_comm(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     lc->comm.h2d_share_frac = 1.0;
     lc->dp.n = lc->edp.n = 1;
     int n = cfg->num_gpus;
-    lc->dp_is_job = r->dp == n && r->fabric == NULL && r->nodes == 1;
+    lc->dp_is_job = r->dp == n && r->fabric == NULL && r->nodes == 1 && cfg->nccl_dp_ctas == 0;
     lc->zero_shard = lc->dp;
     lc->zero_replica.n = 1;
     if (n <= 1)
@@ -63,6 +63,15 @@ int eci_setup_layout_comm(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     eci_comm_group(&lc->comm, r->dp * cp, tp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->dp);
     eci_comm_group(&lc->comm, r->pp, tp * cp * r->dp, lc->domain, lc->net_bytes_per_s, lc->net_frac, &lc->pp);
     split_dp(lc, r, cfg->zero_shard_size, &lc->zero_shard, &lc->zero_replica);
+    /* NCCL's channel limits on the communicators (cfg nccl_*_ctas): the gradient and parameter
+     * collectives of the dp x cp ranks (and of the ZeRO shard groups split from them), context
+     * parallelism's exchange, tensor parallelism's */
+    double channel = eci_nccl_channel_bytes_per_s(ctx, lc->comm.compute_capability);
+    eci_group_cap_channels(&lc->dp, cfg->nccl_dp_ctas, channel);
+    eci_group_cap_channels(&lc->zero_shard, cfg->nccl_dp_ctas, channel);
+    eci_group_cap_channels(&lc->zero_replica, cfg->nccl_dp_ctas, channel);
+    eci_group_cap_channels(&lc->groups[ECI_GROUP_CP], cfg->nccl_cp_ctas, channel);
+    eci_group_cap_channels(&lc->groups[ECI_GROUP_TP], cfg->nccl_tp_ctas, channel);
     return EC_OK;
 }
 
@@ -157,8 +166,9 @@ void eci_setup_inline_comm(const eci_workload *wl, const eci_op_cost_t *cost, co
             const eci_group *g = &rates->groups[op->group];
             double f = eci_coll_s(rates->comm, g, (eci_coll)op->fwd_coll, op->comm_bytes);
             double b = eci_coll_s(rates->comm, g, (eci_coll)op->bwd_coll, op->comm_bytes);
-            if (op->hidden > 1 && op->bwd_bytes > 0) /* a ring's backward: dK/dV passed on every step */
-                b += op->hidden * eci_coll_s(rates->comm, g, ECI_COLL_P2P, op->bwd_bytes);
+            if (op->hidden > 1 && op->bwd_bytes > 0) /* a ring's backward: dK/dV passed on every step
+                                                      * (Transformer Engine's: every step but the first) */
+                b += (op->hidden - op->ring_te) * eci_coll_s(rates->comm, g, ECI_COLL_P2P, op->bwd_bytes);
             *launched_s += reps * (f + b + (rerun ? f : 0));
         } else {
             *launched_s += reps * (cost[i].fwd_s + cost[i].bwd_s + again);
