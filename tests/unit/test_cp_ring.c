@@ -254,6 +254,13 @@ static void test_nccl_ctas(void **state)
     assert_true(one_cta.comm.cp_s > base.comm.cp_s);
     assert_true(one_cta.step_s > base.step_s);
     assert_rel(wide.step_s, base.step_s, EC_TOL_EXACT);
+    assert_false(one_cta.warnings & EC_WARN_KEY_IGNORED);
+    predict(ctx, &one_cta, "model=llama-3.1-8b gpu=h100-sxm5-80gb precision=amp_bf16 batch_per_gpu=1 seq_len=4096 "
+                           "nccl_cp_ctas=1 nccl_tp_ctas=8 nccl_dp_ctas=8"); /* one GPU: no group to limit */
+    assert_true(one_cta.warnings & EC_WARN_KEY_IGNORED);
+    assert_non_null(strstr(one_cta.warning_text, "nccl_cp_ctas (cp > 1 only)"));
+    assert_non_null(strstr(one_cta.warning_text, "nccl_tp_ctas (tp > 1 only)"));
+    assert_non_null(strstr(one_cta.warning_text, "nccl_dp_ctas (dp x cp > 1 only)"));
     ec_ctx_free(ctx);
 }
 

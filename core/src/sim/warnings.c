@@ -138,6 +138,9 @@ static void ignored_keys(const ec_ctx *ctx, const ec_config *cfg, const eci_reso
             "fp8_act_store (kernels=te with a SwiGLU MLP only)");
     IGNORED(cfg->cp_comm_type != EC_CP_COMM_P2P && (cfg->kernels != EC_KERNELS_TE || r->cp <= 1),
             "cp_comm_type (kernels=te with cp > 1 only)");
+    IGNORED(cfg->nccl_dp_ctas > 0 && r->dp * r->cp <= 1, "nccl_dp_ctas (dp x cp > 1 only)");
+    IGNORED(cfg->nccl_cp_ctas > 0 && r->cp <= 1, "nccl_cp_ctas (cp > 1 only)");
+    IGNORED(cfg->nccl_tp_ctas > 0 && r->tp <= 1, "nccl_tp_ctas (tp > 1 only)");
     IGNORED(cfg->act_offload_layers > 0 && !eci_setup_act_offload_allowed(cfg, r),
             "act_offload_layers (without checkpointing and pipeline parallelism only)");
     IGNORED(cfg->act_offload_layers > 0 && eci_setup_act_offload_allowed(cfg, r) && !has_repeated_layers(r),
