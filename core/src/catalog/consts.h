@@ -163,7 +163,9 @@
     X(sdpa_mask_eff_frac)               \
     X(nccl_channel_bytes_per_s)         \
     X(nccl_channel_sm90_bytes_per_s)    \
-    X(nccl_channel_sm100_bytes_per_s)
+    X(nccl_channel_sm100_bytes_per_s)   \
+    X(nccl_channel_sm90_from_cc)        \
+    X(nccl_channel_sm100_from_cc)
 
 enum eci_const_id {
 #define EC_CONST_ENUM(name) EC_C_##name,

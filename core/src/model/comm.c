@@ -527,16 +527,14 @@ void eci_comm_group(const eci_comm *c, int n, int stride, int per_node, double n
     }
 }
 
-/* NCCL's bandwidth per channel (one CTA) of a ring over NVLink: the first speed its topology
- * search tries for the GPU's generation (src/graph/search.cc speedArrayIntra, sm90SpeedArrayIntra,
- * sm100SpeedArrayIntra: 40, 60, 90 GB/s, chosen by the lowest compute capability), at half once
- * ncclTopoDupChannels doubles the channels found (bwIntra >= 25); its tuner prices a ring at
- * nChannels x that (tuning.cc).  models/constants.csv nccl_channel_*. */
+/* NCCL's bandwidth per channel (one CTA) of a ring over NVLink for the GPU's generation, which
+ * NCCL picks by the lowest compute capability (models/constants.csv nccl_channel_*: the rates and
+ * the capabilities from which the Hopper and Blackwell rates hold, with their sources). */
 double eci_nccl_channel_bytes_per_s(const ec_ctx *ctx, double compute_capability)
 {
-    if (compute_capability >= 10.0)
+    if (compute_capability >= eci_const(ctx, EC_C_nccl_channel_sm100_from_cc))
         return eci_const(ctx, EC_C_nccl_channel_sm100_bytes_per_s);
-    if (compute_capability >= 9.0)
+    if (compute_capability >= eci_const(ctx, EC_C_nccl_channel_sm90_from_cc))
         return eci_const(ctx, EC_C_nccl_channel_sm90_bytes_per_s);
     return eci_const(ctx, EC_C_nccl_channel_bytes_per_s);
 }
