@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""gpu_pairs.py: does a prediction transfer from one GPU to another when nothing else changes?
+
+Reads the public LLM runs (bench/data/llm_runs.csv) and what the shipped fit predicts of them
+(bench/results/llm_validation.md, "Every row"), groups the tokens/s rows whose configurations are
+the same in every column but the hardware ones (HARDWARE: the GPU, its network and GPUs per node)
+and the kernels a source's script picks for the GPU it finds (PICKED_BY_GPU: FlashAttention-3 on
+Hopper and -4 on Blackwell in stas00's benchmark), and compares, for each pair of GPUs in a group,
+the measured speed ratio with the predicted one.  A shift that a stack puts on every GPU alike
+(its host code, its settings) cancels in the ratio; what is left is how the model moves between
+GPUs, the question of issue 39.  Nothing is fitted.  From the repository root:
+
+    /usr/bin/python3 bench/gpu_pairs.py [--check REPORT] > bench/results/gpu_pairs.md
+
+--check REPORT compares what it would write with REPORT and exits 1 when they differ (ctest
+gpu_pairs_current).  Several rows of one GPU in a group (MLPerf's submitters of one system) give
+their median.  Ratios are B over A, A the older GPU (lower compute capability, then lower peak
+bf16 rate, then id, from models/gpus.csv).
+"""
+import collections
+import csv
+import os
+import signal
+import statistics
+import sys
+
+RUNS = "bench/data/llm_runs.csv"
+REPORT = "bench/results/llm_validation.md"
+GPUS = "models/gpus.csv"
+HARDWARE = ("gpu", "network", "gpus_per_node")
+PICKED_BY_GPU = ("attention", "cudnn_version")
+NOT_CONFIG = ("id", "value", "source")
+
+
+def predictions(path):
+    """{run id: (measured, predicted)} of the report's tokens/s rows that were priced."""
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        c = [x.strip() for x in line.split("|")]
+        if len(c) < 12 or c[5] != "tokens/s" or c[7] in ("-", "", "shipped fit"):
+            continue
+        out[c[1]] = (float(c[6]), float(c[7]))
+    return out
+
+
+def gpu_order(path):
+    """A sort key per GPU id: (compute capability, peak bf16 FLOP/s, id)."""
+    key = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            key[r["id"]] = (float(r["compute_capability"] or 0), float(r["peak_bf16_flop_per_s"] or 0), r["id"])
+    return key
+
+
+def groups(runs, priced):
+    """[[row, ...]] of the priced tokens/s rows that differ only in HARDWARE and PICKED_BY_GPU columns,
+    on two or more GPUs, in file order."""
+    by_key = collections.OrderedDict()
+    with open(runs, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["metric"] != "tokens_per_s" or r["id"] not in priced:
+                continue
+            key = tuple((k, v) for k, v in r.items() if k not in HARDWARE + PICKED_BY_GPU + NOT_CONFIG)
+            by_key.setdefault(key, []).append(r)
+    return [g for g in by_key.values() if len({r["gpu"] for r in g}) > 1]
+
+
+def pairs(group, priced, order):
+    """(A, B, n A, n B, measured B/A, predicted B/A, A's error, B's error, what differs besides the GPU)
+    for each pair of GPUs of a group, errors (predicted - measured) / measured of each GPU's medians."""
+    by_gpu = collections.OrderedDict()
+    for r in group:
+        by_gpu.setdefault(r["gpu"], []).append(r)
+    gpus = sorted(by_gpu, key=lambda g: order.get(g, (0.0, 0.0, g)))
+    med = {g: tuple(statistics.median(priced[r["id"]][i] for r in by_gpu[g]) for i in (0, 1)) for g in gpus}
+    out = []
+    for i, a in enumerate(gpus):
+        for b in gpus[i + 1:]:
+            (ma, pa), (mb, pb) = med[a], med[b]
+            differs = sorted({k for k in PICKED_BY_GPU
+                              if {r[k] for r in by_gpu[a]} != {r[k] for r in by_gpu[b]}})
+            out.append((a, b, len(by_gpu[a]), len(by_gpu[b]), mb / ma, pb / pa,
+                        (pa - ma) / ma, (pb - mb) / mb, differs))
+    return out
+
+
+def label(group):
+    """The group's name: the words of its first run id that every run id of it has (the GPU's and a
+    submitter's words dropped)."""
+    words = [set(r["id"].split("-")) for r in group]
+    return "-".join(w for w in group[0]["id"].split("-") if all(w in s for s in words))
+
+
+def write(out, runs, report, gpus):
+    priced = predictions(report)
+    order = gpu_order(gpus)
+    rows = [(label(g), g[0]["num_gpus"], p) for g in groups(runs, priced) for p in pairs(g, priced, order)]
+    w = out.write
+    w("# GPU pairs: measured against predicted speed ratio on identical configurations (issue 39)\n\n")
+    w("Written by `/usr/bin/python3 bench/gpu_pairs.py > bench/results/gpu_pairs.md` from\n"
+      "`bench/data/llm_runs.csv` and `bench/results/llm_validation.md` (the shipped fit; nothing fitted).\n"
+      "Each line is two GPUs that ran the same configuration: every column of `llm_runs.csv` equal but\n"
+      "the GPU, its network and GPUs per node, and the attention kernel or cuDNN release the source's\n"
+      "script picked for the GPU it found (the last column names it when it differs). A stack's own\n"
+      "shift cancels in the ratio; what is left is how the prediction moves from GPU A to GPU B.\n"
+      "Ratio error = predicted B/A over measured B/A - 1 (> 0: B priced too fast against A).\n\n")
+    w("| runs | GPUs | A | B | rows A / B | measured B/A | predicted B/A | ratio error % | A err % | B err % | also differs |\n")
+    w("| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+    for name, n, (a, b, na, nb, mr, pr, ea, eb, differs) in rows:
+        w("| %s | %s | %s | %s | %d / %d | %.3f | %.3f | %+.1f | %+.1f | %+.1f | %s |\n" % (
+            name, n, a, b, na, nb, mr, pr, 100 * (pr / mr - 1), 100 * ea, 100 * eb, ", ".join(differs) or "-"))
+    w("\n| GPU pair | pairs | ratio MAPE % | ratio bias % | rows' own MAPE % |\n| --- | ---: | ---: | ---: | ---: |\n")
+    kinds = collections.OrderedDict()
+    for _name, _n, p in rows:
+        kinds.setdefault("%s -> %s" % (p[0], p[1]), []).append(p)
+    kinds["every pair"] = [p for _name, _n, p in rows]
+    for kind, ps in kinds.items():
+        errs = [100 * (p[5] / p[4] - 1) for p in ps]
+        own = [100 * abs(e) for p in ps for e in (p[6], p[7])]
+        w("| %s | %d | %.1f | %+.1f | %.1f |\n" % (kind, len(ps), sum(map(abs, errs)) / len(errs),
+                                                 sum(errs) / len(errs), sum(own) / len(own)))
+
+
+def main():
+    args = sys.argv[1:]
+    if "-h" in args or "--help" in args:
+        print(__doc__.strip())
+        return 0
+    check = None
+    if args[:1] == ["--check"]:
+        if len(args) != 2:
+            sys.exit("gpu_pairs.py: --check needs a report file (--help)")
+        check = args[1]
+    elif args:
+        sys.exit("gpu_pairs.py: unexpected argument '%s' (--help)" % args[0])
+    for path in (RUNS, REPORT, GPUS):
+        if not os.path.exists(path):
+            sys.exit("gpu_pairs.py: %s: not found (run from the repository root)" % path)
+    if check is None:
+        write(sys.stdout, RUNS, REPORT, GPUS)
+        return 0
+
+    class Buf(list):
+        def write(self, s):
+            self.append(s)
+    buf = Buf()
+    write(buf, RUNS, REPORT, GPUS)
+    try:
+        have = open(check, encoding="utf-8").read()
+    except OSError as e:
+        sys.exit("gpu_pairs.py: %s: %s" % (check, e.strerror))
+    if have != "".join(buf):
+        sys.stderr.write("gpu_pairs.py: %s is stale: rerun /usr/bin/python3 bench/gpu_pairs.py > %s\n" % (check, check))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.exit(main())
