@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """gpu_pairs.py: does a prediction transfer from one GPU to another when nothing else changes?
 
-Reads the public LLM runs (bench/data/llm_runs.csv) and what the shipped fit predicts of them
-(bench/results/llm_validation.md, "Every row"), groups the tokens/s rows whose configurations are
-the same in every column but the hardware ones (HARDWARE: the GPU, its network and GPUs per node)
-and the kernels a source's script picks for the GPU it finds (PICKED_BY_GPU: FlashAttention-3 on
-Hopper and -4 on Blackwell in stas00's benchmark), and compares, for each pair of GPUs in a group,
-the measured speed ratio with the predicted one.  A shift that a stack puts on every GPU alike
+Reads two sets of public runs no fit has seen, with what the shipped fit predicts of them: the LLM
+runs (bench/data/llm_runs.csv; bench/results/llm_validation.md, "Every row") and the
+DeepLearningExamples runs on GPUs outside the calibration (bench/data/holdout_runs.csv;
+bench/results/holdout_accuracy.csv).  It groups the rows of one metric whose configurations are
+the same in every column but the hardware ones (HARDWARE: the GPU, its network, GPUs per node,
+topology and host) and the kernels a source's script picks for the GPU it finds (PICKED_BY_GPU:
+FlashAttention-3 on Hopper and -4 on Blackwell in stas00's benchmark), and compares, for each pair
+of GPUs in a group, the measured speed ratio with the predicted one.  A shift that a stack puts on every GPU alike
 (its host code, its settings) cancels in the ratio; what is left is how the model moves between
 GPUs, the question of issue 39.  Nothing is fitted.  From the repository root:
 
@@ -24,16 +26,14 @@ import signal
 import statistics
 import sys
 
-RUNS = "bench/data/llm_runs.csv"
-REPORT = "bench/results/llm_validation.md"
 GPUS = "models/gpus.csv"
-HARDWARE = ("gpu", "network", "gpus_per_node")
+HARDWARE = ("gpu", "network", "gpus_per_node", "topology", "host")
 PICKED_BY_GPU = ("attention", "cudnn_version")
 NOT_CONFIG = ("id", "value", "source")
 
 
-def predictions(path):
-    """{run id: (measured, predicted)} of the report's tokens/s rows that were priced."""
+def llm_predictions(path):
+    """{run id: (measured, predicted)} of the LLM report's tokens/s rows that were priced."""
     out = {}
     for line in open(path, encoding="utf-8"):
         c = [x.strip() for x in line.split("|")]
@@ -41,6 +41,19 @@ def predictions(path):
             continue
         out[c[1]] = (float(c[6]), float(c[7]))
     return out
+
+
+def validated_predictions(path):
+    """{run id: (measured, predicted)} of an `epochcast validate -o` file's rate rows."""
+    with open(path, newline="") as f:
+        return {r["id"]: (float(r["measured"]), float(r["predicted"])) for r in csv.DictReader(f)
+                if r["metric"] in ("tokens_per_s", "samples_per_s")}
+
+
+# (name, runs, their predictions, reader, metric)
+SOURCES = (("LLM", "bench/data/llm_runs.csv", "bench/results/llm_validation.md", llm_predictions, "tokens_per_s"),
+           ("DLE", "bench/data/holdout_runs.csv", "bench/results/holdout_accuracy.csv", validated_predictions,
+            "samples_per_s"))
 
 
 def gpu_order(path):
@@ -52,15 +65,16 @@ def gpu_order(path):
     return key
 
 
-def groups(runs, priced):
-    """[[row, ...]] of the priced tokens/s rows that differ only in HARDWARE and PICKED_BY_GPU columns,
-    on two or more GPUs, in file order."""
+def groups(runs, priced, metric):
+    """[[row, ...]] of the priced rows of metric that differ only in HARDWARE and PICKED_BY_GPU columns
+    (and notes), on two or more GPUs, in file order."""
     by_key = collections.OrderedDict()
     with open(runs, newline="") as f:
         for r in csv.DictReader(f):
-            if r["metric"] != "tokens_per_s" or r["id"] not in priced:
+            if r["metric"] != metric or r["id"] not in priced:
                 continue
-            key = tuple((k, v) for k, v in r.items() if k not in HARDWARE + PICKED_BY_GPU + NOT_CONFIG)
+            key = tuple((k, v) for k, v in r.items()
+                        if k not in HARDWARE + PICKED_BY_GPU + NOT_CONFIG and not k.startswith("note"))
             by_key.setdefault(key, []).append(r)
     return [g for g in by_key.values() if len({r["gpu"] for r in g}) > 1]
 
@@ -78,7 +92,7 @@ def pairs(group, priced, order):
         for b in gpus[i + 1:]:
             (ma, pa), (mb, pb) = med[a], med[b]
             differs = sorted({k for k in PICKED_BY_GPU
-                              if {r[k] for r in by_gpu[a]} != {r[k] for r in by_gpu[b]}})
+                              if {r.get(k) for r in by_gpu[a]} != {r.get(k) for r in by_gpu[b]}})
             out.append((a, b, len(by_gpu[a]), len(by_gpu[b]), mb / ma, pb / pa,
                         (pa - ma) / ma, (pb - mb) / mb, differs))
     return out
@@ -91,30 +105,39 @@ def label(group):
     return "-".join(w for w in group[0]["id"].split("-") if all(w in s for s in words))
 
 
-def write(out, runs, report, gpus):
-    priced = predictions(report)
+def write(out, gpus):
     order = gpu_order(gpus)
-    rows = [(label(g), g[0]["num_gpus"], p) for g in groups(runs, priced) for p in pairs(g, priced, order)]
+    rows = []
+    for name, runs, report, reader, metric in SOURCES:
+        priced = reader(report)
+        rows += [(name, label(g), g[0]["num_gpus"], p) for g in groups(runs, priced, metric)
+                 for p in pairs(g, priced, order)]
     w = out.write
     w("# GPU pairs: measured against predicted speed ratio on identical configurations (issue 39)\n\n")
-    w("Written by `/usr/bin/python3 bench/gpu_pairs.py > bench/results/gpu_pairs.md` from\n"
-      "`bench/data/llm_runs.csv` and `bench/results/llm_validation.md` (the shipped fit; nothing fitted).\n"
-      "Each line is two GPUs that ran the same configuration: every column of `llm_runs.csv` equal but\n"
-      "the GPU, its network and GPUs per node, and the attention kernel or cuDNN release the source's\n"
-      "script picked for the GPU it found (the last column names it when it differs). A stack's own\n"
-      "shift cancels in the ratio; what is left is how the prediction moves from GPU A to GPU B.\n"
-      "Ratio error = predicted B/A over measured B/A - 1 (> 0: B priced too fast against A).\n\n")
-    w("| runs | GPUs | A | B | rows A / B | measured B/A | predicted B/A | ratio error % | A err % | B err % | also differs |\n")
-    w("| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
-    for name, n, (a, b, na, nb, mr, pr, ea, eb, differs) in rows:
-        w("| %s | %s | %s | %s | %d / %d | %.3f | %.3f | %+.1f | %+.1f | %+.1f | %s |\n" % (
-            name, n, a, b, na, nb, mr, pr, 100 * (pr / mr - 1), 100 * ea, 100 * eb, ", ".join(differs) or "-"))
+    w("Written by `/usr/bin/python3 bench/gpu_pairs.py > bench/results/gpu_pairs.md` from the public runs\n"
+      "no fit has seen and the shipped fit's predictions of them (nothing fitted): LLM, `bench/data/llm_runs.csv`\n"
+      "with `bench/results/llm_validation.md`; DLE, `bench/data/holdout_runs.csv` with\n"
+      "`bench/results/holdout_accuracy.csv`. Each line is two GPUs that ran the same configuration: every\n"
+      "column equal but the GPU, its network, GPUs per node, topology and host, and the attention kernel or\n"
+      "cuDNN release the source's script picked for the GPU it found (the last column names it when it\n"
+      "differs). A stack's own shift cancels in the ratio; what is left is how the prediction moves from\n"
+      "GPU A to GPU B. Ratio error = predicted B/A over measured B/A - 1 (> 0: B priced too fast against A).\n\n")
+    w("| data | runs | GPUs | A | B | rows A / B | measured B/A | predicted B/A | ratio error % | A err % | B err % "
+      "| also differs |\n")
+    w("| --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+    for data, name, n, (a, b, na, nb, mr, pr, ea, eb, differs) in rows:
+        w("| %s | %s | %s | %s | %s | %d / %d | %.3f | %.3f | %+.1f | %+.1f | %+.1f | %s |\n" % (
+            data, name, n, a, b, na, nb, mr, pr, 100 * (pr / mr - 1), 100 * ea, 100 * eb, ", ".join(differs) or "-"))
     w("\n| GPU pair | pairs | ratio MAPE % | ratio bias % | rows' own MAPE % |\n| --- | ---: | ---: | ---: | ---: |\n")
     kinds = collections.OrderedDict()
-    for _name, _n, p in rows:
+    for _data, _name, _n, p in rows:
         kinds.setdefault("%s -> %s" % (p[0], p[1]), []).append(p)
-    kinds["every pair"] = [p for _name, _n, p in rows]
+    for data, *_ in SOURCES:
+        kinds["every %s pair" % data] = [p for d, _name, _n, p in rows if d == data]
+    kinds["every pair"] = [p for _data, _name, _n, p in rows]
     for kind, ps in kinds.items():
+        if not ps:
+            continue
         errs = [100 * (p[5] / p[4] - 1) for p in ps]
         own = [100 * abs(e) for p in ps for e in (p[6], p[7])]
         w("| %s | %d | %.1f | %+.1f | %.1f |\n" % (kind, len(ps), sum(map(abs, errs)) / len(errs),
@@ -133,18 +156,18 @@ def main():
         check = args[1]
     elif args:
         sys.exit("gpu_pairs.py: unexpected argument '%s' (--help)" % args[0])
-    for path in (RUNS, REPORT, GPUS):
+    for path in [GPUS] + [p for src in SOURCES for p in src[1:3]]:
         if not os.path.exists(path):
             sys.exit("gpu_pairs.py: %s: not found (run from the repository root)" % path)
     if check is None:
-        write(sys.stdout, RUNS, REPORT, GPUS)
+        write(sys.stdout, GPUS)
         return 0
 
     class Buf(list):
         def write(self, s):
             self.append(s)
     buf = Buf()
-    write(buf, RUNS, REPORT, GPUS)
+    write(buf, GPUS)
     try:
         have = open(check, encoding="utf-8").read()
     except OSError as e:
