@@ -21,10 +21,14 @@ bf16 rate, then id, from models/gpus.csv).
 """
 import collections
 import csv
+import io
 import os
 import signal
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import arch_stack_table as ast  # noqa: E402  (llm_validation.md's reader)
 
 GPUS = "models/gpus.csv"
 HARDWARE = ("gpu", "network", "gpus_per_node", "topology", "host")
@@ -33,21 +37,27 @@ NOT_CONFIG = ("id", "value", "source")
 
 
 def llm_predictions(path):
-    """{run id: (measured, predicted)} of the LLM report's tokens/s rows that were priced."""
-    out = {}
-    for line in open(path, encoding="utf-8"):
-        c = [x.strip() for x in line.split("|")]
-        if len(c) < 12 or c[5] != "tokens/s" or c[7] in ("-", "", "shipped fit"):
-            continue
-        out[c[1]] = (float(c[6]), float(c[7]))
-    return out
+    """{run id: (measured, predicted)} of the LLM report's priced tokens/s rows (arch_stack_table's reader)."""
+    return {rid: (meas, pred) for _gpu, _stack, pred, meas, _n, _util, _ins, rid in ast.rows_llm(path)}
 
 
 def validated_predictions(path):
     """{run id: (measured, predicted)} of an `epochcast validate -o` file's rate rows."""
+    out = {}
     with open(path, newline="") as f:
-        return {r["id"]: (float(r["measured"]), float(r["predicted"])) for r in csv.DictReader(f)
-                if r["metric"] in ("tokens_per_s", "samples_per_s")}
+        rows = csv.DictReader(f)
+        missing = {"id", "metric", "measured", "predicted"} - set(rows.fieldnames or ())
+        if missing:
+            sys.exit("gpu_pairs.py: %s:1: no column %s (an `epochcast validate -o` file)" % (
+                path, ", ".join(sorted(missing))))
+        for r in rows:
+            if r["metric"] in ("tokens_per_s", "samples_per_s"):
+                try:
+                    out[r["id"]] = (float(r["measured"]), float(r["predicted"]))
+                except (TypeError, ValueError):
+                    sys.exit("gpu_pairs.py: %s:%d: run '%s': measured '%s' or predicted '%s' is not a number" % (
+                        path, rows.line_num, r["id"], r["measured"], r["predicted"]))
+    return out
 
 
 # (name, runs, their predictions, reader, metric)
@@ -163,16 +173,13 @@ def main():
         write(sys.stdout, GPUS)
         return 0
 
-    class Buf(list):
-        def write(self, s):
-            self.append(s)
-    buf = Buf()
+    buf = io.StringIO()
     write(buf, GPUS)
     try:
         have = open(check, encoding="utf-8").read()
     except OSError as e:
         sys.exit("gpu_pairs.py: %s: %s" % (check, e.strerror))
-    if have != "".join(buf):
+    if have != buf.getvalue():
         sys.stderr.write("gpu_pairs.py: %s is stale: rerun /usr/bin/python3 bench/gpu_pairs.py > %s\n" % (check, check))
         return 1
     return 0
