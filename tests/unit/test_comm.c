@@ -254,6 +254,23 @@ static void test_topologies(void **state)
     /* GeForce (no peer-to-peer): every hop through host memory already, the host's hop rate aside */
     assert_int_equal(eci_comm_init(ctx, g4090, server, "pcie-switch", 4, 1, 0, 0, &c), EC_OK);
     assert_rel(c.busbw_bytes_per_s, host.busbw_bytes_per_s, EC_TOL_EXACT);
+    /* a host with its own through-host rate (hosts.csv through_host_busbw_bytes_per_s; 0 on the
+     * default server: the link sets it) prices every through-host ring at the slower of the two,
+     * also a P2P GPU's ring with peer-to-peer off (pcie-host); P2P rings keep the link */
+    const eci_host *epyc = eci_host_find(ctx, "server-epyc");
+    assert_non_null(epyc);
+    assert_true(server->through_host_busbw_bytes_per_s == 0);
+    assert_true(epyc->through_host_busbw_bytes_per_s > 0 && epyc->through_host_busbw_bytes_per_s < host.busbw_bytes_per_s);
+    eci_comm slow;
+    assert_int_equal(eci_comm_init(ctx, g4090, epyc, "pcie-host", 4, 1, 0, 0, &slow), EC_OK);
+    assert_rel(slow.busbw_bytes_per_s, epyc->through_host_busbw_bytes_per_s, EC_TOL_EXACT);
+    assert_int_equal(eci_comm_init(ctx, g4090, server, "pcie-host", 4, 1, 0, 0, &c), EC_OK);
+    assert_rel(c.busbw_bytes_per_s, host.busbw_bytes_per_s, EC_TOL_EXACT);
+    assert_int_equal(eci_comm_init(ctx, a100p, epyc, "pcie-host", 2, 1, 0, 0, &c), EC_OK);
+    assert_rel(c.busbw_bytes_per_s, fmin(a100p->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_host_busbw_frac),
+                                         epyc->through_host_busbw_bytes_per_s), EC_TOL_EXACT);
+    assert_int_equal(eci_comm_init(ctx, a100p, epyc, "pcie-switch", 2, 1, 0, 0, &c), EC_OK);
+    assert_rel(c.busbw_bytes_per_s, link, EC_TOL_EXACT);
     /* peer-to-peer paths copy over the ring's own links */
     assert_int_equal(eci_comm_init(ctx, a100, NULL, "nvlink", 4, 1, 0, 0, &c), EC_OK);
     assert_rel(c.copy_bytes_per_s, c.busbw_bytes_per_s, EC_TOL_EXACT);

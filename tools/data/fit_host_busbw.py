@@ -1,97 +1,90 @@
 #!/usr/bin/env python3
-"""Fit one through-host bus bandwidth per Lambda v1 host on its 2-GPU pairs; report 4-8 GPUs.
+"""Fit a host's through-host NCCL rate (models/hosts.csv through_host_busbw_bytes_per_s) on the
+2-GPU pairs of the runs that name it; report its 4-8 GPU pairs, which the fit never sees.
 
-    python3 tools/data/fit_host_busbw.py [RUNS.csv]     (default bench/data/calibration_dle.csv)
+    python3 tools/data/fit_host_busbw.py [--build DIR] [RUNS.csv] [HOST]
+    (defaults: bench/data/calibration_dle.csv, server-epyc; DIR/bench/bench_scaling, else build/'s)
 
-Lambda's v1 harness exports NCCL_P2P_DISABLE=1 (bench/results/lambda_v1_steady_state.md), so
-its A100 SXM4 and V100 SXM2 multi-GPU runs moved gradients through host memory, at a rate
-the raw logs show to depend on the host (about 3.5 GB/s on the bare-metal 2x EPYC 7H12 HGX
-A100, about 8 GB/s in the V100 cloud VMs), not on the GPU's PCIe link that
-pcie_host_busbw_frac scales.  The question here: given a host's in-training rate, as a user
-would give it with busbw_gbyte_per_s after a 2-GPU run on their machine, does the ring
-model carry it from 2 GPUs to 4 and 8?
-
-Per host: busbw_gbyte_per_s fitted by least squares on the scaling efficiency of its 2-GPU
-pairs (golden-section search on log busbw over 0.3-300 GB/s), then its 4- and 8-GPU pairs
-predicted with that value, never seen by the fit.  Pairs are bench_scaling's (multi-GPU run
-+ same-config single-GPU run); the rate goes into a temporary copy of RUNS as a
-busbw_gbyte_per_s column on that host's multi-GPU rows.  Python 3 stdlib only; needs
-build/bench/bench_scaling.
+When NCCL moves every gradient byte through host memory (Lambda's v1 harness exports
+NCCL_P2P_DISABLE=1, bench/results/lambda_v1_steady_state.md; GeForce cards have no PCIe
+peer-to-peer), the rate a training job gets can be set by the host rather than by the GPU's
+PCIe link that pcie_host_busbw_frac scales: the raw logs of Lambda's 2-socket EPYC HGX A100 give
+about 3.5 GB/s of gradients a step against 8 GB/s in its V100 cloud VMs.  The runs whose machine
+is such a host carry `host=HOST` (tools/data/make_dle_runs.py EPYC_THROUGH_HOST names each
+machine and its sys_pytorch.txt board).  The rate is fitted by least squares on the scaling
+efficiency of their 2-GPU pairs (bench_scaling's pairs: multi-GPU run + same-config single-GPU
+run; golden-section search on log rate over 0.3-300 GB/s, each candidate written into a copy of
+models/hosts.csv), then the host's 3-8 GPU pairs are predicted with it.  Prints the fitted value
+for hosts.csv and the errors by GPU and GPU count, against the link-bound price (rate 0).
+Python 3 stdlib only.
 """
 import csv
 import math
 import os
-import subprocess
+import shutil
 import sys
 import tempfile
 
-from fit_pcie_host import BENCH, golden_min, stats
+from fit_pcie_host import bench_of, golden_min, run_bench, stats
 
-# The v1 multi-GPU rows that ran with P2P off, by GPU: one host (machine type) each.
-HOSTS = {
-    "a100-sxm4-80gb": "8x A100 SXM4 HGX, 2x EPYC 7H12, bare metal",
-    "v100-sxm2-16gb": "Lambda Cloud V100 VMs",
-}
+COLUMN = "through_host_busbw_bytes_per_s"
 
 
-def on_host(row, gpu):
-    return row["gpu"] == gpu and row["topology"] == "pcie-host" and row["num_gpus"] != "1"
-
-
-def pairs_at(rates, runs, tmp):
-    """bench_scaling's pairs with busbw_gbyte_per_s = rates[gpu] on each host's multi-GPU rows."""
-    with open(runs, newline="") as f:
+def pairs_at(rate_bytes_per_s, host, runs, tmp, bench):
+    """bench_scaling's pairs with HOST's through-host rate set to rate in a copy of models/."""
+    models = os.path.join(tmp, "models")
+    shutil.rmtree(models, ignore_errors=True)
+    shutil.copytree("models", models)
+    path = os.path.join(models, "hosts.csv")
+    with open(path, newline="") as f:
         reader = csv.DictReader(f)
-        fields = reader.fieldnames + ["busbw_gbyte_per_s"]
-        rows = list(reader)
-    path = os.path.join(tmp, "runs.csv")
+        fields, rows = reader.fieldnames, list(reader)
+    if COLUMN not in fields or not any(r["id"] == host for r in rows):
+        sys.exit(f"fit_host_busbw: models/hosts.csv has no column {COLUMN} or no host '{host}'")
+    for r in rows:
+        if r["id"] == host:
+            r[COLUMN] = f"{rate_bytes_per_s:.6g}"
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
         w.writeheader()
-        for r in rows:
-            gpu = r["gpu"]
-            r["busbw_gbyte_per_s"] = f"{rates[gpu]:.6g}" if gpu in rates and on_host(r, gpu) else ""
-            w.writerow(r)
+        w.writerows(rows)
     out = os.path.join(tmp, "pairs.csv")
-    subprocess.run([BENCH, path, out], check=True, stdout=subprocess.DEVNULL)
-    topology = {r["id"]: r["topology"] for r in rows}
+    run_bench(bench, runs, out, dict(os.environ, EPOCHCAST_MODELS=models))
     with open(out, newline="") as f:
-        pairs = list(csv.DictReader(f))
-    for p in pairs:
-        p["topology"] = topology[p["id"]]
-    return pairs
-
-
-def fit_host(gpu, runs, tmp):
-    def loss(log_rate):
-        d = [float(p["diff_pp"]) for p in pairs_at({gpu: math.exp(log_rate)}, runs, tmp)
-             if on_host(p, gpu) and p["num_gpus"] == "2"]
-        return sum(x * x for x in d) / len(d)
-
-    return round(math.exp(golden_min(loss, math.log(0.3), math.log(300), 0.01)), 2)
+        return list(csv.DictReader(f))
 
 
 def main():
-    runs = sys.argv[1] if len(sys.argv) > 1 else "bench/data/calibration_dle.csv"
-    print(f"runs: {runs}")
-    rates = {}
+    args = sys.argv[1:]
+    bench = bench_of(args, "fit_host_busbw")
+    runs = args[0] if args else "bench/data/calibration_dle.csv"
+    host = args[1] if len(args) > 1 else "server-epyc"
+    with open(runs, newline="") as f:
+        on_host = {r["id"] for r in csv.DictReader(f) if r.get("host") == host}
+    if not on_host:
+        sys.exit(f"fit_host_busbw: no row of {runs} has host={host}")
+    mine = lambda p: p["id"] in on_host
     with tempfile.TemporaryDirectory() as tmp:
-        for gpu in HOSTS:
-            rates[gpu] = fit_host(gpu, runs, tmp)
-        pairs = pairs_at(rates, runs, tmp)
-        default = pairs_at({}, runs, tmp)
-    for gpu, host in HOSTS.items():
-        mine = [p for p in pairs if on_host(p, gpu)]
-        before = [p for p in default if on_host(p, gpu)]
-        print(f"{gpu} ({host}): fitted busbw_gbyte_per_s = {rates[gpu]}")
-        for label, sel in (("2 GPUs (fit set)", lambda p: p["num_gpus"] == "2"),
-                           ("4 GPUs (held out)", lambda p: p["num_gpus"] == "4"),
-                           ("8 GPUs (held out)", lambda p: p["num_gpus"] == "8")):
-            print(f"  {label}: {stats([p for p in mine if sel(p)])}"
-                  f"   [with pcie_host_busbw_frac: {stats([p for p in before if sel(p)])}]")
-    sxm8 = lambda p: p["num_gpus"] == "8" and "-sxm" in p["gpu"]
-    print("all 8-GPU A100/V100 SXM pairs as their scripts ran them (NVLink, or through host at the "
-          f"fitted rates): {stats([p for p in pairs if sxm8(p)])}")
+        def loss(log_gbyte):
+            d = [float(p["diff_pp"]) for p in pairs_at(math.exp(log_gbyte) * 1e9, host, runs, tmp, bench)
+                 if mine(p) and p["num_gpus"] == "2"]
+            return sum(x * x for x in d) / len(d)
+
+        rate = round(math.exp(golden_min(loss, math.log(0.3), math.log(300), 0.01)), 2)
+        fitted = [p for p in pairs_at(rate * 1e9, host, runs, tmp, bench) if mine(p)]
+        before = [p for p in pairs_at(0, host, runs, tmp, bench) if mine(p)]
+    print(f"runs: {runs}; host {host}: {len(on_host)} rows")
+    print(f"fitted {COLUMN} = {rate:.3g}e9 ({rate} GB/s; least squares on the 2-GPU pairs)")
+    for gpu in sorted({p["gpu"] for p in fitted}):
+        for n in ("2", "4", "8"):
+            sel = lambda p: p["gpu"] == gpu and p["num_gpus"] == n
+            if any(sel(p) for p in fitted):
+                role = "fit set" if n == "2" else "held out"
+                print(f"  {gpu}, {n} GPUs ({role}): {stats([p for p in fitted if sel(p)])}"
+                      f"   [link-bound: {stats([p for p in before if sel(p)])}]")
+    held = lambda p: p["num_gpus"] != "2"
+    print(f"all held-out pairs: {stats([p for p in fitted if held(p)])}"
+          f"   [link-bound: {stats([p for p in before if held(p)])}]")
 
 
 if __name__ == "__main__":

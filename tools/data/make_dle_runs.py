@@ -723,6 +723,30 @@ def optimizer_loop_of(row, containers):
     return row["optimizer"], "", "", ""
 
 
+# Lambda's machines that ran multi-GPU runs with every gradient byte through host memory (the v1
+# harness's NCCL_P2P_DISABLE=1; GeForce cards, which have no PCIe peer-to-peer) and whose
+# sys_pytorch.txt (lambdal/deeplearning-benchmark pytorch/results/<system>/) names an AMD EPYC GPU
+# server: models/hosts.csv `server-epyc`, whose through-host rate is below the GPU link's.  Only
+# these rows carry a host, the only ones its rate prices.  gpu -> (the harness, None for any: the
+# RTX 3070 and 3090 rows are all v0, whose lookup misses some AMP rows; GPU counts; systems).
+EPYC_THROUGH_HOST = {
+    "a100-sxm4-80gb": ("v1", "248", "2x/4x/8xA100_80GB_SXM4_v1: Supermicro H12DGO-6, 2x EPYC 7H12"),
+    "a100-pcie-80gb": ("v1", "248", "2xA100_80GB_PCIe_v1: Gigabyte MZ22-G20, EPYC 7502"),
+    "rtx-a6000": ("v1", "248", "2xA6000_v1: Gigabyte MZ22-G20, EPYC 7502"),
+    "rtx3070": (None, "248", "2x/4x/8x3070: Supermicro H12DSG-O-CPU, 2x EPYC 7502"),
+    # 2x3090's and 3x3090's sys_pytorch.txt name an ASRock TRX40 Creator (Threadripper 3970X)
+    "rtx3090": (None, "48", "4x/8x3090: Gigabyte MZ52-G40, 2x EPYC 7662"),
+}
+
+
+def host_of(row, kind):
+    """`server-epyc` for a multi-GPU Lambda row of EPYC_THROUGH_HOST's machines, else '' (the default)."""
+    if row["gpu"] not in EPYC_THROUGH_HOST or "lambda:" not in row["source"] or row["num_gpus"] == "1":
+        return ""
+    harness, counts, _ = EPYC_THROUGH_HOST[row["gpu"]]
+    return "server-epyc" if harness in (None, kind) and row["num_gpus"] in counts else ""
+
+
 def convert(row, harness, accum, containers, values, lambda_torch):
     bert = row["model"].startswith("bert")
     row["memory_format"] = memory_format_of(row, values)
@@ -731,8 +755,10 @@ def convert(row, harness, accum, containers, values, lambda_torch):
     row["mlm_all_positions"] = mlm_all_positions_of(row, containers)
     row["grad_buckets"], row["bucket_cap_mb"] = gradient_reduction_of(row, containers)
     row["max_grad_norm"] = "1" if bert and row["task"] == "squad" else ""
-    v1_multi = "lambda:" in row["source"] and row["num_gpus"] != "1" and harness.get(harness_key(row)) == "v1"
+    kind = harness.get(harness_key(row)) if "lambda:" in row["source"] else None
+    v1_multi = row["num_gpus"] != "1" and kind == "v1"
     row["topology"] = "pcie-host" if v1_multi or row.get("topology") == "pcie-host" else ""  # make_holdout's VM rows
+    row["host"] = host_of(row, kind)
     row["attention"] = "eager" if bert else ""
     if bert and row["precision"] == "amp_fp16":
         row["precision"] = "fp16"
@@ -742,7 +768,7 @@ def convert(row, harness, accum, containers, values, lambda_torch):
     return row
 
 
-ADDED_COLUMNS = ["topology", "attention", "gradient_as_bucket_view", "memory_format", "mlm_all_positions",
+ADDED_COLUMNS = ["topology", "host", "attention", "gradient_as_bucket_view", "memory_format", "mlm_all_positions",
                  "max_grad_norm", "grad_buckets", "bucket_cap_mb", "torch_version", "clip_impl", "zero_grad",
                  "master_weights"]
 

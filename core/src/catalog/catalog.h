@@ -94,6 +94,9 @@ typedef struct eci_host {
     double memcpy_bytes_per_s;        /* host memcpy (pin-memory copy) */
     double host_hop_busbw_bytes_per_s; /* NCCL ring hop between peer-to-peer PCIe GPUs under different root ports
                                         * or sockets, which NCCL stages through host memory (comm.c) */
+    double through_host_busbw_bytes_per_s; /* NCCL ring bus bandwidth in training when every byte passes
+                                            * through host memory (P2P off or impossible); 0: the GPU's PCIe
+                                            * link at pcie_host_busbw_frac sets it (comm.c) */
     double fast_tokenizer_tokens_per_s;   /* HF tokenizers (Rust), one thread */
     double python_tokenizer_tokens_per_s; /* slow Python tokenizer, one thread */
     double worker_start_s;            /* fork + dataset init of one DataLoader worker */

@@ -113,7 +113,7 @@ static const key_def KEYS[] = {
     ENUM("tokenizer", tokenizer, 0, "fast, python", "tokenizer kind: fast (Rust) or python [fast]"),
     DBLZ("sample_cpu_s", sample_cpu_s, 1e-9, 3600, 1, -1, 0,
          "explicit loader CPU seconds per sample, 0 or 1e-9..3600 [derived from tokenizer and host]"),
-    STR(host, "host CPU profile id, a row of models/hosts.csv (its dispatch, loader and PCIe host-hop rates) [default]"),
+    STR(host, "host CPU profile id, a row of models/hosts.csv (dispatch, loader, PCIe host-hop and through-host rates) [default]"),
     DBLZ("dataset_samples", dataset_samples, 1, 1e15, 1, 0, 1,
          "training samples per epoch, a whole number 0..1e15 [0 = unknown, no epoch time]"),
     INT(epochs, 1, 1000000, 1, "epochs, 1..1000000 [1]"),

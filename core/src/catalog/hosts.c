@@ -19,6 +19,7 @@ static const eci_field host_fields[] = {
     H("step_overhead_s", ECI_F_DOUBLE, step_overhead_s, 0, 10),
     H("memcpy_bytes_per_s", ECI_F_DOUBLE, memcpy_bytes_per_s, 1e8, 1e12),
     H("host_hop_busbw_bytes_per_s", ECI_F_DOUBLE, host_hop_busbw_bytes_per_s, 1e8, 1e12),
+    H("through_host_busbw_bytes_per_s", ECI_F_DOUBLE, through_host_busbw_bytes_per_s, 0, 1e12),
     H("fast_tokenizer_tokens_per_s", ECI_F_DOUBLE, fast_tokenizer_tokens_per_s, 1, 1e10),
     H("python_tokenizer_tokens_per_s", ECI_F_DOUBLE, python_tokenizer_tokens_per_s, 1, 1e10),
     H("worker_start_s", ECI_F_DOUBLE, worker_start_s, 0, 600),

@@ -48,11 +48,16 @@ static double min2(double a, double b)
     return a < b ? a : b;
 }
 
-/* One GPU's PCIe link as NCCL's ring sees it: peer-to-peer when the GPU allows it. */
-static double pcie_busbw(const ec_ctx *ctx, const eci_gpu *g, int p2p)
+/* One GPU's PCIe link as NCCL's ring sees it: peer-to-peer when the GPU allows it; through host
+ * memory otherwise, where the host's own rate (hosts.csv through_host_busbw_bytes_per_s, 0 or
+ * host NULL: not limited) can be below the link's. */
+static double pcie_busbw(const ec_ctx *ctx, const eci_gpu *g, int p2p, const eci_host *host)
 {
-    return g->h2d_pinned_bytes_per_s *
-           eci_const(ctx, p2p && g->p2p ? EC_C_pcie_p2p_busbw_frac : EC_C_pcie_host_busbw_frac);
+    if (p2p && g->p2p)
+        return g->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_p2p_busbw_frac);
+    double link = g->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_host_busbw_frac);
+    return host != NULL && host->through_host_busbw_bytes_per_s > 0 ? min2(link, host->through_host_busbw_bytes_per_s)
+                                                                     : link;
 }
 
 /* A peer-to-peer PCIe ring of per_node GPUs: NCCL takes P2P only between GPUs behind a common
@@ -62,7 +67,7 @@ static double pcie_busbw(const ec_ctx *ctx, const eci_gpu *g, int p2p)
  * host_hop_busbw_bytes_per_s; host NULL: not limited). */
 static double pcie_ring_busbw(const ec_ctx *ctx, const eci_gpu *g, int per_node, const eci_host *host)
 {
-    double link = pcie_busbw(ctx, g, 1);
+    double link = pcie_busbw(ctx, g, 1, host);
     return g->p2p && per_node > 2 && host != NULL ? min2(link, host->host_hop_busbw_bytes_per_s) : link;
 }
 
@@ -98,7 +103,7 @@ static int nvlink_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, const eci_h
 
 /* A16-style boards: each GPU's own link to the board's switch, and, with more than one
  * board, the board's uplink, which the ring crosses once each way through the host. */
-static int board_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
+static int board_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, const eci_host *host, eci_comm *c)
 {
     if (g->gpus_per_board < 2)
         return eci_error(ctx, EC_EINVAL, "key 'topology': a16-board needs a multi-GPU board; %s has one GPU per board",
@@ -107,7 +112,7 @@ static int board_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, eci_comm *c)
     double uplink = lane_bytes_per_s * eci_const(ctx, EC_C_board_uplink_lanes);
     int on_board = per_node < g->gpus_per_board ? per_node : g->gpus_per_board;
     c->boards = (per_node + g->gpus_per_board - 1) / g->gpus_per_board;
-    c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1);
+    c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1, host);
     c->copy_bytes_per_s = c->busbw_bytes_per_s;
     c->bottleneck = "gpu pcie link";
     c->through_host = !g->p2p;
@@ -229,18 +234,18 @@ static int node_links(ec_ctx *ctx, const eci_gpu *g, const char *topology, int p
         rc = nvlink_busbw(ctx, g, per_node, host, c);
     } else if (strcmp(topology, "pcie-switch") == 0) {
         c->busbw_bytes_per_s = pcie_ring_busbw(ctx, g, per_node, host);
-        c->copy_bytes_per_s = g->p2p ? pcie_busbw(ctx, g, 1) : host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
+        c->copy_bytes_per_s = g->p2p ? pcie_busbw(ctx, g, 1, host) : host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
         c->bottleneck = !g->p2p                                      ? "pcie through host (no p2p)"
                         : c->busbw_bytes_per_s < c->copy_bytes_per_s ? "pcie peer-to-peer, hops through the host"
                                                                      : "pcie peer-to-peer";
         c->through_host = !g->p2p;
     } else if (strcmp(topology, "pcie-host") == 0) {
-        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 0);
+        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 0, host);
         c->copy_bytes_per_s = host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
         c->bottleneck = "pcie through host";
         c->through_host = 1;
     } else if (strcmp(topology, "a16-board") == 0) {
-        rc = board_busbw(ctx, g, per_node, c);
+        rc = board_busbw(ctx, g, per_node, host, c);
     } else {
         const char *near = eci_nearest(topology, topologies, N_TOPOLOGIES);
         return eci_error(ctx, EC_EINVAL, "key 'topology': unknown topology '%s' (did you mean '%s'? choices: "
