@@ -656,6 +656,8 @@ EC_API const char *ec_bottleneck_name(ec_bottleneck b);
                                              mask as a tensor, every key block computed (key attn_mask) */
 #define EC_WARN_PCIE_HOST_HOP   (1u << 19) /* more than two PCIe GPUs a node, peer-to-peer: NCCL's ring crosses the host
                                              between root ports or sockets, at the host's rate (models/hosts.csv) */
+#define EC_WARN_THROUGH_HOST    (1u << 20) /* NCCL's ring through host memory priced at the GPU's link: the host
+                                              named has no through-host rate of its own (models/hosts.csv) */
 
 /* Where the time of one optimizer step goes, per GPU (GPU 0 under dp). */
 typedef struct ec_breakdown {

@@ -317,6 +317,7 @@ const char *ec_bottleneck_name(ec_bottleneck b);
 #define EC_WARN_PAGED_EVICTED 131072
 #define EC_WARN_COMPILE_MASK 262144
 #define EC_WARN_PCIE_HOST_HOP 524288
+#define EC_WARN_THROUGH_HOST 1048576
 typedef struct ec_breakdown {
     double forward_s;
     double backward_s;

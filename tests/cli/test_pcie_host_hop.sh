@@ -5,8 +5,9 @@
 # 8 RTX A6000 warn naming the rate, the host and busbw_gbyte_per_s=; 2 do not (one switch, or
 # P2P across an AMD CPU); a measured busbw_gbyte_per_s= takes the place of the hop (no warning,
 # the step as given); host=server-spr's faster socket link shortens the step; GeForce (no P2P) is
-# through the host already and is not warned; a hosts.csv whose hop is not a number fails naming
-# the file and the column.
+# through the host already and is not warned of a hop, but of its ring priced at the GPU's link
+# (EC_WARN_THROUGH_HOST), unless its host has a through-host rate of its own; a hosts.csv whose hop
+# is not a number fails naming the file and the column.
 #   bash tests/cli/test_pcie_host_hop.sh path/to/epochcast      (EPOCHCAST_MODELS set)
 set -u
 EC=${1:?usage: test_pcie_host_hop.sh path/to/epochcast}
@@ -46,6 +47,15 @@ out=$("$EC" predict model=bert-large task=squad gpu=rtx3090 precision=amp_fp16 b
       num_gpus=4 2>&1)
 if grep -qF "PCIe peer-to-peer" <<<"$out"; then bad "4 RTX 3090 (no P2P): not warned" "$out"
 else ok "4 RTX 3090 (no P2P): not warned"; fi
+# ...but its ring through host memory is priced at the GPU's link, which the default host does not
+# bound: said, with a host that has a rate of its own (hosts.csv through_host_busbw_bytes_per_s)
+if grep -qF "NCCL's ring priced at the GPU's link, 4.2 GB/s" <<<"$out" && grep -qF "host=server-epyc: 1.47 GB/s" <<<"$out"
+then ok "4 RTX 3090: the through-host ring at the link said, with server-epyc's rate"
+else bad "4 RTX 3090: the through-host ring at the link said, with server-epyc's rate" "$out"; fi
+out=$("$EC" predict model=bert-large task=squad gpu=rtx3090 precision=amp_fp16 batch_per_gpu=8 seq_len=384 \
+      num_gpus=4 host=server-epyc 2>&1)
+if grep -qF "through host memory" <<<"$out"; then bad "4 RTX 3090 on server-epyc: its rate, no warning" "$out"
+else ok "4 RTX 3090 on server-epyc: its rate, no warning"; fi
 
 mkdir -p "$tmp/m" && cp -r "$MODELS"/. "$tmp/m/"
 python3 -c 'import csv, sys

@@ -271,6 +271,16 @@ static void test_topologies(void **state)
                                          epyc->through_host_busbw_bytes_per_s), EC_TOL_EXACT);
     assert_int_equal(eci_comm_init(ctx, a100p, epyc, "pcie-switch", 2, 1, 0, 0, &c), EC_OK);
     assert_rel(c.busbw_bytes_per_s, link, EC_TOL_EXACT);
+    /* the warning's helper (EC_WARN_THROUGH_HOST): the link's through-host rate where it sets the
+     * ring and the host has no rate of its own, else 0 */
+    assert_rel(eci_comm_through_host_link_bytes_per_s(ctx, g4090, server, "pcie-host", 4, 1), host.busbw_bytes_per_s,
+               EC_TOL_EXACT);
+    assert_rel(eci_comm_through_host_link_bytes_per_s(ctx, g4090, NULL, "pcie-switch", 2, 1), host.busbw_bytes_per_s,
+               EC_TOL_EXACT);
+    assert_true(eci_comm_through_host_link_bytes_per_s(ctx, g4090, epyc, "pcie-host", 4, 1) == 0);
+    assert_true(eci_comm_through_host_link_bytes_per_s(ctx, g4090, server, "pcie-host", 1, 1) == 0);
+    assert_true(eci_comm_through_host_link_bytes_per_s(ctx, a100p, server, "pcie-switch", 8, 1) == 0);
+    assert_true(eci_comm_through_host_link_bytes_per_s(ctx, a100, server, "nvlink", 8, 1) == 0);
     /* peer-to-peer paths copy over the ring's own links */
     assert_int_equal(eci_comm_init(ctx, a100, NULL, "nvlink", 4, 1, 0, 0, &c), EC_OK);
     assert_rel(c.copy_bytes_per_s, c.busbw_bytes_per_s, EC_TOL_EXACT);

@@ -416,6 +416,40 @@ static void test_max_batch(void **state)
     ec_ctx_free(ctx);
 }
 
+/* ec_predict of the words base + extra, which must succeed. */
+static void predict_with(ec_ctx *ctx, const char *base, const char *extra, ec_result *res)
+{
+    ec_config cfg;
+    char words[256];
+    snprintf(words, sizeof words, "%s %s", base, extra);
+    ec_test_config(ctx, &cfg, words);
+    assert_int_equal(ec_predict(ctx, &cfg, res), EC_OK);
+}
+
+/* NCCL through host memory: four RTX 3090s (no peer-to-peer) are priced at the GPU's link on the
+ * default host, which has no through-host rate, and the prediction says so; an AMD EPYC server
+ * (hosts.csv server-epyc, a measured rate below the link) makes the step longer and silences it,
+ * as a measured busbw_gbyte_per_s does; one GPU or NVLink has no such ring. */
+static void test_through_host_rate(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    ec_result link, epyc, measured, one, nvlink;
+    const char *rtx3090 = "model=bert-large gpu=rtx3090 seq_len=384 batch_per_gpu=8 precision=fp16";
+    predict_with(ctx, rtx3090, "num_gpus=4", &link);
+    assert_true(link.warnings & EC_WARN_THROUGH_HOST);
+    predict_with(ctx, rtx3090, "num_gpus=4 host=server-epyc", &epyc);
+    assert_false(epyc.warnings & EC_WARN_THROUGH_HOST);
+    assert_true(epyc.breakdown.comm_s > link.breakdown.comm_s && epyc.step_s > link.step_s);
+    predict_with(ctx, rtx3090, "num_gpus=4 busbw_gbyte_per_s=3", &measured);
+    assert_false(measured.warnings & EC_WARN_THROUGH_HOST);
+    predict_with(ctx, rtx3090, "num_gpus=1", &one);
+    assert_false(one.warnings & EC_WARN_THROUGH_HOST);
+    predict_with(ctx, "model=bert-large gpu=a100-sxm4-80gb seq_len=384 batch_per_gpu=8", "num_gpus=8", &nvlink);
+    assert_false(nvlink.warnings & EC_WARN_THROUGH_HOST);
+    ec_ctx_free(ctx);
+}
+
 /* ---- errors -------------------------------------------------------------------------------- */
 
 /* The first failure of setting the words (a name is checked when it is set) or of predicting. */
@@ -537,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_faster_never_slower),
         cmocka_unit_test(test_max_batch),
         cmocka_unit_test(test_python_loop),
+        cmocka_unit_test(test_through_host_rate),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

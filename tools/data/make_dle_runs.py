@@ -730,18 +730,18 @@ def optimizer_loop_of(row, containers):
 # these rows carry a host, the only ones its rate prices.  gpu -> (the harness, None for any: the
 # RTX 3070 and 3090 rows are all v0, whose lookup misses some AMP rows; GPU counts; systems).
 EPYC_THROUGH_HOST = {
-    "a100-sxm4-80gb": ("v1", "248", "2x/4x/8xA100_80GB_SXM4_v1: Supermicro H12DGO-6, 2x EPYC 7H12"),
-    "a100-pcie-80gb": ("v1", "248", "2xA100_80GB_PCIe_v1: Gigabyte MZ22-G20, EPYC 7502"),
-    "rtx-a6000": ("v1", "248", "2xA6000_v1: Gigabyte MZ22-G20, EPYC 7502"),
-    "rtx3070": (None, "248", "2x/4x/8x3070: Supermicro H12DSG-O-CPU, 2x EPYC 7502"),
+    "a100-sxm4-80gb": ("v1", ("2", "4", "8"), "2x/4x/8xA100_80GB_SXM4_v1: Supermicro H12DGO-6, 2x EPYC 7H12"),
+    "a100-pcie-80gb": ("v1", ("2",), "2xA100_80GB_PCIe_v1: Gigabyte MZ22-G20, EPYC 7502"),
+    "rtx-a6000": ("v1", ("2",), "2xA6000_v1: Gigabyte MZ22-G20, EPYC 7502"),
+    "rtx3070": (None, ("2", "4", "8"), "2x/4x/8x3070: Supermicro H12DSG-O-CPU, 2x EPYC 7502"),
     # 2x3090's and 3x3090's sys_pytorch.txt name an ASRock TRX40 Creator (Threadripper 3970X)
-    "rtx3090": (None, "48", "4x/8x3090: Gigabyte MZ52-G40, 2x EPYC 7662"),
+    "rtx3090": (None, ("4", "8"), "4x/8x3090: Gigabyte MZ52-G40, 2x EPYC 7662"),
 }
 
 
 def host_of(row, kind):
     """`server-epyc` for a multi-GPU Lambda row of EPYC_THROUGH_HOST's machines, else '' (the default)."""
-    if row["gpu"] not in EPYC_THROUGH_HOST or "lambda:" not in row["source"] or row["num_gpus"] == "1":
+    if row["gpu"] not in EPYC_THROUGH_HOST or "lambda:" not in row["source"]:
         return ""
     harness, counts, _ = EPYC_THROUGH_HOST[row["gpu"]]
     return "server-epyc" if harness in (None, kind) and row["num_gpus"] in counts else ""

@@ -151,5 +151,31 @@ class CloudVm(unittest.TestCase):
         self.assertNotIn("v100-sxm2-16gb", pcie)
 
 
+class EpycHost(unittest.TestCase):
+    """make_dle_runs' host rule: a Lambda multi-GPU row of a machine EPYC_THROUGH_HOST names (its
+    harness, its GPU counts) takes host=server-epyc; one GPU, another harness, another machine's
+    GPU count or another publisher keep the default host."""
+
+    def row(self, gpu, n, source="median of 1: lambda:pytorch/pytorch-train-throughput-fp16.csv"):
+        return {"gpu": gpu, "num_gpus": str(n), "source": source}
+
+    def test_rule(self):
+        host = make_dle_runs.host_of
+        self.assertEqual(host(self.row("a100-sxm4-80gb", 8), "v1"), "server-epyc")
+        self.assertEqual(host(self.row("a100-sxm4-80gb", 8), "v0"), "")           # v0: NVLink, P2P on
+        self.assertEqual(host(self.row("a100-sxm4-80gb", 1), "v1"), "")           # no ring
+        self.assertEqual(host(self.row("rtx3070", 2), None), "server-epyc")        # any harness
+        self.assertEqual(host(self.row("rtx3090", 4), "v0"), "server-epyc")
+        self.assertEqual(host(self.row("rtx3090", 2), "v0"), "")                  # the workstation's 2x runs
+        self.assertEqual(host(self.row("a100-sxm4-80gb", 24), "v1"), "")         # a count, not a digit
+        self.assertEqual(host(self.row("rtx2080ti", 8), "v0"), "")                # not an EPYC machine
+        self.assertEqual(host(self.row("rtx3070", 2, "median of 1: nvidia:README.md"), "v0"), "")
+
+    def test_hosts_csv_has_the_host(self):
+        with open(os.path.join(HERE, "..", "..", "models", "hosts.csv"), newline="") as f:
+            ids = {line.split(",", 1)[0] for line in f}
+        self.assertIn("server-epyc", ids)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -287,6 +287,18 @@ double eci_comm_host_hop_bytes_per_s(ec_ctx *ctx, const eci_gpu *g, const eci_ho
     return with.busbw_bytes_per_s < without.busbw_bytes_per_s ? with.busbw_bytes_per_s : 0;
 }
 
+double eci_comm_through_host_link_bytes_per_s(ec_ctx *ctx, const eci_gpu *g, const eci_host *host,
+                                              const char *topology, int n, int nodes)
+{
+    eci_comm c;
+    int per_node;
+    if ((host != NULL && host->through_host_busbw_bytes_per_s > 0) ||
+        node_links_of(ctx, g, topology, n, nodes, host, &c, &per_node) != EC_OK || per_node < 2 || !c.through_host)
+        return 0;
+    double link = pcie_busbw(ctx, g, 0, NULL);
+    return c.busbw_bytes_per_s == link ? link : 0;
+}
+
 int eci_comm_init(ec_ctx *ctx, const eci_gpu *g, const eci_host *host, const char *topology, int n, int nodes,
                   double network_bytes_per_s, double measured_busbw_bytes_per_s, eci_comm *c)
 {

@@ -65,6 +65,12 @@ EC_INTERNAL int eci_comm_path(ec_ctx *ctx, const eci_gpu *g, const char *topolog
 EC_INTERNAL double eci_comm_host_hop_bytes_per_s(ec_ctx *ctx, const eci_gpu *g, const eci_host *host,
                                                  const char *topology, int n, int nodes);
 
+/* The GPU link's through-host rate (pcie_host_busbw_frac) where it sets the ring within a node of
+ * n GPUs of g on `nodes` machines over `topology` (every byte through host memory) and `host` has no
+ * through_host_busbw_bytes_per_s of its own, else 0.  Cheap (no ramp). */
+EC_INTERNAL double eci_comm_through_host_link_bytes_per_s(ec_ctx *ctx, const eci_gpu *g, const eci_host *host,
+                                                          const char *topology, int n, int nodes);
+
 /* Ring all-reduce (docs/DESIGN.md 3.3, nccl-tests PERFORMANCE.md): alpha*2(n-1) + 2(n-1)/n * bytes / busbw. */
 EC_INTERNAL double eci_allreduce_s(double bytes, int n, double busbw_bytes_per_s, double hop_latency_s);
 /* Pipelined ring broadcast or reduce (nccl-tests: bus factor 1): alpha*(n-1) + bytes / busbw. */

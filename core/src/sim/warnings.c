@@ -383,6 +383,31 @@ double eci_calibration_sd(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     return total;
 }
 
+
+/* NCCL's ring through host memory (GeForce, topology=pcie-host) at the GPU's own link, where the
+ * host named has no rate of its own: hosts.csv rows that have one are measured slower (the first
+ * such row is named as the example), so the prediction says what it assumed. */
+static void through_host_warning(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
+{
+    int nccl = r->strategy == EC_STRATEGY_DDP || r->strategy == EC_STRATEGY_FSDP || r->strategy == EC_STRATEGY_ZERO;
+    double link = !nccl || cfg->busbw_bytes_per_s > 0 ? 0
+                  : eci_comm_through_host_link_bytes_per_s(ctx, r->gpu, r->host, r->topology, cfg->num_gpus, r->nodes);
+    if (link <= 0)
+        return;
+    const eci_host *slow = NULL;
+    for (size_t i = 0; i < ctx->n_hosts && slow == NULL; i++)
+        if (ctx->hosts[i].through_host_busbw_bytes_per_s > 0)
+            slow = &ctx->hosts[i];
+    char example[96] = "";
+    if (slow != NULL)
+        snprintf(example, sizeof example, " (host=%s: %.2f GB/s)", slow->id, slow->through_host_busbw_bytes_per_s / 1e9);
+    char text[384];
+    snprintf(text, sizeof text, "%d GPUs a node through host memory (GPUs without peer-to-peer, or topology=pcie-host): "
+             "NCCL's ring priced at the GPU's link, %.1f GB/s; host=%s has no through-host rate of its own, and a "
+             "host can be slower%s: name yours with host= or give busbw_gbyte_per_s= from a training run",
+             (cfg->num_gpus + r->nodes - 1) / r->nodes, link / 1e9, r->host->id, example);
+    eci_warn_add(res, EC_WARN_THROUGH_HOST, text);
+}
 static void model_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
     const eci_net *net = r->net;
@@ -497,5 +522,6 @@ void eci_warn_all(ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_r
                  r->host->id);
         eci_warn_add(res, EC_WARN_PCIE_HOST_HOP, text);
     }
+    through_host_warning(ctx, cfg, r, res);
     compile_mask_warning(ctx, cfg, r, res); /* last: the text of the others comes first */
 }
