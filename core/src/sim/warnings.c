@@ -383,7 +383,6 @@ double eci_calibration_sd(ec_ctx *ctx, const ec_config *cfg, const eci_resolved 
     return total;
 }
 
-
 /* NCCL's ring through host memory (GeForce, topology=pcie-host) at the GPU's own link, where the
  * host named has no rate of its own: hosts.csv rows that have one are measured slower (the first
  * such row is named as the example), so the prediction says what it assumed. */
@@ -408,6 +407,7 @@ static void through_host_warning(ec_ctx *ctx, const ec_config *cfg, const eci_re
              (cfg->num_gpus + r->nodes - 1) / r->nodes, link / 1e9, r->host->id, example);
     eci_warn_add(res, EC_WARN_THROUGH_HOST, text);
 }
+
 static void model_warnings(const ec_ctx *ctx, const ec_config *cfg, const eci_resolved *r, ec_result *res)
 {
     const eci_net *net = r->net;
