@@ -271,6 +271,28 @@ static void test_topologies(void **state)
                                          epyc->through_host_busbw_bytes_per_s), EC_TOL_EXACT);
     assert_int_equal(eci_comm_init(ctx, a100p, epyc, "pcie-switch", 2, 1, 0, 0, &c), EC_OK);
     assert_rel(c.busbw_bytes_per_s, link, EC_TOL_EXACT);
+    /* a through-host ring of more GPUs than one socket holds (hosts.csv socket_gpus) also crosses
+     * the socket link, at cross_socket_busbw_bytes_per_s when that is slower; up to socket_gpus,
+     * and on one GPU a node across nodes, the one-socket rate holds */
+    assert_true(epyc->socket_gpus >= 2 && epyc->cross_socket_busbw_bytes_per_s > 0);
+    assert_true(epyc->cross_socket_busbw_bytes_per_s < epyc->through_host_busbw_bytes_per_s);
+    assert_true(server->socket_gpus == 0 && server->cross_socket_busbw_bytes_per_s == 0);
+    eci_comm across;
+    assert_int_equal(eci_comm_init(ctx, g4090, epyc, "pcie-host", epyc->socket_gpus + 1, 1, 0, 0, &across), EC_OK);
+    assert_rel(across.busbw_bytes_per_s, epyc->cross_socket_busbw_bytes_per_s, EC_TOL_EXACT);
+    assert_int_equal(eci_comm_init(ctx, g4090, epyc, "pcie-host", epyc->socket_gpus, 1, 0, 0, &c), EC_OK);
+    assert_rel(c.busbw_bytes_per_s, epyc->through_host_busbw_bytes_per_s, EC_TOL_EXACT);
+    assert_int_equal(eci_comm_init(ctx, g4090, epyc, "pcie-host", 2 * epyc->socket_gpus, 2, 0, 0, &c), EC_OK);
+    assert_rel(c.busbw_bytes_per_s, epyc->through_host_busbw_bytes_per_s, EC_TOL_EXACT);
+    assert_int_equal(eci_comm_init(ctx, g4090, server, "pcie-host", 8, 1, 0, 0, &c), EC_OK);
+    assert_rel(c.busbw_bytes_per_s, host.busbw_bytes_per_s, EC_TOL_EXACT);
+    assert_int_equal(eci_comm_init(ctx, a100p, epyc, "pcie-switch", 8, 1, 0, 0, &c), EC_OK); /* peer-to-peer */
+    assert_true(c.busbw_bytes_per_s > epyc->through_host_busbw_bytes_per_s);
+    assert_contains(across.bottleneck, "across sockets");
+    /* the host-hop helper names P2P rings only: a through-host ring's host rates are not a hop */
+    assert_true(eci_comm_host_hop_bytes_per_s(ctx, g4090, epyc, "pcie-host", 8, 1) == 0);
+    assert_true(eci_comm_host_hop_bytes_per_s(ctx, g4090, epyc, "pcie-switch", 4, 1) == 0);
+    assert_true(eci_comm_host_hop_bytes_per_s(ctx, a100p, epyc, "pcie-switch", 8, 1) > 0);
     /* the warning's helper (EC_WARN_THROUGH_HOST): the link's through-host rate where it sets the
      * ring and the host has no rate of its own, else 0 */
     assert_rel(eci_comm_through_host_link_bytes_per_s(ctx, g4090, server, "pcie-host", 4, 1), host.busbw_bytes_per_s,

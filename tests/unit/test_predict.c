@@ -429,18 +429,25 @@ static void predict_with(ec_ctx *ctx, const char *base, const char *extra, ec_re
 /* NCCL through host memory: four RTX 3090s (no peer-to-peer) are priced at the GPU's link on the
  * default host, which has no through-host rate, and the prediction says so; an AMD EPYC server
  * (hosts.csv server-epyc, a measured rate below the link) makes the step longer and silences it,
- * as a measured busbw_gbyte_per_s does; one GPU or NVLink has no such ring. */
+ * as a measured busbw_gbyte_per_s does; one GPU or NVLink has no such ring.  Eight of them span
+ * both sockets (socket_gpus), slower still; neither is a PCIe peer-to-peer hop (EC_WARN_PCIE_HOST_HOP). */
 static void test_through_host_rate(void **state)
 {
     (void)state;
     ec_ctx *ctx = ec_test_ctx();
-    ec_result link, epyc, measured, one, nvlink;
+    ec_result link, epyc, epyc8, link8, measured, one, nvlink;
     const char *rtx3090 = "model=bert-large gpu=rtx3090 seq_len=384 batch_per_gpu=8 precision=fp16";
     predict_with(ctx, rtx3090, "num_gpus=4", &link);
     assert_true(link.warnings & EC_WARN_THROUGH_HOST);
     predict_with(ctx, rtx3090, "num_gpus=4 host=server-epyc", &epyc);
     assert_false(epyc.warnings & EC_WARN_THROUGH_HOST);
     assert_true(epyc.breakdown.comm_s > link.breakdown.comm_s && epyc.step_s > link.step_s);
+    assert_false(epyc.warnings & EC_WARN_PCIE_HOST_HOP);
+    predict_with(ctx, rtx3090, "num_gpus=8 host=server-epyc", &epyc8);
+    predict_with(ctx, rtx3090, "num_gpus=8", &link8);
+    assert_false(epyc8.warnings & (EC_WARN_PCIE_HOST_HOP | EC_WARN_THROUGH_HOST));
+    /* the ring's bus bandwidth is the cross-socket rate's, below the 4-GPU ring's */
+    assert_true(epyc8.busbw_bytes_per_s < epyc.busbw_bytes_per_s && epyc8.busbw_bytes_per_s < link8.busbw_bytes_per_s);
     predict_with(ctx, rtx3090, "num_gpus=4 busbw_gbyte_per_s=3", &measured);
     assert_false(measured.warnings & EC_WARN_THROUGH_HOST);
     predict_with(ctx, rtx3090, "num_gpus=1", &one);

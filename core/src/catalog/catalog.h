@@ -97,6 +97,10 @@ typedef struct eci_host {
     double through_host_busbw_bytes_per_s; /* NCCL ring bus bandwidth in training when every byte passes
                                             * through host memory (P2P off or impossible); 0: the GPU's PCIe
                                             * link at pcie_host_busbw_frac sets it (comm.c) */
+    int socket_gpus;                  /* GPUs a socket's root ports hold; a through-host ring of more spans the
+                                       * sockets; 0: not known, one rate for every ring */
+    double cross_socket_busbw_bytes_per_s; /* that ring's rate through host memory across the socket link;
+                                            * 0: the through-host rate holds (comm.c) */
     double fast_tokenizer_tokens_per_s;   /* HF tokenizers (Rust), one thread */
     double python_tokenizer_tokens_per_s; /* slow Python tokenizer, one thread */
     double worker_start_s;            /* fork + dataset init of one DataLoader worker */

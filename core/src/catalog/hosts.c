@@ -20,6 +20,8 @@ static const eci_field host_fields[] = {
     H("memcpy_bytes_per_s", ECI_F_DOUBLE, memcpy_bytes_per_s, 1e8, 1e12),
     H("host_hop_busbw_bytes_per_s", ECI_F_DOUBLE, host_hop_busbw_bytes_per_s, 1e8, 1e12),
     H("through_host_busbw_bytes_per_s", ECI_F_DOUBLE, through_host_busbw_bytes_per_s, 0, 1e12),
+    H("socket_gpus", ECI_F_INT, socket_gpus, 0, 1024),
+    H("cross_socket_busbw_bytes_per_s", ECI_F_DOUBLE, cross_socket_busbw_bytes_per_s, 0, 1e12),
     H("fast_tokenizer_tokens_per_s", ECI_F_DOUBLE, fast_tokenizer_tokens_per_s, 1, 1e10),
     H("python_tokenizer_tokens_per_s", ECI_F_DOUBLE, python_tokenizer_tokens_per_s, 1, 1e10),
     H("worker_start_s", ECI_F_DOUBLE, worker_start_s, 0, 600),

@@ -48,16 +48,35 @@ static double min2(double a, double b)
     return a < b ? a : b;
 }
 
-/* One GPU's PCIe link as NCCL's ring sees it: peer-to-peer when the GPU allows it; through host
- * memory otherwise, where the host's own rate (hosts.csv through_host_busbw_bytes_per_s, 0 or
- * host NULL: not limited) can be below the link's. */
-static double pcie_busbw(const ec_ctx *ctx, const eci_gpu *g, int p2p, const eci_host *host)
+/* A through-host ring's rate on this host (0: not limited): its own rate, and, for a ring of more
+ * GPUs than one socket holds, the slower rate across the socket link (hosts.csv socket_gpus,
+ * cross_socket_busbw_bytes_per_s). */
+static int crosses_sockets(const eci_host *host, int per_node)
+{
+    return host != NULL && host->socket_gpus > 0 && per_node > host->socket_gpus &&
+           host->cross_socket_busbw_bytes_per_s > 0;
+}
+
+static double host_ring_busbw(const eci_host *host, int per_node)
+{
+    if (host == NULL)
+        return 0;
+    double rate = host->through_host_busbw_bytes_per_s;
+    if (crosses_sockets(host, per_node))
+        rate = rate > 0 ? min2(rate, host->cross_socket_busbw_bytes_per_s) : host->cross_socket_busbw_bytes_per_s;
+    return rate;
+}
+
+/* One GPU's PCIe link as NCCL's ring of per_node GPUs sees it: peer-to-peer when the GPU allows
+ * it; through host memory otherwise, where the host's own rate (host_ring_busbw; host NULL: not
+ * limited) can be below the link's. */
+static double pcie_busbw(const ec_ctx *ctx, const eci_gpu *g, int p2p, int per_node, const eci_host *host)
 {
     if (p2p && g->p2p)
         return g->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_p2p_busbw_frac);
     double link = g->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_host_busbw_frac);
-    return host != NULL && host->through_host_busbw_bytes_per_s > 0 ? min2(link, host->through_host_busbw_bytes_per_s)
-                                                                     : link;
+    double own = host_ring_busbw(host, per_node);
+    return own > 0 ? min2(link, own) : link;
 }
 
 /* A peer-to-peer PCIe ring of per_node GPUs: NCCL takes P2P only between GPUs behind a common
@@ -67,7 +86,7 @@ static double pcie_busbw(const ec_ctx *ctx, const eci_gpu *g, int p2p, const eci
  * host_hop_busbw_bytes_per_s; host NULL: not limited). */
 static double pcie_ring_busbw(const ec_ctx *ctx, const eci_gpu *g, int per_node, const eci_host *host)
 {
-    double link = pcie_busbw(ctx, g, 1, host);
+    double link = pcie_busbw(ctx, g, 1, per_node, host);
     return g->p2p && per_node > 2 && host != NULL ? min2(link, host->host_hop_busbw_bytes_per_s) : link;
 }
 
@@ -112,7 +131,7 @@ static int board_busbw(ec_ctx *ctx, const eci_gpu *g, int per_node, const eci_ho
     double uplink = lane_bytes_per_s * eci_const(ctx, EC_C_board_uplink_lanes);
     int on_board = per_node < g->gpus_per_board ? per_node : g->gpus_per_board;
     c->boards = (per_node + g->gpus_per_board - 1) / g->gpus_per_board;
-    c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1, host);
+    c->busbw_bytes_per_s = pcie_busbw(ctx, g, 1, per_node, host);
     c->copy_bytes_per_s = c->busbw_bytes_per_s;
     c->bottleneck = "gpu pcie link";
     c->through_host = !g->p2p;
@@ -234,15 +253,17 @@ static int node_links(ec_ctx *ctx, const eci_gpu *g, const char *topology, int p
         rc = nvlink_busbw(ctx, g, per_node, host, c);
     } else if (strcmp(topology, "pcie-switch") == 0) {
         c->busbw_bytes_per_s = pcie_ring_busbw(ctx, g, per_node, host);
-        c->copy_bytes_per_s = g->p2p ? pcie_busbw(ctx, g, 1, host) : host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
-        c->bottleneck = !g->p2p                                      ? "pcie through host (no p2p)"
+        c->copy_bytes_per_s = g->p2p ? pcie_busbw(ctx, g, 1, per_node, host)
+                                     : host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
+        c->bottleneck = !g->p2p && crosses_sockets(host, per_node)   ? "pcie through host across sockets (no p2p)"
+                        : !g->p2p                                    ? "pcie through host (no p2p)"
                         : c->busbw_bytes_per_s < c->copy_bytes_per_s ? "pcie peer-to-peer, hops through the host"
                                                                      : "pcie peer-to-peer";
         c->through_host = !g->p2p;
     } else if (strcmp(topology, "pcie-host") == 0) {
-        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 0, host);
+        c->busbw_bytes_per_s = pcie_busbw(ctx, g, 0, per_node, host);
         c->copy_bytes_per_s = host_copy_bytes_per_s(ctx, g->h2d_pinned_bytes_per_s);
-        c->bottleneck = "pcie through host";
+        c->bottleneck = crosses_sockets(host, per_node) ? "pcie through host across sockets" : "pcie through host";
         c->through_host = 1;
     } else if (strcmp(topology, "a16-board") == 0) {
         rc = board_busbw(ctx, g, per_node, host, c);
@@ -284,7 +305,8 @@ double eci_comm_host_hop_bytes_per_s(ec_ctx *ctx, const eci_gpu *g, const eci_ho
     if (host == NULL || node_links_of(ctx, g, topology, n, nodes, host, &with, &per_node) != EC_OK ||
         node_links_of(ctx, g, topology, n, nodes, NULL, &without, &per_node) != EC_OK)
         return 0;
-    return with.busbw_bytes_per_s < without.busbw_bytes_per_s ? with.busbw_bytes_per_s : 0;
+    /* a ring through host memory is slowed by the host's through-host rates instead (not a hop) */
+    return !with.through_host && with.busbw_bytes_per_s < without.busbw_bytes_per_s ? with.busbw_bytes_per_s : 0;
 }
 
 double eci_comm_through_host_link_bytes_per_s(ec_ctx *ctx, const eci_gpu *g, const eci_host *host,
@@ -292,10 +314,10 @@ double eci_comm_through_host_link_bytes_per_s(ec_ctx *ctx, const eci_gpu *g, con
 {
     eci_comm c;
     int per_node;
-    if ((host != NULL && host->through_host_busbw_bytes_per_s > 0) ||
-        node_links_of(ctx, g, topology, n, nodes, host, &c, &per_node) != EC_OK || per_node < 2 || !c.through_host)
+    if (node_links_of(ctx, g, topology, n, nodes, host, &c, &per_node) != EC_OK || per_node < 2 ||
+        !c.through_host || host_ring_busbw(host, per_node) > 0)
         return 0;
-    double link = pcie_busbw(ctx, g, 0, NULL);
+    double link = pcie_busbw(ctx, g, 0, per_node, NULL);
     return c.busbw_bytes_per_s == link ? link : 0;
 }
 

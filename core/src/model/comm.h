@@ -61,7 +61,8 @@ EC_INTERNAL int eci_comm_path(ec_ctx *ctx, const eci_gpu *g, const char *topolog
 
 /* The host's hop rate (hosts.csv host_hop_busbw_bytes_per_s) where it sets the bus bandwidth of
  * the ring within a node of n GPUs of g on `nodes` machines over `topology` (a peer-to-peer PCIe
- * ring of more than two GPUs a node), else 0.  Cheap (no ramp). */
+ * ring of more than two GPUs a node), else 0 (also for a ring through host memory, which the host's
+ * through-host rates slow instead).  Cheap (no ramp). */
 EC_INTERNAL double eci_comm_host_hop_bytes_per_s(ec_ctx *ctx, const eci_gpu *g, const eci_host *host,
                                                  const char *topology, int n, int nodes);
 
