@@ -4,7 +4,9 @@
  *     from the GPU's link figures (gpus.csv: NVLink per direction, measured pinned H2D for
  *     the PCIe link) times the measured NCCL bus-bandwidth fractions of constants.csv
  *     (NVSwitch, NVLink bridge, PCIe peer-to-peer, PCIe through host memory), the A16
- *     board's shared Gen4 x16 uplink, and the network between nodes.
+ *     board's shared Gen4 x16 uplink, and the network between nodes.  The host can be slower
+ *     (hosts.csv): a hop between peer-to-peer GPUs under different root ports, a ring with
+ *     every byte through host memory, and such a ring spanning both sockets of a server.
  *   - DataParallel's scatter and gather are CUDA peer copies, not NCCL: over the ring's links
  *     where the GPUs have peer-to-peer, else staged through host memory at the idle rate
  *     (constants.csv pcie_host_copy_frac), not NCCL's fitted in-training one.
@@ -48,15 +50,16 @@ static double min2(double a, double b)
     return a < b ? a : b;
 }
 
-/* A through-host ring's rate on this host (0: not limited): its own rate, and, for a ring of more
- * GPUs than one socket holds, the slower rate across the socket link (hosts.csv socket_gpus,
- * cross_socket_busbw_bytes_per_s). */
+/* Whether a through-host ring of per_node GPUs spans the host's sockets at a rate of its own:
+ * more GPUs than one socket holds (hosts.csv socket_gpus, 0: not known). */
 static int crosses_sockets(const eci_host *host, int per_node)
 {
     return host != NULL && host->socket_gpus > 0 && per_node > host->socket_gpus &&
            host->cross_socket_busbw_bytes_per_s > 0;
 }
 
+/* A through-host ring's rate on this host (0: not limited): its own rate, and, across the
+ * sockets, the slower rate of the socket link (hosts.csv cross_socket_busbw_bytes_per_s). */
 static double host_ring_busbw(const eci_host *host, int per_node)
 {
     if (host == NULL)
