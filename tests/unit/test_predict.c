@@ -446,8 +446,14 @@ static void test_through_host_rate(void **state)
     predict_with(ctx, rtx3090, "num_gpus=8 host=server-epyc", &epyc8);
     predict_with(ctx, rtx3090, "num_gpus=8", &link8);
     assert_false(epyc8.warnings & (EC_WARN_PCIE_HOST_HOP | EC_WARN_THROUGH_HOST));
-    /* the ring's bus bandwidth is the cross-socket rate's, below the 4-GPU ring's */
+    /* the ring's bus bandwidth is the cross-socket rate's, below the 4-GPU ring's; the default
+     * host's warning quotes server-epyc's rate for a ring of as many GPUs */
     assert_true(epyc8.busbw_bytes_per_s < epyc.busbw_bytes_per_s && epyc8.busbw_bytes_per_s < link8.busbw_bytes_per_s);
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "host=server-epyc: %.2f GB/s", epyc8.busbw_bytes_per_s / 1e9);
+    assert_contains(link8.warning_text, quoted);
+    snprintf(quoted, sizeof quoted, "host=server-epyc: %.2f GB/s", epyc.busbw_bytes_per_s / 1e9);
+    assert_contains(link.warning_text, quoted);
     predict_with(ctx, rtx3090, "num_gpus=4 busbw_gbyte_per_s=3", &measured);
     assert_false(measured.warnings & EC_WARN_THROUGH_HOST);
     predict_with(ctx, rtx3090, "num_gpus=1", &one);

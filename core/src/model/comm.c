@@ -60,7 +60,7 @@ static int crosses_sockets(const eci_host *host, int per_node)
 
 /* A through-host ring's rate on this host (0: not limited): its own rate, and, across the
  * sockets, the slower rate of the socket link (hosts.csv cross_socket_busbw_bytes_per_s). */
-static double host_ring_busbw(const eci_host *host, int per_node)
+double eci_comm_host_ring_bytes_per_s(const eci_host *host, int per_node)
 {
     if (host == NULL)
         return 0;
@@ -71,14 +71,14 @@ static double host_ring_busbw(const eci_host *host, int per_node)
 }
 
 /* One GPU's PCIe link as NCCL's ring of per_node GPUs sees it: peer-to-peer when the GPU allows
- * it; through host memory otherwise, where the host's own rate (host_ring_busbw; host NULL: not
- * limited) can be below the link's. */
+ * it; through host memory otherwise, where the host's own rate (eci_comm_host_ring_bytes_per_s;
+ * host NULL: not limited) can be below the link's. */
 static double pcie_busbw(const ec_ctx *ctx, const eci_gpu *g, int p2p, int per_node, const eci_host *host)
 {
     if (p2p && g->p2p)
         return g->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_p2p_busbw_frac);
     double link = g->h2d_pinned_bytes_per_s * eci_const(ctx, EC_C_pcie_host_busbw_frac);
-    double own = host_ring_busbw(host, per_node);
+    double own = eci_comm_host_ring_bytes_per_s(host, per_node);
     return own > 0 ? min2(link, own) : link;
 }
 
@@ -318,7 +318,7 @@ double eci_comm_through_host_link_bytes_per_s(ec_ctx *ctx, const eci_gpu *g, con
     eci_comm c;
     int per_node;
     if (node_links_of(ctx, g, topology, n, nodes, host, &c, &per_node) != EC_OK || per_node < 2 ||
-        !c.through_host || host_ring_busbw(host, per_node) > 0)
+        !c.through_host || eci_comm_host_ring_bytes_per_s(host, per_node) > 0)
         return 0;
     double link = pcie_busbw(ctx, g, 0, per_node, NULL);
     return c.busbw_bytes_per_s == link ? link : 0;

@@ -66,6 +66,11 @@ EC_INTERNAL int eci_comm_path(ec_ctx *ctx, const eci_gpu *g, const char *topolog
 EC_INTERNAL double eci_comm_host_hop_bytes_per_s(ec_ctx *ctx, const eci_gpu *g, const eci_host *host,
                                                  const char *topology, int n, int nodes);
 
+/* A through-host ring's rate of per_node GPUs on `host` (hosts.csv through_host_busbw_bytes_per_s,
+ * and cross_socket_busbw_bytes_per_s for more GPUs than socket_gpus), 0: not limited (host NULL,
+ * or a host without such rates: the GPU's link sets it). */
+EC_INTERNAL double eci_comm_host_ring_bytes_per_s(const eci_host *host, int per_node);
+
 /* The GPU link's through-host rate (pcie_host_busbw_frac) where it sets the ring within a node of
  * n GPUs of g on `nodes` machines over `topology` (every byte through host memory) and `host` has no
  * through_host_busbw_bytes_per_s of its own, else 0.  Cheap (no ramp). */

@@ -393,18 +393,20 @@ static void through_host_warning(ec_ctx *ctx, const ec_config *cfg, const eci_re
                   : eci_comm_through_host_link_bytes_per_s(ctx, r->gpu, r->host, r->topology, cfg->num_gpus, r->nodes);
     if (link <= 0)
         return;
+    int per_node = (cfg->num_gpus + r->nodes - 1) / r->nodes;
     const eci_host *slow = NULL;
     for (size_t i = 0; i < ctx->n_hosts && slow == NULL; i++)
         if (ctx->hosts[i].through_host_busbw_bytes_per_s > 0)
             slow = &ctx->hosts[i];
     char example[96] = "";
-    if (slow != NULL)
-        snprintf(example, sizeof example, " (host=%s: %.2f GB/s)", slow->id, slow->through_host_busbw_bytes_per_s / 1e9);
+    if (slow != NULL) /* that host's rate for a ring of as many GPUs (across its sockets when more than one holds) */
+        snprintf(example, sizeof example, " (host=%s: %.2f GB/s)", slow->id,
+                 eci_comm_host_ring_bytes_per_s(slow, per_node) / 1e9);
     char text[384];
     snprintf(text, sizeof text, "%d GPUs a node through host memory (GPUs without peer-to-peer, or topology=pcie-host): "
              "NCCL's ring priced at the GPU's link, %.1f GB/s; host=%s has no through-host rate of its own, and a "
              "host can be slower%s: name yours with host= or give busbw_gbyte_per_s= from a training run",
-             (cfg->num_gpus + r->nodes - 1) / r->nodes, link / 1e9, r->host->id, example);
+             per_node, link / 1e9, r->host->id, example);
     eci_warn_add(res, EC_WARN_THROUGH_HOST, text);
 }
 
