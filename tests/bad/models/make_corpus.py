@@ -105,6 +105,8 @@ common("hosts", hosts, "cores")
 emit("hosts", "no_default", text(set_cell(hosts, 1, "id", "server")))
 emit("hosts", "zero_dispatch", text(set_cell(hosts, 1, "dispatch_fwd_s", "0")))
 emit("hosts", "zero_host_hop", text(set_cell(hosts, 1, "host_hop_busbw_bytes_per_s", "0")))
+emit("hosts", "negative_socket_gpus", text(set_cell(hosts, 1, "socket_gpus", "-4")))
+emit("hosts", "fractional_socket_gpus", text(set_cell(hosts, 1, "socket_gpus", "4.5")))
 dup = row_twice(hosts, 1)
 emit("hosts", "duplicate_id", text(dup))
 
