@@ -117,6 +117,9 @@ def fit_cross_socket(host, runs, mine, tmp, bench, fit_gpu):
 
 def main():
     args = sys.argv[1:]
+    if "-h" in args or "--help" in args:
+        print(__doc__.strip())
+        return
     bench = bench_of(args, "fit_host_busbw")
     cross = "--cross-socket" in args
     if cross:
@@ -128,10 +131,16 @@ def main():
             sys.exit("fit_host_busbw: --fit-gpu needs a GPU id (models/gpus.csv)")
         fit_gpu = args[i + 1]
         del args[i:i + 2]
+    unknown = [a for a in args if a.startswith("-")]
+    if unknown or len(args) > 2:
+        sys.exit(f"fit_host_busbw: unexpected argument {(unknown or args[2:])[0]!r} (--help for usage)")
     runs = args[0] if args else "bench/data/calibration_dle.csv"
     host = args[1] if len(args) > 1 else "server-epyc"
-    with open(runs, newline="") as f:
-        on_host = {r["id"] for r in csv.DictReader(f) if r.get("host") == host}
+    try:
+        with open(runs, newline="") as f:
+            on_host = {r["id"] for r in csv.DictReader(f) if r.get("host") == host}
+    except OSError as e:
+        sys.exit(f"fit_host_busbw: {runs}: {e.strerror}")
     if not on_host:
         sys.exit(f"fit_host_busbw: no row of {runs} has host={host}")
     mine = lambda p: p["id"] in on_host
