@@ -67,13 +67,14 @@ gpu(id="gb200", name="NVIDIA GB200 (Blackwell GPU of a GB200 NVL72)",
     source="MLE-ACC26;NV-GB200-NVL72;NV-MPS-B200;ZZC")
 gpu(id="gb300", name="NVIDIA GB300 (Blackwell Ultra GPU of a GB300 NVL72)",
     aliases="GB300;GB300 SXM;GB300 NVL72;NVIDIA GB300",
-    **GB_NVL72,
+    # OINK-GB300: a bf16 STREAM-like triad (Triton, 1 GB a buffer) measured on a GB300 at 7.140 TB/s
+    **dict(GB_NVL72, memory_eff_frac=eff(7140, 8000)),
     # NV-GB300-NVL72: up to 20 TB HBM3e and 576 TB/s for 72 GPUs -> 277.8 GB and 8 TB/s each
     # (NV-BWU-BLOG: 288 GB HBM3e and 8 TB/s per Blackwell Ultra GPU; the rack's total is what a GPU
     # can use, as the B200's 180 GB of 192)
     memory_bytes=round(20e12 / 72),
-    measured=0,                                  # every efficiency is the GB200's (MLE-ACC26 note 24)
-    source="MLE-ACC26;NV-GB300-NVL72;NV-BWU-BLOG;NV-MPS-B200;ZZC")
+    measured=0,                                  # the GEMM efficiencies are the GB200's (MLE-ACC26 note 24)
+    source="MLE-ACC26;NV-GB300-NVL72;NV-BWU-BLOG;NV-MPS-B200;ZZC;OINK-GB300")
 
 # ---------------------------------------------------------------- Hopper PCIe NVL and Grace Hopper
 H_NVL = dict(architecture="hopper", compute_capability="9.0", sm_count=132,
