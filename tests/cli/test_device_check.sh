@@ -17,7 +17,7 @@ header() { head -n 1 "$1" 2>/dev/null; }
 out=$tmp/out
 log=$(EC_CLI="$EC" bash "$here/bench/harness/device_check.sh" "$out" --dry-run 2>&1); rc=$?
 if [ "$rc" -eq 0 ]; then ok "dry run exits 0"; else bad "dry run exits 0" "exit $rc: $log"; fi
-for f in commands.txt env.txt runs.csv memory.csv gemm.csv attention.csv bandwidth.csv launch.csv optimizer.csv \
+for f in commands.txt env.txt runs.csv memory.csv gemm.csv gemm_sustained.csv attention.csv bandwidth.csv launch.csv optimizer.csv \
          device_profile.csv validate.csv validate_device_profile.csv predicted_vs_measured.md; do
   if [ -s "$out/$f" ]; then ok "writes $f"; else bad "writes $f"; fi
 done

@@ -1005,6 +1005,61 @@ static void test_attention_blackwell_cudnn(void **state)
     ec_ctx_free(ctx);
 }
 
+/* A training step runs tensor-bound kernels back to back: a GPU keeps gpus.csv
+ * sustained_tensor_frac of its short-run tensor-core rates (the B200: 0.85, FI-2899).
+ *   tensor GEMM rate = peak x gemm_eff x sustained;  FP8 = peak_fp8 x eff_fp8 x sustained;
+ *   fused attention = peak x sustained (its kernel fractions unchanged), unless attention.csv
+ *   marks the kernel's rows back_to_back (their timing already held the clock down);
+ *   CUDA-core fp32 GEMMs and the streaming rate unscaled.
+ * A GPU whose row holds 1 (the A100's) prices as before; a profile built in code with 0 reads 1.
+ * Exact: each rate is the product above (EC_TOL_EXACT). */
+static void test_sustained_tensor(void **state)
+{
+    (void)state;
+    ec_ctx *ctx = ec_test_ctx();
+    eci_rates r;
+    const eci_gpu *g;
+    rates_for(ctx, "b200", EC_PREC_AMP_BF16, &r, &g);
+    double s = g->sustained_tensor_frac;
+    assert_true(s > 0.5 && s < 1.0);
+    assert_rel(r.gemm_flop_per_s, g->peak_bf16_flop_per_s * g->gemm_eff_bf16_frac * s, EC_TOL_EXACT);
+    assert_rel(r.gemm_peak_flop_per_s, g->peak_bf16_flop_per_s, EC_TOL_EXACT); /* MFU's peak: the rating */
+    /* cuDNN's rows are cudnn-frontend's short runs: held back; FlashAttention-4's ratio was timed
+     * back to back (attention.csv back_to_back 1): as measured */
+    eci_rates_attention(ctx, g, EC_ATTN_CUDNN, EC_PREC_AMP_BF16, EC_RELEASE(2, 13), 0, 0, &r);
+    assert_int_equal(g->attn[ECI_AK_CUDNN].back_to_back, 0);
+    assert_rel(r.attn_flop_per_s, g->peak_bf16_flop_per_s * s, EC_TOL_EXACT);
+    eci_rates_attention(ctx, g, EC_ATTN_FLASH4, EC_PREC_AMP_BF16, EC_RELEASE(2, 13), 0, 0, &r);
+    assert_int_equal(g->attn[ECI_AK_FLASH4].back_to_back, 1);
+    assert_rel(r.attn_flop_per_s, g->peak_bf16_flop_per_s, EC_TOL_EXACT);
+    assert_rel(r.mem_bytes_per_s, g->memory_bandwidth_bytes_per_s * g->memory_eff_frac, EC_TOL_EXACT);
+    rates_for(ctx, "b200", EC_PREC_AMP_FP8, &r, &g);
+    assert_rel(r.fp8_flop_per_s, g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac * s, EC_TOL_EXACT);
+    rates_for(ctx, "b200", EC_PREC_FP32, &r, &g); /* the CUDA cores; fp32 SDPA on 3xTF32 tensor cores */
+    assert_rel(r.gemm_flop_per_s, g->peak_fp32_flop_per_s * g->gemm_eff_fp32_frac, EC_TOL_EXACT);
+    assert_rel(r.attn_sustained, s, EC_TOL_EXACT);
+    rates_for(ctx, "a100-sxm4-80gb", EC_PREC_AMP_BF16, &r, &g);
+    assert_rel(g->sustained_tensor_frac, 1.0, EC_TOL_EXACT);
+    assert_rel(r.gemm_flop_per_s, g->peak_bf16_flop_per_s * g->gemm_eff_bf16_frac, EC_TOL_EXACT);
+    /* the same B200 with the short-run rates (sustained 1, or 0 from code): a large GEMM and the
+     * attention kernel take s times as long once held back (math-bound: FLOPs / rate) */
+    eci_gpu copy = *eci_hw_find(ctx, "b200");
+    eci_params calib;
+    eci_params_default(ctx, &calib);
+    eci_rates held, burst;
+    eci_rates_init(ctx, &copy, EC_PREC_AMP_BF16, &calib, 0, EC_KERNELS_EAGER, &held);
+    copy.sustained_tensor_frac = 0;
+    eci_rates_init(ctx, &copy, EC_PREC_AMP_BF16, &calib, 0, EC_KERNELS_EAGER, &burst);
+    assert_rel(burst.gemm_flop_per_s, copy.peak_bf16_flop_per_s * copy.gemm_eff_bf16_frac, EC_TOL_EXACT);
+    double t_held = eci_gemm_time_s(&held, 8192, 8192, 8192, 1, ECI_OP_GEMM) - held.gemm_fixed_s;
+    double t_burst = eci_gemm_time_s(&burst, 8192, 8192, 8192, 1, ECI_OP_GEMM) - burst.gemm_fixed_s;
+    assert_rel(t_held, t_burst / s, EC_TOL_EXACT);
+    double a_held = eci_attn_time_s(&held, 8192, 8192, 128, 32, held.attn_frac[0][0], 1.0);
+    double a_burst = eci_attn_time_s(&burst, 8192, 8192, 128, 32, burst.attn_frac[0][0], 1.0);
+    assert_rel(a_held, a_burst / s, EC_TOL_EXACT);
+    ec_ctx_free(ctx);
+}
+
 /* cuDNN's attention by release (attention.csv cudnn_version, key cudnn_version): the GB300 ran
  * cudnn-frontend's benchmark at cuDNN 9.13 (1702.5 / 1267.8 TFLOP/s, causal 16k) and 9.17 (1978 /
  * 1399); a run gets the newest rows at or before its release, the newest without one, the oldest
@@ -1124,6 +1179,7 @@ int main(void)
         cmocka_unit_test(test_gemm_fixed_time),
         cmocka_unit_test(test_gemm_fixed_time_blackwell),
         cmocka_unit_test(test_attention_gpu_scale),
+        cmocka_unit_test(test_sustained_tensor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

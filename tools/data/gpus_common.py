@@ -75,6 +75,7 @@ def gpu(**kw):
     kw.setdefault("kernel_floor_s", FLOOR)
     kw.setdefault("emulated_bf16_flop_per_s", 0)
     kw.setdefault("refuse", "")
+    kw.setdefault("sustained_tensor_frac", 1)   # no public back-to-back measurement: the short-run rates
     gen = kw["pcie_gen"]
     if "h2d_pinned_bytes_per_s" not in kw:
         kw["h2d_pinned_bytes_per_s"] = PINNED[gen] * kw["pcie_lanes"] / 16

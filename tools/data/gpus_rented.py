@@ -26,13 +26,21 @@ gpu(id="b200", name="NVIDIA B200",
     gemm_eff_fp16_frac=eff(1745.0, 2250),       # not measured: the bf16 value (same tensor path, same peak)
     # not measured on Blackwell: the H100 SXM values (ZZC #79 TF32, ZZC fp32)
     gemm_eff_tf32_frac=eff(402.15, 494.7), gemm_eff_fp32_frac=eff(med(51.88, 52.11), 67),
+    # FI-2899: on a B200, FlashAttention-4 (bf16, b 4, s 8192, 16 heads, d 128) timed over 100
+    # back-to-back iterations peaks at 1450 TFLOP/s (iterations 10-19) and holds 1237 once the
+    # 1000 W limit has pulled the SM clock from 1965 to about 1580 MHz (iterations 70-79); the
+    # efficiencies above and attention.csv's B200 rows are short-run timings (MLE-ACC26's
+    # mamf-finder.py, 150 calls a shape, each after an L2-flush memset; cudnn-frontend's
+    # benchmark_single_sdpa.py, 10 synchronized calls), a training step runs such kernels back to back.  AO-2427's host-timed
+    # torch.mm loop, 1.42 PFLOP/s at 8192^3, is 0.84 of AIC-B200's graph-replayed 1.69 there.
+    sustained_tensor_frac=eff(1237, 1450),
     memory_bytes=184320 * MiB,                  # 180 GiB: the size Lambda's API reports (SKY-LAMBDA)
     memory_bandwidth_bytes_per_s=7700 * G, memory_eff_frac=HBM_EFF,   # NV-BW-DS 7.7 TB/s; unmeasured
     l2_bytes=0,                                 # not published per SKU (NV-BW-DS lists none)
     pcie_gen=5,
     nvlink_bytes_per_s=900 * G,                 # NVLink 5: 18 links x 50 GB/s per direction
     default_topology="nvlink", measured=1,
-    source="NV-BW-DS;NV-MPS-B200;MLE-ACC26;SKY-LAMBDA")
+    source="NV-BW-DS;NV-MPS-B200;MLE-ACC26;FI-2899;SKY-LAMBDA")
 
 # The Blackwell GPUs of the NVL72 racks (issue 39: Megatron-Bridge's GB200 and GB300 rows).  Per GPU:
 # MLE-ACC26's table lists the GB200 and GB300 per chip without sparsity (notes 23, 24: "GB200 is 2x

@@ -32,7 +32,7 @@ COLUMNS = ["id", "name", "aliases", "architecture", "compute_capability", "sm_co
            "peak_fp32_flop_per_s", "peak_tf32_flop_per_s", "peak_fp16_flop_per_s",
            "peak_bf16_flop_per_s", "emulated_bf16_flop_per_s",
            "gemm_eff_fp32_frac", "gemm_eff_tf32_frac", "gemm_eff_fp16_frac", "gemm_eff_bf16_frac",
-           "peak_fp8_flop_per_s", "gemm_eff_fp8_frac",
+           "peak_fp8_flop_per_s", "gemm_eff_fp8_frac", "sustained_tensor_frac",
            "memory_bytes", "memory_bandwidth_bytes_per_s", "memory_eff_frac", "l2_bytes",
            "pcie_gen", "pcie_lanes", "h2d_pinned_bytes_per_s", "h2d_pageable_bytes_per_s",
            "nvlink_bytes_per_s", "p2p", "gpus_per_board", "default_topology",

@@ -39,6 +39,8 @@ TABLES = {
     "bandwidth": ["kernel", "dtype", "elements", "bytes_moved", "time_s", "bytes_per_s", "spec_bytes_per_s",
                   "efficiency_frac", "status"],
     "launch": ["metric", "value_s", "launches", "status"],
+    "gemm_sustained": ["m", "n", "k", "dtype", "short_flop_per_s", "back_to_back_s", "back_to_back_flop_per_s",
+                       "sustained_tensor_frac", "status"],
     "optimizer": ["optimizer", "epochcast_optimizer", "gpu", "tensors", "params", "dtype", "time_s", "steps",
                   "status"],
     "failures": ["section", "exit_code", "elapsed_s", "cap_s", "note"],

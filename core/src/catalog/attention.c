@@ -12,7 +12,10 @@
  * (key cudnn_version) and gets the newest rows at or before it (model/attn_rates.c); derived_from,
  * the kernel whose measured rates a kernel's rows are ratios of (the Triton kernel of FlashAttention-2's,
  * FlashAttention-4 of FlashAttention-3's): a fitted attention scale of that kernel scales this one too
- * (model/attn_rates.c), one base for every row of a kernel.
+ * (model/attn_rates.c), one base for every row of a kernel; back_to_back, 1 where the source timed the
+ * kernel back to back long enough for a power limit to hold the clock down (stas00's FA4/FA3 ratio,
+ * 25 calls without a gap), so the GPU's gpus.csv sustained_tensor_frac is not applied again
+ * (model/attn_rates.c); empty or 0: a short-run timing, as the GEMM efficiencies are.
  * Loaded after gpus.csv: every GPU gets its architecture's rows, else the prior rows
  * (architecture '*'), so a prediction reads its kernel's efficiency without a lookup
  * (model/compute.c, eci_rates_attention).  A kernel with neither has from = ECI_AK_NONE: the
@@ -81,6 +84,7 @@ typedef struct attn_row {
     int ref;                  /* ctx->gpus index of the GPU its source measured on */
     int release;              /* cudnn_version as EC_RELEASE, 0: any release */
     int derived;              /* derived_from: the kernel its rates are ratios of, -1: none */
+    int back_to_back;         /* back_to_back: 1 timed back to back (the held clock), 0 short runs */
 } attn_row;
 
 static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r, const int *col, void *out)
@@ -91,7 +95,7 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     const char *causal = eci_table_cell(t, r, col[3]), *source = eci_table_cell(t, r, col[5]);
     const char *head_dim = eci_table_cell(t, r, col[6]), *ref = eci_table_cell(t, r, col[7]);
     char echo[48];
-    const char *derived = eci_table_cell(t, r, col[9]);
+    const char *derived = eci_table_cell(t, r, col[9]), *b2b = eci_table_cell(t, r, col[10]);
     *row = (attn_row){.kernel = eci_attn_kernel_index(kernel), .arch = eci_table_cell(t, r, col[1]), .line = line,
                       .derived = derived[0] != '\0' ? eci_attn_kernel_index(derived) : -1};
     if (row->kernel < 0)
@@ -100,6 +104,10 @@ static int parse_row(ec_ctx *ctx, const char *path, const eci_table *t, size_t r
     if (derived[0] != '\0' && (row->derived < 0 || row->derived == row->kernel))
         return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s': derived_from '%s' is not another kernel (" KERNEL_LIST
                          ", or empty)", path, line, kernel, eci_echo(echo, sizeof echo, derived));
+    if (b2b[0] != '\0' && strcmp(b2b, "0") != 0 && strcmp(b2b, "1") != 0)
+        return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s': back_to_back '%s' is not 0, 1 or empty (0: timed in "
+                         "short runs)", path, line, kernel, eci_echo(echo, sizeof echo, b2b));
+    row->back_to_back = b2b[0] == '1';
     if (row->arch[0] == '\0')
         return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s': empty architecture (a gpus.csv architecture, or '*' "
                          "for the prior)", path, line, kernel);
@@ -228,9 +236,14 @@ static int fill(ec_ctx *ctx, const char *path, const attn_row *rows, size_t n, i
             return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': reference_gpu '%s', but line %zu names "
                              "'%s' (one kernel on one architecture is measured on one GPU)", path, rows[i].line,
                              KERNELS[kernel], arch, ctx->gpus[rows[i].ref].id, ref_line, ctx->gpus[e->ref_gpu].id);
+        if (ref_line != 0 && rows[i].back_to_back != e->back_to_back)
+            return eci_error(ctx, EC_EPARSE, "%s:%zu: kernel '%s' on '%s': back_to_back %d, but line %zu has %d (one "
+                             "kernel on one architecture is timed one way)", path, rows[i].line, KERNELS[kernel], arch,
+                             rows[i].back_to_back, ref_line, e->back_to_back);
         if (ref_line == 0) {
             ref_line = rows[i].line;
             e->ref_gpu = rows[i].ref;
+            e->back_to_back = rows[i].back_to_back;
         }
         for (int c = 0; c < 2; c++) {
             if (rows[i].causal >= 0 && rows[i].causal != c)
@@ -391,8 +404,9 @@ static void reset_gpu(eci_gpu *g)
 
 int eci_attn_load(ec_ctx *ctx, const char *path)
 {
-    static const char *const COLUMNS[10] = {"kernel", "architecture", "pass", "causal", "eff_frac", "source",
-                                            "head_dim", "reference_gpu", "cudnn_version", "derived_from"};
-    static const eci_gpu_table SPEC = {COLUMNS, 10, sizeof(attn_row), parse_row, link_gpus, reset_gpu};
+    static const char *const COLUMNS[11] = {"kernel",        "architecture",  "pass",         "causal",
+                                            "eff_frac",      "source",        "head_dim",     "reference_gpu",
+                                            "cudnn_version", "derived_from",  "back_to_back"};
+    static const eci_gpu_table SPEC = {COLUMNS, 11, sizeof(attn_row), parse_row, link_gpus, reset_gpu};
     return eci_gpu_table_load(ctx, path, &SPEC);
 }

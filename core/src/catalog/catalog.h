@@ -41,6 +41,9 @@ typedef struct eci_attn_eff {
                                          attention.csv cudnn_version), 0: they hold for any */
     int base;                         /* the kernel whose fitted attention scale scales it: itself, or the
                                          one its rows are ratios of (attention.csv derived_from) */
+    int back_to_back;                 /* 1: its rows were timed back to back long enough for the power
+                                         limit to hold the clock down (attention.csv back_to_back), so the
+                                         GPU's sustained_tensor_frac is already in them */
 } eci_attn_eff;
 #define ECI_ATTN_REF_HEAD_DIM 128.0
 
@@ -58,6 +61,9 @@ typedef struct eci_gpu {
     double gemm_eff_fp32_frac, gemm_eff_tf32_frac, gemm_eff_fp16_frac, gemm_eff_bf16_frac;
     double peak_fp8_flop_per_s;   /* dense FP8 tensor-core peak (FP32 accumulate), 0: no FP8 */
     double gemm_eff_fp8_frac;     /* measured large FP8 GEMM over that peak (0 without FP8) */
+    double sustained_tensor_frac; /* tensor-core rate kept when tensor-bound kernels run back to back
+                                     for longer than the power limit's window (a training step), over
+                                     the short-run rate the efficiencies and attention.csv measure */
     double memory_bytes;
     double memory_bandwidth_bytes_per_s;
     double memory_eff_frac;

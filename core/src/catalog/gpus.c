@@ -28,6 +28,7 @@ static const eci_field gpu_fields[] = {
     G("gemm_eff_bf16_frac", ECI_F_DOUBLE, gemm_eff_bf16_frac, 0.01, 1.5),
     G("peak_fp8_flop_per_s", ECI_F_DOUBLE, peak_fp8_flop_per_s, 0, 1e17),
     G("gemm_eff_fp8_frac", ECI_F_DOUBLE, gemm_eff_fp8_frac, 0, 1.5),
+    G("sustained_tensor_frac", ECI_F_DOUBLE, sustained_tensor_frac, 0.3, 1.0),
     G("memory_bytes", ECI_F_DOUBLE, memory_bytes, 1e8, 1e13),
     G("memory_bandwidth_bytes_per_s", ECI_F_DOUBLE, memory_bandwidth_bytes_per_s, 1e9, 1e14),
     G("memory_eff_frac", ECI_F_DOUBLE, memory_eff_frac, 0.05, 1.0),

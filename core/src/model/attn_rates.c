@@ -29,6 +29,11 @@ int eci_gpu_tf32(const eci_gpu *g)
     return g->peak_tf32_flop_per_s > 0 && g->compute_capability >= 8.0;
 }
 
+double eci_gpu_sustained(const eci_gpu *g)
+{
+    return g->sustained_tensor_frac > 0 ? g->sustained_tensor_frac : 1.0;
+}
+
 const char *eci_attention_name(int attention)
 {
     static const char *const NAMES[] = {"sdpa",   "eager",  "flash",  "flash_triton", "flash3",
@@ -160,7 +165,11 @@ static void set_kernel(const ec_ctx *ctx, const eci_gpu *g, int k, int precision
     const eci_attn_eff *e = k == ECI_AK_CUDNN ? cudnn_at(g, cudnn_release, r) : &g->attn[k];
     double scale = attn_gpu_scale(ctx, g, e, precision, k);
     /* the FP8 kernel's fractions are of the FP8 peak (model/layout.c admits it with FP8 tensor cores only) */
-    r->attn_flop_per_s = k == ECI_AK_CUDNN_FP8 ? g->peak_fp8_flop_per_s : r->attn_unit_flop_per_s;
+    /* a kernel timed in short runs at the clock a step of back-to-back kernels holds (gpus.csv
+     * sustained_tensor_frac); one timed back to back has it already */
+    double unit = r->attn_sustained > 0 ? r->attn_sustained : 1.0; /* 0: rates built in code */
+    double held = e->back_to_back ? 1.0 : k == ECI_AK_CUDNN_FP8 ? eci_gpu_sustained(g) : unit;
+    r->attn_flop_per_s = (k == ECI_AK_CUDNN_FP8 ? g->peak_fp8_flop_per_s : r->attn_unit_flop_per_s) * held;
     for (int p = 0; p < 2; p++)
         for (int c = 0; c < 2; c++)
             r->attn_frac[p][c] = e->frac[p][c] * scale;

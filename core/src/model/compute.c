@@ -85,6 +85,11 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
     r->warning_text[0] = '\0';
     memset(&r->comm, 0, sizeof *r - offsetof(eci_rates, comm));
     pick_gemm_rate(g, precision, r);
+    /* A training step runs tensor-bound kernels back to back: the clock its power limit holds, not
+     * the short-run one the efficiencies were timed at (gpus.csv sustained_tensor_frac) */
+    double sustained = eci_gpu_sustained(g);
+    if (r->tensor_cores)
+        r->gemm_flop_per_s *= sustained;
     r->mem_bytes_per_s = g->memory_bandwidth_bytes_per_s * g->memory_eff_frac;
     r->mem_overhead_s = g->mem_overhead_s;
     r->l2_bytes_per_s = g->l2_read_bytes_per_s;
@@ -118,13 +123,16 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
      * multiplies with 3xTF32 on tensor cores from Ampere on (CUTLASS OpMultiplyAddFastF32) and
      * on CUDA cores before.  Its efficiency: eci_rates_attention (SDPA's pick until then). */
     r->attn_unit_flop_per_s = r->gemm_peak_flop_per_s;
-    if (!half)
+    r->attn_sustained = r->tensor_cores ? sustained : 1.0;
+    if (!half) {
         r->attn_unit_flop_per_s = eci_gpu_tf32(g) ? g->peak_tf32_flop_per_s / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes)
                                                   : g->peak_fp32_flop_per_s;
+        r->attn_sustained = eci_gpu_tf32(g) ? sustained : 1.0;
+    }
     r->attn_flop_per_s = r->attn_unit_flop_per_s;
     eci_rates_attention_sdpa(ctx, g, precision, r);
     if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
-        r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac;
+        r->fp8_flop_per_s = g->peak_fp8_flop_per_s * g->gemm_eff_fp8_frac * sustained;
     /* Transformer Engine's nvte_is_non_tn_fp8_gemm_supported (constants.csv te_fp8_non_tn_*_cc) */
     double cc = g->compute_capability;
     r->te_fp8_non_tn = (cc >= eci_const(ctx, EC_C_te_fp8_non_tn_min_cc) && cc < eci_const(ctx, EC_C_te_fp8_non_tn_below_cc)) ||

@@ -81,6 +81,10 @@ typedef struct eci_rates {
     /* The peak of the 16-bit (or fp32) unit: attn_flop_per_s for every kernel but cuDNN's FP8 one
      * (the GPU's FP8 peak).  Not in the cost key: it acts through attn_flop_per_s. */
     double attn_unit_flop_per_s;
+    /* The GPU's sustained_tensor_frac where that unit is its tensor cores, else 1: set_kernel applies it
+     * to a kernel timed in short runs (attention.csv back_to_back 0).  Not in the cost key: it acts
+     * through attn_flop_per_s. */
+    double attn_sustained;
 } eci_rates;
 
 typedef struct eci_op_cost_t {
@@ -103,6 +107,10 @@ typedef struct eci_op_cost_t {
 /* 1 when the GPU has TF32 tensor cores: Ampere (compute capability 8.0) on, with a TF32 peak in
  * gpus.csv; before it allow_tf32 has no effect and fp32 runs on the CUDA cores. */
 EC_INTERNAL int eci_gpu_tf32(const eci_gpu *g);
+/* The share of its short-run tensor-core rates (gpus.csv GEMM efficiencies, attention.csv) the GPU
+ * keeps when tensor-bound kernels run back to back through a step: gpus.csv sustained_tensor_frac,
+ * 1 where a row leaves it 0 (a profile built in code). */
+EC_INTERNAL double eci_gpu_sustained(const eci_gpu *g);
 /* Adds warning `bit` (EC_WARN_*) and its text to r once (attn_rates.c). */
 EC_INTERNAL void eci_rates_warn(eci_rates *r, unsigned bit, const char *text);
 /* cnn: the network is a CNN (eci_net.cnn): its memory-bound kernels take mem_scale_cnn, else mem_scale.

@@ -99,6 +99,8 @@ emit("gpus", "eff_above_range", text(set_cell(gpus, 1, "gemm_eff_fp16_frac", "7"
 emit("gpus", "int_not_integer", text(set_cell(gpus, 1, "pcie_gen", "3.5")))
 h100 = [r[0] for r in gpus].index("h100-sxm5-80gb")
 emit("gpus", "fp8_peak_without_efficiency", text(set_cell(gpus, h100, "gemm_eff_fp8_frac", "0")))
+# a GPU keeps at most its short-run tensor rate back to back (gpus.csv sustained_tensor_frac <= 1)
+emit("gpus", "sustained_above_one", text(set_cell(gpus, h100, "sustained_tensor_frac", "1.2")))
 
 hosts = read("hosts")
 common("hosts", hosts, "cores")
@@ -218,6 +220,10 @@ hd_dup.append(set_cell(attn, 1, "head_dim", "")[1])
 emit("attention", "any_and_one_head_dim", text(hd_dup))
 emit("attention", "unknown_kernel_flash", text(set_cell(attn, 1, "kernel", "flash")))
 emit("attention", "unknown_reference_gpu", text(set_cell(attn, 1, "reference_gpu", "h100-sxm5-700w")))
+emit("attention", "bad_back_to_back", text(set_cell(attn, 1, "back_to_back", "yes")))
+# one kernel on one architecture is timed one way: FlashAttention-4's forward rows back to back, its backward not
+f4_bwd = [i for i, r in enumerate(attn) if r and r[0] == "flash4" and r[2] == "bwd"][0]
+emit("attention", "mixed_back_to_back", text(set_cell(attn, f4_bwd, "back_to_back", "0")))
 emit("attention", "mixed_reference_gpu", text(set_cell(attn, 2, "reference_gpu", "h100-sxm5-80gb")))
 emit("attention", "missing_reference_gpu_column", text(drop_col(attn, "reference_gpu")))
 emit("attention", "missing_cudnn_version_column", text(drop_col(attn, "cudnn_version")))
