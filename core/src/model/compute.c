@@ -1,6 +1,8 @@
 /*
  * compute.c: GPU time of one op on one GPU (docs/DESIGN.md 3.1, modeling.md 7 and 10.1).
- *   GEMM: t = max(fixed + max(FLOPs / (peak x eff_large x shape_util x k_util), bytes / (BW x eff_bw)), floor),
+ *   GEMM: t = max(fixed + max(FLOPs / (peak x eff_large x held x shape_util x k_util), bytes / (BW x eff_bw)), floor),
+ *   held = gpus.csv sustained_tensor_frac on tensor cores (the share of the short-run rate a GPU keeps
+ *   when such kernels run back to back, as through a step), 1 on CUDA cores;
  *   fixed per architecture (gemm.csv: a GEMM kernel's start-up and tail);
  *   shape_util = useful tiles / (waves x SMs x tile): tile and wave quantization, with the
  *   better of a large and a small tile as cuBLAS's heuristics would pick;
@@ -10,7 +12,8 @@
  *   bytes / (BW x eff_bw), all bytes / (L2 BW x eff_bw)).
  *   fused attention: t = max(FLOPs / (peak x kernel_eff x attn_eff x shape_util), Q K V O bytes / (BW x eff_bw),
  *   floor), kernel_eff per kernel, architecture, pass and causal mask from models/attention.csv,
- *   x the GPU's measured GEMM efficiency over that of the part the row was measured on.
+ *   x the GPU's measured GEMM efficiency over that of the part the row was measured on, x held unless
+ *   attention.csv marks the kernel's rows back_to_back (timed that way already: attn_rates.c).
  * Peaks, efficiencies: gpus.csv, attention.csv, gemm.csv (k_half), constants.csv (tiles, software).
  * Convolutions: each pass by its cuDNN algorithm class (conv_algos.csv) over the input, weight and
  * output tensors, with the layout transposes cuDNN makes where the class reads another layout.
