@@ -50,6 +50,10 @@ if [ "$(grep -c . <<<"$opt")" -eq 4 ] &&
   ok "optimizer steps set beside epochcast's optimizer phase"
 else bad "optimizer steps set beside epochcast's optimizer phase" "$opt"; fi
 
+# The back-to-back GEMM (gemm_sustained.csv) reported as gpus.csv's sustained_tensor_frac.
+grep -qE '^- GEMM bf16 8192x8192x8192 back to back for 3 s: .* sustained_tensor_frac 0\.900 ' "$out/predicted_vs_measured.md" &&
+  ok "sustained_tensor_frac reported" || bad "sustained_tensor_frac reported" "$(grep -i 'back to back' "$out/predicted_vs_measured.md")"
+
 # A copy of the harness with one section broken at run time: recorded, the rest goes on.
 copy=$tmp/tree
 mkdir -p "$copy/bench/harness"

@@ -99,6 +99,12 @@ def summary(out, shipped, device, has_profile, ec):
             b = max(rs, key=lambda r: float(r["efficiency_frac"]))
             lines.append(f"- GEMM {d}: best {float(b['flop_per_s']) / 1e12:.1f} TFLOP/s = {float(b['efficiency_frac']):.2f}"
                          f" of peak at {b['m']}x{b['n']}x{b['k']}")
+    for r in common.read_table(out, "gemm_sustained"):
+        if r.get("sustained_tensor_frac"):
+            lines.append(f"- GEMM bf16 {r['m']}x{r['n']}x{r['k']} back to back for {float(r['back_to_back_s']):.0f} s: "
+                         f"{float(r['back_to_back_flop_per_s']) / 1e12:.1f} TFLOP/s against "
+                         f"{float(r['short_flop_per_s']) / 1e12:.1f} in short synchronized calls: "
+                         f"sustained_tensor_frac {float(r['sustained_tensor_frac']):.3f} (models/gpus.csv's column)")
     att = [r for r in common.read_table(out, "attention") if r["flop_per_s"] and r["seq"] == "2048"
            and r["head_dim"] == "128" and r["causal"] == "1"]
     for r in att:
