@@ -126,12 +126,10 @@ void eci_rates_init(const ec_ctx *ctx, const eci_gpu *g, int precision, const ec
      * multiplies with 3xTF32 on tensor cores from Ampere on (CUTLASS OpMultiplyAddFastF32) and
      * on CUDA cores before.  Its efficiency: eci_rates_attention (SDPA's pick until then). */
     r->attn_unit_flop_per_s = r->gemm_peak_flop_per_s;
-    r->attn_sustained = r->tensor_cores ? sustained : 1.0;
-    if (!half) {
+    if (!half)
         r->attn_unit_flop_per_s = eci_gpu_tf32(g) ? g->peak_tf32_flop_per_s / eci_const(ctx, EC_C_sdpa_fp32_tf32_passes)
                                                   : g->peak_fp32_flop_per_s;
-        r->attn_sustained = eci_gpu_tf32(g) ? sustained : 1.0;
-    }
+    r->attn_sustained = (half ? r->tensor_cores : eci_gpu_tf32(g)) ? sustained : 1.0; /* that unit on tensor cores */
     r->attn_flop_per_s = r->attn_unit_flop_per_s;
     eci_rates_attention_sdpa(ctx, g, precision, r);
     if (precision == EC_PREC_AMP_FP8 && g->peak_fp8_flop_per_s > 0)
